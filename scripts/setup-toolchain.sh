@@ -12,6 +12,10 @@
 #                    xuantie/         T-Head's qemu-riscv64 (PyPI xuantie-qemu==20230825)
 #                    rust-riscv64/    trixie's rustc + cargo and the riscv64 std, for
 #                                     scripts/build-riscv64.sh (kgen for the board)
+#                    c906rtl          link to the cycle-accurate C906 RTL model, built from
+#                                     $KGEN_C906_RTL_KIT (default <repo>/../shared/c906-rtl) into
+#                                     ~/.cache/c906rtl/kgen-<hash of the tarball and build files>
+#                                     (about 80 s once; verilator from apt)
 #
 # Prints one line per component and ends with `toolchain ready` or a non-zero exit.
 set -euo pipefail
@@ -100,4 +104,18 @@ fi
 echo "openssl asm:   $(ls "$osa" | tr '\n' ' ')"
 # --- Rust for riscv64 (trixie's rustc/cargo and riscv64 std), private ------------
 "$repo/scripts/rust-riscv64.sh" "$tc/rust-riscv64" | grep -E '^rust-riscv64: (rustc|already)|ready'
+
+# --- the C906 RTL (openc906, verilated), cached by what it is built from ----------
+kit=${KGEN_C906_RTL_KIT:-$repo/../shared/c906-rtl}
+if [ -x "$kit/model/build.sh" ]; then
+  key=$(cat "$kit"/openc906-*.tar.xz "$kit/model/build.sh" "$kit/model/tb_vl.v" "$kit/model/tb_vl.cpp" | sha256sum | cut -c1-16)
+  rtl=${C906_RTL_CACHE:-$HOME/.cache/c906rtl}/kgen-$key
+  if [ ! -x "$rtl/sim/obj_dir/Vc906" ]; then
+    "$kit/model/build.sh" "$rtl" > "$tc/c906rtl-build.log" 2>&1 || { echo "C906 RTL build failed: see $tc/c906rtl-build.log" >&2; exit 1; }
+  fi
+  ln -sfn "$rtl" "$tc/c906rtl"
+  echo "c906 rtl:      $rtl/sim/obj_dir/Vc906"
+else
+  echo "c906 rtl:      no kit at $kit (KGEN_C906_RTL_KIT); RTL tests skip (fail under CI=true)"
+fi
 echo "toolchain ready ($tc)"

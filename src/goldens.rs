@@ -1,5 +1,7 @@
-//! Golden files: every output of every kernel, compared byte for byte; a difference is
-//! shown as a unified diff. `kgen goldens --bless` rewrites them.
+//! Golden files: every output of every kernel, and the files `kgen go-patches` adds to
+//! x/crypto (kgen's own text; the patches themselves carry x/crypto's as context and are
+//! not kept), compared byte for byte; a difference is shown as a unified diff. `kgen
+//! goldens --bless` rewrites them.
 
 use crate::outputs;
 use kgen_emit::Compat;
@@ -11,6 +13,12 @@ use std::path::Path;
 pub fn run(dir: &Path, bless: bool) -> Result<(), String> {
     let mut report = String::new();
     let mut expected = std::collections::BTreeSet::new();
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    for b in crate::gopatches::BASES {
+        for (rel, text) in crate::gopatches::added_files(b.name)? {
+            files.push((format!("go-patches/{}/{rel}", b.name), text.into_bytes()));
+        }
+    }
     for o in outputs::all() {
         for c in [Compat::Binutils244, Compat::Binutils240] {
             // Objects and Go files do not depend on the assembler version.
@@ -18,26 +26,28 @@ pub fn run(dir: &Path, bless: bool) -> Result<(), String> {
                 continue;
             }
             for (file, new) in o.render(c)? {
-            let rel = if c == Compat::Binutils240 { format!("binutils-2.40/{file}") } else { file };
-            let path = dir.join(&rel);
-            expected.insert(path.clone());
-            if bless {
-                if let Some(p) = path.parent() {
-                    std::fs::create_dir_all(p).map_err(|e| e.to_string())?;
-                }
-                std::fs::write(&path, &new).map_err(|e| format!("{}: {e}", path.display()))?;
-                continue;
+                files.push((if c == Compat::Binutils240 { format!("binutils-2.40/{file}") } else { file }, new));
             }
-            let old = std::fs::read(&path).unwrap_or_default();
-            if old != new {
-                let (a, b) = (String::from_utf8_lossy(&old), String::from_utf8_lossy(&new));
-                let diff = TextDiff::from_lines(a.as_ref(), b.as_ref());
-                if old.is_empty() || new.contains(&0) {
-                    report.push_str(&format!("goldens/{rel}: {} bytes, generated {} bytes\n", old.len(), new.len()));
-                } else {
-                    report.push_str(&format!("{}", diff.unified_diff().context_radius(3).header(&format!("goldens/{rel}"), &format!("generated {rel}"))));
-                }
+        }
+    }
+    for (rel, new) in files {
+        let path = dir.join(&rel);
+        expected.insert(path.clone());
+        if bless {
+            if let Some(p) = path.parent() {
+                std::fs::create_dir_all(p).map_err(|e| e.to_string())?;
             }
+            std::fs::write(&path, &new).map_err(|e| format!("{}: {e}", path.display()))?;
+            continue;
+        }
+        let old = std::fs::read(&path).unwrap_or_default();
+        if old != new {
+            let (a, b) = (String::from_utf8_lossy(&old), String::from_utf8_lossy(&new));
+            let diff = TextDiff::from_lines(a.as_ref(), b.as_ref());
+            if old.is_empty() || new.contains(&0) {
+                report.push_str(&format!("goldens/{rel}: {} bytes, generated {} bytes\n", old.len(), new.len()));
+            } else {
+                report.push_str(&format!("{}", diff.unified_diff().context_radius(3).header(&format!("goldens/{rel}"), &format!("generated {rel}"))));
             }
         }
     }

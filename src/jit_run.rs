@@ -16,6 +16,15 @@
 //!   buffers, so vector variants compute it in their lanes and rows; the bytes past the
 //!   RFC's come from [`chacha20_xor`], the RFC 8439 block function written out (tests/jit.rs
 //!   checks it against RustCrypto).
+//! - ChaCha20-Poly1305 (the stitched bulk seal/open): RFC 8439 2.8.2's key, nonce and
+//!   plaintext at counter 1, the first whole block against the RFC's ciphertext; 128-,
+//!   512- and 1100-byte buffers (the scalar path, the lanes merged with Poly1305, a last
+//!   partial group) against [`chacha20_xor`]; the bytes past the whole blocks untouched.
+//!   The Poly1305 context starts with r = 1 (h = 0), so h ends as the sum of the hashed
+//!   blocks with their pad bits, reduced as the base-2^32 kernel stores it
+//!   ([`poly1305_r1`]; tests/jit.rs checks it against RustCrypto); the RFC 8439 tag with the
+//!   real one-time key needs the `poly1305` functions around the kernel, which
+//!   tests/chacha20_poly1305.rs checks.
 //! - Poly1305: RFC 8439 2.5.2, with the message 8-byte aligned and at an odd address (the
 //!   kernels' shifted-load path).
 //! - GHASH: the GCM specification's test case 2 (H = E(K, 0^128) for K = 0, C =
@@ -31,7 +40,7 @@
 use kgen_dsl::entry::Entry;
 use kgen_dsl::target::Target;
 use kgen_dsl::Abi;
-use kgen_kernels::{aes, chacha, ghash, poly1305, sha2};
+use kgen_kernels::{aes, aes_gcm, chacha, chacha20_poly1305 as cp, ghash, poly1305, sha2};
 use kgen_emit::jit::{self, FlatImage, Jit, PAGE};
 use kgen_sim::mem::Perm;
 use kgen_sim::Machine;
@@ -221,6 +230,20 @@ pub const GHASH_C: &str = "0388dace60b6a392f328c2b971b2fe78";
 pub const GHASH_X1: &str = "5e2ec746917062882c85b0685353deb7";
 pub const GHASH_TC2: &str = "f38cbb1ad69223dcc3457ae5b6b0f885";
 
+/// SP 800-38A F.5.1, CTR-AES128.Encrypt: key, initial counter block, plaintext, ciphertext.
+pub const CTR_KEY: &str = "2b7e151628aed2a6abf7158809cf4f3c";
+pub const CTR_IV: &str = "f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
+pub const CTR_PT: &str = "6bc1bee22e409f96e93d7e117393172aae2d8a571e03ac9c9eb76fac45af8e5130c81c46a35ce411e5fbc1191a0a52eff69f2445df4f9b17ad2b417be66c3710";
+pub const CTR_CT: &str = "874d6191b620e3261bef6864990db6ce9806f66b7970fdff8617187bb9fffdff5ae4df3edbd5d35e5b4f09020db03eab1e031dda2fbe03d1792170a0f3009cee";
+
+/// GCM specification, test case 3: K, the 96-bit IV, P, C and GHASH(H, {}, C) (the tag
+/// 4d5c2af3... xor E(K, Y0) = 3247184b...).
+pub const GCM3_K: &str = "feffe9928665731c6d6a8f9467308308";
+pub const GCM3_IV: &str = "cafebabefacedbaddecaf888";
+pub const GCM3_P: &str = "d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a721c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de657ba637b391aafd255";
+pub const GCM3_C: &str = "42831ec2217774244b7221b784d0d49ce3aa212f2c02a4e035c17e2329aca12e21d514b25466931c7d8f6a5aac84aa051ba30b396a0aac973d58e091473f5985";
+pub const GCM3_GHASH: &str = "7f1b32b81b820d02614f8895ac1d4eac";
+
 /// The ChaCha20 block function (RFC 8439 2.3) for a 32-bit counter.
 pub fn chacha20_block(key: &[u8; 32], counter: u32, nonce: &[u8; 12]) -> [u8; 64] {
     let word = |b: &[u8], i: usize| u32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]]);
@@ -283,7 +306,55 @@ fn aes_plan(v: &str) -> Plan {
         p.expect(format!("FIPS-197 C.{} AES-{bits} encrypt", n + 1), out, 0, unhex(ct));
         p.expect(format!("FIPS-197 C.{} AES-{bits} decrypt", n + 1), back, 0, unhex(AES_PT));
     }
+    // SP 800-38A F.5.1 in place (the counter's low word fcfdfeff does not wrap in four
+    // blocks, so a 32-bit counter gives the same blocks); ivec is not written back.
+    let key = p.buf("userKey", unhex(CTR_KEY), 0);
+    let ks = p.buf("AES_KEY (encrypt)", vec![0; 244], 0);
+    let iv = p.buf("ivec", unhex(CTR_IV), 0);
+    let data = p.buf("in/out", unhex(CTR_PT), 0);
+    p.call(&aes::SET_ENCRYPT_KEY, v, vec![Arg::Buf(key, 0), Arg::Int(128), Arg::Buf(ks, 0)], Some(0));
+    p.call(&aes::CTR32, v, vec![Arg::Buf(data, 0), Arg::Buf(data, 0), Arg::Int(4), Arg::Buf(ks, 0), Arg::Buf(iv, 0)], None);
+    p.expect("SP 800-38A F.5.1 CTR-AES128 (AES_ctr32_encrypt, 4 blocks in place)".into(), data, 0, unhex(CTR_CT));
+    p.expect("SP 800-38A F.5.1: ivec unchanged".into(), iv, 0, unhex(CTR_IV));
     p
+}
+
+/// `aes-gcm` on the GCM specification's test case 3, with the key schedule and the GHASH
+/// table that `aes c906` and `ghash c906` compute (in kgen-sim, [`crate::gcm`]).
+/// Decrypt: three zero blocks (from Xi = 0 they leave Xi at 0), C, then the lengths block,
+/// from counter ffffffff, so C meets counters 2..5 after the 2^32 wrap: the output holds P
+/// and Xi is GHASH(H, {}, C). Encrypt: P twice from counter 2, in place: C first.
+fn aes_gcm_plan(v: &str) -> Result<Plan, String> {
+    let mut p = Plan::default();
+    let k = crate::gcm::GcmSetup::new()?.key(&unhex(GCM3_K))?;
+    let ivec = |c: u32| {
+        let mut b = unhex(GCM3_IV);
+        b.extend_from_slice(&c.to_be_bytes());
+        b
+    };
+    let ks = p.buf("AES_KEY", k.schedule.clone(), 0);
+    let mut msg = vec![0u8; 48];
+    msg.extend_from_slice(&unhex(GCM3_C));
+    msg.extend_from_slice(&0u64.to_be_bytes());
+    msg.extend_from_slice(&(8 * 64u64).to_be_bytes());
+    let inp = p.buf("in", msg, 0);
+    let out = p.buf("out", vec![0; 128], 0);
+    let iv = p.buf("ivec", ivec(0xffff_ffff), 0);
+    let ctx = p.buf("Xi, H, Htable", k.context(&[0; 16]), 0);
+    let args = |i: usize, o: usize, iv: usize, ctx: usize| vec![Arg::Buf(i, 0), Arg::Buf(o, 0), Arg::Int(128), Arg::Buf(ks, 0), Arg::Buf(iv, 0), Arg::Buf(ctx, 0)];
+    p.call(&aes_gcm::DECRYPT, v, args(inp, out, iv, ctx), Some(128));
+    p.expect("GCM test case 3: P from C (aes_gcm_decrypt, blocks 3..6)".into(), out, 48, unhex(GCM3_P));
+    p.expect("GCM test case 3: Xi = GHASH(H, {}, C) (aes_gcm_decrypt)".into(), ctx, 0, unhex(GCM3_GHASH));
+    p.expect("aes_gcm_decrypt: ivec's counter ffffffff + 8 (mod 2^32)".into(), iv, 0, ivec(7));
+    let mut twice = unhex(GCM3_P);
+    twice.extend_from_slice(&unhex(GCM3_P));
+    let data = p.buf("in/out", twice, 0);
+    let iv2 = p.buf("ivec", ivec(2), 0);
+    let ctx2 = p.buf("Xi, H, Htable", k.context(&[0; 16]), 0);
+    p.call(&aes_gcm::ENCRYPT, v, args(data, data, iv2, ctx2), Some(128));
+    p.expect("GCM test case 3: C from P (aes_gcm_encrypt, blocks 0..3, in place)".into(), data, 0, unhex(GCM3_C));
+    p.expect("aes_gcm_encrypt: ivec's counter 2 + 8".into(), iv2, 0, ivec(10));
+    Ok(p)
 }
 
 fn chacha_plan(v: &str) -> Plan {
@@ -304,6 +375,70 @@ fn chacha_plan(v: &str) -> Plan {
         p.expect(format!("RFC 8439 2.4.2, {len}-byte buffer"), out, 0, unhex(CHACHA_CT));
         if len > rfc {
             p.expect(format!("RFC 8439 2.4.2 key, bytes {rfc}..{len} (block function)"), out, rfc, want[rfc..].to_vec());
+        }
+    }
+    p
+}
+
+/// RFC 8439 2.8.2: key 80..9f, nonce 07000000 40414243 44454647, counter 1; the
+/// plaintext is [`CHACHA_PT`]. The first 64 bytes of its ciphertext.
+const AEAD_NONCE: [u8; 12] = [7, 0, 0, 0, 0x40, 0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x47];
+const AEAD_CT64: &str = "d31a8d34648e60db7b86afbc53ef7ec2a4aded51296e08fea9e2b5a736ee62d63dbea45e8ca9671282fafb69da92728b1a71de0a9e060b2905d6a5b67ecd3b36";
+
+/// The Poly1305 state h that the base-2^32 `poly1305_blocks` (padbit 1) leaves in its
+/// context for r = 1 from h = 0: h = h + block + 2^128 per 16-byte block, each step
+/// folded once (h = h mod 2^130 + 5·(h >> 130)), and folded twice more when stored (so
+/// h < 5·2^128, congruent to the sum modulo 2^130 - 5). The 24 context bytes h0..h3 (u32)
+/// and h4 (u64), little-endian. With r = 1 the kernel's products are the limbs
+/// themselves, so its partial reduction is exactly these folds.
+pub fn poly1305_r1(msg: &[u8]) -> [u8; 24] {
+    // h = lo + hi·2^128
+    let fold = |(lo, hi): (u128, u64)| -> (u128, u64) {
+        let (lo, c) = lo.overflowing_add(5 * (hi >> 2) as u128);
+        (lo, (hi & 3) + c as u64)
+    };
+    let mut h = (0u128, 0u64);
+    for b in msg.chunks_exact(16) {
+        let (lo, hi) = fold(h);
+        let (lo, c) = lo.overflowing_add(u128::from_le_bytes(b.try_into().expect("16 bytes")));
+        h = (lo, hi + c as u64 + 1);
+    }
+    let (lo, hi) = fold(fold(h));
+    let mut out = [0u8; 24];
+    out[..16].copy_from_slice(&lo.to_le_bytes());
+    out[16..].copy_from_slice(&hi.to_le_bytes());
+    out
+}
+
+fn chacha20_poly1305_plan(v: &str) -> Plan {
+    let mut p = Plan::default();
+    let key: [u8; 32] = std::array::from_fn(|i| 0x80 + i as u8);
+    let kb = p.buf("key", key.to_vec(), 0);
+    let mut counter = 1u32.to_le_bytes().to_vec();
+    counter.extend_from_slice(&AEAD_NONCE);
+    let cb = p.buf("counter", counter, 0);
+    // The context of poly1305_init for r = 1: h = 0, r = (1, 0, 0, 0), s1..s3 = 0.
+    let mut ctx = vec![0u8; poly1305::CTX_BYTES];
+    ctx[poly1305::CTX_R as usize] = 1;
+    for len in [CHACHA_PT.len(), 128, 512, 1100] {
+        let mut data = CHACHA_PT.to_vec();
+        data.resize(len, 0);
+        let whole = len & !63;
+        let ct = chacha20_xor(&key, 1, &AEAD_NONCE, &data);
+        let h = poly1305_r1(&ct[..whole]);
+        for (seal, entry, what, from, to) in [(true, &cp::SEAL, "seal", &data, &ct), (false, &cp::OPEN, "open", &ct, &data)] {
+            let inp = p.buf("in", from.clone(), 1);
+            let out = p.buf("out", vec![0; len], 3);
+            let c = p.buf("poly", ctx.clone(), 0);
+            p.call(entry, v, vec![Arg::Buf(out, 0), Arg::Buf(inp, 0), Arg::Int(len as u64), Arg::Buf(kb, 0), Arg::Buf(cb, 0), Arg::Buf(c, 0)], None);
+            if seal {
+                p.expect(format!("RFC 8439 2.8.2 ciphertext, block 1 ({what}, {len}-byte buffer)"), out, 0, unhex(AEAD_CT64));
+            }
+            p.expect(format!("{what} of {len} bytes: the {whole} whole-block bytes (block function)"), out, 0, to[..whole].to_vec());
+            if len > whole {
+                p.expect(format!("{what} of {len} bytes: the {} bytes after them untouched", len - whole), out, whole, vec![0; len - whole]);
+            }
+            p.expect(format!("{what} of {len} bytes: Poly1305 h of the ciphertext (r = 1)"), c, poly1305::CTX_H as usize, h.to_vec());
         }
     }
     p
@@ -428,8 +563,10 @@ fn sha2_plan(kernel: &str, v: &str) -> Plan {
 pub fn plan(kernel: &str, variant: &str) -> Result<Plan, String> {
     let p = match kernel {
         "aes" => aes_plan(variant),
+        "aes-gcm" => aes_gcm_plan(variant)?,
         "chacha20" => chacha_plan(variant),
         "poly1305" => poly1305_plan(variant),
+        "chacha20-poly1305" => chacha20_poly1305_plan(variant),
         "ghash" => ghash_plan(variant),
         "sha256" | "sha512" => sha2_plan(kernel, variant),
         _ => return Err(format!("no known-answer checks for kernel `{kernel}`")),

@@ -65,9 +65,20 @@ enum Cmd {
     /// Modeled C906 instructions and cycles per byte for every kernel variant.
     Bench {
         kernel: Option<String>,
-        /// Measure this assembly file (implementing KERNEL's OpenSSL ABI) instead.
+        /// Measure this assembly file (implementing KERNEL's OpenSSL ABI) instead; with
+        /// --call, any function of it (several --asm files are linked together).
         #[arg(long)]
-        asm: Option<PathBuf>,
+        asm: Vec<PathBuf>,
+        /// With --asm: time `SYMBOL(ARGS)` (arguments: integers, `buf:SIZE[:zero|:fill=B|
+        /// :file=PATH][:align=A][:ro][:name=S]`, `@S`; see README). May be repeated.
+        #[arg(long)]
+        call: Vec<String>,
+        /// With --call: calls measured after one warm-up call (the mean is printed).
+        #[arg(long, default_value_t = 1)]
+        repeat: usize,
+        /// With --call: bytes for cycles per byte (default: the largest buffer).
+        #[arg(long)]
+        bytes: Option<usize>,
         /// Target whose extensions the file may use (with --asm).
         #[arg(long, default_value = "c906")]
         target: String,
@@ -81,12 +92,25 @@ enum Cmd {
         /// Print a Markdown summary (cycles per byte by size) instead of the full table.
         #[arg(long)]
         markdown: bool,
+        /// `go`: the Go (ABI0) builds instead, as Go's assembler makes them (prologue,
+        /// argument loads from the caller's frame, epilogue), with x/crypto's poly1305
+        /// macState function (`kgen go-patches`).
+        #[arg(long, default_value = "openssl")]
+        abi: String,
+        /// Also run scalar variants on the cycle-accurate C906 RTL (../shared/c906-rtl,
+        /// built by the set-up script; results are cached) and print its column.
+        #[arg(long)]
+        rtl: bool,
+        /// Write cycles/byte against size (log scale) as an SVG chart: one line per
+        /// variant and function, model and (with --rtl) RTL.
+        #[arg(long)]
+        plot: Option<PathBuf>,
     },
     /// Load a kernel (OpenSSL ABI) into a JIT buffer and run its known-answer checks:
     /// natively on a riscv64 host (whose CPU must implement the variant's target), else in
     /// kgen-sim at the buffer's address. Exits non-zero if a check fails.
     JitRun {
-        /// aes, chacha20, ghash or poly1305.
+        /// aes, chacha20, chacha20-poly1305, ghash, poly1305, sha256 or sha512.
         kernel: String,
         /// Variant (default: every variant of the kernel).
         #[arg(long)]
@@ -126,6 +150,17 @@ enum Cmd {
         #[arg(long)]
         src: Option<PathBuf>,
         /// Directory for 0001-*.patch ... (created if needed).
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Write a `git format-patch` series against golang.org/x/crypto (Debian's
+    /// golang-golang-x-crypto-dev sources) adding the riscv64 port: chacha20,
+    /// internal/poly1305, chacha20poly1305 on kgen's kernels, with run-time detection.
+    GoPatches {
+        /// The base the series applies to: x-crypto-0.25.0.
+        #[arg(long)]
+        base: String,
+        /// Directory for the `*.patch` files.
         #[arg(long)]
         out: PathBuf,
     },
@@ -186,6 +221,21 @@ fn find_output(kernel: &str, variant: Option<&str>, tgt: Option<&str>, abi: &str
         return Err(format!("no {} output for the {} ABI", format.name(), abi.name()));
     }
     Ok(Output { kernel: k, variant: v, abi, format })
+}
+
+/// Reads and assembles the `--asm` inputs into one object; the label names them.
+fn load_inputs(paths: &[PathBuf], t: &kgen_dsl::target::Target) -> Result<(kgen_dsl::object::Object, String), String> {
+    let mut srcs = Vec::new();
+    for p in paths {
+        let bytes = std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        let text = String::from_utf8(bytes).map_err(|_| format!("{}: not a text (assembly) file", p.display()))?;
+        srcs.push((p.display().to_string(), text));
+    }
+    let files: Vec<(&str, &str)> = srcs.iter().map(|(n, s)| (n.as_str(), s.as_str())).collect();
+    let opts = kgen_dsl::asmfile::AsmOptions { unknown_as_trap: true };
+    let a = kgen_dsl::asmfile::assemble_files_with(&files, t, opts).map_err(|e| e.to_string())?;
+    let label = paths.iter().map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()).collect::<Vec<_>>().join("+");
+    Ok((a.object, label))
 }
 
 fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
@@ -341,16 +391,38 @@ fn run(cmd: Cmd) -> Result<(), String> {
             }
             Ok(())
         }
-        Cmd::Bench { kernel, asm, target: tgt, csv, json, sizes, markdown } => {
+        Cmd::Bench { kernel, asm, call, repeat, bytes, target: tgt, csv, json, sizes, markdown, rtl, plot, abi } => {
+            let go = match abi.as_str() {
+                "openssl" | "psabi" => false,
+                "go" => true,
+                other => return Err(format!("bench --abi: unknown ABI `{other}` (openssl or go)")),
+            };
+            if go && !asm.is_empty() {
+                return Err("bench: --asm measures an OpenSSL-ABI file; it does not combine with --abi go".into());
+            }
             if let Some(k) = &kernel {
                 kgen_kernels::kernel(k).ok_or_else(|| format!("unknown kernel `{k}` (see `kgen list`)"))?;
             }
+            let kernel_name = kernel.as_deref().map(|k| format!(" {k}")).unwrap_or_default();
             let sizes = parse_sizes(sizes.as_deref())?;
+            if let Some(&n) = sizes.iter().find(|&&n| n > bench::MAX_SIZE) {
+                return Err(format!("size {n}: the simulator holds messages of at most {} bytes (--sizes)", bench::MAX_SIZE));
+            }
             let mut rows = Vec::new();
-            if let Some(path) = asm {
+            if !call.is_empty() {
+                if asm.is_empty() {
+                    return Err("--call needs the --asm file(s) that define the function".into());
+                }
+                let t = target(&tgt).ok_or_else(|| format!("unknown target `{tgt}`"))?;
+                let (obj, label) = load_inputs(&asm, &t)?;
+                let specs: Vec<_> = call.iter().map(|c| kgen::asmcall::parse_call(c)).collect::<Result<_, _>>()?;
+                rows.extend(kgen::asmcall::bench_calls(&label, &obj, &t, &specs, repeat, bytes)?);
+            } else if asm.len() > 1 {
+                return Err("several --asm files need --call (a kernel's driver takes one file)".into());
+            } else if let Some(path) = asm.first() {
                 let kernel = kernel.ok_or("--asm needs the kernel whose ABI the file implements")?;
                 let t = target(&tgt).ok_or_else(|| format!("unknown target `{tgt}`"))?;
-                let src = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+                let src = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
                 let a = assemble_file(&src, &t).map_err(|e| format!("{}: {e}", path.display()))?;
                 let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
                 rows.extend(bench::bench_object(&kernel, &name, &a.object, &t, &sizes)?);
@@ -360,16 +432,51 @@ fn run(cmd: Cmd) -> Result<(), String> {
                         continue;
                     }
                     for v in k.variants {
+                        if go {
+                            if !v.abis.contains(&Abi::Go) {
+                                continue;
+                            }
+                            let driver = match k.name {
+                                "sha256" => "sha256-go",
+                                "sha512" => "sha512-go",
+                                n => n,
+                            };
+                            let mut builds = vec![(driver, v.build(Abi::Go).map_err(|e| e.to_string())?)];
+                            if k.name == "poly1305" && v.name.starts_with("32-") {
+                                builds.push(("poly1305-macstate", kgen_kernels::poly1305::macstate_module(v.name).map_err(|e| e.to_string())?));
+                            }
+                            for (driver, m) in builds {
+                                let (r, skipped) = bench::bench_go_module(driver, &format!("{}/go", v.name), &m, &sizes)?;
+                                if !skipped.is_empty() {
+                                    eprintln!("kgen bench: {} {} (go): not modeled: {} (Go's stack-check prologue)", k.name, v.name, skipped.join(", "));
+                                }
+                                rows.extend(r);
+                            }
+                            continue;
+                        }
                         let m = v.build(Abi::Psabi).map_err(|e| e.to_string())?;
                         let obj = m.object().map_err(|e| e.to_string())?;
                         rows.extend(bench::bench_object(k.name, v.name, &obj, &m.target, &sizes)?);
                     }
                 }
             }
-            if markdown {
-                print!("{}", bench::markdown(&rows));
+            let rtl_figures = if rtl {
+                if !call.is_empty() || !asm.is_empty() {
+                    return Err("--rtl measures kgen's own scalar variants (not --asm files)".into());
+                }
+                Some(kgen::rtl::figures_for(&rows, &std::env::temp_dir().join(format!("kgen-rtl-{}", std::process::id())))?)
             } else {
-                print!("{}", bench::table(&rows));
+                None
+            };
+            match (&rtl_figures, markdown) {
+                (Some(f), true) => print!("{}", kgen::rtl::markdown_with_rtl(&rows, f)),
+                (Some(f), false) => print!("{}", kgen::rtl::table_with_rtl(&rows, f)),
+                (None, true) => print!("{}", bench::markdown(&rows)),
+                (None, false) => print!("{}", bench::table(&rows)),
+            }
+            if let Some(p) = plot {
+                let title = format!("kgen bench{} --plot (C906 model{})", kernel_name, if rtl { ", RTL" } else { "" });
+                write(&p, kgen::plot::bench_chart(&title, &rows, rtl_figures.as_ref()).as_bytes())?;
             }
             if let Some(p) = csv {
                 write(&p, bench::csv(&rows).as_bytes())?;
@@ -422,6 +529,12 @@ fn run(cmd: Cmd) -> Result<(), String> {
             Ok(())
         }
         Cmd::Goldens { bless, dir } => kgen::goldens::run(&dir, bless),
+        Cmd::GoPatches { base, out } => {
+            for p in kgen::gopatches::run(&base, &out)? {
+                println!("{}", p.display());
+            }
+            Ok(())
+        }
     }
 }
 

@@ -283,3 +283,243 @@ fn cost_report() {
         }
     }
 }
+
+// ---- AES_ctr32_encrypt ---------------------------------------------------------------------
+
+/// RustCrypto's CTR mode (`ctr::Ctr32BE` over `aes`) from `iv`: the big-endian counter in
+/// bytes 12..16 wraps to 0 without a carry into bytes 0..12, as OpenSSL's `ctr128_f` does.
+/// (`Ctr32BE` refuses to run past the wrap, so the keystream after it is a second instance
+/// from counter 0.)
+fn ctr32_reference(key: &[u8], iv: &[u8; 16], data: &[u8]) -> Vec<u8> {
+    use ctr::cipher::{KeyIvInit, StreamCipher};
+    let mut out = data.to_vec();
+    let mut iv = *iv;
+    let mut at = 0;
+    while at < out.len() {
+        let ctr = u32::from_be_bytes(iv[12..].try_into().unwrap());
+        // Blocks up to and including the one with counter 2^32 - 1.
+        let room = (u32::MAX - ctr) as usize + 1;
+        let n = (out.len() - at).min(room.saturating_mul(16));
+        let chunk = &mut out[at..at + n];
+        match key.len() {
+            16 => ctr::Ctr32BE::<aes::Aes128>::new_from_slices(key, &iv).unwrap().apply_keystream(chunk),
+            24 => ctr::Ctr32BE::<aes::Aes192>::new_from_slices(key, &iv).unwrap().apply_keystream(chunk),
+            _ => ctr::Ctr32BE::<aes::Aes256>::new_from_slices(key, &iv).unwrap().apply_keystream(chunk),
+        }
+        at += n;
+        iv[12..].copy_from_slice(&ctr.wrapping_add((n / 16) as u32).to_be_bytes());
+    }
+    out
+}
+
+/// A key schedule made by the variant's own AES_set_encrypt_key.
+fn schedule(e: &mut Env, key: &[u8]) -> u64 {
+    let k = e.buffer(key, 0, false);
+    let ks = e.buffer(&[0u8; 244], 0, true);
+    assert_eq!(e.call(e.sym("AES_set_encrypt_key"), &[k, key.len() as u64 * 8, ks]).unwrap().a0, 0);
+    ks
+}
+
+/// A random IV whose counter starts anywhere, near the 2^32 wrap, or just before a
+/// low-byte run ends (where the kernel refreshes its cache).
+fn random_iv(rng: &mut impl Rng, n: usize) -> [u8; 16] {
+    let mut iv: [u8; 16] = rng.random();
+    let ctr: u32 = match n % 4 {
+        0 => rng.random(),
+        1 => u32::MAX - rng.random_range(0..70),
+        2 => (rng.random::<u32>() & !0xff) | rng.random_range(0xc0..=0xff),
+        _ => rng.random_range(0..3),
+    };
+    iv[12..].copy_from_slice(&ctr.to_be_bytes());
+    iv
+}
+
+/// Every block count 0..=64 for each key size and variant, against RustCrypto: counters
+/// anywhere (near the 2^32 wrap, across low-byte runs), in place every other time, input
+/// and output at random misalignments (rv64gc's shifted-load and byte-store paths); the
+/// bytes after the output and the IV are left alone. Through the simulator's C ABI, which
+/// checks the callee-saved registers.
+#[test]
+fn ctr32_every_block_count_against_rustcrypto() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(32);
+    let mut cases = 0;
+    for variant in VARIANTS {
+        let mut e = env(variant);
+        let f = e.sym(&kgen_kernels::aes::CTR32.symbol(variant));
+        let area = e.buffer(&[0u8; 16 * 64 + 64], 0, true);
+        let outs = e.buffer(&[0u8; 16 * 64 + 64], 0, true);
+        let ivb = e.buffer(&[0u8; 16], 0, false);
+        for bits in [128usize, 192, 256] {
+            for blocks in 0..=64usize {
+                for n in 0..4 {
+                    let key: Vec<u8> = (0..bits / 8).map(|_| rng.random()).collect();
+                    let ks = schedule(&mut e, &key);
+                    let iv = random_iv(&mut rng, n);
+                    e.m.mem.write_bytes(ivb, &iv);
+                    let pt: Vec<u8> = (0..16 * blocks).map(|_| rng.random()).collect();
+                    let inp = area + rng.random_range(0..16);
+                    let inplace = (n + blocks) % 2 == 0;
+                    let out = if inplace { inp } else { outs + rng.random_range(0..16) };
+                    e.m.mem.write_bytes(inp, &pt);
+                    if !inplace {
+                        e.m.mem.write_bytes(out, &vec![0xee; 16 * blocks + 16]);
+                    }
+                    e.call(f, &[inp, out, blocks as u64, ks, ivb]).unwrap_or_else(|x| panic!("{variant}: {x}"));
+                    let want = ctr32_reference(&key, &iv, &pt);
+                    assert_eq!(e.read(out, pt.len()), want, "{variant} AES-{bits}, {blocks} blocks, iv {}", tohex(&iv));
+                    if !inplace {
+                        assert_eq!(e.read(out + pt.len() as u64, 16), vec![0xee; 16], "{variant}: wrote past the output");
+                    }
+                    assert_eq!(e.read(ivb, 16), iv.to_vec(), "{variant}: ivec is not written back");
+                    cases += 1;
+                }
+            }
+        }
+    }
+    println!("{cases} AES_ctr32_encrypt calls agree with RustCrypto's Ctr32BE");
+}
+
+/// The counter wraps from 2^32 - 1 to 0 inside a call, leaving bytes 0..12 alone: checked
+/// against the keystream written out block by block with AES_encrypt.
+#[test]
+fn ctr32_wraps_at_2_pow_32() {
+    for variant in VARIANTS {
+        let mut e = env(variant);
+        let key = [0x42u8; 16];
+        let ks = schedule(&mut e, &key);
+        let mut iv = [0x11u8; 16];
+        iv[12..].copy_from_slice(&0xffff_fffdu32.to_be_bytes());
+        let ivb = e.buffer(&iv, 0, false);
+        let zeros = e.buffer(&[0u8; 16 * 6], 0, true);
+        e.call(e.sym(&kgen_kernels::aes::CTR32.symbol(variant)), &[zeros, zeros, 6, ks, ivb]).unwrap();
+        let got = e.read(zeros, 16 * 6);
+        for (k, ctr) in [0xffff_fffdu32, 0xffff_fffe, 0xffff_ffff, 0, 1, 2].into_iter().enumerate() {
+            let mut block = [0x11u8; 16];
+            block[12..].copy_from_slice(&ctr.to_be_bytes());
+            assert_eq!(got[16 * k..16 * k + 16], rc_encrypt(&key, &block), "{variant}: block {k} (counter {ctr:#x})");
+        }
+    }
+}
+
+/// After counter-mode calls no 6-byte window of the round keys or of the keystream is left
+/// in a register or in the stack (the cache holds round-key material and is wiped).
+/// Negative control: a round-key word planted in a register is found.
+#[test]
+fn ctr32_leaves_no_secret() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(33);
+    for variant in VARIANTS {
+        let mut e = env(variant);
+        for (bits, blocks) in [(128usize, 1usize), (192, 7), (256, 300)] {
+            let key: Vec<u8> = (0..bits / 8).map(|_| rng.random()).collect();
+            let ks = schedule(&mut e, &key);
+            let sched = e.read(ks, 240);
+            let iv = random_iv(&mut rng, 2);
+            let ivb = e.buffer(&iv, 0, false);
+            let zeros = e.buffer(&vec![0u8; 16 * blocks], 0, true);
+            e.call(e.sym(&kgen_kernels::aes::CTR32.symbol(variant)), &[zeros, zeros, blocks as u64, ks, ivb]).unwrap();
+            let keystream = e.read(zeros, 16 * blocks);
+            for (what, secret) in [("round keys", &sched[..16 * (bits / 32 + 7)]), ("keystream", &keystream[..])] {
+                assert_eq!(e.scan_for_secret(secret, 6), Vec::<String>::new(), "{variant} AES-{bits}: {what}");
+            }
+        }
+        let ks = schedule(&mut e, &[9u8; 16]);
+        let sched = e.read(ks, 176);
+        e.m.hart.x[7] = u64::from_le_bytes(sched[40..48].try_into().unwrap());
+        assert_eq!(e.scan_for_secret(&sched, 6), vec!["register t2".to_string()], "{variant}: the planted word is found");
+    }
+}
+
+const CTR_HARNESS: &str = r#"
+int main(void) {
+  char kh[80], ih[40];
+  unsigned long bits, blocks, seed, inoff, outoff, inplace;
+  while (scanf("%lu %79s %39s %lu %lu %lu %lu %lu", &bits, kh, ih, &blocks, &seed, &inoff, &outoff, &inplace) == 8) {
+    unsigned char key[32], iv[16], keep[16];
+    AES_KEY ks;
+    unhex(kh, key); unhex(ih, iv);
+    memcpy(keep, iv, 16);
+    if (AES_set_encrypt_key(key, bits, &ks)) { printf("setkey failed\n"); return 1; }
+    size_t n = 16 * blocks;
+    unsigned char *in = malloc(n + 32), *outb = malloc(n + 32);
+    gen_bytes(seed, in + inoff, n);
+    unsigned char *out = inplace ? in + inoff : outb + outoff;
+    AES_ctr32_encrypt(in + inoff, out, blocks, &ks, iv);
+    printf("%016llx %d\n", (unsigned long long)fnv(out, n), memcmp(iv, keep, 16) == 0);
+    free(in); free(outb);
+  }
+  return 0;
+}
+"#;
+
+/// The emitted `.S` linked into a C harness (the prototypes from the generated header) and
+/// run under QEMU: c906 under `-cpu thead-c906` (refused by `-cpu rv64`), rv64gc under
+/// `-cpu rv64`; every block count 0..=40 and longer runs, counters near the wrap, misaligned
+/// and in-place buffers.
+#[test]
+fn ctr32_emitted_assembly_under_qemu() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(34);
+    let mut input = String::new();
+    let mut want = Vec::new();
+    for n in 0..300usize {
+        let bits = [128usize, 192, 256][n % 3];
+        let key: Vec<u8> = (0..bits / 8).map(|_| rng.random()).collect();
+        let iv = random_iv(&mut rng, n / 3);
+        let blocks = if n % 50 == 49 { 700 } else { n % 41 };
+        let (seed, inoff, outoff, inplace): (u64, usize, usize, bool) = (rng.random(), rng.random_range(0..16), rng.random_range(0..16), n % 2 == 0);
+        input.push_str(&format!("{bits} {} {} {blocks} {seed} {inoff} {outoff} {}\n", tohex(&key), tohex(&iv), inplace as u8));
+        let ct = ctr32_reference(&key, &iv, &common::gen_bytes(seed, 16 * blocks));
+        want.push(format!("{:016x} 1", common::fnv(&ct)));
+    }
+    let dir = oracle::scratch("aes_ctr32_qemu");
+    for variant in VARIANTS {
+        let m = module(variant);
+        let (q, cpu, bad) = common::emulator(&m);
+        let o = kgen_emit::EmitOptions { command: "test".into(), ..Default::default() };
+        let name = format!("aes-ctr32-{variant}");
+        let src = format!("{}{}{CTR_HARNESS}", common::C_HELPERS, common::header(&dir, &m));
+        let Some(bin) = common::build(&dir, &name, &src, &[(&format!("{name}.S"), kgen_emit::openssl_s(&m, &o).unwrap())]) else { return };
+        let Some(q) = q else { return };
+        let out = common::run(&q, &cpu, &bin, &input);
+        assert!(out.status.success(), "{name} under -cpu {cpu}: {} {}", out.status, String::from_utf8_lossy(&out.stderr));
+        let got: Vec<&str> = std::str::from_utf8(&out.stdout).unwrap().lines().collect();
+        assert_eq!(got.len(), want.len());
+        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert_eq!(g, w, "{name}: case {k}");
+        }
+        println!("{name}: {} cases agree under qemu -cpu {cpu}", got.len());
+        if let Some(bad) = bad {
+            let out = common::run(&q, &bad, &bin, &input);
+            assert!(!out.status.success(), "{name} must fault under -cpu {bad}");
+            println!("{name}: -cpu {bad} refuses it ({})", out.status);
+        }
+    }
+}
+
+/// Modeled cost per block (printed; the bound is the target): from two blocks on,
+/// AES_ctr32_encrypt costs at most 1.02 x AES_encrypt per block on the c906 model.
+#[test]
+fn ctr32_cost() {
+    for variant in VARIANTS {
+        let m = module(variant);
+        let mut e = Env::new(&m.object().unwrap(), &m.target).unwrap().with_cost_model();
+        let ks = schedule(&mut e, &[7u8; 16]);
+        let one = e.buffer(&[1u8; 16], 0, true);
+        e.call(e.sym("AES_encrypt"), &[one, one, ks]).unwrap();
+        let block = e.call(e.sym("AES_encrypt"), &[one, one, ks]).unwrap().cycles;
+        let ivb = e.buffer(&[3u8; 16], 0, false);
+        let f = e.sym(&kgen_kernels::aes::CTR32.symbol(variant));
+        for blocks in [1u64, 2, 4, 16, 64, 1024] {
+            let buf = e.buffer(&vec![0u8; 16 * blocks as usize], 0, true);
+            e.call(f, &[buf, buf, blocks, ks, ivb]).unwrap();
+            let c = e.call(f, &[buf, buf, blocks, ks, ivb]).unwrap().cycles;
+            let per = c as f64 / blocks as f64;
+            println!("{variant}: {blocks:5} blocks: {per:7.1} cycles/block (AES_encrypt {block}: {:.3})", per / block as f64);
+            // The target (issue 14) on both variants, from two blocks on: a one-block call
+            // also pays the counter set-up, the cache and the callee-saved registers (the
+            // README states that bound).
+            if blocks >= 2 {
+                assert!(per <= 1.02 * block as f64, "{variant}: {blocks} blocks cost {per:.1} cycles/block > 1.02 x {block}");
+            }
+        }
+    }
+}

@@ -1,5 +1,6 @@
 //! ChaCha20 kernels against RustCrypto `chacha20` and RFC 8439, in kgen-sim.
 use chacha20::cipher::{KeyIvInit, StreamCipher, StreamCipherSeek};
+use common::{chacha20_xor as reference, rfc_block, rfc_block_rounds};
 use kgen_dsl::Abi;
 use kgen_sim::Env;
 use rand::{Rng, SeedableRng};
@@ -13,70 +14,6 @@ fn module(variant: &str, abi: Abi) -> kgen_dsl::Module {
 fn env(variant: &str, abi: Abi) -> Env {
     let m = module(variant, abi);
     Env::new(&m.object().unwrap(), &m.target).unwrap()
-}
-
-/// The RFC 8439 block function, written out: used where RustCrypto stops (it refuses the
-/// block at counter 2^32 - 1, and OpenSSL's 32-bit counter wraps there); checked against
-/// RustCrypto everywhere else by `reference_agrees_with_rustcrypto`.
-fn rfc_block(key: &[u8; 32], ctr: u32, nonce: &[u8; 12]) -> [u8; 64] {
-    rfc_block_rounds(key, ctr, nonce, 20)
-}
-
-/// The block function with `rounds` rounds (8, 12 or 20).
-fn rfc_block_rounds(key: &[u8; 32], ctr: u32, nonce: &[u8; 12], rounds: usize) -> [u8; 64] {
-    let mut s = [0u32; 16];
-    s[..4].copy_from_slice(&kgen_kernels::chacha::SIGMA);
-    for i in 0..8 {
-        s[4 + i] = u32::from_le_bytes(key[4 * i..4 * i + 4].try_into().unwrap());
-    }
-    s[12] = ctr;
-    for i in 0..3 {
-        s[13 + i] = u32::from_le_bytes(nonce[4 * i..4 * i + 4].try_into().unwrap());
-    }
-    let mut x = s;
-    let qr = |x: &mut [u32; 16], a: usize, b: usize, c: usize, d: usize| {
-        x[a] = x[a].wrapping_add(x[b]); x[d] = (x[d] ^ x[a]).rotate_left(16);
-        x[c] = x[c].wrapping_add(x[d]); x[b] = (x[b] ^ x[c]).rotate_left(12);
-        x[a] = x[a].wrapping_add(x[b]); x[d] = (x[d] ^ x[a]).rotate_left(8);
-        x[c] = x[c].wrapping_add(x[d]); x[b] = (x[b] ^ x[c]).rotate_left(7);
-    };
-    for _ in 0..rounds / 2 {
-        qr(&mut x, 0, 4, 8, 12); qr(&mut x, 1, 5, 9, 13); qr(&mut x, 2, 6, 10, 14); qr(&mut x, 3, 7, 11, 15);
-        qr(&mut x, 0, 5, 10, 15); qr(&mut x, 1, 6, 11, 12); qr(&mut x, 2, 7, 8, 13); qr(&mut x, 3, 4, 9, 14);
-    }
-    let mut out = [0u8; 64];
-    for i in 0..16 {
-        out[4 * i..4 * i + 4].copy_from_slice(&x[i].wrapping_add(s[i]).to_le_bytes());
-    }
-    out
-}
-
-/// Keystream XOR starting at block `ctr` with a 32-bit counter that wraps: RustCrypto for
-/// counters below 2^32 - 1, the written-out block function for that last block.
-fn reference(key: &[u8; 32], ctr: u32, nonce: &[u8; 12], data: &[u8]) -> Vec<u8> {
-    let mut out = data.to_vec();
-    let mut done = 0usize;
-    let mut c = ctr;
-    while done < out.len() {
-        if c == u32::MAX {
-            let ks = rfc_block(key, c, nonce);
-            let n = (out.len() - done).min(64);
-            for i in 0..n {
-                out[done + i] ^= ks[i];
-            }
-            done += n;
-            c = 0;
-            continue;
-        }
-        let blocks_left = (u32::MAX - c) as u64;
-        let run = ((blocks_left * 64).min((out.len() - done) as u64)) as usize;
-        let mut ch = chacha20::ChaCha20::new(key.into(), nonce.into());
-        ch.seek(c as u64 * 64);
-        ch.apply_keystream(&mut out[done..done + run]);
-        done += run;
-        c = c.wrapping_add(run.div_ceil(64) as u32);
-    }
-    out
 }
 
 #[test]

@@ -65,6 +65,62 @@ fn reference_values_agree_with_rustcrypto() {
     let mut g = ghash::GHash::new(&h);
     g.update(&[c.into(), lens.into()]);
     assert_eq!(g.finalize().to_vec(), unhex(jit_run::GHASH_TC2));
+    // SP 800-38A F.5.1 through RustCrypto's 32-bit counter mode.
+    let mut data = unhex(jit_run::CTR_PT);
+    ctr::Ctr32BE::<aes::Aes128>::new_from_slices(&unhex(jit_run::CTR_KEY), &unhex(jit_run::CTR_IV)).unwrap().apply_keystream(&mut data);
+    assert_eq!(data, unhex(jit_run::CTR_CT));
+    // GCM test case 3: C (RustCrypto's AES-GCM) and GHASH(H, {}, C) with H = E(K, 0).
+    use aes_gcm::aead::AeadInOut;
+    let k3 = unhex(jit_run::GCM3_K);
+    let nonce = aes_gcm::Nonce::<aes_gcm::aead::consts::U12>::try_from(&unhex(jit_run::GCM3_IV)[..]).unwrap();
+    let mut buf = unhex(jit_run::GCM3_P);
+    aes_gcm::Aes128Gcm::new_from_slice(&k3).unwrap().encrypt_inout_detached(&nonce, &[], buf.as_mut_slice().into()).unwrap();
+    assert_eq!(buf, unhex(jit_run::GCM3_C));
+    let mut h = aes::Block::from([0u8; 16]);
+    aes::Aes128::new_from_slice(&k3).unwrap().encrypt_block(&mut h);
+    let mut blocks: Vec<ghash::Block> = buf.chunks(16).map(|b| <[u8; 16]>::try_from(b).unwrap().into()).collect();
+    let mut lens = [0u8; 16];
+    lens[8..].copy_from_slice(&(8 * buf.len() as u64).to_be_bytes());
+    blocks.push(lens.into());
+    let mut g = ghash::GHash::new(&h);
+    g.update(&blocks);
+    assert_eq!(g.finalize().to_vec(), unhex(jit_run::GCM3_GHASH));
+    // The ChaCha20-Poly1305 plan's h for r = 1, reduced modulo 2^130 - 5, is RustCrypto's
+    // Poly1305 tag for r = 1, s = 0 (the tag is h mod p, mod 2^128); the control: one bit
+    // of the message changes it.
+    let mut one = [0u8; 32];
+    one[0] = 1;
+    for n in 0..100usize {
+        let mut msg: Vec<u8> = (0..16 * (n % 70)).map(|_| rng.random()).collect();
+        if n.is_multiple_of(10) {
+            msg.iter_mut().for_each(|b| *b = 0xff); // the largest blocks: the folds carry
+        }
+        let h = jit_run::poly1305_r1(&msg);
+        let got = reduce_p(&h);
+        let want: [u8; 16] = poly1305::Poly1305::new(&poly1305::Key::from(one)).compute_unpadded(&msg).into();
+        assert_eq!(got, want, "{} blocks", msg.len() / 16);
+        if !msg.is_empty() {
+            msg[0] ^= 1;
+            assert_ne!(reduce_p(&jit_run::poly1305_r1(&msg)), want, "{} blocks: the control", msg.len() / 16);
+        }
+    }
+}
+
+/// The 24 context bytes of h (u128 and u64 limbs, h < 2^133) reduced modulo 2^130 - 5, the
+/// low 128 bits.
+fn reduce_p(h: &[u8; 24]) -> [u8; 16] {
+    let mut lo = u128::from_le_bytes(h[..16].try_into().unwrap());
+    let mut hi = u64::from_le_bytes(h[16..].try_into().unwrap());
+    // Fold until h < 2^130, then subtract p once if h >= p.
+    while hi >= 4 {
+        let (l, c) = lo.overflowing_add(5 * (hi >> 2) as u128);
+        (lo, hi) = (l, (hi & 3) + c as u64);
+    }
+    // h >= p = 2^130 - 5 exactly when hi == 3 and lo >= 2^128 - 5.
+    if hi == 3 && lo >= u128::MAX - 4 {
+        lo = lo.wrapping_add(5);
+    }
+    lo.to_le_bytes()
 }
 
 #[test]

@@ -136,8 +136,10 @@ fn independent_chains_are_interleaved() {
     let (x1, m1, c1) = run(&s, 3);
     assert_eq!((x0, m0), (x1, m1));
     println!("four chains: {c0} cycles in source order, {c1} scheduled");
-    // 52 instructions: scheduled, nearly one per cycle.
-    assert!(c1 * 2 <= c0 && c1 <= 56, "{c0} -> {c1}");
+    // 52 instructions: scheduled, the chains overlap. Not one per cycle: four multiplies
+    // then their four dependent shifts take 10 cycles, not 8, because the multiplier's
+    // results wait for the result bus (openc906 RTL, docs/cost-model.md).
+    assert!(c1 * 3 <= c0 * 2 && c1 <= 68, "{c0} -> {c1}");
 }
 
 #[test]
@@ -198,4 +200,43 @@ fn timed_merge_overlaps_vector_and_scalar_work() {
     let mut h = Func::new("blk", &t, Abi::Psabi);
     h.inst("th.vadd.vv", &[Reg::V(2).into(), Reg::V(6).into(), Reg::V(6).into()]);
     assert!(merge_timed(clash, h.items.clone(), [4, 4], 128).is_err());
+}
+
+/// `MemOrder::BReadsFirst`: when stream `b` reads memory that stream `a` rewrites, the
+/// merge places `a`'s stores after `b`'s loads, as running `b` then `a` would; with
+/// `MemOrder::Free` the same streams are merged by time alone and `a`'s store moves ahead
+/// of the load (the negative control: the results differ). `a`'s loads are not held back.
+#[test]
+fn timed_merge_keeps_the_declared_memory_order() {
+    use kgen_dsl::sched::{merge_timed_cfg, MemOrder, MergeCfg, Units};
+    let t = target("c906").unwrap();
+    let mut f = Func::new("blk", &t, Abi::Psabi);
+    kgen_macros::kasm!(f, th.vsetvli zero, zero, e32, m1, d1;);
+    let setup = f.items.clone();
+    // a: a load of other bytes, then a vector store over the bytes b loads.
+    let mut a = Func::new("blk", &t, Abi::Psabi);
+    kgen_macros::kasm!(a,
+        ld t5, 512(a0);
+        th.vse.v v2, (a0);
+    );
+    // b: a chain of adds (longer than the lookahead) before its load, and a store elsewhere.
+    let mut b = Func::new("blk", &t, Abi::Psabi);
+    for _ in 0..8 {
+        kgen_macros::kasm!(b, add t2, t2, t1;);
+    }
+    kgen_macros::kasm!(b, lw t0, 0(a0); sw t2, 256(a0););
+    let serial: Vec<Item> = setup.iter().cloned().chain(b.items.clone()).chain(a.items.clone()).collect();
+    let merged = |order| {
+        let cfg = MergeCfg { lookahead: [4, 4], vlen: 128, vtype: (1, 32), order };
+        merge_timed_cfg(a.items.clone(), b.items.clone(), &cfg, &Units::plain()).unwrap()
+    };
+    let (ordered, free) = (merged(MemOrder::BReadsFirst), merged(MemOrder::Free));
+    let first = |m: &[Item], mn: &str| m.iter().position(|i| matches!(i, Item::Inst(x) if x.row().mnemonic == mn)).unwrap();
+    assert_eq!(first(&ordered, "ld"), 0, "a's load is not held back by the order");
+    let want = run(&serial, 9);
+    let with = |m: Vec<Item>| run(&setup.iter().cloned().chain(m).collect::<Vec<Item>>(), 9);
+    let (o, fr) = (with(ordered), with(free));
+    assert_eq!((o.0, &o.1), (want.0, &want.1), "BReadsFirst computes what b then a computes");
+    assert_ne!(fr.0[5], want.0[5], "Free lets a's store pass b's load (the control)");
+    println!("b then a: {} cycles; merged, b's loads first: {}; merged freely: {}", want.2, o.2, fr.2);
 }

@@ -7,7 +7,8 @@
 
 use crate::abi::Abi;
 use crate::func::{Func, Item, Label, Opnd, Reg};
-use crate::isa::{table, Kind, VDialect};
+use crate::isa::vector::rollback::RollbackOps;
+use crate::isa::{table, Class, Kind, VDialect};
 use crate::object::{assemble, build_object, DataObj, Object, Section, Symbol};
 use crate::target::Target;
 use crate::text::{parse_int, parse_operands_sym, parse_xreg, split_operands, POp};
@@ -18,17 +19,40 @@ use std::collections::HashMap;
 pub struct AsmError {
     pub line: usize,
     pub msg: String,
+    /// The file the line is in, when several files are assembled together (empty
+    /// otherwise: the caller names the file).
+    pub file: String,
 }
 
 impl std::fmt::Display for AsmError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if !self.file.is_empty() {
+            write!(f, "{}: ", self.file)?;
+        }
         write!(f, "line {}: {}", self.line, self.msg)
     }
 }
 
+impl AsmError {
+    fn at(line: usize, msg: impl Into<String>) -> AsmError {
+        AsmError { line, msg: msg.into(), file: String::new() }
+    }
+}
+
+/// Limits that keep arbitrary input from exhausting memory: bytes of code and data, lines
+/// produced by macro, `.rept` and `.irp` expansion, their nesting, and expression length.
+pub const MAX_SECTION_BYTES: usize = 64 << 20;
+pub const MAX_EXPANDED_LINES: usize = 1 << 20;
+pub const MAX_EXPANSION_DEPTH: usize = 64;
+const MAX_EXPR_LEN: usize = 4096;
+const MAX_ALIGN: i64 = 1 << 16;
+
 /// Evaluates a constant expression: integers, `.equ` names, `+ - * / % << >> & | ^ ~`,
 /// parentheses.
 pub fn eval_expr(s: &str, names: &HashMap<String, i64>) -> Option<i64> {
+    if s.len() > MAX_EXPR_LEN {
+        return None;
+    }
     let toks = lex(s)?;
     let mut p = 0;
     let v = expr(&toks, &mut p, names, 0)?;
@@ -204,11 +228,56 @@ struct State<'t> {
     relax: bool,
     /// Largest code alignment requested (GNU as pads the end of .text to it).
     text_align: i64,
+    /// `.macro` definitions.
+    macros: HashMap<String, Macro>,
+    /// A `.macro`, `.rept` or `.irp` block being collected.
+    pending: Option<Pending>,
+    /// Lines produced by expansion so far, and the macro invocations (GNU's `\@`).
+    expanded: usize,
+    invocations: usize,
+    /// The body of the `.rept`/`.irp` block being collected.
+    rept_body: Vec<String>,
+    /// Which input file (local labels `.L*` and `1:` are the file's own).
+    file_idx: usize,
+    /// RVV 1.0 mnemonics are translated as rvv-rollback does (the target has XTheadVector).
+    rollback: bool,
+    opts: AsmOptions,
+    data_relocs: Vec<(u32, u8, String, i64)>,
+    /// Unknown instructions kept as traps: (item index of the placeholder, description).
+    unknown: Vec<(usize, String)>,
+    file_name: String,
+}
+
+/// A `.macro`: parameter names with their defaults (`vararg` takes the rest), and body.
+#[derive(Clone)]
+struct Macro {
+    params: Vec<(String, Option<String>, bool)>,
+    body: Vec<String>,
+}
+
+enum Block {
+    Macro(String, Macro),
+    Rept(i64),
+    Irp(String, Vec<String>),
+}
+
+struct Pending {
+    block: Block,
+    depth: usize,
+    line: usize,
 }
 
 impl State<'_> {
     fn in_text(&self) -> bool {
         self.section == ".text" || self.section.starts_with(".text.")
+    }
+    /// A label name as this file sees it: `.L*` names are local to their file.
+    fn scoped(&self, name: &str) -> String {
+        if name.starts_with(".L") && self.file_idx > 0 {
+            format!("{name}@file{}", self.file_idx)
+        } else {
+            name.to_string()
+        }
     }
     fn label_for(&mut self, name: &str) -> Label {
         // numeric local references: 1b / 1f
@@ -216,14 +285,15 @@ impl State<'_> {
             if let Ok(n) = stem.parse::<u32>() {
                 let c = *self.local_count.get(&n).unwrap_or(&0);
                 let k = if name.ends_with('b') { c.saturating_sub(1) } else { c };
-                return self.f.named_label(&format!("{n}$local{k}"));
+                return self.f.named_label(&format!("{n}$local{k}@file{}", self.file_idx));
             }
         }
-        self.f.named_label(name)
+        let n = self.scoped(name);
+        self.f.named_label(&n)
     }
     fn data_mut(&mut self, line: usize) -> Result<&mut DataObj, AsmError> {
         if self.in_text() {
-            return Err(AsmError { line, msg: "this data directive is not supported in .text".into() });
+            return Err(AsmError::at(line, "this data directive is not supported in .text"));
         }
         Ok(&mut self.rodata)
     }
@@ -271,6 +341,33 @@ fn strip_comment(l: &str) -> &str {
 
 /// Assembles `src` for `target`.
 pub fn assemble_file(src: &str, target: &Target) -> Result<Assembled, AsmError> {
+    assemble_files(&[("", src)], target)
+}
+
+/// How lenient the assembler is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AsmOptions {
+    /// An instruction whose mnemonic kgen's ISA table does not have (compiler output's
+    /// floating point, say) becomes an illegal word recorded in [`Object::unknown`]
+    /// instead of an error: code that never runs it can still be timed, and running it
+    /// is reported with the file, line and text.
+    pub unknown_as_trap: bool,
+}
+
+/// [`assemble_files`] with options.
+pub fn assemble_files_with(files: &[(&str, &str)], target: &Target, opts: AsmOptions) -> Result<Assembled, AsmError> {
+    assemble_inner(files, target, opts)
+}
+
+/// Assembles several files (name, text) into one object, as if linked: global symbols are
+/// shared, `.L*` and numeric local labels are each file's own. Errors name the file (when
+/// it has a name) and the line. On a target with XTheadVector, RVV 1.0 instructions are
+/// translated as rvv-rollback does (see [`crate::isa::vector::rollback`]).
+pub fn assemble_files(files: &[(&str, &str)], target: &Target) -> Result<Assembled, AsmError> {
+    assemble_inner(files, target, AsmOptions::default())
+}
+
+fn assemble_inner(files: &[(&str, &str)], target: &Target, opts: AsmOptions) -> Result<Assembled, AsmError> {
     let mut st = State {
         f: Func::new("__text", target, Abi::Psabi),
         section: ".text".into(),
@@ -284,15 +381,38 @@ pub fn assemble_file(src: &str, target: &Target) -> Result<Assembled, AsmError> 
         target,
         relax: true,
         text_align: 4,
+        macros: HashMap::new(),
+        pending: None,
+        expanded: 0,
+        invocations: 0,
+        rept_body: Vec::new(),
+        file_idx: 0,
+        rollback: target.vdialect() == Some(VDialect::Thead),
+        opts,
+        data_relocs: Vec::new(),
+        unknown: Vec::new(),
+        file_name: String::new(),
     };
     st.f.wipe = false;
-    for (ln0, raw) in src.lines().enumerate() {
-        let line = ln0 + 1;
-        for stmt in strip_comment(raw).split(';') {
-            statement(&mut st, stmt.trim(), line)?;
+    let named = |name: &str, mut e: AsmError| {
+        e.file = name.to_string();
+        e
+    };
+    for (k, (name, src)) in files.iter().enumerate() {
+        st.file_idx = k;
+        st.file_name = name.to_string();
+        st.local_count.clear();
+        st.section = ".text".into();
+        for (ln0, raw) in src.lines().enumerate() {
+            process_line(&mut st, raw, ln0 + 1, 0).map_err(|e| named(name, e))?;
         }
-        if let Some(e) = st.f.errors.first() {
-            return Err(AsmError { line, msg: e.reason.clone() + &format!(" (`{}`)", e.inst) });
+        if let Some(p) = &st.pending {
+            let what = match &p.block {
+                Block::Macro(n, _) => format!(".macro {n}"),
+                Block::Rept(_) => ".rept".into(),
+                Block::Irp(..) => ".irp".into(),
+            };
+            return Err(named(name, AsmError::at(p.line, format!("{what} is never closed (.endm/.endr missing)"))));
         }
     }
     pad_to_insn(&mut st.f);
@@ -304,13 +424,13 @@ pub fn assemble_file(src: &str, target: &Target) -> Result<Assembled, AsmError> 
     for (i, l) in f.labels.iter().enumerate() {
         let used = f.items.iter().any(|it| matches!(it, Item::Inst(x) if x.ops.iter().any(|o| matches!(o, Opnd::Label(k) | Opnd::PcrelLo { anchor: k } if k.0 as usize == i))));
         if used && !l.bound {
-            return Err(AsmError { line: 0, msg: format!("label `{}` is used but never defined", l.name.clone().unwrap_or_default()) });
+            return Err(AsmError::at(0, format!("label `{}` is used but never defined", l.name.clone().unwrap_or_default())));
         }
     }
     // A conditional branch out of its ±4 KiB reach becomes the inverted branch over a `jal`,
     // as GNU as relaxes it (compiler output relies on that, all the more without RVC).
-    crate::lower::relax_branches(&mut f).map_err(|e| AsmError { line: 0, msg: e.to_string() })?;
-    let code = assemble(&f).map_err(|e| AsmError { line: 0, msg: e.to_string() })?;
+    crate::lower::relax_branches(&mut f).map_err(|e| AsmError::at(0, e.to_string()))?;
+    let code = assemble(&f).map_err(|e| AsmError::at(0, e.to_string()))?;
     let mut obj = build_object(&[], std::slice::from_ref(&st.rodata));
     obj.symbols.clear();
     for (name, off) in &st.data_labels {
@@ -319,6 +439,19 @@ pub fn assemble_file(src: &str, target: &Target) -> Result<Assembled, AsmError> 
     obj.text = code.bytes.clone();
     obj.relocs = code.relocs.clone();
     obj.insts = code.insts.iter().map(|(o, i, _)| (*o, *i)).collect();
+    // Offsets of the unknown instructions' placeholders.
+    let mut off = 0u32;
+    let mut item_off = Vec::with_capacity(f.items.len());
+    for it in &f.items {
+        item_off.push(off);
+        off += match it {
+            Item::Inst(_) => 4,
+            Item::Data(d) => d.len() as u32,
+            _ => 0,
+        };
+    }
+    obj.data_relocs = st.data_relocs.clone();
+    obj.unknown = st.unknown.iter().map(|(k, m)| (item_off[*k], m.clone())).collect();
     let mut syms: Vec<Symbol> = Vec::new();
     for (name, l) in &st.text_labels {
         let off = code.labels[l];
@@ -334,8 +467,143 @@ pub fn assemble_file(src: &str, target: &Target) -> Result<Assembled, AsmError> 
     Ok(Assembled { object: obj, func: f })
 }
 
-fn statement(st: &mut State, s: &str, line: usize) -> Result<(), AsmError> {
-    let e = |msg: String| AsmError { line, msg };
+/// One source line (from a file or an expansion): collects a pending `.macro`/`.rept`/`.irp`
+/// block, or runs the line's statements.
+fn process_line(st: &mut State, raw: &str, line: usize, depth: usize) -> Result<(), AsmError> {
+    if depth > MAX_EXPANSION_DEPTH {
+        return Err(AsmError::at(line, format!("macros nested more than {MAX_EXPANSION_DEPTH} deep")));
+    }
+    let code = strip_comment(raw).trim();
+    let first = code.split(|c: char| c.is_whitespace() || c == ',').next().unwrap_or("");
+    if let Some(p) = &mut st.pending {
+        match first {
+            ".macro" | ".rept" | ".irp" | ".irpc" => p.depth += 1,
+            ".endm" | ".endr" => p.depth -= 1,
+            _ => {}
+        }
+        if p.depth > 0 {
+            let body = raw.to_string();
+            match &mut p.block {
+                Block::Macro(_, m) => m.body.push(body),
+                _ => st.rept_body.push(body),
+            }
+            return Ok(());
+        }
+        let done = st.pending.take().expect("pending checked above");
+        return finish_block(st, done, line, depth);
+    }
+    for stmt in code.split(';') {
+        statement(st, stmt.trim(), line, depth)?;
+        if let Some(e) = st.f.errors.first() {
+            return Err(AsmError::at(line, e.reason.clone() + &format!(" (`{}`)", e.inst)));
+        }
+        if st.pending.is_some() {
+            // The rest of a line that opens a block is not part of it.
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Runs a closed `.rept`/`.irp` block, or stores a `.macro`.
+fn finish_block(st: &mut State, p: Pending, line: usize, depth: usize) -> Result<(), AsmError> {
+    let body = std::mem::take(&mut st.rept_body);
+    match p.block {
+        Block::Macro(name, m) => {
+            st.macros.insert(name, m);
+            Ok(())
+        }
+        Block::Rept(n) => {
+            for _ in 0..n {
+                expand(st, &body, &[], p.line.max(line), depth)?;
+            }
+            Ok(())
+        }
+        Block::Irp(var, vals) => {
+            for v in &vals {
+                expand(st, &body, &[(var.clone(), v.clone())], p.line.max(line), depth)?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Substitutes `\name` (parameters), `\()` (nothing) and `\@` (the invocation count) in
+/// `body` and runs its lines; errors name `line` (the invocation).
+fn expand(st: &mut State, body: &[String], args: &[(String, String)], line: usize, depth: usize) -> Result<(), AsmError> {
+    st.invocations += 1;
+    let count = st.invocations.to_string();
+    for raw in body {
+        st.expanded += 1;
+        if st.expanded > MAX_EXPANDED_LINES {
+            return Err(AsmError::at(line, format!("macro, .rept and .irp expansion produces more than {MAX_EXPANDED_LINES} lines")));
+        }
+        let mut out = String::with_capacity(raw.len());
+        let mut it = raw.char_indices().peekable();
+        while let Some((i, c)) = it.next() {
+            if c != '\\' {
+                out.push(c);
+                continue;
+            }
+            let rest = &raw[i + 1..];
+            if rest.starts_with("()") {
+                it.next();
+                it.next();
+                continue;
+            }
+            if rest.starts_with('@') {
+                it.next();
+                out.push_str(&count);
+                continue;
+            }
+            let ident: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+            match args.iter().find(|(n, _)| *n == ident) {
+                Some((_, v)) if !ident.is_empty() => {
+                    out.push_str(v);
+                    for _ in 0..ident.chars().count() {
+                        it.next();
+                    }
+                }
+                _ => out.push(c),
+            }
+        }
+        process_line(st, &out, line, depth + 1)?;
+    }
+    Ok(())
+}
+
+/// Binds the arguments of a macro invocation to its parameters.
+fn bind_args(name: &str, m: &Macro, rest: &str, line: usize) -> Result<Vec<(String, String)>, AsmError> {
+    let given: Vec<&str> = if rest.contains(',') { split_operands(rest) } else { rest.split_whitespace().collect() };
+    let mut out = Vec::new();
+    let mut k = 0;
+    for (pname, default, vararg) in &m.params {
+        if *vararg {
+            out.push((pname.clone(), given.get(k..).map(|g| g.join(", ")).unwrap_or_default()));
+            k = given.len();
+            continue;
+        }
+        let v = match given.get(k) {
+            Some(g) => {
+                // keyword form `name=value`
+                match g.split_once('=') {
+                    Some((n, v)) if n.trim() == pname => v.trim().to_string(),
+                    _ => g.to_string(),
+                }
+            }
+            None => default.clone().ok_or_else(|| AsmError::at(line, format!("macro `{name}`: argument `{pname}` is missing")))?,
+        };
+        out.push((pname.clone(), v));
+        k += 1;
+    }
+    if k < given.len() {
+        return Err(AsmError::at(line, format!("macro `{name}` takes {} arguments, got {}", m.params.len(), given.len())));
+    }
+    Ok(out)
+}
+
+fn statement(st: &mut State, s: &str, line: usize, depth: usize) -> Result<(), AsmError> {
+    let e = |msg: String| AsmError::at(line, msg);
     let mut s = s;
     // labels
     while let Some(colon) = s.find(':') {
@@ -346,11 +614,12 @@ fn statement(st: &mut State, s: &str, line: usize) -> Result<(), AsmError> {
         if st.in_text() {
             let l = if let Ok(n) = name.parse::<u32>() {
                 let c = st.local_count.entry(n).or_insert(0);
-                let l = st.f.named_label(&format!("{n}$local{c}"));
+                let l = st.f.named_label(&format!("{n}$local{c}@file{}", st.file_idx));
                 *c += 1;
                 l
             } else {
-                let l = st.f.named_label(name);
+                let scoped = st.scoped(name);
+                let l = st.f.named_label(&scoped);
                 if !name.starts_with(".L") {
                     st.text_labels.push((name.to_string(), l));
                 }
@@ -358,7 +627,8 @@ fn statement(st: &mut State, s: &str, line: usize) -> Result<(), AsmError> {
             };
             st.f.bind(l);
         } else {
-            st.data_labels.push((name.to_string(), st.rodata.bytes.len() as u32));
+            let scoped = st.scoped(name);
+            st.data_labels.push((scoped, st.rodata.bytes.len() as u32));
         }
         s = s[colon + 1..].trim();
     }
@@ -367,6 +637,48 @@ fn statement(st: &mut State, s: &str, line: usize) -> Result<(), AsmError> {
     }
     let (head, rest) = s.split_once(char::is_whitespace).unwrap_or((s, ""));
     let rest = rest.trim();
+    if let Some(m) = st.macros.get(head).cloned() {
+        let args = bind_args(head, &m, rest, line)?;
+        return expand(st, &m.body, &args, line, depth);
+    }
+    match head {
+        ".macro" => {
+            let mut parts = rest.split(|c: char| c.is_whitespace() || c == ',').filter(|p| !p.is_empty());
+            let name = parts.next().ok_or_else(|| e(".macro needs a name".into()))?.to_string();
+            let mut params = Vec::new();
+            for p in parts {
+                let (p, vararg) = match p.split_once(':') {
+                    Some((n, "vararg")) => (n, true),
+                    Some((n, _)) => (n, false),
+                    None => (p, false),
+                };
+                let (n, d) = match p.split_once('=') {
+                    Some((n, d)) => (n.to_string(), Some(d.to_string())),
+                    None => (p.to_string(), None),
+                };
+                params.push((n, d, vararg));
+            }
+            st.pending = Some(Pending { block: Block::Macro(name, Macro { params, body: Vec::new() }), depth: 1, line });
+            return Ok(());
+        }
+        ".rept" => {
+            let n = eval_expr(rest, &st.names).ok_or_else(|| e(format!("cannot evaluate `{rest}`")))?;
+            if !(0..=MAX_EXPANDED_LINES as i64).contains(&n) {
+                return Err(e(format!(".rept count {n} is out of range 0..={MAX_EXPANDED_LINES}")));
+            }
+            st.pending = Some(Pending { block: Block::Rept(n), depth: 1, line });
+            return Ok(());
+        }
+        ".irp" => {
+            let args = split_operands(rest);
+            let (var, vals) = args.split_first().ok_or_else(|| e(".irp needs a name".into()))?;
+            st.pending = Some(Pending { block: Block::Irp(var.to_string(), vals.iter().map(|v| v.to_string()).collect()), depth: 1, line });
+            return Ok(());
+        }
+        ".endm" | ".endr" => return Err(e(format!("`{head}` without an open block"))),
+        ".exitm" => return Err(e("`.exitm` is not supported".into())),
+        _ => {}
+    }
     if head.starts_with('.') {
         return directive(st, head, rest, line);
     }
@@ -377,9 +689,9 @@ fn statement(st: &mut State, s: &str, line: usize) -> Result<(), AsmError> {
 }
 
 fn directive(st: &mut State, d: &str, rest: &str, line: usize) -> Result<(), AsmError> {
-    let e = |msg: String| AsmError { line, msg };
+    let e = |msg: String| AsmError::at(line, msg);
     let args = split_operands(rest);
-    let ev = |st: &State, a: &str| eval_expr(a, &st.names).ok_or_else(|| AsmError { line, msg: format!("cannot evaluate `{a}`") });
+    let ev = |st: &State, a: &str| eval_expr(a, &st.names).ok_or_else(|| AsmError::at(line, format!("cannot evaluate `{a}`")));
     match d {
         ".text" | ".data" | ".rodata" | ".bss" => {
             st.section = d.to_string();
@@ -387,14 +699,37 @@ fn directive(st: &mut State, d: &str, rest: &str, line: usize) -> Result<(), Asm
         ".section" => {
             st.section = args.first().copied().unwrap_or("").to_string();
         }
-        // A weak definition links like a global one here (one object, no other definition).
         ".globl" | ".global" | ".weak" => st.globals.extend(args.iter().map(|a| a.to_string())),
+        ".comm" | ".lcomm" => {
+            // name, size[, align]: zero bytes in the data section.
+            let (Some(name), Some(size)) = (args.first(), args.get(1)) else { return Err(e(format!("{d} takes a name and a size"))) };
+            let size = ev(st, size)?;
+            let align = match args.get(2) {
+                Some(a) => ev(st, a)?,
+                None => 8,
+            };
+            if !(0..=MAX_ALIGN).contains(&align) || !(0..=MAX_SECTION_BYTES as i64).contains(&size) {
+                return Err(e(format!("{d} {name}: size {size} or alignment {align} out of range")));
+            }
+            let scoped = st.scoped(name);
+            let r = &mut st.rodata;
+            while r.bytes.len() as i64 % align.max(1) != 0 {
+                r.bytes.push(0);
+            }
+            r.align = r.align.max(align.max(1) as u32);
+            st.data_labels.push((scoped, r.bytes.len() as u32));
+            r.bytes.extend(std::iter::repeat_n(0u8, size as usize));
+            if d == ".comm" {
+                st.globals.push(name.to_string());
+            }
+        }
         ".option" => match args.first().copied() {
             Some("norelax") => st.relax = false,
             Some("relax") => st.relax = true,
             _ => {}
         },
-        ".type" | ".attribute" | ".file" | ".ident" | ".local" | ".hidden" | ".cfi_startproc" | ".cfi_endproc" => {}
+        ".type" | ".attribute" | ".file" | ".ident" | ".local" | ".hidden" | ".protected" | ".loc" | ".addrsig" | ".addrsig_sym" => {}
+        _ if d.starts_with(".cfi_") => {}
         ".size" => {
             if st.in_text() && args.len() == 2 && args[1].replace(' ', "") == format!(".-{}", args[0]) {
                 let l = st.f.label();
@@ -406,12 +741,36 @@ fn directive(st: &mut State, d: &str, rest: &str, line: usize) -> Result<(), Asm
             if args.len() != 2 {
                 return Err(e(format!("{d} takes a name and a value")));
             }
+            // `.set name, .` (+/- a constant): a label at the current location.
+            let loc = args[1].replace(' ', "");
+            if let Some(off) = loc.strip_prefix('.').filter(|r| r.is_empty() || r.starts_with('+') || r.starts_with('-')) {
+                let k = if off.is_empty() { 0 } else { ev(st, off)? };
+                let name = st.scoped(args[0]);
+                if st.in_text() {
+                    if k != 0 {
+                        return Err(e(format!("{d} {}, {}: only `.` itself in .text", args[0], args[1])));
+                    }
+                    let l = st.f.named_label(&name);
+                    st.f.bind(l);
+                    if !args[0].starts_with(".L") {
+                        st.text_labels.push((args[0].to_string(), l));
+                    }
+                } else {
+                    let at = st.rodata.bytes.len() as i64 + k;
+                    let at = u32::try_from(at).map_err(|_| e(format!("{d} {}: location {at} is outside the section", args[0])))?;
+                    st.data_labels.push((name, at));
+                }
+                return Ok(());
+            }
             let v = ev(st, args[1])?;
             st.names.insert(args[0].to_string(), v);
         }
         ".align" | ".p2align" | ".balign" => {
             let v = ev(st, args.first().copied().unwrap_or("0"))?;
-            let bytes = if d == ".balign" { v } else { 1 << v };
+            let bytes = if d == ".balign" { v } else if (0..=16).contains(&v) { 1 << v } else { -1 };
+            if !(1..=MAX_ALIGN).contains(&bytes) || bytes & (bytes - 1) != 0 {
+                return Err(e(format!("{d} {v}: the alignment must be a power of two up to {MAX_ALIGN}")));
+            }
             if st.in_text() {
                 st.text_align = st.text_align.max(bytes);
                 if bytes > 4 {
@@ -441,6 +800,9 @@ fn directive(st: &mut State, d: &str, rest: &str, line: usize) -> Result<(), Asm
                 ".word" | ".long" | ".4byte" => 4,
                 _ => 8,
             };
+            if text_offset(&st.f) as usize > MAX_SECTION_BYTES {
+                return Err(e(format!(".text would exceed {MAX_SECTION_BYTES} bytes")));
+            }
             if st.in_text() && size != 4 {
                 let vals: Result<Vec<i64>, _> = args.iter().map(|a| ev(st, a)).collect();
                 let mut bytes = Vec::new();
@@ -470,24 +832,41 @@ fn directive(st: &mut State, d: &str, rest: &str, line: usize) -> Result<(), Asm
                     st.f.emit(inst.form, ops, Some(format!(".word {w:#010x}")));
                 }
             } else {
-                let vals: Result<Vec<i64>, _> = args.iter().map(|a| ev(st, a)).collect();
-                let vals = vals?;
-                let dobj = st.data_mut(line)?;
-                dobj.elem = size as u8;
-                for v in vals {
+                for a in &args {
+                    let v = match eval_expr(a, &st.names) {
+                        Some(v) => v,
+                        // An address (`.dword sym+8`): filled in by the linker.
+                        None if size >= 4 => {
+                            let (sym, off) = sym_offset(a, &st.names).ok_or_else(|| e(format!("cannot evaluate `{a}`")))?;
+                            let sym = st.scoped(sym);
+                            let at = st.rodata.bytes.len() as u32;
+                            st.data_relocs.push((at, size as u8, sym, off));
+                            0
+                        }
+                        None => return Err(e(format!("cannot evaluate `{a}`"))),
+                    };
+                    let dobj = st.data_mut(line)?;
+                    dobj.elem = size as u8;
                     dobj.bytes.extend_from_slice(&v.to_le_bytes()[..size]);
                 }
             }
         }
-        ".zero" | ".space" => {
+        ".zero" | ".space" | ".skip" => {
             let n = ev(st, args.first().copied().unwrap_or("0"))?;
+            let fill = match args.get(1) {
+                Some(f) => ev(st, f)? as u8,
+                None => 0,
+            };
             let dobj = st.data_mut(line)?;
-            dobj.bytes.extend(std::iter::repeat_n(0u8, n as usize));
+            if n < 0 || dobj.bytes.len() as i64 + n > MAX_SECTION_BYTES as i64 {
+                return Err(e(format!("{d} {n}: the data would exceed {MAX_SECTION_BYTES} bytes (or the count is negative)")));
+            }
+            dobj.bytes.extend(std::iter::repeat_n(fill, n as usize));
         }
         ".string" | ".asciz" | ".ascii" => {
-            let s = rest.trim().trim_matches('"');
+            let s = unescape(rest.trim()).ok_or_else(|| e(format!("{d}: `{rest}` is not a string literal")))?;
             let dobj = st.data_mut(line)?;
-            dobj.bytes.extend_from_slice(s.as_bytes());
+            dobj.bytes.extend_from_slice(&s);
             if d != ".ascii" {
                 dobj.bytes.push(0);
             }
@@ -497,28 +876,65 @@ fn directive(st: &mut State, d: &str, rest: &str, line: usize) -> Result<(), Asm
     Ok(())
 }
 
-fn reg_of(a: &str, line: usize) -> Result<Reg, AsmError> {
-    parse_xreg(a).map(|n| Reg::X(n as u8)).ok_or(AsmError { line, msg: format!("`{a}` is not an integer register") })
+/// A GNU string literal (`"..."` with C escapes), as bytes.
+fn unescape(lit: &str) -> Option<Vec<u8>> {
+    let inner = lit.strip_prefix('"')?.strip_suffix('"')?;
+    let b = inner.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            out.push(b[i]);
+            i += 1;
+            continue;
+        }
+        i += 1;
+        let c = *b.get(i)?;
+        i += 1;
+        out.push(match c {
+            b'n' => b'\n',
+            b't' => b'\t',
+            b'r' => b'\r',
+            b'b' => 8,
+            b'f' => 12,
+            b'\\' => b'\\',
+            b'"' => b'"',
+            b'0'..=b'7' => {
+                let mut v = (c - b'0') as u32;
+                for _ in 0..2 {
+                    match b.get(i) {
+                        Some(&d @ b'0'..=b'7') => {
+                            v = v * 8 + (d - b'0') as u32;
+                            i += 1;
+                        }
+                        _ => break,
+                    }
+                }
+                v as u8
+            }
+            b'x' => {
+                let st = i;
+                while i < b.len() && b[i].is_ascii_hexdigit() {
+                    i += 1;
+                }
+                u8::from_str_radix(std::str::from_utf8(&b[st..i]).ok()?.get(..2.min(i - st))?, 16).ok()?
+            }
+            other => other,
+        });
+    }
+    Some(out)
 }
 
-/// `sym`, `sym+expr` or `sym-expr` as (symbol, addend).
-fn sym_addend(a: &str, names: &HashMap<String, i64>) -> Option<(String, i64)> {
-    let a = a.trim();
-    match a.find(['+', '-']).filter(|&k| k > 0) {
-        Some(k) => {
-            let v = eval_expr(&a[k + 1..], names)?;
-            Some((a[..k].trim().to_string(), if a.as_bytes()[k] == b'-' { -v } else { v }))
-        }
-        None => Some((a.to_string(), 0)),
-    }
+fn reg_of(a: &str, line: usize) -> Result<Reg, AsmError> {
+    parse_xreg(a).map(|n| Reg::X(n as u8)).ok_or(AsmError::at(line, format!("`{a}` is not an integer register")))
 }
 
 fn instruction(st: &mut State, mn: &str, rest: &str, line: usize) -> Result<(), AsmError> {
-    let e = |msg: String| AsmError { line, msg };
+    let e = |msg: String| AsmError::at(line, msg);
     let args = split_operands(rest);
     let r = |i: usize| -> Result<Reg, AsmError> { reg_of(args.get(i).copied().unwrap_or(""), line) };
     let names = st.names.clone();
-    let ev = |a: &str| eval_expr(a, &names).ok_or_else(|| AsmError { line, msg: format!("cannot evaluate `{a}`") });
+    let ev = |a: &str| eval_expr(a, &names).ok_or_else(|| AsmError::at(line, format!("cannot evaluate `{a}`")));
     let n = args.len();
     // Pseudo-instructions and GNU's short forms.
     match (mn, n) {
@@ -527,8 +943,9 @@ fn instruction(st: &mut State, mn: &str, rest: &str, line: usize) -> Result<(), 
             return Ok(());
         }
         ("la" | "lla", 2) => {
-            let (sym, addend) = sym_addend(args[1], &names).ok_or_else(|| e(format!("cannot evaluate `{}`", args[1])))?;
-            st.f.la_off(r(0)?, &sym, addend);
+            let (sym, off) = sym_offset(args[1], &names).ok_or_else(|| e(format!("`{}` is not a symbol (+ offset)", args[1])))?;
+            let sym = st.scoped(sym);
+            st.f.la_off(r(0)?, &sym, off);
             return Ok(());
         }
         ("mv", 2) => {
@@ -617,12 +1034,17 @@ fn instruction(st: &mut State, mn: &str, rest: &str, line: usize) -> Result<(), 
             st.f.emit_text("jalr", &[Opnd::Reg(r(0)?), Opnd::Imm(ev(args[2])?), Opnd::Reg(r(1)?)]);
             return Ok(());
         }
-        ("call", 1) => {
-            st.f.call(args[0]);
-            return Ok(());
-        }
-        ("tail", 1) => {
-            st.f.tail(args[0]);
+        ("call" | "tail", 1) => {
+            let sym = args[0].strip_suffix("@plt").unwrap_or(args[0]);
+            if sym.is_empty() || !sym.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '$') {
+                return Err(e(format!("`{}` is not a symbol", args[0])));
+            }
+            let sym = st.scoped(sym);
+            if mn == "call" {
+                st.f.call(&sym);
+            } else {
+                st.f.tail(&sym);
+            }
             return Ok(());
         }
         ("fence", 0) => {
@@ -664,18 +1086,39 @@ fn instruction(st: &mut State, mn: &str, rest: &str, line: usize) -> Result<(), 
         _ => {}
     }
     let Some(mut form) = table().lookup(mn) else {
+        if st.opts.unknown_as_trap {
+            // An all-zero word is illegal in every RISC-V encoding.
+            pad_to_insn(&mut st.f);
+            let at = if st.file_name.is_empty() { String::new() } else { format!("{}: ", st.file_name) };
+            st.unknown.push((st.f.items.len(), format!("{at}line {line}: `{mn} {rest}`, which kgen's ISA table does not have")));
+            st.f.items.push(Item::Data(vec![0; 4]));
+            return Ok(());
+        }
         return Err(e(format!("unknown instruction `{mn}`")));
     };
-    // GNU's `l{b,h,w,d}[u] rd, symbol` (gcc's constant-pool loads): auipc rd,
-    // %pcrel_hi(symbol); then the load from %pcrel_lo of that auipc, off rd.
+    // `ld rd, symbol`: a PC-relative load of a symbol's contents (auipc + load).
     let row = table().row(form);
-    if n == 2 && row.class == crate::isa::Class::Load && row.ops.len() == 3 && !args[1].contains('(') {
+    let load_form = row.class == Class::Load && row.ops.len() == 3 && matches!([row.ops[0].kind, row.ops[1].kind, row.ops[2].kind], [Kind::X, Kind::MemOff(_), Kind::XMem]);
+    if load_form && n == 2 && !args[1].ends_with(')') {
+        let (sym, off) = sym_offset(args[1], &names).ok_or_else(|| e(format!("`{}` is not a symbol (+ offset) or `offset(reg)`", args[1])))?;
+        let sym = st.scoped(sym);
         let rd = r(0)?;
-        let (sym, addend) = sym_addend(args[1], &names).ok_or_else(|| e(format!("cannot evaluate `{}`", args[1])))?;
         let anchor = st.f.label();
         st.f.bind(anchor);
-        st.f.emit_text("auipc", &[Opnd::Reg(rd), Opnd::PcrelHi { sym, addend }]);
+        st.f.emit_text("auipc", &[Opnd::Reg(rd), Opnd::PcrelHi { sym, addend: off }]);
         st.f.emit(form, vec![Opnd::Reg(rd), Opnd::PcrelLo { anchor }, Opnd::Reg(rd)], None);
+        return Ok(());
+    }
+    // `sd rs, symbol, rt`: a PC-relative store through the temporary rt.
+    let store_form = row.class == Class::Store && row.ops.len() == 3 && matches!([row.ops[0].kind, row.ops[1].kind, row.ops[2].kind], [Kind::X, Kind::MemOff(_), Kind::XMem]);
+    if store_form && n == 3 && !args[1].ends_with(')') {
+        let (sym, off) = sym_offset(args[1], &names).ok_or_else(|| e(format!("`{}` is not a symbol (+ offset) or `offset(reg)`", args[1])))?;
+        let sym = st.scoped(sym);
+        let (rs, rt) = (r(0)?, r(2)?);
+        let anchor = st.f.label();
+        st.f.bind(anchor);
+        st.f.emit_text("auipc", &[Opnd::Reg(rt), Opnd::PcrelHi { sym, addend: off }]);
+        st.f.emit(form, vec![Opnd::Reg(rs), Opnd::PcrelLo { anchor }, Opnd::Reg(rt)], None);
         return Ok(());
     }
     // GNU's immediate aliases: `add rd, rs, imm`.
@@ -688,16 +1131,28 @@ fn instruction(st: &mut State, mn: &str, rest: &str, line: usize) -> Result<(), 
     st.instr_form(form, rest, line)
 }
 
+/// `sym`, `sym+4`, `sym-8`: the symbol and the offset.
+fn sym_offset<'a>(s: &'a str, names: &HashMap<String, i64>) -> Option<(&'a str, i64)> {
+    let s = s.trim();
+    let cut = s.char_indices().skip(1).find(|(_, c)| *c == '+' || *c == '-').map(|(i, _)| i);
+    let (sym, off) = match cut {
+        Some(i) => (s[..i].trim(), eval_expr(&s[i..], names)?),
+        None => (s, 0),
+    };
+    let ok = !sym.is_empty() && sym.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '$') && !sym.starts_with(|c: char| c.is_ascii_digit());
+    ok.then_some((sym, off))
+}
+
 impl State<'_> {
     fn instr_text(&mut self, mn: &str, rest: &str, line: usize) -> Result<(), AsmError> {
-        let form = table().lookup(mn).ok_or(AsmError { line, msg: format!("unknown instruction `{mn}`") })?;
+        let form = table().lookup(mn).ok_or(AsmError::at(line, format!("unknown instruction `{mn}`")))?;
         self.instr_form(form, rest, line)
     }
 
     fn instr_form(&mut self, form: crate::isa::Form, rest: &str, line: usize) -> Result<(), AsmError> {
         let names = self.names.clone();
         let mut eval = |t: &str| eval_expr(t, &names);
-        let p = parse_operands_sym(form, rest, &mut eval).map_err(|err| AsmError { line, msg: err.0 })?;
+        let p = parse_operands_sym(form, rest, &mut eval).map_err(|err| AsmError::at(line, err.0))?;
         let row = table().row(form);
         let mut ops = Vec::with_capacity(p.len());
         for (spec, v) in row.ops.iter().zip(p) {
@@ -705,11 +1160,25 @@ impl State<'_> {
                 (Kind::X | Kind::XMem, POp::Val(n)) => Opnd::Reg(Reg::X(n as u8)),
                 (Kind::V(_), POp::Val(n)) => Opnd::Reg(Reg::V(n as u8)),
                 (Kind::V0, _) => Opnd::Reg(Reg::V(0)),
-                (Kind::Rel(_), POp::Val(off)) => return Err(AsmError { line, msg: format!("numeric branch offset {off} is not supported; use a label") }),
+                (Kind::Rel(_), POp::Val(off)) => return Err(AsmError::at(line, format!("numeric branch offset {off} is not supported; use a label"))),
                 (Kind::Rel(_), POp::Sym(name)) => Opnd::Label(self.label_for(&name)),
                 (_, POp::Val(v)) => Opnd::Imm(v),
-                (_, POp::Sym(s)) => return Err(AsmError { line, msg: format!("relocation `{s}` is not supported here; use la/lla") }),
+                (_, POp::Sym(s)) => return Err(AsmError::at(line, format!("relocation `{s}` is not supported here; use la/lla"))),
             });
+        }
+        let mut form = form;
+        if self.rollback && row.vdialect == Some(VDialect::V1) {
+            let (th, how) = table().rollback(form).map_err(|m| AsmError::at(line, format!("{m} (target {} runs RVV 1.0 code as rvv-rollback translates it)", self.target.name)))?;
+            match how {
+                RollbackOps::Same => {}
+                RollbackOps::AppendX0 => ops.push(Opnd::Reg(Reg::X(0))),
+                RollbackOps::Vtype(k) => {
+                    if let Some(Opnd::Imm(v)) = ops.get_mut(k) {
+                        *v = VDialect::rollback_vtype(*v).map_err(|m| AsmError::at(line, format!("`{}`: {m}", row.mnemonic)))?;
+                    }
+                }
+            }
+            form = th;
         }
         self.f.emit(form, ops, None);
         Ok(())

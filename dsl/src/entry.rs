@@ -21,6 +21,9 @@ pub enum Elem {
     /// A named C structure (`AES_KEY`); `align` is its alignment, `def` a C definition
     /// compatible with the caller's (for headers used outside the caller's tree).
     Named { name: &'static str, align: u32, def: &'static str },
+    /// A type of the Go package the function is written for (x/crypto's `macState`): for
+    /// Go-only entry points; opaque (`void`) to C.
+    Go { name: &'static str, align: u32 },
 }
 
 impl Elem {
@@ -30,7 +33,7 @@ impl Elem {
             Elem::U8 | Elem::Void => 1,
             Elem::U32 => 4,
             Elem::U64 | Elem::U128 => 8,
-            Elem::Named { align, .. } => align,
+            Elem::Named { align, .. } | Elem::Go { align, .. } => align,
         }
     }
     fn c(self, abi: Abi) -> &'static str {
@@ -41,7 +44,7 @@ impl Elem {
             (Elem::U32, _) => "unsigned int",
             (Elem::U64, _) => "u64",
             (Elem::U128, _) => "u128",
-            (Elem::Void, _) => "void",
+            (Elem::Void | Elem::Go { .. }, _) => "void",
             (Elem::Named { name, .. }, _) => name,
         }
     }

@@ -180,8 +180,9 @@ pub enum Region {
     /// List-scheduled for the C906's latencies (`sched::schedule`): an instruction moves up
     /// by at most `window` places.
     Schedule { items: Vec<Item>, window: usize },
-    /// Two independent streams merged by modeled issue time (`sched::merge_timed`).
-    Merge { a: Vec<Item>, b: Vec<Item>, lookahead: [usize; 2] },
+    /// Two independent streams merged by modeled issue time (`sched::merge_timed_cfg`),
+    /// their memory accesses ordered by `order`.
+    Merge { a: Vec<Item>, b: Vec<Item>, lookahead: [usize; 2], order: crate::sched::MemOrder },
     /// Two independent streams, `b` spread evenly between the instructions of `a`
     /// ([`interleave`]).
     Interleave { a: Vec<Item>, b: Vec<Item> },
@@ -940,9 +941,16 @@ impl Func {
     /// Two independent streams the lowering merges by modeled issue time (each looks 4
     /// instructions ahead): a vector stream and the scalar work that fills its gaps.
     pub fn merge(&mut self, a: impl FnOnce(&mut Func), b: impl FnOnce(&mut Func)) {
+        self.merge_with([4, 4], crate::sched::MemOrder::Free, a, b)
+    }
+
+    /// [`Func::merge`] looking `lookahead[s]` instructions ahead in stream `s`, with the
+    /// streams' memory accesses kept in `order` (e.g. [`crate::sched::MemOrder::BReadsFirst`]:
+    /// `b` reads a buffer before `a` rewrites it).
+    pub fn merge_with(&mut self, lookahead: [usize; 2], order: crate::sched::MemOrder, a: impl FnOnce(&mut Func), b: impl FnOnce(&mut Func)) {
         let a = self.capture(a);
         let b = self.capture(b);
-        self.items.push(Item::Region(Region::Merge { a, b, lookahead: [4, 4] }));
+        self.items.push(Item::Region(Region::Merge { a, b, lookahead, order }));
     }
 
     /// Two independent streams, the second spread evenly between the instructions of the

@@ -710,9 +710,12 @@ fn expand(items: Vec<Item>, plan: &mut Plan) -> Result<Vec<Item>, String> {
                 };
                 crate::sched::schedule_in(inner, plan.caps[k].saturating_sub(plan.margin).max(2), window, latency, &plan.units).map_err(|e| format!("scheduling a region: {e}"))?
             }
-            Region::Merge { a, b, lookahead } => {
+            Region::Merge { a, b, lookahead, order } => {
+                let shape = plan.vshapes[k];
                 let (a, b) = (expand(a, plan)?, expand(b, plan)?);
-                crate::sched::merge_timed_in(a, b, lookahead, plan.vlen, &plan.units).map_err(|e| format!("merging two streams: {e}"))?
+                // Vector instructions are timed under the vtype known where the region starts.
+                let cfg = crate::sched::MergeCfg { lookahead, vlen: plan.vlen, vtype: (shape.lmul, shape.sew), order };
+                crate::sched::merge_timed_cfg(a, b, &cfg, &plan.units).map_err(|e| format!("merging two streams: {e}"))?
             }
             Region::Interleave { a, b } => {
                 let (a, b) = (expand(a, plan)?, expand(b, plan)?);

@@ -150,6 +150,11 @@ pub struct Object {
     pub relocs: Vec<Reloc>,
     /// Every instruction with its .text offset.
     pub insts: Vec<(u32, Inst)>,
+    /// Instructions an assembly file had that kgen's ISA table does not (with
+    /// `unknown_as_trap`): their .text offsets (an illegal word is there) and what they were.
+    pub unknown: Vec<(u32, String)>,
+    /// Absolute addresses stored in .rodata: (offset, bytes (4 or 8), symbol, addend).
+    pub data_relocs: Vec<(u32, u8, String, i64)>,
 }
 
 /// Function alignment in .text (matches `.p2align 2` in the printed assembly).
@@ -246,5 +251,12 @@ pub fn link(o: &Object, text_base: u64, extern_syms: &HashMap<String, u64>) -> R
             }
         }
     }
-    Ok(Image { text_base, text, rodata_base, rodata: o.rodata.clone(), symbols })
+    let mut rodata = o.rodata.clone();
+    for (off, size, sym, addend) in &o.data_relocs {
+        let v = (*symbols.get(sym).ok_or_else(|| format!("undefined symbol `{sym}`"))? as i64).wrapping_add(*addend) as u64;
+        let (o, n) = (*off as usize, *size as usize);
+        let slot = rodata.get_mut(o..o + n).ok_or_else(|| format!("`{sym}`: data relocation outside .rodata"))?;
+        slot.copy_from_slice(&v.to_le_bytes()[..n]);
+    }
+    Ok(Image { text_base, text, rodata_base, rodata, symbols })
 }

@@ -376,6 +376,32 @@ fn may_pass(later: &Brief, earlier: &Brief) -> bool {
     later.regs.iter().all(|&(rl, x)| earlier.regs.iter().all(|&(re, y)| x != y || (rl == Role::Use && re == Role::Use)))
 }
 
+/// How the memory accesses of two merged streams are ordered against each other.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MemOrder {
+    /// The streams touch disjoint memory (or only read the same bytes): their accesses may
+    /// be placed in any order.
+    #[default]
+    Free,
+    /// Stream `b` reads memory that stream `a` then overwrites (a buffer `b` consumes while
+    /// `a` refills it): every store of `a` is placed after every load of `b`. The streams'
+    /// other accesses are unordered (the kernel guarantees they touch different bytes).
+    BReadsFirst,
+}
+
+/// How [`merge_timed_cfg`] merges.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MergeCfg {
+    /// Instructions of each stream looked at ahead of the first not yet placed.
+    pub lookahead: [usize; 2],
+    /// VLEN of the core, in bits.
+    pub vlen: u64,
+    /// (LMUL registers, SEW bits) in force where the streams start, until a `vsetvl` in them
+    /// sets another.
+    pub vtype: (u64, u64),
+    pub order: MemOrder,
+}
+
 /// Merges two independent straight-line streams (as [`crate::func::interleave`] checks) in
 /// order of modeled issue time on the C906 ([`crate::timing`]): at each step, of the next
 /// `lookahead[s]` instructions of stream `s` that may move up (no dependency on what they
@@ -383,13 +409,16 @@ fn may_pass(later: &Brief, earlier: &Brief) -> bool {
 /// ties. The in-order core stalls behind any instruction that waits, so a vector
 /// instruction is placed when its inputs and the vector unit are ready and scalar work
 /// fills the time before. Vector instructions are timed at VLMAX of the vtype last set in
-/// the streams (LMUL 2, e32 before any) on a core with VLEN `vlen`.
+/// the streams (LMUL 2, e32 before any) on a core with VLEN `vlen`. The streams' memory
+/// accesses may be placed in any order ([`MemOrder::Free`]).
 pub fn merge_timed(a: Vec<Item>, b: Vec<Item>, lookahead: [usize; 2], vlen: u64) -> Result<Vec<Item>, String> {
-    merge_timed_in(a, b, lookahead, vlen, &Units::plain())
+    merge_timed_cfg(a, b, &MergeCfg { lookahead, vlen, vtype: (2, 32), order: MemOrder::Free }, &Units::plain())
 }
 
-/// [`merge_timed`] with the register units of the function the streams are from.
-pub fn merge_timed_in(a: Vec<Item>, b: Vec<Item>, lookahead: [usize; 2], vlen: u64, units: &Units) -> Result<Vec<Item>, String> {
+/// [`merge_timed`] with the vtype in force at the start, the memory order between the
+/// streams, and the register units of the function the streams are from.
+pub fn merge_timed_cfg(a: Vec<Item>, b: Vec<Item>, cfg: &MergeCfg, units: &Units) -> Result<Vec<Item>, String> {
+    let (lookahead, vlen) = (cfg.lookahead, cfg.vlen);
     crate::func::independent_in(&a, &b, units)?;
     // Each instruction with the comments before it; comments at the end stay at the end.
     let split = |items: Vec<Item>| -> (Vec<(Vec<Item>, InstItem)>, Vec<Item>) {
@@ -410,7 +439,10 @@ pub fn merge_timed_in(a: Vec<Item>, b: Vec<Item>, lookahead: [usize; 2], vlen: u
     let mut first = [0usize; 2];
     let mut ready: RegMap<u64> = RegMap::new(0);
     let (mut cycle, mut vpu) = (0u64, 0u64);
-    let mut vt = (2u64, 32u64);
+    let mut vt = cfg.vtype;
+    // Loads of stream b not yet placed (for MemOrder::BReadsFirst).
+    let mut b_loads = briefs[1].iter().filter(|x| x.store == Some(false)).count();
+    let ordered = cfg.order == MemOrder::BReadsFirst;
     let start = |b: &Brief, cycle: u64, vpu: u64, ready: &RegMap<u64>| -> u64 {
         let mut t = cycle;
         for &(role, r) in &b.regs {
@@ -435,6 +467,9 @@ pub fn merge_timed_in(a: Vec<Item>, b: Vec<Item>, lookahead: [usize; 2], vlen: u
                 if !taken[s][k] {
                     seen += 1;
                     let movable = (first[s]..k).all(|j| taken[s][j] || may_pass(&st[k], &st[j]));
+                    // Stream a's stores wait for b's loads.
+                    let waits = ordered && s == 0 && st[k].store == Some(true) && b_loads > 0;
+                    let movable = movable && !waits;
                     if movable {
                         let t = start(&st[k], cycle, vpu, &ready);
                         if best.is_none_or(|(bt, _, _)| t < bt) {
@@ -447,6 +482,9 @@ pub fn merge_timed_in(a: Vec<Item>, b: Vec<Item>, lookahead: [usize; 2], vlen: u
         }
         let Some((t, s, k)) = best else { break };
         taken[s][k] = true;
+        if s == 1 && briefs[1][k].store == Some(false) {
+            b_loads -= 1;
+        }
         while first[s] < streams[s].len() && taken[s][first[s]] {
             first[s] += 1;
         }

@@ -6,13 +6,15 @@
 
 use crate::isa::{Addr, Class, Kind, Row, VGroup};
 
-/// Issue slots of the scalar pipeline, cycles the vector unit is busy, and cycles until
-/// the result can be used.
+/// Issue slots of the scalar pipeline, cycles the vector unit is busy, cycles until the
+/// result can be used, and cycles before another instruction may write the same vector
+/// register (the C906's vector unit does not overlap two writes of one register).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Timing {
     pub slots: u64,
     pub vpu_busy: u64,
     pub latency: u64,
+    pub rewrite: u64,
 }
 
 /// The vector configuration an instruction runs under.
@@ -33,10 +35,129 @@ impl VShape {
     pub const DEFAULT: VShape = VShape { lmul: 1, sew: 32, vl: 4, vlen: 128 };
 }
 
+/// Scalar issue slots a vector load, store or vsetvl takes [M: D1 memcpy/memset loops,
+/// where every loop period is 2 per such instruction plus 1 per scalar one until the
+/// vector unit's own time dominates].
+pub const VECTOR_SLOTS: u64 = 2;
+/// Scalar issue slots of any other vector instruction [A: no D1 figure separates it; the
+/// D1 vector ChaCha20 is bound by its dependent chain either way].
+pub const VECTOR_ALU_SLOTS: u64 = 1;
+/// The minimum distance between two writes of one vector register [V: the D1 table's
+/// figures are for a stream writing one register; 4 at LMUL 1 where a dependent chain of
+/// the same operations runs at 3 (the D1 vector ChaCha20)].
+pub const VECTOR_REWRITE: u64 = 4;
+/// Cycles after a vector ALU instruction starts at which a store may start reading its
+/// result [A: the ALU latency at LMUL 1; the D1's LMUL 8 `vmv.v.x` + `vse8.v` takes the
+/// store's time].
+pub const VECTOR_CHAIN: u64 = 3;
+/// Extra vector-unit cycles of a unit-stride access whose address is not a multiple of 16
+/// [M: D1 memcpy/memset with random offsets: +1 per access at LMUL 2-8].
+pub const MISALIGNED_VECTOR_ACCESS: u64 = 1;
+
+/// Which row of the table an instruction's timing comes from (for the sensitivity study:
+/// [`c906_scaled`] doubles one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Source {
+    VSet,
+    VAlu,
+    VMul,
+    VWiden,
+    VSlide,
+    VGather,
+    VReduce,
+    VToScalar,
+    VUnitMem,
+    VSegMem,
+    VOther,
+    Scalar,
+}
+
+impl Source {
+    /// The vector rows whose numbers are (partly) assumptions, for the sensitivity table.
+    pub const VECTOR: [Source; 10] =
+        [Source::VSet, Source::VAlu, Source::VMul, Source::VWiden, Source::VSlide, Source::VGather, Source::VReduce, Source::VToScalar, Source::VUnitMem, Source::VSegMem];
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::VSet => "vsetvl(i)",
+            Source::VAlu => "vector ALU (latency)",
+            Source::VMul => "vmul/vmulh*/vmacc (latency)",
+            Source::VWiden => "widening/narrowing",
+            Source::VSlide => "vslide* (latency)",
+            Source::VGather => "vrgather (latency)",
+            Source::VReduce => "reductions (latency)",
+            Source::VToScalar => "vext.x.v / vmv.x.s",
+            Source::VUnitMem => "unit-stride load/store",
+            Source::VSegMem => "strided/indexed/segment load/store",
+            Source::VOther => "other vector",
+            Source::Scalar => "scalar",
+        }
+    }
+}
+
+/// The row of the table `row` is timed by.
+pub fn source(row: &Row) -> Source {
+    match row.class {
+        Class::VSet => Source::VSet,
+        Class::VMul => Source::VMul,
+        Class::VWiden => Source::VWiden,
+        Class::VSlide | Class::VSlideDown => Source::VSlide,
+        Class::VGather => Source::VGather,
+        Class::VReduce => Source::VReduce,
+        Class::VToScalar => Source::VToScalar,
+        Class::VLoad | Class::VStore => {
+            let unit = matches!(row.mem.map(|m| m.addr), Some(Addr::VUnit { .. }));
+            if unit && nfields(row) == 1 {
+                Source::VUnitMem
+            } else {
+                Source::VSegMem
+            }
+        }
+        Class::VAlu | Class::VMove | Class::VMask => Source::VAlu,
+        c if c.is_vector() => Source::VOther,
+        _ => Source::Scalar,
+    }
+}
+
+fn nfields(row: &Row) -> u64 {
+    match row.ops.first().map(|o| o.kind) {
+        Some(Kind::V(VGroup::Seg(n))) | Some(Kind::V(VGroup::Eew { nf: n, .. })) => n as u64,
+        _ => 1,
+    }
+}
+
+/// Registers of the data group a vector memory row moves per field.
+fn data_regs(row: &Row, v: VShape) -> u64 {
+    match row.ops.first().map(|o| o.kind) {
+        Some(Kind::V(VGroup::Eew { eew, .. })) => (eew as u64 * v.lmul / v.sew.max(1)).max(1),
+        Some(Kind::V(VGroup::Whole(n))) => n as u64,
+        Some(Kind::V(VGroup::Mask)) => 1,
+        _ => v.lmul.max(1),
+    }
+}
+
 /// Static timing of `row` on the C906. Multiplies are given their short path (both
 /// operands' upper halves clear: 1 slot, 3 cycles [M]); division its typical 20 cycles.
 pub fn c906(row: &Row, v: VShape) -> Timing {
-    let t = |slots, vpu_busy, latency| Timing { slots, vpu_busy, latency };
+    c906_scaled(row, v, None)
+}
+
+/// [`c906`], with the vector-unit time and latency of the instructions timed by table row
+/// `slow` doubled (what the figures would be if that row were twice as slow).
+pub fn c906_scaled(row: &Row, v: VShape, slow: Option<Source>) -> Timing {
+    let mut tm = base(row, v);
+    if slow.is_some_and(|s| s == source(row)) {
+        tm.vpu_busy *= 2;
+        tm.latency *= 2;
+        tm.rewrite *= 2;
+        if tm.vpu_busy == 0 {
+            tm.slots *= 2;
+        }
+    }
+    tm
+}
+
+fn base(row: &Row, v: VShape) -> Timing {
+    let t = |slots, vpu_busy, latency| Timing { slots, vpu_busy, latency, rewrite: 0 };
     let pair = matches!(row.mem, Some(m) if matches!(m.addr, Addr::Pair { .. }));
     match row.class {
         // [M] load-to-use 2; [D] pairs split into two accesses.
@@ -48,42 +169,49 @@ pub fn c906(row: &Row, v: VShape) -> Timing {
         Class::Mul | Class::MulAcc | Class::MulW | Class::MulAccW => t(1, 0, 3),
         // [D] 5-36 cycles; [A] typical.
         Class::Div | Class::DivW => t(1, 0, 20),
-        // [A]
-        Class::VSet => t(1, 0, 1),
+        // [M] two issue slots (D1 loops); the new vl is there for the next instruction.
+        Class::VSet => t(VECTOR_SLOTS, 0, VECTOR_SLOTS),
         c if c.is_vector() => {
-            let m = v.lmul.max(1);
+            // Registers per group at VLEN 128 units: the datapath moves 64 bits a cycle, two
+            // cycles per 128-bit register [V, M].
+            let m = v.lmul.max(1) * (v.vlen / 128).max(1);
+            let ix = (v.lmul.max(1).trailing_zeros() as usize).min(3);
             let (busy, lat) = match c {
-                // [V] e32 vmul/vmulhu 5/5/8/16
-                Class::VMul => (2 * m, [5, 5, 8, 16][(m.trailing_zeros() as usize).min(3)]),
-                // [A] an ALU op on the 2·SEW destination
-                Class::VWiden => (4 * m, (4 * m).max(4)),
-                // [V] 4/5/9/17
-                Class::VSlide => (2 * m, [4, 5, 9, 17][(m.trailing_zeros() as usize).min(3)]),
-                // [V] 4/16/64/256
+                // [V] e32 vmul/vmulhu/vmacc 5/5/8/16 (vmacc's is a chain through its
+                // accumulator: the latency), e8/e16 4/4/8/16.
+                Class::VMul => (2 * m, if v.sew >= 32 { [5, 5, 8, 16][ix] } else { [4, 4, 8, 16][ix] }),
+                // [V] e8/e16 vwmulu, vwaddu, vnsrl: 4/8/16 at LMUL 1/2/4 (2·LMUL registers).
+                Class::VWiden => (4 * m, (4 * m).max(3)),
+                // [V] vslideup 4/4/8/16 as an ALU op; vslidedown 4/5/9/17, one cycle more;
+                // latency [A] one more than the time.
+                Class::VSlide => (2 * m, 2 * m + 1),
+                Class::VSlideDown => (2 * m + 1, 2 * m + 2),
+                // [V] 4/16/64/256; latency [A] the same.
                 Class::VGather => (4 * m * m, 4 * m * m),
-                // [A]
-                Class::VReduce => {
-                    let b = 2 * m + (v.vlen / v.sew).trailing_zeros() as u64;
-                    (b, b + 2)
-                }
-                // [V] 5
-                Class::VToScalar => (2, 5),
-                // [A] 64 bits per cycle unit-stride, one element per cycle otherwise
+                // [V] vredxor 4/5/9/17 (vredsum 5 at LMUL 1); latency [A] one more.
+                Class::VReduce => (2 * m + 1, 2 * m + 2),
+                // [V] vext.x.v 5 at every LMUL (a stream writing one scalar register).
+                Class::VToScalar => (5, 5),
                 Class::VLoad | Class::VStore => {
-                    let mem = row.mem.expect("vector memory rows have an access");
-                    let bytes_per = if mem.bytes == 0 { v.sew / 8 } else { mem.bytes as u64 };
-                    let unit = matches!(mem.addr, Addr::VUnit { .. });
-                    let nf = match row.ops[0].kind {
-                        Kind::V(VGroup::Seg(n)) | Kind::V(VGroup::Eew { nf: n, .. }) => n as u64,
-                        _ => 1,
-                    };
-                    let busy = if unit && nf == 1 { (v.vl * bytes_per).div_ceil(8).max(2) } else { (v.vl * nf).max(2) };
-                    (busy, busy + 2)
+                    // [M] D1 memcpy/memset: 8 bytes a cycle, by the register group (LMUL), not
+                    // by vl; a load's data is there when it ends (a store that depends on it
+                    // starts at once). Segment, strided and indexed accesses [A, fitted to
+                    // the D1 vector ChaCha20]: each field as a unit-stride access.
+                    let regs = data_regs(row, v) * (v.vlen / 128).max(1);
+                    let busy = 2 * regs * nfields(row);
+                    (busy, busy)
                 }
-                // [V] simple ops 4/4/8/16 dependent, ~2/4/8/16 independent
-                _ => (2 * m, (2 * m).max(4)),
+                // [V] simple ops 4/4/8/16 in a stream writing one register; [M] a dependent
+                // chain at LMUL 1 runs at 3 (D1 vector ChaCha20).
+                _ => (2 * m, (2 * m).max(3)),
             };
-            t(1, busy, lat)
+            // The D1 table's figure for a stream of one operation writing one register.
+            let rewrite = match c {
+                Class::VMul | Class::VToScalar => lat.max(busy),
+                _ => busy.max(VECTOR_REWRITE),
+            };
+            let slots = if matches!(c, Class::VLoad | Class::VStore) { VECTOR_SLOTS } else { VECTOR_ALU_SLOTS };
+            Timing { slots, vpu_busy: busy, latency: lat, rewrite }
         }
         // [M] ALU, shifts, XThead bit operations: 1 cycle.
         _ => t(1, 0, 1),

@@ -112,8 +112,8 @@ pub const ENTRIES: &[&Entry] = &[&CTR32, &LINUX];
 pub const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
 
 /// Quarter-round index sets: four columns, then four diagonals.
-const COLUMNS: [[usize; 4]; 4] = [[0, 4, 8, 12], [1, 5, 9, 13], [2, 6, 10, 14], [3, 7, 11, 15]];
-const DIAGONALS: [[usize; 4]; 4] = [[0, 5, 10, 15], [1, 6, 11, 12], [2, 7, 8, 13], [3, 4, 9, 14]];
+pub(crate) const COLUMNS: [[usize; 4]; 4] = [[0, 4, 8, 12], [1, 5, 9, 13], [2, 6, 10, 14], [3, 7, 11, 15]];
+pub(crate) const DIAGONALS: [[usize; 4]; 4] = [[0, 5, 10, 15], [1, 6, 11, 12], [2, 7, 8, 13], [3, 4, 9, 14]];
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum ScalarRot {
@@ -126,7 +126,7 @@ enum ScalarRot {
 }
 
 #[derive(Clone, Copy)]
-struct Isa {
+pub(crate) struct Isa {
     rot: ScalarRot,
     vector: Option<VDialect>,
     /// Zvkb's `vror.vi` for the vector rotations (else shift right + multiply-add).
@@ -137,7 +137,7 @@ struct Isa {
 
 impl Isa {
     /// The lane path wherever the target has a vector unit.
-    fn of(t: &Target) -> Isa {
+    pub(crate) fn of(t: &Target) -> Isa {
         let rot = if t.has(Ext::XTheadBb) {
             ScalarRot::Thead
         } else if t.has(Ext::Zbb) {
@@ -151,7 +151,7 @@ impl Isa {
 }
 
 /// x = x <<< n (32-bit) on the scalar side.
-fn rotl(f: &mut Func, isa: Isa, x: Reg, n: u32, tmp: Reg) {
+pub(crate) fn rotl(f: &mut Func, isa: Isa, x: Reg, n: u32, tmp: Reg) {
     let r = 32 - n;
     match isa.rot {
         ScalarRot::Thead => kasm!(f, th.srriw {x}, {x}, {r};),
@@ -160,27 +160,31 @@ fn rotl(f: &mut Func, isa: Isa, x: Reg, n: u32, tmp: Reg) {
     }
 }
 
+/// One quarter round on scalar registers.
+pub(crate) fn scalar_quarter_round(f: &mut Func, isa: Isa, [a, b, c, d]: [Reg; 4], tmp: Reg) {
+    f.comment("a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7");
+    for (p, q, r, n) in [(a, b, d, 16), (c, d, b, 12), (a, b, d, 8), (c, d, b, 7)] {
+        kasm!(f, addw {p}, {p}, {q}; xor {r}, {r}, {p};);
+        rotl(f, isa, r, n, tmp);
+    }
+}
+
 /// One double round on the scalar state (four column then four diagonal quarter rounds).
 fn scalar_double_round(f: &mut Func, isa: Isa, x: &[Reg; 16], tmp: Reg) {
     for set in [COLUMNS, DIAGONALS] {
         for [a, b, c, d] in set {
-            let (a, b, c, d) = (x[a], x[b], x[c], x[d]);
-            f.comment("a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7");
-            for (p, q, r, n) in [(a, b, d, 16), (c, d, b, 12), (a, b, d, 8), (c, d, b, 7)] {
-                kasm!(f, addw {p}, {p}, {q}; xor {r}, {r}, {p};);
-                rotl(f, isa, r, n, tmp);
-            }
+            scalar_quarter_round(f, isa, [x[a], x[b], x[c], x[d]], tmp);
         }
     }
 }
 
 /// Vector registers of the lane path.
-struct VRegs {
-    v: [Reg; 16],
-    t: [Reg; 4],
+pub(crate) struct VRegs {
+    pub(crate) v: [Reg; 16],
+    pub(crate) t: [Reg; 4],
     /// Splat 2^16, 2^12, 2^8, 2^7 (rotation by multiply-add).
-    k: [Reg; 4],
-    vid: Reg,
+    pub(crate) k: [Reg; 4],
+    pub(crate) vid: Reg,
 }
 
 /// One double round on the four-lane vector state: the four quarter rounds of each half
@@ -188,32 +192,38 @@ struct VRegs {
 /// Rotate: t = d >> (32-n); d = d·2^n + t (vmadd).
 fn vector_double_round(f: &mut Func, isa: Isa, r: &VRegs) {
     for set in [COLUMNS, DIAGONALS] {
-        for (step, (pi, qi, ri, n)) in [(0usize, 1usize, 3usize, 16i64), (2, 3, 1, 12), (0, 1, 3, 8), (2, 3, 1, 7)].into_iter().enumerate() {
-            let k = r.k[step];
+        vector_quarter_rounds(f, isa, r, &set);
+    }
+}
+
+/// Up to four quarter rounds (index sets `set`) on the vector state, in lockstep; the
+/// rotation temporaries are `r.t[0..set.len()]`.
+pub(crate) fn vector_quarter_rounds(f: &mut Func, isa: Isa, r: &VRegs, set: &[[usize; 4]]) {
+    for (step, (pi, qi, ri, n)) in [(0usize, 1usize, 3usize, 16i64), (2, 3, 1, 12), (0, 1, 3, 8), (2, 3, 1, 7)].into_iter().enumerate() {
+        let k = r.k[step];
+        for q in set {
+            let (p, s) = (r.v[q[pi]], r.v[q[qi]]);
+            kasm!(f, vadd.vv {p}, {p}, {s};);
+        }
+        for q in set {
+            let (p, d) = (r.v[q[pi]], r.v[q[ri]]);
+            kasm!(f, vxor.vv {d}, {d}, {p};);
+        }
+        let sh = 32 - n;
+        if isa.vror {
             for q in set {
-                let (p, s) = (r.v[q[pi]], r.v[q[qi]]);
-                kasm!(f, vadd.vv {p}, {p}, {s};);
+                let d = r.v[q[ri]];
+                kasm!(f, vror.vi {d}, {d}, {sh};);
             }
-            for q in set {
-                let (p, d) = (r.v[q[pi]], r.v[q[ri]]);
-                kasm!(f, vxor.vv {d}, {d}, {p};);
-            }
-            let sh = 32 - n;
-            if isa.vror {
-                for q in set {
-                    let d = r.v[q[ri]];
-                    kasm!(f, vror.vi {d}, {d}, {sh};);
-                }
-                continue;
-            }
-            for (j, q) in set.iter().enumerate() {
-                let (t, d) = (r.t[j], r.v[q[ri]]);
-                kasm!(f, vsrl.vi {t}, {d}, {sh};);
-            }
-            for (j, q) in set.iter().enumerate() {
-                let (t, d) = (r.t[j], r.v[q[ri]]);
-                kasm!(f, vmadd.vv {d}, {k}, {t};);
-            }
+            continue;
+        }
+        for (j, q) in set.iter().enumerate() {
+            let (t, d) = (r.t[j], r.v[q[ri]]);
+            kasm!(f, vsrl.vi {t}, {d}, {sh};);
+        }
+        for (j, q) in set.iter().enumerate() {
+            let (t, d) = (r.t[j], r.v[q[ri]]);
+            kasm!(f, vmadd.vv {d}, {k}, {t};);
         }
     }
 }
@@ -479,7 +489,7 @@ fn scalar_path(f: &mut Func, c: &Ctx, e: &ScalarEntry, aligned: bool) {
 }
 
 /// Sets vl = `avl` at e32, m1.
-fn set_vl(f: &mut Func, avl: Reg) {
+pub(crate) fn set_vl(f: &mut Func, avl: Reg) {
     kasm!(f, vsetvli zero, {avl}, e32, m1, ta, ma;);
 }
 
@@ -516,14 +526,14 @@ fn store_strided(f: &mut Func, d: VDialect, t: Reg, base: Reg, stride: Reg) {
 }
 
 /// t = the four 32-bit words at base.
-fn load_row(f: &mut Func, d: VDialect, t: Reg, base: Reg) {
+pub(crate) fn load_row(f: &mut Func, d: VDialect, t: Reg, base: Reg) {
     match d {
         VDialect::Thead => kasm!(f, th.vlw.v {t}, ({base});),
         VDialect::V1 => kasm!(f, vle32.v {t}, ({base});),
     }
 }
 
-fn store_row(f: &mut Func, d: VDialect, t: Reg, base: Reg) {
+pub(crate) fn store_row(f: &mut Func, d: VDialect, t: Reg, base: Reg) {
     match d {
         VDialect::Thead => kasm!(f, th.vsw.v {t}, ({base});),
         VDialect::V1 => kasm!(f, vse32.v {t}, ({base});),

@@ -11,8 +11,9 @@
 //! func gcmGmultV(Xi *uint64, Htable *byte)
 //! func gcmGhashV(Xi *uint64, Htable *byte, inp *byte, len uint64)
 //! ```
-//! (`V` is the variant name with `-` as `_`; in Go spelling `C906Novector`, `Rv64gc`,
-//! `Rv64gcZbc`. `c906` has no Go build: its vector path needs a stack frame.) `Xi`/`acc` is the GCM byte string; `inp`
+//! (`V` is the variant name with `-` as `_`; in Go spelling `C906`, `C906Novector`, `Rv64gc`,
+//! `Rv64gcZbc`; `c906`'s Go build keeps its vector path's operands in a Go frame.) `Xi`/`acc`
+//! is the GCM byte string; `inp`
 //! and `data` may be unaligned (64-bit loads; the C906 handles misaligned loads in
 //! hardware, other cores may trap to the OS). The table layout is each variant's own.
 //!
@@ -89,7 +90,7 @@ use kgen_macros::kasm;
 
 pub const KERNEL: Kernel = Kernel {
     name: "ghash",
-    summary: "GHASH without carry-less multiply (32x32 Karatsuba on integer multiplies), and a Zbc form (OpenSSL, Linux; Go for the scalar variants)",
+    summary: "GHASH without carry-less multiply (32x32 Karatsuba on integer multiplies), and a Zbc form (OpenSSL, Linux, Go)",
     variants: &[
         Variant { name: "c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build, vlens: &[] },
         Variant { name: "c906-novector", target: "c906-novector", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build, vlens: &[] },
@@ -417,7 +418,7 @@ fn and_mask(f: &mut Func, c: &Ctx, dst: Reg, src: Reg, k: usize, scratch: Reg) {
 /// The products of each class (i + j ≡ k mod 4), as groups: the products of a group are
 /// added (`th.mula`), the groups XORed. With `th.mula` two products are added only when
 /// their count peaks (at bit i + j + 28) are four apart, so no count exceeds 15.
-fn class_groups(mula: bool, k: usize) -> Vec<Vec<(usize, usize)>> {
+pub(crate) fn class_groups(mula: bool, k: usize) -> Vec<Vec<(usize, usize)>> {
     let all: Vec<(usize, usize)> = (0..4).map(|i| (i, (k + 4 - i) % 4)).collect();
     if !mula {
         return all.into_iter().map(|p| vec![p]).collect();
@@ -476,7 +477,7 @@ fn mul64_holes(f: &mut Func, c: &Ctx, w: Reg, slot0: usize, lo: Reg, hi: Reg) {
 }
 
 /// (hi:lo) = h<<64 ^ (m ^ l ^ h)<<32 ^ l: a 64×64 product from its three 32×32 pieces.
-fn karatsuba64(f: &mut Func, l: Reg, h: Reg, m: Reg, lo: Reg, hi: Reg) {
+pub(crate) fn karatsuba64(f: &mut Func, l: Reg, h: Reg, m: Reg, lo: Reg, hi: Reg) {
     f.comment("m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l");
     let t = f.xreg("t");
     kasm!(f,
@@ -520,7 +521,7 @@ fn gf_mul_body(f: &mut Func, c: &Ctx, hi: Reg, lo: Reg) {
 
 /// (hi, lo) = (H<<128 ^ (M ^ L ^ H)<<64 ^ L) mod P from the three 128-bit products
 /// L = (l0, l1), H = (h0, h1), M = (m0, m1).
-fn karatsuba128_reduce(f: &mut Func, p: [Reg; 6], hi: Reg, lo: Reg) {
+pub(crate) fn karatsuba128_reduce(f: &mut Func, p: [Reg; 6], hi: Reg, lo: Reg) {
     let [l0, l1, h0, h1, m0, m1] = p;
     f.comment("M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L");
     kasm!(f,
@@ -694,9 +695,9 @@ fn ghash_fn(isa: Isa, variant: &str, t: &Target, abi: Abi) -> Func {
 // ---- XTheadVector path (variant `c906`) ------------------------------------------------
 
 /// Blocks per group: one per e32 lane at LMUL 2 (VLEN 128).
-const LANES: usize = 8;
+pub(crate) const LANES: usize = 8;
 /// Table offset of H^2..H^8 (twisted, 16 bytes each, low doubleword first).
-const POWERS: i64 = HOLES_TABLE_BYTES as i64;
+pub(crate) const POWERS: i64 = HOLES_TABLE_BYTES as i64;
 /// Karatsuba pieces (table slots) the scalar core computes, with the byte offset of the
 /// block word each multiplies: lo[31:0], lo[63:32], hi[31:0], hi[63:32].
 const SCALAR_PIECES: [(usize, i64); 4] = [(0, 0), (1, 4), (3, 8), (4, 12)];

@@ -2,7 +2,9 @@
 //! build a [`Module`] for a variant, a target and an ABI; [`kernels`] lists them all.
 
 pub mod aes;
+pub mod aes_gcm;
 pub mod chacha;
+pub mod chacha20_poly1305;
 pub mod ghash;
 pub mod poly1305;
 pub mod sha2;
@@ -52,7 +54,7 @@ impl Variant {
 
 /// Every kernel kgen knows.
 pub fn kernels() -> &'static [Kernel] {
-    &[aes::KERNEL, chacha::KERNEL, ghash::KERNEL, poly1305::KERNEL, sha2::SHA256, sha2::SHA512]
+    &[aes::KERNEL, aes_gcm::KERNEL, chacha::KERNEL, chacha20_poly1305::KERNEL, ghash::KERNEL, poly1305::KERNEL, sha2::SHA256, sha2::SHA512]
 }
 
 /// Looks a kernel up by name.

@@ -11,7 +11,10 @@
 //! Go:      func poly1305Init<V>(ctx *byte, key *byte)
 //!          func poly1305Blocks<V>(ctx *byte, inp *byte, len uint64, padbit uint32)
 //!          func poly1305Emit<V>(ctx *byte, mac *byte, nonce *uint32)
+//! x/crypto: func poly1305BlocksMacstate<V>(state *macState, inp *byte, len uint64, padbit uint32)
 //! ```
+//! The last (base-2^32 variants, Go only, [`macstate_module`]) is blocks on
+//! golang.org/x/crypto's `macState` for `kgen go-patches` (see [`MACSTATE_BLOCKS`]).
 //! `<v>` is the variant with `-` turned into `_` (`32_c906`), `<V>` its Go spelling
 //! (`32C906`). The OpenSSL functions are named `poly1305_init_<v>`, `poly1305_blocks_<v>`,
 //! `poly1305_emit_<v>` and also exported under the plain names above. `poly1305_init`
@@ -69,7 +72,7 @@
 //! constant-time lint as a leak); use the 32-bit variants on the C906. Caller-saved
 //! registers that held secrets are wiped on return; nothing is spilled.
 //!
-//! Performance (C906 cost model, `kgen bench poly1305`, and the cost report of
+//! Performance (C906 cost model, `kgen bench poly1305`, `--abi go` for the Go forms, and the cost report of
 //! `tests/poly1305.rs`): see README.md's table.
 
 use crate::{Kernel, Variant};
@@ -179,8 +182,41 @@ pub const LINUX_EMIT: Entry = Entry {
     ret: Ret::Void,
     summary: "Poly1305 final reduction mod 2^130 - 5, plus nonce mod 2^128, 16-byte tag",
 };
+/// The blocks function on golang.org/x/crypto's `macState` (internal/poly1305, v0.25.0:
+/// `h [3]uint64; r [2]uint64; s [2]uint64`), Go only, base 2^32 variants only:
+/// `func poly1305BlocksMacstate<V>(state *macState, inp *byte, len uint64, padbit uint32)`.
+/// h and r are the context's bytes already (h0..h3 u32 = h[0], h[1]; h4 = h[2]; r0..r3 =
+/// r[0], r[1]); x/crypto keeps the key's s at 40..56 where the context has s1..s3, so this
+/// form computes s_i = r_i + (r_i >> 2) from r instead of loading them and never touches
+/// bytes 40..56. x/crypto's h may come in with h[2] up to 7 (its partially reduced h <
+/// 2·(2^130 - 5)); the bounds of [`blocks32`] hold for that as well (h4 only enters as
+/// the small multiplier q), and the h it stores has h[2] <= 4.
+pub const MACSTATE_BLOCKS: Entry = Entry {
+    kernel: "poly1305",
+    prefix: "poly1305_blocks_macstate_",
+    suffix: "",
+    alias: None,
+    abis: &[Abi::Go],
+    params: &[
+        Param::ptr("state", Elem::Go { name: "macState", align: 8 }, InOut, true).aligned(8),
+        Param::ptr("inp", Elem::U8, In, true),
+        Param::val("len", Ty::Size, false),
+        Param::val("padbit", Ty::U32, false),
+    ],
+    ret: Ret::Void,
+    summary: "Poly1305 blocks on x/crypto's macState: h = (h + m + padbit·2^128)·r for each 16-byte block",
+};
 /// Every entry point of the kernel.
-pub const ENTRIES: &[&Entry] = &[&INIT, &GO_INIT, &BLOCKS, &EMIT, &LINUX_INIT, &LINUX_BLOCKS, &LINUX_EMIT];
+pub const ENTRIES: &[&Entry] = &[&INIT, &GO_INIT, &BLOCKS, &EMIT, &LINUX_INIT, &LINUX_BLOCKS, &LINUX_EMIT, &MACSTATE_BLOCKS];
+
+/// Where the blocks function finds s1..s3.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    /// The context's s1..s3 (at [`CTX_S1`], [`CTX_S23`]).
+    Context,
+    /// x/crypto's macState: computed from r.
+    MacState,
+}
 
 /// Bytes of the context (OpenSSL's `double opaque[24]`).
 pub const CTX_BYTES: usize = 192;
@@ -195,7 +231,7 @@ pub const CTX_S1: i64 = 48;
 
 /// How the variant's instructions are chosen.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Isa {
+pub(crate) enum Isa {
     /// th.mula, th.extu, th.addsl
     Thead,
     /// RV64GC only
@@ -203,7 +239,7 @@ enum Isa {
 }
 
 impl Isa {
-    fn of(t: &Target) -> Isa {
+    pub(crate) fn of(t: &Target) -> Isa {
         if t.has(Ext::XTheadMac) && t.has(Ext::XTheadBb) && t.has(Ext::XTheadBa) {
             Isa::Thead
         } else {
@@ -471,23 +507,52 @@ fn load_unaligned(f: &mut Func, inp: Reg, sh: Reg, rsh: Reg, w: [Reg; 2], x: Reg
 // ---- blocks: base 2^32 ---------------------------------------------------------------------
 
 /// Registers of the base-2^32 loop.
-struct P32 {
-    isa: Isa,
+pub(crate) struct P32 {
+    pub(crate) isa: Isa,
     /// r0..r3 (< 2^28, loaded with lwu).
-    r: [Reg; 4],
+    pub(crate) r: [Reg; 4],
     /// s1..s3: s_i = r_i + (r_i >> 2) < 2^28.33.
-    s: [Reg; 3],
+    pub(crate) s: [Reg; 3],
     /// Accumulators d0..d3 (64-bit) and q = h4·r0 (weight 2^128).
-    d: [Reg; 4],
-    q: Reg,
+    pub(crate) d: [Reg; 4],
+    pub(crate) q: Reg,
     /// Multiplier operands h0..h4, each < 2^32.
-    h: [Reg; 5],
+    pub(crate) h: [Reg; 5],
     /// Message limbs.
-    m: [Reg; 4],
-    c: Reg,
-    e: Reg,
+    pub(crate) m: [Reg; 4],
+    pub(crate) c: Reg,
+    pub(crate) e: Reg,
     /// Products waiting to be added (rv64gc).
-    p: [Reg; 4],
+    pub(crate) p: [Reg; 4],
+}
+
+impl P32 {
+    /// The registers of the base-2^32 loop, new.
+    pub(crate) fn new(f: &mut Func, isa: Isa) -> P32 {
+        P32 {
+            isa,
+            r: f.xregs::<4>("r"),
+            s: [f.xreg("s1"), f.xreg("s2"), f.xreg("s3")],
+            d: f.xregs::<4>("d"),
+            q: f.xreg("q"),
+            h: f.xregs::<5>("h"),
+            m: f.xregs::<4>("m"),
+            c: f.xreg("c"),
+            e: f.xreg("e"),
+            p: f.xregs::<4>("p"),
+        }
+    }
+}
+
+/// The pad bit of the blocks being absorbed.
+#[derive(Clone, Copy)]
+pub(crate) enum Pad {
+    /// None (the final reduction).
+    None,
+    /// 0 or 1 in a register.
+    Reg(Reg),
+    /// 1 (whole blocks of a message).
+    One,
 }
 
 impl P32 {
@@ -501,20 +566,22 @@ impl P32 {
 /// d0 += 5·(q >> 2); e = ((q & 3) + pad) << 32. q (weight 2^128) splits into its bits at
 /// 2^130 and above, which wrap round as 5·(q >> 2) at weight 1, and q & 3, which joins limb
 /// 3 at bit 32 together with the pad bit of the next block.
-fn fold32(f: &mut Func, p: &P32, q: Reg, d0: Reg, pad: Option<Reg>) {
+pub(crate) fn fold32(f: &mut Func, p: &P32, q: Reg, d0: Reg, pad: Pad) {
     let (c, e) = (p.c, p.e);
     kasm!(f, srli {c}, {q}, 2;);
     times5(f, p.isa, c, e);
     kasm!(f, add {d0}, {d0}, {c}; andi {e}, {q}, 3;);
-    if let Some(pad) = pad {
-        kasm!(f, add {e}, {e}, {pad};);
+    match pad {
+        Pad::None => {}
+        Pad::Reg(pad) => kasm!(f, add {e}, {e}, {pad};),
+        Pad::One => kasm!(f, addi {e}, {e}, 1;),
     }
     kasm!(f, slli {e}, {e}, 32;);
 }
 
 /// Carry propagation into multiplier operands: t_i = d_i (+ m_i) + t_{i-1} >> 32 (t_3 also
 /// + e), h_i = t_i mod 2^32, h4 = t_3 >> 32; t_i is built in d_i.
-fn carry32(f: &mut Func, p: &P32, d: [Reg; 4], m: Option<[Reg; 4]>, h: [Reg; 5]) {
+pub(crate) fn carry32(f: &mut Func, p: &P32, d: [Reg; 4], m: Option<[Reg; 4]>, h: [Reg; 5]) {
     let (c, e) = (p.c, p.e);
     for i in 0..4 {
         let di = d[i];
@@ -543,7 +610,7 @@ fn carry32(f: &mut Func, p: &P32, d: [Reg; 4], m: Option<[Reg; 4]>, h: [Reg; 5])
 ///   q  = h4·r0
 /// Emitted by h_j (one product into each accumulator per group), so the accumulations of
 /// one column are four instructions apart (th.mula's result latency is 3).
-fn multiply32(f: &mut Func, p: &P32) {
+pub(crate) fn multiply32(f: &mut Func, p: &P32) {
     let mut groups: Vec<[(Reg, Reg, Reg); 4]> = Vec::new();
     for j in 0..4 {
         groups.push(std::array::from_fn(|i| (p.d[i], p.h[j], p.coef(i, j))));
@@ -609,7 +676,7 @@ fn loop32(f: &mut Func, p: &P32, a: &Args, top: Label, unaligned: Option<(Reg, R
         }
     }
     f.comment("d0 += 5·(q >> 2); e = ((q & 3) + pad) << 32");
-    fold32(f, p, p.q, p.d[0], Some(a.pad));
+    fold32(f, p, p.q, p.d[0], Pad::Reg(a.pad));
     f.comment("h = d + m + e·2^96, carried into 32-bit limbs h0..h3 and h4 < 2^31");
     carry32(f, p, p.d, Some(p.m), p.h);
     f.comment("(d, q) = h·r");
@@ -617,6 +684,61 @@ fn loop32(f: &mut Func, p: &P32, a: &Args, top: Label, unaligned: Option<(Reg, R
     kasm!(f,
         addi {inp}, {inp}, 16;
         bne {inp}, {end}, {top};
+    );
+}
+
+/// The base-2^32 state from the context: r0..r3, s1..s3, and the loop state (d, q) = h
+/// (h4 in q).
+pub(crate) fn load_state32(f: &mut Func, p: &P32, ctx: Reg) {
+    load_state32_as(f, p, ctx, Layout::Context)
+}
+
+/// [`load_state32`] from a context in `layout`.
+fn load_state32_as(f: &mut Func, p: &P32, ctx: Reg, layout: Layout) {
+    f.comment("r0..r3, s1..s3; the loop state (d, q) = h (h4 in q)");
+    for (i, &r) in p.r.iter().enumerate() {
+        let off = CTX_R + 4 * i as i64;
+        kasm!(f, lwu {r}, {off}({ctx}););
+    }
+    let [s1, s2, s3] = p.s;
+    match layout {
+        Layout::Context => kasm!(f,
+            lwu {s1}, {CTX_S1}({ctx});
+            lwu {s2}, {CTX_S23}({ctx});
+            lwu {s3}, {CTX_S23 + 4}({ctx});
+        ),
+        Layout::MacState => {
+            f.comment("s_i = r_i + (r_i >> 2) mod 2^32 (macState has the key's s where the context has these)");
+            for (k, &si) in p.s.iter().enumerate() {
+                let ri = p.r[k + 1];
+                kasm!(f, srli {si}, {ri}, 2; add {si}, {si}, {ri};);
+                // s_i < 1.25·2^28; said with a zero-extension the constant-time lint sees.
+                zext32(f, p.isa, si, si);
+            }
+        }
+    }
+    for (i, &d) in p.d.iter().enumerate() {
+        let off = CTX_H + 4 * i as i64;
+        kasm!(f, lwu {d}, {off}({ctx}););
+    }
+    let q = p.q;
+    kasm!(f, lwu {q}, {CTX_H + 16}({ctx}););
+}
+
+/// The loop state (d, q) reduced to limbs and stored as the context's h (h4 <= 4).
+pub(crate) fn store_state32(f: &mut Func, p: &P32, ctx: Reg) {
+    f.comment("h = d + q·2^128 in limbs (h4 < 2^31), then once more from h4: h4 <= 4");
+    fold32(f, p, p.q, p.d[0], Pad::None);
+    carry32(f, p, p.d, None, p.h);
+    let [h0, h1, h2, h3, h4] = p.h;
+    fold32(f, p, h4, h0, Pad::None);
+    carry32(f, p, [h0, h1, h2, h3], None, p.h);
+    kasm!(f,
+        sw {h0}, {CTX_H}({ctx});
+        sw {h1}, {CTX_H + 4}({ctx});
+        sw {h2}, {CTX_H + 8}({ctx});
+        sw {h3}, {CTX_H + 12}({ctx});
+        sd {h4}, {CTX_H + 16}({ctx});
     );
 }
 
@@ -631,40 +753,15 @@ fn loop32(f: &mut Func, p: &P32, a: &Args, top: Label, unaligned: Option<(Reg, R
 /// - Carry: t_i = d_i + m_i + carry < 5.4·2^60 < 2^63, carries < 5.4·2^28; t3 < 4.625·2^60
 ///   + 2^32 + 2^31 + 2^34, so h4 = t3 >> 32 < 4.63·2^28 < 2^31, as assumed.
 /// - On entry h comes from the context (h0..h3 < 2^32, h4 <= 4): inside these bounds.
-fn blocks32(isa: Isa, variant: &str, t: &Target, abi: Abi) -> Func {
-    let mut f = Func::entry(blocks_entry_point(abi), variant, t, abi);
+fn blocks32(isa: Isa, variant: &str, t: &Target, abi: Abi, layout: Layout) -> Func {
+    let entry = if layout == Layout::MacState { &MACSTATE_BLOCKS } else { blocks_entry_point(abi) };
+    let mut f = Func::entry(entry, variant, t, abi);
     let a = blocks_entry(&mut f, abi);
     let ctx = a.ctx;
-    let p = P32 {
-        isa,
-        r: f.xregs::<4>("r"),
-        s: [f.xreg("s1"), f.xreg("s2"), f.xreg("s3")],
-        d: f.xregs::<4>("d"),
-        q: f.xreg("q"),
-        h: f.xregs::<5>("h"),
-        m: f.xregs::<4>("m"),
-        c: f.xreg("c"),
-        e: f.xreg("e"),
-        p: f.xregs::<4>("p"),
-    };
-    f.comment("r0..r3, s1..s3; the loop state (d, q) = h (h4 in q)");
-    for (i, &r) in p.r.iter().enumerate() {
-        let off = CTX_R + 4 * i as i64;
-        kasm!(f, lwu {r}, {off}({ctx}););
-    }
-    let [s1, s2, s3] = p.s;
+    let p = P32::new(&mut f, isa);
+    load_state32_as(&mut f, &p, ctx, layout);
+    let (tt, inp) = (a.t, a.inp);
     kasm!(f,
-        lwu {s1}, {CTX_S1}({ctx});
-        lwu {s2}, {CTX_S23}({ctx});
-        lwu {s3}, {CTX_S23 + 4}({ctx});
-    );
-    for (i, &d) in p.d.iter().enumerate() {
-        let off = CTX_H + 4 * i as i64;
-        kasm!(f, lwu {d}, {off}({ctx}););
-    }
-    let (q, tt, inp) = (p.q, a.t, a.inp);
-    kasm!(f,
-        lwu {q}, {CTX_H + 16}({ctx});
         andi {tt}, {inp}, 3;
         bnez {tt}, unaligned;
     );
@@ -672,19 +769,7 @@ fn blocks32(isa: Isa, variant: &str, t: &Target, abi: Abi) -> Func {
     loop32(&mut f, &p, &a, top, None);
     let tail = f.named_label("tail");
     f.bind(tail);
-    f.comment("h = d + q·2^128 in limbs (h4 < 2^31), then once more from h4: h4 <= 4");
-    fold32(&mut f, &p, q, p.d[0], None);
-    carry32(&mut f, &p, p.d, None, p.h);
-    let [h0, h1, h2, h3, h4] = p.h;
-    fold32(&mut f, &p, h4, h0, None);
-    carry32(&mut f, &p, [h0, h1, h2, h3], None, p.h);
-    kasm!(f,
-        sw {h0}, {CTX_H}({ctx});
-        sw {h1}, {CTX_H + 4}({ctx});
-        sw {h2}, {CTX_H + 8}({ctx});
-        sw {h3}, {CTX_H + 12}({ctx});
-        sd {h4}, {CTX_H + 16}({ctx});
-    );
+    store_state32(&mut f, &p, ctx);
     f.ret();
     f.comment("input not 4-byte aligned");
     let (sh, rsh) = (f.xreg("sh"), f.xreg("rsh"));
@@ -852,12 +937,34 @@ fn build(radix: Radix, variant: &str, t: &Target, abi: Abi) -> Result<Module, Bu
     m.notes = notes;
     let blocks = match radix {
         Radix::R64 => blocks64(isa, variant, t, abi),
-        Radix::R32 => blocks32(isa, variant, t, abi),
+        Radix::R32 => blocks32(isa, variant, t, abi, Layout::Context),
     };
     let table = (BLOCKS.symbol(variant), EMIT.symbol(variant));
     m.add(init_fn(variant, t, abi, (&table.0, &table.1)), true)?;
     m.add(blocks, true)?;
     m.add(emit_fn(isa, variant, t, abi), true)?;
+    Ok(m)
+}
+
+/// The Go module for golang.org/x/crypto's internal/poly1305 of a base-2^32 variant
+/// (`32-c906`, `32-rv64gc`): [`MACSTATE_BLOCKS`] alone (`kgen go-patches` writes it into
+/// x/crypto's `sum_riscv64.s`).
+pub fn macstate_module(variant: &str) -> Result<Module, BuildError> {
+    let v = KERNEL.variants.iter().find(|v| v.name == variant && v.name.starts_with("32-")).ok_or_else(|| BuildError {
+        func: MACSTATE_BLOCKS.prefix.to_string(),
+        inst: String::new(),
+        index: None,
+        loc: None,
+        reason: format!("poly1305 has no base-2^32 variant `{variant}` (32-c906, 32-rv64gc)"),
+    })?;
+    let t = v.target();
+    let mut m = Module::new("poly1305", variant, &t, Abi::Go);
+    m.notes = vec![
+        "Poly1305 (RFC 8439), base 2^32, on golang.org/x/crypto's macState (h [3]uint64, r [2]uint64,".into(),
+        "s [2]uint64): every multiply has both operands below 2^32. Constant time: no secret-dependent".into(),
+        "branches or addresses. Bytes 40..56 (x/crypto's s) are not touched.".into(),
+    ];
+    m.add(blocks32(Isa::of(&t), variant, &t, Abi::Go, Layout::MacState), true)?;
     Ok(m)
 }
 

@@ -17,6 +17,9 @@ pub const TEXT_BASE: u64 = 0x1_0000;
 pub const RETURN_SENTINEL: u64 = 0x7ff0_0000;
 pub const STACK_TOP: u64 = 0x7fe0_0000;
 pub const STACK_SIZE: usize = 64 * 1024;
+/// sp at the entry of every [`Env::call`]. Go's ABI0 arguments are at `CALL_SP + 8 + off`
+/// (above the return-address word), where a caller writes them before the call.
+pub const CALL_SP: u64 = STACK_TOP - 16 * 64;
 const HEAP_BASE: u64 = 0x1000_0000;
 const GUARD: u64 = 0x1000;
 
@@ -26,6 +29,10 @@ pub enum CallError {
     Fault(Fault),
     /// The function broke the calling convention.
     Abi(String),
+    /// The function called a symbol no input defines (see [`Env::with_undefined_stubs`]).
+    Undefined(String),
+    /// The function ran an instruction the assembler kept as a trap (what it was).
+    Unassembled(String),
 }
 
 impl fmt::Display for CallError {
@@ -33,6 +40,8 @@ impl fmt::Display for CallError {
         match self {
             CallError::Fault(x) => write!(f, "fault {x}"),
             CallError::Abi(s) => write!(f, "ABI violation: {s}"),
+            CallError::Undefined(s) => write!(f, "called `{s}`, which no input defines"),
+            CallError::Unassembled(s) => write!(f, "ran {s}"),
         }
     }
 }
@@ -67,17 +76,69 @@ pub struct Env {
     /// Go's ABI0: the word at 0(sp) holds the return address, as Go's frame prologue leaves
     /// it (a function that writes ra reloads it from there).
     go_frame: bool,
+    /// Addresses given to symbols no input defines (nothing is mapped there: a call
+    /// faults and is reported by name).
+    pub undefined: HashMap<u64, String>,
+    /// Addresses of instructions an assembly file had that kgen cannot run.
+    pub unassembled: HashMap<u64, String>,
 }
+
+/// Where [`Env::with_undefined_stubs`] places undefined symbols (unmapped).
+pub const UNDEFINED_BASE: u64 = 0x0800_0000;
+/// The most bytes of buffers one environment maps.
+pub const MAX_BUFFER_BYTES: usize = 1 << 30;
 
 impl Env {
     /// Links `obj` at a fixed address and maps stack and sentinel.
     pub fn new(obj: &Object, target: &Target) -> Result<Env, String> {
         let img = link(obj, TEXT_BASE, &HashMap::new())?;
+        Ok(Env::from_image(&img, target))
+    }
+
+    /// Like [`Env::new`], but a symbol the object references and does not define gets an
+    /// address where nothing is mapped: the object links, and a call to the symbol fails
+    /// naming it ([`CallError::Undefined`]).
+    pub fn with_undefined_stubs(obj: &Object, target: &Target) -> Result<Env, String> {
+        let defined: std::collections::HashSet<&str> = obj.symbols.iter().map(|s| s.name.as_str()).collect();
+        let mut ext = HashMap::new();
+        let mut undefined = HashMap::new();
+        for sym in obj.relocs.iter().map(|r| &r.sym).chain(obj.data_relocs.iter().map(|d| &d.2)) {
+            if !defined.contains(sym.as_str()) && !ext.contains_key(sym) {
+                let a = UNDEFINED_BASE + 16 * ext.len() as u64;
+                ext.insert(sym.clone(), a);
+                undefined.insert(a, sym.clone());
+            }
+        }
+        let img = link(obj, TEXT_BASE, &ext)?;
+        let mut env = Env::from_image(&img, target);
+        for n in undefined.values() {
+            env.symbols.remove(n);
+        }
+        env.undefined = undefined;
+        env.unassembled = obj.unknown.iter().map(|(o, m)| (TEXT_BASE + *o as u64, m.clone())).collect();
+        Ok(env)
+    }
+
+    fn from_image(img: &kgen_dsl::object::Image, target: &Target) -> Env {
         let mut m = Machine::new(target);
-        m.load(&img);
+        m.load(img);
         m.mem.map("stack", STACK_TOP - STACK_SIZE as u64, STACK_SIZE, Perm::RW);
         m.mem.map("return-sentinel", RETURN_SENTINEL, 4096, Perm::RX);
-        Ok(Env { m, symbols: img.symbols, next_buf: HEAP_BASE, rng: rand_chacha::ChaCha8Rng::seed_from_u64(1), preserved: preserved_by(Abi::Psabi), go_frame: false })
+        Env {
+            m,
+            symbols: img.symbols.clone(),
+            next_buf: HEAP_BASE,
+            rng: rand_chacha::ChaCha8Rng::seed_from_u64(1),
+            preserved: preserved_by(Abi::Psabi),
+            go_frame: false,
+            undefined: HashMap::new(),
+            unassembled: HashMap::new(),
+        }
+    }
+
+    /// Bytes of buffers mapped so far (guards included).
+    pub fn buffer_bytes(&self) -> u64 {
+        self.next_buf - HEAP_BASE
     }
 
     /// Checks calls against `abi`'s rules: under Go's ABI0 no register is callee-saved and
@@ -122,6 +183,19 @@ impl Env {
         Ok((name, a))
     }
 
+    /// [`Env::buffer`], or an error saying the limit when the environment would map more
+    /// than [`MAX_BUFFER_BYTES`] of buffers.
+    pub fn try_buffer(&mut self, data: &[u8], offset: usize, writable: bool) -> Result<u64, String> {
+        let size = (offset as u64).saturating_add(data.len() as u64).next_multiple_of(4096) + GUARD;
+        if self.buffer_bytes().saturating_add(size) > MAX_BUFFER_BYTES as u64 {
+            return Err(format!(
+                "buffers of {} bytes in all: the simulator holds at most {MAX_BUFFER_BYTES} bytes of buffers",
+                self.buffer_bytes() + size
+            ));
+        }
+        Ok(self.buffer(data, offset, writable))
+    }
+
     /// Places `data` in a fresh region (guarded on both sides) so that its address is
     /// `offset` bytes past a 64-byte boundary; `writable` maps it read-write.
     pub fn buffer(&mut self, data: &[u8], offset: usize, writable: bool) -> u64 {
@@ -153,7 +227,7 @@ impl Env {
         for (i, a) in args.iter().enumerate() {
             h.x[10 + i] = *a;
         }
-        let sp = STACK_TOP - 16 * 64;
+        let sp = CALL_SP;
         h.x[2] = sp;
         h.x[1] = RETURN_SENTINEL;
         if self.go_frame {
@@ -167,7 +241,15 @@ impl Env {
             c.reset();
             c.note_call(RETURN_SENTINEL);
         }
-        self.m.run_until(RETURN_SENTINEL).map_err(CallError::Fault)?;
+        if let Err(f) = self.m.run_until(RETURN_SENTINEL) {
+            if let Some(name) = self.undefined.get(&f.pc) {
+                return Err(CallError::Undefined(name.clone()));
+            }
+            if let Some(what) = self.unassembled.get(&f.pc) {
+                return Err(CallError::Unassembled(what.clone()));
+            }
+            return Err(CallError::Fault(f));
+        }
         let h = &self.m.hart;
         if h.x[2] != sp {
             return Err(CallError::Abi(format!("sp is {:#x} after return, was {sp:#x}", h.x[2])));
@@ -202,7 +284,7 @@ impl Env {
                 found.push(format!("register v{v}"));
             }
         }
-        let sp = STACK_TOP - 16 * 64;
+        let sp = CALL_SP;
         let below = self.read(sp - 4096, 4096);
         if hit(&below) {
             found.push("stack below sp".into());

@@ -39,10 +39,10 @@
 
 use kgen_dsl::isa::{table, Class, Control, Hart, Inst, Kind, Role, VDialect};
 use kgen_dsl::timing::{self, Timing, VShape};
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 
 /// Mispredicted branch penalty [A].
-pub const MISPREDICT: u64 = 3;
+pub const MISPREDICT: u64 = 4;
 /// Taken branch whose target is not in the BTB [M].
 pub const BTB_MISS: u64 = 2;
 /// BTB entries [M].
@@ -66,7 +66,19 @@ pub struct C906 {
     pub cycle: u64,
     xready: [u64; 32],
     vready: [u64; 32],
+    /// Earliest start of the next write of each vector register.
+    vrewrite: [u64; 32],
+    /// When a store may start reading each vector register (an ALU result is chained:
+    /// its first elements are ready before the whole group is).
+    vchain: [u64; 32],
+    /// When the vector ALU pipe and the load/store pipe are free, the last vector
+    /// instruction's start (they start in order), and when all vector work is done.
+    valu_free: u64,
+    vlsu_free: u64,
+    vlast_start: u64,
     vpu_free: u64,
+    /// The timing-table row made twice as slow (sensitivity studies), if any.
+    pub slow: Option<timing::Source>,
     bht: HashMap<u64, u8>,
     btb: VecDeque<u64>,
     ras: Vec<u64>,
@@ -75,6 +87,35 @@ pub struct C906 {
     pub long_muls: u64,
     pub muls: u64,
     pending_branch: bool,
+    /// The multiplier's pipeline (see [`MulOp`]): multiplies not yet written back, in
+    /// order; the last write-back's cycle; the cycles the result bus carries an EX1 result.
+    mulq: VecDeque<MulOp>,
+    mul_seq: u64,
+    last_grant: u64,
+    bus: BTreeSet<u64>,
+    /// For each register: the multiply (sequence number + 1) whose result it waits for.
+    xmul: [u64; 32],
+    /// The destination of the last multiply issued, while it still holds its result.
+    last_mul_dest: Option<usize>,
+    /// The last two loads: destination and issue cycle.
+    last_loads: [(usize, u64); 2],
+}
+
+/// A multiply in the C906's multiplier (EX1, EX2, EX3) [M: openc906 RTL, see
+/// docs/cost-model.md]: it reaches EX3 two cycles after issue (and once the multiply ahead
+/// has left it), and writes its result back over the one result bus only in a cycle in
+/// which no instruction in EX1 writes back (ALU, load, jump results have priority); until
+/// then it holds EX3, the multiply behind it holds EX2, and a third one cannot leave EX1,
+/// which stalls issue. A dependent instruction takes the result from EX3, the cycle after
+/// it arrives there. The long path iterates three more cycles in EX3.
+#[derive(Clone, Copy, Debug)]
+struct MulOp {
+    seq: u64,
+    /// Cycle it entered EX2.
+    ex2: u64,
+    /// Extra EX3 cycles (3 on the long path).
+    extra: u64,
+    dest: Option<usize>,
 }
 
 fn upper_clear(v: u64, signed: bool) -> bool {
@@ -87,18 +128,81 @@ impl C906 {
         C906::default()
     }
 
-    /// Total cycles so far (the cycle the last instruction's results are all done is not
-    /// counted separately: throughput is what kernels are measured by).
+    /// Total cycles so far: until the scalar pipeline has issued everything and the vector
+    /// unit has finished [M: a D1 call of one LMUL-8 vector store takes the store's 16
+    /// cycles more than a scalar call].
     pub fn cycles(&self) -> u64 {
-        self.cycle
+        self.cycle.max(self.vpu_free)
     }
 
     pub fn reset(&mut self) {
+        let slow = self.slow;
         *self = C906::default();
+        self.slow = slow;
+    }
+
+    /// EX3 arrival and write-back cycles of the queued multiplies, supposing nothing new
+    /// uses the result bus from cycle `from` on.
+    fn mul_times(&self, from: u64) -> Vec<(u64, u64)> {
+        let mut out = Vec::with_capacity(self.mulq.len());
+        let mut prev_g = self.last_grant;
+        for m in &self.mulq {
+            let a = (m.ex2 + 1).max(prev_g + 1);
+            let mut g = a + m.extra;
+            // Cycles from `from` on are free unless already taken (a load's data).
+            let _ = from;
+            while self.bus.contains(&g) {
+                g += 1;
+            }
+            out.push((a, g));
+            prev_g = g;
+        }
+        out
+    }
+
+    /// Retires the multiplies written back before cycle `t` (the bus before `t` is known).
+    fn settle_muls(&mut self, t: u64) {
+        while !self.mulq.is_empty() {
+            let (a, g) = self.mul_times(t)[0];
+            if g >= t {
+                break;
+            }
+            let m = self.mulq.pop_front().expect("not empty");
+            self.last_grant = g;
+            if let Some(d) = m.dest {
+                if self.xmul[d] == m.seq + 1 {
+                    self.xmul[d] = 0;
+                    self.xready[d] = self.xready[d].max(a + m.extra + 1);
+                }
+            }
+            let _ = a;
+        }
+        let keep = self.mul_times(t).first().map(|x| x.0).unwrap_or(t).min(t);
+        while self.bus.first().is_some_and(|&c| c + 8 < keep) {
+            self.bus.pop_first();
+        }
+    }
+
+    /// When register `r` can be read by an instruction issuing at `from` or later.
+    fn xreg_ready(&self, r: usize, from: u64) -> u64 {
+        match self.pending_mul(r, from) {
+            Some((a, _, extra)) => a + extra + 1,
+            None => self.xready[r],
+        }
+    }
+
+    /// The queued multiply writing `r`: its EX3 arrival, write-back and extra EX3 cycles.
+    fn pending_mul(&self, r: usize, from: u64) -> Option<(u64, u64, u64)> {
+        if self.xmul[r] == 0 {
+            return None;
+        }
+        let times = self.mul_times(from);
+        self.mulq.iter().zip(times).find(|(m, _)| m.seq + 1 == self.xmul[r]).map(|(m, (a, g))| (a, g, m.extra))
     }
 
     /// Accounts for `inst` at `pc` before it executes (operands as they are now).
     pub fn issue(&mut self, h: &Hart, _pc: u64, inst: &Inst) {
+        self.settle_muls(self.cycle);
         let row = table().row(inst.form);
         let ops = &inst.ops[..row.ops.len()];
         // Sources and destinations.
@@ -111,7 +215,7 @@ impl C906 {
             match spec.kind {
                 Kind::X | Kind::XMem => {
                     if reads && v != 0 {
-                        src_ready = src_ready.max(self.xready[v as usize]);
+                        src_ready = src_ready.max(self.xreg_ready(v as usize, self.cycle));
                     }
                     if writes && v != 0 {
                         if xdst[0].is_none() {
@@ -134,24 +238,79 @@ impl C906 {
                 _ => {}
             }
         }
-        let start = self.cycle.max(src_ready);
-        self.breakdown.dependency_stalls += start - self.cycle;
-        let base = timing::c906(row, VShape::DEFAULT);
-        let (slots, lat) = match row.class {
-            _ if row.mul.is_some_and(|m| !m.narrow) => {
-                let m = row.mul.expect("a multiply");
-                self.muls += 1;
-                let a = h.x(ops[m.ops[0] as usize]);
-                let b = h.x(ops[m.ops[1] as usize]);
-                if upper_clear(a, m.signed[0]) && upper_clear(b, m.signed[1]) {
-                    (base.slots, base.latency)
-                } else {
-                    // [M] the long path: 6 cycles, blocking further multiplies for 4.
-                    self.long_muls += 1;
-                    self.breakdown.multiplier_long_path += 3;
-                    (4, 6)
+        // A vector store reads its data as it is produced (chained).
+        if row.class == Class::VStore {
+            if let Some(k) = row.ops.iter().position(|o| matches!(o.kind, Kind::V(_)) && o.role == Role::Use) {
+                let v = ops[k] as usize;
+                let others = row.ops.iter().zip(ops).enumerate().filter(|(j, _)| *j != k).map(|(_, (spec, &r))| match spec.kind {
+                    Kind::X | Kind::XMem if r != 0 && matches!(spec.role, Role::Use | Role::UseDef) => self.xreg_ready(r as usize, self.cycle),
+                    Kind::V(_) => self.vready[r as usize],
+                    _ => 0,
+                });
+                src_ready = others.max().unwrap_or(0).max(self.vchain[v]);
+            }
+        }
+        let mut start = self.cycle.max(src_ready);
+        // Writing a register a multiply has yet to write [M: RTL]: a multiply waits for
+        // that one to reach EX3, anything else for its write-back and one cycle more.
+        if let Some(d) = xdst[0] {
+            if let Some((a, g, _)) = self.pending_mul(d, start) {
+                start = start.max(if row.mul.is_some() { a } else { g + 2 });
+            }
+            // [M] a load waits while two loads to the same register are in flight (RTL:
+            // a stream of loads to one register runs at 1.5 cycles a load).
+            if row.class == Class::Load {
+                let inflight: Vec<u64> = self.last_loads.iter().filter(|(r, t)| *r == d && t + 2 >= start).map(|(_, t)| *t).collect();
+                if inflight.len() >= 2 {
+                    start = start.max(inflight.iter().min().copied().unwrap_or(0) + 3);
                 }
             }
+        }
+        // [M] an accumulating multiply whose factor is the result of the last multiply
+        // issued issues two cycles later than it could otherwise (openc906 RTL: at any
+        // distance; not when another multiply came in between).
+        if let (Some(m), Class::MulAcc | Class::MulAccW) = (row.mul, row.class) {
+            if m.ops.iter().any(|&k| ops[k as usize] != 0 && self.last_mul_dest == Some(ops[k as usize] as usize)) {
+                start = start.max(self.cycle + 2);
+            }
+        }
+        self.breakdown.dependency_stalls += start - self.cycle;
+        let base = timing::c906_scaled(row, VShape::DEFAULT, self.slow);
+        if let Some(m) = row.mul {
+            self.muls += 1;
+            let long = !m.narrow && {
+                let a = h.x(ops[m.ops[0] as usize]);
+                let b = h.x(ops[m.ops[1] as usize]);
+                !(upper_clear(a, m.signed[0]) && upper_clear(b, m.signed[1]))
+            };
+            let extra = if long {
+                // [M] the long path: four 32x32 partial products.
+                self.long_muls += 1;
+                self.breakdown.multiplier_long_path += 3;
+                3
+            } else {
+                0
+            };
+            let extra = if self.slow.is_some_and(|s| s == timing::Source::Scalar) { extra + 3 } else { extra };
+            // EX1 -> EX2 once the multiply ahead has moved on to EX3.
+            let ahead = self.mul_times(start).last().map(|x| x.0).unwrap_or(0);
+            let ex2 = (start + 1).max(ahead);
+            self.breakdown.dependency_stalls += ex2 - (start + 1);
+            let dest = xdst[0];
+            self.last_mul_dest = dest;
+            self.mulq.push_back(MulOp { seq: self.mul_seq, ex2, extra, dest });
+            if let Some(d) = dest {
+                self.xmul[d] = self.mul_seq + 1;
+                self.xready[d] = start + base.latency + extra;
+            }
+            self.mul_seq += 1;
+            // [M] the long path also holds issue for four cycles (RTL: a large `mul`
+            // followed by k ALU operations takes 4 + k cycles).
+            self.cycle = if long { ex2.max(start + 4) } else { ex2 };
+            self.pending_branch = false;
+            return;
+        }
+        let (slots, lat) = match row.class {
             Class::Div | Class::DivW => {
                 // [D] 5-36 (5-20 for *w); [A] growing with the dividend's significant bits.
                 let a = h.x(ops[1]);
@@ -166,40 +325,91 @@ impl C906 {
         let done = start + lat;
         for d in xdst.into_iter().flatten() {
             self.xready[d] = done;
+            self.xmul[d] = 0;
+            if self.last_mul_dest == Some(d) {
+                self.last_mul_dest = None;
+            }
+        }
+        if let (Class::Load, Some(d)) = (row.class, xdst[0]) {
+            self.last_loads = [self.last_loads[1], (d, start)];
+        }
+        // The result bus: EX1 results (ALU, jumps; a load's when its data returns).
+        if xdst[0].is_some() {
+            let at = if row.class == Class::Load { start + 1 } else { start };
+            self.bus.insert(at);
         }
         self.pending_branch = matches!(row.class, Class::Branch | Class::Jal | Class::Jalr);
     }
 
     fn issue_vector(&mut self, h: &Hart, row: &kgen_dsl::Row, ops: &[i64], start: u64, vdst: Option<usize>, xdst: Option<usize>) {
         let d = row.vdialect.unwrap_or(VDialect::Thead);
-        if row.class == Class::VSet {
-            self.cycle = start + 1;
-            if let Some(x) = xdst {
-                self.xready[x] = start + 1;
-            }
-            return;
-        }
         let conf = h.vconf(d).ok();
         let m = conf.map(|c| c.group_regs() as u64).unwrap_or(1);
         let sew = conf.map(|c| c.sew as u64).unwrap_or(32);
         let vl = conf.map(|c| c.vl as u64).unwrap_or(1);
         let vlen = h.vlenb as u64 * 8;
         let vshape = VShape { lmul: m, sew, vl, vlen };
-        let Timing { vpu_busy: busy, latency: lat, .. } = timing::c906(row, vshape);
-        let _ = ops;
-        let t = start.max(self.vpu_free);
-        self.breakdown.vector_unit_waits += t - start;
-        self.vpu_free = t + busy;
-        self.cycle = t + 1;
-        if let Some(v) = vdst {
-            let regs = match row.class {
-                Class::VWiden => 2 * m,
-                _ => m,
-            };
-            for k in 0..regs.max(1) as usize {
-                if v + k < 32 {
-                    self.vready[v + k] = t + lat;
+        let Timing { slots, vpu_busy: mut busy, latency: mut lat, rewrite } = timing::c906_scaled(row, vshape, self.slow);
+        if let Some(x) = xdst {
+            self.xmul[x] = 0;
+            if self.last_mul_dest == Some(x) {
+                self.last_mul_dest = None;
+            }
+        }
+        if row.class == Class::VSet {
+            self.cycle = start + slots;
+            if let Some(x) = xdst {
+                self.xready[x] = start + lat;
+            }
+            return;
+        }
+        // [M] a unit-stride access not aligned to 16 bytes takes one cycle more.
+        if let Some(mem) = row.mem {
+            if let kgen_dsl::isa::Addr::VUnit { base } = mem.addr {
+                if !h.x(ops[base as usize]).is_multiple_of(16) {
+                    busy += timing::MISALIGNED_VECTOR_ACCESS;
+                    lat += timing::MISALIGNED_VECTOR_ACCESS;
                 }
+            }
+        }
+        // The registers the instruction writes: no earlier than the last write's rewrite
+        // distance allows.
+        let regs = match (vdst, row.class) {
+            (None, _) => 0,
+            (_, Class::VWiden) => 2 * m,
+            (_, Class::VLoad) => match row.ops.first().map(|o| o.kind) {
+                Some(Kind::V(kgen_dsl::isa::VGroup::Seg(n))) => m * n as u64,
+                Some(Kind::V(kgen_dsl::isa::VGroup::Eew { nf, .. })) => m * nf as u64,
+                _ => m,
+            },
+            _ => m,
+        };
+        let first = vdst.unwrap_or(0);
+        let dests = first..(first + regs.max(1) as usize).min(32);
+        // [M] loads and stores have their own pipe (a D1 call storing a vector LMUL 8
+        // `vmv.v.x` writes takes the store's time, not the sum); instructions start in order.
+        let mem = matches!(row.class, Class::VLoad | Class::VStore);
+        let unit_free = if mem { self.vlsu_free } else { self.valu_free };
+        let mut t = start.max(unit_free).max(self.vlast_start);
+        if vdst.is_some() {
+            for r in dests.clone() {
+                t = t.max(self.vrewrite[r]);
+            }
+        }
+        self.breakdown.vector_unit_waits += t - start;
+        if mem {
+            self.vlsu_free = t + busy;
+        } else {
+            self.valu_free = t + busy;
+        }
+        self.vlast_start = t;
+        self.vpu_free = self.vpu_free.max(t + busy);
+        self.cycle = t + slots;
+        if vdst.is_some() {
+            for r in dests {
+                self.vready[r] = t + lat;
+                self.vrewrite[r] = t + rewrite;
+                self.vchain[r] = if mem { t + lat } else { t + lat.min(timing::VECTOR_CHAIN) };
             }
         }
         if let Some(x) = xdst {
@@ -218,7 +428,8 @@ impl C906 {
         let mut penalty = 0;
         match row.class {
             Class::Branch => {
-                let ctr = self.bht.entry(pc).or_insert(1);
+                // [A] a branch seen first is weakly taken.
+                let ctr = self.bht.entry(pc).or_insert(2);
                 let predicted = *ctr >= 2;
                 *ctr = if taken { (*ctr + 1).min(3) } else { ctr.saturating_sub(1) };
                 if predicted != taken {

@@ -34,7 +34,7 @@ const CACHE: usize = 1 << 14;
 const ALL_CLASSES: &[Class] = &[
     Class::Alu, Class::Load, Class::Store, Class::Branch, Class::Jal, Class::Jalr, Class::Mul, Class::MulW, Class::MulAcc,
     Class::MulAccW, Class::Div, Class::DivW, Class::Csr, Class::Fence, Class::System, Class::VSet, Class::VAlu, Class::VMul,
-    Class::VDiv, Class::VWiden, Class::VLoad, Class::VStore, Class::VSlide, Class::VGather, Class::VReduce, Class::VMask,
+    Class::VDiv, Class::VWiden, Class::VLoad, Class::VStore, Class::VSlide, Class::VSlideDown, Class::VGather, Class::VReduce, Class::VMask,
     Class::VMove, Class::VToScalar, Class::VCrypto,
 ];
 

@@ -129,6 +129,7 @@ pub(crate) struct RowDef {
     pub mul: Option<MulOps>,
     pub vset: Option<VType>,
     pub same_in_both_dialects: bool,
+    pub go: Option<super::go::GoAsm>,
     pub sem: Option<Sem>,
 }
 
@@ -156,8 +157,14 @@ impl RowDef {
             mul: None,
             vset: None,
             same_in_both_dialects: false,
+            go: None,
             sem: None,
         }
+    }
+    /// How Go's assembler writes the row (see [`super::go`]).
+    pub fn go(mut self, g: super::go::GoAsm) -> Self {
+        self.go = Some(g);
+        self
     }
     pub fn flow(mut self, f: Flow) -> Self {
         self.flow = f;
@@ -248,7 +255,7 @@ impl RowDef {
             // Rows whose vector operands are all SEW-wide groups, masks or scalars, and that
             // have no special overlap rule, cannot break a rule at LMUL 1 when unmasked.
             let simple = self.ops.iter().all(|o| !matches!(o.kind, Kind::V(g) if !matches!(g, VGroup::Lmul | VGroup::Mask | VGroup::Scalar)))
-                && !matches!(self.class, Class::VGather | Class::VSlide)
+                && !matches!(self.class, Class::VGather | Class::VSlide | Class::VSlideDown)
                 && !self.ops.iter().any(|o| o.kind == Kind::V0);
             let vm = self.ops.iter().position(|o| o.kind == Kind::Vm);
             sem = Box::new(move |h, b, o| {
@@ -304,6 +311,7 @@ impl RowDef {
             vset: self.vset,
             twin: None,
             same_in_both_dialects: self.same_in_both_dialects,
+            go: self.go,
             sem,
         }
     }

@@ -11,6 +11,7 @@
 
 mod build;
 pub mod gen;
+pub mod go;
 pub mod hart;
 mod scalar;
 mod thead;
@@ -208,7 +209,10 @@ pub enum Class {
     VWiden,
     VLoad,
     VStore,
+    /// vslideup, vslide1up.
     VSlide,
+    /// vslidedown, vslide1down (one cycle more on the C906).
+    VSlideDown,
     VGather,
     VReduce,
     VMask,
@@ -229,6 +233,7 @@ impl Class {
                 | Class::VLoad
                 | Class::VStore
                 | Class::VSlide
+                | Class::VSlideDown
                 | Class::VGather
                 | Class::VReduce
                 | Class::VMask
@@ -416,6 +421,8 @@ pub struct Row {
     pub twin: Option<Form>,
     /// Declared by the row generator: this form means the same in both vector dialects.
     pub same_in_both_dialects: bool,
+    /// How Go's assembler writes this form as exactly this one instruction, if it can.
+    pub go: Option<go::GoAsm>,
     pub sem: Sem,
 }
 

@@ -7,6 +7,7 @@ mod arith;
 mod crypto;
 mod mem;
 mod perm;
+pub mod rollback;
 
 use super::build::*;
 use super::hart::{sext, trunc, VConf};

@@ -38,7 +38,8 @@ pub(super) fn rows(t: &mut Vec<RowDef>, d: VDialect) {
     ] {
         let b = if f3 == OPIVI { immop("imm", uimm(5), SIMM5) } else { xs("rs1", RS1) };
         let imm = f3 == OPIVI;
-        let mut r = new(name, opv(f6, f3), 0xfc00_707f, Class::VSlide)
+        let class = if matches!(kind, Slide::Down | Slide::Down1) { Class::VSlideDown } else { Class::VSlide };
+        let mut r = new(name, opv(f6, f3), 0xfc00_707f, class)
             .ops(&[vd_def(lmul), vs2_use(lmul), b, VM_OP])
             .rule(Rule::VdNotV0WhenMasked);
         if matches!(kind, Slide::Up | Slide::Up1) {

@@ -1116,506 +1116,832 @@ TEXT ·aesEncryptC906(SB), NOSPLIT, $0-24
 	MOV	in+0(FP), X10
 	MOV	out+8(FP), X11
 	MOV	key+16(FP), X12
-	// .LAES_encrypt_c906_0:
-	MOV	$·kgen_aes_c906_te(SB), X13	// auipc a3, %pcrel_hi(kgen_aes_c906_te); addi a3, a3, %pcrel_lo
-	WORD	$0x40068713	// addi a4, a3, 1024
-	WORD	$0x40070793	// addi a5, a4, 1024
-	WORD	$0x40078813	// addi a6, a5, 1024
-	WORD	$0x00053883	// ld a7, 0(a0)
-	WORD	$0x00853503	// ld a0, 8(a0)
-	WORD	$0x00063283	// ld t0, 0(a2)
-	WORD	$0x00863303	// ld t1, 8(a2)
-	WORD	$0x0f062383	// lw t2, 240(a2)
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x00439293	// slli t0, t2, 4
-	WORD	$0x00560633	// add a2, a2, t0
-	WORD	$0xf2060613	// addi a2, a2, -224
-	WORD	$0x00a00293	// addi t0, zero, 10
-	WORD	$0x065390e3	// bne t2, t0, .LAES_encrypt_c906_not128
-	// round 5 of 13 (first round of this key size)
-	WORD	$0x05062383	// lw t2, 80(a2)
-	WORD	$0x05462e03	// lw t3, 84(a2)
-	WORD	$0x05862e83	// lw t4, 88(a2)
-	WORD	$0x05c62f03	// lw t5, 92(a2)
+L0:
+	MOV	$·kgen_aes_c906_te(SB), X13
+	ADD	$1024, X13, X14
+	ADD	$1024, X14, X15
+	ADD	$1024, X15, X16
+	MOV	(X10), X17
+	MOV	8(X10), X10
+	MOV	(X12), X5
+	MOV	8(X12), X6
+	MOVW	240(X12), X7
+	XOR	X5, X17
+	XOR	X6, X10
+	SLL	$4, X7, X5
+	ADD	X5, X12
+	ADD	$-224, X12
+	MOV	$10, X5
+	BEQ	X7, X5, r128
+	// AES-256: rounds 1..5, then round 6 onwards below; AES-192: rounds 3..5
+	MOV	$12, X5
+	BEQ	X7, X5, aes192
+	// round 1 of 13 (first round of this key size)
+	MOVW	16(X12), X7
+	MOVW	20(X12), X28
+	MOVW	24(X12), X29
+	MOVW	28(X12), X30
 	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
 	WORD	$0xbe88b30b	// th.extu t1, a7, 47, 40
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
+	XOR	X5, X7
 	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
+	XOR	X6, X7
 	WORD	$0xff85330b	// th.extu t1, a0, 63, 56
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
+	XOR	X5, X7
 	WORD	$0x9e08b28b	// th.extu t0, a7, 39, 32
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
+	XOR	X6, X7
 	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
+	XOR	X5, X28
 	WORD	$0xdf05328b	// th.extu t0, a0, 55, 48
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
+	XOR	X6, X28
 	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
+	XOR	X5, X28
 	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
+	XOR	X6, X28
 	WORD	$0xbe85330b	// th.extu t1, a0, 47, 40
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
+	XOR	X5, X29
 	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
+	XOR	X6, X29
 	WORD	$0xff88b30b	// th.extu t1, a7, 63, 56
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
+	XOR	X5, X29
 	WORD	$0x9e05328b	// th.extu t0, a0, 39, 32
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
+	XOR	X6, X29
 	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
+	XOR	X5, X30
 	WORD	$0xdf08b28b	// th.extu t0, a7, 55, 48
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006f4f33	// xor t5, t5, t1
+	XOR	X6, X30
 	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	// .LAES_encrypt_c906_r6:
+	XOR	X5, X30
+	XOR	X6, X30
+	// round 2 of 13
+	MOVW	32(X12), X17
+	MOVW	36(X12), X9
+	MOVW	40(X12), X10
+	MOVW	44(X12), X18
+	WORD	$0x1c03b28b	// th.extu t0, t2, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x3c8e330b	// th.extu t1, t3, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X17
+	WORD	$0x5d0eb28b	// th.extu t0, t4, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X17
+	WORD	$0x7d8f330b	// th.extu t1, t5, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X17
+	WORD	$0x1c0e328b	// th.extu t0, t3, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	XOR	X6, X17
+	WORD	$0x3c8eb30b	// th.extu t1, t4, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X9
+	WORD	$0x5d0f328b	// th.extu t0, t5, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X9
+	WORD	$0x7d83b30b	// th.extu t1, t2, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X9
+	WORD	$0x1c0eb28b	// th.extu t0, t4, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	XOR	X6, X9
+	WORD	$0x3c8f330b	// th.extu t1, t5, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X10
+	WORD	$0x5d03b28b	// th.extu t0, t2, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X10
+	WORD	$0x7d8e330b	// th.extu t1, t3, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X10
+	WORD	$0x1c0f328b	// th.extu t0, t5, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	XOR	X6, X10
+	WORD	$0x3c83b30b	// th.extu t1, t2, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X18
+	WORD	$0x5d0e328b	// th.extu t0, t3, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X18
+	WORD	$0x7d8eb30b	// th.extu t1, t4, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X18
+	XOR	X6, X18
+	// round 3 of 13
+	MOVW	48(X12), X7
+	MOVW	52(X12), X28
+	MOVW	56(X12), X29
+	MOVW	60(X12), X30
+	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x3c84b30b	// th.extu t1, s1, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X7
+	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X7
+	WORD	$0x7d89330b	// th.extu t1, s2, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X7
+	WORD	$0x1c04b28b	// th.extu t0, s1, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	XOR	X6, X7
+	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X28
+	WORD	$0x5d09328b	// th.extu t0, s2, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X28
+	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X28
+	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	XOR	X6, X28
+	WORD	$0x3c89330b	// th.extu t1, s2, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X29
+	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X29
+	WORD	$0x7d84b30b	// th.extu t1, s1, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X29
+	WORD	$0x1c09328b	// th.extu t0, s2, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	XOR	X6, X29
+	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X30
+	WORD	$0x5d04b28b	// th.extu t0, s1, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X30
+	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X30
+	XOR	X6, X30
+r4:
+	// round 4 of 13
+	MOVW	64(X12), X17
+	MOVW	68(X12), X9
+	MOVW	72(X12), X10
+	MOVW	76(X12), X18
+	WORD	$0x1c03b28b	// th.extu t0, t2, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x3c8e330b	// th.extu t1, t3, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X17
+	WORD	$0x5d0eb28b	// th.extu t0, t4, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X17
+	WORD	$0x7d8f330b	// th.extu t1, t5, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X17
+	WORD	$0x1c0e328b	// th.extu t0, t3, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	XOR	X6, X17
+	WORD	$0x3c8eb30b	// th.extu t1, t4, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X9
+	WORD	$0x5d0f328b	// th.extu t0, t5, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X9
+	WORD	$0x7d83b30b	// th.extu t1, t2, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X9
+	WORD	$0x1c0eb28b	// th.extu t0, t4, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	XOR	X6, X9
+	WORD	$0x3c8f330b	// th.extu t1, t5, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X10
+	WORD	$0x5d03b28b	// th.extu t0, t2, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X10
+	WORD	$0x7d8e330b	// th.extu t1, t3, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X10
+	WORD	$0x1c0f328b	// th.extu t0, t5, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	XOR	X6, X10
+	WORD	$0x3c83b30b	// th.extu t1, t2, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X18
+	WORD	$0x5d0e328b	// th.extu t0, t3, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X18
+	WORD	$0x7d8eb30b	// th.extu t1, t4, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X18
+	XOR	X6, X18
+	// round 5 of 13
+	MOVW	80(X12), X7
+	MOVW	84(X12), X28
+	MOVW	88(X12), X29
+	MOVW	92(X12), X30
+	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x3c84b30b	// th.extu t1, s1, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X7
+	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X7
+	WORD	$0x7d89330b	// th.extu t1, s2, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X7
+	WORD	$0x1c04b28b	// th.extu t0, s1, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	XOR	X6, X7
+	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X28
+	WORD	$0x5d09328b	// th.extu t0, s2, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X28
+	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X28
+	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	XOR	X6, X28
+	WORD	$0x3c89330b	// th.extu t1, s2, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X29
+	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X29
+	WORD	$0x7d84b30b	// th.extu t1, s1, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X29
+	WORD	$0x1c09328b	// th.extu t0, s2, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	XOR	X6, X29
+	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X30
+	WORD	$0x5d04b28b	// th.extu t0, s1, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X30
+	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X30
+	XOR	X6, X30
+	JMP	r6
+aes192:
+	// round 3 of 13 (first round of this key size)
+	MOVW	48(X12), X7
+	MOVW	52(X12), X28
+	MOVW	56(X12), X29
+	MOVW	60(X12), X30
+	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0xbe88b30b	// th.extu t1, a7, 47, 40
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X7
+	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X7
+	WORD	$0xff85330b	// th.extu t1, a0, 63, 56
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X7
+	WORD	$0x9e08b28b	// th.extu t0, a7, 39, 32
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	XOR	X6, X7
+	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X28
+	WORD	$0xdf05328b	// th.extu t0, a0, 55, 48
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X28
+	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X28
+	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	XOR	X6, X28
+	WORD	$0xbe85330b	// th.extu t1, a0, 47, 40
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X29
+	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X29
+	WORD	$0xff88b30b	// th.extu t1, a7, 63, 56
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X29
+	WORD	$0x9e05328b	// th.extu t0, a0, 39, 32
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	XOR	X6, X29
+	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X30
+	WORD	$0xdf08b28b	// th.extu t0, a7, 55, 48
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X30
+	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X30
+	XOR	X6, X30
+	JMP	r4
+r128:
+	// round 5 of 13 (first round of this key size)
+	MOVW	80(X12), X7
+	MOVW	84(X12), X28
+	MOVW	88(X12), X29
+	MOVW	92(X12), X30
+	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0xbe88b30b	// th.extu t1, a7, 47, 40
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X7
+	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X7
+	WORD	$0xff85330b	// th.extu t1, a0, 63, 56
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X7
+	WORD	$0x9e08b28b	// th.extu t0, a7, 39, 32
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	XOR	X6, X7
+	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X28
+	WORD	$0xdf05328b	// th.extu t0, a0, 55, 48
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X28
+	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X28
+	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	XOR	X6, X28
+	WORD	$0xbe85330b	// th.extu t1, a0, 47, 40
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X29
+	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X29
+	WORD	$0xff88b30b	// th.extu t1, a7, 63, 56
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X29
+	WORD	$0x9e05328b	// th.extu t0, a0, 39, 32
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	XOR	X6, X29
+	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X30
+	WORD	$0xdf08b28b	// th.extu t0, a7, 55, 48
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X30
+	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X30
+	XOR	X6, X30
+r6:
 	// round 6 of 13
-	WORD	$0x06062883	// lw a7, 96(a2)
-	WORD	$0x06462483	// lw s1, 100(a2)
-	WORD	$0x06862503	// lw a0, 104(a2)
-	WORD	$0x06c62903	// lw s2, 108(a2)
+	MOVW	96(X12), X17
+	MOVW	100(X12), X9
+	MOVW	104(X12), X10
+	MOVW	108(X12), X18
 	WORD	$0x1c03b28b	// th.extu t0, t2, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
 	WORD	$0x3c8e330b	// th.extu t1, t3, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0058c8b3	// xor a7, a7, t0
+	XOR	X5, X17
 	WORD	$0x5d0eb28b	// th.extu t0, t4, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0068c8b3	// xor a7, a7, t1
+	XOR	X6, X17
 	WORD	$0x7d8f330b	// th.extu t1, t5, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0058c8b3	// xor a7, a7, t0
+	XOR	X5, X17
 	WORD	$0x1c0e328b	// th.extu t0, t3, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0068c8b3	// xor a7, a7, t1
+	XOR	X6, X17
 	WORD	$0x3c8eb30b	// th.extu t1, t4, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0054c4b3	// xor s1, s1, t0
+	XOR	X5, X9
 	WORD	$0x5d0f328b	// th.extu t0, t5, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0064c4b3	// xor s1, s1, t1
+	XOR	X6, X9
 	WORD	$0x7d83b30b	// th.extu t1, t2, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0054c4b3	// xor s1, s1, t0
+	XOR	X5, X9
 	WORD	$0x1c0eb28b	// th.extu t0, t4, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0064c4b3	// xor s1, s1, t1
+	XOR	X6, X9
 	WORD	$0x3c8f330b	// th.extu t1, t5, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x00554533	// xor a0, a0, t0
+	XOR	X5, X10
 	WORD	$0x5d03b28b	// th.extu t0, t2, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x00654533	// xor a0, a0, t1
+	XOR	X6, X10
 	WORD	$0x7d8e330b	// th.extu t1, t3, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x00554533	// xor a0, a0, t0
+	XOR	X5, X10
 	WORD	$0x1c0f328b	// th.extu t0, t5, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x00654533	// xor a0, a0, t1
+	XOR	X6, X10
 	WORD	$0x3c83b30b	// th.extu t1, t2, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x00594933	// xor s2, s2, t0
+	XOR	X5, X18
 	WORD	$0x5d0e328b	// th.extu t0, t3, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x00694933	// xor s2, s2, t1
+	XOR	X6, X18
 	WORD	$0x7d8eb30b	// th.extu t1, t4, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00694933	// xor s2, s2, t1
+	XOR	X5, X18
+	XOR	X6, X18
 	// round 7 of 13
-	WORD	$0x07062383	// lw t2, 112(a2)
-	WORD	$0x07462e03	// lw t3, 116(a2)
-	WORD	$0x07862e83	// lw t4, 120(a2)
-	WORD	$0x07c62f03	// lw t5, 124(a2)
+	MOVW	112(X12), X7
+	MOVW	116(X12), X28
+	MOVW	120(X12), X29
+	MOVW	124(X12), X30
 	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
 	WORD	$0x3c84b30b	// th.extu t1, s1, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
+	XOR	X5, X7
 	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
+	XOR	X6, X7
 	WORD	$0x7d89330b	// th.extu t1, s2, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
+	XOR	X5, X7
 	WORD	$0x1c04b28b	// th.extu t0, s1, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
+	XOR	X6, X7
 	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
+	XOR	X5, X28
 	WORD	$0x5d09328b	// th.extu t0, s2, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
+	XOR	X6, X28
 	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
+	XOR	X5, X28
 	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
+	XOR	X6, X28
 	WORD	$0x3c89330b	// th.extu t1, s2, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
+	XOR	X5, X29
 	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
+	XOR	X6, X29
 	WORD	$0x7d84b30b	// th.extu t1, s1, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
+	XOR	X5, X29
 	WORD	$0x1c09328b	// th.extu t0, s2, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
+	XOR	X6, X29
 	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
+	XOR	X5, X30
 	WORD	$0x5d04b28b	// th.extu t0, s1, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006f4f33	// xor t5, t5, t1
+	XOR	X6, X30
 	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
+	XOR	X5, X30
+	XOR	X6, X30
 	// round 8 of 13
-	WORD	$0x08062883	// lw a7, 128(a2)
-	WORD	$0x08462483	// lw s1, 132(a2)
-	WORD	$0x08862503	// lw a0, 136(a2)
-	WORD	$0x08c62903	// lw s2, 140(a2)
+	MOVW	128(X12), X17
+	MOVW	132(X12), X9
+	MOVW	136(X12), X10
+	MOVW	140(X12), X18
 	WORD	$0x1c03b28b	// th.extu t0, t2, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
 	WORD	$0x3c8e330b	// th.extu t1, t3, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0058c8b3	// xor a7, a7, t0
+	XOR	X5, X17
 	WORD	$0x5d0eb28b	// th.extu t0, t4, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0068c8b3	// xor a7, a7, t1
+	XOR	X6, X17
 	WORD	$0x7d8f330b	// th.extu t1, t5, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0058c8b3	// xor a7, a7, t0
+	XOR	X5, X17
 	WORD	$0x1c0e328b	// th.extu t0, t3, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0068c8b3	// xor a7, a7, t1
+	XOR	X6, X17
 	WORD	$0x3c8eb30b	// th.extu t1, t4, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0054c4b3	// xor s1, s1, t0
+	XOR	X5, X9
 	WORD	$0x5d0f328b	// th.extu t0, t5, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0064c4b3	// xor s1, s1, t1
+	XOR	X6, X9
 	WORD	$0x7d83b30b	// th.extu t1, t2, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0054c4b3	// xor s1, s1, t0
+	XOR	X5, X9
 	WORD	$0x1c0eb28b	// th.extu t0, t4, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0064c4b3	// xor s1, s1, t1
+	XOR	X6, X9
 	WORD	$0x3c8f330b	// th.extu t1, t5, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x00554533	// xor a0, a0, t0
+	XOR	X5, X10
 	WORD	$0x5d03b28b	// th.extu t0, t2, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x00654533	// xor a0, a0, t1
+	XOR	X6, X10
 	WORD	$0x7d8e330b	// th.extu t1, t3, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x00554533	// xor a0, a0, t0
+	XOR	X5, X10
 	WORD	$0x1c0f328b	// th.extu t0, t5, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x00654533	// xor a0, a0, t1
+	XOR	X6, X10
 	WORD	$0x3c83b30b	// th.extu t1, t2, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x00594933	// xor s2, s2, t0
+	XOR	X5, X18
 	WORD	$0x5d0e328b	// th.extu t0, t3, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x00694933	// xor s2, s2, t1
+	XOR	X6, X18
 	WORD	$0x7d8eb30b	// th.extu t1, t4, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00694933	// xor s2, s2, t1
+	XOR	X5, X18
+	XOR	X6, X18
 	// round 9 of 13
-	WORD	$0x09062383	// lw t2, 144(a2)
-	WORD	$0x09462e03	// lw t3, 148(a2)
-	WORD	$0x09862e83	// lw t4, 152(a2)
-	WORD	$0x09c62f03	// lw t5, 156(a2)
+	MOVW	144(X12), X7
+	MOVW	148(X12), X28
+	MOVW	152(X12), X29
+	MOVW	156(X12), X30
 	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
 	WORD	$0x3c84b30b	// th.extu t1, s1, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
+	XOR	X5, X7
 	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
+	XOR	X6, X7
 	WORD	$0x7d89330b	// th.extu t1, s2, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
+	XOR	X5, X7
 	WORD	$0x1c04b28b	// th.extu t0, s1, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
+	XOR	X6, X7
 	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
+	XOR	X5, X28
 	WORD	$0x5d09328b	// th.extu t0, s2, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
+	XOR	X6, X28
 	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
+	XOR	X5, X28
 	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
+	XOR	X6, X28
 	WORD	$0x3c89330b	// th.extu t1, s2, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
+	XOR	X5, X29
 	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
+	XOR	X6, X29
 	WORD	$0x7d84b30b	// th.extu t1, s1, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
+	XOR	X5, X29
 	WORD	$0x1c09328b	// th.extu t0, s2, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
+	XOR	X6, X29
 	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
+	XOR	X5, X30
 	WORD	$0x5d04b28b	// th.extu t0, s1, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006f4f33	// xor t5, t5, t1
+	XOR	X6, X30
 	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
+	XOR	X5, X30
+	XOR	X6, X30
 	// round 10 of 13
-	WORD	$0x0a062883	// lw a7, 160(a2)
-	WORD	$0x0a462483	// lw s1, 164(a2)
-	WORD	$0x0a862503	// lw a0, 168(a2)
-	WORD	$0x0ac62903	// lw s2, 172(a2)
+	MOVW	160(X12), X17
+	MOVW	164(X12), X9
+	MOVW	168(X12), X10
+	MOVW	172(X12), X18
 	WORD	$0x1c03b28b	// th.extu t0, t2, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
 	WORD	$0x3c8e330b	// th.extu t1, t3, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0058c8b3	// xor a7, a7, t0
+	XOR	X5, X17
 	WORD	$0x5d0eb28b	// th.extu t0, t4, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0068c8b3	// xor a7, a7, t1
+	XOR	X6, X17
 	WORD	$0x7d8f330b	// th.extu t1, t5, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0058c8b3	// xor a7, a7, t0
+	XOR	X5, X17
 	WORD	$0x1c0e328b	// th.extu t0, t3, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0068c8b3	// xor a7, a7, t1
+	XOR	X6, X17
 	WORD	$0x3c8eb30b	// th.extu t1, t4, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0054c4b3	// xor s1, s1, t0
+	XOR	X5, X9
 	WORD	$0x5d0f328b	// th.extu t0, t5, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0064c4b3	// xor s1, s1, t1
+	XOR	X6, X9
 	WORD	$0x7d83b30b	// th.extu t1, t2, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0054c4b3	// xor s1, s1, t0
+	XOR	X5, X9
 	WORD	$0x1c0eb28b	// th.extu t0, t4, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0064c4b3	// xor s1, s1, t1
+	XOR	X6, X9
 	WORD	$0x3c8f330b	// th.extu t1, t5, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x00554533	// xor a0, a0, t0
+	XOR	X5, X10
 	WORD	$0x5d03b28b	// th.extu t0, t2, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x00654533	// xor a0, a0, t1
+	XOR	X6, X10
 	WORD	$0x7d8e330b	// th.extu t1, t3, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x00554533	// xor a0, a0, t0
+	XOR	X5, X10
 	WORD	$0x1c0f328b	// th.extu t0, t5, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x00654533	// xor a0, a0, t1
+	XOR	X6, X10
 	WORD	$0x3c83b30b	// th.extu t1, t2, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x00594933	// xor s2, s2, t0
+	XOR	X5, X18
 	WORD	$0x5d0e328b	// th.extu t0, t3, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x00694933	// xor s2, s2, t1
+	XOR	X6, X18
 	WORD	$0x7d8eb30b	// th.extu t1, t4, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00694933	// xor s2, s2, t1
+	XOR	X5, X18
+	XOR	X6, X18
 	// round 11 of 13
-	WORD	$0x0b062383	// lw t2, 176(a2)
-	WORD	$0x0b462e03	// lw t3, 180(a2)
-	WORD	$0x0b862e83	// lw t4, 184(a2)
-	WORD	$0x0bc62f03	// lw t5, 188(a2)
+	MOVW	176(X12), X7
+	MOVW	180(X12), X28
+	MOVW	184(X12), X29
+	MOVW	188(X12), X30
 	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
 	WORD	$0x3c84b30b	// th.extu t1, s1, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
+	XOR	X5, X7
 	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
+	XOR	X6, X7
 	WORD	$0x7d89330b	// th.extu t1, s2, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
+	XOR	X5, X7
 	WORD	$0x1c04b28b	// th.extu t0, s1, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
+	XOR	X6, X7
 	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
+	XOR	X5, X28
 	WORD	$0x5d09328b	// th.extu t0, s2, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
+	XOR	X6, X28
 	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
+	XOR	X5, X28
 	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
+	XOR	X6, X28
 	WORD	$0x3c89330b	// th.extu t1, s2, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
+	XOR	X5, X29
 	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
+	XOR	X6, X29
 	WORD	$0x7d84b30b	// th.extu t1, s1, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
+	XOR	X5, X29
 	WORD	$0x1c09328b	// th.extu t0, s2, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
+	XOR	X6, X29
 	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
+	XOR	X5, X30
 	WORD	$0x5d04b28b	// th.extu t0, s1, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006f4f33	// xor t5, t5, t1
+	XOR	X6, X30
 	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
+	XOR	X5, X30
+	XOR	X6, X30
 	// round 12 of 13
-	WORD	$0x0c062883	// lw a7, 192(a2)
-	WORD	$0x0c462483	// lw s1, 196(a2)
-	WORD	$0x0c862503	// lw a0, 200(a2)
-	WORD	$0x0cc62903	// lw s2, 204(a2)
+	MOVW	192(X12), X17
+	MOVW	196(X12), X9
+	MOVW	200(X12), X10
+	MOVW	204(X12), X18
 	WORD	$0x1c03b28b	// th.extu t0, t2, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
 	WORD	$0x3c8e330b	// th.extu t1, t3, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0058c8b3	// xor a7, a7, t0
+	XOR	X5, X17
 	WORD	$0x5d0eb28b	// th.extu t0, t4, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0068c8b3	// xor a7, a7, t1
+	XOR	X6, X17
 	WORD	$0x7d8f330b	// th.extu t1, t5, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0058c8b3	// xor a7, a7, t0
+	XOR	X5, X17
 	WORD	$0x1c0e328b	// th.extu t0, t3, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0068c8b3	// xor a7, a7, t1
+	XOR	X6, X17
 	WORD	$0x3c8eb30b	// th.extu t1, t4, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0054c4b3	// xor s1, s1, t0
+	XOR	X5, X9
 	WORD	$0x5d0f328b	// th.extu t0, t5, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0064c4b3	// xor s1, s1, t1
+	XOR	X6, X9
 	WORD	$0x7d83b30b	// th.extu t1, t2, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0054c4b3	// xor s1, s1, t0
+	XOR	X5, X9
 	WORD	$0x1c0eb28b	// th.extu t0, t4, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0064c4b3	// xor s1, s1, t1
+	XOR	X6, X9
 	WORD	$0x3c8f330b	// th.extu t1, t5, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x00554533	// xor a0, a0, t0
+	XOR	X5, X10
 	WORD	$0x5d03b28b	// th.extu t0, t2, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x00654533	// xor a0, a0, t1
+	XOR	X6, X10
 	WORD	$0x7d8e330b	// th.extu t1, t3, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x00554533	// xor a0, a0, t0
+	XOR	X5, X10
 	WORD	$0x1c0f328b	// th.extu t0, t5, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x00654533	// xor a0, a0, t1
+	XOR	X6, X10
 	WORD	$0x3c83b30b	// th.extu t1, t2, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x00594933	// xor s2, s2, t0
+	XOR	X5, X18
 	WORD	$0x5d0e328b	// th.extu t0, t3, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x00694933	// xor s2, s2, t1
+	XOR	X6, X18
 	WORD	$0x7d8eb30b	// th.extu t1, t4, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00694933	// xor s2, s2, t1
+	XOR	X5, X18
+	XOR	X6, X18
 	// round 13 of 13
-	WORD	$0x0d062383	// lw t2, 208(a2)
-	WORD	$0x0d462e03	// lw t3, 212(a2)
-	WORD	$0x0d862e83	// lw t4, 216(a2)
-	WORD	$0x0dc62f03	// lw t5, 220(a2)
+	MOVW	208(X12), X7
+	MOVW	212(X12), X28
+	MOVW	216(X12), X29
+	MOVW	220(X12), X30
 	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
 	WORD	$0x3c84b30b	// th.extu t1, s1, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
+	XOR	X5, X7
 	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
+	XOR	X6, X7
 	WORD	$0x7d89330b	// th.extu t1, s2, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
+	XOR	X5, X7
 	WORD	$0x1c04b28b	// th.extu t0, s1, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
+	XOR	X6, X7
 	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
+	XOR	X5, X28
 	WORD	$0x5d09328b	// th.extu t0, s2, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
+	XOR	X6, X28
 	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
+	XOR	X5, X28
 	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
+	XOR	X6, X28
 	WORD	$0x3c89330b	// th.extu t1, s2, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
+	XOR	X5, X29
 	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
+	XOR	X6, X29
 	WORD	$0x7d84b30b	// th.extu t1, s1, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
+	XOR	X5, X29
 	WORD	$0x1c09328b	// th.extu t0, s2, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
+	XOR	X6, X29
 	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
+	XOR	X5, X30
 	WORD	$0x5d04b28b	// th.extu t0, s1, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006f4f33	// xor t5, t5, t1
+	XOR	X6, X30
 	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
+	XOR	X5, X30
+	XOR	X6, X30
 	// final round: S-box bytes, no MixColumns
-	WORD	$0x40080513	// addi a0, a6, 1024
-	WORD	$0x10000693	// addi a3, zero, 256
-	WORD	$0x00010737	// lui a4, 16
-	WORD	$0x010007b7	// lui a5, 4096
+	ADD	$1024, X16, X10
+	MOV	$256, X13
+	LUI	$16, X14
+	LUI	$4096, X15
 	WORD	$0x1c03b80b	// th.extu a6, t2, 7, 0
 	WORD	$0x8105480b	// th.lrbu a6, a0, a6, 0
 	WORD	$0x1c0e388b	// th.extu a7, t3, 7, 0
@@ -1660,352 +1986,26 @@ TEXT ·aesEncryptC906(SB), NOSPLIT, $0-24
 	WORD	$0x8065430b	// th.lrbu t1, a0, t1, 0
 	WORD	$0x20f2948b	// th.mula s1, t0, a5
 	WORD	$0x20f3190b	// th.mula s2, t1, a5
-	WORD	$0x0e063283	// ld t0, 224(a2)
-	WORD	$0x0e863303	// ld t1, 232(a2)
-	WORD	$0x02089893	// slli a7, a7, 32
-	WORD	$0x02091913	// slli s2, s2, 32
-	WORD	$0x00584833	// xor a6, a6, t0
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x01184833	// xor a6, a6, a7
-	WORD	$0x0124c4b3	// xor s1, s1, s2
-	WORD	$0x0105b023	// sd a6, 0(a1)
-	WORD	$0x0095b423	// sd s1, 8(a1)
+	MOV	224(X12), X5
+	MOV	232(X12), X6
+	SLL	$32, X17
+	SLL	$32, X18
+	XOR	X5, X16
+	XOR	X6, X9
+	XOR	X17, X16
+	XOR	X18, X9
+	MOV	X16, (X11)
+	MOV	X9, 8(X11)
 	// return
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000893	// addi a7, zero, 0
-	WORD	$0x00000913	// addi s2, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	RET	// jalr zero, 0(ra)
-	// AES-256: rounds 1..5, then round 6 onwards above; AES-192: rounds 3..5
-	// .LAES_encrypt_c906_not128:
-	WORD	$0x00c00293	// addi t0, zero, 12
-	WORD	$0x40538c63	// beq t2, t0, .LAES_encrypt_c906_aes192
-	// round 1 of 13 (first round of this key size)
-	WORD	$0x01062383	// lw t2, 16(a2)
-	WORD	$0x01462e03	// lw t3, 20(a2)
-	WORD	$0x01862e83	// lw t4, 24(a2)
-	WORD	$0x01c62f03	// lw t5, 28(a2)
-	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0xbe88b30b	// th.extu t1, a7, 47, 40
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0xff85330b	// th.extu t1, a0, 63, 56
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x9e08b28b	// th.extu t0, a7, 39, 32
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0xdf05328b	// th.extu t0, a0, 55, 48
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0xbe85330b	// th.extu t1, a0, 47, 40
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0xff88b30b	// th.extu t1, a7, 63, 56
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x9e05328b	// th.extu t0, a0, 39, 32
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0xdf08b28b	// th.extu t0, a7, 55, 48
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	// round 2 of 13
-	WORD	$0x02062883	// lw a7, 32(a2)
-	WORD	$0x02462483	// lw s1, 36(a2)
-	WORD	$0x02862503	// lw a0, 40(a2)
-	WORD	$0x02c62903	// lw s2, 44(a2)
-	WORD	$0x1c03b28b	// th.extu t0, t2, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x3c8e330b	// th.extu t1, t3, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x5d0eb28b	// th.extu t0, t4, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x7d8f330b	// th.extu t1, t5, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x1c0e328b	// th.extu t0, t3, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x3c8eb30b	// th.extu t1, t4, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x5d0f328b	// th.extu t0, t5, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x7d83b30b	// th.extu t1, t2, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x1c0eb28b	// th.extu t0, t4, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x3c8f330b	// th.extu t1, t5, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x5d03b28b	// th.extu t0, t2, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x7d8e330b	// th.extu t1, t3, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x1c0f328b	// th.extu t0, t5, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x3c83b30b	// th.extu t1, t2, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x5d0e328b	// th.extu t0, t3, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x00694933	// xor s2, s2, t1
-	WORD	$0x7d8eb30b	// th.extu t1, t4, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00694933	// xor s2, s2, t1
-	// round 3 of 13
-	WORD	$0x03062383	// lw t2, 48(a2)
-	WORD	$0x03462e03	// lw t3, 52(a2)
-	WORD	$0x03862e83	// lw t4, 56(a2)
-	WORD	$0x03c62f03	// lw t5, 60(a2)
-	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x3c84b30b	// th.extu t1, s1, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x7d89330b	// th.extu t1, s2, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x1c04b28b	// th.extu t0, s1, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x5d09328b	// th.extu t0, s2, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x3c89330b	// th.extu t1, s2, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x7d84b30b	// th.extu t1, s1, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x1c09328b	// th.extu t0, s2, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x5d04b28b	// th.extu t0, s1, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	// .LAES_encrypt_c906_r4:
-	// round 4 of 13
-	WORD	$0x04062883	// lw a7, 64(a2)
-	WORD	$0x04462483	// lw s1, 68(a2)
-	WORD	$0x04862503	// lw a0, 72(a2)
-	WORD	$0x04c62903	// lw s2, 76(a2)
-	WORD	$0x1c03b28b	// th.extu t0, t2, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x3c8e330b	// th.extu t1, t3, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x5d0eb28b	// th.extu t0, t4, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x7d8f330b	// th.extu t1, t5, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x1c0e328b	// th.extu t0, t3, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x3c8eb30b	// th.extu t1, t4, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x5d0f328b	// th.extu t0, t5, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x7d83b30b	// th.extu t1, t2, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x1c0eb28b	// th.extu t0, t4, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x3c8f330b	// th.extu t1, t5, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x5d03b28b	// th.extu t0, t2, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x7d8e330b	// th.extu t1, t3, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x1c0f328b	// th.extu t0, t5, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x3c83b30b	// th.extu t1, t2, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x5d0e328b	// th.extu t0, t3, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x00694933	// xor s2, s2, t1
-	WORD	$0x7d8eb30b	// th.extu t1, t4, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00694933	// xor s2, s2, t1
-	// round 5 of 13
-	WORD	$0x05062383	// lw t2, 80(a2)
-	WORD	$0x05462e03	// lw t3, 84(a2)
-	WORD	$0x05862e83	// lw t4, 88(a2)
-	WORD	$0x05c62f03	// lw t5, 92(a2)
-	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x3c84b30b	// th.extu t1, s1, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x7d89330b	// th.extu t1, s2, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x1c04b28b	// th.extu t0, s1, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x5d09328b	// th.extu t0, s2, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x3c89330b	// th.extu t1, s2, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x7d84b30b	// th.extu t1, s1, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x1c09328b	// th.extu t0, s2, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x5d04b28b	// th.extu t0, s1, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0xc5cff06f	// jal zero, .LAES_encrypt_c906_r6
-	// .LAES_encrypt_c906_aes192:
-	// round 3 of 13 (first round of this key size)
-	WORD	$0x03062383	// lw t2, 48(a2)
-	WORD	$0x03462e03	// lw t3, 52(a2)
-	WORD	$0x03862e83	// lw t4, 56(a2)
-	WORD	$0x03c62f03	// lw t5, 60(a2)
-	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0xbe88b30b	// th.extu t1, a7, 47, 40
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0xff85330b	// th.extu t1, a0, 63, 56
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x9e08b28b	// th.extu t0, a7, 39, 32
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0xdf05328b	// th.extu t0, a0, 55, 48
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0xbe85330b	// th.extu t1, a0, 47, 40
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0xff88b30b	// th.extu t1, a7, 63, 56
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x9e05328b	// th.extu t0, a0, 39, 32
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0xdf08b28b	// th.extu t0, a7, 55, 48
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0xd8dff06f	// jal zero, .LAES_encrypt_c906_r4
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X17
+	MOV	$0, X18
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	RET
 
 // void AES_decrypt_c906(const unsigned char *in, unsigned char *out, const AES_KEY *key)
 // func aesDecryptC906(in *byte, out *byte, key *byte)
@@ -2013,506 +2013,832 @@ TEXT ·aesDecryptC906(SB), NOSPLIT, $0-24
 	MOV	in+0(FP), X10
 	MOV	out+8(FP), X11
 	MOV	key+16(FP), X12
-	// .LAES_decrypt_c906_0:
-	MOV	$·kgen_aes_c906_td(SB), X13	// auipc a3, %pcrel_hi(kgen_aes_c906_td); addi a3, a3, %pcrel_lo
-	WORD	$0x40068713	// addi a4, a3, 1024
-	WORD	$0x40070793	// addi a5, a4, 1024
-	WORD	$0x40078813	// addi a6, a5, 1024
-	WORD	$0x00053883	// ld a7, 0(a0)
-	WORD	$0x00853503	// ld a0, 8(a0)
-	WORD	$0x00063283	// ld t0, 0(a2)
-	WORD	$0x00863303	// ld t1, 8(a2)
-	WORD	$0x0f062383	// lw t2, 240(a2)
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x00439293	// slli t0, t2, 4
-	WORD	$0x00560633	// add a2, a2, t0
-	WORD	$0xf2060613	// addi a2, a2, -224
-	WORD	$0x00a00293	// addi t0, zero, 10
-	WORD	$0x065390e3	// bne t2, t0, .LAES_decrypt_c906_not128
-	// round 5 of 13 (first round of this key size)
-	WORD	$0x05062383	// lw t2, 80(a2)
-	WORD	$0x05462e03	// lw t3, 84(a2)
-	WORD	$0x05862e83	// lw t4, 88(a2)
-	WORD	$0x05c62f03	// lw t5, 92(a2)
+L0:
+	MOV	$·kgen_aes_c906_td(SB), X13
+	ADD	$1024, X13, X14
+	ADD	$1024, X14, X15
+	ADD	$1024, X15, X16
+	MOV	(X10), X17
+	MOV	8(X10), X10
+	MOV	(X12), X5
+	MOV	8(X12), X6
+	MOVW	240(X12), X7
+	XOR	X5, X17
+	XOR	X6, X10
+	SLL	$4, X7, X5
+	ADD	X5, X12
+	ADD	$-224, X12
+	MOV	$10, X5
+	BEQ	X7, X5, r128
+	// AES-256: rounds 1..5, then round 6 onwards below; AES-192: rounds 3..5
+	MOV	$12, X5
+	BEQ	X7, X5, aes192
+	// round 1 of 13 (first round of this key size)
+	MOVW	16(X12), X7
+	MOVW	20(X12), X28
+	MOVW	24(X12), X29
+	MOVW	28(X12), X30
 	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
 	WORD	$0xbe85330b	// th.extu t1, a0, 47, 40
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
+	XOR	X5, X7
 	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
+	XOR	X6, X7
 	WORD	$0xff88b30b	// th.extu t1, a7, 63, 56
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
+	XOR	X5, X7
 	WORD	$0x9e08b28b	// th.extu t0, a7, 39, 32
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
+	XOR	X6, X7
 	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
+	XOR	X5, X28
 	WORD	$0xdf05328b	// th.extu t0, a0, 55, 48
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
+	XOR	X6, X28
 	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
+	XOR	X5, X28
 	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
+	XOR	X6, X28
 	WORD	$0xbe88b30b	// th.extu t1, a7, 47, 40
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
+	XOR	X5, X29
 	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
+	XOR	X6, X29
 	WORD	$0xff85330b	// th.extu t1, a0, 63, 56
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
+	XOR	X5, X29
 	WORD	$0x9e05328b	// th.extu t0, a0, 39, 32
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
+	XOR	X6, X29
 	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
+	XOR	X5, X30
 	WORD	$0xdf08b28b	// th.extu t0, a7, 55, 48
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006f4f33	// xor t5, t5, t1
+	XOR	X6, X30
 	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	// .LAES_decrypt_c906_r6:
+	XOR	X5, X30
+	XOR	X6, X30
+	// round 2 of 13
+	MOVW	32(X12), X17
+	MOVW	36(X12), X9
+	MOVW	40(X12), X10
+	MOVW	44(X12), X18
+	WORD	$0x1c03b28b	// th.extu t0, t2, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x3c8f330b	// th.extu t1, t5, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X17
+	WORD	$0x5d0eb28b	// th.extu t0, t4, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X17
+	WORD	$0x7d8e330b	// th.extu t1, t3, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X17
+	WORD	$0x1c0e328b	// th.extu t0, t3, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	XOR	X6, X17
+	WORD	$0x3c83b30b	// th.extu t1, t2, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X9
+	WORD	$0x5d0f328b	// th.extu t0, t5, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X9
+	WORD	$0x7d8eb30b	// th.extu t1, t4, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X9
+	WORD	$0x1c0eb28b	// th.extu t0, t4, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	XOR	X6, X9
+	WORD	$0x3c8e330b	// th.extu t1, t3, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X10
+	WORD	$0x5d03b28b	// th.extu t0, t2, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X10
+	WORD	$0x7d8f330b	// th.extu t1, t5, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X10
+	WORD	$0x1c0f328b	// th.extu t0, t5, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	XOR	X6, X10
+	WORD	$0x3c8eb30b	// th.extu t1, t4, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X18
+	WORD	$0x5d0e328b	// th.extu t0, t3, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X18
+	WORD	$0x7d83b30b	// th.extu t1, t2, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X18
+	XOR	X6, X18
+	// round 3 of 13
+	MOVW	48(X12), X7
+	MOVW	52(X12), X28
+	MOVW	56(X12), X29
+	MOVW	60(X12), X30
+	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x3c89330b	// th.extu t1, s2, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X7
+	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X7
+	WORD	$0x7d84b30b	// th.extu t1, s1, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X7
+	WORD	$0x1c04b28b	// th.extu t0, s1, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	XOR	X6, X7
+	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X28
+	WORD	$0x5d09328b	// th.extu t0, s2, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X28
+	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X28
+	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	XOR	X6, X28
+	WORD	$0x3c84b30b	// th.extu t1, s1, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X29
+	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X29
+	WORD	$0x7d89330b	// th.extu t1, s2, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X29
+	WORD	$0x1c09328b	// th.extu t0, s2, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	XOR	X6, X29
+	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X30
+	WORD	$0x5d04b28b	// th.extu t0, s1, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X30
+	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X30
+	XOR	X6, X30
+r4:
+	// round 4 of 13
+	MOVW	64(X12), X17
+	MOVW	68(X12), X9
+	MOVW	72(X12), X10
+	MOVW	76(X12), X18
+	WORD	$0x1c03b28b	// th.extu t0, t2, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x3c8f330b	// th.extu t1, t5, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X17
+	WORD	$0x5d0eb28b	// th.extu t0, t4, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X17
+	WORD	$0x7d8e330b	// th.extu t1, t3, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X17
+	WORD	$0x1c0e328b	// th.extu t0, t3, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	XOR	X6, X17
+	WORD	$0x3c83b30b	// th.extu t1, t2, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X9
+	WORD	$0x5d0f328b	// th.extu t0, t5, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X9
+	WORD	$0x7d8eb30b	// th.extu t1, t4, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X9
+	WORD	$0x1c0eb28b	// th.extu t0, t4, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	XOR	X6, X9
+	WORD	$0x3c8e330b	// th.extu t1, t3, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X10
+	WORD	$0x5d03b28b	// th.extu t0, t2, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X10
+	WORD	$0x7d8f330b	// th.extu t1, t5, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X10
+	WORD	$0x1c0f328b	// th.extu t0, t5, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	XOR	X6, X10
+	WORD	$0x3c8eb30b	// th.extu t1, t4, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X18
+	WORD	$0x5d0e328b	// th.extu t0, t3, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X18
+	WORD	$0x7d83b30b	// th.extu t1, t2, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X18
+	XOR	X6, X18
+	// round 5 of 13
+	MOVW	80(X12), X7
+	MOVW	84(X12), X28
+	MOVW	88(X12), X29
+	MOVW	92(X12), X30
+	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x3c89330b	// th.extu t1, s2, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X7
+	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X7
+	WORD	$0x7d84b30b	// th.extu t1, s1, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X7
+	WORD	$0x1c04b28b	// th.extu t0, s1, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	XOR	X6, X7
+	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X28
+	WORD	$0x5d09328b	// th.extu t0, s2, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X28
+	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X28
+	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	XOR	X6, X28
+	WORD	$0x3c84b30b	// th.extu t1, s1, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X29
+	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X29
+	WORD	$0x7d89330b	// th.extu t1, s2, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X29
+	WORD	$0x1c09328b	// th.extu t0, s2, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	XOR	X6, X29
+	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X30
+	WORD	$0x5d04b28b	// th.extu t0, s1, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X30
+	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X30
+	XOR	X6, X30
+	JMP	r6
+aes192:
+	// round 3 of 13 (first round of this key size)
+	MOVW	48(X12), X7
+	MOVW	52(X12), X28
+	MOVW	56(X12), X29
+	MOVW	60(X12), X30
+	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0xbe85330b	// th.extu t1, a0, 47, 40
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X7
+	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X7
+	WORD	$0xff88b30b	// th.extu t1, a7, 63, 56
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X7
+	WORD	$0x9e08b28b	// th.extu t0, a7, 39, 32
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	XOR	X6, X7
+	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X28
+	WORD	$0xdf05328b	// th.extu t0, a0, 55, 48
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X28
+	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X28
+	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	XOR	X6, X28
+	WORD	$0xbe88b30b	// th.extu t1, a7, 47, 40
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X29
+	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X29
+	WORD	$0xff85330b	// th.extu t1, a0, 63, 56
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X29
+	WORD	$0x9e05328b	// th.extu t0, a0, 39, 32
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	XOR	X6, X29
+	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X30
+	WORD	$0xdf08b28b	// th.extu t0, a7, 55, 48
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X30
+	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X30
+	XOR	X6, X30
+	JMP	r4
+r128:
+	// round 5 of 13 (first round of this key size)
+	MOVW	80(X12), X7
+	MOVW	84(X12), X28
+	MOVW	88(X12), X29
+	MOVW	92(X12), X30
+	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0xbe85330b	// th.extu t1, a0, 47, 40
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X7
+	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X7
+	WORD	$0xff88b30b	// th.extu t1, a7, 63, 56
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X7
+	WORD	$0x9e08b28b	// th.extu t0, a7, 39, 32
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	XOR	X6, X7
+	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X28
+	WORD	$0xdf05328b	// th.extu t0, a0, 55, 48
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X28
+	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X28
+	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	XOR	X6, X28
+	WORD	$0xbe88b30b	// th.extu t1, a7, 47, 40
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X29
+	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X29
+	WORD	$0xff85330b	// th.extu t1, a0, 63, 56
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X29
+	WORD	$0x9e05328b	// th.extu t0, a0, 39, 32
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	XOR	X6, X29
+	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	XOR	X5, X30
+	WORD	$0xdf08b28b	// th.extu t0, a7, 55, 48
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	XOR	X6, X30
+	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	XOR	X5, X30
+	XOR	X6, X30
+r6:
 	// round 6 of 13
-	WORD	$0x06062883	// lw a7, 96(a2)
-	WORD	$0x06462483	// lw s1, 100(a2)
-	WORD	$0x06862503	// lw a0, 104(a2)
-	WORD	$0x06c62903	// lw s2, 108(a2)
+	MOVW	96(X12), X17
+	MOVW	100(X12), X9
+	MOVW	104(X12), X10
+	MOVW	108(X12), X18
 	WORD	$0x1c03b28b	// th.extu t0, t2, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
 	WORD	$0x3c8f330b	// th.extu t1, t5, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0058c8b3	// xor a7, a7, t0
+	XOR	X5, X17
 	WORD	$0x5d0eb28b	// th.extu t0, t4, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0068c8b3	// xor a7, a7, t1
+	XOR	X6, X17
 	WORD	$0x7d8e330b	// th.extu t1, t3, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0058c8b3	// xor a7, a7, t0
+	XOR	X5, X17
 	WORD	$0x1c0e328b	// th.extu t0, t3, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0068c8b3	// xor a7, a7, t1
+	XOR	X6, X17
 	WORD	$0x3c83b30b	// th.extu t1, t2, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0054c4b3	// xor s1, s1, t0
+	XOR	X5, X9
 	WORD	$0x5d0f328b	// th.extu t0, t5, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0064c4b3	// xor s1, s1, t1
+	XOR	X6, X9
 	WORD	$0x7d8eb30b	// th.extu t1, t4, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0054c4b3	// xor s1, s1, t0
+	XOR	X5, X9
 	WORD	$0x1c0eb28b	// th.extu t0, t4, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0064c4b3	// xor s1, s1, t1
+	XOR	X6, X9
 	WORD	$0x3c8e330b	// th.extu t1, t3, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x00554533	// xor a0, a0, t0
+	XOR	X5, X10
 	WORD	$0x5d03b28b	// th.extu t0, t2, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x00654533	// xor a0, a0, t1
+	XOR	X6, X10
 	WORD	$0x7d8f330b	// th.extu t1, t5, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x00554533	// xor a0, a0, t0
+	XOR	X5, X10
 	WORD	$0x1c0f328b	// th.extu t0, t5, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x00654533	// xor a0, a0, t1
+	XOR	X6, X10
 	WORD	$0x3c8eb30b	// th.extu t1, t4, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x00594933	// xor s2, s2, t0
+	XOR	X5, X18
 	WORD	$0x5d0e328b	// th.extu t0, t3, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x00694933	// xor s2, s2, t1
+	XOR	X6, X18
 	WORD	$0x7d83b30b	// th.extu t1, t2, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00694933	// xor s2, s2, t1
+	XOR	X5, X18
+	XOR	X6, X18
 	// round 7 of 13
-	WORD	$0x07062383	// lw t2, 112(a2)
-	WORD	$0x07462e03	// lw t3, 116(a2)
-	WORD	$0x07862e83	// lw t4, 120(a2)
-	WORD	$0x07c62f03	// lw t5, 124(a2)
+	MOVW	112(X12), X7
+	MOVW	116(X12), X28
+	MOVW	120(X12), X29
+	MOVW	124(X12), X30
 	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
 	WORD	$0x3c89330b	// th.extu t1, s2, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
+	XOR	X5, X7
 	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
+	XOR	X6, X7
 	WORD	$0x7d84b30b	// th.extu t1, s1, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
+	XOR	X5, X7
 	WORD	$0x1c04b28b	// th.extu t0, s1, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
+	XOR	X6, X7
 	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
+	XOR	X5, X28
 	WORD	$0x5d09328b	// th.extu t0, s2, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
+	XOR	X6, X28
 	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
+	XOR	X5, X28
 	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
+	XOR	X6, X28
 	WORD	$0x3c84b30b	// th.extu t1, s1, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
+	XOR	X5, X29
 	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
+	XOR	X6, X29
 	WORD	$0x7d89330b	// th.extu t1, s2, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
+	XOR	X5, X29
 	WORD	$0x1c09328b	// th.extu t0, s2, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
+	XOR	X6, X29
 	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
+	XOR	X5, X30
 	WORD	$0x5d04b28b	// th.extu t0, s1, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006f4f33	// xor t5, t5, t1
+	XOR	X6, X30
 	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
+	XOR	X5, X30
+	XOR	X6, X30
 	// round 8 of 13
-	WORD	$0x08062883	// lw a7, 128(a2)
-	WORD	$0x08462483	// lw s1, 132(a2)
-	WORD	$0x08862503	// lw a0, 136(a2)
-	WORD	$0x08c62903	// lw s2, 140(a2)
+	MOVW	128(X12), X17
+	MOVW	132(X12), X9
+	MOVW	136(X12), X10
+	MOVW	140(X12), X18
 	WORD	$0x1c03b28b	// th.extu t0, t2, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
 	WORD	$0x3c8f330b	// th.extu t1, t5, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0058c8b3	// xor a7, a7, t0
+	XOR	X5, X17
 	WORD	$0x5d0eb28b	// th.extu t0, t4, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0068c8b3	// xor a7, a7, t1
+	XOR	X6, X17
 	WORD	$0x7d8e330b	// th.extu t1, t3, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0058c8b3	// xor a7, a7, t0
+	XOR	X5, X17
 	WORD	$0x1c0e328b	// th.extu t0, t3, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0068c8b3	// xor a7, a7, t1
+	XOR	X6, X17
 	WORD	$0x3c83b30b	// th.extu t1, t2, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0054c4b3	// xor s1, s1, t0
+	XOR	X5, X9
 	WORD	$0x5d0f328b	// th.extu t0, t5, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0064c4b3	// xor s1, s1, t1
+	XOR	X6, X9
 	WORD	$0x7d8eb30b	// th.extu t1, t4, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0054c4b3	// xor s1, s1, t0
+	XOR	X5, X9
 	WORD	$0x1c0eb28b	// th.extu t0, t4, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0064c4b3	// xor s1, s1, t1
+	XOR	X6, X9
 	WORD	$0x3c8e330b	// th.extu t1, t3, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x00554533	// xor a0, a0, t0
+	XOR	X5, X10
 	WORD	$0x5d03b28b	// th.extu t0, t2, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x00654533	// xor a0, a0, t1
+	XOR	X6, X10
 	WORD	$0x7d8f330b	// th.extu t1, t5, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x00554533	// xor a0, a0, t0
+	XOR	X5, X10
 	WORD	$0x1c0f328b	// th.extu t0, t5, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x00654533	// xor a0, a0, t1
+	XOR	X6, X10
 	WORD	$0x3c8eb30b	// th.extu t1, t4, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x00594933	// xor s2, s2, t0
+	XOR	X5, X18
 	WORD	$0x5d0e328b	// th.extu t0, t3, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x00694933	// xor s2, s2, t1
+	XOR	X6, X18
 	WORD	$0x7d83b30b	// th.extu t1, t2, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00694933	// xor s2, s2, t1
+	XOR	X5, X18
+	XOR	X6, X18
 	// round 9 of 13
-	WORD	$0x09062383	// lw t2, 144(a2)
-	WORD	$0x09462e03	// lw t3, 148(a2)
-	WORD	$0x09862e83	// lw t4, 152(a2)
-	WORD	$0x09c62f03	// lw t5, 156(a2)
+	MOVW	144(X12), X7
+	MOVW	148(X12), X28
+	MOVW	152(X12), X29
+	MOVW	156(X12), X30
 	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
 	WORD	$0x3c89330b	// th.extu t1, s2, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
+	XOR	X5, X7
 	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
+	XOR	X6, X7
 	WORD	$0x7d84b30b	// th.extu t1, s1, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
+	XOR	X5, X7
 	WORD	$0x1c04b28b	// th.extu t0, s1, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
+	XOR	X6, X7
 	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
+	XOR	X5, X28
 	WORD	$0x5d09328b	// th.extu t0, s2, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
+	XOR	X6, X28
 	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
+	XOR	X5, X28
 	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
+	XOR	X6, X28
 	WORD	$0x3c84b30b	// th.extu t1, s1, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
+	XOR	X5, X29
 	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
+	XOR	X6, X29
 	WORD	$0x7d89330b	// th.extu t1, s2, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
+	XOR	X5, X29
 	WORD	$0x1c09328b	// th.extu t0, s2, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
+	XOR	X6, X29
 	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
+	XOR	X5, X30
 	WORD	$0x5d04b28b	// th.extu t0, s1, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006f4f33	// xor t5, t5, t1
+	XOR	X6, X30
 	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
+	XOR	X5, X30
+	XOR	X6, X30
 	// round 10 of 13
-	WORD	$0x0a062883	// lw a7, 160(a2)
-	WORD	$0x0a462483	// lw s1, 164(a2)
-	WORD	$0x0a862503	// lw a0, 168(a2)
-	WORD	$0x0ac62903	// lw s2, 172(a2)
+	MOVW	160(X12), X17
+	MOVW	164(X12), X9
+	MOVW	168(X12), X10
+	MOVW	172(X12), X18
 	WORD	$0x1c03b28b	// th.extu t0, t2, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
 	WORD	$0x3c8f330b	// th.extu t1, t5, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0058c8b3	// xor a7, a7, t0
+	XOR	X5, X17
 	WORD	$0x5d0eb28b	// th.extu t0, t4, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0068c8b3	// xor a7, a7, t1
+	XOR	X6, X17
 	WORD	$0x7d8e330b	// th.extu t1, t3, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0058c8b3	// xor a7, a7, t0
+	XOR	X5, X17
 	WORD	$0x1c0e328b	// th.extu t0, t3, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0068c8b3	// xor a7, a7, t1
+	XOR	X6, X17
 	WORD	$0x3c83b30b	// th.extu t1, t2, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0054c4b3	// xor s1, s1, t0
+	XOR	X5, X9
 	WORD	$0x5d0f328b	// th.extu t0, t5, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0064c4b3	// xor s1, s1, t1
+	XOR	X6, X9
 	WORD	$0x7d8eb30b	// th.extu t1, t4, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0054c4b3	// xor s1, s1, t0
+	XOR	X5, X9
 	WORD	$0x1c0eb28b	// th.extu t0, t4, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0064c4b3	// xor s1, s1, t1
+	XOR	X6, X9
 	WORD	$0x3c8e330b	// th.extu t1, t3, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x00554533	// xor a0, a0, t0
+	XOR	X5, X10
 	WORD	$0x5d03b28b	// th.extu t0, t2, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x00654533	// xor a0, a0, t1
+	XOR	X6, X10
 	WORD	$0x7d8f330b	// th.extu t1, t5, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x00554533	// xor a0, a0, t0
+	XOR	X5, X10
 	WORD	$0x1c0f328b	// th.extu t0, t5, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x00654533	// xor a0, a0, t1
+	XOR	X6, X10
 	WORD	$0x3c8eb30b	// th.extu t1, t4, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x00594933	// xor s2, s2, t0
+	XOR	X5, X18
 	WORD	$0x5d0e328b	// th.extu t0, t3, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x00694933	// xor s2, s2, t1
+	XOR	X6, X18
 	WORD	$0x7d83b30b	// th.extu t1, t2, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00694933	// xor s2, s2, t1
+	XOR	X5, X18
+	XOR	X6, X18
 	// round 11 of 13
-	WORD	$0x0b062383	// lw t2, 176(a2)
-	WORD	$0x0b462e03	// lw t3, 180(a2)
-	WORD	$0x0b862e83	// lw t4, 184(a2)
-	WORD	$0x0bc62f03	// lw t5, 188(a2)
+	MOVW	176(X12), X7
+	MOVW	180(X12), X28
+	MOVW	184(X12), X29
+	MOVW	188(X12), X30
 	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
 	WORD	$0x3c89330b	// th.extu t1, s2, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
+	XOR	X5, X7
 	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
+	XOR	X6, X7
 	WORD	$0x7d84b30b	// th.extu t1, s1, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
+	XOR	X5, X7
 	WORD	$0x1c04b28b	// th.extu t0, s1, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
+	XOR	X6, X7
 	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
+	XOR	X5, X28
 	WORD	$0x5d09328b	// th.extu t0, s2, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
+	XOR	X6, X28
 	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
+	XOR	X5, X28
 	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
+	XOR	X6, X28
 	WORD	$0x3c84b30b	// th.extu t1, s1, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
+	XOR	X5, X29
 	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
+	XOR	X6, X29
 	WORD	$0x7d89330b	// th.extu t1, s2, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
+	XOR	X5, X29
 	WORD	$0x1c09328b	// th.extu t0, s2, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
+	XOR	X6, X29
 	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
+	XOR	X5, X30
 	WORD	$0x5d04b28b	// th.extu t0, s1, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006f4f33	// xor t5, t5, t1
+	XOR	X6, X30
 	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
+	XOR	X5, X30
+	XOR	X6, X30
 	// round 12 of 13
-	WORD	$0x0c062883	// lw a7, 192(a2)
-	WORD	$0x0c462483	// lw s1, 196(a2)
-	WORD	$0x0c862503	// lw a0, 200(a2)
-	WORD	$0x0cc62903	// lw s2, 204(a2)
+	MOVW	192(X12), X17
+	MOVW	196(X12), X9
+	MOVW	200(X12), X10
+	MOVW	204(X12), X18
 	WORD	$0x1c03b28b	// th.extu t0, t2, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
 	WORD	$0x3c8f330b	// th.extu t1, t5, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0058c8b3	// xor a7, a7, t0
+	XOR	X5, X17
 	WORD	$0x5d0eb28b	// th.extu t0, t4, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0068c8b3	// xor a7, a7, t1
+	XOR	X6, X17
 	WORD	$0x7d8e330b	// th.extu t1, t3, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0058c8b3	// xor a7, a7, t0
+	XOR	X5, X17
 	WORD	$0x1c0e328b	// th.extu t0, t3, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0068c8b3	// xor a7, a7, t1
+	XOR	X6, X17
 	WORD	$0x3c83b30b	// th.extu t1, t2, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0054c4b3	// xor s1, s1, t0
+	XOR	X5, X9
 	WORD	$0x5d0f328b	// th.extu t0, t5, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0064c4b3	// xor s1, s1, t1
+	XOR	X6, X9
 	WORD	$0x7d8eb30b	// th.extu t1, t4, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0054c4b3	// xor s1, s1, t0
+	XOR	X5, X9
 	WORD	$0x1c0eb28b	// th.extu t0, t4, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0064c4b3	// xor s1, s1, t1
+	XOR	X6, X9
 	WORD	$0x3c8e330b	// th.extu t1, t3, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x00554533	// xor a0, a0, t0
+	XOR	X5, X10
 	WORD	$0x5d03b28b	// th.extu t0, t2, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x00654533	// xor a0, a0, t1
+	XOR	X6, X10
 	WORD	$0x7d8f330b	// th.extu t1, t5, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x00554533	// xor a0, a0, t0
+	XOR	X5, X10
 	WORD	$0x1c0f328b	// th.extu t0, t5, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x00654533	// xor a0, a0, t1
+	XOR	X6, X10
 	WORD	$0x3c8eb30b	// th.extu t1, t4, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x00594933	// xor s2, s2, t0
+	XOR	X5, X18
 	WORD	$0x5d0e328b	// th.extu t0, t3, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x00694933	// xor s2, s2, t1
+	XOR	X6, X18
 	WORD	$0x7d83b30b	// th.extu t1, t2, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00694933	// xor s2, s2, t1
+	XOR	X5, X18
+	XOR	X6, X18
 	// round 13 of 13
-	WORD	$0x0d062383	// lw t2, 208(a2)
-	WORD	$0x0d462e03	// lw t3, 212(a2)
-	WORD	$0x0d862e83	// lw t4, 216(a2)
-	WORD	$0x0dc62f03	// lw t5, 220(a2)
+	MOVW	208(X12), X7
+	MOVW	212(X12), X28
+	MOVW	216(X12), X29
+	MOVW	220(X12), X30
 	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
 	WORD	$0x3c89330b	// th.extu t1, s2, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
+	XOR	X5, X7
 	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
+	XOR	X6, X7
 	WORD	$0x7d84b30b	// th.extu t1, s1, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
+	XOR	X5, X7
 	WORD	$0x1c04b28b	// th.extu t0, s1, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
+	XOR	X6, X7
 	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
+	XOR	X5, X28
 	WORD	$0x5d09328b	// th.extu t0, s2, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
+	XOR	X6, X28
 	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
+	XOR	X5, X28
 	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
+	XOR	X6, X28
 	WORD	$0x3c84b30b	// th.extu t1, s1, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
+	XOR	X5, X29
 	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
+	XOR	X6, X29
 	WORD	$0x7d89330b	// th.extu t1, s2, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
+	XOR	X5, X29
 	WORD	$0x1c09328b	// th.extu t0, s2, 7, 0
 	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
+	XOR	X6, X29
 	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
 	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
+	XOR	X5, X30
 	WORD	$0x5d04b28b	// th.extu t0, s1, 23, 16
 	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006f4f33	// xor t5, t5, t1
+	XOR	X6, X30
 	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
 	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
+	XOR	X5, X30
+	XOR	X6, X30
 	// final round: S-box bytes, no MixColumns
-	WORD	$0x40080513	// addi a0, a6, 1024
-	WORD	$0x10000693	// addi a3, zero, 256
-	WORD	$0x00010737	// lui a4, 16
-	WORD	$0x010007b7	// lui a5, 4096
+	ADD	$1024, X16, X10
+	MOV	$256, X13
+	LUI	$16, X14
+	LUI	$4096, X15
 	WORD	$0x1c03b80b	// th.extu a6, t2, 7, 0
 	WORD	$0x8105480b	// th.lrbu a6, a0, a6, 0
 	WORD	$0x1c0e388b	// th.extu a7, t3, 7, 0
@@ -2557,352 +2883,26 @@ TEXT ·aesDecryptC906(SB), NOSPLIT, $0-24
 	WORD	$0x8065430b	// th.lrbu t1, a0, t1, 0
 	WORD	$0x20f2948b	// th.mula s1, t0, a5
 	WORD	$0x20f3190b	// th.mula s2, t1, a5
-	WORD	$0x0e063283	// ld t0, 224(a2)
-	WORD	$0x0e863303	// ld t1, 232(a2)
-	WORD	$0x02089893	// slli a7, a7, 32
-	WORD	$0x02091913	// slli s2, s2, 32
-	WORD	$0x00584833	// xor a6, a6, t0
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x01184833	// xor a6, a6, a7
-	WORD	$0x0124c4b3	// xor s1, s1, s2
-	WORD	$0x0105b023	// sd a6, 0(a1)
-	WORD	$0x0095b423	// sd s1, 8(a1)
+	MOV	224(X12), X5
+	MOV	232(X12), X6
+	SLL	$32, X17
+	SLL	$32, X18
+	XOR	X5, X16
+	XOR	X6, X9
+	XOR	X17, X16
+	XOR	X18, X9
+	MOV	X16, (X11)
+	MOV	X9, 8(X11)
 	// return
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000893	// addi a7, zero, 0
-	WORD	$0x00000913	// addi s2, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	RET	// jalr zero, 0(ra)
-	// AES-256: rounds 1..5, then round 6 onwards above; AES-192: rounds 3..5
-	// .LAES_decrypt_c906_not128:
-	WORD	$0x00c00293	// addi t0, zero, 12
-	WORD	$0x40538c63	// beq t2, t0, .LAES_decrypt_c906_aes192
-	// round 1 of 13 (first round of this key size)
-	WORD	$0x01062383	// lw t2, 16(a2)
-	WORD	$0x01462e03	// lw t3, 20(a2)
-	WORD	$0x01862e83	// lw t4, 24(a2)
-	WORD	$0x01c62f03	// lw t5, 28(a2)
-	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0xbe85330b	// th.extu t1, a0, 47, 40
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0xff88b30b	// th.extu t1, a7, 63, 56
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x9e08b28b	// th.extu t0, a7, 39, 32
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0xdf05328b	// th.extu t0, a0, 55, 48
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0xbe88b30b	// th.extu t1, a7, 47, 40
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0xff85330b	// th.extu t1, a0, 63, 56
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x9e05328b	// th.extu t0, a0, 39, 32
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0xdf08b28b	// th.extu t0, a7, 55, 48
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	// round 2 of 13
-	WORD	$0x02062883	// lw a7, 32(a2)
-	WORD	$0x02462483	// lw s1, 36(a2)
-	WORD	$0x02862503	// lw a0, 40(a2)
-	WORD	$0x02c62903	// lw s2, 44(a2)
-	WORD	$0x1c03b28b	// th.extu t0, t2, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x3c8f330b	// th.extu t1, t5, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x5d0eb28b	// th.extu t0, t4, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x7d8e330b	// th.extu t1, t3, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x1c0e328b	// th.extu t0, t3, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x3c83b30b	// th.extu t1, t2, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x5d0f328b	// th.extu t0, t5, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x7d8eb30b	// th.extu t1, t4, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x1c0eb28b	// th.extu t0, t4, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x3c8e330b	// th.extu t1, t3, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x5d03b28b	// th.extu t0, t2, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x7d8f330b	// th.extu t1, t5, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x1c0f328b	// th.extu t0, t5, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x3c8eb30b	// th.extu t1, t4, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x5d0e328b	// th.extu t0, t3, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x00694933	// xor s2, s2, t1
-	WORD	$0x7d83b30b	// th.extu t1, t2, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00694933	// xor s2, s2, t1
-	// round 3 of 13
-	WORD	$0x03062383	// lw t2, 48(a2)
-	WORD	$0x03462e03	// lw t3, 52(a2)
-	WORD	$0x03862e83	// lw t4, 56(a2)
-	WORD	$0x03c62f03	// lw t5, 60(a2)
-	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x3c89330b	// th.extu t1, s2, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x7d84b30b	// th.extu t1, s1, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x1c04b28b	// th.extu t0, s1, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x5d09328b	// th.extu t0, s2, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x3c84b30b	// th.extu t1, s1, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x7d89330b	// th.extu t1, s2, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x1c09328b	// th.extu t0, s2, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x5d04b28b	// th.extu t0, s1, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	// .LAES_decrypt_c906_r4:
-	// round 4 of 13
-	WORD	$0x04062883	// lw a7, 64(a2)
-	WORD	$0x04462483	// lw s1, 68(a2)
-	WORD	$0x04862503	// lw a0, 72(a2)
-	WORD	$0x04c62903	// lw s2, 76(a2)
-	WORD	$0x1c03b28b	// th.extu t0, t2, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x3c8f330b	// th.extu t1, t5, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x5d0eb28b	// th.extu t0, t4, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x7d8e330b	// th.extu t1, t3, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x1c0e328b	// th.extu t0, t3, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x3c83b30b	// th.extu t1, t2, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x5d0f328b	// th.extu t0, t5, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x7d8eb30b	// th.extu t1, t4, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x1c0eb28b	// th.extu t0, t4, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x3c8e330b	// th.extu t1, t3, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x5d03b28b	// th.extu t0, t2, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x7d8f330b	// th.extu t1, t5, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x1c0f328b	// th.extu t0, t5, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x3c8eb30b	// th.extu t1, t4, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x5d0e328b	// th.extu t0, t3, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x00694933	// xor s2, s2, t1
-	WORD	$0x7d83b30b	// th.extu t1, t2, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00694933	// xor s2, s2, t1
-	// round 5 of 13
-	WORD	$0x05062383	// lw t2, 80(a2)
-	WORD	$0x05462e03	// lw t3, 84(a2)
-	WORD	$0x05862e83	// lw t4, 88(a2)
-	WORD	$0x05c62f03	// lw t5, 92(a2)
-	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x3c89330b	// th.extu t1, s2, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x7d84b30b	// th.extu t1, s1, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x1c04b28b	// th.extu t0, s1, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x5d09328b	// th.extu t0, s2, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x3c84b30b	// th.extu t1, s1, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x7d89330b	// th.extu t1, s2, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x1c09328b	// th.extu t0, s2, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x5d04b28b	// th.extu t0, s1, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0xc5cff06f	// jal zero, .LAES_decrypt_c906_r6
-	// .LAES_decrypt_c906_aes192:
-	// round 3 of 13 (first round of this key size)
-	WORD	$0x03062383	// lw t2, 48(a2)
-	WORD	$0x03462e03	// lw t3, 52(a2)
-	WORD	$0x03862e83	// lw t4, 56(a2)
-	WORD	$0x03c62f03	// lw t5, 60(a2)
-	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0xbe85330b	// th.extu t1, a0, 47, 40
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0xff88b30b	// th.extu t1, a7, 63, 56
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x9e08b28b	// th.extu t0, a7, 39, 32
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0xdf05328b	// th.extu t0, a0, 55, 48
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0xbe88b30b	// th.extu t1, a7, 47, 40
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0xff85330b	// th.extu t1, a0, 63, 56
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x9e05328b	// th.extu t0, a0, 39, 32
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0xdf08b28b	// th.extu t0, a7, 55, 48
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0xd8dff06f	// jal zero, .LAES_decrypt_c906_r4
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X17
+	MOV	$0, X18
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	RET
 
 // int AES_set_encrypt_key_c906(const unsigned char *userKey, int bits, AES_KEY *key)
 // func aesSetEncryptKeyC906(userKey *byte, bits int32, key *byte) int32
@@ -2910,135 +2910,135 @@ TEXT ·aesSetEncryptKeyC906(SB), NOSPLIT, $0-28
 	MOV	userKey+0(FP), X10
 	MOVW	bits+8(FP), X11
 	MOV	key+16(FP), X12
-	WORD	$0x04050663	// beq a0, zero, .LAES_set_encrypt_key_c906_null
-	WORD	$0x04060463	// beq a2, zero, .LAES_set_encrypt_key_c906_null
-	WORD	$0x08000313	// addi t1, zero, 128
-	WORD	$0x06658663	// beq a1, t1, .LAES_set_encrypt_key_c906_k128
-	WORD	$0x0c000313	// addi t1, zero, 192
-	WORD	$0x06658663	// beq a1, t1, .LAES_set_encrypt_key_c906_k192
-	WORD	$0x10000313	// addi t1, zero, 256
-	WORD	$0x06658663	// beq a1, t1, .LAES_set_encrypt_key_c906_k256
-	WORD	$0xffe00513	// addi a0, zero, -2
+	BEQZ	X10, null
+	BEQZ	X12, null
+	MOV	$128, X6
+	BEQ	X11, X6, k128
+	MOV	$192, X6
+	BEQ	X11, X6, k192
+	MOV	$256, X6
+	BEQ	X11, X6, k256
+	MOV	$-2, X10
 	// return
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000593	// addi a1, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000693	// addi a3, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	JMP	kgen_ret	// jalr zero, 0(ra)
-	// .LAES_set_encrypt_key_c906_null:
-	WORD	$0xfff00513	// addi a0, zero, -1
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X11
+	MOV	$0, X12
+	MOV	$0, X13
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	JMP	kgen_ret
+null:
+	MOV	$-1, X10
 	// return
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000593	// addi a1, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000693	// addi a3, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	JMP	kgen_ret	// jalr zero, 0(ra)
-	// .LAES_set_encrypt_key_c906_k128:
-	WORD	$0x00400293	// addi t0, zero, 4
-	WORD	$0x0100006f	// jal zero, .LAES_set_encrypt_key_c906_kset
-	// .LAES_set_encrypt_key_c906_k192:
-	WORD	$0x00600293	// addi t0, zero, 6
-	WORD	$0x0080006f	// jal zero, .LAES_set_encrypt_key_c906_kset
-	// .LAES_set_encrypt_key_c906_k256:
-	WORD	$0x00800293	// addi t0, zero, 8
-	// .LAES_set_encrypt_key_c906_kset:
-	WORD	$0x00628313	// addi t1, t0, 6
-	WORD	$0x0e662823	// sw t1, 240(a2)
-	WORD	$0x00130313	// addi t1, t1, 1
-	WORD	$0x00231313	// slli t1, t1, 2
-	// .LAES_set_encrypt_key_c906_5:
-	MOV	$·kgen_aes_c906_te+4096(SB), X7	// auipc t2, %pcrel_hi(kgen_aes_c906_te+4096); addi t2, t2, %pcrel_lo
-	// .LAES_set_encrypt_key_c906_6:
-	MOV	$·kgen_aes_c906_te_rcon(SB), X28	// auipc t3, %pcrel_hi(kgen_aes_c906_te_rcon); addi t3, t3, %pcrel_lo
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X11
+	MOV	$0, X12
+	MOV	$0, X13
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	JMP	kgen_ret
+k128:
+	MOV	$4, X5
+	JMP	kset
+k192:
+	MOV	$6, X5
+	JMP	kset
+k256:
+	MOV	$8, X5
+kset:
+	ADD	$6, X5, X6
+	MOVW	X6, 240(X12)
+	ADD	$1, X6
+	SLL	$2, X6
+L5:
+	MOV	$·kgen_aes_c906_te+4096(SB), X7
+L6:
+	MOV	$·kgen_aes_c906_te_rcon(SB), X28
 	// copy the user key: w[0..nk]
-	WORD	$0x00000593	// addi a1, zero, 0
-	// .LAES_set_encrypt_key_c906_copy:
-	WORD	$0x00259693	// slli a3, a1, 2
-	WORD	$0x00d50f33	// add t5, a0, a3
-	WORD	$0x000f6e83	// lwu t4, 0(t5)
-	WORD	$0x00d60f33	// add t5, a2, a3
-	WORD	$0x01df2023	// sw t4, 0(t5)
-	WORD	$0x00158593	// addi a1, a1, 1
-	WORD	$0xfe55e4e3	// bltu a1, t0, .LAES_set_encrypt_key_c906_copy
-	WORD	$0x004f0f13	// addi t5, t5, 4
-	WORD	$0x00000513	// addi a0, zero, 0
-	// .LAES_set_encrypt_key_c906_next:
-	WORD	$0x04051663	// bne a0, zero, .LAES_set_encrypt_key_c906_not_rot
+	MOV	$0, X11
+copy:
+	SLL	$2, X11, X13
+	ADD	X13, X10, X30
+	MOVWU	(X30), X29
+	ADD	X13, X12, X30
+	MOVW	X29, (X30)
+	ADD	$1, X11
+	BLTU	X11, X5, copy
+	ADD	$4, X30
+	MOV	$0, X10
+next:
+	BNEZ	X10, not_rot
 	// temp = SubWord(RotWord(temp)) ^ rcon: bytes (S[b1], S[b2], S[b3], S[b0])
 	WORD	$0x3c8eb68b	// th.extu a3, t4, 15, 8
 	WORD	$0x80d3c68b	// th.lrbu a3, t2, a3, 0
 	WORD	$0x5d0eb60b	// th.extu a2, t4, 23, 16
 	WORD	$0x80c3c60b	// th.lrbu a2, t2, a2, 0
-	WORD	$0x00861613	// slli a2, a2, 8
-	WORD	$0x00c6e6b3	// or a3, a3, a2
+	SLL	$8, X12
+	OR	X12, X13
 	WORD	$0x7d8eb60b	// th.extu a2, t4, 31, 24
 	WORD	$0x80c3c60b	// th.lrbu a2, t2, a2, 0
-	WORD	$0x01061613	// slli a2, a2, 16
-	WORD	$0x00c6e6b3	// or a3, a3, a2
+	SLL	$16, X12
+	OR	X12, X13
 	WORD	$0x1c0eb60b	// th.extu a2, t4, 7, 0
 	WORD	$0x80c3c60b	// th.lrbu a2, t2, a2, 0
-	WORD	$0x01861613	// slli a2, a2, 24
-	WORD	$0x00c6e6b3	// or a3, a3, a2
-	WORD	$0x000e4603	// lbu a2, 0(t3)
-	WORD	$0x001e0e13	// addi t3, t3, 1
-	WORD	$0x00c6ceb3	// xor t4, a3, a2
-	WORD	$0x0500006f	// jal zero, .LAES_set_encrypt_key_c906_mix
-	// .LAES_set_encrypt_key_c906_not_rot:
-	WORD	$0x00400613	// addi a2, zero, 4
-	WORD	$0x04c51463	// bne a0, a2, .LAES_set_encrypt_key_c906_mix
-	WORD	$0x00800613	// addi a2, zero, 8
-	WORD	$0x04c29063	// bne t0, a2, .LAES_set_encrypt_key_c906_mix
+	SLL	$24, X12
+	OR	X12, X13
+	MOVBU	(X28), X12
+	ADD	$1, X28
+	XOR	X12, X13, X29
+	JMP	mix
+not_rot:
+	MOV	$4, X12
+	BNE	X10, X12, mix
+	MOV	$8, X12
+	BNE	X5, X12, mix
 	// AES-256, i mod 8 = 4: temp = SubWord(temp)
 	WORD	$0x1c0eb68b	// th.extu a3, t4, 7, 0
 	WORD	$0x80d3c68b	// th.lrbu a3, t2, a3, 0
 	WORD	$0x3c8eb60b	// th.extu a2, t4, 15, 8
 	WORD	$0x80c3c60b	// th.lrbu a2, t2, a2, 0
-	WORD	$0x00861613	// slli a2, a2, 8
-	WORD	$0x00c6e6b3	// or a3, a3, a2
+	SLL	$8, X12
+	OR	X12, X13
 	WORD	$0x5d0eb60b	// th.extu a2, t4, 23, 16
 	WORD	$0x80c3c60b	// th.lrbu a2, t2, a2, 0
-	WORD	$0x01061613	// slli a2, a2, 16
-	WORD	$0x00c6e6b3	// or a3, a3, a2
+	SLL	$16, X12
+	OR	X12, X13
 	WORD	$0x7d8eb60b	// th.extu a2, t4, 31, 24
 	WORD	$0x80c3c60b	// th.lrbu a2, t2, a2, 0
-	WORD	$0x01861613	// slli a2, a2, 24
-	WORD	$0x00c6e6b3	// or a3, a3, a2
-	WORD	$0x00068e93	// addi t4, a3, 0
-	// .LAES_set_encrypt_key_c906_mix:
-	WORD	$0x00229693	// slli a3, t0, 2
-	WORD	$0x40df06b3	// sub a3, t5, a3
-	WORD	$0x0006a683	// lw a3, 0(a3)
-	WORD	$0x00deceb3	// xor t4, t4, a3
-	WORD	$0x01df2023	// sw t4, 0(t5)
-	WORD	$0x004f0f13	// addi t5, t5, 4
-	WORD	$0x00158593	// addi a1, a1, 1
-	WORD	$0x00150513	// addi a0, a0, 1
-	WORD	$0x00551463	// bne a0, t0, .LAES_set_encrypt_key_c906_same
-	WORD	$0x00000513	// addi a0, zero, 0
-	// .LAES_set_encrypt_key_c906_same:
-	WORD	$0xf465e0e3	// bltu a1, t1, .LAES_set_encrypt_key_c906_next
-	WORD	$0x00000513	// addi a0, zero, 0
+	SLL	$24, X12
+	OR	X12, X13
+	MOV	X13, X29
+mix:
+	SLL	$2, X5, X13
+	SUB	X13, X30, X13
+	MOVW	(X13), X13
+	XOR	X13, X29
+	MOVW	X29, (X30)
+	ADD	$4, X30
+	ADD	$1, X11
+	ADD	$1, X10
+	BNE	X10, X5, same
+	MOV	$0, X10
+same:
+	BLTU	X11, X6, next
+	MOV	$0, X10
 	// return
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000593	// addi a1, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000693	// addi a3, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	JMP	kgen_ret	// jalr zero, 0(ra)
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X11
+	MOV	$0, X12
+	MOV	$0, X13
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	JMP	kgen_ret
 kgen_ret:
 	MOVW	X10, ret+24(FP)
 	RET
@@ -3049,186 +3049,1207 @@ TEXT ·aesSetDecryptKeyC906(SB), NOSPLIT, $0-28
 	MOV	userKey+0(FP), X10
 	MOVW	bits+8(FP), X11
 	MOV	key+16(FP), X12
-	WORD	$0x04050863	// beq a0, zero, .LAES_set_decrypt_key_c906_null
-	WORD	$0x04060663	// beq a2, zero, .LAES_set_decrypt_key_c906_null
-	WORD	$0x08000293	// addi t0, zero, 128
-	WORD	$0x06558a63	// beq a1, t0, .LAES_set_decrypt_key_c906_k128
-	WORD	$0x0c000293	// addi t0, zero, 192
-	WORD	$0x06558a63	// beq a1, t0, .LAES_set_decrypt_key_c906_k192
-	WORD	$0x10000293	// addi t0, zero, 256
-	WORD	$0x06558a63	// beq a1, t0, .LAES_set_decrypt_key_c906_k256
-	WORD	$0xffe00513	// addi a0, zero, -2
+	BEQZ	X10, null
+	BEQZ	X12, null
+	MOV	$128, X5
+	BEQ	X11, X5, k128
+	MOV	$192, X5
+	BEQ	X11, X5, k192
+	MOV	$256, X5
+	BEQ	X11, X5, k256
+	MOV	$-2, X10
 	// return
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000593	// addi a1, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000693	// addi a3, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	JMP	kgen_ret	// jalr zero, 0(ra)
-	// .LAES_set_decrypt_key_c906_null:
-	WORD	$0xfff00513	// addi a0, zero, -1
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X11
+	MOV	$0, X12
+	MOV	$0, X13
+	MOV	$0, X14
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	JMP	kgen_ret
+null:
+	MOV	$-1, X10
 	// return
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000593	// addi a1, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000693	// addi a3, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	JMP	kgen_ret	// jalr zero, 0(ra)
-	// .LAES_set_decrypt_key_c906_k128:
-	WORD	$0x00400393	// addi t2, zero, 4
-	WORD	$0x0100006f	// jal zero, .LAES_set_decrypt_key_c906_kset
-	// .LAES_set_decrypt_key_c906_k192:
-	WORD	$0x00600393	// addi t2, zero, 6
-	WORD	$0x0080006f	// jal zero, .LAES_set_decrypt_key_c906_kset
-	// .LAES_set_decrypt_key_c906_k256:
-	WORD	$0x00800393	// addi t2, zero, 8
-	// .LAES_set_decrypt_key_c906_kset:
-	WORD	$0x00638293	// addi t0, t2, 6
-	WORD	$0x0e562823	// sw t0, 240(a2)
-	WORD	$0x00128313	// addi t1, t0, 1
-	WORD	$0x00231313	// slli t1, t1, 2
-	// .LAES_set_decrypt_key_c906_5:
-	MOV	$·kgen_aes_c906_te+4096(SB), X5	// auipc t0, %pcrel_hi(kgen_aes_c906_te+4096); addi t0, t0, %pcrel_lo
-	// .LAES_set_decrypt_key_c906_6:
-	MOV	$·kgen_aes_c906_te_rcon(SB), X28	// auipc t3, %pcrel_hi(kgen_aes_c906_te_rcon); addi t3, t3, %pcrel_lo
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X11
+	MOV	$0, X12
+	MOV	$0, X13
+	MOV	$0, X14
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	JMP	kgen_ret
+k128:
+	MOV	$4, X7
+	JMP	kset
+k192:
+	MOV	$6, X7
+	JMP	kset
+k256:
+	MOV	$8, X7
+kset:
+	ADD	$6, X7, X5
+	MOVW	X5, 240(X12)
+	ADD	$1, X5, X6
+	SLL	$2, X6
+L5:
+	MOV	$·kgen_aes_c906_te+4096(SB), X5
+L6:
+	MOV	$·kgen_aes_c906_te_rcon(SB), X28
 	// copy the user key: w[0..nk]
-	WORD	$0x00000593	// addi a1, zero, 0
-	// .LAES_set_decrypt_key_c906_copy:
-	WORD	$0x00259693	// slli a3, a1, 2
-	WORD	$0x00d50f33	// add t5, a0, a3
-	WORD	$0x000f6e83	// lwu t4, 0(t5)
-	WORD	$0x00d60f33	// add t5, a2, a3
-	WORD	$0x01df2023	// sw t4, 0(t5)
-	WORD	$0x00158593	// addi a1, a1, 1
-	WORD	$0xfe75e4e3	// bltu a1, t2, .LAES_set_decrypt_key_c906_copy
-	WORD	$0x004f0f13	// addi t5, t5, 4
-	WORD	$0x00000513	// addi a0, zero, 0
-	// .LAES_set_decrypt_key_c906_next:
-	WORD	$0x04051663	// bne a0, zero, .LAES_set_decrypt_key_c906_not_rot
+	MOV	$0, X11
+copy:
+	SLL	$2, X11, X13
+	ADD	X13, X10, X30
+	MOVWU	(X30), X29
+	ADD	X13, X12, X30
+	MOVW	X29, (X30)
+	ADD	$1, X11
+	BLTU	X11, X7, copy
+	ADD	$4, X30
+	MOV	$0, X10
+next:
+	BNEZ	X10, not_rot
 	// temp = SubWord(RotWord(temp)) ^ rcon: bytes (S[b1], S[b2], S[b3], S[b0])
 	WORD	$0x3c8eb68b	// th.extu a3, t4, 15, 8
 	WORD	$0x80d2c68b	// th.lrbu a3, t0, a3, 0
 	WORD	$0x5d0eb70b	// th.extu a4, t4, 23, 16
 	WORD	$0x80e2c70b	// th.lrbu a4, t0, a4, 0
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00e6e6b3	// or a3, a3, a4
+	SLL	$8, X14
+	OR	X14, X13
 	WORD	$0x7d8eb70b	// th.extu a4, t4, 31, 24
 	WORD	$0x80e2c70b	// th.lrbu a4, t0, a4, 0
-	WORD	$0x01071713	// slli a4, a4, 16
-	WORD	$0x00e6e6b3	// or a3, a3, a4
+	SLL	$16, X14
+	OR	X14, X13
 	WORD	$0x1c0eb70b	// th.extu a4, t4, 7, 0
 	WORD	$0x80e2c70b	// th.lrbu a4, t0, a4, 0
-	WORD	$0x01871713	// slli a4, a4, 24
-	WORD	$0x00e6e6b3	// or a3, a3, a4
-	WORD	$0x000e4703	// lbu a4, 0(t3)
-	WORD	$0x001e0e13	// addi t3, t3, 1
-	WORD	$0x00e6ceb3	// xor t4, a3, a4
-	WORD	$0x0500006f	// jal zero, .LAES_set_decrypt_key_c906_mix
-	// .LAES_set_decrypt_key_c906_not_rot:
-	WORD	$0x00400693	// addi a3, zero, 4
-	WORD	$0x04d51463	// bne a0, a3, .LAES_set_decrypt_key_c906_mix
-	WORD	$0x00800693	// addi a3, zero, 8
-	WORD	$0x04d39063	// bne t2, a3, .LAES_set_decrypt_key_c906_mix
+	SLL	$24, X14
+	OR	X14, X13
+	MOVBU	(X28), X14
+	ADD	$1, X28
+	XOR	X14, X13, X29
+	JMP	mix
+not_rot:
+	MOV	$4, X13
+	BNE	X10, X13, mix
+	MOV	$8, X13
+	BNE	X7, X13, mix
 	// AES-256, i mod 8 = 4: temp = SubWord(temp)
 	WORD	$0x1c0eb68b	// th.extu a3, t4, 7, 0
 	WORD	$0x80d2c68b	// th.lrbu a3, t0, a3, 0
 	WORD	$0x3c8eb70b	// th.extu a4, t4, 15, 8
 	WORD	$0x80e2c70b	// th.lrbu a4, t0, a4, 0
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00e6e6b3	// or a3, a3, a4
+	SLL	$8, X14
+	OR	X14, X13
 	WORD	$0x5d0eb70b	// th.extu a4, t4, 23, 16
 	WORD	$0x80e2c70b	// th.lrbu a4, t0, a4, 0
-	WORD	$0x01071713	// slli a4, a4, 16
-	WORD	$0x00e6e6b3	// or a3, a3, a4
+	SLL	$16, X14
+	OR	X14, X13
 	WORD	$0x7d8eb70b	// th.extu a4, t4, 31, 24
 	WORD	$0x80e2c70b	// th.lrbu a4, t0, a4, 0
-	WORD	$0x01871713	// slli a4, a4, 24
-	WORD	$0x00e6e6b3	// or a3, a3, a4
-	WORD	$0x00068e93	// addi t4, a3, 0
-	// .LAES_set_decrypt_key_c906_mix:
-	WORD	$0x00239693	// slli a3, t2, 2
-	WORD	$0x40df06b3	// sub a3, t5, a3
-	WORD	$0x0006a683	// lw a3, 0(a3)
-	WORD	$0x00deceb3	// xor t4, t4, a3
-	WORD	$0x01df2023	// sw t4, 0(t5)
-	WORD	$0x004f0f13	// addi t5, t5, 4
-	WORD	$0x00158593	// addi a1, a1, 1
-	WORD	$0x00150513	// addi a0, a0, 1
-	WORD	$0x00751463	// bne a0, t2, .LAES_set_decrypt_key_c906_same
-	WORD	$0x00000513	// addi a0, zero, 0
-	// .LAES_set_decrypt_key_c906_same:
-	WORD	$0xf465e0e3	// bltu a1, t1, .LAES_set_decrypt_key_c906_next
+	SLL	$24, X14
+	OR	X14, X13
+	MOV	X13, X29
+mix:
+	SLL	$2, X7, X13
+	SUB	X13, X30, X13
+	MOVW	(X13), X13
+	XOR	X13, X29
+	MOVW	X29, (X30)
+	ADD	$4, X30
+	ADD	$1, X11
+	ADD	$1, X10
+	BNE	X10, X7, same
+	MOV	$0, X10
+same:
+	BLTU	X11, X6, next
 	// reverse the order of the round keys (16 bytes at a time)
-	WORD	$0x00060393	// addi t2, a2, 0
-	WORD	$0x00231e13	// slli t3, t1, 2
-	WORD	$0x00ce0e33	// add t3, t3, a2
-	WORD	$0xff0e0e13	// addi t3, t3, -16
-	// .LAES_set_decrypt_key_c906_swap:
-	WORD	$0x0003be83	// ld t4, 0(t2)
-	WORD	$0x000e3f03	// ld t5, 0(t3)
-	WORD	$0x01e3b023	// sd t5, 0(t2)
-	WORD	$0x01de3023	// sd t4, 0(t3)
-	WORD	$0x0083be83	// ld t4, 8(t2)
-	WORD	$0x008e3f03	// ld t5, 8(t3)
-	WORD	$0x01e3b423	// sd t5, 8(t2)
-	WORD	$0x01de3423	// sd t4, 8(t3)
-	WORD	$0x01038393	// addi t2, t2, 16
-	WORD	$0xff0e0e13	// addi t3, t3, -16
-	WORD	$0xfdc3ece3	// bltu t2, t3, .LAES_set_decrypt_key_c906_swap
+	MOV	X12, X7
+	SLL	$2, X6, X28
+	ADD	X12, X28
+	ADD	$-16, X28
+swap:
+	MOV	(X7), X29
+	MOV	(X28), X30
+	MOV	X30, (X7)
+	MOV	X29, (X28)
+	MOV	8(X7), X29
+	MOV	8(X28), X30
+	MOV	X30, 8(X7)
+	MOV	X29, 8(X28)
+	ADD	$16, X7
+	ADD	$-16, X28
+	BLTU	X7, X28, swap
 	// InvMixColumns of words 4 .. total-4
-	// .LAES_set_decrypt_key_c906_13:
-	MOV	$·kgen_aes_c906_td(SB), X30	// auipc t5, %pcrel_hi(kgen_aes_c906_td); addi t5, t5, %pcrel_lo
-	WORD	$0x400f0513	// addi a0, t5, 1024
-	WORD	$0x40050593	// addi a1, a0, 1024
-	WORD	$0x40058693	// addi a3, a1, 1024
-	WORD	$0x01060393	// addi t2, a2, 16
-	WORD	$0x00231e13	// slli t3, t1, 2
-	WORD	$0x00ce0e33	// add t3, t3, a2
-	WORD	$0xff0e0e13	// addi t3, t3, -16
-	// .LAES_set_decrypt_key_c906_imc:
-	WORD	$0x0003ee83	// lwu t4, 0(t2)
+L13:
+	MOV	$·kgen_aes_c906_td(SB), X30
+	ADD	$1024, X30, X10
+	ADD	$1024, X10, X11
+	ADD	$1024, X11, X13
+	ADD	$16, X12, X7
+	SLL	$2, X6, X28
+	ADD	X12, X28
+	ADD	$-16, X28
+imc:
+	MOVWU	(X7), X29
 	WORD	$0x1c0eb30b	// th.extu t1, t4, 7, 0
 	WORD	$0x8062c30b	// th.lrbu t1, t0, t1, 0
 	WORD	$0xc46f430b	// th.lrwu t1, t5, t1, 2
-	WORD	$0x00030613	// addi a2, t1, 0
+	MOV	X6, X12
 	WORD	$0x3c8eb30b	// th.extu t1, t4, 15, 8
 	WORD	$0x8062c30b	// th.lrbu t1, t0, t1, 0
 	WORD	$0xc465430b	// th.lrwu t1, a0, t1, 2
-	WORD	$0x00664633	// xor a2, a2, t1
+	XOR	X6, X12
 	WORD	$0x5d0eb30b	// th.extu t1, t4, 23, 16
 	WORD	$0x8062c30b	// th.lrbu t1, t0, t1, 0
 	WORD	$0xc465c30b	// th.lrwu t1, a1, t1, 2
-	WORD	$0x00664633	// xor a2, a2, t1
+	XOR	X6, X12
 	WORD	$0x7d8eb30b	// th.extu t1, t4, 31, 24
 	WORD	$0x8062c30b	// th.lrbu t1, t0, t1, 0
 	WORD	$0xc466c30b	// th.lrwu t1, a3, t1, 2
-	WORD	$0x00664633	// xor a2, a2, t1
-	WORD	$0x00c3a023	// sw a2, 0(t2)
-	WORD	$0x00438393	// addi t2, t2, 4
-	WORD	$0xfbc3eae3	// bltu t2, t3, .LAES_set_decrypt_key_c906_imc
-	WORD	$0x00000513	// addi a0, zero, 0
+	XOR	X6, X12
+	MOVW	X12, (X7)
+	ADD	$4, X7
+	BLTU	X7, X28, imc
+	MOV	$0, X10
 	// return
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000593	// addi a1, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000693	// addi a3, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	JMP	kgen_ret	// jalr zero, 0(ra)
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X11
+	MOV	$0, X12
+	MOV	$0, X13
+	MOV	$0, X14
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	JMP	kgen_ret
 kgen_ret:
 	MOVW	X10, ret+24(FP)
+	RET
+
+// void AES_ctr32_encrypt_c906(const unsigned char *in, unsigned char *out, size_t blocks, const AES_KEY *key, const unsigned char *ivec)
+// func aesCtr32EncryptC906(in *byte, out *byte, blocks uint64, key *byte, ivec *byte)
+TEXT ·aesCtr32EncryptC906(SB), NOSPLIT, $56-40
+	MOV	in+0(FP), X10
+	MOV	out+8(FP), X11
+	MOV	blocks+16(FP), X12
+	MOV	key+24(FP), X13
+	MOV	ivec+32(FP), X14
+	MOV	X14, 16(X2)
+	// blocks == 0 returns (the common path takes the branch: a taken branch the BTB does not know costs 2, a not-taken one seen first 4)
+	BNEZ	X12, start
+	JMP	done
+start:
+L2:
+	MOV	$·kgen_aes_c906_te(SB), X5
+	ADD	$1024, X5, X6
+	ADD	$1024, X6, X7
+	ADD	$1024, X7, X28
+	// rk = key + 16*rounds - 224: shared round u of 13 finds its key at 16u(rk); extra = rounds - 10
+	MOVW	240(X13), X30
+	SLL	$4, X30, X17
+	ADD	X17, X13, X29
+	ADD	$-224, X29
+	ADD	$-10, X30
+	// ctr = ivec[12..16] as a big-endian word
+	MOV	16(X2), X14
+	MOVWU	12(X14), X17
+	WORD	$0x9008970b	// th.revw a4, a7
+	// s[j] = ivec word j ^ rk0[j]; s3 = bswap32(ctr) ^ rk0[3]; k15 = byte 15 of rk0
+	MOV	16(X2), X15
+	MOVWU	(X15), X19
+	MOVW	(X13), X9
+	XOR	X9, X19
+	MOV	16(X2), X15
+	MOVWU	4(X15), X20
+	MOVW	4(X13), X9
+	XOR	X9, X20
+	MOV	16(X2), X15
+	MOVWU	8(X15), X21
+	MOVW	8(X13), X9
+	XOR	X9, X21
+	WORD	$0x90071b0b	// th.revw s6, a4
+	MOVW	12(X13), X9
+	XOR	X9, X22
+	MOVBU	15(X13), X15
+	MOV	X15, 8(X2)
+	// round 1: p0 = rk1[0] ^ T0[s0.b0] ^ T1[s1.b1] ^ T2[s2.b2]; n[1..4] whole
+	MOVW	16(X13), X15
+	MOV	X15, 24(X2)
+	MOVW	20(X13), X16
+	MOVW	24(X13), X15
+	MOVW	28(X13), X18
+	WORD	$0x1c09b88b	// th.extu a7, s3, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x3c8a348b	// th.extu s1, s4, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	MOV	24(X2), X23
+	XOR	X17, X23
+	MOV	X23, 24(X2)
+	WORD	$0x5d0ab88b	// th.extu a7, s5, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	MOV	24(X2), X23
+	XOR	X9, X23
+	MOV	X23, 24(X2)
+	WORD	$0x1c0a348b	// th.extu s1, s4, 7, 0
+	WORD	$0xc492c48b	// th.lrwu s1, t0, s1, 2
+	MOV	24(X2), X23
+	XOR	X17, X23
+	MOV	X23, 24(X2)
+	WORD	$0x3c8ab88b	// th.extu a7, s5, 15, 8
+	WORD	$0xc513488b	// th.lrwu a7, t1, a7, 2
+	XOR	X9, X16
+	WORD	$0x5d0b348b	// th.extu s1, s6, 23, 16
+	WORD	$0xc493c48b	// th.lrwu s1, t2, s1, 2
+	XOR	X17, X16
+	WORD	$0x7d89b88b	// th.extu a7, s3, 31, 24
+	WORD	$0xc51e488b	// th.lrwu a7, t3, a7, 2
+	XOR	X9, X16
+	WORD	$0x1c0ab48b	// th.extu s1, s5, 7, 0
+	WORD	$0xc492c48b	// th.lrwu s1, t0, s1, 2
+	XOR	X17, X16
+	WORD	$0x3c8b388b	// th.extu a7, s6, 15, 8
+	WORD	$0xc513488b	// th.lrwu a7, t1, a7, 2
+	XOR	X9, X15
+	WORD	$0x5d09b48b	// th.extu s1, s3, 23, 16
+	WORD	$0xc493c48b	// th.lrwu s1, t2, s1, 2
+	XOR	X17, X15
+	WORD	$0x7d8a388b	// th.extu a7, s4, 31, 24
+	WORD	$0xc51e488b	// th.lrwu a7, t3, a7, 2
+	XOR	X9, X15
+	WORD	$0x1c0b348b	// th.extu s1, s6, 7, 0
+	WORD	$0xc492c48b	// th.lrwu s1, t0, s1, 2
+	XOR	X17, X15
+	WORD	$0x3c89b88b	// th.extu a7, s3, 15, 8
+	WORD	$0xc513488b	// th.lrwu a7, t1, a7, 2
+	XOR	X9, X18
+	WORD	$0x5d0a348b	// th.extu s1, s4, 23, 16
+	WORD	$0xc493c48b	// th.lrwu s1, t2, s1, 2
+	XOR	X17, X18
+	WORD	$0x7d8ab88b	// th.extu a7, s5, 31, 24
+	WORD	$0xc51e488b	// th.lrwu a7, t3, a7, 2
+	XOR	X9, X18
+	XOR	X17, X18
+	// round 2: q[j] = rk2[j] ^ the lookups of n1..n3
+	MOVW	32(X13), X17
+	MOV	X17, 32(X2)
+	MOVW	36(X13), X17
+	MOV	X17, 40(X2)
+	MOVW	40(X13), X17
+	MOV	X17, 48(X2)
+	MOVW	44(X13), X17
+	MOV	X17, 56(X2)
+	WORD	$0x3c88388b	// th.extu a7, a6, 15, 8
+	WORD	$0xc513488b	// th.lrwu a7, t1, a7, 2
+	WORD	$0x5d07b48b	// th.extu s1, a5, 23, 16
+	WORD	$0xc493c48b	// th.lrwu s1, t2, s1, 2
+	MOV	32(X2), X19
+	XOR	X17, X19
+	MOV	X19, 32(X2)
+	WORD	$0x7d89388b	// th.extu a7, s2, 31, 24
+	WORD	$0xc51e488b	// th.lrwu a7, t3, a7, 2
+	MOV	32(X2), X19
+	XOR	X9, X19
+	MOV	X19, 32(X2)
+	WORD	$0x1c08348b	// th.extu s1, a6, 7, 0
+	WORD	$0xc492c48b	// th.lrwu s1, t0, s1, 2
+	MOV	32(X2), X19
+	XOR	X17, X19
+	MOV	X19, 32(X2)
+	WORD	$0x3c87b88b	// th.extu a7, a5, 15, 8
+	WORD	$0xc513488b	// th.lrwu a7, t1, a7, 2
+	MOV	40(X2), X19
+	XOR	X9, X19
+	MOV	X19, 40(X2)
+	WORD	$0x5d09348b	// th.extu s1, s2, 23, 16
+	WORD	$0xc493c48b	// th.lrwu s1, t2, s1, 2
+	MOV	40(X2), X19
+	XOR	X17, X19
+	MOV	X19, 40(X2)
+	WORD	$0x1c07b88b	// th.extu a7, a5, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	MOV	40(X2), X19
+	XOR	X9, X19
+	MOV	X19, 40(X2)
+	WORD	$0x3c89348b	// th.extu s1, s2, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	MOV	48(X2), X19
+	XOR	X17, X19
+	MOV	X19, 48(X2)
+	WORD	$0x7d88388b	// th.extu a7, a6, 31, 24
+	WORD	$0xc51e488b	// th.lrwu a7, t3, a7, 2
+	MOV	48(X2), X19
+	XOR	X9, X19
+	MOV	X19, 48(X2)
+	WORD	$0x1c09348b	// th.extu s1, s2, 7, 0
+	WORD	$0xc492c48b	// th.lrwu s1, t0, s1, 2
+	MOV	48(X2), X18
+	XOR	X17, X18
+	MOV	X18, 48(X2)
+	WORD	$0x5d08388b	// th.extu a7, a6, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	MOV	56(X2), X16
+	XOR	X9, X16
+	MOV	X16, 56(X2)
+	WORD	$0x7d87b48b	// th.extu s1, a5, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	MOV	56(X2), X15
+	XOR	X17, X15
+	XOR	X9, X15
+	MOV	X15, 56(X2)
+block:
+	// rounds 1, 2 from the cache: n0 = p0 ^ T3[ctr.b0 ^ k15]; s[j] = q[j] ^ T_k[n0.b_k]
+	MOV	8(X2), X15
+	XOR	X15, X14, X17
+	WORD	$0x1c08b88b	// th.extu a7, a7, 7, 0
+	WORD	$0xc51e488b	// th.lrwu a7, t3, a7, 2
+	MOV	24(X2), X15
+	XOR	X17, X15, X23
+	WORD	$0x1c0bb88b	// th.extu a7, s7, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x7d8bb48b	// th.extu s1, s7, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	MOV	32(X2), X15
+	XOR	X17, X15, X19
+	WORD	$0x5d0bb88b	// th.extu a7, s7, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	MOV	40(X2), X15
+	XOR	X9, X15, X20
+	WORD	$0x3c8bb48b	// th.extu s1, s7, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	MOV	48(X2), X15
+	XOR	X17, X15, X21
+	MOV	56(X2), X15
+	XOR	X9, X15, X22
+	BNEZ	X30, extra_rounds
+shared:
+	// round u = 7 of 13
+	MOVW	112(X29), X23
+	MOVW	116(X29), X16
+	MOVW	120(X29), X15
+	MOVW	124(X29), X18
+	WORD	$0x1c09b88b	// th.extu a7, s3, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x3c8a348b	// th.extu s1, s4, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X23
+	WORD	$0x5d0ab88b	// th.extu a7, s5, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X23
+	WORD	$0x7d8b348b	// th.extu s1, s6, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X23
+	WORD	$0x1c0a388b	// th.extu a7, s4, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	XOR	X9, X23
+	WORD	$0x3c8ab48b	// th.extu s1, s5, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X16
+	WORD	$0x5d0b388b	// th.extu a7, s6, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X16
+	WORD	$0x7d89b48b	// th.extu s1, s3, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X16
+	WORD	$0x1c0ab88b	// th.extu a7, s5, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	XOR	X9, X16
+	WORD	$0x3c8b348b	// th.extu s1, s6, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X15
+	WORD	$0x5d09b88b	// th.extu a7, s3, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X15
+	WORD	$0x7d8a348b	// th.extu s1, s4, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X15
+	WORD	$0x1c0b388b	// th.extu a7, s6, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	XOR	X9, X15
+	WORD	$0x3c89b48b	// th.extu s1, s3, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X18
+	WORD	$0x5d0a388b	// th.extu a7, s4, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X18
+	WORD	$0x7d8ab48b	// th.extu s1, s5, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X18
+	XOR	X9, X18
+	// round u = 8 of 13
+	MOVW	128(X29), X19
+	MOVW	132(X29), X20
+	MOVW	136(X29), X21
+	MOVW	140(X29), X22
+	WORD	$0x1c0bb88b	// th.extu a7, s7, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x3c88348b	// th.extu s1, a6, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X19
+	WORD	$0x5d07b88b	// th.extu a7, a5, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X19
+	WORD	$0x7d89348b	// th.extu s1, s2, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X19
+	WORD	$0x1c08388b	// th.extu a7, a6, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	XOR	X9, X19
+	WORD	$0x3c87b48b	// th.extu s1, a5, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X20
+	WORD	$0x5d09388b	// th.extu a7, s2, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X20
+	WORD	$0x7d8bb48b	// th.extu s1, s7, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X20
+	WORD	$0x1c07b88b	// th.extu a7, a5, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	XOR	X9, X20
+	WORD	$0x3c89348b	// th.extu s1, s2, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X21
+	WORD	$0x5d0bb88b	// th.extu a7, s7, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X21
+	WORD	$0x7d88348b	// th.extu s1, a6, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X21
+	WORD	$0x1c09388b	// th.extu a7, s2, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	XOR	X9, X21
+	WORD	$0x3c8bb48b	// th.extu s1, s7, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X22
+	WORD	$0x5d08388b	// th.extu a7, a6, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X22
+	WORD	$0x7d87b48b	// th.extu s1, a5, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X22
+	XOR	X9, X22
+	// round u = 9 of 13
+	MOVW	144(X29), X23
+	MOVW	148(X29), X16
+	MOVW	152(X29), X15
+	MOVW	156(X29), X18
+	WORD	$0x1c09b88b	// th.extu a7, s3, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x3c8a348b	// th.extu s1, s4, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X23
+	WORD	$0x5d0ab88b	// th.extu a7, s5, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X23
+	WORD	$0x7d8b348b	// th.extu s1, s6, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X23
+	WORD	$0x1c0a388b	// th.extu a7, s4, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	XOR	X9, X23
+	WORD	$0x3c8ab48b	// th.extu s1, s5, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X16
+	WORD	$0x5d0b388b	// th.extu a7, s6, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X16
+	WORD	$0x7d89b48b	// th.extu s1, s3, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X16
+	WORD	$0x1c0ab88b	// th.extu a7, s5, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	XOR	X9, X16
+	WORD	$0x3c8b348b	// th.extu s1, s6, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X15
+	WORD	$0x5d09b88b	// th.extu a7, s3, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X15
+	WORD	$0x7d8a348b	// th.extu s1, s4, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X15
+	WORD	$0x1c0b388b	// th.extu a7, s6, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	XOR	X9, X15
+	WORD	$0x3c89b48b	// th.extu s1, s3, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X18
+	WORD	$0x5d0a388b	// th.extu a7, s4, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X18
+	WORD	$0x7d8ab48b	// th.extu s1, s5, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X18
+	XOR	X9, X18
+	// round u = 10 of 13
+	MOVW	160(X29), X19
+	MOVW	164(X29), X20
+	MOVW	168(X29), X21
+	MOVW	172(X29), X22
+	WORD	$0x1c0bb88b	// th.extu a7, s7, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x3c88348b	// th.extu s1, a6, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X19
+	WORD	$0x5d07b88b	// th.extu a7, a5, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X19
+	WORD	$0x7d89348b	// th.extu s1, s2, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X19
+	WORD	$0x1c08388b	// th.extu a7, a6, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	XOR	X9, X19
+	WORD	$0x3c87b48b	// th.extu s1, a5, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X20
+	WORD	$0x5d09388b	// th.extu a7, s2, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X20
+	WORD	$0x7d8bb48b	// th.extu s1, s7, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X20
+	WORD	$0x1c07b88b	// th.extu a7, a5, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	XOR	X9, X20
+	WORD	$0x3c89348b	// th.extu s1, s2, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X21
+	WORD	$0x5d0bb88b	// th.extu a7, s7, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X21
+	WORD	$0x7d88348b	// th.extu s1, a6, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X21
+	WORD	$0x1c09388b	// th.extu a7, s2, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	XOR	X9, X21
+	WORD	$0x3c8bb48b	// th.extu s1, s7, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X22
+	WORD	$0x5d08388b	// th.extu a7, a6, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X22
+	WORD	$0x7d87b48b	// th.extu s1, a5, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X22
+	XOR	X9, X22
+	// round u = 11 of 13
+	MOVW	176(X29), X23
+	MOVW	180(X29), X16
+	MOVW	184(X29), X15
+	MOVW	188(X29), X18
+	WORD	$0x1c09b88b	// th.extu a7, s3, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x3c8a348b	// th.extu s1, s4, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X23
+	WORD	$0x5d0ab88b	// th.extu a7, s5, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X23
+	WORD	$0x7d8b348b	// th.extu s1, s6, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X23
+	WORD	$0x1c0a388b	// th.extu a7, s4, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	XOR	X9, X23
+	WORD	$0x3c8ab48b	// th.extu s1, s5, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X16
+	WORD	$0x5d0b388b	// th.extu a7, s6, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X16
+	WORD	$0x7d89b48b	// th.extu s1, s3, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X16
+	WORD	$0x1c0ab88b	// th.extu a7, s5, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	XOR	X9, X16
+	WORD	$0x3c8b348b	// th.extu s1, s6, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X15
+	WORD	$0x5d09b88b	// th.extu a7, s3, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X15
+	WORD	$0x7d8a348b	// th.extu s1, s4, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X15
+	WORD	$0x1c0b388b	// th.extu a7, s6, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	XOR	X9, X15
+	WORD	$0x3c89b48b	// th.extu s1, s3, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X18
+	WORD	$0x5d0a388b	// th.extu a7, s4, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X18
+	WORD	$0x7d8ab48b	// th.extu s1, s5, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X18
+	XOR	X9, X18
+	// round u = 12 of 13
+	MOVW	192(X29), X19
+	MOVW	196(X29), X20
+	MOVW	200(X29), X21
+	MOVW	204(X29), X22
+	WORD	$0x1c0bb88b	// th.extu a7, s7, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x3c88348b	// th.extu s1, a6, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X19
+	WORD	$0x5d07b88b	// th.extu a7, a5, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X19
+	WORD	$0x7d89348b	// th.extu s1, s2, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X19
+	WORD	$0x1c08388b	// th.extu a7, a6, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	XOR	X9, X19
+	WORD	$0x3c87b48b	// th.extu s1, a5, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X20
+	WORD	$0x5d09388b	// th.extu a7, s2, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X20
+	WORD	$0x7d8bb48b	// th.extu s1, s7, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X20
+	WORD	$0x1c07b88b	// th.extu a7, a5, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	XOR	X9, X20
+	WORD	$0x3c89348b	// th.extu s1, s2, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X21
+	WORD	$0x5d0bb88b	// th.extu a7, s7, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X21
+	WORD	$0x7d88348b	// th.extu s1, a6, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X21
+	WORD	$0x1c09388b	// th.extu a7, s2, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	XOR	X9, X21
+	WORD	$0x3c8bb48b	// th.extu s1, s7, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X22
+	WORD	$0x5d08388b	// th.extu a7, a6, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X22
+	WORD	$0x7d87b48b	// th.extu s1, a5, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X22
+	XOR	X9, X22
+	// round u = 13 of 13
+	MOVW	208(X29), X23
+	MOVW	212(X29), X16
+	MOVW	216(X29), X15
+	MOVW	220(X29), X18
+	WORD	$0x1c09b88b	// th.extu a7, s3, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x3c8a348b	// th.extu s1, s4, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X23
+	WORD	$0x5d0ab88b	// th.extu a7, s5, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X23
+	WORD	$0x7d8b348b	// th.extu s1, s6, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X23
+	WORD	$0x1c0a388b	// th.extu a7, s4, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	XOR	X9, X23
+	WORD	$0x3c8ab48b	// th.extu s1, s5, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X16
+	WORD	$0x5d0b388b	// th.extu a7, s6, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X16
+	WORD	$0x7d89b48b	// th.extu s1, s3, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X16
+	WORD	$0x1c0ab88b	// th.extu a7, s5, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	XOR	X9, X16
+	WORD	$0x3c8b348b	// th.extu s1, s6, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X15
+	WORD	$0x5d09b88b	// th.extu a7, s3, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X15
+	WORD	$0x7d8a348b	// th.extu s1, s4, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X15
+	WORD	$0x1c0b388b	// th.extu a7, s6, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	XOR	X9, X15
+	WORD	$0x3c89b48b	// th.extu s1, s3, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X18
+	WORD	$0x5d0a388b	// th.extu a7, s4, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X18
+	WORD	$0x7d8ab48b	// th.extu s1, s5, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X18
+	XOR	X9, X18
+	// final round
+	ADD	$1024, X28, X21
+	MOV	$256, X25
+	LUI	$16, X8
+	LUI	$4096, X1
+	WORD	$0x1c0bb98b	// th.extu s3, s7, 7, 0
+	WORD	$0x813ac98b	// th.lrbu s3, s5, s3, 0
+	WORD	$0x1c083b0b	// th.extu s6, a6, 7, 0
+	WORD	$0x816acb0b	// th.lrbu s6, s5, s6, 0
+	WORD	$0x1c07ba0b	// th.extu s4, a5, 7, 0
+	WORD	$0x814aca0b	// th.lrbu s4, s5, s4, 0
+	WORD	$0x1c093c0b	// th.extu s8, s2, 7, 0
+	WORD	$0x818acc0b	// th.lrbu s8, s5, s8, 0
+	WORD	$0x3c88388b	// th.extu a7, a6, 15, 8
+	WORD	$0x811ac88b	// th.lrbu a7, s5, a7, 0
+	WORD	$0x3c87b48b	// th.extu s1, a5, 15, 8
+	WORD	$0x809ac48b	// th.lrbu s1, s5, s1, 0
+	WORD	$0x2198998b	// th.mula s3, a7, s9
+	WORD	$0x3c89388b	// th.extu a7, s2, 15, 8
+	WORD	$0x811ac88b	// th.lrbu a7, s5, a7, 0
+	WORD	$0x21949b0b	// th.mula s6, s1, s9
+	WORD	$0x3c8bb48b	// th.extu s1, s7, 15, 8
+	WORD	$0x809ac48b	// th.lrbu s1, s5, s1, 0
+	WORD	$0x21989a0b	// th.mula s4, a7, s9
+	WORD	$0x5d07b88b	// th.extu a7, a5, 23, 16
+	WORD	$0x811ac88b	// th.lrbu a7, s5, a7, 0
+	WORD	$0x21949c0b	// th.mula s8, s1, s9
+	WORD	$0x5d09348b	// th.extu s1, s2, 23, 16
+	WORD	$0x809ac48b	// th.lrbu s1, s5, s1, 0
+	WORD	$0x2088998b	// th.mula s3, a7, s0
+	WORD	$0x5d0bb88b	// th.extu a7, s7, 23, 16
+	WORD	$0x811ac88b	// th.lrbu a7, s5, a7, 0
+	WORD	$0x20849b0b	// th.mula s6, s1, s0
+	WORD	$0x5d08348b	// th.extu s1, a6, 23, 16
+	WORD	$0x809ac48b	// th.lrbu s1, s5, s1, 0
+	WORD	$0x20889a0b	// th.mula s4, a7, s0
+	WORD	$0x7d89388b	// th.extu a7, s2, 31, 24
+	WORD	$0x811ac88b	// th.lrbu a7, s5, a7, 0
+	WORD	$0x20849c0b	// th.mula s8, s1, s0
+	WORD	$0x7d8bb48b	// th.extu s1, s7, 31, 24
+	WORD	$0x809ac48b	// th.lrbu s1, s5, s1, 0
+	WORD	$0x2018998b	// th.mula s3, a7, ra
+	WORD	$0x7d88388b	// th.extu a7, a6, 31, 24
+	WORD	$0x811ac88b	// th.lrbu a7, s5, a7, 0
+	WORD	$0x20149b0b	// th.mula s6, s1, ra
+	WORD	$0x7d87b48b	// th.extu s1, a5, 31, 24
+	WORD	$0x809ac48b	// th.lrbu s1, s5, s1, 0
+	WORD	$0x20189a0b	// th.mula s4, a7, ra
+	WORD	$0x20149c0b	// th.mula s8, s1, ra
+	MOV	224(X29), X17
+	MOV	232(X29), X9
+	SLL	$32, X22
+	SLL	$32, X24
+	XOR	X17, X19
+	XOR	X9, X20
+	XOR	X22, X19
+	XOR	X24, X20
+	// out = in ^ keystream
+	MOV	(X10), X15
+	MOV	8(X10), X16
+	XOR	X15, X19
+	XOR	X16, X20
+	MOV	X19, (X11)
+	MOV	X20, 8(X11)
+	ADD	$16, X10
+	ADD	$16, X11
+	ADD	$-1, X12
+	ADDW	$1, X14
+	AND	$255, X14, X9
+	BEQZ	X9, refresh
+refreshed:
+	BNEZ	X12, block
+done:
+	// return
+	MOV	X0, 8(X2)
+	MOV	X0, 24(X2)
+	MOV	X0, 32(X2)
+	MOV	X0, 40(X2)
+	MOV	X0, 48(X2)
+	MOV	X0, 56(X2)
+	MOV	$0, X9
+	MOV	$0, X15
+	MOV	$0, X16
+	MOV	$0, X17
+	MOV	$0, X18
+	MOV	$0, X19
+	MOV	$0, X20
+	MOV	$0, X21
+	MOV	$0, X22
+	MOV	$0, X23
+	MOV	$0, X24
+	MOV	(X2), X1
+	JMP	kgen_ret
+extra_rounds:
+	// AES-256: rounds 3..6 (u = 3..6); AES-192: rounds 3, 4 (u = 5, 6)
+	ADD	$-2, X30, X17
+	BEQZ	X17, aes192
+	MOVW	48(X29), X23
+	MOVW	52(X29), X16
+	MOVW	56(X29), X15
+	MOVW	60(X29), X18
+	WORD	$0x1c09b88b	// th.extu a7, s3, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x3c8a348b	// th.extu s1, s4, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X23
+	WORD	$0x5d0ab88b	// th.extu a7, s5, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X23
+	WORD	$0x7d8b348b	// th.extu s1, s6, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X23
+	WORD	$0x1c0a388b	// th.extu a7, s4, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	XOR	X9, X23
+	WORD	$0x3c8ab48b	// th.extu s1, s5, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X16
+	WORD	$0x5d0b388b	// th.extu a7, s6, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X16
+	WORD	$0x7d89b48b	// th.extu s1, s3, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X16
+	WORD	$0x1c0ab88b	// th.extu a7, s5, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	XOR	X9, X16
+	WORD	$0x3c8b348b	// th.extu s1, s6, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X15
+	WORD	$0x5d09b88b	// th.extu a7, s3, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X15
+	WORD	$0x7d8a348b	// th.extu s1, s4, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X15
+	WORD	$0x1c0b388b	// th.extu a7, s6, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	XOR	X9, X15
+	WORD	$0x3c89b48b	// th.extu s1, s3, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X18
+	WORD	$0x5d0a388b	// th.extu a7, s4, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X18
+	WORD	$0x7d8ab48b	// th.extu s1, s5, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X18
+	XOR	X9, X18
+	MOVW	64(X29), X19
+	MOVW	68(X29), X20
+	MOVW	72(X29), X21
+	MOVW	76(X29), X22
+	WORD	$0x1c0bb88b	// th.extu a7, s7, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x3c88348b	// th.extu s1, a6, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X19
+	WORD	$0x5d07b88b	// th.extu a7, a5, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X19
+	WORD	$0x7d89348b	// th.extu s1, s2, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X19
+	WORD	$0x1c08388b	// th.extu a7, a6, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	XOR	X9, X19
+	WORD	$0x3c87b48b	// th.extu s1, a5, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X20
+	WORD	$0x5d09388b	// th.extu a7, s2, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X20
+	WORD	$0x7d8bb48b	// th.extu s1, s7, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X20
+	WORD	$0x1c07b88b	// th.extu a7, a5, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	XOR	X9, X20
+	WORD	$0x3c89348b	// th.extu s1, s2, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X21
+	WORD	$0x5d0bb88b	// th.extu a7, s7, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X21
+	WORD	$0x7d88348b	// th.extu s1, a6, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X21
+	WORD	$0x1c09388b	// th.extu a7, s2, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	XOR	X9, X21
+	WORD	$0x3c8bb48b	// th.extu s1, s7, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X22
+	WORD	$0x5d08388b	// th.extu a7, a6, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X22
+	WORD	$0x7d87b48b	// th.extu s1, a5, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X22
+	XOR	X9, X22
+aes192:
+	MOVW	80(X29), X23
+	MOVW	84(X29), X16
+	MOVW	88(X29), X15
+	MOVW	92(X29), X18
+	WORD	$0x1c09b88b	// th.extu a7, s3, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x3c8a348b	// th.extu s1, s4, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X23
+	WORD	$0x5d0ab88b	// th.extu a7, s5, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X23
+	WORD	$0x7d8b348b	// th.extu s1, s6, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X23
+	WORD	$0x1c0a388b	// th.extu a7, s4, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	XOR	X9, X23
+	WORD	$0x3c8ab48b	// th.extu s1, s5, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X16
+	WORD	$0x5d0b388b	// th.extu a7, s6, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X16
+	WORD	$0x7d89b48b	// th.extu s1, s3, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X16
+	WORD	$0x1c0ab88b	// th.extu a7, s5, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	XOR	X9, X16
+	WORD	$0x3c8b348b	// th.extu s1, s6, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X15
+	WORD	$0x5d09b88b	// th.extu a7, s3, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X15
+	WORD	$0x7d8a348b	// th.extu s1, s4, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X15
+	WORD	$0x1c0b388b	// th.extu a7, s6, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	XOR	X9, X15
+	WORD	$0x3c89b48b	// th.extu s1, s3, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X18
+	WORD	$0x5d0a388b	// th.extu a7, s4, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X18
+	WORD	$0x7d8ab48b	// th.extu s1, s5, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X18
+	XOR	X9, X18
+	MOVW	96(X29), X19
+	MOVW	100(X29), X20
+	MOVW	104(X29), X21
+	MOVW	108(X29), X22
+	WORD	$0x1c0bb88b	// th.extu a7, s7, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x3c88348b	// th.extu s1, a6, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X19
+	WORD	$0x5d07b88b	// th.extu a7, a5, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X19
+	WORD	$0x7d89348b	// th.extu s1, s2, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X19
+	WORD	$0x1c08388b	// th.extu a7, a6, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	XOR	X9, X19
+	WORD	$0x3c87b48b	// th.extu s1, a5, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X20
+	WORD	$0x5d09388b	// th.extu a7, s2, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X20
+	WORD	$0x7d8bb48b	// th.extu s1, s7, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X20
+	WORD	$0x1c07b88b	// th.extu a7, a5, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	XOR	X9, X20
+	WORD	$0x3c89348b	// th.extu s1, s2, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X21
+	WORD	$0x5d0bb88b	// th.extu a7, s7, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X21
+	WORD	$0x7d88348b	// th.extu s1, a6, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X21
+	WORD	$0x1c09388b	// th.extu a7, s2, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	XOR	X9, X21
+	WORD	$0x3c8bb48b	// th.extu s1, s7, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	XOR	X17, X22
+	WORD	$0x5d08388b	// th.extu a7, a6, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	XOR	X9, X22
+	WORD	$0x7d87b48b	// th.extu s1, a5, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	XOR	X17, X22
+	XOR	X9, X22
+	JMP	shared
+refresh:
+	// s[j] = ivec word j ^ rk0[j]; s3 = bswap32(ctr) ^ rk0[3]; k15 = byte 15 of rk0
+	MOV	16(X2), X15
+	MOVWU	(X15), X19
+	MOVW	(X13), X9
+	XOR	X9, X19
+	MOV	16(X2), X15
+	MOVWU	4(X15), X20
+	MOVW	4(X13), X9
+	XOR	X9, X20
+	MOV	16(X2), X15
+	MOVWU	8(X15), X21
+	MOVW	8(X13), X9
+	XOR	X9, X21
+	WORD	$0x90071b0b	// th.revw s6, a4
+	MOVW	12(X13), X9
+	XOR	X9, X22
+	MOVBU	15(X13), X15
+	MOV	X15, 8(X2)
+	// round 1: p0 = rk1[0] ^ T0[s0.b0] ^ T1[s1.b1] ^ T2[s2.b2]; n[1..4] whole
+	MOVW	16(X13), X15
+	MOV	X15, 24(X2)
+	MOVW	20(X13), X16
+	MOVW	24(X13), X15
+	MOVW	28(X13), X18
+	WORD	$0x1c09b88b	// th.extu a7, s3, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x3c8a348b	// th.extu s1, s4, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	MOV	24(X2), X23
+	XOR	X17, X23
+	MOV	X23, 24(X2)
+	WORD	$0x5d0ab88b	// th.extu a7, s5, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	MOV	24(X2), X23
+	XOR	X9, X23
+	MOV	X23, 24(X2)
+	WORD	$0x1c0a348b	// th.extu s1, s4, 7, 0
+	WORD	$0xc492c48b	// th.lrwu s1, t0, s1, 2
+	MOV	24(X2), X23
+	XOR	X17, X23
+	MOV	X23, 24(X2)
+	WORD	$0x3c8ab88b	// th.extu a7, s5, 15, 8
+	WORD	$0xc513488b	// th.lrwu a7, t1, a7, 2
+	XOR	X9, X16
+	WORD	$0x5d0b348b	// th.extu s1, s6, 23, 16
+	WORD	$0xc493c48b	// th.lrwu s1, t2, s1, 2
+	XOR	X17, X16
+	WORD	$0x7d89b88b	// th.extu a7, s3, 31, 24
+	WORD	$0xc51e488b	// th.lrwu a7, t3, a7, 2
+	XOR	X9, X16
+	WORD	$0x1c0ab48b	// th.extu s1, s5, 7, 0
+	WORD	$0xc492c48b	// th.lrwu s1, t0, s1, 2
+	XOR	X17, X16
+	WORD	$0x3c8b388b	// th.extu a7, s6, 15, 8
+	WORD	$0xc513488b	// th.lrwu a7, t1, a7, 2
+	XOR	X9, X15
+	WORD	$0x5d09b48b	// th.extu s1, s3, 23, 16
+	WORD	$0xc493c48b	// th.lrwu s1, t2, s1, 2
+	XOR	X17, X15
+	WORD	$0x7d8a388b	// th.extu a7, s4, 31, 24
+	WORD	$0xc51e488b	// th.lrwu a7, t3, a7, 2
+	XOR	X9, X15
+	WORD	$0x1c0b348b	// th.extu s1, s6, 7, 0
+	WORD	$0xc492c48b	// th.lrwu s1, t0, s1, 2
+	XOR	X17, X15
+	WORD	$0x3c89b88b	// th.extu a7, s3, 15, 8
+	WORD	$0xc513488b	// th.lrwu a7, t1, a7, 2
+	XOR	X9, X18
+	WORD	$0x5d0a348b	// th.extu s1, s4, 23, 16
+	WORD	$0xc493c48b	// th.lrwu s1, t2, s1, 2
+	XOR	X17, X18
+	WORD	$0x7d8ab88b	// th.extu a7, s5, 31, 24
+	WORD	$0xc51e488b	// th.lrwu a7, t3, a7, 2
+	XOR	X9, X18
+	XOR	X17, X18
+	// round 2: q[j] = rk2[j] ^ the lookups of n1..n3
+	MOVW	32(X13), X17
+	MOV	X17, 32(X2)
+	MOVW	36(X13), X17
+	MOV	X17, 40(X2)
+	MOVW	40(X13), X17
+	MOV	X17, 48(X2)
+	MOVW	44(X13), X17
+	MOV	X17, 56(X2)
+	WORD	$0x3c88388b	// th.extu a7, a6, 15, 8
+	WORD	$0xc513488b	// th.lrwu a7, t1, a7, 2
+	WORD	$0x5d07b48b	// th.extu s1, a5, 23, 16
+	WORD	$0xc493c48b	// th.lrwu s1, t2, s1, 2
+	MOV	32(X2), X19
+	XOR	X17, X19
+	MOV	X19, 32(X2)
+	WORD	$0x7d89388b	// th.extu a7, s2, 31, 24
+	WORD	$0xc51e488b	// th.lrwu a7, t3, a7, 2
+	MOV	32(X2), X19
+	XOR	X9, X19
+	MOV	X19, 32(X2)
+	WORD	$0x1c08348b	// th.extu s1, a6, 7, 0
+	WORD	$0xc492c48b	// th.lrwu s1, t0, s1, 2
+	MOV	32(X2), X19
+	XOR	X17, X19
+	MOV	X19, 32(X2)
+	WORD	$0x3c87b88b	// th.extu a7, a5, 15, 8
+	WORD	$0xc513488b	// th.lrwu a7, t1, a7, 2
+	MOV	40(X2), X19
+	XOR	X9, X19
+	MOV	X19, 40(X2)
+	WORD	$0x5d09348b	// th.extu s1, s2, 23, 16
+	WORD	$0xc493c48b	// th.lrwu s1, t2, s1, 2
+	MOV	40(X2), X19
+	XOR	X17, X19
+	MOV	X19, 40(X2)
+	WORD	$0x1c07b88b	// th.extu a7, a5, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	MOV	40(X2), X19
+	XOR	X9, X19
+	MOV	X19, 40(X2)
+	WORD	$0x3c89348b	// th.extu s1, s2, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	MOV	48(X2), X19
+	XOR	X17, X19
+	MOV	X19, 48(X2)
+	WORD	$0x7d88388b	// th.extu a7, a6, 31, 24
+	WORD	$0xc51e488b	// th.lrwu a7, t3, a7, 2
+	MOV	48(X2), X19
+	XOR	X9, X19
+	MOV	X19, 48(X2)
+	WORD	$0x1c09348b	// th.extu s1, s2, 7, 0
+	WORD	$0xc492c48b	// th.lrwu s1, t0, s1, 2
+	MOV	48(X2), X18
+	XOR	X17, X18
+	MOV	X18, 48(X2)
+	WORD	$0x5d08388b	// th.extu a7, a6, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	MOV	56(X2), X16
+	XOR	X9, X16
+	MOV	X16, 56(X2)
+	WORD	$0x7d87b48b	// th.extu s1, a5, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	MOV	56(X2), X15
+	XOR	X17, X15
+	XOR	X9, X15
+	MOV	X15, 56(X2)
+	JMP	refreshed
+kgen_ret:
 	RET

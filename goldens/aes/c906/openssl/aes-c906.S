@@ -45,7 +45,333 @@ AES_encrypt_c906:
 	add        	a2, a2, t0
 	addi       	a2, a2, -224
 	addi       	t0, zero, 10
-	bne        	t2, t0, .LAES_encrypt_c906_not128
+	beq        	t2, t0, .LAES_encrypt_c906_r128
+	# AES-256: rounds 1..5, then round 6 onwards below; AES-192: rounds 3..5
+	addi       	t0, zero, 12
+	beq        	t2, t0, .LAES_encrypt_c906_aes192
+	# round 1 of 13 (first round of this key size)
+	lw         	t2, 16(a2)
+	lw         	t3, 20(a2)
+	lw         	t4, 24(a2)
+	lw         	t5, 28(a2)
+	th.extu    	t0, a6, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	th.extu    	t1, a6, 47, 40
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t2, t2, t0
+	th.extu    	t0, a0, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t2, t2, t1
+	th.extu    	t1, a0, 63, 56
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t2, t2, t0
+	th.extu    	t0, a6, 39, 32
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t2, t2, t1
+	th.extu    	t1, a0, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t3, t3, t0
+	th.extu    	t0, a0, 55, 48
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t3, t3, t1
+	th.extu    	t1, a6, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t3, t3, t0
+	th.extu    	t0, a0, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t3, t3, t1
+	th.extu    	t1, a0, 47, 40
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t4, t4, t0
+	th.extu    	t0, a6, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t4, t4, t1
+	th.extu    	t1, a6, 63, 56
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t4, t4, t0
+	th.extu    	t0, a0, 39, 32
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t4, t4, t1
+	th.extu    	t1, a6, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t5, t5, t0
+	th.extu    	t0, a6, 55, 48
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t5, t5, t1
+	th.extu    	t1, a0, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t5, t5, t0
+	xor        	t5, t5, t1
+	# round 2 of 13
+	lw         	a6, 32(a2)
+	lw         	a7, 36(a2)
+	lw         	a0, 40(a2)
+	lw         	s1, 44(a2)
+	th.extu    	t0, t2, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	th.extu    	t1, t3, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	a6, a6, t0
+	th.extu    	t0, t4, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	a6, a6, t1
+	th.extu    	t1, t5, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	a6, a6, t0
+	th.extu    	t0, t3, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	a6, a6, t1
+	th.extu    	t1, t4, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	a7, a7, t0
+	th.extu    	t0, t5, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	a7, a7, t1
+	th.extu    	t1, t2, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	a7, a7, t0
+	th.extu    	t0, t4, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	a7, a7, t1
+	th.extu    	t1, t5, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	a0, a0, t0
+	th.extu    	t0, t2, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	a0, a0, t1
+	th.extu    	t1, t3, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	a0, a0, t0
+	th.extu    	t0, t5, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	a0, a0, t1
+	th.extu    	t1, t2, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	s1, s1, t0
+	th.extu    	t0, t3, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	s1, s1, t1
+	th.extu    	t1, t4, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	s1, s1, t0
+	xor        	s1, s1, t1
+	# round 3 of 13
+	lw         	t2, 48(a2)
+	lw         	t3, 52(a2)
+	lw         	t4, 56(a2)
+	lw         	t5, 60(a2)
+	th.extu    	t0, a6, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	th.extu    	t1, a7, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t2, t2, t0
+	th.extu    	t0, a0, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t2, t2, t1
+	th.extu    	t1, s1, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t2, t2, t0
+	th.extu    	t0, a7, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t2, t2, t1
+	th.extu    	t1, a0, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t3, t3, t0
+	th.extu    	t0, s1, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t3, t3, t1
+	th.extu    	t1, a6, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t3, t3, t0
+	th.extu    	t0, a0, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t3, t3, t1
+	th.extu    	t1, s1, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t4, t4, t0
+	th.extu    	t0, a6, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t4, t4, t1
+	th.extu    	t1, a7, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t4, t4, t0
+	th.extu    	t0, s1, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t4, t4, t1
+	th.extu    	t1, a6, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t5, t5, t0
+	th.extu    	t0, a7, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t5, t5, t1
+	th.extu    	t1, a0, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t5, t5, t0
+	xor        	t5, t5, t1
+.LAES_encrypt_c906_r4:
+	# round 4 of 13
+	lw         	a6, 64(a2)
+	lw         	a7, 68(a2)
+	lw         	a0, 72(a2)
+	lw         	s1, 76(a2)
+	th.extu    	t0, t2, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	th.extu    	t1, t3, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	a6, a6, t0
+	th.extu    	t0, t4, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	a6, a6, t1
+	th.extu    	t1, t5, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	a6, a6, t0
+	th.extu    	t0, t3, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	a6, a6, t1
+	th.extu    	t1, t4, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	a7, a7, t0
+	th.extu    	t0, t5, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	a7, a7, t1
+	th.extu    	t1, t2, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	a7, a7, t0
+	th.extu    	t0, t4, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	a7, a7, t1
+	th.extu    	t1, t5, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	a0, a0, t0
+	th.extu    	t0, t2, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	a0, a0, t1
+	th.extu    	t1, t3, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	a0, a0, t0
+	th.extu    	t0, t5, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	a0, a0, t1
+	th.extu    	t1, t2, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	s1, s1, t0
+	th.extu    	t0, t3, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	s1, s1, t1
+	th.extu    	t1, t4, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	s1, s1, t0
+	xor        	s1, s1, t1
+	# round 5 of 13
+	lw         	t2, 80(a2)
+	lw         	t3, 84(a2)
+	lw         	t4, 88(a2)
+	lw         	t5, 92(a2)
+	th.extu    	t0, a6, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	th.extu    	t1, a7, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t2, t2, t0
+	th.extu    	t0, a0, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t2, t2, t1
+	th.extu    	t1, s1, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t2, t2, t0
+	th.extu    	t0, a7, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t2, t2, t1
+	th.extu    	t1, a0, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t3, t3, t0
+	th.extu    	t0, s1, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t3, t3, t1
+	th.extu    	t1, a6, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t3, t3, t0
+	th.extu    	t0, a0, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t3, t3, t1
+	th.extu    	t1, s1, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t4, t4, t0
+	th.extu    	t0, a6, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t4, t4, t1
+	th.extu    	t1, a7, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t4, t4, t0
+	th.extu    	t0, s1, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t4, t4, t1
+	th.extu    	t1, a6, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t5, t5, t0
+	th.extu    	t0, a7, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t5, t5, t1
+	th.extu    	t1, a0, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t5, t5, t0
+	xor        	t5, t5, t1
+	jal        	zero, .LAES_encrypt_c906_r6
+.LAES_encrypt_c906_aes192:
+	# round 3 of 13 (first round of this key size)
+	lw         	t2, 48(a2)
+	lw         	t3, 52(a2)
+	lw         	t4, 56(a2)
+	lw         	t5, 60(a2)
+	th.extu    	t0, a6, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	th.extu    	t1, a6, 47, 40
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t2, t2, t0
+	th.extu    	t0, a0, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t2, t2, t1
+	th.extu    	t1, a0, 63, 56
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t2, t2, t0
+	th.extu    	t0, a6, 39, 32
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t2, t2, t1
+	th.extu    	t1, a0, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t3, t3, t0
+	th.extu    	t0, a0, 55, 48
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t3, t3, t1
+	th.extu    	t1, a6, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t3, t3, t0
+	th.extu    	t0, a0, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t3, t3, t1
+	th.extu    	t1, a0, 47, 40
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t4, t4, t0
+	th.extu    	t0, a6, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t4, t4, t1
+	th.extu    	t1, a6, 63, 56
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t4, t4, t0
+	th.extu    	t0, a0, 39, 32
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t4, t4, t1
+	th.extu    	t1, a6, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t5, t5, t0
+	th.extu    	t0, a6, 55, 48
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t5, t5, t1
+	th.extu    	t1, a0, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t5, t5, t0
+	xor        	t5, t5, t1
+	jal        	zero, .LAES_encrypt_c906_r4
+.LAES_encrypt_c906_r128:
 	# round 5 of 13 (first round of this key size)
 	lw         	t2, 80(a2)
 	lw         	t3, 84(a2)
@@ -594,332 +920,6 @@ AES_encrypt_c906:
 	ld         	s1, 0(sp)
 	addi       	sp, sp, 16
 	jalr       	zero, 0(ra)
-	# AES-256: rounds 1..5, then round 6 onwards above; AES-192: rounds 3..5
-.LAES_encrypt_c906_not128:
-	addi       	t0, zero, 12
-	beq        	t2, t0, .LAES_encrypt_c906_aes192
-	# round 1 of 13 (first round of this key size)
-	lw         	t2, 16(a2)
-	lw         	t3, 20(a2)
-	lw         	t4, 24(a2)
-	lw         	t5, 28(a2)
-	th.extu    	t0, a6, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	th.extu    	t1, a6, 47, 40
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t2, t2, t0
-	th.extu    	t0, a0, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t2, t2, t1
-	th.extu    	t1, a0, 63, 56
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t2, t2, t0
-	th.extu    	t0, a6, 39, 32
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t2, t2, t1
-	th.extu    	t1, a0, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t3, t3, t0
-	th.extu    	t0, a0, 55, 48
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t3, t3, t1
-	th.extu    	t1, a6, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t3, t3, t0
-	th.extu    	t0, a0, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t3, t3, t1
-	th.extu    	t1, a0, 47, 40
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t4, t4, t0
-	th.extu    	t0, a6, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t4, t4, t1
-	th.extu    	t1, a6, 63, 56
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t4, t4, t0
-	th.extu    	t0, a0, 39, 32
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t4, t4, t1
-	th.extu    	t1, a6, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t5, t5, t0
-	th.extu    	t0, a6, 55, 48
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t5, t5, t1
-	th.extu    	t1, a0, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t5, t5, t0
-	xor        	t5, t5, t1
-	# round 2 of 13
-	lw         	a6, 32(a2)
-	lw         	a7, 36(a2)
-	lw         	a0, 40(a2)
-	lw         	s1, 44(a2)
-	th.extu    	t0, t2, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	th.extu    	t1, t3, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	a6, a6, t0
-	th.extu    	t0, t4, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	a6, a6, t1
-	th.extu    	t1, t5, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	a6, a6, t0
-	th.extu    	t0, t3, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	a6, a6, t1
-	th.extu    	t1, t4, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	a7, a7, t0
-	th.extu    	t0, t5, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	a7, a7, t1
-	th.extu    	t1, t2, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	a7, a7, t0
-	th.extu    	t0, t4, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	a7, a7, t1
-	th.extu    	t1, t5, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	a0, a0, t0
-	th.extu    	t0, t2, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	a0, a0, t1
-	th.extu    	t1, t3, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	a0, a0, t0
-	th.extu    	t0, t5, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	a0, a0, t1
-	th.extu    	t1, t2, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	s1, s1, t0
-	th.extu    	t0, t3, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	s1, s1, t1
-	th.extu    	t1, t4, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	s1, s1, t0
-	xor        	s1, s1, t1
-	# round 3 of 13
-	lw         	t2, 48(a2)
-	lw         	t3, 52(a2)
-	lw         	t4, 56(a2)
-	lw         	t5, 60(a2)
-	th.extu    	t0, a6, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	th.extu    	t1, a7, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t2, t2, t0
-	th.extu    	t0, a0, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t2, t2, t1
-	th.extu    	t1, s1, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t2, t2, t0
-	th.extu    	t0, a7, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t2, t2, t1
-	th.extu    	t1, a0, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t3, t3, t0
-	th.extu    	t0, s1, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t3, t3, t1
-	th.extu    	t1, a6, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t3, t3, t0
-	th.extu    	t0, a0, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t3, t3, t1
-	th.extu    	t1, s1, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t4, t4, t0
-	th.extu    	t0, a6, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t4, t4, t1
-	th.extu    	t1, a7, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t4, t4, t0
-	th.extu    	t0, s1, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t4, t4, t1
-	th.extu    	t1, a6, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t5, t5, t0
-	th.extu    	t0, a7, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t5, t5, t1
-	th.extu    	t1, a0, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t5, t5, t0
-	xor        	t5, t5, t1
-.LAES_encrypt_c906_r4:
-	# round 4 of 13
-	lw         	a6, 64(a2)
-	lw         	a7, 68(a2)
-	lw         	a0, 72(a2)
-	lw         	s1, 76(a2)
-	th.extu    	t0, t2, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	th.extu    	t1, t3, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	a6, a6, t0
-	th.extu    	t0, t4, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	a6, a6, t1
-	th.extu    	t1, t5, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	a6, a6, t0
-	th.extu    	t0, t3, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	a6, a6, t1
-	th.extu    	t1, t4, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	a7, a7, t0
-	th.extu    	t0, t5, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	a7, a7, t1
-	th.extu    	t1, t2, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	a7, a7, t0
-	th.extu    	t0, t4, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	a7, a7, t1
-	th.extu    	t1, t5, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	a0, a0, t0
-	th.extu    	t0, t2, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	a0, a0, t1
-	th.extu    	t1, t3, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	a0, a0, t0
-	th.extu    	t0, t5, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	a0, a0, t1
-	th.extu    	t1, t2, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	s1, s1, t0
-	th.extu    	t0, t3, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	s1, s1, t1
-	th.extu    	t1, t4, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	s1, s1, t0
-	xor        	s1, s1, t1
-	# round 5 of 13
-	lw         	t2, 80(a2)
-	lw         	t3, 84(a2)
-	lw         	t4, 88(a2)
-	lw         	t5, 92(a2)
-	th.extu    	t0, a6, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	th.extu    	t1, a7, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t2, t2, t0
-	th.extu    	t0, a0, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t2, t2, t1
-	th.extu    	t1, s1, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t2, t2, t0
-	th.extu    	t0, a7, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t2, t2, t1
-	th.extu    	t1, a0, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t3, t3, t0
-	th.extu    	t0, s1, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t3, t3, t1
-	th.extu    	t1, a6, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t3, t3, t0
-	th.extu    	t0, a0, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t3, t3, t1
-	th.extu    	t1, s1, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t4, t4, t0
-	th.extu    	t0, a6, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t4, t4, t1
-	th.extu    	t1, a7, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t4, t4, t0
-	th.extu    	t0, s1, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t4, t4, t1
-	th.extu    	t1, a6, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t5, t5, t0
-	th.extu    	t0, a7, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t5, t5, t1
-	th.extu    	t1, a0, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t5, t5, t0
-	xor        	t5, t5, t1
-	jal        	zero, .LAES_encrypt_c906_r6
-.LAES_encrypt_c906_aes192:
-	# round 3 of 13 (first round of this key size)
-	lw         	t2, 48(a2)
-	lw         	t3, 52(a2)
-	lw         	t4, 56(a2)
-	lw         	t5, 60(a2)
-	th.extu    	t0, a6, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	th.extu    	t1, a6, 47, 40
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t2, t2, t0
-	th.extu    	t0, a0, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t2, t2, t1
-	th.extu    	t1, a0, 63, 56
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t2, t2, t0
-	th.extu    	t0, a6, 39, 32
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t2, t2, t1
-	th.extu    	t1, a0, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t3, t3, t0
-	th.extu    	t0, a0, 55, 48
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t3, t3, t1
-	th.extu    	t1, a6, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t3, t3, t0
-	th.extu    	t0, a0, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t3, t3, t1
-	th.extu    	t1, a0, 47, 40
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t4, t4, t0
-	th.extu    	t0, a6, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t4, t4, t1
-	th.extu    	t1, a6, 63, 56
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t4, t4, t0
-	th.extu    	t0, a0, 39, 32
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t4, t4, t1
-	th.extu    	t1, a6, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t5, t5, t0
-	th.extu    	t0, a6, 55, 48
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t5, t5, t1
-	th.extu    	t1, a0, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t5, t5, t0
-	xor        	t5, t5, t1
-	jal        	zero, .LAES_encrypt_c906_r4
 	.size	AES_encrypt_c906, .-AES_encrypt_c906
 
 	.p2align	2
@@ -958,7 +958,333 @@ AES_decrypt_c906:
 	add        	a2, a2, t0
 	addi       	a2, a2, -224
 	addi       	t0, zero, 10
-	bne        	t2, t0, .LAES_decrypt_c906_not128
+	beq        	t2, t0, .LAES_decrypt_c906_r128
+	# AES-256: rounds 1..5, then round 6 onwards below; AES-192: rounds 3..5
+	addi       	t0, zero, 12
+	beq        	t2, t0, .LAES_decrypt_c906_aes192
+	# round 1 of 13 (first round of this key size)
+	lw         	t2, 16(a2)
+	lw         	t3, 20(a2)
+	lw         	t4, 24(a2)
+	lw         	t5, 28(a2)
+	th.extu    	t0, a6, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	th.extu    	t1, a0, 47, 40
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t2, t2, t0
+	th.extu    	t0, a0, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t2, t2, t1
+	th.extu    	t1, a6, 63, 56
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t2, t2, t0
+	th.extu    	t0, a6, 39, 32
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t2, t2, t1
+	th.extu    	t1, a6, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t3, t3, t0
+	th.extu    	t0, a0, 55, 48
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t3, t3, t1
+	th.extu    	t1, a0, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t3, t3, t0
+	th.extu    	t0, a0, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t3, t3, t1
+	th.extu    	t1, a6, 47, 40
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t4, t4, t0
+	th.extu    	t0, a6, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t4, t4, t1
+	th.extu    	t1, a0, 63, 56
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t4, t4, t0
+	th.extu    	t0, a0, 39, 32
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t4, t4, t1
+	th.extu    	t1, a0, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t5, t5, t0
+	th.extu    	t0, a6, 55, 48
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t5, t5, t1
+	th.extu    	t1, a6, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t5, t5, t0
+	xor        	t5, t5, t1
+	# round 2 of 13
+	lw         	a6, 32(a2)
+	lw         	a7, 36(a2)
+	lw         	a0, 40(a2)
+	lw         	s1, 44(a2)
+	th.extu    	t0, t2, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	th.extu    	t1, t5, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	a6, a6, t0
+	th.extu    	t0, t4, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	a6, a6, t1
+	th.extu    	t1, t3, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	a6, a6, t0
+	th.extu    	t0, t3, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	a6, a6, t1
+	th.extu    	t1, t2, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	a7, a7, t0
+	th.extu    	t0, t5, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	a7, a7, t1
+	th.extu    	t1, t4, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	a7, a7, t0
+	th.extu    	t0, t4, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	a7, a7, t1
+	th.extu    	t1, t3, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	a0, a0, t0
+	th.extu    	t0, t2, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	a0, a0, t1
+	th.extu    	t1, t5, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	a0, a0, t0
+	th.extu    	t0, t5, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	a0, a0, t1
+	th.extu    	t1, t4, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	s1, s1, t0
+	th.extu    	t0, t3, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	s1, s1, t1
+	th.extu    	t1, t2, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	s1, s1, t0
+	xor        	s1, s1, t1
+	# round 3 of 13
+	lw         	t2, 48(a2)
+	lw         	t3, 52(a2)
+	lw         	t4, 56(a2)
+	lw         	t5, 60(a2)
+	th.extu    	t0, a6, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	th.extu    	t1, s1, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t2, t2, t0
+	th.extu    	t0, a0, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t2, t2, t1
+	th.extu    	t1, a7, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t2, t2, t0
+	th.extu    	t0, a7, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t2, t2, t1
+	th.extu    	t1, a6, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t3, t3, t0
+	th.extu    	t0, s1, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t3, t3, t1
+	th.extu    	t1, a0, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t3, t3, t0
+	th.extu    	t0, a0, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t3, t3, t1
+	th.extu    	t1, a7, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t4, t4, t0
+	th.extu    	t0, a6, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t4, t4, t1
+	th.extu    	t1, s1, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t4, t4, t0
+	th.extu    	t0, s1, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t4, t4, t1
+	th.extu    	t1, a0, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t5, t5, t0
+	th.extu    	t0, a7, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t5, t5, t1
+	th.extu    	t1, a6, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t5, t5, t0
+	xor        	t5, t5, t1
+.LAES_decrypt_c906_r4:
+	# round 4 of 13
+	lw         	a6, 64(a2)
+	lw         	a7, 68(a2)
+	lw         	a0, 72(a2)
+	lw         	s1, 76(a2)
+	th.extu    	t0, t2, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	th.extu    	t1, t5, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	a6, a6, t0
+	th.extu    	t0, t4, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	a6, a6, t1
+	th.extu    	t1, t3, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	a6, a6, t0
+	th.extu    	t0, t3, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	a6, a6, t1
+	th.extu    	t1, t2, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	a7, a7, t0
+	th.extu    	t0, t5, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	a7, a7, t1
+	th.extu    	t1, t4, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	a7, a7, t0
+	th.extu    	t0, t4, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	a7, a7, t1
+	th.extu    	t1, t3, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	a0, a0, t0
+	th.extu    	t0, t2, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	a0, a0, t1
+	th.extu    	t1, t5, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	a0, a0, t0
+	th.extu    	t0, t5, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	a0, a0, t1
+	th.extu    	t1, t4, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	s1, s1, t0
+	th.extu    	t0, t3, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	s1, s1, t1
+	th.extu    	t1, t2, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	s1, s1, t0
+	xor        	s1, s1, t1
+	# round 5 of 13
+	lw         	t2, 80(a2)
+	lw         	t3, 84(a2)
+	lw         	t4, 88(a2)
+	lw         	t5, 92(a2)
+	th.extu    	t0, a6, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	th.extu    	t1, s1, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t2, t2, t0
+	th.extu    	t0, a0, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t2, t2, t1
+	th.extu    	t1, a7, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t2, t2, t0
+	th.extu    	t0, a7, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t2, t2, t1
+	th.extu    	t1, a6, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t3, t3, t0
+	th.extu    	t0, s1, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t3, t3, t1
+	th.extu    	t1, a0, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t3, t3, t0
+	th.extu    	t0, a0, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t3, t3, t1
+	th.extu    	t1, a7, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t4, t4, t0
+	th.extu    	t0, a6, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t4, t4, t1
+	th.extu    	t1, s1, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t4, t4, t0
+	th.extu    	t0, s1, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t4, t4, t1
+	th.extu    	t1, a0, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t5, t5, t0
+	th.extu    	t0, a7, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t5, t5, t1
+	th.extu    	t1, a6, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t5, t5, t0
+	xor        	t5, t5, t1
+	jal        	zero, .LAES_decrypt_c906_r6
+.LAES_decrypt_c906_aes192:
+	# round 3 of 13 (first round of this key size)
+	lw         	t2, 48(a2)
+	lw         	t3, 52(a2)
+	lw         	t4, 56(a2)
+	lw         	t5, 60(a2)
+	th.extu    	t0, a6, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	th.extu    	t1, a0, 47, 40
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t2, t2, t0
+	th.extu    	t0, a0, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t2, t2, t1
+	th.extu    	t1, a6, 63, 56
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t2, t2, t0
+	th.extu    	t0, a6, 39, 32
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t2, t2, t1
+	th.extu    	t1, a6, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t3, t3, t0
+	th.extu    	t0, a0, 55, 48
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t3, t3, t1
+	th.extu    	t1, a0, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t3, t3, t0
+	th.extu    	t0, a0, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t3, t3, t1
+	th.extu    	t1, a6, 47, 40
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t4, t4, t0
+	th.extu    	t0, a6, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t4, t4, t1
+	th.extu    	t1, a0, 63, 56
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t4, t4, t0
+	th.extu    	t0, a0, 39, 32
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t4, t4, t1
+	th.extu    	t1, a0, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t5, t5, t0
+	th.extu    	t0, a6, 55, 48
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t5, t5, t1
+	th.extu    	t1, a6, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t5, t5, t0
+	xor        	t5, t5, t1
+	jal        	zero, .LAES_decrypt_c906_r4
+.LAES_decrypt_c906_r128:
 	# round 5 of 13 (first round of this key size)
 	lw         	t2, 80(a2)
 	lw         	t3, 84(a2)
@@ -1507,332 +1833,6 @@ AES_decrypt_c906:
 	ld         	s1, 0(sp)
 	addi       	sp, sp, 16
 	jalr       	zero, 0(ra)
-	# AES-256: rounds 1..5, then round 6 onwards above; AES-192: rounds 3..5
-.LAES_decrypt_c906_not128:
-	addi       	t0, zero, 12
-	beq        	t2, t0, .LAES_decrypt_c906_aes192
-	# round 1 of 13 (first round of this key size)
-	lw         	t2, 16(a2)
-	lw         	t3, 20(a2)
-	lw         	t4, 24(a2)
-	lw         	t5, 28(a2)
-	th.extu    	t0, a6, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	th.extu    	t1, a0, 47, 40
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t2, t2, t0
-	th.extu    	t0, a0, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t2, t2, t1
-	th.extu    	t1, a6, 63, 56
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t2, t2, t0
-	th.extu    	t0, a6, 39, 32
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t2, t2, t1
-	th.extu    	t1, a6, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t3, t3, t0
-	th.extu    	t0, a0, 55, 48
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t3, t3, t1
-	th.extu    	t1, a0, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t3, t3, t0
-	th.extu    	t0, a0, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t3, t3, t1
-	th.extu    	t1, a6, 47, 40
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t4, t4, t0
-	th.extu    	t0, a6, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t4, t4, t1
-	th.extu    	t1, a0, 63, 56
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t4, t4, t0
-	th.extu    	t0, a0, 39, 32
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t4, t4, t1
-	th.extu    	t1, a0, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t5, t5, t0
-	th.extu    	t0, a6, 55, 48
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t5, t5, t1
-	th.extu    	t1, a6, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t5, t5, t0
-	xor        	t5, t5, t1
-	# round 2 of 13
-	lw         	a6, 32(a2)
-	lw         	a7, 36(a2)
-	lw         	a0, 40(a2)
-	lw         	s1, 44(a2)
-	th.extu    	t0, t2, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	th.extu    	t1, t5, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	a6, a6, t0
-	th.extu    	t0, t4, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	a6, a6, t1
-	th.extu    	t1, t3, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	a6, a6, t0
-	th.extu    	t0, t3, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	a6, a6, t1
-	th.extu    	t1, t2, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	a7, a7, t0
-	th.extu    	t0, t5, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	a7, a7, t1
-	th.extu    	t1, t4, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	a7, a7, t0
-	th.extu    	t0, t4, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	a7, a7, t1
-	th.extu    	t1, t3, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	a0, a0, t0
-	th.extu    	t0, t2, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	a0, a0, t1
-	th.extu    	t1, t5, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	a0, a0, t0
-	th.extu    	t0, t5, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	a0, a0, t1
-	th.extu    	t1, t4, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	s1, s1, t0
-	th.extu    	t0, t3, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	s1, s1, t1
-	th.extu    	t1, t2, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	s1, s1, t0
-	xor        	s1, s1, t1
-	# round 3 of 13
-	lw         	t2, 48(a2)
-	lw         	t3, 52(a2)
-	lw         	t4, 56(a2)
-	lw         	t5, 60(a2)
-	th.extu    	t0, a6, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	th.extu    	t1, s1, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t2, t2, t0
-	th.extu    	t0, a0, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t2, t2, t1
-	th.extu    	t1, a7, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t2, t2, t0
-	th.extu    	t0, a7, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t2, t2, t1
-	th.extu    	t1, a6, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t3, t3, t0
-	th.extu    	t0, s1, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t3, t3, t1
-	th.extu    	t1, a0, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t3, t3, t0
-	th.extu    	t0, a0, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t3, t3, t1
-	th.extu    	t1, a7, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t4, t4, t0
-	th.extu    	t0, a6, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t4, t4, t1
-	th.extu    	t1, s1, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t4, t4, t0
-	th.extu    	t0, s1, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t4, t4, t1
-	th.extu    	t1, a0, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t5, t5, t0
-	th.extu    	t0, a7, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t5, t5, t1
-	th.extu    	t1, a6, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t5, t5, t0
-	xor        	t5, t5, t1
-.LAES_decrypt_c906_r4:
-	# round 4 of 13
-	lw         	a6, 64(a2)
-	lw         	a7, 68(a2)
-	lw         	a0, 72(a2)
-	lw         	s1, 76(a2)
-	th.extu    	t0, t2, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	th.extu    	t1, t5, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	a6, a6, t0
-	th.extu    	t0, t4, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	a6, a6, t1
-	th.extu    	t1, t3, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	a6, a6, t0
-	th.extu    	t0, t3, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	a6, a6, t1
-	th.extu    	t1, t2, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	a7, a7, t0
-	th.extu    	t0, t5, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	a7, a7, t1
-	th.extu    	t1, t4, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	a7, a7, t0
-	th.extu    	t0, t4, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	a7, a7, t1
-	th.extu    	t1, t3, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	a0, a0, t0
-	th.extu    	t0, t2, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	a0, a0, t1
-	th.extu    	t1, t5, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	a0, a0, t0
-	th.extu    	t0, t5, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	a0, a0, t1
-	th.extu    	t1, t4, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	s1, s1, t0
-	th.extu    	t0, t3, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	s1, s1, t1
-	th.extu    	t1, t2, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	s1, s1, t0
-	xor        	s1, s1, t1
-	# round 5 of 13
-	lw         	t2, 80(a2)
-	lw         	t3, 84(a2)
-	lw         	t4, 88(a2)
-	lw         	t5, 92(a2)
-	th.extu    	t0, a6, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	th.extu    	t1, s1, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t2, t2, t0
-	th.extu    	t0, a0, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t2, t2, t1
-	th.extu    	t1, a7, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t2, t2, t0
-	th.extu    	t0, a7, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t2, t2, t1
-	th.extu    	t1, a6, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t3, t3, t0
-	th.extu    	t0, s1, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t3, t3, t1
-	th.extu    	t1, a0, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t3, t3, t0
-	th.extu    	t0, a0, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t3, t3, t1
-	th.extu    	t1, a7, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t4, t4, t0
-	th.extu    	t0, a6, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t4, t4, t1
-	th.extu    	t1, s1, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t4, t4, t0
-	th.extu    	t0, s1, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t4, t4, t1
-	th.extu    	t1, a0, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t5, t5, t0
-	th.extu    	t0, a7, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t5, t5, t1
-	th.extu    	t1, a6, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t5, t5, t0
-	xor        	t5, t5, t1
-	jal        	zero, .LAES_decrypt_c906_r6
-.LAES_decrypt_c906_aes192:
-	# round 3 of 13 (first round of this key size)
-	lw         	t2, 48(a2)
-	lw         	t3, 52(a2)
-	lw         	t4, 56(a2)
-	lw         	t5, 60(a2)
-	th.extu    	t0, a6, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	th.extu    	t1, a0, 47, 40
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t2, t2, t0
-	th.extu    	t0, a0, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t2, t2, t1
-	th.extu    	t1, a6, 63, 56
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t2, t2, t0
-	th.extu    	t0, a6, 39, 32
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t2, t2, t1
-	th.extu    	t1, a6, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t3, t3, t0
-	th.extu    	t0, a0, 55, 48
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t3, t3, t1
-	th.extu    	t1, a0, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t3, t3, t0
-	th.extu    	t0, a0, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t3, t3, t1
-	th.extu    	t1, a6, 47, 40
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t4, t4, t0
-	th.extu    	t0, a6, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t4, t4, t1
-	th.extu    	t1, a0, 63, 56
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t4, t4, t0
-	th.extu    	t0, a0, 39, 32
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t4, t4, t1
-	th.extu    	t1, a0, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t5, t5, t0
-	th.extu    	t0, a6, 55, 48
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t5, t5, t1
-	th.extu    	t1, a6, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t5, t5, t0
-	xor        	t5, t5, t1
-	jal        	zero, .LAES_decrypt_c906_r4
 	.size	AES_decrypt_c906, .-AES_decrypt_c906
 
 	.p2align	2
@@ -2186,6 +2186,1012 @@ AES_set_decrypt_key_c906:
 	addi       	t6, zero, 0
 	jalr       	zero, 0(ra)
 	.size	AES_set_decrypt_key_c906, .-AES_set_decrypt_key_c906
+
+	.p2align	2
+	.globl	AES_ctr32_encrypt_c906
+	.type	AES_ctr32_encrypt_c906, @function
+	.globl	AES_ctr32_encrypt
+	.type	AES_ctr32_encrypt, @function
+	.set	AES_ctr32_encrypt, AES_ctr32_encrypt_c906
+AES_ctr32_encrypt_c906:
+	# void AES_ctr32_encrypt_c906(const unsigned char *in, unsigned char *out, size_t blocks, const AES_KEY *key, const unsigned char *ivec)
+	# AES_ctr32_encrypt_c906: 957 instructions, frame 144 bytes
+	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
+	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
+	#   most live values at once: 28 integer, 0 vector registers
+	#   spills: 4 values (k15, ivec, p0, q0), 19 stores, 22 reloads, modeled cost 400 cycles per pass (loops counted 8 times per level)
+	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
+	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
+	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#   declared leak SecretAddress (251 instructions): T-table lookups index the AES tables by key- and data-dependent bytes
+	addi       	sp, sp, -144
+	sd         	s0, 32(sp)
+	sd         	s1, 40(sp)
+	sd         	s2, 48(sp)
+	sd         	s3, 56(sp)
+	sd         	s4, 64(sp)
+	sd         	s5, 72(sp)
+	sd         	s6, 80(sp)
+	sd         	s7, 88(sp)
+	sd         	s8, 96(sp)
+	sd         	s9, 104(sp)
+	sd         	s10, 112(sp)
+	sd         	s11, 120(sp)
+	sd         	ra, 128(sp)
+	sd         	a4, 8(sp)
+	# blocks == 0 returns (the common path takes the branch: a taken branch the BTB does not know costs 2, a not-taken one seen first 4)
+	bne        	a2, zero, .LAES_ctr32_encrypt_c906_start
+	jal        	zero, .LAES_ctr32_encrypt_c906_done
+.LAES_ctr32_encrypt_c906_start:
+.LAES_ctr32_encrypt_c906_2:
+	auipc      	t0, %pcrel_hi(kgen_aes_c906_te)
+	addi       	t0, t0, %pcrel_lo(.LAES_ctr32_encrypt_c906_2)
+	addi       	t1, t0, 1024
+	addi       	t2, t1, 1024
+	addi       	t3, t2, 1024
+	# rk = key + 16*rounds - 224: shared round u of 13 finds its key at 16u(rk); extra = rounds - 10
+	lw         	t5, 240(a3)
+	slli       	a7, t5, 4
+	add        	t4, a3, a7
+	addi       	t4, t4, -224
+	addi       	t5, t5, -10
+	# ctr = ivec[12..16] as a big-endian word
+	ld         	t6, 8(sp)
+	lwu        	a7, 12(t6)
+	th.revw    	t6, a7
+	# s[j] = ivec word j ^ rk0[j]; s3 = bswap32(ctr) ^ rk0[3]; k15 = byte 15 of rk0
+	ld         	a4, 8(sp)
+	lwu        	s5, 0(a4)
+	lw         	s1, 0(a3)
+	xor        	s5, s5, s1
+	ld         	a4, 8(sp)
+	lwu        	s6, 4(a4)
+	lw         	s1, 4(a3)
+	xor        	s6, s6, s1
+	ld         	a4, 8(sp)
+	lwu        	s7, 8(a4)
+	lw         	s1, 8(a3)
+	xor        	s7, s7, s1
+	th.revw    	s8, t6
+	lw         	s1, 12(a3)
+	xor        	s8, s8, s1
+	lbu        	a4, 15(a3)
+	sd         	a4, 0(sp)
+	# round 1: p0 = rk1[0] ^ T0[s0.b0] ^ T1[s1.b1] ^ T2[s2.b2]; n[1..4] whole
+	lw         	a4, 16(a3)
+	sd         	a4, 16(sp)
+	lw         	a4, 20(a3)
+	lw         	a5, 24(a3)
+	lw         	a6, 28(a3)
+	th.extu    	a7, s5, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	th.extu    	s1, s6, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	ld         	s2, 16(sp)
+	xor        	s2, s2, a7
+	sd         	s2, 16(sp)
+	th.extu    	a7, s7, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	ld         	s2, 16(sp)
+	xor        	s2, s2, s1
+	sd         	s2, 16(sp)
+	th.extu    	s1, s6, 7, 0
+	th.lrwu    	s1, t0, s1, 2
+	ld         	s2, 16(sp)
+	xor        	s2, s2, a7
+	sd         	s2, 16(sp)
+	th.extu    	a7, s7, 15, 8
+	th.lrwu    	a7, t1, a7, 2
+	xor        	a4, a4, s1
+	th.extu    	s1, s8, 23, 16
+	th.lrwu    	s1, t2, s1, 2
+	xor        	a4, a4, a7
+	th.extu    	a7, s5, 31, 24
+	th.lrwu    	a7, t3, a7, 2
+	xor        	a4, a4, s1
+	th.extu    	s1, s7, 7, 0
+	th.lrwu    	s1, t0, s1, 2
+	xor        	a4, a4, a7
+	th.extu    	a7, s8, 15, 8
+	th.lrwu    	a7, t1, a7, 2
+	xor        	a5, a5, s1
+	th.extu    	s1, s5, 23, 16
+	th.lrwu    	s1, t2, s1, 2
+	xor        	a5, a5, a7
+	th.extu    	a7, s6, 31, 24
+	th.lrwu    	a7, t3, a7, 2
+	xor        	a5, a5, s1
+	th.extu    	s1, s8, 7, 0
+	th.lrwu    	s1, t0, s1, 2
+	xor        	a5, a5, a7
+	th.extu    	a7, s5, 15, 8
+	th.lrwu    	a7, t1, a7, 2
+	xor        	a6, a6, s1
+	th.extu    	s1, s6, 23, 16
+	th.lrwu    	s1, t2, s1, 2
+	xor        	a6, a6, a7
+	th.extu    	a7, s7, 31, 24
+	th.lrwu    	a7, t3, a7, 2
+	xor        	a6, a6, s1
+	xor        	a6, a6, a7
+	# round 2: q[j] = rk2[j] ^ the lookups of n1..n3
+	lw         	a7, 32(a3)
+	sd         	a7, 24(sp)
+	lw         	s2, 36(a3)
+	lw         	s3, 40(a3)
+	lw         	s4, 44(a3)
+	th.extu    	a7, a4, 15, 8
+	th.lrwu    	a7, t1, a7, 2
+	th.extu    	s1, a5, 23, 16
+	th.lrwu    	s1, t2, s1, 2
+	ld         	s5, 24(sp)
+	xor        	s5, s5, a7
+	sd         	s5, 24(sp)
+	th.extu    	a7, a6, 31, 24
+	th.lrwu    	a7, t3, a7, 2
+	ld         	s5, 24(sp)
+	xor        	s5, s5, s1
+	sd         	s5, 24(sp)
+	th.extu    	s1, a4, 7, 0
+	th.lrwu    	s1, t0, s1, 2
+	ld         	s5, 24(sp)
+	xor        	s5, s5, a7
+	sd         	s5, 24(sp)
+	th.extu    	a7, a5, 15, 8
+	th.lrwu    	a7, t1, a7, 2
+	xor        	s2, s2, s1
+	th.extu    	s1, a6, 23, 16
+	th.lrwu    	s1, t2, s1, 2
+	xor        	s2, s2, a7
+	th.extu    	a7, a5, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	xor        	s2, s2, s1
+	th.extu    	s1, a6, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	s3, s3, a7
+	th.extu    	a7, a4, 31, 24
+	th.lrwu    	a7, t3, a7, 2
+	xor        	s3, s3, s1
+	th.extu    	s1, a6, 7, 0
+	th.lrwu    	s1, t0, s1, 2
+	xor        	s3, s3, a7
+	th.extu    	a7, a4, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	s4, s4, s1
+	th.extu    	s1, a5, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	s4, s4, a7
+	xor        	s4, s4, s1
+.LAES_ctr32_encrypt_c906_block:
+	# rounds 1, 2 from the cache: n0 = p0 ^ T3[ctr.b0 ^ k15]; s[j] = q[j] ^ T_k[n0.b_k]
+	ld         	a4, 0(sp)
+	xor        	a7, t6, a4
+	th.extu    	a7, a7, 7, 0
+	th.lrwu    	a7, t3, a7, 2
+	ld         	a4, 16(sp)
+	xor        	s9, a4, a7
+	th.extu    	a7, s9, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	th.extu    	s1, s9, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	ld         	a4, 24(sp)
+	xor        	s5, a4, a7
+	th.extu    	a7, s9, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	s6, s2, s1
+	th.extu    	s1, s9, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	s7, s3, a7
+	xor        	s8, s4, s1
+	bne        	t5, zero, .LAES_ctr32_encrypt_c906_extra_rounds
+.LAES_ctr32_encrypt_c906_shared:
+	# round u = 7 of 13
+	lw         	s9, 112(t4)
+	lw         	a4, 116(t4)
+	lw         	a5, 120(t4)
+	lw         	a6, 124(t4)
+	th.extu    	a7, s5, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	th.extu    	s1, s6, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	s9, s9, a7
+	th.extu    	a7, s7, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	s9, s9, s1
+	th.extu    	s1, s8, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	s9, s9, a7
+	th.extu    	a7, s6, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	xor        	s9, s9, s1
+	th.extu    	s1, s7, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	a4, a4, a7
+	th.extu    	a7, s8, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	a4, a4, s1
+	th.extu    	s1, s5, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	a4, a4, a7
+	th.extu    	a7, s7, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	xor        	a4, a4, s1
+	th.extu    	s1, s8, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	a5, a5, a7
+	th.extu    	a7, s5, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	a5, a5, s1
+	th.extu    	s1, s6, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	a5, a5, a7
+	th.extu    	a7, s8, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	xor        	a5, a5, s1
+	th.extu    	s1, s5, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	a6, a6, a7
+	th.extu    	a7, s6, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	a6, a6, s1
+	th.extu    	s1, s7, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	a6, a6, a7
+	xor        	a6, a6, s1
+	# round u = 8 of 13
+	lw         	s5, 128(t4)
+	lw         	s6, 132(t4)
+	lw         	s7, 136(t4)
+	lw         	s8, 140(t4)
+	th.extu    	a7, s9, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	th.extu    	s1, a4, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	s5, s5, a7
+	th.extu    	a7, a5, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	s5, s5, s1
+	th.extu    	s1, a6, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	s5, s5, a7
+	th.extu    	a7, a4, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	xor        	s5, s5, s1
+	th.extu    	s1, a5, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	s6, s6, a7
+	th.extu    	a7, a6, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	s6, s6, s1
+	th.extu    	s1, s9, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	s6, s6, a7
+	th.extu    	a7, a5, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	xor        	s6, s6, s1
+	th.extu    	s1, a6, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	s7, s7, a7
+	th.extu    	a7, s9, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	s7, s7, s1
+	th.extu    	s1, a4, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	s7, s7, a7
+	th.extu    	a7, a6, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	xor        	s7, s7, s1
+	th.extu    	s1, s9, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	s8, s8, a7
+	th.extu    	a7, a4, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	s8, s8, s1
+	th.extu    	s1, a5, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	s8, s8, a7
+	xor        	s8, s8, s1
+	# round u = 9 of 13
+	lw         	s9, 144(t4)
+	lw         	a4, 148(t4)
+	lw         	a5, 152(t4)
+	lw         	a6, 156(t4)
+	th.extu    	a7, s5, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	th.extu    	s1, s6, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	s9, s9, a7
+	th.extu    	a7, s7, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	s9, s9, s1
+	th.extu    	s1, s8, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	s9, s9, a7
+	th.extu    	a7, s6, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	xor        	s9, s9, s1
+	th.extu    	s1, s7, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	a4, a4, a7
+	th.extu    	a7, s8, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	a4, a4, s1
+	th.extu    	s1, s5, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	a4, a4, a7
+	th.extu    	a7, s7, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	xor        	a4, a4, s1
+	th.extu    	s1, s8, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	a5, a5, a7
+	th.extu    	a7, s5, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	a5, a5, s1
+	th.extu    	s1, s6, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	a5, a5, a7
+	th.extu    	a7, s8, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	xor        	a5, a5, s1
+	th.extu    	s1, s5, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	a6, a6, a7
+	th.extu    	a7, s6, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	a6, a6, s1
+	th.extu    	s1, s7, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	a6, a6, a7
+	xor        	a6, a6, s1
+	# round u = 10 of 13
+	lw         	s5, 160(t4)
+	lw         	s6, 164(t4)
+	lw         	s7, 168(t4)
+	lw         	s8, 172(t4)
+	th.extu    	a7, s9, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	th.extu    	s1, a4, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	s5, s5, a7
+	th.extu    	a7, a5, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	s5, s5, s1
+	th.extu    	s1, a6, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	s5, s5, a7
+	th.extu    	a7, a4, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	xor        	s5, s5, s1
+	th.extu    	s1, a5, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	s6, s6, a7
+	th.extu    	a7, a6, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	s6, s6, s1
+	th.extu    	s1, s9, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	s6, s6, a7
+	th.extu    	a7, a5, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	xor        	s6, s6, s1
+	th.extu    	s1, a6, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	s7, s7, a7
+	th.extu    	a7, s9, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	s7, s7, s1
+	th.extu    	s1, a4, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	s7, s7, a7
+	th.extu    	a7, a6, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	xor        	s7, s7, s1
+	th.extu    	s1, s9, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	s8, s8, a7
+	th.extu    	a7, a4, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	s8, s8, s1
+	th.extu    	s1, a5, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	s8, s8, a7
+	xor        	s8, s8, s1
+	# round u = 11 of 13
+	lw         	s9, 176(t4)
+	lw         	a4, 180(t4)
+	lw         	a5, 184(t4)
+	lw         	a6, 188(t4)
+	th.extu    	a7, s5, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	th.extu    	s1, s6, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	s9, s9, a7
+	th.extu    	a7, s7, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	s9, s9, s1
+	th.extu    	s1, s8, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	s9, s9, a7
+	th.extu    	a7, s6, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	xor        	s9, s9, s1
+	th.extu    	s1, s7, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	a4, a4, a7
+	th.extu    	a7, s8, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	a4, a4, s1
+	th.extu    	s1, s5, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	a4, a4, a7
+	th.extu    	a7, s7, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	xor        	a4, a4, s1
+	th.extu    	s1, s8, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	a5, a5, a7
+	th.extu    	a7, s5, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	a5, a5, s1
+	th.extu    	s1, s6, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	a5, a5, a7
+	th.extu    	a7, s8, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	xor        	a5, a5, s1
+	th.extu    	s1, s5, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	a6, a6, a7
+	th.extu    	a7, s6, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	a6, a6, s1
+	th.extu    	s1, s7, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	a6, a6, a7
+	xor        	a6, a6, s1
+	# round u = 12 of 13
+	lw         	s5, 192(t4)
+	lw         	s6, 196(t4)
+	lw         	s7, 200(t4)
+	lw         	s8, 204(t4)
+	th.extu    	a7, s9, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	th.extu    	s1, a4, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	s5, s5, a7
+	th.extu    	a7, a5, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	s5, s5, s1
+	th.extu    	s1, a6, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	s5, s5, a7
+	th.extu    	a7, a4, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	xor        	s5, s5, s1
+	th.extu    	s1, a5, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	s6, s6, a7
+	th.extu    	a7, a6, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	s6, s6, s1
+	th.extu    	s1, s9, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	s6, s6, a7
+	th.extu    	a7, a5, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	xor        	s6, s6, s1
+	th.extu    	s1, a6, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	s7, s7, a7
+	th.extu    	a7, s9, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	s7, s7, s1
+	th.extu    	s1, a4, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	s7, s7, a7
+	th.extu    	a7, a6, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	xor        	s7, s7, s1
+	th.extu    	s1, s9, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	s8, s8, a7
+	th.extu    	a7, a4, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	s8, s8, s1
+	th.extu    	s1, a5, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	s8, s8, a7
+	xor        	s8, s8, s1
+	# round u = 13 of 13
+	lw         	s9, 208(t4)
+	lw         	a4, 212(t4)
+	lw         	a5, 216(t4)
+	lw         	a6, 220(t4)
+	th.extu    	a7, s5, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	th.extu    	s1, s6, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	s9, s9, a7
+	th.extu    	a7, s7, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	s9, s9, s1
+	th.extu    	s1, s8, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	s9, s9, a7
+	th.extu    	a7, s6, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	xor        	s9, s9, s1
+	th.extu    	s1, s7, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	a4, a4, a7
+	th.extu    	a7, s8, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	a4, a4, s1
+	th.extu    	s1, s5, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	a4, a4, a7
+	th.extu    	a7, s7, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	xor        	a4, a4, s1
+	th.extu    	s1, s8, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	a5, a5, a7
+	th.extu    	a7, s5, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	a5, a5, s1
+	th.extu    	s1, s6, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	a5, a5, a7
+	th.extu    	a7, s8, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	xor        	a5, a5, s1
+	th.extu    	s1, s5, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	a6, a6, a7
+	th.extu    	a7, s6, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	a6, a6, s1
+	th.extu    	s1, s7, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	a6, a6, a7
+	xor        	a6, a6, s1
+	# final round
+	addi       	s7, t3, 1024
+	addi       	s11, zero, 256
+	lui        	s0, 16
+	lui        	ra, 4096
+	th.extu    	s5, s9, 7, 0
+	th.lrbu    	s5, s7, s5, 0
+	th.extu    	s8, a4, 7, 0
+	th.lrbu    	s8, s7, s8, 0
+	th.extu    	s6, a5, 7, 0
+	th.lrbu    	s6, s7, s6, 0
+	th.extu    	s10, a6, 7, 0
+	th.lrbu    	s10, s7, s10, 0
+	th.extu    	a7, a4, 15, 8
+	th.lrbu    	a7, s7, a7, 0
+	th.extu    	s1, a5, 15, 8
+	th.lrbu    	s1, s7, s1, 0
+	th.mula    	s5, a7, s11
+	th.extu    	a7, a6, 15, 8
+	th.lrbu    	a7, s7, a7, 0
+	th.mula    	s8, s1, s11
+	th.extu    	s1, s9, 15, 8
+	th.lrbu    	s1, s7, s1, 0
+	th.mula    	s6, a7, s11
+	th.extu    	a7, a5, 23, 16
+	th.lrbu    	a7, s7, a7, 0
+	th.mula    	s10, s1, s11
+	th.extu    	s1, a6, 23, 16
+	th.lrbu    	s1, s7, s1, 0
+	th.mula    	s5, a7, s0
+	th.extu    	a7, s9, 23, 16
+	th.lrbu    	a7, s7, a7, 0
+	th.mula    	s8, s1, s0
+	th.extu    	s1, a4, 23, 16
+	th.lrbu    	s1, s7, s1, 0
+	th.mula    	s6, a7, s0
+	th.extu    	a7, a6, 31, 24
+	th.lrbu    	a7, s7, a7, 0
+	th.mula    	s10, s1, s0
+	th.extu    	s1, s9, 31, 24
+	th.lrbu    	s1, s7, s1, 0
+	th.mula    	s5, a7, ra
+	th.extu    	a7, a4, 31, 24
+	th.lrbu    	a7, s7, a7, 0
+	th.mula    	s8, s1, ra
+	th.extu    	s1, a5, 31, 24
+	th.lrbu    	s1, s7, s1, 0
+	th.mula    	s6, a7, ra
+	th.mula    	s10, s1, ra
+	ld         	a7, 224(t4)
+	ld         	s1, 232(t4)
+	slli       	s8, s8, 32
+	slli       	s10, s10, 32
+	xor        	s5, s5, a7
+	xor        	s6, s6, s1
+	xor        	s5, s5, s8
+	xor        	s6, s6, s10
+	# out = in ^ keystream
+	ld         	a4, 0(a0)
+	ld         	a5, 8(a0)
+	xor        	s5, s5, a4
+	xor        	s6, s6, a5
+	sd         	s5, 0(a1)
+	sd         	s6, 8(a1)
+	addi       	a0, a0, 16
+	addi       	a1, a1, 16
+	addi       	a2, a2, -1
+	addiw      	t6, t6, 1
+	andi       	s1, t6, 255
+	beq        	s1, zero, .LAES_ctr32_encrypt_c906_refresh
+.LAES_ctr32_encrypt_c906_refreshed:
+	bne        	a2, zero, .LAES_ctr32_encrypt_c906_block
+.LAES_ctr32_encrypt_c906_done:
+	# return
+	sd         	zero, 0(sp)
+	sd         	zero, 16(sp)
+	sd         	zero, 24(sp)
+	addi       	a4, zero, 0
+	addi       	a5, zero, 0
+	addi       	a6, zero, 0
+	addi       	a7, zero, 0
+	ld         	s0, 32(sp)
+	ld         	s1, 40(sp)
+	ld         	s2, 48(sp)
+	ld         	s3, 56(sp)
+	ld         	s4, 64(sp)
+	ld         	s5, 72(sp)
+	ld         	s6, 80(sp)
+	ld         	s7, 88(sp)
+	ld         	s8, 96(sp)
+	ld         	s9, 104(sp)
+	ld         	s10, 112(sp)
+	ld         	s11, 120(sp)
+	ld         	ra, 128(sp)
+	addi       	sp, sp, 144
+	jalr       	zero, 0(ra)
+.LAES_ctr32_encrypt_c906_extra_rounds:
+	# AES-256: rounds 3..6 (u = 3..6); AES-192: rounds 3, 4 (u = 5, 6)
+	addi       	a7, t5, -2
+	beq        	a7, zero, .LAES_ctr32_encrypt_c906_aes192
+	lw         	s9, 48(t4)
+	lw         	a4, 52(t4)
+	lw         	a5, 56(t4)
+	lw         	a6, 60(t4)
+	th.extu    	a7, s5, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	th.extu    	s1, s6, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	s9, s9, a7
+	th.extu    	a7, s7, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	s9, s9, s1
+	th.extu    	s1, s8, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	s9, s9, a7
+	th.extu    	a7, s6, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	xor        	s9, s9, s1
+	th.extu    	s1, s7, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	a4, a4, a7
+	th.extu    	a7, s8, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	a4, a4, s1
+	th.extu    	s1, s5, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	a4, a4, a7
+	th.extu    	a7, s7, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	xor        	a4, a4, s1
+	th.extu    	s1, s8, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	a5, a5, a7
+	th.extu    	a7, s5, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	a5, a5, s1
+	th.extu    	s1, s6, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	a5, a5, a7
+	th.extu    	a7, s8, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	xor        	a5, a5, s1
+	th.extu    	s1, s5, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	a6, a6, a7
+	th.extu    	a7, s6, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	a6, a6, s1
+	th.extu    	s1, s7, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	a6, a6, a7
+	xor        	a6, a6, s1
+	lw         	s5, 64(t4)
+	lw         	s6, 68(t4)
+	lw         	s7, 72(t4)
+	lw         	s8, 76(t4)
+	th.extu    	a7, s9, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	th.extu    	s1, a4, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	s5, s5, a7
+	th.extu    	a7, a5, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	s5, s5, s1
+	th.extu    	s1, a6, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	s5, s5, a7
+	th.extu    	a7, a4, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	xor        	s5, s5, s1
+	th.extu    	s1, a5, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	s6, s6, a7
+	th.extu    	a7, a6, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	s6, s6, s1
+	th.extu    	s1, s9, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	s6, s6, a7
+	th.extu    	a7, a5, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	xor        	s6, s6, s1
+	th.extu    	s1, a6, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	s7, s7, a7
+	th.extu    	a7, s9, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	s7, s7, s1
+	th.extu    	s1, a4, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	s7, s7, a7
+	th.extu    	a7, a6, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	xor        	s7, s7, s1
+	th.extu    	s1, s9, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	s8, s8, a7
+	th.extu    	a7, a4, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	s8, s8, s1
+	th.extu    	s1, a5, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	s8, s8, a7
+	xor        	s8, s8, s1
+.LAES_ctr32_encrypt_c906_aes192:
+	lw         	s9, 80(t4)
+	lw         	a4, 84(t4)
+	lw         	a5, 88(t4)
+	lw         	a6, 92(t4)
+	th.extu    	a7, s5, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	th.extu    	s1, s6, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	s9, s9, a7
+	th.extu    	a7, s7, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	s9, s9, s1
+	th.extu    	s1, s8, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	s9, s9, a7
+	th.extu    	a7, s6, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	xor        	s9, s9, s1
+	th.extu    	s1, s7, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	a4, a4, a7
+	th.extu    	a7, s8, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	a4, a4, s1
+	th.extu    	s1, s5, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	a4, a4, a7
+	th.extu    	a7, s7, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	xor        	a4, a4, s1
+	th.extu    	s1, s8, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	a5, a5, a7
+	th.extu    	a7, s5, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	a5, a5, s1
+	th.extu    	s1, s6, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	a5, a5, a7
+	th.extu    	a7, s8, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	xor        	a5, a5, s1
+	th.extu    	s1, s5, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	a6, a6, a7
+	th.extu    	a7, s6, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	a6, a6, s1
+	th.extu    	s1, s7, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	a6, a6, a7
+	xor        	a6, a6, s1
+	lw         	s5, 96(t4)
+	lw         	s6, 100(t4)
+	lw         	s7, 104(t4)
+	lw         	s8, 108(t4)
+	th.extu    	a7, s9, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	th.extu    	s1, a4, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	s5, s5, a7
+	th.extu    	a7, a5, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	s5, s5, s1
+	th.extu    	s1, a6, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	s5, s5, a7
+	th.extu    	a7, a4, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	xor        	s5, s5, s1
+	th.extu    	s1, a5, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	s6, s6, a7
+	th.extu    	a7, a6, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	s6, s6, s1
+	th.extu    	s1, s9, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	s6, s6, a7
+	th.extu    	a7, a5, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	xor        	s6, s6, s1
+	th.extu    	s1, a6, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	s7, s7, a7
+	th.extu    	a7, s9, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	s7, s7, s1
+	th.extu    	s1, a4, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	s7, s7, a7
+	th.extu    	a7, a6, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	xor        	s7, s7, s1
+	th.extu    	s1, s9, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	s8, s8, a7
+	th.extu    	a7, a4, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	s8, s8, s1
+	th.extu    	s1, a5, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	s8, s8, a7
+	xor        	s8, s8, s1
+	jal        	zero, .LAES_ctr32_encrypt_c906_shared
+.LAES_ctr32_encrypt_c906_refresh:
+	# s[j] = ivec word j ^ rk0[j]; s3 = bswap32(ctr) ^ rk0[3]; k15 = byte 15 of rk0
+	ld         	a4, 8(sp)
+	lwu        	s5, 0(a4)
+	lw         	s1, 0(a3)
+	xor        	s5, s5, s1
+	ld         	a4, 8(sp)
+	lwu        	s6, 4(a4)
+	lw         	s1, 4(a3)
+	xor        	s6, s6, s1
+	ld         	a4, 8(sp)
+	lwu        	s7, 8(a4)
+	lw         	s1, 8(a3)
+	xor        	s7, s7, s1
+	th.revw    	s8, t6
+	lw         	s1, 12(a3)
+	xor        	s8, s8, s1
+	lbu        	a4, 15(a3)
+	sd         	a4, 0(sp)
+	# round 1: p0 = rk1[0] ^ T0[s0.b0] ^ T1[s1.b1] ^ T2[s2.b2]; n[1..4] whole
+	lw         	a4, 16(a3)
+	sd         	a4, 16(sp)
+	lw         	a4, 20(a3)
+	lw         	a5, 24(a3)
+	lw         	a6, 28(a3)
+	th.extu    	a7, s5, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	th.extu    	s1, s6, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	ld         	s2, 16(sp)
+	xor        	s2, s2, a7
+	sd         	s2, 16(sp)
+	th.extu    	a7, s7, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	ld         	s2, 16(sp)
+	xor        	s2, s2, s1
+	sd         	s2, 16(sp)
+	th.extu    	s1, s6, 7, 0
+	th.lrwu    	s1, t0, s1, 2
+	ld         	s2, 16(sp)
+	xor        	s2, s2, a7
+	sd         	s2, 16(sp)
+	th.extu    	a7, s7, 15, 8
+	th.lrwu    	a7, t1, a7, 2
+	xor        	a4, a4, s1
+	th.extu    	s1, s8, 23, 16
+	th.lrwu    	s1, t2, s1, 2
+	xor        	a4, a4, a7
+	th.extu    	a7, s5, 31, 24
+	th.lrwu    	a7, t3, a7, 2
+	xor        	a4, a4, s1
+	th.extu    	s1, s7, 7, 0
+	th.lrwu    	s1, t0, s1, 2
+	xor        	a4, a4, a7
+	th.extu    	a7, s8, 15, 8
+	th.lrwu    	a7, t1, a7, 2
+	xor        	a5, a5, s1
+	th.extu    	s1, s5, 23, 16
+	th.lrwu    	s1, t2, s1, 2
+	xor        	a5, a5, a7
+	th.extu    	a7, s6, 31, 24
+	th.lrwu    	a7, t3, a7, 2
+	xor        	a5, a5, s1
+	th.extu    	s1, s8, 7, 0
+	th.lrwu    	s1, t0, s1, 2
+	xor        	a5, a5, a7
+	th.extu    	a7, s5, 15, 8
+	th.lrwu    	a7, t1, a7, 2
+	xor        	a6, a6, s1
+	th.extu    	s1, s6, 23, 16
+	th.lrwu    	s1, t2, s1, 2
+	xor        	a6, a6, a7
+	th.extu    	a7, s7, 31, 24
+	th.lrwu    	a7, t3, a7, 2
+	xor        	a6, a6, s1
+	xor        	a6, a6, a7
+	# round 2: q[j] = rk2[j] ^ the lookups of n1..n3
+	lw         	a7, 32(a3)
+	sd         	a7, 24(sp)
+	lw         	s2, 36(a3)
+	lw         	s3, 40(a3)
+	lw         	s4, 44(a3)
+	th.extu    	a7, a4, 15, 8
+	th.lrwu    	a7, t1, a7, 2
+	th.extu    	s1, a5, 23, 16
+	th.lrwu    	s1, t2, s1, 2
+	ld         	s5, 24(sp)
+	xor        	s5, s5, a7
+	sd         	s5, 24(sp)
+	th.extu    	a7, a6, 31, 24
+	th.lrwu    	a7, t3, a7, 2
+	ld         	s5, 24(sp)
+	xor        	s5, s5, s1
+	sd         	s5, 24(sp)
+	th.extu    	s1, a4, 7, 0
+	th.lrwu    	s1, t0, s1, 2
+	ld         	s5, 24(sp)
+	xor        	s5, s5, a7
+	sd         	s5, 24(sp)
+	th.extu    	a7, a5, 15, 8
+	th.lrwu    	a7, t1, a7, 2
+	xor        	s2, s2, s1
+	th.extu    	s1, a6, 23, 16
+	th.lrwu    	s1, t2, s1, 2
+	xor        	s2, s2, a7
+	th.extu    	a7, a5, 7, 0
+	th.lrwu    	a7, t0, a7, 2
+	xor        	s2, s2, s1
+	th.extu    	s1, a6, 15, 8
+	th.lrwu    	s1, t1, s1, 2
+	xor        	s3, s3, a7
+	th.extu    	a7, a4, 31, 24
+	th.lrwu    	a7, t3, a7, 2
+	xor        	s3, s3, s1
+	th.extu    	s1, a6, 7, 0
+	th.lrwu    	s1, t0, s1, 2
+	xor        	s3, s3, a7
+	th.extu    	a7, a4, 23, 16
+	th.lrwu    	a7, t2, a7, 2
+	xor        	s4, s4, s1
+	th.extu    	s1, a5, 31, 24
+	th.lrwu    	s1, t3, s1, 2
+	xor        	s4, s4, a7
+	xor        	s4, s4, s1
+	jal        	zero, .LAES_ctr32_encrypt_c906_refreshed
+	.size	AES_ctr32_encrypt_c906, .-AES_ctr32_encrypt_c906
 
 	.section	.rodata
 	.p2align	6

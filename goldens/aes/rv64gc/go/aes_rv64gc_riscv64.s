@@ -1116,1483 +1116,1483 @@ TEXT ·aesEncryptRv64gc(SB), NOSPLIT, $0-24
 	MOV	in+0(FP), X10
 	MOV	out+8(FP), X11
 	MOV	key+16(FP), X12
-	// .LAES_encrypt_rv64gc_0:
-	MOV	$·kgen_aes_rv64gc_te(SB), X13	// auipc a3, %pcrel_hi(kgen_aes_rv64gc_te); addi a3, a3, %pcrel_lo
-	WORD	$0x40068713	// addi a4, a3, 1024
-	WORD	$0x40070793	// addi a5, a4, 1024
-	WORD	$0x40078813	// addi a6, a5, 1024
-	WORD	$0x00757313	// andi t1, a0, 7
-	WORD	$0x00030463	// beq t1, zero, .LAES_encrypt_rv64gc_9
-	WORD	$0x5dc0106f	// jal zero, .LAES_encrypt_rv64gc_in_unaligned
-	// .LAES_encrypt_rv64gc_9:
-	WORD	$0x00053283	// ld t0, 0(a0)
-	WORD	$0x00853883	// ld a7, 8(a0)
-	// .LAES_encrypt_rv64gc_in_loaded:
-	WORD	$0x00066383	// lwu t2, 0(a2)
-	WORD	$0x00466e83	// lwu t4, 4(a2)
-	WORD	$0x020e9e93	// slli t4, t4, 32
-	WORD	$0x01d3e3b3	// or t2, t2, t4
-	WORD	$0x00866e03	// lwu t3, 8(a2)
-	WORD	$0x00c66e83	// lwu t4, 12(a2)
-	WORD	$0x020e9e93	// slli t4, t4, 32
-	WORD	$0x01de6e33	// or t3, t3, t4
-	WORD	$0x0f062303	// lw t1, 240(a2)
-	WORD	$0x0072c2b3	// xor t0, t0, t2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x00431393	// slli t2, t1, 4
-	WORD	$0x00760633	// add a2, a2, t2
-	WORD	$0xf2060613	// addi a2, a2, -224
-	WORD	$0x00a00393	// addi t2, zero, 10
-	WORD	$0x5a7312e3	// bne t1, t2, .LAES_encrypt_rv64gc_not128
-	// round 5 of 13 (first round of this key size)
-	WORD	$0x05062e83	// lw t4, 80(a2)
-	WORD	$0x05462303	// lw t1, 84(a2)
-	WORD	$0x05862f03	// lw t5, 88(a2)
-	WORD	$0x05c62503	// lw a0, 92(a2)
-	WORD	$0x00229393	// slli t2, t0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x0262de13	// srli t3, t0, 38
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00e8d393	// srli t2, a7, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0368de13	// srli t3, a7, 54
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x01e2d393	// srli t2, t0, 30
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0068de13	// srli t3, a7, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x02e8d393	// srli t2, a7, 46
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0162de13	// srli t3, t0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00289393	// slli t2, a7, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0268de13	// srli t3, a7, 38
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00e2d393	// srli t2, t0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0362de13	// srli t3, t0, 54
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x01e8d393	// srli t2, a7, 30
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0062de13	// srli t3, t0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x02e2d393	// srli t2, t0, 46
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x0168de13	// srli t3, a7, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x01c54533	// xor a0, a0, t3
-	// .LAES_encrypt_rv64gc_r6:
-	// round 6 of 13
-	WORD	$0x06062283	// lw t0, 96(a2)
-	WORD	$0x06462483	// lw s1, 100(a2)
-	WORD	$0x06862883	// lw a7, 104(a2)
-	WORD	$0x06c62903	// lw s2, 108(a2)
-	WORD	$0x002e9393	// slli t2, t4, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x00635e13	// srli t3, t1, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0072c2b3	// xor t0, t0, t2
-	WORD	$0x00ef5393	// srli t2, t5, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c2c2b3	// xor t0, t0, t3
-	WORD	$0x01655e13	// srli t3, a0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0072c2b3	// xor t0, t0, t2
-	WORD	$0x00231393	// slli t2, t1, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c2c2b3	// xor t0, t0, t3
-	WORD	$0x006f5e13	// srli t3, t5, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x00e55393	// srli t2, a0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x016ede13	// srli t3, t4, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x002f1393	// slli t2, t5, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x00655e13	// srli t3, a0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0078c8b3	// xor a7, a7, t2
-	WORD	$0x00eed393	// srli t2, t4, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x01635e13	// srli t3, t1, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0078c8b3	// xor a7, a7, t2
-	WORD	$0x00251393	// slli t2, a0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x006ede13	// srli t3, t4, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00794933	// xor s2, s2, t2
-	WORD	$0x00e35393	// srli t2, t1, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c94933	// xor s2, s2, t3
-	WORD	$0x016f5e13	// srli t3, t5, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00794933	// xor s2, s2, t2
-	WORD	$0x01c94933	// xor s2, s2, t3
-	// round 7 of 13
-	WORD	$0x07062e83	// lw t4, 112(a2)
-	WORD	$0x07462303	// lw t1, 116(a2)
-	WORD	$0x07862f03	// lw t5, 120(a2)
-	WORD	$0x07c62503	// lw a0, 124(a2)
-	WORD	$0x00229393	// slli t2, t0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x0064de13	// srli t3, s1, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00e8d393	// srli t2, a7, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x01695e13	// srli t3, s2, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00249393	// slli t2, s1, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0068de13	// srli t3, a7, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00e95393	// srli t2, s2, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0162de13	// srli t3, t0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00289393	// slli t2, a7, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x00695e13	// srli t3, s2, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00e2d393	// srli t2, t0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0164de13	// srli t3, s1, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00291393	// slli t2, s2, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0062de13	// srli t3, t0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x00e4d393	// srli t2, s1, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x0168de13	// srli t3, a7, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x01c54533	// xor a0, a0, t3
-	// round 8 of 13
-	WORD	$0x08062283	// lw t0, 128(a2)
-	WORD	$0x08462483	// lw s1, 132(a2)
-	WORD	$0x08862883	// lw a7, 136(a2)
-	WORD	$0x08c62903	// lw s2, 140(a2)
-	WORD	$0x002e9393	// slli t2, t4, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x00635e13	// srli t3, t1, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0072c2b3	// xor t0, t0, t2
-	WORD	$0x00ef5393	// srli t2, t5, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c2c2b3	// xor t0, t0, t3
-	WORD	$0x01655e13	// srli t3, a0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0072c2b3	// xor t0, t0, t2
-	WORD	$0x00231393	// slli t2, t1, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c2c2b3	// xor t0, t0, t3
-	WORD	$0x006f5e13	// srli t3, t5, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x00e55393	// srli t2, a0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x016ede13	// srli t3, t4, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x002f1393	// slli t2, t5, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x00655e13	// srli t3, a0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0078c8b3	// xor a7, a7, t2
-	WORD	$0x00eed393	// srli t2, t4, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x01635e13	// srli t3, t1, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0078c8b3	// xor a7, a7, t2
-	WORD	$0x00251393	// slli t2, a0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x006ede13	// srli t3, t4, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00794933	// xor s2, s2, t2
-	WORD	$0x00e35393	// srli t2, t1, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c94933	// xor s2, s2, t3
-	WORD	$0x016f5e13	// srli t3, t5, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00794933	// xor s2, s2, t2
-	WORD	$0x01c94933	// xor s2, s2, t3
-	// round 9 of 13
-	WORD	$0x09062e83	// lw t4, 144(a2)
-	WORD	$0x09462303	// lw t1, 148(a2)
-	WORD	$0x09862f03	// lw t5, 152(a2)
-	WORD	$0x09c62503	// lw a0, 156(a2)
-	WORD	$0x00229393	// slli t2, t0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x0064de13	// srli t3, s1, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00e8d393	// srli t2, a7, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x01695e13	// srli t3, s2, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00249393	// slli t2, s1, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0068de13	// srli t3, a7, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00e95393	// srli t2, s2, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0162de13	// srli t3, t0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00289393	// slli t2, a7, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x00695e13	// srli t3, s2, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00e2d393	// srli t2, t0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0164de13	// srli t3, s1, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00291393	// slli t2, s2, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0062de13	// srli t3, t0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x00e4d393	// srli t2, s1, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x0168de13	// srli t3, a7, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x01c54533	// xor a0, a0, t3
-	// round 10 of 13
-	WORD	$0x0a062283	// lw t0, 160(a2)
-	WORD	$0x0a462483	// lw s1, 164(a2)
-	WORD	$0x0a862883	// lw a7, 168(a2)
-	WORD	$0x0ac62903	// lw s2, 172(a2)
-	WORD	$0x002e9393	// slli t2, t4, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x00635e13	// srli t3, t1, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0072c2b3	// xor t0, t0, t2
-	WORD	$0x00ef5393	// srli t2, t5, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c2c2b3	// xor t0, t0, t3
-	WORD	$0x01655e13	// srli t3, a0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0072c2b3	// xor t0, t0, t2
-	WORD	$0x00231393	// slli t2, t1, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c2c2b3	// xor t0, t0, t3
-	WORD	$0x006f5e13	// srli t3, t5, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x00e55393	// srli t2, a0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x016ede13	// srli t3, t4, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x002f1393	// slli t2, t5, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x00655e13	// srli t3, a0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0078c8b3	// xor a7, a7, t2
-	WORD	$0x00eed393	// srli t2, t4, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x01635e13	// srli t3, t1, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0078c8b3	// xor a7, a7, t2
-	WORD	$0x00251393	// slli t2, a0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x006ede13	// srli t3, t4, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00794933	// xor s2, s2, t2
-	WORD	$0x00e35393	// srli t2, t1, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c94933	// xor s2, s2, t3
-	WORD	$0x016f5e13	// srli t3, t5, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00794933	// xor s2, s2, t2
-	WORD	$0x01c94933	// xor s2, s2, t3
-	// round 11 of 13
-	WORD	$0x0b062e83	// lw t4, 176(a2)
-	WORD	$0x0b462303	// lw t1, 180(a2)
-	WORD	$0x0b862f03	// lw t5, 184(a2)
-	WORD	$0x0bc62503	// lw a0, 188(a2)
-	WORD	$0x00229393	// slli t2, t0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x0064de13	// srli t3, s1, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00e8d393	// srli t2, a7, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x01695e13	// srli t3, s2, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00249393	// slli t2, s1, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0068de13	// srli t3, a7, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00e95393	// srli t2, s2, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0162de13	// srli t3, t0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00289393	// slli t2, a7, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x00695e13	// srli t3, s2, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00e2d393	// srli t2, t0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0164de13	// srli t3, s1, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00291393	// slli t2, s2, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0062de13	// srli t3, t0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x00e4d393	// srli t2, s1, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x0168de13	// srli t3, a7, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x01c54533	// xor a0, a0, t3
-	// round 12 of 13
-	WORD	$0x0c062283	// lw t0, 192(a2)
-	WORD	$0x0c462483	// lw s1, 196(a2)
-	WORD	$0x0c862883	// lw a7, 200(a2)
-	WORD	$0x0cc62903	// lw s2, 204(a2)
-	WORD	$0x002e9393	// slli t2, t4, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x00635e13	// srli t3, t1, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0072c2b3	// xor t0, t0, t2
-	WORD	$0x00ef5393	// srli t2, t5, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c2c2b3	// xor t0, t0, t3
-	WORD	$0x01655e13	// srli t3, a0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0072c2b3	// xor t0, t0, t2
-	WORD	$0x00231393	// slli t2, t1, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c2c2b3	// xor t0, t0, t3
-	WORD	$0x006f5e13	// srli t3, t5, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x00e55393	// srli t2, a0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x016ede13	// srli t3, t4, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x002f1393	// slli t2, t5, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x00655e13	// srli t3, a0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0078c8b3	// xor a7, a7, t2
-	WORD	$0x00eed393	// srli t2, t4, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x01635e13	// srli t3, t1, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0078c8b3	// xor a7, a7, t2
-	WORD	$0x00251393	// slli t2, a0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x006ede13	// srli t3, t4, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00794933	// xor s2, s2, t2
-	WORD	$0x00e35393	// srli t2, t1, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c94933	// xor s2, s2, t3
-	WORD	$0x016f5e13	// srli t3, t5, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00794933	// xor s2, s2, t2
-	WORD	$0x01c94933	// xor s2, s2, t3
-	// round 13 of 13
-	WORD	$0x0d062e83	// lw t4, 208(a2)
-	WORD	$0x0d462303	// lw t1, 212(a2)
-	WORD	$0x0d862f03	// lw t5, 216(a2)
-	WORD	$0x0dc62503	// lw a0, 220(a2)
-	WORD	$0x00229393	// slli t2, t0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x0064de13	// srli t3, s1, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00e8d393	// srli t2, a7, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x01695e13	// srli t3, s2, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00249393	// slli t2, s1, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0068de13	// srli t3, a7, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00e95393	// srli t2, s2, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0162de13	// srli t3, t0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00289393	// slli t2, a7, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x00695e13	// srli t3, s2, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00e2d393	// srli t2, t0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0164de13	// srli t3, s1, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00291393	// slli t2, s2, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0062de13	// srli t3, t0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x00e4d393	// srli t2, s1, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x0168de13	// srli t3, a7, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x01c54533	// xor a0, a0, t3
-	// final round: S-box bytes, no MixColumns
-	WORD	$0x40080293	// addi t0, a6, 1024
-	WORD	$0x0ffef693	// andi a3, t4, 255
-	WORD	$0x005686b3	// add a3, a3, t0
-	WORD	$0x0006c683	// lbu a3, 0(a3)
-	WORD	$0x0ff37713	// andi a4, t1, 255
-	WORD	$0x00570733	// add a4, a4, t0
-	WORD	$0x00074703	// lbu a4, 0(a4)
-	WORD	$0x0fff7793	// andi a5, t5, 255
-	WORD	$0x005787b3	// add a5, a5, t0
-	WORD	$0x0007c783	// lbu a5, 0(a5)
-	WORD	$0x0ff57813	// andi a6, a0, 255
-	WORD	$0x00580833	// add a6, a6, t0
-	WORD	$0x00084803	// lbu a6, 0(a6)
-	WORD	$0x00835393	// srli t2, t1, 8
-	WORD	$0x0ff3f393	// andi t2, t2, 255
-	WORD	$0x005383b3	// add t2, t2, t0
-	WORD	$0x0003c383	// lbu t2, 0(t2)
-	WORD	$0x008f5e13	// srli t3, t5, 8
-	WORD	$0x0ffe7e13	// andi t3, t3, 255
-	WORD	$0x005e0e33	// add t3, t3, t0
-	WORD	$0x000e4e03	// lbu t3, 0(t3)
-	WORD	$0x00839393	// slli t2, t2, 8
-	WORD	$0x0076c6b3	// xor a3, a3, t2
-	WORD	$0x00855393	// srli t2, a0, 8
-	WORD	$0x0ff3f393	// andi t2, t2, 255
-	WORD	$0x005383b3	// add t2, t2, t0
-	WORD	$0x0003c383	// lbu t2, 0(t2)
-	WORD	$0x008e1e13	// slli t3, t3, 8
-	WORD	$0x01c74733	// xor a4, a4, t3
-	WORD	$0x008ede13	// srli t3, t4, 8
-	WORD	$0x0ffe7e13	// andi t3, t3, 255
-	WORD	$0x005e0e33	// add t3, t3, t0
-	WORD	$0x000e4e03	// lbu t3, 0(t3)
-	WORD	$0x00839393	// slli t2, t2, 8
-	WORD	$0x0077c7b3	// xor a5, a5, t2
-	WORD	$0x010f5393	// srli t2, t5, 16
-	WORD	$0x0ff3f393	// andi t2, t2, 255
-	WORD	$0x005383b3	// add t2, t2, t0
-	WORD	$0x0003c383	// lbu t2, 0(t2)
-	WORD	$0x008e1e13	// slli t3, t3, 8
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x01055e13	// srli t3, a0, 16
-	WORD	$0x0ffe7e13	// andi t3, t3, 255
-	WORD	$0x005e0e33	// add t3, t3, t0
-	WORD	$0x000e4e03	// lbu t3, 0(t3)
-	WORD	$0x01039393	// slli t2, t2, 16
-	WORD	$0x0076c6b3	// xor a3, a3, t2
-	WORD	$0x010ed393	// srli t2, t4, 16
-	WORD	$0x0ff3f393	// andi t2, t2, 255
-	WORD	$0x005383b3	// add t2, t2, t0
-	WORD	$0x0003c383	// lbu t2, 0(t2)
-	WORD	$0x010e1e13	// slli t3, t3, 16
-	WORD	$0x01c74733	// xor a4, a4, t3
-	WORD	$0x01035e13	// srli t3, t1, 16
-	WORD	$0x0ffe7e13	// andi t3, t3, 255
-	WORD	$0x005e0e33	// add t3, t3, t0
-	WORD	$0x000e4e03	// lbu t3, 0(t3)
-	WORD	$0x01039393	// slli t2, t2, 16
-	WORD	$0x0077c7b3	// xor a5, a5, t2
-	WORD	$0x01855393	// srli t2, a0, 24
-	WORD	$0x0ff3f393	// andi t2, t2, 255
-	WORD	$0x005383b3	// add t2, t2, t0
-	WORD	$0x0003c383	// lbu t2, 0(t2)
-	WORD	$0x010e1e13	// slli t3, t3, 16
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x018ede13	// srli t3, t4, 24
-	WORD	$0x0ffe7e13	// andi t3, t3, 255
-	WORD	$0x005e0e33	// add t3, t3, t0
-	WORD	$0x000e4e03	// lbu t3, 0(t3)
-	WORD	$0x01839393	// slli t2, t2, 24
-	WORD	$0x0076c6b3	// xor a3, a3, t2
-	WORD	$0x01835393	// srli t2, t1, 24
-	WORD	$0x0ff3f393	// andi t2, t2, 255
-	WORD	$0x005383b3	// add t2, t2, t0
-	WORD	$0x0003c383	// lbu t2, 0(t2)
-	WORD	$0x018e1e13	// slli t3, t3, 24
-	WORD	$0x01c74733	// xor a4, a4, t3
-	WORD	$0x018f5e13	// srli t3, t5, 24
-	WORD	$0x0ffe7e13	// andi t3, t3, 255
-	WORD	$0x005e0e33	// add t3, t3, t0
-	WORD	$0x000e4e03	// lbu t3, 0(t3)
-	WORD	$0x01839393	// slli t2, t2, 24
-	WORD	$0x0077c7b3	// xor a5, a5, t2
-	WORD	$0x018e1e13	// slli t3, t3, 24
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x0e066383	// lwu t2, 224(a2)
-	WORD	$0x0e466283	// lwu t0, 228(a2)
-	WORD	$0x02029293	// slli t0, t0, 32
-	WORD	$0x0053e3b3	// or t2, t2, t0
-	WORD	$0x0e866e03	// lwu t3, 232(a2)
-	WORD	$0x0ec66283	// lwu t0, 236(a2)
-	WORD	$0x02029293	// slli t0, t0, 32
-	WORD	$0x005e6e33	// or t3, t3, t0
-	WORD	$0x02071713	// slli a4, a4, 32
-	WORD	$0x02081813	// slli a6, a6, 32
-	WORD	$0x0076c6b3	// xor a3, a3, t2
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x00e6c6b3	// xor a3, a3, a4
-	WORD	$0x0107c7b3	// xor a5, a5, a6
-	WORD	$0x0075f393	// andi t2, a1, 7
-	WORD	$0x060392e3	// bne t2, zero, .LAES_encrypt_rv64gc_out_unaligned
-	WORD	$0x00d5b023	// sd a3, 0(a1)
-	WORD	$0x00f5b423	// sd a5, 8(a1)
-	// .LAES_encrypt_rv64gc_out_stored:
-	// return
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000493	// addi s1, zero, 0
-	WORD	$0x00000513	// addi a0, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
-	WORD	$0x00000813	// addi a6, zero, 0
-	WORD	$0x00000893	// addi a7, zero, 0
-	WORD	$0x00000913	// addi s2, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	RET	// jalr zero, 0(ra)
-	// AES-256: rounds 1..5, then round 6 onwards above; AES-192: rounds 3..5
-	// .LAES_encrypt_rv64gc_not128:
-	WORD	$0x00c00393	// addi t2, zero, 12
-	WORD	$0x68730c63	// beq t1, t2, .LAES_encrypt_rv64gc_aes192
+L0:
+	MOV	$·kgen_aes_rv64gc_te(SB), X13
+	ADD	$1024, X13, X14
+	ADD	$1024, X14, X15
+	ADD	$1024, X15, X16
+	AND	$7, X10, X6
+	BEQZ	X6, L9
+	JMP	in_unaligned
+L9:
+	MOV	(X10), X5
+	MOV	8(X10), X17
+in_loaded:
+	MOVWU	(X12), X7
+	MOVWU	4(X12), X29
+	SLL	$32, X29
+	OR	X29, X7
+	MOVWU	8(X12), X28
+	MOVWU	12(X12), X29
+	SLL	$32, X29
+	OR	X29, X28
+	MOVW	240(X12), X6
+	XOR	X7, X5
+	XOR	X28, X17
+	SLL	$4, X6, X7
+	ADD	X7, X12
+	ADD	$-224, X12
+	MOV	$10, X7
+	BEQ	X6, X7, r128
+	// AES-256: rounds 1..5, then round 6 onwards below; AES-192: rounds 3..5
+	MOV	$12, X7
+	BEQ	X6, X7, aes192
 	// round 1 of 13 (first round of this key size)
-	WORD	$0x01062e83	// lw t4, 16(a2)
-	WORD	$0x01462303	// lw t1, 20(a2)
-	WORD	$0x01862f03	// lw t5, 24(a2)
-	WORD	$0x01c62503	// lw a0, 28(a2)
-	WORD	$0x00229393	// slli t2, t0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x0262de13	// srli t3, t0, 38
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00e8d393	// srli t2, a7, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0368de13	// srli t3, a7, 54
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x01e2d393	// srli t2, t0, 30
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0068de13	// srli t3, a7, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x02e8d393	// srli t2, a7, 46
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0162de13	// srli t3, t0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00289393	// slli t2, a7, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0268de13	// srli t3, a7, 38
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00e2d393	// srli t2, t0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0362de13	// srli t3, t0, 54
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x01e8d393	// srli t2, a7, 30
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0062de13	// srli t3, t0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x02e2d393	// srli t2, t0, 46
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x0168de13	// srli t3, a7, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x01c54533	// xor a0, a0, t3
+	MOVW	16(X12), X29
+	MOVW	20(X12), X6
+	MOVW	24(X12), X30
+	MOVW	28(X12), X10
+	SLL	$2, X5, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	SRL	$38, X5, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X29
+	SRL	$14, X17, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X29
+	SRL	$54, X17, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X29
+	SRL	$30, X5, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X29
+	SRL	$6, X17, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X6
+	SRL	$46, X17, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X6
+	SRL	$22, X5, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X6
+	SLL	$2, X17, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X6
+	SRL	$38, X17, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X30
+	SRL	$14, X5, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X30
+	SRL	$54, X5, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X30
+	SRL	$30, X17, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X30
+	SRL	$6, X5, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X10
+	SRL	$46, X5, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X10
+	SRL	$22, X17, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X10
+	XOR	X28, X10
 	// round 2 of 13
-	WORD	$0x02062283	// lw t0, 32(a2)
-	WORD	$0x02462483	// lw s1, 36(a2)
-	WORD	$0x02862883	// lw a7, 40(a2)
-	WORD	$0x02c62903	// lw s2, 44(a2)
-	WORD	$0x002e9393	// slli t2, t4, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x00635e13	// srli t3, t1, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0072c2b3	// xor t0, t0, t2
-	WORD	$0x00ef5393	// srli t2, t5, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c2c2b3	// xor t0, t0, t3
-	WORD	$0x01655e13	// srli t3, a0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0072c2b3	// xor t0, t0, t2
-	WORD	$0x00231393	// slli t2, t1, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c2c2b3	// xor t0, t0, t3
-	WORD	$0x006f5e13	// srli t3, t5, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x00e55393	// srli t2, a0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x016ede13	// srli t3, t4, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x002f1393	// slli t2, t5, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x00655e13	// srli t3, a0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0078c8b3	// xor a7, a7, t2
-	WORD	$0x00eed393	// srli t2, t4, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x01635e13	// srli t3, t1, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0078c8b3	// xor a7, a7, t2
-	WORD	$0x00251393	// slli t2, a0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x006ede13	// srli t3, t4, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00794933	// xor s2, s2, t2
-	WORD	$0x00e35393	// srli t2, t1, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c94933	// xor s2, s2, t3
-	WORD	$0x016f5e13	// srli t3, t5, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00794933	// xor s2, s2, t2
-	WORD	$0x01c94933	// xor s2, s2, t3
+	MOVW	32(X12), X5
+	MOVW	36(X12), X9
+	MOVW	40(X12), X17
+	MOVW	44(X12), X18
+	SLL	$2, X29, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	SRL	$6, X6, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X5
+	SRL	$14, X30, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X5
+	SRL	$22, X10, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X5
+	SLL	$2, X6, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X5
+	SRL	$6, X30, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X9
+	SRL	$14, X10, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X9
+	SRL	$22, X29, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X9
+	SLL	$2, X30, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X9
+	SRL	$6, X10, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X17
+	SRL	$14, X29, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X17
+	SRL	$22, X6, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X17
+	SLL	$2, X10, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X17
+	SRL	$6, X29, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X18
+	SRL	$14, X6, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X18
+	SRL	$22, X30, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X18
+	XOR	X28, X18
 	// round 3 of 13
-	WORD	$0x03062e83	// lw t4, 48(a2)
-	WORD	$0x03462303	// lw t1, 52(a2)
-	WORD	$0x03862f03	// lw t5, 56(a2)
-	WORD	$0x03c62503	// lw a0, 60(a2)
-	WORD	$0x00229393	// slli t2, t0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x0064de13	// srli t3, s1, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00e8d393	// srli t2, a7, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x01695e13	// srli t3, s2, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00249393	// slli t2, s1, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0068de13	// srli t3, a7, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00e95393	// srli t2, s2, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0162de13	// srli t3, t0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00289393	// slli t2, a7, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x00695e13	// srli t3, s2, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00e2d393	// srli t2, t0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0164de13	// srli t3, s1, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00291393	// slli t2, s2, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0062de13	// srli t3, t0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x00e4d393	// srli t2, s1, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x0168de13	// srli t3, a7, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x01c54533	// xor a0, a0, t3
-	// .LAES_encrypt_rv64gc_r4:
+	MOVW	48(X12), X29
+	MOVW	52(X12), X6
+	MOVW	56(X12), X30
+	MOVW	60(X12), X10
+	SLL	$2, X5, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	SRL	$6, X9, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X29
+	SRL	$14, X17, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X29
+	SRL	$22, X18, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X29
+	SLL	$2, X9, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X29
+	SRL	$6, X17, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X6
+	SRL	$14, X18, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X6
+	SRL	$22, X5, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X6
+	SLL	$2, X17, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X6
+	SRL	$6, X18, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X30
+	SRL	$14, X5, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X30
+	SRL	$22, X9, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X30
+	SLL	$2, X18, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X30
+	SRL	$6, X5, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X10
+	SRL	$14, X9, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X10
+	SRL	$22, X17, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X10
+	XOR	X28, X10
+r4:
 	// round 4 of 13
-	WORD	$0x04062283	// lw t0, 64(a2)
-	WORD	$0x04462483	// lw s1, 68(a2)
-	WORD	$0x04862883	// lw a7, 72(a2)
-	WORD	$0x04c62903	// lw s2, 76(a2)
-	WORD	$0x002e9393	// slli t2, t4, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x00635e13	// srli t3, t1, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0072c2b3	// xor t0, t0, t2
-	WORD	$0x00ef5393	// srli t2, t5, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c2c2b3	// xor t0, t0, t3
-	WORD	$0x01655e13	// srli t3, a0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0072c2b3	// xor t0, t0, t2
-	WORD	$0x00231393	// slli t2, t1, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c2c2b3	// xor t0, t0, t3
-	WORD	$0x006f5e13	// srli t3, t5, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x00e55393	// srli t2, a0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x016ede13	// srli t3, t4, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x002f1393	// slli t2, t5, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x00655e13	// srli t3, a0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0078c8b3	// xor a7, a7, t2
-	WORD	$0x00eed393	// srli t2, t4, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x01635e13	// srli t3, t1, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0078c8b3	// xor a7, a7, t2
-	WORD	$0x00251393	// slli t2, a0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x006ede13	// srli t3, t4, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00794933	// xor s2, s2, t2
-	WORD	$0x00e35393	// srli t2, t1, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c94933	// xor s2, s2, t3
-	WORD	$0x016f5e13	// srli t3, t5, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00794933	// xor s2, s2, t2
-	WORD	$0x01c94933	// xor s2, s2, t3
+	MOVW	64(X12), X5
+	MOVW	68(X12), X9
+	MOVW	72(X12), X17
+	MOVW	76(X12), X18
+	SLL	$2, X29, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	SRL	$6, X6, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X5
+	SRL	$14, X30, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X5
+	SRL	$22, X10, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X5
+	SLL	$2, X6, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X5
+	SRL	$6, X30, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X9
+	SRL	$14, X10, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X9
+	SRL	$22, X29, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X9
+	SLL	$2, X30, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X9
+	SRL	$6, X10, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X17
+	SRL	$14, X29, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X17
+	SRL	$22, X6, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X17
+	SLL	$2, X10, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X17
+	SRL	$6, X29, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X18
+	SRL	$14, X6, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X18
+	SRL	$22, X30, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X18
+	XOR	X28, X18
 	// round 5 of 13
-	WORD	$0x05062e83	// lw t4, 80(a2)
-	WORD	$0x05462303	// lw t1, 84(a2)
-	WORD	$0x05862f03	// lw t5, 88(a2)
-	WORD	$0x05c62503	// lw a0, 92(a2)
-	WORD	$0x00229393	// slli t2, t0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x0064de13	// srli t3, s1, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00e8d393	// srli t2, a7, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x01695e13	// srli t3, s2, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00249393	// slli t2, s1, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0068de13	// srli t3, a7, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00e95393	// srli t2, s2, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0162de13	// srli t3, t0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00289393	// slli t2, a7, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x00695e13	// srli t3, s2, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00e2d393	// srli t2, t0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0164de13	// srli t3, s1, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00291393	// slli t2, s2, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0062de13	// srli t3, t0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x00e4d393	// srli t2, s1, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x0168de13	// srli t3, a7, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0xd19fe06f	// jal zero, .LAES_encrypt_rv64gc_r6
-	// .LAES_encrypt_rv64gc_aes192:
+	MOVW	80(X12), X29
+	MOVW	84(X12), X6
+	MOVW	88(X12), X30
+	MOVW	92(X12), X10
+	SLL	$2, X5, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	SRL	$6, X9, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X29
+	SRL	$14, X17, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X29
+	SRL	$22, X18, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X29
+	SLL	$2, X9, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X29
+	SRL	$6, X17, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X6
+	SRL	$14, X18, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X6
+	SRL	$22, X5, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X6
+	SLL	$2, X17, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X6
+	SRL	$6, X18, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X30
+	SRL	$14, X5, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X30
+	SRL	$22, X9, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X30
+	SLL	$2, X18, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X30
+	SRL	$6, X5, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X10
+	SRL	$14, X9, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X10
+	SRL	$22, X17, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X10
+	XOR	X28, X10
+	JMP	r6
+aes192:
 	// round 3 of 13 (first round of this key size)
-	WORD	$0x03062e83	// lw t4, 48(a2)
-	WORD	$0x03462303	// lw t1, 52(a2)
-	WORD	$0x03862f03	// lw t5, 56(a2)
-	WORD	$0x03c62503	// lw a0, 60(a2)
-	WORD	$0x00229393	// slli t2, t0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x0262de13	// srli t3, t0, 38
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00e8d393	// srli t2, a7, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0368de13	// srli t3, a7, 54
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x01e2d393	// srli t2, t0, 30
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0068de13	// srli t3, a7, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x02e8d393	// srli t2, a7, 46
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0162de13	// srli t3, t0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00289393	// slli t2, a7, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0268de13	// srli t3, a7, 38
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00e2d393	// srli t2, t0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0362de13	// srli t3, t0, 54
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x01e8d393	// srli t2, a7, 30
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0062de13	// srli t3, t0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x02e2d393	// srli t2, t0, 46
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x0168de13	// srli t3, a7, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0xc0dff06f	// jal zero, .LAES_encrypt_rv64gc_r4
-	// .LAES_encrypt_rv64gc_in_unaligned:
-	WORD	$0x40650eb3	// sub t4, a0, t1
-	WORD	$0x00331313	// slli t1, t1, 3
-	WORD	$0x40600f33	// sub t5, zero, t1
-	WORD	$0x000eb283	// ld t0, 0(t4)
-	WORD	$0x008eb883	// ld a7, 8(t4)
-	WORD	$0x010eb503	// ld a0, 16(t4)
-	WORD	$0x0062d2b3	// srl t0, t0, t1
-	WORD	$0x01e89eb3	// sll t4, a7, t5
-	WORD	$0x01d2e2b3	// or t0, t0, t4
-	WORD	$0x0068d8b3	// srl a7, a7, t1
-	WORD	$0x01e51533	// sll a0, a0, t5
-	WORD	$0x00a8e8b3	// or a7, a7, a0
-	WORD	$0xa01fe06f	// jal zero, .LAES_encrypt_rv64gc_in_loaded
-	// .LAES_encrypt_rv64gc_out_unaligned:
-	WORD	$0x00d58023	// sb a3, 0(a1)
-	WORD	$0x0086d693	// srli a3, a3, 8
-	WORD	$0x00d580a3	// sb a3, 1(a1)
-	WORD	$0x0086d693	// srli a3, a3, 8
-	WORD	$0x00d58123	// sb a3, 2(a1)
-	WORD	$0x0086d693	// srli a3, a3, 8
-	WORD	$0x00d581a3	// sb a3, 3(a1)
-	WORD	$0x0086d693	// srli a3, a3, 8
-	WORD	$0x00d58223	// sb a3, 4(a1)
-	WORD	$0x0086d693	// srli a3, a3, 8
-	WORD	$0x00d582a3	// sb a3, 5(a1)
-	WORD	$0x0086d693	// srli a3, a3, 8
-	WORD	$0x00d58323	// sb a3, 6(a1)
-	WORD	$0x0086d693	// srli a3, a3, 8
-	WORD	$0x00d583a3	// sb a3, 7(a1)
-	WORD	$0x00f58423	// sb a5, 8(a1)
-	WORD	$0x0087d793	// srli a5, a5, 8
-	WORD	$0x00f584a3	// sb a5, 9(a1)
-	WORD	$0x0087d793	// srli a5, a5, 8
-	WORD	$0x00f58523	// sb a5, 10(a1)
-	WORD	$0x0087d793	// srli a5, a5, 8
-	WORD	$0x00f585a3	// sb a5, 11(a1)
-	WORD	$0x0087d793	// srli a5, a5, 8
-	WORD	$0x00f58623	// sb a5, 12(a1)
-	WORD	$0x0087d793	// srli a5, a5, 8
-	WORD	$0x00f586a3	// sb a5, 13(a1)
-	WORD	$0x0087d793	// srli a5, a5, 8
-	WORD	$0x00f58723	// sb a5, 14(a1)
-	WORD	$0x0087d793	// srli a5, a5, 8
-	WORD	$0x00f587a3	// sb a5, 15(a1)
-	WORD	$0xf30ff06f	// jal zero, .LAES_encrypt_rv64gc_out_stored
+	MOVW	48(X12), X29
+	MOVW	52(X12), X6
+	MOVW	56(X12), X30
+	MOVW	60(X12), X10
+	SLL	$2, X5, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	SRL	$38, X5, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X29
+	SRL	$14, X17, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X29
+	SRL	$54, X17, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X29
+	SRL	$30, X5, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X29
+	SRL	$6, X17, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X6
+	SRL	$46, X17, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X6
+	SRL	$22, X5, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X6
+	SLL	$2, X17, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X6
+	SRL	$38, X17, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X30
+	SRL	$14, X5, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X30
+	SRL	$54, X5, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X30
+	SRL	$30, X17, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X30
+	SRL	$6, X5, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X10
+	SRL	$46, X5, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X10
+	SRL	$22, X17, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X10
+	XOR	X28, X10
+	JMP	r4
+r128:
+	// round 5 of 13 (first round of this key size)
+	MOVW	80(X12), X29
+	MOVW	84(X12), X6
+	MOVW	88(X12), X30
+	MOVW	92(X12), X10
+	SLL	$2, X5, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	SRL	$38, X5, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X29
+	SRL	$14, X17, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X29
+	SRL	$54, X17, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X29
+	SRL	$30, X5, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X29
+	SRL	$6, X17, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X6
+	SRL	$46, X17, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X6
+	SRL	$22, X5, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X6
+	SLL	$2, X17, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X6
+	SRL	$38, X17, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X30
+	SRL	$14, X5, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X30
+	SRL	$54, X5, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X30
+	SRL	$30, X17, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X30
+	SRL	$6, X5, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X10
+	SRL	$46, X5, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X10
+	SRL	$22, X17, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X10
+	XOR	X28, X10
+r6:
+	// round 6 of 13
+	MOVW	96(X12), X5
+	MOVW	100(X12), X9
+	MOVW	104(X12), X17
+	MOVW	108(X12), X18
+	SLL	$2, X29, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	SRL	$6, X6, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X5
+	SRL	$14, X30, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X5
+	SRL	$22, X10, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X5
+	SLL	$2, X6, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X5
+	SRL	$6, X30, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X9
+	SRL	$14, X10, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X9
+	SRL	$22, X29, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X9
+	SLL	$2, X30, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X9
+	SRL	$6, X10, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X17
+	SRL	$14, X29, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X17
+	SRL	$22, X6, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X17
+	SLL	$2, X10, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X17
+	SRL	$6, X29, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X18
+	SRL	$14, X6, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X18
+	SRL	$22, X30, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X18
+	XOR	X28, X18
+	// round 7 of 13
+	MOVW	112(X12), X29
+	MOVW	116(X12), X6
+	MOVW	120(X12), X30
+	MOVW	124(X12), X10
+	SLL	$2, X5, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	SRL	$6, X9, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X29
+	SRL	$14, X17, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X29
+	SRL	$22, X18, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X29
+	SLL	$2, X9, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X29
+	SRL	$6, X17, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X6
+	SRL	$14, X18, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X6
+	SRL	$22, X5, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X6
+	SLL	$2, X17, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X6
+	SRL	$6, X18, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X30
+	SRL	$14, X5, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X30
+	SRL	$22, X9, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X30
+	SLL	$2, X18, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X30
+	SRL	$6, X5, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X10
+	SRL	$14, X9, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X10
+	SRL	$22, X17, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X10
+	XOR	X28, X10
+	// round 8 of 13
+	MOVW	128(X12), X5
+	MOVW	132(X12), X9
+	MOVW	136(X12), X17
+	MOVW	140(X12), X18
+	SLL	$2, X29, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	SRL	$6, X6, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X5
+	SRL	$14, X30, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X5
+	SRL	$22, X10, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X5
+	SLL	$2, X6, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X5
+	SRL	$6, X30, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X9
+	SRL	$14, X10, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X9
+	SRL	$22, X29, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X9
+	SLL	$2, X30, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X9
+	SRL	$6, X10, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X17
+	SRL	$14, X29, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X17
+	SRL	$22, X6, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X17
+	SLL	$2, X10, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X17
+	SRL	$6, X29, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X18
+	SRL	$14, X6, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X18
+	SRL	$22, X30, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X18
+	XOR	X28, X18
+	// round 9 of 13
+	MOVW	144(X12), X29
+	MOVW	148(X12), X6
+	MOVW	152(X12), X30
+	MOVW	156(X12), X10
+	SLL	$2, X5, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	SRL	$6, X9, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X29
+	SRL	$14, X17, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X29
+	SRL	$22, X18, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X29
+	SLL	$2, X9, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X29
+	SRL	$6, X17, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X6
+	SRL	$14, X18, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X6
+	SRL	$22, X5, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X6
+	SLL	$2, X17, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X6
+	SRL	$6, X18, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X30
+	SRL	$14, X5, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X30
+	SRL	$22, X9, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X30
+	SLL	$2, X18, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X30
+	SRL	$6, X5, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X10
+	SRL	$14, X9, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X10
+	SRL	$22, X17, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X10
+	XOR	X28, X10
+	// round 10 of 13
+	MOVW	160(X12), X5
+	MOVW	164(X12), X9
+	MOVW	168(X12), X17
+	MOVW	172(X12), X18
+	SLL	$2, X29, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	SRL	$6, X6, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X5
+	SRL	$14, X30, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X5
+	SRL	$22, X10, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X5
+	SLL	$2, X6, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X5
+	SRL	$6, X30, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X9
+	SRL	$14, X10, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X9
+	SRL	$22, X29, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X9
+	SLL	$2, X30, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X9
+	SRL	$6, X10, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X17
+	SRL	$14, X29, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X17
+	SRL	$22, X6, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X17
+	SLL	$2, X10, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X17
+	SRL	$6, X29, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X18
+	SRL	$14, X6, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X18
+	SRL	$22, X30, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X18
+	XOR	X28, X18
+	// round 11 of 13
+	MOVW	176(X12), X29
+	MOVW	180(X12), X6
+	MOVW	184(X12), X30
+	MOVW	188(X12), X10
+	SLL	$2, X5, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	SRL	$6, X9, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X29
+	SRL	$14, X17, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X29
+	SRL	$22, X18, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X29
+	SLL	$2, X9, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X29
+	SRL	$6, X17, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X6
+	SRL	$14, X18, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X6
+	SRL	$22, X5, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X6
+	SLL	$2, X17, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X6
+	SRL	$6, X18, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X30
+	SRL	$14, X5, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X30
+	SRL	$22, X9, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X30
+	SLL	$2, X18, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X30
+	SRL	$6, X5, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X10
+	SRL	$14, X9, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X10
+	SRL	$22, X17, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X10
+	XOR	X28, X10
+	// round 12 of 13
+	MOVW	192(X12), X5
+	MOVW	196(X12), X9
+	MOVW	200(X12), X17
+	MOVW	204(X12), X18
+	SLL	$2, X29, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	SRL	$6, X6, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X5
+	SRL	$14, X30, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X5
+	SRL	$22, X10, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X5
+	SLL	$2, X6, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X5
+	SRL	$6, X30, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X9
+	SRL	$14, X10, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X9
+	SRL	$22, X29, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X9
+	SLL	$2, X30, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X9
+	SRL	$6, X10, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X17
+	SRL	$14, X29, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X17
+	SRL	$22, X6, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X17
+	SLL	$2, X10, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X17
+	SRL	$6, X29, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X18
+	SRL	$14, X6, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X18
+	SRL	$22, X30, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X18
+	XOR	X28, X18
+	// round 13 of 13
+	MOVW	208(X12), X29
+	MOVW	212(X12), X6
+	MOVW	216(X12), X30
+	MOVW	220(X12), X10
+	SLL	$2, X5, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	SRL	$6, X9, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X29
+	SRL	$14, X17, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X29
+	SRL	$22, X18, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X29
+	SLL	$2, X9, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X29
+	SRL	$6, X17, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X6
+	SRL	$14, X18, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X6
+	SRL	$22, X5, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X6
+	SLL	$2, X17, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X6
+	SRL	$6, X18, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X30
+	SRL	$14, X5, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X30
+	SRL	$22, X9, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X30
+	SLL	$2, X18, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X30
+	SRL	$6, X5, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X10
+	SRL	$14, X9, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X10
+	SRL	$22, X17, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X10
+	XOR	X28, X10
+	// final round: S-box bytes, no MixColumns
+	ADD	$1024, X16, X5
+	AND	$255, X29, X13
+	ADD	X5, X13
+	MOVBU	(X13), X13
+	AND	$255, X6, X14
+	ADD	X5, X14
+	MOVBU	(X14), X14
+	AND	$255, X30, X15
+	ADD	X5, X15
+	MOVBU	(X15), X15
+	AND	$255, X10, X16
+	ADD	X5, X16
+	MOVBU	(X16), X16
+	SRL	$8, X6, X7
+	AND	$255, X7
+	ADD	X5, X7
+	MOVBU	(X7), X7
+	SRL	$8, X30, X28
+	AND	$255, X28
+	ADD	X5, X28
+	MOVBU	(X28), X28
+	SLL	$8, X7
+	XOR	X7, X13
+	SRL	$8, X10, X7
+	AND	$255, X7
+	ADD	X5, X7
+	MOVBU	(X7), X7
+	SLL	$8, X28
+	XOR	X28, X14
+	SRL	$8, X29, X28
+	AND	$255, X28
+	ADD	X5, X28
+	MOVBU	(X28), X28
+	SLL	$8, X7
+	XOR	X7, X15
+	SRL	$16, X30, X7
+	AND	$255, X7
+	ADD	X5, X7
+	MOVBU	(X7), X7
+	SLL	$8, X28
+	XOR	X28, X16
+	SRL	$16, X10, X28
+	AND	$255, X28
+	ADD	X5, X28
+	MOVBU	(X28), X28
+	SLL	$16, X7
+	XOR	X7, X13
+	SRL	$16, X29, X7
+	AND	$255, X7
+	ADD	X5, X7
+	MOVBU	(X7), X7
+	SLL	$16, X28
+	XOR	X28, X14
+	SRL	$16, X6, X28
+	AND	$255, X28
+	ADD	X5, X28
+	MOVBU	(X28), X28
+	SLL	$16, X7
+	XOR	X7, X15
+	SRL	$24, X10, X7
+	AND	$255, X7
+	ADD	X5, X7
+	MOVBU	(X7), X7
+	SLL	$16, X28
+	XOR	X28, X16
+	SRL	$24, X29, X28
+	AND	$255, X28
+	ADD	X5, X28
+	MOVBU	(X28), X28
+	SLL	$24, X7
+	XOR	X7, X13
+	SRL	$24, X6, X7
+	AND	$255, X7
+	ADD	X5, X7
+	MOVBU	(X7), X7
+	SLL	$24, X28
+	XOR	X28, X14
+	SRL	$24, X30, X28
+	AND	$255, X28
+	ADD	X5, X28
+	MOVBU	(X28), X28
+	SLL	$24, X7
+	XOR	X7, X15
+	SLL	$24, X28
+	XOR	X28, X16
+	MOVWU	224(X12), X7
+	MOVWU	228(X12), X5
+	SLL	$32, X5
+	OR	X5, X7
+	MOVWU	232(X12), X28
+	MOVWU	236(X12), X5
+	SLL	$32, X5
+	OR	X5, X28
+	SLL	$32, X14
+	SLL	$32, X16
+	XOR	X7, X13
+	XOR	X28, X15
+	XOR	X14, X13
+	XOR	X16, X15
+	AND	$7, X11, X7
+	BNEZ	X7, out_unaligned
+	MOV	X13, (X11)
+	MOV	X15, 8(X11)
+out_stored:
+	// return
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X9
+	MOV	$0, X10
+	MOV	$0, X14
+	MOV	$0, X16
+	MOV	$0, X17
+	MOV	$0, X18
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	RET
+in_unaligned:
+	SUB	X6, X10, X29
+	SLL	$3, X6
+	NEG	X6, X30
+	MOV	(X29), X5
+	MOV	8(X29), X17
+	MOV	16(X29), X10
+	SRL	X6, X5
+	SLL	X30, X17, X29
+	OR	X29, X5
+	SRL	X6, X17
+	SLL	X30, X10
+	OR	X10, X17
+	JMP	in_loaded
+out_unaligned:
+	MOVB	X13, (X11)
+	SRL	$8, X13
+	MOVB	X13, 1(X11)
+	SRL	$8, X13
+	MOVB	X13, 2(X11)
+	SRL	$8, X13
+	MOVB	X13, 3(X11)
+	SRL	$8, X13
+	MOVB	X13, 4(X11)
+	SRL	$8, X13
+	MOVB	X13, 5(X11)
+	SRL	$8, X13
+	MOVB	X13, 6(X11)
+	SRL	$8, X13
+	MOVB	X13, 7(X11)
+	MOVB	X15, 8(X11)
+	SRL	$8, X15
+	MOVB	X15, 9(X11)
+	SRL	$8, X15
+	MOVB	X15, 10(X11)
+	SRL	$8, X15
+	MOVB	X15, 11(X11)
+	SRL	$8, X15
+	MOVB	X15, 12(X11)
+	SRL	$8, X15
+	MOVB	X15, 13(X11)
+	SRL	$8, X15
+	MOVB	X15, 14(X11)
+	SRL	$8, X15
+	MOVB	X15, 15(X11)
+	JMP	out_stored
 
 // void AES_decrypt_rv64gc(const unsigned char *in, unsigned char *out, const AES_KEY *key)
 // func aesDecryptRv64gc(in *byte, out *byte, key *byte)
@@ -2600,1483 +2600,1483 @@ TEXT ·aesDecryptRv64gc(SB), NOSPLIT, $0-24
 	MOV	in+0(FP), X10
 	MOV	out+8(FP), X11
 	MOV	key+16(FP), X12
-	// .LAES_decrypt_rv64gc_0:
-	MOV	$·kgen_aes_rv64gc_td(SB), X13	// auipc a3, %pcrel_hi(kgen_aes_rv64gc_td); addi a3, a3, %pcrel_lo
-	WORD	$0x40068713	// addi a4, a3, 1024
-	WORD	$0x40070793	// addi a5, a4, 1024
-	WORD	$0x40078813	// addi a6, a5, 1024
-	WORD	$0x00757313	// andi t1, a0, 7
-	WORD	$0x00030463	// beq t1, zero, .LAES_decrypt_rv64gc_9
-	WORD	$0x5dc0106f	// jal zero, .LAES_decrypt_rv64gc_in_unaligned
-	// .LAES_decrypt_rv64gc_9:
-	WORD	$0x00053283	// ld t0, 0(a0)
-	WORD	$0x00853883	// ld a7, 8(a0)
-	// .LAES_decrypt_rv64gc_in_loaded:
-	WORD	$0x00066383	// lwu t2, 0(a2)
-	WORD	$0x00466e83	// lwu t4, 4(a2)
-	WORD	$0x020e9e93	// slli t4, t4, 32
-	WORD	$0x01d3e3b3	// or t2, t2, t4
-	WORD	$0x00866e03	// lwu t3, 8(a2)
-	WORD	$0x00c66e83	// lwu t4, 12(a2)
-	WORD	$0x020e9e93	// slli t4, t4, 32
-	WORD	$0x01de6e33	// or t3, t3, t4
-	WORD	$0x0f062303	// lw t1, 240(a2)
-	WORD	$0x0072c2b3	// xor t0, t0, t2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x00431393	// slli t2, t1, 4
-	WORD	$0x00760633	// add a2, a2, t2
-	WORD	$0xf2060613	// addi a2, a2, -224
-	WORD	$0x00a00393	// addi t2, zero, 10
-	WORD	$0x5a7312e3	// bne t1, t2, .LAES_decrypt_rv64gc_not128
-	// round 5 of 13 (first round of this key size)
-	WORD	$0x05062e83	// lw t4, 80(a2)
-	WORD	$0x05462303	// lw t1, 84(a2)
-	WORD	$0x05862f03	// lw t5, 88(a2)
-	WORD	$0x05c62503	// lw a0, 92(a2)
-	WORD	$0x00229393	// slli t2, t0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x0268de13	// srli t3, a7, 38
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00e8d393	// srli t2, a7, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0362de13	// srli t3, t0, 54
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x01e2d393	// srli t2, t0, 30
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0062de13	// srli t3, t0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x02e8d393	// srli t2, a7, 46
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0168de13	// srli t3, a7, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00289393	// slli t2, a7, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0262de13	// srli t3, t0, 38
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00e2d393	// srli t2, t0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0368de13	// srli t3, a7, 54
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x01e8d393	// srli t2, a7, 30
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0068de13	// srli t3, a7, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x02e2d393	// srli t2, t0, 46
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x0162de13	// srli t3, t0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x01c54533	// xor a0, a0, t3
-	// .LAES_decrypt_rv64gc_r6:
-	// round 6 of 13
-	WORD	$0x06062283	// lw t0, 96(a2)
-	WORD	$0x06462483	// lw s1, 100(a2)
-	WORD	$0x06862883	// lw a7, 104(a2)
-	WORD	$0x06c62903	// lw s2, 108(a2)
-	WORD	$0x002e9393	// slli t2, t4, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x00655e13	// srli t3, a0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0072c2b3	// xor t0, t0, t2
-	WORD	$0x00ef5393	// srli t2, t5, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c2c2b3	// xor t0, t0, t3
-	WORD	$0x01635e13	// srli t3, t1, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0072c2b3	// xor t0, t0, t2
-	WORD	$0x00231393	// slli t2, t1, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c2c2b3	// xor t0, t0, t3
-	WORD	$0x006ede13	// srli t3, t4, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x00e55393	// srli t2, a0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x016f5e13	// srli t3, t5, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x002f1393	// slli t2, t5, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x00635e13	// srli t3, t1, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0078c8b3	// xor a7, a7, t2
-	WORD	$0x00eed393	// srli t2, t4, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x01655e13	// srli t3, a0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0078c8b3	// xor a7, a7, t2
-	WORD	$0x00251393	// slli t2, a0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x006f5e13	// srli t3, t5, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00794933	// xor s2, s2, t2
-	WORD	$0x00e35393	// srli t2, t1, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c94933	// xor s2, s2, t3
-	WORD	$0x016ede13	// srli t3, t4, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00794933	// xor s2, s2, t2
-	WORD	$0x01c94933	// xor s2, s2, t3
-	// round 7 of 13
-	WORD	$0x07062e83	// lw t4, 112(a2)
-	WORD	$0x07462303	// lw t1, 116(a2)
-	WORD	$0x07862f03	// lw t5, 120(a2)
-	WORD	$0x07c62503	// lw a0, 124(a2)
-	WORD	$0x00229393	// slli t2, t0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x00695e13	// srli t3, s2, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00e8d393	// srli t2, a7, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0164de13	// srli t3, s1, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00249393	// slli t2, s1, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0062de13	// srli t3, t0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00e95393	// srli t2, s2, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0168de13	// srli t3, a7, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00289393	// slli t2, a7, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0064de13	// srli t3, s1, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00e2d393	// srli t2, t0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x01695e13	// srli t3, s2, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00291393	// slli t2, s2, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0068de13	// srli t3, a7, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x00e4d393	// srli t2, s1, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x0162de13	// srli t3, t0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x01c54533	// xor a0, a0, t3
-	// round 8 of 13
-	WORD	$0x08062283	// lw t0, 128(a2)
-	WORD	$0x08462483	// lw s1, 132(a2)
-	WORD	$0x08862883	// lw a7, 136(a2)
-	WORD	$0x08c62903	// lw s2, 140(a2)
-	WORD	$0x002e9393	// slli t2, t4, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x00655e13	// srli t3, a0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0072c2b3	// xor t0, t0, t2
-	WORD	$0x00ef5393	// srli t2, t5, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c2c2b3	// xor t0, t0, t3
-	WORD	$0x01635e13	// srli t3, t1, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0072c2b3	// xor t0, t0, t2
-	WORD	$0x00231393	// slli t2, t1, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c2c2b3	// xor t0, t0, t3
-	WORD	$0x006ede13	// srli t3, t4, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x00e55393	// srli t2, a0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x016f5e13	// srli t3, t5, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x002f1393	// slli t2, t5, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x00635e13	// srli t3, t1, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0078c8b3	// xor a7, a7, t2
-	WORD	$0x00eed393	// srli t2, t4, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x01655e13	// srli t3, a0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0078c8b3	// xor a7, a7, t2
-	WORD	$0x00251393	// slli t2, a0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x006f5e13	// srli t3, t5, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00794933	// xor s2, s2, t2
-	WORD	$0x00e35393	// srli t2, t1, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c94933	// xor s2, s2, t3
-	WORD	$0x016ede13	// srli t3, t4, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00794933	// xor s2, s2, t2
-	WORD	$0x01c94933	// xor s2, s2, t3
-	// round 9 of 13
-	WORD	$0x09062e83	// lw t4, 144(a2)
-	WORD	$0x09462303	// lw t1, 148(a2)
-	WORD	$0x09862f03	// lw t5, 152(a2)
-	WORD	$0x09c62503	// lw a0, 156(a2)
-	WORD	$0x00229393	// slli t2, t0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x00695e13	// srli t3, s2, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00e8d393	// srli t2, a7, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0164de13	// srli t3, s1, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00249393	// slli t2, s1, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0062de13	// srli t3, t0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00e95393	// srli t2, s2, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0168de13	// srli t3, a7, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00289393	// slli t2, a7, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0064de13	// srli t3, s1, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00e2d393	// srli t2, t0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x01695e13	// srli t3, s2, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00291393	// slli t2, s2, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0068de13	// srli t3, a7, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x00e4d393	// srli t2, s1, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x0162de13	// srli t3, t0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x01c54533	// xor a0, a0, t3
-	// round 10 of 13
-	WORD	$0x0a062283	// lw t0, 160(a2)
-	WORD	$0x0a462483	// lw s1, 164(a2)
-	WORD	$0x0a862883	// lw a7, 168(a2)
-	WORD	$0x0ac62903	// lw s2, 172(a2)
-	WORD	$0x002e9393	// slli t2, t4, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x00655e13	// srli t3, a0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0072c2b3	// xor t0, t0, t2
-	WORD	$0x00ef5393	// srli t2, t5, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c2c2b3	// xor t0, t0, t3
-	WORD	$0x01635e13	// srli t3, t1, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0072c2b3	// xor t0, t0, t2
-	WORD	$0x00231393	// slli t2, t1, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c2c2b3	// xor t0, t0, t3
-	WORD	$0x006ede13	// srli t3, t4, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x00e55393	// srli t2, a0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x016f5e13	// srli t3, t5, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x002f1393	// slli t2, t5, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x00635e13	// srli t3, t1, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0078c8b3	// xor a7, a7, t2
-	WORD	$0x00eed393	// srli t2, t4, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x01655e13	// srli t3, a0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0078c8b3	// xor a7, a7, t2
-	WORD	$0x00251393	// slli t2, a0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x006f5e13	// srli t3, t5, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00794933	// xor s2, s2, t2
-	WORD	$0x00e35393	// srli t2, t1, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c94933	// xor s2, s2, t3
-	WORD	$0x016ede13	// srli t3, t4, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00794933	// xor s2, s2, t2
-	WORD	$0x01c94933	// xor s2, s2, t3
-	// round 11 of 13
-	WORD	$0x0b062e83	// lw t4, 176(a2)
-	WORD	$0x0b462303	// lw t1, 180(a2)
-	WORD	$0x0b862f03	// lw t5, 184(a2)
-	WORD	$0x0bc62503	// lw a0, 188(a2)
-	WORD	$0x00229393	// slli t2, t0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x00695e13	// srli t3, s2, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00e8d393	// srli t2, a7, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0164de13	// srli t3, s1, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00249393	// slli t2, s1, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0062de13	// srli t3, t0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00e95393	// srli t2, s2, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0168de13	// srli t3, a7, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00289393	// slli t2, a7, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0064de13	// srli t3, s1, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00e2d393	// srli t2, t0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x01695e13	// srli t3, s2, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00291393	// slli t2, s2, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0068de13	// srli t3, a7, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x00e4d393	// srli t2, s1, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x0162de13	// srli t3, t0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x01c54533	// xor a0, a0, t3
-	// round 12 of 13
-	WORD	$0x0c062283	// lw t0, 192(a2)
-	WORD	$0x0c462483	// lw s1, 196(a2)
-	WORD	$0x0c862883	// lw a7, 200(a2)
-	WORD	$0x0cc62903	// lw s2, 204(a2)
-	WORD	$0x002e9393	// slli t2, t4, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x00655e13	// srli t3, a0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0072c2b3	// xor t0, t0, t2
-	WORD	$0x00ef5393	// srli t2, t5, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c2c2b3	// xor t0, t0, t3
-	WORD	$0x01635e13	// srli t3, t1, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0072c2b3	// xor t0, t0, t2
-	WORD	$0x00231393	// slli t2, t1, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c2c2b3	// xor t0, t0, t3
-	WORD	$0x006ede13	// srli t3, t4, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x00e55393	// srli t2, a0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x016f5e13	// srli t3, t5, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x002f1393	// slli t2, t5, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x00635e13	// srli t3, t1, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0078c8b3	// xor a7, a7, t2
-	WORD	$0x00eed393	// srli t2, t4, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x01655e13	// srli t3, a0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0078c8b3	// xor a7, a7, t2
-	WORD	$0x00251393	// slli t2, a0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x006f5e13	// srli t3, t5, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00794933	// xor s2, s2, t2
-	WORD	$0x00e35393	// srli t2, t1, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c94933	// xor s2, s2, t3
-	WORD	$0x016ede13	// srli t3, t4, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00794933	// xor s2, s2, t2
-	WORD	$0x01c94933	// xor s2, s2, t3
-	// round 13 of 13
-	WORD	$0x0d062e83	// lw t4, 208(a2)
-	WORD	$0x0d462303	// lw t1, 212(a2)
-	WORD	$0x0d862f03	// lw t5, 216(a2)
-	WORD	$0x0dc62503	// lw a0, 220(a2)
-	WORD	$0x00229393	// slli t2, t0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x00695e13	// srli t3, s2, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00e8d393	// srli t2, a7, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0164de13	// srli t3, s1, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00249393	// slli t2, s1, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0062de13	// srli t3, t0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00e95393	// srli t2, s2, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0168de13	// srli t3, a7, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00289393	// slli t2, a7, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0064de13	// srli t3, s1, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00e2d393	// srli t2, t0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x01695e13	// srli t3, s2, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00291393	// slli t2, s2, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0068de13	// srli t3, a7, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x00e4d393	// srli t2, s1, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x0162de13	// srli t3, t0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x01c54533	// xor a0, a0, t3
-	// final round: S-box bytes, no MixColumns
-	WORD	$0x40080293	// addi t0, a6, 1024
-	WORD	$0x0ffef693	// andi a3, t4, 255
-	WORD	$0x005686b3	// add a3, a3, t0
-	WORD	$0x0006c683	// lbu a3, 0(a3)
-	WORD	$0x0ff37713	// andi a4, t1, 255
-	WORD	$0x00570733	// add a4, a4, t0
-	WORD	$0x00074703	// lbu a4, 0(a4)
-	WORD	$0x0fff7793	// andi a5, t5, 255
-	WORD	$0x005787b3	// add a5, a5, t0
-	WORD	$0x0007c783	// lbu a5, 0(a5)
-	WORD	$0x0ff57813	// andi a6, a0, 255
-	WORD	$0x00580833	// add a6, a6, t0
-	WORD	$0x00084803	// lbu a6, 0(a6)
-	WORD	$0x00855393	// srli t2, a0, 8
-	WORD	$0x0ff3f393	// andi t2, t2, 255
-	WORD	$0x005383b3	// add t2, t2, t0
-	WORD	$0x0003c383	// lbu t2, 0(t2)
-	WORD	$0x008ede13	// srli t3, t4, 8
-	WORD	$0x0ffe7e13	// andi t3, t3, 255
-	WORD	$0x005e0e33	// add t3, t3, t0
-	WORD	$0x000e4e03	// lbu t3, 0(t3)
-	WORD	$0x00839393	// slli t2, t2, 8
-	WORD	$0x0076c6b3	// xor a3, a3, t2
-	WORD	$0x00835393	// srli t2, t1, 8
-	WORD	$0x0ff3f393	// andi t2, t2, 255
-	WORD	$0x005383b3	// add t2, t2, t0
-	WORD	$0x0003c383	// lbu t2, 0(t2)
-	WORD	$0x008e1e13	// slli t3, t3, 8
-	WORD	$0x01c74733	// xor a4, a4, t3
-	WORD	$0x008f5e13	// srli t3, t5, 8
-	WORD	$0x0ffe7e13	// andi t3, t3, 255
-	WORD	$0x005e0e33	// add t3, t3, t0
-	WORD	$0x000e4e03	// lbu t3, 0(t3)
-	WORD	$0x00839393	// slli t2, t2, 8
-	WORD	$0x0077c7b3	// xor a5, a5, t2
-	WORD	$0x010f5393	// srli t2, t5, 16
-	WORD	$0x0ff3f393	// andi t2, t2, 255
-	WORD	$0x005383b3	// add t2, t2, t0
-	WORD	$0x0003c383	// lbu t2, 0(t2)
-	WORD	$0x008e1e13	// slli t3, t3, 8
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x01055e13	// srli t3, a0, 16
-	WORD	$0x0ffe7e13	// andi t3, t3, 255
-	WORD	$0x005e0e33	// add t3, t3, t0
-	WORD	$0x000e4e03	// lbu t3, 0(t3)
-	WORD	$0x01039393	// slli t2, t2, 16
-	WORD	$0x0076c6b3	// xor a3, a3, t2
-	WORD	$0x010ed393	// srli t2, t4, 16
-	WORD	$0x0ff3f393	// andi t2, t2, 255
-	WORD	$0x005383b3	// add t2, t2, t0
-	WORD	$0x0003c383	// lbu t2, 0(t2)
-	WORD	$0x010e1e13	// slli t3, t3, 16
-	WORD	$0x01c74733	// xor a4, a4, t3
-	WORD	$0x01035e13	// srli t3, t1, 16
-	WORD	$0x0ffe7e13	// andi t3, t3, 255
-	WORD	$0x005e0e33	// add t3, t3, t0
-	WORD	$0x000e4e03	// lbu t3, 0(t3)
-	WORD	$0x01039393	// slli t2, t2, 16
-	WORD	$0x0077c7b3	// xor a5, a5, t2
-	WORD	$0x01835393	// srli t2, t1, 24
-	WORD	$0x0ff3f393	// andi t2, t2, 255
-	WORD	$0x005383b3	// add t2, t2, t0
-	WORD	$0x0003c383	// lbu t2, 0(t2)
-	WORD	$0x010e1e13	// slli t3, t3, 16
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x018f5e13	// srli t3, t5, 24
-	WORD	$0x0ffe7e13	// andi t3, t3, 255
-	WORD	$0x005e0e33	// add t3, t3, t0
-	WORD	$0x000e4e03	// lbu t3, 0(t3)
-	WORD	$0x01839393	// slli t2, t2, 24
-	WORD	$0x0076c6b3	// xor a3, a3, t2
-	WORD	$0x01855393	// srli t2, a0, 24
-	WORD	$0x0ff3f393	// andi t2, t2, 255
-	WORD	$0x005383b3	// add t2, t2, t0
-	WORD	$0x0003c383	// lbu t2, 0(t2)
-	WORD	$0x018e1e13	// slli t3, t3, 24
-	WORD	$0x01c74733	// xor a4, a4, t3
-	WORD	$0x018ede13	// srli t3, t4, 24
-	WORD	$0x0ffe7e13	// andi t3, t3, 255
-	WORD	$0x005e0e33	// add t3, t3, t0
-	WORD	$0x000e4e03	// lbu t3, 0(t3)
-	WORD	$0x01839393	// slli t2, t2, 24
-	WORD	$0x0077c7b3	// xor a5, a5, t2
-	WORD	$0x018e1e13	// slli t3, t3, 24
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x0e066383	// lwu t2, 224(a2)
-	WORD	$0x0e466283	// lwu t0, 228(a2)
-	WORD	$0x02029293	// slli t0, t0, 32
-	WORD	$0x0053e3b3	// or t2, t2, t0
-	WORD	$0x0e866e03	// lwu t3, 232(a2)
-	WORD	$0x0ec66283	// lwu t0, 236(a2)
-	WORD	$0x02029293	// slli t0, t0, 32
-	WORD	$0x005e6e33	// or t3, t3, t0
-	WORD	$0x02071713	// slli a4, a4, 32
-	WORD	$0x02081813	// slli a6, a6, 32
-	WORD	$0x0076c6b3	// xor a3, a3, t2
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x00e6c6b3	// xor a3, a3, a4
-	WORD	$0x0107c7b3	// xor a5, a5, a6
-	WORD	$0x0075f393	// andi t2, a1, 7
-	WORD	$0x060392e3	// bne t2, zero, .LAES_decrypt_rv64gc_out_unaligned
-	WORD	$0x00d5b023	// sd a3, 0(a1)
-	WORD	$0x00f5b423	// sd a5, 8(a1)
-	// .LAES_decrypt_rv64gc_out_stored:
-	// return
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000493	// addi s1, zero, 0
-	WORD	$0x00000513	// addi a0, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
-	WORD	$0x00000813	// addi a6, zero, 0
-	WORD	$0x00000893	// addi a7, zero, 0
-	WORD	$0x00000913	// addi s2, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	RET	// jalr zero, 0(ra)
-	// AES-256: rounds 1..5, then round 6 onwards above; AES-192: rounds 3..5
-	// .LAES_decrypt_rv64gc_not128:
-	WORD	$0x00c00393	// addi t2, zero, 12
-	WORD	$0x68730c63	// beq t1, t2, .LAES_decrypt_rv64gc_aes192
+L0:
+	MOV	$·kgen_aes_rv64gc_td(SB), X13
+	ADD	$1024, X13, X14
+	ADD	$1024, X14, X15
+	ADD	$1024, X15, X16
+	AND	$7, X10, X6
+	BEQZ	X6, L9
+	JMP	in_unaligned
+L9:
+	MOV	(X10), X5
+	MOV	8(X10), X17
+in_loaded:
+	MOVWU	(X12), X7
+	MOVWU	4(X12), X29
+	SLL	$32, X29
+	OR	X29, X7
+	MOVWU	8(X12), X28
+	MOVWU	12(X12), X29
+	SLL	$32, X29
+	OR	X29, X28
+	MOVW	240(X12), X6
+	XOR	X7, X5
+	XOR	X28, X17
+	SLL	$4, X6, X7
+	ADD	X7, X12
+	ADD	$-224, X12
+	MOV	$10, X7
+	BEQ	X6, X7, r128
+	// AES-256: rounds 1..5, then round 6 onwards below; AES-192: rounds 3..5
+	MOV	$12, X7
+	BEQ	X6, X7, aes192
 	// round 1 of 13 (first round of this key size)
-	WORD	$0x01062e83	// lw t4, 16(a2)
-	WORD	$0x01462303	// lw t1, 20(a2)
-	WORD	$0x01862f03	// lw t5, 24(a2)
-	WORD	$0x01c62503	// lw a0, 28(a2)
-	WORD	$0x00229393	// slli t2, t0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x0268de13	// srli t3, a7, 38
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00e8d393	// srli t2, a7, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0362de13	// srli t3, t0, 54
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x01e2d393	// srli t2, t0, 30
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0062de13	// srli t3, t0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x02e8d393	// srli t2, a7, 46
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0168de13	// srli t3, a7, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00289393	// slli t2, a7, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0262de13	// srli t3, t0, 38
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00e2d393	// srli t2, t0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0368de13	// srli t3, a7, 54
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x01e8d393	// srli t2, a7, 30
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0068de13	// srli t3, a7, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x02e2d393	// srli t2, t0, 46
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x0162de13	// srli t3, t0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x01c54533	// xor a0, a0, t3
+	MOVW	16(X12), X29
+	MOVW	20(X12), X6
+	MOVW	24(X12), X30
+	MOVW	28(X12), X10
+	SLL	$2, X5, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	SRL	$38, X17, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X29
+	SRL	$14, X17, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X29
+	SRL	$54, X5, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X29
+	SRL	$30, X5, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X29
+	SRL	$6, X5, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X6
+	SRL	$46, X17, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X6
+	SRL	$22, X17, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X6
+	SLL	$2, X17, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X6
+	SRL	$38, X5, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X30
+	SRL	$14, X5, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X30
+	SRL	$54, X17, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X30
+	SRL	$30, X17, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X30
+	SRL	$6, X17, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X10
+	SRL	$46, X5, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X10
+	SRL	$22, X5, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X10
+	XOR	X28, X10
 	// round 2 of 13
-	WORD	$0x02062283	// lw t0, 32(a2)
-	WORD	$0x02462483	// lw s1, 36(a2)
-	WORD	$0x02862883	// lw a7, 40(a2)
-	WORD	$0x02c62903	// lw s2, 44(a2)
-	WORD	$0x002e9393	// slli t2, t4, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x00655e13	// srli t3, a0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0072c2b3	// xor t0, t0, t2
-	WORD	$0x00ef5393	// srli t2, t5, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c2c2b3	// xor t0, t0, t3
-	WORD	$0x01635e13	// srli t3, t1, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0072c2b3	// xor t0, t0, t2
-	WORD	$0x00231393	// slli t2, t1, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c2c2b3	// xor t0, t0, t3
-	WORD	$0x006ede13	// srli t3, t4, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x00e55393	// srli t2, a0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x016f5e13	// srli t3, t5, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x002f1393	// slli t2, t5, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x00635e13	// srli t3, t1, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0078c8b3	// xor a7, a7, t2
-	WORD	$0x00eed393	// srli t2, t4, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x01655e13	// srli t3, a0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0078c8b3	// xor a7, a7, t2
-	WORD	$0x00251393	// slli t2, a0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x006f5e13	// srli t3, t5, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00794933	// xor s2, s2, t2
-	WORD	$0x00e35393	// srli t2, t1, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c94933	// xor s2, s2, t3
-	WORD	$0x016ede13	// srli t3, t4, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00794933	// xor s2, s2, t2
-	WORD	$0x01c94933	// xor s2, s2, t3
+	MOVW	32(X12), X5
+	MOVW	36(X12), X9
+	MOVW	40(X12), X17
+	MOVW	44(X12), X18
+	SLL	$2, X29, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	SRL	$6, X10, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X5
+	SRL	$14, X30, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X5
+	SRL	$22, X6, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X5
+	SLL	$2, X6, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X5
+	SRL	$6, X29, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X9
+	SRL	$14, X10, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X9
+	SRL	$22, X30, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X9
+	SLL	$2, X30, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X9
+	SRL	$6, X6, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X17
+	SRL	$14, X29, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X17
+	SRL	$22, X10, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X17
+	SLL	$2, X10, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X17
+	SRL	$6, X30, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X18
+	SRL	$14, X6, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X18
+	SRL	$22, X29, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X18
+	XOR	X28, X18
 	// round 3 of 13
-	WORD	$0x03062e83	// lw t4, 48(a2)
-	WORD	$0x03462303	// lw t1, 52(a2)
-	WORD	$0x03862f03	// lw t5, 56(a2)
-	WORD	$0x03c62503	// lw a0, 60(a2)
-	WORD	$0x00229393	// slli t2, t0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x00695e13	// srli t3, s2, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00e8d393	// srli t2, a7, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0164de13	// srli t3, s1, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00249393	// slli t2, s1, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0062de13	// srli t3, t0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00e95393	// srli t2, s2, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0168de13	// srli t3, a7, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00289393	// slli t2, a7, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0064de13	// srli t3, s1, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00e2d393	// srli t2, t0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x01695e13	// srli t3, s2, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00291393	// slli t2, s2, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0068de13	// srli t3, a7, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x00e4d393	// srli t2, s1, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x0162de13	// srli t3, t0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x01c54533	// xor a0, a0, t3
-	// .LAES_decrypt_rv64gc_r4:
+	MOVW	48(X12), X29
+	MOVW	52(X12), X6
+	MOVW	56(X12), X30
+	MOVW	60(X12), X10
+	SLL	$2, X5, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	SRL	$6, X18, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X29
+	SRL	$14, X17, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X29
+	SRL	$22, X9, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X29
+	SLL	$2, X9, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X29
+	SRL	$6, X5, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X6
+	SRL	$14, X18, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X6
+	SRL	$22, X17, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X6
+	SLL	$2, X17, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X6
+	SRL	$6, X9, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X30
+	SRL	$14, X5, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X30
+	SRL	$22, X18, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X30
+	SLL	$2, X18, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X30
+	SRL	$6, X17, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X10
+	SRL	$14, X9, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X10
+	SRL	$22, X5, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X10
+	XOR	X28, X10
+r4:
 	// round 4 of 13
-	WORD	$0x04062283	// lw t0, 64(a2)
-	WORD	$0x04462483	// lw s1, 68(a2)
-	WORD	$0x04862883	// lw a7, 72(a2)
-	WORD	$0x04c62903	// lw s2, 76(a2)
-	WORD	$0x002e9393	// slli t2, t4, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x00655e13	// srli t3, a0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0072c2b3	// xor t0, t0, t2
-	WORD	$0x00ef5393	// srli t2, t5, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c2c2b3	// xor t0, t0, t3
-	WORD	$0x01635e13	// srli t3, t1, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0072c2b3	// xor t0, t0, t2
-	WORD	$0x00231393	// slli t2, t1, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c2c2b3	// xor t0, t0, t3
-	WORD	$0x006ede13	// srli t3, t4, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x00e55393	// srli t2, a0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x016f5e13	// srli t3, t5, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x002f1393	// slli t2, t5, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x00635e13	// srli t3, t1, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0078c8b3	// xor a7, a7, t2
-	WORD	$0x00eed393	// srli t2, t4, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x01655e13	// srli t3, a0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0078c8b3	// xor a7, a7, t2
-	WORD	$0x00251393	// slli t2, a0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x006f5e13	// srli t3, t5, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00794933	// xor s2, s2, t2
-	WORD	$0x00e35393	// srli t2, t1, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c94933	// xor s2, s2, t3
-	WORD	$0x016ede13	// srli t3, t4, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00794933	// xor s2, s2, t2
-	WORD	$0x01c94933	// xor s2, s2, t3
+	MOVW	64(X12), X5
+	MOVW	68(X12), X9
+	MOVW	72(X12), X17
+	MOVW	76(X12), X18
+	SLL	$2, X29, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	SRL	$6, X10, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X5
+	SRL	$14, X30, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X5
+	SRL	$22, X6, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X5
+	SLL	$2, X6, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X5
+	SRL	$6, X29, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X9
+	SRL	$14, X10, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X9
+	SRL	$22, X30, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X9
+	SLL	$2, X30, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X9
+	SRL	$6, X6, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X17
+	SRL	$14, X29, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X17
+	SRL	$22, X10, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X17
+	SLL	$2, X10, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X17
+	SRL	$6, X30, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X18
+	SRL	$14, X6, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X18
+	SRL	$22, X29, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X18
+	XOR	X28, X18
 	// round 5 of 13
-	WORD	$0x05062e83	// lw t4, 80(a2)
-	WORD	$0x05462303	// lw t1, 84(a2)
-	WORD	$0x05862f03	// lw t5, 88(a2)
-	WORD	$0x05c62503	// lw a0, 92(a2)
-	WORD	$0x00229393	// slli t2, t0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x00695e13	// srli t3, s2, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00e8d393	// srli t2, a7, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0164de13	// srli t3, s1, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00249393	// slli t2, s1, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0062de13	// srli t3, t0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00e95393	// srli t2, s2, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0168de13	// srli t3, a7, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00289393	// slli t2, a7, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0064de13	// srli t3, s1, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00e2d393	// srli t2, t0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x01695e13	// srli t3, s2, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00291393	// slli t2, s2, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0068de13	// srli t3, a7, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x00e4d393	// srli t2, s1, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x0162de13	// srli t3, t0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0xd19fe06f	// jal zero, .LAES_decrypt_rv64gc_r6
-	// .LAES_decrypt_rv64gc_aes192:
+	MOVW	80(X12), X29
+	MOVW	84(X12), X6
+	MOVW	88(X12), X30
+	MOVW	92(X12), X10
+	SLL	$2, X5, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	SRL	$6, X18, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X29
+	SRL	$14, X17, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X29
+	SRL	$22, X9, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X29
+	SLL	$2, X9, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X29
+	SRL	$6, X5, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X6
+	SRL	$14, X18, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X6
+	SRL	$22, X17, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X6
+	SLL	$2, X17, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X6
+	SRL	$6, X9, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X30
+	SRL	$14, X5, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X30
+	SRL	$22, X18, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X30
+	SLL	$2, X18, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X30
+	SRL	$6, X17, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X10
+	SRL	$14, X9, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X10
+	SRL	$22, X5, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X10
+	XOR	X28, X10
+	JMP	r6
+aes192:
 	// round 3 of 13 (first round of this key size)
-	WORD	$0x03062e83	// lw t4, 48(a2)
-	WORD	$0x03462303	// lw t1, 52(a2)
-	WORD	$0x03862f03	// lw t5, 56(a2)
-	WORD	$0x03c62503	// lw a0, 60(a2)
-	WORD	$0x00229393	// slli t2, t0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x0268de13	// srli t3, a7, 38
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00e8d393	// srli t2, a7, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0362de13	// srli t3, t0, 54
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x01e2d393	// srli t2, t0, 30
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0062de13	// srli t3, t0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x02e8d393	// srli t2, a7, 46
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0168de13	// srli t3, a7, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00289393	// slli t2, a7, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0262de13	// srli t3, t0, 38
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00e2d393	// srli t2, t0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0368de13	// srli t3, a7, 54
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x01e8d393	// srli t2, a7, 30
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0068de13	// srli t3, a7, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x02e2d393	// srli t2, t0, 46
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x0162de13	// srli t3, t0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0xc0dff06f	// jal zero, .LAES_decrypt_rv64gc_r4
-	// .LAES_decrypt_rv64gc_in_unaligned:
-	WORD	$0x40650eb3	// sub t4, a0, t1
-	WORD	$0x00331313	// slli t1, t1, 3
-	WORD	$0x40600f33	// sub t5, zero, t1
-	WORD	$0x000eb283	// ld t0, 0(t4)
-	WORD	$0x008eb883	// ld a7, 8(t4)
-	WORD	$0x010eb503	// ld a0, 16(t4)
-	WORD	$0x0062d2b3	// srl t0, t0, t1
-	WORD	$0x01e89eb3	// sll t4, a7, t5
-	WORD	$0x01d2e2b3	// or t0, t0, t4
-	WORD	$0x0068d8b3	// srl a7, a7, t1
-	WORD	$0x01e51533	// sll a0, a0, t5
-	WORD	$0x00a8e8b3	// or a7, a7, a0
-	WORD	$0xa01fe06f	// jal zero, .LAES_decrypt_rv64gc_in_loaded
-	// .LAES_decrypt_rv64gc_out_unaligned:
-	WORD	$0x00d58023	// sb a3, 0(a1)
-	WORD	$0x0086d693	// srli a3, a3, 8
-	WORD	$0x00d580a3	// sb a3, 1(a1)
-	WORD	$0x0086d693	// srli a3, a3, 8
-	WORD	$0x00d58123	// sb a3, 2(a1)
-	WORD	$0x0086d693	// srli a3, a3, 8
-	WORD	$0x00d581a3	// sb a3, 3(a1)
-	WORD	$0x0086d693	// srli a3, a3, 8
-	WORD	$0x00d58223	// sb a3, 4(a1)
-	WORD	$0x0086d693	// srli a3, a3, 8
-	WORD	$0x00d582a3	// sb a3, 5(a1)
-	WORD	$0x0086d693	// srli a3, a3, 8
-	WORD	$0x00d58323	// sb a3, 6(a1)
-	WORD	$0x0086d693	// srli a3, a3, 8
-	WORD	$0x00d583a3	// sb a3, 7(a1)
-	WORD	$0x00f58423	// sb a5, 8(a1)
-	WORD	$0x0087d793	// srli a5, a5, 8
-	WORD	$0x00f584a3	// sb a5, 9(a1)
-	WORD	$0x0087d793	// srli a5, a5, 8
-	WORD	$0x00f58523	// sb a5, 10(a1)
-	WORD	$0x0087d793	// srli a5, a5, 8
-	WORD	$0x00f585a3	// sb a5, 11(a1)
-	WORD	$0x0087d793	// srli a5, a5, 8
-	WORD	$0x00f58623	// sb a5, 12(a1)
-	WORD	$0x0087d793	// srli a5, a5, 8
-	WORD	$0x00f586a3	// sb a5, 13(a1)
-	WORD	$0x0087d793	// srli a5, a5, 8
-	WORD	$0x00f58723	// sb a5, 14(a1)
-	WORD	$0x0087d793	// srli a5, a5, 8
-	WORD	$0x00f587a3	// sb a5, 15(a1)
-	WORD	$0xf30ff06f	// jal zero, .LAES_decrypt_rv64gc_out_stored
+	MOVW	48(X12), X29
+	MOVW	52(X12), X6
+	MOVW	56(X12), X30
+	MOVW	60(X12), X10
+	SLL	$2, X5, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	SRL	$38, X17, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X29
+	SRL	$14, X17, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X29
+	SRL	$54, X5, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X29
+	SRL	$30, X5, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X29
+	SRL	$6, X5, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X6
+	SRL	$46, X17, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X6
+	SRL	$22, X17, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X6
+	SLL	$2, X17, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X6
+	SRL	$38, X5, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X30
+	SRL	$14, X5, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X30
+	SRL	$54, X17, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X30
+	SRL	$30, X17, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X30
+	SRL	$6, X17, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X10
+	SRL	$46, X5, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X10
+	SRL	$22, X5, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X10
+	XOR	X28, X10
+	JMP	r4
+r128:
+	// round 5 of 13 (first round of this key size)
+	MOVW	80(X12), X29
+	MOVW	84(X12), X6
+	MOVW	88(X12), X30
+	MOVW	92(X12), X10
+	SLL	$2, X5, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	SRL	$38, X17, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X29
+	SRL	$14, X17, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X29
+	SRL	$54, X5, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X29
+	SRL	$30, X5, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X29
+	SRL	$6, X5, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X6
+	SRL	$46, X17, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X6
+	SRL	$22, X17, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X6
+	SLL	$2, X17, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X6
+	SRL	$38, X5, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X30
+	SRL	$14, X5, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X30
+	SRL	$54, X17, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X30
+	SRL	$30, X17, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X30
+	SRL	$6, X17, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X10
+	SRL	$46, X5, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X10
+	SRL	$22, X5, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X10
+	XOR	X28, X10
+r6:
+	// round 6 of 13
+	MOVW	96(X12), X5
+	MOVW	100(X12), X9
+	MOVW	104(X12), X17
+	MOVW	108(X12), X18
+	SLL	$2, X29, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	SRL	$6, X10, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X5
+	SRL	$14, X30, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X5
+	SRL	$22, X6, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X5
+	SLL	$2, X6, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X5
+	SRL	$6, X29, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X9
+	SRL	$14, X10, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X9
+	SRL	$22, X30, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X9
+	SLL	$2, X30, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X9
+	SRL	$6, X6, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X17
+	SRL	$14, X29, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X17
+	SRL	$22, X10, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X17
+	SLL	$2, X10, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X17
+	SRL	$6, X30, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X18
+	SRL	$14, X6, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X18
+	SRL	$22, X29, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X18
+	XOR	X28, X18
+	// round 7 of 13
+	MOVW	112(X12), X29
+	MOVW	116(X12), X6
+	MOVW	120(X12), X30
+	MOVW	124(X12), X10
+	SLL	$2, X5, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	SRL	$6, X18, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X29
+	SRL	$14, X17, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X29
+	SRL	$22, X9, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X29
+	SLL	$2, X9, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X29
+	SRL	$6, X5, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X6
+	SRL	$14, X18, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X6
+	SRL	$22, X17, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X6
+	SLL	$2, X17, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X6
+	SRL	$6, X9, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X30
+	SRL	$14, X5, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X30
+	SRL	$22, X18, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X30
+	SLL	$2, X18, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X30
+	SRL	$6, X17, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X10
+	SRL	$14, X9, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X10
+	SRL	$22, X5, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X10
+	XOR	X28, X10
+	// round 8 of 13
+	MOVW	128(X12), X5
+	MOVW	132(X12), X9
+	MOVW	136(X12), X17
+	MOVW	140(X12), X18
+	SLL	$2, X29, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	SRL	$6, X10, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X5
+	SRL	$14, X30, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X5
+	SRL	$22, X6, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X5
+	SLL	$2, X6, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X5
+	SRL	$6, X29, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X9
+	SRL	$14, X10, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X9
+	SRL	$22, X30, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X9
+	SLL	$2, X30, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X9
+	SRL	$6, X6, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X17
+	SRL	$14, X29, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X17
+	SRL	$22, X10, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X17
+	SLL	$2, X10, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X17
+	SRL	$6, X30, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X18
+	SRL	$14, X6, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X18
+	SRL	$22, X29, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X18
+	XOR	X28, X18
+	// round 9 of 13
+	MOVW	144(X12), X29
+	MOVW	148(X12), X6
+	MOVW	152(X12), X30
+	MOVW	156(X12), X10
+	SLL	$2, X5, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	SRL	$6, X18, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X29
+	SRL	$14, X17, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X29
+	SRL	$22, X9, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X29
+	SLL	$2, X9, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X29
+	SRL	$6, X5, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X6
+	SRL	$14, X18, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X6
+	SRL	$22, X17, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X6
+	SLL	$2, X17, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X6
+	SRL	$6, X9, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X30
+	SRL	$14, X5, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X30
+	SRL	$22, X18, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X30
+	SLL	$2, X18, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X30
+	SRL	$6, X17, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X10
+	SRL	$14, X9, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X10
+	SRL	$22, X5, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X10
+	XOR	X28, X10
+	// round 10 of 13
+	MOVW	160(X12), X5
+	MOVW	164(X12), X9
+	MOVW	168(X12), X17
+	MOVW	172(X12), X18
+	SLL	$2, X29, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	SRL	$6, X10, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X5
+	SRL	$14, X30, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X5
+	SRL	$22, X6, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X5
+	SLL	$2, X6, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X5
+	SRL	$6, X29, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X9
+	SRL	$14, X10, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X9
+	SRL	$22, X30, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X9
+	SLL	$2, X30, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X9
+	SRL	$6, X6, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X17
+	SRL	$14, X29, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X17
+	SRL	$22, X10, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X17
+	SLL	$2, X10, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X17
+	SRL	$6, X30, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X18
+	SRL	$14, X6, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X18
+	SRL	$22, X29, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X18
+	XOR	X28, X18
+	// round 11 of 13
+	MOVW	176(X12), X29
+	MOVW	180(X12), X6
+	MOVW	184(X12), X30
+	MOVW	188(X12), X10
+	SLL	$2, X5, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	SRL	$6, X18, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X29
+	SRL	$14, X17, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X29
+	SRL	$22, X9, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X29
+	SLL	$2, X9, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X29
+	SRL	$6, X5, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X6
+	SRL	$14, X18, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X6
+	SRL	$22, X17, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X6
+	SLL	$2, X17, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X6
+	SRL	$6, X9, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X30
+	SRL	$14, X5, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X30
+	SRL	$22, X18, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X30
+	SLL	$2, X18, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X30
+	SRL	$6, X17, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X10
+	SRL	$14, X9, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X10
+	SRL	$22, X5, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X10
+	XOR	X28, X10
+	// round 12 of 13
+	MOVW	192(X12), X5
+	MOVW	196(X12), X9
+	MOVW	200(X12), X17
+	MOVW	204(X12), X18
+	SLL	$2, X29, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	SRL	$6, X10, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X5
+	SRL	$14, X30, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X5
+	SRL	$22, X6, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X5
+	SLL	$2, X6, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X5
+	SRL	$6, X29, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X9
+	SRL	$14, X10, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X9
+	SRL	$22, X30, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X9
+	SLL	$2, X30, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X9
+	SRL	$6, X6, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X17
+	SRL	$14, X29, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X17
+	SRL	$22, X10, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X17
+	SLL	$2, X10, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X17
+	SRL	$6, X30, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X18
+	SRL	$14, X6, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X18
+	SRL	$22, X29, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X18
+	XOR	X28, X18
+	// round 13 of 13
+	MOVW	208(X12), X29
+	MOVW	212(X12), X6
+	MOVW	216(X12), X30
+	MOVW	220(X12), X10
+	SLL	$2, X5, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	SRL	$6, X18, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X29
+	SRL	$14, X17, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X29
+	SRL	$22, X9, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X29
+	SLL	$2, X9, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X29
+	SRL	$6, X5, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X6
+	SRL	$14, X18, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X6
+	SRL	$22, X17, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X6
+	SLL	$2, X17, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X6
+	SRL	$6, X9, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X30
+	SRL	$14, X5, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X30
+	SRL	$22, X18, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X30
+	SLL	$2, X18, X7
+	AND	$1020, X7
+	ADD	X13, X7
+	MOVWU	(X7), X7
+	XOR	X28, X30
+	SRL	$6, X17, X28
+	AND	$1020, X28
+	ADD	X14, X28
+	MOVWU	(X28), X28
+	XOR	X7, X10
+	SRL	$14, X9, X7
+	AND	$1020, X7
+	ADD	X15, X7
+	MOVWU	(X7), X7
+	XOR	X28, X10
+	SRL	$22, X5, X28
+	AND	$1020, X28
+	ADD	X16, X28
+	MOVWU	(X28), X28
+	XOR	X7, X10
+	XOR	X28, X10
+	// final round: S-box bytes, no MixColumns
+	ADD	$1024, X16, X5
+	AND	$255, X29, X13
+	ADD	X5, X13
+	MOVBU	(X13), X13
+	AND	$255, X6, X14
+	ADD	X5, X14
+	MOVBU	(X14), X14
+	AND	$255, X30, X15
+	ADD	X5, X15
+	MOVBU	(X15), X15
+	AND	$255, X10, X16
+	ADD	X5, X16
+	MOVBU	(X16), X16
+	SRL	$8, X10, X7
+	AND	$255, X7
+	ADD	X5, X7
+	MOVBU	(X7), X7
+	SRL	$8, X29, X28
+	AND	$255, X28
+	ADD	X5, X28
+	MOVBU	(X28), X28
+	SLL	$8, X7
+	XOR	X7, X13
+	SRL	$8, X6, X7
+	AND	$255, X7
+	ADD	X5, X7
+	MOVBU	(X7), X7
+	SLL	$8, X28
+	XOR	X28, X14
+	SRL	$8, X30, X28
+	AND	$255, X28
+	ADD	X5, X28
+	MOVBU	(X28), X28
+	SLL	$8, X7
+	XOR	X7, X15
+	SRL	$16, X30, X7
+	AND	$255, X7
+	ADD	X5, X7
+	MOVBU	(X7), X7
+	SLL	$8, X28
+	XOR	X28, X16
+	SRL	$16, X10, X28
+	AND	$255, X28
+	ADD	X5, X28
+	MOVBU	(X28), X28
+	SLL	$16, X7
+	XOR	X7, X13
+	SRL	$16, X29, X7
+	AND	$255, X7
+	ADD	X5, X7
+	MOVBU	(X7), X7
+	SLL	$16, X28
+	XOR	X28, X14
+	SRL	$16, X6, X28
+	AND	$255, X28
+	ADD	X5, X28
+	MOVBU	(X28), X28
+	SLL	$16, X7
+	XOR	X7, X15
+	SRL	$24, X6, X7
+	AND	$255, X7
+	ADD	X5, X7
+	MOVBU	(X7), X7
+	SLL	$16, X28
+	XOR	X28, X16
+	SRL	$24, X30, X28
+	AND	$255, X28
+	ADD	X5, X28
+	MOVBU	(X28), X28
+	SLL	$24, X7
+	XOR	X7, X13
+	SRL	$24, X10, X7
+	AND	$255, X7
+	ADD	X5, X7
+	MOVBU	(X7), X7
+	SLL	$24, X28
+	XOR	X28, X14
+	SRL	$24, X29, X28
+	AND	$255, X28
+	ADD	X5, X28
+	MOVBU	(X28), X28
+	SLL	$24, X7
+	XOR	X7, X15
+	SLL	$24, X28
+	XOR	X28, X16
+	MOVWU	224(X12), X7
+	MOVWU	228(X12), X5
+	SLL	$32, X5
+	OR	X5, X7
+	MOVWU	232(X12), X28
+	MOVWU	236(X12), X5
+	SLL	$32, X5
+	OR	X5, X28
+	SLL	$32, X14
+	SLL	$32, X16
+	XOR	X7, X13
+	XOR	X28, X15
+	XOR	X14, X13
+	XOR	X16, X15
+	AND	$7, X11, X7
+	BNEZ	X7, out_unaligned
+	MOV	X13, (X11)
+	MOV	X15, 8(X11)
+out_stored:
+	// return
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X9
+	MOV	$0, X10
+	MOV	$0, X14
+	MOV	$0, X16
+	MOV	$0, X17
+	MOV	$0, X18
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	RET
+in_unaligned:
+	SUB	X6, X10, X29
+	SLL	$3, X6
+	NEG	X6, X30
+	MOV	(X29), X5
+	MOV	8(X29), X17
+	MOV	16(X29), X10
+	SRL	X6, X5
+	SLL	X30, X17, X29
+	OR	X29, X5
+	SRL	X6, X17
+	SLL	X30, X10
+	OR	X10, X17
+	JMP	in_loaded
+out_unaligned:
+	MOVB	X13, (X11)
+	SRL	$8, X13
+	MOVB	X13, 1(X11)
+	SRL	$8, X13
+	MOVB	X13, 2(X11)
+	SRL	$8, X13
+	MOVB	X13, 3(X11)
+	SRL	$8, X13
+	MOVB	X13, 4(X11)
+	SRL	$8, X13
+	MOVB	X13, 5(X11)
+	SRL	$8, X13
+	MOVB	X13, 6(X11)
+	SRL	$8, X13
+	MOVB	X13, 7(X11)
+	MOVB	X15, 8(X11)
+	SRL	$8, X15
+	MOVB	X15, 9(X11)
+	SRL	$8, X15
+	MOVB	X15, 10(X11)
+	SRL	$8, X15
+	MOVB	X15, 11(X11)
+	SRL	$8, X15
+	MOVB	X15, 12(X11)
+	SRL	$8, X15
+	MOVB	X15, 13(X11)
+	SRL	$8, X15
+	MOVB	X15, 14(X11)
+	SRL	$8, X15
+	MOVB	X15, 15(X11)
+	JMP	out_stored
 
 // int AES_set_encrypt_key_rv64gc(const unsigned char *userKey, int bits, AES_KEY *key)
 // func aesSetEncryptKeyRv64gc(userKey *byte, bits int32, key *byte) int32
@@ -4084,161 +4084,161 @@ TEXT ·aesSetEncryptKeyRv64gc(SB), NOSPLIT, $0-28
 	MOV	userKey+0(FP), X10
 	MOVW	bits+8(FP), X11
 	MOV	key+16(FP), X12
-	WORD	$0x04050863	// beq a0, zero, .LAES_set_encrypt_key_rv64gc_null
-	WORD	$0x04060663	// beq a2, zero, .LAES_set_encrypt_key_rv64gc_null
-	WORD	$0x08000313	// addi t1, zero, 128
-	WORD	$0x06658a63	// beq a1, t1, .LAES_set_encrypt_key_rv64gc_k128
-	WORD	$0x0c000313	// addi t1, zero, 192
-	WORD	$0x06658a63	// beq a1, t1, .LAES_set_encrypt_key_rv64gc_k192
-	WORD	$0x10000313	// addi t1, zero, 256
-	WORD	$0x06658a63	// beq a1, t1, .LAES_set_encrypt_key_rv64gc_k256
-	WORD	$0xffe00513	// addi a0, zero, -2
+	BEQZ	X10, null
+	BEQZ	X12, null
+	MOV	$128, X6
+	BEQ	X11, X6, k128
+	MOV	$192, X6
+	BEQ	X11, X6, k192
+	MOV	$256, X6
+	BEQ	X11, X6, k256
+	MOV	$-2, X10
 	// return
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000593	// addi a1, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000693	// addi a3, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	JMP	kgen_ret	// jalr zero, 0(ra)
-	// .LAES_set_encrypt_key_rv64gc_null:
-	WORD	$0xfff00513	// addi a0, zero, -1
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X11
+	MOV	$0, X12
+	MOV	$0, X13
+	MOV	$0, X14
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	JMP	kgen_ret
+null:
+	MOV	$-1, X10
 	// return
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000593	// addi a1, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000693	// addi a3, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	JMP	kgen_ret	// jalr zero, 0(ra)
-	// .LAES_set_encrypt_key_rv64gc_k128:
-	WORD	$0x00400293	// addi t0, zero, 4
-	WORD	$0x0100006f	// jal zero, .LAES_set_encrypt_key_rv64gc_kset
-	// .LAES_set_encrypt_key_rv64gc_k192:
-	WORD	$0x00600293	// addi t0, zero, 6
-	WORD	$0x0080006f	// jal zero, .LAES_set_encrypt_key_rv64gc_kset
-	// .LAES_set_encrypt_key_rv64gc_k256:
-	WORD	$0x00800293	// addi t0, zero, 8
-	// .LAES_set_encrypt_key_rv64gc_kset:
-	WORD	$0x00628313	// addi t1, t0, 6
-	WORD	$0x0e662823	// sw t1, 240(a2)
-	WORD	$0x00130313	// addi t1, t1, 1
-	WORD	$0x00231313	// slli t1, t1, 2
-	// .LAES_set_encrypt_key_rv64gc_5:
-	MOV	$·kgen_aes_rv64gc_te+4096(SB), X7	// auipc t2, %pcrel_hi(kgen_aes_rv64gc_te+4096); addi t2, t2, %pcrel_lo
-	// .LAES_set_encrypt_key_rv64gc_6:
-	MOV	$·kgen_aes_rv64gc_te_rcon(SB), X28	// auipc t3, %pcrel_hi(kgen_aes_rv64gc_te_rcon); addi t3, t3, %pcrel_lo
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X11
+	MOV	$0, X12
+	MOV	$0, X13
+	MOV	$0, X14
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	JMP	kgen_ret
+k128:
+	MOV	$4, X5
+	JMP	kset
+k192:
+	MOV	$6, X5
+	JMP	kset
+k256:
+	MOV	$8, X5
+kset:
+	ADD	$6, X5, X6
+	MOVW	X6, 240(X12)
+	ADD	$1, X6
+	SLL	$2, X6
+L5:
+	MOV	$·kgen_aes_rv64gc_te+4096(SB), X7
+L6:
+	MOV	$·kgen_aes_rv64gc_te_rcon(SB), X28
 	// copy the user key: w[0..nk]
-	WORD	$0x00000593	// addi a1, zero, 0
-	// .LAES_set_encrypt_key_rv64gc_copy:
-	WORD	$0x00259693	// slli a3, a1, 2
-	WORD	$0x00d50f33	// add t5, a0, a3
-	WORD	$0x000f4e83	// lbu t4, 0(t5)
-	WORD	$0x001f4703	// lbu a4, 1(t5)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00eeeeb3	// or t4, t4, a4
-	WORD	$0x002f4703	// lbu a4, 2(t5)
-	WORD	$0x01071713	// slli a4, a4, 16
-	WORD	$0x00eeeeb3	// or t4, t4, a4
-	WORD	$0x003f4703	// lbu a4, 3(t5)
-	WORD	$0x01871713	// slli a4, a4, 24
-	WORD	$0x00eeeeb3	// or t4, t4, a4
-	WORD	$0x00d60f33	// add t5, a2, a3
-	WORD	$0x01df2023	// sw t4, 0(t5)
-	WORD	$0x00158593	// addi a1, a1, 1
-	WORD	$0xfc55e2e3	// bltu a1, t0, .LAES_set_encrypt_key_rv64gc_copy
-	WORD	$0x004f0f13	// addi t5, t5, 4
-	WORD	$0x00000513	// addi a0, zero, 0
-	// .LAES_set_encrypt_key_rv64gc_next:
-	WORD	$0x06051463	// bne a0, zero, .LAES_set_encrypt_key_rv64gc_not_rot
+	MOV	$0, X11
+copy:
+	SLL	$2, X11, X13
+	ADD	X13, X10, X30
+	MOVBU	(X30), X29
+	MOVBU	1(X30), X14
+	SLL	$8, X14
+	OR	X14, X29
+	MOVBU	2(X30), X14
+	SLL	$16, X14
+	OR	X14, X29
+	MOVBU	3(X30), X14
+	SLL	$24, X14
+	OR	X14, X29
+	ADD	X13, X12, X30
+	MOVW	X29, (X30)
+	ADD	$1, X11
+	BLTU	X11, X5, copy
+	ADD	$4, X30
+	MOV	$0, X10
+next:
+	BNEZ	X10, not_rot
 	// temp = SubWord(RotWord(temp)) ^ rcon: bytes (S[b1], S[b2], S[b3], S[b0])
-	WORD	$0x008ed693	// srli a3, t4, 8
-	WORD	$0x0ff6f693	// andi a3, a3, 255
-	WORD	$0x007686b3	// add a3, a3, t2
-	WORD	$0x0006c683	// lbu a3, 0(a3)
-	WORD	$0x010ed713	// srli a4, t4, 16
-	WORD	$0x0ff77713	// andi a4, a4, 255
-	WORD	$0x00770733	// add a4, a4, t2
-	WORD	$0x00074703	// lbu a4, 0(a4)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00e6e6b3	// or a3, a3, a4
-	WORD	$0x018ed713	// srli a4, t4, 24
-	WORD	$0x0ff77713	// andi a4, a4, 255
-	WORD	$0x00770733	// add a4, a4, t2
-	WORD	$0x00074703	// lbu a4, 0(a4)
-	WORD	$0x01071713	// slli a4, a4, 16
-	WORD	$0x00e6e6b3	// or a3, a3, a4
-	WORD	$0x0ffef713	// andi a4, t4, 255
-	WORD	$0x00770733	// add a4, a4, t2
-	WORD	$0x00074703	// lbu a4, 0(a4)
-	WORD	$0x01871713	// slli a4, a4, 24
-	WORD	$0x00e6e6b3	// or a3, a3, a4
-	WORD	$0x000e4703	// lbu a4, 0(t3)
-	WORD	$0x001e0e13	// addi t3, t3, 1
-	WORD	$0x00e6ceb3	// xor t4, a3, a4
-	WORD	$0x06c0006f	// jal zero, .LAES_set_encrypt_key_rv64gc_mix
-	// .LAES_set_encrypt_key_rv64gc_not_rot:
-	WORD	$0x00400613	// addi a2, zero, 4
-	WORD	$0x06c51263	// bne a0, a2, .LAES_set_encrypt_key_rv64gc_mix
-	WORD	$0x00800613	// addi a2, zero, 8
-	WORD	$0x04c29e63	// bne t0, a2, .LAES_set_encrypt_key_rv64gc_mix
+	SRL	$8, X29, X13
+	AND	$255, X13
+	ADD	X7, X13
+	MOVBU	(X13), X13
+	SRL	$16, X29, X14
+	AND	$255, X14
+	ADD	X7, X14
+	MOVBU	(X14), X14
+	SLL	$8, X14
+	OR	X14, X13
+	SRL	$24, X29, X14
+	AND	$255, X14
+	ADD	X7, X14
+	MOVBU	(X14), X14
+	SLL	$16, X14
+	OR	X14, X13
+	AND	$255, X29, X14
+	ADD	X7, X14
+	MOVBU	(X14), X14
+	SLL	$24, X14
+	OR	X14, X13
+	MOVBU	(X28), X14
+	ADD	$1, X28
+	XOR	X14, X13, X29
+	JMP	mix
+not_rot:
+	MOV	$4, X12
+	BNE	X10, X12, mix
+	MOV	$8, X12
+	BNE	X5, X12, mix
 	// AES-256, i mod 8 = 4: temp = SubWord(temp)
-	WORD	$0x0ffef693	// andi a3, t4, 255
-	WORD	$0x007686b3	// add a3, a3, t2
-	WORD	$0x0006c683	// lbu a3, 0(a3)
-	WORD	$0x008ed713	// srli a4, t4, 8
-	WORD	$0x0ff77713	// andi a4, a4, 255
-	WORD	$0x00770733	// add a4, a4, t2
-	WORD	$0x00074703	// lbu a4, 0(a4)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00e6e6b3	// or a3, a3, a4
-	WORD	$0x010ed713	// srli a4, t4, 16
-	WORD	$0x0ff77713	// andi a4, a4, 255
-	WORD	$0x00770733	// add a4, a4, t2
-	WORD	$0x00074703	// lbu a4, 0(a4)
-	WORD	$0x01071713	// slli a4, a4, 16
-	WORD	$0x00e6e6b3	// or a3, a3, a4
-	WORD	$0x018ed713	// srli a4, t4, 24
-	WORD	$0x0ff77713	// andi a4, a4, 255
-	WORD	$0x00770733	// add a4, a4, t2
-	WORD	$0x00074703	// lbu a4, 0(a4)
-	WORD	$0x01871713	// slli a4, a4, 24
-	WORD	$0x00e6e6b3	// or a3, a3, a4
-	WORD	$0x00068e93	// addi t4, a3, 0
-	// .LAES_set_encrypt_key_rv64gc_mix:
-	WORD	$0x00229693	// slli a3, t0, 2
-	WORD	$0x40df06b3	// sub a3, t5, a3
-	WORD	$0x0006a683	// lw a3, 0(a3)
-	WORD	$0x00deceb3	// xor t4, t4, a3
-	WORD	$0x01df2023	// sw t4, 0(t5)
-	WORD	$0x004f0f13	// addi t5, t5, 4
-	WORD	$0x00158593	// addi a1, a1, 1
-	WORD	$0x00150513	// addi a0, a0, 1
-	WORD	$0x00551463	// bne a0, t0, .LAES_set_encrypt_key_rv64gc_same
-	WORD	$0x00000513	// addi a0, zero, 0
-	// .LAES_set_encrypt_key_rv64gc_same:
-	WORD	$0xf065e4e3	// bltu a1, t1, .LAES_set_encrypt_key_rv64gc_next
-	WORD	$0x00000513	// addi a0, zero, 0
+	AND	$255, X29, X13
+	ADD	X7, X13
+	MOVBU	(X13), X13
+	SRL	$8, X29, X14
+	AND	$255, X14
+	ADD	X7, X14
+	MOVBU	(X14), X14
+	SLL	$8, X14
+	OR	X14, X13
+	SRL	$16, X29, X14
+	AND	$255, X14
+	ADD	X7, X14
+	MOVBU	(X14), X14
+	SLL	$16, X14
+	OR	X14, X13
+	SRL	$24, X29, X14
+	AND	$255, X14
+	ADD	X7, X14
+	MOVBU	(X14), X14
+	SLL	$24, X14
+	OR	X14, X13
+	MOV	X13, X29
+mix:
+	SLL	$2, X5, X13
+	SUB	X13, X30, X13
+	MOVW	(X13), X13
+	XOR	X13, X29
+	MOVW	X29, (X30)
+	ADD	$4, X30
+	ADD	$1, X11
+	ADD	$1, X10
+	BNE	X10, X5, same
+	MOV	$0, X10
+same:
+	BLTU	X11, X6, next
+	MOV	$0, X10
 	// return
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000593	// addi a1, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000693	// addi a3, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	JMP	kgen_ret	// jalr zero, 0(ra)
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X11
+	MOV	$0, X12
+	MOV	$0, X13
+	MOV	$0, X14
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	JMP	kgen_ret
 kgen_ret:
 	MOVW	X10, ret+24(FP)
 	RET
@@ -4249,232 +4249,1871 @@ TEXT ·aesSetDecryptKeyRv64gc(SB), NOSPLIT, $0-28
 	MOV	userKey+0(FP), X10
 	MOVW	bits+8(FP), X11
 	MOV	key+16(FP), X12
-	WORD	$0x04050863	// beq a0, zero, .LAES_set_decrypt_key_rv64gc_null
-	WORD	$0x04060663	// beq a2, zero, .LAES_set_decrypt_key_rv64gc_null
-	WORD	$0x08000293	// addi t0, zero, 128
-	WORD	$0x06558a63	// beq a1, t0, .LAES_set_decrypt_key_rv64gc_k128
-	WORD	$0x0c000293	// addi t0, zero, 192
-	WORD	$0x06558a63	// beq a1, t0, .LAES_set_decrypt_key_rv64gc_k192
-	WORD	$0x10000293	// addi t0, zero, 256
-	WORD	$0x06558a63	// beq a1, t0, .LAES_set_decrypt_key_rv64gc_k256
-	WORD	$0xffe00513	// addi a0, zero, -2
+	BEQZ	X10, null
+	BEQZ	X12, null
+	MOV	$128, X5
+	BEQ	X11, X5, k128
+	MOV	$192, X5
+	BEQ	X11, X5, k192
+	MOV	$256, X5
+	BEQ	X11, X5, k256
+	MOV	$-2, X10
 	// return
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000593	// addi a1, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000693	// addi a3, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	JMP	kgen_ret	// jalr zero, 0(ra)
-	// .LAES_set_decrypt_key_rv64gc_null:
-	WORD	$0xfff00513	// addi a0, zero, -1
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X11
+	MOV	$0, X12
+	MOV	$0, X13
+	MOV	$0, X14
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	JMP	kgen_ret
+null:
+	MOV	$-1, X10
 	// return
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000593	// addi a1, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000693	// addi a3, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	JMP	kgen_ret	// jalr zero, 0(ra)
-	// .LAES_set_decrypt_key_rv64gc_k128:
-	WORD	$0x00400393	// addi t2, zero, 4
-	WORD	$0x0100006f	// jal zero, .LAES_set_decrypt_key_rv64gc_kset
-	// .LAES_set_decrypt_key_rv64gc_k192:
-	WORD	$0x00600393	// addi t2, zero, 6
-	WORD	$0x0080006f	// jal zero, .LAES_set_decrypt_key_rv64gc_kset
-	// .LAES_set_decrypt_key_rv64gc_k256:
-	WORD	$0x00800393	// addi t2, zero, 8
-	// .LAES_set_decrypt_key_rv64gc_kset:
-	WORD	$0x00638293	// addi t0, t2, 6
-	WORD	$0x0e562823	// sw t0, 240(a2)
-	WORD	$0x00128313	// addi t1, t0, 1
-	WORD	$0x00231313	// slli t1, t1, 2
-	// .LAES_set_decrypt_key_rv64gc_5:
-	MOV	$·kgen_aes_rv64gc_te+4096(SB), X5	// auipc t0, %pcrel_hi(kgen_aes_rv64gc_te+4096); addi t0, t0, %pcrel_lo
-	// .LAES_set_decrypt_key_rv64gc_6:
-	MOV	$·kgen_aes_rv64gc_te_rcon(SB), X28	// auipc t3, %pcrel_hi(kgen_aes_rv64gc_te_rcon); addi t3, t3, %pcrel_lo
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X11
+	MOV	$0, X12
+	MOV	$0, X13
+	MOV	$0, X14
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	JMP	kgen_ret
+k128:
+	MOV	$4, X7
+	JMP	kset
+k192:
+	MOV	$6, X7
+	JMP	kset
+k256:
+	MOV	$8, X7
+kset:
+	ADD	$6, X7, X5
+	MOVW	X5, 240(X12)
+	ADD	$1, X5, X6
+	SLL	$2, X6
+L5:
+	MOV	$·kgen_aes_rv64gc_te+4096(SB), X5
+L6:
+	MOV	$·kgen_aes_rv64gc_te_rcon(SB), X28
 	// copy the user key: w[0..nk]
-	WORD	$0x00000593	// addi a1, zero, 0
-	// .LAES_set_decrypt_key_rv64gc_copy:
-	WORD	$0x00259693	// slli a3, a1, 2
-	WORD	$0x00d50f33	// add t5, a0, a3
-	WORD	$0x000f4e83	// lbu t4, 0(t5)
-	WORD	$0x001f4703	// lbu a4, 1(t5)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00eeeeb3	// or t4, t4, a4
-	WORD	$0x002f4703	// lbu a4, 2(t5)
-	WORD	$0x01071713	// slli a4, a4, 16
-	WORD	$0x00eeeeb3	// or t4, t4, a4
-	WORD	$0x003f4703	// lbu a4, 3(t5)
-	WORD	$0x01871713	// slli a4, a4, 24
-	WORD	$0x00eeeeb3	// or t4, t4, a4
-	WORD	$0x00d60f33	// add t5, a2, a3
-	WORD	$0x01df2023	// sw t4, 0(t5)
-	WORD	$0x00158593	// addi a1, a1, 1
-	WORD	$0xfc75e2e3	// bltu a1, t2, .LAES_set_decrypt_key_rv64gc_copy
-	WORD	$0x004f0f13	// addi t5, t5, 4
-	WORD	$0x00000513	// addi a0, zero, 0
-	// .LAES_set_decrypt_key_rv64gc_next:
-	WORD	$0x06051463	// bne a0, zero, .LAES_set_decrypt_key_rv64gc_not_rot
+	MOV	$0, X11
+copy:
+	SLL	$2, X11, X13
+	ADD	X13, X10, X30
+	MOVBU	(X30), X29
+	MOVBU	1(X30), X14
+	SLL	$8, X14
+	OR	X14, X29
+	MOVBU	2(X30), X14
+	SLL	$16, X14
+	OR	X14, X29
+	MOVBU	3(X30), X14
+	SLL	$24, X14
+	OR	X14, X29
+	ADD	X13, X12, X30
+	MOVW	X29, (X30)
+	ADD	$1, X11
+	BLTU	X11, X7, copy
+	ADD	$4, X30
+	MOV	$0, X10
+next:
+	BNEZ	X10, not_rot
 	// temp = SubWord(RotWord(temp)) ^ rcon: bytes (S[b1], S[b2], S[b3], S[b0])
-	WORD	$0x008ed693	// srli a3, t4, 8
-	WORD	$0x0ff6f693	// andi a3, a3, 255
-	WORD	$0x005686b3	// add a3, a3, t0
-	WORD	$0x0006c683	// lbu a3, 0(a3)
-	WORD	$0x010ed713	// srli a4, t4, 16
-	WORD	$0x0ff77713	// andi a4, a4, 255
-	WORD	$0x00570733	// add a4, a4, t0
-	WORD	$0x00074703	// lbu a4, 0(a4)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00e6e6b3	// or a3, a3, a4
-	WORD	$0x018ed713	// srli a4, t4, 24
-	WORD	$0x0ff77713	// andi a4, a4, 255
-	WORD	$0x00570733	// add a4, a4, t0
-	WORD	$0x00074703	// lbu a4, 0(a4)
-	WORD	$0x01071713	// slli a4, a4, 16
-	WORD	$0x00e6e6b3	// or a3, a3, a4
-	WORD	$0x0ffef713	// andi a4, t4, 255
-	WORD	$0x00570733	// add a4, a4, t0
-	WORD	$0x00074703	// lbu a4, 0(a4)
-	WORD	$0x01871713	// slli a4, a4, 24
-	WORD	$0x00e6e6b3	// or a3, a3, a4
-	WORD	$0x000e4703	// lbu a4, 0(t3)
-	WORD	$0x001e0e13	// addi t3, t3, 1
-	WORD	$0x00e6ceb3	// xor t4, a3, a4
-	WORD	$0x06c0006f	// jal zero, .LAES_set_decrypt_key_rv64gc_mix
-	// .LAES_set_decrypt_key_rv64gc_not_rot:
-	WORD	$0x00400693	// addi a3, zero, 4
-	WORD	$0x06d51263	// bne a0, a3, .LAES_set_decrypt_key_rv64gc_mix
-	WORD	$0x00800693	// addi a3, zero, 8
-	WORD	$0x04d39e63	// bne t2, a3, .LAES_set_decrypt_key_rv64gc_mix
+	SRL	$8, X29, X13
+	AND	$255, X13
+	ADD	X5, X13
+	MOVBU	(X13), X13
+	SRL	$16, X29, X14
+	AND	$255, X14
+	ADD	X5, X14
+	MOVBU	(X14), X14
+	SLL	$8, X14
+	OR	X14, X13
+	SRL	$24, X29, X14
+	AND	$255, X14
+	ADD	X5, X14
+	MOVBU	(X14), X14
+	SLL	$16, X14
+	OR	X14, X13
+	AND	$255, X29, X14
+	ADD	X5, X14
+	MOVBU	(X14), X14
+	SLL	$24, X14
+	OR	X14, X13
+	MOVBU	(X28), X14
+	ADD	$1, X28
+	XOR	X14, X13, X29
+	JMP	mix
+not_rot:
+	MOV	$4, X13
+	BNE	X10, X13, mix
+	MOV	$8, X13
+	BNE	X7, X13, mix
 	// AES-256, i mod 8 = 4: temp = SubWord(temp)
-	WORD	$0x0ffef693	// andi a3, t4, 255
-	WORD	$0x005686b3	// add a3, a3, t0
-	WORD	$0x0006c683	// lbu a3, 0(a3)
-	WORD	$0x008ed713	// srli a4, t4, 8
-	WORD	$0x0ff77713	// andi a4, a4, 255
-	WORD	$0x00570733	// add a4, a4, t0
-	WORD	$0x00074703	// lbu a4, 0(a4)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00e6e6b3	// or a3, a3, a4
-	WORD	$0x010ed713	// srli a4, t4, 16
-	WORD	$0x0ff77713	// andi a4, a4, 255
-	WORD	$0x00570733	// add a4, a4, t0
-	WORD	$0x00074703	// lbu a4, 0(a4)
-	WORD	$0x01071713	// slli a4, a4, 16
-	WORD	$0x00e6e6b3	// or a3, a3, a4
-	WORD	$0x018ed713	// srli a4, t4, 24
-	WORD	$0x0ff77713	// andi a4, a4, 255
-	WORD	$0x00570733	// add a4, a4, t0
-	WORD	$0x00074703	// lbu a4, 0(a4)
-	WORD	$0x01871713	// slli a4, a4, 24
-	WORD	$0x00e6e6b3	// or a3, a3, a4
-	WORD	$0x00068e93	// addi t4, a3, 0
-	// .LAES_set_decrypt_key_rv64gc_mix:
-	WORD	$0x00239693	// slli a3, t2, 2
-	WORD	$0x40df06b3	// sub a3, t5, a3
-	WORD	$0x0006a683	// lw a3, 0(a3)
-	WORD	$0x00deceb3	// xor t4, t4, a3
-	WORD	$0x01df2023	// sw t4, 0(t5)
-	WORD	$0x004f0f13	// addi t5, t5, 4
-	WORD	$0x00158593	// addi a1, a1, 1
-	WORD	$0x00150513	// addi a0, a0, 1
-	WORD	$0x00751463	// bne a0, t2, .LAES_set_decrypt_key_rv64gc_same
-	WORD	$0x00000513	// addi a0, zero, 0
-	// .LAES_set_decrypt_key_rv64gc_same:
-	WORD	$0xf065e4e3	// bltu a1, t1, .LAES_set_decrypt_key_rv64gc_next
+	AND	$255, X29, X13
+	ADD	X5, X13
+	MOVBU	(X13), X13
+	SRL	$8, X29, X14
+	AND	$255, X14
+	ADD	X5, X14
+	MOVBU	(X14), X14
+	SLL	$8, X14
+	OR	X14, X13
+	SRL	$16, X29, X14
+	AND	$255, X14
+	ADD	X5, X14
+	MOVBU	(X14), X14
+	SLL	$16, X14
+	OR	X14, X13
+	SRL	$24, X29, X14
+	AND	$255, X14
+	ADD	X5, X14
+	MOVBU	(X14), X14
+	SLL	$24, X14
+	OR	X14, X13
+	MOV	X13, X29
+mix:
+	SLL	$2, X7, X13
+	SUB	X13, X30, X13
+	MOVW	(X13), X13
+	XOR	X13, X29
+	MOVW	X29, (X30)
+	ADD	$4, X30
+	ADD	$1, X11
+	ADD	$1, X10
+	BNE	X10, X7, same
+	MOV	$0, X10
+same:
+	BLTU	X11, X6, next
 	// reverse the order of the round keys (16 bytes at a time)
-	WORD	$0x00060393	// addi t2, a2, 0
-	WORD	$0x00231e13	// slli t3, t1, 2
-	WORD	$0x00ce0e33	// add t3, t3, a2
-	WORD	$0xff0e0e13	// addi t3, t3, -16
-	// .LAES_set_decrypt_key_rv64gc_swap:
-	WORD	$0x0003ae83	// lw t4, 0(t2)
-	WORD	$0x000e2f03	// lw t5, 0(t3)
-	WORD	$0x01e3a023	// sw t5, 0(t2)
-	WORD	$0x01de2023	// sw t4, 0(t3)
-	WORD	$0x0043ae83	// lw t4, 4(t2)
-	WORD	$0x004e2f03	// lw t5, 4(t3)
-	WORD	$0x01e3a223	// sw t5, 4(t2)
-	WORD	$0x01de2223	// sw t4, 4(t3)
-	WORD	$0x0083ae83	// lw t4, 8(t2)
-	WORD	$0x008e2f03	// lw t5, 8(t3)
-	WORD	$0x01e3a423	// sw t5, 8(t2)
-	WORD	$0x01de2423	// sw t4, 8(t3)
-	WORD	$0x00c3ae83	// lw t4, 12(t2)
-	WORD	$0x00ce2f03	// lw t5, 12(t3)
-	WORD	$0x01e3a623	// sw t5, 12(t2)
-	WORD	$0x01de2623	// sw t4, 12(t3)
-	WORD	$0x01038393	// addi t2, t2, 16
-	WORD	$0xff0e0e13	// addi t3, t3, -16
-	WORD	$0xfbc3ece3	// bltu t2, t3, .LAES_set_decrypt_key_rv64gc_swap
+	MOV	X12, X7
+	SLL	$2, X6, X28
+	ADD	X12, X28
+	ADD	$-16, X28
+swap:
+	MOVW	(X7), X29
+	MOVW	(X28), X30
+	MOVW	X30, (X7)
+	MOVW	X29, (X28)
+	MOVW	4(X7), X29
+	MOVW	4(X28), X30
+	MOVW	X30, 4(X7)
+	MOVW	X29, 4(X28)
+	MOVW	8(X7), X29
+	MOVW	8(X28), X30
+	MOVW	X30, 8(X7)
+	MOVW	X29, 8(X28)
+	MOVW	12(X7), X29
+	MOVW	12(X28), X30
+	MOVW	X30, 12(X7)
+	MOVW	X29, 12(X28)
+	ADD	$16, X7
+	ADD	$-16, X28
+	BLTU	X7, X28, swap
 	// InvMixColumns of words 4 .. total-4
-	// .LAES_set_decrypt_key_rv64gc_13:
-	MOV	$·kgen_aes_rv64gc_td(SB), X30	// auipc t5, %pcrel_hi(kgen_aes_rv64gc_td); addi t5, t5, %pcrel_lo
-	WORD	$0x400f0513	// addi a0, t5, 1024
-	WORD	$0x40050593	// addi a1, a0, 1024
-	WORD	$0x40058693	// addi a3, a1, 1024
-	WORD	$0x01060393	// addi t2, a2, 16
-	WORD	$0x00231e13	// slli t3, t1, 2
-	WORD	$0x00ce0e33	// add t3, t3, a2
-	WORD	$0xff0e0e13	// addi t3, t3, -16
-	// .LAES_set_decrypt_key_rv64gc_imc:
-	WORD	$0x0003ee83	// lwu t4, 0(t2)
-	WORD	$0x0ffef313	// andi t1, t4, 255
-	WORD	$0x00530333	// add t1, t1, t0
-	WORD	$0x00034303	// lbu t1, 0(t1)
-	WORD	$0x00231313	// slli t1, t1, 2
-	WORD	$0x01e30333	// add t1, t1, t5
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00030613	// addi a2, t1, 0
-	WORD	$0x008ed313	// srli t1, t4, 8
-	WORD	$0x0ff37313	// andi t1, t1, 255
-	WORD	$0x00530333	// add t1, t1, t0
-	WORD	$0x00034303	// lbu t1, 0(t1)
-	WORD	$0x00231313	// slli t1, t1, 2
-	WORD	$0x00a30333	// add t1, t1, a0
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00664633	// xor a2, a2, t1
-	WORD	$0x010ed313	// srli t1, t4, 16
-	WORD	$0x0ff37313	// andi t1, t1, 255
-	WORD	$0x00530333	// add t1, t1, t0
-	WORD	$0x00034303	// lbu t1, 0(t1)
-	WORD	$0x00231313	// slli t1, t1, 2
-	WORD	$0x00b30333	// add t1, t1, a1
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00664633	// xor a2, a2, t1
-	WORD	$0x018ed313	// srli t1, t4, 24
-	WORD	$0x0ff37313	// andi t1, t1, 255
-	WORD	$0x00530333	// add t1, t1, t0
-	WORD	$0x00034303	// lbu t1, 0(t1)
-	WORD	$0x00231313	// slli t1, t1, 2
-	WORD	$0x00d30333	// add t1, t1, a3
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00664633	// xor a2, a2, t1
-	WORD	$0x00c3a023	// sw a2, 0(t2)
-	WORD	$0x00438393	// addi t2, t2, 4
-	WORD	$0xf7c3ece3	// bltu t2, t3, .LAES_set_decrypt_key_rv64gc_imc
-	WORD	$0x00000513	// addi a0, zero, 0
+L13:
+	MOV	$·kgen_aes_rv64gc_td(SB), X30
+	ADD	$1024, X30, X10
+	ADD	$1024, X10, X11
+	ADD	$1024, X11, X13
+	ADD	$16, X12, X7
+	SLL	$2, X6, X28
+	ADD	X12, X28
+	ADD	$-16, X28
+imc:
+	MOVWU	(X7), X29
+	AND	$255, X29, X6
+	ADD	X5, X6
+	MOVBU	(X6), X6
+	SLL	$2, X6
+	ADD	X30, X6
+	MOVWU	(X6), X6
+	MOV	X6, X12
+	SRL	$8, X29, X6
+	AND	$255, X6
+	ADD	X5, X6
+	MOVBU	(X6), X6
+	SLL	$2, X6
+	ADD	X10, X6
+	MOVWU	(X6), X6
+	XOR	X6, X12
+	SRL	$16, X29, X6
+	AND	$255, X6
+	ADD	X5, X6
+	MOVBU	(X6), X6
+	SLL	$2, X6
+	ADD	X11, X6
+	MOVWU	(X6), X6
+	XOR	X6, X12
+	SRL	$24, X29, X6
+	AND	$255, X6
+	ADD	X5, X6
+	MOVBU	(X6), X6
+	SLL	$2, X6
+	ADD	X13, X6
+	MOVWU	(X6), X6
+	XOR	X6, X12
+	MOVW	X12, (X7)
+	ADD	$4, X7
+	BLTU	X7, X28, imc
+	MOV	$0, X10
 	// return
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000593	// addi a1, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000693	// addi a3, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	JMP	kgen_ret	// jalr zero, 0(ra)
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X11
+	MOV	$0, X12
+	MOV	$0, X13
+	MOV	$0, X14
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	JMP	kgen_ret
 kgen_ret:
 	MOVW	X10, ret+24(FP)
+	RET
+
+// void AES_ctr32_encrypt_rv64gc(const unsigned char *in, unsigned char *out, size_t blocks, const AES_KEY *key, const unsigned char *ivec)
+// func aesCtr32EncryptRv64gc(in *byte, out *byte, blocks uint64, key *byte, ivec *byte)
+TEXT ·aesCtr32EncryptRv64gc(SB), NOSPLIT, $32-40
+	MOV	in+0(FP), X10
+	MOV	out+8(FP), X11
+	MOV	blocks+16(FP), X12
+	MOV	key+24(FP), X13
+	MOV	ivec+32(FP), X14
+	// blocks == 0 returns (the common path takes the branch: a taken branch the BTB does not know costs 2, a not-taken one seen first 4)
+	BNEZ	X12, start
+	JMP	done
+start:
+L2:
+	MOV	$·kgen_aes_rv64gc_te(SB), X5
+	ADD	$1024, X5, X6
+	ADD	$1024, X6, X7
+	ADD	$1024, X7, X28
+	// rk = key + 16*rounds - 224: shared round u of 13 finds its key at 16u(rk); extra = rounds - 10
+	MOVW	240(X13), X15
+	SLL	$4, X15, X18
+	ADD	X18, X13, X29
+	ADD	$-224, X29
+	ADD	$-10, X15
+	// ctr = ivec[12..16] as a big-endian word
+	MOVBU	12(X14), X30
+	SLL	$8, X30
+	MOVBU	13(X14), X18
+	OR	X18, X30
+	SLL	$8, X30
+	MOVBU	14(X14), X18
+	OR	X18, X30
+	SLL	$8, X30
+	MOVBU	15(X14), X18
+	OR	X18, X30
+	// s[j] = ivec word j ^ rk0[j]; s3 = bswap32(ctr) ^ rk0[3]; k15 = byte 15 of rk0
+	MOVBU	(X14), X22
+	MOVBU	1(X14), X18
+	SLL	$8, X18
+	OR	X18, X22
+	MOVBU	2(X14), X18
+	SLL	$16, X18
+	OR	X18, X22
+	MOVBU	3(X14), X18
+	SLL	$24, X18
+	OR	X18, X22
+	MOVW	(X13), X19
+	XOR	X19, X22
+	MOVBU	4(X14), X23
+	MOVBU	5(X14), X18
+	SLL	$8, X18
+	OR	X18, X23
+	MOVBU	6(X14), X18
+	SLL	$16, X18
+	OR	X18, X23
+	MOVBU	7(X14), X18
+	SLL	$24, X18
+	OR	X18, X23
+	MOVW	4(X13), X19
+	XOR	X19, X23
+	MOVBU	8(X14), X24
+	MOVBU	9(X14), X18
+	SLL	$8, X18
+	OR	X18, X24
+	MOVBU	10(X14), X18
+	SLL	$16, X18
+	OR	X18, X24
+	MOVBU	11(X14), X18
+	SLL	$24, X18
+	OR	X18, X24
+	MOVW	8(X13), X19
+	XOR	X19, X24
+	// dst = byte0 << 24 | byte1 << 16 | byte2 << 8 | byte3
+	AND	$255, X30, X25
+	SLL	$24, X25
+	SRL	$8, X30, X18
+	AND	$255, X18
+	SLL	$16, X18
+	OR	X18, X25
+	SRL	$16, X30, X18
+	AND	$255, X18
+	SLL	$8, X18
+	OR	X18, X25
+	SRL	$24, X30, X18
+	AND	$255, X18
+	OR	X18, X25
+	MOVW	12(X13), X19
+	XOR	X19, X25
+	MOVBU	15(X13), X16
+	MOV	X16, 8(X2)
+	// round 1: p0 = rk1[0] ^ T0[s0.b0] ^ T1[s1.b1] ^ T2[s2.b2]; n[1..4] whole
+	MOVW	16(X13), X16
+	MOV	X16, 16(X2)
+	MOVW	20(X13), X16
+	MOVW	24(X13), X17
+	MOVW	28(X13), X9
+	SLL	$2, X22, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	SRL	$6, X23, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	MOV	16(X2), X20
+	XOR	X18, X20
+	MOV	X20, 16(X2)
+	SRL	$14, X24, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	MOV	16(X2), X20
+	XOR	X19, X20
+	MOV	X20, 16(X2)
+	SLL	$2, X23, X19
+	AND	$1020, X19
+	ADD	X5, X19
+	MOVWU	(X19), X19
+	MOV	16(X2), X20
+	XOR	X18, X20
+	MOV	X20, 16(X2)
+	SRL	$6, X24, X18
+	AND	$1020, X18
+	ADD	X6, X18
+	MOVWU	(X18), X18
+	XOR	X19, X16
+	SRL	$14, X25, X19
+	AND	$1020, X19
+	ADD	X7, X19
+	MOVWU	(X19), X19
+	XOR	X18, X16
+	SRL	$22, X22, X18
+	AND	$1020, X18
+	ADD	X28, X18
+	MOVWU	(X18), X18
+	XOR	X19, X16
+	SLL	$2, X24, X19
+	AND	$1020, X19
+	ADD	X5, X19
+	MOVWU	(X19), X19
+	XOR	X18, X16
+	SRL	$6, X25, X18
+	AND	$1020, X18
+	ADD	X6, X18
+	MOVWU	(X18), X18
+	XOR	X19, X17
+	SRL	$14, X22, X19
+	AND	$1020, X19
+	ADD	X7, X19
+	MOVWU	(X19), X19
+	XOR	X18, X17
+	SRL	$22, X23, X18
+	AND	$1020, X18
+	ADD	X28, X18
+	MOVWU	(X18), X18
+	XOR	X19, X17
+	SLL	$2, X25, X19
+	AND	$1020, X19
+	ADD	X5, X19
+	MOVWU	(X19), X19
+	XOR	X18, X17
+	SRL	$6, X22, X18
+	AND	$1020, X18
+	ADD	X6, X18
+	MOVWU	(X18), X18
+	XOR	X19, X9
+	SRL	$14, X23, X19
+	AND	$1020, X19
+	ADD	X7, X19
+	MOVWU	(X19), X19
+	XOR	X18, X9
+	SRL	$22, X24, X18
+	AND	$1020, X18
+	ADD	X28, X18
+	MOVWU	(X18), X18
+	XOR	X19, X9
+	XOR	X18, X9
+	// round 2: q[j] = rk2[j] ^ the lookups of n1..n3
+	MOVW	32(X13), X18
+	MOV	X18, 24(X2)
+	MOVW	36(X13), X18
+	MOV	X18, 32(X2)
+	MOVW	40(X13), X20
+	MOVW	44(X13), X21
+	SRL	$6, X16, X18
+	AND	$1020, X18
+	ADD	X6, X18
+	MOVWU	(X18), X18
+	SRL	$14, X17, X19
+	AND	$1020, X19
+	ADD	X7, X19
+	MOVWU	(X19), X19
+	MOV	24(X2), X22
+	XOR	X18, X22
+	MOV	X22, 24(X2)
+	SRL	$22, X9, X18
+	AND	$1020, X18
+	ADD	X28, X18
+	MOVWU	(X18), X18
+	MOV	24(X2), X22
+	XOR	X19, X22
+	MOV	X22, 24(X2)
+	SLL	$2, X16, X19
+	AND	$1020, X19
+	ADD	X5, X19
+	MOVWU	(X19), X19
+	MOV	24(X2), X22
+	XOR	X18, X22
+	MOV	X22, 24(X2)
+	SRL	$6, X17, X18
+	AND	$1020, X18
+	ADD	X6, X18
+	MOVWU	(X18), X18
+	MOV	32(X2), X22
+	XOR	X19, X22
+	MOV	X22, 32(X2)
+	SRL	$14, X9, X19
+	AND	$1020, X19
+	ADD	X7, X19
+	MOVWU	(X19), X19
+	MOV	32(X2), X22
+	XOR	X18, X22
+	MOV	X22, 32(X2)
+	SLL	$2, X17, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	MOV	32(X2), X22
+	XOR	X19, X22
+	MOV	X22, 32(X2)
+	SRL	$6, X9, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X20
+	SRL	$22, X16, X18
+	AND	$1020, X18
+	ADD	X28, X18
+	MOVWU	(X18), X18
+	XOR	X19, X20
+	SLL	$2, X9, X19
+	AND	$1020, X19
+	ADD	X5, X19
+	MOVWU	(X19), X19
+	XOR	X18, X20
+	SRL	$14, X16, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X21
+	SRL	$22, X17, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X21
+	XOR	X19, X21
+block:
+	// rounds 1, 2 from the cache: n0 = p0 ^ T3[ctr.b0 ^ k15]; s[j] = q[j] ^ T_k[n0.b_k]
+	MOV	8(X2), X16
+	XOR	X16, X30, X18
+	SLL	$2, X18
+	AND	$1020, X18
+	ADD	X28, X18
+	MOVWU	(X18), X18
+	MOV	16(X2), X16
+	XOR	X18, X16, X8
+	SLL	$2, X8, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	SRL	$22, X8, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	MOV	24(X2), X16
+	XOR	X18, X16, X22
+	SRL	$14, X8, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	MOV	32(X2), X16
+	XOR	X19, X16, X23
+	SRL	$6, X8, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X20, X24
+	XOR	X19, X21, X25
+	BNEZ	X15, extra_rounds
+shared:
+	// round u = 7 of 13
+	MOVW	112(X29), X8
+	MOVW	116(X29), X16
+	MOVW	120(X29), X17
+	MOVW	124(X29), X9
+	SLL	$2, X22, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	SRL	$6, X23, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X8
+	SRL	$14, X24, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X8
+	SRL	$22, X25, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X8
+	SLL	$2, X23, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	XOR	X19, X8
+	SRL	$6, X24, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X16
+	SRL	$14, X25, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X16
+	SRL	$22, X22, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X16
+	SLL	$2, X24, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	XOR	X19, X16
+	SRL	$6, X25, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X17
+	SRL	$14, X22, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X17
+	SRL	$22, X23, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X17
+	SLL	$2, X25, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	XOR	X19, X17
+	SRL	$6, X22, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X9
+	SRL	$14, X23, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X9
+	SRL	$22, X24, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X9
+	XOR	X19, X9
+	// round u = 8 of 13
+	MOVW	128(X29), X22
+	MOVW	132(X29), X23
+	MOVW	136(X29), X24
+	MOVW	140(X29), X25
+	SLL	$2, X8, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	SRL	$6, X16, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X22
+	SRL	$14, X17, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X22
+	SRL	$22, X9, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X22
+	SLL	$2, X16, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	XOR	X19, X22
+	SRL	$6, X17, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X23
+	SRL	$14, X9, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X23
+	SRL	$22, X8, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X23
+	SLL	$2, X17, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	XOR	X19, X23
+	SRL	$6, X9, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X24
+	SRL	$14, X8, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X24
+	SRL	$22, X16, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X24
+	SLL	$2, X9, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	XOR	X19, X24
+	SRL	$6, X8, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X25
+	SRL	$14, X16, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X25
+	SRL	$22, X17, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X25
+	XOR	X19, X25
+	// round u = 9 of 13
+	MOVW	144(X29), X8
+	MOVW	148(X29), X16
+	MOVW	152(X29), X17
+	MOVW	156(X29), X9
+	SLL	$2, X22, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	SRL	$6, X23, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X8
+	SRL	$14, X24, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X8
+	SRL	$22, X25, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X8
+	SLL	$2, X23, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	XOR	X19, X8
+	SRL	$6, X24, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X16
+	SRL	$14, X25, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X16
+	SRL	$22, X22, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X16
+	SLL	$2, X24, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	XOR	X19, X16
+	SRL	$6, X25, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X17
+	SRL	$14, X22, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X17
+	SRL	$22, X23, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X17
+	SLL	$2, X25, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	XOR	X19, X17
+	SRL	$6, X22, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X9
+	SRL	$14, X23, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X9
+	SRL	$22, X24, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X9
+	XOR	X19, X9
+	// round u = 10 of 13
+	MOVW	160(X29), X22
+	MOVW	164(X29), X23
+	MOVW	168(X29), X24
+	MOVW	172(X29), X25
+	SLL	$2, X8, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	SRL	$6, X16, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X22
+	SRL	$14, X17, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X22
+	SRL	$22, X9, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X22
+	SLL	$2, X16, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	XOR	X19, X22
+	SRL	$6, X17, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X23
+	SRL	$14, X9, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X23
+	SRL	$22, X8, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X23
+	SLL	$2, X17, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	XOR	X19, X23
+	SRL	$6, X9, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X24
+	SRL	$14, X8, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X24
+	SRL	$22, X16, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X24
+	SLL	$2, X9, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	XOR	X19, X24
+	SRL	$6, X8, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X25
+	SRL	$14, X16, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X25
+	SRL	$22, X17, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X25
+	XOR	X19, X25
+	// round u = 11 of 13
+	MOVW	176(X29), X8
+	MOVW	180(X29), X16
+	MOVW	184(X29), X17
+	MOVW	188(X29), X9
+	SLL	$2, X22, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	SRL	$6, X23, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X8
+	SRL	$14, X24, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X8
+	SRL	$22, X25, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X8
+	SLL	$2, X23, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	XOR	X19, X8
+	SRL	$6, X24, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X16
+	SRL	$14, X25, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X16
+	SRL	$22, X22, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X16
+	SLL	$2, X24, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	XOR	X19, X16
+	SRL	$6, X25, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X17
+	SRL	$14, X22, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X17
+	SRL	$22, X23, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X17
+	SLL	$2, X25, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	XOR	X19, X17
+	SRL	$6, X22, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X9
+	SRL	$14, X23, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X9
+	SRL	$22, X24, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X9
+	XOR	X19, X9
+	// round u = 12 of 13
+	MOVW	192(X29), X22
+	MOVW	196(X29), X23
+	MOVW	200(X29), X24
+	MOVW	204(X29), X25
+	SLL	$2, X8, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	SRL	$6, X16, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X22
+	SRL	$14, X17, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X22
+	SRL	$22, X9, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X22
+	SLL	$2, X16, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	XOR	X19, X22
+	SRL	$6, X17, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X23
+	SRL	$14, X9, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X23
+	SRL	$22, X8, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X23
+	SLL	$2, X17, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	XOR	X19, X23
+	SRL	$6, X9, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X24
+	SRL	$14, X8, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X24
+	SRL	$22, X16, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X24
+	SLL	$2, X9, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	XOR	X19, X24
+	SRL	$6, X8, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X25
+	SRL	$14, X16, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X25
+	SRL	$22, X17, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X25
+	XOR	X19, X25
+	// round u = 13 of 13
+	MOVW	208(X29), X8
+	MOVW	212(X29), X16
+	MOVW	216(X29), X17
+	MOVW	220(X29), X9
+	SLL	$2, X22, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	SRL	$6, X23, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X8
+	SRL	$14, X24, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X8
+	SRL	$22, X25, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X8
+	SLL	$2, X23, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	XOR	X19, X8
+	SRL	$6, X24, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X16
+	SRL	$14, X25, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X16
+	SRL	$22, X22, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X16
+	SLL	$2, X24, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	XOR	X19, X16
+	SRL	$6, X25, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X17
+	SRL	$14, X22, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X17
+	SRL	$22, X23, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X17
+	SLL	$2, X25, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	XOR	X19, X17
+	SRL	$6, X22, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X9
+	SRL	$14, X23, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X9
+	SRL	$22, X24, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X9
+	XOR	X19, X9
+	// final round
+	ADD	$1024, X28, X22
+	AND	$255, X8, X23
+	ADD	X22, X23
+	MOVBU	(X23), X23
+	AND	$255, X16, X25
+	ADD	X22, X25
+	MOVBU	(X25), X25
+	AND	$255, X17, X24
+	ADD	X22, X24
+	MOVBU	(X24), X24
+	AND	$255, X9, X1
+	ADD	X22, X1
+	MOVBU	(X1), X1
+	SRL	$8, X16, X18
+	AND	$255, X18
+	ADD	X22, X18
+	MOVBU	(X18), X18
+	SRL	$8, X17, X19
+	AND	$255, X19
+	ADD	X22, X19
+	MOVBU	(X19), X19
+	SLL	$8, X18
+	XOR	X18, X23
+	SRL	$8, X9, X18
+	AND	$255, X18
+	ADD	X22, X18
+	MOVBU	(X18), X18
+	SLL	$8, X19
+	XOR	X19, X25
+	SRL	$8, X8, X19
+	AND	$255, X19
+	ADD	X22, X19
+	MOVBU	(X19), X19
+	SLL	$8, X18
+	XOR	X18, X24
+	SRL	$16, X17, X18
+	AND	$255, X18
+	ADD	X22, X18
+	MOVBU	(X18), X18
+	SLL	$8, X19
+	XOR	X19, X1
+	SRL	$16, X9, X19
+	AND	$255, X19
+	ADD	X22, X19
+	MOVBU	(X19), X19
+	SLL	$16, X18
+	XOR	X18, X23
+	SRL	$16, X8, X18
+	AND	$255, X18
+	ADD	X22, X18
+	MOVBU	(X18), X18
+	SLL	$16, X19
+	XOR	X19, X25
+	SRL	$16, X16, X19
+	AND	$255, X19
+	ADD	X22, X19
+	MOVBU	(X19), X19
+	SLL	$16, X18
+	XOR	X18, X24
+	SRL	$24, X9, X18
+	AND	$255, X18
+	ADD	X22, X18
+	MOVBU	(X18), X18
+	SLL	$16, X19
+	XOR	X19, X1
+	SRL	$24, X8, X19
+	AND	$255, X19
+	ADD	X22, X19
+	MOVBU	(X19), X19
+	SLL	$24, X18
+	XOR	X18, X23
+	SRL	$24, X16, X18
+	AND	$255, X18
+	ADD	X22, X18
+	MOVBU	(X18), X18
+	SLL	$24, X19
+	XOR	X19, X25
+	SRL	$24, X17, X19
+	AND	$255, X19
+	ADD	X22, X19
+	MOVBU	(X19), X19
+	SLL	$24, X18
+	XOR	X18, X24
+	SLL	$24, X19
+	XOR	X19, X1
+	MOVWU	224(X29), X18
+	MOVWU	228(X29), X22
+	SLL	$32, X22
+	OR	X22, X18
+	MOVWU	232(X29), X19
+	MOVWU	236(X29), X22
+	SLL	$32, X22
+	OR	X22, X19
+	SLL	$32, X25
+	SLL	$32, X1
+	XOR	X18, X23
+	XOR	X19, X24
+	XOR	X25, X23
+	XOR	X1, X24
+	// out = in ^ keystream
+	AND	$7, X10, X16
+	BNEZ	X16, in_unaligned
+	MOV	(X10), X18
+	MOV	8(X10), X19
+in_loaded:
+	XOR	X18, X23
+	XOR	X19, X24
+	AND	$7, X11, X18
+	BNEZ	X18, out_unaligned
+	MOV	X23, (X11)
+	MOV	X24, 8(X11)
+out_stored:
+	ADD	$16, X10
+	ADD	$16, X11
+	ADD	$-1, X12
+	ADDW	$1, X30
+	AND	$255, X30, X19
+	BEQZ	X19, refresh
+refreshed:
+	BNEZ	X12, block
+done:
+	// return
+	MOV	X0, 8(X2)
+	MOV	X0, 16(X2)
+	MOV	X0, 24(X2)
+	MOV	X0, 32(X2)
+	MOV	$0, X8
+	MOV	$0, X9
+	MOV	$0, X16
+	MOV	$0, X17
+	MOV	$0, X18
+	MOV	$0, X19
+	MOV	$0, X20
+	MOV	$0, X21
+	MOV	$0, X22
+	MOV	$0, X23
+	MOV	$0, X24
+	MOV	$0, X25
+	MOV	(X2), X1
+	JMP	kgen_ret
+extra_rounds:
+	// AES-256: rounds 3..6 (u = 3..6); AES-192: rounds 3, 4 (u = 5, 6)
+	ADD	$-2, X15, X18
+	BEQZ	X18, aes192
+	MOVW	48(X29), X8
+	MOVW	52(X29), X16
+	MOVW	56(X29), X17
+	MOVW	60(X29), X9
+	SLL	$2, X22, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	SRL	$6, X23, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X8
+	SRL	$14, X24, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X8
+	SRL	$22, X25, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X8
+	SLL	$2, X23, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	XOR	X19, X8
+	SRL	$6, X24, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X16
+	SRL	$14, X25, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X16
+	SRL	$22, X22, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X16
+	SLL	$2, X24, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	XOR	X19, X16
+	SRL	$6, X25, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X17
+	SRL	$14, X22, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X17
+	SRL	$22, X23, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X17
+	SLL	$2, X25, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	XOR	X19, X17
+	SRL	$6, X22, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X9
+	SRL	$14, X23, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X9
+	SRL	$22, X24, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X9
+	XOR	X19, X9
+	MOVW	64(X29), X22
+	MOVW	68(X29), X23
+	MOVW	72(X29), X24
+	MOVW	76(X29), X25
+	SLL	$2, X8, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	SRL	$6, X16, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X22
+	SRL	$14, X17, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X22
+	SRL	$22, X9, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X22
+	SLL	$2, X16, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	XOR	X19, X22
+	SRL	$6, X17, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X23
+	SRL	$14, X9, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X23
+	SRL	$22, X8, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X23
+	SLL	$2, X17, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	XOR	X19, X23
+	SRL	$6, X9, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X24
+	SRL	$14, X8, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X24
+	SRL	$22, X16, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X24
+	SLL	$2, X9, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	XOR	X19, X24
+	SRL	$6, X8, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X25
+	SRL	$14, X16, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X25
+	SRL	$22, X17, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X25
+	XOR	X19, X25
+aes192:
+	MOVW	80(X29), X8
+	MOVW	84(X29), X16
+	MOVW	88(X29), X17
+	MOVW	92(X29), X9
+	SLL	$2, X22, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	SRL	$6, X23, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X8
+	SRL	$14, X24, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X8
+	SRL	$22, X25, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X8
+	SLL	$2, X23, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	XOR	X19, X8
+	SRL	$6, X24, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X16
+	SRL	$14, X25, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X16
+	SRL	$22, X22, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X16
+	SLL	$2, X24, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	XOR	X19, X16
+	SRL	$6, X25, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X17
+	SRL	$14, X22, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X17
+	SRL	$22, X23, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X17
+	SLL	$2, X25, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	XOR	X19, X17
+	SRL	$6, X22, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X9
+	SRL	$14, X23, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X9
+	SRL	$22, X24, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X9
+	XOR	X19, X9
+	MOVW	96(X29), X22
+	MOVW	100(X29), X23
+	MOVW	104(X29), X24
+	MOVW	108(X29), X25
+	SLL	$2, X8, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	SRL	$6, X16, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X22
+	SRL	$14, X17, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X22
+	SRL	$22, X9, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X22
+	SLL	$2, X16, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	XOR	X19, X22
+	SRL	$6, X17, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X23
+	SRL	$14, X9, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X23
+	SRL	$22, X8, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X23
+	SLL	$2, X17, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	XOR	X19, X23
+	SRL	$6, X9, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X24
+	SRL	$14, X8, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X24
+	SRL	$22, X16, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X24
+	SLL	$2, X9, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	XOR	X19, X24
+	SRL	$6, X8, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X25
+	SRL	$14, X16, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X25
+	SRL	$22, X17, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X25
+	XOR	X19, X25
+	JMP	shared
+in_unaligned:
+	SUB	X16, X10, X8
+	SLL	$3, X16
+	NEG	X16, X17
+	MOV	(X8), X18
+	MOV	8(X8), X19
+	MOV	16(X8), X9
+	SRL	X16, X18
+	SLL	X17, X19, X8
+	OR	X8, X18
+	SRL	X16, X19
+	SLL	X17, X9
+	OR	X9, X19
+	JMP	in_loaded
+out_unaligned:
+	MOVB	X23, (X11)
+	SRL	$8, X23
+	MOVB	X23, 1(X11)
+	SRL	$8, X23
+	MOVB	X23, 2(X11)
+	SRL	$8, X23
+	MOVB	X23, 3(X11)
+	SRL	$8, X23
+	MOVB	X23, 4(X11)
+	SRL	$8, X23
+	MOVB	X23, 5(X11)
+	SRL	$8, X23
+	MOVB	X23, 6(X11)
+	SRL	$8, X23
+	MOVB	X23, 7(X11)
+	MOVB	X24, 8(X11)
+	SRL	$8, X24
+	MOVB	X24, 9(X11)
+	SRL	$8, X24
+	MOVB	X24, 10(X11)
+	SRL	$8, X24
+	MOVB	X24, 11(X11)
+	SRL	$8, X24
+	MOVB	X24, 12(X11)
+	SRL	$8, X24
+	MOVB	X24, 13(X11)
+	SRL	$8, X24
+	MOVB	X24, 14(X11)
+	SRL	$8, X24
+	MOVB	X24, 15(X11)
+	JMP	out_stored
+refresh:
+	// s[j] = ivec word j ^ rk0[j]; s3 = bswap32(ctr) ^ rk0[3]; k15 = byte 15 of rk0
+	MOVBU	(X14), X22
+	MOVBU	1(X14), X18
+	SLL	$8, X18
+	OR	X18, X22
+	MOVBU	2(X14), X18
+	SLL	$16, X18
+	OR	X18, X22
+	MOVBU	3(X14), X18
+	SLL	$24, X18
+	OR	X18, X22
+	MOVW	(X13), X19
+	XOR	X19, X22
+	MOVBU	4(X14), X23
+	MOVBU	5(X14), X18
+	SLL	$8, X18
+	OR	X18, X23
+	MOVBU	6(X14), X18
+	SLL	$16, X18
+	OR	X18, X23
+	MOVBU	7(X14), X18
+	SLL	$24, X18
+	OR	X18, X23
+	MOVW	4(X13), X19
+	XOR	X19, X23
+	MOVBU	8(X14), X24
+	MOVBU	9(X14), X18
+	SLL	$8, X18
+	OR	X18, X24
+	MOVBU	10(X14), X18
+	SLL	$16, X18
+	OR	X18, X24
+	MOVBU	11(X14), X18
+	SLL	$24, X18
+	OR	X18, X24
+	MOVW	8(X13), X19
+	XOR	X19, X24
+	// dst = byte0 << 24 | byte1 << 16 | byte2 << 8 | byte3
+	AND	$255, X30, X25
+	SLL	$24, X25
+	SRL	$8, X30, X18
+	AND	$255, X18
+	SLL	$16, X18
+	OR	X18, X25
+	SRL	$16, X30, X18
+	AND	$255, X18
+	SLL	$8, X18
+	OR	X18, X25
+	SRL	$24, X30, X18
+	AND	$255, X18
+	OR	X18, X25
+	MOVW	12(X13), X19
+	XOR	X19, X25
+	MOVBU	15(X13), X16
+	MOV	X16, 8(X2)
+	// round 1: p0 = rk1[0] ^ T0[s0.b0] ^ T1[s1.b1] ^ T2[s2.b2]; n[1..4] whole
+	MOVW	16(X13), X16
+	MOV	X16, 16(X2)
+	MOVW	20(X13), X16
+	MOVW	24(X13), X17
+	MOVW	28(X13), X9
+	SLL	$2, X22, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	SRL	$6, X23, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	MOV	16(X2), X20
+	XOR	X18, X20
+	MOV	X20, 16(X2)
+	SRL	$14, X24, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	MOV	16(X2), X20
+	XOR	X19, X20
+	MOV	X20, 16(X2)
+	SLL	$2, X23, X19
+	AND	$1020, X19
+	ADD	X5, X19
+	MOVWU	(X19), X19
+	MOV	16(X2), X20
+	XOR	X18, X20
+	MOV	X20, 16(X2)
+	SRL	$6, X24, X18
+	AND	$1020, X18
+	ADD	X6, X18
+	MOVWU	(X18), X18
+	XOR	X19, X16
+	SRL	$14, X25, X19
+	AND	$1020, X19
+	ADD	X7, X19
+	MOVWU	(X19), X19
+	XOR	X18, X16
+	SRL	$22, X22, X18
+	AND	$1020, X18
+	ADD	X28, X18
+	MOVWU	(X18), X18
+	XOR	X19, X16
+	SLL	$2, X24, X19
+	AND	$1020, X19
+	ADD	X5, X19
+	MOVWU	(X19), X19
+	XOR	X18, X16
+	SRL	$6, X25, X18
+	AND	$1020, X18
+	ADD	X6, X18
+	MOVWU	(X18), X18
+	XOR	X19, X17
+	SRL	$14, X22, X19
+	AND	$1020, X19
+	ADD	X7, X19
+	MOVWU	(X19), X19
+	XOR	X18, X17
+	SRL	$22, X23, X18
+	AND	$1020, X18
+	ADD	X28, X18
+	MOVWU	(X18), X18
+	XOR	X19, X17
+	SLL	$2, X25, X19
+	AND	$1020, X19
+	ADD	X5, X19
+	MOVWU	(X19), X19
+	XOR	X18, X17
+	SRL	$6, X22, X18
+	AND	$1020, X18
+	ADD	X6, X18
+	MOVWU	(X18), X18
+	XOR	X19, X9
+	SRL	$14, X23, X19
+	AND	$1020, X19
+	ADD	X7, X19
+	MOVWU	(X19), X19
+	XOR	X18, X9
+	SRL	$22, X24, X18
+	AND	$1020, X18
+	ADD	X28, X18
+	MOVWU	(X18), X18
+	XOR	X19, X9
+	XOR	X18, X9
+	// round 2: q[j] = rk2[j] ^ the lookups of n1..n3
+	MOVW	32(X13), X18
+	MOV	X18, 24(X2)
+	MOVW	36(X13), X18
+	MOV	X18, 32(X2)
+	MOVW	40(X13), X20
+	MOVW	44(X13), X21
+	SRL	$6, X16, X18
+	AND	$1020, X18
+	ADD	X6, X18
+	MOVWU	(X18), X18
+	SRL	$14, X17, X19
+	AND	$1020, X19
+	ADD	X7, X19
+	MOVWU	(X19), X19
+	MOV	24(X2), X22
+	XOR	X18, X22
+	MOV	X22, 24(X2)
+	SRL	$22, X9, X18
+	AND	$1020, X18
+	ADD	X28, X18
+	MOVWU	(X18), X18
+	MOV	24(X2), X22
+	XOR	X19, X22
+	MOV	X22, 24(X2)
+	SLL	$2, X16, X19
+	AND	$1020, X19
+	ADD	X5, X19
+	MOVWU	(X19), X19
+	MOV	24(X2), X22
+	XOR	X18, X22
+	MOV	X22, 24(X2)
+	SRL	$6, X17, X18
+	AND	$1020, X18
+	ADD	X6, X18
+	MOVWU	(X18), X18
+	MOV	32(X2), X22
+	XOR	X19, X22
+	MOV	X22, 32(X2)
+	SRL	$14, X9, X19
+	AND	$1020, X19
+	ADD	X7, X19
+	MOVWU	(X19), X19
+	MOV	32(X2), X22
+	XOR	X18, X22
+	MOV	X22, 32(X2)
+	SLL	$2, X17, X18
+	AND	$1020, X18
+	ADD	X5, X18
+	MOVWU	(X18), X18
+	MOV	32(X2), X22
+	XOR	X19, X22
+	MOV	X22, 32(X2)
+	SRL	$6, X9, X19
+	AND	$1020, X19
+	ADD	X6, X19
+	MOVWU	(X19), X19
+	XOR	X18, X20
+	SRL	$22, X16, X18
+	AND	$1020, X18
+	ADD	X28, X18
+	MOVWU	(X18), X18
+	XOR	X19, X20
+	SLL	$2, X9, X19
+	AND	$1020, X19
+	ADD	X5, X19
+	MOVWU	(X19), X19
+	XOR	X18, X20
+	SRL	$14, X16, X18
+	AND	$1020, X18
+	ADD	X7, X18
+	MOVWU	(X18), X18
+	XOR	X19, X21
+	SRL	$22, X17, X19
+	AND	$1020, X19
+	ADD	X28, X19
+	MOVWU	(X19), X19
+	XOR	X18, X21
+	XOR	X19, X21
+	JMP	refreshed
+kgen_ret:
 	RET

@@ -16,1386 +16,1386 @@ TEXT ·chaCha20Ctr32C906Novector(SB), NOSPLIT, $0-40
 	MOV	len+16(FP), X12
 	MOV	key+24(FP), X13
 	MOV	counter+32(FP), X14
-	WORD	$0x00072283	// lw t0, 0(a4)
-	WORD	$0x00061463	// bne a2, zero, .LChaCha20_ctr32_c906_novector_24
-	WORD	$0x3700106f	// jal zero, .LChaCha20_ctr32_c906_novector_2
-	// .LChaCha20_ctr32_c906_novector_24:
-	// .LChaCha20_ctr32_c906_novector_block:
-	WORD	$0x61708337	// lui t1, 399112
-	WORD	$0x8653031b	// addiw t1, t1, -1947
-	WORD	$0x332063b7	// lui t2, 209414
-	WORD	$0x46e3839b	// addiw t2, t2, 1134
-	WORD	$0x79623e37	// lui t3, 497187
-	WORD	$0xd32e0e1b	// addiw t3, t3, -718
-	WORD	$0x6b206eb7	// lui t4, 438790
-	WORD	$0x574e8e9b	// addiw t4, t4, 1396
-	WORD	$0x0006af03	// lw t5, 0(a3)
-	WORD	$0x0046a783	// lw a5, 4(a3)
-	WORD	$0x0086a803	// lw a6, 8(a3)
-	WORD	$0x00c6a883	// lw a7, 12(a3)
-	WORD	$0x0106a483	// lw s1, 16(a3)
-	WORD	$0x0146a903	// lw s2, 20(a3)
-	WORD	$0x0186a983	// lw s3, 24(a3)
-	WORD	$0x01c6aa03	// lw s4, 28(a3)
-	WORD	$0x00028a9b	// addiw s5, t0, 0
-	WORD	$0x00472b03	// lw s6, 4(a4)
-	WORD	$0x00872b83	// lw s7, 8(a4)
-	WORD	$0x00c72c03	// lw s8, 12(a4)
+	MOVW	(X14), X5
+	BNEZ	X12, L24
+	JMP	L2
+L24:
+block:
+	LUI	$399112, X6
+	ADDW	$-1947, X6
+	LUI	$209414, X7
+	ADDW	$1134, X7
+	LUI	$497187, X28
+	ADDW	$-718, X28
+	LUI	$438790, X29
+	ADDW	$1396, X29
+	MOVW	(X13), X30
+	MOVW	4(X13), X15
+	MOVW	8(X13), X16
+	MOVW	12(X13), X17
+	MOVW	16(X13), X9
+	MOVW	20(X13), X18
+	MOVW	24(X13), X19
+	MOVW	28(X13), X20
+	MOVW	X5, X21
+	MOVW	4(X14), X22
+	MOVW	8(X14), X23
+	MOVW	12(X14), X24
 	// double round 1 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X30, X6
+	XOR	X6, X21
 	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X21, X9
+	XOR	X9, X30
 	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X30, X6
+	XOR	X6, X21
 	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X21, X9
+	XOR	X9, X30
 	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
+	ADDW	X15, X7
+	XOR	X7, X22
 	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
+	ADDW	X15, X7
+	XOR	X7, X22
 	WORD	$0x158b1b0b	// th.srriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	ADDW	X16, X28
+	XOR	X28, X23
 	WORD	$0x150b9b8b	// th.srriw s7, s7, 16
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
+	ADDW	X23, X19
+	XOR	X19, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	ADDW	X16, X28
+	XOR	X28, X23
 	WORD	$0x158b9b8b	// th.srriw s7, s7, 24
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
+	ADDW	X23, X19
+	XOR	X19, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
+	ADDW	X17, X29
+	XOR	X29, X24
 	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
+	ADDW	X24, X20
+	XOR	X20, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
+	ADDW	X17, X29
+	XOR	X29, X24
 	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
+	ADDW	X24, X20
+	XOR	X20, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
+	ADDW	X15, X6
+	XOR	X6, X24
 	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
+	ADDW	X24, X19
+	XOR	X19, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
+	ADDW	X15, X6
+	XOR	X6, X24
 	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
+	ADDW	X24, X19
+	XOR	X19, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
+	ADDW	X16, X7
+	XOR	X7, X21
 	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
+	ADDW	X21, X20
+	XOR	X20, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
+	ADDW	X16, X7
+	XOR	X7, X21
 	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
+	ADDW	X21, X20
+	XOR	X20, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X17, X28
+	XOR	X28, X22
 	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
+	ADDW	X22, X9
+	XOR	X9, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X17, X28
+	XOR	X28, X22
 	WORD	$0x158b1b0b	// th.srriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
+	ADDW	X22, X9
+	XOR	X9, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
+	ADDW	X30, X29
+	XOR	X29, X23
 	WORD	$0x150b9b8b	// th.srriw s7, s7, 16
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
+	ADDW	X23, X18
+	XOR	X18, X30
 	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
+	ADDW	X30, X29
+	XOR	X29, X23
 	WORD	$0x158b9b8b	// th.srriw s7, s7, 24
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
+	ADDW	X23, X18
+	XOR	X18, X30
 	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
 	// double round 2 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X30, X6
+	XOR	X6, X21
 	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X21, X9
+	XOR	X9, X30
 	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X30, X6
+	XOR	X6, X21
 	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X21, X9
+	XOR	X9, X30
 	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
+	ADDW	X15, X7
+	XOR	X7, X22
 	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
+	ADDW	X15, X7
+	XOR	X7, X22
 	WORD	$0x158b1b0b	// th.srriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	ADDW	X16, X28
+	XOR	X28, X23
 	WORD	$0x150b9b8b	// th.srriw s7, s7, 16
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
+	ADDW	X23, X19
+	XOR	X19, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	ADDW	X16, X28
+	XOR	X28, X23
 	WORD	$0x158b9b8b	// th.srriw s7, s7, 24
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
+	ADDW	X23, X19
+	XOR	X19, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
+	ADDW	X17, X29
+	XOR	X29, X24
 	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
+	ADDW	X24, X20
+	XOR	X20, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
+	ADDW	X17, X29
+	XOR	X29, X24
 	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
+	ADDW	X24, X20
+	XOR	X20, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
+	ADDW	X15, X6
+	XOR	X6, X24
 	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
+	ADDW	X24, X19
+	XOR	X19, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
+	ADDW	X15, X6
+	XOR	X6, X24
 	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
+	ADDW	X24, X19
+	XOR	X19, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
+	ADDW	X16, X7
+	XOR	X7, X21
 	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
+	ADDW	X21, X20
+	XOR	X20, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
+	ADDW	X16, X7
+	XOR	X7, X21
 	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
+	ADDW	X21, X20
+	XOR	X20, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X17, X28
+	XOR	X28, X22
 	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
+	ADDW	X22, X9
+	XOR	X9, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X17, X28
+	XOR	X28, X22
 	WORD	$0x158b1b0b	// th.srriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
+	ADDW	X22, X9
+	XOR	X9, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
+	ADDW	X30, X29
+	XOR	X29, X23
 	WORD	$0x150b9b8b	// th.srriw s7, s7, 16
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
+	ADDW	X23, X18
+	XOR	X18, X30
 	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
+	ADDW	X30, X29
+	XOR	X29, X23
 	WORD	$0x158b9b8b	// th.srriw s7, s7, 24
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
+	ADDW	X23, X18
+	XOR	X18, X30
 	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
 	// double round 3 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X30, X6
+	XOR	X6, X21
 	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X21, X9
+	XOR	X9, X30
 	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X30, X6
+	XOR	X6, X21
 	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X21, X9
+	XOR	X9, X30
 	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
+	ADDW	X15, X7
+	XOR	X7, X22
 	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
+	ADDW	X15, X7
+	XOR	X7, X22
 	WORD	$0x158b1b0b	// th.srriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	ADDW	X16, X28
+	XOR	X28, X23
 	WORD	$0x150b9b8b	// th.srriw s7, s7, 16
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
+	ADDW	X23, X19
+	XOR	X19, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	ADDW	X16, X28
+	XOR	X28, X23
 	WORD	$0x158b9b8b	// th.srriw s7, s7, 24
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
+	ADDW	X23, X19
+	XOR	X19, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
+	ADDW	X17, X29
+	XOR	X29, X24
 	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
+	ADDW	X24, X20
+	XOR	X20, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
+	ADDW	X17, X29
+	XOR	X29, X24
 	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
+	ADDW	X24, X20
+	XOR	X20, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
+	ADDW	X15, X6
+	XOR	X6, X24
 	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
+	ADDW	X24, X19
+	XOR	X19, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
+	ADDW	X15, X6
+	XOR	X6, X24
 	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
+	ADDW	X24, X19
+	XOR	X19, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
+	ADDW	X16, X7
+	XOR	X7, X21
 	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
+	ADDW	X21, X20
+	XOR	X20, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
+	ADDW	X16, X7
+	XOR	X7, X21
 	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
+	ADDW	X21, X20
+	XOR	X20, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X17, X28
+	XOR	X28, X22
 	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
+	ADDW	X22, X9
+	XOR	X9, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X17, X28
+	XOR	X28, X22
 	WORD	$0x158b1b0b	// th.srriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
+	ADDW	X22, X9
+	XOR	X9, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
+	ADDW	X30, X29
+	XOR	X29, X23
 	WORD	$0x150b9b8b	// th.srriw s7, s7, 16
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
+	ADDW	X23, X18
+	XOR	X18, X30
 	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
+	ADDW	X30, X29
+	XOR	X29, X23
 	WORD	$0x158b9b8b	// th.srriw s7, s7, 24
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
+	ADDW	X23, X18
+	XOR	X18, X30
 	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
 	// double round 4 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X30, X6
+	XOR	X6, X21
 	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X21, X9
+	XOR	X9, X30
 	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X30, X6
+	XOR	X6, X21
 	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X21, X9
+	XOR	X9, X30
 	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
+	ADDW	X15, X7
+	XOR	X7, X22
 	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
+	ADDW	X15, X7
+	XOR	X7, X22
 	WORD	$0x158b1b0b	// th.srriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	ADDW	X16, X28
+	XOR	X28, X23
 	WORD	$0x150b9b8b	// th.srriw s7, s7, 16
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
+	ADDW	X23, X19
+	XOR	X19, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	ADDW	X16, X28
+	XOR	X28, X23
 	WORD	$0x158b9b8b	// th.srriw s7, s7, 24
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
+	ADDW	X23, X19
+	XOR	X19, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
+	ADDW	X17, X29
+	XOR	X29, X24
 	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
+	ADDW	X24, X20
+	XOR	X20, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
+	ADDW	X17, X29
+	XOR	X29, X24
 	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
+	ADDW	X24, X20
+	XOR	X20, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
+	ADDW	X15, X6
+	XOR	X6, X24
 	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
+	ADDW	X24, X19
+	XOR	X19, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
+	ADDW	X15, X6
+	XOR	X6, X24
 	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
+	ADDW	X24, X19
+	XOR	X19, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
+	ADDW	X16, X7
+	XOR	X7, X21
 	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
+	ADDW	X21, X20
+	XOR	X20, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
+	ADDW	X16, X7
+	XOR	X7, X21
 	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
+	ADDW	X21, X20
+	XOR	X20, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X17, X28
+	XOR	X28, X22
 	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
+	ADDW	X22, X9
+	XOR	X9, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X17, X28
+	XOR	X28, X22
 	WORD	$0x158b1b0b	// th.srriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
+	ADDW	X22, X9
+	XOR	X9, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
+	ADDW	X30, X29
+	XOR	X29, X23
 	WORD	$0x150b9b8b	// th.srriw s7, s7, 16
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
+	ADDW	X23, X18
+	XOR	X18, X30
 	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
+	ADDW	X30, X29
+	XOR	X29, X23
 	WORD	$0x158b9b8b	// th.srriw s7, s7, 24
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
+	ADDW	X23, X18
+	XOR	X18, X30
 	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
 	// double round 5 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X30, X6
+	XOR	X6, X21
 	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X21, X9
+	XOR	X9, X30
 	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X30, X6
+	XOR	X6, X21
 	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X21, X9
+	XOR	X9, X30
 	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
+	ADDW	X15, X7
+	XOR	X7, X22
 	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
+	ADDW	X15, X7
+	XOR	X7, X22
 	WORD	$0x158b1b0b	// th.srriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	ADDW	X16, X28
+	XOR	X28, X23
 	WORD	$0x150b9b8b	// th.srriw s7, s7, 16
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
+	ADDW	X23, X19
+	XOR	X19, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	ADDW	X16, X28
+	XOR	X28, X23
 	WORD	$0x158b9b8b	// th.srriw s7, s7, 24
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
+	ADDW	X23, X19
+	XOR	X19, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
+	ADDW	X17, X29
+	XOR	X29, X24
 	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
+	ADDW	X24, X20
+	XOR	X20, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
+	ADDW	X17, X29
+	XOR	X29, X24
 	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
+	ADDW	X24, X20
+	XOR	X20, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
+	ADDW	X15, X6
+	XOR	X6, X24
 	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
+	ADDW	X24, X19
+	XOR	X19, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
+	ADDW	X15, X6
+	XOR	X6, X24
 	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
+	ADDW	X24, X19
+	XOR	X19, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
+	ADDW	X16, X7
+	XOR	X7, X21
 	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
+	ADDW	X21, X20
+	XOR	X20, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
+	ADDW	X16, X7
+	XOR	X7, X21
 	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
+	ADDW	X21, X20
+	XOR	X20, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X17, X28
+	XOR	X28, X22
 	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
+	ADDW	X22, X9
+	XOR	X9, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X17, X28
+	XOR	X28, X22
 	WORD	$0x158b1b0b	// th.srriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
+	ADDW	X22, X9
+	XOR	X9, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
+	ADDW	X30, X29
+	XOR	X29, X23
 	WORD	$0x150b9b8b	// th.srriw s7, s7, 16
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
+	ADDW	X23, X18
+	XOR	X18, X30
 	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
+	ADDW	X30, X29
+	XOR	X29, X23
 	WORD	$0x158b9b8b	// th.srriw s7, s7, 24
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
+	ADDW	X23, X18
+	XOR	X18, X30
 	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
 	// double round 6 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X30, X6
+	XOR	X6, X21
 	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X21, X9
+	XOR	X9, X30
 	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X30, X6
+	XOR	X6, X21
 	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X21, X9
+	XOR	X9, X30
 	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
+	ADDW	X15, X7
+	XOR	X7, X22
 	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
+	ADDW	X15, X7
+	XOR	X7, X22
 	WORD	$0x158b1b0b	// th.srriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	ADDW	X16, X28
+	XOR	X28, X23
 	WORD	$0x150b9b8b	// th.srriw s7, s7, 16
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
+	ADDW	X23, X19
+	XOR	X19, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	ADDW	X16, X28
+	XOR	X28, X23
 	WORD	$0x158b9b8b	// th.srriw s7, s7, 24
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
+	ADDW	X23, X19
+	XOR	X19, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
+	ADDW	X17, X29
+	XOR	X29, X24
 	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
+	ADDW	X24, X20
+	XOR	X20, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
+	ADDW	X17, X29
+	XOR	X29, X24
 	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
+	ADDW	X24, X20
+	XOR	X20, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
+	ADDW	X15, X6
+	XOR	X6, X24
 	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
+	ADDW	X24, X19
+	XOR	X19, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
+	ADDW	X15, X6
+	XOR	X6, X24
 	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
+	ADDW	X24, X19
+	XOR	X19, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
+	ADDW	X16, X7
+	XOR	X7, X21
 	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
+	ADDW	X21, X20
+	XOR	X20, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
+	ADDW	X16, X7
+	XOR	X7, X21
 	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
+	ADDW	X21, X20
+	XOR	X20, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X17, X28
+	XOR	X28, X22
 	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
+	ADDW	X22, X9
+	XOR	X9, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X17, X28
+	XOR	X28, X22
 	WORD	$0x158b1b0b	// th.srriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
+	ADDW	X22, X9
+	XOR	X9, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
+	ADDW	X30, X29
+	XOR	X29, X23
 	WORD	$0x150b9b8b	// th.srriw s7, s7, 16
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
+	ADDW	X23, X18
+	XOR	X18, X30
 	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
+	ADDW	X30, X29
+	XOR	X29, X23
 	WORD	$0x158b9b8b	// th.srriw s7, s7, 24
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
+	ADDW	X23, X18
+	XOR	X18, X30
 	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
 	// double round 7 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X30, X6
+	XOR	X6, X21
 	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X21, X9
+	XOR	X9, X30
 	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X30, X6
+	XOR	X6, X21
 	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X21, X9
+	XOR	X9, X30
 	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
+	ADDW	X15, X7
+	XOR	X7, X22
 	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
+	ADDW	X15, X7
+	XOR	X7, X22
 	WORD	$0x158b1b0b	// th.srriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	ADDW	X16, X28
+	XOR	X28, X23
 	WORD	$0x150b9b8b	// th.srriw s7, s7, 16
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
+	ADDW	X23, X19
+	XOR	X19, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	ADDW	X16, X28
+	XOR	X28, X23
 	WORD	$0x158b9b8b	// th.srriw s7, s7, 24
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
+	ADDW	X23, X19
+	XOR	X19, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
+	ADDW	X17, X29
+	XOR	X29, X24
 	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
+	ADDW	X24, X20
+	XOR	X20, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
+	ADDW	X17, X29
+	XOR	X29, X24
 	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
+	ADDW	X24, X20
+	XOR	X20, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
+	ADDW	X15, X6
+	XOR	X6, X24
 	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
+	ADDW	X24, X19
+	XOR	X19, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
+	ADDW	X15, X6
+	XOR	X6, X24
 	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
+	ADDW	X24, X19
+	XOR	X19, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
+	ADDW	X16, X7
+	XOR	X7, X21
 	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
+	ADDW	X21, X20
+	XOR	X20, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
+	ADDW	X16, X7
+	XOR	X7, X21
 	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
+	ADDW	X21, X20
+	XOR	X20, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X17, X28
+	XOR	X28, X22
 	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
+	ADDW	X22, X9
+	XOR	X9, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X17, X28
+	XOR	X28, X22
 	WORD	$0x158b1b0b	// th.srriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
+	ADDW	X22, X9
+	XOR	X9, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
+	ADDW	X30, X29
+	XOR	X29, X23
 	WORD	$0x150b9b8b	// th.srriw s7, s7, 16
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
+	ADDW	X23, X18
+	XOR	X18, X30
 	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
+	ADDW	X30, X29
+	XOR	X29, X23
 	WORD	$0x158b9b8b	// th.srriw s7, s7, 24
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
+	ADDW	X23, X18
+	XOR	X18, X30
 	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
 	// double round 8 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X30, X6
+	XOR	X6, X21
 	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X21, X9
+	XOR	X9, X30
 	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X30, X6
+	XOR	X6, X21
 	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X21, X9
+	XOR	X9, X30
 	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
+	ADDW	X15, X7
+	XOR	X7, X22
 	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
+	ADDW	X15, X7
+	XOR	X7, X22
 	WORD	$0x158b1b0b	// th.srriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	ADDW	X16, X28
+	XOR	X28, X23
 	WORD	$0x150b9b8b	// th.srriw s7, s7, 16
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
+	ADDW	X23, X19
+	XOR	X19, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	ADDW	X16, X28
+	XOR	X28, X23
 	WORD	$0x158b9b8b	// th.srriw s7, s7, 24
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
+	ADDW	X23, X19
+	XOR	X19, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
+	ADDW	X17, X29
+	XOR	X29, X24
 	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
+	ADDW	X24, X20
+	XOR	X20, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
+	ADDW	X17, X29
+	XOR	X29, X24
 	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
+	ADDW	X24, X20
+	XOR	X20, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
+	ADDW	X15, X6
+	XOR	X6, X24
 	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
+	ADDW	X24, X19
+	XOR	X19, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
+	ADDW	X15, X6
+	XOR	X6, X24
 	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
+	ADDW	X24, X19
+	XOR	X19, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
+	ADDW	X16, X7
+	XOR	X7, X21
 	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
+	ADDW	X21, X20
+	XOR	X20, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
+	ADDW	X16, X7
+	XOR	X7, X21
 	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
+	ADDW	X21, X20
+	XOR	X20, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X17, X28
+	XOR	X28, X22
 	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
+	ADDW	X22, X9
+	XOR	X9, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X17, X28
+	XOR	X28, X22
 	WORD	$0x158b1b0b	// th.srriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
+	ADDW	X22, X9
+	XOR	X9, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
+	ADDW	X30, X29
+	XOR	X29, X23
 	WORD	$0x150b9b8b	// th.srriw s7, s7, 16
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
+	ADDW	X23, X18
+	XOR	X18, X30
 	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
+	ADDW	X30, X29
+	XOR	X29, X23
 	WORD	$0x158b9b8b	// th.srriw s7, s7, 24
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
+	ADDW	X23, X18
+	XOR	X18, X30
 	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
 	// double round 9 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X30, X6
+	XOR	X6, X21
 	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X21, X9
+	XOR	X9, X30
 	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X30, X6
+	XOR	X6, X21
 	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X21, X9
+	XOR	X9, X30
 	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
+	ADDW	X15, X7
+	XOR	X7, X22
 	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
+	ADDW	X15, X7
+	XOR	X7, X22
 	WORD	$0x158b1b0b	// th.srriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	ADDW	X16, X28
+	XOR	X28, X23
 	WORD	$0x150b9b8b	// th.srriw s7, s7, 16
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
+	ADDW	X23, X19
+	XOR	X19, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	ADDW	X16, X28
+	XOR	X28, X23
 	WORD	$0x158b9b8b	// th.srriw s7, s7, 24
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
+	ADDW	X23, X19
+	XOR	X19, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
+	ADDW	X17, X29
+	XOR	X29, X24
 	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
+	ADDW	X24, X20
+	XOR	X20, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
+	ADDW	X17, X29
+	XOR	X29, X24
 	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
+	ADDW	X24, X20
+	XOR	X20, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
+	ADDW	X15, X6
+	XOR	X6, X24
 	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
+	ADDW	X24, X19
+	XOR	X19, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
+	ADDW	X15, X6
+	XOR	X6, X24
 	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
+	ADDW	X24, X19
+	XOR	X19, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
+	ADDW	X16, X7
+	XOR	X7, X21
 	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
+	ADDW	X21, X20
+	XOR	X20, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
+	ADDW	X16, X7
+	XOR	X7, X21
 	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
+	ADDW	X21, X20
+	XOR	X20, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X17, X28
+	XOR	X28, X22
 	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
+	ADDW	X22, X9
+	XOR	X9, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X17, X28
+	XOR	X28, X22
 	WORD	$0x158b1b0b	// th.srriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
+	ADDW	X22, X9
+	XOR	X9, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
+	ADDW	X30, X29
+	XOR	X29, X23
 	WORD	$0x150b9b8b	// th.srriw s7, s7, 16
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
+	ADDW	X23, X18
+	XOR	X18, X30
 	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
+	ADDW	X30, X29
+	XOR	X29, X23
 	WORD	$0x158b9b8b	// th.srriw s7, s7, 24
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
+	ADDW	X23, X18
+	XOR	X18, X30
 	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
 	// double round 10 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X30, X6
+	XOR	X6, X21
 	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X21, X9
+	XOR	X9, X30
 	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X30, X6
+	XOR	X6, X21
 	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X21, X9
+	XOR	X9, X30
 	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
+	ADDW	X15, X7
+	XOR	X7, X22
 	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
+	ADDW	X15, X7
+	XOR	X7, X22
 	WORD	$0x158b1b0b	// th.srriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	ADDW	X16, X28
+	XOR	X28, X23
 	WORD	$0x150b9b8b	// th.srriw s7, s7, 16
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
+	ADDW	X23, X19
+	XOR	X19, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	ADDW	X16, X28
+	XOR	X28, X23
 	WORD	$0x158b9b8b	// th.srriw s7, s7, 24
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
+	ADDW	X23, X19
+	XOR	X19, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
+	ADDW	X17, X29
+	XOR	X29, X24
 	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
+	ADDW	X24, X20
+	XOR	X20, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
+	ADDW	X17, X29
+	XOR	X29, X24
 	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
+	ADDW	X24, X20
+	XOR	X20, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
+	ADDW	X15, X6
+	XOR	X6, X24
 	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
+	ADDW	X24, X19
+	XOR	X19, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
+	ADDW	X15, X6
+	XOR	X6, X24
 	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
+	ADDW	X24, X19
+	XOR	X19, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
+	ADDW	X16, X7
+	XOR	X7, X21
 	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
+	ADDW	X21, X20
+	XOR	X20, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
+	ADDW	X16, X7
+	XOR	X7, X21
 	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
+	ADDW	X21, X20
+	XOR	X20, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X17, X28
+	XOR	X28, X22
 	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
+	ADDW	X22, X9
+	XOR	X9, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X17, X28
+	XOR	X28, X22
 	WORD	$0x158b1b0b	// th.srriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
+	ADDW	X22, X9
+	XOR	X9, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
+	ADDW	X30, X29
+	XOR	X29, X23
 	WORD	$0x150b9b8b	// th.srriw s7, s7, 16
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
+	ADDW	X23, X18
+	XOR	X18, X30
 	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
+	ADDW	X30, X29
+	XOR	X29, X23
 	WORD	$0x158b9b8b	// th.srriw s7, s7, 24
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
+	ADDW	X23, X18
+	XOR	X18, X30
 	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
-	WORD	$0x61708cb7	// lui s9, 399112
-	WORD	$0x865c8c9b	// addiw s9, s9, -1947
-	WORD	$0x33206437	// lui s0, 209414
-	WORD	$0x46e4041b	// addiw s0, s0, 1134
-	WORD	$0x0193033b	// addw t1, t1, s9
-	WORD	$0x79623cb7	// lui s9, 497187
-	WORD	$0xd32c8c9b	// addiw s9, s9, -718
-	WORD	$0x008383bb	// addw t2, t2, s0
-	WORD	$0x6b206437	// lui s0, 438790
-	WORD	$0x5744041b	// addiw s0, s0, 1396
-	WORD	$0x019e0e3b	// addw t3, t3, s9
-	WORD	$0x0006ac83	// lw s9, 0(a3)
-	WORD	$0x008e8ebb	// addw t4, t4, s0
-	WORD	$0x0046a403	// lw s0, 4(a3)
-	WORD	$0x019f0f3b	// addw t5, t5, s9
-	WORD	$0x0086ac83	// lw s9, 8(a3)
-	WORD	$0x008787bb	// addw a5, a5, s0
-	WORD	$0x00c6a403	// lw s0, 12(a3)
-	WORD	$0x0198083b	// addw a6, a6, s9
-	WORD	$0x0106ac83	// lw s9, 16(a3)
-	WORD	$0x008888bb	// addw a7, a7, s0
-	WORD	$0x0146a403	// lw s0, 20(a3)
-	WORD	$0x019484bb	// addw s1, s1, s9
-	WORD	$0x0186ac83	// lw s9, 24(a3)
-	WORD	$0x0089093b	// addw s2, s2, s0
-	WORD	$0x01c6a403	// lw s0, 28(a3)
-	WORD	$0x019989bb	// addw s3, s3, s9
-	WORD	$0x00028c9b	// addiw s9, t0, 0
-	WORD	$0x008a0a3b	// addw s4, s4, s0
-	WORD	$0x00472403	// lw s0, 4(a4)
-	WORD	$0x019a8abb	// addw s5, s5, s9
-	WORD	$0x00872c83	// lw s9, 8(a4)
-	WORD	$0x008b0b3b	// addw s6, s6, s0
-	WORD	$0x00c72403	// lw s0, 12(a4)
-	WORD	$0x019b8bbb	// addw s7, s7, s9
-	WORD	$0x008c0c3b	// addw s8, s8, s0
-	WORD	$0x04000c93	// addi s9, zero, 64
-	WORD	$0x0f966063	// bltu a2, s9, .LChaCha20_ctr32_c906_novector_1
-	WORD	$0x0005ac83	// lw s9, 0(a1)
-	WORD	$0x0045a403	// lw s0, 4(a1)
-	WORD	$0x006cccb3	// xor s9, s9, t1
-	WORD	$0x01952023	// sw s9, 0(a0)
-	WORD	$0x0085ac83	// lw s9, 8(a1)
-	WORD	$0x00744433	// xor s0, s0, t2
-	WORD	$0x00852223	// sw s0, 4(a0)
-	WORD	$0x00c5a403	// lw s0, 12(a1)
-	WORD	$0x01ccccb3	// xor s9, s9, t3
-	WORD	$0x01952423	// sw s9, 8(a0)
-	WORD	$0x0105ac83	// lw s9, 16(a1)
-	WORD	$0x01d44433	// xor s0, s0, t4
-	WORD	$0x00852623	// sw s0, 12(a0)
-	WORD	$0x0145a403	// lw s0, 20(a1)
-	WORD	$0x01ecccb3	// xor s9, s9, t5
-	WORD	$0x01952823	// sw s9, 16(a0)
-	WORD	$0x0185ac83	// lw s9, 24(a1)
-	WORD	$0x00f44433	// xor s0, s0, a5
-	WORD	$0x00852a23	// sw s0, 20(a0)
-	WORD	$0x01c5a403	// lw s0, 28(a1)
-	WORD	$0x010cccb3	// xor s9, s9, a6
-	WORD	$0x01952c23	// sw s9, 24(a0)
-	WORD	$0x0205ac83	// lw s9, 32(a1)
-	WORD	$0x01144433	// xor s0, s0, a7
-	WORD	$0x00852e23	// sw s0, 28(a0)
-	WORD	$0x0245a403	// lw s0, 36(a1)
-	WORD	$0x009cccb3	// xor s9, s9, s1
-	WORD	$0x03952023	// sw s9, 32(a0)
-	WORD	$0x0285ac83	// lw s9, 40(a1)
-	WORD	$0x01244433	// xor s0, s0, s2
-	WORD	$0x02852223	// sw s0, 36(a0)
-	WORD	$0x02c5a403	// lw s0, 44(a1)
-	WORD	$0x013cccb3	// xor s9, s9, s3
-	WORD	$0x03952423	// sw s9, 40(a0)
-	WORD	$0x0305ac83	// lw s9, 48(a1)
-	WORD	$0x01444433	// xor s0, s0, s4
-	WORD	$0x02852623	// sw s0, 44(a0)
-	WORD	$0x0345a403	// lw s0, 52(a1)
-	WORD	$0x015cccb3	// xor s9, s9, s5
-	WORD	$0x03952823	// sw s9, 48(a0)
-	WORD	$0x0385ac83	// lw s9, 56(a1)
-	WORD	$0x01644433	// xor s0, s0, s6
-	WORD	$0x02852a23	// sw s0, 52(a0)
-	WORD	$0x03c5a403	// lw s0, 60(a1)
-	WORD	$0x017cccb3	// xor s9, s9, s7
-	WORD	$0x03952c23	// sw s9, 56(a0)
-	WORD	$0x01844433	// xor s0, s0, s8
-	WORD	$0x02852e23	// sw s0, 60(a0)
-	WORD	$0x04050513	// addi a0, a0, 64
-	WORD	$0x04058593	// addi a1, a1, 64
-	WORD	$0xfc060613	// addi a2, a2, -64
-	WORD	$0x0012829b	// addiw t0, t0, 1
-	WORD	$0x00060463	// beq a2, zero, .LChaCha20_ctr32_c906_novector_25
-	WORD	$0xf45fe06f	// jal zero, .LChaCha20_ctr32_c906_novector_block
-	// .LChaCha20_ctr32_c906_novector_25:
-	WORD	$0x2ac0006f	// jal zero, .LChaCha20_ctr32_c906_novector_2
-	// .LChaCha20_ctr32_c906_novector_1:
+	LUI	$399112, X25
+	ADDW	$-1947, X25
+	LUI	$209414, X8
+	ADDW	$1134, X8
+	ADDW	X25, X6
+	LUI	$497187, X25
+	ADDW	$-718, X25
+	ADDW	X8, X7
+	LUI	$438790, X8
+	ADDW	$1396, X8
+	ADDW	X25, X28
+	MOVW	(X13), X25
+	ADDW	X8, X29
+	MOVW	4(X13), X8
+	ADDW	X25, X30
+	MOVW	8(X13), X25
+	ADDW	X8, X15
+	MOVW	12(X13), X8
+	ADDW	X25, X16
+	MOVW	16(X13), X25
+	ADDW	X8, X17
+	MOVW	20(X13), X8
+	ADDW	X25, X9
+	MOVW	24(X13), X25
+	ADDW	X8, X18
+	MOVW	28(X13), X8
+	ADDW	X25, X19
+	MOVW	X5, X25
+	ADDW	X8, X20
+	MOVW	4(X14), X8
+	ADDW	X25, X21
+	MOVW	8(X14), X25
+	ADDW	X8, X22
+	MOVW	12(X14), X8
+	ADDW	X25, X23
+	ADDW	X8, X24
+	MOV	$64, X25
+	BLTU	X12, X25, L1
+	MOVW	(X11), X25
+	MOVW	4(X11), X8
+	XOR	X6, X25
+	MOVW	X25, (X10)
+	MOVW	8(X11), X25
+	XOR	X7, X8
+	MOVW	X8, 4(X10)
+	MOVW	12(X11), X8
+	XOR	X28, X25
+	MOVW	X25, 8(X10)
+	MOVW	16(X11), X25
+	XOR	X29, X8
+	MOVW	X8, 12(X10)
+	MOVW	20(X11), X8
+	XOR	X30, X25
+	MOVW	X25, 16(X10)
+	MOVW	24(X11), X25
+	XOR	X15, X8
+	MOVW	X8, 20(X10)
+	MOVW	28(X11), X8
+	XOR	X16, X25
+	MOVW	X25, 24(X10)
+	MOVW	32(X11), X25
+	XOR	X17, X8
+	MOVW	X8, 28(X10)
+	MOVW	36(X11), X8
+	XOR	X9, X25
+	MOVW	X25, 32(X10)
+	MOVW	40(X11), X25
+	XOR	X18, X8
+	MOVW	X8, 36(X10)
+	MOVW	44(X11), X8
+	XOR	X19, X25
+	MOVW	X25, 40(X10)
+	MOVW	48(X11), X25
+	XOR	X20, X8
+	MOVW	X8, 44(X10)
+	MOVW	52(X11), X8
+	XOR	X21, X25
+	MOVW	X25, 48(X10)
+	MOVW	56(X11), X25
+	XOR	X22, X8
+	MOVW	X8, 52(X10)
+	MOVW	60(X11), X8
+	XOR	X23, X25
+	MOVW	X25, 56(X10)
+	XOR	X24, X8
+	MOVW	X8, 60(X10)
+	ADD	$64, X10
+	ADD	$64, X11
+	ADD	$-64, X12
+	ADDW	$1, X5
+	BEQZ	X12, L25
+	JMP	block
+L25:
+	JMP	L2
+L1:
 	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_5
-	WORD	$0x00030413	// addi s0, t1, 0
-	WORD	$0x2740006f	// jal zero, .LChaCha20_ctr32_c906_novector_tail
-	// .LChaCha20_ctr32_c906_novector_5:
-	WORD	$0x0005ac83	// lw s9, 0(a1)
-	WORD	$0x006cccb3	// xor s9, s9, t1
-	WORD	$0x01952023	// sw s9, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_7
-	WORD	$0x00038413	// addi s0, t2, 0
-	WORD	$0x24c0006f	// jal zero, .LChaCha20_ctr32_c906_novector_tail
-	// .LChaCha20_ctr32_c906_novector_7:
-	WORD	$0x0005ac83	// lw s9, 0(a1)
-	WORD	$0x007cccb3	// xor s9, s9, t2
-	WORD	$0x01952023	// sw s9, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_8
-	WORD	$0x000e0413	// addi s0, t3, 0
-	WORD	$0x2240006f	// jal zero, .LChaCha20_ctr32_c906_novector_tail
-	// .LChaCha20_ctr32_c906_novector_8:
-	WORD	$0x0005ac83	// lw s9, 0(a1)
-	WORD	$0x01ccccb3	// xor s9, s9, t3
-	WORD	$0x01952023	// sw s9, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_9
-	WORD	$0x000e8413	// addi s0, t4, 0
-	WORD	$0x1fc0006f	// jal zero, .LChaCha20_ctr32_c906_novector_tail
-	// .LChaCha20_ctr32_c906_novector_9:
-	WORD	$0x0005ac83	// lw s9, 0(a1)
-	WORD	$0x01dcccb3	// xor s9, s9, t4
-	WORD	$0x01952023	// sw s9, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_10
-	WORD	$0x000f0413	// addi s0, t5, 0
-	WORD	$0x1d40006f	// jal zero, .LChaCha20_ctr32_c906_novector_tail
-	// .LChaCha20_ctr32_c906_novector_10:
-	WORD	$0x0005ac83	// lw s9, 0(a1)
-	WORD	$0x01ecccb3	// xor s9, s9, t5
-	WORD	$0x01952023	// sw s9, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_11
-	WORD	$0x00078413	// addi s0, a5, 0
-	WORD	$0x1ac0006f	// jal zero, .LChaCha20_ctr32_c906_novector_tail
-	// .LChaCha20_ctr32_c906_novector_11:
-	WORD	$0x0005ac83	// lw s9, 0(a1)
-	WORD	$0x00fcccb3	// xor s9, s9, a5
-	WORD	$0x01952023	// sw s9, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_12
-	WORD	$0x00080413	// addi s0, a6, 0
-	WORD	$0x1840006f	// jal zero, .LChaCha20_ctr32_c906_novector_tail
-	// .LChaCha20_ctr32_c906_novector_12:
-	WORD	$0x0005ac83	// lw s9, 0(a1)
-	WORD	$0x010cccb3	// xor s9, s9, a6
-	WORD	$0x01952023	// sw s9, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_13
-	WORD	$0x00088413	// addi s0, a7, 0
-	WORD	$0x15c0006f	// jal zero, .LChaCha20_ctr32_c906_novector_tail
-	// .LChaCha20_ctr32_c906_novector_13:
-	WORD	$0x0005ac83	// lw s9, 0(a1)
-	WORD	$0x011cccb3	// xor s9, s9, a7
-	WORD	$0x01952023	// sw s9, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_14
-	WORD	$0x00048413	// addi s0, s1, 0
-	WORD	$0x1340006f	// jal zero, .LChaCha20_ctr32_c906_novector_tail
-	// .LChaCha20_ctr32_c906_novector_14:
-	WORD	$0x0005ac83	// lw s9, 0(a1)
-	WORD	$0x009cccb3	// xor s9, s9, s1
-	WORD	$0x01952023	// sw s9, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_15
-	WORD	$0x00090413	// addi s0, s2, 0
-	WORD	$0x10c0006f	// jal zero, .LChaCha20_ctr32_c906_novector_tail
-	// .LChaCha20_ctr32_c906_novector_15:
-	WORD	$0x0005ac83	// lw s9, 0(a1)
-	WORD	$0x012cccb3	// xor s9, s9, s2
-	WORD	$0x01952023	// sw s9, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_16
-	WORD	$0x00098413	// addi s0, s3, 0
-	WORD	$0x0e40006f	// jal zero, .LChaCha20_ctr32_c906_novector_tail
-	// .LChaCha20_ctr32_c906_novector_16:
-	WORD	$0x0005ac83	// lw s9, 0(a1)
-	WORD	$0x013cccb3	// xor s9, s9, s3
-	WORD	$0x01952023	// sw s9, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_17
-	WORD	$0x000a0413	// addi s0, s4, 0
-	WORD	$0x0bc0006f	// jal zero, .LChaCha20_ctr32_c906_novector_tail
-	// .LChaCha20_ctr32_c906_novector_17:
-	WORD	$0x0005ac83	// lw s9, 0(a1)
-	WORD	$0x014cccb3	// xor s9, s9, s4
-	WORD	$0x01952023	// sw s9, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_18
-	WORD	$0x000a8413	// addi s0, s5, 0
-	WORD	$0x0940006f	// jal zero, .LChaCha20_ctr32_c906_novector_tail
-	// .LChaCha20_ctr32_c906_novector_18:
-	WORD	$0x0005ac83	// lw s9, 0(a1)
-	WORD	$0x015cccb3	// xor s9, s9, s5
-	WORD	$0x01952023	// sw s9, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_19
-	WORD	$0x000b0413	// addi s0, s6, 0
-	WORD	$0x06c0006f	// jal zero, .LChaCha20_ctr32_c906_novector_tail
-	// .LChaCha20_ctr32_c906_novector_19:
-	WORD	$0x0005ac83	// lw s9, 0(a1)
-	WORD	$0x016cccb3	// xor s9, s9, s6
-	WORD	$0x01952023	// sw s9, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_20
-	WORD	$0x000b8413	// addi s0, s7, 0
-	WORD	$0x0440006f	// jal zero, .LChaCha20_ctr32_c906_novector_tail
-	// .LChaCha20_ctr32_c906_novector_20:
-	WORD	$0x0005ac83	// lw s9, 0(a1)
-	WORD	$0x017cccb3	// xor s9, s9, s7
-	WORD	$0x01952023	// sw s9, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_21
-	WORD	$0x000c0413	// addi s0, s8, 0
-	WORD	$0x01c0006f	// jal zero, .LChaCha20_ctr32_c906_novector_tail
-	// .LChaCha20_ctr32_c906_novector_21:
-	WORD	$0x0005ac83	// lw s9, 0(a1)
-	WORD	$0x018cccb3	// xor s9, s9, s8
-	WORD	$0x01952023	// sw s9, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
+	MOV	$4, X25
+	BGEU	X12, X25, L5
+	MOV	X6, X8
+	JMP	tail
+L5:
+	MOVW	(X11), X25
+	XOR	X6, X25
+	MOVW	X25, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L7
+	MOV	X7, X8
+	JMP	tail
+L7:
+	MOVW	(X11), X25
+	XOR	X7, X25
+	MOVW	X25, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L8
+	MOV	X28, X8
+	JMP	tail
+L8:
+	MOVW	(X11), X25
+	XOR	X28, X25
+	MOVW	X25, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L9
+	MOV	X29, X8
+	JMP	tail
+L9:
+	MOVW	(X11), X25
+	XOR	X29, X25
+	MOVW	X25, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L10
+	MOV	X30, X8
+	JMP	tail
+L10:
+	MOVW	(X11), X25
+	XOR	X30, X25
+	MOVW	X25, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L11
+	MOV	X15, X8
+	JMP	tail
+L11:
+	MOVW	(X11), X25
+	XOR	X15, X25
+	MOVW	X25, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L12
+	MOV	X16, X8
+	JMP	tail
+L12:
+	MOVW	(X11), X25
+	XOR	X16, X25
+	MOVW	X25, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L13
+	MOV	X17, X8
+	JMP	tail
+L13:
+	MOVW	(X11), X25
+	XOR	X17, X25
+	MOVW	X25, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L14
+	MOV	X9, X8
+	JMP	tail
+L14:
+	MOVW	(X11), X25
+	XOR	X9, X25
+	MOVW	X25, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L15
+	MOV	X18, X8
+	JMP	tail
+L15:
+	MOVW	(X11), X25
+	XOR	X18, X25
+	MOVW	X25, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L16
+	MOV	X19, X8
+	JMP	tail
+L16:
+	MOVW	(X11), X25
+	XOR	X19, X25
+	MOVW	X25, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L17
+	MOV	X20, X8
+	JMP	tail
+L17:
+	MOVW	(X11), X25
+	XOR	X20, X25
+	MOVW	X25, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L18
+	MOV	X21, X8
+	JMP	tail
+L18:
+	MOVW	(X11), X25
+	XOR	X21, X25
+	MOVW	X25, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L19
+	MOV	X22, X8
+	JMP	tail
+L19:
+	MOVW	(X11), X25
+	XOR	X22, X25
+	MOVW	X25, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L20
+	MOV	X23, X8
+	JMP	tail
+L20:
+	MOVW	(X11), X25
+	XOR	X23, X25
+	MOVW	X25, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L21
+	MOV	X24, X8
+	JMP	tail
+L21:
+	MOVW	(X11), X25
+	XOR	X24, X25
+	MOVW	X25, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
 	// unreachable: len < 64 leaves at most 15 whole words
-	// .LChaCha20_ctr32_c906_novector_tail:
-	WORD	$0x02060263	// beq a2, zero, .LChaCha20_ctr32_c906_novector_skip
-	// .LChaCha20_ctr32_c906_novector_byte:
-	WORD	$0x0005cc83	// lbu s9, 0(a1)
-	WORD	$0x008cccb3	// xor s9, s9, s0
-	WORD	$0x01950023	// sb s9, 0(a0)
-	WORD	$0x00845413	// srli s0, s0, 8
-	WORD	$0x00158593	// addi a1, a1, 1
-	WORD	$0x00150513	// addi a0, a0, 1
-	WORD	$0xfff60613	// addi a2, a2, -1
-	WORD	$0xfe0612e3	// bne a2, zero, .LChaCha20_ctr32_c906_novector_byte
-	// .LChaCha20_ctr32_c906_novector_skip:
-	WORD	$0x0012829b	// addiw t0, t0, 1
-	// .LChaCha20_ctr32_c906_novector_2:
+tail:
+	BEQZ	X12, skip
+byte:
+	MOVBU	(X11), X25
+	XOR	X8, X25
+	MOVB	X25, (X10)
+	SRL	$8, X8
+	ADD	$1, X11
+	ADD	$1, X10
+	ADD	$-1, X12
+	BNEZ	X12, byte
+skip:
+	ADDW	$1, X5
+L2:
 	// return
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000413	// addi s0, zero, 0
-	WORD	$0x00000493	// addi s1, zero, 0
-	WORD	$0x00000793	// addi a5, zero, 0
-	WORD	$0x00000813	// addi a6, zero, 0
-	WORD	$0x00000893	// addi a7, zero, 0
-	WORD	$0x00000913	// addi s2, zero, 0
-	WORD	$0x00000993	// addi s3, zero, 0
-	WORD	$0x00000a13	// addi s4, zero, 0
-	WORD	$0x00000a93	// addi s5, zero, 0
-	WORD	$0x00000b13	// addi s6, zero, 0
-	WORD	$0x00000b93	// addi s7, zero, 0
-	WORD	$0x00000c13	// addi s8, zero, 0
-	WORD	$0x00000c93	// addi s9, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	RET	// jalr zero, 0(ra)
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X8
+	MOV	$0, X9
+	MOV	$0, X15
+	MOV	$0, X16
+	MOV	$0, X17
+	MOV	$0, X18
+	MOV	$0, X19
+	MOV	$0, X20
+	MOV	$0, X21
+	MOV	$0, X22
+	MOV	$0, X23
+	MOV	$0, X24
+	MOV	$0, X25
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	RET

@@ -21,62 +21,62 @@ TEXT ·chaCha20Ctr32C906(SB), NOSPLIT, $24-40
 	MOV	len+16(FP), X12
 	MOV	key+24(FP), X13
 	MOV	counter+32(FP), X14
-	WORD	$0x00c13c23	// sd a2, 24(sp)
-	WORD	$0x00e13823	// sd a4, 16(sp)
-	// .LChaCha20_ctr32_c906_0:
-	MOV	$·kgen_chacha_c906_sigma(SB), X19	// auipc s3, %pcrel_hi(kgen_chacha_c906_sigma); addi s3, s3, %pcrel_lo
-	WORD	$0x01013283	// ld t0, 16(sp)
-	WORD	$0x0002a283	// lw t0, 0(t0)
-	WORD	$0x00513423	// sd t0, 8(sp)
+	MOV	X12, 24(X2)
+	MOV	X14, 16(X2)
+L0:
+	MOV	$·kgen_chacha_c906_sigma(SB), X19
+	MOV	16(X2), X5
+	MOVW	(X5), X5
+	MOV	X5, 8(X2)
 	// short or unaligned buffers: the scalar copy that never touched a vector register (its exit wipes none)
-	WORD	$0x08000b13	// addi s6, zero, 128
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0x0162f463	// bgeu t0, s6, .LChaCha20_ctr32_c906_55
-	WORD	$0x78c0206f	// jal zero, .LChaCha20_ctr32_c906_4
-	// .LChaCha20_ctr32_c906_55:
-	WORD	$0x00b56b33	// or s6, a0, a1
-	WORD	$0x003b7b13	// andi s6, s6, 3
-	WORD	$0x000b0463	// beq s6, zero, .LChaCha20_ctr32_c906_56
-	WORD	$0x77c0206f	// jal zero, .LChaCha20_ctr32_c906_4
-	// .LChaCha20_ctr32_c906_56:
+	MOV	$128, X22
+	MOV	24(X2), X5
+	BGEU	X5, X22, L55
+	JMP	L4
+L55:
+	OR	X11, X10, X22
+	AND	$3, X22
+	BEQZ	X22, L56
+	JMP	L4
+L56:
 	// vector set-up: e32, m1, vl = 4; rotation multipliers 2^16, 2^12, 2^8, 2^7; lane indices
-	WORD	$0x00400c93	// addi s9, zero, 4
+	MOV	$4, X25
 	WORD	$0x008cf057	// th.vsetvli zero, s9, e32, m1, d1
-	WORD	$0x00010b37	// lui s6, 16
+	LUI	$16, X22
 	WORD	$0x5e0b40d7	// th.vmv.v.x v1, s6
-	WORD	$0x00001b37	// lui s6, 1
+	LUI	$1, X22
 	WORD	$0x5e0b4157	// th.vmv.v.x v2, s6
-	WORD	$0x10000b13	// addi s6, zero, 256
+	MOV	$256, X22
 	WORD	$0x5e0b41d7	// th.vmv.v.x v3, s6
-	WORD	$0x08000b13	// addi s6, zero, 128
+	MOV	$128, X22
 	WORD	$0x5e0b4257	// th.vmv.v.x v4, s6
 	WORD	$0x5a08a2d7	// th.vid.v v5
-	// .LChaCha20_ctr32_c906_lanes_loop:
-	WORD	$0x14000b13	// addi s6, zero, 320
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0x7362ea63	// bltu t0, s6, .LChaCha20_ctr32_c906_lanes_rest
-	WORD	$0x00400c93	// addi s9, zero, 4
+lanes_loop:
+	MOV	$320, X22
+	MOV	24(X2), X5
+	BLTU	X5, X22, lanes_rest
+	MOV	$4, X25
 	// state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
-	WORD	$0x0009ac03	// lw s8, 0(s3)
-	WORD	$0x0049ab83	// lw s7, 4(s3)
-	WORD	$0x0089aa83	// lw s5, 8(s3)
-	WORD	$0x00c9aa03	// lw s4, 12(s3)
-	WORD	$0x0006a903	// lw s2, 0(a3)
-	WORD	$0x0046a483	// lw s1, 4(a3)
-	WORD	$0x0086a883	// lw a7, 8(a3)
-	WORD	$0x00c6a803	// lw a6, 12(a3)
-	WORD	$0x0106a783	// lw a5, 16(a3)
-	WORD	$0x0146a703	// lw a4, 20(a3)
-	WORD	$0x0186af03	// lw t5, 24(a3)
-	WORD	$0x01c6ae03	// lw t3, 28(a3)
-	WORD	$0x00813283	// ld t0, 8(sp)
-	WORD	$0x0002861b	// addiw a2, t0, 0
-	WORD	$0x01013303	// ld t1, 16(sp)
-	WORD	$0x00432383	// lw t2, 4(t1)
-	WORD	$0x00832283	// lw t0, 8(t1)
-	WORD	$0x00c32303	// lw t1, 12(t1)
-	WORD	$0x00813e83	// ld t4, 8(sp)
-	WORD	$0x019e863b	// addw a2, t4, s9
+	MOVW	(X19), X24
+	MOVW	4(X19), X23
+	MOVW	8(X19), X21
+	MOVW	12(X19), X20
+	MOVW	(X13), X18
+	MOVW	4(X13), X9
+	MOVW	8(X13), X17
+	MOVW	12(X13), X16
+	MOVW	16(X13), X15
+	MOVW	20(X13), X14
+	MOVW	24(X13), X30
+	MOVW	28(X13), X28
+	MOV	8(X2), X5
+	MOVW	X5, X12
+	MOV	16(X2), X6
+	MOVW	4(X6), X7
+	MOVW	8(X6), X5
+	MOVW	12(X6), X6
+	MOV	8(X2), X29
+	ADDW	X25, X29, X12
 	WORD	$0x5e0c4357	// th.vmv.v.x v6, s8
 	WORD	$0x5e0bc3d7	// th.vmv.v.x v7, s7
 	WORD	$0x5e0ac457	// th.vmv.v.x v8, s5
@@ -89,477 +89,477 @@ TEXT ·chaCha20Ctr32C906(SB), NOSPLIT, $24-40
 	WORD	$0x5e0745d7	// th.vmv.v.x v11, a4
 	WORD	$0x5e0f4657	// th.vmv.v.x v12, t5
 	WORD	$0x5e0e48d7	// th.vmv.v.x v17, t3
-	WORD	$0x00813e83	// ld t4, 8(sp)
+	MOV	8(X2), X29
 	WORD	$0x5e0ec6d7	// th.vmv.v.x v13, t4
 	WORD	$0x5e03c757	// th.vmv.v.x v14, t2
 	WORD	$0x5e02c7d7	// th.vmv.v.x v15, t0
 	WORD	$0x5e034857	// th.vmv.v.x v16, t1
 	WORD	$0x02d286d7	// th.vadd.vv v13, v13, v5
 	WORD	$0x5e068b57	// th.vmv.v.v v22, v13
-	WORD	$0x00a00e93	// addi t4, zero, 10
-	// .LChaCha20_ctr32_c906_dr:
+	MOV	$10, X29
+dr:
 	// four vector lanes interleaved with the scalar block
 	WORD	$0x02690357	// th.vadd.vv v6, v6, v18
 	WORD	$0x027983d7	// th.vadd.vv v7, v7, v19
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x028a0457	// th.vadd.vv v8, v8, v20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
+	ADDW	X18, X24
 	WORD	$0x029a84d7	// th.vadd.vv v9, v9, v21
-	WORD	$0x01864633	// xor a2, a2, s8
+	XOR	X24, X12
 	WORD	$0x2ed306d7	// th.vxor.vv v13, v13, v6
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
 	WORD	$0x2ee38757	// th.vxor.vv v14, v14, v7
 	WORD	$0x2ef407d7	// th.vxor.vv v15, v15, v8
-	WORD	$0x00c787bb	// addw a5, a5, a2
+	ADDW	X12, X15
 	WORD	$0x2f048857	// th.vxor.vv v16, v16, v9
-	WORD	$0x00f94933	// xor s2, s2, a5
+	XOR	X15, X18
 	WORD	$0xa2d83bd7	// th.vsrl.vi v23, v13, 16
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
 	WORD	$0xa2e83c57	// th.vsrl.vi v24, v14, 16
-	WORD	$0x012c0c3b	// addw s8, s8, s2
+	ADDW	X18, X24
 	WORD	$0xa2f83cd7	// th.vsrl.vi v25, v15, 16
 	WORD	$0xa3083d57	// th.vsrl.vi v26, v16, 16
-	WORD	$0x01864633	// xor a2, a2, s8
+	XOR	X24, X12
 	WORD	$0xa770a6d7	// th.vmadd.vv v13, v1, v23
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
 	WORD	$0xa780a757	// th.vmadd.vv v14, v1, v24
-	WORD	$0x00c787bb	// addw a5, a5, a2
+	ADDW	X12, X15
 	WORD	$0xa790a7d7	// th.vmadd.vv v15, v1, v25
-	WORD	$0x00f94933	// xor s2, s2, a5
+	XOR	X15, X18
 	WORD	$0xa7a0a857	// th.vmadd.vv v16, v1, v26
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	WORD	$0x02a68557	// th.vadd.vv v10, v10, v13
 	WORD	$0x02b705d7	// th.vadd.vv v11, v11, v14
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x02c78657	// th.vadd.vv v12, v12, v15
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	ADDW	X9, X23
 	WORD	$0x031808d7	// th.vadd.vv v17, v17, v16
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	XOR	X23, X7
 	WORD	$0x2f250957	// th.vxor.vv v18, v18, v10
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
 	WORD	$0x2f3589d7	// th.vxor.vv v19, v19, v11
 	WORD	$0x2f460a57	// th.vxor.vv v20, v20, v12
-	WORD	$0x0077073b	// addw a4, a4, t2
+	ADDW	X7, X14
 	WORD	$0x2f588ad7	// th.vxor.vv v21, v21, v17
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	XOR	X14, X9
 	WORD	$0xa32a3bd7	// th.vsrl.vi v23, v18, 20
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
 	WORD	$0xa33a3c57	// th.vsrl.vi v24, v19, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	ADDW	X9, X23
 	WORD	$0xa34a3cd7	// th.vsrl.vi v25, v20, 20
 	WORD	$0xa35a3d57	// th.vsrl.vi v26, v21, 20
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	XOR	X23, X7
 	WORD	$0xa7712957	// th.vmadd.vv v18, v2, v23
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
 	WORD	$0xa78129d7	// th.vmadd.vv v19, v2, v24
-	WORD	$0x0077073b	// addw a4, a4, t2
+	ADDW	X7, X14
 	WORD	$0xa7912a57	// th.vmadd.vv v20, v2, v25
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	XOR	X14, X9
 	WORD	$0xa7a12ad7	// th.vmadd.vv v21, v2, v26
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	WORD	$0x02690357	// th.vadd.vv v6, v6, v18
 	WORD	$0x027983d7	// th.vadd.vv v7, v7, v19
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x028a0457	// th.vadd.vv v8, v8, v20
-	WORD	$0x011a8abb	// addw s5, s5, a7
+	ADDW	X17, X21
 	WORD	$0x029a84d7	// th.vadd.vv v9, v9, v21
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	XOR	X21, X5
 	WORD	$0x2ed306d7	// th.vxor.vv v13, v13, v6
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
 	WORD	$0x2ee38757	// th.vxor.vv v14, v14, v7
 	WORD	$0x2ef407d7	// th.vxor.vv v15, v15, v8
-	WORD	$0x005f0f3b	// addw t5, t5, t0
+	ADDW	X5, X30
 	WORD	$0x2f048857	// th.vxor.vv v16, v16, v9
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	XOR	X30, X17
 	WORD	$0xa2dc3bd7	// th.vsrl.vi v23, v13, 24
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
 	WORD	$0xa2ec3c57	// th.vsrl.vi v24, v14, 24
-	WORD	$0x011a8abb	// addw s5, s5, a7
+	ADDW	X17, X21
 	WORD	$0xa2fc3cd7	// th.vsrl.vi v25, v15, 24
 	WORD	$0xa30c3d57	// th.vsrl.vi v26, v16, 24
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	XOR	X21, X5
 	WORD	$0xa771a6d7	// th.vmadd.vv v13, v3, v23
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
 	WORD	$0xa781a757	// th.vmadd.vv v14, v3, v24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
+	ADDW	X5, X30
 	WORD	$0xa791a7d7	// th.vmadd.vv v15, v3, v25
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	XOR	X30, X17
 	WORD	$0xa7a1a857	// th.vmadd.vv v16, v3, v26
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	WORD	$0x02a68557	// th.vadd.vv v10, v10, v13
 	WORD	$0x02b705d7	// th.vadd.vv v11, v11, v14
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x02c78657	// th.vadd.vv v12, v12, v15
-	WORD	$0x010a0a3b	// addw s4, s4, a6
+	ADDW	X16, X20
 	WORD	$0x031808d7	// th.vadd.vv v17, v17, v16
-	WORD	$0x01434333	// xor t1, t1, s4
+	XOR	X20, X6
 	WORD	$0x2f250957	// th.vxor.vv v18, v18, v10
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
 	WORD	$0x2f3589d7	// th.vxor.vv v19, v19, v11
 	WORD	$0x2f460a57	// th.vxor.vv v20, v20, v12
-	WORD	$0x006e0e3b	// addw t3, t3, t1
+	ADDW	X6, X28
 	WORD	$0x2f588ad7	// th.vxor.vv v21, v21, v17
-	WORD	$0x01c84833	// xor a6, a6, t3
+	XOR	X28, X16
 	WORD	$0xa32cbbd7	// th.vsrl.vi v23, v18, 25
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
 	WORD	$0xa33cbc57	// th.vsrl.vi v24, v19, 25
-	WORD	$0x010a0a3b	// addw s4, s4, a6
+	ADDW	X16, X20
 	WORD	$0xa34cbcd7	// th.vsrl.vi v25, v20, 25
 	WORD	$0xa35cbd57	// th.vsrl.vi v26, v21, 25
-	WORD	$0x01434333	// xor t1, t1, s4
+	XOR	X20, X6
 	WORD	$0xa7722957	// th.vmadd.vv v18, v4, v23
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
 	WORD	$0xa78229d7	// th.vmadd.vv v19, v4, v24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
+	ADDW	X6, X28
 	WORD	$0xa7922a57	// th.vmadd.vv v20, v4, v25
-	WORD	$0x01c84833	// xor a6, a6, t3
+	XOR	X28, X16
 	WORD	$0xa7a22ad7	// th.vmadd.vv v21, v4, v26
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	WORD	$0x02698357	// th.vadd.vv v6, v6, v19
 	WORD	$0x027a03d7	// th.vadd.vv v7, v7, v20
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x028a8457	// th.vadd.vv v8, v8, v21
-	WORD	$0x009c0c3b	// addw s8, s8, s1
+	ADDW	X9, X24
 	WORD	$0x029904d7	// th.vadd.vv v9, v9, v18
-	WORD	$0x01834333	// xor t1, t1, s8
+	XOR	X24, X6
 	WORD	$0x2f030857	// th.vxor.vv v16, v16, v6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
 	WORD	$0x2ed386d7	// th.vxor.vv v13, v13, v7
 	WORD	$0x2ee40757	// th.vxor.vv v14, v14, v8
-	WORD	$0x006f0f3b	// addw t5, t5, t1
+	ADDW	X6, X30
 	WORD	$0x2ef487d7	// th.vxor.vv v15, v15, v9
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	XOR	X30, X9
 	WORD	$0xa3083bd7	// th.vsrl.vi v23, v16, 16
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
 	WORD	$0xa2d83c57	// th.vsrl.vi v24, v13, 16
-	WORD	$0x009c0c3b	// addw s8, s8, s1
+	ADDW	X9, X24
 	WORD	$0xa2e83cd7	// th.vsrl.vi v25, v14, 16
 	WORD	$0xa2f83d57	// th.vsrl.vi v26, v15, 16
-	WORD	$0x01834333	// xor t1, t1, s8
+	XOR	X24, X6
 	WORD	$0xa770a857	// th.vmadd.vv v16, v1, v23
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
 	WORD	$0xa780a6d7	// th.vmadd.vv v13, v1, v24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
+	ADDW	X6, X30
 	WORD	$0xa790a757	// th.vmadd.vv v14, v1, v25
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	XOR	X30, X9
 	WORD	$0xa7a0a7d7	// th.vmadd.vv v15, v1, v26
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	WORD	$0x02c80657	// th.vadd.vv v12, v12, v16
 	WORD	$0x031688d7	// th.vadd.vv v17, v17, v13
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x02a70557	// th.vadd.vv v10, v10, v14
-	WORD	$0x011b8bbb	// addw s7, s7, a7
+	ADDW	X17, X23
 	WORD	$0x02b785d7	// th.vadd.vv v11, v11, v15
-	WORD	$0x01764633	// xor a2, a2, s7
+	XOR	X23, X12
 	WORD	$0x2f3609d7	// th.vxor.vv v19, v19, v12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
 	WORD	$0x2f488a57	// th.vxor.vv v20, v20, v17
 	WORD	$0x2f550ad7	// th.vxor.vv v21, v21, v10
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
+	ADDW	X12, X28
 	WORD	$0x2f258957	// th.vxor.vv v18, v18, v11
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	XOR	X28, X17
 	WORD	$0xa33a3bd7	// th.vsrl.vi v23, v19, 20
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
 	WORD	$0xa34a3c57	// th.vsrl.vi v24, v20, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
+	ADDW	X17, X23
 	WORD	$0xa35a3cd7	// th.vsrl.vi v25, v21, 20
 	WORD	$0xa32a3d57	// th.vsrl.vi v26, v18, 20
-	WORD	$0x01764633	// xor a2, a2, s7
+	XOR	X23, X12
 	WORD	$0xa77129d7	// th.vmadd.vv v19, v2, v23
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
 	WORD	$0xa7812a57	// th.vmadd.vv v20, v2, v24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
+	ADDW	X12, X28
 	WORD	$0xa7912ad7	// th.vmadd.vv v21, v2, v25
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	XOR	X28, X17
 	WORD	$0xa7a12957	// th.vmadd.vv v18, v2, v26
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	WORD	$0x02698357	// th.vadd.vv v6, v6, v19
 	WORD	$0x027a03d7	// th.vadd.vv v7, v7, v20
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x028a8457	// th.vadd.vv v8, v8, v21
-	WORD	$0x010a8abb	// addw s5, s5, a6
+	ADDW	X16, X21
 	WORD	$0x029904d7	// th.vadd.vv v9, v9, v18
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	XOR	X21, X7
 	WORD	$0x2f030857	// th.vxor.vv v16, v16, v6
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
 	WORD	$0x2ed386d7	// th.vxor.vv v13, v13, v7
 	WORD	$0x2ee40757	// th.vxor.vv v14, v14, v8
-	WORD	$0x007787bb	// addw a5, a5, t2
+	ADDW	X7, X15
 	WORD	$0x2ef487d7	// th.vxor.vv v15, v15, v9
-	WORD	$0x00f84833	// xor a6, a6, a5
+	XOR	X15, X16
 	WORD	$0xa30c3bd7	// th.vsrl.vi v23, v16, 24
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
 	WORD	$0xa2dc3c57	// th.vsrl.vi v24, v13, 24
-	WORD	$0x010a8abb	// addw s5, s5, a6
+	ADDW	X16, X21
 	WORD	$0xa2ec3cd7	// th.vsrl.vi v25, v14, 24
 	WORD	$0xa2fc3d57	// th.vsrl.vi v26, v15, 24
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	XOR	X21, X7
 	WORD	$0xa771a857	// th.vmadd.vv v16, v3, v23
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
 	WORD	$0xa781a6d7	// th.vmadd.vv v13, v3, v24
-	WORD	$0x007787bb	// addw a5, a5, t2
+	ADDW	X7, X15
 	WORD	$0xa791a757	// th.vmadd.vv v14, v3, v25
-	WORD	$0x00f84833	// xor a6, a6, a5
+	XOR	X15, X16
 	WORD	$0xa7a1a7d7	// th.vmadd.vv v15, v3, v26
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	WORD	$0x02c80657	// th.vadd.vv v12, v12, v16
 	WORD	$0x031688d7	// th.vadd.vv v17, v17, v13
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x02a70557	// th.vadd.vv v10, v10, v14
-	WORD	$0x012a0a3b	// addw s4, s4, s2
+	ADDW	X18, X20
 	WORD	$0x02b785d7	// th.vadd.vv v11, v11, v15
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	XOR	X20, X5
 	WORD	$0x2f3609d7	// th.vxor.vv v19, v19, v12
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
 	WORD	$0x2f488a57	// th.vxor.vv v20, v20, v17
 	WORD	$0x2f550ad7	// th.vxor.vv v21, v21, v10
-	WORD	$0x0057073b	// addw a4, a4, t0
+	ADDW	X5, X14
 	WORD	$0x2f258957	// th.vxor.vv v18, v18, v11
-	WORD	$0x00e94933	// xor s2, s2, a4
+	XOR	X14, X18
 	WORD	$0xa33cbbd7	// th.vsrl.vi v23, v19, 25
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
 	WORD	$0xa34cbc57	// th.vsrl.vi v24, v20, 25
-	WORD	$0x012a0a3b	// addw s4, s4, s2
+	ADDW	X18, X20
 	WORD	$0xa35cbcd7	// th.vsrl.vi v25, v21, 25
 	WORD	$0xa32cbd57	// th.vsrl.vi v26, v18, 25
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	XOR	X20, X5
 	WORD	$0xa77229d7	// th.vmadd.vv v19, v4, v23
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
 	WORD	$0xa7822a57	// th.vmadd.vv v20, v4, v24
-	WORD	$0x0057073b	// addw a4, a4, t0
+	ADDW	X5, X14
 	WORD	$0xa7922ad7	// th.vmadd.vv v21, v4, v25
-	WORD	$0x00e94933	// xor s2, s2, a4
+	XOR	X14, X18
 	WORD	$0xa7a22957	// th.vmadd.vv v18, v4, v26
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	WORD	$0xfffe8e93	// addi t4, t4, -1
-	WORD	$0xc60e9ee3	// bne t4, zero, .LChaCha20_ctr32_c906_dr
+	ADD	$-1, X29
+	BNEZ	X29, dr
 	// feed-forward: the scalar block and the lanes add the same state words
-	WORD	$0x0009ab03	// lw s6, 0(s3)
-	WORD	$0x0049ae83	// lw t4, 4(s3)
-	WORD	$0x016c0c3b	// addw s8, s8, s6
+	MOVW	(X19), X22
+	MOVW	4(X19), X29
+	ADDW	X22, X24
 	WORD	$0x026b4357	// th.vadd.vx v6, v6, s6
-	WORD	$0x0089ab03	// lw s6, 8(s3)
-	WORD	$0x01db8bbb	// addw s7, s7, t4
+	MOVW	8(X19), X22
+	ADDW	X29, X23
 	WORD	$0x027ec3d7	// th.vadd.vx v7, v7, t4
-	WORD	$0x00c9ae83	// lw t4, 12(s3)
-	WORD	$0x016a8abb	// addw s5, s5, s6
+	MOVW	12(X19), X29
+	ADDW	X22, X21
 	WORD	$0x028b4457	// th.vadd.vx v8, v8, s6
-	WORD	$0x0006ab03	// lw s6, 0(a3)
-	WORD	$0x01da0a3b	// addw s4, s4, t4
+	MOVW	(X13), X22
+	ADDW	X29, X20
 	WORD	$0x029ec4d7	// th.vadd.vx v9, v9, t4
-	WORD	$0x0046ae83	// lw t4, 4(a3)
-	WORD	$0x0169093b	// addw s2, s2, s6
+	MOVW	4(X13), X29
+	ADDW	X22, X18
 	WORD	$0x032b4957	// th.vadd.vx v18, v18, s6
-	WORD	$0x0086ab03	// lw s6, 8(a3)
-	WORD	$0x01d484bb	// addw s1, s1, t4
+	MOVW	8(X13), X22
+	ADDW	X29, X9
 	WORD	$0x033ec9d7	// th.vadd.vx v19, v19, t4
-	WORD	$0x00c6ae83	// lw t4, 12(a3)
-	WORD	$0x016888bb	// addw a7, a7, s6
+	MOVW	12(X13), X29
+	ADDW	X22, X17
 	WORD	$0x034b4a57	// th.vadd.vx v20, v20, s6
-	WORD	$0x0106ab03	// lw s6, 16(a3)
-	WORD	$0x01d8083b	// addw a6, a6, t4
+	MOVW	16(X13), X22
+	ADDW	X29, X16
 	WORD	$0x035ecad7	// th.vadd.vx v21, v21, t4
-	WORD	$0x0146ae83	// lw t4, 20(a3)
-	WORD	$0x016787bb	// addw a5, a5, s6
+	MOVW	20(X13), X29
+	ADDW	X22, X15
 	WORD	$0x02ab4557	// th.vadd.vx v10, v10, s6
-	WORD	$0x0186ab03	// lw s6, 24(a3)
-	WORD	$0x01d7073b	// addw a4, a4, t4
+	MOVW	24(X13), X22
+	ADDW	X29, X14
 	WORD	$0x02bec5d7	// th.vadd.vx v11, v11, t4
-	WORD	$0x01c6ae83	// lw t4, 28(a3)
-	WORD	$0x016f0f3b	// addw t5, t5, s6
+	MOVW	28(X13), X29
+	ADDW	X22, X30
 	WORD	$0x02cb4657	// th.vadd.vx v12, v12, s6
-	WORD	$0x00813b03	// ld s6, 8(sp)
-	WORD	$0x000b0b1b	// addiw s6, s6, 0
-	WORD	$0x01de0e3b	// addw t3, t3, t4
+	MOV	8(X2), X22
+	MOVW	X22, X22
+	ADDW	X29, X28
 	WORD	$0x031ec8d7	// th.vadd.vx v17, v17, t4
-	WORD	$0x01013e83	// ld t4, 16(sp)
-	WORD	$0x004eae83	// lw t4, 4(t4)
-	WORD	$0x0166063b	// addw a2, a2, s6
+	MOV	16(X2), X29
+	MOVW	4(X29), X29
+	ADDW	X22, X12
 	WORD	$0x02db06d7	// th.vadd.vv v13, v13, v22
-	WORD	$0x01013b03	// ld s6, 16(sp)
-	WORD	$0x008b2b03	// lw s6, 8(s6)
-	WORD	$0x01d383bb	// addw t2, t2, t4
+	MOV	16(X2), X22
+	MOVW	8(X22), X22
+	ADDW	X29, X7
 	WORD	$0x02eec757	// th.vadd.vx v14, v14, t4
-	WORD	$0x01013e83	// ld t4, 16(sp)
-	WORD	$0x00ceae83	// lw t4, 12(t4)
-	WORD	$0x016282bb	// addw t0, t0, s6
+	MOV	16(X2), X29
+	MOVW	12(X29), X29
+	ADDW	X22, X5
 	WORD	$0x02fb47d7	// th.vadd.vx v15, v15, s6
-	WORD	$0x01d3033b	// addw t1, t1, t4
+	ADDW	X29, X6
 	WORD	$0x030ec857	// th.vadd.vx v16, v16, t4
-	WORD	$0x0196063b	// addw a2, a2, s9
+	ADDW	X25, X12
 	// output: lane k's word i at 64k + 4i (strided by 64)
 	// ... interleaved with the scalar block's, bytes 256..320
-	WORD	$0x00058c93	// addi s9, a1, 0
-	WORD	$0x00050413	// addi s0, a0, 0
-	WORD	$0x1005ab03	// lw s6, 256(a1)
-	WORD	$0x04000093	// addi ra, zero, 64
+	MOV	X11, X25
+	MOV	X10, X8
+	MOVW	256(X11), X22
+	MOV	$64, X1
 	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
-	WORD	$0x1045ae83	// lw t4, 260(a1)
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	MOVW	260(X11), X29
+	ADD	$4, X25
 	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x11652023	// sw s6, 256(a0)
+	XOR	X24, X22
+	ADD	$4, X25
+	MOVW	X22, 256(X10)
 	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x1085ab03	// lw s6, 264(a1)
+	ADD	$4, X25
+	MOVW	264(X11), X22
 	WORD	$0x2f730bd7	// th.vxor.vv v23, v23, v6
 	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
-	WORD	$0x017eceb3	// xor t4, t4, s7
-	WORD	$0x00440413	// addi s0, s0, 4
+	XOR	X23, X29
+	ADD	$4, X8
 	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
-	WORD	$0x11d52223	// sw t4, 260(a0)
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x10c5ae83	// lw t4, 268(a1)
+	MOVW	X29, 260(X10)
+	ADD	$4, X25
+	MOVW	268(X11), X29
 	WORD	$0x2f838c57	// th.vxor.vv v24, v24, v7
 	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
-	WORD	$0x015b4b33	// xor s6, s6, s5
-	WORD	$0x00440413	// addi s0, s0, 4
+	XOR	X21, X22
+	ADD	$4, X8
 	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
-	WORD	$0x11652423	// sw s6, 264(a0)
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	MOVW	X22, 264(X10)
+	ADD	$4, X25
 	WORD	$0x2f940cd7	// th.vxor.vv v25, v25, v8
-	WORD	$0x1105ab03	// lw s6, 272(a1)
+	MOVW	272(X11), X22
 	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
-	WORD	$0x014eceb3	// xor t4, t4, s4
-	WORD	$0x00440413	// addi s0, s0, 4
+	XOR	X20, X29
+	ADD	$4, X8
 	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
-	WORD	$0x11d52623	// sw t4, 268(a0)
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	MOVW	X29, 268(X10)
+	ADD	$4, X25
 	WORD	$0x2fa48d57	// th.vxor.vv v26, v26, v9
-	WORD	$0x1145ae83	// lw t4, 276(a1)
+	MOVW	276(X11), X29
 	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
-	WORD	$0x012b4b33	// xor s6, s6, s2
-	WORD	$0x00440413	// addi s0, s0, 4
+	XOR	X18, X22
+	ADD	$4, X8
 	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
-	WORD	$0x11652823	// sw s6, 272(a0)
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	MOVW	X22, 272(X10)
+	ADD	$4, X25
 	WORD	$0x2f790bd7	// th.vxor.vv v23, v23, v18
-	WORD	$0x1185ab03	// lw s6, 280(a1)
+	MOVW	280(X11), X22
 	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x009eceb3	// xor t4, t4, s1
+	ADD	$4, X8
+	XOR	X9, X29
 	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
-	WORD	$0x11d52a23	// sw t4, 276(a0)
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	MOVW	X29, 276(X10)
+	ADD	$4, X25
 	WORD	$0x2f898c57	// th.vxor.vv v24, v24, v19
-	WORD	$0x11c5ae83	// lw t4, 284(a1)
+	MOVW	284(X11), X29
 	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x011b4b33	// xor s6, s6, a7
+	ADD	$4, X8
+	XOR	X17, X22
 	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x11652c23	// sw s6, 280(a0)
+	ADD	$4, X25
+	MOVW	X22, 280(X10)
 	WORD	$0x2f9a0cd7	// th.vxor.vv v25, v25, v20
-	WORD	$0x1205ab03	// lw s6, 288(a1)
+	MOVW	288(X11), X22
 	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADD	$4, X8
+	XOR	X16, X29
 	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x11d52e23	// sw t4, 284(a0)
+	ADD	$4, X25
+	MOVW	X29, 284(X10)
 	WORD	$0x2faa8d57	// th.vxor.vv v26, v26, v21
-	WORD	$0x1245ae83	// lw t4, 292(a1)
+	MOVW	292(X11), X29
 	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x00fb4b33	// xor s6, s6, a5
+	ADD	$4, X8
+	XOR	X15, X22
 	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x13652023	// sw s6, 288(a0)
+	ADD	$4, X25
+	MOVW	X22, 288(X10)
 	WORD	$0x2f750bd7	// th.vxor.vv v23, v23, v10
 	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
-	WORD	$0x1285ab03	// lw s6, 296(a1)
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x00eeceb3	// xor t4, t4, a4
+	MOVW	296(X11), X22
+	ADD	$4, X8
+	XOR	X14, X29
 	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x13d52223	// sw t4, 292(a0)
+	ADD	$4, X25
+	MOVW	X29, 292(X10)
 	WORD	$0x2f858c57	// th.vxor.vv v24, v24, v11
 	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
-	WORD	$0x12c5ae83	// lw t4, 300(a1)
-	WORD	$0x00440413	// addi s0, s0, 4
+	MOVW	300(X11), X29
+	ADD	$4, X8
 	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
-	WORD	$0x01eb4b33	// xor s6, s6, t5
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x13652423	// sw s6, 296(a0)
+	XOR	X30, X22
+	ADD	$4, X25
+	MOVW	X22, 296(X10)
 	WORD	$0x2f960cd7	// th.vxor.vv v25, v25, v12
 	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
-	WORD	$0x1305ab03	// lw s6, 304(a1)
-	WORD	$0x00440413	// addi s0, s0, 4
+	MOVW	304(X11), X22
+	ADD	$4, X8
 	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x13d52623	// sw t4, 300(a0)
+	XOR	X28, X29
+	ADD	$4, X25
+	MOVW	X29, 300(X10)
 	WORD	$0x2fa88d57	// th.vxor.vv v26, v26, v17
 	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
-	WORD	$0x1345ae83	// lw t4, 308(a1)
-	WORD	$0x00440413	// addi s0, s0, 4
+	MOVW	308(X11), X29
+	ADD	$4, X8
 	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
-	WORD	$0x00cb4b33	// xor s6, s6, a2
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	XOR	X12, X22
+	ADD	$4, X25
 	WORD	$0x2f768bd7	// th.vxor.vv v23, v23, v13
-	WORD	$0x13652823	// sw s6, 304(a0)
+	MOVW	X22, 304(X10)
 	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
-	WORD	$0x1385ab03	// lw s6, 312(a1)
-	WORD	$0x00440413	// addi s0, s0, 4
+	MOVW	312(X11), X22
+	ADD	$4, X8
 	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	XOR	X7, X29
+	ADD	$4, X25
 	WORD	$0x2f870c57	// th.vxor.vv v24, v24, v14
-	WORD	$0x13d52a23	// sw t4, 308(a0)
+	MOVW	X29, 308(X10)
 	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x13c5ae83	// lw t4, 316(a1)
+	ADD	$4, X8
+	MOVW	316(X11), X29
 	WORD	$0x2f978cd7	// th.vxor.vv v25, v25, v15
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	XOR	X5, X22
 	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x13652c23	// sw s6, 312(a0)
+	ADD	$4, X8
+	MOVW	X22, 312(X10)
 	WORD	$0x2fa80d57	// th.vxor.vv v26, v26, v16
 	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x13d52e23	// sw t4, 316(a0)
-	WORD	$0x14050513	// addi a0, a0, 320
-	WORD	$0x14058593	// addi a1, a1, 320
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0xec028293	// addi t0, t0, -320
-	WORD	$0x00513c23	// sd t0, 24(sp)
-	WORD	$0x00813283	// ld t0, 8(sp)
-	WORD	$0x0052829b	// addiw t0, t0, 5
-	WORD	$0x00513423	// sd t0, 8(sp)
-	WORD	$0x8c9ff06f	// jal zero, .LChaCha20_ctr32_c906_lanes_loop
-	// .LChaCha20_ctr32_c906_lanes_rest:
-	WORD	$0x08000b13	// addi s6, zero, 128
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0x3362eee3	// bltu t0, s6, .LChaCha20_ctr32_c906_1
-	WORD	$0x0c000b13	// addi s6, zero, 192
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0x6962ea63	// bltu t0, s6, .LChaCha20_ctr32_c906_rows
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0x0062dc93	// srli s9, t0, 6
+	XOR	X6, X29
+	ADD	$4, X8
+	MOVW	X29, 316(X10)
+	ADD	$320, X10
+	ADD	$320, X11
+	MOV	24(X2), X5
+	ADD	$-320, X5
+	MOV	X5, 24(X2)
+	MOV	8(X2), X5
+	ADDW	$5, X5
+	MOV	X5, 8(X2)
+	JMP	lanes_loop
+lanes_rest:
+	MOV	$128, X22
+	MOV	24(X2), X5
+	BLTU	X5, X22, L1
+	MOV	$192, X22
+	MOV	24(X2), X5
+	BLTU	X5, X22, rows
+	MOV	24(X2), X5
+	SRL	$6, X5, X25
 	WORD	$0x008cf057	// th.vsetvli zero, s9, e32, m1, d1
 	// state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
-	WORD	$0x0009ac03	// lw s8, 0(s3)
-	WORD	$0x0049ab83	// lw s7, 4(s3)
-	WORD	$0x0089aa83	// lw s5, 8(s3)
-	WORD	$0x00c9aa03	// lw s4, 12(s3)
-	WORD	$0x0006a903	// lw s2, 0(a3)
-	WORD	$0x0046a483	// lw s1, 4(a3)
-	WORD	$0x0086a883	// lw a7, 8(a3)
-	WORD	$0x00c6a803	// lw a6, 12(a3)
-	WORD	$0x0106a783	// lw a5, 16(a3)
-	WORD	$0x0146a703	// lw a4, 20(a3)
-	WORD	$0x0186af03	// lw t5, 24(a3)
-	WORD	$0x01c6ae03	// lw t3, 28(a3)
-	WORD	$0x00813283	// ld t0, 8(sp)
-	WORD	$0x0002861b	// addiw a2, t0, 0
-	WORD	$0x01013303	// ld t1, 16(sp)
-	WORD	$0x00432383	// lw t2, 4(t1)
-	WORD	$0x00832283	// lw t0, 8(t1)
-	WORD	$0x00c32303	// lw t1, 12(t1)
-	WORD	$0x00813e83	// ld t4, 8(sp)
-	WORD	$0x019e863b	// addw a2, t4, s9
+	MOVW	(X19), X24
+	MOVW	4(X19), X23
+	MOVW	8(X19), X21
+	MOVW	12(X19), X20
+	MOVW	(X13), X18
+	MOVW	4(X13), X9
+	MOVW	8(X13), X17
+	MOVW	12(X13), X16
+	MOVW	16(X13), X15
+	MOVW	20(X13), X14
+	MOVW	24(X13), X30
+	MOVW	28(X13), X28
+	MOV	8(X2), X5
+	MOVW	X5, X12
+	MOV	16(X2), X6
+	MOVW	4(X6), X7
+	MOVW	8(X6), X5
+	MOVW	12(X6), X6
+	MOV	8(X2), X29
+	ADDW	X25, X29, X12
 	WORD	$0x5e0c4357	// th.vmv.v.x v6, s8
 	WORD	$0x5e0bc3d7	// th.vmv.v.x v7, s7
 	WORD	$0x5e0ac457	// th.vmv.v.x v8, s5
@@ -572,405 +572,405 @@ TEXT ·chaCha20Ctr32C906(SB), NOSPLIT, $24-40
 	WORD	$0x5e0745d7	// th.vmv.v.x v11, a4
 	WORD	$0x5e0f4657	// th.vmv.v.x v12, t5
 	WORD	$0x5e0e48d7	// th.vmv.v.x v17, t3
-	WORD	$0x00813e83	// ld t4, 8(sp)
+	MOV	8(X2), X29
 	WORD	$0x5e0ec6d7	// th.vmv.v.x v13, t4
 	WORD	$0x5e03c757	// th.vmv.v.x v14, t2
 	WORD	$0x5e02c7d7	// th.vmv.v.x v15, t0
 	WORD	$0x5e034857	// th.vmv.v.x v16, t1
 	WORD	$0x02d286d7	// th.vadd.vv v13, v13, v5
 	WORD	$0x5e068b57	// th.vmv.v.v v22, v13
-	WORD	$0x00a00e93	// addi t4, zero, 10
-	// .LChaCha20_ctr32_c906_dr.1:
+	MOV	$10, X29
+L11:
 	// four vector lanes interleaved with the scalar block
 	WORD	$0x02690357	// th.vadd.vv v6, v6, v18
 	WORD	$0x027983d7	// th.vadd.vv v7, v7, v19
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x028a0457	// th.vadd.vv v8, v8, v20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
+	ADDW	X18, X24
 	WORD	$0x029a84d7	// th.vadd.vv v9, v9, v21
-	WORD	$0x01864633	// xor a2, a2, s8
+	XOR	X24, X12
 	WORD	$0x2ed306d7	// th.vxor.vv v13, v13, v6
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
 	WORD	$0x2ee38757	// th.vxor.vv v14, v14, v7
 	WORD	$0x2ef407d7	// th.vxor.vv v15, v15, v8
-	WORD	$0x00c787bb	// addw a5, a5, a2
+	ADDW	X12, X15
 	WORD	$0x2f048857	// th.vxor.vv v16, v16, v9
-	WORD	$0x00f94933	// xor s2, s2, a5
+	XOR	X15, X18
 	WORD	$0xa2d83bd7	// th.vsrl.vi v23, v13, 16
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
 	WORD	$0xa2e83c57	// th.vsrl.vi v24, v14, 16
-	WORD	$0x012c0c3b	// addw s8, s8, s2
+	ADDW	X18, X24
 	WORD	$0xa2f83cd7	// th.vsrl.vi v25, v15, 16
 	WORD	$0xa3083d57	// th.vsrl.vi v26, v16, 16
-	WORD	$0x01864633	// xor a2, a2, s8
+	XOR	X24, X12
 	WORD	$0xa770a6d7	// th.vmadd.vv v13, v1, v23
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
 	WORD	$0xa780a757	// th.vmadd.vv v14, v1, v24
-	WORD	$0x00c787bb	// addw a5, a5, a2
+	ADDW	X12, X15
 	WORD	$0xa790a7d7	// th.vmadd.vv v15, v1, v25
-	WORD	$0x00f94933	// xor s2, s2, a5
+	XOR	X15, X18
 	WORD	$0xa7a0a857	// th.vmadd.vv v16, v1, v26
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	WORD	$0x02a68557	// th.vadd.vv v10, v10, v13
 	WORD	$0x02b705d7	// th.vadd.vv v11, v11, v14
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x02c78657	// th.vadd.vv v12, v12, v15
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	ADDW	X9, X23
 	WORD	$0x031808d7	// th.vadd.vv v17, v17, v16
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	XOR	X23, X7
 	WORD	$0x2f250957	// th.vxor.vv v18, v18, v10
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
 	WORD	$0x2f3589d7	// th.vxor.vv v19, v19, v11
 	WORD	$0x2f460a57	// th.vxor.vv v20, v20, v12
-	WORD	$0x0077073b	// addw a4, a4, t2
+	ADDW	X7, X14
 	WORD	$0x2f588ad7	// th.vxor.vv v21, v21, v17
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	XOR	X14, X9
 	WORD	$0xa32a3bd7	// th.vsrl.vi v23, v18, 20
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
 	WORD	$0xa33a3c57	// th.vsrl.vi v24, v19, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	ADDW	X9, X23
 	WORD	$0xa34a3cd7	// th.vsrl.vi v25, v20, 20
 	WORD	$0xa35a3d57	// th.vsrl.vi v26, v21, 20
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	XOR	X23, X7
 	WORD	$0xa7712957	// th.vmadd.vv v18, v2, v23
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
 	WORD	$0xa78129d7	// th.vmadd.vv v19, v2, v24
-	WORD	$0x0077073b	// addw a4, a4, t2
+	ADDW	X7, X14
 	WORD	$0xa7912a57	// th.vmadd.vv v20, v2, v25
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	XOR	X14, X9
 	WORD	$0xa7a12ad7	// th.vmadd.vv v21, v2, v26
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	WORD	$0x02690357	// th.vadd.vv v6, v6, v18
 	WORD	$0x027983d7	// th.vadd.vv v7, v7, v19
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x028a0457	// th.vadd.vv v8, v8, v20
-	WORD	$0x011a8abb	// addw s5, s5, a7
+	ADDW	X17, X21
 	WORD	$0x029a84d7	// th.vadd.vv v9, v9, v21
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	XOR	X21, X5
 	WORD	$0x2ed306d7	// th.vxor.vv v13, v13, v6
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
 	WORD	$0x2ee38757	// th.vxor.vv v14, v14, v7
 	WORD	$0x2ef407d7	// th.vxor.vv v15, v15, v8
-	WORD	$0x005f0f3b	// addw t5, t5, t0
+	ADDW	X5, X30
 	WORD	$0x2f048857	// th.vxor.vv v16, v16, v9
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	XOR	X30, X17
 	WORD	$0xa2dc3bd7	// th.vsrl.vi v23, v13, 24
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
 	WORD	$0xa2ec3c57	// th.vsrl.vi v24, v14, 24
-	WORD	$0x011a8abb	// addw s5, s5, a7
+	ADDW	X17, X21
 	WORD	$0xa2fc3cd7	// th.vsrl.vi v25, v15, 24
 	WORD	$0xa30c3d57	// th.vsrl.vi v26, v16, 24
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	XOR	X21, X5
 	WORD	$0xa771a6d7	// th.vmadd.vv v13, v3, v23
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
 	WORD	$0xa781a757	// th.vmadd.vv v14, v3, v24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
+	ADDW	X5, X30
 	WORD	$0xa791a7d7	// th.vmadd.vv v15, v3, v25
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	XOR	X30, X17
 	WORD	$0xa7a1a857	// th.vmadd.vv v16, v3, v26
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	WORD	$0x02a68557	// th.vadd.vv v10, v10, v13
 	WORD	$0x02b705d7	// th.vadd.vv v11, v11, v14
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x02c78657	// th.vadd.vv v12, v12, v15
-	WORD	$0x010a0a3b	// addw s4, s4, a6
+	ADDW	X16, X20
 	WORD	$0x031808d7	// th.vadd.vv v17, v17, v16
-	WORD	$0x01434333	// xor t1, t1, s4
+	XOR	X20, X6
 	WORD	$0x2f250957	// th.vxor.vv v18, v18, v10
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
 	WORD	$0x2f3589d7	// th.vxor.vv v19, v19, v11
 	WORD	$0x2f460a57	// th.vxor.vv v20, v20, v12
-	WORD	$0x006e0e3b	// addw t3, t3, t1
+	ADDW	X6, X28
 	WORD	$0x2f588ad7	// th.vxor.vv v21, v21, v17
-	WORD	$0x01c84833	// xor a6, a6, t3
+	XOR	X28, X16
 	WORD	$0xa32cbbd7	// th.vsrl.vi v23, v18, 25
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
 	WORD	$0xa33cbc57	// th.vsrl.vi v24, v19, 25
-	WORD	$0x010a0a3b	// addw s4, s4, a6
+	ADDW	X16, X20
 	WORD	$0xa34cbcd7	// th.vsrl.vi v25, v20, 25
 	WORD	$0xa35cbd57	// th.vsrl.vi v26, v21, 25
-	WORD	$0x01434333	// xor t1, t1, s4
+	XOR	X20, X6
 	WORD	$0xa7722957	// th.vmadd.vv v18, v4, v23
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
 	WORD	$0xa78229d7	// th.vmadd.vv v19, v4, v24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
+	ADDW	X6, X28
 	WORD	$0xa7922a57	// th.vmadd.vv v20, v4, v25
-	WORD	$0x01c84833	// xor a6, a6, t3
+	XOR	X28, X16
 	WORD	$0xa7a22ad7	// th.vmadd.vv v21, v4, v26
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	WORD	$0x02698357	// th.vadd.vv v6, v6, v19
 	WORD	$0x027a03d7	// th.vadd.vv v7, v7, v20
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x028a8457	// th.vadd.vv v8, v8, v21
-	WORD	$0x009c0c3b	// addw s8, s8, s1
+	ADDW	X9, X24
 	WORD	$0x029904d7	// th.vadd.vv v9, v9, v18
-	WORD	$0x01834333	// xor t1, t1, s8
+	XOR	X24, X6
 	WORD	$0x2f030857	// th.vxor.vv v16, v16, v6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
 	WORD	$0x2ed386d7	// th.vxor.vv v13, v13, v7
 	WORD	$0x2ee40757	// th.vxor.vv v14, v14, v8
-	WORD	$0x006f0f3b	// addw t5, t5, t1
+	ADDW	X6, X30
 	WORD	$0x2ef487d7	// th.vxor.vv v15, v15, v9
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	XOR	X30, X9
 	WORD	$0xa3083bd7	// th.vsrl.vi v23, v16, 16
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
 	WORD	$0xa2d83c57	// th.vsrl.vi v24, v13, 16
-	WORD	$0x009c0c3b	// addw s8, s8, s1
+	ADDW	X9, X24
 	WORD	$0xa2e83cd7	// th.vsrl.vi v25, v14, 16
 	WORD	$0xa2f83d57	// th.vsrl.vi v26, v15, 16
-	WORD	$0x01834333	// xor t1, t1, s8
+	XOR	X24, X6
 	WORD	$0xa770a857	// th.vmadd.vv v16, v1, v23
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
 	WORD	$0xa780a6d7	// th.vmadd.vv v13, v1, v24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
+	ADDW	X6, X30
 	WORD	$0xa790a757	// th.vmadd.vv v14, v1, v25
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	XOR	X30, X9
 	WORD	$0xa7a0a7d7	// th.vmadd.vv v15, v1, v26
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	WORD	$0x02c80657	// th.vadd.vv v12, v12, v16
 	WORD	$0x031688d7	// th.vadd.vv v17, v17, v13
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x02a70557	// th.vadd.vv v10, v10, v14
-	WORD	$0x011b8bbb	// addw s7, s7, a7
+	ADDW	X17, X23
 	WORD	$0x02b785d7	// th.vadd.vv v11, v11, v15
-	WORD	$0x01764633	// xor a2, a2, s7
+	XOR	X23, X12
 	WORD	$0x2f3609d7	// th.vxor.vv v19, v19, v12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
 	WORD	$0x2f488a57	// th.vxor.vv v20, v20, v17
 	WORD	$0x2f550ad7	// th.vxor.vv v21, v21, v10
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
+	ADDW	X12, X28
 	WORD	$0x2f258957	// th.vxor.vv v18, v18, v11
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	XOR	X28, X17
 	WORD	$0xa33a3bd7	// th.vsrl.vi v23, v19, 20
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
 	WORD	$0xa34a3c57	// th.vsrl.vi v24, v20, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
+	ADDW	X17, X23
 	WORD	$0xa35a3cd7	// th.vsrl.vi v25, v21, 20
 	WORD	$0xa32a3d57	// th.vsrl.vi v26, v18, 20
-	WORD	$0x01764633	// xor a2, a2, s7
+	XOR	X23, X12
 	WORD	$0xa77129d7	// th.vmadd.vv v19, v2, v23
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
 	WORD	$0xa7812a57	// th.vmadd.vv v20, v2, v24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
+	ADDW	X12, X28
 	WORD	$0xa7912ad7	// th.vmadd.vv v21, v2, v25
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	XOR	X28, X17
 	WORD	$0xa7a12957	// th.vmadd.vv v18, v2, v26
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	WORD	$0x02698357	// th.vadd.vv v6, v6, v19
 	WORD	$0x027a03d7	// th.vadd.vv v7, v7, v20
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x028a8457	// th.vadd.vv v8, v8, v21
-	WORD	$0x010a8abb	// addw s5, s5, a6
+	ADDW	X16, X21
 	WORD	$0x029904d7	// th.vadd.vv v9, v9, v18
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	XOR	X21, X7
 	WORD	$0x2f030857	// th.vxor.vv v16, v16, v6
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
 	WORD	$0x2ed386d7	// th.vxor.vv v13, v13, v7
 	WORD	$0x2ee40757	// th.vxor.vv v14, v14, v8
-	WORD	$0x007787bb	// addw a5, a5, t2
+	ADDW	X7, X15
 	WORD	$0x2ef487d7	// th.vxor.vv v15, v15, v9
-	WORD	$0x00f84833	// xor a6, a6, a5
+	XOR	X15, X16
 	WORD	$0xa30c3bd7	// th.vsrl.vi v23, v16, 24
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
 	WORD	$0xa2dc3c57	// th.vsrl.vi v24, v13, 24
-	WORD	$0x010a8abb	// addw s5, s5, a6
+	ADDW	X16, X21
 	WORD	$0xa2ec3cd7	// th.vsrl.vi v25, v14, 24
 	WORD	$0xa2fc3d57	// th.vsrl.vi v26, v15, 24
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	XOR	X21, X7
 	WORD	$0xa771a857	// th.vmadd.vv v16, v3, v23
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
 	WORD	$0xa781a6d7	// th.vmadd.vv v13, v3, v24
-	WORD	$0x007787bb	// addw a5, a5, t2
+	ADDW	X7, X15
 	WORD	$0xa791a757	// th.vmadd.vv v14, v3, v25
-	WORD	$0x00f84833	// xor a6, a6, a5
+	XOR	X15, X16
 	WORD	$0xa7a1a7d7	// th.vmadd.vv v15, v3, v26
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	WORD	$0x02c80657	// th.vadd.vv v12, v12, v16
 	WORD	$0x031688d7	// th.vadd.vv v17, v17, v13
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x02a70557	// th.vadd.vv v10, v10, v14
-	WORD	$0x012a0a3b	// addw s4, s4, s2
+	ADDW	X18, X20
 	WORD	$0x02b785d7	// th.vadd.vv v11, v11, v15
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	XOR	X20, X5
 	WORD	$0x2f3609d7	// th.vxor.vv v19, v19, v12
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
 	WORD	$0x2f488a57	// th.vxor.vv v20, v20, v17
 	WORD	$0x2f550ad7	// th.vxor.vv v21, v21, v10
-	WORD	$0x0057073b	// addw a4, a4, t0
+	ADDW	X5, X14
 	WORD	$0x2f258957	// th.vxor.vv v18, v18, v11
-	WORD	$0x00e94933	// xor s2, s2, a4
+	XOR	X14, X18
 	WORD	$0xa33cbbd7	// th.vsrl.vi v23, v19, 25
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
 	WORD	$0xa34cbc57	// th.vsrl.vi v24, v20, 25
-	WORD	$0x012a0a3b	// addw s4, s4, s2
+	ADDW	X18, X20
 	WORD	$0xa35cbcd7	// th.vsrl.vi v25, v21, 25
 	WORD	$0xa32cbd57	// th.vsrl.vi v26, v18, 25
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	XOR	X20, X5
 	WORD	$0xa77229d7	// th.vmadd.vv v19, v4, v23
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
 	WORD	$0xa7822a57	// th.vmadd.vv v20, v4, v24
-	WORD	$0x0057073b	// addw a4, a4, t0
+	ADDW	X5, X14
 	WORD	$0xa7922ad7	// th.vmadd.vv v21, v4, v25
-	WORD	$0x00e94933	// xor s2, s2, a4
+	XOR	X14, X18
 	WORD	$0xa7a22957	// th.vmadd.vv v18, v4, v26
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	WORD	$0xfffe8e93	// addi t4, t4, -1
-	WORD	$0xc60e9ee3	// bne t4, zero, .LChaCha20_ctr32_c906_dr.1
+	ADD	$-1, X29
+	BNEZ	X29, L11
 	// feed-forward: the scalar block and the lanes add the same state words
-	WORD	$0x0009ab03	// lw s6, 0(s3)
-	WORD	$0x0049ae83	// lw t4, 4(s3)
-	WORD	$0x016c0c3b	// addw s8, s8, s6
+	MOVW	(X19), X22
+	MOVW	4(X19), X29
+	ADDW	X22, X24
 	WORD	$0x026b4357	// th.vadd.vx v6, v6, s6
-	WORD	$0x0089ab03	// lw s6, 8(s3)
-	WORD	$0x01db8bbb	// addw s7, s7, t4
+	MOVW	8(X19), X22
+	ADDW	X29, X23
 	WORD	$0x027ec3d7	// th.vadd.vx v7, v7, t4
-	WORD	$0x00c9ae83	// lw t4, 12(s3)
-	WORD	$0x016a8abb	// addw s5, s5, s6
+	MOVW	12(X19), X29
+	ADDW	X22, X21
 	WORD	$0x028b4457	// th.vadd.vx v8, v8, s6
-	WORD	$0x0006ab03	// lw s6, 0(a3)
-	WORD	$0x01da0a3b	// addw s4, s4, t4
+	MOVW	(X13), X22
+	ADDW	X29, X20
 	WORD	$0x029ec4d7	// th.vadd.vx v9, v9, t4
-	WORD	$0x0046ae83	// lw t4, 4(a3)
-	WORD	$0x0169093b	// addw s2, s2, s6
+	MOVW	4(X13), X29
+	ADDW	X22, X18
 	WORD	$0x032b4957	// th.vadd.vx v18, v18, s6
-	WORD	$0x0086ab03	// lw s6, 8(a3)
-	WORD	$0x01d484bb	// addw s1, s1, t4
+	MOVW	8(X13), X22
+	ADDW	X29, X9
 	WORD	$0x033ec9d7	// th.vadd.vx v19, v19, t4
-	WORD	$0x00c6ae83	// lw t4, 12(a3)
-	WORD	$0x016888bb	// addw a7, a7, s6
+	MOVW	12(X13), X29
+	ADDW	X22, X17
 	WORD	$0x034b4a57	// th.vadd.vx v20, v20, s6
-	WORD	$0x0106ab03	// lw s6, 16(a3)
-	WORD	$0x01d8083b	// addw a6, a6, t4
+	MOVW	16(X13), X22
+	ADDW	X29, X16
 	WORD	$0x035ecad7	// th.vadd.vx v21, v21, t4
-	WORD	$0x0146ae83	// lw t4, 20(a3)
-	WORD	$0x016787bb	// addw a5, a5, s6
+	MOVW	20(X13), X29
+	ADDW	X22, X15
 	WORD	$0x02ab4557	// th.vadd.vx v10, v10, s6
-	WORD	$0x0186ab03	// lw s6, 24(a3)
-	WORD	$0x01d7073b	// addw a4, a4, t4
+	MOVW	24(X13), X22
+	ADDW	X29, X14
 	WORD	$0x02bec5d7	// th.vadd.vx v11, v11, t4
-	WORD	$0x01c6ae83	// lw t4, 28(a3)
-	WORD	$0x016f0f3b	// addw t5, t5, s6
+	MOVW	28(X13), X29
+	ADDW	X22, X30
 	WORD	$0x02cb4657	// th.vadd.vx v12, v12, s6
-	WORD	$0x00813683	// ld a3, 8(sp)
-	WORD	$0x00068b1b	// addiw s6, a3, 0
-	WORD	$0x01de0e3b	// addw t3, t3, t4
+	MOV	8(X2), X13
+	MOVW	X13, X22
+	ADDW	X29, X28
 	WORD	$0x031ec8d7	// th.vadd.vx v17, v17, t4
-	WORD	$0x01013e83	// ld t4, 16(sp)
-	WORD	$0x004eae83	// lw t4, 4(t4)
-	WORD	$0x0166063b	// addw a2, a2, s6
+	MOV	16(X2), X29
+	MOVW	4(X29), X29
+	ADDW	X22, X12
 	WORD	$0x02db06d7	// th.vadd.vv v13, v13, v22
-	WORD	$0x01013683	// ld a3, 16(sp)
-	WORD	$0x0086ab03	// lw s6, 8(a3)
-	WORD	$0x01d383bb	// addw t2, t2, t4
+	MOV	16(X2), X13
+	MOVW	8(X13), X22
+	ADDW	X29, X7
 	WORD	$0x02eec757	// th.vadd.vx v14, v14, t4
-	WORD	$0x01013e83	// ld t4, 16(sp)
-	WORD	$0x00ceae83	// lw t4, 12(t4)
-	WORD	$0x016282bb	// addw t0, t0, s6
+	MOV	16(X2), X29
+	MOVW	12(X29), X29
+	ADDW	X22, X5
 	WORD	$0x02fb47d7	// th.vadd.vx v15, v15, s6
-	WORD	$0x01d3033b	// addw t1, t1, t4
+	ADDW	X29, X6
 	WORD	$0x030ec857	// th.vadd.vx v16, v16, t4
-	WORD	$0x0196063b	// addw a2, a2, s9
+	ADDW	X25, X12
 	// output: lane k's word i at 64k + 4i (strided by 64)
-	WORD	$0x00058c93	// addi s9, a1, 0
-	WORD	$0x00050413	// addi s0, a0, 0
-	WORD	$0x04000093	// addi ra, zero, 64
+	MOV	X11, X25
+	MOV	X10, X8
+	MOV	$64, X1
 	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	ADD	$4, X25
 	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	ADD	$4, X25
 	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	ADD	$4, X25
 	WORD	$0x2f730bd7	// th.vxor.vv v23, v23, v6
 	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	ADD	$4, X25
 	WORD	$0x2f838c57	// th.vxor.vv v24, v24, v7
 	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	ADD	$4, X25
 	WORD	$0x2f940cd7	// th.vxor.vv v25, v25, v8
 	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	ADD	$4, X25
 	WORD	$0x2fa48d57	// th.vxor.vv v26, v26, v9
 	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	ADD	$4, X25
 	WORD	$0x2f790bd7	// th.vxor.vv v23, v23, v18
 	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	ADD	$4, X25
 	WORD	$0x2f898c57	// th.vxor.vv v24, v24, v19
 	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	ADD	$4, X25
 	WORD	$0x2f9a0cd7	// th.vxor.vv v25, v25, v20
 	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	ADD	$4, X25
 	WORD	$0x2faa8d57	// th.vxor.vv v26, v26, v21
 	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	ADD	$4, X25
 	WORD	$0x2f750bd7	// th.vxor.vv v23, v23, v10
 	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	ADD	$4, X25
 	WORD	$0x2f858c57	// th.vxor.vv v24, v24, v11
 	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	ADD	$4, X25
 	WORD	$0x2f960cd7	// th.vxor.vv v25, v25, v12
 	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	ADD	$4, X25
 	WORD	$0x2fa88d57	// th.vxor.vv v26, v26, v17
 	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	ADD	$4, X25
 	WORD	$0x2f768bd7	// th.vxor.vv v23, v23, v13
 	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	ADD	$4, X25
 	WORD	$0x2f870c57	// th.vxor.vv v24, v24, v14
 	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x2f978cd7	// th.vxor.vv v25, v25, v15
 	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x2fa80d57	// th.vxor.vv v26, v26, v16
 	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0066dc93	// srli s9, a3, 6
-	WORD	$0x006c9b13	// slli s6, s9, 6
-	WORD	$0x01650533	// add a0, a0, s6
-	WORD	$0x016585b3	// add a1, a1, s6
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x416686b3	// sub a3, a3, s6
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00813683	// ld a3, 8(sp)
-	WORD	$0x019686bb	// addw a3, a3, s9
-	WORD	$0x00d13423	// sd a3, 8(sp)
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x00068463	// beq a3, zero, .LChaCha20_ctr32_c906_57
-	WORD	$0x5840106f	// jal zero, .LChaCha20_ctr32_c906_2
-	// .LChaCha20_ctr32_c906_57:
-	WORD	$0x0fd0106f	// jal zero, .LChaCha20_ctr32_c906_3
-	// .LChaCha20_ctr32_c906_rows:
+	ADD	$4, X8
+	MOV	24(X2), X13
+	SRL	$6, X13, X25
+	SLL	$6, X25, X22
+	ADD	X22, X10
+	ADD	X22, X11
+	MOV	24(X2), X13
+	SUB	X22, X13
+	MOV	X13, 24(X2)
+	MOV	8(X2), X13
+	ADDW	X25, X13
+	MOV	X13, 8(X2)
+	MOV	24(X2), X13
+	BEQZ	X13, L57
+	JMP	L2
+L57:
+	JMP	L3
+rows:
 	// rotation indices idx_k[i] = (i + k) mod 4; mask selects element 0 (the counter)
 	WORD	$0x0250b557	// th.vadd.vi v10, v5, 1
 	WORD	$0x26a1b557	// th.vand.vi v10, v10, 3
@@ -980,3197 +980,3197 @@ TEXT ·chaCha20Ctr32C906(SB), NOSPLIT, $24-40
 	WORD	$0x26c1b657	// th.vand.vi v12, v12, 3
 	WORD	$0x625038d7	// th.vmseq.vi v17, v5, 0
 	// rows of the state: word sources per ABI; the counter word is ctr (merged in)
-	WORD	$0x00098c93	// addi s9, s3, 0
+	MOV	X19, X25
 	WORD	$0x120ce687	// th.vlw.v v13, (s9)
-	WORD	$0x00068c93	// addi s9, a3, 0
+	MOV	X13, X25
 	WORD	$0x120ce707	// th.vlw.v v14, (s9)
-	WORD	$0x01068c93	// addi s9, a3, 16
+	ADD	$16, X13, X25
 	WORD	$0x120ce787	// th.vlw.v v15, (s9)
-	WORD	$0x01013283	// ld t0, 16(sp)
-	WORD	$0x00028c93	// addi s9, t0, 0
+	MOV	16(X2), X5
+	MOV	X5, X25
 	WORD	$0x120ce807	// th.vlw.v v16, (s9)
 	WORD	$0x5e088057	// th.vmv.v.v v0, v17
-	WORD	$0x00813283	// ld t0, 8(sp)
+	MOV	8(X2), X5
 	WORD	$0x5d02c857	// th.vmerge.vxm v16, v16, t0, v0
 	WORD	$0x5e068357	// th.vmv.v.v v6, v13
 	WORD	$0x5e0703d7	// th.vmv.v.v v7, v14
 	WORD	$0x5e078457	// th.vmv.v.v v8, v15
 	WORD	$0x5e0804d7	// th.vmv.v.v v9, v16
 	// the scalar block is the second: counter ctr + 1
-	WORD	$0x0009ac03	// lw s8, 0(s3)
-	WORD	$0x0049ab83	// lw s7, 4(s3)
-	WORD	$0x0089aa83	// lw s5, 8(s3)
-	WORD	$0x00c9aa03	// lw s4, 12(s3)
-	WORD	$0x0006a903	// lw s2, 0(a3)
-	WORD	$0x0046a483	// lw s1, 4(a3)
-	WORD	$0x0086a883	// lw a7, 8(a3)
-	WORD	$0x00c6a803	// lw a6, 12(a3)
-	WORD	$0x0106a783	// lw a5, 16(a3)
-	WORD	$0x0146a703	// lw a4, 20(a3)
-	WORD	$0x0186af03	// lw t5, 24(a3)
-	WORD	$0x01c6ae03	// lw t3, 28(a3)
-	WORD	$0x00813283	// ld t0, 8(sp)
-	WORD	$0x0012861b	// addiw a2, t0, 1
-	WORD	$0x01013303	// ld t1, 16(sp)
-	WORD	$0x00432383	// lw t2, 4(t1)
-	WORD	$0x00832283	// lw t0, 8(t1)
-	WORD	$0x00c32303	// lw t1, 12(t1)
-	WORD	$0x00a00e93	// addi t4, zero, 10
-	// .LChaCha20_ctr32_c906_dr.2:
+	MOVW	(X19), X24
+	MOVW	4(X19), X23
+	MOVW	8(X19), X21
+	MOVW	12(X19), X20
+	MOVW	(X13), X18
+	MOVW	4(X13), X9
+	MOVW	8(X13), X17
+	MOVW	12(X13), X16
+	MOVW	16(X13), X15
+	MOVW	20(X13), X14
+	MOVW	24(X13), X30
+	MOVW	28(X13), X28
+	MOV	8(X2), X5
+	ADDW	$1, X5, X12
+	MOV	16(X2), X6
+	MOVW	4(X6), X7
+	MOVW	8(X6), X5
+	MOVW	12(X6), X6
+	MOV	$10, X29
+L12:
 	WORD	$0x02638357	// th.vadd.vv v6, v6, v7
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
+	ADDW	X18, X24
 	WORD	$0x2e9304d7	// th.vxor.vv v9, v9, v6
-	WORD	$0x01864633	// xor a2, a2, s8
+	XOR	X24, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
+	ADDW	X12, X15
 	WORD	$0xa2983957	// th.vsrl.vi v18, v9, 16
-	WORD	$0x00f94933	// xor s2, s2, a5
+	XOR	X15, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
+	ADDW	X18, X24
 	WORD	$0xa720a4d7	// th.vmadd.vv v9, v1, v18
-	WORD	$0x01864633	// xor a2, a2, s8
+	XOR	X24, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
 	WORD	$0x02848457	// th.vadd.vv v8, v8, v9
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	WORD	$0x2e7403d7	// th.vxor.vv v7, v7, v8
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0xa27a3957	// th.vsrl.vi v18, v7, 20
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0xa72123d7	// th.vmadd.vv v7, v2, v18
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	ADDW	X9, X23
 	WORD	$0x02638357	// th.vadd.vv v6, v6, v7
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	XOR	X23, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
+	ADDW	X7, X14
 	WORD	$0x2e9304d7	// th.vxor.vv v9, v9, v6
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	XOR	X14, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0xa29c3957	// th.vsrl.vi v18, v9, 24
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
 	WORD	$0xa721a4d7	// th.vmadd.vv v9, v3, v18
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x02848457	// th.vadd.vv v8, v8, v9
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x2e7403d7	// th.vxor.vv v7, v7, v8
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0xa27cb957	// th.vsrl.vi v18, v7, 25
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
+	ADDW	X16, X20
 	WORD	$0xa72223d7	// th.vmadd.vv v7, v4, v18
-	WORD	$0x01434333	// xor t1, t1, s4
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
 	WORD	$0x327509d7	// th.vrgather.vv v19, v7, v10
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
 	WORD	$0x32858a57	// th.vrgather.vv v20, v8, v11
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
 	WORD	$0x32960ad7	// th.vrgather.vv v21, v9, v12
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	WORD	$0x02698357	// th.vadd.vv v6, v6, v19
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
+	ADDW	X9, X24
 	WORD	$0x2f530ad7	// th.vxor.vv v21, v21, v6
-	WORD	$0x01834333	// xor t1, t1, s8
+	XOR	X24, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
+	ADDW	X6, X30
 	WORD	$0xa3583957	// th.vsrl.vi v18, v21, 16
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	XOR	X30, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
+	ADDW	X9, X24
 	WORD	$0xa720aad7	// th.vmadd.vv v21, v1, v18
-	WORD	$0x01834333	// xor t1, t1, s8
+	XOR	X24, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
 	WORD	$0x034a8a57	// th.vadd.vv v20, v20, v21
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	WORD	$0x2f3a09d7	// th.vxor.vv v19, v19, v20
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0xa33a3957	// th.vsrl.vi v18, v19, 20
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0xa72129d7	// th.vmadd.vv v19, v2, v18
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
+	ADDW	X17, X23
 	WORD	$0x02698357	// th.vadd.vv v6, v6, v19
-	WORD	$0x01764633	// xor a2, a2, s7
+	XOR	X23, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
+	ADDW	X12, X28
 	WORD	$0x2f530ad7	// th.vxor.vv v21, v21, v6
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0xa35c3957	// th.vsrl.vi v18, v21, 24
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
 	WORD	$0xa721aad7	// th.vmadd.vv v21, v3, v18
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x034a8a57	// th.vadd.vv v20, v20, v21
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x2f3a09d7	// th.vxor.vv v19, v19, v20
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0xa33cb957	// th.vsrl.vi v18, v19, 25
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
+	ADDW	X18, X20
 	WORD	$0xa72229d7	// th.vmadd.vv v19, v4, v18
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
 	WORD	$0x333603d7	// th.vrgather.vv v7, v19, v12
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
 	WORD	$0x33458457	// th.vrgather.vv v8, v20, v11
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
 	WORD	$0x335504d7	// th.vrgather.vv v9, v21, v10
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	WORD	$0xfffe8e93	// addi t4, t4, -1
-	WORD	$0xde0e92e3	// bne t4, zero, .LChaCha20_ctr32_c906_dr.2
+	ADD	$-1, X29
+	BNEZ	X29, L12
 	// feed-forward and output: the rows block at 0..64, the scalar block at 64..128
 	WORD	$0x02668357	// th.vadd.vv v6, v6, v13
 	WORD	$0x027703d7	// th.vadd.vv v7, v7, v14
 	WORD	$0x02878457	// th.vadd.vv v8, v8, v15
 	WORD	$0x029804d7	// th.vadd.vv v9, v9, v16
-	WORD	$0x0009ab03	// lw s6, 0(s3)
-	WORD	$0x0049ae83	// lw t4, 4(s3)
-	WORD	$0x016c0c3b	// addw s8, s8, s6
-	WORD	$0x0089ab03	// lw s6, 8(s3)
-	WORD	$0x01db8bbb	// addw s7, s7, t4
-	WORD	$0x00c9ae83	// lw t4, 12(s3)
-	WORD	$0x016a8abb	// addw s5, s5, s6
-	WORD	$0x0006ab03	// lw s6, 0(a3)
-	WORD	$0x01da0a3b	// addw s4, s4, t4
-	WORD	$0x0046ae83	// lw t4, 4(a3)
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0086ab03	// lw s6, 8(a3)
-	WORD	$0x01d484bb	// addw s1, s1, t4
-	WORD	$0x00c6ae83	// lw t4, 12(a3)
-	WORD	$0x016888bb	// addw a7, a7, s6
-	WORD	$0x0106ab03	// lw s6, 16(a3)
-	WORD	$0x01d8083b	// addw a6, a6, t4
-	WORD	$0x0146ae83	// lw t4, 20(a3)
-	WORD	$0x016787bb	// addw a5, a5, s6
-	WORD	$0x0186ab03	// lw s6, 24(a3)
-	WORD	$0x01d7073b	// addw a4, a4, t4
-	WORD	$0x01c6ae83	// lw t4, 28(a3)
-	WORD	$0x016f0f3b	// addw t5, t5, s6
-	WORD	$0x00813b03	// ld s6, 8(sp)
-	WORD	$0x001b0b1b	// addiw s6, s6, 1
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01013e83	// ld t4, 16(sp)
-	WORD	$0x004eae83	// lw t4, 4(t4)
-	WORD	$0x0166063b	// addw a2, a2, s6
-	WORD	$0x01013b03	// ld s6, 16(sp)
-	WORD	$0x008b2b03	// lw s6, 8(s6)
-	WORD	$0x01d383bb	// addw t2, t2, t4
-	WORD	$0x01013e83	// ld t4, 16(sp)
-	WORD	$0x00ceae83	// lw t4, 12(t4)
-	WORD	$0x016282bb	// addw t0, t0, s6
-	WORD	$0x01d3033b	// addw t1, t1, t4
-	WORD	$0x00058c93	// addi s9, a1, 0
-	WORD	$0x0405ab03	// lw s6, 64(a1)
-	WORD	$0x0445ae83	// lw t4, 68(a1)
+	MOVW	(X19), X22
+	MOVW	4(X19), X29
+	ADDW	X22, X24
+	MOVW	8(X19), X22
+	ADDW	X29, X23
+	MOVW	12(X19), X29
+	ADDW	X22, X21
+	MOVW	(X13), X22
+	ADDW	X29, X20
+	MOVW	4(X13), X29
+	ADDW	X22, X18
+	MOVW	8(X13), X22
+	ADDW	X29, X9
+	MOVW	12(X13), X29
+	ADDW	X22, X17
+	MOVW	16(X13), X22
+	ADDW	X29, X16
+	MOVW	20(X13), X29
+	ADDW	X22, X15
+	MOVW	24(X13), X22
+	ADDW	X29, X14
+	MOVW	28(X13), X29
+	ADDW	X22, X30
+	MOV	8(X2), X22
+	ADDW	$1, X22
+	ADDW	X29, X28
+	MOV	16(X2), X29
+	MOVW	4(X29), X29
+	ADDW	X22, X12
+	MOV	16(X2), X22
+	MOVW	8(X22), X22
+	ADDW	X29, X7
+	MOV	16(X2), X29
+	MOVW	12(X29), X29
+	ADDW	X22, X5
+	ADDW	X29, X6
+	MOV	X11, X25
+	MOVW	64(X11), X22
+	MOVW	68(X11), X29
 	WORD	$0x120ce907	// th.vlw.v v18, (s9)
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x05652023	// sw s6, 64(a0)
-	WORD	$0x01058c93	// addi s9, a1, 16
-	WORD	$0x0485ab03	// lw s6, 72(a1)
-	WORD	$0x017eceb3	// xor t4, t4, s7
-	WORD	$0x05d52223	// sw t4, 68(a0)
+	XOR	X24, X22
+	MOVW	X22, 64(X10)
+	ADD	$16, X11, X25
+	MOVW	72(X11), X22
+	XOR	X23, X29
+	MOVW	X29, 68(X10)
 	WORD	$0x120ce987	// th.vlw.v v19, (s9)
-	WORD	$0x04c5ae83	// lw t4, 76(a1)
-	WORD	$0x015b4b33	// xor s6, s6, s5
-	WORD	$0x02058c93	// addi s9, a1, 32
-	WORD	$0x05652423	// sw s6, 72(a0)
-	WORD	$0x0505ab03	// lw s6, 80(a1)
-	WORD	$0x014eceb3	// xor t4, t4, s4
+	MOVW	76(X11), X29
+	XOR	X21, X22
+	ADD	$32, X11, X25
+	MOVW	X22, 72(X10)
+	MOVW	80(X11), X22
+	XOR	X20, X29
 	WORD	$0x120cea07	// th.vlw.v v20, (s9)
-	WORD	$0x05d52623	// sw t4, 76(a0)
-	WORD	$0x0545ae83	// lw t4, 84(a1)
-	WORD	$0x03058c93	// addi s9, a1, 48
-	WORD	$0x012b4b33	// xor s6, s6, s2
-	WORD	$0x05652823	// sw s6, 80(a0)
+	MOVW	X29, 76(X10)
+	MOVW	84(X11), X29
+	ADD	$48, X11, X25
+	XOR	X18, X22
+	MOVW	X22, 80(X10)
 	WORD	$0x120cea87	// th.vlw.v v21, (s9)
-	WORD	$0x0585ab03	// lw s6, 88(a1)
-	WORD	$0x009eceb3	// xor t4, t4, s1
-	WORD	$0x05d52a23	// sw t4, 84(a0)
+	MOVW	88(X11), X22
+	XOR	X9, X29
+	MOVW	X29, 84(X10)
 	WORD	$0x2f230957	// th.vxor.vv v18, v18, v6
-	WORD	$0x05c5ae83	// lw t4, 92(a1)
-	WORD	$0x011b4b33	// xor s6, s6, a7
-	WORD	$0x00050413	// addi s0, a0, 0
-	WORD	$0x05652c23	// sw s6, 88(a0)
-	WORD	$0x0605ab03	// lw s6, 96(a1)
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	MOVW	92(X11), X29
+	XOR	X17, X22
+	MOV	X10, X8
+	MOVW	X22, 88(X10)
+	MOVW	96(X11), X22
+	XOR	X16, X29
 	WORD	$0x02046927	// th.vsw.v v18, (s0)
-	WORD	$0x05d52e23	// sw t4, 92(a0)
-	WORD	$0x0645ae83	// lw t4, 100(a1)
+	MOVW	X29, 92(X10)
+	MOVW	100(X11), X29
 	WORD	$0x2f3389d7	// th.vxor.vv v19, v19, v7
-	WORD	$0x00fb4b33	// xor s6, s6, a5
-	WORD	$0x07652023	// sw s6, 96(a0)
-	WORD	$0x01050413	// addi s0, a0, 16
-	WORD	$0x0685ab03	// lw s6, 104(a1)
-	WORD	$0x00eeceb3	// xor t4, t4, a4
-	WORD	$0x07d52223	// sw t4, 100(a0)
+	XOR	X15, X22
+	MOVW	X22, 96(X10)
+	ADD	$16, X10, X8
+	MOVW	104(X11), X22
+	XOR	X14, X29
+	MOVW	X29, 100(X10)
 	WORD	$0x020469a7	// th.vsw.v v19, (s0)
-	WORD	$0x06c5ae83	// lw t4, 108(a1)
-	WORD	$0x01eb4b33	// xor s6, s6, t5
+	MOVW	108(X11), X29
+	XOR	X30, X22
 	WORD	$0x2f440a57	// th.vxor.vv v20, v20, v8
-	WORD	$0x07652423	// sw s6, 104(a0)
-	WORD	$0x0705ab03	// lw s6, 112(a1)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x02050413	// addi s0, a0, 32
-	WORD	$0x07d52623	// sw t4, 108(a0)
-	WORD	$0x0745ae83	// lw t4, 116(a1)
+	MOVW	X22, 104(X10)
+	MOVW	112(X11), X22
+	XOR	X28, X29
+	ADD	$32, X10, X8
+	MOVW	X29, 108(X10)
+	MOVW	116(X11), X29
 	WORD	$0x02046a27	// th.vsw.v v20, (s0)
-	WORD	$0x00cb4b33	// xor s6, s6, a2
-	WORD	$0x07652823	// sw s6, 112(a0)
+	XOR	X12, X22
+	MOVW	X22, 112(X10)
 	WORD	$0x2f548ad7	// th.vxor.vv v21, v21, v9
-	WORD	$0x0785ab03	// lw s6, 120(a1)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x07d52a23	// sw t4, 116(a0)
-	WORD	$0x03050413	// addi s0, a0, 48
-	WORD	$0x07c5ae83	// lw t4, 124(a1)
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	MOVW	120(X11), X22
+	XOR	X7, X29
+	MOVW	X29, 116(X10)
+	ADD	$48, X10, X8
+	MOVW	124(X11), X29
+	XOR	X5, X22
 	WORD	$0x02046aa7	// th.vsw.v v21, (s0)
-	WORD	$0x07652c23	// sw s6, 120(a0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x07d52e23	// sw t4, 124(a0)
-	WORD	$0x08050513	// addi a0, a0, 128
-	WORD	$0x08058593	// addi a1, a1, 128
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0xf8028293	// addi t0, t0, -128
-	WORD	$0x00513c23	// sd t0, 24(sp)
-	WORD	$0x00813283	// ld t0, 8(sp)
-	WORD	$0x0022829b	// addiw t0, t0, 2
-	WORD	$0x00513423	// sd t0, 8(sp)
-	WORD	$0x0040006f	// jal zero, .LChaCha20_ctr32_c906_1
-	// .LChaCha20_ctr32_c906_1:
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0x00029463	// bne t0, zero, .LChaCha20_ctr32_c906_58
-	WORD	$0x4540106f	// jal zero, .LChaCha20_ctr32_c906_3
-	// .LChaCha20_ctr32_c906_58:
-	// .LChaCha20_ctr32_c906_block:
-	WORD	$0x0009ac03	// lw s8, 0(s3)
-	WORD	$0x0049ab83	// lw s7, 4(s3)
-	WORD	$0x0089aa83	// lw s5, 8(s3)
-	WORD	$0x00c9aa03	// lw s4, 12(s3)
-	WORD	$0x0006a903	// lw s2, 0(a3)
-	WORD	$0x0046a483	// lw s1, 4(a3)
-	WORD	$0x0086a883	// lw a7, 8(a3)
-	WORD	$0x00c6a803	// lw a6, 12(a3)
-	WORD	$0x0106a783	// lw a5, 16(a3)
-	WORD	$0x0146a703	// lw a4, 20(a3)
-	WORD	$0x0186af03	// lw t5, 24(a3)
-	WORD	$0x01c6ae03	// lw t3, 28(a3)
-	WORD	$0x00813283	// ld t0, 8(sp)
-	WORD	$0x0002861b	// addiw a2, t0, 0
-	WORD	$0x01013303	// ld t1, 16(sp)
-	WORD	$0x00432383	// lw t2, 4(t1)
-	WORD	$0x00832283	// lw t0, 8(t1)
-	WORD	$0x00c32303	// lw t1, 12(t1)
+	MOVW	X22, 120(X10)
+	XOR	X6, X29
+	MOVW	X29, 124(X10)
+	ADD	$128, X10
+	ADD	$128, X11
+	MOV	24(X2), X5
+	ADD	$-128, X5
+	MOV	X5, 24(X2)
+	MOV	8(X2), X5
+	ADDW	$2, X5
+	MOV	X5, 8(X2)
+	JMP	L1
+L1:
+	MOV	24(X2), X5
+	BNEZ	X5, L58
+	JMP	L3
+L58:
+block:
+	MOVW	(X19), X24
+	MOVW	4(X19), X23
+	MOVW	8(X19), X21
+	MOVW	12(X19), X20
+	MOVW	(X13), X18
+	MOVW	4(X13), X9
+	MOVW	8(X13), X17
+	MOVW	12(X13), X16
+	MOVW	16(X13), X15
+	MOVW	20(X13), X14
+	MOVW	24(X13), X30
+	MOVW	28(X13), X28
+	MOV	8(X2), X5
+	MOVW	X5, X12
+	MOV	16(X2), X6
+	MOVW	4(X6), X7
+	MOVW	8(X6), X5
+	MOVW	12(X6), X6
 	// double round 1 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 2 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 3 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 4 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 5 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 6 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 7 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 8 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 9 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 10 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	WORD	$0x0009ab03	// lw s6, 0(s3)
-	WORD	$0x0049ae83	// lw t4, 4(s3)
-	WORD	$0x016c0c3b	// addw s8, s8, s6
-	WORD	$0x0089ab03	// lw s6, 8(s3)
-	WORD	$0x01db8bbb	// addw s7, s7, t4
-	WORD	$0x00c9ae83	// lw t4, 12(s3)
-	WORD	$0x016a8abb	// addw s5, s5, s6
-	WORD	$0x0006ab03	// lw s6, 0(a3)
-	WORD	$0x01da0a3b	// addw s4, s4, t4
-	WORD	$0x0046ae83	// lw t4, 4(a3)
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0086ab03	// lw s6, 8(a3)
-	WORD	$0x01d484bb	// addw s1, s1, t4
-	WORD	$0x00c6ae83	// lw t4, 12(a3)
-	WORD	$0x016888bb	// addw a7, a7, s6
-	WORD	$0x0106ab03	// lw s6, 16(a3)
-	WORD	$0x01d8083b	// addw a6, a6, t4
-	WORD	$0x0146ae83	// lw t4, 20(a3)
-	WORD	$0x016787bb	// addw a5, a5, s6
-	WORD	$0x0186ab03	// lw s6, 24(a3)
-	WORD	$0x01d7073b	// addw a4, a4, t4
-	WORD	$0x01c6ae83	// lw t4, 28(a3)
-	WORD	$0x016f0f3b	// addw t5, t5, s6
-	WORD	$0x00813b03	// ld s6, 8(sp)
-	WORD	$0x000b0b1b	// addiw s6, s6, 0
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01013e83	// ld t4, 16(sp)
-	WORD	$0x004eae83	// lw t4, 4(t4)
-	WORD	$0x0166063b	// addw a2, a2, s6
-	WORD	$0x01013b03	// ld s6, 16(sp)
-	WORD	$0x008b2b03	// lw s6, 8(s6)
-	WORD	$0x01d383bb	// addw t2, t2, t4
-	WORD	$0x01013e83	// ld t4, 16(sp)
-	WORD	$0x00ceae83	// lw t4, 12(t4)
-	WORD	$0x016282bb	// addw t0, t0, s6
-	WORD	$0x01d3033b	// addw t1, t1, t4
-	WORD	$0x04000b13	// addi s6, zero, 64
-	WORD	$0x01813c83	// ld s9, 24(sp)
-	WORD	$0x0f6cea63	// bltu s9, s6, .LChaCha20_ctr32_c906_2
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x0045ae83	// lw t4, 4(a1)
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x0085ab03	// lw s6, 8(a1)
-	WORD	$0x017eceb3	// xor t4, t4, s7
-	WORD	$0x01d52223	// sw t4, 4(a0)
-	WORD	$0x00c5ae83	// lw t4, 12(a1)
-	WORD	$0x015b4b33	// xor s6, s6, s5
-	WORD	$0x01652423	// sw s6, 8(a0)
-	WORD	$0x0105ab03	// lw s6, 16(a1)
-	WORD	$0x014eceb3	// xor t4, t4, s4
-	WORD	$0x01d52623	// sw t4, 12(a0)
-	WORD	$0x0145ae83	// lw t4, 20(a1)
-	WORD	$0x012b4b33	// xor s6, s6, s2
-	WORD	$0x01652823	// sw s6, 16(a0)
-	WORD	$0x0185ab03	// lw s6, 24(a1)
-	WORD	$0x009eceb3	// xor t4, t4, s1
-	WORD	$0x01d52a23	// sw t4, 20(a0)
-	WORD	$0x01c5ae83	// lw t4, 28(a1)
-	WORD	$0x011b4b33	// xor s6, s6, a7
-	WORD	$0x01652c23	// sw s6, 24(a0)
-	WORD	$0x0205ab03	// lw s6, 32(a1)
-	WORD	$0x010eceb3	// xor t4, t4, a6
-	WORD	$0x01d52e23	// sw t4, 28(a0)
-	WORD	$0x0245ae83	// lw t4, 36(a1)
-	WORD	$0x00fb4b33	// xor s6, s6, a5
-	WORD	$0x03652023	// sw s6, 32(a0)
-	WORD	$0x0285ab03	// lw s6, 40(a1)
-	WORD	$0x00eeceb3	// xor t4, t4, a4
-	WORD	$0x03d52223	// sw t4, 36(a0)
-	WORD	$0x02c5ae83	// lw t4, 44(a1)
-	WORD	$0x01eb4b33	// xor s6, s6, t5
-	WORD	$0x03652423	// sw s6, 40(a0)
-	WORD	$0x0305ab03	// lw s6, 48(a1)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x03d52623	// sw t4, 44(a0)
-	WORD	$0x0345ae83	// lw t4, 52(a1)
-	WORD	$0x00cb4b33	// xor s6, s6, a2
-	WORD	$0x03652823	// sw s6, 48(a0)
-	WORD	$0x0385ab03	// lw s6, 56(a1)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x03d52a23	// sw t4, 52(a0)
-	WORD	$0x03c5ae83	// lw t4, 60(a1)
-	WORD	$0x005b4b33	// xor s6, s6, t0
-	WORD	$0x03652c23	// sw s6, 56(a0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x03d52e23	// sw t4, 60(a0)
-	WORD	$0x04050513	// addi a0, a0, 64
-	WORD	$0x04058593	// addi a1, a1, 64
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0xfc028293	// addi t0, t0, -64
-	WORD	$0x00513c23	// sd t0, 24(sp)
-	WORD	$0x00813283	// ld t0, 8(sp)
-	WORD	$0x0012829b	// addiw t0, t0, 1
-	WORD	$0x00513423	// sd t0, 8(sp)
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0x00028463	// beq t0, zero, .LChaCha20_ctr32_c906_59
-	WORD	$0xf35fe06f	// jal zero, .LChaCha20_ctr32_c906_block
-	// .LChaCha20_ctr32_c906_59:
-	WORD	$0x3800006f	// jal zero, .LChaCha20_ctr32_c906_3
-	// .LChaCha20_ctr32_c906_2:
+	MOVW	(X19), X22
+	MOVW	4(X19), X29
+	ADDW	X22, X24
+	MOVW	8(X19), X22
+	ADDW	X29, X23
+	MOVW	12(X19), X29
+	ADDW	X22, X21
+	MOVW	(X13), X22
+	ADDW	X29, X20
+	MOVW	4(X13), X29
+	ADDW	X22, X18
+	MOVW	8(X13), X22
+	ADDW	X29, X9
+	MOVW	12(X13), X29
+	ADDW	X22, X17
+	MOVW	16(X13), X22
+	ADDW	X29, X16
+	MOVW	20(X13), X29
+	ADDW	X22, X15
+	MOVW	24(X13), X22
+	ADDW	X29, X14
+	MOVW	28(X13), X29
+	ADDW	X22, X30
+	MOV	8(X2), X22
+	MOVW	X22, X22
+	ADDW	X29, X28
+	MOV	16(X2), X29
+	MOVW	4(X29), X29
+	ADDW	X22, X12
+	MOV	16(X2), X22
+	MOVW	8(X22), X22
+	ADDW	X29, X7
+	MOV	16(X2), X29
+	MOVW	12(X29), X29
+	ADDW	X22, X5
+	ADDW	X29, X6
+	MOV	$64, X22
+	MOV	24(X2), X25
+	BLTU	X25, X22, L2
+	MOVW	(X11), X22
+	MOVW	4(X11), X29
+	XOR	X24, X22
+	MOVW	X22, (X10)
+	MOVW	8(X11), X22
+	XOR	X23, X29
+	MOVW	X29, 4(X10)
+	MOVW	12(X11), X29
+	XOR	X21, X22
+	MOVW	X22, 8(X10)
+	MOVW	16(X11), X22
+	XOR	X20, X29
+	MOVW	X29, 12(X10)
+	MOVW	20(X11), X29
+	XOR	X18, X22
+	MOVW	X22, 16(X10)
+	MOVW	24(X11), X22
+	XOR	X9, X29
+	MOVW	X29, 20(X10)
+	MOVW	28(X11), X29
+	XOR	X17, X22
+	MOVW	X22, 24(X10)
+	MOVW	32(X11), X22
+	XOR	X16, X29
+	MOVW	X29, 28(X10)
+	MOVW	36(X11), X29
+	XOR	X15, X22
+	MOVW	X22, 32(X10)
+	MOVW	40(X11), X22
+	XOR	X14, X29
+	MOVW	X29, 36(X10)
+	MOVW	44(X11), X29
+	XOR	X30, X22
+	MOVW	X22, 40(X10)
+	MOVW	48(X11), X22
+	XOR	X28, X29
+	MOVW	X29, 44(X10)
+	MOVW	52(X11), X29
+	XOR	X12, X22
+	MOVW	X22, 48(X10)
+	MOVW	56(X11), X22
+	XOR	X7, X29
+	MOVW	X29, 52(X10)
+	MOVW	60(X11), X29
+	XOR	X5, X22
+	MOVW	X22, 56(X10)
+	XOR	X6, X29
+	MOVW	X29, 60(X10)
+	ADD	$64, X10
+	ADD	$64, X11
+	MOV	24(X2), X5
+	ADD	$-64, X5
+	MOV	X5, 24(X2)
+	MOV	8(X2), X5
+	ADDW	$1, X5
+	MOV	X5, 8(X2)
+	MOV	24(X2), X5
+	BEQZ	X5, L59
+	JMP	block
+L59:
+	JMP	L3
+L2:
 	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_15
-	WORD	$0x000c0e93	// addi t4, s8, 0
-	WORD	$0x3300006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_15:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_17
-	WORD	$0x000b8e93	// addi t4, s7, 0
-	WORD	$0x2fc0006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_17:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_18
-	WORD	$0x000a8e93	// addi t4, s5, 0
-	WORD	$0x2c80006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_18:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x015b4b33	// xor s6, s6, s5
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_19
-	WORD	$0x000a0e93	// addi t4, s4, 0
-	WORD	$0x2940006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_19:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x014b4b33	// xor s6, s6, s4
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_20
-	WORD	$0x00090e93	// addi t4, s2, 0
-	WORD	$0x2600006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_20:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x012b4b33	// xor s6, s6, s2
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_21
-	WORD	$0x00048e93	// addi t4, s1, 0
-	WORD	$0x22c0006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_21:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x009b4b33	// xor s6, s6, s1
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_22
-	WORD	$0x00088e93	// addi t4, a7, 0
-	WORD	$0x1f80006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_22:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x011b4b33	// xor s6, s6, a7
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_23
-	WORD	$0x00080e93	// addi t4, a6, 0
-	WORD	$0x1c40006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_23:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x010b4b33	// xor s6, s6, a6
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_24
-	WORD	$0x00078e93	// addi t4, a5, 0
-	WORD	$0x1900006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_24:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x00fb4b33	// xor s6, s6, a5
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_25
-	WORD	$0x00070e93	// addi t4, a4, 0
-	WORD	$0x15c0006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_25:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x00eb4b33	// xor s6, s6, a4
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_26
-	WORD	$0x000f0e93	// addi t4, t5, 0
-	WORD	$0x1280006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_26:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x01eb4b33	// xor s6, s6, t5
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813f03	// ld t5, 24(sp)
-	WORD	$0xffcf0f13	// addi t5, t5, -4
-	WORD	$0x01e13c23	// sd t5, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813f03	// ld t5, 24(sp)
-	WORD	$0x016f7663	// bgeu t5, s6, .LChaCha20_ctr32_c906_27
-	WORD	$0x000e0e93	// addi t4, t3, 0
-	WORD	$0x0f40006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_27:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x01cb4b33	// xor s6, s6, t3
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813e03	// ld t3, 24(sp)
-	WORD	$0xffce0e13	// addi t3, t3, -4
-	WORD	$0x01c13c23	// sd t3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813e03	// ld t3, 24(sp)
-	WORD	$0x016e7663	// bgeu t3, s6, .LChaCha20_ctr32_c906_28
-	WORD	$0x00060e93	// addi t4, a2, 0
-	WORD	$0x0c00006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_28:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x00cb4b33	// xor s6, s6, a2
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813e03	// ld t3, 24(sp)
-	WORD	$0xffce0e13	// addi t3, t3, -4
-	WORD	$0x01c13c23	// sd t3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813e03	// ld t3, 24(sp)
-	WORD	$0x016e7663	// bgeu t3, s6, .LChaCha20_ctr32_c906_29
-	WORD	$0x00038e93	// addi t4, t2, 0
-	WORD	$0x08c0006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_29:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x007b4b33	// xor s6, s6, t2
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813383	// ld t2, 24(sp)
-	WORD	$0xffc38393	// addi t2, t2, -4
-	WORD	$0x00713c23	// sd t2, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813383	// ld t2, 24(sp)
-	WORD	$0x0163f663	// bgeu t2, s6, .LChaCha20_ctr32_c906_30
-	WORD	$0x00028e93	// addi t4, t0, 0
-	WORD	$0x0580006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_30:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x005b4b33	// xor s6, s6, t0
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0xffc28293	// addi t0, t0, -4
-	WORD	$0x00513c23	// sd t0, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0x0162f663	// bgeu t0, s6, .LChaCha20_ctr32_c906_31
-	WORD	$0x00030e93	// addi t4, t1, 0
-	WORD	$0x0240006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_31:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x006b4b33	// xor s6, s6, t1
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0xffc28293	// addi t0, t0, -4
-	WORD	$0x00513c23	// sd t0, 24(sp)
+	MOV	$4, X22
+	MOV	24(X2), X13
+	BGEU	X13, X22, L15
+	MOV	X24, X29
+	JMP	tail
+L15:
+	MOVW	(X11), X22
+	XOR	X24, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X13
+	BGEU	X13, X22, L17
+	MOV	X23, X29
+	JMP	tail
+L17:
+	MOVW	(X11), X22
+	XOR	X23, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X13
+	BGEU	X13, X22, L18
+	MOV	X21, X29
+	JMP	tail
+L18:
+	MOVW	(X11), X22
+	XOR	X21, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X13
+	BGEU	X13, X22, L19
+	MOV	X20, X29
+	JMP	tail
+L19:
+	MOVW	(X11), X22
+	XOR	X20, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X13
+	BGEU	X13, X22, L20
+	MOV	X18, X29
+	JMP	tail
+L20:
+	MOVW	(X11), X22
+	XOR	X18, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X13
+	BGEU	X13, X22, L21
+	MOV	X9, X29
+	JMP	tail
+L21:
+	MOVW	(X11), X22
+	XOR	X9, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X13
+	BGEU	X13, X22, L22
+	MOV	X17, X29
+	JMP	tail
+L22:
+	MOVW	(X11), X22
+	XOR	X17, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X13
+	BGEU	X13, X22, L23
+	MOV	X16, X29
+	JMP	tail
+L23:
+	MOVW	(X11), X22
+	XOR	X16, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X13
+	BGEU	X13, X22, L24
+	MOV	X15, X29
+	JMP	tail
+L24:
+	MOVW	(X11), X22
+	XOR	X15, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X13
+	BGEU	X13, X22, L25
+	MOV	X14, X29
+	JMP	tail
+L25:
+	MOVW	(X11), X22
+	XOR	X14, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X13
+	BGEU	X13, X22, L26
+	MOV	X30, X29
+	JMP	tail
+L26:
+	MOVW	(X11), X22
+	XOR	X30, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X30
+	ADD	$-4, X30
+	MOV	X30, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X30
+	BGEU	X30, X22, L27
+	MOV	X28, X29
+	JMP	tail
+L27:
+	MOVW	(X11), X22
+	XOR	X28, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X28
+	ADD	$-4, X28
+	MOV	X28, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X28
+	BGEU	X28, X22, L28
+	MOV	X12, X29
+	JMP	tail
+L28:
+	MOVW	(X11), X22
+	XOR	X12, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X28
+	ADD	$-4, X28
+	MOV	X28, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X28
+	BGEU	X28, X22, L29
+	MOV	X7, X29
+	JMP	tail
+L29:
+	MOVW	(X11), X22
+	XOR	X7, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X7
+	ADD	$-4, X7
+	MOV	X7, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X7
+	BGEU	X7, X22, L30
+	MOV	X5, X29
+	JMP	tail
+L30:
+	MOVW	(X11), X22
+	XOR	X5, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X5
+	ADD	$-4, X5
+	MOV	X5, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X5
+	BGEU	X5, X22, L31
+	MOV	X6, X29
+	JMP	tail
+L31:
+	MOVW	(X11), X22
+	XOR	X6, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X5
+	ADD	$-4, X5
+	MOV	X5, 24(X2)
 	// unreachable: len < 64 leaves at most 15 whole words
-	// .LChaCha20_ctr32_c906_tail:
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0x02028663	// beq t0, zero, .LChaCha20_ctr32_c906_skip
-	// .LChaCha20_ctr32_c906_byte:
-	WORD	$0x0005cb03	// lbu s6, 0(a1)
-	WORD	$0x01db4b33	// xor s6, s6, t4
-	WORD	$0x01650023	// sb s6, 0(a0)
-	WORD	$0x008ede93	// srli t4, t4, 8
-	WORD	$0x00158593	// addi a1, a1, 1
-	WORD	$0x00150513	// addi a0, a0, 1
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0xfff28293	// addi t0, t0, -1
-	WORD	$0x00513c23	// sd t0, 24(sp)
-	WORD	$0xfc029ee3	// bne t0, zero, .LChaCha20_ctr32_c906_byte
-	// .LChaCha20_ctr32_c906_skip:
-	WORD	$0x00813283	// ld t0, 8(sp)
-	WORD	$0x0012829b	// addiw t0, t0, 1
-	WORD	$0x00513423	// sd t0, 8(sp)
-	// .LChaCha20_ctr32_c906_3:
+tail:
+	MOV	24(X2), X5
+	BEQZ	X5, skip
+byte:
+	MOVBU	(X11), X22
+	XOR	X29, X22
+	MOVB	X22, (X10)
+	SRL	$8, X29
+	ADD	$1, X11
+	ADD	$1, X10
+	MOV	24(X2), X5
+	ADD	$-1, X5
+	MOV	X5, 24(X2)
+	BNEZ	X5, byte
+skip:
+	MOV	8(X2), X5
+	ADDW	$1, X5
+	MOV	X5, 8(X2)
+L3:
 	// return
 	WORD	$0x00307057	// th.vsetvli zero, zero, e8, m8, d1
 	WORD	$0x5e003057	// th.vmv.v.i v0, 0
 	WORD	$0x5e003457	// th.vmv.v.i v8, 0
 	WORD	$0x5e003857	// th.vmv.v.i v16, 0
 	WORD	$0x5e003c57	// th.vmv.v.i v24, 0
-	WORD	$0x00013423	// sd zero, 8(sp)
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000413	// addi s0, zero, 0
-	WORD	$0x00000493	// addi s1, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
-	WORD	$0x00000793	// addi a5, zero, 0
-	WORD	$0x00000813	// addi a6, zero, 0
-	WORD	$0x00000893	// addi a7, zero, 0
-	WORD	$0x00000913	// addi s2, zero, 0
-	WORD	$0x00000a13	// addi s4, zero, 0
-	WORD	$0x00000a93	// addi s5, zero, 0
-	WORD	$0x00000b13	// addi s6, zero, 0
-	WORD	$0x00000b93	// addi s7, zero, 0
-	WORD	$0x00000c13	// addi s8, zero, 0
-	WORD	$0x00000c93	// addi s9, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	WORD	$0x00013083	// ld ra, 0(sp)
-	JMP	kgen_ret	// jalr zero, 0(ra)
-	// .LChaCha20_ctr32_c906_4:
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0x00029463	// bne t0, zero, .LChaCha20_ctr32_c906_60
-	WORD	$0x4540106f	// jal zero, .LChaCha20_ctr32_c906_6
-	// .LChaCha20_ctr32_c906_60:
-	// .LChaCha20_ctr32_c906_block.1:
-	WORD	$0x0009ac03	// lw s8, 0(s3)
-	WORD	$0x0049ab83	// lw s7, 4(s3)
-	WORD	$0x0089aa83	// lw s5, 8(s3)
-	WORD	$0x00c9aa03	// lw s4, 12(s3)
-	WORD	$0x0006a903	// lw s2, 0(a3)
-	WORD	$0x0046a483	// lw s1, 4(a3)
-	WORD	$0x0086a883	// lw a7, 8(a3)
-	WORD	$0x00c6a803	// lw a6, 12(a3)
-	WORD	$0x0106a783	// lw a5, 16(a3)
-	WORD	$0x0146a703	// lw a4, 20(a3)
-	WORD	$0x0186af03	// lw t5, 24(a3)
-	WORD	$0x01c6ae03	// lw t3, 28(a3)
-	WORD	$0x00813283	// ld t0, 8(sp)
-	WORD	$0x0002861b	// addiw a2, t0, 0
-	WORD	$0x01013303	// ld t1, 16(sp)
-	WORD	$0x00432383	// lw t2, 4(t1)
-	WORD	$0x00832283	// lw t0, 8(t1)
-	WORD	$0x00c32303	// lw t1, 12(t1)
+	MOV	X0, 8(X2)
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X8
+	MOV	$0, X9
+	MOV	$0, X12
+	MOV	$0, X14
+	MOV	$0, X15
+	MOV	$0, X16
+	MOV	$0, X17
+	MOV	$0, X18
+	MOV	$0, X20
+	MOV	$0, X21
+	MOV	$0, X22
+	MOV	$0, X23
+	MOV	$0, X24
+	MOV	$0, X25
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	MOV	(X2), X1
+	JMP	kgen_ret
+L4:
+	MOV	24(X2), X5
+	BNEZ	X5, L60
+	JMP	L6
+L60:
+L34:
+	MOVW	(X19), X24
+	MOVW	4(X19), X23
+	MOVW	8(X19), X21
+	MOVW	12(X19), X20
+	MOVW	(X13), X18
+	MOVW	4(X13), X9
+	MOVW	8(X13), X17
+	MOVW	12(X13), X16
+	MOVW	16(X13), X15
+	MOVW	20(X13), X14
+	MOVW	24(X13), X30
+	MOVW	28(X13), X28
+	MOV	8(X2), X5
+	MOVW	X5, X12
+	MOV	16(X2), X6
+	MOVW	4(X6), X7
+	MOVW	8(X6), X5
+	MOVW	12(X6), X6
 	// double round 1 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 2 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 3 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 4 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 5 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 6 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 7 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 8 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 9 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 10 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
+	ADDW	X18, X24
+	XOR	X24, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
+	ADDW	X12, X15
+	XOR	X15, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
+	ADDW	X9, X23
+	XOR	X23, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	ADDW	X7, X14
+	XOR	X14, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
+	ADDW	X17, X21
+	XOR	X21, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	ADDW	X5, X30
+	XOR	X30, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X16, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
+	ADDW	X6, X28
+	XOR	X28, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
+	ADDW	X9, X24
+	XOR	X24, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	ADDW	X6, X30
+	XOR	X30, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
+	ADDW	X17, X23
+	XOR	X23, X12
 	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X12, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X16, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADDW	X7, X15
+	XOR	X15, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X5, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	WORD	$0x0009ab03	// lw s6, 0(s3)
-	WORD	$0x0049ae83	// lw t4, 4(s3)
-	WORD	$0x016c0c3b	// addw s8, s8, s6
-	WORD	$0x0089ab03	// lw s6, 8(s3)
-	WORD	$0x01db8bbb	// addw s7, s7, t4
-	WORD	$0x00c9ae83	// lw t4, 12(s3)
-	WORD	$0x016a8abb	// addw s5, s5, s6
-	WORD	$0x0006ab03	// lw s6, 0(a3)
-	WORD	$0x01da0a3b	// addw s4, s4, t4
-	WORD	$0x0046ae83	// lw t4, 4(a3)
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0086ab03	// lw s6, 8(a3)
-	WORD	$0x01d484bb	// addw s1, s1, t4
-	WORD	$0x00c6ae83	// lw t4, 12(a3)
-	WORD	$0x016888bb	// addw a7, a7, s6
-	WORD	$0x0106ab03	// lw s6, 16(a3)
-	WORD	$0x01d8083b	// addw a6, a6, t4
-	WORD	$0x0146ae83	// lw t4, 20(a3)
-	WORD	$0x016787bb	// addw a5, a5, s6
-	WORD	$0x0186ab03	// lw s6, 24(a3)
-	WORD	$0x01d7073b	// addw a4, a4, t4
-	WORD	$0x01c6ae83	// lw t4, 28(a3)
-	WORD	$0x016f0f3b	// addw t5, t5, s6
-	WORD	$0x00813b03	// ld s6, 8(sp)
-	WORD	$0x000b0b1b	// addiw s6, s6, 0
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01013e83	// ld t4, 16(sp)
-	WORD	$0x004eae83	// lw t4, 4(t4)
-	WORD	$0x0166063b	// addw a2, a2, s6
-	WORD	$0x01013b03	// ld s6, 16(sp)
-	WORD	$0x008b2b03	// lw s6, 8(s6)
-	WORD	$0x01d383bb	// addw t2, t2, t4
-	WORD	$0x01013e83	// ld t4, 16(sp)
-	WORD	$0x00ceae83	// lw t4, 12(t4)
-	WORD	$0x016282bb	// addw t0, t0, s6
-	WORD	$0x01d3033b	// addw t1, t1, t4
-	WORD	$0x04000b13	// addi s6, zero, 64
-	WORD	$0x01813c83	// ld s9, 24(sp)
-	WORD	$0x0f6cea63	// bltu s9, s6, .LChaCha20_ctr32_c906_5
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x0045ae83	// lw t4, 4(a1)
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x0085ab03	// lw s6, 8(a1)
-	WORD	$0x017eceb3	// xor t4, t4, s7
-	WORD	$0x01d52223	// sw t4, 4(a0)
-	WORD	$0x00c5ae83	// lw t4, 12(a1)
-	WORD	$0x015b4b33	// xor s6, s6, s5
-	WORD	$0x01652423	// sw s6, 8(a0)
-	WORD	$0x0105ab03	// lw s6, 16(a1)
-	WORD	$0x014eceb3	// xor t4, t4, s4
-	WORD	$0x01d52623	// sw t4, 12(a0)
-	WORD	$0x0145ae83	// lw t4, 20(a1)
-	WORD	$0x012b4b33	// xor s6, s6, s2
-	WORD	$0x01652823	// sw s6, 16(a0)
-	WORD	$0x0185ab03	// lw s6, 24(a1)
-	WORD	$0x009eceb3	// xor t4, t4, s1
-	WORD	$0x01d52a23	// sw t4, 20(a0)
-	WORD	$0x01c5ae83	// lw t4, 28(a1)
-	WORD	$0x011b4b33	// xor s6, s6, a7
-	WORD	$0x01652c23	// sw s6, 24(a0)
-	WORD	$0x0205ab03	// lw s6, 32(a1)
-	WORD	$0x010eceb3	// xor t4, t4, a6
-	WORD	$0x01d52e23	// sw t4, 28(a0)
-	WORD	$0x0245ae83	// lw t4, 36(a1)
-	WORD	$0x00fb4b33	// xor s6, s6, a5
-	WORD	$0x03652023	// sw s6, 32(a0)
-	WORD	$0x0285ab03	// lw s6, 40(a1)
-	WORD	$0x00eeceb3	// xor t4, t4, a4
-	WORD	$0x03d52223	// sw t4, 36(a0)
-	WORD	$0x02c5ae83	// lw t4, 44(a1)
-	WORD	$0x01eb4b33	// xor s6, s6, t5
-	WORD	$0x03652423	// sw s6, 40(a0)
-	WORD	$0x0305ab03	// lw s6, 48(a1)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x03d52623	// sw t4, 44(a0)
-	WORD	$0x0345ae83	// lw t4, 52(a1)
-	WORD	$0x00cb4b33	// xor s6, s6, a2
-	WORD	$0x03652823	// sw s6, 48(a0)
-	WORD	$0x0385ab03	// lw s6, 56(a1)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x03d52a23	// sw t4, 52(a0)
-	WORD	$0x03c5ae83	// lw t4, 60(a1)
-	WORD	$0x005b4b33	// xor s6, s6, t0
-	WORD	$0x03652c23	// sw s6, 56(a0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x03d52e23	// sw t4, 60(a0)
-	WORD	$0x04050513	// addi a0, a0, 64
-	WORD	$0x04058593	// addi a1, a1, 64
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0xfc028293	// addi t0, t0, -64
-	WORD	$0x00513c23	// sd t0, 24(sp)
-	WORD	$0x00813283	// ld t0, 8(sp)
-	WORD	$0x0012829b	// addiw t0, t0, 1
-	WORD	$0x00513423	// sd t0, 8(sp)
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0x00028463	// beq t0, zero, .LChaCha20_ctr32_c906_61
-	WORD	$0xf35fe06f	// jal zero, .LChaCha20_ctr32_c906_block.1
-	// .LChaCha20_ctr32_c906_61:
-	WORD	$0x3800006f	// jal zero, .LChaCha20_ctr32_c906_6
-	// .LChaCha20_ctr32_c906_5:
+	MOVW	(X19), X22
+	MOVW	4(X19), X29
+	ADDW	X22, X24
+	MOVW	8(X19), X22
+	ADDW	X29, X23
+	MOVW	12(X19), X29
+	ADDW	X22, X21
+	MOVW	(X13), X22
+	ADDW	X29, X20
+	MOVW	4(X13), X29
+	ADDW	X22, X18
+	MOVW	8(X13), X22
+	ADDW	X29, X9
+	MOVW	12(X13), X29
+	ADDW	X22, X17
+	MOVW	16(X13), X22
+	ADDW	X29, X16
+	MOVW	20(X13), X29
+	ADDW	X22, X15
+	MOVW	24(X13), X22
+	ADDW	X29, X14
+	MOVW	28(X13), X29
+	ADDW	X22, X30
+	MOV	8(X2), X22
+	MOVW	X22, X22
+	ADDW	X29, X28
+	MOV	16(X2), X29
+	MOVW	4(X29), X29
+	ADDW	X22, X12
+	MOV	16(X2), X22
+	MOVW	8(X22), X22
+	ADDW	X29, X7
+	MOV	16(X2), X29
+	MOVW	12(X29), X29
+	ADDW	X22, X5
+	ADDW	X29, X6
+	MOV	$64, X22
+	MOV	24(X2), X25
+	BLTU	X25, X22, L5
+	MOVW	(X11), X22
+	MOVW	4(X11), X29
+	XOR	X24, X22
+	MOVW	X22, (X10)
+	MOVW	8(X11), X22
+	XOR	X23, X29
+	MOVW	X29, 4(X10)
+	MOVW	12(X11), X29
+	XOR	X21, X22
+	MOVW	X22, 8(X10)
+	MOVW	16(X11), X22
+	XOR	X20, X29
+	MOVW	X29, 12(X10)
+	MOVW	20(X11), X29
+	XOR	X18, X22
+	MOVW	X22, 16(X10)
+	MOVW	24(X11), X22
+	XOR	X9, X29
+	MOVW	X29, 20(X10)
+	MOVW	28(X11), X29
+	XOR	X17, X22
+	MOVW	X22, 24(X10)
+	MOVW	32(X11), X22
+	XOR	X16, X29
+	MOVW	X29, 28(X10)
+	MOVW	36(X11), X29
+	XOR	X15, X22
+	MOVW	X22, 32(X10)
+	MOVW	40(X11), X22
+	XOR	X14, X29
+	MOVW	X29, 36(X10)
+	MOVW	44(X11), X29
+	XOR	X30, X22
+	MOVW	X22, 40(X10)
+	MOVW	48(X11), X22
+	XOR	X28, X29
+	MOVW	X29, 44(X10)
+	MOVW	52(X11), X29
+	XOR	X12, X22
+	MOVW	X22, 48(X10)
+	MOVW	56(X11), X22
+	XOR	X7, X29
+	MOVW	X29, 52(X10)
+	MOVW	60(X11), X29
+	XOR	X5, X22
+	MOVW	X22, 56(X10)
+	XOR	X6, X29
+	MOVW	X29, 60(X10)
+	ADD	$64, X10
+	ADD	$64, X11
+	MOV	24(X2), X5
+	ADD	$-64, X5
+	MOV	X5, 24(X2)
+	MOV	8(X2), X5
+	ADDW	$1, X5
+	MOV	X5, 8(X2)
+	MOV	24(X2), X5
+	BEQZ	X5, L61
+	JMP	L34
+L61:
+	JMP	L6
+L5:
 	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_36
-	WORD	$0x000c0e93	// addi t4, s8, 0
-	WORD	$0x3300006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
-	// .LChaCha20_ctr32_c906_36:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_38
-	WORD	$0x000b8e93	// addi t4, s7, 0
-	WORD	$0x2fc0006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
-	// .LChaCha20_ctr32_c906_38:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_39
-	WORD	$0x000a8e93	// addi t4, s5, 0
-	WORD	$0x2c80006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
-	// .LChaCha20_ctr32_c906_39:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x015b4b33	// xor s6, s6, s5
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_40
-	WORD	$0x000a0e93	// addi t4, s4, 0
-	WORD	$0x2940006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
-	// .LChaCha20_ctr32_c906_40:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x014b4b33	// xor s6, s6, s4
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_41
-	WORD	$0x00090e93	// addi t4, s2, 0
-	WORD	$0x2600006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
-	// .LChaCha20_ctr32_c906_41:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x012b4b33	// xor s6, s6, s2
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_42
-	WORD	$0x00048e93	// addi t4, s1, 0
-	WORD	$0x22c0006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
-	// .LChaCha20_ctr32_c906_42:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x009b4b33	// xor s6, s6, s1
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_43
-	WORD	$0x00088e93	// addi t4, a7, 0
-	WORD	$0x1f80006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
-	// .LChaCha20_ctr32_c906_43:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x011b4b33	// xor s6, s6, a7
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_44
-	WORD	$0x00080e93	// addi t4, a6, 0
-	WORD	$0x1c40006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
-	// .LChaCha20_ctr32_c906_44:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x010b4b33	// xor s6, s6, a6
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_45
-	WORD	$0x00078e93	// addi t4, a5, 0
-	WORD	$0x1900006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
-	// .LChaCha20_ctr32_c906_45:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x00fb4b33	// xor s6, s6, a5
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_46
-	WORD	$0x00070e93	// addi t4, a4, 0
-	WORD	$0x15c0006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
-	// .LChaCha20_ctr32_c906_46:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x00eb4b33	// xor s6, s6, a4
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_47
-	WORD	$0x000f0e93	// addi t4, t5, 0
-	WORD	$0x1280006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
-	// .LChaCha20_ctr32_c906_47:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x01eb4b33	// xor s6, s6, t5
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813f03	// ld t5, 24(sp)
-	WORD	$0xffcf0f13	// addi t5, t5, -4
-	WORD	$0x01e13c23	// sd t5, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813f03	// ld t5, 24(sp)
-	WORD	$0x016f7663	// bgeu t5, s6, .LChaCha20_ctr32_c906_48
-	WORD	$0x000e0e93	// addi t4, t3, 0
-	WORD	$0x0f40006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
-	// .LChaCha20_ctr32_c906_48:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x01cb4b33	// xor s6, s6, t3
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813e03	// ld t3, 24(sp)
-	WORD	$0xffce0e13	// addi t3, t3, -4
-	WORD	$0x01c13c23	// sd t3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813e03	// ld t3, 24(sp)
-	WORD	$0x016e7663	// bgeu t3, s6, .LChaCha20_ctr32_c906_49
-	WORD	$0x00060e93	// addi t4, a2, 0
-	WORD	$0x0c00006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
-	// .LChaCha20_ctr32_c906_49:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x00cb4b33	// xor s6, s6, a2
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813e03	// ld t3, 24(sp)
-	WORD	$0xffce0e13	// addi t3, t3, -4
-	WORD	$0x01c13c23	// sd t3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813e03	// ld t3, 24(sp)
-	WORD	$0x016e7663	// bgeu t3, s6, .LChaCha20_ctr32_c906_50
-	WORD	$0x00038e93	// addi t4, t2, 0
-	WORD	$0x08c0006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
-	// .LChaCha20_ctr32_c906_50:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x007b4b33	// xor s6, s6, t2
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813383	// ld t2, 24(sp)
-	WORD	$0xffc38393	// addi t2, t2, -4
-	WORD	$0x00713c23	// sd t2, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813383	// ld t2, 24(sp)
-	WORD	$0x0163f663	// bgeu t2, s6, .LChaCha20_ctr32_c906_51
-	WORD	$0x00028e93	// addi t4, t0, 0
-	WORD	$0x0580006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
-	// .LChaCha20_ctr32_c906_51:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x005b4b33	// xor s6, s6, t0
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0xffc28293	// addi t0, t0, -4
-	WORD	$0x00513c23	// sd t0, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0x0162f663	// bgeu t0, s6, .LChaCha20_ctr32_c906_52
-	WORD	$0x00030e93	// addi t4, t1, 0
-	WORD	$0x0240006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
-	// .LChaCha20_ctr32_c906_52:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x006b4b33	// xor s6, s6, t1
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0xffc28293	// addi t0, t0, -4
-	WORD	$0x00513c23	// sd t0, 24(sp)
+	MOV	$4, X22
+	MOV	24(X2), X13
+	BGEU	X13, X22, L36
+	MOV	X24, X29
+	JMP	L37
+L36:
+	MOVW	(X11), X22
+	XOR	X24, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X13
+	BGEU	X13, X22, L38
+	MOV	X23, X29
+	JMP	L37
+L38:
+	MOVW	(X11), X22
+	XOR	X23, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X13
+	BGEU	X13, X22, L39
+	MOV	X21, X29
+	JMP	L37
+L39:
+	MOVW	(X11), X22
+	XOR	X21, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X13
+	BGEU	X13, X22, L40
+	MOV	X20, X29
+	JMP	L37
+L40:
+	MOVW	(X11), X22
+	XOR	X20, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X13
+	BGEU	X13, X22, L41
+	MOV	X18, X29
+	JMP	L37
+L41:
+	MOVW	(X11), X22
+	XOR	X18, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X13
+	BGEU	X13, X22, L42
+	MOV	X9, X29
+	JMP	L37
+L42:
+	MOVW	(X11), X22
+	XOR	X9, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X13
+	BGEU	X13, X22, L43
+	MOV	X17, X29
+	JMP	L37
+L43:
+	MOVW	(X11), X22
+	XOR	X17, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X13
+	BGEU	X13, X22, L44
+	MOV	X16, X29
+	JMP	L37
+L44:
+	MOVW	(X11), X22
+	XOR	X16, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X13
+	BGEU	X13, X22, L45
+	MOV	X15, X29
+	JMP	L37
+L45:
+	MOVW	(X11), X22
+	XOR	X15, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X13
+	BGEU	X13, X22, L46
+	MOV	X14, X29
+	JMP	L37
+L46:
+	MOVW	(X11), X22
+	XOR	X14, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X13
+	BGEU	X13, X22, L47
+	MOV	X30, X29
+	JMP	L37
+L47:
+	MOVW	(X11), X22
+	XOR	X30, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X30
+	ADD	$-4, X30
+	MOV	X30, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X30
+	BGEU	X30, X22, L48
+	MOV	X28, X29
+	JMP	L37
+L48:
+	MOVW	(X11), X22
+	XOR	X28, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X28
+	ADD	$-4, X28
+	MOV	X28, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X28
+	BGEU	X28, X22, L49
+	MOV	X12, X29
+	JMP	L37
+L49:
+	MOVW	(X11), X22
+	XOR	X12, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X28
+	ADD	$-4, X28
+	MOV	X28, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X28
+	BGEU	X28, X22, L50
+	MOV	X7, X29
+	JMP	L37
+L50:
+	MOVW	(X11), X22
+	XOR	X7, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X7
+	ADD	$-4, X7
+	MOV	X7, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X7
+	BGEU	X7, X22, L51
+	MOV	X5, X29
+	JMP	L37
+L51:
+	MOVW	(X11), X22
+	XOR	X5, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X5
+	ADD	$-4, X5
+	MOV	X5, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X5
+	BGEU	X5, X22, L52
+	MOV	X6, X29
+	JMP	L37
+L52:
+	MOVW	(X11), X22
+	XOR	X6, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X5
+	ADD	$-4, X5
+	MOV	X5, 24(X2)
 	// unreachable: len < 64 leaves at most 15 whole words
-	// .LChaCha20_ctr32_c906_tail.1:
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0x02028663	// beq t0, zero, .LChaCha20_ctr32_c906_skip.1
-	// .LChaCha20_ctr32_c906_byte.1:
-	WORD	$0x0005cb03	// lbu s6, 0(a1)
-	WORD	$0x01db4b33	// xor s6, s6, t4
-	WORD	$0x01650023	// sb s6, 0(a0)
-	WORD	$0x008ede93	// srli t4, t4, 8
-	WORD	$0x00158593	// addi a1, a1, 1
-	WORD	$0x00150513	// addi a0, a0, 1
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0xfff28293	// addi t0, t0, -1
-	WORD	$0x00513c23	// sd t0, 24(sp)
-	WORD	$0xfc029ee3	// bne t0, zero, .LChaCha20_ctr32_c906_byte.1
-	// .LChaCha20_ctr32_c906_skip.1:
-	WORD	$0x00813283	// ld t0, 8(sp)
-	WORD	$0x0012829b	// addiw t0, t0, 1
-	WORD	$0x00513423	// sd t0, 8(sp)
-	// .LChaCha20_ctr32_c906_6:
+L37:
+	MOV	24(X2), X5
+	BEQZ	X5, L53
+L54:
+	MOVBU	(X11), X22
+	XOR	X29, X22
+	MOVB	X22, (X10)
+	SRL	$8, X29
+	ADD	$1, X11
+	ADD	$1, X10
+	MOV	24(X2), X5
+	ADD	$-1, X5
+	MOV	X5, 24(X2)
+	BNEZ	X5, L54
+L53:
+	MOV	8(X2), X5
+	ADDW	$1, X5
+	MOV	X5, 8(X2)
+L6:
 	// return
-	WORD	$0x00013423	// sd zero, 8(sp)
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000413	// addi s0, zero, 0
-	WORD	$0x00000493	// addi s1, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
-	WORD	$0x00000793	// addi a5, zero, 0
-	WORD	$0x00000813	// addi a6, zero, 0
-	WORD	$0x00000893	// addi a7, zero, 0
-	WORD	$0x00000913	// addi s2, zero, 0
-	WORD	$0x00000a13	// addi s4, zero, 0
-	WORD	$0x00000a93	// addi s5, zero, 0
-	WORD	$0x00000b13	// addi s6, zero, 0
-	WORD	$0x00000b93	// addi s7, zero, 0
-	WORD	$0x00000c13	// addi s8, zero, 0
-	WORD	$0x00000c93	// addi s9, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	WORD	$0x00013083	// ld ra, 0(sp)
-	JMP	kgen_ret	// jalr zero, 0(ra)
+	MOV	X0, 8(X2)
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X8
+	MOV	$0, X9
+	MOV	$0, X12
+	MOV	$0, X14
+	MOV	$0, X15
+	MOV	$0, X16
+	MOV	$0, X17
+	MOV	$0, X18
+	MOV	$0, X20
+	MOV	$0, X21
+	MOV	$0, X22
+	MOV	$0, X23
+	MOV	$0, X24
+	MOV	$0, X25
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	MOV	(X2), X1
+	JMP	kgen_ret
 kgen_ret:
 	RET

@@ -16,2646 +16,2646 @@ TEXT ·chaCha20Ctr32Rv64gc(SB), NOSPLIT, $0-40
 	MOV	len+16(FP), X12
 	MOV	key+24(FP), X13
 	MOV	counter+32(FP), X14
-	WORD	$0x00072283	// lw t0, 0(a4)
-	WORD	$0x00061463	// bne a2, zero, .LChaCha20_ctr32_rv64gc_42
-	WORD	$0x6cc0206f	// jal zero, .LChaCha20_ctr32_rv64gc_2
-	// .LChaCha20_ctr32_rv64gc_42:
-	// .LChaCha20_ctr32_rv64gc_block:
-	WORD	$0x61708337	// lui t1, 399112
-	WORD	$0x8653031b	// addiw t1, t1, -1947
-	WORD	$0x332063b7	// lui t2, 209414
-	WORD	$0x46e3839b	// addiw t2, t2, 1134
-	WORD	$0x79623e37	// lui t3, 497187
-	WORD	$0xd32e0e1b	// addiw t3, t3, -718
-	WORD	$0x6b206eb7	// lui t4, 438790
-	WORD	$0x574e8e9b	// addiw t4, t4, 1396
-	WORD	$0x0006af03	// lw t5, 0(a3)
-	WORD	$0x0046a783	// lw a5, 4(a3)
-	WORD	$0x0086a803	// lw a6, 8(a3)
-	WORD	$0x00c6a883	// lw a7, 12(a3)
-	WORD	$0x0106a483	// lw s1, 16(a3)
-	WORD	$0x0146a903	// lw s2, 20(a3)
-	WORD	$0x0186a983	// lw s3, 24(a3)
-	WORD	$0x01c6aa03	// lw s4, 28(a3)
-	WORD	$0x00028a9b	// addiw s5, t0, 0
-	WORD	$0x00472b03	// lw s6, 4(a4)
-	WORD	$0x00872b83	// lw s7, 8(a4)
-	WORD	$0x00c72c03	// lw s8, 12(a4)
+	MOVW	(X14), X5
+	BNEZ	X12, L42
+	JMP	L2
+L42:
+block:
+	LUI	$399112, X6
+	ADDW	$-1947, X6
+	LUI	$209414, X7
+	ADDW	$1134, X7
+	LUI	$497187, X28
+	ADDW	$-718, X28
+	LUI	$438790, X29
+	ADDW	$1396, X29
+	MOVW	(X13), X30
+	MOVW	4(X13), X15
+	MOVW	8(X13), X16
+	MOVW	12(X13), X17
+	MOVW	16(X13), X9
+	MOVW	20(X13), X18
+	MOVW	24(X13), X19
+	MOVW	28(X13), X20
+	MOVW	X5, X21
+	MOVW	4(X14), X22
+	MOVW	8(X14), X23
+	MOVW	12(X14), X24
 	// double round 1 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
-	WORD	$0x010a9c9b	// slliw s9, s5, 16
-	WORD	$0x010ada9b	// srliw s5, s5, 16
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x00cf1c9b	// slliw s9, t5, 12
-	WORD	$0x014f5f1b	// srliw t5, t5, 20
-	WORD	$0x019f6f33	// or t5, t5, s9
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
-	WORD	$0x008a9c9b	// slliw s9, s5, 8
-	WORD	$0x018ada9b	// srliw s5, s5, 24
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x007f1c9b	// slliw s9, t5, 7
-	WORD	$0x019f5f1b	// srliw t5, t5, 25
-	WORD	$0x019f6f33	// or t5, t5, s9
+	ADDW	X30, X6
+	XOR	X6, X21
+	SLLW	$16, X21, X25
+	SRLW	$16, X21
+	OR	X25, X21
+	ADDW	X21, X9
+	XOR	X9, X30
+	SLLW	$12, X30, X25
+	SRLW	$20, X30
+	OR	X25, X30
+	ADDW	X30, X6
+	XOR	X6, X21
+	SLLW	$8, X21, X25
+	SRLW	$24, X21
+	OR	X25, X21
+	ADDW	X21, X9
+	XOR	X9, X30
+	SLLW	$7, X30, X25
+	SRLW	$25, X30
+	OR	X25, X30
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
-	WORD	$0x010b1c9b	// slliw s9, s6, 16
-	WORD	$0x010b5b1b	// srliw s6, s6, 16
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
-	WORD	$0x00c79c9b	// slliw s9, a5, 12
-	WORD	$0x0147d79b	// srliw a5, a5, 20
-	WORD	$0x0197e7b3	// or a5, a5, s9
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
-	WORD	$0x008b1c9b	// slliw s9, s6, 8
-	WORD	$0x018b5b1b	// srliw s6, s6, 24
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
-	WORD	$0x00779c9b	// slliw s9, a5, 7
-	WORD	$0x0197d79b	// srliw a5, a5, 25
-	WORD	$0x0197e7b3	// or a5, a5, s9
+	ADDW	X15, X7
+	XOR	X7, X22
+	SLLW	$16, X22, X25
+	SRLW	$16, X22
+	OR	X25, X22
+	ADDW	X22, X18
+	XOR	X18, X15
+	SLLW	$12, X15, X25
+	SRLW	$20, X15
+	OR	X25, X15
+	ADDW	X15, X7
+	XOR	X7, X22
+	SLLW	$8, X22, X25
+	SRLW	$24, X22
+	OR	X25, X22
+	ADDW	X22, X18
+	XOR	X18, X15
+	SLLW	$7, X15, X25
+	SRLW	$25, X15
+	OR	X25, X15
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x010b9c9b	// slliw s9, s7, 16
-	WORD	$0x010bdb9b	// srliw s7, s7, 16
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
-	WORD	$0x00c81c9b	// slliw s9, a6, 12
-	WORD	$0x0148581b	// srliw a6, a6, 20
-	WORD	$0x01986833	// or a6, a6, s9
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x008b9c9b	// slliw s9, s7, 8
-	WORD	$0x018bdb9b	// srliw s7, s7, 24
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
-	WORD	$0x00781c9b	// slliw s9, a6, 7
-	WORD	$0x0198581b	// srliw a6, a6, 25
-	WORD	$0x01986833	// or a6, a6, s9
+	ADDW	X16, X28
+	XOR	X28, X23
+	SLLW	$16, X23, X25
+	SRLW	$16, X23
+	OR	X25, X23
+	ADDW	X23, X19
+	XOR	X19, X16
+	SLLW	$12, X16, X25
+	SRLW	$20, X16
+	OR	X25, X16
+	ADDW	X16, X28
+	XOR	X28, X23
+	SLLW	$8, X23, X25
+	SRLW	$24, X23
+	OR	X25, X23
+	ADDW	X23, X19
+	XOR	X19, X16
+	SLLW	$7, X16, X25
+	SRLW	$25, X16
+	OR	X25, X16
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
-	WORD	$0x010c1c9b	// slliw s9, s8, 16
-	WORD	$0x010c5c1b	// srliw s8, s8, 16
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
-	WORD	$0x00c89c9b	// slliw s9, a7, 12
-	WORD	$0x0148d89b	// srliw a7, a7, 20
-	WORD	$0x0198e8b3	// or a7, a7, s9
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
-	WORD	$0x008c1c9b	// slliw s9, s8, 8
-	WORD	$0x018c5c1b	// srliw s8, s8, 24
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
-	WORD	$0x00789c9b	// slliw s9, a7, 7
-	WORD	$0x0198d89b	// srliw a7, a7, 25
-	WORD	$0x0198e8b3	// or a7, a7, s9
+	ADDW	X17, X29
+	XOR	X29, X24
+	SLLW	$16, X24, X25
+	SRLW	$16, X24
+	OR	X25, X24
+	ADDW	X24, X20
+	XOR	X20, X17
+	SLLW	$12, X17, X25
+	SRLW	$20, X17
+	OR	X25, X17
+	ADDW	X17, X29
+	XOR	X29, X24
+	SLLW	$8, X24, X25
+	SRLW	$24, X24
+	OR	X25, X24
+	ADDW	X24, X20
+	XOR	X20, X17
+	SLLW	$7, X17, X25
+	SRLW	$25, X17
+	OR	X25, X17
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
-	WORD	$0x010c1c9b	// slliw s9, s8, 16
-	WORD	$0x010c5c1b	// srliw s8, s8, 16
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x00c79c9b	// slliw s9, a5, 12
-	WORD	$0x0147d79b	// srliw a5, a5, 20
-	WORD	$0x0197e7b3	// or a5, a5, s9
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
-	WORD	$0x008c1c9b	// slliw s9, s8, 8
-	WORD	$0x018c5c1b	// srliw s8, s8, 24
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x00779c9b	// slliw s9, a5, 7
-	WORD	$0x0197d79b	// srliw a5, a5, 25
-	WORD	$0x0197e7b3	// or a5, a5, s9
+	ADDW	X15, X6
+	XOR	X6, X24
+	SLLW	$16, X24, X25
+	SRLW	$16, X24
+	OR	X25, X24
+	ADDW	X24, X19
+	XOR	X19, X15
+	SLLW	$12, X15, X25
+	SRLW	$20, X15
+	OR	X25, X15
+	ADDW	X15, X6
+	XOR	X6, X24
+	SLLW	$8, X24, X25
+	SRLW	$24, X24
+	OR	X25, X24
+	ADDW	X24, X19
+	XOR	X19, X15
+	SLLW	$7, X15, X25
+	SRLW	$25, X15
+	OR	X25, X15
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
-	WORD	$0x010a9c9b	// slliw s9, s5, 16
-	WORD	$0x010ada9b	// srliw s5, s5, 16
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x00c81c9b	// slliw s9, a6, 12
-	WORD	$0x0148581b	// srliw a6, a6, 20
-	WORD	$0x01986833	// or a6, a6, s9
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
-	WORD	$0x008a9c9b	// slliw s9, s5, 8
-	WORD	$0x018ada9b	// srliw s5, s5, 24
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x00781c9b	// slliw s9, a6, 7
-	WORD	$0x0198581b	// srliw a6, a6, 25
-	WORD	$0x01986833	// or a6, a6, s9
+	ADDW	X16, X7
+	XOR	X7, X21
+	SLLW	$16, X21, X25
+	SRLW	$16, X21
+	OR	X25, X21
+	ADDW	X21, X20
+	XOR	X20, X16
+	SLLW	$12, X16, X25
+	SRLW	$20, X16
+	OR	X25, X16
+	ADDW	X16, X7
+	XOR	X7, X21
+	SLLW	$8, X21, X25
+	SRLW	$24, X21
+	OR	X25, X21
+	ADDW	X21, X20
+	XOR	X20, X16
+	SLLW	$7, X16, X25
+	SRLW	$25, X16
+	OR	X25, X16
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
-	WORD	$0x010b1c9b	// slliw s9, s6, 16
-	WORD	$0x010b5b1b	// srliw s6, s6, 16
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00c89c9b	// slliw s9, a7, 12
-	WORD	$0x0148d89b	// srliw a7, a7, 20
-	WORD	$0x0198e8b3	// or a7, a7, s9
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
-	WORD	$0x008b1c9b	// slliw s9, s6, 8
-	WORD	$0x018b5b1b	// srliw s6, s6, 24
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00789c9b	// slliw s9, a7, 7
-	WORD	$0x0198d89b	// srliw a7, a7, 25
-	WORD	$0x0198e8b3	// or a7, a7, s9
+	ADDW	X17, X28
+	XOR	X28, X22
+	SLLW	$16, X22, X25
+	SRLW	$16, X22
+	OR	X25, X22
+	ADDW	X22, X9
+	XOR	X9, X17
+	SLLW	$12, X17, X25
+	SRLW	$20, X17
+	OR	X25, X17
+	ADDW	X17, X28
+	XOR	X28, X22
+	SLLW	$8, X22, X25
+	SRLW	$24, X22
+	OR	X25, X22
+	ADDW	X22, X9
+	XOR	X9, X17
+	SLLW	$7, X17, X25
+	SRLW	$25, X17
+	OR	X25, X17
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x010b9c9b	// slliw s9, s7, 16
-	WORD	$0x010bdb9b	// srliw s7, s7, 16
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x00cf1c9b	// slliw s9, t5, 12
-	WORD	$0x014f5f1b	// srliw t5, t5, 20
-	WORD	$0x019f6f33	// or t5, t5, s9
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x008b9c9b	// slliw s9, s7, 8
-	WORD	$0x018bdb9b	// srliw s7, s7, 24
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x007f1c9b	// slliw s9, t5, 7
-	WORD	$0x019f5f1b	// srliw t5, t5, 25
-	WORD	$0x019f6f33	// or t5, t5, s9
+	ADDW	X30, X29
+	XOR	X29, X23
+	SLLW	$16, X23, X25
+	SRLW	$16, X23
+	OR	X25, X23
+	ADDW	X23, X18
+	XOR	X18, X30
+	SLLW	$12, X30, X25
+	SRLW	$20, X30
+	OR	X25, X30
+	ADDW	X30, X29
+	XOR	X29, X23
+	SLLW	$8, X23, X25
+	SRLW	$24, X23
+	OR	X25, X23
+	ADDW	X23, X18
+	XOR	X18, X30
+	SLLW	$7, X30, X25
+	SRLW	$25, X30
+	OR	X25, X30
 	// double round 2 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
-	WORD	$0x010a9c9b	// slliw s9, s5, 16
-	WORD	$0x010ada9b	// srliw s5, s5, 16
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x00cf1c9b	// slliw s9, t5, 12
-	WORD	$0x014f5f1b	// srliw t5, t5, 20
-	WORD	$0x019f6f33	// or t5, t5, s9
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
-	WORD	$0x008a9c9b	// slliw s9, s5, 8
-	WORD	$0x018ada9b	// srliw s5, s5, 24
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x007f1c9b	// slliw s9, t5, 7
-	WORD	$0x019f5f1b	// srliw t5, t5, 25
-	WORD	$0x019f6f33	// or t5, t5, s9
+	ADDW	X30, X6
+	XOR	X6, X21
+	SLLW	$16, X21, X25
+	SRLW	$16, X21
+	OR	X25, X21
+	ADDW	X21, X9
+	XOR	X9, X30
+	SLLW	$12, X30, X25
+	SRLW	$20, X30
+	OR	X25, X30
+	ADDW	X30, X6
+	XOR	X6, X21
+	SLLW	$8, X21, X25
+	SRLW	$24, X21
+	OR	X25, X21
+	ADDW	X21, X9
+	XOR	X9, X30
+	SLLW	$7, X30, X25
+	SRLW	$25, X30
+	OR	X25, X30
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
-	WORD	$0x010b1c9b	// slliw s9, s6, 16
-	WORD	$0x010b5b1b	// srliw s6, s6, 16
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
-	WORD	$0x00c79c9b	// slliw s9, a5, 12
-	WORD	$0x0147d79b	// srliw a5, a5, 20
-	WORD	$0x0197e7b3	// or a5, a5, s9
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
-	WORD	$0x008b1c9b	// slliw s9, s6, 8
-	WORD	$0x018b5b1b	// srliw s6, s6, 24
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
-	WORD	$0x00779c9b	// slliw s9, a5, 7
-	WORD	$0x0197d79b	// srliw a5, a5, 25
-	WORD	$0x0197e7b3	// or a5, a5, s9
+	ADDW	X15, X7
+	XOR	X7, X22
+	SLLW	$16, X22, X25
+	SRLW	$16, X22
+	OR	X25, X22
+	ADDW	X22, X18
+	XOR	X18, X15
+	SLLW	$12, X15, X25
+	SRLW	$20, X15
+	OR	X25, X15
+	ADDW	X15, X7
+	XOR	X7, X22
+	SLLW	$8, X22, X25
+	SRLW	$24, X22
+	OR	X25, X22
+	ADDW	X22, X18
+	XOR	X18, X15
+	SLLW	$7, X15, X25
+	SRLW	$25, X15
+	OR	X25, X15
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x010b9c9b	// slliw s9, s7, 16
-	WORD	$0x010bdb9b	// srliw s7, s7, 16
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
-	WORD	$0x00c81c9b	// slliw s9, a6, 12
-	WORD	$0x0148581b	// srliw a6, a6, 20
-	WORD	$0x01986833	// or a6, a6, s9
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x008b9c9b	// slliw s9, s7, 8
-	WORD	$0x018bdb9b	// srliw s7, s7, 24
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
-	WORD	$0x00781c9b	// slliw s9, a6, 7
-	WORD	$0x0198581b	// srliw a6, a6, 25
-	WORD	$0x01986833	// or a6, a6, s9
+	ADDW	X16, X28
+	XOR	X28, X23
+	SLLW	$16, X23, X25
+	SRLW	$16, X23
+	OR	X25, X23
+	ADDW	X23, X19
+	XOR	X19, X16
+	SLLW	$12, X16, X25
+	SRLW	$20, X16
+	OR	X25, X16
+	ADDW	X16, X28
+	XOR	X28, X23
+	SLLW	$8, X23, X25
+	SRLW	$24, X23
+	OR	X25, X23
+	ADDW	X23, X19
+	XOR	X19, X16
+	SLLW	$7, X16, X25
+	SRLW	$25, X16
+	OR	X25, X16
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
-	WORD	$0x010c1c9b	// slliw s9, s8, 16
-	WORD	$0x010c5c1b	// srliw s8, s8, 16
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
-	WORD	$0x00c89c9b	// slliw s9, a7, 12
-	WORD	$0x0148d89b	// srliw a7, a7, 20
-	WORD	$0x0198e8b3	// or a7, a7, s9
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
-	WORD	$0x008c1c9b	// slliw s9, s8, 8
-	WORD	$0x018c5c1b	// srliw s8, s8, 24
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
-	WORD	$0x00789c9b	// slliw s9, a7, 7
-	WORD	$0x0198d89b	// srliw a7, a7, 25
-	WORD	$0x0198e8b3	// or a7, a7, s9
+	ADDW	X17, X29
+	XOR	X29, X24
+	SLLW	$16, X24, X25
+	SRLW	$16, X24
+	OR	X25, X24
+	ADDW	X24, X20
+	XOR	X20, X17
+	SLLW	$12, X17, X25
+	SRLW	$20, X17
+	OR	X25, X17
+	ADDW	X17, X29
+	XOR	X29, X24
+	SLLW	$8, X24, X25
+	SRLW	$24, X24
+	OR	X25, X24
+	ADDW	X24, X20
+	XOR	X20, X17
+	SLLW	$7, X17, X25
+	SRLW	$25, X17
+	OR	X25, X17
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
-	WORD	$0x010c1c9b	// slliw s9, s8, 16
-	WORD	$0x010c5c1b	// srliw s8, s8, 16
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x00c79c9b	// slliw s9, a5, 12
-	WORD	$0x0147d79b	// srliw a5, a5, 20
-	WORD	$0x0197e7b3	// or a5, a5, s9
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
-	WORD	$0x008c1c9b	// slliw s9, s8, 8
-	WORD	$0x018c5c1b	// srliw s8, s8, 24
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x00779c9b	// slliw s9, a5, 7
-	WORD	$0x0197d79b	// srliw a5, a5, 25
-	WORD	$0x0197e7b3	// or a5, a5, s9
+	ADDW	X15, X6
+	XOR	X6, X24
+	SLLW	$16, X24, X25
+	SRLW	$16, X24
+	OR	X25, X24
+	ADDW	X24, X19
+	XOR	X19, X15
+	SLLW	$12, X15, X25
+	SRLW	$20, X15
+	OR	X25, X15
+	ADDW	X15, X6
+	XOR	X6, X24
+	SLLW	$8, X24, X25
+	SRLW	$24, X24
+	OR	X25, X24
+	ADDW	X24, X19
+	XOR	X19, X15
+	SLLW	$7, X15, X25
+	SRLW	$25, X15
+	OR	X25, X15
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
-	WORD	$0x010a9c9b	// slliw s9, s5, 16
-	WORD	$0x010ada9b	// srliw s5, s5, 16
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x00c81c9b	// slliw s9, a6, 12
-	WORD	$0x0148581b	// srliw a6, a6, 20
-	WORD	$0x01986833	// or a6, a6, s9
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
-	WORD	$0x008a9c9b	// slliw s9, s5, 8
-	WORD	$0x018ada9b	// srliw s5, s5, 24
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x00781c9b	// slliw s9, a6, 7
-	WORD	$0x0198581b	// srliw a6, a6, 25
-	WORD	$0x01986833	// or a6, a6, s9
+	ADDW	X16, X7
+	XOR	X7, X21
+	SLLW	$16, X21, X25
+	SRLW	$16, X21
+	OR	X25, X21
+	ADDW	X21, X20
+	XOR	X20, X16
+	SLLW	$12, X16, X25
+	SRLW	$20, X16
+	OR	X25, X16
+	ADDW	X16, X7
+	XOR	X7, X21
+	SLLW	$8, X21, X25
+	SRLW	$24, X21
+	OR	X25, X21
+	ADDW	X21, X20
+	XOR	X20, X16
+	SLLW	$7, X16, X25
+	SRLW	$25, X16
+	OR	X25, X16
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
-	WORD	$0x010b1c9b	// slliw s9, s6, 16
-	WORD	$0x010b5b1b	// srliw s6, s6, 16
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00c89c9b	// slliw s9, a7, 12
-	WORD	$0x0148d89b	// srliw a7, a7, 20
-	WORD	$0x0198e8b3	// or a7, a7, s9
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
-	WORD	$0x008b1c9b	// slliw s9, s6, 8
-	WORD	$0x018b5b1b	// srliw s6, s6, 24
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00789c9b	// slliw s9, a7, 7
-	WORD	$0x0198d89b	// srliw a7, a7, 25
-	WORD	$0x0198e8b3	// or a7, a7, s9
+	ADDW	X17, X28
+	XOR	X28, X22
+	SLLW	$16, X22, X25
+	SRLW	$16, X22
+	OR	X25, X22
+	ADDW	X22, X9
+	XOR	X9, X17
+	SLLW	$12, X17, X25
+	SRLW	$20, X17
+	OR	X25, X17
+	ADDW	X17, X28
+	XOR	X28, X22
+	SLLW	$8, X22, X25
+	SRLW	$24, X22
+	OR	X25, X22
+	ADDW	X22, X9
+	XOR	X9, X17
+	SLLW	$7, X17, X25
+	SRLW	$25, X17
+	OR	X25, X17
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x010b9c9b	// slliw s9, s7, 16
-	WORD	$0x010bdb9b	// srliw s7, s7, 16
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x00cf1c9b	// slliw s9, t5, 12
-	WORD	$0x014f5f1b	// srliw t5, t5, 20
-	WORD	$0x019f6f33	// or t5, t5, s9
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x008b9c9b	// slliw s9, s7, 8
-	WORD	$0x018bdb9b	// srliw s7, s7, 24
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x007f1c9b	// slliw s9, t5, 7
-	WORD	$0x019f5f1b	// srliw t5, t5, 25
-	WORD	$0x019f6f33	// or t5, t5, s9
+	ADDW	X30, X29
+	XOR	X29, X23
+	SLLW	$16, X23, X25
+	SRLW	$16, X23
+	OR	X25, X23
+	ADDW	X23, X18
+	XOR	X18, X30
+	SLLW	$12, X30, X25
+	SRLW	$20, X30
+	OR	X25, X30
+	ADDW	X30, X29
+	XOR	X29, X23
+	SLLW	$8, X23, X25
+	SRLW	$24, X23
+	OR	X25, X23
+	ADDW	X23, X18
+	XOR	X18, X30
+	SLLW	$7, X30, X25
+	SRLW	$25, X30
+	OR	X25, X30
 	// double round 3 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
-	WORD	$0x010a9c9b	// slliw s9, s5, 16
-	WORD	$0x010ada9b	// srliw s5, s5, 16
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x00cf1c9b	// slliw s9, t5, 12
-	WORD	$0x014f5f1b	// srliw t5, t5, 20
-	WORD	$0x019f6f33	// or t5, t5, s9
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
-	WORD	$0x008a9c9b	// slliw s9, s5, 8
-	WORD	$0x018ada9b	// srliw s5, s5, 24
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x007f1c9b	// slliw s9, t5, 7
-	WORD	$0x019f5f1b	// srliw t5, t5, 25
-	WORD	$0x019f6f33	// or t5, t5, s9
+	ADDW	X30, X6
+	XOR	X6, X21
+	SLLW	$16, X21, X25
+	SRLW	$16, X21
+	OR	X25, X21
+	ADDW	X21, X9
+	XOR	X9, X30
+	SLLW	$12, X30, X25
+	SRLW	$20, X30
+	OR	X25, X30
+	ADDW	X30, X6
+	XOR	X6, X21
+	SLLW	$8, X21, X25
+	SRLW	$24, X21
+	OR	X25, X21
+	ADDW	X21, X9
+	XOR	X9, X30
+	SLLW	$7, X30, X25
+	SRLW	$25, X30
+	OR	X25, X30
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
-	WORD	$0x010b1c9b	// slliw s9, s6, 16
-	WORD	$0x010b5b1b	// srliw s6, s6, 16
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
-	WORD	$0x00c79c9b	// slliw s9, a5, 12
-	WORD	$0x0147d79b	// srliw a5, a5, 20
-	WORD	$0x0197e7b3	// or a5, a5, s9
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
-	WORD	$0x008b1c9b	// slliw s9, s6, 8
-	WORD	$0x018b5b1b	// srliw s6, s6, 24
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
-	WORD	$0x00779c9b	// slliw s9, a5, 7
-	WORD	$0x0197d79b	// srliw a5, a5, 25
-	WORD	$0x0197e7b3	// or a5, a5, s9
+	ADDW	X15, X7
+	XOR	X7, X22
+	SLLW	$16, X22, X25
+	SRLW	$16, X22
+	OR	X25, X22
+	ADDW	X22, X18
+	XOR	X18, X15
+	SLLW	$12, X15, X25
+	SRLW	$20, X15
+	OR	X25, X15
+	ADDW	X15, X7
+	XOR	X7, X22
+	SLLW	$8, X22, X25
+	SRLW	$24, X22
+	OR	X25, X22
+	ADDW	X22, X18
+	XOR	X18, X15
+	SLLW	$7, X15, X25
+	SRLW	$25, X15
+	OR	X25, X15
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x010b9c9b	// slliw s9, s7, 16
-	WORD	$0x010bdb9b	// srliw s7, s7, 16
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
-	WORD	$0x00c81c9b	// slliw s9, a6, 12
-	WORD	$0x0148581b	// srliw a6, a6, 20
-	WORD	$0x01986833	// or a6, a6, s9
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x008b9c9b	// slliw s9, s7, 8
-	WORD	$0x018bdb9b	// srliw s7, s7, 24
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
-	WORD	$0x00781c9b	// slliw s9, a6, 7
-	WORD	$0x0198581b	// srliw a6, a6, 25
-	WORD	$0x01986833	// or a6, a6, s9
+	ADDW	X16, X28
+	XOR	X28, X23
+	SLLW	$16, X23, X25
+	SRLW	$16, X23
+	OR	X25, X23
+	ADDW	X23, X19
+	XOR	X19, X16
+	SLLW	$12, X16, X25
+	SRLW	$20, X16
+	OR	X25, X16
+	ADDW	X16, X28
+	XOR	X28, X23
+	SLLW	$8, X23, X25
+	SRLW	$24, X23
+	OR	X25, X23
+	ADDW	X23, X19
+	XOR	X19, X16
+	SLLW	$7, X16, X25
+	SRLW	$25, X16
+	OR	X25, X16
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
-	WORD	$0x010c1c9b	// slliw s9, s8, 16
-	WORD	$0x010c5c1b	// srliw s8, s8, 16
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
-	WORD	$0x00c89c9b	// slliw s9, a7, 12
-	WORD	$0x0148d89b	// srliw a7, a7, 20
-	WORD	$0x0198e8b3	// or a7, a7, s9
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
-	WORD	$0x008c1c9b	// slliw s9, s8, 8
-	WORD	$0x018c5c1b	// srliw s8, s8, 24
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
-	WORD	$0x00789c9b	// slliw s9, a7, 7
-	WORD	$0x0198d89b	// srliw a7, a7, 25
-	WORD	$0x0198e8b3	// or a7, a7, s9
+	ADDW	X17, X29
+	XOR	X29, X24
+	SLLW	$16, X24, X25
+	SRLW	$16, X24
+	OR	X25, X24
+	ADDW	X24, X20
+	XOR	X20, X17
+	SLLW	$12, X17, X25
+	SRLW	$20, X17
+	OR	X25, X17
+	ADDW	X17, X29
+	XOR	X29, X24
+	SLLW	$8, X24, X25
+	SRLW	$24, X24
+	OR	X25, X24
+	ADDW	X24, X20
+	XOR	X20, X17
+	SLLW	$7, X17, X25
+	SRLW	$25, X17
+	OR	X25, X17
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
-	WORD	$0x010c1c9b	// slliw s9, s8, 16
-	WORD	$0x010c5c1b	// srliw s8, s8, 16
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x00c79c9b	// slliw s9, a5, 12
-	WORD	$0x0147d79b	// srliw a5, a5, 20
-	WORD	$0x0197e7b3	// or a5, a5, s9
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
-	WORD	$0x008c1c9b	// slliw s9, s8, 8
-	WORD	$0x018c5c1b	// srliw s8, s8, 24
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x00779c9b	// slliw s9, a5, 7
-	WORD	$0x0197d79b	// srliw a5, a5, 25
-	WORD	$0x0197e7b3	// or a5, a5, s9
+	ADDW	X15, X6
+	XOR	X6, X24
+	SLLW	$16, X24, X25
+	SRLW	$16, X24
+	OR	X25, X24
+	ADDW	X24, X19
+	XOR	X19, X15
+	SLLW	$12, X15, X25
+	SRLW	$20, X15
+	OR	X25, X15
+	ADDW	X15, X6
+	XOR	X6, X24
+	SLLW	$8, X24, X25
+	SRLW	$24, X24
+	OR	X25, X24
+	ADDW	X24, X19
+	XOR	X19, X15
+	SLLW	$7, X15, X25
+	SRLW	$25, X15
+	OR	X25, X15
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
-	WORD	$0x010a9c9b	// slliw s9, s5, 16
-	WORD	$0x010ada9b	// srliw s5, s5, 16
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x00c81c9b	// slliw s9, a6, 12
-	WORD	$0x0148581b	// srliw a6, a6, 20
-	WORD	$0x01986833	// or a6, a6, s9
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
-	WORD	$0x008a9c9b	// slliw s9, s5, 8
-	WORD	$0x018ada9b	// srliw s5, s5, 24
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x00781c9b	// slliw s9, a6, 7
-	WORD	$0x0198581b	// srliw a6, a6, 25
-	WORD	$0x01986833	// or a6, a6, s9
+	ADDW	X16, X7
+	XOR	X7, X21
+	SLLW	$16, X21, X25
+	SRLW	$16, X21
+	OR	X25, X21
+	ADDW	X21, X20
+	XOR	X20, X16
+	SLLW	$12, X16, X25
+	SRLW	$20, X16
+	OR	X25, X16
+	ADDW	X16, X7
+	XOR	X7, X21
+	SLLW	$8, X21, X25
+	SRLW	$24, X21
+	OR	X25, X21
+	ADDW	X21, X20
+	XOR	X20, X16
+	SLLW	$7, X16, X25
+	SRLW	$25, X16
+	OR	X25, X16
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
-	WORD	$0x010b1c9b	// slliw s9, s6, 16
-	WORD	$0x010b5b1b	// srliw s6, s6, 16
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00c89c9b	// slliw s9, a7, 12
-	WORD	$0x0148d89b	// srliw a7, a7, 20
-	WORD	$0x0198e8b3	// or a7, a7, s9
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
-	WORD	$0x008b1c9b	// slliw s9, s6, 8
-	WORD	$0x018b5b1b	// srliw s6, s6, 24
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00789c9b	// slliw s9, a7, 7
-	WORD	$0x0198d89b	// srliw a7, a7, 25
-	WORD	$0x0198e8b3	// or a7, a7, s9
+	ADDW	X17, X28
+	XOR	X28, X22
+	SLLW	$16, X22, X25
+	SRLW	$16, X22
+	OR	X25, X22
+	ADDW	X22, X9
+	XOR	X9, X17
+	SLLW	$12, X17, X25
+	SRLW	$20, X17
+	OR	X25, X17
+	ADDW	X17, X28
+	XOR	X28, X22
+	SLLW	$8, X22, X25
+	SRLW	$24, X22
+	OR	X25, X22
+	ADDW	X22, X9
+	XOR	X9, X17
+	SLLW	$7, X17, X25
+	SRLW	$25, X17
+	OR	X25, X17
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x010b9c9b	// slliw s9, s7, 16
-	WORD	$0x010bdb9b	// srliw s7, s7, 16
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x00cf1c9b	// slliw s9, t5, 12
-	WORD	$0x014f5f1b	// srliw t5, t5, 20
-	WORD	$0x019f6f33	// or t5, t5, s9
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x008b9c9b	// slliw s9, s7, 8
-	WORD	$0x018bdb9b	// srliw s7, s7, 24
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x007f1c9b	// slliw s9, t5, 7
-	WORD	$0x019f5f1b	// srliw t5, t5, 25
-	WORD	$0x019f6f33	// or t5, t5, s9
+	ADDW	X30, X29
+	XOR	X29, X23
+	SLLW	$16, X23, X25
+	SRLW	$16, X23
+	OR	X25, X23
+	ADDW	X23, X18
+	XOR	X18, X30
+	SLLW	$12, X30, X25
+	SRLW	$20, X30
+	OR	X25, X30
+	ADDW	X30, X29
+	XOR	X29, X23
+	SLLW	$8, X23, X25
+	SRLW	$24, X23
+	OR	X25, X23
+	ADDW	X23, X18
+	XOR	X18, X30
+	SLLW	$7, X30, X25
+	SRLW	$25, X30
+	OR	X25, X30
 	// double round 4 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
-	WORD	$0x010a9c9b	// slliw s9, s5, 16
-	WORD	$0x010ada9b	// srliw s5, s5, 16
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x00cf1c9b	// slliw s9, t5, 12
-	WORD	$0x014f5f1b	// srliw t5, t5, 20
-	WORD	$0x019f6f33	// or t5, t5, s9
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
-	WORD	$0x008a9c9b	// slliw s9, s5, 8
-	WORD	$0x018ada9b	// srliw s5, s5, 24
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x007f1c9b	// slliw s9, t5, 7
-	WORD	$0x019f5f1b	// srliw t5, t5, 25
-	WORD	$0x019f6f33	// or t5, t5, s9
+	ADDW	X30, X6
+	XOR	X6, X21
+	SLLW	$16, X21, X25
+	SRLW	$16, X21
+	OR	X25, X21
+	ADDW	X21, X9
+	XOR	X9, X30
+	SLLW	$12, X30, X25
+	SRLW	$20, X30
+	OR	X25, X30
+	ADDW	X30, X6
+	XOR	X6, X21
+	SLLW	$8, X21, X25
+	SRLW	$24, X21
+	OR	X25, X21
+	ADDW	X21, X9
+	XOR	X9, X30
+	SLLW	$7, X30, X25
+	SRLW	$25, X30
+	OR	X25, X30
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
-	WORD	$0x010b1c9b	// slliw s9, s6, 16
-	WORD	$0x010b5b1b	// srliw s6, s6, 16
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
-	WORD	$0x00c79c9b	// slliw s9, a5, 12
-	WORD	$0x0147d79b	// srliw a5, a5, 20
-	WORD	$0x0197e7b3	// or a5, a5, s9
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
-	WORD	$0x008b1c9b	// slliw s9, s6, 8
-	WORD	$0x018b5b1b	// srliw s6, s6, 24
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
-	WORD	$0x00779c9b	// slliw s9, a5, 7
-	WORD	$0x0197d79b	// srliw a5, a5, 25
-	WORD	$0x0197e7b3	// or a5, a5, s9
+	ADDW	X15, X7
+	XOR	X7, X22
+	SLLW	$16, X22, X25
+	SRLW	$16, X22
+	OR	X25, X22
+	ADDW	X22, X18
+	XOR	X18, X15
+	SLLW	$12, X15, X25
+	SRLW	$20, X15
+	OR	X25, X15
+	ADDW	X15, X7
+	XOR	X7, X22
+	SLLW	$8, X22, X25
+	SRLW	$24, X22
+	OR	X25, X22
+	ADDW	X22, X18
+	XOR	X18, X15
+	SLLW	$7, X15, X25
+	SRLW	$25, X15
+	OR	X25, X15
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x010b9c9b	// slliw s9, s7, 16
-	WORD	$0x010bdb9b	// srliw s7, s7, 16
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
-	WORD	$0x00c81c9b	// slliw s9, a6, 12
-	WORD	$0x0148581b	// srliw a6, a6, 20
-	WORD	$0x01986833	// or a6, a6, s9
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x008b9c9b	// slliw s9, s7, 8
-	WORD	$0x018bdb9b	// srliw s7, s7, 24
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
-	WORD	$0x00781c9b	// slliw s9, a6, 7
-	WORD	$0x0198581b	// srliw a6, a6, 25
-	WORD	$0x01986833	// or a6, a6, s9
+	ADDW	X16, X28
+	XOR	X28, X23
+	SLLW	$16, X23, X25
+	SRLW	$16, X23
+	OR	X25, X23
+	ADDW	X23, X19
+	XOR	X19, X16
+	SLLW	$12, X16, X25
+	SRLW	$20, X16
+	OR	X25, X16
+	ADDW	X16, X28
+	XOR	X28, X23
+	SLLW	$8, X23, X25
+	SRLW	$24, X23
+	OR	X25, X23
+	ADDW	X23, X19
+	XOR	X19, X16
+	SLLW	$7, X16, X25
+	SRLW	$25, X16
+	OR	X25, X16
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
-	WORD	$0x010c1c9b	// slliw s9, s8, 16
-	WORD	$0x010c5c1b	// srliw s8, s8, 16
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
-	WORD	$0x00c89c9b	// slliw s9, a7, 12
-	WORD	$0x0148d89b	// srliw a7, a7, 20
-	WORD	$0x0198e8b3	// or a7, a7, s9
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
-	WORD	$0x008c1c9b	// slliw s9, s8, 8
-	WORD	$0x018c5c1b	// srliw s8, s8, 24
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
-	WORD	$0x00789c9b	// slliw s9, a7, 7
-	WORD	$0x0198d89b	// srliw a7, a7, 25
-	WORD	$0x0198e8b3	// or a7, a7, s9
+	ADDW	X17, X29
+	XOR	X29, X24
+	SLLW	$16, X24, X25
+	SRLW	$16, X24
+	OR	X25, X24
+	ADDW	X24, X20
+	XOR	X20, X17
+	SLLW	$12, X17, X25
+	SRLW	$20, X17
+	OR	X25, X17
+	ADDW	X17, X29
+	XOR	X29, X24
+	SLLW	$8, X24, X25
+	SRLW	$24, X24
+	OR	X25, X24
+	ADDW	X24, X20
+	XOR	X20, X17
+	SLLW	$7, X17, X25
+	SRLW	$25, X17
+	OR	X25, X17
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
-	WORD	$0x010c1c9b	// slliw s9, s8, 16
-	WORD	$0x010c5c1b	// srliw s8, s8, 16
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x00c79c9b	// slliw s9, a5, 12
-	WORD	$0x0147d79b	// srliw a5, a5, 20
-	WORD	$0x0197e7b3	// or a5, a5, s9
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
-	WORD	$0x008c1c9b	// slliw s9, s8, 8
-	WORD	$0x018c5c1b	// srliw s8, s8, 24
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x00779c9b	// slliw s9, a5, 7
-	WORD	$0x0197d79b	// srliw a5, a5, 25
-	WORD	$0x0197e7b3	// or a5, a5, s9
+	ADDW	X15, X6
+	XOR	X6, X24
+	SLLW	$16, X24, X25
+	SRLW	$16, X24
+	OR	X25, X24
+	ADDW	X24, X19
+	XOR	X19, X15
+	SLLW	$12, X15, X25
+	SRLW	$20, X15
+	OR	X25, X15
+	ADDW	X15, X6
+	XOR	X6, X24
+	SLLW	$8, X24, X25
+	SRLW	$24, X24
+	OR	X25, X24
+	ADDW	X24, X19
+	XOR	X19, X15
+	SLLW	$7, X15, X25
+	SRLW	$25, X15
+	OR	X25, X15
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
-	WORD	$0x010a9c9b	// slliw s9, s5, 16
-	WORD	$0x010ada9b	// srliw s5, s5, 16
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x00c81c9b	// slliw s9, a6, 12
-	WORD	$0x0148581b	// srliw a6, a6, 20
-	WORD	$0x01986833	// or a6, a6, s9
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
-	WORD	$0x008a9c9b	// slliw s9, s5, 8
-	WORD	$0x018ada9b	// srliw s5, s5, 24
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x00781c9b	// slliw s9, a6, 7
-	WORD	$0x0198581b	// srliw a6, a6, 25
-	WORD	$0x01986833	// or a6, a6, s9
+	ADDW	X16, X7
+	XOR	X7, X21
+	SLLW	$16, X21, X25
+	SRLW	$16, X21
+	OR	X25, X21
+	ADDW	X21, X20
+	XOR	X20, X16
+	SLLW	$12, X16, X25
+	SRLW	$20, X16
+	OR	X25, X16
+	ADDW	X16, X7
+	XOR	X7, X21
+	SLLW	$8, X21, X25
+	SRLW	$24, X21
+	OR	X25, X21
+	ADDW	X21, X20
+	XOR	X20, X16
+	SLLW	$7, X16, X25
+	SRLW	$25, X16
+	OR	X25, X16
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
-	WORD	$0x010b1c9b	// slliw s9, s6, 16
-	WORD	$0x010b5b1b	// srliw s6, s6, 16
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00c89c9b	// slliw s9, a7, 12
-	WORD	$0x0148d89b	// srliw a7, a7, 20
-	WORD	$0x0198e8b3	// or a7, a7, s9
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
-	WORD	$0x008b1c9b	// slliw s9, s6, 8
-	WORD	$0x018b5b1b	// srliw s6, s6, 24
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00789c9b	// slliw s9, a7, 7
-	WORD	$0x0198d89b	// srliw a7, a7, 25
-	WORD	$0x0198e8b3	// or a7, a7, s9
+	ADDW	X17, X28
+	XOR	X28, X22
+	SLLW	$16, X22, X25
+	SRLW	$16, X22
+	OR	X25, X22
+	ADDW	X22, X9
+	XOR	X9, X17
+	SLLW	$12, X17, X25
+	SRLW	$20, X17
+	OR	X25, X17
+	ADDW	X17, X28
+	XOR	X28, X22
+	SLLW	$8, X22, X25
+	SRLW	$24, X22
+	OR	X25, X22
+	ADDW	X22, X9
+	XOR	X9, X17
+	SLLW	$7, X17, X25
+	SRLW	$25, X17
+	OR	X25, X17
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x010b9c9b	// slliw s9, s7, 16
-	WORD	$0x010bdb9b	// srliw s7, s7, 16
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x00cf1c9b	// slliw s9, t5, 12
-	WORD	$0x014f5f1b	// srliw t5, t5, 20
-	WORD	$0x019f6f33	// or t5, t5, s9
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x008b9c9b	// slliw s9, s7, 8
-	WORD	$0x018bdb9b	// srliw s7, s7, 24
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x007f1c9b	// slliw s9, t5, 7
-	WORD	$0x019f5f1b	// srliw t5, t5, 25
-	WORD	$0x019f6f33	// or t5, t5, s9
+	ADDW	X30, X29
+	XOR	X29, X23
+	SLLW	$16, X23, X25
+	SRLW	$16, X23
+	OR	X25, X23
+	ADDW	X23, X18
+	XOR	X18, X30
+	SLLW	$12, X30, X25
+	SRLW	$20, X30
+	OR	X25, X30
+	ADDW	X30, X29
+	XOR	X29, X23
+	SLLW	$8, X23, X25
+	SRLW	$24, X23
+	OR	X25, X23
+	ADDW	X23, X18
+	XOR	X18, X30
+	SLLW	$7, X30, X25
+	SRLW	$25, X30
+	OR	X25, X30
 	// double round 5 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
-	WORD	$0x010a9c9b	// slliw s9, s5, 16
-	WORD	$0x010ada9b	// srliw s5, s5, 16
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x00cf1c9b	// slliw s9, t5, 12
-	WORD	$0x014f5f1b	// srliw t5, t5, 20
-	WORD	$0x019f6f33	// or t5, t5, s9
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
-	WORD	$0x008a9c9b	// slliw s9, s5, 8
-	WORD	$0x018ada9b	// srliw s5, s5, 24
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x007f1c9b	// slliw s9, t5, 7
-	WORD	$0x019f5f1b	// srliw t5, t5, 25
-	WORD	$0x019f6f33	// or t5, t5, s9
+	ADDW	X30, X6
+	XOR	X6, X21
+	SLLW	$16, X21, X25
+	SRLW	$16, X21
+	OR	X25, X21
+	ADDW	X21, X9
+	XOR	X9, X30
+	SLLW	$12, X30, X25
+	SRLW	$20, X30
+	OR	X25, X30
+	ADDW	X30, X6
+	XOR	X6, X21
+	SLLW	$8, X21, X25
+	SRLW	$24, X21
+	OR	X25, X21
+	ADDW	X21, X9
+	XOR	X9, X30
+	SLLW	$7, X30, X25
+	SRLW	$25, X30
+	OR	X25, X30
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
-	WORD	$0x010b1c9b	// slliw s9, s6, 16
-	WORD	$0x010b5b1b	// srliw s6, s6, 16
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
-	WORD	$0x00c79c9b	// slliw s9, a5, 12
-	WORD	$0x0147d79b	// srliw a5, a5, 20
-	WORD	$0x0197e7b3	// or a5, a5, s9
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
-	WORD	$0x008b1c9b	// slliw s9, s6, 8
-	WORD	$0x018b5b1b	// srliw s6, s6, 24
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
-	WORD	$0x00779c9b	// slliw s9, a5, 7
-	WORD	$0x0197d79b	// srliw a5, a5, 25
-	WORD	$0x0197e7b3	// or a5, a5, s9
+	ADDW	X15, X7
+	XOR	X7, X22
+	SLLW	$16, X22, X25
+	SRLW	$16, X22
+	OR	X25, X22
+	ADDW	X22, X18
+	XOR	X18, X15
+	SLLW	$12, X15, X25
+	SRLW	$20, X15
+	OR	X25, X15
+	ADDW	X15, X7
+	XOR	X7, X22
+	SLLW	$8, X22, X25
+	SRLW	$24, X22
+	OR	X25, X22
+	ADDW	X22, X18
+	XOR	X18, X15
+	SLLW	$7, X15, X25
+	SRLW	$25, X15
+	OR	X25, X15
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x010b9c9b	// slliw s9, s7, 16
-	WORD	$0x010bdb9b	// srliw s7, s7, 16
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
-	WORD	$0x00c81c9b	// slliw s9, a6, 12
-	WORD	$0x0148581b	// srliw a6, a6, 20
-	WORD	$0x01986833	// or a6, a6, s9
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x008b9c9b	// slliw s9, s7, 8
-	WORD	$0x018bdb9b	// srliw s7, s7, 24
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
-	WORD	$0x00781c9b	// slliw s9, a6, 7
-	WORD	$0x0198581b	// srliw a6, a6, 25
-	WORD	$0x01986833	// or a6, a6, s9
+	ADDW	X16, X28
+	XOR	X28, X23
+	SLLW	$16, X23, X25
+	SRLW	$16, X23
+	OR	X25, X23
+	ADDW	X23, X19
+	XOR	X19, X16
+	SLLW	$12, X16, X25
+	SRLW	$20, X16
+	OR	X25, X16
+	ADDW	X16, X28
+	XOR	X28, X23
+	SLLW	$8, X23, X25
+	SRLW	$24, X23
+	OR	X25, X23
+	ADDW	X23, X19
+	XOR	X19, X16
+	SLLW	$7, X16, X25
+	SRLW	$25, X16
+	OR	X25, X16
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
-	WORD	$0x010c1c9b	// slliw s9, s8, 16
-	WORD	$0x010c5c1b	// srliw s8, s8, 16
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
-	WORD	$0x00c89c9b	// slliw s9, a7, 12
-	WORD	$0x0148d89b	// srliw a7, a7, 20
-	WORD	$0x0198e8b3	// or a7, a7, s9
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
-	WORD	$0x008c1c9b	// slliw s9, s8, 8
-	WORD	$0x018c5c1b	// srliw s8, s8, 24
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
-	WORD	$0x00789c9b	// slliw s9, a7, 7
-	WORD	$0x0198d89b	// srliw a7, a7, 25
-	WORD	$0x0198e8b3	// or a7, a7, s9
+	ADDW	X17, X29
+	XOR	X29, X24
+	SLLW	$16, X24, X25
+	SRLW	$16, X24
+	OR	X25, X24
+	ADDW	X24, X20
+	XOR	X20, X17
+	SLLW	$12, X17, X25
+	SRLW	$20, X17
+	OR	X25, X17
+	ADDW	X17, X29
+	XOR	X29, X24
+	SLLW	$8, X24, X25
+	SRLW	$24, X24
+	OR	X25, X24
+	ADDW	X24, X20
+	XOR	X20, X17
+	SLLW	$7, X17, X25
+	SRLW	$25, X17
+	OR	X25, X17
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
-	WORD	$0x010c1c9b	// slliw s9, s8, 16
-	WORD	$0x010c5c1b	// srliw s8, s8, 16
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x00c79c9b	// slliw s9, a5, 12
-	WORD	$0x0147d79b	// srliw a5, a5, 20
-	WORD	$0x0197e7b3	// or a5, a5, s9
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
-	WORD	$0x008c1c9b	// slliw s9, s8, 8
-	WORD	$0x018c5c1b	// srliw s8, s8, 24
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x00779c9b	// slliw s9, a5, 7
-	WORD	$0x0197d79b	// srliw a5, a5, 25
-	WORD	$0x0197e7b3	// or a5, a5, s9
+	ADDW	X15, X6
+	XOR	X6, X24
+	SLLW	$16, X24, X25
+	SRLW	$16, X24
+	OR	X25, X24
+	ADDW	X24, X19
+	XOR	X19, X15
+	SLLW	$12, X15, X25
+	SRLW	$20, X15
+	OR	X25, X15
+	ADDW	X15, X6
+	XOR	X6, X24
+	SLLW	$8, X24, X25
+	SRLW	$24, X24
+	OR	X25, X24
+	ADDW	X24, X19
+	XOR	X19, X15
+	SLLW	$7, X15, X25
+	SRLW	$25, X15
+	OR	X25, X15
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
-	WORD	$0x010a9c9b	// slliw s9, s5, 16
-	WORD	$0x010ada9b	// srliw s5, s5, 16
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x00c81c9b	// slliw s9, a6, 12
-	WORD	$0x0148581b	// srliw a6, a6, 20
-	WORD	$0x01986833	// or a6, a6, s9
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
-	WORD	$0x008a9c9b	// slliw s9, s5, 8
-	WORD	$0x018ada9b	// srliw s5, s5, 24
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x00781c9b	// slliw s9, a6, 7
-	WORD	$0x0198581b	// srliw a6, a6, 25
-	WORD	$0x01986833	// or a6, a6, s9
+	ADDW	X16, X7
+	XOR	X7, X21
+	SLLW	$16, X21, X25
+	SRLW	$16, X21
+	OR	X25, X21
+	ADDW	X21, X20
+	XOR	X20, X16
+	SLLW	$12, X16, X25
+	SRLW	$20, X16
+	OR	X25, X16
+	ADDW	X16, X7
+	XOR	X7, X21
+	SLLW	$8, X21, X25
+	SRLW	$24, X21
+	OR	X25, X21
+	ADDW	X21, X20
+	XOR	X20, X16
+	SLLW	$7, X16, X25
+	SRLW	$25, X16
+	OR	X25, X16
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
-	WORD	$0x010b1c9b	// slliw s9, s6, 16
-	WORD	$0x010b5b1b	// srliw s6, s6, 16
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00c89c9b	// slliw s9, a7, 12
-	WORD	$0x0148d89b	// srliw a7, a7, 20
-	WORD	$0x0198e8b3	// or a7, a7, s9
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
-	WORD	$0x008b1c9b	// slliw s9, s6, 8
-	WORD	$0x018b5b1b	// srliw s6, s6, 24
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00789c9b	// slliw s9, a7, 7
-	WORD	$0x0198d89b	// srliw a7, a7, 25
-	WORD	$0x0198e8b3	// or a7, a7, s9
+	ADDW	X17, X28
+	XOR	X28, X22
+	SLLW	$16, X22, X25
+	SRLW	$16, X22
+	OR	X25, X22
+	ADDW	X22, X9
+	XOR	X9, X17
+	SLLW	$12, X17, X25
+	SRLW	$20, X17
+	OR	X25, X17
+	ADDW	X17, X28
+	XOR	X28, X22
+	SLLW	$8, X22, X25
+	SRLW	$24, X22
+	OR	X25, X22
+	ADDW	X22, X9
+	XOR	X9, X17
+	SLLW	$7, X17, X25
+	SRLW	$25, X17
+	OR	X25, X17
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x010b9c9b	// slliw s9, s7, 16
-	WORD	$0x010bdb9b	// srliw s7, s7, 16
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x00cf1c9b	// slliw s9, t5, 12
-	WORD	$0x014f5f1b	// srliw t5, t5, 20
-	WORD	$0x019f6f33	// or t5, t5, s9
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x008b9c9b	// slliw s9, s7, 8
-	WORD	$0x018bdb9b	// srliw s7, s7, 24
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x007f1c9b	// slliw s9, t5, 7
-	WORD	$0x019f5f1b	// srliw t5, t5, 25
-	WORD	$0x019f6f33	// or t5, t5, s9
+	ADDW	X30, X29
+	XOR	X29, X23
+	SLLW	$16, X23, X25
+	SRLW	$16, X23
+	OR	X25, X23
+	ADDW	X23, X18
+	XOR	X18, X30
+	SLLW	$12, X30, X25
+	SRLW	$20, X30
+	OR	X25, X30
+	ADDW	X30, X29
+	XOR	X29, X23
+	SLLW	$8, X23, X25
+	SRLW	$24, X23
+	OR	X25, X23
+	ADDW	X23, X18
+	XOR	X18, X30
+	SLLW	$7, X30, X25
+	SRLW	$25, X30
+	OR	X25, X30
 	// double round 6 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
-	WORD	$0x010a9c9b	// slliw s9, s5, 16
-	WORD	$0x010ada9b	// srliw s5, s5, 16
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x00cf1c9b	// slliw s9, t5, 12
-	WORD	$0x014f5f1b	// srliw t5, t5, 20
-	WORD	$0x019f6f33	// or t5, t5, s9
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
-	WORD	$0x008a9c9b	// slliw s9, s5, 8
-	WORD	$0x018ada9b	// srliw s5, s5, 24
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x007f1c9b	// slliw s9, t5, 7
-	WORD	$0x019f5f1b	// srliw t5, t5, 25
-	WORD	$0x019f6f33	// or t5, t5, s9
+	ADDW	X30, X6
+	XOR	X6, X21
+	SLLW	$16, X21, X25
+	SRLW	$16, X21
+	OR	X25, X21
+	ADDW	X21, X9
+	XOR	X9, X30
+	SLLW	$12, X30, X25
+	SRLW	$20, X30
+	OR	X25, X30
+	ADDW	X30, X6
+	XOR	X6, X21
+	SLLW	$8, X21, X25
+	SRLW	$24, X21
+	OR	X25, X21
+	ADDW	X21, X9
+	XOR	X9, X30
+	SLLW	$7, X30, X25
+	SRLW	$25, X30
+	OR	X25, X30
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
-	WORD	$0x010b1c9b	// slliw s9, s6, 16
-	WORD	$0x010b5b1b	// srliw s6, s6, 16
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
-	WORD	$0x00c79c9b	// slliw s9, a5, 12
-	WORD	$0x0147d79b	// srliw a5, a5, 20
-	WORD	$0x0197e7b3	// or a5, a5, s9
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
-	WORD	$0x008b1c9b	// slliw s9, s6, 8
-	WORD	$0x018b5b1b	// srliw s6, s6, 24
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
-	WORD	$0x00779c9b	// slliw s9, a5, 7
-	WORD	$0x0197d79b	// srliw a5, a5, 25
-	WORD	$0x0197e7b3	// or a5, a5, s9
+	ADDW	X15, X7
+	XOR	X7, X22
+	SLLW	$16, X22, X25
+	SRLW	$16, X22
+	OR	X25, X22
+	ADDW	X22, X18
+	XOR	X18, X15
+	SLLW	$12, X15, X25
+	SRLW	$20, X15
+	OR	X25, X15
+	ADDW	X15, X7
+	XOR	X7, X22
+	SLLW	$8, X22, X25
+	SRLW	$24, X22
+	OR	X25, X22
+	ADDW	X22, X18
+	XOR	X18, X15
+	SLLW	$7, X15, X25
+	SRLW	$25, X15
+	OR	X25, X15
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x010b9c9b	// slliw s9, s7, 16
-	WORD	$0x010bdb9b	// srliw s7, s7, 16
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
-	WORD	$0x00c81c9b	// slliw s9, a6, 12
-	WORD	$0x0148581b	// srliw a6, a6, 20
-	WORD	$0x01986833	// or a6, a6, s9
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x008b9c9b	// slliw s9, s7, 8
-	WORD	$0x018bdb9b	// srliw s7, s7, 24
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
-	WORD	$0x00781c9b	// slliw s9, a6, 7
-	WORD	$0x0198581b	// srliw a6, a6, 25
-	WORD	$0x01986833	// or a6, a6, s9
+	ADDW	X16, X28
+	XOR	X28, X23
+	SLLW	$16, X23, X25
+	SRLW	$16, X23
+	OR	X25, X23
+	ADDW	X23, X19
+	XOR	X19, X16
+	SLLW	$12, X16, X25
+	SRLW	$20, X16
+	OR	X25, X16
+	ADDW	X16, X28
+	XOR	X28, X23
+	SLLW	$8, X23, X25
+	SRLW	$24, X23
+	OR	X25, X23
+	ADDW	X23, X19
+	XOR	X19, X16
+	SLLW	$7, X16, X25
+	SRLW	$25, X16
+	OR	X25, X16
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
-	WORD	$0x010c1c9b	// slliw s9, s8, 16
-	WORD	$0x010c5c1b	// srliw s8, s8, 16
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
-	WORD	$0x00c89c9b	// slliw s9, a7, 12
-	WORD	$0x0148d89b	// srliw a7, a7, 20
-	WORD	$0x0198e8b3	// or a7, a7, s9
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
-	WORD	$0x008c1c9b	// slliw s9, s8, 8
-	WORD	$0x018c5c1b	// srliw s8, s8, 24
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
-	WORD	$0x00789c9b	// slliw s9, a7, 7
-	WORD	$0x0198d89b	// srliw a7, a7, 25
-	WORD	$0x0198e8b3	// or a7, a7, s9
+	ADDW	X17, X29
+	XOR	X29, X24
+	SLLW	$16, X24, X25
+	SRLW	$16, X24
+	OR	X25, X24
+	ADDW	X24, X20
+	XOR	X20, X17
+	SLLW	$12, X17, X25
+	SRLW	$20, X17
+	OR	X25, X17
+	ADDW	X17, X29
+	XOR	X29, X24
+	SLLW	$8, X24, X25
+	SRLW	$24, X24
+	OR	X25, X24
+	ADDW	X24, X20
+	XOR	X20, X17
+	SLLW	$7, X17, X25
+	SRLW	$25, X17
+	OR	X25, X17
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
-	WORD	$0x010c1c9b	// slliw s9, s8, 16
-	WORD	$0x010c5c1b	// srliw s8, s8, 16
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x00c79c9b	// slliw s9, a5, 12
-	WORD	$0x0147d79b	// srliw a5, a5, 20
-	WORD	$0x0197e7b3	// or a5, a5, s9
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
-	WORD	$0x008c1c9b	// slliw s9, s8, 8
-	WORD	$0x018c5c1b	// srliw s8, s8, 24
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x00779c9b	// slliw s9, a5, 7
-	WORD	$0x0197d79b	// srliw a5, a5, 25
-	WORD	$0x0197e7b3	// or a5, a5, s9
+	ADDW	X15, X6
+	XOR	X6, X24
+	SLLW	$16, X24, X25
+	SRLW	$16, X24
+	OR	X25, X24
+	ADDW	X24, X19
+	XOR	X19, X15
+	SLLW	$12, X15, X25
+	SRLW	$20, X15
+	OR	X25, X15
+	ADDW	X15, X6
+	XOR	X6, X24
+	SLLW	$8, X24, X25
+	SRLW	$24, X24
+	OR	X25, X24
+	ADDW	X24, X19
+	XOR	X19, X15
+	SLLW	$7, X15, X25
+	SRLW	$25, X15
+	OR	X25, X15
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
-	WORD	$0x010a9c9b	// slliw s9, s5, 16
-	WORD	$0x010ada9b	// srliw s5, s5, 16
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x00c81c9b	// slliw s9, a6, 12
-	WORD	$0x0148581b	// srliw a6, a6, 20
-	WORD	$0x01986833	// or a6, a6, s9
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
-	WORD	$0x008a9c9b	// slliw s9, s5, 8
-	WORD	$0x018ada9b	// srliw s5, s5, 24
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x00781c9b	// slliw s9, a6, 7
-	WORD	$0x0198581b	// srliw a6, a6, 25
-	WORD	$0x01986833	// or a6, a6, s9
+	ADDW	X16, X7
+	XOR	X7, X21
+	SLLW	$16, X21, X25
+	SRLW	$16, X21
+	OR	X25, X21
+	ADDW	X21, X20
+	XOR	X20, X16
+	SLLW	$12, X16, X25
+	SRLW	$20, X16
+	OR	X25, X16
+	ADDW	X16, X7
+	XOR	X7, X21
+	SLLW	$8, X21, X25
+	SRLW	$24, X21
+	OR	X25, X21
+	ADDW	X21, X20
+	XOR	X20, X16
+	SLLW	$7, X16, X25
+	SRLW	$25, X16
+	OR	X25, X16
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
-	WORD	$0x010b1c9b	// slliw s9, s6, 16
-	WORD	$0x010b5b1b	// srliw s6, s6, 16
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00c89c9b	// slliw s9, a7, 12
-	WORD	$0x0148d89b	// srliw a7, a7, 20
-	WORD	$0x0198e8b3	// or a7, a7, s9
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
-	WORD	$0x008b1c9b	// slliw s9, s6, 8
-	WORD	$0x018b5b1b	// srliw s6, s6, 24
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00789c9b	// slliw s9, a7, 7
-	WORD	$0x0198d89b	// srliw a7, a7, 25
-	WORD	$0x0198e8b3	// or a7, a7, s9
+	ADDW	X17, X28
+	XOR	X28, X22
+	SLLW	$16, X22, X25
+	SRLW	$16, X22
+	OR	X25, X22
+	ADDW	X22, X9
+	XOR	X9, X17
+	SLLW	$12, X17, X25
+	SRLW	$20, X17
+	OR	X25, X17
+	ADDW	X17, X28
+	XOR	X28, X22
+	SLLW	$8, X22, X25
+	SRLW	$24, X22
+	OR	X25, X22
+	ADDW	X22, X9
+	XOR	X9, X17
+	SLLW	$7, X17, X25
+	SRLW	$25, X17
+	OR	X25, X17
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x010b9c9b	// slliw s9, s7, 16
-	WORD	$0x010bdb9b	// srliw s7, s7, 16
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x00cf1c9b	// slliw s9, t5, 12
-	WORD	$0x014f5f1b	// srliw t5, t5, 20
-	WORD	$0x019f6f33	// or t5, t5, s9
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x008b9c9b	// slliw s9, s7, 8
-	WORD	$0x018bdb9b	// srliw s7, s7, 24
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x007f1c9b	// slliw s9, t5, 7
-	WORD	$0x019f5f1b	// srliw t5, t5, 25
-	WORD	$0x019f6f33	// or t5, t5, s9
+	ADDW	X30, X29
+	XOR	X29, X23
+	SLLW	$16, X23, X25
+	SRLW	$16, X23
+	OR	X25, X23
+	ADDW	X23, X18
+	XOR	X18, X30
+	SLLW	$12, X30, X25
+	SRLW	$20, X30
+	OR	X25, X30
+	ADDW	X30, X29
+	XOR	X29, X23
+	SLLW	$8, X23, X25
+	SRLW	$24, X23
+	OR	X25, X23
+	ADDW	X23, X18
+	XOR	X18, X30
+	SLLW	$7, X30, X25
+	SRLW	$25, X30
+	OR	X25, X30
 	// double round 7 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
-	WORD	$0x010a9c9b	// slliw s9, s5, 16
-	WORD	$0x010ada9b	// srliw s5, s5, 16
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x00cf1c9b	// slliw s9, t5, 12
-	WORD	$0x014f5f1b	// srliw t5, t5, 20
-	WORD	$0x019f6f33	// or t5, t5, s9
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
-	WORD	$0x008a9c9b	// slliw s9, s5, 8
-	WORD	$0x018ada9b	// srliw s5, s5, 24
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x007f1c9b	// slliw s9, t5, 7
-	WORD	$0x019f5f1b	// srliw t5, t5, 25
-	WORD	$0x019f6f33	// or t5, t5, s9
+	ADDW	X30, X6
+	XOR	X6, X21
+	SLLW	$16, X21, X25
+	SRLW	$16, X21
+	OR	X25, X21
+	ADDW	X21, X9
+	XOR	X9, X30
+	SLLW	$12, X30, X25
+	SRLW	$20, X30
+	OR	X25, X30
+	ADDW	X30, X6
+	XOR	X6, X21
+	SLLW	$8, X21, X25
+	SRLW	$24, X21
+	OR	X25, X21
+	ADDW	X21, X9
+	XOR	X9, X30
+	SLLW	$7, X30, X25
+	SRLW	$25, X30
+	OR	X25, X30
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
-	WORD	$0x010b1c9b	// slliw s9, s6, 16
-	WORD	$0x010b5b1b	// srliw s6, s6, 16
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
-	WORD	$0x00c79c9b	// slliw s9, a5, 12
-	WORD	$0x0147d79b	// srliw a5, a5, 20
-	WORD	$0x0197e7b3	// or a5, a5, s9
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
-	WORD	$0x008b1c9b	// slliw s9, s6, 8
-	WORD	$0x018b5b1b	// srliw s6, s6, 24
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
-	WORD	$0x00779c9b	// slliw s9, a5, 7
-	WORD	$0x0197d79b	// srliw a5, a5, 25
-	WORD	$0x0197e7b3	// or a5, a5, s9
+	ADDW	X15, X7
+	XOR	X7, X22
+	SLLW	$16, X22, X25
+	SRLW	$16, X22
+	OR	X25, X22
+	ADDW	X22, X18
+	XOR	X18, X15
+	SLLW	$12, X15, X25
+	SRLW	$20, X15
+	OR	X25, X15
+	ADDW	X15, X7
+	XOR	X7, X22
+	SLLW	$8, X22, X25
+	SRLW	$24, X22
+	OR	X25, X22
+	ADDW	X22, X18
+	XOR	X18, X15
+	SLLW	$7, X15, X25
+	SRLW	$25, X15
+	OR	X25, X15
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x010b9c9b	// slliw s9, s7, 16
-	WORD	$0x010bdb9b	// srliw s7, s7, 16
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
-	WORD	$0x00c81c9b	// slliw s9, a6, 12
-	WORD	$0x0148581b	// srliw a6, a6, 20
-	WORD	$0x01986833	// or a6, a6, s9
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x008b9c9b	// slliw s9, s7, 8
-	WORD	$0x018bdb9b	// srliw s7, s7, 24
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
-	WORD	$0x00781c9b	// slliw s9, a6, 7
-	WORD	$0x0198581b	// srliw a6, a6, 25
-	WORD	$0x01986833	// or a6, a6, s9
+	ADDW	X16, X28
+	XOR	X28, X23
+	SLLW	$16, X23, X25
+	SRLW	$16, X23
+	OR	X25, X23
+	ADDW	X23, X19
+	XOR	X19, X16
+	SLLW	$12, X16, X25
+	SRLW	$20, X16
+	OR	X25, X16
+	ADDW	X16, X28
+	XOR	X28, X23
+	SLLW	$8, X23, X25
+	SRLW	$24, X23
+	OR	X25, X23
+	ADDW	X23, X19
+	XOR	X19, X16
+	SLLW	$7, X16, X25
+	SRLW	$25, X16
+	OR	X25, X16
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
-	WORD	$0x010c1c9b	// slliw s9, s8, 16
-	WORD	$0x010c5c1b	// srliw s8, s8, 16
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
-	WORD	$0x00c89c9b	// slliw s9, a7, 12
-	WORD	$0x0148d89b	// srliw a7, a7, 20
-	WORD	$0x0198e8b3	// or a7, a7, s9
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
-	WORD	$0x008c1c9b	// slliw s9, s8, 8
-	WORD	$0x018c5c1b	// srliw s8, s8, 24
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
-	WORD	$0x00789c9b	// slliw s9, a7, 7
-	WORD	$0x0198d89b	// srliw a7, a7, 25
-	WORD	$0x0198e8b3	// or a7, a7, s9
+	ADDW	X17, X29
+	XOR	X29, X24
+	SLLW	$16, X24, X25
+	SRLW	$16, X24
+	OR	X25, X24
+	ADDW	X24, X20
+	XOR	X20, X17
+	SLLW	$12, X17, X25
+	SRLW	$20, X17
+	OR	X25, X17
+	ADDW	X17, X29
+	XOR	X29, X24
+	SLLW	$8, X24, X25
+	SRLW	$24, X24
+	OR	X25, X24
+	ADDW	X24, X20
+	XOR	X20, X17
+	SLLW	$7, X17, X25
+	SRLW	$25, X17
+	OR	X25, X17
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
-	WORD	$0x010c1c9b	// slliw s9, s8, 16
-	WORD	$0x010c5c1b	// srliw s8, s8, 16
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x00c79c9b	// slliw s9, a5, 12
-	WORD	$0x0147d79b	// srliw a5, a5, 20
-	WORD	$0x0197e7b3	// or a5, a5, s9
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
-	WORD	$0x008c1c9b	// slliw s9, s8, 8
-	WORD	$0x018c5c1b	// srliw s8, s8, 24
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x00779c9b	// slliw s9, a5, 7
-	WORD	$0x0197d79b	// srliw a5, a5, 25
-	WORD	$0x0197e7b3	// or a5, a5, s9
+	ADDW	X15, X6
+	XOR	X6, X24
+	SLLW	$16, X24, X25
+	SRLW	$16, X24
+	OR	X25, X24
+	ADDW	X24, X19
+	XOR	X19, X15
+	SLLW	$12, X15, X25
+	SRLW	$20, X15
+	OR	X25, X15
+	ADDW	X15, X6
+	XOR	X6, X24
+	SLLW	$8, X24, X25
+	SRLW	$24, X24
+	OR	X25, X24
+	ADDW	X24, X19
+	XOR	X19, X15
+	SLLW	$7, X15, X25
+	SRLW	$25, X15
+	OR	X25, X15
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
-	WORD	$0x010a9c9b	// slliw s9, s5, 16
-	WORD	$0x010ada9b	// srliw s5, s5, 16
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x00c81c9b	// slliw s9, a6, 12
-	WORD	$0x0148581b	// srliw a6, a6, 20
-	WORD	$0x01986833	// or a6, a6, s9
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
-	WORD	$0x008a9c9b	// slliw s9, s5, 8
-	WORD	$0x018ada9b	// srliw s5, s5, 24
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x00781c9b	// slliw s9, a6, 7
-	WORD	$0x0198581b	// srliw a6, a6, 25
-	WORD	$0x01986833	// or a6, a6, s9
+	ADDW	X16, X7
+	XOR	X7, X21
+	SLLW	$16, X21, X25
+	SRLW	$16, X21
+	OR	X25, X21
+	ADDW	X21, X20
+	XOR	X20, X16
+	SLLW	$12, X16, X25
+	SRLW	$20, X16
+	OR	X25, X16
+	ADDW	X16, X7
+	XOR	X7, X21
+	SLLW	$8, X21, X25
+	SRLW	$24, X21
+	OR	X25, X21
+	ADDW	X21, X20
+	XOR	X20, X16
+	SLLW	$7, X16, X25
+	SRLW	$25, X16
+	OR	X25, X16
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
-	WORD	$0x010b1c9b	// slliw s9, s6, 16
-	WORD	$0x010b5b1b	// srliw s6, s6, 16
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00c89c9b	// slliw s9, a7, 12
-	WORD	$0x0148d89b	// srliw a7, a7, 20
-	WORD	$0x0198e8b3	// or a7, a7, s9
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
-	WORD	$0x008b1c9b	// slliw s9, s6, 8
-	WORD	$0x018b5b1b	// srliw s6, s6, 24
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00789c9b	// slliw s9, a7, 7
-	WORD	$0x0198d89b	// srliw a7, a7, 25
-	WORD	$0x0198e8b3	// or a7, a7, s9
+	ADDW	X17, X28
+	XOR	X28, X22
+	SLLW	$16, X22, X25
+	SRLW	$16, X22
+	OR	X25, X22
+	ADDW	X22, X9
+	XOR	X9, X17
+	SLLW	$12, X17, X25
+	SRLW	$20, X17
+	OR	X25, X17
+	ADDW	X17, X28
+	XOR	X28, X22
+	SLLW	$8, X22, X25
+	SRLW	$24, X22
+	OR	X25, X22
+	ADDW	X22, X9
+	XOR	X9, X17
+	SLLW	$7, X17, X25
+	SRLW	$25, X17
+	OR	X25, X17
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x010b9c9b	// slliw s9, s7, 16
-	WORD	$0x010bdb9b	// srliw s7, s7, 16
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x00cf1c9b	// slliw s9, t5, 12
-	WORD	$0x014f5f1b	// srliw t5, t5, 20
-	WORD	$0x019f6f33	// or t5, t5, s9
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x008b9c9b	// slliw s9, s7, 8
-	WORD	$0x018bdb9b	// srliw s7, s7, 24
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x007f1c9b	// slliw s9, t5, 7
-	WORD	$0x019f5f1b	// srliw t5, t5, 25
-	WORD	$0x019f6f33	// or t5, t5, s9
+	ADDW	X30, X29
+	XOR	X29, X23
+	SLLW	$16, X23, X25
+	SRLW	$16, X23
+	OR	X25, X23
+	ADDW	X23, X18
+	XOR	X18, X30
+	SLLW	$12, X30, X25
+	SRLW	$20, X30
+	OR	X25, X30
+	ADDW	X30, X29
+	XOR	X29, X23
+	SLLW	$8, X23, X25
+	SRLW	$24, X23
+	OR	X25, X23
+	ADDW	X23, X18
+	XOR	X18, X30
+	SLLW	$7, X30, X25
+	SRLW	$25, X30
+	OR	X25, X30
 	// double round 8 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
-	WORD	$0x010a9c9b	// slliw s9, s5, 16
-	WORD	$0x010ada9b	// srliw s5, s5, 16
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x00cf1c9b	// slliw s9, t5, 12
-	WORD	$0x014f5f1b	// srliw t5, t5, 20
-	WORD	$0x019f6f33	// or t5, t5, s9
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
-	WORD	$0x008a9c9b	// slliw s9, s5, 8
-	WORD	$0x018ada9b	// srliw s5, s5, 24
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x007f1c9b	// slliw s9, t5, 7
-	WORD	$0x019f5f1b	// srliw t5, t5, 25
-	WORD	$0x019f6f33	// or t5, t5, s9
+	ADDW	X30, X6
+	XOR	X6, X21
+	SLLW	$16, X21, X25
+	SRLW	$16, X21
+	OR	X25, X21
+	ADDW	X21, X9
+	XOR	X9, X30
+	SLLW	$12, X30, X25
+	SRLW	$20, X30
+	OR	X25, X30
+	ADDW	X30, X6
+	XOR	X6, X21
+	SLLW	$8, X21, X25
+	SRLW	$24, X21
+	OR	X25, X21
+	ADDW	X21, X9
+	XOR	X9, X30
+	SLLW	$7, X30, X25
+	SRLW	$25, X30
+	OR	X25, X30
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
-	WORD	$0x010b1c9b	// slliw s9, s6, 16
-	WORD	$0x010b5b1b	// srliw s6, s6, 16
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
-	WORD	$0x00c79c9b	// slliw s9, a5, 12
-	WORD	$0x0147d79b	// srliw a5, a5, 20
-	WORD	$0x0197e7b3	// or a5, a5, s9
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
-	WORD	$0x008b1c9b	// slliw s9, s6, 8
-	WORD	$0x018b5b1b	// srliw s6, s6, 24
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
-	WORD	$0x00779c9b	// slliw s9, a5, 7
-	WORD	$0x0197d79b	// srliw a5, a5, 25
-	WORD	$0x0197e7b3	// or a5, a5, s9
+	ADDW	X15, X7
+	XOR	X7, X22
+	SLLW	$16, X22, X25
+	SRLW	$16, X22
+	OR	X25, X22
+	ADDW	X22, X18
+	XOR	X18, X15
+	SLLW	$12, X15, X25
+	SRLW	$20, X15
+	OR	X25, X15
+	ADDW	X15, X7
+	XOR	X7, X22
+	SLLW	$8, X22, X25
+	SRLW	$24, X22
+	OR	X25, X22
+	ADDW	X22, X18
+	XOR	X18, X15
+	SLLW	$7, X15, X25
+	SRLW	$25, X15
+	OR	X25, X15
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x010b9c9b	// slliw s9, s7, 16
-	WORD	$0x010bdb9b	// srliw s7, s7, 16
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
-	WORD	$0x00c81c9b	// slliw s9, a6, 12
-	WORD	$0x0148581b	// srliw a6, a6, 20
-	WORD	$0x01986833	// or a6, a6, s9
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x008b9c9b	// slliw s9, s7, 8
-	WORD	$0x018bdb9b	// srliw s7, s7, 24
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
-	WORD	$0x00781c9b	// slliw s9, a6, 7
-	WORD	$0x0198581b	// srliw a6, a6, 25
-	WORD	$0x01986833	// or a6, a6, s9
+	ADDW	X16, X28
+	XOR	X28, X23
+	SLLW	$16, X23, X25
+	SRLW	$16, X23
+	OR	X25, X23
+	ADDW	X23, X19
+	XOR	X19, X16
+	SLLW	$12, X16, X25
+	SRLW	$20, X16
+	OR	X25, X16
+	ADDW	X16, X28
+	XOR	X28, X23
+	SLLW	$8, X23, X25
+	SRLW	$24, X23
+	OR	X25, X23
+	ADDW	X23, X19
+	XOR	X19, X16
+	SLLW	$7, X16, X25
+	SRLW	$25, X16
+	OR	X25, X16
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
-	WORD	$0x010c1c9b	// slliw s9, s8, 16
-	WORD	$0x010c5c1b	// srliw s8, s8, 16
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
-	WORD	$0x00c89c9b	// slliw s9, a7, 12
-	WORD	$0x0148d89b	// srliw a7, a7, 20
-	WORD	$0x0198e8b3	// or a7, a7, s9
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
-	WORD	$0x008c1c9b	// slliw s9, s8, 8
-	WORD	$0x018c5c1b	// srliw s8, s8, 24
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
-	WORD	$0x00789c9b	// slliw s9, a7, 7
-	WORD	$0x0198d89b	// srliw a7, a7, 25
-	WORD	$0x0198e8b3	// or a7, a7, s9
+	ADDW	X17, X29
+	XOR	X29, X24
+	SLLW	$16, X24, X25
+	SRLW	$16, X24
+	OR	X25, X24
+	ADDW	X24, X20
+	XOR	X20, X17
+	SLLW	$12, X17, X25
+	SRLW	$20, X17
+	OR	X25, X17
+	ADDW	X17, X29
+	XOR	X29, X24
+	SLLW	$8, X24, X25
+	SRLW	$24, X24
+	OR	X25, X24
+	ADDW	X24, X20
+	XOR	X20, X17
+	SLLW	$7, X17, X25
+	SRLW	$25, X17
+	OR	X25, X17
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
-	WORD	$0x010c1c9b	// slliw s9, s8, 16
-	WORD	$0x010c5c1b	// srliw s8, s8, 16
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x00c79c9b	// slliw s9, a5, 12
-	WORD	$0x0147d79b	// srliw a5, a5, 20
-	WORD	$0x0197e7b3	// or a5, a5, s9
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
-	WORD	$0x008c1c9b	// slliw s9, s8, 8
-	WORD	$0x018c5c1b	// srliw s8, s8, 24
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x00779c9b	// slliw s9, a5, 7
-	WORD	$0x0197d79b	// srliw a5, a5, 25
-	WORD	$0x0197e7b3	// or a5, a5, s9
+	ADDW	X15, X6
+	XOR	X6, X24
+	SLLW	$16, X24, X25
+	SRLW	$16, X24
+	OR	X25, X24
+	ADDW	X24, X19
+	XOR	X19, X15
+	SLLW	$12, X15, X25
+	SRLW	$20, X15
+	OR	X25, X15
+	ADDW	X15, X6
+	XOR	X6, X24
+	SLLW	$8, X24, X25
+	SRLW	$24, X24
+	OR	X25, X24
+	ADDW	X24, X19
+	XOR	X19, X15
+	SLLW	$7, X15, X25
+	SRLW	$25, X15
+	OR	X25, X15
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
-	WORD	$0x010a9c9b	// slliw s9, s5, 16
-	WORD	$0x010ada9b	// srliw s5, s5, 16
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x00c81c9b	// slliw s9, a6, 12
-	WORD	$0x0148581b	// srliw a6, a6, 20
-	WORD	$0x01986833	// or a6, a6, s9
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
-	WORD	$0x008a9c9b	// slliw s9, s5, 8
-	WORD	$0x018ada9b	// srliw s5, s5, 24
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x00781c9b	// slliw s9, a6, 7
-	WORD	$0x0198581b	// srliw a6, a6, 25
-	WORD	$0x01986833	// or a6, a6, s9
+	ADDW	X16, X7
+	XOR	X7, X21
+	SLLW	$16, X21, X25
+	SRLW	$16, X21
+	OR	X25, X21
+	ADDW	X21, X20
+	XOR	X20, X16
+	SLLW	$12, X16, X25
+	SRLW	$20, X16
+	OR	X25, X16
+	ADDW	X16, X7
+	XOR	X7, X21
+	SLLW	$8, X21, X25
+	SRLW	$24, X21
+	OR	X25, X21
+	ADDW	X21, X20
+	XOR	X20, X16
+	SLLW	$7, X16, X25
+	SRLW	$25, X16
+	OR	X25, X16
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
-	WORD	$0x010b1c9b	// slliw s9, s6, 16
-	WORD	$0x010b5b1b	// srliw s6, s6, 16
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00c89c9b	// slliw s9, a7, 12
-	WORD	$0x0148d89b	// srliw a7, a7, 20
-	WORD	$0x0198e8b3	// or a7, a7, s9
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
-	WORD	$0x008b1c9b	// slliw s9, s6, 8
-	WORD	$0x018b5b1b	// srliw s6, s6, 24
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00789c9b	// slliw s9, a7, 7
-	WORD	$0x0198d89b	// srliw a7, a7, 25
-	WORD	$0x0198e8b3	// or a7, a7, s9
+	ADDW	X17, X28
+	XOR	X28, X22
+	SLLW	$16, X22, X25
+	SRLW	$16, X22
+	OR	X25, X22
+	ADDW	X22, X9
+	XOR	X9, X17
+	SLLW	$12, X17, X25
+	SRLW	$20, X17
+	OR	X25, X17
+	ADDW	X17, X28
+	XOR	X28, X22
+	SLLW	$8, X22, X25
+	SRLW	$24, X22
+	OR	X25, X22
+	ADDW	X22, X9
+	XOR	X9, X17
+	SLLW	$7, X17, X25
+	SRLW	$25, X17
+	OR	X25, X17
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x010b9c9b	// slliw s9, s7, 16
-	WORD	$0x010bdb9b	// srliw s7, s7, 16
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x00cf1c9b	// slliw s9, t5, 12
-	WORD	$0x014f5f1b	// srliw t5, t5, 20
-	WORD	$0x019f6f33	// or t5, t5, s9
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x008b9c9b	// slliw s9, s7, 8
-	WORD	$0x018bdb9b	// srliw s7, s7, 24
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x007f1c9b	// slliw s9, t5, 7
-	WORD	$0x019f5f1b	// srliw t5, t5, 25
-	WORD	$0x019f6f33	// or t5, t5, s9
+	ADDW	X30, X29
+	XOR	X29, X23
+	SLLW	$16, X23, X25
+	SRLW	$16, X23
+	OR	X25, X23
+	ADDW	X23, X18
+	XOR	X18, X30
+	SLLW	$12, X30, X25
+	SRLW	$20, X30
+	OR	X25, X30
+	ADDW	X30, X29
+	XOR	X29, X23
+	SLLW	$8, X23, X25
+	SRLW	$24, X23
+	OR	X25, X23
+	ADDW	X23, X18
+	XOR	X18, X30
+	SLLW	$7, X30, X25
+	SRLW	$25, X30
+	OR	X25, X30
 	// double round 9 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
-	WORD	$0x010a9c9b	// slliw s9, s5, 16
-	WORD	$0x010ada9b	// srliw s5, s5, 16
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x00cf1c9b	// slliw s9, t5, 12
-	WORD	$0x014f5f1b	// srliw t5, t5, 20
-	WORD	$0x019f6f33	// or t5, t5, s9
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
-	WORD	$0x008a9c9b	// slliw s9, s5, 8
-	WORD	$0x018ada9b	// srliw s5, s5, 24
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x007f1c9b	// slliw s9, t5, 7
-	WORD	$0x019f5f1b	// srliw t5, t5, 25
-	WORD	$0x019f6f33	// or t5, t5, s9
+	ADDW	X30, X6
+	XOR	X6, X21
+	SLLW	$16, X21, X25
+	SRLW	$16, X21
+	OR	X25, X21
+	ADDW	X21, X9
+	XOR	X9, X30
+	SLLW	$12, X30, X25
+	SRLW	$20, X30
+	OR	X25, X30
+	ADDW	X30, X6
+	XOR	X6, X21
+	SLLW	$8, X21, X25
+	SRLW	$24, X21
+	OR	X25, X21
+	ADDW	X21, X9
+	XOR	X9, X30
+	SLLW	$7, X30, X25
+	SRLW	$25, X30
+	OR	X25, X30
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
-	WORD	$0x010b1c9b	// slliw s9, s6, 16
-	WORD	$0x010b5b1b	// srliw s6, s6, 16
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
-	WORD	$0x00c79c9b	// slliw s9, a5, 12
-	WORD	$0x0147d79b	// srliw a5, a5, 20
-	WORD	$0x0197e7b3	// or a5, a5, s9
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
-	WORD	$0x008b1c9b	// slliw s9, s6, 8
-	WORD	$0x018b5b1b	// srliw s6, s6, 24
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
-	WORD	$0x00779c9b	// slliw s9, a5, 7
-	WORD	$0x0197d79b	// srliw a5, a5, 25
-	WORD	$0x0197e7b3	// or a5, a5, s9
+	ADDW	X15, X7
+	XOR	X7, X22
+	SLLW	$16, X22, X25
+	SRLW	$16, X22
+	OR	X25, X22
+	ADDW	X22, X18
+	XOR	X18, X15
+	SLLW	$12, X15, X25
+	SRLW	$20, X15
+	OR	X25, X15
+	ADDW	X15, X7
+	XOR	X7, X22
+	SLLW	$8, X22, X25
+	SRLW	$24, X22
+	OR	X25, X22
+	ADDW	X22, X18
+	XOR	X18, X15
+	SLLW	$7, X15, X25
+	SRLW	$25, X15
+	OR	X25, X15
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x010b9c9b	// slliw s9, s7, 16
-	WORD	$0x010bdb9b	// srliw s7, s7, 16
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
-	WORD	$0x00c81c9b	// slliw s9, a6, 12
-	WORD	$0x0148581b	// srliw a6, a6, 20
-	WORD	$0x01986833	// or a6, a6, s9
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x008b9c9b	// slliw s9, s7, 8
-	WORD	$0x018bdb9b	// srliw s7, s7, 24
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
-	WORD	$0x00781c9b	// slliw s9, a6, 7
-	WORD	$0x0198581b	// srliw a6, a6, 25
-	WORD	$0x01986833	// or a6, a6, s9
+	ADDW	X16, X28
+	XOR	X28, X23
+	SLLW	$16, X23, X25
+	SRLW	$16, X23
+	OR	X25, X23
+	ADDW	X23, X19
+	XOR	X19, X16
+	SLLW	$12, X16, X25
+	SRLW	$20, X16
+	OR	X25, X16
+	ADDW	X16, X28
+	XOR	X28, X23
+	SLLW	$8, X23, X25
+	SRLW	$24, X23
+	OR	X25, X23
+	ADDW	X23, X19
+	XOR	X19, X16
+	SLLW	$7, X16, X25
+	SRLW	$25, X16
+	OR	X25, X16
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
-	WORD	$0x010c1c9b	// slliw s9, s8, 16
-	WORD	$0x010c5c1b	// srliw s8, s8, 16
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
-	WORD	$0x00c89c9b	// slliw s9, a7, 12
-	WORD	$0x0148d89b	// srliw a7, a7, 20
-	WORD	$0x0198e8b3	// or a7, a7, s9
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
-	WORD	$0x008c1c9b	// slliw s9, s8, 8
-	WORD	$0x018c5c1b	// srliw s8, s8, 24
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
-	WORD	$0x00789c9b	// slliw s9, a7, 7
-	WORD	$0x0198d89b	// srliw a7, a7, 25
-	WORD	$0x0198e8b3	// or a7, a7, s9
+	ADDW	X17, X29
+	XOR	X29, X24
+	SLLW	$16, X24, X25
+	SRLW	$16, X24
+	OR	X25, X24
+	ADDW	X24, X20
+	XOR	X20, X17
+	SLLW	$12, X17, X25
+	SRLW	$20, X17
+	OR	X25, X17
+	ADDW	X17, X29
+	XOR	X29, X24
+	SLLW	$8, X24, X25
+	SRLW	$24, X24
+	OR	X25, X24
+	ADDW	X24, X20
+	XOR	X20, X17
+	SLLW	$7, X17, X25
+	SRLW	$25, X17
+	OR	X25, X17
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
-	WORD	$0x010c1c9b	// slliw s9, s8, 16
-	WORD	$0x010c5c1b	// srliw s8, s8, 16
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x00c79c9b	// slliw s9, a5, 12
-	WORD	$0x0147d79b	// srliw a5, a5, 20
-	WORD	$0x0197e7b3	// or a5, a5, s9
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
-	WORD	$0x008c1c9b	// slliw s9, s8, 8
-	WORD	$0x018c5c1b	// srliw s8, s8, 24
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x00779c9b	// slliw s9, a5, 7
-	WORD	$0x0197d79b	// srliw a5, a5, 25
-	WORD	$0x0197e7b3	// or a5, a5, s9
+	ADDW	X15, X6
+	XOR	X6, X24
+	SLLW	$16, X24, X25
+	SRLW	$16, X24
+	OR	X25, X24
+	ADDW	X24, X19
+	XOR	X19, X15
+	SLLW	$12, X15, X25
+	SRLW	$20, X15
+	OR	X25, X15
+	ADDW	X15, X6
+	XOR	X6, X24
+	SLLW	$8, X24, X25
+	SRLW	$24, X24
+	OR	X25, X24
+	ADDW	X24, X19
+	XOR	X19, X15
+	SLLW	$7, X15, X25
+	SRLW	$25, X15
+	OR	X25, X15
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
-	WORD	$0x010a9c9b	// slliw s9, s5, 16
-	WORD	$0x010ada9b	// srliw s5, s5, 16
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x00c81c9b	// slliw s9, a6, 12
-	WORD	$0x0148581b	// srliw a6, a6, 20
-	WORD	$0x01986833	// or a6, a6, s9
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
-	WORD	$0x008a9c9b	// slliw s9, s5, 8
-	WORD	$0x018ada9b	// srliw s5, s5, 24
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x00781c9b	// slliw s9, a6, 7
-	WORD	$0x0198581b	// srliw a6, a6, 25
-	WORD	$0x01986833	// or a6, a6, s9
+	ADDW	X16, X7
+	XOR	X7, X21
+	SLLW	$16, X21, X25
+	SRLW	$16, X21
+	OR	X25, X21
+	ADDW	X21, X20
+	XOR	X20, X16
+	SLLW	$12, X16, X25
+	SRLW	$20, X16
+	OR	X25, X16
+	ADDW	X16, X7
+	XOR	X7, X21
+	SLLW	$8, X21, X25
+	SRLW	$24, X21
+	OR	X25, X21
+	ADDW	X21, X20
+	XOR	X20, X16
+	SLLW	$7, X16, X25
+	SRLW	$25, X16
+	OR	X25, X16
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
-	WORD	$0x010b1c9b	// slliw s9, s6, 16
-	WORD	$0x010b5b1b	// srliw s6, s6, 16
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00c89c9b	// slliw s9, a7, 12
-	WORD	$0x0148d89b	// srliw a7, a7, 20
-	WORD	$0x0198e8b3	// or a7, a7, s9
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
-	WORD	$0x008b1c9b	// slliw s9, s6, 8
-	WORD	$0x018b5b1b	// srliw s6, s6, 24
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00789c9b	// slliw s9, a7, 7
-	WORD	$0x0198d89b	// srliw a7, a7, 25
-	WORD	$0x0198e8b3	// or a7, a7, s9
+	ADDW	X17, X28
+	XOR	X28, X22
+	SLLW	$16, X22, X25
+	SRLW	$16, X22
+	OR	X25, X22
+	ADDW	X22, X9
+	XOR	X9, X17
+	SLLW	$12, X17, X25
+	SRLW	$20, X17
+	OR	X25, X17
+	ADDW	X17, X28
+	XOR	X28, X22
+	SLLW	$8, X22, X25
+	SRLW	$24, X22
+	OR	X25, X22
+	ADDW	X22, X9
+	XOR	X9, X17
+	SLLW	$7, X17, X25
+	SRLW	$25, X17
+	OR	X25, X17
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x010b9c9b	// slliw s9, s7, 16
-	WORD	$0x010bdb9b	// srliw s7, s7, 16
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x00cf1c9b	// slliw s9, t5, 12
-	WORD	$0x014f5f1b	// srliw t5, t5, 20
-	WORD	$0x019f6f33	// or t5, t5, s9
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x008b9c9b	// slliw s9, s7, 8
-	WORD	$0x018bdb9b	// srliw s7, s7, 24
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x007f1c9b	// slliw s9, t5, 7
-	WORD	$0x019f5f1b	// srliw t5, t5, 25
-	WORD	$0x019f6f33	// or t5, t5, s9
+	ADDW	X30, X29
+	XOR	X29, X23
+	SLLW	$16, X23, X25
+	SRLW	$16, X23
+	OR	X25, X23
+	ADDW	X23, X18
+	XOR	X18, X30
+	SLLW	$12, X30, X25
+	SRLW	$20, X30
+	OR	X25, X30
+	ADDW	X30, X29
+	XOR	X29, X23
+	SLLW	$8, X23, X25
+	SRLW	$24, X23
+	OR	X25, X23
+	ADDW	X23, X18
+	XOR	X18, X30
+	SLLW	$7, X30, X25
+	SRLW	$25, X30
+	OR	X25, X30
 	// double round 10 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
-	WORD	$0x010a9c9b	// slliw s9, s5, 16
-	WORD	$0x010ada9b	// srliw s5, s5, 16
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x00cf1c9b	// slliw s9, t5, 12
-	WORD	$0x014f5f1b	// srliw t5, t5, 20
-	WORD	$0x019f6f33	// or t5, t5, s9
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x006acab3	// xor s5, s5, t1
-	WORD	$0x008a9c9b	// slliw s9, s5, 8
-	WORD	$0x018ada9b	// srliw s5, s5, 24
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015484bb	// addw s1, s1, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x007f1c9b	// slliw s9, t5, 7
-	WORD	$0x019f5f1b	// srliw t5, t5, 25
-	WORD	$0x019f6f33	// or t5, t5, s9
+	ADDW	X30, X6
+	XOR	X6, X21
+	SLLW	$16, X21, X25
+	SRLW	$16, X21
+	OR	X25, X21
+	ADDW	X21, X9
+	XOR	X9, X30
+	SLLW	$12, X30, X25
+	SRLW	$20, X30
+	OR	X25, X30
+	ADDW	X30, X6
+	XOR	X6, X21
+	SLLW	$8, X21, X25
+	SRLW	$24, X21
+	OR	X25, X21
+	ADDW	X21, X9
+	XOR	X9, X30
+	SLLW	$7, X30, X25
+	SRLW	$25, X30
+	OR	X25, X30
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
-	WORD	$0x010b1c9b	// slliw s9, s6, 16
-	WORD	$0x010b5b1b	// srliw s6, s6, 16
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
-	WORD	$0x00c79c9b	// slliw s9, a5, 12
-	WORD	$0x0147d79b	// srliw a5, a5, 20
-	WORD	$0x0197e7b3	// or a5, a5, s9
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x007b4b33	// xor s6, s6, t2
-	WORD	$0x008b1c9b	// slliw s9, s6, 8
-	WORD	$0x018b5b1b	// srliw s6, s6, 24
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
-	WORD	$0x00779c9b	// slliw s9, a5, 7
-	WORD	$0x0197d79b	// srliw a5, a5, 25
-	WORD	$0x0197e7b3	// or a5, a5, s9
+	ADDW	X15, X7
+	XOR	X7, X22
+	SLLW	$16, X22, X25
+	SRLW	$16, X22
+	OR	X25, X22
+	ADDW	X22, X18
+	XOR	X18, X15
+	SLLW	$12, X15, X25
+	SRLW	$20, X15
+	OR	X25, X15
+	ADDW	X15, X7
+	XOR	X7, X22
+	SLLW	$8, X22, X25
+	SRLW	$24, X22
+	OR	X25, X22
+	ADDW	X22, X18
+	XOR	X18, X15
+	SLLW	$7, X15, X25
+	SRLW	$25, X15
+	OR	X25, X15
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x010b9c9b	// slliw s9, s7, 16
-	WORD	$0x010bdb9b	// srliw s7, s7, 16
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
-	WORD	$0x00c81c9b	// slliw s9, a6, 12
-	WORD	$0x0148581b	// srliw a6, a6, 20
-	WORD	$0x01986833	// or a6, a6, s9
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x008b9c9b	// slliw s9, s7, 8
-	WORD	$0x018bdb9b	// srliw s7, s7, 24
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x01384833	// xor a6, a6, s3
-	WORD	$0x00781c9b	// slliw s9, a6, 7
-	WORD	$0x0198581b	// srliw a6, a6, 25
-	WORD	$0x01986833	// or a6, a6, s9
+	ADDW	X16, X28
+	XOR	X28, X23
+	SLLW	$16, X23, X25
+	SRLW	$16, X23
+	OR	X25, X23
+	ADDW	X23, X19
+	XOR	X19, X16
+	SLLW	$12, X16, X25
+	SRLW	$20, X16
+	OR	X25, X16
+	ADDW	X16, X28
+	XOR	X28, X23
+	SLLW	$8, X23, X25
+	SRLW	$24, X23
+	OR	X25, X23
+	ADDW	X23, X19
+	XOR	X19, X16
+	SLLW	$7, X16, X25
+	SRLW	$25, X16
+	OR	X25, X16
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
-	WORD	$0x010c1c9b	// slliw s9, s8, 16
-	WORD	$0x010c5c1b	// srliw s8, s8, 16
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
-	WORD	$0x00c89c9b	// slliw s9, a7, 12
-	WORD	$0x0148d89b	// srliw a7, a7, 20
-	WORD	$0x0198e8b3	// or a7, a7, s9
-	WORD	$0x011e8ebb	// addw t4, t4, a7
-	WORD	$0x01dc4c33	// xor s8, s8, t4
-	WORD	$0x008c1c9b	// slliw s9, s8, 8
-	WORD	$0x018c5c1b	// srliw s8, s8, 24
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x0148c8b3	// xor a7, a7, s4
-	WORD	$0x00789c9b	// slliw s9, a7, 7
-	WORD	$0x0198d89b	// srliw a7, a7, 25
-	WORD	$0x0198e8b3	// or a7, a7, s9
+	ADDW	X17, X29
+	XOR	X29, X24
+	SLLW	$16, X24, X25
+	SRLW	$16, X24
+	OR	X25, X24
+	ADDW	X24, X20
+	XOR	X20, X17
+	SLLW	$12, X17, X25
+	SRLW	$20, X17
+	OR	X25, X17
+	ADDW	X17, X29
+	XOR	X29, X24
+	SLLW	$8, X24, X25
+	SRLW	$24, X24
+	OR	X25, X24
+	ADDW	X24, X20
+	XOR	X20, X17
+	SLLW	$7, X17, X25
+	SRLW	$25, X17
+	OR	X25, X17
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
-	WORD	$0x010c1c9b	// slliw s9, s8, 16
-	WORD	$0x010c5c1b	// srliw s8, s8, 16
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x00c79c9b	// slliw s9, a5, 12
-	WORD	$0x0147d79b	// srliw a5, a5, 20
-	WORD	$0x0197e7b3	// or a5, a5, s9
-	WORD	$0x00f3033b	// addw t1, t1, a5
-	WORD	$0x006c4c33	// xor s8, s8, t1
-	WORD	$0x008c1c9b	// slliw s9, s8, 8
-	WORD	$0x018c5c1b	// srliw s8, s8, 24
-	WORD	$0x019c6c33	// or s8, s8, s9
-	WORD	$0x018989bb	// addw s3, s3, s8
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x00779c9b	// slliw s9, a5, 7
-	WORD	$0x0197d79b	// srliw a5, a5, 25
-	WORD	$0x0197e7b3	// or a5, a5, s9
+	ADDW	X15, X6
+	XOR	X6, X24
+	SLLW	$16, X24, X25
+	SRLW	$16, X24
+	OR	X25, X24
+	ADDW	X24, X19
+	XOR	X19, X15
+	SLLW	$12, X15, X25
+	SRLW	$20, X15
+	OR	X25, X15
+	ADDW	X15, X6
+	XOR	X6, X24
+	SLLW	$8, X24, X25
+	SRLW	$24, X24
+	OR	X25, X24
+	ADDW	X24, X19
+	XOR	X19, X15
+	SLLW	$7, X15, X25
+	SRLW	$25, X15
+	OR	X25, X15
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
-	WORD	$0x010a9c9b	// slliw s9, s5, 16
-	WORD	$0x010ada9b	// srliw s5, s5, 16
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x00c81c9b	// slliw s9, a6, 12
-	WORD	$0x0148581b	// srliw a6, a6, 20
-	WORD	$0x01986833	// or a6, a6, s9
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x007acab3	// xor s5, s5, t2
-	WORD	$0x008a9c9b	// slliw s9, s5, 8
-	WORD	$0x018ada9b	// srliw s5, s5, 24
-	WORD	$0x019aeab3	// or s5, s5, s9
-	WORD	$0x015a0a3b	// addw s4, s4, s5
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x00781c9b	// slliw s9, a6, 7
-	WORD	$0x0198581b	// srliw a6, a6, 25
-	WORD	$0x01986833	// or a6, a6, s9
+	ADDW	X16, X7
+	XOR	X7, X21
+	SLLW	$16, X21, X25
+	SRLW	$16, X21
+	OR	X25, X21
+	ADDW	X21, X20
+	XOR	X20, X16
+	SLLW	$12, X16, X25
+	SRLW	$20, X16
+	OR	X25, X16
+	ADDW	X16, X7
+	XOR	X7, X21
+	SLLW	$8, X21, X25
+	SRLW	$24, X21
+	OR	X25, X21
+	ADDW	X21, X20
+	XOR	X20, X16
+	SLLW	$7, X16, X25
+	SRLW	$25, X16
+	OR	X25, X16
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
-	WORD	$0x010b1c9b	// slliw s9, s6, 16
-	WORD	$0x010b5b1b	// srliw s6, s6, 16
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00c89c9b	// slliw s9, a7, 12
-	WORD	$0x0148d89b	// srliw a7, a7, 20
-	WORD	$0x0198e8b3	// or a7, a7, s9
-	WORD	$0x011e0e3b	// addw t3, t3, a7
-	WORD	$0x01cb4b33	// xor s6, s6, t3
-	WORD	$0x008b1c9b	// slliw s9, s6, 8
-	WORD	$0x018b5b1b	// srliw s6, s6, 24
-	WORD	$0x019b6b33	// or s6, s6, s9
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00789c9b	// slliw s9, a7, 7
-	WORD	$0x0198d89b	// srliw a7, a7, 25
-	WORD	$0x0198e8b3	// or a7, a7, s9
+	ADDW	X17, X28
+	XOR	X28, X22
+	SLLW	$16, X22, X25
+	SRLW	$16, X22
+	OR	X25, X22
+	ADDW	X22, X9
+	XOR	X9, X17
+	SLLW	$12, X17, X25
+	SRLW	$20, X17
+	OR	X25, X17
+	ADDW	X17, X28
+	XOR	X28, X22
+	SLLW	$8, X22, X25
+	SRLW	$24, X22
+	OR	X25, X22
+	ADDW	X22, X9
+	XOR	X9, X17
+	SLLW	$7, X17, X25
+	SRLW	$25, X17
+	OR	X25, X17
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x010b9c9b	// slliw s9, s7, 16
-	WORD	$0x010bdb9b	// srliw s7, s7, 16
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x00cf1c9b	// slliw s9, t5, 12
-	WORD	$0x014f5f1b	// srliw t5, t5, 20
-	WORD	$0x019f6f33	// or t5, t5, s9
-	WORD	$0x01ee8ebb	// addw t4, t4, t5
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x008b9c9b	// slliw s9, s7, 8
-	WORD	$0x018bdb9b	// srliw s7, s7, 24
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x007f1c9b	// slliw s9, t5, 7
-	WORD	$0x019f5f1b	// srliw t5, t5, 25
-	WORD	$0x019f6f33	// or t5, t5, s9
-	WORD	$0x61708cb7	// lui s9, 399112
-	WORD	$0x865c8c9b	// addiw s9, s9, -1947
-	WORD	$0x33206437	// lui s0, 209414
-	WORD	$0x46e4041b	// addiw s0, s0, 1134
-	WORD	$0x0193033b	// addw t1, t1, s9
-	WORD	$0x79623cb7	// lui s9, 497187
-	WORD	$0xd32c8c9b	// addiw s9, s9, -718
-	WORD	$0x008383bb	// addw t2, t2, s0
-	WORD	$0x6b206437	// lui s0, 438790
-	WORD	$0x5744041b	// addiw s0, s0, 1396
-	WORD	$0x019e0e3b	// addw t3, t3, s9
-	WORD	$0x0006ac83	// lw s9, 0(a3)
-	WORD	$0x008e8ebb	// addw t4, t4, s0
-	WORD	$0x0046a403	// lw s0, 4(a3)
-	WORD	$0x019f0f3b	// addw t5, t5, s9
-	WORD	$0x0086ac83	// lw s9, 8(a3)
-	WORD	$0x008787bb	// addw a5, a5, s0
-	WORD	$0x00c6a403	// lw s0, 12(a3)
-	WORD	$0x0198083b	// addw a6, a6, s9
-	WORD	$0x0106ac83	// lw s9, 16(a3)
-	WORD	$0x008888bb	// addw a7, a7, s0
-	WORD	$0x0146a403	// lw s0, 20(a3)
-	WORD	$0x019484bb	// addw s1, s1, s9
-	WORD	$0x0186ac83	// lw s9, 24(a3)
-	WORD	$0x0089093b	// addw s2, s2, s0
-	WORD	$0x01c6a403	// lw s0, 28(a3)
-	WORD	$0x019989bb	// addw s3, s3, s9
-	WORD	$0x00028c9b	// addiw s9, t0, 0
-	WORD	$0x008a0a3b	// addw s4, s4, s0
-	WORD	$0x00472403	// lw s0, 4(a4)
-	WORD	$0x019a8abb	// addw s5, s5, s9
-	WORD	$0x00872c83	// lw s9, 8(a4)
-	WORD	$0x008b0b3b	// addw s6, s6, s0
-	WORD	$0x00c72403	// lw s0, 12(a4)
-	WORD	$0x019b8bbb	// addw s7, s7, s9
-	WORD	$0x008c0c3b	// addw s8, s8, s0
-	WORD	$0x04000c93	// addi s9, zero, 64
-	WORD	$0x4b966863	// bltu a2, s9, .LChaCha20_ctr32_rv64gc_1
+	ADDW	X30, X29
+	XOR	X29, X23
+	SLLW	$16, X23, X25
+	SRLW	$16, X23
+	OR	X25, X23
+	ADDW	X23, X18
+	XOR	X18, X30
+	SLLW	$12, X30, X25
+	SRLW	$20, X30
+	OR	X25, X30
+	ADDW	X30, X29
+	XOR	X29, X23
+	SLLW	$8, X23, X25
+	SRLW	$24, X23
+	OR	X25, X23
+	ADDW	X23, X18
+	XOR	X18, X30
+	SLLW	$7, X30, X25
+	SRLW	$25, X30
+	OR	X25, X30
+	LUI	$399112, X25
+	ADDW	$-1947, X25
+	LUI	$209414, X8
+	ADDW	$1134, X8
+	ADDW	X25, X6
+	LUI	$497187, X25
+	ADDW	$-718, X25
+	ADDW	X8, X7
+	LUI	$438790, X8
+	ADDW	$1396, X8
+	ADDW	X25, X28
+	MOVW	(X13), X25
+	ADDW	X8, X29
+	MOVW	4(X13), X8
+	ADDW	X25, X30
+	MOVW	8(X13), X25
+	ADDW	X8, X15
+	MOVW	12(X13), X8
+	ADDW	X25, X16
+	MOVW	16(X13), X25
+	ADDW	X8, X17
+	MOVW	20(X13), X8
+	ADDW	X25, X9
+	MOVW	24(X13), X25
+	ADDW	X8, X18
+	MOVW	28(X13), X8
+	ADDW	X25, X19
+	MOVW	X5, X25
+	ADDW	X8, X20
+	MOVW	4(X14), X8
+	ADDW	X25, X21
+	MOVW	8(X14), X25
+	ADDW	X8, X22
+	MOVW	12(X14), X8
+	ADDW	X25, X23
+	ADDW	X8, X24
+	MOV	$64, X25
+	BLTU	X12, X25, L1
 	// misaligned buffers: byte by byte
-	WORD	$0x00b56cb3	// or s9, a0, a1
-	WORD	$0x003cfc93	// andi s9, s9, 3
-	WORD	$0x0e0c9063	// bne s9, zero, .LChaCha20_ctr32_rv64gc_block_bytes
-	WORD	$0x0005ac83	// lw s9, 0(a1)
-	WORD	$0x0045a403	// lw s0, 4(a1)
-	WORD	$0x006cccb3	// xor s9, s9, t1
-	WORD	$0x01952023	// sw s9, 0(a0)
-	WORD	$0x0085ac83	// lw s9, 8(a1)
-	WORD	$0x00744433	// xor s0, s0, t2
-	WORD	$0x00852223	// sw s0, 4(a0)
-	WORD	$0x00c5a403	// lw s0, 12(a1)
-	WORD	$0x01ccccb3	// xor s9, s9, t3
-	WORD	$0x01952423	// sw s9, 8(a0)
-	WORD	$0x0105ac83	// lw s9, 16(a1)
-	WORD	$0x01d44433	// xor s0, s0, t4
-	WORD	$0x00852623	// sw s0, 12(a0)
-	WORD	$0x0145a403	// lw s0, 20(a1)
-	WORD	$0x01ecccb3	// xor s9, s9, t5
-	WORD	$0x01952823	// sw s9, 16(a0)
-	WORD	$0x0185ac83	// lw s9, 24(a1)
-	WORD	$0x00f44433	// xor s0, s0, a5
-	WORD	$0x00852a23	// sw s0, 20(a0)
-	WORD	$0x01c5a403	// lw s0, 28(a1)
-	WORD	$0x010cccb3	// xor s9, s9, a6
-	WORD	$0x01952c23	// sw s9, 24(a0)
-	WORD	$0x0205ac83	// lw s9, 32(a1)
-	WORD	$0x01144433	// xor s0, s0, a7
-	WORD	$0x00852e23	// sw s0, 28(a0)
-	WORD	$0x0245a403	// lw s0, 36(a1)
-	WORD	$0x009cccb3	// xor s9, s9, s1
-	WORD	$0x03952023	// sw s9, 32(a0)
-	WORD	$0x0285ac83	// lw s9, 40(a1)
-	WORD	$0x01244433	// xor s0, s0, s2
-	WORD	$0x02852223	// sw s0, 36(a0)
-	WORD	$0x02c5a403	// lw s0, 44(a1)
-	WORD	$0x013cccb3	// xor s9, s9, s3
-	WORD	$0x03952423	// sw s9, 40(a0)
-	WORD	$0x0305ac83	// lw s9, 48(a1)
-	WORD	$0x01444433	// xor s0, s0, s4
-	WORD	$0x02852623	// sw s0, 44(a0)
-	WORD	$0x0345a403	// lw s0, 52(a1)
-	WORD	$0x015cccb3	// xor s9, s9, s5
-	WORD	$0x03952823	// sw s9, 48(a0)
-	WORD	$0x0385ac83	// lw s9, 56(a1)
-	WORD	$0x01644433	// xor s0, s0, s6
-	WORD	$0x02852a23	// sw s0, 52(a0)
-	WORD	$0x03c5a403	// lw s0, 60(a1)
-	WORD	$0x017cccb3	// xor s9, s9, s7
-	WORD	$0x03952c23	// sw s9, 56(a0)
-	WORD	$0x01844433	// xor s0, s0, s8
-	WORD	$0x02852e23	// sw s0, 60(a0)
-	// .LChaCha20_ctr32_rv64gc_next_block:
-	WORD	$0x04050513	// addi a0, a0, 64
-	WORD	$0x04058593	// addi a1, a1, 64
-	WORD	$0xfc060613	// addi a2, a2, -64
-	WORD	$0x0012829b	// addiw t0, t0, 1
-	WORD	$0x00060463	// beq a2, zero, .LChaCha20_ctr32_rv64gc_43
-	WORD	$0xd38fe06f	// jal zero, .LChaCha20_ctr32_rv64gc_block
-	// .LChaCha20_ctr32_rv64gc_43:
-	WORD	$0x3fd0006f	// jal zero, .LChaCha20_ctr32_rv64gc_2
-	// .LChaCha20_ctr32_rv64gc_block_bytes:
-	WORD	$0x0005cc83	// lbu s9, 0(a1)
-	WORD	$0x006cccb3	// xor s9, s9, t1
-	WORD	$0x01950023	// sb s9, 0(a0)
-	WORD	$0x00835313	// srli t1, t1, 8
-	WORD	$0x0015cc83	// lbu s9, 1(a1)
-	WORD	$0x006cccb3	// xor s9, s9, t1
-	WORD	$0x019500a3	// sb s9, 1(a0)
-	WORD	$0x00835313	// srli t1, t1, 8
-	WORD	$0x0025cc83	// lbu s9, 2(a1)
-	WORD	$0x006cccb3	// xor s9, s9, t1
-	WORD	$0x01950123	// sb s9, 2(a0)
-	WORD	$0x00835313	// srli t1, t1, 8
-	WORD	$0x0035cc83	// lbu s9, 3(a1)
-	WORD	$0x006cccb3	// xor s9, s9, t1
-	WORD	$0x019501a3	// sb s9, 3(a0)
-	WORD	$0x0045cc83	// lbu s9, 4(a1)
-	WORD	$0x007cccb3	// xor s9, s9, t2
-	WORD	$0x01950223	// sb s9, 4(a0)
-	WORD	$0x0083d393	// srli t2, t2, 8
-	WORD	$0x0055cc83	// lbu s9, 5(a1)
-	WORD	$0x007cccb3	// xor s9, s9, t2
-	WORD	$0x019502a3	// sb s9, 5(a0)
-	WORD	$0x0083d393	// srli t2, t2, 8
-	WORD	$0x0065cc83	// lbu s9, 6(a1)
-	WORD	$0x007cccb3	// xor s9, s9, t2
-	WORD	$0x01950323	// sb s9, 6(a0)
-	WORD	$0x0083d393	// srli t2, t2, 8
-	WORD	$0x0075cc83	// lbu s9, 7(a1)
-	WORD	$0x007cccb3	// xor s9, s9, t2
-	WORD	$0x019503a3	// sb s9, 7(a0)
-	WORD	$0x0085cc83	// lbu s9, 8(a1)
-	WORD	$0x01ccccb3	// xor s9, s9, t3
-	WORD	$0x01950423	// sb s9, 8(a0)
-	WORD	$0x008e5e13	// srli t3, t3, 8
-	WORD	$0x0095cc83	// lbu s9, 9(a1)
-	WORD	$0x01ccccb3	// xor s9, s9, t3
-	WORD	$0x019504a3	// sb s9, 9(a0)
-	WORD	$0x008e5e13	// srli t3, t3, 8
-	WORD	$0x00a5cc83	// lbu s9, 10(a1)
-	WORD	$0x01ccccb3	// xor s9, s9, t3
-	WORD	$0x01950523	// sb s9, 10(a0)
-	WORD	$0x008e5e13	// srli t3, t3, 8
-	WORD	$0x00b5cc83	// lbu s9, 11(a1)
-	WORD	$0x01ccccb3	// xor s9, s9, t3
-	WORD	$0x019505a3	// sb s9, 11(a0)
-	WORD	$0x00c5cc83	// lbu s9, 12(a1)
-	WORD	$0x01dcccb3	// xor s9, s9, t4
-	WORD	$0x01950623	// sb s9, 12(a0)
-	WORD	$0x008ede93	// srli t4, t4, 8
-	WORD	$0x00d5cc83	// lbu s9, 13(a1)
-	WORD	$0x01dcccb3	// xor s9, s9, t4
-	WORD	$0x019506a3	// sb s9, 13(a0)
-	WORD	$0x008ede93	// srli t4, t4, 8
-	WORD	$0x00e5cc83	// lbu s9, 14(a1)
-	WORD	$0x01dcccb3	// xor s9, s9, t4
-	WORD	$0x01950723	// sb s9, 14(a0)
-	WORD	$0x008ede93	// srli t4, t4, 8
-	WORD	$0x00f5cc83	// lbu s9, 15(a1)
-	WORD	$0x01dcccb3	// xor s9, s9, t4
-	WORD	$0x019507a3	// sb s9, 15(a0)
-	WORD	$0x0105cc83	// lbu s9, 16(a1)
-	WORD	$0x01ecccb3	// xor s9, s9, t5
-	WORD	$0x01950823	// sb s9, 16(a0)
-	WORD	$0x008f5f13	// srli t5, t5, 8
-	WORD	$0x0115cc83	// lbu s9, 17(a1)
-	WORD	$0x01ecccb3	// xor s9, s9, t5
-	WORD	$0x019508a3	// sb s9, 17(a0)
-	WORD	$0x008f5f13	// srli t5, t5, 8
-	WORD	$0x0125cc83	// lbu s9, 18(a1)
-	WORD	$0x01ecccb3	// xor s9, s9, t5
-	WORD	$0x01950923	// sb s9, 18(a0)
-	WORD	$0x008f5f13	// srli t5, t5, 8
-	WORD	$0x0135cc83	// lbu s9, 19(a1)
-	WORD	$0x01ecccb3	// xor s9, s9, t5
-	WORD	$0x019509a3	// sb s9, 19(a0)
-	WORD	$0x0145cc83	// lbu s9, 20(a1)
-	WORD	$0x00fcccb3	// xor s9, s9, a5
-	WORD	$0x01950a23	// sb s9, 20(a0)
-	WORD	$0x0087d793	// srli a5, a5, 8
-	WORD	$0x0155cc83	// lbu s9, 21(a1)
-	WORD	$0x00fcccb3	// xor s9, s9, a5
-	WORD	$0x01950aa3	// sb s9, 21(a0)
-	WORD	$0x0087d793	// srli a5, a5, 8
-	WORD	$0x0165cc83	// lbu s9, 22(a1)
-	WORD	$0x00fcccb3	// xor s9, s9, a5
-	WORD	$0x01950b23	// sb s9, 22(a0)
-	WORD	$0x0087d793	// srli a5, a5, 8
-	WORD	$0x0175cc83	// lbu s9, 23(a1)
-	WORD	$0x00fcccb3	// xor s9, s9, a5
-	WORD	$0x01950ba3	// sb s9, 23(a0)
-	WORD	$0x0185cc83	// lbu s9, 24(a1)
-	WORD	$0x010cccb3	// xor s9, s9, a6
-	WORD	$0x01950c23	// sb s9, 24(a0)
-	WORD	$0x00885813	// srli a6, a6, 8
-	WORD	$0x0195cc83	// lbu s9, 25(a1)
-	WORD	$0x010cccb3	// xor s9, s9, a6
-	WORD	$0x01950ca3	// sb s9, 25(a0)
-	WORD	$0x00885813	// srli a6, a6, 8
-	WORD	$0x01a5cc83	// lbu s9, 26(a1)
-	WORD	$0x010cccb3	// xor s9, s9, a6
-	WORD	$0x01950d23	// sb s9, 26(a0)
-	WORD	$0x00885813	// srli a6, a6, 8
-	WORD	$0x01b5cc83	// lbu s9, 27(a1)
-	WORD	$0x010cccb3	// xor s9, s9, a6
-	WORD	$0x01950da3	// sb s9, 27(a0)
-	WORD	$0x01c5cc83	// lbu s9, 28(a1)
-	WORD	$0x011cccb3	// xor s9, s9, a7
-	WORD	$0x01950e23	// sb s9, 28(a0)
-	WORD	$0x0088d893	// srli a7, a7, 8
-	WORD	$0x01d5cc83	// lbu s9, 29(a1)
-	WORD	$0x011cccb3	// xor s9, s9, a7
-	WORD	$0x01950ea3	// sb s9, 29(a0)
-	WORD	$0x0088d893	// srli a7, a7, 8
-	WORD	$0x01e5cc83	// lbu s9, 30(a1)
-	WORD	$0x011cccb3	// xor s9, s9, a7
-	WORD	$0x01950f23	// sb s9, 30(a0)
-	WORD	$0x0088d893	// srli a7, a7, 8
-	WORD	$0x01f5cc83	// lbu s9, 31(a1)
-	WORD	$0x011cccb3	// xor s9, s9, a7
-	WORD	$0x01950fa3	// sb s9, 31(a0)
-	WORD	$0x0205cc83	// lbu s9, 32(a1)
-	WORD	$0x009cccb3	// xor s9, s9, s1
-	WORD	$0x03950023	// sb s9, 32(a0)
-	WORD	$0x0084d493	// srli s1, s1, 8
-	WORD	$0x0215cc83	// lbu s9, 33(a1)
-	WORD	$0x009cccb3	// xor s9, s9, s1
-	WORD	$0x039500a3	// sb s9, 33(a0)
-	WORD	$0x0084d493	// srli s1, s1, 8
-	WORD	$0x0225cc83	// lbu s9, 34(a1)
-	WORD	$0x009cccb3	// xor s9, s9, s1
-	WORD	$0x03950123	// sb s9, 34(a0)
-	WORD	$0x0084d493	// srli s1, s1, 8
-	WORD	$0x0235cc83	// lbu s9, 35(a1)
-	WORD	$0x009cccb3	// xor s9, s9, s1
-	WORD	$0x039501a3	// sb s9, 35(a0)
-	WORD	$0x0245cc83	// lbu s9, 36(a1)
-	WORD	$0x012cccb3	// xor s9, s9, s2
-	WORD	$0x03950223	// sb s9, 36(a0)
-	WORD	$0x00895913	// srli s2, s2, 8
-	WORD	$0x0255cc83	// lbu s9, 37(a1)
-	WORD	$0x012cccb3	// xor s9, s9, s2
-	WORD	$0x039502a3	// sb s9, 37(a0)
-	WORD	$0x00895913	// srli s2, s2, 8
-	WORD	$0x0265cc83	// lbu s9, 38(a1)
-	WORD	$0x012cccb3	// xor s9, s9, s2
-	WORD	$0x03950323	// sb s9, 38(a0)
-	WORD	$0x00895913	// srli s2, s2, 8
-	WORD	$0x0275cc83	// lbu s9, 39(a1)
-	WORD	$0x012cccb3	// xor s9, s9, s2
-	WORD	$0x039503a3	// sb s9, 39(a0)
-	WORD	$0x0285cc83	// lbu s9, 40(a1)
-	WORD	$0x013cccb3	// xor s9, s9, s3
-	WORD	$0x03950423	// sb s9, 40(a0)
-	WORD	$0x0089d993	// srli s3, s3, 8
-	WORD	$0x0295cc83	// lbu s9, 41(a1)
-	WORD	$0x013cccb3	// xor s9, s9, s3
-	WORD	$0x039504a3	// sb s9, 41(a0)
-	WORD	$0x0089d993	// srli s3, s3, 8
-	WORD	$0x02a5cc83	// lbu s9, 42(a1)
-	WORD	$0x013cccb3	// xor s9, s9, s3
-	WORD	$0x03950523	// sb s9, 42(a0)
-	WORD	$0x0089d993	// srli s3, s3, 8
-	WORD	$0x02b5cc83	// lbu s9, 43(a1)
-	WORD	$0x013cccb3	// xor s9, s9, s3
-	WORD	$0x039505a3	// sb s9, 43(a0)
-	WORD	$0x02c5cc83	// lbu s9, 44(a1)
-	WORD	$0x014cccb3	// xor s9, s9, s4
-	WORD	$0x03950623	// sb s9, 44(a0)
-	WORD	$0x008a5a13	// srli s4, s4, 8
-	WORD	$0x02d5cc83	// lbu s9, 45(a1)
-	WORD	$0x014cccb3	// xor s9, s9, s4
-	WORD	$0x039506a3	// sb s9, 45(a0)
-	WORD	$0x008a5a13	// srli s4, s4, 8
-	WORD	$0x02e5cc83	// lbu s9, 46(a1)
-	WORD	$0x014cccb3	// xor s9, s9, s4
-	WORD	$0x03950723	// sb s9, 46(a0)
-	WORD	$0x008a5a13	// srli s4, s4, 8
-	WORD	$0x02f5cc83	// lbu s9, 47(a1)
-	WORD	$0x014cccb3	// xor s9, s9, s4
-	WORD	$0x039507a3	// sb s9, 47(a0)
-	WORD	$0x0305cc83	// lbu s9, 48(a1)
-	WORD	$0x015cccb3	// xor s9, s9, s5
-	WORD	$0x03950823	// sb s9, 48(a0)
-	WORD	$0x008ada93	// srli s5, s5, 8
-	WORD	$0x0315cc83	// lbu s9, 49(a1)
-	WORD	$0x015cccb3	// xor s9, s9, s5
-	WORD	$0x039508a3	// sb s9, 49(a0)
-	WORD	$0x008ada93	// srli s5, s5, 8
-	WORD	$0x0325cc83	// lbu s9, 50(a1)
-	WORD	$0x015cccb3	// xor s9, s9, s5
-	WORD	$0x03950923	// sb s9, 50(a0)
-	WORD	$0x008ada93	// srli s5, s5, 8
-	WORD	$0x0335cc83	// lbu s9, 51(a1)
-	WORD	$0x015cccb3	// xor s9, s9, s5
-	WORD	$0x039509a3	// sb s9, 51(a0)
-	WORD	$0x0345cc83	// lbu s9, 52(a1)
-	WORD	$0x016cccb3	// xor s9, s9, s6
-	WORD	$0x03950a23	// sb s9, 52(a0)
-	WORD	$0x008b5b13	// srli s6, s6, 8
-	WORD	$0x0355cc83	// lbu s9, 53(a1)
-	WORD	$0x016cccb3	// xor s9, s9, s6
-	WORD	$0x03950aa3	// sb s9, 53(a0)
-	WORD	$0x008b5b13	// srli s6, s6, 8
-	WORD	$0x0365cc83	// lbu s9, 54(a1)
-	WORD	$0x016cccb3	// xor s9, s9, s6
-	WORD	$0x03950b23	// sb s9, 54(a0)
-	WORD	$0x008b5b13	// srli s6, s6, 8
-	WORD	$0x0375cc83	// lbu s9, 55(a1)
-	WORD	$0x016cccb3	// xor s9, s9, s6
-	WORD	$0x03950ba3	// sb s9, 55(a0)
-	WORD	$0x0385cc83	// lbu s9, 56(a1)
-	WORD	$0x017cccb3	// xor s9, s9, s7
-	WORD	$0x03950c23	// sb s9, 56(a0)
-	WORD	$0x008bdb93	// srli s7, s7, 8
-	WORD	$0x0395cc83	// lbu s9, 57(a1)
-	WORD	$0x017cccb3	// xor s9, s9, s7
-	WORD	$0x03950ca3	// sb s9, 57(a0)
-	WORD	$0x008bdb93	// srli s7, s7, 8
-	WORD	$0x03a5cc83	// lbu s9, 58(a1)
-	WORD	$0x017cccb3	// xor s9, s9, s7
-	WORD	$0x03950d23	// sb s9, 58(a0)
-	WORD	$0x008bdb93	// srli s7, s7, 8
-	WORD	$0x03b5cc83	// lbu s9, 59(a1)
-	WORD	$0x017cccb3	// xor s9, s9, s7
-	WORD	$0x03950da3	// sb s9, 59(a0)
-	WORD	$0x03c5cc83	// lbu s9, 60(a1)
-	WORD	$0x018cccb3	// xor s9, s9, s8
-	WORD	$0x03950e23	// sb s9, 60(a0)
-	WORD	$0x008c5c13	// srli s8, s8, 8
-	WORD	$0x03d5cc83	// lbu s9, 61(a1)
-	WORD	$0x018cccb3	// xor s9, s9, s8
-	WORD	$0x03950ea3	// sb s9, 61(a0)
-	WORD	$0x008c5c13	// srli s8, s8, 8
-	WORD	$0x03e5cc83	// lbu s9, 62(a1)
-	WORD	$0x018cccb3	// xor s9, s9, s8
-	WORD	$0x03950f23	// sb s9, 62(a0)
-	WORD	$0x008c5c13	// srli s8, s8, 8
-	WORD	$0x03f5cc83	// lbu s9, 63(a1)
-	WORD	$0x018cccb3	// xor s9, s9, s8
-	WORD	$0x03950fa3	// sb s9, 63(a0)
-	WORD	$0xc25ff06f	// jal zero, .LChaCha20_ctr32_rv64gc_next_block
-	// .LChaCha20_ctr32_rv64gc_1:
+	OR	X11, X10, X25
+	AND	$3, X25
+	BNEZ	X25, block_bytes
+	MOVW	(X11), X25
+	MOVW	4(X11), X8
+	XOR	X6, X25
+	MOVW	X25, (X10)
+	MOVW	8(X11), X25
+	XOR	X7, X8
+	MOVW	X8, 4(X10)
+	MOVW	12(X11), X8
+	XOR	X28, X25
+	MOVW	X25, 8(X10)
+	MOVW	16(X11), X25
+	XOR	X29, X8
+	MOVW	X8, 12(X10)
+	MOVW	20(X11), X8
+	XOR	X30, X25
+	MOVW	X25, 16(X10)
+	MOVW	24(X11), X25
+	XOR	X15, X8
+	MOVW	X8, 20(X10)
+	MOVW	28(X11), X8
+	XOR	X16, X25
+	MOVW	X25, 24(X10)
+	MOVW	32(X11), X25
+	XOR	X17, X8
+	MOVW	X8, 28(X10)
+	MOVW	36(X11), X8
+	XOR	X9, X25
+	MOVW	X25, 32(X10)
+	MOVW	40(X11), X25
+	XOR	X18, X8
+	MOVW	X8, 36(X10)
+	MOVW	44(X11), X8
+	XOR	X19, X25
+	MOVW	X25, 40(X10)
+	MOVW	48(X11), X25
+	XOR	X20, X8
+	MOVW	X8, 44(X10)
+	MOVW	52(X11), X8
+	XOR	X21, X25
+	MOVW	X25, 48(X10)
+	MOVW	56(X11), X25
+	XOR	X22, X8
+	MOVW	X8, 52(X10)
+	MOVW	60(X11), X8
+	XOR	X23, X25
+	MOVW	X25, 56(X10)
+	XOR	X24, X8
+	MOVW	X8, 60(X10)
+next_block:
+	ADD	$64, X10
+	ADD	$64, X11
+	ADD	$-64, X12
+	ADDW	$1, X5
+	BEQZ	X12, L43
+	JMP	block
+L43:
+	JMP	L2
+block_bytes:
+	MOVBU	(X11), X25
+	XOR	X6, X25
+	MOVB	X25, (X10)
+	SRL	$8, X6
+	MOVBU	1(X11), X25
+	XOR	X6, X25
+	MOVB	X25, 1(X10)
+	SRL	$8, X6
+	MOVBU	2(X11), X25
+	XOR	X6, X25
+	MOVB	X25, 2(X10)
+	SRL	$8, X6
+	MOVBU	3(X11), X25
+	XOR	X6, X25
+	MOVB	X25, 3(X10)
+	MOVBU	4(X11), X25
+	XOR	X7, X25
+	MOVB	X25, 4(X10)
+	SRL	$8, X7
+	MOVBU	5(X11), X25
+	XOR	X7, X25
+	MOVB	X25, 5(X10)
+	SRL	$8, X7
+	MOVBU	6(X11), X25
+	XOR	X7, X25
+	MOVB	X25, 6(X10)
+	SRL	$8, X7
+	MOVBU	7(X11), X25
+	XOR	X7, X25
+	MOVB	X25, 7(X10)
+	MOVBU	8(X11), X25
+	XOR	X28, X25
+	MOVB	X25, 8(X10)
+	SRL	$8, X28
+	MOVBU	9(X11), X25
+	XOR	X28, X25
+	MOVB	X25, 9(X10)
+	SRL	$8, X28
+	MOVBU	10(X11), X25
+	XOR	X28, X25
+	MOVB	X25, 10(X10)
+	SRL	$8, X28
+	MOVBU	11(X11), X25
+	XOR	X28, X25
+	MOVB	X25, 11(X10)
+	MOVBU	12(X11), X25
+	XOR	X29, X25
+	MOVB	X25, 12(X10)
+	SRL	$8, X29
+	MOVBU	13(X11), X25
+	XOR	X29, X25
+	MOVB	X25, 13(X10)
+	SRL	$8, X29
+	MOVBU	14(X11), X25
+	XOR	X29, X25
+	MOVB	X25, 14(X10)
+	SRL	$8, X29
+	MOVBU	15(X11), X25
+	XOR	X29, X25
+	MOVB	X25, 15(X10)
+	MOVBU	16(X11), X25
+	XOR	X30, X25
+	MOVB	X25, 16(X10)
+	SRL	$8, X30
+	MOVBU	17(X11), X25
+	XOR	X30, X25
+	MOVB	X25, 17(X10)
+	SRL	$8, X30
+	MOVBU	18(X11), X25
+	XOR	X30, X25
+	MOVB	X25, 18(X10)
+	SRL	$8, X30
+	MOVBU	19(X11), X25
+	XOR	X30, X25
+	MOVB	X25, 19(X10)
+	MOVBU	20(X11), X25
+	XOR	X15, X25
+	MOVB	X25, 20(X10)
+	SRL	$8, X15
+	MOVBU	21(X11), X25
+	XOR	X15, X25
+	MOVB	X25, 21(X10)
+	SRL	$8, X15
+	MOVBU	22(X11), X25
+	XOR	X15, X25
+	MOVB	X25, 22(X10)
+	SRL	$8, X15
+	MOVBU	23(X11), X25
+	XOR	X15, X25
+	MOVB	X25, 23(X10)
+	MOVBU	24(X11), X25
+	XOR	X16, X25
+	MOVB	X25, 24(X10)
+	SRL	$8, X16
+	MOVBU	25(X11), X25
+	XOR	X16, X25
+	MOVB	X25, 25(X10)
+	SRL	$8, X16
+	MOVBU	26(X11), X25
+	XOR	X16, X25
+	MOVB	X25, 26(X10)
+	SRL	$8, X16
+	MOVBU	27(X11), X25
+	XOR	X16, X25
+	MOVB	X25, 27(X10)
+	MOVBU	28(X11), X25
+	XOR	X17, X25
+	MOVB	X25, 28(X10)
+	SRL	$8, X17
+	MOVBU	29(X11), X25
+	XOR	X17, X25
+	MOVB	X25, 29(X10)
+	SRL	$8, X17
+	MOVBU	30(X11), X25
+	XOR	X17, X25
+	MOVB	X25, 30(X10)
+	SRL	$8, X17
+	MOVBU	31(X11), X25
+	XOR	X17, X25
+	MOVB	X25, 31(X10)
+	MOVBU	32(X11), X25
+	XOR	X9, X25
+	MOVB	X25, 32(X10)
+	SRL	$8, X9
+	MOVBU	33(X11), X25
+	XOR	X9, X25
+	MOVB	X25, 33(X10)
+	SRL	$8, X9
+	MOVBU	34(X11), X25
+	XOR	X9, X25
+	MOVB	X25, 34(X10)
+	SRL	$8, X9
+	MOVBU	35(X11), X25
+	XOR	X9, X25
+	MOVB	X25, 35(X10)
+	MOVBU	36(X11), X25
+	XOR	X18, X25
+	MOVB	X25, 36(X10)
+	SRL	$8, X18
+	MOVBU	37(X11), X25
+	XOR	X18, X25
+	MOVB	X25, 37(X10)
+	SRL	$8, X18
+	MOVBU	38(X11), X25
+	XOR	X18, X25
+	MOVB	X25, 38(X10)
+	SRL	$8, X18
+	MOVBU	39(X11), X25
+	XOR	X18, X25
+	MOVB	X25, 39(X10)
+	MOVBU	40(X11), X25
+	XOR	X19, X25
+	MOVB	X25, 40(X10)
+	SRL	$8, X19
+	MOVBU	41(X11), X25
+	XOR	X19, X25
+	MOVB	X25, 41(X10)
+	SRL	$8, X19
+	MOVBU	42(X11), X25
+	XOR	X19, X25
+	MOVB	X25, 42(X10)
+	SRL	$8, X19
+	MOVBU	43(X11), X25
+	XOR	X19, X25
+	MOVB	X25, 43(X10)
+	MOVBU	44(X11), X25
+	XOR	X20, X25
+	MOVB	X25, 44(X10)
+	SRL	$8, X20
+	MOVBU	45(X11), X25
+	XOR	X20, X25
+	MOVB	X25, 45(X10)
+	SRL	$8, X20
+	MOVBU	46(X11), X25
+	XOR	X20, X25
+	MOVB	X25, 46(X10)
+	SRL	$8, X20
+	MOVBU	47(X11), X25
+	XOR	X20, X25
+	MOVB	X25, 47(X10)
+	MOVBU	48(X11), X25
+	XOR	X21, X25
+	MOVB	X25, 48(X10)
+	SRL	$8, X21
+	MOVBU	49(X11), X25
+	XOR	X21, X25
+	MOVB	X25, 49(X10)
+	SRL	$8, X21
+	MOVBU	50(X11), X25
+	XOR	X21, X25
+	MOVB	X25, 50(X10)
+	SRL	$8, X21
+	MOVBU	51(X11), X25
+	XOR	X21, X25
+	MOVB	X25, 51(X10)
+	MOVBU	52(X11), X25
+	XOR	X22, X25
+	MOVB	X25, 52(X10)
+	SRL	$8, X22
+	MOVBU	53(X11), X25
+	XOR	X22, X25
+	MOVB	X25, 53(X10)
+	SRL	$8, X22
+	MOVBU	54(X11), X25
+	XOR	X22, X25
+	MOVB	X25, 54(X10)
+	SRL	$8, X22
+	MOVBU	55(X11), X25
+	XOR	X22, X25
+	MOVB	X25, 55(X10)
+	MOVBU	56(X11), X25
+	XOR	X23, X25
+	MOVB	X25, 56(X10)
+	SRL	$8, X23
+	MOVBU	57(X11), X25
+	XOR	X23, X25
+	MOVB	X25, 57(X10)
+	SRL	$8, X23
+	MOVBU	58(X11), X25
+	XOR	X23, X25
+	MOVB	X25, 58(X10)
+	SRL	$8, X23
+	MOVBU	59(X11), X25
+	XOR	X23, X25
+	MOVB	X25, 59(X10)
+	MOVBU	60(X11), X25
+	XOR	X24, X25
+	MOVB	X25, 60(X10)
+	SRL	$8, X24
+	MOVBU	61(X11), X25
+	XOR	X24, X25
+	MOVB	X25, 61(X10)
+	SRL	$8, X24
+	MOVBU	62(X11), X25
+	XOR	X24, X25
+	MOVB	X25, 62(X10)
+	SRL	$8, X24
+	MOVBU	63(X11), X25
+	XOR	X24, X25
+	MOVB	X25, 63(X10)
+	JMP	next_block
+L1:
 	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
-	WORD	$0x00b56cb3	// or s9, a0, a1
-	WORD	$0x003cfc93	// andi s9, s9, 3
-	WORD	$0x280c9263	// bne s9, zero, .LChaCha20_ctr32_rv64gc_partial_bytes
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_7
-	WORD	$0x00030413	// addi s0, t1, 0
-	WORD	$0x7f40006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
-	// .LChaCha20_ctr32_rv64gc_7:
-	WORD	$0x0005ac83	// lw s9, 0(a1)
-	WORD	$0x006cccb3	// xor s9, s9, t1
-	WORD	$0x01952023	// sw s9, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_9
-	WORD	$0x00038413	// addi s0, t2, 0
-	WORD	$0x7cc0006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
-	// .LChaCha20_ctr32_rv64gc_9:
-	WORD	$0x0005ac83	// lw s9, 0(a1)
-	WORD	$0x007cccb3	// xor s9, s9, t2
-	WORD	$0x01952023	// sw s9, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_10
-	WORD	$0x000e0413	// addi s0, t3, 0
-	WORD	$0x7a40006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
-	// .LChaCha20_ctr32_rv64gc_10:
-	WORD	$0x0005ac83	// lw s9, 0(a1)
-	WORD	$0x01ccccb3	// xor s9, s9, t3
-	WORD	$0x01952023	// sw s9, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_11
-	WORD	$0x000e8413	// addi s0, t4, 0
-	WORD	$0x77c0006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
-	// .LChaCha20_ctr32_rv64gc_11:
-	WORD	$0x0005ac83	// lw s9, 0(a1)
-	WORD	$0x01dcccb3	// xor s9, s9, t4
-	WORD	$0x01952023	// sw s9, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_12
-	WORD	$0x000f0413	// addi s0, t5, 0
-	WORD	$0x7540006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
-	// .LChaCha20_ctr32_rv64gc_12:
-	WORD	$0x0005ac83	// lw s9, 0(a1)
-	WORD	$0x01ecccb3	// xor s9, s9, t5
-	WORD	$0x01952023	// sw s9, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_13
-	WORD	$0x00078413	// addi s0, a5, 0
-	WORD	$0x72c0006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
-	// .LChaCha20_ctr32_rv64gc_13:
-	WORD	$0x0005ac83	// lw s9, 0(a1)
-	WORD	$0x00fcccb3	// xor s9, s9, a5
-	WORD	$0x01952023	// sw s9, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_14
-	WORD	$0x00080413	// addi s0, a6, 0
-	WORD	$0x7040006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
-	// .LChaCha20_ctr32_rv64gc_14:
-	WORD	$0x0005ac83	// lw s9, 0(a1)
-	WORD	$0x010cccb3	// xor s9, s9, a6
-	WORD	$0x01952023	// sw s9, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_15
-	WORD	$0x00088413	// addi s0, a7, 0
-	WORD	$0x6dc0006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
-	// .LChaCha20_ctr32_rv64gc_15:
-	WORD	$0x0005ac83	// lw s9, 0(a1)
-	WORD	$0x011cccb3	// xor s9, s9, a7
-	WORD	$0x01952023	// sw s9, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_16
-	WORD	$0x00048413	// addi s0, s1, 0
-	WORD	$0x6b40006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
-	// .LChaCha20_ctr32_rv64gc_16:
-	WORD	$0x0005ac83	// lw s9, 0(a1)
-	WORD	$0x009cccb3	// xor s9, s9, s1
-	WORD	$0x01952023	// sw s9, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_17
-	WORD	$0x00090413	// addi s0, s2, 0
-	WORD	$0x68c0006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
-	// .LChaCha20_ctr32_rv64gc_17:
-	WORD	$0x0005ac83	// lw s9, 0(a1)
-	WORD	$0x012cccb3	// xor s9, s9, s2
-	WORD	$0x01952023	// sw s9, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_18
-	WORD	$0x00098413	// addi s0, s3, 0
-	WORD	$0x6640006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
-	// .LChaCha20_ctr32_rv64gc_18:
-	WORD	$0x0005ac83	// lw s9, 0(a1)
-	WORD	$0x013cccb3	// xor s9, s9, s3
-	WORD	$0x01952023	// sw s9, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_19
-	WORD	$0x000a0413	// addi s0, s4, 0
-	WORD	$0x63c0006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
-	// .LChaCha20_ctr32_rv64gc_19:
-	WORD	$0x0005ac83	// lw s9, 0(a1)
-	WORD	$0x014cccb3	// xor s9, s9, s4
-	WORD	$0x01952023	// sw s9, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_20
-	WORD	$0x000a8413	// addi s0, s5, 0
-	WORD	$0x6140006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
-	// .LChaCha20_ctr32_rv64gc_20:
-	WORD	$0x0005ac83	// lw s9, 0(a1)
-	WORD	$0x015cccb3	// xor s9, s9, s5
-	WORD	$0x01952023	// sw s9, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_21
-	WORD	$0x000b0413	// addi s0, s6, 0
-	WORD	$0x5ec0006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
-	// .LChaCha20_ctr32_rv64gc_21:
-	WORD	$0x0005ac83	// lw s9, 0(a1)
-	WORD	$0x016cccb3	// xor s9, s9, s6
-	WORD	$0x01952023	// sw s9, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_22
-	WORD	$0x000b8413	// addi s0, s7, 0
-	WORD	$0x5c40006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
-	// .LChaCha20_ctr32_rv64gc_22:
-	WORD	$0x0005ac83	// lw s9, 0(a1)
-	WORD	$0x017cccb3	// xor s9, s9, s7
-	WORD	$0x01952023	// sw s9, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_23
-	WORD	$0x000c0413	// addi s0, s8, 0
-	WORD	$0x59c0006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
-	// .LChaCha20_ctr32_rv64gc_23:
-	WORD	$0x0005ac83	// lw s9, 0(a1)
-	WORD	$0x018cccb3	// xor s9, s9, s8
-	WORD	$0x01952023	// sw s9, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
+	OR	X11, X10, X25
+	AND	$3, X25
+	BNEZ	X25, partial_bytes
+	MOV	$4, X25
+	BGEU	X12, X25, L7
+	MOV	X6, X8
+	JMP	tail
+L7:
+	MOVW	(X11), X25
+	XOR	X6, X25
+	MOVW	X25, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L9
+	MOV	X7, X8
+	JMP	tail
+L9:
+	MOVW	(X11), X25
+	XOR	X7, X25
+	MOVW	X25, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L10
+	MOV	X28, X8
+	JMP	tail
+L10:
+	MOVW	(X11), X25
+	XOR	X28, X25
+	MOVW	X25, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L11
+	MOV	X29, X8
+	JMP	tail
+L11:
+	MOVW	(X11), X25
+	XOR	X29, X25
+	MOVW	X25, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L12
+	MOV	X30, X8
+	JMP	tail
+L12:
+	MOVW	(X11), X25
+	XOR	X30, X25
+	MOVW	X25, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L13
+	MOV	X15, X8
+	JMP	tail
+L13:
+	MOVW	(X11), X25
+	XOR	X15, X25
+	MOVW	X25, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L14
+	MOV	X16, X8
+	JMP	tail
+L14:
+	MOVW	(X11), X25
+	XOR	X16, X25
+	MOVW	X25, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L15
+	MOV	X17, X8
+	JMP	tail
+L15:
+	MOVW	(X11), X25
+	XOR	X17, X25
+	MOVW	X25, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L16
+	MOV	X9, X8
+	JMP	tail
+L16:
+	MOVW	(X11), X25
+	XOR	X9, X25
+	MOVW	X25, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L17
+	MOV	X18, X8
+	JMP	tail
+L17:
+	MOVW	(X11), X25
+	XOR	X18, X25
+	MOVW	X25, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L18
+	MOV	X19, X8
+	JMP	tail
+L18:
+	MOVW	(X11), X25
+	XOR	X19, X25
+	MOVW	X25, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L19
+	MOV	X20, X8
+	JMP	tail
+L19:
+	MOVW	(X11), X25
+	XOR	X20, X25
+	MOVW	X25, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L20
+	MOV	X21, X8
+	JMP	tail
+L20:
+	MOVW	(X11), X25
+	XOR	X21, X25
+	MOVW	X25, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L21
+	MOV	X22, X8
+	JMP	tail
+L21:
+	MOVW	(X11), X25
+	XOR	X22, X25
+	MOVW	X25, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L22
+	MOV	X23, X8
+	JMP	tail
+L22:
+	MOVW	(X11), X25
+	XOR	X23, X25
+	MOVW	X25, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L23
+	MOV	X24, X8
+	JMP	tail
+L23:
+	MOVW	(X11), X25
+	XOR	X24, X25
+	MOVW	X25, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
 	// unreachable: len < 64 leaves at most 15 whole words
-	// .LChaCha20_ctr32_rv64gc_partial_bytes:
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_24
-	WORD	$0x00030413	// addi s0, t1, 0
-	WORD	$0x5740006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
-	// .LChaCha20_ctr32_rv64gc_24:
-	WORD	$0x0005cc83	// lbu s9, 0(a1)
-	WORD	$0x006cccb3	// xor s9, s9, t1
-	WORD	$0x01950023	// sb s9, 0(a0)
-	WORD	$0x00835313	// srli t1, t1, 8
-	WORD	$0x0015cc83	// lbu s9, 1(a1)
-	WORD	$0x006cccb3	// xor s9, s9, t1
-	WORD	$0x019500a3	// sb s9, 1(a0)
-	WORD	$0x00835313	// srli t1, t1, 8
-	WORD	$0x0025cc83	// lbu s9, 2(a1)
-	WORD	$0x006cccb3	// xor s9, s9, t1
-	WORD	$0x01950123	// sb s9, 2(a0)
-	WORD	$0x00835313	// srli t1, t1, 8
-	WORD	$0x0035cc83	// lbu s9, 3(a1)
-	WORD	$0x006cccb3	// xor s9, s9, t1
-	WORD	$0x019501a3	// sb s9, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_25
-	WORD	$0x00038413	// addi s0, t2, 0
-	WORD	$0x51c0006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
-	// .LChaCha20_ctr32_rv64gc_25:
-	WORD	$0x0005cc83	// lbu s9, 0(a1)
-	WORD	$0x007cccb3	// xor s9, s9, t2
-	WORD	$0x01950023	// sb s9, 0(a0)
-	WORD	$0x0083d393	// srli t2, t2, 8
-	WORD	$0x0015cc83	// lbu s9, 1(a1)
-	WORD	$0x007cccb3	// xor s9, s9, t2
-	WORD	$0x019500a3	// sb s9, 1(a0)
-	WORD	$0x0083d393	// srli t2, t2, 8
-	WORD	$0x0025cc83	// lbu s9, 2(a1)
-	WORD	$0x007cccb3	// xor s9, s9, t2
-	WORD	$0x01950123	// sb s9, 2(a0)
-	WORD	$0x0083d393	// srli t2, t2, 8
-	WORD	$0x0035cc83	// lbu s9, 3(a1)
-	WORD	$0x007cccb3	// xor s9, s9, t2
-	WORD	$0x019501a3	// sb s9, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_26
-	WORD	$0x000e0413	// addi s0, t3, 0
-	WORD	$0x4c40006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
-	// .LChaCha20_ctr32_rv64gc_26:
-	WORD	$0x0005cc83	// lbu s9, 0(a1)
-	WORD	$0x01ccccb3	// xor s9, s9, t3
-	WORD	$0x01950023	// sb s9, 0(a0)
-	WORD	$0x008e5e13	// srli t3, t3, 8
-	WORD	$0x0015cc83	// lbu s9, 1(a1)
-	WORD	$0x01ccccb3	// xor s9, s9, t3
-	WORD	$0x019500a3	// sb s9, 1(a0)
-	WORD	$0x008e5e13	// srli t3, t3, 8
-	WORD	$0x0025cc83	// lbu s9, 2(a1)
-	WORD	$0x01ccccb3	// xor s9, s9, t3
-	WORD	$0x01950123	// sb s9, 2(a0)
-	WORD	$0x008e5e13	// srli t3, t3, 8
-	WORD	$0x0035cc83	// lbu s9, 3(a1)
-	WORD	$0x01ccccb3	// xor s9, s9, t3
-	WORD	$0x019501a3	// sb s9, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_27
-	WORD	$0x000e8413	// addi s0, t4, 0
-	WORD	$0x46c0006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
-	// .LChaCha20_ctr32_rv64gc_27:
-	WORD	$0x0005cc83	// lbu s9, 0(a1)
-	WORD	$0x01dcccb3	// xor s9, s9, t4
-	WORD	$0x01950023	// sb s9, 0(a0)
-	WORD	$0x008ede93	// srli t4, t4, 8
-	WORD	$0x0015cc83	// lbu s9, 1(a1)
-	WORD	$0x01dcccb3	// xor s9, s9, t4
-	WORD	$0x019500a3	// sb s9, 1(a0)
-	WORD	$0x008ede93	// srli t4, t4, 8
-	WORD	$0x0025cc83	// lbu s9, 2(a1)
-	WORD	$0x01dcccb3	// xor s9, s9, t4
-	WORD	$0x01950123	// sb s9, 2(a0)
-	WORD	$0x008ede93	// srli t4, t4, 8
-	WORD	$0x0035cc83	// lbu s9, 3(a1)
-	WORD	$0x01dcccb3	// xor s9, s9, t4
-	WORD	$0x019501a3	// sb s9, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_28
-	WORD	$0x000f0413	// addi s0, t5, 0
-	WORD	$0x4140006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
-	// .LChaCha20_ctr32_rv64gc_28:
-	WORD	$0x0005cc83	// lbu s9, 0(a1)
-	WORD	$0x01ecccb3	// xor s9, s9, t5
-	WORD	$0x01950023	// sb s9, 0(a0)
-	WORD	$0x008f5f13	// srli t5, t5, 8
-	WORD	$0x0015cc83	// lbu s9, 1(a1)
-	WORD	$0x01ecccb3	// xor s9, s9, t5
-	WORD	$0x019500a3	// sb s9, 1(a0)
-	WORD	$0x008f5f13	// srli t5, t5, 8
-	WORD	$0x0025cc83	// lbu s9, 2(a1)
-	WORD	$0x01ecccb3	// xor s9, s9, t5
-	WORD	$0x01950123	// sb s9, 2(a0)
-	WORD	$0x008f5f13	// srli t5, t5, 8
-	WORD	$0x0035cc83	// lbu s9, 3(a1)
-	WORD	$0x01ecccb3	// xor s9, s9, t5
-	WORD	$0x019501a3	// sb s9, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_29
-	WORD	$0x00078413	// addi s0, a5, 0
-	WORD	$0x3bc0006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
-	// .LChaCha20_ctr32_rv64gc_29:
-	WORD	$0x0005cc83	// lbu s9, 0(a1)
-	WORD	$0x00fcccb3	// xor s9, s9, a5
-	WORD	$0x01950023	// sb s9, 0(a0)
-	WORD	$0x0087d793	// srli a5, a5, 8
-	WORD	$0x0015cc83	// lbu s9, 1(a1)
-	WORD	$0x00fcccb3	// xor s9, s9, a5
-	WORD	$0x019500a3	// sb s9, 1(a0)
-	WORD	$0x0087d793	// srli a5, a5, 8
-	WORD	$0x0025cc83	// lbu s9, 2(a1)
-	WORD	$0x00fcccb3	// xor s9, s9, a5
-	WORD	$0x01950123	// sb s9, 2(a0)
-	WORD	$0x0087d793	// srli a5, a5, 8
-	WORD	$0x0035cc83	// lbu s9, 3(a1)
-	WORD	$0x00fcccb3	// xor s9, s9, a5
-	WORD	$0x019501a3	// sb s9, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_30
-	WORD	$0x00080413	// addi s0, a6, 0
-	WORD	$0x3640006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
-	// .LChaCha20_ctr32_rv64gc_30:
-	WORD	$0x0005cc83	// lbu s9, 0(a1)
-	WORD	$0x010cccb3	// xor s9, s9, a6
-	WORD	$0x01950023	// sb s9, 0(a0)
-	WORD	$0x00885813	// srli a6, a6, 8
-	WORD	$0x0015cc83	// lbu s9, 1(a1)
-	WORD	$0x010cccb3	// xor s9, s9, a6
-	WORD	$0x019500a3	// sb s9, 1(a0)
-	WORD	$0x00885813	// srli a6, a6, 8
-	WORD	$0x0025cc83	// lbu s9, 2(a1)
-	WORD	$0x010cccb3	// xor s9, s9, a6
-	WORD	$0x01950123	// sb s9, 2(a0)
-	WORD	$0x00885813	// srli a6, a6, 8
-	WORD	$0x0035cc83	// lbu s9, 3(a1)
-	WORD	$0x010cccb3	// xor s9, s9, a6
-	WORD	$0x019501a3	// sb s9, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_31
-	WORD	$0x00088413	// addi s0, a7, 0
-	WORD	$0x30c0006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
-	// .LChaCha20_ctr32_rv64gc_31:
-	WORD	$0x0005cc83	// lbu s9, 0(a1)
-	WORD	$0x011cccb3	// xor s9, s9, a7
-	WORD	$0x01950023	// sb s9, 0(a0)
-	WORD	$0x0088d893	// srli a7, a7, 8
-	WORD	$0x0015cc83	// lbu s9, 1(a1)
-	WORD	$0x011cccb3	// xor s9, s9, a7
-	WORD	$0x019500a3	// sb s9, 1(a0)
-	WORD	$0x0088d893	// srli a7, a7, 8
-	WORD	$0x0025cc83	// lbu s9, 2(a1)
-	WORD	$0x011cccb3	// xor s9, s9, a7
-	WORD	$0x01950123	// sb s9, 2(a0)
-	WORD	$0x0088d893	// srli a7, a7, 8
-	WORD	$0x0035cc83	// lbu s9, 3(a1)
-	WORD	$0x011cccb3	// xor s9, s9, a7
-	WORD	$0x019501a3	// sb s9, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_32
-	WORD	$0x00048413	// addi s0, s1, 0
-	WORD	$0x2b40006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
-	// .LChaCha20_ctr32_rv64gc_32:
-	WORD	$0x0005cc83	// lbu s9, 0(a1)
-	WORD	$0x009cccb3	// xor s9, s9, s1
-	WORD	$0x01950023	// sb s9, 0(a0)
-	WORD	$0x0084d493	// srli s1, s1, 8
-	WORD	$0x0015cc83	// lbu s9, 1(a1)
-	WORD	$0x009cccb3	// xor s9, s9, s1
-	WORD	$0x019500a3	// sb s9, 1(a0)
-	WORD	$0x0084d493	// srli s1, s1, 8
-	WORD	$0x0025cc83	// lbu s9, 2(a1)
-	WORD	$0x009cccb3	// xor s9, s9, s1
-	WORD	$0x01950123	// sb s9, 2(a0)
-	WORD	$0x0084d493	// srli s1, s1, 8
-	WORD	$0x0035cc83	// lbu s9, 3(a1)
-	WORD	$0x009cccb3	// xor s9, s9, s1
-	WORD	$0x019501a3	// sb s9, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_33
-	WORD	$0x00090413	// addi s0, s2, 0
-	WORD	$0x25c0006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
-	// .LChaCha20_ctr32_rv64gc_33:
-	WORD	$0x0005cc83	// lbu s9, 0(a1)
-	WORD	$0x012cccb3	// xor s9, s9, s2
-	WORD	$0x01950023	// sb s9, 0(a0)
-	WORD	$0x00895913	// srli s2, s2, 8
-	WORD	$0x0015cc83	// lbu s9, 1(a1)
-	WORD	$0x012cccb3	// xor s9, s9, s2
-	WORD	$0x019500a3	// sb s9, 1(a0)
-	WORD	$0x00895913	// srli s2, s2, 8
-	WORD	$0x0025cc83	// lbu s9, 2(a1)
-	WORD	$0x012cccb3	// xor s9, s9, s2
-	WORD	$0x01950123	// sb s9, 2(a0)
-	WORD	$0x00895913	// srli s2, s2, 8
-	WORD	$0x0035cc83	// lbu s9, 3(a1)
-	WORD	$0x012cccb3	// xor s9, s9, s2
-	WORD	$0x019501a3	// sb s9, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_34
-	WORD	$0x00098413	// addi s0, s3, 0
-	WORD	$0x2040006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
-	// .LChaCha20_ctr32_rv64gc_34:
-	WORD	$0x0005cc83	// lbu s9, 0(a1)
-	WORD	$0x013cccb3	// xor s9, s9, s3
-	WORD	$0x01950023	// sb s9, 0(a0)
-	WORD	$0x0089d993	// srli s3, s3, 8
-	WORD	$0x0015cc83	// lbu s9, 1(a1)
-	WORD	$0x013cccb3	// xor s9, s9, s3
-	WORD	$0x019500a3	// sb s9, 1(a0)
-	WORD	$0x0089d993	// srli s3, s3, 8
-	WORD	$0x0025cc83	// lbu s9, 2(a1)
-	WORD	$0x013cccb3	// xor s9, s9, s3
-	WORD	$0x01950123	// sb s9, 2(a0)
-	WORD	$0x0089d993	// srli s3, s3, 8
-	WORD	$0x0035cc83	// lbu s9, 3(a1)
-	WORD	$0x013cccb3	// xor s9, s9, s3
-	WORD	$0x019501a3	// sb s9, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_35
-	WORD	$0x000a0413	// addi s0, s4, 0
-	WORD	$0x1ac0006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
-	// .LChaCha20_ctr32_rv64gc_35:
-	WORD	$0x0005cc83	// lbu s9, 0(a1)
-	WORD	$0x014cccb3	// xor s9, s9, s4
-	WORD	$0x01950023	// sb s9, 0(a0)
-	WORD	$0x008a5a13	// srli s4, s4, 8
-	WORD	$0x0015cc83	// lbu s9, 1(a1)
-	WORD	$0x014cccb3	// xor s9, s9, s4
-	WORD	$0x019500a3	// sb s9, 1(a0)
-	WORD	$0x008a5a13	// srli s4, s4, 8
-	WORD	$0x0025cc83	// lbu s9, 2(a1)
-	WORD	$0x014cccb3	// xor s9, s9, s4
-	WORD	$0x01950123	// sb s9, 2(a0)
-	WORD	$0x008a5a13	// srli s4, s4, 8
-	WORD	$0x0035cc83	// lbu s9, 3(a1)
-	WORD	$0x014cccb3	// xor s9, s9, s4
-	WORD	$0x019501a3	// sb s9, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_36
-	WORD	$0x000a8413	// addi s0, s5, 0
-	WORD	$0x1540006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
-	// .LChaCha20_ctr32_rv64gc_36:
-	WORD	$0x0005cc83	// lbu s9, 0(a1)
-	WORD	$0x015cccb3	// xor s9, s9, s5
-	WORD	$0x01950023	// sb s9, 0(a0)
-	WORD	$0x008ada93	// srli s5, s5, 8
-	WORD	$0x0015cc83	// lbu s9, 1(a1)
-	WORD	$0x015cccb3	// xor s9, s9, s5
-	WORD	$0x019500a3	// sb s9, 1(a0)
-	WORD	$0x008ada93	// srli s5, s5, 8
-	WORD	$0x0025cc83	// lbu s9, 2(a1)
-	WORD	$0x015cccb3	// xor s9, s9, s5
-	WORD	$0x01950123	// sb s9, 2(a0)
-	WORD	$0x008ada93	// srli s5, s5, 8
-	WORD	$0x0035cc83	// lbu s9, 3(a1)
-	WORD	$0x015cccb3	// xor s9, s9, s5
-	WORD	$0x019501a3	// sb s9, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_37
-	WORD	$0x000b0413	// addi s0, s6, 0
-	WORD	$0x0fc0006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
-	// .LChaCha20_ctr32_rv64gc_37:
-	WORD	$0x0005cc83	// lbu s9, 0(a1)
-	WORD	$0x016cccb3	// xor s9, s9, s6
-	WORD	$0x01950023	// sb s9, 0(a0)
-	WORD	$0x008b5b13	// srli s6, s6, 8
-	WORD	$0x0015cc83	// lbu s9, 1(a1)
-	WORD	$0x016cccb3	// xor s9, s9, s6
-	WORD	$0x019500a3	// sb s9, 1(a0)
-	WORD	$0x008b5b13	// srli s6, s6, 8
-	WORD	$0x0025cc83	// lbu s9, 2(a1)
-	WORD	$0x016cccb3	// xor s9, s9, s6
-	WORD	$0x01950123	// sb s9, 2(a0)
-	WORD	$0x008b5b13	// srli s6, s6, 8
-	WORD	$0x0035cc83	// lbu s9, 3(a1)
-	WORD	$0x016cccb3	// xor s9, s9, s6
-	WORD	$0x019501a3	// sb s9, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_38
-	WORD	$0x000b8413	// addi s0, s7, 0
-	WORD	$0x0a40006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
-	// .LChaCha20_ctr32_rv64gc_38:
-	WORD	$0x0005cc83	// lbu s9, 0(a1)
-	WORD	$0x017cccb3	// xor s9, s9, s7
-	WORD	$0x01950023	// sb s9, 0(a0)
-	WORD	$0x008bdb93	// srli s7, s7, 8
-	WORD	$0x0015cc83	// lbu s9, 1(a1)
-	WORD	$0x017cccb3	// xor s9, s9, s7
-	WORD	$0x019500a3	// sb s9, 1(a0)
-	WORD	$0x008bdb93	// srli s7, s7, 8
-	WORD	$0x0025cc83	// lbu s9, 2(a1)
-	WORD	$0x017cccb3	// xor s9, s9, s7
-	WORD	$0x01950123	// sb s9, 2(a0)
-	WORD	$0x008bdb93	// srli s7, s7, 8
-	WORD	$0x0035cc83	// lbu s9, 3(a1)
-	WORD	$0x017cccb3	// xor s9, s9, s7
-	WORD	$0x019501a3	// sb s9, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_39
-	WORD	$0x000c0413	// addi s0, s8, 0
-	WORD	$0x04c0006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
-	// .LChaCha20_ctr32_rv64gc_39:
-	WORD	$0x0005cc83	// lbu s9, 0(a1)
-	WORD	$0x018cccb3	// xor s9, s9, s8
-	WORD	$0x01950023	// sb s9, 0(a0)
-	WORD	$0x008c5c13	// srli s8, s8, 8
-	WORD	$0x0015cc83	// lbu s9, 1(a1)
-	WORD	$0x018cccb3	// xor s9, s9, s8
-	WORD	$0x019500a3	// sb s9, 1(a0)
-	WORD	$0x008c5c13	// srli s8, s8, 8
-	WORD	$0x0025cc83	// lbu s9, 2(a1)
-	WORD	$0x018cccb3	// xor s9, s9, s8
-	WORD	$0x01950123	// sb s9, 2(a0)
-	WORD	$0x008c5c13	// srli s8, s8, 8
-	WORD	$0x0035cc83	// lbu s9, 3(a1)
-	WORD	$0x018cccb3	// xor s9, s9, s8
-	WORD	$0x019501a3	// sb s9, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
+partial_bytes:
+	MOV	$4, X25
+	BGEU	X12, X25, L24
+	MOV	X6, X8
+	JMP	tail
+L24:
+	MOVBU	(X11), X25
+	XOR	X6, X25
+	MOVB	X25, (X10)
+	SRL	$8, X6
+	MOVBU	1(X11), X25
+	XOR	X6, X25
+	MOVB	X25, 1(X10)
+	SRL	$8, X6
+	MOVBU	2(X11), X25
+	XOR	X6, X25
+	MOVB	X25, 2(X10)
+	SRL	$8, X6
+	MOVBU	3(X11), X25
+	XOR	X6, X25
+	MOVB	X25, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L25
+	MOV	X7, X8
+	JMP	tail
+L25:
+	MOVBU	(X11), X25
+	XOR	X7, X25
+	MOVB	X25, (X10)
+	SRL	$8, X7
+	MOVBU	1(X11), X25
+	XOR	X7, X25
+	MOVB	X25, 1(X10)
+	SRL	$8, X7
+	MOVBU	2(X11), X25
+	XOR	X7, X25
+	MOVB	X25, 2(X10)
+	SRL	$8, X7
+	MOVBU	3(X11), X25
+	XOR	X7, X25
+	MOVB	X25, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L26
+	MOV	X28, X8
+	JMP	tail
+L26:
+	MOVBU	(X11), X25
+	XOR	X28, X25
+	MOVB	X25, (X10)
+	SRL	$8, X28
+	MOVBU	1(X11), X25
+	XOR	X28, X25
+	MOVB	X25, 1(X10)
+	SRL	$8, X28
+	MOVBU	2(X11), X25
+	XOR	X28, X25
+	MOVB	X25, 2(X10)
+	SRL	$8, X28
+	MOVBU	3(X11), X25
+	XOR	X28, X25
+	MOVB	X25, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L27
+	MOV	X29, X8
+	JMP	tail
+L27:
+	MOVBU	(X11), X25
+	XOR	X29, X25
+	MOVB	X25, (X10)
+	SRL	$8, X29
+	MOVBU	1(X11), X25
+	XOR	X29, X25
+	MOVB	X25, 1(X10)
+	SRL	$8, X29
+	MOVBU	2(X11), X25
+	XOR	X29, X25
+	MOVB	X25, 2(X10)
+	SRL	$8, X29
+	MOVBU	3(X11), X25
+	XOR	X29, X25
+	MOVB	X25, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L28
+	MOV	X30, X8
+	JMP	tail
+L28:
+	MOVBU	(X11), X25
+	XOR	X30, X25
+	MOVB	X25, (X10)
+	SRL	$8, X30
+	MOVBU	1(X11), X25
+	XOR	X30, X25
+	MOVB	X25, 1(X10)
+	SRL	$8, X30
+	MOVBU	2(X11), X25
+	XOR	X30, X25
+	MOVB	X25, 2(X10)
+	SRL	$8, X30
+	MOVBU	3(X11), X25
+	XOR	X30, X25
+	MOVB	X25, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L29
+	MOV	X15, X8
+	JMP	tail
+L29:
+	MOVBU	(X11), X25
+	XOR	X15, X25
+	MOVB	X25, (X10)
+	SRL	$8, X15
+	MOVBU	1(X11), X25
+	XOR	X15, X25
+	MOVB	X25, 1(X10)
+	SRL	$8, X15
+	MOVBU	2(X11), X25
+	XOR	X15, X25
+	MOVB	X25, 2(X10)
+	SRL	$8, X15
+	MOVBU	3(X11), X25
+	XOR	X15, X25
+	MOVB	X25, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L30
+	MOV	X16, X8
+	JMP	tail
+L30:
+	MOVBU	(X11), X25
+	XOR	X16, X25
+	MOVB	X25, (X10)
+	SRL	$8, X16
+	MOVBU	1(X11), X25
+	XOR	X16, X25
+	MOVB	X25, 1(X10)
+	SRL	$8, X16
+	MOVBU	2(X11), X25
+	XOR	X16, X25
+	MOVB	X25, 2(X10)
+	SRL	$8, X16
+	MOVBU	3(X11), X25
+	XOR	X16, X25
+	MOVB	X25, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L31
+	MOV	X17, X8
+	JMP	tail
+L31:
+	MOVBU	(X11), X25
+	XOR	X17, X25
+	MOVB	X25, (X10)
+	SRL	$8, X17
+	MOVBU	1(X11), X25
+	XOR	X17, X25
+	MOVB	X25, 1(X10)
+	SRL	$8, X17
+	MOVBU	2(X11), X25
+	XOR	X17, X25
+	MOVB	X25, 2(X10)
+	SRL	$8, X17
+	MOVBU	3(X11), X25
+	XOR	X17, X25
+	MOVB	X25, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L32
+	MOV	X9, X8
+	JMP	tail
+L32:
+	MOVBU	(X11), X25
+	XOR	X9, X25
+	MOVB	X25, (X10)
+	SRL	$8, X9
+	MOVBU	1(X11), X25
+	XOR	X9, X25
+	MOVB	X25, 1(X10)
+	SRL	$8, X9
+	MOVBU	2(X11), X25
+	XOR	X9, X25
+	MOVB	X25, 2(X10)
+	SRL	$8, X9
+	MOVBU	3(X11), X25
+	XOR	X9, X25
+	MOVB	X25, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L33
+	MOV	X18, X8
+	JMP	tail
+L33:
+	MOVBU	(X11), X25
+	XOR	X18, X25
+	MOVB	X25, (X10)
+	SRL	$8, X18
+	MOVBU	1(X11), X25
+	XOR	X18, X25
+	MOVB	X25, 1(X10)
+	SRL	$8, X18
+	MOVBU	2(X11), X25
+	XOR	X18, X25
+	MOVB	X25, 2(X10)
+	SRL	$8, X18
+	MOVBU	3(X11), X25
+	XOR	X18, X25
+	MOVB	X25, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L34
+	MOV	X19, X8
+	JMP	tail
+L34:
+	MOVBU	(X11), X25
+	XOR	X19, X25
+	MOVB	X25, (X10)
+	SRL	$8, X19
+	MOVBU	1(X11), X25
+	XOR	X19, X25
+	MOVB	X25, 1(X10)
+	SRL	$8, X19
+	MOVBU	2(X11), X25
+	XOR	X19, X25
+	MOVB	X25, 2(X10)
+	SRL	$8, X19
+	MOVBU	3(X11), X25
+	XOR	X19, X25
+	MOVB	X25, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L35
+	MOV	X20, X8
+	JMP	tail
+L35:
+	MOVBU	(X11), X25
+	XOR	X20, X25
+	MOVB	X25, (X10)
+	SRL	$8, X20
+	MOVBU	1(X11), X25
+	XOR	X20, X25
+	MOVB	X25, 1(X10)
+	SRL	$8, X20
+	MOVBU	2(X11), X25
+	XOR	X20, X25
+	MOVB	X25, 2(X10)
+	SRL	$8, X20
+	MOVBU	3(X11), X25
+	XOR	X20, X25
+	MOVB	X25, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L36
+	MOV	X21, X8
+	JMP	tail
+L36:
+	MOVBU	(X11), X25
+	XOR	X21, X25
+	MOVB	X25, (X10)
+	SRL	$8, X21
+	MOVBU	1(X11), X25
+	XOR	X21, X25
+	MOVB	X25, 1(X10)
+	SRL	$8, X21
+	MOVBU	2(X11), X25
+	XOR	X21, X25
+	MOVB	X25, 2(X10)
+	SRL	$8, X21
+	MOVBU	3(X11), X25
+	XOR	X21, X25
+	MOVB	X25, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L37
+	MOV	X22, X8
+	JMP	tail
+L37:
+	MOVBU	(X11), X25
+	XOR	X22, X25
+	MOVB	X25, (X10)
+	SRL	$8, X22
+	MOVBU	1(X11), X25
+	XOR	X22, X25
+	MOVB	X25, 1(X10)
+	SRL	$8, X22
+	MOVBU	2(X11), X25
+	XOR	X22, X25
+	MOVB	X25, 2(X10)
+	SRL	$8, X22
+	MOVBU	3(X11), X25
+	XOR	X22, X25
+	MOVB	X25, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L38
+	MOV	X23, X8
+	JMP	tail
+L38:
+	MOVBU	(X11), X25
+	XOR	X23, X25
+	MOVB	X25, (X10)
+	SRL	$8, X23
+	MOVBU	1(X11), X25
+	XOR	X23, X25
+	MOVB	X25, 1(X10)
+	SRL	$8, X23
+	MOVBU	2(X11), X25
+	XOR	X23, X25
+	MOVB	X25, 2(X10)
+	SRL	$8, X23
+	MOVBU	3(X11), X25
+	XOR	X23, X25
+	MOVB	X25, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X25
+	BGEU	X12, X25, L39
+	MOV	X24, X8
+	JMP	tail
+L39:
+	MOVBU	(X11), X25
+	XOR	X24, X25
+	MOVB	X25, (X10)
+	SRL	$8, X24
+	MOVBU	1(X11), X25
+	XOR	X24, X25
+	MOVB	X25, 1(X10)
+	SRL	$8, X24
+	MOVBU	2(X11), X25
+	XOR	X24, X25
+	MOVB	X25, 2(X10)
+	SRL	$8, X24
+	MOVBU	3(X11), X25
+	XOR	X24, X25
+	MOVB	X25, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
 	// unreachable: len < 64 leaves at most 15 whole words
-	// .LChaCha20_ctr32_rv64gc_tail:
-	WORD	$0x02060263	// beq a2, zero, .LChaCha20_ctr32_rv64gc_skip
-	// .LChaCha20_ctr32_rv64gc_byte:
-	WORD	$0x0005cc83	// lbu s9, 0(a1)
-	WORD	$0x008cccb3	// xor s9, s9, s0
-	WORD	$0x01950023	// sb s9, 0(a0)
-	WORD	$0x00845413	// srli s0, s0, 8
-	WORD	$0x00158593	// addi a1, a1, 1
-	WORD	$0x00150513	// addi a0, a0, 1
-	WORD	$0xfff60613	// addi a2, a2, -1
-	WORD	$0xfe0612e3	// bne a2, zero, .LChaCha20_ctr32_rv64gc_byte
-	// .LChaCha20_ctr32_rv64gc_skip:
-	WORD	$0x0012829b	// addiw t0, t0, 1
-	// .LChaCha20_ctr32_rv64gc_2:
+tail:
+	BEQZ	X12, skip
+byte:
+	MOVBU	(X11), X25
+	XOR	X8, X25
+	MOVB	X25, (X10)
+	SRL	$8, X8
+	ADD	$1, X11
+	ADD	$1, X10
+	ADD	$-1, X12
+	BNEZ	X12, byte
+skip:
+	ADDW	$1, X5
+L2:
 	// return
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000413	// addi s0, zero, 0
-	WORD	$0x00000493	// addi s1, zero, 0
-	WORD	$0x00000793	// addi a5, zero, 0
-	WORD	$0x00000813	// addi a6, zero, 0
-	WORD	$0x00000893	// addi a7, zero, 0
-	WORD	$0x00000913	// addi s2, zero, 0
-	WORD	$0x00000993	// addi s3, zero, 0
-	WORD	$0x00000a13	// addi s4, zero, 0
-	WORD	$0x00000a93	// addi s5, zero, 0
-	WORD	$0x00000b13	// addi s6, zero, 0
-	WORD	$0x00000b93	// addi s7, zero, 0
-	WORD	$0x00000c13	// addi s8, zero, 0
-	WORD	$0x00000c93	// addi s9, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	RET	// jalr zero, 0(ra)
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X8
+	MOV	$0, X9
+	MOV	$0, X15
+	MOV	$0, X16
+	MOV	$0, X17
+	MOV	$0, X18
+	MOV	$0, X19
+	MOV	$0, X20
+	MOV	$0, X21
+	MOV	$0, X22
+	MOV	$0, X23
+	MOV	$0, X24
+	MOV	$0, X25
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	RET

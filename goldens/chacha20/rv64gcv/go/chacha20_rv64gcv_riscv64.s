@@ -21,61 +21,61 @@ TEXT ·chaCha20Ctr32Rv64gcv(SB), NOSPLIT, $24-40
 	MOV	len+16(FP), X12
 	MOV	key+24(FP), X13
 	MOV	counter+32(FP), X14
-	WORD	$0x00e13423	// sd a4, 8(sp)
-	// .LChaCha20_ctr32_rv64gcv_0:
-	MOV	$·kgen_chacha_rv64gcv_sigma(SB), X5	// auipc t0, %pcrel_hi(kgen_chacha_rv64gcv_sigma); addi t0, t0, %pcrel_lo
-	WORD	$0x00513c23	// sd t0, 24(sp)
-	WORD	$0x00813283	// ld t0, 8(sp)
-	WORD	$0x0002a283	// lw t0, 0(t0)
-	WORD	$0x00513823	// sd t0, 16(sp)
+	MOV	X14, 8(X2)
+L0:
+	MOV	$·kgen_chacha_rv64gcv_sigma(SB), X5
+	MOV	X5, 24(X2)
+	MOV	8(X2), X5
+	MOVW	(X5), X5
+	MOV	X5, 16(X2)
 	// short or unaligned buffers: the scalar copy that never touched a vector register (its exit wipes none)
-	WORD	$0x08000c13	// addi s8, zero, 128
-	WORD	$0x01867463	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_73
-	WORD	$0x6c40206f	// jal zero, .LChaCha20_ctr32_rv64gcv_4
-	// .LChaCha20_ctr32_rv64gcv_73:
-	WORD	$0x00b56c33	// or s8, a0, a1
-	WORD	$0x003c7c13	// andi s8, s8, 3
-	WORD	$0x000c0463	// beq s8, zero, .LChaCha20_ctr32_rv64gcv_74
-	WORD	$0x6b40206f	// jal zero, .LChaCha20_ctr32_rv64gcv_4
-	// .LChaCha20_ctr32_rv64gcv_74:
+	MOV	$128, X24
+	BGEU	X12, X24, L73
+	JMP	L4
+L73:
+	OR	X11, X10, X24
+	AND	$3, X24
+	BEQZ	X24, L74
+	JMP	L4
+L74:
 	// vector set-up: e32, m1, vl = 4; rotation multipliers 2^16, 2^12, 2^8, 2^7; lane indices
-	WORD	$0x00400b93	// addi s7, zero, 4
+	MOV	$4, X23
 	WORD	$0x0d0bf057	// vsetvli zero, s7, e32, m1, ta, ma
-	WORD	$0x00010c37	// lui s8, 16
+	LUI	$16, X24
 	WORD	$0x5e0c42d7	// vmv.v.x v5, s8
-	WORD	$0x00001c37	// lui s8, 1
+	LUI	$1, X24
 	WORD	$0x5e0c4357	// vmv.v.x v6, s8
-	WORD	$0x10000c13	// addi s8, zero, 256
+	MOV	$256, X24
 	WORD	$0x5e0c43d7	// vmv.v.x v7, s8
-	WORD	$0x08000c13	// addi s8, zero, 128
+	MOV	$128, X24
 	WORD	$0x5e0c4457	// vmv.v.x v8, s8
 	WORD	$0x5208a8d7	// vid.v v17
-	// .LChaCha20_ctr32_rv64gcv_lanes_loop:
-	WORD	$0x14000c13	// addi s8, zero, 320
-	WORD	$0x73866e63	// bltu a2, s8, .LChaCha20_ctr32_rv64gcv_lanes_rest
-	WORD	$0x00400b93	// addi s7, zero, 4
+lanes_loop:
+	MOV	$320, X24
+	BLTU	X12, X24, lanes_rest
+	MOV	$4, X23
 	// state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
-	WORD	$0x01813e03	// ld t3, 24(sp)
-	WORD	$0x000e2283	// lw t0, 0(t3)
-	WORD	$0x004e2303	// lw t1, 4(t3)
-	WORD	$0x008e2383	// lw t2, 8(t3)
-	WORD	$0x00ce2e03	// lw t3, 12(t3)
-	WORD	$0x0006ae83	// lw t4, 0(a3)
-	WORD	$0x0046af03	// lw t5, 4(a3)
-	WORD	$0x0086a703	// lw a4, 8(a3)
-	WORD	$0x00c6a783	// lw a5, 12(a3)
-	WORD	$0x0106a803	// lw a6, 16(a3)
-	WORD	$0x0146a883	// lw a7, 20(a3)
-	WORD	$0x0186a483	// lw s1, 24(a3)
-	WORD	$0x01c6a903	// lw s2, 28(a3)
-	WORD	$0x01013983	// ld s3, 16(sp)
-	WORD	$0x00098a9b	// addiw s5, s3, 0
-	WORD	$0x00813a83	// ld s5, 8(sp)
-	WORD	$0x004aa983	// lw s3, 4(s5)
-	WORD	$0x008aaa03	// lw s4, 8(s5)
-	WORD	$0x00caab03	// lw s6, 12(s5)
-	WORD	$0x01013a83	// ld s5, 16(sp)
-	WORD	$0x017a8abb	// addw s5, s5, s7
+	MOV	24(X2), X28
+	MOVW	(X28), X5
+	MOVW	4(X28), X6
+	MOVW	8(X28), X7
+	MOVW	12(X28), X28
+	MOVW	(X13), X29
+	MOVW	4(X13), X30
+	MOVW	8(X13), X14
+	MOVW	12(X13), X15
+	MOVW	16(X13), X16
+	MOVW	20(X13), X17
+	MOVW	24(X13), X9
+	MOVW	28(X13), X18
+	MOV	16(X2), X19
+	MOVW	X19, X21
+	MOV	8(X2), X21
+	MOVW	4(X21), X19
+	MOVW	8(X21), X20
+	MOVW	12(X21), X22
+	MOV	16(X2), X21
+	ADDW	X23, X21
 	WORD	$0x5e02c0d7	// vmv.v.x v1, t0
 	WORD	$0x5e034157	// vmv.v.x v2, t1
 	WORD	$0x5e03c1d7	// vmv.v.x v3, t2
@@ -88,476 +88,476 @@ TEXT ·chaCha20Ctr32Rv64gcv(SB), NOSPLIT, $24-40
 	WORD	$0x5e08c557	// vmv.v.x v10, a7
 	WORD	$0x5e04c5d7	// vmv.v.x v11, s1
 	WORD	$0x5e094857	// vmv.v.x v16, s2
-	WORD	$0x01013c03	// ld s8, 16(sp)
+	MOV	16(X2), X24
 	WORD	$0x5e0c4657	// vmv.v.x v12, s8
 	WORD	$0x5e09c6d7	// vmv.v.x v13, s3
 	WORD	$0x5e0a4757	// vmv.v.x v14, s4
 	WORD	$0x5e0b47d7	// vmv.v.x v15, s6
 	WORD	$0x02c88657	// vadd.vv v12, v12, v17
 	WORD	$0x5e060b57	// vmv.v.v v22, v12
-	WORD	$0x00a00c13	// addi s8, zero, 10
-	// .LChaCha20_ctr32_rv64gcv_dr:
+	MOV	$10, X24
+dr:
 	// four vector lanes interleaved with the scalar block
 	WORD	$0x021900d7	// vadd.vv v1, v1, v18
 	WORD	$0x02298157	// vadd.vv v2, v2, v19
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x023a01d7	// vadd.vv v3, v3, v20
-	WORD	$0x01d282bb	// addw t0, t0, t4
+	ADDW	X29, X5
 	WORD	$0x024a8257	// vadd.vv v4, v4, v21
-	WORD	$0x005acab3	// xor s5, s5, t0
+	XOR	X5, X21
 	WORD	$0x2ec08657	// vxor.vv v12, v12, v1
 	WORD	$0x610ada9b	// roriw s5, s5, 16
 	WORD	$0x2ed106d7	// vxor.vv v13, v13, v2
 	WORD	$0x2ee18757	// vxor.vv v14, v14, v3
-	WORD	$0x0158083b	// addw a6, a6, s5
+	ADDW	X21, X16
 	WORD	$0x2ef207d7	// vxor.vv v15, v15, v4
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	XOR	X16, X29
 	WORD	$0xa2c83bd7	// vsrl.vi v23, v12, 16
 	WORD	$0x614ede9b	// roriw t4, t4, 20
 	WORD	$0xa2d83c57	// vsrl.vi v24, v13, 16
-	WORD	$0x01d282bb	// addw t0, t0, t4
+	ADDW	X29, X5
 	WORD	$0xa2e83cd7	// vsrl.vi v25, v14, 16
 	WORD	$0xa2f83d57	// vsrl.vi v26, v15, 16
-	WORD	$0x005acab3	// xor s5, s5, t0
+	XOR	X5, X21
 	WORD	$0xa772a657	// vmadd.vv v12, v5, v23
 	WORD	$0x618ada9b	// roriw s5, s5, 24
 	WORD	$0xa782a6d7	// vmadd.vv v13, v5, v24
-	WORD	$0x0158083b	// addw a6, a6, s5
+	ADDW	X21, X16
 	WORD	$0xa792a757	// vmadd.vv v14, v5, v25
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	XOR	X16, X29
 	WORD	$0xa7a2a7d7	// vmadd.vv v15, v5, v26
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	WORD	$0x029604d7	// vadd.vv v9, v9, v12
 	WORD	$0x02a68557	// vadd.vv v10, v10, v13
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x02b705d7	// vadd.vv v11, v11, v14
-	WORD	$0x01e3033b	// addw t1, t1, t5
+	ADDW	X30, X6
 	WORD	$0x03078857	// vadd.vv v16, v16, v15
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	XOR	X6, X19
 	WORD	$0x2f248957	// vxor.vv v18, v18, v9
 	WORD	$0x6109d99b	// roriw s3, s3, 16
 	WORD	$0x2f3509d7	// vxor.vv v19, v19, v10
 	WORD	$0x2f458a57	// vxor.vv v20, v20, v11
-	WORD	$0x013888bb	// addw a7, a7, s3
+	ADDW	X19, X17
 	WORD	$0x2f580ad7	// vxor.vv v21, v21, v16
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	XOR	X17, X30
 	WORD	$0xa32a3bd7	// vsrl.vi v23, v18, 20
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
 	WORD	$0xa33a3c57	// vsrl.vi v24, v19, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
+	ADDW	X30, X6
 	WORD	$0xa34a3cd7	// vsrl.vi v25, v20, 20
 	WORD	$0xa35a3d57	// vsrl.vi v26, v21, 20
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	XOR	X6, X19
 	WORD	$0xa7732957	// vmadd.vv v18, v6, v23
 	WORD	$0x6189d99b	// roriw s3, s3, 24
 	WORD	$0xa78329d7	// vmadd.vv v19, v6, v24
-	WORD	$0x013888bb	// addw a7, a7, s3
+	ADDW	X19, X17
 	WORD	$0xa7932a57	// vmadd.vv v20, v6, v25
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	XOR	X17, X30
 	WORD	$0xa7a32ad7	// vmadd.vv v21, v6, v26
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	WORD	$0x021900d7	// vadd.vv v1, v1, v18
 	WORD	$0x02298157	// vadd.vv v2, v2, v19
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x023a01d7	// vadd.vv v3, v3, v20
-	WORD	$0x00e383bb	// addw t2, t2, a4
+	ADDW	X14, X7
 	WORD	$0x024a8257	// vadd.vv v4, v4, v21
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	XOR	X7, X20
 	WORD	$0x2ec08657	// vxor.vv v12, v12, v1
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
 	WORD	$0x2ed106d7	// vxor.vv v13, v13, v2
 	WORD	$0x2ee18757	// vxor.vv v14, v14, v3
-	WORD	$0x014484bb	// addw s1, s1, s4
+	ADDW	X20, X9
 	WORD	$0x2ef207d7	// vxor.vv v15, v15, v4
-	WORD	$0x00974733	// xor a4, a4, s1
+	XOR	X9, X14
 	WORD	$0xa2cc3bd7	// vsrl.vi v23, v12, 24
 	WORD	$0x6147571b	// roriw a4, a4, 20
 	WORD	$0xa2dc3c57	// vsrl.vi v24, v13, 24
-	WORD	$0x00e383bb	// addw t2, t2, a4
+	ADDW	X14, X7
 	WORD	$0xa2ec3cd7	// vsrl.vi v25, v14, 24
 	WORD	$0xa2fc3d57	// vsrl.vi v26, v15, 24
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	XOR	X7, X20
 	WORD	$0xa773a657	// vmadd.vv v12, v7, v23
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
 	WORD	$0xa783a6d7	// vmadd.vv v13, v7, v24
-	WORD	$0x014484bb	// addw s1, s1, s4
+	ADDW	X20, X9
 	WORD	$0xa793a757	// vmadd.vv v14, v7, v25
-	WORD	$0x00974733	// xor a4, a4, s1
+	XOR	X9, X14
 	WORD	$0xa7a3a7d7	// vmadd.vv v15, v7, v26
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	WORD	$0x029604d7	// vadd.vv v9, v9, v12
 	WORD	$0x02a68557	// vadd.vv v10, v10, v13
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x02b705d7	// vadd.vv v11, v11, v14
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	ADDW	X15, X28
 	WORD	$0x03078857	// vadd.vv v16, v16, v15
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	XOR	X28, X22
 	WORD	$0x2f248957	// vxor.vv v18, v18, v9
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
 	WORD	$0x2f3509d7	// vxor.vv v19, v19, v10
 	WORD	$0x2f458a57	// vxor.vv v20, v20, v11
-	WORD	$0x0169093b	// addw s2, s2, s6
+	ADDW	X22, X18
 	WORD	$0x2f580ad7	// vxor.vv v21, v21, v16
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	XOR	X18, X15
 	WORD	$0xa32cbbd7	// vsrl.vi v23, v18, 25
 	WORD	$0x6147d79b	// roriw a5, a5, 20
 	WORD	$0xa33cbc57	// vsrl.vi v24, v19, 25
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	ADDW	X15, X28
 	WORD	$0xa34cbcd7	// vsrl.vi v25, v20, 25
 	WORD	$0xa35cbd57	// vsrl.vi v26, v21, 25
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	XOR	X28, X22
 	WORD	$0xa7742957	// vmadd.vv v18, v8, v23
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
 	WORD	$0xa78429d7	// vmadd.vv v19, v8, v24
-	WORD	$0x0169093b	// addw s2, s2, s6
+	ADDW	X22, X18
 	WORD	$0xa7942a57	// vmadd.vv v20, v8, v25
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	XOR	X18, X15
 	WORD	$0xa7a42ad7	// vmadd.vv v21, v8, v26
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	WORD	$0x021980d7	// vadd.vv v1, v1, v19
 	WORD	$0x022a0157	// vadd.vv v2, v2, v20
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x023a81d7	// vadd.vv v3, v3, v21
-	WORD	$0x01e282bb	// addw t0, t0, t5
+	ADDW	X30, X5
 	WORD	$0x02490257	// vadd.vv v4, v4, v18
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	XOR	X5, X22
 	WORD	$0x2ef087d7	// vxor.vv v15, v15, v1
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
 	WORD	$0x2ec10657	// vxor.vv v12, v12, v2
 	WORD	$0x2ed186d7	// vxor.vv v13, v13, v3
-	WORD	$0x016484bb	// addw s1, s1, s6
+	ADDW	X22, X9
 	WORD	$0x2ee20757	// vxor.vv v14, v14, v4
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	XOR	X9, X30
 	WORD	$0xa2f83bd7	// vsrl.vi v23, v15, 16
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
 	WORD	$0xa2c83c57	// vsrl.vi v24, v12, 16
-	WORD	$0x01e282bb	// addw t0, t0, t5
+	ADDW	X30, X5
 	WORD	$0xa2d83cd7	// vsrl.vi v25, v13, 16
 	WORD	$0xa2e83d57	// vsrl.vi v26, v14, 16
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	XOR	X5, X22
 	WORD	$0xa772a7d7	// vmadd.vv v15, v5, v23
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
 	WORD	$0xa782a657	// vmadd.vv v12, v5, v24
-	WORD	$0x016484bb	// addw s1, s1, s6
+	ADDW	X22, X9
 	WORD	$0xa792a6d7	// vmadd.vv v13, v5, v25
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	XOR	X9, X30
 	WORD	$0xa7a2a757	// vmadd.vv v14, v5, v26
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	WORD	$0x02b785d7	// vadd.vv v11, v11, v15
 	WORD	$0x03060857	// vadd.vv v16, v16, v12
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x029684d7	// vadd.vv v9, v9, v13
-	WORD	$0x00e3033b	// addw t1, t1, a4
+	ADDW	X14, X6
 	WORD	$0x02a70557	// vadd.vv v10, v10, v14
-	WORD	$0x006acab3	// xor s5, s5, t1
+	XOR	X6, X21
 	WORD	$0x2f3589d7	// vxor.vv v19, v19, v11
 	WORD	$0x610ada9b	// roriw s5, s5, 16
 	WORD	$0x2f480a57	// vxor.vv v20, v20, v16
 	WORD	$0x2f548ad7	// vxor.vv v21, v21, v9
-	WORD	$0x0159093b	// addw s2, s2, s5
+	ADDW	X21, X18
 	WORD	$0x2f250957	// vxor.vv v18, v18, v10
-	WORD	$0x01274733	// xor a4, a4, s2
+	XOR	X18, X14
 	WORD	$0xa33a3bd7	// vsrl.vi v23, v19, 20
 	WORD	$0x6147571b	// roriw a4, a4, 20
 	WORD	$0xa34a3c57	// vsrl.vi v24, v20, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
+	ADDW	X14, X6
 	WORD	$0xa35a3cd7	// vsrl.vi v25, v21, 20
 	WORD	$0xa32a3d57	// vsrl.vi v26, v18, 20
-	WORD	$0x006acab3	// xor s5, s5, t1
+	XOR	X6, X21
 	WORD	$0xa77329d7	// vmadd.vv v19, v6, v23
 	WORD	$0x618ada9b	// roriw s5, s5, 24
 	WORD	$0xa7832a57	// vmadd.vv v20, v6, v24
-	WORD	$0x0159093b	// addw s2, s2, s5
+	ADDW	X21, X18
 	WORD	$0xa7932ad7	// vmadd.vv v21, v6, v25
-	WORD	$0x01274733	// xor a4, a4, s2
+	XOR	X18, X14
 	WORD	$0xa7a32957	// vmadd.vv v18, v6, v26
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	WORD	$0x021980d7	// vadd.vv v1, v1, v19
 	WORD	$0x022a0157	// vadd.vv v2, v2, v20
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x023a81d7	// vadd.vv v3, v3, v21
-	WORD	$0x00f383bb	// addw t2, t2, a5
+	ADDW	X15, X7
 	WORD	$0x02490257	// vadd.vv v4, v4, v18
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	XOR	X7, X19
 	WORD	$0x2ef087d7	// vxor.vv v15, v15, v1
 	WORD	$0x6109d99b	// roriw s3, s3, 16
 	WORD	$0x2ec10657	// vxor.vv v12, v12, v2
 	WORD	$0x2ed186d7	// vxor.vv v13, v13, v3
-	WORD	$0x0138083b	// addw a6, a6, s3
+	ADDW	X19, X16
 	WORD	$0x2ee20757	// vxor.vv v14, v14, v4
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	XOR	X16, X15
 	WORD	$0xa2fc3bd7	// vsrl.vi v23, v15, 24
 	WORD	$0x6147d79b	// roriw a5, a5, 20
 	WORD	$0xa2cc3c57	// vsrl.vi v24, v12, 24
-	WORD	$0x00f383bb	// addw t2, t2, a5
+	ADDW	X15, X7
 	WORD	$0xa2dc3cd7	// vsrl.vi v25, v13, 24
 	WORD	$0xa2ec3d57	// vsrl.vi v26, v14, 24
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	XOR	X7, X19
 	WORD	$0xa773a7d7	// vmadd.vv v15, v7, v23
 	WORD	$0x6189d99b	// roriw s3, s3, 24
 	WORD	$0xa783a657	// vmadd.vv v12, v7, v24
-	WORD	$0x0138083b	// addw a6, a6, s3
+	ADDW	X19, X16
 	WORD	$0xa793a6d7	// vmadd.vv v13, v7, v25
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	XOR	X16, X15
 	WORD	$0xa7a3a757	// vmadd.vv v14, v7, v26
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	WORD	$0x02b785d7	// vadd.vv v11, v11, v15
 	WORD	$0x03060857	// vadd.vv v16, v16, v12
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x029684d7	// vadd.vv v9, v9, v13
-	WORD	$0x01de0e3b	// addw t3, t3, t4
+	ADDW	X29, X28
 	WORD	$0x02a70557	// vadd.vv v10, v10, v14
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	XOR	X28, X20
 	WORD	$0x2f3589d7	// vxor.vv v19, v19, v11
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
 	WORD	$0x2f480a57	// vxor.vv v20, v20, v16
 	WORD	$0x2f548ad7	// vxor.vv v21, v21, v9
-	WORD	$0x014888bb	// addw a7, a7, s4
+	ADDW	X20, X17
 	WORD	$0x2f250957	// vxor.vv v18, v18, v10
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	XOR	X17, X29
 	WORD	$0xa33cbbd7	// vsrl.vi v23, v19, 25
 	WORD	$0x614ede9b	// roriw t4, t4, 20
 	WORD	$0xa34cbc57	// vsrl.vi v24, v20, 25
-	WORD	$0x01de0e3b	// addw t3, t3, t4
+	ADDW	X29, X28
 	WORD	$0xa35cbcd7	// vsrl.vi v25, v21, 25
 	WORD	$0xa32cbd57	// vsrl.vi v26, v18, 25
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	XOR	X28, X20
 	WORD	$0xa77429d7	// vmadd.vv v19, v8, v23
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
 	WORD	$0xa7842a57	// vmadd.vv v20, v8, v24
-	WORD	$0x014888bb	// addw a7, a7, s4
+	ADDW	X20, X17
 	WORD	$0xa7942ad7	// vmadd.vv v21, v8, v25
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	XOR	X17, X29
 	WORD	$0xa7a42957	// vmadd.vv v18, v8, v26
 	WORD	$0x619ede9b	// roriw t4, t4, 25
-	WORD	$0xfffc0c13	// addi s8, s8, -1
-	WORD	$0xc60c1ee3	// bne s8, zero, .LChaCha20_ctr32_rv64gcv_dr
+	ADD	$-1, X24
+	BNEZ	X24, dr
 	// feed-forward: the scalar block and the lanes add the same state words
-	WORD	$0x01813c83	// ld s9, 24(sp)
-	WORD	$0x000cac03	// lw s8, 0(s9)
-	WORD	$0x004cac83	// lw s9, 4(s9)
-	WORD	$0x018282bb	// addw t0, t0, s8
+	MOV	24(X2), X25
+	MOVW	(X25), X24
+	MOVW	4(X25), X25
+	ADDW	X24, X5
 	WORD	$0x021c40d7	// vadd.vx v1, v1, s8
-	WORD	$0x01813c03	// ld s8, 24(sp)
-	WORD	$0x008c2c03	// lw s8, 8(s8)
-	WORD	$0x0193033b	// addw t1, t1, s9
+	MOV	24(X2), X24
+	MOVW	8(X24), X24
+	ADDW	X25, X6
 	WORD	$0x022cc157	// vadd.vx v2, v2, s9
-	WORD	$0x01813c83	// ld s9, 24(sp)
-	WORD	$0x00ccac83	// lw s9, 12(s9)
-	WORD	$0x018383bb	// addw t2, t2, s8
+	MOV	24(X2), X25
+	MOVW	12(X25), X25
+	ADDW	X24, X7
 	WORD	$0x023c41d7	// vadd.vx v3, v3, s8
-	WORD	$0x0006ac03	// lw s8, 0(a3)
-	WORD	$0x019e0e3b	// addw t3, t3, s9
+	MOVW	(X13), X24
+	ADDW	X25, X28
 	WORD	$0x024cc257	// vadd.vx v4, v4, s9
-	WORD	$0x0046ac83	// lw s9, 4(a3)
-	WORD	$0x018e8ebb	// addw t4, t4, s8
+	MOVW	4(X13), X25
+	ADDW	X24, X29
 	WORD	$0x032c4957	// vadd.vx v18, v18, s8
-	WORD	$0x0086ac03	// lw s8, 8(a3)
-	WORD	$0x019f0f3b	// addw t5, t5, s9
+	MOVW	8(X13), X24
+	ADDW	X25, X30
 	WORD	$0x033cc9d7	// vadd.vx v19, v19, s9
-	WORD	$0x00c6ac83	// lw s9, 12(a3)
-	WORD	$0x0187073b	// addw a4, a4, s8
+	MOVW	12(X13), X25
+	ADDW	X24, X14
 	WORD	$0x034c4a57	// vadd.vx v20, v20, s8
-	WORD	$0x0106ac03	// lw s8, 16(a3)
-	WORD	$0x019787bb	// addw a5, a5, s9
+	MOVW	16(X13), X24
+	ADDW	X25, X15
 	WORD	$0x035ccad7	// vadd.vx v21, v21, s9
-	WORD	$0x0146ac83	// lw s9, 20(a3)
-	WORD	$0x0188083b	// addw a6, a6, s8
+	MOVW	20(X13), X25
+	ADDW	X24, X16
 	WORD	$0x029c44d7	// vadd.vx v9, v9, s8
-	WORD	$0x0186ac03	// lw s8, 24(a3)
-	WORD	$0x019888bb	// addw a7, a7, s9
+	MOVW	24(X13), X24
+	ADDW	X25, X17
 	WORD	$0x02acc557	// vadd.vx v10, v10, s9
-	WORD	$0x01c6ac83	// lw s9, 28(a3)
-	WORD	$0x018484bb	// addw s1, s1, s8
+	MOVW	28(X13), X25
+	ADDW	X24, X9
 	WORD	$0x02bc45d7	// vadd.vx v11, v11, s8
-	WORD	$0x01013c03	// ld s8, 16(sp)
-	WORD	$0x000c0c1b	// addiw s8, s8, 0
-	WORD	$0x0199093b	// addw s2, s2, s9
+	MOV	16(X2), X24
+	MOVW	X24, X24
+	ADDW	X25, X18
 	WORD	$0x030cc857	// vadd.vx v16, v16, s9
-	WORD	$0x00813c83	// ld s9, 8(sp)
-	WORD	$0x004cac83	// lw s9, 4(s9)
-	WORD	$0x018a8abb	// addw s5, s5, s8
+	MOV	8(X2), X25
+	MOVW	4(X25), X25
+	ADDW	X24, X21
 	WORD	$0x02cb0657	// vadd.vv v12, v12, v22
-	WORD	$0x00813c03	// ld s8, 8(sp)
-	WORD	$0x008c2c03	// lw s8, 8(s8)
-	WORD	$0x019989bb	// addw s3, s3, s9
+	MOV	8(X2), X24
+	MOVW	8(X24), X24
+	ADDW	X25, X19
 	WORD	$0x02dcc6d7	// vadd.vx v13, v13, s9
-	WORD	$0x00813c83	// ld s9, 8(sp)
-	WORD	$0x00ccac83	// lw s9, 12(s9)
-	WORD	$0x018a0a3b	// addw s4, s4, s8
+	MOV	8(X2), X25
+	MOVW	12(X25), X25
+	ADDW	X24, X20
 	WORD	$0x02ec4757	// vadd.vx v14, v14, s8
-	WORD	$0x019b0b3b	// addw s6, s6, s9
+	ADDW	X25, X22
 	WORD	$0x02fcc7d7	// vadd.vx v15, v15, s9
-	WORD	$0x017a8abb	// addw s5, s5, s7
+	ADDW	X23, X21
 	// output: lane k's word i at 64k + 4i (strided by 64)
 	// ... interleaved with the scalar block's, bytes 256..320
-	WORD	$0x00058b93	// addi s7, a1, 0
-	WORD	$0x00050413	// addi s0, a0, 0
-	WORD	$0x1005ac03	// lw s8, 256(a1)
-	WORD	$0x04000093	// addi ra, zero, 64
+	MOV	X11, X23
+	MOV	X10, X8
+	MOVW	256(X11), X24
+	MOV	$64, X1
 	WORD	$0x0a1beb87	// vlse32.v v23, (s7), ra
-	WORD	$0x1045ac83	// lw s9, 260(a1)
-	WORD	$0x004b8b93	// addi s7, s7, 4
+	MOVW	260(X11), X25
+	ADD	$4, X23
 	WORD	$0x0a1bec07	// vlse32.v v24, (s7), ra
-	WORD	$0x005c4c33	// xor s8, s8, t0
-	WORD	$0x004b8b93	// addi s7, s7, 4
-	WORD	$0x11852023	// sw s8, 256(a0)
+	XOR	X5, X24
+	ADD	$4, X23
+	MOVW	X24, 256(X10)
 	WORD	$0x0a1bec87	// vlse32.v v25, (s7), ra
-	WORD	$0x004b8b93	// addi s7, s7, 4
-	WORD	$0x1085ac03	// lw s8, 264(a1)
+	ADD	$4, X23
+	MOVW	264(X11), X24
 	WORD	$0x2f708bd7	// vxor.vv v23, v23, v1
 	WORD	$0x0a146ba7	// vsse32.v v23, (s0), ra
-	WORD	$0x006cccb3	// xor s9, s9, t1
-	WORD	$0x00440413	// addi s0, s0, 4
+	XOR	X6, X25
+	ADD	$4, X8
 	WORD	$0x0a1bed07	// vlse32.v v26, (s7), ra
-	WORD	$0x11952223	// sw s9, 260(a0)
-	WORD	$0x004b8b93	// addi s7, s7, 4
-	WORD	$0x10c5ac83	// lw s9, 268(a1)
+	MOVW	X25, 260(X10)
+	ADD	$4, X23
+	MOVW	268(X11), X25
 	WORD	$0x2f810c57	// vxor.vv v24, v24, v2
 	WORD	$0x0a146c27	// vsse32.v v24, (s0), ra
-	WORD	$0x007c4c33	// xor s8, s8, t2
-	WORD	$0x00440413	// addi s0, s0, 4
+	XOR	X7, X24
+	ADD	$4, X8
 	WORD	$0x0a1beb87	// vlse32.v v23, (s7), ra
-	WORD	$0x11852423	// sw s8, 264(a0)
-	WORD	$0x004b8b93	// addi s7, s7, 4
+	MOVW	X24, 264(X10)
+	ADD	$4, X23
 	WORD	$0x2f918cd7	// vxor.vv v25, v25, v3
-	WORD	$0x1105ac03	// lw s8, 272(a1)
+	MOVW	272(X11), X24
 	WORD	$0x0a146ca7	// vsse32.v v25, (s0), ra
-	WORD	$0x01ccccb3	// xor s9, s9, t3
-	WORD	$0x00440413	// addi s0, s0, 4
+	XOR	X28, X25
+	ADD	$4, X8
 	WORD	$0x0a1bec07	// vlse32.v v24, (s7), ra
-	WORD	$0x11952623	// sw s9, 268(a0)
-	WORD	$0x004b8b93	// addi s7, s7, 4
+	MOVW	X25, 268(X10)
+	ADD	$4, X23
 	WORD	$0x2fa20d57	// vxor.vv v26, v26, v4
-	WORD	$0x1145ac83	// lw s9, 276(a1)
+	MOVW	276(X11), X25
 	WORD	$0x0a146d27	// vsse32.v v26, (s0), ra
-	WORD	$0x01dc4c33	// xor s8, s8, t4
-	WORD	$0x00440413	// addi s0, s0, 4
+	XOR	X29, X24
+	ADD	$4, X8
 	WORD	$0x0a1bec87	// vlse32.v v25, (s7), ra
-	WORD	$0x11852823	// sw s8, 272(a0)
-	WORD	$0x004b8b93	// addi s7, s7, 4
+	MOVW	X24, 272(X10)
+	ADD	$4, X23
 	WORD	$0x2f790bd7	// vxor.vv v23, v23, v18
-	WORD	$0x1185ac03	// lw s8, 280(a1)
+	MOVW	280(X11), X24
 	WORD	$0x0a146ba7	// vsse32.v v23, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x01ecccb3	// xor s9, s9, t5
+	ADD	$4, X8
+	XOR	X30, X25
 	WORD	$0x0a1bed07	// vlse32.v v26, (s7), ra
-	WORD	$0x11952a23	// sw s9, 276(a0)
-	WORD	$0x004b8b93	// addi s7, s7, 4
+	MOVW	X25, 276(X10)
+	ADD	$4, X23
 	WORD	$0x2f898c57	// vxor.vv v24, v24, v19
-	WORD	$0x11c5ac83	// lw s9, 284(a1)
+	MOVW	284(X11), X25
 	WORD	$0x0a146c27	// vsse32.v v24, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x00ec4c33	// xor s8, s8, a4
+	ADD	$4, X8
+	XOR	X14, X24
 	WORD	$0x0a1beb87	// vlse32.v v23, (s7), ra
-	WORD	$0x004b8b93	// addi s7, s7, 4
-	WORD	$0x11852c23	// sw s8, 280(a0)
+	ADD	$4, X23
+	MOVW	X24, 280(X10)
 	WORD	$0x2f9a0cd7	// vxor.vv v25, v25, v20
-	WORD	$0x1205ac03	// lw s8, 288(a1)
+	MOVW	288(X11), X24
 	WORD	$0x0a146ca7	// vsse32.v v25, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x00fcccb3	// xor s9, s9, a5
+	ADD	$4, X8
+	XOR	X15, X25
 	WORD	$0x0a1bec07	// vlse32.v v24, (s7), ra
-	WORD	$0x004b8b93	// addi s7, s7, 4
-	WORD	$0x11952e23	// sw s9, 284(a0)
+	ADD	$4, X23
+	MOVW	X25, 284(X10)
 	WORD	$0x2faa8d57	// vxor.vv v26, v26, v21
-	WORD	$0x1245ac83	// lw s9, 292(a1)
+	MOVW	292(X11), X25
 	WORD	$0x0a146d27	// vsse32.v v26, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x010c4c33	// xor s8, s8, a6
+	ADD	$4, X8
+	XOR	X16, X24
 	WORD	$0x0a1bec87	// vlse32.v v25, (s7), ra
-	WORD	$0x004b8b93	// addi s7, s7, 4
-	WORD	$0x13852023	// sw s8, 288(a0)
+	ADD	$4, X23
+	MOVW	X24, 288(X10)
 	WORD	$0x2f748bd7	// vxor.vv v23, v23, v9
 	WORD	$0x0a146ba7	// vsse32.v v23, (s0), ra
-	WORD	$0x1285ac03	// lw s8, 296(a1)
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x011cccb3	// xor s9, s9, a7
+	MOVW	296(X11), X24
+	ADD	$4, X8
+	XOR	X17, X25
 	WORD	$0x0a1bed07	// vlse32.v v26, (s7), ra
-	WORD	$0x004b8b93	// addi s7, s7, 4
-	WORD	$0x13952223	// sw s9, 292(a0)
+	ADD	$4, X23
+	MOVW	X25, 292(X10)
 	WORD	$0x2f850c57	// vxor.vv v24, v24, v10
 	WORD	$0x0a146c27	// vsse32.v v24, (s0), ra
-	WORD	$0x12c5ac83	// lw s9, 300(a1)
-	WORD	$0x00440413	// addi s0, s0, 4
+	MOVW	300(X11), X25
+	ADD	$4, X8
 	WORD	$0x0a1beb87	// vlse32.v v23, (s7), ra
-	WORD	$0x009c4c33	// xor s8, s8, s1
-	WORD	$0x004b8b93	// addi s7, s7, 4
-	WORD	$0x13852423	// sw s8, 296(a0)
+	XOR	X9, X24
+	ADD	$4, X23
+	MOVW	X24, 296(X10)
 	WORD	$0x2f958cd7	// vxor.vv v25, v25, v11
 	WORD	$0x0a146ca7	// vsse32.v v25, (s0), ra
-	WORD	$0x1305ac03	// lw s8, 304(a1)
-	WORD	$0x00440413	// addi s0, s0, 4
+	MOVW	304(X11), X24
+	ADD	$4, X8
 	WORD	$0x0a1bec07	// vlse32.v v24, (s7), ra
-	WORD	$0x012cccb3	// xor s9, s9, s2
-	WORD	$0x004b8b93	// addi s7, s7, 4
-	WORD	$0x13952623	// sw s9, 300(a0)
+	XOR	X18, X25
+	ADD	$4, X23
+	MOVW	X25, 300(X10)
 	WORD	$0x2fa80d57	// vxor.vv v26, v26, v16
 	WORD	$0x0a146d27	// vsse32.v v26, (s0), ra
-	WORD	$0x1345ac83	// lw s9, 308(a1)
-	WORD	$0x00440413	// addi s0, s0, 4
+	MOVW	308(X11), X25
+	ADD	$4, X8
 	WORD	$0x0a1bec87	// vlse32.v v25, (s7), ra
-	WORD	$0x015c4c33	// xor s8, s8, s5
-	WORD	$0x004b8b93	// addi s7, s7, 4
+	XOR	X21, X24
+	ADD	$4, X23
 	WORD	$0x2f760bd7	// vxor.vv v23, v23, v12
-	WORD	$0x13852823	// sw s8, 304(a0)
+	MOVW	X24, 304(X10)
 	WORD	$0x0a146ba7	// vsse32.v v23, (s0), ra
-	WORD	$0x1385ac03	// lw s8, 312(a1)
-	WORD	$0x00440413	// addi s0, s0, 4
+	MOVW	312(X11), X24
+	ADD	$4, X8
 	WORD	$0x0a1bed07	// vlse32.v v26, (s7), ra
-	WORD	$0x013cccb3	// xor s9, s9, s3
-	WORD	$0x004b8b93	// addi s7, s7, 4
+	XOR	X19, X25
+	ADD	$4, X23
 	WORD	$0x2f868c57	// vxor.vv v24, v24, v13
-	WORD	$0x13952a23	// sw s9, 308(a0)
+	MOVW	X25, 308(X10)
 	WORD	$0x0a146c27	// vsse32.v v24, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x13c5ac83	// lw s9, 316(a1)
+	ADD	$4, X8
+	MOVW	316(X11), X25
 	WORD	$0x2f970cd7	// vxor.vv v25, v25, v14
-	WORD	$0x014c4c33	// xor s8, s8, s4
+	XOR	X20, X24
 	WORD	$0x0a146ca7	// vsse32.v v25, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x13852c23	// sw s8, 312(a0)
+	ADD	$4, X8
+	MOVW	X24, 312(X10)
 	WORD	$0x2fa78d57	// vxor.vv v26, v26, v15
 	WORD	$0x0a146d27	// vsse32.v v26, (s0), ra
-	WORD	$0x016cccb3	// xor s9, s9, s6
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x13952e23	// sw s9, 316(a0)
-	WORD	$0x14050513	// addi a0, a0, 320
-	WORD	$0x14058593	// addi a1, a1, 320
-	WORD	$0xec060613	// addi a2, a2, -320
-	WORD	$0x01013283	// ld t0, 16(sp)
-	WORD	$0x0052829b	// addiw t0, t0, 5
-	WORD	$0x00513823	// sd t0, 16(sp)
-	WORD	$0x8c5ff06f	// jal zero, .LChaCha20_ctr32_rv64gcv_lanes_loop
-	// .LChaCha20_ctr32_rv64gcv_lanes_rest:
-	WORD	$0x08000c13	// addi s8, zero, 128
-	WORD	$0x358660e3	// bltu a2, s8, .LChaCha20_ctr32_rv64gcv_1
-	WORD	$0x0c000c13	// addi s8, zero, 192
-	WORD	$0x69866863	// bltu a2, s8, .LChaCha20_ctr32_rv64gcv_rows
-	WORD	$0x00665b93	// srli s7, a2, 6
+	XOR	X22, X25
+	ADD	$4, X8
+	MOVW	X25, 316(X10)
+	ADD	$320, X10
+	ADD	$320, X11
+	ADD	$-320, X12
+	MOV	16(X2), X5
+	ADDW	$5, X5
+	MOV	X5, 16(X2)
+	JMP	lanes_loop
+lanes_rest:
+	MOV	$128, X24
+	BLTU	X12, X24, L1
+	MOV	$192, X24
+	BLTU	X12, X24, rows
+	SRL	$6, X12, X23
 	WORD	$0x0d0bf057	// vsetvli zero, s7, e32, m1, ta, ma
 	// state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
-	WORD	$0x01813e03	// ld t3, 24(sp)
-	WORD	$0x000e2283	// lw t0, 0(t3)
-	WORD	$0x004e2303	// lw t1, 4(t3)
-	WORD	$0x008e2383	// lw t2, 8(t3)
-	WORD	$0x00ce2e03	// lw t3, 12(t3)
-	WORD	$0x0006ae83	// lw t4, 0(a3)
-	WORD	$0x0046af03	// lw t5, 4(a3)
-	WORD	$0x0086a703	// lw a4, 8(a3)
-	WORD	$0x00c6a783	// lw a5, 12(a3)
-	WORD	$0x0106a803	// lw a6, 16(a3)
-	WORD	$0x0146a883	// lw a7, 20(a3)
-	WORD	$0x0186a483	// lw s1, 24(a3)
-	WORD	$0x01c6a903	// lw s2, 28(a3)
-	WORD	$0x01013983	// ld s3, 16(sp)
-	WORD	$0x00098a9b	// addiw s5, s3, 0
-	WORD	$0x00813a83	// ld s5, 8(sp)
-	WORD	$0x004aa983	// lw s3, 4(s5)
-	WORD	$0x008aaa03	// lw s4, 8(s5)
-	WORD	$0x00caab03	// lw s6, 12(s5)
-	WORD	$0x01013a83	// ld s5, 16(sp)
-	WORD	$0x017a8abb	// addw s5, s5, s7
+	MOV	24(X2), X28
+	MOVW	(X28), X5
+	MOVW	4(X28), X6
+	MOVW	8(X28), X7
+	MOVW	12(X28), X28
+	MOVW	(X13), X29
+	MOVW	4(X13), X30
+	MOVW	8(X13), X14
+	MOVW	12(X13), X15
+	MOVW	16(X13), X16
+	MOVW	20(X13), X17
+	MOVW	24(X13), X9
+	MOVW	28(X13), X18
+	MOV	16(X2), X19
+	MOVW	X19, X21
+	MOV	8(X2), X21
+	MOVW	4(X21), X19
+	MOVW	8(X21), X20
+	MOVW	12(X21), X22
+	MOV	16(X2), X21
+	ADDW	X23, X21
 	WORD	$0x5e02c0d7	// vmv.v.x v1, t0
 	WORD	$0x5e034157	// vmv.v.x v2, t1
 	WORD	$0x5e03c1d7	// vmv.v.x v3, t2
@@ -570,404 +570,404 @@ TEXT ·chaCha20Ctr32Rv64gcv(SB), NOSPLIT, $24-40
 	WORD	$0x5e08c557	// vmv.v.x v10, a7
 	WORD	$0x5e04c5d7	// vmv.v.x v11, s1
 	WORD	$0x5e094857	// vmv.v.x v16, s2
-	WORD	$0x01013c03	// ld s8, 16(sp)
+	MOV	16(X2), X24
 	WORD	$0x5e0c4657	// vmv.v.x v12, s8
 	WORD	$0x5e09c6d7	// vmv.v.x v13, s3
 	WORD	$0x5e0a4757	// vmv.v.x v14, s4
 	WORD	$0x5e0b47d7	// vmv.v.x v15, s6
 	WORD	$0x02c88657	// vadd.vv v12, v12, v17
 	WORD	$0x5e060b57	// vmv.v.v v22, v12
-	WORD	$0x00a00c13	// addi s8, zero, 10
-	// .LChaCha20_ctr32_rv64gcv_dr.1:
+	MOV	$10, X24
+L11:
 	// four vector lanes interleaved with the scalar block
 	WORD	$0x021900d7	// vadd.vv v1, v1, v18
 	WORD	$0x02298157	// vadd.vv v2, v2, v19
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x023a01d7	// vadd.vv v3, v3, v20
-	WORD	$0x01d282bb	// addw t0, t0, t4
+	ADDW	X29, X5
 	WORD	$0x024a8257	// vadd.vv v4, v4, v21
-	WORD	$0x005acab3	// xor s5, s5, t0
+	XOR	X5, X21
 	WORD	$0x2ec08657	// vxor.vv v12, v12, v1
 	WORD	$0x610ada9b	// roriw s5, s5, 16
 	WORD	$0x2ed106d7	// vxor.vv v13, v13, v2
 	WORD	$0x2ee18757	// vxor.vv v14, v14, v3
-	WORD	$0x0158083b	// addw a6, a6, s5
+	ADDW	X21, X16
 	WORD	$0x2ef207d7	// vxor.vv v15, v15, v4
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	XOR	X16, X29
 	WORD	$0xa2c83bd7	// vsrl.vi v23, v12, 16
 	WORD	$0x614ede9b	// roriw t4, t4, 20
 	WORD	$0xa2d83c57	// vsrl.vi v24, v13, 16
-	WORD	$0x01d282bb	// addw t0, t0, t4
+	ADDW	X29, X5
 	WORD	$0xa2e83cd7	// vsrl.vi v25, v14, 16
 	WORD	$0xa2f83d57	// vsrl.vi v26, v15, 16
-	WORD	$0x005acab3	// xor s5, s5, t0
+	XOR	X5, X21
 	WORD	$0xa772a657	// vmadd.vv v12, v5, v23
 	WORD	$0x618ada9b	// roriw s5, s5, 24
 	WORD	$0xa782a6d7	// vmadd.vv v13, v5, v24
-	WORD	$0x0158083b	// addw a6, a6, s5
+	ADDW	X21, X16
 	WORD	$0xa792a757	// vmadd.vv v14, v5, v25
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	XOR	X16, X29
 	WORD	$0xa7a2a7d7	// vmadd.vv v15, v5, v26
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	WORD	$0x029604d7	// vadd.vv v9, v9, v12
 	WORD	$0x02a68557	// vadd.vv v10, v10, v13
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x02b705d7	// vadd.vv v11, v11, v14
-	WORD	$0x01e3033b	// addw t1, t1, t5
+	ADDW	X30, X6
 	WORD	$0x03078857	// vadd.vv v16, v16, v15
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	XOR	X6, X19
 	WORD	$0x2f248957	// vxor.vv v18, v18, v9
 	WORD	$0x6109d99b	// roriw s3, s3, 16
 	WORD	$0x2f3509d7	// vxor.vv v19, v19, v10
 	WORD	$0x2f458a57	// vxor.vv v20, v20, v11
-	WORD	$0x013888bb	// addw a7, a7, s3
+	ADDW	X19, X17
 	WORD	$0x2f580ad7	// vxor.vv v21, v21, v16
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	XOR	X17, X30
 	WORD	$0xa32a3bd7	// vsrl.vi v23, v18, 20
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
 	WORD	$0xa33a3c57	// vsrl.vi v24, v19, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
+	ADDW	X30, X6
 	WORD	$0xa34a3cd7	// vsrl.vi v25, v20, 20
 	WORD	$0xa35a3d57	// vsrl.vi v26, v21, 20
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	XOR	X6, X19
 	WORD	$0xa7732957	// vmadd.vv v18, v6, v23
 	WORD	$0x6189d99b	// roriw s3, s3, 24
 	WORD	$0xa78329d7	// vmadd.vv v19, v6, v24
-	WORD	$0x013888bb	// addw a7, a7, s3
+	ADDW	X19, X17
 	WORD	$0xa7932a57	// vmadd.vv v20, v6, v25
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	XOR	X17, X30
 	WORD	$0xa7a32ad7	// vmadd.vv v21, v6, v26
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	WORD	$0x021900d7	// vadd.vv v1, v1, v18
 	WORD	$0x02298157	// vadd.vv v2, v2, v19
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x023a01d7	// vadd.vv v3, v3, v20
-	WORD	$0x00e383bb	// addw t2, t2, a4
+	ADDW	X14, X7
 	WORD	$0x024a8257	// vadd.vv v4, v4, v21
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	XOR	X7, X20
 	WORD	$0x2ec08657	// vxor.vv v12, v12, v1
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
 	WORD	$0x2ed106d7	// vxor.vv v13, v13, v2
 	WORD	$0x2ee18757	// vxor.vv v14, v14, v3
-	WORD	$0x014484bb	// addw s1, s1, s4
+	ADDW	X20, X9
 	WORD	$0x2ef207d7	// vxor.vv v15, v15, v4
-	WORD	$0x00974733	// xor a4, a4, s1
+	XOR	X9, X14
 	WORD	$0xa2cc3bd7	// vsrl.vi v23, v12, 24
 	WORD	$0x6147571b	// roriw a4, a4, 20
 	WORD	$0xa2dc3c57	// vsrl.vi v24, v13, 24
-	WORD	$0x00e383bb	// addw t2, t2, a4
+	ADDW	X14, X7
 	WORD	$0xa2ec3cd7	// vsrl.vi v25, v14, 24
 	WORD	$0xa2fc3d57	// vsrl.vi v26, v15, 24
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	XOR	X7, X20
 	WORD	$0xa773a657	// vmadd.vv v12, v7, v23
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
 	WORD	$0xa783a6d7	// vmadd.vv v13, v7, v24
-	WORD	$0x014484bb	// addw s1, s1, s4
+	ADDW	X20, X9
 	WORD	$0xa793a757	// vmadd.vv v14, v7, v25
-	WORD	$0x00974733	// xor a4, a4, s1
+	XOR	X9, X14
 	WORD	$0xa7a3a7d7	// vmadd.vv v15, v7, v26
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	WORD	$0x029604d7	// vadd.vv v9, v9, v12
 	WORD	$0x02a68557	// vadd.vv v10, v10, v13
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x02b705d7	// vadd.vv v11, v11, v14
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	ADDW	X15, X28
 	WORD	$0x03078857	// vadd.vv v16, v16, v15
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	XOR	X28, X22
 	WORD	$0x2f248957	// vxor.vv v18, v18, v9
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
 	WORD	$0x2f3509d7	// vxor.vv v19, v19, v10
 	WORD	$0x2f458a57	// vxor.vv v20, v20, v11
-	WORD	$0x0169093b	// addw s2, s2, s6
+	ADDW	X22, X18
 	WORD	$0x2f580ad7	// vxor.vv v21, v21, v16
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	XOR	X18, X15
 	WORD	$0xa32cbbd7	// vsrl.vi v23, v18, 25
 	WORD	$0x6147d79b	// roriw a5, a5, 20
 	WORD	$0xa33cbc57	// vsrl.vi v24, v19, 25
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	ADDW	X15, X28
 	WORD	$0xa34cbcd7	// vsrl.vi v25, v20, 25
 	WORD	$0xa35cbd57	// vsrl.vi v26, v21, 25
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	XOR	X28, X22
 	WORD	$0xa7742957	// vmadd.vv v18, v8, v23
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
 	WORD	$0xa78429d7	// vmadd.vv v19, v8, v24
-	WORD	$0x0169093b	// addw s2, s2, s6
+	ADDW	X22, X18
 	WORD	$0xa7942a57	// vmadd.vv v20, v8, v25
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	XOR	X18, X15
 	WORD	$0xa7a42ad7	// vmadd.vv v21, v8, v26
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	WORD	$0x021980d7	// vadd.vv v1, v1, v19
 	WORD	$0x022a0157	// vadd.vv v2, v2, v20
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x023a81d7	// vadd.vv v3, v3, v21
-	WORD	$0x01e282bb	// addw t0, t0, t5
+	ADDW	X30, X5
 	WORD	$0x02490257	// vadd.vv v4, v4, v18
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	XOR	X5, X22
 	WORD	$0x2ef087d7	// vxor.vv v15, v15, v1
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
 	WORD	$0x2ec10657	// vxor.vv v12, v12, v2
 	WORD	$0x2ed186d7	// vxor.vv v13, v13, v3
-	WORD	$0x016484bb	// addw s1, s1, s6
+	ADDW	X22, X9
 	WORD	$0x2ee20757	// vxor.vv v14, v14, v4
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	XOR	X9, X30
 	WORD	$0xa2f83bd7	// vsrl.vi v23, v15, 16
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
 	WORD	$0xa2c83c57	// vsrl.vi v24, v12, 16
-	WORD	$0x01e282bb	// addw t0, t0, t5
+	ADDW	X30, X5
 	WORD	$0xa2d83cd7	// vsrl.vi v25, v13, 16
 	WORD	$0xa2e83d57	// vsrl.vi v26, v14, 16
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	XOR	X5, X22
 	WORD	$0xa772a7d7	// vmadd.vv v15, v5, v23
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
 	WORD	$0xa782a657	// vmadd.vv v12, v5, v24
-	WORD	$0x016484bb	// addw s1, s1, s6
+	ADDW	X22, X9
 	WORD	$0xa792a6d7	// vmadd.vv v13, v5, v25
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	XOR	X9, X30
 	WORD	$0xa7a2a757	// vmadd.vv v14, v5, v26
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	WORD	$0x02b785d7	// vadd.vv v11, v11, v15
 	WORD	$0x03060857	// vadd.vv v16, v16, v12
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x029684d7	// vadd.vv v9, v9, v13
-	WORD	$0x00e3033b	// addw t1, t1, a4
+	ADDW	X14, X6
 	WORD	$0x02a70557	// vadd.vv v10, v10, v14
-	WORD	$0x006acab3	// xor s5, s5, t1
+	XOR	X6, X21
 	WORD	$0x2f3589d7	// vxor.vv v19, v19, v11
 	WORD	$0x610ada9b	// roriw s5, s5, 16
 	WORD	$0x2f480a57	// vxor.vv v20, v20, v16
 	WORD	$0x2f548ad7	// vxor.vv v21, v21, v9
-	WORD	$0x0159093b	// addw s2, s2, s5
+	ADDW	X21, X18
 	WORD	$0x2f250957	// vxor.vv v18, v18, v10
-	WORD	$0x01274733	// xor a4, a4, s2
+	XOR	X18, X14
 	WORD	$0xa33a3bd7	// vsrl.vi v23, v19, 20
 	WORD	$0x6147571b	// roriw a4, a4, 20
 	WORD	$0xa34a3c57	// vsrl.vi v24, v20, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
+	ADDW	X14, X6
 	WORD	$0xa35a3cd7	// vsrl.vi v25, v21, 20
 	WORD	$0xa32a3d57	// vsrl.vi v26, v18, 20
-	WORD	$0x006acab3	// xor s5, s5, t1
+	XOR	X6, X21
 	WORD	$0xa77329d7	// vmadd.vv v19, v6, v23
 	WORD	$0x618ada9b	// roriw s5, s5, 24
 	WORD	$0xa7832a57	// vmadd.vv v20, v6, v24
-	WORD	$0x0159093b	// addw s2, s2, s5
+	ADDW	X21, X18
 	WORD	$0xa7932ad7	// vmadd.vv v21, v6, v25
-	WORD	$0x01274733	// xor a4, a4, s2
+	XOR	X18, X14
 	WORD	$0xa7a32957	// vmadd.vv v18, v6, v26
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	WORD	$0x021980d7	// vadd.vv v1, v1, v19
 	WORD	$0x022a0157	// vadd.vv v2, v2, v20
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x023a81d7	// vadd.vv v3, v3, v21
-	WORD	$0x00f383bb	// addw t2, t2, a5
+	ADDW	X15, X7
 	WORD	$0x02490257	// vadd.vv v4, v4, v18
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	XOR	X7, X19
 	WORD	$0x2ef087d7	// vxor.vv v15, v15, v1
 	WORD	$0x6109d99b	// roriw s3, s3, 16
 	WORD	$0x2ec10657	// vxor.vv v12, v12, v2
 	WORD	$0x2ed186d7	// vxor.vv v13, v13, v3
-	WORD	$0x0138083b	// addw a6, a6, s3
+	ADDW	X19, X16
 	WORD	$0x2ee20757	// vxor.vv v14, v14, v4
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	XOR	X16, X15
 	WORD	$0xa2fc3bd7	// vsrl.vi v23, v15, 24
 	WORD	$0x6147d79b	// roriw a5, a5, 20
 	WORD	$0xa2cc3c57	// vsrl.vi v24, v12, 24
-	WORD	$0x00f383bb	// addw t2, t2, a5
+	ADDW	X15, X7
 	WORD	$0xa2dc3cd7	// vsrl.vi v25, v13, 24
 	WORD	$0xa2ec3d57	// vsrl.vi v26, v14, 24
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	XOR	X7, X19
 	WORD	$0xa773a7d7	// vmadd.vv v15, v7, v23
 	WORD	$0x6189d99b	// roriw s3, s3, 24
 	WORD	$0xa783a657	// vmadd.vv v12, v7, v24
-	WORD	$0x0138083b	// addw a6, a6, s3
+	ADDW	X19, X16
 	WORD	$0xa793a6d7	// vmadd.vv v13, v7, v25
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	XOR	X16, X15
 	WORD	$0xa7a3a757	// vmadd.vv v14, v7, v26
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	WORD	$0x02b785d7	// vadd.vv v11, v11, v15
 	WORD	$0x03060857	// vadd.vv v16, v16, v12
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x029684d7	// vadd.vv v9, v9, v13
-	WORD	$0x01de0e3b	// addw t3, t3, t4
+	ADDW	X29, X28
 	WORD	$0x02a70557	// vadd.vv v10, v10, v14
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	XOR	X28, X20
 	WORD	$0x2f3589d7	// vxor.vv v19, v19, v11
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
 	WORD	$0x2f480a57	// vxor.vv v20, v20, v16
 	WORD	$0x2f548ad7	// vxor.vv v21, v21, v9
-	WORD	$0x014888bb	// addw a7, a7, s4
+	ADDW	X20, X17
 	WORD	$0x2f250957	// vxor.vv v18, v18, v10
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	XOR	X17, X29
 	WORD	$0xa33cbbd7	// vsrl.vi v23, v19, 25
 	WORD	$0x614ede9b	// roriw t4, t4, 20
 	WORD	$0xa34cbc57	// vsrl.vi v24, v20, 25
-	WORD	$0x01de0e3b	// addw t3, t3, t4
+	ADDW	X29, X28
 	WORD	$0xa35cbcd7	// vsrl.vi v25, v21, 25
 	WORD	$0xa32cbd57	// vsrl.vi v26, v18, 25
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	XOR	X28, X20
 	WORD	$0xa77429d7	// vmadd.vv v19, v8, v23
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
 	WORD	$0xa7842a57	// vmadd.vv v20, v8, v24
-	WORD	$0x014888bb	// addw a7, a7, s4
+	ADDW	X20, X17
 	WORD	$0xa7942ad7	// vmadd.vv v21, v8, v25
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	XOR	X17, X29
 	WORD	$0xa7a42957	// vmadd.vv v18, v8, v26
 	WORD	$0x619ede9b	// roriw t4, t4, 25
-	WORD	$0xfffc0c13	// addi s8, s8, -1
-	WORD	$0xc60c1ee3	// bne s8, zero, .LChaCha20_ctr32_rv64gcv_dr.1
+	ADD	$-1, X24
+	BNEZ	X24, L11
 	// feed-forward: the scalar block and the lanes add the same state words
-	WORD	$0x01813c83	// ld s9, 24(sp)
-	WORD	$0x000cac03	// lw s8, 0(s9)
-	WORD	$0x004cac83	// lw s9, 4(s9)
-	WORD	$0x018282bb	// addw t0, t0, s8
+	MOV	24(X2), X25
+	MOVW	(X25), X24
+	MOVW	4(X25), X25
+	ADDW	X24, X5
 	WORD	$0x021c40d7	// vadd.vx v1, v1, s8
-	WORD	$0x01813c03	// ld s8, 24(sp)
-	WORD	$0x008c2c03	// lw s8, 8(s8)
-	WORD	$0x0193033b	// addw t1, t1, s9
+	MOV	24(X2), X24
+	MOVW	8(X24), X24
+	ADDW	X25, X6
 	WORD	$0x022cc157	// vadd.vx v2, v2, s9
-	WORD	$0x01813c83	// ld s9, 24(sp)
-	WORD	$0x00ccac83	// lw s9, 12(s9)
-	WORD	$0x018383bb	// addw t2, t2, s8
+	MOV	24(X2), X25
+	MOVW	12(X25), X25
+	ADDW	X24, X7
 	WORD	$0x023c41d7	// vadd.vx v3, v3, s8
-	WORD	$0x0006ac03	// lw s8, 0(a3)
-	WORD	$0x019e0e3b	// addw t3, t3, s9
+	MOVW	(X13), X24
+	ADDW	X25, X28
 	WORD	$0x024cc257	// vadd.vx v4, v4, s9
-	WORD	$0x0046ac83	// lw s9, 4(a3)
-	WORD	$0x018e8ebb	// addw t4, t4, s8
+	MOVW	4(X13), X25
+	ADDW	X24, X29
 	WORD	$0x032c4957	// vadd.vx v18, v18, s8
-	WORD	$0x0086ac03	// lw s8, 8(a3)
-	WORD	$0x019f0f3b	// addw t5, t5, s9
+	MOVW	8(X13), X24
+	ADDW	X25, X30
 	WORD	$0x033cc9d7	// vadd.vx v19, v19, s9
-	WORD	$0x00c6ac83	// lw s9, 12(a3)
-	WORD	$0x0187073b	// addw a4, a4, s8
+	MOVW	12(X13), X25
+	ADDW	X24, X14
 	WORD	$0x034c4a57	// vadd.vx v20, v20, s8
-	WORD	$0x0106ac03	// lw s8, 16(a3)
-	WORD	$0x019787bb	// addw a5, a5, s9
+	MOVW	16(X13), X24
+	ADDW	X25, X15
 	WORD	$0x035ccad7	// vadd.vx v21, v21, s9
-	WORD	$0x0146ac83	// lw s9, 20(a3)
-	WORD	$0x0188083b	// addw a6, a6, s8
+	MOVW	20(X13), X25
+	ADDW	X24, X16
 	WORD	$0x029c44d7	// vadd.vx v9, v9, s8
-	WORD	$0x0186ac03	// lw s8, 24(a3)
-	WORD	$0x019888bb	// addw a7, a7, s9
+	MOVW	24(X13), X24
+	ADDW	X25, X17
 	WORD	$0x02acc557	// vadd.vx v10, v10, s9
-	WORD	$0x01c6ac83	// lw s9, 28(a3)
-	WORD	$0x018484bb	// addw s1, s1, s8
+	MOVW	28(X13), X25
+	ADDW	X24, X9
 	WORD	$0x02bc45d7	// vadd.vx v11, v11, s8
-	WORD	$0x01013683	// ld a3, 16(sp)
-	WORD	$0x00068c1b	// addiw s8, a3, 0
-	WORD	$0x0199093b	// addw s2, s2, s9
+	MOV	16(X2), X13
+	MOVW	X13, X24
+	ADDW	X25, X18
 	WORD	$0x030cc857	// vadd.vx v16, v16, s9
-	WORD	$0x00813683	// ld a3, 8(sp)
-	WORD	$0x0046ac83	// lw s9, 4(a3)
-	WORD	$0x018a8abb	// addw s5, s5, s8
+	MOV	8(X2), X13
+	MOVW	4(X13), X25
+	ADDW	X24, X21
 	WORD	$0x02cb0657	// vadd.vv v12, v12, v22
-	WORD	$0x00813683	// ld a3, 8(sp)
-	WORD	$0x0086ac03	// lw s8, 8(a3)
-	WORD	$0x019989bb	// addw s3, s3, s9
+	MOV	8(X2), X13
+	MOVW	8(X13), X24
+	ADDW	X25, X19
 	WORD	$0x02dcc6d7	// vadd.vx v13, v13, s9
-	WORD	$0x00813683	// ld a3, 8(sp)
-	WORD	$0x00c6ac83	// lw s9, 12(a3)
-	WORD	$0x018a0a3b	// addw s4, s4, s8
+	MOV	8(X2), X13
+	MOVW	12(X13), X25
+	ADDW	X24, X20
 	WORD	$0x02ec4757	// vadd.vx v14, v14, s8
-	WORD	$0x019b0b3b	// addw s6, s6, s9
+	ADDW	X25, X22
 	WORD	$0x02fcc7d7	// vadd.vx v15, v15, s9
-	WORD	$0x017a8abb	// addw s5, s5, s7
+	ADDW	X23, X21
 	// output: lane k's word i at 64k + 4i (strided by 64)
-	WORD	$0x00058b93	// addi s7, a1, 0
-	WORD	$0x00050413	// addi s0, a0, 0
-	WORD	$0x04000093	// addi ra, zero, 64
+	MOV	X11, X23
+	MOV	X10, X8
+	MOV	$64, X1
 	WORD	$0x0a1beb87	// vlse32.v v23, (s7), ra
-	WORD	$0x004b8b93	// addi s7, s7, 4
+	ADD	$4, X23
 	WORD	$0x0a1bec07	// vlse32.v v24, (s7), ra
-	WORD	$0x004b8b93	// addi s7, s7, 4
+	ADD	$4, X23
 	WORD	$0x0a1bec87	// vlse32.v v25, (s7), ra
-	WORD	$0x004b8b93	// addi s7, s7, 4
+	ADD	$4, X23
 	WORD	$0x2f708bd7	// vxor.vv v23, v23, v1
 	WORD	$0x0a146ba7	// vsse32.v v23, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x0a1bed07	// vlse32.v v26, (s7), ra
-	WORD	$0x004b8b93	// addi s7, s7, 4
+	ADD	$4, X23
 	WORD	$0x2f810c57	// vxor.vv v24, v24, v2
 	WORD	$0x0a146c27	// vsse32.v v24, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x0a1beb87	// vlse32.v v23, (s7), ra
-	WORD	$0x004b8b93	// addi s7, s7, 4
+	ADD	$4, X23
 	WORD	$0x2f918cd7	// vxor.vv v25, v25, v3
 	WORD	$0x0a146ca7	// vsse32.v v25, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x0a1bec07	// vlse32.v v24, (s7), ra
-	WORD	$0x004b8b93	// addi s7, s7, 4
+	ADD	$4, X23
 	WORD	$0x2fa20d57	// vxor.vv v26, v26, v4
 	WORD	$0x0a146d27	// vsse32.v v26, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x0a1bec87	// vlse32.v v25, (s7), ra
-	WORD	$0x004b8b93	// addi s7, s7, 4
+	ADD	$4, X23
 	WORD	$0x2f790bd7	// vxor.vv v23, v23, v18
 	WORD	$0x0a146ba7	// vsse32.v v23, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x0a1bed07	// vlse32.v v26, (s7), ra
-	WORD	$0x004b8b93	// addi s7, s7, 4
+	ADD	$4, X23
 	WORD	$0x2f898c57	// vxor.vv v24, v24, v19
 	WORD	$0x0a146c27	// vsse32.v v24, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x0a1beb87	// vlse32.v v23, (s7), ra
-	WORD	$0x004b8b93	// addi s7, s7, 4
+	ADD	$4, X23
 	WORD	$0x2f9a0cd7	// vxor.vv v25, v25, v20
 	WORD	$0x0a146ca7	// vsse32.v v25, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x0a1bec07	// vlse32.v v24, (s7), ra
-	WORD	$0x004b8b93	// addi s7, s7, 4
+	ADD	$4, X23
 	WORD	$0x2faa8d57	// vxor.vv v26, v26, v21
 	WORD	$0x0a146d27	// vsse32.v v26, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x0a1bec87	// vlse32.v v25, (s7), ra
-	WORD	$0x004b8b93	// addi s7, s7, 4
+	ADD	$4, X23
 	WORD	$0x2f748bd7	// vxor.vv v23, v23, v9
 	WORD	$0x0a146ba7	// vsse32.v v23, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x0a1bed07	// vlse32.v v26, (s7), ra
-	WORD	$0x004b8b93	// addi s7, s7, 4
+	ADD	$4, X23
 	WORD	$0x2f850c57	// vxor.vv v24, v24, v10
 	WORD	$0x0a146c27	// vsse32.v v24, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x0a1beb87	// vlse32.v v23, (s7), ra
-	WORD	$0x004b8b93	// addi s7, s7, 4
+	ADD	$4, X23
 	WORD	$0x2f958cd7	// vxor.vv v25, v25, v11
 	WORD	$0x0a146ca7	// vsse32.v v25, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x0a1bec07	// vlse32.v v24, (s7), ra
-	WORD	$0x004b8b93	// addi s7, s7, 4
+	ADD	$4, X23
 	WORD	$0x2fa80d57	// vxor.vv v26, v26, v16
 	WORD	$0x0a146d27	// vsse32.v v26, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x0a1bec87	// vlse32.v v25, (s7), ra
-	WORD	$0x004b8b93	// addi s7, s7, 4
+	ADD	$4, X23
 	WORD	$0x2f760bd7	// vxor.vv v23, v23, v12
 	WORD	$0x0a146ba7	// vsse32.v v23, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x0a1bed07	// vlse32.v v26, (s7), ra
-	WORD	$0x004b8b93	// addi s7, s7, 4
+	ADD	$4, X23
 	WORD	$0x2f868c57	// vxor.vv v24, v24, v13
 	WORD	$0x0a146c27	// vsse32.v v24, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x2f970cd7	// vxor.vv v25, v25, v14
 	WORD	$0x0a146ca7	// vsse32.v v25, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x2fa78d57	// vxor.vv v26, v26, v15
 	WORD	$0x0a146d27	// vsse32.v v26, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x00665b93	// srli s7, a2, 6
-	WORD	$0x006b9c13	// slli s8, s7, 6
-	WORD	$0x01850533	// add a0, a0, s8
-	WORD	$0x018585b3	// add a1, a1, s8
-	WORD	$0x41860633	// sub a2, a2, s8
-	WORD	$0x01013683	// ld a3, 16(sp)
-	WORD	$0x017686bb	// addw a3, a3, s7
-	WORD	$0x00d13823	// sd a3, 16(sp)
-	WORD	$0x00060463	// beq a2, zero, .LChaCha20_ctr32_rv64gcv_75
-	WORD	$0x58c0106f	// jal zero, .LChaCha20_ctr32_rv64gcv_2
-	// .LChaCha20_ctr32_rv64gcv_75:
-	WORD	$0x0390106f	// jal zero, .LChaCha20_ctr32_rv64gcv_3
-	// .LChaCha20_ctr32_rv64gcv_rows:
+	ADD	$4, X8
+	SRL	$6, X12, X23
+	SLL	$6, X23, X24
+	ADD	X24, X10
+	ADD	X24, X11
+	SUB	X24, X12
+	MOV	16(X2), X13
+	ADDW	X23, X13
+	MOV	X13, 16(X2)
+	BEQZ	X12, L75
+	JMP	L2
+L75:
+	JMP	L3
+rows:
 	// rotation indices idx_k[i] = (i + k) mod 4; mask selects element 0 (the counter)
 	WORD	$0x0310b4d7	// vadd.vi v9, v17, 1
 	WORD	$0x2691b4d7	// vand.vi v9, v9, 3
@@ -977,3718 +977,3718 @@ TEXT ·chaCha20Ctr32Rv64gcv(SB), NOSPLIT, $24-40
 	WORD	$0x26b1b5d7	// vand.vi v11, v11, 3
 	WORD	$0x63103857	// vmseq.vi v16, v17, 0
 	// rows of the state: word sources per ABI; the counter word is ctr (merged in)
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0x00028b93	// addi s7, t0, 0
+	MOV	24(X2), X5
+	MOV	X5, X23
 	WORD	$0x020be607	// vle32.v v12, (s7)
-	WORD	$0x00068b93	// addi s7, a3, 0
+	MOV	X13, X23
 	WORD	$0x020be687	// vle32.v v13, (s7)
-	WORD	$0x01068b93	// addi s7, a3, 16
+	ADD	$16, X13, X23
 	WORD	$0x020be707	// vle32.v v14, (s7)
-	WORD	$0x00813283	// ld t0, 8(sp)
-	WORD	$0x00028b93	// addi s7, t0, 0
+	MOV	8(X2), X5
+	MOV	X5, X23
 	WORD	$0x020be787	// vle32.v v15, (s7)
 	WORD	$0x5e080057	// vmv.v.v v0, v16
-	WORD	$0x01013283	// ld t0, 16(sp)
+	MOV	16(X2), X5
 	WORD	$0x5cf2c7d7	// vmerge.vxm v15, v15, t0, v0
 	WORD	$0x5e0600d7	// vmv.v.v v1, v12
 	WORD	$0x5e068157	// vmv.v.v v2, v13
 	WORD	$0x5e0701d7	// vmv.v.v v3, v14
 	WORD	$0x5e078257	// vmv.v.v v4, v15
 	// the scalar block is the second: counter ctr + 1
-	WORD	$0x01813e03	// ld t3, 24(sp)
-	WORD	$0x000e2283	// lw t0, 0(t3)
-	WORD	$0x004e2303	// lw t1, 4(t3)
-	WORD	$0x008e2383	// lw t2, 8(t3)
-	WORD	$0x00ce2e03	// lw t3, 12(t3)
-	WORD	$0x0006ae83	// lw t4, 0(a3)
-	WORD	$0x0046af03	// lw t5, 4(a3)
-	WORD	$0x0086a703	// lw a4, 8(a3)
-	WORD	$0x00c6a783	// lw a5, 12(a3)
-	WORD	$0x0106a803	// lw a6, 16(a3)
-	WORD	$0x0146a883	// lw a7, 20(a3)
-	WORD	$0x0186a483	// lw s1, 24(a3)
-	WORD	$0x01c6a903	// lw s2, 28(a3)
-	WORD	$0x01013983	// ld s3, 16(sp)
-	WORD	$0x00198a9b	// addiw s5, s3, 1
-	WORD	$0x00813b03	// ld s6, 8(sp)
-	WORD	$0x004b2983	// lw s3, 4(s6)
-	WORD	$0x008b2a03	// lw s4, 8(s6)
-	WORD	$0x00cb2b03	// lw s6, 12(s6)
-	WORD	$0x00a00c13	// addi s8, zero, 10
-	// .LChaCha20_ctr32_rv64gcv_dr.2:
+	MOV	24(X2), X28
+	MOVW	(X28), X5
+	MOVW	4(X28), X6
+	MOVW	8(X28), X7
+	MOVW	12(X28), X28
+	MOVW	(X13), X29
+	MOVW	4(X13), X30
+	MOVW	8(X13), X14
+	MOVW	12(X13), X15
+	MOVW	16(X13), X16
+	MOVW	20(X13), X17
+	MOVW	24(X13), X9
+	MOVW	28(X13), X18
+	MOV	16(X2), X19
+	ADDW	$1, X19, X21
+	MOV	8(X2), X22
+	MOVW	4(X22), X19
+	MOVW	8(X22), X20
+	MOVW	12(X22), X22
+	MOV	$10, X24
+L12:
 	WORD	$0x021100d7	// vadd.vv v1, v1, v2
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
+	ADDW	X29, X5
 	WORD	$0x2e408257	// vxor.vv v4, v4, v1
-	WORD	$0x005acab3	// xor s5, s5, t0
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
+	ADDW	X21, X16
 	WORD	$0xa2483957	// vsrl.vi v18, v4, 16
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
+	ADDW	X29, X5
 	WORD	$0xa722a257	// vmadd.vv v4, v5, v18
-	WORD	$0x005acab3	// xor s5, s5, t0
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
 	WORD	$0x023201d7	// vadd.vv v3, v3, v4
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	WORD	$0x2e218157	// vxor.vv v2, v2, v3
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0xa22a3957	// vsrl.vi v18, v2, 20
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0xa7232157	// vmadd.vv v2, v6, v18
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
+	ADDW	X30, X6
 	WORD	$0x021100d7	// vadd.vv v1, v1, v2
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
+	ADDW	X19, X17
 	WORD	$0x2e408257	// vxor.vv v4, v4, v1
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0xa24c3957	// vsrl.vi v18, v4, 24
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
 	WORD	$0xa723a257	// vmadd.vv v4, v7, v18
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x023201d7	// vadd.vv v3, v3, v4
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x2e218157	// vxor.vv v2, v2, v3
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0xa22cb957	// vsrl.vi v18, v2, 25
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	ADDW	X15, X28
 	WORD	$0xa7242157	// vmadd.vv v2, v8, v18
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
 	WORD	$0x322489d7	// vrgather.vv v19, v2, v9
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
 	WORD	$0x32350a57	// vrgather.vv v20, v3, v10
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
 	WORD	$0x32458ad7	// vrgather.vv v21, v4, v11
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	WORD	$0x021980d7	// vadd.vv v1, v1, v19
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
+	ADDW	X30, X5
 	WORD	$0x2f508ad7	// vxor.vv v21, v21, v1
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
+	ADDW	X22, X9
 	WORD	$0xa3583957	// vsrl.vi v18, v21, 16
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
+	ADDW	X30, X5
 	WORD	$0xa722aad7	// vmadd.vv v21, v5, v18
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
 	WORD	$0x034a8a57	// vadd.vv v20, v20, v21
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	WORD	$0x2f3a09d7	// vxor.vv v19, v19, v20
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0xa33a3957	// vsrl.vi v18, v19, 20
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0xa72329d7	// vmadd.vv v19, v6, v18
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
+	ADDW	X14, X6
 	WORD	$0x021980d7	// vadd.vv v1, v1, v19
-	WORD	$0x006acab3	// xor s5, s5, t1
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
+	ADDW	X21, X18
 	WORD	$0x2f508ad7	// vxor.vv v21, v21, v1
-	WORD	$0x01274733	// xor a4, a4, s2
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0xa35c3957	// vsrl.vi v18, v21, 24
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
 	WORD	$0xa723aad7	// vmadd.vv v21, v7, v18
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x034a8a57	// vadd.vv v20, v20, v21
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x2f3a09d7	// vxor.vv v19, v19, v20
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0xa33cb957	// vsrl.vi v18, v19, 25
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
+	ADDW	X29, X28
 	WORD	$0xa72429d7	// vmadd.vv v19, v8, v18
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
 	WORD	$0x33358157	// vrgather.vv v2, v19, v11
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
 	WORD	$0x334501d7	// vrgather.vv v3, v20, v10
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
 	WORD	$0x33548257	// vrgather.vv v4, v21, v9
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
-	WORD	$0xfffc0c13	// addi s8, s8, -1
-	WORD	$0xde0c12e3	// bne s8, zero, .LChaCha20_ctr32_rv64gcv_dr.2
+	ADD	$-1, X24
+	BNEZ	X24, L12
 	// feed-forward and output: the rows block at 0..64, the scalar block at 64..128
 	WORD	$0x021600d7	// vadd.vv v1, v1, v12
 	WORD	$0x02268157	// vadd.vv v2, v2, v13
 	WORD	$0x023701d7	// vadd.vv v3, v3, v14
 	WORD	$0x02478257	// vadd.vv v4, v4, v15
-	WORD	$0x01813b83	// ld s7, 24(sp)
-	WORD	$0x000bac03	// lw s8, 0(s7)
-	WORD	$0x004bac83	// lw s9, 4(s7)
-	WORD	$0x018282bb	// addw t0, t0, s8
-	WORD	$0x01813b83	// ld s7, 24(sp)
-	WORD	$0x008bac03	// lw s8, 8(s7)
-	WORD	$0x0193033b	// addw t1, t1, s9
-	WORD	$0x01813b83	// ld s7, 24(sp)
-	WORD	$0x00cbac83	// lw s9, 12(s7)
-	WORD	$0x018383bb	// addw t2, t2, s8
-	WORD	$0x0006ac03	// lw s8, 0(a3)
-	WORD	$0x019e0e3b	// addw t3, t3, s9
-	WORD	$0x0046ac83	// lw s9, 4(a3)
-	WORD	$0x018e8ebb	// addw t4, t4, s8
-	WORD	$0x0086ac03	// lw s8, 8(a3)
-	WORD	$0x019f0f3b	// addw t5, t5, s9
-	WORD	$0x00c6ac83	// lw s9, 12(a3)
-	WORD	$0x0187073b	// addw a4, a4, s8
-	WORD	$0x0106ac03	// lw s8, 16(a3)
-	WORD	$0x019787bb	// addw a5, a5, s9
-	WORD	$0x0146ac83	// lw s9, 20(a3)
-	WORD	$0x0188083b	// addw a6, a6, s8
-	WORD	$0x0186ac03	// lw s8, 24(a3)
-	WORD	$0x019888bb	// addw a7, a7, s9
-	WORD	$0x01c6ac83	// lw s9, 28(a3)
-	WORD	$0x018484bb	// addw s1, s1, s8
-	WORD	$0x01013b83	// ld s7, 16(sp)
-	WORD	$0x001b8c1b	// addiw s8, s7, 1
-	WORD	$0x0199093b	// addw s2, s2, s9
-	WORD	$0x00813b83	// ld s7, 8(sp)
-	WORD	$0x004bac83	// lw s9, 4(s7)
-	WORD	$0x018a8abb	// addw s5, s5, s8
-	WORD	$0x00813b83	// ld s7, 8(sp)
-	WORD	$0x008bac03	// lw s8, 8(s7)
-	WORD	$0x019989bb	// addw s3, s3, s9
-	WORD	$0x00813b83	// ld s7, 8(sp)
-	WORD	$0x00cbac83	// lw s9, 12(s7)
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x019b0b3b	// addw s6, s6, s9
-	WORD	$0x00058b93	// addi s7, a1, 0
-	WORD	$0x0405ac03	// lw s8, 64(a1)
-	WORD	$0x0445ac83	// lw s9, 68(a1)
+	MOV	24(X2), X23
+	MOVW	(X23), X24
+	MOVW	4(X23), X25
+	ADDW	X24, X5
+	MOV	24(X2), X23
+	MOVW	8(X23), X24
+	ADDW	X25, X6
+	MOV	24(X2), X23
+	MOVW	12(X23), X25
+	ADDW	X24, X7
+	MOVW	(X13), X24
+	ADDW	X25, X28
+	MOVW	4(X13), X25
+	ADDW	X24, X29
+	MOVW	8(X13), X24
+	ADDW	X25, X30
+	MOVW	12(X13), X25
+	ADDW	X24, X14
+	MOVW	16(X13), X24
+	ADDW	X25, X15
+	MOVW	20(X13), X25
+	ADDW	X24, X16
+	MOVW	24(X13), X24
+	ADDW	X25, X17
+	MOVW	28(X13), X25
+	ADDW	X24, X9
+	MOV	16(X2), X23
+	ADDW	$1, X23, X24
+	ADDW	X25, X18
+	MOV	8(X2), X23
+	MOVW	4(X23), X25
+	ADDW	X24, X21
+	MOV	8(X2), X23
+	MOVW	8(X23), X24
+	ADDW	X25, X19
+	MOV	8(X2), X23
+	MOVW	12(X23), X25
+	ADDW	X24, X20
+	ADDW	X25, X22
+	MOV	X11, X23
+	MOVW	64(X11), X24
+	MOVW	68(X11), X25
 	WORD	$0x020be907	// vle32.v v18, (s7)
-	WORD	$0x005c4c33	// xor s8, s8, t0
-	WORD	$0x05852023	// sw s8, 64(a0)
-	WORD	$0x01058b93	// addi s7, a1, 16
-	WORD	$0x0485ac03	// lw s8, 72(a1)
-	WORD	$0x006cccb3	// xor s9, s9, t1
-	WORD	$0x05952223	// sw s9, 68(a0)
+	XOR	X5, X24
+	MOVW	X24, 64(X10)
+	ADD	$16, X11, X23
+	MOVW	72(X11), X24
+	XOR	X6, X25
+	MOVW	X25, 68(X10)
 	WORD	$0x020be987	// vle32.v v19, (s7)
-	WORD	$0x04c5ac83	// lw s9, 76(a1)
-	WORD	$0x007c4c33	// xor s8, s8, t2
-	WORD	$0x02058b93	// addi s7, a1, 32
-	WORD	$0x05852423	// sw s8, 72(a0)
-	WORD	$0x0505ac03	// lw s8, 80(a1)
-	WORD	$0x01ccccb3	// xor s9, s9, t3
+	MOVW	76(X11), X25
+	XOR	X7, X24
+	ADD	$32, X11, X23
+	MOVW	X24, 72(X10)
+	MOVW	80(X11), X24
+	XOR	X28, X25
 	WORD	$0x020bea07	// vle32.v v20, (s7)
-	WORD	$0x05952623	// sw s9, 76(a0)
-	WORD	$0x0545ac83	// lw s9, 84(a1)
-	WORD	$0x03058b93	// addi s7, a1, 48
-	WORD	$0x01dc4c33	// xor s8, s8, t4
-	WORD	$0x05852823	// sw s8, 80(a0)
+	MOVW	X25, 76(X10)
+	MOVW	84(X11), X25
+	ADD	$48, X11, X23
+	XOR	X29, X24
+	MOVW	X24, 80(X10)
 	WORD	$0x020bea87	// vle32.v v21, (s7)
-	WORD	$0x0585ac03	// lw s8, 88(a1)
-	WORD	$0x01ecccb3	// xor s9, s9, t5
-	WORD	$0x05952a23	// sw s9, 84(a0)
+	MOVW	88(X11), X24
+	XOR	X30, X25
+	MOVW	X25, 84(X10)
 	WORD	$0x2f208957	// vxor.vv v18, v18, v1
-	WORD	$0x05c5ac83	// lw s9, 92(a1)
-	WORD	$0x00ec4c33	// xor s8, s8, a4
-	WORD	$0x00050413	// addi s0, a0, 0
-	WORD	$0x05852c23	// sw s8, 88(a0)
-	WORD	$0x0605ac03	// lw s8, 96(a1)
-	WORD	$0x00fcccb3	// xor s9, s9, a5
+	MOVW	92(X11), X25
+	XOR	X14, X24
+	MOV	X10, X8
+	MOVW	X24, 88(X10)
+	MOVW	96(X11), X24
+	XOR	X15, X25
 	WORD	$0x02046927	// vse32.v v18, (s0)
-	WORD	$0x05952e23	// sw s9, 92(a0)
-	WORD	$0x0645ac83	// lw s9, 100(a1)
+	MOVW	X25, 92(X10)
+	MOVW	100(X11), X25
 	WORD	$0x2f3109d7	// vxor.vv v19, v19, v2
-	WORD	$0x010c4c33	// xor s8, s8, a6
-	WORD	$0x07852023	// sw s8, 96(a0)
-	WORD	$0x01050413	// addi s0, a0, 16
-	WORD	$0x0685ac03	// lw s8, 104(a1)
-	WORD	$0x011cccb3	// xor s9, s9, a7
-	WORD	$0x07952223	// sw s9, 100(a0)
+	XOR	X16, X24
+	MOVW	X24, 96(X10)
+	ADD	$16, X10, X8
+	MOVW	104(X11), X24
+	XOR	X17, X25
+	MOVW	X25, 100(X10)
 	WORD	$0x020469a7	// vse32.v v19, (s0)
-	WORD	$0x06c5ac83	// lw s9, 108(a1)
-	WORD	$0x009c4c33	// xor s8, s8, s1
+	MOVW	108(X11), X25
+	XOR	X9, X24
 	WORD	$0x2f418a57	// vxor.vv v20, v20, v3
-	WORD	$0x07852423	// sw s8, 104(a0)
-	WORD	$0x0705ac03	// lw s8, 112(a1)
-	WORD	$0x012cccb3	// xor s9, s9, s2
-	WORD	$0x02050413	// addi s0, a0, 32
-	WORD	$0x07952623	// sw s9, 108(a0)
-	WORD	$0x0745ac83	// lw s9, 116(a1)
+	MOVW	X24, 104(X10)
+	MOVW	112(X11), X24
+	XOR	X18, X25
+	ADD	$32, X10, X8
+	MOVW	X25, 108(X10)
+	MOVW	116(X11), X25
 	WORD	$0x02046a27	// vse32.v v20, (s0)
-	WORD	$0x015c4c33	// xor s8, s8, s5
-	WORD	$0x07852823	// sw s8, 112(a0)
+	XOR	X21, X24
+	MOVW	X24, 112(X10)
 	WORD	$0x2f520ad7	// vxor.vv v21, v21, v4
-	WORD	$0x0785ac03	// lw s8, 120(a1)
-	WORD	$0x013cccb3	// xor s9, s9, s3
-	WORD	$0x07952a23	// sw s9, 116(a0)
-	WORD	$0x03050413	// addi s0, a0, 48
-	WORD	$0x07c5ac83	// lw s9, 124(a1)
-	WORD	$0x014c4c33	// xor s8, s8, s4
+	MOVW	120(X11), X24
+	XOR	X19, X25
+	MOVW	X25, 116(X10)
+	ADD	$48, X10, X8
+	MOVW	124(X11), X25
+	XOR	X20, X24
 	WORD	$0x02046aa7	// vse32.v v21, (s0)
-	WORD	$0x07852c23	// sw s8, 120(a0)
-	WORD	$0x016cccb3	// xor s9, s9, s6
-	WORD	$0x07952e23	// sw s9, 124(a0)
-	WORD	$0x08050513	// addi a0, a0, 128
-	WORD	$0x08058593	// addi a1, a1, 128
-	WORD	$0xf8060613	// addi a2, a2, -128
-	WORD	$0x01013283	// ld t0, 16(sp)
-	WORD	$0x0022829b	// addiw t0, t0, 2
-	WORD	$0x00513823	// sd t0, 16(sp)
-	WORD	$0x0040006f	// jal zero, .LChaCha20_ctr32_rv64gcv_1
-	// .LChaCha20_ctr32_rv64gcv_1:
-	WORD	$0x00061463	// bne a2, zero, .LChaCha20_ctr32_rv64gcv_76
-	WORD	$0x3880106f	// jal zero, .LChaCha20_ctr32_rv64gcv_3
-	// .LChaCha20_ctr32_rv64gcv_76:
-	// .LChaCha20_ctr32_rv64gcv_block:
-	WORD	$0x01813e03	// ld t3, 24(sp)
-	WORD	$0x000e2283	// lw t0, 0(t3)
-	WORD	$0x004e2303	// lw t1, 4(t3)
-	WORD	$0x008e2383	// lw t2, 8(t3)
-	WORD	$0x00ce2e03	// lw t3, 12(t3)
-	WORD	$0x0006ae83	// lw t4, 0(a3)
-	WORD	$0x0046af03	// lw t5, 4(a3)
-	WORD	$0x0086a703	// lw a4, 8(a3)
-	WORD	$0x00c6a783	// lw a5, 12(a3)
-	WORD	$0x0106a803	// lw a6, 16(a3)
-	WORD	$0x0146a883	// lw a7, 20(a3)
-	WORD	$0x0186a483	// lw s1, 24(a3)
-	WORD	$0x01c6a903	// lw s2, 28(a3)
-	WORD	$0x01013983	// ld s3, 16(sp)
-	WORD	$0x00098a9b	// addiw s5, s3, 0
-	WORD	$0x00813b03	// ld s6, 8(sp)
-	WORD	$0x004b2983	// lw s3, 4(s6)
-	WORD	$0x008b2a03	// lw s4, 8(s6)
-	WORD	$0x00cb2b03	// lw s6, 12(s6)
+	MOVW	X24, 120(X10)
+	XOR	X22, X25
+	MOVW	X25, 124(X10)
+	ADD	$128, X10
+	ADD	$128, X11
+	ADD	$-128, X12
+	MOV	16(X2), X5
+	ADDW	$2, X5
+	MOV	X5, 16(X2)
+	JMP	L1
+L1:
+	BNEZ	X12, L76
+	JMP	L3
+L76:
+block:
+	MOV	24(X2), X28
+	MOVW	(X28), X5
+	MOVW	4(X28), X6
+	MOVW	8(X28), X7
+	MOVW	12(X28), X28
+	MOVW	(X13), X29
+	MOVW	4(X13), X30
+	MOVW	8(X13), X14
+	MOVW	12(X13), X15
+	MOVW	16(X13), X16
+	MOVW	20(X13), X17
+	MOVW	24(X13), X9
+	MOVW	28(X13), X18
+	MOV	16(X2), X19
+	MOVW	X19, X21
+	MOV	8(X2), X22
+	MOVW	4(X22), X19
+	MOVW	8(X22), X20
+	MOVW	12(X22), X22
 	// double round 1 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 2 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 3 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 4 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 5 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 6 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 7 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 8 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 9 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 10 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
-	WORD	$0x01813b83	// ld s7, 24(sp)
-	WORD	$0x000bac03	// lw s8, 0(s7)
-	WORD	$0x004bac83	// lw s9, 4(s7)
-	WORD	$0x018282bb	// addw t0, t0, s8
-	WORD	$0x01813b83	// ld s7, 24(sp)
-	WORD	$0x008bac03	// lw s8, 8(s7)
-	WORD	$0x0193033b	// addw t1, t1, s9
-	WORD	$0x01813b83	// ld s7, 24(sp)
-	WORD	$0x00cbac83	// lw s9, 12(s7)
-	WORD	$0x018383bb	// addw t2, t2, s8
-	WORD	$0x0006ac03	// lw s8, 0(a3)
-	WORD	$0x019e0e3b	// addw t3, t3, s9
-	WORD	$0x0046ac83	// lw s9, 4(a3)
-	WORD	$0x018e8ebb	// addw t4, t4, s8
-	WORD	$0x0086ac03	// lw s8, 8(a3)
-	WORD	$0x019f0f3b	// addw t5, t5, s9
-	WORD	$0x00c6ac83	// lw s9, 12(a3)
-	WORD	$0x0187073b	// addw a4, a4, s8
-	WORD	$0x0106ac03	// lw s8, 16(a3)
-	WORD	$0x019787bb	// addw a5, a5, s9
-	WORD	$0x0146ac83	// lw s9, 20(a3)
-	WORD	$0x0188083b	// addw a6, a6, s8
-	WORD	$0x0186ac03	// lw s8, 24(a3)
-	WORD	$0x019888bb	// addw a7, a7, s9
-	WORD	$0x01c6ac83	// lw s9, 28(a3)
-	WORD	$0x018484bb	// addw s1, s1, s8
-	WORD	$0x01013b83	// ld s7, 16(sp)
-	WORD	$0x000b8c1b	// addiw s8, s7, 0
-	WORD	$0x0199093b	// addw s2, s2, s9
-	WORD	$0x00813b83	// ld s7, 8(sp)
-	WORD	$0x004bac83	// lw s9, 4(s7)
-	WORD	$0x018a8abb	// addw s5, s5, s8
-	WORD	$0x00813b83	// ld s7, 8(sp)
-	WORD	$0x008bac03	// lw s8, 8(s7)
-	WORD	$0x019989bb	// addw s3, s3, s9
-	WORD	$0x00813b83	// ld s7, 8(sp)
-	WORD	$0x00cbac83	// lw s9, 12(s7)
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x019b0b3b	// addw s6, s6, s9
-	WORD	$0x04000c13	// addi s8, zero, 64
-	WORD	$0x0f866463	// bltu a2, s8, .LChaCha20_ctr32_rv64gcv_2
-	WORD	$0x0005ac03	// lw s8, 0(a1)
-	WORD	$0x0045ac83	// lw s9, 4(a1)
-	WORD	$0x005c4c33	// xor s8, s8, t0
-	WORD	$0x01852023	// sw s8, 0(a0)
-	WORD	$0x0085ac03	// lw s8, 8(a1)
-	WORD	$0x006cccb3	// xor s9, s9, t1
-	WORD	$0x01952223	// sw s9, 4(a0)
-	WORD	$0x00c5ac83	// lw s9, 12(a1)
-	WORD	$0x007c4c33	// xor s8, s8, t2
-	WORD	$0x01852423	// sw s8, 8(a0)
-	WORD	$0x0105ac03	// lw s8, 16(a1)
-	WORD	$0x01ccccb3	// xor s9, s9, t3
-	WORD	$0x01952623	// sw s9, 12(a0)
-	WORD	$0x0145ac83	// lw s9, 20(a1)
-	WORD	$0x01dc4c33	// xor s8, s8, t4
-	WORD	$0x01852823	// sw s8, 16(a0)
-	WORD	$0x0185ac03	// lw s8, 24(a1)
-	WORD	$0x01ecccb3	// xor s9, s9, t5
-	WORD	$0x01952a23	// sw s9, 20(a0)
-	WORD	$0x01c5ac83	// lw s9, 28(a1)
-	WORD	$0x00ec4c33	// xor s8, s8, a4
-	WORD	$0x01852c23	// sw s8, 24(a0)
-	WORD	$0x0205ac03	// lw s8, 32(a1)
-	WORD	$0x00fcccb3	// xor s9, s9, a5
-	WORD	$0x01952e23	// sw s9, 28(a0)
-	WORD	$0x0245ac83	// lw s9, 36(a1)
-	WORD	$0x010c4c33	// xor s8, s8, a6
-	WORD	$0x03852023	// sw s8, 32(a0)
-	WORD	$0x0285ac03	// lw s8, 40(a1)
-	WORD	$0x011cccb3	// xor s9, s9, a7
-	WORD	$0x03952223	// sw s9, 36(a0)
-	WORD	$0x02c5ac83	// lw s9, 44(a1)
-	WORD	$0x009c4c33	// xor s8, s8, s1
-	WORD	$0x03852423	// sw s8, 40(a0)
-	WORD	$0x0305ac03	// lw s8, 48(a1)
-	WORD	$0x012cccb3	// xor s9, s9, s2
-	WORD	$0x03952623	// sw s9, 44(a0)
-	WORD	$0x0345ac83	// lw s9, 52(a1)
-	WORD	$0x015c4c33	// xor s8, s8, s5
-	WORD	$0x03852823	// sw s8, 48(a0)
-	WORD	$0x0385ac03	// lw s8, 56(a1)
-	WORD	$0x013cccb3	// xor s9, s9, s3
-	WORD	$0x03952a23	// sw s9, 52(a0)
-	WORD	$0x03c5ac83	// lw s9, 60(a1)
-	WORD	$0x014c4c33	// xor s8, s8, s4
-	WORD	$0x03852c23	// sw s8, 56(a0)
-	WORD	$0x016cccb3	// xor s9, s9, s6
-	WORD	$0x03952e23	// sw s9, 60(a0)
-	WORD	$0x04050513	// addi a0, a0, 64
-	WORD	$0x04058593	// addi a1, a1, 64
-	WORD	$0xfc060613	// addi a2, a2, -64
-	WORD	$0x01013283	// ld t0, 16(sp)
-	WORD	$0x0012829b	// addiw t0, t0, 1
-	WORD	$0x00513823	// sd t0, 16(sp)
-	WORD	$0x00060463	// beq a2, zero, .LChaCha20_ctr32_rv64gcv_77
-	WORD	$0xf35fe06f	// jal zero, .LChaCha20_ctr32_rv64gcv_block
-	// .LChaCha20_ctr32_rv64gcv_77:
-	WORD	$0x2b40006f	// jal zero, .LChaCha20_ctr32_rv64gcv_3
-	// .LChaCha20_ctr32_rv64gcv_2:
+	MOV	24(X2), X23
+	MOVW	(X23), X24
+	MOVW	4(X23), X25
+	ADDW	X24, X5
+	MOV	24(X2), X23
+	MOVW	8(X23), X24
+	ADDW	X25, X6
+	MOV	24(X2), X23
+	MOVW	12(X23), X25
+	ADDW	X24, X7
+	MOVW	(X13), X24
+	ADDW	X25, X28
+	MOVW	4(X13), X25
+	ADDW	X24, X29
+	MOVW	8(X13), X24
+	ADDW	X25, X30
+	MOVW	12(X13), X25
+	ADDW	X24, X14
+	MOVW	16(X13), X24
+	ADDW	X25, X15
+	MOVW	20(X13), X25
+	ADDW	X24, X16
+	MOVW	24(X13), X24
+	ADDW	X25, X17
+	MOVW	28(X13), X25
+	ADDW	X24, X9
+	MOV	16(X2), X23
+	MOVW	X23, X24
+	ADDW	X25, X18
+	MOV	8(X2), X23
+	MOVW	4(X23), X25
+	ADDW	X24, X21
+	MOV	8(X2), X23
+	MOVW	8(X23), X24
+	ADDW	X25, X19
+	MOV	8(X2), X23
+	MOVW	12(X23), X25
+	ADDW	X24, X20
+	ADDW	X25, X22
+	MOV	$64, X24
+	BLTU	X12, X24, L2
+	MOVW	(X11), X24
+	MOVW	4(X11), X25
+	XOR	X5, X24
+	MOVW	X24, (X10)
+	MOVW	8(X11), X24
+	XOR	X6, X25
+	MOVW	X25, 4(X10)
+	MOVW	12(X11), X25
+	XOR	X7, X24
+	MOVW	X24, 8(X10)
+	MOVW	16(X11), X24
+	XOR	X28, X25
+	MOVW	X25, 12(X10)
+	MOVW	20(X11), X25
+	XOR	X29, X24
+	MOVW	X24, 16(X10)
+	MOVW	24(X11), X24
+	XOR	X30, X25
+	MOVW	X25, 20(X10)
+	MOVW	28(X11), X25
+	XOR	X14, X24
+	MOVW	X24, 24(X10)
+	MOVW	32(X11), X24
+	XOR	X15, X25
+	MOVW	X25, 28(X10)
+	MOVW	36(X11), X25
+	XOR	X16, X24
+	MOVW	X24, 32(X10)
+	MOVW	40(X11), X24
+	XOR	X17, X25
+	MOVW	X25, 36(X10)
+	MOVW	44(X11), X25
+	XOR	X9, X24
+	MOVW	X24, 40(X10)
+	MOVW	48(X11), X24
+	XOR	X18, X25
+	MOVW	X25, 44(X10)
+	MOVW	52(X11), X25
+	XOR	X21, X24
+	MOVW	X24, 48(X10)
+	MOVW	56(X11), X24
+	XOR	X19, X25
+	MOVW	X25, 52(X10)
+	MOVW	60(X11), X25
+	XOR	X20, X24
+	MOVW	X24, 56(X10)
+	XOR	X22, X25
+	MOVW	X25, 60(X10)
+	ADD	$64, X10
+	ADD	$64, X11
+	ADD	$-64, X12
+	MOV	16(X2), X5
+	ADDW	$1, X5
+	MOV	X5, 16(X2)
+	BEQZ	X12, L77
+	JMP	block
+L77:
+	JMP	L3
+L2:
 	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_15
-	WORD	$0x00028c93	// addi s9, t0, 0
-	WORD	$0x2740006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
-	// .LChaCha20_ctr32_rv64gcv_15:
-	WORD	$0x0005ac03	// lw s8, 0(a1)
-	WORD	$0x005c4c33	// xor s8, s8, t0
-	WORD	$0x01852023	// sw s8, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_17
-	WORD	$0x00030c93	// addi s9, t1, 0
-	WORD	$0x24c0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
-	// .LChaCha20_ctr32_rv64gcv_17:
-	WORD	$0x0005ac03	// lw s8, 0(a1)
-	WORD	$0x006c4c33	// xor s8, s8, t1
-	WORD	$0x01852023	// sw s8, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_18
-	WORD	$0x00038c93	// addi s9, t2, 0
-	WORD	$0x2240006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
-	// .LChaCha20_ctr32_rv64gcv_18:
-	WORD	$0x0005ac03	// lw s8, 0(a1)
-	WORD	$0x007c4c33	// xor s8, s8, t2
-	WORD	$0x01852023	// sw s8, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_19
-	WORD	$0x000e0c93	// addi s9, t3, 0
-	WORD	$0x1fc0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
-	// .LChaCha20_ctr32_rv64gcv_19:
-	WORD	$0x0005ac03	// lw s8, 0(a1)
-	WORD	$0x01cc4c33	// xor s8, s8, t3
-	WORD	$0x01852023	// sw s8, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_20
-	WORD	$0x000e8c93	// addi s9, t4, 0
-	WORD	$0x1d40006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
-	// .LChaCha20_ctr32_rv64gcv_20:
-	WORD	$0x0005ac03	// lw s8, 0(a1)
-	WORD	$0x01dc4c33	// xor s8, s8, t4
-	WORD	$0x01852023	// sw s8, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_21
-	WORD	$0x000f0c93	// addi s9, t5, 0
-	WORD	$0x1ac0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
-	// .LChaCha20_ctr32_rv64gcv_21:
-	WORD	$0x0005ac03	// lw s8, 0(a1)
-	WORD	$0x01ec4c33	// xor s8, s8, t5
-	WORD	$0x01852023	// sw s8, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_22
-	WORD	$0x00070c93	// addi s9, a4, 0
-	WORD	$0x1840006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
-	// .LChaCha20_ctr32_rv64gcv_22:
-	WORD	$0x0005ac03	// lw s8, 0(a1)
-	WORD	$0x00ec4c33	// xor s8, s8, a4
-	WORD	$0x01852023	// sw s8, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_23
-	WORD	$0x00078c93	// addi s9, a5, 0
-	WORD	$0x15c0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
-	// .LChaCha20_ctr32_rv64gcv_23:
-	WORD	$0x0005ac03	// lw s8, 0(a1)
-	WORD	$0x00fc4c33	// xor s8, s8, a5
-	WORD	$0x01852023	// sw s8, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_24
-	WORD	$0x00080c93	// addi s9, a6, 0
-	WORD	$0x1340006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
-	// .LChaCha20_ctr32_rv64gcv_24:
-	WORD	$0x0005ac03	// lw s8, 0(a1)
-	WORD	$0x010c4c33	// xor s8, s8, a6
-	WORD	$0x01852023	// sw s8, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_25
-	WORD	$0x00088c93	// addi s9, a7, 0
-	WORD	$0x10c0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
-	// .LChaCha20_ctr32_rv64gcv_25:
-	WORD	$0x0005ac03	// lw s8, 0(a1)
-	WORD	$0x011c4c33	// xor s8, s8, a7
-	WORD	$0x01852023	// sw s8, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_26
-	WORD	$0x00048c93	// addi s9, s1, 0
-	WORD	$0x0e40006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
-	// .LChaCha20_ctr32_rv64gcv_26:
-	WORD	$0x0005ac03	// lw s8, 0(a1)
-	WORD	$0x009c4c33	// xor s8, s8, s1
-	WORD	$0x01852023	// sw s8, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_27
-	WORD	$0x00090c93	// addi s9, s2, 0
-	WORD	$0x0bc0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
-	// .LChaCha20_ctr32_rv64gcv_27:
-	WORD	$0x0005ac03	// lw s8, 0(a1)
-	WORD	$0x012c4c33	// xor s8, s8, s2
-	WORD	$0x01852023	// sw s8, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_28
-	WORD	$0x000a8c93	// addi s9, s5, 0
-	WORD	$0x0940006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
-	// .LChaCha20_ctr32_rv64gcv_28:
-	WORD	$0x0005ac03	// lw s8, 0(a1)
-	WORD	$0x015c4c33	// xor s8, s8, s5
-	WORD	$0x01852023	// sw s8, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_29
-	WORD	$0x00098c93	// addi s9, s3, 0
-	WORD	$0x06c0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
-	// .LChaCha20_ctr32_rv64gcv_29:
-	WORD	$0x0005ac03	// lw s8, 0(a1)
-	WORD	$0x013c4c33	// xor s8, s8, s3
-	WORD	$0x01852023	// sw s8, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_30
-	WORD	$0x000a0c93	// addi s9, s4, 0
-	WORD	$0x0440006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
-	// .LChaCha20_ctr32_rv64gcv_30:
-	WORD	$0x0005ac03	// lw s8, 0(a1)
-	WORD	$0x014c4c33	// xor s8, s8, s4
-	WORD	$0x01852023	// sw s8, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_31
-	WORD	$0x000b0c93	// addi s9, s6, 0
-	WORD	$0x01c0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
-	// .LChaCha20_ctr32_rv64gcv_31:
-	WORD	$0x0005ac03	// lw s8, 0(a1)
-	WORD	$0x016c4c33	// xor s8, s8, s6
-	WORD	$0x01852023	// sw s8, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
+	MOV	$4, X24
+	BGEU	X12, X24, L15
+	MOV	X5, X25
+	JMP	tail
+L15:
+	MOVW	(X11), X24
+	XOR	X5, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L17
+	MOV	X6, X25
+	JMP	tail
+L17:
+	MOVW	(X11), X24
+	XOR	X6, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L18
+	MOV	X7, X25
+	JMP	tail
+L18:
+	MOVW	(X11), X24
+	XOR	X7, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L19
+	MOV	X28, X25
+	JMP	tail
+L19:
+	MOVW	(X11), X24
+	XOR	X28, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L20
+	MOV	X29, X25
+	JMP	tail
+L20:
+	MOVW	(X11), X24
+	XOR	X29, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L21
+	MOV	X30, X25
+	JMP	tail
+L21:
+	MOVW	(X11), X24
+	XOR	X30, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L22
+	MOV	X14, X25
+	JMP	tail
+L22:
+	MOVW	(X11), X24
+	XOR	X14, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L23
+	MOV	X15, X25
+	JMP	tail
+L23:
+	MOVW	(X11), X24
+	XOR	X15, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L24
+	MOV	X16, X25
+	JMP	tail
+L24:
+	MOVW	(X11), X24
+	XOR	X16, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L25
+	MOV	X17, X25
+	JMP	tail
+L25:
+	MOVW	(X11), X24
+	XOR	X17, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L26
+	MOV	X9, X25
+	JMP	tail
+L26:
+	MOVW	(X11), X24
+	XOR	X9, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L27
+	MOV	X18, X25
+	JMP	tail
+L27:
+	MOVW	(X11), X24
+	XOR	X18, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L28
+	MOV	X21, X25
+	JMP	tail
+L28:
+	MOVW	(X11), X24
+	XOR	X21, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L29
+	MOV	X19, X25
+	JMP	tail
+L29:
+	MOVW	(X11), X24
+	XOR	X19, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L30
+	MOV	X20, X25
+	JMP	tail
+L30:
+	MOVW	(X11), X24
+	XOR	X20, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L31
+	MOV	X22, X25
+	JMP	tail
+L31:
+	MOVW	(X11), X24
+	XOR	X22, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
 	// unreachable: len < 64 leaves at most 15 whole words
-	// .LChaCha20_ctr32_rv64gcv_tail:
-	WORD	$0x02060263	// beq a2, zero, .LChaCha20_ctr32_rv64gcv_skip
-	// .LChaCha20_ctr32_rv64gcv_byte:
-	WORD	$0x0005cc03	// lbu s8, 0(a1)
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x01850023	// sb s8, 0(a0)
-	WORD	$0x008cdc93	// srli s9, s9, 8
-	WORD	$0x00158593	// addi a1, a1, 1
-	WORD	$0x00150513	// addi a0, a0, 1
-	WORD	$0xfff60613	// addi a2, a2, -1
-	WORD	$0xfe0612e3	// bne a2, zero, .LChaCha20_ctr32_rv64gcv_byte
-	// .LChaCha20_ctr32_rv64gcv_skip:
-	WORD	$0x01013283	// ld t0, 16(sp)
-	WORD	$0x0012829b	// addiw t0, t0, 1
-	WORD	$0x00513823	// sd t0, 16(sp)
-	// .LChaCha20_ctr32_rv64gcv_3:
+tail:
+	BEQZ	X12, skip
+byte:
+	MOVBU	(X11), X24
+	XOR	X25, X24
+	MOVB	X24, (X10)
+	SRL	$8, X25
+	ADD	$1, X11
+	ADD	$1, X10
+	ADD	$-1, X12
+	BNEZ	X12, byte
+skip:
+	MOV	16(X2), X5
+	ADDW	$1, X5
+	MOV	X5, 16(X2)
+L3:
 	// return
 	WORD	$0x0c3072d7	// vsetvli t0, zero, e8, m8, ta, ma
 	WORD	$0x5e003057	// vmv.v.i v0, 0
 	WORD	$0x5e003457	// vmv.v.i v8, 0
 	WORD	$0x5e003857	// vmv.v.i v16, 0
 	WORD	$0x5e003c57	// vmv.v.i v24, 0
-	WORD	$0x00013823	// sd zero, 16(sp)
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000413	// addi s0, zero, 0
-	WORD	$0x00000493	// addi s1, zero, 0
-	WORD	$0x00000693	// addi a3, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
-	WORD	$0x00000793	// addi a5, zero, 0
-	WORD	$0x00000813	// addi a6, zero, 0
-	WORD	$0x00000893	// addi a7, zero, 0
-	WORD	$0x00000913	// addi s2, zero, 0
-	WORD	$0x00000993	// addi s3, zero, 0
-	WORD	$0x00000a13	// addi s4, zero, 0
-	WORD	$0x00000a93	// addi s5, zero, 0
-	WORD	$0x00000b13	// addi s6, zero, 0
-	WORD	$0x00000b93	// addi s7, zero, 0
-	WORD	$0x00000c13	// addi s8, zero, 0
-	WORD	$0x00000c93	// addi s9, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	WORD	$0x00013083	// ld ra, 0(sp)
-	JMP	kgen_ret	// jalr zero, 0(ra)
-	// .LChaCha20_ctr32_rv64gcv_4:
-	WORD	$0x00061463	// bne a2, zero, .LChaCha20_ctr32_rv64gcv_78
-	WORD	$0x4e50106f	// jal zero, .LChaCha20_ctr32_rv64gcv_6
-	// .LChaCha20_ctr32_rv64gcv_78:
-	// .LChaCha20_ctr32_rv64gcv_block.1:
-	WORD	$0x01813e03	// ld t3, 24(sp)
-	WORD	$0x000e2283	// lw t0, 0(t3)
-	WORD	$0x004e2303	// lw t1, 4(t3)
-	WORD	$0x008e2383	// lw t2, 8(t3)
-	WORD	$0x00ce2e03	// lw t3, 12(t3)
-	WORD	$0x0006ae83	// lw t4, 0(a3)
-	WORD	$0x0046af03	// lw t5, 4(a3)
-	WORD	$0x0086a703	// lw a4, 8(a3)
-	WORD	$0x00c6a783	// lw a5, 12(a3)
-	WORD	$0x0106a803	// lw a6, 16(a3)
-	WORD	$0x0146a883	// lw a7, 20(a3)
-	WORD	$0x0186a483	// lw s1, 24(a3)
-	WORD	$0x01c6a903	// lw s2, 28(a3)
-	WORD	$0x01013983	// ld s3, 16(sp)
-	WORD	$0x00098a9b	// addiw s5, s3, 0
-	WORD	$0x00813b03	// ld s6, 8(sp)
-	WORD	$0x004b2983	// lw s3, 4(s6)
-	WORD	$0x008b2a03	// lw s4, 8(s6)
-	WORD	$0x00cb2b03	// lw s6, 12(s6)
+	MOV	X0, 16(X2)
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X8
+	MOV	$0, X9
+	MOV	$0, X13
+	MOV	$0, X14
+	MOV	$0, X15
+	MOV	$0, X16
+	MOV	$0, X17
+	MOV	$0, X18
+	MOV	$0, X19
+	MOV	$0, X20
+	MOV	$0, X21
+	MOV	$0, X22
+	MOV	$0, X23
+	MOV	$0, X24
+	MOV	$0, X25
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	MOV	(X2), X1
+	JMP	kgen_ret
+L4:
+	BNEZ	X12, L78
+	JMP	L6
+L78:
+L34:
+	MOV	24(X2), X28
+	MOVW	(X28), X5
+	MOVW	4(X28), X6
+	MOVW	8(X28), X7
+	MOVW	12(X28), X28
+	MOVW	(X13), X29
+	MOVW	4(X13), X30
+	MOVW	8(X13), X14
+	MOVW	12(X13), X15
+	MOVW	16(X13), X16
+	MOVW	20(X13), X17
+	MOVW	24(X13), X9
+	MOVW	28(X13), X18
+	MOV	16(X2), X19
+	MOVW	X19, X21
+	MOV	8(X2), X22
+	MOVW	4(X22), X19
+	MOVW	8(X22), X20
+	MOVW	12(X22), X22
 	// double round 1 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 2 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 3 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 4 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 5 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 6 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 7 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 8 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 9 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 10 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
-	WORD	$0x01813b83	// ld s7, 24(sp)
-	WORD	$0x000bac03	// lw s8, 0(s7)
-	WORD	$0x004bac83	// lw s9, 4(s7)
-	WORD	$0x018282bb	// addw t0, t0, s8
-	WORD	$0x01813b83	// ld s7, 24(sp)
-	WORD	$0x008bac03	// lw s8, 8(s7)
-	WORD	$0x0193033b	// addw t1, t1, s9
-	WORD	$0x01813b83	// ld s7, 24(sp)
-	WORD	$0x00cbac83	// lw s9, 12(s7)
-	WORD	$0x018383bb	// addw t2, t2, s8
-	WORD	$0x0006ac03	// lw s8, 0(a3)
-	WORD	$0x019e0e3b	// addw t3, t3, s9
-	WORD	$0x0046ac83	// lw s9, 4(a3)
-	WORD	$0x018e8ebb	// addw t4, t4, s8
-	WORD	$0x0086ac03	// lw s8, 8(a3)
-	WORD	$0x019f0f3b	// addw t5, t5, s9
-	WORD	$0x00c6ac83	// lw s9, 12(a3)
-	WORD	$0x0187073b	// addw a4, a4, s8
-	WORD	$0x0106ac03	// lw s8, 16(a3)
-	WORD	$0x019787bb	// addw a5, a5, s9
-	WORD	$0x0146ac83	// lw s9, 20(a3)
-	WORD	$0x0188083b	// addw a6, a6, s8
-	WORD	$0x0186ac03	// lw s8, 24(a3)
-	WORD	$0x019888bb	// addw a7, a7, s9
-	WORD	$0x01c6ac83	// lw s9, 28(a3)
-	WORD	$0x018484bb	// addw s1, s1, s8
-	WORD	$0x01013b83	// ld s7, 16(sp)
-	WORD	$0x000b8c1b	// addiw s8, s7, 0
-	WORD	$0x0199093b	// addw s2, s2, s9
-	WORD	$0x00813b83	// ld s7, 8(sp)
-	WORD	$0x004bac83	// lw s9, 4(s7)
-	WORD	$0x018a8abb	// addw s5, s5, s8
-	WORD	$0x00813b83	// ld s7, 8(sp)
-	WORD	$0x008bac03	// lw s8, 8(s7)
-	WORD	$0x019989bb	// addw s3, s3, s9
-	WORD	$0x00813b83	// ld s7, 8(sp)
-	WORD	$0x00cbac83	// lw s9, 12(s7)
-	WORD	$0x018a0a3b	// addw s4, s4, s8
-	WORD	$0x019b0b3b	// addw s6, s6, s9
-	WORD	$0x04000c13	// addi s8, zero, 64
-	WORD	$0x4b866c63	// bltu a2, s8, .LChaCha20_ctr32_rv64gcv_5
+	MOV	24(X2), X23
+	MOVW	(X23), X24
+	MOVW	4(X23), X25
+	ADDW	X24, X5
+	MOV	24(X2), X23
+	MOVW	8(X23), X24
+	ADDW	X25, X6
+	MOV	24(X2), X23
+	MOVW	12(X23), X25
+	ADDW	X24, X7
+	MOVW	(X13), X24
+	ADDW	X25, X28
+	MOVW	4(X13), X25
+	ADDW	X24, X29
+	MOVW	8(X13), X24
+	ADDW	X25, X30
+	MOVW	12(X13), X25
+	ADDW	X24, X14
+	MOVW	16(X13), X24
+	ADDW	X25, X15
+	MOVW	20(X13), X25
+	ADDW	X24, X16
+	MOVW	24(X13), X24
+	ADDW	X25, X17
+	MOVW	28(X13), X25
+	ADDW	X24, X9
+	MOV	16(X2), X23
+	MOVW	X23, X24
+	ADDW	X25, X18
+	MOV	8(X2), X23
+	MOVW	4(X23), X25
+	ADDW	X24, X21
+	MOV	8(X2), X23
+	MOVW	8(X23), X24
+	ADDW	X25, X19
+	MOV	8(X2), X23
+	MOVW	12(X23), X25
+	ADDW	X24, X20
+	ADDW	X25, X22
+	MOV	$64, X24
+	BLTU	X12, X24, L5
 	// misaligned buffers: byte by byte
-	WORD	$0x00b56c33	// or s8, a0, a1
-	WORD	$0x003c7c13	// andi s8, s8, 3
-	WORD	$0x0e0c1463	// bne s8, zero, .LChaCha20_ctr32_rv64gcv_block_bytes
-	WORD	$0x0005ac03	// lw s8, 0(a1)
-	WORD	$0x0045ac83	// lw s9, 4(a1)
-	WORD	$0x005c4c33	// xor s8, s8, t0
-	WORD	$0x01852023	// sw s8, 0(a0)
-	WORD	$0x0085ac03	// lw s8, 8(a1)
-	WORD	$0x006cccb3	// xor s9, s9, t1
-	WORD	$0x01952223	// sw s9, 4(a0)
-	WORD	$0x00c5ac83	// lw s9, 12(a1)
-	WORD	$0x007c4c33	// xor s8, s8, t2
-	WORD	$0x01852423	// sw s8, 8(a0)
-	WORD	$0x0105ac03	// lw s8, 16(a1)
-	WORD	$0x01ccccb3	// xor s9, s9, t3
-	WORD	$0x01952623	// sw s9, 12(a0)
-	WORD	$0x0145ac83	// lw s9, 20(a1)
-	WORD	$0x01dc4c33	// xor s8, s8, t4
-	WORD	$0x01852823	// sw s8, 16(a0)
-	WORD	$0x0185ac03	// lw s8, 24(a1)
-	WORD	$0x01ecccb3	// xor s9, s9, t5
-	WORD	$0x01952a23	// sw s9, 20(a0)
-	WORD	$0x01c5ac83	// lw s9, 28(a1)
-	WORD	$0x00ec4c33	// xor s8, s8, a4
-	WORD	$0x01852c23	// sw s8, 24(a0)
-	WORD	$0x0205ac03	// lw s8, 32(a1)
-	WORD	$0x00fcccb3	// xor s9, s9, a5
-	WORD	$0x01952e23	// sw s9, 28(a0)
-	WORD	$0x0245ac83	// lw s9, 36(a1)
-	WORD	$0x010c4c33	// xor s8, s8, a6
-	WORD	$0x03852023	// sw s8, 32(a0)
-	WORD	$0x0285ac03	// lw s8, 40(a1)
-	WORD	$0x011cccb3	// xor s9, s9, a7
-	WORD	$0x03952223	// sw s9, 36(a0)
-	WORD	$0x02c5ac83	// lw s9, 44(a1)
-	WORD	$0x009c4c33	// xor s8, s8, s1
-	WORD	$0x03852423	// sw s8, 40(a0)
-	WORD	$0x0305ac03	// lw s8, 48(a1)
-	WORD	$0x012cccb3	// xor s9, s9, s2
-	WORD	$0x03952623	// sw s9, 44(a0)
-	WORD	$0x0345ac83	// lw s9, 52(a1)
-	WORD	$0x015c4c33	// xor s8, s8, s5
-	WORD	$0x03852823	// sw s8, 48(a0)
-	WORD	$0x0385ac03	// lw s8, 56(a1)
-	WORD	$0x013cccb3	// xor s9, s9, s3
-	WORD	$0x03952a23	// sw s9, 52(a0)
-	WORD	$0x03c5ac83	// lw s9, 60(a1)
-	WORD	$0x014c4c33	// xor s8, s8, s4
-	WORD	$0x03852c23	// sw s8, 56(a0)
-	WORD	$0x016cccb3	// xor s9, s9, s6
-	WORD	$0x03952e23	// sw s9, 60(a0)
-	// .LChaCha20_ctr32_rv64gcv_next_block.1:
-	WORD	$0x04050513	// addi a0, a0, 64
-	WORD	$0x04058593	// addi a1, a1, 64
-	WORD	$0xfc060613	// addi a2, a2, -64
-	WORD	$0x01013283	// ld t0, 16(sp)
-	WORD	$0x0012829b	// addiw t0, t0, 1
-	WORD	$0x00513823	// sd t0, 16(sp)
-	WORD	$0x00060463	// beq a2, zero, .LChaCha20_ctr32_rv64gcv_79
-	WORD	$0xf29fe06f	// jal zero, .LChaCha20_ctr32_rv64gcv_block.1
-	// .LChaCha20_ctr32_rv64gcv_79:
-	WORD	$0x4050006f	// jal zero, .LChaCha20_ctr32_rv64gcv_6
-	// .LChaCha20_ctr32_rv64gcv_block_bytes:
-	WORD	$0x0005cc03	// lbu s8, 0(a1)
-	WORD	$0x005c4c33	// xor s8, s8, t0
-	WORD	$0x01850023	// sb s8, 0(a0)
-	WORD	$0x0082d293	// srli t0, t0, 8
-	WORD	$0x0015cc03	// lbu s8, 1(a1)
-	WORD	$0x005c4c33	// xor s8, s8, t0
-	WORD	$0x018500a3	// sb s8, 1(a0)
-	WORD	$0x0082d293	// srli t0, t0, 8
-	WORD	$0x0025cc03	// lbu s8, 2(a1)
-	WORD	$0x005c4c33	// xor s8, s8, t0
-	WORD	$0x01850123	// sb s8, 2(a0)
-	WORD	$0x0082d293	// srli t0, t0, 8
-	WORD	$0x0035cc03	// lbu s8, 3(a1)
-	WORD	$0x005c4c33	// xor s8, s8, t0
-	WORD	$0x018501a3	// sb s8, 3(a0)
-	WORD	$0x0045cc03	// lbu s8, 4(a1)
-	WORD	$0x006c4c33	// xor s8, s8, t1
-	WORD	$0x01850223	// sb s8, 4(a0)
-	WORD	$0x00835313	// srli t1, t1, 8
-	WORD	$0x0055cc03	// lbu s8, 5(a1)
-	WORD	$0x006c4c33	// xor s8, s8, t1
-	WORD	$0x018502a3	// sb s8, 5(a0)
-	WORD	$0x00835313	// srli t1, t1, 8
-	WORD	$0x0065cc03	// lbu s8, 6(a1)
-	WORD	$0x006c4c33	// xor s8, s8, t1
-	WORD	$0x01850323	// sb s8, 6(a0)
-	WORD	$0x00835313	// srli t1, t1, 8
-	WORD	$0x0075cc03	// lbu s8, 7(a1)
-	WORD	$0x006c4c33	// xor s8, s8, t1
-	WORD	$0x018503a3	// sb s8, 7(a0)
-	WORD	$0x0085cc03	// lbu s8, 8(a1)
-	WORD	$0x007c4c33	// xor s8, s8, t2
-	WORD	$0x01850423	// sb s8, 8(a0)
-	WORD	$0x0083d393	// srli t2, t2, 8
-	WORD	$0x0095cc03	// lbu s8, 9(a1)
-	WORD	$0x007c4c33	// xor s8, s8, t2
-	WORD	$0x018504a3	// sb s8, 9(a0)
-	WORD	$0x0083d393	// srli t2, t2, 8
-	WORD	$0x00a5cc03	// lbu s8, 10(a1)
-	WORD	$0x007c4c33	// xor s8, s8, t2
-	WORD	$0x01850523	// sb s8, 10(a0)
-	WORD	$0x0083d393	// srli t2, t2, 8
-	WORD	$0x00b5cc03	// lbu s8, 11(a1)
-	WORD	$0x007c4c33	// xor s8, s8, t2
-	WORD	$0x018505a3	// sb s8, 11(a0)
-	WORD	$0x00c5cc03	// lbu s8, 12(a1)
-	WORD	$0x01cc4c33	// xor s8, s8, t3
-	WORD	$0x01850623	// sb s8, 12(a0)
-	WORD	$0x008e5e13	// srli t3, t3, 8
-	WORD	$0x00d5cc03	// lbu s8, 13(a1)
-	WORD	$0x01cc4c33	// xor s8, s8, t3
-	WORD	$0x018506a3	// sb s8, 13(a0)
-	WORD	$0x008e5e13	// srli t3, t3, 8
-	WORD	$0x00e5cc03	// lbu s8, 14(a1)
-	WORD	$0x01cc4c33	// xor s8, s8, t3
-	WORD	$0x01850723	// sb s8, 14(a0)
-	WORD	$0x008e5e13	// srli t3, t3, 8
-	WORD	$0x00f5cc03	// lbu s8, 15(a1)
-	WORD	$0x01cc4c33	// xor s8, s8, t3
-	WORD	$0x018507a3	// sb s8, 15(a0)
-	WORD	$0x0105cc03	// lbu s8, 16(a1)
-	WORD	$0x01dc4c33	// xor s8, s8, t4
-	WORD	$0x01850823	// sb s8, 16(a0)
-	WORD	$0x008ede93	// srli t4, t4, 8
-	WORD	$0x0115cc03	// lbu s8, 17(a1)
-	WORD	$0x01dc4c33	// xor s8, s8, t4
-	WORD	$0x018508a3	// sb s8, 17(a0)
-	WORD	$0x008ede93	// srli t4, t4, 8
-	WORD	$0x0125cc03	// lbu s8, 18(a1)
-	WORD	$0x01dc4c33	// xor s8, s8, t4
-	WORD	$0x01850923	// sb s8, 18(a0)
-	WORD	$0x008ede93	// srli t4, t4, 8
-	WORD	$0x0135cc03	// lbu s8, 19(a1)
-	WORD	$0x01dc4c33	// xor s8, s8, t4
-	WORD	$0x018509a3	// sb s8, 19(a0)
-	WORD	$0x0145cc03	// lbu s8, 20(a1)
-	WORD	$0x01ec4c33	// xor s8, s8, t5
-	WORD	$0x01850a23	// sb s8, 20(a0)
-	WORD	$0x008f5f13	// srli t5, t5, 8
-	WORD	$0x0155cc03	// lbu s8, 21(a1)
-	WORD	$0x01ec4c33	// xor s8, s8, t5
-	WORD	$0x01850aa3	// sb s8, 21(a0)
-	WORD	$0x008f5f13	// srli t5, t5, 8
-	WORD	$0x0165cc03	// lbu s8, 22(a1)
-	WORD	$0x01ec4c33	// xor s8, s8, t5
-	WORD	$0x01850b23	// sb s8, 22(a0)
-	WORD	$0x008f5f13	// srli t5, t5, 8
-	WORD	$0x0175cc03	// lbu s8, 23(a1)
-	WORD	$0x01ec4c33	// xor s8, s8, t5
-	WORD	$0x01850ba3	// sb s8, 23(a0)
-	WORD	$0x0185cc03	// lbu s8, 24(a1)
-	WORD	$0x00ec4c33	// xor s8, s8, a4
-	WORD	$0x01850c23	// sb s8, 24(a0)
-	WORD	$0x00875713	// srli a4, a4, 8
-	WORD	$0x0195cc03	// lbu s8, 25(a1)
-	WORD	$0x00ec4c33	// xor s8, s8, a4
-	WORD	$0x01850ca3	// sb s8, 25(a0)
-	WORD	$0x00875713	// srli a4, a4, 8
-	WORD	$0x01a5cc03	// lbu s8, 26(a1)
-	WORD	$0x00ec4c33	// xor s8, s8, a4
-	WORD	$0x01850d23	// sb s8, 26(a0)
-	WORD	$0x00875713	// srli a4, a4, 8
-	WORD	$0x01b5cc03	// lbu s8, 27(a1)
-	WORD	$0x00ec4c33	// xor s8, s8, a4
-	WORD	$0x01850da3	// sb s8, 27(a0)
-	WORD	$0x01c5cc03	// lbu s8, 28(a1)
-	WORD	$0x00fc4c33	// xor s8, s8, a5
-	WORD	$0x01850e23	// sb s8, 28(a0)
-	WORD	$0x0087d793	// srli a5, a5, 8
-	WORD	$0x01d5cc03	// lbu s8, 29(a1)
-	WORD	$0x00fc4c33	// xor s8, s8, a5
-	WORD	$0x01850ea3	// sb s8, 29(a0)
-	WORD	$0x0087d793	// srli a5, a5, 8
-	WORD	$0x01e5cc03	// lbu s8, 30(a1)
-	WORD	$0x00fc4c33	// xor s8, s8, a5
-	WORD	$0x01850f23	// sb s8, 30(a0)
-	WORD	$0x0087d793	// srli a5, a5, 8
-	WORD	$0x01f5cc03	// lbu s8, 31(a1)
-	WORD	$0x00fc4c33	// xor s8, s8, a5
-	WORD	$0x01850fa3	// sb s8, 31(a0)
-	WORD	$0x0205cc03	// lbu s8, 32(a1)
-	WORD	$0x010c4c33	// xor s8, s8, a6
-	WORD	$0x03850023	// sb s8, 32(a0)
-	WORD	$0x00885813	// srli a6, a6, 8
-	WORD	$0x0215cc03	// lbu s8, 33(a1)
-	WORD	$0x010c4c33	// xor s8, s8, a6
-	WORD	$0x038500a3	// sb s8, 33(a0)
-	WORD	$0x00885813	// srli a6, a6, 8
-	WORD	$0x0225cc03	// lbu s8, 34(a1)
-	WORD	$0x010c4c33	// xor s8, s8, a6
-	WORD	$0x03850123	// sb s8, 34(a0)
-	WORD	$0x00885813	// srli a6, a6, 8
-	WORD	$0x0235cc03	// lbu s8, 35(a1)
-	WORD	$0x010c4c33	// xor s8, s8, a6
-	WORD	$0x038501a3	// sb s8, 35(a0)
-	WORD	$0x0245cc03	// lbu s8, 36(a1)
-	WORD	$0x011c4c33	// xor s8, s8, a7
-	WORD	$0x03850223	// sb s8, 36(a0)
-	WORD	$0x0088d893	// srli a7, a7, 8
-	WORD	$0x0255cc03	// lbu s8, 37(a1)
-	WORD	$0x011c4c33	// xor s8, s8, a7
-	WORD	$0x038502a3	// sb s8, 37(a0)
-	WORD	$0x0088d893	// srli a7, a7, 8
-	WORD	$0x0265cc03	// lbu s8, 38(a1)
-	WORD	$0x011c4c33	// xor s8, s8, a7
-	WORD	$0x03850323	// sb s8, 38(a0)
-	WORD	$0x0088d893	// srli a7, a7, 8
-	WORD	$0x0275cc03	// lbu s8, 39(a1)
-	WORD	$0x011c4c33	// xor s8, s8, a7
-	WORD	$0x038503a3	// sb s8, 39(a0)
-	WORD	$0x0285cc03	// lbu s8, 40(a1)
-	WORD	$0x009c4c33	// xor s8, s8, s1
-	WORD	$0x03850423	// sb s8, 40(a0)
-	WORD	$0x0084d493	// srli s1, s1, 8
-	WORD	$0x0295cc03	// lbu s8, 41(a1)
-	WORD	$0x009c4c33	// xor s8, s8, s1
-	WORD	$0x038504a3	// sb s8, 41(a0)
-	WORD	$0x0084d493	// srli s1, s1, 8
-	WORD	$0x02a5cc03	// lbu s8, 42(a1)
-	WORD	$0x009c4c33	// xor s8, s8, s1
-	WORD	$0x03850523	// sb s8, 42(a0)
-	WORD	$0x0084d493	// srli s1, s1, 8
-	WORD	$0x02b5cc03	// lbu s8, 43(a1)
-	WORD	$0x009c4c33	// xor s8, s8, s1
-	WORD	$0x038505a3	// sb s8, 43(a0)
-	WORD	$0x02c5cc03	// lbu s8, 44(a1)
-	WORD	$0x012c4c33	// xor s8, s8, s2
-	WORD	$0x03850623	// sb s8, 44(a0)
-	WORD	$0x00895913	// srli s2, s2, 8
-	WORD	$0x02d5cc03	// lbu s8, 45(a1)
-	WORD	$0x012c4c33	// xor s8, s8, s2
-	WORD	$0x038506a3	// sb s8, 45(a0)
-	WORD	$0x00895913	// srli s2, s2, 8
-	WORD	$0x02e5cc03	// lbu s8, 46(a1)
-	WORD	$0x012c4c33	// xor s8, s8, s2
-	WORD	$0x03850723	// sb s8, 46(a0)
-	WORD	$0x00895913	// srli s2, s2, 8
-	WORD	$0x02f5cc03	// lbu s8, 47(a1)
-	WORD	$0x012c4c33	// xor s8, s8, s2
-	WORD	$0x038507a3	// sb s8, 47(a0)
-	WORD	$0x0305cc03	// lbu s8, 48(a1)
-	WORD	$0x015c4c33	// xor s8, s8, s5
-	WORD	$0x03850823	// sb s8, 48(a0)
-	WORD	$0x008ada93	// srli s5, s5, 8
-	WORD	$0x0315cc03	// lbu s8, 49(a1)
-	WORD	$0x015c4c33	// xor s8, s8, s5
-	WORD	$0x038508a3	// sb s8, 49(a0)
-	WORD	$0x008ada93	// srli s5, s5, 8
-	WORD	$0x0325cc03	// lbu s8, 50(a1)
-	WORD	$0x015c4c33	// xor s8, s8, s5
-	WORD	$0x03850923	// sb s8, 50(a0)
-	WORD	$0x008ada93	// srli s5, s5, 8
-	WORD	$0x0335cc03	// lbu s8, 51(a1)
-	WORD	$0x015c4c33	// xor s8, s8, s5
-	WORD	$0x038509a3	// sb s8, 51(a0)
-	WORD	$0x0345cc03	// lbu s8, 52(a1)
-	WORD	$0x013c4c33	// xor s8, s8, s3
-	WORD	$0x03850a23	// sb s8, 52(a0)
-	WORD	$0x0089d993	// srli s3, s3, 8
-	WORD	$0x0355cc03	// lbu s8, 53(a1)
-	WORD	$0x013c4c33	// xor s8, s8, s3
-	WORD	$0x03850aa3	// sb s8, 53(a0)
-	WORD	$0x0089d993	// srli s3, s3, 8
-	WORD	$0x0365cc03	// lbu s8, 54(a1)
-	WORD	$0x013c4c33	// xor s8, s8, s3
-	WORD	$0x03850b23	// sb s8, 54(a0)
-	WORD	$0x0089d993	// srli s3, s3, 8
-	WORD	$0x0375cc03	// lbu s8, 55(a1)
-	WORD	$0x013c4c33	// xor s8, s8, s3
-	WORD	$0x03850ba3	// sb s8, 55(a0)
-	WORD	$0x0385cc03	// lbu s8, 56(a1)
-	WORD	$0x014c4c33	// xor s8, s8, s4
-	WORD	$0x03850c23	// sb s8, 56(a0)
-	WORD	$0x008a5a13	// srli s4, s4, 8
-	WORD	$0x0395cc03	// lbu s8, 57(a1)
-	WORD	$0x014c4c33	// xor s8, s8, s4
-	WORD	$0x03850ca3	// sb s8, 57(a0)
-	WORD	$0x008a5a13	// srli s4, s4, 8
-	WORD	$0x03a5cc03	// lbu s8, 58(a1)
-	WORD	$0x014c4c33	// xor s8, s8, s4
-	WORD	$0x03850d23	// sb s8, 58(a0)
-	WORD	$0x008a5a13	// srli s4, s4, 8
-	WORD	$0x03b5cc03	// lbu s8, 59(a1)
-	WORD	$0x014c4c33	// xor s8, s8, s4
-	WORD	$0x03850da3	// sb s8, 59(a0)
-	WORD	$0x03c5cc03	// lbu s8, 60(a1)
-	WORD	$0x016c4c33	// xor s8, s8, s6
-	WORD	$0x03850e23	// sb s8, 60(a0)
-	WORD	$0x008b5b13	// srli s6, s6, 8
-	WORD	$0x03d5cc03	// lbu s8, 61(a1)
-	WORD	$0x016c4c33	// xor s8, s8, s6
-	WORD	$0x03850ea3	// sb s8, 61(a0)
-	WORD	$0x008b5b13	// srli s6, s6, 8
-	WORD	$0x03e5cc03	// lbu s8, 62(a1)
-	WORD	$0x016c4c33	// xor s8, s8, s6
-	WORD	$0x03850f23	// sb s8, 62(a0)
-	WORD	$0x008b5b13	// srli s6, s6, 8
-	WORD	$0x03f5cc03	// lbu s8, 63(a1)
-	WORD	$0x016c4c33	// xor s8, s8, s6
-	WORD	$0x03850fa3	// sb s8, 63(a0)
-	WORD	$0xc1dff06f	// jal zero, .LChaCha20_ctr32_rv64gcv_next_block.1
-	// .LChaCha20_ctr32_rv64gcv_5:
+	OR	X11, X10, X24
+	AND	$3, X24
+	BNEZ	X24, block_bytes
+	MOVW	(X11), X24
+	MOVW	4(X11), X25
+	XOR	X5, X24
+	MOVW	X24, (X10)
+	MOVW	8(X11), X24
+	XOR	X6, X25
+	MOVW	X25, 4(X10)
+	MOVW	12(X11), X25
+	XOR	X7, X24
+	MOVW	X24, 8(X10)
+	MOVW	16(X11), X24
+	XOR	X28, X25
+	MOVW	X25, 12(X10)
+	MOVW	20(X11), X25
+	XOR	X29, X24
+	MOVW	X24, 16(X10)
+	MOVW	24(X11), X24
+	XOR	X30, X25
+	MOVW	X25, 20(X10)
+	MOVW	28(X11), X25
+	XOR	X14, X24
+	MOVW	X24, 24(X10)
+	MOVW	32(X11), X24
+	XOR	X15, X25
+	MOVW	X25, 28(X10)
+	MOVW	36(X11), X25
+	XOR	X16, X24
+	MOVW	X24, 32(X10)
+	MOVW	40(X11), X24
+	XOR	X17, X25
+	MOVW	X25, 36(X10)
+	MOVW	44(X11), X25
+	XOR	X9, X24
+	MOVW	X24, 40(X10)
+	MOVW	48(X11), X24
+	XOR	X18, X25
+	MOVW	X25, 44(X10)
+	MOVW	52(X11), X25
+	XOR	X21, X24
+	MOVW	X24, 48(X10)
+	MOVW	56(X11), X24
+	XOR	X19, X25
+	MOVW	X25, 52(X10)
+	MOVW	60(X11), X25
+	XOR	X20, X24
+	MOVW	X24, 56(X10)
+	XOR	X22, X25
+	MOVW	X25, 60(X10)
+L36:
+	ADD	$64, X10
+	ADD	$64, X11
+	ADD	$-64, X12
+	MOV	16(X2), X5
+	ADDW	$1, X5
+	MOV	X5, 16(X2)
+	BEQZ	X12, L79
+	JMP	L34
+L79:
+	JMP	L6
+block_bytes:
+	MOVBU	(X11), X24
+	XOR	X5, X24
+	MOVB	X24, (X10)
+	SRL	$8, X5
+	MOVBU	1(X11), X24
+	XOR	X5, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X5
+	MOVBU	2(X11), X24
+	XOR	X5, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X5
+	MOVBU	3(X11), X24
+	XOR	X5, X24
+	MOVB	X24, 3(X10)
+	MOVBU	4(X11), X24
+	XOR	X6, X24
+	MOVB	X24, 4(X10)
+	SRL	$8, X6
+	MOVBU	5(X11), X24
+	XOR	X6, X24
+	MOVB	X24, 5(X10)
+	SRL	$8, X6
+	MOVBU	6(X11), X24
+	XOR	X6, X24
+	MOVB	X24, 6(X10)
+	SRL	$8, X6
+	MOVBU	7(X11), X24
+	XOR	X6, X24
+	MOVB	X24, 7(X10)
+	MOVBU	8(X11), X24
+	XOR	X7, X24
+	MOVB	X24, 8(X10)
+	SRL	$8, X7
+	MOVBU	9(X11), X24
+	XOR	X7, X24
+	MOVB	X24, 9(X10)
+	SRL	$8, X7
+	MOVBU	10(X11), X24
+	XOR	X7, X24
+	MOVB	X24, 10(X10)
+	SRL	$8, X7
+	MOVBU	11(X11), X24
+	XOR	X7, X24
+	MOVB	X24, 11(X10)
+	MOVBU	12(X11), X24
+	XOR	X28, X24
+	MOVB	X24, 12(X10)
+	SRL	$8, X28
+	MOVBU	13(X11), X24
+	XOR	X28, X24
+	MOVB	X24, 13(X10)
+	SRL	$8, X28
+	MOVBU	14(X11), X24
+	XOR	X28, X24
+	MOVB	X24, 14(X10)
+	SRL	$8, X28
+	MOVBU	15(X11), X24
+	XOR	X28, X24
+	MOVB	X24, 15(X10)
+	MOVBU	16(X11), X24
+	XOR	X29, X24
+	MOVB	X24, 16(X10)
+	SRL	$8, X29
+	MOVBU	17(X11), X24
+	XOR	X29, X24
+	MOVB	X24, 17(X10)
+	SRL	$8, X29
+	MOVBU	18(X11), X24
+	XOR	X29, X24
+	MOVB	X24, 18(X10)
+	SRL	$8, X29
+	MOVBU	19(X11), X24
+	XOR	X29, X24
+	MOVB	X24, 19(X10)
+	MOVBU	20(X11), X24
+	XOR	X30, X24
+	MOVB	X24, 20(X10)
+	SRL	$8, X30
+	MOVBU	21(X11), X24
+	XOR	X30, X24
+	MOVB	X24, 21(X10)
+	SRL	$8, X30
+	MOVBU	22(X11), X24
+	XOR	X30, X24
+	MOVB	X24, 22(X10)
+	SRL	$8, X30
+	MOVBU	23(X11), X24
+	XOR	X30, X24
+	MOVB	X24, 23(X10)
+	MOVBU	24(X11), X24
+	XOR	X14, X24
+	MOVB	X24, 24(X10)
+	SRL	$8, X14
+	MOVBU	25(X11), X24
+	XOR	X14, X24
+	MOVB	X24, 25(X10)
+	SRL	$8, X14
+	MOVBU	26(X11), X24
+	XOR	X14, X24
+	MOVB	X24, 26(X10)
+	SRL	$8, X14
+	MOVBU	27(X11), X24
+	XOR	X14, X24
+	MOVB	X24, 27(X10)
+	MOVBU	28(X11), X24
+	XOR	X15, X24
+	MOVB	X24, 28(X10)
+	SRL	$8, X15
+	MOVBU	29(X11), X24
+	XOR	X15, X24
+	MOVB	X24, 29(X10)
+	SRL	$8, X15
+	MOVBU	30(X11), X24
+	XOR	X15, X24
+	MOVB	X24, 30(X10)
+	SRL	$8, X15
+	MOVBU	31(X11), X24
+	XOR	X15, X24
+	MOVB	X24, 31(X10)
+	MOVBU	32(X11), X24
+	XOR	X16, X24
+	MOVB	X24, 32(X10)
+	SRL	$8, X16
+	MOVBU	33(X11), X24
+	XOR	X16, X24
+	MOVB	X24, 33(X10)
+	SRL	$8, X16
+	MOVBU	34(X11), X24
+	XOR	X16, X24
+	MOVB	X24, 34(X10)
+	SRL	$8, X16
+	MOVBU	35(X11), X24
+	XOR	X16, X24
+	MOVB	X24, 35(X10)
+	MOVBU	36(X11), X24
+	XOR	X17, X24
+	MOVB	X24, 36(X10)
+	SRL	$8, X17
+	MOVBU	37(X11), X24
+	XOR	X17, X24
+	MOVB	X24, 37(X10)
+	SRL	$8, X17
+	MOVBU	38(X11), X24
+	XOR	X17, X24
+	MOVB	X24, 38(X10)
+	SRL	$8, X17
+	MOVBU	39(X11), X24
+	XOR	X17, X24
+	MOVB	X24, 39(X10)
+	MOVBU	40(X11), X24
+	XOR	X9, X24
+	MOVB	X24, 40(X10)
+	SRL	$8, X9
+	MOVBU	41(X11), X24
+	XOR	X9, X24
+	MOVB	X24, 41(X10)
+	SRL	$8, X9
+	MOVBU	42(X11), X24
+	XOR	X9, X24
+	MOVB	X24, 42(X10)
+	SRL	$8, X9
+	MOVBU	43(X11), X24
+	XOR	X9, X24
+	MOVB	X24, 43(X10)
+	MOVBU	44(X11), X24
+	XOR	X18, X24
+	MOVB	X24, 44(X10)
+	SRL	$8, X18
+	MOVBU	45(X11), X24
+	XOR	X18, X24
+	MOVB	X24, 45(X10)
+	SRL	$8, X18
+	MOVBU	46(X11), X24
+	XOR	X18, X24
+	MOVB	X24, 46(X10)
+	SRL	$8, X18
+	MOVBU	47(X11), X24
+	XOR	X18, X24
+	MOVB	X24, 47(X10)
+	MOVBU	48(X11), X24
+	XOR	X21, X24
+	MOVB	X24, 48(X10)
+	SRL	$8, X21
+	MOVBU	49(X11), X24
+	XOR	X21, X24
+	MOVB	X24, 49(X10)
+	SRL	$8, X21
+	MOVBU	50(X11), X24
+	XOR	X21, X24
+	MOVB	X24, 50(X10)
+	SRL	$8, X21
+	MOVBU	51(X11), X24
+	XOR	X21, X24
+	MOVB	X24, 51(X10)
+	MOVBU	52(X11), X24
+	XOR	X19, X24
+	MOVB	X24, 52(X10)
+	SRL	$8, X19
+	MOVBU	53(X11), X24
+	XOR	X19, X24
+	MOVB	X24, 53(X10)
+	SRL	$8, X19
+	MOVBU	54(X11), X24
+	XOR	X19, X24
+	MOVB	X24, 54(X10)
+	SRL	$8, X19
+	MOVBU	55(X11), X24
+	XOR	X19, X24
+	MOVB	X24, 55(X10)
+	MOVBU	56(X11), X24
+	XOR	X20, X24
+	MOVB	X24, 56(X10)
+	SRL	$8, X20
+	MOVBU	57(X11), X24
+	XOR	X20, X24
+	MOVB	X24, 57(X10)
+	SRL	$8, X20
+	MOVBU	58(X11), X24
+	XOR	X20, X24
+	MOVB	X24, 58(X10)
+	SRL	$8, X20
+	MOVBU	59(X11), X24
+	XOR	X20, X24
+	MOVB	X24, 59(X10)
+	MOVBU	60(X11), X24
+	XOR	X22, X24
+	MOVB	X24, 60(X10)
+	SRL	$8, X22
+	MOVBU	61(X11), X24
+	XOR	X22, X24
+	MOVB	X24, 61(X10)
+	SRL	$8, X22
+	MOVBU	62(X11), X24
+	XOR	X22, X24
+	MOVB	X24, 62(X10)
+	SRL	$8, X22
+	MOVBU	63(X11), X24
+	XOR	X22, X24
+	MOVB	X24, 63(X10)
+	JMP	L36
+L5:
 	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
-	WORD	$0x00b56c33	// or s8, a0, a1
-	WORD	$0x003c7c13	// andi s8, s8, 3
-	WORD	$0x280c1263	// bne s8, zero, .LChaCha20_ctr32_rv64gcv_partial_bytes
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_38
-	WORD	$0x00028c93	// addi s9, t0, 0
-	WORD	$0x7f40006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_38:
-	WORD	$0x0005ac03	// lw s8, 0(a1)
-	WORD	$0x005c4c33	// xor s8, s8, t0
-	WORD	$0x01852023	// sw s8, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_40
-	WORD	$0x00030c93	// addi s9, t1, 0
-	WORD	$0x7cc0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_40:
-	WORD	$0x0005ac03	// lw s8, 0(a1)
-	WORD	$0x006c4c33	// xor s8, s8, t1
-	WORD	$0x01852023	// sw s8, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_41
-	WORD	$0x00038c93	// addi s9, t2, 0
-	WORD	$0x7a40006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_41:
-	WORD	$0x0005ac03	// lw s8, 0(a1)
-	WORD	$0x007c4c33	// xor s8, s8, t2
-	WORD	$0x01852023	// sw s8, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_42
-	WORD	$0x000e0c93	// addi s9, t3, 0
-	WORD	$0x77c0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_42:
-	WORD	$0x0005ac03	// lw s8, 0(a1)
-	WORD	$0x01cc4c33	// xor s8, s8, t3
-	WORD	$0x01852023	// sw s8, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_43
-	WORD	$0x000e8c93	// addi s9, t4, 0
-	WORD	$0x7540006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_43:
-	WORD	$0x0005ac03	// lw s8, 0(a1)
-	WORD	$0x01dc4c33	// xor s8, s8, t4
-	WORD	$0x01852023	// sw s8, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_44
-	WORD	$0x000f0c93	// addi s9, t5, 0
-	WORD	$0x72c0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_44:
-	WORD	$0x0005ac03	// lw s8, 0(a1)
-	WORD	$0x01ec4c33	// xor s8, s8, t5
-	WORD	$0x01852023	// sw s8, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_45
-	WORD	$0x00070c93	// addi s9, a4, 0
-	WORD	$0x7040006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_45:
-	WORD	$0x0005ac03	// lw s8, 0(a1)
-	WORD	$0x00ec4c33	// xor s8, s8, a4
-	WORD	$0x01852023	// sw s8, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_46
-	WORD	$0x00078c93	// addi s9, a5, 0
-	WORD	$0x6dc0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_46:
-	WORD	$0x0005ac03	// lw s8, 0(a1)
-	WORD	$0x00fc4c33	// xor s8, s8, a5
-	WORD	$0x01852023	// sw s8, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_47
-	WORD	$0x00080c93	// addi s9, a6, 0
-	WORD	$0x6b40006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_47:
-	WORD	$0x0005ac03	// lw s8, 0(a1)
-	WORD	$0x010c4c33	// xor s8, s8, a6
-	WORD	$0x01852023	// sw s8, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_48
-	WORD	$0x00088c93	// addi s9, a7, 0
-	WORD	$0x68c0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_48:
-	WORD	$0x0005ac03	// lw s8, 0(a1)
-	WORD	$0x011c4c33	// xor s8, s8, a7
-	WORD	$0x01852023	// sw s8, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_49
-	WORD	$0x00048c93	// addi s9, s1, 0
-	WORD	$0x6640006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_49:
-	WORD	$0x0005ac03	// lw s8, 0(a1)
-	WORD	$0x009c4c33	// xor s8, s8, s1
-	WORD	$0x01852023	// sw s8, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_50
-	WORD	$0x00090c93	// addi s9, s2, 0
-	WORD	$0x63c0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_50:
-	WORD	$0x0005ac03	// lw s8, 0(a1)
-	WORD	$0x012c4c33	// xor s8, s8, s2
-	WORD	$0x01852023	// sw s8, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_51
-	WORD	$0x000a8c93	// addi s9, s5, 0
-	WORD	$0x6140006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_51:
-	WORD	$0x0005ac03	// lw s8, 0(a1)
-	WORD	$0x015c4c33	// xor s8, s8, s5
-	WORD	$0x01852023	// sw s8, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_52
-	WORD	$0x00098c93	// addi s9, s3, 0
-	WORD	$0x5ec0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_52:
-	WORD	$0x0005ac03	// lw s8, 0(a1)
-	WORD	$0x013c4c33	// xor s8, s8, s3
-	WORD	$0x01852023	// sw s8, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_53
-	WORD	$0x000a0c93	// addi s9, s4, 0
-	WORD	$0x5c40006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_53:
-	WORD	$0x0005ac03	// lw s8, 0(a1)
-	WORD	$0x014c4c33	// xor s8, s8, s4
-	WORD	$0x01852023	// sw s8, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_54
-	WORD	$0x000b0c93	// addi s9, s6, 0
-	WORD	$0x59c0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_54:
-	WORD	$0x0005ac03	// lw s8, 0(a1)
-	WORD	$0x016c4c33	// xor s8, s8, s6
-	WORD	$0x01852023	// sw s8, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
+	OR	X11, X10, X24
+	AND	$3, X24
+	BNEZ	X24, partial_bytes
+	MOV	$4, X24
+	BGEU	X12, X24, L38
+	MOV	X5, X25
+	JMP	L39
+L38:
+	MOVW	(X11), X24
+	XOR	X5, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L40
+	MOV	X6, X25
+	JMP	L39
+L40:
+	MOVW	(X11), X24
+	XOR	X6, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L41
+	MOV	X7, X25
+	JMP	L39
+L41:
+	MOVW	(X11), X24
+	XOR	X7, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L42
+	MOV	X28, X25
+	JMP	L39
+L42:
+	MOVW	(X11), X24
+	XOR	X28, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L43
+	MOV	X29, X25
+	JMP	L39
+L43:
+	MOVW	(X11), X24
+	XOR	X29, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L44
+	MOV	X30, X25
+	JMP	L39
+L44:
+	MOVW	(X11), X24
+	XOR	X30, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L45
+	MOV	X14, X25
+	JMP	L39
+L45:
+	MOVW	(X11), X24
+	XOR	X14, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L46
+	MOV	X15, X25
+	JMP	L39
+L46:
+	MOVW	(X11), X24
+	XOR	X15, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L47
+	MOV	X16, X25
+	JMP	L39
+L47:
+	MOVW	(X11), X24
+	XOR	X16, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L48
+	MOV	X17, X25
+	JMP	L39
+L48:
+	MOVW	(X11), X24
+	XOR	X17, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L49
+	MOV	X9, X25
+	JMP	L39
+L49:
+	MOVW	(X11), X24
+	XOR	X9, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L50
+	MOV	X18, X25
+	JMP	L39
+L50:
+	MOVW	(X11), X24
+	XOR	X18, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L51
+	MOV	X21, X25
+	JMP	L39
+L51:
+	MOVW	(X11), X24
+	XOR	X21, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L52
+	MOV	X19, X25
+	JMP	L39
+L52:
+	MOVW	(X11), X24
+	XOR	X19, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L53
+	MOV	X20, X25
+	JMP	L39
+L53:
+	MOVW	(X11), X24
+	XOR	X20, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L54
+	MOV	X22, X25
+	JMP	L39
+L54:
+	MOVW	(X11), X24
+	XOR	X22, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
 	// unreachable: len < 64 leaves at most 15 whole words
-	// .LChaCha20_ctr32_rv64gcv_partial_bytes:
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_55
-	WORD	$0x00028c93	// addi s9, t0, 0
-	WORD	$0x5740006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_55:
-	WORD	$0x0005cc03	// lbu s8, 0(a1)
-	WORD	$0x005c4c33	// xor s8, s8, t0
-	WORD	$0x01850023	// sb s8, 0(a0)
-	WORD	$0x0082d293	// srli t0, t0, 8
-	WORD	$0x0015cc03	// lbu s8, 1(a1)
-	WORD	$0x005c4c33	// xor s8, s8, t0
-	WORD	$0x018500a3	// sb s8, 1(a0)
-	WORD	$0x0082d293	// srli t0, t0, 8
-	WORD	$0x0025cc03	// lbu s8, 2(a1)
-	WORD	$0x005c4c33	// xor s8, s8, t0
-	WORD	$0x01850123	// sb s8, 2(a0)
-	WORD	$0x0082d293	// srli t0, t0, 8
-	WORD	$0x0035cc03	// lbu s8, 3(a1)
-	WORD	$0x005c4c33	// xor s8, s8, t0
-	WORD	$0x018501a3	// sb s8, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_56
-	WORD	$0x00030c93	// addi s9, t1, 0
-	WORD	$0x51c0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_56:
-	WORD	$0x0005cc03	// lbu s8, 0(a1)
-	WORD	$0x006c4c33	// xor s8, s8, t1
-	WORD	$0x01850023	// sb s8, 0(a0)
-	WORD	$0x00835313	// srli t1, t1, 8
-	WORD	$0x0015cc03	// lbu s8, 1(a1)
-	WORD	$0x006c4c33	// xor s8, s8, t1
-	WORD	$0x018500a3	// sb s8, 1(a0)
-	WORD	$0x00835313	// srli t1, t1, 8
-	WORD	$0x0025cc03	// lbu s8, 2(a1)
-	WORD	$0x006c4c33	// xor s8, s8, t1
-	WORD	$0x01850123	// sb s8, 2(a0)
-	WORD	$0x00835313	// srli t1, t1, 8
-	WORD	$0x0035cc03	// lbu s8, 3(a1)
-	WORD	$0x006c4c33	// xor s8, s8, t1
-	WORD	$0x018501a3	// sb s8, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_57
-	WORD	$0x00038c93	// addi s9, t2, 0
-	WORD	$0x4c40006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_57:
-	WORD	$0x0005cc03	// lbu s8, 0(a1)
-	WORD	$0x007c4c33	// xor s8, s8, t2
-	WORD	$0x01850023	// sb s8, 0(a0)
-	WORD	$0x0083d393	// srli t2, t2, 8
-	WORD	$0x0015cc03	// lbu s8, 1(a1)
-	WORD	$0x007c4c33	// xor s8, s8, t2
-	WORD	$0x018500a3	// sb s8, 1(a0)
-	WORD	$0x0083d393	// srli t2, t2, 8
-	WORD	$0x0025cc03	// lbu s8, 2(a1)
-	WORD	$0x007c4c33	// xor s8, s8, t2
-	WORD	$0x01850123	// sb s8, 2(a0)
-	WORD	$0x0083d393	// srli t2, t2, 8
-	WORD	$0x0035cc03	// lbu s8, 3(a1)
-	WORD	$0x007c4c33	// xor s8, s8, t2
-	WORD	$0x018501a3	// sb s8, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_58
-	WORD	$0x000e0c93	// addi s9, t3, 0
-	WORD	$0x46c0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_58:
-	WORD	$0x0005cc03	// lbu s8, 0(a1)
-	WORD	$0x01cc4c33	// xor s8, s8, t3
-	WORD	$0x01850023	// sb s8, 0(a0)
-	WORD	$0x008e5e13	// srli t3, t3, 8
-	WORD	$0x0015cc03	// lbu s8, 1(a1)
-	WORD	$0x01cc4c33	// xor s8, s8, t3
-	WORD	$0x018500a3	// sb s8, 1(a0)
-	WORD	$0x008e5e13	// srli t3, t3, 8
-	WORD	$0x0025cc03	// lbu s8, 2(a1)
-	WORD	$0x01cc4c33	// xor s8, s8, t3
-	WORD	$0x01850123	// sb s8, 2(a0)
-	WORD	$0x008e5e13	// srli t3, t3, 8
-	WORD	$0x0035cc03	// lbu s8, 3(a1)
-	WORD	$0x01cc4c33	// xor s8, s8, t3
-	WORD	$0x018501a3	// sb s8, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_59
-	WORD	$0x000e8c93	// addi s9, t4, 0
-	WORD	$0x4140006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_59:
-	WORD	$0x0005cc03	// lbu s8, 0(a1)
-	WORD	$0x01dc4c33	// xor s8, s8, t4
-	WORD	$0x01850023	// sb s8, 0(a0)
-	WORD	$0x008ede93	// srli t4, t4, 8
-	WORD	$0x0015cc03	// lbu s8, 1(a1)
-	WORD	$0x01dc4c33	// xor s8, s8, t4
-	WORD	$0x018500a3	// sb s8, 1(a0)
-	WORD	$0x008ede93	// srli t4, t4, 8
-	WORD	$0x0025cc03	// lbu s8, 2(a1)
-	WORD	$0x01dc4c33	// xor s8, s8, t4
-	WORD	$0x01850123	// sb s8, 2(a0)
-	WORD	$0x008ede93	// srli t4, t4, 8
-	WORD	$0x0035cc03	// lbu s8, 3(a1)
-	WORD	$0x01dc4c33	// xor s8, s8, t4
-	WORD	$0x018501a3	// sb s8, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_60
-	WORD	$0x000f0c93	// addi s9, t5, 0
-	WORD	$0x3bc0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_60:
-	WORD	$0x0005cc03	// lbu s8, 0(a1)
-	WORD	$0x01ec4c33	// xor s8, s8, t5
-	WORD	$0x01850023	// sb s8, 0(a0)
-	WORD	$0x008f5f13	// srli t5, t5, 8
-	WORD	$0x0015cc03	// lbu s8, 1(a1)
-	WORD	$0x01ec4c33	// xor s8, s8, t5
-	WORD	$0x018500a3	// sb s8, 1(a0)
-	WORD	$0x008f5f13	// srli t5, t5, 8
-	WORD	$0x0025cc03	// lbu s8, 2(a1)
-	WORD	$0x01ec4c33	// xor s8, s8, t5
-	WORD	$0x01850123	// sb s8, 2(a0)
-	WORD	$0x008f5f13	// srli t5, t5, 8
-	WORD	$0x0035cc03	// lbu s8, 3(a1)
-	WORD	$0x01ec4c33	// xor s8, s8, t5
-	WORD	$0x018501a3	// sb s8, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_61
-	WORD	$0x00070c93	// addi s9, a4, 0
-	WORD	$0x3640006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_61:
-	WORD	$0x0005cc03	// lbu s8, 0(a1)
-	WORD	$0x00ec4c33	// xor s8, s8, a4
-	WORD	$0x01850023	// sb s8, 0(a0)
-	WORD	$0x00875713	// srli a4, a4, 8
-	WORD	$0x0015cc03	// lbu s8, 1(a1)
-	WORD	$0x00ec4c33	// xor s8, s8, a4
-	WORD	$0x018500a3	// sb s8, 1(a0)
-	WORD	$0x00875713	// srli a4, a4, 8
-	WORD	$0x0025cc03	// lbu s8, 2(a1)
-	WORD	$0x00ec4c33	// xor s8, s8, a4
-	WORD	$0x01850123	// sb s8, 2(a0)
-	WORD	$0x00875713	// srli a4, a4, 8
-	WORD	$0x0035cc03	// lbu s8, 3(a1)
-	WORD	$0x00ec4c33	// xor s8, s8, a4
-	WORD	$0x018501a3	// sb s8, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_62
-	WORD	$0x00078c93	// addi s9, a5, 0
-	WORD	$0x30c0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_62:
-	WORD	$0x0005cc03	// lbu s8, 0(a1)
-	WORD	$0x00fc4c33	// xor s8, s8, a5
-	WORD	$0x01850023	// sb s8, 0(a0)
-	WORD	$0x0087d793	// srli a5, a5, 8
-	WORD	$0x0015cc03	// lbu s8, 1(a1)
-	WORD	$0x00fc4c33	// xor s8, s8, a5
-	WORD	$0x018500a3	// sb s8, 1(a0)
-	WORD	$0x0087d793	// srli a5, a5, 8
-	WORD	$0x0025cc03	// lbu s8, 2(a1)
-	WORD	$0x00fc4c33	// xor s8, s8, a5
-	WORD	$0x01850123	// sb s8, 2(a0)
-	WORD	$0x0087d793	// srli a5, a5, 8
-	WORD	$0x0035cc03	// lbu s8, 3(a1)
-	WORD	$0x00fc4c33	// xor s8, s8, a5
-	WORD	$0x018501a3	// sb s8, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_63
-	WORD	$0x00080c93	// addi s9, a6, 0
-	WORD	$0x2b40006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_63:
-	WORD	$0x0005cc03	// lbu s8, 0(a1)
-	WORD	$0x010c4c33	// xor s8, s8, a6
-	WORD	$0x01850023	// sb s8, 0(a0)
-	WORD	$0x00885813	// srli a6, a6, 8
-	WORD	$0x0015cc03	// lbu s8, 1(a1)
-	WORD	$0x010c4c33	// xor s8, s8, a6
-	WORD	$0x018500a3	// sb s8, 1(a0)
-	WORD	$0x00885813	// srli a6, a6, 8
-	WORD	$0x0025cc03	// lbu s8, 2(a1)
-	WORD	$0x010c4c33	// xor s8, s8, a6
-	WORD	$0x01850123	// sb s8, 2(a0)
-	WORD	$0x00885813	// srli a6, a6, 8
-	WORD	$0x0035cc03	// lbu s8, 3(a1)
-	WORD	$0x010c4c33	// xor s8, s8, a6
-	WORD	$0x018501a3	// sb s8, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_64
-	WORD	$0x00088c93	// addi s9, a7, 0
-	WORD	$0x25c0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_64:
-	WORD	$0x0005cc03	// lbu s8, 0(a1)
-	WORD	$0x011c4c33	// xor s8, s8, a7
-	WORD	$0x01850023	// sb s8, 0(a0)
-	WORD	$0x0088d893	// srli a7, a7, 8
-	WORD	$0x0015cc03	// lbu s8, 1(a1)
-	WORD	$0x011c4c33	// xor s8, s8, a7
-	WORD	$0x018500a3	// sb s8, 1(a0)
-	WORD	$0x0088d893	// srli a7, a7, 8
-	WORD	$0x0025cc03	// lbu s8, 2(a1)
-	WORD	$0x011c4c33	// xor s8, s8, a7
-	WORD	$0x01850123	// sb s8, 2(a0)
-	WORD	$0x0088d893	// srli a7, a7, 8
-	WORD	$0x0035cc03	// lbu s8, 3(a1)
-	WORD	$0x011c4c33	// xor s8, s8, a7
-	WORD	$0x018501a3	// sb s8, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_65
-	WORD	$0x00048c93	// addi s9, s1, 0
-	WORD	$0x2040006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_65:
-	WORD	$0x0005cc03	// lbu s8, 0(a1)
-	WORD	$0x009c4c33	// xor s8, s8, s1
-	WORD	$0x01850023	// sb s8, 0(a0)
-	WORD	$0x0084d493	// srli s1, s1, 8
-	WORD	$0x0015cc03	// lbu s8, 1(a1)
-	WORD	$0x009c4c33	// xor s8, s8, s1
-	WORD	$0x018500a3	// sb s8, 1(a0)
-	WORD	$0x0084d493	// srli s1, s1, 8
-	WORD	$0x0025cc03	// lbu s8, 2(a1)
-	WORD	$0x009c4c33	// xor s8, s8, s1
-	WORD	$0x01850123	// sb s8, 2(a0)
-	WORD	$0x0084d493	// srli s1, s1, 8
-	WORD	$0x0035cc03	// lbu s8, 3(a1)
-	WORD	$0x009c4c33	// xor s8, s8, s1
-	WORD	$0x018501a3	// sb s8, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_66
-	WORD	$0x00090c93	// addi s9, s2, 0
-	WORD	$0x1ac0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_66:
-	WORD	$0x0005cc03	// lbu s8, 0(a1)
-	WORD	$0x012c4c33	// xor s8, s8, s2
-	WORD	$0x01850023	// sb s8, 0(a0)
-	WORD	$0x00895913	// srli s2, s2, 8
-	WORD	$0x0015cc03	// lbu s8, 1(a1)
-	WORD	$0x012c4c33	// xor s8, s8, s2
-	WORD	$0x018500a3	// sb s8, 1(a0)
-	WORD	$0x00895913	// srli s2, s2, 8
-	WORD	$0x0025cc03	// lbu s8, 2(a1)
-	WORD	$0x012c4c33	// xor s8, s8, s2
-	WORD	$0x01850123	// sb s8, 2(a0)
-	WORD	$0x00895913	// srli s2, s2, 8
-	WORD	$0x0035cc03	// lbu s8, 3(a1)
-	WORD	$0x012c4c33	// xor s8, s8, s2
-	WORD	$0x018501a3	// sb s8, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_67
-	WORD	$0x000a8c93	// addi s9, s5, 0
-	WORD	$0x1540006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_67:
-	WORD	$0x0005cc03	// lbu s8, 0(a1)
-	WORD	$0x015c4c33	// xor s8, s8, s5
-	WORD	$0x01850023	// sb s8, 0(a0)
-	WORD	$0x008ada93	// srli s5, s5, 8
-	WORD	$0x0015cc03	// lbu s8, 1(a1)
-	WORD	$0x015c4c33	// xor s8, s8, s5
-	WORD	$0x018500a3	// sb s8, 1(a0)
-	WORD	$0x008ada93	// srli s5, s5, 8
-	WORD	$0x0025cc03	// lbu s8, 2(a1)
-	WORD	$0x015c4c33	// xor s8, s8, s5
-	WORD	$0x01850123	// sb s8, 2(a0)
-	WORD	$0x008ada93	// srli s5, s5, 8
-	WORD	$0x0035cc03	// lbu s8, 3(a1)
-	WORD	$0x015c4c33	// xor s8, s8, s5
-	WORD	$0x018501a3	// sb s8, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_68
-	WORD	$0x00098c93	// addi s9, s3, 0
-	WORD	$0x0fc0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_68:
-	WORD	$0x0005cc03	// lbu s8, 0(a1)
-	WORD	$0x013c4c33	// xor s8, s8, s3
-	WORD	$0x01850023	// sb s8, 0(a0)
-	WORD	$0x0089d993	// srli s3, s3, 8
-	WORD	$0x0015cc03	// lbu s8, 1(a1)
-	WORD	$0x013c4c33	// xor s8, s8, s3
-	WORD	$0x018500a3	// sb s8, 1(a0)
-	WORD	$0x0089d993	// srli s3, s3, 8
-	WORD	$0x0025cc03	// lbu s8, 2(a1)
-	WORD	$0x013c4c33	// xor s8, s8, s3
-	WORD	$0x01850123	// sb s8, 2(a0)
-	WORD	$0x0089d993	// srli s3, s3, 8
-	WORD	$0x0035cc03	// lbu s8, 3(a1)
-	WORD	$0x013c4c33	// xor s8, s8, s3
-	WORD	$0x018501a3	// sb s8, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_69
-	WORD	$0x000a0c93	// addi s9, s4, 0
-	WORD	$0x0a40006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_69:
-	WORD	$0x0005cc03	// lbu s8, 0(a1)
-	WORD	$0x014c4c33	// xor s8, s8, s4
-	WORD	$0x01850023	// sb s8, 0(a0)
-	WORD	$0x008a5a13	// srli s4, s4, 8
-	WORD	$0x0015cc03	// lbu s8, 1(a1)
-	WORD	$0x014c4c33	// xor s8, s8, s4
-	WORD	$0x018500a3	// sb s8, 1(a0)
-	WORD	$0x008a5a13	// srli s4, s4, 8
-	WORD	$0x0025cc03	// lbu s8, 2(a1)
-	WORD	$0x014c4c33	// xor s8, s8, s4
-	WORD	$0x01850123	// sb s8, 2(a0)
-	WORD	$0x008a5a13	// srli s4, s4, 8
-	WORD	$0x0035cc03	// lbu s8, 3(a1)
-	WORD	$0x014c4c33	// xor s8, s8, s4
-	WORD	$0x018501a3	// sb s8, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400c13	// addi s8, zero, 4
-	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_70
-	WORD	$0x000b0c93	// addi s9, s6, 0
-	WORD	$0x04c0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_70:
-	WORD	$0x0005cc03	// lbu s8, 0(a1)
-	WORD	$0x016c4c33	// xor s8, s8, s6
-	WORD	$0x01850023	// sb s8, 0(a0)
-	WORD	$0x008b5b13	// srli s6, s6, 8
-	WORD	$0x0015cc03	// lbu s8, 1(a1)
-	WORD	$0x016c4c33	// xor s8, s8, s6
-	WORD	$0x018500a3	// sb s8, 1(a0)
-	WORD	$0x008b5b13	// srli s6, s6, 8
-	WORD	$0x0025cc03	// lbu s8, 2(a1)
-	WORD	$0x016c4c33	// xor s8, s8, s6
-	WORD	$0x01850123	// sb s8, 2(a0)
-	WORD	$0x008b5b13	// srli s6, s6, 8
-	WORD	$0x0035cc03	// lbu s8, 3(a1)
-	WORD	$0x016c4c33	// xor s8, s8, s6
-	WORD	$0x018501a3	// sb s8, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
+partial_bytes:
+	MOV	$4, X24
+	BGEU	X12, X24, L55
+	MOV	X5, X25
+	JMP	L39
+L55:
+	MOVBU	(X11), X24
+	XOR	X5, X24
+	MOVB	X24, (X10)
+	SRL	$8, X5
+	MOVBU	1(X11), X24
+	XOR	X5, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X5
+	MOVBU	2(X11), X24
+	XOR	X5, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X5
+	MOVBU	3(X11), X24
+	XOR	X5, X24
+	MOVB	X24, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L56
+	MOV	X6, X25
+	JMP	L39
+L56:
+	MOVBU	(X11), X24
+	XOR	X6, X24
+	MOVB	X24, (X10)
+	SRL	$8, X6
+	MOVBU	1(X11), X24
+	XOR	X6, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X6
+	MOVBU	2(X11), X24
+	XOR	X6, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X6
+	MOVBU	3(X11), X24
+	XOR	X6, X24
+	MOVB	X24, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L57
+	MOV	X7, X25
+	JMP	L39
+L57:
+	MOVBU	(X11), X24
+	XOR	X7, X24
+	MOVB	X24, (X10)
+	SRL	$8, X7
+	MOVBU	1(X11), X24
+	XOR	X7, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X7
+	MOVBU	2(X11), X24
+	XOR	X7, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X7
+	MOVBU	3(X11), X24
+	XOR	X7, X24
+	MOVB	X24, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L58
+	MOV	X28, X25
+	JMP	L39
+L58:
+	MOVBU	(X11), X24
+	XOR	X28, X24
+	MOVB	X24, (X10)
+	SRL	$8, X28
+	MOVBU	1(X11), X24
+	XOR	X28, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X28
+	MOVBU	2(X11), X24
+	XOR	X28, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X28
+	MOVBU	3(X11), X24
+	XOR	X28, X24
+	MOVB	X24, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L59
+	MOV	X29, X25
+	JMP	L39
+L59:
+	MOVBU	(X11), X24
+	XOR	X29, X24
+	MOVB	X24, (X10)
+	SRL	$8, X29
+	MOVBU	1(X11), X24
+	XOR	X29, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X29
+	MOVBU	2(X11), X24
+	XOR	X29, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X29
+	MOVBU	3(X11), X24
+	XOR	X29, X24
+	MOVB	X24, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L60
+	MOV	X30, X25
+	JMP	L39
+L60:
+	MOVBU	(X11), X24
+	XOR	X30, X24
+	MOVB	X24, (X10)
+	SRL	$8, X30
+	MOVBU	1(X11), X24
+	XOR	X30, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X30
+	MOVBU	2(X11), X24
+	XOR	X30, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X30
+	MOVBU	3(X11), X24
+	XOR	X30, X24
+	MOVB	X24, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L61
+	MOV	X14, X25
+	JMP	L39
+L61:
+	MOVBU	(X11), X24
+	XOR	X14, X24
+	MOVB	X24, (X10)
+	SRL	$8, X14
+	MOVBU	1(X11), X24
+	XOR	X14, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X14
+	MOVBU	2(X11), X24
+	XOR	X14, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X14
+	MOVBU	3(X11), X24
+	XOR	X14, X24
+	MOVB	X24, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L62
+	MOV	X15, X25
+	JMP	L39
+L62:
+	MOVBU	(X11), X24
+	XOR	X15, X24
+	MOVB	X24, (X10)
+	SRL	$8, X15
+	MOVBU	1(X11), X24
+	XOR	X15, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X15
+	MOVBU	2(X11), X24
+	XOR	X15, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X15
+	MOVBU	3(X11), X24
+	XOR	X15, X24
+	MOVB	X24, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L63
+	MOV	X16, X25
+	JMP	L39
+L63:
+	MOVBU	(X11), X24
+	XOR	X16, X24
+	MOVB	X24, (X10)
+	SRL	$8, X16
+	MOVBU	1(X11), X24
+	XOR	X16, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X16
+	MOVBU	2(X11), X24
+	XOR	X16, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X16
+	MOVBU	3(X11), X24
+	XOR	X16, X24
+	MOVB	X24, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L64
+	MOV	X17, X25
+	JMP	L39
+L64:
+	MOVBU	(X11), X24
+	XOR	X17, X24
+	MOVB	X24, (X10)
+	SRL	$8, X17
+	MOVBU	1(X11), X24
+	XOR	X17, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X17
+	MOVBU	2(X11), X24
+	XOR	X17, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X17
+	MOVBU	3(X11), X24
+	XOR	X17, X24
+	MOVB	X24, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L65
+	MOV	X9, X25
+	JMP	L39
+L65:
+	MOVBU	(X11), X24
+	XOR	X9, X24
+	MOVB	X24, (X10)
+	SRL	$8, X9
+	MOVBU	1(X11), X24
+	XOR	X9, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X9
+	MOVBU	2(X11), X24
+	XOR	X9, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X9
+	MOVBU	3(X11), X24
+	XOR	X9, X24
+	MOVB	X24, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L66
+	MOV	X18, X25
+	JMP	L39
+L66:
+	MOVBU	(X11), X24
+	XOR	X18, X24
+	MOVB	X24, (X10)
+	SRL	$8, X18
+	MOVBU	1(X11), X24
+	XOR	X18, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X18
+	MOVBU	2(X11), X24
+	XOR	X18, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X18
+	MOVBU	3(X11), X24
+	XOR	X18, X24
+	MOVB	X24, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L67
+	MOV	X21, X25
+	JMP	L39
+L67:
+	MOVBU	(X11), X24
+	XOR	X21, X24
+	MOVB	X24, (X10)
+	SRL	$8, X21
+	MOVBU	1(X11), X24
+	XOR	X21, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X21
+	MOVBU	2(X11), X24
+	XOR	X21, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X21
+	MOVBU	3(X11), X24
+	XOR	X21, X24
+	MOVB	X24, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L68
+	MOV	X19, X25
+	JMP	L39
+L68:
+	MOVBU	(X11), X24
+	XOR	X19, X24
+	MOVB	X24, (X10)
+	SRL	$8, X19
+	MOVBU	1(X11), X24
+	XOR	X19, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X19
+	MOVBU	2(X11), X24
+	XOR	X19, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X19
+	MOVBU	3(X11), X24
+	XOR	X19, X24
+	MOVB	X24, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L69
+	MOV	X20, X25
+	JMP	L39
+L69:
+	MOVBU	(X11), X24
+	XOR	X20, X24
+	MOVB	X24, (X10)
+	SRL	$8, X20
+	MOVBU	1(X11), X24
+	XOR	X20, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X20
+	MOVBU	2(X11), X24
+	XOR	X20, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X20
+	MOVBU	3(X11), X24
+	XOR	X20, X24
+	MOVB	X24, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L70
+	MOV	X22, X25
+	JMP	L39
+L70:
+	MOVBU	(X11), X24
+	XOR	X22, X24
+	MOVB	X24, (X10)
+	SRL	$8, X22
+	MOVBU	1(X11), X24
+	XOR	X22, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X22
+	MOVBU	2(X11), X24
+	XOR	X22, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X22
+	MOVBU	3(X11), X24
+	XOR	X22, X24
+	MOVB	X24, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
 	// unreachable: len < 64 leaves at most 15 whole words
-	// .LChaCha20_ctr32_rv64gcv_tail.1:
-	WORD	$0x02060263	// beq a2, zero, .LChaCha20_ctr32_rv64gcv_skip.1
-	// .LChaCha20_ctr32_rv64gcv_byte.1:
-	WORD	$0x0005cc03	// lbu s8, 0(a1)
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x01850023	// sb s8, 0(a0)
-	WORD	$0x008cdc93	// srli s9, s9, 8
-	WORD	$0x00158593	// addi a1, a1, 1
-	WORD	$0x00150513	// addi a0, a0, 1
-	WORD	$0xfff60613	// addi a2, a2, -1
-	WORD	$0xfe0612e3	// bne a2, zero, .LChaCha20_ctr32_rv64gcv_byte.1
-	// .LChaCha20_ctr32_rv64gcv_skip.1:
-	WORD	$0x01013283	// ld t0, 16(sp)
-	WORD	$0x0012829b	// addiw t0, t0, 1
-	WORD	$0x00513823	// sd t0, 16(sp)
-	// .LChaCha20_ctr32_rv64gcv_6:
+L39:
+	BEQZ	X12, L71
+L72:
+	MOVBU	(X11), X24
+	XOR	X25, X24
+	MOVB	X24, (X10)
+	SRL	$8, X25
+	ADD	$1, X11
+	ADD	$1, X10
+	ADD	$-1, X12
+	BNEZ	X12, L72
+L71:
+	MOV	16(X2), X5
+	ADDW	$1, X5
+	MOV	X5, 16(X2)
+L6:
 	// return
-	WORD	$0x00013823	// sd zero, 16(sp)
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000413	// addi s0, zero, 0
-	WORD	$0x00000493	// addi s1, zero, 0
-	WORD	$0x00000693	// addi a3, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
-	WORD	$0x00000793	// addi a5, zero, 0
-	WORD	$0x00000813	// addi a6, zero, 0
-	WORD	$0x00000893	// addi a7, zero, 0
-	WORD	$0x00000913	// addi s2, zero, 0
-	WORD	$0x00000993	// addi s3, zero, 0
-	WORD	$0x00000a13	// addi s4, zero, 0
-	WORD	$0x00000a93	// addi s5, zero, 0
-	WORD	$0x00000b13	// addi s6, zero, 0
-	WORD	$0x00000b93	// addi s7, zero, 0
-	WORD	$0x00000c13	// addi s8, zero, 0
-	WORD	$0x00000c93	// addi s9, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	WORD	$0x00013083	// ld ra, 0(sp)
-	JMP	kgen_ret	// jalr zero, 0(ra)
+	MOV	X0, 16(X2)
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X8
+	MOV	$0, X9
+	MOV	$0, X13
+	MOV	$0, X14
+	MOV	$0, X15
+	MOV	$0, X16
+	MOV	$0, X17
+	MOV	$0, X18
+	MOV	$0, X19
+	MOV	$0, X20
+	MOV	$0, X21
+	MOV	$0, X22
+	MOV	$0, X23
+	MOV	$0, X24
+	MOV	$0, X25
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	MOV	(X2), X1
+	JMP	kgen_ret
 kgen_ret:
 	RET

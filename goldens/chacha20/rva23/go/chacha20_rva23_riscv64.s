@@ -21,53 +21,53 @@ TEXT ·chaCha20Ctr32Rva23(SB), NOSPLIT, $24-40
 	MOV	len+16(FP), X12
 	MOV	key+24(FP), X13
 	MOV	counter+32(FP), X14
-	WORD	$0x00e13423	// sd a4, 8(sp)
-	// .LChaCha20_ctr32_rva23_0:
-	MOV	$·kgen_chacha_rva23_sigma(SB), X5	// auipc t0, %pcrel_hi(kgen_chacha_rva23_sigma); addi t0, t0, %pcrel_lo
-	WORD	$0x00513c23	// sd t0, 24(sp)
-	WORD	$0x00813283	// ld t0, 8(sp)
-	WORD	$0x0002a283	// lw t0, 0(t0)
-	WORD	$0x00513823	// sd t0, 16(sp)
+	MOV	X14, 8(X2)
+L0:
+	MOV	$·kgen_chacha_rva23_sigma(SB), X5
+	MOV	X5, 24(X2)
+	MOV	8(X2), X5
+	MOVW	(X5), X5
+	MOV	X5, 16(X2)
 	// short or unaligned buffers: the scalar copy that never touched a vector register (its exit wipes none)
-	WORD	$0x08000b93	// addi s7, zero, 128
-	WORD	$0x01767463	// bgeu a2, s7, .LChaCha20_ctr32_rva23_73
-	WORD	$0x5840206f	// jal zero, .LChaCha20_ctr32_rva23_4
-	// .LChaCha20_ctr32_rva23_73:
-	WORD	$0x00b56bb3	// or s7, a0, a1
-	WORD	$0x003bfb93	// andi s7, s7, 3
-	WORD	$0x000b8463	// beq s7, zero, .LChaCha20_ctr32_rva23_74
-	WORD	$0x5740206f	// jal zero, .LChaCha20_ctr32_rva23_4
-	// .LChaCha20_ctr32_rva23_74:
+	MOV	$128, X23
+	BGEU	X12, X23, L73
+	JMP	L4
+L73:
+	OR	X11, X10, X23
+	AND	$3, X23
+	BEQZ	X23, L74
+	JMP	L4
+L74:
 	// vector set-up: e32, m1, vl = 4; rotation multipliers 2^16, 2^12, 2^8, 2^7; lane indices
-	WORD	$0x00400c13	// addi s8, zero, 4
+	MOV	$4, X24
 	WORD	$0x0d0c7057	// vsetvli zero, s8, e32, m1, ta, ma
 	WORD	$0x5208a6d7	// vid.v v13
-	// .LChaCha20_ctr32_rva23_lanes_loop:
-	WORD	$0x14000b93	// addi s7, zero, 320
-	WORD	$0x6b766e63	// bltu a2, s7, .LChaCha20_ctr32_rva23_lanes_rest
-	WORD	$0x00400c13	// addi s8, zero, 4
+lanes_loop:
+	MOV	$320, X23
+	BLTU	X12, X23, lanes_rest
+	MOV	$4, X24
 	// state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
-	WORD	$0x01813e03	// ld t3, 24(sp)
-	WORD	$0x000e2283	// lw t0, 0(t3)
-	WORD	$0x004e2303	// lw t1, 4(t3)
-	WORD	$0x008e2383	// lw t2, 8(t3)
-	WORD	$0x00ce2e03	// lw t3, 12(t3)
-	WORD	$0x0006ae83	// lw t4, 0(a3)
-	WORD	$0x0046af03	// lw t5, 4(a3)
-	WORD	$0x0086a703	// lw a4, 8(a3)
-	WORD	$0x00c6a783	// lw a5, 12(a3)
-	WORD	$0x0106a803	// lw a6, 16(a3)
-	WORD	$0x0146a883	// lw a7, 20(a3)
-	WORD	$0x0186a483	// lw s1, 24(a3)
-	WORD	$0x01c6a903	// lw s2, 28(a3)
-	WORD	$0x01013983	// ld s3, 16(sp)
-	WORD	$0x00098a9b	// addiw s5, s3, 0
-	WORD	$0x00813a83	// ld s5, 8(sp)
-	WORD	$0x004aa983	// lw s3, 4(s5)
-	WORD	$0x008aaa03	// lw s4, 8(s5)
-	WORD	$0x00caab03	// lw s6, 12(s5)
-	WORD	$0x01013a83	// ld s5, 16(sp)
-	WORD	$0x018a8abb	// addw s5, s5, s8
+	MOV	24(X2), X28
+	MOVW	(X28), X5
+	MOVW	4(X28), X6
+	MOVW	8(X28), X7
+	MOVW	12(X28), X28
+	MOVW	(X13), X29
+	MOVW	4(X13), X30
+	MOVW	8(X13), X14
+	MOVW	12(X13), X15
+	MOVW	16(X13), X16
+	MOVW	20(X13), X17
+	MOVW	24(X13), X9
+	MOVW	28(X13), X18
+	MOV	16(X2), X19
+	MOVW	X19, X21
+	MOV	8(X2), X21
+	MOVW	4(X21), X19
+	MOVW	8(X21), X20
+	MOVW	12(X21), X22
+	MOV	16(X2), X21
+	ADDW	X24, X21
 	WORD	$0x5e02c257	// vmv.v.x v4, t0
 	WORD	$0x5e0340d7	// vmv.v.x v1, t1
 	WORD	$0x5e03c157	// vmv.v.x v2, t2
@@ -80,444 +80,444 @@ TEXT ·chaCha20Ctr32Rva23(SB), NOSPLIT, $24-40
 	WORD	$0x5e08c357	// vmv.v.x v6, a7
 	WORD	$0x5e04c3d7	// vmv.v.x v7, s1
 	WORD	$0x5e094657	// vmv.v.x v12, s2
-	WORD	$0x01013b83	// ld s7, 16(sp)
+	MOV	16(X2), X23
 	WORD	$0x5e0bc457	// vmv.v.x v8, s7
 	WORD	$0x5e09c4d7	// vmv.v.x v9, s3
 	WORD	$0x5e0a4557	// vmv.v.x v10, s4
 	WORD	$0x5e0b45d7	// vmv.v.x v11, s6
 	WORD	$0x02868457	// vadd.vv v8, v8, v13
 	WORD	$0x5e040957	// vmv.v.v v18, v8
-	WORD	$0x00a00b93	// addi s7, zero, 10
-	// .LChaCha20_ctr32_rva23_dr:
+	MOV	$10, X23
+dr:
 	// four vector lanes interleaved with the scalar block
 	WORD	$0x02470257	// vadd.vv v4, v4, v14
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x021780d7	// vadd.vv v1, v1, v15
-	WORD	$0x01d282bb	// addw t0, t0, t4
+	ADDW	X29, X5
 	WORD	$0x02280157	// vadd.vv v2, v2, v16
-	WORD	$0x005acab3	// xor s5, s5, t0
+	XOR	X5, X21
 	WORD	$0x023881d7	// vadd.vv v3, v3, v17
 	WORD	$0x610ada9b	// roriw s5, s5, 16
 	WORD	$0x2e820457	// vxor.vv v8, v8, v4
-	WORD	$0x0158083b	// addw a6, a6, s5
+	ADDW	X21, X16
 	WORD	$0x2e9084d7	// vxor.vv v9, v9, v1
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	XOR	X16, X29
 	WORD	$0x2ea10557	// vxor.vv v10, v10, v2
 	WORD	$0x614ede9b	// roriw t4, t4, 20
 	WORD	$0x2eb185d7	// vxor.vv v11, v11, v3
-	WORD	$0x01d282bb	// addw t0, t0, t4
+	ADDW	X29, X5
 	WORD	$0x52883457	// vror.vi v8, v8, 16
-	WORD	$0x005acab3	// xor s5, s5, t0
+	XOR	X5, X21
 	WORD	$0x529834d7	// vror.vi v9, v9, 16
 	WORD	$0x618ada9b	// roriw s5, s5, 24
 	WORD	$0x52a83557	// vror.vi v10, v10, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
+	ADDW	X21, X16
 	WORD	$0x52b835d7	// vror.vi v11, v11, 16
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	WORD	$0x025402d7	// vadd.vv v5, v5, v8
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x02648357	// vadd.vv v6, v6, v9
-	WORD	$0x01e3033b	// addw t1, t1, t5
+	ADDW	X30, X6
 	WORD	$0x027503d7	// vadd.vv v7, v7, v10
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	XOR	X6, X19
 	WORD	$0x02c58657	// vadd.vv v12, v12, v11
 	WORD	$0x6109d99b	// roriw s3, s3, 16
 	WORD	$0x2ee28757	// vxor.vv v14, v14, v5
-	WORD	$0x013888bb	// addw a7, a7, s3
+	ADDW	X19, X17
 	WORD	$0x2ef307d7	// vxor.vv v15, v15, v6
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	XOR	X17, X30
 	WORD	$0x2f038857	// vxor.vv v16, v16, v7
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
 	WORD	$0x2f1608d7	// vxor.vv v17, v17, v12
-	WORD	$0x01e3033b	// addw t1, t1, t5
+	ADDW	X30, X6
 	WORD	$0x52ea3757	// vror.vi v14, v14, 20
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	XOR	X6, X19
 	WORD	$0x52fa37d7	// vror.vi v15, v15, 20
 	WORD	$0x6189d99b	// roriw s3, s3, 24
 	WORD	$0x530a3857	// vror.vi v16, v16, 20
-	WORD	$0x013888bb	// addw a7, a7, s3
+	ADDW	X19, X17
 	WORD	$0x531a38d7	// vror.vi v17, v17, 20
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	WORD	$0x02470257	// vadd.vv v4, v4, v14
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x021780d7	// vadd.vv v1, v1, v15
-	WORD	$0x00e383bb	// addw t2, t2, a4
+	ADDW	X14, X7
 	WORD	$0x02280157	// vadd.vv v2, v2, v16
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	XOR	X7, X20
 	WORD	$0x023881d7	// vadd.vv v3, v3, v17
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
 	WORD	$0x2e820457	// vxor.vv v8, v8, v4
-	WORD	$0x014484bb	// addw s1, s1, s4
+	ADDW	X20, X9
 	WORD	$0x2e9084d7	// vxor.vv v9, v9, v1
-	WORD	$0x00974733	// xor a4, a4, s1
+	XOR	X9, X14
 	WORD	$0x2ea10557	// vxor.vv v10, v10, v2
 	WORD	$0x6147571b	// roriw a4, a4, 20
 	WORD	$0x2eb185d7	// vxor.vv v11, v11, v3
-	WORD	$0x00e383bb	// addw t2, t2, a4
+	ADDW	X14, X7
 	WORD	$0x528c3457	// vror.vi v8, v8, 24
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	XOR	X7, X20
 	WORD	$0x529c34d7	// vror.vi v9, v9, 24
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
 	WORD	$0x52ac3557	// vror.vi v10, v10, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
+	ADDW	X20, X9
 	WORD	$0x52bc35d7	// vror.vi v11, v11, 24
-	WORD	$0x00974733	// xor a4, a4, s1
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	WORD	$0x025402d7	// vadd.vv v5, v5, v8
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x02648357	// vadd.vv v6, v6, v9
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	ADDW	X15, X28
 	WORD	$0x027503d7	// vadd.vv v7, v7, v10
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	XOR	X28, X22
 	WORD	$0x02c58657	// vadd.vv v12, v12, v11
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
 	WORD	$0x2ee28757	// vxor.vv v14, v14, v5
-	WORD	$0x0169093b	// addw s2, s2, s6
+	ADDW	X22, X18
 	WORD	$0x2ef307d7	// vxor.vv v15, v15, v6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	XOR	X18, X15
 	WORD	$0x2f038857	// vxor.vv v16, v16, v7
 	WORD	$0x6147d79b	// roriw a5, a5, 20
 	WORD	$0x2f1608d7	// vxor.vv v17, v17, v12
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	ADDW	X15, X28
 	WORD	$0x52ecb757	// vror.vi v14, v14, 25
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	XOR	X28, X22
 	WORD	$0x52fcb7d7	// vror.vi v15, v15, 25
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
 	WORD	$0x530cb857	// vror.vi v16, v16, 25
-	WORD	$0x0169093b	// addw s2, s2, s6
+	ADDW	X22, X18
 	WORD	$0x531cb8d7	// vror.vi v17, v17, 25
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	WORD	$0x02478257	// vadd.vv v4, v4, v15
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x021800d7	// vadd.vv v1, v1, v16
-	WORD	$0x01e282bb	// addw t0, t0, t5
+	ADDW	X30, X5
 	WORD	$0x02288157	// vadd.vv v2, v2, v17
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	XOR	X5, X22
 	WORD	$0x023701d7	// vadd.vv v3, v3, v14
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
 	WORD	$0x2eb205d7	// vxor.vv v11, v11, v4
-	WORD	$0x016484bb	// addw s1, s1, s6
+	ADDW	X22, X9
 	WORD	$0x2e808457	// vxor.vv v8, v8, v1
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	XOR	X9, X30
 	WORD	$0x2e9104d7	// vxor.vv v9, v9, v2
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
 	WORD	$0x2ea18557	// vxor.vv v10, v10, v3
-	WORD	$0x01e282bb	// addw t0, t0, t5
+	ADDW	X30, X5
 	WORD	$0x52b835d7	// vror.vi v11, v11, 16
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	XOR	X5, X22
 	WORD	$0x52883457	// vror.vi v8, v8, 16
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
 	WORD	$0x529834d7	// vror.vi v9, v9, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
+	ADDW	X22, X9
 	WORD	$0x52a83557	// vror.vi v10, v10, 16
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	WORD	$0x027583d7	// vadd.vv v7, v7, v11
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x02c40657	// vadd.vv v12, v12, v8
-	WORD	$0x00e3033b	// addw t1, t1, a4
+	ADDW	X14, X6
 	WORD	$0x025482d7	// vadd.vv v5, v5, v9
-	WORD	$0x006acab3	// xor s5, s5, t1
+	XOR	X6, X21
 	WORD	$0x02650357	// vadd.vv v6, v6, v10
 	WORD	$0x610ada9b	// roriw s5, s5, 16
 	WORD	$0x2ef387d7	// vxor.vv v15, v15, v7
-	WORD	$0x0159093b	// addw s2, s2, s5
+	ADDW	X21, X18
 	WORD	$0x2f060857	// vxor.vv v16, v16, v12
-	WORD	$0x01274733	// xor a4, a4, s2
+	XOR	X18, X14
 	WORD	$0x2f1288d7	// vxor.vv v17, v17, v5
 	WORD	$0x6147571b	// roriw a4, a4, 20
 	WORD	$0x2ee30757	// vxor.vv v14, v14, v6
-	WORD	$0x00e3033b	// addw t1, t1, a4
+	ADDW	X14, X6
 	WORD	$0x52fa37d7	// vror.vi v15, v15, 20
-	WORD	$0x006acab3	// xor s5, s5, t1
+	XOR	X6, X21
 	WORD	$0x530a3857	// vror.vi v16, v16, 20
 	WORD	$0x618ada9b	// roriw s5, s5, 24
 	WORD	$0x531a38d7	// vror.vi v17, v17, 20
-	WORD	$0x0159093b	// addw s2, s2, s5
+	ADDW	X21, X18
 	WORD	$0x52ea3757	// vror.vi v14, v14, 20
-	WORD	$0x01274733	// xor a4, a4, s2
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	WORD	$0x02478257	// vadd.vv v4, v4, v15
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x021800d7	// vadd.vv v1, v1, v16
-	WORD	$0x00f383bb	// addw t2, t2, a5
+	ADDW	X15, X7
 	WORD	$0x02288157	// vadd.vv v2, v2, v17
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	XOR	X7, X19
 	WORD	$0x023701d7	// vadd.vv v3, v3, v14
 	WORD	$0x6109d99b	// roriw s3, s3, 16
 	WORD	$0x2eb205d7	// vxor.vv v11, v11, v4
-	WORD	$0x0138083b	// addw a6, a6, s3
+	ADDW	X19, X16
 	WORD	$0x2e808457	// vxor.vv v8, v8, v1
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	XOR	X16, X15
 	WORD	$0x2e9104d7	// vxor.vv v9, v9, v2
 	WORD	$0x6147d79b	// roriw a5, a5, 20
 	WORD	$0x2ea18557	// vxor.vv v10, v10, v3
-	WORD	$0x00f383bb	// addw t2, t2, a5
+	ADDW	X15, X7
 	WORD	$0x52bc35d7	// vror.vi v11, v11, 24
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	XOR	X7, X19
 	WORD	$0x528c3457	// vror.vi v8, v8, 24
 	WORD	$0x6189d99b	// roriw s3, s3, 24
 	WORD	$0x529c34d7	// vror.vi v9, v9, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
+	ADDW	X19, X16
 	WORD	$0x52ac3557	// vror.vi v10, v10, 24
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	WORD	$0x027583d7	// vadd.vv v7, v7, v11
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x02c40657	// vadd.vv v12, v12, v8
-	WORD	$0x01de0e3b	// addw t3, t3, t4
+	ADDW	X29, X28
 	WORD	$0x025482d7	// vadd.vv v5, v5, v9
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	XOR	X28, X20
 	WORD	$0x02650357	// vadd.vv v6, v6, v10
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
 	WORD	$0x2ef387d7	// vxor.vv v15, v15, v7
-	WORD	$0x014888bb	// addw a7, a7, s4
+	ADDW	X20, X17
 	WORD	$0x2f060857	// vxor.vv v16, v16, v12
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	XOR	X17, X29
 	WORD	$0x2f1288d7	// vxor.vv v17, v17, v5
 	WORD	$0x614ede9b	// roriw t4, t4, 20
 	WORD	$0x2ee30757	// vxor.vv v14, v14, v6
-	WORD	$0x01de0e3b	// addw t3, t3, t4
+	ADDW	X29, X28
 	WORD	$0x52fcb7d7	// vror.vi v15, v15, 25
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	XOR	X28, X20
 	WORD	$0x530cb857	// vror.vi v16, v16, 25
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
 	WORD	$0x531cb8d7	// vror.vi v17, v17, 25
-	WORD	$0x014888bb	// addw a7, a7, s4
+	ADDW	X20, X17
 	WORD	$0x52ecb757	// vror.vi v14, v14, 25
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
-	WORD	$0xfffb8b93	// addi s7, s7, -1
-	WORD	$0xce0b9ee3	// bne s7, zero, .LChaCha20_ctr32_rva23_dr
+	ADD	$-1, X23
+	BNEZ	X23, dr
 	// feed-forward: the scalar block and the lanes add the same state words
-	WORD	$0x01813c83	// ld s9, 24(sp)
-	WORD	$0x000cab83	// lw s7, 0(s9)
-	WORD	$0x004cac83	// lw s9, 4(s9)
-	WORD	$0x017282bb	// addw t0, t0, s7
+	MOV	24(X2), X25
+	MOVW	(X25), X23
+	MOVW	4(X25), X25
+	ADDW	X23, X5
 	WORD	$0x024bc257	// vadd.vx v4, v4, s7
-	WORD	$0x01813b83	// ld s7, 24(sp)
-	WORD	$0x008bab83	// lw s7, 8(s7)
-	WORD	$0x0193033b	// addw t1, t1, s9
+	MOV	24(X2), X23
+	MOVW	8(X23), X23
+	ADDW	X25, X6
 	WORD	$0x021cc0d7	// vadd.vx v1, v1, s9
-	WORD	$0x01813c83	// ld s9, 24(sp)
-	WORD	$0x00ccac83	// lw s9, 12(s9)
-	WORD	$0x017383bb	// addw t2, t2, s7
+	MOV	24(X2), X25
+	MOVW	12(X25), X25
+	ADDW	X23, X7
 	WORD	$0x022bc157	// vadd.vx v2, v2, s7
-	WORD	$0x0006ab83	// lw s7, 0(a3)
-	WORD	$0x019e0e3b	// addw t3, t3, s9
+	MOVW	(X13), X23
+	ADDW	X25, X28
 	WORD	$0x023cc1d7	// vadd.vx v3, v3, s9
-	WORD	$0x0046ac83	// lw s9, 4(a3)
-	WORD	$0x017e8ebb	// addw t4, t4, s7
+	MOVW	4(X13), X25
+	ADDW	X23, X29
 	WORD	$0x02ebc757	// vadd.vx v14, v14, s7
-	WORD	$0x0086ab83	// lw s7, 8(a3)
-	WORD	$0x019f0f3b	// addw t5, t5, s9
+	MOVW	8(X13), X23
+	ADDW	X25, X30
 	WORD	$0x02fcc7d7	// vadd.vx v15, v15, s9
-	WORD	$0x00c6ac83	// lw s9, 12(a3)
-	WORD	$0x0177073b	// addw a4, a4, s7
+	MOVW	12(X13), X25
+	ADDW	X23, X14
 	WORD	$0x030bc857	// vadd.vx v16, v16, s7
-	WORD	$0x0106ab83	// lw s7, 16(a3)
-	WORD	$0x019787bb	// addw a5, a5, s9
+	MOVW	16(X13), X23
+	ADDW	X25, X15
 	WORD	$0x031cc8d7	// vadd.vx v17, v17, s9
-	WORD	$0x0146ac83	// lw s9, 20(a3)
-	WORD	$0x0178083b	// addw a6, a6, s7
+	MOVW	20(X13), X25
+	ADDW	X23, X16
 	WORD	$0x025bc2d7	// vadd.vx v5, v5, s7
-	WORD	$0x0186ab83	// lw s7, 24(a3)
-	WORD	$0x019888bb	// addw a7, a7, s9
+	MOVW	24(X13), X23
+	ADDW	X25, X17
 	WORD	$0x026cc357	// vadd.vx v6, v6, s9
-	WORD	$0x01c6ac83	// lw s9, 28(a3)
-	WORD	$0x017484bb	// addw s1, s1, s7
+	MOVW	28(X13), X25
+	ADDW	X23, X9
 	WORD	$0x027bc3d7	// vadd.vx v7, v7, s7
-	WORD	$0x01013b83	// ld s7, 16(sp)
-	WORD	$0x000b8b9b	// addiw s7, s7, 0
-	WORD	$0x0199093b	// addw s2, s2, s9
+	MOV	16(X2), X23
+	MOVW	X23, X23
+	ADDW	X25, X18
 	WORD	$0x02ccc657	// vadd.vx v12, v12, s9
-	WORD	$0x00813c83	// ld s9, 8(sp)
-	WORD	$0x004cac83	// lw s9, 4(s9)
-	WORD	$0x017a8abb	// addw s5, s5, s7
+	MOV	8(X2), X25
+	MOVW	4(X25), X25
+	ADDW	X23, X21
 	WORD	$0x02890457	// vadd.vv v8, v8, v18
-	WORD	$0x00813b83	// ld s7, 8(sp)
-	WORD	$0x008bab83	// lw s7, 8(s7)
-	WORD	$0x019989bb	// addw s3, s3, s9
+	MOV	8(X2), X23
+	MOVW	8(X23), X23
+	ADDW	X25, X19
 	WORD	$0x029cc4d7	// vadd.vx v9, v9, s9
-	WORD	$0x00813c83	// ld s9, 8(sp)
-	WORD	$0x00ccac83	// lw s9, 12(s9)
-	WORD	$0x017a0a3b	// addw s4, s4, s7
+	MOV	8(X2), X25
+	MOVW	12(X25), X25
+	ADDW	X23, X20
 	WORD	$0x02abc557	// vadd.vx v10, v10, s7
-	WORD	$0x019b0b3b	// addw s6, s6, s9
+	ADDW	X25, X22
 	WORD	$0x02bcc5d7	// vadd.vx v11, v11, s9
-	WORD	$0x018a8abb	// addw s5, s5, s8
+	ADDW	X24, X21
 	// output: lane k's word i at 64k + 4i (strided by 64)
 	// ... interleaved with the scalar block's, bytes 256..320
-	WORD	$0x00058c13	// addi s8, a1, 0
-	WORD	$0x00050413	// addi s0, a0, 0
-	WORD	$0x1005ab83	// lw s7, 256(a1)
-	WORD	$0x04000093	// addi ra, zero, 64
+	MOV	X11, X24
+	MOV	X10, X8
+	MOVW	256(X11), X23
+	MOV	$64, X1
 	WORD	$0x0a1c6907	// vlse32.v v18, (s8), ra
-	WORD	$0x1045ac83	// lw s9, 260(a1)
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	MOVW	260(X11), X25
+	ADD	$4, X24
 	WORD	$0x0a1c6987	// vlse32.v v19, (s8), ra
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x11752023	// sw s7, 256(a0)
+	XOR	X5, X23
+	ADD	$4, X24
+	MOVW	X23, 256(X10)
 	WORD	$0x0a1c6a07	// vlse32.v v20, (s8), ra
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x1085ab83	// lw s7, 264(a1)
+	ADD	$4, X24
+	MOVW	264(X11), X23
 	WORD	$0x2f220957	// vxor.vv v18, v18, v4
 	WORD	$0x0a146927	// vsse32.v v18, (s0), ra
-	WORD	$0x006cccb3	// xor s9, s9, t1
-	WORD	$0x00440413	// addi s0, s0, 4
+	XOR	X6, X25
+	ADD	$4, X8
 	WORD	$0x0a1c6207	// vlse32.v v4, (s8), ra
-	WORD	$0x11952223	// sw s9, 260(a0)
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x10c5ac83	// lw s9, 268(a1)
+	MOVW	X25, 260(X10)
+	ADD	$4, X24
+	MOVW	268(X11), X25
 	WORD	$0x2f3089d7	// vxor.vv v19, v19, v1
 	WORD	$0x0a1469a7	// vsse32.v v19, (s0), ra
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x00440413	// addi s0, s0, 4
+	XOR	X7, X23
+	ADD	$4, X8
 	WORD	$0x0a1c6907	// vlse32.v v18, (s8), ra
-	WORD	$0x11752423	// sw s7, 264(a0)
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	MOVW	X23, 264(X10)
+	ADD	$4, X24
 	WORD	$0x2f410a57	// vxor.vv v20, v20, v2
-	WORD	$0x1105ab83	// lw s7, 272(a1)
+	MOVW	272(X11), X23
 	WORD	$0x0a146a27	// vsse32.v v20, (s0), ra
-	WORD	$0x01ccccb3	// xor s9, s9, t3
-	WORD	$0x00440413	// addi s0, s0, 4
+	XOR	X28, X25
+	ADD	$4, X8
 	WORD	$0x0a1c6987	// vlse32.v v19, (s8), ra
-	WORD	$0x11952623	// sw s9, 268(a0)
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	MOVW	X25, 268(X10)
+	ADD	$4, X24
 	WORD	$0x2e418257	// vxor.vv v4, v4, v3
-	WORD	$0x1145ac83	// lw s9, 276(a1)
+	MOVW	276(X11), X25
 	WORD	$0x0a146227	// vsse32.v v4, (s0), ra
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x00440413	// addi s0, s0, 4
+	XOR	X29, X23
+	ADD	$4, X8
 	WORD	$0x0a1c6a07	// vlse32.v v20, (s8), ra
-	WORD	$0x11752823	// sw s7, 272(a0)
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	MOVW	X23, 272(X10)
+	ADD	$4, X24
 	WORD	$0x2f270957	// vxor.vv v18, v18, v14
-	WORD	$0x1185ab83	// lw s7, 280(a1)
+	MOVW	280(X11), X23
 	WORD	$0x0a146927	// vsse32.v v18, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x01ecccb3	// xor s9, s9, t5
+	ADD	$4, X8
+	XOR	X30, X25
 	WORD	$0x0a1c6207	// vlse32.v v4, (s8), ra
-	WORD	$0x11952a23	// sw s9, 276(a0)
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	MOVW	X25, 276(X10)
+	ADD	$4, X24
 	WORD	$0x2f3789d7	// vxor.vv v19, v19, v15
-	WORD	$0x11c5ac83	// lw s9, 284(a1)
+	MOVW	284(X11), X25
 	WORD	$0x0a1469a7	// vsse32.v v19, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
+	ADD	$4, X8
+	XOR	X14, X23
 	WORD	$0x0a1c6907	// vlse32.v v18, (s8), ra
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x11752c23	// sw s7, 280(a0)
+	ADD	$4, X24
+	MOVW	X23, 280(X10)
 	WORD	$0x2f480a57	// vxor.vv v20, v20, v16
-	WORD	$0x1205ab83	// lw s7, 288(a1)
+	MOVW	288(X11), X23
 	WORD	$0x0a146a27	// vsse32.v v20, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x00fcccb3	// xor s9, s9, a5
+	ADD	$4, X8
+	XOR	X15, X25
 	WORD	$0x0a1c6987	// vlse32.v v19, (s8), ra
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x11952e23	// sw s9, 284(a0)
+	ADD	$4, X24
+	MOVW	X25, 284(X10)
 	WORD	$0x2e488257	// vxor.vv v4, v4, v17
-	WORD	$0x1245ac83	// lw s9, 292(a1)
+	MOVW	292(X11), X25
 	WORD	$0x0a146227	// vsse32.v v4, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x010bcbb3	// xor s7, s7, a6
+	ADD	$4, X8
+	XOR	X16, X23
 	WORD	$0x0a1c6a07	// vlse32.v v20, (s8), ra
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x13752023	// sw s7, 288(a0)
+	ADD	$4, X24
+	MOVW	X23, 288(X10)
 	WORD	$0x2f228957	// vxor.vv v18, v18, v5
 	WORD	$0x0a146927	// vsse32.v v18, (s0), ra
-	WORD	$0x1285ab83	// lw s7, 296(a1)
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x011cccb3	// xor s9, s9, a7
+	MOVW	296(X11), X23
+	ADD	$4, X8
+	XOR	X17, X25
 	WORD	$0x0a1c6207	// vlse32.v v4, (s8), ra
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x13952223	// sw s9, 292(a0)
+	ADD	$4, X24
+	MOVW	X25, 292(X10)
 	WORD	$0x2f3309d7	// vxor.vv v19, v19, v6
 	WORD	$0x0a1469a7	// vsse32.v v19, (s0), ra
-	WORD	$0x12c5ac83	// lw s9, 300(a1)
-	WORD	$0x00440413	// addi s0, s0, 4
+	MOVW	300(X11), X25
+	ADD	$4, X8
 	WORD	$0x0a1c6907	// vlse32.v v18, (s8), ra
-	WORD	$0x009bcbb3	// xor s7, s7, s1
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x13752423	// sw s7, 296(a0)
+	XOR	X9, X23
+	ADD	$4, X24
+	MOVW	X23, 296(X10)
 	WORD	$0x2f438a57	// vxor.vv v20, v20, v7
 	WORD	$0x0a146a27	// vsse32.v v20, (s0), ra
-	WORD	$0x1305ab83	// lw s7, 304(a1)
-	WORD	$0x00440413	// addi s0, s0, 4
+	MOVW	304(X11), X23
+	ADD	$4, X8
 	WORD	$0x0a1c6987	// vlse32.v v19, (s8), ra
-	WORD	$0x012cccb3	// xor s9, s9, s2
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x13952623	// sw s9, 300(a0)
+	XOR	X18, X25
+	ADD	$4, X24
+	MOVW	X25, 300(X10)
 	WORD	$0x2e460257	// vxor.vv v4, v4, v12
 	WORD	$0x0a146227	// vsse32.v v4, (s0), ra
-	WORD	$0x1345ac83	// lw s9, 308(a1)
-	WORD	$0x00440413	// addi s0, s0, 4
+	MOVW	308(X11), X25
+	ADD	$4, X8
 	WORD	$0x0a1c6a07	// vlse32.v v20, (s8), ra
-	WORD	$0x015bcbb3	// xor s7, s7, s5
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	XOR	X21, X23
+	ADD	$4, X24
 	WORD	$0x2f240957	// vxor.vv v18, v18, v8
-	WORD	$0x13752823	// sw s7, 304(a0)
+	MOVW	X23, 304(X10)
 	WORD	$0x0a146927	// vsse32.v v18, (s0), ra
-	WORD	$0x1385ab83	// lw s7, 312(a1)
-	WORD	$0x00440413	// addi s0, s0, 4
+	MOVW	312(X11), X23
+	ADD	$4, X8
 	WORD	$0x0a1c6207	// vlse32.v v4, (s8), ra
-	WORD	$0x013cccb3	// xor s9, s9, s3
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	XOR	X19, X25
+	ADD	$4, X24
 	WORD	$0x2f3489d7	// vxor.vv v19, v19, v9
-	WORD	$0x13952a23	// sw s9, 308(a0)
+	MOVW	X25, 308(X10)
 	WORD	$0x0a1469a7	// vsse32.v v19, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x13c5ac83	// lw s9, 316(a1)
+	ADD	$4, X8
+	MOVW	316(X11), X25
 	WORD	$0x2f450a57	// vxor.vv v20, v20, v10
-	WORD	$0x014bcbb3	// xor s7, s7, s4
+	XOR	X20, X23
 	WORD	$0x0a146a27	// vsse32.v v20, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x13752c23	// sw s7, 312(a0)
+	ADD	$4, X8
+	MOVW	X23, 312(X10)
 	WORD	$0x2e458257	// vxor.vv v4, v4, v11
 	WORD	$0x0a146227	// vsse32.v v4, (s0), ra
-	WORD	$0x016cccb3	// xor s9, s9, s6
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x13952e23	// sw s9, 316(a0)
-	WORD	$0x14050513	// addi a0, a0, 320
-	WORD	$0x14058593	// addi a1, a1, 320
-	WORD	$0xec060613	// addi a2, a2, -320
-	WORD	$0x01013283	// ld t0, 16(sp)
-	WORD	$0x0052829b	// addiw t0, t0, 5
-	WORD	$0x00513823	// sd t0, 16(sp)
-	WORD	$0x945ff06f	// jal zero, .LChaCha20_ctr32_rva23_lanes_loop
-	// .LChaCha20_ctr32_rva23_lanes_rest:
-	WORD	$0x08000b93	// addi s7, zero, 128
-	WORD	$0x2b7660e3	// bltu a2, s7, .LChaCha20_ctr32_rva23_1
-	WORD	$0x0c000b93	// addi s7, zero, 192
-	WORD	$0x61766863	// bltu a2, s7, .LChaCha20_ctr32_rva23_rows
-	WORD	$0x00665c13	// srli s8, a2, 6
+	XOR	X22, X25
+	ADD	$4, X8
+	MOVW	X25, 316(X10)
+	ADD	$320, X10
+	ADD	$320, X11
+	ADD	$-320, X12
+	MOV	16(X2), X5
+	ADDW	$5, X5
+	MOV	X5, 16(X2)
+	JMP	lanes_loop
+lanes_rest:
+	MOV	$128, X23
+	BLTU	X12, X23, L1
+	MOV	$192, X23
+	BLTU	X12, X23, rows
+	SRL	$6, X12, X24
 	WORD	$0x0d0c7057	// vsetvli zero, s8, e32, m1, ta, ma
 	// state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
-	WORD	$0x01813e03	// ld t3, 24(sp)
-	WORD	$0x000e2283	// lw t0, 0(t3)
-	WORD	$0x004e2303	// lw t1, 4(t3)
-	WORD	$0x008e2383	// lw t2, 8(t3)
-	WORD	$0x00ce2e03	// lw t3, 12(t3)
-	WORD	$0x0006ae83	// lw t4, 0(a3)
-	WORD	$0x0046af03	// lw t5, 4(a3)
-	WORD	$0x0086a703	// lw a4, 8(a3)
-	WORD	$0x00c6a783	// lw a5, 12(a3)
-	WORD	$0x0106a803	// lw a6, 16(a3)
-	WORD	$0x0146a883	// lw a7, 20(a3)
-	WORD	$0x0186a483	// lw s1, 24(a3)
-	WORD	$0x01c6a903	// lw s2, 28(a3)
-	WORD	$0x01013983	// ld s3, 16(sp)
-	WORD	$0x00098a9b	// addiw s5, s3, 0
-	WORD	$0x00813a83	// ld s5, 8(sp)
-	WORD	$0x004aa983	// lw s3, 4(s5)
-	WORD	$0x008aaa03	// lw s4, 8(s5)
-	WORD	$0x00caab03	// lw s6, 12(s5)
-	WORD	$0x01013a83	// ld s5, 16(sp)
-	WORD	$0x018a8abb	// addw s5, s5, s8
+	MOV	24(X2), X28
+	MOVW	(X28), X5
+	MOVW	4(X28), X6
+	MOVW	8(X28), X7
+	MOVW	12(X28), X28
+	MOVW	(X13), X29
+	MOVW	4(X13), X30
+	MOVW	8(X13), X14
+	MOVW	12(X13), X15
+	MOVW	16(X13), X16
+	MOVW	20(X13), X17
+	MOVW	24(X13), X9
+	MOVW	28(X13), X18
+	MOV	16(X2), X19
+	MOVW	X19, X21
+	MOV	8(X2), X21
+	MOVW	4(X21), X19
+	MOVW	8(X21), X20
+	MOVW	12(X21), X22
+	MOV	16(X2), X21
+	ADDW	X24, X21
 	WORD	$0x5e02c257	// vmv.v.x v4, t0
 	WORD	$0x5e0340d7	// vmv.v.x v1, t1
 	WORD	$0x5e03c157	// vmv.v.x v2, t2
@@ -530,372 +530,372 @@ TEXT ·chaCha20Ctr32Rva23(SB), NOSPLIT, $24-40
 	WORD	$0x5e08c357	// vmv.v.x v6, a7
 	WORD	$0x5e04c3d7	// vmv.v.x v7, s1
 	WORD	$0x5e094657	// vmv.v.x v12, s2
-	WORD	$0x01013b83	// ld s7, 16(sp)
+	MOV	16(X2), X23
 	WORD	$0x5e0bc457	// vmv.v.x v8, s7
 	WORD	$0x5e09c4d7	// vmv.v.x v9, s3
 	WORD	$0x5e0a4557	// vmv.v.x v10, s4
 	WORD	$0x5e0b45d7	// vmv.v.x v11, s6
 	WORD	$0x02868457	// vadd.vv v8, v8, v13
 	WORD	$0x5e040957	// vmv.v.v v18, v8
-	WORD	$0x00a00b93	// addi s7, zero, 10
-	// .LChaCha20_ctr32_rva23_dr.1:
+	MOV	$10, X23
+L11:
 	// four vector lanes interleaved with the scalar block
 	WORD	$0x02470257	// vadd.vv v4, v4, v14
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x021780d7	// vadd.vv v1, v1, v15
-	WORD	$0x01d282bb	// addw t0, t0, t4
+	ADDW	X29, X5
 	WORD	$0x02280157	// vadd.vv v2, v2, v16
-	WORD	$0x005acab3	// xor s5, s5, t0
+	XOR	X5, X21
 	WORD	$0x023881d7	// vadd.vv v3, v3, v17
 	WORD	$0x610ada9b	// roriw s5, s5, 16
 	WORD	$0x2e820457	// vxor.vv v8, v8, v4
-	WORD	$0x0158083b	// addw a6, a6, s5
+	ADDW	X21, X16
 	WORD	$0x2e9084d7	// vxor.vv v9, v9, v1
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	XOR	X16, X29
 	WORD	$0x2ea10557	// vxor.vv v10, v10, v2
 	WORD	$0x614ede9b	// roriw t4, t4, 20
 	WORD	$0x2eb185d7	// vxor.vv v11, v11, v3
-	WORD	$0x01d282bb	// addw t0, t0, t4
+	ADDW	X29, X5
 	WORD	$0x52883457	// vror.vi v8, v8, 16
-	WORD	$0x005acab3	// xor s5, s5, t0
+	XOR	X5, X21
 	WORD	$0x529834d7	// vror.vi v9, v9, 16
 	WORD	$0x618ada9b	// roriw s5, s5, 24
 	WORD	$0x52a83557	// vror.vi v10, v10, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
+	ADDW	X21, X16
 	WORD	$0x52b835d7	// vror.vi v11, v11, 16
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	WORD	$0x025402d7	// vadd.vv v5, v5, v8
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x02648357	// vadd.vv v6, v6, v9
-	WORD	$0x01e3033b	// addw t1, t1, t5
+	ADDW	X30, X6
 	WORD	$0x027503d7	// vadd.vv v7, v7, v10
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	XOR	X6, X19
 	WORD	$0x02c58657	// vadd.vv v12, v12, v11
 	WORD	$0x6109d99b	// roriw s3, s3, 16
 	WORD	$0x2ee28757	// vxor.vv v14, v14, v5
-	WORD	$0x013888bb	// addw a7, a7, s3
+	ADDW	X19, X17
 	WORD	$0x2ef307d7	// vxor.vv v15, v15, v6
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	XOR	X17, X30
 	WORD	$0x2f038857	// vxor.vv v16, v16, v7
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
 	WORD	$0x2f1608d7	// vxor.vv v17, v17, v12
-	WORD	$0x01e3033b	// addw t1, t1, t5
+	ADDW	X30, X6
 	WORD	$0x52ea3757	// vror.vi v14, v14, 20
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	XOR	X6, X19
 	WORD	$0x52fa37d7	// vror.vi v15, v15, 20
 	WORD	$0x6189d99b	// roriw s3, s3, 24
 	WORD	$0x530a3857	// vror.vi v16, v16, 20
-	WORD	$0x013888bb	// addw a7, a7, s3
+	ADDW	X19, X17
 	WORD	$0x531a38d7	// vror.vi v17, v17, 20
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	WORD	$0x02470257	// vadd.vv v4, v4, v14
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x021780d7	// vadd.vv v1, v1, v15
-	WORD	$0x00e383bb	// addw t2, t2, a4
+	ADDW	X14, X7
 	WORD	$0x02280157	// vadd.vv v2, v2, v16
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	XOR	X7, X20
 	WORD	$0x023881d7	// vadd.vv v3, v3, v17
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
 	WORD	$0x2e820457	// vxor.vv v8, v8, v4
-	WORD	$0x014484bb	// addw s1, s1, s4
+	ADDW	X20, X9
 	WORD	$0x2e9084d7	// vxor.vv v9, v9, v1
-	WORD	$0x00974733	// xor a4, a4, s1
+	XOR	X9, X14
 	WORD	$0x2ea10557	// vxor.vv v10, v10, v2
 	WORD	$0x6147571b	// roriw a4, a4, 20
 	WORD	$0x2eb185d7	// vxor.vv v11, v11, v3
-	WORD	$0x00e383bb	// addw t2, t2, a4
+	ADDW	X14, X7
 	WORD	$0x528c3457	// vror.vi v8, v8, 24
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	XOR	X7, X20
 	WORD	$0x529c34d7	// vror.vi v9, v9, 24
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
 	WORD	$0x52ac3557	// vror.vi v10, v10, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
+	ADDW	X20, X9
 	WORD	$0x52bc35d7	// vror.vi v11, v11, 24
-	WORD	$0x00974733	// xor a4, a4, s1
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	WORD	$0x025402d7	// vadd.vv v5, v5, v8
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x02648357	// vadd.vv v6, v6, v9
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	ADDW	X15, X28
 	WORD	$0x027503d7	// vadd.vv v7, v7, v10
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	XOR	X28, X22
 	WORD	$0x02c58657	// vadd.vv v12, v12, v11
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
 	WORD	$0x2ee28757	// vxor.vv v14, v14, v5
-	WORD	$0x0169093b	// addw s2, s2, s6
+	ADDW	X22, X18
 	WORD	$0x2ef307d7	// vxor.vv v15, v15, v6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	XOR	X18, X15
 	WORD	$0x2f038857	// vxor.vv v16, v16, v7
 	WORD	$0x6147d79b	// roriw a5, a5, 20
 	WORD	$0x2f1608d7	// vxor.vv v17, v17, v12
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	ADDW	X15, X28
 	WORD	$0x52ecb757	// vror.vi v14, v14, 25
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	XOR	X28, X22
 	WORD	$0x52fcb7d7	// vror.vi v15, v15, 25
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
 	WORD	$0x530cb857	// vror.vi v16, v16, 25
-	WORD	$0x0169093b	// addw s2, s2, s6
+	ADDW	X22, X18
 	WORD	$0x531cb8d7	// vror.vi v17, v17, 25
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	WORD	$0x02478257	// vadd.vv v4, v4, v15
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x021800d7	// vadd.vv v1, v1, v16
-	WORD	$0x01e282bb	// addw t0, t0, t5
+	ADDW	X30, X5
 	WORD	$0x02288157	// vadd.vv v2, v2, v17
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	XOR	X5, X22
 	WORD	$0x023701d7	// vadd.vv v3, v3, v14
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
 	WORD	$0x2eb205d7	// vxor.vv v11, v11, v4
-	WORD	$0x016484bb	// addw s1, s1, s6
+	ADDW	X22, X9
 	WORD	$0x2e808457	// vxor.vv v8, v8, v1
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	XOR	X9, X30
 	WORD	$0x2e9104d7	// vxor.vv v9, v9, v2
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
 	WORD	$0x2ea18557	// vxor.vv v10, v10, v3
-	WORD	$0x01e282bb	// addw t0, t0, t5
+	ADDW	X30, X5
 	WORD	$0x52b835d7	// vror.vi v11, v11, 16
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	XOR	X5, X22
 	WORD	$0x52883457	// vror.vi v8, v8, 16
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
 	WORD	$0x529834d7	// vror.vi v9, v9, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
+	ADDW	X22, X9
 	WORD	$0x52a83557	// vror.vi v10, v10, 16
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	WORD	$0x027583d7	// vadd.vv v7, v7, v11
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x02c40657	// vadd.vv v12, v12, v8
-	WORD	$0x00e3033b	// addw t1, t1, a4
+	ADDW	X14, X6
 	WORD	$0x025482d7	// vadd.vv v5, v5, v9
-	WORD	$0x006acab3	// xor s5, s5, t1
+	XOR	X6, X21
 	WORD	$0x02650357	// vadd.vv v6, v6, v10
 	WORD	$0x610ada9b	// roriw s5, s5, 16
 	WORD	$0x2ef387d7	// vxor.vv v15, v15, v7
-	WORD	$0x0159093b	// addw s2, s2, s5
+	ADDW	X21, X18
 	WORD	$0x2f060857	// vxor.vv v16, v16, v12
-	WORD	$0x01274733	// xor a4, a4, s2
+	XOR	X18, X14
 	WORD	$0x2f1288d7	// vxor.vv v17, v17, v5
 	WORD	$0x6147571b	// roriw a4, a4, 20
 	WORD	$0x2ee30757	// vxor.vv v14, v14, v6
-	WORD	$0x00e3033b	// addw t1, t1, a4
+	ADDW	X14, X6
 	WORD	$0x52fa37d7	// vror.vi v15, v15, 20
-	WORD	$0x006acab3	// xor s5, s5, t1
+	XOR	X6, X21
 	WORD	$0x530a3857	// vror.vi v16, v16, 20
 	WORD	$0x618ada9b	// roriw s5, s5, 24
 	WORD	$0x531a38d7	// vror.vi v17, v17, 20
-	WORD	$0x0159093b	// addw s2, s2, s5
+	ADDW	X21, X18
 	WORD	$0x52ea3757	// vror.vi v14, v14, 20
-	WORD	$0x01274733	// xor a4, a4, s2
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	WORD	$0x02478257	// vadd.vv v4, v4, v15
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x021800d7	// vadd.vv v1, v1, v16
-	WORD	$0x00f383bb	// addw t2, t2, a5
+	ADDW	X15, X7
 	WORD	$0x02288157	// vadd.vv v2, v2, v17
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	XOR	X7, X19
 	WORD	$0x023701d7	// vadd.vv v3, v3, v14
 	WORD	$0x6109d99b	// roriw s3, s3, 16
 	WORD	$0x2eb205d7	// vxor.vv v11, v11, v4
-	WORD	$0x0138083b	// addw a6, a6, s3
+	ADDW	X19, X16
 	WORD	$0x2e808457	// vxor.vv v8, v8, v1
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	XOR	X16, X15
 	WORD	$0x2e9104d7	// vxor.vv v9, v9, v2
 	WORD	$0x6147d79b	// roriw a5, a5, 20
 	WORD	$0x2ea18557	// vxor.vv v10, v10, v3
-	WORD	$0x00f383bb	// addw t2, t2, a5
+	ADDW	X15, X7
 	WORD	$0x52bc35d7	// vror.vi v11, v11, 24
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	XOR	X7, X19
 	WORD	$0x528c3457	// vror.vi v8, v8, 24
 	WORD	$0x6189d99b	// roriw s3, s3, 24
 	WORD	$0x529c34d7	// vror.vi v9, v9, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
+	ADDW	X19, X16
 	WORD	$0x52ac3557	// vror.vi v10, v10, 24
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	WORD	$0x027583d7	// vadd.vv v7, v7, v11
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x02c40657	// vadd.vv v12, v12, v8
-	WORD	$0x01de0e3b	// addw t3, t3, t4
+	ADDW	X29, X28
 	WORD	$0x025482d7	// vadd.vv v5, v5, v9
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	XOR	X28, X20
 	WORD	$0x02650357	// vadd.vv v6, v6, v10
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
 	WORD	$0x2ef387d7	// vxor.vv v15, v15, v7
-	WORD	$0x014888bb	// addw a7, a7, s4
+	ADDW	X20, X17
 	WORD	$0x2f060857	// vxor.vv v16, v16, v12
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	XOR	X17, X29
 	WORD	$0x2f1288d7	// vxor.vv v17, v17, v5
 	WORD	$0x614ede9b	// roriw t4, t4, 20
 	WORD	$0x2ee30757	// vxor.vv v14, v14, v6
-	WORD	$0x01de0e3b	// addw t3, t3, t4
+	ADDW	X29, X28
 	WORD	$0x52fcb7d7	// vror.vi v15, v15, 25
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	XOR	X28, X20
 	WORD	$0x530cb857	// vror.vi v16, v16, 25
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
 	WORD	$0x531cb8d7	// vror.vi v17, v17, 25
-	WORD	$0x014888bb	// addw a7, a7, s4
+	ADDW	X20, X17
 	WORD	$0x52ecb757	// vror.vi v14, v14, 25
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
-	WORD	$0xfffb8b93	// addi s7, s7, -1
-	WORD	$0xce0b9ee3	// bne s7, zero, .LChaCha20_ctr32_rva23_dr.1
+	ADD	$-1, X23
+	BNEZ	X23, L11
 	// feed-forward: the scalar block and the lanes add the same state words
-	WORD	$0x01813c83	// ld s9, 24(sp)
-	WORD	$0x000cab83	// lw s7, 0(s9)
-	WORD	$0x004cac83	// lw s9, 4(s9)
-	WORD	$0x017282bb	// addw t0, t0, s7
+	MOV	24(X2), X25
+	MOVW	(X25), X23
+	MOVW	4(X25), X25
+	ADDW	X23, X5
 	WORD	$0x024bc257	// vadd.vx v4, v4, s7
-	WORD	$0x01813b83	// ld s7, 24(sp)
-	WORD	$0x008bab83	// lw s7, 8(s7)
-	WORD	$0x0193033b	// addw t1, t1, s9
+	MOV	24(X2), X23
+	MOVW	8(X23), X23
+	ADDW	X25, X6
 	WORD	$0x021cc0d7	// vadd.vx v1, v1, s9
-	WORD	$0x01813c83	// ld s9, 24(sp)
-	WORD	$0x00ccac83	// lw s9, 12(s9)
-	WORD	$0x017383bb	// addw t2, t2, s7
+	MOV	24(X2), X25
+	MOVW	12(X25), X25
+	ADDW	X23, X7
 	WORD	$0x022bc157	// vadd.vx v2, v2, s7
-	WORD	$0x0006ab83	// lw s7, 0(a3)
-	WORD	$0x019e0e3b	// addw t3, t3, s9
+	MOVW	(X13), X23
+	ADDW	X25, X28
 	WORD	$0x023cc1d7	// vadd.vx v3, v3, s9
-	WORD	$0x0046ac83	// lw s9, 4(a3)
-	WORD	$0x017e8ebb	// addw t4, t4, s7
+	MOVW	4(X13), X25
+	ADDW	X23, X29
 	WORD	$0x02ebc757	// vadd.vx v14, v14, s7
-	WORD	$0x0086ab83	// lw s7, 8(a3)
-	WORD	$0x019f0f3b	// addw t5, t5, s9
+	MOVW	8(X13), X23
+	ADDW	X25, X30
 	WORD	$0x02fcc7d7	// vadd.vx v15, v15, s9
-	WORD	$0x00c6ac83	// lw s9, 12(a3)
-	WORD	$0x0177073b	// addw a4, a4, s7
+	MOVW	12(X13), X25
+	ADDW	X23, X14
 	WORD	$0x030bc857	// vadd.vx v16, v16, s7
-	WORD	$0x0106ab83	// lw s7, 16(a3)
-	WORD	$0x019787bb	// addw a5, a5, s9
+	MOVW	16(X13), X23
+	ADDW	X25, X15
 	WORD	$0x031cc8d7	// vadd.vx v17, v17, s9
-	WORD	$0x0146ac83	// lw s9, 20(a3)
-	WORD	$0x0178083b	// addw a6, a6, s7
+	MOVW	20(X13), X25
+	ADDW	X23, X16
 	WORD	$0x025bc2d7	// vadd.vx v5, v5, s7
-	WORD	$0x0186ab83	// lw s7, 24(a3)
-	WORD	$0x019888bb	// addw a7, a7, s9
+	MOVW	24(X13), X23
+	ADDW	X25, X17
 	WORD	$0x026cc357	// vadd.vx v6, v6, s9
-	WORD	$0x01c6ac83	// lw s9, 28(a3)
-	WORD	$0x017484bb	// addw s1, s1, s7
+	MOVW	28(X13), X25
+	ADDW	X23, X9
 	WORD	$0x027bc3d7	// vadd.vx v7, v7, s7
-	WORD	$0x01013683	// ld a3, 16(sp)
-	WORD	$0x00068b9b	// addiw s7, a3, 0
-	WORD	$0x0199093b	// addw s2, s2, s9
+	MOV	16(X2), X13
+	MOVW	X13, X23
+	ADDW	X25, X18
 	WORD	$0x02ccc657	// vadd.vx v12, v12, s9
-	WORD	$0x00813683	// ld a3, 8(sp)
-	WORD	$0x0046ac83	// lw s9, 4(a3)
-	WORD	$0x017a8abb	// addw s5, s5, s7
+	MOV	8(X2), X13
+	MOVW	4(X13), X25
+	ADDW	X23, X21
 	WORD	$0x02890457	// vadd.vv v8, v8, v18
-	WORD	$0x00813683	// ld a3, 8(sp)
-	WORD	$0x0086ab83	// lw s7, 8(a3)
-	WORD	$0x019989bb	// addw s3, s3, s9
+	MOV	8(X2), X13
+	MOVW	8(X13), X23
+	ADDW	X25, X19
 	WORD	$0x029cc4d7	// vadd.vx v9, v9, s9
-	WORD	$0x00813683	// ld a3, 8(sp)
-	WORD	$0x00c6ac83	// lw s9, 12(a3)
-	WORD	$0x017a0a3b	// addw s4, s4, s7
+	MOV	8(X2), X13
+	MOVW	12(X13), X25
+	ADDW	X23, X20
 	WORD	$0x02abc557	// vadd.vx v10, v10, s7
-	WORD	$0x019b0b3b	// addw s6, s6, s9
+	ADDW	X25, X22
 	WORD	$0x02bcc5d7	// vadd.vx v11, v11, s9
-	WORD	$0x018a8abb	// addw s5, s5, s8
+	ADDW	X24, X21
 	// output: lane k's word i at 64k + 4i (strided by 64)
-	WORD	$0x00058c13	// addi s8, a1, 0
-	WORD	$0x00050413	// addi s0, a0, 0
-	WORD	$0x04000093	// addi ra, zero, 64
+	MOV	X11, X24
+	MOV	X10, X8
+	MOV	$64, X1
 	WORD	$0x0a1c6907	// vlse32.v v18, (s8), ra
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	ADD	$4, X24
 	WORD	$0x0a1c6987	// vlse32.v v19, (s8), ra
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	ADD	$4, X24
 	WORD	$0x0a1c6a07	// vlse32.v v20, (s8), ra
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	ADD	$4, X24
 	WORD	$0x2f220957	// vxor.vv v18, v18, v4
 	WORD	$0x0a146927	// vsse32.v v18, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x0a1c6207	// vlse32.v v4, (s8), ra
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	ADD	$4, X24
 	WORD	$0x2f3089d7	// vxor.vv v19, v19, v1
 	WORD	$0x0a1469a7	// vsse32.v v19, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x0a1c6907	// vlse32.v v18, (s8), ra
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	ADD	$4, X24
 	WORD	$0x2f410a57	// vxor.vv v20, v20, v2
 	WORD	$0x0a146a27	// vsse32.v v20, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x0a1c6987	// vlse32.v v19, (s8), ra
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	ADD	$4, X24
 	WORD	$0x2e418257	// vxor.vv v4, v4, v3
 	WORD	$0x0a146227	// vsse32.v v4, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x0a1c6a07	// vlse32.v v20, (s8), ra
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	ADD	$4, X24
 	WORD	$0x2f270957	// vxor.vv v18, v18, v14
 	WORD	$0x0a146927	// vsse32.v v18, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x0a1c6207	// vlse32.v v4, (s8), ra
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	ADD	$4, X24
 	WORD	$0x2f3789d7	// vxor.vv v19, v19, v15
 	WORD	$0x0a1469a7	// vsse32.v v19, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x0a1c6907	// vlse32.v v18, (s8), ra
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	ADD	$4, X24
 	WORD	$0x2f480a57	// vxor.vv v20, v20, v16
 	WORD	$0x0a146a27	// vsse32.v v20, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x0a1c6987	// vlse32.v v19, (s8), ra
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	ADD	$4, X24
 	WORD	$0x2e488257	// vxor.vv v4, v4, v17
 	WORD	$0x0a146227	// vsse32.v v4, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x0a1c6a07	// vlse32.v v20, (s8), ra
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	ADD	$4, X24
 	WORD	$0x2f228957	// vxor.vv v18, v18, v5
 	WORD	$0x0a146927	// vsse32.v v18, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x0a1c6207	// vlse32.v v4, (s8), ra
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	ADD	$4, X24
 	WORD	$0x2f3309d7	// vxor.vv v19, v19, v6
 	WORD	$0x0a1469a7	// vsse32.v v19, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x0a1c6907	// vlse32.v v18, (s8), ra
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	ADD	$4, X24
 	WORD	$0x2f438a57	// vxor.vv v20, v20, v7
 	WORD	$0x0a146a27	// vsse32.v v20, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x0a1c6987	// vlse32.v v19, (s8), ra
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	ADD	$4, X24
 	WORD	$0x2e460257	// vxor.vv v4, v4, v12
 	WORD	$0x0a146227	// vsse32.v v4, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x0a1c6a07	// vlse32.v v20, (s8), ra
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	ADD	$4, X24
 	WORD	$0x2f240957	// vxor.vv v18, v18, v8
 	WORD	$0x0a146927	// vsse32.v v18, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x0a1c6207	// vlse32.v v4, (s8), ra
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	ADD	$4, X24
 	WORD	$0x2f3489d7	// vxor.vv v19, v19, v9
 	WORD	$0x0a1469a7	// vsse32.v v19, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x2f450a57	// vxor.vv v20, v20, v10
 	WORD	$0x0a146a27	// vsse32.v v20, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
+	ADD	$4, X8
 	WORD	$0x2e458257	// vxor.vv v4, v4, v11
 	WORD	$0x0a146227	// vsse32.v v4, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x00665c13	// srli s8, a2, 6
-	WORD	$0x006c1b93	// slli s7, s8, 6
-	WORD	$0x01750533	// add a0, a0, s7
-	WORD	$0x017585b3	// add a1, a1, s7
-	WORD	$0x41760633	// sub a2, a2, s7
-	WORD	$0x01013683	// ld a3, 16(sp)
-	WORD	$0x018686bb	// addw a3, a3, s8
-	WORD	$0x00d13823	// sd a3, 16(sp)
-	WORD	$0x00060463	// beq a2, zero, .LChaCha20_ctr32_rva23_75
-	WORD	$0x56c0106f	// jal zero, .LChaCha20_ctr32_rva23_2
-	// .LChaCha20_ctr32_rva23_75:
-	WORD	$0x0190106f	// jal zero, .LChaCha20_ctr32_rva23_3
-	// .LChaCha20_ctr32_rva23_rows:
+	ADD	$4, X8
+	SRL	$6, X12, X24
+	SLL	$6, X24, X23
+	ADD	X23, X10
+	ADD	X23, X11
+	SUB	X23, X12
+	MOV	16(X2), X13
+	ADDW	X24, X13
+	MOV	X13, 16(X2)
+	BEQZ	X12, L75
+	JMP	L2
+L75:
+	JMP	L3
+rows:
 	// rotation indices idx_k[i] = (i + k) mod 4; mask selects element 0 (the counter)
 	WORD	$0x02d0b2d7	// vadd.vi v5, v13, 1
 	WORD	$0x2651b2d7	// vand.vi v5, v5, 3
@@ -905,3710 +905,3710 @@ TEXT ·chaCha20Ctr32Rva23(SB), NOSPLIT, $24-40
 	WORD	$0x2671b3d7	// vand.vi v7, v7, 3
 	WORD	$0x62d03657	// vmseq.vi v12, v13, 0
 	// rows of the state: word sources per ABI; the counter word is ctr (merged in)
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0x00028c13	// addi s8, t0, 0
+	MOV	24(X2), X5
+	MOV	X5, X24
 	WORD	$0x020c6407	// vle32.v v8, (s8)
-	WORD	$0x00068c13	// addi s8, a3, 0
+	MOV	X13, X24
 	WORD	$0x020c6487	// vle32.v v9, (s8)
-	WORD	$0x01068c13	// addi s8, a3, 16
+	ADD	$16, X13, X24
 	WORD	$0x020c6507	// vle32.v v10, (s8)
-	WORD	$0x00813283	// ld t0, 8(sp)
-	WORD	$0x00028c13	// addi s8, t0, 0
+	MOV	8(X2), X5
+	MOV	X5, X24
 	WORD	$0x020c6587	// vle32.v v11, (s8)
 	WORD	$0x5e060057	// vmv.v.v v0, v12
-	WORD	$0x01013283	// ld t0, 16(sp)
+	MOV	16(X2), X5
 	WORD	$0x5cb2c5d7	// vmerge.vxm v11, v11, t0, v0
 	WORD	$0x5e040257	// vmv.v.v v4, v8
 	WORD	$0x5e0480d7	// vmv.v.v v1, v9
 	WORD	$0x5e050157	// vmv.v.v v2, v10
 	WORD	$0x5e0581d7	// vmv.v.v v3, v11
 	// the scalar block is the second: counter ctr + 1
-	WORD	$0x01813e03	// ld t3, 24(sp)
-	WORD	$0x000e2283	// lw t0, 0(t3)
-	WORD	$0x004e2303	// lw t1, 4(t3)
-	WORD	$0x008e2383	// lw t2, 8(t3)
-	WORD	$0x00ce2e03	// lw t3, 12(t3)
-	WORD	$0x0006ae83	// lw t4, 0(a3)
-	WORD	$0x0046af03	// lw t5, 4(a3)
-	WORD	$0x0086a703	// lw a4, 8(a3)
-	WORD	$0x00c6a783	// lw a5, 12(a3)
-	WORD	$0x0106a803	// lw a6, 16(a3)
-	WORD	$0x0146a883	// lw a7, 20(a3)
-	WORD	$0x0186a483	// lw s1, 24(a3)
-	WORD	$0x01c6a903	// lw s2, 28(a3)
-	WORD	$0x01013983	// ld s3, 16(sp)
-	WORD	$0x00198a9b	// addiw s5, s3, 1
-	WORD	$0x00813b03	// ld s6, 8(sp)
-	WORD	$0x004b2983	// lw s3, 4(s6)
-	WORD	$0x008b2a03	// lw s4, 8(s6)
-	WORD	$0x00cb2b03	// lw s6, 12(s6)
-	WORD	$0x00a00b93	// addi s7, zero, 10
-	// .LChaCha20_ctr32_rva23_dr.2:
+	MOV	24(X2), X28
+	MOVW	(X28), X5
+	MOVW	4(X28), X6
+	MOVW	8(X28), X7
+	MOVW	12(X28), X28
+	MOVW	(X13), X29
+	MOVW	4(X13), X30
+	MOVW	8(X13), X14
+	MOVW	12(X13), X15
+	MOVW	16(X13), X16
+	MOVW	20(X13), X17
+	MOVW	24(X13), X9
+	MOVW	28(X13), X18
+	MOV	16(X2), X19
+	ADDW	$1, X19, X21
+	MOV	8(X2), X22
+	MOVW	4(X22), X19
+	MOVW	8(X22), X20
+	MOVW	12(X22), X22
+	MOV	$10, X23
+L12:
 	WORD	$0x02408257	// vadd.vv v4, v4, v1
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x2e3201d7	// vxor.vv v3, v3, v4
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x523831d7	// vror.vi v3, v3, 16
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
 	WORD	$0x02218157	// vadd.vv v2, v2, v3
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	WORD	$0x2e1100d7	// vxor.vv v1, v1, v2
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
 	WORD	$0x521a30d7	// vror.vi v1, v1, 20
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
 	WORD	$0x02408257	// vadd.vv v4, v4, v1
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
+	ADDW	X19, X17
 	WORD	$0x2e3201d7	// vxor.vv v3, v3, v4
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x523c31d7	// vror.vi v3, v3, 24
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
+	ADDW	X20, X9
 	WORD	$0x02218157	// vadd.vv v2, v2, v3
-	WORD	$0x00974733	// xor a4, a4, s1
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
+	ADDW	X14, X7
 	WORD	$0x2e1100d7	// vxor.vv v1, v1, v2
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x521cb0d7	// vror.vi v1, v1, 25
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	ADDW	X15, X28
 	WORD	$0x321287d7	// vrgather.vv v15, v1, v5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x32230857	// vrgather.vv v16, v2, v6
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x323388d7	// vrgather.vv v17, v3, v7
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	WORD	$0x02478257	// vadd.vv v4, v4, v15
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x2f1208d7	// vxor.vv v17, v17, v4
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x531838d7	// vror.vi v17, v17, 16
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
 	WORD	$0x03088857	// vadd.vv v16, v16, v17
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	WORD	$0x2ef807d7	// vxor.vv v15, v15, v16
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
 	WORD	$0x52fa37d7	// vror.vi v15, v15, 20
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
 	WORD	$0x02478257	// vadd.vv v4, v4, v15
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
+	ADDW	X21, X18
 	WORD	$0x2f1208d7	// vxor.vv v17, v17, v4
-	WORD	$0x01274733	// xor a4, a4, s2
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x531c38d7	// vror.vi v17, v17, 24
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
+	ADDW	X19, X16
 	WORD	$0x03088857	// vadd.vv v16, v16, v17
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
+	ADDW	X15, X7
 	WORD	$0x2ef807d7	// vxor.vv v15, v15, v16
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x52fcb7d7	// vror.vi v15, v15, 25
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
+	ADDW	X29, X28
 	WORD	$0x32f380d7	// vrgather.vv v1, v15, v7
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x33030157	// vrgather.vv v2, v16, v6
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x331281d7	// vrgather.vv v3, v17, v5
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
-	WORD	$0xfffb8b93	// addi s7, s7, -1
-	WORD	$0xe00b92e3	// bne s7, zero, .LChaCha20_ctr32_rva23_dr.2
+	ADD	$-1, X23
+	BNEZ	X23, L12
 	// feed-forward and output: the rows block at 0..64, the scalar block at 64..128
 	WORD	$0x02440257	// vadd.vv v4, v4, v8
 	WORD	$0x021480d7	// vadd.vv v1, v1, v9
 	WORD	$0x02250157	// vadd.vv v2, v2, v10
 	WORD	$0x023581d7	// vadd.vv v3, v3, v11
-	WORD	$0x01813c03	// ld s8, 24(sp)
-	WORD	$0x000c2b83	// lw s7, 0(s8)
-	WORD	$0x004c2c83	// lw s9, 4(s8)
-	WORD	$0x017282bb	// addw t0, t0, s7
-	WORD	$0x01813b83	// ld s7, 24(sp)
-	WORD	$0x008bab83	// lw s7, 8(s7)
-	WORD	$0x0193033b	// addw t1, t1, s9
-	WORD	$0x01813c03	// ld s8, 24(sp)
-	WORD	$0x00cc2c83	// lw s9, 12(s8)
-	WORD	$0x017383bb	// addw t2, t2, s7
-	WORD	$0x0006ab83	// lw s7, 0(a3)
-	WORD	$0x019e0e3b	// addw t3, t3, s9
-	WORD	$0x0046ac83	// lw s9, 4(a3)
-	WORD	$0x017e8ebb	// addw t4, t4, s7
-	WORD	$0x0086ab83	// lw s7, 8(a3)
-	WORD	$0x019f0f3b	// addw t5, t5, s9
-	WORD	$0x00c6ac83	// lw s9, 12(a3)
-	WORD	$0x0177073b	// addw a4, a4, s7
-	WORD	$0x0106ab83	// lw s7, 16(a3)
-	WORD	$0x019787bb	// addw a5, a5, s9
-	WORD	$0x0146ac83	// lw s9, 20(a3)
-	WORD	$0x0178083b	// addw a6, a6, s7
-	WORD	$0x0186ab83	// lw s7, 24(a3)
-	WORD	$0x019888bb	// addw a7, a7, s9
-	WORD	$0x01c6ac83	// lw s9, 28(a3)
-	WORD	$0x017484bb	// addw s1, s1, s7
-	WORD	$0x01013b83	// ld s7, 16(sp)
-	WORD	$0x001b8b9b	// addiw s7, s7, 1
-	WORD	$0x0199093b	// addw s2, s2, s9
-	WORD	$0x00813c03	// ld s8, 8(sp)
-	WORD	$0x004c2c83	// lw s9, 4(s8)
-	WORD	$0x017a8abb	// addw s5, s5, s7
-	WORD	$0x00813b83	// ld s7, 8(sp)
-	WORD	$0x008bab83	// lw s7, 8(s7)
-	WORD	$0x019989bb	// addw s3, s3, s9
-	WORD	$0x00813c03	// ld s8, 8(sp)
-	WORD	$0x00cc2c83	// lw s9, 12(s8)
-	WORD	$0x017a0a3b	// addw s4, s4, s7
-	WORD	$0x019b0b3b	// addw s6, s6, s9
-	WORD	$0x00058c13	// addi s8, a1, 0
-	WORD	$0x0405ab83	// lw s7, 64(a1)
-	WORD	$0x0445ac83	// lw s9, 68(a1)
+	MOV	24(X2), X24
+	MOVW	(X24), X23
+	MOVW	4(X24), X25
+	ADDW	X23, X5
+	MOV	24(X2), X23
+	MOVW	8(X23), X23
+	ADDW	X25, X6
+	MOV	24(X2), X24
+	MOVW	12(X24), X25
+	ADDW	X23, X7
+	MOVW	(X13), X23
+	ADDW	X25, X28
+	MOVW	4(X13), X25
+	ADDW	X23, X29
+	MOVW	8(X13), X23
+	ADDW	X25, X30
+	MOVW	12(X13), X25
+	ADDW	X23, X14
+	MOVW	16(X13), X23
+	ADDW	X25, X15
+	MOVW	20(X13), X25
+	ADDW	X23, X16
+	MOVW	24(X13), X23
+	ADDW	X25, X17
+	MOVW	28(X13), X25
+	ADDW	X23, X9
+	MOV	16(X2), X23
+	ADDW	$1, X23
+	ADDW	X25, X18
+	MOV	8(X2), X24
+	MOVW	4(X24), X25
+	ADDW	X23, X21
+	MOV	8(X2), X23
+	MOVW	8(X23), X23
+	ADDW	X25, X19
+	MOV	8(X2), X24
+	MOVW	12(X24), X25
+	ADDW	X23, X20
+	ADDW	X25, X22
+	MOV	X11, X24
+	MOVW	64(X11), X23
+	MOVW	68(X11), X25
 	WORD	$0x020c6707	// vle32.v v14, (s8)
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x05752023	// sw s7, 64(a0)
-	WORD	$0x01058c13	// addi s8, a1, 16
-	WORD	$0x0485ab83	// lw s7, 72(a1)
-	WORD	$0x006cccb3	// xor s9, s9, t1
-	WORD	$0x05952223	// sw s9, 68(a0)
+	XOR	X5, X23
+	MOVW	X23, 64(X10)
+	ADD	$16, X11, X24
+	MOVW	72(X11), X23
+	XOR	X6, X25
+	MOVW	X25, 68(X10)
 	WORD	$0x020c6787	// vle32.v v15, (s8)
-	WORD	$0x04c5ac83	// lw s9, 76(a1)
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x02058c13	// addi s8, a1, 32
-	WORD	$0x05752423	// sw s7, 72(a0)
-	WORD	$0x0505ab83	// lw s7, 80(a1)
-	WORD	$0x01ccccb3	// xor s9, s9, t3
+	MOVW	76(X11), X25
+	XOR	X7, X23
+	ADD	$32, X11, X24
+	MOVW	X23, 72(X10)
+	MOVW	80(X11), X23
+	XOR	X28, X25
 	WORD	$0x020c6807	// vle32.v v16, (s8)
-	WORD	$0x05952623	// sw s9, 76(a0)
-	WORD	$0x0545ac83	// lw s9, 84(a1)
-	WORD	$0x03058c13	// addi s8, a1, 48
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x05752823	// sw s7, 80(a0)
+	MOVW	X25, 76(X10)
+	MOVW	84(X11), X25
+	ADD	$48, X11, X24
+	XOR	X29, X23
+	MOVW	X23, 80(X10)
 	WORD	$0x020c6887	// vle32.v v17, (s8)
-	WORD	$0x0585ab83	// lw s7, 88(a1)
-	WORD	$0x01ecccb3	// xor s9, s9, t5
-	WORD	$0x05952a23	// sw s9, 84(a0)
+	MOVW	88(X11), X23
+	XOR	X30, X25
+	MOVW	X25, 84(X10)
 	WORD	$0x2ee20757	// vxor.vv v14, v14, v4
-	WORD	$0x05c5ac83	// lw s9, 92(a1)
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x00050413	// addi s0, a0, 0
-	WORD	$0x05752c23	// sw s7, 88(a0)
-	WORD	$0x0605ab83	// lw s7, 96(a1)
-	WORD	$0x00fcccb3	// xor s9, s9, a5
+	MOVW	92(X11), X25
+	XOR	X14, X23
+	MOV	X10, X8
+	MOVW	X23, 88(X10)
+	MOVW	96(X11), X23
+	XOR	X15, X25
 	WORD	$0x02046727	// vse32.v v14, (s0)
-	WORD	$0x05952e23	// sw s9, 92(a0)
-	WORD	$0x0645ac83	// lw s9, 100(a1)
+	MOVW	X25, 92(X10)
+	MOVW	100(X11), X25
 	WORD	$0x2ef087d7	// vxor.vv v15, v15, v1
-	WORD	$0x010bcbb3	// xor s7, s7, a6
-	WORD	$0x07752023	// sw s7, 96(a0)
-	WORD	$0x01050413	// addi s0, a0, 16
-	WORD	$0x0685ab83	// lw s7, 104(a1)
-	WORD	$0x011cccb3	// xor s9, s9, a7
-	WORD	$0x07952223	// sw s9, 100(a0)
+	XOR	X16, X23
+	MOVW	X23, 96(X10)
+	ADD	$16, X10, X8
+	MOVW	104(X11), X23
+	XOR	X17, X25
+	MOVW	X25, 100(X10)
 	WORD	$0x020467a7	// vse32.v v15, (s0)
-	WORD	$0x06c5ac83	// lw s9, 108(a1)
-	WORD	$0x009bcbb3	// xor s7, s7, s1
+	MOVW	108(X11), X25
+	XOR	X9, X23
 	WORD	$0x2f010857	// vxor.vv v16, v16, v2
-	WORD	$0x07752423	// sw s7, 104(a0)
-	WORD	$0x0705ab83	// lw s7, 112(a1)
-	WORD	$0x012cccb3	// xor s9, s9, s2
-	WORD	$0x02050413	// addi s0, a0, 32
-	WORD	$0x07952623	// sw s9, 108(a0)
-	WORD	$0x0745ac83	// lw s9, 116(a1)
+	MOVW	X23, 104(X10)
+	MOVW	112(X11), X23
+	XOR	X18, X25
+	ADD	$32, X10, X8
+	MOVW	X25, 108(X10)
+	MOVW	116(X11), X25
 	WORD	$0x02046827	// vse32.v v16, (s0)
-	WORD	$0x015bcbb3	// xor s7, s7, s5
-	WORD	$0x07752823	// sw s7, 112(a0)
+	XOR	X21, X23
+	MOVW	X23, 112(X10)
 	WORD	$0x2f1188d7	// vxor.vv v17, v17, v3
-	WORD	$0x0785ab83	// lw s7, 120(a1)
-	WORD	$0x013cccb3	// xor s9, s9, s3
-	WORD	$0x07952a23	// sw s9, 116(a0)
-	WORD	$0x03050413	// addi s0, a0, 48
-	WORD	$0x07c5ac83	// lw s9, 124(a1)
-	WORD	$0x014bcbb3	// xor s7, s7, s4
+	MOVW	120(X11), X23
+	XOR	X19, X25
+	MOVW	X25, 116(X10)
+	ADD	$48, X10, X8
+	MOVW	124(X11), X25
+	XOR	X20, X23
 	WORD	$0x020468a7	// vse32.v v17, (s0)
-	WORD	$0x07752c23	// sw s7, 120(a0)
-	WORD	$0x016cccb3	// xor s9, s9, s6
-	WORD	$0x07952e23	// sw s9, 124(a0)
-	WORD	$0x08050513	// addi a0, a0, 128
-	WORD	$0x08058593	// addi a1, a1, 128
-	WORD	$0xf8060613	// addi a2, a2, -128
-	WORD	$0x01013283	// ld t0, 16(sp)
-	WORD	$0x0022829b	// addiw t0, t0, 2
-	WORD	$0x00513823	// sd t0, 16(sp)
-	WORD	$0x0040006f	// jal zero, .LChaCha20_ctr32_rva23_1
-	// .LChaCha20_ctr32_rva23_1:
-	WORD	$0x00061463	// bne a2, zero, .LChaCha20_ctr32_rva23_76
-	WORD	$0x3880106f	// jal zero, .LChaCha20_ctr32_rva23_3
-	// .LChaCha20_ctr32_rva23_76:
-	// .LChaCha20_ctr32_rva23_block:
-	WORD	$0x01813e03	// ld t3, 24(sp)
-	WORD	$0x000e2283	// lw t0, 0(t3)
-	WORD	$0x004e2303	// lw t1, 4(t3)
-	WORD	$0x008e2383	// lw t2, 8(t3)
-	WORD	$0x00ce2e03	// lw t3, 12(t3)
-	WORD	$0x0006ae83	// lw t4, 0(a3)
-	WORD	$0x0046af03	// lw t5, 4(a3)
-	WORD	$0x0086a703	// lw a4, 8(a3)
-	WORD	$0x00c6a783	// lw a5, 12(a3)
-	WORD	$0x0106a803	// lw a6, 16(a3)
-	WORD	$0x0146a883	// lw a7, 20(a3)
-	WORD	$0x0186a483	// lw s1, 24(a3)
-	WORD	$0x01c6a903	// lw s2, 28(a3)
-	WORD	$0x01013983	// ld s3, 16(sp)
-	WORD	$0x00098a9b	// addiw s5, s3, 0
-	WORD	$0x00813b03	// ld s6, 8(sp)
-	WORD	$0x004b2983	// lw s3, 4(s6)
-	WORD	$0x008b2a03	// lw s4, 8(s6)
-	WORD	$0x00cb2b03	// lw s6, 12(s6)
+	MOVW	X23, 120(X10)
+	XOR	X22, X25
+	MOVW	X25, 124(X10)
+	ADD	$128, X10
+	ADD	$128, X11
+	ADD	$-128, X12
+	MOV	16(X2), X5
+	ADDW	$2, X5
+	MOV	X5, 16(X2)
+	JMP	L1
+L1:
+	BNEZ	X12, L76
+	JMP	L3
+L76:
+block:
+	MOV	24(X2), X28
+	MOVW	(X28), X5
+	MOVW	4(X28), X6
+	MOVW	8(X28), X7
+	MOVW	12(X28), X28
+	MOVW	(X13), X29
+	MOVW	4(X13), X30
+	MOVW	8(X13), X14
+	MOVW	12(X13), X15
+	MOVW	16(X13), X16
+	MOVW	20(X13), X17
+	MOVW	24(X13), X9
+	MOVW	28(X13), X18
+	MOV	16(X2), X19
+	MOVW	X19, X21
+	MOV	8(X2), X22
+	MOVW	4(X22), X19
+	MOVW	8(X22), X20
+	MOVW	12(X22), X22
 	// double round 1 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 2 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 3 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 4 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 5 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 6 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 7 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 8 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 9 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 10 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
-	WORD	$0x01813c03	// ld s8, 24(sp)
-	WORD	$0x000c2b83	// lw s7, 0(s8)
-	WORD	$0x004c2c83	// lw s9, 4(s8)
-	WORD	$0x017282bb	// addw t0, t0, s7
-	WORD	$0x01813b83	// ld s7, 24(sp)
-	WORD	$0x008bab83	// lw s7, 8(s7)
-	WORD	$0x0193033b	// addw t1, t1, s9
-	WORD	$0x01813c03	// ld s8, 24(sp)
-	WORD	$0x00cc2c83	// lw s9, 12(s8)
-	WORD	$0x017383bb	// addw t2, t2, s7
-	WORD	$0x0006ab83	// lw s7, 0(a3)
-	WORD	$0x019e0e3b	// addw t3, t3, s9
-	WORD	$0x0046ac83	// lw s9, 4(a3)
-	WORD	$0x017e8ebb	// addw t4, t4, s7
-	WORD	$0x0086ab83	// lw s7, 8(a3)
-	WORD	$0x019f0f3b	// addw t5, t5, s9
-	WORD	$0x00c6ac83	// lw s9, 12(a3)
-	WORD	$0x0177073b	// addw a4, a4, s7
-	WORD	$0x0106ab83	// lw s7, 16(a3)
-	WORD	$0x019787bb	// addw a5, a5, s9
-	WORD	$0x0146ac83	// lw s9, 20(a3)
-	WORD	$0x0178083b	// addw a6, a6, s7
-	WORD	$0x0186ab83	// lw s7, 24(a3)
-	WORD	$0x019888bb	// addw a7, a7, s9
-	WORD	$0x01c6ac83	// lw s9, 28(a3)
-	WORD	$0x017484bb	// addw s1, s1, s7
-	WORD	$0x01013b83	// ld s7, 16(sp)
-	WORD	$0x000b8b9b	// addiw s7, s7, 0
-	WORD	$0x0199093b	// addw s2, s2, s9
-	WORD	$0x00813c03	// ld s8, 8(sp)
-	WORD	$0x004c2c83	// lw s9, 4(s8)
-	WORD	$0x017a8abb	// addw s5, s5, s7
-	WORD	$0x00813b83	// ld s7, 8(sp)
-	WORD	$0x008bab83	// lw s7, 8(s7)
-	WORD	$0x019989bb	// addw s3, s3, s9
-	WORD	$0x00813c03	// ld s8, 8(sp)
-	WORD	$0x00cc2c83	// lw s9, 12(s8)
-	WORD	$0x017a0a3b	// addw s4, s4, s7
-	WORD	$0x019b0b3b	// addw s6, s6, s9
-	WORD	$0x04000b93	// addi s7, zero, 64
-	WORD	$0x0f766463	// bltu a2, s7, .LChaCha20_ctr32_rva23_2
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x0045ac83	// lw s9, 4(a1)
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x0085ab83	// lw s7, 8(a1)
-	WORD	$0x006cccb3	// xor s9, s9, t1
-	WORD	$0x01952223	// sw s9, 4(a0)
-	WORD	$0x00c5ac83	// lw s9, 12(a1)
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x01752423	// sw s7, 8(a0)
-	WORD	$0x0105ab83	// lw s7, 16(a1)
-	WORD	$0x01ccccb3	// xor s9, s9, t3
-	WORD	$0x01952623	// sw s9, 12(a0)
-	WORD	$0x0145ac83	// lw s9, 20(a1)
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x01752823	// sw s7, 16(a0)
-	WORD	$0x0185ab83	// lw s7, 24(a1)
-	WORD	$0x01ecccb3	// xor s9, s9, t5
-	WORD	$0x01952a23	// sw s9, 20(a0)
-	WORD	$0x01c5ac83	// lw s9, 28(a1)
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x01752c23	// sw s7, 24(a0)
-	WORD	$0x0205ab83	// lw s7, 32(a1)
-	WORD	$0x00fcccb3	// xor s9, s9, a5
-	WORD	$0x01952e23	// sw s9, 28(a0)
-	WORD	$0x0245ac83	// lw s9, 36(a1)
-	WORD	$0x010bcbb3	// xor s7, s7, a6
-	WORD	$0x03752023	// sw s7, 32(a0)
-	WORD	$0x0285ab83	// lw s7, 40(a1)
-	WORD	$0x011cccb3	// xor s9, s9, a7
-	WORD	$0x03952223	// sw s9, 36(a0)
-	WORD	$0x02c5ac83	// lw s9, 44(a1)
-	WORD	$0x009bcbb3	// xor s7, s7, s1
-	WORD	$0x03752423	// sw s7, 40(a0)
-	WORD	$0x0305ab83	// lw s7, 48(a1)
-	WORD	$0x012cccb3	// xor s9, s9, s2
-	WORD	$0x03952623	// sw s9, 44(a0)
-	WORD	$0x0345ac83	// lw s9, 52(a1)
-	WORD	$0x015bcbb3	// xor s7, s7, s5
-	WORD	$0x03752823	// sw s7, 48(a0)
-	WORD	$0x0385ab83	// lw s7, 56(a1)
-	WORD	$0x013cccb3	// xor s9, s9, s3
-	WORD	$0x03952a23	// sw s9, 52(a0)
-	WORD	$0x03c5ac83	// lw s9, 60(a1)
-	WORD	$0x014bcbb3	// xor s7, s7, s4
-	WORD	$0x03752c23	// sw s7, 56(a0)
-	WORD	$0x016cccb3	// xor s9, s9, s6
-	WORD	$0x03952e23	// sw s9, 60(a0)
-	WORD	$0x04050513	// addi a0, a0, 64
-	WORD	$0x04058593	// addi a1, a1, 64
-	WORD	$0xfc060613	// addi a2, a2, -64
-	WORD	$0x01013283	// ld t0, 16(sp)
-	WORD	$0x0012829b	// addiw t0, t0, 1
-	WORD	$0x00513823	// sd t0, 16(sp)
-	WORD	$0x00060463	// beq a2, zero, .LChaCha20_ctr32_rva23_77
-	WORD	$0xf35fe06f	// jal zero, .LChaCha20_ctr32_rva23_block
-	// .LChaCha20_ctr32_rva23_77:
-	WORD	$0x2b40006f	// jal zero, .LChaCha20_ctr32_rva23_3
-	// .LChaCha20_ctr32_rva23_2:
+	MOV	24(X2), X24
+	MOVW	(X24), X23
+	MOVW	4(X24), X25
+	ADDW	X23, X5
+	MOV	24(X2), X23
+	MOVW	8(X23), X23
+	ADDW	X25, X6
+	MOV	24(X2), X24
+	MOVW	12(X24), X25
+	ADDW	X23, X7
+	MOVW	(X13), X23
+	ADDW	X25, X28
+	MOVW	4(X13), X25
+	ADDW	X23, X29
+	MOVW	8(X13), X23
+	ADDW	X25, X30
+	MOVW	12(X13), X25
+	ADDW	X23, X14
+	MOVW	16(X13), X23
+	ADDW	X25, X15
+	MOVW	20(X13), X25
+	ADDW	X23, X16
+	MOVW	24(X13), X23
+	ADDW	X25, X17
+	MOVW	28(X13), X25
+	ADDW	X23, X9
+	MOV	16(X2), X23
+	MOVW	X23, X23
+	ADDW	X25, X18
+	MOV	8(X2), X24
+	MOVW	4(X24), X25
+	ADDW	X23, X21
+	MOV	8(X2), X23
+	MOVW	8(X23), X23
+	ADDW	X25, X19
+	MOV	8(X2), X24
+	MOVW	12(X24), X25
+	ADDW	X23, X20
+	ADDW	X25, X22
+	MOV	$64, X23
+	BLTU	X12, X23, L2
+	MOVW	(X11), X23
+	MOVW	4(X11), X25
+	XOR	X5, X23
+	MOVW	X23, (X10)
+	MOVW	8(X11), X23
+	XOR	X6, X25
+	MOVW	X25, 4(X10)
+	MOVW	12(X11), X25
+	XOR	X7, X23
+	MOVW	X23, 8(X10)
+	MOVW	16(X11), X23
+	XOR	X28, X25
+	MOVW	X25, 12(X10)
+	MOVW	20(X11), X25
+	XOR	X29, X23
+	MOVW	X23, 16(X10)
+	MOVW	24(X11), X23
+	XOR	X30, X25
+	MOVW	X25, 20(X10)
+	MOVW	28(X11), X25
+	XOR	X14, X23
+	MOVW	X23, 24(X10)
+	MOVW	32(X11), X23
+	XOR	X15, X25
+	MOVW	X25, 28(X10)
+	MOVW	36(X11), X25
+	XOR	X16, X23
+	MOVW	X23, 32(X10)
+	MOVW	40(X11), X23
+	XOR	X17, X25
+	MOVW	X25, 36(X10)
+	MOVW	44(X11), X25
+	XOR	X9, X23
+	MOVW	X23, 40(X10)
+	MOVW	48(X11), X23
+	XOR	X18, X25
+	MOVW	X25, 44(X10)
+	MOVW	52(X11), X25
+	XOR	X21, X23
+	MOVW	X23, 48(X10)
+	MOVW	56(X11), X23
+	XOR	X19, X25
+	MOVW	X25, 52(X10)
+	MOVW	60(X11), X25
+	XOR	X20, X23
+	MOVW	X23, 56(X10)
+	XOR	X22, X25
+	MOVW	X25, 60(X10)
+	ADD	$64, X10
+	ADD	$64, X11
+	ADD	$-64, X12
+	MOV	16(X2), X5
+	ADDW	$1, X5
+	MOV	X5, 16(X2)
+	BEQZ	X12, L77
+	JMP	block
+L77:
+	JMP	L3
+L2:
 	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_15
-	WORD	$0x00028c93	// addi s9, t0, 0
-	WORD	$0x2740006f	// jal zero, .LChaCha20_ctr32_rva23_tail
-	// .LChaCha20_ctr32_rva23_15:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_17
-	WORD	$0x00030c93	// addi s9, t1, 0
-	WORD	$0x24c0006f	// jal zero, .LChaCha20_ctr32_rva23_tail
-	// .LChaCha20_ctr32_rva23_17:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_18
-	WORD	$0x00038c93	// addi s9, t2, 0
-	WORD	$0x2240006f	// jal zero, .LChaCha20_ctr32_rva23_tail
-	// .LChaCha20_ctr32_rva23_18:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_19
-	WORD	$0x000e0c93	// addi s9, t3, 0
-	WORD	$0x1fc0006f	// jal zero, .LChaCha20_ctr32_rva23_tail
-	// .LChaCha20_ctr32_rva23_19:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_20
-	WORD	$0x000e8c93	// addi s9, t4, 0
-	WORD	$0x1d40006f	// jal zero, .LChaCha20_ctr32_rva23_tail
-	// .LChaCha20_ctr32_rva23_20:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_21
-	WORD	$0x000f0c93	// addi s9, t5, 0
-	WORD	$0x1ac0006f	// jal zero, .LChaCha20_ctr32_rva23_tail
-	// .LChaCha20_ctr32_rva23_21:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_22
-	WORD	$0x00070c93	// addi s9, a4, 0
-	WORD	$0x1840006f	// jal zero, .LChaCha20_ctr32_rva23_tail
-	// .LChaCha20_ctr32_rva23_22:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_23
-	WORD	$0x00078c93	// addi s9, a5, 0
-	WORD	$0x15c0006f	// jal zero, .LChaCha20_ctr32_rva23_tail
-	// .LChaCha20_ctr32_rva23_23:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x00fbcbb3	// xor s7, s7, a5
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_24
-	WORD	$0x00080c93	// addi s9, a6, 0
-	WORD	$0x1340006f	// jal zero, .LChaCha20_ctr32_rva23_tail
-	// .LChaCha20_ctr32_rva23_24:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x010bcbb3	// xor s7, s7, a6
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_25
-	WORD	$0x00088c93	// addi s9, a7, 0
-	WORD	$0x10c0006f	// jal zero, .LChaCha20_ctr32_rva23_tail
-	// .LChaCha20_ctr32_rva23_25:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_26
-	WORD	$0x00048c93	// addi s9, s1, 0
-	WORD	$0x0e40006f	// jal zero, .LChaCha20_ctr32_rva23_tail
-	// .LChaCha20_ctr32_rva23_26:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x009bcbb3	// xor s7, s7, s1
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_27
-	WORD	$0x00090c93	// addi s9, s2, 0
-	WORD	$0x0bc0006f	// jal zero, .LChaCha20_ctr32_rva23_tail
-	// .LChaCha20_ctr32_rva23_27:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x012bcbb3	// xor s7, s7, s2
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_28
-	WORD	$0x000a8c93	// addi s9, s5, 0
-	WORD	$0x0940006f	// jal zero, .LChaCha20_ctr32_rva23_tail
-	// .LChaCha20_ctr32_rva23_28:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x015bcbb3	// xor s7, s7, s5
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_29
-	WORD	$0x00098c93	// addi s9, s3, 0
-	WORD	$0x06c0006f	// jal zero, .LChaCha20_ctr32_rva23_tail
-	// .LChaCha20_ctr32_rva23_29:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x013bcbb3	// xor s7, s7, s3
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_30
-	WORD	$0x000a0c93	// addi s9, s4, 0
-	WORD	$0x0440006f	// jal zero, .LChaCha20_ctr32_rva23_tail
-	// .LChaCha20_ctr32_rva23_30:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x014bcbb3	// xor s7, s7, s4
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_31
-	WORD	$0x000b0c93	// addi s9, s6, 0
-	WORD	$0x01c0006f	// jal zero, .LChaCha20_ctr32_rva23_tail
-	// .LChaCha20_ctr32_rva23_31:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
+	MOV	$4, X23
+	BGEU	X12, X23, L15
+	MOV	X5, X25
+	JMP	tail
+L15:
+	MOVW	(X11), X23
+	XOR	X5, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L17
+	MOV	X6, X25
+	JMP	tail
+L17:
+	MOVW	(X11), X23
+	XOR	X6, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L18
+	MOV	X7, X25
+	JMP	tail
+L18:
+	MOVW	(X11), X23
+	XOR	X7, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L19
+	MOV	X28, X25
+	JMP	tail
+L19:
+	MOVW	(X11), X23
+	XOR	X28, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L20
+	MOV	X29, X25
+	JMP	tail
+L20:
+	MOVW	(X11), X23
+	XOR	X29, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L21
+	MOV	X30, X25
+	JMP	tail
+L21:
+	MOVW	(X11), X23
+	XOR	X30, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L22
+	MOV	X14, X25
+	JMP	tail
+L22:
+	MOVW	(X11), X23
+	XOR	X14, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L23
+	MOV	X15, X25
+	JMP	tail
+L23:
+	MOVW	(X11), X23
+	XOR	X15, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L24
+	MOV	X16, X25
+	JMP	tail
+L24:
+	MOVW	(X11), X23
+	XOR	X16, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L25
+	MOV	X17, X25
+	JMP	tail
+L25:
+	MOVW	(X11), X23
+	XOR	X17, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L26
+	MOV	X9, X25
+	JMP	tail
+L26:
+	MOVW	(X11), X23
+	XOR	X9, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L27
+	MOV	X18, X25
+	JMP	tail
+L27:
+	MOVW	(X11), X23
+	XOR	X18, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L28
+	MOV	X21, X25
+	JMP	tail
+L28:
+	MOVW	(X11), X23
+	XOR	X21, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L29
+	MOV	X19, X25
+	JMP	tail
+L29:
+	MOVW	(X11), X23
+	XOR	X19, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L30
+	MOV	X20, X25
+	JMP	tail
+L30:
+	MOVW	(X11), X23
+	XOR	X20, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L31
+	MOV	X22, X25
+	JMP	tail
+L31:
+	MOVW	(X11), X23
+	XOR	X22, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
 	// unreachable: len < 64 leaves at most 15 whole words
-	// .LChaCha20_ctr32_rva23_tail:
-	WORD	$0x02060263	// beq a2, zero, .LChaCha20_ctr32_rva23_skip
-	// .LChaCha20_ctr32_rva23_byte:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x019bcbb3	// xor s7, s7, s9
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x008cdc93	// srli s9, s9, 8
-	WORD	$0x00158593	// addi a1, a1, 1
-	WORD	$0x00150513	// addi a0, a0, 1
-	WORD	$0xfff60613	// addi a2, a2, -1
-	WORD	$0xfe0612e3	// bne a2, zero, .LChaCha20_ctr32_rva23_byte
-	// .LChaCha20_ctr32_rva23_skip:
-	WORD	$0x01013283	// ld t0, 16(sp)
-	WORD	$0x0012829b	// addiw t0, t0, 1
-	WORD	$0x00513823	// sd t0, 16(sp)
-	// .LChaCha20_ctr32_rva23_3:
+tail:
+	BEQZ	X12, skip
+byte:
+	MOVBU	(X11), X23
+	XOR	X25, X23
+	MOVB	X23, (X10)
+	SRL	$8, X25
+	ADD	$1, X11
+	ADD	$1, X10
+	ADD	$-1, X12
+	BNEZ	X12, byte
+skip:
+	MOV	16(X2), X5
+	ADDW	$1, X5
+	MOV	X5, 16(X2)
+L3:
 	// return
 	WORD	$0x0c3072d7	// vsetvli t0, zero, e8, m8, ta, ma
 	WORD	$0x5e003057	// vmv.v.i v0, 0
 	WORD	$0x5e003457	// vmv.v.i v8, 0
 	WORD	$0x5e003857	// vmv.v.i v16, 0
 	WORD	$0x5e003c57	// vmv.v.i v24, 0
-	WORD	$0x00013823	// sd zero, 16(sp)
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000413	// addi s0, zero, 0
-	WORD	$0x00000493	// addi s1, zero, 0
-	WORD	$0x00000693	// addi a3, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
-	WORD	$0x00000793	// addi a5, zero, 0
-	WORD	$0x00000813	// addi a6, zero, 0
-	WORD	$0x00000893	// addi a7, zero, 0
-	WORD	$0x00000913	// addi s2, zero, 0
-	WORD	$0x00000993	// addi s3, zero, 0
-	WORD	$0x00000a13	// addi s4, zero, 0
-	WORD	$0x00000a93	// addi s5, zero, 0
-	WORD	$0x00000b13	// addi s6, zero, 0
-	WORD	$0x00000b93	// addi s7, zero, 0
-	WORD	$0x00000c13	// addi s8, zero, 0
-	WORD	$0x00000c93	// addi s9, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	WORD	$0x00013083	// ld ra, 0(sp)
-	JMP	kgen_ret	// jalr zero, 0(ra)
-	// .LChaCha20_ctr32_rva23_4:
-	WORD	$0x00061463	// bne a2, zero, .LChaCha20_ctr32_rva23_78
-	WORD	$0x4e50106f	// jal zero, .LChaCha20_ctr32_rva23_6
-	// .LChaCha20_ctr32_rva23_78:
-	// .LChaCha20_ctr32_rva23_block.1:
-	WORD	$0x01813e03	// ld t3, 24(sp)
-	WORD	$0x000e2283	// lw t0, 0(t3)
-	WORD	$0x004e2303	// lw t1, 4(t3)
-	WORD	$0x008e2383	// lw t2, 8(t3)
-	WORD	$0x00ce2e03	// lw t3, 12(t3)
-	WORD	$0x0006ae83	// lw t4, 0(a3)
-	WORD	$0x0046af03	// lw t5, 4(a3)
-	WORD	$0x0086a703	// lw a4, 8(a3)
-	WORD	$0x00c6a783	// lw a5, 12(a3)
-	WORD	$0x0106a803	// lw a6, 16(a3)
-	WORD	$0x0146a883	// lw a7, 20(a3)
-	WORD	$0x0186a483	// lw s1, 24(a3)
-	WORD	$0x01c6a903	// lw s2, 28(a3)
-	WORD	$0x01013983	// ld s3, 16(sp)
-	WORD	$0x00098a9b	// addiw s5, s3, 0
-	WORD	$0x00813b03	// ld s6, 8(sp)
-	WORD	$0x004b2983	// lw s3, 4(s6)
-	WORD	$0x008b2a03	// lw s4, 8(s6)
-	WORD	$0x00cb2b03	// lw s6, 12(s6)
+	MOV	X0, 16(X2)
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X8
+	MOV	$0, X9
+	MOV	$0, X13
+	MOV	$0, X14
+	MOV	$0, X15
+	MOV	$0, X16
+	MOV	$0, X17
+	MOV	$0, X18
+	MOV	$0, X19
+	MOV	$0, X20
+	MOV	$0, X21
+	MOV	$0, X22
+	MOV	$0, X23
+	MOV	$0, X24
+	MOV	$0, X25
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	MOV	(X2), X1
+	JMP	kgen_ret
+L4:
+	BNEZ	X12, L78
+	JMP	L6
+L78:
+L34:
+	MOV	24(X2), X28
+	MOVW	(X28), X5
+	MOVW	4(X28), X6
+	MOVW	8(X28), X7
+	MOVW	12(X28), X28
+	MOVW	(X13), X29
+	MOVW	4(X13), X30
+	MOVW	8(X13), X14
+	MOVW	12(X13), X15
+	MOVW	16(X13), X16
+	MOVW	20(X13), X17
+	MOVW	24(X13), X9
+	MOVW	28(X13), X18
+	MOV	16(X2), X19
+	MOVW	X19, X21
+	MOV	8(X2), X22
+	MOVW	4(X22), X19
+	MOVW	8(X22), X20
+	MOVW	12(X22), X22
 	// double round 1 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 2 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 3 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 4 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 5 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 6 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 7 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 8 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 9 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 10 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01d282bb	// addw t0, t0, t4
-	WORD	$0x005acab3	// xor s5, s5, t0
+	ADDW	X29, X5
+	XOR	X5, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0158083b	// addw a6, a6, s5
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e3033b	// addw t1, t1, t5
-	WORD	$0x0069c9b3	// xor s3, s3, t1
+	ADDW	X30, X6
+	XOR	X6, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x013888bb	// addw a7, a7, s3
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	ADDW	X19, X17
+	XOR	X17, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e383bb	// addw t2, t2, a4
-	WORD	$0x007a4a33	// xor s4, s4, t2
+	ADDW	X14, X7
+	XOR	X7, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014484bb	// addw s1, s1, s4
-	WORD	$0x00974733	// xor a4, a4, s1
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fe0e3b	// addw t3, t3, a5
-	WORD	$0x01cb4b33	// xor s6, s6, t3
+	ADDW	X15, X28
+	XOR	X28, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0127c7b3	// xor a5, a5, s2
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	WORD	$0x01e282bb	// addw t0, t0, t5
-	WORD	$0x005b4b33	// xor s6, s6, t0
+	ADDW	X30, X5
+	XOR	X5, X22
 	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	WORD	$0x016484bb	// addw s1, s1, s6
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x610ada9b	// roriw s5, s5, 16
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6147571b	// roriw a4, a4, 20
-	WORD	$0x00e3033b	// addw t1, t1, a4
-	WORD	$0x006acab3	// xor s5, s5, t1
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0x618ada9b	// roriw s5, s5, 24
-	WORD	$0x0159093b	// addw s2, s2, s5
-	WORD	$0x01274733	// xor a4, a4, s2
+	ADDW	X21, X18
+	XOR	X18, X14
 	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6109d99b	// roriw s3, s3, 16
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f383bb	// addw t2, t2, a5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x6189d99b	// roriw s3, s3, 24
-	WORD	$0x0138083b	// addw a6, a6, s3
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x614ede9b	// roriw t4, t4, 20
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01ca4a33	// xor s4, s4, t3
+	ADDW	X29, X28
+	XOR	X28, X20
 	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	WORD	$0x014888bb	// addw a7, a7, s4
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	ADDW	X20, X17
+	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
-	WORD	$0x01813c03	// ld s8, 24(sp)
-	WORD	$0x000c2b83	// lw s7, 0(s8)
-	WORD	$0x004c2c83	// lw s9, 4(s8)
-	WORD	$0x017282bb	// addw t0, t0, s7
-	WORD	$0x01813b83	// ld s7, 24(sp)
-	WORD	$0x008bab83	// lw s7, 8(s7)
-	WORD	$0x0193033b	// addw t1, t1, s9
-	WORD	$0x01813c03	// ld s8, 24(sp)
-	WORD	$0x00cc2c83	// lw s9, 12(s8)
-	WORD	$0x017383bb	// addw t2, t2, s7
-	WORD	$0x0006ab83	// lw s7, 0(a3)
-	WORD	$0x019e0e3b	// addw t3, t3, s9
-	WORD	$0x0046ac83	// lw s9, 4(a3)
-	WORD	$0x017e8ebb	// addw t4, t4, s7
-	WORD	$0x0086ab83	// lw s7, 8(a3)
-	WORD	$0x019f0f3b	// addw t5, t5, s9
-	WORD	$0x00c6ac83	// lw s9, 12(a3)
-	WORD	$0x0177073b	// addw a4, a4, s7
-	WORD	$0x0106ab83	// lw s7, 16(a3)
-	WORD	$0x019787bb	// addw a5, a5, s9
-	WORD	$0x0146ac83	// lw s9, 20(a3)
-	WORD	$0x0178083b	// addw a6, a6, s7
-	WORD	$0x0186ab83	// lw s7, 24(a3)
-	WORD	$0x019888bb	// addw a7, a7, s9
-	WORD	$0x01c6ac83	// lw s9, 28(a3)
-	WORD	$0x017484bb	// addw s1, s1, s7
-	WORD	$0x01013b83	// ld s7, 16(sp)
-	WORD	$0x000b8b9b	// addiw s7, s7, 0
-	WORD	$0x0199093b	// addw s2, s2, s9
-	WORD	$0x00813c03	// ld s8, 8(sp)
-	WORD	$0x004c2c83	// lw s9, 4(s8)
-	WORD	$0x017a8abb	// addw s5, s5, s7
-	WORD	$0x00813b83	// ld s7, 8(sp)
-	WORD	$0x008bab83	// lw s7, 8(s7)
-	WORD	$0x019989bb	// addw s3, s3, s9
-	WORD	$0x00813c03	// ld s8, 8(sp)
-	WORD	$0x00cc2c83	// lw s9, 12(s8)
-	WORD	$0x017a0a3b	// addw s4, s4, s7
-	WORD	$0x019b0b3b	// addw s6, s6, s9
-	WORD	$0x04000b93	// addi s7, zero, 64
-	WORD	$0x4b766c63	// bltu a2, s7, .LChaCha20_ctr32_rva23_5
+	MOV	24(X2), X24
+	MOVW	(X24), X23
+	MOVW	4(X24), X25
+	ADDW	X23, X5
+	MOV	24(X2), X23
+	MOVW	8(X23), X23
+	ADDW	X25, X6
+	MOV	24(X2), X24
+	MOVW	12(X24), X25
+	ADDW	X23, X7
+	MOVW	(X13), X23
+	ADDW	X25, X28
+	MOVW	4(X13), X25
+	ADDW	X23, X29
+	MOVW	8(X13), X23
+	ADDW	X25, X30
+	MOVW	12(X13), X25
+	ADDW	X23, X14
+	MOVW	16(X13), X23
+	ADDW	X25, X15
+	MOVW	20(X13), X25
+	ADDW	X23, X16
+	MOVW	24(X13), X23
+	ADDW	X25, X17
+	MOVW	28(X13), X25
+	ADDW	X23, X9
+	MOV	16(X2), X23
+	MOVW	X23, X23
+	ADDW	X25, X18
+	MOV	8(X2), X24
+	MOVW	4(X24), X25
+	ADDW	X23, X21
+	MOV	8(X2), X23
+	MOVW	8(X23), X23
+	ADDW	X25, X19
+	MOV	8(X2), X24
+	MOVW	12(X24), X25
+	ADDW	X23, X20
+	ADDW	X25, X22
+	MOV	$64, X23
+	BLTU	X12, X23, L5
 	// misaligned buffers: byte by byte
-	WORD	$0x00b56bb3	// or s7, a0, a1
-	WORD	$0x003bfb93	// andi s7, s7, 3
-	WORD	$0x0e0b9463	// bne s7, zero, .LChaCha20_ctr32_rva23_block_bytes
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x0045ac83	// lw s9, 4(a1)
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x0085ab83	// lw s7, 8(a1)
-	WORD	$0x006cccb3	// xor s9, s9, t1
-	WORD	$0x01952223	// sw s9, 4(a0)
-	WORD	$0x00c5ac83	// lw s9, 12(a1)
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x01752423	// sw s7, 8(a0)
-	WORD	$0x0105ab83	// lw s7, 16(a1)
-	WORD	$0x01ccccb3	// xor s9, s9, t3
-	WORD	$0x01952623	// sw s9, 12(a0)
-	WORD	$0x0145ac83	// lw s9, 20(a1)
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x01752823	// sw s7, 16(a0)
-	WORD	$0x0185ab83	// lw s7, 24(a1)
-	WORD	$0x01ecccb3	// xor s9, s9, t5
-	WORD	$0x01952a23	// sw s9, 20(a0)
-	WORD	$0x01c5ac83	// lw s9, 28(a1)
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x01752c23	// sw s7, 24(a0)
-	WORD	$0x0205ab83	// lw s7, 32(a1)
-	WORD	$0x00fcccb3	// xor s9, s9, a5
-	WORD	$0x01952e23	// sw s9, 28(a0)
-	WORD	$0x0245ac83	// lw s9, 36(a1)
-	WORD	$0x010bcbb3	// xor s7, s7, a6
-	WORD	$0x03752023	// sw s7, 32(a0)
-	WORD	$0x0285ab83	// lw s7, 40(a1)
-	WORD	$0x011cccb3	// xor s9, s9, a7
-	WORD	$0x03952223	// sw s9, 36(a0)
-	WORD	$0x02c5ac83	// lw s9, 44(a1)
-	WORD	$0x009bcbb3	// xor s7, s7, s1
-	WORD	$0x03752423	// sw s7, 40(a0)
-	WORD	$0x0305ab83	// lw s7, 48(a1)
-	WORD	$0x012cccb3	// xor s9, s9, s2
-	WORD	$0x03952623	// sw s9, 44(a0)
-	WORD	$0x0345ac83	// lw s9, 52(a1)
-	WORD	$0x015bcbb3	// xor s7, s7, s5
-	WORD	$0x03752823	// sw s7, 48(a0)
-	WORD	$0x0385ab83	// lw s7, 56(a1)
-	WORD	$0x013cccb3	// xor s9, s9, s3
-	WORD	$0x03952a23	// sw s9, 52(a0)
-	WORD	$0x03c5ac83	// lw s9, 60(a1)
-	WORD	$0x014bcbb3	// xor s7, s7, s4
-	WORD	$0x03752c23	// sw s7, 56(a0)
-	WORD	$0x016cccb3	// xor s9, s9, s6
-	WORD	$0x03952e23	// sw s9, 60(a0)
-	// .LChaCha20_ctr32_rva23_next_block.1:
-	WORD	$0x04050513	// addi a0, a0, 64
-	WORD	$0x04058593	// addi a1, a1, 64
-	WORD	$0xfc060613	// addi a2, a2, -64
-	WORD	$0x01013283	// ld t0, 16(sp)
-	WORD	$0x0012829b	// addiw t0, t0, 1
-	WORD	$0x00513823	// sd t0, 16(sp)
-	WORD	$0x00060463	// beq a2, zero, .LChaCha20_ctr32_rva23_79
-	WORD	$0xf29fe06f	// jal zero, .LChaCha20_ctr32_rva23_block.1
-	// .LChaCha20_ctr32_rva23_79:
-	WORD	$0x4050006f	// jal zero, .LChaCha20_ctr32_rva23_6
-	// .LChaCha20_ctr32_rva23_block_bytes:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x0082d293	// srli t0, t0, 8
-	WORD	$0x0015cb83	// lbu s7, 1(a1)
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x017500a3	// sb s7, 1(a0)
-	WORD	$0x0082d293	// srli t0, t0, 8
-	WORD	$0x0025cb83	// lbu s7, 2(a1)
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x01750123	// sb s7, 2(a0)
-	WORD	$0x0082d293	// srli t0, t0, 8
-	WORD	$0x0035cb83	// lbu s7, 3(a1)
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x017501a3	// sb s7, 3(a0)
-	WORD	$0x0045cb83	// lbu s7, 4(a1)
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x01750223	// sb s7, 4(a0)
-	WORD	$0x00835313	// srli t1, t1, 8
-	WORD	$0x0055cb83	// lbu s7, 5(a1)
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x017502a3	// sb s7, 5(a0)
-	WORD	$0x00835313	// srli t1, t1, 8
-	WORD	$0x0065cb83	// lbu s7, 6(a1)
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x01750323	// sb s7, 6(a0)
-	WORD	$0x00835313	// srli t1, t1, 8
-	WORD	$0x0075cb83	// lbu s7, 7(a1)
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x017503a3	// sb s7, 7(a0)
-	WORD	$0x0085cb83	// lbu s7, 8(a1)
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x01750423	// sb s7, 8(a0)
-	WORD	$0x0083d393	// srli t2, t2, 8
-	WORD	$0x0095cb83	// lbu s7, 9(a1)
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x017504a3	// sb s7, 9(a0)
-	WORD	$0x0083d393	// srli t2, t2, 8
-	WORD	$0x00a5cb83	// lbu s7, 10(a1)
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x01750523	// sb s7, 10(a0)
-	WORD	$0x0083d393	// srli t2, t2, 8
-	WORD	$0x00b5cb83	// lbu s7, 11(a1)
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x017505a3	// sb s7, 11(a0)
-	WORD	$0x00c5cb83	// lbu s7, 12(a1)
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x01750623	// sb s7, 12(a0)
-	WORD	$0x008e5e13	// srli t3, t3, 8
-	WORD	$0x00d5cb83	// lbu s7, 13(a1)
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x017506a3	// sb s7, 13(a0)
-	WORD	$0x008e5e13	// srli t3, t3, 8
-	WORD	$0x00e5cb83	// lbu s7, 14(a1)
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x01750723	// sb s7, 14(a0)
-	WORD	$0x008e5e13	// srli t3, t3, 8
-	WORD	$0x00f5cb83	// lbu s7, 15(a1)
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x017507a3	// sb s7, 15(a0)
-	WORD	$0x0105cb83	// lbu s7, 16(a1)
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x01750823	// sb s7, 16(a0)
-	WORD	$0x008ede93	// srli t4, t4, 8
-	WORD	$0x0115cb83	// lbu s7, 17(a1)
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x017508a3	// sb s7, 17(a0)
-	WORD	$0x008ede93	// srli t4, t4, 8
-	WORD	$0x0125cb83	// lbu s7, 18(a1)
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x01750923	// sb s7, 18(a0)
-	WORD	$0x008ede93	// srli t4, t4, 8
-	WORD	$0x0135cb83	// lbu s7, 19(a1)
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x017509a3	// sb s7, 19(a0)
-	WORD	$0x0145cb83	// lbu s7, 20(a1)
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x01750a23	// sb s7, 20(a0)
-	WORD	$0x008f5f13	// srli t5, t5, 8
-	WORD	$0x0155cb83	// lbu s7, 21(a1)
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x01750aa3	// sb s7, 21(a0)
-	WORD	$0x008f5f13	// srli t5, t5, 8
-	WORD	$0x0165cb83	// lbu s7, 22(a1)
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x01750b23	// sb s7, 22(a0)
-	WORD	$0x008f5f13	// srli t5, t5, 8
-	WORD	$0x0175cb83	// lbu s7, 23(a1)
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x01750ba3	// sb s7, 23(a0)
-	WORD	$0x0185cb83	// lbu s7, 24(a1)
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x01750c23	// sb s7, 24(a0)
-	WORD	$0x00875713	// srli a4, a4, 8
-	WORD	$0x0195cb83	// lbu s7, 25(a1)
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x01750ca3	// sb s7, 25(a0)
-	WORD	$0x00875713	// srli a4, a4, 8
-	WORD	$0x01a5cb83	// lbu s7, 26(a1)
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x01750d23	// sb s7, 26(a0)
-	WORD	$0x00875713	// srli a4, a4, 8
-	WORD	$0x01b5cb83	// lbu s7, 27(a1)
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x01750da3	// sb s7, 27(a0)
-	WORD	$0x01c5cb83	// lbu s7, 28(a1)
-	WORD	$0x00fbcbb3	// xor s7, s7, a5
-	WORD	$0x01750e23	// sb s7, 28(a0)
-	WORD	$0x0087d793	// srli a5, a5, 8
-	WORD	$0x01d5cb83	// lbu s7, 29(a1)
-	WORD	$0x00fbcbb3	// xor s7, s7, a5
-	WORD	$0x01750ea3	// sb s7, 29(a0)
-	WORD	$0x0087d793	// srli a5, a5, 8
-	WORD	$0x01e5cb83	// lbu s7, 30(a1)
-	WORD	$0x00fbcbb3	// xor s7, s7, a5
-	WORD	$0x01750f23	// sb s7, 30(a0)
-	WORD	$0x0087d793	// srli a5, a5, 8
-	WORD	$0x01f5cb83	// lbu s7, 31(a1)
-	WORD	$0x00fbcbb3	// xor s7, s7, a5
-	WORD	$0x01750fa3	// sb s7, 31(a0)
-	WORD	$0x0205cb83	// lbu s7, 32(a1)
-	WORD	$0x010bcbb3	// xor s7, s7, a6
-	WORD	$0x03750023	// sb s7, 32(a0)
-	WORD	$0x00885813	// srli a6, a6, 8
-	WORD	$0x0215cb83	// lbu s7, 33(a1)
-	WORD	$0x010bcbb3	// xor s7, s7, a6
-	WORD	$0x037500a3	// sb s7, 33(a0)
-	WORD	$0x00885813	// srli a6, a6, 8
-	WORD	$0x0225cb83	// lbu s7, 34(a1)
-	WORD	$0x010bcbb3	// xor s7, s7, a6
-	WORD	$0x03750123	// sb s7, 34(a0)
-	WORD	$0x00885813	// srli a6, a6, 8
-	WORD	$0x0235cb83	// lbu s7, 35(a1)
-	WORD	$0x010bcbb3	// xor s7, s7, a6
-	WORD	$0x037501a3	// sb s7, 35(a0)
-	WORD	$0x0245cb83	// lbu s7, 36(a1)
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x03750223	// sb s7, 36(a0)
-	WORD	$0x0088d893	// srli a7, a7, 8
-	WORD	$0x0255cb83	// lbu s7, 37(a1)
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x037502a3	// sb s7, 37(a0)
-	WORD	$0x0088d893	// srli a7, a7, 8
-	WORD	$0x0265cb83	// lbu s7, 38(a1)
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x03750323	// sb s7, 38(a0)
-	WORD	$0x0088d893	// srli a7, a7, 8
-	WORD	$0x0275cb83	// lbu s7, 39(a1)
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x037503a3	// sb s7, 39(a0)
-	WORD	$0x0285cb83	// lbu s7, 40(a1)
-	WORD	$0x009bcbb3	// xor s7, s7, s1
-	WORD	$0x03750423	// sb s7, 40(a0)
-	WORD	$0x0084d493	// srli s1, s1, 8
-	WORD	$0x0295cb83	// lbu s7, 41(a1)
-	WORD	$0x009bcbb3	// xor s7, s7, s1
-	WORD	$0x037504a3	// sb s7, 41(a0)
-	WORD	$0x0084d493	// srli s1, s1, 8
-	WORD	$0x02a5cb83	// lbu s7, 42(a1)
-	WORD	$0x009bcbb3	// xor s7, s7, s1
-	WORD	$0x03750523	// sb s7, 42(a0)
-	WORD	$0x0084d493	// srli s1, s1, 8
-	WORD	$0x02b5cb83	// lbu s7, 43(a1)
-	WORD	$0x009bcbb3	// xor s7, s7, s1
-	WORD	$0x037505a3	// sb s7, 43(a0)
-	WORD	$0x02c5cb83	// lbu s7, 44(a1)
-	WORD	$0x012bcbb3	// xor s7, s7, s2
-	WORD	$0x03750623	// sb s7, 44(a0)
-	WORD	$0x00895913	// srli s2, s2, 8
-	WORD	$0x02d5cb83	// lbu s7, 45(a1)
-	WORD	$0x012bcbb3	// xor s7, s7, s2
-	WORD	$0x037506a3	// sb s7, 45(a0)
-	WORD	$0x00895913	// srli s2, s2, 8
-	WORD	$0x02e5cb83	// lbu s7, 46(a1)
-	WORD	$0x012bcbb3	// xor s7, s7, s2
-	WORD	$0x03750723	// sb s7, 46(a0)
-	WORD	$0x00895913	// srli s2, s2, 8
-	WORD	$0x02f5cb83	// lbu s7, 47(a1)
-	WORD	$0x012bcbb3	// xor s7, s7, s2
-	WORD	$0x037507a3	// sb s7, 47(a0)
-	WORD	$0x0305cb83	// lbu s7, 48(a1)
-	WORD	$0x015bcbb3	// xor s7, s7, s5
-	WORD	$0x03750823	// sb s7, 48(a0)
-	WORD	$0x008ada93	// srli s5, s5, 8
-	WORD	$0x0315cb83	// lbu s7, 49(a1)
-	WORD	$0x015bcbb3	// xor s7, s7, s5
-	WORD	$0x037508a3	// sb s7, 49(a0)
-	WORD	$0x008ada93	// srli s5, s5, 8
-	WORD	$0x0325cb83	// lbu s7, 50(a1)
-	WORD	$0x015bcbb3	// xor s7, s7, s5
-	WORD	$0x03750923	// sb s7, 50(a0)
-	WORD	$0x008ada93	// srli s5, s5, 8
-	WORD	$0x0335cb83	// lbu s7, 51(a1)
-	WORD	$0x015bcbb3	// xor s7, s7, s5
-	WORD	$0x037509a3	// sb s7, 51(a0)
-	WORD	$0x0345cb83	// lbu s7, 52(a1)
-	WORD	$0x013bcbb3	// xor s7, s7, s3
-	WORD	$0x03750a23	// sb s7, 52(a0)
-	WORD	$0x0089d993	// srli s3, s3, 8
-	WORD	$0x0355cb83	// lbu s7, 53(a1)
-	WORD	$0x013bcbb3	// xor s7, s7, s3
-	WORD	$0x03750aa3	// sb s7, 53(a0)
-	WORD	$0x0089d993	// srli s3, s3, 8
-	WORD	$0x0365cb83	// lbu s7, 54(a1)
-	WORD	$0x013bcbb3	// xor s7, s7, s3
-	WORD	$0x03750b23	// sb s7, 54(a0)
-	WORD	$0x0089d993	// srli s3, s3, 8
-	WORD	$0x0375cb83	// lbu s7, 55(a1)
-	WORD	$0x013bcbb3	// xor s7, s7, s3
-	WORD	$0x03750ba3	// sb s7, 55(a0)
-	WORD	$0x0385cb83	// lbu s7, 56(a1)
-	WORD	$0x014bcbb3	// xor s7, s7, s4
-	WORD	$0x03750c23	// sb s7, 56(a0)
-	WORD	$0x008a5a13	// srli s4, s4, 8
-	WORD	$0x0395cb83	// lbu s7, 57(a1)
-	WORD	$0x014bcbb3	// xor s7, s7, s4
-	WORD	$0x03750ca3	// sb s7, 57(a0)
-	WORD	$0x008a5a13	// srli s4, s4, 8
-	WORD	$0x03a5cb83	// lbu s7, 58(a1)
-	WORD	$0x014bcbb3	// xor s7, s7, s4
-	WORD	$0x03750d23	// sb s7, 58(a0)
-	WORD	$0x008a5a13	// srli s4, s4, 8
-	WORD	$0x03b5cb83	// lbu s7, 59(a1)
-	WORD	$0x014bcbb3	// xor s7, s7, s4
-	WORD	$0x03750da3	// sb s7, 59(a0)
-	WORD	$0x03c5cb83	// lbu s7, 60(a1)
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x03750e23	// sb s7, 60(a0)
-	WORD	$0x008b5b13	// srli s6, s6, 8
-	WORD	$0x03d5cb83	// lbu s7, 61(a1)
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x03750ea3	// sb s7, 61(a0)
-	WORD	$0x008b5b13	// srli s6, s6, 8
-	WORD	$0x03e5cb83	// lbu s7, 62(a1)
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x03750f23	// sb s7, 62(a0)
-	WORD	$0x008b5b13	// srli s6, s6, 8
-	WORD	$0x03f5cb83	// lbu s7, 63(a1)
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x03750fa3	// sb s7, 63(a0)
-	WORD	$0xc1dff06f	// jal zero, .LChaCha20_ctr32_rva23_next_block.1
-	// .LChaCha20_ctr32_rva23_5:
+	OR	X11, X10, X23
+	AND	$3, X23
+	BNEZ	X23, block_bytes
+	MOVW	(X11), X23
+	MOVW	4(X11), X25
+	XOR	X5, X23
+	MOVW	X23, (X10)
+	MOVW	8(X11), X23
+	XOR	X6, X25
+	MOVW	X25, 4(X10)
+	MOVW	12(X11), X25
+	XOR	X7, X23
+	MOVW	X23, 8(X10)
+	MOVW	16(X11), X23
+	XOR	X28, X25
+	MOVW	X25, 12(X10)
+	MOVW	20(X11), X25
+	XOR	X29, X23
+	MOVW	X23, 16(X10)
+	MOVW	24(X11), X23
+	XOR	X30, X25
+	MOVW	X25, 20(X10)
+	MOVW	28(X11), X25
+	XOR	X14, X23
+	MOVW	X23, 24(X10)
+	MOVW	32(X11), X23
+	XOR	X15, X25
+	MOVW	X25, 28(X10)
+	MOVW	36(X11), X25
+	XOR	X16, X23
+	MOVW	X23, 32(X10)
+	MOVW	40(X11), X23
+	XOR	X17, X25
+	MOVW	X25, 36(X10)
+	MOVW	44(X11), X25
+	XOR	X9, X23
+	MOVW	X23, 40(X10)
+	MOVW	48(X11), X23
+	XOR	X18, X25
+	MOVW	X25, 44(X10)
+	MOVW	52(X11), X25
+	XOR	X21, X23
+	MOVW	X23, 48(X10)
+	MOVW	56(X11), X23
+	XOR	X19, X25
+	MOVW	X25, 52(X10)
+	MOVW	60(X11), X25
+	XOR	X20, X23
+	MOVW	X23, 56(X10)
+	XOR	X22, X25
+	MOVW	X25, 60(X10)
+L36:
+	ADD	$64, X10
+	ADD	$64, X11
+	ADD	$-64, X12
+	MOV	16(X2), X5
+	ADDW	$1, X5
+	MOV	X5, 16(X2)
+	BEQZ	X12, L79
+	JMP	L34
+L79:
+	JMP	L6
+block_bytes:
+	MOVBU	(X11), X23
+	XOR	X5, X23
+	MOVB	X23, (X10)
+	SRL	$8, X5
+	MOVBU	1(X11), X23
+	XOR	X5, X23
+	MOVB	X23, 1(X10)
+	SRL	$8, X5
+	MOVBU	2(X11), X23
+	XOR	X5, X23
+	MOVB	X23, 2(X10)
+	SRL	$8, X5
+	MOVBU	3(X11), X23
+	XOR	X5, X23
+	MOVB	X23, 3(X10)
+	MOVBU	4(X11), X23
+	XOR	X6, X23
+	MOVB	X23, 4(X10)
+	SRL	$8, X6
+	MOVBU	5(X11), X23
+	XOR	X6, X23
+	MOVB	X23, 5(X10)
+	SRL	$8, X6
+	MOVBU	6(X11), X23
+	XOR	X6, X23
+	MOVB	X23, 6(X10)
+	SRL	$8, X6
+	MOVBU	7(X11), X23
+	XOR	X6, X23
+	MOVB	X23, 7(X10)
+	MOVBU	8(X11), X23
+	XOR	X7, X23
+	MOVB	X23, 8(X10)
+	SRL	$8, X7
+	MOVBU	9(X11), X23
+	XOR	X7, X23
+	MOVB	X23, 9(X10)
+	SRL	$8, X7
+	MOVBU	10(X11), X23
+	XOR	X7, X23
+	MOVB	X23, 10(X10)
+	SRL	$8, X7
+	MOVBU	11(X11), X23
+	XOR	X7, X23
+	MOVB	X23, 11(X10)
+	MOVBU	12(X11), X23
+	XOR	X28, X23
+	MOVB	X23, 12(X10)
+	SRL	$8, X28
+	MOVBU	13(X11), X23
+	XOR	X28, X23
+	MOVB	X23, 13(X10)
+	SRL	$8, X28
+	MOVBU	14(X11), X23
+	XOR	X28, X23
+	MOVB	X23, 14(X10)
+	SRL	$8, X28
+	MOVBU	15(X11), X23
+	XOR	X28, X23
+	MOVB	X23, 15(X10)
+	MOVBU	16(X11), X23
+	XOR	X29, X23
+	MOVB	X23, 16(X10)
+	SRL	$8, X29
+	MOVBU	17(X11), X23
+	XOR	X29, X23
+	MOVB	X23, 17(X10)
+	SRL	$8, X29
+	MOVBU	18(X11), X23
+	XOR	X29, X23
+	MOVB	X23, 18(X10)
+	SRL	$8, X29
+	MOVBU	19(X11), X23
+	XOR	X29, X23
+	MOVB	X23, 19(X10)
+	MOVBU	20(X11), X23
+	XOR	X30, X23
+	MOVB	X23, 20(X10)
+	SRL	$8, X30
+	MOVBU	21(X11), X23
+	XOR	X30, X23
+	MOVB	X23, 21(X10)
+	SRL	$8, X30
+	MOVBU	22(X11), X23
+	XOR	X30, X23
+	MOVB	X23, 22(X10)
+	SRL	$8, X30
+	MOVBU	23(X11), X23
+	XOR	X30, X23
+	MOVB	X23, 23(X10)
+	MOVBU	24(X11), X23
+	XOR	X14, X23
+	MOVB	X23, 24(X10)
+	SRL	$8, X14
+	MOVBU	25(X11), X23
+	XOR	X14, X23
+	MOVB	X23, 25(X10)
+	SRL	$8, X14
+	MOVBU	26(X11), X23
+	XOR	X14, X23
+	MOVB	X23, 26(X10)
+	SRL	$8, X14
+	MOVBU	27(X11), X23
+	XOR	X14, X23
+	MOVB	X23, 27(X10)
+	MOVBU	28(X11), X23
+	XOR	X15, X23
+	MOVB	X23, 28(X10)
+	SRL	$8, X15
+	MOVBU	29(X11), X23
+	XOR	X15, X23
+	MOVB	X23, 29(X10)
+	SRL	$8, X15
+	MOVBU	30(X11), X23
+	XOR	X15, X23
+	MOVB	X23, 30(X10)
+	SRL	$8, X15
+	MOVBU	31(X11), X23
+	XOR	X15, X23
+	MOVB	X23, 31(X10)
+	MOVBU	32(X11), X23
+	XOR	X16, X23
+	MOVB	X23, 32(X10)
+	SRL	$8, X16
+	MOVBU	33(X11), X23
+	XOR	X16, X23
+	MOVB	X23, 33(X10)
+	SRL	$8, X16
+	MOVBU	34(X11), X23
+	XOR	X16, X23
+	MOVB	X23, 34(X10)
+	SRL	$8, X16
+	MOVBU	35(X11), X23
+	XOR	X16, X23
+	MOVB	X23, 35(X10)
+	MOVBU	36(X11), X23
+	XOR	X17, X23
+	MOVB	X23, 36(X10)
+	SRL	$8, X17
+	MOVBU	37(X11), X23
+	XOR	X17, X23
+	MOVB	X23, 37(X10)
+	SRL	$8, X17
+	MOVBU	38(X11), X23
+	XOR	X17, X23
+	MOVB	X23, 38(X10)
+	SRL	$8, X17
+	MOVBU	39(X11), X23
+	XOR	X17, X23
+	MOVB	X23, 39(X10)
+	MOVBU	40(X11), X23
+	XOR	X9, X23
+	MOVB	X23, 40(X10)
+	SRL	$8, X9
+	MOVBU	41(X11), X23
+	XOR	X9, X23
+	MOVB	X23, 41(X10)
+	SRL	$8, X9
+	MOVBU	42(X11), X23
+	XOR	X9, X23
+	MOVB	X23, 42(X10)
+	SRL	$8, X9
+	MOVBU	43(X11), X23
+	XOR	X9, X23
+	MOVB	X23, 43(X10)
+	MOVBU	44(X11), X23
+	XOR	X18, X23
+	MOVB	X23, 44(X10)
+	SRL	$8, X18
+	MOVBU	45(X11), X23
+	XOR	X18, X23
+	MOVB	X23, 45(X10)
+	SRL	$8, X18
+	MOVBU	46(X11), X23
+	XOR	X18, X23
+	MOVB	X23, 46(X10)
+	SRL	$8, X18
+	MOVBU	47(X11), X23
+	XOR	X18, X23
+	MOVB	X23, 47(X10)
+	MOVBU	48(X11), X23
+	XOR	X21, X23
+	MOVB	X23, 48(X10)
+	SRL	$8, X21
+	MOVBU	49(X11), X23
+	XOR	X21, X23
+	MOVB	X23, 49(X10)
+	SRL	$8, X21
+	MOVBU	50(X11), X23
+	XOR	X21, X23
+	MOVB	X23, 50(X10)
+	SRL	$8, X21
+	MOVBU	51(X11), X23
+	XOR	X21, X23
+	MOVB	X23, 51(X10)
+	MOVBU	52(X11), X23
+	XOR	X19, X23
+	MOVB	X23, 52(X10)
+	SRL	$8, X19
+	MOVBU	53(X11), X23
+	XOR	X19, X23
+	MOVB	X23, 53(X10)
+	SRL	$8, X19
+	MOVBU	54(X11), X23
+	XOR	X19, X23
+	MOVB	X23, 54(X10)
+	SRL	$8, X19
+	MOVBU	55(X11), X23
+	XOR	X19, X23
+	MOVB	X23, 55(X10)
+	MOVBU	56(X11), X23
+	XOR	X20, X23
+	MOVB	X23, 56(X10)
+	SRL	$8, X20
+	MOVBU	57(X11), X23
+	XOR	X20, X23
+	MOVB	X23, 57(X10)
+	SRL	$8, X20
+	MOVBU	58(X11), X23
+	XOR	X20, X23
+	MOVB	X23, 58(X10)
+	SRL	$8, X20
+	MOVBU	59(X11), X23
+	XOR	X20, X23
+	MOVB	X23, 59(X10)
+	MOVBU	60(X11), X23
+	XOR	X22, X23
+	MOVB	X23, 60(X10)
+	SRL	$8, X22
+	MOVBU	61(X11), X23
+	XOR	X22, X23
+	MOVB	X23, 61(X10)
+	SRL	$8, X22
+	MOVBU	62(X11), X23
+	XOR	X22, X23
+	MOVB	X23, 62(X10)
+	SRL	$8, X22
+	MOVBU	63(X11), X23
+	XOR	X22, X23
+	MOVB	X23, 63(X10)
+	JMP	L36
+L5:
 	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
-	WORD	$0x00b56bb3	// or s7, a0, a1
-	WORD	$0x003bfb93	// andi s7, s7, 3
-	WORD	$0x280b9263	// bne s7, zero, .LChaCha20_ctr32_rva23_partial_bytes
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_38
-	WORD	$0x00028c93	// addi s9, t0, 0
-	WORD	$0x7f40006f	// jal zero, .LChaCha20_ctr32_rva23_tail.1
-	// .LChaCha20_ctr32_rva23_38:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_40
-	WORD	$0x00030c93	// addi s9, t1, 0
-	WORD	$0x7cc0006f	// jal zero, .LChaCha20_ctr32_rva23_tail.1
-	// .LChaCha20_ctr32_rva23_40:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_41
-	WORD	$0x00038c93	// addi s9, t2, 0
-	WORD	$0x7a40006f	// jal zero, .LChaCha20_ctr32_rva23_tail.1
-	// .LChaCha20_ctr32_rva23_41:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_42
-	WORD	$0x000e0c93	// addi s9, t3, 0
-	WORD	$0x77c0006f	// jal zero, .LChaCha20_ctr32_rva23_tail.1
-	// .LChaCha20_ctr32_rva23_42:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_43
-	WORD	$0x000e8c93	// addi s9, t4, 0
-	WORD	$0x7540006f	// jal zero, .LChaCha20_ctr32_rva23_tail.1
-	// .LChaCha20_ctr32_rva23_43:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_44
-	WORD	$0x000f0c93	// addi s9, t5, 0
-	WORD	$0x72c0006f	// jal zero, .LChaCha20_ctr32_rva23_tail.1
-	// .LChaCha20_ctr32_rva23_44:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_45
-	WORD	$0x00070c93	// addi s9, a4, 0
-	WORD	$0x7040006f	// jal zero, .LChaCha20_ctr32_rva23_tail.1
-	// .LChaCha20_ctr32_rva23_45:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_46
-	WORD	$0x00078c93	// addi s9, a5, 0
-	WORD	$0x6dc0006f	// jal zero, .LChaCha20_ctr32_rva23_tail.1
-	// .LChaCha20_ctr32_rva23_46:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x00fbcbb3	// xor s7, s7, a5
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_47
-	WORD	$0x00080c93	// addi s9, a6, 0
-	WORD	$0x6b40006f	// jal zero, .LChaCha20_ctr32_rva23_tail.1
-	// .LChaCha20_ctr32_rva23_47:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x010bcbb3	// xor s7, s7, a6
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_48
-	WORD	$0x00088c93	// addi s9, a7, 0
-	WORD	$0x68c0006f	// jal zero, .LChaCha20_ctr32_rva23_tail.1
-	// .LChaCha20_ctr32_rva23_48:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_49
-	WORD	$0x00048c93	// addi s9, s1, 0
-	WORD	$0x6640006f	// jal zero, .LChaCha20_ctr32_rva23_tail.1
-	// .LChaCha20_ctr32_rva23_49:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x009bcbb3	// xor s7, s7, s1
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_50
-	WORD	$0x00090c93	// addi s9, s2, 0
-	WORD	$0x63c0006f	// jal zero, .LChaCha20_ctr32_rva23_tail.1
-	// .LChaCha20_ctr32_rva23_50:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x012bcbb3	// xor s7, s7, s2
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_51
-	WORD	$0x000a8c93	// addi s9, s5, 0
-	WORD	$0x6140006f	// jal zero, .LChaCha20_ctr32_rva23_tail.1
-	// .LChaCha20_ctr32_rva23_51:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x015bcbb3	// xor s7, s7, s5
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_52
-	WORD	$0x00098c93	// addi s9, s3, 0
-	WORD	$0x5ec0006f	// jal zero, .LChaCha20_ctr32_rva23_tail.1
-	// .LChaCha20_ctr32_rva23_52:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x013bcbb3	// xor s7, s7, s3
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_53
-	WORD	$0x000a0c93	// addi s9, s4, 0
-	WORD	$0x5c40006f	// jal zero, .LChaCha20_ctr32_rva23_tail.1
-	// .LChaCha20_ctr32_rva23_53:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x014bcbb3	// xor s7, s7, s4
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_54
-	WORD	$0x000b0c93	// addi s9, s6, 0
-	WORD	$0x59c0006f	// jal zero, .LChaCha20_ctr32_rva23_tail.1
-	// .LChaCha20_ctr32_rva23_54:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
+	OR	X11, X10, X23
+	AND	$3, X23
+	BNEZ	X23, partial_bytes
+	MOV	$4, X23
+	BGEU	X12, X23, L38
+	MOV	X5, X25
+	JMP	L39
+L38:
+	MOVW	(X11), X23
+	XOR	X5, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L40
+	MOV	X6, X25
+	JMP	L39
+L40:
+	MOVW	(X11), X23
+	XOR	X6, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L41
+	MOV	X7, X25
+	JMP	L39
+L41:
+	MOVW	(X11), X23
+	XOR	X7, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L42
+	MOV	X28, X25
+	JMP	L39
+L42:
+	MOVW	(X11), X23
+	XOR	X28, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L43
+	MOV	X29, X25
+	JMP	L39
+L43:
+	MOVW	(X11), X23
+	XOR	X29, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L44
+	MOV	X30, X25
+	JMP	L39
+L44:
+	MOVW	(X11), X23
+	XOR	X30, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L45
+	MOV	X14, X25
+	JMP	L39
+L45:
+	MOVW	(X11), X23
+	XOR	X14, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L46
+	MOV	X15, X25
+	JMP	L39
+L46:
+	MOVW	(X11), X23
+	XOR	X15, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L47
+	MOV	X16, X25
+	JMP	L39
+L47:
+	MOVW	(X11), X23
+	XOR	X16, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L48
+	MOV	X17, X25
+	JMP	L39
+L48:
+	MOVW	(X11), X23
+	XOR	X17, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L49
+	MOV	X9, X25
+	JMP	L39
+L49:
+	MOVW	(X11), X23
+	XOR	X9, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L50
+	MOV	X18, X25
+	JMP	L39
+L50:
+	MOVW	(X11), X23
+	XOR	X18, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L51
+	MOV	X21, X25
+	JMP	L39
+L51:
+	MOVW	(X11), X23
+	XOR	X21, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L52
+	MOV	X19, X25
+	JMP	L39
+L52:
+	MOVW	(X11), X23
+	XOR	X19, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L53
+	MOV	X20, X25
+	JMP	L39
+L53:
+	MOVW	(X11), X23
+	XOR	X20, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L54
+	MOV	X22, X25
+	JMP	L39
+L54:
+	MOVW	(X11), X23
+	XOR	X22, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
 	// unreachable: len < 64 leaves at most 15 whole words
-	// .LChaCha20_ctr32_rva23_partial_bytes:
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_55
-	WORD	$0x00028c93	// addi s9, t0, 0
-	WORD	$0x5740006f	// jal zero, .LChaCha20_ctr32_rva23_tail.1
-	// .LChaCha20_ctr32_rva23_55:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x0082d293	// srli t0, t0, 8
-	WORD	$0x0015cb83	// lbu s7, 1(a1)
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x017500a3	// sb s7, 1(a0)
-	WORD	$0x0082d293	// srli t0, t0, 8
-	WORD	$0x0025cb83	// lbu s7, 2(a1)
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x01750123	// sb s7, 2(a0)
-	WORD	$0x0082d293	// srli t0, t0, 8
-	WORD	$0x0035cb83	// lbu s7, 3(a1)
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x017501a3	// sb s7, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_56
-	WORD	$0x00030c93	// addi s9, t1, 0
-	WORD	$0x51c0006f	// jal zero, .LChaCha20_ctr32_rva23_tail.1
-	// .LChaCha20_ctr32_rva23_56:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x00835313	// srli t1, t1, 8
-	WORD	$0x0015cb83	// lbu s7, 1(a1)
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x017500a3	// sb s7, 1(a0)
-	WORD	$0x00835313	// srli t1, t1, 8
-	WORD	$0x0025cb83	// lbu s7, 2(a1)
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x01750123	// sb s7, 2(a0)
-	WORD	$0x00835313	// srli t1, t1, 8
-	WORD	$0x0035cb83	// lbu s7, 3(a1)
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x017501a3	// sb s7, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_57
-	WORD	$0x00038c93	// addi s9, t2, 0
-	WORD	$0x4c40006f	// jal zero, .LChaCha20_ctr32_rva23_tail.1
-	// .LChaCha20_ctr32_rva23_57:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x0083d393	// srli t2, t2, 8
-	WORD	$0x0015cb83	// lbu s7, 1(a1)
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x017500a3	// sb s7, 1(a0)
-	WORD	$0x0083d393	// srli t2, t2, 8
-	WORD	$0x0025cb83	// lbu s7, 2(a1)
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x01750123	// sb s7, 2(a0)
-	WORD	$0x0083d393	// srli t2, t2, 8
-	WORD	$0x0035cb83	// lbu s7, 3(a1)
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x017501a3	// sb s7, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_58
-	WORD	$0x000e0c93	// addi s9, t3, 0
-	WORD	$0x46c0006f	// jal zero, .LChaCha20_ctr32_rva23_tail.1
-	// .LChaCha20_ctr32_rva23_58:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x008e5e13	// srli t3, t3, 8
-	WORD	$0x0015cb83	// lbu s7, 1(a1)
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x017500a3	// sb s7, 1(a0)
-	WORD	$0x008e5e13	// srli t3, t3, 8
-	WORD	$0x0025cb83	// lbu s7, 2(a1)
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x01750123	// sb s7, 2(a0)
-	WORD	$0x008e5e13	// srli t3, t3, 8
-	WORD	$0x0035cb83	// lbu s7, 3(a1)
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x017501a3	// sb s7, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_59
-	WORD	$0x000e8c93	// addi s9, t4, 0
-	WORD	$0x4140006f	// jal zero, .LChaCha20_ctr32_rva23_tail.1
-	// .LChaCha20_ctr32_rva23_59:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x008ede93	// srli t4, t4, 8
-	WORD	$0x0015cb83	// lbu s7, 1(a1)
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x017500a3	// sb s7, 1(a0)
-	WORD	$0x008ede93	// srli t4, t4, 8
-	WORD	$0x0025cb83	// lbu s7, 2(a1)
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x01750123	// sb s7, 2(a0)
-	WORD	$0x008ede93	// srli t4, t4, 8
-	WORD	$0x0035cb83	// lbu s7, 3(a1)
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x017501a3	// sb s7, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_60
-	WORD	$0x000f0c93	// addi s9, t5, 0
-	WORD	$0x3bc0006f	// jal zero, .LChaCha20_ctr32_rva23_tail.1
-	// .LChaCha20_ctr32_rva23_60:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x008f5f13	// srli t5, t5, 8
-	WORD	$0x0015cb83	// lbu s7, 1(a1)
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x017500a3	// sb s7, 1(a0)
-	WORD	$0x008f5f13	// srli t5, t5, 8
-	WORD	$0x0025cb83	// lbu s7, 2(a1)
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x01750123	// sb s7, 2(a0)
-	WORD	$0x008f5f13	// srli t5, t5, 8
-	WORD	$0x0035cb83	// lbu s7, 3(a1)
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x017501a3	// sb s7, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_61
-	WORD	$0x00070c93	// addi s9, a4, 0
-	WORD	$0x3640006f	// jal zero, .LChaCha20_ctr32_rva23_tail.1
-	// .LChaCha20_ctr32_rva23_61:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x00875713	// srli a4, a4, 8
-	WORD	$0x0015cb83	// lbu s7, 1(a1)
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x017500a3	// sb s7, 1(a0)
-	WORD	$0x00875713	// srli a4, a4, 8
-	WORD	$0x0025cb83	// lbu s7, 2(a1)
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x01750123	// sb s7, 2(a0)
-	WORD	$0x00875713	// srli a4, a4, 8
-	WORD	$0x0035cb83	// lbu s7, 3(a1)
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x017501a3	// sb s7, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_62
-	WORD	$0x00078c93	// addi s9, a5, 0
-	WORD	$0x30c0006f	// jal zero, .LChaCha20_ctr32_rva23_tail.1
-	// .LChaCha20_ctr32_rva23_62:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x00fbcbb3	// xor s7, s7, a5
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x0087d793	// srli a5, a5, 8
-	WORD	$0x0015cb83	// lbu s7, 1(a1)
-	WORD	$0x00fbcbb3	// xor s7, s7, a5
-	WORD	$0x017500a3	// sb s7, 1(a0)
-	WORD	$0x0087d793	// srli a5, a5, 8
-	WORD	$0x0025cb83	// lbu s7, 2(a1)
-	WORD	$0x00fbcbb3	// xor s7, s7, a5
-	WORD	$0x01750123	// sb s7, 2(a0)
-	WORD	$0x0087d793	// srli a5, a5, 8
-	WORD	$0x0035cb83	// lbu s7, 3(a1)
-	WORD	$0x00fbcbb3	// xor s7, s7, a5
-	WORD	$0x017501a3	// sb s7, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_63
-	WORD	$0x00080c93	// addi s9, a6, 0
-	WORD	$0x2b40006f	// jal zero, .LChaCha20_ctr32_rva23_tail.1
-	// .LChaCha20_ctr32_rva23_63:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x010bcbb3	// xor s7, s7, a6
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x00885813	// srli a6, a6, 8
-	WORD	$0x0015cb83	// lbu s7, 1(a1)
-	WORD	$0x010bcbb3	// xor s7, s7, a6
-	WORD	$0x017500a3	// sb s7, 1(a0)
-	WORD	$0x00885813	// srli a6, a6, 8
-	WORD	$0x0025cb83	// lbu s7, 2(a1)
-	WORD	$0x010bcbb3	// xor s7, s7, a6
-	WORD	$0x01750123	// sb s7, 2(a0)
-	WORD	$0x00885813	// srli a6, a6, 8
-	WORD	$0x0035cb83	// lbu s7, 3(a1)
-	WORD	$0x010bcbb3	// xor s7, s7, a6
-	WORD	$0x017501a3	// sb s7, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_64
-	WORD	$0x00088c93	// addi s9, a7, 0
-	WORD	$0x25c0006f	// jal zero, .LChaCha20_ctr32_rva23_tail.1
-	// .LChaCha20_ctr32_rva23_64:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x0088d893	// srli a7, a7, 8
-	WORD	$0x0015cb83	// lbu s7, 1(a1)
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x017500a3	// sb s7, 1(a0)
-	WORD	$0x0088d893	// srli a7, a7, 8
-	WORD	$0x0025cb83	// lbu s7, 2(a1)
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x01750123	// sb s7, 2(a0)
-	WORD	$0x0088d893	// srli a7, a7, 8
-	WORD	$0x0035cb83	// lbu s7, 3(a1)
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x017501a3	// sb s7, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_65
-	WORD	$0x00048c93	// addi s9, s1, 0
-	WORD	$0x2040006f	// jal zero, .LChaCha20_ctr32_rva23_tail.1
-	// .LChaCha20_ctr32_rva23_65:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x009bcbb3	// xor s7, s7, s1
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x0084d493	// srli s1, s1, 8
-	WORD	$0x0015cb83	// lbu s7, 1(a1)
-	WORD	$0x009bcbb3	// xor s7, s7, s1
-	WORD	$0x017500a3	// sb s7, 1(a0)
-	WORD	$0x0084d493	// srli s1, s1, 8
-	WORD	$0x0025cb83	// lbu s7, 2(a1)
-	WORD	$0x009bcbb3	// xor s7, s7, s1
-	WORD	$0x01750123	// sb s7, 2(a0)
-	WORD	$0x0084d493	// srli s1, s1, 8
-	WORD	$0x0035cb83	// lbu s7, 3(a1)
-	WORD	$0x009bcbb3	// xor s7, s7, s1
-	WORD	$0x017501a3	// sb s7, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_66
-	WORD	$0x00090c93	// addi s9, s2, 0
-	WORD	$0x1ac0006f	// jal zero, .LChaCha20_ctr32_rva23_tail.1
-	// .LChaCha20_ctr32_rva23_66:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x012bcbb3	// xor s7, s7, s2
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x00895913	// srli s2, s2, 8
-	WORD	$0x0015cb83	// lbu s7, 1(a1)
-	WORD	$0x012bcbb3	// xor s7, s7, s2
-	WORD	$0x017500a3	// sb s7, 1(a0)
-	WORD	$0x00895913	// srli s2, s2, 8
-	WORD	$0x0025cb83	// lbu s7, 2(a1)
-	WORD	$0x012bcbb3	// xor s7, s7, s2
-	WORD	$0x01750123	// sb s7, 2(a0)
-	WORD	$0x00895913	// srli s2, s2, 8
-	WORD	$0x0035cb83	// lbu s7, 3(a1)
-	WORD	$0x012bcbb3	// xor s7, s7, s2
-	WORD	$0x017501a3	// sb s7, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_67
-	WORD	$0x000a8c93	// addi s9, s5, 0
-	WORD	$0x1540006f	// jal zero, .LChaCha20_ctr32_rva23_tail.1
-	// .LChaCha20_ctr32_rva23_67:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x015bcbb3	// xor s7, s7, s5
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x008ada93	// srli s5, s5, 8
-	WORD	$0x0015cb83	// lbu s7, 1(a1)
-	WORD	$0x015bcbb3	// xor s7, s7, s5
-	WORD	$0x017500a3	// sb s7, 1(a0)
-	WORD	$0x008ada93	// srli s5, s5, 8
-	WORD	$0x0025cb83	// lbu s7, 2(a1)
-	WORD	$0x015bcbb3	// xor s7, s7, s5
-	WORD	$0x01750123	// sb s7, 2(a0)
-	WORD	$0x008ada93	// srli s5, s5, 8
-	WORD	$0x0035cb83	// lbu s7, 3(a1)
-	WORD	$0x015bcbb3	// xor s7, s7, s5
-	WORD	$0x017501a3	// sb s7, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_68
-	WORD	$0x00098c93	// addi s9, s3, 0
-	WORD	$0x0fc0006f	// jal zero, .LChaCha20_ctr32_rva23_tail.1
-	// .LChaCha20_ctr32_rva23_68:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x013bcbb3	// xor s7, s7, s3
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x0089d993	// srli s3, s3, 8
-	WORD	$0x0015cb83	// lbu s7, 1(a1)
-	WORD	$0x013bcbb3	// xor s7, s7, s3
-	WORD	$0x017500a3	// sb s7, 1(a0)
-	WORD	$0x0089d993	// srli s3, s3, 8
-	WORD	$0x0025cb83	// lbu s7, 2(a1)
-	WORD	$0x013bcbb3	// xor s7, s7, s3
-	WORD	$0x01750123	// sb s7, 2(a0)
-	WORD	$0x0089d993	// srli s3, s3, 8
-	WORD	$0x0035cb83	// lbu s7, 3(a1)
-	WORD	$0x013bcbb3	// xor s7, s7, s3
-	WORD	$0x017501a3	// sb s7, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_69
-	WORD	$0x000a0c93	// addi s9, s4, 0
-	WORD	$0x0a40006f	// jal zero, .LChaCha20_ctr32_rva23_tail.1
-	// .LChaCha20_ctr32_rva23_69:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x014bcbb3	// xor s7, s7, s4
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x008a5a13	// srli s4, s4, 8
-	WORD	$0x0015cb83	// lbu s7, 1(a1)
-	WORD	$0x014bcbb3	// xor s7, s7, s4
-	WORD	$0x017500a3	// sb s7, 1(a0)
-	WORD	$0x008a5a13	// srli s4, s4, 8
-	WORD	$0x0025cb83	// lbu s7, 2(a1)
-	WORD	$0x014bcbb3	// xor s7, s7, s4
-	WORD	$0x01750123	// sb s7, 2(a0)
-	WORD	$0x008a5a13	// srli s4, s4, 8
-	WORD	$0x0035cb83	// lbu s7, 3(a1)
-	WORD	$0x014bcbb3	// xor s7, s7, s4
-	WORD	$0x017501a3	// sb s7, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rva23_70
-	WORD	$0x000b0c93	// addi s9, s6, 0
-	WORD	$0x04c0006f	// jal zero, .LChaCha20_ctr32_rva23_tail.1
-	// .LChaCha20_ctr32_rva23_70:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x008b5b13	// srli s6, s6, 8
-	WORD	$0x0015cb83	// lbu s7, 1(a1)
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x017500a3	// sb s7, 1(a0)
-	WORD	$0x008b5b13	// srli s6, s6, 8
-	WORD	$0x0025cb83	// lbu s7, 2(a1)
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x01750123	// sb s7, 2(a0)
-	WORD	$0x008b5b13	// srli s6, s6, 8
-	WORD	$0x0035cb83	// lbu s7, 3(a1)
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x017501a3	// sb s7, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0xffc60613	// addi a2, a2, -4
+partial_bytes:
+	MOV	$4, X23
+	BGEU	X12, X23, L55
+	MOV	X5, X25
+	JMP	L39
+L55:
+	MOVBU	(X11), X23
+	XOR	X5, X23
+	MOVB	X23, (X10)
+	SRL	$8, X5
+	MOVBU	1(X11), X23
+	XOR	X5, X23
+	MOVB	X23, 1(X10)
+	SRL	$8, X5
+	MOVBU	2(X11), X23
+	XOR	X5, X23
+	MOVB	X23, 2(X10)
+	SRL	$8, X5
+	MOVBU	3(X11), X23
+	XOR	X5, X23
+	MOVB	X23, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L56
+	MOV	X6, X25
+	JMP	L39
+L56:
+	MOVBU	(X11), X23
+	XOR	X6, X23
+	MOVB	X23, (X10)
+	SRL	$8, X6
+	MOVBU	1(X11), X23
+	XOR	X6, X23
+	MOVB	X23, 1(X10)
+	SRL	$8, X6
+	MOVBU	2(X11), X23
+	XOR	X6, X23
+	MOVB	X23, 2(X10)
+	SRL	$8, X6
+	MOVBU	3(X11), X23
+	XOR	X6, X23
+	MOVB	X23, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L57
+	MOV	X7, X25
+	JMP	L39
+L57:
+	MOVBU	(X11), X23
+	XOR	X7, X23
+	MOVB	X23, (X10)
+	SRL	$8, X7
+	MOVBU	1(X11), X23
+	XOR	X7, X23
+	MOVB	X23, 1(X10)
+	SRL	$8, X7
+	MOVBU	2(X11), X23
+	XOR	X7, X23
+	MOVB	X23, 2(X10)
+	SRL	$8, X7
+	MOVBU	3(X11), X23
+	XOR	X7, X23
+	MOVB	X23, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L58
+	MOV	X28, X25
+	JMP	L39
+L58:
+	MOVBU	(X11), X23
+	XOR	X28, X23
+	MOVB	X23, (X10)
+	SRL	$8, X28
+	MOVBU	1(X11), X23
+	XOR	X28, X23
+	MOVB	X23, 1(X10)
+	SRL	$8, X28
+	MOVBU	2(X11), X23
+	XOR	X28, X23
+	MOVB	X23, 2(X10)
+	SRL	$8, X28
+	MOVBU	3(X11), X23
+	XOR	X28, X23
+	MOVB	X23, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L59
+	MOV	X29, X25
+	JMP	L39
+L59:
+	MOVBU	(X11), X23
+	XOR	X29, X23
+	MOVB	X23, (X10)
+	SRL	$8, X29
+	MOVBU	1(X11), X23
+	XOR	X29, X23
+	MOVB	X23, 1(X10)
+	SRL	$8, X29
+	MOVBU	2(X11), X23
+	XOR	X29, X23
+	MOVB	X23, 2(X10)
+	SRL	$8, X29
+	MOVBU	3(X11), X23
+	XOR	X29, X23
+	MOVB	X23, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L60
+	MOV	X30, X25
+	JMP	L39
+L60:
+	MOVBU	(X11), X23
+	XOR	X30, X23
+	MOVB	X23, (X10)
+	SRL	$8, X30
+	MOVBU	1(X11), X23
+	XOR	X30, X23
+	MOVB	X23, 1(X10)
+	SRL	$8, X30
+	MOVBU	2(X11), X23
+	XOR	X30, X23
+	MOVB	X23, 2(X10)
+	SRL	$8, X30
+	MOVBU	3(X11), X23
+	XOR	X30, X23
+	MOVB	X23, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L61
+	MOV	X14, X25
+	JMP	L39
+L61:
+	MOVBU	(X11), X23
+	XOR	X14, X23
+	MOVB	X23, (X10)
+	SRL	$8, X14
+	MOVBU	1(X11), X23
+	XOR	X14, X23
+	MOVB	X23, 1(X10)
+	SRL	$8, X14
+	MOVBU	2(X11), X23
+	XOR	X14, X23
+	MOVB	X23, 2(X10)
+	SRL	$8, X14
+	MOVBU	3(X11), X23
+	XOR	X14, X23
+	MOVB	X23, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L62
+	MOV	X15, X25
+	JMP	L39
+L62:
+	MOVBU	(X11), X23
+	XOR	X15, X23
+	MOVB	X23, (X10)
+	SRL	$8, X15
+	MOVBU	1(X11), X23
+	XOR	X15, X23
+	MOVB	X23, 1(X10)
+	SRL	$8, X15
+	MOVBU	2(X11), X23
+	XOR	X15, X23
+	MOVB	X23, 2(X10)
+	SRL	$8, X15
+	MOVBU	3(X11), X23
+	XOR	X15, X23
+	MOVB	X23, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L63
+	MOV	X16, X25
+	JMP	L39
+L63:
+	MOVBU	(X11), X23
+	XOR	X16, X23
+	MOVB	X23, (X10)
+	SRL	$8, X16
+	MOVBU	1(X11), X23
+	XOR	X16, X23
+	MOVB	X23, 1(X10)
+	SRL	$8, X16
+	MOVBU	2(X11), X23
+	XOR	X16, X23
+	MOVB	X23, 2(X10)
+	SRL	$8, X16
+	MOVBU	3(X11), X23
+	XOR	X16, X23
+	MOVB	X23, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L64
+	MOV	X17, X25
+	JMP	L39
+L64:
+	MOVBU	(X11), X23
+	XOR	X17, X23
+	MOVB	X23, (X10)
+	SRL	$8, X17
+	MOVBU	1(X11), X23
+	XOR	X17, X23
+	MOVB	X23, 1(X10)
+	SRL	$8, X17
+	MOVBU	2(X11), X23
+	XOR	X17, X23
+	MOVB	X23, 2(X10)
+	SRL	$8, X17
+	MOVBU	3(X11), X23
+	XOR	X17, X23
+	MOVB	X23, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L65
+	MOV	X9, X25
+	JMP	L39
+L65:
+	MOVBU	(X11), X23
+	XOR	X9, X23
+	MOVB	X23, (X10)
+	SRL	$8, X9
+	MOVBU	1(X11), X23
+	XOR	X9, X23
+	MOVB	X23, 1(X10)
+	SRL	$8, X9
+	MOVBU	2(X11), X23
+	XOR	X9, X23
+	MOVB	X23, 2(X10)
+	SRL	$8, X9
+	MOVBU	3(X11), X23
+	XOR	X9, X23
+	MOVB	X23, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L66
+	MOV	X18, X25
+	JMP	L39
+L66:
+	MOVBU	(X11), X23
+	XOR	X18, X23
+	MOVB	X23, (X10)
+	SRL	$8, X18
+	MOVBU	1(X11), X23
+	XOR	X18, X23
+	MOVB	X23, 1(X10)
+	SRL	$8, X18
+	MOVBU	2(X11), X23
+	XOR	X18, X23
+	MOVB	X23, 2(X10)
+	SRL	$8, X18
+	MOVBU	3(X11), X23
+	XOR	X18, X23
+	MOVB	X23, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L67
+	MOV	X21, X25
+	JMP	L39
+L67:
+	MOVBU	(X11), X23
+	XOR	X21, X23
+	MOVB	X23, (X10)
+	SRL	$8, X21
+	MOVBU	1(X11), X23
+	XOR	X21, X23
+	MOVB	X23, 1(X10)
+	SRL	$8, X21
+	MOVBU	2(X11), X23
+	XOR	X21, X23
+	MOVB	X23, 2(X10)
+	SRL	$8, X21
+	MOVBU	3(X11), X23
+	XOR	X21, X23
+	MOVB	X23, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L68
+	MOV	X19, X25
+	JMP	L39
+L68:
+	MOVBU	(X11), X23
+	XOR	X19, X23
+	MOVB	X23, (X10)
+	SRL	$8, X19
+	MOVBU	1(X11), X23
+	XOR	X19, X23
+	MOVB	X23, 1(X10)
+	SRL	$8, X19
+	MOVBU	2(X11), X23
+	XOR	X19, X23
+	MOVB	X23, 2(X10)
+	SRL	$8, X19
+	MOVBU	3(X11), X23
+	XOR	X19, X23
+	MOVB	X23, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L69
+	MOV	X20, X25
+	JMP	L39
+L69:
+	MOVBU	(X11), X23
+	XOR	X20, X23
+	MOVB	X23, (X10)
+	SRL	$8, X20
+	MOVBU	1(X11), X23
+	XOR	X20, X23
+	MOVB	X23, 1(X10)
+	SRL	$8, X20
+	MOVBU	2(X11), X23
+	XOR	X20, X23
+	MOVB	X23, 2(X10)
+	SRL	$8, X20
+	MOVBU	3(X11), X23
+	XOR	X20, X23
+	MOVB	X23, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L70
+	MOV	X22, X25
+	JMP	L39
+L70:
+	MOVBU	(X11), X23
+	XOR	X22, X23
+	MOVB	X23, (X10)
+	SRL	$8, X22
+	MOVBU	1(X11), X23
+	XOR	X22, X23
+	MOVB	X23, 1(X10)
+	SRL	$8, X22
+	MOVBU	2(X11), X23
+	XOR	X22, X23
+	MOVB	X23, 2(X10)
+	SRL	$8, X22
+	MOVBU	3(X11), X23
+	XOR	X22, X23
+	MOVB	X23, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
 	// unreachable: len < 64 leaves at most 15 whole words
-	// .LChaCha20_ctr32_rva23_tail.1:
-	WORD	$0x02060263	// beq a2, zero, .LChaCha20_ctr32_rva23_skip.1
-	// .LChaCha20_ctr32_rva23_byte.1:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x019bcbb3	// xor s7, s7, s9
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x008cdc93	// srli s9, s9, 8
-	WORD	$0x00158593	// addi a1, a1, 1
-	WORD	$0x00150513	// addi a0, a0, 1
-	WORD	$0xfff60613	// addi a2, a2, -1
-	WORD	$0xfe0612e3	// bne a2, zero, .LChaCha20_ctr32_rva23_byte.1
-	// .LChaCha20_ctr32_rva23_skip.1:
-	WORD	$0x01013283	// ld t0, 16(sp)
-	WORD	$0x0012829b	// addiw t0, t0, 1
-	WORD	$0x00513823	// sd t0, 16(sp)
-	// .LChaCha20_ctr32_rva23_6:
+L39:
+	BEQZ	X12, L71
+L72:
+	MOVBU	(X11), X23
+	XOR	X25, X23
+	MOVB	X23, (X10)
+	SRL	$8, X25
+	ADD	$1, X11
+	ADD	$1, X10
+	ADD	$-1, X12
+	BNEZ	X12, L72
+L71:
+	MOV	16(X2), X5
+	ADDW	$1, X5
+	MOV	X5, 16(X2)
+L6:
 	// return
-	WORD	$0x00013823	// sd zero, 16(sp)
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000413	// addi s0, zero, 0
-	WORD	$0x00000493	// addi s1, zero, 0
-	WORD	$0x00000693	// addi a3, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
-	WORD	$0x00000793	// addi a5, zero, 0
-	WORD	$0x00000813	// addi a6, zero, 0
-	WORD	$0x00000893	// addi a7, zero, 0
-	WORD	$0x00000913	// addi s2, zero, 0
-	WORD	$0x00000993	// addi s3, zero, 0
-	WORD	$0x00000a13	// addi s4, zero, 0
-	WORD	$0x00000a93	// addi s5, zero, 0
-	WORD	$0x00000b13	// addi s6, zero, 0
-	WORD	$0x00000b93	// addi s7, zero, 0
-	WORD	$0x00000c13	// addi s8, zero, 0
-	WORD	$0x00000c93	// addi s9, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	WORD	$0x00013083	// ld ra, 0(sp)
-	JMP	kgen_ret	// jalr zero, 0(ra)
+	MOV	X0, 16(X2)
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X8
+	MOV	$0, X9
+	MOV	$0, X13
+	MOV	$0, X14
+	MOV	$0, X15
+	MOV	$0, X16
+	MOV	$0, X17
+	MOV	$0, X18
+	MOV	$0, X19
+	MOV	$0, X20
+	MOV	$0, X21
+	MOV	$0, X22
+	MOV	$0, X23
+	MOV	$0, X24
+	MOV	$0, X25
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	MOV	(X2), X1
+	JMP	kgen_ret
 kgen_ret:
 	RET

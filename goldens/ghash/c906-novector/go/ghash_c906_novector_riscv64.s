@@ -14,130 +14,130 @@ TEXT ·gcmInitC906Novector(SB), NOSPLIT, $0-16
 	MOV	Htable+0(FP), X10
 	MOV	H+8(FP), X11
 	// class masks: m[k] = 0x1111111111111111 << k
-	WORD	$0x011112b7	// lui t0, 4369
-	WORD	$0x1112829b	// addiw t0, t0, 273
-	WORD	$0x00c29293	// slli t0, t0, 12
-	WORD	$0x11128293	// addi t0, t0, 273
-	WORD	$0x00c29293	// slli t0, t0, 12
-	WORD	$0x11128293	// addi t0, t0, 273
-	WORD	$0x00c29293	// slli t0, t0, 12
-	WORD	$0x11128293	// addi t0, t0, 273
-	WORD	$0x00129313	// slli t1, t0, 1
-	WORD	$0x00229393	// slli t2, t0, 2
+	LUI	$4369, X5
+	ADDW	$273, X5
+	SLL	$12, X5
+	ADD	$273, X5
+	SLL	$12, X5
+	ADD	$273, X5
+	SLL	$12, X5
+	ADD	$273, X5
+	SLL	$1, X5, X6
+	SLL	$2, X5, X7
 	// H[0], H[1]: E(0) as two host-order (big-endian read) words
-	WORD	$0x0005bf03	// ld t5, 0(a1)
-	WORD	$0x0085b583	// ld a1, 8(a1)
+	MOV	(X11), X30
+	MOV	8(X11), X11
 	// H·x^-1: (hi:lo) <<= 1; if the bit shifted out was set, ^= 0xc2000000_00000000_00000000_00000001
-	WORD	$0x43ff5e13	// srai t3, t5, 63
-	WORD	$0x03f5de93	// srli t4, a1, 63
-	WORD	$0x001f1f13	// slli t5, t5, 1
-	WORD	$0x01df6f33	// or t5, t5, t4
-	WORD	$0x00159593	// slli a1, a1, 1
-	WORD	$0x001e7e93	// andi t4, t3, 1
-	WORD	$0x01d5c5b3	// xor a1, a1, t4
-	WORD	$0xfe100e93	// addi t4, zero, -31
-	WORD	$0x039e9e93	// slli t4, t4, 57
-	WORD	$0x01de7e33	// and t3, t3, t4
-	WORD	$0x01cf4f33	// xor t5, t5, t3
+	SRA	$63, X30, X28
+	SRL	$63, X11, X29
+	SLL	$1, X30
+	OR	X29, X30
+	SLL	$1, X11
+	AND	$1, X28, X29
+	XOR	X29, X11
+	MOV	$-31, X29
+	SLL	$57, X29
+	AND	X29, X28
+	XOR	X28, X30
 	// table: for each key piece (Hlo[31:0], Hlo[63:32], their xor, the same for Hhi and Hlo^Hhi), its four classes as 32-bit words
-	WORD	$0x01e5ceb3	// xor t4, a1, t5
+	XOR	X30, X11, X29
 	WORD	$0x7c05b60b	// th.extu a2, a1, 31, 0
-	WORD	$0x0205d593	// srli a1, a1, 32
-	WORD	$0x00567e33	// and t3, a2, t0
-	WORD	$0x01c52023	// sw t3, 0(a0)
-	WORD	$0x00667e33	// and t3, a2, t1
-	WORD	$0x01c52223	// sw t3, 4(a0)
-	WORD	$0x00767e33	// and t3, a2, t2
-	WORD	$0x01c52423	// sw t3, 8(a0)
-	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01c67e33	// and t3, a2, t3
-	WORD	$0x01c52623	// sw t3, 12(a0)
-	WORD	$0x0055fe33	// and t3, a1, t0
-	WORD	$0x01c52823	// sw t3, 16(a0)
-	WORD	$0x0065fe33	// and t3, a1, t1
-	WORD	$0x01c52a23	// sw t3, 20(a0)
-	WORD	$0x0075fe33	// and t3, a1, t2
-	WORD	$0x01c52c23	// sw t3, 24(a0)
-	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01c5fe33	// and t3, a1, t3
-	WORD	$0x01c52e23	// sw t3, 28(a0)
-	WORD	$0x00b645b3	// xor a1, a2, a1
-	WORD	$0x0055fe33	// and t3, a1, t0
-	WORD	$0x03c52023	// sw t3, 32(a0)
-	WORD	$0x0065fe33	// and t3, a1, t1
-	WORD	$0x03c52223	// sw t3, 36(a0)
-	WORD	$0x0075fe33	// and t3, a1, t2
-	WORD	$0x03c52423	// sw t3, 40(a0)
-	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01c5fe33	// and t3, a1, t3
-	WORD	$0x03c52623	// sw t3, 44(a0)
+	SRL	$32, X11
+	AND	X5, X12, X28
+	MOVW	X28, (X10)
+	AND	X6, X12, X28
+	MOVW	X28, 4(X10)
+	AND	X7, X12, X28
+	MOVW	X28, 8(X10)
+	SLL	$3, X5, X28
+	AND	X28, X12, X28
+	MOVW	X28, 12(X10)
+	AND	X5, X11, X28
+	MOVW	X28, 16(X10)
+	AND	X6, X11, X28
+	MOVW	X28, 20(X10)
+	AND	X7, X11, X28
+	MOVW	X28, 24(X10)
+	SLL	$3, X5, X28
+	AND	X28, X11, X28
+	MOVW	X28, 28(X10)
+	XOR	X11, X12, X11
+	AND	X5, X11, X28
+	MOVW	X28, 32(X10)
+	AND	X6, X11, X28
+	MOVW	X28, 36(X10)
+	AND	X7, X11, X28
+	MOVW	X28, 40(X10)
+	SLL	$3, X5, X28
+	AND	X28, X11, X28
+	MOVW	X28, 44(X10)
 	WORD	$0x7c0f358b	// th.extu a1, t5, 31, 0
-	WORD	$0x020f5f13	// srli t5, t5, 32
-	WORD	$0x0055fe33	// and t3, a1, t0
-	WORD	$0x03c52823	// sw t3, 48(a0)
-	WORD	$0x0065fe33	// and t3, a1, t1
-	WORD	$0x03c52a23	// sw t3, 52(a0)
-	WORD	$0x0075fe33	// and t3, a1, t2
-	WORD	$0x03c52c23	// sw t3, 56(a0)
-	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01c5fe33	// and t3, a1, t3
-	WORD	$0x03c52e23	// sw t3, 60(a0)
-	WORD	$0x005f7e33	// and t3, t5, t0
-	WORD	$0x05c52023	// sw t3, 64(a0)
-	WORD	$0x006f7e33	// and t3, t5, t1
-	WORD	$0x05c52223	// sw t3, 68(a0)
-	WORD	$0x007f7e33	// and t3, t5, t2
-	WORD	$0x05c52423	// sw t3, 72(a0)
-	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01cf7e33	// and t3, t5, t3
-	WORD	$0x05c52623	// sw t3, 76(a0)
-	WORD	$0x01e5cf33	// xor t5, a1, t5
-	WORD	$0x005f7e33	// and t3, t5, t0
-	WORD	$0x05c52823	// sw t3, 80(a0)
-	WORD	$0x006f7e33	// and t3, t5, t1
-	WORD	$0x05c52a23	// sw t3, 84(a0)
-	WORD	$0x007f7e33	// and t3, t5, t2
-	WORD	$0x05c52c23	// sw t3, 88(a0)
-	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01cf7e33	// and t3, t5, t3
-	WORD	$0x05c52e23	// sw t3, 92(a0)
+	SRL	$32, X30
+	AND	X5, X11, X28
+	MOVW	X28, 48(X10)
+	AND	X6, X11, X28
+	MOVW	X28, 52(X10)
+	AND	X7, X11, X28
+	MOVW	X28, 56(X10)
+	SLL	$3, X5, X28
+	AND	X28, X11, X28
+	MOVW	X28, 60(X10)
+	AND	X5, X30, X28
+	MOVW	X28, 64(X10)
+	AND	X6, X30, X28
+	MOVW	X28, 68(X10)
+	AND	X7, X30, X28
+	MOVW	X28, 72(X10)
+	SLL	$3, X5, X28
+	AND	X28, X30, X28
+	MOVW	X28, 76(X10)
+	XOR	X30, X11, X30
+	AND	X5, X30, X28
+	MOVW	X28, 80(X10)
+	AND	X6, X30, X28
+	MOVW	X28, 84(X10)
+	AND	X7, X30, X28
+	MOVW	X28, 88(X10)
+	SLL	$3, X5, X28
+	AND	X28, X30, X28
+	MOVW	X28, 92(X10)
 	WORD	$0x7c0ebf0b	// th.extu t5, t4, 31, 0
-	WORD	$0x020ede93	// srli t4, t4, 32
-	WORD	$0x005f7e33	// and t3, t5, t0
-	WORD	$0x07c52023	// sw t3, 96(a0)
-	WORD	$0x006f7e33	// and t3, t5, t1
-	WORD	$0x07c52223	// sw t3, 100(a0)
-	WORD	$0x007f7e33	// and t3, t5, t2
-	WORD	$0x07c52423	// sw t3, 104(a0)
-	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01cf7e33	// and t3, t5, t3
-	WORD	$0x07c52623	// sw t3, 108(a0)
-	WORD	$0x005efe33	// and t3, t4, t0
-	WORD	$0x07c52823	// sw t3, 112(a0)
-	WORD	$0x006efe33	// and t3, t4, t1
-	WORD	$0x07c52a23	// sw t3, 116(a0)
-	WORD	$0x007efe33	// and t3, t4, t2
-	WORD	$0x07c52c23	// sw t3, 120(a0)
-	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01cefe33	// and t3, t4, t3
-	WORD	$0x07c52e23	// sw t3, 124(a0)
-	WORD	$0x01df4eb3	// xor t4, t5, t4
-	WORD	$0x005efe33	// and t3, t4, t0
-	WORD	$0x09c52023	// sw t3, 128(a0)
-	WORD	$0x006efe33	// and t3, t4, t1
-	WORD	$0x09c52223	// sw t3, 132(a0)
-	WORD	$0x007efe33	// and t3, t4, t2
-	WORD	$0x09c52423	// sw t3, 136(a0)
-	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01cefe33	// and t3, t4, t3
-	WORD	$0x09c52623	// sw t3, 140(a0)
+	SRL	$32, X29
+	AND	X5, X30, X28
+	MOVW	X28, 96(X10)
+	AND	X6, X30, X28
+	MOVW	X28, 100(X10)
+	AND	X7, X30, X28
+	MOVW	X28, 104(X10)
+	SLL	$3, X5, X28
+	AND	X28, X30, X28
+	MOVW	X28, 108(X10)
+	AND	X5, X29, X28
+	MOVW	X28, 112(X10)
+	AND	X6, X29, X28
+	MOVW	X28, 116(X10)
+	AND	X7, X29, X28
+	MOVW	X28, 120(X10)
+	SLL	$3, X5, X28
+	AND	X28, X29, X28
+	MOVW	X28, 124(X10)
+	XOR	X29, X30, X29
+	AND	X5, X29, X28
+	MOVW	X28, 128(X10)
+	AND	X6, X29, X28
+	MOVW	X28, 132(X10)
+	AND	X7, X29, X28
+	MOVW	X28, 136(X10)
+	SLL	$3, X5, X28
+	AND	X28, X29, X28
+	MOVW	X28, 140(X10)
 	// return
-	WORD	$0x00000593	// addi a1, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	RET	// jalr zero, 0(ra)
+	MOV	$0, X11
+	MOV	$0, X12
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	RET
 
 // void gcm_gmult_c906_novector(u64 *Xi, const u128 *Htable)
 // func gcmGmultC906Novector(Xi *uint64, Htable *byte)
@@ -145,491 +145,491 @@ TEXT ·gcmGmultC906Novector(SB), NOSPLIT, $8-16
 	MOV	Xi+0(FP), X10
 	MOV	Htable+8(FP), X11
 	// class masks: m[k] = 0x1111111111111111 << k
-	WORD	$0x011112b7	// lui t0, 4369
-	WORD	$0x1112829b	// addiw t0, t0, 273
-	WORD	$0x00c29293	// slli t0, t0, 12
-	WORD	$0x11128293	// addi t0, t0, 273
-	WORD	$0x00c29293	// slli t0, t0, 12
-	WORD	$0x11128293	// addi t0, t0, 273
-	WORD	$0x00c29293	// slli t0, t0, 12
-	WORD	$0x11128293	// addi t0, t0, 273
-	WORD	$0x00129313	// slli t1, t0, 1
-	WORD	$0x00229393	// slli t2, t0, 2
-	WORD	$0x00053603	// ld a2, 0(a0)
-	WORD	$0x00853703	// ld a4, 8(a0)
+	LUI	$4369, X5
+	ADDW	$273, X5
+	SLL	$12, X5
+	ADD	$273, X5
+	SLL	$12, X5
+	ADD	$273, X5
+	SLL	$12, X5
+	ADD	$273, X5
+	SLL	$1, X5, X6
+	SLL	$2, X5, X7
+	MOV	(X10), X12
+	MOV	8(X10), X14
 	WORD	$0x8206160b	// th.rev a2, a2
 	WORD	$0x8207170b	// th.rev a4, a4
 	// Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
-	WORD	$0x00c74e33	// xor t3, a4, a2
+	XOR	X12, X14, X28
 	WORD	$0x7c07368b	// th.extu a3, a4, 31, 0
-	WORD	$0x0005e883	// lwu a7, 0(a1)
-	WORD	$0x0056f9b3	// and s3, a3, t0
-	WORD	$0x0085e903	// lwu s2, 8(a1)
-	WORD	$0x00c5ea83	// lwu s5, 12(a1)
-	WORD	$0x0066fa33	// and s4, a3, t1
-	WORD	$0x03198b33	// mul s6, s3, a7
-	WORD	$0x0076feb3	// and t4, a3, t2
-	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x0045e483	// lwu s1, 4(a1)
-	WORD	$0x03298f33	// mul t5, s3, s2
-	WORD	$0x0106f833	// and a6, a3, a6
-	WORD	$0x035986b3	// mul a3, s3, s5
-	WORD	$0x032a07b3	// mul a5, s4, s2
+	MOVWU	(X11), X17
+	AND	X5, X13, X19
+	MOVWU	8(X11), X18
+	MOVWU	12(X11), X21
+	AND	X6, X13, X20
+	MUL	X17, X19, X22
+	AND	X7, X13, X29
+	SLL	$3, X5, X16
+	MOVWU	4(X11), X9
+	MUL	X18, X19, X30
+	AND	X16, X13, X16
+	MUL	X21, X19, X13
+	MUL	X18, X20, X15
 	WORD	$0x215a1b0b	// th.mula s6, s4, s5
-	WORD	$0x032e8bb3	// mul s7, t4, s2
-	WORD	$0x029989b3	// mul s3, s3, s1
-	WORD	$0x031a0c33	// mul s8, s4, a7
+	MUL	X18, X29, X23
+	MUL	X9, X19
+	MUL	X17, X20, X24
 	WORD	$0x21581f0b	// th.mula t5, a6, s5
-	WORD	$0x029a0a33	// mul s4, s4, s1
-	WORD	$0x00f6c6b3	// xor a3, a3, a5
-	WORD	$0x029e87b3	// mul a5, t4, s1
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x02980bb3	// mul s7, a6, s1
+	MUL	X9, X20
+	XOR	X15, X13
+	MUL	X9, X29, X15
+	XOR	X23, X22
+	MUL	X9, X16, X23
 	WORD	$0x215e998b	// th.mula s3, t4, s5
 	WORD	$0x21281c0b	// th.mula s8, a6, s2
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x031e8a33	// mul s4, t4, a7
-	WORD	$0x00f6c6b3	// xor a3, a3, a5
-	WORD	$0x031807b3	// mul a5, a6, a7
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x0189c9b3	// xor s3, s3, s8
-	WORD	$0x005b7eb3	// and t4, s6, t0
-	WORD	$0x02075c13	// srli s8, a4, 32
-	WORD	$0x005c7933	// and s2, s8, t0
-	WORD	$0x006c74b3	// and s1, s8, t1
-	WORD	$0x007c7833	// and a6, s8, t2
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x00f6c6b3	// xor a3, a3, a5
-	WORD	$0x013eeeb3	// or t4, t4, s3
-	WORD	$0x0105e983	// lwu s3, 16(a1)
-	WORD	$0x0185eb83	// lwu s7, 24(a1)
-	WORD	$0x01c5ea83	// lwu s5, 28(a1)
-	WORD	$0x03390b33	// mul s6, s2, s3
-	WORD	$0x0145ea03	// lwu s4, 20(a1)
-	WORD	$0x011c78b3	// and a7, s8, a7
+	XOR	X20, X30
+	MUL	X17, X29, X20
+	XOR	X15, X13
+	MUL	X17, X16, X15
+	XOR	X23, X22
+	XOR	X24, X19
+	AND	X5, X22, X29
+	SRL	$32, X14, X24
+	AND	X5, X24, X18
+	AND	X6, X24, X9
+	AND	X7, X24, X16
+	AND	X6, X19
+	SLL	$3, X5, X17
+	XOR	X20, X30
+	XOR	X15, X13
+	OR	X19, X29
+	MOVWU	16(X11), X19
+	MOVWU	24(X11), X23
+	MOVWU	28(X11), X21
+	MUL	X19, X18, X22
+	MOVWU	20(X11), X20
+	AND	X17, X24, X17
 	WORD	$0x21549b0b	// th.mula s6, s1, s5
-	WORD	$0x007f7f33	// and t5, t5, t2
-	WORD	$0x03780cb3	// mul s9, a6, s7
-	WORD	$0x00329793	// slli a5, t0, 3
-	WORD	$0x01eeeeb3	// or t4, t4, t5
-	WORD	$0x03490c33	// mul s8, s2, s4
-	WORD	$0x03348433	// mul s0, s1, s3
-	WORD	$0x019b4b33	// xor s6, s6, s9
-	WORD	$0x03488cb3	// mul s9, a7, s4
+	AND	X7, X30
+	MUL	X23, X16, X25
+	SLL	$3, X5, X15
+	OR	X30, X29
+	MUL	X20, X18, X24
+	MUL	X19, X9, X8
+	XOR	X25, X22
+	MUL	X20, X17, X25
 	WORD	$0x21581c0b	// th.mula s8, a6, s5
 	WORD	$0x2178940b	// th.mula s0, a7, s7
-	WORD	$0x019b4b33	// xor s6, s6, s9
-	WORD	$0x005b7f33	// and t5, s6, t0
-	WORD	$0x008c4c33	// xor s8, s8, s0
-	WORD	$0x00f6f6b3	// and a3, a3, a5
-	WORD	$0x006c7c33	// and s8, s8, t1
-	WORD	$0x00deeeb3	// or t4, t4, a3
+	XOR	X25, X22
+	AND	X5, X22, X30
+	XOR	X8, X24
+	AND	X15, X13
+	AND	X6, X24
+	OR	X13, X29
 	WORD	$0x7c073b0b	// th.extu s6, a4, 31, 0
-	WORD	$0x02075693	// srli a3, a4, 32
-	WORD	$0x00db4b33	// xor s6, s6, a3
-	WORD	$0x005b77b3	// and a5, s6, t0
-	WORD	$0x006b76b3	// and a3, s6, t1
-	WORD	$0x03790cb3	// mul s9, s2, s7
-	WORD	$0x03590933	// mul s2, s2, s5
-	WORD	$0x03748733	// mul a4, s1, s7
+	SRL	$32, X14, X13
+	XOR	X13, X22
+	AND	X5, X22, X15
+	AND	X6, X22, X13
+	MUL	X23, X18, X25
+	MUL	X21, X18
+	MUL	X23, X9, X14
 	WORD	$0x21589c8b	// th.mula s9, a7, s5
-	WORD	$0x034484b3	// mul s1, s1, s4
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x03480733	// mul a4, a6, s4
-	WORD	$0x009cccb3	// xor s9, s9, s1
-	WORD	$0x033804b3	// mul s1, a6, s3
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x03388733	// mul a4, a7, s3
-	WORD	$0x009cccb3	// xor s9, s9, s1
-	WORD	$0x018f6f33	// or t5, t5, s8
-	WORD	$0x0205e983	// lwu s3, 32(a1)
-	WORD	$0x0285ea03	// lwu s4, 40(a1)
-	WORD	$0x02c5eb83	// lwu s7, 44(a1)
-	WORD	$0x007b78b3	// and a7, s6, t2
-	WORD	$0x00329493	// slli s1, t0, 3
-	WORD	$0x0245ea83	// lwu s5, 36(a1)
-	WORD	$0x009b74b3	// and s1, s6, s1
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x007cfcb3	// and s9, s9, t2
-	WORD	$0x03378833	// mul a6, a5, s3
-	WORD	$0x00329713	// slli a4, t0, 3
-	WORD	$0x019f6f33	// or t5, t5, s9
+	MUL	X20, X9
+	XOR	X14, X18
+	MUL	X20, X16, X14
+	XOR	X9, X25
+	MUL	X19, X16, X9
+	XOR	X14, X18
+	MUL	X19, X17, X14
+	XOR	X9, X25
+	OR	X24, X30
+	MOVWU	32(X11), X19
+	MOVWU	40(X11), X20
+	MOVWU	44(X11), X23
+	AND	X7, X22, X17
+	SLL	$3, X5, X9
+	MOVWU	36(X11), X21
+	AND	X9, X22, X9
+	XOR	X14, X18
+	AND	X7, X25
+	MUL	X19, X15, X16
+	SLL	$3, X5, X14
+	OR	X25, X30
 	WORD	$0x2176980b	// th.mula a6, a3, s7
-	WORD	$0x03488b33	// mul s6, a7, s4
-	WORD	$0x03578c33	// mul s8, a5, s5
-	WORD	$0x03368cb3	// mul s9, a3, s3
-	WORD	$0x01684833	// xor a6, a6, s6
-	WORD	$0x03548b33	// mul s6, s1, s5
+	MUL	X20, X17, X22
+	MUL	X21, X15, X24
+	MUL	X19, X13, X25
+	XOR	X22, X16
+	MUL	X21, X9, X22
 	WORD	$0x21789c0b	// th.mula s8, a7, s7
-	WORD	$0x00e97933	// and s2, s2, a4
+	AND	X14, X18
 	WORD	$0x21449c8b	// th.mula s9, s1, s4
-	WORD	$0x01684833	// xor a6, a6, s6
-	WORD	$0x00587733	// and a4, a6, t0
-	WORD	$0x012f6f33	// or t5, t5, s2
-	WORD	$0x03478b33	// mul s6, a5, s4
-	WORD	$0x03778833	// mul a6, a5, s7
-	WORD	$0x03468a33	// mul s4, a3, s4
+	XOR	X22, X16
+	AND	X5, X16, X14
+	OR	X18, X30
+	MUL	X20, X15, X22
+	MUL	X23, X15, X16
+	MUL	X20, X13, X20
 	WORD	$0x21749b0b	// th.mula s6, s1, s7
-	WORD	$0x035686b3	// mul a3, a3, s5
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x03588a33	// mul s4, a7, s5
-	WORD	$0x00db4b33	// xor s6, s6, a3
-	WORD	$0x033886b3	// mul a3, a7, s3
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x03348a33	// mul s4, s1, s3
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x006c7c33	// and s8, s8, t1
-	WORD	$0x00db4b33	// xor s6, s6, a3
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x01876733	// or a4, a4, s8
+	MUL	X21, X13
+	XOR	X20, X16
+	MUL	X21, X17, X20
+	XOR	X13, X22
+	MUL	X19, X17, X13
+	XOR	X20, X16
+	MUL	X19, X9, X20
+	XOR	X25, X24
+	AND	X6, X24
+	XOR	X13, X22
+	XOR	X20, X16
+	OR	X24, X14
 	WORD	$0x7c06368b	// th.extu a3, a2, 31, 0
-	WORD	$0x0056f4b3	// and s1, a3, t0
-	WORD	$0x0066f933	// and s2, a3, t1
-	WORD	$0x0076f7b3	// and a5, a3, t2
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x0116f8b3	// and a7, a3, a7
-	WORD	$0x007b7b33	// and s6, s6, t2
-	WORD	$0x0305e983	// lwu s3, 48(a1)
-	WORD	$0x00329a13	// slli s4, t0, 3
-	WORD	$0x01676733	// or a4, a4, s6
-	WORD	$0x0385e403	// lwu s0, 56(a1)
-	WORD	$0x03c5ec03	// lwu s8, 60(a1)
-	WORD	$0x033486b3	// mul a3, s1, s3
-	WORD	$0x0345ea83	// lwu s5, 52(a1)
-	WORD	$0x02878bb3	// mul s7, a5, s0
+	AND	X5, X13, X9
+	AND	X6, X13, X18
+	AND	X7, X13, X15
+	SLL	$3, X5, X17
+	AND	X17, X13, X17
+	AND	X7, X22
+	MOVWU	48(X11), X19
+	SLL	$3, X5, X20
+	OR	X22, X14
+	MOVWU	56(X11), X8
+	MOVWU	60(X11), X24
+	MUL	X19, X9, X13
+	MOVWU	52(X11), X21
+	MUL	X8, X15, X23
 	WORD	$0x2189168b	// th.mula a3, s2, s8
-	WORD	$0x01487833	// and a6, a6, s4
-	WORD	$0x01076733	// or a4, a4, a6
-	WORD	$0x03548b33	// mul s6, s1, s5
-	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x03588bb3	// mul s7, a7, s5
+	AND	X20, X16
+	OR	X16, X14
+	MUL	X21, X9, X22
+	XOR	X23, X13
+	MUL	X21, X17, X23
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x01d74733	// xor a4, a4, t4
+	XOR	X29, X14
 	WORD	$0x21879b0b	// th.mula s6, a5, s8
-	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x0056f6b3	// and a3, a3, t0
-	WORD	$0x01e74733	// xor a4, a4, t5
-	WORD	$0x033900b3	// mul ra, s2, s3
-	WORD	$0x02071813	// slli a6, a4, 32
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	XOR	X23, X13
+	AND	X5, X13
+	XOR	X30, X14
+	MUL	X19, X18, X1
+	SLL	$32, X14, X16
+	XOR	X16, X29
 	WORD	$0x2088908b	// th.mula ra, a7, s0
-	WORD	$0x02075813	// srli a6, a4, 32
-	WORD	$0x010f4f33	// xor t5, t5, a6
-	WORD	$0x02065c93	// srli s9, a2, 32
-	WORD	$0x005cf733	// and a4, s9, t0
-	WORD	$0x02848bb3	// mul s7, s1, s0
-	WORD	$0x038484b3	// mul s1, s1, s8
-	WORD	$0x02890a33	// mul s4, s2, s0
-	WORD	$0x006cf833	// and a6, s9, t1
+	SRL	$32, X14, X16
+	XOR	X16, X30
+	SRL	$32, X12, X25
+	AND	X5, X25, X14
+	MUL	X8, X9, X23
+	MUL	X24, X9
+	MUL	X8, X18, X20
+	AND	X6, X25, X16
 	WORD	$0x21889b8b	// th.mula s7, a7, s8
-	WORD	$0x03590c33	// mul s8, s2, s5
-	WORD	$0x0144c4b3	// xor s1, s1, s4
-	WORD	$0x03578a33	// mul s4, a5, s5
-	WORD	$0x018bcbb3	// xor s7, s7, s8
-	WORD	$0x03378c33	// mul s8, a5, s3
-	WORD	$0x0144c4b3	// xor s1, s1, s4
-	WORD	$0x03388a33	// mul s4, a7, s3
-	WORD	$0x001b4b33	// xor s6, s6, ra
-	WORD	$0x007cf933	// and s2, s9, t2
-	WORD	$0x006b7b33	// and s6, s6, t1
-	WORD	$0x00329993	// slli s3, t0, 3
-	WORD	$0x018bcbb3	// xor s7, s7, s8
-	WORD	$0x0144c4b3	// xor s1, s1, s4
-	WORD	$0x0166e6b3	// or a3, a3, s6
-	WORD	$0x0405ea83	// lwu s5, 64(a1)
-	WORD	$0x0485e403	// lwu s0, 72(a1)
-	WORD	$0x04c5ec03	// lwu s8, 76(a1)
-	WORD	$0x035707b3	// mul a5, a4, s5
-	WORD	$0x0445eb03	// lwu s6, 68(a1)
-	WORD	$0x013cf9b3	// and s3, s9, s3
+	MUL	X21, X18, X24
+	XOR	X20, X9
+	MUL	X21, X15, X20
+	XOR	X24, X23
+	MUL	X19, X15, X24
+	XOR	X20, X9
+	MUL	X19, X17, X20
+	XOR	X1, X22
+	AND	X7, X25, X18
+	AND	X6, X22
+	SLL	$3, X5, X19
+	XOR	X24, X23
+	XOR	X20, X9
+	OR	X22, X13
+	MOVWU	64(X11), X21
+	MOVWU	72(X11), X8
+	MOVWU	76(X11), X24
+	MUL	X21, X14, X15
+	MOVWU	68(X11), X22
+	AND	X19, X25, X19
 	WORD	$0x2188178b	// th.mula a5, a6, s8
-	WORD	$0x007bfbb3	// and s7, s7, t2
-	WORD	$0x028908b3	// mul a7, s2, s0
-	WORD	$0x00329a13	// slli s4, t0, 3
-	WORD	$0x0176e6b3	// or a3, a3, s7
-	WORD	$0x03670bb3	// mul s7, a4, s6
-	WORD	$0x03580cb3	// mul s9, a6, s5
-	WORD	$0x0117c7b3	// xor a5, a5, a7
-	WORD	$0x036988b3	// mul a7, s3, s6
+	AND	X7, X23
+	MUL	X8, X18, X17
+	SLL	$3, X5, X20
+	OR	X23, X13
+	MUL	X22, X14, X23
+	MUL	X21, X16, X25
+	XOR	X17, X15
+	MUL	X22, X19, X17
 	WORD	$0x21891b8b	// th.mula s7, s2, s8
 	WORD	$0x20899c8b	// th.mula s9, s3, s0
-	WORD	$0x0117c7b3	// xor a5, a5, a7
-	WORD	$0x0057f7b3	// and a5, a5, t0
-	WORD	$0x019bcbb3	// xor s7, s7, s9
-	WORD	$0x0144f4b3	// and s1, s1, s4
-	WORD	$0x006bfbb3	// and s7, s7, t1
-	WORD	$0x0096e6b3	// or a3, a3, s1
+	XOR	X17, X15
+	AND	X5, X15
+	XOR	X25, X23
+	AND	X20, X9
+	AND	X6, X23
+	OR	X9, X13
 	WORD	$0x7c063a0b	// th.extu s4, a2, 31, 0
-	WORD	$0x02065613	// srli a2, a2, 32
-	WORD	$0x00ca4a33	// xor s4, s4, a2
-	WORD	$0x005a78b3	// and a7, s4, t0
-	WORD	$0x006a7633	// and a2, s4, t1
-	WORD	$0x02870cb3	// mul s9, a4, s0
-	WORD	$0x03870733	// mul a4, a4, s8
-	WORD	$0x028804b3	// mul s1, a6, s0
+	SRL	$32, X12
+	XOR	X12, X20
+	AND	X5, X20, X17
+	AND	X6, X20, X12
+	MUL	X8, X14, X25
+	MUL	X24, X14
+	MUL	X8, X16, X9
 	WORD	$0x21899c8b	// th.mula s9, s3, s8
-	WORD	$0x03680833	// mul a6, a6, s6
-	WORD	$0x00974733	// xor a4, a4, s1
-	WORD	$0x036904b3	// mul s1, s2, s6
-	WORD	$0x010cccb3	// xor s9, s9, a6
-	WORD	$0x03590833	// mul a6, s2, s5
-	WORD	$0x00974733	// xor a4, a4, s1
-	WORD	$0x035984b3	// mul s1, s3, s5
-	WORD	$0x010cccb3	// xor s9, s9, a6
-	WORD	$0x0177e7b3	// or a5, a5, s7
-	WORD	$0x0505eb03	// lwu s6, 80(a1)
-	WORD	$0x0585e983	// lwu s3, 88(a1)
-	WORD	$0x05c5e403	// lwu s0, 92(a1)
-	WORD	$0x007a7933	// and s2, s4, t2
-	WORD	$0x00329a93	// slli s5, t0, 3
-	WORD	$0x0545eb83	// lwu s7, 84(a1)
-	WORD	$0x015a7ab3	// and s5, s4, s5
-	WORD	$0x00974733	// xor a4, a4, s1
-	WORD	$0x007cfcb3	// and s9, s9, t2
-	WORD	$0x03688833	// mul a6, a7, s6
-	WORD	$0x00329493	// slli s1, t0, 3
-	WORD	$0x0197e7b3	// or a5, a5, s9
+	MUL	X22, X16
+	XOR	X9, X14
+	MUL	X22, X18, X9
+	XOR	X16, X25
+	MUL	X21, X18, X16
+	XOR	X9, X14
+	MUL	X21, X19, X9
+	XOR	X16, X25
+	OR	X23, X15
+	MOVWU	80(X11), X22
+	MOVWU	88(X11), X19
+	MOVWU	92(X11), X8
+	AND	X7, X20, X18
+	SLL	$3, X5, X21
+	MOVWU	84(X11), X23
+	AND	X21, X20, X21
+	XOR	X9, X14
+	AND	X7, X25
+	MUL	X22, X17, X16
+	SLL	$3, X5, X9
+	OR	X25, X15
 	WORD	$0x2086180b	// th.mula a6, a2, s0
-	WORD	$0x03390c33	// mul s8, s2, s3
-	WORD	$0x03788a33	// mul s4, a7, s7
-	WORD	$0x03660cb3	// mul s9, a2, s6
-	WORD	$0x01884833	// xor a6, a6, s8
-	WORD	$0x037a8c33	// mul s8, s5, s7
+	MUL	X19, X18, X24
+	MUL	X23, X17, X20
+	MUL	X22, X12, X25
+	XOR	X24, X16
+	MUL	X23, X21, X24
 	WORD	$0x20891a0b	// th.mula s4, s2, s0
-	WORD	$0x00977733	// and a4, a4, s1
+	AND	X9, X14
 	WORD	$0x213a9c8b	// th.mula s9, s5, s3
-	WORD	$0x01884833	// xor a6, a6, s8
-	WORD	$0x00587833	// and a6, a6, t0
-	WORD	$0x00e7e7b3	// or a5, a5, a4
-	WORD	$0x03388c33	// mul s8, a7, s3
-	WORD	$0x02888733	// mul a4, a7, s0
-	WORD	$0x033609b3	// mul s3, a2, s3
+	XOR	X24, X16
+	AND	X5, X16
+	OR	X14, X15
+	MUL	X19, X17, X24
+	MUL	X8, X17, X14
+	MUL	X19, X12, X19
 	WORD	$0x208a9c0b	// th.mula s8, s5, s0
-	WORD	$0x03760633	// mul a2, a2, s7
-	WORD	$0x01374733	// xor a4, a4, s3
-	WORD	$0x037909b3	// mul s3, s2, s7
-	WORD	$0x00cc4c33	// xor s8, s8, a2
-	WORD	$0x03690633	// mul a2, s2, s6
-	WORD	$0x01374733	// xor a4, a4, s3
-	WORD	$0x036a89b3	// mul s3, s5, s6
-	WORD	$0x019a4a33	// xor s4, s4, s9
-	WORD	$0x006a7a33	// and s4, s4, t1
-	WORD	$0x00cc4c33	// xor s8, s8, a2
-	WORD	$0x01374733	// xor a4, a4, s3
-	WORD	$0x01486833	// or a6, a6, s4
+	MUL	X23, X12
+	XOR	X19, X14
+	MUL	X23, X18, X19
+	XOR	X12, X24
+	MUL	X22, X18, X12
+	XOR	X19, X14
+	MUL	X22, X21, X19
+	XOR	X25, X20
+	AND	X6, X20
+	XOR	X12, X24
+	XOR	X19, X14
+	OR	X20, X16
 	WORD	$0x7c0e360b	// th.extu a2, t3, 31, 0
-	WORD	$0x005678b3	// and a7, a2, t0
-	WORD	$0x00667a33	// and s4, a2, t1
-	WORD	$0x007674b3	// and s1, a2, t2
-	WORD	$0x00329913	// slli s2, t0, 3
-	WORD	$0x01267933	// and s2, a2, s2
-	WORD	$0x007c7c33	// and s8, s8, t2
-	WORD	$0x0605ea83	// lwu s5, 96(a1)
-	WORD	$0x00329993	// slli s3, t0, 3
-	WORD	$0x01886833	// or a6, a6, s8
-	WORD	$0x0685ec03	// lwu s8, 104(a1)
-	WORD	$0x06c5e403	// lwu s0, 108(a1)
-	WORD	$0x03588633	// mul a2, a7, s5
-	WORD	$0x0645eb03	// lwu s6, 100(a1)
-	WORD	$0x03848cb3	// mul s9, s1, s8
+	AND	X5, X12, X17
+	AND	X6, X12, X20
+	AND	X7, X12, X9
+	SLL	$3, X5, X18
+	AND	X18, X12, X18
+	AND	X7, X24
+	MOVWU	96(X11), X21
+	SLL	$3, X5, X19
+	OR	X24, X16
+	MOVWU	104(X11), X24
+	MOVWU	108(X11), X8
+	MUL	X21, X17, X12
+	MOVWU	100(X11), X22
+	MUL	X24, X9, X25
 	WORD	$0x208a160b	// th.mula a2, s4, s0
-	WORD	$0x01377733	// and a4, a4, s3
-	WORD	$0x00e86833	// or a6, a6, a4
-	WORD	$0x03688bb3	// mul s7, a7, s6
-	WORD	$0x01964633	// xor a2, a2, s9
-	WORD	$0x03690cb3	// mul s9, s2, s6
+	AND	X19, X14
+	OR	X14, X16
+	MUL	X22, X17, X23
+	XOR	X25, X12
+	MUL	X22, X18, X25
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00d84833	// xor a6, a6, a3
+	XOR	X13, X16
 	WORD	$0x20849b8b	// th.mula s7, s1, s0
-	WORD	$0x01964633	// xor a2, a2, s9
-	WORD	$0x00567733	// and a4, a2, t0
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x035a00b3	// mul ra, s4, s5
-	WORD	$0x02081993	// slli s3, a6, 32
-	WORD	$0x0136c633	// xor a2, a3, s3
+	XOR	X25, X12
+	AND	X5, X12, X14
+	XOR	X15, X16
+	MUL	X21, X20, X1
+	SLL	$32, X16, X19
+	XOR	X19, X13, X12
 	WORD	$0x2189108b	// th.mula ra, s2, s8
-	WORD	$0x02085993	// srli s3, a6, 32
-	WORD	$0x0137c6b3	// xor a3, a5, s3
-	WORD	$0x020e5c93	// srli s9, t3, 32
-	WORD	$0x005cf833	// and a6, s9, t0
-	WORD	$0x038887b3	// mul a5, a7, s8
-	WORD	$0x028889b3	// mul s3, a7, s0
-	WORD	$0x038a0c33	// mul s8, s4, s8
+	SRL	$32, X16, X19
+	XOR	X19, X15, X13
+	SRL	$32, X28, X25
+	AND	X5, X25, X16
+	MUL	X24, X17, X15
+	MUL	X8, X17, X19
+	MUL	X24, X20, X24
 	WORD	$0x2089178b	// th.mula a5, s2, s0
-	WORD	$0x006cf8b3	// and a7, s9, t1
-	WORD	$0x036a0a33	// mul s4, s4, s6
-	WORD	$0x0189c9b3	// xor s3, s3, s8
-	WORD	$0x03648c33	// mul s8, s1, s6
-	WORD	$0x0147c7b3	// xor a5, a5, s4
-	WORD	$0x03548a33	// mul s4, s1, s5
-	WORD	$0x0189c9b3	// xor s3, s3, s8
-	WORD	$0x03590c33	// mul s8, s2, s5
-	WORD	$0x001bcbb3	// xor s7, s7, ra
-	WORD	$0x007cf4b3	// and s1, s9, t2
-	WORD	$0x006bfbb3	// and s7, s7, t1
-	WORD	$0x00329913	// slli s2, t0, 3
-	WORD	$0x0147c7b3	// xor a5, a5, s4
-	WORD	$0x0189c9b3	// xor s3, s3, s8
-	WORD	$0x01776733	// or a4, a4, s7
-	WORD	$0x0705ea83	// lwu s5, 112(a1)
-	WORD	$0x0785e083	// lwu ra, 120(a1)
-	WORD	$0x07c5e403	// lwu s0, 124(a1)
-	WORD	$0x03580a33	// mul s4, a6, s5
-	WORD	$0x0745eb03	// lwu s6, 116(a1)
-	WORD	$0x012cf933	// and s2, s9, s2
+	AND	X6, X25, X17
+	MUL	X22, X20
+	XOR	X24, X19
+	MUL	X22, X9, X24
+	XOR	X20, X15
+	MUL	X21, X9, X20
+	XOR	X24, X19
+	MUL	X21, X18, X24
+	XOR	X1, X23
+	AND	X7, X25, X9
+	AND	X6, X23
+	SLL	$3, X5, X18
+	XOR	X20, X15
+	XOR	X24, X19
+	OR	X23, X14
+	MOVWU	112(X11), X21
+	MOVWU	120(X11), X1
+	MOVWU	124(X11), X8
+	MUL	X21, X16, X20
+	MOVWU	116(X11), X22
+	AND	X18, X25, X18
 	WORD	$0x20889a0b	// th.mula s4, a7, s0
-	WORD	$0x0077f7b3	// and a5, a5, t2
-	WORD	$0x02148cb3	// mul s9, s1, ra
-	WORD	$0x00329c13	// slli s8, t0, 3
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x03680bb3	// mul s7, a6, s6
-	WORD	$0x019a4a33	// xor s4, s4, s9
-	WORD	$0x03690cb3	// mul s9, s2, s6
+	AND	X7, X15
+	MUL	X1, X9, X25
+	SLL	$3, X5, X24
+	OR	X15, X14
+	MUL	X22, X16, X23
+	XOR	X25, X20
+	MUL	X22, X18, X25
 	WORD	$0x20849b8b	// th.mula s7, s1, s0
-	WORD	$0x0189f9b3	// and s3, s3, s8
-	WORD	$0x03588c33	// mul s8, a7, s5
-	WORD	$0x019a4a33	// xor s4, s4, s9
-	WORD	$0x005a77b3	// and a5, s4, t0
+	AND	X24, X19
+	MUL	X21, X17, X24
+	XOR	X25, X20
+	AND	X5, X20, X15
 	WORD	$0x20191c0b	// th.mula s8, s2, ra
-	WORD	$0x01376733	// or a4, a4, s3
+	OR	X19, X14
 	WORD	$0x7c0e398b	// th.extu s3, t3, 31, 0
-	WORD	$0x020e5e13	// srli t3, t3, 32
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x02180a33	// mul s4, a6, ra
-	WORD	$0x02880e33	// mul t3, a6, s0
-	WORD	$0x02188833	// mul a6, a7, ra
+	SRL	$32, X28
+	XOR	X28, X19
+	MUL	X1, X16, X20
+	MUL	X8, X16, X28
+	MUL	X1, X17, X16
 	WORD	$0x20891a0b	// th.mula s4, s2, s0
-	WORD	$0x03688cb3	// mul s9, a7, s6
-	WORD	$0x010e4e33	// xor t3, t3, a6
-	WORD	$0x03648833	// mul a6, s1, s6
-	WORD	$0x019a4a33	// xor s4, s4, s9
-	WORD	$0x03548cb3	// mul s9, s1, s5
-	WORD	$0x010e4e33	// xor t3, t3, a6
-	WORD	$0x03590833	// mul a6, s2, s5
-	WORD	$0x018bcbb3	// xor s7, s7, s8
-	WORD	$0x0059fb33	// and s6, s3, t0
-	WORD	$0x006bfbb3	// and s7, s7, t1
-	WORD	$0x0069f8b3	// and a7, s3, t1
-	WORD	$0x019a4a33	// xor s4, s4, s9
-	WORD	$0x010e4e33	// xor t3, t3, a6
-	WORD	$0x0177e7b3	// or a5, a5, s7
-	WORD	$0x0805ea83	// lwu s5, 128(a1)
-	WORD	$0x0885ec03	// lwu s8, 136(a1)
-	WORD	$0x08c5eb83	// lwu s7, 140(a1)
-	WORD	$0x0079f4b3	// and s1, s3, t2
-	WORD	$0x00329913	// slli s2, t0, 3
-	WORD	$0x0845e583	// lwu a1, 132(a1)
-	WORD	$0x0129f933	// and s2, s3, s2
-	WORD	$0x007a7a33	// and s4, s4, t2
-	WORD	$0x035b0cb3	// mul s9, s6, s5
-	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x0147e7b3	// or a5, a5, s4
+	MUL	X22, X17, X25
+	XOR	X16, X28
+	MUL	X22, X9, X16
+	XOR	X25, X20
+	MUL	X21, X9, X25
+	XOR	X16, X28
+	MUL	X21, X18, X16
+	XOR	X24, X23
+	AND	X5, X19, X22
+	AND	X6, X23
+	AND	X6, X19, X17
+	XOR	X25, X20
+	XOR	X16, X28
+	OR	X23, X15
+	MOVWU	128(X11), X21
+	MOVWU	136(X11), X24
+	MOVWU	140(X11), X23
+	AND	X7, X19, X9
+	SLL	$3, X5, X18
+	MOVWU	132(X11), X11
+	AND	X18, X19, X18
+	AND	X7, X20
+	MUL	X21, X22, X25
+	SLL	$3, X5, X16
+	OR	X20, X15
 	WORD	$0x21789c8b	// th.mula s9, a7, s7
-	WORD	$0x03848433	// mul s0, s1, s8
-	WORD	$0x02bb09b3	// mul s3, s6, a1
-	WORD	$0x03588a33	// mul s4, a7, s5
-	WORD	$0x008cccb3	// xor s9, s9, s0
-	WORD	$0x02b90433	// mul s0, s2, a1
+	MUL	X24, X9, X8
+	MUL	X11, X22, X19
+	MUL	X21, X17, X20
+	XOR	X8, X25
+	MUL	X11, X18, X8
 	WORD	$0x2174998b	// th.mula s3, s1, s7
-	WORD	$0x010e7e33	// and t3, t3, a6
+	AND	X16, X28
 	WORD	$0x21891a0b	// th.mula s4, s2, s8
-	WORD	$0x008cccb3	// xor s9, s9, s0
-	WORD	$0x005cf833	// and a6, s9, t0
-	WORD	$0x01c7e7b3	// or a5, a5, t3
-	WORD	$0x038b0e33	// mul t3, s6, s8
-	WORD	$0x037b0b33	// mul s6, s6, s7
-	WORD	$0x03888c33	// mul s8, a7, s8
+	XOR	X8, X25
+	AND	X5, X25, X16
+	OR	X28, X15
+	MUL	X24, X22, X28
+	MUL	X23, X22
+	MUL	X24, X17, X24
 	WORD	$0x21791e0b	// th.mula t3, s2, s7
-	WORD	$0x02b888b3	// mul a7, a7, a1
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x02b48c33	// mul s8, s1, a1
-	WORD	$0x011e4e33	// xor t3, t3, a7
-	WORD	$0x035488b3	// mul a7, s1, s5
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x03590c33	// mul s8, s2, s5
-	WORD	$0x0149c9b3	// xor s3, s3, s4
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x011e4e33	// xor t3, t3, a7
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x01386833	// or a6, a6, s3
-	WORD	$0x007e7e33	// and t3, t3, t2
-	WORD	$0x00329c13	// slli s8, t0, 3
-	WORD	$0x01c86833	// or a6, a6, t3
-	WORD	$0x018b7b33	// and s6, s6, s8
-	WORD	$0x01686833	// or a6, a6, s6
+	MUL	X11, X17
+	XOR	X24, X22
+	MUL	X11, X9, X24
+	XOR	X17, X28
+	MUL	X21, X9, X17
+	XOR	X24, X22
+	MUL	X21, X18, X24
+	XOR	X20, X19
+	AND	X6, X19
+	XOR	X17, X28
+	XOR	X24, X22
+	OR	X19, X16
+	AND	X7, X28
+	SLL	$3, X5, X24
+	OR	X28, X16
+	AND	X24, X22
+	OR	X22, X16
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00e84833	// xor a6, a6, a4
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x02081313	// slli t1, a6, 32
-	WORD	$0x006742b3	// xor t0, a4, t1
-	WORD	$0x02085313	// srli t1, a6, 32
+	XOR	X14, X16
+	XOR	X15, X16
+	SLL	$32, X16, X6
+	XOR	X6, X14, X5
+	SRL	$32, X16, X6
 	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	WORD	$0x01d2c2b3	// xor t0, t0, t4
-	WORD	$0x0067c333	// xor t1, a5, t1
-	WORD	$0x00c2c2b3	// xor t0, t0, a2
-	WORD	$0x01e34333	// xor t1, t1, t5
-	WORD	$0x005f4f33	// xor t5, t5, t0
+	XOR	X29, X5
+	XOR	X6, X15, X6
+	XOR	X12, X5
+	XOR	X30, X6
+	XOR	X5, X30
 	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
-	WORD	$0x03fe9293	// slli t0, t4, 63
-	WORD	$0x03ee9393	// slli t2, t4, 62
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x00d34333	// xor t1, t1, a3
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x039e9293	// slli t0, t4, 57
-	WORD	$0x00664633	// xor a2, a2, t1
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x001ed293	// srli t0, t4, 1
-	WORD	$0x01d64633	// xor a2, a2, t4
-	WORD	$0x002ed393	// srli t2, t4, 2
-	WORD	$0x00564633	// xor a2, a2, t0
-	WORD	$0x00764633	// xor a2, a2, t2
-	WORD	$0x007ed293	// srli t0, t4, 7
-	WORD	$0x00564633	// xor a2, a2, t0
-	WORD	$0x03ff1293	// slli t0, t5, 63
-	WORD	$0x03ef1393	// slli t2, t5, 62
-	WORD	$0x00564633	// xor a2, a2, t0
-	WORD	$0x00764633	// xor a2, a2, t2
-	WORD	$0x039f1293	// slli t0, t5, 57
-	WORD	$0x00564733	// xor a4, a2, t0
-	WORD	$0x001f5293	// srli t0, t5, 1
-	WORD	$0x01e6c6b3	// xor a3, a3, t5
-	WORD	$0x002f5393	// srli t2, t5, 2
-	WORD	$0x0056c6b3	// xor a3, a3, t0
-	WORD	$0x0076c6b3	// xor a3, a3, t2
-	WORD	$0x007f5293	// srli t0, t5, 7
-	WORD	$0x0056c633	// xor a2, a3, t0
+	SLL	$63, X29, X5
+	SLL	$62, X29, X7
+	XOR	X5, X30
+	XOR	X13, X6
+	XOR	X7, X30
+	SLL	$57, X29, X5
+	XOR	X6, X12
+	XOR	X5, X30
+	SRL	$1, X29, X5
+	XOR	X29, X12
+	SRL	$2, X29, X7
+	XOR	X5, X12
+	XOR	X7, X12
+	SRL	$7, X29, X5
+	XOR	X5, X12
+	SLL	$63, X30, X5
+	SLL	$62, X30, X7
+	XOR	X5, X12
+	XOR	X7, X12
+	SLL	$57, X30, X5
+	XOR	X5, X12, X14
+	SRL	$1, X30, X5
+	XOR	X30, X13
+	SRL	$2, X30, X7
+	XOR	X5, X13
+	XOR	X7, X13
+	SRL	$7, X30, X5
+	XOR	X5, X13, X12
 	WORD	$0x8206160b	// th.rev a2, a2
 	WORD	$0x8207170b	// th.rev a4, a4
-	WORD	$0x00c53023	// sd a2, 0(a0)
-	WORD	$0x00e53423	// sd a4, 8(a0)
+	MOV	X12, (X10)
+	MOV	X14, 8(X10)
 	// return
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000413	// addi s0, zero, 0
-	WORD	$0x00000493	// addi s1, zero, 0
-	WORD	$0x00000593	// addi a1, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000693	// addi a3, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
-	WORD	$0x00000793	// addi a5, zero, 0
-	WORD	$0x00000813	// addi a6, zero, 0
-	WORD	$0x00000893	// addi a7, zero, 0
-	WORD	$0x00000913	// addi s2, zero, 0
-	WORD	$0x00000993	// addi s3, zero, 0
-	WORD	$0x00000a13	// addi s4, zero, 0
-	WORD	$0x00000a93	// addi s5, zero, 0
-	WORD	$0x00000b13	// addi s6, zero, 0
-	WORD	$0x00000b93	// addi s7, zero, 0
-	WORD	$0x00000c13	// addi s8, zero, 0
-	WORD	$0x00000c93	// addi s9, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	WORD	$0x00013083	// ld ra, 0(sp)
-	JMP	kgen_ret	// jalr zero, 0(ra)
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X8
+	MOV	$0, X9
+	MOV	$0, X11
+	MOV	$0, X12
+	MOV	$0, X13
+	MOV	$0, X14
+	MOV	$0, X15
+	MOV	$0, X16
+	MOV	$0, X17
+	MOV	$0, X18
+	MOV	$0, X19
+	MOV	$0, X20
+	MOV	$0, X21
+	MOV	$0, X22
+	MOV	$0, X23
+	MOV	$0, X24
+	MOV	$0, X25
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	MOV	(X2), X1
+	JMP	kgen_ret
 kgen_ret:
 	RET
 
@@ -640,512 +640,512 @@ TEXT ·gcmGhashC906Novector(SB), NOSPLIT, $24-32
 	MOV	Htable+8(FP), X11
 	MOV	inp+16(FP), X12
 	MOV	len+24(FP), X13
-	WORD	$0x00c13c23	// sd a2, 24(sp)
-	WORD	$0x00d13823	// sd a3, 16(sp)
-	WORD	$0x00a13423	// sd a0, 8(sp)
+	MOV	X12, 24(X2)
+	MOV	X13, 16(X2)
+	MOV	X10, 8(X2)
 	// class masks: m[k] = 0x1111111111111111 << k
-	WORD	$0x011112b7	// lui t0, 4369
-	WORD	$0x1112829b	// addiw t0, t0, 273
-	WORD	$0x00c29293	// slli t0, t0, 12
-	WORD	$0x11128293	// addi t0, t0, 273
-	WORD	$0x00c29293	// slli t0, t0, 12
-	WORD	$0x11128293	// addi t0, t0, 273
-	WORD	$0x00c29293	// slli t0, t0, 12
-	WORD	$0x11128293	// addi t0, t0, 273
-	WORD	$0x00129313	// slli t1, t0, 1
-	WORD	$0x00229393	// slli t2, t0, 2
-	WORD	$0x01013e03	// ld t3, 16(sp)
-	WORD	$0x004e5e13	// srli t3, t3, 4
-	WORD	$0x01c13823	// sd t3, 16(sp)
-	WORD	$0x720e0863	// beq t3, zero, .Lgcm_ghash_c906_novector_done
-	WORD	$0x00813e03	// ld t3, 8(sp)
-	WORD	$0x000e3503	// ld a0, 0(t3)
-	WORD	$0x008e3683	// ld a3, 8(t3)
+	LUI	$4369, X5
+	ADDW	$273, X5
+	SLL	$12, X5
+	ADD	$273, X5
+	SLL	$12, X5
+	ADD	$273, X5
+	SLL	$12, X5
+	ADD	$273, X5
+	SLL	$1, X5, X6
+	SLL	$2, X5, X7
+	MOV	16(X2), X28
+	SRL	$4, X28
+	MOV	X28, 16(X2)
+	BEQZ	X28, done
+	MOV	8(X2), X28
+	MOV	(X28), X10
+	MOV	8(X28), X13
 	WORD	$0x8205150b	// th.rev a0, a0
 	WORD	$0x8206968b	// th.rev a3, a3
-	// .Lgcm_ghash_c906_novector_block:
-	WORD	$0x01813e83	// ld t4, 24(sp)
-	WORD	$0x000ebe03	// ld t3, 0(t4)
-	WORD	$0x008ebe83	// ld t4, 8(t4)
+block:
+	MOV	24(X2), X29
+	MOV	(X29), X28
+	MOV	8(X29), X29
 	WORD	$0x820e1e0b	// th.rev t3, t3
 	WORD	$0x820e9e8b	// th.rev t4, t4
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x01d6c6b3	// xor a3, a3, t4
+	XOR	X28, X10
+	XOR	X29, X13
 	// Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
-	WORD	$0x00a6ce33	// xor t3, a3, a0
+	XOR	X10, X13, X28
 	WORD	$0x7c06b60b	// th.extu a2, a3, 31, 0
-	WORD	$0x0005e803	// lwu a6, 0(a1)
-	WORD	$0x00567933	// and s2, a2, t0
-	WORD	$0x0085e483	// lwu s1, 8(a1)
-	WORD	$0x00c5ea03	// lwu s4, 12(a1)
-	WORD	$0x006679b3	// and s3, a2, t1
-	WORD	$0x03090ab3	// mul s5, s2, a6
-	WORD	$0x00767eb3	// and t4, a2, t2
-	WORD	$0x00329793	// slli a5, t0, 3
-	WORD	$0x0045e883	// lwu a7, 4(a1)
-	WORD	$0x02990f33	// mul t5, s2, s1
-	WORD	$0x00f677b3	// and a5, a2, a5
-	WORD	$0x03490633	// mul a2, s2, s4
-	WORD	$0x02998733	// mul a4, s3, s1
+	MOVWU	(X11), X16
+	AND	X5, X12, X18
+	MOVWU	8(X11), X9
+	MOVWU	12(X11), X20
+	AND	X6, X12, X19
+	MUL	X16, X18, X21
+	AND	X7, X12, X29
+	SLL	$3, X5, X15
+	MOVWU	4(X11), X17
+	MUL	X9, X18, X30
+	AND	X15, X12, X15
+	MUL	X20, X18, X12
+	MUL	X9, X19, X14
 	WORD	$0x21499a8b	// th.mula s5, s3, s4
-	WORD	$0x029e8b33	// mul s6, t4, s1
-	WORD	$0x03190933	// mul s2, s2, a7
-	WORD	$0x03098bb3	// mul s7, s3, a6
+	MUL	X9, X29, X22
+	MUL	X17, X18
+	MUL	X16, X19, X23
 	WORD	$0x21479f0b	// th.mula t5, a5, s4
-	WORD	$0x031989b3	// mul s3, s3, a7
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x031e8733	// mul a4, t4, a7
-	WORD	$0x016acab3	// xor s5, s5, s6
-	WORD	$0x03178b33	// mul s6, a5, a7
+	MUL	X17, X19
+	XOR	X14, X12
+	MUL	X17, X29, X14
+	XOR	X22, X21
+	MUL	X17, X15, X22
 	WORD	$0x214e990b	// th.mula s2, t4, s4
 	WORD	$0x20979b8b	// th.mula s7, a5, s1
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x030e89b3	// mul s3, t4, a6
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x03078733	// mul a4, a5, a6
-	WORD	$0x016acab3	// xor s5, s5, s6
-	WORD	$0x01794933	// xor s2, s2, s7
-	WORD	$0x005afeb3	// and t4, s5, t0
-	WORD	$0x0206da13	// srli s4, a3, 32
-	WORD	$0x005a74b3	// and s1, s4, t0
-	WORD	$0x006a78b3	// and a7, s4, t1
-	WORD	$0x007a77b3	// and a5, s4, t2
-	WORD	$0x00697933	// and s2, s2, t1
-	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x012eeeb3	// or t4, t4, s2
-	WORD	$0x0105e903	// lwu s2, 16(a1)
-	WORD	$0x0185eb03	// lwu s6, 24(a1)
-	WORD	$0x01c5ea83	// lwu s5, 28(a1)
-	WORD	$0x03248c33	// mul s8, s1, s2
-	WORD	$0x0145e983	// lwu s3, 20(a1)
-	WORD	$0x010a7833	// and a6, s4, a6
+	XOR	X19, X30
+	MUL	X16, X29, X19
+	XOR	X14, X12
+	MUL	X16, X15, X14
+	XOR	X22, X21
+	XOR	X23, X18
+	AND	X5, X21, X29
+	SRL	$32, X13, X20
+	AND	X5, X20, X9
+	AND	X6, X20, X17
+	AND	X7, X20, X15
+	AND	X6, X18
+	SLL	$3, X5, X16
+	XOR	X19, X30
+	XOR	X14, X12
+	OR	X18, X29
+	MOVWU	16(X11), X18
+	MOVWU	24(X11), X22
+	MOVWU	28(X11), X21
+	MUL	X18, X9, X24
+	MOVWU	20(X11), X19
+	AND	X16, X20, X16
 	WORD	$0x21589c0b	// th.mula s8, a7, s5
-	WORD	$0x007f7f33	// and t5, t5, t2
-	WORD	$0x03678cb3	// mul s9, a5, s6
-	WORD	$0x00329713	// slli a4, t0, 3
-	WORD	$0x01eeeeb3	// or t4, t4, t5
-	WORD	$0x03348a33	// mul s4, s1, s3
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x03380cb3	// mul s9, a6, s3
+	AND	X7, X30
+	MUL	X22, X15, X25
+	SLL	$3, X5, X14
+	OR	X30, X29
+	MUL	X19, X9, X20
+	XOR	X25, X24
+	MUL	X19, X16, X25
 	WORD	$0x21579a0b	// th.mula s4, a5, s5
-	WORD	$0x00e67633	// and a2, a2, a4
-	WORD	$0x03288bb3	// mul s7, a7, s2
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x005c7f33	// and t5, s8, t0
+	AND	X14, X12
+	MUL	X18, X17, X23
+	XOR	X25, X24
+	AND	X5, X24, X30
 	WORD	$0x21681b8b	// th.mula s7, a6, s6
-	WORD	$0x00ceeeb3	// or t4, t4, a2
+	OR	X12, X29
 	WORD	$0x7c06b70b	// th.extu a4, a3, 31, 0
-	WORD	$0x0206d613	// srli a2, a3, 32
-	WORD	$0x00c74733	// xor a4, a4, a2
-	WORD	$0x036486b3	// mul a3, s1, s6
-	WORD	$0x03548633	// mul a2, s1, s5
-	WORD	$0x036884b3	// mul s1, a7, s6
+	SRL	$32, X13, X12
+	XOR	X12, X14
+	MUL	X22, X9, X13
+	MUL	X21, X9, X12
+	MUL	X22, X17, X9
 	WORD	$0x2158168b	// th.mula a3, a6, s5
-	WORD	$0x033888b3	// mul a7, a7, s3
-	WORD	$0x00964633	// xor a2, a2, s1
-	WORD	$0x033784b3	// mul s1, a5, s3
-	WORD	$0x0116c6b3	// xor a3, a3, a7
-	WORD	$0x032788b3	// mul a7, a5, s2
-	WORD	$0x00964633	// xor a2, a2, s1
-	WORD	$0x032804b3	// mul s1, a6, s2
-	WORD	$0x017a4a33	// xor s4, s4, s7
-	WORD	$0x005779b3	// and s3, a4, t0
-	WORD	$0x006a7a33	// and s4, s4, t1
-	WORD	$0x006777b3	// and a5, a4, t1
-	WORD	$0x0116c6b3	// xor a3, a3, a7
-	WORD	$0x00964633	// xor a2, a2, s1
-	WORD	$0x014f6f33	// or t5, t5, s4
-	WORD	$0x0205e903	// lwu s2, 32(a1)
-	WORD	$0x0285eb83	// lwu s7, 40(a1)
-	WORD	$0x02c5eb03	// lwu s6, 44(a1)
-	WORD	$0x00777833	// and a6, a4, t2
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x0245ea03	// lwu s4, 36(a1)
-	WORD	$0x011778b3	// and a7, a4, a7
-	WORD	$0x0076f6b3	// and a3, a3, t2
-	WORD	$0x03298ab3	// mul s5, s3, s2
-	WORD	$0x00329493	// slli s1, t0, 3
-	WORD	$0x00df6f33	// or t5, t5, a3
+	MUL	X19, X17
+	XOR	X9, X12
+	MUL	X19, X15, X9
+	XOR	X17, X13
+	MUL	X18, X15, X17
+	XOR	X9, X12
+	MUL	X18, X16, X9
+	XOR	X23, X20
+	AND	X5, X14, X19
+	AND	X6, X20
+	AND	X6, X14, X15
+	XOR	X17, X13
+	XOR	X9, X12
+	OR	X20, X30
+	MOVWU	32(X11), X18
+	MOVWU	40(X11), X23
+	MOVWU	44(X11), X22
+	AND	X7, X14, X16
+	SLL	$3, X5, X17
+	MOVWU	36(X11), X20
+	AND	X17, X14, X17
+	AND	X7, X13
+	MUL	X18, X19, X21
+	SLL	$3, X5, X9
+	OR	X13, X30
 	WORD	$0x21679a8b	// th.mula s5, a5, s6
-	WORD	$0x037806b3	// mul a3, a6, s7
-	WORD	$0x03498733	// mul a4, s3, s4
-	WORD	$0x00967633	// and a2, a2, s1
-	WORD	$0x032784b3	// mul s1, a5, s2
-	WORD	$0x00dacab3	// xor s5, s5, a3
-	WORD	$0x034886b3	// mul a3, a7, s4
+	MUL	X23, X16, X13
+	MUL	X20, X19, X14
+	AND	X9, X12
+	MUL	X18, X15, X9
+	XOR	X13, X21
+	MUL	X20, X17, X13
 	WORD	$0x2168170b	// th.mula a4, a6, s6
 	WORD	$0x2178948b	// th.mula s1, a7, s7
-	WORD	$0x00dacab3	// xor s5, s5, a3
-	WORD	$0x005af6b3	// and a3, s5, t0
-	WORD	$0x00cf6f33	// or t5, t5, a2
-	WORD	$0x03798ab3	// mul s5, s3, s7
-	WORD	$0x03698633	// mul a2, s3, s6
-	WORD	$0x037789b3	// mul s3, a5, s7
+	XOR	X13, X21
+	AND	X5, X21, X13
+	OR	X12, X30
+	MUL	X23, X19, X21
+	MUL	X22, X19, X12
+	MUL	X23, X15, X19
 	WORD	$0x21689a8b	// th.mula s5, a7, s6
-	WORD	$0x034787b3	// mul a5, a5, s4
-	WORD	$0x01364633	// xor a2, a2, s3
-	WORD	$0x034809b3	// mul s3, a6, s4
-	WORD	$0x00facab3	// xor s5, s5, a5
-	WORD	$0x032807b3	// mul a5, a6, s2
-	WORD	$0x01364633	// xor a2, a2, s3
-	WORD	$0x032889b3	// mul s3, a7, s2
-	WORD	$0x00974733	// xor a4, a4, s1
-	WORD	$0x00677733	// and a4, a4, t1
-	WORD	$0x00facab3	// xor s5, s5, a5
-	WORD	$0x01364633	// xor a2, a2, s3
-	WORD	$0x00e6e6b3	// or a3, a3, a4
+	MUL	X20, X15
+	XOR	X19, X12
+	MUL	X20, X16, X19
+	XOR	X15, X21
+	MUL	X18, X16, X15
+	XOR	X19, X12
+	MUL	X18, X17, X19
+	XOR	X9, X14
+	AND	X6, X14
+	XOR	X15, X21
+	XOR	X19, X12
+	OR	X14, X13
 	WORD	$0x7c05380b	// th.extu a6, a0, 31, 0
-	WORD	$0x005874b3	// and s1, a6, t0
-	WORD	$0x006878b3	// and a7, a6, t1
-	WORD	$0x00787733	// and a4, a6, t2
-	WORD	$0x00329793	// slli a5, t0, 3
-	WORD	$0x00f877b3	// and a5, a6, a5
-	WORD	$0x007afab3	// and s5, s5, t2
-	WORD	$0x0305e803	// lwu a6, 48(a1)
-	WORD	$0x00329993	// slli s3, t0, 3
-	WORD	$0x0156e6b3	// or a3, a3, s5
-	WORD	$0x0385ec03	// lwu s8, 56(a1)
-	WORD	$0x03c5ea83	// lwu s5, 60(a1)
-	WORD	$0x03048a33	// mul s4, s1, a6
-	WORD	$0x0345e903	// lwu s2, 52(a1)
-	WORD	$0x03870b33	// mul s6, a4, s8
+	AND	X5, X16, X9
+	AND	X6, X16, X17
+	AND	X7, X16, X14
+	SLL	$3, X5, X15
+	AND	X15, X16, X15
+	AND	X7, X21
+	MOVWU	48(X11), X16
+	SLL	$3, X5, X19
+	OR	X21, X13
+	MOVWU	56(X11), X24
+	MOVWU	60(X11), X21
+	MUL	X16, X9, X20
+	MOVWU	52(X11), X18
+	MUL	X24, X14, X22
 	WORD	$0x21589a0b	// th.mula s4, a7, s5
-	WORD	$0x01367633	// and a2, a2, s3
-	WORD	$0x00c6e6b3	// or a3, a3, a2
-	WORD	$0x032489b3	// mul s3, s1, s2
-	WORD	$0x016a4a33	// xor s4, s4, s6
-	WORD	$0x03278b33	// mul s6, a5, s2
+	AND	X19, X12
+	OR	X12, X13
+	MUL	X18, X9, X19
+	XOR	X22, X20
+	MUL	X18, X15, X22
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x01d6c6b3	// xor a3, a3, t4
+	XOR	X29, X13
 	WORD	$0x2157198b	// th.mula s3, a4, s5
-	WORD	$0x016a4a33	// xor s4, s4, s6
-	WORD	$0x005a7633	// and a2, s4, t0
-	WORD	$0x01e6c6b3	// xor a3, a3, t5
-	WORD	$0x03088a33	// mul s4, a7, a6
-	WORD	$0x02069b13	// slli s6, a3, 32
-	WORD	$0x016eceb3	// xor t4, t4, s6
+	XOR	X22, X20
+	AND	X5, X20, X12
+	XOR	X30, X13
+	MUL	X16, X17, X20
+	SLL	$32, X13, X22
+	XOR	X22, X29
 	WORD	$0x21879a0b	// th.mula s4, a5, s8
-	WORD	$0x0206db13	// srli s6, a3, 32
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x02055b93	// srli s7, a0, 32
-	WORD	$0x005bf6b3	// and a3, s7, t0
-	WORD	$0x0149c9b3	// xor s3, s3, s4
-	WORD	$0x03848b33	// mul s6, s1, s8
-	WORD	$0x03548a33	// mul s4, s1, s5
-	WORD	$0x03888c33	// mul s8, a7, s8
+	SRL	$32, X13, X22
+	XOR	X22, X30
+	SRL	$32, X10, X23
+	AND	X5, X23, X13
+	XOR	X20, X19
+	MUL	X24, X9, X22
+	MUL	X21, X9, X20
+	MUL	X24, X17, X24
 	WORD	$0x21579b0b	// th.mula s6, a5, s5
-	WORD	$0x006bf4b3	// and s1, s7, t1
-	WORD	$0x03288ab3	// mul s5, a7, s2
-	WORD	$0x018a4a33	// xor s4, s4, s8
-	WORD	$0x03270c33	// mul s8, a4, s2
-	WORD	$0x007bf8b3	// and a7, s7, t2
-	WORD	$0x015b4b33	// xor s6, s6, s5
-	WORD	$0x03070ab3	// mul s5, a4, a6
-	WORD	$0x018a4a33	// xor s4, s4, s8
-	WORD	$0x03078c33	// mul s8, a5, a6
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x00329713	// slli a4, t0, 3
-	WORD	$0x015b4b33	// xor s6, s6, s5
-	WORD	$0x018a4a33	// xor s4, s4, s8
-	WORD	$0x01366633	// or a2, a2, s3
-	WORD	$0x0405e983	// lwu s3, 64(a1)
-	WORD	$0x0485ea83	// lwu s5, 72(a1)
-	WORD	$0x04c5e403	// lwu s0, 76(a1)
-	WORD	$0x03368cb3	// mul s9, a3, s3
-	WORD	$0x00ebf733	// and a4, s7, a4
-	WORD	$0x0445eb83	// lwu s7, 68(a1)
+	AND	X6, X23, X9
+	MUL	X18, X17, X21
+	XOR	X24, X20
+	MUL	X18, X14, X24
+	AND	X7, X23, X17
+	XOR	X21, X22
+	MUL	X16, X14, X21
+	XOR	X24, X20
+	MUL	X16, X15, X24
+	AND	X6, X19
+	SLL	$3, X5, X14
+	XOR	X21, X22
+	XOR	X24, X20
+	OR	X19, X12
+	MOVWU	64(X11), X19
+	MOVWU	72(X11), X21
+	MOVWU	76(X11), X8
+	MUL	X19, X13, X25
+	AND	X14, X23, X14
+	MOVWU	68(X11), X23
 	WORD	$0x20849c8b	// th.mula s9, s1, s0
-	WORD	$0x007b7b33	// and s6, s6, t2
-	WORD	$0x00329c13	// slli s8, t0, 3
-	WORD	$0x01666633	// or a2, a2, s6
-	WORD	$0x03588833	// mul a6, a7, s5
-	WORD	$0x018a7a33	// and s4, s4, s8
-	WORD	$0x03768933	// mul s2, a3, s7
-	WORD	$0x010cccb3	// xor s9, s9, a6
-	WORD	$0x03770833	// mul a6, a4, s7
+	AND	X7, X22
+	SLL	$3, X5, X24
+	OR	X22, X12
+	MUL	X21, X17, X16
+	AND	X24, X20
+	MUL	X23, X13, X18
+	XOR	X16, X25
+	MUL	X23, X14, X16
 	WORD	$0x2088990b	// th.mula s2, a7, s0
-	WORD	$0x01466633	// or a2, a2, s4
-	WORD	$0x035687b3	// mul a5, a3, s5
-	WORD	$0x028686b3	// mul a3, a3, s0
-	WORD	$0x010cccb3	// xor s9, s9, a6
-	WORD	$0x03548833	// mul a6, s1, s5
+	OR	X20, X12
+	MUL	X21, X13, X15
+	MUL	X8, X13
+	XOR	X16, X25
+	MUL	X21, X9, X16
 	WORD	$0x2087178b	// th.mula a5, a4, s0
-	WORD	$0x03348a33	// mul s4, s1, s3
-	WORD	$0x037484b3	// mul s1, s1, s7
-	WORD	$0x0106c6b3	// xor a3, a3, a6
-	WORD	$0x03788833	// mul a6, a7, s7
+	MUL	X19, X9, X20
+	MUL	X23, X9
+	XOR	X16, X13
+	MUL	X23, X17, X16
 	WORD	$0x21571a0b	// th.mula s4, a4, s5
-	WORD	$0x0097c7b3	// xor a5, a5, s1
-	WORD	$0x033884b3	// mul s1, a7, s3
-	WORD	$0x0106c6b3	// xor a3, a3, a6
-	WORD	$0x03370833	// mul a6, a4, s3
-	WORD	$0x01494933	// xor s2, s2, s4
-	WORD	$0x005cf733	// and a4, s9, t0
+	XOR	X9, X15
+	MUL	X19, X17, X9
+	XOR	X16, X13
+	MUL	X19, X14, X16
+	XOR	X20, X18
+	AND	X5, X25, X14
 	WORD	$0x7c05398b	// th.extu s3, a0, 31, 0
-	WORD	$0x02055513	// srli a0, a0, 32
-	WORD	$0x00a9c9b3	// xor s3, s3, a0
-	WORD	$0x0059f533	// and a0, s3, t0
-	WORD	$0x00697933	// and s2, s2, t1
-	WORD	$0x0069f8b3	// and a7, s3, t1
-	WORD	$0x0097c7b3	// xor a5, a5, s1
-	WORD	$0x0106c6b3	// xor a3, a3, a6
-	WORD	$0x01276733	// or a4, a4, s2
-	WORD	$0x0505ea03	// lwu s4, 80(a1)
-	WORD	$0x0585eb03	// lwu s6, 88(a1)
-	WORD	$0x05c5ec03	// lwu s8, 92(a1)
-	WORD	$0x0079f4b3	// and s1, s3, t2
-	WORD	$0x00329913	// slli s2, t0, 3
-	WORD	$0x0545ea83	// lwu s5, 84(a1)
-	WORD	$0x0129f933	// and s2, s3, s2
-	WORD	$0x0077f7b3	// and a5, a5, t2
-	WORD	$0x03450bb3	// mul s7, a0, s4
-	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x00f76733	// or a4, a4, a5
+	SRL	$32, X10
+	XOR	X10, X19
+	AND	X5, X19, X10
+	AND	X6, X18
+	AND	X6, X19, X17
+	XOR	X9, X15
+	XOR	X16, X13
+	OR	X18, X14
+	MOVWU	80(X11), X20
+	MOVWU	88(X11), X22
+	MOVWU	92(X11), X24
+	AND	X7, X19, X9
+	SLL	$3, X5, X18
+	MOVWU	84(X11), X21
+	AND	X18, X19, X18
+	AND	X7, X15
+	MUL	X20, X10, X23
+	SLL	$3, X5, X16
+	OR	X15, X14
 	WORD	$0x21889b8b	// th.mula s7, a7, s8
-	WORD	$0x03648cb3	// mul s9, s1, s6
-	WORD	$0x0106f6b3	// and a3, a3, a6
-	WORD	$0x035507b3	// mul a5, a0, s5
-	WORD	$0x019bcbb3	// xor s7, s7, s9
-	WORD	$0x03590cb3	// mul s9, s2, s5
+	MUL	X22, X9, X25
+	AND	X16, X13
+	MUL	X21, X10, X15
+	XOR	X25, X23
+	MUL	X21, X18, X25
 	WORD	$0x2184978b	// th.mula a5, s1, s8
-	WORD	$0x00d76733	// or a4, a4, a3
-	WORD	$0x036509b3	// mul s3, a0, s6
-	WORD	$0x03850533	// mul a0, a0, s8
-	WORD	$0x019bcbb3	// xor s7, s7, s9
-	WORD	$0x036886b3	// mul a3, a7, s6
+	OR	X13, X14
+	MUL	X22, X10, X19
+	MUL	X24, X10
+	XOR	X25, X23
+	MUL	X22, X17, X13
 	WORD	$0x2189198b	// th.mula s3, s2, s8
-	WORD	$0x03488833	// mul a6, a7, s4
-	WORD	$0x035888b3	// mul a7, a7, s5
-	WORD	$0x00d54533	// xor a0, a0, a3
-	WORD	$0x035486b3	// mul a3, s1, s5
+	MUL	X20, X17, X16
+	MUL	X21, X17
+	XOR	X13, X10
+	MUL	X21, X9, X13
 	WORD	$0x2169180b	// th.mula a6, s2, s6
-	WORD	$0x0119c9b3	// xor s3, s3, a7
-	WORD	$0x034488b3	// mul a7, s1, s4
-	WORD	$0x00d54533	// xor a0, a0, a3
-	WORD	$0x034906b3	// mul a3, s2, s4
-	WORD	$0x0107c7b3	// xor a5, a5, a6
-	WORD	$0x005bfab3	// and s5, s7, t0
-	WORD	$0x0067f7b3	// and a5, a5, t1
-	WORD	$0x0119c9b3	// xor s3, s3, a7
-	WORD	$0x00d54533	// xor a0, a0, a3
-	WORD	$0x00faeab3	// or s5, s5, a5
+	XOR	X17, X19
+	MUL	X20, X9, X17
+	XOR	X13, X10
+	MUL	X20, X18, X13
+	XOR	X16, X15
+	AND	X5, X23, X21
+	AND	X6, X15
+	XOR	X17, X19
+	XOR	X13, X10
+	OR	X15, X21
 	WORD	$0x7c0e368b	// th.extu a3, t3, 31, 0
-	WORD	$0x0056f7b3	// and a5, a3, t0
-	WORD	$0x0066f933	// and s2, a3, t1
-	WORD	$0x0076f8b3	// and a7, a3, t2
-	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x0106f833	// and a6, a3, a6
-	WORD	$0x0079f9b3	// and s3, s3, t2
-	WORD	$0x0605e483	// lwu s1, 96(a1)
-	WORD	$0x00329693	// slli a3, t0, 3
-	WORD	$0x013aeab3	// or s5, s5, s3
-	WORD	$0x0685eb03	// lwu s6, 104(a1)
-	WORD	$0x06c5ea03	// lwu s4, 108(a1)
-	WORD	$0x02978c33	// mul s8, a5, s1
-	WORD	$0x0645e983	// lwu s3, 100(a1)
-	WORD	$0x00d57533	// and a0, a0, a3
+	AND	X5, X13, X15
+	AND	X6, X13, X18
+	AND	X7, X13, X17
+	SLL	$3, X5, X16
+	AND	X16, X13, X16
+	AND	X7, X19
+	MOVWU	96(X11), X9
+	SLL	$3, X5, X13
+	OR	X19, X21
+	MOVWU	104(X11), X22
+	MOVWU	108(X11), X20
+	MUL	X9, X15, X24
+	MOVWU	100(X11), X19
+	AND	X13, X10
 	WORD	$0x21491c0b	// th.mula s8, s2, s4
-	WORD	$0x036886b3	// mul a3, a7, s6
-	WORD	$0x00aaeab3	// or s5, s5, a0
-	WORD	$0x03378bb3	// mul s7, a5, s3
-	WORD	$0x00dc4c33	// xor s8, s8, a3
-	WORD	$0x033806b3	// mul a3, a6, s3
+	MUL	X22, X17, X13
+	OR	X10, X21
+	MUL	X19, X15, X23
+	XOR	X13, X24
+	MUL	X19, X16, X13
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00cacab3	// xor s5, s5, a2
+	XOR	X12, X21
 	WORD	$0x21489b8b	// th.mula s7, a7, s4
-	WORD	$0x00dc4c33	// xor s8, s8, a3
-	WORD	$0x005c76b3	// and a3, s8, t0
-	WORD	$0x00eacab3	// xor s5, s5, a4
-	WORD	$0x02990c33	// mul s8, s2, s1
-	WORD	$0x020a9c93	// slli s9, s5, 32
-	WORD	$0x01964533	// xor a0, a2, s9
+	XOR	X13, X24
+	AND	X5, X24, X13
+	XOR	X14, X21
+	MUL	X9, X18, X24
+	SLL	$32, X21, X25
+	XOR	X25, X12, X10
 	WORD	$0x21681c0b	// th.mula s8, a6, s6
-	WORD	$0x020adc93	// srli s9, s5, 32
-	WORD	$0x01974633	// xor a2, a4, s9
-	WORD	$0x020e5a93	// srli s5, t3, 32
-	WORD	$0x018bcbb3	// xor s7, s7, s8
-	WORD	$0x005af733	// and a4, s5, t0
-	WORD	$0x006bfbb3	// and s7, s7, t1
-	WORD	$0x0176e6b3	// or a3, a3, s7
-	WORD	$0x03678cb3	// mul s9, a5, s6
-	WORD	$0x03478bb3	// mul s7, a5, s4
-	WORD	$0x03690433	// mul s0, s2, s6
+	SRL	$32, X21, X25
+	XOR	X25, X14, X12
+	SRL	$32, X28, X21
+	XOR	X24, X23
+	AND	X5, X21, X14
+	AND	X6, X23
+	OR	X23, X13
+	MUL	X22, X15, X25
+	MUL	X20, X15, X23
+	MUL	X22, X18, X8
 	WORD	$0x21481c8b	// th.mula s9, a6, s4
-	WORD	$0x0705e783	// lwu a5, 112(a1)
-	WORD	$0x03390a33	// mul s4, s2, s3
-	WORD	$0x008bcbb3	// xor s7, s7, s0
-	WORD	$0x03388433	// mul s0, a7, s3
-	WORD	$0x0785e903	// lwu s2, 120(a1)
-	WORD	$0x014cccb3	// xor s9, s9, s4
-	WORD	$0x02988a33	// mul s4, a7, s1
-	WORD	$0x07c5ec03	// lwu s8, 124(a1)
-	WORD	$0x008bcbb3	// xor s7, s7, s0
-	WORD	$0x02980433	// mul s0, a6, s1
-	WORD	$0x006af9b3	// and s3, s5, t1
-	WORD	$0x02f700b3	// mul ra, a4, a5
-	WORD	$0x014cccb3	// xor s9, s9, s4
-	WORD	$0x007af4b3	// and s1, s5, t2
+	MOVWU	112(X11), X15
+	MUL	X19, X18, X20
+	XOR	X8, X23
+	MUL	X19, X17, X8
+	MOVWU	120(X11), X18
+	XOR	X20, X25
+	MUL	X9, X17, X20
+	MOVWU	124(X11), X24
+	XOR	X8, X23
+	MUL	X9, X16, X8
+	AND	X6, X21, X19
+	MUL	X15, X14, X1
+	XOR	X20, X25
+	AND	X7, X21, X9
 	WORD	$0x2189908b	// th.mula ra, s3, s8
-	WORD	$0x008bcbb3	// xor s7, s7, s0
-	WORD	$0x007cfcb3	// and s9, s9, t2
-	WORD	$0x00329413	// slli s0, t0, 3
-	WORD	$0x0196e6b3	// or a3, a3, s9
-	WORD	$0x00329a13	// slli s4, t0, 3
-	WORD	$0x014afa33	// and s4, s5, s4
-	WORD	$0x0745eb03	// lwu s6, 116(a1)
-	WORD	$0x008bfbb3	// and s7, s7, s0
-	WORD	$0x03248833	// mul a6, s1, s2
-	WORD	$0x0176e6b3	// or a3, a3, s7
-	WORD	$0x032708b3	// mul a7, a4, s2
-	WORD	$0x0100c0b3	// xor ra, ra, a6
-	WORD	$0x036a0833	// mul a6, s4, s6
+	XOR	X8, X23
+	AND	X7, X25
+	SLL	$3, X5, X8
+	OR	X25, X13
+	SLL	$3, X5, X20
+	AND	X20, X21, X20
+	MOVWU	116(X11), X22
+	AND	X8, X23
+	MUL	X18, X9, X16
+	OR	X23, X13
+	MUL	X18, X14, X17
+	XOR	X16, X1
+	MUL	X22, X20, X16
 	WORD	$0x218a188b	// th.mula a7, s4, s8
-	WORD	$0x0100c0b3	// xor ra, ra, a6
-	WORD	$0x03870833	// mul a6, a4, s8
-	WORD	$0x03670bb3	// mul s7, a4, s6
-	WORD	$0x0050f733	// and a4, ra, t0
+	XOR	X16, X1
+	MUL	X24, X14, X16
+	MUL	X22, X14, X23
+	AND	X5, X1, X14
 	WORD	$0x21849b8b	// th.mula s7, s1, s8
 	WORD	$0x7c0e3a8b	// th.extu s5, t3, 31, 0
-	WORD	$0x02f98c33	// mul s8, s3, a5
-	WORD	$0x020e5e13	// srli t3, t3, 32
+	MUL	X15, X19, X24
+	SRL	$32, X28
 	WORD	$0x212a1c0b	// th.mula s8, s4, s2
-	WORD	$0x01cacab3	// xor s5, s5, t3
-	WORD	$0x03298e33	// mul t3, s3, s2
-	WORD	$0x036989b3	// mul s3, s3, s6
-	WORD	$0x018bcbb3	// xor s7, s7, s8
-	WORD	$0x005af933	// and s2, s5, t0
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x03648e33	// mul t3, s1, s6
-	WORD	$0x0138c8b3	// xor a7, a7, s3
-	WORD	$0x02f489b3	// mul s3, s1, a5
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x02fa0e33	// mul t3, s4, a5
-	WORD	$0x006bfbb3	// and s7, s7, t1
-	WORD	$0x006af7b3	// and a5, s5, t1
-	WORD	$0x0138c8b3	// xor a7, a7, s3
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x01776733	// or a4, a4, s7
-	WORD	$0x0805ea03	// lwu s4, 128(a1)
-	WORD	$0x0885eb83	// lwu s7, 136(a1)
-	WORD	$0x08c5ec03	// lwu s8, 140(a1)
-	WORD	$0x007af4b3	// and s1, s5, t2
-	WORD	$0x00329993	// slli s3, t0, 3
-	WORD	$0x0845eb03	// lwu s6, 132(a1)
-	WORD	$0x013af9b3	// and s3, s5, s3
-	WORD	$0x0078f8b3	// and a7, a7, t2
-	WORD	$0x03490ab3	// mul s5, s2, s4
-	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01176733	// or a4, a4, a7
+	XOR	X28, X21
+	MUL	X18, X19, X28
+	MUL	X22, X19
+	XOR	X24, X23
+	AND	X5, X21, X18
+	XOR	X28, X16
+	MUL	X22, X9, X28
+	XOR	X19, X17
+	MUL	X15, X9, X19
+	XOR	X28, X16
+	MUL	X15, X20, X28
+	AND	X6, X23
+	AND	X6, X21, X15
+	XOR	X19, X17
+	XOR	X28, X16
+	OR	X23, X14
+	MOVWU	128(X11), X20
+	MOVWU	136(X11), X23
+	MOVWU	140(X11), X24
+	AND	X7, X21, X9
+	SLL	$3, X5, X19
+	MOVWU	132(X11), X22
+	AND	X19, X21, X19
+	AND	X7, X17
+	MUL	X20, X18, X21
+	SLL	$3, X5, X28
+	OR	X17, X14
 	WORD	$0x21879a8b	// th.mula s5, a5, s8
-	WORD	$0x03748cb3	// mul s9, s1, s7
-	WORD	$0x01c87833	// and a6, a6, t3
-	WORD	$0x03690e33	// mul t3, s2, s6
-	WORD	$0x019acab3	// xor s5, s5, s9
-	WORD	$0x03698cb3	// mul s9, s3, s6
+	MUL	X23, X9, X25
+	AND	X28, X16
+	MUL	X22, X18, X28
+	XOR	X25, X21
+	MUL	X22, X19, X25
 	WORD	$0x21849e0b	// th.mula t3, s1, s8
-	WORD	$0x01076733	// or a4, a4, a6
-	WORD	$0x03790833	// mul a6, s2, s7
-	WORD	$0x038908b3	// mul a7, s2, s8
-	WORD	$0x019acab3	// xor s5, s5, s9
-	WORD	$0x03778933	// mul s2, a5, s7
+	OR	X16, X14
+	MUL	X23, X18, X16
+	MUL	X24, X18, X17
+	XOR	X25, X21
+	MUL	X23, X15, X18
 	WORD	$0x2189980b	// th.mula a6, s3, s8
-	WORD	$0x03478c33	// mul s8, a5, s4
-	WORD	$0x036787b3	// mul a5, a5, s6
-	WORD	$0x0128c8b3	// xor a7, a7, s2
-	WORD	$0x03648933	// mul s2, s1, s6
+	MUL	X20, X15, X24
+	MUL	X22, X15
+	XOR	X18, X17
+	MUL	X22, X9, X18
 	WORD	$0x21799c0b	// th.mula s8, s3, s7
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x034487b3	// mul a5, s1, s4
-	WORD	$0x0128c8b3	// xor a7, a7, s2
-	WORD	$0x03498933	// mul s2, s3, s4
-	WORD	$0x018e4e33	// xor t3, t3, s8
-	WORD	$0x005af4b3	// and s1, s5, t0
-	WORD	$0x006e7e33	// and t3, t3, t1
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x0128c8b3	// xor a7, a7, s2
-	WORD	$0x01c4e4b3	// or s1, s1, t3
-	WORD	$0x00787833	// and a6, a6, t2
-	WORD	$0x00329913	// slli s2, t0, 3
-	WORD	$0x0104e4b3	// or s1, s1, a6
-	WORD	$0x0128f8b3	// and a7, a7, s2
-	WORD	$0x0114e4b3	// or s1, s1, a7
+	XOR	X15, X16
+	MUL	X20, X9, X15
+	XOR	X18, X17
+	MUL	X20, X19, X18
+	XOR	X24, X28
+	AND	X5, X21, X9
+	AND	X6, X28
+	XOR	X15, X16
+	XOR	X18, X17
+	OR	X28, X9
+	AND	X7, X16
+	SLL	$3, X5, X18
+	OR	X16, X9
+	AND	X18, X17
+	OR	X17, X9
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00d4c4b3	// xor s1, s1, a3
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x02049793	// slli a5, s1, 32
-	WORD	$0x00f6ce33	// xor t3, a3, a5
-	WORD	$0x0204d793	// srli a5, s1, 32
+	XOR	X13, X9
+	XOR	X14, X9
+	SLL	$32, X9, X15
+	XOR	X15, X13, X28
+	SRL	$32, X9, X15
 	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	WORD	$0x01de4e33	// xor t3, t3, t4
-	WORD	$0x00f746b3	// xor a3, a4, a5
-	WORD	$0x00ae4e33	// xor t3, t3, a0
-	WORD	$0x01e6c6b3	// xor a3, a3, t5
-	WORD	$0x01cf4f33	// xor t5, t5, t3
+	XOR	X29, X28
+	XOR	X15, X14, X13
+	XOR	X10, X28
+	XOR	X30, X13
+	XOR	X28, X30
 	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
-	WORD	$0x03fe9e13	// slli t3, t4, 63
-	WORD	$0x03ee9713	// slli a4, t4, 62
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x00c6c6b3	// xor a3, a3, a2
-	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x039e9e13	// slli t3, t4, 57
-	WORD	$0x00d54533	// xor a0, a0, a3
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x001ede13	// srli t3, t4, 1
-	WORD	$0x01d54533	// xor a0, a0, t4
-	WORD	$0x002ed713	// srli a4, t4, 2
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x00e54533	// xor a0, a0, a4
-	WORD	$0x007ede13	// srli t3, t4, 7
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x03ff1e13	// slli t3, t5, 63
-	WORD	$0x03ef1713	// slli a4, t5, 62
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x00e54533	// xor a0, a0, a4
-	WORD	$0x039f1e13	// slli t3, t5, 57
-	WORD	$0x01c546b3	// xor a3, a0, t3
-	WORD	$0x001f5e13	// srli t3, t5, 1
-	WORD	$0x01e64633	// xor a2, a2, t5
-	WORD	$0x002f5713	// srli a4, t5, 2
-	WORD	$0x01c64633	// xor a2, a2, t3
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x007f5e13	// srli t3, t5, 7
-	WORD	$0x01c64533	// xor a0, a2, t3
-	WORD	$0x01813e03	// ld t3, 24(sp)
-	WORD	$0x010e0e13	// addi t3, t3, 16
-	WORD	$0x01c13c23	// sd t3, 24(sp)
-	WORD	$0x01013e03	// ld t3, 16(sp)
-	WORD	$0xfffe0e13	// addi t3, t3, -1
-	WORD	$0x01c13823	// sd t3, 16(sp)
-	WORD	$0x900e10e3	// bne t3, zero, .Lgcm_ghash_c906_novector_block
+	SLL	$63, X29, X28
+	SLL	$62, X29, X14
+	XOR	X28, X30
+	XOR	X12, X13
+	XOR	X14, X30
+	SLL	$57, X29, X28
+	XOR	X13, X10
+	XOR	X28, X30
+	SRL	$1, X29, X28
+	XOR	X29, X10
+	SRL	$2, X29, X14
+	XOR	X28, X10
+	XOR	X14, X10
+	SRL	$7, X29, X28
+	XOR	X28, X10
+	SLL	$63, X30, X28
+	SLL	$62, X30, X14
+	XOR	X28, X10
+	XOR	X14, X10
+	SLL	$57, X30, X28
+	XOR	X28, X10, X13
+	SRL	$1, X30, X28
+	XOR	X30, X12
+	SRL	$2, X30, X14
+	XOR	X28, X12
+	XOR	X14, X12
+	SRL	$7, X30, X28
+	XOR	X28, X12, X10
+	MOV	24(X2), X28
+	ADD	$16, X28
+	MOV	X28, 24(X2)
+	MOV	16(X2), X28
+	ADD	$-1, X28
+	MOV	X28, 16(X2)
+	BNEZ	X28, block
 	WORD	$0x8205150b	// th.rev a0, a0
 	WORD	$0x8206968b	// th.rev a3, a3
-	WORD	$0x00813283	// ld t0, 8(sp)
-	WORD	$0x00a2b023	// sd a0, 0(t0)
-	WORD	$0x00d2b423	// sd a3, 8(t0)
-	// .Lgcm_ghash_c906_novector_done:
+	MOV	8(X2), X5
+	MOV	X10, (X5)
+	MOV	X13, 8(X5)
+done:
 	// return
-	WORD	$0x00000413	// addi s0, zero, 0
-	WORD	$0x00000493	// addi s1, zero, 0
-	WORD	$0x00000513	// addi a0, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000693	// addi a3, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
-	WORD	$0x00000793	// addi a5, zero, 0
-	WORD	$0x00000813	// addi a6, zero, 0
-	WORD	$0x00000893	// addi a7, zero, 0
-	WORD	$0x00000913	// addi s2, zero, 0
-	WORD	$0x00000993	// addi s3, zero, 0
-	WORD	$0x00000a13	// addi s4, zero, 0
-	WORD	$0x00000a93	// addi s5, zero, 0
-	WORD	$0x00000b13	// addi s6, zero, 0
-	WORD	$0x00000b93	// addi s7, zero, 0
-	WORD	$0x00000c13	// addi s8, zero, 0
-	WORD	$0x00000c93	// addi s9, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	WORD	$0x00013083	// ld ra, 0(sp)
-	JMP	kgen_ret	// jalr zero, 0(ra)
+	MOV	$0, X8
+	MOV	$0, X9
+	MOV	$0, X10
+	MOV	$0, X12
+	MOV	$0, X13
+	MOV	$0, X14
+	MOV	$0, X15
+	MOV	$0, X16
+	MOV	$0, X17
+	MOV	$0, X18
+	MOV	$0, X19
+	MOV	$0, X20
+	MOV	$0, X21
+	MOV	$0, X22
+	MOV	$0, X23
+	MOV	$0, X24
+	MOV	$0, X25
+	MOV	$0, X29
+	MOV	$0, X30
+	MOV	(X2), X1
+	JMP	kgen_ret
 kgen_ret:
 	RET

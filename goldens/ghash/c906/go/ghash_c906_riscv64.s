@@ -15,597 +15,597 @@ TEXT ·gcmInitC906(SB), NOSPLIT, $8-16
 	MOV	Htable+0(FP), X10
 	MOV	H+8(FP), X11
 	// class masks from seed = 0x88: m[3] = 0x8888888888888888, m[k] = m[3] >> (3 - k)
-	WORD	$0x08800313	// addi t1, zero, 136
-	WORD	$0x00831293	// slli t0, t1, 8
-	WORD	$0x005363b3	// or t2, t1, t0
-	WORD	$0x01039293	// slli t0, t2, 16
-	WORD	$0x0053e3b3	// or t2, t2, t0
-	WORD	$0x02039293	// slli t0, t2, 32
-	WORD	$0x0053e3b3	// or t2, t2, t0
-	WORD	$0x0033d293	// srli t0, t2, 3
-	WORD	$0x0023d313	// srli t1, t2, 2
-	WORD	$0x0013d393	// srli t2, t2, 1
+	MOV	$136, X6
+	SLL	$8, X6, X5
+	OR	X5, X6, X7
+	SLL	$16, X7, X5
+	OR	X5, X7
+	SLL	$32, X7, X5
+	OR	X5, X7
+	SRL	$3, X7, X5
+	SRL	$2, X7, X6
+	SRL	$1, X7
 	// H[0], H[1]: E(0) as two host-order (big-endian read) words
-	WORD	$0x0005b603	// ld a2, 0(a1)
-	WORD	$0x0085b703	// ld a4, 8(a1)
+	MOV	(X11), X12
+	MOV	8(X11), X14
 	// H·x^-1: (hi:lo) <<= 1; if the bit shifted out was set, ^= 0xc2000000_00000000_00000000_00000001
-	WORD	$0x43f65e13	// srai t3, a2, 63
-	WORD	$0x03f75e93	// srli t4, a4, 63
-	WORD	$0x00161613	// slli a2, a2, 1
-	WORD	$0x01d66633	// or a2, a2, t4
-	WORD	$0x00171713	// slli a4, a4, 1
-	WORD	$0x001e7e93	// andi t4, t3, 1
-	WORD	$0x01d74733	// xor a4, a4, t4
-	WORD	$0xfe100e93	// addi t4, zero, -31
-	WORD	$0x039e9e93	// slli t4, t4, 57
-	WORD	$0x01de7e33	// and t3, t3, t4
-	WORD	$0x01c64633	// xor a2, a2, t3
+	SRA	$63, X12, X28
+	SRL	$63, X14, X29
+	SLL	$1, X12
+	OR	X29, X12
+	SLL	$1, X14
+	AND	$1, X28, X29
+	XOR	X29, X14
+	MOV	$-31, X29
+	SLL	$57, X29
+	AND	X29, X28
+	XOR	X28, X12
 	// table: for each key piece (Hlo[31:0], Hlo[63:32], their xor, the same for Hhi and Hlo^Hhi), its four classes as 32-bit words
-	WORD	$0x00c74eb3	// xor t4, a4, a2
+	XOR	X12, X14, X29
 	WORD	$0x7c073f0b	// th.extu t5, a4, 31, 0
-	WORD	$0x02075593	// srli a1, a4, 32
-	WORD	$0x005f7e33	// and t3, t5, t0
-	WORD	$0x01c52023	// sw t3, 0(a0)
-	WORD	$0x006f7e33	// and t3, t5, t1
-	WORD	$0x01c52223	// sw t3, 4(a0)
-	WORD	$0x007f7e33	// and t3, t5, t2
-	WORD	$0x01c52423	// sw t3, 8(a0)
-	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01cf7e33	// and t3, t5, t3
-	WORD	$0x01c52623	// sw t3, 12(a0)
-	WORD	$0x0055fe33	// and t3, a1, t0
-	WORD	$0x01c52823	// sw t3, 16(a0)
-	WORD	$0x0065fe33	// and t3, a1, t1
-	WORD	$0x01c52a23	// sw t3, 20(a0)
-	WORD	$0x0075fe33	// and t3, a1, t2
-	WORD	$0x01c52c23	// sw t3, 24(a0)
-	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01c5fe33	// and t3, a1, t3
-	WORD	$0x01c52e23	// sw t3, 28(a0)
-	WORD	$0x00bf4f33	// xor t5, t5, a1
-	WORD	$0x005f7e33	// and t3, t5, t0
-	WORD	$0x03c52023	// sw t3, 32(a0)
-	WORD	$0x006f7e33	// and t3, t5, t1
-	WORD	$0x03c52223	// sw t3, 36(a0)
-	WORD	$0x007f7e33	// and t3, t5, t2
-	WORD	$0x03c52423	// sw t3, 40(a0)
-	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01cf7e33	// and t3, t5, t3
-	WORD	$0x03c52623	// sw t3, 44(a0)
+	SRL	$32, X14, X11
+	AND	X5, X30, X28
+	MOVW	X28, (X10)
+	AND	X6, X30, X28
+	MOVW	X28, 4(X10)
+	AND	X7, X30, X28
+	MOVW	X28, 8(X10)
+	SLL	$3, X5, X28
+	AND	X28, X30, X28
+	MOVW	X28, 12(X10)
+	AND	X5, X11, X28
+	MOVW	X28, 16(X10)
+	AND	X6, X11, X28
+	MOVW	X28, 20(X10)
+	AND	X7, X11, X28
+	MOVW	X28, 24(X10)
+	SLL	$3, X5, X28
+	AND	X28, X11, X28
+	MOVW	X28, 28(X10)
+	XOR	X11, X30
+	AND	X5, X30, X28
+	MOVW	X28, 32(X10)
+	AND	X6, X30, X28
+	MOVW	X28, 36(X10)
+	AND	X7, X30, X28
+	MOVW	X28, 40(X10)
+	SLL	$3, X5, X28
+	AND	X28, X30, X28
+	MOVW	X28, 44(X10)
 	WORD	$0x7c063f0b	// th.extu t5, a2, 31, 0
-	WORD	$0x02065593	// srli a1, a2, 32
-	WORD	$0x005f7e33	// and t3, t5, t0
-	WORD	$0x03c52823	// sw t3, 48(a0)
-	WORD	$0x006f7e33	// and t3, t5, t1
-	WORD	$0x03c52a23	// sw t3, 52(a0)
-	WORD	$0x007f7e33	// and t3, t5, t2
-	WORD	$0x03c52c23	// sw t3, 56(a0)
-	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01cf7e33	// and t3, t5, t3
-	WORD	$0x03c52e23	// sw t3, 60(a0)
-	WORD	$0x0055fe33	// and t3, a1, t0
-	WORD	$0x05c52023	// sw t3, 64(a0)
-	WORD	$0x0065fe33	// and t3, a1, t1
-	WORD	$0x05c52223	// sw t3, 68(a0)
-	WORD	$0x0075fe33	// and t3, a1, t2
-	WORD	$0x05c52423	// sw t3, 72(a0)
-	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01c5fe33	// and t3, a1, t3
-	WORD	$0x05c52623	// sw t3, 76(a0)
-	WORD	$0x00bf4f33	// xor t5, t5, a1
-	WORD	$0x005f7e33	// and t3, t5, t0
-	WORD	$0x05c52823	// sw t3, 80(a0)
-	WORD	$0x006f7e33	// and t3, t5, t1
-	WORD	$0x05c52a23	// sw t3, 84(a0)
-	WORD	$0x007f7e33	// and t3, t5, t2
-	WORD	$0x05c52c23	// sw t3, 88(a0)
-	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01cf7e33	// and t3, t5, t3
-	WORD	$0x05c52e23	// sw t3, 92(a0)
+	SRL	$32, X12, X11
+	AND	X5, X30, X28
+	MOVW	X28, 48(X10)
+	AND	X6, X30, X28
+	MOVW	X28, 52(X10)
+	AND	X7, X30, X28
+	MOVW	X28, 56(X10)
+	SLL	$3, X5, X28
+	AND	X28, X30, X28
+	MOVW	X28, 60(X10)
+	AND	X5, X11, X28
+	MOVW	X28, 64(X10)
+	AND	X6, X11, X28
+	MOVW	X28, 68(X10)
+	AND	X7, X11, X28
+	MOVW	X28, 72(X10)
+	SLL	$3, X5, X28
+	AND	X28, X11, X28
+	MOVW	X28, 76(X10)
+	XOR	X11, X30
+	AND	X5, X30, X28
+	MOVW	X28, 80(X10)
+	AND	X6, X30, X28
+	MOVW	X28, 84(X10)
+	AND	X7, X30, X28
+	MOVW	X28, 88(X10)
+	SLL	$3, X5, X28
+	AND	X28, X30, X28
+	MOVW	X28, 92(X10)
 	WORD	$0x7c0ebf0b	// th.extu t5, t4, 31, 0
-	WORD	$0x020ede93	// srli t4, t4, 32
-	WORD	$0x005f7e33	// and t3, t5, t0
-	WORD	$0x07c52023	// sw t3, 96(a0)
-	WORD	$0x006f7e33	// and t3, t5, t1
-	WORD	$0x07c52223	// sw t3, 100(a0)
-	WORD	$0x007f7e33	// and t3, t5, t2
-	WORD	$0x07c52423	// sw t3, 104(a0)
-	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01cf7e33	// and t3, t5, t3
-	WORD	$0x07c52623	// sw t3, 108(a0)
-	WORD	$0x005efe33	// and t3, t4, t0
-	WORD	$0x07c52823	// sw t3, 112(a0)
-	WORD	$0x006efe33	// and t3, t4, t1
-	WORD	$0x07c52a23	// sw t3, 116(a0)
-	WORD	$0x007efe33	// and t3, t4, t2
-	WORD	$0x07c52c23	// sw t3, 120(a0)
-	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01cefe33	// and t3, t4, t3
-	WORD	$0x07c52e23	// sw t3, 124(a0)
-	WORD	$0x01df4eb3	// xor t4, t5, t4
-	WORD	$0x005efe33	// and t3, t4, t0
-	WORD	$0x09c52023	// sw t3, 128(a0)
-	WORD	$0x006efe33	// and t3, t4, t1
-	WORD	$0x09c52223	// sw t3, 132(a0)
-	WORD	$0x007efe33	// and t3, t4, t2
-	WORD	$0x09c52423	// sw t3, 136(a0)
-	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01cefe33	// and t3, t4, t3
-	WORD	$0x09c52623	// sw t3, 140(a0)
+	SRL	$32, X29
+	AND	X5, X30, X28
+	MOVW	X28, 96(X10)
+	AND	X6, X30, X28
+	MOVW	X28, 100(X10)
+	AND	X7, X30, X28
+	MOVW	X28, 104(X10)
+	SLL	$3, X5, X28
+	AND	X28, X30, X28
+	MOVW	X28, 108(X10)
+	AND	X5, X29, X28
+	MOVW	X28, 112(X10)
+	AND	X6, X29, X28
+	MOVW	X28, 116(X10)
+	AND	X7, X29, X28
+	MOVW	X28, 120(X10)
+	SLL	$3, X5, X28
+	AND	X28, X29, X28
+	MOVW	X28, 124(X10)
+	XOR	X29, X30, X29
+	AND	X5, X29, X28
+	MOVW	X28, 128(X10)
+	AND	X6, X29, X28
+	MOVW	X28, 132(X10)
+	AND	X7, X29, X28
+	MOVW	X28, 136(X10)
+	SLL	$3, X5, X28
+	AND	X28, X29, X28
+	MOVW	X28, 140(X10)
 	// for k = 2..8: (hi:lo) = (hi:lo) • H; table[POWERS + 16(k-2)] = (lo, hi)
-	WORD	$0x09050e13	// addi t3, a0, 144
-	WORD	$0x00700e93	// addi t4, zero, 7
-	WORD	$0x01d13423	// sd t4, 8(sp)
-	// .Lgcm_init_c906_powers:
+	ADD	$144, X10, X28
+	MOV	$7, X29
+	MOV	X29, 8(X2)
+powers:
 	// Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
-	WORD	$0x00c74eb3	// xor t4, a4, a2
+	XOR	X12, X14, X29
 	WORD	$0x7c07368b	// th.extu a3, a4, 31, 0
-	WORD	$0x00056883	// lwu a7, 0(a0)
-	WORD	$0x0056f9b3	// and s3, a3, t0
-	WORD	$0x00856903	// lwu s2, 8(a0)
-	WORD	$0x00c56a83	// lwu s5, 12(a0)
-	WORD	$0x0066fa33	// and s4, a3, t1
-	WORD	$0x03198b33	// mul s6, s3, a7
-	WORD	$0x0076ff33	// and t5, a3, t2
-	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x00456483	// lwu s1, 4(a0)
-	WORD	$0x032985b3	// mul a1, s3, s2
-	WORD	$0x0106f833	// and a6, a3, a6
-	WORD	$0x035986b3	// mul a3, s3, s5
-	WORD	$0x032a07b3	// mul a5, s4, s2
+	MOVWU	(X10), X17
+	AND	X5, X13, X19
+	MOVWU	8(X10), X18
+	MOVWU	12(X10), X21
+	AND	X6, X13, X20
+	MUL	X17, X19, X22
+	AND	X7, X13, X30
+	SLL	$3, X5, X16
+	MOVWU	4(X10), X9
+	MUL	X18, X19, X11
+	AND	X16, X13, X16
+	MUL	X21, X19, X13
+	MUL	X18, X20, X15
 	WORD	$0x215a1b0b	// th.mula s6, s4, s5
-	WORD	$0x032f0bb3	// mul s7, t5, s2
-	WORD	$0x029989b3	// mul s3, s3, s1
-	WORD	$0x031a0c33	// mul s8, s4, a7
+	MUL	X18, X30, X23
+	MUL	X9, X19
+	MUL	X17, X20, X24
 	WORD	$0x2158158b	// th.mula a1, a6, s5
-	WORD	$0x029a0a33	// mul s4, s4, s1
-	WORD	$0x00f6c6b3	// xor a3, a3, a5
-	WORD	$0x029f07b3	// mul a5, t5, s1
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x02980bb3	// mul s7, a6, s1
+	MUL	X9, X20
+	XOR	X15, X13
+	MUL	X9, X30, X15
+	XOR	X23, X22
+	MUL	X9, X16, X23
 	WORD	$0x215f198b	// th.mula s3, t5, s5
 	WORD	$0x21281c0b	// th.mula s8, a6, s2
-	WORD	$0x0145c5b3	// xor a1, a1, s4
-	WORD	$0x031f0a33	// mul s4, t5, a7
-	WORD	$0x00f6c6b3	// xor a3, a3, a5
-	WORD	$0x031807b3	// mul a5, a6, a7
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x0189c9b3	// xor s3, s3, s8
-	WORD	$0x005b7f33	// and t5, s6, t0
-	WORD	$0x02075c13	// srli s8, a4, 32
-	WORD	$0x005c7933	// and s2, s8, t0
-	WORD	$0x006c74b3	// and s1, s8, t1
-	WORD	$0x007c7833	// and a6, s8, t2
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x0145c5b3	// xor a1, a1, s4
-	WORD	$0x00f6c6b3	// xor a3, a3, a5
-	WORD	$0x013f6f33	// or t5, t5, s3
-	WORD	$0x01056983	// lwu s3, 16(a0)
-	WORD	$0x01856b83	// lwu s7, 24(a0)
-	WORD	$0x01c56a83	// lwu s5, 28(a0)
-	WORD	$0x03390b33	// mul s6, s2, s3
-	WORD	$0x01456a03	// lwu s4, 20(a0)
-	WORD	$0x011c78b3	// and a7, s8, a7
+	XOR	X20, X11
+	MUL	X17, X30, X20
+	XOR	X15, X13
+	MUL	X17, X16, X15
+	XOR	X23, X22
+	XOR	X24, X19
+	AND	X5, X22, X30
+	SRL	$32, X14, X24
+	AND	X5, X24, X18
+	AND	X6, X24, X9
+	AND	X7, X24, X16
+	AND	X6, X19
+	SLL	$3, X5, X17
+	XOR	X20, X11
+	XOR	X15, X13
+	OR	X19, X30
+	MOVWU	16(X10), X19
+	MOVWU	24(X10), X23
+	MOVWU	28(X10), X21
+	MUL	X19, X18, X22
+	MOVWU	20(X10), X20
+	AND	X17, X24, X17
 	WORD	$0x21549b0b	// th.mula s6, s1, s5
-	WORD	$0x0075f5b3	// and a1, a1, t2
-	WORD	$0x03780cb3	// mul s9, a6, s7
-	WORD	$0x00329793	// slli a5, t0, 3
-	WORD	$0x00bf6f33	// or t5, t5, a1
-	WORD	$0x03490c33	// mul s8, s2, s4
-	WORD	$0x03348433	// mul s0, s1, s3
-	WORD	$0x019b4b33	// xor s6, s6, s9
-	WORD	$0x03488cb3	// mul s9, a7, s4
+	AND	X7, X11
+	MUL	X23, X16, X25
+	SLL	$3, X5, X15
+	OR	X11, X30
+	MUL	X20, X18, X24
+	MUL	X19, X9, X8
+	XOR	X25, X22
+	MUL	X20, X17, X25
 	WORD	$0x21581c0b	// th.mula s8, a6, s5
 	WORD	$0x2178940b	// th.mula s0, a7, s7
-	WORD	$0x019b4b33	// xor s6, s6, s9
-	WORD	$0x005b75b3	// and a1, s6, t0
-	WORD	$0x008c4c33	// xor s8, s8, s0
-	WORD	$0x00f6f6b3	// and a3, a3, a5
-	WORD	$0x006c7c33	// and s8, s8, t1
-	WORD	$0x00df6f33	// or t5, t5, a3
+	XOR	X25, X22
+	AND	X5, X22, X11
+	XOR	X8, X24
+	AND	X15, X13
+	AND	X6, X24
+	OR	X13, X30
 	WORD	$0x7c073b0b	// th.extu s6, a4, 31, 0
-	WORD	$0x02075693	// srli a3, a4, 32
-	WORD	$0x00db4b33	// xor s6, s6, a3
-	WORD	$0x005b77b3	// and a5, s6, t0
-	WORD	$0x006b76b3	// and a3, s6, t1
-	WORD	$0x03790cb3	// mul s9, s2, s7
-	WORD	$0x03590933	// mul s2, s2, s5
-	WORD	$0x03748733	// mul a4, s1, s7
+	SRL	$32, X14, X13
+	XOR	X13, X22
+	AND	X5, X22, X15
+	AND	X6, X22, X13
+	MUL	X23, X18, X25
+	MUL	X21, X18
+	MUL	X23, X9, X14
 	WORD	$0x21589c8b	// th.mula s9, a7, s5
-	WORD	$0x034484b3	// mul s1, s1, s4
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x03480733	// mul a4, a6, s4
-	WORD	$0x009cccb3	// xor s9, s9, s1
-	WORD	$0x033804b3	// mul s1, a6, s3
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x03388733	// mul a4, a7, s3
-	WORD	$0x009cccb3	// xor s9, s9, s1
-	WORD	$0x0185e5b3	// or a1, a1, s8
-	WORD	$0x02056983	// lwu s3, 32(a0)
-	WORD	$0x02856a83	// lwu s5, 40(a0)
-	WORD	$0x02c56b83	// lwu s7, 44(a0)
-	WORD	$0x007b78b3	// and a7, s6, t2
-	WORD	$0x00329493	// slli s1, t0, 3
-	WORD	$0x02456a03	// lwu s4, 36(a0)
-	WORD	$0x009b74b3	// and s1, s6, s1
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x007cfcb3	// and s9, s9, t2
-	WORD	$0x03378833	// mul a6, a5, s3
-	WORD	$0x00329713	// slli a4, t0, 3
-	WORD	$0x0195e5b3	// or a1, a1, s9
+	MUL	X20, X9
+	XOR	X14, X18
+	MUL	X20, X16, X14
+	XOR	X9, X25
+	MUL	X19, X16, X9
+	XOR	X14, X18
+	MUL	X19, X17, X14
+	XOR	X9, X25
+	OR	X24, X11
+	MOVWU	32(X10), X19
+	MOVWU	40(X10), X21
+	MOVWU	44(X10), X23
+	AND	X7, X22, X17
+	SLL	$3, X5, X9
+	MOVWU	36(X10), X20
+	AND	X9, X22, X9
+	XOR	X14, X18
+	AND	X7, X25
+	MUL	X19, X15, X16
+	SLL	$3, X5, X14
+	OR	X25, X11
 	WORD	$0x2176980b	// th.mula a6, a3, s7
-	WORD	$0x03588b33	// mul s6, a7, s5
-	WORD	$0x03478c33	// mul s8, a5, s4
-	WORD	$0x03368cb3	// mul s9, a3, s3
-	WORD	$0x01684833	// xor a6, a6, s6
-	WORD	$0x03448b33	// mul s6, s1, s4
+	MUL	X21, X17, X22
+	MUL	X20, X15, X24
+	MUL	X19, X13, X25
+	XOR	X22, X16
+	MUL	X20, X9, X22
 	WORD	$0x21789c0b	// th.mula s8, a7, s7
-	WORD	$0x00e97933	// and s2, s2, a4
+	AND	X14, X18
 	WORD	$0x21549c8b	// th.mula s9, s1, s5
-	WORD	$0x01684833	// xor a6, a6, s6
-	WORD	$0x00587733	// and a4, a6, t0
-	WORD	$0x0125e5b3	// or a1, a1, s2
-	WORD	$0x03578b33	// mul s6, a5, s5
-	WORD	$0x03778833	// mul a6, a5, s7
-	WORD	$0x03568ab3	// mul s5, a3, s5
+	XOR	X22, X16
+	AND	X5, X16, X14
+	OR	X18, X11
+	MUL	X21, X15, X22
+	MUL	X23, X15, X16
+	MUL	X21, X13, X21
 	WORD	$0x21749b0b	// th.mula s6, s1, s7
-	WORD	$0x034686b3	// mul a3, a3, s4
-	WORD	$0x01584833	// xor a6, a6, s5
-	WORD	$0x03488ab3	// mul s5, a7, s4
-	WORD	$0x00db4b33	// xor s6, s6, a3
-	WORD	$0x033886b3	// mul a3, a7, s3
-	WORD	$0x01584833	// xor a6, a6, s5
-	WORD	$0x03348ab3	// mul s5, s1, s3
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x006c7c33	// and s8, s8, t1
-	WORD	$0x00db4b33	// xor s6, s6, a3
-	WORD	$0x01584833	// xor a6, a6, s5
-	WORD	$0x01876733	// or a4, a4, s8
+	MUL	X20, X13
+	XOR	X21, X16
+	MUL	X20, X17, X21
+	XOR	X13, X22
+	MUL	X19, X17, X13
+	XOR	X21, X16
+	MUL	X19, X9, X21
+	XOR	X25, X24
+	AND	X6, X24
+	XOR	X13, X22
+	XOR	X21, X16
+	OR	X24, X14
 	WORD	$0x7c06368b	// th.extu a3, a2, 31, 0
-	WORD	$0x0056f4b3	// and s1, a3, t0
-	WORD	$0x0066f933	// and s2, a3, t1
-	WORD	$0x0076f7b3	// and a5, a3, t2
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x0116f8b3	// and a7, a3, a7
-	WORD	$0x007b7b33	// and s6, s6, t2
-	WORD	$0x03056983	// lwu s3, 48(a0)
-	WORD	$0x00329a93	// slli s5, t0, 3
-	WORD	$0x01676733	// or a4, a4, s6
-	WORD	$0x03856b83	// lwu s7, 56(a0)
-	WORD	$0x03c56c83	// lwu s9, 60(a0)
-	WORD	$0x033486b3	// mul a3, s1, s3
-	WORD	$0x03456a03	// lwu s4, 52(a0)
-	WORD	$0x03778b33	// mul s6, a5, s7
+	AND	X5, X13, X9
+	AND	X6, X13, X18
+	AND	X7, X13, X15
+	SLL	$3, X5, X17
+	AND	X17, X13, X17
+	AND	X7, X22
+	MOVWU	48(X10), X19
+	SLL	$3, X5, X21
+	OR	X22, X14
+	MOVWU	56(X10), X23
+	MOVWU	60(X10), X25
+	MUL	X19, X9, X13
+	MOVWU	52(X10), X20
+	MUL	X23, X15, X22
 	WORD	$0x2199168b	// th.mula a3, s2, s9
-	WORD	$0x01587833	// and a6, a6, s5
-	WORD	$0x01076733	// or a4, a4, a6
-	WORD	$0x03448ab3	// mul s5, s1, s4
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x03488b33	// mul s6, a7, s4
+	AND	X21, X16
+	OR	X16, X14
+	MUL	X20, X9, X21
+	XOR	X22, X13
+	MUL	X20, X17, X22
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x01e74733	// xor a4, a4, t5
+	XOR	X30, X14
 	WORD	$0x21979a8b	// th.mula s5, a5, s9
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x0056f6b3	// and a3, a3, t0
-	WORD	$0x00b74733	// xor a4, a4, a1
-	WORD	$0x03390433	// mul s0, s2, s3
-	WORD	$0x02071813	// slli a6, a4, 32
-	WORD	$0x010f4f33	// xor t5, t5, a6
+	XOR	X22, X13
+	AND	X5, X13
+	XOR	X11, X14
+	MUL	X19, X18, X8
+	SLL	$32, X14, X16
+	XOR	X16, X30
 	WORD	$0x2178940b	// th.mula s0, a7, s7
-	WORD	$0x02075813	// srli a6, a4, 32
-	WORD	$0x0105c5b3	// xor a1, a1, a6
-	WORD	$0x02065c13	// srli s8, a2, 32
-	WORD	$0x005c7733	// and a4, s8, t0
-	WORD	$0x03748b33	// mul s6, s1, s7
-	WORD	$0x039484b3	// mul s1, s1, s9
-	WORD	$0x03790bb3	// mul s7, s2, s7
+	SRL	$32, X14, X16
+	XOR	X16, X11
+	SRL	$32, X12, X24
+	AND	X5, X24, X14
+	MUL	X23, X9, X22
+	MUL	X25, X9
+	MUL	X23, X18, X23
 	WORD	$0x21989b0b	// th.mula s6, a7, s9
-	WORD	$0x006c7833	// and a6, s8, t1
-	WORD	$0x03490cb3	// mul s9, s2, s4
-	WORD	$0x0174c4b3	// xor s1, s1, s7
-	WORD	$0x03478bb3	// mul s7, a5, s4
-	WORD	$0x019b4b33	// xor s6, s6, s9
-	WORD	$0x03378cb3	// mul s9, a5, s3
-	WORD	$0x0174c4b3	// xor s1, s1, s7
-	WORD	$0x03388bb3	// mul s7, a7, s3
-	WORD	$0x008acab3	// xor s5, s5, s0
-	WORD	$0x007c78b3	// and a7, s8, t2
-	WORD	$0x006afab3	// and s5, s5, t1
-	WORD	$0x00329913	// slli s2, t0, 3
-	WORD	$0x019b4b33	// xor s6, s6, s9
-	WORD	$0x0174c4b3	// xor s1, s1, s7
-	WORD	$0x0156e6b3	// or a3, a3, s5
-	WORD	$0x04056a03	// lwu s4, 64(a0)
-	WORD	$0x04856403	// lwu s0, 72(a0)
-	WORD	$0x04c56c83	// lwu s9, 76(a0)
-	WORD	$0x034707b3	// mul a5, a4, s4
-	WORD	$0x04456a83	// lwu s5, 68(a0)
-	WORD	$0x012c7933	// and s2, s8, s2
+	AND	X6, X24, X16
+	MUL	X20, X18, X25
+	XOR	X23, X9
+	MUL	X20, X15, X23
+	XOR	X25, X22
+	MUL	X19, X15, X25
+	XOR	X23, X9
+	MUL	X19, X17, X23
+	XOR	X8, X21
+	AND	X7, X24, X17
+	AND	X6, X21
+	SLL	$3, X5, X18
+	XOR	X25, X22
+	XOR	X23, X9
+	OR	X21, X13
+	MOVWU	64(X10), X20
+	MOVWU	72(X10), X8
+	MOVWU	76(X10), X25
+	MUL	X20, X14, X15
+	MOVWU	68(X10), X21
+	AND	X18, X24, X18
 	WORD	$0x2198178b	// th.mula a5, a6, s9
-	WORD	$0x007b7b33	// and s6, s6, t2
-	WORD	$0x028889b3	// mul s3, a7, s0
-	WORD	$0x00329b93	// slli s7, t0, 3
-	WORD	$0x0166e6b3	// or a3, a3, s6
-	WORD	$0x03570b33	// mul s6, a4, s5
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x035909b3	// mul s3, s2, s5
+	AND	X7, X22
+	MUL	X8, X17, X19
+	SLL	$3, X5, X23
+	OR	X22, X13
+	MUL	X21, X14, X22
+	XOR	X19, X15
+	MUL	X21, X18, X19
 	WORD	$0x21989b0b	// th.mula s6, a7, s9
-	WORD	$0x0174f4b3	// and s1, s1, s7
-	WORD	$0x03480bb3	// mul s7, a6, s4
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x0057f7b3	// and a5, a5, t0
+	AND	X23, X9
+	MUL	X20, X16, X23
+	XOR	X19, X15
+	AND	X5, X15
 	WORD	$0x20891b8b	// th.mula s7, s2, s0
-	WORD	$0x0096e6b3	// or a3, a3, s1
+	OR	X9, X13
 	WORD	$0x7c06348b	// th.extu s1, a2, 31, 0
-	WORD	$0x02065613	// srli a2, a2, 32
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x028709b3	// mul s3, a4, s0
-	WORD	$0x03970633	// mul a2, a4, s9
-	WORD	$0x02880733	// mul a4, a6, s0
+	SRL	$32, X12
+	XOR	X12, X9
+	MUL	X8, X14, X19
+	MUL	X25, X14, X12
+	MUL	X8, X16, X14
 	WORD	$0x2199198b	// th.mula s3, s2, s9
-	WORD	$0x03580833	// mul a6, a6, s5
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x03588733	// mul a4, a7, s5
-	WORD	$0x0109c9b3	// xor s3, s3, a6
-	WORD	$0x03488833	// mul a6, a7, s4
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x03490733	// mul a4, s2, s4
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x0054fc33	// and s8, s1, t0
-	WORD	$0x006b7b33	// and s6, s6, t1
-	WORD	$0x0064f8b3	// and a7, s1, t1
-	WORD	$0x0109c9b3	// xor s3, s3, a6
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x0167e7b3	// or a5, a5, s6
-	WORD	$0x05056a83	// lwu s5, 80(a0)
-	WORD	$0x05856403	// lwu s0, 88(a0)
-	WORD	$0x05c56c83	// lwu s9, 92(a0)
-	WORD	$0x0074f933	// and s2, s1, t2
-	WORD	$0x00329a13	// slli s4, t0, 3
-	WORD	$0x05456b03	// lwu s6, 84(a0)
-	WORD	$0x0144fa33	// and s4, s1, s4
-	WORD	$0x0079f9b3	// and s3, s3, t2
-	WORD	$0x035c0833	// mul a6, s8, s5
-	WORD	$0x00329713	// slli a4, t0, 3
-	WORD	$0x0137e7b3	// or a5, a5, s3
+	MUL	X21, X16
+	XOR	X14, X12
+	MUL	X21, X17, X14
+	XOR	X16, X19
+	MUL	X20, X17, X16
+	XOR	X14, X12
+	MUL	X20, X18, X14
+	XOR	X23, X22
+	AND	X5, X9, X24
+	AND	X6, X22
+	AND	X6, X9, X17
+	XOR	X16, X19
+	XOR	X14, X12
+	OR	X22, X15
+	MOVWU	80(X10), X21
+	MOVWU	88(X10), X8
+	MOVWU	92(X10), X25
+	AND	X7, X9, X18
+	SLL	$3, X5, X20
+	MOVWU	84(X10), X22
+	AND	X20, X9, X20
+	AND	X7, X19
+	MUL	X21, X24, X16
+	SLL	$3, X5, X14
+	OR	X19, X15
 	WORD	$0x2198980b	// th.mula a6, a7, s9
-	WORD	$0x02890bb3	// mul s7, s2, s0
-	WORD	$0x036c04b3	// mul s1, s8, s6
-	WORD	$0x00e67633	// and a2, a2, a4
-	WORD	$0x035889b3	// mul s3, a7, s5
-	WORD	$0x01784833	// xor a6, a6, s7
-	WORD	$0x036a0bb3	// mul s7, s4, s6
+	MUL	X8, X18, X23
+	MUL	X22, X24, X9
+	AND	X14, X12
+	MUL	X21, X17, X19
+	XOR	X23, X16
+	MUL	X22, X20, X23
 	WORD	$0x2199148b	// th.mula s1, s2, s9
 	WORD	$0x208a198b	// th.mula s3, s4, s0
-	WORD	$0x01784833	// xor a6, a6, s7
-	WORD	$0x00587833	// and a6, a6, t0
-	WORD	$0x00c7e7b3	// or a5, a5, a2
-	WORD	$0x028c0bb3	// mul s7, s8, s0
-	WORD	$0x039c0633	// mul a2, s8, s9
-	WORD	$0x02888733	// mul a4, a7, s0
+	XOR	X23, X16
+	AND	X5, X16
+	OR	X12, X15
+	MUL	X8, X24, X23
+	MUL	X25, X24, X12
+	MUL	X8, X17, X14
 	WORD	$0x219a1b8b	// th.mula s7, s4, s9
-	WORD	$0x036888b3	// mul a7, a7, s6
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x03690733	// mul a4, s2, s6
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x035908b3	// mul a7, s2, s5
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x035a0733	// mul a4, s4, s5
-	WORD	$0x0134c4b3	// xor s1, s1, s3
-	WORD	$0x0064f4b3	// and s1, s1, t1
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x00986833	// or a6, a6, s1
+	MUL	X22, X17
+	XOR	X14, X12
+	MUL	X22, X18, X14
+	XOR	X17, X23
+	MUL	X21, X18, X17
+	XOR	X14, X12
+	MUL	X21, X20, X14
+	XOR	X19, X9
+	AND	X6, X9
+	XOR	X17, X23
+	XOR	X14, X12
+	OR	X9, X16
 	WORD	$0x7c0eb70b	// th.extu a4, t4, 31, 0
-	WORD	$0x00577a33	// and s4, a4, t0
-	WORD	$0x006779b3	// and s3, a4, t1
-	WORD	$0x007778b3	// and a7, a4, t2
-	WORD	$0x00329493	// slli s1, t0, 3
-	WORD	$0x009774b3	// and s1, a4, s1
-	WORD	$0x007bfbb3	// and s7, s7, t2
-	WORD	$0x06056903	// lwu s2, 96(a0)
-	WORD	$0x00329713	// slli a4, t0, 3
-	WORD	$0x01786833	// or a6, a6, s7
-	WORD	$0x06856403	// lwu s0, 104(a0)
-	WORD	$0x06c56b83	// lwu s7, 108(a0)
-	WORD	$0x032a0c33	// mul s8, s4, s2
-	WORD	$0x06456a83	// lwu s5, 100(a0)
-	WORD	$0x02888cb3	// mul s9, a7, s0
+	AND	X5, X14, X20
+	AND	X6, X14, X19
+	AND	X7, X14, X17
+	SLL	$3, X5, X9
+	AND	X9, X14, X9
+	AND	X7, X23
+	MOVWU	96(X10), X18
+	SLL	$3, X5, X14
+	OR	X23, X16
+	MOVWU	104(X10), X8
+	MOVWU	108(X10), X23
+	MUL	X18, X20, X24
+	MOVWU	100(X10), X21
+	MUL	X8, X17, X25
 	WORD	$0x21799c0b	// th.mula s8, s3, s7
-	WORD	$0x00e67633	// and a2, a2, a4
-	WORD	$0x00c86833	// or a6, a6, a2
-	WORD	$0x035a0b33	// mul s6, s4, s5
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x03548cb3	// mul s9, s1, s5
+	AND	X14, X12
+	OR	X12, X16
+	MUL	X21, X20, X22
+	XOR	X25, X24
+	MUL	X21, X9, X25
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00d84833	// xor a6, a6, a3
+	XOR	X13, X16
 	WORD	$0x21789b0b	// th.mula s6, a7, s7
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x005c7733	// and a4, s8, t0
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x03298c33	// mul s8, s3, s2
-	WORD	$0x02081c93	// slli s9, a6, 32
-	WORD	$0x0196c633	// xor a2, a3, s9
+	XOR	X25, X24
+	AND	X5, X24, X14
+	XOR	X15, X16
+	MUL	X18, X19, X24
+	SLL	$32, X16, X25
+	XOR	X25, X13, X12
 	WORD	$0x20849c0b	// th.mula s8, s1, s0
-	WORD	$0x02085c93	// srli s9, a6, 32
-	WORD	$0x0197c6b3	// xor a3, a5, s9
-	WORD	$0x020edc93	// srli s9, t4, 32
-	WORD	$0x005cf7b3	// and a5, s9, t0
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x028a0c33	// mul s8, s4, s0
-	WORD	$0x037a0833	// mul a6, s4, s7
-	WORD	$0x02898433	// mul s0, s3, s0
+	SRL	$32, X16, X25
+	XOR	X25, X15, X13
+	SRL	$32, X29, X25
+	AND	X5, X25, X15
+	XOR	X24, X22
+	MUL	X8, X20, X24
+	MUL	X23, X20, X16
+	MUL	X8, X19, X8
 	WORD	$0x21749c0b	// th.mula s8, s1, s7
-	WORD	$0x006cfa33	// and s4, s9, t1
-	WORD	$0x03598bb3	// mul s7, s3, s5
-	WORD	$0x00884833	// xor a6, a6, s0
-	WORD	$0x03588433	// mul s0, a7, s5
-	WORD	$0x007cf9b3	// and s3, s9, t2
-	WORD	$0x017c4c33	// xor s8, s8, s7
-	WORD	$0x03288bb3	// mul s7, a7, s2
-	WORD	$0x00884833	// xor a6, a6, s0
-	WORD	$0x03248433	// mul s0, s1, s2
-	WORD	$0x006b7b33	// and s6, s6, t1
-	WORD	$0x00329493	// slli s1, t0, 3
-	WORD	$0x017c4c33	// xor s8, s8, s7
-	WORD	$0x00884833	// xor a6, a6, s0
-	WORD	$0x01676733	// or a4, a4, s6
-	WORD	$0x07056a83	// lwu s5, 112(a0)
-	WORD	$0x07856b03	// lwu s6, 120(a0)
-	WORD	$0x07c56083	// lwu ra, 124(a0)
-	WORD	$0x03578bb3	// mul s7, a5, s5
-	WORD	$0x009cf4b3	// and s1, s9, s1
-	WORD	$0x07456c83	// lwu s9, 116(a0)
+	AND	X6, X25, X20
+	MUL	X21, X19, X23
+	XOR	X8, X16
+	MUL	X21, X17, X8
+	AND	X7, X25, X19
+	XOR	X23, X24
+	MUL	X18, X17, X23
+	XOR	X8, X16
+	MUL	X18, X9, X8
+	AND	X6, X22
+	SLL	$3, X5, X9
+	XOR	X23, X24
+	XOR	X8, X16
+	OR	X22, X14
+	MOVWU	112(X10), X21
+	MOVWU	120(X10), X22
+	MOVWU	124(X10), X1
+	MUL	X21, X15, X23
+	AND	X9, X25, X9
+	MOVWU	116(X10), X25
 	WORD	$0x201a1b8b	// th.mula s7, s4, ra
-	WORD	$0x007c7c33	// and s8, s8, t2
-	WORD	$0x00329413	// slli s0, t0, 3
-	WORD	$0x01876733	// or a4, a4, s8
-	WORD	$0x036988b3	// mul a7, s3, s6
-	WORD	$0x00887833	// and a6, a6, s0
-	WORD	$0x03978933	// mul s2, a5, s9
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x039488b3	// mul a7, s1, s9
+	AND	X7, X24
+	SLL	$3, X5, X8
+	OR	X24, X14
+	MUL	X22, X19, X17
+	AND	X8, X16
+	MUL	X25, X15, X18
+	XOR	X17, X23
+	MUL	X25, X9, X17
 	WORD	$0x2019990b	// th.mula s2, s3, ra
-	WORD	$0x01076733	// or a4, a4, a6
-	WORD	$0x03678833	// mul a6, a5, s6
-	WORD	$0x021787b3	// mul a5, a5, ra
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x036a08b3	// mul a7, s4, s6
+	OR	X16, X14
+	MUL	X22, X15, X16
+	MUL	X1, X15
+	XOR	X17, X23
+	MUL	X22, X20, X17
 	WORD	$0x2014980b	// th.mula a6, s1, ra
-	WORD	$0x035a0c33	// mul s8, s4, s5
-	WORD	$0x039a0a33	// mul s4, s4, s9
-	WORD	$0x0117c7b3	// xor a5, a5, a7
-	WORD	$0x039988b3	// mul a7, s3, s9
+	MUL	X21, X20, X24
+	MUL	X25, X20
+	XOR	X17, X15
+	MUL	X25, X19, X17
 	WORD	$0x21649c0b	// th.mula s8, s1, s6
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x03598a33	// mul s4, s3, s5
-	WORD	$0x0117c7b3	// xor a5, a5, a7
-	WORD	$0x035488b3	// mul a7, s1, s5
-	WORD	$0x01894933	// xor s2, s2, s8
-	WORD	$0x005bf4b3	// and s1, s7, t0
+	XOR	X20, X16
+	MUL	X21, X19, X20
+	XOR	X17, X15
+	MUL	X21, X9, X17
+	XOR	X24, X18
+	AND	X5, X23, X9
 	WORD	$0x7c0ebc8b	// th.extu s9, t4, 31, 0
-	WORD	$0x020ede93	// srli t4, t4, 32
-	WORD	$0x01dcccb3	// xor s9, s9, t4
-	WORD	$0x005cfb33	// and s6, s9, t0
-	WORD	$0x00697933	// and s2, s2, t1
-	WORD	$0x006cfeb3	// and t4, s9, t1
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x0117c7b3	// xor a5, a5, a7
-	WORD	$0x0124e4b3	// or s1, s1, s2
-	WORD	$0x08056a03	// lwu s4, 128(a0)
-	WORD	$0x08856c03	// lwu s8, 136(a0)
-	WORD	$0x08c56b83	// lwu s7, 140(a0)
-	WORD	$0x007cf933	// and s2, s9, t2
-	WORD	$0x00329993	// slli s3, t0, 3
-	WORD	$0x08456a83	// lwu s5, 132(a0)
-	WORD	$0x013cf9b3	// and s3, s9, s3
-	WORD	$0x00787833	// and a6, a6, t2
-	WORD	$0x034b0433	// mul s0, s6, s4
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x0104e4b3	// or s1, s1, a6
+	SRL	$32, X29
+	XOR	X29, X25
+	AND	X5, X25, X22
+	AND	X6, X18
+	AND	X6, X25, X29
+	XOR	X20, X16
+	XOR	X17, X15
+	OR	X18, X9
+	MOVWU	128(X10), X20
+	MOVWU	136(X10), X24
+	MOVWU	140(X10), X23
+	AND	X7, X25, X18
+	SLL	$3, X5, X19
+	MOVWU	132(X10), X21
+	AND	X19, X25, X19
+	AND	X7, X16
+	MUL	X20, X22, X8
+	SLL	$3, X5, X17
+	OR	X16, X9
 	WORD	$0x217e940b	// th.mula s0, t4, s7
-	WORD	$0x038900b3	// mul ra, s2, s8
-	WORD	$0x035b0833	// mul a6, s6, s5
-	WORD	$0x0117f7b3	// and a5, a5, a7
-	WORD	$0x034e8cb3	// mul s9, t4, s4
-	WORD	$0x00144433	// xor s0, s0, ra
-	WORD	$0x035980b3	// mul ra, s3, s5
+	MUL	X24, X18, X1
+	MUL	X21, X22, X16
+	AND	X17, X15
+	MUL	X20, X29, X25
+	XOR	X1, X8
+	MUL	X21, X19, X1
 	WORD	$0x2179180b	// th.mula a6, s2, s7
 	WORD	$0x21899c8b	// th.mula s9, s3, s8
-	WORD	$0x00144433	// xor s0, s0, ra
-	WORD	$0x005478b3	// and a7, s0, t0
-	WORD	$0x00f4e4b3	// or s1, s1, a5
-	WORD	$0x038b07b3	// mul a5, s6, s8
-	WORD	$0x037b0b33	// mul s6, s6, s7
-	WORD	$0x038e8c33	// mul s8, t4, s8
+	XOR	X1, X8
+	AND	X5, X8, X17
+	OR	X15, X9
+	MUL	X24, X22, X15
+	MUL	X23, X22
+	MUL	X24, X29, X24
 	WORD	$0x2179978b	// th.mula a5, s3, s7
-	WORD	$0x035e8eb3	// mul t4, t4, s5
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x03590c33	// mul s8, s2, s5
-	WORD	$0x01d7c7b3	// xor a5, a5, t4
-	WORD	$0x03490eb3	// mul t4, s2, s4
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x03498c33	// mul s8, s3, s4
-	WORD	$0x01984833	// xor a6, a6, s9
-	WORD	$0x00687833	// and a6, a6, t1
-	WORD	$0x01d7c7b3	// xor a5, a5, t4
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x0108e8b3	// or a7, a7, a6
-	WORD	$0x0077f7b3	// and a5, a5, t2
-	WORD	$0x00329c13	// slli s8, t0, 3
-	WORD	$0x00f8e8b3	// or a7, a7, a5
-	WORD	$0x018b7b33	// and s6, s6, s8
-	WORD	$0x0168e8b3	// or a7, a7, s6
+	MUL	X21, X29
+	XOR	X24, X22
+	MUL	X21, X18, X24
+	XOR	X29, X15
+	MUL	X20, X18, X29
+	XOR	X24, X22
+	MUL	X20, X19, X24
+	XOR	X25, X16
+	AND	X6, X16
+	XOR	X29, X15
+	XOR	X24, X22
+	OR	X16, X17
+	AND	X7, X15
+	SLL	$3, X5, X24
+	OR	X15, X17
+	AND	X24, X22
+	OR	X22, X17
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00e8c8b3	// xor a7, a7, a4
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x02089793	// slli a5, a7, 32
-	WORD	$0x00f74eb3	// xor t4, a4, a5
-	WORD	$0x0208d793	// srli a5, a7, 32
+	XOR	X14, X17
+	XOR	X9, X17
+	SLL	$32, X17, X15
+	XOR	X15, X14, X29
+	SRL	$32, X17, X15
 	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	WORD	$0x01eeceb3	// xor t4, t4, t5
-	WORD	$0x00f4c733	// xor a4, s1, a5
-	WORD	$0x00ceceb3	// xor t4, t4, a2
-	WORD	$0x00b74733	// xor a4, a4, a1
-	WORD	$0x01d5c5b3	// xor a1, a1, t4
+	XOR	X30, X29
+	XOR	X15, X9, X14
+	XOR	X12, X29
+	XOR	X11, X14
+	XOR	X29, X11
 	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
-	WORD	$0x03ff1e93	// slli t4, t5, 63
-	WORD	$0x03ef1793	// slli a5, t5, 62
-	WORD	$0x01d5c5b3	// xor a1, a1, t4
-	WORD	$0x00d74733	// xor a4, a4, a3
-	WORD	$0x00f5c5b3	// xor a1, a1, a5
-	WORD	$0x039f1e93	// slli t4, t5, 57
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x01d5c5b3	// xor a1, a1, t4
-	WORD	$0x001f5e93	// srli t4, t5, 1
-	WORD	$0x01e64633	// xor a2, a2, t5
-	WORD	$0x002f5793	// srli a5, t5, 2
-	WORD	$0x01d64633	// xor a2, a2, t4
-	WORD	$0x00f64633	// xor a2, a2, a5
-	WORD	$0x007f5e93	// srli t4, t5, 7
-	WORD	$0x01d64633	// xor a2, a2, t4
-	WORD	$0x03f59e93	// slli t4, a1, 63
-	WORD	$0x03e59793	// slli a5, a1, 62
-	WORD	$0x01d64633	// xor a2, a2, t4
-	WORD	$0x00f64633	// xor a2, a2, a5
-	WORD	$0x03959e93	// slli t4, a1, 57
-	WORD	$0x01d64733	// xor a4, a2, t4
-	WORD	$0x0015de93	// srli t4, a1, 1
-	WORD	$0x00b6c6b3	// xor a3, a3, a1
-	WORD	$0x0025d793	// srli a5, a1, 2
-	WORD	$0x01d6c6b3	// xor a3, a3, t4
-	WORD	$0x00f6c6b3	// xor a3, a3, a5
-	WORD	$0x0075de93	// srli t4, a1, 7
-	WORD	$0x01d6c633	// xor a2, a3, t4
-	WORD	$0x00ee3023	// sd a4, 0(t3)
-	WORD	$0x00ce3423	// sd a2, 8(t3)
-	WORD	$0x010e0e13	// addi t3, t3, 16
-	WORD	$0x00813e83	// ld t4, 8(sp)
-	WORD	$0xfffe8e93	// addi t4, t4, -1
-	WORD	$0x01d13423	// sd t4, 8(sp)
-	WORD	$0x900e9ee3	// bne t4, zero, .Lgcm_init_c906_powers
+	SLL	$63, X30, X29
+	SLL	$62, X30, X15
+	XOR	X29, X11
+	XOR	X13, X14
+	XOR	X15, X11
+	SLL	$57, X30, X29
+	XOR	X14, X12
+	XOR	X29, X11
+	SRL	$1, X30, X29
+	XOR	X30, X12
+	SRL	$2, X30, X15
+	XOR	X29, X12
+	XOR	X15, X12
+	SRL	$7, X30, X29
+	XOR	X29, X12
+	SLL	$63, X11, X29
+	SLL	$62, X11, X15
+	XOR	X29, X12
+	XOR	X15, X12
+	SLL	$57, X11, X29
+	XOR	X29, X12, X14
+	SRL	$1, X11, X29
+	XOR	X11, X13
+	SRL	$2, X11, X15
+	XOR	X29, X13
+	XOR	X15, X13
+	SRL	$7, X11, X29
+	XOR	X29, X13, X12
+	MOV	X14, (X28)
+	MOV	X12, 8(X28)
+	ADD	$16, X28
+	MOV	8(X2), X29
+	ADD	$-1, X29
+	MOV	X29, 8(X2)
+	BNEZ	X29, powers
 	// return
-	WORD	$0x00000413	// addi s0, zero, 0
-	WORD	$0x00000493	// addi s1, zero, 0
-	WORD	$0x00000593	// addi a1, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000693	// addi a3, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
-	WORD	$0x00000793	// addi a5, zero, 0
-	WORD	$0x00000813	// addi a6, zero, 0
-	WORD	$0x00000893	// addi a7, zero, 0
-	WORD	$0x00000913	// addi s2, zero, 0
-	WORD	$0x00000993	// addi s3, zero, 0
-	WORD	$0x00000a13	// addi s4, zero, 0
-	WORD	$0x00000a93	// addi s5, zero, 0
-	WORD	$0x00000b13	// addi s6, zero, 0
-	WORD	$0x00000b93	// addi s7, zero, 0
-	WORD	$0x00000c13	// addi s8, zero, 0
-	WORD	$0x00000c93	// addi s9, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	WORD	$0x00013083	// ld ra, 0(sp)
-	JMP	kgen_ret	// jalr zero, 0(ra)
+	MOV	$0, X8
+	MOV	$0, X9
+	MOV	$0, X11
+	MOV	$0, X12
+	MOV	$0, X13
+	MOV	$0, X14
+	MOV	$0, X15
+	MOV	$0, X16
+	MOV	$0, X17
+	MOV	$0, X18
+	MOV	$0, X19
+	MOV	$0, X20
+	MOV	$0, X21
+	MOV	$0, X22
+	MOV	$0, X23
+	MOV	$0, X24
+	MOV	$0, X25
+	MOV	$0, X30
+	MOV	(X2), X1
+	JMP	kgen_ret
 kgen_ret:
 	RET
 
@@ -615,491 +615,491 @@ TEXT ·gcmGmultC906(SB), NOSPLIT, $8-16
 	MOV	Xi+0(FP), X10
 	MOV	Htable+8(FP), X11
 	// class masks from seed = 0x88: m[3] = 0x8888888888888888, m[k] = m[3] >> (3 - k)
-	WORD	$0x08800313	// addi t1, zero, 136
-	WORD	$0x00831293	// slli t0, t1, 8
-	WORD	$0x005363b3	// or t2, t1, t0
-	WORD	$0x01039293	// slli t0, t2, 16
-	WORD	$0x0053e3b3	// or t2, t2, t0
-	WORD	$0x02039293	// slli t0, t2, 32
-	WORD	$0x0053e3b3	// or t2, t2, t0
-	WORD	$0x0033d293	// srli t0, t2, 3
-	WORD	$0x0023d313	// srli t1, t2, 2
-	WORD	$0x0013d393	// srli t2, t2, 1
-	WORD	$0x00053603	// ld a2, 0(a0)
-	WORD	$0x00853703	// ld a4, 8(a0)
+	MOV	$136, X6
+	SLL	$8, X6, X5
+	OR	X5, X6, X7
+	SLL	$16, X7, X5
+	OR	X5, X7
+	SLL	$32, X7, X5
+	OR	X5, X7
+	SRL	$3, X7, X5
+	SRL	$2, X7, X6
+	SRL	$1, X7
+	MOV	(X10), X12
+	MOV	8(X10), X14
 	WORD	$0x8206160b	// th.rev a2, a2
 	WORD	$0x8207170b	// th.rev a4, a4
 	// Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
-	WORD	$0x00c74e33	// xor t3, a4, a2
+	XOR	X12, X14, X28
 	WORD	$0x7c07368b	// th.extu a3, a4, 31, 0
-	WORD	$0x0005e883	// lwu a7, 0(a1)
-	WORD	$0x0056f9b3	// and s3, a3, t0
-	WORD	$0x0085e903	// lwu s2, 8(a1)
-	WORD	$0x00c5ea83	// lwu s5, 12(a1)
-	WORD	$0x0066fa33	// and s4, a3, t1
-	WORD	$0x03198b33	// mul s6, s3, a7
-	WORD	$0x0076feb3	// and t4, a3, t2
-	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x0045e483	// lwu s1, 4(a1)
-	WORD	$0x03298f33	// mul t5, s3, s2
-	WORD	$0x0106f833	// and a6, a3, a6
-	WORD	$0x035986b3	// mul a3, s3, s5
-	WORD	$0x032a07b3	// mul a5, s4, s2
+	MOVWU	(X11), X17
+	AND	X5, X13, X19
+	MOVWU	8(X11), X18
+	MOVWU	12(X11), X21
+	AND	X6, X13, X20
+	MUL	X17, X19, X22
+	AND	X7, X13, X29
+	SLL	$3, X5, X16
+	MOVWU	4(X11), X9
+	MUL	X18, X19, X30
+	AND	X16, X13, X16
+	MUL	X21, X19, X13
+	MUL	X18, X20, X15
 	WORD	$0x215a1b0b	// th.mula s6, s4, s5
-	WORD	$0x032e8bb3	// mul s7, t4, s2
-	WORD	$0x029989b3	// mul s3, s3, s1
-	WORD	$0x031a0c33	// mul s8, s4, a7
+	MUL	X18, X29, X23
+	MUL	X9, X19
+	MUL	X17, X20, X24
 	WORD	$0x21581f0b	// th.mula t5, a6, s5
-	WORD	$0x029a0a33	// mul s4, s4, s1
-	WORD	$0x00f6c6b3	// xor a3, a3, a5
-	WORD	$0x029e87b3	// mul a5, t4, s1
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x02980bb3	// mul s7, a6, s1
+	MUL	X9, X20
+	XOR	X15, X13
+	MUL	X9, X29, X15
+	XOR	X23, X22
+	MUL	X9, X16, X23
 	WORD	$0x215e998b	// th.mula s3, t4, s5
 	WORD	$0x21281c0b	// th.mula s8, a6, s2
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x031e8a33	// mul s4, t4, a7
-	WORD	$0x00f6c6b3	// xor a3, a3, a5
-	WORD	$0x031807b3	// mul a5, a6, a7
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x0189c9b3	// xor s3, s3, s8
-	WORD	$0x005b7eb3	// and t4, s6, t0
-	WORD	$0x02075c13	// srli s8, a4, 32
-	WORD	$0x005c7933	// and s2, s8, t0
-	WORD	$0x006c74b3	// and s1, s8, t1
-	WORD	$0x007c7833	// and a6, s8, t2
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x00f6c6b3	// xor a3, a3, a5
-	WORD	$0x013eeeb3	// or t4, t4, s3
-	WORD	$0x0105e983	// lwu s3, 16(a1)
-	WORD	$0x0185eb83	// lwu s7, 24(a1)
-	WORD	$0x01c5ea83	// lwu s5, 28(a1)
-	WORD	$0x03390b33	// mul s6, s2, s3
-	WORD	$0x0145ea03	// lwu s4, 20(a1)
-	WORD	$0x011c78b3	// and a7, s8, a7
+	XOR	X20, X30
+	MUL	X17, X29, X20
+	XOR	X15, X13
+	MUL	X17, X16, X15
+	XOR	X23, X22
+	XOR	X24, X19
+	AND	X5, X22, X29
+	SRL	$32, X14, X24
+	AND	X5, X24, X18
+	AND	X6, X24, X9
+	AND	X7, X24, X16
+	AND	X6, X19
+	SLL	$3, X5, X17
+	XOR	X20, X30
+	XOR	X15, X13
+	OR	X19, X29
+	MOVWU	16(X11), X19
+	MOVWU	24(X11), X23
+	MOVWU	28(X11), X21
+	MUL	X19, X18, X22
+	MOVWU	20(X11), X20
+	AND	X17, X24, X17
 	WORD	$0x21549b0b	// th.mula s6, s1, s5
-	WORD	$0x007f7f33	// and t5, t5, t2
-	WORD	$0x03780cb3	// mul s9, a6, s7
-	WORD	$0x00329793	// slli a5, t0, 3
-	WORD	$0x01eeeeb3	// or t4, t4, t5
-	WORD	$0x03490c33	// mul s8, s2, s4
-	WORD	$0x03348433	// mul s0, s1, s3
-	WORD	$0x019b4b33	// xor s6, s6, s9
-	WORD	$0x03488cb3	// mul s9, a7, s4
+	AND	X7, X30
+	MUL	X23, X16, X25
+	SLL	$3, X5, X15
+	OR	X30, X29
+	MUL	X20, X18, X24
+	MUL	X19, X9, X8
+	XOR	X25, X22
+	MUL	X20, X17, X25
 	WORD	$0x21581c0b	// th.mula s8, a6, s5
 	WORD	$0x2178940b	// th.mula s0, a7, s7
-	WORD	$0x019b4b33	// xor s6, s6, s9
-	WORD	$0x005b7f33	// and t5, s6, t0
-	WORD	$0x008c4c33	// xor s8, s8, s0
-	WORD	$0x00f6f6b3	// and a3, a3, a5
-	WORD	$0x006c7c33	// and s8, s8, t1
-	WORD	$0x00deeeb3	// or t4, t4, a3
+	XOR	X25, X22
+	AND	X5, X22, X30
+	XOR	X8, X24
+	AND	X15, X13
+	AND	X6, X24
+	OR	X13, X29
 	WORD	$0x7c073b0b	// th.extu s6, a4, 31, 0
-	WORD	$0x02075693	// srli a3, a4, 32
-	WORD	$0x00db4b33	// xor s6, s6, a3
-	WORD	$0x005b77b3	// and a5, s6, t0
-	WORD	$0x006b76b3	// and a3, s6, t1
-	WORD	$0x03790cb3	// mul s9, s2, s7
-	WORD	$0x03590933	// mul s2, s2, s5
-	WORD	$0x03748733	// mul a4, s1, s7
+	SRL	$32, X14, X13
+	XOR	X13, X22
+	AND	X5, X22, X15
+	AND	X6, X22, X13
+	MUL	X23, X18, X25
+	MUL	X21, X18
+	MUL	X23, X9, X14
 	WORD	$0x21589c8b	// th.mula s9, a7, s5
-	WORD	$0x034484b3	// mul s1, s1, s4
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x03480733	// mul a4, a6, s4
-	WORD	$0x009cccb3	// xor s9, s9, s1
-	WORD	$0x033804b3	// mul s1, a6, s3
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x03388733	// mul a4, a7, s3
-	WORD	$0x009cccb3	// xor s9, s9, s1
-	WORD	$0x018f6f33	// or t5, t5, s8
-	WORD	$0x0205e983	// lwu s3, 32(a1)
-	WORD	$0x0285ea03	// lwu s4, 40(a1)
-	WORD	$0x02c5eb83	// lwu s7, 44(a1)
-	WORD	$0x007b78b3	// and a7, s6, t2
-	WORD	$0x00329493	// slli s1, t0, 3
-	WORD	$0x0245ea83	// lwu s5, 36(a1)
-	WORD	$0x009b74b3	// and s1, s6, s1
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x007cfcb3	// and s9, s9, t2
-	WORD	$0x03378833	// mul a6, a5, s3
-	WORD	$0x00329713	// slli a4, t0, 3
-	WORD	$0x019f6f33	// or t5, t5, s9
+	MUL	X20, X9
+	XOR	X14, X18
+	MUL	X20, X16, X14
+	XOR	X9, X25
+	MUL	X19, X16, X9
+	XOR	X14, X18
+	MUL	X19, X17, X14
+	XOR	X9, X25
+	OR	X24, X30
+	MOVWU	32(X11), X19
+	MOVWU	40(X11), X20
+	MOVWU	44(X11), X23
+	AND	X7, X22, X17
+	SLL	$3, X5, X9
+	MOVWU	36(X11), X21
+	AND	X9, X22, X9
+	XOR	X14, X18
+	AND	X7, X25
+	MUL	X19, X15, X16
+	SLL	$3, X5, X14
+	OR	X25, X30
 	WORD	$0x2176980b	// th.mula a6, a3, s7
-	WORD	$0x03488b33	// mul s6, a7, s4
-	WORD	$0x03578c33	// mul s8, a5, s5
-	WORD	$0x03368cb3	// mul s9, a3, s3
-	WORD	$0x01684833	// xor a6, a6, s6
-	WORD	$0x03548b33	// mul s6, s1, s5
+	MUL	X20, X17, X22
+	MUL	X21, X15, X24
+	MUL	X19, X13, X25
+	XOR	X22, X16
+	MUL	X21, X9, X22
 	WORD	$0x21789c0b	// th.mula s8, a7, s7
-	WORD	$0x00e97933	// and s2, s2, a4
+	AND	X14, X18
 	WORD	$0x21449c8b	// th.mula s9, s1, s4
-	WORD	$0x01684833	// xor a6, a6, s6
-	WORD	$0x00587733	// and a4, a6, t0
-	WORD	$0x012f6f33	// or t5, t5, s2
-	WORD	$0x03478b33	// mul s6, a5, s4
-	WORD	$0x03778833	// mul a6, a5, s7
-	WORD	$0x03468a33	// mul s4, a3, s4
+	XOR	X22, X16
+	AND	X5, X16, X14
+	OR	X18, X30
+	MUL	X20, X15, X22
+	MUL	X23, X15, X16
+	MUL	X20, X13, X20
 	WORD	$0x21749b0b	// th.mula s6, s1, s7
-	WORD	$0x035686b3	// mul a3, a3, s5
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x03588a33	// mul s4, a7, s5
-	WORD	$0x00db4b33	// xor s6, s6, a3
-	WORD	$0x033886b3	// mul a3, a7, s3
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x03348a33	// mul s4, s1, s3
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x006c7c33	// and s8, s8, t1
-	WORD	$0x00db4b33	// xor s6, s6, a3
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x01876733	// or a4, a4, s8
+	MUL	X21, X13
+	XOR	X20, X16
+	MUL	X21, X17, X20
+	XOR	X13, X22
+	MUL	X19, X17, X13
+	XOR	X20, X16
+	MUL	X19, X9, X20
+	XOR	X25, X24
+	AND	X6, X24
+	XOR	X13, X22
+	XOR	X20, X16
+	OR	X24, X14
 	WORD	$0x7c06368b	// th.extu a3, a2, 31, 0
-	WORD	$0x0056f4b3	// and s1, a3, t0
-	WORD	$0x0066f933	// and s2, a3, t1
-	WORD	$0x0076f7b3	// and a5, a3, t2
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x0116f8b3	// and a7, a3, a7
-	WORD	$0x007b7b33	// and s6, s6, t2
-	WORD	$0x0305e983	// lwu s3, 48(a1)
-	WORD	$0x00329a13	// slli s4, t0, 3
-	WORD	$0x01676733	// or a4, a4, s6
-	WORD	$0x0385e403	// lwu s0, 56(a1)
-	WORD	$0x03c5ec03	// lwu s8, 60(a1)
-	WORD	$0x033486b3	// mul a3, s1, s3
-	WORD	$0x0345ea83	// lwu s5, 52(a1)
-	WORD	$0x02878bb3	// mul s7, a5, s0
+	AND	X5, X13, X9
+	AND	X6, X13, X18
+	AND	X7, X13, X15
+	SLL	$3, X5, X17
+	AND	X17, X13, X17
+	AND	X7, X22
+	MOVWU	48(X11), X19
+	SLL	$3, X5, X20
+	OR	X22, X14
+	MOVWU	56(X11), X8
+	MOVWU	60(X11), X24
+	MUL	X19, X9, X13
+	MOVWU	52(X11), X21
+	MUL	X8, X15, X23
 	WORD	$0x2189168b	// th.mula a3, s2, s8
-	WORD	$0x01487833	// and a6, a6, s4
-	WORD	$0x01076733	// or a4, a4, a6
-	WORD	$0x03548b33	// mul s6, s1, s5
-	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x03588bb3	// mul s7, a7, s5
+	AND	X20, X16
+	OR	X16, X14
+	MUL	X21, X9, X22
+	XOR	X23, X13
+	MUL	X21, X17, X23
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x01d74733	// xor a4, a4, t4
+	XOR	X29, X14
 	WORD	$0x21879b0b	// th.mula s6, a5, s8
-	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x0056f6b3	// and a3, a3, t0
-	WORD	$0x01e74733	// xor a4, a4, t5
-	WORD	$0x033900b3	// mul ra, s2, s3
-	WORD	$0x02071813	// slli a6, a4, 32
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	XOR	X23, X13
+	AND	X5, X13
+	XOR	X30, X14
+	MUL	X19, X18, X1
+	SLL	$32, X14, X16
+	XOR	X16, X29
 	WORD	$0x2088908b	// th.mula ra, a7, s0
-	WORD	$0x02075813	// srli a6, a4, 32
-	WORD	$0x010f4f33	// xor t5, t5, a6
-	WORD	$0x02065c93	// srli s9, a2, 32
-	WORD	$0x005cf733	// and a4, s9, t0
-	WORD	$0x02848bb3	// mul s7, s1, s0
-	WORD	$0x038484b3	// mul s1, s1, s8
-	WORD	$0x02890a33	// mul s4, s2, s0
-	WORD	$0x006cf833	// and a6, s9, t1
+	SRL	$32, X14, X16
+	XOR	X16, X30
+	SRL	$32, X12, X25
+	AND	X5, X25, X14
+	MUL	X8, X9, X23
+	MUL	X24, X9
+	MUL	X8, X18, X20
+	AND	X6, X25, X16
 	WORD	$0x21889b8b	// th.mula s7, a7, s8
-	WORD	$0x03590c33	// mul s8, s2, s5
-	WORD	$0x0144c4b3	// xor s1, s1, s4
-	WORD	$0x03578a33	// mul s4, a5, s5
-	WORD	$0x018bcbb3	// xor s7, s7, s8
-	WORD	$0x03378c33	// mul s8, a5, s3
-	WORD	$0x0144c4b3	// xor s1, s1, s4
-	WORD	$0x03388a33	// mul s4, a7, s3
-	WORD	$0x001b4b33	// xor s6, s6, ra
-	WORD	$0x007cf933	// and s2, s9, t2
-	WORD	$0x006b7b33	// and s6, s6, t1
-	WORD	$0x00329993	// slli s3, t0, 3
-	WORD	$0x018bcbb3	// xor s7, s7, s8
-	WORD	$0x0144c4b3	// xor s1, s1, s4
-	WORD	$0x0166e6b3	// or a3, a3, s6
-	WORD	$0x0405ea83	// lwu s5, 64(a1)
-	WORD	$0x0485e403	// lwu s0, 72(a1)
-	WORD	$0x04c5ec03	// lwu s8, 76(a1)
-	WORD	$0x035707b3	// mul a5, a4, s5
-	WORD	$0x0445eb03	// lwu s6, 68(a1)
-	WORD	$0x013cf9b3	// and s3, s9, s3
+	MUL	X21, X18, X24
+	XOR	X20, X9
+	MUL	X21, X15, X20
+	XOR	X24, X23
+	MUL	X19, X15, X24
+	XOR	X20, X9
+	MUL	X19, X17, X20
+	XOR	X1, X22
+	AND	X7, X25, X18
+	AND	X6, X22
+	SLL	$3, X5, X19
+	XOR	X24, X23
+	XOR	X20, X9
+	OR	X22, X13
+	MOVWU	64(X11), X21
+	MOVWU	72(X11), X8
+	MOVWU	76(X11), X24
+	MUL	X21, X14, X15
+	MOVWU	68(X11), X22
+	AND	X19, X25, X19
 	WORD	$0x2188178b	// th.mula a5, a6, s8
-	WORD	$0x007bfbb3	// and s7, s7, t2
-	WORD	$0x028908b3	// mul a7, s2, s0
-	WORD	$0x00329a13	// slli s4, t0, 3
-	WORD	$0x0176e6b3	// or a3, a3, s7
-	WORD	$0x03670bb3	// mul s7, a4, s6
-	WORD	$0x03580cb3	// mul s9, a6, s5
-	WORD	$0x0117c7b3	// xor a5, a5, a7
-	WORD	$0x036988b3	// mul a7, s3, s6
+	AND	X7, X23
+	MUL	X8, X18, X17
+	SLL	$3, X5, X20
+	OR	X23, X13
+	MUL	X22, X14, X23
+	MUL	X21, X16, X25
+	XOR	X17, X15
+	MUL	X22, X19, X17
 	WORD	$0x21891b8b	// th.mula s7, s2, s8
 	WORD	$0x20899c8b	// th.mula s9, s3, s0
-	WORD	$0x0117c7b3	// xor a5, a5, a7
-	WORD	$0x0057f7b3	// and a5, a5, t0
-	WORD	$0x019bcbb3	// xor s7, s7, s9
-	WORD	$0x0144f4b3	// and s1, s1, s4
-	WORD	$0x006bfbb3	// and s7, s7, t1
-	WORD	$0x0096e6b3	// or a3, a3, s1
+	XOR	X17, X15
+	AND	X5, X15
+	XOR	X25, X23
+	AND	X20, X9
+	AND	X6, X23
+	OR	X9, X13
 	WORD	$0x7c063a0b	// th.extu s4, a2, 31, 0
-	WORD	$0x02065613	// srli a2, a2, 32
-	WORD	$0x00ca4a33	// xor s4, s4, a2
-	WORD	$0x005a78b3	// and a7, s4, t0
-	WORD	$0x006a7633	// and a2, s4, t1
-	WORD	$0x02870cb3	// mul s9, a4, s0
-	WORD	$0x03870733	// mul a4, a4, s8
-	WORD	$0x028804b3	// mul s1, a6, s0
+	SRL	$32, X12
+	XOR	X12, X20
+	AND	X5, X20, X17
+	AND	X6, X20, X12
+	MUL	X8, X14, X25
+	MUL	X24, X14
+	MUL	X8, X16, X9
 	WORD	$0x21899c8b	// th.mula s9, s3, s8
-	WORD	$0x03680833	// mul a6, a6, s6
-	WORD	$0x00974733	// xor a4, a4, s1
-	WORD	$0x036904b3	// mul s1, s2, s6
-	WORD	$0x010cccb3	// xor s9, s9, a6
-	WORD	$0x03590833	// mul a6, s2, s5
-	WORD	$0x00974733	// xor a4, a4, s1
-	WORD	$0x035984b3	// mul s1, s3, s5
-	WORD	$0x010cccb3	// xor s9, s9, a6
-	WORD	$0x0177e7b3	// or a5, a5, s7
-	WORD	$0x0505eb03	// lwu s6, 80(a1)
-	WORD	$0x0585e983	// lwu s3, 88(a1)
-	WORD	$0x05c5e403	// lwu s0, 92(a1)
-	WORD	$0x007a7933	// and s2, s4, t2
-	WORD	$0x00329a93	// slli s5, t0, 3
-	WORD	$0x0545eb83	// lwu s7, 84(a1)
-	WORD	$0x015a7ab3	// and s5, s4, s5
-	WORD	$0x00974733	// xor a4, a4, s1
-	WORD	$0x007cfcb3	// and s9, s9, t2
-	WORD	$0x03688833	// mul a6, a7, s6
-	WORD	$0x00329493	// slli s1, t0, 3
-	WORD	$0x0197e7b3	// or a5, a5, s9
+	MUL	X22, X16
+	XOR	X9, X14
+	MUL	X22, X18, X9
+	XOR	X16, X25
+	MUL	X21, X18, X16
+	XOR	X9, X14
+	MUL	X21, X19, X9
+	XOR	X16, X25
+	OR	X23, X15
+	MOVWU	80(X11), X22
+	MOVWU	88(X11), X19
+	MOVWU	92(X11), X8
+	AND	X7, X20, X18
+	SLL	$3, X5, X21
+	MOVWU	84(X11), X23
+	AND	X21, X20, X21
+	XOR	X9, X14
+	AND	X7, X25
+	MUL	X22, X17, X16
+	SLL	$3, X5, X9
+	OR	X25, X15
 	WORD	$0x2086180b	// th.mula a6, a2, s0
-	WORD	$0x03390c33	// mul s8, s2, s3
-	WORD	$0x03788a33	// mul s4, a7, s7
-	WORD	$0x03660cb3	// mul s9, a2, s6
-	WORD	$0x01884833	// xor a6, a6, s8
-	WORD	$0x037a8c33	// mul s8, s5, s7
+	MUL	X19, X18, X24
+	MUL	X23, X17, X20
+	MUL	X22, X12, X25
+	XOR	X24, X16
+	MUL	X23, X21, X24
 	WORD	$0x20891a0b	// th.mula s4, s2, s0
-	WORD	$0x00977733	// and a4, a4, s1
+	AND	X9, X14
 	WORD	$0x213a9c8b	// th.mula s9, s5, s3
-	WORD	$0x01884833	// xor a6, a6, s8
-	WORD	$0x00587833	// and a6, a6, t0
-	WORD	$0x00e7e7b3	// or a5, a5, a4
-	WORD	$0x03388c33	// mul s8, a7, s3
-	WORD	$0x02888733	// mul a4, a7, s0
-	WORD	$0x033609b3	// mul s3, a2, s3
+	XOR	X24, X16
+	AND	X5, X16
+	OR	X14, X15
+	MUL	X19, X17, X24
+	MUL	X8, X17, X14
+	MUL	X19, X12, X19
 	WORD	$0x208a9c0b	// th.mula s8, s5, s0
-	WORD	$0x03760633	// mul a2, a2, s7
-	WORD	$0x01374733	// xor a4, a4, s3
-	WORD	$0x037909b3	// mul s3, s2, s7
-	WORD	$0x00cc4c33	// xor s8, s8, a2
-	WORD	$0x03690633	// mul a2, s2, s6
-	WORD	$0x01374733	// xor a4, a4, s3
-	WORD	$0x036a89b3	// mul s3, s5, s6
-	WORD	$0x019a4a33	// xor s4, s4, s9
-	WORD	$0x006a7a33	// and s4, s4, t1
-	WORD	$0x00cc4c33	// xor s8, s8, a2
-	WORD	$0x01374733	// xor a4, a4, s3
-	WORD	$0x01486833	// or a6, a6, s4
+	MUL	X23, X12
+	XOR	X19, X14
+	MUL	X23, X18, X19
+	XOR	X12, X24
+	MUL	X22, X18, X12
+	XOR	X19, X14
+	MUL	X22, X21, X19
+	XOR	X25, X20
+	AND	X6, X20
+	XOR	X12, X24
+	XOR	X19, X14
+	OR	X20, X16
 	WORD	$0x7c0e360b	// th.extu a2, t3, 31, 0
-	WORD	$0x005678b3	// and a7, a2, t0
-	WORD	$0x00667a33	// and s4, a2, t1
-	WORD	$0x007674b3	// and s1, a2, t2
-	WORD	$0x00329913	// slli s2, t0, 3
-	WORD	$0x01267933	// and s2, a2, s2
-	WORD	$0x007c7c33	// and s8, s8, t2
-	WORD	$0x0605ea83	// lwu s5, 96(a1)
-	WORD	$0x00329993	// slli s3, t0, 3
-	WORD	$0x01886833	// or a6, a6, s8
-	WORD	$0x0685ec03	// lwu s8, 104(a1)
-	WORD	$0x06c5e403	// lwu s0, 108(a1)
-	WORD	$0x03588633	// mul a2, a7, s5
-	WORD	$0x0645eb03	// lwu s6, 100(a1)
-	WORD	$0x03848cb3	// mul s9, s1, s8
+	AND	X5, X12, X17
+	AND	X6, X12, X20
+	AND	X7, X12, X9
+	SLL	$3, X5, X18
+	AND	X18, X12, X18
+	AND	X7, X24
+	MOVWU	96(X11), X21
+	SLL	$3, X5, X19
+	OR	X24, X16
+	MOVWU	104(X11), X24
+	MOVWU	108(X11), X8
+	MUL	X21, X17, X12
+	MOVWU	100(X11), X22
+	MUL	X24, X9, X25
 	WORD	$0x208a160b	// th.mula a2, s4, s0
-	WORD	$0x01377733	// and a4, a4, s3
-	WORD	$0x00e86833	// or a6, a6, a4
-	WORD	$0x03688bb3	// mul s7, a7, s6
-	WORD	$0x01964633	// xor a2, a2, s9
-	WORD	$0x03690cb3	// mul s9, s2, s6
+	AND	X19, X14
+	OR	X14, X16
+	MUL	X22, X17, X23
+	XOR	X25, X12
+	MUL	X22, X18, X25
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00d84833	// xor a6, a6, a3
+	XOR	X13, X16
 	WORD	$0x20849b8b	// th.mula s7, s1, s0
-	WORD	$0x01964633	// xor a2, a2, s9
-	WORD	$0x00567733	// and a4, a2, t0
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x035a00b3	// mul ra, s4, s5
-	WORD	$0x02081993	// slli s3, a6, 32
-	WORD	$0x0136c633	// xor a2, a3, s3
+	XOR	X25, X12
+	AND	X5, X12, X14
+	XOR	X15, X16
+	MUL	X21, X20, X1
+	SLL	$32, X16, X19
+	XOR	X19, X13, X12
 	WORD	$0x2189108b	// th.mula ra, s2, s8
-	WORD	$0x02085993	// srli s3, a6, 32
-	WORD	$0x0137c6b3	// xor a3, a5, s3
-	WORD	$0x020e5c93	// srli s9, t3, 32
-	WORD	$0x005cf833	// and a6, s9, t0
-	WORD	$0x038887b3	// mul a5, a7, s8
-	WORD	$0x028889b3	// mul s3, a7, s0
-	WORD	$0x038a0c33	// mul s8, s4, s8
+	SRL	$32, X16, X19
+	XOR	X19, X15, X13
+	SRL	$32, X28, X25
+	AND	X5, X25, X16
+	MUL	X24, X17, X15
+	MUL	X8, X17, X19
+	MUL	X24, X20, X24
 	WORD	$0x2089178b	// th.mula a5, s2, s0
-	WORD	$0x006cf8b3	// and a7, s9, t1
-	WORD	$0x036a0a33	// mul s4, s4, s6
-	WORD	$0x0189c9b3	// xor s3, s3, s8
-	WORD	$0x03648c33	// mul s8, s1, s6
-	WORD	$0x0147c7b3	// xor a5, a5, s4
-	WORD	$0x03548a33	// mul s4, s1, s5
-	WORD	$0x0189c9b3	// xor s3, s3, s8
-	WORD	$0x03590c33	// mul s8, s2, s5
-	WORD	$0x001bcbb3	// xor s7, s7, ra
-	WORD	$0x007cf4b3	// and s1, s9, t2
-	WORD	$0x006bfbb3	// and s7, s7, t1
-	WORD	$0x00329913	// slli s2, t0, 3
-	WORD	$0x0147c7b3	// xor a5, a5, s4
-	WORD	$0x0189c9b3	// xor s3, s3, s8
-	WORD	$0x01776733	// or a4, a4, s7
-	WORD	$0x0705ea83	// lwu s5, 112(a1)
-	WORD	$0x0785e083	// lwu ra, 120(a1)
-	WORD	$0x07c5e403	// lwu s0, 124(a1)
-	WORD	$0x03580a33	// mul s4, a6, s5
-	WORD	$0x0745eb03	// lwu s6, 116(a1)
-	WORD	$0x012cf933	// and s2, s9, s2
+	AND	X6, X25, X17
+	MUL	X22, X20
+	XOR	X24, X19
+	MUL	X22, X9, X24
+	XOR	X20, X15
+	MUL	X21, X9, X20
+	XOR	X24, X19
+	MUL	X21, X18, X24
+	XOR	X1, X23
+	AND	X7, X25, X9
+	AND	X6, X23
+	SLL	$3, X5, X18
+	XOR	X20, X15
+	XOR	X24, X19
+	OR	X23, X14
+	MOVWU	112(X11), X21
+	MOVWU	120(X11), X1
+	MOVWU	124(X11), X8
+	MUL	X21, X16, X20
+	MOVWU	116(X11), X22
+	AND	X18, X25, X18
 	WORD	$0x20889a0b	// th.mula s4, a7, s0
-	WORD	$0x0077f7b3	// and a5, a5, t2
-	WORD	$0x02148cb3	// mul s9, s1, ra
-	WORD	$0x00329c13	// slli s8, t0, 3
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x03680bb3	// mul s7, a6, s6
-	WORD	$0x019a4a33	// xor s4, s4, s9
-	WORD	$0x03690cb3	// mul s9, s2, s6
+	AND	X7, X15
+	MUL	X1, X9, X25
+	SLL	$3, X5, X24
+	OR	X15, X14
+	MUL	X22, X16, X23
+	XOR	X25, X20
+	MUL	X22, X18, X25
 	WORD	$0x20849b8b	// th.mula s7, s1, s0
-	WORD	$0x0189f9b3	// and s3, s3, s8
-	WORD	$0x03588c33	// mul s8, a7, s5
-	WORD	$0x019a4a33	// xor s4, s4, s9
-	WORD	$0x005a77b3	// and a5, s4, t0
+	AND	X24, X19
+	MUL	X21, X17, X24
+	XOR	X25, X20
+	AND	X5, X20, X15
 	WORD	$0x20191c0b	// th.mula s8, s2, ra
-	WORD	$0x01376733	// or a4, a4, s3
+	OR	X19, X14
 	WORD	$0x7c0e398b	// th.extu s3, t3, 31, 0
-	WORD	$0x020e5e13	// srli t3, t3, 32
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x02180a33	// mul s4, a6, ra
-	WORD	$0x02880e33	// mul t3, a6, s0
-	WORD	$0x02188833	// mul a6, a7, ra
+	SRL	$32, X28
+	XOR	X28, X19
+	MUL	X1, X16, X20
+	MUL	X8, X16, X28
+	MUL	X1, X17, X16
 	WORD	$0x20891a0b	// th.mula s4, s2, s0
-	WORD	$0x03688cb3	// mul s9, a7, s6
-	WORD	$0x010e4e33	// xor t3, t3, a6
-	WORD	$0x03648833	// mul a6, s1, s6
-	WORD	$0x019a4a33	// xor s4, s4, s9
-	WORD	$0x03548cb3	// mul s9, s1, s5
-	WORD	$0x010e4e33	// xor t3, t3, a6
-	WORD	$0x03590833	// mul a6, s2, s5
-	WORD	$0x018bcbb3	// xor s7, s7, s8
-	WORD	$0x0059fb33	// and s6, s3, t0
-	WORD	$0x006bfbb3	// and s7, s7, t1
-	WORD	$0x0069f8b3	// and a7, s3, t1
-	WORD	$0x019a4a33	// xor s4, s4, s9
-	WORD	$0x010e4e33	// xor t3, t3, a6
-	WORD	$0x0177e7b3	// or a5, a5, s7
-	WORD	$0x0805ea83	// lwu s5, 128(a1)
-	WORD	$0x0885ec03	// lwu s8, 136(a1)
-	WORD	$0x08c5eb83	// lwu s7, 140(a1)
-	WORD	$0x0079f4b3	// and s1, s3, t2
-	WORD	$0x00329913	// slli s2, t0, 3
-	WORD	$0x0845e583	// lwu a1, 132(a1)
-	WORD	$0x0129f933	// and s2, s3, s2
-	WORD	$0x007a7a33	// and s4, s4, t2
-	WORD	$0x035b0cb3	// mul s9, s6, s5
-	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x0147e7b3	// or a5, a5, s4
+	MUL	X22, X17, X25
+	XOR	X16, X28
+	MUL	X22, X9, X16
+	XOR	X25, X20
+	MUL	X21, X9, X25
+	XOR	X16, X28
+	MUL	X21, X18, X16
+	XOR	X24, X23
+	AND	X5, X19, X22
+	AND	X6, X23
+	AND	X6, X19, X17
+	XOR	X25, X20
+	XOR	X16, X28
+	OR	X23, X15
+	MOVWU	128(X11), X21
+	MOVWU	136(X11), X24
+	MOVWU	140(X11), X23
+	AND	X7, X19, X9
+	SLL	$3, X5, X18
+	MOVWU	132(X11), X11
+	AND	X18, X19, X18
+	AND	X7, X20
+	MUL	X21, X22, X25
+	SLL	$3, X5, X16
+	OR	X20, X15
 	WORD	$0x21789c8b	// th.mula s9, a7, s7
-	WORD	$0x03848433	// mul s0, s1, s8
-	WORD	$0x02bb09b3	// mul s3, s6, a1
-	WORD	$0x03588a33	// mul s4, a7, s5
-	WORD	$0x008cccb3	// xor s9, s9, s0
-	WORD	$0x02b90433	// mul s0, s2, a1
+	MUL	X24, X9, X8
+	MUL	X11, X22, X19
+	MUL	X21, X17, X20
+	XOR	X8, X25
+	MUL	X11, X18, X8
 	WORD	$0x2174998b	// th.mula s3, s1, s7
-	WORD	$0x010e7e33	// and t3, t3, a6
+	AND	X16, X28
 	WORD	$0x21891a0b	// th.mula s4, s2, s8
-	WORD	$0x008cccb3	// xor s9, s9, s0
-	WORD	$0x005cf833	// and a6, s9, t0
-	WORD	$0x01c7e7b3	// or a5, a5, t3
-	WORD	$0x038b0e33	// mul t3, s6, s8
-	WORD	$0x037b0b33	// mul s6, s6, s7
-	WORD	$0x03888c33	// mul s8, a7, s8
+	XOR	X8, X25
+	AND	X5, X25, X16
+	OR	X28, X15
+	MUL	X24, X22, X28
+	MUL	X23, X22
+	MUL	X24, X17, X24
 	WORD	$0x21791e0b	// th.mula t3, s2, s7
-	WORD	$0x02b888b3	// mul a7, a7, a1
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x02b48c33	// mul s8, s1, a1
-	WORD	$0x011e4e33	// xor t3, t3, a7
-	WORD	$0x035488b3	// mul a7, s1, s5
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x03590c33	// mul s8, s2, s5
-	WORD	$0x0149c9b3	// xor s3, s3, s4
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x011e4e33	// xor t3, t3, a7
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x01386833	// or a6, a6, s3
-	WORD	$0x007e7e33	// and t3, t3, t2
-	WORD	$0x00329c13	// slli s8, t0, 3
-	WORD	$0x01c86833	// or a6, a6, t3
-	WORD	$0x018b7b33	// and s6, s6, s8
-	WORD	$0x01686833	// or a6, a6, s6
+	MUL	X11, X17
+	XOR	X24, X22
+	MUL	X11, X9, X24
+	XOR	X17, X28
+	MUL	X21, X9, X17
+	XOR	X24, X22
+	MUL	X21, X18, X24
+	XOR	X20, X19
+	AND	X6, X19
+	XOR	X17, X28
+	XOR	X24, X22
+	OR	X19, X16
+	AND	X7, X28
+	SLL	$3, X5, X24
+	OR	X28, X16
+	AND	X24, X22
+	OR	X22, X16
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00e84833	// xor a6, a6, a4
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x02081313	// slli t1, a6, 32
-	WORD	$0x006742b3	// xor t0, a4, t1
-	WORD	$0x02085313	// srli t1, a6, 32
+	XOR	X14, X16
+	XOR	X15, X16
+	SLL	$32, X16, X6
+	XOR	X6, X14, X5
+	SRL	$32, X16, X6
 	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	WORD	$0x01d2c2b3	// xor t0, t0, t4
-	WORD	$0x0067c333	// xor t1, a5, t1
-	WORD	$0x00c2c2b3	// xor t0, t0, a2
-	WORD	$0x01e34333	// xor t1, t1, t5
-	WORD	$0x005f4f33	// xor t5, t5, t0
+	XOR	X29, X5
+	XOR	X6, X15, X6
+	XOR	X12, X5
+	XOR	X30, X6
+	XOR	X5, X30
 	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
-	WORD	$0x03fe9293	// slli t0, t4, 63
-	WORD	$0x03ee9393	// slli t2, t4, 62
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x00d34333	// xor t1, t1, a3
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x039e9293	// slli t0, t4, 57
-	WORD	$0x00664633	// xor a2, a2, t1
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x001ed293	// srli t0, t4, 1
-	WORD	$0x01d64633	// xor a2, a2, t4
-	WORD	$0x002ed393	// srli t2, t4, 2
-	WORD	$0x00564633	// xor a2, a2, t0
-	WORD	$0x00764633	// xor a2, a2, t2
-	WORD	$0x007ed293	// srli t0, t4, 7
-	WORD	$0x00564633	// xor a2, a2, t0
-	WORD	$0x03ff1293	// slli t0, t5, 63
-	WORD	$0x03ef1393	// slli t2, t5, 62
-	WORD	$0x00564633	// xor a2, a2, t0
-	WORD	$0x00764633	// xor a2, a2, t2
-	WORD	$0x039f1293	// slli t0, t5, 57
-	WORD	$0x00564733	// xor a4, a2, t0
-	WORD	$0x001f5293	// srli t0, t5, 1
-	WORD	$0x01e6c6b3	// xor a3, a3, t5
-	WORD	$0x002f5393	// srli t2, t5, 2
-	WORD	$0x0056c6b3	// xor a3, a3, t0
-	WORD	$0x0076c6b3	// xor a3, a3, t2
-	WORD	$0x007f5293	// srli t0, t5, 7
-	WORD	$0x0056c633	// xor a2, a3, t0
+	SLL	$63, X29, X5
+	SLL	$62, X29, X7
+	XOR	X5, X30
+	XOR	X13, X6
+	XOR	X7, X30
+	SLL	$57, X29, X5
+	XOR	X6, X12
+	XOR	X5, X30
+	SRL	$1, X29, X5
+	XOR	X29, X12
+	SRL	$2, X29, X7
+	XOR	X5, X12
+	XOR	X7, X12
+	SRL	$7, X29, X5
+	XOR	X5, X12
+	SLL	$63, X30, X5
+	SLL	$62, X30, X7
+	XOR	X5, X12
+	XOR	X7, X12
+	SLL	$57, X30, X5
+	XOR	X5, X12, X14
+	SRL	$1, X30, X5
+	XOR	X30, X13
+	SRL	$2, X30, X7
+	XOR	X5, X13
+	XOR	X7, X13
+	SRL	$7, X30, X5
+	XOR	X5, X13, X12
 	WORD	$0x8206160b	// th.rev a2, a2
 	WORD	$0x8207170b	// th.rev a4, a4
-	WORD	$0x00c53023	// sd a2, 0(a0)
-	WORD	$0x00e53423	// sd a4, 8(a0)
+	MOV	X12, (X10)
+	MOV	X14, 8(X10)
 	// return
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000413	// addi s0, zero, 0
-	WORD	$0x00000493	// addi s1, zero, 0
-	WORD	$0x00000593	// addi a1, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000693	// addi a3, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
-	WORD	$0x00000793	// addi a5, zero, 0
-	WORD	$0x00000813	// addi a6, zero, 0
-	WORD	$0x00000893	// addi a7, zero, 0
-	WORD	$0x00000913	// addi s2, zero, 0
-	WORD	$0x00000993	// addi s3, zero, 0
-	WORD	$0x00000a13	// addi s4, zero, 0
-	WORD	$0x00000a93	// addi s5, zero, 0
-	WORD	$0x00000b13	// addi s6, zero, 0
-	WORD	$0x00000b93	// addi s7, zero, 0
-	WORD	$0x00000c13	// addi s8, zero, 0
-	WORD	$0x00000c93	// addi s9, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	WORD	$0x00013083	// ld ra, 0(sp)
-	JMP	kgen_ret	// jalr zero, 0(ra)
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X8
+	MOV	$0, X9
+	MOV	$0, X11
+	MOV	$0, X12
+	MOV	$0, X13
+	MOV	$0, X14
+	MOV	$0, X15
+	MOV	$0, X16
+	MOV	$0, X17
+	MOV	$0, X18
+	MOV	$0, X19
+	MOV	$0, X20
+	MOV	$0, X21
+	MOV	$0, X22
+	MOV	$0, X23
+	MOV	$0, X24
+	MOV	$0, X25
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	MOV	(X2), X1
+	JMP	kgen_ret
 kgen_ret:
 	RET
 
@@ -1110,713 +1110,713 @@ TEXT ·gcmGhashC906(SB), 0, $1544-32
 	MOV	Htable+8(FP), X11
 	MOV	inp+16(FP), X12
 	MOV	len+24(FP), X13
-	WORD	$0x60d13423	// sd a3, 1544(sp)
-	WORD	$0x60c13023	// sd a2, 1536(sp)
-	WORD	$0x5ea13c23	// sd a0, 1528(sp)
+	MOV	X13, 1544(X2)
+	MOV	X12, 1536(X2)
+	MOV	X10, 1528(X2)
 	// class masks from seed = 0x88: m[3] = 0x8888888888888888, m[k] = m[3] >> (3 - k)
-	WORD	$0x08800e93	// addi t4, zero, 136
-	WORD	$0x008e9293	// slli t0, t4, 8
-	WORD	$0x005eee33	// or t3, t4, t0
-	WORD	$0x010e1293	// slli t0, t3, 16
-	WORD	$0x005e6e33	// or t3, t3, t0
-	WORD	$0x020e1293	// slli t0, t3, 32
-	WORD	$0x005e6e33	// or t3, t3, t0
-	WORD	$0x003e5293	// srli t0, t3, 3
-	WORD	$0x002e5313	// srli t1, t3, 2
-	WORD	$0x001e5393	// srli t2, t3, 1
+	MOV	$136, X29
+	SLL	$8, X29, X5
+	OR	X5, X29, X28
+	SLL	$16, X28, X5
+	OR	X5, X28
+	SLL	$32, X28, X5
+	OR	X5, X28
+	SRL	$3, X28, X5
+	SRL	$2, X28, X6
+	SRL	$1, X28, X7
 	// len -= 16; len was 0 or at least 10 blocks: vector path entry
-	WORD	$0x60813f03	// ld t5, 1544(sp)
-	WORD	$0xff0f0f13	// addi t5, t5, -16
-	WORD	$0x61e13423	// sd t5, 1544(sp)
-	WORD	$0x79df7263	// bgeu t5, t4, .Lgcm_ghash_c906_lanes
-	WORD	$0x5f813e03	// ld t3, 1528(sp)
-	WORD	$0x000e3503	// ld a0, 0(t3)
-	WORD	$0x008e3683	// ld a3, 8(t3)
+	MOV	1544(X2), X30
+	ADD	$-16, X30
+	MOV	X30, 1544(X2)
+	BGEU	X30, X29, lanes
+	MOV	1528(X2), X28
+	MOV	(X28), X10
+	MOV	8(X28), X13
 	WORD	$0x8205150b	// th.rev a0, a0
 	WORD	$0x8206968b	// th.rev a3, a3
-	// .Lgcm_ghash_c906_block:
-	WORD	$0x60013e83	// ld t4, 1536(sp)
-	WORD	$0x000ebe03	// ld t3, 0(t4)
-	WORD	$0x008ebe83	// ld t4, 8(t4)
+block:
+	MOV	1536(X2), X29
+	MOV	(X29), X28
+	MOV	8(X29), X29
 	WORD	$0x820e1e0b	// th.rev t3, t3
 	WORD	$0x820e9e8b	// th.rev t4, t4
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x01d6c6b3	// xor a3, a3, t4
+	XOR	X28, X10
+	XOR	X29, X13
 	// Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
-	WORD	$0x00a6ce33	// xor t3, a3, a0
+	XOR	X10, X13, X28
 	WORD	$0x7c06b60b	// th.extu a2, a3, 31, 0
-	WORD	$0x0005e803	// lwu a6, 0(a1)
-	WORD	$0x00567933	// and s2, a2, t0
-	WORD	$0x0085e483	// lwu s1, 8(a1)
-	WORD	$0x00c5ea03	// lwu s4, 12(a1)
-	WORD	$0x006679b3	// and s3, a2, t1
-	WORD	$0x03090ab3	// mul s5, s2, a6
-	WORD	$0x00767eb3	// and t4, a2, t2
-	WORD	$0x00329793	// slli a5, t0, 3
-	WORD	$0x0045e883	// lwu a7, 4(a1)
-	WORD	$0x02990f33	// mul t5, s2, s1
-	WORD	$0x00f677b3	// and a5, a2, a5
-	WORD	$0x03490633	// mul a2, s2, s4
-	WORD	$0x02998733	// mul a4, s3, s1
+	MOVWU	(X11), X16
+	AND	X5, X12, X18
+	MOVWU	8(X11), X9
+	MOVWU	12(X11), X20
+	AND	X6, X12, X19
+	MUL	X16, X18, X21
+	AND	X7, X12, X29
+	SLL	$3, X5, X15
+	MOVWU	4(X11), X17
+	MUL	X9, X18, X30
+	AND	X15, X12, X15
+	MUL	X20, X18, X12
+	MUL	X9, X19, X14
 	WORD	$0x21499a8b	// th.mula s5, s3, s4
-	WORD	$0x029e8b33	// mul s6, t4, s1
-	WORD	$0x03190933	// mul s2, s2, a7
-	WORD	$0x03098bb3	// mul s7, s3, a6
+	MUL	X9, X29, X22
+	MUL	X17, X18
+	MUL	X16, X19, X23
 	WORD	$0x21479f0b	// th.mula t5, a5, s4
-	WORD	$0x031989b3	// mul s3, s3, a7
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x031e8733	// mul a4, t4, a7
-	WORD	$0x016acab3	// xor s5, s5, s6
-	WORD	$0x03178b33	// mul s6, a5, a7
+	MUL	X17, X19
+	XOR	X14, X12
+	MUL	X17, X29, X14
+	XOR	X22, X21
+	MUL	X17, X15, X22
 	WORD	$0x214e990b	// th.mula s2, t4, s4
 	WORD	$0x20979b8b	// th.mula s7, a5, s1
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x030e89b3	// mul s3, t4, a6
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x03078733	// mul a4, a5, a6
-	WORD	$0x016acab3	// xor s5, s5, s6
-	WORD	$0x01794933	// xor s2, s2, s7
-	WORD	$0x005afeb3	// and t4, s5, t0
-	WORD	$0x0206da13	// srli s4, a3, 32
-	WORD	$0x005a74b3	// and s1, s4, t0
-	WORD	$0x006a78b3	// and a7, s4, t1
-	WORD	$0x007a77b3	// and a5, s4, t2
-	WORD	$0x00697933	// and s2, s2, t1
-	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x012eeeb3	// or t4, t4, s2
-	WORD	$0x0105e903	// lwu s2, 16(a1)
-	WORD	$0x0185eb03	// lwu s6, 24(a1)
-	WORD	$0x01c5ea83	// lwu s5, 28(a1)
-	WORD	$0x03248c33	// mul s8, s1, s2
-	WORD	$0x0145e983	// lwu s3, 20(a1)
-	WORD	$0x010a7833	// and a6, s4, a6
+	XOR	X19, X30
+	MUL	X16, X29, X19
+	XOR	X14, X12
+	MUL	X16, X15, X14
+	XOR	X22, X21
+	XOR	X23, X18
+	AND	X5, X21, X29
+	SRL	$32, X13, X20
+	AND	X5, X20, X9
+	AND	X6, X20, X17
+	AND	X7, X20, X15
+	AND	X6, X18
+	SLL	$3, X5, X16
+	XOR	X19, X30
+	XOR	X14, X12
+	OR	X18, X29
+	MOVWU	16(X11), X18
+	MOVWU	24(X11), X22
+	MOVWU	28(X11), X21
+	MUL	X18, X9, X24
+	MOVWU	20(X11), X19
+	AND	X16, X20, X16
 	WORD	$0x21589c0b	// th.mula s8, a7, s5
-	WORD	$0x007f7f33	// and t5, t5, t2
-	WORD	$0x03678cb3	// mul s9, a5, s6
-	WORD	$0x00329713	// slli a4, t0, 3
-	WORD	$0x01eeeeb3	// or t4, t4, t5
-	WORD	$0x03348a33	// mul s4, s1, s3
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x03380cb3	// mul s9, a6, s3
+	AND	X7, X30
+	MUL	X22, X15, X25
+	SLL	$3, X5, X14
+	OR	X30, X29
+	MUL	X19, X9, X20
+	XOR	X25, X24
+	MUL	X19, X16, X25
 	WORD	$0x21579a0b	// th.mula s4, a5, s5
-	WORD	$0x00e67633	// and a2, a2, a4
-	WORD	$0x03288bb3	// mul s7, a7, s2
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x005c7f33	// and t5, s8, t0
+	AND	X14, X12
+	MUL	X18, X17, X23
+	XOR	X25, X24
+	AND	X5, X24, X30
 	WORD	$0x21681b8b	// th.mula s7, a6, s6
-	WORD	$0x00ceeeb3	// or t4, t4, a2
+	OR	X12, X29
 	WORD	$0x7c06b70b	// th.extu a4, a3, 31, 0
-	WORD	$0x0206d613	// srli a2, a3, 32
-	WORD	$0x00c74733	// xor a4, a4, a2
-	WORD	$0x036486b3	// mul a3, s1, s6
-	WORD	$0x03548633	// mul a2, s1, s5
-	WORD	$0x036884b3	// mul s1, a7, s6
+	SRL	$32, X13, X12
+	XOR	X12, X14
+	MUL	X22, X9, X13
+	MUL	X21, X9, X12
+	MUL	X22, X17, X9
 	WORD	$0x2158168b	// th.mula a3, a6, s5
-	WORD	$0x033888b3	// mul a7, a7, s3
-	WORD	$0x00964633	// xor a2, a2, s1
-	WORD	$0x033784b3	// mul s1, a5, s3
-	WORD	$0x0116c6b3	// xor a3, a3, a7
-	WORD	$0x032788b3	// mul a7, a5, s2
-	WORD	$0x00964633	// xor a2, a2, s1
-	WORD	$0x032804b3	// mul s1, a6, s2
-	WORD	$0x017a4a33	// xor s4, s4, s7
-	WORD	$0x005779b3	// and s3, a4, t0
-	WORD	$0x006a7a33	// and s4, s4, t1
-	WORD	$0x006777b3	// and a5, a4, t1
-	WORD	$0x0116c6b3	// xor a3, a3, a7
-	WORD	$0x00964633	// xor a2, a2, s1
-	WORD	$0x014f6f33	// or t5, t5, s4
-	WORD	$0x0205e903	// lwu s2, 32(a1)
-	WORD	$0x0285eb83	// lwu s7, 40(a1)
-	WORD	$0x02c5eb03	// lwu s6, 44(a1)
-	WORD	$0x00777833	// and a6, a4, t2
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x0245ea03	// lwu s4, 36(a1)
-	WORD	$0x011778b3	// and a7, a4, a7
-	WORD	$0x0076f6b3	// and a3, a3, t2
-	WORD	$0x03298ab3	// mul s5, s3, s2
-	WORD	$0x00329493	// slli s1, t0, 3
-	WORD	$0x00df6f33	// or t5, t5, a3
+	MUL	X19, X17
+	XOR	X9, X12
+	MUL	X19, X15, X9
+	XOR	X17, X13
+	MUL	X18, X15, X17
+	XOR	X9, X12
+	MUL	X18, X16, X9
+	XOR	X23, X20
+	AND	X5, X14, X19
+	AND	X6, X20
+	AND	X6, X14, X15
+	XOR	X17, X13
+	XOR	X9, X12
+	OR	X20, X30
+	MOVWU	32(X11), X18
+	MOVWU	40(X11), X23
+	MOVWU	44(X11), X22
+	AND	X7, X14, X16
+	SLL	$3, X5, X17
+	MOVWU	36(X11), X20
+	AND	X17, X14, X17
+	AND	X7, X13
+	MUL	X18, X19, X21
+	SLL	$3, X5, X9
+	OR	X13, X30
 	WORD	$0x21679a8b	// th.mula s5, a5, s6
-	WORD	$0x037806b3	// mul a3, a6, s7
-	WORD	$0x03498733	// mul a4, s3, s4
-	WORD	$0x00967633	// and a2, a2, s1
-	WORD	$0x032784b3	// mul s1, a5, s2
-	WORD	$0x00dacab3	// xor s5, s5, a3
-	WORD	$0x034886b3	// mul a3, a7, s4
+	MUL	X23, X16, X13
+	MUL	X20, X19, X14
+	AND	X9, X12
+	MUL	X18, X15, X9
+	XOR	X13, X21
+	MUL	X20, X17, X13
 	WORD	$0x2168170b	// th.mula a4, a6, s6
 	WORD	$0x2178948b	// th.mula s1, a7, s7
-	WORD	$0x00dacab3	// xor s5, s5, a3
-	WORD	$0x005af6b3	// and a3, s5, t0
-	WORD	$0x00cf6f33	// or t5, t5, a2
-	WORD	$0x03798ab3	// mul s5, s3, s7
-	WORD	$0x03698633	// mul a2, s3, s6
-	WORD	$0x037789b3	// mul s3, a5, s7
+	XOR	X13, X21
+	AND	X5, X21, X13
+	OR	X12, X30
+	MUL	X23, X19, X21
+	MUL	X22, X19, X12
+	MUL	X23, X15, X19
 	WORD	$0x21689a8b	// th.mula s5, a7, s6
-	WORD	$0x034787b3	// mul a5, a5, s4
-	WORD	$0x01364633	// xor a2, a2, s3
-	WORD	$0x034809b3	// mul s3, a6, s4
-	WORD	$0x00facab3	// xor s5, s5, a5
-	WORD	$0x032807b3	// mul a5, a6, s2
-	WORD	$0x01364633	// xor a2, a2, s3
-	WORD	$0x032889b3	// mul s3, a7, s2
-	WORD	$0x00974733	// xor a4, a4, s1
-	WORD	$0x00677733	// and a4, a4, t1
-	WORD	$0x00facab3	// xor s5, s5, a5
-	WORD	$0x01364633	// xor a2, a2, s3
-	WORD	$0x00e6e6b3	// or a3, a3, a4
+	MUL	X20, X15
+	XOR	X19, X12
+	MUL	X20, X16, X19
+	XOR	X15, X21
+	MUL	X18, X16, X15
+	XOR	X19, X12
+	MUL	X18, X17, X19
+	XOR	X9, X14
+	AND	X6, X14
+	XOR	X15, X21
+	XOR	X19, X12
+	OR	X14, X13
 	WORD	$0x7c05380b	// th.extu a6, a0, 31, 0
-	WORD	$0x005874b3	// and s1, a6, t0
-	WORD	$0x006878b3	// and a7, a6, t1
-	WORD	$0x00787733	// and a4, a6, t2
-	WORD	$0x00329793	// slli a5, t0, 3
-	WORD	$0x00f877b3	// and a5, a6, a5
-	WORD	$0x007afab3	// and s5, s5, t2
-	WORD	$0x0305e803	// lwu a6, 48(a1)
-	WORD	$0x00329993	// slli s3, t0, 3
-	WORD	$0x0156e6b3	// or a3, a3, s5
-	WORD	$0x0385ec03	// lwu s8, 56(a1)
-	WORD	$0x03c5ea83	// lwu s5, 60(a1)
-	WORD	$0x03048a33	// mul s4, s1, a6
-	WORD	$0x0345e903	// lwu s2, 52(a1)
-	WORD	$0x03870b33	// mul s6, a4, s8
+	AND	X5, X16, X9
+	AND	X6, X16, X17
+	AND	X7, X16, X14
+	SLL	$3, X5, X15
+	AND	X15, X16, X15
+	AND	X7, X21
+	MOVWU	48(X11), X16
+	SLL	$3, X5, X19
+	OR	X21, X13
+	MOVWU	56(X11), X24
+	MOVWU	60(X11), X21
+	MUL	X16, X9, X20
+	MOVWU	52(X11), X18
+	MUL	X24, X14, X22
 	WORD	$0x21589a0b	// th.mula s4, a7, s5
-	WORD	$0x01367633	// and a2, a2, s3
-	WORD	$0x00c6e6b3	// or a3, a3, a2
-	WORD	$0x032489b3	// mul s3, s1, s2
-	WORD	$0x016a4a33	// xor s4, s4, s6
-	WORD	$0x03278b33	// mul s6, a5, s2
+	AND	X19, X12
+	OR	X12, X13
+	MUL	X18, X9, X19
+	XOR	X22, X20
+	MUL	X18, X15, X22
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x01d6c6b3	// xor a3, a3, t4
+	XOR	X29, X13
 	WORD	$0x2157198b	// th.mula s3, a4, s5
-	WORD	$0x016a4a33	// xor s4, s4, s6
-	WORD	$0x005a7633	// and a2, s4, t0
-	WORD	$0x01e6c6b3	// xor a3, a3, t5
-	WORD	$0x03088a33	// mul s4, a7, a6
-	WORD	$0x02069b13	// slli s6, a3, 32
-	WORD	$0x016eceb3	// xor t4, t4, s6
+	XOR	X22, X20
+	AND	X5, X20, X12
+	XOR	X30, X13
+	MUL	X16, X17, X20
+	SLL	$32, X13, X22
+	XOR	X22, X29
 	WORD	$0x21879a0b	// th.mula s4, a5, s8
-	WORD	$0x0206db13	// srli s6, a3, 32
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x02055b93	// srli s7, a0, 32
-	WORD	$0x005bf6b3	// and a3, s7, t0
-	WORD	$0x0149c9b3	// xor s3, s3, s4
-	WORD	$0x03848b33	// mul s6, s1, s8
-	WORD	$0x03548a33	// mul s4, s1, s5
-	WORD	$0x03888c33	// mul s8, a7, s8
+	SRL	$32, X13, X22
+	XOR	X22, X30
+	SRL	$32, X10, X23
+	AND	X5, X23, X13
+	XOR	X20, X19
+	MUL	X24, X9, X22
+	MUL	X21, X9, X20
+	MUL	X24, X17, X24
 	WORD	$0x21579b0b	// th.mula s6, a5, s5
-	WORD	$0x006bf4b3	// and s1, s7, t1
-	WORD	$0x03288ab3	// mul s5, a7, s2
-	WORD	$0x018a4a33	// xor s4, s4, s8
-	WORD	$0x03270c33	// mul s8, a4, s2
-	WORD	$0x007bf8b3	// and a7, s7, t2
-	WORD	$0x015b4b33	// xor s6, s6, s5
-	WORD	$0x03070ab3	// mul s5, a4, a6
-	WORD	$0x018a4a33	// xor s4, s4, s8
-	WORD	$0x03078c33	// mul s8, a5, a6
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x00329713	// slli a4, t0, 3
-	WORD	$0x015b4b33	// xor s6, s6, s5
-	WORD	$0x018a4a33	// xor s4, s4, s8
-	WORD	$0x01366633	// or a2, a2, s3
-	WORD	$0x0405e983	// lwu s3, 64(a1)
-	WORD	$0x0485ea83	// lwu s5, 72(a1)
-	WORD	$0x04c5e403	// lwu s0, 76(a1)
-	WORD	$0x03368cb3	// mul s9, a3, s3
-	WORD	$0x00ebf733	// and a4, s7, a4
-	WORD	$0x0445eb83	// lwu s7, 68(a1)
+	AND	X6, X23, X9
+	MUL	X18, X17, X21
+	XOR	X24, X20
+	MUL	X18, X14, X24
+	AND	X7, X23, X17
+	XOR	X21, X22
+	MUL	X16, X14, X21
+	XOR	X24, X20
+	MUL	X16, X15, X24
+	AND	X6, X19
+	SLL	$3, X5, X14
+	XOR	X21, X22
+	XOR	X24, X20
+	OR	X19, X12
+	MOVWU	64(X11), X19
+	MOVWU	72(X11), X21
+	MOVWU	76(X11), X8
+	MUL	X19, X13, X25
+	AND	X14, X23, X14
+	MOVWU	68(X11), X23
 	WORD	$0x20849c8b	// th.mula s9, s1, s0
-	WORD	$0x007b7b33	// and s6, s6, t2
-	WORD	$0x00329c13	// slli s8, t0, 3
-	WORD	$0x01666633	// or a2, a2, s6
-	WORD	$0x03588833	// mul a6, a7, s5
-	WORD	$0x018a7a33	// and s4, s4, s8
-	WORD	$0x03768933	// mul s2, a3, s7
-	WORD	$0x010cccb3	// xor s9, s9, a6
-	WORD	$0x03770833	// mul a6, a4, s7
+	AND	X7, X22
+	SLL	$3, X5, X24
+	OR	X22, X12
+	MUL	X21, X17, X16
+	AND	X24, X20
+	MUL	X23, X13, X18
+	XOR	X16, X25
+	MUL	X23, X14, X16
 	WORD	$0x2088990b	// th.mula s2, a7, s0
-	WORD	$0x01466633	// or a2, a2, s4
-	WORD	$0x035687b3	// mul a5, a3, s5
-	WORD	$0x028686b3	// mul a3, a3, s0
-	WORD	$0x010cccb3	// xor s9, s9, a6
-	WORD	$0x03548833	// mul a6, s1, s5
+	OR	X20, X12
+	MUL	X21, X13, X15
+	MUL	X8, X13
+	XOR	X16, X25
+	MUL	X21, X9, X16
 	WORD	$0x2087178b	// th.mula a5, a4, s0
-	WORD	$0x03348a33	// mul s4, s1, s3
-	WORD	$0x037484b3	// mul s1, s1, s7
-	WORD	$0x0106c6b3	// xor a3, a3, a6
-	WORD	$0x03788833	// mul a6, a7, s7
+	MUL	X19, X9, X20
+	MUL	X23, X9
+	XOR	X16, X13
+	MUL	X23, X17, X16
 	WORD	$0x21571a0b	// th.mula s4, a4, s5
-	WORD	$0x0097c7b3	// xor a5, a5, s1
-	WORD	$0x033884b3	// mul s1, a7, s3
-	WORD	$0x0106c6b3	// xor a3, a3, a6
-	WORD	$0x03370833	// mul a6, a4, s3
-	WORD	$0x01494933	// xor s2, s2, s4
-	WORD	$0x005cf733	// and a4, s9, t0
+	XOR	X9, X15
+	MUL	X19, X17, X9
+	XOR	X16, X13
+	MUL	X19, X14, X16
+	XOR	X20, X18
+	AND	X5, X25, X14
 	WORD	$0x7c05398b	// th.extu s3, a0, 31, 0
-	WORD	$0x02055513	// srli a0, a0, 32
-	WORD	$0x00a9c9b3	// xor s3, s3, a0
-	WORD	$0x0059f533	// and a0, s3, t0
-	WORD	$0x00697933	// and s2, s2, t1
-	WORD	$0x0069f8b3	// and a7, s3, t1
-	WORD	$0x0097c7b3	// xor a5, a5, s1
-	WORD	$0x0106c6b3	// xor a3, a3, a6
-	WORD	$0x01276733	// or a4, a4, s2
-	WORD	$0x0505ea03	// lwu s4, 80(a1)
-	WORD	$0x0585eb03	// lwu s6, 88(a1)
-	WORD	$0x05c5ec03	// lwu s8, 92(a1)
-	WORD	$0x0079f4b3	// and s1, s3, t2
-	WORD	$0x00329913	// slli s2, t0, 3
-	WORD	$0x0545ea83	// lwu s5, 84(a1)
-	WORD	$0x0129f933	// and s2, s3, s2
-	WORD	$0x0077f7b3	// and a5, a5, t2
-	WORD	$0x03450bb3	// mul s7, a0, s4
-	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x00f76733	// or a4, a4, a5
+	SRL	$32, X10
+	XOR	X10, X19
+	AND	X5, X19, X10
+	AND	X6, X18
+	AND	X6, X19, X17
+	XOR	X9, X15
+	XOR	X16, X13
+	OR	X18, X14
+	MOVWU	80(X11), X20
+	MOVWU	88(X11), X22
+	MOVWU	92(X11), X24
+	AND	X7, X19, X9
+	SLL	$3, X5, X18
+	MOVWU	84(X11), X21
+	AND	X18, X19, X18
+	AND	X7, X15
+	MUL	X20, X10, X23
+	SLL	$3, X5, X16
+	OR	X15, X14
 	WORD	$0x21889b8b	// th.mula s7, a7, s8
-	WORD	$0x03648cb3	// mul s9, s1, s6
-	WORD	$0x0106f6b3	// and a3, a3, a6
-	WORD	$0x035507b3	// mul a5, a0, s5
-	WORD	$0x019bcbb3	// xor s7, s7, s9
-	WORD	$0x03590cb3	// mul s9, s2, s5
+	MUL	X22, X9, X25
+	AND	X16, X13
+	MUL	X21, X10, X15
+	XOR	X25, X23
+	MUL	X21, X18, X25
 	WORD	$0x2184978b	// th.mula a5, s1, s8
-	WORD	$0x00d76733	// or a4, a4, a3
-	WORD	$0x036509b3	// mul s3, a0, s6
-	WORD	$0x03850533	// mul a0, a0, s8
-	WORD	$0x019bcbb3	// xor s7, s7, s9
-	WORD	$0x036886b3	// mul a3, a7, s6
+	OR	X13, X14
+	MUL	X22, X10, X19
+	MUL	X24, X10
+	XOR	X25, X23
+	MUL	X22, X17, X13
 	WORD	$0x2189198b	// th.mula s3, s2, s8
-	WORD	$0x03488833	// mul a6, a7, s4
-	WORD	$0x035888b3	// mul a7, a7, s5
-	WORD	$0x00d54533	// xor a0, a0, a3
-	WORD	$0x035486b3	// mul a3, s1, s5
+	MUL	X20, X17, X16
+	MUL	X21, X17
+	XOR	X13, X10
+	MUL	X21, X9, X13
 	WORD	$0x2169180b	// th.mula a6, s2, s6
-	WORD	$0x0119c9b3	// xor s3, s3, a7
-	WORD	$0x034488b3	// mul a7, s1, s4
-	WORD	$0x00d54533	// xor a0, a0, a3
-	WORD	$0x034906b3	// mul a3, s2, s4
-	WORD	$0x0107c7b3	// xor a5, a5, a6
-	WORD	$0x005bfab3	// and s5, s7, t0
-	WORD	$0x0067f7b3	// and a5, a5, t1
-	WORD	$0x0119c9b3	// xor s3, s3, a7
-	WORD	$0x00d54533	// xor a0, a0, a3
-	WORD	$0x00faeab3	// or s5, s5, a5
+	XOR	X17, X19
+	MUL	X20, X9, X17
+	XOR	X13, X10
+	MUL	X20, X18, X13
+	XOR	X16, X15
+	AND	X5, X23, X21
+	AND	X6, X15
+	XOR	X17, X19
+	XOR	X13, X10
+	OR	X15, X21
 	WORD	$0x7c0e368b	// th.extu a3, t3, 31, 0
-	WORD	$0x0056f7b3	// and a5, a3, t0
-	WORD	$0x0066f933	// and s2, a3, t1
-	WORD	$0x0076f8b3	// and a7, a3, t2
-	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x0106f833	// and a6, a3, a6
-	WORD	$0x0079f9b3	// and s3, s3, t2
-	WORD	$0x0605e483	// lwu s1, 96(a1)
-	WORD	$0x00329693	// slli a3, t0, 3
-	WORD	$0x013aeab3	// or s5, s5, s3
-	WORD	$0x0685eb03	// lwu s6, 104(a1)
-	WORD	$0x06c5ea03	// lwu s4, 108(a1)
-	WORD	$0x02978c33	// mul s8, a5, s1
-	WORD	$0x0645e983	// lwu s3, 100(a1)
-	WORD	$0x00d57533	// and a0, a0, a3
+	AND	X5, X13, X15
+	AND	X6, X13, X18
+	AND	X7, X13, X17
+	SLL	$3, X5, X16
+	AND	X16, X13, X16
+	AND	X7, X19
+	MOVWU	96(X11), X9
+	SLL	$3, X5, X13
+	OR	X19, X21
+	MOVWU	104(X11), X22
+	MOVWU	108(X11), X20
+	MUL	X9, X15, X24
+	MOVWU	100(X11), X19
+	AND	X13, X10
 	WORD	$0x21491c0b	// th.mula s8, s2, s4
-	WORD	$0x036886b3	// mul a3, a7, s6
-	WORD	$0x00aaeab3	// or s5, s5, a0
-	WORD	$0x03378bb3	// mul s7, a5, s3
-	WORD	$0x00dc4c33	// xor s8, s8, a3
-	WORD	$0x033806b3	// mul a3, a6, s3
+	MUL	X22, X17, X13
+	OR	X10, X21
+	MUL	X19, X15, X23
+	XOR	X13, X24
+	MUL	X19, X16, X13
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00cacab3	// xor s5, s5, a2
+	XOR	X12, X21
 	WORD	$0x21489b8b	// th.mula s7, a7, s4
-	WORD	$0x00dc4c33	// xor s8, s8, a3
-	WORD	$0x005c76b3	// and a3, s8, t0
-	WORD	$0x00eacab3	// xor s5, s5, a4
-	WORD	$0x02990c33	// mul s8, s2, s1
-	WORD	$0x020a9c93	// slli s9, s5, 32
-	WORD	$0x01964533	// xor a0, a2, s9
+	XOR	X13, X24
+	AND	X5, X24, X13
+	XOR	X14, X21
+	MUL	X9, X18, X24
+	SLL	$32, X21, X25
+	XOR	X25, X12, X10
 	WORD	$0x21681c0b	// th.mula s8, a6, s6
-	WORD	$0x020adc93	// srli s9, s5, 32
-	WORD	$0x01974633	// xor a2, a4, s9
-	WORD	$0x020e5a93	// srli s5, t3, 32
-	WORD	$0x018bcbb3	// xor s7, s7, s8
-	WORD	$0x005af733	// and a4, s5, t0
-	WORD	$0x006bfbb3	// and s7, s7, t1
-	WORD	$0x0176e6b3	// or a3, a3, s7
-	WORD	$0x03678cb3	// mul s9, a5, s6
-	WORD	$0x03478bb3	// mul s7, a5, s4
-	WORD	$0x03690433	// mul s0, s2, s6
+	SRL	$32, X21, X25
+	XOR	X25, X14, X12
+	SRL	$32, X28, X21
+	XOR	X24, X23
+	AND	X5, X21, X14
+	AND	X6, X23
+	OR	X23, X13
+	MUL	X22, X15, X25
+	MUL	X20, X15, X23
+	MUL	X22, X18, X8
 	WORD	$0x21481c8b	// th.mula s9, a6, s4
-	WORD	$0x0705e783	// lwu a5, 112(a1)
-	WORD	$0x03390a33	// mul s4, s2, s3
-	WORD	$0x008bcbb3	// xor s7, s7, s0
-	WORD	$0x03388433	// mul s0, a7, s3
-	WORD	$0x0785e903	// lwu s2, 120(a1)
-	WORD	$0x014cccb3	// xor s9, s9, s4
-	WORD	$0x02988a33	// mul s4, a7, s1
-	WORD	$0x07c5ec03	// lwu s8, 124(a1)
-	WORD	$0x008bcbb3	// xor s7, s7, s0
-	WORD	$0x02980433	// mul s0, a6, s1
-	WORD	$0x006af9b3	// and s3, s5, t1
-	WORD	$0x02f700b3	// mul ra, a4, a5
-	WORD	$0x014cccb3	// xor s9, s9, s4
-	WORD	$0x007af4b3	// and s1, s5, t2
+	MOVWU	112(X11), X15
+	MUL	X19, X18, X20
+	XOR	X8, X23
+	MUL	X19, X17, X8
+	MOVWU	120(X11), X18
+	XOR	X20, X25
+	MUL	X9, X17, X20
+	MOVWU	124(X11), X24
+	XOR	X8, X23
+	MUL	X9, X16, X8
+	AND	X6, X21, X19
+	MUL	X15, X14, X1
+	XOR	X20, X25
+	AND	X7, X21, X9
 	WORD	$0x2189908b	// th.mula ra, s3, s8
-	WORD	$0x008bcbb3	// xor s7, s7, s0
-	WORD	$0x007cfcb3	// and s9, s9, t2
-	WORD	$0x00329413	// slli s0, t0, 3
-	WORD	$0x0196e6b3	// or a3, a3, s9
-	WORD	$0x00329a13	// slli s4, t0, 3
-	WORD	$0x014afa33	// and s4, s5, s4
-	WORD	$0x0745eb03	// lwu s6, 116(a1)
-	WORD	$0x008bfbb3	// and s7, s7, s0
-	WORD	$0x03248833	// mul a6, s1, s2
-	WORD	$0x0176e6b3	// or a3, a3, s7
-	WORD	$0x032708b3	// mul a7, a4, s2
-	WORD	$0x0100c0b3	// xor ra, ra, a6
-	WORD	$0x036a0833	// mul a6, s4, s6
+	XOR	X8, X23
+	AND	X7, X25
+	SLL	$3, X5, X8
+	OR	X25, X13
+	SLL	$3, X5, X20
+	AND	X20, X21, X20
+	MOVWU	116(X11), X22
+	AND	X8, X23
+	MUL	X18, X9, X16
+	OR	X23, X13
+	MUL	X18, X14, X17
+	XOR	X16, X1
+	MUL	X22, X20, X16
 	WORD	$0x218a188b	// th.mula a7, s4, s8
-	WORD	$0x0100c0b3	// xor ra, ra, a6
-	WORD	$0x03870833	// mul a6, a4, s8
-	WORD	$0x03670bb3	// mul s7, a4, s6
-	WORD	$0x0050f733	// and a4, ra, t0
+	XOR	X16, X1
+	MUL	X24, X14, X16
+	MUL	X22, X14, X23
+	AND	X5, X1, X14
 	WORD	$0x21849b8b	// th.mula s7, s1, s8
 	WORD	$0x7c0e3a8b	// th.extu s5, t3, 31, 0
-	WORD	$0x02f98c33	// mul s8, s3, a5
-	WORD	$0x020e5e13	// srli t3, t3, 32
+	MUL	X15, X19, X24
+	SRL	$32, X28
 	WORD	$0x212a1c0b	// th.mula s8, s4, s2
-	WORD	$0x01cacab3	// xor s5, s5, t3
-	WORD	$0x03298e33	// mul t3, s3, s2
-	WORD	$0x036989b3	// mul s3, s3, s6
-	WORD	$0x018bcbb3	// xor s7, s7, s8
-	WORD	$0x005af933	// and s2, s5, t0
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x03648e33	// mul t3, s1, s6
-	WORD	$0x0138c8b3	// xor a7, a7, s3
-	WORD	$0x02f489b3	// mul s3, s1, a5
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x02fa0e33	// mul t3, s4, a5
-	WORD	$0x006bfbb3	// and s7, s7, t1
-	WORD	$0x006af7b3	// and a5, s5, t1
-	WORD	$0x0138c8b3	// xor a7, a7, s3
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x01776733	// or a4, a4, s7
-	WORD	$0x0805ea03	// lwu s4, 128(a1)
-	WORD	$0x0885eb83	// lwu s7, 136(a1)
-	WORD	$0x08c5ec03	// lwu s8, 140(a1)
-	WORD	$0x007af4b3	// and s1, s5, t2
-	WORD	$0x00329993	// slli s3, t0, 3
-	WORD	$0x0845eb03	// lwu s6, 132(a1)
-	WORD	$0x013af9b3	// and s3, s5, s3
-	WORD	$0x0078f8b3	// and a7, a7, t2
-	WORD	$0x03490ab3	// mul s5, s2, s4
-	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01176733	// or a4, a4, a7
+	XOR	X28, X21
+	MUL	X18, X19, X28
+	MUL	X22, X19
+	XOR	X24, X23
+	AND	X5, X21, X18
+	XOR	X28, X16
+	MUL	X22, X9, X28
+	XOR	X19, X17
+	MUL	X15, X9, X19
+	XOR	X28, X16
+	MUL	X15, X20, X28
+	AND	X6, X23
+	AND	X6, X21, X15
+	XOR	X19, X17
+	XOR	X28, X16
+	OR	X23, X14
+	MOVWU	128(X11), X20
+	MOVWU	136(X11), X23
+	MOVWU	140(X11), X24
+	AND	X7, X21, X9
+	SLL	$3, X5, X19
+	MOVWU	132(X11), X22
+	AND	X19, X21, X19
+	AND	X7, X17
+	MUL	X20, X18, X21
+	SLL	$3, X5, X28
+	OR	X17, X14
 	WORD	$0x21879a8b	// th.mula s5, a5, s8
-	WORD	$0x03748cb3	// mul s9, s1, s7
-	WORD	$0x01c87833	// and a6, a6, t3
-	WORD	$0x03690e33	// mul t3, s2, s6
-	WORD	$0x019acab3	// xor s5, s5, s9
-	WORD	$0x03698cb3	// mul s9, s3, s6
+	MUL	X23, X9, X25
+	AND	X28, X16
+	MUL	X22, X18, X28
+	XOR	X25, X21
+	MUL	X22, X19, X25
 	WORD	$0x21849e0b	// th.mula t3, s1, s8
-	WORD	$0x01076733	// or a4, a4, a6
-	WORD	$0x03790833	// mul a6, s2, s7
-	WORD	$0x038908b3	// mul a7, s2, s8
-	WORD	$0x019acab3	// xor s5, s5, s9
-	WORD	$0x03778933	// mul s2, a5, s7
+	OR	X16, X14
+	MUL	X23, X18, X16
+	MUL	X24, X18, X17
+	XOR	X25, X21
+	MUL	X23, X15, X18
 	WORD	$0x2189980b	// th.mula a6, s3, s8
-	WORD	$0x03478c33	// mul s8, a5, s4
-	WORD	$0x036787b3	// mul a5, a5, s6
-	WORD	$0x0128c8b3	// xor a7, a7, s2
-	WORD	$0x03648933	// mul s2, s1, s6
+	MUL	X20, X15, X24
+	MUL	X22, X15
+	XOR	X18, X17
+	MUL	X22, X9, X18
 	WORD	$0x21799c0b	// th.mula s8, s3, s7
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x034487b3	// mul a5, s1, s4
-	WORD	$0x0128c8b3	// xor a7, a7, s2
-	WORD	$0x03498933	// mul s2, s3, s4
-	WORD	$0x018e4e33	// xor t3, t3, s8
-	WORD	$0x005af4b3	// and s1, s5, t0
-	WORD	$0x006e7e33	// and t3, t3, t1
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x0128c8b3	// xor a7, a7, s2
-	WORD	$0x01c4e4b3	// or s1, s1, t3
-	WORD	$0x00787833	// and a6, a6, t2
-	WORD	$0x00329913	// slli s2, t0, 3
-	WORD	$0x0104e4b3	// or s1, s1, a6
-	WORD	$0x0128f8b3	// and a7, a7, s2
-	WORD	$0x0114e4b3	// or s1, s1, a7
+	XOR	X15, X16
+	MUL	X20, X9, X15
+	XOR	X18, X17
+	MUL	X20, X19, X18
+	XOR	X24, X28
+	AND	X5, X21, X9
+	AND	X6, X28
+	XOR	X15, X16
+	XOR	X18, X17
+	OR	X28, X9
+	AND	X7, X16
+	SLL	$3, X5, X18
+	OR	X16, X9
+	AND	X18, X17
+	OR	X17, X9
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00d4c4b3	// xor s1, s1, a3
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x02049793	// slli a5, s1, 32
-	WORD	$0x00f6ce33	// xor t3, a3, a5
-	WORD	$0x0204d793	// srli a5, s1, 32
+	XOR	X13, X9
+	XOR	X14, X9
+	SLL	$32, X9, X15
+	XOR	X15, X13, X28
+	SRL	$32, X9, X15
 	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	WORD	$0x01de4e33	// xor t3, t3, t4
-	WORD	$0x00f746b3	// xor a3, a4, a5
-	WORD	$0x00ae4e33	// xor t3, t3, a0
-	WORD	$0x01e6c6b3	// xor a3, a3, t5
-	WORD	$0x01cf4f33	// xor t5, t5, t3
+	XOR	X29, X28
+	XOR	X15, X14, X13
+	XOR	X10, X28
+	XOR	X30, X13
+	XOR	X28, X30
 	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
-	WORD	$0x03fe9e13	// slli t3, t4, 63
-	WORD	$0x03ee9713	// slli a4, t4, 62
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x00c6c6b3	// xor a3, a3, a2
-	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x039e9e13	// slli t3, t4, 57
-	WORD	$0x00d54533	// xor a0, a0, a3
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x001ede13	// srli t3, t4, 1
-	WORD	$0x01d54533	// xor a0, a0, t4
-	WORD	$0x002ed713	// srli a4, t4, 2
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x00e54533	// xor a0, a0, a4
-	WORD	$0x007ede13	// srli t3, t4, 7
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x03ff1e13	// slli t3, t5, 63
-	WORD	$0x03ef1713	// slli a4, t5, 62
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x00e54533	// xor a0, a0, a4
-	WORD	$0x039f1e13	// slli t3, t5, 57
-	WORD	$0x01c546b3	// xor a3, a0, t3
-	WORD	$0x001f5e13	// srli t3, t5, 1
-	WORD	$0x01e64633	// xor a2, a2, t5
-	WORD	$0x002f5713	// srli a4, t5, 2
-	WORD	$0x01c64633	// xor a2, a2, t3
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x007f5e13	// srli t3, t5, 7
-	WORD	$0x01c64533	// xor a0, a2, t3
-	WORD	$0x60013e03	// ld t3, 1536(sp)
-	WORD	$0x010e0e13	// addi t3, t3, 16
-	WORD	$0x61c13023	// sd t3, 1536(sp)
-	WORD	$0x60813e03	// ld t3, 1544(sp)
-	WORD	$0xff0e0e13	// addi t3, t3, -16
-	WORD	$0x61c13423	// sd t3, 1544(sp)
-	WORD	$0x900e50e3	// bge t3, zero, .Lgcm_ghash_c906_block
+	SLL	$63, X29, X28
+	SLL	$62, X29, X14
+	XOR	X28, X30
+	XOR	X12, X13
+	XOR	X14, X30
+	SLL	$57, X29, X28
+	XOR	X13, X10
+	XOR	X28, X30
+	SRL	$1, X29, X28
+	XOR	X29, X10
+	SRL	$2, X29, X14
+	XOR	X28, X10
+	XOR	X14, X10
+	SRL	$7, X29, X28
+	XOR	X28, X10
+	SLL	$63, X30, X28
+	SLL	$62, X30, X14
+	XOR	X28, X10
+	XOR	X14, X10
+	SLL	$57, X30, X28
+	XOR	X28, X10, X13
+	SRL	$1, X30, X28
+	XOR	X30, X12
+	SRL	$2, X30, X14
+	XOR	X28, X12
+	XOR	X14, X12
+	SRL	$7, X30, X28
+	XOR	X28, X12, X10
+	MOV	1536(X2), X28
+	ADD	$16, X28
+	MOV	X28, 1536(X2)
+	MOV	1544(X2), X28
+	ADD	$-16, X28
+	MOV	X28, 1544(X2)
+	BGEZ	X28, block
 	WORD	$0x8205150b	// th.rev a0, a0
 	WORD	$0x8206968b	// th.rev a3, a3
-	WORD	$0x5f813283	// ld t0, 1528(sp)
-	WORD	$0x00a2b023	// sd a0, 0(t0)
-	WORD	$0x00d2b423	// sd a3, 8(t0)
-	// .Lgcm_ghash_c906_done:
+	MOV	1528(X2), X5
+	MOV	X10, (X5)
+	MOV	X13, 8(X5)
+done:
 	// return
-	WORD	$0x00000413	// addi s0, zero, 0
-	WORD	$0x00000493	// addi s1, zero, 0
-	WORD	$0x00000513	// addi a0, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000693	// addi a3, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
-	WORD	$0x00000793	// addi a5, zero, 0
-	WORD	$0x00000813	// addi a6, zero, 0
-	WORD	$0x00000893	// addi a7, zero, 0
-	WORD	$0x00000913	// addi s2, zero, 0
-	WORD	$0x00000993	// addi s3, zero, 0
-	WORD	$0x00000a13	// addi s4, zero, 0
-	WORD	$0x00000a93	// addi s5, zero, 0
-	WORD	$0x00000b13	// addi s6, zero, 0
-	WORD	$0x00000b93	// addi s7, zero, 0
-	WORD	$0x00000c13	// addi s8, zero, 0
-	WORD	$0x00000c93	// addi s9, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	WORD	$0x00013083	// ld ra, 0(sp)
-	JMP	kgen_ret	// jalr zero, 0(ra)
-	// .Lgcm_ghash_c906_lanes:
-	WORD	$0x60813e83	// ld t4, 1544(sp)
-	WORD	$0x010e8e93	// addi t4, t4, 16
-	WORD	$0x004ede93	// srli t4, t4, 4
-	WORD	$0x61d13423	// sd t4, 1544(sp)
-	WORD	$0xf80e8ee3	// beq t4, zero, .Lgcm_ghash_c906_done
+	MOV	$0, X8
+	MOV	$0, X9
+	MOV	$0, X10
+	MOV	$0, X12
+	MOV	$0, X13
+	MOV	$0, X14
+	MOV	$0, X15
+	MOV	$0, X16
+	MOV	$0, X17
+	MOV	$0, X18
+	MOV	$0, X19
+	MOV	$0, X20
+	MOV	$0, X21
+	MOV	$0, X22
+	MOV	$0, X23
+	MOV	$0, X24
+	MOV	$0, X25
+	MOV	$0, X29
+	MOV	$0, X30
+	MOV	(X2), X1
+	JMP	kgen_ret
+lanes:
+	MOV	1544(X2), X29
+	ADD	$16, X29
+	SRL	$4, X29
+	MOV	X29, 1544(X2)
+	BEQZ	X29, done
 	// blocks[16l..16l+16] = H^(8-l) for l < 7 (table powers)
-	WORD	$0x0f05be83	// ld t4, 240(a1)
-	WORD	$0x0f85bf03	// ld t5, 248(a1)
-	WORD	$0x49d13823	// sd t4, 1168(sp)
-	WORD	$0x49e13c23	// sd t5, 1176(sp)
-	WORD	$0x0e05be83	// ld t4, 224(a1)
-	WORD	$0x0e85bf03	// ld t5, 232(a1)
-	WORD	$0x4bd13023	// sd t4, 1184(sp)
-	WORD	$0x4be13423	// sd t5, 1192(sp)
-	WORD	$0x0d05be83	// ld t4, 208(a1)
-	WORD	$0x0d85bf03	// ld t5, 216(a1)
-	WORD	$0x4bd13823	// sd t4, 1200(sp)
-	WORD	$0x4be13c23	// sd t5, 1208(sp)
-	WORD	$0x0c05be83	// ld t4, 192(a1)
-	WORD	$0x0c85bf03	// ld t5, 200(a1)
-	WORD	$0x4dd13023	// sd t4, 1216(sp)
-	WORD	$0x4de13423	// sd t5, 1224(sp)
-	WORD	$0x0b05be83	// ld t4, 176(a1)
-	WORD	$0x0b85bf03	// ld t5, 184(a1)
-	WORD	$0x4dd13823	// sd t4, 1232(sp)
-	WORD	$0x4de13c23	// sd t5, 1240(sp)
-	WORD	$0x0a05be83	// ld t4, 160(a1)
-	WORD	$0x0a85bf03	// ld t5, 168(a1)
-	WORD	$0x4fd13023	// sd t4, 1248(sp)
-	WORD	$0x4fe13423	// sd t5, 1256(sp)
-	WORD	$0x0905be83	// ld t4, 144(a1)
-	WORD	$0x0985bf03	// ld t5, 152(a1)
-	WORD	$0x4fd13823	// sd t4, 1264(sp)
-	WORD	$0x4fe13c23	// sd t5, 1272(sp)
+	MOV	240(X11), X29
+	MOV	248(X11), X30
+	MOV	X29, 1168(X2)
+	MOV	X30, 1176(X2)
+	MOV	224(X11), X29
+	MOV	232(X11), X30
+	MOV	X29, 1184(X2)
+	MOV	X30, 1192(X2)
+	MOV	208(X11), X29
+	MOV	216(X11), X30
+	MOV	X29, 1200(X2)
+	MOV	X30, 1208(X2)
+	MOV	192(X11), X29
+	MOV	200(X11), X30
+	MOV	X29, 1216(X2)
+	MOV	X30, 1224(X2)
+	MOV	176(X11), X29
+	MOV	184(X11), X30
+	MOV	X29, 1232(X2)
+	MOV	X30, 1240(X2)
+	MOV	160(X11), X29
+	MOV	168(X11), X30
+	MOV	X29, 1248(X2)
+	MOV	X30, 1256(X2)
+	MOV	144(X11), X29
+	MOV	152(X11), X30
+	MOV	X29, 1264(X2)
+	MOV	X30, 1272(X2)
 	// blocks[112..128] = H: each word the OR of its four classes (table slots 0, 1, 3, 4)
-	WORD	$0x0005ee83	// lwu t4, 0(a1)
-	WORD	$0x0045ef03	// lwu t5, 4(a1)
-	WORD	$0x01eeeeb3	// or t4, t4, t5
-	WORD	$0x0085ef03	// lwu t5, 8(a1)
-	WORD	$0x01eeeeb3	// or t4, t4, t5
-	WORD	$0x00c5ef03	// lwu t5, 12(a1)
-	WORD	$0x01eeeeb3	// or t4, t4, t5
-	WORD	$0x51d12023	// sw t4, 1280(sp)
-	WORD	$0x0105ee83	// lwu t4, 16(a1)
-	WORD	$0x0145ef03	// lwu t5, 20(a1)
-	WORD	$0x01eeeeb3	// or t4, t4, t5
-	WORD	$0x0185ef03	// lwu t5, 24(a1)
-	WORD	$0x01eeeeb3	// or t4, t4, t5
-	WORD	$0x01c5ef03	// lwu t5, 28(a1)
-	WORD	$0x01eeeeb3	// or t4, t4, t5
-	WORD	$0x51d12223	// sw t4, 1284(sp)
-	WORD	$0x0305ee83	// lwu t4, 48(a1)
-	WORD	$0x0345ef03	// lwu t5, 52(a1)
-	WORD	$0x01eeeeb3	// or t4, t4, t5
-	WORD	$0x0385ef03	// lwu t5, 56(a1)
-	WORD	$0x01eeeeb3	// or t4, t4, t5
-	WORD	$0x03c5ef03	// lwu t5, 60(a1)
-	WORD	$0x01eeeeb3	// or t4, t4, t5
-	WORD	$0x51d12423	// sw t4, 1288(sp)
-	WORD	$0x0405ee83	// lwu t4, 64(a1)
-	WORD	$0x0445ef03	// lwu t5, 68(a1)
-	WORD	$0x01eeeeb3	// or t4, t4, t5
-	WORD	$0x0485ef03	// lwu t5, 72(a1)
-	WORD	$0x01eeeeb3	// or t4, t4, t5
-	WORD	$0x04c5ef03	// lwu t5, 76(a1)
-	WORD	$0x01eeeeb3	// or t4, t4, t5
-	WORD	$0x51d12623	// sw t4, 1292(sp)
+	MOVWU	(X11), X29
+	MOVWU	4(X11), X30
+	OR	X30, X29
+	MOVWU	8(X11), X30
+	OR	X30, X29
+	MOVWU	12(X11), X30
+	OR	X30, X29
+	MOVW	X29, 1280(X2)
+	MOVWU	16(X11), X29
+	MOVWU	20(X11), X30
+	OR	X30, X29
+	MOVWU	24(X11), X30
+	OR	X30, X29
+	MOVWU	28(X11), X30
+	OR	X30, X29
+	MOVW	X29, 1284(X2)
+	MOVWU	48(X11), X29
+	MOVWU	52(X11), X30
+	OR	X30, X29
+	MOVWU	56(X11), X30
+	OR	X30, X29
+	MOVWU	60(X11), X30
+	OR	X30, X29
+	MOVW	X29, 1288(X2)
+	MOVWU	64(X11), X29
+	MOVWU	68(X11), X30
+	OR	X30, X29
+	MOVWU	72(X11), X30
+	OR	X30, X29
+	MOVWU	76(X11), X30
+	OR	X30, X29
+	MOVW	X29, 1292(X2)
 	WORD	$0x00907057	// th.vsetvli zero, zero, e32, m2, d1
 	// transpose: lane l of w[k] = word k of block l; mids: w0^w1, w2^w3, w0^w2, w1^w3, (w0^w2)^(w1^w3)
-	WORD	$0x49010713	// addi a4, sp, 1168
+	ADD	$1168, X2, X14
 	WORD	$0x62077007	// th.vlseg4e.v v0, (a4)
-	WORD	$0x2e010457	// th.vxor.vv v8, v0, v2
-	WORD	$0x2e430557	// th.vxor.vv v10, v4, v6
-	WORD	$0x2e020857	// th.vxor.vv v16, v0, v4
-	WORD	$0x2e230a57	// th.vxor.vv v20, v2, v6
-	WORD	$0x2f0a0957	// th.vxor.vv v18, v16, v20
+	WORD	$0x2e010757	// th.vxor.vv v14, v0, v2
+	WORD	$0x2e430957	// th.vxor.vv v18, v4, v6
+	WORD	$0x2e020557	// th.vxor.vv v10, v0, v4
+	WORD	$0x2e230657	// th.vxor.vv v12, v2, v6
+	WORD	$0x2ea60a57	// th.vxor.vv v20, v10, v12
 	// key classes: kp[t][j] = piece t of the lanes' powers & m[j]
 	WORD	$0x2602cd57	// th.vand.vx v26, v0, t0
-	WORD	$0x01010713	// addi a4, sp, 16
+	ADD	$16, X2, X14
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x26034757	// th.vand.vx v14, v0, t1
-	WORD	$0x03010713	// addi a4, sp, 48
-	WORD	$0x02077727	// th.vse.v v14, (a4)
+	WORD	$0x26034857	// th.vand.vx v16, v0, t1
+	ADD	$48, X2, X14
+	WORD	$0x02077827	// th.vse.v v16, (a4)
 	WORD	$0x2603cc57	// th.vand.vx v24, v0, t2
-	WORD	$0x05010713	// addi a4, sp, 80
+	ADD	$80, X2, X14
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x260e4657	// th.vand.vx v12, v0, t3
-	WORD	$0x07010713	// addi a4, sp, 112
-	WORD	$0x02077627	// th.vse.v v12, (a4)
+	WORD	$0x260e4457	// th.vand.vx v8, v0, t3
+	ADD	$112, X2, X14
+	WORD	$0x02077427	// th.vse.v v8, (a4)
 	WORD	$0x2622cd57	// th.vand.vx v26, v2, t0
-	WORD	$0x09010713	// addi a4, sp, 144
+	ADD	$144, X2, X14
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x26234757	// th.vand.vx v14, v2, t1
-	WORD	$0x0b010713	// addi a4, sp, 176
-	WORD	$0x02077727	// th.vse.v v14, (a4)
+	WORD	$0x26234857	// th.vand.vx v16, v2, t1
+	ADD	$176, X2, X14
+	WORD	$0x02077827	// th.vse.v v16, (a4)
 	WORD	$0x2623cc57	// th.vand.vx v24, v2, t2
-	WORD	$0x0d010713	// addi a4, sp, 208
+	ADD	$208, X2, X14
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x262e4657	// th.vand.vx v12, v2, t3
-	WORD	$0x0f010713	// addi a4, sp, 240
-	WORD	$0x02077627	// th.vse.v v12, (a4)
-	WORD	$0x2682cd57	// th.vand.vx v26, v8, t0
-	WORD	$0x11010713	// addi a4, sp, 272
+	WORD	$0x262e4457	// th.vand.vx v8, v2, t3
+	ADD	$240, X2, X14
+	WORD	$0x02077427	// th.vse.v v8, (a4)
+	WORD	$0x26e2cd57	// th.vand.vx v26, v14, t0
+	ADD	$272, X2, X14
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x26834757	// th.vand.vx v14, v8, t1
-	WORD	$0x13010713	// addi a4, sp, 304
-	WORD	$0x02077727	// th.vse.v v14, (a4)
-	WORD	$0x2683cc57	// th.vand.vx v24, v8, t2
-	WORD	$0x15010713	// addi a4, sp, 336
+	WORD	$0x26e34857	// th.vand.vx v16, v14, t1
+	ADD	$304, X2, X14
+	WORD	$0x02077827	// th.vse.v v16, (a4)
+	WORD	$0x26e3cc57	// th.vand.vx v24, v14, t2
+	ADD	$336, X2, X14
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x268e4657	// th.vand.vx v12, v8, t3
-	WORD	$0x17010713	// addi a4, sp, 368
-	WORD	$0x02077627	// th.vse.v v12, (a4)
+	WORD	$0x26ee4457	// th.vand.vx v8, v14, t3
+	ADD	$368, X2, X14
+	WORD	$0x02077427	// th.vse.v v8, (a4)
 	WORD	$0x2642cd57	// th.vand.vx v26, v4, t0
-	WORD	$0x19010713	// addi a4, sp, 400
+	ADD	$400, X2, X14
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x26434757	// th.vand.vx v14, v4, t1
-	WORD	$0x1b010713	// addi a4, sp, 432
-	WORD	$0x02077727	// th.vse.v v14, (a4)
+	WORD	$0x26434857	// th.vand.vx v16, v4, t1
+	ADD	$432, X2, X14
+	WORD	$0x02077827	// th.vse.v v16, (a4)
 	WORD	$0x2643cc57	// th.vand.vx v24, v4, t2
-	WORD	$0x1d010713	// addi a4, sp, 464
+	ADD	$464, X2, X14
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x264e4657	// th.vand.vx v12, v4, t3
-	WORD	$0x1f010713	// addi a4, sp, 496
-	WORD	$0x02077627	// th.vse.v v12, (a4)
+	WORD	$0x264e4457	// th.vand.vx v8, v4, t3
+	ADD	$496, X2, X14
+	WORD	$0x02077427	// th.vse.v v8, (a4)
 	WORD	$0x2662cd57	// th.vand.vx v26, v6, t0
-	WORD	$0x21010713	// addi a4, sp, 528
+	ADD	$528, X2, X14
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x26634757	// th.vand.vx v14, v6, t1
-	WORD	$0x23010713	// addi a4, sp, 560
-	WORD	$0x02077727	// th.vse.v v14, (a4)
+	WORD	$0x26634857	// th.vand.vx v16, v6, t1
+	ADD	$560, X2, X14
+	WORD	$0x02077827	// th.vse.v v16, (a4)
 	WORD	$0x2663cc57	// th.vand.vx v24, v6, t2
-	WORD	$0x25010713	// addi a4, sp, 592
+	ADD	$592, X2, X14
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x266e4657	// th.vand.vx v12, v6, t3
-	WORD	$0x27010713	// addi a4, sp, 624
-	WORD	$0x02077627	// th.vse.v v12, (a4)
-	WORD	$0x26a2cd57	// th.vand.vx v26, v10, t0
-	WORD	$0x29010713	// addi a4, sp, 656
-	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x26a34757	// th.vand.vx v14, v10, t1
-	WORD	$0x2b010713	// addi a4, sp, 688
-	WORD	$0x02077727	// th.vse.v v14, (a4)
-	WORD	$0x26a3cc57	// th.vand.vx v24, v10, t2
-	WORD	$0x2d010713	// addi a4, sp, 720
-	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x26ae4657	// th.vand.vx v12, v10, t3
-	WORD	$0x2f010713	// addi a4, sp, 752
-	WORD	$0x02077627	// th.vse.v v12, (a4)
-	WORD	$0x2702cd57	// th.vand.vx v26, v16, t0
-	WORD	$0x31010713	// addi a4, sp, 784
-	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x27034757	// th.vand.vx v14, v16, t1
-	WORD	$0x33010713	// addi a4, sp, 816
-	WORD	$0x02077727	// th.vse.v v14, (a4)
-	WORD	$0x2703cc57	// th.vand.vx v24, v16, t2
-	WORD	$0x35010713	// addi a4, sp, 848
-	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x270e4657	// th.vand.vx v12, v16, t3
-	WORD	$0x37010713	// addi a4, sp, 880
-	WORD	$0x02077627	// th.vse.v v12, (a4)
-	WORD	$0x2742cd57	// th.vand.vx v26, v20, t0
-	WORD	$0x39010713	// addi a4, sp, 912
-	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x27434757	// th.vand.vx v14, v20, t1
-	WORD	$0x3b010713	// addi a4, sp, 944
-	WORD	$0x02077727	// th.vse.v v14, (a4)
-	WORD	$0x2743cc57	// th.vand.vx v24, v20, t2
-	WORD	$0x3d010713	// addi a4, sp, 976
-	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x274e4657	// th.vand.vx v12, v20, t3
-	WORD	$0x3f010713	// addi a4, sp, 1008
-	WORD	$0x02077627	// th.vse.v v12, (a4)
+	WORD	$0x266e4457	// th.vand.vx v8, v6, t3
+	ADD	$624, X2, X14
+	WORD	$0x02077427	// th.vse.v v8, (a4)
 	WORD	$0x2722cd57	// th.vand.vx v26, v18, t0
-	WORD	$0x41010713	// addi a4, sp, 1040
+	ADD	$656, X2, X14
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x27234757	// th.vand.vx v14, v18, t1
-	WORD	$0x43010713	// addi a4, sp, 1072
-	WORD	$0x02077727	// th.vse.v v14, (a4)
+	WORD	$0x27234857	// th.vand.vx v16, v18, t1
+	ADD	$688, X2, X14
+	WORD	$0x02077827	// th.vse.v v16, (a4)
 	WORD	$0x2723cc57	// th.vand.vx v24, v18, t2
-	WORD	$0x45010713	// addi a4, sp, 1104
+	ADD	$720, X2, X14
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x272e4657	// th.vand.vx v12, v18, t3
-	WORD	$0x47010713	// addi a4, sp, 1136
-	WORD	$0x02077627	// th.vse.v v12, (a4)
+	WORD	$0x272e4457	// th.vand.vx v8, v18, t3
+	ADD	$752, X2, X14
+	WORD	$0x02077427	// th.vse.v v8, (a4)
+	WORD	$0x26a2cd57	// th.vand.vx v26, v10, t0
+	ADD	$784, X2, X14
+	WORD	$0x02077d27	// th.vse.v v26, (a4)
+	WORD	$0x26a34857	// th.vand.vx v16, v10, t1
+	ADD	$816, X2, X14
+	WORD	$0x02077827	// th.vse.v v16, (a4)
+	WORD	$0x26a3cc57	// th.vand.vx v24, v10, t2
+	ADD	$848, X2, X14
+	WORD	$0x02077c27	// th.vse.v v24, (a4)
+	WORD	$0x26ae4457	// th.vand.vx v8, v10, t3
+	ADD	$880, X2, X14
+	WORD	$0x02077427	// th.vse.v v8, (a4)
+	WORD	$0x26c2cd57	// th.vand.vx v26, v12, t0
+	ADD	$912, X2, X14
+	WORD	$0x02077d27	// th.vse.v v26, (a4)
+	WORD	$0x26c34857	// th.vand.vx v16, v12, t1
+	ADD	$944, X2, X14
+	WORD	$0x02077827	// th.vse.v v16, (a4)
+	WORD	$0x26c3cc57	// th.vand.vx v24, v12, t2
+	ADD	$976, X2, X14
+	WORD	$0x02077c27	// th.vse.v v24, (a4)
+	WORD	$0x26ce4457	// th.vand.vx v8, v12, t3
+	ADD	$1008, X2, X14
+	WORD	$0x02077427	// th.vse.v v8, (a4)
+	WORD	$0x2742cd57	// th.vand.vx v26, v20, t0
+	ADD	$1040, X2, X14
+	WORD	$0x02077d27	// th.vse.v v26, (a4)
+	WORD	$0x27434857	// th.vand.vx v16, v20, t1
+	ADD	$1072, X2, X14
+	WORD	$0x02077827	// th.vse.v v16, (a4)
+	WORD	$0x2743cc57	// th.vand.vx v24, v20, t2
+	ADD	$1104, X2, X14
+	WORD	$0x02077c27	// th.vse.v v24, (a4)
+	WORD	$0x274e4457	// th.vand.vx v8, v20, t3
+	ADD	$1136, X2, X14
+	WORD	$0x02077427	// th.vse.v v8, (a4)
 	WORD	$0x00007057	// th.vsetvli zero, zero, e8, m1, d1
 	WORD	$0x5e003e57	// th.vmv.v.i v28, 0
 	WORD	$0x5a08aed7	// th.vid.v v29
 	WORD	$0x0fd7bed7	// th.vrsub.vi v29, v29, 15
 	WORD	$0x00907057	// th.vsetvli zero, zero, e32, m2, d1
-	WORD	$0x5f813e83	// ld t4, 1528(sp)
-	WORD	$0x000eb503	// ld a0, 0(t4)
-	WORD	$0x008ebe83	// ld t4, 8(t4)
+	MOV	1528(X2), X29
+	MOV	(X29), X10
+	MOV	8(X29), X29
 	WORD	$0x8205150b	// th.rev a0, a0
 	WORD	$0x820e9e8b	// th.rev t4, t4
 	// blocks[l] = reverse(block l at src) (e8)
 	WORD	$0x00307057	// th.vsetvli zero, zero, e8, m8, d1
-	WORD	$0x60013f03	// ld t5, 1536(sp)
+	MOV	1536(X2), X30
 	WORD	$0x020f7007	// th.vle.v v0, (t5)
 	WORD	$0x00007057	// th.vsetvli zero, zero, e8, m1, d1
 	WORD	$0x320e8457	// th.vrgather.vv v8, v0, v29
@@ -1828,2486 +1828,2486 @@ TEXT ·gcmGhashC906(SB), 0, $1544-32
 	WORD	$0x326e8757	// th.vrgather.vv v14, v6, v29
 	WORD	$0x327e87d7	// th.vrgather.vv v15, v7, v29
 	WORD	$0x00307057	// th.vsetvli zero, zero, e8, m8, d1
-	WORD	$0x49010713	// addi a4, sp, 1168
+	ADD	$1168, X2, X14
 	WORD	$0x02077427	// th.vse.v v8, (a4)
 	WORD	$0x00907057	// th.vsetvli zero, zero, e32, m2, d1
-	// .Lgcm_ghash_c906_group:
+group:
 	// block 0 ^= Xi; src = the next group if there is one, else this one (read, never used)
-	WORD	$0x49013f03	// ld t5, 1168(sp)
-	WORD	$0x01df4f33	// xor t5, t5, t4
-	WORD	$0x49e13823	// sd t5, 1168(sp)
-	WORD	$0x49813f03	// ld t5, 1176(sp)
-	WORD	$0x00af4f33	// xor t5, t5, a0
-	WORD	$0x49e13c23	// sd t5, 1176(sp)
-	WORD	$0x60813e83	// ld t4, 1544(sp)
-	WORD	$0x010ebf13	// sltiu t5, t4, 16
-	WORD	$0xffff0f13	// addi t5, t5, -1
-	WORD	$0x080f7f13	// andi t5, t5, 128
-	WORD	$0x60013e83	// ld t4, 1536(sp)
-	WORD	$0x01ee8eb3	// add t4, t4, t5
+	MOV	1168(X2), X30
+	XOR	X29, X30
+	MOV	X30, 1168(X2)
+	MOV	1176(X2), X30
+	XOR	X10, X30
+	MOV	X30, 1176(X2)
+	MOV	1544(X2), X29
+	SLTU	$16, X29, X30
+	ADD	$-1, X30
+	AND	$128, X30
+	MOV	1536(X2), X29
+	ADD	X30, X29
 	// the vector pieces and the scalar ones, merged by modeled issue time
 	// transpose: lane l of w[k] = word k of block l; mids: w0^w1, w2^w3, w0^w2, w1^w3, (w0^w2)^(w1^w3)
-	WORD	$0x49010713	// addi a4, sp, 1168
+	ADD	$1168, X2, X14
 	WORD	$0x62077007	// th.vlseg4e.v v0, (a4)
 	// piece 0: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
-	WORD	$0x49016683	// lwu a3, 1168(sp)
-	WORD	$0x05016703	// lwu a4, 80(sp)
-	WORD	$0x07016483	// lwu s1, 112(sp)
-	WORD	$0x0056f633	// and a2, a3, t0
-	WORD	$0x0066f9b3	// and s3, a3, t1
-	WORD	$0x03016a03	// lwu s4, 48(sp)
-	WORD	$0x0076f8b3	// and a7, a3, t2
-	WORD	$0x02960f33	// mul t5, a2, s1
-	WORD	$0x02e98533	// mul a0, s3, a4
-	WORD	$0x01016903	// lwu s2, 16(sp)
-	WORD	$0x01c6f7b3	// and a5, a3, t3
-	WORD	$0x034886b3	// mul a3, a7, s4
-	WORD	$0x00af4f33	// xor t5, t5, a0
-	WORD	$0x03278533	// mul a0, a5, s2
-	WORD	$0x00df4f33	// xor t5, t5, a3
-	WORD	$0x032606b3	// mul a3, a2, s2
-	WORD	$0x00af4f33	// xor t5, t5, a0
-	WORD	$0x4a016803	// lwu a6, 1184(sp)
-	WORD	$0x2099968b	// th.mula a3, s3, s1
-	WORD	$0x02e88ab3	// mul s5, a7, a4
-	WORD	$0x03478b33	// mul s6, a5, s4
-	WORD	$0x03460533	// mul a0, a2, s4
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x02e60633	// mul a2, a2, a4
-	WORD	$0x03498a33	// mul s4, s3, s4
-	WORD	$0x032989b3	// mul s3, s3, s2
-	WORD	$0x2097960b	// th.mula a2, a5, s1
-	WORD	$0x03288b33	// mul s6, a7, s2
-	WORD	$0x2098950b	// th.mula a0, a7, s1
-	WORD	$0x07416903	// lwu s2, 116(sp)
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x00587ab3	// and s5, a6, t0
-	WORD	$0x2e010457	// th.vxor.vv v8, v0, v2
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x05416a03	// lwu s4, 84(sp)
-	WORD	$0x20e7998b	// th.mula s3, a5, a4
-	WORD	$0x2e430557	// th.vxor.vv v10, v4, v6
-	WORD	$0x51010713	// addi a4, sp, 1296
-	WORD	$0x006874b3	// and s1, a6, t1
-	WORD	$0x03416883	// lwu a7, 52(sp)
-	WORD	$0x2e020857	// th.vxor.vv v16, v0, v4
-	WORD	$0x01354533	// xor a0, a0, s3
-	WORD	$0x007877b3	// and a5, a6, t2
-	WORD	$0x01c879b3	// and s3, a6, t3
-	WORD	$0x2e230a57	// th.vxor.vv v20, v2, v6
-	WORD	$0x01416803	// lwu a6, 20(sp)
-	WORD	$0x03478bb3	// mul s7, a5, s4
-	WORD	$0x030a8b33	// mul s6, s5, a6
-	WORD	$0x2f0a0957	// th.vxor.vv v18, v16, v20
-	WORD	$0x03198c33	// mul s8, s3, a7
-	WORD	$0x21249b0b	// th.mula s6, s1, s2
-	WORD	$0x031a8cb3	// mul s9, s5, a7
-	WORD	$0x02077427	// th.vse.v v8, (a4)
-	WORD	$0x53010713	// addi a4, sp, 1328
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x02077527	// th.vse.v v10, (a4)
-	WORD	$0x55010713	// addi a4, sp, 1360
-	WORD	$0x0186c6b3	// xor a3, a3, s8
-	WORD	$0x21279c8b	// th.mula s9, a5, s2
-	WORD	$0x02077827	// th.vse.v v16, (a4)
-	WORD	$0x57010713	// addi a4, sp, 1392
-	WORD	$0x01954533	// xor a0, a0, s9
-	WORD	$0x03048bb3	// mul s7, s1, a6
-	WORD	$0x02077a27	// th.vse.v v20, (a4)
-	WORD	$0x59010713	// addi a4, sp, 1424
-	WORD	$0x21499b8b	// th.mula s7, s3, s4
-	WORD	$0x034a8b33	// mul s6, s5, s4
+	MOVWU	1168(X2), X13
+	MOVWU	80(X2), X16
+	MOVWU	112(X2), X18
+	AND	X5, X13, X12
+	AND	X6, X13, X20
+	MOVWU	48(X2), X21
+	AND	X7, X13, X15
+	MUL	X18, X12, X30
+	MUL	X16, X20, X10
+	MOVWU	16(X2), X19
+	AND	X28, X13, X9
+	MUL	X21, X15, X13
+	XOR	X10, X30
+	MUL	X19, X9, X10
+	XOR	X13, X30
+	WORD	$0x2e010757	// th.vxor.vv v14, v0, v2
+	MUL	X19, X12, X13
+	XOR	X10, X30
+	MOVWU	1184(X2), X17
+	WORD	$0x2e430957	// th.vxor.vv v18, v4, v6
+	ADD	$1296, X2, X14
+	WORD	$0x212a168b	// th.mula a3, s4, s2
+	MUL	X16, X15, X10
+	WORD	$0x2e020557	// th.vxor.vv v10, v0, v4
+	MUL	X21, X9, X22
+	XOR	X10, X13
+	MUL	X21, X12, X10
+	WORD	$0x2e230657	// th.vxor.vv v12, v2, v6
+	XOR	X22, X13
+	MUL	X16, X12
+	MUL	X21, X20, X22
+	WORD	$0x2ea60a57	// th.vxor.vv v20, v10, v12
+	MUL	X19, X20, X21
+	WORD	$0x2124960b	// th.mula a2, s1, s2
+	MUL	X19, X15, X20
+	WORD	$0x02077727	// th.vse.v v14, (a4)
+	ADD	$1328, X2, X14
+	WORD	$0x2127950b	// th.mula a0, a5, s2
+	MOVWU	116(X2), X15
 	WORD	$0x02077927	// th.vse.v v18, (a4)
+	ADD	$1360, X2, X14
+	XOR	X22, X12
+	AND	X5, X17, X19
+	WORD	$0x02077527	// th.vse.v v10, (a4)
+	ADD	$1392, X2, X14
+	XOR	X20, X12
+	MOVWU	84(X2), X20
+	WORD	$0x02077627	// th.vse.v v12, (a4)
+	ADD	$1424, X2, X14
+	WORD	$0x21049a8b	// th.mula s5, s1, a6
+	AND	X6, X17, X9
+	WORD	$0x02077a27	// th.vse.v v20, (a4)
 	// piece 2: operand classes a[k] = a & m[k], key classes b[j]
-	WORD	$0x51010713	// addi a4, sp, 1296
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x032a8ab3	// mul s5, s5, s2
+	ADD	$1296, X2, X14
+	MOVWU	52(X2), X18
+	XOR	X21, X10
 	WORD	$0x02077307	// th.vle.v v6, (a4)
-	WORD	$0x11010713	// addi a4, sp, 272
-	WORD	$0x03448a33	// mul s4, s1, s4
-	WORD	$0x21299b0b	// th.mula s6, s3, s2
+	ADD	$272, X2, X14
+	AND	X7, X17, X16
+	AND	X28, X17, X21
 	WORD	$0x02077007	// th.vle.v v0, (a4)
-	WORD	$0x13010713	// addi a4, sp, 304
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x014f4f33	// xor t5, t5, s4
+	ADD	$304, X2, X14
+	MOVWU	20(X2), X17
+	MUL	X20, X16, X24
 	WORD	$0x02077207	// th.vle.v v4, (a4)
-	WORD	$0x15010713	// addi a4, sp, 336
-	WORD	$0x4b016a03	// lwu s4, 1200(sp)
-	WORD	$0x030989b3	// mul s3, s3, a6
+	ADD	$336, X2, X14
+	MUL	X17, X19, X22
+	MUL	X18, X21, X25
 	WORD	$0x02077507	// th.vle.v v10, (a4)
-	WORD	$0x17010713	// addi a4, sp, 368
-	WORD	$0x031484b3	// mul s1, s1, a7
-	WORD	$0x03178933	// mul s2, a5, a7
-	WORD	$0x02077807	// th.vle.v v16, (a4)
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x07816883	// lwu a7, 120(sp)
-	WORD	$0x012f4f33	// xor t5, t5, s2
+	ADD	$368, X2, X14
+	WORD	$0x20f49b0b	// th.mula s6, s1, a5
+	MUL	X18, X19, X23
 	WORD	$0x2662ca57	// th.vand.vx v20, v6, t0
-	WORD	$0x005a7933	// and s2, s4, t0
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x05816983	// lwu s3, 88(sp)
-	WORD	$0x26634b57	// th.vand.vx v22, v6, t1
-	WORD	$0x03078833	// mul a6, a5, a6
-	WORD	$0x006a77b3	// and a5, s4, t1
-	WORD	$0x00964633	// xor a2, a2, s1
+	XOR	X22, X13
+	XOR	X24, X13
+	XOR	X25, X13
+	WORD	$0x26634757	// th.vand.vx v14, v6, t1
+	WORD	$0x20f81b8b	// th.mula s7, a6, a5
+	MUL	X17, X9, X24
+	MUL	X20, X19, X22
+	WORD	$0x02077b07	// th.vle.v v22, (a4)
+	XOR	X23, X10
+	WORD	$0x214a9c0b	// th.mula s8, s5, s4
+	MUL	X15, X19, X14
 	WORD	$0x93402157	// th.vmulhu.vv v2, v20, v0
-	WORD	$0x01816703	// lwu a4, 24(sp)
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x03816483	// lwu s1, 56(sp)
-	WORD	$0x93682757	// th.vmulhu.vv v14, v22, v16
-	WORD	$0x007a7833	// and a6, s4, t2
-	WORD	$0x01ca7a33	// and s4, s4, t3
-	WORD	$0x02e90ab3	// mul s5, s2, a4
+	XOR	X24, X10
+	MUL	X20, X9, X19
+	WORD	$0x20fa9b0b	// th.mula s6, s5, a5
+	WORD	$0x92eb2857	// th.vmulhu.vv v16, v14, v22
+	XOR	X14, X30
+	XOR	X19, X30
+	MOVWU	1200(X2), X20
 	WORD	$0x2663c957	// th.vand.vx v18, v6, t2
-	WORD	$0x03380b33	// mul s6, a6, s3
-	WORD	$0x21179a8b	// th.mula s5, a5, a7
-	WORD	$0x029a0bb3	// mul s7, s4, s1
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x93252757	// th.vmulhu.vv v14, v18, v10
-	WORD	$0x02990b33	// mul s6, s2, s1
-	WORD	$0x02e78bb3	// mul s7, a5, a4
-	WORD	$0x266e4457	// th.vand.vx v8, v6, t3
-	WORD	$0x21181b0b	// th.mula s6, a6, a7
-	WORD	$0x213a1b8b	// th.mula s7, s4, s3
-	WORD	$0x03390ab3	// mul s5, s2, s3
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x03190933	// mul s2, s2, a7
-	WORD	$0x92822757	// th.vmulhu.vv v14, v8, v4
-	WORD	$0x033789b3	// mul s3, a5, s3
-	WORD	$0x211a1a8b	// th.mula s5, s4, a7
-	WORD	$0x012f4f33	// xor t5, t5, s2
+	MUL	X17, X21, X19
+	MUL	X18, X9, X14
+	MUL	X18, X16, X9
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	XOR	X22, X12
+	MOVWU	120(X2), X15
+	XOR	X9, X30
+	WORD	$0x93252857	// th.vmulhu.vv v16, v18, v10
+	AND	X5, X20, X9
+	XOR	X19, X30
+	MOVWU	88(X2), X18
+	WORD	$0x266e4657	// th.vand.vx v12, v6, t3
+	MUL	X17, X16
+	AND	X6, X20, X17
+	XOR	X14, X12
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MOVWU	24(X2), X14
+	XOR	X16, X12
+	MOVWU	56(X2), X19
+	WORD	$0x92c22857	// th.vmulhu.vv v16, v12, v4
+	AND	X7, X20, X16
+	AND	X28, X20, X21
+	MUL	X14, X9, X20
 	// class 0: low words (pairs added), high words; out |= z & m[0]
 	WORD	$0x97402357	// th.vmul.vv v6, v20, v0
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x4c016983	// lwu s3, 1216(sp)
-	WORD	$0x02ea0a33	// mul s4, s4, a4
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x02978b33	// mul s6, a5, s1
-	WORD	$0x029807b3	// mul a5, a6, s1
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0xb70b2357	// th.vmacc.vv v6, v22, v16
-	WORD	$0x07c16883	// lwu a7, 124(sp)
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x0059f933	// and s2, s3, t0
+	MUL	X18, X16, X22
+	WORD	$0x20f89a0b	// th.mula s4, a7, a5
+	MUL	X19, X21, X23
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	XOR	X20, X13
+	XOR	X22, X13
+	XOR	X23, X13
+	WORD	$0xb7672357	// th.vmacc.vv v6, v14, v22
+	MUL	X19, X9, X20
+	MUL	X14, X17, X23
 	WORD	$0x97252d57	// th.vmul.vv v26, v18, v10
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x01c16783	// lwu a5, 28(sp)
-	WORD	$0x02e80833	// mul a6, a6, a4
-	WORD	$0x2622c657	// th.vand.vx v12, v2, t0
-	WORD	$0x05c16a03	// lwu s4, 92(sp)
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x0069f733	// and a4, s3, t1
+	WORD	$0x20f81a0b	// th.mula s4, a6, a5
+	WORD	$0x212a9b8b	// th.mula s7, s5, s2
+	MUL	X18, X9, X22
+	WORD	$0x2622c457	// th.vand.vx v8, v2, t0
+	XOR	X20, X10
+	XOR	X23, X10
+	MUL	X15, X9
 	WORD	$0x93422157	// th.vmulhu.vv v2, v20, v4
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x03c16483	// lwu s1, 60(sp)
-	WORD	$0x0079f833	// and a6, s3, t2
-	WORD	$0x93602757	// th.vmulhu.vv v14, v22, v0
-	WORD	$0x01c9f9b3	// and s3, s3, t3
-	WORD	$0x02f90ab3	// mul s5, s2, a5
-	WORD	$0x03480bb3	// mul s7, a6, s4
+	MUL	X18, X17, X18
+	WORD	$0x20fa9b0b	// th.mula s6, s5, a5
+	XOR	X9, X30
+	WORD	$0x92e02857	// th.vmulhu.vv v16, v14, v0
+	XOR	X18, X30
+	MOVWU	1216(X2), X20
+	MUL	X14, X21, X15
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x21171a8b	// th.mula s5, a4, a7
-	WORD	$0x02998c33	// mul s8, s3, s1
-	WORD	$0x02990b33	// mul s6, s2, s1
-	WORD	$0x96822d57	// th.vmul.vv v26, v8, v4
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x0186c6b3	// xor a3, a3, s8
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x21181b0b	// th.mula s6, a6, a7
-	WORD	$0x02f70bb3	// mul s7, a4, a5
-	WORD	$0x03490ab3	// mul s5, s2, s4
-	WORD	$0x93282757	// th.vmulhu.vv v14, v18, v16
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x21499b8b	// th.mula s7, s3, s4
-	WORD	$0x03190933	// mul s2, s2, a7
+	MUL	X19, X17, X18
+	MUL	X19, X16, X9
+	XOR	X22, X12
+	WORD	$0x96c22d57	// th.vmul.vv v26, v12, v4
+	MOVWU	124(X2), X17
+	XOR	X9, X30
+	AND	X5, X20, X9
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	XOR	X15, X30
+	MOVWU	28(X2), X15
+	MUL	X14, X16
+	WORD	$0x932b2857	// th.vmulhu.vv v16, v18, v22
+	MOVWU	92(X2), X19
+	XOR	X18, X12
+	AND	X6, X20, X14
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x03470a33	// mul s4, a4, s4
-	WORD	$0x21199a8b	// th.mula s5, s3, a7
+	XOR	X16, X12
+	MOVWU	60(X2), X18
+	AND	X7, X20, X16
 	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x4d016903	// lwu s2, 1232(sp)
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x02f989b3	// mul s3, s3, a5
-	WORD	$0x02970b33	// mul s6, a4, s1
-	WORD	$0x029808b3	// mul a7, a6, s1
+	AND	X28, X20
+	MUL	X15, X9, X21
+	MUL	X19, X16, X23
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x21171a8b	// th.mula s5, a4, a7
+	MUL	X18, X20, X24
+	MUL	X18, X9, X22
 	// class 1: low words (pairs added), high words; out |= z & m[1]
 	WORD	$0x97422357	// th.vmul.vv v6, v20, v4
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x02016703	// lwu a4, 32(sp)
-	WORD	$0x011f4f33	// xor t5, t5, a7
-	WORD	$0x97602d57	// th.vmul.vv v26, v22, v0
-	WORD	$0x08016883	// lwu a7, 128(sp)
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x005979b3	// and s3, s2, t0
-	WORD	$0x92852757	// th.vmulhu.vv v14, v8, v10
-	WORD	$0x02f80833	// mul a6, a6, a5
-	WORD	$0x06016a03	// lwu s4, 96(sp)
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0xb7092357	// th.vmacc.vv v6, v18, v16
-	WORD	$0x006977b3	// and a5, s2, t1
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x02e98ab3	// mul s5, s3, a4
-	WORD	$0xb6a42d57	// th.vmacc.vv v26, v8, v10
-	WORD	$0x04016483	// lwu s1, 64(sp)
-	WORD	$0x21179a8b	// th.mula s5, a5, a7
-	WORD	$0x00797833	// and a6, s2, t2
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x01c97ab3	// and s5, s2, t3
-	WORD	$0x03480b33	// mul s6, a6, s4
-	WORD	$0x26234157	// th.vand.vx v2, v2, t1
-	WORD	$0x029a8933	// mul s2, s5, s1
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x02998b33	// mul s6, s3, s1
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x0126c6b3	// xor a3, a3, s2
+	XOR	X21, X13
+	XOR	X23, X13
+	XOR	X24, X13
+	WORD	$0x96e02d57	// th.vmul.vv v26, v14, v0
 	WORD	$0x21181b0b	// th.mula s6, a6, a7
-	WORD	$0x02e78933	// mul s2, a5, a4
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x214a990b	// th.mula s2, s5, s4
-	WORD	$0x03498b33	// mul s6, s3, s4
+	MUL	X15, X14, X23
+	MUL	X19, X9, X21
+	WORD	$0x92c52857	// th.vmulhu.vv v16, v12, v10
+	XOR	X22, X10
+	WORD	$0x213a1b8b	// th.mula s7, s4, s3
+	MUL	X17, X9
+	WORD	$0xb7692357	// th.vmacc.vv v6, v18, v22
+	XOR	X23, X10
+	MUL	X19, X14, X19
+	WORD	$0x211a1a8b	// th.mula s5, s4, a7
+	WORD	$0xb6a62d57	// th.vmacc.vv v26, v12, v10
+	XOR	X9, X30
+	XOR	X19, X30
+	MOVWU	1232(X2), X19
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MUL	X15, X20
+	MUL	X18, X14, X9
+	MUL	X18, X16, X17
+	WORD	$0x26234157	// th.vand.vx v2, v2, t1
+	XOR	X21, X12
+	MOVWU	32(X2), X14
+	XOR	X17, X30
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	MOVWU	128(X2), X17
+	XOR	X20, X30
+	AND	X5, X19, X18
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
+	MUL	X15, X16
+	MOVWU	96(X2), X20
+	XOR	X9, X12
 	WORD	$0x26634357	// th.vand.vx v6, v6, t1
-	WORD	$0x01254533	// xor a0, a0, s2
-	WORD	$0x03198933	// mul s2, s3, a7
-	WORD	$0x034789b3	// mul s3, a5, s4
+	AND	X6, X19, X15
+	XOR	X16, X12
+	MUL	X14, X18, X21
 	WORD	$0x93452157	// th.vmulhu.vv v2, v20, v10
-	WORD	$0x211a9b0b	// th.mula s6, s5, a7
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x93622757	// th.vmulhu.vv v14, v22, v4
-	WORD	$0x4e016903	// lwu s2, 1248(sp)
-	WORD	$0x02ea89b3	// mul s3, s5, a4
-	WORD	$0x029788b3	// mul a7, a5, s1
+	MOVWU	64(X2), X9
+	WORD	$0x21179a8b	// th.mula s5, a5, a7
+	AND	X7, X19, X16
+	WORD	$0x92e22857	// th.vmulhu.vv v16, v14, v4
+	XOR	X21, X13
+	AND	X28, X19
+	MUL	X20, X16, X22
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x029804b3	// mul s1, a6, s1
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x02416783	// lwu a5, 36(sp)
+	MUL	X9, X19, X21
+	XOR	X22, X13
+	MUL	X9, X18, X22
 	// class 2: low words (pairs added), high words; out |= z & m[2]
 	WORD	$0x97452357	// th.vmul.vv v6, v20, v10
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x005974b3	// and s1, s2, t0
-	WORD	$0x02e80a33	// mul s4, a6, a4
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x06416703	// lwu a4, 100(sp)
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x08416803	// lwu a6, 132(sp)
-	WORD	$0x93202757	// th.vmulhu.vv v14, v18, v0
-	WORD	$0x01164633	// xor a2, a2, a7
-	WORD	$0x02f488b3	// mul a7, s1, a5
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0xb7042357	// th.vmacc.vv v6, v8, v16
-	WORD	$0x006979b3	// and s3, s2, t1
-	WORD	$0x2109988b	// th.mula a7, s3, a6
-	WORD	$0x02e48a33	// mul s4, s1, a4
-	WORD	$0x97622d57	// th.vmul.vv v26, v22, v4
-	WORD	$0x0116c6b3	// xor a3, a3, a7
-	WORD	$0x007978b3	// and a7, s2, t2
-	WORD	$0x01c97933	// and s2, s2, t3
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x21091a0b	// th.mula s4, s2, a6
-	WORD	$0x04416a83	// lwu s5, 68(sp)
-	WORD	$0x02e88b33	// mul s6, a7, a4
-	WORD	$0x92882757	// th.vmulhu.vv v14, v8, v16
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x03590b33	// mul s6, s2, s5
+	XOR	X21, X13
+	WORD	$0x21181b0b	// th.mula s6, a6, a7
+	MUL	X14, X15, X23
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	XOR	X22, X10
+	WORD	$0x21499b8b	// th.mula s7, s3, s4
+	MUL	X20, X18, X21
+	WORD	$0x93202857	// th.vmulhu.vv v16, v18, v0
+	XOR	X23, X10
+	MUL	X17, X18
+	MUL	X20, X15, X20
+	WORD	$0xb7662357	// th.vmacc.vv v6, v12, v22
+	WORD	$0x21199a8b	// th.mula s5, s3, a7
+	XOR	X18, X30
+	XOR	X20, X30
+	WORD	$0x96e22d57	// th.vmul.vv v26, v14, v4
+	MOVWU	1248(X2), X17
+	MUL	X14, X19
+	MUL	X9, X15, X18
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MUL	X9, X16, X9
+	XOR	X21, X12
+	MOVWU	36(X2), X15
+	WORD	$0x92cb2857	// th.vmulhu.vv v16, v12, v22
+	XOR	X9, X30
+	AND	X5, X17, X9
+	MUL	X14, X16, X20
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x03548a33	// mul s4, s1, s5
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x030484b3	// mul s1, s1, a6
+	MOVWU	100(X2), X14
+	XOR	X19, X30
+	MOVWU	132(X2), X16
 	WORD	$0x97202d57	// th.vmul.vv v26, v18, v0
-	WORD	$0x21089a0b	// th.mula s4, a7, a6
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x4f016803	// lwu a6, 1264(sp)
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x01454533	// xor a0, a0, s4
-	WORD	$0x02f98a33	// mul s4, s3, a5
-	WORD	$0x02e98b33	// mul s6, s3, a4
+	XOR	X18, X12
+	MUL	X15, X9, X18
+	XOR	X20, X12
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	AND	X6, X17, X19
+	WORD	$0x2109990b	// th.mula s2, s3, a6
+	MUL	X14, X9, X22
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x20e91a0b	// th.mula s4, s2, a4
-	WORD	$0x035984b3	// mul s1, s3, s5
-	WORD	$0x035889b3	// mul s3, a7, s5
+	XOR	X18, X13
+	AND	X7, X17, X18
+	AND	X28, X17, X20
 	WORD	$0x2623c157	// th.vand.vx v2, v2, t2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x02f90ab3	// mul s5, s2, a5
-	WORD	$0x02f887b3	// mul a5, a7, a5
+	WORD	$0x210a1b0b	// th.mula s6, s4, a6
+	MOVWU	68(X2), X21
+	MUL	X14, X18, X17
 	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
-	WORD	$0x02816703	// lwu a4, 40(sp)
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x00587933	// and s2, a6, t0
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	WORD	$0x00964633	// xor a2, a2, s1
-	WORD	$0x06816983	// lwu s3, 104(sp)
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x93482157	// th.vmulhu.vv v2, v20, v16
-	WORD	$0x04816483	// lwu s1, 72(sp)
-	WORD	$0x00f64633	// xor a2, a2, a5
-	WORD	$0x00687ab3	// and s5, a6, t1
-	WORD	$0x93652757	// th.vmulhu.vv v14, v22, v10
-	WORD	$0x01454533	// xor a0, a0, s4
-	WORD	$0x02e90a33	// mul s4, s2, a4
-	WORD	$0x007878b3	// and a7, a6, t2
+	XOR	X22, X12
+	XOR	X17, X13
+	MUL	X21, X20, X22
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
+	MUL	X21, X9, X17
+	XOR	X22, X13
+	MUL	X16, X9
+	WORD	$0x934b2157	// th.vmulhu.vv v2, v20, v22
+	WORD	$0x2109188b	// th.mula a7, s2, a6
+	XOR	X9, X30
+	MOVWU	1264(X2), X16
+	WORD	$0x92e52857	// th.vmulhu.vv v16, v14, v10
+	XOR	X17, X10
+	MUL	X15, X19, X17
+	MUL	X14, X19, X22
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x01c877b3	// and a5, a6, t3
-	WORD	$0x08816803	// lwu a6, 136(sp)
-	WORD	$0x03388b33	// mul s6, a7, s3
+	WORD	$0x20ea188b	// th.mula a7, s4, a4
+	MUL	X21, X19, X9
+	MUL	X21, X18, X19
 	// class 3: low words (pairs added), high words; out |= z & m[3]
-	WORD	$0x97482357	// th.vmul.vv v6, v20, v16
-	WORD	$0x210a9a0b	// th.mula s4, s5, a6
-	WORD	$0x02978c33	// mul s8, a5, s1
-	WORD	$0x02990bb3	// mul s7, s2, s1
-	WORD	$0x97652d57	// th.vmul.vv v26, v22, v10
-	WORD	$0x0146c6b3	// xor a3, a3, s4
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x0186c6b3	// xor a3, a3, s8
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x21089b8b	// th.mula s7, a7, a6
-	WORD	$0x02ea8b33	// mul s6, s5, a4
-	WORD	$0x03390a33	// mul s4, s2, s3
-	WORD	$0x93222757	// th.vmulhu.vv v14, v18, v4
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x21379b0b	// th.mula s6, a5, s3
-	WORD	$0x03090bb3	// mul s7, s2, a6
+	WORD	$0x974b2357	// th.vmul.vv v6, v20, v22
+	XOR	X22, X30
+	MUL	X15, X20
+	MUL	X15, X18, X15
+	WORD	$0x96e52d57	// th.vmul.vv v26, v14, v10
+	MOVWU	40(X2), X14
+	XOR	X19, X30
+	AND	X5, X16, X18
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	XOR	X9, X12
+	MOVWU	104(X2), X19
+	XOR	X20, X30
+	WORD	$0x93222857	// th.vmulhu.vv v16, v18, v4
+	MOVWU	72(X2), X9
+	XOR	X15, X12
+	AND	X6, X16, X20
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x033a8933	// mul s2, s5, s3
-	WORD	$0x21079a0b	// th.mula s4, a5, a6
+	XOR	X17, X10
+	MUL	X14, X18, X21
+	AND	X7, X16, X15
 	WORD	$0x97222d57	// th.vmul.vv v26, v18, v4
-	WORD	$0x029a8833	// mul a6, s5, s1
-	WORD	$0x017f4f33	// xor t5, t5, s7
-	WORD	$0x029889b3	// mul s3, a7, s1
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x50016483	// lwu s1, 1280(sp)
-	WORD	$0x02e88a33	// mul s4, a7, a4
-	WORD	$0x92802757	// th.vmulhu.vv v14, v8, v0
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x02c16883	// lwu a7, 44(sp)
-	WORD	$0x02e78ab3	// mul s5, a5, a4
+	AND	X28, X16
+	MOVWU	136(X2), X17
+	MUL	X19, X15, X23
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x211a1a8b	// th.mula s5, s4, a7
+	MUL	X9, X16, X24
+	MUL	X9, X18, X22
+	WORD	$0x92c02857	// th.vmulhu.vv v16, v12, v0
+	XOR	X21, X13
+	XOR	X23, X13
+	XOR	X24, X13
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x0054f7b3	// and a5, s1, t0
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x04c16703	// lwu a4, 76(sp)
-	WORD	$0x96802d57	// th.vmul.vv v26, v8, v0
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x06c16903	// lwu s2, 108(sp)
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x03178b33	// mul s6, a5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x08c16983	// lwu s3, 140(sp)
+	WORD	$0x21179b0b	// th.mula s6, a5, a7
+	MUL	X14, X20, X23
+	MUL	X19, X18, X21
+	WORD	$0x96c02d57	// th.vmul.vv v26, v12, v0
+	XOR	X22, X10
+	WORD	$0x21381b8b	// th.mula s7, a6, s3
+	MUL	X17, X18
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	XOR	X23, X10
+	MUL	X19, X20, X22
+	WORD	$0x21181a8b	// th.mula s5, a6, a7
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x0064fa33	// and s4, s1, t1
-	WORD	$0x213a1b0b	// th.mula s6, s4, s3
-	WORD	$0x0074f833	// and a6, s1, t2
+	MUL	X9, X20
+	XOR	X18, X30
+	MUL	X9, X15, X23
 	WORD	$0x262e4157	// th.vand.vx v2, v2, t3
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x01c4f4b3	// and s1, s1, t3
-	WORD	$0x03280ab3	// mul s5, a6, s2
+	XOR	X21, X12
+	MOVWU	1280(X2), X19
+	MUL	X14, X15
 	WORD	$0x266e4357	// th.vand.vx v6, v6, t3
-	WORD	$0x02e48b33	// mul s6, s1, a4
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x02e78ab3	// mul s5, a5, a4
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	// sums[0] = OR of z[k] & m[k]
-	WORD	$0x0056f6b3	// and a3, a3, t0
-	WORD	$0x21381a8b	// th.mula s5, a6, s3
+	XOR	X22, X30
+	MOVWU	44(X2), X17
+	MUL	X14, X16, X14
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
+	AND	X5, X19, X18
+	XOR	X20, X12
+	MOVWU	76(X2), X9
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x031a0b33	// mul s6, s4, a7
-	WORD	$0x01554533	// xor a0, a0, s5
-	WORD	$0x03278ab3	// mul s5, a5, s2
-	WORD	$0x0ece2057	// th.vredxor.vs v0, v12, v28
-	WORD	$0x21249b0b	// th.mula s6, s1, s2
-	WORD	$0x033787b3	// mul a5, a5, s3
-	WORD	$0x032a0933	// mul s2, s4, s2
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x00657533	// and a0, a0, t1
+	XOR	X23, X30
+	MOVWU	108(X2), X21
+	XOR	X15, X12
+	WORD	$0x0e8e2057	// th.vredxor.vs v0, v8, v28
+	MUL	X17, X18, X15
+	XOR	X14, X30
+	MOVWU	140(X2), X23
+	AND	X6, X19, X22
 	// sums[2] = lane sums (high word << 32 | low word)
 	WORD	$0x0f8e2157	// th.vredxor.vs v2, v24, v28
-	WORD	$0x21349a8b	// th.mula s5, s1, s3
-	WORD	$0x02ea0a33	// mul s4, s4, a4
-	WORD	$0x031809b3	// mul s3, a6, a7
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x00ff4f33	// xor t5, t5, a5
+	WORD	$0x217b178b	// th.mula a5, s6, s7
+	AND	X7, X19, X20
+	AND	X28, X19
+	XOR	X15, X13
 	WORD	$0x320027d7	// th.vext.x.v a5, v0, zero
-	WORD	$0x02e80ab3	// mul s5, a6, a4
+	MUL	X21, X20, X14
+	MUL	X9, X19, X25
+	MUL	X9, X18, X24
+	XOR	X14, X13
+	SLL	$32, X15
 	WORD	$0x32202857	// th.vext.x.v a6, v2, zero
 	// piece 5: operand classes a[k] = a & m[k], key classes b[j]
-	WORD	$0x53010713	// addi a4, sp, 1328
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x02079793	// slli a5, a5, 32
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x00f86833	// or a6, a6, a5
-	WORD	$0x5d013023	// sd a6, 1472(sp)
+	ADD	$1328, X2, X14
+	XOR	X25, X13
+	// sums[0] = OR of z[k] & m[k]
+	AND	X5, X13
+	WORD	$0x217a1c0b	// th.mula s8, s4, s7
+	OR	X15, X16
+	MOV	X16, 1472(X2)
 	WORD	$0x02077307	// th.vle.v v6, (a4)
-	WORD	$0x29010713	// addi a4, sp, 656
-	WORD	$0x031487b3	// mul a5, s1, a7
-	WORD	$0x01364633	// xor a2, a2, s3
+	ADD	$656, X2, X14
+	XOR	X24, X10
+	MUL	X17, X22, X16
 	WORD	$0x02077007	// th.vle.v v0, (a4)
-	WORD	$0x2b010713	// addi a4, sp, 688
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x00ff4f33	// xor t5, t5, a5
+	ADD	$688, X2, X14
+	WORD	$0x2159980b	// th.mula a6, s3, s5
+	MUL	X21, X18, X15
 	WORD	$0x02077207	// th.vle.v v4, (a4)
-	WORD	$0x2d010713	// addi a4, sp, 720
-	WORD	$0x00a6e6b3	// or a3, a3, a0
-	WORD	$0x00767633	// and a2, a2, t2
+	ADD	$720, X2, X14
+	XOR	X16, X10
+	AND	X6, X10
 	WORD	$0x02077507	// th.vle.v v10, (a4)
-	WORD	$0x2f010713	// addi a4, sp, 752
-	WORD	$0x00c6e6b3	// or a3, a3, a2
-	WORD	$0x01cf7f33	// and t5, t5, t3
-	WORD	$0x02077807	// th.vle.v v16, (a4)
-	WORD	$0x01e6e6b3	// or a3, a3, t5
-	WORD	$0x5ad13823	// sd a3, 1456(sp)
-	// piece 1: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
-	WORD	$0x49416503	// lwu a0, 1172(sp)
+	ADD	$752, X2, X14
+	MUL	X23, X18, X24
+	MUL	X21, X22, X18
 	WORD	$0x2662ca57	// th.vand.vx v20, v6, t0
-	WORD	$0x0d016703	// lwu a4, 208(sp)
-	WORD	$0x0f016483	// lwu s1, 240(sp)
-	WORD	$0x00557633	// and a2, a0, t0
-	WORD	$0x26634b57	// th.vand.vx v22, v6, t1
-	WORD	$0x006579b3	// and s3, a0, t1
-	WORD	$0x0b016a03	// lwu s4, 176(sp)
-	WORD	$0x00757833	// and a6, a0, t2
+	WORD	$0x2179978b	// th.mula a5, s3, s7
+	MUL	X9, X22, X21
+	MUL	X17, X20, X16
+	WORD	$0x26634757	// th.vand.vx v14, v6, t1
+	XOR	X15, X12
+	XOR	X24, X30
+	MUL	X9, X20, X15
+	WORD	$0x02077b07	// th.vle.v v22, (a4)
+	XOR	X21, X12
+	XOR	X18, X30
+	MUL	X17, X19, X14
 	WORD	$0x93402157	// th.vmulhu.vv v2, v20, v0
-	WORD	$0x02960f33	// mul t5, a2, s1
-	WORD	$0x02e986b3	// mul a3, s3, a4
-	WORD	$0x09016903	// lwu s2, 144(sp)
-	WORD	$0x93682757	// th.vmulhu.vv v14, v22, v16
-	WORD	$0x01c578b3	// and a7, a0, t3
-	WORD	$0x03480533	// mul a0, a6, s4
-	WORD	$0x00df4f33	// xor t5, t5, a3
+	XOR	X16, X12
+	XOR	X15, X30
+	XOR	X14, X30
+	WORD	$0x92eb2857	// th.vmulhu.vv v16, v14, v22
+	OR	X10, X13
+	AND	X7, X12
+	OR	X12, X13
 	WORD	$0x2663c957	// th.vand.vx v18, v6, t2
-	WORD	$0x032887b3	// mul a5, a7, s2
-	WORD	$0x00af4f33	// xor t5, t5, a0
-	WORD	$0x032606b3	// mul a3, a2, s2
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x4a416783	// lwu a5, 1188(sp)
-	WORD	$0x2099968b	// th.mula a3, s3, s1
-	WORD	$0x93252757	// th.vmulhu.vv v14, v18, v10
-	WORD	$0x02e80ab3	// mul s5, a6, a4
-	WORD	$0x03488b33	// mul s6, a7, s4
-	WORD	$0x03460533	// mul a0, a2, s4
-	WORD	$0x266e4457	// th.vand.vx v8, v6, t3
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x02e60633	// mul a2, a2, a4
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x03498ab3	// mul s5, s3, s4
-	WORD	$0x03298a33	// mul s4, s3, s2
-	WORD	$0x2098960b	// th.mula a2, a7, s1
-	WORD	$0x92822757	// th.vmulhu.vv v14, v8, v4
-	WORD	$0x032809b3	// mul s3, a6, s2
-	WORD	$0x2098150b	// th.mula a0, a6, s1
-	WORD	$0x0f416803	// lwu a6, 244(sp)
+	AND	X28, X30
+	OR	X30, X13
+	MOV	X13, 1456(X2)
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	// piece 1: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
+	MOVWU	1172(X2), X13
+	MOVWU	208(X2), X14
+	MOVWU	240(X2), X16
+	WORD	$0x93252857	// th.vmulhu.vv v16, v18, v10
+	AND	X5, X13, X12
+	AND	X6, X13, X19
+	MOVWU	176(X2), X20
+	WORD	$0x266e4657	// th.vand.vx v12, v6, t3
+	AND	X7, X13, X17
+	MUL	X16, X12, X30
+	MUL	X14, X19, X10
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MOVWU	144(X2), X9
+	AND	X28, X13, X15
+	MUL	X20, X17, X13
+	WORD	$0x92c22857	// th.vmulhu.vv v16, v12, v4
+	XOR	X10, X30
+	MUL	X9, X15, X10
+	XOR	X13, X30
 	// class 0: low words (pairs added), high words; out |= z & m[0]
 	WORD	$0x97402357	// th.vmul.vv v6, v20, v0
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x0057f933	// and s2, a5, t0
-	WORD	$0x01364633	// xor a2, a2, s3
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x0d416983	// lwu s3, 212(sp)
-	WORD	$0x20e89a0b	// th.mula s4, a7, a4
-	WORD	$0x0067f4b3	// and s1, a5, t1
-	WORD	$0xb70b2357	// th.vmacc.vv v6, v22, v16
-	WORD	$0x0b416883	// lwu a7, 180(sp)
-	WORD	$0x01454533	// xor a0, a0, s4
-	WORD	$0x0077f733	// and a4, a5, t2
+	MUL	X9, X12, X13
+	XOR	X10, X30
+	MOVWU	1188(X2), X18
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x2109968b	// th.mula a3, s3, a6
+	MUL	X14, X17, X10
+	MUL	X20, X15, X21
+	WORD	$0xb7672357	// th.vmacc.vv v6, v14, v22
+	XOR	X10, X13
+	XOR	X21, X13
+	MUL	X20, X12, X10
 	WORD	$0x97252d57	// th.vmul.vv v26, v18, v10
-	WORD	$0x01c7fb33	// and s6, a5, t3
-	WORD	$0x09416783	// lwu a5, 148(sp)
-	WORD	$0x03370bb3	// mul s7, a4, s3
-	WORD	$0x2622c657	// th.vand.vx v12, v2, t0
-	WORD	$0x02f90ab3	// mul s5, s2, a5
-	WORD	$0x031b0c33	// mul s8, s6, a7
+	MUL	X14, X12
+	MUL	X20, X19, X20
+	MUL	X9, X19, X21
+	WORD	$0x2622c457	// th.vand.vx v8, v2, t0
+	WORD	$0x2107960b	// th.mula a2, a5, a6
+	MUL	X9, X17, X9
+	WORD	$0x2108950b	// th.mula a0, a7, a6
 	WORD	$0x93422157	// th.vmulhu.vv v2, v20, v4
+	MOVWU	244(X2), X16
+	XOR	X20, X12
+	AND	X5, X18, X19
+	WORD	$0x92e02857	// th.vmulhu.vv v16, v14, v0
+	XOR	X9, X12
+	MOVWU	212(X2), X20
+	WORD	$0x20e79a8b	// th.mula s5, a5, a4
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	AND	X6, X18, X9
+	MOVWU	180(X2), X17
+	XOR	X21, X10
+	WORD	$0x96c22d57	// th.vmul.vv v26, v12, v4
+	AND	X7, X18, X14
+	AND	X28, X18
+	MOVWU	148(X2), X15
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MUL	X15, X19, X21
+	MUL	X20, X14, X23
+	MUL	X17, X18, X24
+	WORD	$0x932b2857	// th.vmulhu.vv v16, v18, v22
 	WORD	$0x21049a8b	// th.mula s5, s1, a6
-	WORD	$0x03190a33	// mul s4, s2, a7
-	WORD	$0x93602757	// th.vmulhu.vv v14, v22, v0
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x0186c6b3	// xor a3, a3, s8
+	MUL	X17, X19, X22
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x21071a0b	// th.mula s4, a4, a6
-	WORD	$0x02f48bb3	// mul s7, s1, a5
-	WORD	$0x03390ab3	// mul s5, s2, s3
-	WORD	$0x96822d57	// th.vmul.vv v26, v8, v4
-	WORD	$0x01454533	// xor a0, a0, s4
-	WORD	$0x213b1b8b	// th.mula s7, s6, s3
-	WORD	$0x03090933	// mul s2, s2, a6
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x033489b3	// mul s3, s1, s3
-	WORD	$0x210b1a8b	// th.mula s5, s6, a6
-	WORD	$0x93282757	// th.vmulhu.vv v14, v18, v16
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x4b416a03	// lwu s4, 1204(sp)
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x02fb0933	// mul s2, s6, a5
-	WORD	$0x03148833	// mul a6, s1, a7
-	WORD	$0x031704b3	// mul s1, a4, a7
+	XOR	X21, X13
+	XOR	X23, X13
+	XOR	X24, X13
 	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x0f816883	// lwu a7, 248(sp)
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x005a74b3	// and s1, s4, t0
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x0d816983	// lwu s3, 216(sp)
+	WORD	$0x21071b0b	// th.mula s6, a4, a6
+	MUL	X15, X9, X23
+	MUL	X20, X19, X21
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	XOR	X22, X10
+	WORD	$0x21491b8b	// th.mula s7, s2, s4
+	MUL	X16, X19
 	// class 1: low words (pairs added), high words; out |= z & m[1]
 	WORD	$0x97422357	// th.vmul.vv v6, v20, v4
-	WORD	$0x02f70933	// mul s2, a4, a5
-	WORD	$0x006a77b3	// and a5, s4, t1
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x97602d57	// th.vmul.vv v26, v22, v0
-	WORD	$0x09816703	// lwu a4, 152(sp)
-	WORD	$0x01264633	// xor a2, a2, s2
-	WORD	$0x0b816903	// lwu s2, 184(sp)
-	WORD	$0x92852757	// th.vmulhu.vv v14, v8, v10
-	WORD	$0x007a7833	// and a6, s4, t2
-	WORD	$0x01ca7a33	// and s4, s4, t3
-	WORD	$0x02e48ab3	// mul s5, s1, a4
-	WORD	$0xb7092357	// th.vmacc.vv v6, v18, v16
-	WORD	$0x03380b33	// mul s6, a6, s3
-	WORD	$0x21179a8b	// th.mula s5, a5, a7
-	WORD	$0x032a0bb3	// mul s7, s4, s2
-	WORD	$0xb6a42d57	// th.vmacc.vv v26, v8, v10
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x03248ab3	// mul s5, s1, s2
-	WORD	$0x02e78bb3	// mul s7, a5, a4
+	XOR	X23, X10
+	MUL	X20, X9, X20
+	WORD	$0x21091a8b	// th.mula s5, s2, a6
+	WORD	$0x96e02d57	// th.vmul.vv v26, v14, v0
+	XOR	X19, X30
+	XOR	X20, X30
+	MOVWU	1204(X2), X20
+	WORD	$0x92c52857	// th.vmulhu.vv v16, v12, v10
+	MUL	X15, X18
+	MUL	X17, X9, X16
+	MUL	X17, X14, X9
+	WORD	$0xb7692357	// th.vmacc.vv v6, v18, v22
+	XOR	X21, X12
+	MOVWU	248(X2), X17
+	XOR	X9, X30
+	WORD	$0xb6a62d57	// th.vmacc.vv v26, v12, v10
+	AND	X5, X20, X9
+	XOR	X18, X30
+	MOVWU	216(X2), X19
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MUL	X15, X14, X18
+	AND	X6, X20, X15
+	XOR	X16, X12
 	WORD	$0x26234157	// th.vand.vx v2, v2, t1
-	WORD	$0x21181a8b	// th.mula s5, a6, a7
-	WORD	$0x213a1b8b	// th.mula s7, s4, s3
-	WORD	$0x03348b33	// mul s6, s1, s3
+	MOVWU	152(X2), X14
+	XOR	X18, X12
+	MOVWU	184(X2), X18
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x01554533	// xor a0, a0, s5
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x031484b3	// mul s1, s1, a7
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	WORD	$0x033789b3	// mul s3, a5, s3
-	WORD	$0x211a1b0b	// th.mula s6, s4, a7
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	AND	X7, X20, X16
+	AND	X28, X20
+	MUL	X14, X9, X21
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
+	MUL	X19, X16, X22
+	WORD	$0x21179a8b	// th.mula s5, a5, a7
+	MUL	X18, X20, X23
 	WORD	$0x26634357	// th.vand.vx v6, v6, t1
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x4c416a83	// lwu s5, 1220(sp)
-	WORD	$0x02ea09b3	// mul s3, s4, a4
+	XOR	X21, X13
+	XOR	X22, X13
+	XOR	X23, X13
 	WORD	$0x93452157	// th.vmulhu.vv v2, v20, v10
-	WORD	$0x03278a33	// mul s4, a5, s2
-	WORD	$0x032807b3	// mul a5, a6, s2
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x93622757	// th.vmulhu.vv v14, v22, v4
-	WORD	$0x0fc16883	// lwu a7, 252(sp)
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x005af4b3	// and s1, s5, t0
+	MUL	X18, X9, X22
+	MUL	X14, X15, X23
+	WORD	$0x92e22857	// th.vmulhu.vv v16, v14, v4
+	WORD	$0x21181b0b	// th.mula s6, a6, a7
+	WORD	$0x213a1b8b	// th.mula s7, s4, s3
+	MUL	X19, X9, X21
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x09c16783	// lwu a5, 156(sp)
-	WORD	$0x02e80833	// mul a6, a6, a4
+	XOR	X22, X10
+	XOR	X23, X10
+	MUL	X17, X9
 	// class 2: low words (pairs added), high words; out |= z & m[2]
 	WORD	$0x97452357	// th.vmul.vv v6, v20, v10
-	WORD	$0x0dc16983	// lwu s3, 220(sp)
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x006af733	// and a4, s5, t1
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x0bc16903	// lwu s2, 188(sp)
-	WORD	$0x007af833	// and a6, s5, t2
-	WORD	$0x93202757	// th.vmulhu.vv v14, v18, v0
-	WORD	$0x01cafa33	// and s4, s5, t3
-	WORD	$0x02f48ab3	// mul s5, s1, a5
-	WORD	$0x03380bb3	// mul s7, a6, s3
-	WORD	$0xb7042357	// th.vmacc.vv v6, v8, v16
-	WORD	$0x21171a8b	// th.mula s5, a4, a7
-	WORD	$0x032a0c33	// mul s8, s4, s2
-	WORD	$0x03248b33	// mul s6, s1, s2
-	WORD	$0x97622d57	// th.vmul.vv v26, v22, v4
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x0186c6b3	// xor a3, a3, s8
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x21181b0b	// th.mula s6, a6, a7
-	WORD	$0x02f70bb3	// mul s7, a4, a5
-	WORD	$0x03348ab3	// mul s5, s1, s3
-	WORD	$0x92882757	// th.vmulhu.vv v14, v8, v16
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x213a1b8b	// th.mula s7, s4, s3
-	WORD	$0x031484b3	// mul s1, s1, a7
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x033709b3	// mul s3, a4, s3
+	MUL	X19, X15, X19
 	WORD	$0x211a1a8b	// th.mula s5, s4, a7
+	XOR	X9, X30
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	XOR	X19, X30
+	MOVWU	1220(X2), X19
+	MUL	X14, X20
+	WORD	$0x93202857	// th.vmulhu.vv v16, v18, v0
+	MUL	X18, X15, X22
+	MUL	X18, X16, X15
+	XOR	X21, X12
+	WORD	$0xb7662357	// th.vmacc.vv v6, v12, v22
+	MOVWU	252(X2), X17
+	XOR	X15, X30
+	AND	X5, X19, X9
+	WORD	$0x96e22d57	// th.vmul.vv v26, v14, v4
+	XOR	X20, X30
+	MOVWU	156(X2), X15
+	MUL	X14, X16
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MOVWU	220(X2), X20
+	XOR	X22, X12
+	AND	X6, X19, X14
+	WORD	$0x92cb2857	// th.vmulhu.vv v16, v12, v22
+	XOR	X16, X12
+	MOVWU	188(X2), X18
+	AND	X7, X19, X16
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	AND	X28, X19
+	MUL	X15, X9, X21
+	MUL	X20, X16, X23
 	WORD	$0x97202d57	// th.vmul.vv v26, v18, v0
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x4d416983	// lwu s3, 1236(sp)
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x02fa0a33	// mul s4, s4, a5
-	WORD	$0x032704b3	// mul s1, a4, s2
-	WORD	$0x032808b3	// mul a7, a6, s2
+	WORD	$0x21171a8b	// th.mula s5, a4, a7
+	MUL	X18, X19, X24
+	MUL	X18, X9, X22
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	XOR	X21, X13
+	XOR	X23, X13
+	XOR	X24, X13
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x0a016703	// lwu a4, 160(sp)
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x21181b0b	// th.mula s6, a6, a7
+	MUL	X15, X14, X23
+	MUL	X20, X9, X21
 	WORD	$0x2623c157	// th.vand.vx v2, v2, t2
-	WORD	$0x10016883	// lwu a7, 256(sp)
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x0059f933	// and s2, s3, t0
+	XOR	X22, X10
+	WORD	$0x21499b8b	// th.mula s7, s3, s4
+	MUL	X17, X9
 	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
-	WORD	$0x02f807b3	// mul a5, a6, a5
-	WORD	$0x0e016a03	// lwu s4, 224(sp)
-	WORD	$0x00964633	// xor a2, a2, s1
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	WORD	$0x0069f833	// and a6, s3, t1
-	WORD	$0x00f64633	// xor a2, a2, a5
-	WORD	$0x02e90ab3	// mul s5, s2, a4
-	WORD	$0x93482157	// th.vmulhu.vv v2, v20, v16
-	WORD	$0x0c016483	// lwu s1, 192(sp)
-	WORD	$0x21181a8b	// th.mula s5, a6, a7
-	WORD	$0x0079f7b3	// and a5, s3, t2
-	WORD	$0x93652757	// th.vmulhu.vv v14, v22, v10
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x01c9f9b3	// and s3, s3, t3
-	WORD	$0x03478ab3	// mul s5, a5, s4
-	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x02998b33	// mul s6, s3, s1
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x02990ab3	// mul s5, s2, s1
-	// class 3: low words (pairs added), high words; out |= z & m[3]
-	WORD	$0x97482357	// th.vmul.vv v6, v20, v16
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x21179a8b	// th.mula s5, a5, a7
-	WORD	$0x02e80b33	// mul s6, a6, a4
-	WORD	$0x97652d57	// th.vmul.vv v26, v22, v10
-	WORD	$0x01554533	// xor a0, a0, s5
-	WORD	$0x21499b0b	// th.mula s6, s3, s4
-	WORD	$0x03490ab3	// mul s5, s2, s4
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x03190933	// mul s2, s2, a7
-	WORD	$0x03480a33	// mul s4, a6, s4
-	WORD	$0x93222757	// th.vmulhu.vv v14, v18, v4
+	XOR	X23, X10
+	MUL	X20, X14, X20
 	WORD	$0x21199a8b	// th.mula s5, s3, a7
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x4e416883	// lwu a7, 1252(sp)
-	WORD	$0x02e98933	// mul s2, s3, a4
-	WORD	$0x029809b3	// mul s3, a6, s1
-	WORD	$0x97222d57	// th.vmul.vv v26, v18, v4
-	WORD	$0x029784b3	// mul s1, a5, s1
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x0a416803	// lwu a6, 164(sp)
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x0058f4b3	// and s1, a7, t0
-	WORD	$0x02e787b3	// mul a5, a5, a4
-	WORD	$0x92802757	// th.vmulhu.vv v14, v8, v0
-	WORD	$0x0e416703	// lwu a4, 228(sp)
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x10416903	// lwu s2, 260(sp)
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x01364633	// xor a2, a2, s3
-	WORD	$0x03048a33	// mul s4, s1, a6
-	WORD	$0x00f64633	// xor a2, a2, a5
-	WORD	$0x96802d57	// th.vmul.vv v26, v8, v0
-	WORD	$0x0068f9b3	// and s3, a7, t1
-	WORD	$0x21299a0b	// th.mula s4, s3, s2
-	WORD	$0x02e48ab3	// mul s5, s1, a4
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x0146c6b3	// xor a3, a3, s4
-	WORD	$0x0078f7b3	// and a5, a7, t2
-	WORD	$0x01c8f8b3	// and a7, a7, t3
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x21289a8b	// th.mula s5, a7, s2
-	WORD	$0x0c416a03	// lwu s4, 196(sp)
-	WORD	$0x02e78b33	// mul s6, a5, a4
-	WORD	$0x262e4157	// th.vand.vx v2, v2, t3
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x03488b33	// mul s6, a7, s4
-	WORD	$0x266e4357	// th.vand.vx v6, v6, t3
-	WORD	$0x03448ab3	// mul s5, s1, s4
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x032484b3	// mul s1, s1, s2
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	WORD	$0x21279a8b	// th.mula s5, a5, s2
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x4f416903	// lwu s2, 1268(sp)
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
+	XOR	X9, X30
+	XOR	X20, X30
+	MOVWU	1236(X2), X9
+	WORD	$0x934b2157	// th.vmulhu.vv v2, v20, v22
+	MUL	X15, X19, X20
+	MUL	X18, X14, X19
+	MUL	X18, X16, X17
+	WORD	$0x92e52857	// th.vmulhu.vv v16, v14, v10
+	XOR	X21, X12
+	MOVWU	160(X2), X14
+	XOR	X17, X30
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x01554533	// xor a0, a0, s5
-	WORD	$0x03098b33	// mul s6, s3, a6
-	WORD	$0x02e984b3	// mul s1, s3, a4
-	WORD	$0x0ece2057	// th.vredxor.vs v0, v12, v28
-	WORD	$0x20e89b0b	// th.mula s6, a7, a4
-	WORD	$0x03498733	// mul a4, s3, s4
-	WORD	$0x034789b3	// mul s3, a5, s4
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x030884b3	// mul s1, a7, a6
+	MOVWU	256(X2), X17
+	XOR	X20, X30
+	AND	X5, X9, X18
+	// class 3: low words (pairs added), high words; out |= z & m[3]
+	WORD	$0x974b2357	// th.vmul.vv v6, v20, v22
+	MUL	X15, X16, X15
+	MOVWU	224(X2), X20
+	XOR	X19, X12
+	WORD	$0x96e52d57	// th.vmul.vv v26, v14, v10
+	AND	X6, X9, X16
+	XOR	X15, X12
+	MUL	X14, X18, X21
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MOVWU	192(X2), X19
+	WORD	$0x21181a8b	// th.mula s5, a6, a7
+	AND	X7, X9, X15
+	WORD	$0x93222857	// th.vmulhu.vv v16, v18, v4
+	XOR	X21, X13
+	AND	X28, X9
+	MUL	X20, X15, X22
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	MUL	X19, X9, X21
+	XOR	X22, X13
+	MUL	X19, X18, X22
+	WORD	$0x97222d57	// th.vmul.vv v26, v18, v4
+	XOR	X21, X13
+	WORD	$0x21179b0b	// th.mula s6, a5, a7
+	MUL	X14, X16, X23
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	XOR	X22, X10
+	WORD	$0x21449b8b	// th.mula s7, s1, s4
+	MUL	X20, X18, X21
+	WORD	$0x92c02857	// th.vmulhu.vv v16, v12, v0
+	XOR	X23, X10
+	MUL	X17, X18
+	MUL	X20, X16, X20
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x21149a8b	// th.mula s5, s1, a7
+	XOR	X18, X30
+	XOR	X20, X30
+	WORD	$0x96c02d57	// th.vmul.vv v26, v12, v0
+	MOVWU	1252(X2), X20
+	MUL	X14, X9, X22
+	MUL	X19, X16, X9
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MUL	X19, X15, X16
+	XOR	X21, X12
+	MOVWU	164(X2), X17
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	XOR	X16, X30
+	AND	X5, X20, X16
+	MUL	X14, X15
+	WORD	$0x262e4157	// th.vand.vx v2, v2, t3
+	MOVWU	228(X2), X18
+	XOR	X22, X30
+	MOVWU	260(X2), X14
+	WORD	$0x266e4357	// th.vand.vx v6, v6, t3
+	XOR	X9, X12
+	MUL	X17, X16, X9
+	XOR	X15, X12
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
+	AND	X6, X20, X22
+	WORD	$0x20eb148b	// th.mula s1, s6, a4
+	MUL	X18, X16, X15
+	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
+	XOR	X9, X13
+	AND	X7, X20, X19
+	AND	X28, X20
+	WORD	$0x0e8e2057	// th.vredxor.vs v0, v8, v28
+	WORD	$0x20ea178b	// th.mula a5, s4, a4
+	MOVWU	196(X2), X23
+	MUL	X18, X19, X9
+	XOR	X15, X12
 	// sums[5] = lane sums (high word << 32 | low word)
 	WORD	$0x0f8e2157	// th.vredxor.vs v2, v24, v28
-	WORD	$0x03078ab3	// mul s5, a5, a6
-	WORD	$0x0a816883	// lwu a7, 168(sp)
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x005979b3	// and s3, s2, t0
-	WORD	$0x00e64633	// xor a2, a2, a4
+	XOR	X9, X13
+	MUL	X23, X20, X9
+	MUL	X23, X16, X21
+	MUL	X14, X16
 	WORD	$0x320027d7	// th.vext.x.v a5, v0, zero
-	WORD	$0x0e816a03	// lwu s4, 232(sp)
+	XOR	X9, X13
+	XOR	X16, X30
+	WORD	$0x20e99a8b	// th.mula s5, s3, a4
+	MOVWU	1268(X2), X9
+	SLL	$32, X15
 	WORD	$0x32202857	// th.vext.x.v a6, v2, zero
 	// piece 6: operand classes a[k] = a & m[k], key classes b[j]
-	WORD	$0x55010713	// addi a4, sp, 1360
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x02079793	// slli a5, a5, 32
-	WORD	$0x0c816483	// lwu s1, 200(sp)
-	WORD	$0x00f86833	// or a6, a6, a5
-	WORD	$0x5d013c23	// sd a6, 1496(sp)
+	ADD	$1360, X2, X14
+	XOR	X21, X10
+	MUL	X17, X22, X21
+	MUL	X18, X22, X24
+	OR	X15, X16
+	MOV	X16, 1496(X2)
 	WORD	$0x02077307	// th.vle.v v6, (a4)
-	WORD	$0x31010713	// addi a4, sp, 784
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x00697ab3	// and s5, s2, t1
+	ADD	$784, X2, X14
+	WORD	$0x212a1a8b	// th.mula s5, s4, s2
+	MUL	X23, X22, X16
 	WORD	$0x02077007	// th.vle.v v0, (a4)
-	WORD	$0x33010713	// addi a4, sp, 816
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x03198bb3	// mul s7, s3, a7
+	ADD	$816, X2, X14
+	MUL	X23, X19, X18
+	XOR	X24, X30
 	WORD	$0x02077207	// th.vle.v v4, (a4)
-	WORD	$0x35010713	// addi a4, sp, 848
-	WORD	$0x00797833	// and a6, s2, t2
-	WORD	$0x01c977b3	// and a5, s2, t3
+	ADD	$848, X2, X14
+	MUL	X17, X20
+	MUL	X17, X19, X22
 	WORD	$0x02077507	// th.vle.v v10, (a4)
-	WORD	$0x37010713	// addi a4, sp, 880
-	WORD	$0x10816903	// lwu s2, 264(sp)
-	WORD	$0x03480c33	// mul s8, a6, s4
-	WORD	$0x02077807	// th.vle.v v16, (a4)
-	WORD	$0x212a9b8b	// th.mula s7, s5, s2
-	WORD	$0x02978733	// mul a4, a5, s1
-	WORD	$0x02998b33	// mul s6, s3, s1
+	ADD	$880, X2, X14
+	MOVWU	168(X2), X15
+	XOR	X18, X30
 	WORD	$0x2662ca57	// th.vand.vx v20, v6, t0
-	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x0186c6b3	// xor a3, a3, s8
-	WORD	$0x00e6c6b3	// xor a3, a3, a4
-	WORD	$0x26634b57	// th.vand.vx v22, v6, t1
-	WORD	$0x21281b0b	// th.mula s6, a6, s2
-	WORD	$0x031a8bb3	// mul s7, s5, a7
-	WORD	$0x03498733	// mul a4, s3, s4
+	AND	X5, X9, X18
+	XOR	X16, X12
+	MOVWU	232(X2), X19
+	WORD	$0x26634757	// th.vand.vx v14, v6, t1
+	XOR	X20, X30
+	MOVWU	200(X2), X17
+	XOR	X22, X12
+	WORD	$0x02077b07	// th.vle.v v22, (a4)
+	AND	X6, X9, X20
+	XOR	X21, X10
+	MUL	X15, X18, X21
 	WORD	$0x93402157	// th.vmulhu.vv v2, v20, v0
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x21479b8b	// th.mula s7, a5, s4
-	WORD	$0x032989b3	// mul s3, s3, s2
-	WORD	$0x93682757	// th.vmulhu.vv v14, v22, v16
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x034a8b33	// mul s6, s5, s4
-	WORD	$0x2127970b	// th.mula a4, a5, s2
+	AND	X7, X9, X14
+	AND	X28, X9, X16
+	MOVWU	264(X2), X9
+	WORD	$0x92eb2857	// th.vmulhu.vv v16, v14, v22
+	WORD	$0x209a1a8b	// th.mula s5, s4, s1
+	MUL	X19, X14, X22
+	MUL	X17, X16, X23
 	WORD	$0x2663c957	// th.vand.vx v18, v6, t2
-	WORD	$0x029a8933	// mul s2, s5, s1
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x029809b3	// mul s3, a6, s1
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x50416483	// lwu s1, 1284(sp)
-	WORD	$0x03180a33	// mul s4, a6, a7
-	WORD	$0x93252757	// th.vmulhu.vv v14, v18, v10
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x0ac16703	// lwu a4, 172(sp)
-	WORD	$0x031788b3	// mul a7, a5, a7
-	WORD	$0x266e4457	// th.vand.vx v8, v6, t3
-	WORD	$0x0054f833	// and a6, s1, t0
-	WORD	$0x01264633	// xor a2, a2, s2
-	WORD	$0x0cc16783	// lwu a5, 204(sp)
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x0ec16903	// lwu s2, 236(sp)
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x92822757	// th.vmulhu.vv v14, v8, v4
-	WORD	$0x02e80ab3	// mul s5, a6, a4
-	WORD	$0x011f4f33	// xor t5, t5, a7
-	WORD	$0x10c16a03	// lwu s4, 268(sp)
+	XOR	X21, X13
+	XOR	X22, X13
+	XOR	X23, X13
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MUL	X17, X18, X22
+	MUL	X15, X20, X23
+	WORD	$0x93252857	// th.vmulhu.vv v16, v18, v10
+	WORD	$0x20971b0b	// th.mula s6, a4, s1
+	WORD	$0x21381b8b	// th.mula s7, a6, s3
+	MUL	X19, X18, X21
+	WORD	$0x266e4657	// th.vand.vx v12, v6, t3
+	XOR	X22, X10
+	XOR	X23, X10
+	MUL	X9, X18, X22
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MUL	X19, X20, X19
+	WORD	$0x20981a8b	// th.mula s5, a6, s1
+	MUL	X17, X20, X18
+	WORD	$0x92c22857	// th.vmulhu.vv v16, v12, v4
+	XOR	X22, X30
+	MUL	X17, X14, X22
+	XOR	X21, X12
 	// class 0: low words (pairs added), high words; out |= z & m[0]
 	WORD	$0x97402357	// th.vmul.vv v6, v20, v0
-	WORD	$0x0064f9b3	// and s3, s1, t1
-	WORD	$0x21499a8b	// th.mula s5, s3, s4
-	WORD	$0x0074f8b3	// and a7, s1, t2
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x01c4f4b3	// and s1, s1, t3
-	WORD	$0x03288ab3	// mul s5, a7, s2
-	WORD	$0xb70b2357	// th.vmacc.vv v6, v22, v16
-	WORD	$0x02f48b33	// mul s6, s1, a5
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x02f80ab3	// mul s5, a6, a5
+	MOVWU	1284(X2), X17
+	MUL	X15, X14, X20
+	XOR	X19, X30
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MOVWU	172(X2), X14
+	MUL	X15, X16
+	AND	X5, X17, X9
+	WORD	$0xb7672357	// th.vmacc.vv v6, v14, v22
+	XOR	X18, X12
+	MOVWU	204(X2), X15
+	XOR	X22, X30
 	WORD	$0x97252d57	// th.vmul.vv v26, v18, v10
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	// sums[1] = OR of z[k] & m[k]
-	WORD	$0x0056f6b3	// and a3, a3, t0
-	WORD	$0x21489a8b	// th.mula s5, a7, s4
-	WORD	$0x2622c657	// th.vand.vx v12, v2, t0
-	WORD	$0x02e98b33	// mul s6, s3, a4
-	WORD	$0x01554533	// xor a0, a0, s5
-	WORD	$0x03280ab3	// mul s5, a6, s2
+	MOVWU	236(X2), X19
+	XOR	X20, X12
+	MUL	X14, X9, X21
+	WORD	$0x2622c457	// th.vand.vx v8, v2, t0
+	XOR	X16, X30
+	MOVWU	268(X2), X20
+	AND	X6, X17, X18
 	WORD	$0x93422157	// th.vmulhu.vv v2, v20, v4
-	WORD	$0x21249b0b	// th.mula s6, s1, s2
-	WORD	$0x03480833	// mul a6, a6, s4
-	WORD	$0x03298933	// mul s2, s3, s2
-	WORD	$0x93602757	// th.vmulhu.vv v14, v22, v0
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x00657533	// and a0, a0, t1
-	WORD	$0x21449a8b	// th.mula s5, s1, s4
+	WORD	$0x21491a8b	// th.mula s5, s2, s4
+	AND	X7, X17, X16
+	AND	X28, X17
+	WORD	$0x92e02857	// th.vmulhu.vv v16, v14, v0
+	XOR	X21, X13
+	MUL	X19, X16, X21
+	MUL	X15, X17, X22
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x02f98a33	// mul s4, s3, a5
-	WORD	$0x02e889b3	// mul s3, a7, a4
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x96822d57	// th.vmul.vv v26, v8, v4
-	WORD	$0x010f4f33	// xor t5, t5, a6
-	WORD	$0x02f887b3	// mul a5, a7, a5
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x02e48733	// mul a4, s1, a4
-	WORD	$0x01364633	// xor a2, a2, s3
-	WORD	$0x93282757	// th.vmulhu.vv v14, v18, v16
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x00a6e6b3	// or a3, a3, a0
+	XOR	X21, X13
+	XOR	X22, X13
+	// sums[1] = OR of z[k] & m[k]
+	AND	X5, X13
+	WORD	$0x96c22d57	// th.vmul.vv v26, v12, v4
+	MUL	X15, X9, X22
+	MUL	X14, X18, X23
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x21481b0b	// th.mula s6, a6, s4
+	WORD	$0x21389b8b	// th.mula s7, a7, s3
+	MUL	X19, X9, X21
+	WORD	$0x932b2857	// th.vmulhu.vv v16, v18, v22
+	XOR	X22, X10
+	XOR	X23, X10
+	AND	X6, X10
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x00767633	// and a2, a2, t2
-	WORD	$0x00c6e6b3	// or a3, a3, a2
-	WORD	$0x01cf7f33	// and t5, t5, t3
+	MUL	X20, X9
+	MUL	X19, X18, X19
+	WORD	$0x21489a8b	// th.mula s5, a7, s4
 	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
-	WORD	$0x01e6e6b3	// or a3, a3, t5
-	WORD	$0x5ad13c23	// sd a3, 1464(sp)
-	// piece 3: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
-	WORD	$0x49816683	// lwu a3, 1176(sp)
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x1d016703	// lwu a4, 464(sp)
-	WORD	$0x1f016883	// lwu a7, 496(sp)
-	WORD	$0x0056f633	// and a2, a3, t0
+	MUL	X15, X18, X20
+	MUL	X14, X16, X18
+	XOR	X21, X12
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	XOR	X9, X30
+	MUL	X15, X16, X15
+	XOR	X20, X12
 	// class 1: low words (pairs added), high words; out |= z & m[1]
 	WORD	$0x97422357	// th.vmul.vv v6, v20, v4
-	WORD	$0x0066f9b3	// and s3, a3, t1
-	WORD	$0x1b016a03	// lwu s4, 432(sp)
-	WORD	$0x0076f833	// and a6, a3, t2
-	WORD	$0x97602d57	// th.vmul.vv v26, v22, v0
-	WORD	$0x03160f33	// mul t5, a2, a7
-	WORD	$0x02e98533	// mul a0, s3, a4
-	WORD	$0x19016903	// lwu s2, 400(sp)
-	WORD	$0x92852757	// th.vmulhu.vv v14, v8, v10
-	WORD	$0x01c6f7b3	// and a5, a3, t3
-	WORD	$0x034806b3	// mul a3, a6, s4
-	WORD	$0x00af4f33	// xor t5, t5, a0
-	WORD	$0xb7092357	// th.vmacc.vv v6, v18, v16
-	WORD	$0x03278533	// mul a0, a5, s2
-	WORD	$0x00df4f33	// xor t5, t5, a3
-	WORD	$0x032606b3	// mul a3, a2, s2
-	WORD	$0xb6a42d57	// th.vmacc.vv v26, v8, v10
-	WORD	$0x00af4f33	// xor t5, t5, a0
-	WORD	$0x4a816483	// lwu s1, 1192(sp)
-	WORD	$0x2119968b	// th.mula a3, s3, a7
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x02e80ab3	// mul s5, a6, a4
-	WORD	$0x03478b33	// mul s6, a5, s4
-	WORD	$0x03460533	// mul a0, a2, s4
+	XOR	X19, X30
+	MUL	X14, X17, X14
+	XOR	X18, X12
+	WORD	$0x96e02d57	// th.vmul.vv v26, v14, v0
+	XOR	X15, X30
+	XOR	X14, X30
+	OR	X10, X13
+	WORD	$0x92c52857	// th.vmulhu.vv v16, v12, v10
+	AND	X7, X12
+	OR	X12, X13
+	AND	X28, X30
+	WORD	$0xb7692357	// th.vmacc.vv v6, v18, v22
+	OR	X30, X13
+	MOV	X13, 1464(X2)
+	// piece 3: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
+	MOVWU	1176(X2), X13
+	WORD	$0xb6a62d57	// th.vmacc.vv v26, v12, v10
+	MOVWU	464(X2), X14
+	MOVWU	496(X2), X9
+	AND	X5, X13, X12
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	AND	X6, X13, X19
+	MOVWU	432(X2), X20
+	AND	X7, X13, X16
 	WORD	$0x26234157	// th.vand.vx v2, v2, t1
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x02e60633	// mul a2, a2, a4
+	MUL	X9, X12, X30
+	MUL	X14, X19, X10
+	MOVWU	400(X2), X18
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x03498a33	// mul s4, s3, s4
-	WORD	$0x03298ab3	// mul s5, s3, s2
-	WORD	$0x2117960b	// th.mula a2, a5, a7
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	WORD	$0x03280933	// mul s2, a6, s2
-	WORD	$0x2118150b	// th.mula a0, a6, a7
-	WORD	$0x1f416803	// lwu a6, 500(sp)
+	AND	X28, X13, X17
+	MUL	X20, X16, X13
+	XOR	X10, X30
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
+	MUL	X18, X17, X10
+	XOR	X13, X30
+	MUL	X18, X12, X13
 	WORD	$0x26634357	// th.vand.vx v6, v6, t1
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x0054f9b3	// and s3, s1, t0
-	WORD	$0x01264633	// xor a2, a2, s2
+	XOR	X10, X30
+	MOVWU	1192(X2), X15
+	WORD	$0x2099968b	// th.mula a3, s3, s1
 	WORD	$0x93452157	// th.vmulhu.vv v2, v20, v10
-	WORD	$0x1d416a03	// lwu s4, 468(sp)
-	WORD	$0x20e79a8b	// th.mula s5, a5, a4
-	WORD	$0x0064f933	// and s2, s1, t1
-	WORD	$0x93622757	// th.vmulhu.vv v14, v22, v4
-	WORD	$0x1b416883	// lwu a7, 436(sp)
-	WORD	$0x01554533	// xor a0, a0, s5
-	WORD	$0x0074f733	// and a4, s1, t2
+	MUL	X14, X16, X21
+	MUL	X20, X17, X22
+	MUL	X20, X12, X10
+	WORD	$0x92e22857	// th.vmulhu.vv v16, v14, v4
+	XOR	X21, X13
+	XOR	X22, X13
+	MUL	X14, X12
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x01c4f4b3	// and s1, s1, t3
-	WORD	$0x19416783	// lwu a5, 404(sp)
-	WORD	$0x03470bb3	// mul s7, a4, s4
+	MUL	X20, X19, X21
+	MUL	X18, X19, X20
+	WORD	$0x2098960b	// th.mula a2, a7, s1
 	// class 2: low words (pairs added), high words; out |= z & m[2]
 	WORD	$0x97452357	// th.vmul.vv v6, v20, v10
-	WORD	$0x02f98ab3	// mul s5, s3, a5
-	WORD	$0x03148c33	// mul s8, s1, a7
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x21091a8b	// th.mula s5, s2, a6
-	WORD	$0x03198b33	// mul s6, s3, a7
-	WORD	$0x93202757	// th.vmulhu.vv v14, v18, v0
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x0186c6b3	// xor a3, a3, s8
-	WORD	$0xb7042357	// th.vmacc.vv v6, v8, v16
-	WORD	$0x21071b0b	// th.mula s6, a4, a6
-	WORD	$0x02f90bb3	// mul s7, s2, a5
-	WORD	$0x03498ab3	// mul s5, s3, s4
-	WORD	$0x97622d57	// th.vmul.vv v26, v22, v4
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x21449b8b	// th.mula s7, s1, s4
-	WORD	$0x030989b3	// mul s3, s3, a6
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x03490a33	// mul s4, s2, s4
+	MUL	X18, X16, X19
+	WORD	$0x2098150b	// th.mula a0, a6, s1
+	MOVWU	500(X2), X16
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	XOR	X21, X12
+	AND	X5, X15, X18
+	XOR	X19, X12
+	WORD	$0x93202857	// th.vmulhu.vv v16, v18, v0
+	MOVWU	468(X2), X19
+	WORD	$0x20e89a0b	// th.mula s4, a7, a4
+	AND	X6, X15, X9
+	WORD	$0xb7662357	// th.vmacc.vv v6, v12, v22
+	MOVWU	436(X2), X17
+	XOR	X20, X10
+	AND	X7, X15, X14
+	WORD	$0x96e22d57	// th.vmul.vv v26, v14, v4
+	AND	X28, X15, X20
+	MOVWU	404(X2), X15
+	MUL	X19, X14, X23
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MUL	X15, X18, X21
+	MUL	X17, X20, X24
+	WORD	$0x92cb2857	// th.vmulhu.vv v16, v12, v22
 	WORD	$0x21049a8b	// th.mula s5, s1, a6
-	WORD	$0x92882757	// th.vmulhu.vv v14, v8, v16
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x4b816a03	// lwu s4, 1208(sp)
+	MUL	X17, X18, X22
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x02f489b3	// mul s3, s1, a5
-	WORD	$0x03190933	// mul s2, s2, a7
-	WORD	$0x031708b3	// mul a7, a4, a7
+	XOR	X21, X13
+	XOR	X23, X13
+	XOR	X24, X13
 	WORD	$0x97202d57	// th.vmul.vv v26, v18, v0
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x1f816803	// lwu a6, 504(sp)
-	WORD	$0x011f4f33	// xor t5, t5, a7
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x005a74b3	// and s1, s4, t0
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x1d816983	// lwu s3, 472(sp)
+	WORD	$0x21071b0b	// th.mula s6, a4, a6
+	MUL	X15, X9, X23
+	MUL	X19, X18, X21
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	XOR	X22, X10
+	WORD	$0x213a1b8b	// th.mula s7, s4, s3
+	MUL	X16, X18
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x02f707b3	// mul a5, a4, a5
-	WORD	$0x006a78b3	// and a7, s4, t1
-	WORD	$0x01264633	// xor a2, a2, s2
+	XOR	X23, X10
+	MUL	X19, X9, X19
+	WORD	$0x210a1a8b	// th.mula s5, s4, a6
 	WORD	$0x2623c157	// th.vand.vx v2, v2, t2
-	WORD	$0x19816703	// lwu a4, 408(sp)
-	WORD	$0x00f64633	// xor a2, a2, a5
-	WORD	$0x1b816903	// lwu s2, 440(sp)
+	XOR	X18, X30
+	XOR	X19, X30
+	MOVWU	1208(X2), X22
 	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
-	WORD	$0x007a77b3	// and a5, s4, t2
-	WORD	$0x01ca7a33	// and s4, s4, t3
-	WORD	$0x02e48ab3	// mul s5, s1, a4
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	WORD	$0x03378b33	// mul s6, a5, s3
-	WORD	$0x21089a8b	// th.mula s5, a7, a6
-	WORD	$0x032a0bb3	// mul s7, s4, s2
-	WORD	$0x93482157	// th.vmulhu.vv v2, v20, v16
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x93652757	// th.vmulhu.vv v14, v22, v10
-	WORD	$0x03248b33	// mul s6, s1, s2
-	WORD	$0x02e88bb3	// mul s7, a7, a4
+	MUL	X15, X20, X19
+	MUL	X17, X9, X18
+	MUL	X17, X14, X17
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
+	XOR	X21, X12
+	MOVWU	504(X2), X16
+	XOR	X17, X30
+	WORD	$0x934b2157	// th.vmulhu.vv v2, v20, v22
+	AND	X5, X22, X9
+	XOR	X19, X30
+	MOVWU	472(X2), X19
+	WORD	$0x92e52857	// th.vmulhu.vv v16, v14, v10
+	MUL	X15, X14, X15
+	AND	X6, X22, X17
+	XOR	X18, X12
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
+	MOVWU	408(X2), X14
+	XOR	X15, X12
+	MOVWU	440(X2), X18
+	// class 3: low words (pairs added), high words; out |= z & m[3]
+	WORD	$0x974b2357	// th.vmul.vv v6, v20, v22
+	AND	X7, X22, X15
+	AND	X28, X22, X20
+	MUL	X14, X9, X21
+	WORD	$0x96e52d57	// th.vmul.vv v26, v14, v10
+	MUL	X19, X15, X22
+	WORD	$0x21089a8b	// th.mula s5, a7, a6
+	MUL	X18, X20, X23
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	XOR	X21, X13
+	XOR	X22, X13
+	XOR	X23, X13
+	WORD	$0x93222857	// th.vmulhu.vv v16, v18, v4
+	MUL	X18, X9, X22
+	MUL	X14, X17, X23
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
 	WORD	$0x21079b0b	// th.mula s6, a5, a6
 	WORD	$0x213a1b8b	// th.mula s7, s4, s3
-	WORD	$0x03348ab3	// mul s5, s1, s3
-	// class 3: low words (pairs added), high words; out |= z & m[3]
-	WORD	$0x97482357	// th.vmul.vv v6, v20, v16
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x030484b3	// mul s1, s1, a6
-	WORD	$0x97652d57	// th.vmul.vv v26, v22, v10
-	WORD	$0x033889b3	// mul s3, a7, s3
-	WORD	$0x210a1a8b	// th.mula s5, s4, a6
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x4c816983	// lwu s3, 1224(sp)
-	WORD	$0x02ea0833	// mul a6, s4, a4
-	WORD	$0x93222757	// th.vmulhu.vv v14, v18, v4
-	WORD	$0x03288b33	// mul s6, a7, s2
-	WORD	$0x032784b3	// mul s1, a5, s2
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x1fc16883	// lwu a7, 508(sp)
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x0059f4b3	// and s1, s3, t0
+	MUL	X19, X9, X21
 	WORD	$0x97222d57	// th.vmul.vv v26, v18, v4
-	WORD	$0x010f4f33	// xor t5, t5, a6
-	WORD	$0x19c16803	// lwu a6, 412(sp)
-	WORD	$0x02e78733	// mul a4, a5, a4
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x1dc16a03	// lwu s4, 476(sp)
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x0069f7b3	// and a5, s3, t1
-	WORD	$0x92802757	// th.vmulhu.vv v14, v8, v0
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x1bc16903	// lwu s2, 444(sp)
-	WORD	$0x0079f733	// and a4, s3, t2
+	XOR	X22, X10
+	XOR	X23, X10
+	MUL	X16, X9
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MUL	X19, X17, X19
+	WORD	$0x210a1a8b	// th.mula s5, s4, a6
+	XOR	X9, X30
+	WORD	$0x92c02857	// th.vmulhu.vv v16, v12, v0
+	XOR	X19, X30
+	MOVWU	1224(X2), X22
+	MUL	X14, X20
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x01c9f9b3	// and s3, s3, t3
-	WORD	$0x03048ab3	// mul s5, s1, a6
-	WORD	$0x03470b33	// mul s6, a4, s4
-	WORD	$0x96802d57	// th.vmul.vv v26, v8, v0
-	WORD	$0x21179a8b	// th.mula s5, a5, a7
-	WORD	$0x03298c33	// mul s8, s3, s2
-	WORD	$0x03248bb3	// mul s7, s1, s2
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x0186c6b3	// xor a3, a3, s8
+	MUL	X18, X17, X9
+	MUL	X18, X15, X17
+	XOR	X21, X12
+	WORD	$0x96c02d57	// th.vmul.vv v26, v12, v0
+	MOVWU	508(X2), X16
+	XOR	X17, X30
+	AND	X5, X22, X19
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	XOR	X20, X30
+	MOVWU	412(X2), X17
+	MUL	X14, X15
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x21171b8b	// th.mula s7, a4, a7
-	WORD	$0x03078b33	// mul s6, a5, a6
-	WORD	$0x03448ab3	// mul s5, s1, s4
+	MOVWU	476(X2), X14
+	XOR	X9, X12
+	AND	X6, X22, X18
 	WORD	$0x262e4157	// th.vand.vx v2, v2, t3
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x21499b0b	// th.mula s6, s3, s4
-	WORD	$0x031484b3	// mul s1, s1, a7
+	XOR	X15, X12
+	MOVWU	444(X2), X20
+	AND	X7, X22, X9
 	WORD	$0x266e4357	// th.vand.vx v6, v6, t3
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x03478a33	// mul s4, a5, s4
-	WORD	$0x21199a8b	// th.mula s5, s3, a7
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x4d816b03	// lwu s6, 1240(sp)
+	AND	X28, X22, X21
+	MUL	X17, X19, X22
+	MUL	X14, X9, X23
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
+	WORD	$0x21091b0b	// th.mula s6, s2, a6
+	MUL	X20, X21, X24
+	MUL	X20, X19, X15
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x030989b3	// mul s3, s3, a6
-	WORD	$0x032787b3	// mul a5, a5, s2
-	WORD	$0x032704b3	// mul s1, a4, s2
-	WORD	$0x0ece2057	// th.vredxor.vs v0, v12, v28
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x1a016883	// lwu a7, 416(sp)
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x20016483	// lwu s1, 512(sp)
-	WORD	$0x013f4f33	// xor t5, t5, s3
+	XOR	X22, X13
+	XOR	X23, X13
+	XOR	X24, X13
+	WORD	$0x0e8e2057	// th.vredxor.vs v0, v8, v28
+	WORD	$0x2104978b	// th.mula a5, s1, a6
+	MUL	X17, X18, X23
+	MUL	X14, X19, X22
+	XOR	X15, X10
 	// sums[6] = lane sums (high word << 32 | low word)
 	WORD	$0x0f8e2157	// th.vredxor.vs v2, v24, v28
-	WORD	$0x005b7a33	// and s4, s6, t0
-	WORD	$0x03070733	// mul a4, a4, a6
-	WORD	$0x1e016a83	// lwu s5, 480(sp)
-	WORD	$0x00f64633	// xor a2, a2, a5
-	WORD	$0x006b7933	// and s2, s6, t1
+	WORD	$0x20ea9b8b	// th.mula s7, s5, a4
+	MUL	X16, X19
+	MUL	X14, X18, X14
+	XOR	X23, X10
 	WORD	$0x320027d7	// th.vext.x.v a5, v0, zero
-	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x210a9b0b	// th.mula s6, s5, a6
+	XOR	X19, X30
+	XOR	X14, X30
+	MOVWU	1240(X2), X19
+	SLL	$32, X15
 	WORD	$0x32202857	// th.vext.x.v a6, v2, zero
 	// piece 7: operand classes a[k] = a & m[k], key classes b[j]
-	WORD	$0x57010713	// addi a4, sp, 1392
-	WORD	$0x031a0bb3	// mul s7, s4, a7
-	WORD	$0x02079793	// slli a5, a5, 32
-	WORD	$0x1c016983	// lwu s3, 448(sp)
-	WORD	$0x00f86833	// or a6, a6, a5
-	WORD	$0x5f013023	// sd a6, 1504(sp)
+	ADD	$1392, X2, X14
+	MUL	X17, X21
+	MUL	X20, X18, X23
+	MUL	X20, X9, X18
+	OR	X15, X16
+	MOV	X16, 1504(X2)
 	WORD	$0x02077307	// th.vle.v v6, (a4)
-	WORD	$0x39010713	// addi a4, sp, 912
-	WORD	$0x20991b8b	// th.mula s7, s2, s1
-	WORD	$0x007b77b3	// and a5, s6, t2
+	ADD	$912, X2, X14
+	XOR	X22, X12
+	MOVWU	416(X2), X15
 	WORD	$0x02077007	// th.vle.v v0, (a4)
-	WORD	$0x3b010713	// addi a4, sp, 944
-	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x01cb7833	// and a6, s6, t3
+	ADD	$944, X2, X14
+	XOR	X18, X30
+	MOVWU	512(X2), X18
 	WORD	$0x02077207	// th.vle.v v4, (a4)
-	WORD	$0x3d010713	// addi a4, sp, 976
-	WORD	$0x03578b33	// mul s6, a5, s5
-	WORD	$0x03380bb3	// mul s7, a6, s3
+	ADD	$976, X2, X14
+	XOR	X21, X30
+	AND	X5, X19, X20
 	WORD	$0x02077507	// th.vle.v v10, (a4)
-	WORD	$0x3f010713	// addi a4, sp, 1008
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x02077807	// th.vle.v v16, (a4)
-	WORD	$0x033a0b33	// mul s6, s4, s3
-	WORD	$0x03190bb3	// mul s7, s2, a7
+	ADD	$1008, X2, X14
+	MUL	X17, X9, X16
+	MOVWU	480(X2), X21
 	WORD	$0x2662ca57	// th.vand.vx v20, v6, t0
-	WORD	$0x20979b0b	// th.mula s6, a5, s1
-	WORD	$0x21581b8b	// th.mula s7, a6, s5
-	WORD	$0x035a0733	// mul a4, s4, s5
-	WORD	$0x26634b57	// th.vand.vx v22, v6, t1
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x029a0a33	// mul s4, s4, s1
+	XOR	X23, X12
+	AND	X6, X19, X17
+	XOR	X16, X12
+	WORD	$0x26634757	// th.vand.vx v14, v6, t1
+	MUL	X15, X20, X22
+	MOVWU	448(X2), X9
+	AND	X7, X19, X16
+	WORD	$0x02077b07	// th.vle.v v22, (a4)
+	WORD	$0x21289b0b	// th.mula s6, a7, s2
+	AND	X28, X19, X14
+	MUL	X21, X16, X19
 	WORD	$0x93402157	// th.vmulhu.vv v2, v20, v0
-	WORD	$0x03590ab3	// mul s5, s2, s5
-	WORD	$0x2098170b	// th.mula a4, a6, s1
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x93682757	// th.vmulhu.vv v14, v22, v16
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x4e816483	// lwu s1, 1256(sp)
-	WORD	$0x03180a33	// mul s4, a6, a7
+	XOR	X22, X13
+	XOR	X19, X13
+	MUL	X9, X14, X19
+	WORD	$0x92eb2857	// th.vmulhu.vv v16, v14, v22
+	MUL	X9, X20, X22
+	XOR	X19, X13
+	MUL	X15, X17, X23
 	WORD	$0x2663c957	// th.vand.vx v18, v6, t2
-	WORD	$0x03390933	// mul s2, s2, s3
-	WORD	$0x03378833	// mul a6, a5, s3
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x1a416703	// lwu a4, 420(sp)
-	WORD	$0x010f4f33	// xor t5, t5, a6
-	WORD	$0x0054f833	// and a6, s1, t0
-	WORD	$0x93252757	// th.vmulhu.vv v14, v18, v10
-	WORD	$0x031788b3	// mul a7, a5, a7
-	WORD	$0x1e416783	// lwu a5, 484(sp)
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x266e4457	// th.vand.vx v8, v6, t3
-	WORD	$0x20416a03	// lwu s4, 516(sp)
-	WORD	$0x01264633	// xor a2, a2, s2
-	WORD	$0x02e809b3	// mul s3, a6, a4
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x01164633	// xor a2, a2, a7
-	WORD	$0x0064f933	// and s2, s1, t1
-	WORD	$0x2149198b	// th.mula s3, s2, s4
-	WORD	$0x92822757	// th.vmulhu.vv v14, v8, v4
-	WORD	$0x02f80ab3	// mul s5, a6, a5
-	WORD	$0x0136c6b3	// xor a3, a3, s3
-	WORD	$0x0074f8b3	// and a7, s1, t2
+	WORD	$0x21281b0b	// th.mula s6, a6, s2
+	WORD	$0x21571b8b	// th.mula s7, a4, s5
+	MUL	X21, X20, X19
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	XOR	X22, X10
+	XOR	X23, X10
+	MUL	X18, X20
+	WORD	$0x93252857	// th.vmulhu.vv v16, v18, v10
+	MUL	X21, X17, X21
+	WORD	$0x2127198b	// th.mula s3, a4, s2
+	XOR	X20, X30
+	WORD	$0x266e4657	// th.vand.vx v12, v6, t3
+	XOR	X21, X30
+	MOVWU	1256(X2), X18
+	MUL	X15, X14, X20
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MUL	X9, X17
+	MUL	X9, X16, X9
+	XOR	X19, X12
+	WORD	$0x92c22857	// th.vmulhu.vv v16, v12, v4
+	MOVWU	420(X2), X14
+	XOR	X9, X30
+	AND	X5, X18, X9
 	// class 0: low words (pairs added), high words; out |= z & m[0]
 	WORD	$0x97402357	// th.vmul.vv v6, v20, v0
-	WORD	$0x01c4f4b3	// and s1, s1, t3
-	WORD	$0x21449a8b	// th.mula s5, s1, s4
-	WORD	$0x1c416983	// lwu s3, 452(sp)
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x02f88ab3	// mul s5, a7, a5
-	WORD	$0x03348b33	// mul s6, s1, s3
-	WORD	$0xb70b2357	// th.vmacc.vv v6, v22, v16
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x03380ab3	// mul s5, a6, s3
+	MUL	X15, X16, X19
+	MOVWU	484(X2), X16
+	XOR	X20, X30
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MOVWU	516(X2), X15
+	XOR	X17, X12
+	MUL	X14, X9, X17
+	WORD	$0xb7672357	// th.vmacc.vv v6, v14, v22
+	XOR	X19, X12
+	AND	X6, X18, X19
+	WORD	$0x20f9988b	// th.mula a7, s3, a5
 	WORD	$0x97252d57	// th.vmul.vv v26, v18, v10
-	WORD	$0x03480b33	// mul s6, a6, s4
-	WORD	$0x21489a8b	// th.mula s5, a7, s4
-	WORD	$0x4f816803	// lwu a6, 1272(sp)
-	WORD	$0x2622c657	// th.vand.vx v12, v2, t0
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x01554533	// xor a0, a0, s5
-	WORD	$0x02e90a33	// mul s4, s2, a4
+	MUL	X16, X9, X20
+	XOR	X17, X13
+	AND	X7, X18, X17
+	WORD	$0x2622c457	// th.vand.vx v8, v2, t0
+	AND	X28, X18
+	WORD	$0x20f91a0b	// th.mula s4, s2, a5
+	MOVWU	452(X2), X21
 	WORD	$0x93422157	// th.vmulhu.vv v2, v20, v4
-	WORD	$0x02f90ab3	// mul s5, s2, a5
-	WORD	$0x20f49a0b	// th.mula s4, s1, a5
-	WORD	$0x033907b3	// mul a5, s2, s3
-	WORD	$0x93602757	// th.vmulhu.vv v14, v22, v0
-	WORD	$0x03388933	// mul s2, a7, s3
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x02e489b3	// mul s3, s1, a4
+	XOR	X20, X12
+	MUL	X16, X17, X20
+	MUL	X21, X18, X22
+	WORD	$0x92e02857	// th.vmulhu.vv v16, v14, v0
+	XOR	X20, X13
+	XOR	X22, X13
+	MUL	X21, X9, X20
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x02e88ab3	// mul s5, a7, a4
-	WORD	$0x1a816703	// lwu a4, 424(sp)
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x96822d57	// th.vmul.vv v26, v8, v4
-	WORD	$0x005874b3	// and s1, a6, t0
-	WORD	$0x00f64633	// xor a2, a2, a5
-	WORD	$0x1e816903	// lwu s2, 488(sp)
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x1c816883	// lwu a7, 456(sp)
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x93282757	// th.vmulhu.vv v14, v18, v16
-	WORD	$0x006879b3	// and s3, a6, t1
-	WORD	$0x01454533	// xor a0, a0, s4
-	WORD	$0x02e48ab3	// mul s5, s1, a4
+	MUL	X15, X9
+	WORD	$0x20f89a0b	// th.mula s4, a7, a5
+	MOVWU	1272(X2), X15
+	WORD	$0x96c22d57	// th.vmul.vv v26, v12, v4
+	XOR	X9, X30
+	XOR	X20, X10
+	MUL	X14, X19, X20
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MUL	X16, X19, X9
+	WORD	$0x21091a0b	// th.mula s4, s2, a6
+	MUL	X21, X19, X16
+	WORD	$0x932b2857	// th.vmulhu.vv v16, v18, v22
+	MUL	X21, X17, X19
+	XOR	X9, X30
+	MUL	X14, X18, X9
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x007877b3	// and a5, a6, t2
-	WORD	$0x01c87833	// and a6, a6, t3
-	WORD	$0x20816a03	// lwu s4, 520(sp)
+	MUL	X14, X17
+	MOVWU	424(X2), X14
+	XOR	X19, X30
 	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
-	WORD	$0x21499a8b	// th.mula s5, s3, s4
-	WORD	$0x03278b33	// mul s6, a5, s2
-	WORD	$0x03180bb3	// mul s7, a6, a7
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x0176c6b3	// xor a3, a3, s7
+	AND	X5, X15, X18
+	XOR	X16, X12
+	MOVWU	488(X2), X19
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	XOR	X9, X30
+	MOVWU	456(X2), X9
+	XOR	X17, X12
 	// class 1: low words (pairs added), high words; out |= z & m[1]
 	WORD	$0x97422357	// th.vmul.vv v6, v20, v4
-	WORD	$0x03148b33	// mul s6, s1, a7
-	WORD	$0x02e98bb3	// mul s7, s3, a4
-	WORD	$0x97602d57	// th.vmul.vv v26, v22, v0
-	WORD	$0x21479b0b	// th.mula s6, a5, s4
-	WORD	$0x21281b8b	// th.mula s7, a6, s2
-	WORD	$0x03248ab3	// mul s5, s1, s2
-	WORD	$0x92852757	// th.vmulhu.vv v14, v8, v10
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x034484b3	// mul s1, s1, s4
-	WORD	$0xb7092357	// th.vmacc.vv v6, v18, v16
-	WORD	$0x03298b33	// mul s6, s3, s2
-	WORD	$0x21481a8b	// th.mula s5, a6, s4
-	WORD	$0x03198933	// mul s2, s3, a7
-	WORD	$0xb6a42d57	// th.vmacc.vv v26, v8, v10
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x031788b3	// mul a7, a5, a7
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x50816483	// lwu s1, 1288(sp)
-	WORD	$0x02e78a33	// mul s4, a5, a4
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	AND	X6, X15, X21
+	XOR	X20, X10
+	MUL	X14, X18, X20
+	WORD	$0x96e02d57	// th.vmul.vv v26, v14, v0
+	AND	X7, X15, X17
+	AND	X28, X15, X16
+	MOVWU	520(X2), X15
+	WORD	$0x92c52857	// th.vmulhu.vv v16, v12, v10
+	WORD	$0x20fa9a0b	// th.mula s4, s5, a5
+	MUL	X19, X17, X22
+	MUL	X9, X16, X23
+	WORD	$0xb7692357	// th.vmacc.vv v6, v18, v22
+	XOR	X20, X13
+	XOR	X22, X13
+	XOR	X23, X13
+	WORD	$0xb6a62d57	// th.vmacc.vv v26, v12, v10
+	MUL	X9, X18, X22
+	MUL	X14, X21, X23
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x20f89b0b	// th.mula s6, a7, a5
+	WORD	$0x21381b8b	// th.mula s7, a6, s3
+	MUL	X19, X18, X20
 	WORD	$0x26234157	// th.vand.vx v2, v2, t1
-	WORD	$0x1ac16783	// lwu a5, 428(sp)
-	WORD	$0x02e80b33	// mul s6, a6, a4
-	WORD	$0x0054f833	// and a6, s1, t0
+	XOR	X22, X10
+	XOR	X23, X10
+	MUL	X15, X18, X23
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x01264633	// xor a2, a2, s2
-	WORD	$0x1cc16703	// lwu a4, 460(sp)
-	WORD	$0x011f4f33	// xor t5, t5, a7
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	WORD	$0x1ec16983	// lwu s3, 492(sp)
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x02f80ab3	// mul s5, a6, a5
+	MUL	X19, X21, X22
+	WORD	$0x20f81a0b	// th.mula s4, a6, a5
+	MUL	X9, X21, X18
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
+	XOR	X23, X30
+	MUL	X9, X17, X19
+	XOR	X20, X12
 	WORD	$0x26634357	// th.vand.vx v6, v6, t1
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x20c16a03	// lwu s4, 524(sp)
-	WORD	$0x0064f933	// and s2, s1, t1
+	MOVWU	1288(X2), X9
+	MUL	X14, X17
+	XOR	X22, X30
 	WORD	$0x93452157	// th.vmulhu.vv v2, v20, v10
-	WORD	$0x21491a8b	// th.mula s5, s2, s4
-	WORD	$0x0074f8b3	// and a7, s1, t2
-	WORD	$0x01c4f4b3	// and s1, s1, t3
-	WORD	$0x93622757	// th.vmulhu.vv v14, v22, v4
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x03388ab3	// mul s5, a7, s3
-	WORD	$0x02e48b33	// mul s6, s1, a4
+	MOVWU	428(X2), X15
+	MUL	X14, X16, X20
+	AND	X5, X9, X16
+	WORD	$0x92e22857	// th.vmulhu.vv v16, v14, v4
+	XOR	X18, X12
+	MOVWU	460(X2), X14
+	XOR	X19, X30
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	// sums[3] = OR of z[k] & m[k]
-	WORD	$0x0056f6b3	// and a3, a3, t0
+	MOVWU	492(X2), X18
+	XOR	X17, X12
+	MUL	X15, X16, X21
 	// class 2: low words (pairs added), high words; out |= z & m[2]
 	WORD	$0x97452357	// th.vmul.vv v6, v20, v10
-	WORD	$0x02e80b33	// mul s6, a6, a4
-	WORD	$0x02f90bb3	// mul s7, s2, a5
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	XOR	X20, X30
+	MOVWU	524(X2), X20
+	AND	X6, X9, X19
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x21499a8b	// th.mula s5, s3, s4
+	AND	X7, X9, X17
+	AND	X28, X9
+	WORD	$0x93202857	// th.vmulhu.vv v16, v18, v0
+	XOR	X21, X13
+	MUL	X18, X17, X21
+	MUL	X14, X9, X22
+	WORD	$0xb7662357	// th.vmacc.vv v6, v12, v22
+	XOR	X21, X13
+	XOR	X22, X13
+	// sums[3] = OR of z[k] & m[k]
+	AND	X5, X13
+	WORD	$0x96e22d57	// th.vmul.vv v26, v14, v4
+	MUL	X14, X16, X22
+	MUL	X15, X19, X23
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
 	WORD	$0x21489b0b	// th.mula s6, a7, s4
-	WORD	$0x21349b8b	// th.mula s7, s1, s3
-	WORD	$0x03380ab3	// mul s5, a6, s3
-	WORD	$0x93202757	// th.vmulhu.vv v14, v18, v0
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x00657533	// and a0, a0, t1
-	WORD	$0xb7042357	// th.vmacc.vv v6, v8, v16
-	WORD	$0x03480833	// mul a6, a6, s4
-	WORD	$0x033909b3	// mul s3, s2, s3
+	WORD	$0x21249b8b	// th.mula s7, s1, s2
+	MUL	X18, X16, X21
+	WORD	$0x92cb2857	// th.vmulhu.vv v16, v12, v22
+	XOR	X22, X10
+	XOR	X23, X10
+	AND	X6, X10
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	MUL	X20, X16
+	MUL	X18, X19, X18
 	WORD	$0x21449a8b	// th.mula s5, s1, s4
-	WORD	$0x97622d57	// th.vmul.vv v26, v22, v4
-	WORD	$0x02e90a33	// mul s4, s2, a4
-	WORD	$0x02f88933	// mul s2, a7, a5
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x010f4f33	// xor t5, t5, a6
-	WORD	$0x02e88733	// mul a4, a7, a4
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x92882757	// th.vmulhu.vv v14, v8, v16
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x02f487b3	// mul a5, s1, a5
-	WORD	$0x01264633	// xor a2, a2, s2
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x00a6e6b3	// or a3, a3, a0
 	WORD	$0x97202d57	// th.vmul.vv v26, v18, v0
-	WORD	$0x00767633	// and a2, a2, t2
-	WORD	$0x00c6e6b3	// or a3, a3, a2
-	WORD	$0x01cf7f33	// and t5, t5, t3
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x01e6e6b3	// or a3, a3, t5
-	WORD	$0x5cd13423	// sd a3, 1480(sp)
-	// piece 4: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
-	WORD	$0x49c16683	// lwu a3, 1180(sp)
+	MUL	X14, X19, X20
+	MUL	X15, X17, X19
+	XOR	X21, X12
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	XOR	X16, X30
+	MUL	X14, X17, X14
+	XOR	X20, X12
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x25016703	// lwu a4, 592(sp)
-	WORD	$0x27016483	// lwu s1, 624(sp)
-	WORD	$0x0056f633	// and a2, a3, t0
+	XOR	X18, X30
+	MUL	X15, X9, X15
+	XOR	X19, X12
 	WORD	$0x2623c157	// th.vand.vx v2, v2, t2
-	WORD	$0x0066f9b3	// and s3, a3, t1
-	WORD	$0x23016a03	// lwu s4, 560(sp)
-	WORD	$0x0076f8b3	// and a7, a3, t2
+	XOR	X14, X30
+	XOR	X15, X30
+	OR	X10, X13
 	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
-	WORD	$0x02960f33	// mul t5, a2, s1
-	WORD	$0x02e98533	// mul a0, s3, a4
-	WORD	$0x21016903	// lwu s2, 528(sp)
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	WORD	$0x01c6f7b3	// and a5, a3, t3
-	WORD	$0x034886b3	// mul a3, a7, s4
-	WORD	$0x00af4f33	// xor t5, t5, a0
-	WORD	$0x93482157	// th.vmulhu.vv v2, v20, v16
-	WORD	$0x03278533	// mul a0, a5, s2
-	WORD	$0x00df4f33	// xor t5, t5, a3
-	WORD	$0x032606b3	// mul a3, a2, s2
-	WORD	$0x93652757	// th.vmulhu.vv v14, v22, v10
-	WORD	$0x00af4f33	// xor t5, t5, a0
-	WORD	$0x4ac16803	// lwu a6, 1196(sp)
-	WORD	$0x2099968b	// th.mula a3, s3, s1
+	AND	X7, X12
+	OR	X12, X13
+	AND	X28, X30
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
+	OR	X30, X13
+	MOV	X13, 1480(X2)
+	// piece 4: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
+	MOVWU	1180(X2), X13
+	WORD	$0x934b2157	// th.vmulhu.vv v2, v20, v22
+	MOVWU	592(X2), X14
+	MOVWU	624(X2), X17
+	AND	X5, X13, X12
+	WORD	$0x92e52857	// th.vmulhu.vv v16, v14, v10
+	AND	X6, X13, X18
+	MOVWU	560(X2), X20
+	AND	X7, X13, X15
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x02e88ab3	// mul s5, a7, a4
-	WORD	$0x03478b33	// mul s6, a5, s4
-	WORD	$0x03460533	// mul a0, a2, s4
+	MUL	X17, X12, X30
+	MUL	X14, X18, X10
+	MOVWU	528(X2), X9
 	// class 3: low words (pairs added), high words; out |= z & m[3]
-	WORD	$0x97482357	// th.vmul.vv v6, v20, v16
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x02e60633	// mul a2, a2, a4
-	WORD	$0x97652d57	// th.vmul.vv v26, v22, v10
-	WORD	$0x03498a33	// mul s4, s3, s4
-	WORD	$0x03298ab3	// mul s5, s3, s2
-	WORD	$0x2097960b	// th.mula a2, a5, s1
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x032889b3	// mul s3, a7, s2
-	WORD	$0x2098950b	// th.mula a0, a7, s1
-	WORD	$0x27416883	// lwu a7, 628(sp)
-	WORD	$0x93222757	// th.vmulhu.vv v14, v18, v4
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x00587933	// and s2, a6, t0
-	WORD	$0x01364633	// xor a2, a2, s3
+	WORD	$0x974b2357	// th.vmul.vv v6, v20, v22
+	AND	X28, X13, X16
+	MUL	X20, X15, X13
+	XOR	X10, X30
+	WORD	$0x96e52d57	// th.vmul.vv v26, v14, v10
+	MUL	X9, X16, X10
+	XOR	X13, X30
+	MUL	X9, X12, X13
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	XOR	X10, X30
+	MOVWU	1196(X2), X19
+	WORD	$0x2119168b	// th.mula a3, s2, a7
+	WORD	$0x93222857	// th.vmulhu.vv v16, v18, v4
+	MUL	X14, X15, X21
+	MUL	X20, X16, X22
+	MUL	X20, X12, X10
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x25416a03	// lwu s4, 596(sp)
-	WORD	$0x20e79a8b	// th.mula s5, a5, a4
-	WORD	$0x006874b3	// and s1, a6, t1
+	XOR	X21, X13
+	XOR	X22, X13
+	MUL	X14, X12
 	WORD	$0x97222d57	// th.vmul.vv v26, v18, v4
-	WORD	$0x23416983	// lwu s3, 564(sp)
-	WORD	$0x01554533	// xor a0, a0, s5
-	WORD	$0x00787733	// and a4, a6, t2
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x01c87833	// and a6, a6, t3
-	WORD	$0x21416783	// lwu a5, 532(sp)
-	WORD	$0x03470bb3	// mul s7, a4, s4
-	WORD	$0x92802757	// th.vmulhu.vv v14, v8, v0
-	WORD	$0x02f90b33	// mul s6, s2, a5
-	WORD	$0x03380c33	// mul s8, a6, s3
+	MUL	X20, X18, X20
+	MUL	X9, X18
+	WORD	$0x2118160b	// th.mula a2, a6, a7
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MUL	X9, X15, X9
+	WORD	$0x2117950b	// th.mula a0, a5, a7
+	MOVWU	628(X2), X15
+	WORD	$0x92c02857	// th.vmulhu.vv v16, v12, v0
+	XOR	X20, X12
+	AND	X5, X19, X20
+	XOR	X9, X12
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x21149b0b	// th.mula s6, s1, a7
-	WORD	$0x03390ab3	// mul s5, s2, s3
-	WORD	$0x96802d57	// th.vmul.vv v26, v8, v0
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x0186c6b3	// xor a3, a3, s8
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x21171a8b	// th.mula s5, a4, a7
-	WORD	$0x02f48bb3	// mul s7, s1, a5
-	WORD	$0x03490b33	// mul s6, s2, s4
+	MOVWU	596(X2), X17
+	WORD	$0x20e8190b	// th.mula s2, a6, a4
+	AND	X6, X19, X14
+	WORD	$0x96c02d57	// th.vmul.vv v26, v12, v0
+	MOVWU	564(X2), X16
+	XOR	X18, X10
+	AND	X7, X19, X9
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	AND	X28, X19
+	MOVWU	532(X2), X18
+	MUL	X17, X9, X22
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x01554533	// xor a0, a0, s5
-	WORD	$0x21481b8b	// th.mula s7, a6, s4
-	WORD	$0x03190933	// mul s2, s2, a7
+	MUL	X18, X20, X23
+	MUL	X16, X19, X24
 	WORD	$0x262e4157	// th.vand.vx v2, v2, t3
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x03448a33	// mul s4, s1, s4
-	WORD	$0x21181b0b	// th.mula s6, a6, a7
+	WORD	$0x20f71b8b	// th.mula s7, a4, a5
+	MUL	X16, X20, X21
 	WORD	$0x266e4357	// th.vand.vx v6, v6, t3
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x4bc16b83	// lwu s7, 1212(sp)
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	WORD	$0x02f808b3	// mul a7, a6, a5
-	WORD	$0x03348833	// mul a6, s1, s3
-	WORD	$0x033704b3	// mul s1, a4, s3
+	XOR	X23, X13
+	XOR	X22, X13
+	XOR	X24, X13
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
+	WORD	$0x20f49a8b	// th.mula s5, s1, a5
+	MUL	X18, X14, X23
+	MUL	X17, X20, X22
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x27816903	// lwu s2, 632(sp)
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x0ece2057	// th.vredxor.vs v0, v12, v28
-	WORD	$0x005bfab3	// and s5, s7, t0
-	WORD	$0x011f4f33	// xor t5, t5, a7
-	WORD	$0x25816b03	// lwu s6, 600(sp)
-	WORD	$0x02f70733	// mul a4, a4, a5
-	WORD	$0x006bf9b3	// and s3, s7, t1
+	XOR	X21, X10
+	WORD	$0x21199b8b	// th.mula s7, s3, a7
+	MUL	X15, X20
+	WORD	$0x0e8e2057	// th.vredxor.vs v0, v8, v28
+	XOR	X23, X10
+	MUL	X17, X14, X17
+	WORD	$0x20f99b0b	// th.mula s6, s3, a5
+	XOR	X20, X30
 	// sums[7] = lane sums (high word << 32 | low word)
 	WORD	$0x0f8e2157	// th.vredxor.vs v2, v24, v28
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x21816883	// lwu a7, 536(sp)
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x23816a03	// lwu s4, 568(sp)
-	WORD	$0x007bf4b3	// and s1, s7, t2
+	XOR	X17, X30
+	MOVWU	1212(X2), X21
+	MUL	X18, X19
+	MUL	X16, X14, X23
 	WORD	$0x320027d7	// th.vext.x.v a5, v0, zero
-	WORD	$0x01cbfbb3	// and s7, s7, t3
+	MUL	X16, X9, X14
+	XOR	X22, X12
+	MOVWU	632(X2), X17
+	XOR	X14, X30
+	SLL	$32, X15
 	WORD	$0x32202857	// th.vext.x.v a6, v2, zero
 	// piece 8: operand classes a[k] = a & m[k], key classes b[j]
-	WORD	$0x59010713	// addi a4, sp, 1424
-	WORD	$0x031a8c33	// mul s8, s5, a7
-	WORD	$0x02079793	// slli a5, a5, 32
-	WORD	$0x03648cb3	// mul s9, s1, s6
-	WORD	$0x00f86833	// or a6, a6, a5
-	WORD	$0x5f013423	// sd a6, 1512(sp)
+	ADD	$1424, X2, X14
+	AND	X5, X21, X20
+	XOR	X19, X30
+	MOVWU	600(X2), X19
+	OR	X15, X16
+	MOV	X16, 1512(X2)
 	WORD	$0x02077307	// th.vle.v v6, (a4)
-	WORD	$0x41010713	// addi a4, sp, 1040
-	WORD	$0x21299c0b	// th.mula s8, s3, s2
-	WORD	$0x034b87b3	// mul a5, s7, s4
+	ADD	$1040, X2, X14
+	MUL	X18, X9
+	AND	X6, X21, X15
 	WORD	$0x02077007	// th.vle.v v0, (a4)
-	WORD	$0x43010713	// addi a4, sp, 1072
-	WORD	$0x0186c6b3	// xor a3, a3, s8
-	WORD	$0x0196c6b3	// xor a3, a3, s9
+	ADD	$1072, X2, X14
+	XOR	X23, X12
+	MOVWU	536(X2), X16
 	WORD	$0x02077207	// th.vle.v v4, (a4)
-	WORD	$0x45010713	// addi a4, sp, 1104
-	WORD	$0x00f6c6b3	// xor a3, a3, a5
-	WORD	$0x034a8833	// mul a6, s5, s4
+	ADD	$1104, X2, X14
+	XOR	X9, X12
+	MOVWU	568(X2), X18
 	WORD	$0x02077507	// th.vle.v v10, (a4)
-	WORD	$0x47010713	// addi a4, sp, 1136
-	WORD	$0x2124980b	// th.mula a6, s1, s2
-	WORD	$0x031987b3	// mul a5, s3, a7
-	WORD	$0x02077807	// th.vle.v v16, (a4)
-	WORD	$0x01054533	// xor a0, a0, a6
-	WORD	$0x216b978b	// th.mula a5, s7, s6
-	WORD	$0x036a8733	// mul a4, s5, s6
+	ADD	$1136, X2, X14
+	AND	X7, X21, X9
+	AND	X28, X21
 	WORD	$0x2662ca57	// th.vand.vx v20, v6, t0
-	WORD	$0x00f54533	// xor a0, a0, a5
-	WORD	$0x032a87b3	// mul a5, s5, s2
-	WORD	$0x03698833	// mul a6, s3, s6
-	WORD	$0x26634b57	// th.vand.vx v22, v6, t1
-	WORD	$0x212b970b	// th.mula a4, s7, s2
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x010f4f33	// xor t5, t5, a6
+	MUL	X16, X20, X23
+	MUL	X19, X9, X24
+	MUL	X18, X21, X25
+	WORD	$0x26634757	// th.vand.vx v14, v6, t1
+	WORD	$0x21179b8b	// th.mula s7, a5, a7
+	MUL	X18, X20, X22
+	WORD	$0x02077b07	// th.vle.v v22, (a4)
+	XOR	X23, X13
+	XOR	X24, X13
+	XOR	X25, X13
 	WORD	$0x93402157	// th.vmulhu.vv v2, v20, v0
-	WORD	$0x4cc16a83	// lwu s5, 1228(sp)
-	WORD	$0x031b87b3	// mul a5, s7, a7
-	WORD	$0x03498833	// mul a6, s3, s4
-	WORD	$0x93682757	// th.vmulhu.vv v14, v22, v16
-	WORD	$0x03448933	// mul s2, s1, s4
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x27c16703	// lwu a4, 636(sp)
+	WORD	$0x21149b0b	// th.mula s6, s1, a7
+	MUL	X16, X15, X23
+	MUL	X19, X20, X14
+	WORD	$0x92eb2857	// th.vmulhu.vv v16, v14, v22
+	XOR	X22, X10
+	WORD	$0x213a9b8b	// th.mula s7, s5, s3
+	MUL	X17, X20
 	WORD	$0x2663c957	// th.vand.vx v18, v6, t2
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x005af933	// and s2, s5, t0
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x21c16783	// lwu a5, 540(sp)
-	WORD	$0x031484b3	// mul s1, s1, a7
-	WORD	$0x25c16983	// lwu s3, 604(sp)
-	WORD	$0x93252757	// th.vmulhu.vv v14, v18, v10
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x006af8b3	// and a7, s5, t1
-	WORD	$0x00964633	// xor a2, a2, s1
-	WORD	$0x266e4457	// th.vand.vx v8, v6, t3
-	WORD	$0x23c16483	// lwu s1, 572(sp)
-	WORD	$0x007af833	// and a6, s5, t2
-	WORD	$0x01cafa33	// and s4, s5, t3
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x02f90ab3	// mul s5, s2, a5
-	WORD	$0x03380bb3	// mul s7, a6, s3
-	WORD	$0x029a0c33	// mul s8, s4, s1
-	WORD	$0x92822757	// th.vmulhu.vv v14, v8, v4
-	WORD	$0x20e89a8b	// th.mula s5, a7, a4
-	WORD	$0x02990b33	// mul s6, s2, s1
+	XOR	X23, X10
+	MUL	X19, X15, X19
+	WORD	$0x211a970b	// th.mula a4, s5, a7
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	XOR	X20, X30
+	XOR	X19, X30
+	MOVWU	1228(X2), X20
+	WORD	$0x93252857	// th.vmulhu.vv v16, v18, v10
+	MUL	X16, X21, X19
+	MUL	X18, X15, X21
+	MUL	X18, X9, X15
+	WORD	$0x266e4657	// th.vand.vx v12, v6, t3
+	XOR	X14, X12
+	MOVWU	636(X2), X14
+	XOR	X15, X30
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	AND	X5, X20, X17
+	XOR	X19, X30
+	MOVWU	540(X2), X15
+	WORD	$0x92c22857	// th.vmulhu.vv v16, v12, v4
+	MUL	X16, X9, X16
+	MOVWU	604(X2), X19
+	XOR	X21, X12
 	// class 0: low words (pairs added), high words; out |= z & m[0]
 	WORD	$0x97402357	// th.vmul.vv v6, v20, v0
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x0186c6b3	// xor a3, a3, s8
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x20e81b0b	// th.mula s6, a6, a4
-	WORD	$0x02f88bb3	// mul s7, a7, a5
-	WORD	$0x03390ab3	// mul s5, s2, s3
-	WORD	$0xb70b2357	// th.vmacc.vv v6, v22, v16
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x213a1b8b	// th.mula s7, s4, s3
-	WORD	$0x02e90933	// mul s2, s2, a4
+	AND	X6, X20, X9
+	XOR	X16, X12
+	MOVWU	572(X2), X18
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	AND	X7, X20, X16
+	AND	X28, X20
+	MUL	X15, X17, X21
+	WORD	$0xb7672357	// th.vmacc.vv v6, v14, v22
+	MUL	X19, X16, X22
+	WORD	$0x20e49a8b	// th.mula s5, s1, a4
+	MUL	X18, X20, X23
 	WORD	$0x97252d57	// th.vmul.vv v26, v18, v10
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x033889b3	// mul s3, a7, s3
-	WORD	$0x20ea1a8b	// th.mula s5, s4, a4
-	WORD	$0x2622c657	// th.vand.vx v12, v2, t0
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x4dc16983	// lwu s3, 1244(sp)
+	XOR	X21, X13
+	XOR	X22, X13
+	XOR	X23, X13
+	WORD	$0x2622c457	// th.vand.vx v8, v2, t0
+	MUL	X18, X17, X22
+	MUL	X15, X9, X23
 	WORD	$0x93422157	// th.vmulhu.vv v2, v20, v4
-	WORD	$0x02fa0933	// mul s2, s4, a5
-	WORD	$0x02988b33	// mul s6, a7, s1
-	WORD	$0x029808b3	// mul a7, a6, s1
-	WORD	$0x93602757	// th.vmulhu.vv v14, v22, v0
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x22016703	// lwu a4, 544(sp)
-	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x20e81b0b	// th.mula s6, a6, a4
+	WORD	$0x213a1b8b	// th.mula s7, s4, s3
+	MUL	X19, X17, X21
+	WORD	$0x92e02857	// th.vmulhu.vv v16, v14, v0
+	XOR	X22, X10
+	XOR	X23, X10
+	MUL	X14, X17
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x28016883	// lwu a7, 640(sp)
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x0059f933	// and s2, s3, t0
-	WORD	$0x96822d57	// th.vmul.vv v26, v8, v4
-	WORD	$0x02f80833	// mul a6, a6, a5
-	WORD	$0x26016a03	// lwu s4, 608(sp)
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x0069f7b3	// and a5, s3, t1
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x02e90ab3	// mul s5, s2, a4
-	WORD	$0x93282757	// th.vmulhu.vv v14, v18, v16
-	WORD	$0x24016483	// lwu s1, 576(sp)
-	WORD	$0x21179a8b	// th.mula s5, a5, a7
-	WORD	$0x0079f833	// and a6, s3, t2
+	MUL	X19, X9, X19
+	WORD	$0x20ea1a8b	// th.mula s5, s4, a4
+	XOR	X17, X30
+	WORD	$0x96c22d57	// th.vmul.vv v26, v12, v4
+	XOR	X19, X30
+	MOVWU	1244(X2), X19
+	MUL	X15, X20
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MUL	X18, X9
+	MUL	X18, X16, X17
+	XOR	X21, X12
+	WORD	$0x932b2857	// th.vmulhu.vv v16, v18, v22
+	MOVWU	544(X2), X14
+	XOR	X17, X30
+	MOVWU	640(X2), X17
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x01c9f9b3	// and s3, s3, t3
-	WORD	$0x03480ab3	// mul s5, a6, s4
+	XOR	X20, X30
+	AND	X5, X19, X18
+	MUL	X15, X16
 	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
-	WORD	$0x02998b33	// mul s6, s3, s1
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x02990ab3	// mul s5, s2, s1
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x21181a8b	// th.mula s5, a6, a7
-	WORD	$0x02e78b33	// mul s6, a5, a4
+	MOVWU	608(X2), X20
+	XOR	X9, X12
+	AND	X6, X19, X15
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	XOR	X16, X12
+	MUL	X14, X18, X21
+	MOVWU	576(X2), X9
 	// class 1: low words (pairs added), high words; out |= z & m[1]
 	WORD	$0x97422357	// th.vmul.vv v6, v20, v4
-	WORD	$0x01554533	// xor a0, a0, s5
+	WORD	$0x21179a8b	// th.mula s5, a5, a7
+	AND	X7, X19, X16
+	AND	X28, X19
+	WORD	$0x96e02d57	// th.vmul.vv v26, v14, v0
+	XOR	X21, X13
+	MUL	X20, X16, X21
+	MUL	X9, X19, X22
+	WORD	$0x92c52857	// th.vmulhu.vv v16, v12, v10
+	XOR	X21, X13
+	XOR	X22, X13
+	MUL	X9, X18, X23
+	WORD	$0xb7692357	// th.vmacc.vv v6, v18, v22
+	MUL	X14, X15, X22
+	WORD	$0x21181b8b	// th.mula s7, a6, a7
+	MUL	X20, X18, X21
+	WORD	$0xb6a62d57	// th.vmacc.vv v26, v12, v10
+	XOR	X23, X10
 	WORD	$0x21499b0b	// th.mula s6, s3, s4
-	WORD	$0x03490ab3	// mul s5, s2, s4
-	WORD	$0x97602d57	// th.vmul.vv v26, v22, v0
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x03190933	// mul s2, s2, a7
-	WORD	$0x03478a33	// mul s4, a5, s4
-	WORD	$0x92852757	// th.vmulhu.vv v14, v8, v10
+	MUL	X17, X18
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	XOR	X22, X10
+	MUL	X20, X15, X20
 	WORD	$0x21199a8b	// th.mula s5, s3, a7
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0xb7092357	// th.vmacc.vv v6, v18, v16
-	WORD	$0x4ec16883	// lwu a7, 1260(sp)
-	WORD	$0x02e989b3	// mul s3, s3, a4
-	WORD	$0x02978933	// mul s2, a5, s1
-	WORD	$0xb6a42d57	// th.vmacc.vv v26, v8, v10
-	WORD	$0x029804b3	// mul s1, a6, s1
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x22416783	// lwu a5, 548(sp)
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x0058f4b3	// and s1, a7, t0
-	WORD	$0x02e80a33	// mul s4, a6, a4
 	WORD	$0x26234157	// th.vand.vx v2, v2, t1
-	WORD	$0x26416703	// lwu a4, 612(sp)
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x28416803	// lwu a6, 644(sp)
+	XOR	X18, X30
+	XOR	X20, X30
+	MOVWU	1260(X2), X17
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x01264633	// xor a2, a2, s2
-	WORD	$0x02f48933	// mul s2, s1, a5
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	WORD	$0x0068fa33	// and s4, a7, t1
-	WORD	$0x210a190b	// th.mula s2, s4, a6
-	WORD	$0x02e489b3	// mul s3, s1, a4
+	MUL	X14, X19
+	MUL	X9, X15, X18
+	MUL	X9, X16, X9
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
+	XOR	X21, X12
+	MOVWU	548(X2), X15
+	XOR	X9, X30
 	WORD	$0x26634357	// th.vand.vx v6, v6, t1
-	WORD	$0x0126c6b3	// xor a3, a3, s2
-	WORD	$0x0078f933	// and s2, a7, t2
-	WORD	$0x01c8f8b3	// and a7, a7, t3
+	AND	X5, X17, X9
+	MUL	X14, X16
+	MOVWU	612(X2), X14
 	WORD	$0x93452157	// th.vmulhu.vv v2, v20, v10
-	WORD	$0x2108998b	// th.mula s3, a7, a6
-	WORD	$0x24416a83	// lwu s5, 580(sp)
-	WORD	$0x02e90b33	// mul s6, s2, a4
-	WORD	$0x93622757	// th.vmulhu.vv v14, v22, v4
-	WORD	$0x01364633	// xor a2, a2, s3
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x03588b33	// mul s6, a7, s5
+	XOR	X19, X30
+	MOVWU	644(X2), X20
+	XOR	X18, X12
+	WORD	$0x92e22857	// th.vmulhu.vv v16, v14, v4
+	MUL	X15, X9, X19
+	XOR	X16, X12
+	AND	X6, X17, X18
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x035489b3	// mul s3, s1, s5
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x030484b3	// mul s1, s1, a6
+	WORD	$0x2149198b	// th.mula s3, s2, s4
+	MUL	X14, X9, X22
+	AND	X7, X17, X16
 	// class 2: low words (pairs added), high words; out |= z & m[2]
 	WORD	$0x97452357	// th.vmul.vv v6, v20, v10
-	WORD	$0x2109198b	// th.mula s3, s2, a6
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x4fc16803	// lwu a6, 1276(sp)
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x01354533	// xor a0, a0, s3
-	WORD	$0x02fa09b3	// mul s3, s4, a5
-	WORD	$0x02ea0b33	// mul s6, s4, a4
-	WORD	$0x93202757	// th.vmulhu.vv v14, v18, v0
-	WORD	$0x20e8998b	// th.mula s3, a7, a4
-	WORD	$0x035a0a33	// mul s4, s4, s5
-	WORD	$0x035904b3	// mul s1, s2, s5
-	WORD	$0xb7042357	// th.vmacc.vv v6, v8, v16
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x02f888b3	// mul a7, a7, a5
-	WORD	$0x02f907b3	// mul a5, s2, a5
-	WORD	$0x97622d57	// th.vmul.vv v26, v22, v4
-	WORD	$0x22816703	// lwu a4, 552(sp)
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x005874b3	// and s1, a6, t0
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x26816903	// lwu s2, 616(sp)
-	WORD	$0x011f4f33	// xor t5, t5, a7
-	WORD	$0x92882757	// th.vmulhu.vv v14, v8, v16
-	WORD	$0x24816883	// lwu a7, 584(sp)
-	WORD	$0x00f64633	// xor a2, a2, a5
-	WORD	$0x00687a33	// and s4, a6, t1
+	XOR	X19, X13
+	AND	X28, X17, X19
+	WORD	$0x21499b0b	// th.mula s6, s3, s4
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MOVWU	580(X2), X21
+	XOR	X22, X12
+	MUL	X14, X16, X17
+	WORD	$0x93202857	// th.vmulhu.vv v16, v18, v0
+	MUL	X21, X19, X22
+	XOR	X17, X13
+	MUL	X21, X9, X17
+	WORD	$0xb7662357	// th.vmacc.vv v6, v12, v22
+	XOR	X22, X13
+	MUL	X20, X9
+	WORD	$0x2148188b	// th.mula a7, a6, s4
+	WORD	$0x96e22d57	// th.vmul.vv v26, v14, v4
+	XOR	X9, X30
+	XOR	X17, X10
+	MOVWU	1276(X2), X17
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MUL	X15, X18, X20
+	MUL	X14, X18, X22
+	MUL	X21, X18, X9
+	WORD	$0x92cb2857	// th.vmulhu.vv v16, v12, v22
+	WORD	$0x20e99a0b	// th.mula s4, s3, a4
+	MUL	X21, X16, X18
+	XOR	X22, X30
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x01354533	// xor a0, a0, s3
-	WORD	$0x02e48ab3	// mul s5, s1, a4
-	WORD	$0x007877b3	// and a5, a6, t2
+	MUL	X15, X19, X21
+	MUL	X15, X16, X15
+	MOVWU	552(X2), X14
 	WORD	$0x97202d57	// th.vmul.vv v26, v18, v0
-	WORD	$0x01c87833	// and a6, a6, t3
-	WORD	$0x28816983	// lwu s3, 648(sp)
-	WORD	$0x03278bb3	// mul s7, a5, s2
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x213a1a8b	// th.mula s5, s4, s3
-	WORD	$0x03180c33	// mul s8, a6, a7
-	WORD	$0x03148b33	// mul s6, s1, a7
+	XOR	X18, X30
+	AND	X5, X17, X18
+	XOR	X9, X12
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MOVWU	616(X2), X19
+	XOR	X21, X30
+	MOVWU	584(X2), X9
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x0186c6b3	// xor a3, a3, s8
+	XOR	X15, X12
+	AND	X6, X17, X21
+	XOR	X20, X10
 	WORD	$0x2623c157	// th.vand.vx v2, v2, t2
-	WORD	$0x21379b0b	// th.mula s6, a5, s3
-	WORD	$0x02ea0bb3	// mul s7, s4, a4
-	WORD	$0x03248ab3	// mul s5, s1, s2
+	MUL	X14, X18, X20
+	AND	X7, X17, X15
+	AND	X28, X17, X16
 	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x21281b8b	// th.mula s7, a6, s2
-	WORD	$0x03348c33	// mul s8, s1, s3
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x032a0b33	// mul s6, s4, s2
-	WORD	$0x21381a8b	// th.mula s5, a6, s3
-	WORD	$0x93482157	// th.vmulhu.vv v2, v20, v16
-	WORD	$0x031a04b3	// mul s1, s4, a7
-	WORD	$0x018f4f33	// xor t5, t5, s8
-	WORD	$0x03178933	// mul s2, a5, a7
-	WORD	$0x93652757	// th.vmulhu.vv v14, v22, v10
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x50c16883	// lwu a7, 1292(sp)
-	WORD	$0x02e789b3	// mul s3, a5, a4
+	MOVWU	648(X2), X17
+	MUL	X19, X15, X22
+	WORD	$0x211a9a0b	// th.mula s4, s5, a7
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
+	MUL	X9, X16, X23
+	XOR	X20, X13
+	XOR	X22, X13
+	WORD	$0x934b2157	// th.vmulhu.vv v2, v20, v22
+	XOR	X23, X13
+	MUL	X9, X18, X22
+	MUL	X14, X21, X23
+	WORD	$0x92e52857	// th.vmulhu.vv v16, v14, v10
+	WORD	$0x21179b0b	// th.mula s6, a5, a7
+	WORD	$0x21381b8b	// th.mula s7, a6, s3
+	MUL	X19, X18, X20
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x22c16783	// lwu a5, 556(sp)
-	WORD	$0x02e80a33	// mul s4, a6, a4
+	XOR	X22, X10
+	XOR	X23, X10
+	MUL	X17, X18, X22
 	// class 3: low words (pairs added), high words; out |= z & m[3]
-	WORD	$0x97482357	// th.vmul.vv v6, v20, v16
-	WORD	$0x0058f833	// and a6, a7, t0
-	WORD	$0x00964633	// xor a2, a2, s1
-	WORD	$0x24c16703	// lwu a4, 588(sp)
-	WORD	$0x97652d57	// th.vmul.vv v26, v22, v10
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x26c16903	// lwu s2, 620(sp)
-	WORD	$0x01364633	// xor a2, a2, s3
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x02f80ab3	// mul s5, a6, a5
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x28c16a03	// lwu s4, 652(sp)
-	WORD	$0x93222757	// th.vmulhu.vv v14, v18, v4
-	WORD	$0x0068f9b3	// and s3, a7, t1
-	WORD	$0x21499a8b	// th.mula s5, s3, s4
-	WORD	$0x0078f4b3	// and s1, a7, t2
+	WORD	$0x974b2357	// th.vmul.vv v6, v20, v22
+	MUL	X19, X21, X19
+	WORD	$0x21181a0b	// th.mula s4, a6, a7
+	MUL	X9, X21, X18
+	WORD	$0x96e52d57	// th.vmul.vv v26, v14, v10
+	XOR	X22, X30
+	MUL	X9, X15, X9
+	XOR	X20, X12
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MOVWU	1292(X2), X17
+	MUL	X14, X15, X20
+	XOR	X19, X30
+	WORD	$0x93222857	// th.vmulhu.vv v16, v18, v4
+	MOVWU	556(X2), X15
+	MUL	X14, X16, X19
+	AND	X5, X17, X16
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x01c8f8b3	// and a7, a7, t3
-	WORD	$0x03248ab3	// mul s5, s1, s2
+	XOR	X18, X12
+	MOVWU	588(X2), X14
+	XOR	X9, X30
 	WORD	$0x97222d57	// th.vmul.vv v26, v18, v4
-	WORD	$0x02e88b33	// mul s6, a7, a4
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x02e80ab3	// mul s5, a6, a4
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x0166c6b3	// xor a3, a3, s6
+	MOVWU	620(X2), X18
+	XOR	X20, X12
+	MUL	X15, X16, X21
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	XOR	X19, X30
+	MOVWU	652(X2), X20
+	AND	X6, X17, X19
+	WORD	$0x92c02857	// th.vmulhu.vv v16, v12, v0
+	WORD	$0x21499a8b	// th.mula s5, s3, s4
+	AND	X7, X17, X9
+	AND	X28, X17
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	XOR	X21, X13
+	MUL	X18, X9, X21
+	MUL	X14, X17, X22
+	WORD	$0x96c02d57	// th.vmul.vv v26, v12, v0
+	XOR	X21, X13
+	XOR	X22, X13
 	// sums[4] = OR of z[k] & m[k]
-	WORD	$0x0056f6b3	// and a3, a3, t0
-	WORD	$0x21449a8b	// th.mula s5, s1, s4
-	WORD	$0x92802757	// th.vmulhu.vv v14, v8, v0
-	WORD	$0x02f98b33	// mul s6, s3, a5
-	WORD	$0x01554533	// xor a0, a0, s5
-	WORD	$0x03280ab3	// mul s5, a6, s2
+	AND	X5, X13
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MUL	X14, X16, X22
+	MUL	X15, X19, X23
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x21289b0b	// th.mula s6, a7, s2
-	WORD	$0x03480833	// mul a6, a6, s4
-	WORD	$0x03298933	// mul s2, s3, s2
-	WORD	$0x96802d57	// th.vmul.vv v26, v8, v0
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x00657533	// and a0, a0, t1
-	WORD	$0x21489a8b	// th.mula s5, a7, s4
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x02e98a33	// mul s4, s3, a4
-	WORD	$0x02f489b3	// mul s3, s1, a5
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x010f4f33	// xor t5, t5, a6
-	WORD	$0x02e48733	// mul a4, s1, a4
-	WORD	$0x01464633	// xor a2, a2, s4
+	WORD	$0x21449b0b	// th.mula s6, s1, s4
+	WORD	$0x21289b8b	// th.mula s7, a7, s2
+	MUL	X18, X16, X21
 	WORD	$0x262e4157	// th.vand.vx v2, v2, t3
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x02f887b3	// mul a5, a7, a5
-	WORD	$0x01364633	// xor a2, a2, s3
+	XOR	X22, X10
+	XOR	X23, X10
+	AND	X6, X10
 	WORD	$0x266e4357	// th.vand.vx v6, v6, t3
-	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x00a6e6b3	// or a3, a3, a0
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	WORD	$0x00767633	// and a2, a2, t2
-	WORD	$0x00c6e6b3	// or a3, a3, a2
-	WORD	$0x01cf7f33	// and t5, t5, t3
+	MUL	X20, X16, X22
+	MUL	X18, X19, X16
+	WORD	$0x21489a8b	// th.mula s5, a7, s4
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
+	MUL	X14, X19
+	MUL	X15, X9, X18
+	XOR	X21, X12
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x01e6e6b3	// or a3, a3, t5
-	WORD	$0x5cd13823	// sd a3, 1488(sp)
-	WORD	$0x0ece2057	// th.vredxor.vs v0, v12, v28
+	XOR	X22, X30
+	MUL	X14, X9, X14
+	XOR	X19, X12
+	WORD	$0x0e8e2057	// th.vredxor.vs v0, v8, v28
+	XOR	X16, X30
+	MUL	X15, X17, X15
+	XOR	X18, X12
+	XOR	X14, X30
 	// sums[8] = lane sums (high word << 32 | low word)
 	WORD	$0x0f8e2157	// th.vredxor.vs v2, v24, v28
+	XOR	X15, X30
+	OR	X10, X13
+	AND	X7, X12
+	OR	X12, X13
 	WORD	$0x320027d7	// th.vext.x.v a5, v0, zero
+	AND	X28, X30
+	OR	X30, X13
+	MOV	X13, 1488(X2)
+	SLL	$32, X15
 	WORD	$0x32202857	// th.vext.x.v a6, v2, zero
-	WORD	$0x02079793	// slli a5, a5, 32
-	WORD	$0x00f86833	// or a6, a6, a5
-	WORD	$0x5f013823	// sd a6, 1520(sp)
+	OR	X15, X16
+	MOV	X16, 1520(X2)
 	// the group's sum, reduced, alongside the next group's byte reversal
 	// blocks[l] = reverse(block l at src) (e8)
 	WORD	$0x00307057	// th.vsetvli zero, zero, e8, m8, d1
 	WORD	$0x020ef007	// th.vle.v v0, (t4)
 	WORD	$0x00007057	// th.vsetvli zero, zero, e8, m1, d1
 	// the nine piece sums; Karatsuba 64 for lo, hi, lo^hi; Karatsuba 128; reduce
-	WORD	$0x5b013e83	// ld t4, 1456(sp)
-	WORD	$0x5c013783	// ld a5, 1472(sp)
-	WORD	$0x5e013883	// ld a7, 1504(sp)
-	WORD	$0x5f013983	// ld s3, 1520(sp)
-	WORD	$0x5b813803	// ld a6, 1464(sp)
-	WORD	$0x5c813903	// ld s2, 1480(sp)
-	WORD	$0x5d813603	// ld a2, 1496(sp)
-	WORD	$0x5e813683	// ld a3, 1512(sp)
+	MOV	1456(X2), X29
+	MOV	1472(X2), X15
+	MOV	1504(X2), X16
+	MOV	1520(X2), X19
+	MOV	1464(X2), X17
+	MOV	1480(X2), X18
+	MOV	1496(X2), X12
+	MOV	1512(X2), X13
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x01d7c7b3	// xor a5, a5, t4
+	XOR	X29, X15
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x0119c9b3	// xor s3, s3, a7
-	WORD	$0x5d013f03	// ld t5, 1488(sp)
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	XOR	X16, X19
+	MOV	1488(X2), X30
+	XOR	X17, X15
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x01264633	// xor a2, a2, s2
-	WORD	$0x00d9c9b3	// xor s3, s3, a3
-	WORD	$0x02079493	// slli s1, a5, 32
-	WORD	$0x01e64633	// xor a2, a2, t5
+	XOR	X18, X12
+	XOR	X13, X19
 	WORD	$0x320e8457	// th.vrgather.vv v8, v0, v29
-	WORD	$0x02099713	// slli a4, s3, 32
-	WORD	$0x009eceb3	// xor t4, t4, s1
-	WORD	$0x02061513	// slli a0, a2, 32
+	SLL	$32, X15, X9
+	XOR	X30, X12
+	SLL	$32, X19, X14
 	WORD	$0x321e84d7	// th.vrgather.vv v9, v1, v29
-	WORD	$0x00e8c8b3	// xor a7, a7, a4
-	WORD	$0x0207d493	// srli s1, a5, 32
-	WORD	$0x0209d713	// srli a4, s3, 32
+	XOR	X9, X29
+	SLL	$32, X12, X10
+	XOR	X14, X16
 	WORD	$0x322e8557	// th.vrgather.vv v10, v2, v29
-	WORD	$0x00a947b3	// xor a5, s2, a0
-	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x00984833	// xor a6, a6, s1
+	SRL	$32, X15, X9
+	SRL	$32, X19, X14
+	XOR	X10, X18, X15
 	WORD	$0x323e85d7	// th.vrgather.vv v11, v3, v29
-	WORD	$0x00e6c6b3	// xor a3, a3, a4
-	WORD	$0x00f8c8b3	// xor a7, a7, a5
-	WORD	$0x02065513	// srli a0, a2, 32
+	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
+	XOR	X29, X16
+	XOR	X9, X17
+	XOR	X14, X13
 	WORD	$0x324e8657	// th.vrgather.vv v12, v4, v29
-	WORD	$0x0106c6b3	// xor a3, a3, a6
-	WORD	$0x01184833	// xor a6, a6, a7
-	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
-	WORD	$0x03fe9613	// slli a2, t4, 63
+	XOR	X15, X16
+	SRL	$32, X12, X10
+	XOR	X17, X13
 	WORD	$0x325e86d7	// th.vrgather.vv v13, v5, v29
-	WORD	$0x49010713	// addi a4, sp, 1168
-	WORD	$0x00af4f33	// xor t5, t5, a0
-	WORD	$0x03ee9513	// slli a0, t4, 62
+	ADD	$1168, X2, X14
+	XOR	X16, X17
+	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
+	SLL	$63, X29, X12
 	WORD	$0x326e8757	// th.vrgather.vv v14, v6, v29
-	WORD	$0x00c84833	// xor a6, a6, a2
-	WORD	$0x01e6c6b3	// xor a3, a3, t5
-	WORD	$0x00a84833	// xor a6, a6, a0
+	XOR	X10, X30
+	SLL	$62, X29, X10
+	XOR	X12, X17
 	WORD	$0x327e87d7	// th.vrgather.vv v15, v7, v29
 	WORD	$0x00307057	// th.vsetvli zero, zero, e8, m8, d1
-	WORD	$0x039e9613	// slli a2, t4, 57
-	WORD	$0x00d7c7b3	// xor a5, a5, a3
+	XOR	X30, X13
+	XOR	X10, X17
 	WORD	$0x02077427	// th.vse.v v8, (a4)
 	WORD	$0x00907057	// th.vsetvli zero, zero, e32, m2, d1
-	WORD	$0x00c84833	// xor a6, a6, a2
-	WORD	$0x001ed613	// srli a2, t4, 1
-	WORD	$0x01d7c7b3	// xor a5, a5, t4
-	WORD	$0x002ed513	// srli a0, t4, 2
-	WORD	$0x00c7c7b3	// xor a5, a5, a2
-	WORD	$0x00a7c7b3	// xor a5, a5, a0
-	WORD	$0x007ed613	// srli a2, t4, 7
-	WORD	$0x00c7c7b3	// xor a5, a5, a2
-	WORD	$0x03f81613	// slli a2, a6, 63
-	WORD	$0x03e81513	// slli a0, a6, 62
-	WORD	$0x00c7c7b3	// xor a5, a5, a2
-	WORD	$0x00a7c7b3	// xor a5, a5, a0
-	WORD	$0x03981613	// slli a2, a6, 57
-	WORD	$0x00c7ceb3	// xor t4, a5, a2
-	WORD	$0x00185613	// srli a2, a6, 1
-	WORD	$0x010f4f33	// xor t5, t5, a6
-	WORD	$0x00285513	// srli a0, a6, 2
-	WORD	$0x00cf4f33	// xor t5, t5, a2
-	WORD	$0x00af4f33	// xor t5, t5, a0
-	WORD	$0x00785613	// srli a2, a6, 7
-	WORD	$0x00cf4533	// xor a0, t5, a2
-	WORD	$0x60013f03	// ld t5, 1536(sp)
-	WORD	$0x080f0f13	// addi t5, t5, 128
-	WORD	$0x61e13023	// sd t5, 1536(sp)
-	WORD	$0x60813f03	// ld t5, 1544(sp)
-	WORD	$0xff8f0f13	// addi t5, t5, -8
-	WORD	$0x61e13423	// sd t5, 1544(sp)
-	WORD	$0xff8f0f13	// addi t5, t5, -8
-	WORD	$0x000f4463	// blt t5, zero, .Lgcm_ghash_c906_6
-	WORD	$0xcb8fe06f	// jal zero, .Lgcm_ghash_c906_group
-	// .Lgcm_ghash_c906_6:
-	WORD	$0x60813e03	// ld t3, 1544(sp)
-	WORD	$0x700e0463	// beq t3, zero, .Lgcm_ghash_c906_lanes_store
-	// .Lgcm_ghash_c906_lanes_block:
-	WORD	$0x60013f03	// ld t5, 1536(sp)
-	WORD	$0x000f3e03	// ld t3, 0(t5)
-	WORD	$0x008f3f03	// ld t5, 8(t5)
+	SLL	$57, X29, X12
+	XOR	X13, X15
+	XOR	X12, X17
+	SRL	$1, X29, X12
+	XOR	X29, X15
+	SRL	$2, X29, X10
+	XOR	X12, X15
+	XOR	X10, X15
+	SRL	$7, X29, X12
+	XOR	X12, X15
+	SLL	$63, X17, X12
+	SLL	$62, X17, X10
+	XOR	X12, X15
+	XOR	X10, X15
+	SLL	$57, X17, X12
+	XOR	X12, X15, X29
+	SRL	$1, X17, X12
+	XOR	X17, X30
+	SRL	$2, X17, X10
+	XOR	X12, X30
+	XOR	X10, X30
+	SRL	$7, X17, X12
+	XOR	X12, X30, X10
+	MOV	1536(X2), X30
+	ADD	$128, X30
+	MOV	X30, 1536(X2)
+	MOV	1544(X2), X30
+	ADD	$-8, X30
+	MOV	X30, 1544(X2)
+	ADD	$-8, X30
+	BLTZ	X30, L6
+	JMP	group
+L6:
+	MOV	1544(X2), X28
+	BEQZ	X28, lanes_store
+lanes_block:
+	MOV	1536(X2), X30
+	MOV	(X30), X28
+	MOV	8(X30), X30
 	WORD	$0x820e1e0b	// th.rev t3, t3
 	WORD	$0x820f1f0b	// th.rev t5, t5
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x01eeceb3	// xor t4, t4, t5
+	XOR	X28, X10
+	XOR	X30, X29
 	// Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
-	WORD	$0x00aece33	// xor t3, t4, a0
+	XOR	X10, X29, X28
 	WORD	$0x7c0eb60b	// th.extu a2, t4, 31, 0
-	WORD	$0x0005e803	// lwu a6, 0(a1)
-	WORD	$0x00567933	// and s2, a2, t0
-	WORD	$0x0085e483	// lwu s1, 8(a1)
-	WORD	$0x00c5ea03	// lwu s4, 12(a1)
-	WORD	$0x006679b3	// and s3, a2, t1
-	WORD	$0x03090ab3	// mul s5, s2, a6
-	WORD	$0x00767f33	// and t5, a2, t2
-	WORD	$0x00329793	// slli a5, t0, 3
-	WORD	$0x0045e883	// lwu a7, 4(a1)
-	WORD	$0x029906b3	// mul a3, s2, s1
-	WORD	$0x00f677b3	// and a5, a2, a5
-	WORD	$0x03490633	// mul a2, s2, s4
-	WORD	$0x02998733	// mul a4, s3, s1
+	MOVWU	(X11), X16
+	AND	X5, X12, X18
+	MOVWU	8(X11), X9
+	MOVWU	12(X11), X20
+	AND	X6, X12, X19
+	MUL	X16, X18, X21
+	AND	X7, X12, X30
+	SLL	$3, X5, X15
+	MOVWU	4(X11), X17
+	MUL	X9, X18, X13
+	AND	X15, X12, X15
+	MUL	X20, X18, X12
+	MUL	X9, X19, X14
 	WORD	$0x21499a8b	// th.mula s5, s3, s4
-	WORD	$0x029f0b33	// mul s6, t5, s1
-	WORD	$0x03190933	// mul s2, s2, a7
-	WORD	$0x03098bb3	// mul s7, s3, a6
+	MUL	X9, X30, X22
+	MUL	X17, X18
+	MUL	X16, X19, X23
 	WORD	$0x2147968b	// th.mula a3, a5, s4
-	WORD	$0x031989b3	// mul s3, s3, a7
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x031f0733	// mul a4, t5, a7
-	WORD	$0x016acab3	// xor s5, s5, s6
-	WORD	$0x03178b33	// mul s6, a5, a7
+	MUL	X17, X19
+	XOR	X14, X12
+	MUL	X17, X30, X14
+	XOR	X22, X21
+	MUL	X17, X15, X22
 	WORD	$0x214f190b	// th.mula s2, t5, s4
 	WORD	$0x20979b8b	// th.mula s7, a5, s1
-	WORD	$0x0136c6b3	// xor a3, a3, s3
-	WORD	$0x030f09b3	// mul s3, t5, a6
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x03078733	// mul a4, a5, a6
-	WORD	$0x016acab3	// xor s5, s5, s6
-	WORD	$0x01794933	// xor s2, s2, s7
-	WORD	$0x005aff33	// and t5, s5, t0
-	WORD	$0x020eda13	// srli s4, t4, 32
-	WORD	$0x005a74b3	// and s1, s4, t0
-	WORD	$0x006a78b3	// and a7, s4, t1
-	WORD	$0x007a77b3	// and a5, s4, t2
-	WORD	$0x00697933	// and s2, s2, t1
-	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x0136c6b3	// xor a3, a3, s3
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x012f6f33	// or t5, t5, s2
-	WORD	$0x0105e903	// lwu s2, 16(a1)
-	WORD	$0x0185eb03	// lwu s6, 24(a1)
-	WORD	$0x01c5ea83	// lwu s5, 28(a1)
-	WORD	$0x03248c33	// mul s8, s1, s2
-	WORD	$0x0145e983	// lwu s3, 20(a1)
-	WORD	$0x010a7833	// and a6, s4, a6
+	XOR	X19, X13
+	MUL	X16, X30, X19
+	XOR	X14, X12
+	MUL	X16, X15, X14
+	XOR	X22, X21
+	XOR	X23, X18
+	AND	X5, X21, X30
+	SRL	$32, X29, X20
+	AND	X5, X20, X9
+	AND	X6, X20, X17
+	AND	X7, X20, X15
+	AND	X6, X18
+	SLL	$3, X5, X16
+	XOR	X19, X13
+	XOR	X14, X12
+	OR	X18, X30
+	MOVWU	16(X11), X18
+	MOVWU	24(X11), X22
+	MOVWU	28(X11), X21
+	MUL	X18, X9, X24
+	MOVWU	20(X11), X19
+	AND	X16, X20, X16
 	WORD	$0x21589c0b	// th.mula s8, a7, s5
-	WORD	$0x0076f6b3	// and a3, a3, t2
-	WORD	$0x03678cb3	// mul s9, a5, s6
-	WORD	$0x00329713	// slli a4, t0, 3
-	WORD	$0x00df6f33	// or t5, t5, a3
-	WORD	$0x03348a33	// mul s4, s1, s3
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x03380cb3	// mul s9, a6, s3
+	AND	X7, X13
+	MUL	X22, X15, X25
+	SLL	$3, X5, X14
+	OR	X13, X30
+	MUL	X19, X9, X20
+	XOR	X25, X24
+	MUL	X19, X16, X25
 	WORD	$0x21579a0b	// th.mula s4, a5, s5
-	WORD	$0x00e67633	// and a2, a2, a4
-	WORD	$0x03288bb3	// mul s7, a7, s2
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x005c76b3	// and a3, s8, t0
+	AND	X14, X12
+	MUL	X18, X17, X23
+	XOR	X25, X24
+	AND	X5, X24, X13
 	WORD	$0x21681b8b	// th.mula s7, a6, s6
-	WORD	$0x00cf6f33	// or t5, t5, a2
+	OR	X12, X30
 	WORD	$0x7c0eb60b	// th.extu a2, t4, 31, 0
-	WORD	$0x020ede93	// srli t4, t4, 32
-	WORD	$0x01d64633	// xor a2, a2, t4
-	WORD	$0x03648733	// mul a4, s1, s6
-	WORD	$0x03548eb3	// mul t4, s1, s5
-	WORD	$0x036884b3	// mul s1, a7, s6
+	SRL	$32, X29
+	XOR	X29, X12
+	MUL	X22, X9, X14
+	MUL	X21, X9, X29
+	MUL	X22, X17, X9
 	WORD	$0x2158170b	// th.mula a4, a6, s5
-	WORD	$0x033888b3	// mul a7, a7, s3
-	WORD	$0x009eceb3	// xor t4, t4, s1
-	WORD	$0x033784b3	// mul s1, a5, s3
-	WORD	$0x01174733	// xor a4, a4, a7
-	WORD	$0x032788b3	// mul a7, a5, s2
-	WORD	$0x009eceb3	// xor t4, t4, s1
-	WORD	$0x032804b3	// mul s1, a6, s2
-	WORD	$0x017a4a33	// xor s4, s4, s7
-	WORD	$0x00567b33	// and s6, a2, t0
-	WORD	$0x006a7a33	// and s4, s4, t1
-	WORD	$0x006677b3	// and a5, a2, t1
-	WORD	$0x01174733	// xor a4, a4, a7
-	WORD	$0x009eceb3	// xor t4, t4, s1
-	WORD	$0x0146e6b3	// or a3, a3, s4
-	WORD	$0x0205e903	// lwu s2, 32(a1)
-	WORD	$0x0285eb83	// lwu s7, 40(a1)
-	WORD	$0x02c5ea03	// lwu s4, 44(a1)
-	WORD	$0x00767833	// and a6, a2, t2
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x0245e983	// lwu s3, 36(a1)
-	WORD	$0x011678b3	// and a7, a2, a7
-	WORD	$0x00777733	// and a4, a4, t2
-	WORD	$0x032b0633	// mul a2, s6, s2
-	WORD	$0x00329493	// slli s1, t0, 3
-	WORD	$0x00e6e6b3	// or a3, a3, a4
+	MUL	X19, X17
+	XOR	X9, X29
+	MUL	X19, X15, X9
+	XOR	X17, X14
+	MUL	X18, X15, X17
+	XOR	X9, X29
+	MUL	X18, X16, X9
+	XOR	X23, X20
+	AND	X5, X12, X22
+	AND	X6, X20
+	AND	X6, X12, X15
+	XOR	X17, X14
+	XOR	X9, X29
+	OR	X20, X13
+	MOVWU	32(X11), X18
+	MOVWU	40(X11), X23
+	MOVWU	44(X11), X20
+	AND	X7, X12, X16
+	SLL	$3, X5, X17
+	MOVWU	36(X11), X19
+	AND	X17, X12, X17
+	AND	X7, X14
+	MUL	X18, X22, X12
+	SLL	$3, X5, X9
+	OR	X14, X13
 	WORD	$0x2147960b	// th.mula a2, a5, s4
-	WORD	$0x03780733	// mul a4, a6, s7
-	WORD	$0x033b0c33	// mul s8, s6, s3
-	WORD	$0x009efeb3	// and t4, t4, s1
-	WORD	$0x032784b3	// mul s1, a5, s2
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x03388733	// mul a4, a7, s3
+	MUL	X23, X16, X14
+	MUL	X19, X22, X24
+	AND	X9, X29
+	MUL	X18, X15, X9
+	XOR	X14, X12
+	MUL	X19, X17, X14
 	WORD	$0x21481c0b	// th.mula s8, a6, s4
 	WORD	$0x2178948b	// th.mula s1, a7, s7
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x00567733	// and a4, a2, t0
-	WORD	$0x01d6e6b3	// or a3, a3, t4
-	WORD	$0x037b0ab3	// mul s5, s6, s7
-	WORD	$0x034b0eb3	// mul t4, s6, s4
-	WORD	$0x03778633	// mul a2, a5, s7
+	XOR	X14, X12
+	AND	X5, X12, X14
+	OR	X29, X13
+	MUL	X23, X22, X21
+	MUL	X20, X22, X29
+	MUL	X23, X15, X12
 	WORD	$0x21489a8b	// th.mula s5, a7, s4
-	WORD	$0x033787b3	// mul a5, a5, s3
-	WORD	$0x00ceceb3	// xor t4, t4, a2
-	WORD	$0x03380633	// mul a2, a6, s3
-	WORD	$0x00facab3	// xor s5, s5, a5
-	WORD	$0x032807b3	// mul a5, a6, s2
-	WORD	$0x00ceceb3	// xor t4, t4, a2
-	WORD	$0x03288633	// mul a2, a7, s2
-	WORD	$0x009c4c33	// xor s8, s8, s1
-	WORD	$0x006c7c33	// and s8, s8, t1
-	WORD	$0x00facab3	// xor s5, s5, a5
-	WORD	$0x00ceceb3	// xor t4, t4, a2
-	WORD	$0x01876733	// or a4, a4, s8
+	MUL	X19, X15
+	XOR	X12, X29
+	MUL	X19, X16, X12
+	XOR	X15, X21
+	MUL	X18, X16, X15
+	XOR	X12, X29
+	MUL	X18, X17, X12
+	XOR	X9, X24
+	AND	X6, X24
+	XOR	X15, X21
+	XOR	X12, X29
+	OR	X24, X14
 	WORD	$0x7c05360b	// th.extu a2, a0, 31, 0
-	WORD	$0x00567a33	// and s4, a2, t0
-	WORD	$0x006674b3	// and s1, a2, t1
-	WORD	$0x007677b3	// and a5, a2, t2
-	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x01067833	// and a6, a2, a6
-	WORD	$0x007afab3	// and s5, s5, t2
-	WORD	$0x0305e883	// lwu a7, 48(a1)
-	WORD	$0x00329613	// slli a2, t0, 3
-	WORD	$0x01576733	// or a4, a4, s5
-	WORD	$0x0385ec03	// lwu s8, 56(a1)
-	WORD	$0x03c5ea83	// lwu s5, 60(a1)
-	WORD	$0x031a0b33	// mul s6, s4, a7
-	WORD	$0x0345e903	// lwu s2, 52(a1)
-	WORD	$0x03878bb3	// mul s7, a5, s8
+	AND	X5, X12, X20
+	AND	X6, X12, X9
+	AND	X7, X12, X15
+	SLL	$3, X5, X16
+	AND	X16, X12, X16
+	AND	X7, X21
+	MOVWU	48(X11), X17
+	SLL	$3, X5, X12
+	OR	X21, X14
+	MOVWU	56(X11), X24
+	MOVWU	60(X11), X21
+	MUL	X17, X20, X22
+	MOVWU	52(X11), X18
+	MUL	X24, X15, X23
 	WORD	$0x21549b0b	// th.mula s6, s1, s5
-	WORD	$0x00cefeb3	// and t4, t4, a2
-	WORD	$0x01d76733	// or a4, a4, t4
-	WORD	$0x032a09b3	// mul s3, s4, s2
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x03280bb3	// mul s7, a6, s2
+	AND	X12, X29
+	OR	X29, X14
+	MUL	X18, X20, X19
+	XOR	X23, X22
+	MUL	X18, X16, X23
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x01e74733	// xor a4, a4, t5
+	XOR	X30, X14
 	WORD	$0x2157998b	// th.mula s3, a5, s5
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x005b7633	// and a2, s6, t0
-	WORD	$0x00d74733	// xor a4, a4, a3
-	WORD	$0x03148b33	// mul s6, s1, a7
-	WORD	$0x02071b93	// slli s7, a4, 32
-	WORD	$0x017f4eb3	// xor t4, t5, s7
+	XOR	X23, X22
+	AND	X5, X22, X12
+	XOR	X13, X14
+	MUL	X17, X9, X22
+	SLL	$32, X14, X23
+	XOR	X23, X30, X29
 	WORD	$0x21881b0b	// th.mula s6, a6, s8
-	WORD	$0x02075b93	// srli s7, a4, 32
-	WORD	$0x0176cf33	// xor t5, a3, s7
-	WORD	$0x02055b93	// srli s7, a0, 32
-	WORD	$0x005bf6b3	// and a3, s7, t0
-	WORD	$0x0169c9b3	// xor s3, s3, s6
-	WORD	$0x038a0b33	// mul s6, s4, s8
-	WORD	$0x035a0a33	// mul s4, s4, s5
-	WORD	$0x03848c33	// mul s8, s1, s8
+	SRL	$32, X14, X23
+	XOR	X23, X13, X30
+	SRL	$32, X10, X23
+	AND	X5, X23, X13
+	XOR	X22, X19
+	MUL	X24, X20, X22
+	MUL	X21, X20
+	MUL	X24, X9, X24
 	WORD	$0x21581b0b	// th.mula s6, a6, s5
-	WORD	$0x006bf733	// and a4, s7, t1
-	WORD	$0x03248ab3	// mul s5, s1, s2
-	WORD	$0x018a4a33	// xor s4, s4, s8
-	WORD	$0x03278c33	// mul s8, a5, s2
-	WORD	$0x007bf4b3	// and s1, s7, t2
-	WORD	$0x015b4b33	// xor s6, s6, s5
-	WORD	$0x03178ab3	// mul s5, a5, a7
-	WORD	$0x018a4a33	// xor s4, s4, s8
-	WORD	$0x03180c33	// mul s8, a6, a7
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x015b4b33	// xor s6, s6, s5
-	WORD	$0x018a4a33	// xor s4, s4, s8
-	WORD	$0x01366633	// or a2, a2, s3
-	WORD	$0x0405e983	// lwu s3, 64(a1)
-	WORD	$0x0485ea83	// lwu s5, 72(a1)
-	WORD	$0x04c5e403	// lwu s0, 76(a1)
-	WORD	$0x03368cb3	// mul s9, a3, s3
-	WORD	$0x011bf8b3	// and a7, s7, a7
-	WORD	$0x0445eb83	// lwu s7, 68(a1)
+	AND	X6, X23, X14
+	MUL	X18, X9, X21
+	XOR	X24, X20
+	MUL	X18, X15, X24
+	AND	X7, X23, X9
+	XOR	X21, X22
+	MUL	X17, X15, X21
+	XOR	X24, X20
+	MUL	X17, X16, X24
+	AND	X6, X19
+	SLL	$3, X5, X17
+	XOR	X21, X22
+	XOR	X24, X20
+	OR	X19, X12
+	MOVWU	64(X11), X19
+	MOVWU	72(X11), X21
+	MOVWU	76(X11), X8
+	MUL	X19, X13, X25
+	AND	X17, X23, X17
+	MOVWU	68(X11), X23
 	WORD	$0x20871c8b	// th.mula s9, a4, s0
-	WORD	$0x007b7b33	// and s6, s6, t2
-	WORD	$0x00329c13	// slli s8, t0, 3
-	WORD	$0x01666633	// or a2, a2, s6
-	WORD	$0x03548833	// mul a6, s1, s5
-	WORD	$0x018a7a33	// and s4, s4, s8
-	WORD	$0x03768933	// mul s2, a3, s7
-	WORD	$0x010cccb3	// xor s9, s9, a6
-	WORD	$0x03788833	// mul a6, a7, s7
+	AND	X7, X22
+	SLL	$3, X5, X24
+	OR	X22, X12
+	MUL	X21, X9, X16
+	AND	X24, X20
+	MUL	X23, X13, X18
+	XOR	X16, X25
+	MUL	X23, X17, X16
 	WORD	$0x2084990b	// th.mula s2, s1, s0
-	WORD	$0x01466633	// or a2, a2, s4
-	WORD	$0x035687b3	// mul a5, a3, s5
-	WORD	$0x028686b3	// mul a3, a3, s0
-	WORD	$0x010cccb3	// xor s9, s9, a6
-	WORD	$0x03570833	// mul a6, a4, s5
+	OR	X20, X12
+	MUL	X21, X13, X15
+	MUL	X8, X13
+	XOR	X16, X25
+	MUL	X21, X14, X16
 	WORD	$0x2088978b	// th.mula a5, a7, s0
-	WORD	$0x03370b33	// mul s6, a4, s3
-	WORD	$0x03770a33	// mul s4, a4, s7
-	WORD	$0x0106c6b3	// xor a3, a3, a6
-	WORD	$0x03748833	// mul a6, s1, s7
+	MUL	X19, X14, X22
+	MUL	X23, X14, X20
+	XOR	X16, X13
+	MUL	X23, X9, X16
 	WORD	$0x21589b0b	// th.mula s6, a7, s5
-	WORD	$0x0147c7b3	// xor a5, a5, s4
-	WORD	$0x03348a33	// mul s4, s1, s3
-	WORD	$0x0106c6b3	// xor a3, a3, a6
-	WORD	$0x03388833	// mul a6, a7, s3
-	WORD	$0x01694933	// xor s2, s2, s6
-	WORD	$0x005cf733	// and a4, s9, t0
+	XOR	X20, X15
+	MUL	X19, X9, X20
+	XOR	X16, X13
+	MUL	X19, X17, X16
+	XOR	X22, X18
+	AND	X5, X25, X14
 	WORD	$0x7c05398b	// th.extu s3, a0, 31, 0
-	WORD	$0x02055513	// srli a0, a0, 32
-	WORD	$0x00a9c9b3	// xor s3, s3, a0
-	WORD	$0x0059f533	// and a0, s3, t0
-	WORD	$0x00697933	// and s2, s2, t1
-	WORD	$0x0069f8b3	// and a7, s3, t1
-	WORD	$0x0147c7b3	// xor a5, a5, s4
-	WORD	$0x0106c6b3	// xor a3, a3, a6
-	WORD	$0x01276733	// or a4, a4, s2
-	WORD	$0x0505ea03	// lwu s4, 80(a1)
-	WORD	$0x0585eb03	// lwu s6, 88(a1)
-	WORD	$0x05c5ec03	// lwu s8, 92(a1)
-	WORD	$0x0079f4b3	// and s1, s3, t2
-	WORD	$0x00329913	// slli s2, t0, 3
-	WORD	$0x0545ea83	// lwu s5, 84(a1)
-	WORD	$0x0129f933	// and s2, s3, s2
-	WORD	$0x0077f7b3	// and a5, a5, t2
-	WORD	$0x03450bb3	// mul s7, a0, s4
-	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x00f76733	// or a4, a4, a5
+	SRL	$32, X10
+	XOR	X10, X19
+	AND	X5, X19, X10
+	AND	X6, X18
+	AND	X6, X19, X17
+	XOR	X20, X15
+	XOR	X16, X13
+	OR	X18, X14
+	MOVWU	80(X11), X20
+	MOVWU	88(X11), X22
+	MOVWU	92(X11), X24
+	AND	X7, X19, X9
+	SLL	$3, X5, X18
+	MOVWU	84(X11), X21
+	AND	X18, X19, X18
+	AND	X7, X15
+	MUL	X20, X10, X23
+	SLL	$3, X5, X16
+	OR	X15, X14
 	WORD	$0x21889b8b	// th.mula s7, a7, s8
-	WORD	$0x03648cb3	// mul s9, s1, s6
-	WORD	$0x0106f6b3	// and a3, a3, a6
-	WORD	$0x035507b3	// mul a5, a0, s5
-	WORD	$0x019bcbb3	// xor s7, s7, s9
-	WORD	$0x03590cb3	// mul s9, s2, s5
+	MUL	X22, X9, X25
+	AND	X16, X13
+	MUL	X21, X10, X15
+	XOR	X25, X23
+	MUL	X21, X18, X25
 	WORD	$0x2184978b	// th.mula a5, s1, s8
-	WORD	$0x00d76733	// or a4, a4, a3
-	WORD	$0x036509b3	// mul s3, a0, s6
-	WORD	$0x03850533	// mul a0, a0, s8
-	WORD	$0x019bcbb3	// xor s7, s7, s9
-	WORD	$0x036886b3	// mul a3, a7, s6
+	OR	X13, X14
+	MUL	X22, X10, X19
+	MUL	X24, X10
+	XOR	X25, X23
+	MUL	X22, X17, X13
 	WORD	$0x2189198b	// th.mula s3, s2, s8
-	WORD	$0x03488833	// mul a6, a7, s4
-	WORD	$0x035888b3	// mul a7, a7, s5
-	WORD	$0x00d54533	// xor a0, a0, a3
-	WORD	$0x035486b3	// mul a3, s1, s5
+	MUL	X20, X17, X16
+	MUL	X21, X17
+	XOR	X13, X10
+	MUL	X21, X9, X13
 	WORD	$0x2169180b	// th.mula a6, s2, s6
-	WORD	$0x0119c9b3	// xor s3, s3, a7
-	WORD	$0x034488b3	// mul a7, s1, s4
-	WORD	$0x00d54533	// xor a0, a0, a3
-	WORD	$0x034906b3	// mul a3, s2, s4
-	WORD	$0x0107c7b3	// xor a5, a5, a6
-	WORD	$0x005bfab3	// and s5, s7, t0
-	WORD	$0x0067f7b3	// and a5, a5, t1
-	WORD	$0x0119c9b3	// xor s3, s3, a7
-	WORD	$0x00d54533	// xor a0, a0, a3
-	WORD	$0x00faeab3	// or s5, s5, a5
+	XOR	X17, X19
+	MUL	X20, X9, X17
+	XOR	X13, X10
+	MUL	X20, X18, X13
+	XOR	X16, X15
+	AND	X5, X23, X21
+	AND	X6, X15
+	XOR	X17, X19
+	XOR	X13, X10
+	OR	X15, X21
 	WORD	$0x7c0e368b	// th.extu a3, t3, 31, 0
-	WORD	$0x0056f7b3	// and a5, a3, t0
-	WORD	$0x0066f933	// and s2, a3, t1
-	WORD	$0x0076f8b3	// and a7, a3, t2
-	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x0106f833	// and a6, a3, a6
-	WORD	$0x0079f9b3	// and s3, s3, t2
-	WORD	$0x0605e483	// lwu s1, 96(a1)
-	WORD	$0x00329693	// slli a3, t0, 3
-	WORD	$0x013aeab3	// or s5, s5, s3
-	WORD	$0x0685eb03	// lwu s6, 104(a1)
-	WORD	$0x06c5ea03	// lwu s4, 108(a1)
-	WORD	$0x02978c33	// mul s8, a5, s1
-	WORD	$0x0645e983	// lwu s3, 100(a1)
-	WORD	$0x00d57533	// and a0, a0, a3
+	AND	X5, X13, X15
+	AND	X6, X13, X18
+	AND	X7, X13, X17
+	SLL	$3, X5, X16
+	AND	X16, X13, X16
+	AND	X7, X19
+	MOVWU	96(X11), X9
+	SLL	$3, X5, X13
+	OR	X19, X21
+	MOVWU	104(X11), X22
+	MOVWU	108(X11), X20
+	MUL	X9, X15, X24
+	MOVWU	100(X11), X19
+	AND	X13, X10
 	WORD	$0x21491c0b	// th.mula s8, s2, s4
-	WORD	$0x036886b3	// mul a3, a7, s6
-	WORD	$0x00aaeab3	// or s5, s5, a0
-	WORD	$0x03378bb3	// mul s7, a5, s3
-	WORD	$0x00dc4c33	// xor s8, s8, a3
-	WORD	$0x033806b3	// mul a3, a6, s3
+	MUL	X22, X17, X13
+	OR	X10, X21
+	MUL	X19, X15, X23
+	XOR	X13, X24
+	MUL	X19, X16, X13
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00cacab3	// xor s5, s5, a2
+	XOR	X12, X21
 	WORD	$0x21489b8b	// th.mula s7, a7, s4
-	WORD	$0x00dc4c33	// xor s8, s8, a3
-	WORD	$0x005c76b3	// and a3, s8, t0
-	WORD	$0x00eacab3	// xor s5, s5, a4
-	WORD	$0x02990c33	// mul s8, s2, s1
-	WORD	$0x020a9c93	// slli s9, s5, 32
-	WORD	$0x01964533	// xor a0, a2, s9
+	XOR	X13, X24
+	AND	X5, X24, X13
+	XOR	X14, X21
+	MUL	X9, X18, X24
+	SLL	$32, X21, X25
+	XOR	X25, X12, X10
 	WORD	$0x21681c0b	// th.mula s8, a6, s6
-	WORD	$0x020adc93	// srli s9, s5, 32
-	WORD	$0x01974633	// xor a2, a4, s9
-	WORD	$0x020e5a93	// srli s5, t3, 32
-	WORD	$0x018bcbb3	// xor s7, s7, s8
-	WORD	$0x005af733	// and a4, s5, t0
-	WORD	$0x006bfbb3	// and s7, s7, t1
-	WORD	$0x0176e6b3	// or a3, a3, s7
-	WORD	$0x03678cb3	// mul s9, a5, s6
-	WORD	$0x03478bb3	// mul s7, a5, s4
-	WORD	$0x03690433	// mul s0, s2, s6
+	SRL	$32, X21, X25
+	XOR	X25, X14, X12
+	SRL	$32, X28, X21
+	XOR	X24, X23
+	AND	X5, X21, X14
+	AND	X6, X23
+	OR	X23, X13
+	MUL	X22, X15, X25
+	MUL	X20, X15, X23
+	MUL	X22, X18, X8
 	WORD	$0x21481c8b	// th.mula s9, a6, s4
-	WORD	$0x0705e783	// lwu a5, 112(a1)
-	WORD	$0x03390a33	// mul s4, s2, s3
-	WORD	$0x008bcbb3	// xor s7, s7, s0
-	WORD	$0x03388433	// mul s0, a7, s3
-	WORD	$0x0785e903	// lwu s2, 120(a1)
-	WORD	$0x014cccb3	// xor s9, s9, s4
-	WORD	$0x02988a33	// mul s4, a7, s1
-	WORD	$0x07c5ec03	// lwu s8, 124(a1)
-	WORD	$0x008bcbb3	// xor s7, s7, s0
-	WORD	$0x02980433	// mul s0, a6, s1
-	WORD	$0x006af9b3	// and s3, s5, t1
-	WORD	$0x02f700b3	// mul ra, a4, a5
-	WORD	$0x014cccb3	// xor s9, s9, s4
-	WORD	$0x007af4b3	// and s1, s5, t2
+	MOVWU	112(X11), X15
+	MUL	X19, X18, X20
+	XOR	X8, X23
+	MUL	X19, X17, X8
+	MOVWU	120(X11), X18
+	XOR	X20, X25
+	MUL	X9, X17, X20
+	MOVWU	124(X11), X24
+	XOR	X8, X23
+	MUL	X9, X16, X8
+	AND	X6, X21, X19
+	MUL	X15, X14, X1
+	XOR	X20, X25
+	AND	X7, X21, X9
 	WORD	$0x2189908b	// th.mula ra, s3, s8
-	WORD	$0x008bcbb3	// xor s7, s7, s0
-	WORD	$0x007cfcb3	// and s9, s9, t2
-	WORD	$0x00329413	// slli s0, t0, 3
-	WORD	$0x0196e6b3	// or a3, a3, s9
-	WORD	$0x00329a13	// slli s4, t0, 3
-	WORD	$0x014afa33	// and s4, s5, s4
-	WORD	$0x0745eb03	// lwu s6, 116(a1)
-	WORD	$0x008bfbb3	// and s7, s7, s0
-	WORD	$0x03248833	// mul a6, s1, s2
-	WORD	$0x0176e6b3	// or a3, a3, s7
-	WORD	$0x032708b3	// mul a7, a4, s2
-	WORD	$0x0100c0b3	// xor ra, ra, a6
-	WORD	$0x036a0833	// mul a6, s4, s6
+	XOR	X8, X23
+	AND	X7, X25
+	SLL	$3, X5, X8
+	OR	X25, X13
+	SLL	$3, X5, X20
+	AND	X20, X21, X20
+	MOVWU	116(X11), X22
+	AND	X8, X23
+	MUL	X18, X9, X16
+	OR	X23, X13
+	MUL	X18, X14, X17
+	XOR	X16, X1
+	MUL	X22, X20, X16
 	WORD	$0x218a188b	// th.mula a7, s4, s8
-	WORD	$0x0100c0b3	// xor ra, ra, a6
-	WORD	$0x03870833	// mul a6, a4, s8
-	WORD	$0x03670bb3	// mul s7, a4, s6
-	WORD	$0x0050f733	// and a4, ra, t0
+	XOR	X16, X1
+	MUL	X24, X14, X16
+	MUL	X22, X14, X23
+	AND	X5, X1, X14
 	WORD	$0x21849b8b	// th.mula s7, s1, s8
 	WORD	$0x7c0e3a8b	// th.extu s5, t3, 31, 0
-	WORD	$0x02f98c33	// mul s8, s3, a5
-	WORD	$0x020e5e13	// srli t3, t3, 32
+	MUL	X15, X19, X24
+	SRL	$32, X28
 	WORD	$0x212a1c0b	// th.mula s8, s4, s2
-	WORD	$0x01cacab3	// xor s5, s5, t3
-	WORD	$0x03298e33	// mul t3, s3, s2
-	WORD	$0x036989b3	// mul s3, s3, s6
-	WORD	$0x018bcbb3	// xor s7, s7, s8
-	WORD	$0x005af933	// and s2, s5, t0
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x03648e33	// mul t3, s1, s6
-	WORD	$0x0138c8b3	// xor a7, a7, s3
-	WORD	$0x02f489b3	// mul s3, s1, a5
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x02fa0e33	// mul t3, s4, a5
-	WORD	$0x006bfbb3	// and s7, s7, t1
-	WORD	$0x006af7b3	// and a5, s5, t1
-	WORD	$0x0138c8b3	// xor a7, a7, s3
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x01776733	// or a4, a4, s7
-	WORD	$0x0805ea03	// lwu s4, 128(a1)
-	WORD	$0x0885eb83	// lwu s7, 136(a1)
-	WORD	$0x08c5ec03	// lwu s8, 140(a1)
-	WORD	$0x007af4b3	// and s1, s5, t2
-	WORD	$0x00329993	// slli s3, t0, 3
-	WORD	$0x0845eb03	// lwu s6, 132(a1)
-	WORD	$0x013af9b3	// and s3, s5, s3
-	WORD	$0x0078f8b3	// and a7, a7, t2
-	WORD	$0x03490ab3	// mul s5, s2, s4
-	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01176733	// or a4, a4, a7
+	XOR	X28, X21
+	MUL	X18, X19, X28
+	MUL	X22, X19
+	XOR	X24, X23
+	AND	X5, X21, X18
+	XOR	X28, X16
+	MUL	X22, X9, X28
+	XOR	X19, X17
+	MUL	X15, X9, X19
+	XOR	X28, X16
+	MUL	X15, X20, X28
+	AND	X6, X23
+	AND	X6, X21, X15
+	XOR	X19, X17
+	XOR	X28, X16
+	OR	X23, X14
+	MOVWU	128(X11), X20
+	MOVWU	136(X11), X23
+	MOVWU	140(X11), X24
+	AND	X7, X21, X9
+	SLL	$3, X5, X19
+	MOVWU	132(X11), X22
+	AND	X19, X21, X19
+	AND	X7, X17
+	MUL	X20, X18, X21
+	SLL	$3, X5, X28
+	OR	X17, X14
 	WORD	$0x21879a8b	// th.mula s5, a5, s8
-	WORD	$0x03748cb3	// mul s9, s1, s7
-	WORD	$0x01c87833	// and a6, a6, t3
-	WORD	$0x03690e33	// mul t3, s2, s6
-	WORD	$0x019acab3	// xor s5, s5, s9
-	WORD	$0x03698cb3	// mul s9, s3, s6
+	MUL	X23, X9, X25
+	AND	X28, X16
+	MUL	X22, X18, X28
+	XOR	X25, X21
+	MUL	X22, X19, X25
 	WORD	$0x21849e0b	// th.mula t3, s1, s8
-	WORD	$0x01076733	// or a4, a4, a6
-	WORD	$0x03790833	// mul a6, s2, s7
-	WORD	$0x038908b3	// mul a7, s2, s8
-	WORD	$0x019acab3	// xor s5, s5, s9
-	WORD	$0x03778933	// mul s2, a5, s7
+	OR	X16, X14
+	MUL	X23, X18, X16
+	MUL	X24, X18, X17
+	XOR	X25, X21
+	MUL	X23, X15, X18
 	WORD	$0x2189980b	// th.mula a6, s3, s8
-	WORD	$0x03478c33	// mul s8, a5, s4
-	WORD	$0x036787b3	// mul a5, a5, s6
-	WORD	$0x0128c8b3	// xor a7, a7, s2
-	WORD	$0x03648933	// mul s2, s1, s6
+	MUL	X20, X15, X24
+	MUL	X22, X15
+	XOR	X18, X17
+	MUL	X22, X9, X18
 	WORD	$0x21799c0b	// th.mula s8, s3, s7
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x034487b3	// mul a5, s1, s4
-	WORD	$0x0128c8b3	// xor a7, a7, s2
-	WORD	$0x03498933	// mul s2, s3, s4
-	WORD	$0x018e4e33	// xor t3, t3, s8
-	WORD	$0x005af4b3	// and s1, s5, t0
-	WORD	$0x006e7e33	// and t3, t3, t1
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x0128c8b3	// xor a7, a7, s2
-	WORD	$0x01c4e4b3	// or s1, s1, t3
-	WORD	$0x00787833	// and a6, a6, t2
-	WORD	$0x00329913	// slli s2, t0, 3
-	WORD	$0x0104e4b3	// or s1, s1, a6
-	WORD	$0x0128f8b3	// and a7, a7, s2
-	WORD	$0x0114e4b3	// or s1, s1, a7
+	XOR	X15, X16
+	MUL	X20, X9, X15
+	XOR	X18, X17
+	MUL	X20, X19, X18
+	XOR	X24, X28
+	AND	X5, X21, X9
+	AND	X6, X28
+	XOR	X15, X16
+	XOR	X18, X17
+	OR	X28, X9
+	AND	X7, X16
+	SLL	$3, X5, X18
+	OR	X16, X9
+	AND	X18, X17
+	OR	X17, X9
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00d4c4b3	// xor s1, s1, a3
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x02049793	// slli a5, s1, 32
-	WORD	$0x00f6ce33	// xor t3, a3, a5
-	WORD	$0x0204d793	// srli a5, s1, 32
+	XOR	X13, X9
+	XOR	X14, X9
+	SLL	$32, X9, X15
+	XOR	X15, X13, X28
+	SRL	$32, X9, X15
 	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	WORD	$0x01de4e33	// xor t3, t3, t4
-	WORD	$0x00f746b3	// xor a3, a4, a5
-	WORD	$0x00ae4e33	// xor t3, t3, a0
-	WORD	$0x01e6c6b3	// xor a3, a3, t5
-	WORD	$0x01cf4f33	// xor t5, t5, t3
+	XOR	X29, X28
+	XOR	X15, X14, X13
+	XOR	X10, X28
+	XOR	X30, X13
+	XOR	X28, X30
 	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
-	WORD	$0x03fe9e13	// slli t3, t4, 63
-	WORD	$0x03ee9713	// slli a4, t4, 62
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x00c6c6b3	// xor a3, a3, a2
-	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x039e9e13	// slli t3, t4, 57
-	WORD	$0x00d54533	// xor a0, a0, a3
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x001ede13	// srli t3, t4, 1
-	WORD	$0x01d54533	// xor a0, a0, t4
-	WORD	$0x002ed713	// srli a4, t4, 2
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x00e54533	// xor a0, a0, a4
-	WORD	$0x007ede13	// srli t3, t4, 7
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x03ff1e13	// slli t3, t5, 63
-	WORD	$0x03ef1713	// slli a4, t5, 62
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x00e54533	// xor a0, a0, a4
-	WORD	$0x039f1e13	// slli t3, t5, 57
-	WORD	$0x01c54eb3	// xor t4, a0, t3
-	WORD	$0x001f5e13	// srli t3, t5, 1
-	WORD	$0x01e64633	// xor a2, a2, t5
-	WORD	$0x002f5713	// srli a4, t5, 2
-	WORD	$0x01c64633	// xor a2, a2, t3
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x007f5e13	// srli t3, t5, 7
-	WORD	$0x01c64533	// xor a0, a2, t3
-	WORD	$0x60013e03	// ld t3, 1536(sp)
-	WORD	$0x010e0e13	// addi t3, t3, 16
-	WORD	$0x61c13023	// sd t3, 1536(sp)
-	WORD	$0x60813e03	// ld t3, 1544(sp)
-	WORD	$0xfffe0e13	// addi t3, t3, -1
-	WORD	$0x61c13423	// sd t3, 1544(sp)
-	WORD	$0x900e10e3	// bne t3, zero, .Lgcm_ghash_c906_lanes_block
-	// .Lgcm_ghash_c906_lanes_store:
+	SLL	$63, X29, X28
+	SLL	$62, X29, X14
+	XOR	X28, X30
+	XOR	X12, X13
+	XOR	X14, X30
+	SLL	$57, X29, X28
+	XOR	X13, X10
+	XOR	X28, X30
+	SRL	$1, X29, X28
+	XOR	X29, X10
+	SRL	$2, X29, X14
+	XOR	X28, X10
+	XOR	X14, X10
+	SRL	$7, X29, X28
+	XOR	X28, X10
+	SLL	$63, X30, X28
+	SLL	$62, X30, X14
+	XOR	X28, X10
+	XOR	X14, X10
+	SLL	$57, X30, X28
+	XOR	X28, X10, X29
+	SRL	$1, X30, X28
+	XOR	X30, X12
+	SRL	$2, X30, X14
+	XOR	X28, X12
+	XOR	X14, X12
+	SRL	$7, X30, X28
+	XOR	X28, X12, X10
+	MOV	1536(X2), X28
+	ADD	$16, X28
+	MOV	X28, 1536(X2)
+	MOV	1544(X2), X28
+	ADD	$-1, X28
+	MOV	X28, 1544(X2)
+	BNEZ	X28, lanes_block
+lanes_store:
 	WORD	$0x8205150b	// th.rev a0, a0
 	WORD	$0x820e9e8b	// th.rev t4, t4
-	WORD	$0x5f813283	// ld t0, 1528(sp)
-	WORD	$0x00a2b023	// sd a0, 0(t0)
-	WORD	$0x01d2b423	// sd t4, 8(t0)
+	MOV	1528(X2), X5
+	MOV	X10, (X5)
+	MOV	X29, 8(X5)
 	// return
 	WORD	$0x00307057	// th.vsetvli zero, zero, e8, m8, d1
 	WORD	$0x5e003057	// th.vmv.v.i v0, 0
 	WORD	$0x5e003457	// th.vmv.v.i v8, 0
 	WORD	$0x5e003857	// th.vmv.v.i v16, 0
 	WORD	$0x5e003c57	// th.vmv.v.i v24, 0
-	WORD	$0x00013823	// sd zero, 16(sp)
-	WORD	$0x00013c23	// sd zero, 24(sp)
-	WORD	$0x02013023	// sd zero, 32(sp)
-	WORD	$0x02013423	// sd zero, 40(sp)
-	WORD	$0x02013823	// sd zero, 48(sp)
-	WORD	$0x02013c23	// sd zero, 56(sp)
-	WORD	$0x04013023	// sd zero, 64(sp)
-	WORD	$0x04013423	// sd zero, 72(sp)
-	WORD	$0x04013823	// sd zero, 80(sp)
-	WORD	$0x04013c23	// sd zero, 88(sp)
-	WORD	$0x06013023	// sd zero, 96(sp)
-	WORD	$0x06013423	// sd zero, 104(sp)
-	WORD	$0x06013823	// sd zero, 112(sp)
-	WORD	$0x06013c23	// sd zero, 120(sp)
-	WORD	$0x08013023	// sd zero, 128(sp)
-	WORD	$0x08013423	// sd zero, 136(sp)
-	WORD	$0x08013823	// sd zero, 144(sp)
-	WORD	$0x08013c23	// sd zero, 152(sp)
-	WORD	$0x0a013023	// sd zero, 160(sp)
-	WORD	$0x0a013423	// sd zero, 168(sp)
-	WORD	$0x0a013823	// sd zero, 176(sp)
-	WORD	$0x0a013c23	// sd zero, 184(sp)
-	WORD	$0x0c013023	// sd zero, 192(sp)
-	WORD	$0x0c013423	// sd zero, 200(sp)
-	WORD	$0x0c013823	// sd zero, 208(sp)
-	WORD	$0x0c013c23	// sd zero, 216(sp)
-	WORD	$0x0e013023	// sd zero, 224(sp)
-	WORD	$0x0e013423	// sd zero, 232(sp)
-	WORD	$0x0e013823	// sd zero, 240(sp)
-	WORD	$0x0e013c23	// sd zero, 248(sp)
-	WORD	$0x10013023	// sd zero, 256(sp)
-	WORD	$0x10013423	// sd zero, 264(sp)
-	WORD	$0x10013823	// sd zero, 272(sp)
-	WORD	$0x10013c23	// sd zero, 280(sp)
-	WORD	$0x12013023	// sd zero, 288(sp)
-	WORD	$0x12013423	// sd zero, 296(sp)
-	WORD	$0x12013823	// sd zero, 304(sp)
-	WORD	$0x12013c23	// sd zero, 312(sp)
-	WORD	$0x14013023	// sd zero, 320(sp)
-	WORD	$0x14013423	// sd zero, 328(sp)
-	WORD	$0x14013823	// sd zero, 336(sp)
-	WORD	$0x14013c23	// sd zero, 344(sp)
-	WORD	$0x16013023	// sd zero, 352(sp)
-	WORD	$0x16013423	// sd zero, 360(sp)
-	WORD	$0x16013823	// sd zero, 368(sp)
-	WORD	$0x16013c23	// sd zero, 376(sp)
-	WORD	$0x18013023	// sd zero, 384(sp)
-	WORD	$0x18013423	// sd zero, 392(sp)
-	WORD	$0x18013823	// sd zero, 400(sp)
-	WORD	$0x18013c23	// sd zero, 408(sp)
-	WORD	$0x1a013023	// sd zero, 416(sp)
-	WORD	$0x1a013423	// sd zero, 424(sp)
-	WORD	$0x1a013823	// sd zero, 432(sp)
-	WORD	$0x1a013c23	// sd zero, 440(sp)
-	WORD	$0x1c013023	// sd zero, 448(sp)
-	WORD	$0x1c013423	// sd zero, 456(sp)
-	WORD	$0x1c013823	// sd zero, 464(sp)
-	WORD	$0x1c013c23	// sd zero, 472(sp)
-	WORD	$0x1e013023	// sd zero, 480(sp)
-	WORD	$0x1e013423	// sd zero, 488(sp)
-	WORD	$0x1e013823	// sd zero, 496(sp)
-	WORD	$0x1e013c23	// sd zero, 504(sp)
-	WORD	$0x20013023	// sd zero, 512(sp)
-	WORD	$0x20013423	// sd zero, 520(sp)
-	WORD	$0x20013823	// sd zero, 528(sp)
-	WORD	$0x20013c23	// sd zero, 536(sp)
-	WORD	$0x22013023	// sd zero, 544(sp)
-	WORD	$0x22013423	// sd zero, 552(sp)
-	WORD	$0x22013823	// sd zero, 560(sp)
-	WORD	$0x22013c23	// sd zero, 568(sp)
-	WORD	$0x24013023	// sd zero, 576(sp)
-	WORD	$0x24013423	// sd zero, 584(sp)
-	WORD	$0x24013823	// sd zero, 592(sp)
-	WORD	$0x24013c23	// sd zero, 600(sp)
-	WORD	$0x26013023	// sd zero, 608(sp)
-	WORD	$0x26013423	// sd zero, 616(sp)
-	WORD	$0x26013823	// sd zero, 624(sp)
-	WORD	$0x26013c23	// sd zero, 632(sp)
-	WORD	$0x28013023	// sd zero, 640(sp)
-	WORD	$0x28013423	// sd zero, 648(sp)
-	WORD	$0x28013823	// sd zero, 656(sp)
-	WORD	$0x28013c23	// sd zero, 664(sp)
-	WORD	$0x2a013023	// sd zero, 672(sp)
-	WORD	$0x2a013423	// sd zero, 680(sp)
-	WORD	$0x2a013823	// sd zero, 688(sp)
-	WORD	$0x2a013c23	// sd zero, 696(sp)
-	WORD	$0x2c013023	// sd zero, 704(sp)
-	WORD	$0x2c013423	// sd zero, 712(sp)
-	WORD	$0x2c013823	// sd zero, 720(sp)
-	WORD	$0x2c013c23	// sd zero, 728(sp)
-	WORD	$0x2e013023	// sd zero, 736(sp)
-	WORD	$0x2e013423	// sd zero, 744(sp)
-	WORD	$0x2e013823	// sd zero, 752(sp)
-	WORD	$0x2e013c23	// sd zero, 760(sp)
-	WORD	$0x30013023	// sd zero, 768(sp)
-	WORD	$0x30013423	// sd zero, 776(sp)
-	WORD	$0x30013823	// sd zero, 784(sp)
-	WORD	$0x30013c23	// sd zero, 792(sp)
-	WORD	$0x32013023	// sd zero, 800(sp)
-	WORD	$0x32013423	// sd zero, 808(sp)
-	WORD	$0x32013823	// sd zero, 816(sp)
-	WORD	$0x32013c23	// sd zero, 824(sp)
-	WORD	$0x34013023	// sd zero, 832(sp)
-	WORD	$0x34013423	// sd zero, 840(sp)
-	WORD	$0x34013823	// sd zero, 848(sp)
-	WORD	$0x34013c23	// sd zero, 856(sp)
-	WORD	$0x36013023	// sd zero, 864(sp)
-	WORD	$0x36013423	// sd zero, 872(sp)
-	WORD	$0x36013823	// sd zero, 880(sp)
-	WORD	$0x36013c23	// sd zero, 888(sp)
-	WORD	$0x38013023	// sd zero, 896(sp)
-	WORD	$0x38013423	// sd zero, 904(sp)
-	WORD	$0x38013823	// sd zero, 912(sp)
-	WORD	$0x38013c23	// sd zero, 920(sp)
-	WORD	$0x3a013023	// sd zero, 928(sp)
-	WORD	$0x3a013423	// sd zero, 936(sp)
-	WORD	$0x3a013823	// sd zero, 944(sp)
-	WORD	$0x3a013c23	// sd zero, 952(sp)
-	WORD	$0x3c013023	// sd zero, 960(sp)
-	WORD	$0x3c013423	// sd zero, 968(sp)
-	WORD	$0x3c013823	// sd zero, 976(sp)
-	WORD	$0x3c013c23	// sd zero, 984(sp)
-	WORD	$0x3e013023	// sd zero, 992(sp)
-	WORD	$0x3e013423	// sd zero, 1000(sp)
-	WORD	$0x3e013823	// sd zero, 1008(sp)
-	WORD	$0x3e013c23	// sd zero, 1016(sp)
-	WORD	$0x40013023	// sd zero, 1024(sp)
-	WORD	$0x40013423	// sd zero, 1032(sp)
-	WORD	$0x40013823	// sd zero, 1040(sp)
-	WORD	$0x40013c23	// sd zero, 1048(sp)
-	WORD	$0x42013023	// sd zero, 1056(sp)
-	WORD	$0x42013423	// sd zero, 1064(sp)
-	WORD	$0x42013823	// sd zero, 1072(sp)
-	WORD	$0x42013c23	// sd zero, 1080(sp)
-	WORD	$0x44013023	// sd zero, 1088(sp)
-	WORD	$0x44013423	// sd zero, 1096(sp)
-	WORD	$0x44013823	// sd zero, 1104(sp)
-	WORD	$0x44013c23	// sd zero, 1112(sp)
-	WORD	$0x46013023	// sd zero, 1120(sp)
-	WORD	$0x46013423	// sd zero, 1128(sp)
-	WORD	$0x46013823	// sd zero, 1136(sp)
-	WORD	$0x46013c23	// sd zero, 1144(sp)
-	WORD	$0x48013023	// sd zero, 1152(sp)
-	WORD	$0x48013423	// sd zero, 1160(sp)
-	WORD	$0x48013823	// sd zero, 1168(sp)
-	WORD	$0x48013c23	// sd zero, 1176(sp)
-	WORD	$0x4a013023	// sd zero, 1184(sp)
-	WORD	$0x4a013423	// sd zero, 1192(sp)
-	WORD	$0x4a013823	// sd zero, 1200(sp)
-	WORD	$0x4a013c23	// sd zero, 1208(sp)
-	WORD	$0x4c013023	// sd zero, 1216(sp)
-	WORD	$0x4c013423	// sd zero, 1224(sp)
-	WORD	$0x4c013823	// sd zero, 1232(sp)
-	WORD	$0x4c013c23	// sd zero, 1240(sp)
-	WORD	$0x4e013023	// sd zero, 1248(sp)
-	WORD	$0x4e013423	// sd zero, 1256(sp)
-	WORD	$0x4e013823	// sd zero, 1264(sp)
-	WORD	$0x4e013c23	// sd zero, 1272(sp)
-	WORD	$0x50013023	// sd zero, 1280(sp)
-	WORD	$0x50013423	// sd zero, 1288(sp)
-	WORD	$0x50013823	// sd zero, 1296(sp)
-	WORD	$0x50013c23	// sd zero, 1304(sp)
-	WORD	$0x52013023	// sd zero, 1312(sp)
-	WORD	$0x52013423	// sd zero, 1320(sp)
-	WORD	$0x52013823	// sd zero, 1328(sp)
-	WORD	$0x52013c23	// sd zero, 1336(sp)
-	WORD	$0x54013023	// sd zero, 1344(sp)
-	WORD	$0x54013423	// sd zero, 1352(sp)
-	WORD	$0x54013823	// sd zero, 1360(sp)
-	WORD	$0x54013c23	// sd zero, 1368(sp)
-	WORD	$0x56013023	// sd zero, 1376(sp)
-	WORD	$0x56013423	// sd zero, 1384(sp)
-	WORD	$0x56013823	// sd zero, 1392(sp)
-	WORD	$0x56013c23	// sd zero, 1400(sp)
-	WORD	$0x58013023	// sd zero, 1408(sp)
-	WORD	$0x58013423	// sd zero, 1416(sp)
-	WORD	$0x58013823	// sd zero, 1424(sp)
-	WORD	$0x58013c23	// sd zero, 1432(sp)
-	WORD	$0x5a013023	// sd zero, 1440(sp)
-	WORD	$0x5a013423	// sd zero, 1448(sp)
-	WORD	$0x5a013823	// sd zero, 1456(sp)
-	WORD	$0x5a013c23	// sd zero, 1464(sp)
-	WORD	$0x5c013023	// sd zero, 1472(sp)
-	WORD	$0x5c013423	// sd zero, 1480(sp)
-	WORD	$0x5c013823	// sd zero, 1488(sp)
-	WORD	$0x5c013c23	// sd zero, 1496(sp)
-	WORD	$0x5e013023	// sd zero, 1504(sp)
-	WORD	$0x5e013423	// sd zero, 1512(sp)
-	WORD	$0x5e013823	// sd zero, 1520(sp)
-	WORD	$0x00000413	// addi s0, zero, 0
-	WORD	$0x00000493	// addi s1, zero, 0
-	WORD	$0x00000513	// addi a0, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000693	// addi a3, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
-	WORD	$0x00000793	// addi a5, zero, 0
-	WORD	$0x00000813	// addi a6, zero, 0
-	WORD	$0x00000893	// addi a7, zero, 0
-	WORD	$0x00000913	// addi s2, zero, 0
-	WORD	$0x00000993	// addi s3, zero, 0
-	WORD	$0x00000a13	// addi s4, zero, 0
-	WORD	$0x00000a93	// addi s5, zero, 0
-	WORD	$0x00000b13	// addi s6, zero, 0
-	WORD	$0x00000b93	// addi s7, zero, 0
-	WORD	$0x00000c13	// addi s8, zero, 0
-	WORD	$0x00000c93	// addi s9, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	WORD	$0x00013083	// ld ra, 0(sp)
-	JMP	kgen_ret	// jalr zero, 0(ra)
+	MOV	X0, 16(X2)
+	MOV	X0, 24(X2)
+	MOV	X0, 32(X2)
+	MOV	X0, 40(X2)
+	MOV	X0, 48(X2)
+	MOV	X0, 56(X2)
+	MOV	X0, 64(X2)
+	MOV	X0, 72(X2)
+	MOV	X0, 80(X2)
+	MOV	X0, 88(X2)
+	MOV	X0, 96(X2)
+	MOV	X0, 104(X2)
+	MOV	X0, 112(X2)
+	MOV	X0, 120(X2)
+	MOV	X0, 128(X2)
+	MOV	X0, 136(X2)
+	MOV	X0, 144(X2)
+	MOV	X0, 152(X2)
+	MOV	X0, 160(X2)
+	MOV	X0, 168(X2)
+	MOV	X0, 176(X2)
+	MOV	X0, 184(X2)
+	MOV	X0, 192(X2)
+	MOV	X0, 200(X2)
+	MOV	X0, 208(X2)
+	MOV	X0, 216(X2)
+	MOV	X0, 224(X2)
+	MOV	X0, 232(X2)
+	MOV	X0, 240(X2)
+	MOV	X0, 248(X2)
+	MOV	X0, 256(X2)
+	MOV	X0, 264(X2)
+	MOV	X0, 272(X2)
+	MOV	X0, 280(X2)
+	MOV	X0, 288(X2)
+	MOV	X0, 296(X2)
+	MOV	X0, 304(X2)
+	MOV	X0, 312(X2)
+	MOV	X0, 320(X2)
+	MOV	X0, 328(X2)
+	MOV	X0, 336(X2)
+	MOV	X0, 344(X2)
+	MOV	X0, 352(X2)
+	MOV	X0, 360(X2)
+	MOV	X0, 368(X2)
+	MOV	X0, 376(X2)
+	MOV	X0, 384(X2)
+	MOV	X0, 392(X2)
+	MOV	X0, 400(X2)
+	MOV	X0, 408(X2)
+	MOV	X0, 416(X2)
+	MOV	X0, 424(X2)
+	MOV	X0, 432(X2)
+	MOV	X0, 440(X2)
+	MOV	X0, 448(X2)
+	MOV	X0, 456(X2)
+	MOV	X0, 464(X2)
+	MOV	X0, 472(X2)
+	MOV	X0, 480(X2)
+	MOV	X0, 488(X2)
+	MOV	X0, 496(X2)
+	MOV	X0, 504(X2)
+	MOV	X0, 512(X2)
+	MOV	X0, 520(X2)
+	MOV	X0, 528(X2)
+	MOV	X0, 536(X2)
+	MOV	X0, 544(X2)
+	MOV	X0, 552(X2)
+	MOV	X0, 560(X2)
+	MOV	X0, 568(X2)
+	MOV	X0, 576(X2)
+	MOV	X0, 584(X2)
+	MOV	X0, 592(X2)
+	MOV	X0, 600(X2)
+	MOV	X0, 608(X2)
+	MOV	X0, 616(X2)
+	MOV	X0, 624(X2)
+	MOV	X0, 632(X2)
+	MOV	X0, 640(X2)
+	MOV	X0, 648(X2)
+	MOV	X0, 656(X2)
+	MOV	X0, 664(X2)
+	MOV	X0, 672(X2)
+	MOV	X0, 680(X2)
+	MOV	X0, 688(X2)
+	MOV	X0, 696(X2)
+	MOV	X0, 704(X2)
+	MOV	X0, 712(X2)
+	MOV	X0, 720(X2)
+	MOV	X0, 728(X2)
+	MOV	X0, 736(X2)
+	MOV	X0, 744(X2)
+	MOV	X0, 752(X2)
+	MOV	X0, 760(X2)
+	MOV	X0, 768(X2)
+	MOV	X0, 776(X2)
+	MOV	X0, 784(X2)
+	MOV	X0, 792(X2)
+	MOV	X0, 800(X2)
+	MOV	X0, 808(X2)
+	MOV	X0, 816(X2)
+	MOV	X0, 824(X2)
+	MOV	X0, 832(X2)
+	MOV	X0, 840(X2)
+	MOV	X0, 848(X2)
+	MOV	X0, 856(X2)
+	MOV	X0, 864(X2)
+	MOV	X0, 872(X2)
+	MOV	X0, 880(X2)
+	MOV	X0, 888(X2)
+	MOV	X0, 896(X2)
+	MOV	X0, 904(X2)
+	MOV	X0, 912(X2)
+	MOV	X0, 920(X2)
+	MOV	X0, 928(X2)
+	MOV	X0, 936(X2)
+	MOV	X0, 944(X2)
+	MOV	X0, 952(X2)
+	MOV	X0, 960(X2)
+	MOV	X0, 968(X2)
+	MOV	X0, 976(X2)
+	MOV	X0, 984(X2)
+	MOV	X0, 992(X2)
+	MOV	X0, 1000(X2)
+	MOV	X0, 1008(X2)
+	MOV	X0, 1016(X2)
+	MOV	X0, 1024(X2)
+	MOV	X0, 1032(X2)
+	MOV	X0, 1040(X2)
+	MOV	X0, 1048(X2)
+	MOV	X0, 1056(X2)
+	MOV	X0, 1064(X2)
+	MOV	X0, 1072(X2)
+	MOV	X0, 1080(X2)
+	MOV	X0, 1088(X2)
+	MOV	X0, 1096(X2)
+	MOV	X0, 1104(X2)
+	MOV	X0, 1112(X2)
+	MOV	X0, 1120(X2)
+	MOV	X0, 1128(X2)
+	MOV	X0, 1136(X2)
+	MOV	X0, 1144(X2)
+	MOV	X0, 1152(X2)
+	MOV	X0, 1160(X2)
+	MOV	X0, 1168(X2)
+	MOV	X0, 1176(X2)
+	MOV	X0, 1184(X2)
+	MOV	X0, 1192(X2)
+	MOV	X0, 1200(X2)
+	MOV	X0, 1208(X2)
+	MOV	X0, 1216(X2)
+	MOV	X0, 1224(X2)
+	MOV	X0, 1232(X2)
+	MOV	X0, 1240(X2)
+	MOV	X0, 1248(X2)
+	MOV	X0, 1256(X2)
+	MOV	X0, 1264(X2)
+	MOV	X0, 1272(X2)
+	MOV	X0, 1280(X2)
+	MOV	X0, 1288(X2)
+	MOV	X0, 1296(X2)
+	MOV	X0, 1304(X2)
+	MOV	X0, 1312(X2)
+	MOV	X0, 1320(X2)
+	MOV	X0, 1328(X2)
+	MOV	X0, 1336(X2)
+	MOV	X0, 1344(X2)
+	MOV	X0, 1352(X2)
+	MOV	X0, 1360(X2)
+	MOV	X0, 1368(X2)
+	MOV	X0, 1376(X2)
+	MOV	X0, 1384(X2)
+	MOV	X0, 1392(X2)
+	MOV	X0, 1400(X2)
+	MOV	X0, 1408(X2)
+	MOV	X0, 1416(X2)
+	MOV	X0, 1424(X2)
+	MOV	X0, 1432(X2)
+	MOV	X0, 1440(X2)
+	MOV	X0, 1448(X2)
+	MOV	X0, 1456(X2)
+	MOV	X0, 1464(X2)
+	MOV	X0, 1472(X2)
+	MOV	X0, 1480(X2)
+	MOV	X0, 1488(X2)
+	MOV	X0, 1496(X2)
+	MOV	X0, 1504(X2)
+	MOV	X0, 1512(X2)
+	MOV	X0, 1520(X2)
+	MOV	$0, X8
+	MOV	$0, X9
+	MOV	$0, X10
+	MOV	$0, X12
+	MOV	$0, X13
+	MOV	$0, X14
+	MOV	$0, X15
+	MOV	$0, X16
+	MOV	$0, X17
+	MOV	$0, X18
+	MOV	$0, X19
+	MOV	$0, X20
+	MOV	$0, X21
+	MOV	$0, X22
+	MOV	$0, X23
+	MOV	$0, X24
+	MOV	$0, X25
+	MOV	$0, X29
+	MOV	$0, X30
+	MOV	(X2), X1
+	JMP	kgen_ret
 kgen_ret:
 	RET

@@ -14,101 +14,101 @@ TEXT ·gcmInitRv64gcZbc(SB), NOSPLIT, $0-16
 	MOV	Htable+0(FP), X10
 	MOV	H+8(FP), X11
 	// H[0], H[1]: E(0) as two host-order (big-endian read) words
-	WORD	$0x0005b283	// ld t0, 0(a1)
-	WORD	$0x0085b303	// ld t1, 8(a1)
+	MOV	(X11), X5
+	MOV	8(X11), X6
 	// H·x^-1: (hi:lo) <<= 1; if the bit shifted out was set, ^= 0xc2000000_00000000_00000000_00000001
-	WORD	$0x43f2d393	// srai t2, t0, 63
-	WORD	$0x03f35e13	// srli t3, t1, 63
-	WORD	$0x00129293	// slli t0, t0, 1
-	WORD	$0x01c2e2b3	// or t0, t0, t3
-	WORD	$0x00131313	// slli t1, t1, 1
-	WORD	$0x0013fe13	// andi t3, t2, 1
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0xfe100e13	// addi t3, zero, -31
-	WORD	$0x039e1e13	// slli t3, t3, 57
-	WORD	$0x01c3f3b3	// and t2, t2, t3
-	WORD	$0x0072c2b3	// xor t0, t0, t2
+	SRA	$63, X5, X7
+	SRL	$63, X6, X28
+	SLL	$1, X5
+	OR	X28, X5
+	SLL	$1, X6
+	AND	$1, X7, X28
+	XOR	X28, X6
+	MOV	$-31, X28
+	SLL	$57, X28
+	AND	X28, X7
+	XOR	X7, X5
 	// table: Hlo, Hhi, Hlo^Hhi
-	WORD	$0x00653023	// sd t1, 0(a0)
-	WORD	$0x00553423	// sd t0, 8(a0)
-	WORD	$0x005343b3	// xor t2, t1, t0
-	WORD	$0x00753823	// sd t2, 16(a0)
+	MOV	X6, (X10)
+	MOV	X5, 8(X10)
+	XOR	X5, X6, X7
+	MOV	X7, 16(X10)
 	// return
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	RET	// jalr zero, 0(ra)
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X28
+	RET
 
 // void gcm_gmult_rv64gc_zbc(u64 *Xi, const u128 *Htable)
 // func gcmGmultRv64gcZbc(Xi *uint64, Htable *byte)
 TEXT ·gcmGmultRv64gcZbc(SB), NOSPLIT, $0-16
 	MOV	Xi+0(FP), X10
 	MOV	Htable+8(FP), X11
-	WORD	$0x00053e03	// ld t3, 0(a0)
-	WORD	$0x00853283	// ld t0, 8(a0)
-	WORD	$0x6b8e5e13	// rev8 t3, t3
-	WORD	$0x6b82d293	// rev8 t0, t0
-	WORD	$0x0005be83	// ld t4, 0(a1)
-	WORD	$0x0105b683	// ld a3, 16(a1)
+	MOV	(X10), X28
+	MOV	8(X10), X5
+	REV8	X28, X28
+	REV8	X5, X5
+	MOV	(X11), X29
+	MOV	16(X11), X13
 	// Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
-	WORD	$0x01c2c633	// xor a2, t0, t3
-	WORD	$0x0085bf03	// ld t5, 8(a1)
+	XOR	X28, X5, X12
+	MOV	8(X11), X30
 	WORD	$0x0bd29333	// clmul t1, t0, t4
 	WORD	$0x0ad615b3	// clmul a1, a2, a3
 	WORD	$0x0bee13b3	// clmul t2, t3, t5
 	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	WORD	$0x0065c5b3	// xor a1, a1, t1
+	XOR	X6, X11
 	WORD	$0x0bd2beb3	// clmulh t4, t0, t4
 	WORD	$0x0ad632b3	// clmulh t0, a2, a3
-	WORD	$0x0075c5b3	// xor a1, a1, t2
-	WORD	$0x01d2c2b3	// xor t0, t0, t4
-	WORD	$0x00beceb3	// xor t4, t4, a1
+	XOR	X7, X11
+	XOR	X29, X5
+	XOR	X11, X29
 	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
-	WORD	$0x03f31593	// slli a1, t1, 63
+	SLL	$63, X6, X11
 	WORD	$0x0bee3e33	// clmulh t3, t3, t5
-	WORD	$0x03e31f13	// slli t5, t1, 62
-	WORD	$0x00beceb3	// xor t4, t4, a1
-	WORD	$0x01c2c2b3	// xor t0, t0, t3
-	WORD	$0x01eeceb3	// xor t4, t4, t5
-	WORD	$0x03931593	// slli a1, t1, 57
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x00beceb3	// xor t4, t4, a1
-	WORD	$0x00135593	// srli a1, t1, 1
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x00235f13	// srli t5, t1, 2
-	WORD	$0x00b3c3b3	// xor t2, t2, a1
-	WORD	$0x01e3c3b3	// xor t2, t2, t5
-	WORD	$0x00735593	// srli a1, t1, 7
-	WORD	$0x00b3c3b3	// xor t2, t2, a1
-	WORD	$0x03fe9593	// slli a1, t4, 63
-	WORD	$0x03ee9f13	// slli t5, t4, 62
-	WORD	$0x00b3c3b3	// xor t2, t2, a1
-	WORD	$0x01e3c3b3	// xor t2, t2, t5
-	WORD	$0x039e9593	// slli a1, t4, 57
-	WORD	$0x00b3c2b3	// xor t0, t2, a1
-	WORD	$0x001ed593	// srli a1, t4, 1
-	WORD	$0x01de4e33	// xor t3, t3, t4
-	WORD	$0x002edf13	// srli t5, t4, 2
-	WORD	$0x00be4e33	// xor t3, t3, a1
-	WORD	$0x01ee4e33	// xor t3, t3, t5
-	WORD	$0x007ed593	// srli a1, t4, 7
-	WORD	$0x00be4e33	// xor t3, t3, a1
-	WORD	$0x6b8e5e13	// rev8 t3, t3
-	WORD	$0x6b82d293	// rev8 t0, t0
-	WORD	$0x01c53023	// sd t3, 0(a0)
-	WORD	$0x00553423	// sd t0, 8(a0)
+	SLL	$62, X6, X30
+	XOR	X11, X29
+	XOR	X28, X5
+	XOR	X30, X29
+	SLL	$57, X6, X11
+	XOR	X5, X7
+	XOR	X11, X29
+	SRL	$1, X6, X11
+	XOR	X6, X7
+	SRL	$2, X6, X30
+	XOR	X11, X7
+	XOR	X30, X7
+	SRL	$7, X6, X11
+	XOR	X11, X7
+	SLL	$63, X29, X11
+	SLL	$62, X29, X30
+	XOR	X11, X7
+	XOR	X30, X7
+	SLL	$57, X29, X11
+	XOR	X11, X7, X5
+	SRL	$1, X29, X11
+	XOR	X29, X28
+	SRL	$2, X29, X30
+	XOR	X11, X28
+	XOR	X30, X28
+	SRL	$7, X29, X11
+	XOR	X11, X28
+	REV8	X28, X28
+	REV8	X5, X5
+	MOV	X28, (X10)
+	MOV	X5, 8(X10)
 	// return
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000593	// addi a1, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000693	// addi a3, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	RET	// jalr zero, 0(ra)
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X11
+	MOV	$0, X12
+	MOV	$0, X13
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	RET
 
 // void gcm_ghash_rv64gc_zbc(u64 *Xi, const u128 *Htable, const unsigned char *inp, size_t len)
 // func gcmGhashRv64gcZbc(Xi *uint64, Htable *byte, inp *byte, len uint64)
@@ -117,99 +117,99 @@ TEXT ·gcmGhashRv64gcZbc(SB), NOSPLIT, $0-32
 	MOV	Htable+8(FP), X11
 	MOV	inp+16(FP), X12
 	MOV	len+24(FP), X13
-	WORD	$0x0046d693	// srli a3, a3, 4
-	WORD	$0x0e068c63	// beq a3, zero, .Lgcm_ghash_rv64gc_zbc_done
-	WORD	$0x00053303	// ld t1, 0(a0)
-	WORD	$0x00853283	// ld t0, 8(a0)
-	WORD	$0x6b835313	// rev8 t1, t1
-	WORD	$0x6b82d293	// rev8 t0, t0
-	// .Lgcm_ghash_rv64gc_zbc_block:
-	WORD	$0x00767e93	// andi t4, a2, 7
-	WORD	$0x100e9463	// bne t4, zero, .Lgcm_ghash_rv64gc_zbc_unaligned
-	WORD	$0x00063383	// ld t2, 0(a2)
-	WORD	$0x00863e03	// ld t3, 8(a2)
-	// .Lgcm_ghash_rv64gc_zbc_loaded:
-	WORD	$0x6b83d393	// rev8 t2, t2
-	WORD	$0x6b8e5e13	// rev8 t3, t3
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x01c2c2b3	// xor t0, t0, t3
-	WORD	$0x0005be83	// ld t4, 0(a1)
-	WORD	$0x0105b803	// ld a6, 16(a1)
+	SRL	$4, X13
+	BEQZ	X13, done
+	MOV	(X10), X6
+	MOV	8(X10), X5
+	REV8	X6, X6
+	REV8	X5, X5
+block:
+	AND	$7, X12, X29
+	BNEZ	X29, unaligned
+	MOV	(X12), X7
+	MOV	8(X12), X28
+loaded:
+	REV8	X7, X7
+	REV8	X28, X28
+	XOR	X7, X6
+	XOR	X28, X5
+	MOV	(X11), X29
+	MOV	16(X11), X16
 	// Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
-	WORD	$0x0062c7b3	// xor a5, t0, t1
-	WORD	$0x0085bf03	// ld t5, 8(a1)
+	XOR	X6, X5, X15
+	MOV	8(X11), X30
 	WORD	$0x0bd293b3	// clmul t2, t0, t4
 	WORD	$0x0b079733	// clmul a4, a5, a6
 	WORD	$0x0be31e33	// clmul t3, t1, t5
 	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	WORD	$0x00774733	// xor a4, a4, t2
+	XOR	X7, X14
 	WORD	$0x0bd2beb3	// clmulh t4, t0, t4
 	WORD	$0x0b07b2b3	// clmulh t0, a5, a6
-	WORD	$0x01c74733	// xor a4, a4, t3
-	WORD	$0x01d2c2b3	// xor t0, t0, t4
-	WORD	$0x00eeceb3	// xor t4, t4, a4
+	XOR	X28, X14
+	XOR	X29, X5
+	XOR	X14, X29
 	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
-	WORD	$0x03f39713	// slli a4, t2, 63
+	SLL	$63, X7, X14
 	WORD	$0x0be33333	// clmulh t1, t1, t5
-	WORD	$0x03e39f13	// slli t5, t2, 62
-	WORD	$0x00eeceb3	// xor t4, t4, a4
-	WORD	$0x0062c2b3	// xor t0, t0, t1
-	WORD	$0x01eeceb3	// xor t4, t4, t5
-	WORD	$0x03939713	// slli a4, t2, 57
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x00eeceb3	// xor t4, t4, a4
-	WORD	$0x0013d713	// srli a4, t2, 1
-	WORD	$0x007e4e33	// xor t3, t3, t2
-	WORD	$0x0023df13	// srli t5, t2, 2
-	WORD	$0x00ee4e33	// xor t3, t3, a4
-	WORD	$0x01ee4e33	// xor t3, t3, t5
-	WORD	$0x0073d713	// srli a4, t2, 7
-	WORD	$0x00ee4e33	// xor t3, t3, a4
-	WORD	$0x03fe9713	// slli a4, t4, 63
-	WORD	$0x03ee9f13	// slli t5, t4, 62
-	WORD	$0x00ee4e33	// xor t3, t3, a4
-	WORD	$0x01ee4e33	// xor t3, t3, t5
-	WORD	$0x039e9713	// slli a4, t4, 57
-	WORD	$0x00ee42b3	// xor t0, t3, a4
-	WORD	$0x001ed713	// srli a4, t4, 1
-	WORD	$0x01d34333	// xor t1, t1, t4
-	WORD	$0x002edf13	// srli t5, t4, 2
-	WORD	$0x00e34333	// xor t1, t1, a4
-	WORD	$0x01e34333	// xor t1, t1, t5
-	WORD	$0x007ed713	// srli a4, t4, 7
-	WORD	$0x00e34333	// xor t1, t1, a4
-	WORD	$0x01060613	// addi a2, a2, 16
-	WORD	$0xfff68693	// addi a3, a3, -1
-	WORD	$0xf20698e3	// bne a3, zero, .Lgcm_ghash_rv64gc_zbc_block
-	WORD	$0x6b835313	// rev8 t1, t1
-	WORD	$0x6b82d293	// rev8 t0, t0
-	WORD	$0x00653023	// sd t1, 0(a0)
-	WORD	$0x00553423	// sd t0, 8(a0)
-	// .Lgcm_ghash_rv64gc_zbc_done:
+	SLL	$62, X7, X30
+	XOR	X14, X29
+	XOR	X6, X5
+	XOR	X30, X29
+	SLL	$57, X7, X14
+	XOR	X5, X28
+	XOR	X14, X29
+	SRL	$1, X7, X14
+	XOR	X7, X28
+	SRL	$2, X7, X30
+	XOR	X14, X28
+	XOR	X30, X28
+	SRL	$7, X7, X14
+	XOR	X14, X28
+	SLL	$63, X29, X14
+	SLL	$62, X29, X30
+	XOR	X14, X28
+	XOR	X30, X28
+	SLL	$57, X29, X14
+	XOR	X14, X28, X5
+	SRL	$1, X29, X14
+	XOR	X29, X6
+	SRL	$2, X29, X30
+	XOR	X14, X6
+	XOR	X30, X6
+	SRL	$7, X29, X14
+	XOR	X14, X6
+	ADD	$16, X12
+	ADD	$-1, X13
+	BNEZ	X13, block
+	REV8	X6, X6
+	REV8	X5, X5
+	MOV	X6, (X10)
+	MOV	X5, 8(X10)
+done:
 	// return
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
-	WORD	$0x00000793	// addi a5, zero, 0
-	WORD	$0x00000813	// addi a6, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	RET	// jalr zero, 0(ra)
-	// .Lgcm_ghash_rv64gc_zbc_unaligned:
-	WORD	$0x41d60f33	// sub t5, a2, t4
-	WORD	$0x003e9e93	// slli t4, t4, 3
-	WORD	$0x000f3383	// ld t2, 0(t5)
-	WORD	$0x008f3e03	// ld t3, 8(t5)
-	WORD	$0x010f3703	// ld a4, 16(t5)
-	WORD	$0x01d3d3b3	// srl t2, t2, t4
-	WORD	$0x41d00eb3	// sub t4, zero, t4
-	WORD	$0x01de1f33	// sll t5, t3, t4
-	WORD	$0x01e3e3b3	// or t2, t2, t5
-	WORD	$0x41d00eb3	// sub t4, zero, t4
-	WORD	$0x01de5e33	// srl t3, t3, t4
-	WORD	$0x41d00eb3	// sub t4, zero, t4
-	WORD	$0x01d71733	// sll a4, a4, t4
-	WORD	$0x00ee6e33	// or t3, t3, a4
-	WORD	$0xecdff06f	// jal zero, .Lgcm_ghash_rv64gc_zbc_loaded
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X14
+	MOV	$0, X15
+	MOV	$0, X16
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	RET
+unaligned:
+	SUB	X29, X12, X30
+	SLL	$3, X29
+	MOV	(X30), X7
+	MOV	8(X30), X28
+	MOV	16(X30), X14
+	SRL	X29, X7
+	NEG	X29, X29
+	SLL	X29, X28, X30
+	OR	X30, X7
+	NEG	X29, X29
+	SRL	X29, X28
+	NEG	X29, X29
+	SLL	X29, X14
+	OR	X14, X28
+	JMP	loaded

@@ -14,737 +14,737 @@ TEXT ·gcmInitRv64gc(SB), NOSPLIT, $0-16
 	MOV	Htable+0(FP), X10
 	MOV	H+8(FP), X11
 	// class masks: m[k] = 0x1111111111111111 << k
-	WORD	$0x011112b7	// lui t0, 4369
-	WORD	$0x1112829b	// addiw t0, t0, 273
-	WORD	$0x00c29293	// slli t0, t0, 12
-	WORD	$0x11128293	// addi t0, t0, 273
-	WORD	$0x00c29293	// slli t0, t0, 12
-	WORD	$0x11128293	// addi t0, t0, 273
-	WORD	$0x00c29293	// slli t0, t0, 12
-	WORD	$0x11128293	// addi t0, t0, 273
-	WORD	$0x00129313	// slli t1, t0, 1
-	WORD	$0x00229393	// slli t2, t0, 2
+	LUI	$4369, X5
+	ADDW	$273, X5
+	SLL	$12, X5
+	ADD	$273, X5
+	SLL	$12, X5
+	ADD	$273, X5
+	SLL	$12, X5
+	ADD	$273, X5
+	SLL	$1, X5, X6
+	SLL	$2, X5, X7
 	// H[0], H[1]: E(0) as two host-order (big-endian read) words
-	WORD	$0x0005bf03	// ld t5, 0(a1)
-	WORD	$0x0085b583	// ld a1, 8(a1)
+	MOV	(X11), X30
+	MOV	8(X11), X11
 	// H·x^-1: (hi:lo) <<= 1; if the bit shifted out was set, ^= 0xc2000000_00000000_00000000_00000001
-	WORD	$0x43ff5e13	// srai t3, t5, 63
-	WORD	$0x03f5de93	// srli t4, a1, 63
-	WORD	$0x001f1f13	// slli t5, t5, 1
-	WORD	$0x01df6f33	// or t5, t5, t4
-	WORD	$0x00159593	// slli a1, a1, 1
-	WORD	$0x001e7e93	// andi t4, t3, 1
-	WORD	$0x01d5c5b3	// xor a1, a1, t4
-	WORD	$0xfe100e93	// addi t4, zero, -31
-	WORD	$0x039e9e93	// slli t4, t4, 57
-	WORD	$0x01de7e33	// and t3, t3, t4
-	WORD	$0x01cf4f33	// xor t5, t5, t3
+	SRA	$63, X30, X28
+	SRL	$63, X11, X29
+	SLL	$1, X30
+	OR	X29, X30
+	SLL	$1, X11
+	AND	$1, X28, X29
+	XOR	X29, X11
+	MOV	$-31, X29
+	SLL	$57, X29
+	AND	X29, X28
+	XOR	X28, X30
 	// table: for each key piece (Hlo[31:0], Hlo[63:32], their xor, the same for Hhi and Hlo^Hhi), its four classes as 32-bit words
-	WORD	$0x01e5ceb3	// xor t4, a1, t5
-	WORD	$0x02059613	// slli a2, a1, 32
-	WORD	$0x02065613	// srli a2, a2, 32
-	WORD	$0x0205d593	// srli a1, a1, 32
-	WORD	$0x00567e33	// and t3, a2, t0
-	WORD	$0x01c52023	// sw t3, 0(a0)
-	WORD	$0x00667e33	// and t3, a2, t1
-	WORD	$0x01c52223	// sw t3, 4(a0)
-	WORD	$0x00767e33	// and t3, a2, t2
-	WORD	$0x01c52423	// sw t3, 8(a0)
-	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01c67e33	// and t3, a2, t3
-	WORD	$0x01c52623	// sw t3, 12(a0)
-	WORD	$0x0055fe33	// and t3, a1, t0
-	WORD	$0x01c52823	// sw t3, 16(a0)
-	WORD	$0x0065fe33	// and t3, a1, t1
-	WORD	$0x01c52a23	// sw t3, 20(a0)
-	WORD	$0x0075fe33	// and t3, a1, t2
-	WORD	$0x01c52c23	// sw t3, 24(a0)
-	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01c5fe33	// and t3, a1, t3
-	WORD	$0x01c52e23	// sw t3, 28(a0)
-	WORD	$0x00b645b3	// xor a1, a2, a1
-	WORD	$0x0055fe33	// and t3, a1, t0
-	WORD	$0x03c52023	// sw t3, 32(a0)
-	WORD	$0x0065fe33	// and t3, a1, t1
-	WORD	$0x03c52223	// sw t3, 36(a0)
-	WORD	$0x0075fe33	// and t3, a1, t2
-	WORD	$0x03c52423	// sw t3, 40(a0)
-	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01c5fe33	// and t3, a1, t3
-	WORD	$0x03c52623	// sw t3, 44(a0)
-	WORD	$0x020f1593	// slli a1, t5, 32
-	WORD	$0x0205d593	// srli a1, a1, 32
-	WORD	$0x020f5f13	// srli t5, t5, 32
-	WORD	$0x0055fe33	// and t3, a1, t0
-	WORD	$0x03c52823	// sw t3, 48(a0)
-	WORD	$0x0065fe33	// and t3, a1, t1
-	WORD	$0x03c52a23	// sw t3, 52(a0)
-	WORD	$0x0075fe33	// and t3, a1, t2
-	WORD	$0x03c52c23	// sw t3, 56(a0)
-	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01c5fe33	// and t3, a1, t3
-	WORD	$0x03c52e23	// sw t3, 60(a0)
-	WORD	$0x005f7e33	// and t3, t5, t0
-	WORD	$0x05c52023	// sw t3, 64(a0)
-	WORD	$0x006f7e33	// and t3, t5, t1
-	WORD	$0x05c52223	// sw t3, 68(a0)
-	WORD	$0x007f7e33	// and t3, t5, t2
-	WORD	$0x05c52423	// sw t3, 72(a0)
-	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01cf7e33	// and t3, t5, t3
-	WORD	$0x05c52623	// sw t3, 76(a0)
-	WORD	$0x01e5cf33	// xor t5, a1, t5
-	WORD	$0x005f7e33	// and t3, t5, t0
-	WORD	$0x05c52823	// sw t3, 80(a0)
-	WORD	$0x006f7e33	// and t3, t5, t1
-	WORD	$0x05c52a23	// sw t3, 84(a0)
-	WORD	$0x007f7e33	// and t3, t5, t2
-	WORD	$0x05c52c23	// sw t3, 88(a0)
-	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01cf7e33	// and t3, t5, t3
-	WORD	$0x05c52e23	// sw t3, 92(a0)
-	WORD	$0x020e9f13	// slli t5, t4, 32
-	WORD	$0x020f5f13	// srli t5, t5, 32
-	WORD	$0x020ede93	// srli t4, t4, 32
-	WORD	$0x005f7e33	// and t3, t5, t0
-	WORD	$0x07c52023	// sw t3, 96(a0)
-	WORD	$0x006f7e33	// and t3, t5, t1
-	WORD	$0x07c52223	// sw t3, 100(a0)
-	WORD	$0x007f7e33	// and t3, t5, t2
-	WORD	$0x07c52423	// sw t3, 104(a0)
-	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01cf7e33	// and t3, t5, t3
-	WORD	$0x07c52623	// sw t3, 108(a0)
-	WORD	$0x005efe33	// and t3, t4, t0
-	WORD	$0x07c52823	// sw t3, 112(a0)
-	WORD	$0x006efe33	// and t3, t4, t1
-	WORD	$0x07c52a23	// sw t3, 116(a0)
-	WORD	$0x007efe33	// and t3, t4, t2
-	WORD	$0x07c52c23	// sw t3, 120(a0)
-	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01cefe33	// and t3, t4, t3
-	WORD	$0x07c52e23	// sw t3, 124(a0)
-	WORD	$0x01df4eb3	// xor t4, t5, t4
-	WORD	$0x005efe33	// and t3, t4, t0
-	WORD	$0x09c52023	// sw t3, 128(a0)
-	WORD	$0x006efe33	// and t3, t4, t1
-	WORD	$0x09c52223	// sw t3, 132(a0)
-	WORD	$0x007efe33	// and t3, t4, t2
-	WORD	$0x09c52423	// sw t3, 136(a0)
-	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01cefe33	// and t3, t4, t3
-	WORD	$0x09c52623	// sw t3, 140(a0)
+	XOR	X30, X11, X29
+	SLL	$32, X11, X12
+	SRL	$32, X12
+	SRL	$32, X11
+	AND	X5, X12, X28
+	MOVW	X28, (X10)
+	AND	X6, X12, X28
+	MOVW	X28, 4(X10)
+	AND	X7, X12, X28
+	MOVW	X28, 8(X10)
+	SLL	$3, X5, X28
+	AND	X28, X12, X28
+	MOVW	X28, 12(X10)
+	AND	X5, X11, X28
+	MOVW	X28, 16(X10)
+	AND	X6, X11, X28
+	MOVW	X28, 20(X10)
+	AND	X7, X11, X28
+	MOVW	X28, 24(X10)
+	SLL	$3, X5, X28
+	AND	X28, X11, X28
+	MOVW	X28, 28(X10)
+	XOR	X11, X12, X11
+	AND	X5, X11, X28
+	MOVW	X28, 32(X10)
+	AND	X6, X11, X28
+	MOVW	X28, 36(X10)
+	AND	X7, X11, X28
+	MOVW	X28, 40(X10)
+	SLL	$3, X5, X28
+	AND	X28, X11, X28
+	MOVW	X28, 44(X10)
+	SLL	$32, X30, X11
+	SRL	$32, X11
+	SRL	$32, X30
+	AND	X5, X11, X28
+	MOVW	X28, 48(X10)
+	AND	X6, X11, X28
+	MOVW	X28, 52(X10)
+	AND	X7, X11, X28
+	MOVW	X28, 56(X10)
+	SLL	$3, X5, X28
+	AND	X28, X11, X28
+	MOVW	X28, 60(X10)
+	AND	X5, X30, X28
+	MOVW	X28, 64(X10)
+	AND	X6, X30, X28
+	MOVW	X28, 68(X10)
+	AND	X7, X30, X28
+	MOVW	X28, 72(X10)
+	SLL	$3, X5, X28
+	AND	X28, X30, X28
+	MOVW	X28, 76(X10)
+	XOR	X30, X11, X30
+	AND	X5, X30, X28
+	MOVW	X28, 80(X10)
+	AND	X6, X30, X28
+	MOVW	X28, 84(X10)
+	AND	X7, X30, X28
+	MOVW	X28, 88(X10)
+	SLL	$3, X5, X28
+	AND	X28, X30, X28
+	MOVW	X28, 92(X10)
+	SLL	$32, X29, X30
+	SRL	$32, X30
+	SRL	$32, X29
+	AND	X5, X30, X28
+	MOVW	X28, 96(X10)
+	AND	X6, X30, X28
+	MOVW	X28, 100(X10)
+	AND	X7, X30, X28
+	MOVW	X28, 104(X10)
+	SLL	$3, X5, X28
+	AND	X28, X30, X28
+	MOVW	X28, 108(X10)
+	AND	X5, X29, X28
+	MOVW	X28, 112(X10)
+	AND	X6, X29, X28
+	MOVW	X28, 116(X10)
+	AND	X7, X29, X28
+	MOVW	X28, 120(X10)
+	SLL	$3, X5, X28
+	AND	X28, X29, X28
+	MOVW	X28, 124(X10)
+	XOR	X29, X30, X29
+	AND	X5, X29, X28
+	MOVW	X28, 128(X10)
+	AND	X6, X29, X28
+	MOVW	X28, 132(X10)
+	AND	X7, X29, X28
+	MOVW	X28, 136(X10)
+	SLL	$3, X5, X28
+	AND	X28, X29, X28
+	MOVW	X28, 140(X10)
 	// return
-	WORD	$0x00000593	// addi a1, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	RET	// jalr zero, 0(ra)
+	MOV	$0, X11
+	MOV	$0, X12
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	RET
 
 // void gcm_gmult_rv64gc(u64 *Xi, const u128 *Htable)
 // func gcmGmultRv64gc(Xi *uint64, Htable *byte)
 TEXT ·gcmGmultRv64gc(SB), NOSPLIT, $8-16
 	MOV	Xi+0(FP), X10
 	MOV	Htable+8(FP), X11
-	WORD	$0x00a13423	// sd a0, 8(sp)
+	MOV	X10, 8(X2)
 	// class masks: m[k] = 0x1111111111111111 << k
-	WORD	$0x011112b7	// lui t0, 4369
-	WORD	$0x1112829b	// addiw t0, t0, 273
-	WORD	$0x00c29293	// slli t0, t0, 12
-	WORD	$0x11128293	// addi t0, t0, 273
-	WORD	$0x00c29293	// slli t0, t0, 12
-	WORD	$0x11128293	// addi t0, t0, 273
-	WORD	$0x00c29293	// slli t0, t0, 12
-	WORD	$0x11128293	// addi t0, t0, 273
-	WORD	$0x00129313	// slli t1, t0, 1
-	WORD	$0x00229393	// slli t2, t0, 2
-	WORD	$0x00813e03	// ld t3, 8(sp)
-	WORD	$0x000e3503	// ld a0, 0(t3)
-	WORD	$0x008e3683	// ld a3, 8(t3)
-	WORD	$0x00010eb7	// lui t4, 16
-	WORD	$0xfffe8e9b	// addiw t4, t4, -1
-	WORD	$0x010e9e93	// slli t4, t4, 16
-	WORD	$0x001e8e93	// addi t4, t4, 1
-	WORD	$0x010e9e93	// slli t4, t4, 16
-	WORD	$0xfffe8e93	// addi t4, t4, -1
-	WORD	$0x008e9e13	// slli t3, t4, 8
-	WORD	$0x01de4e33	// xor t3, t3, t4
+	LUI	$4369, X5
+	ADDW	$273, X5
+	SLL	$12, X5
+	ADD	$273, X5
+	SLL	$12, X5
+	ADD	$273, X5
+	SLL	$12, X5
+	ADD	$273, X5
+	SLL	$1, X5, X6
+	SLL	$2, X5, X7
+	MOV	8(X2), X28
+	MOV	(X28), X10
+	MOV	8(X28), X13
+	LUI	$16, X29
+	ADDW	$-1, X29
+	SLL	$16, X29
+	ADD	$1, X29
+	SLL	$16, X29
+	ADD	$-1, X29
+	SLL	$8, X29, X28
+	XOR	X29, X28
 	// swap bytes in halfwords, halfwords in words, words
-	WORD	$0x00855f13	// srli t5, a0, 8
-	WORD	$0x01cf7f33	// and t5, t5, t3
-	WORD	$0x01c57533	// and a0, a0, t3
-	WORD	$0x00851513	// slli a0, a0, 8
-	WORD	$0x01e56533	// or a0, a0, t5
-	WORD	$0x01055f13	// srli t5, a0, 16
-	WORD	$0x01df7f33	// and t5, t5, t4
-	WORD	$0x01d57533	// and a0, a0, t4
-	WORD	$0x01051513	// slli a0, a0, 16
-	WORD	$0x01e56533	// or a0, a0, t5
-	WORD	$0x02055f13	// srli t5, a0, 32
-	WORD	$0x02051513	// slli a0, a0, 32
-	WORD	$0x01e56533	// or a0, a0, t5
+	SRL	$8, X10, X30
+	AND	X28, X30
+	AND	X28, X10
+	SLL	$8, X10
+	OR	X30, X10
+	SRL	$16, X10, X30
+	AND	X29, X30
+	AND	X29, X10
+	SLL	$16, X10
+	OR	X30, X10
+	SRL	$32, X10, X30
+	SLL	$32, X10
+	OR	X30, X10
 	// swap bytes in halfwords, halfwords in words, words
-	WORD	$0x0086df13	// srli t5, a3, 8
-	WORD	$0x01cf7f33	// and t5, t5, t3
-	WORD	$0x01c6f6b3	// and a3, a3, t3
-	WORD	$0x00869693	// slli a3, a3, 8
-	WORD	$0x01e6e6b3	// or a3, a3, t5
-	WORD	$0x0106df13	// srli t5, a3, 16
-	WORD	$0x01df7f33	// and t5, t5, t4
-	WORD	$0x01d6f6b3	// and a3, a3, t4
-	WORD	$0x01069693	// slli a3, a3, 16
-	WORD	$0x01e6e6b3	// or a3, a3, t5
-	WORD	$0x0206df13	// srli t5, a3, 32
-	WORD	$0x02069693	// slli a3, a3, 32
-	WORD	$0x01e6e6b3	// or a3, a3, t5
+	SRL	$8, X13, X30
+	AND	X28, X30
+	AND	X28, X13
+	SLL	$8, X13
+	OR	X30, X13
+	SRL	$16, X13, X30
+	AND	X29, X30
+	AND	X29, X13
+	SLL	$16, X13
+	OR	X30, X13
+	SRL	$32, X13, X30
+	SLL	$32, X13
+	OR	X30, X13
 	// Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
-	WORD	$0x00a6ce33	// xor t3, a3, a0
-	WORD	$0x02069613	// slli a2, a3, 32
-	WORD	$0x02065613	// srli a2, a2, 32
-	WORD	$0x0005e983	// lwu s3, 0(a1)
-	WORD	$0x0045e803	// lwu a6, 4(a1)
-	WORD	$0x00c5ea03	// lwu s4, 12(a1)
-	WORD	$0x00567c33	// and s8, a2, t0
-	WORD	$0x00667733	// and a4, a2, t1
-	WORD	$0x0085e903	// lwu s2, 8(a1)
-	WORD	$0x033c0ab3	// mul s5, s8, s3
-	WORD	$0x03470b33	// mul s6, a4, s4
-	WORD	$0x030c07b3	// mul a5, s8, a6
-	WORD	$0x03370bb3	// mul s7, a4, s3
-	WORD	$0x00767eb3	// and t4, a2, t2
-	WORD	$0x032c0f33	// mul t5, s8, s2
-	WORD	$0x016acab3	// xor s5, s5, s6
-	WORD	$0x0177c7b3	// xor a5, a5, s7
-	WORD	$0x032e8b33	// mul s6, t4, s2
-	WORD	$0x034e8bb3	// mul s7, t4, s4
-	WORD	$0x00329493	// slli s1, t0, 3
-	WORD	$0x030708b3	// mul a7, a4, a6
-	WORD	$0x009674b3	// and s1, a2, s1
-	WORD	$0x034c0633	// mul a2, s8, s4
-	WORD	$0x03270733	// mul a4, a4, s2
-	WORD	$0x011f4f33	// xor t5, t5, a7
-	WORD	$0x033e88b3	// mul a7, t4, s3
-	WORD	$0x016acab3	// xor s5, s5, s6
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x0177c7b3	// xor a5, a5, s7
-	WORD	$0x03048b33	// mul s6, s1, a6
-	WORD	$0x030e8733	// mul a4, t4, a6
-	WORD	$0x03248bb3	// mul s7, s1, s2
-	WORD	$0x011f4f33	// xor t5, t5, a7
-	WORD	$0x034488b3	// mul a7, s1, s4
-	WORD	$0x016acab3	// xor s5, s5, s6
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x0177c7b3	// xor a5, a5, s7
-	WORD	$0x005afeb3	// and t4, s5, t0
-	WORD	$0x0206da13	// srli s4, a3, 32
-	WORD	$0x005a7933	// and s2, s4, t0
-	WORD	$0x006a7833	// and a6, s4, t1
-	WORD	$0x03348733	// mul a4, s1, s3
-	WORD	$0x0067f7b3	// and a5, a5, t1
-	WORD	$0x007a79b3	// and s3, s4, t2
-	WORD	$0x011f4f33	// xor t5, t5, a7
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x00feeeb3	// or t4, t4, a5
-	WORD	$0x0105e483	// lwu s1, 16(a1)
-	WORD	$0x0145ea83	// lwu s5, 20(a1)
-	WORD	$0x01c5eb83	// lwu s7, 28(a1)
-	WORD	$0x0185eb03	// lwu s6, 24(a1)
-	WORD	$0x02990c33	// mul s8, s2, s1
-	WORD	$0x03780cb3	// mul s9, a6, s7
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x011a78b3	// and a7, s4, a7
-	WORD	$0x007f7f33	// and t5, t5, t2
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x00329713	// slli a4, t0, 3
-	WORD	$0x01eeeeb3	// or t4, t4, t5
-	WORD	$0x03590a33	// mul s4, s2, s5
-	WORD	$0x02980f33	// mul t5, a6, s1
-	WORD	$0x03698cb3	// mul s9, s3, s6
-	WORD	$0x00e67633	// and a2, a2, a4
-	WORD	$0x01ea4a33	// xor s4, s4, t5
-	WORD	$0x03798f33	// mul t5, s3, s7
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x03588cb3	// mul s9, a7, s5
-	WORD	$0x01ea4a33	// xor s4, s4, t5
-	WORD	$0x00ceeeb3	// or t4, t4, a2
-	WORD	$0x036907b3	// mul a5, s2, s6
-	WORD	$0x03580433	// mul s0, a6, s5
-	WORD	$0x03790633	// mul a2, s2, s7
-	WORD	$0x03680733	// mul a4, a6, s6
-	WORD	$0x0087c7b3	// xor a5, a5, s0
-	WORD	$0x02998433	// mul s0, s3, s1
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x03598733	// mul a4, s3, s5
-	WORD	$0x03688f33	// mul t5, a7, s6
-	WORD	$0x0087c7b3	// xor a5, a5, s0
-	WORD	$0x03788433	// mul s0, a7, s7
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x01ea4a33	// xor s4, s4, t5
-	WORD	$0x005c7f33	// and t5, s8, t0
-	WORD	$0x02069813	// slli a6, a3, 32
-	WORD	$0x02085813	// srli a6, a6, 32
-	WORD	$0x0206d693	// srli a3, a3, 32
-	WORD	$0x02988733	// mul a4, a7, s1
-	WORD	$0x006a7a33	// and s4, s4, t1
-	WORD	$0x00d84833	// xor a6, a6, a3
-	WORD	$0x0087c7b3	// xor a5, a5, s0
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x014f6f33	// or t5, t5, s4
-	WORD	$0x0205e883	// lwu a7, 32(a1)
-	WORD	$0x0245e903	// lwu s2, 36(a1)
-	WORD	$0x00587b33	// and s6, a6, t0
-	WORD	$0x00687a33	// and s4, a6, t1
-	WORD	$0x0285e983	// lwu s3, 40(a1)
-	WORD	$0x007874b3	// and s1, a6, t2
-	WORD	$0x00329693	// slli a3, t0, 3
-	WORD	$0x00d876b3	// and a3, a6, a3
-	WORD	$0x0077f7b3	// and a5, a5, t2
-	WORD	$0x02c5ea83	// lwu s5, 44(a1)
-	WORD	$0x00329713	// slli a4, t0, 3
-	WORD	$0x00ff6f33	// or t5, t5, a5
-	WORD	$0x031b0bb3	// mul s7, s6, a7
-	WORD	$0x035a0c33	// mul s8, s4, s5
-	WORD	$0x032b07b3	// mul a5, s6, s2
-	WORD	$0x00e67633	// and a2, a2, a4
-	WORD	$0x031a0cb3	// mul s9, s4, a7
-	WORD	$0x018bcbb3	// xor s7, s7, s8
-	WORD	$0x03348c33	// mul s8, s1, s3
-	WORD	$0x00cf6f33	// or t5, t5, a2
-	WORD	$0x033b0833	// mul a6, s6, s3
-	WORD	$0x032a0433	// mul s0, s4, s2
-	WORD	$0x035b0633	// mul a2, s6, s5
-	WORD	$0x033a0733	// mul a4, s4, s3
-	WORD	$0x0197c7b3	// xor a5, a5, s9
-	WORD	$0x03548cb3	// mul s9, s1, s5
-	WORD	$0x00884833	// xor a6, a6, s0
-	WORD	$0x03148433	// mul s0, s1, a7
-	WORD	$0x018bcbb3	// xor s7, s7, s8
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x0197c7b3	// xor a5, a5, s9
-	WORD	$0x03268c33	// mul s8, a3, s2
-	WORD	$0x03248733	// mul a4, s1, s2
-	WORD	$0x03368cb3	// mul s9, a3, s3
-	WORD	$0x00884833	// xor a6, a6, s0
-	WORD	$0x03568433	// mul s0, a3, s5
-	WORD	$0x018bcbb3	// xor s7, s7, s8
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x0197c7b3	// xor a5, a5, s9
-	WORD	$0x005bf933	// and s2, s7, t0
-	WORD	$0x03168733	// mul a4, a3, a7
-	WORD	$0x0067f7b3	// and a5, a5, t1
-	WORD	$0x00884833	// xor a6, a6, s0
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x00f96933	// or s2, s2, a5
-	WORD	$0x02051713	// slli a4, a0, 32
-	WORD	$0x02075713	// srli a4, a4, 32
-	WORD	$0x00577ab3	// and s5, a4, t0
-	WORD	$0x006779b3	// and s3, a4, t1
-	WORD	$0x007777b3	// and a5, a4, t2
-	WORD	$0x00329693	// slli a3, t0, 3
-	WORD	$0x00787833	// and a6, a6, t2
-	WORD	$0x00d776b3	// and a3, a4, a3
-	WORD	$0x00329713	// slli a4, t0, 3
-	WORD	$0x01096933	// or s2, s2, a6
-	WORD	$0x0305e803	// lwu a6, 48(a1)
-	WORD	$0x0345eb03	// lwu s6, 52(a1)
-	WORD	$0x03c5e883	// lwu a7, 60(a1)
-	WORD	$0x0385ea03	// lwu s4, 56(a1)
-	WORD	$0x030a8c33	// mul s8, s5, a6
-	WORD	$0x03198cb3	// mul s9, s3, a7
-	WORD	$0x00e67633	// and a2, a2, a4
-	WORD	$0x00c96933	// or s2, s2, a2
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x03478cb3	// mul s9, a5, s4
+	XOR	X10, X13, X28
+	SLL	$32, X13, X12
+	SRL	$32, X12
+	MOVWU	(X11), X19
+	MOVWU	4(X11), X16
+	MOVWU	12(X11), X20
+	AND	X5, X12, X24
+	AND	X6, X12, X14
+	MOVWU	8(X11), X18
+	MUL	X19, X24, X21
+	MUL	X20, X14, X22
+	MUL	X16, X24, X15
+	MUL	X19, X14, X23
+	AND	X7, X12, X29
+	MUL	X18, X24, X30
+	XOR	X22, X21
+	XOR	X23, X15
+	MUL	X18, X29, X22
+	MUL	X20, X29, X23
+	SLL	$3, X5, X9
+	MUL	X16, X14, X17
+	AND	X9, X12, X9
+	MUL	X20, X24, X12
+	MUL	X18, X14
+	XOR	X17, X30
+	MUL	X19, X29, X17
+	XOR	X22, X21
+	XOR	X14, X12
+	XOR	X23, X15
+	MUL	X16, X9, X22
+	MUL	X16, X29, X14
+	MUL	X18, X9, X23
+	XOR	X17, X30
+	MUL	X20, X9, X17
+	XOR	X22, X21
+	XOR	X14, X12
+	XOR	X23, X15
+	AND	X5, X21, X29
+	SRL	$32, X13, X20
+	AND	X5, X20, X18
+	AND	X6, X20, X16
+	MUL	X19, X9, X14
+	AND	X6, X15
+	AND	X7, X20, X19
+	XOR	X17, X30
+	XOR	X14, X12
+	OR	X15, X29
+	MOVWU	16(X11), X9
+	MOVWU	20(X11), X21
+	MOVWU	28(X11), X23
+	MOVWU	24(X11), X22
+	MUL	X9, X18, X24
+	MUL	X23, X16, X25
+	SLL	$3, X5, X17
+	AND	X17, X20, X17
+	AND	X7, X30
+	XOR	X25, X24
+	SLL	$3, X5, X14
+	OR	X30, X29
+	MUL	X21, X18, X20
+	MUL	X9, X16, X30
+	MUL	X22, X19, X25
+	AND	X14, X12
+	XOR	X30, X20
+	MUL	X23, X19, X30
+	XOR	X25, X24
+	MUL	X21, X17, X25
+	XOR	X30, X20
+	OR	X12, X29
+	MUL	X22, X18, X15
+	MUL	X21, X16, X8
+	MUL	X23, X18, X12
+	MUL	X22, X16, X14
+	XOR	X8, X15
+	MUL	X9, X19, X8
+	XOR	X14, X12
+	MUL	X21, X19, X14
+	MUL	X22, X17, X30
+	XOR	X8, X15
+	MUL	X23, X17, X8
+	XOR	X25, X24
+	XOR	X14, X12
+	XOR	X30, X20
+	AND	X5, X24, X30
+	SLL	$32, X13, X16
+	SRL	$32, X16
+	SRL	$32, X13
+	MUL	X9, X17, X14
+	AND	X6, X20
+	XOR	X13, X16
+	XOR	X8, X15
+	XOR	X14, X12
+	OR	X20, X30
+	MOVWU	32(X11), X17
+	MOVWU	36(X11), X18
+	AND	X5, X16, X22
+	AND	X6, X16, X20
+	MOVWU	40(X11), X19
+	AND	X7, X16, X9
+	SLL	$3, X5, X13
+	AND	X13, X16, X13
+	AND	X7, X15
+	MOVWU	44(X11), X21
+	SLL	$3, X5, X14
+	OR	X15, X30
+	MUL	X17, X22, X23
+	MUL	X21, X20, X24
+	MUL	X18, X22, X15
+	AND	X14, X12
+	MUL	X17, X20, X25
+	XOR	X24, X23
+	MUL	X19, X9, X24
+	OR	X12, X30
+	MUL	X19, X22, X16
+	MUL	X18, X20, X8
+	MUL	X21, X22, X12
+	MUL	X19, X20, X14
+	XOR	X25, X15
+	MUL	X21, X9, X25
+	XOR	X8, X16
+	MUL	X17, X9, X8
+	XOR	X24, X23
+	XOR	X14, X12
+	XOR	X25, X15
+	MUL	X18, X13, X24
+	MUL	X18, X9, X14
+	MUL	X19, X13, X25
+	XOR	X8, X16
+	MUL	X21, X13, X8
+	XOR	X24, X23
+	XOR	X14, X12
+	XOR	X25, X15
+	AND	X5, X23, X18
+	MUL	X17, X13, X14
+	AND	X6, X15
+	XOR	X8, X16
+	XOR	X14, X12
+	OR	X15, X18
+	SLL	$32, X10, X14
+	SRL	$32, X14
+	AND	X5, X14, X21
+	AND	X6, X14, X19
+	AND	X7, X14, X15
+	SLL	$3, X5, X13
+	AND	X7, X16
+	AND	X13, X14, X13
+	SLL	$3, X5, X14
+	OR	X16, X18
+	MOVWU	48(X11), X16
+	MOVWU	52(X11), X22
+	MOVWU	60(X11), X17
+	MOVWU	56(X11), X20
+	MUL	X16, X21, X24
+	MUL	X17, X19, X25
+	AND	X14, X12
+	OR	X12, X18
+	XOR	X25, X24
+	MUL	X20, X15, X25
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x01d94933	// xor s2, s2, t4
-	WORD	$0x01e94933	// xor s2, s2, t5
-	WORD	$0x036a84b3	// mul s1, s5, s6
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x03668cb3	// mul s9, a3, s6
-	WORD	$0x02091713	// slli a4, s2, 32
-	WORD	$0x03098bb3	// mul s7, s3, a6
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x005c7633	// and a2, s8, t0
-	WORD	$0x00eeceb3	// xor t4, t4, a4
-	WORD	$0x0174c4b3	// xor s1, s1, s7
-	WORD	$0x02095713	// srli a4, s2, 32
-	WORD	$0x03178bb3	// mul s7, a5, a7
-	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x034a8933	// mul s2, s5, s4
-	WORD	$0x03698c33	// mul s8, s3, s6
-	WORD	$0x031a8733	// mul a4, s5, a7
-	WORD	$0x03498ab3	// mul s5, s3, s4
-	WORD	$0x01894933	// xor s2, s2, s8
-	WORD	$0x03078c33	// mul s8, a5, a6
-	WORD	$0x01574733	// xor a4, a4, s5
-	WORD	$0x03678ab3	// mul s5, a5, s6
-	WORD	$0x0174c4b3	// xor s1, s1, s7
-	WORD	$0x02055993	// srli s3, a0, 32
-	WORD	$0x03468bb3	// mul s7, a3, s4
-	WORD	$0x0059fa33	// and s4, s3, t0
-	WORD	$0x01894933	// xor s2, s2, s8
-	WORD	$0x03168c33	// mul s8, a3, a7
-	WORD	$0x01574733	// xor a4, a4, s5
-	WORD	$0x03068ab3	// mul s5, a3, a6
-	WORD	$0x0174c4b3	// xor s1, s1, s7
-	WORD	$0x0069fbb3	// and s7, s3, t1
-	WORD	$0x0064f4b3	// and s1, s1, t1
-	WORD	$0x0079fb33	// and s6, s3, t2
-	WORD	$0x01894933	// xor s2, s2, s8
-	WORD	$0x01574733	// xor a4, a4, s5
-	WORD	$0x00966633	// or a2, a2, s1
-	WORD	$0x0405e883	// lwu a7, 64(a1)
-	WORD	$0x0445ec03	// lwu s8, 68(a1)
-	WORD	$0x04c5ec83	// lwu s9, 76(a1)
-	WORD	$0x0485e803	// lwu a6, 72(a1)
-	WORD	$0x031a0433	// mul s0, s4, a7
-	WORD	$0x039b80b3	// mul ra, s7, s9
-	WORD	$0x00797933	// and s2, s2, t2
-	WORD	$0x00329a93	// slli s5, t0, 3
-	WORD	$0x00144433	// xor s0, s0, ra
-	WORD	$0x01266633	// or a2, a2, s2
-	WORD	$0x038a04b3	// mul s1, s4, s8
-	WORD	$0x030b00b3	// mul ra, s6, a6
-	WORD	$0x01577733	// and a4, a4, s5
-	WORD	$0x031b8ab3	// mul s5, s7, a7
-	WORD	$0x00144433	// xor s0, s0, ra
-	WORD	$0x00e66633	// or a2, a2, a4
-	WORD	$0x030a07b3	// mul a5, s4, a6
-	WORD	$0x0154c4b3	// xor s1, s1, s5
-	WORD	$0x039b0ab3	// mul s5, s6, s9
-	WORD	$0x0154c4b3	// xor s1, s1, s5
-	WORD	$0x00329913	// slli s2, t0, 3
-	WORD	$0x0129f933	// and s2, s3, s2
-	WORD	$0x039a06b3	// mul a3, s4, s9
-	WORD	$0x038900b3	// mul ra, s2, s8
-	WORD	$0x03090ab3	// mul s5, s2, a6
-	WORD	$0x030b8833	// mul a6, s7, a6
-	WORD	$0x038b89b3	// mul s3, s7, s8
-	WORD	$0x00144433	// xor s0, s0, ra
-	WORD	$0x0106c6b3	// xor a3, a3, a6
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x031b09b3	// mul s3, s6, a7
-	WORD	$0x038b0833	// mul a6, s6, s8
-	WORD	$0x0154c4b3	// xor s1, s1, s5
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x039909b3	// mul s3, s2, s9
-	WORD	$0x0106c6b3	// xor a3, a3, a6
-	WORD	$0x00547733	// and a4, s0, t0
-	WORD	$0x02051b13	// slli s6, a0, 32
-	WORD	$0x020b5b13	// srli s6, s6, 32
-	WORD	$0x02055513	// srli a0, a0, 32
-	WORD	$0x03190833	// mul a6, s2, a7
-	WORD	$0x0064f4b3	// and s1, s1, t1
-	WORD	$0x00ab4b33	// xor s6, s6, a0
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x0106c6b3	// xor a3, a3, a6
-	WORD	$0x00976733	// or a4, a4, s1
-	WORD	$0x0505e903	// lwu s2, 80(a1)
-	WORD	$0x0545ea03	// lwu s4, 84(a1)
-	WORD	$0x005b7533	// and a0, s6, t0
-	WORD	$0x006b7ab3	// and s5, s6, t1
-	WORD	$0x0585eb83	// lwu s7, 88(a1)
-	WORD	$0x007b79b3	// and s3, s6, t2
-	WORD	$0x00329493	// slli s1, t0, 3
-	WORD	$0x009b74b3	// and s1, s6, s1
-	WORD	$0x0077f7b3	// and a5, a5, t2
-	WORD	$0x05c5eb03	// lwu s6, 92(a1)
-	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x03250c33	// mul s8, a0, s2
-	WORD	$0x036a8cb3	// mul s9, s5, s6
-	WORD	$0x034507b3	// mul a5, a0, s4
-	WORD	$0x0106f6b3	// and a3, a3, a6
-	WORD	$0x032a8833	// mul a6, s5, s2
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x03798cb3	// mul s9, s3, s7
-	WORD	$0x00d76733	// or a4, a4, a3
-	WORD	$0x037508b3	// mul a7, a0, s7
-	WORD	$0x03650533	// mul a0, a0, s6
-	WORD	$0x0107c7b3	// xor a5, a5, a6
-	WORD	$0x03698833	// mul a6, s3, s6
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x03448cb3	// mul s9, s1, s4
-	WORD	$0x0107c7b3	// xor a5, a5, a6
-	WORD	$0x03748833	// mul a6, s1, s7
-	WORD	$0x037a86b3	// mul a3, s5, s7
-	WORD	$0x034a8ab3	// mul s5, s5, s4
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x00d54533	// xor a0, a0, a3
-	WORD	$0x0158c8b3	// xor a7, a7, s5
-	WORD	$0x03298ab3	// mul s5, s3, s2
-	WORD	$0x034986b3	// mul a3, s3, s4
-	WORD	$0x0107c7b3	// xor a5, a5, a6
-	WORD	$0x0158c8b3	// xor a7, a7, s5
-	WORD	$0x03648ab3	// mul s5, s1, s6
-	WORD	$0x00d54533	// xor a0, a0, a3
-	WORD	$0x005c79b3	// and s3, s8, t0
-	WORD	$0x032486b3	// mul a3, s1, s2
-	WORD	$0x0067f7b3	// and a5, a5, t1
-	WORD	$0x0158c8b3	// xor a7, a7, s5
-	WORD	$0x00d54533	// xor a0, a0, a3
-	WORD	$0x00f9e9b3	// or s3, s3, a5
-	WORD	$0x020e1693	// slli a3, t3, 32
-	WORD	$0x0206d693	// srli a3, a3, 32
-	WORD	$0x0056fb33	// and s6, a3, t0
-	WORD	$0x0066fa33	// and s4, a3, t1
-	WORD	$0x0076f833	// and a6, a3, t2
-	WORD	$0x00329793	// slli a5, t0, 3
-	WORD	$0x0078f8b3	// and a7, a7, t2
-	WORD	$0x00f6f7b3	// and a5, a3, a5
-	WORD	$0x00329693	// slli a3, t0, 3
-	WORD	$0x0119e9b3	// or s3, s3, a7
-	WORD	$0x0605e883	// lwu a7, 96(a1)
-	WORD	$0x0645eb83	// lwu s7, 100(a1)
-	WORD	$0x06c5e483	// lwu s1, 108(a1)
-	WORD	$0x0685ea83	// lwu s5, 104(a1)
-	WORD	$0x031b0cb3	// mul s9, s6, a7
-	WORD	$0x029a0c33	// mul s8, s4, s1
-	WORD	$0x00d57533	// and a0, a0, a3
-	WORD	$0x00a9e9b3	// or s3, s3, a0
-	WORD	$0x018cccb3	// xor s9, s9, s8
-	WORD	$0x03580c33	// mul s8, a6, s5
+	XOR	X29, X18
+	XOR	X30, X18
+	MUL	X22, X21, X9
+	XOR	X25, X24
+	MUL	X22, X13, X25
+	SLL	$32, X18, X14
+	MUL	X16, X19, X23
+	XOR	X25, X24
+	AND	X5, X24, X12
+	XOR	X14, X29
+	XOR	X23, X9
+	SRL	$32, X18, X14
+	MUL	X17, X15, X23
+	XOR	X14, X30
+	MUL	X20, X21, X18
+	MUL	X22, X19, X24
+	MUL	X17, X21, X14
+	MUL	X20, X19, X21
+	XOR	X24, X18
+	MUL	X16, X15, X24
+	XOR	X21, X14
+	MUL	X22, X15, X21
+	XOR	X23, X9
+	SRL	$32, X10, X19
+	MUL	X20, X13, X23
+	AND	X5, X19, X20
+	XOR	X24, X18
+	MUL	X17, X13, X24
+	XOR	X21, X14
+	MUL	X16, X13, X21
+	XOR	X23, X9
+	AND	X6, X19, X23
+	AND	X6, X9
+	AND	X7, X19, X22
+	XOR	X24, X18
+	XOR	X21, X14
+	OR	X9, X12
+	MOVWU	64(X11), X17
+	MOVWU	68(X11), X24
+	MOVWU	76(X11), X25
+	MOVWU	72(X11), X16
+	MUL	X17, X20, X8
+	MUL	X25, X23, X1
+	AND	X7, X18
+	SLL	$3, X5, X21
+	XOR	X1, X8
+	OR	X18, X12
+	MUL	X24, X20, X9
+	MUL	X16, X22, X1
+	AND	X21, X14
+	MUL	X17, X23, X21
+	XOR	X1, X8
+	OR	X14, X12
+	MUL	X16, X20, X15
+	XOR	X21, X9
+	MUL	X25, X22, X21
+	XOR	X21, X9
+	SLL	$3, X5, X18
+	AND	X18, X19, X18
+	MUL	X25, X20, X13
+	MUL	X24, X18, X1
+	MUL	X16, X18, X21
+	MUL	X16, X23, X16
+	MUL	X24, X23, X19
+	XOR	X1, X8
+	XOR	X16, X13
+	XOR	X19, X15
+	MUL	X17, X22, X19
+	MUL	X24, X22, X16
+	XOR	X21, X9
+	XOR	X19, X15
+	MUL	X25, X18, X19
+	XOR	X16, X13
+	AND	X5, X8, X14
+	SLL	$32, X10, X22
+	SRL	$32, X22
+	SRL	$32, X10
+	MUL	X17, X18, X16
+	AND	X6, X9
+	XOR	X10, X22
+	XOR	X19, X15
+	XOR	X16, X13
+	OR	X9, X14
+	MOVWU	80(X11), X18
+	MOVWU	84(X11), X20
+	AND	X5, X22, X10
+	AND	X6, X22, X21
+	MOVWU	88(X11), X23
+	AND	X7, X22, X19
+	SLL	$3, X5, X9
+	AND	X9, X22, X9
+	AND	X7, X15
+	MOVWU	92(X11), X22
+	SLL	$3, X5, X16
+	OR	X15, X14
+	MUL	X18, X10, X24
+	MUL	X22, X21, X25
+	MUL	X20, X10, X15
+	AND	X16, X13
+	MUL	X18, X21, X16
+	XOR	X25, X24
+	MUL	X23, X19, X25
+	OR	X13, X14
+	MUL	X23, X10, X17
+	MUL	X22, X10
+	XOR	X16, X15
+	MUL	X22, X19, X16
+	XOR	X25, X24
+	MUL	X20, X9, X25
+	XOR	X16, X15
+	MUL	X23, X9, X16
+	MUL	X23, X21, X13
+	MUL	X20, X21
+	XOR	X25, X24
+	XOR	X13, X10
+	XOR	X21, X17
+	MUL	X18, X19, X21
+	MUL	X20, X19, X13
+	XOR	X16, X15
+	XOR	X21, X17
+	MUL	X22, X9, X21
+	XOR	X13, X10
+	AND	X5, X24, X19
+	MUL	X18, X9, X13
+	AND	X6, X15
+	XOR	X21, X17
+	XOR	X13, X10
+	OR	X15, X19
+	SLL	$32, X28, X13
+	SRL	$32, X13
+	AND	X5, X13, X22
+	AND	X6, X13, X20
+	AND	X7, X13, X16
+	SLL	$3, X5, X15
+	AND	X7, X17
+	AND	X15, X13, X15
+	SLL	$3, X5, X13
+	OR	X17, X19
+	MOVWU	96(X11), X17
+	MOVWU	100(X11), X23
+	MOVWU	108(X11), X9
+	MOVWU	104(X11), X21
+	MUL	X17, X22, X25
+	MUL	X9, X20, X24
+	AND	X13, X10
+	OR	X10, X19
+	XOR	X24, X25
+	MUL	X21, X16, X24
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x037b0933	// mul s2, s6, s7
-	WORD	$0x018cccb3	// xor s9, s9, s8
-	WORD	$0x03778c33	// mul s8, a5, s7
-	WORD	$0x02099413	// slli s0, s3, 32
-	WORD	$0x00864533	// xor a0, a2, s0
-	WORD	$0x018cccb3	// xor s9, s9, s8
-	WORD	$0x031a0c33	// mul s8, s4, a7
-	WORD	$0x005cf6b3	// and a3, s9, t0
-	WORD	$0x0209d413	// srli s0, s3, 32
-	WORD	$0x01894933	// xor s2, s2, s8
-	WORD	$0x02980c33	// mul s8, a6, s1
-	WORD	$0x00874633	// xor a2, a4, s0
-	WORD	$0x035b09b3	// mul s3, s6, s5
-	WORD	$0x037a0cb3	// mul s9, s4, s7
-	WORD	$0x029b0733	// mul a4, s6, s1
-	WORD	$0x035a0b33	// mul s6, s4, s5
-	WORD	$0x0199c9b3	// xor s3, s3, s9
-	WORD	$0x03180cb3	// mul s9, a6, a7
-	WORD	$0x01674733	// xor a4, a4, s6
-	WORD	$0x03780b33	// mul s6, a6, s7
-	WORD	$0x01894933	// xor s2, s2, s8
-	WORD	$0x020e5813	// srli a6, t3, 32
-	WORD	$0x03578c33	// mul s8, a5, s5
-	WORD	$0x00587a33	// and s4, a6, t0
-	WORD	$0x0199c9b3	// xor s3, s3, s9
-	WORD	$0x02978cb3	// mul s9, a5, s1
-	WORD	$0x01674733	// xor a4, a4, s6
-	WORD	$0x03178b33	// mul s6, a5, a7
-	WORD	$0x01894933	// xor s2, s2, s8
-	WORD	$0x00687bb3	// and s7, a6, t1
-	WORD	$0x00697933	// and s2, s2, t1
-	WORD	$0x00787ab3	// and s5, a6, t2
-	WORD	$0x0199c9b3	// xor s3, s3, s9
-	WORD	$0x01674733	// xor a4, a4, s6
-	WORD	$0x0126e6b3	// or a3, a3, s2
-	WORD	$0x0705e483	// lwu s1, 112(a1)
-	WORD	$0x0745ec03	// lwu s8, 116(a1)
-	WORD	$0x07c5e903	// lwu s2, 124(a1)
-	WORD	$0x0785e403	// lwu s0, 120(a1)
-	WORD	$0x029a0cb3	// mul s9, s4, s1
-	WORD	$0x0079f9b3	// and s3, s3, t2
-	WORD	$0x00329b13	// slli s6, t0, 3
-	WORD	$0x0136e6b3	// or a3, a3, s3
-	WORD	$0x032b87b3	// mul a5, s7, s2
-	WORD	$0x01677733	// and a4, a4, s6
-	WORD	$0x038a09b3	// mul s3, s4, s8
-	WORD	$0x00fcccb3	// xor s9, s9, a5
-	WORD	$0x028a87b3	// mul a5, s5, s0
-	WORD	$0x00e6e6b3	// or a3, a3, a4
-	WORD	$0x029b8733	// mul a4, s7, s1
-	WORD	$0x00fcccb3	// xor s9, s9, a5
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x032a8733	// mul a4, s5, s2
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x00329b13	// slli s6, t0, 3
-	WORD	$0x01687b33	// and s6, a6, s6
-	WORD	$0x038b07b3	// mul a5, s6, s8
-	WORD	$0x028b0733	// mul a4, s6, s0
-	WORD	$0x00fcccb3	// xor s9, s9, a5
-	WORD	$0x028a08b3	// mul a7, s4, s0
-	WORD	$0x032a07b3	// mul a5, s4, s2
-	WORD	$0x028b8833	// mul a6, s7, s0
-	WORD	$0x038b8a33	// mul s4, s7, s8
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x0107c7b3	// xor a5, a5, a6
-	WORD	$0x0148c8b3	// xor a7, a7, s4
-	WORD	$0x029a8a33	// mul s4, s5, s1
-	WORD	$0x038a8833	// mul a6, s5, s8
-	WORD	$0x005cf733	// and a4, s9, t0
-	WORD	$0x020e1a93	// slli s5, t3, 32
-	WORD	$0x020ada93	// srli s5, s5, 32
-	WORD	$0x020e5e13	// srli t3, t3, 32
-	WORD	$0x0148c8b3	// xor a7, a7, s4
-	WORD	$0x032b0a33	// mul s4, s6, s2
-	WORD	$0x0107c7b3	// xor a5, a5, a6
-	WORD	$0x029b0833	// mul a6, s6, s1
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x01cacab3	// xor s5, s5, t3
-	WORD	$0x0148c8b3	// xor a7, a7, s4
-	WORD	$0x0107c7b3	// xor a5, a5, a6
-	WORD	$0x01376733	// or a4, a4, s3
-	WORD	$0x0805e483	// lwu s1, 128(a1)
-	WORD	$0x0845e983	// lwu s3, 132(a1)
-	WORD	$0x005afbb3	// and s7, s5, t0
-	WORD	$0x006afa33	// and s4, s5, t1
-	WORD	$0x0885eb03	// lwu s6, 136(a1)
-	WORD	$0x007af933	// and s2, s5, t2
-	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01cafe33	// and t3, s5, t3
-	WORD	$0x0078f8b3	// and a7, a7, t2
-	WORD	$0x08c5e583	// lwu a1, 140(a1)
-	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x01176733	// or a4, a4, a7
-	WORD	$0x029b8ab3	// mul s5, s7, s1
-	WORD	$0x02ba0c33	// mul s8, s4, a1
-	WORD	$0x033b88b3	// mul a7, s7, s3
-	WORD	$0x0107f7b3	// and a5, a5, a6
-	WORD	$0x029a0833	// mul a6, s4, s1
-	WORD	$0x018acab3	// xor s5, s5, s8
-	WORD	$0x03690c33	// mul s8, s2, s6
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x036b87b3	// mul a5, s7, s6
-	WORD	$0x02bb8bb3	// mul s7, s7, a1
-	WORD	$0x0108c8b3	// xor a7, a7, a6
-	WORD	$0x02b90833	// mul a6, s2, a1
-	WORD	$0x018acab3	// xor s5, s5, s8
-	WORD	$0x033e0c33	// mul s8, t3, s3
-	WORD	$0x0108c8b3	// xor a7, a7, a6
-	WORD	$0x036e0833	// mul a6, t3, s6
-	WORD	$0x036a0b33	// mul s6, s4, s6
-	WORD	$0x033a0a33	// mul s4, s4, s3
-	WORD	$0x018acab3	// xor s5, s5, s8
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x0147c7b3	// xor a5, a5, s4
-	WORD	$0x02990a33	// mul s4, s2, s1
-	WORD	$0x03390b33	// mul s6, s2, s3
-	WORD	$0x0108c8b3	// xor a7, a7, a6
-	WORD	$0x0147c7b3	// xor a5, a5, s4
-	WORD	$0x02be0a33	// mul s4, t3, a1
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x005af5b3	// and a1, s5, t0
-	WORD	$0x029e0b33	// mul s6, t3, s1
-	WORD	$0x0068f8b3	// and a7, a7, t1
-	WORD	$0x0147c7b3	// xor a5, a5, s4
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x0115e5b3	// or a1, a1, a7
-	WORD	$0x0077f7b3	// and a5, a5, t2
-	WORD	$0x00329b13	// slli s6, t0, 3
-	WORD	$0x00f5e5b3	// or a1, a1, a5
-	WORD	$0x016bfbb3	// and s7, s7, s6
-	WORD	$0x0175e5b3	// or a1, a1, s7
+	XOR	X12, X19
+	XOR	X14, X19
+	MUL	X23, X22, X18
+	XOR	X24, X25
+	MUL	X23, X15, X24
+	SLL	$32, X19, X8
+	XOR	X8, X12, X10
+	XOR	X24, X25
+	MUL	X17, X20, X24
+	AND	X5, X25, X13
+	SRL	$32, X19, X8
+	XOR	X24, X18
+	MUL	X9, X16, X24
+	XOR	X8, X14, X12
+	MUL	X21, X22, X19
+	MUL	X23, X20, X25
+	MUL	X9, X22, X14
+	MUL	X21, X20, X22
+	XOR	X25, X19
+	MUL	X17, X16, X25
+	XOR	X22, X14
+	MUL	X23, X16, X22
+	XOR	X24, X18
+	SRL	$32, X28, X16
+	MUL	X21, X15, X24
+	AND	X5, X16, X20
+	XOR	X25, X19
+	MUL	X9, X15, X25
+	XOR	X22, X14
+	MUL	X17, X15, X22
+	XOR	X24, X18
+	AND	X6, X16, X23
+	AND	X6, X18
+	AND	X7, X16, X21
+	XOR	X25, X19
+	XOR	X22, X14
+	OR	X18, X13
+	MOVWU	112(X11), X9
+	MOVWU	116(X11), X24
+	MOVWU	124(X11), X18
+	MOVWU	120(X11), X8
+	MUL	X9, X20, X25
+	AND	X7, X19
+	SLL	$3, X5, X22
+	OR	X19, X13
+	MUL	X18, X23, X15
+	AND	X22, X14
+	MUL	X24, X20, X19
+	XOR	X15, X25
+	MUL	X8, X21, X15
+	OR	X14, X13
+	MUL	X9, X23, X14
+	XOR	X15, X25
+	XOR	X14, X19
+	MUL	X18, X21, X14
+	XOR	X14, X19
+	SLL	$3, X5, X22
+	AND	X22, X16, X22
+	MUL	X24, X22, X15
+	MUL	X8, X22, X14
+	XOR	X15, X25
+	MUL	X8, X20, X17
+	MUL	X18, X20, X15
+	MUL	X8, X23, X16
+	MUL	X24, X23, X20
+	XOR	X14, X19
+	XOR	X16, X15
+	XOR	X20, X17
+	MUL	X9, X21, X20
+	MUL	X24, X21, X16
+	AND	X5, X25, X14
+	SLL	$32, X28, X21
+	SRL	$32, X21
+	SRL	$32, X28
+	XOR	X20, X17
+	MUL	X18, X22, X20
+	XOR	X16, X15
+	MUL	X9, X22, X16
+	AND	X6, X19
+	XOR	X28, X21
+	XOR	X20, X17
+	XOR	X16, X15
+	OR	X19, X14
+	MOVWU	128(X11), X9
+	MOVWU	132(X11), X19
+	AND	X5, X21, X23
+	AND	X6, X21, X20
+	MOVWU	136(X11), X22
+	AND	X7, X21, X18
+	SLL	$3, X5, X28
+	AND	X28, X21, X28
+	AND	X7, X17
+	MOVWU	140(X11), X11
+	SLL	$3, X5, X16
+	OR	X17, X14
+	MUL	X9, X23, X21
+	MUL	X11, X20, X24
+	MUL	X19, X23, X17
+	AND	X16, X15
+	MUL	X9, X20, X16
+	XOR	X24, X21
+	MUL	X22, X18, X24
+	OR	X15, X14
+	MUL	X22, X23, X15
+	MUL	X11, X23
+	XOR	X16, X17
+	MUL	X11, X18, X16
+	XOR	X24, X21
+	MUL	X19, X28, X24
+	XOR	X16, X17
+	MUL	X22, X28, X16
+	MUL	X22, X20, X22
+	MUL	X19, X20
+	XOR	X24, X21
+	XOR	X22, X23
+	XOR	X20, X15
+	MUL	X9, X18, X20
+	MUL	X19, X18, X22
+	XOR	X16, X17
+	XOR	X20, X15
+	MUL	X11, X28, X20
+	XOR	X22, X23
+	AND	X5, X21, X11
+	MUL	X9, X28, X22
+	AND	X6, X17
+	XOR	X20, X15
+	XOR	X22, X23
+	OR	X17, X11
+	AND	X7, X15
+	SLL	$3, X5, X22
+	OR	X15, X11
+	AND	X22, X23
+	OR	X23, X11
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00d5c5b3	// xor a1, a1, a3
-	WORD	$0x00e5c5b3	// xor a1, a1, a4
-	WORD	$0x02059313	// slli t1, a1, 32
-	WORD	$0x0066c2b3	// xor t0, a3, t1
-	WORD	$0x0205d313	// srli t1, a1, 32
+	XOR	X13, X11
+	XOR	X14, X11
+	SLL	$32, X11, X6
+	XOR	X6, X13, X5
+	SRL	$32, X11, X6
 	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	WORD	$0x01d2c2b3	// xor t0, t0, t4
-	WORD	$0x00674333	// xor t1, a4, t1
-	WORD	$0x00a2c2b3	// xor t0, t0, a0
-	WORD	$0x01e34333	// xor t1, t1, t5
-	WORD	$0x005f4f33	// xor t5, t5, t0
+	XOR	X29, X5
+	XOR	X6, X14, X6
+	XOR	X10, X5
+	XOR	X30, X6
+	XOR	X5, X30
 	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
-	WORD	$0x03fe9293	// slli t0, t4, 63
-	WORD	$0x03ee9393	// slli t2, t4, 62
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x00c34333	// xor t1, t1, a2
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x039e9293	// slli t0, t4, 57
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x001ed293	// srli t0, t4, 1
-	WORD	$0x01d54533	// xor a0, a0, t4
-	WORD	$0x002ed393	// srli t2, t4, 2
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x007ed293	// srli t0, t4, 7
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x03ff1293	// slli t0, t5, 63
-	WORD	$0x03ef1393	// slli t2, t5, 62
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x039f1293	// slli t0, t5, 57
-	WORD	$0x005546b3	// xor a3, a0, t0
-	WORD	$0x001f5293	// srli t0, t5, 1
-	WORD	$0x01e64633	// xor a2, a2, t5
-	WORD	$0x002f5393	// srli t2, t5, 2
-	WORD	$0x00564633	// xor a2, a2, t0
-	WORD	$0x00764633	// xor a2, a2, t2
-	WORD	$0x007f5293	// srli t0, t5, 7
-	WORD	$0x00564533	// xor a0, a2, t0
-	WORD	$0x00010337	// lui t1, 16
-	WORD	$0xfff3031b	// addiw t1, t1, -1
-	WORD	$0x01031313	// slli t1, t1, 16
-	WORD	$0x00130313	// addi t1, t1, 1
-	WORD	$0x01031313	// slli t1, t1, 16
-	WORD	$0xfff30313	// addi t1, t1, -1
-	WORD	$0x00831293	// slli t0, t1, 8
-	WORD	$0x0062c2b3	// xor t0, t0, t1
+	SLL	$63, X29, X5
+	SLL	$62, X29, X7
+	XOR	X5, X30
+	XOR	X12, X6
+	XOR	X7, X30
+	SLL	$57, X29, X5
+	XOR	X6, X10
+	XOR	X5, X30
+	SRL	$1, X29, X5
+	XOR	X29, X10
+	SRL	$2, X29, X7
+	XOR	X5, X10
+	XOR	X7, X10
+	SRL	$7, X29, X5
+	XOR	X5, X10
+	SLL	$63, X30, X5
+	SLL	$62, X30, X7
+	XOR	X5, X10
+	XOR	X7, X10
+	SLL	$57, X30, X5
+	XOR	X5, X10, X13
+	SRL	$1, X30, X5
+	XOR	X30, X12
+	SRL	$2, X30, X7
+	XOR	X5, X12
+	XOR	X7, X12
+	SRL	$7, X30, X5
+	XOR	X5, X12, X10
+	LUI	$16, X6
+	ADDW	$-1, X6
+	SLL	$16, X6
+	ADD	$1, X6
+	SLL	$16, X6
+	ADD	$-1, X6
+	SLL	$8, X6, X5
+	XOR	X6, X5
 	// swap bytes in halfwords, halfwords in words, words
-	WORD	$0x00855393	// srli t2, a0, 8
-	WORD	$0x0053f3b3	// and t2, t2, t0
-	WORD	$0x00557533	// and a0, a0, t0
-	WORD	$0x00851513	// slli a0, a0, 8
-	WORD	$0x00756533	// or a0, a0, t2
-	WORD	$0x01055393	// srli t2, a0, 16
-	WORD	$0x0063f3b3	// and t2, t2, t1
-	WORD	$0x00657533	// and a0, a0, t1
-	WORD	$0x01051513	// slli a0, a0, 16
-	WORD	$0x00756533	// or a0, a0, t2
-	WORD	$0x02055393	// srli t2, a0, 32
-	WORD	$0x02051513	// slli a0, a0, 32
-	WORD	$0x00756533	// or a0, a0, t2
+	SRL	$8, X10, X7
+	AND	X5, X7
+	AND	X5, X10
+	SLL	$8, X10
+	OR	X7, X10
+	SRL	$16, X10, X7
+	AND	X6, X7
+	AND	X6, X10
+	SLL	$16, X10
+	OR	X7, X10
+	SRL	$32, X10, X7
+	SLL	$32, X10
+	OR	X7, X10
 	// swap bytes in halfwords, halfwords in words, words
-	WORD	$0x0086d393	// srli t2, a3, 8
-	WORD	$0x0053f3b3	// and t2, t2, t0
-	WORD	$0x0056f6b3	// and a3, a3, t0
-	WORD	$0x00869693	// slli a3, a3, 8
-	WORD	$0x0076e6b3	// or a3, a3, t2
-	WORD	$0x0106d393	// srli t2, a3, 16
-	WORD	$0x0063f3b3	// and t2, t2, t1
-	WORD	$0x0066f6b3	// and a3, a3, t1
-	WORD	$0x01069693	// slli a3, a3, 16
-	WORD	$0x0076e6b3	// or a3, a3, t2
-	WORD	$0x0206d393	// srli t2, a3, 32
-	WORD	$0x02069693	// slli a3, a3, 32
-	WORD	$0x0076e6b3	// or a3, a3, t2
-	WORD	$0x00813283	// ld t0, 8(sp)
-	WORD	$0x00a2b023	// sd a0, 0(t0)
-	WORD	$0x00d2b423	// sd a3, 8(t0)
+	SRL	$8, X13, X7
+	AND	X5, X7
+	AND	X5, X13
+	SLL	$8, X13
+	OR	X7, X13
+	SRL	$16, X13, X7
+	AND	X6, X7
+	AND	X6, X13
+	SLL	$16, X13
+	OR	X7, X13
+	SRL	$32, X13, X7
+	SLL	$32, X13
+	OR	X7, X13
+	MOV	8(X2), X5
+	MOV	X10, (X5)
+	MOV	X13, 8(X5)
 	// return
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000413	// addi s0, zero, 0
-	WORD	$0x00000493	// addi s1, zero, 0
-	WORD	$0x00000513	// addi a0, zero, 0
-	WORD	$0x00000593	// addi a1, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000693	// addi a3, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
-	WORD	$0x00000793	// addi a5, zero, 0
-	WORD	$0x00000813	// addi a6, zero, 0
-	WORD	$0x00000893	// addi a7, zero, 0
-	WORD	$0x00000913	// addi s2, zero, 0
-	WORD	$0x00000993	// addi s3, zero, 0
-	WORD	$0x00000a13	// addi s4, zero, 0
-	WORD	$0x00000a93	// addi s5, zero, 0
-	WORD	$0x00000b13	// addi s6, zero, 0
-	WORD	$0x00000b93	// addi s7, zero, 0
-	WORD	$0x00000c13	// addi s8, zero, 0
-	WORD	$0x00000c93	// addi s9, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	WORD	$0x00013083	// ld ra, 0(sp)
-	JMP	kgen_ret	// jalr zero, 0(ra)
+	MOV	$0, X7
+	MOV	$0, X8
+	MOV	$0, X9
+	MOV	$0, X10
+	MOV	$0, X11
+	MOV	$0, X12
+	MOV	$0, X13
+	MOV	$0, X14
+	MOV	$0, X15
+	MOV	$0, X16
+	MOV	$0, X17
+	MOV	$0, X18
+	MOV	$0, X19
+	MOV	$0, X20
+	MOV	$0, X21
+	MOV	$0, X22
+	MOV	$0, X23
+	MOV	$0, X24
+	MOV	$0, X25
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	MOV	(X2), X1
+	JMP	kgen_ret
 kgen_ret:
 	RET
 
@@ -755,672 +755,672 @@ TEXT ·gcmGhashRv64gc(SB), NOSPLIT, $16-32
 	MOV	Htable+8(FP), X11
 	MOV	inp+16(FP), X12
 	MOV	len+24(FP), X13
-	WORD	$0x00c13823	// sd a2, 16(sp)
-	WORD	$0x00a13423	// sd a0, 8(sp)
+	MOV	X12, 16(X2)
+	MOV	X10, 8(X2)
 	// class masks: m[k] = 0x1111111111111111 << k
-	WORD	$0x011112b7	// lui t0, 4369
-	WORD	$0x1112829b	// addiw t0, t0, 273
-	WORD	$0x00c29293	// slli t0, t0, 12
-	WORD	$0x11128293	// addi t0, t0, 273
-	WORD	$0x00c29293	// slli t0, t0, 12
-	WORD	$0x11128293	// addi t0, t0, 273
-	WORD	$0x00c29293	// slli t0, t0, 12
-	WORD	$0x11128293	// addi t0, t0, 273
-	WORD	$0x00129313	// slli t1, t0, 1
-	WORD	$0x00229393	// slli t2, t0, 2
-	WORD	$0x0046d693	// srli a3, a3, 4
-	WORD	$0x14068ee3	// beq a3, zero, .Lgcm_ghash_rv64gc_done
-	WORD	$0x00813e03	// ld t3, 8(sp)
-	WORD	$0x000e3f03	// ld t5, 0(t3)
-	WORD	$0x008e3e83	// ld t4, 8(t3)
-	WORD	$0x00010537	// lui a0, 16
-	WORD	$0xfff5051b	// addiw a0, a0, -1
-	WORD	$0x01051513	// slli a0, a0, 16
-	WORD	$0x00150513	// addi a0, a0, 1
-	WORD	$0x01051513	// slli a0, a0, 16
-	WORD	$0xfff50513	// addi a0, a0, -1
-	WORD	$0x00851e13	// slli t3, a0, 8
-	WORD	$0x00ae4e33	// xor t3, t3, a0
+	LUI	$4369, X5
+	ADDW	$273, X5
+	SLL	$12, X5
+	ADD	$273, X5
+	SLL	$12, X5
+	ADD	$273, X5
+	SLL	$12, X5
+	ADD	$273, X5
+	SLL	$1, X5, X6
+	SLL	$2, X5, X7
+	SRL	$4, X13
+	BEQZ	X13, done
+	MOV	8(X2), X28
+	MOV	(X28), X30
+	MOV	8(X28), X29
+	LUI	$16, X10
+	ADDW	$-1, X10
+	SLL	$16, X10
+	ADD	$1, X10
+	SLL	$16, X10
+	ADD	$-1, X10
+	SLL	$8, X10, X28
+	XOR	X10, X28
 	// swap bytes in halfwords, halfwords in words, words
-	WORD	$0x008f5613	// srli a2, t5, 8
-	WORD	$0x01c67633	// and a2, a2, t3
-	WORD	$0x01cf7f33	// and t5, t5, t3
-	WORD	$0x008f1f13	// slli t5, t5, 8
-	WORD	$0x00cf6f33	// or t5, t5, a2
-	WORD	$0x010f5613	// srli a2, t5, 16
-	WORD	$0x00a67633	// and a2, a2, a0
-	WORD	$0x00af7f33	// and t5, t5, a0
-	WORD	$0x010f1f13	// slli t5, t5, 16
-	WORD	$0x00cf6f33	// or t5, t5, a2
-	WORD	$0x020f5613	// srli a2, t5, 32
-	WORD	$0x020f1f13	// slli t5, t5, 32
-	WORD	$0x00cf6f33	// or t5, t5, a2
+	SRL	$8, X30, X12
+	AND	X28, X12
+	AND	X28, X30
+	SLL	$8, X30
+	OR	X12, X30
+	SRL	$16, X30, X12
+	AND	X10, X12
+	AND	X10, X30
+	SLL	$16, X30
+	OR	X12, X30
+	SRL	$32, X30, X12
+	SLL	$32, X30
+	OR	X12, X30
 	// swap bytes in halfwords, halfwords in words, words
-	WORD	$0x008ed613	// srli a2, t4, 8
-	WORD	$0x01c67633	// and a2, a2, t3
-	WORD	$0x01cefeb3	// and t4, t4, t3
-	WORD	$0x008e9e93	// slli t4, t4, 8
-	WORD	$0x00ceeeb3	// or t4, t4, a2
-	WORD	$0x010ed613	// srli a2, t4, 16
-	WORD	$0x00a67633	// and a2, a2, a0
-	WORD	$0x00aefeb3	// and t4, t4, a0
-	WORD	$0x010e9e93	// slli t4, t4, 16
-	WORD	$0x00ceeeb3	// or t4, t4, a2
-	WORD	$0x020ed613	// srli a2, t4, 32
-	WORD	$0x020e9e93	// slli t4, t4, 32
-	WORD	$0x00ceeeb3	// or t4, t4, a2
-	// .Lgcm_ghash_rv64gc_block:
-	WORD	$0x01013e03	// ld t3, 16(sp)
-	WORD	$0x007e7613	// andi a2, t3, 7
-	WORD	$0x100618e3	// bne a2, zero, .Lgcm_ghash_rv64gc_unaligned
-	WORD	$0x01013503	// ld a0, 16(sp)
-	WORD	$0x00053e03	// ld t3, 0(a0)
-	WORD	$0x00853503	// ld a0, 8(a0)
-	// .Lgcm_ghash_rv64gc_loaded:
-	WORD	$0x00010737	// lui a4, 16
-	WORD	$0xfff7071b	// addiw a4, a4, -1
-	WORD	$0x01071713	// slli a4, a4, 16
-	WORD	$0x00170713	// addi a4, a4, 1
-	WORD	$0x01071713	// slli a4, a4, 16
-	WORD	$0xfff70713	// addi a4, a4, -1
-	WORD	$0x00871613	// slli a2, a4, 8
-	WORD	$0x00e64633	// xor a2, a2, a4
+	SRL	$8, X29, X12
+	AND	X28, X12
+	AND	X28, X29
+	SLL	$8, X29
+	OR	X12, X29
+	SRL	$16, X29, X12
+	AND	X10, X12
+	AND	X10, X29
+	SLL	$16, X29
+	OR	X12, X29
+	SRL	$32, X29, X12
+	SLL	$32, X29
+	OR	X12, X29
+block:
+	MOV	16(X2), X28
+	AND	$7, X28, X12
+	BNEZ	X12, unaligned
+	MOV	16(X2), X10
+	MOV	(X10), X28
+	MOV	8(X10), X10
+loaded:
+	LUI	$16, X14
+	ADDW	$-1, X14
+	SLL	$16, X14
+	ADD	$1, X14
+	SLL	$16, X14
+	ADD	$-1, X14
+	SLL	$8, X14, X12
+	XOR	X14, X12
 	// swap bytes in halfwords, halfwords in words, words
-	WORD	$0x008e5793	// srli a5, t3, 8
-	WORD	$0x00c7f7b3	// and a5, a5, a2
-	WORD	$0x00ce7e33	// and t3, t3, a2
-	WORD	$0x008e1e13	// slli t3, t3, 8
-	WORD	$0x00fe6e33	// or t3, t3, a5
-	WORD	$0x010e5793	// srli a5, t3, 16
-	WORD	$0x00e7f7b3	// and a5, a5, a4
-	WORD	$0x00ee7e33	// and t3, t3, a4
-	WORD	$0x010e1e13	// slli t3, t3, 16
-	WORD	$0x00fe6e33	// or t3, t3, a5
-	WORD	$0x020e5793	// srli a5, t3, 32
-	WORD	$0x020e1e13	// slli t3, t3, 32
-	WORD	$0x00fe6e33	// or t3, t3, a5
+	SRL	$8, X28, X15
+	AND	X12, X15
+	AND	X12, X28
+	SLL	$8, X28
+	OR	X15, X28
+	SRL	$16, X28, X15
+	AND	X14, X15
+	AND	X14, X28
+	SLL	$16, X28
+	OR	X15, X28
+	SRL	$32, X28, X15
+	SLL	$32, X28
+	OR	X15, X28
 	// swap bytes in halfwords, halfwords in words, words
-	WORD	$0x00855793	// srli a5, a0, 8
-	WORD	$0x00c7f7b3	// and a5, a5, a2
-	WORD	$0x00c57533	// and a0, a0, a2
-	WORD	$0x00851513	// slli a0, a0, 8
-	WORD	$0x00f56533	// or a0, a0, a5
-	WORD	$0x01055793	// srli a5, a0, 16
-	WORD	$0x00e7f7b3	// and a5, a5, a4
-	WORD	$0x00e57533	// and a0, a0, a4
-	WORD	$0x01051513	// slli a0, a0, 16
-	WORD	$0x00f56533	// or a0, a0, a5
-	WORD	$0x02055793	// srli a5, a0, 32
-	WORD	$0x02051513	// slli a0, a0, 32
-	WORD	$0x00f56533	// or a0, a0, a5
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x00aeceb3	// xor t4, t4, a0
+	SRL	$8, X10, X15
+	AND	X12, X15
+	AND	X12, X10
+	SLL	$8, X10
+	OR	X15, X10
+	SRL	$16, X10, X15
+	AND	X14, X15
+	AND	X14, X10
+	SLL	$16, X10
+	OR	X15, X10
+	SRL	$32, X10, X15
+	SLL	$32, X10
+	OR	X15, X10
+	XOR	X28, X30
+	XOR	X10, X29
 	// Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
-	WORD	$0x01eece33	// xor t3, t4, t5
-	WORD	$0x020e9993	// slli s3, t4, 32
-	WORD	$0x0209d993	// srli s3, s3, 32
-	WORD	$0x0005e903	// lwu s2, 0(a1)
-	WORD	$0x0045e883	// lwu a7, 4(a1)
-	WORD	$0x00c5ea83	// lwu s5, 12(a1)
-	WORD	$0x0059f733	// and a4, s3, t0
-	WORD	$0x0069f7b3	// and a5, s3, t1
-	WORD	$0x0085ea03	// lwu s4, 8(a1)
-	WORD	$0x03270b33	// mul s6, a4, s2
-	WORD	$0x03578bb3	// mul s7, a5, s5
-	WORD	$0x03170833	// mul a6, a4, a7
-	WORD	$0x03278c33	// mul s8, a5, s2
-	WORD	$0x0079f533	// and a0, s3, t2
-	WORD	$0x03470633	// mul a2, a4, s4
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01884833	// xor a6, a6, s8
-	WORD	$0x03450bb3	// mul s7, a0, s4
-	WORD	$0x03550c33	// mul s8, a0, s5
-	WORD	$0x00329493	// slli s1, t0, 3
-	WORD	$0x0099f4b3	// and s1, s3, s1
-	WORD	$0x031789b3	// mul s3, a5, a7
-	WORD	$0x03570733	// mul a4, a4, s5
-	WORD	$0x034787b3	// mul a5, a5, s4
-	WORD	$0x01364633	// xor a2, a2, s3
-	WORD	$0x032509b3	// mul s3, a0, s2
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00f74733	// xor a4, a4, a5
-	WORD	$0x01884833	// xor a6, a6, s8
-	WORD	$0x03148bb3	// mul s7, s1, a7
-	WORD	$0x031507b3	// mul a5, a0, a7
-	WORD	$0x03448c33	// mul s8, s1, s4
-	WORD	$0x01364633	// xor a2, a2, s3
-	WORD	$0x035489b3	// mul s3, s1, s5
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00f74733	// xor a4, a4, a5
-	WORD	$0x01884833	// xor a6, a6, s8
-	WORD	$0x005b7533	// and a0, s6, t0
-	WORD	$0x020eda13	// srli s4, t4, 32
-	WORD	$0x005a7ab3	// and s5, s4, t0
-	WORD	$0x006a78b3	// and a7, s4, t1
-	WORD	$0x032487b3	// mul a5, s1, s2
-	WORD	$0x00687833	// and a6, a6, t1
-	WORD	$0x007a7933	// and s2, s4, t2
-	WORD	$0x01364633	// xor a2, a2, s3
-	WORD	$0x00f74733	// xor a4, a4, a5
-	WORD	$0x01056533	// or a0, a0, a6
-	WORD	$0x0105e483	// lwu s1, 16(a1)
-	WORD	$0x0145eb83	// lwu s7, 20(a1)
-	WORD	$0x01c5ec03	// lwu s8, 28(a1)
-	WORD	$0x0185e803	// lwu a6, 24(a1)
-	WORD	$0x029a8cb3	// mul s9, s5, s1
-	WORD	$0x03888433	// mul s0, a7, s8
-	WORD	$0x00767633	// and a2, a2, t2
-	WORD	$0x00329793	// slli a5, t0, 3
-	WORD	$0x008cccb3	// xor s9, s9, s0
-	WORD	$0x00c56533	// or a0, a0, a2
-	WORD	$0x037a89b3	// mul s3, s5, s7
-	WORD	$0x03090433	// mul s0, s2, a6
-	WORD	$0x00f77733	// and a4, a4, a5
-	WORD	$0x029880b3	// mul ra, a7, s1
-	WORD	$0x008cccb3	// xor s9, s9, s0
-	WORD	$0x00e56533	// or a0, a0, a4
-	WORD	$0x030a87b3	// mul a5, s5, a6
-	WORD	$0x0019c9b3	// xor s3, s3, ra
-	WORD	$0x038900b3	// mul ra, s2, s8
-	WORD	$0x0019c9b3	// xor s3, s3, ra
-	WORD	$0x00329b13	// slli s6, t0, 3
-	WORD	$0x016a7b33	// and s6, s4, s6
-	WORD	$0x038a8633	// mul a2, s5, s8
-	WORD	$0x037b0433	// mul s0, s6, s7
-	WORD	$0x030b00b3	// mul ra, s6, a6
-	WORD	$0x03088833	// mul a6, a7, a6
-	WORD	$0x03788a33	// mul s4, a7, s7
-	WORD	$0x008cccb3	// xor s9, s9, s0
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x0147c7b3	// xor a5, a5, s4
-	WORD	$0x02990a33	// mul s4, s2, s1
-	WORD	$0x03790833	// mul a6, s2, s7
-	WORD	$0x0019c9b3	// xor s3, s3, ra
-	WORD	$0x0147c7b3	// xor a5, a5, s4
-	WORD	$0x038b0a33	// mul s4, s6, s8
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x005cf733	// and a4, s9, t0
-	WORD	$0x020e9893	// slli a7, t4, 32
-	WORD	$0x0208d893	// srli a7, a7, 32
-	WORD	$0x020ede93	// srli t4, t4, 32
-	WORD	$0x029b0833	// mul a6, s6, s1
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x0147c7b3	// xor a5, a5, s4
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x01376733	// or a4, a4, s3
-	WORD	$0x0205e903	// lwu s2, 32(a1)
-	WORD	$0x0245ea03	// lwu s4, 36(a1)
-	WORD	$0x0058feb3	// and t4, a7, t0
-	WORD	$0x0068fab3	// and s5, a7, t1
-	WORD	$0x0285eb83	// lwu s7, 40(a1)
-	WORD	$0x0078f9b3	// and s3, a7, t2
-	WORD	$0x00329493	// slli s1, t0, 3
-	WORD	$0x0098f4b3	// and s1, a7, s1
-	WORD	$0x0077f7b3	// and a5, a5, t2
-	WORD	$0x02c5eb03	// lwu s6, 44(a1)
-	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x032e8c33	// mul s8, t4, s2
-	WORD	$0x036a8cb3	// mul s9, s5, s6
-	WORD	$0x034e87b3	// mul a5, t4, s4
-	WORD	$0x01067633	// and a2, a2, a6
-	WORD	$0x032a8833	// mul a6, s5, s2
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x03798cb3	// mul s9, s3, s7
-	WORD	$0x00c76733	// or a4, a4, a2
-	WORD	$0x037e88b3	// mul a7, t4, s7
-	WORD	$0x036e8eb3	// mul t4, t4, s6
-	WORD	$0x0107c7b3	// xor a5, a5, a6
-	WORD	$0x03698833	// mul a6, s3, s6
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x03448cb3	// mul s9, s1, s4
-	WORD	$0x0107c7b3	// xor a5, a5, a6
-	WORD	$0x03748833	// mul a6, s1, s7
-	WORD	$0x037a8633	// mul a2, s5, s7
-	WORD	$0x034a8ab3	// mul s5, s5, s4
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x00ceceb3	// xor t4, t4, a2
-	WORD	$0x0158c8b3	// xor a7, a7, s5
-	WORD	$0x03298ab3	// mul s5, s3, s2
-	WORD	$0x03498633	// mul a2, s3, s4
-	WORD	$0x0107c7b3	// xor a5, a5, a6
-	WORD	$0x0158c8b3	// xor a7, a7, s5
-	WORD	$0x03648ab3	// mul s5, s1, s6
-	WORD	$0x00ceceb3	// xor t4, t4, a2
-	WORD	$0x005c79b3	// and s3, s8, t0
-	WORD	$0x03248633	// mul a2, s1, s2
-	WORD	$0x0067f7b3	// and a5, a5, t1
-	WORD	$0x0158c8b3	// xor a7, a7, s5
-	WORD	$0x00ceceb3	// xor t4, t4, a2
-	WORD	$0x00f9e9b3	// or s3, s3, a5
-	WORD	$0x020f1613	// slli a2, t5, 32
-	WORD	$0x02065613	// srli a2, a2, 32
-	WORD	$0x00567b33	// and s6, a2, t0
-	WORD	$0x00667a33	// and s4, a2, t1
-	WORD	$0x00767833	// and a6, a2, t2
-	WORD	$0x00329793	// slli a5, t0, 3
-	WORD	$0x0078f8b3	// and a7, a7, t2
-	WORD	$0x00f677b3	// and a5, a2, a5
-	WORD	$0x00329613	// slli a2, t0, 3
-	WORD	$0x0119e9b3	// or s3, s3, a7
-	WORD	$0x0305e883	// lwu a7, 48(a1)
-	WORD	$0x0345eb83	// lwu s7, 52(a1)
-	WORD	$0x03c5e483	// lwu s1, 60(a1)
-	WORD	$0x0385ea83	// lwu s5, 56(a1)
-	WORD	$0x031b0cb3	// mul s9, s6, a7
-	WORD	$0x029a0c33	// mul s8, s4, s1
-	WORD	$0x00cefeb3	// and t4, t4, a2
-	WORD	$0x01d9e9b3	// or s3, s3, t4
-	WORD	$0x018cccb3	// xor s9, s9, s8
-	WORD	$0x03580c33	// mul s8, a6, s5
+	XOR	X30, X29, X28
+	SLL	$32, X29, X19
+	SRL	$32, X19
+	MOVWU	(X11), X18
+	MOVWU	4(X11), X17
+	MOVWU	12(X11), X21
+	AND	X5, X19, X14
+	AND	X6, X19, X15
+	MOVWU	8(X11), X20
+	MUL	X18, X14, X22
+	MUL	X21, X15, X23
+	MUL	X17, X14, X16
+	MUL	X18, X15, X24
+	AND	X7, X19, X10
+	MUL	X20, X14, X12
+	XOR	X23, X22
+	XOR	X24, X16
+	MUL	X20, X10, X23
+	MUL	X21, X10, X24
+	SLL	$3, X5, X9
+	AND	X9, X19, X9
+	MUL	X17, X15, X19
+	MUL	X21, X14
+	MUL	X20, X15
+	XOR	X19, X12
+	MUL	X18, X10, X19
+	XOR	X23, X22
+	XOR	X15, X14
+	XOR	X24, X16
+	MUL	X17, X9, X23
+	MUL	X17, X10, X15
+	MUL	X20, X9, X24
+	XOR	X19, X12
+	MUL	X21, X9, X19
+	XOR	X23, X22
+	XOR	X15, X14
+	XOR	X24, X16
+	AND	X5, X22, X10
+	SRL	$32, X29, X20
+	AND	X5, X20, X21
+	AND	X6, X20, X17
+	MUL	X18, X9, X15
+	AND	X6, X16
+	AND	X7, X20, X18
+	XOR	X19, X12
+	XOR	X15, X14
+	OR	X16, X10
+	MOVWU	16(X11), X9
+	MOVWU	20(X11), X23
+	MOVWU	28(X11), X24
+	MOVWU	24(X11), X16
+	MUL	X9, X21, X25
+	MUL	X24, X17, X8
+	AND	X7, X12
+	SLL	$3, X5, X15
+	XOR	X8, X25
+	OR	X12, X10
+	MUL	X23, X21, X19
+	MUL	X16, X18, X8
+	AND	X15, X14
+	MUL	X9, X17, X1
+	XOR	X8, X25
+	OR	X14, X10
+	MUL	X16, X21, X15
+	XOR	X1, X19
+	MUL	X24, X18, X1
+	XOR	X1, X19
+	SLL	$3, X5, X22
+	AND	X22, X20, X22
+	MUL	X24, X21, X12
+	MUL	X23, X22, X8
+	MUL	X16, X22, X1
+	MUL	X16, X17, X16
+	MUL	X23, X17, X20
+	XOR	X8, X25
+	XOR	X16, X12
+	XOR	X20, X15
+	MUL	X9, X18, X20
+	MUL	X23, X18, X16
+	XOR	X1, X19
+	XOR	X20, X15
+	MUL	X24, X22, X20
+	XOR	X16, X12
+	AND	X5, X25, X14
+	SLL	$32, X29, X17
+	SRL	$32, X17
+	SRL	$32, X29
+	MUL	X9, X22, X16
+	AND	X6, X19
+	XOR	X29, X17
+	XOR	X20, X15
+	XOR	X16, X12
+	OR	X19, X14
+	MOVWU	32(X11), X18
+	MOVWU	36(X11), X20
+	AND	X5, X17, X29
+	AND	X6, X17, X21
+	MOVWU	40(X11), X23
+	AND	X7, X17, X19
+	SLL	$3, X5, X9
+	AND	X9, X17, X9
+	AND	X7, X15
+	MOVWU	44(X11), X22
+	SLL	$3, X5, X16
+	OR	X15, X14
+	MUL	X18, X29, X24
+	MUL	X22, X21, X25
+	MUL	X20, X29, X15
+	AND	X16, X12
+	MUL	X18, X21, X16
+	XOR	X25, X24
+	MUL	X23, X19, X25
+	OR	X12, X14
+	MUL	X23, X29, X17
+	MUL	X22, X29
+	XOR	X16, X15
+	MUL	X22, X19, X16
+	XOR	X25, X24
+	MUL	X20, X9, X25
+	XOR	X16, X15
+	MUL	X23, X9, X16
+	MUL	X23, X21, X12
+	MUL	X20, X21
+	XOR	X25, X24
+	XOR	X12, X29
+	XOR	X21, X17
+	MUL	X18, X19, X21
+	MUL	X20, X19, X12
+	XOR	X16, X15
+	XOR	X21, X17
+	MUL	X22, X9, X21
+	XOR	X12, X29
+	AND	X5, X24, X19
+	MUL	X18, X9, X12
+	AND	X6, X15
+	XOR	X21, X17
+	XOR	X12, X29
+	OR	X15, X19
+	SLL	$32, X30, X12
+	SRL	$32, X12
+	AND	X5, X12, X22
+	AND	X6, X12, X20
+	AND	X7, X12, X16
+	SLL	$3, X5, X15
+	AND	X7, X17
+	AND	X15, X12, X15
+	SLL	$3, X5, X12
+	OR	X17, X19
+	MOVWU	48(X11), X17
+	MOVWU	52(X11), X23
+	MOVWU	60(X11), X9
+	MOVWU	56(X11), X21
+	MUL	X17, X22, X25
+	MUL	X9, X20, X24
+	AND	X12, X29
+	OR	X29, X19
+	XOR	X24, X25
+	MUL	X21, X16, X24
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00a9c9b3	// xor s3, s3, a0
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x037b0933	// mul s2, s6, s7
-	WORD	$0x018cccb3	// xor s9, s9, s8
-	WORD	$0x03778c33	// mul s8, a5, s7
-	WORD	$0x02099413	// slli s0, s3, 32
-	WORD	$0x00854eb3	// xor t4, a0, s0
-	WORD	$0x018cccb3	// xor s9, s9, s8
-	WORD	$0x031a0c33	// mul s8, s4, a7
-	WORD	$0x005cf633	// and a2, s9, t0
-	WORD	$0x0209d413	// srli s0, s3, 32
-	WORD	$0x01894933	// xor s2, s2, s8
-	WORD	$0x02980c33	// mul s8, a6, s1
-	WORD	$0x00874533	// xor a0, a4, s0
-	WORD	$0x035b09b3	// mul s3, s6, s5
-	WORD	$0x037a0cb3	// mul s9, s4, s7
-	WORD	$0x029b0733	// mul a4, s6, s1
-	WORD	$0x035a0b33	// mul s6, s4, s5
-	WORD	$0x0199c9b3	// xor s3, s3, s9
-	WORD	$0x03180cb3	// mul s9, a6, a7
-	WORD	$0x01674733	// xor a4, a4, s6
-	WORD	$0x03780b33	// mul s6, a6, s7
-	WORD	$0x01894933	// xor s2, s2, s8
-	WORD	$0x020f5813	// srli a6, t5, 32
-	WORD	$0x03578c33	// mul s8, a5, s5
-	WORD	$0x00587a33	// and s4, a6, t0
-	WORD	$0x0199c9b3	// xor s3, s3, s9
-	WORD	$0x02978cb3	// mul s9, a5, s1
-	WORD	$0x01674733	// xor a4, a4, s6
-	WORD	$0x03178b33	// mul s6, a5, a7
-	WORD	$0x01894933	// xor s2, s2, s8
-	WORD	$0x00687ab3	// and s5, a6, t1
-	WORD	$0x00697933	// and s2, s2, t1
-	WORD	$0x007877b3	// and a5, a6, t2
-	WORD	$0x0199c9b3	// xor s3, s3, s9
-	WORD	$0x01674733	// xor a4, a4, s6
-	WORD	$0x01266633	// or a2, a2, s2
-	WORD	$0x0405e483	// lwu s1, 64(a1)
-	WORD	$0x0445eb83	// lwu s7, 68(a1)
-	WORD	$0x04c5e903	// lwu s2, 76(a1)
-	WORD	$0x0485e883	// lwu a7, 72(a1)
-	WORD	$0x029a0c33	// mul s8, s4, s1
-	WORD	$0x0079f9b3	// and s3, s3, t2
-	WORD	$0x00329b13	// slli s6, t0, 3
-	WORD	$0x01366633	// or a2, a2, s3
-	WORD	$0x032a8433	// mul s0, s5, s2
-	WORD	$0x01677733	// and a4, a4, s6
-	WORD	$0x037a09b3	// mul s3, s4, s7
-	WORD	$0x008c4c33	// xor s8, s8, s0
-	WORD	$0x03178433	// mul s0, a5, a7
-	WORD	$0x00e66633	// or a2, a2, a4
-	WORD	$0x029a8cb3	// mul s9, s5, s1
-	WORD	$0x008c4c33	// xor s8, s8, s0
-	WORD	$0x0199c9b3	// xor s3, s3, s9
-	WORD	$0x03278cb3	// mul s9, a5, s2
-	WORD	$0x0199c9b3	// xor s3, s3, s9
-	WORD	$0x00329b13	// slli s6, t0, 3
-	WORD	$0x01687b33	// and s6, a6, s6
-	WORD	$0x037b0433	// mul s0, s6, s7
-	WORD	$0x031b0cb3	// mul s9, s6, a7
-	WORD	$0x008c4c33	// xor s8, s8, s0
-	WORD	$0x031a0833	// mul a6, s4, a7
-	WORD	$0x032a0733	// mul a4, s4, s2
-	WORD	$0x031a88b3	// mul a7, s5, a7
-	WORD	$0x037a8ab3	// mul s5, s5, s7
-	WORD	$0x0199c9b3	// xor s3, s3, s9
-	WORD	$0x01174733	// xor a4, a4, a7
-	WORD	$0x01584833	// xor a6, a6, s5
-	WORD	$0x02978ab3	// mul s5, a5, s1
-	WORD	$0x037788b3	// mul a7, a5, s7
-	WORD	$0x005c77b3	// and a5, s8, t0
-	WORD	$0x020f1a13	// slli s4, t5, 32
-	WORD	$0x020a5a13	// srli s4, s4, 32
-	WORD	$0x020f5f13	// srli t5, t5, 32
-	WORD	$0x01584833	// xor a6, a6, s5
-	WORD	$0x032b0ab3	// mul s5, s6, s2
-	WORD	$0x01174733	// xor a4, a4, a7
-	WORD	$0x029b08b3	// mul a7, s6, s1
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x01ea4a33	// xor s4, s4, t5
-	WORD	$0x01584833	// xor a6, a6, s5
-	WORD	$0x01174733	// xor a4, a4, a7
-	WORD	$0x0137e7b3	// or a5, a5, s3
-	WORD	$0x0505e903	// lwu s2, 80(a1)
-	WORD	$0x0545ea83	// lwu s5, 84(a1)
-	WORD	$0x005a7f33	// and t5, s4, t0
-	WORD	$0x006a7bb3	// and s7, s4, t1
-	WORD	$0x0585ec03	// lwu s8, 88(a1)
-	WORD	$0x007a79b3	// and s3, s4, t2
-	WORD	$0x00329493	// slli s1, t0, 3
-	WORD	$0x009a74b3	// and s1, s4, s1
-	WORD	$0x00787833	// and a6, a6, t2
-	WORD	$0x05c5eb03	// lwu s6, 92(a1)
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x0107e7b3	// or a5, a5, a6
-	WORD	$0x032f0833	// mul a6, t5, s2
-	WORD	$0x036b8a33	// mul s4, s7, s6
-	WORD	$0x01177733	// and a4, a4, a7
-	WORD	$0x035f08b3	// mul a7, t5, s5
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x03898a33	// mul s4, s3, s8
-	WORD	$0x00e7e7b3	// or a5, a5, a4
-	WORD	$0x032b8cb3	// mul s9, s7, s2
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x03548a33	// mul s4, s1, s5
-	WORD	$0x0198c8b3	// xor a7, a7, s9
-	WORD	$0x03698cb3	// mul s9, s3, s6
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x038f0a33	// mul s4, t5, s8
-	WORD	$0x036f0f33	// mul t5, t5, s6
-	WORD	$0x0198c8b3	// xor a7, a7, s9
-	WORD	$0x03848cb3	// mul s9, s1, s8
-	WORD	$0x038b8733	// mul a4, s7, s8
-	WORD	$0x035b8bb3	// mul s7, s7, s5
-	WORD	$0x0198c8b3	// xor a7, a7, s9
-	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x017a4a33	// xor s4, s4, s7
-	WORD	$0x03298bb3	// mul s7, s3, s2
-	WORD	$0x03598733	// mul a4, s3, s5
-	WORD	$0x005879b3	// and s3, a6, t0
-	WORD	$0x017a4a33	// xor s4, s4, s7
-	WORD	$0x03648bb3	// mul s7, s1, s6
-	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x03248733	// mul a4, s1, s2
-	WORD	$0x0068f8b3	// and a7, a7, t1
-	WORD	$0x017a4a33	// xor s4, s4, s7
-	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x0119e9b3	// or s3, s3, a7
-	WORD	$0x020e1713	// slli a4, t3, 32
-	WORD	$0x02075713	// srli a4, a4, 32
-	WORD	$0x00577c33	// and s8, a4, t0
-	WORD	$0x00677ab3	// and s5, a4, t1
-	WORD	$0x007778b3	// and a7, a4, t2
-	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x007a7a33	// and s4, s4, t2
-	WORD	$0x01077833	// and a6, a4, a6
-	WORD	$0x00329713	// slli a4, t0, 3
-	WORD	$0x0149e9b3	// or s3, s3, s4
-	WORD	$0x0605e483	// lwu s1, 96(a1)
-	WORD	$0x0645eb03	// lwu s6, 100(a1)
-	WORD	$0x06c5e903	// lwu s2, 108(a1)
-	WORD	$0x0685ec83	// lwu s9, 104(a1)
-	WORD	$0x029c0bb3	// mul s7, s8, s1
-	WORD	$0x00ef7f33	// and t5, t5, a4
-	WORD	$0x032a8733	// mul a4, s5, s2
-	WORD	$0x01e9e9b3	// or s3, s3, t5
+	XOR	X10, X19
+	XOR	X14, X19
+	MUL	X23, X22, X18
+	XOR	X24, X25
+	MUL	X23, X15, X24
+	SLL	$32, X19, X8
+	XOR	X8, X10, X29
+	XOR	X24, X25
+	MUL	X17, X20, X24
+	AND	X5, X25, X12
+	SRL	$32, X19, X8
+	XOR	X24, X18
+	MUL	X9, X16, X24
+	XOR	X8, X14, X10
+	MUL	X21, X22, X19
+	MUL	X23, X20, X25
+	MUL	X9, X22, X14
+	MUL	X21, X20, X22
+	XOR	X25, X19
+	MUL	X17, X16, X25
+	XOR	X22, X14
+	MUL	X23, X16, X22
+	XOR	X24, X18
+	SRL	$32, X30, X16
+	MUL	X21, X15, X24
+	AND	X5, X16, X20
+	XOR	X25, X19
+	MUL	X9, X15, X25
+	XOR	X22, X14
+	MUL	X17, X15, X22
+	XOR	X24, X18
+	AND	X6, X16, X21
+	AND	X6, X18
+	AND	X7, X16, X15
+	XOR	X25, X19
+	XOR	X22, X14
+	OR	X18, X12
+	MOVWU	64(X11), X9
+	MOVWU	68(X11), X23
+	MOVWU	76(X11), X18
+	MOVWU	72(X11), X17
+	MUL	X9, X20, X24
+	AND	X7, X19
+	SLL	$3, X5, X22
+	OR	X19, X12
+	MUL	X18, X21, X8
+	AND	X22, X14
+	MUL	X23, X20, X19
+	XOR	X8, X24
+	MUL	X17, X15, X8
+	OR	X14, X12
+	MUL	X9, X21, X25
+	XOR	X8, X24
+	XOR	X25, X19
+	MUL	X18, X15, X25
+	XOR	X25, X19
+	SLL	$3, X5, X22
+	AND	X22, X16, X22
+	MUL	X23, X22, X8
+	MUL	X17, X22, X25
+	XOR	X8, X24
+	MUL	X17, X20, X16
+	MUL	X18, X20, X14
+	MUL	X17, X21, X17
+	MUL	X23, X21
+	XOR	X25, X19
+	XOR	X17, X14
+	XOR	X21, X16
+	MUL	X9, X15, X21
+	MUL	X23, X15, X17
+	AND	X5, X24, X15
+	SLL	$32, X30, X20
+	SRL	$32, X20
+	SRL	$32, X30
+	XOR	X21, X16
+	MUL	X18, X22, X21
+	XOR	X17, X14
+	MUL	X9, X22, X17
+	AND	X6, X19
+	XOR	X30, X20
+	XOR	X21, X16
+	XOR	X17, X14
+	OR	X19, X15
+	MOVWU	80(X11), X18
+	MOVWU	84(X11), X21
+	AND	X5, X20, X30
+	AND	X6, X20, X23
+	MOVWU	88(X11), X24
+	AND	X7, X20, X19
+	SLL	$3, X5, X9
+	AND	X9, X20, X9
+	AND	X7, X16
+	MOVWU	92(X11), X22
+	SLL	$3, X5, X17
+	OR	X16, X15
+	MUL	X18, X30, X16
+	MUL	X22, X23, X20
+	AND	X17, X14
+	MUL	X21, X30, X17
+	XOR	X20, X16
+	MUL	X24, X19, X20
+	OR	X14, X15
+	MUL	X18, X23, X25
+	XOR	X20, X16
+	MUL	X21, X9, X20
+	XOR	X25, X17
+	MUL	X22, X19, X25
+	XOR	X20, X16
+	MUL	X24, X30, X20
+	MUL	X22, X30
+	XOR	X25, X17
+	MUL	X24, X9, X25
+	MUL	X24, X23, X14
+	MUL	X21, X23
+	XOR	X25, X17
+	XOR	X14, X30
+	XOR	X23, X20
+	MUL	X18, X19, X23
+	MUL	X21, X19, X14
+	AND	X5, X16, X19
+	XOR	X23, X20
+	MUL	X22, X9, X23
+	XOR	X14, X30
+	MUL	X18, X9, X14
+	AND	X6, X17
+	XOR	X23, X20
+	XOR	X14, X30
+	OR	X17, X19
+	SLL	$32, X28, X14
+	SRL	$32, X14
+	AND	X5, X14, X24
+	AND	X6, X14, X21
+	AND	X7, X14, X17
+	SLL	$3, X5, X16
+	AND	X7, X20
+	AND	X16, X14, X16
+	SLL	$3, X5, X14
+	OR	X20, X19
+	MOVWU	96(X11), X9
+	MOVWU	100(X11), X22
+	MOVWU	108(X11), X18
+	MOVWU	104(X11), X25
+	MUL	X9, X24, X23
+	AND	X14, X30
+	MUL	X18, X21, X14
+	OR	X30, X19
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x03988733	// mul a4, a7, s9
-	WORD	$0x00f9c9b3	// xor s3, s3, a5
-	WORD	$0x036c0a33	// mul s4, s8, s6
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x03680733	// mul a4, a6, s6
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x005bf733	// and a4, s7, t0
-	WORD	$0x02099b93	// slli s7, s3, 32
-	WORD	$0x01764f33	// xor t5, a2, s7
-	WORD	$0x0209db93	// srli s7, s3, 32
-	WORD	$0x029a89b3	// mul s3, s5, s1
-	WORD	$0x0177c633	// xor a2, a5, s7
-	WORD	$0x039c0bb3	// mul s7, s8, s9
-	WORD	$0x032c07b3	// mul a5, s8, s2
-	WORD	$0x013a4a33	// xor s4, s4, s3
-	WORD	$0x032889b3	// mul s3, a7, s2
-	WORD	$0x013a4a33	// xor s4, s4, s3
-	WORD	$0x039809b3	// mul s3, a6, s9
-	WORD	$0x039a8cb3	// mul s9, s5, s9
-	WORD	$0x036a8ab3	// mul s5, s5, s6
-	WORD	$0x013a4a33	// xor s4, s4, s3
-	WORD	$0x020e5c13	// srli s8, t3, 32
-	WORD	$0x015bcbb3	// xor s7, s7, s5
-	WORD	$0x02988ab3	// mul s5, a7, s1
-	WORD	$0x0197c7b3	// xor a5, a5, s9
-	WORD	$0x03688cb3	// mul s9, a7, s6
-	WORD	$0x005c79b3	// and s3, s8, t0
-	WORD	$0x006c78b3	// and a7, s8, t1
-	WORD	$0x015bcbb3	// xor s7, s7, s5
-	WORD	$0x03280ab3	// mul s5, a6, s2
-	WORD	$0x0197c7b3	// xor a5, a5, s9
-	WORD	$0x02980cb3	// mul s9, a6, s1
-	WORD	$0x006a7a33	// and s4, s4, t1
-	WORD	$0x007c74b3	// and s1, s8, t2
-	WORD	$0x015bcbb3	// xor s7, s7, s5
-	WORD	$0x0197c7b3	// xor a5, a5, s9
-	WORD	$0x01476733	// or a4, a4, s4
-	WORD	$0x0705e803	// lwu a6, 112(a1)
-	WORD	$0x0745ea83	// lwu s5, 116(a1)
-	WORD	$0x07c5e903	// lwu s2, 124(a1)
-	WORD	$0x0785e403	// lwu s0, 120(a1)
-	WORD	$0x007bfbb3	// and s7, s7, t2
-	WORD	$0x00329c93	// slli s9, t0, 3
-	WORD	$0x01776733	// or a4, a4, s7
-	WORD	$0x03098b33	// mul s6, s3, a6
-	WORD	$0x0197f7b3	// and a5, a5, s9
-	WORD	$0x03288bb3	// mul s7, a7, s2
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x03598cb3	// mul s9, s3, s5
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x02848bb3	// mul s7, s1, s0
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00329a13	// slli s4, t0, 3
-	WORD	$0x014c7a33	// and s4, s8, s4
-	WORD	$0x035a0bb3	// mul s7, s4, s5
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x03088bb3	// mul s7, a7, a6
-	WORD	$0x005b77b3	// and a5, s6, t0
-	WORD	$0x017cccb3	// xor s9, s9, s7
-	WORD	$0x03248bb3	// mul s7, s1, s2
-	WORD	$0x017cccb3	// xor s9, s9, s7
-	WORD	$0x028a0bb3	// mul s7, s4, s0
-	WORD	$0x017cccb3	// xor s9, s9, s7
-	WORD	$0x020e1c13	// slli s8, t3, 32
-	WORD	$0x020c5c13	// srli s8, s8, 32
-	WORD	$0x020e5e13	// srli t3, t3, 32
-	WORD	$0x006cfcb3	// and s9, s9, t1
-	WORD	$0x01cc4c33	// xor s8, s8, t3
-	WORD	$0x02898b33	// mul s6, s3, s0
-	WORD	$0x03298e33	// mul t3, s3, s2
-	WORD	$0x02888bb3	// mul s7, a7, s0
-	WORD	$0x03588433	// mul s0, a7, s5
-	WORD	$0x0197e7b3	// or a5, a5, s9
-	WORD	$0x005c79b3	// and s3, s8, t0
-	WORD	$0x008b4b33	// xor s6, s6, s0
-	WORD	$0x03048433	// mul s0, s1, a6
-	WORD	$0x017e4e33	// xor t3, t3, s7
-	WORD	$0x03548bb3	// mul s7, s1, s5
-	WORD	$0x006c7ab3	// and s5, s8, t1
-	WORD	$0x007c78b3	// and a7, s8, t2
-	WORD	$0x008b4b33	// xor s6, s6, s0
-	WORD	$0x032a0433	// mul s0, s4, s2
-	WORD	$0x0805e483	// lwu s1, 128(a1)
-	WORD	$0x017e4e33	// xor t3, t3, s7
-	WORD	$0x030a0bb3	// mul s7, s4, a6
-	WORD	$0x0845e903	// lwu s2, 132(a1)
-	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x010c7833	// and a6, s8, a6
-	WORD	$0x008b4b33	// xor s6, s6, s0
-	WORD	$0x0885ec03	// lwu s8, 136(a1)
-	WORD	$0x017e4e33	// xor t3, t3, s7
-	WORD	$0x007b7b33	// and s6, s6, t2
-	WORD	$0x08c5ea03	// lwu s4, 140(a1)
-	WORD	$0x00329b93	// slli s7, t0, 3
-	WORD	$0x0167e7b3	// or a5, a5, s6
-	WORD	$0x02998b33	// mul s6, s3, s1
-	WORD	$0x034a8cb3	// mul s9, s5, s4
-	WORD	$0x017e7e33	// and t3, t3, s7
-	WORD	$0x03298bb3	// mul s7, s3, s2
-	WORD	$0x019b4b33	// xor s6, s6, s9
-	WORD	$0x03888cb3	// mul s9, a7, s8
-	WORD	$0x01c7e7b3	// or a5, a5, t3
-	WORD	$0x029a8e33	// mul t3, s5, s1
-	WORD	$0x019b4b33	// xor s6, s6, s9
-	WORD	$0x03280cb3	// mul s9, a6, s2
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x03488e33	// mul t3, a7, s4
-	WORD	$0x019b4b33	// xor s6, s6, s9
-	WORD	$0x03898cb3	// mul s9, s3, s8
-	WORD	$0x034989b3	// mul s3, s3, s4
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x03880e33	// mul t3, a6, s8
-	WORD	$0x038a8c33	// mul s8, s5, s8
-	WORD	$0x032a8ab3	// mul s5, s5, s2
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x0189c9b3	// xor s3, s3, s8
-	WORD	$0x015cccb3	// xor s9, s9, s5
-	WORD	$0x02988ab3	// mul s5, a7, s1
-	WORD	$0x03288c33	// mul s8, a7, s2
-	WORD	$0x005b7e33	// and t3, s6, t0
-	WORD	$0x015cccb3	// xor s9, s9, s5
-	WORD	$0x03480ab3	// mul s5, a6, s4
-	WORD	$0x0189c9b3	// xor s3, s3, s8
-	WORD	$0x02980c33	// mul s8, a6, s1
-	WORD	$0x006bfbb3	// and s7, s7, t1
-	WORD	$0x015cccb3	// xor s9, s9, s5
-	WORD	$0x0189c9b3	// xor s3, s3, s8
-	WORD	$0x017e6e33	// or t3, t3, s7
-	WORD	$0x007cfcb3	// and s9, s9, t2
-	WORD	$0x00329c13	// slli s8, t0, 3
-	WORD	$0x019e6e33	// or t3, t3, s9
-	WORD	$0x0189f9b3	// and s3, s3, s8
-	WORD	$0x013e6e33	// or t3, t3, s3
+	XOR	X12, X19
+	XOR	X14, X23
+	MUL	X25, X17, X14
+	XOR	X15, X19
+	MUL	X22, X24, X20
+	XOR	X14, X23
+	MUL	X22, X16, X14
+	XOR	X14, X23
+	AND	X5, X23, X14
+	SLL	$32, X19, X23
+	XOR	X23, X12, X30
+	SRL	$32, X19, X23
+	MUL	X9, X21, X19
+	XOR	X23, X15, X12
+	MUL	X25, X24, X23
+	MUL	X18, X24, X15
+	XOR	X19, X20
+	MUL	X18, X17, X19
+	XOR	X19, X20
+	MUL	X25, X16, X19
+	MUL	X25, X21, X25
+	MUL	X22, X21
+	XOR	X19, X20
+	SRL	$32, X28, X24
+	XOR	X21, X23
+	MUL	X9, X17, X21
+	XOR	X25, X15
+	MUL	X22, X17, X25
+	AND	X5, X24, X19
+	AND	X6, X24, X17
+	XOR	X21, X23
+	MUL	X18, X16, X21
+	XOR	X25, X15
+	MUL	X9, X16, X25
+	AND	X6, X20
+	AND	X7, X24, X9
+	XOR	X21, X23
+	XOR	X25, X15
+	OR	X20, X14
+	MOVWU	112(X11), X16
+	MOVWU	116(X11), X21
+	MOVWU	124(X11), X18
+	MOVWU	120(X11), X8
+	AND	X7, X23
+	SLL	$3, X5, X25
+	OR	X23, X14
+	MUL	X16, X19, X22
+	AND	X25, X15
+	MUL	X18, X17, X23
+	OR	X15, X14
+	MUL	X21, X19, X25
+	XOR	X23, X22
+	MUL	X8, X9, X23
+	XOR	X23, X22
+	SLL	$3, X5, X20
+	AND	X20, X24, X20
+	MUL	X21, X20, X23
+	XOR	X23, X22
+	MUL	X16, X17, X23
+	AND	X5, X22, X15
+	XOR	X23, X25
+	MUL	X18, X9, X23
+	XOR	X23, X25
+	MUL	X8, X20, X23
+	XOR	X23, X25
+	SLL	$32, X28, X24
+	SRL	$32, X24
+	SRL	$32, X28
+	AND	X6, X25
+	XOR	X28, X24
+	MUL	X8, X19, X22
+	MUL	X18, X19, X28
+	MUL	X8, X17, X23
+	MUL	X21, X17, X8
+	OR	X25, X15
+	AND	X5, X24, X19
+	XOR	X8, X22
+	MUL	X16, X9, X8
+	XOR	X23, X28
+	MUL	X21, X9, X23
+	AND	X6, X24, X21
+	AND	X7, X24, X17
+	XOR	X8, X22
+	MUL	X18, X20, X8
+	MOVWU	128(X11), X9
+	XOR	X23, X28
+	MUL	X16, X20, X23
+	MOVWU	132(X11), X18
+	SLL	$3, X5, X16
+	AND	X16, X24, X16
+	XOR	X8, X22
+	MOVWU	136(X11), X24
+	XOR	X23, X28
+	AND	X7, X22
+	MOVWU	140(X11), X20
+	SLL	$3, X5, X23
+	OR	X22, X15
+	MUL	X9, X19, X22
+	MUL	X20, X21, X25
+	AND	X23, X28
+	MUL	X18, X19, X23
+	XOR	X25, X22
+	MUL	X24, X17, X25
+	OR	X28, X15
+	MUL	X9, X21, X28
+	XOR	X25, X22
+	MUL	X18, X16, X25
+	XOR	X28, X23
+	MUL	X20, X17, X28
+	XOR	X25, X22
+	MUL	X24, X19, X25
+	MUL	X20, X19
+	XOR	X28, X23
+	MUL	X24, X16, X28
+	MUL	X24, X21, X24
+	MUL	X18, X21
+	XOR	X28, X23
+	XOR	X24, X19
+	XOR	X21, X25
+	MUL	X9, X17, X21
+	MUL	X18, X17, X24
+	AND	X5, X22, X28
+	XOR	X21, X25
+	MUL	X20, X16, X21
+	XOR	X24, X19
+	MUL	X9, X16, X24
+	AND	X6, X23
+	XOR	X21, X25
+	XOR	X24, X19
+	OR	X23, X28
+	AND	X7, X25
+	SLL	$3, X5, X24
+	OR	X25, X28
+	AND	X24, X19
+	OR	X19, X28
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00ee4e33	// xor t3, t3, a4
-	WORD	$0x00fe4e33	// xor t3, t3, a5
-	WORD	$0x020e1813	// slli a6, t3, 32
-	WORD	$0x01074733	// xor a4, a4, a6
-	WORD	$0x020e5813	// srli a6, t3, 32
+	XOR	X14, X28
+	XOR	X15, X28
+	SLL	$32, X28, X16
+	XOR	X16, X14
+	SRL	$32, X28, X16
 	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	WORD	$0x01d74733	// xor a4, a4, t4
-	WORD	$0x0107ce33	// xor t3, a5, a6
-	WORD	$0x01e74733	// xor a4, a4, t5
-	WORD	$0x00ae4e33	// xor t3, t3, a0
-	WORD	$0x00e54533	// xor a0, a0, a4
+	XOR	X29, X14
+	XOR	X16, X15, X28
+	XOR	X30, X14
+	XOR	X10, X28
+	XOR	X14, X10
 	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
-	WORD	$0x03fe9713	// slli a4, t4, 63
-	WORD	$0x03ee9793	// slli a5, t4, 62
-	WORD	$0x00e54533	// xor a0, a0, a4
-	WORD	$0x00ce4e33	// xor t3, t3, a2
-	WORD	$0x00f54533	// xor a0, a0, a5
-	WORD	$0x039e9713	// slli a4, t4, 57
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x00e54533	// xor a0, a0, a4
-	WORD	$0x001ed713	// srli a4, t4, 1
-	WORD	$0x01df4f33	// xor t5, t5, t4
-	WORD	$0x002ed793	// srli a5, t4, 2
-	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x007ed713	// srli a4, t4, 7
-	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x03f51713	// slli a4, a0, 63
-	WORD	$0x03e51793	// slli a5, a0, 62
-	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x03951713	// slli a4, a0, 57
-	WORD	$0x00ef4eb3	// xor t4, t5, a4
-	WORD	$0x00155713	// srli a4, a0, 1
-	WORD	$0x00a64633	// xor a2, a2, a0
-	WORD	$0x00255793	// srli a5, a0, 2
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x00f64633	// xor a2, a2, a5
-	WORD	$0x00755713	// srli a4, a0, 7
-	WORD	$0x00e64f33	// xor t5, a2, a4
-	WORD	$0x01013e03	// ld t3, 16(sp)
-	WORD	$0x010e0e13	// addi t3, t3, 16
-	WORD	$0x01c13823	// sd t3, 16(sp)
-	WORD	$0xfff68693	// addi a3, a3, -1
-	WORD	$0xfc069a63	// bne a3, zero, .Lgcm_ghash_rv64gc_block
-	WORD	$0x00010337	// lui t1, 16
-	WORD	$0xfff3031b	// addiw t1, t1, -1
-	WORD	$0x01031313	// slli t1, t1, 16
-	WORD	$0x00130313	// addi t1, t1, 1
-	WORD	$0x01031313	// slli t1, t1, 16
-	WORD	$0xfff30313	// addi t1, t1, -1
-	WORD	$0x00831293	// slli t0, t1, 8
-	WORD	$0x0062c2b3	// xor t0, t0, t1
+	SLL	$63, X29, X14
+	SLL	$62, X29, X15
+	XOR	X14, X10
+	XOR	X12, X28
+	XOR	X15, X10
+	SLL	$57, X29, X14
+	XOR	X28, X30
+	XOR	X14, X10
+	SRL	$1, X29, X14
+	XOR	X29, X30
+	SRL	$2, X29, X15
+	XOR	X14, X30
+	XOR	X15, X30
+	SRL	$7, X29, X14
+	XOR	X14, X30
+	SLL	$63, X10, X14
+	SLL	$62, X10, X15
+	XOR	X14, X30
+	XOR	X15, X30
+	SLL	$57, X10, X14
+	XOR	X14, X30, X29
+	SRL	$1, X10, X14
+	XOR	X10, X12
+	SRL	$2, X10, X15
+	XOR	X14, X12
+	XOR	X15, X12
+	SRL	$7, X10, X14
+	XOR	X14, X12, X30
+	MOV	16(X2), X28
+	ADD	$16, X28
+	MOV	X28, 16(X2)
+	ADD	$-1, X13
+	BNEZ	X13, block
+	LUI	$16, X6
+	ADDW	$-1, X6
+	SLL	$16, X6
+	ADD	$1, X6
+	SLL	$16, X6
+	ADD	$-1, X6
+	SLL	$8, X6, X5
+	XOR	X6, X5
 	// swap bytes in halfwords, halfwords in words, words
-	WORD	$0x008f5393	// srli t2, t5, 8
-	WORD	$0x0053f3b3	// and t2, t2, t0
-	WORD	$0x005f7f33	// and t5, t5, t0
-	WORD	$0x008f1f13	// slli t5, t5, 8
-	WORD	$0x007f6f33	// or t5, t5, t2
-	WORD	$0x010f5393	// srli t2, t5, 16
-	WORD	$0x0063f3b3	// and t2, t2, t1
-	WORD	$0x006f7f33	// and t5, t5, t1
-	WORD	$0x010f1f13	// slli t5, t5, 16
-	WORD	$0x007f6f33	// or t5, t5, t2
-	WORD	$0x020f5393	// srli t2, t5, 32
-	WORD	$0x020f1f13	// slli t5, t5, 32
-	WORD	$0x007f6f33	// or t5, t5, t2
+	SRL	$8, X30, X7
+	AND	X5, X7
+	AND	X5, X30
+	SLL	$8, X30
+	OR	X7, X30
+	SRL	$16, X30, X7
+	AND	X6, X7
+	AND	X6, X30
+	SLL	$16, X30
+	OR	X7, X30
+	SRL	$32, X30, X7
+	SLL	$32, X30
+	OR	X7, X30
 	// swap bytes in halfwords, halfwords in words, words
-	WORD	$0x008ed393	// srli t2, t4, 8
-	WORD	$0x0053f3b3	// and t2, t2, t0
-	WORD	$0x005efeb3	// and t4, t4, t0
-	WORD	$0x008e9e93	// slli t4, t4, 8
-	WORD	$0x007eeeb3	// or t4, t4, t2
-	WORD	$0x010ed393	// srli t2, t4, 16
-	WORD	$0x0063f3b3	// and t2, t2, t1
-	WORD	$0x006efeb3	// and t4, t4, t1
-	WORD	$0x010e9e93	// slli t4, t4, 16
-	WORD	$0x007eeeb3	// or t4, t4, t2
-	WORD	$0x020ed393	// srli t2, t4, 32
-	WORD	$0x020e9e93	// slli t4, t4, 32
-	WORD	$0x007eeeb3	// or t4, t4, t2
-	WORD	$0x00813283	// ld t0, 8(sp)
-	WORD	$0x01e2b023	// sd t5, 0(t0)
-	WORD	$0x01d2b423	// sd t4, 8(t0)
-	// .Lgcm_ghash_rv64gc_done:
+	SRL	$8, X29, X7
+	AND	X5, X7
+	AND	X5, X29
+	SLL	$8, X29
+	OR	X7, X29
+	SRL	$16, X29, X7
+	AND	X6, X7
+	AND	X6, X29
+	SLL	$16, X29
+	OR	X7, X29
+	SRL	$32, X29, X7
+	SLL	$32, X29
+	OR	X7, X29
+	MOV	8(X2), X5
+	MOV	X30, (X5)
+	MOV	X29, 8(X5)
+done:
 	// return
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000413	// addi s0, zero, 0
-	WORD	$0x00000493	// addi s1, zero, 0
-	WORD	$0x00000513	// addi a0, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
-	WORD	$0x00000793	// addi a5, zero, 0
-	WORD	$0x00000813	// addi a6, zero, 0
-	WORD	$0x00000893	// addi a7, zero, 0
-	WORD	$0x00000913	// addi s2, zero, 0
-	WORD	$0x00000993	// addi s3, zero, 0
-	WORD	$0x00000a13	// addi s4, zero, 0
-	WORD	$0x00000a93	// addi s5, zero, 0
-	WORD	$0x00000b13	// addi s6, zero, 0
-	WORD	$0x00000b93	// addi s7, zero, 0
-	WORD	$0x00000c13	// addi s8, zero, 0
-	WORD	$0x00000c93	// addi s9, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	WORD	$0x00013083	// ld ra, 0(sp)
-	JMP	kgen_ret	// jalr zero, 0(ra)
-	// .Lgcm_ghash_rv64gc_unaligned:
-	WORD	$0x01013e03	// ld t3, 16(sp)
-	WORD	$0x40ce0733	// sub a4, t3, a2
-	WORD	$0x00361613	// slli a2, a2, 3
-	WORD	$0x00073e03	// ld t3, 0(a4)
-	WORD	$0x00873503	// ld a0, 8(a4)
-	WORD	$0x01073783	// ld a5, 16(a4)
-	WORD	$0x00ce5e33	// srl t3, t3, a2
-	WORD	$0x40c00633	// sub a2, zero, a2
-	WORD	$0x00c51733	// sll a4, a0, a2
-	WORD	$0x00ee6e33	// or t3, t3, a4
-	WORD	$0x40c00633	// sub a2, zero, a2
-	WORD	$0x00c55533	// srl a0, a0, a2
-	WORD	$0x40c00633	// sub a2, zero, a2
-	WORD	$0x00c797b3	// sll a5, a5, a2
-	WORD	$0x00f56533	// or a0, a0, a5
-	WORD	$0xec4ff06f	// jal zero, .Lgcm_ghash_rv64gc_loaded
+	MOV	$0, X7
+	MOV	$0, X8
+	MOV	$0, X9
+	MOV	$0, X10
+	MOV	$0, X12
+	MOV	$0, X14
+	MOV	$0, X15
+	MOV	$0, X16
+	MOV	$0, X17
+	MOV	$0, X18
+	MOV	$0, X19
+	MOV	$0, X20
+	MOV	$0, X21
+	MOV	$0, X22
+	MOV	$0, X23
+	MOV	$0, X24
+	MOV	$0, X25
+	MOV	$0, X29
+	MOV	$0, X30
+	MOV	(X2), X1
+	JMP	kgen_ret
+unaligned:
+	MOV	16(X2), X28
+	SUB	X12, X28, X14
+	SLL	$3, X12
+	MOV	(X14), X28
+	MOV	8(X14), X10
+	MOV	16(X14), X15
+	SRL	X12, X28
+	NEG	X12, X12
+	SLL	X12, X10, X14
+	OR	X14, X28
+	NEG	X12, X12
+	SRL	X12, X10
+	NEG	X12, X12
+	SLL	X12, X15
+	OR	X15, X10
+	JMP	loaded
 kgen_ret:
 	RET

@@ -19,82 +19,82 @@ TEXT ·poly1305Init32Rv64gc(SB), NOSPLIT, $0-16
 	MOV	ctx+0(FP), X10
 	MOV	key+8(FP), X11
 	// h = 0 (h4's upper word too)
-	WORD	$0x00053023	// sd zero, 0(a0)
-	WORD	$0x00053423	// sd zero, 8(a0)
-	WORD	$0x00053823	// sd zero, 16(a0)
-	WORD	$0x0e058c63	// beq a1, zero, .Lpoly1305_init_32_rv64gc_done
+	MOV	X0, (X10)
+	MOV	X0, 8(X10)
+	MOV	X0, 16(X10)
+	BEQZ	X11, done
 	// r = key[0..16] little-endian, read byte by byte
-	WORD	$0x0005c283	// lbu t0, 0(a1)
-	WORD	$0x0015c383	// lbu t2, 1(a1)
-	WORD	$0x00839393	// slli t2, t2, 8
-	WORD	$0x0072e2b3	// or t0, t0, t2
-	WORD	$0x0025c383	// lbu t2, 2(a1)
-	WORD	$0x01039393	// slli t2, t2, 16
-	WORD	$0x0072e2b3	// or t0, t0, t2
-	WORD	$0x0035c383	// lbu t2, 3(a1)
-	WORD	$0x01839393	// slli t2, t2, 24
-	WORD	$0x0072e2b3	// or t0, t0, t2
-	WORD	$0x0045c383	// lbu t2, 4(a1)
-	WORD	$0x02039393	// slli t2, t2, 32
-	WORD	$0x0072e2b3	// or t0, t0, t2
-	WORD	$0x0055c383	// lbu t2, 5(a1)
-	WORD	$0x02839393	// slli t2, t2, 40
-	WORD	$0x0072e2b3	// or t0, t0, t2
-	WORD	$0x0065c383	// lbu t2, 6(a1)
-	WORD	$0x03039393	// slli t2, t2, 48
-	WORD	$0x0072e2b3	// or t0, t0, t2
-	WORD	$0x0075c383	// lbu t2, 7(a1)
-	WORD	$0x03839393	// slli t2, t2, 56
-	WORD	$0x0072e2b3	// or t0, t0, t2
-	WORD	$0x0085c303	// lbu t1, 8(a1)
-	WORD	$0x0095c383	// lbu t2, 9(a1)
-	WORD	$0x00839393	// slli t2, t2, 8
-	WORD	$0x00736333	// or t1, t1, t2
-	WORD	$0x00a5c383	// lbu t2, 10(a1)
-	WORD	$0x01039393	// slli t2, t2, 16
-	WORD	$0x00736333	// or t1, t1, t2
-	WORD	$0x00b5c383	// lbu t2, 11(a1)
-	WORD	$0x01839393	// slli t2, t2, 24
-	WORD	$0x00736333	// or t1, t1, t2
-	WORD	$0x00c5c383	// lbu t2, 12(a1)
-	WORD	$0x02039393	// slli t2, t2, 32
-	WORD	$0x00736333	// or t1, t1, t2
-	WORD	$0x00d5c383	// lbu t2, 13(a1)
-	WORD	$0x02839393	// slli t2, t2, 40
-	WORD	$0x00736333	// or t1, t1, t2
-	WORD	$0x00e5c383	// lbu t2, 14(a1)
-	WORD	$0x03039393	// slli t2, t2, 48
-	WORD	$0x00736333	// or t1, t1, t2
-	WORD	$0x00f5c383	// lbu t2, 15(a1)
-	WORD	$0x03839393	// slli t2, t2, 56
-	WORD	$0x00736333	// or t1, t1, t2
+	MOVBU	(X11), X5
+	MOVBU	1(X11), X7
+	SLL	$8, X7
+	OR	X7, X5
+	MOVBU	2(X11), X7
+	SLL	$16, X7
+	OR	X7, X5
+	MOVBU	3(X11), X7
+	SLL	$24, X7
+	OR	X7, X5
+	MOVBU	4(X11), X7
+	SLL	$32, X7
+	OR	X7, X5
+	MOVBU	5(X11), X7
+	SLL	$40, X7
+	OR	X7, X5
+	MOVBU	6(X11), X7
+	SLL	$48, X7
+	OR	X7, X5
+	MOVBU	7(X11), X7
+	SLL	$56, X7
+	OR	X7, X5
+	MOVBU	8(X11), X6
+	MOVBU	9(X11), X7
+	SLL	$8, X7
+	OR	X7, X6
+	MOVBU	10(X11), X7
+	SLL	$16, X7
+	OR	X7, X6
+	MOVBU	11(X11), X7
+	SLL	$24, X7
+	OR	X7, X6
+	MOVBU	12(X11), X7
+	SLL	$32, X7
+	OR	X7, X6
+	MOVBU	13(X11), X7
+	SLL	$40, X7
+	OR	X7, X6
+	MOVBU	14(X11), X7
+	SLL	$48, X7
+	OR	X7, X6
+	MOVBU	15(X11), X7
+	SLL	$56, X7
+	OR	X7, X6
 	// clamp: r0 &= 0x0ffffffc0fffffff, r1 &= 0x0ffffffc0ffffffc (64-bit limbs)
-	WORD	$0x00100393	// addi t2, zero, 1
-	WORD	$0x02039393	// slli t2, t2, 32
-	WORD	$0xfc138393	// addi t2, t2, -63
-	WORD	$0x01c39393	// slli t2, t2, 28
-	WORD	$0xfff38393	// addi t2, t2, -1
-	WORD	$0x0072f2b3	// and t0, t0, t2
-	WORD	$0xffc3f393	// andi t2, t2, -4
-	WORD	$0x00737333	// and t1, t1, t2
+	MOV	$1, X7
+	SLL	$32, X7
+	ADD	$-63, X7
+	SLL	$28, X7
+	ADD	$-1, X7
+	AND	X7, X5
+	AND	$-4, X7
+	AND	X7, X6
 	// s1 = r1 + (r1 >> 2) (64-bit; = s2 | s3 << 32); s1w = r1w + (r1w >> 2) with r1w = r0 >> 32
-	WORD	$0x00235e13	// srli t3, t1, 2
-	WORD	$0x006e0e33	// add t3, t3, t1
-	WORD	$0x0202de93	// srli t4, t0, 32
-	WORD	$0x0222d393	// srli t2, t0, 34
-	WORD	$0x007e8eb3	// add t4, t4, t2
-	WORD	$0x00553c23	// sd t0, 24(a0)
-	WORD	$0x02653023	// sd t1, 32(a0)
-	WORD	$0x03c53423	// sd t3, 40(a0)
-	WORD	$0x03d53823	// sd t4, 48(a0)
-	// .Lpoly1305_init_32_rv64gc_done:
+	SRL	$2, X6, X28
+	ADD	X6, X28
+	SRL	$32, X5, X29
+	SRL	$34, X5, X7
+	ADD	X7, X29
+	MOV	X5, 24(X10)
+	MOV	X6, 32(X10)
+	MOV	X28, 40(X10)
+	MOV	X29, 48(X10)
+done:
 	// return
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	RET	// jalr zero, 0(ra)
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X28
+	MOV	$0, X29
+	RET
 
 // void poly1305_blocks_32_rv64gc(void *ctx, const unsigned char *inp, size_t len, unsigned int padbit)
 // func poly1305Blocks32Rv64gc(ctx *byte, inp *byte, len uint64, padbit uint32)
@@ -103,282 +103,282 @@ TEXT ·poly1305Blocks32Rv64gc(SB), NOSPLIT, $0-28
 	MOV	inp+8(FP), X11
 	MOV	len+16(FP), X12
 	MOVW	padbit+24(FP), X13
-	WORD	$0xff067613	// andi a2, a2, -16
-	WORD	$0x3a060c63	// beq a2, zero, .Lpoly1305_blocks_32_rv64gc_nothing
-	WORD	$0x00c582b3	// add t0, a1, a2
-	WORD	$0x00d03333	// sltu t1, zero, a3
+	AND	$-16, X12
+	BEQZ	X12, nothing
+	ADD	X12, X11, X5
+	SNEZ	X13, X6
 	// r0..r3, s1..s3; the loop state (d, q) = h (h4 in q)
-	WORD	$0x01856383	// lwu t2, 24(a0)
-	WORD	$0x01c56e03	// lwu t3, 28(a0)
-	WORD	$0x02056e83	// lwu t4, 32(a0)
-	WORD	$0x02456f03	// lwu t5, 36(a0)
-	WORD	$0x03056603	// lwu a2, 48(a0)
-	WORD	$0x02856683	// lwu a3, 40(a0)
-	WORD	$0x02c56703	// lwu a4, 44(a0)
-	WORD	$0x00056783	// lwu a5, 0(a0)
-	WORD	$0x00456803	// lwu a6, 4(a0)
-	WORD	$0x00856883	// lwu a7, 8(a0)
-	WORD	$0x00c56483	// lwu s1, 12(a0)
-	WORD	$0x01056a03	// lwu s4, 16(a0)
-	WORD	$0x0035f913	// andi s2, a1, 3
-	WORD	$0x22091263	// bne s2, zero, .Lpoly1305_blocks_32_rv64gc_unaligned
-	// .Lpoly1305_blocks_32_rv64gc_loop:
+	MOVWU	24(X10), X7
+	MOVWU	28(X10), X28
+	MOVWU	32(X10), X29
+	MOVWU	36(X10), X30
+	MOVWU	48(X10), X12
+	MOVWU	40(X10), X13
+	MOVWU	44(X10), X14
+	MOVWU	(X10), X15
+	MOVWU	4(X10), X16
+	MOVWU	8(X10), X17
+	MOVWU	12(X10), X9
+	MOVWU	16(X10), X20
+	AND	$3, X11, X18
+	BNEZ	X18, unaligned
+loop:
 	// m = the block's four little-endian words
-	WORD	$0x0005e403	// lwu s0, 0(a1)
-	WORD	$0x0045ec83	// lwu s9, 4(a1)
-	WORD	$0x0085ea83	// lwu s5, 8(a1)
-	WORD	$0x00c5eb03	// lwu s6, 12(a1)
+	MOVWU	(X11), X8
+	MOVWU	4(X11), X25
+	MOVWU	8(X11), X21
+	MOVWU	12(X11), X22
 	// d0 += 5·(q >> 2); e = ((q & 3) + pad) << 32
-	WORD	$0x002a5b93	// srli s7, s4, 2
-	WORD	$0x002b9c13	// slli s8, s7, 2
-	WORD	$0x018b8bb3	// add s7, s7, s8
-	WORD	$0x017787b3	// add a5, a5, s7
-	WORD	$0x003a7c13	// andi s8, s4, 3
-	WORD	$0x006c0c33	// add s8, s8, t1
-	WORD	$0x020c1c13	// slli s8, s8, 32
+	SRL	$2, X20, X23
+	SLL	$2, X23, X24
+	ADD	X24, X23
+	ADD	X23, X15
+	AND	$3, X20, X24
+	ADD	X6, X24
+	SLL	$32, X24
 	// h = d + m + e·2^96, carried into 32-bit limbs h0..h3 and h4 < 2^31
-	WORD	$0x008787b3	// add a5, a5, s0
-	WORD	$0x0207db93	// srli s7, a5, 32
-	WORD	$0x02079413	// slli s0, a5, 32
-	WORD	$0x02045413	// srli s0, s0, 32
-	WORD	$0x01980833	// add a6, a6, s9
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x02085b93	// srli s7, a6, 32
-	WORD	$0x02081a13	// slli s4, a6, 32
-	WORD	$0x020a5a13	// srli s4, s4, 32
-	WORD	$0x015888b3	// add a7, a7, s5
-	WORD	$0x017888b3	// add a7, a7, s7
-	WORD	$0x0208db93	// srli s7, a7, 32
-	WORD	$0x02089a93	// slli s5, a7, 32
-	WORD	$0x020ada93	// srli s5, s5, 32
-	WORD	$0x016484b3	// add s1, s1, s6
-	WORD	$0x017484b3	// add s1, s1, s7
-	WORD	$0x018484b3	// add s1, s1, s8
-	WORD	$0x0204db13	// srli s6, s1, 32
-	WORD	$0x02049c93	// slli s9, s1, 32
-	WORD	$0x020cdc93	// srli s9, s9, 32
+	ADD	X8, X15
+	SRL	$32, X15, X23
+	SLL	$32, X15, X8
+	SRL	$32, X8
+	ADD	X25, X16
+	ADD	X23, X16
+	SRL	$32, X16, X23
+	SLL	$32, X16, X20
+	SRL	$32, X20
+	ADD	X21, X17
+	ADD	X23, X17
+	SRL	$32, X17, X23
+	SLL	$32, X17, X21
+	SRL	$32, X21
+	ADD	X22, X9
+	ADD	X23, X9
+	ADD	X24, X9
+	SRL	$32, X9, X22
+	SLL	$32, X9, X25
+	SRL	$32, X25
 	// (d, q) = h·r
-	WORD	$0x027407b3	// mul a5, s0, t2
-	WORD	$0x03c40833	// mul a6, s0, t3
-	WORD	$0x03d408b3	// mul a7, s0, t4
-	WORD	$0x03e404b3	// mul s1, s0, t5
-	WORD	$0x02ea0bb3	// mul s7, s4, a4
-	WORD	$0x027a0c33	// mul s8, s4, t2
-	WORD	$0x03ca0433	// mul s0, s4, t3
-	WORD	$0x03da0a33	// mul s4, s4, t4
-	WORD	$0x017787b3	// add a5, a5, s7
-	WORD	$0x01880833	// add a6, a6, s8
-	WORD	$0x008888b3	// add a7, a7, s0
-	WORD	$0x014484b3	// add s1, s1, s4
-	WORD	$0x02da8bb3	// mul s7, s5, a3
-	WORD	$0x02ea8c33	// mul s8, s5, a4
-	WORD	$0x027a8433	// mul s0, s5, t2
-	WORD	$0x03ca8a33	// mul s4, s5, t3
-	WORD	$0x017787b3	// add a5, a5, s7
-	WORD	$0x01880833	// add a6, a6, s8
-	WORD	$0x008888b3	// add a7, a7, s0
-	WORD	$0x014484b3	// add s1, s1, s4
-	WORD	$0x02cc8bb3	// mul s7, s9, a2
-	WORD	$0x02dc8c33	// mul s8, s9, a3
-	WORD	$0x02ec8433	// mul s0, s9, a4
-	WORD	$0x027c8a33	// mul s4, s9, t2
-	WORD	$0x017787b3	// add a5, a5, s7
-	WORD	$0x01880833	// add a6, a6, s8
-	WORD	$0x008888b3	// add a7, a7, s0
-	WORD	$0x014484b3	// add s1, s1, s4
-	WORD	$0x027b0a33	// mul s4, s6, t2
-	WORD	$0x02cb0bb3	// mul s7, s6, a2
-	WORD	$0x02db0c33	// mul s8, s6, a3
-	WORD	$0x02eb0433	// mul s0, s6, a4
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x018888b3	// add a7, a7, s8
-	WORD	$0x008484b3	// add s1, s1, s0
-	WORD	$0x01058593	// addi a1, a1, 16
-	WORD	$0xee559ae3	// bne a1, t0, .Lpoly1305_blocks_32_rv64gc_loop
-	// .Lpoly1305_blocks_32_rv64gc_tail:
+	MUL	X7, X8, X15
+	MUL	X28, X8, X16
+	MUL	X29, X8, X17
+	MUL	X30, X8, X9
+	MUL	X14, X20, X23
+	MUL	X7, X20, X24
+	MUL	X28, X20, X8
+	MUL	X29, X20
+	ADD	X23, X15
+	ADD	X24, X16
+	ADD	X8, X17
+	ADD	X20, X9
+	MUL	X13, X21, X23
+	MUL	X14, X21, X24
+	MUL	X7, X21, X8
+	MUL	X28, X21, X20
+	ADD	X23, X15
+	ADD	X24, X16
+	ADD	X8, X17
+	ADD	X20, X9
+	MUL	X12, X25, X23
+	MUL	X13, X25, X24
+	MUL	X14, X25, X8
+	MUL	X7, X25, X20
+	ADD	X23, X15
+	ADD	X24, X16
+	ADD	X8, X17
+	ADD	X20, X9
+	MUL	X7, X22, X20
+	MUL	X12, X22, X23
+	MUL	X13, X22, X24
+	MUL	X14, X22, X8
+	ADD	X23, X16
+	ADD	X24, X17
+	ADD	X8, X9
+	ADD	$16, X11
+	BNE	X11, X5, loop
+tail:
 	// h = d + q·2^128 in limbs (h4 < 2^31), then once more from h4: h4 <= 4
-	WORD	$0x002a5b93	// srli s7, s4, 2
-	WORD	$0x002b9c13	// slli s8, s7, 2
-	WORD	$0x018b8bb3	// add s7, s7, s8
-	WORD	$0x017787b3	// add a5, a5, s7
-	WORD	$0x003a7c13	// andi s8, s4, 3
-	WORD	$0x020c1c13	// slli s8, s8, 32
-	WORD	$0x0207db93	// srli s7, a5, 32
-	WORD	$0x02079413	// slli s0, a5, 32
-	WORD	$0x02045413	// srli s0, s0, 32
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x02085b93	// srli s7, a6, 32
-	WORD	$0x02081a13	// slli s4, a6, 32
-	WORD	$0x020a5a13	// srli s4, s4, 32
-	WORD	$0x017888b3	// add a7, a7, s7
-	WORD	$0x0208db93	// srli s7, a7, 32
-	WORD	$0x02089a93	// slli s5, a7, 32
-	WORD	$0x020ada93	// srli s5, s5, 32
-	WORD	$0x017484b3	// add s1, s1, s7
-	WORD	$0x018484b3	// add s1, s1, s8
-	WORD	$0x0204db13	// srli s6, s1, 32
-	WORD	$0x02049c93	// slli s9, s1, 32
-	WORD	$0x020cdc93	// srli s9, s9, 32
-	WORD	$0x002b5b93	// srli s7, s6, 2
-	WORD	$0x002b9c13	// slli s8, s7, 2
-	WORD	$0x018b8bb3	// add s7, s7, s8
-	WORD	$0x01740433	// add s0, s0, s7
-	WORD	$0x003b7c13	// andi s8, s6, 3
-	WORD	$0x020c1c13	// slli s8, s8, 32
-	WORD	$0x02045b93	// srli s7, s0, 32
-	WORD	$0x02041413	// slli s0, s0, 32
-	WORD	$0x02045413	// srli s0, s0, 32
-	WORD	$0x017a0a33	// add s4, s4, s7
-	WORD	$0x020a5b93	// srli s7, s4, 32
-	WORD	$0x020a1a13	// slli s4, s4, 32
-	WORD	$0x020a5a13	// srli s4, s4, 32
-	WORD	$0x017a8ab3	// add s5, s5, s7
-	WORD	$0x020adb93	// srli s7, s5, 32
-	WORD	$0x020a9a93	// slli s5, s5, 32
-	WORD	$0x020ada93	// srli s5, s5, 32
-	WORD	$0x017c8cb3	// add s9, s9, s7
-	WORD	$0x018c8cb3	// add s9, s9, s8
-	WORD	$0x020cdb13	// srli s6, s9, 32
-	WORD	$0x020c9c93	// slli s9, s9, 32
-	WORD	$0x020cdc93	// srli s9, s9, 32
-	WORD	$0x00852023	// sw s0, 0(a0)
-	WORD	$0x01452223	// sw s4, 4(a0)
-	WORD	$0x01552423	// sw s5, 8(a0)
-	WORD	$0x01952623	// sw s9, 12(a0)
-	WORD	$0x01653823	// sd s6, 16(a0)
+	SRL	$2, X20, X23
+	SLL	$2, X23, X24
+	ADD	X24, X23
+	ADD	X23, X15
+	AND	$3, X20, X24
+	SLL	$32, X24
+	SRL	$32, X15, X23
+	SLL	$32, X15, X8
+	SRL	$32, X8
+	ADD	X23, X16
+	SRL	$32, X16, X23
+	SLL	$32, X16, X20
+	SRL	$32, X20
+	ADD	X23, X17
+	SRL	$32, X17, X23
+	SLL	$32, X17, X21
+	SRL	$32, X21
+	ADD	X23, X9
+	ADD	X24, X9
+	SRL	$32, X9, X22
+	SLL	$32, X9, X25
+	SRL	$32, X25
+	SRL	$2, X22, X23
+	SLL	$2, X23, X24
+	ADD	X24, X23
+	ADD	X23, X8
+	AND	$3, X22, X24
+	SLL	$32, X24
+	SRL	$32, X8, X23
+	SLL	$32, X8
+	SRL	$32, X8
+	ADD	X23, X20
+	SRL	$32, X20, X23
+	SLL	$32, X20
+	SRL	$32, X20
+	ADD	X23, X21
+	SRL	$32, X21, X23
+	SLL	$32, X21
+	SRL	$32, X21
+	ADD	X23, X25
+	ADD	X24, X25
+	SRL	$32, X25, X22
+	SLL	$32, X25
+	SRL	$32, X25
+	MOVW	X8, (X10)
+	MOVW	X20, 4(X10)
+	MOVW	X21, 8(X10)
+	MOVW	X25, 12(X10)
+	MOV	X22, 16(X10)
 	// return
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000413	// addi s0, zero, 0
-	WORD	$0x00000493	// addi s1, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000693	// addi a3, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
-	WORD	$0x00000793	// addi a5, zero, 0
-	WORD	$0x00000813	// addi a6, zero, 0
-	WORD	$0x00000893	// addi a7, zero, 0
-	WORD	$0x00000a13	// addi s4, zero, 0
-	WORD	$0x00000a93	// addi s5, zero, 0
-	WORD	$0x00000b13	// addi s6, zero, 0
-	WORD	$0x00000b93	// addi s7, zero, 0
-	WORD	$0x00000c13	// addi s8, zero, 0
-	WORD	$0x00000c93	// addi s9, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	RET	// jalr zero, 0(ra)
+	MOV	$0, X7
+	MOV	$0, X8
+	MOV	$0, X9
+	MOV	$0, X12
+	MOV	$0, X13
+	MOV	$0, X14
+	MOV	$0, X15
+	MOV	$0, X16
+	MOV	$0, X17
+	MOV	$0, X20
+	MOV	$0, X21
+	MOV	$0, X22
+	MOV	$0, X23
+	MOV	$0, X24
+	MOV	$0, X25
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	RET
 	// input not 4-byte aligned
-	// .Lpoly1305_blocks_32_rv64gc_unaligned:
-	WORD	$0x0075f913	// andi s2, a1, 7
-	WORD	$0x412585b3	// sub a1, a1, s2
-	WORD	$0x412282b3	// sub t0, t0, s2
-	WORD	$0x00391913	// slli s2, s2, 3
-	WORD	$0x412009b3	// sub s3, zero, s2
-	// .Lpoly1305_blocks_32_rv64gc_loop_unaligned:
+unaligned:
+	AND	$7, X11, X18
+	SUB	X18, X11
+	SUB	X18, X5
+	SLL	$3, X18
+	NEG	X18, X19
+loop_unaligned:
 	// m = the block's words, from aligned 64-bit loads
-	WORD	$0x0005b403	// ld s0, 0(a1)
-	WORD	$0x0085ba83	// ld s5, 8(a1)
-	WORD	$0x0105bb03	// ld s6, 16(a1)
-	WORD	$0x01245433	// srl s0, s0, s2
-	WORD	$0x013a9cb3	// sll s9, s5, s3
-	WORD	$0x01946433	// or s0, s0, s9
-	WORD	$0x012adab3	// srl s5, s5, s2
-	WORD	$0x013b1b33	// sll s6, s6, s3
-	WORD	$0x016aeab3	// or s5, s5, s6
-	WORD	$0x02045c93	// srli s9, s0, 32
-	WORD	$0x020adb13	// srli s6, s5, 32
-	WORD	$0x02041413	// slli s0, s0, 32
-	WORD	$0x02045413	// srli s0, s0, 32
-	WORD	$0x020a9a93	// slli s5, s5, 32
-	WORD	$0x020ada93	// srli s5, s5, 32
+	MOV	(X11), X8
+	MOV	8(X11), X21
+	MOV	16(X11), X22
+	SRL	X18, X8
+	SLL	X19, X21, X25
+	OR	X25, X8
+	SRL	X18, X21
+	SLL	X19, X22
+	OR	X22, X21
+	SRL	$32, X8, X25
+	SRL	$32, X21, X22
+	SLL	$32, X8
+	SRL	$32, X8
+	SLL	$32, X21
+	SRL	$32, X21
 	// d0 += 5·(q >> 2); e = ((q & 3) + pad) << 32
-	WORD	$0x002a5b93	// srli s7, s4, 2
-	WORD	$0x002b9c13	// slli s8, s7, 2
-	WORD	$0x018b8bb3	// add s7, s7, s8
-	WORD	$0x017787b3	// add a5, a5, s7
-	WORD	$0x003a7c13	// andi s8, s4, 3
-	WORD	$0x006c0c33	// add s8, s8, t1
-	WORD	$0x020c1c13	// slli s8, s8, 32
+	SRL	$2, X20, X23
+	SLL	$2, X23, X24
+	ADD	X24, X23
+	ADD	X23, X15
+	AND	$3, X20, X24
+	ADD	X6, X24
+	SLL	$32, X24
 	// h = d + m + e·2^96, carried into 32-bit limbs h0..h3 and h4 < 2^31
-	WORD	$0x008787b3	// add a5, a5, s0
-	WORD	$0x0207db93	// srli s7, a5, 32
-	WORD	$0x02079413	// slli s0, a5, 32
-	WORD	$0x02045413	// srli s0, s0, 32
-	WORD	$0x01980833	// add a6, a6, s9
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x02085b93	// srli s7, a6, 32
-	WORD	$0x02081a13	// slli s4, a6, 32
-	WORD	$0x020a5a13	// srli s4, s4, 32
-	WORD	$0x015888b3	// add a7, a7, s5
-	WORD	$0x017888b3	// add a7, a7, s7
-	WORD	$0x0208db93	// srli s7, a7, 32
-	WORD	$0x02089a93	// slli s5, a7, 32
-	WORD	$0x020ada93	// srli s5, s5, 32
-	WORD	$0x016484b3	// add s1, s1, s6
-	WORD	$0x017484b3	// add s1, s1, s7
-	WORD	$0x018484b3	// add s1, s1, s8
-	WORD	$0x0204db13	// srli s6, s1, 32
-	WORD	$0x02049c93	// slli s9, s1, 32
-	WORD	$0x020cdc93	// srli s9, s9, 32
+	ADD	X8, X15
+	SRL	$32, X15, X23
+	SLL	$32, X15, X8
+	SRL	$32, X8
+	ADD	X25, X16
+	ADD	X23, X16
+	SRL	$32, X16, X23
+	SLL	$32, X16, X20
+	SRL	$32, X20
+	ADD	X21, X17
+	ADD	X23, X17
+	SRL	$32, X17, X23
+	SLL	$32, X17, X21
+	SRL	$32, X21
+	ADD	X22, X9
+	ADD	X23, X9
+	ADD	X24, X9
+	SRL	$32, X9, X22
+	SLL	$32, X9, X25
+	SRL	$32, X25
 	// (d, q) = h·r
-	WORD	$0x027407b3	// mul a5, s0, t2
-	WORD	$0x03c40833	// mul a6, s0, t3
-	WORD	$0x03d408b3	// mul a7, s0, t4
-	WORD	$0x03e404b3	// mul s1, s0, t5
-	WORD	$0x02ea0bb3	// mul s7, s4, a4
-	WORD	$0x027a0c33	// mul s8, s4, t2
-	WORD	$0x03ca0433	// mul s0, s4, t3
-	WORD	$0x03da0a33	// mul s4, s4, t4
-	WORD	$0x017787b3	// add a5, a5, s7
-	WORD	$0x01880833	// add a6, a6, s8
-	WORD	$0x008888b3	// add a7, a7, s0
-	WORD	$0x014484b3	// add s1, s1, s4
-	WORD	$0x02da8bb3	// mul s7, s5, a3
-	WORD	$0x02ea8c33	// mul s8, s5, a4
-	WORD	$0x027a8433	// mul s0, s5, t2
-	WORD	$0x03ca8a33	// mul s4, s5, t3
-	WORD	$0x017787b3	// add a5, a5, s7
-	WORD	$0x01880833	// add a6, a6, s8
-	WORD	$0x008888b3	// add a7, a7, s0
-	WORD	$0x014484b3	// add s1, s1, s4
-	WORD	$0x02cc8bb3	// mul s7, s9, a2
-	WORD	$0x02dc8c33	// mul s8, s9, a3
-	WORD	$0x02ec8433	// mul s0, s9, a4
-	WORD	$0x027c8a33	// mul s4, s9, t2
-	WORD	$0x017787b3	// add a5, a5, s7
-	WORD	$0x01880833	// add a6, a6, s8
-	WORD	$0x008888b3	// add a7, a7, s0
-	WORD	$0x014484b3	// add s1, s1, s4
-	WORD	$0x027b0a33	// mul s4, s6, t2
-	WORD	$0x02cb0bb3	// mul s7, s6, a2
-	WORD	$0x02db0c33	// mul s8, s6, a3
-	WORD	$0x02eb0433	// mul s0, s6, a4
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x018888b3	// add a7, a7, s8
-	WORD	$0x008484b3	// add s1, s1, s0
-	WORD	$0x01058593	// addi a1, a1, 16
-	WORD	$0xec5594e3	// bne a1, t0, .Lpoly1305_blocks_32_rv64gc_loop_unaligned
-	WORD	$0xda1ff06f	// jal zero, .Lpoly1305_blocks_32_rv64gc_tail
-	// .Lpoly1305_blocks_32_rv64gc_nothing:
+	MUL	X7, X8, X15
+	MUL	X28, X8, X16
+	MUL	X29, X8, X17
+	MUL	X30, X8, X9
+	MUL	X14, X20, X23
+	MUL	X7, X20, X24
+	MUL	X28, X20, X8
+	MUL	X29, X20
+	ADD	X23, X15
+	ADD	X24, X16
+	ADD	X8, X17
+	ADD	X20, X9
+	MUL	X13, X21, X23
+	MUL	X14, X21, X24
+	MUL	X7, X21, X8
+	MUL	X28, X21, X20
+	ADD	X23, X15
+	ADD	X24, X16
+	ADD	X8, X17
+	ADD	X20, X9
+	MUL	X12, X25, X23
+	MUL	X13, X25, X24
+	MUL	X14, X25, X8
+	MUL	X7, X25, X20
+	ADD	X23, X15
+	ADD	X24, X16
+	ADD	X8, X17
+	ADD	X20, X9
+	MUL	X7, X22, X20
+	MUL	X12, X22, X23
+	MUL	X13, X22, X24
+	MUL	X14, X22, X8
+	ADD	X23, X16
+	ADD	X24, X17
+	ADD	X8, X9
+	ADD	$16, X11
+	BNE	X11, X5, loop_unaligned
+	JMP	tail
+nothing:
 	// return
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000413	// addi s0, zero, 0
-	WORD	$0x00000493	// addi s1, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000693	// addi a3, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
-	WORD	$0x00000793	// addi a5, zero, 0
-	WORD	$0x00000813	// addi a6, zero, 0
-	WORD	$0x00000893	// addi a7, zero, 0
-	WORD	$0x00000a13	// addi s4, zero, 0
-	WORD	$0x00000a93	// addi s5, zero, 0
-	WORD	$0x00000b13	// addi s6, zero, 0
-	WORD	$0x00000b93	// addi s7, zero, 0
-	WORD	$0x00000c13	// addi s8, zero, 0
-	WORD	$0x00000c93	// addi s9, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	RET	// jalr zero, 0(ra)
+	MOV	$0, X7
+	MOV	$0, X8
+	MOV	$0, X9
+	MOV	$0, X12
+	MOV	$0, X13
+	MOV	$0, X14
+	MOV	$0, X15
+	MOV	$0, X16
+	MOV	$0, X17
+	MOV	$0, X20
+	MOV	$0, X21
+	MOV	$0, X22
+	MOV	$0, X23
+	MOV	$0, X24
+	MOV	$0, X25
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	RET
 
 // void poly1305_emit_32_rv64gc(const void *ctx, unsigned char *mac, const unsigned int *nonce)
 // func poly1305Emit32Rv64gc(ctx *byte, mac *byte, nonce *uint32)
@@ -386,87 +386,87 @@ TEXT ·poly1305Emit32Rv64gc(SB), NOSPLIT, $0-24
 	MOV	ctx+0(FP), X10
 	MOV	mac+8(FP), X11
 	MOV	nonce+16(FP), X12
-	WORD	$0x00053283	// ld t0, 0(a0)
-	WORD	$0x00853303	// ld t1, 8(a0)
-	WORD	$0x01053683	// ld a3, 16(a0)
-	WORD	$0x00066383	// lwu t2, 0(a2)
-	WORD	$0x00466e03	// lwu t3, 4(a2)
-	WORD	$0x00866e83	// lwu t4, 8(a2)
-	WORD	$0x00c66603	// lwu a2, 12(a2)
+	MOV	(X10), X5
+	MOV	8(X10), X6
+	MOV	16(X10), X13
+	MOVWU	(X12), X7
+	MOVWU	4(X12), X28
+	MOVWU	8(X12), X29
+	MOVWU	12(X12), X12
 	// h = (h mod 2^130) + 5·(h >> 130): for h2 < 2^62, now h < 2^130 + 2^63 < 2·(2^130 - 5)
-	WORD	$0x0026d713	// srli a4, a3, 2
-	WORD	$0x00271f13	// slli t5, a4, 2
-	WORD	$0x01e70733	// add a4, a4, t5
-	WORD	$0x0036f693	// andi a3, a3, 3
-	WORD	$0x00e282b3	// add t0, t0, a4
-	WORD	$0x00e2b733	// sltu a4, t0, a4
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00e33733	// sltu a4, t1, a4
-	WORD	$0x00e686b3	// add a3, a3, a4
+	SRL	$2, X13, X14
+	SLL	$2, X14, X30
+	ADD	X30, X14
+	AND	$3, X13
+	ADD	X14, X5
+	SLTU	X14, X5, X14
+	ADD	X14, X6
+	SLTU	X14, X6, X14
+	ADD	X14, X13
 	// g = h + 5; h >= p exactly when g >= 2^130: mask = -(g >> 130), all ones or zero
-	WORD	$0x00528f13	// addi t5, t0, 5
-	WORD	$0x005f3713	// sltiu a4, t5, 5
-	WORD	$0x00e30533	// add a0, t1, a4
-	WORD	$0x00e53733	// sltu a4, a0, a4
-	WORD	$0x00e686b3	// add a3, a3, a4
-	WORD	$0x0026d693	// srli a3, a3, 2
-	WORD	$0x40d006b3	// sub a3, zero, a3
+	ADD	$5, X5, X30
+	SLTU	$5, X30, X14
+	ADD	X14, X6, X10
+	SLTU	X14, X10, X14
+	ADD	X14, X13
+	SRL	$2, X13
+	NEG	X13, X13
 	// h = mask ? g : h (mod 2^128), without a branch
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x00df7f33	// and t5, t5, a3
-	WORD	$0x00d57533	// and a0, a0, a3
-	WORD	$0x01e2c2b3	// xor t0, t0, t5
-	WORD	$0x00a34333	// xor t1, t1, a0
+	XOR	X5, X30
+	XOR	X6, X10
+	AND	X13, X30
+	AND	X13, X10
+	XOR	X30, X5
+	XOR	X10, X6
 	// h += nonce (mod 2^128)
-	WORD	$0x020e1e13	// slli t3, t3, 32
-	WORD	$0x02061613	// slli a2, a2, 32
-	WORD	$0x01c3e3b3	// or t2, t2, t3
-	WORD	$0x00ceeeb3	// or t4, t4, a2
-	WORD	$0x007282b3	// add t0, t0, t2
-	WORD	$0x0072b733	// sltu a4, t0, t2
-	WORD	$0x01d30333	// add t1, t1, t4
-	WORD	$0x00e30333	// add t1, t1, a4
+	SLL	$32, X28
+	SLL	$32, X12
+	OR	X28, X7
+	OR	X12, X29
+	ADD	X7, X5
+	SLTU	X7, X5, X14
+	ADD	X29, X6
+	ADD	X14, X6
 	// mac[0..16] = h, little-endian, byte by byte (any alignment)
-	WORD	$0x00558023	// sb t0, 0(a1)
-	WORD	$0x0082d293	// srli t0, t0, 8
-	WORD	$0x005580a3	// sb t0, 1(a1)
-	WORD	$0x0082d293	// srli t0, t0, 8
-	WORD	$0x00558123	// sb t0, 2(a1)
-	WORD	$0x0082d293	// srli t0, t0, 8
-	WORD	$0x005581a3	// sb t0, 3(a1)
-	WORD	$0x0082d293	// srli t0, t0, 8
-	WORD	$0x00558223	// sb t0, 4(a1)
-	WORD	$0x0082d293	// srli t0, t0, 8
-	WORD	$0x005582a3	// sb t0, 5(a1)
-	WORD	$0x0082d293	// srli t0, t0, 8
-	WORD	$0x00558323	// sb t0, 6(a1)
-	WORD	$0x0082d293	// srli t0, t0, 8
-	WORD	$0x005583a3	// sb t0, 7(a1)
-	WORD	$0x00658423	// sb t1, 8(a1)
-	WORD	$0x00835313	// srli t1, t1, 8
-	WORD	$0x006584a3	// sb t1, 9(a1)
-	WORD	$0x00835313	// srli t1, t1, 8
-	WORD	$0x00658523	// sb t1, 10(a1)
-	WORD	$0x00835313	// srli t1, t1, 8
-	WORD	$0x006585a3	// sb t1, 11(a1)
-	WORD	$0x00835313	// srli t1, t1, 8
-	WORD	$0x00658623	// sb t1, 12(a1)
-	WORD	$0x00835313	// srli t1, t1, 8
-	WORD	$0x006586a3	// sb t1, 13(a1)
-	WORD	$0x00835313	// srli t1, t1, 8
-	WORD	$0x00658723	// sb t1, 14(a1)
-	WORD	$0x00835313	// srli t1, t1, 8
-	WORD	$0x006587a3	// sb t1, 15(a1)
+	MOVB	X5, (X11)
+	SRL	$8, X5
+	MOVB	X5, 1(X11)
+	SRL	$8, X5
+	MOVB	X5, 2(X11)
+	SRL	$8, X5
+	MOVB	X5, 3(X11)
+	SRL	$8, X5
+	MOVB	X5, 4(X11)
+	SRL	$8, X5
+	MOVB	X5, 5(X11)
+	SRL	$8, X5
+	MOVB	X5, 6(X11)
+	SRL	$8, X5
+	MOVB	X5, 7(X11)
+	MOVB	X6, 8(X11)
+	SRL	$8, X6
+	MOVB	X6, 9(X11)
+	SRL	$8, X6
+	MOVB	X6, 10(X11)
+	SRL	$8, X6
+	MOVB	X6, 11(X11)
+	SRL	$8, X6
+	MOVB	X6, 12(X11)
+	SRL	$8, X6
+	MOVB	X6, 13(X11)
+	SRL	$8, X6
+	MOVB	X6, 14(X11)
+	SRL	$8, X6
+	MOVB	X6, 15(X11)
 	// return
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000513	// addi a0, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000693	// addi a3, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	RET	// jalr zero, 0(ra)
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X10
+	MOV	$0, X12
+	MOV	$0, X13
+	MOV	$0, X14
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	RET

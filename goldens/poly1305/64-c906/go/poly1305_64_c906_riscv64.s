@@ -19,82 +19,82 @@ TEXT ·poly1305Init64C906(SB), NOSPLIT, $0-16
 	MOV	ctx+0(FP), X10
 	MOV	key+8(FP), X11
 	// h = 0 (h4's upper word too)
-	WORD	$0x00053023	// sd zero, 0(a0)
-	WORD	$0x00053423	// sd zero, 8(a0)
-	WORD	$0x00053823	// sd zero, 16(a0)
-	WORD	$0x0e058c63	// beq a1, zero, .Lpoly1305_init_64_c906_done
+	MOV	X0, (X10)
+	MOV	X0, 8(X10)
+	MOV	X0, 16(X10)
+	BEQZ	X11, done
 	// r = key[0..16] little-endian, read byte by byte
-	WORD	$0x0005c283	// lbu t0, 0(a1)
-	WORD	$0x0015c383	// lbu t2, 1(a1)
-	WORD	$0x00839393	// slli t2, t2, 8
-	WORD	$0x0072e2b3	// or t0, t0, t2
-	WORD	$0x0025c383	// lbu t2, 2(a1)
-	WORD	$0x01039393	// slli t2, t2, 16
-	WORD	$0x0072e2b3	// or t0, t0, t2
-	WORD	$0x0035c383	// lbu t2, 3(a1)
-	WORD	$0x01839393	// slli t2, t2, 24
-	WORD	$0x0072e2b3	// or t0, t0, t2
-	WORD	$0x0045c383	// lbu t2, 4(a1)
-	WORD	$0x02039393	// slli t2, t2, 32
-	WORD	$0x0072e2b3	// or t0, t0, t2
-	WORD	$0x0055c383	// lbu t2, 5(a1)
-	WORD	$0x02839393	// slli t2, t2, 40
-	WORD	$0x0072e2b3	// or t0, t0, t2
-	WORD	$0x0065c383	// lbu t2, 6(a1)
-	WORD	$0x03039393	// slli t2, t2, 48
-	WORD	$0x0072e2b3	// or t0, t0, t2
-	WORD	$0x0075c383	// lbu t2, 7(a1)
-	WORD	$0x03839393	// slli t2, t2, 56
-	WORD	$0x0072e2b3	// or t0, t0, t2
-	WORD	$0x0085c303	// lbu t1, 8(a1)
-	WORD	$0x0095c383	// lbu t2, 9(a1)
-	WORD	$0x00839393	// slli t2, t2, 8
-	WORD	$0x00736333	// or t1, t1, t2
-	WORD	$0x00a5c383	// lbu t2, 10(a1)
-	WORD	$0x01039393	// slli t2, t2, 16
-	WORD	$0x00736333	// or t1, t1, t2
-	WORD	$0x00b5c383	// lbu t2, 11(a1)
-	WORD	$0x01839393	// slli t2, t2, 24
-	WORD	$0x00736333	// or t1, t1, t2
-	WORD	$0x00c5c383	// lbu t2, 12(a1)
-	WORD	$0x02039393	// slli t2, t2, 32
-	WORD	$0x00736333	// or t1, t1, t2
-	WORD	$0x00d5c383	// lbu t2, 13(a1)
-	WORD	$0x02839393	// slli t2, t2, 40
-	WORD	$0x00736333	// or t1, t1, t2
-	WORD	$0x00e5c383	// lbu t2, 14(a1)
-	WORD	$0x03039393	// slli t2, t2, 48
-	WORD	$0x00736333	// or t1, t1, t2
-	WORD	$0x00f5c383	// lbu t2, 15(a1)
-	WORD	$0x03839393	// slli t2, t2, 56
-	WORD	$0x00736333	// or t1, t1, t2
+	MOVBU	(X11), X5
+	MOVBU	1(X11), X7
+	SLL	$8, X7
+	OR	X7, X5
+	MOVBU	2(X11), X7
+	SLL	$16, X7
+	OR	X7, X5
+	MOVBU	3(X11), X7
+	SLL	$24, X7
+	OR	X7, X5
+	MOVBU	4(X11), X7
+	SLL	$32, X7
+	OR	X7, X5
+	MOVBU	5(X11), X7
+	SLL	$40, X7
+	OR	X7, X5
+	MOVBU	6(X11), X7
+	SLL	$48, X7
+	OR	X7, X5
+	MOVBU	7(X11), X7
+	SLL	$56, X7
+	OR	X7, X5
+	MOVBU	8(X11), X6
+	MOVBU	9(X11), X7
+	SLL	$8, X7
+	OR	X7, X6
+	MOVBU	10(X11), X7
+	SLL	$16, X7
+	OR	X7, X6
+	MOVBU	11(X11), X7
+	SLL	$24, X7
+	OR	X7, X6
+	MOVBU	12(X11), X7
+	SLL	$32, X7
+	OR	X7, X6
+	MOVBU	13(X11), X7
+	SLL	$40, X7
+	OR	X7, X6
+	MOVBU	14(X11), X7
+	SLL	$48, X7
+	OR	X7, X6
+	MOVBU	15(X11), X7
+	SLL	$56, X7
+	OR	X7, X6
 	// clamp: r0 &= 0x0ffffffc0fffffff, r1 &= 0x0ffffffc0ffffffc (64-bit limbs)
-	WORD	$0x00100393	// addi t2, zero, 1
-	WORD	$0x02039393	// slli t2, t2, 32
-	WORD	$0xfc138393	// addi t2, t2, -63
-	WORD	$0x01c39393	// slli t2, t2, 28
-	WORD	$0xfff38393	// addi t2, t2, -1
-	WORD	$0x0072f2b3	// and t0, t0, t2
-	WORD	$0xffc3f393	// andi t2, t2, -4
-	WORD	$0x00737333	// and t1, t1, t2
+	MOV	$1, X7
+	SLL	$32, X7
+	ADD	$-63, X7
+	SLL	$28, X7
+	ADD	$-1, X7
+	AND	X7, X5
+	AND	$-4, X7
+	AND	X7, X6
 	// s1 = r1 + (r1 >> 2) (64-bit; = s2 | s3 << 32); s1w = r1w + (r1w >> 2) with r1w = r0 >> 32
-	WORD	$0x00235e13	// srli t3, t1, 2
-	WORD	$0x006e0e33	// add t3, t3, t1
-	WORD	$0x0202de93	// srli t4, t0, 32
-	WORD	$0x0222d393	// srli t2, t0, 34
-	WORD	$0x007e8eb3	// add t4, t4, t2
-	WORD	$0x00553c23	// sd t0, 24(a0)
-	WORD	$0x02653023	// sd t1, 32(a0)
-	WORD	$0x03c53423	// sd t3, 40(a0)
-	WORD	$0x03d53823	// sd t4, 48(a0)
-	// .Lpoly1305_init_64_c906_done:
+	SRL	$2, X6, X28
+	ADD	X6, X28
+	SRL	$32, X5, X29
+	SRL	$34, X5, X7
+	ADD	X7, X29
+	MOV	X5, 24(X10)
+	MOV	X6, 32(X10)
+	MOV	X28, 40(X10)
+	MOV	X29, 48(X10)
+done:
 	// return
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	RET	// jalr zero, 0(ra)
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X28
+	MOV	$0, X29
+	RET
 
 // void poly1305_blocks_64_c906(void *ctx, const unsigned char *inp, size_t len, unsigned int padbit)
 // func poly1305Blocks64C906(ctx *byte, inp *byte, len uint64, padbit uint32)
@@ -103,160 +103,160 @@ TEXT ·poly1305Blocks64C906(SB), NOSPLIT, $0-28
 	MOV	inp+8(FP), X11
 	MOV	len+16(FP), X12
 	MOVW	padbit+24(FP), X13
-	WORD	$0xff067613	// andi a2, a2, -16
-	WORD	$0x1e060863	// beq a2, zero, .Lpoly1305_blocks_64_c906_nothing
-	WORD	$0x00c582b3	// add t0, a1, a2
-	WORD	$0x00d03333	// sltu t1, zero, a3
-	WORD	$0x00053783	// ld a5, 0(a0)
-	WORD	$0x00853603	// ld a2, 8(a0)
-	WORD	$0x01053383	// ld t2, 16(a0)
-	WORD	$0x01853e03	// ld t3, 24(a0)
-	WORD	$0x02053e83	// ld t4, 32(a0)
-	WORD	$0x02853f03	// ld t5, 40(a0)
-	WORD	$0x0075f693	// andi a3, a1, 7
-	WORD	$0x0e069663	// bne a3, zero, .Lpoly1305_blocks_64_c906_unaligned
-	// .Lpoly1305_blocks_64_c906_loop:
-	WORD	$0x0005b903	// ld s2, 0(a1)
-	WORD	$0x0085b483	// ld s1, 8(a1)
+	AND	$-16, X12
+	BEQZ	X12, nothing
+	ADD	X12, X11, X5
+	SNEZ	X13, X6
+	MOV	(X10), X15
+	MOV	8(X10), X12
+	MOV	16(X10), X7
+	MOV	24(X10), X28
+	MOV	32(X10), X29
+	MOV	40(X10), X30
+	AND	$7, X11, X13
+	BNEZ	X13, unaligned
+loop:
+	MOV	(X11), X18
+	MOV	8(X11), X9
 	// h += m + pad·2^128
-	WORD	$0x012787b3	// add a5, a5, s2
-	WORD	$0x0127b833	// sltu a6, a5, s2
-	WORD	$0x00960633	// add a2, a2, s1
-	WORD	$0x009638b3	// sltu a7, a2, s1
-	WORD	$0x01060633	// add a2, a2, a6
-	WORD	$0x01063833	// sltu a6, a2, a6
-	WORD	$0x006383b3	// add t2, t2, t1
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x010383b3	// add t2, t2, a6
+	ADD	X18, X15
+	SLTU	X18, X15, X16
+	ADD	X9, X12
+	SLTU	X9, X12, X17
+	ADD	X16, X12
+	SLTU	X16, X12, X16
+	ADD	X6, X7
+	OR	X17, X16
+	ADD	X16, X7
 	// d0 = lo(h0·r0) + lo(h1·s1); d1 = hi(h0·r0) + hi(h1·s1) + lo(h0·r1) + lo(h1·r0) + h2·s1;
 	// d2 = hi(h0·r1) + hi(h1·r0) + h2·r0 (+ carries); h1·r1·2^128 ≡ h1·s1 as 4 | r1
-	WORD	$0x03c784b3	// mul s1, a5, t3
-	WORD	$0x03c7b933	// mulhu s2, a5, t3
-	WORD	$0x03e60833	// mul a6, a2, t5
-	WORD	$0x03e638b3	// mulhu a7, a2, t5
-	WORD	$0x03d789b3	// mul s3, a5, t4
-	WORD	$0x03d7b7b3	// mulhu a5, a5, t4
+	MUL	X28, X15, X9
+	MULHU	X28, X15, X18
+	MUL	X30, X12, X16
+	MULHU	X30, X12, X17
+	MUL	X29, X15, X19
+	MULHU	X29, X15
 	WORD	$0x21e3988b	// th.mula a7, t2, t5
-	WORD	$0x03c60a33	// mul s4, a2, t3
-	WORD	$0x03c63633	// mulhu a2, a2, t3
+	MUL	X28, X12, X20
+	MULHU	X28, X12
 	WORD	$0x21c3978b	// th.mula a5, t2, t3
-	WORD	$0x010484b3	// add s1, s1, a6
-	WORD	$0x0104b833	// sltu a6, s1, a6
-	WORD	$0x01190933	// add s2, s2, a7
-	WORD	$0x01090933	// add s2, s2, a6
-	WORD	$0x01390933	// add s2, s2, s3
-	WORD	$0x013939b3	// sltu s3, s2, s3
-	WORD	$0x01490933	// add s2, s2, s4
-	WORD	$0x01493a33	// sltu s4, s2, s4
-	WORD	$0x00c787b3	// add a5, a5, a2
-	WORD	$0x013787b3	// add a5, a5, s3
-	WORD	$0x014787b3	// add a5, a5, s4
+	ADD	X16, X9
+	SLTU	X16, X9, X16
+	ADD	X17, X18
+	ADD	X16, X18
+	ADD	X19, X18
+	SLTU	X19, X18, X19
+	ADD	X20, X18
+	SLTU	X20, X18, X20
+	ADD	X12, X15
+	ADD	X19, X15
+	ADD	X20, X15
 	// h = (d mod 2^130) + 5·(d >> 130)
-	WORD	$0x0027d813	// srli a6, a5, 2
+	SRL	$2, X15, X16
 	WORD	$0x0508180b	// th.addsl a6, a6, a6, 2
-	WORD	$0x0037f393	// andi t2, a5, 3
-	WORD	$0x010487b3	// add a5, s1, a6
-	WORD	$0x0107b833	// sltu a6, a5, a6
-	WORD	$0x01090633	// add a2, s2, a6
-	WORD	$0x01063833	// sltu a6, a2, a6
-	WORD	$0x010383b3	// add t2, t2, a6
-	WORD	$0x01058593	// addi a1, a1, 16
-	WORD	$0xf4559ee3	// bne a1, t0, .Lpoly1305_blocks_64_c906_loop
-	// .Lpoly1305_blocks_64_c906_tail:
-	WORD	$0x00f53023	// sd a5, 0(a0)
-	WORD	$0x00c53423	// sd a2, 8(a0)
-	WORD	$0x00753823	// sd t2, 16(a0)
+	AND	$3, X15, X7
+	ADD	X16, X9, X15
+	SLTU	X16, X15, X16
+	ADD	X16, X18, X12
+	SLTU	X16, X12, X16
+	ADD	X16, X7
+	ADD	$16, X11
+	BNE	X11, X5, loop
+tail:
+	MOV	X15, (X10)
+	MOV	X12, 8(X10)
+	MOV	X7, 16(X10)
 	// return
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000493	// addi s1, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000793	// addi a5, zero, 0
-	WORD	$0x00000813	// addi a6, zero, 0
-	WORD	$0x00000893	// addi a7, zero, 0
-	WORD	$0x00000913	// addi s2, zero, 0
-	WORD	$0x00000993	// addi s3, zero, 0
-	WORD	$0x00000a13	// addi s4, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	RET	// jalr zero, 0(ra)
+	MOV	$0, X7
+	MOV	$0, X9
+	MOV	$0, X12
+	MOV	$0, X15
+	MOV	$0, X16
+	MOV	$0, X17
+	MOV	$0, X18
+	MOV	$0, X19
+	MOV	$0, X20
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	RET
 	// input not 8-byte aligned
-	// .Lpoly1305_blocks_64_c906_unaligned:
-	WORD	$0x0075f693	// andi a3, a1, 7
-	WORD	$0x40d585b3	// sub a1, a1, a3
-	WORD	$0x40d282b3	// sub t0, t0, a3
-	WORD	$0x00369693	// slli a3, a3, 3
-	WORD	$0x40d00733	// sub a4, zero, a3
-	// .Lpoly1305_blocks_64_c906_loop_unaligned:
-	WORD	$0x0005b903	// ld s2, 0(a1)
-	WORD	$0x0085b483	// ld s1, 8(a1)
-	WORD	$0x0105b803	// ld a6, 16(a1)
-	WORD	$0x00d95933	// srl s2, s2, a3
-	WORD	$0x00e498b3	// sll a7, s1, a4
-	WORD	$0x01196933	// or s2, s2, a7
-	WORD	$0x00d4d4b3	// srl s1, s1, a3
-	WORD	$0x00e81833	// sll a6, a6, a4
-	WORD	$0x0104e4b3	// or s1, s1, a6
+unaligned:
+	AND	$7, X11, X13
+	SUB	X13, X11
+	SUB	X13, X5
+	SLL	$3, X13
+	NEG	X13, X14
+loop_unaligned:
+	MOV	(X11), X18
+	MOV	8(X11), X9
+	MOV	16(X11), X16
+	SRL	X13, X18
+	SLL	X14, X9, X17
+	OR	X17, X18
+	SRL	X13, X9
+	SLL	X14, X16
+	OR	X16, X9
 	// h += m + pad·2^128
-	WORD	$0x012787b3	// add a5, a5, s2
-	WORD	$0x0127b833	// sltu a6, a5, s2
-	WORD	$0x00960633	// add a2, a2, s1
-	WORD	$0x009638b3	// sltu a7, a2, s1
-	WORD	$0x01060633	// add a2, a2, a6
-	WORD	$0x01063833	// sltu a6, a2, a6
-	WORD	$0x006383b3	// add t2, t2, t1
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x010383b3	// add t2, t2, a6
+	ADD	X18, X15
+	SLTU	X18, X15, X16
+	ADD	X9, X12
+	SLTU	X9, X12, X17
+	ADD	X16, X12
+	SLTU	X16, X12, X16
+	ADD	X6, X7
+	OR	X17, X16
+	ADD	X16, X7
 	// d0 = lo(h0·r0) + lo(h1·s1); d1 = hi(h0·r0) + hi(h1·s1) + lo(h0·r1) + lo(h1·r0) + h2·s1;
 	// d2 = hi(h0·r1) + hi(h1·r0) + h2·r0 (+ carries); h1·r1·2^128 ≡ h1·s1 as 4 | r1
-	WORD	$0x03c784b3	// mul s1, a5, t3
-	WORD	$0x03c7b933	// mulhu s2, a5, t3
-	WORD	$0x03e60833	// mul a6, a2, t5
-	WORD	$0x03e638b3	// mulhu a7, a2, t5
-	WORD	$0x03d789b3	// mul s3, a5, t4
-	WORD	$0x03d7b7b3	// mulhu a5, a5, t4
+	MUL	X28, X15, X9
+	MULHU	X28, X15, X18
+	MUL	X30, X12, X16
+	MULHU	X30, X12, X17
+	MUL	X29, X15, X19
+	MULHU	X29, X15
 	WORD	$0x21e3988b	// th.mula a7, t2, t5
-	WORD	$0x03c60a33	// mul s4, a2, t3
-	WORD	$0x03c63633	// mulhu a2, a2, t3
+	MUL	X28, X12, X20
+	MULHU	X28, X12
 	WORD	$0x21c3978b	// th.mula a5, t2, t3
-	WORD	$0x010484b3	// add s1, s1, a6
-	WORD	$0x0104b833	// sltu a6, s1, a6
-	WORD	$0x01190933	// add s2, s2, a7
-	WORD	$0x01090933	// add s2, s2, a6
-	WORD	$0x01390933	// add s2, s2, s3
-	WORD	$0x013939b3	// sltu s3, s2, s3
-	WORD	$0x01490933	// add s2, s2, s4
-	WORD	$0x01493a33	// sltu s4, s2, s4
-	WORD	$0x00c787b3	// add a5, a5, a2
-	WORD	$0x013787b3	// add a5, a5, s3
-	WORD	$0x014787b3	// add a5, a5, s4
+	ADD	X16, X9
+	SLTU	X16, X9, X16
+	ADD	X17, X18
+	ADD	X16, X18
+	ADD	X19, X18
+	SLTU	X19, X18, X19
+	ADD	X20, X18
+	SLTU	X20, X18, X20
+	ADD	X12, X15
+	ADD	X19, X15
+	ADD	X20, X15
 	// h = (d mod 2^130) + 5·(d >> 130)
-	WORD	$0x0027d813	// srli a6, a5, 2
+	SRL	$2, X15, X16
 	WORD	$0x0508180b	// th.addsl a6, a6, a6, 2
-	WORD	$0x0037f393	// andi t2, a5, 3
-	WORD	$0x010487b3	// add a5, s1, a6
-	WORD	$0x0107b833	// sltu a6, a5, a6
-	WORD	$0x01090633	// add a2, s2, a6
-	WORD	$0x01063833	// sltu a6, a2, a6
-	WORD	$0x010383b3	// add t2, t2, a6
-	WORD	$0x01058593	// addi a1, a1, 16
-	WORD	$0xf45590e3	// bne a1, t0, .Lpoly1305_blocks_64_c906_loop_unaligned
-	WORD	$0xee9ff06f	// jal zero, .Lpoly1305_blocks_64_c906_tail
-	// .Lpoly1305_blocks_64_c906_nothing:
+	AND	$3, X15, X7
+	ADD	X16, X9, X15
+	SLTU	X16, X15, X16
+	ADD	X16, X18, X12
+	SLTU	X16, X12, X16
+	ADD	X16, X7
+	ADD	$16, X11
+	BNE	X11, X5, loop_unaligned
+	JMP	tail
+nothing:
 	// return
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000493	// addi s1, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000793	// addi a5, zero, 0
-	WORD	$0x00000813	// addi a6, zero, 0
-	WORD	$0x00000893	// addi a7, zero, 0
-	WORD	$0x00000913	// addi s2, zero, 0
-	WORD	$0x00000993	// addi s3, zero, 0
-	WORD	$0x00000a13	// addi s4, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	RET	// jalr zero, 0(ra)
+	MOV	$0, X7
+	MOV	$0, X9
+	MOV	$0, X12
+	MOV	$0, X15
+	MOV	$0, X16
+	MOV	$0, X17
+	MOV	$0, X18
+	MOV	$0, X19
+	MOV	$0, X20
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	RET
 
 // void poly1305_emit_64_c906(const void *ctx, unsigned char *mac, const unsigned int *nonce)
 // func poly1305Emit64C906(ctx *byte, mac *byte, nonce *uint32)
@@ -264,86 +264,86 @@ TEXT ·poly1305Emit64C906(SB), NOSPLIT, $0-24
 	MOV	ctx+0(FP), X10
 	MOV	mac+8(FP), X11
 	MOV	nonce+16(FP), X12
-	WORD	$0x00053283	// ld t0, 0(a0)
-	WORD	$0x00853303	// ld t1, 8(a0)
-	WORD	$0x01053683	// ld a3, 16(a0)
-	WORD	$0x00066383	// lwu t2, 0(a2)
-	WORD	$0x00466e03	// lwu t3, 4(a2)
-	WORD	$0x00866e83	// lwu t4, 8(a2)
-	WORD	$0x00c66603	// lwu a2, 12(a2)
+	MOV	(X10), X5
+	MOV	8(X10), X6
+	MOV	16(X10), X13
+	MOVWU	(X12), X7
+	MOVWU	4(X12), X28
+	MOVWU	8(X12), X29
+	MOVWU	12(X12), X12
 	// h = (h mod 2^130) + 5·(h >> 130): for h2 < 2^62, now h < 2^130 + 2^63 < 2·(2^130 - 5)
-	WORD	$0x0026d713	// srli a4, a3, 2
+	SRL	$2, X13, X14
 	WORD	$0x04e7170b	// th.addsl a4, a4, a4, 2
-	WORD	$0x0036f693	// andi a3, a3, 3
-	WORD	$0x00e282b3	// add t0, t0, a4
-	WORD	$0x00e2b733	// sltu a4, t0, a4
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00e33733	// sltu a4, t1, a4
-	WORD	$0x00e686b3	// add a3, a3, a4
+	AND	$3, X13
+	ADD	X14, X5
+	SLTU	X14, X5, X14
+	ADD	X14, X6
+	SLTU	X14, X6, X14
+	ADD	X14, X13
 	// g = h + 5; h >= p exactly when g >= 2^130: mask = -(g >> 130), all ones or zero
-	WORD	$0x00528f13	// addi t5, t0, 5
-	WORD	$0x005f3713	// sltiu a4, t5, 5
-	WORD	$0x00e30533	// add a0, t1, a4
-	WORD	$0x00e53733	// sltu a4, a0, a4
-	WORD	$0x00e686b3	// add a3, a3, a4
-	WORD	$0x0026d693	// srli a3, a3, 2
-	WORD	$0x40d006b3	// sub a3, zero, a3
+	ADD	$5, X5, X30
+	SLTU	$5, X30, X14
+	ADD	X14, X6, X10
+	SLTU	X14, X10, X14
+	ADD	X14, X13
+	SRL	$2, X13
+	NEG	X13, X13
 	// h = mask ? g : h (mod 2^128), without a branch
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x00df7f33	// and t5, t5, a3
-	WORD	$0x00d57533	// and a0, a0, a3
-	WORD	$0x01e2c2b3	// xor t0, t0, t5
-	WORD	$0x00a34333	// xor t1, t1, a0
+	XOR	X5, X30
+	XOR	X6, X10
+	AND	X13, X30
+	AND	X13, X10
+	XOR	X30, X5
+	XOR	X10, X6
 	// h += nonce (mod 2^128)
-	WORD	$0x020e1e13	// slli t3, t3, 32
-	WORD	$0x02061613	// slli a2, a2, 32
-	WORD	$0x01c3e3b3	// or t2, t2, t3
-	WORD	$0x00ceeeb3	// or t4, t4, a2
-	WORD	$0x007282b3	// add t0, t0, t2
-	WORD	$0x0072b733	// sltu a4, t0, t2
-	WORD	$0x01d30333	// add t1, t1, t4
-	WORD	$0x00e30333	// add t1, t1, a4
+	SLL	$32, X28
+	SLL	$32, X12
+	OR	X28, X7
+	OR	X12, X29
+	ADD	X7, X5
+	SLTU	X7, X5, X14
+	ADD	X29, X6
+	ADD	X14, X6
 	// mac[0..16] = h, little-endian, byte by byte (any alignment)
-	WORD	$0x00558023	// sb t0, 0(a1)
-	WORD	$0x0082d293	// srli t0, t0, 8
-	WORD	$0x005580a3	// sb t0, 1(a1)
-	WORD	$0x0082d293	// srli t0, t0, 8
-	WORD	$0x00558123	// sb t0, 2(a1)
-	WORD	$0x0082d293	// srli t0, t0, 8
-	WORD	$0x005581a3	// sb t0, 3(a1)
-	WORD	$0x0082d293	// srli t0, t0, 8
-	WORD	$0x00558223	// sb t0, 4(a1)
-	WORD	$0x0082d293	// srli t0, t0, 8
-	WORD	$0x005582a3	// sb t0, 5(a1)
-	WORD	$0x0082d293	// srli t0, t0, 8
-	WORD	$0x00558323	// sb t0, 6(a1)
-	WORD	$0x0082d293	// srli t0, t0, 8
-	WORD	$0x005583a3	// sb t0, 7(a1)
-	WORD	$0x00658423	// sb t1, 8(a1)
-	WORD	$0x00835313	// srli t1, t1, 8
-	WORD	$0x006584a3	// sb t1, 9(a1)
-	WORD	$0x00835313	// srli t1, t1, 8
-	WORD	$0x00658523	// sb t1, 10(a1)
-	WORD	$0x00835313	// srli t1, t1, 8
-	WORD	$0x006585a3	// sb t1, 11(a1)
-	WORD	$0x00835313	// srli t1, t1, 8
-	WORD	$0x00658623	// sb t1, 12(a1)
-	WORD	$0x00835313	// srli t1, t1, 8
-	WORD	$0x006586a3	// sb t1, 13(a1)
-	WORD	$0x00835313	// srli t1, t1, 8
-	WORD	$0x00658723	// sb t1, 14(a1)
-	WORD	$0x00835313	// srli t1, t1, 8
-	WORD	$0x006587a3	// sb t1, 15(a1)
+	MOVB	X5, (X11)
+	SRL	$8, X5
+	MOVB	X5, 1(X11)
+	SRL	$8, X5
+	MOVB	X5, 2(X11)
+	SRL	$8, X5
+	MOVB	X5, 3(X11)
+	SRL	$8, X5
+	MOVB	X5, 4(X11)
+	SRL	$8, X5
+	MOVB	X5, 5(X11)
+	SRL	$8, X5
+	MOVB	X5, 6(X11)
+	SRL	$8, X5
+	MOVB	X5, 7(X11)
+	MOVB	X6, 8(X11)
+	SRL	$8, X6
+	MOVB	X6, 9(X11)
+	SRL	$8, X6
+	MOVB	X6, 10(X11)
+	SRL	$8, X6
+	MOVB	X6, 11(X11)
+	SRL	$8, X6
+	MOVB	X6, 12(X11)
+	SRL	$8, X6
+	MOVB	X6, 13(X11)
+	SRL	$8, X6
+	MOVB	X6, 14(X11)
+	SRL	$8, X6
+	MOVB	X6, 15(X11)
 	// return
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000513	// addi a0, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000693	// addi a3, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	RET	// jalr zero, 0(ra)
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X10
+	MOV	$0, X12
+	MOV	$0, X13
+	MOV	$0, X14
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	RET

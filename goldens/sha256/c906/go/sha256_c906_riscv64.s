@@ -52,1255 +52,1255 @@ TEXT ·sha256BlockC906(SB), NOSPLIT, $96-24
 	MOV	p+8(FP), X11
 	MOV	len+16(FP), X12
 	// num = len / block
-	WORD	$0x00665613	// srli a2, a2, 6
+	SRL	$6, X12
 	// end = in + num·block; save ctx and end; state = ctx->h; kp = K
-	WORD	$0x00061463	// bne a2, zero, .Lsha256_block_c906_5
-	WORD	$0x1600106f	// jal zero, .Lsha256_block_c906_done
-	// .Lsha256_block_c906_5:
-	WORD	$0x00661713	// slli a4, a2, 6
-	WORD	$0x00b70733	// add a4, a4, a1
-	WORD	$0x04e13823	// sd a4, 80(sp)
-	WORD	$0x04a13423	// sd a0, 72(sp)
-	WORD	$0x00052283	// lw t0, 0(a0)
-	WORD	$0x00452303	// lw t1, 4(a0)
-	WORD	$0x00852383	// lw t2, 8(a0)
-	WORD	$0x00c52e03	// lw t3, 12(a0)
-	WORD	$0x01052e83	// lw t4, 16(a0)
-	WORD	$0x01452f03	// lw t5, 20(a0)
-	WORD	$0x01852603	// lw a2, 24(a0)
-	WORD	$0x01c52503	// lw a0, 28(a0)
-	// .Lsha256_block_c906_1:
-	MOV	$·kgen_sha256_c906_k+256(SB), X21	// auipc s5, %pcrel_hi(kgen_sha256_c906_k+256); addi s5, s5, %pcrel_lo
-	WORD	$0x07513023	// sd s5, 96(sp)
-	// .Lsha256_block_c906_2:
-	MOV	$·kgen_sha256_c906_k(SB), X13	// auipc a3, %pcrel_hi(kgen_sha256_c906_k); addi a3, a3, %pcrel_lo
-	// .Lsha256_block_c906_block:
+	BNEZ	X12, L5
+	JMP	done
+L5:
+	SLL	$6, X12, X14
+	ADD	X11, X14
+	MOV	X14, 80(X2)
+	MOV	X10, 72(X2)
+	MOVW	(X10), X5
+	MOVW	4(X10), X6
+	MOVW	8(X10), X7
+	MOVW	12(X10), X28
+	MOVW	16(X10), X29
+	MOVW	20(X10), X30
+	MOVW	24(X10), X12
+	MOVW	28(X10), X10
+L1:
+	MOV	$·kgen_sha256_c906_k+256(SB), X21
+	MOV	X21, 96(X2)
+L2:
+	MOV	$·kgen_sha256_c906_k(SB), X13
+block:
 	// b ^ c for round 0's Maj
-	WORD	$0x00734a33	// xor s4, t1, t2
+	XOR	X7, X6, X20
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	WORD	$0x0005aa83	// lw s5, 0(a1)
-	WORD	$0x0006ac03	// lw s8, 0(a3)
+	MOVW	(X11), X21
+	MOVW	(X13), X24
 	WORD	$0x900a9a8b	// th.revw s5, s5
-	WORD	$0x01512423	// sw s5, 8(sp)
+	MOVW	X21, 8(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x146e9b0b	// th.srriw s6, t4, 6
 	WORD	$0x14be9b8b	// th.srriw s7, t4, 11
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x159e9b8b	// th.srriw s7, t4, 25
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01550533	// add a0, a0, s5
-	WORD	$0x00cf4bb3	// xor s7, t5, a2
-	WORD	$0x01dbfbb3	// and s7, s7, t4
-	WORD	$0x00cbcbb3	// xor s7, s7, a2
-	WORD	$0x01850533	// add a0, a0, s8
-	WORD	$0x01650533	// add a0, a0, s6
-	WORD	$0x01750533	// add a0, a0, s7
-	WORD	$0x00ae0e33	// add t3, t3, a0
+	XOR	X23, X22
+	ADD	X21, X10
+	XOR	X12, X30, X23
+	AND	X29, X23
+	XOR	X12, X23
+	ADD	X24, X10
+	ADD	X22, X10
+	ADD	X23, X10
+	ADD	X10, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x14229b0b	// th.srriw s6, t0, 2
 	WORD	$0x14d29b8b	// th.srriw s7, t0, 13
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15629b8b	// th.srriw s7, t0, 22
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x0062ccb3	// xor s9, t0, t1
-	WORD	$0x014cfbb3	// and s7, s9, s4
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x01650533	// add a0, a0, s6
-	WORD	$0x01750533	// add a0, a0, s7
+	XOR	X23, X22
+	XOR	X6, X5, X25
+	AND	X20, X25, X23
+	XOR	X6, X23
+	ADD	X22, X10
+	ADD	X23, X10
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	WORD	$0x0045a703	// lw a4, 4(a1)
-	WORD	$0x0046ac03	// lw s8, 4(a3)
+	MOVW	4(X11), X14
+	MOVW	4(X13), X24
 	WORD	$0x9007170b	// th.revw a4, a4
-	WORD	$0x00e12623	// sw a4, 12(sp)
+	MOVW	X14, 12(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x146e1b0b	// th.srriw s6, t3, 6
 	WORD	$0x14be1b8b	// th.srriw s7, t3, 11
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x159e1b8b	// th.srriw s7, t3, 25
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00e60633	// add a2, a2, a4
-	WORD	$0x01eecbb3	// xor s7, t4, t5
-	WORD	$0x01cbfbb3	// and s7, s7, t3
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x01860633	// add a2, a2, s8
-	WORD	$0x01660633	// add a2, a2, s6
-	WORD	$0x01760633	// add a2, a2, s7
-	WORD	$0x00c383b3	// add t2, t2, a2
+	XOR	X23, X22
+	ADD	X14, X12
+	XOR	X30, X29, X23
+	AND	X28, X23
+	XOR	X30, X23
+	ADD	X24, X12
+	ADD	X22, X12
+	ADD	X23, X12
+	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x14251b0b	// th.srriw s6, a0, 2
 	WORD	$0x14d51b8b	// th.srriw s7, a0, 13
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15651b8b	// th.srriw s7, a0, 22
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00554a33	// xor s4, a0, t0
-	WORD	$0x019a7bb3	// and s7, s4, s9
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x01660633	// add a2, a2, s6
-	WORD	$0x01760633	// add a2, a2, s7
+	XOR	X23, X22
+	XOR	X5, X10, X20
+	AND	X25, X20, X23
+	XOR	X5, X23
+	ADD	X22, X12
+	ADD	X23, X12
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	WORD	$0x0085a783	// lw a5, 8(a1)
-	WORD	$0x0086ac03	// lw s8, 8(a3)
+	MOVW	8(X11), X15
+	MOVW	8(X13), X24
 	WORD	$0x9007978b	// th.revw a5, a5
-	WORD	$0x00f12823	// sw a5, 16(sp)
+	MOVW	X15, 16(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x14639b0b	// th.srriw s6, t2, 6
 	WORD	$0x14b39b8b	// th.srriw s7, t2, 11
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15939b8b	// th.srriw s7, t2, 25
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00ff0f33	// add t5, t5, a5
-	WORD	$0x01de4bb3	// xor s7, t3, t4
-	WORD	$0x007bfbb3	// and s7, s7, t2
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x018f0f33	// add t5, t5, s8
-	WORD	$0x016f0f33	// add t5, t5, s6
-	WORD	$0x017f0f33	// add t5, t5, s7
-	WORD	$0x01e30333	// add t1, t1, t5
+	XOR	X23, X22
+	ADD	X15, X30
+	XOR	X29, X28, X23
+	AND	X7, X23
+	XOR	X29, X23
+	ADD	X24, X30
+	ADD	X22, X30
+	ADD	X23, X30
+	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x14261b0b	// th.srriw s6, a2, 2
 	WORD	$0x14d61b8b	// th.srriw s7, a2, 13
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15661b8b	// th.srriw s7, a2, 22
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00a64cb3	// xor s9, a2, a0
-	WORD	$0x014cfbb3	// and s7, s9, s4
-	WORD	$0x00abcbb3	// xor s7, s7, a0
-	WORD	$0x016f0f33	// add t5, t5, s6
-	WORD	$0x017f0f33	// add t5, t5, s7
+	XOR	X23, X22
+	XOR	X10, X12, X25
+	AND	X20, X25, X23
+	XOR	X10, X23
+	ADD	X22, X30
+	ADD	X23, X30
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	WORD	$0x00c5a803	// lw a6, 12(a1)
-	WORD	$0x00c6ac03	// lw s8, 12(a3)
+	MOVW	12(X11), X16
+	MOVW	12(X13), X24
 	WORD	$0x9008180b	// th.revw a6, a6
-	WORD	$0x01012a23	// sw a6, 20(sp)
+	MOVW	X16, 20(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x14631b0b	// th.srriw s6, t1, 6
 	WORD	$0x14b31b8b	// th.srriw s7, t1, 11
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15931b8b	// th.srriw s7, t1, 25
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x010e8eb3	// add t4, t4, a6
-	WORD	$0x01c3cbb3	// xor s7, t2, t3
-	WORD	$0x006bfbb3	// and s7, s7, t1
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x018e8eb3	// add t4, t4, s8
-	WORD	$0x016e8eb3	// add t4, t4, s6
-	WORD	$0x017e8eb3	// add t4, t4, s7
-	WORD	$0x01d282b3	// add t0, t0, t4
+	XOR	X23, X22
+	ADD	X16, X29
+	XOR	X28, X7, X23
+	AND	X6, X23
+	XOR	X28, X23
+	ADD	X24, X29
+	ADD	X22, X29
+	ADD	X23, X29
+	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x142f1b0b	// th.srriw s6, t5, 2
 	WORD	$0x14df1b8b	// th.srriw s7, t5, 13
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x156f1b8b	// th.srriw s7, t5, 22
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00cf4a33	// xor s4, t5, a2
-	WORD	$0x019a7bb3	// and s7, s4, s9
-	WORD	$0x00cbcbb3	// xor s7, s7, a2
-	WORD	$0x016e8eb3	// add t4, t4, s6
-	WORD	$0x017e8eb3	// add t4, t4, s7
+	XOR	X23, X22
+	XOR	X12, X30, X20
+	AND	X25, X20, X23
+	XOR	X12, X23
+	ADD	X22, X29
+	ADD	X23, X29
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	WORD	$0x0105a883	// lw a7, 16(a1)
-	WORD	$0x0106ac03	// lw s8, 16(a3)
+	MOVW	16(X11), X17
+	MOVW	16(X13), X24
 	WORD	$0x9008988b	// th.revw a7, a7
-	WORD	$0x01112c23	// sw a7, 24(sp)
+	MOVW	X17, 24(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x14629b0b	// th.srriw s6, t0, 6
 	WORD	$0x14b29b8b	// th.srriw s7, t0, 11
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15929b8b	// th.srriw s7, t0, 25
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x011e0e33	// add t3, t3, a7
-	WORD	$0x00734bb3	// xor s7, t1, t2
-	WORD	$0x005bfbb3	// and s7, s7, t0
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x018e0e33	// add t3, t3, s8
-	WORD	$0x016e0e33	// add t3, t3, s6
-	WORD	$0x017e0e33	// add t3, t3, s7
-	WORD	$0x01c50533	// add a0, a0, t3
+	XOR	X23, X22
+	ADD	X17, X28
+	XOR	X7, X6, X23
+	AND	X5, X23
+	XOR	X7, X23
+	ADD	X24, X28
+	ADD	X22, X28
+	ADD	X23, X28
+	ADD	X28, X10
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x142e9b0b	// th.srriw s6, t4, 2
 	WORD	$0x14de9b8b	// th.srriw s7, t4, 13
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x156e9b8b	// th.srriw s7, t4, 22
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01eeccb3	// xor s9, t4, t5
-	WORD	$0x014cfbb3	// and s7, s9, s4
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x016e0e33	// add t3, t3, s6
-	WORD	$0x017e0e33	// add t3, t3, s7
+	XOR	X23, X22
+	XOR	X30, X29, X25
+	AND	X20, X25, X23
+	XOR	X30, X23
+	ADD	X22, X28
+	ADD	X23, X28
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	WORD	$0x0145a483	// lw s1, 20(a1)
-	WORD	$0x0146ac03	// lw s8, 20(a3)
+	MOVW	20(X11), X9
+	MOVW	20(X13), X24
 	WORD	$0x9004948b	// th.revw s1, s1
-	WORD	$0x00912e23	// sw s1, 28(sp)
+	MOVW	X9, 28(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x14651b0b	// th.srriw s6, a0, 6
 	WORD	$0x14b51b8b	// th.srriw s7, a0, 11
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15951b8b	// th.srriw s7, a0, 25
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x009383b3	// add t2, t2, s1
-	WORD	$0x0062cbb3	// xor s7, t0, t1
-	WORD	$0x00abfbb3	// and s7, s7, a0
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x018383b3	// add t2, t2, s8
-	WORD	$0x016383b3	// add t2, t2, s6
-	WORD	$0x017383b3	// add t2, t2, s7
-	WORD	$0x00760633	// add a2, a2, t2
+	XOR	X23, X22
+	ADD	X9, X7
+	XOR	X6, X5, X23
+	AND	X10, X23
+	XOR	X6, X23
+	ADD	X24, X7
+	ADD	X22, X7
+	ADD	X23, X7
+	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x142e1b0b	// th.srriw s6, t3, 2
 	WORD	$0x14de1b8b	// th.srriw s7, t3, 13
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x156e1b8b	// th.srriw s7, t3, 22
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01de4a33	// xor s4, t3, t4
-	WORD	$0x019a7bb3	// and s7, s4, s9
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x016383b3	// add t2, t2, s6
-	WORD	$0x017383b3	// add t2, t2, s7
+	XOR	X23, X22
+	XOR	X29, X28, X20
+	AND	X25, X20, X23
+	XOR	X29, X23
+	ADD	X22, X7
+	ADD	X23, X7
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	WORD	$0x0185a903	// lw s2, 24(a1)
-	WORD	$0x0186ac03	// lw s8, 24(a3)
+	MOVW	24(X11), X18
+	MOVW	24(X13), X24
 	WORD	$0x9009190b	// th.revw s2, s2
-	WORD	$0x03212023	// sw s2, 32(sp)
+	MOVW	X18, 32(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x14661b0b	// th.srriw s6, a2, 6
 	WORD	$0x14b61b8b	// th.srriw s7, a2, 11
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15961b8b	// th.srriw s7, a2, 25
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x00554bb3	// xor s7, a0, t0
-	WORD	$0x00cbfbb3	// and s7, s7, a2
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x01830333	// add t1, t1, s8
-	WORD	$0x01630333	// add t1, t1, s6
-	WORD	$0x01730333	// add t1, t1, s7
-	WORD	$0x006f0f33	// add t5, t5, t1
+	XOR	X23, X22
+	ADD	X18, X6
+	XOR	X5, X10, X23
+	AND	X12, X23
+	XOR	X5, X23
+	ADD	X24, X6
+	ADD	X22, X6
+	ADD	X23, X6
+	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x14239b0b	// th.srriw s6, t2, 2
 	WORD	$0x14d39b8b	// th.srriw s7, t2, 13
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15639b8b	// th.srriw s7, t2, 22
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01c3ccb3	// xor s9, t2, t3
-	WORD	$0x014cfbb3	// and s7, s9, s4
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x01630333	// add t1, t1, s6
-	WORD	$0x01730333	// add t1, t1, s7
+	XOR	X23, X22
+	XOR	X28, X7, X25
+	AND	X20, X25, X23
+	XOR	X28, X23
+	ADD	X22, X6
+	ADD	X23, X6
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	WORD	$0x01c5a983	// lw s3, 28(a1)
-	WORD	$0x01c6ac03	// lw s8, 28(a3)
+	MOVW	28(X11), X19
+	MOVW	28(X13), X24
 	WORD	$0x9009998b	// th.revw s3, s3
-	WORD	$0x03312223	// sw s3, 36(sp)
+	MOVW	X19, 36(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x146f1b0b	// th.srriw s6, t5, 6
 	WORD	$0x14bf1b8b	// th.srriw s7, t5, 11
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x159f1b8b	// th.srriw s7, t5, 25
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x013282b3	// add t0, t0, s3
-	WORD	$0x00a64bb3	// xor s7, a2, a0
-	WORD	$0x01ebfbb3	// and s7, s7, t5
-	WORD	$0x00abcbb3	// xor s7, s7, a0
-	WORD	$0x018282b3	// add t0, t0, s8
-	WORD	$0x016282b3	// add t0, t0, s6
-	WORD	$0x017282b3	// add t0, t0, s7
-	WORD	$0x005e8eb3	// add t4, t4, t0
+	XOR	X23, X22
+	ADD	X19, X5
+	XOR	X10, X12, X23
+	AND	X30, X23
+	XOR	X10, X23
+	ADD	X24, X5
+	ADD	X22, X5
+	ADD	X23, X5
+	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x14231b0b	// th.srriw s6, t1, 2
 	WORD	$0x14d31b8b	// th.srriw s7, t1, 13
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15631b8b	// th.srriw s7, t1, 22
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00734a33	// xor s4, t1, t2
-	WORD	$0x019a7bb3	// and s7, s4, s9
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x016282b3	// add t0, t0, s6
-	WORD	$0x017282b3	// add t0, t0, s7
+	XOR	X23, X22
+	XOR	X7, X6, X20
+	AND	X25, X20, X23
+	XOR	X7, X23
+	ADD	X22, X5
+	ADD	X23, X5
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	WORD	$0x0205aa83	// lw s5, 32(a1)
-	WORD	$0x0206ac03	// lw s8, 32(a3)
+	MOVW	32(X11), X21
+	MOVW	32(X13), X24
 	WORD	$0x900a9a8b	// th.revw s5, s5
-	WORD	$0x03512423	// sw s5, 40(sp)
+	MOVW	X21, 40(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x146e9b0b	// th.srriw s6, t4, 6
 	WORD	$0x14be9b8b	// th.srriw s7, t4, 11
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x159e9b8b	// th.srriw s7, t4, 25
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01550533	// add a0, a0, s5
-	WORD	$0x00cf4bb3	// xor s7, t5, a2
-	WORD	$0x01dbfbb3	// and s7, s7, t4
-	WORD	$0x00cbcbb3	// xor s7, s7, a2
-	WORD	$0x01850533	// add a0, a0, s8
-	WORD	$0x01650533	// add a0, a0, s6
-	WORD	$0x01750533	// add a0, a0, s7
-	WORD	$0x00ae0e33	// add t3, t3, a0
+	XOR	X23, X22
+	ADD	X21, X10
+	XOR	X12, X30, X23
+	AND	X29, X23
+	XOR	X12, X23
+	ADD	X24, X10
+	ADD	X22, X10
+	ADD	X23, X10
+	ADD	X10, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x14229b0b	// th.srriw s6, t0, 2
 	WORD	$0x14d29b8b	// th.srriw s7, t0, 13
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15629b8b	// th.srriw s7, t0, 22
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x0062ccb3	// xor s9, t0, t1
-	WORD	$0x014cfbb3	// and s7, s9, s4
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x01650533	// add a0, a0, s6
-	WORD	$0x01750533	// add a0, a0, s7
+	XOR	X23, X22
+	XOR	X6, X5, X25
+	AND	X20, X25, X23
+	XOR	X6, X23
+	ADD	X22, X10
+	ADD	X23, X10
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	WORD	$0x0245a703	// lw a4, 36(a1)
-	WORD	$0x0246ac03	// lw s8, 36(a3)
+	MOVW	36(X11), X14
+	MOVW	36(X13), X24
 	WORD	$0x9007170b	// th.revw a4, a4
-	WORD	$0x02e12623	// sw a4, 44(sp)
+	MOVW	X14, 44(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x146e1b0b	// th.srriw s6, t3, 6
 	WORD	$0x14be1b8b	// th.srriw s7, t3, 11
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x159e1b8b	// th.srriw s7, t3, 25
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00e60633	// add a2, a2, a4
-	WORD	$0x01eecbb3	// xor s7, t4, t5
-	WORD	$0x01cbfbb3	// and s7, s7, t3
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x01860633	// add a2, a2, s8
-	WORD	$0x01660633	// add a2, a2, s6
-	WORD	$0x01760633	// add a2, a2, s7
-	WORD	$0x00c383b3	// add t2, t2, a2
+	XOR	X23, X22
+	ADD	X14, X12
+	XOR	X30, X29, X23
+	AND	X28, X23
+	XOR	X30, X23
+	ADD	X24, X12
+	ADD	X22, X12
+	ADD	X23, X12
+	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x14251b0b	// th.srriw s6, a0, 2
 	WORD	$0x14d51b8b	// th.srriw s7, a0, 13
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15651b8b	// th.srriw s7, a0, 22
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00554a33	// xor s4, a0, t0
-	WORD	$0x019a7bb3	// and s7, s4, s9
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x01660633	// add a2, a2, s6
-	WORD	$0x01760633	// add a2, a2, s7
+	XOR	X23, X22
+	XOR	X5, X10, X20
+	AND	X25, X20, X23
+	XOR	X5, X23
+	ADD	X22, X12
+	ADD	X23, X12
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	WORD	$0x0285a783	// lw a5, 40(a1)
-	WORD	$0x0286ac03	// lw s8, 40(a3)
+	MOVW	40(X11), X15
+	MOVW	40(X13), X24
 	WORD	$0x9007978b	// th.revw a5, a5
-	WORD	$0x02f12823	// sw a5, 48(sp)
+	MOVW	X15, 48(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x14639b0b	// th.srriw s6, t2, 6
 	WORD	$0x14b39b8b	// th.srriw s7, t2, 11
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15939b8b	// th.srriw s7, t2, 25
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00ff0f33	// add t5, t5, a5
-	WORD	$0x01de4bb3	// xor s7, t3, t4
-	WORD	$0x007bfbb3	// and s7, s7, t2
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x018f0f33	// add t5, t5, s8
-	WORD	$0x016f0f33	// add t5, t5, s6
-	WORD	$0x017f0f33	// add t5, t5, s7
-	WORD	$0x01e30333	// add t1, t1, t5
+	XOR	X23, X22
+	ADD	X15, X30
+	XOR	X29, X28, X23
+	AND	X7, X23
+	XOR	X29, X23
+	ADD	X24, X30
+	ADD	X22, X30
+	ADD	X23, X30
+	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x14261b0b	// th.srriw s6, a2, 2
 	WORD	$0x14d61b8b	// th.srriw s7, a2, 13
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15661b8b	// th.srriw s7, a2, 22
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00a64cb3	// xor s9, a2, a0
-	WORD	$0x014cfbb3	// and s7, s9, s4
-	WORD	$0x00abcbb3	// xor s7, s7, a0
-	WORD	$0x016f0f33	// add t5, t5, s6
-	WORD	$0x017f0f33	// add t5, t5, s7
+	XOR	X23, X22
+	XOR	X10, X12, X25
+	AND	X20, X25, X23
+	XOR	X10, X23
+	ADD	X22, X30
+	ADD	X23, X30
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	WORD	$0x02c5a803	// lw a6, 44(a1)
-	WORD	$0x02c6ac03	// lw s8, 44(a3)
+	MOVW	44(X11), X16
+	MOVW	44(X13), X24
 	WORD	$0x9008180b	// th.revw a6, a6
-	WORD	$0x03012a23	// sw a6, 52(sp)
+	MOVW	X16, 52(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x14631b0b	// th.srriw s6, t1, 6
 	WORD	$0x14b31b8b	// th.srriw s7, t1, 11
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15931b8b	// th.srriw s7, t1, 25
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x010e8eb3	// add t4, t4, a6
-	WORD	$0x01c3cbb3	// xor s7, t2, t3
-	WORD	$0x006bfbb3	// and s7, s7, t1
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x018e8eb3	// add t4, t4, s8
-	WORD	$0x016e8eb3	// add t4, t4, s6
-	WORD	$0x017e8eb3	// add t4, t4, s7
-	WORD	$0x01d282b3	// add t0, t0, t4
+	XOR	X23, X22
+	ADD	X16, X29
+	XOR	X28, X7, X23
+	AND	X6, X23
+	XOR	X28, X23
+	ADD	X24, X29
+	ADD	X22, X29
+	ADD	X23, X29
+	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x142f1b0b	// th.srriw s6, t5, 2
 	WORD	$0x14df1b8b	// th.srriw s7, t5, 13
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x156f1b8b	// th.srriw s7, t5, 22
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00cf4a33	// xor s4, t5, a2
-	WORD	$0x019a7bb3	// and s7, s4, s9
-	WORD	$0x00cbcbb3	// xor s7, s7, a2
-	WORD	$0x016e8eb3	// add t4, t4, s6
-	WORD	$0x017e8eb3	// add t4, t4, s7
+	XOR	X23, X22
+	XOR	X12, X30, X20
+	AND	X25, X20, X23
+	XOR	X12, X23
+	ADD	X22, X29
+	ADD	X23, X29
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	WORD	$0x0305a883	// lw a7, 48(a1)
-	WORD	$0x0306ac03	// lw s8, 48(a3)
+	MOVW	48(X11), X17
+	MOVW	48(X13), X24
 	WORD	$0x9008988b	// th.revw a7, a7
-	WORD	$0x03112c23	// sw a7, 56(sp)
+	MOVW	X17, 56(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x14629b0b	// th.srriw s6, t0, 6
 	WORD	$0x14b29b8b	// th.srriw s7, t0, 11
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15929b8b	// th.srriw s7, t0, 25
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x011e0e33	// add t3, t3, a7
-	WORD	$0x00734bb3	// xor s7, t1, t2
-	WORD	$0x005bfbb3	// and s7, s7, t0
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x018e0e33	// add t3, t3, s8
-	WORD	$0x016e0e33	// add t3, t3, s6
-	WORD	$0x017e0e33	// add t3, t3, s7
-	WORD	$0x01c50533	// add a0, a0, t3
+	XOR	X23, X22
+	ADD	X17, X28
+	XOR	X7, X6, X23
+	AND	X5, X23
+	XOR	X7, X23
+	ADD	X24, X28
+	ADD	X22, X28
+	ADD	X23, X28
+	ADD	X28, X10
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x142e9b0b	// th.srriw s6, t4, 2
 	WORD	$0x14de9b8b	// th.srriw s7, t4, 13
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x156e9b8b	// th.srriw s7, t4, 22
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01eeccb3	// xor s9, t4, t5
-	WORD	$0x014cfbb3	// and s7, s9, s4
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x016e0e33	// add t3, t3, s6
-	WORD	$0x017e0e33	// add t3, t3, s7
+	XOR	X23, X22
+	XOR	X30, X29, X25
+	AND	X20, X25, X23
+	XOR	X30, X23
+	ADD	X22, X28
+	ADD	X23, X28
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	WORD	$0x0345a483	// lw s1, 52(a1)
-	WORD	$0x0346ac03	// lw s8, 52(a3)
+	MOVW	52(X11), X9
+	MOVW	52(X13), X24
 	WORD	$0x9004948b	// th.revw s1, s1
-	WORD	$0x02912e23	// sw s1, 60(sp)
+	MOVW	X9, 60(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x14651b0b	// th.srriw s6, a0, 6
 	WORD	$0x14b51b8b	// th.srriw s7, a0, 11
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15951b8b	// th.srriw s7, a0, 25
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x009383b3	// add t2, t2, s1
-	WORD	$0x0062cbb3	// xor s7, t0, t1
-	WORD	$0x00abfbb3	// and s7, s7, a0
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x018383b3	// add t2, t2, s8
-	WORD	$0x016383b3	// add t2, t2, s6
-	WORD	$0x017383b3	// add t2, t2, s7
-	WORD	$0x00760633	// add a2, a2, t2
+	XOR	X23, X22
+	ADD	X9, X7
+	XOR	X6, X5, X23
+	AND	X10, X23
+	XOR	X6, X23
+	ADD	X24, X7
+	ADD	X22, X7
+	ADD	X23, X7
+	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x142e1b0b	// th.srriw s6, t3, 2
 	WORD	$0x14de1b8b	// th.srriw s7, t3, 13
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x156e1b8b	// th.srriw s7, t3, 22
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01de4a33	// xor s4, t3, t4
-	WORD	$0x019a7bb3	// and s7, s4, s9
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x016383b3	// add t2, t2, s6
-	WORD	$0x017383b3	// add t2, t2, s7
+	XOR	X23, X22
+	XOR	X29, X28, X20
+	AND	X25, X20, X23
+	XOR	X29, X23
+	ADD	X22, X7
+	ADD	X23, X7
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	WORD	$0x0385a903	// lw s2, 56(a1)
-	WORD	$0x0386ac03	// lw s8, 56(a3)
+	MOVW	56(X11), X18
+	MOVW	56(X13), X24
 	WORD	$0x9009190b	// th.revw s2, s2
-	WORD	$0x05212023	// sw s2, 64(sp)
+	MOVW	X18, 64(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x14661b0b	// th.srriw s6, a2, 6
 	WORD	$0x14b61b8b	// th.srriw s7, a2, 11
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15961b8b	// th.srriw s7, a2, 25
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x00554bb3	// xor s7, a0, t0
-	WORD	$0x00cbfbb3	// and s7, s7, a2
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x01830333	// add t1, t1, s8
-	WORD	$0x01630333	// add t1, t1, s6
-	WORD	$0x01730333	// add t1, t1, s7
-	WORD	$0x006f0f33	// add t5, t5, t1
+	XOR	X23, X22
+	ADD	X18, X6
+	XOR	X5, X10, X23
+	AND	X12, X23
+	XOR	X5, X23
+	ADD	X24, X6
+	ADD	X22, X6
+	ADD	X23, X6
+	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x14239b0b	// th.srriw s6, t2, 2
 	WORD	$0x14d39b8b	// th.srriw s7, t2, 13
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15639b8b	// th.srriw s7, t2, 22
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01c3ccb3	// xor s9, t2, t3
-	WORD	$0x014cfbb3	// and s7, s9, s4
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x01630333	// add t1, t1, s6
-	WORD	$0x01730333	// add t1, t1, s7
+	XOR	X23, X22
+	XOR	X28, X7, X25
+	AND	X20, X25, X23
+	XOR	X28, X23
+	ADD	X22, X6
+	ADD	X23, X6
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	WORD	$0x03c5a983	// lw s3, 60(a1)
-	WORD	$0x03c6ac03	// lw s8, 60(a3)
+	MOVW	60(X11), X19
+	MOVW	60(X13), X24
 	WORD	$0x9009998b	// th.revw s3, s3
-	WORD	$0x05312223	// sw s3, 68(sp)
+	MOVW	X19, 68(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x146f1b0b	// th.srriw s6, t5, 6
 	WORD	$0x14bf1b8b	// th.srriw s7, t5, 11
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x159f1b8b	// th.srriw s7, t5, 25
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x013282b3	// add t0, t0, s3
-	WORD	$0x00a64bb3	// xor s7, a2, a0
-	WORD	$0x01ebfbb3	// and s7, s7, t5
-	WORD	$0x00abcbb3	// xor s7, s7, a0
-	WORD	$0x018282b3	// add t0, t0, s8
-	WORD	$0x016282b3	// add t0, t0, s6
-	WORD	$0x017282b3	// add t0, t0, s7
-	WORD	$0x005e8eb3	// add t4, t4, t0
+	XOR	X23, X22
+	ADD	X19, X5
+	XOR	X10, X12, X23
+	AND	X30, X23
+	XOR	X10, X23
+	ADD	X24, X5
+	ADD	X22, X5
+	ADD	X23, X5
+	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x14231b0b	// th.srriw s6, t1, 2
 	WORD	$0x14d31b8b	// th.srriw s7, t1, 13
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15631b8b	// th.srriw s7, t1, 22
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00734a33	// xor s4, t1, t2
-	WORD	$0x019a7bb3	// and s7, s4, s9
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x016282b3	// add t0, t0, s6
-	WORD	$0x017282b3	// add t0, t0, s7
+	XOR	X23, X22
+	XOR	X7, X6, X20
+	AND	X25, X20, X23
+	XOR	X7, X23
+	ADD	X22, X5
+	ADD	X23, X5
 	// in += block (saved); x1 = W[0], the W[i-16] of step 16; kp = &K[16]
-	WORD	$0x04058593	// addi a1, a1, 64
-	WORD	$0x04b13c23	// sd a1, 88(sp)
-	WORD	$0x00812583	// lw a1, 8(sp)
-	WORD	$0x04068693	// addi a3, a3, 64
-	// .Lsha256_block_c906_rounds:
+	ADD	$64, X11
+	MOV	X11, 88(X2)
+	MOVW	8(X2), X11
+	ADD	$64, X13
+rounds:
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x00c12403	// lw s0, 12(sp)
-	WORD	$0x0006ac03	// lw s8, 0(a3)
+	MOVW	12(X2), X8
+	MOVW	(X13), X24
 	WORD	$0x15191b0b	// th.srriw s6, s2, 17
 	WORD	$0x15391b8b	// th.srriw s7, s2, 19
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00a95b9b	// srliw s7, s2, 10
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01658ab3	// add s5, a1, s6
+	XOR	X23, X22
+	SRLW	$10, X18, X23
+	XOR	X23, X22
+	ADD	X22, X11, X21
 	WORD	$0x14741b0b	// th.srriw s6, s0, 7
 	WORD	$0x15241b8b	// th.srriw s7, s0, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00345b9b	// srliw s7, s0, 3
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x016a8ab3	// add s5, s5, s6
-	WORD	$0x00ea8ab3	// add s5, s5, a4
-	WORD	$0x01512423	// sw s5, 8(sp)
+	XOR	X23, X22
+	SRLW	$3, X8, X23
+	XOR	X23, X22
+	ADD	X22, X21
+	ADD	X14, X21
+	MOVW	X21, 8(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x146e9b0b	// th.srriw s6, t4, 6
 	WORD	$0x14be9b8b	// th.srriw s7, t4, 11
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x159e9b8b	// th.srriw s7, t4, 25
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01550533	// add a0, a0, s5
-	WORD	$0x00cf4bb3	// xor s7, t5, a2
-	WORD	$0x01dbfbb3	// and s7, s7, t4
-	WORD	$0x00cbcbb3	// xor s7, s7, a2
-	WORD	$0x01850533	// add a0, a0, s8
-	WORD	$0x01650533	// add a0, a0, s6
-	WORD	$0x01750533	// add a0, a0, s7
-	WORD	$0x00ae0e33	// add t3, t3, a0
+	XOR	X23, X22
+	ADD	X21, X10
+	XOR	X12, X30, X23
+	AND	X29, X23
+	XOR	X12, X23
+	ADD	X24, X10
+	ADD	X22, X10
+	ADD	X23, X10
+	ADD	X10, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x14229b0b	// th.srriw s6, t0, 2
 	WORD	$0x14d29b8b	// th.srriw s7, t0, 13
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15629b8b	// th.srriw s7, t0, 22
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x0062ccb3	// xor s9, t0, t1
-	WORD	$0x014cfbb3	// and s7, s9, s4
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x01650533	// add a0, a0, s6
-	WORD	$0x01750533	// add a0, a0, s7
+	XOR	X23, X22
+	XOR	X6, X5, X25
+	AND	X20, X25, X23
+	XOR	X6, X23
+	ADD	X22, X10
+	ADD	X23, X10
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x01012583	// lw a1, 16(sp)
-	WORD	$0x0046ac03	// lw s8, 4(a3)
+	MOVW	16(X2), X11
+	MOVW	4(X13), X24
 	WORD	$0x15199b0b	// th.srriw s6, s3, 17
 	WORD	$0x15399b8b	// th.srriw s7, s3, 19
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00a9db9b	// srliw s7, s3, 10
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01640733	// add a4, s0, s6
+	XOR	X23, X22
+	SRLW	$10, X19, X23
+	XOR	X23, X22
+	ADD	X22, X8, X14
 	WORD	$0x14759b0b	// th.srriw s6, a1, 7
 	WORD	$0x15259b8b	// th.srriw s7, a1, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x0035db9b	// srliw s7, a1, 3
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01670733	// add a4, a4, s6
-	WORD	$0x00f70733	// add a4, a4, a5
-	WORD	$0x00e12623	// sw a4, 12(sp)
+	XOR	X23, X22
+	SRLW	$3, X11, X23
+	XOR	X23, X22
+	ADD	X22, X14
+	ADD	X15, X14
+	MOVW	X14, 12(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x146e1b0b	// th.srriw s6, t3, 6
 	WORD	$0x14be1b8b	// th.srriw s7, t3, 11
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x159e1b8b	// th.srriw s7, t3, 25
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00e60633	// add a2, a2, a4
-	WORD	$0x01eecbb3	// xor s7, t4, t5
-	WORD	$0x01cbfbb3	// and s7, s7, t3
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x01860633	// add a2, a2, s8
-	WORD	$0x01660633	// add a2, a2, s6
-	WORD	$0x01760633	// add a2, a2, s7
-	WORD	$0x00c383b3	// add t2, t2, a2
+	XOR	X23, X22
+	ADD	X14, X12
+	XOR	X30, X29, X23
+	AND	X28, X23
+	XOR	X30, X23
+	ADD	X24, X12
+	ADD	X22, X12
+	ADD	X23, X12
+	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x14251b0b	// th.srriw s6, a0, 2
 	WORD	$0x14d51b8b	// th.srriw s7, a0, 13
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15651b8b	// th.srriw s7, a0, 22
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00554a33	// xor s4, a0, t0
-	WORD	$0x019a7bb3	// and s7, s4, s9
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x01660633	// add a2, a2, s6
-	WORD	$0x01760633	// add a2, a2, s7
+	XOR	X23, X22
+	XOR	X5, X10, X20
+	AND	X25, X20, X23
+	XOR	X5, X23
+	ADD	X22, X12
+	ADD	X23, X12
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x01412403	// lw s0, 20(sp)
-	WORD	$0x0086ac03	// lw s8, 8(a3)
+	MOVW	20(X2), X8
+	MOVW	8(X13), X24
 	WORD	$0x151a9b0b	// th.srriw s6, s5, 17
 	WORD	$0x153a9b8b	// th.srriw s7, s5, 19
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00aadb9b	// srliw s7, s5, 10
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x016587b3	// add a5, a1, s6
+	XOR	X23, X22
+	SRLW	$10, X21, X23
+	XOR	X23, X22
+	ADD	X22, X11, X15
 	WORD	$0x14741b0b	// th.srriw s6, s0, 7
 	WORD	$0x15241b8b	// th.srriw s7, s0, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00345b9b	// srliw s7, s0, 3
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x016787b3	// add a5, a5, s6
-	WORD	$0x010787b3	// add a5, a5, a6
-	WORD	$0x00f12823	// sw a5, 16(sp)
+	XOR	X23, X22
+	SRLW	$3, X8, X23
+	XOR	X23, X22
+	ADD	X22, X15
+	ADD	X16, X15
+	MOVW	X15, 16(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x14639b0b	// th.srriw s6, t2, 6
 	WORD	$0x14b39b8b	// th.srriw s7, t2, 11
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15939b8b	// th.srriw s7, t2, 25
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00ff0f33	// add t5, t5, a5
-	WORD	$0x01de4bb3	// xor s7, t3, t4
-	WORD	$0x007bfbb3	// and s7, s7, t2
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x018f0f33	// add t5, t5, s8
-	WORD	$0x016f0f33	// add t5, t5, s6
-	WORD	$0x017f0f33	// add t5, t5, s7
-	WORD	$0x01e30333	// add t1, t1, t5
+	XOR	X23, X22
+	ADD	X15, X30
+	XOR	X29, X28, X23
+	AND	X7, X23
+	XOR	X29, X23
+	ADD	X24, X30
+	ADD	X22, X30
+	ADD	X23, X30
+	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x14261b0b	// th.srriw s6, a2, 2
 	WORD	$0x14d61b8b	// th.srriw s7, a2, 13
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15661b8b	// th.srriw s7, a2, 22
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00a64cb3	// xor s9, a2, a0
-	WORD	$0x014cfbb3	// and s7, s9, s4
-	WORD	$0x00abcbb3	// xor s7, s7, a0
-	WORD	$0x016f0f33	// add t5, t5, s6
-	WORD	$0x017f0f33	// add t5, t5, s7
+	XOR	X23, X22
+	XOR	X10, X12, X25
+	AND	X20, X25, X23
+	XOR	X10, X23
+	ADD	X22, X30
+	ADD	X23, X30
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x01812583	// lw a1, 24(sp)
-	WORD	$0x00c6ac03	// lw s8, 12(a3)
+	MOVW	24(X2), X11
+	MOVW	12(X13), X24
 	WORD	$0x15171b0b	// th.srriw s6, a4, 17
 	WORD	$0x15371b8b	// th.srriw s7, a4, 19
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00a75b9b	// srliw s7, a4, 10
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01640833	// add a6, s0, s6
+	XOR	X23, X22
+	SRLW	$10, X14, X23
+	XOR	X23, X22
+	ADD	X22, X8, X16
 	WORD	$0x14759b0b	// th.srriw s6, a1, 7
 	WORD	$0x15259b8b	// th.srriw s7, a1, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x0035db9b	// srliw s7, a1, 3
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01680833	// add a6, a6, s6
-	WORD	$0x01180833	// add a6, a6, a7
-	WORD	$0x01012a23	// sw a6, 20(sp)
+	XOR	X23, X22
+	SRLW	$3, X11, X23
+	XOR	X23, X22
+	ADD	X22, X16
+	ADD	X17, X16
+	MOVW	X16, 20(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x14631b0b	// th.srriw s6, t1, 6
 	WORD	$0x14b31b8b	// th.srriw s7, t1, 11
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15931b8b	// th.srriw s7, t1, 25
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x010e8eb3	// add t4, t4, a6
-	WORD	$0x01c3cbb3	// xor s7, t2, t3
-	WORD	$0x006bfbb3	// and s7, s7, t1
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x018e8eb3	// add t4, t4, s8
-	WORD	$0x016e8eb3	// add t4, t4, s6
-	WORD	$0x017e8eb3	// add t4, t4, s7
-	WORD	$0x01d282b3	// add t0, t0, t4
+	XOR	X23, X22
+	ADD	X16, X29
+	XOR	X28, X7, X23
+	AND	X6, X23
+	XOR	X28, X23
+	ADD	X24, X29
+	ADD	X22, X29
+	ADD	X23, X29
+	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x142f1b0b	// th.srriw s6, t5, 2
 	WORD	$0x14df1b8b	// th.srriw s7, t5, 13
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x156f1b8b	// th.srriw s7, t5, 22
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00cf4a33	// xor s4, t5, a2
-	WORD	$0x019a7bb3	// and s7, s4, s9
-	WORD	$0x00cbcbb3	// xor s7, s7, a2
-	WORD	$0x016e8eb3	// add t4, t4, s6
-	WORD	$0x017e8eb3	// add t4, t4, s7
+	XOR	X23, X22
+	XOR	X12, X30, X20
+	AND	X25, X20, X23
+	XOR	X12, X23
+	ADD	X22, X29
+	ADD	X23, X29
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x01c12403	// lw s0, 28(sp)
-	WORD	$0x0106ac03	// lw s8, 16(a3)
+	MOVW	28(X2), X8
+	MOVW	16(X13), X24
 	WORD	$0x15179b0b	// th.srriw s6, a5, 17
 	WORD	$0x15379b8b	// th.srriw s7, a5, 19
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00a7db9b	// srliw s7, a5, 10
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x016588b3	// add a7, a1, s6
+	XOR	X23, X22
+	SRLW	$10, X15, X23
+	XOR	X23, X22
+	ADD	X22, X11, X17
 	WORD	$0x14741b0b	// th.srriw s6, s0, 7
 	WORD	$0x15241b8b	// th.srriw s7, s0, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00345b9b	// srliw s7, s0, 3
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x016888b3	// add a7, a7, s6
-	WORD	$0x009888b3	// add a7, a7, s1
-	WORD	$0x01112c23	// sw a7, 24(sp)
+	XOR	X23, X22
+	SRLW	$3, X8, X23
+	XOR	X23, X22
+	ADD	X22, X17
+	ADD	X9, X17
+	MOVW	X17, 24(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x14629b0b	// th.srriw s6, t0, 6
 	WORD	$0x14b29b8b	// th.srriw s7, t0, 11
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15929b8b	// th.srriw s7, t0, 25
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x011e0e33	// add t3, t3, a7
-	WORD	$0x00734bb3	// xor s7, t1, t2
-	WORD	$0x005bfbb3	// and s7, s7, t0
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x018e0e33	// add t3, t3, s8
-	WORD	$0x016e0e33	// add t3, t3, s6
-	WORD	$0x017e0e33	// add t3, t3, s7
-	WORD	$0x01c50533	// add a0, a0, t3
+	XOR	X23, X22
+	ADD	X17, X28
+	XOR	X7, X6, X23
+	AND	X5, X23
+	XOR	X7, X23
+	ADD	X24, X28
+	ADD	X22, X28
+	ADD	X23, X28
+	ADD	X28, X10
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x142e9b0b	// th.srriw s6, t4, 2
 	WORD	$0x14de9b8b	// th.srriw s7, t4, 13
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x156e9b8b	// th.srriw s7, t4, 22
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01eeccb3	// xor s9, t4, t5
-	WORD	$0x014cfbb3	// and s7, s9, s4
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x016e0e33	// add t3, t3, s6
-	WORD	$0x017e0e33	// add t3, t3, s7
+	XOR	X23, X22
+	XOR	X30, X29, X25
+	AND	X20, X25, X23
+	XOR	X30, X23
+	ADD	X22, X28
+	ADD	X23, X28
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x02012583	// lw a1, 32(sp)
-	WORD	$0x0146ac03	// lw s8, 20(a3)
+	MOVW	32(X2), X11
+	MOVW	20(X13), X24
 	WORD	$0x15181b0b	// th.srriw s6, a6, 17
 	WORD	$0x15381b8b	// th.srriw s7, a6, 19
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00a85b9b	// srliw s7, a6, 10
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x016404b3	// add s1, s0, s6
+	XOR	X23, X22
+	SRLW	$10, X16, X23
+	XOR	X23, X22
+	ADD	X22, X8, X9
 	WORD	$0x14759b0b	// th.srriw s6, a1, 7
 	WORD	$0x15259b8b	// th.srriw s7, a1, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x0035db9b	// srliw s7, a1, 3
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x016484b3	// add s1, s1, s6
-	WORD	$0x012484b3	// add s1, s1, s2
-	WORD	$0x00912e23	// sw s1, 28(sp)
+	XOR	X23, X22
+	SRLW	$3, X11, X23
+	XOR	X23, X22
+	ADD	X22, X9
+	ADD	X18, X9
+	MOVW	X9, 28(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x14651b0b	// th.srriw s6, a0, 6
 	WORD	$0x14b51b8b	// th.srriw s7, a0, 11
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15951b8b	// th.srriw s7, a0, 25
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x009383b3	// add t2, t2, s1
-	WORD	$0x0062cbb3	// xor s7, t0, t1
-	WORD	$0x00abfbb3	// and s7, s7, a0
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x018383b3	// add t2, t2, s8
-	WORD	$0x016383b3	// add t2, t2, s6
-	WORD	$0x017383b3	// add t2, t2, s7
-	WORD	$0x00760633	// add a2, a2, t2
+	XOR	X23, X22
+	ADD	X9, X7
+	XOR	X6, X5, X23
+	AND	X10, X23
+	XOR	X6, X23
+	ADD	X24, X7
+	ADD	X22, X7
+	ADD	X23, X7
+	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x142e1b0b	// th.srriw s6, t3, 2
 	WORD	$0x14de1b8b	// th.srriw s7, t3, 13
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x156e1b8b	// th.srriw s7, t3, 22
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01de4a33	// xor s4, t3, t4
-	WORD	$0x019a7bb3	// and s7, s4, s9
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x016383b3	// add t2, t2, s6
-	WORD	$0x017383b3	// add t2, t2, s7
+	XOR	X23, X22
+	XOR	X29, X28, X20
+	AND	X25, X20, X23
+	XOR	X29, X23
+	ADD	X22, X7
+	ADD	X23, X7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x02412403	// lw s0, 36(sp)
-	WORD	$0x0186ac03	// lw s8, 24(a3)
+	MOVW	36(X2), X8
+	MOVW	24(X13), X24
 	WORD	$0x15189b0b	// th.srriw s6, a7, 17
 	WORD	$0x15389b8b	// th.srriw s7, a7, 19
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00a8db9b	// srliw s7, a7, 10
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01658933	// add s2, a1, s6
+	XOR	X23, X22
+	SRLW	$10, X17, X23
+	XOR	X23, X22
+	ADD	X22, X11, X18
 	WORD	$0x14741b0b	// th.srriw s6, s0, 7
 	WORD	$0x15241b8b	// th.srriw s7, s0, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00345b9b	// srliw s7, s0, 3
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01690933	// add s2, s2, s6
-	WORD	$0x01390933	// add s2, s2, s3
-	WORD	$0x03212023	// sw s2, 32(sp)
+	XOR	X23, X22
+	SRLW	$3, X8, X23
+	XOR	X23, X22
+	ADD	X22, X18
+	ADD	X19, X18
+	MOVW	X18, 32(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x14661b0b	// th.srriw s6, a2, 6
 	WORD	$0x14b61b8b	// th.srriw s7, a2, 11
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15961b8b	// th.srriw s7, a2, 25
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x00554bb3	// xor s7, a0, t0
-	WORD	$0x00cbfbb3	// and s7, s7, a2
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x01830333	// add t1, t1, s8
-	WORD	$0x01630333	// add t1, t1, s6
-	WORD	$0x01730333	// add t1, t1, s7
-	WORD	$0x006f0f33	// add t5, t5, t1
+	XOR	X23, X22
+	ADD	X18, X6
+	XOR	X5, X10, X23
+	AND	X12, X23
+	XOR	X5, X23
+	ADD	X24, X6
+	ADD	X22, X6
+	ADD	X23, X6
+	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x14239b0b	// th.srriw s6, t2, 2
 	WORD	$0x14d39b8b	// th.srriw s7, t2, 13
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15639b8b	// th.srriw s7, t2, 22
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01c3ccb3	// xor s9, t2, t3
-	WORD	$0x014cfbb3	// and s7, s9, s4
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x01630333	// add t1, t1, s6
-	WORD	$0x01730333	// add t1, t1, s7
+	XOR	X23, X22
+	XOR	X28, X7, X25
+	AND	X20, X25, X23
+	XOR	X28, X23
+	ADD	X22, X6
+	ADD	X23, X6
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x02812583	// lw a1, 40(sp)
-	WORD	$0x01c6ac03	// lw s8, 28(a3)
+	MOVW	40(X2), X11
+	MOVW	28(X13), X24
 	WORD	$0x15149b0b	// th.srriw s6, s1, 17
 	WORD	$0x15349b8b	// th.srriw s7, s1, 19
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00a4db9b	// srliw s7, s1, 10
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x016409b3	// add s3, s0, s6
+	XOR	X23, X22
+	SRLW	$10, X9, X23
+	XOR	X23, X22
+	ADD	X22, X8, X19
 	WORD	$0x14759b0b	// th.srriw s6, a1, 7
 	WORD	$0x15259b8b	// th.srriw s7, a1, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x0035db9b	// srliw s7, a1, 3
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x016989b3	// add s3, s3, s6
-	WORD	$0x015989b3	// add s3, s3, s5
-	WORD	$0x03312223	// sw s3, 36(sp)
+	XOR	X23, X22
+	SRLW	$3, X11, X23
+	XOR	X23, X22
+	ADD	X22, X19
+	ADD	X21, X19
+	MOVW	X19, 36(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x146f1b0b	// th.srriw s6, t5, 6
 	WORD	$0x14bf1b8b	// th.srriw s7, t5, 11
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x159f1b8b	// th.srriw s7, t5, 25
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x013282b3	// add t0, t0, s3
-	WORD	$0x00a64bb3	// xor s7, a2, a0
-	WORD	$0x01ebfbb3	// and s7, s7, t5
-	WORD	$0x00abcbb3	// xor s7, s7, a0
-	WORD	$0x018282b3	// add t0, t0, s8
-	WORD	$0x016282b3	// add t0, t0, s6
-	WORD	$0x017282b3	// add t0, t0, s7
-	WORD	$0x005e8eb3	// add t4, t4, t0
+	XOR	X23, X22
+	ADD	X19, X5
+	XOR	X10, X12, X23
+	AND	X30, X23
+	XOR	X10, X23
+	ADD	X24, X5
+	ADD	X22, X5
+	ADD	X23, X5
+	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x14231b0b	// th.srriw s6, t1, 2
 	WORD	$0x14d31b8b	// th.srriw s7, t1, 13
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15631b8b	// th.srriw s7, t1, 22
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00734a33	// xor s4, t1, t2
-	WORD	$0x019a7bb3	// and s7, s4, s9
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x016282b3	// add t0, t0, s6
-	WORD	$0x017282b3	// add t0, t0, s7
+	XOR	X23, X22
+	XOR	X7, X6, X20
+	AND	X25, X20, X23
+	XOR	X7, X23
+	ADD	X22, X5
+	ADD	X23, X5
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x02c12403	// lw s0, 44(sp)
-	WORD	$0x0206ac03	// lw s8, 32(a3)
+	MOVW	44(X2), X8
+	MOVW	32(X13), X24
 	WORD	$0x15191b0b	// th.srriw s6, s2, 17
 	WORD	$0x15391b8b	// th.srriw s7, s2, 19
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00a95b9b	// srliw s7, s2, 10
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01658ab3	// add s5, a1, s6
+	XOR	X23, X22
+	SRLW	$10, X18, X23
+	XOR	X23, X22
+	ADD	X22, X11, X21
 	WORD	$0x14741b0b	// th.srriw s6, s0, 7
 	WORD	$0x15241b8b	// th.srriw s7, s0, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00345b9b	// srliw s7, s0, 3
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x016a8ab3	// add s5, s5, s6
-	WORD	$0x00ea8ab3	// add s5, s5, a4
-	WORD	$0x03512423	// sw s5, 40(sp)
+	XOR	X23, X22
+	SRLW	$3, X8, X23
+	XOR	X23, X22
+	ADD	X22, X21
+	ADD	X14, X21
+	MOVW	X21, 40(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x146e9b0b	// th.srriw s6, t4, 6
 	WORD	$0x14be9b8b	// th.srriw s7, t4, 11
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x159e9b8b	// th.srriw s7, t4, 25
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01550533	// add a0, a0, s5
-	WORD	$0x00cf4bb3	// xor s7, t5, a2
-	WORD	$0x01dbfbb3	// and s7, s7, t4
-	WORD	$0x00cbcbb3	// xor s7, s7, a2
-	WORD	$0x01850533	// add a0, a0, s8
-	WORD	$0x01650533	// add a0, a0, s6
-	WORD	$0x01750533	// add a0, a0, s7
-	WORD	$0x00ae0e33	// add t3, t3, a0
+	XOR	X23, X22
+	ADD	X21, X10
+	XOR	X12, X30, X23
+	AND	X29, X23
+	XOR	X12, X23
+	ADD	X24, X10
+	ADD	X22, X10
+	ADD	X23, X10
+	ADD	X10, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x14229b0b	// th.srriw s6, t0, 2
 	WORD	$0x14d29b8b	// th.srriw s7, t0, 13
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15629b8b	// th.srriw s7, t0, 22
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x0062ccb3	// xor s9, t0, t1
-	WORD	$0x014cfbb3	// and s7, s9, s4
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x01650533	// add a0, a0, s6
-	WORD	$0x01750533	// add a0, a0, s7
+	XOR	X23, X22
+	XOR	X6, X5, X25
+	AND	X20, X25, X23
+	XOR	X6, X23
+	ADD	X22, X10
+	ADD	X23, X10
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x03012583	// lw a1, 48(sp)
-	WORD	$0x0246ac03	// lw s8, 36(a3)
+	MOVW	48(X2), X11
+	MOVW	36(X13), X24
 	WORD	$0x15199b0b	// th.srriw s6, s3, 17
 	WORD	$0x15399b8b	// th.srriw s7, s3, 19
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00a9db9b	// srliw s7, s3, 10
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01640733	// add a4, s0, s6
+	XOR	X23, X22
+	SRLW	$10, X19, X23
+	XOR	X23, X22
+	ADD	X22, X8, X14
 	WORD	$0x14759b0b	// th.srriw s6, a1, 7
 	WORD	$0x15259b8b	// th.srriw s7, a1, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x0035db9b	// srliw s7, a1, 3
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01670733	// add a4, a4, s6
-	WORD	$0x00f70733	// add a4, a4, a5
-	WORD	$0x02e12623	// sw a4, 44(sp)
+	XOR	X23, X22
+	SRLW	$3, X11, X23
+	XOR	X23, X22
+	ADD	X22, X14
+	ADD	X15, X14
+	MOVW	X14, 44(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x146e1b0b	// th.srriw s6, t3, 6
 	WORD	$0x14be1b8b	// th.srriw s7, t3, 11
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x159e1b8b	// th.srriw s7, t3, 25
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00e60633	// add a2, a2, a4
-	WORD	$0x01eecbb3	// xor s7, t4, t5
-	WORD	$0x01cbfbb3	// and s7, s7, t3
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x01860633	// add a2, a2, s8
-	WORD	$0x01660633	// add a2, a2, s6
-	WORD	$0x01760633	// add a2, a2, s7
-	WORD	$0x00c383b3	// add t2, t2, a2
+	XOR	X23, X22
+	ADD	X14, X12
+	XOR	X30, X29, X23
+	AND	X28, X23
+	XOR	X30, X23
+	ADD	X24, X12
+	ADD	X22, X12
+	ADD	X23, X12
+	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x14251b0b	// th.srriw s6, a0, 2
 	WORD	$0x14d51b8b	// th.srriw s7, a0, 13
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15651b8b	// th.srriw s7, a0, 22
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00554a33	// xor s4, a0, t0
-	WORD	$0x019a7bb3	// and s7, s4, s9
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x01660633	// add a2, a2, s6
-	WORD	$0x01760633	// add a2, a2, s7
+	XOR	X23, X22
+	XOR	X5, X10, X20
+	AND	X25, X20, X23
+	XOR	X5, X23
+	ADD	X22, X12
+	ADD	X23, X12
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x03412403	// lw s0, 52(sp)
-	WORD	$0x0286ac03	// lw s8, 40(a3)
+	MOVW	52(X2), X8
+	MOVW	40(X13), X24
 	WORD	$0x151a9b0b	// th.srriw s6, s5, 17
 	WORD	$0x153a9b8b	// th.srriw s7, s5, 19
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00aadb9b	// srliw s7, s5, 10
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x016587b3	// add a5, a1, s6
+	XOR	X23, X22
+	SRLW	$10, X21, X23
+	XOR	X23, X22
+	ADD	X22, X11, X15
 	WORD	$0x14741b0b	// th.srriw s6, s0, 7
 	WORD	$0x15241b8b	// th.srriw s7, s0, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00345b9b	// srliw s7, s0, 3
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x016787b3	// add a5, a5, s6
-	WORD	$0x010787b3	// add a5, a5, a6
-	WORD	$0x02f12823	// sw a5, 48(sp)
+	XOR	X23, X22
+	SRLW	$3, X8, X23
+	XOR	X23, X22
+	ADD	X22, X15
+	ADD	X16, X15
+	MOVW	X15, 48(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x14639b0b	// th.srriw s6, t2, 6
 	WORD	$0x14b39b8b	// th.srriw s7, t2, 11
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15939b8b	// th.srriw s7, t2, 25
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00ff0f33	// add t5, t5, a5
-	WORD	$0x01de4bb3	// xor s7, t3, t4
-	WORD	$0x007bfbb3	// and s7, s7, t2
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x018f0f33	// add t5, t5, s8
-	WORD	$0x016f0f33	// add t5, t5, s6
-	WORD	$0x017f0f33	// add t5, t5, s7
-	WORD	$0x01e30333	// add t1, t1, t5
+	XOR	X23, X22
+	ADD	X15, X30
+	XOR	X29, X28, X23
+	AND	X7, X23
+	XOR	X29, X23
+	ADD	X24, X30
+	ADD	X22, X30
+	ADD	X23, X30
+	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x14261b0b	// th.srriw s6, a2, 2
 	WORD	$0x14d61b8b	// th.srriw s7, a2, 13
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15661b8b	// th.srriw s7, a2, 22
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00a64cb3	// xor s9, a2, a0
-	WORD	$0x014cfbb3	// and s7, s9, s4
-	WORD	$0x00abcbb3	// xor s7, s7, a0
-	WORD	$0x016f0f33	// add t5, t5, s6
-	WORD	$0x017f0f33	// add t5, t5, s7
+	XOR	X23, X22
+	XOR	X10, X12, X25
+	AND	X20, X25, X23
+	XOR	X10, X23
+	ADD	X22, X30
+	ADD	X23, X30
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x03812583	// lw a1, 56(sp)
-	WORD	$0x02c6ac03	// lw s8, 44(a3)
+	MOVW	56(X2), X11
+	MOVW	44(X13), X24
 	WORD	$0x15171b0b	// th.srriw s6, a4, 17
 	WORD	$0x15371b8b	// th.srriw s7, a4, 19
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00a75b9b	// srliw s7, a4, 10
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01640833	// add a6, s0, s6
+	XOR	X23, X22
+	SRLW	$10, X14, X23
+	XOR	X23, X22
+	ADD	X22, X8, X16
 	WORD	$0x14759b0b	// th.srriw s6, a1, 7
 	WORD	$0x15259b8b	// th.srriw s7, a1, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x0035db9b	// srliw s7, a1, 3
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01680833	// add a6, a6, s6
-	WORD	$0x01180833	// add a6, a6, a7
-	WORD	$0x03012a23	// sw a6, 52(sp)
+	XOR	X23, X22
+	SRLW	$3, X11, X23
+	XOR	X23, X22
+	ADD	X22, X16
+	ADD	X17, X16
+	MOVW	X16, 52(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x14631b0b	// th.srriw s6, t1, 6
 	WORD	$0x14b31b8b	// th.srriw s7, t1, 11
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15931b8b	// th.srriw s7, t1, 25
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x010e8eb3	// add t4, t4, a6
-	WORD	$0x01c3cbb3	// xor s7, t2, t3
-	WORD	$0x006bfbb3	// and s7, s7, t1
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x018e8eb3	// add t4, t4, s8
-	WORD	$0x016e8eb3	// add t4, t4, s6
-	WORD	$0x017e8eb3	// add t4, t4, s7
-	WORD	$0x01d282b3	// add t0, t0, t4
+	XOR	X23, X22
+	ADD	X16, X29
+	XOR	X28, X7, X23
+	AND	X6, X23
+	XOR	X28, X23
+	ADD	X24, X29
+	ADD	X22, X29
+	ADD	X23, X29
+	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x142f1b0b	// th.srriw s6, t5, 2
 	WORD	$0x14df1b8b	// th.srriw s7, t5, 13
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x156f1b8b	// th.srriw s7, t5, 22
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00cf4a33	// xor s4, t5, a2
-	WORD	$0x019a7bb3	// and s7, s4, s9
-	WORD	$0x00cbcbb3	// xor s7, s7, a2
-	WORD	$0x016e8eb3	// add t4, t4, s6
-	WORD	$0x017e8eb3	// add t4, t4, s7
+	XOR	X23, X22
+	XOR	X12, X30, X20
+	AND	X25, X20, X23
+	XOR	X12, X23
+	ADD	X22, X29
+	ADD	X23, X29
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x03c12403	// lw s0, 60(sp)
-	WORD	$0x0306ac03	// lw s8, 48(a3)
+	MOVW	60(X2), X8
+	MOVW	48(X13), X24
 	WORD	$0x15179b0b	// th.srriw s6, a5, 17
 	WORD	$0x15379b8b	// th.srriw s7, a5, 19
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00a7db9b	// srliw s7, a5, 10
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x016588b3	// add a7, a1, s6
+	XOR	X23, X22
+	SRLW	$10, X15, X23
+	XOR	X23, X22
+	ADD	X22, X11, X17
 	WORD	$0x14741b0b	// th.srriw s6, s0, 7
 	WORD	$0x15241b8b	// th.srriw s7, s0, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00345b9b	// srliw s7, s0, 3
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x016888b3	// add a7, a7, s6
-	WORD	$0x009888b3	// add a7, a7, s1
-	WORD	$0x03112c23	// sw a7, 56(sp)
+	XOR	X23, X22
+	SRLW	$3, X8, X23
+	XOR	X23, X22
+	ADD	X22, X17
+	ADD	X9, X17
+	MOVW	X17, 56(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x14629b0b	// th.srriw s6, t0, 6
 	WORD	$0x14b29b8b	// th.srriw s7, t0, 11
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15929b8b	// th.srriw s7, t0, 25
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x011e0e33	// add t3, t3, a7
-	WORD	$0x00734bb3	// xor s7, t1, t2
-	WORD	$0x005bfbb3	// and s7, s7, t0
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x018e0e33	// add t3, t3, s8
-	WORD	$0x016e0e33	// add t3, t3, s6
-	WORD	$0x017e0e33	// add t3, t3, s7
-	WORD	$0x01c50533	// add a0, a0, t3
+	XOR	X23, X22
+	ADD	X17, X28
+	XOR	X7, X6, X23
+	AND	X5, X23
+	XOR	X7, X23
+	ADD	X24, X28
+	ADD	X22, X28
+	ADD	X23, X28
+	ADD	X28, X10
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x142e9b0b	// th.srriw s6, t4, 2
 	WORD	$0x14de9b8b	// th.srriw s7, t4, 13
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x156e9b8b	// th.srriw s7, t4, 22
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01eeccb3	// xor s9, t4, t5
-	WORD	$0x014cfbb3	// and s7, s9, s4
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x016e0e33	// add t3, t3, s6
-	WORD	$0x017e0e33	// add t3, t3, s7
+	XOR	X23, X22
+	XOR	X30, X29, X25
+	AND	X20, X25, X23
+	XOR	X30, X23
+	ADD	X22, X28
+	ADD	X23, X28
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x04012583	// lw a1, 64(sp)
-	WORD	$0x0346ac03	// lw s8, 52(a3)
+	MOVW	64(X2), X11
+	MOVW	52(X13), X24
 	WORD	$0x15181b0b	// th.srriw s6, a6, 17
 	WORD	$0x15381b8b	// th.srriw s7, a6, 19
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00a85b9b	// srliw s7, a6, 10
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x016404b3	// add s1, s0, s6
+	XOR	X23, X22
+	SRLW	$10, X16, X23
+	XOR	X23, X22
+	ADD	X22, X8, X9
 	WORD	$0x14759b0b	// th.srriw s6, a1, 7
 	WORD	$0x15259b8b	// th.srriw s7, a1, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x0035db9b	// srliw s7, a1, 3
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x016484b3	// add s1, s1, s6
-	WORD	$0x012484b3	// add s1, s1, s2
-	WORD	$0x02912e23	// sw s1, 60(sp)
+	XOR	X23, X22
+	SRLW	$3, X11, X23
+	XOR	X23, X22
+	ADD	X22, X9
+	ADD	X18, X9
+	MOVW	X9, 60(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x14651b0b	// th.srriw s6, a0, 6
 	WORD	$0x14b51b8b	// th.srriw s7, a0, 11
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15951b8b	// th.srriw s7, a0, 25
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x009383b3	// add t2, t2, s1
-	WORD	$0x0062cbb3	// xor s7, t0, t1
-	WORD	$0x00abfbb3	// and s7, s7, a0
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x018383b3	// add t2, t2, s8
-	WORD	$0x016383b3	// add t2, t2, s6
-	WORD	$0x017383b3	// add t2, t2, s7
-	WORD	$0x00760633	// add a2, a2, t2
+	XOR	X23, X22
+	ADD	X9, X7
+	XOR	X6, X5, X23
+	AND	X10, X23
+	XOR	X6, X23
+	ADD	X24, X7
+	ADD	X22, X7
+	ADD	X23, X7
+	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x142e1b0b	// th.srriw s6, t3, 2
 	WORD	$0x14de1b8b	// th.srriw s7, t3, 13
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x156e1b8b	// th.srriw s7, t3, 22
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01de4a33	// xor s4, t3, t4
-	WORD	$0x019a7bb3	// and s7, s4, s9
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x016383b3	// add t2, t2, s6
-	WORD	$0x017383b3	// add t2, t2, s7
+	XOR	X23, X22
+	XOR	X29, X28, X20
+	AND	X25, X20, X23
+	XOR	X29, X23
+	ADD	X22, X7
+	ADD	X23, X7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x04412403	// lw s0, 68(sp)
-	WORD	$0x0386ac03	// lw s8, 56(a3)
+	MOVW	68(X2), X8
+	MOVW	56(X13), X24
 	WORD	$0x15189b0b	// th.srriw s6, a7, 17
 	WORD	$0x15389b8b	// th.srriw s7, a7, 19
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00a8db9b	// srliw s7, a7, 10
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01658933	// add s2, a1, s6
+	XOR	X23, X22
+	SRLW	$10, X17, X23
+	XOR	X23, X22
+	ADD	X22, X11, X18
 	WORD	$0x14741b0b	// th.srriw s6, s0, 7
 	WORD	$0x15241b8b	// th.srriw s7, s0, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00345b9b	// srliw s7, s0, 3
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01690933	// add s2, s2, s6
-	WORD	$0x01390933	// add s2, s2, s3
-	WORD	$0x05212023	// sw s2, 64(sp)
+	XOR	X23, X22
+	SRLW	$3, X8, X23
+	XOR	X23, X22
+	ADD	X22, X18
+	ADD	X19, X18
+	MOVW	X18, 64(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x14661b0b	// th.srriw s6, a2, 6
 	WORD	$0x14b61b8b	// th.srriw s7, a2, 11
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15961b8b	// th.srriw s7, a2, 25
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x00554bb3	// xor s7, a0, t0
-	WORD	$0x00cbfbb3	// and s7, s7, a2
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x01830333	// add t1, t1, s8
-	WORD	$0x01630333	// add t1, t1, s6
-	WORD	$0x01730333	// add t1, t1, s7
-	WORD	$0x006f0f33	// add t5, t5, t1
+	XOR	X23, X22
+	ADD	X18, X6
+	XOR	X5, X10, X23
+	AND	X12, X23
+	XOR	X5, X23
+	ADD	X24, X6
+	ADD	X22, X6
+	ADD	X23, X6
+	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x14239b0b	// th.srriw s6, t2, 2
 	WORD	$0x14d39b8b	// th.srriw s7, t2, 13
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15639b8b	// th.srriw s7, t2, 22
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01c3ccb3	// xor s9, t2, t3
-	WORD	$0x014cfbb3	// and s7, s9, s4
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x01630333	// add t1, t1, s6
-	WORD	$0x01730333	// add t1, t1, s7
+	XOR	X23, X22
+	XOR	X28, X7, X25
+	AND	X20, X25, X23
+	XOR	X28, X23
+	ADD	X22, X6
+	ADD	X23, X6
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x00812583	// lw a1, 8(sp)
-	WORD	$0x03c6ac03	// lw s8, 60(a3)
+	MOVW	8(X2), X11
+	MOVW	60(X13), X24
 	WORD	$0x15149b0b	// th.srriw s6, s1, 17
 	WORD	$0x15349b8b	// th.srriw s7, s1, 19
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00a4db9b	// srliw s7, s1, 10
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x016409b3	// add s3, s0, s6
+	XOR	X23, X22
+	SRLW	$10, X9, X23
+	XOR	X23, X22
+	ADD	X22, X8, X19
 	WORD	$0x14759b0b	// th.srriw s6, a1, 7
 	WORD	$0x15259b8b	// th.srriw s7, a1, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x0035db9b	// srliw s7, a1, 3
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x016989b3	// add s3, s3, s6
-	WORD	$0x015989b3	// add s3, s3, s5
-	WORD	$0x05312223	// sw s3, 68(sp)
+	XOR	X23, X22
+	SRLW	$3, X11, X23
+	XOR	X23, X22
+	ADD	X22, X19
+	ADD	X21, X19
+	MOVW	X19, 68(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x146f1b0b	// th.srriw s6, t5, 6
 	WORD	$0x14bf1b8b	// th.srriw s7, t5, 11
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x159f1b8b	// th.srriw s7, t5, 25
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x013282b3	// add t0, t0, s3
-	WORD	$0x00a64bb3	// xor s7, a2, a0
-	WORD	$0x01ebfbb3	// and s7, s7, t5
-	WORD	$0x00abcbb3	// xor s7, s7, a0
-	WORD	$0x018282b3	// add t0, t0, s8
-	WORD	$0x016282b3	// add t0, t0, s6
-	WORD	$0x017282b3	// add t0, t0, s7
-	WORD	$0x005e8eb3	// add t4, t4, t0
+	XOR	X23, X22
+	ADD	X19, X5
+	XOR	X10, X12, X23
+	AND	X30, X23
+	XOR	X10, X23
+	ADD	X24, X5
+	ADD	X22, X5
+	ADD	X23, X5
+	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x14231b0b	// th.srriw s6, t1, 2
 	WORD	$0x14d31b8b	// th.srriw s7, t1, 13
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x15631b8b	// th.srriw s7, t1, 22
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00734a33	// xor s4, t1, t2
-	WORD	$0x019a7bb3	// and s7, s4, s9
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x016282b3	// add t0, t0, s6
-	WORD	$0x017282b3	// add t0, t0, s7
+	XOR	X23, X22
+	XOR	X7, X6, X20
+	AND	X25, X20, X23
+	XOR	X7, X23
+	ADD	X22, X5
+	ADD	X23, X5
 	// kp += 16 words; loop until kp = &K[rounds]
-	WORD	$0x06013a83	// ld s5, 96(sp)
-	WORD	$0x04068693	// addi a3, a3, 64
-	WORD	$0xe3569c63	// bne a3, s5, .Lsha256_block_c906_rounds
+	MOV	96(X2), X21
+	ADD	$64, X13
+	BNE	X13, X21, rounds
 	// ctx->h[j] += state[j] (the sums are the next block's state); kp = K
-	WORD	$0x04813583	// ld a1, 72(sp)
-	WORD	$0x0005a703	// lw a4, 0(a1)
-	WORD	$0x0045a783	// lw a5, 4(a1)
-	WORD	$0x0085a803	// lw a6, 8(a1)
-	WORD	$0x00c5a883	// lw a7, 12(a1)
-	WORD	$0x0105a483	// lw s1, 16(a1)
-	WORD	$0x0145a903	// lw s2, 20(a1)
-	WORD	$0x0185a983	// lw s3, 24(a1)
-	WORD	$0x01c5aa03	// lw s4, 28(a1)
-	WORD	$0x00e282b3	// add t0, t0, a4
-	WORD	$0x0055a023	// sw t0, 0(a1)
-	WORD	$0x00f30333	// add t1, t1, a5
-	WORD	$0x0065a223	// sw t1, 4(a1)
-	WORD	$0x010383b3	// add t2, t2, a6
-	WORD	$0x0075a423	// sw t2, 8(a1)
-	WORD	$0x011e0e33	// add t3, t3, a7
-	WORD	$0x01c5a623	// sw t3, 12(a1)
-	WORD	$0x009e8eb3	// add t4, t4, s1
-	WORD	$0x01d5a823	// sw t4, 16(a1)
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x01e5aa23	// sw t5, 20(a1)
-	WORD	$0x01360633	// add a2, a2, s3
-	WORD	$0x00c5ac23	// sw a2, 24(a1)
-	WORD	$0x01450533	// add a0, a0, s4
-	WORD	$0x00a5ae23	// sw a0, 28(a1)
-	WORD	$0x05813583	// ld a1, 88(sp)
-	WORD	$0x05013703	// ld a4, 80(sp)
-	WORD	$0xf0068693	// addi a3, a3, -256
-	WORD	$0x00e58463	// beq a1, a4, .Lsha256_block_c906_6
-	WORD	$0xeedfe06f	// jal zero, .Lsha256_block_c906_block
-	// .Lsha256_block_c906_6:
-	// .Lsha256_block_c906_done:
+	MOV	72(X2), X11
+	MOVW	(X11), X14
+	MOVW	4(X11), X15
+	MOVW	8(X11), X16
+	MOVW	12(X11), X17
+	MOVW	16(X11), X9
+	MOVW	20(X11), X18
+	MOVW	24(X11), X19
+	MOVW	28(X11), X20
+	ADD	X14, X5
+	MOVW	X5, (X11)
+	ADD	X15, X6
+	MOVW	X6, 4(X11)
+	ADD	X16, X7
+	MOVW	X7, 8(X11)
+	ADD	X17, X28
+	MOVW	X28, 12(X11)
+	ADD	X9, X29
+	MOVW	X29, 16(X11)
+	ADD	X18, X30
+	MOVW	X30, 20(X11)
+	ADD	X19, X12
+	MOVW	X12, 24(X11)
+	ADD	X20, X10
+	MOVW	X10, 28(X11)
+	MOV	88(X2), X11
+	MOV	80(X2), X14
+	ADD	$-256, X13
+	BEQ	X11, X14, L6
+	JMP	block
+L6:
+done:
 	// return
-	WORD	$0x00013423	// sd zero, 8(sp)
-	WORD	$0x00013823	// sd zero, 16(sp)
-	WORD	$0x00013c23	// sd zero, 24(sp)
-	WORD	$0x02013023	// sd zero, 32(sp)
-	WORD	$0x02013423	// sd zero, 40(sp)
-	WORD	$0x02013823	// sd zero, 48(sp)
-	WORD	$0x02013c23	// sd zero, 56(sp)
-	WORD	$0x04013023	// sd zero, 64(sp)
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000413	// addi s0, zero, 0
-	WORD	$0x00000493	// addi s1, zero, 0
-	WORD	$0x00000513	// addi a0, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000793	// addi a5, zero, 0
-	WORD	$0x00000813	// addi a6, zero, 0
-	WORD	$0x00000893	// addi a7, zero, 0
-	WORD	$0x00000913	// addi s2, zero, 0
-	WORD	$0x00000993	// addi s3, zero, 0
-	WORD	$0x00000a13	// addi s4, zero, 0
-	WORD	$0x00000b13	// addi s6, zero, 0
-	WORD	$0x00000b93	// addi s7, zero, 0
-	WORD	$0x00000c13	// addi s8, zero, 0
-	WORD	$0x00000c93	// addi s9, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	JMP	kgen_ret	// jalr zero, 0(ra)
+	MOV	X0, 8(X2)
+	MOV	X0, 16(X2)
+	MOV	X0, 24(X2)
+	MOV	X0, 32(X2)
+	MOV	X0, 40(X2)
+	MOV	X0, 48(X2)
+	MOV	X0, 56(X2)
+	MOV	X0, 64(X2)
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X8
+	MOV	$0, X9
+	MOV	$0, X10
+	MOV	$0, X12
+	MOV	$0, X15
+	MOV	$0, X16
+	MOV	$0, X17
+	MOV	$0, X18
+	MOV	$0, X19
+	MOV	$0, X20
+	MOV	$0, X22
+	MOV	$0, X23
+	MOV	$0, X24
+	MOV	$0, X25
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	JMP	kgen_ret
 kgen_ret:
 	RET

@@ -52,1685 +52,1685 @@ TEXT ·sha256BlockRv64gc(SB), NOSPLIT, $96-24
 	MOV	p+8(FP), X11
 	MOV	len+16(FP), X12
 	// num = len / block
-	WORD	$0x00665613	// srli a2, a2, 6
+	SRL	$6, X12
 	// end = in + num·block; save ctx and end; state = ctx->h; kp = K
-	WORD	$0x00061463	// bne a2, zero, .Lsha256_block_rv64gc_5
-	WORD	$0x0610106f	// jal zero, .Lsha256_block_rv64gc_done
-	// .Lsha256_block_rv64gc_5:
-	WORD	$0x00661713	// slli a4, a2, 6
-	WORD	$0x00b70733	// add a4, a4, a1
-	WORD	$0x04e13823	// sd a4, 80(sp)
-	WORD	$0x04a13423	// sd a0, 72(sp)
-	WORD	$0x00052283	// lw t0, 0(a0)
-	WORD	$0x00452303	// lw t1, 4(a0)
-	WORD	$0x00852383	// lw t2, 8(a0)
-	WORD	$0x00c52e03	// lw t3, 12(a0)
-	WORD	$0x01052e83	// lw t4, 16(a0)
-	WORD	$0x01452f03	// lw t5, 20(a0)
-	WORD	$0x01852603	// lw a2, 24(a0)
-	WORD	$0x01c52503	// lw a0, 28(a0)
-	// .Lsha256_block_rv64gc_1:
-	MOV	$·kgen_sha256_rv64gc_k+256(SB), X17	// auipc a7, %pcrel_hi(kgen_sha256_rv64gc_k+256); addi a7, a7, %pcrel_lo
-	WORD	$0x07113023	// sd a7, 96(sp)
-	// .Lsha256_block_rv64gc_2:
-	MOV	$·kgen_sha256_rv64gc_k(SB), X13	// auipc a3, %pcrel_hi(kgen_sha256_rv64gc_k); addi a3, a3, %pcrel_lo
-	// .Lsha256_block_rv64gc_block:
+	BNEZ	X12, L5
+	JMP	done
+L5:
+	SLL	$6, X12, X14
+	ADD	X11, X14
+	MOV	X14, 80(X2)
+	MOV	X10, 72(X2)
+	MOVW	(X10), X5
+	MOVW	4(X10), X6
+	MOVW	8(X10), X7
+	MOVW	12(X10), X28
+	MOVW	16(X10), X29
+	MOVW	20(X10), X30
+	MOVW	24(X10), X12
+	MOVW	28(X10), X10
+L1:
+	MOV	$·kgen_sha256_rv64gc_k+256(SB), X17
+	MOV	X17, 96(X2)
+L2:
+	MOV	$·kgen_sha256_rv64gc_k(SB), X13
+block:
 	// ring[j] = in[ws·j] << 8·(ws-1) | ... | in[ws·j + ws-1], byte by byte
-	WORD	$0x0005c703	// lbu a4, 0(a1)
-	WORD	$0x0015c783	// lbu a5, 1(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0025c783	// lbu a5, 2(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0035c783	// lbu a5, 3(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x00e12423	// sw a4, 8(sp)
-	WORD	$0x0045c703	// lbu a4, 4(a1)
-	WORD	$0x0055c783	// lbu a5, 5(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0065c783	// lbu a5, 6(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0075c783	// lbu a5, 7(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x00e12623	// sw a4, 12(sp)
-	WORD	$0x0085c703	// lbu a4, 8(a1)
-	WORD	$0x0095c783	// lbu a5, 9(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x00a5c783	// lbu a5, 10(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x00b5c783	// lbu a5, 11(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x00e12823	// sw a4, 16(sp)
-	WORD	$0x00c5c703	// lbu a4, 12(a1)
-	WORD	$0x00d5c783	// lbu a5, 13(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x00e5c783	// lbu a5, 14(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x00f5c783	// lbu a5, 15(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x00e12a23	// sw a4, 20(sp)
-	WORD	$0x0105c703	// lbu a4, 16(a1)
-	WORD	$0x0115c783	// lbu a5, 17(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0125c783	// lbu a5, 18(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0135c783	// lbu a5, 19(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x00e12c23	// sw a4, 24(sp)
-	WORD	$0x0145c703	// lbu a4, 20(a1)
-	WORD	$0x0155c783	// lbu a5, 21(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0165c783	// lbu a5, 22(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0175c783	// lbu a5, 23(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x00e12e23	// sw a4, 28(sp)
-	WORD	$0x0185c703	// lbu a4, 24(a1)
-	WORD	$0x0195c783	// lbu a5, 25(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x01a5c783	// lbu a5, 26(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x01b5c783	// lbu a5, 27(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x02e12023	// sw a4, 32(sp)
-	WORD	$0x01c5c703	// lbu a4, 28(a1)
-	WORD	$0x01d5c783	// lbu a5, 29(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x01e5c783	// lbu a5, 30(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x01f5c783	// lbu a5, 31(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x02e12223	// sw a4, 36(sp)
-	WORD	$0x0205c703	// lbu a4, 32(a1)
-	WORD	$0x0215c783	// lbu a5, 33(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0225c783	// lbu a5, 34(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0235c783	// lbu a5, 35(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x02e12423	// sw a4, 40(sp)
-	WORD	$0x0245c703	// lbu a4, 36(a1)
-	WORD	$0x0255c783	// lbu a5, 37(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0265c783	// lbu a5, 38(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0275c783	// lbu a5, 39(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x02e12623	// sw a4, 44(sp)
-	WORD	$0x0285c703	// lbu a4, 40(a1)
-	WORD	$0x0295c783	// lbu a5, 41(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x02a5c783	// lbu a5, 42(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x02b5c783	// lbu a5, 43(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x02e12823	// sw a4, 48(sp)
-	WORD	$0x02c5c703	// lbu a4, 44(a1)
-	WORD	$0x02d5c783	// lbu a5, 45(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x02e5c783	// lbu a5, 46(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x02f5c783	// lbu a5, 47(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x02e12a23	// sw a4, 52(sp)
-	WORD	$0x0305c703	// lbu a4, 48(a1)
-	WORD	$0x0315c783	// lbu a5, 49(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0325c783	// lbu a5, 50(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0335c783	// lbu a5, 51(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x02e12c23	// sw a4, 56(sp)
-	WORD	$0x0345c703	// lbu a4, 52(a1)
-	WORD	$0x0355c783	// lbu a5, 53(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0365c783	// lbu a5, 54(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0375c783	// lbu a5, 55(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x02e12e23	// sw a4, 60(sp)
-	WORD	$0x0385c703	// lbu a4, 56(a1)
-	WORD	$0x0395c783	// lbu a5, 57(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x03a5c783	// lbu a5, 58(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x03b5c783	// lbu a5, 59(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x04e12023	// sw a4, 64(sp)
-	WORD	$0x03c5c703	// lbu a4, 60(a1)
-	WORD	$0x03d5c783	// lbu a5, 61(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x03e5c783	// lbu a5, 62(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x03f5c783	// lbu a5, 63(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x04e12223	// sw a4, 68(sp)
+	MOVBU	(X11), X14
+	MOVBU	1(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	2(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	3(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 8(X2)
+	MOVBU	4(X11), X14
+	MOVBU	5(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	6(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	7(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 12(X2)
+	MOVBU	8(X11), X14
+	MOVBU	9(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	10(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	11(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 16(X2)
+	MOVBU	12(X11), X14
+	MOVBU	13(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	14(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	15(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 20(X2)
+	MOVBU	16(X11), X14
+	MOVBU	17(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	18(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	19(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 24(X2)
+	MOVBU	20(X11), X14
+	MOVBU	21(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	22(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	23(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 28(X2)
+	MOVBU	24(X11), X14
+	MOVBU	25(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	26(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	27(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 32(X2)
+	MOVBU	28(X11), X14
+	MOVBU	29(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	30(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	31(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 36(X2)
+	MOVBU	32(X11), X14
+	MOVBU	33(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	34(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	35(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 40(X2)
+	MOVBU	36(X11), X14
+	MOVBU	37(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	38(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	39(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 44(X2)
+	MOVBU	40(X11), X14
+	MOVBU	41(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	42(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	43(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 48(X2)
+	MOVBU	44(X11), X14
+	MOVBU	45(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	46(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	47(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 52(X2)
+	MOVBU	48(X11), X14
+	MOVBU	49(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	50(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	51(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 56(X2)
+	MOVBU	52(X11), X14
+	MOVBU	53(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	54(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	55(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 60(X2)
+	MOVBU	56(X11), X14
+	MOVBU	57(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	58(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	59(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 64(X2)
+	MOVBU	60(X11), X14
+	MOVBU	61(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	62(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	63(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 68(X2)
 	// b ^ c for round 0's Maj
-	WORD	$0x00734833	// xor a6, t1, t2
-	WORD	$0x00812703	// lw a4, 8(sp)
-	WORD	$0x0006a983	// lw s3, 0(a3)
+	XOR	X7, X6, X16
+	MOVW	8(X2), X14
+	MOVW	(X13), X19
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x020e9913	// slli s2, t4, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00695893	// srli a7, s2, 6
-	WORD	$0x00b95493	// srli s1, s2, 11
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01995493	// srli s1, s2, 25
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00e50533	// add a0, a0, a4
-	WORD	$0x00cf44b3	// xor s1, t5, a2
-	WORD	$0x01d4f4b3	// and s1, s1, t4
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x01350533	// add a0, a0, s3
-	WORD	$0x01150533	// add a0, a0, a7
-	WORD	$0x00950533	// add a0, a0, s1
-	WORD	$0x00ae0e33	// add t3, t3, a0
+	SLL	$32, X29, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X14, X10
+	XOR	X12, X30, X9
+	AND	X29, X9
+	XOR	X12, X9
+	ADD	X19, X10
+	ADD	X17, X10
+	ADD	X9, X10
+	ADD	X10, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02029913	// slli s2, t0, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00295893	// srli a7, s2, 2
-	WORD	$0x00d95493	// srli s1, s2, 13
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01695493	// srli s1, s2, 22
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x0062ca33	// xor s4, t0, t1
-	WORD	$0x010a74b3	// and s1, s4, a6
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x01150533	// add a0, a0, a7
-	WORD	$0x00950533	// add a0, a0, s1
-	WORD	$0x00c12783	// lw a5, 12(sp)
-	WORD	$0x0046a983	// lw s3, 4(a3)
+	SLL	$32, X5, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X6, X5, X20
+	AND	X16, X20, X9
+	XOR	X6, X9
+	ADD	X17, X10
+	ADD	X9, X10
+	MOVW	12(X2), X15
+	MOVW	4(X13), X19
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x020e1913	// slli s2, t3, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00695893	// srli a7, s2, 6
-	WORD	$0x00b95493	// srli s1, s2, 11
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01995493	// srli s1, s2, 25
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00f60633	// add a2, a2, a5
-	WORD	$0x01eec4b3	// xor s1, t4, t5
-	WORD	$0x01c4f4b3	// and s1, s1, t3
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x01360633	// add a2, a2, s3
-	WORD	$0x01160633	// add a2, a2, a7
-	WORD	$0x00960633	// add a2, a2, s1
-	WORD	$0x00c383b3	// add t2, t2, a2
+	SLL	$32, X28, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X15, X12
+	XOR	X30, X29, X9
+	AND	X28, X9
+	XOR	X30, X9
+	ADD	X19, X12
+	ADD	X17, X12
+	ADD	X9, X12
+	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02051913	// slli s2, a0, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00295893	// srli a7, s2, 2
-	WORD	$0x00d95493	// srli s1, s2, 13
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01695493	// srli s1, s2, 22
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00554833	// xor a6, a0, t0
-	WORD	$0x014874b3	// and s1, a6, s4
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x01160633	// add a2, a2, a7
-	WORD	$0x00960633	// add a2, a2, s1
-	WORD	$0x01012703	// lw a4, 16(sp)
-	WORD	$0x0086a983	// lw s3, 8(a3)
+	SLL	$32, X10, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X5, X10, X16
+	AND	X20, X16, X9
+	XOR	X5, X9
+	ADD	X17, X12
+	ADD	X9, X12
+	MOVW	16(X2), X14
+	MOVW	8(X13), X19
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02039913	// slli s2, t2, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00695893	// srli a7, s2, 6
-	WORD	$0x00b95493	// srli s1, s2, 11
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01995493	// srli s1, s2, 25
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00ef0f33	// add t5, t5, a4
-	WORD	$0x01de44b3	// xor s1, t3, t4
-	WORD	$0x0074f4b3	// and s1, s1, t2
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x013f0f33	// add t5, t5, s3
-	WORD	$0x011f0f33	// add t5, t5, a7
-	WORD	$0x009f0f33	// add t5, t5, s1
-	WORD	$0x01e30333	// add t1, t1, t5
+	SLL	$32, X7, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X14, X30
+	XOR	X29, X28, X9
+	AND	X7, X9
+	XOR	X29, X9
+	ADD	X19, X30
+	ADD	X17, X30
+	ADD	X9, X30
+	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02061913	// slli s2, a2, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00295893	// srli a7, s2, 2
-	WORD	$0x00d95493	// srli s1, s2, 13
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01695493	// srli s1, s2, 22
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00a64a33	// xor s4, a2, a0
-	WORD	$0x010a74b3	// and s1, s4, a6
-	WORD	$0x00a4c4b3	// xor s1, s1, a0
-	WORD	$0x011f0f33	// add t5, t5, a7
-	WORD	$0x009f0f33	// add t5, t5, s1
-	WORD	$0x01412783	// lw a5, 20(sp)
-	WORD	$0x00c6a983	// lw s3, 12(a3)
+	SLL	$32, X12, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X10, X12, X20
+	AND	X16, X20, X9
+	XOR	X10, X9
+	ADD	X17, X30
+	ADD	X9, X30
+	MOVW	20(X2), X15
+	MOVW	12(X13), X19
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02031913	// slli s2, t1, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00695893	// srli a7, s2, 6
-	WORD	$0x00b95493	// srli s1, s2, 11
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01995493	// srli s1, s2, 25
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00fe8eb3	// add t4, t4, a5
-	WORD	$0x01c3c4b3	// xor s1, t2, t3
-	WORD	$0x0064f4b3	// and s1, s1, t1
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x013e8eb3	// add t4, t4, s3
-	WORD	$0x011e8eb3	// add t4, t4, a7
-	WORD	$0x009e8eb3	// add t4, t4, s1
-	WORD	$0x01d282b3	// add t0, t0, t4
+	SLL	$32, X6, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X15, X29
+	XOR	X28, X7, X9
+	AND	X6, X9
+	XOR	X28, X9
+	ADD	X19, X29
+	ADD	X17, X29
+	ADD	X9, X29
+	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x020f1913	// slli s2, t5, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00295893	// srli a7, s2, 2
-	WORD	$0x00d95493	// srli s1, s2, 13
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01695493	// srli s1, s2, 22
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00cf4833	// xor a6, t5, a2
-	WORD	$0x014874b3	// and s1, a6, s4
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x011e8eb3	// add t4, t4, a7
-	WORD	$0x009e8eb3	// add t4, t4, s1
-	WORD	$0x01812703	// lw a4, 24(sp)
-	WORD	$0x0106a983	// lw s3, 16(a3)
+	SLL	$32, X30, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X12, X30, X16
+	AND	X20, X16, X9
+	XOR	X12, X9
+	ADD	X17, X29
+	ADD	X9, X29
+	MOVW	24(X2), X14
+	MOVW	16(X13), X19
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02029913	// slli s2, t0, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00695893	// srli a7, s2, 6
-	WORD	$0x00b95493	// srli s1, s2, 11
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01995493	// srli s1, s2, 25
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x007344b3	// xor s1, t1, t2
-	WORD	$0x0054f4b3	// and s1, s1, t0
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x013e0e33	// add t3, t3, s3
-	WORD	$0x011e0e33	// add t3, t3, a7
-	WORD	$0x009e0e33	// add t3, t3, s1
-	WORD	$0x01c50533	// add a0, a0, t3
+	SLL	$32, X5, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X14, X28
+	XOR	X7, X6, X9
+	AND	X5, X9
+	XOR	X7, X9
+	ADD	X19, X28
+	ADD	X17, X28
+	ADD	X9, X28
+	ADD	X28, X10
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x020e9913	// slli s2, t4, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00295893	// srli a7, s2, 2
-	WORD	$0x00d95493	// srli s1, s2, 13
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01695493	// srli s1, s2, 22
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01eeca33	// xor s4, t4, t5
-	WORD	$0x010a74b3	// and s1, s4, a6
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x011e0e33	// add t3, t3, a7
-	WORD	$0x009e0e33	// add t3, t3, s1
-	WORD	$0x01c12783	// lw a5, 28(sp)
-	WORD	$0x0146a983	// lw s3, 20(a3)
+	SLL	$32, X29, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X30, X29, X20
+	AND	X16, X20, X9
+	XOR	X30, X9
+	ADD	X17, X28
+	ADD	X9, X28
+	MOVW	28(X2), X15
+	MOVW	20(X13), X19
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02051913	// slli s2, a0, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00695893	// srli a7, s2, 6
-	WORD	$0x00b95493	// srli s1, s2, 11
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01995493	// srli s1, s2, 25
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0062c4b3	// xor s1, t0, t1
-	WORD	$0x00a4f4b3	// and s1, s1, a0
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x013383b3	// add t2, t2, s3
-	WORD	$0x011383b3	// add t2, t2, a7
-	WORD	$0x009383b3	// add t2, t2, s1
-	WORD	$0x00760633	// add a2, a2, t2
+	SLL	$32, X10, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X15, X7
+	XOR	X6, X5, X9
+	AND	X10, X9
+	XOR	X6, X9
+	ADD	X19, X7
+	ADD	X17, X7
+	ADD	X9, X7
+	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x020e1913	// slli s2, t3, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00295893	// srli a7, s2, 2
-	WORD	$0x00d95493	// srli s1, s2, 13
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01695493	// srli s1, s2, 22
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01de4833	// xor a6, t3, t4
-	WORD	$0x014874b3	// and s1, a6, s4
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x011383b3	// add t2, t2, a7
-	WORD	$0x009383b3	// add t2, t2, s1
-	WORD	$0x02012703	// lw a4, 32(sp)
-	WORD	$0x0186a983	// lw s3, 24(a3)
+	SLL	$32, X28, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X29, X28, X16
+	AND	X20, X16, X9
+	XOR	X29, X9
+	ADD	X17, X7
+	ADD	X9, X7
+	MOVW	32(X2), X14
+	MOVW	24(X13), X19
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02061913	// slli s2, a2, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00695893	// srli a7, s2, 6
-	WORD	$0x00b95493	// srli s1, s2, 11
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01995493	// srli s1, s2, 25
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x005544b3	// xor s1, a0, t0
-	WORD	$0x00c4f4b3	// and s1, s1, a2
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x01330333	// add t1, t1, s3
-	WORD	$0x01130333	// add t1, t1, a7
-	WORD	$0x00930333	// add t1, t1, s1
-	WORD	$0x006f0f33	// add t5, t5, t1
+	SLL	$32, X12, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X14, X6
+	XOR	X5, X10, X9
+	AND	X12, X9
+	XOR	X5, X9
+	ADD	X19, X6
+	ADD	X17, X6
+	ADD	X9, X6
+	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02039913	// slli s2, t2, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00295893	// srli a7, s2, 2
-	WORD	$0x00d95493	// srli s1, s2, 13
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01695493	// srli s1, s2, 22
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01c3ca33	// xor s4, t2, t3
-	WORD	$0x010a74b3	// and s1, s4, a6
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x01130333	// add t1, t1, a7
-	WORD	$0x00930333	// add t1, t1, s1
-	WORD	$0x02412783	// lw a5, 36(sp)
-	WORD	$0x01c6a983	// lw s3, 28(a3)
+	SLL	$32, X7, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X28, X7, X20
+	AND	X16, X20, X9
+	XOR	X28, X9
+	ADD	X17, X6
+	ADD	X9, X6
+	MOVW	36(X2), X15
+	MOVW	28(X13), X19
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x020f1913	// slli s2, t5, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00695893	// srli a7, s2, 6
-	WORD	$0x00b95493	// srli s1, s2, 11
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01995493	// srli s1, s2, 25
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x00a644b3	// xor s1, a2, a0
-	WORD	$0x01e4f4b3	// and s1, s1, t5
-	WORD	$0x00a4c4b3	// xor s1, s1, a0
-	WORD	$0x013282b3	// add t0, t0, s3
-	WORD	$0x011282b3	// add t0, t0, a7
-	WORD	$0x009282b3	// add t0, t0, s1
-	WORD	$0x005e8eb3	// add t4, t4, t0
+	SLL	$32, X30, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X15, X5
+	XOR	X10, X12, X9
+	AND	X30, X9
+	XOR	X10, X9
+	ADD	X19, X5
+	ADD	X17, X5
+	ADD	X9, X5
+	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02031913	// slli s2, t1, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00295893	// srli a7, s2, 2
-	WORD	$0x00d95493	// srli s1, s2, 13
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01695493	// srli s1, s2, 22
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00734833	// xor a6, t1, t2
-	WORD	$0x014874b3	// and s1, a6, s4
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x011282b3	// add t0, t0, a7
-	WORD	$0x009282b3	// add t0, t0, s1
-	WORD	$0x02812703	// lw a4, 40(sp)
-	WORD	$0x0206a983	// lw s3, 32(a3)
+	SLL	$32, X6, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X7, X6, X16
+	AND	X20, X16, X9
+	XOR	X7, X9
+	ADD	X17, X5
+	ADD	X9, X5
+	MOVW	40(X2), X14
+	MOVW	32(X13), X19
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x020e9913	// slli s2, t4, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00695893	// srli a7, s2, 6
-	WORD	$0x00b95493	// srli s1, s2, 11
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01995493	// srli s1, s2, 25
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00e50533	// add a0, a0, a4
-	WORD	$0x00cf44b3	// xor s1, t5, a2
-	WORD	$0x01d4f4b3	// and s1, s1, t4
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x01350533	// add a0, a0, s3
-	WORD	$0x01150533	// add a0, a0, a7
-	WORD	$0x00950533	// add a0, a0, s1
-	WORD	$0x00ae0e33	// add t3, t3, a0
+	SLL	$32, X29, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X14, X10
+	XOR	X12, X30, X9
+	AND	X29, X9
+	XOR	X12, X9
+	ADD	X19, X10
+	ADD	X17, X10
+	ADD	X9, X10
+	ADD	X10, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02029913	// slli s2, t0, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00295893	// srli a7, s2, 2
-	WORD	$0x00d95493	// srli s1, s2, 13
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01695493	// srli s1, s2, 22
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x0062ca33	// xor s4, t0, t1
-	WORD	$0x010a74b3	// and s1, s4, a6
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x01150533	// add a0, a0, a7
-	WORD	$0x00950533	// add a0, a0, s1
-	WORD	$0x02c12783	// lw a5, 44(sp)
-	WORD	$0x0246a983	// lw s3, 36(a3)
+	SLL	$32, X5, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X6, X5, X20
+	AND	X16, X20, X9
+	XOR	X6, X9
+	ADD	X17, X10
+	ADD	X9, X10
+	MOVW	44(X2), X15
+	MOVW	36(X13), X19
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x020e1913	// slli s2, t3, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00695893	// srli a7, s2, 6
-	WORD	$0x00b95493	// srli s1, s2, 11
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01995493	// srli s1, s2, 25
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00f60633	// add a2, a2, a5
-	WORD	$0x01eec4b3	// xor s1, t4, t5
-	WORD	$0x01c4f4b3	// and s1, s1, t3
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x01360633	// add a2, a2, s3
-	WORD	$0x01160633	// add a2, a2, a7
-	WORD	$0x00960633	// add a2, a2, s1
-	WORD	$0x00c383b3	// add t2, t2, a2
+	SLL	$32, X28, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X15, X12
+	XOR	X30, X29, X9
+	AND	X28, X9
+	XOR	X30, X9
+	ADD	X19, X12
+	ADD	X17, X12
+	ADD	X9, X12
+	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02051913	// slli s2, a0, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00295893	// srli a7, s2, 2
-	WORD	$0x00d95493	// srli s1, s2, 13
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01695493	// srli s1, s2, 22
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00554833	// xor a6, a0, t0
-	WORD	$0x014874b3	// and s1, a6, s4
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x01160633	// add a2, a2, a7
-	WORD	$0x00960633	// add a2, a2, s1
-	WORD	$0x03012703	// lw a4, 48(sp)
-	WORD	$0x0286a983	// lw s3, 40(a3)
+	SLL	$32, X10, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X5, X10, X16
+	AND	X20, X16, X9
+	XOR	X5, X9
+	ADD	X17, X12
+	ADD	X9, X12
+	MOVW	48(X2), X14
+	MOVW	40(X13), X19
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02039913	// slli s2, t2, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00695893	// srli a7, s2, 6
-	WORD	$0x00b95493	// srli s1, s2, 11
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01995493	// srli s1, s2, 25
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00ef0f33	// add t5, t5, a4
-	WORD	$0x01de44b3	// xor s1, t3, t4
-	WORD	$0x0074f4b3	// and s1, s1, t2
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x013f0f33	// add t5, t5, s3
-	WORD	$0x011f0f33	// add t5, t5, a7
-	WORD	$0x009f0f33	// add t5, t5, s1
-	WORD	$0x01e30333	// add t1, t1, t5
+	SLL	$32, X7, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X14, X30
+	XOR	X29, X28, X9
+	AND	X7, X9
+	XOR	X29, X9
+	ADD	X19, X30
+	ADD	X17, X30
+	ADD	X9, X30
+	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02061913	// slli s2, a2, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00295893	// srli a7, s2, 2
-	WORD	$0x00d95493	// srli s1, s2, 13
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01695493	// srli s1, s2, 22
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00a64a33	// xor s4, a2, a0
-	WORD	$0x010a74b3	// and s1, s4, a6
-	WORD	$0x00a4c4b3	// xor s1, s1, a0
-	WORD	$0x011f0f33	// add t5, t5, a7
-	WORD	$0x009f0f33	// add t5, t5, s1
-	WORD	$0x03412783	// lw a5, 52(sp)
-	WORD	$0x02c6a983	// lw s3, 44(a3)
+	SLL	$32, X12, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X10, X12, X20
+	AND	X16, X20, X9
+	XOR	X10, X9
+	ADD	X17, X30
+	ADD	X9, X30
+	MOVW	52(X2), X15
+	MOVW	44(X13), X19
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02031913	// slli s2, t1, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00695893	// srli a7, s2, 6
-	WORD	$0x00b95493	// srli s1, s2, 11
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01995493	// srli s1, s2, 25
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00fe8eb3	// add t4, t4, a5
-	WORD	$0x01c3c4b3	// xor s1, t2, t3
-	WORD	$0x0064f4b3	// and s1, s1, t1
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x013e8eb3	// add t4, t4, s3
-	WORD	$0x011e8eb3	// add t4, t4, a7
-	WORD	$0x009e8eb3	// add t4, t4, s1
-	WORD	$0x01d282b3	// add t0, t0, t4
+	SLL	$32, X6, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X15, X29
+	XOR	X28, X7, X9
+	AND	X6, X9
+	XOR	X28, X9
+	ADD	X19, X29
+	ADD	X17, X29
+	ADD	X9, X29
+	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x020f1913	// slli s2, t5, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00295893	// srli a7, s2, 2
-	WORD	$0x00d95493	// srli s1, s2, 13
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01695493	// srli s1, s2, 22
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00cf4833	// xor a6, t5, a2
-	WORD	$0x014874b3	// and s1, a6, s4
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x011e8eb3	// add t4, t4, a7
-	WORD	$0x009e8eb3	// add t4, t4, s1
-	WORD	$0x03812703	// lw a4, 56(sp)
-	WORD	$0x0306a983	// lw s3, 48(a3)
+	SLL	$32, X30, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X12, X30, X16
+	AND	X20, X16, X9
+	XOR	X12, X9
+	ADD	X17, X29
+	ADD	X9, X29
+	MOVW	56(X2), X14
+	MOVW	48(X13), X19
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02029913	// slli s2, t0, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00695893	// srli a7, s2, 6
-	WORD	$0x00b95493	// srli s1, s2, 11
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01995493	// srli s1, s2, 25
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x007344b3	// xor s1, t1, t2
-	WORD	$0x0054f4b3	// and s1, s1, t0
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x013e0e33	// add t3, t3, s3
-	WORD	$0x011e0e33	// add t3, t3, a7
-	WORD	$0x009e0e33	// add t3, t3, s1
-	WORD	$0x01c50533	// add a0, a0, t3
+	SLL	$32, X5, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X14, X28
+	XOR	X7, X6, X9
+	AND	X5, X9
+	XOR	X7, X9
+	ADD	X19, X28
+	ADD	X17, X28
+	ADD	X9, X28
+	ADD	X28, X10
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x020e9913	// slli s2, t4, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00295893	// srli a7, s2, 2
-	WORD	$0x00d95493	// srli s1, s2, 13
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01695493	// srli s1, s2, 22
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01eeca33	// xor s4, t4, t5
-	WORD	$0x010a74b3	// and s1, s4, a6
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x011e0e33	// add t3, t3, a7
-	WORD	$0x009e0e33	// add t3, t3, s1
-	WORD	$0x03c12783	// lw a5, 60(sp)
-	WORD	$0x0346a983	// lw s3, 52(a3)
+	SLL	$32, X29, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X30, X29, X20
+	AND	X16, X20, X9
+	XOR	X30, X9
+	ADD	X17, X28
+	ADD	X9, X28
+	MOVW	60(X2), X15
+	MOVW	52(X13), X19
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02051913	// slli s2, a0, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00695893	// srli a7, s2, 6
-	WORD	$0x00b95493	// srli s1, s2, 11
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01995493	// srli s1, s2, 25
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0062c4b3	// xor s1, t0, t1
-	WORD	$0x00a4f4b3	// and s1, s1, a0
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x013383b3	// add t2, t2, s3
-	WORD	$0x011383b3	// add t2, t2, a7
-	WORD	$0x009383b3	// add t2, t2, s1
-	WORD	$0x00760633	// add a2, a2, t2
+	SLL	$32, X10, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X15, X7
+	XOR	X6, X5, X9
+	AND	X10, X9
+	XOR	X6, X9
+	ADD	X19, X7
+	ADD	X17, X7
+	ADD	X9, X7
+	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x020e1913	// slli s2, t3, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00295893	// srli a7, s2, 2
-	WORD	$0x00d95493	// srli s1, s2, 13
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01695493	// srli s1, s2, 22
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01de4833	// xor a6, t3, t4
-	WORD	$0x014874b3	// and s1, a6, s4
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x011383b3	// add t2, t2, a7
-	WORD	$0x009383b3	// add t2, t2, s1
-	WORD	$0x04012703	// lw a4, 64(sp)
-	WORD	$0x0386a983	// lw s3, 56(a3)
+	SLL	$32, X28, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X29, X28, X16
+	AND	X20, X16, X9
+	XOR	X29, X9
+	ADD	X17, X7
+	ADD	X9, X7
+	MOVW	64(X2), X14
+	MOVW	56(X13), X19
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02061913	// slli s2, a2, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00695893	// srli a7, s2, 6
-	WORD	$0x00b95493	// srli s1, s2, 11
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01995493	// srli s1, s2, 25
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x005544b3	// xor s1, a0, t0
-	WORD	$0x00c4f4b3	// and s1, s1, a2
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x01330333	// add t1, t1, s3
-	WORD	$0x01130333	// add t1, t1, a7
-	WORD	$0x00930333	// add t1, t1, s1
-	WORD	$0x006f0f33	// add t5, t5, t1
+	SLL	$32, X12, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X14, X6
+	XOR	X5, X10, X9
+	AND	X12, X9
+	XOR	X5, X9
+	ADD	X19, X6
+	ADD	X17, X6
+	ADD	X9, X6
+	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02039913	// slli s2, t2, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00295893	// srli a7, s2, 2
-	WORD	$0x00d95493	// srli s1, s2, 13
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01695493	// srli s1, s2, 22
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01c3ca33	// xor s4, t2, t3
-	WORD	$0x010a74b3	// and s1, s4, a6
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x01130333	// add t1, t1, a7
-	WORD	$0x00930333	// add t1, t1, s1
-	WORD	$0x04412783	// lw a5, 68(sp)
-	WORD	$0x03c6a983	// lw s3, 60(a3)
+	SLL	$32, X7, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X28, X7, X20
+	AND	X16, X20, X9
+	XOR	X28, X9
+	ADD	X17, X6
+	ADD	X9, X6
+	MOVW	68(X2), X15
+	MOVW	60(X13), X19
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x020f1913	// slli s2, t5, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00695893	// srli a7, s2, 6
-	WORD	$0x00b95493	// srli s1, s2, 11
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01995493	// srli s1, s2, 25
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x00a644b3	// xor s1, a2, a0
-	WORD	$0x01e4f4b3	// and s1, s1, t5
-	WORD	$0x00a4c4b3	// xor s1, s1, a0
-	WORD	$0x013282b3	// add t0, t0, s3
-	WORD	$0x011282b3	// add t0, t0, a7
-	WORD	$0x009282b3	// add t0, t0, s1
-	WORD	$0x005e8eb3	// add t4, t4, t0
+	SLL	$32, X30, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X15, X5
+	XOR	X10, X12, X9
+	AND	X30, X9
+	XOR	X10, X9
+	ADD	X19, X5
+	ADD	X17, X5
+	ADD	X9, X5
+	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02031913	// slli s2, t1, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00295893	// srli a7, s2, 2
-	WORD	$0x00d95493	// srli s1, s2, 13
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01695493	// srli s1, s2, 22
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00734833	// xor a6, t1, t2
-	WORD	$0x014874b3	// and s1, a6, s4
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x011282b3	// add t0, t0, a7
-	WORD	$0x009282b3	// add t0, t0, s1
+	SLL	$32, X6, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X7, X6, X16
+	AND	X20, X16, X9
+	XOR	X7, X9
+	ADD	X17, X5
+	ADD	X9, X5
 	// in += block (saved); x1 = W[0], the W[i-16] of step 16; kp = &K[16]
-	WORD	$0x04058593	// addi a1, a1, 64
-	WORD	$0x04b13c23	// sd a1, 88(sp)
-	WORD	$0x00812583	// lw a1, 8(sp)
-	WORD	$0x04068693	// addi a3, a3, 64
-	// .Lsha256_block_rv64gc_rounds:
+	ADD	$64, X11
+	MOV	X11, 88(X2)
+	MOVW	8(X2), X11
+	ADD	$64, X13
+rounds:
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x00c12a83	// lw s5, 12(sp)
-	WORD	$0x02c12b03	// lw s6, 44(sp)
-	WORD	$0x0006a983	// lw s3, 0(a3)
-	WORD	$0x02071913	// slli s2, a4, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x01195893	// srli a7, s2, 17
-	WORD	$0x01395493	// srli s1, s2, 19
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00a7549b	// srliw s1, a4, 10
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01158733	// add a4, a1, a7
-	WORD	$0x020a9913	// slli s2, s5, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00795893	// srli a7, s2, 7
-	WORD	$0x01295493	// srli s1, s2, 18
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x003ad49b	// srliw s1, s5, 3
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01170733	// add a4, a4, a7
-	WORD	$0x01670733	// add a4, a4, s6
-	WORD	$0x00e12423	// sw a4, 8(sp)
+	MOVW	12(X2), X21
+	MOVW	44(X2), X22
+	MOVW	(X13), X19
+	SLL	$32, X14, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$17, X18, X17
+	SRL	$19, X18, X9
+	XOR	X9, X17
+	SRLW	$10, X14, X9
+	XOR	X9, X17
+	ADD	X17, X11, X14
+	SLL	$32, X21, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$7, X18, X17
+	SRL	$18, X18, X9
+	XOR	X9, X17
+	SRLW	$3, X21, X9
+	XOR	X9, X17
+	ADD	X17, X14
+	ADD	X22, X14
+	MOVW	X14, 8(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x020e9913	// slli s2, t4, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00695893	// srli a7, s2, 6
-	WORD	$0x00b95493	// srli s1, s2, 11
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01995493	// srli s1, s2, 25
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00e50533	// add a0, a0, a4
-	WORD	$0x00cf44b3	// xor s1, t5, a2
-	WORD	$0x01d4f4b3	// and s1, s1, t4
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x01350533	// add a0, a0, s3
-	WORD	$0x01150533	// add a0, a0, a7
-	WORD	$0x00950533	// add a0, a0, s1
-	WORD	$0x00ae0e33	// add t3, t3, a0
+	SLL	$32, X29, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X14, X10
+	XOR	X12, X30, X9
+	AND	X29, X9
+	XOR	X12, X9
+	ADD	X19, X10
+	ADD	X17, X10
+	ADD	X9, X10
+	ADD	X10, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02029913	// slli s2, t0, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00295893	// srli a7, s2, 2
-	WORD	$0x00d95493	// srli s1, s2, 13
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01695493	// srli s1, s2, 22
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x0062ca33	// xor s4, t0, t1
-	WORD	$0x010a74b3	// and s1, s4, a6
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x01150533	// add a0, a0, a7
-	WORD	$0x00950533	// add a0, a0, s1
+	SLL	$32, X5, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X6, X5, X20
+	AND	X16, X20, X9
+	XOR	X6, X9
+	ADD	X17, X10
+	ADD	X9, X10
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x01012583	// lw a1, 16(sp)
-	WORD	$0x03012b03	// lw s6, 48(sp)
-	WORD	$0x0046a983	// lw s3, 4(a3)
-	WORD	$0x02079913	// slli s2, a5, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x01195893	// srli a7, s2, 17
-	WORD	$0x01395493	// srli s1, s2, 19
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00a7d49b	// srliw s1, a5, 10
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x011a87b3	// add a5, s5, a7
-	WORD	$0x02059913	// slli s2, a1, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00795893	// srli a7, s2, 7
-	WORD	$0x01295493	// srli s1, s2, 18
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x0035d49b	// srliw s1, a1, 3
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x011787b3	// add a5, a5, a7
-	WORD	$0x016787b3	// add a5, a5, s6
-	WORD	$0x00f12623	// sw a5, 12(sp)
+	MOVW	16(X2), X11
+	MOVW	48(X2), X22
+	MOVW	4(X13), X19
+	SLL	$32, X15, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$17, X18, X17
+	SRL	$19, X18, X9
+	XOR	X9, X17
+	SRLW	$10, X15, X9
+	XOR	X9, X17
+	ADD	X17, X21, X15
+	SLL	$32, X11, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$7, X18, X17
+	SRL	$18, X18, X9
+	XOR	X9, X17
+	SRLW	$3, X11, X9
+	XOR	X9, X17
+	ADD	X17, X15
+	ADD	X22, X15
+	MOVW	X15, 12(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x020e1913	// slli s2, t3, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00695893	// srli a7, s2, 6
-	WORD	$0x00b95493	// srli s1, s2, 11
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01995493	// srli s1, s2, 25
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00f60633	// add a2, a2, a5
-	WORD	$0x01eec4b3	// xor s1, t4, t5
-	WORD	$0x01c4f4b3	// and s1, s1, t3
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x01360633	// add a2, a2, s3
-	WORD	$0x01160633	// add a2, a2, a7
-	WORD	$0x00960633	// add a2, a2, s1
-	WORD	$0x00c383b3	// add t2, t2, a2
+	SLL	$32, X28, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X15, X12
+	XOR	X30, X29, X9
+	AND	X28, X9
+	XOR	X30, X9
+	ADD	X19, X12
+	ADD	X17, X12
+	ADD	X9, X12
+	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02051913	// slli s2, a0, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00295893	// srli a7, s2, 2
-	WORD	$0x00d95493	// srli s1, s2, 13
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01695493	// srli s1, s2, 22
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00554833	// xor a6, a0, t0
-	WORD	$0x014874b3	// and s1, a6, s4
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x01160633	// add a2, a2, a7
-	WORD	$0x00960633	// add a2, a2, s1
+	SLL	$32, X10, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X5, X10, X16
+	AND	X20, X16, X9
+	XOR	X5, X9
+	ADD	X17, X12
+	ADD	X9, X12
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x01412a83	// lw s5, 20(sp)
-	WORD	$0x03412b03	// lw s6, 52(sp)
-	WORD	$0x0086a983	// lw s3, 8(a3)
-	WORD	$0x02071913	// slli s2, a4, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x01195893	// srli a7, s2, 17
-	WORD	$0x01395493	// srli s1, s2, 19
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00a7549b	// srliw s1, a4, 10
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01158733	// add a4, a1, a7
-	WORD	$0x020a9913	// slli s2, s5, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00795893	// srli a7, s2, 7
-	WORD	$0x01295493	// srli s1, s2, 18
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x003ad49b	// srliw s1, s5, 3
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01170733	// add a4, a4, a7
-	WORD	$0x01670733	// add a4, a4, s6
-	WORD	$0x00e12823	// sw a4, 16(sp)
+	MOVW	20(X2), X21
+	MOVW	52(X2), X22
+	MOVW	8(X13), X19
+	SLL	$32, X14, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$17, X18, X17
+	SRL	$19, X18, X9
+	XOR	X9, X17
+	SRLW	$10, X14, X9
+	XOR	X9, X17
+	ADD	X17, X11, X14
+	SLL	$32, X21, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$7, X18, X17
+	SRL	$18, X18, X9
+	XOR	X9, X17
+	SRLW	$3, X21, X9
+	XOR	X9, X17
+	ADD	X17, X14
+	ADD	X22, X14
+	MOVW	X14, 16(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02039913	// slli s2, t2, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00695893	// srli a7, s2, 6
-	WORD	$0x00b95493	// srli s1, s2, 11
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01995493	// srli s1, s2, 25
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00ef0f33	// add t5, t5, a4
-	WORD	$0x01de44b3	// xor s1, t3, t4
-	WORD	$0x0074f4b3	// and s1, s1, t2
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x013f0f33	// add t5, t5, s3
-	WORD	$0x011f0f33	// add t5, t5, a7
-	WORD	$0x009f0f33	// add t5, t5, s1
-	WORD	$0x01e30333	// add t1, t1, t5
+	SLL	$32, X7, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X14, X30
+	XOR	X29, X28, X9
+	AND	X7, X9
+	XOR	X29, X9
+	ADD	X19, X30
+	ADD	X17, X30
+	ADD	X9, X30
+	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02061913	// slli s2, a2, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00295893	// srli a7, s2, 2
-	WORD	$0x00d95493	// srli s1, s2, 13
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01695493	// srli s1, s2, 22
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00a64a33	// xor s4, a2, a0
-	WORD	$0x010a74b3	// and s1, s4, a6
-	WORD	$0x00a4c4b3	// xor s1, s1, a0
-	WORD	$0x011f0f33	// add t5, t5, a7
-	WORD	$0x009f0f33	// add t5, t5, s1
+	SLL	$32, X12, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X10, X12, X20
+	AND	X16, X20, X9
+	XOR	X10, X9
+	ADD	X17, X30
+	ADD	X9, X30
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x01812583	// lw a1, 24(sp)
-	WORD	$0x03812b03	// lw s6, 56(sp)
-	WORD	$0x00c6a983	// lw s3, 12(a3)
-	WORD	$0x02079913	// slli s2, a5, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x01195893	// srli a7, s2, 17
-	WORD	$0x01395493	// srli s1, s2, 19
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00a7d49b	// srliw s1, a5, 10
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x011a87b3	// add a5, s5, a7
-	WORD	$0x02059913	// slli s2, a1, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00795893	// srli a7, s2, 7
-	WORD	$0x01295493	// srli s1, s2, 18
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x0035d49b	// srliw s1, a1, 3
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x011787b3	// add a5, a5, a7
-	WORD	$0x016787b3	// add a5, a5, s6
-	WORD	$0x00f12a23	// sw a5, 20(sp)
+	MOVW	24(X2), X11
+	MOVW	56(X2), X22
+	MOVW	12(X13), X19
+	SLL	$32, X15, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$17, X18, X17
+	SRL	$19, X18, X9
+	XOR	X9, X17
+	SRLW	$10, X15, X9
+	XOR	X9, X17
+	ADD	X17, X21, X15
+	SLL	$32, X11, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$7, X18, X17
+	SRL	$18, X18, X9
+	XOR	X9, X17
+	SRLW	$3, X11, X9
+	XOR	X9, X17
+	ADD	X17, X15
+	ADD	X22, X15
+	MOVW	X15, 20(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02031913	// slli s2, t1, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00695893	// srli a7, s2, 6
-	WORD	$0x00b95493	// srli s1, s2, 11
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01995493	// srli s1, s2, 25
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00fe8eb3	// add t4, t4, a5
-	WORD	$0x01c3c4b3	// xor s1, t2, t3
-	WORD	$0x0064f4b3	// and s1, s1, t1
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x013e8eb3	// add t4, t4, s3
-	WORD	$0x011e8eb3	// add t4, t4, a7
-	WORD	$0x009e8eb3	// add t4, t4, s1
-	WORD	$0x01d282b3	// add t0, t0, t4
+	SLL	$32, X6, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X15, X29
+	XOR	X28, X7, X9
+	AND	X6, X9
+	XOR	X28, X9
+	ADD	X19, X29
+	ADD	X17, X29
+	ADD	X9, X29
+	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x020f1913	// slli s2, t5, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00295893	// srli a7, s2, 2
-	WORD	$0x00d95493	// srli s1, s2, 13
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01695493	// srli s1, s2, 22
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00cf4833	// xor a6, t5, a2
-	WORD	$0x014874b3	// and s1, a6, s4
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x011e8eb3	// add t4, t4, a7
-	WORD	$0x009e8eb3	// add t4, t4, s1
+	SLL	$32, X30, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X12, X30, X16
+	AND	X20, X16, X9
+	XOR	X12, X9
+	ADD	X17, X29
+	ADD	X9, X29
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x01c12a83	// lw s5, 28(sp)
-	WORD	$0x03c12b03	// lw s6, 60(sp)
-	WORD	$0x0106a983	// lw s3, 16(a3)
-	WORD	$0x02071913	// slli s2, a4, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x01195893	// srli a7, s2, 17
-	WORD	$0x01395493	// srli s1, s2, 19
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00a7549b	// srliw s1, a4, 10
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01158733	// add a4, a1, a7
-	WORD	$0x020a9913	// slli s2, s5, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00795893	// srli a7, s2, 7
-	WORD	$0x01295493	// srli s1, s2, 18
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x003ad49b	// srliw s1, s5, 3
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01170733	// add a4, a4, a7
-	WORD	$0x01670733	// add a4, a4, s6
-	WORD	$0x00e12c23	// sw a4, 24(sp)
+	MOVW	28(X2), X21
+	MOVW	60(X2), X22
+	MOVW	16(X13), X19
+	SLL	$32, X14, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$17, X18, X17
+	SRL	$19, X18, X9
+	XOR	X9, X17
+	SRLW	$10, X14, X9
+	XOR	X9, X17
+	ADD	X17, X11, X14
+	SLL	$32, X21, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$7, X18, X17
+	SRL	$18, X18, X9
+	XOR	X9, X17
+	SRLW	$3, X21, X9
+	XOR	X9, X17
+	ADD	X17, X14
+	ADD	X22, X14
+	MOVW	X14, 24(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02029913	// slli s2, t0, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00695893	// srli a7, s2, 6
-	WORD	$0x00b95493	// srli s1, s2, 11
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01995493	// srli s1, s2, 25
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x007344b3	// xor s1, t1, t2
-	WORD	$0x0054f4b3	// and s1, s1, t0
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x013e0e33	// add t3, t3, s3
-	WORD	$0x011e0e33	// add t3, t3, a7
-	WORD	$0x009e0e33	// add t3, t3, s1
-	WORD	$0x01c50533	// add a0, a0, t3
+	SLL	$32, X5, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X14, X28
+	XOR	X7, X6, X9
+	AND	X5, X9
+	XOR	X7, X9
+	ADD	X19, X28
+	ADD	X17, X28
+	ADD	X9, X28
+	ADD	X28, X10
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x020e9913	// slli s2, t4, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00295893	// srli a7, s2, 2
-	WORD	$0x00d95493	// srli s1, s2, 13
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01695493	// srli s1, s2, 22
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01eeca33	// xor s4, t4, t5
-	WORD	$0x010a74b3	// and s1, s4, a6
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x011e0e33	// add t3, t3, a7
-	WORD	$0x009e0e33	// add t3, t3, s1
+	SLL	$32, X29, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X30, X29, X20
+	AND	X16, X20, X9
+	XOR	X30, X9
+	ADD	X17, X28
+	ADD	X9, X28
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x02012583	// lw a1, 32(sp)
-	WORD	$0x04012b03	// lw s6, 64(sp)
-	WORD	$0x0146a983	// lw s3, 20(a3)
-	WORD	$0x02079913	// slli s2, a5, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x01195893	// srli a7, s2, 17
-	WORD	$0x01395493	// srli s1, s2, 19
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00a7d49b	// srliw s1, a5, 10
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x011a87b3	// add a5, s5, a7
-	WORD	$0x02059913	// slli s2, a1, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00795893	// srli a7, s2, 7
-	WORD	$0x01295493	// srli s1, s2, 18
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x0035d49b	// srliw s1, a1, 3
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x011787b3	// add a5, a5, a7
-	WORD	$0x016787b3	// add a5, a5, s6
-	WORD	$0x00f12e23	// sw a5, 28(sp)
+	MOVW	32(X2), X11
+	MOVW	64(X2), X22
+	MOVW	20(X13), X19
+	SLL	$32, X15, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$17, X18, X17
+	SRL	$19, X18, X9
+	XOR	X9, X17
+	SRLW	$10, X15, X9
+	XOR	X9, X17
+	ADD	X17, X21, X15
+	SLL	$32, X11, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$7, X18, X17
+	SRL	$18, X18, X9
+	XOR	X9, X17
+	SRLW	$3, X11, X9
+	XOR	X9, X17
+	ADD	X17, X15
+	ADD	X22, X15
+	MOVW	X15, 28(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02051913	// slli s2, a0, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00695893	// srli a7, s2, 6
-	WORD	$0x00b95493	// srli s1, s2, 11
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01995493	// srli s1, s2, 25
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0062c4b3	// xor s1, t0, t1
-	WORD	$0x00a4f4b3	// and s1, s1, a0
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x013383b3	// add t2, t2, s3
-	WORD	$0x011383b3	// add t2, t2, a7
-	WORD	$0x009383b3	// add t2, t2, s1
-	WORD	$0x00760633	// add a2, a2, t2
+	SLL	$32, X10, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X15, X7
+	XOR	X6, X5, X9
+	AND	X10, X9
+	XOR	X6, X9
+	ADD	X19, X7
+	ADD	X17, X7
+	ADD	X9, X7
+	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x020e1913	// slli s2, t3, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00295893	// srli a7, s2, 2
-	WORD	$0x00d95493	// srli s1, s2, 13
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01695493	// srli s1, s2, 22
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01de4833	// xor a6, t3, t4
-	WORD	$0x014874b3	// and s1, a6, s4
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x011383b3	// add t2, t2, a7
-	WORD	$0x009383b3	// add t2, t2, s1
+	SLL	$32, X28, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X29, X28, X16
+	AND	X20, X16, X9
+	XOR	X29, X9
+	ADD	X17, X7
+	ADD	X9, X7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x02412a83	// lw s5, 36(sp)
-	WORD	$0x04412b03	// lw s6, 68(sp)
-	WORD	$0x0186a983	// lw s3, 24(a3)
-	WORD	$0x02071913	// slli s2, a4, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x01195893	// srli a7, s2, 17
-	WORD	$0x01395493	// srli s1, s2, 19
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00a7549b	// srliw s1, a4, 10
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01158733	// add a4, a1, a7
-	WORD	$0x020a9913	// slli s2, s5, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00795893	// srli a7, s2, 7
-	WORD	$0x01295493	// srli s1, s2, 18
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x003ad49b	// srliw s1, s5, 3
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01170733	// add a4, a4, a7
-	WORD	$0x01670733	// add a4, a4, s6
-	WORD	$0x02e12023	// sw a4, 32(sp)
+	MOVW	36(X2), X21
+	MOVW	68(X2), X22
+	MOVW	24(X13), X19
+	SLL	$32, X14, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$17, X18, X17
+	SRL	$19, X18, X9
+	XOR	X9, X17
+	SRLW	$10, X14, X9
+	XOR	X9, X17
+	ADD	X17, X11, X14
+	SLL	$32, X21, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$7, X18, X17
+	SRL	$18, X18, X9
+	XOR	X9, X17
+	SRLW	$3, X21, X9
+	XOR	X9, X17
+	ADD	X17, X14
+	ADD	X22, X14
+	MOVW	X14, 32(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02061913	// slli s2, a2, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00695893	// srli a7, s2, 6
-	WORD	$0x00b95493	// srli s1, s2, 11
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01995493	// srli s1, s2, 25
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x005544b3	// xor s1, a0, t0
-	WORD	$0x00c4f4b3	// and s1, s1, a2
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x01330333	// add t1, t1, s3
-	WORD	$0x01130333	// add t1, t1, a7
-	WORD	$0x00930333	// add t1, t1, s1
-	WORD	$0x006f0f33	// add t5, t5, t1
+	SLL	$32, X12, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X14, X6
+	XOR	X5, X10, X9
+	AND	X12, X9
+	XOR	X5, X9
+	ADD	X19, X6
+	ADD	X17, X6
+	ADD	X9, X6
+	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02039913	// slli s2, t2, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00295893	// srli a7, s2, 2
-	WORD	$0x00d95493	// srli s1, s2, 13
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01695493	// srli s1, s2, 22
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01c3ca33	// xor s4, t2, t3
-	WORD	$0x010a74b3	// and s1, s4, a6
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x01130333	// add t1, t1, a7
-	WORD	$0x00930333	// add t1, t1, s1
+	SLL	$32, X7, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X28, X7, X20
+	AND	X16, X20, X9
+	XOR	X28, X9
+	ADD	X17, X6
+	ADD	X9, X6
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x02812583	// lw a1, 40(sp)
-	WORD	$0x00812b03	// lw s6, 8(sp)
-	WORD	$0x01c6a983	// lw s3, 28(a3)
-	WORD	$0x02079913	// slli s2, a5, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x01195893	// srli a7, s2, 17
-	WORD	$0x01395493	// srli s1, s2, 19
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00a7d49b	// srliw s1, a5, 10
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x011a87b3	// add a5, s5, a7
-	WORD	$0x02059913	// slli s2, a1, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00795893	// srli a7, s2, 7
-	WORD	$0x01295493	// srli s1, s2, 18
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x0035d49b	// srliw s1, a1, 3
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x011787b3	// add a5, a5, a7
-	WORD	$0x016787b3	// add a5, a5, s6
-	WORD	$0x02f12223	// sw a5, 36(sp)
+	MOVW	40(X2), X11
+	MOVW	8(X2), X22
+	MOVW	28(X13), X19
+	SLL	$32, X15, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$17, X18, X17
+	SRL	$19, X18, X9
+	XOR	X9, X17
+	SRLW	$10, X15, X9
+	XOR	X9, X17
+	ADD	X17, X21, X15
+	SLL	$32, X11, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$7, X18, X17
+	SRL	$18, X18, X9
+	XOR	X9, X17
+	SRLW	$3, X11, X9
+	XOR	X9, X17
+	ADD	X17, X15
+	ADD	X22, X15
+	MOVW	X15, 36(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x020f1913	// slli s2, t5, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00695893	// srli a7, s2, 6
-	WORD	$0x00b95493	// srli s1, s2, 11
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01995493	// srli s1, s2, 25
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x00a644b3	// xor s1, a2, a0
-	WORD	$0x01e4f4b3	// and s1, s1, t5
-	WORD	$0x00a4c4b3	// xor s1, s1, a0
-	WORD	$0x013282b3	// add t0, t0, s3
-	WORD	$0x011282b3	// add t0, t0, a7
-	WORD	$0x009282b3	// add t0, t0, s1
-	WORD	$0x005e8eb3	// add t4, t4, t0
+	SLL	$32, X30, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X15, X5
+	XOR	X10, X12, X9
+	AND	X30, X9
+	XOR	X10, X9
+	ADD	X19, X5
+	ADD	X17, X5
+	ADD	X9, X5
+	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02031913	// slli s2, t1, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00295893	// srli a7, s2, 2
-	WORD	$0x00d95493	// srli s1, s2, 13
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01695493	// srli s1, s2, 22
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00734833	// xor a6, t1, t2
-	WORD	$0x014874b3	// and s1, a6, s4
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x011282b3	// add t0, t0, a7
-	WORD	$0x009282b3	// add t0, t0, s1
+	SLL	$32, X6, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X7, X6, X16
+	AND	X20, X16, X9
+	XOR	X7, X9
+	ADD	X17, X5
+	ADD	X9, X5
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x02c12a83	// lw s5, 44(sp)
-	WORD	$0x00c12b03	// lw s6, 12(sp)
-	WORD	$0x0206a983	// lw s3, 32(a3)
-	WORD	$0x02071913	// slli s2, a4, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x01195893	// srli a7, s2, 17
-	WORD	$0x01395493	// srli s1, s2, 19
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00a7549b	// srliw s1, a4, 10
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01158733	// add a4, a1, a7
-	WORD	$0x020a9913	// slli s2, s5, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00795893	// srli a7, s2, 7
-	WORD	$0x01295493	// srli s1, s2, 18
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x003ad49b	// srliw s1, s5, 3
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01170733	// add a4, a4, a7
-	WORD	$0x01670733	// add a4, a4, s6
-	WORD	$0x02e12423	// sw a4, 40(sp)
+	MOVW	44(X2), X21
+	MOVW	12(X2), X22
+	MOVW	32(X13), X19
+	SLL	$32, X14, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$17, X18, X17
+	SRL	$19, X18, X9
+	XOR	X9, X17
+	SRLW	$10, X14, X9
+	XOR	X9, X17
+	ADD	X17, X11, X14
+	SLL	$32, X21, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$7, X18, X17
+	SRL	$18, X18, X9
+	XOR	X9, X17
+	SRLW	$3, X21, X9
+	XOR	X9, X17
+	ADD	X17, X14
+	ADD	X22, X14
+	MOVW	X14, 40(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x020e9913	// slli s2, t4, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00695893	// srli a7, s2, 6
-	WORD	$0x00b95493	// srli s1, s2, 11
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01995493	// srli s1, s2, 25
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00e50533	// add a0, a0, a4
-	WORD	$0x00cf44b3	// xor s1, t5, a2
-	WORD	$0x01d4f4b3	// and s1, s1, t4
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x01350533	// add a0, a0, s3
-	WORD	$0x01150533	// add a0, a0, a7
-	WORD	$0x00950533	// add a0, a0, s1
-	WORD	$0x00ae0e33	// add t3, t3, a0
+	SLL	$32, X29, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X14, X10
+	XOR	X12, X30, X9
+	AND	X29, X9
+	XOR	X12, X9
+	ADD	X19, X10
+	ADD	X17, X10
+	ADD	X9, X10
+	ADD	X10, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02029913	// slli s2, t0, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00295893	// srli a7, s2, 2
-	WORD	$0x00d95493	// srli s1, s2, 13
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01695493	// srli s1, s2, 22
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x0062ca33	// xor s4, t0, t1
-	WORD	$0x010a74b3	// and s1, s4, a6
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x01150533	// add a0, a0, a7
-	WORD	$0x00950533	// add a0, a0, s1
+	SLL	$32, X5, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X6, X5, X20
+	AND	X16, X20, X9
+	XOR	X6, X9
+	ADD	X17, X10
+	ADD	X9, X10
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x03012583	// lw a1, 48(sp)
-	WORD	$0x01012b03	// lw s6, 16(sp)
-	WORD	$0x0246a983	// lw s3, 36(a3)
-	WORD	$0x02079913	// slli s2, a5, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x01195893	// srli a7, s2, 17
-	WORD	$0x01395493	// srli s1, s2, 19
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00a7d49b	// srliw s1, a5, 10
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x011a87b3	// add a5, s5, a7
-	WORD	$0x02059913	// slli s2, a1, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00795893	// srli a7, s2, 7
-	WORD	$0x01295493	// srli s1, s2, 18
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x0035d49b	// srliw s1, a1, 3
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x011787b3	// add a5, a5, a7
-	WORD	$0x016787b3	// add a5, a5, s6
-	WORD	$0x02f12623	// sw a5, 44(sp)
+	MOVW	48(X2), X11
+	MOVW	16(X2), X22
+	MOVW	36(X13), X19
+	SLL	$32, X15, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$17, X18, X17
+	SRL	$19, X18, X9
+	XOR	X9, X17
+	SRLW	$10, X15, X9
+	XOR	X9, X17
+	ADD	X17, X21, X15
+	SLL	$32, X11, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$7, X18, X17
+	SRL	$18, X18, X9
+	XOR	X9, X17
+	SRLW	$3, X11, X9
+	XOR	X9, X17
+	ADD	X17, X15
+	ADD	X22, X15
+	MOVW	X15, 44(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x020e1913	// slli s2, t3, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00695893	// srli a7, s2, 6
-	WORD	$0x00b95493	// srli s1, s2, 11
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01995493	// srli s1, s2, 25
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00f60633	// add a2, a2, a5
-	WORD	$0x01eec4b3	// xor s1, t4, t5
-	WORD	$0x01c4f4b3	// and s1, s1, t3
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x01360633	// add a2, a2, s3
-	WORD	$0x01160633	// add a2, a2, a7
-	WORD	$0x00960633	// add a2, a2, s1
-	WORD	$0x00c383b3	// add t2, t2, a2
+	SLL	$32, X28, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X15, X12
+	XOR	X30, X29, X9
+	AND	X28, X9
+	XOR	X30, X9
+	ADD	X19, X12
+	ADD	X17, X12
+	ADD	X9, X12
+	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02051913	// slli s2, a0, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00295893	// srli a7, s2, 2
-	WORD	$0x00d95493	// srli s1, s2, 13
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01695493	// srli s1, s2, 22
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00554833	// xor a6, a0, t0
-	WORD	$0x014874b3	// and s1, a6, s4
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x01160633	// add a2, a2, a7
-	WORD	$0x00960633	// add a2, a2, s1
+	SLL	$32, X10, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X5, X10, X16
+	AND	X20, X16, X9
+	XOR	X5, X9
+	ADD	X17, X12
+	ADD	X9, X12
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x03412a83	// lw s5, 52(sp)
-	WORD	$0x01412b03	// lw s6, 20(sp)
-	WORD	$0x0286a983	// lw s3, 40(a3)
-	WORD	$0x02071913	// slli s2, a4, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x01195893	// srli a7, s2, 17
-	WORD	$0x01395493	// srli s1, s2, 19
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00a7549b	// srliw s1, a4, 10
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01158733	// add a4, a1, a7
-	WORD	$0x020a9913	// slli s2, s5, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00795893	// srli a7, s2, 7
-	WORD	$0x01295493	// srli s1, s2, 18
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x003ad49b	// srliw s1, s5, 3
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01170733	// add a4, a4, a7
-	WORD	$0x01670733	// add a4, a4, s6
-	WORD	$0x02e12823	// sw a4, 48(sp)
+	MOVW	52(X2), X21
+	MOVW	20(X2), X22
+	MOVW	40(X13), X19
+	SLL	$32, X14, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$17, X18, X17
+	SRL	$19, X18, X9
+	XOR	X9, X17
+	SRLW	$10, X14, X9
+	XOR	X9, X17
+	ADD	X17, X11, X14
+	SLL	$32, X21, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$7, X18, X17
+	SRL	$18, X18, X9
+	XOR	X9, X17
+	SRLW	$3, X21, X9
+	XOR	X9, X17
+	ADD	X17, X14
+	ADD	X22, X14
+	MOVW	X14, 48(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02039913	// slli s2, t2, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00695893	// srli a7, s2, 6
-	WORD	$0x00b95493	// srli s1, s2, 11
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01995493	// srli s1, s2, 25
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00ef0f33	// add t5, t5, a4
-	WORD	$0x01de44b3	// xor s1, t3, t4
-	WORD	$0x0074f4b3	// and s1, s1, t2
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x013f0f33	// add t5, t5, s3
-	WORD	$0x011f0f33	// add t5, t5, a7
-	WORD	$0x009f0f33	// add t5, t5, s1
-	WORD	$0x01e30333	// add t1, t1, t5
+	SLL	$32, X7, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X14, X30
+	XOR	X29, X28, X9
+	AND	X7, X9
+	XOR	X29, X9
+	ADD	X19, X30
+	ADD	X17, X30
+	ADD	X9, X30
+	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02061913	// slli s2, a2, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00295893	// srli a7, s2, 2
-	WORD	$0x00d95493	// srli s1, s2, 13
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01695493	// srli s1, s2, 22
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00a64a33	// xor s4, a2, a0
-	WORD	$0x010a74b3	// and s1, s4, a6
-	WORD	$0x00a4c4b3	// xor s1, s1, a0
-	WORD	$0x011f0f33	// add t5, t5, a7
-	WORD	$0x009f0f33	// add t5, t5, s1
+	SLL	$32, X12, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X10, X12, X20
+	AND	X16, X20, X9
+	XOR	X10, X9
+	ADD	X17, X30
+	ADD	X9, X30
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x03812583	// lw a1, 56(sp)
-	WORD	$0x01812b03	// lw s6, 24(sp)
-	WORD	$0x02c6a983	// lw s3, 44(a3)
-	WORD	$0x02079913	// slli s2, a5, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x01195893	// srli a7, s2, 17
-	WORD	$0x01395493	// srli s1, s2, 19
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00a7d49b	// srliw s1, a5, 10
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x011a87b3	// add a5, s5, a7
-	WORD	$0x02059913	// slli s2, a1, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00795893	// srli a7, s2, 7
-	WORD	$0x01295493	// srli s1, s2, 18
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x0035d49b	// srliw s1, a1, 3
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x011787b3	// add a5, a5, a7
-	WORD	$0x016787b3	// add a5, a5, s6
-	WORD	$0x02f12a23	// sw a5, 52(sp)
+	MOVW	56(X2), X11
+	MOVW	24(X2), X22
+	MOVW	44(X13), X19
+	SLL	$32, X15, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$17, X18, X17
+	SRL	$19, X18, X9
+	XOR	X9, X17
+	SRLW	$10, X15, X9
+	XOR	X9, X17
+	ADD	X17, X21, X15
+	SLL	$32, X11, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$7, X18, X17
+	SRL	$18, X18, X9
+	XOR	X9, X17
+	SRLW	$3, X11, X9
+	XOR	X9, X17
+	ADD	X17, X15
+	ADD	X22, X15
+	MOVW	X15, 52(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02031913	// slli s2, t1, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00695893	// srli a7, s2, 6
-	WORD	$0x00b95493	// srli s1, s2, 11
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01995493	// srli s1, s2, 25
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00fe8eb3	// add t4, t4, a5
-	WORD	$0x01c3c4b3	// xor s1, t2, t3
-	WORD	$0x0064f4b3	// and s1, s1, t1
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x013e8eb3	// add t4, t4, s3
-	WORD	$0x011e8eb3	// add t4, t4, a7
-	WORD	$0x009e8eb3	// add t4, t4, s1
-	WORD	$0x01d282b3	// add t0, t0, t4
+	SLL	$32, X6, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X15, X29
+	XOR	X28, X7, X9
+	AND	X6, X9
+	XOR	X28, X9
+	ADD	X19, X29
+	ADD	X17, X29
+	ADD	X9, X29
+	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x020f1913	// slli s2, t5, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00295893	// srli a7, s2, 2
-	WORD	$0x00d95493	// srli s1, s2, 13
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01695493	// srli s1, s2, 22
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00cf4833	// xor a6, t5, a2
-	WORD	$0x014874b3	// and s1, a6, s4
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x011e8eb3	// add t4, t4, a7
-	WORD	$0x009e8eb3	// add t4, t4, s1
+	SLL	$32, X30, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X12, X30, X16
+	AND	X20, X16, X9
+	XOR	X12, X9
+	ADD	X17, X29
+	ADD	X9, X29
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x03c12a83	// lw s5, 60(sp)
-	WORD	$0x01c12b03	// lw s6, 28(sp)
-	WORD	$0x0306a983	// lw s3, 48(a3)
-	WORD	$0x02071913	// slli s2, a4, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x01195893	// srli a7, s2, 17
-	WORD	$0x01395493	// srli s1, s2, 19
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00a7549b	// srliw s1, a4, 10
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01158733	// add a4, a1, a7
-	WORD	$0x020a9913	// slli s2, s5, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00795893	// srli a7, s2, 7
-	WORD	$0x01295493	// srli s1, s2, 18
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x003ad49b	// srliw s1, s5, 3
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01170733	// add a4, a4, a7
-	WORD	$0x01670733	// add a4, a4, s6
-	WORD	$0x02e12c23	// sw a4, 56(sp)
+	MOVW	60(X2), X21
+	MOVW	28(X2), X22
+	MOVW	48(X13), X19
+	SLL	$32, X14, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$17, X18, X17
+	SRL	$19, X18, X9
+	XOR	X9, X17
+	SRLW	$10, X14, X9
+	XOR	X9, X17
+	ADD	X17, X11, X14
+	SLL	$32, X21, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$7, X18, X17
+	SRL	$18, X18, X9
+	XOR	X9, X17
+	SRLW	$3, X21, X9
+	XOR	X9, X17
+	ADD	X17, X14
+	ADD	X22, X14
+	MOVW	X14, 56(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02029913	// slli s2, t0, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00695893	// srli a7, s2, 6
-	WORD	$0x00b95493	// srli s1, s2, 11
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01995493	// srli s1, s2, 25
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x007344b3	// xor s1, t1, t2
-	WORD	$0x0054f4b3	// and s1, s1, t0
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x013e0e33	// add t3, t3, s3
-	WORD	$0x011e0e33	// add t3, t3, a7
-	WORD	$0x009e0e33	// add t3, t3, s1
-	WORD	$0x01c50533	// add a0, a0, t3
+	SLL	$32, X5, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X14, X28
+	XOR	X7, X6, X9
+	AND	X5, X9
+	XOR	X7, X9
+	ADD	X19, X28
+	ADD	X17, X28
+	ADD	X9, X28
+	ADD	X28, X10
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x020e9913	// slli s2, t4, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00295893	// srli a7, s2, 2
-	WORD	$0x00d95493	// srli s1, s2, 13
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01695493	// srli s1, s2, 22
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01eeca33	// xor s4, t4, t5
-	WORD	$0x010a74b3	// and s1, s4, a6
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x011e0e33	// add t3, t3, a7
-	WORD	$0x009e0e33	// add t3, t3, s1
+	SLL	$32, X29, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X30, X29, X20
+	AND	X16, X20, X9
+	XOR	X30, X9
+	ADD	X17, X28
+	ADD	X9, X28
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x04012583	// lw a1, 64(sp)
-	WORD	$0x02012b03	// lw s6, 32(sp)
-	WORD	$0x0346a983	// lw s3, 52(a3)
-	WORD	$0x02079913	// slli s2, a5, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x01195893	// srli a7, s2, 17
-	WORD	$0x01395493	// srli s1, s2, 19
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00a7d49b	// srliw s1, a5, 10
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x011a87b3	// add a5, s5, a7
-	WORD	$0x02059913	// slli s2, a1, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00795893	// srli a7, s2, 7
-	WORD	$0x01295493	// srli s1, s2, 18
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x0035d49b	// srliw s1, a1, 3
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x011787b3	// add a5, a5, a7
-	WORD	$0x016787b3	// add a5, a5, s6
-	WORD	$0x02f12e23	// sw a5, 60(sp)
+	MOVW	64(X2), X11
+	MOVW	32(X2), X22
+	MOVW	52(X13), X19
+	SLL	$32, X15, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$17, X18, X17
+	SRL	$19, X18, X9
+	XOR	X9, X17
+	SRLW	$10, X15, X9
+	XOR	X9, X17
+	ADD	X17, X21, X15
+	SLL	$32, X11, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$7, X18, X17
+	SRL	$18, X18, X9
+	XOR	X9, X17
+	SRLW	$3, X11, X9
+	XOR	X9, X17
+	ADD	X17, X15
+	ADD	X22, X15
+	MOVW	X15, 60(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02051913	// slli s2, a0, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00695893	// srli a7, s2, 6
-	WORD	$0x00b95493	// srli s1, s2, 11
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01995493	// srli s1, s2, 25
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0062c4b3	// xor s1, t0, t1
-	WORD	$0x00a4f4b3	// and s1, s1, a0
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x013383b3	// add t2, t2, s3
-	WORD	$0x011383b3	// add t2, t2, a7
-	WORD	$0x009383b3	// add t2, t2, s1
-	WORD	$0x00760633	// add a2, a2, t2
+	SLL	$32, X10, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X15, X7
+	XOR	X6, X5, X9
+	AND	X10, X9
+	XOR	X6, X9
+	ADD	X19, X7
+	ADD	X17, X7
+	ADD	X9, X7
+	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x020e1913	// slli s2, t3, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00295893	// srli a7, s2, 2
-	WORD	$0x00d95493	// srli s1, s2, 13
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01695493	// srli s1, s2, 22
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01de4833	// xor a6, t3, t4
-	WORD	$0x014874b3	// and s1, a6, s4
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x011383b3	// add t2, t2, a7
-	WORD	$0x009383b3	// add t2, t2, s1
+	SLL	$32, X28, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X29, X28, X16
+	AND	X20, X16, X9
+	XOR	X29, X9
+	ADD	X17, X7
+	ADD	X9, X7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x04412a83	// lw s5, 68(sp)
-	WORD	$0x02412b03	// lw s6, 36(sp)
-	WORD	$0x0386a983	// lw s3, 56(a3)
-	WORD	$0x02071913	// slli s2, a4, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x01195893	// srli a7, s2, 17
-	WORD	$0x01395493	// srli s1, s2, 19
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00a7549b	// srliw s1, a4, 10
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01158733	// add a4, a1, a7
-	WORD	$0x020a9913	// slli s2, s5, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00795893	// srli a7, s2, 7
-	WORD	$0x01295493	// srli s1, s2, 18
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x003ad49b	// srliw s1, s5, 3
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01170733	// add a4, a4, a7
-	WORD	$0x01670733	// add a4, a4, s6
-	WORD	$0x04e12023	// sw a4, 64(sp)
+	MOVW	68(X2), X21
+	MOVW	36(X2), X22
+	MOVW	56(X13), X19
+	SLL	$32, X14, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$17, X18, X17
+	SRL	$19, X18, X9
+	XOR	X9, X17
+	SRLW	$10, X14, X9
+	XOR	X9, X17
+	ADD	X17, X11, X14
+	SLL	$32, X21, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$7, X18, X17
+	SRL	$18, X18, X9
+	XOR	X9, X17
+	SRLW	$3, X21, X9
+	XOR	X9, X17
+	ADD	X17, X14
+	ADD	X22, X14
+	MOVW	X14, 64(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02061913	// slli s2, a2, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00695893	// srli a7, s2, 6
-	WORD	$0x00b95493	// srli s1, s2, 11
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01995493	// srli s1, s2, 25
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x005544b3	// xor s1, a0, t0
-	WORD	$0x00c4f4b3	// and s1, s1, a2
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x01330333	// add t1, t1, s3
-	WORD	$0x01130333	// add t1, t1, a7
-	WORD	$0x00930333	// add t1, t1, s1
-	WORD	$0x006f0f33	// add t5, t5, t1
+	SLL	$32, X12, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X14, X6
+	XOR	X5, X10, X9
+	AND	X12, X9
+	XOR	X5, X9
+	ADD	X19, X6
+	ADD	X17, X6
+	ADD	X9, X6
+	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02039913	// slli s2, t2, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00295893	// srli a7, s2, 2
-	WORD	$0x00d95493	// srli s1, s2, 13
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01695493	// srli s1, s2, 22
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01c3ca33	// xor s4, t2, t3
-	WORD	$0x010a74b3	// and s1, s4, a6
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x01130333	// add t1, t1, a7
-	WORD	$0x00930333	// add t1, t1, s1
+	SLL	$32, X7, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X28, X7, X20
+	AND	X16, X20, X9
+	XOR	X28, X9
+	ADD	X17, X6
+	ADD	X9, X6
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x00812583	// lw a1, 8(sp)
-	WORD	$0x02812b03	// lw s6, 40(sp)
-	WORD	$0x03c6a983	// lw s3, 60(a3)
-	WORD	$0x02079913	// slli s2, a5, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x01195893	// srli a7, s2, 17
-	WORD	$0x01395493	// srli s1, s2, 19
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00a7d49b	// srliw s1, a5, 10
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x011a87b3	// add a5, s5, a7
-	WORD	$0x02059913	// slli s2, a1, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00795893	// srli a7, s2, 7
-	WORD	$0x01295493	// srli s1, s2, 18
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x0035d49b	// srliw s1, a1, 3
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x011787b3	// add a5, a5, a7
-	WORD	$0x016787b3	// add a5, a5, s6
-	WORD	$0x04f12223	// sw a5, 68(sp)
+	MOVW	8(X2), X11
+	MOVW	40(X2), X22
+	MOVW	60(X13), X19
+	SLL	$32, X15, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$17, X18, X17
+	SRL	$19, X18, X9
+	XOR	X9, X17
+	SRLW	$10, X15, X9
+	XOR	X9, X17
+	ADD	X17, X21, X15
+	SLL	$32, X11, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$7, X18, X17
+	SRL	$18, X18, X9
+	XOR	X9, X17
+	SRLW	$3, X11, X9
+	XOR	X9, X17
+	ADD	X17, X15
+	ADD	X22, X15
+	MOVW	X15, 68(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x020f1913	// slli s2, t5, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00695893	// srli a7, s2, 6
-	WORD	$0x00b95493	// srli s1, s2, 11
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01995493	// srli s1, s2, 25
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x00a644b3	// xor s1, a2, a0
-	WORD	$0x01e4f4b3	// and s1, s1, t5
-	WORD	$0x00a4c4b3	// xor s1, s1, a0
-	WORD	$0x013282b3	// add t0, t0, s3
-	WORD	$0x011282b3	// add t0, t0, a7
-	WORD	$0x009282b3	// add t0, t0, s1
-	WORD	$0x005e8eb3	// add t4, t4, t0
+	SLL	$32, X30, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X15, X5
+	XOR	X10, X12, X9
+	AND	X30, X9
+	XOR	X10, X9
+	ADD	X19, X5
+	ADD	X17, X5
+	ADD	X9, X5
+	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02031913	// slli s2, t1, 32
-	WORD	$0x02095493	// srli s1, s2, 32
-	WORD	$0x00996933	// or s2, s2, s1
-	WORD	$0x00295893	// srli a7, s2, 2
-	WORD	$0x00d95493	// srli s1, s2, 13
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x01695493	// srli s1, s2, 22
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x00734833	// xor a6, t1, t2
-	WORD	$0x014874b3	// and s1, a6, s4
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x011282b3	// add t0, t0, a7
-	WORD	$0x009282b3	// add t0, t0, s1
+	SLL	$32, X6, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X7, X6, X16
+	AND	X20, X16, X9
+	XOR	X7, X9
+	ADD	X17, X5
+	ADD	X9, X5
 	// kp += 16 words; loop until kp = &K[rounds]
-	WORD	$0x06013883	// ld a7, 96(sp)
-	WORD	$0x04068693	// addi a3, a3, 64
-	WORD	$0xaf169c63	// bne a3, a7, .Lsha256_block_rv64gc_rounds
+	MOV	96(X2), X17
+	ADD	$64, X13
+	BNE	X13, X17, rounds
 	// ctx->h[j] += state[j] (the sums are the next block's state); kp = K
-	WORD	$0x04813583	// ld a1, 72(sp)
-	WORD	$0x0005a703	// lw a4, 0(a1)
-	WORD	$0x0045a783	// lw a5, 4(a1)
-	WORD	$0x0085a803	// lw a6, 8(a1)
-	WORD	$0x00c5a883	// lw a7, 12(a1)
-	WORD	$0x0105a483	// lw s1, 16(a1)
-	WORD	$0x0145a903	// lw s2, 20(a1)
-	WORD	$0x0185a983	// lw s3, 24(a1)
-	WORD	$0x01c5aa03	// lw s4, 28(a1)
-	WORD	$0x00e282b3	// add t0, t0, a4
-	WORD	$0x0055a023	// sw t0, 0(a1)
-	WORD	$0x00f30333	// add t1, t1, a5
-	WORD	$0x0065a223	// sw t1, 4(a1)
-	WORD	$0x010383b3	// add t2, t2, a6
-	WORD	$0x0075a423	// sw t2, 8(a1)
-	WORD	$0x011e0e33	// add t3, t3, a7
-	WORD	$0x01c5a623	// sw t3, 12(a1)
-	WORD	$0x009e8eb3	// add t4, t4, s1
-	WORD	$0x01d5a823	// sw t4, 16(a1)
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x01e5aa23	// sw t5, 20(a1)
-	WORD	$0x01360633	// add a2, a2, s3
-	WORD	$0x00c5ac23	// sw a2, 24(a1)
-	WORD	$0x01450533	// add a0, a0, s4
-	WORD	$0x00a5ae23	// sw a0, 28(a1)
-	WORD	$0x05813583	// ld a1, 88(sp)
-	WORD	$0x05013703	// ld a4, 80(sp)
-	WORD	$0xf0068693	// addi a3, a3, -256
-	WORD	$0x00e58463	// beq a1, a4, .Lsha256_block_rv64gc_6
-	WORD	$0xfecfe06f	// jal zero, .Lsha256_block_rv64gc_block
-	// .Lsha256_block_rv64gc_6:
-	// .Lsha256_block_rv64gc_done:
+	MOV	72(X2), X11
+	MOVW	(X11), X14
+	MOVW	4(X11), X15
+	MOVW	8(X11), X16
+	MOVW	12(X11), X17
+	MOVW	16(X11), X9
+	MOVW	20(X11), X18
+	MOVW	24(X11), X19
+	MOVW	28(X11), X20
+	ADD	X14, X5
+	MOVW	X5, (X11)
+	ADD	X15, X6
+	MOVW	X6, 4(X11)
+	ADD	X16, X7
+	MOVW	X7, 8(X11)
+	ADD	X17, X28
+	MOVW	X28, 12(X11)
+	ADD	X9, X29
+	MOVW	X29, 16(X11)
+	ADD	X18, X30
+	MOVW	X30, 20(X11)
+	ADD	X19, X12
+	MOVW	X12, 24(X11)
+	ADD	X20, X10
+	MOVW	X10, 28(X11)
+	MOV	88(X2), X11
+	MOV	80(X2), X14
+	ADD	$-256, X13
+	BEQ	X11, X14, L6
+	JMP	block
+L6:
+done:
 	// return
-	WORD	$0x00013423	// sd zero, 8(sp)
-	WORD	$0x00013823	// sd zero, 16(sp)
-	WORD	$0x00013c23	// sd zero, 24(sp)
-	WORD	$0x02013023	// sd zero, 32(sp)
-	WORD	$0x02013423	// sd zero, 40(sp)
-	WORD	$0x02013823	// sd zero, 48(sp)
-	WORD	$0x02013c23	// sd zero, 56(sp)
-	WORD	$0x04013023	// sd zero, 64(sp)
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000493	// addi s1, zero, 0
-	WORD	$0x00000513	// addi a0, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000793	// addi a5, zero, 0
-	WORD	$0x00000813	// addi a6, zero, 0
-	WORD	$0x00000893	// addi a7, zero, 0
-	WORD	$0x00000913	// addi s2, zero, 0
-	WORD	$0x00000993	// addi s3, zero, 0
-	WORD	$0x00000a13	// addi s4, zero, 0
-	WORD	$0x00000a93	// addi s5, zero, 0
-	WORD	$0x00000b13	// addi s6, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	JMP	kgen_ret	// jalr zero, 0(ra)
+	MOV	X0, 8(X2)
+	MOV	X0, 16(X2)
+	MOV	X0, 24(X2)
+	MOV	X0, 32(X2)
+	MOV	X0, 40(X2)
+	MOV	X0, 48(X2)
+	MOV	X0, 56(X2)
+	MOV	X0, 64(X2)
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X9
+	MOV	$0, X10
+	MOV	$0, X12
+	MOV	$0, X15
+	MOV	$0, X16
+	MOV	$0, X17
+	MOV	$0, X18
+	MOV	$0, X19
+	MOV	$0, X20
+	MOV	$0, X21
+	MOV	$0, X22
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	JMP	kgen_ret
 kgen_ret:
 	RET

@@ -100,1640 +100,1640 @@ TEXT ·sha512BlockRv64gcZbb(SB), NOSPLIT, $160-24
 	MOV	p+8(FP), X11
 	MOV	len+16(FP), X12
 	// num = len / block
-	WORD	$0x00765613	// srli a2, a2, 7
+	SRL	$7, X12
 	// end = in + num·block; save ctx and end; state = ctx->h; kp = K
-	WORD	$0x00061463	// bne a2, zero, .Lsha512_block_rv64gc_zbb_7
-	WORD	$0x1ac0106f	// jal zero, .Lsha512_block_rv64gc_zbb_done
-	// .Lsha512_block_rv64gc_zbb_7:
-	WORD	$0x00761713	// slli a4, a2, 7
-	WORD	$0x00b70733	// add a4, a4, a1
-	WORD	$0x08e13823	// sd a4, 144(sp)
-	WORD	$0x08a13423	// sd a0, 136(sp)
-	WORD	$0x00053283	// ld t0, 0(a0)
-	WORD	$0x00853303	// ld t1, 8(a0)
-	WORD	$0x01053383	// ld t2, 16(a0)
-	WORD	$0x01853e03	// ld t3, 24(a0)
-	WORD	$0x02053e83	// ld t4, 32(a0)
-	WORD	$0x02853f03	// ld t5, 40(a0)
-	WORD	$0x03053603	// ld a2, 48(a0)
-	WORD	$0x03853503	// ld a0, 56(a0)
-	// .Lsha512_block_rv64gc_zbb_1:
-	MOV	$·kgen_sha512_rv64gc_zbb_k+640(SB), X21	// auipc s5, %pcrel_hi(kgen_sha512_rv64gc_zbb_k+640); addi s5, s5, %pcrel_lo
-	WORD	$0x0b513023	// sd s5, 160(sp)
-	// .Lsha512_block_rv64gc_zbb_2:
-	MOV	$·kgen_sha512_rv64gc_zbb_k(SB), X13	// auipc a3, %pcrel_hi(kgen_sha512_rv64gc_zbb_k); addi a3, a3, %pcrel_lo
-	// .Lsha512_block_rv64gc_zbb_block:
-	WORD	$0x0075f713	// andi a4, a1, 7
-	WORD	$0x00070463	// beq a4, zero, .Lsha512_block_rv64gc_zbb_8
-	WORD	$0x1f00106f	// jal zero, .Lsha512_block_rv64gc_zbb_unaligned
-	// .Lsha512_block_rv64gc_zbb_8:
+	BNEZ	X12, L7
+	JMP	done
+L7:
+	SLL	$7, X12, X14
+	ADD	X11, X14
+	MOV	X14, 144(X2)
+	MOV	X10, 136(X2)
+	MOV	(X10), X5
+	MOV	8(X10), X6
+	MOV	16(X10), X7
+	MOV	24(X10), X28
+	MOV	32(X10), X29
+	MOV	40(X10), X30
+	MOV	48(X10), X12
+	MOV	56(X10), X10
+L1:
+	MOV	$·kgen_sha512_rv64gc_zbb_k+640(SB), X21
+	MOV	X21, 160(X2)
+L2:
+	MOV	$·kgen_sha512_rv64gc_zbb_k(SB), X13
+block:
+	AND	$7, X11, X14
+	BEQZ	X14, L8
+	JMP	unaligned
+L8:
 	// ring[2j], ring[2j+1] (SHA-256) or ring[j] (SHA-512) = rev8(doubleword j)
-	WORD	$0x0005b703	// ld a4, 0(a1)
-	WORD	$0x0085b783	// ld a5, 8(a1)
-	WORD	$0x6b875713	// rev8 a4, a4
-	WORD	$0x6b87d793	// rev8 a5, a5
-	WORD	$0x00e13423	// sd a4, 8(sp)
-	WORD	$0x00f13823	// sd a5, 16(sp)
-	WORD	$0x0105b703	// ld a4, 16(a1)
-	WORD	$0x0185b783	// ld a5, 24(a1)
-	WORD	$0x6b875713	// rev8 a4, a4
-	WORD	$0x6b87d793	// rev8 a5, a5
-	WORD	$0x00e13c23	// sd a4, 24(sp)
-	WORD	$0x02f13023	// sd a5, 32(sp)
-	WORD	$0x0205b703	// ld a4, 32(a1)
-	WORD	$0x0285b783	// ld a5, 40(a1)
-	WORD	$0x6b875713	// rev8 a4, a4
-	WORD	$0x6b87d793	// rev8 a5, a5
-	WORD	$0x02e13423	// sd a4, 40(sp)
-	WORD	$0x02f13823	// sd a5, 48(sp)
-	WORD	$0x0305b703	// ld a4, 48(a1)
-	WORD	$0x0385b783	// ld a5, 56(a1)
-	WORD	$0x6b875713	// rev8 a4, a4
-	WORD	$0x6b87d793	// rev8 a5, a5
-	WORD	$0x02e13c23	// sd a4, 56(sp)
-	WORD	$0x04f13023	// sd a5, 64(sp)
-	WORD	$0x0405b703	// ld a4, 64(a1)
-	WORD	$0x0485b783	// ld a5, 72(a1)
-	WORD	$0x6b875713	// rev8 a4, a4
-	WORD	$0x6b87d793	// rev8 a5, a5
-	WORD	$0x04e13423	// sd a4, 72(sp)
-	WORD	$0x04f13823	// sd a5, 80(sp)
-	WORD	$0x0505b703	// ld a4, 80(a1)
-	WORD	$0x0585b783	// ld a5, 88(a1)
-	WORD	$0x6b875713	// rev8 a4, a4
-	WORD	$0x6b87d793	// rev8 a5, a5
-	WORD	$0x04e13c23	// sd a4, 88(sp)
-	WORD	$0x06f13023	// sd a5, 96(sp)
-	WORD	$0x0605b703	// ld a4, 96(a1)
-	WORD	$0x0685b783	// ld a5, 104(a1)
-	WORD	$0x6b875713	// rev8 a4, a4
-	WORD	$0x6b87d793	// rev8 a5, a5
-	WORD	$0x06e13423	// sd a4, 104(sp)
-	WORD	$0x06f13823	// sd a5, 112(sp)
-	WORD	$0x0705b703	// ld a4, 112(a1)
-	WORD	$0x0785b783	// ld a5, 120(a1)
-	WORD	$0x6b875713	// rev8 a4, a4
-	WORD	$0x6b87d793	// rev8 a5, a5
-	WORD	$0x06e13c23	// sd a4, 120(sp)
-	WORD	$0x08f13023	// sd a5, 128(sp)
-	// .Lsha512_block_rv64gc_zbb_loaded:
+	MOV	(X11), X14
+	MOV	8(X11), X15
+	REV8	X14, X14
+	REV8	X15, X15
+	MOV	X14, 8(X2)
+	MOV	X15, 16(X2)
+	MOV	16(X11), X14
+	MOV	24(X11), X15
+	REV8	X14, X14
+	REV8	X15, X15
+	MOV	X14, 24(X2)
+	MOV	X15, 32(X2)
+	MOV	32(X11), X14
+	MOV	40(X11), X15
+	REV8	X14, X14
+	REV8	X15, X15
+	MOV	X14, 40(X2)
+	MOV	X15, 48(X2)
+	MOV	48(X11), X14
+	MOV	56(X11), X15
+	REV8	X14, X14
+	REV8	X15, X15
+	MOV	X14, 56(X2)
+	MOV	X15, 64(X2)
+	MOV	64(X11), X14
+	MOV	72(X11), X15
+	REV8	X14, X14
+	REV8	X15, X15
+	MOV	X14, 72(X2)
+	MOV	X15, 80(X2)
+	MOV	80(X11), X14
+	MOV	88(X11), X15
+	REV8	X14, X14
+	REV8	X15, X15
+	MOV	X14, 88(X2)
+	MOV	X15, 96(X2)
+	MOV	96(X11), X14
+	MOV	104(X11), X15
+	REV8	X14, X14
+	REV8	X15, X15
+	MOV	X14, 104(X2)
+	MOV	X15, 112(X2)
+	MOV	112(X11), X14
+	MOV	120(X11), X15
+	REV8	X14, X14
+	REV8	X15, X15
+	MOV	X14, 120(X2)
+	MOV	X15, 128(X2)
+loaded:
 	// b ^ c for round 0's Maj
-	WORD	$0x00734a33	// xor s4, t1, t2
-	WORD	$0x00813a83	// ld s5, 8(sp)
-	WORD	$0x0006bc03	// ld s8, 0(a3)
+	XOR	X7, X6, X20
+	MOV	8(X2), X21
+	MOV	(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60eedb13	// rori s6, t4, 14
 	WORD	$0x612edb93	// rori s7, t4, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x629edb93	// rori s7, t4, 41
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01550533	// add a0, a0, s5
-	WORD	$0x00cf4bb3	// xor s7, t5, a2
-	WORD	$0x01dbfbb3	// and s7, s7, t4
-	WORD	$0x00cbcbb3	// xor s7, s7, a2
-	WORD	$0x01850533	// add a0, a0, s8
-	WORD	$0x01650533	// add a0, a0, s6
-	WORD	$0x01750533	// add a0, a0, s7
-	WORD	$0x00ae0e33	// add t3, t3, a0
+	XOR	X23, X22
+	ADD	X21, X10
+	XOR	X12, X30, X23
+	AND	X29, X23
+	XOR	X12, X23
+	ADD	X24, X10
+	ADD	X22, X10
+	ADD	X23, X10
+	ADD	X10, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c2db13	// rori s6, t0, 28
 	WORD	$0x6222db93	// rori s7, t0, 34
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x6272db93	// rori s7, t0, 39
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x0062ccb3	// xor s9, t0, t1
-	WORD	$0x014cfbb3	// and s7, s9, s4
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x01650533	// add a0, a0, s6
-	WORD	$0x01750533	// add a0, a0, s7
-	WORD	$0x01013703	// ld a4, 16(sp)
-	WORD	$0x0086bc03	// ld s8, 8(a3)
+	XOR	X23, X22
+	XOR	X6, X5, X25
+	AND	X20, X25, X23
+	XOR	X6, X23
+	ADD	X22, X10
+	ADD	X23, X10
+	MOV	16(X2), X14
+	MOV	8(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60ee5b13	// rori s6, t3, 14
 	WORD	$0x612e5b93	// rori s7, t3, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x629e5b93	// rori s7, t3, 41
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00e60633	// add a2, a2, a4
-	WORD	$0x01eecbb3	// xor s7, t4, t5
-	WORD	$0x01cbfbb3	// and s7, s7, t3
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x01860633	// add a2, a2, s8
-	WORD	$0x01660633	// add a2, a2, s6
-	WORD	$0x01760633	// add a2, a2, s7
-	WORD	$0x00c383b3	// add t2, t2, a2
+	XOR	X23, X22
+	ADD	X14, X12
+	XOR	X30, X29, X23
+	AND	X28, X23
+	XOR	X30, X23
+	ADD	X24, X12
+	ADD	X22, X12
+	ADD	X23, X12
+	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c55b13	// rori s6, a0, 28
 	WORD	$0x62255b93	// rori s7, a0, 34
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x62755b93	// rori s7, a0, 39
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00554a33	// xor s4, a0, t0
-	WORD	$0x019a7bb3	// and s7, s4, s9
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x01660633	// add a2, a2, s6
-	WORD	$0x01760633	// add a2, a2, s7
-	WORD	$0x01813783	// ld a5, 24(sp)
-	WORD	$0x0106bc03	// ld s8, 16(a3)
+	XOR	X23, X22
+	XOR	X5, X10, X20
+	AND	X25, X20, X23
+	XOR	X5, X23
+	ADD	X22, X12
+	ADD	X23, X12
+	MOV	24(X2), X15
+	MOV	16(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e3db13	// rori s6, t2, 14
 	WORD	$0x6123db93	// rori s7, t2, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x6293db93	// rori s7, t2, 41
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00ff0f33	// add t5, t5, a5
-	WORD	$0x01de4bb3	// xor s7, t3, t4
-	WORD	$0x007bfbb3	// and s7, s7, t2
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x018f0f33	// add t5, t5, s8
-	WORD	$0x016f0f33	// add t5, t5, s6
-	WORD	$0x017f0f33	// add t5, t5, s7
-	WORD	$0x01e30333	// add t1, t1, t5
+	XOR	X23, X22
+	ADD	X15, X30
+	XOR	X29, X28, X23
+	AND	X7, X23
+	XOR	X29, X23
+	ADD	X24, X30
+	ADD	X22, X30
+	ADD	X23, X30
+	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c65b13	// rori s6, a2, 28
 	WORD	$0x62265b93	// rori s7, a2, 34
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x62765b93	// rori s7, a2, 39
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00a64cb3	// xor s9, a2, a0
-	WORD	$0x014cfbb3	// and s7, s9, s4
-	WORD	$0x00abcbb3	// xor s7, s7, a0
-	WORD	$0x016f0f33	// add t5, t5, s6
-	WORD	$0x017f0f33	// add t5, t5, s7
-	WORD	$0x02013803	// ld a6, 32(sp)
-	WORD	$0x0186bc03	// ld s8, 24(a3)
+	XOR	X23, X22
+	XOR	X10, X12, X25
+	AND	X20, X25, X23
+	XOR	X10, X23
+	ADD	X22, X30
+	ADD	X23, X30
+	MOV	32(X2), X16
+	MOV	24(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e35b13	// rori s6, t1, 14
 	WORD	$0x61235b93	// rori s7, t1, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x62935b93	// rori s7, t1, 41
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x010e8eb3	// add t4, t4, a6
-	WORD	$0x01c3cbb3	// xor s7, t2, t3
-	WORD	$0x006bfbb3	// and s7, s7, t1
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x018e8eb3	// add t4, t4, s8
-	WORD	$0x016e8eb3	// add t4, t4, s6
-	WORD	$0x017e8eb3	// add t4, t4, s7
-	WORD	$0x01d282b3	// add t0, t0, t4
+	XOR	X23, X22
+	ADD	X16, X29
+	XOR	X28, X7, X23
+	AND	X6, X23
+	XOR	X28, X23
+	ADD	X24, X29
+	ADD	X22, X29
+	ADD	X23, X29
+	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61cf5b13	// rori s6, t5, 28
 	WORD	$0x622f5b93	// rori s7, t5, 34
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x627f5b93	// rori s7, t5, 39
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00cf4a33	// xor s4, t5, a2
-	WORD	$0x019a7bb3	// and s7, s4, s9
-	WORD	$0x00cbcbb3	// xor s7, s7, a2
-	WORD	$0x016e8eb3	// add t4, t4, s6
-	WORD	$0x017e8eb3	// add t4, t4, s7
-	WORD	$0x02813883	// ld a7, 40(sp)
-	WORD	$0x0206bc03	// ld s8, 32(a3)
+	XOR	X23, X22
+	XOR	X12, X30, X20
+	AND	X25, X20, X23
+	XOR	X12, X23
+	ADD	X22, X29
+	ADD	X23, X29
+	MOV	40(X2), X17
+	MOV	32(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e2db13	// rori s6, t0, 14
 	WORD	$0x6122db93	// rori s7, t0, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x6292db93	// rori s7, t0, 41
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x011e0e33	// add t3, t3, a7
-	WORD	$0x00734bb3	// xor s7, t1, t2
-	WORD	$0x005bfbb3	// and s7, s7, t0
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x018e0e33	// add t3, t3, s8
-	WORD	$0x016e0e33	// add t3, t3, s6
-	WORD	$0x017e0e33	// add t3, t3, s7
-	WORD	$0x01c50533	// add a0, a0, t3
+	XOR	X23, X22
+	ADD	X17, X28
+	XOR	X7, X6, X23
+	AND	X5, X23
+	XOR	X7, X23
+	ADD	X24, X28
+	ADD	X22, X28
+	ADD	X23, X28
+	ADD	X28, X10
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61cedb13	// rori s6, t4, 28
 	WORD	$0x622edb93	// rori s7, t4, 34
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x627edb93	// rori s7, t4, 39
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01eeccb3	// xor s9, t4, t5
-	WORD	$0x014cfbb3	// and s7, s9, s4
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x016e0e33	// add t3, t3, s6
-	WORD	$0x017e0e33	// add t3, t3, s7
-	WORD	$0x03013483	// ld s1, 48(sp)
-	WORD	$0x0286bc03	// ld s8, 40(a3)
+	XOR	X23, X22
+	XOR	X30, X29, X25
+	AND	X20, X25, X23
+	XOR	X30, X23
+	ADD	X22, X28
+	ADD	X23, X28
+	MOV	48(X2), X9
+	MOV	40(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e55b13	// rori s6, a0, 14
 	WORD	$0x61255b93	// rori s7, a0, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x62955b93	// rori s7, a0, 41
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x009383b3	// add t2, t2, s1
-	WORD	$0x0062cbb3	// xor s7, t0, t1
-	WORD	$0x00abfbb3	// and s7, s7, a0
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x018383b3	// add t2, t2, s8
-	WORD	$0x016383b3	// add t2, t2, s6
-	WORD	$0x017383b3	// add t2, t2, s7
-	WORD	$0x00760633	// add a2, a2, t2
+	XOR	X23, X22
+	ADD	X9, X7
+	XOR	X6, X5, X23
+	AND	X10, X23
+	XOR	X6, X23
+	ADD	X24, X7
+	ADD	X22, X7
+	ADD	X23, X7
+	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61ce5b13	// rori s6, t3, 28
 	WORD	$0x622e5b93	// rori s7, t3, 34
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x627e5b93	// rori s7, t3, 39
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01de4a33	// xor s4, t3, t4
-	WORD	$0x019a7bb3	// and s7, s4, s9
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x016383b3	// add t2, t2, s6
-	WORD	$0x017383b3	// add t2, t2, s7
-	WORD	$0x03813903	// ld s2, 56(sp)
-	WORD	$0x0306bc03	// ld s8, 48(a3)
+	XOR	X23, X22
+	XOR	X29, X28, X20
+	AND	X25, X20, X23
+	XOR	X29, X23
+	ADD	X22, X7
+	ADD	X23, X7
+	MOV	56(X2), X18
+	MOV	48(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e65b13	// rori s6, a2, 14
 	WORD	$0x61265b93	// rori s7, a2, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x62965b93	// rori s7, a2, 41
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x00554bb3	// xor s7, a0, t0
-	WORD	$0x00cbfbb3	// and s7, s7, a2
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x01830333	// add t1, t1, s8
-	WORD	$0x01630333	// add t1, t1, s6
-	WORD	$0x01730333	// add t1, t1, s7
-	WORD	$0x006f0f33	// add t5, t5, t1
+	XOR	X23, X22
+	ADD	X18, X6
+	XOR	X5, X10, X23
+	AND	X12, X23
+	XOR	X5, X23
+	ADD	X24, X6
+	ADD	X22, X6
+	ADD	X23, X6
+	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c3db13	// rori s6, t2, 28
 	WORD	$0x6223db93	// rori s7, t2, 34
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x6273db93	// rori s7, t2, 39
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01c3ccb3	// xor s9, t2, t3
-	WORD	$0x014cfbb3	// and s7, s9, s4
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x01630333	// add t1, t1, s6
-	WORD	$0x01730333	// add t1, t1, s7
-	WORD	$0x04013983	// ld s3, 64(sp)
-	WORD	$0x0386bc03	// ld s8, 56(a3)
+	XOR	X23, X22
+	XOR	X28, X7, X25
+	AND	X20, X25, X23
+	XOR	X28, X23
+	ADD	X22, X6
+	ADD	X23, X6
+	MOV	64(X2), X19
+	MOV	56(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60ef5b13	// rori s6, t5, 14
 	WORD	$0x612f5b93	// rori s7, t5, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x629f5b93	// rori s7, t5, 41
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x013282b3	// add t0, t0, s3
-	WORD	$0x00a64bb3	// xor s7, a2, a0
-	WORD	$0x01ebfbb3	// and s7, s7, t5
-	WORD	$0x00abcbb3	// xor s7, s7, a0
-	WORD	$0x018282b3	// add t0, t0, s8
-	WORD	$0x016282b3	// add t0, t0, s6
-	WORD	$0x017282b3	// add t0, t0, s7
-	WORD	$0x005e8eb3	// add t4, t4, t0
+	XOR	X23, X22
+	ADD	X19, X5
+	XOR	X10, X12, X23
+	AND	X30, X23
+	XOR	X10, X23
+	ADD	X24, X5
+	ADD	X22, X5
+	ADD	X23, X5
+	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c35b13	// rori s6, t1, 28
 	WORD	$0x62235b93	// rori s7, t1, 34
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x62735b93	// rori s7, t1, 39
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00734a33	// xor s4, t1, t2
-	WORD	$0x019a7bb3	// and s7, s4, s9
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x016282b3	// add t0, t0, s6
-	WORD	$0x017282b3	// add t0, t0, s7
-	WORD	$0x04813a83	// ld s5, 72(sp)
-	WORD	$0x0406bc03	// ld s8, 64(a3)
+	XOR	X23, X22
+	XOR	X7, X6, X20
+	AND	X25, X20, X23
+	XOR	X7, X23
+	ADD	X22, X5
+	ADD	X23, X5
+	MOV	72(X2), X21
+	MOV	64(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60eedb13	// rori s6, t4, 14
 	WORD	$0x612edb93	// rori s7, t4, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x629edb93	// rori s7, t4, 41
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01550533	// add a0, a0, s5
-	WORD	$0x00cf4bb3	// xor s7, t5, a2
-	WORD	$0x01dbfbb3	// and s7, s7, t4
-	WORD	$0x00cbcbb3	// xor s7, s7, a2
-	WORD	$0x01850533	// add a0, a0, s8
-	WORD	$0x01650533	// add a0, a0, s6
-	WORD	$0x01750533	// add a0, a0, s7
-	WORD	$0x00ae0e33	// add t3, t3, a0
+	XOR	X23, X22
+	ADD	X21, X10
+	XOR	X12, X30, X23
+	AND	X29, X23
+	XOR	X12, X23
+	ADD	X24, X10
+	ADD	X22, X10
+	ADD	X23, X10
+	ADD	X10, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c2db13	// rori s6, t0, 28
 	WORD	$0x6222db93	// rori s7, t0, 34
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x6272db93	// rori s7, t0, 39
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x0062ccb3	// xor s9, t0, t1
-	WORD	$0x014cfbb3	// and s7, s9, s4
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x01650533	// add a0, a0, s6
-	WORD	$0x01750533	// add a0, a0, s7
-	WORD	$0x05013703	// ld a4, 80(sp)
-	WORD	$0x0486bc03	// ld s8, 72(a3)
+	XOR	X23, X22
+	XOR	X6, X5, X25
+	AND	X20, X25, X23
+	XOR	X6, X23
+	ADD	X22, X10
+	ADD	X23, X10
+	MOV	80(X2), X14
+	MOV	72(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60ee5b13	// rori s6, t3, 14
 	WORD	$0x612e5b93	// rori s7, t3, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x629e5b93	// rori s7, t3, 41
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00e60633	// add a2, a2, a4
-	WORD	$0x01eecbb3	// xor s7, t4, t5
-	WORD	$0x01cbfbb3	// and s7, s7, t3
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x01860633	// add a2, a2, s8
-	WORD	$0x01660633	// add a2, a2, s6
-	WORD	$0x01760633	// add a2, a2, s7
-	WORD	$0x00c383b3	// add t2, t2, a2
+	XOR	X23, X22
+	ADD	X14, X12
+	XOR	X30, X29, X23
+	AND	X28, X23
+	XOR	X30, X23
+	ADD	X24, X12
+	ADD	X22, X12
+	ADD	X23, X12
+	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c55b13	// rori s6, a0, 28
 	WORD	$0x62255b93	// rori s7, a0, 34
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x62755b93	// rori s7, a0, 39
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00554a33	// xor s4, a0, t0
-	WORD	$0x019a7bb3	// and s7, s4, s9
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x01660633	// add a2, a2, s6
-	WORD	$0x01760633	// add a2, a2, s7
-	WORD	$0x05813783	// ld a5, 88(sp)
-	WORD	$0x0506bc03	// ld s8, 80(a3)
+	XOR	X23, X22
+	XOR	X5, X10, X20
+	AND	X25, X20, X23
+	XOR	X5, X23
+	ADD	X22, X12
+	ADD	X23, X12
+	MOV	88(X2), X15
+	MOV	80(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e3db13	// rori s6, t2, 14
 	WORD	$0x6123db93	// rori s7, t2, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x6293db93	// rori s7, t2, 41
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00ff0f33	// add t5, t5, a5
-	WORD	$0x01de4bb3	// xor s7, t3, t4
-	WORD	$0x007bfbb3	// and s7, s7, t2
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x018f0f33	// add t5, t5, s8
-	WORD	$0x016f0f33	// add t5, t5, s6
-	WORD	$0x017f0f33	// add t5, t5, s7
-	WORD	$0x01e30333	// add t1, t1, t5
+	XOR	X23, X22
+	ADD	X15, X30
+	XOR	X29, X28, X23
+	AND	X7, X23
+	XOR	X29, X23
+	ADD	X24, X30
+	ADD	X22, X30
+	ADD	X23, X30
+	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c65b13	// rori s6, a2, 28
 	WORD	$0x62265b93	// rori s7, a2, 34
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x62765b93	// rori s7, a2, 39
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00a64cb3	// xor s9, a2, a0
-	WORD	$0x014cfbb3	// and s7, s9, s4
-	WORD	$0x00abcbb3	// xor s7, s7, a0
-	WORD	$0x016f0f33	// add t5, t5, s6
-	WORD	$0x017f0f33	// add t5, t5, s7
-	WORD	$0x06013803	// ld a6, 96(sp)
-	WORD	$0x0586bc03	// ld s8, 88(a3)
+	XOR	X23, X22
+	XOR	X10, X12, X25
+	AND	X20, X25, X23
+	XOR	X10, X23
+	ADD	X22, X30
+	ADD	X23, X30
+	MOV	96(X2), X16
+	MOV	88(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e35b13	// rori s6, t1, 14
 	WORD	$0x61235b93	// rori s7, t1, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x62935b93	// rori s7, t1, 41
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x010e8eb3	// add t4, t4, a6
-	WORD	$0x01c3cbb3	// xor s7, t2, t3
-	WORD	$0x006bfbb3	// and s7, s7, t1
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x018e8eb3	// add t4, t4, s8
-	WORD	$0x016e8eb3	// add t4, t4, s6
-	WORD	$0x017e8eb3	// add t4, t4, s7
-	WORD	$0x01d282b3	// add t0, t0, t4
+	XOR	X23, X22
+	ADD	X16, X29
+	XOR	X28, X7, X23
+	AND	X6, X23
+	XOR	X28, X23
+	ADD	X24, X29
+	ADD	X22, X29
+	ADD	X23, X29
+	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61cf5b13	// rori s6, t5, 28
 	WORD	$0x622f5b93	// rori s7, t5, 34
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x627f5b93	// rori s7, t5, 39
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00cf4a33	// xor s4, t5, a2
-	WORD	$0x019a7bb3	// and s7, s4, s9
-	WORD	$0x00cbcbb3	// xor s7, s7, a2
-	WORD	$0x016e8eb3	// add t4, t4, s6
-	WORD	$0x017e8eb3	// add t4, t4, s7
-	WORD	$0x06813883	// ld a7, 104(sp)
-	WORD	$0x0606bc03	// ld s8, 96(a3)
+	XOR	X23, X22
+	XOR	X12, X30, X20
+	AND	X25, X20, X23
+	XOR	X12, X23
+	ADD	X22, X29
+	ADD	X23, X29
+	MOV	104(X2), X17
+	MOV	96(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e2db13	// rori s6, t0, 14
 	WORD	$0x6122db93	// rori s7, t0, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x6292db93	// rori s7, t0, 41
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x011e0e33	// add t3, t3, a7
-	WORD	$0x00734bb3	// xor s7, t1, t2
-	WORD	$0x005bfbb3	// and s7, s7, t0
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x018e0e33	// add t3, t3, s8
-	WORD	$0x016e0e33	// add t3, t3, s6
-	WORD	$0x017e0e33	// add t3, t3, s7
-	WORD	$0x01c50533	// add a0, a0, t3
+	XOR	X23, X22
+	ADD	X17, X28
+	XOR	X7, X6, X23
+	AND	X5, X23
+	XOR	X7, X23
+	ADD	X24, X28
+	ADD	X22, X28
+	ADD	X23, X28
+	ADD	X28, X10
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61cedb13	// rori s6, t4, 28
 	WORD	$0x622edb93	// rori s7, t4, 34
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x627edb93	// rori s7, t4, 39
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01eeccb3	// xor s9, t4, t5
-	WORD	$0x014cfbb3	// and s7, s9, s4
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x016e0e33	// add t3, t3, s6
-	WORD	$0x017e0e33	// add t3, t3, s7
-	WORD	$0x07013483	// ld s1, 112(sp)
-	WORD	$0x0686bc03	// ld s8, 104(a3)
+	XOR	X23, X22
+	XOR	X30, X29, X25
+	AND	X20, X25, X23
+	XOR	X30, X23
+	ADD	X22, X28
+	ADD	X23, X28
+	MOV	112(X2), X9
+	MOV	104(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e55b13	// rori s6, a0, 14
 	WORD	$0x61255b93	// rori s7, a0, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x62955b93	// rori s7, a0, 41
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x009383b3	// add t2, t2, s1
-	WORD	$0x0062cbb3	// xor s7, t0, t1
-	WORD	$0x00abfbb3	// and s7, s7, a0
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x018383b3	// add t2, t2, s8
-	WORD	$0x016383b3	// add t2, t2, s6
-	WORD	$0x017383b3	// add t2, t2, s7
-	WORD	$0x00760633	// add a2, a2, t2
+	XOR	X23, X22
+	ADD	X9, X7
+	XOR	X6, X5, X23
+	AND	X10, X23
+	XOR	X6, X23
+	ADD	X24, X7
+	ADD	X22, X7
+	ADD	X23, X7
+	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61ce5b13	// rori s6, t3, 28
 	WORD	$0x622e5b93	// rori s7, t3, 34
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x627e5b93	// rori s7, t3, 39
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01de4a33	// xor s4, t3, t4
-	WORD	$0x019a7bb3	// and s7, s4, s9
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x016383b3	// add t2, t2, s6
-	WORD	$0x017383b3	// add t2, t2, s7
-	WORD	$0x07813903	// ld s2, 120(sp)
-	WORD	$0x0706bc03	// ld s8, 112(a3)
+	XOR	X23, X22
+	XOR	X29, X28, X20
+	AND	X25, X20, X23
+	XOR	X29, X23
+	ADD	X22, X7
+	ADD	X23, X7
+	MOV	120(X2), X18
+	MOV	112(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e65b13	// rori s6, a2, 14
 	WORD	$0x61265b93	// rori s7, a2, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x62965b93	// rori s7, a2, 41
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x00554bb3	// xor s7, a0, t0
-	WORD	$0x00cbfbb3	// and s7, s7, a2
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x01830333	// add t1, t1, s8
-	WORD	$0x01630333	// add t1, t1, s6
-	WORD	$0x01730333	// add t1, t1, s7
-	WORD	$0x006f0f33	// add t5, t5, t1
+	XOR	X23, X22
+	ADD	X18, X6
+	XOR	X5, X10, X23
+	AND	X12, X23
+	XOR	X5, X23
+	ADD	X24, X6
+	ADD	X22, X6
+	ADD	X23, X6
+	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c3db13	// rori s6, t2, 28
 	WORD	$0x6223db93	// rori s7, t2, 34
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x6273db93	// rori s7, t2, 39
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01c3ccb3	// xor s9, t2, t3
-	WORD	$0x014cfbb3	// and s7, s9, s4
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x01630333	// add t1, t1, s6
-	WORD	$0x01730333	// add t1, t1, s7
-	WORD	$0x08013983	// ld s3, 128(sp)
-	WORD	$0x0786bc03	// ld s8, 120(a3)
+	XOR	X23, X22
+	XOR	X28, X7, X25
+	AND	X20, X25, X23
+	XOR	X28, X23
+	ADD	X22, X6
+	ADD	X23, X6
+	MOV	128(X2), X19
+	MOV	120(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60ef5b13	// rori s6, t5, 14
 	WORD	$0x612f5b93	// rori s7, t5, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x629f5b93	// rori s7, t5, 41
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x013282b3	// add t0, t0, s3
-	WORD	$0x00a64bb3	// xor s7, a2, a0
-	WORD	$0x01ebfbb3	// and s7, s7, t5
-	WORD	$0x00abcbb3	// xor s7, s7, a0
-	WORD	$0x018282b3	// add t0, t0, s8
-	WORD	$0x016282b3	// add t0, t0, s6
-	WORD	$0x017282b3	// add t0, t0, s7
-	WORD	$0x005e8eb3	// add t4, t4, t0
+	XOR	X23, X22
+	ADD	X19, X5
+	XOR	X10, X12, X23
+	AND	X30, X23
+	XOR	X10, X23
+	ADD	X24, X5
+	ADD	X22, X5
+	ADD	X23, X5
+	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c35b13	// rori s6, t1, 28
 	WORD	$0x62235b93	// rori s7, t1, 34
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x62735b93	// rori s7, t1, 39
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00734a33	// xor s4, t1, t2
-	WORD	$0x019a7bb3	// and s7, s4, s9
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x016282b3	// add t0, t0, s6
-	WORD	$0x017282b3	// add t0, t0, s7
+	XOR	X23, X22
+	XOR	X7, X6, X20
+	AND	X25, X20, X23
+	XOR	X7, X23
+	ADD	X22, X5
+	ADD	X23, X5
 	// in += block (saved); x1 = W[0], the W[i-16] of step 16; kp = &K[16]
-	WORD	$0x08058593	// addi a1, a1, 128
-	WORD	$0x08b13c23	// sd a1, 152(sp)
-	WORD	$0x00813583	// ld a1, 8(sp)
-	WORD	$0x08068693	// addi a3, a3, 128
-	// .Lsha512_block_rv64gc_zbb_rounds:
+	ADD	$128, X11
+	MOV	X11, 152(X2)
+	MOV	8(X2), X11
+	ADD	$128, X13
+rounds:
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x01013403	// ld s0, 16(sp)
-	WORD	$0x0006bc03	// ld s8, 0(a3)
+	MOV	16(X2), X8
+	MOV	(X13), X24
 	WORD	$0x61395b13	// rori s6, s2, 19
 	WORD	$0x63d95b93	// rori s7, s2, 61
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00695b93	// srli s7, s2, 6
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01658ab3	// add s5, a1, s6
+	XOR	X23, X22
+	SRL	$6, X18, X23
+	XOR	X23, X22
+	ADD	X22, X11, X21
 	WORD	$0x60145b13	// rori s6, s0, 1
 	WORD	$0x60845b93	// rori s7, s0, 8
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00745b93	// srli s7, s0, 7
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x016a8ab3	// add s5, s5, s6
-	WORD	$0x00ea8ab3	// add s5, s5, a4
-	WORD	$0x01513423	// sd s5, 8(sp)
+	XOR	X23, X22
+	SRL	$7, X8, X23
+	XOR	X23, X22
+	ADD	X22, X21
+	ADD	X14, X21
+	MOV	X21, 8(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60eedb13	// rori s6, t4, 14
 	WORD	$0x612edb93	// rori s7, t4, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x629edb93	// rori s7, t4, 41
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01550533	// add a0, a0, s5
-	WORD	$0x00cf4bb3	// xor s7, t5, a2
-	WORD	$0x01dbfbb3	// and s7, s7, t4
-	WORD	$0x00cbcbb3	// xor s7, s7, a2
-	WORD	$0x01850533	// add a0, a0, s8
-	WORD	$0x01650533	// add a0, a0, s6
-	WORD	$0x01750533	// add a0, a0, s7
-	WORD	$0x00ae0e33	// add t3, t3, a0
+	XOR	X23, X22
+	ADD	X21, X10
+	XOR	X12, X30, X23
+	AND	X29, X23
+	XOR	X12, X23
+	ADD	X24, X10
+	ADD	X22, X10
+	ADD	X23, X10
+	ADD	X10, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c2db13	// rori s6, t0, 28
 	WORD	$0x6222db93	// rori s7, t0, 34
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x6272db93	// rori s7, t0, 39
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x0062ccb3	// xor s9, t0, t1
-	WORD	$0x014cfbb3	// and s7, s9, s4
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x01650533	// add a0, a0, s6
-	WORD	$0x01750533	// add a0, a0, s7
+	XOR	X23, X22
+	XOR	X6, X5, X25
+	AND	X20, X25, X23
+	XOR	X6, X23
+	ADD	X22, X10
+	ADD	X23, X10
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x01813583	// ld a1, 24(sp)
-	WORD	$0x0086bc03	// ld s8, 8(a3)
+	MOV	24(X2), X11
+	MOV	8(X13), X24
 	WORD	$0x6139db13	// rori s6, s3, 19
 	WORD	$0x63d9db93	// rori s7, s3, 61
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x0069db93	// srli s7, s3, 6
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01640733	// add a4, s0, s6
+	XOR	X23, X22
+	SRL	$6, X19, X23
+	XOR	X23, X22
+	ADD	X22, X8, X14
 	WORD	$0x6015db13	// rori s6, a1, 1
 	WORD	$0x6085db93	// rori s7, a1, 8
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x0075db93	// srli s7, a1, 7
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01670733	// add a4, a4, s6
-	WORD	$0x00f70733	// add a4, a4, a5
-	WORD	$0x00e13823	// sd a4, 16(sp)
+	XOR	X23, X22
+	SRL	$7, X11, X23
+	XOR	X23, X22
+	ADD	X22, X14
+	ADD	X15, X14
+	MOV	X14, 16(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60ee5b13	// rori s6, t3, 14
 	WORD	$0x612e5b93	// rori s7, t3, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x629e5b93	// rori s7, t3, 41
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00e60633	// add a2, a2, a4
-	WORD	$0x01eecbb3	// xor s7, t4, t5
-	WORD	$0x01cbfbb3	// and s7, s7, t3
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x01860633	// add a2, a2, s8
-	WORD	$0x01660633	// add a2, a2, s6
-	WORD	$0x01760633	// add a2, a2, s7
-	WORD	$0x00c383b3	// add t2, t2, a2
+	XOR	X23, X22
+	ADD	X14, X12
+	XOR	X30, X29, X23
+	AND	X28, X23
+	XOR	X30, X23
+	ADD	X24, X12
+	ADD	X22, X12
+	ADD	X23, X12
+	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c55b13	// rori s6, a0, 28
 	WORD	$0x62255b93	// rori s7, a0, 34
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x62755b93	// rori s7, a0, 39
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00554a33	// xor s4, a0, t0
-	WORD	$0x019a7bb3	// and s7, s4, s9
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x01660633	// add a2, a2, s6
-	WORD	$0x01760633	// add a2, a2, s7
+	XOR	X23, X22
+	XOR	X5, X10, X20
+	AND	X25, X20, X23
+	XOR	X5, X23
+	ADD	X22, X12
+	ADD	X23, X12
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x02013403	// ld s0, 32(sp)
-	WORD	$0x0106bc03	// ld s8, 16(a3)
+	MOV	32(X2), X8
+	MOV	16(X13), X24
 	WORD	$0x613adb13	// rori s6, s5, 19
 	WORD	$0x63dadb93	// rori s7, s5, 61
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x006adb93	// srli s7, s5, 6
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x016587b3	// add a5, a1, s6
+	XOR	X23, X22
+	SRL	$6, X21, X23
+	XOR	X23, X22
+	ADD	X22, X11, X15
 	WORD	$0x60145b13	// rori s6, s0, 1
 	WORD	$0x60845b93	// rori s7, s0, 8
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00745b93	// srli s7, s0, 7
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x016787b3	// add a5, a5, s6
-	WORD	$0x010787b3	// add a5, a5, a6
-	WORD	$0x00f13c23	// sd a5, 24(sp)
+	XOR	X23, X22
+	SRL	$7, X8, X23
+	XOR	X23, X22
+	ADD	X22, X15
+	ADD	X16, X15
+	MOV	X15, 24(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e3db13	// rori s6, t2, 14
 	WORD	$0x6123db93	// rori s7, t2, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x6293db93	// rori s7, t2, 41
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00ff0f33	// add t5, t5, a5
-	WORD	$0x01de4bb3	// xor s7, t3, t4
-	WORD	$0x007bfbb3	// and s7, s7, t2
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x018f0f33	// add t5, t5, s8
-	WORD	$0x016f0f33	// add t5, t5, s6
-	WORD	$0x017f0f33	// add t5, t5, s7
-	WORD	$0x01e30333	// add t1, t1, t5
+	XOR	X23, X22
+	ADD	X15, X30
+	XOR	X29, X28, X23
+	AND	X7, X23
+	XOR	X29, X23
+	ADD	X24, X30
+	ADD	X22, X30
+	ADD	X23, X30
+	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c65b13	// rori s6, a2, 28
 	WORD	$0x62265b93	// rori s7, a2, 34
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x62765b93	// rori s7, a2, 39
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00a64cb3	// xor s9, a2, a0
-	WORD	$0x014cfbb3	// and s7, s9, s4
-	WORD	$0x00abcbb3	// xor s7, s7, a0
-	WORD	$0x016f0f33	// add t5, t5, s6
-	WORD	$0x017f0f33	// add t5, t5, s7
+	XOR	X23, X22
+	XOR	X10, X12, X25
+	AND	X20, X25, X23
+	XOR	X10, X23
+	ADD	X22, X30
+	ADD	X23, X30
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x02813583	// ld a1, 40(sp)
-	WORD	$0x0186bc03	// ld s8, 24(a3)
+	MOV	40(X2), X11
+	MOV	24(X13), X24
 	WORD	$0x61375b13	// rori s6, a4, 19
 	WORD	$0x63d75b93	// rori s7, a4, 61
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00675b93	// srli s7, a4, 6
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01640833	// add a6, s0, s6
+	XOR	X23, X22
+	SRL	$6, X14, X23
+	XOR	X23, X22
+	ADD	X22, X8, X16
 	WORD	$0x6015db13	// rori s6, a1, 1
 	WORD	$0x6085db93	// rori s7, a1, 8
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x0075db93	// srli s7, a1, 7
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01680833	// add a6, a6, s6
-	WORD	$0x01180833	// add a6, a6, a7
-	WORD	$0x03013023	// sd a6, 32(sp)
+	XOR	X23, X22
+	SRL	$7, X11, X23
+	XOR	X23, X22
+	ADD	X22, X16
+	ADD	X17, X16
+	MOV	X16, 32(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e35b13	// rori s6, t1, 14
 	WORD	$0x61235b93	// rori s7, t1, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x62935b93	// rori s7, t1, 41
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x010e8eb3	// add t4, t4, a6
-	WORD	$0x01c3cbb3	// xor s7, t2, t3
-	WORD	$0x006bfbb3	// and s7, s7, t1
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x018e8eb3	// add t4, t4, s8
-	WORD	$0x016e8eb3	// add t4, t4, s6
-	WORD	$0x017e8eb3	// add t4, t4, s7
-	WORD	$0x01d282b3	// add t0, t0, t4
+	XOR	X23, X22
+	ADD	X16, X29
+	XOR	X28, X7, X23
+	AND	X6, X23
+	XOR	X28, X23
+	ADD	X24, X29
+	ADD	X22, X29
+	ADD	X23, X29
+	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61cf5b13	// rori s6, t5, 28
 	WORD	$0x622f5b93	// rori s7, t5, 34
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x627f5b93	// rori s7, t5, 39
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00cf4a33	// xor s4, t5, a2
-	WORD	$0x019a7bb3	// and s7, s4, s9
-	WORD	$0x00cbcbb3	// xor s7, s7, a2
-	WORD	$0x016e8eb3	// add t4, t4, s6
-	WORD	$0x017e8eb3	// add t4, t4, s7
+	XOR	X23, X22
+	XOR	X12, X30, X20
+	AND	X25, X20, X23
+	XOR	X12, X23
+	ADD	X22, X29
+	ADD	X23, X29
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x03013403	// ld s0, 48(sp)
-	WORD	$0x0206bc03	// ld s8, 32(a3)
+	MOV	48(X2), X8
+	MOV	32(X13), X24
 	WORD	$0x6137db13	// rori s6, a5, 19
 	WORD	$0x63d7db93	// rori s7, a5, 61
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x0067db93	// srli s7, a5, 6
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x016588b3	// add a7, a1, s6
+	XOR	X23, X22
+	SRL	$6, X15, X23
+	XOR	X23, X22
+	ADD	X22, X11, X17
 	WORD	$0x60145b13	// rori s6, s0, 1
 	WORD	$0x60845b93	// rori s7, s0, 8
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00745b93	// srli s7, s0, 7
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x016888b3	// add a7, a7, s6
-	WORD	$0x009888b3	// add a7, a7, s1
-	WORD	$0x03113423	// sd a7, 40(sp)
+	XOR	X23, X22
+	SRL	$7, X8, X23
+	XOR	X23, X22
+	ADD	X22, X17
+	ADD	X9, X17
+	MOV	X17, 40(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e2db13	// rori s6, t0, 14
 	WORD	$0x6122db93	// rori s7, t0, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x6292db93	// rori s7, t0, 41
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x011e0e33	// add t3, t3, a7
-	WORD	$0x00734bb3	// xor s7, t1, t2
-	WORD	$0x005bfbb3	// and s7, s7, t0
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x018e0e33	// add t3, t3, s8
-	WORD	$0x016e0e33	// add t3, t3, s6
-	WORD	$0x017e0e33	// add t3, t3, s7
-	WORD	$0x01c50533	// add a0, a0, t3
+	XOR	X23, X22
+	ADD	X17, X28
+	XOR	X7, X6, X23
+	AND	X5, X23
+	XOR	X7, X23
+	ADD	X24, X28
+	ADD	X22, X28
+	ADD	X23, X28
+	ADD	X28, X10
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61cedb13	// rori s6, t4, 28
 	WORD	$0x622edb93	// rori s7, t4, 34
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x627edb93	// rori s7, t4, 39
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01eeccb3	// xor s9, t4, t5
-	WORD	$0x014cfbb3	// and s7, s9, s4
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x016e0e33	// add t3, t3, s6
-	WORD	$0x017e0e33	// add t3, t3, s7
+	XOR	X23, X22
+	XOR	X30, X29, X25
+	AND	X20, X25, X23
+	XOR	X30, X23
+	ADD	X22, X28
+	ADD	X23, X28
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x03813583	// ld a1, 56(sp)
-	WORD	$0x0286bc03	// ld s8, 40(a3)
+	MOV	56(X2), X11
+	MOV	40(X13), X24
 	WORD	$0x61385b13	// rori s6, a6, 19
 	WORD	$0x63d85b93	// rori s7, a6, 61
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00685b93	// srli s7, a6, 6
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x016404b3	// add s1, s0, s6
+	XOR	X23, X22
+	SRL	$6, X16, X23
+	XOR	X23, X22
+	ADD	X22, X8, X9
 	WORD	$0x6015db13	// rori s6, a1, 1
 	WORD	$0x6085db93	// rori s7, a1, 8
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x0075db93	// srli s7, a1, 7
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x016484b3	// add s1, s1, s6
-	WORD	$0x012484b3	// add s1, s1, s2
-	WORD	$0x02913823	// sd s1, 48(sp)
+	XOR	X23, X22
+	SRL	$7, X11, X23
+	XOR	X23, X22
+	ADD	X22, X9
+	ADD	X18, X9
+	MOV	X9, 48(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e55b13	// rori s6, a0, 14
 	WORD	$0x61255b93	// rori s7, a0, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x62955b93	// rori s7, a0, 41
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x009383b3	// add t2, t2, s1
-	WORD	$0x0062cbb3	// xor s7, t0, t1
-	WORD	$0x00abfbb3	// and s7, s7, a0
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x018383b3	// add t2, t2, s8
-	WORD	$0x016383b3	// add t2, t2, s6
-	WORD	$0x017383b3	// add t2, t2, s7
-	WORD	$0x00760633	// add a2, a2, t2
+	XOR	X23, X22
+	ADD	X9, X7
+	XOR	X6, X5, X23
+	AND	X10, X23
+	XOR	X6, X23
+	ADD	X24, X7
+	ADD	X22, X7
+	ADD	X23, X7
+	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61ce5b13	// rori s6, t3, 28
 	WORD	$0x622e5b93	// rori s7, t3, 34
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x627e5b93	// rori s7, t3, 39
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01de4a33	// xor s4, t3, t4
-	WORD	$0x019a7bb3	// and s7, s4, s9
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x016383b3	// add t2, t2, s6
-	WORD	$0x017383b3	// add t2, t2, s7
+	XOR	X23, X22
+	XOR	X29, X28, X20
+	AND	X25, X20, X23
+	XOR	X29, X23
+	ADD	X22, X7
+	ADD	X23, X7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x04013403	// ld s0, 64(sp)
-	WORD	$0x0306bc03	// ld s8, 48(a3)
+	MOV	64(X2), X8
+	MOV	48(X13), X24
 	WORD	$0x6138db13	// rori s6, a7, 19
 	WORD	$0x63d8db93	// rori s7, a7, 61
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x0068db93	// srli s7, a7, 6
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01658933	// add s2, a1, s6
+	XOR	X23, X22
+	SRL	$6, X17, X23
+	XOR	X23, X22
+	ADD	X22, X11, X18
 	WORD	$0x60145b13	// rori s6, s0, 1
 	WORD	$0x60845b93	// rori s7, s0, 8
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00745b93	// srli s7, s0, 7
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01690933	// add s2, s2, s6
-	WORD	$0x01390933	// add s2, s2, s3
-	WORD	$0x03213c23	// sd s2, 56(sp)
+	XOR	X23, X22
+	SRL	$7, X8, X23
+	XOR	X23, X22
+	ADD	X22, X18
+	ADD	X19, X18
+	MOV	X18, 56(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e65b13	// rori s6, a2, 14
 	WORD	$0x61265b93	// rori s7, a2, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x62965b93	// rori s7, a2, 41
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x00554bb3	// xor s7, a0, t0
-	WORD	$0x00cbfbb3	// and s7, s7, a2
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x01830333	// add t1, t1, s8
-	WORD	$0x01630333	// add t1, t1, s6
-	WORD	$0x01730333	// add t1, t1, s7
-	WORD	$0x006f0f33	// add t5, t5, t1
+	XOR	X23, X22
+	ADD	X18, X6
+	XOR	X5, X10, X23
+	AND	X12, X23
+	XOR	X5, X23
+	ADD	X24, X6
+	ADD	X22, X6
+	ADD	X23, X6
+	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c3db13	// rori s6, t2, 28
 	WORD	$0x6223db93	// rori s7, t2, 34
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x6273db93	// rori s7, t2, 39
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01c3ccb3	// xor s9, t2, t3
-	WORD	$0x014cfbb3	// and s7, s9, s4
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x01630333	// add t1, t1, s6
-	WORD	$0x01730333	// add t1, t1, s7
+	XOR	X23, X22
+	XOR	X28, X7, X25
+	AND	X20, X25, X23
+	XOR	X28, X23
+	ADD	X22, X6
+	ADD	X23, X6
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x04813583	// ld a1, 72(sp)
-	WORD	$0x0386bc03	// ld s8, 56(a3)
+	MOV	72(X2), X11
+	MOV	56(X13), X24
 	WORD	$0x6134db13	// rori s6, s1, 19
 	WORD	$0x63d4db93	// rori s7, s1, 61
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x0064db93	// srli s7, s1, 6
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x016409b3	// add s3, s0, s6
+	XOR	X23, X22
+	SRL	$6, X9, X23
+	XOR	X23, X22
+	ADD	X22, X8, X19
 	WORD	$0x6015db13	// rori s6, a1, 1
 	WORD	$0x6085db93	// rori s7, a1, 8
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x0075db93	// srli s7, a1, 7
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x016989b3	// add s3, s3, s6
-	WORD	$0x015989b3	// add s3, s3, s5
-	WORD	$0x05313023	// sd s3, 64(sp)
+	XOR	X23, X22
+	SRL	$7, X11, X23
+	XOR	X23, X22
+	ADD	X22, X19
+	ADD	X21, X19
+	MOV	X19, 64(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60ef5b13	// rori s6, t5, 14
 	WORD	$0x612f5b93	// rori s7, t5, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x629f5b93	// rori s7, t5, 41
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x013282b3	// add t0, t0, s3
-	WORD	$0x00a64bb3	// xor s7, a2, a0
-	WORD	$0x01ebfbb3	// and s7, s7, t5
-	WORD	$0x00abcbb3	// xor s7, s7, a0
-	WORD	$0x018282b3	// add t0, t0, s8
-	WORD	$0x016282b3	// add t0, t0, s6
-	WORD	$0x017282b3	// add t0, t0, s7
-	WORD	$0x005e8eb3	// add t4, t4, t0
+	XOR	X23, X22
+	ADD	X19, X5
+	XOR	X10, X12, X23
+	AND	X30, X23
+	XOR	X10, X23
+	ADD	X24, X5
+	ADD	X22, X5
+	ADD	X23, X5
+	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c35b13	// rori s6, t1, 28
 	WORD	$0x62235b93	// rori s7, t1, 34
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x62735b93	// rori s7, t1, 39
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00734a33	// xor s4, t1, t2
-	WORD	$0x019a7bb3	// and s7, s4, s9
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x016282b3	// add t0, t0, s6
-	WORD	$0x017282b3	// add t0, t0, s7
+	XOR	X23, X22
+	XOR	X7, X6, X20
+	AND	X25, X20, X23
+	XOR	X7, X23
+	ADD	X22, X5
+	ADD	X23, X5
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x05013403	// ld s0, 80(sp)
-	WORD	$0x0406bc03	// ld s8, 64(a3)
+	MOV	80(X2), X8
+	MOV	64(X13), X24
 	WORD	$0x61395b13	// rori s6, s2, 19
 	WORD	$0x63d95b93	// rori s7, s2, 61
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00695b93	// srli s7, s2, 6
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01658ab3	// add s5, a1, s6
+	XOR	X23, X22
+	SRL	$6, X18, X23
+	XOR	X23, X22
+	ADD	X22, X11, X21
 	WORD	$0x60145b13	// rori s6, s0, 1
 	WORD	$0x60845b93	// rori s7, s0, 8
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00745b93	// srli s7, s0, 7
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x016a8ab3	// add s5, s5, s6
-	WORD	$0x00ea8ab3	// add s5, s5, a4
-	WORD	$0x05513423	// sd s5, 72(sp)
+	XOR	X23, X22
+	SRL	$7, X8, X23
+	XOR	X23, X22
+	ADD	X22, X21
+	ADD	X14, X21
+	MOV	X21, 72(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60eedb13	// rori s6, t4, 14
 	WORD	$0x612edb93	// rori s7, t4, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x629edb93	// rori s7, t4, 41
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01550533	// add a0, a0, s5
-	WORD	$0x00cf4bb3	// xor s7, t5, a2
-	WORD	$0x01dbfbb3	// and s7, s7, t4
-	WORD	$0x00cbcbb3	// xor s7, s7, a2
-	WORD	$0x01850533	// add a0, a0, s8
-	WORD	$0x01650533	// add a0, a0, s6
-	WORD	$0x01750533	// add a0, a0, s7
-	WORD	$0x00ae0e33	// add t3, t3, a0
+	XOR	X23, X22
+	ADD	X21, X10
+	XOR	X12, X30, X23
+	AND	X29, X23
+	XOR	X12, X23
+	ADD	X24, X10
+	ADD	X22, X10
+	ADD	X23, X10
+	ADD	X10, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c2db13	// rori s6, t0, 28
 	WORD	$0x6222db93	// rori s7, t0, 34
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x6272db93	// rori s7, t0, 39
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x0062ccb3	// xor s9, t0, t1
-	WORD	$0x014cfbb3	// and s7, s9, s4
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x01650533	// add a0, a0, s6
-	WORD	$0x01750533	// add a0, a0, s7
+	XOR	X23, X22
+	XOR	X6, X5, X25
+	AND	X20, X25, X23
+	XOR	X6, X23
+	ADD	X22, X10
+	ADD	X23, X10
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x05813583	// ld a1, 88(sp)
-	WORD	$0x0486bc03	// ld s8, 72(a3)
+	MOV	88(X2), X11
+	MOV	72(X13), X24
 	WORD	$0x6139db13	// rori s6, s3, 19
 	WORD	$0x63d9db93	// rori s7, s3, 61
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x0069db93	// srli s7, s3, 6
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01640733	// add a4, s0, s6
+	XOR	X23, X22
+	SRL	$6, X19, X23
+	XOR	X23, X22
+	ADD	X22, X8, X14
 	WORD	$0x6015db13	// rori s6, a1, 1
 	WORD	$0x6085db93	// rori s7, a1, 8
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x0075db93	// srli s7, a1, 7
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01670733	// add a4, a4, s6
-	WORD	$0x00f70733	// add a4, a4, a5
-	WORD	$0x04e13823	// sd a4, 80(sp)
+	XOR	X23, X22
+	SRL	$7, X11, X23
+	XOR	X23, X22
+	ADD	X22, X14
+	ADD	X15, X14
+	MOV	X14, 80(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60ee5b13	// rori s6, t3, 14
 	WORD	$0x612e5b93	// rori s7, t3, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x629e5b93	// rori s7, t3, 41
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00e60633	// add a2, a2, a4
-	WORD	$0x01eecbb3	// xor s7, t4, t5
-	WORD	$0x01cbfbb3	// and s7, s7, t3
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x01860633	// add a2, a2, s8
-	WORD	$0x01660633	// add a2, a2, s6
-	WORD	$0x01760633	// add a2, a2, s7
-	WORD	$0x00c383b3	// add t2, t2, a2
+	XOR	X23, X22
+	ADD	X14, X12
+	XOR	X30, X29, X23
+	AND	X28, X23
+	XOR	X30, X23
+	ADD	X24, X12
+	ADD	X22, X12
+	ADD	X23, X12
+	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c55b13	// rori s6, a0, 28
 	WORD	$0x62255b93	// rori s7, a0, 34
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x62755b93	// rori s7, a0, 39
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00554a33	// xor s4, a0, t0
-	WORD	$0x019a7bb3	// and s7, s4, s9
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x01660633	// add a2, a2, s6
-	WORD	$0x01760633	// add a2, a2, s7
+	XOR	X23, X22
+	XOR	X5, X10, X20
+	AND	X25, X20, X23
+	XOR	X5, X23
+	ADD	X22, X12
+	ADD	X23, X12
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x06013403	// ld s0, 96(sp)
-	WORD	$0x0506bc03	// ld s8, 80(a3)
+	MOV	96(X2), X8
+	MOV	80(X13), X24
 	WORD	$0x613adb13	// rori s6, s5, 19
 	WORD	$0x63dadb93	// rori s7, s5, 61
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x006adb93	// srli s7, s5, 6
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x016587b3	// add a5, a1, s6
+	XOR	X23, X22
+	SRL	$6, X21, X23
+	XOR	X23, X22
+	ADD	X22, X11, X15
 	WORD	$0x60145b13	// rori s6, s0, 1
 	WORD	$0x60845b93	// rori s7, s0, 8
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00745b93	// srli s7, s0, 7
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x016787b3	// add a5, a5, s6
-	WORD	$0x010787b3	// add a5, a5, a6
-	WORD	$0x04f13c23	// sd a5, 88(sp)
+	XOR	X23, X22
+	SRL	$7, X8, X23
+	XOR	X23, X22
+	ADD	X22, X15
+	ADD	X16, X15
+	MOV	X15, 88(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e3db13	// rori s6, t2, 14
 	WORD	$0x6123db93	// rori s7, t2, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x6293db93	// rori s7, t2, 41
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00ff0f33	// add t5, t5, a5
-	WORD	$0x01de4bb3	// xor s7, t3, t4
-	WORD	$0x007bfbb3	// and s7, s7, t2
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x018f0f33	// add t5, t5, s8
-	WORD	$0x016f0f33	// add t5, t5, s6
-	WORD	$0x017f0f33	// add t5, t5, s7
-	WORD	$0x01e30333	// add t1, t1, t5
+	XOR	X23, X22
+	ADD	X15, X30
+	XOR	X29, X28, X23
+	AND	X7, X23
+	XOR	X29, X23
+	ADD	X24, X30
+	ADD	X22, X30
+	ADD	X23, X30
+	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c65b13	// rori s6, a2, 28
 	WORD	$0x62265b93	// rori s7, a2, 34
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x62765b93	// rori s7, a2, 39
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00a64cb3	// xor s9, a2, a0
-	WORD	$0x014cfbb3	// and s7, s9, s4
-	WORD	$0x00abcbb3	// xor s7, s7, a0
-	WORD	$0x016f0f33	// add t5, t5, s6
-	WORD	$0x017f0f33	// add t5, t5, s7
+	XOR	X23, X22
+	XOR	X10, X12, X25
+	AND	X20, X25, X23
+	XOR	X10, X23
+	ADD	X22, X30
+	ADD	X23, X30
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x06813583	// ld a1, 104(sp)
-	WORD	$0x0586bc03	// ld s8, 88(a3)
+	MOV	104(X2), X11
+	MOV	88(X13), X24
 	WORD	$0x61375b13	// rori s6, a4, 19
 	WORD	$0x63d75b93	// rori s7, a4, 61
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00675b93	// srli s7, a4, 6
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01640833	// add a6, s0, s6
+	XOR	X23, X22
+	SRL	$6, X14, X23
+	XOR	X23, X22
+	ADD	X22, X8, X16
 	WORD	$0x6015db13	// rori s6, a1, 1
 	WORD	$0x6085db93	// rori s7, a1, 8
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x0075db93	// srli s7, a1, 7
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01680833	// add a6, a6, s6
-	WORD	$0x01180833	// add a6, a6, a7
-	WORD	$0x07013023	// sd a6, 96(sp)
+	XOR	X23, X22
+	SRL	$7, X11, X23
+	XOR	X23, X22
+	ADD	X22, X16
+	ADD	X17, X16
+	MOV	X16, 96(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e35b13	// rori s6, t1, 14
 	WORD	$0x61235b93	// rori s7, t1, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x62935b93	// rori s7, t1, 41
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x010e8eb3	// add t4, t4, a6
-	WORD	$0x01c3cbb3	// xor s7, t2, t3
-	WORD	$0x006bfbb3	// and s7, s7, t1
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x018e8eb3	// add t4, t4, s8
-	WORD	$0x016e8eb3	// add t4, t4, s6
-	WORD	$0x017e8eb3	// add t4, t4, s7
-	WORD	$0x01d282b3	// add t0, t0, t4
+	XOR	X23, X22
+	ADD	X16, X29
+	XOR	X28, X7, X23
+	AND	X6, X23
+	XOR	X28, X23
+	ADD	X24, X29
+	ADD	X22, X29
+	ADD	X23, X29
+	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61cf5b13	// rori s6, t5, 28
 	WORD	$0x622f5b93	// rori s7, t5, 34
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x627f5b93	// rori s7, t5, 39
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00cf4a33	// xor s4, t5, a2
-	WORD	$0x019a7bb3	// and s7, s4, s9
-	WORD	$0x00cbcbb3	// xor s7, s7, a2
-	WORD	$0x016e8eb3	// add t4, t4, s6
-	WORD	$0x017e8eb3	// add t4, t4, s7
+	XOR	X23, X22
+	XOR	X12, X30, X20
+	AND	X25, X20, X23
+	XOR	X12, X23
+	ADD	X22, X29
+	ADD	X23, X29
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x07013403	// ld s0, 112(sp)
-	WORD	$0x0606bc03	// ld s8, 96(a3)
+	MOV	112(X2), X8
+	MOV	96(X13), X24
 	WORD	$0x6137db13	// rori s6, a5, 19
 	WORD	$0x63d7db93	// rori s7, a5, 61
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x0067db93	// srli s7, a5, 6
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x016588b3	// add a7, a1, s6
+	XOR	X23, X22
+	SRL	$6, X15, X23
+	XOR	X23, X22
+	ADD	X22, X11, X17
 	WORD	$0x60145b13	// rori s6, s0, 1
 	WORD	$0x60845b93	// rori s7, s0, 8
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00745b93	// srli s7, s0, 7
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x016888b3	// add a7, a7, s6
-	WORD	$0x009888b3	// add a7, a7, s1
-	WORD	$0x07113423	// sd a7, 104(sp)
+	XOR	X23, X22
+	SRL	$7, X8, X23
+	XOR	X23, X22
+	ADD	X22, X17
+	ADD	X9, X17
+	MOV	X17, 104(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e2db13	// rori s6, t0, 14
 	WORD	$0x6122db93	// rori s7, t0, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x6292db93	// rori s7, t0, 41
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x011e0e33	// add t3, t3, a7
-	WORD	$0x00734bb3	// xor s7, t1, t2
-	WORD	$0x005bfbb3	// and s7, s7, t0
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x018e0e33	// add t3, t3, s8
-	WORD	$0x016e0e33	// add t3, t3, s6
-	WORD	$0x017e0e33	// add t3, t3, s7
-	WORD	$0x01c50533	// add a0, a0, t3
+	XOR	X23, X22
+	ADD	X17, X28
+	XOR	X7, X6, X23
+	AND	X5, X23
+	XOR	X7, X23
+	ADD	X24, X28
+	ADD	X22, X28
+	ADD	X23, X28
+	ADD	X28, X10
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61cedb13	// rori s6, t4, 28
 	WORD	$0x622edb93	// rori s7, t4, 34
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x627edb93	// rori s7, t4, 39
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01eeccb3	// xor s9, t4, t5
-	WORD	$0x014cfbb3	// and s7, s9, s4
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x016e0e33	// add t3, t3, s6
-	WORD	$0x017e0e33	// add t3, t3, s7
+	XOR	X23, X22
+	XOR	X30, X29, X25
+	AND	X20, X25, X23
+	XOR	X30, X23
+	ADD	X22, X28
+	ADD	X23, X28
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x07813583	// ld a1, 120(sp)
-	WORD	$0x0686bc03	// ld s8, 104(a3)
+	MOV	120(X2), X11
+	MOV	104(X13), X24
 	WORD	$0x61385b13	// rori s6, a6, 19
 	WORD	$0x63d85b93	// rori s7, a6, 61
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00685b93	// srli s7, a6, 6
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x016404b3	// add s1, s0, s6
+	XOR	X23, X22
+	SRL	$6, X16, X23
+	XOR	X23, X22
+	ADD	X22, X8, X9
 	WORD	$0x6015db13	// rori s6, a1, 1
 	WORD	$0x6085db93	// rori s7, a1, 8
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x0075db93	// srli s7, a1, 7
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x016484b3	// add s1, s1, s6
-	WORD	$0x012484b3	// add s1, s1, s2
-	WORD	$0x06913823	// sd s1, 112(sp)
+	XOR	X23, X22
+	SRL	$7, X11, X23
+	XOR	X23, X22
+	ADD	X22, X9
+	ADD	X18, X9
+	MOV	X9, 112(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e55b13	// rori s6, a0, 14
 	WORD	$0x61255b93	// rori s7, a0, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x62955b93	// rori s7, a0, 41
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x009383b3	// add t2, t2, s1
-	WORD	$0x0062cbb3	// xor s7, t0, t1
-	WORD	$0x00abfbb3	// and s7, s7, a0
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x018383b3	// add t2, t2, s8
-	WORD	$0x016383b3	// add t2, t2, s6
-	WORD	$0x017383b3	// add t2, t2, s7
-	WORD	$0x00760633	// add a2, a2, t2
+	XOR	X23, X22
+	ADD	X9, X7
+	XOR	X6, X5, X23
+	AND	X10, X23
+	XOR	X6, X23
+	ADD	X24, X7
+	ADD	X22, X7
+	ADD	X23, X7
+	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61ce5b13	// rori s6, t3, 28
 	WORD	$0x622e5b93	// rori s7, t3, 34
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x627e5b93	// rori s7, t3, 39
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01de4a33	// xor s4, t3, t4
-	WORD	$0x019a7bb3	// and s7, s4, s9
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x016383b3	// add t2, t2, s6
-	WORD	$0x017383b3	// add t2, t2, s7
+	XOR	X23, X22
+	XOR	X29, X28, X20
+	AND	X25, X20, X23
+	XOR	X29, X23
+	ADD	X22, X7
+	ADD	X23, X7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x08013403	// ld s0, 128(sp)
-	WORD	$0x0706bc03	// ld s8, 112(a3)
+	MOV	128(X2), X8
+	MOV	112(X13), X24
 	WORD	$0x6138db13	// rori s6, a7, 19
 	WORD	$0x63d8db93	// rori s7, a7, 61
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x0068db93	// srli s7, a7, 6
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01658933	// add s2, a1, s6
+	XOR	X23, X22
+	SRL	$6, X17, X23
+	XOR	X23, X22
+	ADD	X22, X11, X18
 	WORD	$0x60145b13	// rori s6, s0, 1
 	WORD	$0x60845b93	// rori s7, s0, 8
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00745b93	// srli s7, s0, 7
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01690933	// add s2, s2, s6
-	WORD	$0x01390933	// add s2, s2, s3
-	WORD	$0x07213c23	// sd s2, 120(sp)
+	XOR	X23, X22
+	SRL	$7, X8, X23
+	XOR	X23, X22
+	ADD	X22, X18
+	ADD	X19, X18
+	MOV	X18, 120(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e65b13	// rori s6, a2, 14
 	WORD	$0x61265b93	// rori s7, a2, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x62965b93	// rori s7, a2, 41
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x00554bb3	// xor s7, a0, t0
-	WORD	$0x00cbfbb3	// and s7, s7, a2
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x01830333	// add t1, t1, s8
-	WORD	$0x01630333	// add t1, t1, s6
-	WORD	$0x01730333	// add t1, t1, s7
-	WORD	$0x006f0f33	// add t5, t5, t1
+	XOR	X23, X22
+	ADD	X18, X6
+	XOR	X5, X10, X23
+	AND	X12, X23
+	XOR	X5, X23
+	ADD	X24, X6
+	ADD	X22, X6
+	ADD	X23, X6
+	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c3db13	// rori s6, t2, 28
 	WORD	$0x6223db93	// rori s7, t2, 34
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x6273db93	// rori s7, t2, 39
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01c3ccb3	// xor s9, t2, t3
-	WORD	$0x014cfbb3	// and s7, s9, s4
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x01630333	// add t1, t1, s6
-	WORD	$0x01730333	// add t1, t1, s7
+	XOR	X23, X22
+	XOR	X28, X7, X25
+	AND	X20, X25, X23
+	XOR	X28, X23
+	ADD	X22, X6
+	ADD	X23, X6
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x00813583	// ld a1, 8(sp)
-	WORD	$0x0786bc03	// ld s8, 120(a3)
+	MOV	8(X2), X11
+	MOV	120(X13), X24
 	WORD	$0x6134db13	// rori s6, s1, 19
 	WORD	$0x63d4db93	// rori s7, s1, 61
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x0064db93	// srli s7, s1, 6
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x016409b3	// add s3, s0, s6
+	XOR	X23, X22
+	SRL	$6, X9, X23
+	XOR	X23, X22
+	ADD	X22, X8, X19
 	WORD	$0x6015db13	// rori s6, a1, 1
 	WORD	$0x6085db93	// rori s7, a1, 8
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x0075db93	// srli s7, a1, 7
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x016989b3	// add s3, s3, s6
-	WORD	$0x015989b3	// add s3, s3, s5
-	WORD	$0x09313023	// sd s3, 128(sp)
+	XOR	X23, X22
+	SRL	$7, X11, X23
+	XOR	X23, X22
+	ADD	X22, X19
+	ADD	X21, X19
+	MOV	X19, 128(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60ef5b13	// rori s6, t5, 14
 	WORD	$0x612f5b93	// rori s7, t5, 18
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x629f5b93	// rori s7, t5, 41
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x013282b3	// add t0, t0, s3
-	WORD	$0x00a64bb3	// xor s7, a2, a0
-	WORD	$0x01ebfbb3	// and s7, s7, t5
-	WORD	$0x00abcbb3	// xor s7, s7, a0
-	WORD	$0x018282b3	// add t0, t0, s8
-	WORD	$0x016282b3	// add t0, t0, s6
-	WORD	$0x017282b3	// add t0, t0, s7
-	WORD	$0x005e8eb3	// add t4, t4, t0
+	XOR	X23, X22
+	ADD	X19, X5
+	XOR	X10, X12, X23
+	AND	X30, X23
+	XOR	X10, X23
+	ADD	X24, X5
+	ADD	X22, X5
+	ADD	X23, X5
+	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c35b13	// rori s6, t1, 28
 	WORD	$0x62235b93	// rori s7, t1, 34
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	XOR	X23, X22
 	WORD	$0x62735b93	// rori s7, t1, 39
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00734a33	// xor s4, t1, t2
-	WORD	$0x019a7bb3	// and s7, s4, s9
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x016282b3	// add t0, t0, s6
-	WORD	$0x017282b3	// add t0, t0, s7
+	XOR	X23, X22
+	XOR	X7, X6, X20
+	AND	X25, X20, X23
+	XOR	X7, X23
+	ADD	X22, X5
+	ADD	X23, X5
 	// kp += 16 words; loop until kp = &K[rounds]
-	WORD	$0x0a013a83	// ld s5, 160(sp)
-	WORD	$0x08068693	// addi a3, a3, 128
-	WORD	$0xe3569c63	// bne a3, s5, .Lsha512_block_rv64gc_zbb_rounds
+	MOV	160(X2), X21
+	ADD	$128, X13
+	BNE	X13, X21, rounds
 	// ctx->h[j] += state[j] (the sums are the next block's state); kp = K
-	WORD	$0x08813583	// ld a1, 136(sp)
-	WORD	$0x0005b703	// ld a4, 0(a1)
-	WORD	$0x0085b783	// ld a5, 8(a1)
-	WORD	$0x0105b803	// ld a6, 16(a1)
-	WORD	$0x0185b883	// ld a7, 24(a1)
-	WORD	$0x0205b483	// ld s1, 32(a1)
-	WORD	$0x0285b903	// ld s2, 40(a1)
-	WORD	$0x0305b983	// ld s3, 48(a1)
-	WORD	$0x0385ba03	// ld s4, 56(a1)
-	WORD	$0x00e282b3	// add t0, t0, a4
-	WORD	$0x0055b023	// sd t0, 0(a1)
-	WORD	$0x00f30333	// add t1, t1, a5
-	WORD	$0x0065b423	// sd t1, 8(a1)
-	WORD	$0x010383b3	// add t2, t2, a6
-	WORD	$0x0075b823	// sd t2, 16(a1)
-	WORD	$0x011e0e33	// add t3, t3, a7
-	WORD	$0x01c5bc23	// sd t3, 24(a1)
-	WORD	$0x009e8eb3	// add t4, t4, s1
-	WORD	$0x03d5b023	// sd t4, 32(a1)
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x03e5b423	// sd t5, 40(a1)
-	WORD	$0x01360633	// add a2, a2, s3
-	WORD	$0x02c5b823	// sd a2, 48(a1)
-	WORD	$0x01450533	// add a0, a0, s4
-	WORD	$0x02a5bc23	// sd a0, 56(a1)
-	WORD	$0x09813583	// ld a1, 152(sp)
-	WORD	$0x09013703	// ld a4, 144(sp)
-	WORD	$0xd8068693	// addi a3, a3, -640
-	WORD	$0x00e58463	// beq a1, a4, .Lsha512_block_rv64gc_zbb_9
-	WORD	$0xea1fe06f	// jal zero, .Lsha512_block_rv64gc_zbb_block
-	// .Lsha512_block_rv64gc_zbb_9:
-	// .Lsha512_block_rv64gc_zbb_done:
+	MOV	136(X2), X11
+	MOV	(X11), X14
+	MOV	8(X11), X15
+	MOV	16(X11), X16
+	MOV	24(X11), X17
+	MOV	32(X11), X9
+	MOV	40(X11), X18
+	MOV	48(X11), X19
+	MOV	56(X11), X20
+	ADD	X14, X5
+	MOV	X5, (X11)
+	ADD	X15, X6
+	MOV	X6, 8(X11)
+	ADD	X16, X7
+	MOV	X7, 16(X11)
+	ADD	X17, X28
+	MOV	X28, 24(X11)
+	ADD	X9, X29
+	MOV	X29, 32(X11)
+	ADD	X18, X30
+	MOV	X30, 40(X11)
+	ADD	X19, X12
+	MOV	X12, 48(X11)
+	ADD	X20, X10
+	MOV	X10, 56(X11)
+	MOV	152(X2), X11
+	MOV	144(X2), X14
+	ADD	$-640, X13
+	BEQ	X11, X14, L9
+	JMP	block
+L9:
+done:
 	// return
-	WORD	$0x00013423	// sd zero, 8(sp)
-	WORD	$0x00013823	// sd zero, 16(sp)
-	WORD	$0x00013c23	// sd zero, 24(sp)
-	WORD	$0x02013023	// sd zero, 32(sp)
-	WORD	$0x02013423	// sd zero, 40(sp)
-	WORD	$0x02013823	// sd zero, 48(sp)
-	WORD	$0x02013c23	// sd zero, 56(sp)
-	WORD	$0x04013023	// sd zero, 64(sp)
-	WORD	$0x04013423	// sd zero, 72(sp)
-	WORD	$0x04013823	// sd zero, 80(sp)
-	WORD	$0x04013c23	// sd zero, 88(sp)
-	WORD	$0x06013023	// sd zero, 96(sp)
-	WORD	$0x06013423	// sd zero, 104(sp)
-	WORD	$0x06013823	// sd zero, 112(sp)
-	WORD	$0x06013c23	// sd zero, 120(sp)
-	WORD	$0x08013023	// sd zero, 128(sp)
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000413	// addi s0, zero, 0
-	WORD	$0x00000493	// addi s1, zero, 0
-	WORD	$0x00000513	// addi a0, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000793	// addi a5, zero, 0
-	WORD	$0x00000813	// addi a6, zero, 0
-	WORD	$0x00000893	// addi a7, zero, 0
-	WORD	$0x00000913	// addi s2, zero, 0
-	WORD	$0x00000993	// addi s3, zero, 0
-	WORD	$0x00000a13	// addi s4, zero, 0
-	WORD	$0x00000b13	// addi s6, zero, 0
-	WORD	$0x00000b93	// addi s7, zero, 0
-	WORD	$0x00000c13	// addi s8, zero, 0
-	WORD	$0x00000c93	// addi s9, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	JMP	kgen_ret	// jalr zero, 0(ra)
-	// .Lsha512_block_rv64gc_zbb_unaligned:
+	MOV	X0, 8(X2)
+	MOV	X0, 16(X2)
+	MOV	X0, 24(X2)
+	MOV	X0, 32(X2)
+	MOV	X0, 40(X2)
+	MOV	X0, 48(X2)
+	MOV	X0, 56(X2)
+	MOV	X0, 64(X2)
+	MOV	X0, 72(X2)
+	MOV	X0, 80(X2)
+	MOV	X0, 88(X2)
+	MOV	X0, 96(X2)
+	MOV	X0, 104(X2)
+	MOV	X0, 112(X2)
+	MOV	X0, 120(X2)
+	MOV	X0, 128(X2)
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X8
+	MOV	$0, X9
+	MOV	$0, X10
+	MOV	$0, X12
+	MOV	$0, X15
+	MOV	$0, X16
+	MOV	$0, X17
+	MOV	$0, X18
+	MOV	$0, X19
+	MOV	$0, X20
+	MOV	$0, X22
+	MOV	$0, X23
+	MOV	$0, X24
+	MOV	$0, X25
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	JMP	kgen_ret
+unaligned:
 	// ring[j] = in[ws·j] << 8·(ws-1) | ... | in[ws·j + ws-1], byte by byte
-	WORD	$0x0005c703	// lbu a4, 0(a1)
-	WORD	$0x0015c783	// lbu a5, 1(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0025c783	// lbu a5, 2(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0035c783	// lbu a5, 3(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0045c783	// lbu a5, 4(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0055c783	// lbu a5, 5(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0065c783	// lbu a5, 6(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0075c783	// lbu a5, 7(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x00e13423	// sd a4, 8(sp)
-	WORD	$0x0085c703	// lbu a4, 8(a1)
-	WORD	$0x0095c783	// lbu a5, 9(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x00a5c783	// lbu a5, 10(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x00b5c783	// lbu a5, 11(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x00c5c783	// lbu a5, 12(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x00d5c783	// lbu a5, 13(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x00e5c783	// lbu a5, 14(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x00f5c783	// lbu a5, 15(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x00e13823	// sd a4, 16(sp)
-	WORD	$0x0105c703	// lbu a4, 16(a1)
-	WORD	$0x0115c783	// lbu a5, 17(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0125c783	// lbu a5, 18(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0135c783	// lbu a5, 19(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0145c783	// lbu a5, 20(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0155c783	// lbu a5, 21(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0165c783	// lbu a5, 22(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0175c783	// lbu a5, 23(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x00e13c23	// sd a4, 24(sp)
-	WORD	$0x0185c703	// lbu a4, 24(a1)
-	WORD	$0x0195c783	// lbu a5, 25(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x01a5c783	// lbu a5, 26(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x01b5c783	// lbu a5, 27(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x01c5c783	// lbu a5, 28(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x01d5c783	// lbu a5, 29(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x01e5c783	// lbu a5, 30(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x01f5c783	// lbu a5, 31(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x02e13023	// sd a4, 32(sp)
-	WORD	$0x0205c703	// lbu a4, 32(a1)
-	WORD	$0x0215c783	// lbu a5, 33(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0225c783	// lbu a5, 34(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0235c783	// lbu a5, 35(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0245c783	// lbu a5, 36(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0255c783	// lbu a5, 37(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0265c783	// lbu a5, 38(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0275c783	// lbu a5, 39(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x02e13423	// sd a4, 40(sp)
-	WORD	$0x0285c703	// lbu a4, 40(a1)
-	WORD	$0x0295c783	// lbu a5, 41(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x02a5c783	// lbu a5, 42(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x02b5c783	// lbu a5, 43(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x02c5c783	// lbu a5, 44(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x02d5c783	// lbu a5, 45(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x02e5c783	// lbu a5, 46(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x02f5c783	// lbu a5, 47(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x02e13823	// sd a4, 48(sp)
-	WORD	$0x0305c703	// lbu a4, 48(a1)
-	WORD	$0x0315c783	// lbu a5, 49(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0325c783	// lbu a5, 50(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0335c783	// lbu a5, 51(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0345c783	// lbu a5, 52(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0355c783	// lbu a5, 53(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0365c783	// lbu a5, 54(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0375c783	// lbu a5, 55(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x02e13c23	// sd a4, 56(sp)
-	WORD	$0x0385c703	// lbu a4, 56(a1)
-	WORD	$0x0395c783	// lbu a5, 57(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x03a5c783	// lbu a5, 58(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x03b5c783	// lbu a5, 59(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x03c5c783	// lbu a5, 60(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x03d5c783	// lbu a5, 61(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x03e5c783	// lbu a5, 62(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x03f5c783	// lbu a5, 63(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x04e13023	// sd a4, 64(sp)
-	WORD	$0x0405c703	// lbu a4, 64(a1)
-	WORD	$0x0415c783	// lbu a5, 65(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0425c783	// lbu a5, 66(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0435c783	// lbu a5, 67(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0445c783	// lbu a5, 68(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0455c783	// lbu a5, 69(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0465c783	// lbu a5, 70(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0475c783	// lbu a5, 71(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x04e13423	// sd a4, 72(sp)
-	WORD	$0x0485c703	// lbu a4, 72(a1)
-	WORD	$0x0495c783	// lbu a5, 73(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x04a5c783	// lbu a5, 74(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x04b5c783	// lbu a5, 75(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x04c5c783	// lbu a5, 76(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x04d5c783	// lbu a5, 77(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x04e5c783	// lbu a5, 78(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x04f5c783	// lbu a5, 79(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x04e13823	// sd a4, 80(sp)
-	WORD	$0x0505c703	// lbu a4, 80(a1)
-	WORD	$0x0515c783	// lbu a5, 81(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0525c783	// lbu a5, 82(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0535c783	// lbu a5, 83(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0545c783	// lbu a5, 84(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0555c783	// lbu a5, 85(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0565c783	// lbu a5, 86(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0575c783	// lbu a5, 87(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x04e13c23	// sd a4, 88(sp)
-	WORD	$0x0585c703	// lbu a4, 88(a1)
-	WORD	$0x0595c783	// lbu a5, 89(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x05a5c783	// lbu a5, 90(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x05b5c783	// lbu a5, 91(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x05c5c783	// lbu a5, 92(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x05d5c783	// lbu a5, 93(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x05e5c783	// lbu a5, 94(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x05f5c783	// lbu a5, 95(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x06e13023	// sd a4, 96(sp)
-	WORD	$0x0605c703	// lbu a4, 96(a1)
-	WORD	$0x0615c783	// lbu a5, 97(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0625c783	// lbu a5, 98(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0635c783	// lbu a5, 99(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0645c783	// lbu a5, 100(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0655c783	// lbu a5, 101(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0665c783	// lbu a5, 102(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0675c783	// lbu a5, 103(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x06e13423	// sd a4, 104(sp)
-	WORD	$0x0685c703	// lbu a4, 104(a1)
-	WORD	$0x0695c783	// lbu a5, 105(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x06a5c783	// lbu a5, 106(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x06b5c783	// lbu a5, 107(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x06c5c783	// lbu a5, 108(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x06d5c783	// lbu a5, 109(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x06e5c783	// lbu a5, 110(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x06f5c783	// lbu a5, 111(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x06e13823	// sd a4, 112(sp)
-	WORD	$0x0705c703	// lbu a4, 112(a1)
-	WORD	$0x0715c783	// lbu a5, 113(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0725c783	// lbu a5, 114(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0735c783	// lbu a5, 115(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0745c783	// lbu a5, 116(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0755c783	// lbu a5, 117(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0765c783	// lbu a5, 118(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x0775c783	// lbu a5, 119(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x06e13c23	// sd a4, 120(sp)
-	WORD	$0x0785c703	// lbu a4, 120(a1)
-	WORD	$0x0795c783	// lbu a5, 121(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x07a5c783	// lbu a5, 122(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x07b5c783	// lbu a5, 123(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x07c5c783	// lbu a5, 124(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x07d5c783	// lbu a5, 125(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x07e5c783	// lbu a5, 126(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x07f5c783	// lbu a5, 127(a1)
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x08e13023	// sd a4, 128(sp)
-	WORD	$0x915fe06f	// jal zero, .Lsha512_block_rv64gc_zbb_loaded
+	MOVBU	(X11), X14
+	MOVBU	1(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	2(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	3(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	4(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	5(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	6(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	7(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOV	X14, 8(X2)
+	MOVBU	8(X11), X14
+	MOVBU	9(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	10(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	11(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	12(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	13(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	14(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	15(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOV	X14, 16(X2)
+	MOVBU	16(X11), X14
+	MOVBU	17(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	18(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	19(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	20(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	21(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	22(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	23(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOV	X14, 24(X2)
+	MOVBU	24(X11), X14
+	MOVBU	25(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	26(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	27(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	28(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	29(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	30(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	31(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOV	X14, 32(X2)
+	MOVBU	32(X11), X14
+	MOVBU	33(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	34(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	35(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	36(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	37(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	38(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	39(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOV	X14, 40(X2)
+	MOVBU	40(X11), X14
+	MOVBU	41(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	42(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	43(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	44(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	45(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	46(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	47(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOV	X14, 48(X2)
+	MOVBU	48(X11), X14
+	MOVBU	49(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	50(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	51(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	52(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	53(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	54(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	55(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOV	X14, 56(X2)
+	MOVBU	56(X11), X14
+	MOVBU	57(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	58(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	59(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	60(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	61(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	62(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	63(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOV	X14, 64(X2)
+	MOVBU	64(X11), X14
+	MOVBU	65(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	66(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	67(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	68(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	69(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	70(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	71(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOV	X14, 72(X2)
+	MOVBU	72(X11), X14
+	MOVBU	73(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	74(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	75(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	76(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	77(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	78(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	79(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOV	X14, 80(X2)
+	MOVBU	80(X11), X14
+	MOVBU	81(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	82(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	83(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	84(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	85(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	86(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	87(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOV	X14, 88(X2)
+	MOVBU	88(X11), X14
+	MOVBU	89(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	90(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	91(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	92(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	93(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	94(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	95(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOV	X14, 96(X2)
+	MOVBU	96(X11), X14
+	MOVBU	97(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	98(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	99(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	100(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	101(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	102(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	103(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOV	X14, 104(X2)
+	MOVBU	104(X11), X14
+	MOVBU	105(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	106(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	107(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	108(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	109(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	110(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	111(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOV	X14, 112(X2)
+	MOVBU	112(X11), X14
+	MOVBU	113(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	114(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	115(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	116(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	117(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	118(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	119(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOV	X14, 120(X2)
+	MOVBU	120(X11), X14
+	MOVBU	121(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	122(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	123(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	124(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	125(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	126(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	127(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOV	X14, 128(X2)
+	JMP	loaded
 kgen_ret:
 	RET

@@ -68,7 +68,525 @@ AES_encrypt_rv64gc:
 	add        	a2, a2, t2
 	addi       	a2, a2, -224
 	addi       	t2, zero, 10
-	bne        	t1, t2, .LAES_encrypt_rv64gc_not128
+	beq        	t1, t2, .LAES_encrypt_rv64gc_r128
+	# AES-256: rounds 1..5, then round 6 onwards below; AES-192: rounds 3..5
+	addi       	t2, zero, 12
+	beq        	t1, t2, .LAES_encrypt_rv64gc_aes192
+	# round 1 of 13 (first round of this key size)
+	lw         	t4, 16(a2)
+	lw         	t1, 20(a2)
+	lw         	t5, 24(a2)
+	lw         	t6, 28(a2)
+	slli       	t2, t0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, t0, 38
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, a0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, a0, 54
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, t0, 30
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, a0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	srli       	t2, a0, 46
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, t0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	slli       	t2, a0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, a0, 38
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, t0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, t0, 54
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, a0, 30
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, t0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	srli       	t2, t0, 46
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t6, t6, t3
+	srli       	t3, a0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	xor        	t6, t6, t3
+	# round 2 of 13
+	lw         	t0, 32(a2)
+	lw         	a7, 36(a2)
+	lw         	a0, 40(a2)
+	lw         	s1, 44(a2)
+	slli       	t2, t4, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, t1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	srli       	t2, t5, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t6, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	slli       	t2, t1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t5, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	srli       	t2, t6, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t4, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	slli       	t2, t5, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t6, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	srli       	t2, t4, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	slli       	t2, t6, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t4, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	srli       	t2, t1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	s1, s1, t3
+	srli       	t3, t5, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	xor        	s1, s1, t3
+	# round 3 of 13
+	lw         	t4, 48(a2)
+	lw         	t1, 52(a2)
+	lw         	t5, 56(a2)
+	lw         	t6, 60(a2)
+	slli       	t2, t0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, a7, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, a0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, s1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	slli       	t2, a7, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, a0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	srli       	t2, s1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, t0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	slli       	t2, a0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, s1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, t0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, a7, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	slli       	t2, s1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, t0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	srli       	t2, a7, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t6, t6, t3
+	srli       	t3, a0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	xor        	t6, t6, t3
+.LAES_encrypt_rv64gc_r4:
+	# round 4 of 13
+	lw         	t0, 64(a2)
+	lw         	a7, 68(a2)
+	lw         	a0, 72(a2)
+	lw         	s1, 76(a2)
+	slli       	t2, t4, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, t1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	srli       	t2, t5, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t6, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	slli       	t2, t1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t5, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	srli       	t2, t6, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t4, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	slli       	t2, t5, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t6, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	srli       	t2, t4, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	slli       	t2, t6, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t4, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	srli       	t2, t1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	s1, s1, t3
+	srli       	t3, t5, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	xor        	s1, s1, t3
+	# round 5 of 13
+	lw         	t4, 80(a2)
+	lw         	t1, 84(a2)
+	lw         	t5, 88(a2)
+	lw         	t6, 92(a2)
+	slli       	t2, t0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, a7, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, a0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, s1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	slli       	t2, a7, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, a0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	srli       	t2, s1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, t0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	slli       	t2, a0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, s1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, t0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, a7, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	slli       	t2, s1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, t0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	srli       	t2, a7, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t6, t6, t3
+	srli       	t3, a0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	xor        	t6, t6, t3
+	jal        	zero, .LAES_encrypt_rv64gc_r6
+.LAES_encrypt_rv64gc_aes192:
+	# round 3 of 13 (first round of this key size)
+	lw         	t4, 48(a2)
+	lw         	t1, 52(a2)
+	lw         	t5, 56(a2)
+	lw         	t6, 60(a2)
+	slli       	t2, t0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, t0, 38
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, a0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, a0, 54
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, t0, 30
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, a0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	srli       	t2, a0, 46
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, t0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	slli       	t2, a0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, a0, 38
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, t0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, t0, 54
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, a0, 30
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, t0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	srli       	t2, t0, 46
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t6, t6, t3
+	srli       	t3, a0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	xor        	t6, t6, t3
+	jal        	zero, .LAES_encrypt_rv64gc_r4
+.LAES_encrypt_rv64gc_r128:
 	# round 5 of 13 (first round of this key size)
 	lw         	t4, 80(a2)
 	lw         	t1, 84(a2)
@@ -954,524 +1472,6 @@ AES_encrypt_rv64gc:
 	ld         	s1, 0(sp)
 	addi       	sp, sp, 16
 	jalr       	zero, 0(ra)
-	# AES-256: rounds 1..5, then round 6 onwards above; AES-192: rounds 3..5
-.LAES_encrypt_rv64gc_not128:
-	addi       	t2, zero, 12
-	beq        	t1, t2, .LAES_encrypt_rv64gc_aes192
-	# round 1 of 13 (first round of this key size)
-	lw         	t4, 16(a2)
-	lw         	t1, 20(a2)
-	lw         	t5, 24(a2)
-	lw         	t6, 28(a2)
-	slli       	t2, t0, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	srli       	t3, t0, 38
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t4, t4, t2
-	srli       	t2, a0, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t4, t4, t3
-	srli       	t3, a0, 54
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t4, t4, t2
-	srli       	t2, t0, 30
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t4, t4, t3
-	srli       	t3, a0, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t1, t1, t2
-	srli       	t2, a0, 46
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t1, t1, t3
-	srli       	t3, t0, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t1, t1, t2
-	slli       	t2, a0, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t1, t1, t3
-	srli       	t3, a0, 38
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t5, t5, t2
-	srli       	t2, t0, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t5, t5, t3
-	srli       	t3, t0, 54
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t5, t5, t2
-	srli       	t2, a0, 30
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t5, t5, t3
-	srli       	t3, t0, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t6, t6, t2
-	srli       	t2, t0, 46
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t6, t6, t3
-	srli       	t3, a0, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t6, t6, t2
-	xor        	t6, t6, t3
-	# round 2 of 13
-	lw         	t0, 32(a2)
-	lw         	a7, 36(a2)
-	lw         	a0, 40(a2)
-	lw         	s1, 44(a2)
-	slli       	t2, t4, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	srli       	t3, t1, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t0, t0, t2
-	srli       	t2, t5, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t0, t0, t3
-	srli       	t3, t6, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t0, t0, t2
-	slli       	t2, t1, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t0, t0, t3
-	srli       	t3, t5, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	a7, a7, t2
-	srli       	t2, t6, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	a7, a7, t3
-	srli       	t3, t4, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	a7, a7, t2
-	slli       	t2, t5, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	a7, a7, t3
-	srli       	t3, t6, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	a0, a0, t2
-	srli       	t2, t4, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	a0, a0, t3
-	srli       	t3, t1, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	a0, a0, t2
-	slli       	t2, t6, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	a0, a0, t3
-	srli       	t3, t4, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	s1, s1, t2
-	srli       	t2, t1, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	s1, s1, t3
-	srli       	t3, t5, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	s1, s1, t2
-	xor        	s1, s1, t3
-	# round 3 of 13
-	lw         	t4, 48(a2)
-	lw         	t1, 52(a2)
-	lw         	t5, 56(a2)
-	lw         	t6, 60(a2)
-	slli       	t2, t0, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	srli       	t3, a7, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t4, t4, t2
-	srli       	t2, a0, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t4, t4, t3
-	srli       	t3, s1, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t4, t4, t2
-	slli       	t2, a7, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t4, t4, t3
-	srli       	t3, a0, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t1, t1, t2
-	srli       	t2, s1, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t1, t1, t3
-	srli       	t3, t0, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t1, t1, t2
-	slli       	t2, a0, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t1, t1, t3
-	srli       	t3, s1, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t5, t5, t2
-	srli       	t2, t0, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t5, t5, t3
-	srli       	t3, a7, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t5, t5, t2
-	slli       	t2, s1, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t5, t5, t3
-	srli       	t3, t0, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t6, t6, t2
-	srli       	t2, a7, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t6, t6, t3
-	srli       	t3, a0, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t6, t6, t2
-	xor        	t6, t6, t3
-.LAES_encrypt_rv64gc_r4:
-	# round 4 of 13
-	lw         	t0, 64(a2)
-	lw         	a7, 68(a2)
-	lw         	a0, 72(a2)
-	lw         	s1, 76(a2)
-	slli       	t2, t4, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	srli       	t3, t1, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t0, t0, t2
-	srli       	t2, t5, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t0, t0, t3
-	srli       	t3, t6, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t0, t0, t2
-	slli       	t2, t1, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t0, t0, t3
-	srli       	t3, t5, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	a7, a7, t2
-	srli       	t2, t6, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	a7, a7, t3
-	srli       	t3, t4, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	a7, a7, t2
-	slli       	t2, t5, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	a7, a7, t3
-	srli       	t3, t6, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	a0, a0, t2
-	srli       	t2, t4, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	a0, a0, t3
-	srli       	t3, t1, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	a0, a0, t2
-	slli       	t2, t6, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	a0, a0, t3
-	srli       	t3, t4, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	s1, s1, t2
-	srli       	t2, t1, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	s1, s1, t3
-	srli       	t3, t5, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	s1, s1, t2
-	xor        	s1, s1, t3
-	# round 5 of 13
-	lw         	t4, 80(a2)
-	lw         	t1, 84(a2)
-	lw         	t5, 88(a2)
-	lw         	t6, 92(a2)
-	slli       	t2, t0, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	srli       	t3, a7, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t4, t4, t2
-	srli       	t2, a0, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t4, t4, t3
-	srli       	t3, s1, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t4, t4, t2
-	slli       	t2, a7, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t4, t4, t3
-	srli       	t3, a0, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t1, t1, t2
-	srli       	t2, s1, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t1, t1, t3
-	srli       	t3, t0, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t1, t1, t2
-	slli       	t2, a0, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t1, t1, t3
-	srli       	t3, s1, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t5, t5, t2
-	srli       	t2, t0, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t5, t5, t3
-	srli       	t3, a7, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t5, t5, t2
-	slli       	t2, s1, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t5, t5, t3
-	srli       	t3, t0, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t6, t6, t2
-	srli       	t2, a7, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t6, t6, t3
-	srli       	t3, a0, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t6, t6, t2
-	xor        	t6, t6, t3
-	jal        	zero, .LAES_encrypt_rv64gc_r6
-.LAES_encrypt_rv64gc_aes192:
-	# round 3 of 13 (first round of this key size)
-	lw         	t4, 48(a2)
-	lw         	t1, 52(a2)
-	lw         	t5, 56(a2)
-	lw         	t6, 60(a2)
-	slli       	t2, t0, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	srli       	t3, t0, 38
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t4, t4, t2
-	srli       	t2, a0, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t4, t4, t3
-	srli       	t3, a0, 54
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t4, t4, t2
-	srli       	t2, t0, 30
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t4, t4, t3
-	srli       	t3, a0, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t1, t1, t2
-	srli       	t2, a0, 46
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t1, t1, t3
-	srli       	t3, t0, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t1, t1, t2
-	slli       	t2, a0, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t1, t1, t3
-	srli       	t3, a0, 38
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t5, t5, t2
-	srli       	t2, t0, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t5, t5, t3
-	srli       	t3, t0, 54
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t5, t5, t2
-	srli       	t2, a0, 30
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t5, t5, t3
-	srli       	t3, t0, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t6, t6, t2
-	srli       	t2, t0, 46
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t6, t6, t3
-	srli       	t3, a0, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t6, t6, t2
-	xor        	t6, t6, t3
-	jal        	zero, .LAES_encrypt_rv64gc_r4
 .LAES_encrypt_rv64gc_in_unaligned:
 	sub        	t4, a0, t1
 	slli       	t1, t1, 3
@@ -1567,7 +1567,525 @@ AES_decrypt_rv64gc:
 	add        	a2, a2, t2
 	addi       	a2, a2, -224
 	addi       	t2, zero, 10
-	bne        	t1, t2, .LAES_decrypt_rv64gc_not128
+	beq        	t1, t2, .LAES_decrypt_rv64gc_r128
+	# AES-256: rounds 1..5, then round 6 onwards below; AES-192: rounds 3..5
+	addi       	t2, zero, 12
+	beq        	t1, t2, .LAES_decrypt_rv64gc_aes192
+	# round 1 of 13 (first round of this key size)
+	lw         	t4, 16(a2)
+	lw         	t1, 20(a2)
+	lw         	t5, 24(a2)
+	lw         	t6, 28(a2)
+	slli       	t2, t0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, a0, 38
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, a0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, t0, 54
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, t0, 30
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, t0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	srli       	t2, a0, 46
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, a0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	slli       	t2, a0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, t0, 38
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, t0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, a0, 54
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, a0, 30
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, a0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	srli       	t2, t0, 46
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t6, t6, t3
+	srli       	t3, t0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	xor        	t6, t6, t3
+	# round 2 of 13
+	lw         	t0, 32(a2)
+	lw         	a7, 36(a2)
+	lw         	a0, 40(a2)
+	lw         	s1, 44(a2)
+	slli       	t2, t4, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, t6, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	srli       	t2, t5, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	slli       	t2, t1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t4, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	srli       	t2, t6, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t5, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	slli       	t2, t5, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	srli       	t2, t4, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t6, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	slli       	t2, t6, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t5, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	srli       	t2, t1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	s1, s1, t3
+	srli       	t3, t4, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	xor        	s1, s1, t3
+	# round 3 of 13
+	lw         	t4, 48(a2)
+	lw         	t1, 52(a2)
+	lw         	t5, 56(a2)
+	lw         	t6, 60(a2)
+	slli       	t2, t0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, s1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, a0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, a7, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	slli       	t2, a7, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, t0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	srli       	t2, s1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, a0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	slli       	t2, a0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, a7, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, t0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, s1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	slli       	t2, s1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, a0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	srli       	t2, a7, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t6, t6, t3
+	srli       	t3, t0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	xor        	t6, t6, t3
+.LAES_decrypt_rv64gc_r4:
+	# round 4 of 13
+	lw         	t0, 64(a2)
+	lw         	a7, 68(a2)
+	lw         	a0, 72(a2)
+	lw         	s1, 76(a2)
+	slli       	t2, t4, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, t6, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	srli       	t2, t5, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	slli       	t2, t1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t4, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	srli       	t2, t6, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t5, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	slli       	t2, t5, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	srli       	t2, t4, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t6, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	slli       	t2, t6, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t5, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	srli       	t2, t1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	s1, s1, t3
+	srli       	t3, t4, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	xor        	s1, s1, t3
+	# round 5 of 13
+	lw         	t4, 80(a2)
+	lw         	t1, 84(a2)
+	lw         	t5, 88(a2)
+	lw         	t6, 92(a2)
+	slli       	t2, t0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, s1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, a0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, a7, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	slli       	t2, a7, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, t0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	srli       	t2, s1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, a0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	slli       	t2, a0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, a7, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, t0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, s1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	slli       	t2, s1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, a0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	srli       	t2, a7, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t6, t6, t3
+	srli       	t3, t0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	xor        	t6, t6, t3
+	jal        	zero, .LAES_decrypt_rv64gc_r6
+.LAES_decrypt_rv64gc_aes192:
+	# round 3 of 13 (first round of this key size)
+	lw         	t4, 48(a2)
+	lw         	t1, 52(a2)
+	lw         	t5, 56(a2)
+	lw         	t6, 60(a2)
+	slli       	t2, t0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, a0, 38
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, a0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, t0, 54
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, t0, 30
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, t0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	srli       	t2, a0, 46
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, a0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	slli       	t2, a0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, t0, 38
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, t0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, a0, 54
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, a0, 30
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, a0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	srli       	t2, t0, 46
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t6, t6, t3
+	srli       	t3, t0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	xor        	t6, t6, t3
+	jal        	zero, .LAES_decrypt_rv64gc_r4
+.LAES_decrypt_rv64gc_r128:
 	# round 5 of 13 (first round of this key size)
 	lw         	t4, 80(a2)
 	lw         	t1, 84(a2)
@@ -2453,524 +2971,6 @@ AES_decrypt_rv64gc:
 	ld         	s1, 0(sp)
 	addi       	sp, sp, 16
 	jalr       	zero, 0(ra)
-	# AES-256: rounds 1..5, then round 6 onwards above; AES-192: rounds 3..5
-.LAES_decrypt_rv64gc_not128:
-	addi       	t2, zero, 12
-	beq        	t1, t2, .LAES_decrypt_rv64gc_aes192
-	# round 1 of 13 (first round of this key size)
-	lw         	t4, 16(a2)
-	lw         	t1, 20(a2)
-	lw         	t5, 24(a2)
-	lw         	t6, 28(a2)
-	slli       	t2, t0, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	srli       	t3, a0, 38
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t4, t4, t2
-	srli       	t2, a0, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t4, t4, t3
-	srli       	t3, t0, 54
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t4, t4, t2
-	srli       	t2, t0, 30
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t4, t4, t3
-	srli       	t3, t0, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t1, t1, t2
-	srli       	t2, a0, 46
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t1, t1, t3
-	srli       	t3, a0, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t1, t1, t2
-	slli       	t2, a0, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t1, t1, t3
-	srli       	t3, t0, 38
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t5, t5, t2
-	srli       	t2, t0, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t5, t5, t3
-	srli       	t3, a0, 54
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t5, t5, t2
-	srli       	t2, a0, 30
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t5, t5, t3
-	srli       	t3, a0, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t6, t6, t2
-	srli       	t2, t0, 46
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t6, t6, t3
-	srli       	t3, t0, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t6, t6, t2
-	xor        	t6, t6, t3
-	# round 2 of 13
-	lw         	t0, 32(a2)
-	lw         	a7, 36(a2)
-	lw         	a0, 40(a2)
-	lw         	s1, 44(a2)
-	slli       	t2, t4, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	srli       	t3, t6, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t0, t0, t2
-	srli       	t2, t5, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t0, t0, t3
-	srli       	t3, t1, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t0, t0, t2
-	slli       	t2, t1, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t0, t0, t3
-	srli       	t3, t4, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	a7, a7, t2
-	srli       	t2, t6, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	a7, a7, t3
-	srli       	t3, t5, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	a7, a7, t2
-	slli       	t2, t5, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	a7, a7, t3
-	srli       	t3, t1, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	a0, a0, t2
-	srli       	t2, t4, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	a0, a0, t3
-	srli       	t3, t6, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	a0, a0, t2
-	slli       	t2, t6, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	a0, a0, t3
-	srli       	t3, t5, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	s1, s1, t2
-	srli       	t2, t1, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	s1, s1, t3
-	srli       	t3, t4, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	s1, s1, t2
-	xor        	s1, s1, t3
-	# round 3 of 13
-	lw         	t4, 48(a2)
-	lw         	t1, 52(a2)
-	lw         	t5, 56(a2)
-	lw         	t6, 60(a2)
-	slli       	t2, t0, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	srli       	t3, s1, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t4, t4, t2
-	srli       	t2, a0, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t4, t4, t3
-	srli       	t3, a7, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t4, t4, t2
-	slli       	t2, a7, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t4, t4, t3
-	srli       	t3, t0, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t1, t1, t2
-	srli       	t2, s1, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t1, t1, t3
-	srli       	t3, a0, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t1, t1, t2
-	slli       	t2, a0, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t1, t1, t3
-	srli       	t3, a7, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t5, t5, t2
-	srli       	t2, t0, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t5, t5, t3
-	srli       	t3, s1, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t5, t5, t2
-	slli       	t2, s1, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t5, t5, t3
-	srli       	t3, a0, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t6, t6, t2
-	srli       	t2, a7, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t6, t6, t3
-	srli       	t3, t0, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t6, t6, t2
-	xor        	t6, t6, t3
-.LAES_decrypt_rv64gc_r4:
-	# round 4 of 13
-	lw         	t0, 64(a2)
-	lw         	a7, 68(a2)
-	lw         	a0, 72(a2)
-	lw         	s1, 76(a2)
-	slli       	t2, t4, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	srli       	t3, t6, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t0, t0, t2
-	srli       	t2, t5, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t0, t0, t3
-	srli       	t3, t1, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t0, t0, t2
-	slli       	t2, t1, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t0, t0, t3
-	srli       	t3, t4, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	a7, a7, t2
-	srli       	t2, t6, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	a7, a7, t3
-	srli       	t3, t5, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	a7, a7, t2
-	slli       	t2, t5, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	a7, a7, t3
-	srli       	t3, t1, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	a0, a0, t2
-	srli       	t2, t4, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	a0, a0, t3
-	srli       	t3, t6, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	a0, a0, t2
-	slli       	t2, t6, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	a0, a0, t3
-	srli       	t3, t5, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	s1, s1, t2
-	srli       	t2, t1, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	s1, s1, t3
-	srli       	t3, t4, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	s1, s1, t2
-	xor        	s1, s1, t3
-	# round 5 of 13
-	lw         	t4, 80(a2)
-	lw         	t1, 84(a2)
-	lw         	t5, 88(a2)
-	lw         	t6, 92(a2)
-	slli       	t2, t0, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	srli       	t3, s1, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t4, t4, t2
-	srli       	t2, a0, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t4, t4, t3
-	srli       	t3, a7, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t4, t4, t2
-	slli       	t2, a7, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t4, t4, t3
-	srli       	t3, t0, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t1, t1, t2
-	srli       	t2, s1, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t1, t1, t3
-	srli       	t3, a0, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t1, t1, t2
-	slli       	t2, a0, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t1, t1, t3
-	srli       	t3, a7, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t5, t5, t2
-	srli       	t2, t0, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t5, t5, t3
-	srli       	t3, s1, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t5, t5, t2
-	slli       	t2, s1, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t5, t5, t3
-	srli       	t3, a0, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t6, t6, t2
-	srli       	t2, a7, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t6, t6, t3
-	srli       	t3, t0, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t6, t6, t2
-	xor        	t6, t6, t3
-	jal        	zero, .LAES_decrypt_rv64gc_r6
-.LAES_decrypt_rv64gc_aes192:
-	# round 3 of 13 (first round of this key size)
-	lw         	t4, 48(a2)
-	lw         	t1, 52(a2)
-	lw         	t5, 56(a2)
-	lw         	t6, 60(a2)
-	slli       	t2, t0, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	srli       	t3, a0, 38
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t4, t4, t2
-	srli       	t2, a0, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t4, t4, t3
-	srli       	t3, t0, 54
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t4, t4, t2
-	srli       	t2, t0, 30
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t4, t4, t3
-	srli       	t3, t0, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t1, t1, t2
-	srli       	t2, a0, 46
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t1, t1, t3
-	srli       	t3, a0, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t1, t1, t2
-	slli       	t2, a0, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t1, t1, t3
-	srli       	t3, t0, 38
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t5, t5, t2
-	srli       	t2, t0, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t5, t5, t3
-	srli       	t3, a0, 54
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t5, t5, t2
-	srli       	t2, a0, 30
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t5, t5, t3
-	srli       	t3, a0, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t6, t6, t2
-	srli       	t2, t0, 46
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t6, t6, t3
-	srli       	t3, t0, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t6, t6, t2
-	xor        	t6, t6, t3
-	jal        	zero, .LAES_decrypt_rv64gc_r4
 .LAES_decrypt_rv64gc_in_unaligned:
 	sub        	t4, a0, t1
 	slli       	t1, t1, 3
@@ -3439,6 +3439,1624 @@ AES_set_decrypt_key_rv64gc:
 	addi       	t6, zero, 0
 	jalr       	zero, 0(ra)
 	.size	AES_set_decrypt_key_rv64gc, .-AES_set_decrypt_key_rv64gc
+
+	.p2align	2
+	.globl	AES_ctr32_encrypt_rv64gc
+	.type	AES_ctr32_encrypt_rv64gc, @function
+	.globl	AES_ctr32_encrypt
+	.type	AES_ctr32_encrypt, @function
+	.set	AES_ctr32_encrypt, AES_ctr32_encrypt_rv64gc
+AES_ctr32_encrypt_rv64gc:
+	# void AES_ctr32_encrypt_rv64gc(const unsigned char *in, unsigned char *out, size_t blocks, const AES_KEY *key, const unsigned char *ivec)
+	# AES_ctr32_encrypt_rv64gc: 1563 instructions, frame 112 bytes
+	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
+	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
+	#   most live values at once: 28 integer, 0 vector registers
+	#   spills: 1 values (k15), 2 stores, 1 reloads, modeled cost 33 cycles per pass (loops counted 8 times per level)
+	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
+	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
+	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#   declared leak SecretAddress (251 instructions): T-table lookups index the AES tables by key- and data-dependent bytes
+	addi       	sp, sp, -112
+	sd         	s0, 8(sp)
+	sd         	s1, 16(sp)
+	sd         	s2, 24(sp)
+	sd         	s3, 32(sp)
+	sd         	s4, 40(sp)
+	sd         	s5, 48(sp)
+	sd         	s6, 56(sp)
+	sd         	s7, 64(sp)
+	sd         	s8, 72(sp)
+	sd         	s9, 80(sp)
+	sd         	s10, 88(sp)
+	sd         	s11, 96(sp)
+	sd         	ra, 104(sp)
+	# blocks == 0 returns (the common path takes the branch: a taken branch the BTB does not know costs 2, a not-taken one seen first 4)
+	bne        	a2, zero, .LAES_ctr32_encrypt_rv64gc_start
+	jal        	zero, .LAES_ctr32_encrypt_rv64gc_done
+.LAES_ctr32_encrypt_rv64gc_start:
+.LAES_ctr32_encrypt_rv64gc_2:
+	auipc      	t0, %pcrel_hi(kgen_aes_rv64gc_te)
+	addi       	t0, t0, %pcrel_lo(.LAES_ctr32_encrypt_rv64gc_2)
+	addi       	t1, t0, 1024
+	addi       	t2, t1, 1024
+	addi       	t3, t2, 1024
+	# rk = key + 16*rounds - 224: shared round u of 13 finds its key at 16u(rk); extra = rounds - 10
+	lw         	t6, 240(a3)
+	slli       	s8, t6, 4
+	add        	t4, a3, s8
+	addi       	t4, t4, -224
+	addi       	t6, t6, -10
+	# ctr = ivec[12..16] as a big-endian word
+	lbu        	t5, 12(a4)
+	slli       	t5, t5, 8
+	lbu        	s8, 13(a4)
+	or         	t5, t5, s8
+	slli       	t5, t5, 8
+	lbu        	s8, 14(a4)
+	or         	t5, t5, s8
+	slli       	t5, t5, 8
+	lbu        	s8, 15(a4)
+	or         	t5, t5, s8
+	# s[j] = ivec word j ^ rk0[j]; s3 = bswap32(ctr) ^ rk0[3]; k15 = byte 15 of rk0
+	lbu        	s7, 0(a4)
+	lbu        	s8, 1(a4)
+	slli       	s8, s8, 8
+	or         	s7, s7, s8
+	lbu        	s8, 2(a4)
+	slli       	s8, s8, 16
+	or         	s7, s7, s8
+	lbu        	s8, 3(a4)
+	slli       	s8, s8, 24
+	or         	s7, s7, s8
+	lw         	s9, 0(a3)
+	xor        	s7, s7, s9
+	lbu        	s10, 4(a4)
+	lbu        	s8, 5(a4)
+	slli       	s8, s8, 8
+	or         	s10, s10, s8
+	lbu        	s8, 6(a4)
+	slli       	s8, s8, 16
+	or         	s10, s10, s8
+	lbu        	s8, 7(a4)
+	slli       	s8, s8, 24
+	or         	s10, s10, s8
+	lw         	s9, 4(a3)
+	xor        	s10, s10, s9
+	lbu        	s11, 8(a4)
+	lbu        	s8, 9(a4)
+	slli       	s8, s8, 8
+	or         	s11, s11, s8
+	lbu        	s8, 10(a4)
+	slli       	s8, s8, 16
+	or         	s11, s11, s8
+	lbu        	s8, 11(a4)
+	slli       	s8, s8, 24
+	or         	s11, s11, s8
+	lw         	s9, 8(a3)
+	xor        	s11, s11, s9
+	# dst = byte0 << 24 | byte1 << 16 | byte2 << 8 | byte3
+	andi       	s0, t5, 255
+	slli       	s0, s0, 24
+	srli       	s8, t5, 8
+	andi       	s8, s8, 255
+	slli       	s8, s8, 16
+	or         	s0, s0, s8
+	srli       	s8, t5, 16
+	andi       	s8, s8, 255
+	slli       	s8, s8, 8
+	or         	s0, s0, s8
+	srli       	s8, t5, 24
+	andi       	s8, s8, 255
+	or         	s0, s0, s8
+	lw         	s9, 12(a3)
+	xor        	s0, s0, s9
+	lbu        	a5, 15(a3)
+	sd         	a5, 0(sp)
+	# round 1: p0 = rk1[0] ^ T0[s0.b0] ^ T1[s1.b1] ^ T2[s2.b2]; n[1..4] whole
+	lw         	a5, 16(a3)
+	lw         	s4, 20(a3)
+	lw         	s5, 24(a3)
+	lw         	s6, 28(a3)
+	slli       	s8, s7, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	srli       	s9, s10, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	a5, a5, s8
+	srli       	s8, s11, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	a5, a5, s9
+	slli       	s9, s10, 2
+	andi       	s9, s9, 1020
+	add        	s9, s9, t0
+	lwu        	s9, 0(s9)
+	xor        	a5, a5, s8
+	srli       	s8, s11, 6
+	andi       	s8, s8, 1020
+	add        	s8, s8, t1
+	lwu        	s8, 0(s8)
+	xor        	s4, s4, s9
+	srli       	s9, s0, 14
+	andi       	s9, s9, 1020
+	add        	s9, s9, t2
+	lwu        	s9, 0(s9)
+	xor        	s4, s4, s8
+	srli       	s8, s7, 22
+	andi       	s8, s8, 1020
+	add        	s8, s8, t3
+	lwu        	s8, 0(s8)
+	xor        	s4, s4, s9
+	slli       	s9, s11, 2
+	andi       	s9, s9, 1020
+	add        	s9, s9, t0
+	lwu        	s9, 0(s9)
+	xor        	s4, s4, s8
+	srli       	s8, s0, 6
+	andi       	s8, s8, 1020
+	add        	s8, s8, t1
+	lwu        	s8, 0(s8)
+	xor        	s5, s5, s9
+	srli       	s9, s7, 14
+	andi       	s9, s9, 1020
+	add        	s9, s9, t2
+	lwu        	s9, 0(s9)
+	xor        	s5, s5, s8
+	srli       	s8, s10, 22
+	andi       	s8, s8, 1020
+	add        	s8, s8, t3
+	lwu        	s8, 0(s8)
+	xor        	s5, s5, s9
+	slli       	s9, s0, 2
+	andi       	s9, s9, 1020
+	add        	s9, s9, t0
+	lwu        	s9, 0(s9)
+	xor        	s5, s5, s8
+	srli       	s8, s7, 6
+	andi       	s8, s8, 1020
+	add        	s8, s8, t1
+	lwu        	s8, 0(s8)
+	xor        	s6, s6, s9
+	srli       	s9, s10, 14
+	andi       	s9, s9, 1020
+	add        	s9, s9, t2
+	lwu        	s9, 0(s9)
+	xor        	s6, s6, s8
+	srli       	s8, s11, 22
+	andi       	s8, s8, 1020
+	add        	s8, s8, t3
+	lwu        	s8, 0(s8)
+	xor        	s6, s6, s9
+	xor        	s6, s6, s8
+	# round 2: q[j] = rk2[j] ^ the lookups of n1..n3
+	lw         	a6, 32(a3)
+	lw         	a7, 36(a3)
+	lw         	s1, 40(a3)
+	lw         	s2, 44(a3)
+	srli       	s8, s4, 6
+	andi       	s8, s8, 1020
+	add        	s8, s8, t1
+	lwu        	s8, 0(s8)
+	srli       	s9, s5, 14
+	andi       	s9, s9, 1020
+	add        	s9, s9, t2
+	lwu        	s9, 0(s9)
+	xor        	a6, a6, s8
+	srli       	s8, s6, 22
+	andi       	s8, s8, 1020
+	add        	s8, s8, t3
+	lwu        	s8, 0(s8)
+	xor        	a6, a6, s9
+	slli       	s9, s4, 2
+	andi       	s9, s9, 1020
+	add        	s9, s9, t0
+	lwu        	s9, 0(s9)
+	xor        	a6, a6, s8
+	srli       	s8, s5, 6
+	andi       	s8, s8, 1020
+	add        	s8, s8, t1
+	lwu        	s8, 0(s8)
+	xor        	a7, a7, s9
+	srli       	s9, s6, 14
+	andi       	s9, s9, 1020
+	add        	s9, s9, t2
+	lwu        	s9, 0(s9)
+	xor        	a7, a7, s8
+	slli       	s8, s5, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	xor        	a7, a7, s9
+	srli       	s9, s6, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s1, s1, s8
+	srli       	s8, s4, 22
+	andi       	s8, s8, 1020
+	add        	s8, s8, t3
+	lwu        	s8, 0(s8)
+	xor        	s1, s1, s9
+	slli       	s9, s6, 2
+	andi       	s9, s9, 1020
+	add        	s9, s9, t0
+	lwu        	s9, 0(s9)
+	xor        	s1, s1, s8
+	srli       	s8, s4, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s2, s2, s9
+	srli       	s9, s5, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s2, s2, s8
+	xor        	s2, s2, s9
+.LAES_ctr32_encrypt_rv64gc_block:
+	# rounds 1, 2 from the cache: n0 = p0 ^ T3[ctr.b0 ^ k15]; s[j] = q[j] ^ T_k[n0.b_k]
+	ld         	s3, 0(sp)
+	xor        	s8, t5, s3
+	slli       	s8, s8, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t3
+	lwu        	s8, 0(s8)
+	xor        	s3, a5, s8
+	slli       	s8, s3, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	srli       	s9, s3, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s7, a6, s8
+	srli       	s8, s3, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s10, a7, s9
+	srli       	s9, s3, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s11, s1, s8
+	xor        	s0, s2, s9
+	bne        	t6, zero, .LAES_ctr32_encrypt_rv64gc_extra_rounds
+.LAES_ctr32_encrypt_rv64gc_shared:
+	# round u = 7 of 13
+	lw         	s3, 112(t4)
+	lw         	s4, 116(t4)
+	lw         	s5, 120(t4)
+	lw         	s6, 124(t4)
+	slli       	s8, s7, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	srli       	s9, s10, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s3, s3, s8
+	srli       	s8, s11, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s3, s3, s9
+	srli       	s9, s0, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s3, s3, s8
+	slli       	s8, s10, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	xor        	s3, s3, s9
+	srli       	s9, s11, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s4, s4, s8
+	srli       	s8, s0, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s4, s4, s9
+	srli       	s9, s7, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s4, s4, s8
+	slli       	s8, s11, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	xor        	s4, s4, s9
+	srli       	s9, s0, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s5, s5, s8
+	srli       	s8, s7, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s5, s5, s9
+	srli       	s9, s10, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s5, s5, s8
+	slli       	s8, s0, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	xor        	s5, s5, s9
+	srli       	s9, s7, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s6, s6, s8
+	srli       	s8, s10, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s6, s6, s9
+	srli       	s9, s11, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s6, s6, s8
+	xor        	s6, s6, s9
+	# round u = 8 of 13
+	lw         	s7, 128(t4)
+	lw         	s10, 132(t4)
+	lw         	s11, 136(t4)
+	lw         	s0, 140(t4)
+	slli       	s8, s3, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	srli       	s9, s4, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s7, s7, s8
+	srli       	s8, s5, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s7, s7, s9
+	srli       	s9, s6, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s7, s7, s8
+	slli       	s8, s4, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	xor        	s7, s7, s9
+	srli       	s9, s5, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s10, s10, s8
+	srli       	s8, s6, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s10, s10, s9
+	srli       	s9, s3, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s10, s10, s8
+	slli       	s8, s5, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	xor        	s10, s10, s9
+	srli       	s9, s6, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s11, s11, s8
+	srli       	s8, s3, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s11, s11, s9
+	srli       	s9, s4, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s11, s11, s8
+	slli       	s8, s6, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	xor        	s11, s11, s9
+	srli       	s9, s3, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s0, s0, s8
+	srli       	s8, s4, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s0, s0, s9
+	srli       	s9, s5, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s0, s0, s8
+	xor        	s0, s0, s9
+	# round u = 9 of 13
+	lw         	s3, 144(t4)
+	lw         	s4, 148(t4)
+	lw         	s5, 152(t4)
+	lw         	s6, 156(t4)
+	slli       	s8, s7, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	srli       	s9, s10, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s3, s3, s8
+	srli       	s8, s11, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s3, s3, s9
+	srli       	s9, s0, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s3, s3, s8
+	slli       	s8, s10, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	xor        	s3, s3, s9
+	srli       	s9, s11, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s4, s4, s8
+	srli       	s8, s0, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s4, s4, s9
+	srli       	s9, s7, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s4, s4, s8
+	slli       	s8, s11, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	xor        	s4, s4, s9
+	srli       	s9, s0, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s5, s5, s8
+	srli       	s8, s7, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s5, s5, s9
+	srli       	s9, s10, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s5, s5, s8
+	slli       	s8, s0, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	xor        	s5, s5, s9
+	srli       	s9, s7, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s6, s6, s8
+	srli       	s8, s10, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s6, s6, s9
+	srli       	s9, s11, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s6, s6, s8
+	xor        	s6, s6, s9
+	# round u = 10 of 13
+	lw         	s7, 160(t4)
+	lw         	s10, 164(t4)
+	lw         	s11, 168(t4)
+	lw         	s0, 172(t4)
+	slli       	s8, s3, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	srli       	s9, s4, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s7, s7, s8
+	srli       	s8, s5, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s7, s7, s9
+	srli       	s9, s6, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s7, s7, s8
+	slli       	s8, s4, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	xor        	s7, s7, s9
+	srli       	s9, s5, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s10, s10, s8
+	srli       	s8, s6, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s10, s10, s9
+	srli       	s9, s3, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s10, s10, s8
+	slli       	s8, s5, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	xor        	s10, s10, s9
+	srli       	s9, s6, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s11, s11, s8
+	srli       	s8, s3, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s11, s11, s9
+	srli       	s9, s4, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s11, s11, s8
+	slli       	s8, s6, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	xor        	s11, s11, s9
+	srli       	s9, s3, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s0, s0, s8
+	srli       	s8, s4, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s0, s0, s9
+	srli       	s9, s5, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s0, s0, s8
+	xor        	s0, s0, s9
+	# round u = 11 of 13
+	lw         	s3, 176(t4)
+	lw         	s4, 180(t4)
+	lw         	s5, 184(t4)
+	lw         	s6, 188(t4)
+	slli       	s8, s7, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	srli       	s9, s10, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s3, s3, s8
+	srli       	s8, s11, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s3, s3, s9
+	srli       	s9, s0, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s3, s3, s8
+	slli       	s8, s10, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	xor        	s3, s3, s9
+	srli       	s9, s11, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s4, s4, s8
+	srli       	s8, s0, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s4, s4, s9
+	srli       	s9, s7, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s4, s4, s8
+	slli       	s8, s11, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	xor        	s4, s4, s9
+	srli       	s9, s0, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s5, s5, s8
+	srli       	s8, s7, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s5, s5, s9
+	srli       	s9, s10, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s5, s5, s8
+	slli       	s8, s0, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	xor        	s5, s5, s9
+	srli       	s9, s7, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s6, s6, s8
+	srli       	s8, s10, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s6, s6, s9
+	srli       	s9, s11, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s6, s6, s8
+	xor        	s6, s6, s9
+	# round u = 12 of 13
+	lw         	s7, 192(t4)
+	lw         	s10, 196(t4)
+	lw         	s11, 200(t4)
+	lw         	s0, 204(t4)
+	slli       	s8, s3, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	srli       	s9, s4, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s7, s7, s8
+	srli       	s8, s5, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s7, s7, s9
+	srli       	s9, s6, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s7, s7, s8
+	slli       	s8, s4, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	xor        	s7, s7, s9
+	srli       	s9, s5, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s10, s10, s8
+	srli       	s8, s6, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s10, s10, s9
+	srli       	s9, s3, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s10, s10, s8
+	slli       	s8, s5, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	xor        	s10, s10, s9
+	srli       	s9, s6, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s11, s11, s8
+	srli       	s8, s3, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s11, s11, s9
+	srli       	s9, s4, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s11, s11, s8
+	slli       	s8, s6, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	xor        	s11, s11, s9
+	srli       	s9, s3, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s0, s0, s8
+	srli       	s8, s4, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s0, s0, s9
+	srli       	s9, s5, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s0, s0, s8
+	xor        	s0, s0, s9
+	# round u = 13 of 13
+	lw         	s3, 208(t4)
+	lw         	s4, 212(t4)
+	lw         	s5, 216(t4)
+	lw         	s6, 220(t4)
+	slli       	s8, s7, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	srli       	s9, s10, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s3, s3, s8
+	srli       	s8, s11, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s3, s3, s9
+	srli       	s9, s0, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s3, s3, s8
+	slli       	s8, s10, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	xor        	s3, s3, s9
+	srli       	s9, s11, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s4, s4, s8
+	srli       	s8, s0, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s4, s4, s9
+	srli       	s9, s7, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s4, s4, s8
+	slli       	s8, s11, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	xor        	s4, s4, s9
+	srli       	s9, s0, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s5, s5, s8
+	srli       	s8, s7, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s5, s5, s9
+	srli       	s9, s10, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s5, s5, s8
+	slli       	s8, s0, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	xor        	s5, s5, s9
+	srli       	s9, s7, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s6, s6, s8
+	srli       	s8, s10, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s6, s6, s9
+	srli       	s9, s11, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s6, s6, s8
+	xor        	s6, s6, s9
+	# final round
+	addi       	s7, t3, 1024
+	andi       	s10, s3, 255
+	add        	s10, s10, s7
+	lbu        	s10, 0(s10)
+	andi       	s0, s4, 255
+	add        	s0, s0, s7
+	lbu        	s0, 0(s0)
+	andi       	s11, s5, 255
+	add        	s11, s11, s7
+	lbu        	s11, 0(s11)
+	andi       	ra, s6, 255
+	add        	ra, ra, s7
+	lbu        	ra, 0(ra)
+	srli       	s8, s4, 8
+	andi       	s8, s8, 255
+	add        	s8, s8, s7
+	lbu        	s8, 0(s8)
+	srli       	s9, s5, 8
+	andi       	s9, s9, 255
+	add        	s9, s9, s7
+	lbu        	s9, 0(s9)
+	slli       	s8, s8, 8
+	xor        	s10, s10, s8
+	srli       	s8, s6, 8
+	andi       	s8, s8, 255
+	add        	s8, s8, s7
+	lbu        	s8, 0(s8)
+	slli       	s9, s9, 8
+	xor        	s0, s0, s9
+	srli       	s9, s3, 8
+	andi       	s9, s9, 255
+	add        	s9, s9, s7
+	lbu        	s9, 0(s9)
+	slli       	s8, s8, 8
+	xor        	s11, s11, s8
+	srli       	s8, s5, 16
+	andi       	s8, s8, 255
+	add        	s8, s8, s7
+	lbu        	s8, 0(s8)
+	slli       	s9, s9, 8
+	xor        	ra, ra, s9
+	srli       	s9, s6, 16
+	andi       	s9, s9, 255
+	add        	s9, s9, s7
+	lbu        	s9, 0(s9)
+	slli       	s8, s8, 16
+	xor        	s10, s10, s8
+	srli       	s8, s3, 16
+	andi       	s8, s8, 255
+	add        	s8, s8, s7
+	lbu        	s8, 0(s8)
+	slli       	s9, s9, 16
+	xor        	s0, s0, s9
+	srli       	s9, s4, 16
+	andi       	s9, s9, 255
+	add        	s9, s9, s7
+	lbu        	s9, 0(s9)
+	slli       	s8, s8, 16
+	xor        	s11, s11, s8
+	srli       	s8, s6, 24
+	andi       	s8, s8, 255
+	add        	s8, s8, s7
+	lbu        	s8, 0(s8)
+	slli       	s9, s9, 16
+	xor        	ra, ra, s9
+	srli       	s9, s3, 24
+	andi       	s9, s9, 255
+	add        	s9, s9, s7
+	lbu        	s9, 0(s9)
+	slli       	s8, s8, 24
+	xor        	s10, s10, s8
+	srli       	s8, s4, 24
+	andi       	s8, s8, 255
+	add        	s8, s8, s7
+	lbu        	s8, 0(s8)
+	slli       	s9, s9, 24
+	xor        	s0, s0, s9
+	srli       	s9, s5, 24
+	andi       	s9, s9, 255
+	add        	s9, s9, s7
+	lbu        	s9, 0(s9)
+	slli       	s8, s8, 24
+	xor        	s11, s11, s8
+	slli       	s9, s9, 24
+	xor        	ra, ra, s9
+	lwu        	s8, 224(t4)
+	lwu        	s7, 228(t4)
+	slli       	s7, s7, 32
+	or         	s8, s8, s7
+	lwu        	s9, 232(t4)
+	lwu        	s7, 236(t4)
+	slli       	s7, s7, 32
+	or         	s9, s9, s7
+	slli       	s0, s0, 32
+	slli       	ra, ra, 32
+	xor        	s10, s10, s8
+	xor        	s11, s11, s9
+	xor        	s10, s10, s0
+	xor        	s11, s11, ra
+	# out = in ^ keystream
+	andi       	s4, a0, 7
+	bne        	s4, zero, .LAES_ctr32_encrypt_rv64gc_in_unaligned
+	ld         	s7, 0(a0)
+	ld         	s8, 8(a0)
+.LAES_ctr32_encrypt_rv64gc_in_loaded:
+	xor        	s10, s10, s7
+	xor        	s11, s11, s8
+	andi       	s7, a1, 7
+	bne        	s7, zero, .LAES_ctr32_encrypt_rv64gc_out_unaligned
+	sd         	s10, 0(a1)
+	sd         	s11, 8(a1)
+.LAES_ctr32_encrypt_rv64gc_out_stored:
+	addi       	a0, a0, 16
+	addi       	a1, a1, 16
+	addi       	a2, a2, -1
+	addiw      	t5, t5, 1
+	andi       	s9, t5, 255
+	beq        	s9, zero, .LAES_ctr32_encrypt_rv64gc_refresh
+.LAES_ctr32_encrypt_rv64gc_refreshed:
+	bne        	a2, zero, .LAES_ctr32_encrypt_rv64gc_block
+.LAES_ctr32_encrypt_rv64gc_done:
+	# return
+	sd         	zero, 0(sp)
+	addi       	a5, zero, 0
+	addi       	a6, zero, 0
+	addi       	a7, zero, 0
+	ld         	s0, 8(sp)
+	ld         	s1, 16(sp)
+	ld         	s2, 24(sp)
+	ld         	s3, 32(sp)
+	ld         	s4, 40(sp)
+	ld         	s5, 48(sp)
+	ld         	s6, 56(sp)
+	ld         	s7, 64(sp)
+	ld         	s8, 72(sp)
+	ld         	s9, 80(sp)
+	ld         	s10, 88(sp)
+	ld         	s11, 96(sp)
+	ld         	ra, 104(sp)
+	addi       	sp, sp, 112
+	jalr       	zero, 0(ra)
+.LAES_ctr32_encrypt_rv64gc_extra_rounds:
+	# AES-256: rounds 3..6 (u = 3..6); AES-192: rounds 3, 4 (u = 5, 6)
+	addi       	s8, t6, -2
+	beq        	s8, zero, .LAES_ctr32_encrypt_rv64gc_aes192
+	lw         	s3, 48(t4)
+	lw         	s4, 52(t4)
+	lw         	s5, 56(t4)
+	lw         	s6, 60(t4)
+	slli       	s8, s7, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	srli       	s9, s10, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s3, s3, s8
+	srli       	s8, s11, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s3, s3, s9
+	srli       	s9, s0, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s3, s3, s8
+	slli       	s8, s10, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	xor        	s3, s3, s9
+	srli       	s9, s11, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s4, s4, s8
+	srli       	s8, s0, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s4, s4, s9
+	srli       	s9, s7, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s4, s4, s8
+	slli       	s8, s11, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	xor        	s4, s4, s9
+	srli       	s9, s0, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s5, s5, s8
+	srli       	s8, s7, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s5, s5, s9
+	srli       	s9, s10, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s5, s5, s8
+	slli       	s8, s0, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	xor        	s5, s5, s9
+	srli       	s9, s7, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s6, s6, s8
+	srli       	s8, s10, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s6, s6, s9
+	srli       	s9, s11, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s6, s6, s8
+	xor        	s6, s6, s9
+	lw         	s7, 64(t4)
+	lw         	s10, 68(t4)
+	lw         	s11, 72(t4)
+	lw         	s0, 76(t4)
+	slli       	s8, s3, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	srli       	s9, s4, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s7, s7, s8
+	srli       	s8, s5, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s7, s7, s9
+	srli       	s9, s6, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s7, s7, s8
+	slli       	s8, s4, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	xor        	s7, s7, s9
+	srli       	s9, s5, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s10, s10, s8
+	srli       	s8, s6, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s10, s10, s9
+	srli       	s9, s3, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s10, s10, s8
+	slli       	s8, s5, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	xor        	s10, s10, s9
+	srli       	s9, s6, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s11, s11, s8
+	srli       	s8, s3, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s11, s11, s9
+	srli       	s9, s4, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s11, s11, s8
+	slli       	s8, s6, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	xor        	s11, s11, s9
+	srli       	s9, s3, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s0, s0, s8
+	srli       	s8, s4, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s0, s0, s9
+	srli       	s9, s5, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s0, s0, s8
+	xor        	s0, s0, s9
+.LAES_ctr32_encrypt_rv64gc_aes192:
+	lw         	s3, 80(t4)
+	lw         	s4, 84(t4)
+	lw         	s5, 88(t4)
+	lw         	s6, 92(t4)
+	slli       	s8, s7, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	srli       	s9, s10, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s3, s3, s8
+	srli       	s8, s11, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s3, s3, s9
+	srli       	s9, s0, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s3, s3, s8
+	slli       	s8, s10, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	xor        	s3, s3, s9
+	srli       	s9, s11, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s4, s4, s8
+	srli       	s8, s0, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s4, s4, s9
+	srli       	s9, s7, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s4, s4, s8
+	slli       	s8, s11, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	xor        	s4, s4, s9
+	srli       	s9, s0, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s5, s5, s8
+	srli       	s8, s7, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s5, s5, s9
+	srli       	s9, s10, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s5, s5, s8
+	slli       	s8, s0, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	xor        	s5, s5, s9
+	srli       	s9, s7, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s6, s6, s8
+	srli       	s8, s10, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s6, s6, s9
+	srli       	s9, s11, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s6, s6, s8
+	xor        	s6, s6, s9
+	lw         	s7, 96(t4)
+	lw         	s10, 100(t4)
+	lw         	s11, 104(t4)
+	lw         	s0, 108(t4)
+	slli       	s8, s3, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	srli       	s9, s4, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s7, s7, s8
+	srli       	s8, s5, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s7, s7, s9
+	srli       	s9, s6, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s7, s7, s8
+	slli       	s8, s4, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	xor        	s7, s7, s9
+	srli       	s9, s5, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s10, s10, s8
+	srli       	s8, s6, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s10, s10, s9
+	srli       	s9, s3, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s10, s10, s8
+	slli       	s8, s5, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	xor        	s10, s10, s9
+	srli       	s9, s6, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s11, s11, s8
+	srli       	s8, s3, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s11, s11, s9
+	srli       	s9, s4, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s11, s11, s8
+	slli       	s8, s6, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	xor        	s11, s11, s9
+	srli       	s9, s3, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s0, s0, s8
+	srli       	s8, s4, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s0, s0, s9
+	srli       	s9, s5, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s0, s0, s8
+	xor        	s0, s0, s9
+	jal        	zero, .LAES_ctr32_encrypt_rv64gc_shared
+.LAES_ctr32_encrypt_rv64gc_in_unaligned:
+	sub        	s3, a0, s4
+	slli       	s4, s4, 3
+	sub        	s5, zero, s4
+	ld         	s7, 0(s3)
+	ld         	s8, 8(s3)
+	ld         	s6, 16(s3)
+	srl        	s7, s7, s4
+	sll        	s3, s8, s5
+	or         	s7, s7, s3
+	srl        	s8, s8, s4
+	sll        	s6, s6, s5
+	or         	s8, s8, s6
+	jal        	zero, .LAES_ctr32_encrypt_rv64gc_in_loaded
+.LAES_ctr32_encrypt_rv64gc_out_unaligned:
+	sb         	s10, 0(a1)
+	srli       	s10, s10, 8
+	sb         	s10, 1(a1)
+	srli       	s10, s10, 8
+	sb         	s10, 2(a1)
+	srli       	s10, s10, 8
+	sb         	s10, 3(a1)
+	srli       	s10, s10, 8
+	sb         	s10, 4(a1)
+	srli       	s10, s10, 8
+	sb         	s10, 5(a1)
+	srli       	s10, s10, 8
+	sb         	s10, 6(a1)
+	srli       	s10, s10, 8
+	sb         	s10, 7(a1)
+	sb         	s11, 8(a1)
+	srli       	s11, s11, 8
+	sb         	s11, 9(a1)
+	srli       	s11, s11, 8
+	sb         	s11, 10(a1)
+	srli       	s11, s11, 8
+	sb         	s11, 11(a1)
+	srli       	s11, s11, 8
+	sb         	s11, 12(a1)
+	srli       	s11, s11, 8
+	sb         	s11, 13(a1)
+	srli       	s11, s11, 8
+	sb         	s11, 14(a1)
+	srli       	s11, s11, 8
+	sb         	s11, 15(a1)
+	jal        	zero, .LAES_ctr32_encrypt_rv64gc_out_stored
+.LAES_ctr32_encrypt_rv64gc_refresh:
+	# s[j] = ivec word j ^ rk0[j]; s3 = bswap32(ctr) ^ rk0[3]; k15 = byte 15 of rk0
+	lbu        	s7, 0(a4)
+	lbu        	s8, 1(a4)
+	slli       	s8, s8, 8
+	or         	s7, s7, s8
+	lbu        	s8, 2(a4)
+	slli       	s8, s8, 16
+	or         	s7, s7, s8
+	lbu        	s8, 3(a4)
+	slli       	s8, s8, 24
+	or         	s7, s7, s8
+	lw         	s9, 0(a3)
+	xor        	s7, s7, s9
+	lbu        	s10, 4(a4)
+	lbu        	s8, 5(a4)
+	slli       	s8, s8, 8
+	or         	s10, s10, s8
+	lbu        	s8, 6(a4)
+	slli       	s8, s8, 16
+	or         	s10, s10, s8
+	lbu        	s8, 7(a4)
+	slli       	s8, s8, 24
+	or         	s10, s10, s8
+	lw         	s9, 4(a3)
+	xor        	s10, s10, s9
+	lbu        	s11, 8(a4)
+	lbu        	s8, 9(a4)
+	slli       	s8, s8, 8
+	or         	s11, s11, s8
+	lbu        	s8, 10(a4)
+	slli       	s8, s8, 16
+	or         	s11, s11, s8
+	lbu        	s8, 11(a4)
+	slli       	s8, s8, 24
+	or         	s11, s11, s8
+	lw         	s9, 8(a3)
+	xor        	s11, s11, s9
+	# dst = byte0 << 24 | byte1 << 16 | byte2 << 8 | byte3
+	andi       	s0, t5, 255
+	slli       	s0, s0, 24
+	srli       	s8, t5, 8
+	andi       	s8, s8, 255
+	slli       	s8, s8, 16
+	or         	s0, s0, s8
+	srli       	s8, t5, 16
+	andi       	s8, s8, 255
+	slli       	s8, s8, 8
+	or         	s0, s0, s8
+	srli       	s8, t5, 24
+	andi       	s8, s8, 255
+	or         	s0, s0, s8
+	lw         	s9, 12(a3)
+	xor        	s0, s0, s9
+	lbu        	a5, 15(a3)
+	sd         	a5, 0(sp)
+	# round 1: p0 = rk1[0] ^ T0[s0.b0] ^ T1[s1.b1] ^ T2[s2.b2]; n[1..4] whole
+	lw         	a5, 16(a3)
+	lw         	s4, 20(a3)
+	lw         	s5, 24(a3)
+	lw         	s6, 28(a3)
+	slli       	s8, s7, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	srli       	s9, s10, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	a5, a5, s8
+	srli       	s8, s11, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	a5, a5, s9
+	slli       	s9, s10, 2
+	andi       	s9, s9, 1020
+	add        	s9, s9, t0
+	lwu        	s9, 0(s9)
+	xor        	a5, a5, s8
+	srli       	s8, s11, 6
+	andi       	s8, s8, 1020
+	add        	s8, s8, t1
+	lwu        	s8, 0(s8)
+	xor        	s4, s4, s9
+	srli       	s9, s0, 14
+	andi       	s9, s9, 1020
+	add        	s9, s9, t2
+	lwu        	s9, 0(s9)
+	xor        	s4, s4, s8
+	srli       	s8, s7, 22
+	andi       	s8, s8, 1020
+	add        	s8, s8, t3
+	lwu        	s8, 0(s8)
+	xor        	s4, s4, s9
+	slli       	s9, s11, 2
+	andi       	s9, s9, 1020
+	add        	s9, s9, t0
+	lwu        	s9, 0(s9)
+	xor        	s4, s4, s8
+	srli       	s8, s0, 6
+	andi       	s8, s8, 1020
+	add        	s8, s8, t1
+	lwu        	s8, 0(s8)
+	xor        	s5, s5, s9
+	srli       	s9, s7, 14
+	andi       	s9, s9, 1020
+	add        	s9, s9, t2
+	lwu        	s9, 0(s9)
+	xor        	s5, s5, s8
+	srli       	s8, s10, 22
+	andi       	s8, s8, 1020
+	add        	s8, s8, t3
+	lwu        	s8, 0(s8)
+	xor        	s5, s5, s9
+	slli       	s9, s0, 2
+	andi       	s9, s9, 1020
+	add        	s9, s9, t0
+	lwu        	s9, 0(s9)
+	xor        	s5, s5, s8
+	srli       	s8, s7, 6
+	andi       	s8, s8, 1020
+	add        	s8, s8, t1
+	lwu        	s8, 0(s8)
+	xor        	s6, s6, s9
+	srli       	s9, s10, 14
+	andi       	s9, s9, 1020
+	add        	s9, s9, t2
+	lwu        	s9, 0(s9)
+	xor        	s6, s6, s8
+	srli       	s8, s11, 22
+	andi       	s8, s8, 1020
+	add        	s8, s8, t3
+	lwu        	s8, 0(s8)
+	xor        	s6, s6, s9
+	xor        	s6, s6, s8
+	# round 2: q[j] = rk2[j] ^ the lookups of n1..n3
+	lw         	a6, 32(a3)
+	lw         	a7, 36(a3)
+	lw         	s1, 40(a3)
+	lw         	s2, 44(a3)
+	srli       	s8, s4, 6
+	andi       	s8, s8, 1020
+	add        	s8, s8, t1
+	lwu        	s8, 0(s8)
+	srli       	s9, s5, 14
+	andi       	s9, s9, 1020
+	add        	s9, s9, t2
+	lwu        	s9, 0(s9)
+	xor        	a6, a6, s8
+	srli       	s8, s6, 22
+	andi       	s8, s8, 1020
+	add        	s8, s8, t3
+	lwu        	s8, 0(s8)
+	xor        	a6, a6, s9
+	slli       	s9, s4, 2
+	andi       	s9, s9, 1020
+	add        	s9, s9, t0
+	lwu        	s9, 0(s9)
+	xor        	a6, a6, s8
+	srli       	s8, s5, 6
+	andi       	s8, s8, 1020
+	add        	s8, s8, t1
+	lwu        	s8, 0(s8)
+	xor        	a7, a7, s9
+	srli       	s9, s6, 14
+	andi       	s9, s9, 1020
+	add        	s9, s9, t2
+	lwu        	s9, 0(s9)
+	xor        	a7, a7, s8
+	slli       	s8, s5, 2
+	andi       	s8, s8, 1020
+	add        	s8, s8, t0
+	lwu        	s8, 0(s8)
+	xor        	a7, a7, s9
+	srli       	s9, s6, 6
+	andi       	s9, s9, 1020
+	add        	s9, s9, t1
+	lwu        	s9, 0(s9)
+	xor        	s1, s1, s8
+	srli       	s8, s4, 22
+	andi       	s8, s8, 1020
+	add        	s8, s8, t3
+	lwu        	s8, 0(s8)
+	xor        	s1, s1, s9
+	slli       	s9, s6, 2
+	andi       	s9, s9, 1020
+	add        	s9, s9, t0
+	lwu        	s9, 0(s9)
+	xor        	s1, s1, s8
+	srli       	s8, s4, 14
+	andi       	s8, s8, 1020
+	add        	s8, s8, t2
+	lwu        	s8, 0(s8)
+	xor        	s2, s2, s9
+	srli       	s9, s5, 22
+	andi       	s9, s9, 1020
+	add        	s9, s9, t3
+	lwu        	s9, 0(s9)
+	xor        	s2, s2, s8
+	xor        	s2, s2, s9
+	jal        	zero, .LAES_ctr32_encrypt_rv64gc_refreshed
+	.size	AES_ctr32_encrypt_rv64gc, .-AES_ctr32_encrypt_rv64gc
 
 	.section	.rodata
 	.p2align	6

@@ -1180,120 +1180,120 @@ SYM_FUNC_START(ghash_c906)
 	// transpose: lane l of w[k] = word k of block l; mids: w0^w1, w2^w3, w0^w2, w1^w3, (w0^w2)^(w1^w3)
 	addi       	a5, sp, 1152
 	.word	0x6207f007	// th.vlseg4e.v v0, (a5)
-	.word	0x2e010457	// th.vxor.vv v8, v0, v2
-	.word	0x2e430557	// th.vxor.vv v10, v4, v6
-	.word	0x2e020957	// th.vxor.vv v18, v0, v4
-	.word	0x2e230857	// th.vxor.vv v16, v2, v6
-	.word	0x2f280a57	// th.vxor.vv v20, v18, v16
+	.word	0x2e010857	// th.vxor.vv v16, v0, v2
+	.word	0x2e430957	// th.vxor.vv v18, v4, v6
+	.word	0x2e020557	// th.vxor.vv v10, v0, v4
+	.word	0x2e230657	// th.vxor.vv v12, v2, v6
+	.word	0x2ea60a57	// th.vxor.vv v20, v10, v12
 	// key classes: kp[t][j] = piece t of the lanes' powers & m[j]
 	.word	0x26034d57	// th.vand.vx v26, v0, t1
 	addi       	a5, sp, 0
 	.word	0x0207fd27	// th.vse.v v26, (a5)
-	.word	0x2603c657	// th.vand.vx v12, v0, t2
+	.word	0x2603c757	// th.vand.vx v14, v0, t2
 	addi       	a5, sp, 32
-	.word	0x0207f627	// th.vse.v v12, (a5)
+	.word	0x0207f727	// th.vse.v v14, (a5)
 	.word	0x260e4c57	// th.vand.vx v24, v0, t3
 	addi       	a5, sp, 64
 	.word	0x0207fc27	// th.vse.v v24, (a5)
-	.word	0x2602c757	// th.vand.vx v14, v0, t0
+	.word	0x2602c457	// th.vand.vx v8, v0, t0
 	addi       	a5, sp, 96
-	.word	0x0207f727	// th.vse.v v14, (a5)
+	.word	0x0207f427	// th.vse.v v8, (a5)
 	.word	0x26234d57	// th.vand.vx v26, v2, t1
 	addi       	a5, sp, 128
 	.word	0x0207fd27	// th.vse.v v26, (a5)
-	.word	0x2623c657	// th.vand.vx v12, v2, t2
+	.word	0x2623c757	// th.vand.vx v14, v2, t2
 	addi       	a5, sp, 160
-	.word	0x0207f627	// th.vse.v v12, (a5)
+	.word	0x0207f727	// th.vse.v v14, (a5)
 	.word	0x262e4c57	// th.vand.vx v24, v2, t3
 	addi       	a5, sp, 192
 	.word	0x0207fc27	// th.vse.v v24, (a5)
-	.word	0x2622c757	// th.vand.vx v14, v2, t0
+	.word	0x2622c457	// th.vand.vx v8, v2, t0
 	addi       	a5, sp, 224
-	.word	0x0207f727	// th.vse.v v14, (a5)
-	.word	0x26834d57	// th.vand.vx v26, v8, t1
+	.word	0x0207f427	// th.vse.v v8, (a5)
+	.word	0x27034d57	// th.vand.vx v26, v16, t1
 	addi       	a5, sp, 256
 	.word	0x0207fd27	// th.vse.v v26, (a5)
-	.word	0x2683c657	// th.vand.vx v12, v8, t2
+	.word	0x2703c757	// th.vand.vx v14, v16, t2
 	addi       	a5, sp, 288
-	.word	0x0207f627	// th.vse.v v12, (a5)
-	.word	0x268e4c57	// th.vand.vx v24, v8, t3
+	.word	0x0207f727	// th.vse.v v14, (a5)
+	.word	0x270e4c57	// th.vand.vx v24, v16, t3
 	addi       	a5, sp, 320
 	.word	0x0207fc27	// th.vse.v v24, (a5)
-	.word	0x2682c757	// th.vand.vx v14, v8, t0
+	.word	0x2702c457	// th.vand.vx v8, v16, t0
 	addi       	a5, sp, 352
-	.word	0x0207f727	// th.vse.v v14, (a5)
+	.word	0x0207f427	// th.vse.v v8, (a5)
 	.word	0x26434d57	// th.vand.vx v26, v4, t1
 	addi       	a5, sp, 384
 	.word	0x0207fd27	// th.vse.v v26, (a5)
-	.word	0x2643c657	// th.vand.vx v12, v4, t2
+	.word	0x2643c757	// th.vand.vx v14, v4, t2
 	addi       	a5, sp, 416
-	.word	0x0207f627	// th.vse.v v12, (a5)
+	.word	0x0207f727	// th.vse.v v14, (a5)
 	.word	0x264e4c57	// th.vand.vx v24, v4, t3
 	addi       	a5, sp, 448
 	.word	0x0207fc27	// th.vse.v v24, (a5)
-	.word	0x2642c757	// th.vand.vx v14, v4, t0
+	.word	0x2642c457	// th.vand.vx v8, v4, t0
 	addi       	a5, sp, 480
-	.word	0x0207f727	// th.vse.v v14, (a5)
+	.word	0x0207f427	// th.vse.v v8, (a5)
 	.word	0x26634d57	// th.vand.vx v26, v6, t1
 	addi       	a5, sp, 512
 	.word	0x0207fd27	// th.vse.v v26, (a5)
-	.word	0x2663c657	// th.vand.vx v12, v6, t2
+	.word	0x2663c757	// th.vand.vx v14, v6, t2
 	addi       	a5, sp, 544
-	.word	0x0207f627	// th.vse.v v12, (a5)
+	.word	0x0207f727	// th.vse.v v14, (a5)
 	.word	0x266e4c57	// th.vand.vx v24, v6, t3
 	addi       	a5, sp, 576
 	.word	0x0207fc27	// th.vse.v v24, (a5)
-	.word	0x2662c757	// th.vand.vx v14, v6, t0
+	.word	0x2662c457	// th.vand.vx v8, v6, t0
 	addi       	a5, sp, 608
-	.word	0x0207f727	// th.vse.v v14, (a5)
-	.word	0x26a34d57	// th.vand.vx v26, v10, t1
+	.word	0x0207f427	// th.vse.v v8, (a5)
+	.word	0x27234d57	// th.vand.vx v26, v18, t1
 	addi       	a5, sp, 640
 	.word	0x0207fd27	// th.vse.v v26, (a5)
-	.word	0x26a3c657	// th.vand.vx v12, v10, t2
+	.word	0x2723c757	// th.vand.vx v14, v18, t2
 	addi       	a5, sp, 672
-	.word	0x0207f627	// th.vse.v v12, (a5)
-	.word	0x26ae4c57	// th.vand.vx v24, v10, t3
+	.word	0x0207f727	// th.vse.v v14, (a5)
+	.word	0x272e4c57	// th.vand.vx v24, v18, t3
 	addi       	a5, sp, 704
 	.word	0x0207fc27	// th.vse.v v24, (a5)
-	.word	0x26a2c757	// th.vand.vx v14, v10, t0
+	.word	0x2722c457	// th.vand.vx v8, v18, t0
 	addi       	a5, sp, 736
-	.word	0x0207f727	// th.vse.v v14, (a5)
-	.word	0x27234d57	// th.vand.vx v26, v18, t1
+	.word	0x0207f427	// th.vse.v v8, (a5)
+	.word	0x26a34d57	// th.vand.vx v26, v10, t1
 	addi       	a5, sp, 768
 	.word	0x0207fd27	// th.vse.v v26, (a5)
-	.word	0x2723c657	// th.vand.vx v12, v18, t2
+	.word	0x26a3c757	// th.vand.vx v14, v10, t2
 	addi       	a5, sp, 800
-	.word	0x0207f627	// th.vse.v v12, (a5)
-	.word	0x272e4c57	// th.vand.vx v24, v18, t3
+	.word	0x0207f727	// th.vse.v v14, (a5)
+	.word	0x26ae4c57	// th.vand.vx v24, v10, t3
 	addi       	a5, sp, 832
 	.word	0x0207fc27	// th.vse.v v24, (a5)
-	.word	0x2722c757	// th.vand.vx v14, v18, t0
+	.word	0x26a2c457	// th.vand.vx v8, v10, t0
 	addi       	a5, sp, 864
-	.word	0x0207f727	// th.vse.v v14, (a5)
-	.word	0x27034d57	// th.vand.vx v26, v16, t1
+	.word	0x0207f427	// th.vse.v v8, (a5)
+	.word	0x26c34d57	// th.vand.vx v26, v12, t1
 	addi       	a5, sp, 896
 	.word	0x0207fd27	// th.vse.v v26, (a5)
-	.word	0x2703c657	// th.vand.vx v12, v16, t2
+	.word	0x26c3c757	// th.vand.vx v14, v12, t2
 	addi       	a5, sp, 928
-	.word	0x0207f627	// th.vse.v v12, (a5)
-	.word	0x270e4c57	// th.vand.vx v24, v16, t3
+	.word	0x0207f727	// th.vse.v v14, (a5)
+	.word	0x26ce4c57	// th.vand.vx v24, v12, t3
 	addi       	a5, sp, 960
 	.word	0x0207fc27	// th.vse.v v24, (a5)
-	.word	0x2702c757	// th.vand.vx v14, v16, t0
+	.word	0x26c2c457	// th.vand.vx v8, v12, t0
 	addi       	a5, sp, 992
-	.word	0x0207f727	// th.vse.v v14, (a5)
+	.word	0x0207f427	// th.vse.v v8, (a5)
 	.word	0x27434d57	// th.vand.vx v26, v20, t1
 	addi       	a5, sp, 1024
 	.word	0x0207fd27	// th.vse.v v26, (a5)
-	.word	0x2743c657	// th.vand.vx v12, v20, t2
+	.word	0x2743c757	// th.vand.vx v14, v20, t2
 	addi       	a5, sp, 1056
-	.word	0x0207f627	// th.vse.v v12, (a5)
+	.word	0x0207f727	// th.vse.v v14, (a5)
 	.word	0x274e4c57	// th.vand.vx v24, v20, t3
 	addi       	a5, sp, 1088
 	.word	0x0207fc27	// th.vse.v v24, (a5)
-	.word	0x2742c757	// th.vand.vx v14, v20, t0
+	.word	0x2742c457	// th.vand.vx v8, v20, t0
 	addi       	a5, sp, 1120
-	.word	0x0207f727	// th.vse.v v14, (a5)
+	.word	0x0207f427	// th.vse.v v8, (a5)
 	.word	0x00007057	// th.vsetvli zero, zero, e8, m1, d1
 	.word	0x5e003e57	// th.vmv.v.i v28, 0
 	.word	0x5a08aed7	// th.vid.v v29
@@ -1338,1690 +1338,1690 @@ SYM_FUNC_START(ghash_c906)
 	.word	0x6207f007	// th.vlseg4e.v v0, (a5)
 	// piece 0: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
 	lwu        	a0, 1152(sp)
-	lwu        	s1, 64(sp)
+	lwu        	s3, 64(sp)
 	lwu        	s6, 96(sp)
 	and        	a4, a0, t1
-	and        	a6, a0, t2
-	lwu        	a5, 32(sp)
-	and        	s2, a0, t3
+	and        	s1, a0, t2
+	lwu        	a7, 32(sp)
+	and        	s5, a0, t3
 	mul        	t5, a4, s6
-	mul        	t6, a6, s1
-	lwu        	s3, 0(sp)
+	mul        	t6, s1, s3
+	lwu        	s2, 0(sp)
 	and        	s4, a0, t0
-	mul        	a7, s2, a5
+	mul        	a5, s5, a7
 	xor        	t5, t5, t6
-	mul        	a0, s4, s3
-	xor        	t5, t5, a7
-	mul        	t6, a4, s3
+	mul        	a0, s4, s2
+	xor        	t5, t5, a5
+	.word	0x2e010857	// th.vxor.vv v16, v0, v2
+	mul        	t6, a4, s2
 	lwu        	s7, 1168(sp)
 	xor        	t5, t5, a0
-	mul        	a0, a4, s1
-	th.mula    	t6, a6, s6
-	and        	a7, s7, t1
-	th.mula    	a0, s4, s6
-	mul        	a4, a4, a5
-	mul        	s9, s2, s1
-	mul        	s5, s2, s3
-	th.mula    	a4, s2, s6
-	mul        	s8, a6, s3
-	mul        	a6, a6, a5
-	mul        	a5, s4, a5
-	xor        	t6, t6, s9
-	and        	s3, s7, t2
-	xor        	t6, t6, a5
-	lwu        	s2, 100(sp)
-	.word	0x2e010457	// th.vxor.vv v8, v0, v2
-	xor        	a0, a0, a6
-	lwu        	a6, 68(sp)
-	xor        	a0, a0, s5
-	.word	0x2e430557	// th.vxor.vv v10, v4, v6
+	.word	0x2e430957	// th.vxor.vv v18, v4, v6
 	addi       	a5, sp, 1280
-	lwu        	s6, 36(sp)
-	th.mula    	s8, s4, s1
-	.word	0x2e020957	// th.vxor.vv v18, v0, v4
-	and        	s4, s7, t3
-	lwu        	s5, 4(sp)
-	and        	s1, s7, t0
-	.word	0x2e230857	// th.vxor.vv v16, v2, v6
-	xor        	a4, a4, s8
-	mul        	s7, a7, s2
-	mul        	s8, s3, a6
-	.word	0x2f280a57	// th.vxor.vv v20, v18, v16
-	xor        	t5, t5, s7
-	xor        	t5, t5, s8
-	mul        	s7, a7, s5
-	.word	0x0207f427	// th.vse.v v8, (a5)
-	addi       	a5, sp, 1312
-	th.mula    	s7, s3, s2
-	mul        	s8, s4, s6
-	.word	0x0207f527	// th.vse.v v10, (a5)
-	addi       	a5, sp, 1344
-	xor        	t6, t6, s7
-	xor        	t5, t5, s8
-	.word	0x0207f927	// th.vse.v v18, (a5)
-	addi       	a5, sp, 1376
-	mul        	s8, s1, s5
-	mul        	s7, s4, a6
+	mul        	a0, a4, s3
+	th.mula    	t6, s1, s6
+	.word	0x2e020557	// th.vxor.vv v10, v0, v4
+	and        	a6, s7, t1
+	th.mula    	a0, s4, s6
+	mul        	a4, a4, a7
+	.word	0x2e230657	// th.vxor.vv v12, v2, v6
+	mul        	s9, s5, s3
+	th.mula    	a4, s5, s6
+	mul        	s5, s5, s2
+	.word	0x2ea60a57	// th.vxor.vv v20, v10, v12
+	mul        	s8, s1, s2
+	mul        	s6, s1, a7
+	mul        	a7, s4, a7
 	.word	0x0207f827	// th.vse.v v16, (a5)
+	addi       	a5, sp, 1312
+	xor        	t6, t6, s9
+	and        	s2, s7, t2
+	.word	0x0207f927	// th.vse.v v18, (a5)
+	addi       	a5, sp, 1344
+	xor        	t6, t6, a7
+	lwu        	s1, 100(sp)
+	.word	0x0207f527	// th.vse.v v10, (a5)
+	addi       	a5, sp, 1376
+	xor        	a0, a0, s6
+	lwu        	a7, 68(sp)
+	.word	0x0207f627	// th.vse.v v12, (a5)
 	addi       	a5, sp, 1408
-	xor        	t5, t5, s8
-	xor        	t6, t6, s7
+	xor        	a0, a0, s5
+	lwu        	s6, 36(sp)
 	.word	0x0207fa27	// th.vse.v v20, (a5)
 	// piece 2: operand classes a[k] = a & m[k], key classes b[j]
 	addi       	a5, sp, 1280
-	lwu        	s8, 1184(sp)
-	mul        	s7, s1, s6
+	th.mula    	s8, s4, s3
+	and        	s4, s7, t3
 	.word	0x0207f307	// th.vle.v v6, (a5)
 	addi       	a5, sp, 256
-	xor        	t6, t6, s7
-	mul        	s7, a7, s6
+	lwu        	s5, 4(sp)
+	and        	s3, s7, t0
 	.word	0x0207f007	// th.vle.v v0, (a5)
 	addi       	a5, sp, 288
-	mul        	s9, a7, a6
-	mul        	a7, s3, s6
+	xor        	a4, a4, s8
+	mul        	s7, a6, s1
 	.word	0x0207f207	// th.vle.v v4, (a5)
 	addi       	a5, sp, 320
-	mul        	s6, s3, s5
-	th.mula    	s9, s1, s2
-	.word	0x0207f407	// th.vle.v v8, (a5)
+	xor        	t5, t5, s7
+	mul        	s7, s2, a7
+	.word	0x0207f507	// th.vle.v v10, (a5)
 	addi       	a5, sp, 352
+	xor        	t5, t5, s7
+	mul        	s8, a6, s5
+	.word	0x26634957	// th.vand.vx v18, v6, t1
+	mul        	s9, s4, s6
+	th.mula    	s8, s2, s1
+	mul        	s7, s3, s5
+	.word	0x2663c857	// th.vand.vx v16, v6, t2
+	xor        	t6, t6, s8
+	xor        	t5, t5, s9
+	mul        	s8, s4, a7
+	.word	0x0207fb07	// th.vle.v v22, (a5)
+	xor        	t5, t5, s7
+	xor        	t6, t6, s8
+	lwu        	s9, 1184(sp)
+	.word	0x93202157	// th.vmulhu.vv v2, v18, v0
+	mul        	a5, s3, s6
+	mul        	s7, a6, s6
+	mul        	a6, a6, a7
+	.word	0x930b2757	// th.vmulhu.vv v14, v16, v22
+	xor        	t6, t6, a5
+	mul        	s6, s2, s6
+	mul        	s8, s2, s5
+	.word	0x266e4a57	// th.vand.vx v20, v6, t3
+	th.mula    	a6, s3, s1
 	mul        	s5, s4, s5
-	th.mula    	s7, s4, s2
-	.word	0x0207f907	// th.vle.v v18, (a5)
-	and        	a5, s8, t1
-	xor        	a0, a0, s9
-	and        	s2, s8, t2
-	.word	0x26634b57	// th.vand.vx v22, v6, t1
+	th.mula    	s7, s4, s1
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	and        	a5, s9, t1
+	xor        	a0, a0, a6
+	and        	s2, s9, t2
+	.word	0x93452757	// th.vmulhu.vv v14, v20, v10
+	xor        	a0, a0, s6
+	and        	s1, s9, t3
+	and        	a6, s9, t0
+	.word	0x2662c657	// th.vand.vx v12, v6, t0
+	xor        	a0, a0, s5
+	th.mula    	s8, s3, a7
+	xor        	a4, a4, s7
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	lwu        	s5, 72(sp)
+	lwu        	s6, 8(sp)
+	lwu        	s7, 40(sp)
+	.word	0x92c22757	// th.vmulhu.vv v14, v12, v4
+	xor        	a4, a4, s8
+	lwu        	s4, 104(sp)
+	mul        	s3, s2, s5
+	// class 0: low words (pairs added), high words; out |= z & m[0]
+	.word	0x97202357	// th.vmul.vv v6, v18, v0
+	mul        	a7, a5, s6
+	mul        	s8, s1, s5
+	mul        	s10, a6, s7
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	th.mula    	a7, s2, s4
+	mul        	s9, a5, s7
+	.word	0xb7682357	// th.vmacc.vv v6, v16, v22
+	xor        	t6, t6, a7
+	xor        	t6, t6, s8
+	xor        	t6, t6, s10
+	.word	0x97452d57	// th.vmul.vv v26, v20, v10
+	th.mula    	s9, s1, s4
+	mul        	s8, s2, s6
+	mul        	a7, s2, s7
+	.word	0x26234457	// th.vand.vx v8, v2, t1
+	xor        	a4, a4, s9
+	mul        	s7, s1, s7
+	mul        	s2, s1, s6
+	.word	0x93222157	// th.vmulhu.vv v2, v18, v4
+	mul        	s1, a6, s6
+	th.mula    	s8, a6, s5
+	mul        	s6, a5, s5
+	.word	0x93002757	// th.vmulhu.vv v14, v16, v0
+	mul        	a5, a5, s4
+	xor        	a4, a4, s8
+	th.mula    	s6, a6, s4
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	lwu        	s8, 1200(sp)
+	xor        	t5, t5, a5
+	lwu        	s4, 108(sp)
+	.word	0x96c22d57	// th.vmul.vv v26, v12, v4
+	xor        	t5, t5, s3
+	and        	s5, s8, t1
+	lwu        	a6, 12(sp)
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	xor        	t5, t5, s7
+	lwu        	a5, 76(sp)
+	xor        	t5, t5, s1
+	.word	0x934b2757	// th.vmulhu.vv v14, v20, v22
+	and        	s1, s8, t2
+	xor        	a0, a0, s6
+	lwu        	s6, 44(sp)
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
 	xor        	a0, a0, a7
 	and        	s3, s8, t3
 	and        	a7, s8, t0
-	.word	0x2663ca57	// th.vand.vx v20, v6, t2
-	xor        	a0, a0, s5
-	th.mula    	s6, s1, a6
-	xor        	a4, a4, s7
-	.word	0x93602157	// th.vmulhu.vv v2, v22, v0
-	lwu        	s4, 72(sp)
-	lwu        	s5, 8(sp)
-	lwu        	s7, 40(sp)
-	.word	0x93492657	// th.vmulhu.vv v12, v20, v18
-	xor        	a4, a4, s6
-	lwu        	s1, 104(sp)
-	mul        	a6, s2, s4
-	.word	0x266e4857	// th.vand.vx v16, v6, t3
-	mul        	s6, a5, s5
-	mul        	s9, s3, s4
-	mul        	s10, a7, s7
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	th.mula    	s6, s2, s1
-	mul        	s8, a5, s7
-	.word	0x93042657	// th.vmulhu.vv v12, v16, v8
-	xor        	t6, t6, s6
-	xor        	t6, t6, s9
-	xor        	t6, t6, s10
-	.word	0x2662c557	// th.vand.vx v10, v6, t0
-	th.mula    	s8, s3, s1
-	mul        	s6, s2, s5
-	mul        	s2, s2, s7
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	xor        	a4, a4, s8
-	mul        	s7, s3, s7
-	mul        	s3, s3, s5
-	.word	0x92a22657	// th.vmulhu.vv v12, v10, v4
-	mul        	s8, a7, s5
-	th.mula    	s6, a7, s4
-	mul        	s4, a5, s4
-	// class 0: low words (pairs added), high words; out |= z & m[0]
-	.word	0x97602357	// th.vmul.vv v6, v22, v0
-	mul        	a5, a5, s1
-	xor        	a4, a4, s6
-	th.mula    	s4, a7, s1
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	lwu        	a7, 1200(sp)
-	xor        	t5, t5, a5
-	lwu        	s5, 108(sp)
-	.word	0xb72a2357	// th.vmacc.vv v6, v20, v18
-	xor        	t5, t5, a6
-	and        	s6, a7, t1
-	lwu        	a6, 12(sp)
-	.word	0x97042d57	// th.vmul.vv v26, v16, v8
-	xor        	t5, t5, s7
-	lwu        	a5, 76(sp)
-	xor        	t5, t5, s8
-	.word	0x26234757	// th.vand.vx v14, v2, t1
-	and        	s1, a7, t2
-	xor        	a0, a0, s4
-	lwu        	s4, 44(sp)
-	.word	0x93622157	// th.vmulhu.vv v2, v22, v4
-	xor        	a0, a0, s2
-	and        	s2, a7, t3
-	and        	a7, a7, t0
-	.word	0x93402657	// th.vmulhu.vv v12, v20, v0
-	xor        	a0, a0, s3
-	mul        	s7, s6, s5
-	mul        	s3, s6, a6
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	xor        	t5, t5, s7
-	th.mula    	s3, s1, s5
-	mul        	s7, s1, a5
-	.word	0x96a22d57	// th.vmul.vv v26, v10, v4
-	xor        	t6, t6, s3
-	xor        	t5, t5, s7
-	mul        	s7, s6, a5
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	mul        	s3, s6, s4
-	th.mula    	s7, a7, s5
-	mul        	s6, s2, s4
-	.word	0x93092657	// th.vmulhu.vv v12, v16, v18
-	th.mula    	s3, s2, s5
-	xor        	a0, a0, s7
-	mul        	s5, a7, a6
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	xor        	t5, t5, s6
-	mul        	s6, s2, a5
-	xor        	t5, t5, s5
 	.word	0x26634c57	// th.vand.vx v24, v6, t1
-	mul        	s9, a7, s4
-	mul        	s5, s1, s4
-	xor        	t6, t6, s6
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	lwu        	s8, 1216(sp)
-	mul        	s7, s2, a6
-	xor        	t6, t6, s9
+	xor        	a0, a0, s2
+	mul        	s7, s5, s4
+	mul        	s2, s5, a6
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	xor        	t5, t5, s7
+	th.mula    	s2, s1, s4
+	mul        	s7, s1, a5
 	// class 1: low words (pairs added), high words; out |= z & m[1]
-	.word	0x97622357	// th.vmul.vv v6, v22, v4
-	and        	s4, s8, t1
+	.word	0x97222357	// th.vmul.vv v6, v18, v4
+	xor        	t6, t6, s2
+	xor        	t5, t5, s7
+	mul        	s2, s5, a5
+	.word	0x97002d57	// th.vmul.vv v26, v16, v0
+	mul        	s5, s5, s6
+	th.mula    	s2, a7, s4
+	mul        	s7, s3, s6
+	.word	0x92c52757	// th.vmulhu.vv v14, v12, v10
+	th.mula    	s5, s3, s4
+	xor        	a0, a0, s2
+	mul        	s2, a7, a6
+	.word	0xb76a2357	// th.vmacc.vv v6, v20, v22
+	xor        	t5, t5, s7
+	mul        	s4, s3, a5
+	xor        	t5, t5, s2
+	.word	0xb6a62d57	// th.vmacc.vv v26, v12, v10
+	mul        	s8, a7, s6
+	mul        	s2, s1, s6
+	xor        	t6, t6, s4
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	lwu        	s7, 1216(sp)
+	mul        	s4, s3, a6
+	xor        	t6, t6, s8
+	.word	0x2623c157	// th.vand.vx v2, v2, t2
+	and        	s3, s7, t1
 	mul        	s6, s1, a6
-	and        	s1, s8, t2
-	.word	0x97402d57	// th.vmul.vv v26, v20, v0
-	xor        	a0, a0, s5
-	and        	s2, s8, t3
-	and        	a6, s8, t0
-	.word	0x92a42657	// th.vmulhu.vv v12, v10, v8
-	xor        	a0, a0, s7
+	and        	s1, s7, t2
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	xor        	a0, a0, s2
+	and        	s2, s7, t3
+	and        	a6, s7, t0
+	.word	0x2a810457	// th.vor.vv v8, v8, v2
+	xor        	a0, a0, s4
 	th.mula    	s6, a7, a5
-	xor        	a4, a4, s3
-	.word	0xb7282357	// th.vmacc.vv v6, v16, v18
-	lwu        	s5, 16(sp)
+	xor        	a4, a4, s5
+	.word	0x2663c357	// th.vand.vx v6, v6, t2
+	lwu        	s4, 16(sp)
 	lwu        	a7, 80(sp)
 	lwu        	a5, 48(sp)
-	.word	0xb6852d57	// th.vmacc.vv v26, v10, v8
+	.word	0x93252157	// th.vmulhu.vv v2, v18, v10
 	xor        	a4, a4, s6
 	lwu        	s6, 112(sp)
-	mul        	s3, s4, s5
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	mul        	s8, s4, s6
-	th.mula    	s3, s1, s6
-	mul        	s7, s4, a7
-	.word	0x2623c157	// th.vand.vx v2, v2, t2
-	xor        	t6, t6, s3
+	mul        	s7, s3, s4
+	.word	0x93022757	// th.vmulhu.vv v14, v16, v4
+	mul        	s8, s3, s6
+	th.mula    	s7, s1, s6
+	mul        	s5, s3, a7
+	.word	0x2b830c57	// th.vor.vv v24, v24, v6
+	xor        	t6, t6, s7
 	xor        	t5, t5, s8
-	mul        	s3, s4, a5
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	th.mula    	s7, a6, s6
+	mul        	s3, s3, a5
+	// class 2: low words (pairs added), high words; out |= z & m[2]
+	.word	0x97252357	// th.vmul.vv v6, v18, v10
+	th.mula    	s5, a6, s6
 	th.mula    	s3, s2, s6
-	mul        	s4, s1, a7
-	.word	0x2ae10757	// th.vor.vv v14, v14, v2
-	xor        	a0, a0, s7
+	mul        	s6, s1, a7
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	xor        	a0, a0, s5
 	mul        	s7, s2, a5
-	xor        	t5, t5, s4
-	.word	0x2663c357	// th.vand.vx v6, v6, t2
-	mul        	s6, s2, a7
+	xor        	t5, t5, s6
+	.word	0x93402757	// th.vmulhu.vv v14, v20, v0
+	mul        	s5, s2, a7
 	xor        	t5, t5, s7
-	mul        	s4, a6, s5
-	.word	0x93642157	// th.vmulhu.vv v2, v22, v8
-	xor        	t6, t6, s6
-	lwu        	s8, 1232(sp)
-	mul        	s7, s2, s5
-	.word	0x93422657	// th.vmulhu.vv v12, v20, v4
-	mul        	s6, s1, s5
+	mul        	s8, a6, s4
+	.word	0xb7662357	// th.vmacc.vv v6, v12, v22
+	xor        	t6, t6, s5
+	lwu        	s7, 1232(sp)
+	mul        	s5, s2, s4
+	.word	0x97022d57	// th.vmul.vv v26, v16, v4
+	mul        	s6, s1, s4
 	mul        	s2, s1, a5
 	mul        	a5, a6, a5
-	.word	0x2b830c57	// th.vor.vv v24, v24, v6
-	xor        	t5, t5, s4
-	and        	s4, s8, t1
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	xor        	t5, t5, s8
+	and        	s4, s7, t1
 	xor        	t6, t6, a5
-	// class 2: low words (pairs added), high words; out |= z & m[2]
-	.word	0x97642357	// th.vmul.vv v6, v22, v8
-	and        	s1, s8, t2
+	.word	0x92cb2757	// th.vmulhu.vv v14, v12, v22
+	and        	s1, s7, t2
 	xor        	a0, a0, s2
-	and        	s2, s8, t3
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	and        	a5, s8, t0
+	and        	s2, s7, t3
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	and        	a5, s7, t0
 	th.mula    	s6, a6, a7
-	xor        	a0, a0, s7
-	.word	0x93002657	// th.vmulhu.vv v12, v16, v0
+	xor        	a0, a0, s5
+	.word	0x97402d57	// th.vmul.vv v26, v20, v0
 	xor        	a4, a4, s3
 	lwu        	s3, 20(sp)
 	lwu        	a6, 84(sp)
-	.word	0xb7252357	// th.vmacc.vv v6, v10, v18
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
 	lwu        	s5, 52(sp)
 	xor        	a4, a4, s6
 	lwu        	s6, 116(sp)
-	.word	0x97422d57	// th.vmul.vv v26, v20, v4
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
 	mul        	a7, s4, s3
 	mul        	s8, s4, a6
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	.word	0x262e4157	// th.vand.vx v2, v2, t3
 	th.mula    	a7, s1, s6
 	th.mula    	s8, a5, s6
 	mul        	s7, s4, s6
-	.word	0x92a92657	// th.vmulhu.vv v12, v10, v18
+	.word	0x266e4357	// th.vand.vx v6, v6, t3
 	xor        	t6, t6, a7
 	xor        	a0, a0, s8
 	mul        	a7, s4, s5
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	.word	0x2a810457	// th.vor.vv v8, v8, v2
 	xor        	t5, t5, s7
-	mul        	s4, s1, a6
+	mul        	s7, s1, a6
 	th.mula    	a7, s2, s6
-	.word	0x97002d57	// th.vmul.vv v26, v16, v0
-	mul        	s6, s2, a6
-	xor        	t5, t5, s4
-	mul        	s4, s2, s5
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	xor        	t6, t6, s6
-	lwu        	s7, 1248(sp)
-	mul        	s2, s2, s3
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	xor        	t5, t5, s4
-	mul        	s4, a5, s5
-	mul        	s5, s1, s5
-	.word	0x262e4157	// th.vand.vx v2, v2, t3
-	mul        	s6, s1, s3
-	mul        	s3, a5, s3
+	.word	0x932b2157	// th.vmulhu.vv v2, v18, v22
+	mul        	s4, s2, a6
+	xor        	t5, t5, s7
+	mul        	s6, s2, s5
+	.word	0x93052757	// th.vmulhu.vv v14, v16, v10
 	xor        	t6, t6, s4
-	.word	0x266e4357	// th.vand.vx v6, v6, t3
-	and        	s4, s7, t1
-	th.mula    	s6, a5, a6
-	and        	s1, s7, t2
-	.word	0x2ae10757	// th.vor.vv v14, v14, v2
-	and        	a6, s7, t3
-	and        	a5, s7, t0
-	xor        	a0, a0, s5
-	.word	0x93692157	// th.vmulhu.vv v2, v22, v18
-	xor        	t5, t5, s3
+	lwu        	s4, 1248(sp)
+	mul        	s2, s2, s3
+	.word	0x2b830c57	// th.vor.vv v24, v24, v6
+	xor        	t5, t5, s6
+	mul        	s7, a5, s5
+	mul        	s6, s1, s5
+	// class 3: low words (pairs added), high words; out |= z & m[3]
+	.word	0x972b2357	// th.vmul.vv v6, v18, v22
+	mul        	s5, s1, s3
+	mul        	s8, a5, s3
+	xor        	t6, t6, s7
+	.word	0x97052d57	// th.vmul.vv v26, v16, v10
+	and        	s3, s4, t1
+	th.mula    	s5, a5, a6
+	and        	s1, s4, t2
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	and        	a6, s4, t3
+	and        	a5, s4, t0
+	xor        	a0, a0, s6
+	.word	0x93422757	// th.vmulhu.vv v14, v20, v4
+	xor        	t5, t5, s8
 	xor        	a4, a4, a7
 	lwu        	a7, 24(sp)
-	.word	0x93442657	// th.vmulhu.vv v12, v20, v8
-	lwu        	s5, 88(sp)
-	lwu        	s3, 56(sp)
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	lwu        	s6, 88(sp)
+	lwu        	s4, 56(sp)
 	xor        	a0, a0, s2
-	.word	0x2b830c57	// th.vor.vv v24, v24, v6
-	xor        	a4, a4, s6
-	mul        	s7, s4, a7
-	lwu        	s2, 120(sp)
-	// class 3: low words (pairs added), high words; out |= z & m[3]
-	.word	0x97692357	// th.vmul.vv v6, v22, v18
-	th.mula    	s7, s1, s2
-	mul        	s8, s4, s5
-	mul        	s6, s4, s3
-	.word	0x97442d57	// th.vmul.vv v26, v20, v8
-	xor        	t6, t6, s7
-	th.mula    	s8, a5, s2
-	mul        	s4, s4, s2
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	xor        	a0, a0, s8
-	th.mula    	s6, a6, s2
-	mul        	s2, a6, s5
-	.word	0x93022657	// th.vmulhu.vv v12, v16, v4
-	xor        	t5, t5, s4
-	mul        	s4, s1, a7
-	xor        	t6, t6, s2
+	.word	0x97422d57	// th.vmul.vv v26, v20, v4
+	xor        	a4, a4, s5
+	mul        	s8, s3, a7
+	lwu        	s5, 120(sp)
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	th.mula    	s8, s1, s5
+	mul        	s7, s3, s6
+	mul        	s2, s3, s4
+	.word	0x92c02757	// th.vmulhu.vv v14, v12, v0
+	xor        	t6, t6, s8
+	th.mula    	s7, a5, s5
+	mul        	s3, s3, s5
 	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	lwu        	s2, 1264(sp)
-	th.mula    	s4, a5, s5
-	mul        	s7, s1, s5
-	.word	0x97022d57	// th.vmul.vv v26, v16, v4
-	mul        	s5, s1, s3
-	xor        	a4, a4, s6
-	mul        	s1, a5, s3
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	mul        	s8, a6, s3
-	mul        	s6, a6, a7
-	xor        	t5, t5, s7
-	.word	0x92a02657	// th.vmulhu.vv v12, v10, v0
-	and        	a6, s2, t1
-	mul        	s7, a5, a7
-	xor        	t6, t6, s1
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	lwu        	s1, 28(sp)
-	lwu        	a5, 60(sp)
-	xor        	a0, a0, s5
-	.word	0x96a02d57	// th.vmul.vv v26, v10, v0
-	lwu        	s3, 92(sp)
-	xor        	t5, t5, s8
-	and        	a7, s2, t2
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	xor        	a4, a4, s4
-	mul        	s5, a6, s1
-	xor        	a0, a0, s6
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	lwu        	s8, 124(sp)
-	xor        	t5, t5, s7
-	mul        	s7, a6, a5
-	.word	0x2622c157	// th.vand.vx v2, v2, t0
-	th.mula    	s5, a7, s8
-	mul        	s6, a6, s3
-	and        	s4, s2, t3
-	.word	0x2662c357	// th.vand.vx v6, v6, t0
+	xor        	a0, a0, s7
+	th.mula    	s2, a6, s5
+	mul        	s5, a6, s6
+	.word	0x96c02d57	// th.vmul.vv v26, v12, v0
+	xor        	t5, t5, s3
+	mul        	s7, s1, a7
 	xor        	t6, t6, s5
-	and        	s2, s2, t0
-	th.mula    	s7, s4, s8
-	.word	0x2ae10757	// th.vor.vv v14, v14, v2
-	th.mula    	s6, s2, s8
-	mul        	s5, a6, s8
-	xor        	a4, a4, s7
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	lwu        	s3, 1264(sp)
+	th.mula    	s7, a5, s6
+	mul        	s6, s1, s6
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	mul        	s5, s1, s4
+	xor        	a4, a4, s2
+	mul        	s1, a5, s4
+	.word	0x2622c157	// th.vand.vx v2, v2, t0
+	mul        	s8, a6, s4
+	mul        	a6, a6, a7
+	xor        	t5, t5, s6
+	.word	0x2662c357	// th.vand.vx v6, v6, t0
+	and        	s4, s3, t1
+	mul        	a5, a5, a7
+	xor        	t6, t6, s1
+	.word	0x2a810457	// th.vor.vv v8, v8, v2
+	lwu        	s1, 28(sp)
+	lwu        	s2, 60(sp)
+	xor        	a0, a0, s5
 	.word	0x2b830c57	// th.vor.vv v24, v24, v6
-	mul        	a6, a7, s1
-	xor        	a0, a0, s6
-	mul        	s6, s4, s3
-	.word	0x0eee2057	// th.vredxor.vs v0, v14, v28
-	th.mula    	a6, s2, s3
-	mul        	s3, a7, s3
-	mul        	a7, a7, a5
-	xor        	t6, t6, s6
-	mul        	s6, s2, a5
+	lwu        	s6, 92(sp)
+	xor        	t5, t5, s8
+	and        	s5, s3, t2
+	.word	0x0e8e2057	// th.vredxor.vs v0, v8, v28
+	xor        	a4, a4, s7
+	mul        	a7, s4, s1
+	xor        	a0, a0, a6
+	lwu        	s9, 124(sp)
 	// sums[2] = lane sums (high word << 32 | low word)
 	.word	0x0f8e2157	// th.vredxor.vs v2, v24, v28
-	xor        	t5, t5, s5
-	mul        	s5, s4, s1
-	mul        	s4, s4, a5
-	xor        	t6, t6, s6
-	xor        	a4, a4, a6
+	xor        	t5, t5, a5
+	mul        	s10, s4, s2
+	th.mula    	a7, s5, s9
+	mul        	s8, s4, s6
 	.word	0x32002857	// th.vext.x.v a6, v0, zero
-	xor        	a0, a0, a7
+	xor        	t6, t6, a7
+	and        	s7, s3, t3
+	and        	s3, s3, t0
+	th.mula    	s10, s7, s9
+	slli       	a6, a6, 32
 	.word	0x322028d7	// th.vext.x.v a7, v2, zero
 	// piece 5: operand classes a[k] = a & m[k], key classes b[j]
 	addi       	a5, sp, 1312
-	xor        	t5, t5, s3
-	slli       	a6, a6, 32
-	mul        	s1, s2, s1
+	th.mula    	s8, s3, s9
+	mul        	s4, s4, s9
+	xor        	a4, a4, s10
 	or         	a7, a7, a6
 	sd         	a7, 1456(sp)
 	.word	0x0207f307	// th.vle.v v6, (a5)
 	addi       	a5, sp, 640
-	xor        	a0, a0, s5
-	xor        	t5, t5, s4
+	mul        	a6, s5, s1
+	xor        	a0, a0, s8
 	.word	0x0207f007	// th.vle.v v0, (a5)
 	addi       	a5, sp, 672
+	mul        	s8, s7, s6
+	th.mula    	a6, s3, s6
+	.word	0x0207f207	// th.vle.v v4, (a5)
+	addi       	a5, sp, 704
+	mul        	a7, s5, s6
+	mul        	s5, s5, s2
+	.word	0x0207f507	// th.vle.v v10, (a5)
+	addi       	a5, sp, 736
+	xor        	t6, t6, s8
+	mul        	s6, s3, s2
+	.word	0x26634957	// th.vand.vx v18, v6, t1
+	xor        	t5, t5, s4
+	mul        	s4, s7, s1
+	mul        	s2, s7, s2
+	.word	0x2663c857	// th.vand.vx v16, v6, t2
+	xor        	t6, t6, s6
+	xor        	a4, a4, a6
+	xor        	a0, a0, s5
+	.word	0x0207fb07	// th.vle.v v22, (a5)
+	xor        	t5, t5, a7
+	mul        	a5, s3, s1
+	xor        	a0, a0, s4
+	.word	0x93202157	// th.vmulhu.vv v2, v18, v0
+	xor        	t5, t5, s2
 	// sums[0] = OR of z[k] & m[k]
 	and        	t6, t6, t1
 	and        	a4, a4, t2
-	.word	0x0207f207	// th.vle.v v4, (a5)
-	addi       	a5, sp, 704
-	xor        	t5, t5, s1
+	.word	0x930b2757	// th.vmulhu.vv v14, v16, v22
+	xor        	t5, t5, a5
 	or         	t6, t6, a4
-	.word	0x0207f407	// th.vle.v v8, (a5)
-	addi       	a5, sp, 736
 	and        	a0, a0, t3
+	.word	0x266e4a57	// th.vand.vx v20, v6, t3
 	or         	t6, t6, a0
-	.word	0x0207f907	// th.vle.v v18, (a5)
 	and        	t5, t5, t0
 	or         	t6, t6, t5
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
 	sd         	t6, 1440(sp)
-	.word	0x26634b57	// th.vand.vx v22, v6, t1
 	// piece 1: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
-	lwu        	a0, 1156(sp)
-	lwu        	a7, 192(sp)
-	lwu        	s6, 224(sp)
-	.word	0x2663ca57	// th.vand.vx v20, v6, t2
-	and        	a4, a0, t1
-	and        	s1, a0, t2
-	lwu        	a6, 160(sp)
-	.word	0x93602157	// th.vmulhu.vv v2, v22, v0
-	and        	s5, a0, t3
-	mul        	t5, a4, s6
-	mul        	t6, s1, a7
-	.word	0x93492657	// th.vmulhu.vv v12, v20, v18
-	lwu        	s2, 128(sp)
-	and        	s3, a0, t0
-	mul        	a5, s5, a6
-	.word	0x266e4857	// th.vand.vx v16, v6, t3
-	xor        	t5, t5, t6
-	mul        	a0, s3, s2
-	xor        	t5, t5, a5
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	mul        	t6, a4, s2
-	lwu        	s4, 1172(sp)
+	lwu        	t6, 1156(sp)
+	lwu        	s2, 192(sp)
+	.word	0x93452757	// th.vmulhu.vv v14, v20, v10
+	lwu        	s4, 224(sp)
+	and        	a4, t6, t1
+	and        	a6, t6, t2
+	.word	0x2662c657	// th.vand.vx v12, v6, t0
+	lwu        	a7, 160(sp)
+	and        	s5, t6, t3
+	mul        	t5, a4, s4
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	mul        	a0, a6, s2
+	lwu        	s1, 128(sp)
+	and        	s3, t6, t0
+	.word	0x92c22757	// th.vmulhu.vv v14, v12, v4
+	mul        	t6, s5, a7
 	xor        	t5, t5, a0
-	.word	0x93042657	// th.vmulhu.vv v12, v16, v8
-	mul        	a0, a4, a7
-	th.mula    	t6, s1, s6
-	and        	a5, s4, t1
-	.word	0x2662c557	// th.vand.vx v10, v6, t0
-	th.mula    	a0, s3, s6
-	mul        	a4, a4, a6
-	mul        	s8, s5, a7
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	th.mula    	a4, s5, s6
-	mul        	s5, s5, s2
-	mul        	s7, s1, s2
-	.word	0x92a22657	// th.vmulhu.vv v12, v10, v4
-	mul        	s6, s1, a6
-	mul        	a6, s3, a6
-	xor        	t6, t6, s8
+	mul        	a0, s3, s1
 	// class 0: low words (pairs added), high words; out |= z & m[0]
-	.word	0x97602357	// th.vmul.vv v6, v22, v0
-	and        	s2, s4, t2
-	xor        	t6, t6, a6
-	lwu        	s1, 228(sp)
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	xor        	a0, a0, s6
-	lwu        	a6, 196(sp)
-	xor        	a0, a0, s5
-	.word	0xb72a2357	// th.vmacc.vv v6, v20, v18
-	lwu        	s6, 164(sp)
-	th.mula    	s7, s3, a7
-	and        	s3, s4, t3
-	.word	0x97042d57	// th.vmul.vv v26, v16, v8
-	lwu        	s5, 132(sp)
-	and        	a7, s4, t0
-	xor        	a4, a4, s7
-	.word	0x26234757	// th.vand.vx v14, v2, t1
-	mul        	s7, a5, s1
-	mul        	s8, s2, a6
-	mul        	s4, a5, s5
-	.word	0x93622157	// th.vmulhu.vv v2, v22, v4
-	xor        	t5, t5, s7
-	xor        	t5, t5, s8
-	th.mula    	s4, s2, s1
-	.word	0x93402657	// th.vmulhu.vv v12, v20, v0
-	mul        	s7, s3, s6
-	xor        	t6, t6, s4
-	mul        	s4, a7, s5
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	xor        	t5, t5, s7
-	mul        	s7, s3, a6
-	xor        	t5, t5, s4
-	.word	0x96a22d57	// th.vmul.vv v26, v10, v4
-	xor        	t6, t6, s7
-	lwu        	s7, 1188(sp)
-	mul        	s8, a7, s6
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	mul        	s4, a5, s6
+	.word	0x97202357	// th.vmul.vv v6, v18, v0
+	xor        	t5, t5, t6
+	mul        	t6, a4, s1
+	lwu        	s6, 1172(sp)
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	xor        	t5, t5, a0
+	mul        	a0, a4, s2
+	th.mula    	t6, a6, s4
+	.word	0xb7682357	// th.vmacc.vv v6, v16, v22
+	and        	a5, s6, t1
+	th.mula    	a0, s3, s4
+	mul        	a4, a4, a7
+	.word	0x97452d57	// th.vmul.vv v26, v20, v10
+	mul        	s8, s5, s2
+	th.mula    	a4, s5, s4
+	mul        	s4, s5, s1
+	.word	0x26234457	// th.vand.vx v8, v2, t1
+	mul        	s7, a6, s1
+	mul        	a6, a6, a7
+	mul        	a7, s3, a7
+	.word	0x93222157	// th.vmulhu.vv v2, v18, v4
 	xor        	t6, t6, s8
-	mul        	s8, a5, a6
-	.word	0x93092657	// th.vmulhu.vv v12, v16, v18
-	mul        	s9, s2, s6
-	mul        	s6, s2, s5
-	th.mula    	s8, a7, s1
+	and        	s1, s6, t2
+	xor        	t6, t6, a7
+	.word	0x93002757	// th.vmulhu.vv v14, v16, v0
+	lwu        	a7, 228(sp)
+	xor        	a0, a0, a6
+	lwu        	a6, 196(sp)
 	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	mul        	s5, s3, s5
-	th.mula    	s4, s3, s1
-	and        	a5, s7, t1
+	xor        	a0, a0, s4
+	lwu        	s5, 164(sp)
+	th.mula    	s7, s3, s2
+	.word	0x96c22d57	// th.vmul.vv v26, v12, v4
+	and        	s3, s6, t3
+	lwu        	s4, 132(sp)
+	and        	s2, s6, t0
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	xor        	a4, a4, s7
+	mul        	s6, a5, a7
+	mul        	s7, s1, a6
+	.word	0x934b2757	// th.vmulhu.vv v14, v20, v22
+	xor        	t5, t5, s6
+	xor        	t5, t5, s7
+	mul        	s6, a5, s4
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	mul        	s8, s3, s5
+	th.mula    	s6, s1, a7
+	mul        	s7, s2, s4
 	.word	0x26634c57	// th.vand.vx v24, v6, t1
+	xor        	t6, t6, s6
+	xor        	t5, t5, s8
+	mul        	s6, s3, a6
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	xor        	t5, t5, s7
+	xor        	t6, t6, s6
+	lwu        	s7, 1188(sp)
+	// class 1: low words (pairs added), high words; out |= z & m[1]
+	.word	0x97222357	// th.vmul.vv v6, v18, v4
+	mul        	s9, s2, s5
+	mul        	s6, a5, s5
+	mul        	s8, a5, a6
+	.word	0x97002d57	// th.vmul.vv v26, v16, v0
+	xor        	t6, t6, s9
+	mul        	s9, s1, s5
+	mul        	s5, s1, s4
+	.word	0x92c52757	// th.vmulhu.vv v14, v12, v10
+	th.mula    	s8, s2, a7
+	mul        	s4, s3, s4
+	th.mula    	s6, s3, a7
+	.word	0xb76a2357	// th.vmacc.vv v6, v20, v22
+	and        	a5, s7, t1
 	xor        	a0, a0, s8
 	and        	s3, s7, t2
+	.word	0xb6a62d57	// th.vmacc.vv v26, v12, v10
 	xor        	a0, a0, s9
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	and        	s2, s7, t3
-	and        	s1, s7, t0
-	xor        	a0, a0, s5
-	// class 1: low words (pairs added), high words; out |= z & m[1]
-	.word	0x97622357	// th.vmul.vv v6, v22, v4
-	th.mula    	s6, a7, a6
-	xor        	a4, a4, s4
-	lwu        	s5, 200(sp)
-	.word	0x97402d57	// th.vmul.vv v26, v20, v0
-	lwu        	s7, 136(sp)
-	lwu        	s8, 168(sp)
+	and        	s1, s7, t3
+	and        	a7, s7, t0
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	xor        	a0, a0, s4
+	th.mula    	s5, s2, a6
 	xor        	a4, a4, s6
-	.word	0x92a42657	// th.vmulhu.vv v12, v10, v8
-	lwu        	s4, 232(sp)
-	mul        	a6, s3, s5
-	mul        	a7, a5, s7
-	.word	0xb7282357	// th.vmacc.vv v6, v16, v18
-	mul        	s6, s2, s5
-	th.mula    	a7, s3, s4
-	mul        	s9, s1, s8
-	.word	0xb6852d57	// th.vmacc.vv v26, v10, v8
-	xor        	t6, t6, a7
-	xor        	t6, t6, s6
-	xor        	t6, t6, s9
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	mul        	s9, a5, s8
-	mul        	s6, s3, s7
-	mul        	a7, s3, s8
 	.word	0x2623c157	// th.vand.vx v2, v2, t2
-	th.mula    	s9, s2, s4
-	mul        	s3, s2, s8
-	mul        	s2, s2, s7
+	lwu        	s4, 200(sp)
+	lwu        	s6, 136(sp)
+	lwu        	s7, 168(sp)
 	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	xor        	a4, a4, s9
-	mul        	s7, s1, s7
-	th.mula    	s6, s1, s5
-	.word	0x2ae10757	// th.vor.vv v14, v14, v2
-	mul        	s5, a5, s5
-	mul        	a5, a5, s4
-	xor        	a4, a4, s6
+	xor        	a4, a4, s5
+	lwu        	s5, 232(sp)
+	mul        	a6, s3, s4
+	.word	0x2a810457	// th.vor.vv v8, v8, v2
+	mul        	s2, a5, s6
+	mul        	s9, s1, s4
+	mul        	s10, a7, s7
 	.word	0x2663c357	// th.vand.vx v6, v6, t2
-	th.mula    	s5, s1, s4
-	lwu        	s8, 1204(sp)
-	xor        	t5, t5, a5
-	.word	0x93642157	// th.vmulhu.vv v2, v22, v8
-	lwu        	s6, 236(sp)
-	xor        	t5, t5, a6
-	and        	s4, s8, t1
-	.word	0x93422657	// th.vmulhu.vv v12, v20, v4
-	lwu        	a6, 140(sp)
-	xor        	t5, t5, s3
-	lwu        	a5, 204(sp)
-	.word	0x2b830c57	// th.vor.vv v24, v24, v6
-	xor        	t5, t5, s7
-	and        	s1, s8, t2
-	xor        	a0, a0, s5
-	// class 2: low words (pairs added), high words; out |= z & m[2]
-	.word	0x97642357	// th.vmul.vv v6, v22, v8
-	lwu        	s5, 172(sp)
-	xor        	a0, a0, a7
-	and        	s3, s8, t3
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	and        	a7, s8, t0
-	xor        	a0, a0, s2
-	mul        	s7, s4, s6
-	.word	0x93002657	// th.vmulhu.vv v12, v16, v0
-	mul        	s2, s4, a6
-	xor        	t5, t5, s7
-	mul        	s7, s1, a5
-	.word	0xb7252357	// th.vmacc.vv v6, v10, v18
-	th.mula    	s2, s1, s6
-	xor        	t5, t5, s7
-	mul        	s7, s4, a5
-	.word	0x97422d57	// th.vmul.vv v26, v20, v4
+	th.mula    	s2, s3, s5
+	mul        	s8, a5, s7
+	.word	0x93252157	// th.vmulhu.vv v2, v18, v10
 	xor        	t6, t6, s2
-	mul        	s4, s4, s5
-	th.mula    	s7, a7, s6
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	th.mula    	s4, s3, s6
-	mul        	s2, s3, s5
-	xor        	a0, a0, s7
-	.word	0x92a92657	// th.vmulhu.vv v12, v10, v18
-	mul        	s7, a7, a6
-	xor        	t5, t5, s2
-	mul        	s6, s3, a5
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	xor        	t5, t5, s7
-	mul        	s7, a7, s5
-	mul        	s2, s1, s5
-	.word	0x97002d57	// th.vmul.vv v26, v16, v0
-	xor        	t6, t6, s6
-	lwu        	s6, 1220(sp)
-	mul        	s3, s3, a6
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	xor        	t6, t6, s7
-	and        	s5, s6, t1
-	mul        	s7, s1, a6
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	and        	s1, s6, t2
-	xor        	a0, a0, s2
-	and        	s2, s6, t3
-	.word	0x262e4157	// th.vand.vx v2, v2, t3
-	and        	a6, s6, t0
-	xor        	a0, a0, s3
-	th.mula    	s7, a7, a5
-	.word	0x266e4357	// th.vand.vx v6, v6, t3
-	xor        	a4, a4, s4
-	lwu        	s4, 144(sp)
-	lwu        	a5, 208(sp)
-	.word	0x2ae10757	// th.vor.vv v14, v14, v2
-	lwu        	s3, 176(sp)
-	xor        	a4, a4, s7
-	lwu        	s7, 240(sp)
-	.word	0x93692157	// th.vmulhu.vv v2, v22, v18
-	mul        	s8, s5, s4
-	mul        	a7, s5, s7
-	mul        	s6, s5, a5
-	.word	0x93442657	// th.vmulhu.vv v12, v20, v8
-	th.mula    	s8, s1, s7
-	xor        	t5, t5, a7
-	mul        	a7, s5, s3
+	xor        	t6, t6, s9
+	xor        	t6, t6, s10
+	.word	0x93022757	// th.vmulhu.vv v14, v16, v4
+	th.mula    	s8, s1, s5
+	mul        	s9, s3, s6
+	mul        	s2, s3, s7
 	.word	0x2b830c57	// th.vor.vv v24, v24, v6
-	xor        	t6, t6, s8
+	xor        	a4, a4, s8
+	mul        	s7, s1, s7
+	mul        	s3, s1, s6
+	// class 2: low words (pairs added), high words; out |= z & m[2]
+	.word	0x97252357	// th.vmul.vv v6, v18, v10
+	mul        	s1, a7, s6
+	th.mula    	s9, a7, s4
+	mul        	s8, a5, s4
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	mul        	a5, a5, s5
+	xor        	a4, a4, s9
+	th.mula    	s8, a7, s5
+	.word	0x93402757	// th.vmulhu.vv v14, v20, v0
+	lwu        	a7, 1204(sp)
+	xor        	t5, t5, a5
+	lwu        	s4, 236(sp)
+	.word	0xb7662357	// th.vmacc.vv v6, v12, v22
+	xor        	t5, t5, a6
+	and        	s6, a7, t1
+	lwu        	a6, 140(sp)
+	.word	0x97022d57	// th.vmul.vv v26, v16, v4
+	xor        	t5, t5, s7
+	lwu        	a5, 204(sp)
+	xor        	t5, t5, s1
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	and        	s1, a7, t2
+	xor        	a0, a0, s8
+	lwu        	s5, 172(sp)
+	.word	0x92cb2757	// th.vmulhu.vv v14, v12, v22
+	xor        	a0, a0, s2
+	and        	s2, a7, t3
+	and        	a7, a7, t0
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	xor        	a0, a0, s3
+	mul        	s7, s6, s4
+	mul        	s3, s6, a6
+	.word	0x97402d57	// th.vmul.vv v26, v20, v0
+	xor        	t5, t5, s7
+	th.mula    	s3, s1, s4
+	mul        	s7, s1, a5
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	xor        	t6, t6, s3
+	xor        	t5, t5, s7
+	mul        	s7, s6, a5
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	mul        	s3, s6, s5
+	th.mula    	s7, a7, s4
+	mul        	s6, s2, s5
+	.word	0x262e4157	// th.vand.vx v2, v2, t3
+	th.mula    	s3, s2, s4
+	xor        	a0, a0, s7
+	mul        	s4, a7, a6
+	.word	0x266e4357	// th.vand.vx v6, v6, t3
+	xor        	t5, t5, s6
+	mul        	s6, s2, a5
+	xor        	t5, t5, s4
+	.word	0x2a810457	// th.vor.vv v8, v8, v2
+	mul        	s4, a7, s5
+	mul        	s5, s1, s5
+	xor        	t6, t6, s6
+	.word	0x932b2157	// th.vmulhu.vv v2, v18, v22
+	lwu        	s8, 1220(sp)
+	mul        	s7, s2, a6
+	xor        	t6, t6, s4
+	.word	0x93052757	// th.vmulhu.vv v14, v16, v10
+	and        	s4, s8, t1
+	mul        	s6, s1, a6
+	and        	s1, s8, t2
+	.word	0x2b830c57	// th.vor.vv v24, v24, v6
+	xor        	a0, a0, s5
+	and        	s2, s8, t3
+	and        	a6, s8, t0
+	// class 3: low words (pairs added), high words; out |= z & m[3]
+	.word	0x972b2357	// th.vmul.vv v6, v18, v22
+	xor        	a0, a0, s7
+	th.mula    	s6, a7, a5
+	xor        	a4, a4, s3
+	.word	0x97052d57	// th.vmul.vv v26, v16, v10
+	lwu        	s5, 144(sp)
+	lwu        	a5, 208(sp)
+	lwu        	s3, 176(sp)
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	xor        	a4, a4, s6
+	lwu        	s7, 240(sp)
+	mul        	a7, s4, s5
+	.word	0x93422757	// th.vmulhu.vv v14, v20, v4
+	mul        	s8, s4, s7
+	th.mula    	a7, s1, s7
+	mul        	s6, s4, a5
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	xor        	t6, t6, a7
+	xor        	t5, t5, s8
+	mul        	a7, s4, s3
+	.word	0x97422d57	// th.vmul.vv v26, v20, v4
 	th.mula    	s6, a6, s7
 	th.mula    	a7, s2, s7
-	// class 3: low words (pairs added), high words; out |= z & m[3]
-	.word	0x97692357	// th.vmul.vv v6, v22, v18
-	mul        	s5, s1, a5
+	mul        	s4, s1, a5
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
 	xor        	a0, a0, s6
 	mul        	s6, s2, s3
-	.word	0x97442d57	// th.vmul.vv v26, v20, v8
-	xor        	t5, t5, s5
-	mul        	s5, s2, a5
+	xor        	t5, t5, s4
+	.word	0x92c02757	// th.vmulhu.vv v14, v12, v0
+	mul        	s4, s2, a5
 	xor        	t5, t5, s6
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	mul        	s8, a6, s4
-	xor        	t6, t6, s5
-	lwu        	s7, 1236(sp)
-	.word	0x93022657	// th.vmulhu.vv v12, v16, v4
-	mul        	s6, s2, s4
-	mul        	s5, s1, s4
-	mul        	s1, s1, s3
+	mul        	s6, a6, s5
 	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	xor        	t6, t6, s4
+	lwu        	s7, 1236(sp)
+	mul        	s4, s2, s5
+	.word	0x96c02d57	// th.vmul.vv v26, v12, v0
+	mul        	s8, s1, s5
+	mul        	s1, s1, s3
 	mul        	s2, a6, s3
-	xor        	t5, t5, s8
-	and        	s4, s7, t1
-	.word	0x97022d57	// th.vmul.vv v26, v16, v4
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	xor        	t5, t5, s6
+	and        	s5, s7, t1
 	xor        	t6, t6, s2
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
 	and        	s2, s7, t2
 	xor        	a0, a0, s1
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	and        	s3, s7, t3
-	and        	s1, s7, t0
-	th.mula    	s5, a6, a5
-	.word	0x92a02657	// th.vmulhu.vv v12, v10, v0
-	xor        	a0, a0, s6
-	xor        	a4, a4, a7
-	lwu        	a6, 148(sp)
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	lwu        	a5, 212(sp)
-	lwu        	s7, 180(sp)
-	xor        	a4, a4, s5
-	.word	0x96a02d57	// th.vmul.vv v26, v10, v0
-	lwu        	s5, 244(sp)
-	mul        	a7, s4, a6
-	mul        	s6, s4, a5
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	th.mula    	a7, s2, s5
-	th.mula    	s6, s1, s5
-	mul        	s8, s4, s5
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	xor        	t6, t6, a7
-	xor        	a0, a0, s6
-	mul        	a7, s4, s7
+	and        	s6, s7, t3
 	.word	0x2622c157	// th.vand.vx v2, v2, t0
-	xor        	t5, t5, s8
-	mul        	s6, s2, a5
-	th.mula    	a7, s3, s5
+	and        	s1, s7, t0
+	th.mula    	s8, a6, a5
+	xor        	a0, a0, s4
 	.word	0x2662c357	// th.vand.vx v6, v6, t0
-	mul        	s4, s3, a5
-	xor        	t5, t5, s6
-	mul        	s5, s3, s7
-	.word	0x2ae10757	// th.vor.vv v14, v14, v2
-	xor        	t6, t6, s4
-	lwu        	s4, 1252(sp)
-	mul        	s6, s3, a6
+	xor        	a4, a4, a7
+	lwu        	s4, 148(sp)
+	lwu        	s3, 212(sp)
+	.word	0x2a810457	// th.vor.vv v8, v8, v2
+	lwu        	s7, 180(sp)
+	xor        	a4, a4, s8
+	lwu        	a5, 244(sp)
 	.word	0x2b830c57	// th.vor.vv v24, v24, v6
-	xor        	t5, t5, s5
-	mul        	s3, s1, s7
-	mul        	s7, s2, s7
-	.word	0x0eee2057	// th.vredxor.vs v0, v14, v28
-	mul        	s8, s2, a6
-	mul        	a6, s1, a6
-	xor        	t6, t6, s3
-	and        	s5, s4, t1
-	th.mula    	s8, s1, a5
+	mul        	s8, s5, s4
+	mul        	a6, s5, s3
+	.word	0x0e8e2057	// th.vredxor.vs v0, v8, v28
+	th.mula    	s8, s2, a5
+	th.mula    	a6, s1, a5
+	mul        	a7, s5, a5
+	xor        	t6, t6, s8
 	// sums[5] = lane sums (high word << 32 | low word)
 	.word	0x0f8e2157	// th.vredxor.vs v2, v24, v28
-	and        	s3, s4, t2
-	and        	s2, s4, t3
-	and        	s1, s4, t0
-	xor        	a0, a0, s7
-	xor        	t5, t5, a6
+	xor        	a0, a0, a6
+	mul        	s5, s5, s7
+	xor        	t5, t5, a7
+	mul        	a7, s2, s3
 	.word	0x32002857	// th.vext.x.v a6, v0, zero
-	xor        	a4, a4, a7
+	th.mula    	s5, s6, a5
+	mul        	s8, s6, s3
+	xor        	t5, t5, a7
+	mul        	s9, s6, s7
+	slli       	a6, a6, 32
 	.word	0x322028d7	// th.vext.x.v a7, v2, zero
 	// piece 6: operand classes a[k] = a & m[k], key classes b[j]
 	addi       	a5, sp, 1344
-	lwu        	s4, 152(sp)
-	slli       	a6, a6, 32
-	lwu        	s7, 216(sp)
+	xor        	t6, t6, s8
+	lwu        	s8, 1252(sp)
+	mul        	s6, s6, s4
 	or         	a7, a7, a6
 	sd         	a7, 1480(sp)
 	.word	0x0207f307	// th.vle.v v6, (a5)
 	addi       	a5, sp, 768
-	lwu        	a6, 184(sp)
-	xor        	a0, a0, s6
+	xor        	t5, t5, s9
+	mul        	a6, s1, s7
 	.word	0x0207f007	// th.vle.v v0, (a5)
 	addi       	a5, sp, 800
-	xor        	a4, a4, s8
-	mul        	s6, s5, s4
+	mul        	s9, s2, s7
+	mul        	s7, s2, s4
 	.word	0x0207f207	// th.vle.v v4, (a5)
 	addi       	a5, sp, 832
-	lwu        	a7, 248(sp)
-	mul        	s8, s5, s7
-	.word	0x0207f407	// th.vle.v v8, (a5)
+	mul        	s4, s1, s4
+	xor        	t6, t6, a6
+	.word	0x0207f507	// th.vle.v v10, (a5)
 	addi       	a5, sp, 864
-	th.mula    	s6, s3, a7
-	th.mula    	s8, s1, a7
-	.word	0x0207f907	// th.vle.v v18, (a5)
+	and        	a7, s8, t1
+	th.mula    	s7, s1, s3
+	.word	0x26634957	// th.vand.vx v18, v6, t1
+	and        	s2, s8, t2
+	and        	s1, s8, t3
+	and        	a6, s8, t0
+	.word	0x2663c857	// th.vand.vx v16, v6, t2
+	xor        	a0, a0, s9
+	xor        	t5, t5, s4
+	xor        	a4, a4, s5
+	.word	0x0207fb07	// th.vle.v v22, (a5)
+	lwu        	a5, 152(sp)
+	lwu        	s5, 216(sp)
+	lwu        	s4, 184(sp)
+	.word	0x93202157	// th.vmulhu.vv v2, v18, v0
+	xor        	a0, a0, s6
+	xor        	a4, a4, s7
+	mul        	s6, a7, a5
+	.word	0x930b2757	// th.vmulhu.vv v14, v16, v22
+	lwu        	s3, 248(sp)
+	mul        	s7, a7, s5
+	th.mula    	s6, s2, s3
+	.word	0x266e4a57	// th.vand.vx v20, v6, t3
+	th.mula    	s7, a6, s3
 	xor        	t6, t6, s6
-	xor        	a0, a0, s8
-	mul        	a5, s5, a6
-	.word	0x26634b57	// th.vand.vx v22, v6, t1
-	mul        	s5, s5, a7
-	th.mula    	a5, s2, a7
-	mul        	a7, s2, s7
-	.word	0x2663ca57	// th.vand.vx v20, v6, t2
-	xor        	t5, t5, s5
-	mul        	s5, s3, s4
+	mul        	s6, a7, s4
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	xor        	a0, a0, s7
+	mul        	s7, a7, s3
+	th.mula    	s6, s1, s3
+	.word	0x93452757	// th.vmulhu.vv v14, v20, v10
+	mul        	a7, s1, s5
+	xor        	t5, t5, s7
+	mul        	s3, s2, a5
+	.word	0x2662c657	// th.vand.vx v12, v6, t0
 	xor        	t6, t6, a7
-	.word	0x93602157	// th.vmulhu.vv v2, v22, v0
 	lwu        	a7, 1268(sp)
-	th.mula    	s5, s1, s7
-	mul        	s8, s3, s7
-	.word	0x93492657	// th.vmulhu.vv v12, v20, v18
-	mul        	s6, s3, a6
-	xor        	a4, a4, a5
-	mul        	a5, s1, a6
-	.word	0x266e4857	// th.vand.vx v16, v6, t3
-	mul        	s7, s2, a6
-	mul        	s3, s2, s4
-	xor        	t5, t5, s8
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	and        	s2, a7, t1
-	mul        	s8, s1, s4
-	xor        	t6, t6, a5
-	.word	0x93042657	// th.vmulhu.vv v12, v16, v8
+	th.mula    	s3, a6, s5
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	mul        	s9, s2, s5
+	mul        	s2, s2, s4
+	xor        	a4, a4, s6
+	.word	0x92c22757	// th.vmulhu.vv v14, v12, v4
+	mul        	s8, a6, s4
+	mul        	s7, s1, s4
+	mul        	s5, s1, a5
+	// class 0: low words (pairs added), high words; out |= z & m[0]
+	.word	0x97202357	// th.vmul.vv v6, v18, v0
+	xor        	t5, t5, s9
+	and        	s1, a7, t1
+	mul        	s6, a6, a5
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	xor        	t6, t6, s8
 	lwu        	a5, 156(sp)
 	lwu        	a6, 188(sp)
-	xor        	a0, a0, s6
-	.word	0x2662c557	// th.vand.vx v10, v6, t0
+	.word	0xb7682357	// th.vmacc.vv v6, v16, v22
+	xor        	a0, a0, s2
 	lwu        	s4, 220(sp)
 	xor        	t5, t5, s7
-	and        	s1, a7, t2
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	xor        	a4, a4, s5
-	mul        	s7, s2, a5
-	xor        	a0, a0, s3
-	.word	0x92a22657	// th.vmulhu.vv v12, v10, v4
-	lwu        	s6, 252(sp)
-	xor        	t5, t5, s8
-	mul        	s8, s2, a6
-	// class 0: low words (pairs added), high words; out |= z & m[0]
-	.word	0x97602357	// th.vmul.vv v6, v22, v0
-	th.mula    	s7, s1, s6
-	mul        	s5, s2, s4
-	and        	s3, a7, t3
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	xor        	t6, t6, s7
-	and        	a7, a7, t0
-	th.mula    	s8, s3, s6
-	.word	0xb72a2357	// th.vmacc.vv v6, v20, v18
-	th.mula    	s5, a7, s6
-	mul        	s6, s2, s6
-	xor        	a4, a4, s8
-	.word	0x97042d57	// th.vmul.vv v26, v16, v8
-	mul        	s2, s1, a5
+	.word	0x97452d57	// th.vmul.vv v26, v20, v10
+	and        	s2, a7, t2
+	xor        	a4, a4, s3
+	mul        	s3, s1, a5
+	.word	0x26234457	// th.vand.vx v8, v2, t1
 	xor        	a0, a0, s5
+	lwu        	s7, 252(sp)
+	xor        	t5, t5, s6
+	.word	0x93222157	// th.vmulhu.vv v2, v18, v4
+	mul        	s8, s1, a6
+	th.mula    	s3, s2, s7
+	mul        	s5, s1, s4
+	.word	0x93002757	// th.vmulhu.vv v14, v16, v0
+	xor        	t6, t6, s3
+	and        	s3, a7, t3
+	and        	a7, a7, t0
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	th.mula    	s8, s3, s7
+	th.mula    	s5, a7, s7
+	mul        	s6, s1, s7
+	.word	0x96c22d57	// th.vmul.vv v26, v12, v4
+	xor        	a4, a4, s8
+	mul        	s1, s2, a5
+	xor        	a0, a0, s5
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
 	mul        	s5, s3, s4
-	.word	0x26234757	// th.vand.vx v14, v2, t1
-	th.mula    	s2, a7, s4
-	mul        	s4, s1, s4
-	mul        	s1, s1, a6
-	.word	0x93622157	// th.vmulhu.vv v2, v22, v4
+	th.mula    	s1, a7, s4
+	mul        	s4, s2, s4
+	.word	0x934b2757	// th.vmulhu.vv v14, v20, v22
+	mul        	s2, s2, a6
 	xor        	t6, t6, s5
 	mul        	s5, a7, a6
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
 	xor        	t5, t5, s6
-	.word	0x93402657	// th.vmulhu.vv v12, v20, v0
 	mul        	s6, s3, a5
 	mul        	a6, s3, a6
+	.word	0x26634c57	// th.vand.vx v24, v6, t1
 	xor        	t6, t6, s5
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	xor        	a4, a4, s2
-	xor        	a0, a0, s1
+	xor        	a4, a4, s1
+	xor        	a0, a0, s2
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
 	xor        	t5, t5, s4
-	.word	0x96a22d57	// th.vmul.vv v26, v10, v4
 	mul        	a5, a7, a5
 	xor        	a0, a0, s6
+	// class 1: low words (pairs added), high words; out |= z & m[1]
+	.word	0x97222357	// th.vmul.vv v6, v18, v4
 	xor        	t5, t5, a6
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
 	// sums[1] = OR of z[k] & m[k]
 	and        	t6, t6, t1
 	and        	a4, a4, t2
+	.word	0x97002d57	// th.vmul.vv v26, v16, v0
 	xor        	t5, t5, a5
-	.word	0x93092657	// th.vmulhu.vv v12, v16, v18
 	or         	t6, t6, a4
 	and        	a0, a0, t3
+	.word	0x92c52757	// th.vmulhu.vv v14, v12, v10
 	or         	t6, t6, a0
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
 	and        	t5, t5, t0
 	or         	t6, t6, t5
+	.word	0xb76a2357	// th.vmacc.vv v6, v20, v22
 	sd         	t6, 1448(sp)
-	.word	0x26634c57	// th.vand.vx v24, v6, t1
 	// piece 3: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
 	lwu        	a0, 1160(sp)
 	lwu        	s2, 448(sp)
-	lwu        	s6, 480(sp)
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	.word	0xb6a62d57	// th.vmacc.vv v26, v12, v10
+	lwu        	s5, 480(sp)
 	and        	a4, a0, t1
 	and        	a7, a0, t2
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
 	lwu        	a6, 416(sp)
-	// class 1: low words (pairs added), high words; out |= z & m[1]
-	.word	0x97622357	// th.vmul.vv v6, v22, v4
-	and        	s5, a0, t3
-	mul        	t5, a4, s6
+	and        	s4, a0, t3
+	mul        	t5, a4, s5
+	.word	0x2623c157	// th.vand.vx v2, v2, t2
 	mul        	t6, a7, s2
-	.word	0x97402d57	// th.vmul.vv v26, v20, v0
 	lwu        	s1, 384(sp)
 	and        	s3, a0, t0
-	mul        	a5, s5, a6
-	.word	0x92a42657	// th.vmulhu.vv v12, v10, v8
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	mul        	a5, s4, a6
 	xor        	t5, t5, t6
 	mul        	a0, s3, s1
+	.word	0x2a810457	// th.vor.vv v8, v8, v2
 	xor        	t5, t5, a5
-	.word	0xb7282357	// th.vmacc.vv v6, v16, v18
 	mul        	t6, a4, s1
-	lwu        	s4, 1176(sp)
-	xor        	t5, t5, a0
-	.word	0xb6852d57	// th.vmacc.vv v26, v10, v8
-	mul        	a0, a4, s2
-	th.mula    	t6, a7, s6
-	and        	a5, s4, t1
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	th.mula    	a0, s3, s6
-	mul        	a4, a4, a6
-	mul        	s8, s5, s2
-	.word	0x2623c157	// th.vand.vx v2, v2, t2
-	th.mula    	a4, s5, s6
-	mul        	s5, s5, s1
-	mul        	s7, a7, s1
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	mul        	s6, a7, a6
-	mul        	a6, s3, a6
-	xor        	t6, t6, s8
-	.word	0x2ae10757	// th.vor.vv v14, v14, v2
-	and        	s1, s4, t2
-	xor        	t6, t6, a6
-	lwu        	a7, 484(sp)
+	lwu        	s6, 1176(sp)
 	.word	0x2663c357	// th.vand.vx v6, v6, t2
-	xor        	a0, a0, s6
-	lwu        	a6, 452(sp)
-	xor        	a0, a0, s5
-	.word	0x93642157	// th.vmulhu.vv v2, v22, v8
-	lwu        	s6, 420(sp)
-	th.mula    	s7, s3, s2
-	and        	s3, s4, t3
-	.word	0x93422657	// th.vmulhu.vv v12, v20, v4
-	lwu        	s5, 388(sp)
-	and        	s2, s4, t0
-	xor        	a4, a4, s7
+	xor        	t5, t5, a0
+	mul        	a0, a4, s2
+	th.mula    	t6, a7, s5
+	.word	0x93252157	// th.vmulhu.vv v2, v18, v10
+	and        	a5, s6, t1
+	th.mula    	a0, s3, s5
+	mul        	a4, a4, a6
+	.word	0x93022757	// th.vmulhu.vv v14, v16, v4
+	mul        	s8, s4, s2
+	th.mula    	a4, s4, s5
+	mul        	s4, s4, s1
 	.word	0x2b830c57	// th.vor.vv v24, v24, v6
-	mul        	s7, a5, a7
-	mul        	s8, s1, a6
-	mul        	s4, a5, s5
+	mul        	s7, a7, s1
+	mul        	s5, a7, a6
+	mul        	a6, s3, a6
 	// class 2: low words (pairs added), high words; out |= z & m[2]
-	.word	0x97642357	// th.vmul.vv v6, v22, v8
+	.word	0x97252357	// th.vmul.vv v6, v18, v10
+	xor        	t6, t6, s8
+	and        	s1, s6, t2
+	xor        	t6, t6, a6
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	lwu        	a7, 484(sp)
+	xor        	a0, a0, s5
+	lwu        	a6, 452(sp)
+	.word	0x93402757	// th.vmulhu.vv v14, v20, v0
+	xor        	a0, a0, s4
+	lwu        	s5, 420(sp)
+	th.mula    	s7, s3, s2
+	.word	0xb7662357	// th.vmacc.vv v6, v12, v22
+	and        	s3, s6, t3
+	lwu        	s4, 388(sp)
+	and        	s2, s6, t0
+	.word	0x97022d57	// th.vmul.vv v26, v16, v4
+	xor        	a4, a4, s7
+	mul        	s6, a5, a7
+	mul        	s7, s1, a6
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	xor        	t5, t5, s6
 	xor        	t5, t5, s7
+	mul        	s7, a5, s4
+	.word	0x92cb2757	// th.vmulhu.vv v14, v12, v22
+	mul        	s8, s3, s5
+	th.mula    	s7, s1, a7
+	mul        	s6, s2, s4
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	xor        	t6, t6, s7
 	xor        	t5, t5, s8
-	th.mula    	s4, s1, a7
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	mul        	s7, s3, s6
-	xor        	t6, t6, s4
-	mul        	s4, s2, s5
-	.word	0x93002657	// th.vmulhu.vv v12, v16, v0
-	xor        	t5, t5, s7
 	mul        	s7, s3, a6
-	xor        	t5, t5, s4
-	.word	0xb7252357	// th.vmacc.vv v6, v10, v18
+	.word	0x97402d57	// th.vmul.vv v26, v20, v0
+	xor        	t5, t5, s6
 	xor        	t6, t6, s7
 	lwu        	s7, 1192(sp)
-	mul        	s8, s2, s6
-	.word	0x97422d57	// th.vmul.vv v26, v20, v4
-	mul        	s4, a5, s6
-	xor        	t6, t6, s8
-	mul        	s8, a5, a6
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	mul        	s9, s1, s6
-	mul        	s6, s1, s5
-	th.mula    	s8, s2, a7
-	.word	0x92a92657	// th.vmulhu.vv v12, v10, v18
-	mul        	s5, s3, s5
-	th.mula    	s4, s3, a7
-	and        	a5, s7, t1
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	mul        	s8, s2, s5
+	mul        	s6, a5, s5
+	mul        	s9, a5, a6
 	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	xor        	a0, a0, s8
-	and        	s3, s7, t2
+	xor        	t6, t6, s8
+	mul        	s5, s1, s5
+	mul        	s8, s1, s4
+	.word	0x262e4157	// th.vand.vx v2, v2, t3
+	th.mula    	s9, s2, a7
+	mul        	s4, s3, s4
+	th.mula    	s6, s3, a7
+	.word	0x266e4357	// th.vand.vx v6, v6, t3
+	and        	a5, s7, t1
 	xor        	a0, a0, s9
-	.word	0x97002d57	// th.vmul.vv v26, v16, v0
+	and        	s3, s7, t2
+	.word	0x2a810457	// th.vor.vv v8, v8, v2
+	xor        	a0, a0, s5
 	and        	s1, s7, t3
 	and        	a7, s7, t0
-	xor        	a0, a0, s5
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	th.mula    	s6, s2, a6
-	xor        	a4, a4, s4
-	lwu        	s5, 456(sp)
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	lwu        	s7, 392(sp)
-	lwu        	s9, 424(sp)
+	.word	0x932b2157	// th.vmulhu.vv v2, v18, v22
+	xor        	a0, a0, s4
+	th.mula    	s8, s2, a6
 	xor        	a4, a4, s6
-	.word	0x262e4157	// th.vand.vx v2, v2, t3
-	lwu        	s4, 488(sp)
-	mul        	s2, s3, s5
-	mul        	a6, a5, s7
-	.word	0x266e4357	// th.vand.vx v6, v6, t3
-	mul        	s6, s1, s5
-	th.mula    	a6, s3, s4
-	mul        	s8, a7, s9
-	.word	0x2ae10757	// th.vor.vv v14, v14, v2
-	xor        	t6, t6, a6
-	xor        	t6, t6, s6
-	xor        	t6, t6, s8
-	.word	0x93692157	// th.vmulhu.vv v2, v22, v18
-	mul        	s6, a5, s9
-	mul        	s8, s3, s7
-	mul        	a6, s3, s9
-	.word	0x93442657	// th.vmulhu.vv v12, v20, v8
-	th.mula    	s6, s1, s4
-	mul        	s3, s1, s9
-	mul        	s1, s1, s7
+	.word	0x93052757	// th.vmulhu.vv v14, v16, v10
+	lwu        	s4, 456(sp)
+	lwu        	s5, 392(sp)
+	lwu        	s6, 424(sp)
 	.word	0x2b830c57	// th.vor.vv v24, v24, v6
-	xor        	a4, a4, s6
-	mul        	s6, a7, s7
-	th.mula    	s8, a7, s5
-	// class 3: low words (pairs added), high words; out |= z & m[3]
-	.word	0x97692357	// th.vmul.vv v6, v22, v18
-	mul        	s5, a5, s5
-	mul        	a5, a5, s4
 	xor        	a4, a4, s8
-	.word	0x97442d57	// th.vmul.vv v26, v20, v8
-	th.mula    	s5, a7, s4
+	lwu        	s2, 488(sp)
+	mul        	a6, s3, s4
+	// class 3: low words (pairs added), high words; out |= z & m[3]
+	.word	0x972b2357	// th.vmul.vv v6, v18, v22
+	mul        	s7, a5, s5
+	mul        	s8, s1, s4
+	mul        	s9, a7, s6
+	.word	0x97052d57	// th.vmul.vv v26, v16, v10
+	th.mula    	s7, s3, s2
+	mul        	s10, a5, s6
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	xor        	t6, t6, s7
+	xor        	t6, t6, s8
+	xor        	t6, t6, s9
+	.word	0x93422757	// th.vmulhu.vv v14, v20, v4
+	th.mula    	s10, s1, s2
+	mul        	s8, s3, s5
+	mul        	s3, s3, s6
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	xor        	a4, a4, s10
+	mul        	s7, s1, s6
+	mul        	s6, s1, s5
+	.word	0x97422d57	// th.vmul.vv v26, v20, v4
+	mul        	s10, a7, s5
+	th.mula    	s8, a7, s4
+	mul        	s9, a5, s4
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	mul        	a5, a5, s2
+	xor        	a4, a4, s8
+	th.mula    	s9, a7, s2
+	.word	0x92c02757	// th.vmulhu.vv v14, v12, v0
 	lwu        	s8, 1208(sp)
 	xor        	t5, t5, a5
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	lwu        	s4, 492(sp)
-	xor        	t5, t5, s2
-	and        	s7, s8, t1
-	.word	0x93022657	// th.vmulhu.vv v12, v16, v4
-	lwu        	a7, 396(sp)
-	xor        	t5, t5, s3
-	lwu        	a5, 460(sp)
+	lwu        	a5, 492(sp)
 	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	xor        	t5, t5, s6
-	and        	s2, s8, t2
-	xor        	a0, a0, s5
-	.word	0x97022d57	// th.vmul.vv v26, v16, v4
-	lwu        	s5, 428(sp)
-	xor        	a0, a0, a6
-	and        	s3, s8, t3
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	and        	a6, s8, t0
-	xor        	a0, a0, s1
-	mul        	s6, s7, s4
-	.word	0x92a02657	// th.vmulhu.vv v12, v10, v0
-	mul        	s1, s7, a7
-	xor        	t5, t5, s6
-	mul        	s6, s2, a5
+	xor        	t5, t5, a6
+	and        	s5, s8, t1
+	lwu        	s2, 396(sp)
+	.word	0x96c02d57	// th.vmul.vv v26, v12, v0
+	xor        	t5, t5, s7
+	lwu        	s1, 460(sp)
+	xor        	t5, t5, s10
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	and        	s4, s8, t2
+	xor        	a0, a0, s9
+	lwu        	a6, 428(sp)
 	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	th.mula    	s1, s2, s4
-	xor        	t5, t5, s6
-	mul        	s8, s7, a5
-	.word	0x96a02d57	// th.vmul.vv v26, v10, v0
-	xor        	t6, t6, s1
-	mul        	s6, s7, s5
-	th.mula    	s8, a6, s4
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	th.mula    	s6, s3, s4
-	mul        	s1, s3, s5
-	xor        	a0, a0, s8
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	mul        	s4, a6, a7
-	xor        	t5, t5, s1
-	mul        	s1, s3, a5
+	xor        	a0, a0, s3
+	and        	a7, s8, t3
+	and        	s3, s8, t0
 	.word	0x2622c157	// th.vand.vx v2, v2, t0
-	xor        	t5, t5, s4
-	mul        	s7, a6, s5
-	mul        	s4, s2, s5
+	xor        	a0, a0, s6
+	mul        	s7, s5, a5
+	mul        	s6, s5, s2
 	.word	0x2662c357	// th.vand.vx v6, v6, t0
-	xor        	t6, t6, s1
-	lwu        	s1, 1224(sp)
-	mul        	s5, s3, a7
-	.word	0x2ae10757	// th.vor.vv v14, v14, v2
-	xor        	t6, t6, s7
-	and        	s7, s1, t1
-	mul        	a7, s2, a7
+	xor        	t5, t5, s7
+	th.mula    	s6, s4, a5
+	mul        	s7, s4, s1
+	.word	0x2a810457	// th.vor.vv v8, v8, v2
+	xor        	t6, t6, s6
+	xor        	t5, t5, s7
+	mul        	s6, s5, s1
 	.word	0x2b830c57	// th.vor.vv v24, v24, v6
-	and        	s3, s1, t2
-	xor        	a0, a0, s4
-	and        	s4, s1, t3
-	.word	0x0eee2057	// th.vredxor.vs v0, v14, v28
-	and        	s1, s1, t0
-	xor        	a0, a0, s5
-	th.mula    	a7, a6, a5
-	xor        	a4, a4, s6
-	lwu        	s6, 400(sp)
+	mul        	s5, s5, a6
+	th.mula    	s6, s3, a5
+	mul        	s7, a7, a6
+	.word	0x0e8e2057	// th.vredxor.vs v0, v8, v28
+	th.mula    	s5, a7, a5
+	xor        	a0, a0, s6
+	mul        	a5, s3, s2
+	xor        	t5, t5, s7
 	// sums[6] = lane sums (high word << 32 | low word)
 	.word	0x0f8e2157	// th.vredxor.vs v2, v24, v28
-	lwu        	s2, 464(sp)
-	lwu        	s5, 432(sp)
-	xor        	a4, a4, a7
-	lwu        	s8, 496(sp)
-	mul        	s9, s7, s6
+	mul        	s6, a7, s1
+	xor        	t5, t5, a5
+	mul        	a5, s3, a6
+	mul        	s8, s4, a6
 	.word	0x32002857	// th.vext.x.v a6, v0, zero
-	mul        	s10, s7, s8
+	xor        	t6, t6, s6
+	lwu        	s10, 1224(sp)
+	mul        	s9, a7, s2
+	xor        	t6, t6, a5
+	slli       	a6, a6, 32
 	.word	0x322028d7	// th.vext.x.v a7, v2, zero
 	// piece 7: operand classes a[k] = a & m[k], key classes b[j]
 	addi       	a5, sp, 1376
-	th.mula    	s9, s3, s8
-	slli       	a6, a6, 32
-	xor        	t5, t5, s10
+	and        	s6, s10, t1
+	mul        	s7, s4, s2
+	and        	s2, s10, t2
 	or         	a7, a7, a6
 	sd         	a7, 1488(sp)
 	.word	0x0207f307	// th.vle.v v6, (a5)
 	addi       	a5, sp, 896
-	xor        	t6, t6, s9
-	mul        	a6, s7, s2
+	xor        	a0, a0, s8
+	and        	a7, s10, t3
 	.word	0x0207f007	// th.vle.v v0, (a5)
 	addi       	a5, sp, 928
-	mul        	a7, s7, s5
-	th.mula    	a6, s1, s8
+	and        	a6, s10, t0
+	xor        	a0, a0, s9
 	.word	0x0207f207	// th.vle.v v4, (a5)
 	addi       	a5, sp, 960
-	th.mula    	a7, s4, s8
-	mul        	s7, s3, s2
-	.word	0x0207f407	// th.vle.v v8, (a5)
+	th.mula    	s7, s3, s1
+	xor        	a4, a4, s5
+	.word	0x0207f507	// th.vle.v v10, (a5)
 	addi       	a5, sp, 992
-	xor        	a0, a0, a6
-	mul        	a6, s4, s5
-	.word	0x0207f907	// th.vle.v v18, (a5)
-	xor        	t5, t5, s7
-	mul        	a5, s4, s2
-	xor        	t5, t5, a6
-	.word	0x26634b57	// th.vand.vx v22, v6, t1
-	mul        	a6, s1, s6
+	lwu        	s5, 400(sp)
+	lwu        	s1, 464(sp)
+	.word	0x26634957	// th.vand.vx v18, v6, t1
+	lwu        	s4, 432(sp)
+	xor        	a4, a4, s7
+	lwu        	s8, 496(sp)
+	.word	0x2663c857	// th.vand.vx v16, v6, t2
+	mul        	s9, s6, s5
+	mul        	s3, s6, s8
+	mul        	s7, s6, s1
+	.word	0x0207fb07	// th.vle.v v22, (a5)
+	th.mula    	s9, s2, s8
+	xor        	t5, t5, s3
+	mul        	s3, s6, s4
+	.word	0x93202157	// th.vmulhu.vv v2, v18, v0
+	xor        	t6, t6, s9
+	th.mula    	s7, a6, s8
+	th.mula    	s3, a7, s8
+	.word	0x930b2757	// th.vmulhu.vv v14, v16, v22
+	mul        	a5, s2, s1
+	xor        	a0, a0, s7
+	mul        	s6, a7, s4
+	.word	0x266e4a57	// th.vand.vx v20, v6, t3
+	xor        	t5, t5, a5
+	mul        	a5, a7, s1
+	xor        	t5, t5, s6
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	mul        	s8, a6, s5
 	xor        	t6, t6, a5
 	lwu        	a5, 1240(sp)
-	.word	0x2663ca57	// th.vand.vx v20, v6, t2
-	mul        	s7, s4, s6
-	mul        	s6, s3, s6
-	mul        	s4, s3, s5
-	.word	0x93602157	// th.vmulhu.vv v2, v22, v0
-	mul        	s5, s1, s5
-	xor        	t5, t5, a6
-	and        	s3, a5, t1
-	.word	0x93492657	// th.vmulhu.vv v12, v20, v18
-	xor        	t6, t6, s5
-	and        	a6, a5, t2
-	xor        	a0, a0, s4
-	.word	0x266e4857	// th.vand.vx v16, v6, t3
-	and        	s4, a5, t3
+	.word	0x93452757	// th.vmulhu.vv v14, v20, v10
+	mul        	s7, a7, s5
+	mul        	s6, s2, s5
+	mul        	s2, s2, s4
+	.word	0x2662c657	// th.vand.vx v12, v6, t0
+	mul        	a7, a6, s4
+	xor        	t5, t5, s8
+	and        	s4, a5, t1
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	xor        	t6, t6, a7
+	and        	a7, a5, t2
+	xor        	a0, a0, s2
+	.word	0x92c22757	// th.vmulhu.vv v14, v12, v4
+	and        	s2, a5, t3
 	and        	a5, a5, t0
-	th.mula    	s6, s1, s2
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	xor        	a0, a0, s7
-	xor        	a4, a4, a7
-	lwu        	s1, 404(sp)
-	.word	0x93042657	// th.vmulhu.vv v12, v16, v8
-	lwu        	a7, 468(sp)
-	lwu        	s2, 436(sp)
-	xor        	a4, a4, s6
-	.word	0x2662c557	// th.vand.vx v10, v6, t0
-	lwu        	s5, 500(sp)
-	mul        	s7, s3, s1
-	mul        	s8, s3, a7
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	th.mula    	s7, a6, s5
-	th.mula    	s8, a5, s5
-	mul        	s6, s3, s5
-	.word	0x92a22657	// th.vmulhu.vv v12, v10, v4
-	xor        	t6, t6, s7
-	xor        	a0, a0, s8
-	mul        	s3, s3, s2
+	th.mula    	s6, a6, s1
 	// class 0: low words (pairs added), high words; out |= z & m[0]
-	.word	0x97602357	// th.vmul.vv v6, v22, v0
-	xor        	t5, t5, s6
-	mul        	s6, a6, a7
-	th.mula    	s3, s4, s5
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	mul        	s5, s4, a7
-	xor        	t5, t5, s6
-	mul        	s6, s4, s2
-	.word	0xb72a2357	// th.vmacc.vv v6, v20, v18
-	xor        	t6, t6, s5
+	.word	0x97202357	// th.vmul.vv v6, v18, v0
+	xor        	a0, a0, s7
+	xor        	a4, a4, s3
+	lwu        	s3, 404(sp)
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	lwu        	a6, 468(sp)
+	lwu        	s5, 436(sp)
+	xor        	a4, a4, s6
+	.word	0xb7682357	// th.vmacc.vv v6, v16, v22
+	lwu        	s6, 500(sp)
+	mul        	s1, s4, s3
+	mul        	s8, s4, a6
+	.word	0x97452d57	// th.vmul.vv v26, v20, v10
+	th.mula    	s1, a7, s6
+	th.mula    	s8, a5, s6
+	mul        	s7, s4, s6
+	.word	0x26234457	// th.vand.vx v8, v2, t1
+	xor        	t6, t6, s1
+	xor        	a0, a0, s8
+	mul        	s1, s4, s5
+	.word	0x93222157	// th.vmulhu.vv v2, v18, v4
+	xor        	t5, t5, s7
+	mul        	s7, a7, a6
+	th.mula    	s1, s2, s6
+	.word	0x93002757	// th.vmulhu.vv v14, v16, v0
+	mul        	s4, s2, a6
+	xor        	t5, t5, s7
+	mul        	s6, s2, s5
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	xor        	t6, t6, s4
 	lwu        	s7, 1256(sp)
-	mul        	s5, s4, s1
-	.word	0x97042d57	// th.vmul.vv v26, v16, v8
+	mul        	s4, s2, s3
+	.word	0x96c22d57	// th.vmul.vv v26, v12, v4
 	xor        	t5, t5, s6
-	mul        	s6, a5, s2
-	mul        	s4, a6, s2
-	.word	0x26234757	// th.vand.vx v14, v2, t1
-	mul        	s8, a6, s1
-	mul        	s1, a5, s1
-	xor        	t6, t6, s6
-	.word	0x93622157	// th.vmulhu.vv v2, v22, v4
-	and        	s6, s7, t1
-	th.mula    	s8, a5, a7
+	mul        	s2, a5, s5
+	mul        	s5, a7, s5
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	mul        	s6, a7, s3
+	mul        	s3, a5, s3
+	xor        	t6, t6, s2
+	.word	0x934b2757	// th.vmulhu.vv v14, v20, v22
+	and        	a7, s7, t1
+	th.mula    	s6, a5, a6
 	and        	s2, s7, t2
-	.word	0x93402657	// th.vmulhu.vv v12, v20, v0
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
 	and        	a6, s7, t3
 	and        	a5, s7, t0
-	xor        	a0, a0, s4
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	xor        	t5, t5, s1
-	xor        	a4, a4, s3
-	lwu        	s1, 408(sp)
-	.word	0x96a22d57	// th.vmul.vv v26, v10, v4
-	lwu        	s7, 472(sp)
-	lwu        	s4, 440(sp)
 	xor        	a0, a0, s5
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	xor        	a4, a4, s8
-	mul        	s8, s6, s1
-	lwu        	a7, 504(sp)
-	.word	0x93092657	// th.vmulhu.vv v12, v16, v18
-	th.mula    	s8, s2, a7
-	mul        	s3, s6, s7
-	mul        	s5, s6, s4
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	xor        	t6, t6, s8
-	th.mula    	s3, a5, a7
-	mul        	s6, s6, a7
 	.word	0x26634c57	// th.vand.vx v24, v6, t1
-	xor        	a0, a0, s3
-	th.mula    	s5, a6, a7
-	mul        	a7, a6, s7
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	xor        	t5, t5, s6
-	mul        	s3, s2, s1
-	xor        	t6, t6, a7
+	xor        	t5, t5, s3
+	xor        	a4, a4, s1
+	lwu        	s1, 408(sp)
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	lwu        	s7, 472(sp)
+	lwu        	s5, 440(sp)
+	xor        	a0, a0, s4
 	// class 1: low words (pairs added), high words; out |= z & m[1]
-	.word	0x97622357	// th.vmul.vv v6, v22, v4
+	.word	0x97222357	// th.vmul.vv v6, v18, v4
+	xor        	a4, a4, s6
+	mul        	s8, a7, s1
+	lwu        	s3, 504(sp)
+	.word	0x97002d57	// th.vmul.vv v26, v16, v0
+	th.mula    	s8, s2, s3
+	mul        	s6, a7, s7
+	mul        	s4, a7, s5
+	.word	0x92c52757	// th.vmulhu.vv v14, v12, v10
+	xor        	t6, t6, s8
+	th.mula    	s6, a5, s3
+	mul        	a7, a7, s3
+	.word	0xb76a2357	// th.vmacc.vv v6, v20, v22
+	xor        	a0, a0, s6
+	th.mula    	s4, a6, s3
+	mul        	s6, a6, s7
+	.word	0xb6a62d57	// th.vmacc.vv v26, v12, v10
+	xor        	t5, t5, a7
+	mul        	s3, s2, s1
+	xor        	t6, t6, s6
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
 	lwu        	a7, 1272(sp)
 	th.mula    	s3, a5, s7
 	mul        	s8, s2, s7
-	.word	0x97402d57	// th.vmul.vv v26, v20, v0
-	mul        	s6, s2, s4
-	xor        	a4, a4, s5
-	mul        	s9, a5, s4
-	.word	0x92a42657	// th.vmulhu.vv v12, v10, v8
-	mul        	s7, a6, s4
+	.word	0x2623c157	// th.vand.vx v2, v2, t2
+	mul        	s6, s2, s5
+	xor        	a4, a4, s4
+	mul        	s4, a5, s5
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	mul        	s7, a6, s5
 	mul        	s5, a6, s1
 	xor        	t5, t5, s8
-	.word	0xb7282357	// th.vmacc.vv v6, v16, v18
+	.word	0x2a810457	// th.vor.vv v8, v8, v2
 	and        	s2, a7, t1
 	mul        	s8, a5, s1
-	xor        	t6, t6, s9
-	.word	0xb6852d57	// th.vmacc.vv v26, v10, v8
+	xor        	t6, t6, s4
+	.word	0x2663c357	// th.vand.vx v6, v6, t2
 	lwu        	a5, 412(sp)
 	lwu        	a6, 444(sp)
 	xor        	a0, a0, s6
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	.word	0x93252157	// th.vmulhu.vv v2, v18, v10
 	lwu        	s4, 476(sp)
 	xor        	t5, t5, s7
 	and        	s1, a7, t2
-	.word	0x2623c157	// th.vand.vx v2, v2, t2
+	.word	0x93022757	// th.vmulhu.vv v14, v16, v4
 	xor        	a4, a4, s3
-	mul        	s6, s2, a5
+	mul        	s7, s2, a5
 	xor        	a0, a0, s5
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	lwu        	s7, 508(sp)
+	.word	0x2b830c57	// th.vor.vv v24, v24, v6
+	lwu        	s5, 508(sp)
 	xor        	t5, t5, s8
 	mul        	s8, s2, a6
-	.word	0x2ae10757	// th.vor.vv v14, v14, v2
-	th.mula    	s6, s1, s7
-	mul        	s5, s2, s4
+	// class 2: low words (pairs added), high words; out |= z & m[2]
+	.word	0x97252357	// th.vmul.vv v6, v18, v10
+	th.mula    	s7, s1, s5
+	mul        	s6, s2, s4
 	and        	s3, a7, t3
-	.word	0x2663c357	// th.vand.vx v6, v6, t2
-	xor        	t6, t6, s6
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	xor        	t6, t6, s7
 	and        	a7, a7, t0
-	th.mula    	s8, s3, s7
-	.word	0x93642157	// th.vmulhu.vv v2, v22, v8
-	th.mula    	s5, a7, s7
-	mul        	s6, s2, s7
+	th.mula    	s8, s3, s5
+	.word	0x93402757	// th.vmulhu.vv v14, v20, v0
+	th.mula    	s6, a7, s5
+	mul        	s5, s2, s5
 	xor        	a4, a4, s8
-	.word	0x93422657	// th.vmulhu.vv v12, v20, v4
+	.word	0xb7662357	// th.vmacc.vv v6, v12, v22
 	mul        	s2, s1, a5
-	xor        	a0, a0, s5
-	mul        	s5, s3, s4
-	.word	0x2b830c57	// th.vor.vv v24, v24, v6
+	xor        	a0, a0, s6
+	mul        	s6, s3, s4
+	.word	0x97022d57	// th.vmul.vv v26, v16, v4
 	th.mula    	s2, a7, s4
 	mul        	s4, s1, s4
 	mul        	s1, s1, a6
-	// class 2: low words (pairs added), high words; out |= z & m[2]
-	.word	0x97642357	// th.vmul.vv v6, v22, v8
-	xor        	t6, t6, s5
-	mul        	s5, a7, a6
-	xor        	t5, t5, s6
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	mul        	s6, s3, a5
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	xor        	t6, t6, s6
+	mul        	s6, a7, a6
+	xor        	t5, t5, s5
+	.word	0x92cb2757	// th.vmulhu.vv v14, v12, v22
+	mul        	s5, s3, a5
 	mul        	a6, s3, a6
-	xor        	t6, t6, s5
-	.word	0x93002657	// th.vmulhu.vv v12, v16, v0
+	xor        	t6, t6, s6
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
 	xor        	a4, a4, s2
 	xor        	a0, a0, s1
 	xor        	t5, t5, s4
-	.word	0xb7252357	// th.vmacc.vv v6, v10, v18
+	.word	0x97402d57	// th.vmul.vv v26, v20, v0
 	mul        	a5, a7, a5
-	xor        	a0, a0, s6
+	xor        	a0, a0, s5
 	xor        	t5, t5, a6
-	.word	0x97422d57	// th.vmul.vv v26, v20, v4
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
 	// sums[3] = OR of z[k] & m[k]
 	and        	t6, t6, t1
 	and        	a4, a4, t2
 	xor        	t5, t5, a5
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
 	or         	t6, t6, a4
 	and        	a0, a0, t3
 	or         	t6, t6, a0
-	.word	0x92a92657	// th.vmulhu.vv v12, v10, v18
+	.word	0x262e4157	// th.vand.vx v2, v2, t3
 	and        	t5, t5, t0
 	or         	t6, t6, t5
 	sd         	t6, 1464(sp)
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	.word	0x266e4357	// th.vand.vx v6, v6, t3
 	// piece 4: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
 	lwu        	a0, 1164(sp)
-	lwu        	s2, 576(sp)
+	lwu        	a6, 576(sp)
 	lwu        	s6, 608(sp)
-	.word	0x97002d57	// th.vmul.vv v26, v16, v0
+	.word	0x2a810457	// th.vor.vv v8, v8, v2
 	and        	a4, a0, t1
-	and        	a7, a0, t2
-	lwu        	a6, 544(sp)
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	and        	s1, a0, t3
+	and        	s2, a0, t2
+	lwu        	a7, 544(sp)
+	.word	0x932b2157	// th.vmulhu.vv v2, v18, v22
+	and        	s5, a0, t3
 	mul        	t5, a4, s6
-	mul        	t6, a7, s2
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	lwu        	s5, 512(sp)
-	and        	s3, a0, t0
-	mul        	a5, s1, a6
-	.word	0x262e4157	// th.vand.vx v2, v2, t3
+	mul        	t6, s2, a6
+	.word	0x93052757	// th.vmulhu.vv v14, v16, v10
+	lwu        	s4, 512(sp)
+	and        	s1, a0, t0
+	mul        	a5, s5, a7
+	.word	0x2b830c57	// th.vor.vv v24, v24, v6
 	xor        	t5, t5, t6
-	mul        	a0, s3, s5
+	mul        	a0, s1, s4
 	xor        	t5, t5, a5
-	.word	0x266e4357	// th.vand.vx v6, v6, t3
-	mul        	t6, a4, s5
-	lwu        	s4, 1180(sp)
-	xor        	t5, t5, a0
-	.word	0x2ae10757	// th.vor.vv v14, v14, v2
-	mul        	a0, a4, s2
-	th.mula    	t6, a7, s6
-	and        	a5, s4, t1
-	.word	0x93692157	// th.vmulhu.vv v2, v22, v18
-	th.mula    	a0, s3, s6
-	mul        	a4, a4, a6
-	mul        	s7, s1, s2
-	.word	0x93442657	// th.vmulhu.vv v12, v20, v8
-	th.mula    	a4, s1, s6
-	mul        	s6, s1, s5
-	mul        	s5, a7, s5
-	.word	0x2b830c57	// th.vor.vv v24, v24, v6
-	mul        	s8, a7, a6
-	mul        	a6, s3, a6
-	xor        	t6, t6, s7
 	// class 3: low words (pairs added), high words; out |= z & m[3]
-	.word	0x97692357	// th.vmul.vv v6, v22, v18
-	and        	s1, s4, t2
-	xor        	t6, t6, a6
-	lwu        	a7, 612(sp)
-	.word	0x97442d57	// th.vmul.vv v26, v20, v8
+	.word	0x972b2357	// th.vmul.vv v6, v18, v22
+	mul        	t6, a4, s4
+	lwu        	s3, 1180(sp)
+	xor        	t5, t5, a0
+	.word	0x97052d57	// th.vmul.vv v26, v16, v10
+	mul        	a0, a4, a6
+	th.mula    	t6, s2, s6
+	and        	a5, s3, t1
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	th.mula    	a0, s1, s6
+	mul        	a4, a4, a7
+	mul        	s7, s5, a6
+	.word	0x93422757	// th.vmulhu.vv v14, v20, v4
+	th.mula    	a4, s5, s6
+	mul        	s5, s5, s4
+	mul        	s6, s2, s4
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	mul        	s8, s2, a7
+	mul        	a7, s1, a7
+	xor        	t6, t6, s7
+	.word	0x97422d57	// th.vmul.vv v26, v20, v4
+	and        	s4, s3, t2
+	xor        	t6, t6, a7
+	lwu        	s2, 612(sp)
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
 	xor        	a0, a0, s8
-	lwu        	a6, 580(sp)
-	xor        	a0, a0, s6
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	lwu        	s7, 548(sp)
-	th.mula    	s5, s3, s2
-	and        	s2, s4, t3
-	.word	0x93022657	// th.vmulhu.vv v12, v16, v4
-	lwu        	s6, 516(sp)
-	and        	s3, s4, t0
-	xor        	a4, a4, s5
+	lwu        	a7, 580(sp)
+	xor        	a0, a0, s5
+	.word	0x92c02757	// th.vmulhu.vv v14, v12, v0
+	lwu        	s5, 548(sp)
+	th.mula    	s6, s1, a6
+	and        	a6, s3, t3
 	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	mul        	s5, a5, a7
-	mul        	s8, s1, a6
-	mul        	s4, a5, s6
-	.word	0x97022d57	// th.vmul.vv v26, v16, v4
-	xor        	t5, t5, s5
+	lwu        	s1, 516(sp)
+	and        	s3, s3, t0
+	xor        	a4, a4, s6
+	.word	0x96c02d57	// th.vmul.vv v26, v12, v0
+	mul        	s7, a5, s2
+	mul        	s8, s4, a7
+	mul        	s6, a5, s1
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	xor        	t5, t5, s7
 	xor        	t5, t5, s8
-	th.mula    	s4, s1, a7
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	mul        	s5, s2, s7
-	xor        	t6, t6, s4
-	mul        	s4, s3, s6
-	.word	0x92a02657	// th.vmulhu.vv v12, v10, v0
-	xor        	t5, t5, s5
-	mul        	s5, s2, a6
-	xor        	t5, t5, s4
+	th.mula    	s6, s4, s2
 	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	xor        	t6, t6, s5
-	lwu        	s8, 1196(sp)
-	mul        	s4, s3, s7
-	.word	0x96a02d57	// th.vmul.vv v26, v10, v0
-	mul        	s9, a5, s7
-	xor        	t6, t6, s4
-	mul        	s4, a5, a6
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	mul        	s7, s1, s7
-	mul        	a5, s1, s6
-	th.mula    	s4, s3, a7
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	mul        	s6, s2, s6
-	th.mula    	s9, s2, a7
-	and        	s1, s8, t1
+	mul        	s7, a6, s5
+	xor        	t6, t6, s6
+	mul        	s6, s3, s1
 	.word	0x2622c157	// th.vand.vx v2, v2, t0
-	xor        	a0, a0, s4
-	and        	s5, s8, t2
-	xor        	a0, a0, s7
+	xor        	t5, t5, s7
+	mul        	s7, a6, a7
+	xor        	t5, t5, s6
 	.word	0x2662c357	// th.vand.vx v6, v6, t0
-	and        	s4, s8, t3
-	and        	s2, s8, t0
-	xor        	a0, a0, s6
-	.word	0x2ae10757	// th.vor.vv v14, v14, v2
-	th.mula    	a5, s3, a6
-	xor        	a4, a4, s9
-	lwu        	s6, 584(sp)
+	xor        	t6, t6, s7
+	lwu        	s7, 1196(sp)
+	mul        	s8, s3, s5
+	.word	0x2a810457	// th.vor.vv v8, v8, v2
+	mul        	s6, a5, s5
+	xor        	t6, t6, s8
+	mul        	a5, a5, a7
 	.word	0x2b830c57	// th.vor.vv v24, v24, v6
-	lwu        	s8, 520(sp)
-	lwu        	s9, 552(sp)
-	xor        	a4, a4, a5
-	.word	0x0eee2057	// th.vredxor.vs v0, v14, v28
-	lwu        	s7, 616(sp)
-	mul        	s3, s5, s6
-	mul        	a6, s1, s8
-	mul        	a7, s4, s6
-	mul        	a5, s2, s9
+	mul        	s9, s4, s5
+	mul        	s8, s4, s1
+	th.mula    	a5, s3, s2
+	.word	0x0e8e2057	// th.vredxor.vs v0, v8, v28
+	mul        	s10, a6, s1
+	th.mula    	s6, a6, s2
+	and        	s1, s7, t1
+	xor        	a0, a0, a5
 	// sums[7] = lane sums (high word << 32 | low word)
 	.word	0x0f8e2157	// th.vredxor.vs v2, v24, v28
-	th.mula    	a6, s5, s7
-	mul        	s11, s1, s9
-	xor        	t6, t6, a6
-	xor        	t6, t6, a7
+	and        	s5, s7, t2
+	xor        	a0, a0, s9
+	and        	s4, s7, t3
+	and        	s2, s7, t0
 	.word	0x32002857	// th.vext.x.v a6, v0, zero
-	xor        	t6, t6, a5
+	xor        	a0, a0, s10
+	th.mula    	s8, s3, a7
+	xor        	a4, a4, s6
+	lwu        	s6, 584(sp)
+	slli       	a6, a6, 32
 	.word	0x322028d7	// th.vext.x.v a7, v2, zero
 	// piece 8: operand classes a[k] = a & m[k], key classes b[j]
 	addi       	a5, sp, 1408
-	th.mula    	s11, s4, s7
-	slli       	a6, a6, 32
-	mul        	s10, s5, s8
+	lwu        	s7, 520(sp)
+	lwu        	s10, 552(sp)
+	xor        	a4, a4, s8
 	or         	a7, a7, a6
 	sd         	a7, 1496(sp)
 	.word	0x0207f307	// th.vle.v v6, (a5)
 	addi       	a5, sp, 1024
-	xor        	a4, a4, s11
-	mul        	a7, s5, s9
+	lwu        	a7, 616(sp)
+	mul        	a6, s5, s6
 	.word	0x0207f007	// th.vle.v v0, (a5)
 	addi       	a5, sp, 1056
-	mul        	s9, s4, s9
-	mul        	s4, s4, s8
+	mul        	s8, s1, s7
+	mul        	s9, s4, s6
 	.word	0x0207f207	// th.vle.v v4, (a5)
 	addi       	a5, sp, 1088
-	mul        	s8, s2, s8
-	th.mula    	s10, s2, s6
-	.word	0x0207f407	// th.vle.v v8, (a5)
+	th.mula    	s8, s5, a7
+	mul        	s3, s2, s10
+	.word	0x0207f507	// th.vle.v v10, (a5)
 	addi       	a5, sp, 1120
-	mul        	s5, s1, s6
-	mul        	a6, s1, s7
-	.word	0x0207f907	// th.vle.v v18, (a5)
-	xor        	a4, a4, s10
-	th.mula    	s5, s2, s7
-	lwu        	s7, 1212(sp)
-	.word	0x26634b57	// th.vand.vx v22, v6, t1
-	xor        	t5, t5, a6
+	xor        	t6, t6, s8
+	xor        	t6, t6, s9
+	.word	0x26634957	// th.vand.vx v18, v6, t1
+	xor        	t6, t6, s3
+	mul        	s8, s1, s10
+	mul        	s9, s5, s7
+	.word	0x2663c857	// th.vand.vx v16, v6, t2
+	th.mula    	s8, s4, a7
+	mul        	s3, s5, s10
+	mul        	s5, s4, s10
+	.word	0x0207fb07	// th.vle.v v22, (a5)
+	xor        	a4, a4, s8
+	mul        	s4, s4, s7
+	mul        	s10, s2, s7
+	.word	0x93202157	// th.vmulhu.vv v2, v18, v0
+	th.mula    	s9, s2, s6
+	mul        	s8, s1, s6
+	mul        	a5, s1, a7
+	.word	0x930b2757	// th.vmulhu.vv v14, v16, v22
+	xor        	a4, a4, s9
+	th.mula    	s8, s2, a7
+	lwu        	s1, 1212(sp)
+	.word	0x266e4a57	// th.vand.vx v20, v6, t3
+	xor        	t5, t5, a5
 	lwu        	s6, 620(sp)
-	xor        	t5, t5, s3
-	.word	0x2663ca57	// th.vand.vx v20, v6, t2
-	and        	s3, s7, t1
+	xor        	t5, t5, a6
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	and        	s7, s1, t1
 	lwu        	a6, 524(sp)
-	xor        	t5, t5, s9
-	.word	0x93602157	// th.vmulhu.vv v2, v22, v0
+	xor        	t5, t5, s5
+	.word	0x93452757	// th.vmulhu.vv v14, v20, v10
 	lwu        	a5, 588(sp)
-	xor        	t5, t5, s8
-	and        	s1, s7, t2
-	.word	0x93492657	// th.vmulhu.vv v12, v20, v18
-	xor        	a0, a0, s5
+	xor        	t5, t5, s10
+	and        	a7, s1, t2
+	.word	0x2662c657	// th.vand.vx v12, v6, t0
+	xor        	a0, a0, s8
 	lwu        	s5, 556(sp)
-	xor        	a0, a0, a7
-	.word	0x266e4857	// th.vand.vx v16, v6, t3
-	and        	s2, s7, t3
-	and        	a7, s7, t0
+	xor        	a0, a0, s3
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	and        	s2, s1, t3
+	and        	s1, s1, t0
 	xor        	a0, a0, s4
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	mul        	s7, s3, s6
-	mul        	s4, s3, a6
-	mul        	s8, s1, a5
-	.word	0x93042657	// th.vmulhu.vv v12, v16, v8
-	xor        	t5, t5, s7
-	th.mula    	s4, s1, s6
+	.word	0x92c22757	// th.vmulhu.vv v14, v12, v4
+	mul        	s4, s7, s6
+	mul        	s3, s7, a6
+	mul        	s8, a7, a5
+	// class 0: low words (pairs added), high words; out |= z & m[0]
+	.word	0x97202357	// th.vmul.vv v6, v18, v0
+	xor        	t5, t5, s4
+	th.mula    	s3, a7, s6
 	xor        	t5, t5, s8
-	.word	0x2662c557	// th.vand.vx v10, v6, t0
-	xor        	t6, t6, s4
-	mul        	s4, s3, a5
-	mul        	s3, s3, s5
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	th.mula    	s4, a7, s6
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	xor        	t6, t6, s3
+	mul        	s4, s7, a5
+	mul        	s3, s7, s5
+	.word	0xb7682357	// th.vmacc.vv v6, v16, v22
+	th.mula    	s4, s1, s6
 	th.mula    	s3, s2, s6
 	mul        	s6, s2, s5
-	.word	0x92a22657	// th.vmulhu.vv v12, v10, v4
+	.word	0x97452d57	// th.vmul.vv v26, v20, v10
 	xor        	a0, a0, s4
-	mul        	s4, a7, a6
+	mul        	s4, s1, a6
 	xor        	t5, t5, s6
-	// class 0: low words (pairs added), high words; out |= z & m[0]
-	.word	0x97602357	// th.vmul.vv v6, v22, v0
+	.word	0x26234457	// th.vand.vx v8, v2, t1
 	mul        	s6, s2, a5
 	xor        	t5, t5, s4
-	mul        	s4, a7, s5
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	mul        	s8, s1, s5
+	mul        	s4, s1, s5
+	.word	0x93222157	// th.vmulhu.vv v2, v18, v4
+	mul        	s5, a7, s5
 	xor        	t6, t6, s6
-	lwu        	s7, 1228(sp)
-	.word	0xb72a2357	// th.vmacc.vv v6, v20, v18
-	mul        	s5, s2, a6
+	lwu        	s8, 1228(sp)
+	.word	0x93002757	// th.vmulhu.vv v14, v16, v0
+	mul        	s7, s2, a6
 	xor        	t6, t6, s4
-	and        	s4, s7, t1
-	.word	0x97042d57	// th.vmul.vv v26, v16, v8
-	mul        	s6, s1, a6
-	and        	s1, s7, t2
-	xor        	a0, a0, s8
-	.word	0x26234757	// th.vand.vx v14, v2, t1
-	and        	s2, s7, t3
-	and        	a6, s7, t0
+	and        	s4, s8, t1
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	mul        	s6, a7, a6
+	and        	a7, s8, t2
 	xor        	a0, a0, s5
-	.word	0x93622157	// th.vmulhu.vv v2, v22, v4
-	th.mula    	s6, a7, a5
+	.word	0x96c22d57	// th.vmul.vv v26, v12, v4
+	and        	s2, s8, t3
+	and        	a6, s8, t0
+	xor        	a0, a0, s7
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	th.mula    	s6, s1, a5
 	xor        	a4, a4, s3
 	lwu        	s5, 528(sp)
-	.word	0x93402657	// th.vmulhu.vv v12, v20, v0
-	lwu        	a7, 592(sp)
+	.word	0x934b2757	// th.vmulhu.vv v14, v20, v22
+	lwu        	s1, 592(sp)
 	lwu        	a5, 560(sp)
 	xor        	a4, a4, s6
 	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
 	lwu        	s6, 624(sp)
 	mul        	s3, s4, s5
 	mul        	s7, s4, s6
-	.word	0x96a22d57	// th.vmul.vv v26, v10, v4
-	th.mula    	s3, s1, s6
+	.word	0x26634c57	// th.vand.vx v24, v6, t1
+	th.mula    	s3, a7, s6
 	xor        	t5, t5, s7
-	mul        	s7, s4, a7
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	mul        	s7, s4, s1
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
 	xor        	t6, t6, s3
 	mul        	s3, s4, a5
 	th.mula    	s7, a6, s6
-	.word	0x93092657	// th.vmulhu.vv v12, v16, v18
+	// class 1: low words (pairs added), high words; out |= z & m[1]
+	.word	0x97222357	// th.vmul.vv v6, v18, v4
 	th.mula    	s3, s2, s6
-	mul        	s4, s1, a7
+	mul        	s6, a7, s1
 	xor        	a0, a0, s7
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	mul        	s7, s2, a5
+	.word	0x97002d57	// th.vmul.vv v26, v16, v0
+	mul        	s4, s2, a5
+	xor        	t5, t5, s6
+	mul        	s6, s2, s1
+	.word	0x92c52757	// th.vmulhu.vv v14, v12, v10
 	xor        	t5, t5, s4
-	mul        	s6, s2, a7
-	.word	0x26634c57	// th.vand.vx v24, v6, t1
-	xor        	t5, t5, s7
 	mul        	s4, a6, s5
 	xor        	t6, t6, s6
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	lwu        	s8, 1244(sp)
-	mul        	s7, s2, s5
-	mul        	s6, s1, s5
-	// class 1: low words (pairs added), high words; out |= z & m[1]
-	.word	0x97622357	// th.vmul.vv v6, v22, v4
-	mul        	s2, s1, a5
+	.word	0xb76a2357	// th.vmacc.vv v6, v20, v22
+	lwu        	s7, 1244(sp)
+	mul        	s6, s2, s5
+	mul        	s5, a7, s5
+	.word	0xb6a62d57	// th.vmacc.vv v26, v12, v10
+	mul        	s2, a7, a5
 	mul        	a5, a6, a5
 	xor        	t5, t5, s4
-	.word	0x97402d57	// th.vmul.vv v26, v20, v0
-	and        	s4, s8, t1
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	and        	s4, s7, t1
 	xor        	t6, t6, a5
-	and        	s1, s8, t2
-	.word	0x92a42657	// th.vmulhu.vv v12, v10, v8
+	and        	a7, s7, t2
+	.word	0x2623c157	// th.vand.vx v2, v2, t2
 	xor        	a0, a0, s2
-	and        	s2, s8, t3
-	and        	a5, s8, t0
-	.word	0xb7282357	// th.vmacc.vv v6, v16, v18
-	th.mula    	s6, a6, a7
-	xor        	a0, a0, s7
+	and        	s2, s7, t3
+	and        	a5, s7, t0
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	th.mula    	s5, a6, s1
+	xor        	a0, a0, s6
 	xor        	a4, a4, s3
-	.word	0xb6852d57	// th.vmacc.vv v26, v10, v8
+	.word	0x2a810457	// th.vor.vv v8, v8, v2
 	lwu        	s3, 532(sp)
 	lwu        	a6, 596(sp)
-	lwu        	s5, 564(sp)
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	xor        	a4, a4, s6
-	lwu        	s6, 628(sp)
-	mul        	a7, s4, s3
-	.word	0x2623c157	// th.vand.vx v2, v2, t2
+	lwu        	s6, 564(sp)
+	.word	0x2663c357	// th.vand.vx v6, v6, t2
+	xor        	a4, a4, s5
+	lwu        	s5, 628(sp)
+	mul        	s1, s4, s3
+	.word	0x93252157	// th.vmulhu.vv v2, v18, v10
 	mul        	s7, s4, a6
-	th.mula    	a7, s1, s6
-	mul        	s8, s4, s6
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	xor        	t6, t6, a7
-	th.mula    	s7, a5, s6
-	mul        	a7, s4, s5
-	.word	0x2ae10757	// th.vor.vv v14, v14, v2
+	th.mula    	s1, a7, s5
+	mul        	s8, s4, s5
+	.word	0x93022757	// th.vmulhu.vv v14, v16, v4
+	xor        	t6, t6, s1
+	th.mula    	s7, a5, s5
+	mul        	s1, s4, s6
+	.word	0x2b830c57	// th.vor.vv v24, v24, v6
 	xor        	a0, a0, s7
 	xor        	t5, t5, s8
-	mul        	s7, s1, a6
-	.word	0x2663c357	// th.vand.vx v6, v6, t2
-	th.mula    	a7, s2, s6
+	mul        	s7, a7, a6
+	// class 2: low words (pairs added), high words; out |= z & m[2]
+	.word	0x97252357	// th.vmul.vv v6, v18, v10
+	th.mula    	s1, s2, s5
 	mul        	s4, s2, a6
 	xor        	t5, t5, s7
-	.word	0x93642157	// th.vmulhu.vv v2, v22, v8
-	mul        	s6, s2, s5
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	mul        	s7, s2, s6
 	xor        	t6, t6, s4
-	lwu        	s7, 1260(sp)
-	.word	0x93422657	// th.vmulhu.vv v12, v20, v4
+	lwu        	s5, 1260(sp)
+	.word	0x93402757	// th.vmulhu.vv v14, v20, v0
 	mul        	s4, s2, s3
-	xor        	t5, t5, s6
-	mul        	s2, a5, s5
-	.word	0x2b830c57	// th.vor.vv v24, v24, v6
-	mul        	s5, s1, s5
-	mul        	s6, s1, s3
-	mul        	s1, a5, s3
-	// class 2: low words (pairs added), high words; out |= z & m[2]
-	.word	0x97642357	// th.vmul.vv v6, v22, v8
+	xor        	t5, t5, s7
+	mul        	s2, a5, s6
+	.word	0xb7662357	// th.vmacc.vv v6, v12, v22
+	mul        	s7, a7, s6
+	mul        	s6, a7, s3
+	mul        	s3, a5, s3
+	.word	0x97022d57	// th.vmul.vv v26, v16, v4
 	xor        	t6, t6, s2
-	and        	s3, s7, t1
+	and        	a7, s5, t1
 	th.mula    	s6, a5, a6
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	and        	s2, s7, t2
-	and        	a6, s7, t3
-	and        	a5, s7, t0
-	.word	0x93002657	// th.vmulhu.vv v12, v16, v0
-	xor        	a0, a0, s5
-	xor        	t5, t5, s1
-	xor        	a4, a4, a7
-	.word	0xb7252357	// th.vmacc.vv v6, v10, v18
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	and        	s2, s5, t2
+	and        	a6, s5, t3
+	and        	a5, s5, t0
+	.word	0x92cb2757	// th.vmulhu.vv v14, v12, v22
+	xor        	a0, a0, s7
+	xor        	t5, t5, s3
+	xor        	a4, a4, s1
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
 	lwu        	s1, 536(sp)
 	lwu        	s7, 600(sp)
 	lwu        	s5, 568(sp)
-	.word	0x97422d57	// th.vmul.vv v26, v20, v4
+	.word	0x97402d57	// th.vmul.vv v26, v20, v0
 	xor        	a0, a0, s4
 	xor        	a4, a4, s6
-	mul        	s4, s3, s1
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	lwu        	a7, 632(sp)
-	mul        	s6, s3, s7
-	th.mula    	s4, s2, a7
-	.word	0x92a92657	// th.vmulhu.vv v12, v10, v18
-	th.mula    	s6, a5, a7
-	xor        	t6, t6, s4
-	mul        	s4, s3, s5
+	mul        	s4, a7, s1
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	lwu        	s3, 632(sp)
+	mul        	s8, a7, s7
+	th.mula    	s4, s2, s3
 	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	xor        	a0, a0, s6
-	mul        	s3, s3, a7
-	th.mula    	s4, a6, a7
-	.word	0x97002d57	// th.vmul.vv v26, v16, v0
+	th.mula    	s8, a5, s3
+	xor        	t6, t6, s4
+	mul        	s6, a7, s5
+	.word	0x262e4157	// th.vand.vx v2, v2, t3
+	xor        	a0, a0, s8
+	mul        	s4, a7, s3
+	th.mula    	s6, a6, s3
+	.word	0x266e4357	// th.vand.vx v6, v6, t3
 	mul        	a7, a6, s7
-	xor        	t5, t5, s3
+	xor        	t5, t5, s4
 	mul        	s3, s2, s1
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	.word	0x2a810457	// th.vor.vv v8, v8, v2
 	xor        	t6, t6, a7
 	lwu        	a7, 1276(sp)
 	th.mula    	s3, a5, s7
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	mul        	s8, s2, s7
-	mul        	s6, s2, s5
-	xor        	a4, a4, s4
-	.word	0x262e4157	// th.vand.vx v2, v2, t3
-	mul        	s4, a5, s5
-	mul        	s7, a6, s5
+	.word	0x932b2157	// th.vmulhu.vv v2, v18, v22
+	mul        	s7, s2, s7
+	mul        	s4, s2, s5
+	xor        	a4, a4, s6
+	.word	0x93052757	// th.vmulhu.vv v14, v16, v10
+	mul        	s8, a5, s5
+	mul        	s6, a6, s5
 	mul        	s5, a6, s1
-	.word	0x266e4357	// th.vand.vx v6, v6, t3
-	xor        	t5, t5, s8
+	.word	0x2b830c57	// th.vor.vv v24, v24, v6
+	xor        	t5, t5, s7
 	and        	s2, a7, t1
-	mul        	s8, a5, s1
-	.word	0x2ae10757	// th.vor.vv v14, v14, v2
-	xor        	t6, t6, s4
+	mul        	s7, a5, s1
+	// class 3: low words (pairs added), high words; out |= z & m[3]
+	.word	0x972b2357	// th.vmul.vv v6, v18, v22
+	xor        	t6, t6, s8
 	lwu        	a5, 540(sp)
 	lwu        	a6, 572(sp)
-	.word	0x93692157	// th.vmulhu.vv v2, v22, v18
-	xor        	a0, a0, s6
+	.word	0x97052d57	// th.vmul.vv v26, v16, v10
+	xor        	a0, a0, s4
 	lwu        	s4, 604(sp)
-	xor        	t5, t5, s7
-	.word	0x93442657	// th.vmulhu.vv v12, v20, v8
+	xor        	t5, t5, s6
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
 	and        	s1, a7, t2
 	xor        	a4, a4, s3
 	mul        	s3, s2, a5
-	.word	0x2b830c57	// th.vor.vv v24, v24, v6
+	.word	0x93422757	// th.vmulhu.vv v14, v20, v4
 	xor        	a0, a0, s5
-	lwu        	s5, 636(sp)
-	xor        	t5, t5, s8
-	// class 3: low words (pairs added), high words; out |= z & m[3]
-	.word	0x97692357	// th.vmul.vv v6, v22, v18
+	lwu        	s6, 636(sp)
+	xor        	t5, t5, s7
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
 	mul        	s7, s2, a6
-	th.mula    	s3, s1, s5
-	mul        	s6, s2, s4
-	.word	0x97442d57	// th.vmul.vv v26, v20, v8
+	th.mula    	s3, s1, s6
+	mul        	s5, s2, s4
+	.word	0x97422d57	// th.vmul.vv v26, v20, v4
 	xor        	t6, t6, s3
 	and        	s3, a7, t3
 	and        	a7, a7, t0
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	th.mula    	s7, s3, s5
-	th.mula    	s6, a7, s5
-	mul        	s5, s2, s5
-	.word	0x93022657	// th.vmulhu.vv v12, v16, v4
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	th.mula    	s7, s3, s6
+	th.mula    	s5, a7, s6
+	mul        	s6, s2, s6
+	.word	0x92c02757	// th.vmulhu.vv v14, v12, v0
 	xor        	a4, a4, s7
 	mul        	s2, s1, a5
-	xor        	a0, a0, s6
+	xor        	a0, a0, s5
 	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	mul        	s6, s3, s4
+	mul        	s5, s3, s4
 	th.mula    	s2, a7, s4
 	mul        	s4, s1, s4
-	.word	0x97022d57	// th.vmul.vv v26, v16, v4
+	.word	0x96c02d57	// th.vmul.vv v26, v12, v0
 	mul        	s1, s1, a6
-	xor        	t6, t6, s6
-	mul        	s6, a7, a6
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
-	xor        	t5, t5, s5
-	mul        	s5, s3, a5
+	xor        	t6, t6, s5
+	mul        	s5, a7, a6
+	.word	0x2e270157	// th.vxor.vv v2, v2, v14
+	xor        	t5, t5, s6
+	mul        	s6, s3, a5
 	mul        	a6, s3, a6
-	.word	0x92a02657	// th.vmulhu.vv v12, v10, v0
-	xor        	t6, t6, s6
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	xor        	t6, t6, s5
 	xor        	a4, a4, s2
 	xor        	a0, a0, s1
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	.word	0x2622c157	// th.vand.vx v2, v2, t0
 	xor        	t5, t5, s4
 	mul        	a5, a7, a5
-	xor        	a0, a0, s5
-	.word	0x96a02d57	// th.vmul.vv v26, v10, v0
+	xor        	a0, a0, s6
+	.word	0x2662c357	// th.vand.vx v6, v6, t0
 	xor        	t5, t5, a6
 	// sums[4] = OR of z[k] & m[k]
 	and        	t6, t6, t1
 	and        	a4, a4, t2
-	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	.word	0x2a810457	// th.vor.vv v8, v8, v2
 	xor        	t5, t5, a5
 	or         	t6, t6, a4
 	and        	a0, a0, t3
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	.word	0x2b830c57	// th.vor.vv v24, v24, v6
 	or         	t6, t6, a0
 	and        	t5, t5, t0
 	or         	t6, t6, t5
-	.word	0x2622c157	// th.vand.vx v2, v2, t0
+	.word	0x0e8e2057	// th.vredxor.vs v0, v8, v28
 	sd         	t6, 1472(sp)
-	.word	0x2662c357	// th.vand.vx v6, v6, t0
-	.word	0x2ae10757	// th.vor.vv v14, v14, v2
-	.word	0x2b830c57	// th.vor.vv v24, v24, v6
-	.word	0x0eee2057	// th.vredxor.vs v0, v14, v28
 	// sums[8] = lane sums (high word << 32 | low word)
 	.word	0x0f8e2157	// th.vredxor.vs v2, v24, v28
 	.word	0x32002857	// th.vext.x.v a6, v0, zero
-	.word	0x322028d7	// th.vext.x.v a7, v2, zero
 	slli       	a6, a6, 32
+	.word	0x322028d7	// th.vext.x.v a7, v2, zero
 	or         	a7, a7, a6
 	sd         	a7, 1504(sp)
 	// the group's sum, reduced, alongside the next group's byte reversal
@@ -3032,60 +3032,60 @@ SYM_FUNC_START(ghash_c906)
 	// the nine piece sums; Karatsuba 64 for lo, hi, lo^hi; Karatsuba 128; reduce
 	ld         	t4, 1440(sp)
 	ld         	a6, 1456(sp)
-	ld         	s1, 1488(sp)
+	ld         	a7, 1488(sp)
 	ld         	s4, 1504(sp)
-	ld         	a7, 1448(sp)
+	ld         	s1, 1448(sp)
 	ld         	s3, 1464(sp)
 	ld         	a0, 1480(sp)
 	ld         	a4, 1496(sp)
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
 	xor        	a6, a6, t4
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	s4, s4, s1
+	xor        	s4, s4, a7
 	ld         	t5, 1472(sp)
-	xor        	a6, a6, a7
+	xor        	a6, a6, s1
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
 	xor        	a0, a0, s3
 	xor        	s4, s4, a4
+	.word	0x320e8457	// th.vrgather.vv v8, v0, v29
 	slli       	s2, a6, 32
 	xor        	a0, a0, t5
-	.word	0x320e8457	// th.vrgather.vv v8, v0, v29
 	slli       	a5, s4, 32
+	.word	0x321e84d7	// th.vrgather.vv v9, v1, v29
 	xor        	t4, t4, s2
 	slli       	t6, a0, 32
-	.word	0x321e84d7	// th.vrgather.vv v9, v1, v29
-	xor        	s1, s1, a5
+	xor        	a7, a7, a5
+	.word	0x322e8557	// th.vrgather.vv v10, v2, v29
 	srli       	s2, a6, 32
 	srli       	a5, s4, 32
-	.word	0x322e8557	// th.vrgather.vv v10, v2, v29
 	xor        	a6, s3, t6
-	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	xor        	s1, s1, t4
-	xor        	a7, a7, s2
 	.word	0x323e85d7	// th.vrgather.vv v11, v3, v29
+	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
+	xor        	a7, a7, t4
+	xor        	s1, s1, s2
 	xor        	a4, a4, a5
-	xor        	s1, s1, a6
-	srli       	t6, a0, 32
 	.word	0x324e8657	// th.vrgather.vv v12, v4, v29
-	xor        	a4, a4, a7
-	xor        	a7, a7, s1
-	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
-	slli       	a0, t4, 63
+	xor        	a7, a7, a6
+	srli       	t6, a0, 32
+	xor        	a4, a4, s1
 	.word	0x325e86d7	// th.vrgather.vv v13, v5, v29
 	addi       	a5, sp, 1152
+	xor        	s1, s1, a7
+	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
+	slli       	a0, t4, 63
+	.word	0x326e8757	// th.vrgather.vv v14, v6, v29
 	xor        	t5, t5, t6
 	slli       	t6, t4, 62
-	.word	0x326e8757	// th.vrgather.vv v14, v6, v29
-	xor        	a7, a7, a0
-	xor        	a4, a4, t5
-	xor        	a7, a7, t6
+	xor        	s1, s1, a0
 	.word	0x327e87d7	// th.vrgather.vv v15, v7, v29
 	.word	0x00307057	// th.vsetvli zero, zero, e8, m8, d1
-	slli       	a0, t4, 57
-	xor        	a6, a6, a4
+	xor        	a4, a4, t5
+	xor        	s1, s1, t6
 	.word	0x0207f427	// th.vse.v v8, (a5)
 	.word	0x00907057	// th.vsetvli zero, zero, e32, m2, d1
-	xor        	a7, a7, a0
+	slli       	a0, t4, 57
+	xor        	a6, a6, a4
+	xor        	s1, s1, a0
 	srli       	a0, t4, 1
 	xor        	a6, a6, t4
 	srli       	t6, t4, 2
@@ -3093,18 +3093,18 @@ SYM_FUNC_START(ghash_c906)
 	xor        	a6, a6, t6
 	srli       	a0, t4, 7
 	xor        	a6, a6, a0
-	slli       	a0, a7, 63
-	slli       	t6, a7, 62
+	slli       	a0, s1, 63
+	slli       	t6, s1, 62
 	xor        	a6, a6, a0
 	xor        	a6, a6, t6
-	slli       	a0, a7, 57
+	slli       	a0, s1, 57
 	xor        	a6, a6, a0
-	srli       	a0, a7, 1
-	xor        	t5, t5, a7
-	srli       	t6, a7, 2
+	srli       	a0, s1, 1
+	xor        	t5, t5, s1
+	srli       	t6, s1, 2
 	xor        	t5, t5, a0
 	xor        	t5, t5, t6
-	srli       	a0, a7, 7
+	srli       	a0, s1, 7
 	xor        	a0, t5, a0
 	addi       	a2, a2, 128
 	addi       	a3, a3, -8

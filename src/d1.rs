@@ -1,0 +1,360 @@
+//! The C906 model against physical measurements of a C906 (Allwinner D1, MangoPi MQ Pro,
+//! 1 GHz): camel-cdr's rvv-bench results, kept with the code that produced them in
+//! `../shared/calibration/` (`d1-measured.tsv`; see its README). The same code runs here on
+//! the model, as rvv-bench ran it on the board:
+//!
+//! - memcpy/memset: `memcpy.S`/`memset.S` preprocessed once per LMUL (`MX(x)` = `x##m1`
+//!   ... `x##m8`, as rvv-bench's `template.S` includes them) and assembled for the C906,
+//!   so their RVV 1.0 instructions run as rvv-rollback translated them for the D1; the
+//!   `scalar` byte loops are `memcpy.c`/`memset.c` compiled with the cross gcc at -O3.
+//!   Before each timed call the destination is rewritten (as the driver's `memset` does);
+//!   the "aligned" series use offset 0 from a 16-byte aligned block (glibc's malloc of
+//!   64 MiB), the other series random offsets below 512, drawn per sample; the figure is
+//!   the mean of the middle 60% of the sorted samples, as rvv-bench's `bench_time`.
+//! - chacha20: `vchacha.s` (`vector_chacha20`, RVV 1.0 rolled back) and `boring.c`'s
+//!   `boring_chacha20`; poly1305: `boring_poly1305_init` + `update` + `finish` in one timed
+//!   call, over n rounded up to 16 (the figure divides the unrounded n, as the driver does).
+//!
+//! `boring.c` and the scalar loops are compiled by Debian 12's riscv64 gcc (the D1 build's
+//! compiler is not recorded; rvv-bench's README names an RVV 0.7.1 GCC of 2023):
+//! [`CFLAGS`].
+
+use crate::oracle::Tool;
+use kgen_dsl::asmfile::{assemble_files_with, AsmOptions};
+use kgen_dsl::object::Object;
+use kgen_dsl::target::{target, Target};
+use kgen_sim::Env;
+use rand::{Rng, RngCore, SeedableRng};
+use std::path::{Path, PathBuf};
+
+/// Flags for `boring.c`, `memcpy.c` and `memset.c`. rvv-bench's `config.mk` says
+/// `-march=rv64gcv -O3`; kgen-sim runs no compressed instructions and the D1's vector
+/// unit is not RVV 1.0, so the C is built scalar, without C. GCC 12's SLP vectoriser
+/// turns boring.c's byte loops into word-wide shift-and-mask code that the 2023 RVV 0.7.1
+/// GCCs did not emit (+15% instructions in boring_chacha20: [`CFLAGS_PLAIN`] shows it);
+/// it is turned off.
+pub const CFLAGS: &[&str] = &["-O3", "-fno-tree-slp-vectorize", "-march=rv64gc", "-mabi=lp64d"];
+/// Plain `-O3` (reported beside, not compared).
+pub const CFLAGS_PLAIN: &[&str] = &["-O3", "-march=rv64gc", "-mabi=lp64d"];
+
+/// The calibration folder: `$KGEN_CALIBRATION`, else `../shared/calibration` beside the
+/// repository.
+pub fn calibration_dir() -> PathBuf {
+    std::env::var_os("KGEN_CALIBRATION").map(PathBuf::from).unwrap_or_else(|| crate::oracle::repo_root().join("../shared/calibration"))
+}
+
+/// One row of `d1-measured.tsv`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct D1Row {
+    pub bench: String,
+    pub series: String,
+    pub imp: String,
+    pub bytes: usize,
+    pub cycles_per_byte: f64,
+}
+
+/// Reads `d1-measured.tsv`.
+pub fn measured(dir: &Path) -> Result<Vec<D1Row>, String> {
+    let p = dir.join("d1-measured.tsv");
+    let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+    let mut rows = Vec::new();
+    for (k, l) in text.lines().enumerate() {
+        if l.starts_with('#') || l.starts_with("bench\t") || l.trim().is_empty() {
+            continue;
+        }
+        let f: Vec<&str> = l.split('\t').collect();
+        let bad = || format!("{}: line {}: expected bench, series, impl, bytes, bytes_per_cycle, cycles_per_byte", p.display(), k + 1);
+        if f.len() != 6 {
+            return Err(bad());
+        }
+        let bpc: f64 = f[4].parse().map_err(|_| bad())?;
+        rows.push(D1Row { bench: f[0].into(), series: f[1].into(), imp: f[2].into(), bytes: f[3].parse().map_err(|_| bad())?, cycles_per_byte: 1.0 / bpc });
+    }
+    Ok(rows)
+}
+
+/// The calibration's programs, assembled for the C906.
+pub struct Programs {
+    /// memcpy.S, memset.S per LMUL 1, 2, 4, 8.
+    pub memcpy: Vec<Object>,
+    pub memset: Vec<Object>,
+    /// memcpy.c, memset.c (the `scalar` loops), vchacha.s, boring.c with [`CFLAGS`] and
+    /// with [`CFLAGS_PLAIN`].
+    pub memcpy_c: Object,
+    pub memset_c: Object,
+    pub vchacha: Object,
+    pub boring: Object,
+    pub boring_plain: Object,
+}
+
+/// A memcpy for boring.c's `poly1305_init` (it tail-calls one; the D1 ran glibc's): word
+/// copies, then bytes. Written here, not taken from any library.
+const MEMCPY: &str = "
+.text
+.globl memcpy
+memcpy:
+    mv t0, a0
+    srli t1, a2, 3
+    beqz t1, 2f
+1:  ld t2, 0(a1)
+    sd t2, 0(t0)
+    addi a1, a1, 8
+    addi t0, t0, 8
+    addi t1, t1, -1
+    bnez t1, 1b
+2:  andi a2, a2, 7
+    beqz a2, 4f
+3:  lbu t2, 0(a1)
+    sb t2, 0(t0)
+    addi a1, a1, 1
+    addi t0, t0, 1
+    addi a2, a2, -1
+    bnez a2, 3b
+4:  ret
+";
+
+fn c906() -> Target {
+    target("c906").expect("the c906 target")
+}
+
+fn asm(files: &[(&str, &str)]) -> Result<Object, String> {
+    assemble_files_with(files, &c906(), AsmOptions { unknown_as_trap: true }).map(|a| a.object).map_err(|e| e.to_string())
+}
+
+fn run_tool(t: &Tool, args: &[&str]) -> Result<String, String> {
+    let o = t.run(args).map_err(|e| format!("{}: {e}", t.program.display()))?;
+    if !o.status.success() {
+        return Err(format!("{} {}: {}", t.program.display(), args.join(" "), String::from_utf8_lossy(&o.stderr)));
+    }
+    Ok(String::from_utf8_lossy(&o.stdout).into_owned())
+}
+
+/// Preprocesses, compiles and assembles the calibration's sources (`gcc` is the riscv64
+/// cross compiler; `scratch` a directory for its outputs).
+pub fn programs(gcc: &Tool, dir: &Path, scratch: &Path) -> Result<Programs, String> {
+    let bench = dir.join("rvv-bench/bench");
+    let ccp = dir.join("rvv-chacha-poly");
+    let s = |p: PathBuf| p.display().to_string();
+    let mut memcpy = Vec::new();
+    let mut memset = Vec::new();
+    for m in [1, 2, 4, 8] {
+        let def = format!("-DMX(x)=x##m{m}");
+        for (name, out) in [("memcpy.S", &mut memcpy), ("memset.S", &mut memset)] {
+            let src = run_tool(gcc, &["-E", "-P", "-x", "assembler-with-cpp", &def, &s(bench.join(name))])?;
+            let label = format!("{name} (MX=m{m})");
+            out.push(asm(&[(&label, &src)])?);
+        }
+    }
+    let cc = |src: &Path, flags: &[&str], out: &str| -> Result<String, String> {
+        let o = scratch.join(out);
+        let mut args: Vec<&str> = flags.to_vec();
+        let (sp, op, inc) = (s(src.to_path_buf()), s(o.clone()), format!("-I{}", s(bench.clone())));
+        args.extend(["-S", "-o", &op, &inc, &sp]);
+        run_tool(gcc, &args)?;
+        std::fs::read_to_string(&o).map_err(|e| format!("{}: {e}", o.display()))
+    };
+    let memcpy_c = cc(&bench.join("memcpy.c"), CFLAGS, "memcpy.s")?;
+    let memset_c = cc(&bench.join("memset.c"), CFLAGS, "memset.s")?;
+    let boring = cc(&ccp.join("boring.c"), CFLAGS, "boring.s")?;
+    let boring_plain = cc(&ccp.join("boring.c"), CFLAGS_PLAIN, "boring-O3.s")?;
+    let vchacha = std::fs::read_to_string(ccp.join("vchacha.s")).map_err(|e| format!("vchacha.s: {e}"))?;
+    Ok(Programs {
+        memcpy,
+        memset,
+        memcpy_c: asm(&[("memcpy.c", &memcpy_c)])?,
+        memset_c: asm(&[("memset.c", &memset_c)])?,
+        vchacha: asm(&[("vchacha.s", &vchacha)])?,
+        boring: asm(&[("boring.c", &boring), ("memcpy (kgen's)", MEMCPY)])?,
+        boring_plain: asm(&[("boring.c -O3", &boring_plain), ("memcpy (kgen's)", MEMCPY)])?,
+    })
+}
+
+/// One comparison.
+#[derive(Clone, Debug)]
+pub struct Case {
+    pub bench: String,
+    pub series: String,
+    pub imp: String,
+    pub bytes: usize,
+    pub d1: f64,
+    pub model: f64,
+}
+
+impl Case {
+    pub fn ratio(&self) -> f64 {
+        self.model / self.d1
+    }
+}
+
+/// Cycles rvv-bench's timed region adds to the function itself (`rdcycle`, the call
+/// through a function pointer and its return, storing the result, `rdcycle`): the mean
+/// over the 64-byte memcpy/memset rows of D1 cycles minus the model's, which the test
+/// prints ([`harness_implied`]); added to every modeled call before comparing.
+pub const HARNESS_CYCLES: f64 = 13.0;
+
+/// What the rows imply for [`HARNESS_CYCLES`] (the mean of D1 − model cycles at the
+/// 64-byte memcpy/memset rows, the model's taken without it).
+pub fn harness_implied(cases: &[Case]) -> f64 {
+    let d: Vec<f64> = cases
+        .iter()
+        .filter(|c| (c.bench == "memcpy" || c.bench == "memset") && c.bytes == 64)
+        .map(|c| (c.d1 - c.model) * c.bytes as f64 + HARNESS_CYCLES)
+        .collect();
+    d.iter().sum::<f64>() / d.len().max(1) as f64
+}
+
+/// rvv-bench's statistic: the mean of sorted samples [R/5, 4R/5).
+fn trimmed_mean(mut v: Vec<u64>) -> f64 {
+    v.sort_unstable();
+    let (lo, hi) = (v.len() / 5, (v.len() * 4).div_ceil(5));
+    let s = &v[lo..hi.max(lo + 1)];
+    s.iter().sum::<u64>() as f64 / s.len() as f64
+}
+
+/// Samples per random-offset point (rvv-bench keeps 21 to 64).
+pub const SAMPLES: usize = 21;
+
+fn env(obj: &Object) -> Result<Env, String> {
+    let mut e = Env::with_undefined_stubs(obj, &c906())?.with_cost_model();
+    e.m.max_steps = 1 << 30;
+    Ok(e)
+}
+
+/// memcpy (`dst, src, n`) or memset (`dst, c, n`) on the model, cycles per byte.
+fn copy_or_set(obj: &Object, sym: &str, n: usize, random: bool, set: bool) -> Result<f64, String> {
+    let mut e = env(obj)?;
+    let f = e.lookup(sym)?;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(n as u64);
+    let mut src = vec![0u8; n + 1024];
+    rng.fill_bytes(&mut src);
+    // 16-byte aligned blocks, as glibc's malloc gives rvv-bench's `mem`.
+    let dbase = e.try_buffer(&vec![0u8; n + 1024], 16, true)?;
+    let sbase = e.try_buffer(&src, 16, false)?;
+    let c = rng.random::<u8>() as u64;
+    let one = |e: &mut Env, d_off: u64, s_off: u64| -> Result<u64, String> {
+        let dest = dbase + d_off;
+        e.m.mem.write_bytes(dest, &vec![if set { c as u8 + 3 } else { 0 }; n + 9]);
+        let args = if set { [dest, c, n as u64] } else { [dest, sbase + s_off, n as u64] };
+        Ok(e.call(f, &args).map_err(|x| format!("{sym}({n}): {x}"))?.cycles)
+    };
+    one(&mut e, 0, 0)?;
+    let cycles = if random {
+        let mut v = Vec::new();
+        for _ in 0..SAMPLES {
+            let (d, s) = (rng.random::<u64>() & 511, rng.random::<u64>() & 511);
+            v.push(one(&mut e, d, s)?);
+        }
+        trimmed_mean(v)
+    } else {
+        one(&mut e, 0, 0)? as f64
+    };
+    Ok((cycles + HARNESS_CYCLES) / n as f64)
+}
+
+/// ChaCha20 `f(out, in, n, key, nonce, 0)` on the model, cycles per byte.
+fn chacha(obj: &Object, sym: &str, n: usize) -> Result<f64, String> {
+    let mut e = env(obj)?;
+    let f = e.lookup(sym)?;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(20);
+    let mut key = [0u8; 32];
+    rng.fill_bytes(&mut key);
+    // The 12-byte nonce sits in a larger array (vchacha.s loads 8 bytes at offset 8).
+    let mut nonce = [0u8; 16];
+    rng.fill_bytes(&mut nonce[..12]);
+    let (k, no) = (e.try_buffer(&key, 0, false)?, e.try_buffer(&nonce, 0, false)?);
+    let mut input = vec![0u8; n + 16];
+    rng.fill_bytes(&mut input);
+    let (out, inp) = (e.try_buffer(&vec![0u8; n + 16], 16, true)?, e.try_buffer(&input, 16, false)?);
+    let one = |e: &mut Env| -> Result<u64, String> {
+        e.m.mem.write_bytes(out, &vec![0u8; n + 16]);
+        Ok(e.call(f, &[out, inp, n as u64, k, no, 0]).map_err(|x| format!("{sym}({n}): {x}"))?.cycles)
+    };
+    one(&mut e)?;
+    Ok((one(&mut e)? as f64 + HARNESS_CYCLES) / n as f64)
+}
+
+/// boring's Poly1305 init + update + finish on the model, cycles per (unrounded) byte.
+fn poly(obj: &Object, n: usize) -> Result<f64, String> {
+    let mut e = env(obj)?;
+    let (init, update, finish) = (e.lookup("boring_poly1305_init")?, e.lookup("boring_poly1305_update")?, e.lookup("boring_poly1305_finish")?);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1305);
+    let mut key = [0u8; 32];
+    rng.fill_bytes(&mut key);
+    let k = e.try_buffer(&key, 0, false)?;
+    let state = e.try_buffer(&[0u8; 512], 0, true)?;
+    let sig = e.try_buffer(&[0u8; 16], 0, true)?;
+    let rounded = (n + 15) & !15;
+    let mut msg = vec![0u8; rounded];
+    rng.fill_bytes(&mut msg);
+    let m = e.try_buffer(&msg, 16, false)?;
+    let one = |e: &mut Env| -> Result<u64, String> {
+        let a = e.call(init, &[state, k]).map_err(|x| format!("boring_poly1305_init: {x}"))?.cycles;
+        let b = e.call(update, &[state, m, rounded as u64]).map_err(|x| format!("boring_poly1305_update({rounded}): {x}"))?.cycles;
+        let c = e.call(finish, &[state, sig]).map_err(|x| format!("boring_poly1305_finish: {x}"))?.cycles;
+        Ok(a + b + c)
+    };
+    one(&mut e)?;
+    Ok((one(&mut e)? as f64 + HARNESS_CYCLES) / n as f64)
+}
+
+/// The D1 row of `bench/series/imp` nearest to `bytes`.
+fn nearest<'a>(rows: &'a [D1Row], bench: &str, series: &str, imp: &str, bytes: usize) -> Option<&'a D1Row> {
+    rows.iter().filter(|r| r.bench == bench && r.series == series && r.imp == imp).min_by_key(|r| r.bytes.abs_diff(bytes))
+}
+
+/// The sizes compared for memcpy/memset: the rows nearest to these (64 B to 16 KiB).
+pub const COPY_SIZES: [usize; 5] = [64, 256, 1024, 4096, 16384];
+/// The sizes compared for ChaCha20 and Poly1305.
+pub const KERNEL_SIZES: [usize; 2] = [1024, 16384];
+
+/// Every comparison the calibration makes: memcpy and memset (rvv m1/m2/m4/m8 and scalar,
+/// aligned and random offsets) at [`COPY_SIZES`], the ChaCha20s and Poly1305 at
+/// [`KERNEL_SIZES`]. `extra` adds boring.c at plain -O3 (bench `chacha20 -O3`).
+pub fn cases(p: &Programs, rows: &[D1Row], extra: bool) -> Result<Vec<Case>, String> {
+    let mut out = Vec::new();
+    let mut push = |r: &D1Row, model: f64, label: Option<&str>| {
+        out.push(Case { bench: label.unwrap_or(&r.bench).to_string(), series: r.series.clone(), imp: r.imp.clone(), bytes: r.bytes, d1: r.cycles_per_byte, model });
+    };
+    for (bench, set) in [("memcpy", false), ("memset", true)] {
+        for random in [false, true] {
+            let series = if random { bench.to_string() } else { format!("{bench} aligned") };
+            for (k, lmul) in [1, 2, 4, 8].iter().enumerate() {
+                let imp = format!("rvv_m{lmul}");
+                let obj = if set { &p.memset[k] } else { &p.memcpy[k] };
+                for &n in &COPY_SIZES {
+                    let r = nearest(rows, bench, &series, &imp, n).ok_or_else(|| format!("d1-measured.tsv has no {series} {imp}"))?;
+                    push(r, copy_or_set(obj, &format!("{bench}_{imp}"), r.bytes, random, set)?, None);
+                }
+            }
+            for &n in &COPY_SIZES {
+                let r = nearest(rows, bench, &series, "scalar", n).ok_or_else(|| format!("d1-measured.tsv has no {series} scalar"))?;
+                let obj = if set { &p.memset_c } else { &p.memcpy_c };
+                push(r, copy_or_set(obj, &format!("{bench}_scalar"), r.bytes, random, set)?, None);
+            }
+        }
+    }
+    for &n in &KERNEL_SIZES {
+        let r = nearest(rows, "chacha20", "chacha20 aligned", "rvv", n).ok_or("d1-measured.tsv has no chacha20 rvv")?;
+        push(r, chacha(&p.vchacha, "vector_chacha20", r.bytes)?, None);
+        let r = nearest(rows, "chacha20", "chacha20 aligned", "boring", n).ok_or("d1-measured.tsv has no chacha20 boring")?;
+        push(r, chacha(&p.boring, "boring_chacha20", r.bytes)?, None);
+        if extra {
+            push(r, chacha(&p.boring_plain, "boring_chacha20", r.bytes)?, Some("chacha20 (gcc -O3)"));
+        }
+        let r = nearest(rows, "poly1305", "poly1305 aligned", "boring", n).ok_or("d1-measured.tsv has no poly1305 boring")?;
+        push(r, poly(&p.boring, r.bytes)?, None);
+        if extra {
+            push(r, poly(&p.boring_plain, r.bytes)?, Some("poly1305 (gcc -O3)"));
+        }
+    }
+    Ok(out)
+}
+
+/// The model/measured table.
+pub fn table(cases: &[Case]) -> String {
+    let mut s = String::from("| bench | series | impl | bytes | D1 c/B | model c/B | model/D1 |\n|---|---|---|---:|---:|---:|---:|\n");
+    for c in cases {
+        s.push_str(&format!("| {} | {} | {} | {} | {:.3} | {:.3} | {:.3} |\n", c.bench, c.series, c.imp, c.bytes, c.d1, c.model, c.ratio()));
+    }
+    s
+}
