@@ -8,6 +8,7 @@ pub mod goldens;
 pub mod gopatches;
 pub mod jit_bench;
 pub mod jit_run;
+pub mod openssl;
 pub mod oracle;
 pub mod outputs;
 pub mod plot;

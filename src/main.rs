@@ -139,6 +139,20 @@ enum Cmd {
         #[arg(long, default_value_t = kgen::jit_bench::RUNS)]
         runs: usize,
     },
+    /// Write the `git format-patch` series that makes OpenSSL use kgen's kernels on
+    /// riscv64 (T-Head detection, then one patch per kernel), against an OpenSSL tree.
+    OpensslPatches {
+        /// The OpenSSL release the series is for (3.5.7).
+        #[arg(long)]
+        base: String,
+        /// The unpacked OpenSSL source tree of that release (default: the one
+        /// scripts/setup-toolchain.sh puts in .toolchain/openssl-<base>).
+        #[arg(long)]
+        src: Option<PathBuf>,
+        /// Directory for 0001-*.patch ... (created if needed).
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// Write a `git format-patch` series against golang.org/x/crypto (Debian's
     /// golang-golang-x-crypto-dev sources) adding the riscv64 port: chacha20,
     /// internal/poly1305, chacha20poly1305 on kgen's kernels, with run-time detection.
@@ -506,6 +520,14 @@ fn run(cmd: Cmd) -> Result<(), String> {
             };
             for v in variants {
                 print!("{}", kgen::jit_bench::jit_bench(&kernel, v, &sizes, runs)?.text());
+            }
+            Ok(())
+        }
+        Cmd::OpensslPatches { base, src, out } => {
+            let src = src.unwrap_or_else(|| kgen::openssl::default_src(&base));
+            let series = kgen::openssl::series(&src, &base)?;
+            for p in series.write(&out)? {
+                println!("wrote {}", p.display());
             }
             Ok(())
         }

@@ -156,6 +156,27 @@ pub fn riscv64_kgen() -> Option<Tool> {
     }
 }
 
+/// A program of the build host found on PATH (`make`, `perl`, `patch`), for the tests that
+/// build third-party code.
+pub fn host_tool(program: &str) -> Option<Tool> {
+    let found = std::env::var_os("PATH").and_then(|path| std::env::split_paths(&path).map(|d| d.join(program)).find(|p| p.is_file()));
+    match found {
+        Some(p) => Some(Tool { program: p, pre_args: vec![] }),
+        None => missing(&format!("`{program}` on PATH")),
+    }
+}
+
+/// Debian trixie's OpenSSL 3.5.7 source tarball (`openssl_3.5.7.orig.tar.gz`), which
+/// `scripts/setup-toolchain.sh` downloads.
+pub fn openssl_tarball() -> Option<PathBuf> {
+    let p = toolchain_dir().join("apt-trixie-src/dl/openssl_3.5.7.orig.tar.gz");
+    if p.is_file() {
+        Some(p)
+    } else {
+        missing("Debian trixie's openssl_3.5.7.orig.tar.gz")
+    }
+}
+
 /// A scratch directory under the target directory, unique per name.
 pub fn scratch(name: &str) -> PathBuf {
     let d = repo_root().join("target").join("kgen-scratch").join(format!("{name}-{}", std::process::id()));

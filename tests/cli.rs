@@ -21,6 +21,8 @@ fn bad_input_is_one_clear_line() {
         (&["bench", "aes", "--abi", "nosuch"], "unknown ABI `nosuch`"),
         (&["go-patches", "--base", "x-crypto-9.9.9", "--out", "/tmp/kgen-cli-never"], "x-crypto-9.9.9"),
         (&["isa", "--ext", "nosuch"], "unknown extension `nosuch`"),
+        (&["openssl-patches", "--base", "3.4.0", "--out", "/nonexistent/out"], "unknown --base `3.4.0`"),
+        (&["openssl-patches", "--base", "3.5.7", "--src", "/nonexistent", "--out", "/nonexistent/out"], "/nonexistent/VERSION.dat"),
     ];
     for (args, want) in cases {
         let o = kgen(args);

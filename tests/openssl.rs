@@ -1,0 +1,649 @@
+//! OpenSSL 3.5.7 with kgen's patch series (`kgen openssl-patches`, issue 15), judged by
+//! OpenSSL's own tests.
+//!
+//! The series is written from `.toolchain/openssl-3.5.7`, applied with `git apply` to a fresh
+//! copy of Debian trixie's `openssl_3.5.7.orig.tar.gz` (every hunk must also apply with
+//! `patch -F0` at its exact line: no fuzz, no offset), and built for riscv64 (static
+//! libraries, cross gcc) with the counters of `-DOPENSSL_KGEN_COUNTERS`. The build is cached
+//! in `~/.cache/kgen-openssl/<hash>` (or `$KGEN_OPENSSL_CACHE`), the hash of the files the
+//! series writes and of every build input, so a repeated run only runs the tests. OpenSSL's recipes then run under QEMU (EXE_SHELL)
+//! three ways, and the counters must show the paths each CPU should take:
+//! - upstream QEMU `-cpu thead-c906`, no override: riscv_hwprobe reports the T-Head core,
+//!   so the scalar T-Head variants run and no vector code does;
+//! - T-Head's QEMU `-cpu c906fdv`, OPENSSL_riscvcap naming the T-Head extensions with
+//!   xtheadvector (that QEMU has no riscv_hwprobe): the XTheadVector variants run;
+//! - upstream QEMU `-cpu rv64`: upstream's code runs (Poly1305: kgen's RV64GC path, the
+//!   only code there is under POLY1305_ASM), and every recipe passes.
+//!
+//! The patched libcrypto.a keeps every global symbol of the unpatched one (`nm`, the
+//! unpatched library built once from the same tarball and cached too), and every C file the
+//! series touches compiles with `-Wall -Wextra -Werror`, with and without the counters.
+//! OPENSSL_riscvcap=rv64gc turns kgen's code off on the T-Head core. Negative controls: a
+//! changed anchor line stops both kgen and `git apply`, the path and symbol checkers reject
+//! wrong counts and a lost symbol, the compiler flags reject a warning, and naming the
+//! T-Head extensions on `-cpu rv64` makes evp_test fail (the counted code is T-Head code).
+//! Build and test times are printed, not asserted.
+
+use kgen::openssl::{self, tree::blob_id, Counter, Series};
+use kgen::oracle::{self, Binutils, Tool};
+use kgen_dsl::Ext;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::Instant;
+
+const BASE: &str = "3.5.7";
+/// Part of the cache key: change it when the build steps below change.
+const RECIPE: &str = "kgen-openssl build steps 1";
+const CONFIGURE: &[&str] = &["linux64-riscv64", "--cross-compile-prefix=riscv64-linux-gnu-", "no-shared", "no-module", "no-docs"];
+/// The test programs the recipes in TESTS run (no more: `make build_sw` builds ~300).
+const PROGRAMS: &[&str] = &[
+    "test/evp_test",
+    "test/evp_extra_test",
+    "test/evp_extra_test2",
+    "test/aesgcmtest",
+    "test/modes_internal_test",
+    "test/poly1305_internal_test",
+    "test/chacha_internal_test",
+    "test/sha_test",
+    "util/wrap.pl",
+];
+/// OpenSSL's recipes: every file of 30-test_evp_data, the other EVP tests, AES-GCM, and the
+/// modes (GCM128), Poly1305, ChaCha20 and SHA tests.
+const TESTS: &[&str] = &["test_evp", "test_evp_extra", "test_aesgcm", "test_internal_modes", "test_internal_poly1305", "test_internal_chacha", "test_sha"];
+const SYSROOT: &str = "/usr/riscv64-linux-gnu";
+/// Kernels whose dispatcher also chooses by length (both usable variants may run).
+const BY_LENGTH: &[&str] = &["chacha20"];
+
+struct Tools {
+    make: Tool,
+    perl: Tool,
+    patch: Tool,
+    git: Tool,
+    tar: Tool,
+    nm: Tool,
+    tarball: PathBuf,
+}
+
+fn tools() -> Option<Tools> {
+    oracle::gcc()?;
+    Some(Tools {
+        make: oracle::host_tool("make")?,
+        perl: oracle::host_tool("perl")?,
+        patch: oracle::host_tool("patch")?,
+        git: oracle::host_tool("git")?,
+        tar: oracle::host_tool("tar")?,
+        nm: oracle::binutils(Binutils::V2_40, "nm")?,
+        tarball: oracle::openssl_tarball()?,
+    })
+}
+
+fn series() -> &'static Series {
+    static S: OnceLock<Series> = OnceLock::new();
+    S.get_or_init(|| openssl::series(&openssl::default_src(BASE), BASE).expect("kgen openssl-patches"))
+}
+
+fn cache_root() -> PathBuf {
+    match std::env::var_os("KGEN_OPENSSL_CACHE") {
+        Some(p) => PathBuf::from(p),
+        None => PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/tmp".into())).join(".cache/kgen-openssl"),
+    }
+}
+
+/// The last lines of a log, for an error message.
+fn tail(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(30)..].join("\n")
+}
+
+/// Runs `cmd` in `dir` (at nice 10: the machine is shared), output appended to `log`.
+fn logged(cmd: Command, dir: &Path, log: &Path, what: &str) -> Result<(), String> {
+    let f = File::options().create(true).append(true).open(log).map_err(|e| format!("{}: {e}", log.display()))?;
+    let f2 = f.try_clone().map_err(|e| e.to_string())?;
+    let mut nice = Command::new("nice");
+    nice.args(["-n", "10"]).arg(cmd.get_program()).args(cmd.get_args()).current_dir(dir).stdout(f).stderr(f2);
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => nice.env(k, v),
+            None => nice.env_remove(k),
+        };
+    }
+    let st = nice.status().map_err(|e| format!("{what}: {e}"))?;
+    if !st.success() {
+        return Err(format!("{what}: {st} (log {}):\n{}", log.display(), tail(log)));
+    }
+    Ok(())
+}
+
+/// Unpacks the tarball into `dir`; returns the tree (`dir/openssl-3.5.7`).
+fn unpack(t: &Tools, dir: &Path) -> Result<PathBuf, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let o = t.tar.command().arg("xzf").arg(&t.tarball).arg("-C").arg(dir).output().map_err(|e| e.to_string())?;
+    if !o.status.success() {
+        return Err(format!("tar xzf {}: {}", t.tarball.display(), String::from_utf8_lossy(&o.stderr)));
+    }
+    Ok(dir.join(format!("openssl-{BASE}")))
+}
+
+/// Writes the series into `dir`; returns the patch files in order.
+fn write_series(s: &Series, dir: &Path) -> Vec<PathBuf> {
+    s.write(dir).expect("write the series")
+}
+
+/// Applies the patches to `tree` in order: each must apply with `patch -F0` at its exact
+/// lines (dry run: no fuzz, no offset), then is applied with `git apply` (outside any git
+/// repository, so git applies it as a plain patch).
+fn apply(t: &Tools, tree: &Path, patches: &[PathBuf]) -> Result<(), String> {
+    let ceiling = tree.parent().unwrap_or(tree);
+    for p in patches {
+        let o = t.patch.command().args(["-p1", "-F0", "--dry-run", "-i"]).arg(p).current_dir(tree).output().map_err(|e| e.to_string())?;
+        let out = String::from_utf8_lossy(&o.stdout);
+        if !o.status.success() {
+            return Err(format!("patch -F0 --dry-run {}: {out}", p.display()));
+        }
+        if let Some(l) = out.lines().find(|l| l.contains("offset") || l.contains("fuzz")) {
+            return Err(format!("{}: not at its exact lines: {l}", p.display()));
+        }
+        for check in [true, false] {
+            let mut c = t.git.command();
+            c.arg("apply");
+            if check {
+                c.arg("--check");
+            }
+            let o = c.arg(p).current_dir(tree).env("GIT_CEILING_DIRECTORIES", ceiling).output().map_err(|e| e.to_string())?;
+            if !o.status.success() {
+                return Err(format!("git apply{} {}: {}", if check { " --check" } else { "" }, p.display(), String::from_utf8_lossy(&o.stderr).trim()));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// After the whole series every file it touches holds what kgen wrote (so nothing was
+/// skipped, as `git apply` inside another repository would).
+fn check_result(s: &Series, tree: &Path) -> Result<usize, String> {
+    let mut last: BTreeMap<&str, &str> = BTreeMap::new();
+    for p in &s.patches {
+        for d in &p.diffs {
+            last.insert(&d.path, &d.new);
+        }
+    }
+    for (path, want) in &last {
+        let got = std::fs::read_to_string(tree.join(path)).map_err(|e| format!("{path}: {e}"))?;
+        if got != *want {
+            return Err(format!("{path}: after the series the file is not what kgen wrote"));
+        }
+    }
+    Ok(last.len())
+}
+
+/// `Configure`, `make build_libs`, then the test programs (two make runs: mixing the
+/// dependency goal and file goals in one `make -j2` corrupts libcrypto.a).
+fn build(t: &Tools, src: &Path, b: &Path, defines: &[&str], programs: bool) -> Result<(), String> {
+    std::fs::create_dir_all(b).map_err(|e| format!("{}: {e}", b.display()))?;
+    let log = b.join("kgen-build.log");
+    let mut c = t.perl.command();
+    c.arg(src.join("Configure")).args(CONFIGURE).args(defines);
+    logged(c, b, &log, "Configure")?;
+    let mut c = t.make.command();
+    c.args(["-j2", "build_libs"]);
+    logged(c, b, &log, "make build_libs")?;
+    if programs {
+        let mut c = t.make.command();
+        c.arg("-j2").args(PROGRAMS);
+        logged(c, b, &log, "make (test programs)")?;
+    }
+    Ok(())
+}
+
+fn hash(parts: &[&[u8]]) -> String {
+    let mut all = Vec::new();
+    for p in parts {
+        all.extend_from_slice(&(p.len() as u64).to_le_bytes());
+        all.extend_from_slice(p);
+    }
+    blob_id(&all)[..16].to_string()
+}
+
+/// One build or QEMU run at a time: each takes minutes of a shared machine.
+static HEAVY: Mutex<()> = Mutex::new(());
+
+fn heavy() -> std::sync::MutexGuard<'static, ()> {
+    HEAVY.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+struct Built {
+    /// The build directory (Makefile, libcrypto.a, test/).
+    b: PathBuf,
+    /// The patched source tree.
+    src: PathBuf,
+}
+
+/// The patched, counting build (cached by the hash of the series and the build inputs).
+fn patched() -> Option<&'static Built> {
+    static B: OnceLock<Result<Built, String>> = OnceLock::new();
+    let t = tools()?;
+    let r = B.get_or_init(|| {
+        let s = series();
+        let tarball = std::fs::read(&t.tarball).map_err(|e| e.to_string())?;
+        let tar_id = blob_id(&tarball);
+        let mut parts: Vec<Vec<u8>> = vec![RECIPE.into(), CONFIGURE.join(" ").into(), openssl::COUNTING_MACRO.into(), PROGRAMS.join(" ").into(), tar_id.into()];
+        // What the build sees: the files the series leaves (commit messages do not count).
+        for p in &s.patches {
+            for d in &p.diffs {
+                parts.push(d.path.clone().into());
+                parts.push(d.new.clone().into());
+            }
+        }
+        let refs: Vec<&[u8]> = parts.iter().map(|p| p.as_slice()).collect();
+        let key = hash(&refs);
+        let root = cache_root();
+        let dir = root.join(&key);
+        let ok = dir.join("built.ok");
+        let (src, b) = (dir.join(format!("openssl-{BASE}")), dir.join("build"));
+        if ok.exists() {
+            eprintln!("patched OpenSSL {BASE}: cached build {}", dir.display());
+            return Ok(Built { b, src });
+        }
+        let _one = heavy();
+        let _ = std::fs::remove_dir_all(&dir);
+        let start = Instant::now();
+        let tree = unpack(&t, &dir)?;
+        let files = write_series(s, &dir.join("series"));
+        apply(&t, &tree, &files)?;
+        check_result(s, &tree)?;
+        let define = format!("-D{}", openssl::COUNTING_MACRO);
+        build(&t, &src, &b, &[&define], true)?;
+        let secs = start.elapsed().as_secs_f64();
+        std::fs::write(&ok, format!("built in {secs:.0} s\n")).map_err(|e| e.to_string())?;
+        eprintln!("| patched OpenSSL {BASE} build (libs + {} programs) | {secs:.0} s |", PROGRAMS.len());
+        // Earlier series' builds are not needed any more (the unpatched one stays).
+        if let Ok(rd) = std::fs::read_dir(&root) {
+            for e in rd.flatten() {
+                let n = e.file_name().to_string_lossy().to_string();
+                if n != key && !n.starts_with("unpatched-") {
+                    let _ = std::fs::remove_dir_all(e.path());
+                }
+            }
+        }
+        Ok(Built { b, src })
+    });
+    Some(r.as_ref().unwrap_or_else(|e| panic!("patched OpenSSL build: {e}")))
+}
+
+/// `nm -g --defined-only` of a static library: the defined global symbols.
+fn globals(t: &Tools, lib: &Path) -> Result<BTreeSet<String>, String> {
+    let o = t.nm.command().args(["-g", "--defined-only"]).arg(lib).output().map_err(|e| e.to_string())?;
+    if !o.status.success() {
+        return Err(format!("nm {}: {}", lib.display(), String::from_utf8_lossy(&o.stderr)));
+    }
+    Ok(String::from_utf8_lossy(&o.stdout).lines().filter_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        (f.len() == 3).then(|| f[2].to_string())
+    }).collect())
+}
+
+/// The unpatched libcrypto.a's global symbols (built once per tarball and configuration;
+/// only the list is kept).
+fn unpatched_globals() -> Option<&'static BTreeSet<String>> {
+    static G: OnceLock<Result<BTreeSet<String>, String>> = OnceLock::new();
+    let t = tools()?;
+    let r = G.get_or_init(|| {
+        let tarball = std::fs::read(&t.tarball).map_err(|e| e.to_string())?;
+        let key = hash(&[RECIPE.as_bytes(), CONFIGURE.join(" ").as_bytes(), blob_id(&tarball).as_bytes()]);
+        let dir = cache_root().join(format!("unpatched-{key}"));
+        let list = dir.join("libcrypto-globals.txt");
+        if let Ok(text) = std::fs::read_to_string(&list) {
+            return Ok(text.lines().map(str::to_string).collect());
+        }
+        let _one = heavy();
+        let _ = std::fs::remove_dir_all(&dir);
+        let start = Instant::now();
+        let tree = unpack(&t, &dir)?;
+        let b = dir.join("build");
+        build(&t, &tree, &b, &[], false)?;
+        let g = globals(&t, &b.join("libcrypto.a"))?;
+        let _ = std::fs::remove_dir_all(&tree);
+        let _ = std::fs::remove_dir_all(&b);
+        std::fs::write(&list, g.iter().map(|s| format!("{s}\n")).collect::<String>()).map_err(|e| e.to_string())?;
+        eprintln!("| unpatched OpenSSL {BASE} build (libs) | {:.0} s |", start.elapsed().as_secs_f64());
+        Ok(g)
+    });
+    Some(r.as_ref().unwrap_or_else(|e| panic!("unpatched OpenSSL build: {e}")))
+}
+
+/// The symbols of `before` that `after` lacks.
+fn lost(before: &BTreeSet<String>, after: &BTreeSet<String>) -> Vec<String> {
+    before.difference(after).cloned().collect()
+}
+
+// ---- the series ---------------------------------------------------------------------------
+
+#[test]
+fn every_patch_says_what_it_adds_how_it_is_selected_and_how_to_regenerate_it() {
+    if !openssl::default_src(BASE).join("VERSION.dat").exists() {
+        oracle::missing::<()>("OpenSSL 3.5.7 source tree in .toolchain (scripts/setup-toolchain.sh)");
+        return;
+    }
+    let s = series();
+    assert!(s.patches.len() >= 7, "{} patches", s.patches.len());
+    let again = openssl::series(&openssl::default_src(BASE), BASE).unwrap();
+    assert_eq!(s.files(), again.files(), "two runs wrote different series");
+    let cmd = openssl::command(BASE);
+    for (i, (name, text)) in s.files().iter().enumerate() {
+        assert!(name.starts_with(&format!("{:04}-", i + 1)) && name.ends_with(".patch"), "{name}");
+        assert!(text.contains("\nSubject: [PATCH "), "{name}: no subject");
+        assert!(text.contains(&format!("\n  {cmd}\n")), "{name}: no regenerating command");
+        assert!(text.contains("Run-time selection") || text.contains("Run-time switches"), "{name}: does not say how it is selected");
+    }
+    // One patch per kernel; each new perlasm shim has its GENERATE line in the same patch.
+    for p in &s.patches[1..] {
+        let shims: Vec<&str> = p.diffs.iter().filter(|d| d.old.is_none() && d.path.contains("/asm/") && d.path.ends_with(".pl")).map(|d| d.path.as_str()).collect();
+        assert!(!shims.is_empty(), "{}: no perlasm shim", p.subject);
+        for sh in shims {
+            let stem = Path::new(sh).file_stem().unwrap().to_string_lossy().to_string();
+            let line = format!("GENERATE[{stem}.s]=asm/{stem}.pl");
+            assert!(p.diffs.iter().any(|d| d.path.ends_with("build.info") && d.new.contains(&line)), "{}: no `{line}`", p.subject);
+            let text = &p.diffs.iter().find(|d| d.path == sh).unwrap().new;
+            assert!(text.contains(&cmd), "{sh}: does not name the regenerating command");
+        }
+    }
+    // Poly1305 gets riscv64 assembly and with it POLY1305_ASM.
+    let poly = s.patches.iter().find(|p| p.subject.contains("Poly1305")).expect("a Poly1305 patch");
+    assert!(poly.diffs.iter().any(|d| d.path == "crypto/poly1305/build.info" && d.new.contains("$POLY1305ASM_riscv64=")));
+    // Detection: the riscv_arch.def lines the issue names.
+    let det = &s.patches[0];
+    let def = det.diffs.iter().find(|d| d.path == "include/crypto/riscv_arch.def").expect("riscv_arch.def");
+    for name in ["XTHEADBA", "XTHEADBB", "XTHEADMEMIDX", "XTHEADMAC", "XTHEADVECTOR"] {
+        assert!(def.new.contains(&format!("RISCV_DEFINE_CAP({name},")), "no {name}");
+    }
+    let rc = det.diffs.iter().find(|d| d.path == "crypto/riscvcap.c").expect("riscvcap.c");
+    assert!(!rc.new.contains("/proc/cpuinfo"));
+}
+
+#[test]
+fn series_applies_to_the_orig_tarball_with_git_apply_and_no_fuzz_and_a_changed_anchor_stops_it() {
+    let Some(t) = tools() else { return };
+    let s = series();
+    let dir = oracle::scratch("openssl-apply");
+    let tree = unpack(&t, &dir.join("a")).unwrap();
+    let files = write_series(s, &dir.join("series"));
+    apply(&t, &tree, &files).unwrap();
+    let n = check_result(s, &tree).unwrap();
+    eprintln!("{} patches applied, {n} files as kgen wrote them", files.len());
+
+    // Negative controls: a tree whose riscvcap.c lacks an anchor line.
+    let tree2 = unpack(&t, &dir.join("b")).unwrap();
+    let rc = tree2.join("crypto/riscvcap.c");
+    let text = std::fs::read_to_string(&rc).unwrap();
+    let changed = text.replacen("static size_t vlen = 0;", "static size_t vlen;", 1);
+    assert_ne!(text, changed);
+    std::fs::write(&rc, changed).unwrap();
+    let e = apply(&t, &tree2, &files[..1]).unwrap_err();
+    assert!(e.contains("0001-"), "{e}");
+    let e = openssl::series(&tree2, BASE).unwrap_err();
+    assert!(e.contains("crypto/riscvcap.c") && e.contains("static size_t vlen = 0;") && !e.contains('\n'), "{e}");
+    // And kgen refuses another release.
+    let e = openssl::series(&tree, "3.4.0").unwrap_err();
+    assert!(e.contains("3.4.0") && !e.contains('\n'), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+// ---- the build ----------------------------------------------------------------------------
+
+#[test]
+fn patched_libcrypto_keeps_every_global_symbol_of_the_unpatched_one() {
+    let Some(b) = patched() else { return };
+    let Some(before) = unpatched_globals() else { return };
+    let t = tools().unwrap();
+    let after = globals(&t, &b.b.join("libcrypto.a")).unwrap();
+    assert!(before.len() > 8000, "{} symbols in the unpatched libcrypto.a", before.len());
+    let gone = lost(before, &after);
+    assert!(gone.is_empty(), "the patched libcrypto.a lost {} global symbols: {gone:?}", gone.len());
+    let added: Vec<&String> = after.difference(before).collect();
+    eprintln!("libcrypto.a: {} global symbols before, {} after; added: {added:?}", before.len(), after.len());
+    // Negative control: a lost symbol is reported.
+    let mut fewer = after.clone();
+    fewer.remove("AES_encrypt");
+    assert_eq!(lost(before, &fewer), vec!["AES_encrypt".to_string()]);
+}
+
+// ---- OpenSSL's tests under QEMU, and the paths they took -----------------------------------
+
+/// Checks the counts of a run against what a CPU with `exts` must run: per kernel, the first
+/// variant (in dispatch order) whose extensions the CPU has runs every one of its entry
+/// points; a later usable variant only where the dispatcher also chooses by length; no
+/// variant the CPU lacks extensions for; upstream's code only if no variant is usable.
+fn check_paths(counters: &[Counter], exts: &BTreeSet<Ext>, counts: &BTreeMap<String, u64>) -> Result<(), String> {
+    let mut errs = Vec::new();
+    for name in counts.keys() {
+        if !counters.iter().any(|c| &c.name == name) {
+            errs.push(format!("{name}: not a counter of the series"));
+        }
+    }
+    let kernels: BTreeSet<&str> = counters.iter().map(|c| c.kernel).collect();
+    for k in kernels {
+        let cs: Vec<&Counter> = counters.iter().filter(|c| c.kernel == k).collect();
+        let usable = |c: &Counter| c.exts.is_subset(exts);
+        let first = cs.iter().find(|c| c.variant.is_some() && usable(c)).and_then(|c| c.variant);
+        for c in cs {
+            let n = counts.get(&c.name).copied().unwrap_or(0);
+            let want = match (c.variant, first) {
+                (None, None) => Some(true),
+                (None, Some(_)) => Some(false),
+                (Some(v), Some(f)) if v == f => Some(true),
+                (Some(_), _) if usable(c) && BY_LENGTH.contains(&k) => None,
+                (Some(_), _) => Some(false),
+            };
+            match want {
+                Some(true) if n == 0 => errs.push(format!("{} never ran", c.name)),
+                Some(false) if n != 0 => errs.push(format!("{} ran {n} times", c.name)),
+                _ => {}
+            }
+        }
+    }
+    if errs.is_empty() { Ok(()) } else { Err(errs.join("; ")) }
+}
+
+fn thead_scalar() -> BTreeSet<Ext> {
+    [Ext::XTheadBa, Ext::XTheadBb, Ext::XTheadMac, Ext::XTheadMemIdx].into_iter().collect()
+}
+
+fn thead_all() -> BTreeSet<Ext> {
+    let mut s = thead_scalar();
+    s.insert(Ext::XTheadVector);
+    s
+}
+
+
+/// Runs TESTS under `qemu -cpu cpu` (OPENSSL_riscvcap = `riscvcap` if given, else
+/// detection), checks they pass and the counters against `exts`.
+fn suite(q: &Tool, cpu: &str, riscvcap: Option<&str>, exts: &BTreeSet<Ext>) {
+    let Some(built) = patched() else { return };
+    let _one = heavy();
+    let b = &built.b;
+    let counts_file = b.join(format!("kgen-counts-{cpu}.txt"));
+    let log = b.join(format!("kgen-tests-{cpu}.log"));
+    let _ = std::fs::remove_file(&counts_file);
+    let _ = std::fs::remove_file(&log);
+    let mut exe_shell = format!("{} -cpu {cpu} -L {SYSROOT}", q.program.display());
+    for a in &q.pre_args {
+        exe_shell = format!("{a} {exe_shell}");
+    }
+    let mut c = Command::new("make");
+    c.arg("run_tests").arg(format!("TESTS={}", TESTS.join(" "))).arg("V=0");
+    c.env("EXE_SHELL", format!("{} {exe_shell}", b.join("util/wrap.pl").display()));
+    c.env(openssl::COUNTS_ENV, &counts_file);
+    match riscvcap {
+        Some(v) => c.env("OPENSSL_riscvcap", v),
+        None => c.env_remove("OPENSSL_riscvcap"),
+    };
+    c.env_remove("HARNESS_JOBS").stdin(Stdio::null());
+    let start = Instant::now();
+    let r = logged(c, b, &log, &format!("OpenSSL's tests under -cpu {cpu}"));
+    let secs = start.elapsed().as_secs_f64();
+    let out = std::fs::read_to_string(&log).unwrap_or_default();
+    r.unwrap();
+    assert!(out.contains("Result: PASS"), "-cpu {cpu}: no `Result: PASS`:\n{}", tail(&log));
+    // The last summary is the recipes' (the first is the FIPS preparation step's).
+    let files = out.lines().rfind(|l| l.starts_with("Files=")).unwrap_or("").to_string();
+    let n: usize = files.strip_prefix("Files=").and_then(|r| r.split(',').next()).and_then(|n| n.parse().ok()).unwrap_or(0);
+    assert_eq!(n, TESTS.len(), "-cpu {cpu}: {n} recipes ran, not {}: `{files}`", TESTS.len());
+    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+    for l in std::fs::read_to_string(&counts_file).unwrap_or_default().lines() {
+        let (name, n) = l.rsplit_once(' ').unwrap_or_else(|| panic!("{}: bad line `{l}`", counts_file.display()));
+        *counts.entry(name.to_string()).or_default() += n.parse::<u64>().unwrap_or_else(|_| panic!("bad count `{l}`"));
+    }
+    eprintln!("-cpu {cpu}{}: {} ({secs:.0} s)", riscvcap.map(|v| format!(" OPENSSL_riscvcap={v}")).unwrap_or_default(), files.trim());
+    eprintln!("| counter | calls |\n|---|---|");
+    for c in series().counters() {
+        eprintln!("| {} | {} |", c.name, counts.get(&c.name).copied().unwrap_or(0));
+    }
+    check_paths(&series().counters(), exts, &counts).unwrap_or_else(|e| panic!("-cpu {cpu}: wrong paths: {e}"));
+}
+
+#[test]
+fn openssl_tests_pass_on_thead_c906_with_kgen_scalar_paths_found_by_hwprobe() {
+    let Some(q) = oracle::qemu() else { return };
+    suite(&q, "thead-c906", None, &thead_scalar());
+}
+
+#[test]
+fn openssl_tests_pass_on_c906fdv_with_kgen_xtheadvector_paths() {
+    let Some(q) = oracle::xuantie_qemu() else { return };
+    let names: Vec<&str> = thead_all().iter().map(|e| e.name()).collect();
+    suite(&q, "c906fdv", Some(&format!("rv64gc_{}", names.join("_"))), &thead_all());
+}
+
+#[test]
+fn openssl_tests_pass_on_rv64_with_upstream_paths() {
+    let Some(q) = oracle::qemu() else { return };
+    suite(&q, "rv64", None, &BTreeSet::new());
+}
+
+#[test]
+fn the_path_checker_rejects_wrong_counts() {
+    if !openssl::default_src(BASE).join("VERSION.dat").exists() {
+        oracle::missing::<()>("OpenSSL 3.5.7 source tree in .toolchain (scripts/setup-toolchain.sh)");
+        return;
+    }
+    let counters = series().counters();
+    // The counts a CPU should produce: one call of each counter the checker requires.
+    let ideal = |exts: &BTreeSet<Ext>| -> BTreeMap<String, u64> {
+        let mut m = BTreeMap::new();
+        for k in counters.iter().map(|c| c.kernel).collect::<BTreeSet<_>>() {
+            let first = counters.iter().find(|c| c.kernel == k && c.variant.is_some() && c.exts.is_subset(exts)).and_then(|c| c.variant);
+            for c in counters.iter().filter(|c| c.kernel == k && c.variant == first) {
+                m.insert(c.name.clone(), 1);
+            }
+        }
+        m
+    };
+    let cpus = [BTreeSet::new(), thead_scalar(), thead_all()];
+    for exts in &cpus {
+        check_paths(&counters, exts, &ideal(exts)).unwrap();
+    }
+    // Another CPU's counts fail, as do all counters at once, none, and an unknown name.
+    for (i, a) in cpus.iter().enumerate() {
+        for (j, b) in cpus.iter().enumerate() {
+            if i != j {
+                assert!(check_paths(&counters, a, &ideal(b)).is_err(), "counts of CPU {j} accepted for CPU {i}");
+            }
+        }
+        let all: BTreeMap<String, u64> = counters.iter().map(|c| (c.name.clone(), 1)).collect();
+        assert!(check_paths(&counters, a, &all).is_err());
+        assert!(check_paths(&counters, a, &BTreeMap::new()).is_err());
+        let mut stray = ideal(a);
+        stray.insert("AES_encrypt_elsewhere".into(), 1);
+        assert!(check_paths(&counters, a, &stray).unwrap_err().contains("AES_encrypt_elsewhere"));
+    }
+}
+
+/// Runs evp_test on some of OpenSSL's data files under `qemu -cpu cpu` with
+/// OPENSSL_riscvcap = `riscvcap`; returns whether it passed and the counts.
+fn evp_files(q: &Tool, cpu: &str, riscvcap: &str, files: &[&str]) -> (bool, BTreeMap<String, u64>) {
+    let built = patched().expect("checked by the caller");
+    let counts_file = built.b.join(format!("kgen-counts-override-{cpu}.txt"));
+    let _ = std::fs::remove_file(&counts_file);
+    let mut ok = true;
+    for f in files {
+        let st = q
+            .command()
+            .args(["-cpu", cpu, "-L", SYSROOT])
+            .arg(built.b.join("test/evp_test"))
+            .arg("-config")
+            .arg(built.src.join("test/default-and-legacy.cnf"))
+            .arg(built.src.join("test/recipes/30-test_evp_data").join(f))
+            .env(openssl::COUNTS_ENV, &counts_file)
+            .env("OPENSSL_riscvcap", riscvcap)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        ok &= st.success();
+    }
+    let mut counts = BTreeMap::new();
+    for l in std::fs::read_to_string(&counts_file).unwrap_or_default().lines() {
+        if let Some((name, n)) = l.rsplit_once(' ') {
+            *counts.entry(name.to_string()).or_default() += n.parse::<u64>().unwrap_or(0);
+        }
+    }
+    (ok, counts)
+}
+
+#[test]
+fn openssl_riscvcap_overrides_detection_and_the_counted_code_is_t_head_code() {
+    let Some(q) = oracle::qemu() else { return };
+    if patched().is_none() {
+        return;
+    }
+    let _one = heavy();
+    let files = ["evpciph_aes_common.txt", "evpciph_chacha.txt", "evpmac_poly1305.txt", "evpmac_common.txt", "evpmd_sha.txt"];
+    // On the T-Head core, OPENSSL_riscvcap=rv64gc turns every kgen kernel off.
+    let (ok, counts) = evp_files(&q, "thead-c906", "rv64gc", &files);
+    assert!(ok, "evp_test under thead-c906 with OPENSSL_riscvcap=rv64gc failed");
+    check_paths(&series().counters(), &BTreeSet::new(), &counts).unwrap_or_else(|e| panic!("OPENSSL_riscvcap=rv64gc on thead-c906: {e}"));
+    // Negative control: naming the T-Head extensions on a core without them runs kgen's
+    // T-Head code, which the plain rv64 CPU cannot execute.
+    let names: Vec<&str> = thead_scalar().iter().map(|e| e.name()).collect();
+    let (ok, _) = evp_files(&q, "rv64", &format!("rv64gc_{}", names.join("_")), &files[1..2]);
+    assert!(!ok, "kgen's T-Head ChaCha20 ran on -cpu rv64");
+}
+
+#[test]
+fn every_c_file_the_series_touches_compiles_warning_free_with_and_without_counters() {
+    let Some(built) = patched() else { return };
+    let Some(gcc) = oracle::gcc() else { return };
+    let (b, src) = (&built.b, &built.src);
+    let files: BTreeSet<&str> = series().patches.iter().flat_map(|p| p.diffs.iter()).map(|d| d.path.as_str()).filter(|p| p.ends_with(".c")).collect();
+    assert!(files.len() >= 6, "{files:?}");
+    // libcrypto's flags (its DEFINEs from the build.info files, POLY1305_ASM included).
+    let defines = ["AES_ASM", "GHASH_ASM", "INCLUDE_C_CHACHA20", "INCLUDE_C_SHA256", "INCLUDE_C_SHA512", "OPENSSL_CPUID_OBJ", "POLY1305_ASM", "SHA256_ASM", "SHA512_ASM", "OPENSSL_PIC", "NDEBUG"];
+    let out = oracle::scratch("openssl-cc");
+    // Negative control: the same flags reject a file with a warning (an unused function).
+    let bad = out.join("bad.c");
+    std::fs::write(&bad, "static int kgen_unused(void) { return 0; }\n").unwrap();
+    let mut files: Vec<PathBuf> = files.iter().map(|f| src.join(f)).collect();
+    files.insert(0, bad.clone());
+    for f in &files {
+        for counting in [false, true] {
+            let mut c = gcc.command();
+            c.arg("-I").arg(b).arg("-I").arg(b.join("include")).arg("-I").arg(src).arg("-I").arg(src.join("include"));
+            c.args(defines.iter().map(|d| format!("-D{d}")));
+            if counting {
+                c.arg(format!("-D{}", openssl::COUNTING_MACRO));
+            }
+            c.args(["-fPIC", "-O3", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers", "-Werror", "-c", "-o"]).arg(out.join("x.o")).arg(f);
+            let o = c.output().unwrap();
+            if *f == bad {
+                assert!(!o.status.success(), "a file with an unused function compiled without an error");
+                continue;
+            }
+            assert!(o.status.success(), "{} (counters: {counting}):\n{}", f.display(), String::from_utf8_lossy(&o.stderr));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
