@@ -461,9 +461,36 @@ fn thead_all() -> BTreeSet<Ext> {
 
 /// Runs TESTS under `qemu -cpu cpu` (OPENSSL_riscvcap = `riscvcap` if given, else
 /// detection), checks they pass and the counters against `exts`.
+/// QEMU runs of the test suite at once: one per core, at most two (each run is one
+/// single-threaded emulator at a time; the builds take [`HEAVY`] alone).
+static RUNS: (Mutex<usize>, std::sync::Condvar) = (Mutex::new(0), std::sync::Condvar::new());
+
+struct RunSlot;
+
+impl RunSlot {
+    fn take() -> RunSlot {
+        let cap = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 2);
+        let (m, cv) = &RUNS;
+        let mut n = m.lock().unwrap_or_else(|e| e.into_inner());
+        while *n >= cap {
+            n = cv.wait(n).unwrap_or_else(|e| e.into_inner());
+        }
+        *n += 1;
+        RunSlot
+    }
+}
+
+impl Drop for RunSlot {
+    fn drop(&mut self) {
+        let (m, cv) = &RUNS;
+        *m.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
+        cv.notify_one();
+    }
+}
+
 fn suite(q: &Tool, cpu: &str, riscvcap: Option<&str>, exts: &BTreeSet<Ext>) {
     let Some(built) = patched() else { return };
-    let _one = heavy();
+    let _slot = RunSlot::take();
     let b = &built.b;
     let counts_file = b.join(format!("kgen-counts-{cpu}.txt"));
     let log = b.join(format!("kgen-tests-{cpu}.log"));
@@ -481,6 +508,8 @@ fn suite(q: &Tool, cpu: &str, riscvcap: Option<&str>, exts: &BTreeSet<Ext>) {
         Some(v) => c.env("OPENSSL_riscvcap", v),
         None => c.env_remove("OPENSSL_riscvcap"),
     };
+    // Each run its own results directory (test-runs/ by default): two run at once.
+    c.env("RESULT_D", b.join(format!("test-runs-{cpu}")));
     c.env_remove("HARNESS_JOBS").stdin(Stdio::null());
     let start = Instant::now();
     let r = logged(c, b, &log, &format!("OpenSSL's tests under -cpu {cpu}"));
@@ -600,7 +629,7 @@ fn openssl_riscvcap_overrides_detection_and_the_counted_code_is_t_head_code() {
     if patched().is_none() {
         return;
     }
-    let _one = heavy();
+    let _slot = RunSlot::take();
     let files = ["evpciph_aes_common.txt", "evpciph_chacha.txt", "evpmac_poly1305.txt", "evpmac_common.txt", "evpmd_sha.txt"];
     // On the T-Head core, OPENSSL_riscvcap=rv64gc turns every kgen kernel off.
     let (ok, counts) = evp_files(&q, "thead-c906", "rv64gc", &files);
