@@ -86,7 +86,7 @@
 //! path and the physical C906.
 
 use crate::aes::{self, Ctr, Isa};
-use crate::ghash::{class_groups, karatsuba128_reduce, karatsuba64, LANES, POWERS};
+use crate::ghash::{class_products, karatsuba128_reduce, karatsuba64, LANES, POWERS};
 use crate::{Kernel, Variant};
 use kgen_dsl::entry::{symbol_suffix, Access::*, Elem, Entry, Param, Ret, Ty};
 use kgen_dsl::object::DataObj;
@@ -376,19 +376,6 @@ fn ghash_group(f: &mut Func, gh: &Gh, src: Option<Reg>) {
     }
 }
 
-/// The vector operations of a class product.
-#[derive(Clone, Copy)]
-enum VOp {
-    /// d = x·y (low words)
-    Mul,
-    /// d += x·y (low words)
-    Macc,
-    /// d = (x·y) >> 32
-    Mulhu,
-    /// d = x ^ y
-    Xor,
-}
-
 /// sums[t] = XOR over the lanes of operand t ⊗ key piece t: the 32×32 products of the
 /// classes (`vmul` low words, `vmulhu` high words), class k = XOR of the products
 /// a_i·b_j with i + j ≡ k (mod 4) (low words of the pairs whose count peaks are four
@@ -403,48 +390,10 @@ fn piece(f: &mut Func, gh: &Gh, t: usize) {
         kasm!(f, th.vand.vx {ak}, {a}, {mk};);
     }
     kasm!(f, addi {p}, sp, {at(fr.kp, 128 * t as i64)}; th.vlseg4e.v {bseg}, ({p}););
-    let ([zl, zh], [tl, th], [ol, oh]) = (v.z, v.t, v.out);
+    let [ol, oh] = v.out;
     for k in 0..4 {
         f.comment(format!("class {k}: low words (pairs added), high words; out |= z & m[{k}]"));
-        let mut lo: Vec<(VOp, Reg, Reg, Reg)> = Vec::new();
-        for (g, group) in class_groups(true, k).iter().enumerate() {
-            let dst = if g == 0 { zl } else { tl };
-            for (n, &(ai, bj)) in group.iter().enumerate() {
-                lo.push((if n == 0 { VOp::Mul } else { VOp::Macc }, dst, v.ap[ai], v.bp[bj]));
-            }
-            if g > 0 {
-                lo.push((VOp::Xor, zl, zl, tl));
-            }
-        }
-        let mut hi: Vec<(VOp, Reg, Reg, Reg)> = Vec::new();
-        for ai in 0..4 {
-            let bj = (k + 4 - ai) % 4;
-            hi.push((VOp::Mulhu, if ai == 0 { zh } else { th }, v.ap[ai], v.bp[bj]));
-            if ai > 0 {
-                hi.push((VOp::Xor, zh, zh, th));
-            }
-        }
-        for n in 0..lo.len().max(hi.len()) {
-            for ops in [&lo, &hi] {
-                if let Some(&(op, d, x, y)) = ops.get(n) {
-                    match op {
-                        VOp::Mul => kasm!(f, th.vmul.vv {d}, {x}, {y};),
-                        VOp::Macc => kasm!(f, th.vmacc.vv {d}, {x}, {y};),
-                        VOp::Mulhu => kasm!(f, th.vmulhu.vv {d}, {x}, {y};),
-                        VOp::Xor => kasm!(f, th.vxor.vv {d}, {x}, {y};),
-                    }
-                }
-            }
-        }
-        let mk = gh.m[k];
-        if k == 0 {
-            kasm!(f, th.vand.vx {ol}, {zl}, {mk}; th.vand.vx {oh}, {zh}, {mk};);
-        } else {
-            kasm!(f,
-                th.vand.vx {zl}, {zl}, {mk}; th.vand.vx {zh}, {zh}, {mk};
-                th.vor.vv {ol}, {ol}, {zl}; th.vor.vv {oh}, {oh}, {zh};
-            );
-        }
+        class_products(f, k, v.ap, v.bp, v.z, v.t, v.out, gh.m[k]);
     }
     let ([r0, r1], zero, [e0, e1]) = (v.red, v.zero, gh.e);
     f.comment(format!("sums[{t}] = lane sums (high word << 32 | low word)"));

@@ -929,48 +929,10 @@ fn vector_piece(f: &mut Func, c: &Ctx, vc: &VCtx, i: usize, t: usize) {
         let bj = v.bp[j];
         kasm!(f, addi {p}, sp, {so(vc.fr.kp, 128 * t as i64 + 32 * j as i64)}; th.vle.v {bj}, ({p}););
     }
-    let ([zl, zh], [tl, th], [ol, oh]) = (v.z, v.t, v.out);
+    let [ol, oh] = v.out;
     for k in 0..4 {
         f.comment(format!("class {k}: low words (pairs added), high words; out |= z & m[{k}]"));
-        let mut lo: Vec<(VOp, Reg, Reg, Reg)> = Vec::new();
-        for (g, group) in class_groups(true, k).iter().enumerate() {
-            let dst = if g == 0 { zl } else { tl };
-            for (n, &(ai, bj)) in group.iter().enumerate() {
-                lo.push((if n == 0 { VOp::Mul } else { VOp::Macc }, dst, v.ap[ai], v.bp[bj]));
-            }
-            if g > 0 {
-                lo.push((VOp::Xor, zl, zl, tl));
-            }
-        }
-        let mut hi: Vec<(VOp, Reg, Reg, Reg)> = Vec::new();
-        for (n, ai) in (0..4).enumerate() {
-            let bj = (k + 4 - ai) % 4;
-            hi.push((VOp::Mulhu, if n == 0 { zh } else { th }, v.ap[ai], v.bp[bj]));
-            if n > 0 {
-                hi.push((VOp::Xor, zh, zh, th));
-            }
-        }
-        for n in 0..lo.len().max(hi.len()) {
-            for ops in [&lo, &hi] {
-                if let Some(&(op, d, x, y)) = ops.get(n) {
-                    match op {
-                        VOp::Mul => kasm!(f, th.vmul.vv {d}, {x}, {y};),
-                        VOp::Macc => kasm!(f, th.vmacc.vv {d}, {x}, {y};),
-                        VOp::Mulhu => kasm!(f, th.vmulhu.vv {d}, {x}, {y};),
-                        VOp::Xor => kasm!(f, th.vxor.vv {d}, {x}, {y};),
-                    }
-                }
-            }
-        }
-        let mk = c.m[k];
-        if k == 0 {
-            kasm!(f, th.vand.vx {ol}, {zl}, {mk}; th.vand.vx {oh}, {zh}, {mk};);
-        } else {
-            kasm!(f,
-                th.vand.vx {zl}, {zl}, {mk}; th.vand.vx {zh}, {zh}, {mk};
-                th.vor.vv {ol}, {ol}, {zl}; th.vor.vv {oh}, {oh}, {zh};
-            );
-        }
+        class_products(f, k, v.ap, v.bp, v.z, v.t, v.out, c.m[k]);
     }
     let ([r0, r1], zero, [e0, e1]) = (v.red, v.zero, vc.e);
     f.comment(format!("sums[{t}] = lane sums (high word << 32 | low word)"));
@@ -983,6 +945,53 @@ fn vector_piece(f: &mut Func, c: &Ctx, vc: &VCtx, i: usize, t: usize) {
         or {e0}, {e0}, {e1};
         sd {e0}, {so(vc.fr.sums, 8 * t as i64)}(sp);
     );
+}
+
+/// Class k of a piece's 32×32 products into `out`: the low words of the pairs a_i·b_j with
+/// i + j ≡ k (mod 4) (`vmul`, pairs four count peaks apart added by `vmacc`) and the high
+/// words (`vmulhu`), interleaved, masked by m[k] (`mk`) and ORed into `out` (set for k = 0).
+/// `z` and `t` are scratch pairs (low, high).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn class_products(f: &mut Func, k: usize, ap: [Reg; 4], bp: [Reg; 4], z: [Reg; 2], t: [Reg; 2], out: [Reg; 2], mk: Reg) {
+    let ([zl, zh], [tl, th], [ol, oh]) = (z, t, out);
+    let mut lo: Vec<(VOp, Reg, Reg, Reg)> = Vec::new();
+    for (g, group) in class_groups(true, k).iter().enumerate() {
+        let dst = if g == 0 { zl } else { tl };
+        for (n, &(ai, bj)) in group.iter().enumerate() {
+            lo.push((if n == 0 { VOp::Mul } else { VOp::Macc }, dst, ap[ai], bp[bj]));
+        }
+        if g > 0 {
+            lo.push((VOp::Xor, zl, zl, tl));
+        }
+    }
+    let mut hi: Vec<(VOp, Reg, Reg, Reg)> = Vec::new();
+    for (n, ai) in (0..4).enumerate() {
+        let bj = (k + 4 - ai) % 4;
+        hi.push((VOp::Mulhu, if n == 0 { zh } else { th }, ap[ai], bp[bj]));
+        if n > 0 {
+            hi.push((VOp::Xor, zh, zh, th));
+        }
+    }
+    for n in 0..lo.len().max(hi.len()) {
+        for ops in [&lo, &hi] {
+            if let Some(&(op, d, x, y)) = ops.get(n) {
+                match op {
+                    VOp::Mul => kasm!(f, th.vmul.vv {d}, {x}, {y};),
+                    VOp::Macc => kasm!(f, th.vmacc.vv {d}, {x}, {y};),
+                    VOp::Mulhu => kasm!(f, th.vmulhu.vv {d}, {x}, {y};),
+                    VOp::Xor => kasm!(f, th.vxor.vv {d}, {x}, {y};),
+                }
+            }
+        }
+    }
+    if k == 0 {
+        kasm!(f, th.vand.vx {ol}, {zl}, {mk}; th.vand.vx {oh}, {zh}, {mk};);
+    } else {
+        kasm!(f,
+            th.vand.vx {zl}, {zl}, {mk}; th.vand.vx {zh}, {zh}, {mk};
+            th.vor.vv {ol}, {ol}, {zl}; th.vor.vv {oh}, {oh}, {zh};
+        );
+    }
 }
 
 /// The scalar stream of a group: the four word pieces of all eight blocks (class sums
