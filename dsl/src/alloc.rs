@@ -140,7 +140,9 @@ pub fn loop_depth(f: &Func) -> Vec<u32> {
     // Each head's loop: the items reaching one of its back edges' sources without passing it.
     let mut tails: Vec<Vec<usize>> = vec![Vec::new(); n];
     for &v in &rpo {
-        for &s in &succ[v] {
+        // Only a retreating edge (to an item not after it in reverse postorder) can be a
+        // back edge; a forward edge's target never dominates its source.
+        for &s in succ[v].iter().filter(|&&s| order[s] <= order[v]) {
             if dominates(s, v) {
                 tails[s].push(v);
             }
