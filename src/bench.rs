@@ -391,6 +391,19 @@ pub fn table(rows: &[Row]) -> String {
     s
 }
 
+/// The (kernel, variant, function) of `rows`, each once, in the order they first appear:
+/// the lines of a table.
+pub fn row_keys(rows: &[Row]) -> Vec<(&str, &str, &str)> {
+    let mut keys: Vec<(&str, &str, &str)> = Vec::new();
+    for r in rows {
+        let k = (r.kernel.as_str(), r.variant.as_str(), r.what.as_str());
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    keys
+}
+
 /// A Markdown summary: one line per kernel, variant and function, modeled cycles per byte
 /// for each size (instructions per byte in the last column, at the largest size). A size a
 /// block-granular kernel rounded up shares the requested size's column.
@@ -400,13 +413,7 @@ pub fn markdown(rows: &[Row]) -> String {
     let mut sizes: Vec<usize> = rows.iter().map(|r| col(r.bytes)).collect();
     sizes.sort_unstable();
     sizes.dedup();
-    let mut keys: Vec<(&str, &str, &str)> = Vec::new();
-    for r in rows {
-        let k = (r.kernel.as_str(), r.variant.as_str(), r.what.as_str());
-        if !keys.contains(&k) {
-            keys.push(k);
-        }
-    }
+    let keys = row_keys(rows);
     let mut s = String::from("| kernel | variant | function |");
     for n in &sizes {
         let _ = write!(s, " {n} B |");

@@ -489,13 +489,7 @@ pub fn markdown_with_rtl(rows: &[crate::bench::Row], rtl: &RtlFigures) -> String
     let mut sizes: Vec<usize> = rows.iter().map(|r| r.bytes).collect();
     sizes.sort_unstable();
     sizes.dedup();
-    let mut keys: Vec<(&str, &str, &str)> = Vec::new();
-    for r in rows {
-        let k = (r.kernel.as_str(), r.variant.as_str(), r.what.as_str());
-        if !keys.contains(&k) {
-            keys.push(k);
-        }
-    }
+    let keys = crate::bench::row_keys(rows);
     let mut s = String::from("| kernel | variant | function |");
     for n in &sizes {
         let _ = write!(s, " {n} B model | {n} B RTL |");
