@@ -3,7 +3,8 @@
 //! one); each is a small program that a reference interpreter here runs too. After
 //! lowering (allocation with spills, frame, wipes) the function passes every check, and in
 //! kgen-sim it stores the same values and returns the same exit as the interpreter, with
-//! no secret left in the registers or the stack. Negative controls: the checker rejects a
+//! no secret left in the registers or the stack. Constants among the values (`li`s and
+//! shifts of one) may be remade where read instead; nothing else may. Negative controls: the checker rejects a
 //! reload from a slot no path wrote, and a spilled secret whose wipe was removed.
 
 use kgen_dsl::check::{check_func, Check};
@@ -24,6 +25,10 @@ const XS: usize = 36;
 const VS: usize = 36;
 /// Elements per vector value: e32, vl = 4.
 const LANES: usize = 4;
+/// Constants `consts[0] << (k + 1)` made after the `li`s.
+const CSHIFTS: usize = 3;
+/// Constants made by `li`.
+const NC: usize = 6;
 
 #[derive(Clone, Copy, Debug)]
 enum Op {
@@ -46,6 +51,13 @@ impl Op {
             4 => Op::And,
             5 => Op::Sll(rng.random_range(1..31)),
             _ => Op::Srl(rng.random_range(1..31)),
+        }
+    }
+    /// The op with a register operand in place of a shift by an immediate (`and`).
+    fn no_shift(self) -> Op {
+        match self {
+            Op::Sll(_) | Op::Srl(_) => Op::And,
+            o => o,
         }
     }
     fn x(self, a: u64, b: u64) -> u64 {
@@ -77,6 +89,8 @@ impl Op {
 #[derive(Clone, Copy, Debug)]
 enum Step {
     X(Op, usize, usize, usize),
+    /// `d = a op c` with c one of the constants.
+    Xc(Op, usize, usize, usize),
     V(Op, usize, usize, usize),
     Vx(usize, usize, usize),
 }
@@ -84,6 +98,9 @@ enum Step {
 #[derive(Clone, Debug)]
 struct Prog {
     vector: bool,
+    /// Constants made before the loop: `li` of each of these, then CSHIFTS shifts of the
+    /// first (the allocator may remake them where read instead of spilling them).
+    consts: Vec<u64>,
     body: Vec<Step>,
     /// Exit early when integer value `exit` has its low 3 bits clear (tested each round).
     exit: usize,
@@ -93,8 +110,9 @@ impl Prog {
     fn random(rng: &mut impl Rng, vector: bool) -> Prog {
         let mut body = Vec::new();
         for _ in 0..rng.random_range(40..80) {
-            let k = if vector { rng.random_range(0..3) } else { 0 };
+            let k = if vector { rng.random_range(0..4) } else { rng.random_range(0..2) * 3 };
             let s = match k {
+                3 => Step::Xc(Op::random(rng).no_shift(), rng.random_range(0..XS), rng.random_range(0..XS), rng.random_range(0..NC + CSHIFTS)),
                 0 => Step::X(Op::random(rng), rng.random_range(0..XS), rng.random_range(0..XS), rng.random_range(0..XS)),
                 1 => Step::V(Op::random(rng), rng.random_range(0..VS), rng.random_range(0..VS), rng.random_range(0..VS)),
                 _ => Step::Vx(rng.random_range(0..VS), rng.random_range(0..VS), rng.random_range(0..XS)),
@@ -103,16 +121,26 @@ impl Prog {
         }
         // Every value is read somewhere after the loop (they are all stored), so every one
         // stays live through the whole loop: more than the registers hold.
-        Prog { vector, body, exit: rng.random_range(0..XS) }
+        let consts = (0..NC).map(|_| rng.random()).collect();
+        Prog { vector, consts, body, exit: rng.random_range(0..XS) }
+    }
+
+    /// Every constant: the `li`s, then the shifts of the first.
+    fn constants(&self) -> Vec<u64> {
+        let mut c = self.consts.clone();
+        c.extend((0..CSHIFTS).map(|k| self.consts[0] << (k + 1)));
+        c
     }
 
     /// The reference: (values stored, return value).
     fn run(&self, x0: &[u64], v0: &[[u32; LANES]], rounds: u64) -> (Vec<u64>, Vec<[u32; LANES]>, u64) {
         let (mut x, mut v) = (x0.to_vec(), v0.to_vec());
+        let c = self.constants();
         for _ in 0..rounds {
             for s in &self.body {
                 match *s {
                     Step::X(op, d, a, b) => x[d] = op.x(x[a], x[b]),
+                    Step::Xc(op, d, a, k) => x[d] = op.x(x[a], c[k]),
                     Step::V(op, d, a, b) => {
                         let (va, vb) = (v[a], v[b]);
                         v[d] = std::array::from_fn(|l| op.w(va[l], vb[l]));
@@ -147,6 +175,13 @@ impl Prog {
         for (k, &r) in x.iter().enumerate() {
             kasm!(f, ld {r}, {8 * k as i64}({inp}););
         }
+        let c: Vec<Reg> = (0..NC + CSHIFTS).map(|k| f.xreg(&format!("c{k}"))).collect();
+        for (k, &v) in self.consts.iter().enumerate() {
+            f.li(c[k], v as i64);
+        }
+        for k in 0..CSHIFTS {
+            kasm!(f, slli {c[NC + k]}, {c[0]}, {k as i64 + 1};);
+        }
         if self.vector {
             let vl = i64::try_from(LANES).unwrap();
             kasm!(f, li {t0}, {vl}; vsetvli zero, {t0}, e32, m1, ta, ma;);
@@ -171,6 +206,16 @@ impl Prog {
                         Op::And => kasm!(f, and {rd}, {ra}, {rb};),
                         Op::Sll(k) => kasm!(f, slli {rd}, {ra}, {k as i64};),
                         Op::Srl(k) => kasm!(f, srli {rd}, {ra}, {k as i64};),
+                    }
+                }
+                Step::Xc(op, dd, a, k) => {
+                    let (rd, ra, rb) = (x[dd], x[a], c[k]);
+                    match op {
+                        Op::Add => kasm!(f, add {rd}, {ra}, {rb};),
+                        Op::Sub => kasm!(f, sub {rd}, {ra}, {rb};),
+                        Op::Xor => kasm!(f, xor {rd}, {ra}, {rb};),
+                        Op::Or => kasm!(f, or {rd}, {ra}, {rb};),
+                        Op::And | Op::Sll(_) | Op::Srl(_) => kasm!(f, and {rd}, {ra}, {rb};), // (no_shift)
                     }
                 }
                 Step::V(op, dd, a, b) => {
@@ -237,6 +282,7 @@ fn random_high_pressure_functions_compute_the_reference() {
             assert!(!frame.spills.values.is_empty(), "{tgt}: {XS} integer and {VS} vector values must not fit in registers");
             spilled.0 += frame.spills.stores;
             spilled.1 += frame.spills.reloads;
+            assert!(frame.spills.remade.iter().all(|n| n.starts_with('c')), "{tgt}: only constants can be remade: {:?}", frame.spills.remade);
             let vspill = frame.spills.values.iter().any(|n| n.starts_with('v'));
             assert_eq!(vspill, vector, "{tgt}: vector values spilled iff there are vector values: {:?}", frame.spills.values);
             let errors: Vec<_> = check_func(&f, Abi::Psabi).into_iter().filter(|x| !x.declared).collect();
@@ -266,6 +312,98 @@ fn random_high_pressure_functions_compute_the_reference() {
         }
     }
     assert!(spilled.0 > 0 && spilled.1 > 0, "{spilled:?}");
+}
+
+/// `uint64_t f(uint64_t *out, const uint64_t *in, size_t rounds)`: 30 small constants and
+/// shifts of the first, all read in a loop that folds them into `in[0]` `rounds` times.
+/// More constants than registers: the allocator remakes them where read (one `addi` or
+/// `slli` each) and stores none.
+fn constants_func(tgt: &str, shift_src_changes: bool) -> Func {
+    let t = target(tgt).unwrap();
+    let mut f = Func::new("consts", &t, Abi::Psabi);
+    let out = f.arg("out", Ty::Ptr { elem: Elem::U64, access: Access::Out, align: 8 }, false);
+    let inp = f.arg("inp", Ty::Ptr { elem: Elem::U64, access: Access::In, align: 8 }, true);
+    let n = f.arg("rounds", Ty::Size, false);
+    f.result = Ret::Size;
+    let acc = f.xreg("acc");
+    kasm!(f, ld {acc}, 0({inp}););
+    let c: Vec<Reg> = (0..30).map(|k| f.xreg(&format!("c{k}"))).collect();
+    for (k, &r) in c.iter().enumerate().take(27) {
+        kasm!(f, addi {r}, zero, {CONST_BASE + 37 * k as i64};);
+    }
+    for k in 0..3 {
+        kasm!(f, slli {c[27 + k]}, {c[0]}, {k as i64 + 1};);
+    }
+    kasm!(f, top: beqz {n}, done;);
+    for (k, &r) in c.iter().enumerate() {
+        if k % 2 == 0 {
+            kasm!(f, add {acc}, {acc}, {r};);
+        } else {
+            kasm!(f, xor {acc}, {acc}, {r};);
+        }
+    }
+    if shift_src_changes {
+        // c0 changes in the loop: its shifts are not the same value each round any more.
+        kasm!(f, addi {c[0]}, {c[0]}, 1;);
+    }
+    kasm!(f, addi {n}, {n}, -1; j top;);
+    kasm!(f, done:);
+    kasm!(f, sd {acc}, 0({out}););
+    f.ret_imm(0);
+    f.finish().unwrap()
+}
+
+const CONST_BASE: i64 = -1000;
+
+fn constants_reference(x: u64, rounds: u64, shift_src_changes: bool) -> u64 {
+    let mut c: Vec<u64> = (0..27).map(|k| (CONST_BASE + 37 * k) as u64).collect();
+    let c0 = c[0];
+    c.extend((0..3).map(|k| c0 << (k + 1)));
+    let mut acc = x;
+    for _ in 0..rounds {
+        for (k, &v) in c.iter().enumerate() {
+            acc = if k % 2 == 0 { acc.wrapping_add(v) } else { acc ^ v };
+        }
+        if shift_src_changes {
+            c[0] = c[0].wrapping_add(1);
+            // (the shifts were made once, before the loop)
+        }
+    }
+    acc
+}
+
+#[test]
+fn constants_are_remade_where_read_not_spilled() {
+    for tgt in ["rv64gc", "c906"] {
+        for changes in [false, true] {
+            let mut f = constants_func(tgt, changes);
+            let frame = lower(&mut f).unwrap_or_else(|e| panic!("{tgt}: {e}"));
+            let sp = &frame.spills;
+            assert!(!sp.remade.is_empty(), "{tgt}: {sp:?}");
+            assert!(sp.remade.iter().all(|n| n.starts_with('c')), "{tgt}: {sp:?}");
+            if changes {
+                // c0 is written twice: neither it nor its shifts can be remade.
+                for k in [0, 27, 28, 29] {
+                    assert!(!sp.remade.contains(&format!("c{k}")), "{tgt}: c{k} must not be remade when c0 changes: {sp:?}");
+                }
+            } else {
+                assert!(sp.values.iter().all(|n| !n.starts_with('c')), "{tgt}: constants need no slot: {sp:?}");
+            }
+            let errors: Vec<_> = check_func(&f, Abi::Psabi).into_iter().filter(|x| !x.declared).collect();
+            assert!(errors.is_empty(), "{tgt}: {errors:?}");
+            let obj = build_object(&[(assemble(&f).unwrap(), true)], &[]);
+            let t = target(tgt).unwrap();
+            for rounds in [0u64, 1, 5] {
+                let x = 0x0123_4567_89ab_cdefu64;
+                let mut e = Env::new(&obj, &t).unwrap();
+                let inp = e.buffer(&x.to_le_bytes(), 0, false);
+                let out = e.buffer(&[0u8; 8], 0, true);
+                e.call(e.sym("consts"), &[out, inp, rounds]).unwrap_or_else(|err| panic!("{tgt}: {err}"));
+                let got = u64::from_le_bytes(e.read(out, 8).try_into().unwrap());
+                assert_eq!(got, constants_reference(x, rounds, changes), "{tgt}, c0 changes: {changes}, {rounds} rounds");
+            }
+        }
+    }
 }
 
 /// The slot the allocator chose for a spilled value, and the position of its first store.

@@ -15,6 +15,13 @@
 //! save and a restore of vl under the vtype known there (a vector value is not spilled where
 //! the vtype is not known).
 //!
+//! A victim that is a constant, or a shift of a value that lives throughout (see
+//! [`Remake`]), is remade before each read instead of stored and reloaded: no slot, no
+//! load latency. The list scheduler does not count such values against a block's register
+//! cap (`lower.rs`, `sched::Units::free`): they take a register only where they are read,
+//! and the allocator remakes them where registers run out. So a kernel writes its
+//! constants once at the top whatever the ABI leaves.
+//!
 //! A value that cannot be placed even then (an instruction needs more registers at once
 //! than exist, an argument's register is taken) is an error listing what is live.
 
@@ -29,8 +36,108 @@ pub struct Spills {
     pub values: Vec<String>,
     pub stores: usize,
     pub reloads: usize,
-    /// Modeled C906 cycles the spill code costs, loops counted 8 times per level.
+    /// The values remade where they are read instead (see [`Remake`]), by role name.
+    pub remade: Vec<String>,
+    /// Instructions the remaking added.
+    pub remakes: usize,
+    /// Modeled C906 cycles the spill and remake code costs, loops counted 8 times per level.
     pub cost: u64,
+}
+
+/// How a value that found no register can be remade where it is read rather than stored
+/// and reloaded: its only definition is a run of adjacent ALU instructions that read
+/// nothing but immediates, `zero`, the value itself, and values that never change (one
+/// definition, or an argument never written) and are live wherever the value is read.
+/// (`li` of a constant, or `slli m3, m0, 3` while m0 lives.) Remaking costs the run's
+/// instructions at each read and needs no slot. The victim is chosen by its store and reload
+/// cost as any other; a victim that can be remade is remade when that costs no more.
+#[derive(Clone, Debug)]
+pub(crate) struct Remake {
+    /// Item indices of the defining run.
+    at: Vec<usize>,
+}
+
+/// For each virtual register, how it can be remade, if it can (see [`Remake`]).
+pub(crate) fn remakes(f: &Func) -> Vec<Option<Remake>> {
+    let nv = f.vregs.len();
+    let vc = vector_class(f);
+    // Writes and reads of each virtual register, by item.
+    let mut writes: Vec<Vec<usize>> = vec![Vec::new(); nv];
+    let mut reads: Vec<Vec<usize>> = vec![Vec::new(); nv];
+    for (i, it) in f.items.iter().enumerate() {
+        let Item::Inst(ii) = it else { continue };
+        for (role, r) in ii.regs() {
+            let (Reg::VirtX(v) | Reg::VirtV(v)) = r else { continue };
+            let list = if role == Role::Use { &mut reads[v as usize] } else { &mut writes[v as usize] };
+            if list.last() != Some(&i) {
+                list.push(i);
+            }
+            if role == Role::UseDef && reads[v as usize].last() != Some(&i) {
+                reads[v as usize].push(i);
+            }
+        }
+    }
+    let stable = |u: usize| {
+        let info = &f.vregs[u];
+        !vc[u] && info.part_of.is_none() && if info.pinned.is_some() { writes[u].is_empty() } else { writes[u].len() == 1 }
+    };
+    let mut out: Vec<Option<Remake>> = vec![None; nv];
+    let mut needs_live: Vec<(usize, Vec<usize>)> = Vec::new();
+    'v: for v in 0..nv {
+        let info = &f.vregs[v];
+        if vc[v] || info.pinned.is_some() || info.spill_temp || info.part_of.is_some() || writes[v].is_empty() {
+            continue;
+        }
+        let w = &writes[v];
+        // Adjacent (comments aside), straight-line ALU instructions.
+        for pair in w.windows(2) {
+            if f.items[pair[0] + 1..pair[1]].iter().any(|it| !matches!(it, Item::Comment(_))) {
+                continue 'v;
+            }
+        }
+        let me = Reg::VirtX(v as u32);
+        let mut srcs = Vec::new();
+        for (k, &i) in w.iter().enumerate() {
+            let Item::Inst(ii) = &f.items[i] else { continue 'v };
+            let row = ii.row();
+            if row.class != crate::isa::Class::Alu || row.mem.is_some() || row.is_control() {
+                continue 'v;
+            }
+            for (role, r) in ii.regs() {
+                match r {
+                    Reg::X(0) => {}
+                    r if r == me => {
+                        if k == 0 && role != Role::Def {
+                            continue 'v;
+                        }
+                    }
+                    Reg::VirtX(u) if role == Role::Use && stable(u as usize) => srcs.push(u as usize),
+                    _ => continue 'v,
+                }
+            }
+            // Nothing but registers and plain immediates (no relocations, no labels).
+            if ii.ops.iter().any(|o| !matches!(o, Opnd::Reg(_) | Opnd::Imm(_))) {
+                continue 'v;
+            }
+        }
+        srcs.sort_unstable();
+        srcs.dedup();
+        out[v] = Some(Remake { at: w.clone() });
+        if !srcs.is_empty() {
+            needs_live.push((v, srcs));
+        }
+    }
+    if !needs_live.is_empty() {
+        // A source must hold its value wherever the value is read.
+        let (live_in, _) = crate::lower::liveness(f);
+        for (v, srcs) in needs_live {
+            let ok = reads[v].iter().filter(|i| !writes[v].contains(i)).all(|&i| srcs.iter().all(|&u| live_in[i].get(NPHYS + u)));
+            if !ok {
+                out[v] = None;
+            }
+        }
+    }
+    out
 }
 
 fn err(f: &Func, reason: String) -> BuildError {
@@ -364,6 +471,21 @@ fn spill_costs(f: &Func, depth: &[u32], vtypes: &[Option<(VDialect, i64)>]) -> V
     cost.into_iter().zip(ok).collect()
 }
 
+/// Modeled cycles of remaking `v` before each instruction that reads it (outside its
+/// definition): the run's instructions, weighted by loop depth.
+fn remake_cost(f: &Func, v: usize, r: &Remake, depth: &[u32]) -> u64 {
+    let me = Reg::VirtX(v as u32);
+    let n = r.at.len() as u64;
+    let mut c = 0u64;
+    for (i, it) in f.items.iter().enumerate() {
+        let Item::Inst(ii) = it else { continue };
+        if !r.at.contains(&i) && ii.regs().any(|(role, x)| x == me && role != Role::Def) {
+            c = c.saturating_add(n * 8u64.saturating_pow(depth[i]));
+        }
+    }
+    c
+}
+
 /// Allocates without spilling if every virtual register finds a register (and says so).
 pub fn allocate_without_spills(f: &mut Func) -> Result<bool, BuildError> {
     match colour(f)? {
@@ -390,12 +512,14 @@ pub fn allocate(f: &mut Func) -> Result<Spills, BuildError> {
             Coloured::Failed { vs, adj } => {
                 let depth = loop_depth(f);
                 let vtypes = known_vtypes(f);
+                let remake = remakes(f);
                 let costs = spill_costs(f, &depth, &vtypes);
                 let vc = vector_class(f);
                 // For each value that found no register: spill the cheapest of it and the
                 // values of its class it interferes with, unless a victim chosen for an
                 // earlier one is among them already (that may free a register for it).
-                let mut victims: Vec<(usize, bool)> = Vec::new();
+                let mut victims: Vec<(usize, bool, bool)> = Vec::new();
+                let remade = |v: usize| remake[v].as_ref().is_some_and(|r| remake_cost(f, v, r, &depth) <= costs[v].0);
                 for &v in &vs {
                     let class_vec = vc[root(f, v)];
                     let mut cands: Vec<usize> = adj.iter(v + NPHYS).filter(|&k| k >= NPHYS).map(|k| k - NPHYS).collect();
@@ -406,14 +530,22 @@ pub fn allocate(f: &mut Func) -> Result<Spills, BuildError> {
                     }
                     let score = |c: usize| costs[c].0 as f64 / (adj.count(c + NPHYS) as f64 + 1.0);
                     match cands.into_iter().min_by(|&a, &b| score(a).total_cmp(&score(b))) {
-                        Some(victim) => victims.push((victim, class_vec)),
+                        Some(victim) => victims.push((victim, class_vec, remade(victim))),
                         None => return Err(pressure_error(f, v, &vc, class_vec)),
                     }
                 }
-                for (k, &(victim, class_vec)) in victims.iter().enumerate() {
+                for (k, &(victim, class_vec, remade)) in victims.iter().enumerate() {
                     // Spilling renumbers the items: the loop depths and vtypes are redone.
                     let (depth, vtypes) = if k == 0 { (depth.clone(), vtypes.clone()) } else { (loop_depth(f), known_vtypes(f)) };
-                    spill(f, victim, class_vec, &depth, &vtypes, &mut spills)?;
+                    if remade {
+                        // Remaking needs the definition where it is now: found again.
+                        match remakes(f).swap_remove(victim) {
+                            Some(r) => remake_at_reads(f, victim, &r, &depth, &mut spills),
+                            None => spill(f, victim, class_vec, &depth, &vtypes, &mut spills)?,
+                        }
+                    } else {
+                        spill(f, victim, class_vec, &depth, &vtypes, &mut spills)?;
+                    }
                 }
             }
         }
@@ -650,6 +782,59 @@ fn spill(f: &mut Func, v: usize, vector: bool, depth: &[u32], vtypes: &[Option<(
     }
     f.items = out;
     Ok(())
+}
+
+/// Replaces `v` by a copy of its definition before each run of instructions that reads it
+/// (one short-lived temporary per run, as [`spill`] does), and drops the definition.
+fn remake_at_reads(f: &mut Func, v: usize, r: &Remake, depth: &[u32], spills: &mut Spills) {
+    let me = Reg::VirtX(v as u32);
+    let def: Vec<InstItem> = r.at.iter().map(|&i| if let Item::Inst(ii) = &f.items[i] { ii.clone() } else { unreachable!("a definition is an instruction") }).collect();
+    spills.remade.push(f.vregs[v].name.clone());
+    let items = std::mem::take(&mut f.items);
+    let names = |it: &Item| matches!(it, Item::Inst(ii) if ii.ops.contains(&Opnd::Reg(me)));
+    let mut out: Vec<Item> = Vec::with_capacity(items.len() + 8);
+    let mut current: Option<Reg> = None;
+    for (i, it) in items.into_iter().enumerate() {
+        if r.at.contains(&i) {
+            continue;
+        }
+        if !names(&it) {
+            // A run ends at anything that is not a comment.
+            if !matches!(it, Item::Comment(_)) {
+                current = None;
+            }
+            out.push(it);
+            continue;
+        }
+        let Item::Inst(mut ii) = it else { unreachable!("only instructions name registers") };
+        let t = match current {
+            Some(t) => t,
+            None => {
+                let t = temp(f, v, false);
+                for d in &def {
+                    let mut d = d.clone();
+                    for o in &mut d.ops {
+                        if *o == Opnd::Reg(me) {
+                            *o = Opnd::Reg(t);
+                        }
+                    }
+                    d.comment = None;
+                    out.push(Item::Inst(d));
+                }
+                spills.remakes += def.len();
+                spills.cost += def.len() as u64 * 8u64.saturating_pow(depth[i]);
+                t
+            }
+        };
+        for o in &mut ii.ops {
+            if *o == Opnd::Reg(me) {
+                *o = Opnd::Reg(t);
+            }
+        }
+        current = if ii.control() == Control::Next { Some(t) } else { None };
+        out.push(Item::Inst(ii));
+    }
+    f.items = out;
 }
 
 fn pressure_error(f: &Func, v: usize, vc: &[bool], vector: bool) -> BuildError {

@@ -751,7 +751,9 @@ fn region_plan(f: &Func) -> Plan {
     let vtypes = crate::alloc::known_vtypes(&g);
     let pool = f.abi.allocatable_x();
     let vc = crate::alloc::vector_class(&g);
-    let is_x = |n: usize| if n >= NPHYS + f.vregs.len() { false } else if n >= NPHYS { !vc[n - NPHYS] } else { pool.contains(&(n as u8)) };
+    // Values the allocator can remake where read need no register across a region.
+    let free: Vec<bool> = crate::alloc::remakes(&g).iter().map(|r| r.is_some()).collect();
+    let is_x = |n: usize| if n >= NPHYS + f.vregs.len() { false } else if n >= NPHYS { !vc[n - NPHYS] && !free[n - NPHYS] } else { pool.contains(&(n as u8)) };
     let mut caps = Vec::new();
     let mut vshapes = Vec::new();
     let touched_in = |s: usize, e: usize| {
@@ -787,7 +789,9 @@ fn region_plan(f: &Func) -> Plan {
         };
         vshapes.push(shape);
     }
-    Plan { caps, vshapes, vlen: f.target.vlen.max(128) as u64, next: 0, margin: 0, units: crate::sched::Units::of(f) }
+    let mut units = crate::sched::Units::of(f);
+    units.free = free;
+    Plan { caps, vshapes, vlen: f.target.vlen.max(128) as u64, next: 0, margin: 0, units }
 }
 
 /// Replaces every region by its arranged code under `plan` with `margin`.

@@ -76,17 +76,17 @@ impl Report {
         out.push(format!("  callee-saved saved/restored: {}", if self.saved.is_empty() { "none".into() } else { names(&self.saved) }));
         out.push(format!("  most live values at once: {} integer, {} vector registers", self.max_live_x, self.max_live_v));
         let sp = &self.spills;
-        if sp.values.is_empty() {
+        if sp.values.is_empty() && sp.remade.is_empty() {
             out.push("  spills: none".into());
         } else {
-            out.push(format!(
-                "  spills: {} values ({}), {} stores, {} reloads, modeled cost {} cycles per pass (loops counted 8 times per level)",
-                sp.values.len(),
-                sp.values.join(", "),
-                sp.stores,
-                sp.reloads,
-                sp.cost
-            ));
+            let mut parts = Vec::new();
+            if !sp.values.is_empty() {
+                parts.push(format!("{} values ({}), {} stores, {} reloads", sp.values.len(), sp.values.join(", "), sp.stores, sp.reloads));
+            }
+            if !sp.remade.is_empty() {
+                parts.push(format!("{} values remade where read ({}), {} instructions", sp.remade.len(), sp.remade.join(", "), sp.remakes));
+            }
+            out.push(format!("  spills: {}, modeled cost {} cycles per pass (loops counted 8 times per level)", parts.join("; "), sp.cost));
         }
         out.push("  checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,".into());
         out.push("    no read before write, stack accesses in the frame, vtype set, vector groups aligned,".into());

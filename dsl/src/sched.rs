@@ -22,6 +22,9 @@ pub struct Units {
     /// For virtual register i: its units, `flat[at[i].0..at[i].1]` (empty: just its node).
     at: Vec<(u32, u32)>,
     flat: Vec<usize>,
+    /// Virtual integer registers the allocator can remake where they are read (constants,
+    /// shifts of a value that lives throughout): they do not count against a block's cap.
+    pub free: Vec<bool>,
 }
 
 impl Units {
@@ -135,7 +138,8 @@ pub fn schedule_in(items: Vec<Item>, cap: usize, window: usize, latency: impl Fn
                             defs.extend_from_slice(&uses[from..]);
                         }
                     }
-                    if matches!(r, Reg::X(_) | Reg::VirtX(_)) {
+                    let free = matches!(r, Reg::VirtX(v) if units.free.get(v as usize).copied().unwrap_or(false));
+                    if matches!(r, Reg::X(_) | Reg::VirtX(_)) && !free {
                         for &k in uses[from..].iter().chain(&defs[dfrom..]) {
                             *int_unit.slot(k) = true;
                         }

@@ -226,15 +226,11 @@ struct Ctx {
     ht: Reg,
     /// Class masks `0x1111…1111 << k` (hole variants).
     m: [Reg; 4],
-    /// Byte-swap masks `0x00ff00ff…`, `0x0000ffff…` (no byte-reverse instruction), kept in
-    /// registers if `bs_live`.
+    /// Byte-swap masks `0x00ff00ff…`, `0x0000ffff…` (no byte-reverse instruction). Where
+    /// registers run out (Go's ABI0) the allocator remakes the constants where they are read.
     bs: [Reg; 2],
-    bs_live: bool,
     /// 0x88, the seed of the masks (vector variant): also the short-input limit.
     seed: Reg,
-    /// m[3] is kept in a register (else made from m[0] where used: Go's ABI0 leaves one
-    /// register too few).
-    m3_live: bool,
 }
 
 impl Ctx {
@@ -260,40 +256,25 @@ impl Ctx {
         } else if matches!(isa.mul, Mul::Holes { .. }) {
             f.comment("class masks: m[k] = 0x1111111111111111 << k");
             f.li(m[0], 0x1111_1111_1111_1111);
-            for k in 1..if f.abi == Abi::Go { 3 } else { 4 } {
+            for k in 1..4 {
                 kasm!(f, slli {m[k]}, {m[0]}, {k as i64};);
             }
             for r in m {
                 f.public(r);
             }
         }
-        // Go's ABI0 leaves too few registers to keep these: they are made where used.
-        let bs_live = isa.bits == Bits::Plain && f.abi != Abi::Go;
-        if bs_live {
+        if isa.bits == Bits::Plain {
             f.li(bs[0], 0x00ff_00ff_00ff_00ff);
             f.li(bs[1], 0x0000_ffff_0000_ffff);
             for r in bs {
                 f.public(r);
             }
         }
-        Ctx { isa, ht, m, bs, bs_live, seed, m3_live: f.abi != Abi::Go }
+        Ctx { isa, ht, m, bs, seed }
     }
 }
 
-/// The byte-swap masks (m8, m16) for [`bswap`], made here unless kept in registers.
-fn bswap_masks(f: &mut Func, c: &Ctx) -> [Reg; 2] {
-    if c.isa.bits != Bits::Plain || c.bs_live {
-        return c.bs;
-    }
-    let (m8, m16) = (f.xreg("bswap_m8"), f.xreg("bswap_m16"));
-    f.public(m8);
-    f.public(m16);
-    f.li(m16, 0x0000_ffff_0000_ffff);
-    kasm!(f, slli {m8}, {m16}, 8; xor {m8}, {m8}, {m16};);
-    [m8, m16]
-}
-
-/// x = byte-reverse(x) (64-bit); `ms` from [`bswap_masks`].
+/// x = byte-reverse(x) (64-bit); `ms`: the byte-swap masks (m8, m16).
 fn bswap(f: &mut Func, c: &Ctx, x: Reg, ms: [Reg; 2]) {
     match c.isa.bits {
         Bits::Thead => kasm!(f, th.rev {x}, {x};),
@@ -314,7 +295,7 @@ fn bswap(f: &mut Func, c: &Ctx, x: Reg, ms: [Reg; 2]) {
 fn load_be(f: &mut Func, c: &Ctx, p: Reg, off: i64, hi: Reg, lo: Reg) {
     let o8 = off + 8;
     kasm!(f, ld {hi}, {off}({p}); ld {lo}, {o8}({p}););
-    let ms = bswap_masks(f, c);
+    let ms = c.bs;
     bswap(f, c, hi, ms);
     bswap(f, c, lo, ms);
 }
@@ -357,14 +338,14 @@ fn load_be_any(f: &mut Func, c: &Ctx, p: Reg, hi: Reg, lo: Reg) {
             j loaded;
         ));
     });
-    let ms = bswap_masks(f, c);
+    let ms = c.bs;
     bswap(f, c, hi, ms);
     bswap(f, c, lo, ms);
 }
 
 /// Stores (hi, lo) as 16 big-endian bytes at `p` (both registers are byte-swapped).
 fn store_be(f: &mut Func, c: &Ctx, p: Reg, hi: Reg, lo: Reg) {
-    let ms = bswap_masks(f, c);
+    let ms = c.bs;
     bswap(f, c, hi, ms);
     bswap(f, c, lo, ms);
     kasm!(f, sd {hi}, 0({p}); sd {lo}, 8({p}););
@@ -401,18 +382,9 @@ fn parts(f: &mut Func, c: &Ctx, w: Reg, which: Half) -> [Reg; 4] {
     }
     let p = f.xregs::<4>("a");
     for k in 0..4 {
-        and_mask(f, c, p[k], a, k, p[k]);
+        kasm!(f, and {p[k]}, {a}, {c.m[k]};);
     }
     p
-}
-
-/// dst = src & m[k]; `scratch` (may be `dst`, not `src`) makes m[3] when it has no register.
-fn and_mask(f: &mut Func, c: &Ctx, dst: Reg, src: Reg, k: usize, scratch: Reg) {
-    if k == 3 && !c.m3_live {
-        kasm!(f, slli {scratch}, {c.m[0]}, 3; and {dst}, {src}, {scratch};);
-    } else {
-        kasm!(f, and {dst}, {src}, {c.m[k]};);
-    }
 }
 
 /// The products of each class (i + j ≡ k mod 4), as groups: the products of a group are
@@ -459,8 +431,7 @@ fn piece(f: &mut Func, c: &Ctx, a: &[Reg; 4], slot: usize, out: Reg) {
         if k == 0 {
             kasm!(f, and {out}, {z}, {c.m[0]};);
         } else {
-            and_mask(f, c, z, z, k, t);
-            kasm!(f, or {out}, {out}, {z};);
+            kasm!(f, and {z}, {z}, {c.m[k]}; or {out}, {out}, {z};);
         }
     }
 }
@@ -586,7 +557,7 @@ fn write_table(f: &mut Func, c: &Ctx, hi: Reg, lo: Reg) {
                     };
                     for k in 0..4 {
                         let off = (16 * (3 * g + s) + 4 * k) as i64;
-                        and_mask(f, c, t, v, k, t);
+                        kasm!(f, and {t}, {v}, {c.m[k]};);
                         kasm!(f, sw {t}, {off}({ht}););
                     }
                 }

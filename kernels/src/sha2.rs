@@ -46,12 +46,11 @@
 //! SHA-2 is an xor of rotations, and every address is a constant offset.
 //!
 //! Go. ABI0 leaves 24 integer registers (the psABI 28): enough for the eight schedule words
-//! beside the state, the temporaries and kp, except in SHA-256's shifts form (`rv64gc`),
-//! whose σ needs a second temporary. There the allocator would spill kp and reload it
-//! before every constant (51.79 c/B at 1 KiB on the model), so that build keeps two words
-//! and loads W[i-7] from the ring (50.30 c/B; its OpenSSL build 49.57). The other Go builds
-//! keep eight without a spill and model as fast as their OpenSSL builds, a little faster
-//! for one block (no callee-saved registers to save). `cargo test --release --test sha2
+//! beside the state, the temporaries and kp, even in SHA-256's shifts form (`rv64gc`),
+//! whose σ needs a second temporary: the scheduler keeps within what the ABI leaves, and
+//! the allocator would spill where it could not (`kgen check` lists any spill). The Go
+//! builds model as fast as their OpenSSL builds, a little faster for one block (no
+//! callee-saved registers to save). `cargo test --release --test sha2
 //! cost_report -- --nocapture` prints both (without Go's own frame set-up, a few
 //! instructions a call).
 //!
@@ -355,9 +354,8 @@ struct Ctx<'a> {
     rot: Rot,
     load: Load,
     mem: Mem,
-    /// Schedule words kept in registers: W[j] in `win[j % win.len()]` (8; 2 for SHA-256
-    /// with shifts under Go). With fewer than 8, W[i-7] is loaded from the ring.
-    win: Vec<Reg>,
+    /// The last eight schedule words, also kept in registers: W[j] in `win[j % 8]`.
+    win: [Reg; 8],
 }
 
 impl Ctx<'_> {
@@ -489,8 +487,6 @@ struct Temps {
     ab: [Reg; 2],
     /// W[i-15] loaded in step i (= W[i-16] of step i+1), by step parity.
     x: [Reg; 2],
-    /// W[i-7] when it is not kept in a register.
-    y: Reg,
 }
 
 // ANCHOR: roles
@@ -545,7 +541,7 @@ fn load_k(f: &mut Func, c: &Ctx, kp: Reg, i: usize, base: usize, tm: &Temps) {
 fn first_rounds(f: &mut Func, c: &Ctx, st: &[Reg; 8], inp: Reg, kp: Reg, tm: &Temps) {
     let ws = c.a.ws;
     for i in 0..16 {
-        let w = c.win[i % c.win.len()];
+        let w = c.win[i % 8];
         match c.load {
             Load::Direct => {
                 f.comment("W[i] = big-endian word i of the block; ring[i] = W[i]");
@@ -570,21 +566,14 @@ fn first_rounds(f: &mut Func, c: &Ctx, st: &[Reg; 8], inp: Reg, kp: Reg, tm: &Te
 // ANCHOR: schedule
 /// Step i >= 16 of the schedule, then round i: W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] +
 /// σ1(W[i-2]). W[i-16] is in `x[(i-1) % 2]` (loaded the step before), W[i-15] is loaded
-/// into `x[i % 2]`, W[i-2] and W[i-7] come from the register window (or the ring).
+/// into `x[i % 2]`, W[i-2] and W[i-7] come from the register window.
 fn schedule_round(f: &mut Func, c: &Ctx, st: &[Reg; 8], i: usize, kp: Reg, base: usize, tm: &Temps) {
     let ws = c.a.ws;
-    let n = c.win.len();
-    let (w2, wn) = (c.win[(i - 2) % n], c.win[i % n]);
+    let (w2, w7, wn) = (c.win[(i - 2) % 8], c.win[(i - 7) % 8], c.win[i % 8]);
     let (xprev, xcur) = (tm.x[(i + 1) % 2], tm.x[i % 2]);
     let [t1, t2, t3] = tm.t;
     f.comment("W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]");
     load(f, ws, xcur, c.w_at(i - 15));
-    let w7 = if n >= 8 {
-        c.win[(i - 7) % n]
-    } else {
-        load(f, ws, tm.y, c.w_at(i - 7));
-        tm.y
-    };
     load_k(f, c, kp, i, base, tm);
     let [r0, r1, sh] = c.a.small1;
     sigma(f, c, t1, w2, [r0, r1], Last::Shr(sh), [t2, t3]);
@@ -669,10 +658,7 @@ fn blocks_fn(a: &Algo, variant: &str, t: &Target, abi: Abi, ksym: &str) -> Func 
     } else {
         Load::Bytes
     };
-    // Under Go (24 integer registers) the 32-bit shifts form's second temporary leaves no
-    // room for eight schedule words: the allocator would spill kp (see the header).
-    let keep = if abi == Abi::Go && rot == Rot::Shifts && a.ws == 4 { 2 } else { 8 };
-    let c = Ctx { a, rot, load: msg, mem, win: (0..keep).map(|j| f.xreg(&format!("w{j}"))).collect() };
+    let c = Ctx { a, rot, load: msg, mem, win: std::array::from_fn(|j| f.xreg(&format!("w{j}"))) };
     // ANCHOR_END: choices
     let st: [Reg; 8] = ["a", "b", "c", "d", "e", "f", "g", "h"].map(|s| f.xreg(s));
     let tm = Temps {
@@ -680,7 +666,6 @@ fn blocks_fn(a: &Algo, variant: &str, t: &Target, abi: Abi, ksym: &str) -> Func 
         k: f.xreg("k"),
         ab: [f.xreg("ab0"), f.xreg("ab1")],
         x: [f.xreg("x0"), f.xreg("x1")],
-        y: f.xreg("w7"),
     };
     let [kp, end, cp, kend] = [f.xreg("kp"), f.xreg("end"), f.xreg("ctx_saved"), f.xreg("kend")];
     for r in [kp, end, cp, kend] {

@@ -145,30 +145,29 @@ SYM_FUNC_END(ghash_c906_novector_init)
 
 /*
  * void ghash_c906_novector(u8 *acc, const u8 *table, const u8 *data, size_t nblocks);
- * ghash_c906_novector: 493 instructions, frame 128 bytes
+ * ghash_c906_novector: 488 instructions, frame 112 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
- *   most live values at once: 24 integer, 0 vector registers
- *   spills: 3 values (acc, nblocks, data), 5 stores, 6 reloads, modeled cost 100 cycles per pass (loops counted 8 times per level)
+ *   most live values at once: 26 integer, 0 vector registers
+ *   spills: 2 values (acc, nblocks), 3 stores, 4 reloads, modeled cost 43 cycles per pass (loops counted 8 times per level)
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
  *     no secret left in registers or stack, constant time (branches, addresses, multiplies)
  */
 SYM_FUNC_START(ghash_c906_novector)
-	addi       	sp, sp, -128
-	sd         	s1, 24(sp)
-	sd         	s2, 32(sp)
-	sd         	s3, 40(sp)
-	sd         	s4, 48(sp)
-	sd         	s5, 56(sp)
-	sd         	s6, 64(sp)
-	sd         	s7, 72(sp)
-	sd         	s8, 80(sp)
-	sd         	s9, 88(sp)
-	sd         	s10, 96(sp)
-	sd         	s11, 104(sp)
-	sd         	ra, 112(sp)
-	sd         	a2, 16(sp)
+	addi       	sp, sp, -112
+	sd         	s1, 16(sp)
+	sd         	s2, 24(sp)
+	sd         	s3, 32(sp)
+	sd         	s4, 40(sp)
+	sd         	s5, 48(sp)
+	sd         	s6, 56(sp)
+	sd         	s7, 64(sp)
+	sd         	s8, 72(sp)
+	sd         	s9, 80(sp)
+	sd         	s10, 88(sp)
+	sd         	s11, 96(sp)
+	sd         	ra, 104(sp)
 	sd         	a3, 8(sp)
 	sd         	a0, 0(sp)
 	// class masks: m[k] = 0x1111111111111111 << k
@@ -187,456 +186,452 @@ SYM_FUNC_START(ghash_c906_novector)
 	beq        	t4, zero, .Lghash_c906_novector_done
 	ld         	t4, 0(sp)
 	ld         	a0, 0(t4)
-	ld         	a2, 8(t4)
+	ld         	a4, 8(t4)
 	th.rev     	a0, a0
-	th.rev     	a2, a2
+	th.rev     	a4, a4
 .Lghash_c906_novector_block:
-	ld         	t5, 16(sp)
-	ld         	t4, 0(t5)
-	ld         	t5, 8(t5)
+	ld         	t4, 0(a2)
+	ld         	t5, 8(a2)
 	th.rev     	t4, t4
 	th.rev     	t5, t5
 	xor        	a0, a0, t4
-	xor        	a2, a2, t5
+	xor        	a4, a4, t5
 	// Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
-	xor        	t4, a2, a0
-	th.extu    	t6, a2, 31, 0
-	lwu        	a7, 0(a1)
-	and        	a5, t6, t0
-	lwu        	s2, 8(a1)
-	lwu        	s3, 12(a1)
-	mul        	s4, a5, a7
-	and        	a6, t6, t1
-	mul        	a3, a5, s2
+	xor        	t4, a4, a0
+	th.extu    	t6, a4, 31, 0
+	lwu        	s1, 0(a1)
+	and        	a6, t6, t0
+	lwu        	s3, 8(a1)
+	lwu        	s4, 12(a1)
+	mul        	s5, a6, s1
+	and        	a7, t6, t1
+	mul        	a3, a6, s3
 	and        	t5, t6, t2
-	lwu        	s1, 4(a1)
-	and        	s5, t6, t3
-	mul        	t6, a5, s3
-	mul        	a4, a6, s2
-	mul        	s6, t5, s2
-	mul        	a5, a5, s1
-	th.mula    	s4, a6, s3
-	mul        	s7, a6, a7
-	th.mula    	a3, s5, s3
-	mul        	a6, a6, s1
-	xor        	t6, t6, a4
-	mul        	a4, t5, s1
-	th.mula    	a5, t5, s3
-	xor        	s4, s4, s6
-	mul        	s6, s5, s1
-	th.mula    	s7, s5, s2
-	xor        	a3, a3, a6
-	mul        	a6, t5, a7
-	xor        	t6, t6, a4
-	mul        	a4, s5, a7
-	xor        	s4, s4, s6
-	xor        	a5, a5, s7
-	and        	t5, s4, t0
-	srli       	s2, a2, 32
-	and        	s4, s2, t0
-	and        	s1, s2, t1
-	and        	a7, s2, t2
-	and        	s2, s2, t3
-	and        	a5, a5, t1
-	lwu        	s3, 16(a1)
-	xor        	a3, a3, a6
-	or         	t5, t5, a5
-	lwu        	s6, 24(a1)
-	lwu        	s7, 28(a1)
-	mul        	s8, s4, s3
-	lwu        	s5, 20(a1)
-	mul        	s9, a7, s6
+	lwu        	s2, 4(a1)
+	and        	s6, t6, t3
+	mul        	t6, a6, s4
+	mul        	a5, a7, s3
+	mul        	s7, t5, s3
+	mul        	a6, a6, s2
+	th.mula    	s5, a7, s4
+	mul        	s8, a7, s1
+	th.mula    	a3, s6, s4
+	mul        	a7, a7, s2
+	xor        	t6, t6, a5
+	mul        	a5, t5, s2
+	th.mula    	a6, t5, s4
+	xor        	s5, s5, s7
+	mul        	s7, s6, s2
+	th.mula    	s8, s6, s3
+	xor        	a3, a3, a7
+	mul        	a7, t5, s1
+	xor        	t6, t6, a5
+	mul        	a5, s6, s1
+	xor        	s5, s5, s7
+	xor        	a6, a6, s8
+	and        	t5, s5, t0
+	srli       	s3, a4, 32
+	and        	s5, s3, t0
+	and        	s2, s3, t1
+	and        	s1, s3, t2
+	and        	s3, s3, t3
+	and        	a6, a6, t1
+	lwu        	s4, 16(a1)
+	xor        	a3, a3, a7
+	or         	t5, t5, a6
+	lwu        	s7, 24(a1)
+	lwu        	s8, 28(a1)
+	mul        	s9, s5, s4
+	lwu        	s6, 20(a1)
+	mul        	s10, s1, s7
 	and        	a3, a3, t2
-	xor        	t6, t6, a4
+	xor        	t6, t6, a5
 	or         	t5, t5, a3
-	mul        	a6, s4, s5
-	mul        	s10, s1, s3
+	mul        	a7, s5, s6
+	mul        	s11, s2, s4
 	and        	t6, t6, t3
 	or         	t5, t5, t6
-	mul        	a4, s4, s6
-	mul        	a3, s4, s7
-	mul        	a5, s1, s6
-	th.mula    	s8, s1, s7
-	mul        	s4, s1, s5
-	th.mula    	a4, s2, s7
-	th.mula    	a6, a7, s7
-	xor        	a3, a3, a5
-	mul        	a5, a7, s5
-	xor        	s8, s8, s9
-	mul        	s9, s2, s5
-	th.mula    	s10, s2, s6
-	xor        	a4, a4, s4
-	mul        	s4, a7, s3
-	xor        	a3, a3, a5
-	mul        	a5, s2, s3
-	xor        	s8, s8, s9
-	xor        	a6, a6, s10
-	and        	t6, s8, t0
-	th.extu    	s7, a2, 31, 0
-	srli       	a2, a2, 32
-	xor        	s7, s7, a2
-	and        	a2, s7, t0
-	and        	s1, s7, t1
-	and        	a6, a6, t1
-	and        	a7, s7, t2
-	xor        	a4, a4, s4
-	or         	t6, t6, a6
-	lwu        	a6, 32(a1)
-	lwu        	s3, 40(a1)
-	lwu        	s5, 44(a1)
-	mul        	s6, a2, a6
-	lwu        	s2, 36(a1)
-	and        	s7, s7, t3
-	and        	a4, a4, t2
-	mul        	s8, a7, s3
-	xor        	a3, a3, a5
-	or         	t6, t6, a4
-	mul        	s9, a2, s2
-	mul        	a5, s1, a6
-	and        	a3, a3, t3
-	th.mula    	s6, s1, s5
-	or         	t6, t6, a3
-	mul        	a3, a2, s3
-	mul        	a2, a2, s5
-	mul        	a4, s1, s3
-	mul        	s4, s1, s2
-	th.mula    	a3, s7, s5
-	xor        	s6, s6, s8
-	xor        	a2, a2, a4
-	mul        	a4, a7, s2
-	mul        	s8, s7, s2
-	th.mula    	s9, a7, s5
-	th.mula    	a5, s7, s3
-	xor        	a3, a3, s4
-	mul        	s4, a7, a6
-	xor        	a2, a2, a4
-	mul        	a4, s7, a6
-	xor        	s6, s6, s8
-	xor        	s9, s9, a5
-	and        	a5, s6, t0
-	and        	s9, s9, t1
-	or         	a5, a5, s9
-	th.extu    	s3, a0, 31, 0
-	lwu        	s1, 48(a1)
-	and        	a7, s3, t0
-	and        	s2, s3, t1
-	and        	a6, s3, t2
-	and        	s3, s3, t3
-	xor        	a3, a3, s4
-	lwu        	s4, 52(a1)
-	and        	a3, a3, t2
-	lwu        	s5, 56(a1)
-	xor        	a2, a2, a4
-	or         	a5, a5, a3
-	lwu        	a3, 60(a1)
-	mul        	s6, a7, s1
-	mul        	s7, a6, s5
-	and        	a2, a2, t3
-	mul        	a4, a7, s4
-	or         	a5, a5, a2
-	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	a5, a5, t5
-	mul        	s8, s2, s1
-	xor        	a5, a5, t6
-	slli       	a2, a5, 32
-	xor        	t5, t5, a2
-	th.mula    	s6, s2, a3
-	srli       	a2, a5, 32
-	xor        	t6, t6, a2
-	mul        	a5, a7, s5
-	mul        	a2, a7, a3
-	mul        	a7, s2, s5
-	mul        	s2, s2, s4
-	th.mula    	a4, a6, a3
-	th.mula    	s8, s3, s5
-	th.mula    	a5, s3, a3
-	xor        	s6, s6, s7
-	xor        	a2, a2, a7
-	mul        	a7, a6, s4
-	mul        	s7, s3, s4
-	xor        	a4, a4, s8
-	and        	a4, a4, t1
-	xor        	a5, a5, s2
-	mul        	s2, a6, s1
-	xor        	a2, a2, a7
-	mul        	a7, s3, s1
-	xor        	s6, s6, s7
-	and        	a3, s6, t0
-	srli       	s1, a0, 32
-	lwu        	a6, 64(a1)
-	and        	s5, s1, t0
-	and        	s4, s1, t1
-	and        	s3, s1, t2
-	and        	s1, s1, t3
-	xor        	a5, a5, s2
-	or         	a3, a3, a4
-	lwu        	s6, 72(a1)
-	lwu        	s9, 76(a1)
-	mul        	s7, s5, a6
-	lwu        	a4, 68(a1)
-	mul        	s8, s3, s6
-	and        	a5, a5, t2
-	xor        	a2, a2, a7
-	or         	a3, a3, a5
-	mul        	s2, s5, a4
-	mul        	s10, s4, a6
-	and        	a2, a2, t3
-	or         	a3, a3, a2
-	mul        	a5, s5, s6
-	mul        	a2, s5, s9
-	th.mula    	s7, s4, s9
-	th.mula    	a5, s1, s9
-	th.mula    	s2, s3, s9
-	mul        	a7, s4, s6
-	mul        	s4, s4, a4
-	xor        	s7, s7, s8
-	mul        	s8, s1, a4
-	th.mula    	s10, s1, s6
-	xor        	a2, a2, a7
-	mul        	a7, s3, a4
-	xor        	a5, a5, s4
-	mul        	s4, s3, a6
-	xor        	s7, s7, s8
-	xor        	s2, s2, s10
-	and        	a4, s7, t0
-	th.extu    	s5, a0, 31, 0
-	srli       	a0, a0, 32
-	xor        	s5, s5, a0
-	and        	a0, s5, t0
-	and        	s3, s5, t1
-	xor        	a2, a2, a7
-	mul        	a7, s1, a6
-	and        	s2, s2, t1
-	and        	s1, s5, t2
-	xor        	a5, a5, s4
-	or         	a4, a4, s2
-	lwu        	a6, 80(a1)
-	lwu        	s6, 88(a1)
-	lwu        	s8, 92(a1)
-	mul        	s7, a0, a6
-	lwu        	s2, 84(a1)
-	and        	s4, s5, t3
-	and        	a5, a5, t2
-	mul        	s9, s1, s6
-	xor        	a2, a2, a7
-	or         	a4, a4, a5
-	mul        	a5, a0, s2
-	mul        	a7, s3, a6
-	and        	a2, a2, t3
-	th.mula    	s7, s3, s8
-	or         	a4, a4, a2
-	mul        	s5, a0, s6
-	mul        	a0, a0, s8
-	th.mula    	s5, s4, s8
-	xor        	s7, s7, s9
-	mul        	s9, s4, s2
-	th.mula    	a5, s1, s8
-	mul        	a2, s3, s6
-	mul        	s8, s3, s2
-	th.mula    	a7, s4, s6
-	xor        	a0, a0, a2
-	mul        	a2, s1, s2
-	xor        	s5, s5, s8
-	mul        	s8, s1, a6
-	xor        	s7, s7, s9
-	xor        	a5, a5, a7
-	and        	s7, s7, t0
-	and        	a5, a5, t1
-	or         	s7, s7, a5
-	th.extu    	s1, t4, 31, 0
-	lwu        	a5, 96(a1)
-	and        	s3, s1, t0
-	and        	s2, s1, t1
-	and        	a7, s1, t2
-	and        	s1, s1, t3
-	xor        	a0, a0, a2
-	mul        	a2, s4, a6
-	xor        	s5, s5, s8
-	lwu        	s4, 100(a1)
-	and        	s5, s5, t2
-	lwu        	s6, 104(a1)
-	or         	s7, s7, s5
-	lwu        	s5, 108(a1)
-	mul        	s9, s3, a5
-	mul        	s10, a7, s6
-	th.mula    	s9, s2, s5
-	xor        	a0, a0, a2
-	and        	a0, a0, t3
+	mul        	a5, s5, s7
+	mul        	a3, s5, s8
+	mul        	a6, s2, s7
+	th.mula    	s9, s2, s8
+	mul        	s5, s2, s6
+	th.mula    	a5, s3, s8
+	th.mula    	a7, s1, s8
+	xor        	a3, a3, a6
+	mul        	a6, s1, s6
+	xor        	s9, s9, s10
+	mul        	s10, s3, s6
+	th.mula    	s11, s3, s7
+	xor        	a5, a5, s5
+	mul        	s5, s1, s4
+	xor        	a3, a3, a6
 	mul        	a6, s3, s4
-	or         	s7, s7, a0
-	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	s7, s7, a3
-	mul        	s8, s2, a5
-	xor        	s7, s7, a4
 	xor        	s9, s9, s10
-	mul        	s10, s1, s4
-	th.mula    	a6, a7, s5
-	th.mula    	s8, s1, s6
-	xor        	s9, s9, s10
-	and        	a2, s9, t0
-	slli       	s9, s7, 32
-	xor        	a0, a3, s9
-	srli       	s9, s7, 32
-	xor        	a6, a6, s8
-	and        	a6, a6, t1
-	or         	a2, a2, a6
-	xor        	a3, a4, s9
-	srli       	s10, t4, 32
-	lwu        	a6, 112(a1)
-	and        	a4, s10, t0
-	mul        	s7, s3, s6
-	mul        	s8, s3, s5
-	mul        	s6, s2, s6
-	mul        	ra, s2, s4
-	th.mula    	s7, s1, s5
-	lwu        	s2, 120(a1)
-	xor        	s8, s8, s6
-	mul        	s6, a7, s4
-	lwu        	s9, 124(a1)
-	xor        	s7, s7, ra
-	mul        	ra, a7, a5
-	mul        	s5, a4, a6
-	xor        	s8, s8, s6
-	mul        	s6, s1, a5
-	and        	s11, s10, t1
-	and        	s3, s10, t2
-	and        	s4, s10, t3
-	th.mula    	s5, s11, s9
-	xor        	s7, s7, ra
-	lwu        	ra, 116(a1)
-	and        	s7, s7, t2
-	xor        	s8, s8, s6
-	mul        	s10, s3, s2
-	or         	a2, a2, s7
-	mul        	s6, a4, ra
-	and        	s8, s8, t3
-	or         	a2, a2, s8
-	mul        	a7, a4, s2
-	mul        	a5, a4, s9
-	th.mula    	a7, s4, s9
-	xor        	s5, s5, s10
-	mul        	s10, s4, ra
-	th.mula    	s6, s3, s9
-	mul        	s1, s11, s2
-	xor        	a5, a5, s1
-	mul        	s1, s3, ra
-	mul        	s7, s11, ra
-	mul        	s8, s11, a6
-	xor        	s5, s5, s10
-	and        	a4, s5, t0
-	th.extu    	s5, t4, 31, 0
-	srli       	t4, t4, 32
-	xor        	s5, s5, t4
-	th.mula    	s8, s4, s2
-	and        	t4, s5, t0
-	xor        	a7, a7, s7
-	mul        	s7, s3, a6
-	xor        	a5, a5, s1
-	mul        	s1, s4, a6
-	xor        	s6, s6, s8
-	and        	s2, s5, t1
-	and        	s6, s6, t1
-	and        	a6, s5, t2
-	xor        	a7, a7, s7
-	or         	a4, a4, s6
-	lwu        	s3, 128(a1)
-	lwu        	s7, 136(a1)
-	lwu        	s9, 140(a1)
-	mul        	s8, t4, s3
-	lwu        	s6, 132(a1)
-	and        	s4, s5, t3
-	and        	a7, a7, t2
-	mul        	s5, a6, s7
-	xor        	a5, a5, s1
-	or         	a4, a4, a7
-	mul        	a7, t4, s6
-	mul        	s1, s2, s3
-	and        	a5, a5, t3
-	th.mula    	s8, s2, s9
-	or         	a4, a4, a5
-	mul        	a5, t4, s7
-	mul        	t4, t4, s9
-	th.mula    	a5, s4, s9
-	xor        	s8, s8, s5
-	mul        	s5, s4, s6
-	th.mula    	a7, a6, s9
-	mul        	s9, s2, s7
-	mul        	s2, s2, s6
-	th.mula    	s1, s4, s7
-	xor        	t4, t4, s9
-	mul        	s9, a6, s6
-	xor        	a5, a5, s2
-	mul        	s2, a6, s3
-	xor        	s8, s8, s5
-	xor        	a7, a7, s1
-	and        	a6, s8, t0
+	xor        	a7, a7, s11
+	and        	t6, s9, t0
+	th.extu    	s9, a4, 31, 0
+	srli       	a4, a4, 32
+	xor        	s9, s9, a4
+	and        	s8, s9, t0
+	and        	s2, s9, t1
 	and        	a7, a7, t1
-	or         	a6, a6, a7
-	xor        	t4, t4, s9
-	mul        	s9, s4, s3
-	xor        	a5, a5, s2
+	and        	s1, s9, t2
+	xor        	a5, a5, s5
+	or         	t6, t6, a7
+	lwu        	a7, 32(a1)
+	lwu        	s4, 40(a1)
+	lwu        	s6, 44(a1)
+	mul        	s7, s8, a7
+	lwu        	s3, 36(a1)
+	and        	s9, s9, t3
 	and        	a5, a5, t2
-	or         	a6, a6, a5
-	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
-	slli       	a5, t5, 63
-	slli       	a7, t5, 62
-	xor        	t4, t4, s9
-	and        	t4, t4, t3
-	or         	a6, a6, t4
+	mul        	s10, s1, s4
+	xor        	a3, a3, a6
+	or         	t6, t6, a5
+	mul        	s11, s8, s3
+	mul        	a6, s2, a7
+	and        	a3, a3, t3
+	th.mula    	s7, s2, s6
+	or         	t6, t6, a3
+	mul        	a4, s8, s4
+	mul        	a3, s8, s6
+	mul        	a5, s2, s4
+	mul        	s5, s2, s3
+	th.mula    	a4, s9, s6
+	xor        	s7, s7, s10
+	xor        	a3, a3, a5
+	mul        	a5, s1, s3
+	mul        	s10, s9, s3
+	th.mula    	s11, s1, s6
+	th.mula    	a6, s9, s4
+	xor        	a4, a4, s5
+	mul        	s5, s1, a7
+	xor        	a3, a3, a5
+	mul        	a5, s9, a7
+	xor        	s7, s7, s10
+	xor        	s11, s11, a6
+	and        	a6, s7, t0
+	and        	s11, s11, t1
+	or         	a6, a6, s11
+	th.extu    	s4, a0, 31, 0
+	lwu        	s2, 48(a1)
+	and        	a7, s4, t0
+	and        	s3, s4, t1
+	and        	s1, s4, t2
+	and        	s4, s4, t3
+	xor        	a4, a4, s5
+	lwu        	s5, 52(a1)
+	and        	a4, a4, t2
+	lwu        	s6, 56(a1)
+	xor        	a3, a3, a5
+	or         	a6, a6, a4
+	lwu        	s7, 60(a1)
+	mul        	s8, a7, s2
+	mul        	s9, s1, s6
+	and        	a3, a3, t3
+	mul        	a5, a7, s5
+	or         	a6, a6, a3
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	a6, a6, a2
-	xor        	a6, a6, a4
-	slli       	s1, a6, 32
-	xor        	t4, a2, s1
-	srli       	s1, a6, 32
+	xor        	a6, a6, t5
+	mul        	a3, s3, s2
+	xor        	a6, a6, t6
+	slli       	a4, a6, 32
+	xor        	t5, t5, a4
+	th.mula    	s8, s3, s7
+	srli       	a4, a6, 32
+	xor        	t6, t6, a4
+	mul        	a6, a7, s6
+	mul        	a4, a7, s7
+	mul        	a7, s3, s6
+	mul        	s10, s3, s5
+	th.mula    	a5, s1, s7
+	th.mula    	a3, s4, s6
+	th.mula    	a6, s4, s7
+	xor        	s8, s8, s9
+	xor        	a4, a4, a7
+	mul        	a7, s1, s5
+	mul        	s9, s4, s5
+	xor        	a5, a5, a3
+	and        	a5, a5, t1
+	xor        	a6, a6, s10
+	mul        	s10, s1, s2
+	xor        	a4, a4, a7
+	mul        	a7, s4, s2
+	xor        	s8, s8, s9
+	and        	a3, s8, t0
+	srli       	s1, a0, 32
+	lwu        	s3, 64(a1)
+	and        	s6, s1, t0
+	and        	s4, s1, t1
+	and        	s2, s1, t2
+	and        	s5, s1, t3
+	xor        	a6, a6, s10
+	or         	a3, a3, a5
+	lwu        	s8, 72(a1)
+	lwu        	s9, 76(a1)
+	mul        	s10, s6, s3
+	lwu        	s7, 68(a1)
+	mul        	s11, s2, s8
+	and        	a6, a6, t2
+	xor        	a4, a4, a7
+	or         	a3, a3, a6
+	mul        	s1, s6, s7
+	mul        	ra, s4, s3
+	and        	a4, a4, t3
+	or         	a3, a3, a4
+	mul        	a6, s6, s8
+	mul        	a5, s6, s9
+	mul        	a7, s4, s8
+	th.mula    	s10, s4, s9
+	mul        	s4, s4, s7
+	th.mula    	a6, s5, s9
+	th.mula    	s1, s2, s9
+	xor        	a5, a5, a7
+	mul        	a7, s2, s7
+	xor        	s10, s10, s11
+	mul        	s11, s5, s7
+	th.mula    	ra, s5, s8
+	xor        	a6, a6, s4
+	mul        	s4, s2, s3
+	xor        	a5, a5, a7
+	mul        	a7, s5, s3
+	xor        	s10, s10, s11
+	xor        	s1, s1, ra
+	and        	a4, s10, t0
+	th.extu    	s6, a0, 31, 0
+	srli       	a0, a0, 32
+	xor        	s6, s6, a0
+	and        	a0, s6, t0
+	and        	s3, s6, t1
+	and        	s1, s1, t1
+	and        	s2, s6, t2
+	xor        	a6, a6, s4
+	or         	a4, a4, s1
+	lwu        	s1, 80(a1)
+	lwu        	s5, 88(a1)
+	lwu        	s7, 92(a1)
+	mul        	s8, a0, s1
+	lwu        	s4, 84(a1)
+	and        	s9, s6, t3
+	and        	a6, a6, t2
+	mul        	s10, s2, s5
+	xor        	a5, a5, a7
+	or         	a4, a4, a6
+	mul        	s11, a0, s4
+	mul        	a7, s3, s1
+	and        	a5, a5, t3
+	th.mula    	s8, s3, s7
+	or         	a4, a4, a5
+	mul        	a5, a0, s5
+	mul        	a0, a0, s7
+	mul        	a6, s3, s5
+	mul        	s6, s3, s4
+	th.mula    	a5, s9, s7
+	xor        	s8, s8, s10
+	xor        	a0, a0, a6
+	mul        	a6, s2, s4
+	mul        	s10, s9, s4
+	th.mula    	s11, s2, s7
+	th.mula    	a7, s9, s5
+	xor        	a5, a5, s6
+	mul        	s6, s2, s1
+	xor        	a0, a0, a6
+	mul        	a6, s9, s1
+	xor        	s8, s8, s10
+	xor        	s11, s11, a7
+	and        	a7, s8, t0
+	and        	s11, s11, t1
+	or         	a7, a7, s11
+	th.extu    	s5, t4, 31, 0
+	lwu        	s3, 96(a1)
+	and        	s2, s5, t0
+	and        	s4, s5, t1
+	and        	s1, s5, t2
+	and        	s5, s5, t3
+	xor        	a5, a5, s6
+	lwu        	s6, 100(a1)
+	and        	a5, a5, t2
+	lwu        	s7, 104(a1)
+	xor        	a0, a0, a6
+	or         	a7, a7, a5
+	lwu        	s8, 108(a1)
+	mul        	s9, s2, s3
+	mul        	s10, s1, s7
+	and        	a0, a0, t3
+	mul        	a6, s2, s6
+	or         	a7, a7, a0
+	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	xor        	a7, a7, a3
+	mul        	s11, s4, s3
+	xor        	a7, a7, a4
+	slli       	a5, a7, 32
+	xor        	a0, a3, a5
+	th.mula    	s9, s4, s8
+	srli       	a5, a7, 32
+	xor        	a3, a4, a5
+	mul        	a7, s2, s7
+	mul        	a5, s2, s8
+	mul        	s2, s4, s7
+	mul        	s4, s4, s6
+	th.mula    	a6, s1, s8
+	th.mula    	s11, s5, s7
+	th.mula    	a7, s5, s8
+	xor        	s9, s9, s10
+	xor        	a5, a5, s2
+	mul        	s2, s1, s6
+	mul        	s10, s5, s6
+	xor        	a6, a6, s11
+	and        	a6, a6, t1
+	xor        	a7, a7, s4
+	mul        	s4, s1, s3
+	xor        	a5, a5, s2
+	mul        	s2, s5, s3
+	xor        	s9, s9, s10
+	and        	a4, s9, t0
+	srli       	s3, t4, 32
+	lwu        	s1, 112(a1)
+	and        	s7, s3, t0
+	and        	s6, s3, t1
+	and        	s5, s3, t2
+	and        	s3, s3, t3
+	xor        	a7, a7, s4
+	or         	a4, a4, a6
+	lwu        	s8, 120(a1)
+	lwu        	s11, 124(a1)
+	mul        	s9, s7, s1
+	lwu        	a6, 116(a1)
+	mul        	s10, s5, s8
+	and        	a7, a7, t2
+	xor        	a5, a5, s2
+	or         	a4, a4, a7
+	mul        	s4, s7, a6
+	mul        	ra, s6, s1
+	and        	a5, a5, t3
+	or         	a4, a4, a5
+	mul        	a7, s7, s8
+	mul        	a5, s7, s11
+	th.mula    	s9, s6, s11
+	th.mula    	a7, s3, s11
+	th.mula    	s4, s5, s11
+	mul        	s2, s6, s8
+	mul        	s6, s6, a6
+	xor        	s9, s9, s10
+	mul        	s10, s3, a6
+	th.mula    	ra, s3, s8
+	xor        	a5, a5, s2
+	mul        	s2, s5, a6
+	xor        	a7, a7, s6
+	mul        	s6, s5, s1
+	xor        	s9, s9, s10
+	xor        	s4, s4, ra
+	and        	a6, s9, t0
+	th.extu    	s9, t4, 31, 0
+	srli       	t4, t4, 32
+	xor        	s9, s9, t4
+	and        	s5, s9, t0
+	and        	t4, s9, t1
+	xor        	a5, a5, s2
+	mul        	s2, s3, s1
+	and        	s4, s4, t1
+	and        	s1, s9, t2
+	xor        	a7, a7, s6
+	or         	a6, a6, s4
+	lwu        	s3, 128(a1)
+	lwu        	s6, 136(a1)
+	lwu        	s7, 140(a1)
+	mul        	s8, s5, s3
+	lwu        	s4, 132(a1)
+	and        	s9, s9, t3
+	and        	a7, a7, t2
+	mul        	s10, s1, s6
+	xor        	a5, a5, s2
+	or         	a6, a6, a7
+	mul        	a7, s5, s4
+	mul        	s2, t4, s3
+	and        	a5, a5, t3
+	th.mula    	s8, t4, s7
+	or         	a6, a6, a5
+	mul        	a5, s5, s6
+	mul        	s5, s5, s7
+	mul        	s11, t4, s6
+	mul        	t4, t4, s4
+	th.mula    	a5, s9, s7
+	xor        	s8, s8, s10
+	xor        	s5, s5, s11
+	mul        	s11, s1, s4
+	mul        	s10, s9, s4
+	th.mula    	a7, s1, s7
+	th.mula    	s2, s9, s6
+	xor        	a5, a5, t4
+	mul        	t4, s1, s3
+	xor        	s5, s5, s11
+	mul        	s11, s9, s3
+	xor        	s8, s8, s10
+	xor        	a7, a7, s2
+	and        	s1, s8, t0
+	and        	a7, a7, t1
+	or         	s1, s1, a7
+	xor        	a5, a5, t4
+	and        	a5, a5, t2
+	or         	s1, s1, a5
+	xor        	s5, s5, s11
+	and        	s5, s5, t3
+	or         	s1, s1, s5
+	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	xor        	s1, s1, a4
+	xor        	s1, s1, a6
+	slli       	a5, s1, 32
+	xor        	t4, a4, a5
+	srli       	a5, s1, 32
 	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
 	xor        	t4, t4, t5
-	xor        	a2, a4, s1
+	xor        	a4, a6, a5
 	xor        	t4, t4, a0
-	xor        	a2, a2, t6
+	xor        	a4, a4, t6
 	xor        	t6, t6, t4
+	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
+	slli       	t4, t5, 63
+	slli       	a5, t5, 62
+	xor        	t6, t6, t4
+	xor        	a4, a4, a3
 	xor        	t6, t6, a5
-	xor        	a2, a2, a3
-	xor        	t6, t6, a7
-	slli       	a5, t5, 57
-	xor        	a0, a0, a2
-	xor        	t6, t6, a5
-	srli       	a5, t5, 1
+	slli       	t4, t5, 57
+	xor        	a0, a0, a4
+	xor        	t6, t6, t4
+	srli       	t4, t5, 1
 	xor        	a0, a0, t5
-	srli       	a7, t5, 2
+	srli       	a5, t5, 2
+	xor        	a0, a0, t4
 	xor        	a0, a0, a5
-	xor        	a0, a0, a7
-	srli       	a5, t5, 7
+	srli       	t4, t5, 7
+	xor        	a0, a0, t4
+	slli       	t4, t6, 63
+	slli       	a5, t6, 62
+	xor        	a0, a0, t4
 	xor        	a0, a0, a5
-	slli       	a5, t6, 63
-	slli       	a7, t6, 62
-	xor        	a0, a0, a5
-	xor        	a0, a0, a7
-	slli       	a5, t6, 57
-	xor        	a2, a0, a5
-	srli       	a5, t6, 1
+	slli       	t4, t6, 57
+	xor        	a4, a0, t4
+	srli       	t4, t6, 1
 	xor        	a3, a3, t6
-	srli       	a7, t6, 2
+	srli       	a5, t6, 2
+	xor        	a3, a3, t4
 	xor        	a3, a3, a5
-	xor        	a3, a3, a7
-	srli       	a5, t6, 7
-	xor        	a0, a3, a5
-	ld         	t4, 16(sp)
-	addi       	t4, t4, 16
-	sd         	t4, 16(sp)
+	srli       	t4, t6, 7
+	xor        	a0, a3, t4
+	addi       	a2, a2, 16
 	ld         	t4, 8(sp)
 	addi       	t4, t4, -1
 	sd         	t4, 8(sp)
 	bne        	t4, zero, .Lghash_c906_novector_block
 	th.rev     	a0, a0
-	th.rev     	a2, a2
+	th.rev     	a4, a4
 	ld         	t0, 0(sp)
 	sd         	a0, 0(t0)
-	sd         	a2, 8(t0)
+	sd         	a4, 8(t0)
 .Lghash_c906_novector_done:
 	// return
 	addi       	a0, zero, 0
-	addi       	a2, zero, 0
 	addi       	a3, zero, 0
 	addi       	a4, zero, 0
 	addi       	a5, zero, 0
@@ -644,19 +639,19 @@ SYM_FUNC_START(ghash_c906_novector)
 	addi       	a7, zero, 0
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
-	ld         	s1, 24(sp)
-	ld         	s2, 32(sp)
-	ld         	s3, 40(sp)
-	ld         	s4, 48(sp)
-	ld         	s5, 56(sp)
-	ld         	s6, 64(sp)
-	ld         	s7, 72(sp)
-	ld         	s8, 80(sp)
-	ld         	s9, 88(sp)
-	ld         	s10, 96(sp)
-	ld         	s11, 104(sp)
-	ld         	ra, 112(sp)
-	addi       	sp, sp, 128
+	ld         	s1, 16(sp)
+	ld         	s2, 24(sp)
+	ld         	s3, 32(sp)
+	ld         	s4, 40(sp)
+	ld         	s5, 48(sp)
+	ld         	s6, 56(sp)
+	ld         	s7, 64(sp)
+	ld         	s8, 72(sp)
+	ld         	s9, 80(sp)
+	ld         	s10, 88(sp)
+	ld         	s11, 96(sp)
+	ld         	ra, 104(sp)
+	addi       	sp, sp, 112
 	jalr       	zero, 0(ra)
 SYM_FUNC_END(ghash_c906_novector)
 

@@ -205,663 +205,684 @@ SYM_FUNC_END(ghash_rv64gc_init)
 
 /*
  * void ghash_rv64gc(u8 *acc, const u8 *table, const u8 *data, size_t nblocks);
- * ghash_rv64gc: 630 instructions, frame 112 bytes
+ * ghash_rv64gc: 651 instructions, frame 144 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 26 integer, 0 vector registers
- *   spills: 2 values (acc, nblocks), 3 stores, 4 reloads, modeled cost 43 cycles per pass (loops counted 8 times per level)
+ *   spills: 5 values (acc, nblocks, a_mid, data, bswap_mask0), 7 stores, 18 reloads, modeled cost 313 cycles per pass (loops counted 8 times per level)
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
  *     no secret left in registers or stack, constant time (branches, addresses, multiplies)
  */
 SYM_FUNC_START(ghash_rv64gc)
-	addi       	sp, sp, -112
-	sd         	s1, 16(sp)
-	sd         	s2, 24(sp)
-	sd         	s3, 32(sp)
-	sd         	s4, 40(sp)
-	sd         	s5, 48(sp)
-	sd         	s6, 56(sp)
-	sd         	s7, 64(sp)
-	sd         	s8, 72(sp)
-	sd         	s9, 80(sp)
-	sd         	s10, 88(sp)
-	sd         	s11, 96(sp)
-	sd         	ra, 104(sp)
+	addi       	sp, sp, -144
+	sd         	s1, 40(sp)
+	sd         	s2, 48(sp)
+	sd         	s3, 56(sp)
+	sd         	s4, 64(sp)
+	sd         	s5, 72(sp)
+	sd         	s6, 80(sp)
+	sd         	s7, 88(sp)
+	sd         	s8, 96(sp)
+	sd         	s9, 104(sp)
+	sd         	s10, 112(sp)
+	sd         	s11, 120(sp)
+	sd         	ra, 128(sp)
+	sd         	a2, 24(sp)
 	sd         	a3, 8(sp)
 	sd         	a0, 0(sp)
 	// class masks: m[k] = 0x1111111111111111 << k
-	lui        	t2, 4369
-	addiw      	t2, t2, 273
-	slli       	t2, t2, 12
-	addi       	t2, t2, 273
-	slli       	t2, t2, 12
-	addi       	t2, t2, 273
-	slli       	t2, t2, 12
-	addi       	t2, t2, 273
-	slli       	t3, t2, 1
-	slli       	t4, t2, 2
-	slli       	t5, t2, 3
+	lui        	t1, 4369
+	addiw      	t1, t1, 273
+	slli       	t1, t1, 12
+	addi       	t1, t1, 273
+	slli       	t1, t1, 12
+	addi       	t1, t1, 273
+	slli       	t1, t1, 12
+	addi       	t1, t1, 273
+	slli       	t2, t1, 1
+	slli       	t3, t1, 2
+	slli       	t4, t1, 3
 	lui        	t0, 4080
 	addiw      	t0, t0, 255
 	slli       	t0, t0, 16
 	addi       	t0, t0, 255
 	slli       	t0, t0, 16
 	addi       	t0, t0, 255
-	lui        	t1, 16
-	addiw      	t1, t1, -1
-	slli       	t1, t1, 16
-	addi       	t1, t1, 1
-	slli       	t1, t1, 16
-	addi       	t1, t1, -1
-	ld         	t6, 8(sp)
-	beq        	t6, zero, .Lghash_rv64gc_done
-	ld         	t6, 0(sp)
-	ld         	a4, 0(t6)
-	ld         	a6, 8(t6)
+	sd         	t0, 32(sp)
+	lui        	t0, 16
+	addiw      	t0, t0, -1
+	slli       	t0, t0, 16
+	addi       	t0, t0, 1
+	slli       	t0, t0, 16
+	addi       	t0, t0, -1
+	ld         	t5, 8(sp)
+	beq        	t5, zero, .Lghash_rv64gc_done
+	ld         	t5, 0(sp)
+	ld         	a0, 0(t5)
+	ld         	t5, 8(t5)
 	// swap bytes in halfwords, halfwords in words, words
-	srli       	t6, a4, 8
+	srli       	t6, a0, 8
+	ld         	a2, 32(sp)
+	and        	t6, t6, a2
+	and        	a0, a0, a2
+	slli       	a0, a0, 8
+	or         	a0, a0, t6
+	srli       	t6, a0, 16
 	and        	t6, t6, t0
-	and        	a4, a4, t0
-	slli       	a4, a4, 8
-	or         	a4, a4, t6
-	srli       	t6, a4, 16
-	and        	t6, t6, t1
-	and        	a4, a4, t1
-	slli       	a4, a4, 16
-	or         	a4, a4, t6
-	srli       	t6, a4, 32
-	slli       	a4, a4, 32
-	or         	a4, a4, t6
+	and        	a0, a0, t0
+	slli       	a0, a0, 16
+	or         	a0, a0, t6
+	srli       	t6, a0, 32
+	slli       	a0, a0, 32
+	or         	a0, a0, t6
 	// swap bytes in halfwords, halfwords in words, words
-	srli       	t6, a6, 8
+	srli       	t6, t5, 8
+	ld         	a2, 32(sp)
+	and        	t6, t6, a2
+	and        	t5, t5, a2
+	slli       	t5, t5, 8
+	or         	t5, t5, t6
+	srli       	t6, t5, 16
 	and        	t6, t6, t0
-	and        	a6, a6, t0
-	slli       	a6, a6, 8
-	or         	a6, a6, t6
-	srli       	t6, a6, 16
-	and        	t6, t6, t1
-	and        	a6, a6, t1
-	slli       	a6, a6, 16
-	or         	a6, a6, t6
-	srli       	t6, a6, 32
-	slli       	a6, a6, 32
-	or         	a6, a6, t6
+	and        	t5, t5, t0
+	slli       	t5, t5, 16
+	or         	t5, t5, t6
+	srli       	t6, t5, 32
+	slli       	t5, t5, 32
+	or         	t5, t5, t6
 .Lghash_rv64gc_block:
-	andi       	a3, a2, 7
+	ld         	t6, 24(sp)
+	andi       	a3, t6, 7
 	bne        	a3, zero, .Lghash_rv64gc_unaligned
+	ld         	a2, 24(sp)
 	ld         	t6, 0(a2)
-	ld         	a0, 8(a2)
+	ld         	a2, 8(a2)
 .Lghash_rv64gc_loaded:
 	// swap bytes in halfwords, halfwords in words, words
 	srli       	a3, t6, 8
-	and        	a3, a3, t0
-	and        	t6, t6, t0
+	ld         	a4, 32(sp)
+	and        	a3, a3, a4
+	and        	t6, t6, a4
 	slli       	t6, t6, 8
 	or         	t6, t6, a3
 	srli       	a3, t6, 16
-	and        	a3, a3, t1
-	and        	t6, t6, t1
+	and        	a3, a3, t0
+	and        	t6, t6, t0
 	slli       	t6, t6, 16
 	or         	t6, t6, a3
 	srli       	a3, t6, 32
 	slli       	t6, t6, 32
 	or         	t6, t6, a3
 	// swap bytes in halfwords, halfwords in words, words
-	srli       	a3, a0, 8
+	srli       	a3, a2, 8
+	ld         	a4, 32(sp)
+	and        	a3, a3, a4
+	and        	a2, a2, a4
+	slli       	a2, a2, 8
+	or         	a2, a2, a3
+	srli       	a3, a2, 16
 	and        	a3, a3, t0
-	and        	a0, a0, t0
-	slli       	a0, a0, 8
-	or         	a0, a0, a3
-	srli       	a3, a0, 16
-	and        	a3, a3, t1
-	and        	a0, a0, t1
-	slli       	a0, a0, 16
-	or         	a0, a0, a3
-	srli       	a3, a0, 32
-	slli       	a0, a0, 32
-	or         	a0, a0, a3
-	xor        	a4, a4, t6
-	xor        	a6, a6, a0
+	and        	a2, a2, t0
+	slli       	a2, a2, 16
+	or         	a2, a2, a3
+	srli       	a3, a2, 32
+	slli       	a2, a2, 32
+	or         	a2, a2, a3
+	xor        	a0, a0, t6
+	xor        	t5, t5, a2
 	// Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
-	xor        	t6, a6, a4
-	slli       	s6, a6, 32
-	srli       	s6, s6, 32
+	xor        	t6, t5, a0
+	sd         	t6, 16(sp)
+	slli       	s4, t5, 32
+	srli       	s4, s4, 32
 	lwu        	a7, 0(a1)
 	lwu        	a5, 4(a1)
-	lwu        	s4, 12(a1)
-	and        	s2, s6, t2
-	and        	s7, s6, t3
-	lwu        	s3, 8(a1)
-	mul        	s5, s2, a7
-	mul        	s8, s7, s4
-	mul        	s1, s2, a5
-	mul        	s9, s7, a7
-	mul        	a3, s2, s3
-	and        	a0, s6, t4
-	and        	s6, s6, t5
-	xor        	s5, s5, s8
-	mul        	s2, s2, s4
-	xor        	s1, s1, s9
-	mul        	s8, a0, s3
-	mul        	s9, a0, s4
-	xor        	s5, s5, s8
-	xor        	s1, s1, s9
-	mul        	s8, s6, a5
-	mul        	s9, s6, s3
-	mul        	s3, s7, s3
-	mul        	s7, s7, a5
-	xor        	a3, a3, s7
-	mul        	s7, a0, a7
-	xor        	s2, s2, s3
-	mul        	s3, a0, a5
-	xor        	s5, s5, s8
-	xor        	s1, s1, s9
-	and        	a0, s5, t2
-	srli       	s9, a6, 32
-	and        	s8, s9, t2
-	and        	s5, s9, t3
-	and        	a5, s9, t4
-	xor        	a3, a3, s7
-	mul        	s7, s6, s4
-	xor        	s2, s2, s3
-	mul        	s3, s6, a7
-	and        	s1, s1, t3
-	and        	a7, s9, t5
-	or         	a0, a0, s1
+	lwu        	s3, 12(a1)
+	and        	a3, s4, t1
+	and        	a4, s4, t2
+	lwu        	a6, 8(a1)
+	mul        	s5, a3, a7
+	mul        	s6, a4, s3
+	mul        	s1, a3, a5
+	mul        	s7, a4, a7
+	mul        	a2, a3, a6
+	and        	t6, s4, t3
+	mul        	s2, a4, a5
+	and        	s4, s4, t4
+	xor        	s5, s5, s6
+	mul        	a3, a3, s3
+	xor        	s1, s1, s7
+	mul        	s6, t6, a6
+	mul        	a4, a4, a6
+	mul        	s7, t6, s3
+	xor        	a2, a2, s2
+	mul        	s2, t6, a7
+	xor        	s5, s5, s6
+	xor        	a3, a3, a4
+	xor        	s1, s1, s7
+	mul        	s6, s4, a5
+	mul        	a4, t6, a5
+	mul        	s7, s4, a6
+	xor        	a2, a2, s2
+	mul        	s2, s4, s3
+	xor        	s5, s5, s6
+	xor        	a3, a3, a4
+	xor        	s1, s1, s7
+	and        	t6, s5, t1
+	srli       	s5, t5, 32
+	and        	s3, s5, t1
+	and        	a5, s5, t2
+	and        	a6, s5, t3
+	mul        	a4, s4, a7
+	and        	s1, s1, t2
+	and        	a7, s5, t4
+	xor        	a2, a2, s2
+	or         	t6, t6, s1
 	lwu        	s1, 16(a1)
 	lwu        	s6, 20(a1)
-	lwu        	s4, 28(a1)
-	lwu        	s9, 24(a1)
-	xor        	a3, a3, s7
-	mul        	s11, s8, s1
+	lwu        	s8, 28(a1)
+	lwu        	s7, 24(a1)
+	mul        	s9, s3, s1
+	mul        	s10, a5, s8
+	and        	a2, a2, t3
+	xor        	a3, a3, a4
+	or         	t6, t6, a2
+	mul        	s2, s3, s6
+	mul        	s4, a5, s1
 	and        	a3, a3, t4
-	xor        	s2, s2, s3
-	mul        	s3, s5, s4
-	or         	a0, a0, a3
-	mul        	s10, s8, s6
-	and        	s2, s2, t5
-	or         	a0, a0, s2
-	mul        	a3, s5, s1
-	xor        	s11, s11, s3
-	mul        	s3, a5, s9
-	xor        	s10, s10, a3
-	mul        	a3, a5, s4
-	xor        	s11, s11, s3
-	mul        	s3, a7, s6
-	xor        	s10, s10, a3
-	mul        	a3, a7, s9
-	xor        	s11, s11, s3
-	mul        	s2, s8, s9
-	mul        	s3, s8, s4
-	mul        	s7, s5, s9
-	mul        	s9, s5, s6
-	xor        	s10, s10, a3
-	and        	a3, s11, t2
-	slli       	s11, a6, 32
-	srli       	s11, s11, 32
+	or         	t6, t6, a3
+	mul        	a4, s3, s7
+	mul        	s5, a5, s6
+	xor        	s9, s9, s10
+	mul        	a3, s3, s8
+	mul        	s10, a6, s7
+	mul        	a5, a5, s7
+	xor        	s2, s2, s4
+	mul        	s4, a6, s8
+	xor        	a4, a4, s5
+	mul        	s5, a6, s1
+	xor        	s9, s9, s10
+	xor        	a3, a3, a5
+	mul        	s10, a7, s6
+	mul        	a5, a6, s6
+	xor        	s2, s2, s4
+	mul        	s4, a7, s7
+	xor        	a4, a4, s5
+	mul        	s5, a7, s8
+	xor        	s9, s9, s10
+	xor        	a3, a3, a5
+	and        	a2, s9, t1
+	slli       	a6, t5, 32
 	srli       	a6, a6, 32
-	xor        	s11, s11, a6
-	and        	s10, s10, t3
-	and        	s8, s11, t2
-	xor        	s3, s3, s7
-	xor        	s2, s2, s9
-	mul        	s9, a5, s1
-	mul        	s7, a5, s6
-	or         	a3, a3, s10
-	lwu        	a5, 32(a1)
-	lwu        	s5, 36(a1)
-	and        	s10, s11, t3
-	xor        	s2, s2, s9
-	mul        	s9, a7, s4
-	lwu        	a6, 44(a1)
-	xor        	s3, s3, s7
-	mul        	s7, a7, s1
-	lwu        	s1, 40(a1)
-	and        	a7, s11, t4
-	and        	s6, s11, t5
-	xor        	s2, s2, s9
-	mul        	s4, s8, a5
-	and        	s2, s2, t4
-	xor        	s3, s3, s7
-	mul        	s7, s10, a6
-	or         	a3, a3, s2
-	mul        	s2, s8, s5
-	and        	s3, s3, t5
-	or         	a3, a3, s3
-	mul        	s3, s10, a5
-	xor        	s4, s4, s7
-	mul        	s7, a7, s1
-	xor        	s2, s2, s3
-	mul        	s3, a7, a6
-	xor        	s4, s4, s7
-	mul        	s7, s6, s5
-	xor        	s2, s2, s3
-	mul        	s3, s6, s1
-	xor        	s4, s4, s7
-	mul        	s9, s8, s1
-	mul        	s7, s8, a6
-	mul        	s8, s10, s1
-	mul        	s10, s10, s5
-	xor        	s2, s2, s3
-	and        	s4, s4, t2
-	and        	s2, s2, t3
-	or         	s4, s4, s2
-	slli       	s2, a4, 32
-	srli       	s2, s2, 32
-	xor        	s9, s9, s10
-	and        	s1, s2, t2
-	mul        	s10, a7, a5
+	srli       	t5, t5, 32
+	mul        	a5, a7, s1
+	xor        	s2, s2, s4
+	xor        	a6, a6, t5
+	and        	s2, s2, t2
+	and        	t5, a6, t1
+	xor        	a4, a4, s5
+	or         	a2, a2, s2
+	lwu        	s1, 32(a1)
+	lwu        	s4, 36(a1)
+	lwu        	s6, 44(a1)
+	and        	a7, a6, t2
+	lwu        	s5, 40(a1)
+	mul        	s7, t5, s1
+	and        	s2, a6, t3
+	and        	s3, a6, t4
+	and        	a4, a4, t3
+	mul        	s8, a7, s6
+	xor        	a3, a3, a5
+	or         	a2, a2, a4
+	mul        	a5, t5, s4
+	mul        	s9, a7, s1
+	and        	a3, a3, t4
+	or         	a2, a2, a3
+	mul        	a6, t5, s5
+	mul        	a3, a7, s4
 	xor        	s7, s7, s8
-	mul        	s8, a7, s5
-	and        	s3, s2, t3
-	xor        	s9, s9, s10
-	and        	a7, s2, t4
-	mul        	s10, s6, a6
-	and        	a6, s2, t5
+	mul        	t5, t5, s6
+	mul        	s8, s2, s5
+	mul        	a7, a7, s5
+	xor        	a5, a5, s9
+	mul        	s9, s2, s6
+	xor        	a6, a6, a3
+	mul        	a3, s2, s1
 	xor        	s7, s7, s8
-	mul        	s8, s6, a5
-	xor        	s9, s9, s10
-	lwu        	s2, 48(a1)
-	and        	s9, s9, t4
-	lwu        	s6, 52(a1)
+	xor        	t5, t5, a7
+	mul        	s8, s3, s4
+	mul        	a7, s2, s4
+	xor        	a5, a5, s9
+	mul        	s9, s3, s5
+	xor        	a6, a6, a3
+	mul        	a3, s3, s6
 	xor        	s7, s7, s8
-	or         	s4, s4, s9
-	lwu        	s5, 60(a1)
-	lwu        	s10, 56(a1)
-	mul        	a5, s1, s2
-	mul        	s8, s3, s5
-	and        	s7, s7, t5
-	or         	s4, s4, s7
-	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	s4, s4, a0
-	mul        	s7, s1, s6
-	xor        	s4, s4, a3
-	xor        	a5, a5, s8
-	mul        	s8, a7, s10
-	xor        	a5, a5, s8
-	mul        	s8, a6, s6
-	xor        	a5, a5, s8
-	mul        	s9, s3, s2
+	xor        	t5, t5, a7
+	and        	a4, s7, t1
+	mul        	a7, s3, s1
+	xor        	a5, a5, s9
 	and        	a5, a5, t2
-	slli       	s8, s4, 32
-	xor        	a0, a0, s8
-	srli       	s8, s4, 32
-	xor        	a3, a3, s8
-	mul        	s4, s1, s10
-	mul        	s8, s1, s5
-	xor        	s7, s7, s9
-	mul        	s9, a7, s5
-	xor        	s7, s7, s9
-	mul        	s9, a6, s10
-	mul        	s11, s3, s10
-	mul        	ra, s3, s6
-	xor        	s4, s4, ra
-	mul        	ra, a7, s2
-	xor        	s8, s8, s11
-	mul        	s11, a7, s6
-	srli       	s10, a4, 32
-	and        	s6, s10, t2
-	xor        	s7, s7, s9
-	and        	a7, s10, t3
-	and        	s7, s7, t3
-	or         	a5, a5, s7
-	lwu        	s1, 64(a1)
-	xor        	s4, s4, ra
-	mul        	ra, a6, s5
-	lwu        	s3, 68(a1)
-	xor        	s8, s8, s11
-	mul        	s11, a6, s2
-	lwu        	a6, 76(a1)
-	lwu        	s9, 72(a1)
-	xor        	s4, s4, ra
-	mul        	ra, s6, s1
+	xor        	a6, a6, a3
+	or         	a4, a4, a5
+	slli       	a5, a0, 32
+	srli       	a5, a5, 32
+	lwu        	a3, 48(a1)
+	and        	s4, a5, t1
+	and        	s1, a5, t2
+	and        	s2, a5, t3
+	and        	a5, a5, t4
+	and        	a6, a6, t3
+	lwu        	s3, 52(a1)
+	xor        	t5, t5, a7
+	or         	a4, a4, a6
+	lwu        	s7, 60(a1)
+	lwu        	s5, 56(a1)
+	mul        	s8, s4, a3
+	mul        	s9, s1, s7
+	and        	t5, t5, t4
+	or         	a4, a4, t5
+	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	xor        	a4, a4, t6
+	mul        	a7, s4, s3
+	xor        	a4, a4, a2
+	mul        	s10, s1, a3
+	slli       	a6, a4, 32
+	xor        	t5, t6, a6
+	srli       	a6, a4, 32
+	xor        	s8, s8, s9
+	mul        	s9, s2, s5
+	xor        	t6, a2, a6
+	mul        	a6, s4, s5
+	mul        	s6, s1, s3
+	mul        	a4, s4, s7
+	mul        	s1, s1, s5
+	xor        	a7, a7, s10
+	mul        	s10, s2, s7
+	xor        	a6, a6, s6
+	mul        	s6, s2, a3
+	xor        	s8, s8, s9
+	xor        	a4, a4, s1
+	xor        	a7, a7, s10
+	mul        	s9, a5, s3
+	mul        	s1, s2, s3
+	mul        	s10, a5, s5
+	xor        	a6, a6, s6
+	mul        	s6, a5, s7
+	xor        	s8, s8, s9
+	xor        	a4, a4, s1
+	xor        	a7, a7, s10
+	and        	a2, s8, t1
+	srli       	s3, a0, 32
+	and        	s5, s3, t1
+	and        	s4, s3, t2
+	and        	s2, s3, t3
+	mul        	s1, a5, a3
+	and        	a7, a7, t2
+	and        	s3, s3, t4
+	xor        	a6, a6, s6
+	or         	a2, a2, a7
+	lwu        	a7, 64(a1)
+	lwu        	a3, 68(a1)
+	lwu        	s9, 76(a1)
+	lwu        	s8, 72(a1)
+	mul        	s10, s5, a7
+	mul        	s11, s4, s9
+	and        	a6, a6, t3
+	xor        	a4, a4, s1
+	or         	a2, a2, a6
+	mul        	s1, s5, a3
+	mul        	s6, s4, a7
+	and        	a4, a4, t4
+	or         	a2, a2, a4
+	mul        	a5, s5, s8
+	mul        	s7, s4, a3
+	xor        	s10, s10, s11
+	mul        	a4, s5, s9
+	mul        	s11, s2, s8
+	mul        	a6, s4, s8
+	xor        	s1, s1, s6
+	mul        	s6, s2, s9
+	xor        	a5, a5, s7
+	mul        	s7, s2, a7
+	xor        	s10, s10, s11
+	xor        	a4, a4, a6
+	mul        	s11, s3, a3
+	mul        	a6, s2, a3
+	xor        	s1, s1, s6
+	mul        	s6, s3, s8
+	xor        	a5, a5, s7
+	mul        	s7, s3, s9
+	xor        	s10, s10, s11
+	xor        	a4, a4, a6
+	and        	a3, s10, t1
+	slli       	s4, a0, 32
+	srli       	s4, s4, 32
+	srli       	a0, a0, 32
+	mul        	a6, s3, a7
+	xor        	s1, s1, s6
+	xor        	s4, s4, a0
+	and        	s1, s1, t2
+	and        	a0, s4, t1
+	xor        	a5, a5, s7
+	or         	a3, a3, s1
+	lwu        	s2, 80(a1)
+	lwu        	s5, 84(a1)
+	lwu        	s7, 92(a1)
+	and        	s1, s4, t2
+	lwu        	s6, 88(a1)
+	mul        	s8, a0, s2
+	and        	s3, s4, t3
 	and        	s4, s4, t4
-	xor        	s8, s8, s11
-	mul        	s5, a7, a6
-	or         	a5, a5, s4
-	mul        	s11, s6, s3
-	and        	s8, s8, t5
-	or         	a5, a5, s8
-	mul        	s4, a7, s1
-	xor        	ra, ra, s5
-	xor        	s11, s11, s4
-	and        	s2, s10, t4
-	mul        	s5, s2, s9
-	mul        	s4, s2, a6
-	and        	s7, s10, t5
-	xor        	ra, ra, s5
-	xor        	s11, s11, s4
-	mul        	s5, s7, s3
-	mul        	s4, s7, s9
-	xor        	ra, ra, s5
-	xor        	s11, s11, s4
-	mul        	s4, s6, s9
-	mul        	s5, s6, a6
-	mul        	s9, a7, s9
-	mul        	s10, a7, s3
-	and        	a7, ra, t2
-	and        	s11, s11, t3
-	or         	a7, a7, s11
-	slli       	s6, a4, 32
-	srli       	s6, s6, 32
-	srli       	a4, a4, 32
-	xor        	s6, s6, a4
-	and        	s8, s6, t2
-	xor        	s5, s5, s9
-	xor        	s4, s4, s10
-	mul        	s10, s2, s1
-	mul        	s9, s2, s3
-	lwu        	a4, 80(a1)
-	lwu        	s2, 84(a1)
-	xor        	s4, s4, s10
-	mul        	s10, s7, a6
-	lwu        	a6, 92(a1)
-	xor        	s5, s5, s9
-	mul        	s9, s7, s1
-	and        	s1, s6, t3
-	lwu        	s7, 88(a1)
-	xor        	s4, s4, s10
+	and        	a5, a5, t3
+	mul        	s9, s1, s7
+	xor        	a4, a4, a6
+	or         	a3, a3, a5
+	mul        	a6, a0, s5
+	mul        	s10, s1, s2
+	and        	a4, a4, t4
+	or         	a3, a3, a4
+	mul        	a7, a0, s6
+	mul        	a4, s1, s5
+	xor        	s8, s8, s9
+	mul        	a0, a0, s7
+	mul        	s9, s3, s6
+	mul        	s1, s1, s6
+	xor        	a6, a6, s10
+	mul        	s10, s3, s7
+	xor        	a7, a7, a4
+	mul        	a4, s3, s2
+	xor        	s8, s8, s9
+	xor        	a0, a0, s1
+	mul        	s9, s4, s5
+	mul        	s1, s3, s5
+	xor        	a6, a6, s10
+	mul        	s10, s4, s6
+	xor        	a7, a7, a4
+	mul        	a4, s4, s7
+	xor        	s8, s8, s9
+	xor        	a0, a0, s1
+	and        	a5, s8, t1
+	mul        	s1, s4, s2
+	xor        	a6, a6, s10
+	and        	a6, a6, t2
+	xor        	a7, a7, a4
+	or         	a5, a5, a6
+	ld         	a4, 16(sp)
+	slli       	a6, a4, 32
+	srli       	a6, a6, 32
+	lwu        	a4, 96(a1)
+	and        	s6, a6, t1
+	and        	s3, a6, t2
+	and        	s2, a6, t3
+	and        	a6, a6, t4
+	and        	a7, a7, t3
+	lwu        	s4, 100(a1)
+	xor        	a0, a0, s1
+	or         	a5, a5, a7
+	lwu        	s8, 108(a1)
+	lwu        	s7, 104(a1)
+	mul        	s9, s6, a4
+	mul        	s10, s3, s8
+	and        	a0, a0, t4
+	or         	a5, a5, a0
+	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	xor        	a5, a5, a2
+	mul        	s1, s6, s4
+	xor        	a5, a5, a3
+	mul        	s11, s3, a4
+	slli       	a7, a5, 32
+	xor        	a0, a2, a7
+	srli       	a7, a5, 32
+	xor        	s9, s9, s10
+	mul        	s10, s2, s7
+	xor        	a2, a3, a7
+	mul        	a7, s6, s7
+	mul        	s5, s3, s4
+	mul        	a5, s6, s8
+	mul        	s3, s3, s7
+	xor        	s1, s1, s11
+	mul        	s11, s2, s8
+	xor        	a7, a7, s5
+	mul        	s5, s2, a4
+	xor        	s9, s9, s10
+	xor        	a5, a5, s3
+	xor        	s1, s1, s11
+	mul        	s10, a6, s4
+	mul        	s3, s2, s4
+	mul        	s11, a6, s7
+	xor        	a7, a7, s5
+	mul        	s5, a6, s8
+	xor        	s9, s9, s10
+	xor        	a5, a5, s3
+	xor        	s1, s1, s11
+	and        	a3, s9, t1
+	ld         	s2, 16(sp)
+	srli       	s2, s2, 32
+	and        	s8, s2, t1
+	and        	s7, s2, t2
+	and        	s4, s2, t3
+	mul        	s3, a6, a4
+	and        	s1, s1, t2
+	and        	s2, s2, t4
+	xor        	a7, a7, s5
+	or         	a3, a3, s1
+	lwu        	s5, 112(a1)
+	lwu        	a4, 116(a1)
+	lwu        	s6, 124(a1)
+	lwu        	s1, 120(a1)
+	mul        	s9, s8, s5
+	mul        	s10, s7, s6
+	and        	a7, a7, t3
+	xor        	a5, a5, s3
+	or         	a3, a3, a7
 	mul        	s3, s8, a4
+	mul        	s11, s7, s5
+	and        	a5, a5, t4
+	or         	a3, a3, a5
+	mul        	a6, s8, s1
+	xor        	s9, s9, s10
+	mul        	a5, s8, s6
+	mul        	s10, s4, s1
+	xor        	s3, s3, s11
+	mul        	s11, s4, s6
+	xor        	s9, s9, s10
+	mul        	s10, s2, a4
+	xor        	s3, s3, s11
+	mul        	s11, s2, s1
+	mul        	a7, s7, s1
+	mul        	s1, s7, a4
+	xor        	a6, a6, s1
+	mul        	s1, s4, s5
+	xor        	a5, a5, a7
+	mul        	a7, s4, a4
+	xor        	s9, s9, s10
+	xor        	s3, s3, s11
+	and        	a4, s9, t1
+	ld         	s4, 16(sp)
+	slli       	s4, s4, 32
+	srli       	s4, s4, 32
+	ld         	s7, 16(sp)
+	srli       	s7, s7, 32
+	xor        	s4, s4, s7
+	xor        	a6, a6, s1
+	mul        	s1, s2, s6
+	xor        	a5, a5, a7
+	mul        	a7, s2, s5
+	and        	s3, s3, t2
+	and        	s8, s4, t1
+	or         	a4, a4, s3
+	lwu        	s2, 128(a1)
+	lwu        	s5, 132(a1)
+	lwu        	s7, 140(a1)
+	and        	s9, s4, t2
+	lwu        	s6, 136(a1)
+	and        	s3, s4, t3
 	and        	s4, s4, t4
-	xor        	s5, s5, s9
-	mul        	s9, s1, a6
-	or         	a7, a7, s4
-	mul        	s11, s8, s2
-	and        	s5, s5, t5
-	or         	a7, a7, s5
-	mul        	s5, s1, a4
-	xor        	s3, s3, s9
-	xor        	s11, s11, s5
-	and        	s4, s6, t4
-	mul        	s9, s4, s7
-	mul        	s5, s4, a6
-	and        	s6, s6, t5
-	xor        	s3, s3, s9
-	xor        	s11, s11, s5
-	mul        	s9, s6, s2
-	mul        	s5, s6, s7
-	xor        	s3, s3, s9
-	xor        	s11, s11, s5
-	mul        	s10, s8, s7
-	mul        	s9, s8, a6
-	mul        	s8, s1, s7
-	mul        	s7, s1, s2
-	and        	s1, s3, t2
+	xor        	a6, a6, s1
+	mul        	s1, s8, s2
+	and        	a6, a6, t3
+	mul        	s10, s9, s7
+	xor        	a5, a5, a7
+	or         	a4, a4, a6
+	mul        	a6, s8, s5
+	mul        	a7, s9, s2
+	and        	a5, a5, t4
+	or         	a4, a4, a5
+	mul        	s11, s8, s6
+	mul        	ra, s9, s5
+	xor        	s1, s1, s10
+	mul        	a5, s8, s7
+	mul        	s10, s3, s6
+	mul        	s8, s9, s6
+	xor        	a6, a6, a7
+	mul        	a7, s3, s7
+	xor        	s11, s11, ra
+	mul        	ra, s3, s2
+	xor        	s1, s1, s10
+	xor        	a5, a5, s8
+	mul        	s10, s4, s5
+	mul        	s8, s3, s5
+	xor        	a6, a6, a7
+	mul        	a7, s4, s6
+	xor        	s11, s11, ra
+	mul        	ra, s4, s7
+	xor        	s1, s1, s10
+	xor        	a5, a5, s8
+	and        	s1, s1, t1
+	mul        	s8, s4, s2
+	xor        	a6, a6, a7
+	and        	a6, a6, t2
+	xor        	s11, s11, ra
+	or         	s1, s1, a6
 	and        	s11, s11, t3
 	or         	s1, s1, s11
-	slli       	s11, t6, 32
-	srli       	s11, s11, 32
-	xor        	s10, s10, s7
-	mul        	s7, s4, a4
-	xor        	s9, s9, s8
-	mul        	s8, s4, s2
-	and        	s5, s11, t2
-	and        	s3, s11, t3
-	xor        	s10, s10, s7
-	mul        	s7, s6, a6
-	and        	s4, s11, t4
-	and        	s2, s11, t5
-	xor        	s9, s9, s8
-	mul        	s8, s6, a4
-	xor        	s10, s10, s7
-	lwu        	s6, 96(a1)
-	and        	s10, s10, t4
-	lwu        	s7, 100(a1)
-	xor        	s9, s9, s8
-	or         	s1, s1, s10
-	lwu        	s8, 108(a1)
-	lwu        	s10, 104(a1)
-	mul        	a4, s5, s6
-	and        	s9, s9, t5
-	or         	s1, s1, s9
-	mul        	a6, s3, s8
-	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	s1, s1, a5
-	xor        	s1, s1, a7
-	xor        	a4, a4, a6
-	mul        	a6, s4, s10
-	xor        	a4, a4, a6
-	mul        	a6, s2, s7
-	xor        	a4, a4, a6
-	mul        	s9, s5, s7
-	and        	a6, a4, t2
-	slli       	s11, s1, 32
-	xor        	a4, a5, s11
-	srli       	s11, s1, 32
-	xor        	a5, a7, s11
-	mul        	a7, s3, s6
-	xor        	s9, s9, a7
-	mul        	a7, s4, s8
-	xor        	s9, s9, a7
-	mul        	a7, s2, s10
-	xor        	s9, s9, a7
-	srli       	a7, t6, 32
-	and        	s9, s9, t3
-	or         	a6, a6, s9
-	lwu        	s1, 112(a1)
-	mul        	s9, s5, s10
-	mul        	s11, s5, s8
-	mul        	s10, s3, s10
-	mul        	ra, s3, s7
-	xor        	s9, s9, ra
-	mul        	ra, s4, s6
-	xor        	s11, s11, s10
-	mul        	s10, s4, s7
-	lwu        	s3, 116(a1)
-	xor        	s9, s9, ra
-	mul        	ra, s2, s8
-	lwu        	s4, 124(a1)
-	xor        	s11, s11, s10
-	mul        	s10, s2, s6
-	and        	s6, a7, t2
-	and        	s5, a7, t3
-	xor        	s9, s9, ra
-	lwu        	s8, 120(a1)
-	and        	s9, s9, t4
-	xor        	s11, s11, s10
-	mul        	s2, s6, s1
-	or         	a6, a6, s9
-	mul        	ra, s5, s4
-	and        	s11, s11, t5
-	or         	a6, a6, s11
-	mul        	s10, s6, s3
-	xor        	s2, s2, ra
-	and        	s9, a7, t4
-	mul        	ra, s9, s8
-	and        	s7, a7, t5
-	xor        	s2, s2, ra
-	mul        	ra, s7, s3
-	xor        	s2, s2, ra
-	and        	a7, s2, t2
-	mul        	s2, s5, s1
-	xor        	s10, s10, s2
-	mul        	s2, s9, s4
-	xor        	s10, s10, s2
-	mul        	s2, s7, s8
-	xor        	s10, s10, s2
-	and        	s10, s10, t3
-	or         	a7, a7, s10
-	slli       	s2, t6, 32
-	srli       	s2, s2, 32
-	srli       	t6, t6, 32
-	xor        	s2, s2, t6
-	and        	t6, s2, t2
-	mul        	s10, s6, s8
-	mul        	s6, s6, s4
-	mul        	s11, s5, s8
-	mul        	ra, s5, s3
-	xor        	s10, s10, ra
-	mul        	ra, s9, s1
-	xor        	s6, s6, s11
-	mul        	s11, s9, s3
-	lwu        	s3, 128(a1)
-	xor        	s10, s10, ra
-	mul        	ra, s7, s4
-	lwu        	s4, 132(a1)
-	xor        	s6, s6, s11
-	mul        	s11, s7, s1
-	lwu        	s1, 140(a1)
-	and        	s5, s2, t3
-	lwu        	s8, 136(a1)
-	xor        	s10, s10, ra
-	mul        	s7, t6, s3
-	and        	s10, s10, t4
-	xor        	s6, s6, s11
-	mul        	s11, s5, s1
-	or         	a7, a7, s10
-	mul        	s9, t6, s4
-	and        	s6, s6, t5
-	or         	a7, a7, s6
-	mul        	s10, s5, s3
-	xor        	s7, s7, s11
-	xor        	s9, s9, s10
-	and        	s6, s2, t4
-	mul        	s11, s6, s8
-	mul        	s10, s6, s1
-	and        	s2, s2, t5
-	xor        	s7, s7, s11
-	xor        	s9, s9, s10
-	mul        	s11, s2, s4
-	mul        	s10, s2, s8
-	xor        	s7, s7, s11
-	xor        	s9, s9, s10
-	mul        	s10, t6, s8
-	mul        	t6, t6, s1
-	mul        	s8, s5, s8
-	mul        	s11, s5, s4
-	and        	s5, s7, t2
-	and        	s9, s9, t3
-	or         	s5, s5, s9
-	xor        	s10, s10, s11
-	mul        	s11, s6, s3
-	xor        	t6, t6, s8
-	mul        	s8, s6, s4
-	xor        	s10, s10, s11
-	mul        	s11, s2, s1
-	xor        	t6, t6, s8
-	mul        	s8, s2, s3
-	xor        	s10, s10, s11
-	and        	s10, s10, t4
-	xor        	t6, t6, s8
-	or         	s5, s5, s10
-	and        	t6, t6, t5
-	or         	s5, s5, t6
-	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	s5, s5, a6
-	xor        	s5, s5, a7
-	slli       	s1, s5, 32
-	xor        	t6, a6, s1
-	srli       	s1, s5, 32
-	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	xor        	t6, t6, a0
-	xor        	a6, a7, s1
-	xor        	t6, t6, a4
-	xor        	a6, a6, a3
-	xor        	a3, a3, t6
 	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
-	slli       	t6, a0, 63
-	slli       	a7, a0, 62
-	xor        	a3, a3, t6
-	xor        	a6, a6, a5
-	xor        	a3, a3, a7
-	slli       	t6, a0, 57
-	xor        	a4, a4, a6
-	xor        	a3, a3, t6
-	srli       	t6, a0, 1
-	xor        	a4, a4, a0
-	srli       	a7, a0, 2
+	slli       	a6, t5, 63
+	slli       	a7, t5, 62
+	xor        	a5, a5, s8
+	and        	a5, a5, t4
+	or         	s1, s1, a5
+	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	xor        	s1, s1, a3
+	xor        	s1, s1, a4
+	slli       	a5, s1, 32
+	xor        	a3, a3, a5
+	srli       	a5, s1, 32
+	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
+	xor        	a3, a3, t5
+	xor        	a4, a4, a5
+	xor        	a3, a3, a0
 	xor        	a4, a4, t6
-	xor        	a4, a4, a7
-	srli       	t6, a0, 7
-	xor        	a4, a4, t6
-	slli       	t6, a3, 63
-	slli       	a7, a3, 62
-	xor        	a4, a4, t6
-	xor        	a4, a4, a7
-	slli       	t6, a3, 57
-	xor        	a6, a4, t6
-	srli       	t6, a3, 1
-	xor        	a5, a5, a3
-	srli       	a7, a3, 2
-	xor        	a5, a5, t6
-	xor        	a5, a5, a7
-	srli       	t6, a3, 7
-	xor        	a4, a5, t6
-	addi       	a2, a2, 16
+	xor        	t6, t6, a3
+	xor        	t6, t6, a6
+	xor        	a4, a4, a2
+	xor        	t6, t6, a7
+	slli       	a6, t5, 57
+	xor        	a0, a0, a4
+	xor        	t6, t6, a6
+	srli       	a6, t5, 1
+	xor        	a0, a0, t5
+	srli       	a7, t5, 2
+	xor        	a0, a0, a6
+	xor        	a0, a0, a7
+	srli       	a6, t5, 7
+	xor        	a0, a0, a6
+	slli       	a6, t6, 63
+	slli       	a7, t6, 62
+	xor        	a0, a0, a6
+	xor        	a0, a0, a7
+	slli       	a6, t6, 57
+	xor        	t5, a0, a6
+	srli       	a6, t6, 1
+	xor        	a2, a2, t6
+	srli       	a7, t6, 2
+	xor        	a2, a2, a6
+	xor        	a2, a2, a7
+	srli       	a6, t6, 7
+	xor        	a0, a2, a6
+	ld         	t6, 24(sp)
+	addi       	t6, t6, 16
+	sd         	t6, 24(sp)
 	ld         	t6, 8(sp)
 	addi       	t6, t6, -1
 	sd         	t6, 8(sp)
 	bne        	t6, zero, .Lghash_rv64gc_block
 	// swap bytes in halfwords, halfwords in words, words
-	srli       	t2, a4, 8
-	and        	t2, t2, t0
-	and        	a4, a4, t0
-	slli       	a4, a4, 8
-	or         	a4, a4, t2
-	srli       	t2, a4, 16
-	and        	t2, t2, t1
-	and        	a4, a4, t1
-	slli       	a4, a4, 16
-	or         	a4, a4, t2
-	srli       	t2, a4, 32
-	slli       	a4, a4, 32
-	or         	a4, a4, t2
+	srli       	t1, a0, 8
+	ld         	t2, 32(sp)
+	and        	t1, t1, t2
+	and        	a0, a0, t2
+	slli       	a0, a0, 8
+	or         	a0, a0, t1
+	srli       	t1, a0, 16
+	and        	t1, t1, t0
+	and        	a0, a0, t0
+	slli       	a0, a0, 16
+	or         	a0, a0, t1
+	srli       	t1, a0, 32
+	slli       	a0, a0, 32
+	or         	a0, a0, t1
 	// swap bytes in halfwords, halfwords in words, words
-	srli       	t2, a6, 8
-	and        	t2, t2, t0
-	and        	a6, a6, t0
-	slli       	a6, a6, 8
-	or         	a6, a6, t2
-	srli       	t2, a6, 16
-	and        	t2, t2, t1
-	and        	a6, a6, t1
-	slli       	a6, a6, 16
-	or         	a6, a6, t2
-	srli       	t2, a6, 32
-	slli       	a6, a6, 32
-	or         	a6, a6, t2
+	srli       	t1, t5, 8
+	ld         	t2, 32(sp)
+	and        	t1, t1, t2
+	and        	t5, t5, t2
+	slli       	t5, t5, 8
+	or         	t5, t5, t1
+	srli       	t1, t5, 16
+	and        	t1, t1, t0
+	and        	t5, t5, t0
+	slli       	t5, t5, 16
+	or         	t5, t5, t1
+	srli       	t1, t5, 32
+	slli       	t5, t5, 32
+	or         	t5, t5, t1
 	ld         	t0, 0(sp)
-	sd         	a4, 0(t0)
-	sd         	a6, 8(t0)
+	sd         	a0, 0(t0)
+	sd         	t5, 8(t0)
 .Lghash_rv64gc_done:
 	// return
-	addi       	t2, zero, 0
+	sd         	zero, 16(sp)
+	addi       	t1, zero, 0
 	addi       	a0, zero, 0
+	addi       	a2, zero, 0
 	addi       	a3, zero, 0
 	addi       	a4, zero, 0
 	addi       	a5, zero, 0
 	addi       	a6, zero, 0
 	addi       	a7, zero, 0
-	ld         	s1, 16(sp)
-	ld         	s2, 24(sp)
-	ld         	s3, 32(sp)
-	ld         	s4, 40(sp)
-	ld         	s5, 48(sp)
-	ld         	s6, 56(sp)
-	ld         	s7, 64(sp)
-	ld         	s8, 72(sp)
-	ld         	s9, 80(sp)
-	ld         	s10, 88(sp)
-	ld         	s11, 96(sp)
-	ld         	ra, 104(sp)
-	addi       	sp, sp, 112
+	addi       	t5, zero, 0
+	ld         	s1, 40(sp)
+	ld         	s2, 48(sp)
+	ld         	s3, 56(sp)
+	ld         	s4, 64(sp)
+	ld         	s5, 72(sp)
+	ld         	s6, 80(sp)
+	ld         	s7, 88(sp)
+	ld         	s8, 96(sp)
+	ld         	s9, 104(sp)
+	ld         	s10, 112(sp)
+	ld         	s11, 120(sp)
+	ld         	ra, 128(sp)
+	addi       	sp, sp, 144
 	jalr       	zero, 0(ra)
 .Lghash_rv64gc_unaligned:
-	sub        	a5, a2, a3
+	ld         	t6, 24(sp)
+	sub        	a4, t6, a3
 	slli       	a3, a3, 3
-	ld         	t6, 0(a5)
-	ld         	a0, 8(a5)
-	ld         	a7, 16(a5)
+	ld         	t6, 0(a4)
+	ld         	a2, 8(a4)
+	ld         	a5, 16(a4)
 	srl        	t6, t6, a3
 	sub        	a3, zero, a3
-	sll        	a5, a0, a3
-	or         	t6, t6, a5
+	sll        	a4, a2, a3
+	or         	t6, t6, a4
 	sub        	a3, zero, a3
-	srl        	a0, a0, a3
+	srl        	a2, a2, a3
 	sub        	a3, zero, a3
-	sll        	a7, a7, a3
-	or         	a0, a0, a7
+	sll        	a5, a5, a3
+	or         	a2, a2, a5
 	jal        	zero, .Lghash_rv64gc_loaded
 SYM_FUNC_END(ghash_rv64gc)
 

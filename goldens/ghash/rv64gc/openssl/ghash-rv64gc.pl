@@ -782,27 +782,29 @@ gcm_gmult_rv64gc:
 	.type	gcm_ghash_rv64gc, @function
 gcm_ghash_rv64gc:
 	# void gcm_ghash_rv64gc(u64 *Xi, const u128 *Htable, const unsigned char *inp, size_t len)
-	# gcm_ghash_rv64gc: 638 instructions, frame 128 bytes
+	# gcm_ghash_rv64gc: 647 instructions, frame 144 bytes
 	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
-	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11
+	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
 	#   most live values at once: 27 integer, 0 vector registers
-	#   spills: 3 values (Xi, len, a_mid), 5 stores, 8 reloads, modeled cost 148 cycles per pass (loops counted 8 times per level)
+	#   spills: 4 values (Xi, len, a_mid, inp), 7 stores, 12 reloads, modeled cost 253 cycles per pass (loops counted 8 times per level)
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
-	addi       	sp, sp, -128
-	sd         	s0, 24(sp)
-	sd         	s1, 32(sp)
-	sd         	s2, 40(sp)
-	sd         	s3, 48(sp)
-	sd         	s4, 56(sp)
-	sd         	s5, 64(sp)
-	sd         	s6, 72(sp)
-	sd         	s7, 80(sp)
-	sd         	s8, 88(sp)
-	sd         	s9, 96(sp)
-	sd         	s10, 104(sp)
-	sd         	s11, 112(sp)
+	addi       	sp, sp, -144
+	sd         	s0, 32(sp)
+	sd         	s1, 40(sp)
+	sd         	s2, 48(sp)
+	sd         	s3, 56(sp)
+	sd         	s4, 64(sp)
+	sd         	s5, 72(sp)
+	sd         	s6, 80(sp)
+	sd         	s7, 88(sp)
+	sd         	s8, 96(sp)
+	sd         	s9, 104(sp)
+	sd         	s10, 112(sp)
+	sd         	s11, 120(sp)
+	sd         	ra, 128(sp)
+	sd         	a2, 24(sp)
 	sd         	a3, 8(sp)
 	sd         	a0, 0(sp)
 	# class masks: m[k] = 0x1111111111111111 << k
@@ -834,56 +836,44 @@ gcm_ghash_rv64gc:
 	sd         	t6, 8(sp)
 	beq        	t6, zero, .Lgcm_ghash_rv64gc_done
 	ld         	t6, 0(sp)
-	ld         	a3, 0(t6)
-	ld         	a5, 8(t6)
+	ld         	a2, 0(t6)
+	ld         	t6, 8(t6)
 	# swap bytes in halfwords, halfwords in words, words
-	srli       	t6, a3, 8
-	and        	t6, t6, t0
-	and        	a3, a3, t0
-	slli       	a3, a3, 8
-	or         	a3, a3, t6
-	srli       	t6, a3, 16
-	and        	t6, t6, t1
-	and        	a3, a3, t1
-	slli       	a3, a3, 16
-	or         	a3, a3, t6
-	srli       	t6, a3, 32
-	slli       	a3, a3, 32
-	or         	a3, a3, t6
+	srli       	a0, a2, 8
+	and        	a0, a0, t0
+	and        	a2, a2, t0
+	slli       	a2, a2, 8
+	or         	a2, a2, a0
+	srli       	a0, a2, 16
+	and        	a0, a0, t1
+	and        	a2, a2, t1
+	slli       	a2, a2, 16
+	or         	a2, a2, a0
+	srli       	a0, a2, 32
+	slli       	a2, a2, 32
+	or         	a2, a2, a0
 	# swap bytes in halfwords, halfwords in words, words
-	srli       	t6, a5, 8
-	and        	t6, t6, t0
-	and        	a5, a5, t0
-	slli       	a5, a5, 8
-	or         	a5, a5, t6
-	srli       	t6, a5, 16
-	and        	t6, t6, t1
-	and        	a5, a5, t1
-	slli       	a5, a5, 16
-	or         	a5, a5, t6
-	srli       	t6, a5, 32
-	slli       	a5, a5, 32
-	or         	a5, a5, t6
-.Lgcm_ghash_rv64gc_block:
-	andi       	a4, a2, 7
-	bne        	a4, zero, .Lgcm_ghash_rv64gc_unaligned
-	ld         	t6, 0(a2)
-	ld         	a0, 8(a2)
-.Lgcm_ghash_rv64gc_loaded:
-	# swap bytes in halfwords, halfwords in words, words
-	srli       	a4, t6, 8
-	and        	a4, a4, t0
+	srli       	a0, t6, 8
+	and        	a0, a0, t0
 	and        	t6, t6, t0
 	slli       	t6, t6, 8
-	or         	t6, t6, a4
-	srli       	a4, t6, 16
-	and        	a4, a4, t1
+	or         	t6, t6, a0
+	srli       	a0, t6, 16
+	and        	a0, a0, t1
 	and        	t6, t6, t1
 	slli       	t6, t6, 16
-	or         	t6, t6, a4
-	srli       	a4, t6, 32
+	or         	t6, t6, a0
+	srli       	a0, t6, 32
 	slli       	t6, t6, 32
-	or         	t6, t6, a4
+	or         	t6, t6, a0
+.Lgcm_ghash_rv64gc_block:
+	ld         	a0, 24(sp)
+	andi       	a4, a0, 7
+	bne        	a4, zero, .Lgcm_ghash_rv64gc_unaligned
+	ld         	a3, 24(sp)
+	ld         	a0, 0(a3)
+	ld         	a3, 8(a3)
+.Lgcm_ghash_rv64gc_loaded:
 	# swap bytes in halfwords, halfwords in words, words
 	srli       	a4, a0, 8
 	and        	a4, a4, t0
@@ -898,553 +888,572 @@ gcm_ghash_rv64gc:
 	srli       	a4, a0, 32
 	slli       	a0, a0, 32
 	or         	a0, a0, a4
-	xor        	a3, a3, t6
-	xor        	a5, a5, a0
+	# swap bytes in halfwords, halfwords in words, words
+	srli       	a4, a3, 8
+	and        	a4, a4, t0
+	and        	a3, a3, t0
+	slli       	a3, a3, 8
+	or         	a3, a3, a4
+	srli       	a4, a3, 16
+	and        	a4, a4, t1
+	and        	a3, a3, t1
+	slli       	a3, a3, 16
+	or         	a3, a3, a4
+	srli       	a4, a3, 32
+	slli       	a3, a3, 32
+	or         	a3, a3, a4
+	xor        	a2, a2, a0
+	xor        	t6, t6, a3
 	# Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
-	xor        	t6, a5, a3
-	sd         	t6, 16(sp)
-	slli       	s5, a5, 32
+	xor        	a0, t6, a2
+	sd         	a0, 16(sp)
+	slli       	s5, t6, 32
 	srli       	s5, s5, 32
-	lwu        	s2, 0(a1)
-	lwu        	s1, 4(a1)
-	lwu        	s6, 12(a1)
+	lwu        	s1, 0(a1)
+	lwu        	a6, 4(a1)
+	lwu        	s4, 12(a1)
 	and        	a4, s5, t2
-	and        	a6, s5, t3
-	lwu        	s3, 8(a1)
-	mul        	s7, a4, s2
-	mul        	s8, a6, s6
-	mul        	a7, a4, s1
-	mul        	s9, a6, s2
-	mul        	a0, a4, s3
-	and        	t6, s5, t4
-	mul        	s4, a6, s1
+	and        	a5, s5, t3
+	lwu        	a7, 8(a1)
+	mul        	s6, a4, s1
+	mul        	s7, a5, s4
+	mul        	s2, a4, a6
+	mul        	s8, a5, s1
+	mul        	a3, a4, a7
+	and        	a0, s5, t4
+	mul        	s3, a5, a6
 	and        	s5, s5, t5
-	xor        	s7, s7, s8
-	mul        	a4, a4, s6
-	xor        	a7, a7, s9
-	mul        	s8, t6, s3
-	mul        	a6, a6, s3
-	mul        	s9, t6, s6
-	xor        	a0, a0, s4
-	mul        	s4, t6, s2
-	xor        	s7, s7, s8
-	xor        	a4, a4, a6
-	xor        	a7, a7, s9
-	mul        	s8, s5, s1
-	mul        	a6, t6, s1
-	mul        	s9, s5, s3
-	xor        	a0, a0, s4
-	mul        	s4, s5, s6
-	xor        	s7, s7, s8
-	xor        	a4, a4, a6
-	xor        	a7, a7, s9
-	and        	t6, s7, t2
-	srli       	s6, a5, 32
-	and        	s7, s6, t2
-	and        	s3, s6, t3
-	and        	s1, s6, t4
-	mul        	a6, s5, s2
-	and        	a7, a7, t3
-	and        	s2, s6, t5
-	xor        	a0, a0, s4
-	or         	t6, t6, a7
-	lwu        	s5, 16(a1)
-	lwu        	s9, 20(a1)
-	lwu        	s6, 28(a1)
-	lwu        	a7, 24(a1)
-	mul        	s10, s7, s5
-	mul        	s11, s3, s6
-	and        	a0, a0, t4
-	xor        	a4, a4, a6
-	or         	t6, t6, a0
-	mul        	s8, s7, s9
-	mul        	a0, s3, s5
-	and        	a4, a4, t5
-	or         	t6, t6, a4
-	mul        	a6, s7, a7
-	xor        	s10, s10, s11
-	mul        	a4, s7, s6
-	mul        	s11, s1, a7
-	xor        	s8, s8, a0
-	mul        	a0, s1, s6
-	xor        	s10, s10, s11
-	mul        	s11, s2, s9
-	xor        	s8, s8, a0
-	mul        	a0, s2, a7
-	mul        	a7, s3, a7
-	mul        	s4, s3, s9
-	xor        	a6, a6, s4
-	mul        	s4, s1, s5
-	xor        	a4, a4, a7
-	mul        	a7, s1, s9
-	xor        	s10, s10, s11
-	xor        	s8, s8, a0
-	and        	a0, s10, t2
-	slli       	s3, a5, 32
-	srli       	s3, s3, 32
-	srli       	a5, a5, 32
-	xor        	s3, s3, a5
-	xor        	a6, a6, s4
-	mul        	s4, s2, s6
-	xor        	a4, a4, a7
-	mul        	a7, s2, s5
-	and        	s8, s8, t3
-	and        	s7, s3, t2
-	or         	a0, a0, s8
-	lwu        	s2, 32(a1)
-	lwu        	s6, 36(a1)
-	lwu        	a5, 44(a1)
-	and        	s8, s3, t3
-	lwu        	s9, 40(a1)
-	and        	s1, s3, t4
-	and        	s3, s3, t5
-	xor        	a6, a6, s4
-	mul        	s4, s7, s2
-	and        	a6, a6, t4
-	mul        	s10, s8, a5
-	xor        	a4, a4, a7
-	or         	a0, a0, a6
-	mul        	a7, s7, s6
-	mul        	s11, s8, s2
+	xor        	s6, s6, s7
+	mul        	a4, a4, s4
+	xor        	s2, s2, s8
+	mul        	s7, a0, a7
+	mul        	a5, a5, a7
+	mul        	s8, a0, s4
+	xor        	a3, a3, s3
+	mul        	s3, a0, s1
+	xor        	s6, s6, s7
+	xor        	a4, a4, a5
+	xor        	s2, s2, s8
+	mul        	s7, s5, a6
+	mul        	a5, a0, a6
+	mul        	s8, s5, a7
+	xor        	a3, a3, s3
+	mul        	s3, s5, s4
+	xor        	s6, s6, s7
+	xor        	a4, a4, a5
+	xor        	s2, s2, s8
+	and        	a0, s6, t2
+	srli       	s6, t6, 32
+	and        	s4, s6, t2
+	and        	a6, s6, t3
+	and        	a7, s6, t4
+	mul        	a5, s5, s1
+	and        	s2, s2, t3
+	and        	s1, s6, t5
+	xor        	a3, a3, s3
+	or         	a0, a0, s2
+	lwu        	s2, 16(a1)
+	lwu        	s7, 20(a1)
+	lwu        	s9, 28(a1)
+	lwu        	s8, 24(a1)
+	mul        	s10, s4, s2
+	mul        	s11, a6, s9
+	and        	a3, a3, t4
+	xor        	a4, a4, a5
+	or         	a0, a0, a3
+	mul        	s3, s4, s7
+	mul        	s5, a6, s2
 	and        	a4, a4, t5
 	or         	a0, a0, a4
-	mul        	s5, s7, s9
-	xor        	s4, s4, s10
-	mul        	a4, s7, a5
-	mul        	s10, s1, s9
-	xor        	a7, a7, s11
-	mul        	s11, s1, a5
-	xor        	s4, s4, s10
-	mul        	s10, s3, s6
-	xor        	a7, a7, s11
-	mul        	s11, s3, s9
-	mul        	s7, s8, s9
-	mul        	a6, s8, s6
-	xor        	s5, s5, a6
+	mul        	a5, s4, s8
+	mul        	s6, a6, s7
+	xor        	s10, s10, s11
+	mul        	a4, s4, s9
+	mul        	s11, a7, s8
+	mul        	a6, a6, s8
+	xor        	s3, s3, s5
+	mul        	s5, a7, s9
+	xor        	a5, a5, s6
+	mul        	s6, a7, s2
+	xor        	s10, s10, s11
+	xor        	a4, a4, a6
+	mul        	s11, s1, s7
+	mul        	a6, a7, s7
+	xor        	s3, s3, s5
+	mul        	s5, s1, s8
+	xor        	a5, a5, s6
+	mul        	s6, s1, s9
+	xor        	s10, s10, s11
+	xor        	a4, a4, a6
+	and        	a3, s10, t2
+	slli       	a7, t6, 32
+	srli       	a7, a7, 32
+	srli       	t6, t6, 32
 	mul        	a6, s1, s2
-	xor        	a4, a4, s7
-	mul        	s7, s1, s6
-	xor        	s4, s4, s10
-	xor        	a7, a7, s11
-	and        	s6, s4, t2
-	and        	a7, a7, t3
-	or         	s6, s6, a7
-	slli       	s8, a3, 32
-	srli       	s8, s8, 32
-	and        	s4, s8, t2
-	and        	s1, s8, t3
-	xor        	s5, s5, a6
-	and        	a7, s8, t4
-	mul        	a6, s3, a5
-	and        	a5, s8, t5
-	xor        	a4, a4, s7
-	mul        	s7, s3, s2
-	xor        	s5, s5, a6
-	lwu        	a6, 48(a1)
-	and        	s5, s5, t4
-	lwu        	s2, 52(a1)
-	xor        	a4, a4, s7
-	or         	s6, s6, s5
-	lwu        	s3, 60(a1)
-	lwu        	s7, 56(a1)
-	mul        	s9, s4, a6
-	mul        	s10, s1, s3
-	and        	a4, a4, t5
-	or         	s6, s6, a4
-	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	s6, s6, t6
-	mul        	s5, s4, s2
-	xor        	s6, s6, a0
-	mul        	s8, s1, a6
-	xor        	s9, s9, s10
-	mul        	s10, a7, s7
-	xor        	s9, s9, s10
-	mul        	s10, a5, s2
-	xor        	s9, s9, s10
-	and        	a4, s9, t2
-	slli       	s9, s6, 32
-	xor        	s5, s5, s8
-	xor        	t6, t6, s9
-	mul        	s8, a7, s3
-	srli       	s9, s6, 32
-	xor        	a0, a0, s9
-	srli       	s0, a3, 32
-	mul        	s6, s4, s7
-	mul        	s4, s4, s3
-	xor        	s5, s5, s8
-	mul        	s8, a5, s7
-	mul        	s10, s1, s7
-	mul        	s11, s1, s2
-	xor        	s6, s6, s11
-	mul        	s11, a7, a6
-	xor        	s4, s4, s10
-	mul        	s10, a7, s2
-	and        	s9, s0, t2
-	and        	s7, s0, t3
-	xor        	s5, s5, s8
-	and        	s2, s0, t4
-	and        	s5, s5, t3
-	and        	a7, s0, t5
-	or         	a4, a4, s5
-	lwu        	s1, 64(a1)
-	xor        	s6, s6, s11
-	mul        	s11, a5, s3
-	lwu        	s5, 68(a1)
-	xor        	s4, s4, s10
-	mul        	s10, a5, a6
-	lwu        	a5, 76(a1)
-	lwu        	s8, 72(a1)
-	xor        	s6, s6, s11
-	mul        	a6, s9, s1
-	and        	s6, s6, t4
-	xor        	s4, s4, s10
-	mul        	s3, s7, a5
-	or         	a4, a4, s6
-	mul        	s6, s9, s5
-	and        	s4, s4, t5
-	or         	a4, a4, s4
-	mul        	s10, s7, s1
-	xor        	a6, a6, s3
-	mul        	s3, s2, s8
-	xor        	s6, s6, s10
-	mul        	s10, s2, a5
-	xor        	a6, a6, s3
-	mul        	s3, a7, s5
-	xor        	s6, s6, s10
-	mul        	s10, a7, s8
-	xor        	a6, a6, s3
-	mul        	s3, s9, s8
-	mul        	s4, s9, a5
-	mul        	s8, s7, s8
-	mul        	s9, s7, s5
-	xor        	s6, s6, s10
-	and        	a6, a6, t2
-	slli       	s10, a3, 32
-	srli       	s10, s10, 32
-	srli       	a3, a3, 32
-	xor        	s10, s10, a3
-	and        	s6, s6, t3
-	and        	s7, s10, t2
-	xor        	s4, s4, s8
-	xor        	s3, s3, s9
-	mul        	s9, s2, s1
-	mul        	s8, s2, s5
-	or         	a6, a6, s6
-	lwu        	a3, 80(a1)
-	lwu        	s2, 84(a1)
-	and        	s5, s10, t3
-	xor        	s3, s3, s9
-	mul        	s9, a7, a5
-	lwu        	a5, 92(a1)
-	xor        	s4, s4, s8
-	mul        	s8, a7, s1
-	lwu        	s1, 88(a1)
-	and        	a7, s10, t4
-	and        	s6, s10, t5
-	xor        	s3, s3, s9
-	mul        	s9, s7, a3
-	and        	s3, s3, t4
-	xor        	s4, s4, s8
-	mul        	s8, s5, a5
-	or         	a6, a6, s3
-	mul        	s0, s7, s2
-	and        	s4, s4, t5
-	or         	a6, a6, s4
-	mul        	s3, s5, a3
-	xor        	s9, s9, s8
-	mul        	s8, a7, s1
-	xor        	s0, s0, s3
-	mul        	s3, a7, a5
-	xor        	s9, s9, s8
-	mul        	s8, s6, s2
-	xor        	s0, s0, s3
-	mul        	s3, s6, s1
-	xor        	s9, s9, s8
-	mul        	s8, s7, s1
-	mul        	s7, s7, a5
-	mul        	s10, s5, s1
-	mul        	s11, s5, s2
-	xor        	s0, s0, s3
-	and        	s3, s9, t2
-	and        	s0, s0, t3
-	or         	s3, s3, s0
-	ld         	s1, 16(sp)
-	slli       	s1, s1, 32
-	srli       	s1, s1, 32
-	xor        	s8, s8, s11
-	and        	s4, s1, t2
-	mul        	s11, a7, a3
-	xor        	s7, s7, s10
-	mul        	s10, a7, s2
-	and        	s5, s1, t3
-	xor        	s8, s8, s11
-	and        	a7, s1, t4
-	mul        	s11, s6, a5
-	and        	s1, s1, t5
-	xor        	s7, s7, s10
-	mul        	s10, s6, a3
-	xor        	s8, s8, s11
-	lwu        	s2, 96(a1)
-	and        	s8, s8, t4
-	lwu        	s9, 100(a1)
-	xor        	s7, s7, s10
-	or         	s3, s3, s8
-	lwu        	s6, 108(a1)
-	lwu        	s10, 104(a1)
-	mul        	a3, s4, s2
-	mul        	a5, s5, s6
-	and        	s7, s7, t5
-	or         	s3, s3, s7
-	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	s3, s3, a4
-	mul        	s7, s4, s9
-	xor        	s3, s3, a6
-	xor        	a3, a3, a5
-	mul        	a5, a7, s10
-	xor        	a3, a3, a5
-	mul        	a5, s1, s9
-	xor        	a3, a3, a5
-	mul        	s8, s5, s2
-	and        	a5, a3, t2
-	slli       	s11, s3, 32
-	xor        	a3, a4, s11
-	srli       	s11, s3, 32
-	xor        	a4, a6, s11
-	mul        	a6, s4, s10
-	mul        	s4, s4, s6
-	xor        	s7, s7, s8
-	mul        	s8, a7, s6
-	xor        	s7, s7, s8
-	mul        	s8, s1, s10
-	mul        	s10, s5, s10
-	mul        	s11, s5, s9
-	xor        	a6, a6, s11
-	mul        	s11, a7, s2
-	xor        	s4, s4, s10
-	mul        	s10, a7, s9
-	ld         	a7, 16(sp)
-	srli       	s9, a7, 32
-	and        	s5, s9, t2
-	xor        	s7, s7, s8
-	and        	s8, s9, t3
-	and        	s7, s7, t3
-	or         	a5, a5, s7
-	lwu        	a7, 112(a1)
-	xor        	a6, a6, s11
-	mul        	s11, s1, s6
-	lwu        	s3, 116(a1)
-	xor        	s4, s4, s10
+	xor        	s3, s3, s5
+	xor        	a7, a7, t6
+	and        	s3, s3, t3
+	and        	t6, a7, t2
+	xor        	a5, a5, s6
+	or         	a3, a3, s3
+	lwu        	s2, 32(a1)
+	lwu        	s5, 36(a1)
+	lwu        	s7, 44(a1)
+	and        	s1, a7, t3
+	lwu        	s6, 40(a1)
+	mul        	s8, t6, s2
+	and        	s3, a7, t4
+	and        	s4, a7, t5
+	and        	a5, a5, t4
+	mul        	s9, s1, s7
+	xor        	a4, a4, a6
+	or         	a3, a3, a5
+	mul        	a6, t6, s5
 	mul        	s10, s1, s2
-	lwu        	s1, 124(a1)
-	lwu        	s0, 120(a1)
-	xor        	a6, a6, s11
-	mul        	s11, s5, a7
-	and        	a6, a6, t4
-	xor        	s4, s4, s10
-	mul        	s2, s8, s1
+	and        	a4, a4, t5
+	or         	a3, a3, a4
+	mul        	a7, t6, s6
+	mul        	a4, s1, s5
+	xor        	s8, s8, s9
+	mul        	t6, t6, s7
+	mul        	s9, s3, s6
+	mul        	s1, s1, s6
+	xor        	a6, a6, s10
+	mul        	s10, s3, s7
+	xor        	a7, a7, a4
+	mul        	a4, s3, s2
+	xor        	s8, s8, s9
+	xor        	t6, t6, s1
+	mul        	s9, s4, s5
+	mul        	s1, s3, s5
+	xor        	a6, a6, s10
+	mul        	s10, s4, s6
+	xor        	a7, a7, a4
+	mul        	a4, s4, s7
+	xor        	s8, s8, s9
+	xor        	t6, t6, s1
+	and        	a5, s8, t2
+	mul        	s1, s4, s2
+	xor        	a6, a6, s10
+	and        	a6, a6, t3
+	xor        	a7, a7, a4
 	or         	a5, a5, a6
-	mul        	s10, s5, s3
-	and        	s4, s4, t5
-	or         	a5, a5, s4
-	mul        	a6, s8, a7
-	xor        	s11, s11, s2
-	xor        	s10, s10, a6
-	and        	s7, s9, t4
-	mul        	s2, s7, s0
-	mul        	a6, s7, s1
-	and        	s6, s9, t5
-	xor        	s11, s11, s2
-	xor        	s10, s10, a6
-	mul        	s2, s6, s3
-	mul        	a6, s6, s0
-	xor        	s11, s11, s2
-	xor        	s10, s10, a6
-	mul        	s4, s5, s0
-	mul        	s2, s5, s1
-	mul        	s5, s8, s0
-	mul        	s8, s8, s3
-	and        	a6, s11, t2
-	and        	s10, s10, t3
-	or         	a6, a6, s10
-	ld         	s9, 16(sp)
-	slli       	s0, s9, 32
-	srli       	s0, s0, 32
-	ld         	s9, 16(sp)
-	srli       	s9, s9, 32
-	xor        	s0, s0, s9
-	and        	s9, s0, t2
-	xor        	s2, s2, s5
-	xor        	s4, s4, s8
-	mul        	s8, s7, a7
-	mul        	s5, s7, s3
-	lwu        	s3, 128(a1)
-	lwu        	s7, 132(a1)
-	xor        	s4, s4, s8
-	mul        	s8, s6, s1
-	lwu        	s1, 140(a1)
-	lwu        	s10, 136(a1)
-	xor        	s2, s2, s5
-	mul        	s5, s6, a7
-	and        	s11, s0, t3
-	and        	a7, s0, t4
-	and        	s6, s0, t5
-	xor        	s4, s4, s8
-	mul        	s8, s9, s3
-	and        	s4, s4, t4
-	or         	a6, a6, s4
-	mul        	s0, s11, s1
-	xor        	s2, s2, s5
-	mul        	s4, s9, s7
-	and        	s2, s2, t5
-	or         	a6, a6, s2
-	mul        	s2, s11, s3
-	xor        	s8, s8, s0
-	mul        	s0, a7, s10
-	xor        	s4, s4, s2
-	mul        	s2, a7, s1
-	xor        	s8, s8, s0
-	mul        	s0, s6, s7
-	xor        	s4, s4, s2
-	mul        	s2, s6, s10
-	xor        	s8, s8, s0
-	mul        	s5, s9, s10
-	mul        	s9, s9, s1
-	mul        	s10, s11, s10
-	mul        	s11, s11, s7
-	xor        	s4, s4, s2
-	and        	s2, s8, t2
-	and        	s4, s4, t3
-	or         	s2, s2, s4
-	xor        	s5, s5, s11
-	mul        	s11, a7, s3
-	xor        	s9, s9, s10
-	mul        	s10, a7, s7
-	xor        	s5, s5, s11
-	mul        	s11, s6, s1
-	xor        	s9, s9, s10
-	mul        	s10, s6, s3
-	xor        	s5, s5, s11
-	and        	s5, s5, t4
-	xor        	s9, s9, s10
-	or         	s2, s2, s5
-	and        	s9, s9, t5
-	or         	s2, s2, s9
+	slli       	a6, a2, 32
+	srli       	a6, a6, 32
+	lwu        	a4, 48(a1)
+	and        	s5, a6, t2
+	and        	s2, a6, t3
+	and        	s3, a6, t4
+	and        	a6, a6, t5
+	and        	a7, a7, t4
+	lwu        	s4, 52(a1)
+	xor        	t6, t6, s1
+	or         	a5, a5, a7
+	lwu        	s8, 60(a1)
+	lwu        	s6, 56(a1)
+	mul        	s9, s5, a4
+	mul        	s10, s2, s8
+	and        	t6, t6, t5
+	or         	a5, a5, t6
 	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	s2, s2, a5
-	xor        	s2, s2, a6
-	slli       	a7, s2, 32
-	xor        	a5, a5, a7
-	srli       	a7, s2, 32
-	# M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	xor        	a5, a5, t6
-	xor        	a6, a6, a7
+	xor        	a5, a5, a0
+	mul        	s1, s5, s4
 	xor        	a5, a5, a3
-	xor        	a6, a6, a0
-	xor        	a0, a0, a5
+	mul        	s11, s2, a4
+	slli       	a7, a5, 32
+	xor        	t6, a0, a7
+	srli       	a7, a5, 32
+	xor        	s9, s9, s10
+	mul        	s10, s3, s6
+	xor        	a0, a3, a7
+	mul        	a7, s5, s6
+	mul        	s7, s2, s4
+	mul        	a5, s5, s8
+	mul        	s2, s2, s6
+	xor        	s1, s1, s11
+	mul        	s11, s3, s8
+	xor        	a7, a7, s7
+	mul        	s7, s3, a4
+	xor        	s9, s9, s10
+	xor        	a5, a5, s2
+	xor        	s1, s1, s11
+	mul        	s10, a6, s4
+	mul        	s2, s3, s4
+	mul        	s11, a6, s6
+	xor        	a7, a7, s7
+	mul        	s7, a6, s8
+	xor        	s9, s9, s10
+	xor        	a5, a5, s2
+	xor        	s1, s1, s11
+	and        	a3, s9, t2
+	srli       	s4, a2, 32
+	and        	s6, s4, t2
+	and        	s5, s4, t3
+	and        	s3, s4, t4
+	mul        	s2, a6, a4
+	and        	s1, s1, t3
+	and        	s4, s4, t5
+	xor        	a7, a7, s7
+	or         	a3, a3, s1
+	lwu        	s1, 64(a1)
+	lwu        	a4, 68(a1)
+	lwu        	s10, 76(a1)
+	lwu        	s9, 72(a1)
+	mul        	s11, s6, s1
+	mul        	s0, s5, s10
+	and        	a7, a7, t4
+	xor        	a5, a5, s2
+	or         	a3, a3, a7
+	mul        	s2, s6, a4
+	mul        	s7, s5, s1
+	and        	a5, a5, t5
+	or         	a3, a3, a5
+	mul        	a6, s6, s9
+	mul        	s8, s5, a4
+	xor        	s11, s11, s0
+	mul        	a5, s6, s10
+	mul        	s0, s3, s9
+	mul        	a7, s5, s9
+	xor        	s2, s2, s7
+	mul        	s7, s3, s10
+	xor        	a6, a6, s8
+	mul        	s8, s3, s1
+	xor        	s11, s11, s0
+	xor        	a5, a5, a7
+	mul        	s0, s4, a4
+	mul        	a7, s3, a4
+	xor        	s2, s2, s7
+	mul        	s7, s4, s9
+	xor        	a6, a6, s8
+	mul        	s8, s4, s10
+	xor        	s11, s11, s0
+	xor        	a5, a5, a7
+	and        	a4, s11, t2
+	slli       	s5, a2, 32
+	srli       	s5, s5, 32
+	srli       	a2, a2, 32
+	mul        	a7, s4, s1
+	xor        	s2, s2, s7
+	xor        	s5, s5, a2
+	and        	s2, s2, t3
+	and        	a2, s5, t2
+	xor        	a6, a6, s8
+	or         	a4, a4, s2
+	lwu        	s3, 80(a1)
+	lwu        	s6, 84(a1)
+	lwu        	s8, 92(a1)
+	and        	s2, s5, t3
+	lwu        	s7, 88(a1)
+	mul        	s9, a2, s3
+	and        	s4, s5, t4
+	and        	s5, s5, t5
+	and        	a6, a6, t4
+	mul        	s10, s2, s8
+	xor        	a5, a5, a7
+	or         	a4, a4, a6
+	mul        	a7, a2, s6
+	mul        	s11, s2, s3
+	and        	a5, a5, t5
+	or         	a4, a4, a5
+	mul        	s1, a2, s7
+	mul        	a5, s2, s6
+	xor        	s9, s9, s10
+	mul        	a2, a2, s8
+	mul        	s10, s4, s7
+	mul        	s2, s2, s7
+	xor        	a7, a7, s11
+	mul        	s11, s4, s8
+	xor        	s1, s1, a5
+	mul        	a5, s4, s3
+	xor        	s9, s9, s10
+	xor        	a2, a2, s2
+	mul        	s10, s5, s6
+	mul        	s2, s4, s6
+	xor        	a7, a7, s11
+	mul        	s11, s5, s7
+	xor        	s1, s1, a5
+	mul        	a5, s5, s8
+	xor        	s9, s9, s10
+	xor        	a2, a2, s2
+	and        	a6, s9, t2
+	mul        	s2, s5, s3
+	xor        	a7, a7, s11
+	and        	a7, a7, t3
+	xor        	s1, s1, a5
+	or         	a6, a6, a7
+	ld         	a5, 16(sp)
+	slli       	a7, a5, 32
+	srli       	a7, a7, 32
+	lwu        	a5, 96(a1)
+	and        	s6, a7, t2
+	and        	s4, a7, t3
+	and        	s3, a7, t4
+	and        	a7, a7, t5
+	and        	s1, s1, t4
+	lwu        	s5, 100(a1)
+	xor        	a2, a2, s2
+	or         	a6, a6, s1
+	lwu        	s9, 108(a1)
+	lwu        	s8, 104(a1)
+	mul        	s10, s6, a5
+	mul        	s11, s4, s9
+	and        	a2, a2, t5
+	or         	a6, a6, a2
+	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	xor        	a6, a6, a3
+	mul        	s2, s6, s5
+	xor        	a6, a6, a4
+	mul        	s0, s4, a5
+	slli       	s1, a6, 32
+	xor        	a2, a3, s1
+	srli       	s1, a6, 32
+	xor        	s10, s10, s11
+	mul        	s11, s3, s8
+	xor        	a3, a4, s1
+	mul        	s1, s6, s8
+	mul        	s7, s4, s5
+	mul        	a6, s6, s9
+	mul        	s4, s4, s8
+	xor        	s2, s2, s0
+	mul        	s0, s3, s9
+	xor        	s1, s1, s7
+	mul        	s7, s3, a5
+	xor        	s10, s10, s11
+	xor        	a6, a6, s4
+	xor        	s2, s2, s0
+	mul        	s11, a7, s5
+	mul        	s4, s3, s5
+	mul        	s0, a7, s8
+	xor        	s1, s1, s7
+	mul        	s7, a7, s9
+	xor        	s10, s10, s11
+	xor        	a6, a6, s4
+	xor        	s2, s2, s0
+	and        	a4, s10, t2
+	ld         	s3, 16(sp)
+	srli       	s3, s3, 32
+	and        	s8, s3, t2
+	and        	s6, s3, t3
+	and        	s5, s3, t4
+	mul        	s4, a7, a5
+	and        	s2, s2, t3
+	and        	s3, s3, t5
+	xor        	s1, s1, s7
+	or         	a4, a4, s2
+	lwu        	s2, 112(a1)
+	lwu        	a5, 116(a1)
+	lwu        	s11, 124(a1)
+	lwu        	s10, 120(a1)
+	mul        	s0, s8, s2
+	mul        	ra, s6, s11
+	and        	s1, s1, t4
+	xor        	a6, a6, s4
+	or         	a4, a4, s1
+	mul        	s4, s8, a5
+	mul        	s7, s6, s2
+	and        	a6, a6, t5
+	or         	a4, a4, a6
+	mul        	a7, s8, s10
+	mul        	s9, s6, a5
+	xor        	s0, s0, ra
+	mul        	a6, s8, s11
+	mul        	ra, s5, s10
+	mul        	s1, s6, s10
+	xor        	s4, s4, s7
+	mul        	s7, s5, s11
+	xor        	a7, a7, s9
+	mul        	s9, s5, s2
+	xor        	s0, s0, ra
+	xor        	a6, a6, s1
+	mul        	ra, s3, a5
+	mul        	s1, s5, a5
+	xor        	s4, s4, s7
+	mul        	s7, s3, s10
+	xor        	a7, a7, s9
+	mul        	s9, s3, s11
+	xor        	s0, s0, ra
+	xor        	a6, a6, s1
+	and        	a5, s0, t2
+	ld         	s1, 16(sp)
+	slli       	s5, s1, 32
+	srli       	s5, s5, 32
+	ld         	s1, 16(sp)
+	srli       	s6, s1, 32
+	mul        	s1, s3, s2
+	xor        	s4, s4, s7
+	xor        	s5, s5, s6
+	and        	s4, s4, t3
+	and        	s3, s5, t2
+	xor        	a7, a7, s9
+	or         	a5, a5, s4
+	lwu        	s2, 128(a1)
+	lwu        	s6, 132(a1)
+	lwu        	s8, 140(a1)
+	and        	s10, s5, t3
+	lwu        	s7, 136(a1)
+	mul        	s9, s3, s2
+	and        	s4, s5, t4
+	and        	s5, s5, t5
+	and        	a7, a7, t4
+	mul        	s11, s10, s8
+	xor        	a6, a6, s1
+	or         	a5, a5, a7
+	mul        	a7, s3, s6
+	mul        	s1, s10, s2
+	and        	a6, a6, t5
+	or         	a5, a5, a6
+	mul        	s0, s3, s7
+	mul        	ra, s10, s6
+	xor        	s9, s9, s11
+	mul        	a6, s3, s8
+	mul        	s11, s4, s7
+	mul        	s3, s10, s7
+	xor        	a7, a7, s1
+	mul        	s1, s4, s8
+	xor        	s0, s0, ra
+	mul        	ra, s4, s2
+	xor        	s9, s9, s11
+	xor        	a6, a6, s3
+	mul        	s11, s5, s6
+	mul        	s3, s4, s6
+	xor        	a7, a7, s1
+	mul        	s1, s5, s7
+	xor        	s0, s0, ra
+	mul        	ra, s5, s8
+	xor        	s9, s9, s11
+	xor        	a6, a6, s3
+	and        	s4, s9, t2
+	mul        	s3, s5, s2
+	xor        	a7, a7, s1
+	and        	a7, a7, t3
+	xor        	s0, s0, ra
+	or         	s4, s4, a7
+	and        	s0, s0, t4
+	or         	s4, s4, s0
 	# reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
 	slli       	a7, t6, 63
 	slli       	s1, t6, 62
+	xor        	a6, a6, s3
+	and        	a6, a6, t5
+	or         	s4, s4, a6
+	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	xor        	s4, s4, a4
+	xor        	s4, s4, a5
+	slli       	a6, s4, 32
+	xor        	a4, a4, a6
+	srli       	a6, s4, 32
+	# M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
+	xor        	a4, a4, t6
+	xor        	a5, a5, a6
+	xor        	a4, a4, a2
+	xor        	a5, a5, a0
+	xor        	a0, a0, a4
 	xor        	a0, a0, a7
-	xor        	a6, a6, a4
+	xor        	a5, a5, a3
 	xor        	a0, a0, s1
 	slli       	a7, t6, 57
-	xor        	a3, a3, a6
+	xor        	a2, a2, a5
 	xor        	a0, a0, a7
 	srli       	a7, t6, 1
-	xor        	a3, a3, t6
+	xor        	a2, a2, t6
 	srli       	s1, t6, 2
-	xor        	a3, a3, a7
-	xor        	a3, a3, s1
+	xor        	a2, a2, a7
+	xor        	a2, a2, s1
 	srli       	a7, t6, 7
-	xor        	a3, a3, a7
+	xor        	a2, a2, a7
 	slli       	a7, a0, 63
 	slli       	s1, a0, 62
+	xor        	a2, a2, a7
+	xor        	a2, a2, s1
+	slli       	a7, a0, 57
+	xor        	t6, a2, a7
+	srli       	a7, a0, 1
+	xor        	a3, a3, a0
+	srli       	s1, a0, 2
 	xor        	a3, a3, a7
 	xor        	a3, a3, s1
-	slli       	a7, a0, 57
-	xor        	a5, a3, a7
-	srli       	a7, a0, 1
-	xor        	a4, a4, a0
-	srli       	s1, a0, 2
-	xor        	a4, a4, a7
-	xor        	a4, a4, s1
 	srli       	a7, a0, 7
-	xor        	a3, a4, a7
-	addi       	a2, a2, 16
-	ld         	t6, 8(sp)
-	addi       	t6, t6, -1
-	sd         	t6, 8(sp)
-	bne        	t6, zero, .Lgcm_ghash_rv64gc_block
+	xor        	a2, a3, a7
+	ld         	a0, 24(sp)
+	addi       	a0, a0, 16
+	sd         	a0, 24(sp)
+	ld         	a0, 8(sp)
+	addi       	a0, a0, -1
+	sd         	a0, 8(sp)
+	bne        	a0, zero, .Lgcm_ghash_rv64gc_block
 	# swap bytes in halfwords, halfwords in words, words
-	srli       	t2, a3, 8
+	srli       	t2, a2, 8
 	and        	t2, t2, t0
-	and        	a3, a3, t0
-	slli       	a3, a3, 8
-	or         	a3, a3, t2
-	srli       	t2, a3, 16
+	and        	a2, a2, t0
+	slli       	a2, a2, 8
+	or         	a2, a2, t2
+	srli       	t2, a2, 16
 	and        	t2, t2, t1
-	and        	a3, a3, t1
-	slli       	a3, a3, 16
-	or         	a3, a3, t2
-	srli       	t2, a3, 32
-	slli       	a3, a3, 32
-	or         	a3, a3, t2
+	and        	a2, a2, t1
+	slli       	a2, a2, 16
+	or         	a2, a2, t2
+	srli       	t2, a2, 32
+	slli       	a2, a2, 32
+	or         	a2, a2, t2
 	# swap bytes in halfwords, halfwords in words, words
-	srli       	t2, a5, 8
+	srli       	t2, t6, 8
 	and        	t2, t2, t0
-	and        	a5, a5, t0
-	slli       	a5, a5, 8
-	or         	a5, a5, t2
-	srli       	t2, a5, 16
+	and        	t6, t6, t0
+	slli       	t6, t6, 8
+	or         	t6, t6, t2
+	srli       	t2, t6, 16
 	and        	t2, t2, t1
-	and        	a5, a5, t1
-	slli       	a5, a5, 16
-	or         	a5, a5, t2
-	srli       	t2, a5, 32
-	slli       	a5, a5, 32
-	or         	a5, a5, t2
+	and        	t6, t6, t1
+	slli       	t6, t6, 16
+	or         	t6, t6, t2
+	srli       	t2, t6, 32
+	slli       	t6, t6, 32
+	or         	t6, t6, t2
 	ld         	t0, 0(sp)
-	sd         	a3, 0(t0)
-	sd         	a5, 8(t0)
+	sd         	a2, 0(t0)
+	sd         	t6, 8(t0)
 .Lgcm_ghash_rv64gc_done:
 	# return
 	sd         	zero, 16(sp)
 	addi       	t2, zero, 0
-	addi       	a0, zero, 0
+	addi       	a2, zero, 0
 	addi       	a3, zero, 0
 	addi       	a4, zero, 0
 	addi       	a5, zero, 0
 	addi       	a6, zero, 0
 	addi       	a7, zero, 0
-	ld         	s0, 24(sp)
-	ld         	s1, 32(sp)
-	ld         	s2, 40(sp)
-	ld         	s3, 48(sp)
-	ld         	s4, 56(sp)
-	ld         	s5, 64(sp)
-	ld         	s6, 72(sp)
-	ld         	s7, 80(sp)
-	ld         	s8, 88(sp)
-	ld         	s9, 96(sp)
-	ld         	s10, 104(sp)
-	ld         	s11, 112(sp)
-	addi       	sp, sp, 128
+	addi       	t6, zero, 0
+	ld         	s0, 32(sp)
+	ld         	s1, 40(sp)
+	ld         	s2, 48(sp)
+	ld         	s3, 56(sp)
+	ld         	s4, 64(sp)
+	ld         	s5, 72(sp)
+	ld         	s6, 80(sp)
+	ld         	s7, 88(sp)
+	ld         	s8, 96(sp)
+	ld         	s9, 104(sp)
+	ld         	s10, 112(sp)
+	ld         	s11, 120(sp)
+	ld         	ra, 128(sp)
+	addi       	sp, sp, 144
 	jalr       	zero, 0(ra)
 .Lgcm_ghash_rv64gc_unaligned:
-	sub        	a6, a2, a4
+	ld         	a0, 24(sp)
+	sub        	a5, a0, a4
 	slli       	a4, a4, 3
-	ld         	t6, 0(a6)
-	ld         	a0, 8(a6)
-	ld         	a7, 16(a6)
-	srl        	t6, t6, a4
-	sub        	a4, zero, a4
-	sll        	a6, a0, a4
-	or         	t6, t6, a6
-	sub        	a4, zero, a4
+	ld         	a0, 0(a5)
+	ld         	a3, 8(a5)
+	ld         	a6, 16(a5)
 	srl        	a0, a0, a4
 	sub        	a4, zero, a4
-	sll        	a7, a7, a4
-	or         	a0, a0, a7
+	sll        	a5, a3, a4
+	or         	a0, a0, a5
+	sub        	a4, zero, a4
+	srl        	a3, a3, a4
+	sub        	a4, zero, a4
+	sll        	a6, a6, a4
+	or         	a3, a3, a6
 	jal        	zero, .Lgcm_ghash_rv64gc_loaded
 	.size	gcm_ghash_rv64gc, .-gcm_ghash_rv64gc
 

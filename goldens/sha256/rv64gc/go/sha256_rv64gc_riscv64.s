@@ -70,8 +70,8 @@ L5:
 	MOVW	24(X10), X12
 	MOVW	28(X10), X10
 L1:
-	MOV	$·kgen_sha256_rv64gc_k+256(SB), X17
-	MOV	X17, 96(X2)
+	MOV	$·kgen_sha256_rv64gc_k+256(SB), X21
+	MOV	X21, 96(X2)
 L2:
 	MOV	$·kgen_sha256_rv64gc_k(SB), X13
 block:
@@ -253,535 +253,535 @@ block:
 	OR	X15, X14
 	MOVW	X14, 68(X2)
 	// b ^ c for round 0's Maj
-	XOR	X7, X6, X16
-	MOVW	8(X2), X14
-	MOVW	(X13), X19
+	XOR	X7, X6, X20
+	MOVW	8(X2), X21
+	MOVW	(X13), X25
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X29, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$6, X18, X17
-	SRL	$11, X18, X9
-	XOR	X9, X17
-	SRL	$25, X18, X9
-	XOR	X9, X17
-	ADD	X14, X10
-	XOR	X12, X30, X9
-	AND	X29, X9
-	XOR	X12, X9
-	ADD	X19, X10
-	ADD	X17, X10
-	ADD	X9, X10
+	SLL	$32, X29, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$6, X24, X22
+	SRL	$11, X24, X23
+	XOR	X23, X22
+	SRL	$25, X24, X23
+	XOR	X23, X22
+	ADD	X21, X10
+	XOR	X12, X30, X23
+	AND	X29, X23
+	XOR	X12, X23
+	ADD	X25, X10
+	ADD	X22, X10
+	ADD	X23, X10
 	ADD	X10, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X5, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$2, X18, X17
-	SRL	$13, X18, X9
-	XOR	X9, X17
-	SRL	$22, X18, X9
-	XOR	X9, X17
-	XOR	X6, X5, X20
-	AND	X16, X20, X9
-	XOR	X6, X9
-	ADD	X17, X10
-	ADD	X9, X10
-	MOVW	12(X2), X15
-	MOVW	4(X13), X19
+	SLL	$32, X5, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$2, X24, X22
+	SRL	$13, X24, X23
+	XOR	X23, X22
+	SRL	$22, X24, X23
+	XOR	X23, X22
+	XOR	X6, X5, X8
+	AND	X20, X8, X23
+	XOR	X6, X23
+	ADD	X22, X10
+	ADD	X23, X10
+	MOVW	12(X2), X14
+	MOVW	4(X13), X25
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X28, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$6, X18, X17
-	SRL	$11, X18, X9
-	XOR	X9, X17
-	SRL	$25, X18, X9
-	XOR	X9, X17
-	ADD	X15, X12
-	XOR	X30, X29, X9
-	AND	X28, X9
-	XOR	X30, X9
-	ADD	X19, X12
-	ADD	X17, X12
-	ADD	X9, X12
+	SLL	$32, X28, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$6, X24, X22
+	SRL	$11, X24, X23
+	XOR	X23, X22
+	SRL	$25, X24, X23
+	XOR	X23, X22
+	ADD	X14, X12
+	XOR	X30, X29, X23
+	AND	X28, X23
+	XOR	X30, X23
+	ADD	X25, X12
+	ADD	X22, X12
+	ADD	X23, X12
 	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X10, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$2, X18, X17
-	SRL	$13, X18, X9
-	XOR	X9, X17
-	SRL	$22, X18, X9
-	XOR	X9, X17
-	XOR	X5, X10, X16
-	AND	X20, X16, X9
-	XOR	X5, X9
-	ADD	X17, X12
-	ADD	X9, X12
-	MOVW	16(X2), X14
-	MOVW	8(X13), X19
+	SLL	$32, X10, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$2, X24, X22
+	SRL	$13, X24, X23
+	XOR	X23, X22
+	SRL	$22, X24, X23
+	XOR	X23, X22
+	XOR	X5, X10, X20
+	AND	X8, X20, X23
+	XOR	X5, X23
+	ADD	X22, X12
+	ADD	X23, X12
+	MOVW	16(X2), X15
+	MOVW	8(X13), X25
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X7, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$6, X18, X17
-	SRL	$11, X18, X9
-	XOR	X9, X17
-	SRL	$25, X18, X9
-	XOR	X9, X17
-	ADD	X14, X30
-	XOR	X29, X28, X9
-	AND	X7, X9
-	XOR	X29, X9
-	ADD	X19, X30
-	ADD	X17, X30
-	ADD	X9, X30
+	SLL	$32, X7, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$6, X24, X22
+	SRL	$11, X24, X23
+	XOR	X23, X22
+	SRL	$25, X24, X23
+	XOR	X23, X22
+	ADD	X15, X30
+	XOR	X29, X28, X23
+	AND	X7, X23
+	XOR	X29, X23
+	ADD	X25, X30
+	ADD	X22, X30
+	ADD	X23, X30
 	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X12, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$2, X18, X17
-	SRL	$13, X18, X9
-	XOR	X9, X17
-	SRL	$22, X18, X9
-	XOR	X9, X17
-	XOR	X10, X12, X20
-	AND	X16, X20, X9
-	XOR	X10, X9
-	ADD	X17, X30
-	ADD	X9, X30
-	MOVW	20(X2), X15
-	MOVW	12(X13), X19
+	SLL	$32, X12, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$2, X24, X22
+	SRL	$13, X24, X23
+	XOR	X23, X22
+	SRL	$22, X24, X23
+	XOR	X23, X22
+	XOR	X10, X12, X8
+	AND	X20, X8, X23
+	XOR	X10, X23
+	ADD	X22, X30
+	ADD	X23, X30
+	MOVW	20(X2), X16
+	MOVW	12(X13), X25
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X6, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$6, X18, X17
-	SRL	$11, X18, X9
-	XOR	X9, X17
-	SRL	$25, X18, X9
-	XOR	X9, X17
-	ADD	X15, X29
-	XOR	X28, X7, X9
-	AND	X6, X9
-	XOR	X28, X9
-	ADD	X19, X29
-	ADD	X17, X29
-	ADD	X9, X29
+	SLL	$32, X6, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$6, X24, X22
+	SRL	$11, X24, X23
+	XOR	X23, X22
+	SRL	$25, X24, X23
+	XOR	X23, X22
+	ADD	X16, X29
+	XOR	X28, X7, X23
+	AND	X6, X23
+	XOR	X28, X23
+	ADD	X25, X29
+	ADD	X22, X29
+	ADD	X23, X29
 	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X30, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$2, X18, X17
-	SRL	$13, X18, X9
-	XOR	X9, X17
-	SRL	$22, X18, X9
-	XOR	X9, X17
-	XOR	X12, X30, X16
-	AND	X20, X16, X9
-	XOR	X12, X9
-	ADD	X17, X29
-	ADD	X9, X29
-	MOVW	24(X2), X14
-	MOVW	16(X13), X19
+	SLL	$32, X30, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$2, X24, X22
+	SRL	$13, X24, X23
+	XOR	X23, X22
+	SRL	$22, X24, X23
+	XOR	X23, X22
+	XOR	X12, X30, X20
+	AND	X8, X20, X23
+	XOR	X12, X23
+	ADD	X22, X29
+	ADD	X23, X29
+	MOVW	24(X2), X17
+	MOVW	16(X13), X25
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X5, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$6, X18, X17
-	SRL	$11, X18, X9
-	XOR	X9, X17
-	SRL	$25, X18, X9
-	XOR	X9, X17
-	ADD	X14, X28
-	XOR	X7, X6, X9
-	AND	X5, X9
-	XOR	X7, X9
-	ADD	X19, X28
+	SLL	$32, X5, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$6, X24, X22
+	SRL	$11, X24, X23
+	XOR	X23, X22
+	SRL	$25, X24, X23
+	XOR	X23, X22
 	ADD	X17, X28
-	ADD	X9, X28
+	XOR	X7, X6, X23
+	AND	X5, X23
+	XOR	X7, X23
+	ADD	X25, X28
+	ADD	X22, X28
+	ADD	X23, X28
 	ADD	X28, X10
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X29, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$2, X18, X17
-	SRL	$13, X18, X9
-	XOR	X9, X17
-	SRL	$22, X18, X9
-	XOR	X9, X17
-	XOR	X30, X29, X20
-	AND	X16, X20, X9
-	XOR	X30, X9
-	ADD	X17, X28
-	ADD	X9, X28
-	MOVW	28(X2), X15
-	MOVW	20(X13), X19
+	SLL	$32, X29, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$2, X24, X22
+	SRL	$13, X24, X23
+	XOR	X23, X22
+	SRL	$22, X24, X23
+	XOR	X23, X22
+	XOR	X30, X29, X8
+	AND	X20, X8, X23
+	XOR	X30, X23
+	ADD	X22, X28
+	ADD	X23, X28
+	MOVW	28(X2), X9
+	MOVW	20(X13), X25
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X10, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$6, X18, X17
-	SRL	$11, X18, X9
-	XOR	X9, X17
-	SRL	$25, X18, X9
-	XOR	X9, X17
-	ADD	X15, X7
-	XOR	X6, X5, X9
-	AND	X10, X9
-	XOR	X6, X9
-	ADD	X19, X7
-	ADD	X17, X7
+	SLL	$32, X10, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$6, X24, X22
+	SRL	$11, X24, X23
+	XOR	X23, X22
+	SRL	$25, X24, X23
+	XOR	X23, X22
 	ADD	X9, X7
+	XOR	X6, X5, X23
+	AND	X10, X23
+	XOR	X6, X23
+	ADD	X25, X7
+	ADD	X22, X7
+	ADD	X23, X7
 	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X28, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$2, X18, X17
-	SRL	$13, X18, X9
-	XOR	X9, X17
-	SRL	$22, X18, X9
-	XOR	X9, X17
-	XOR	X29, X28, X16
-	AND	X20, X16, X9
-	XOR	X29, X9
-	ADD	X17, X7
-	ADD	X9, X7
-	MOVW	32(X2), X14
-	MOVW	24(X13), X19
+	SLL	$32, X28, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$2, X24, X22
+	SRL	$13, X24, X23
+	XOR	X23, X22
+	SRL	$22, X24, X23
+	XOR	X23, X22
+	XOR	X29, X28, X20
+	AND	X8, X20, X23
+	XOR	X29, X23
+	ADD	X22, X7
+	ADD	X23, X7
+	MOVW	32(X2), X18
+	MOVW	24(X13), X25
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X12, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$6, X18, X17
-	SRL	$11, X18, X9
-	XOR	X9, X17
-	SRL	$25, X18, X9
-	XOR	X9, X17
-	ADD	X14, X6
-	XOR	X5, X10, X9
-	AND	X12, X9
-	XOR	X5, X9
-	ADD	X19, X6
-	ADD	X17, X6
-	ADD	X9, X6
+	SLL	$32, X12, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$6, X24, X22
+	SRL	$11, X24, X23
+	XOR	X23, X22
+	SRL	$25, X24, X23
+	XOR	X23, X22
+	ADD	X18, X6
+	XOR	X5, X10, X23
+	AND	X12, X23
+	XOR	X5, X23
+	ADD	X25, X6
+	ADD	X22, X6
+	ADD	X23, X6
 	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X7, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$2, X18, X17
-	SRL	$13, X18, X9
-	XOR	X9, X17
-	SRL	$22, X18, X9
-	XOR	X9, X17
-	XOR	X28, X7, X20
-	AND	X16, X20, X9
-	XOR	X28, X9
-	ADD	X17, X6
-	ADD	X9, X6
-	MOVW	36(X2), X15
-	MOVW	28(X13), X19
+	SLL	$32, X7, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$2, X24, X22
+	SRL	$13, X24, X23
+	XOR	X23, X22
+	SRL	$22, X24, X23
+	XOR	X23, X22
+	XOR	X28, X7, X8
+	AND	X20, X8, X23
+	XOR	X28, X23
+	ADD	X22, X6
+	ADD	X23, X6
+	MOVW	36(X2), X19
+	MOVW	28(X13), X25
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X30, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$6, X18, X17
-	SRL	$11, X18, X9
-	XOR	X9, X17
-	SRL	$25, X18, X9
-	XOR	X9, X17
-	ADD	X15, X5
-	XOR	X10, X12, X9
-	AND	X30, X9
-	XOR	X10, X9
+	SLL	$32, X30, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$6, X24, X22
+	SRL	$11, X24, X23
+	XOR	X23, X22
+	SRL	$25, X24, X23
+	XOR	X23, X22
 	ADD	X19, X5
-	ADD	X17, X5
-	ADD	X9, X5
+	XOR	X10, X12, X23
+	AND	X30, X23
+	XOR	X10, X23
+	ADD	X25, X5
+	ADD	X22, X5
+	ADD	X23, X5
 	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X6, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$2, X18, X17
-	SRL	$13, X18, X9
-	XOR	X9, X17
-	SRL	$22, X18, X9
-	XOR	X9, X17
-	XOR	X7, X6, X16
-	AND	X20, X16, X9
-	XOR	X7, X9
-	ADD	X17, X5
-	ADD	X9, X5
-	MOVW	40(X2), X14
-	MOVW	32(X13), X19
+	SLL	$32, X6, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$2, X24, X22
+	SRL	$13, X24, X23
+	XOR	X23, X22
+	SRL	$22, X24, X23
+	XOR	X23, X22
+	XOR	X7, X6, X20
+	AND	X8, X20, X23
+	XOR	X7, X23
+	ADD	X22, X5
+	ADD	X23, X5
+	MOVW	40(X2), X21
+	MOVW	32(X13), X25
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X29, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$6, X18, X17
-	SRL	$11, X18, X9
-	XOR	X9, X17
-	SRL	$25, X18, X9
-	XOR	X9, X17
-	ADD	X14, X10
-	XOR	X12, X30, X9
-	AND	X29, X9
-	XOR	X12, X9
-	ADD	X19, X10
-	ADD	X17, X10
-	ADD	X9, X10
+	SLL	$32, X29, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$6, X24, X22
+	SRL	$11, X24, X23
+	XOR	X23, X22
+	SRL	$25, X24, X23
+	XOR	X23, X22
+	ADD	X21, X10
+	XOR	X12, X30, X23
+	AND	X29, X23
+	XOR	X12, X23
+	ADD	X25, X10
+	ADD	X22, X10
+	ADD	X23, X10
 	ADD	X10, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X5, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$2, X18, X17
-	SRL	$13, X18, X9
-	XOR	X9, X17
-	SRL	$22, X18, X9
-	XOR	X9, X17
-	XOR	X6, X5, X20
-	AND	X16, X20, X9
-	XOR	X6, X9
-	ADD	X17, X10
-	ADD	X9, X10
-	MOVW	44(X2), X15
-	MOVW	36(X13), X19
+	SLL	$32, X5, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$2, X24, X22
+	SRL	$13, X24, X23
+	XOR	X23, X22
+	SRL	$22, X24, X23
+	XOR	X23, X22
+	XOR	X6, X5, X8
+	AND	X20, X8, X23
+	XOR	X6, X23
+	ADD	X22, X10
+	ADD	X23, X10
+	MOVW	44(X2), X14
+	MOVW	36(X13), X25
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X28, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$6, X18, X17
-	SRL	$11, X18, X9
-	XOR	X9, X17
-	SRL	$25, X18, X9
-	XOR	X9, X17
-	ADD	X15, X12
-	XOR	X30, X29, X9
-	AND	X28, X9
-	XOR	X30, X9
-	ADD	X19, X12
-	ADD	X17, X12
-	ADD	X9, X12
+	SLL	$32, X28, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$6, X24, X22
+	SRL	$11, X24, X23
+	XOR	X23, X22
+	SRL	$25, X24, X23
+	XOR	X23, X22
+	ADD	X14, X12
+	XOR	X30, X29, X23
+	AND	X28, X23
+	XOR	X30, X23
+	ADD	X25, X12
+	ADD	X22, X12
+	ADD	X23, X12
 	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X10, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$2, X18, X17
-	SRL	$13, X18, X9
-	XOR	X9, X17
-	SRL	$22, X18, X9
-	XOR	X9, X17
-	XOR	X5, X10, X16
-	AND	X20, X16, X9
-	XOR	X5, X9
-	ADD	X17, X12
-	ADD	X9, X12
-	MOVW	48(X2), X14
-	MOVW	40(X13), X19
+	SLL	$32, X10, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$2, X24, X22
+	SRL	$13, X24, X23
+	XOR	X23, X22
+	SRL	$22, X24, X23
+	XOR	X23, X22
+	XOR	X5, X10, X20
+	AND	X8, X20, X23
+	XOR	X5, X23
+	ADD	X22, X12
+	ADD	X23, X12
+	MOVW	48(X2), X15
+	MOVW	40(X13), X25
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X7, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$6, X18, X17
-	SRL	$11, X18, X9
-	XOR	X9, X17
-	SRL	$25, X18, X9
-	XOR	X9, X17
-	ADD	X14, X30
-	XOR	X29, X28, X9
-	AND	X7, X9
-	XOR	X29, X9
-	ADD	X19, X30
-	ADD	X17, X30
-	ADD	X9, X30
+	SLL	$32, X7, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$6, X24, X22
+	SRL	$11, X24, X23
+	XOR	X23, X22
+	SRL	$25, X24, X23
+	XOR	X23, X22
+	ADD	X15, X30
+	XOR	X29, X28, X23
+	AND	X7, X23
+	XOR	X29, X23
+	ADD	X25, X30
+	ADD	X22, X30
+	ADD	X23, X30
 	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X12, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$2, X18, X17
-	SRL	$13, X18, X9
-	XOR	X9, X17
-	SRL	$22, X18, X9
-	XOR	X9, X17
-	XOR	X10, X12, X20
-	AND	X16, X20, X9
-	XOR	X10, X9
-	ADD	X17, X30
-	ADD	X9, X30
-	MOVW	52(X2), X15
-	MOVW	44(X13), X19
+	SLL	$32, X12, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$2, X24, X22
+	SRL	$13, X24, X23
+	XOR	X23, X22
+	SRL	$22, X24, X23
+	XOR	X23, X22
+	XOR	X10, X12, X8
+	AND	X20, X8, X23
+	XOR	X10, X23
+	ADD	X22, X30
+	ADD	X23, X30
+	MOVW	52(X2), X16
+	MOVW	44(X13), X25
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X6, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$6, X18, X17
-	SRL	$11, X18, X9
-	XOR	X9, X17
-	SRL	$25, X18, X9
-	XOR	X9, X17
-	ADD	X15, X29
-	XOR	X28, X7, X9
-	AND	X6, X9
-	XOR	X28, X9
-	ADD	X19, X29
-	ADD	X17, X29
-	ADD	X9, X29
+	SLL	$32, X6, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$6, X24, X22
+	SRL	$11, X24, X23
+	XOR	X23, X22
+	SRL	$25, X24, X23
+	XOR	X23, X22
+	ADD	X16, X29
+	XOR	X28, X7, X23
+	AND	X6, X23
+	XOR	X28, X23
+	ADD	X25, X29
+	ADD	X22, X29
+	ADD	X23, X29
 	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X30, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$2, X18, X17
-	SRL	$13, X18, X9
-	XOR	X9, X17
-	SRL	$22, X18, X9
-	XOR	X9, X17
-	XOR	X12, X30, X16
-	AND	X20, X16, X9
-	XOR	X12, X9
-	ADD	X17, X29
-	ADD	X9, X29
-	MOVW	56(X2), X14
-	MOVW	48(X13), X19
+	SLL	$32, X30, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$2, X24, X22
+	SRL	$13, X24, X23
+	XOR	X23, X22
+	SRL	$22, X24, X23
+	XOR	X23, X22
+	XOR	X12, X30, X20
+	AND	X8, X20, X23
+	XOR	X12, X23
+	ADD	X22, X29
+	ADD	X23, X29
+	MOVW	56(X2), X17
+	MOVW	48(X13), X25
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X5, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$6, X18, X17
-	SRL	$11, X18, X9
-	XOR	X9, X17
-	SRL	$25, X18, X9
-	XOR	X9, X17
-	ADD	X14, X28
-	XOR	X7, X6, X9
-	AND	X5, X9
-	XOR	X7, X9
-	ADD	X19, X28
+	SLL	$32, X5, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$6, X24, X22
+	SRL	$11, X24, X23
+	XOR	X23, X22
+	SRL	$25, X24, X23
+	XOR	X23, X22
 	ADD	X17, X28
-	ADD	X9, X28
+	XOR	X7, X6, X23
+	AND	X5, X23
+	XOR	X7, X23
+	ADD	X25, X28
+	ADD	X22, X28
+	ADD	X23, X28
 	ADD	X28, X10
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X29, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$2, X18, X17
-	SRL	$13, X18, X9
-	XOR	X9, X17
-	SRL	$22, X18, X9
-	XOR	X9, X17
-	XOR	X30, X29, X20
-	AND	X16, X20, X9
-	XOR	X30, X9
-	ADD	X17, X28
-	ADD	X9, X28
-	MOVW	60(X2), X15
-	MOVW	52(X13), X19
+	SLL	$32, X29, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$2, X24, X22
+	SRL	$13, X24, X23
+	XOR	X23, X22
+	SRL	$22, X24, X23
+	XOR	X23, X22
+	XOR	X30, X29, X8
+	AND	X20, X8, X23
+	XOR	X30, X23
+	ADD	X22, X28
+	ADD	X23, X28
+	MOVW	60(X2), X9
+	MOVW	52(X13), X25
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X10, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$6, X18, X17
-	SRL	$11, X18, X9
-	XOR	X9, X17
-	SRL	$25, X18, X9
-	XOR	X9, X17
-	ADD	X15, X7
-	XOR	X6, X5, X9
-	AND	X10, X9
-	XOR	X6, X9
-	ADD	X19, X7
-	ADD	X17, X7
+	SLL	$32, X10, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$6, X24, X22
+	SRL	$11, X24, X23
+	XOR	X23, X22
+	SRL	$25, X24, X23
+	XOR	X23, X22
 	ADD	X9, X7
+	XOR	X6, X5, X23
+	AND	X10, X23
+	XOR	X6, X23
+	ADD	X25, X7
+	ADD	X22, X7
+	ADD	X23, X7
 	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X28, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$2, X18, X17
-	SRL	$13, X18, X9
-	XOR	X9, X17
-	SRL	$22, X18, X9
-	XOR	X9, X17
-	XOR	X29, X28, X16
-	AND	X20, X16, X9
-	XOR	X29, X9
-	ADD	X17, X7
-	ADD	X9, X7
-	MOVW	64(X2), X14
-	MOVW	56(X13), X19
+	SLL	$32, X28, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$2, X24, X22
+	SRL	$13, X24, X23
+	XOR	X23, X22
+	SRL	$22, X24, X23
+	XOR	X23, X22
+	XOR	X29, X28, X20
+	AND	X8, X20, X23
+	XOR	X29, X23
+	ADD	X22, X7
+	ADD	X23, X7
+	MOVW	64(X2), X18
+	MOVW	56(X13), X25
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X12, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$6, X18, X17
-	SRL	$11, X18, X9
-	XOR	X9, X17
-	SRL	$25, X18, X9
-	XOR	X9, X17
-	ADD	X14, X6
-	XOR	X5, X10, X9
-	AND	X12, X9
-	XOR	X5, X9
-	ADD	X19, X6
-	ADD	X17, X6
-	ADD	X9, X6
+	SLL	$32, X12, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$6, X24, X22
+	SRL	$11, X24, X23
+	XOR	X23, X22
+	SRL	$25, X24, X23
+	XOR	X23, X22
+	ADD	X18, X6
+	XOR	X5, X10, X23
+	AND	X12, X23
+	XOR	X5, X23
+	ADD	X25, X6
+	ADD	X22, X6
+	ADD	X23, X6
 	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X7, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$2, X18, X17
-	SRL	$13, X18, X9
-	XOR	X9, X17
-	SRL	$22, X18, X9
-	XOR	X9, X17
-	XOR	X28, X7, X20
-	AND	X16, X20, X9
-	XOR	X28, X9
-	ADD	X17, X6
-	ADD	X9, X6
-	MOVW	68(X2), X15
-	MOVW	60(X13), X19
+	SLL	$32, X7, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$2, X24, X22
+	SRL	$13, X24, X23
+	XOR	X23, X22
+	SRL	$22, X24, X23
+	XOR	X23, X22
+	XOR	X28, X7, X8
+	AND	X20, X8, X23
+	XOR	X28, X23
+	ADD	X22, X6
+	ADD	X23, X6
+	MOVW	68(X2), X19
+	MOVW	60(X13), X25
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X30, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$6, X18, X17
-	SRL	$11, X18, X9
-	XOR	X9, X17
-	SRL	$25, X18, X9
-	XOR	X9, X17
-	ADD	X15, X5
-	XOR	X10, X12, X9
-	AND	X30, X9
-	XOR	X10, X9
+	SLL	$32, X30, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$6, X24, X22
+	SRL	$11, X24, X23
+	XOR	X23, X22
+	SRL	$25, X24, X23
+	XOR	X23, X22
 	ADD	X19, X5
-	ADD	X17, X5
-	ADD	X9, X5
+	XOR	X10, X12, X23
+	AND	X30, X23
+	XOR	X10, X23
+	ADD	X25, X5
+	ADD	X22, X5
+	ADD	X23, X5
 	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X6, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$2, X18, X17
-	SRL	$13, X18, X9
-	XOR	X9, X17
-	SRL	$22, X18, X9
-	XOR	X9, X17
-	XOR	X7, X6, X16
-	AND	X20, X16, X9
-	XOR	X7, X9
-	ADD	X17, X5
-	ADD	X9, X5
+	SLL	$32, X6, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$2, X24, X22
+	SRL	$13, X24, X23
+	XOR	X23, X22
+	SRL	$22, X24, X23
+	XOR	X23, X22
+	XOR	X7, X6, X20
+	AND	X8, X20, X23
+	XOR	X7, X23
+	ADD	X22, X5
+	ADD	X23, X5
 	// in += block (saved); x1 = W[0], the W[i-16] of step 16; kp = &K[16]
 	ADD	$64, X11
 	MOV	X11, 88(X2)
@@ -789,889 +789,873 @@ block:
 	ADD	$64, X13
 rounds:
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	12(X2), X21
-	MOVW	44(X2), X22
-	MOVW	(X13), X19
-	SLL	$32, X14, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$17, X18, X17
-	SRL	$19, X18, X9
-	XOR	X9, X17
-	SRLW	$10, X14, X9
-	XOR	X9, X17
-	ADD	X17, X11, X14
-	SLL	$32, X21, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$7, X18, X17
-	SRL	$18, X18, X9
-	XOR	X9, X17
-	SRLW	$3, X21, X9
-	XOR	X9, X17
-	ADD	X17, X14
-	ADD	X22, X14
-	MOVW	X14, 8(X2)
+	MOVW	12(X2), X1
+	MOVW	(X13), X25
+	SLL	$32, X18, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$17, X24, X22
+	SRL	$19, X24, X23
+	XOR	X23, X22
+	SRLW	$10, X18, X23
+	XOR	X23, X22
+	ADD	X22, X11, X21
+	SLL	$32, X1, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$7, X24, X22
+	SRL	$18, X24, X23
+	XOR	X23, X22
+	SRLW	$3, X1, X23
+	XOR	X23, X22
+	ADD	X22, X21
+	ADD	X14, X21
+	MOVW	X21, 8(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X29, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$6, X18, X17
-	SRL	$11, X18, X9
-	XOR	X9, X17
-	SRL	$25, X18, X9
-	XOR	X9, X17
-	ADD	X14, X10
-	XOR	X12, X30, X9
-	AND	X29, X9
-	XOR	X12, X9
-	ADD	X19, X10
-	ADD	X17, X10
-	ADD	X9, X10
+	SLL	$32, X29, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$6, X24, X22
+	SRL	$11, X24, X23
+	XOR	X23, X22
+	SRL	$25, X24, X23
+	XOR	X23, X22
+	ADD	X21, X10
+	XOR	X12, X30, X23
+	AND	X29, X23
+	XOR	X12, X23
+	ADD	X25, X10
+	ADD	X22, X10
+	ADD	X23, X10
 	ADD	X10, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X5, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$2, X18, X17
-	SRL	$13, X18, X9
-	XOR	X9, X17
-	SRL	$22, X18, X9
-	XOR	X9, X17
-	XOR	X6, X5, X20
-	AND	X16, X20, X9
-	XOR	X6, X9
-	ADD	X17, X10
-	ADD	X9, X10
+	SLL	$32, X5, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$2, X24, X22
+	SRL	$13, X24, X23
+	XOR	X23, X22
+	SRL	$22, X24, X23
+	XOR	X23, X22
+	XOR	X6, X5, X8
+	AND	X20, X8, X23
+	XOR	X6, X23
+	ADD	X22, X10
+	ADD	X23, X10
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
 	MOVW	16(X2), X11
-	MOVW	48(X2), X22
-	MOVW	4(X13), X19
-	SLL	$32, X15, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$17, X18, X17
-	SRL	$19, X18, X9
-	XOR	X9, X17
-	SRLW	$10, X15, X9
-	XOR	X9, X17
-	ADD	X17, X21, X15
-	SLL	$32, X11, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$7, X18, X17
-	SRL	$18, X18, X9
-	XOR	X9, X17
-	SRLW	$3, X11, X9
-	XOR	X9, X17
-	ADD	X17, X15
-	ADD	X22, X15
-	MOVW	X15, 12(X2)
+	MOVW	4(X13), X25
+	SLL	$32, X19, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$17, X24, X22
+	SRL	$19, X24, X23
+	XOR	X23, X22
+	SRLW	$10, X19, X23
+	XOR	X23, X22
+	ADD	X22, X1, X14
+	SLL	$32, X11, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$7, X24, X22
+	SRL	$18, X24, X23
+	XOR	X23, X22
+	SRLW	$3, X11, X23
+	XOR	X23, X22
+	ADD	X22, X14
+	ADD	X15, X14
+	MOVW	X14, 12(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X28, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$6, X18, X17
-	SRL	$11, X18, X9
-	XOR	X9, X17
-	SRL	$25, X18, X9
-	XOR	X9, X17
-	ADD	X15, X12
-	XOR	X30, X29, X9
-	AND	X28, X9
-	XOR	X30, X9
-	ADD	X19, X12
-	ADD	X17, X12
-	ADD	X9, X12
+	SLL	$32, X28, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$6, X24, X22
+	SRL	$11, X24, X23
+	XOR	X23, X22
+	SRL	$25, X24, X23
+	XOR	X23, X22
+	ADD	X14, X12
+	XOR	X30, X29, X23
+	AND	X28, X23
+	XOR	X30, X23
+	ADD	X25, X12
+	ADD	X22, X12
+	ADD	X23, X12
 	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X10, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$2, X18, X17
-	SRL	$13, X18, X9
-	XOR	X9, X17
-	SRL	$22, X18, X9
-	XOR	X9, X17
-	XOR	X5, X10, X16
-	AND	X20, X16, X9
-	XOR	X5, X9
-	ADD	X17, X12
-	ADD	X9, X12
+	SLL	$32, X10, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$2, X24, X22
+	SRL	$13, X24, X23
+	XOR	X23, X22
+	SRL	$22, X24, X23
+	XOR	X23, X22
+	XOR	X5, X10, X20
+	AND	X8, X20, X23
+	XOR	X5, X23
+	ADD	X22, X12
+	ADD	X23, X12
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	20(X2), X21
-	MOVW	52(X2), X22
-	MOVW	8(X13), X19
-	SLL	$32, X14, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$17, X18, X17
-	SRL	$19, X18, X9
-	XOR	X9, X17
-	SRLW	$10, X14, X9
-	XOR	X9, X17
-	ADD	X17, X11, X14
-	SLL	$32, X21, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$7, X18, X17
-	SRL	$18, X18, X9
-	XOR	X9, X17
-	SRLW	$3, X21, X9
-	XOR	X9, X17
-	ADD	X17, X14
-	ADD	X22, X14
-	MOVW	X14, 16(X2)
+	MOVW	20(X2), X1
+	MOVW	8(X13), X25
+	SLL	$32, X21, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$17, X24, X22
+	SRL	$19, X24, X23
+	XOR	X23, X22
+	SRLW	$10, X21, X23
+	XOR	X23, X22
+	ADD	X22, X11, X15
+	SLL	$32, X1, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$7, X24, X22
+	SRL	$18, X24, X23
+	XOR	X23, X22
+	SRLW	$3, X1, X23
+	XOR	X23, X22
+	ADD	X22, X15
+	ADD	X16, X15
+	MOVW	X15, 16(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X7, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$6, X18, X17
-	SRL	$11, X18, X9
-	XOR	X9, X17
-	SRL	$25, X18, X9
-	XOR	X9, X17
-	ADD	X14, X30
-	XOR	X29, X28, X9
-	AND	X7, X9
-	XOR	X29, X9
-	ADD	X19, X30
-	ADD	X17, X30
-	ADD	X9, X30
+	SLL	$32, X7, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$6, X24, X22
+	SRL	$11, X24, X23
+	XOR	X23, X22
+	SRL	$25, X24, X23
+	XOR	X23, X22
+	ADD	X15, X30
+	XOR	X29, X28, X23
+	AND	X7, X23
+	XOR	X29, X23
+	ADD	X25, X30
+	ADD	X22, X30
+	ADD	X23, X30
 	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X12, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$2, X18, X17
-	SRL	$13, X18, X9
-	XOR	X9, X17
-	SRL	$22, X18, X9
-	XOR	X9, X17
-	XOR	X10, X12, X20
-	AND	X16, X20, X9
-	XOR	X10, X9
-	ADD	X17, X30
-	ADD	X9, X30
+	SLL	$32, X12, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$2, X24, X22
+	SRL	$13, X24, X23
+	XOR	X23, X22
+	SRL	$22, X24, X23
+	XOR	X23, X22
+	XOR	X10, X12, X8
+	AND	X20, X8, X23
+	XOR	X10, X23
+	ADD	X22, X30
+	ADD	X23, X30
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
 	MOVW	24(X2), X11
-	MOVW	56(X2), X22
-	MOVW	12(X13), X19
-	SLL	$32, X15, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$17, X18, X17
-	SRL	$19, X18, X9
-	XOR	X9, X17
-	SRLW	$10, X15, X9
-	XOR	X9, X17
-	ADD	X17, X21, X15
-	SLL	$32, X11, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$7, X18, X17
-	SRL	$18, X18, X9
-	XOR	X9, X17
-	SRLW	$3, X11, X9
-	XOR	X9, X17
-	ADD	X17, X15
-	ADD	X22, X15
-	MOVW	X15, 20(X2)
+	MOVW	12(X13), X25
+	SLL	$32, X14, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$17, X24, X22
+	SRL	$19, X24, X23
+	XOR	X23, X22
+	SRLW	$10, X14, X23
+	XOR	X23, X22
+	ADD	X22, X1, X16
+	SLL	$32, X11, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$7, X24, X22
+	SRL	$18, X24, X23
+	XOR	X23, X22
+	SRLW	$3, X11, X23
+	XOR	X23, X22
+	ADD	X22, X16
+	ADD	X17, X16
+	MOVW	X16, 20(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X6, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$6, X18, X17
-	SRL	$11, X18, X9
-	XOR	X9, X17
-	SRL	$25, X18, X9
-	XOR	X9, X17
-	ADD	X15, X29
-	XOR	X28, X7, X9
-	AND	X6, X9
-	XOR	X28, X9
-	ADD	X19, X29
-	ADD	X17, X29
-	ADD	X9, X29
+	SLL	$32, X6, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$6, X24, X22
+	SRL	$11, X24, X23
+	XOR	X23, X22
+	SRL	$25, X24, X23
+	XOR	X23, X22
+	ADD	X16, X29
+	XOR	X28, X7, X23
+	AND	X6, X23
+	XOR	X28, X23
+	ADD	X25, X29
+	ADD	X22, X29
+	ADD	X23, X29
 	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X30, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$2, X18, X17
-	SRL	$13, X18, X9
-	XOR	X9, X17
-	SRL	$22, X18, X9
-	XOR	X9, X17
-	XOR	X12, X30, X16
-	AND	X20, X16, X9
-	XOR	X12, X9
-	ADD	X17, X29
-	ADD	X9, X29
+	SLL	$32, X30, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$2, X24, X22
+	SRL	$13, X24, X23
+	XOR	X23, X22
+	SRL	$22, X24, X23
+	XOR	X23, X22
+	XOR	X12, X30, X20
+	AND	X8, X20, X23
+	XOR	X12, X23
+	ADD	X22, X29
+	ADD	X23, X29
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	28(X2), X21
-	MOVW	60(X2), X22
-	MOVW	16(X13), X19
-	SLL	$32, X14, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$17, X18, X17
-	SRL	$19, X18, X9
-	XOR	X9, X17
-	SRLW	$10, X14, X9
-	XOR	X9, X17
-	ADD	X17, X11, X14
-	SLL	$32, X21, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$7, X18, X17
-	SRL	$18, X18, X9
-	XOR	X9, X17
-	SRLW	$3, X21, X9
-	XOR	X9, X17
-	ADD	X17, X14
-	ADD	X22, X14
-	MOVW	X14, 24(X2)
+	MOVW	28(X2), X1
+	MOVW	16(X13), X25
+	SLL	$32, X15, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$17, X24, X22
+	SRL	$19, X24, X23
+	XOR	X23, X22
+	SRLW	$10, X15, X23
+	XOR	X23, X22
+	ADD	X22, X11, X17
+	SLL	$32, X1, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$7, X24, X22
+	SRL	$18, X24, X23
+	XOR	X23, X22
+	SRLW	$3, X1, X23
+	XOR	X23, X22
+	ADD	X22, X17
+	ADD	X9, X17
+	MOVW	X17, 24(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X5, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$6, X18, X17
-	SRL	$11, X18, X9
-	XOR	X9, X17
-	SRL	$25, X18, X9
-	XOR	X9, X17
-	ADD	X14, X28
-	XOR	X7, X6, X9
-	AND	X5, X9
-	XOR	X7, X9
-	ADD	X19, X28
+	SLL	$32, X5, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$6, X24, X22
+	SRL	$11, X24, X23
+	XOR	X23, X22
+	SRL	$25, X24, X23
+	XOR	X23, X22
 	ADD	X17, X28
-	ADD	X9, X28
+	XOR	X7, X6, X23
+	AND	X5, X23
+	XOR	X7, X23
+	ADD	X25, X28
+	ADD	X22, X28
+	ADD	X23, X28
 	ADD	X28, X10
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X29, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$2, X18, X17
-	SRL	$13, X18, X9
-	XOR	X9, X17
-	SRL	$22, X18, X9
-	XOR	X9, X17
-	XOR	X30, X29, X20
-	AND	X16, X20, X9
-	XOR	X30, X9
-	ADD	X17, X28
-	ADD	X9, X28
+	SLL	$32, X29, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$2, X24, X22
+	SRL	$13, X24, X23
+	XOR	X23, X22
+	SRL	$22, X24, X23
+	XOR	X23, X22
+	XOR	X30, X29, X8
+	AND	X20, X8, X23
+	XOR	X30, X23
+	ADD	X22, X28
+	ADD	X23, X28
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
 	MOVW	32(X2), X11
-	MOVW	64(X2), X22
-	MOVW	20(X13), X19
-	SLL	$32, X15, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$17, X18, X17
-	SRL	$19, X18, X9
-	XOR	X9, X17
-	SRLW	$10, X15, X9
-	XOR	X9, X17
-	ADD	X17, X21, X15
-	SLL	$32, X11, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$7, X18, X17
-	SRL	$18, X18, X9
-	XOR	X9, X17
-	SRLW	$3, X11, X9
-	XOR	X9, X17
-	ADD	X17, X15
-	ADD	X22, X15
-	MOVW	X15, 28(X2)
+	MOVW	20(X13), X25
+	SLL	$32, X16, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$17, X24, X22
+	SRL	$19, X24, X23
+	XOR	X23, X22
+	SRLW	$10, X16, X23
+	XOR	X23, X22
+	ADD	X22, X1, X9
+	SLL	$32, X11, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$7, X24, X22
+	SRL	$18, X24, X23
+	XOR	X23, X22
+	SRLW	$3, X11, X23
+	XOR	X23, X22
+	ADD	X22, X9
+	ADD	X18, X9
+	MOVW	X9, 28(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X10, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$6, X18, X17
-	SRL	$11, X18, X9
-	XOR	X9, X17
-	SRL	$25, X18, X9
-	XOR	X9, X17
-	ADD	X15, X7
-	XOR	X6, X5, X9
-	AND	X10, X9
-	XOR	X6, X9
-	ADD	X19, X7
-	ADD	X17, X7
+	SLL	$32, X10, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$6, X24, X22
+	SRL	$11, X24, X23
+	XOR	X23, X22
+	SRL	$25, X24, X23
+	XOR	X23, X22
 	ADD	X9, X7
+	XOR	X6, X5, X23
+	AND	X10, X23
+	XOR	X6, X23
+	ADD	X25, X7
+	ADD	X22, X7
+	ADD	X23, X7
 	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X28, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$2, X18, X17
-	SRL	$13, X18, X9
-	XOR	X9, X17
-	SRL	$22, X18, X9
-	XOR	X9, X17
-	XOR	X29, X28, X16
-	AND	X20, X16, X9
-	XOR	X29, X9
-	ADD	X17, X7
-	ADD	X9, X7
+	SLL	$32, X28, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$2, X24, X22
+	SRL	$13, X24, X23
+	XOR	X23, X22
+	SRL	$22, X24, X23
+	XOR	X23, X22
+	XOR	X29, X28, X20
+	AND	X8, X20, X23
+	XOR	X29, X23
+	ADD	X22, X7
+	ADD	X23, X7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	36(X2), X21
-	MOVW	68(X2), X22
-	MOVW	24(X13), X19
-	SLL	$32, X14, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$17, X18, X17
-	SRL	$19, X18, X9
-	XOR	X9, X17
-	SRLW	$10, X14, X9
-	XOR	X9, X17
-	ADD	X17, X11, X14
-	SLL	$32, X21, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$7, X18, X17
-	SRL	$18, X18, X9
-	XOR	X9, X17
-	SRLW	$3, X21, X9
-	XOR	X9, X17
-	ADD	X17, X14
-	ADD	X22, X14
-	MOVW	X14, 32(X2)
+	MOVW	36(X2), X1
+	MOVW	24(X13), X25
+	SLL	$32, X17, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$17, X24, X22
+	SRL	$19, X24, X23
+	XOR	X23, X22
+	SRLW	$10, X17, X23
+	XOR	X23, X22
+	ADD	X22, X11, X18
+	SLL	$32, X1, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$7, X24, X22
+	SRL	$18, X24, X23
+	XOR	X23, X22
+	SRLW	$3, X1, X23
+	XOR	X23, X22
+	ADD	X22, X18
+	ADD	X19, X18
+	MOVW	X18, 32(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X12, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$6, X18, X17
-	SRL	$11, X18, X9
-	XOR	X9, X17
-	SRL	$25, X18, X9
-	XOR	X9, X17
-	ADD	X14, X6
-	XOR	X5, X10, X9
-	AND	X12, X9
-	XOR	X5, X9
-	ADD	X19, X6
-	ADD	X17, X6
-	ADD	X9, X6
+	SLL	$32, X12, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$6, X24, X22
+	SRL	$11, X24, X23
+	XOR	X23, X22
+	SRL	$25, X24, X23
+	XOR	X23, X22
+	ADD	X18, X6
+	XOR	X5, X10, X23
+	AND	X12, X23
+	XOR	X5, X23
+	ADD	X25, X6
+	ADD	X22, X6
+	ADD	X23, X6
 	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X7, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$2, X18, X17
-	SRL	$13, X18, X9
-	XOR	X9, X17
-	SRL	$22, X18, X9
-	XOR	X9, X17
-	XOR	X28, X7, X20
-	AND	X16, X20, X9
-	XOR	X28, X9
-	ADD	X17, X6
-	ADD	X9, X6
+	SLL	$32, X7, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$2, X24, X22
+	SRL	$13, X24, X23
+	XOR	X23, X22
+	SRL	$22, X24, X23
+	XOR	X23, X22
+	XOR	X28, X7, X8
+	AND	X20, X8, X23
+	XOR	X28, X23
+	ADD	X22, X6
+	ADD	X23, X6
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
 	MOVW	40(X2), X11
-	MOVW	8(X2), X22
-	MOVW	28(X13), X19
-	SLL	$32, X15, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$17, X18, X17
-	SRL	$19, X18, X9
-	XOR	X9, X17
-	SRLW	$10, X15, X9
-	XOR	X9, X17
-	ADD	X17, X21, X15
-	SLL	$32, X11, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$7, X18, X17
-	SRL	$18, X18, X9
-	XOR	X9, X17
-	SRLW	$3, X11, X9
-	XOR	X9, X17
-	ADD	X17, X15
-	ADD	X22, X15
-	MOVW	X15, 36(X2)
+	MOVW	28(X13), X25
+	SLL	$32, X9, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$17, X24, X22
+	SRL	$19, X24, X23
+	XOR	X23, X22
+	SRLW	$10, X9, X23
+	XOR	X23, X22
+	ADD	X22, X1, X19
+	SLL	$32, X11, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$7, X24, X22
+	SRL	$18, X24, X23
+	XOR	X23, X22
+	SRLW	$3, X11, X23
+	XOR	X23, X22
+	ADD	X22, X19
+	ADD	X21, X19
+	MOVW	X19, 36(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X30, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$6, X18, X17
-	SRL	$11, X18, X9
-	XOR	X9, X17
-	SRL	$25, X18, X9
-	XOR	X9, X17
-	ADD	X15, X5
-	XOR	X10, X12, X9
-	AND	X30, X9
-	XOR	X10, X9
+	SLL	$32, X30, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$6, X24, X22
+	SRL	$11, X24, X23
+	XOR	X23, X22
+	SRL	$25, X24, X23
+	XOR	X23, X22
 	ADD	X19, X5
-	ADD	X17, X5
-	ADD	X9, X5
+	XOR	X10, X12, X23
+	AND	X30, X23
+	XOR	X10, X23
+	ADD	X25, X5
+	ADD	X22, X5
+	ADD	X23, X5
 	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X6, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$2, X18, X17
-	SRL	$13, X18, X9
-	XOR	X9, X17
-	SRL	$22, X18, X9
-	XOR	X9, X17
-	XOR	X7, X6, X16
-	AND	X20, X16, X9
-	XOR	X7, X9
-	ADD	X17, X5
-	ADD	X9, X5
+	SLL	$32, X6, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$2, X24, X22
+	SRL	$13, X24, X23
+	XOR	X23, X22
+	SRL	$22, X24, X23
+	XOR	X23, X22
+	XOR	X7, X6, X20
+	AND	X8, X20, X23
+	XOR	X7, X23
+	ADD	X22, X5
+	ADD	X23, X5
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	44(X2), X21
-	MOVW	12(X2), X22
-	MOVW	32(X13), X19
-	SLL	$32, X14, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$17, X18, X17
-	SRL	$19, X18, X9
-	XOR	X9, X17
-	SRLW	$10, X14, X9
-	XOR	X9, X17
-	ADD	X17, X11, X14
-	SLL	$32, X21, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$7, X18, X17
-	SRL	$18, X18, X9
-	XOR	X9, X17
-	SRLW	$3, X21, X9
-	XOR	X9, X17
-	ADD	X17, X14
-	ADD	X22, X14
-	MOVW	X14, 40(X2)
+	MOVW	44(X2), X1
+	MOVW	32(X13), X25
+	SLL	$32, X18, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$17, X24, X22
+	SRL	$19, X24, X23
+	XOR	X23, X22
+	SRLW	$10, X18, X23
+	XOR	X23, X22
+	ADD	X22, X11, X21
+	SLL	$32, X1, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$7, X24, X22
+	SRL	$18, X24, X23
+	XOR	X23, X22
+	SRLW	$3, X1, X23
+	XOR	X23, X22
+	ADD	X22, X21
+	ADD	X14, X21
+	MOVW	X21, 40(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X29, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$6, X18, X17
-	SRL	$11, X18, X9
-	XOR	X9, X17
-	SRL	$25, X18, X9
-	XOR	X9, X17
-	ADD	X14, X10
-	XOR	X12, X30, X9
-	AND	X29, X9
-	XOR	X12, X9
-	ADD	X19, X10
-	ADD	X17, X10
-	ADD	X9, X10
+	SLL	$32, X29, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$6, X24, X22
+	SRL	$11, X24, X23
+	XOR	X23, X22
+	SRL	$25, X24, X23
+	XOR	X23, X22
+	ADD	X21, X10
+	XOR	X12, X30, X23
+	AND	X29, X23
+	XOR	X12, X23
+	ADD	X25, X10
+	ADD	X22, X10
+	ADD	X23, X10
 	ADD	X10, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X5, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$2, X18, X17
-	SRL	$13, X18, X9
-	XOR	X9, X17
-	SRL	$22, X18, X9
-	XOR	X9, X17
-	XOR	X6, X5, X20
-	AND	X16, X20, X9
-	XOR	X6, X9
-	ADD	X17, X10
-	ADD	X9, X10
+	SLL	$32, X5, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$2, X24, X22
+	SRL	$13, X24, X23
+	XOR	X23, X22
+	SRL	$22, X24, X23
+	XOR	X23, X22
+	XOR	X6, X5, X8
+	AND	X20, X8, X23
+	XOR	X6, X23
+	ADD	X22, X10
+	ADD	X23, X10
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
 	MOVW	48(X2), X11
-	MOVW	16(X2), X22
-	MOVW	36(X13), X19
-	SLL	$32, X15, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$17, X18, X17
-	SRL	$19, X18, X9
-	XOR	X9, X17
-	SRLW	$10, X15, X9
-	XOR	X9, X17
-	ADD	X17, X21, X15
-	SLL	$32, X11, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$7, X18, X17
-	SRL	$18, X18, X9
-	XOR	X9, X17
-	SRLW	$3, X11, X9
-	XOR	X9, X17
-	ADD	X17, X15
-	ADD	X22, X15
-	MOVW	X15, 44(X2)
+	MOVW	36(X13), X25
+	SLL	$32, X19, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$17, X24, X22
+	SRL	$19, X24, X23
+	XOR	X23, X22
+	SRLW	$10, X19, X23
+	XOR	X23, X22
+	ADD	X22, X1, X14
+	SLL	$32, X11, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$7, X24, X22
+	SRL	$18, X24, X23
+	XOR	X23, X22
+	SRLW	$3, X11, X23
+	XOR	X23, X22
+	ADD	X22, X14
+	ADD	X15, X14
+	MOVW	X14, 44(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X28, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$6, X18, X17
-	SRL	$11, X18, X9
-	XOR	X9, X17
-	SRL	$25, X18, X9
-	XOR	X9, X17
-	ADD	X15, X12
-	XOR	X30, X29, X9
-	AND	X28, X9
-	XOR	X30, X9
-	ADD	X19, X12
-	ADD	X17, X12
-	ADD	X9, X12
+	SLL	$32, X28, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$6, X24, X22
+	SRL	$11, X24, X23
+	XOR	X23, X22
+	SRL	$25, X24, X23
+	XOR	X23, X22
+	ADD	X14, X12
+	XOR	X30, X29, X23
+	AND	X28, X23
+	XOR	X30, X23
+	ADD	X25, X12
+	ADD	X22, X12
+	ADD	X23, X12
 	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X10, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$2, X18, X17
-	SRL	$13, X18, X9
-	XOR	X9, X17
-	SRL	$22, X18, X9
-	XOR	X9, X17
-	XOR	X5, X10, X16
-	AND	X20, X16, X9
-	XOR	X5, X9
-	ADD	X17, X12
-	ADD	X9, X12
+	SLL	$32, X10, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$2, X24, X22
+	SRL	$13, X24, X23
+	XOR	X23, X22
+	SRL	$22, X24, X23
+	XOR	X23, X22
+	XOR	X5, X10, X20
+	AND	X8, X20, X23
+	XOR	X5, X23
+	ADD	X22, X12
+	ADD	X23, X12
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	52(X2), X21
-	MOVW	20(X2), X22
-	MOVW	40(X13), X19
-	SLL	$32, X14, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$17, X18, X17
-	SRL	$19, X18, X9
-	XOR	X9, X17
-	SRLW	$10, X14, X9
-	XOR	X9, X17
-	ADD	X17, X11, X14
-	SLL	$32, X21, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$7, X18, X17
-	SRL	$18, X18, X9
-	XOR	X9, X17
-	SRLW	$3, X21, X9
-	XOR	X9, X17
-	ADD	X17, X14
-	ADD	X22, X14
-	MOVW	X14, 48(X2)
+	MOVW	52(X2), X1
+	MOVW	40(X13), X25
+	SLL	$32, X21, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$17, X24, X22
+	SRL	$19, X24, X23
+	XOR	X23, X22
+	SRLW	$10, X21, X23
+	XOR	X23, X22
+	ADD	X22, X11, X15
+	SLL	$32, X1, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$7, X24, X22
+	SRL	$18, X24, X23
+	XOR	X23, X22
+	SRLW	$3, X1, X23
+	XOR	X23, X22
+	ADD	X22, X15
+	ADD	X16, X15
+	MOVW	X15, 48(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X7, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$6, X18, X17
-	SRL	$11, X18, X9
-	XOR	X9, X17
-	SRL	$25, X18, X9
-	XOR	X9, X17
-	ADD	X14, X30
-	XOR	X29, X28, X9
-	AND	X7, X9
-	XOR	X29, X9
-	ADD	X19, X30
-	ADD	X17, X30
-	ADD	X9, X30
+	SLL	$32, X7, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$6, X24, X22
+	SRL	$11, X24, X23
+	XOR	X23, X22
+	SRL	$25, X24, X23
+	XOR	X23, X22
+	ADD	X15, X30
+	XOR	X29, X28, X23
+	AND	X7, X23
+	XOR	X29, X23
+	ADD	X25, X30
+	ADD	X22, X30
+	ADD	X23, X30
 	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X12, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$2, X18, X17
-	SRL	$13, X18, X9
-	XOR	X9, X17
-	SRL	$22, X18, X9
-	XOR	X9, X17
-	XOR	X10, X12, X20
-	AND	X16, X20, X9
-	XOR	X10, X9
-	ADD	X17, X30
-	ADD	X9, X30
+	SLL	$32, X12, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$2, X24, X22
+	SRL	$13, X24, X23
+	XOR	X23, X22
+	SRL	$22, X24, X23
+	XOR	X23, X22
+	XOR	X10, X12, X8
+	AND	X20, X8, X23
+	XOR	X10, X23
+	ADD	X22, X30
+	ADD	X23, X30
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
 	MOVW	56(X2), X11
-	MOVW	24(X2), X22
-	MOVW	44(X13), X19
-	SLL	$32, X15, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$17, X18, X17
-	SRL	$19, X18, X9
-	XOR	X9, X17
-	SRLW	$10, X15, X9
-	XOR	X9, X17
-	ADD	X17, X21, X15
-	SLL	$32, X11, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$7, X18, X17
-	SRL	$18, X18, X9
-	XOR	X9, X17
-	SRLW	$3, X11, X9
-	XOR	X9, X17
-	ADD	X17, X15
-	ADD	X22, X15
-	MOVW	X15, 52(X2)
+	MOVW	44(X13), X25
+	SLL	$32, X14, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$17, X24, X22
+	SRL	$19, X24, X23
+	XOR	X23, X22
+	SRLW	$10, X14, X23
+	XOR	X23, X22
+	ADD	X22, X1, X16
+	SLL	$32, X11, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$7, X24, X22
+	SRL	$18, X24, X23
+	XOR	X23, X22
+	SRLW	$3, X11, X23
+	XOR	X23, X22
+	ADD	X22, X16
+	ADD	X17, X16
+	MOVW	X16, 52(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X6, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$6, X18, X17
-	SRL	$11, X18, X9
-	XOR	X9, X17
-	SRL	$25, X18, X9
-	XOR	X9, X17
-	ADD	X15, X29
-	XOR	X28, X7, X9
-	AND	X6, X9
-	XOR	X28, X9
-	ADD	X19, X29
-	ADD	X17, X29
-	ADD	X9, X29
+	SLL	$32, X6, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$6, X24, X22
+	SRL	$11, X24, X23
+	XOR	X23, X22
+	SRL	$25, X24, X23
+	XOR	X23, X22
+	ADD	X16, X29
+	XOR	X28, X7, X23
+	AND	X6, X23
+	XOR	X28, X23
+	ADD	X25, X29
+	ADD	X22, X29
+	ADD	X23, X29
 	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X30, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$2, X18, X17
-	SRL	$13, X18, X9
-	XOR	X9, X17
-	SRL	$22, X18, X9
-	XOR	X9, X17
-	XOR	X12, X30, X16
-	AND	X20, X16, X9
-	XOR	X12, X9
-	ADD	X17, X29
-	ADD	X9, X29
+	SLL	$32, X30, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$2, X24, X22
+	SRL	$13, X24, X23
+	XOR	X23, X22
+	SRL	$22, X24, X23
+	XOR	X23, X22
+	XOR	X12, X30, X20
+	AND	X8, X20, X23
+	XOR	X12, X23
+	ADD	X22, X29
+	ADD	X23, X29
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	60(X2), X21
-	MOVW	28(X2), X22
-	MOVW	48(X13), X19
-	SLL	$32, X14, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$17, X18, X17
-	SRL	$19, X18, X9
-	XOR	X9, X17
-	SRLW	$10, X14, X9
-	XOR	X9, X17
-	ADD	X17, X11, X14
-	SLL	$32, X21, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$7, X18, X17
-	SRL	$18, X18, X9
-	XOR	X9, X17
-	SRLW	$3, X21, X9
-	XOR	X9, X17
-	ADD	X17, X14
-	ADD	X22, X14
-	MOVW	X14, 56(X2)
+	MOVW	60(X2), X1
+	MOVW	48(X13), X25
+	SLL	$32, X15, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$17, X24, X22
+	SRL	$19, X24, X23
+	XOR	X23, X22
+	SRLW	$10, X15, X23
+	XOR	X23, X22
+	ADD	X22, X11, X17
+	SLL	$32, X1, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$7, X24, X22
+	SRL	$18, X24, X23
+	XOR	X23, X22
+	SRLW	$3, X1, X23
+	XOR	X23, X22
+	ADD	X22, X17
+	ADD	X9, X17
+	MOVW	X17, 56(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X5, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$6, X18, X17
-	SRL	$11, X18, X9
-	XOR	X9, X17
-	SRL	$25, X18, X9
-	XOR	X9, X17
-	ADD	X14, X28
-	XOR	X7, X6, X9
-	AND	X5, X9
-	XOR	X7, X9
-	ADD	X19, X28
+	SLL	$32, X5, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$6, X24, X22
+	SRL	$11, X24, X23
+	XOR	X23, X22
+	SRL	$25, X24, X23
+	XOR	X23, X22
 	ADD	X17, X28
-	ADD	X9, X28
+	XOR	X7, X6, X23
+	AND	X5, X23
+	XOR	X7, X23
+	ADD	X25, X28
+	ADD	X22, X28
+	ADD	X23, X28
 	ADD	X28, X10
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X29, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$2, X18, X17
-	SRL	$13, X18, X9
-	XOR	X9, X17
-	SRL	$22, X18, X9
-	XOR	X9, X17
-	XOR	X30, X29, X20
-	AND	X16, X20, X9
-	XOR	X30, X9
-	ADD	X17, X28
-	ADD	X9, X28
+	SLL	$32, X29, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$2, X24, X22
+	SRL	$13, X24, X23
+	XOR	X23, X22
+	SRL	$22, X24, X23
+	XOR	X23, X22
+	XOR	X30, X29, X8
+	AND	X20, X8, X23
+	XOR	X30, X23
+	ADD	X22, X28
+	ADD	X23, X28
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
 	MOVW	64(X2), X11
-	MOVW	32(X2), X22
-	MOVW	52(X13), X19
-	SLL	$32, X15, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$17, X18, X17
-	SRL	$19, X18, X9
-	XOR	X9, X17
-	SRLW	$10, X15, X9
-	XOR	X9, X17
-	ADD	X17, X21, X15
-	SLL	$32, X11, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$7, X18, X17
-	SRL	$18, X18, X9
-	XOR	X9, X17
-	SRLW	$3, X11, X9
-	XOR	X9, X17
-	ADD	X17, X15
-	ADD	X22, X15
-	MOVW	X15, 60(X2)
+	MOVW	52(X13), X25
+	SLL	$32, X16, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$17, X24, X22
+	SRL	$19, X24, X23
+	XOR	X23, X22
+	SRLW	$10, X16, X23
+	XOR	X23, X22
+	ADD	X22, X1, X9
+	SLL	$32, X11, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$7, X24, X22
+	SRL	$18, X24, X23
+	XOR	X23, X22
+	SRLW	$3, X11, X23
+	XOR	X23, X22
+	ADD	X22, X9
+	ADD	X18, X9
+	MOVW	X9, 60(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X10, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$6, X18, X17
-	SRL	$11, X18, X9
-	XOR	X9, X17
-	SRL	$25, X18, X9
-	XOR	X9, X17
-	ADD	X15, X7
-	XOR	X6, X5, X9
-	AND	X10, X9
-	XOR	X6, X9
-	ADD	X19, X7
-	ADD	X17, X7
+	SLL	$32, X10, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$6, X24, X22
+	SRL	$11, X24, X23
+	XOR	X23, X22
+	SRL	$25, X24, X23
+	XOR	X23, X22
 	ADD	X9, X7
+	XOR	X6, X5, X23
+	AND	X10, X23
+	XOR	X6, X23
+	ADD	X25, X7
+	ADD	X22, X7
+	ADD	X23, X7
 	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X28, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$2, X18, X17
-	SRL	$13, X18, X9
-	XOR	X9, X17
-	SRL	$22, X18, X9
-	XOR	X9, X17
-	XOR	X29, X28, X16
-	AND	X20, X16, X9
-	XOR	X29, X9
-	ADD	X17, X7
-	ADD	X9, X7
+	SLL	$32, X28, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$2, X24, X22
+	SRL	$13, X24, X23
+	XOR	X23, X22
+	SRL	$22, X24, X23
+	XOR	X23, X22
+	XOR	X29, X28, X20
+	AND	X8, X20, X23
+	XOR	X29, X23
+	ADD	X22, X7
+	ADD	X23, X7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	68(X2), X21
-	MOVW	36(X2), X22
-	MOVW	56(X13), X19
-	SLL	$32, X14, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$17, X18, X17
-	SRL	$19, X18, X9
-	XOR	X9, X17
-	SRLW	$10, X14, X9
-	XOR	X9, X17
-	ADD	X17, X11, X14
-	SLL	$32, X21, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$7, X18, X17
-	SRL	$18, X18, X9
-	XOR	X9, X17
-	SRLW	$3, X21, X9
-	XOR	X9, X17
-	ADD	X17, X14
-	ADD	X22, X14
-	MOVW	X14, 64(X2)
+	MOVW	68(X2), X1
+	MOVW	56(X13), X25
+	SLL	$32, X17, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$17, X24, X22
+	SRL	$19, X24, X23
+	XOR	X23, X22
+	SRLW	$10, X17, X23
+	XOR	X23, X22
+	ADD	X22, X11, X18
+	SLL	$32, X1, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$7, X24, X22
+	SRL	$18, X24, X23
+	XOR	X23, X22
+	SRLW	$3, X1, X23
+	XOR	X23, X22
+	ADD	X22, X18
+	ADD	X19, X18
+	MOVW	X18, 64(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X12, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$6, X18, X17
-	SRL	$11, X18, X9
-	XOR	X9, X17
-	SRL	$25, X18, X9
-	XOR	X9, X17
-	ADD	X14, X6
-	XOR	X5, X10, X9
-	AND	X12, X9
-	XOR	X5, X9
-	ADD	X19, X6
-	ADD	X17, X6
-	ADD	X9, X6
+	SLL	$32, X12, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$6, X24, X22
+	SRL	$11, X24, X23
+	XOR	X23, X22
+	SRL	$25, X24, X23
+	XOR	X23, X22
+	ADD	X18, X6
+	XOR	X5, X10, X23
+	AND	X12, X23
+	XOR	X5, X23
+	ADD	X25, X6
+	ADD	X22, X6
+	ADD	X23, X6
 	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X7, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$2, X18, X17
-	SRL	$13, X18, X9
-	XOR	X9, X17
-	SRL	$22, X18, X9
-	XOR	X9, X17
-	XOR	X28, X7, X20
-	AND	X16, X20, X9
-	XOR	X28, X9
-	ADD	X17, X6
-	ADD	X9, X6
+	SLL	$32, X7, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$2, X24, X22
+	SRL	$13, X24, X23
+	XOR	X23, X22
+	SRL	$22, X24, X23
+	XOR	X23, X22
+	XOR	X28, X7, X8
+	AND	X20, X8, X23
+	XOR	X28, X23
+	ADD	X22, X6
+	ADD	X23, X6
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
 	MOVW	8(X2), X11
-	MOVW	40(X2), X22
-	MOVW	60(X13), X19
-	SLL	$32, X15, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$17, X18, X17
-	SRL	$19, X18, X9
-	XOR	X9, X17
-	SRLW	$10, X15, X9
-	XOR	X9, X17
-	ADD	X17, X21, X15
-	SLL	$32, X11, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$7, X18, X17
-	SRL	$18, X18, X9
-	XOR	X9, X17
-	SRLW	$3, X11, X9
-	XOR	X9, X17
-	ADD	X17, X15
-	ADD	X22, X15
-	MOVW	X15, 68(X2)
+	MOVW	60(X13), X25
+	SLL	$32, X9, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$17, X24, X22
+	SRL	$19, X24, X23
+	XOR	X23, X22
+	SRLW	$10, X9, X23
+	XOR	X23, X22
+	ADD	X22, X1, X19
+	SLL	$32, X11, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$7, X24, X22
+	SRL	$18, X24, X23
+	XOR	X23, X22
+	SRLW	$3, X11, X23
+	XOR	X23, X22
+	ADD	X22, X19
+	ADD	X21, X19
+	MOVW	X19, 68(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X30, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$6, X18, X17
-	SRL	$11, X18, X9
-	XOR	X9, X17
-	SRL	$25, X18, X9
-	XOR	X9, X17
-	ADD	X15, X5
-	XOR	X10, X12, X9
-	AND	X30, X9
-	XOR	X10, X9
+	SLL	$32, X30, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$6, X24, X22
+	SRL	$11, X24, X23
+	XOR	X23, X22
+	SRL	$25, X24, X23
+	XOR	X23, X22
 	ADD	X19, X5
-	ADD	X17, X5
-	ADD	X9, X5
+	XOR	X10, X12, X23
+	AND	X30, X23
+	XOR	X10, X23
+	ADD	X25, X5
+	ADD	X22, X5
+	ADD	X23, X5
 	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X6, X18
-	SRL	$32, X18, X9
-	OR	X9, X18
-	SRL	$2, X18, X17
-	SRL	$13, X18, X9
-	XOR	X9, X17
-	SRL	$22, X18, X9
-	XOR	X9, X17
-	XOR	X7, X6, X16
-	AND	X20, X16, X9
-	XOR	X7, X9
-	ADD	X17, X5
-	ADD	X9, X5
+	SLL	$32, X6, X24
+	SRL	$32, X24, X23
+	OR	X23, X24
+	SRL	$2, X24, X22
+	SRL	$13, X24, X23
+	XOR	X23, X22
+	SRL	$22, X24, X23
+	XOR	X23, X22
+	XOR	X7, X6, X20
+	AND	X8, X20, X23
+	XOR	X7, X23
+	ADD	X22, X5
+	ADD	X23, X5
 	// kp += 16 words; loop until kp = &K[rounds]
-	MOV	96(X2), X17
+	MOV	96(X2), X21
 	ADD	$64, X13
-	BNE	X13, X17, rounds
+	BNE	X13, X21, rounds
 	// ctx->h[j] += state[j] (the sums are the next block's state); kp = K
 	MOV	72(X2), X11
 	MOVW	(X11), X14
@@ -1717,6 +1701,7 @@ done:
 	MOV	$0, X5
 	MOV	$0, X6
 	MOV	$0, X7
+	MOV	$0, X8
 	MOV	$0, X9
 	MOV	$0, X10
 	MOV	$0, X12
@@ -1726,11 +1711,14 @@ done:
 	MOV	$0, X18
 	MOV	$0, X19
 	MOV	$0, X20
-	MOV	$0, X21
 	MOV	$0, X22
+	MOV	$0, X23
+	MOV	$0, X24
+	MOV	$0, X25
 	MOV	$0, X28
 	MOV	$0, X29
 	MOV	$0, X30
+	MOV	(X2), X1
 	JMP	kgen_ret
 kgen_ret:
 	RET

@@ -5101,25 +5101,25 @@ aes_gcm_encrypt_c906:
 	bne        	a4, zero, .Laes_gcm_encrypt_c906_dropped
 	# Xi = the nine piece sums: Karatsuba 64 for lo, hi, lo^hi; Karatsuba 128; reduce
 	ld         	a4, 1568(sp)
-	ld         	a7, 1576(sp)
 	ld         	s4, 1584(sp)
+	ld         	a6, 1616(sp)
+	ld         	a5, 1632(sp)
 	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
 	xor        	s4, s4, a4
+	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	xor        	a5, a5, a6
+	ld         	a7, 1576(sp)
 	xor        	s4, s4, a7
 	ld         	s3, 1592(sp)
 	ld         	s1, 1600(sp)
 	ld         	s2, 1608(sp)
+	ld         	s5, 1624(sp)
+	sd         	s5, 1832(sp)
 	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
 	xor        	s2, s2, s3
-	xor        	s2, s2, s1
-	ld         	a5, 1616(sp)
-	ld         	a6, 1624(sp)
-	sd         	a6, 1832(sp)
-	ld         	a6, 1632(sp)
-	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	a6, a6, a5
 	ld         	s5, 1832(sp)
-	xor        	a6, a6, s5
+	xor        	a5, a5, s5
+	xor        	s2, s2, s1
 	slli       	s5, s4, 32
 	xor        	a4, a4, s5
 	srli       	s5, s4, 32
@@ -5128,23 +5128,23 @@ aes_gcm_encrypt_c906:
 	xor        	s3, s3, s4
 	srli       	s4, s2, 32
 	xor        	s1, s1, s4
-	slli       	s2, a6, 32
-	xor        	a5, a5, s2
-	srli       	s2, a6, 32
-	# M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	xor        	a5, a5, a4
-	ld         	a6, 1832(sp)
+	slli       	s2, a5, 32
 	xor        	a6, a6, s2
-	xor        	a5, a5, s3
-	xor        	a6, a6, a7
-	xor        	a7, a7, a5
-	xor        	a6, a6, s1
-	xor        	s3, s3, a6
-	xor        	s3, s3, a4
+	srli       	s2, a5, 32
+	# M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
+	xor        	a6, a6, a4
+	ld         	a5, 1832(sp)
+	xor        	a5, a5, s2
+	xor        	a6, a6, s3
+	xor        	a5, a5, a7
+	xor        	a7, a7, a6
+	xor        	a5, a5, s1
+	xor        	s3, s3, a5
 	# reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
 	slli       	a5, a4, 63
 	xor        	a7, a7, a5
 	slli       	a5, a4, 57
+	xor        	s3, s3, a4
 	slli       	a6, a4, 62
 	xor        	a7, a7, a6
 	xor        	a7, a7, a5
@@ -11902,23 +11902,23 @@ aes_gcm_decrypt_c906:
 	sd         	s1, 120(a1)
 	# Xi = the nine piece sums: Karatsuba 64 for lo, hi, lo^hi; Karatsuba 128; reduce
 	ld         	a5, 1568(sp)
-	ld         	s1, 1576(sp)
 	ld         	s6, 1584(sp)
+	ld         	s2, 1616(sp)
+	ld         	a7, 1632(sp)
 	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
 	xor        	s6, s6, a5
+	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	xor        	a7, a7, s2
+	ld         	s1, 1576(sp)
 	xor        	s6, s6, s1
 	ld         	s3, 1592(sp)
 	ld         	s4, 1600(sp)
 	ld         	s5, 1608(sp)
+	ld         	a6, 1624(sp)
 	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
 	xor        	s5, s5, s3
-	xor        	s5, s5, s4
-	ld         	s2, 1616(sp)
-	ld         	a6, 1624(sp)
-	ld         	a7, 1632(sp)
-	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	a7, a7, s2
 	xor        	a7, a7, a6
+	xor        	s5, s5, s4
 	slli       	s7, s6, 32
 	xor        	a5, a5, s7
 	srli       	s7, s6, 32
@@ -11938,11 +11938,11 @@ aes_gcm_decrypt_c906:
 	xor        	s1, s1, s2
 	xor        	a6, a6, s4
 	xor        	s3, s3, a6
-	xor        	s3, s3, a5
 	# reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
 	slli       	a6, a5, 63
 	xor        	s1, s1, a6
 	slli       	a6, a5, 57
+	xor        	s3, s3, a5
 	slli       	a7, a5, 62
 	xor        	s1, s1, a7
 	xor        	s1, s1, a6

@@ -956,9 +956,9 @@ gcm_ghash_c906_novector:
 	or         	s1, s1, s0
 	th.extu    	s6, t4, 31, 0
 	lwu        	s4, 96(a1)
-	and        	s3, s6, t0
+	and        	s2, s6, t0
 	and        	s5, s6, t1
-	and        	s2, s6, t2
+	and        	s3, s6, t2
 	and        	s6, s6, t3
 	xor        	a6, a6, s7
 	lwu        	s7, 100(a1)
@@ -967,169 +967,169 @@ gcm_ghash_c906_novector:
 	xor        	a0, a0, a7
 	or         	s1, s1, a6
 	lwu        	s9, 108(a1)
-	mul        	s10, s3, s4
-	mul        	s11, s2, s8
+	mul        	s10, s2, s4
+	mul        	s11, s3, s8
 	and        	a0, a0, t3
-	mul        	a7, s3, s7
+	mul        	a7, s2, s7
 	or         	s1, s1, a0
 	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
 	xor        	s1, s1, a4
-	mul        	s0, s5, s4
+	mul        	ra, s5, s4
 	xor        	s1, s1, a5
 	slli       	a6, s1, 32
 	xor        	a0, a4, a6
 	th.mula    	s10, s5, s9
 	srli       	a6, s1, 32
 	xor        	a4, a5, a6
-	mul        	s1, s3, s8
-	mul        	a6, s3, s9
-	mul        	s3, s5, s8
-	mul        	s5, s5, s7
-	th.mula    	a7, s2, s9
-	th.mula    	s0, s6, s8
+	mul        	s1, s2, s8
+	mul        	a6, s2, s9
+	mul        	s2, s5, s8
+	mul        	s0, s5, s7
+	th.mula    	a7, s3, s9
+	th.mula    	ra, s6, s8
 	th.mula    	s1, s6, s9
 	xor        	s10, s10, s11
-	xor        	a6, a6, s3
-	mul        	s3, s2, s7
+	xor        	a6, a6, s2
+	mul        	s2, s3, s7
 	mul        	s11, s6, s7
-	xor        	a7, a7, s0
+	xor        	a7, a7, ra
 	and        	a7, a7, t1
-	xor        	s1, s1, s5
-	mul        	s5, s2, s4
-	xor        	a6, a6, s3
-	mul        	s3, s6, s4
+	xor        	s1, s1, s0
+	mul        	s0, s3, s4
+	xor        	a6, a6, s2
+	mul        	s2, s6, s4
 	xor        	s10, s10, s11
 	and        	a5, s10, t0
-	srli       	s4, t4, 32
-	lwu        	s2, 112(a1)
-	and        	s8, s4, t0
-	and        	s7, s4, t1
-	and        	s6, s4, t2
-	and        	s4, s4, t3
-	xor        	s1, s1, s5
+	srli       	s3, t4, 32
+	lwu        	s5, 112(a1)
+	and        	s8, s3, t0
+	and        	s6, s3, t1
+	and        	s4, s3, t2
+	and        	s7, s3, t3
+	xor        	s1, s1, s0
 	or         	a5, a5, a7
-	lwu        	s9, 120(a1)
-	lwu        	s0, 124(a1)
-	mul        	s10, s8, s2
-	lwu        	a7, 116(a1)
-	mul        	s11, s6, s9
+	lwu        	s10, 120(a1)
+	lwu        	s11, 124(a1)
+	mul        	s0, s8, s5
+	lwu        	s9, 116(a1)
+	mul        	ra, s4, s10
 	and        	s1, s1, t2
-	xor        	a6, a6, s3
+	xor        	a6, a6, s2
 	or         	a5, a5, s1
-	mul        	s5, s8, a7
-	mul        	ra, s7, s2
+	mul        	s3, s8, s9
+	mul        	s2, s6, s5
 	and        	a6, a6, t3
 	or         	a5, a5, a6
-	mul        	s1, s8, s9
-	mul        	a6, s8, s0
-	th.mula    	s10, s7, s0
-	th.mula    	s1, s4, s0
-	th.mula    	s5, s6, s0
-	mul        	s3, s7, s9
-	mul        	s7, s7, a7
-	xor        	s10, s10, s11
-	mul        	s11, s4, a7
-	th.mula    	ra, s4, s9
-	xor        	a6, a6, s3
-	mul        	s3, s6, a7
-	xor        	s1, s1, s7
-	mul        	s7, s6, s2
-	xor        	s10, s10, s11
-	xor        	s5, s5, ra
-	and        	a7, s10, t0
+	mul        	a7, s8, s10
+	mul        	a6, s8, s11
+	mul        	s1, s6, s10
+	th.mula    	s0, s6, s11
+	mul        	s6, s6, s9
+	th.mula    	a7, s7, s11
+	th.mula    	s3, s4, s11
+	xor        	a6, a6, s1
+	mul        	s1, s4, s9
+	xor        	s0, s0, ra
+	mul        	ra, s7, s9
+	th.mula    	s2, s7, s10
+	xor        	a7, a7, s6
+	mul        	s6, s4, s5
+	xor        	a6, a6, s1
+	mul        	s1, s7, s5
+	xor        	s0, s0, ra
+	xor        	s3, s3, s2
+	and        	s2, s0, t0
 	th.extu    	s10, t4, 31, 0
 	srli       	t4, t4, 32
 	xor        	s10, s10, t4
-	and        	s6, s10, t0
-	and        	t4, s10, t1
-	xor        	a6, a6, s3
-	mul        	s3, s4, s2
-	and        	s5, s5, t1
-	and        	s2, s10, t2
-	xor        	s1, s1, s7
-	or         	a7, a7, s5
-	lwu        	s4, 128(a1)
-	lwu        	s7, 136(a1)
-	lwu        	s8, 140(a1)
-	mul        	s9, s6, s4
+	and        	s9, s10, t0
+	and        	s4, s10, t1
+	and        	s3, s3, t1
+	and        	t4, s10, t2
+	xor        	a7, a7, s6
+	or         	s2, s2, s3
+	lwu        	s3, 128(a1)
+	lwu        	s6, 136(a1)
+	lwu        	s7, 140(a1)
+	mul        	s8, s9, s3
 	lwu        	s5, 132(a1)
 	and        	s10, s10, t3
-	and        	s1, s1, t2
-	mul        	s11, s2, s7
-	xor        	a6, a6, s3
-	or         	a7, a7, s1
-	mul        	s1, s6, s5
-	mul        	s3, t4, s4
+	and        	a7, a7, t2
+	mul        	s11, t4, s6
+	xor        	a6, a6, s1
+	or         	s2, s2, a7
+	mul        	a7, s9, s5
+	mul        	s1, s4, s3
 	and        	a6, a6, t3
-	th.mula    	s9, t4, s8
-	or         	a7, a7, a6
-	mul        	a6, s6, s7
-	mul        	s6, s6, s8
-	mul        	s0, t4, s7
-	mul        	t4, t4, s5
-	th.mula    	a6, s10, s8
-	xor        	s9, s9, s11
-	xor        	s6, s6, s0
-	mul        	s0, s2, s5
-	mul        	s11, s10, s5
-	th.mula    	s1, s2, s8
-	th.mula    	s3, s10, s7
-	xor        	a6, a6, t4
-	mul        	t4, s2, s4
-	xor        	s6, s6, s0
-	mul        	s0, s10, s4
-	xor        	s9, s9, s11
-	xor        	s1, s1, s3
-	and        	s2, s9, t0
-	and        	s1, s1, t1
-	or         	s2, s2, s1
-	xor        	a6, a6, t4
-	and        	a6, a6, t2
+	th.mula    	s8, s4, s7
 	or         	s2, s2, a6
-	xor        	s6, s6, s0
-	and        	s6, s6, t3
-	or         	s2, s2, s6
+	mul        	a6, s9, s6
+	mul        	s9, s9, s7
+	mul        	s0, s4, s6
+	mul        	s4, s4, s5
+	th.mula    	a6, s10, s7
+	xor        	s8, s8, s11
+	xor        	s9, s9, s0
+	mul        	s0, t4, s5
+	mul        	s11, s10, s5
+	th.mula    	a7, t4, s7
+	th.mula    	s1, s10, s6
+	xor        	a6, a6, s4
+	mul        	s4, t4, s3
+	xor        	s9, s9, s0
+	mul        	s0, s10, s3
+	xor        	s8, s8, s11
+	xor        	a7, a7, s1
+	and        	t4, s8, t0
+	and        	a7, a7, t1
+	or         	t4, t4, a7
+	xor        	a6, a6, s4
+	and        	a6, a6, t2
+	or         	t4, t4, a6
+	xor        	s9, s9, s0
+	and        	s9, s9, t3
+	or         	t4, t4, s9
 	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	s2, s2, a5
-	xor        	s2, s2, a7
-	slli       	a6, s2, 32
-	xor        	t4, a5, a6
-	srli       	a6, s2, 32
+	xor        	t4, t4, a5
+	xor        	t4, t4, s2
+	slli       	a6, t4, 32
+	xor        	a5, a5, a6
+	srli       	a6, t4, 32
 	# M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	xor        	t4, t4, t5
-	xor        	a5, a7, a6
-	xor        	t4, t4, a0
-	xor        	a5, a5, t6
-	xor        	t6, t6, t4
+	xor        	a5, a5, t5
+	xor        	t4, s2, a6
+	xor        	a5, a5, a0
+	xor        	t4, t4, t6
+	xor        	t6, t6, a5
 	# reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
-	slli       	t4, t5, 63
-	slli       	a6, t5, 62
-	xor        	t6, t6, t4
-	xor        	a5, a5, a4
+	slli       	a6, t5, 63
+	slli       	a7, t5, 62
 	xor        	t6, t6, a6
-	slli       	t4, t5, 57
-	xor        	a0, a0, a5
-	xor        	t6, t6, t4
-	srli       	t4, t5, 1
+	xor        	t4, t4, a4
+	xor        	t6, t6, a7
+	slli       	a6, t5, 57
+	xor        	a0, a0, t4
+	xor        	t6, t6, a6
+	srli       	a6, t5, 1
 	xor        	a0, a0, t5
-	srli       	a6, t5, 2
-	xor        	a0, a0, t4
+	srli       	a7, t5, 2
 	xor        	a0, a0, a6
-	srli       	t4, t5, 7
-	xor        	a0, a0, t4
-	slli       	t4, t6, 63
-	slli       	a6, t6, 62
-	xor        	a0, a0, t4
+	xor        	a0, a0, a7
+	srli       	a6, t5, 7
 	xor        	a0, a0, a6
-	slli       	t4, t6, 57
-	xor        	a5, a0, t4
-	srli       	t4, t6, 1
+	slli       	a6, t6, 63
+	slli       	a7, t6, 62
+	xor        	a0, a0, a6
+	xor        	a0, a0, a7
+	slli       	a6, t6, 57
+	xor        	a5, a0, a6
+	srli       	a6, t6, 1
 	xor        	a4, a4, t6
-	srli       	a6, t6, 2
-	xor        	a4, a4, t4
+	srli       	a7, t6, 2
 	xor        	a4, a4, a6
-	srli       	t4, t6, 7
-	xor        	a0, a4, t4
+	xor        	a4, a4, a7
+	srli       	a6, t6, 7
+	xor        	a0, a4, a6
 	addi       	a2, a2, 16
 	addi       	a3, a3, -1
 	bne        	a3, zero, .Lgcm_ghash_c906_novector_block

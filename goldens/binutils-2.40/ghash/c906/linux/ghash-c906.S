@@ -609,31 +609,30 @@ SYM_FUNC_END(ghash_c906_init)
 
 /*
  * void ghash_c906(u8 *acc, const u8 *table, const u8 *data, size_t nblocks);
- * ghash_c906: 3099 instructions, frame 1632 bytes
+ * ghash_c906: 3086 instructions, frame 1632 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v18 v20 v22 v24 v26 v28 v29
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 24 integer, 20 vector registers
- *   spills: 3 values (acc, nblocks, data), 9 stores, 18 reloads, modeled cost 315 cycles per pass (loops counted 8 times per level)
+ *   spills: 2 values (acc, nblocks), 5 stores, 11 reloads, modeled cost 143 cycles per pass (loops counted 8 times per level)
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
  *     no secret left in registers or stack, constant time (branches, addresses, multiplies)
  */
 SYM_FUNC_START(ghash_c906)
 	addi       	sp, sp, -1632
-	sd         	s1, 1536(sp)
-	sd         	s2, 1544(sp)
-	sd         	s3, 1552(sp)
-	sd         	s4, 1560(sp)
-	sd         	s5, 1568(sp)
-	sd         	s6, 1576(sp)
-	sd         	s7, 1584(sp)
-	sd         	s8, 1592(sp)
-	sd         	s9, 1600(sp)
-	sd         	s10, 1608(sp)
-	sd         	s11, 1616(sp)
-	sd         	ra, 1624(sp)
-	sd         	a2, 1528(sp)
+	sd         	s1, 1528(sp)
+	sd         	s2, 1536(sp)
+	sd         	s3, 1544(sp)
+	sd         	s4, 1552(sp)
+	sd         	s5, 1560(sp)
+	sd         	s6, 1568(sp)
+	sd         	s7, 1576(sp)
+	sd         	s8, 1584(sp)
+	sd         	s9, 1592(sp)
+	sd         	s10, 1600(sp)
+	sd         	s11, 1608(sp)
+	sd         	ra, 1616(sp)
 	sd         	a3, 1520(sp)
 	sd         	a0, 1512(sp)
 	// class masks from seed = 0x88: m[3] = 0x8888888888888888, m[k] = m[3] >> (3 - k)
@@ -655,456 +654,452 @@ SYM_FUNC_START(ghash_c906)
 	bne        	t4, zero, .Lghash_c906_lanes
 	ld         	t4, 1512(sp)
 	ld         	a0, 0(t4)
-	ld         	a2, 8(t4)
+	ld         	a4, 8(t4)
 	th.rev     	a0, a0
-	th.rev     	a2, a2
+	th.rev     	a4, a4
 .Lghash_c906_block:
-	ld         	t5, 1528(sp)
-	ld         	t4, 0(t5)
-	ld         	t5, 8(t5)
+	ld         	t4, 0(a2)
+	ld         	t5, 8(a2)
 	th.rev     	t4, t4
 	th.rev     	t5, t5
 	xor        	a0, a0, t4
-	xor        	a2, a2, t5
+	xor        	a4, a4, t5
 	// Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
-	xor        	t4, a2, a0
-	th.extu    	t6, a2, 31, 0
+	xor        	t4, a4, a0
+	th.extu    	t6, a4, 31, 0
 	lwu        	a7, 0(a1)
-	and        	a5, t6, t1
-	lwu        	s2, 8(a1)
-	lwu        	s3, 12(a1)
-	mul        	s4, a5, a7
-	and        	a6, t6, t2
-	mul        	a3, a5, s2
+	and        	a6, t6, t1
+	lwu        	s3, 8(a1)
+	lwu        	s4, 12(a1)
+	mul        	s5, a6, a7
+	and        	s2, t6, t2
+	mul        	a3, a6, s3
 	and        	t5, t6, t3
 	lwu        	s1, 4(a1)
-	and        	s5, t6, t0
-	mul        	t6, a5, s3
-	mul        	a4, a6, s2
-	mul        	s6, t5, s2
-	mul        	a5, a5, s1
-	th.mula    	s4, a6, s3
-	mul        	s7, a6, a7
-	th.mula    	a3, s5, s3
+	and        	s6, t6, t0
+	mul        	t6, a6, s4
+	mul        	a5, s2, s3
+	mul        	s7, t5, s3
 	mul        	a6, a6, s1
-	xor        	t6, t6, a4
-	mul        	a4, t5, s1
-	th.mula    	a5, t5, s3
-	xor        	s4, s4, s6
-	mul        	s6, s5, s1
-	th.mula    	s7, s5, s2
-	xor        	a3, a3, a6
-	mul        	a6, t5, a7
-	xor        	t6, t6, a4
-	mul        	a4, s5, a7
-	xor        	s4, s4, s6
-	xor        	a5, a5, s7
-	and        	t5, s4, t1
-	srli       	s2, a2, 32
-	and        	s4, s2, t1
-	and        	s1, s2, t2
-	and        	a7, s2, t3
-	and        	s2, s2, t0
-	and        	a5, a5, t2
-	lwu        	s3, 16(a1)
-	xor        	a3, a3, a6
-	or         	t5, t5, a5
-	lwu        	s6, 24(a1)
-	lwu        	s7, 28(a1)
-	mul        	s8, s4, s3
-	lwu        	s5, 20(a1)
-	mul        	s9, a7, s6
+	th.mula    	s5, s2, s4
+	mul        	s8, s2, a7
+	th.mula    	a3, s6, s4
+	mul        	s2, s2, s1
+	xor        	t6, t6, a5
+	mul        	a5, t5, s1
+	th.mula    	a6, t5, s4
+	xor        	s5, s5, s7
+	mul        	s7, s6, s1
+	th.mula    	s8, s6, s3
+	xor        	a3, a3, s2
+	mul        	s2, t5, a7
+	xor        	t6, t6, a5
+	mul        	a5, s6, a7
+	xor        	s5, s5, s7
+	xor        	a6, a6, s8
+	and        	t5, s5, t1
+	srli       	a7, a4, 32
+	and        	s5, a7, t1
+	and        	s4, a7, t2
+	and        	s3, a7, t3
+	and        	a7, a7, t0
+	and        	a6, a6, t2
+	lwu        	s1, 16(a1)
+	xor        	a3, a3, s2
+	or         	t5, t5, a6
+	lwu        	s7, 24(a1)
+	lwu        	a6, 28(a1)
+	mul        	s8, s5, s1
+	lwu        	s6, 20(a1)
+	mul        	s9, s3, s7
 	and        	a3, a3, t3
-	xor        	t6, t6, a4
+	xor        	t6, t6, a5
 	or         	t5, t5, a3
-	mul        	a6, s4, s5
-	mul        	s10, s1, s3
+	mul        	s2, s5, s6
+	mul        	s10, s4, s1
 	and        	t6, t6, t0
 	or         	t5, t5, t6
-	mul        	a4, s4, s6
-	mul        	a3, s4, s7
-	mul        	a5, s1, s6
-	th.mula    	s8, s1, s7
-	mul        	s4, s1, s5
-	th.mula    	a4, s2, s7
-	th.mula    	a6, a7, s7
-	xor        	a3, a3, a5
-	mul        	a5, a7, s5
+	mul        	a5, s5, s7
+	mul        	a3, s5, a6
+	th.mula    	s8, s4, a6
+	th.mula    	a5, a7, a6
+	th.mula    	s2, s3, a6
+	mul        	a6, s4, s7
+	mul        	s4, s4, s6
 	xor        	s8, s8, s9
-	mul        	s9, s2, s5
-	th.mula    	s10, s2, s6
-	xor        	a4, a4, s4
-	mul        	s4, a7, s3
-	xor        	a3, a3, a5
-	mul        	a5, s2, s3
-	xor        	s8, s8, s9
-	xor        	a6, a6, s10
-	and        	t6, s8, t1
-	th.extu    	s7, a2, 31, 0
-	srli       	a2, a2, 32
-	xor        	s7, s7, a2
-	and        	a2, s7, t1
-	and        	s1, s7, t2
-	and        	a6, a6, t2
-	and        	a7, s7, t3
-	xor        	a4, a4, s4
-	or         	t6, t6, a6
-	lwu        	a6, 32(a1)
-	lwu        	s3, 40(a1)
-	lwu        	s5, 44(a1)
-	mul        	s6, a2, a6
-	lwu        	s2, 36(a1)
-	and        	s7, s7, t0
-	and        	a4, a4, t3
-	mul        	s8, a7, s3
-	xor        	a3, a3, a5
-	or         	t6, t6, a4
-	mul        	s9, a2, s2
-	mul        	a5, s1, a6
-	and        	a3, a3, t0
-	th.mula    	s6, s1, s5
-	or         	t6, t6, a3
-	mul        	a3, a2, s3
-	mul        	a2, a2, s5
-	mul        	a4, s1, s3
-	mul        	s4, s1, s2
-	th.mula    	a3, s7, s5
-	xor        	s6, s6, s8
-	xor        	a2, a2, a4
-	mul        	a4, a7, s2
-	mul        	s8, s7, s2
-	th.mula    	s9, a7, s5
-	th.mula    	a5, s7, s3
-	xor        	a3, a3, s4
-	mul        	s4, a7, a6
-	xor        	a2, a2, a4
-	mul        	a4, s7, a6
-	xor        	s6, s6, s8
-	xor        	s9, s9, a5
-	and        	a5, s6, t1
-	and        	s9, s9, t2
-	or         	a5, a5, s9
-	th.extu    	s3, a0, 31, 0
-	lwu        	s1, 48(a1)
-	and        	a7, s3, t1
-	and        	s2, s3, t2
-	and        	a6, s3, t3
-	and        	s3, s3, t0
-	xor        	a3, a3, s4
-	lwu        	s4, 52(a1)
-	and        	a3, a3, t3
-	lwu        	s5, 56(a1)
-	xor        	a2, a2, a4
-	or         	a5, a5, a3
-	lwu        	a3, 60(a1)
-	mul        	s6, a7, s1
-	mul        	s7, a6, s5
-	and        	a2, a2, t0
-	mul        	a4, a7, s4
-	or         	a5, a5, a2
-	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	a5, a5, t5
-	mul        	s8, s2, s1
-	xor        	a5, a5, t6
-	slli       	a2, a5, 32
-	xor        	t5, t5, a2
-	th.mula    	s6, s2, a3
-	srli       	a2, a5, 32
-	xor        	t6, t6, a2
-	mul        	a5, a7, s5
-	mul        	a2, a7, a3
-	mul        	a7, s2, s5
-	mul        	s2, s2, s4
-	th.mula    	a4, a6, a3
-	th.mula    	s8, s3, s5
-	th.mula    	a5, s3, a3
-	xor        	s6, s6, s7
-	xor        	a2, a2, a7
-	mul        	a7, a6, s4
-	mul        	s7, s3, s4
-	xor        	a4, a4, s8
-	and        	a4, a4, t2
-	xor        	a5, a5, s2
-	mul        	s2, a6, s1
-	xor        	a2, a2, a7
-	mul        	a7, s3, s1
-	xor        	s6, s6, s7
-	and        	a3, s6, t1
-	srli       	s1, a0, 32
-	lwu        	a6, 64(a1)
-	and        	s5, s1, t1
-	and        	s4, s1, t2
-	and        	s3, s1, t3
-	and        	s1, s1, t0
-	xor        	a5, a5, s2
-	or         	a3, a3, a4
-	lwu        	s6, 72(a1)
-	lwu        	s9, 76(a1)
-	mul        	s7, s5, a6
-	lwu        	a4, 68(a1)
-	mul        	s8, s3, s6
-	and        	a5, a5, t3
-	xor        	a2, a2, a7
-	or         	a3, a3, a5
-	mul        	s2, s5, a4
-	mul        	s10, s4, a6
-	and        	a2, a2, t0
-	or         	a3, a3, a2
-	mul        	a5, s5, s6
-	mul        	a2, s5, s9
-	th.mula    	s7, s4, s9
-	th.mula    	a5, s1, s9
-	th.mula    	s2, s3, s9
-	mul        	a7, s4, s6
-	mul        	s4, s4, a4
-	xor        	s7, s7, s8
-	mul        	s8, s1, a4
-	th.mula    	s10, s1, s6
-	xor        	a2, a2, a7
-	mul        	a7, s3, a4
+	mul        	s9, a7, s6
+	th.mula    	s10, a7, s7
+	xor        	a3, a3, a6
+	mul        	a6, s3, s6
 	xor        	a5, a5, s4
-	mul        	s4, s3, a6
-	xor        	s7, s7, s8
+	mul        	s4, s3, s1
+	xor        	s8, s8, s9
 	xor        	s2, s2, s10
-	and        	a4, s7, t1
-	th.extu    	s5, a0, 31, 0
-	srli       	a0, a0, 32
-	xor        	s5, s5, a0
-	and        	a0, s5, t1
-	and        	s3, s5, t2
-	xor        	a2, a2, a7
-	mul        	a7, s1, a6
+	and        	t6, s8, t1
+	th.extu    	s5, a4, 31, 0
+	srli       	a4, a4, 32
+	xor        	s5, s5, a4
+	and        	s6, s5, t1
+	and        	a4, s5, t2
+	xor        	a3, a3, a6
+	mul        	a6, a7, s1
 	and        	s2, s2, t2
-	and        	s1, s5, t3
+	and        	a7, s5, t3
 	xor        	a5, a5, s4
-	or         	a4, a4, s2
-	lwu        	a6, 80(a1)
-	lwu        	s6, 88(a1)
-	lwu        	s8, 92(a1)
-	mul        	s7, a0, a6
-	lwu        	s2, 84(a1)
+	or         	t6, t6, s2
+	lwu        	s3, 32(a1)
+	lwu        	s2, 40(a1)
+	lwu        	s9, 44(a1)
+	mul        	s7, s6, s3
+	lwu        	s1, 36(a1)
 	and        	s4, s5, t0
 	and        	a5, a5, t3
-	mul        	s9, s1, s6
-	xor        	a2, a2, a7
-	or         	a4, a4, a5
-	mul        	a5, a0, s2
-	mul        	a7, s3, a6
-	and        	a2, a2, t0
-	th.mula    	s7, s3, s8
-	or         	a4, a4, a2
-	mul        	s5, a0, s6
-	mul        	a0, a0, s8
-	th.mula    	s5, s4, s8
-	xor        	s7, s7, s9
-	mul        	s9, s4, s2
-	th.mula    	a5, s1, s8
-	mul        	a2, s3, s6
-	mul        	s8, s3, s2
-	th.mula    	a7, s4, s6
-	xor        	a0, a0, a2
-	mul        	a2, s1, s2
-	xor        	s5, s5, s8
-	mul        	s8, s1, a6
-	xor        	s7, s7, s9
-	xor        	a5, a5, a7
+	mul        	s8, a7, s2
+	xor        	a3, a3, a6
+	or         	t6, t6, a5
+	mul        	a5, s6, s1
+	mul        	s10, a4, s3
+	and        	a3, a3, t0
+	th.mula    	s7, a4, s9
+	or         	t6, t6, a3
+	mul        	s5, s6, s2
+	mul        	a3, s6, s9
+	th.mula    	s5, s4, s9
+	xor        	s7, s7, s8
+	mul        	s8, s4, s1
+	th.mula    	a5, a7, s9
+	mul        	a6, a4, s2
+	mul        	s6, a4, s1
+	th.mula    	s10, s4, s2
+	xor        	a3, a3, a6
+	mul        	a6, a7, s1
+	xor        	s5, s5, s6
+	mul        	s6, a7, s3
+	xor        	s7, s7, s8
+	xor        	a5, a5, s10
 	and        	s7, s7, t1
 	and        	a5, a5, t2
 	or         	s7, s7, a5
-	th.extu    	s1, t4, 31, 0
-	lwu        	a5, 96(a1)
-	and        	s3, s1, t1
-	and        	s2, s1, t2
-	and        	a7, s1, t3
-	and        	s1, s1, t0
-	xor        	a0, a0, a2
-	mul        	a2, s4, a6
-	xor        	s5, s5, s8
-	lwu        	s4, 100(a1)
+	th.extu    	a7, a0, 31, 0
+	lwu        	a4, 48(a1)
+	and        	s2, a7, t1
+	and        	s1, a7, t2
+	and        	a5, a7, t3
+	and        	a7, a7, t0
+	xor        	a3, a3, a6
+	mul        	a6, s4, s3
+	xor        	s5, s5, s6
+	lwu        	s3, 52(a1)
 	and        	s5, s5, t3
-	lwu        	s6, 104(a1)
+	lwu        	s6, 56(a1)
 	or         	s7, s7, s5
-	lwu        	s5, 108(a1)
-	mul        	s9, s3, a5
-	mul        	s10, a7, s6
-	th.mula    	s9, s2, s5
-	xor        	a0, a0, a2
-	and        	a0, a0, t0
-	mul        	a6, s3, s4
-	or         	s7, s7, a0
+	lwu        	s4, 60(a1)
+	mul        	s8, s2, a4
+	mul        	s9, a5, s6
+	th.mula    	s8, s1, s4
+	xor        	a3, a3, a6
+	and        	a3, a3, t0
+	mul        	a6, s2, s3
+	or         	s7, s7, a3
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	s7, s7, a3
-	mul        	s8, s2, a5
-	xor        	s7, s7, a4
-	xor        	s9, s9, s10
-	mul        	s10, s1, s4
-	th.mula    	a6, a7, s5
-	th.mula    	s8, s1, s6
-	xor        	s9, s9, s10
-	and        	a2, s9, t1
-	slli       	s9, s7, 32
-	xor        	a0, a3, s9
-	srli       	s9, s7, 32
-	xor        	a6, a6, s8
+	xor        	s7, s7, t5
+	mul        	s5, s1, a4
+	xor        	s7, s7, t6
+	xor        	s8, s8, s9
+	mul        	s9, a7, s3
+	th.mula    	a6, a5, s4
+	th.mula    	s5, a7, s6
+	xor        	s8, s8, s9
+	and        	a3, s8, t1
+	slli       	s8, s7, 32
+	xor        	t5, t5, s8
+	srli       	s8, s7, 32
+	xor        	a6, a6, s5
 	and        	a6, a6, t2
-	or         	a2, a2, a6
-	xor        	a3, a4, s9
-	srli       	s10, t4, 32
-	lwu        	a6, 112(a1)
-	and        	a4, s10, t1
-	mul        	s7, s3, s6
-	mul        	s8, s3, s5
-	mul        	s6, s2, s6
-	mul        	ra, s2, s4
-	th.mula    	s7, s1, s5
-	lwu        	s2, 120(a1)
-	xor        	s8, s8, s6
-	mul        	s6, a7, s4
-	lwu        	s9, 124(a1)
-	xor        	s7, s7, ra
-	mul        	ra, a7, a5
-	mul        	s5, a4, a6
-	xor        	s8, s8, s6
-	mul        	s6, s1, a5
-	and        	s11, s10, t2
-	and        	s3, s10, t3
-	and        	s4, s10, t0
-	th.mula    	s5, s11, s9
-	xor        	s7, s7, ra
-	lwu        	ra, 116(a1)
+	or         	a3, a3, a6
+	xor        	t6, t6, s8
+	srli       	s9, a0, 32
+	lwu        	a6, 64(a1)
+	and        	s5, s9, t1
+	mul        	s7, s2, s6
+	mul        	s2, s2, s4
+	mul        	s6, s1, s6
+	mul        	s11, s1, s3
+	th.mula    	s7, a7, s4
+	lwu        	s1, 72(a1)
+	xor        	s2, s2, s6
+	mul        	s6, a5, s3
+	lwu        	s8, 76(a1)
+	xor        	s7, s7, s11
+	mul        	s11, a5, a4
+	mul        	a5, s5, a6
+	xor        	s2, s2, s6
+	mul        	s6, a7, a4
+	and        	s10, s9, t2
+	and        	s3, s9, t3
+	and        	s4, s9, t0
+	th.mula    	a5, s10, s8
+	xor        	s7, s7, s11
+	lwu        	s11, 68(a1)
 	and        	s7, s7, t3
-	xor        	s8, s8, s6
-	mul        	s10, s3, s2
-	or         	a2, a2, s7
-	mul        	s6, a4, ra
-	and        	s8, s8, t0
-	or         	a2, a2, s8
-	mul        	a7, a4, s2
-	mul        	a5, a4, s9
-	th.mula    	a7, s4, s9
-	xor        	s5, s5, s10
-	mul        	s10, s4, ra
-	th.mula    	s6, s3, s9
-	mul        	s1, s11, s2
-	xor        	a5, a5, s1
-	mul        	s1, s3, ra
-	mul        	s7, s11, ra
-	mul        	s8, s11, a6
-	xor        	s5, s5, s10
-	and        	a4, s5, t1
-	th.extu    	s5, t4, 31, 0
-	srli       	t4, t4, 32
-	xor        	s5, s5, t4
-	th.mula    	s8, s4, s2
-	and        	t4, s5, t1
-	xor        	a7, a7, s7
+	xor        	s2, s2, s6
+	mul        	s9, s3, s1
+	or         	a3, a3, s7
+	mul        	s6, s5, s11
+	and        	s2, s2, t0
+	or         	a3, a3, s2
+	mul        	a4, s5, s1
+	mul        	a7, s5, s8
+	th.mula    	a4, s4, s8
+	xor        	a5, a5, s9
+	mul        	s9, s4, s11
+	th.mula    	s6, s3, s8
+	mul        	s2, s10, s1
+	xor        	a7, a7, s2
+	mul        	s2, s3, s11
+	mul        	s7, s10, s11
+	mul        	s8, s10, a6
+	xor        	a5, a5, s9
+	and        	a5, a5, t1
+	th.extu    	s5, a0, 31, 0
+	srli       	a0, a0, 32
+	xor        	s5, s5, a0
+	th.mula    	s8, s4, s1
+	and        	a0, s5, t1
+	xor        	a4, a4, s7
 	mul        	s7, s3, a6
-	xor        	a5, a5, s1
-	mul        	s1, s4, a6
+	xor        	a7, a7, s2
+	mul        	s2, s4, a6
 	xor        	s6, s6, s8
-	and        	s2, s5, t2
+	and        	a6, s5, t2
 	and        	s6, s6, t2
-	and        	a6, s5, t3
-	xor        	a7, a7, s7
-	or         	a4, a4, s6
-	lwu        	s3, 128(a1)
-	lwu        	s7, 136(a1)
-	lwu        	s9, 140(a1)
-	mul        	s8, t4, s3
-	lwu        	s6, 132(a1)
-	and        	s4, s5, t0
-	and        	a7, a7, t3
-	mul        	s5, a6, s7
-	xor        	a5, a5, s1
-	or         	a4, a4, a7
-	mul        	a7, t4, s6
-	mul        	s1, s2, s3
-	and        	a5, a5, t0
-	th.mula    	s8, s2, s9
-	or         	a4, a4, a5
-	mul        	a5, t4, s7
-	mul        	t4, t4, s9
-	th.mula    	a5, s4, s9
-	xor        	s8, s8, s5
-	mul        	s5, s4, s6
-	th.mula    	a7, a6, s9
-	mul        	s9, s2, s7
-	mul        	s2, s2, s6
-	th.mula    	s1, s4, s7
-	xor        	t4, t4, s9
-	mul        	s9, a6, s6
-	xor        	a5, a5, s2
-	mul        	s2, a6, s3
-	xor        	s8, s8, s5
-	xor        	a7, a7, s1
-	and        	a6, s8, t1
-	and        	a7, a7, t2
-	or         	a6, a6, a7
-	xor        	t4, t4, s9
-	mul        	s9, s4, s3
-	xor        	a5, a5, s2
-	and        	a5, a5, t3
-	or         	a6, a6, a5
-	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
-	slli       	a5, t5, 63
-	slli       	a7, t5, 62
-	xor        	t4, t4, s9
-	and        	t4, t4, t0
-	or         	a6, a6, t4
+	and        	s1, s5, t3
+	xor        	a4, a4, s7
+	or         	a5, a5, s6
+	lwu        	s3, 80(a1)
+	lwu        	s4, 88(a1)
+	lwu        	s10, 92(a1)
+	mul        	s7, a0, s3
+	lwu        	s8, 84(a1)
+	and        	s6, s5, t0
+	and        	a4, a4, t3
+	xor        	a7, a7, s2
+	mul        	s2, s1, s4
+	or         	a5, a5, a4
+	mul        	s9, a0, s8
+	and        	a7, a7, t0
+	or         	a5, a5, a7
+	mul        	a4, a0, s4
+	mul        	a0, a0, s10
+	th.mula    	s7, a6, s10
+	th.mula    	a4, s6, s10
+	th.mula    	s9, s1, s10
+	mul        	s5, a6, s4
+	xor        	s7, s7, s2
+	mul        	s2, s6, s8
+	xor        	a0, a0, s5
+	mul        	s5, s1, s8
+	mul        	a7, a6, s8
+	mul        	s8, a6, s3
+	xor        	s7, s7, s2
+	and        	a6, s7, t1
+	th.mula    	s8, s6, s4
+	xor        	a4, a4, a7
+	mul        	a7, s1, s3
+	xor        	a0, a0, s5
+	mul        	s5, s6, s3
+	xor        	s9, s9, s8
+	and        	s9, s9, t2
+	xor        	a4, a4, a7
+	or         	a6, a6, s9
+	th.extu    	s2, t4, 31, 0
+	lwu        	a7, 96(a1)
+	and        	s6, s2, t1
+	and        	s4, s2, t2
+	and        	s1, s2, t3
+	lwu        	s3, 100(a1)
+	and        	s2, s2, t0
+	and        	a4, a4, t3
+	lwu        	s7, 104(a1)
+	xor        	a0, a0, s5
+	or         	a6, a6, a4
+	lwu        	s5, 108(a1)
+	mul        	a4, s6, a7
+	mul        	s8, s1, s7
+	and        	a0, a0, t0
+	or         	a6, a6, a0
+	mul        	s10, s6, s3
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	a6, a6, a2
-	xor        	a6, a6, a4
-	slli       	s1, a6, 32
-	xor        	t4, a2, s1
-	srli       	s1, a6, 32
+	xor        	a6, a6, a3
+	xor        	a6, a6, a5
+	th.mula    	a4, s4, s5
+	xor        	a4, a4, s8
+	mul        	s8, s2, s3
+	th.mula    	s10, s1, s5
+	xor        	a4, a4, s8
+	mul        	s8, s4, a7
+	and        	a4, a4, t1
+	th.mula    	s8, s2, s7
+	slli       	s9, a6, 32
+	xor        	a0, a3, s9
+	srli       	s9, a6, 32
+	xor        	a3, a5, s9
+	srli       	s9, t4, 32
+	and        	a5, s9, t1
+	xor        	s10, s10, s8
+	mul        	s8, s6, s7
+	mul        	s6, s6, s5
+	mul        	s11, s4, s7
+	mul        	s7, s4, s3
+	and        	s10, s10, t2
+	or         	a4, a4, s10
+	lwu        	a6, 112(a1)
+	th.mula    	s8, s2, s5
+	lwu        	s4, 120(a1)
+	xor        	s6, s6, s11
+	mul        	s11, s1, s3
+	lwu        	s10, 124(a1)
+	xor        	s8, s8, s7
+	mul        	s7, s1, a7
+	mul        	ra, a5, a6
+	xor        	s6, s6, s11
+	mul        	s11, s2, a7
+	and        	s5, s9, t2
+	and        	s3, s9, t3
+	th.mula    	ra, s5, s10
+	xor        	s8, s8, s7
+	lwu        	s7, 116(a1)
+	and        	s8, s8, t3
+	xor        	s6, s6, s11
+	and        	s2, s9, t0
+	or         	a4, a4, s8
+	mul        	a7, s3, s4
+	and        	s6, s6, t0
+	or         	a4, a4, s6
+	mul        	s1, a5, s4
+	th.mula    	s1, s2, s10
+	xor        	ra, ra, a7
+	mul        	a7, s2, s7
+	xor        	ra, ra, a7
+	mul        	a7, a5, s10
+	mul        	s8, a5, s7
+	and        	a5, ra, t1
+	th.mula    	s8, s3, s10
+	th.extu    	s10, t4, 31, 0
+	srli       	s6, t4, 32
+	mul        	t4, s5, a6
+	xor        	s10, s10, s6
+	th.mula    	t4, s2, s4
+	mul        	s6, s5, s4
+	mul        	s9, s5, s7
+	xor        	a7, a7, s6
+	mul        	s6, s3, s7
+	and        	s7, s10, t1
+	xor        	s1, s1, s9
+	mul        	s9, s3, a6
+	xor        	s8, s8, t4
+	and        	s4, s10, t2
+	and        	s8, s8, t2
+	and        	t4, s10, t3
+	or         	a5, a5, s8
+	lwu        	s3, 128(a1)
+	and        	s5, s10, t0
+	xor        	a7, a7, s6
+	mul        	s6, s2, a6
+	lwu        	a6, 136(a1)
+	lwu        	s10, 140(a1)
+	lwu        	s8, 132(a1)
+	xor        	s1, s1, s9
+	mul        	s2, s7, s3
+	and        	s1, s1, t3
+	or         	a5, a5, s1
+	mul        	s1, t4, a6
+	th.mula    	s2, s4, s10
+	xor        	a7, a7, s6
+	mul        	s6, s7, s8
+	and        	a7, a7, t0
+	or         	a5, a5, a7
+	mul        	a7, s7, a6
+	mul        	s7, s7, s10
+	th.mula    	a7, s5, s10
+	xor        	s2, s2, s1
+	mul        	s1, s5, s8
+	th.mula    	s6, t4, s10
+	mul        	s9, s4, a6
+	xor        	s7, s7, s9
+	mul        	s9, t4, s8
+	mul        	s8, s4, s8
+	mul        	s4, s4, s3
+	xor        	s2, s2, s1
+	and        	s1, s2, t1
+	th.mula    	s4, s5, a6
+	xor        	a7, a7, s8
+	mul        	s8, t4, s3
+	xor        	s7, s7, s9
+	mul        	s9, s5, s3
+	xor        	s6, s6, s4
+	and        	s6, s6, t2
+	xor        	a7, a7, s8
+	or         	s1, s1, s6
+	and        	a7, a7, t3
+	xor        	s7, s7, s9
+	or         	s1, s1, a7
+	and        	s7, s7, t0
+	or         	s1, s1, s7
+	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	xor        	s1, s1, a4
+	xor        	s1, s1, a5
+	slli       	a6, s1, 32
+	xor        	t4, a4, a6
+	srli       	a6, s1, 32
 	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
 	xor        	t4, t4, t5
-	xor        	a2, a4, s1
+	xor        	a4, a5, a6
 	xor        	t4, t4, a0
-	xor        	a2, a2, t6
+	xor        	a4, a4, t6
 	xor        	t6, t6, t4
+	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
+	slli       	t4, t5, 63
+	slli       	a5, t5, 62
+	xor        	t6, t6, t4
+	xor        	a4, a4, a3
 	xor        	t6, t6, a5
-	xor        	a2, a2, a3
-	xor        	t6, t6, a7
-	slli       	a5, t5, 57
-	xor        	a0, a0, a2
-	xor        	t6, t6, a5
-	srli       	a5, t5, 1
+	slli       	t4, t5, 57
+	xor        	a0, a0, a4
+	xor        	t6, t6, t4
+	srli       	t4, t5, 1
 	xor        	a0, a0, t5
-	srli       	a7, t5, 2
+	srli       	a5, t5, 2
+	xor        	a0, a0, t4
 	xor        	a0, a0, a5
-	xor        	a0, a0, a7
-	srli       	a5, t5, 7
+	srli       	t4, t5, 7
+	xor        	a0, a0, t4
+	slli       	t4, t6, 63
+	slli       	a5, t6, 62
+	xor        	a0, a0, t4
 	xor        	a0, a0, a5
-	slli       	a5, t6, 63
-	slli       	a7, t6, 62
-	xor        	a0, a0, a5
-	xor        	a0, a0, a7
-	slli       	a5, t6, 57
-	xor        	a2, a0, a5
-	srli       	a5, t6, 1
+	slli       	t4, t6, 57
+	xor        	a4, a0, t4
+	srli       	t4, t6, 1
 	xor        	a3, a3, t6
-	srli       	a7, t6, 2
+	srli       	a5, t6, 2
+	xor        	a3, a3, t4
 	xor        	a3, a3, a5
-	xor        	a3, a3, a7
-	srli       	a5, t6, 7
-	xor        	a0, a3, a5
-	ld         	t4, 1528(sp)
-	addi       	t4, t4, 16
-	sd         	t4, 1528(sp)
+	srli       	t4, t6, 7
+	xor        	a0, a3, t4
+	addi       	a2, a2, 16
 	ld         	t4, 1520(sp)
 	addi       	t4, t4, -1
 	sd         	t4, 1520(sp)
 	bne        	t4, zero, .Lghash_c906_block
 	th.rev     	a0, a0
-	th.rev     	a2, a2
+	th.rev     	a4, a4
 	ld         	t0, 1512(sp)
 	sd         	a0, 0(t0)
-	sd         	a2, 8(t0)
+	sd         	a4, 8(t0)
 .Lghash_c906_done:
 	// return
 	addi       	a0, zero, 0
-	addi       	a2, zero, 0
 	addi       	a3, zero, 0
 	addi       	a4, zero, 0
 	addi       	a5, zero, 0
@@ -1112,18 +1107,18 @@ SYM_FUNC_START(ghash_c906)
 	addi       	a7, zero, 0
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
-	ld         	s1, 1536(sp)
-	ld         	s2, 1544(sp)
-	ld         	s3, 1552(sp)
-	ld         	s4, 1560(sp)
-	ld         	s5, 1568(sp)
-	ld         	s6, 1576(sp)
-	ld         	s7, 1584(sp)
-	ld         	s8, 1592(sp)
-	ld         	s9, 1600(sp)
-	ld         	s10, 1608(sp)
-	ld         	s11, 1616(sp)
-	ld         	ra, 1624(sp)
+	ld         	s1, 1528(sp)
+	ld         	s2, 1536(sp)
+	ld         	s3, 1544(sp)
+	ld         	s4, 1552(sp)
+	ld         	s5, 1560(sp)
+	ld         	s6, 1568(sp)
+	ld         	s7, 1576(sp)
+	ld         	s8, 1584(sp)
+	ld         	s9, 1592(sp)
+	ld         	s10, 1600(sp)
+	ld         	s11, 1608(sp)
+	ld         	ra, 1616(sp)
 	addi       	sp, sp, 1632
 	jalr       	zero, 0(ra)
 .Lghash_c906_lanes:
@@ -1191,8 +1186,8 @@ SYM_FUNC_START(ghash_c906)
 	sw         	t4, 1276(sp)
 	.word	0x00907057	// th.vsetvli zero, zero, e32, m2, d1
 	// transpose: lane l of w[k] = word k of block l; mids: w0^w1, w2^w3, w0^w2, w1^w3, (w0^w2)^(w1^w3)
-	addi       	a3, sp, 1152
-	.word	0x6206f007	// th.vlseg4e.v v0, (a3)
+	addi       	a4, sp, 1152
+	.word	0x62077007	// th.vlseg4e.v v0, (a4)
 	.word	0x2e010457	// th.vxor.vv v8, v0, v2
 	.word	0x2e430757	// th.vxor.vv v14, v4, v6
 	.word	0x2e020857	// th.vxor.vv v16, v0, v4
@@ -1200,113 +1195,113 @@ SYM_FUNC_START(ghash_c906)
 	.word	0x2f090a57	// th.vxor.vv v20, v16, v18
 	// key classes: kp[t][j] = piece t of the lanes' powers & m[j]
 	.word	0x26034d57	// th.vand.vx v26, v0, t1
-	addi       	a3, sp, 0
-	.word	0x0206fd27	// th.vse.v v26, (a3)
+	addi       	a4, sp, 0
+	.word	0x02077d27	// th.vse.v v26, (a4)
 	.word	0x2603c657	// th.vand.vx v12, v0, t2
-	addi       	a3, sp, 32
-	.word	0x0206f627	// th.vse.v v12, (a3)
+	addi       	a4, sp, 32
+	.word	0x02077627	// th.vse.v v12, (a4)
 	.word	0x260e4c57	// th.vand.vx v24, v0, t3
-	addi       	a3, sp, 64
-	.word	0x0206fc27	// th.vse.v v24, (a3)
+	addi       	a4, sp, 64
+	.word	0x02077c27	// th.vse.v v24, (a4)
 	.word	0x2602c557	// th.vand.vx v10, v0, t0
-	addi       	a3, sp, 96
-	.word	0x0206f527	// th.vse.v v10, (a3)
+	addi       	a4, sp, 96
+	.word	0x02077527	// th.vse.v v10, (a4)
 	.word	0x26234d57	// th.vand.vx v26, v2, t1
-	addi       	a3, sp, 128
-	.word	0x0206fd27	// th.vse.v v26, (a3)
+	addi       	a4, sp, 128
+	.word	0x02077d27	// th.vse.v v26, (a4)
 	.word	0x2623c657	// th.vand.vx v12, v2, t2
-	addi       	a3, sp, 160
-	.word	0x0206f627	// th.vse.v v12, (a3)
+	addi       	a4, sp, 160
+	.word	0x02077627	// th.vse.v v12, (a4)
 	.word	0x262e4c57	// th.vand.vx v24, v2, t3
-	addi       	a3, sp, 192
-	.word	0x0206fc27	// th.vse.v v24, (a3)
+	addi       	a4, sp, 192
+	.word	0x02077c27	// th.vse.v v24, (a4)
 	.word	0x2622c557	// th.vand.vx v10, v2, t0
-	addi       	a3, sp, 224
-	.word	0x0206f527	// th.vse.v v10, (a3)
+	addi       	a4, sp, 224
+	.word	0x02077527	// th.vse.v v10, (a4)
 	.word	0x26834d57	// th.vand.vx v26, v8, t1
-	addi       	a3, sp, 256
-	.word	0x0206fd27	// th.vse.v v26, (a3)
+	addi       	a4, sp, 256
+	.word	0x02077d27	// th.vse.v v26, (a4)
 	.word	0x2683c657	// th.vand.vx v12, v8, t2
-	addi       	a3, sp, 288
-	.word	0x0206f627	// th.vse.v v12, (a3)
+	addi       	a4, sp, 288
+	.word	0x02077627	// th.vse.v v12, (a4)
 	.word	0x268e4c57	// th.vand.vx v24, v8, t3
-	addi       	a3, sp, 320
-	.word	0x0206fc27	// th.vse.v v24, (a3)
+	addi       	a4, sp, 320
+	.word	0x02077c27	// th.vse.v v24, (a4)
 	.word	0x2682c557	// th.vand.vx v10, v8, t0
-	addi       	a3, sp, 352
-	.word	0x0206f527	// th.vse.v v10, (a3)
+	addi       	a4, sp, 352
+	.word	0x02077527	// th.vse.v v10, (a4)
 	.word	0x26434d57	// th.vand.vx v26, v4, t1
-	addi       	a3, sp, 384
-	.word	0x0206fd27	// th.vse.v v26, (a3)
+	addi       	a4, sp, 384
+	.word	0x02077d27	// th.vse.v v26, (a4)
 	.word	0x2643c657	// th.vand.vx v12, v4, t2
-	addi       	a3, sp, 416
-	.word	0x0206f627	// th.vse.v v12, (a3)
+	addi       	a4, sp, 416
+	.word	0x02077627	// th.vse.v v12, (a4)
 	.word	0x264e4c57	// th.vand.vx v24, v4, t3
-	addi       	a3, sp, 448
-	.word	0x0206fc27	// th.vse.v v24, (a3)
+	addi       	a4, sp, 448
+	.word	0x02077c27	// th.vse.v v24, (a4)
 	.word	0x2642c557	// th.vand.vx v10, v4, t0
-	addi       	a3, sp, 480
-	.word	0x0206f527	// th.vse.v v10, (a3)
+	addi       	a4, sp, 480
+	.word	0x02077527	// th.vse.v v10, (a4)
 	.word	0x26634d57	// th.vand.vx v26, v6, t1
-	addi       	a3, sp, 512
-	.word	0x0206fd27	// th.vse.v v26, (a3)
+	addi       	a4, sp, 512
+	.word	0x02077d27	// th.vse.v v26, (a4)
 	.word	0x2663c657	// th.vand.vx v12, v6, t2
-	addi       	a3, sp, 544
-	.word	0x0206f627	// th.vse.v v12, (a3)
+	addi       	a4, sp, 544
+	.word	0x02077627	// th.vse.v v12, (a4)
 	.word	0x266e4c57	// th.vand.vx v24, v6, t3
-	addi       	a3, sp, 576
-	.word	0x0206fc27	// th.vse.v v24, (a3)
+	addi       	a4, sp, 576
+	.word	0x02077c27	// th.vse.v v24, (a4)
 	.word	0x2662c557	// th.vand.vx v10, v6, t0
-	addi       	a3, sp, 608
-	.word	0x0206f527	// th.vse.v v10, (a3)
+	addi       	a4, sp, 608
+	.word	0x02077527	// th.vse.v v10, (a4)
 	.word	0x26e34d57	// th.vand.vx v26, v14, t1
-	addi       	a3, sp, 640
-	.word	0x0206fd27	// th.vse.v v26, (a3)
+	addi       	a4, sp, 640
+	.word	0x02077d27	// th.vse.v v26, (a4)
 	.word	0x26e3c657	// th.vand.vx v12, v14, t2
-	addi       	a3, sp, 672
-	.word	0x0206f627	// th.vse.v v12, (a3)
+	addi       	a4, sp, 672
+	.word	0x02077627	// th.vse.v v12, (a4)
 	.word	0x26ee4c57	// th.vand.vx v24, v14, t3
-	addi       	a3, sp, 704
-	.word	0x0206fc27	// th.vse.v v24, (a3)
+	addi       	a4, sp, 704
+	.word	0x02077c27	// th.vse.v v24, (a4)
 	.word	0x26e2c557	// th.vand.vx v10, v14, t0
-	addi       	a3, sp, 736
-	.word	0x0206f527	// th.vse.v v10, (a3)
+	addi       	a4, sp, 736
+	.word	0x02077527	// th.vse.v v10, (a4)
 	.word	0x27034d57	// th.vand.vx v26, v16, t1
-	addi       	a3, sp, 768
-	.word	0x0206fd27	// th.vse.v v26, (a3)
+	addi       	a4, sp, 768
+	.word	0x02077d27	// th.vse.v v26, (a4)
 	.word	0x2703c657	// th.vand.vx v12, v16, t2
-	addi       	a3, sp, 800
-	.word	0x0206f627	// th.vse.v v12, (a3)
+	addi       	a4, sp, 800
+	.word	0x02077627	// th.vse.v v12, (a4)
 	.word	0x270e4c57	// th.vand.vx v24, v16, t3
-	addi       	a3, sp, 832
-	.word	0x0206fc27	// th.vse.v v24, (a3)
+	addi       	a4, sp, 832
+	.word	0x02077c27	// th.vse.v v24, (a4)
 	.word	0x2702c557	// th.vand.vx v10, v16, t0
-	addi       	a3, sp, 864
-	.word	0x0206f527	// th.vse.v v10, (a3)
+	addi       	a4, sp, 864
+	.word	0x02077527	// th.vse.v v10, (a4)
 	.word	0x27234d57	// th.vand.vx v26, v18, t1
-	addi       	a3, sp, 896
-	.word	0x0206fd27	// th.vse.v v26, (a3)
+	addi       	a4, sp, 896
+	.word	0x02077d27	// th.vse.v v26, (a4)
 	.word	0x2723c657	// th.vand.vx v12, v18, t2
-	addi       	a3, sp, 928
-	.word	0x0206f627	// th.vse.v v12, (a3)
+	addi       	a4, sp, 928
+	.word	0x02077627	// th.vse.v v12, (a4)
 	.word	0x272e4c57	// th.vand.vx v24, v18, t3
-	addi       	a3, sp, 960
-	.word	0x0206fc27	// th.vse.v v24, (a3)
+	addi       	a4, sp, 960
+	.word	0x02077c27	// th.vse.v v24, (a4)
 	.word	0x2722c557	// th.vand.vx v10, v18, t0
-	addi       	a3, sp, 992
-	.word	0x0206f527	// th.vse.v v10, (a3)
+	addi       	a4, sp, 992
+	.word	0x02077527	// th.vse.v v10, (a4)
 	.word	0x27434d57	// th.vand.vx v26, v20, t1
-	addi       	a3, sp, 1024
-	.word	0x0206fd27	// th.vse.v v26, (a3)
+	addi       	a4, sp, 1024
+	.word	0x02077d27	// th.vse.v v26, (a4)
 	.word	0x2743c657	// th.vand.vx v12, v20, t2
-	addi       	a3, sp, 1056
-	.word	0x0206f627	// th.vse.v v12, (a3)
+	addi       	a4, sp, 1056
+	.word	0x02077627	// th.vse.v v12, (a4)
 	.word	0x274e4c57	// th.vand.vx v24, v20, t3
-	addi       	a3, sp, 1088
-	.word	0x0206fc27	// th.vse.v v24, (a3)
+	addi       	a4, sp, 1088
+	.word	0x02077c27	// th.vse.v v24, (a4)
 	.word	0x2742c557	// th.vand.vx v10, v20, t0
-	addi       	a3, sp, 1120
-	.word	0x0206f527	// th.vse.v v10, (a3)
+	addi       	a4, sp, 1120
+	.word	0x02077527	// th.vse.v v10, (a4)
 	.word	0x00007057	// th.vsetvli zero, zero, e8, m1, d1
 	.word	0x5e003e57	// th.vmv.v.i v28, 0
 	.word	0x5a08aed7	// th.vid.v v29
@@ -1319,8 +1314,7 @@ SYM_FUNC_START(ghash_c906)
 	th.rev     	t5, t5
 	// blocks[l] = reverse(block l at src) (e8)
 	.word	0x00307057	// th.vsetvli zero, zero, e8, m8, d1
-	ld         	t4, 1528(sp)
-	.word	0x020ef007	// th.vle.v v0, (t4)
+	.word	0x02067007	// th.vle.v v0, (a2)
 	.word	0x00007057	// th.vsetvli zero, zero, e8, m1, d1
 	.word	0x320e8457	// th.vrgather.vv v8, v0, v29
 	.word	0x321e84d7	// th.vrgather.vv v9, v1, v29
@@ -1331,8 +1325,8 @@ SYM_FUNC_START(ghash_c906)
 	.word	0x326e8757	// th.vrgather.vv v14, v6, v29
 	.word	0x327e87d7	// th.vrgather.vv v15, v7, v29
 	.word	0x00307057	// th.vsetvli zero, zero, e8, m8, d1
-	addi       	a3, sp, 1152
-	.word	0x0206f427	// th.vse.v v8, (a3)
+	addi       	a4, sp, 1152
+	.word	0x02077427	// th.vse.v v8, (a4)
 	.word	0x00907057	// th.vsetvli zero, zero, e32, m2, d1
 .Lghash_c906_group:
 	// block 0 ^= Xi; src = the next group if there is one, else this one (read, never used)
@@ -1346,1700 +1340,1699 @@ SYM_FUNC_START(ghash_c906)
 	sltiu      	t4, t4, 16
 	addi       	t4, t4, -1
 	andi       	t4, t4, 128
-	ld         	t5, 1528(sp)
-	add        	t4, t5, t4
+	add        	t4, a2, t4
 	// the vector pieces and the scalar ones, merged by modeled issue time
 	// transpose: lane l of w[k] = word k of block l; mids: w0^w1, w2^w3, w0^w2, w1^w3, (w0^w2)^(w1^w3)
-	addi       	a3, sp, 1152
-	.word	0x6206f007	// th.vlseg4e.v v0, (a3)
+	addi       	a4, sp, 1152
+	.word	0x62077007	// th.vlseg4e.v v0, (a4)
 	// piece 0: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
-	lwu        	a3, 1152(sp)
-	lwu        	a5, 64(sp)
-	lwu        	s5, 96(sp)
-	and        	a2, a3, t1
-	and        	s2, a3, t2
-	lwu        	s3, 0(sp)
-	lwu        	a4, 32(sp)
-	and        	s4, a3, t3
-	mul        	t5, a2, s5
-	mul        	a0, s2, a5
-	mul        	t6, a2, s3
-	and        	s1, a3, t0
-	lwu        	a7, 1168(sp)
-	mul        	a6, s4, a4
-	xor        	t5, t5, a0
+	lwu        	a4, 1152(sp)
+	lwu        	s2, 64(sp)
+	lwu        	a7, 96(sp)
+	and        	a0, a4, t1
+	and        	a6, a4, t2
+	lwu        	a5, 0(sp)
+	lwu        	s4, 32(sp)
+	and        	s5, a4, t3
+	mul        	t5, a0, a7
+	mul        	t6, a6, s2
+	mul        	a3, a0, a5
+	and        	s3, a4, t0
+	lwu        	s1, 1168(sp)
+	xor        	t5, t5, t6
+	mul        	t6, s5, s4
 	.word	0x2e010457	// th.vxor.vv v8, v0, v2
-	mul        	a0, a2, a5
-	th.mula    	t6, s2, s5
-	mul        	a2, a2, a4
-	.word	0x2e430757	// th.vxor.vv v14, v4, v6
-	addi       	a3, sp, 1280
-	xor        	t5, t5, a6
-	and        	a6, a7, t1
-	.word	0x2e020857	// th.vxor.vv v16, v0, v4
-	th.mula    	a0, s1, s5
-	th.mula    	a2, s4, s5
-	mul        	s6, s1, s3
-	.word	0x2e230957	// th.vxor.vv v18, v2, v6
-	mul        	s5, s4, a5
-	xor        	t5, t5, s6
-	mul        	s4, s4, s3
-	.word	0x2f090a57	// th.vxor.vv v20, v16, v18
-	mul        	s3, s2, s3
-	mul        	s6, s2, a4
-	mul        	s2, s1, a4
-	.word	0x0206f427	// th.vse.v v8, (a3)
-	addi       	a3, sp, 1312
-	xor        	t6, t6, s5
-	and        	a4, a7, t2
-	.word	0x0206f727	// th.vse.v v14, (a3)
-	addi       	a3, sp, 1344
-	th.mula    	s3, s1, a5
-	and        	s1, a7, t3
-	.word	0x0206f827	// th.vse.v v16, (a3)
-	addi       	a3, sp, 1376
-	and        	a5, a7, t0
-	xor        	t6, t6, s2
-	.word	0x0206f927	// th.vse.v v18, (a3)
-	addi       	a3, sp, 1408
-	lwu        	s2, 4(sp)
-	lwu        	s5, 100(sp)
-	.word	0x0206fa27	// th.vse.v v20, (a3)
-	// piece 2: operand classes a[k] = a & m[k], key classes b[j]
-	addi       	a3, sp, 1280
-	xor        	a0, a0, s6
-	lwu        	a7, 68(sp)
-	.word	0x0206f307	// th.vle.v v6, (a3)
-	addi       	a3, sp, 256
-	xor        	a0, a0, s4
-	mul        	s6, a6, s2
-	.word	0x0206f107	// th.vle.v v2, (a3)
-	addi       	a3, sp, 288
-	xor        	a2, a2, s3
-	mul        	s3, a6, s5
-	.word	0x0206f207	// th.vle.v v4, (a3)
-	addi       	a3, sp, 320
-	th.mula    	s6, a4, s5
-	lwu        	s4, 36(sp)
-	.word	0x0206f407	// th.vle.v v8, (a3)
-	addi       	a3, sp, 352
-	xor        	t6, t6, s6
-	xor        	t5, t5, s3
-	.word	0x26634857	// th.vand.vx v16, v6, t1
-	mul        	s6, a6, a7
-	mul        	s3, a6, s4
-	mul        	a6, a4, a7
-	.word	0x2663c957	// th.vand.vx v18, v6, t2
-	th.mula    	s6, a5, s5
-	th.mula    	s3, s1, s5
-	xor        	t5, t5, a6
-	.word	0x0206fb07	// th.vle.v v22, (a3)
-	mul        	a3, s1, s4
-	xor        	a0, a0, s6
-	mul        	a6, a5, s2
-	.word	0x93012057	// th.vmulhu.vv v0, v16, v2
-	xor        	a2, a2, s3
-	mul        	s5, s1, a7
-	mul        	s3, s1, s2
-	.word	0x932b2657	// th.vmulhu.vv v12, v18, v22
-	mul        	s2, a4, s2
-	mul        	a4, a4, s4
-	mul        	s1, a5, s4
-	.word	0x266e4a57	// th.vand.vx v20, v6, t3
-	xor        	t5, t5, a3
-	xor        	t5, t5, a6
-	xor        	t6, t6, s5
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	lwu        	s5, 1184(sp)
-	th.mula    	s2, a5, a7
-	and        	s4, s5, t1
-	.word	0x93442657	// th.vmulhu.vv v12, v20, v8
-	xor        	t6, t6, s1
-	lwu        	a7, 8(sp)
-	lwu        	a3, 72(sp)
-	.word	0x2662c757	// th.vand.vx v14, v6, t0
-	and        	a6, s5, t2
-	lwu        	a5, 40(sp)
-	xor        	a0, a0, a4
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	and        	s1, s5, t3
-	and        	a4, s5, t0
-	xor        	a0, a0, s3
-	.word	0x92e22657	// th.vmulhu.vv v12, v14, v4
-	xor        	a2, a2, s2
-	lwu        	s3, 104(sp)
-	mul        	s2, s4, a7
-	// class 0: low words (pairs added), high words; out |= z & m[0]
-	.word	0x97012357	// th.vmul.vv v6, v16, v2
-	mul        	s5, s4, a3
-	th.mula    	s2, a6, s3
-	mul        	s6, s4, s3
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	xor        	t6, t6, s2
-	th.mula    	s5, a4, s3
-	mul        	s2, s4, a5
-	.word	0xb7692357	// th.vmacc.vv v6, v18, v22
-	xor        	a0, a0, s5
-	xor        	t5, t5, s6
-	mul        	s4, a6, a3
-	.word	0x97442d57	// th.vmul.vv v26, v20, v8
-	th.mula    	s2, s1, s3
-	mul        	s3, s1, a5
-	xor        	t5, t5, s4
-	.word	0x26034557	// th.vand.vx v10, v0, t1
-	mul        	s4, a4, a7
-	xor        	t5, t5, s3
-	mul        	s6, s1, a3
-	.word	0x93022057	// th.vmulhu.vv v0, v16, v4
-	mul        	s1, s1, a7
-	mul        	s3, a6, a7
-	mul        	s5, a6, a5
-	.word	0x93212657	// th.vmulhu.vv v12, v18, v2
-	mul        	a6, a4, a5
-	xor        	a2, a2, s2
-	xor        	t5, t5, s4
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	xor        	t6, t6, s6
-	lwu        	a5, 1200(sp)
-	th.mula    	s3, a4, a3
-	.word	0x96e22d57	// th.vmul.vv v26, v14, v4
-	and        	s4, a5, t1
-	xor        	t6, t6, a6
-	lwu        	a6, 12(sp)
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	lwu        	a3, 76(sp)
-	and        	s2, a5, t2
-	lwu        	a7, 44(sp)
-	.word	0x934b2657	// th.vmulhu.vv v12, v20, v22
-	xor        	a0, a0, s5
-	and        	a4, a5, t3
-	and        	a5, a5, t0
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	xor        	a0, a0, s1
-	xor        	a2, a2, s3
-	mul        	s5, s4, a6
-	.word	0x26634c57	// th.vand.vx v24, v6, t1
-	lwu        	s1, 108(sp)
-	mul        	s3, s4, a3
-	th.mula    	s5, s2, s1
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	th.mula    	s3, a5, s1
-	xor        	t6, t6, s5
-	mul        	s5, s4, s1
-	// class 1: low words (pairs added), high words; out |= z & m[1]
-	.word	0x97022357	// th.vmul.vv v6, v16, v4
-	xor        	a0, a0, s3
-	mul        	s3, s4, a7
-	xor        	t5, t5, s5
-	.word	0x97212d57	// th.vmul.vv v26, v18, v2
-	mul        	s4, s2, a3
-	th.mula    	s3, a4, s1
-	mul        	s1, a4, a7
-	.word	0x92e42657	// th.vmulhu.vv v12, v14, v8
-	xor        	t5, t5, s4
-	mul        	s4, a5, a6
-	xor        	t5, t5, s1
-	.word	0xb76a2357	// th.vmacc.vv v6, v20, v22
-	mul        	s1, s2, a6
-	mul        	s5, s2, a7
-	mul        	a7, a5, a7
-	.word	0xb6872d57	// th.vmacc.vv v26, v14, v8
-	mul        	s2, a4, a6
-	mul        	a4, a4, a3
-	xor        	a2, a2, s3
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	xor        	t5, t5, s4
-	th.mula    	s1, a5, a3
-	xor        	a0, a0, s5
-	.word	0x2603c057	// th.vand.vx v0, v0, t2
-	xor        	t6, t6, a4
-	lwu        	a6, 1216(sp)
-	xor        	t6, t6, a7
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	lwu        	a5, 16(sp)
-	and        	a3, a6, t1
-	lwu        	a7, 80(sp)
-	.word	0x2aa00557	// th.vor.vv v10, v10, v0
-	lwu        	s3, 48(sp)
-	and        	s4, a6, t2
-	and        	a4, a6, t3
-	.word	0x2663c357	// th.vand.vx v6, v6, t2
-	and        	a6, a6, t0
-	xor        	a0, a0, s2
-	xor        	a2, a2, s1
-	.word	0x93042057	// th.vmulhu.vv v0, v16, v8
-	mul        	s1, a3, a5
-	mul        	s6, a3, a7
-	lwu        	s2, 112(sp)
-	.word	0x93222657	// th.vmulhu.vv v12, v18, v4
-	th.mula    	s1, s4, s2
-	th.mula    	s6, a6, s2
-	mul        	s5, a3, s2
-	.word	0x2b830c57	// th.vor.vv v24, v24, v6
-	xor        	t6, t6, s1
-	xor        	a0, a0, s6
-	mul        	s1, a3, s3
-	// class 2: low words (pairs added), high words; out |= z & m[2]
-	.word	0x97042357	// th.vmul.vv v6, v16, v8
-	xor        	t5, t5, s5
-	mul        	s5, s4, a7
-	th.mula    	s1, a4, s2
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	mul        	a3, s4, a5
-	mul        	s4, s4, s3
-	xor        	t5, t5, s5
-	.word	0x93412657	// th.vmulhu.vv v12, v20, v2
-	mul        	s5, a4, s3
-	mul        	s3, a6, s3
 	th.mula    	a3, a6, a7
-	.word	0xb7672357	// th.vmacc.vv v6, v14, v22
-	mul        	a7, a4, a7
-	mul        	a6, a6, a5
-	mul        	s2, a4, a5
-	.word	0x97222d57	// th.vmul.vv v26, v18, v4
+	xor        	t5, t5, t6
+	mul        	t6, a0, s2
+	.word	0x2e430757	// th.vxor.vv v14, v4, v6
+	addi       	a4, sp, 1280
+	mul        	a0, a0, s4
+	th.mula    	t6, s3, a7
+	.word	0x2e020857	// th.vxor.vv v16, v0, v4
+	th.mula    	a0, s5, a7
+	and        	a7, s1, t1
+	mul        	s7, s5, s2
+	.word	0x2e230957	// th.vxor.vv v18, v2, v6
+	mul        	s6, s5, a5
+	xor        	a3, a3, s7
+	mul        	s5, s3, s4
+	.word	0x2f090a57	// th.vxor.vv v20, v16, v18
+	mul        	s7, a6, s4
+	mul        	s4, a6, a5
+	mul        	a5, s3, a5
+	.word	0x02077427	// th.vse.v v8, (a4)
+	addi       	a4, sp, 1312
+	xor        	t5, t5, a5
+	xor        	a3, a3, s5
+	.word	0x02077727	// th.vse.v v14, (a4)
+	addi       	a4, sp, 1344
+	lwu        	a5, 4(sp)
+	xor        	t6, t6, s7
+	.word	0x02077827	// th.vse.v v16, (a4)
+	addi       	a4, sp, 1376
+	lwu        	s5, 100(sp)
+	xor        	t6, t6, s6
+	.word	0x02077927	// th.vse.v v18, (a4)
+	addi       	a4, sp, 1408
+	lwu        	a6, 68(sp)
+	th.mula    	s4, s3, s2
+	.word	0x02077a27	// th.vse.v v20, (a4)
+	// piece 2: operand classes a[k] = a & m[k], key classes b[j]
+	addi       	a4, sp, 1280
+	mul        	s3, a7, a5
+	and        	s2, s1, t2
+	.word	0x02077307	// th.vle.v v6, (a4)
+	addi       	a4, sp, 256
 	xor        	a0, a0, s4
-	xor        	a2, a2, s1
-	xor        	t5, t5, s5
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	xor        	t6, t6, a7
-	lwu        	s5, 1232(sp)
-	xor        	t5, t5, a6
-	.word	0x92eb2657	// th.vmulhu.vv v12, v14, v22
-	and        	s4, s5, t1
-	xor        	t6, t6, s3
-	lwu        	a5, 20(sp)
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	lwu        	s1, 84(sp)
-	lwu        	a7, 52(sp)
-	and        	s3, s5, t2
-	.word	0x97412d57	// th.vmul.vv v26, v20, v2
-	and        	a4, s5, t3
-	and        	a6, s5, t0
-	xor        	a0, a0, s2
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	xor        	a2, a2, a3
-	mul        	s2, s4, a5
-	mul        	s5, s4, s1
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	lwu        	a3, 116(sp)
-	th.mula    	s2, s3, a3
-	.word	0x260e4057	// th.vand.vx v0, v0, t3
-	th.mula    	s5, a6, a3
-	xor        	t6, t6, s2
-	mul        	s2, s4, a7
-	.word	0x266e4357	// th.vand.vx v6, v6, t3
-	xor        	a0, a0, s5
-	mul        	s4, s4, a3
-	th.mula    	s2, a4, a3
-	.word	0x2aa00557	// th.vor.vv v10, v10, v0
-	mul        	a3, s3, a5
-	xor        	t5, t5, s4
-	mul        	s4, s3, s1
-	.word	0x930b2057	// th.vmulhu.vv v0, v16, v22
-	mul        	s3, s3, a7
-	th.mula    	a3, a6, s1
-	mul        	s5, a4, s1
-	.word	0x93242657	// th.vmulhu.vv v12, v18, v8
-	xor        	t5, t5, s4
-	mul        	s4, a4, a7
-	mul        	a7, a6, a7
-	.word	0x2b830c57	// th.vor.vv v24, v24, v6
-	mul        	a6, a6, a5
-	mul        	s1, a4, a5
-	xor        	a0, a0, s3
-	// class 3: low words (pairs added), high words; out |= z & m[3]
-	.word	0x970b2357	// th.vmul.vv v6, v16, v22
-	xor        	a2, a2, s2
-	xor        	t6, t6, s5
-	lwu        	s5, 1248(sp)
-	.word	0x97242d57	// th.vmul.vv v26, v18, v8
-	xor        	t5, t5, s4
-	and        	s4, s5, t1
-	xor        	t6, t6, a7
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	lwu        	a4, 24(sp)
-	lwu        	s3, 88(sp)
-	lwu        	a7, 56(sp)
-	.word	0x93422657	// th.vmulhu.vv v12, v20, v4
-	and        	s2, s5, t2
-	xor        	t5, t5, a6
-	and        	a5, s5, t3
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	and        	a6, s5, t0
-	xor        	a0, a0, s1
-	xor        	a2, a2, a3
-	.word	0x97422d57	// th.vmul.vv v26, v20, v4
-	mul        	s1, s4, a4
-	mul        	s6, s4, s3
-	lwu        	a3, 120(sp)
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	th.mula    	s1, s2, a3
-	th.mula    	s6, a6, a3
-	mul        	s5, s4, a7
-	.word	0x92e12657	// th.vmulhu.vv v12, v14, v2
-	xor        	t6, t6, s1
-	xor        	a0, a0, s6
-	mul        	s4, s4, a3
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	th.mula    	s5, a5, a3
-	mul        	s1, s2, a4
-	xor        	t5, t5, s4
-	.word	0x96e12d57	// th.vmul.vv v26, v14, v2
-	mul        	a3, a5, s3
-	th.mula    	s1, a6, s3
-	mul        	s3, s2, s3
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	mul        	s4, s2, a7
-	xor        	t6, t6, a3
-	lwu        	a3, 1264(sp)
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	xor        	a2, a2, s5
-	mul        	s5, a6, a7
-	mul        	s6, a5, a7
-	.word	0x2602c057	// th.vand.vx v0, v0, t0
-	mul        	s2, a5, a4
-	mul        	a4, a6, a4
-	and        	a5, a3, t1
-	.word	0x2662c357	// th.vand.vx v6, v6, t0
-	xor        	t5, t5, s3
-	xor        	a0, a0, s4
-	xor        	a2, a2, s1
-	.word	0x2aa00557	// th.vor.vv v10, v10, v0
-	xor        	t6, t6, s5
-	lwu        	a6, 28(sp)
-	lwu        	a7, 60(sp)
-	.word	0x2b830c57	// th.vor.vv v24, v24, v6
-	lwu        	s4, 92(sp)
-	mul        	s5, a5, a6
-	xor        	t5, t5, s6
-	.word	0x0eae2057	// th.vredxor.vs v0, v10, v28
-	and        	s1, a3, t2
-	xor        	a0, a0, s2
-	mul        	s6, a5, a7
+	lwu        	s4, 36(sp)
+	.word	0x02077007	// th.vle.v v0, (a4)
+	addi       	a4, sp, 288
+	th.mula    	s3, s2, s5
+	mul        	s7, a7, a6
+	.word	0x02077207	// th.vle.v v4, (a4)
+	addi       	a4, sp, 320
+	xor        	a3, a3, s3
+	and        	s3, s1, t3
+	.word	0x02077407	// th.vle.v v8, (a4)
+	addi       	a4, sp, 352
+	and        	s1, s1, t0
+	th.mula    	s7, s1, s5
+	.word	0x26634957	// th.vand.vx v18, v6, t1
+	mul        	s6, s3, a6
+	xor        	t6, t6, s7
+	mul        	s7, s1, s4
+	.word	0x2663c857	// th.vand.vx v16, v6, t2
+	xor        	a3, a3, s6
+	xor        	a3, a3, s7
+	mul        	s6, a7, s4
+	.word	0x02077b07	// th.vle.v v22, (a4)
+	mul        	a4, a7, s5
+	th.mula    	s6, s3, s5
+	lwu        	a7, 1184(sp)
+	.word	0x93202157	// th.vmulhu.vv v2, v18, v0
 	xor        	t5, t5, a4
+	xor        	a0, a0, s6
+	mul        	s5, s2, a6
+	.word	0x930b2657	// th.vmulhu.vv v12, v16, v22
+	lwu        	a4, 8(sp)
+	xor        	t5, t5, s5
+	mul        	s6, s2, a5
+	.word	0x266e4a57	// th.vand.vx v20, v6, t3
+	mul        	s2, s2, s4
+	mul        	s5, s3, s4
+	mul        	s4, s3, a5
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	mul        	a5, s1, a5
+	xor        	t5, t5, s5
+	xor        	t6, t6, s2
+	.word	0x93442657	// th.vmulhu.vv v12, v20, v8
+	and        	s2, a7, t1
+	xor        	t5, t5, a5
+	and        	a5, a7, t2
+	.word	0x2662c757	// th.vand.vx v14, v6, t0
+	th.mula    	s6, s1, a6
+	lwu        	s5, 72(sp)
+	lwu        	s3, 40(sp)
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	xor        	t6, t6, s4
+	and        	s1, a7, t3
+	and        	a6, a7, t0
+	.word	0x92e22657	// th.vmulhu.vv v12, v14, v4
+	xor        	a0, a0, s6
+	lwu        	s4, 104(sp)
+	mul        	a7, s2, a4
+	// class 0: low words (pairs added), high words; out |= z & m[0]
+	.word	0x97202357	// th.vmul.vv v6, v18, v0
+	mul        	s6, s1, s5
+	th.mula    	a7, a5, s4
+	mul        	s7, a6, s3
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	xor        	a3, a3, a7
+	xor        	a3, a3, s6
+	xor        	a3, a3, s7
+	.word	0xb7682357	// th.vmacc.vv v6, v16, v22
+	mul        	s6, s2, s3
+	mul        	s7, a5, a4
+	.word	0x97442d57	// th.vmul.vv v26, v20, v8
+	th.mula    	s6, s1, s4
+	th.mula    	s7, a6, s5
+	mul        	a7, s2, s5
+	.word	0x26234557	// th.vand.vx v10, v2, t1
+	xor        	a0, a0, s6
+	xor        	a0, a0, s7
+	mul        	s6, s2, s4
+	.word	0x93222157	// th.vmulhu.vv v2, v18, v4
+	mul        	s7, a5, s5
+	mul        	s2, a5, s3
+	mul        	s8, s1, s3
+	.word	0x93002657	// th.vmulhu.vv v12, v16, v0
+	mul        	s5, s1, a4
+	mul        	s1, a6, a4
+	th.mula    	a7, a6, s4
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	lwu        	s3, 1200(sp)
+	xor        	t5, t5, s6
+	lwu        	a5, 12(sp)
+	.word	0x96e22d57	// th.vmul.vv v26, v14, v4
+	xor        	t5, t5, s7
+	and        	a4, s3, t1
+	xor        	t5, t5, s8
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	lwu        	a6, 76(sp)
+	xor        	t5, t5, s1
+	mul        	s6, a4, a5
+	.word	0x934b2657	// th.vmulhu.vv v12, v20, v22
+	xor        	t6, t6, a7
+	lwu        	s4, 108(sp)
+	xor        	t6, t6, s2
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	and        	s1, s3, t2
+	xor        	t6, t6, s5
+	mul        	s7, a4, a6
+	.word	0x26634c57	// th.vand.vx v24, v6, t1
+	th.mula    	s6, s1, s4
+	lwu        	s2, 44(sp)
+	and        	a7, s3, t3
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	xor        	a3, a3, s6
+	and        	s5, s3, t0
+	th.mula    	s7, s5, s4
+	// class 1: low words (pairs added), high words; out |= z & m[1]
+	.word	0x97222357	// th.vmul.vv v6, v18, v4
+	mul        	s3, a7, a6
+	xor        	t6, t6, s7
+	mul        	s6, s5, s2
+	.word	0x97002d57	// th.vmul.vv v26, v16, v0
+	xor        	a3, a3, s3
+	xor        	a3, a3, s6
+	mul        	s6, a4, s2
+	.word	0x92e42657	// th.vmulhu.vv v12, v14, v8
+	mul        	a4, a4, s4
+	th.mula    	s6, a7, s4
+	lwu        	s3, 1216(sp)
+	.word	0xb76a2357	// th.vmacc.vv v6, v20, v22
+	xor        	t5, t5, a4
+	xor        	a0, a0, s6
+	lwu        	a4, 16(sp)
+	.word	0xb6872d57	// th.vmacc.vv v26, v14, v8
+	mul        	s4, s1, a5
+	mul        	s7, s1, a6
+	mul        	s6, s5, a5
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	th.mula    	s4, s5, a6
+	mul        	s1, s1, s2
+	mul        	s2, a7, s2
+	.word	0x2623c157	// th.vand.vx v2, v2, t2
+	mul        	a5, a7, a5
+	xor        	t5, t5, s7
+	and        	a6, s3, t1
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	xor        	t6, t6, s1
+	lwu        	s5, 80(sp)
+	xor        	t5, t5, s2
+	.word	0x2aa10557	// th.vor.vv v10, v10, v2
+	lwu        	s2, 48(sp)
+	xor        	t5, t5, s6
+	and        	s6, s3, t2
+	.word	0x2663c357	// th.vand.vx v6, v6, t2
+	xor        	t6, t6, a5
+	and        	s1, s3, t3
+	and        	a5, s3, t0
+	.word	0x93242157	// th.vmulhu.vv v2, v18, v8
+	xor        	a0, a0, s4
+	mul        	a7, a6, a4
+	lwu        	s3, 112(sp)
+	.word	0x93022657	// th.vmulhu.vv v12, v16, v4
+	th.mula    	a7, s6, s3
+	mul        	s4, s1, s5
+	mul        	s7, a5, s2
+	.word	0x2b830c57	// th.vor.vv v24, v24, v6
+	xor        	a3, a3, a7
+	xor        	a3, a3, s4
+	xor        	a3, a3, s7
+	// class 2: low words (pairs added), high words; out |= z & m[2]
+	.word	0x97242357	// th.vmul.vv v6, v18, v8
+	mul        	s4, a6, s2
+	mul        	s7, s6, a4
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	th.mula    	s4, s1, s3
+	th.mula    	s7, a5, s5
+	mul        	a7, a6, s5
+	.word	0x93402657	// th.vmulhu.vv v12, v20, v0
+	xor        	a0, a0, s4
+	xor        	a0, a0, s7
+	mul        	a6, a6, s3
+	.word	0xb7672357	// th.vmacc.vv v6, v14, v22
+	mul        	s7, s6, s5
+	mul        	s4, s6, s2
+	mul        	s2, s1, s2
+	.word	0x97022d57	// th.vmul.vv v26, v16, v4
+	mul        	s5, s1, a4
+	mul        	s1, a5, a4
+	th.mula    	a7, a5, s3
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	lwu        	s3, 1232(sp)
+	xor        	t5, t5, a6
+	lwu        	a5, 20(sp)
+	.word	0x92eb2657	// th.vmulhu.vv v12, v14, v22
+	xor        	t5, t5, s7
+	and        	a4, s3, t1
+	xor        	t5, t5, s2
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	lwu        	a6, 84(sp)
+	xor        	t5, t5, s1
+	mul        	s6, a4, a5
+	.word	0x97402d57	// th.vmul.vv v26, v20, v0
+	xor        	t6, t6, a7
+	lwu        	s1, 52(sp)
+	xor        	t6, t6, s4
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	and        	s2, s3, t2
+	xor        	t6, t6, s5
+	mul        	s4, a4, a6
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	and        	a7, s3, t3
+	and        	s5, s3, t0
+	lwu        	s3, 116(sp)
+	.word	0x262e4157	// th.vand.vx v2, v2, t3
+	th.mula    	s6, s2, s3
+	th.mula    	s4, s5, s3
+	mul        	s7, a7, a6
+	.word	0x266e4357	// th.vand.vx v6, v6, t3
+	xor        	a3, a3, s6
+	xor        	t6, t6, s4
+	xor        	a3, a3, s7
+	.word	0x2aa10557	// th.vor.vv v10, v10, v2
+	mul        	s4, s5, s1
+	mul        	s6, a4, s1
+	mul        	a4, a4, s3
+	.word	0x932b2157	// th.vmulhu.vv v2, v18, v22
+	xor        	a3, a3, s4
+	th.mula    	s6, a7, s3
+	xor        	t5, t5, a4
+	.word	0x93042657	// th.vmulhu.vv v12, v16, v8
+	lwu        	s4, 1248(sp)
+	xor        	a0, a0, s6
+	lwu        	a4, 24(sp)
+	.word	0x2b830c57	// th.vor.vv v24, v24, v6
+	mul        	s3, s2, a5
+	mul        	s7, s2, a6
+	mul        	s6, s2, s1
+	// class 3: low words (pairs added), high words; out |= z & m[3]
+	.word	0x972b2357	// th.vmul.vv v6, v18, v22
+	th.mula    	s3, s5, a6
+	mul        	a6, a7, s1
+	mul        	s1, s5, a5
+	.word	0x97042d57	// th.vmul.vv v26, v16, v8
+	mul        	a5, a7, a5
+	xor        	t5, t5, s7
+	and        	a7, s4, t1
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	xor        	t5, t5, a6
+	lwu        	s2, 88(sp)
+	xor        	t6, t6, s6
+	.word	0x93422657	// th.vmulhu.vv v12, v20, v4
+	lwu        	a6, 56(sp)
+	xor        	t5, t5, s1
+	and        	s5, s4, t2
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	xor        	t6, t6, a5
+	and        	s1, s4, t3
+	and        	a5, s4, t0
+	.word	0x97422d57	// th.vmul.vv v26, v20, v4
+	xor        	a0, a0, s3
+	mul        	s3, a7, a4
+	lwu        	s4, 120(sp)
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	th.mula    	s3, s5, s4
+	mul        	s6, s1, s2
+	mul        	s7, a5, a6
+	.word	0x92e02657	// th.vmulhu.vv v12, v14, v0
+	xor        	a3, a3, s3
+	xor        	a3, a3, s6
+	xor        	a3, a3, s7
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	mul        	s6, a7, a6
+	mul        	s7, s5, a4
+	.word	0x96e02d57	// th.vmul.vv v26, v14, v0
+	th.mula    	s6, s1, s4
+	th.mula    	s7, a5, s2
+	mul        	s3, a7, s2
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	xor        	a0, a0, s6
+	xor        	a0, a0, s7
+	mul        	a7, a7, s4
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	mul        	s2, s5, s2
+	mul        	s5, s5, a6
+	mul        	s6, s1, a6
+	.word	0x2622c157	// th.vand.vx v2, v2, t0
+	mul        	a6, s1, a4
+	mul        	s1, a5, a4
+	th.mula    	s3, a5, s4
+	.word	0x2662c357	// th.vand.vx v6, v6, t0
+	lwu        	a4, 1264(sp)
+	xor        	t5, t5, a7
+	lwu        	a7, 28(sp)
+	.word	0x2aa10557	// th.vor.vv v10, v10, v2
+	xor        	t5, t5, s2
+	and        	s4, a4, t1
+	xor        	t5, t5, s6
+	.word	0x2b830c57	// th.vor.vv v24, v24, v6
+	lwu        	s2, 60(sp)
+	xor        	t5, t5, s1
+	lwu        	s1, 92(sp)
+	.word	0x0eae2057	// th.vredxor.vs v0, v10, v28
+	xor        	t6, t6, s3
+	mul        	s8, s4, a7
+	xor        	t6, t6, s5
+	and        	s6, a4, t2
 	// sums[2] = lane sums (high word << 32 | low word)
 	.word	0x0f8e2157	// th.vredxor.vs v2, v24, v28
-	mul        	s7, a5, s4
-	and        	s2, a3, t3
-	and        	s3, a3, t0
-	lwu        	a3, 124(sp)
-	.word	0x32002757	// th.vext.x.v a4, v0, zero
-	th.mula    	s5, s1, a3
-	mul        	s8, a5, a3
-	th.mula    	s6, s2, a3
-	th.mula    	s7, s3, a3
-	slli       	a4, a4, 32
-	.word	0x322027d7	// th.vext.x.v a5, v2, zero
+	xor        	t6, t6, a6
+	mul        	s9, s4, s2
+	and        	s5, a4, t3
+	and        	s3, a4, t0
+	.word	0x320027d7	// th.vext.x.v a5, v0, zero
+	lwu        	s7, 124(sp)
+	th.mula    	s8, s6, s7
+	th.mula    	s9, s5, s7
+	slli       	a5, a5, 32
+	.word	0x32202857	// th.vext.x.v a6, v2, zero
 	// piece 5: operand classes a[k] = a & m[k], key classes b[j]
-	addi       	a3, sp, 1312
-	xor        	t6, t6, s5
-	xor        	t5, t5, s8
-	mul        	s5, s1, a6
-	or         	a5, a5, a4
-	sd         	a5, 1456(sp)
-	.word	0x0206f307	// th.vle.v v6, (a3)
-	addi       	a3, sp, 640
-	xor        	a2, a2, s6
-	mul        	a5, s2, s4
-	.word	0x0206f107	// th.vle.v v2, (a3)
-	addi       	a3, sp, 672
-	xor        	a0, a0, s7
-	mul        	s6, s3, a7
-	.word	0x0206f207	// th.vle.v v4, (a3)
-	addi       	a3, sp, 704
-	th.mula    	s5, s3, s4
-	mul        	a4, s1, s4
-	.word	0x0206f407	// th.vle.v v8, (a3)
-	addi       	a3, sp, 736
-	mul        	s1, s1, a7
-	mul        	s4, s2, a7
-	.word	0x26634857	// th.vand.vx v16, v6, t1
-	mul        	a7, s2, a6
-	mul        	a6, s3, a6
-	xor        	t6, t6, a5
-	.word	0x2663c957	// th.vand.vx v18, v6, t2
-	xor        	t6, t6, s6
+	addi       	a4, sp, 1312
+	xor        	a3, a3, s8
+	xor        	a0, a0, s9
+	mul        	s8, s5, s1
+	or         	a6, a6, a5
+	sd         	a6, 1456(sp)
+	.word	0x02077307	// th.vle.v v6, (a4)
+	addi       	a4, sp, 640
+	xor        	a3, a3, s8
+	mul        	a5, s3, s2
+	.word	0x02077007	// th.vle.v v0, (a4)
+	addi       	a4, sp, 672
+	xor        	a3, a3, a5
 	// sums[0] = OR of z[k] & m[k]
-	and        	t6, t6, t1
-	xor        	a2, a2, s5
-	.word	0x0206fb07	// th.vle.v v22, (a3)
-	xor        	t5, t5, a4
-	xor        	a0, a0, s1
+	and        	a3, a3, t1
+	.word	0x02077207	// th.vle.v v4, (a4)
+	addi       	a4, sp, 704
+	mul        	a6, s4, s1
+	mul        	s4, s4, s7
+	.word	0x02077407	// th.vle.v v8, (a4)
+	addi       	a4, sp, 736
+	th.mula    	a6, s3, s7
+	mul        	a5, s6, a7
+	.word	0x26634957	// th.vand.vx v18, v6, t1
 	xor        	t5, t5, s4
-	.word	0x93012057	// th.vmulhu.vv v0, v16, v2
-	xor        	a0, a0, a7
-	and        	a2, a2, t2
-	xor        	t5, t5, a6
-	.word	0x932b2657	// th.vmulhu.vv v12, v18, v22
-	or         	t6, t6, a2
-	and        	a0, a0, t3
-	or         	t6, t6, a0
-	.word	0x266e4a57	// th.vand.vx v20, v6, t3
-	and        	t5, t5, t0
-	or         	t6, t6, t5
-	sd         	t6, 1440(sp)
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	// piece 1: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
-	lwu        	a5, 1156(sp)
-	lwu        	a4, 192(sp)
-	lwu        	s4, 224(sp)
-	.word	0x93442657	// th.vmulhu.vv v12, v20, v8
-	and        	a2, a5, t1
-	and        	a3, a5, t2
-	lwu        	s2, 128(sp)
-	.word	0x2662c757	// th.vand.vx v14, v6, t0
-	lwu        	s1, 160(sp)
-	and        	s3, a5, t3
-	mul        	t5, a2, s4
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	mul        	a0, a3, a4
-	mul        	t6, a2, s2
-	and        	a7, a5, t0
-	.word	0x92e22657	// th.vmulhu.vv v12, v14, v4
-	lwu        	a6, 1172(sp)
-	mul        	a5, s3, s1
-	xor        	t5, t5, a0
-	// class 0: low words (pairs added), high words; out |= z & m[0]
-	.word	0x97012357	// th.vmul.vv v6, v16, v2
-	mul        	a0, a2, a4
-	th.mula    	t6, a3, s4
-	mul        	a2, a2, s1
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	xor        	t5, t5, a5
-	and        	a5, a6, t1
-	th.mula    	a0, a7, s4
-	.word	0xb7692357	// th.vmacc.vv v6, v18, v22
-	th.mula    	a2, s3, s4
-	mul        	s5, a7, s2
-	mul        	s4, s3, a4
-	.word	0x97442d57	// th.vmul.vv v26, v20, v8
-	xor        	t5, t5, s5
-	mul        	s3, s3, s2
-	mul        	s2, a3, s2
-	.word	0x26034557	// th.vand.vx v10, v0, t1
-	mul        	s5, a3, s1
-	mul        	s1, a7, s1
+	mul        	s4, s6, s2
+	mul        	s6, s6, s1
+	.word	0x2663c857	// th.vand.vx v16, v6, t2
+	mul        	s2, s5, s2
+	mul        	s5, s5, a7
+	mul        	a7, s3, a7
+	.word	0x02077b07	// th.vle.v v22, (a4)
+	th.mula    	a5, s3, s1
+	xor        	t6, t6, a6
 	xor        	t6, t6, s4
-	.word	0x93022057	// th.vmulhu.vv v0, v16, v4
-	and        	a3, a6, t2
-	th.mula    	s2, a7, a4
-	and        	a7, a6, t3
-	.word	0x93212657	// th.vmulhu.vv v12, v18, v2
-	and        	a4, a6, t0
-	xor        	t6, t6, s1
-	lwu        	s1, 132(sp)
+	.word	0x93202157	// th.vmulhu.vv v2, v18, v0
+	xor        	t5, t5, s6
+	xor        	t5, t5, s2
+	xor        	t6, t6, s5
+	.word	0x930b2657	// th.vmulhu.vv v12, v16, v22
+	xor        	t5, t5, a7
+	and        	t6, t6, t3
+	and        	t5, t5, t0
+	.word	0x266e4a57	// th.vand.vx v20, v6, t3
+	xor        	a0, a0, a5
+	and        	a0, a0, t2
+	or         	a3, a3, a0
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	or         	a3, a3, t6
+	or         	a3, a3, t5
+	sd         	a3, 1440(sp)
+	.word	0x93442657	// th.vmulhu.vv v12, v20, v8
+	// piece 1: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
+	lwu        	a4, 1156(sp)
+	lwu        	s1, 192(sp)
+	lwu        	s5, 224(sp)
+	.word	0x2662c757	// th.vand.vx v14, v6, t0
+	and        	a0, a4, t1
+	and        	a6, a4, t2
+	lwu        	a5, 128(sp)
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	lwu        	s3, 160(sp)
+	and        	s4, a4, t3
+	mul        	t5, a0, s5
+	.word	0x92e22657	// th.vmulhu.vv v12, v14, v4
+	mul        	t6, a6, s1
+	mul        	a3, a0, a5
+	and        	s2, a4, t0
+	// class 0: low words (pairs added), high words; out |= z & m[0]
+	.word	0x97202357	// th.vmul.vv v6, v18, v0
+	lwu        	a7, 1172(sp)
+	xor        	t5, t5, t6
+	mul        	t6, s4, s3
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	th.mula    	a3, a6, s5
+	xor        	t5, t5, t6
+	mul        	t6, a0, s1
+	.word	0xb7682357	// th.vmacc.vv v6, v16, v22
+	mul        	a0, a0, s3
+	th.mula    	t6, s2, s5
+	and        	a4, a7, t1
+	.word	0x97442d57	// th.vmul.vv v26, v20, v8
+	th.mula    	a0, s4, s5
+	mul        	s6, s4, s1
+	mul        	s5, s4, a5
+	.word	0x26234557	// th.vand.vx v10, v2, t1
+	xor        	a3, a3, s6
+	mul        	s6, s2, s3
+	mul        	s4, a6, s3
+	.word	0x93222157	// th.vmulhu.vv v2, v18, v4
+	mul        	s3, a6, a5
+	mul        	a5, s2, a5
+	xor        	a3, a3, s6
+	.word	0x93002657	// th.vmulhu.vv v12, v16, v0
+	xor        	t5, t5, a5
+	lwu        	a6, 132(sp)
+	xor        	t6, t6, s4
 	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
 	lwu        	s4, 228(sp)
-	xor        	a0, a0, s5
-	lwu        	a6, 196(sp)
+	xor        	t6, t6, s5
+	lwu        	a5, 196(sp)
 	.word	0x96e22d57	// th.vmul.vv v26, v14, v4
+	th.mula    	s3, s2, s1
+	mul        	s2, a4, a6
+	and        	s1, a7, t2
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
 	xor        	a0, a0, s3
-	mul        	s5, a5, s1
-	xor        	a2, a2, s2
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	mul        	s2, a5, s4
-	th.mula    	s5, a3, s4
 	lwu        	s3, 164(sp)
+	th.mula    	s2, s1, s4
 	.word	0x934b2657	// th.vmulhu.vv v12, v20, v22
+	mul        	s5, a4, a5
+	xor        	a3, a3, s2
+	and        	s2, a7, t3
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	and        	a7, a7, t0
+	th.mula    	s5, a7, s4
+	mul        	s6, s2, a5
+	.word	0x26634c57	// th.vand.vx v24, v6, t1
 	xor        	t6, t6, s5
-	xor        	t5, t5, s2
-	mul        	s2, a5, a6
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	mul        	s6, a5, s3
-	th.mula    	s2, a4, s4
-	mul        	a5, a3, a6
-	.word	0x26634c57	// th.vand.vx v24, v6, t1
-	th.mula    	s6, a7, s4
-	xor        	t5, t5, a5
-	mul        	a5, a7, s3
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	xor        	a0, a0, s2
-	mul        	s5, a4, s1
-	xor        	a2, a2, s6
+	xor        	a3, a3, s6
+	mul        	s6, a7, s3
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	mul        	s5, a4, s3
+	xor        	a3, a3, s6
+	mul        	a4, a4, s4
 	// class 1: low words (pairs added), high words; out |= z & m[1]
-	.word	0x97022357	// th.vmul.vv v6, v16, v4
-	mul        	s6, a7, a6
-	mul        	s2, a7, s1
-	mul        	s1, a3, s1
-	.word	0x97212d57	// th.vmul.vv v26, v18, v2
-	mul        	s4, a3, s3
-	mul        	a3, a4, s3
-	xor        	t5, t5, a5
-	.word	0x92e42657	// th.vmulhu.vv v12, v14, v8
-	xor        	t5, t5, s5
-	xor        	t6, t6, s6
-	lwu        	s6, 1188(sp)
-	.word	0xb76a2357	// th.vmacc.vv v6, v20, v22
-	th.mula    	s1, a4, a6
-	and        	s5, s6, t1
-	xor        	t6, t6, a3
-	.word	0xb6872d57	// th.vmacc.vv v26, v14, v8
-	lwu        	a7, 136(sp)
-	lwu        	a3, 200(sp)
-	and        	a6, s6, t2
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	lwu        	a5, 168(sp)
-	xor        	a0, a0, s4
-	and        	s3, s6, t3
-	.word	0x2603c057	// th.vand.vx v0, v0, t2
-	and        	a4, s6, t0
-	xor        	a0, a0, s2
-	xor        	a2, a2, s1
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	lwu        	s1, 232(sp)
-	mul        	s2, s5, a7
-	mul        	s6, s5, a3
-	.word	0x2aa00557	// th.vor.vv v10, v10, v0
-	th.mula    	s2, a6, s1
-	th.mula    	s6, a4, s1
-	mul        	s4, s5, s1
-	.word	0x2663c357	// th.vand.vx v6, v6, t2
-	xor        	t6, t6, s2
-	xor        	a0, a0, s6
-	mul        	s2, s5, a5
-	.word	0x93042057	// th.vmulhu.vv v0, v16, v8
-	xor        	t5, t5, s4
-	mul        	s4, a6, a3
-	th.mula    	s2, s3, s1
-	.word	0x93222657	// th.vmulhu.vv v12, v18, v4
-	mul        	s1, s3, a5
-	xor        	t5, t5, s4
-	mul        	s5, a4, a7
-	.word	0x2b830c57	// th.vor.vv v24, v24, v6
-	xor        	t5, t5, s1
-	mul        	s6, s3, a3
-	mul        	s1, s3, a7
-	// class 2: low words (pairs added), high words; out |= z & m[2]
-	.word	0x97042357	// th.vmul.vv v6, v16, v8
-	mul        	s3, a6, a7
-	mul        	s4, a6, a5
-	mul        	a6, a4, a5
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	xor        	a2, a2, s2
-	xor        	t5, t5, s5
-	xor        	t6, t6, s6
-	.word	0x93412657	// th.vmulhu.vv v12, v20, v2
-	lwu        	a5, 1204(sp)
-	th.mula    	s3, a4, a3
-	and        	s5, a5, t1
-	.word	0xb7672357	// th.vmacc.vv v6, v14, v22
-	xor        	t6, t6, a6
-	lwu        	a6, 140(sp)
-	lwu        	a3, 204(sp)
-	.word	0x97222d57	// th.vmul.vv v26, v18, v4
-	and        	s2, a5, t2
-	lwu        	a7, 172(sp)
-	xor        	a0, a0, s4
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	and        	a4, a5, t3
-	and        	a5, a5, t0
-	xor        	a0, a0, s1
-	.word	0x92eb2657	// th.vmulhu.vv v12, v14, v22
-	xor        	a2, a2, s3
-	mul        	s3, s5, a6
-	lwu        	s1, 236(sp)
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	th.mula    	s3, s2, s1
-	mul        	s4, s5, a3
-	mul        	s6, s5, s1
-	.word	0x97412d57	// th.vmul.vv v26, v20, v2
-	xor        	t6, t6, s3
-	th.mula    	s4, a5, s1
-	mul        	s3, s5, a7
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	xor        	a0, a0, s4
-	xor        	t5, t5, s6
-	mul        	s4, s2, a3
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	th.mula    	s3, a4, s1
-	mul        	s1, a4, a7
-	xor        	t5, t5, s4
-	.word	0x260e4057	// th.vand.vx v0, v0, t3
-	mul        	s4, a5, a6
-	xor        	t5, t5, s1
-	mul        	s1, s2, a6
-	.word	0x266e4357	// th.vand.vx v6, v6, t3
-	mul        	s5, s2, a7
-	mul        	s2, a5, a7
-	mul        	a7, a4, a6
-	.word	0x2aa00557	// th.vor.vv v10, v10, v0
-	mul        	a4, a4, a3
-	xor        	a2, a2, s3
-	xor        	t5, t5, s4
-	.word	0x930b2057	// th.vmulhu.vv v0, v16, v22
-	th.mula    	s1, a5, a3
-	xor        	a0, a0, s5
-	xor        	t6, t6, a4
-	.word	0x93242657	// th.vmulhu.vv v12, v18, v8
-	lwu        	s5, 1220(sp)
-	xor        	t6, t6, s2
-	lwu        	a3, 144(sp)
-	.word	0x2b830c57	// th.vor.vv v24, v24, v6
-	and        	s3, s5, t1
-	lwu        	a5, 208(sp)
-	lwu        	a6, 176(sp)
-	// class 3: low words (pairs added), high words; out |= z & m[3]
-	.word	0x970b2357	// th.vmul.vv v6, v16, v22
-	and        	s4, s5, t2
-	and        	a4, s5, t3
-	and        	s2, s5, t0
-	.word	0x97242d57	// th.vmul.vv v26, v18, v8
-	xor        	a0, a0, a7
-	xor        	a2, a2, s1
-	mul        	a7, s3, a3
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	mul        	s6, s3, a5
-	lwu        	s1, 240(sp)
-	.word	0x93422657	// th.vmulhu.vv v12, v20, v4
-	th.mula    	a7, s4, s1
-	th.mula    	s6, s2, s1
-	mul        	s5, s3, s1
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	xor        	t6, t6, a7
-	xor        	a0, a0, s6
-	mul        	a7, s3, a6
-	.word	0x97422d57	// th.vmul.vv v26, v20, v4
-	xor        	t5, t5, s5
-	mul        	s5, s4, a5
-	th.mula    	a7, a4, s1
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	mul        	s3, s4, a3
-	mul        	s1, s4, a6
-	xor        	t5, t5, s5
-	.word	0x92e12657	// th.vmulhu.vv v12, v14, v2
-	mul        	s4, a4, a6
-	mul        	a6, s2, a6
-	th.mula    	s3, s2, a5
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	mul        	a5, a4, a5
-	mul        	s2, s2, a3
-	mul        	a4, a4, a3
-	.word	0x96e12d57	// th.vmul.vv v26, v14, v2
-	xor        	a0, a0, s1
-	xor        	a2, a2, a7
-	xor        	t5, t5, s4
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	xor        	t6, t6, a5
-	lwu        	s6, 1236(sp)
-	xor        	t5, t5, s2
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	and        	s5, s6, t1
-	xor        	t6, t6, a6
-	lwu        	s1, 148(sp)
-	.word	0x2602c057	// th.vand.vx v0, v0, t0
-	lwu        	a3, 212(sp)
-	lwu        	s4, 180(sp)
-	and        	a5, s6, t2
-	.word	0x2662c357	// th.vand.vx v6, v6, t0
-	and        	a7, s6, t3
-	and        	s2, s6, t0
-	xor        	a0, a0, a4
-	.word	0x2aa00557	// th.vor.vv v10, v10, v0
-	xor        	a2, a2, s3
-	mul        	s3, s5, s1
-	mul        	a6, s5, a3
-	.word	0x2b830c57	// th.vor.vv v24, v24, v6
-	lwu        	a4, 244(sp)
-	th.mula    	s3, a5, a4
-	.word	0x0eae2057	// th.vredxor.vs v0, v10, v28
-	th.mula    	a6, s2, a4
-	xor        	t6, t6, s3
-	mul        	s3, s5, s4
-	xor        	a0, a0, a6
-	// sums[5] = lane sums (high word << 32 | low word)
-	.word	0x0f8e2157	// th.vredxor.vs v2, v24, v28
-	mul        	s5, s5, a4
-	th.mula    	s3, a7, a4
-	mul        	a6, a5, s1
-	xor        	t5, t5, s5
-	.word	0x32002757	// th.vext.x.v a4, v0, zero
-	mul        	s5, a5, a3
-	mul        	s8, a5, s4
-	th.mula    	a6, s2, a3
-	mul        	s7, a7, a3
-	slli       	a4, a4, 32
-	.word	0x322027d7	// th.vext.x.v a5, v2, zero
-	// piece 6: operand classes a[k] = a & m[k], key classes b[j]
-	addi       	a3, sp, 1344
-	xor        	t5, t5, s5
-	mul        	s9, a7, s4
-	mul        	s6, s2, s4
-	or         	a5, a5, a4
-	sd         	a5, 1480(sp)
-	.word	0x0206f307	// th.vle.v v6, (a3)
-	addi       	a3, sp, 768
-	mul        	s5, s2, s1
-	mul        	s4, a7, s1
-	.word	0x0206f107	// th.vle.v v2, (a3)
-	addi       	a3, sp, 800
-	xor        	a0, a0, s8
-	xor        	a2, a2, s3
-	.word	0x0206f207	// th.vle.v v4, (a3)
-	addi       	a3, sp, 832
-	xor        	t6, t6, s7
-	lwu        	s7, 1252(sp)
-	.word	0x0206f407	// th.vle.v v8, (a3)
-	addi       	a3, sp, 864
-	xor        	t5, t5, s9
-	and        	s3, s7, t1
-	.word	0x26634857	// th.vand.vx v16, v6, t1
-	xor        	t6, t6, s6
-	lwu        	a4, 152(sp)
-	lwu        	s2, 216(sp)
-	.word	0x2663c957	// th.vand.vx v18, v6, t2
-	lwu        	a7, 184(sp)
-	and        	a5, s7, t2
-	xor        	t5, t5, s5
-	.word	0x0206fb07	// th.vle.v v22, (a3)
-	and        	s1, s7, t3
-	and        	a3, s7, t0
-	xor        	a0, a0, s4
-	.word	0x93012057	// th.vmulhu.vv v0, v16, v2
-	xor        	a2, a2, a6
-	mul        	a6, s3, a4
-	mul        	s5, s3, s2
-	.word	0x932b2657	// th.vmulhu.vv v12, v18, v22
-	lwu        	s4, 248(sp)
-	th.mula    	a6, a5, s4
-	.word	0x266e4a57	// th.vand.vx v20, v6, t3
-	th.mula    	s5, a3, s4
-	xor        	t6, t6, a6
-	mul        	a6, s3, a7
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	xor        	a0, a0, s5
-	mul        	s5, s3, s4
-	th.mula    	a6, s1, s4
-	.word	0x93442657	// th.vmulhu.vv v12, v20, v8
-	mul        	s3, a5, a4
-	xor        	t5, t5, s5
-	mul        	s4, s1, s2
-	.word	0x2662c757	// th.vand.vx v14, v6, t0
-	th.mula    	s3, a3, s2
-	mul        	s2, a5, s2
-	mul        	s5, a5, a7
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	xor        	t6, t6, s4
-	lwu        	a5, 1268(sp)
-	xor        	a2, a2, a6
-	.word	0x92e22657	// th.vmulhu.vv v12, v14, v4
-	mul        	s6, a3, a7
-	mul        	a7, s1, a7
-	mul        	s1, s1, a4
-	// class 0: low words (pairs added), high words; out |= z & m[0]
-	.word	0x97012357	// th.vmul.vv v6, v16, v2
-	mul        	s4, a3, a4
-	and        	a6, a5, t1
-	xor        	t5, t5, s2
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	xor        	a0, a0, s5
-	xor        	a2, a2, s3
-	xor        	t6, t6, s6
-	.word	0xb7692357	// th.vmacc.vv v6, v18, v22
-	lwu        	a3, 156(sp)
-	lwu        	a4, 188(sp)
-	lwu        	s2, 220(sp)
-	.word	0x97442d57	// th.vmul.vv v26, v20, v8
-	mul        	s3, a6, a3
-	xor        	t5, t5, a7
-	and        	a7, a5, t2
-	.word	0x26034557	// th.vand.vx v10, v0, t1
-	xor        	a0, a0, s1
-	mul        	s5, a6, a4
-	xor        	t5, t5, s4
-	.word	0x93022057	// th.vmulhu.vv v0, v16, v4
-	mul        	s4, a6, s2
-	and        	s1, a5, t3
-	and        	a5, a5, t0
-	.word	0x93212657	// th.vmulhu.vv v12, v18, v2
-	lwu        	s6, 252(sp)
-	th.mula    	s3, a7, s6
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	mul        	a6, a6, s6
-	th.mula    	s5, s1, s6
-	th.mula    	s4, a5, s6
-	.word	0x96e22d57	// th.vmul.vv v26, v14, v4
-	xor        	t6, t6, s3
-	xor        	t5, t5, a6
-	mul        	a6, a7, a3
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	xor        	a2, a2, s5
-	mul        	s3, s1, s2
-	xor        	a0, a0, s4
-	.word	0x934b2657	// th.vmulhu.vv v12, v20, v22
-	mul        	s4, a5, a4
-	th.mula    	a6, a5, s2
-	mul        	s2, a7, s2
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	mul        	a7, a7, a4
-	mul        	a4, s1, a4
-	mul        	s1, s1, a3
-	.word	0x26634c57	// th.vand.vx v24, v6, t1
-	mul        	a3, a5, a3
-	xor        	t6, t6, s3
-	xor        	t6, t6, s4
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	// sums[1] = OR of z[k] & m[k]
-	and        	t6, t6, t1
-	xor        	a2, a2, a6
-	xor        	t5, t5, s2
-	// class 1: low words (pairs added), high words; out |= z & m[1]
-	.word	0x97022357	// th.vmul.vv v6, v16, v4
-	xor        	a0, a0, a7
+	.word	0x97222357	// th.vmul.vv v6, v18, v4
+	th.mula    	s5, s2, s4
 	xor        	t5, t5, a4
-	xor        	a0, a0, s1
-	.word	0x97212d57	// th.vmul.vv v26, v18, v2
-	and        	a2, a2, t2
-	xor        	t5, t5, a3
-	or         	t6, t6, a2
-	.word	0x92e42657	// th.vmulhu.vv v12, v14, v8
-	and        	a0, a0, t3
-	or         	t6, t6, a0
-	and        	t5, t5, t0
-	.word	0xb76a2357	// th.vmacc.vv v6, v20, v22
-	or         	t6, t6, t5
-	sd         	t6, 1448(sp)
-	// piece 3: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
-	lwu        	a3, 1160(sp)
-	.word	0xb6872d57	// th.vmacc.vv v26, v14, v8
-	lwu        	a5, 448(sp)
-	lwu        	s4, 480(sp)
-	and        	a2, a3, t1
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	and        	s1, a3, t2
-	lwu        	s2, 384(sp)
-	lwu        	a4, 416(sp)
-	.word	0x2603c057	// th.vand.vx v0, v0, t2
-	and        	s3, a3, t3
-	mul        	t5, a2, s4
-	mul        	a0, s1, a5
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	mul        	t6, a2, s2
-	and        	a7, a3, t0
-	lwu        	a6, 1176(sp)
-	.word	0x2aa00557	// th.vor.vv v10, v10, v0
-	mul        	a3, s3, a4
-	xor        	t5, t5, a0
-	mul        	a0, a2, a5
-	.word	0x2663c357	// th.vand.vx v6, v6, t2
-	th.mula    	t6, s1, s4
-	mul        	a2, a2, a4
-	xor        	t5, t5, a3
-	.word	0x93042057	// th.vmulhu.vv v0, v16, v8
-	and        	a3, a6, t1
-	th.mula    	a0, a7, s4
-	th.mula    	a2, s3, s4
-	.word	0x93222657	// th.vmulhu.vv v12, v18, v4
-	mul        	s5, a7, s2
-	mul        	s4, s3, a5
-	mul        	s3, s3, s2
-	.word	0x2b830c57	// th.vor.vv v24, v24, v6
-	xor        	t5, t5, s5
-	mul        	s2, s1, s2
-	mul        	s5, s1, a4
-	// class 2: low words (pairs added), high words; out |= z & m[2]
-	.word	0x97042357	// th.vmul.vv v6, v16, v8
-	mul        	s1, a7, a4
-	xor        	t6, t6, s4
-	and        	a4, a6, t2
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	th.mula    	s2, a7, a5
-	and        	a7, a6, t3
-	and        	a5, a6, t0
-	.word	0x93412657	// th.vmulhu.vv v12, v20, v2
-	xor        	t6, t6, s1
-	lwu        	s1, 388(sp)
-	lwu        	s4, 484(sp)
-	.word	0xb7672357	// th.vmacc.vv v6, v14, v22
+	lwu        	s4, 1188(sp)
+	.word	0x97002d57	// th.vmul.vv v26, v16, v0
 	xor        	a0, a0, s5
-	lwu        	a6, 452(sp)
-	xor        	a0, a0, s3
-	.word	0x97222d57	// th.vmul.vv v26, v18, v4
-	mul        	s3, a3, s1
-	xor        	a2, a2, s2
-	mul        	s5, a3, s4
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	th.mula    	s3, a4, s4
-	lwu        	s2, 420(sp)
-	xor        	t5, t5, s5
-	.word	0x92eb2657	// th.vmulhu.vv v12, v14, v22
-	xor        	t6, t6, s3
-	mul        	s5, a3, a6
-	mul        	s3, a3, s2
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	th.mula    	s5, a5, s4
-	th.mula    	s3, a7, s4
-	mul        	s4, a4, a6
-	.word	0x97412d57	// th.vmul.vv v26, v20, v2
-	mul        	a3, a7, s2
-	xor        	t5, t5, s4
-	xor        	a0, a0, s5
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	mul        	s5, a5, s1
-	xor        	a2, a2, s3
-	mul        	s6, a7, a6
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	mul        	s3, a7, s1
-	mul        	s4, a4, s1
-	mul        	a4, a4, s2
-	.word	0x260e4057	// th.vand.vx v0, v0, t3
-	mul        	a7, a5, s2
-	xor        	t5, t5, a3
-	xor        	t5, t5, s5
-	.word	0x266e4357	// th.vand.vx v6, v6, t3
-	xor        	t6, t6, s6
-	lwu        	s5, 1192(sp)
-	th.mula    	s4, a5, a6
-	.word	0x2aa00557	// th.vor.vv v10, v10, v0
-	and        	s2, s5, t1
-	xor        	t6, t6, a7
-	lwu        	a7, 392(sp)
-	.word	0x930b2057	// th.vmulhu.vv v0, v16, v22
-	lwu        	a3, 456(sp)
-	and        	a6, s5, t2
-	lwu        	a5, 424(sp)
-	.word	0x93242657	// th.vmulhu.vv v12, v18, v8
-	xor        	a0, a0, a4
-	and        	s1, s5, t3
-	and        	a4, s5, t0
-	.word	0x2b830c57	// th.vor.vv v24, v24, v6
-	xor        	a0, a0, s3
-	xor        	a2, a2, s4
-	lwu        	s3, 488(sp)
-	// class 3: low words (pairs added), high words; out |= z & m[3]
-	.word	0x970b2357	// th.vmul.vv v6, v16, v22
-	mul        	s4, s2, a7
-	mul        	s5, s2, a3
-	.word	0x97242d57	// th.vmul.vv v26, v18, v8
-	th.mula    	s4, a6, s3
-	th.mula    	s5, a4, s3
-	mul        	s6, s2, s3
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	xor        	t6, t6, s4
-	xor        	a0, a0, s5
-	mul        	s2, s2, a5
-	.word	0x93422657	// th.vmulhu.vv v12, v20, v4
-	xor        	t5, t5, s6
-	mul        	s4, a6, a3
-	th.mula    	s2, s1, s3
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	mul        	s3, s1, a5
-	xor        	t5, t5, s4
-	mul        	s4, a4, a7
-	.word	0x97422d57	// th.vmul.vv v26, v20, v4
-	xor        	t5, t5, s3
-	mul        	s5, s1, a3
-	mul        	s1, s1, a7
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	mul        	s3, a6, a7
-	mul        	a7, a6, a5
-	mul        	a5, a4, a5
-	.word	0x92e12657	// th.vmulhu.vv v12, v14, v2
-	xor        	a2, a2, s2
-	xor        	t5, t5, s4
-	xor        	t6, t6, s5
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	lwu        	s5, 1208(sp)
-	th.mula    	s3, a4, a3
-	and        	s4, s5, t1
-	.word	0x96e12d57	// th.vmul.vv v26, v14, v2
-	xor        	t6, t6, a5
-	lwu        	a3, 396(sp)
-	lwu        	a6, 460(sp)
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	and        	s2, s5, t2
-	lwu        	a4, 428(sp)
-	xor        	a0, a0, a7
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	and        	a5, s5, t3
-	and        	a7, s5, t0
-	xor        	a0, a0, s1
-	.word	0x2602c057	// th.vand.vx v0, v0, t0
-	xor        	a2, a2, s3
-	mul        	s3, s4, a3
-	lwu        	s1, 492(sp)
-	.word	0x2662c357	// th.vand.vx v6, v6, t0
-	th.mula    	s3, s2, s1
-	mul        	s5, s4, a6
-	mul        	s6, s4, s1
-	.word	0x2aa00557	// th.vor.vv v10, v10, v0
-	xor        	t6, t6, s3
-	th.mula    	s5, a7, s1
-	mul        	s3, s4, a4
-	.word	0x2b830c57	// th.vor.vv v24, v24, v6
-	xor        	a0, a0, s5
-	xor        	t5, t5, s6
-	mul        	s4, s2, a6
-	.word	0x0eae2057	// th.vredxor.vs v0, v10, v28
-	th.mula    	s3, a5, s1
-	mul        	s1, a5, a4
-	xor        	t5, t5, s4
-	mul        	s5, a7, a3
-	// sums[6] = lane sums (high word << 32 | low word)
-	.word	0x0f8e2157	// th.vredxor.vs v2, v24, v28
-	xor        	t5, t5, s1
-	mul        	s1, s2, a3
-	mul        	s6, s2, a4
-	mul        	s2, a7, a4
-	.word	0x32002757	// th.vext.x.v a4, v0, zero
-	mul        	s4, a5, a3
-	mul        	s7, a5, a6
-	xor        	a2, a2, s3
-	xor        	t5, t5, s5
-	slli       	a4, a4, 32
-	.word	0x322027d7	// th.vext.x.v a5, v2, zero
-	// piece 7: operand classes a[k] = a & m[k], key classes b[j]
-	addi       	a3, sp, 1376
-	th.mula    	s1, a7, a6
-	xor        	a0, a0, s6
-	xor        	t6, t6, s7
-	or         	a5, a5, a4
-	sd         	a5, 1488(sp)
-	.word	0x0206f307	// th.vle.v v6, (a3)
-	addi       	a3, sp, 896
-	lwu        	a6, 1224(sp)
-	xor        	t6, t6, s2
-	.word	0x0206f107	// th.vle.v v2, (a3)
-	addi       	a3, sp, 928
-	lwu        	a5, 400(sp)
-	and        	s5, a6, t1
-	.word	0x0206f207	// th.vle.v v4, (a3)
-	addi       	a3, sp, 960
-	lwu        	a7, 464(sp)
-	lwu        	s2, 432(sp)
-	.word	0x0206f407	// th.vle.v v8, (a3)
-	addi       	a3, sp, 992
-	and        	s3, a6, t2
-	and        	a4, a6, t3
-	.word	0x26634857	// th.vand.vx v16, v6, t1
-	and        	a6, a6, t0
-	xor        	a0, a0, s4
-	xor        	a2, a2, s1
-	.word	0x2663c957	// th.vand.vx v18, v6, t2
-	mul        	s1, s5, a5
-	mul        	s6, s5, a7
-	lwu        	s4, 496(sp)
-	.word	0x0206fb07	// th.vle.v v22, (a3)
-	th.mula    	s1, s3, s4
-	th.mula    	s6, a6, s4
-	mul        	a3, s5, s4
-	.word	0x93012057	// th.vmulhu.vv v0, v16, v2
-	xor        	t6, t6, s1
-	xor        	a0, a0, s6
-	mul        	s1, s5, s2
-	.word	0x932b2657	// th.vmulhu.vv v12, v18, v22
-	xor        	t5, t5, a3
-	mul        	s5, s3, a7
-	th.mula    	s1, a4, s4
-	.word	0x266e4a57	// th.vand.vx v20, v6, t3
-	mul        	a3, s3, a5
-	mul        	s3, s3, s2
-	xor        	t5, t5, s5
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	mul        	s5, a4, s2
-	mul        	s2, a6, s2
-	th.mula    	a3, a6, a7
-	.word	0x93442657	// th.vmulhu.vv v12, v20, v8
-	mul        	a7, a4, a7
-	mul        	a6, a6, a5
-	mul        	s4, a4, a5
-	.word	0x2662c757	// th.vand.vx v14, v6, t0
-	xor        	a0, a0, s3
-	xor        	a2, a2, s1
-	xor        	t5, t5, s5
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	xor        	t6, t6, a7
-	lwu        	s1, 1240(sp)
-	xor        	t5, t5, a6
-	.word	0x92e22657	// th.vmulhu.vv v12, v14, v4
-	and        	s5, s1, t1
-	xor        	t6, t6, s2
-	lwu        	a5, 404(sp)
-	// class 0: low words (pairs added), high words; out |= z & m[0]
-	.word	0x97012357	// th.vmul.vv v6, v16, v2
-	lwu        	s2, 468(sp)
-	lwu        	a7, 436(sp)
-	and        	s3, s1, t2
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	and        	a4, s1, t3
-	and        	a6, s1, t0
-	xor        	a0, a0, s4
-	.word	0xb7692357	// th.vmacc.vv v6, v18, v22
-	xor        	a2, a2, a3
-	mul        	s1, s5, a5
-	mul        	s4, s5, s2
-	.word	0x97442d57	// th.vmul.vv v26, v20, v8
-	lwu        	a3, 500(sp)
-	th.mula    	s1, s3, a3
-	.word	0x26034557	// th.vand.vx v10, v0, t1
-	th.mula    	s4, a6, a3
-	xor        	t6, t6, s1
-	mul        	s1, s5, a7
-	.word	0x93022057	// th.vmulhu.vv v0, v16, v4
-	xor        	a0, a0, s4
-	mul        	s4, s5, a3
-	th.mula    	s1, a4, a3
-	.word	0x93212657	// th.vmulhu.vv v12, v18, v2
-	mul        	a3, s3, a5
-	xor        	t5, t5, s4
-	mul        	s5, s3, s2
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	mul        	s4, s3, a7
-	th.mula    	a3, a6, s2
-	mul        	s2, a4, s2
-	.word	0x96e22d57	// th.vmul.vv v26, v14, v4
-	xor        	t5, t5, s5
-	mul        	s5, a4, a7
-	mul        	a7, a6, a7
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	mul        	a6, a6, a5
-	mul        	s3, a4, a5
-	xor        	a0, a0, s4
-	.word	0x934b2657	// th.vmulhu.vv v12, v20, v22
-	xor        	a2, a2, s1
-	xor        	t6, t6, s2
-	lwu        	s6, 1256(sp)
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	xor        	t5, t5, s5
-	and        	s4, s6, t1
-	xor        	t6, t6, a7
-	.word	0x26634c57	// th.vand.vx v24, v6, t1
-	lwu        	a4, 408(sp)
-	lwu        	s2, 472(sp)
-	lwu        	a7, 440(sp)
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	and        	s1, s6, t2
-	xor        	t5, t5, a6
-	and        	a5, s6, t3
-	// class 1: low words (pairs added), high words; out |= z & m[1]
-	.word	0x97022357	// th.vmul.vv v6, v16, v4
-	and        	a6, s6, t0
-	xor        	a0, a0, s3
-	xor        	a2, a2, a3
-	.word	0x97212d57	// th.vmul.vv v26, v18, v2
-	mul        	s5, s4, a4
-	mul        	s6, s4, s2
-	lwu        	a3, 504(sp)
-	.word	0x92e42657	// th.vmulhu.vv v12, v14, v8
-	th.mula    	s5, s1, a3
-	th.mula    	s6, a6, a3
-	mul        	s3, s4, a7
-	.word	0xb76a2357	// th.vmacc.vv v6, v20, v22
-	xor        	t6, t6, s5
-	xor        	a0, a0, s6
-	mul        	s4, s4, a3
-	.word	0xb6872d57	// th.vmacc.vv v26, v14, v8
-	th.mula    	s3, a5, a3
-	mul        	a3, s1, a4
-	xor        	t5, t5, s4
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	mul        	s4, a5, s2
-	th.mula    	a3, a6, s2
-	mul        	s2, s1, s2
-	.word	0x2603c057	// th.vand.vx v0, v0, t2
-	mul        	s5, s1, a7
-	xor        	t6, t6, s4
-	lwu        	s1, 1272(sp)
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	xor        	a2, a2, s3
-	mul        	s6, a6, a7
-	mul        	s4, a5, a7
-	.word	0x2aa00557	// th.vor.vv v10, v10, v0
-	mul        	a7, a5, a4
-	mul        	a6, a6, a4
-	and        	s3, s1, t1
-	.word	0x2663c357	// th.vand.vx v6, v6, t2
-	xor        	t5, t5, s2
-	xor        	a0, a0, s5
-	xor        	a2, a2, a3
-	.word	0x93042057	// th.vmulhu.vv v0, v16, v8
-	xor        	t6, t6, s6
-	lwu        	a3, 412(sp)
-	lwu        	a4, 444(sp)
-	.word	0x93222657	// th.vmulhu.vv v12, v18, v4
-	lwu        	s2, 476(sp)
-	mul        	s5, s3, a3
-	xor        	t5, t5, s4
-	.word	0x2b830c57	// th.vor.vv v24, v24, v6
-	and        	a5, s1, t2
-	xor        	a0, a0, a7
-	mul        	s4, s3, a4
-	// class 2: low words (pairs added), high words; out |= z & m[2]
-	.word	0x97042357	// th.vmul.vv v6, v16, v8
-	xor        	t5, t5, a6
-	mul        	s6, s3, s2
-	and        	a6, s1, t3
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	and        	a7, s1, t0
-	lwu        	s1, 508(sp)
-	.word	0x93412657	// th.vmulhu.vv v12, v20, v2
-	th.mula    	s5, a5, s1
-	mul        	s3, s3, s1
-	th.mula    	s4, a6, s1
-	.word	0xb7672357	// th.vmacc.vv v6, v14, v22
-	th.mula    	s6, a7, s1
-	xor        	t6, t6, s5
-	xor        	t5, t5, s3
-	.word	0x97222d57	// th.vmul.vv v26, v18, v4
-	mul        	s1, a5, a3
-	xor        	a2, a2, s4
-	mul        	s3, a6, s2
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	xor        	a0, a0, s6
-	mul        	s4, a7, a4
-	th.mula    	s1, a7, s2
-	.word	0x92eb2657	// th.vmulhu.vv v12, v14, v22
-	mul        	s2, a5, s2
-	mul        	a5, a5, a4
-	mul        	a4, a6, a4
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	mul        	a6, a6, a3
-	mul        	a3, a7, a3
-	xor        	t6, t6, s3
-	.word	0x97412d57	// th.vmul.vv v26, v20, v2
-	xor        	t6, t6, s4
-	// sums[3] = OR of z[k] & m[k]
-	and        	t6, t6, t1
-	xor        	a2, a2, s1
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	xor        	t5, t5, s2
-	xor        	a0, a0, a5
-	xor        	t5, t5, a4
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	xor        	a0, a0, a6
-	and        	a2, a2, t2
-	xor        	t5, t5, a3
-	.word	0x260e4057	// th.vand.vx v0, v0, t3
-	or         	t6, t6, a2
-	and        	a0, a0, t3
-	or         	t6, t6, a0
-	.word	0x266e4357	// th.vand.vx v6, v6, t3
-	and        	t5, t5, t0
-	or         	t6, t6, t5
-	sd         	t6, 1464(sp)
-	.word	0x2aa00557	// th.vor.vv v10, v10, v0
-	// piece 4: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
-	lwu        	a3, 1164(sp)
-	lwu        	a4, 576(sp)
-	lwu        	s4, 608(sp)
-	.word	0x930b2057	// th.vmulhu.vv v0, v16, v22
-	and        	a2, a3, t1
-	and        	s1, a3, t2
-	lwu        	s2, 512(sp)
-	.word	0x93242657	// th.vmulhu.vv v12, v18, v8
-	lwu        	a5, 544(sp)
-	and        	s3, a3, t3
-	mul        	t5, a2, s4
-	.word	0x2b830c57	// th.vor.vv v24, v24, v6
-	mul        	a0, s1, a4
-	mul        	t6, a2, s2
-	and        	a6, a3, t0
-	// class 3: low words (pairs added), high words; out |= z & m[3]
-	.word	0x970b2357	// th.vmul.vv v6, v16, v22
-	lwu        	a7, 1180(sp)
-	mul        	a3, s3, a5
-	xor        	t5, t5, a0
-	.word	0x97242d57	// th.vmul.vv v26, v18, v8
-	mul        	a0, a2, a4
-	th.mula    	t6, s1, s4
-	mul        	a2, a2, a5
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	xor        	t5, t5, a3
-	and        	a3, a7, t1
-	th.mula    	a0, a6, s4
-	.word	0x93422657	// th.vmulhu.vv v12, v20, v4
-	th.mula    	a2, s3, s4
-	mul        	s5, a6, s2
-	mul        	s4, s3, a4
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	xor        	t5, t5, s5
-	mul        	s3, s3, s2
-	mul        	s2, s1, s2
-	.word	0x97422d57	// th.vmul.vv v26, v20, v4
 	mul        	s5, s1, a5
-	mul        	s6, a6, a5
-	xor        	t6, t6, s4
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	and        	a5, a7, t2
-	th.mula    	s2, a6, a4
-	and        	s1, a7, t3
-	.word	0x92e12657	// th.vmulhu.vv v12, v14, v2
-	and        	a4, a7, t0
-	xor        	t6, t6, s6
-	lwu        	a7, 516(sp)
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	lwu        	s4, 612(sp)
-	xor        	a0, a0, s5
-	lwu        	a6, 580(sp)
-	.word	0x96e12d57	// th.vmul.vv v26, v14, v2
-	xor        	a0, a0, s3
-	mul        	s3, a3, a7
-	xor        	a2, a2, s2
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	mul        	s5, a3, s4
-	th.mula    	s3, a5, s4
-	lwu        	s2, 548(sp)
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	xor        	t6, t6, s3
-	xor        	t5, t5, s5
-	mul        	s5, a3, a6
-	.word	0x2602c057	// th.vand.vx v0, v0, t0
-	mul        	s3, a3, s2
-	th.mula    	s5, a4, s4
-	mul        	a3, a5, a6
-	.word	0x2662c357	// th.vand.vx v6, v6, t0
-	th.mula    	s3, s1, s4
-	xor        	t5, t5, a3
-	mul        	a3, s1, s2
-	.word	0x2aa00557	// th.vor.vv v10, v10, v0
-	xor        	a0, a0, s5
-	mul        	s6, a4, a7
-	xor        	a2, a2, s3
-	.word	0x2b830c57	// th.vor.vv v24, v24, v6
-	mul        	s7, s1, a6
-	mul        	s5, s1, a7
-	mul        	s4, a5, a7
-	.word	0x0eae2057	// th.vredxor.vs v0, v10, v28
-	mul        	s3, a5, s2
-	mul        	a5, a4, s2
-	xor        	t5, t5, a3
-	xor        	t5, t5, s6
-	// sums[7] = lane sums (high word << 32 | low word)
-	.word	0x0f8e2157	// th.vredxor.vs v2, v24, v28
-	xor        	t6, t6, s7
-	lwu        	s7, 1196(sp)
-	th.mula    	s4, a4, a6
-	and        	s6, s7, t1
-	.word	0x32002757	// th.vext.x.v a4, v0, zero
-	xor        	t6, t6, a5
-	lwu        	s2, 520(sp)
-	lwu        	a6, 584(sp)
-	and        	s1, s7, t2
-	slli       	a4, a4, 32
-	.word	0x322027d7	// th.vext.x.v a5, v2, zero
-	// piece 8: operand classes a[k] = a & m[k], key classes b[j]
-	addi       	a3, sp, 1408
-	lwu        	a7, 552(sp)
-	xor        	a0, a0, s3
-	and        	s3, s7, t3
-	or         	a5, a5, a4
-	sd         	a5, 1496(sp)
-	.word	0x0206f307	// th.vle.v v6, (a3)
-	addi       	a3, sp, 1024
-	and        	a4, s7, t0
-	xor        	a0, a0, s5
-	.word	0x0206f107	// th.vle.v v2, (a3)
-	addi       	a3, sp, 1056
-	xor        	a2, a2, s4
-	lwu        	s4, 616(sp)
-	.word	0x0206f207	// th.vle.v v4, (a3)
-	addi       	a3, sp, 1088
-	mul        	a5, s6, s2
-	mul        	s5, s6, a6
-	.word	0x0206f407	// th.vle.v v8, (a3)
-	addi       	a3, sp, 1120
-	th.mula    	a5, s1, s4
-	th.mula    	s5, a4, s4
-	.word	0x26634857	// th.vand.vx v16, v6, t1
-	xor        	t6, t6, a5
-	xor        	a0, a0, s5
-	mul        	s5, s6, s4
-	.word	0x2663c957	// th.vand.vx v18, v6, t2
-	mul        	a5, s6, a7
+	lwu        	a4, 136(sp)
+	.word	0x92e42657	// th.vmulhu.vv v12, v14, v8
 	xor        	t5, t5, s5
 	mul        	s5, s1, a6
-	.word	0x0206fb07	// th.vle.v v22, (a3)
-	th.mula    	a5, s3, s4
-	mul        	s4, s3, a7
-	xor        	t5, t5, s5
-	.word	0x93012057	// th.vmulhu.vv v0, v16, v2
-	mul        	a3, a4, s2
-	xor        	t5, t5, s4
-	mul        	s6, s3, a6
-	.word	0x932b2657	// th.vmulhu.vv v12, v18, v22
-	mul        	s3, s3, s2
-	mul        	s4, s1, s2
-	mul        	s5, s1, a7
-	.word	0x266e4a57	// th.vand.vx v20, v6, t3
-	mul        	a7, a4, a7
-	xor        	a2, a2, a5
-	xor        	t5, t5, a3
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	xor        	t6, t6, s6
-	lwu        	s6, 1212(sp)
-	th.mula    	s4, a4, a6
-	.word	0x93442657	// th.vmulhu.vv v12, v20, v8
-	and        	s1, s6, t1
-	xor        	t6, t6, a7
-	lwu        	a4, 524(sp)
-	.word	0x2662c757	// th.vand.vx v14, v6, t0
-	lwu        	a3, 588(sp)
-	and        	s2, s6, t2
-	lwu        	a7, 556(sp)
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	xor        	a0, a0, s5
-	and        	a5, s6, t3
-	and        	a6, s6, t0
-	.word	0x92e22657	// th.vmulhu.vv v12, v14, v4
-	xor        	a0, a0, s3
-	xor        	a2, a2, s4
-	mul        	s5, s1, a4
-	// class 0: low words (pairs added), high words; out |= z & m[0]
-	.word	0x97012357	// th.vmul.vv v6, v16, v2
-	lwu        	s3, 620(sp)
-	mul        	s4, s1, a3
-	th.mula    	s5, s2, s3
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	th.mula    	s4, a6, s3
-	xor        	t6, t6, s5
-	mul        	s5, s1, s3
-	.word	0xb7692357	// th.vmacc.vv v6, v18, v22
-	xor        	a0, a0, s4
-	mul        	s4, s1, a7
-	xor        	t5, t5, s5
-	.word	0x97442d57	// th.vmul.vv v26, v20, v8
-	mul        	s1, s2, a3
-	th.mula    	s4, a5, s3
-	mul        	s3, a5, a7
-	.word	0x26034557	// th.vand.vx v10, v0, t1
-	xor        	t5, t5, s1
-	mul        	s5, a6, a4
-	xor        	t5, t5, s3
-	.word	0x93022057	// th.vmulhu.vv v0, v16, v4
-	mul        	s1, s2, a4
-	mul        	s2, s2, a7
-	mul        	a7, a6, a7
-	.word	0x93212657	// th.vmulhu.vv v12, v18, v2
-	mul        	s3, a5, a4
-	mul        	a4, a5, a3
-	xor        	a2, a2, s4
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	xor        	t5, t5, s5
-	th.mula    	s1, a6, a3
-	xor        	a0, a0, s2
-	.word	0x96e22d57	// th.vmul.vv v26, v14, v4
-	xor        	t6, t6, a4
-	lwu        	a6, 1228(sp)
-	xor        	t6, t6, a7
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	lwu        	a5, 528(sp)
-	and        	a3, a6, t1
-	lwu        	a7, 592(sp)
-	.word	0x934b2657	// th.vmulhu.vv v12, v20, v22
-	lwu        	s2, 560(sp)
-	and        	s4, a6, t2
-	and        	a4, a6, t3
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	and        	a6, a6, t0
-	xor        	a0, a0, s3
-	xor        	a2, a2, s1
-	.word	0x26634c57	// th.vand.vx v24, v6, t1
-	mul        	s1, a3, a5
-	mul        	s6, a3, a7
-	lwu        	s3, 624(sp)
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	th.mula    	s1, s4, s3
-	th.mula    	s6, a6, s3
-	mul        	s5, a3, s3
-	// class 1: low words (pairs added), high words; out |= z & m[1]
-	.word	0x97022357	// th.vmul.vv v6, v16, v4
-	xor        	t6, t6, s1
-	xor        	a0, a0, s6
-	mul        	s1, a3, s2
-	.word	0x97212d57	// th.vmul.vv v26, v18, v2
-	xor        	t5, t5, s5
-	mul        	s5, s4, a7
-	th.mula    	s1, a4, s3
-	.word	0x92e42657	// th.vmulhu.vv v12, v14, v8
-	mul        	a3, s4, a5
-	mul        	s4, s4, s2
-	xor        	t5, t5, s5
+	mul        	s1, s1, s3
 	.word	0xb76a2357	// th.vmacc.vv v6, v20, v22
-	mul        	s5, a4, s2
-	mul        	s2, a6, s2
-	th.mula    	a3, a6, a7
+	mul        	s6, s2, s3
+	mul        	s3, s2, a6
+	mul        	a6, a7, a6
 	.word	0xb6872d57	// th.vmacc.vv v26, v14, v8
-	mul        	a7, a4, a7
-	mul        	a6, a6, a5
-	mul        	s3, a4, a5
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	xor        	a0, a0, s4
-	xor        	a2, a2, s1
-	xor        	t5, t5, s5
-	.word	0x2603c057	// th.vand.vx v0, v0, t2
-	xor        	t6, t6, a7
-	lwu        	s1, 1244(sp)
-	xor        	t5, t5, a6
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	and        	s5, s1, t1
-	xor        	t6, t6, s2
-	lwu        	a5, 532(sp)
-	.word	0x2aa00557	// th.vor.vv v10, v10, v0
-	lwu        	s2, 596(sp)
-	lwu        	a7, 564(sp)
-	and        	s4, s1, t2
-	.word	0x2663c357	// th.vand.vx v6, v6, t2
-	and        	a4, s1, t3
-	and        	a6, s1, t0
-	xor        	a0, a0, s3
-	.word	0x93042057	// th.vmulhu.vv v0, v16, v8
-	xor        	a2, a2, a3
-	mul        	s1, s5, a5
-	mul        	s3, s5, s2
-	.word	0x93222657	// th.vmulhu.vv v12, v18, v4
-	lwu        	a3, 628(sp)
-	th.mula    	s1, s4, a3
-	.word	0x2b830c57	// th.vor.vv v24, v24, v6
-	th.mula    	s3, a6, a3
-	xor        	t6, t6, s1
-	mul        	s1, s5, a7
-	// class 2: low words (pairs added), high words; out |= z & m[2]
-	.word	0x97042357	// th.vmul.vv v6, v16, v8
-	xor        	a0, a0, s3
-	mul        	s3, s5, a3
-	th.mula    	s1, a4, a3
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	mul        	a3, s4, a5
-	xor        	t5, t5, s3
-	mul        	s3, s4, s2
-	.word	0x93412657	// th.vmulhu.vv v12, v20, v2
-	mul        	s4, s4, a7
-	th.mula    	a3, a6, s2
-	mul        	s2, a4, s2
-	.word	0xb7672357	// th.vmacc.vv v6, v14, v22
-	xor        	t5, t5, s3
-	mul        	s5, a4, a7
-	mul        	a7, a6, a7
-	.word	0x97222d57	// th.vmul.vv v26, v18, v4
-	mul        	a6, a6, a5
-	mul        	s3, a4, a5
-	xor        	a0, a0, s4
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	xor        	a2, a2, s1
-	xor        	t6, t6, s2
-	lwu        	s6, 1260(sp)
-	.word	0x92eb2657	// th.vmulhu.vv v12, v14, v22
-	xor        	t5, t5, s5
-	and        	s4, s6, t1
-	xor        	t6, t6, a7
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	lwu        	a4, 536(sp)
-	lwu        	s2, 600(sp)
-	lwu        	a7, 568(sp)
-	.word	0x97412d57	// th.vmul.vv v26, v20, v2
-	and        	s1, s6, t2
-	xor        	t5, t5, a6
-	and        	a5, s6, t3
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	and        	a6, s6, t0
-	xor        	a0, a0, s3
-	xor        	a2, a2, a3
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	mul        	s3, s4, a4
-	mul        	s6, s4, s2
-	lwu        	a3, 632(sp)
-	.word	0x260e4057	// th.vand.vx v0, v0, t3
-	th.mula    	s3, s1, a3
-	th.mula    	s6, a6, a3
-	mul        	s5, s4, a7
-	.word	0x266e4357	// th.vand.vx v6, v6, t3
-	xor        	t6, t6, s3
-	xor        	a0, a0, s6
-	mul        	s4, s4, a3
-	.word	0x2aa00557	// th.vor.vv v10, v10, v0
-	th.mula    	s5, a5, a3
-	mul        	s3, s1, a4
-	xor        	t5, t5, s4
-	.word	0x930b2057	// th.vmulhu.vv v0, v16, v22
-	mul        	a3, a5, s2
-	th.mula    	s3, a6, s2
-	mul        	s2, s1, s2
-	.word	0x93242657	// th.vmulhu.vv v12, v18, v8
-	mul        	s1, s1, a7
-	xor        	t6, t6, a3
-	lwu        	a3, 1276(sp)
-	.word	0x2b830c57	// th.vor.vv v24, v24, v6
-	xor        	a2, a2, s5
-	mul        	s5, a6, a7
-	mul        	a7, a5, a7
-	// class 3: low words (pairs added), high words; out |= z & m[3]
-	.word	0x970b2357	// th.vmul.vv v6, v16, v22
-	mul        	s4, a5, a4
-	mul        	s6, a6, a4
-	and        	a5, a3, t1
-	.word	0x97242d57	// th.vmul.vv v26, v18, v8
-	xor        	t5, t5, s2
-	xor        	a0, a0, s1
-	xor        	a2, a2, s3
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	xor        	t6, t6, s5
-	lwu        	a4, 540(sp)
-	lwu        	a6, 572(sp)
-	.word	0x93422657	// th.vmulhu.vv v12, v20, v4
-	lwu        	s1, 604(sp)
-	mul        	s3, a5, a4
-	xor        	t5, t5, a7
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	and        	a7, a3, t2
-	xor        	a0, a0, s4
-	mul        	s4, a5, a6
-	.word	0x97422d57	// th.vmul.vv v26, v20, v4
 	xor        	t5, t5, s6
-	mul        	s5, a5, s1
-	and        	s2, a3, t3
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
-	and        	a3, a3, t0
-	lwu        	s6, 636(sp)
-	.word	0x92e12657	// th.vmulhu.vv v12, v14, v2
-	th.mula    	s3, a7, s6
-	mul        	a5, a5, s6
-	th.mula    	s4, s2, s6
-	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	th.mula    	s5, a3, s6
+	xor        	t6, t6, s1
+	and        	s1, s4, t1
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	xor        	t5, t5, a6
+	and        	a6, s4, t2
+	th.mula    	s5, a7, a5
+	.word	0x2623c157	// th.vand.vx v2, v2, t2
+	lwu        	s6, 200(sp)
+	lwu        	s2, 168(sp)
 	xor        	t6, t6, s3
-	xor        	t5, t5, a5
-	.word	0x96e12d57	// th.vmul.vv v26, v14, v2
-	mul        	a5, a7, a4
-	xor        	a2, a2, s4
-	mul        	s3, s2, s1
-	.word	0x2e060057	// th.vxor.vv v0, v0, v12
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	and        	s3, s4, t3
+	and        	a5, s4, t0
 	xor        	a0, a0, s5
-	mul        	s4, a3, a6
-	th.mula    	a5, a3, s1
+	.word	0x2aa10557	// th.vor.vv v10, v10, v2
+	lwu        	s4, 232(sp)
+	mul        	a7, s1, a4
+	mul        	s7, s3, s6
+	.word	0x2663c357	// th.vand.vx v6, v6, t2
+	th.mula    	a7, a6, s4
+	mul        	s8, a5, s2
+	mul        	s5, s1, s2
+	.word	0x93242157	// th.vmulhu.vv v2, v18, v8
+	xor        	a3, a3, a7
+	xor        	a3, a3, s7
+	xor        	a3, a3, s8
+	.word	0x93022657	// th.vmulhu.vv v12, v16, v4
+	th.mula    	s5, s3, s4
+	mul        	s8, a6, a4
+	mul        	a7, s1, s6
+	.word	0x2b830c57	// th.vor.vv v24, v24, v6
+	xor        	a0, a0, s5
+	th.mula    	s8, a5, s6
+	mul        	s7, s1, s4
+	// class 2: low words (pairs added), high words; out |= z & m[2]
+	.word	0x97242357	// th.vmul.vv v6, v18, v8
+	xor        	a0, a0, s8
+	mul        	s6, a6, s6
+	mul        	s1, a6, s2
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	mul        	a6, s3, s2
+	mul        	s2, s3, a4
+	mul        	s3, a5, a4
+	.word	0x93402657	// th.vmulhu.vv v12, v20, v0
+	th.mula    	a7, a5, s4
+	lwu        	s5, 1204(sp)
+	xor        	t5, t5, s7
+	.word	0xb7672357	// th.vmacc.vv v6, v14, v22
+	lwu        	a5, 140(sp)
+	xor        	t5, t5, s6
+	and        	a4, s5, t1
+	.word	0x97022d57	// th.vmul.vv v26, v16, v4
+	xor        	t5, t5, a6
+	lwu        	a6, 204(sp)
+	xor        	t5, t5, s3
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	mul        	s6, a4, a5
+	xor        	t6, t6, a7
+	lwu        	s4, 236(sp)
+	.word	0x92eb2657	// th.vmulhu.vv v12, v14, v22
+	xor        	t6, t6, s1
+	and        	s1, s5, t2
+	xor        	t6, t6, s2
 	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
-	mul        	s1, a7, s1
-	mul        	a7, a7, a6
-	mul        	a6, s2, a6
-	.word	0x2602c057	// th.vand.vx v0, v0, t0
-	mul        	s2, s2, a4
-	mul        	a3, a3, a4
-	xor        	t6, t6, s3
+	mul        	a7, a4, a6
+	th.mula    	s6, s1, s4
+	lwu        	s3, 172(sp)
+	.word	0x97402d57	// th.vmul.vv v26, v20, v0
+	xor        	a3, a3, s6
+	and        	s2, s5, t3
+	and        	s5, s5, t0
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	th.mula    	a7, s5, s4
+	mul        	s6, s2, a6
+	mul        	s7, s5, s3
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	xor        	t6, t6, a7
+	xor        	a3, a3, s6
+	xor        	a3, a3, s7
+	.word	0x262e4157	// th.vand.vx v2, v2, t3
+	mul        	s6, a4, s3
+	mul        	a4, a4, s4
+	lwu        	a7, 1220(sp)
+	.word	0x266e4357	// th.vand.vx v6, v6, t3
+	xor        	t5, t5, a4
+	th.mula    	s6, s2, s4
+	lwu        	a4, 144(sp)
+	.word	0x2aa10557	// th.vor.vv v10, v10, v2
+	xor        	a0, a0, s6
+	mul        	s4, s1, a5
+	mul        	s6, s1, a6
+	.word	0x932b2157	// th.vmulhu.vv v2, v18, v22
+	th.mula    	s4, s5, a6
+	mul        	s5, s5, a5
+	mul        	a6, s1, s3
+	.word	0x93042657	// th.vmulhu.vv v12, v16, v8
+	mul        	s1, s2, s3
+	mul        	s2, s2, a5
+	xor        	t5, t5, s6
+	.word	0x2b830c57	// th.vor.vv v24, v24, v6
+	and        	a5, a7, t1
+	xor        	t6, t6, a6
+	lwu        	a6, 208(sp)
+	// class 3: low words (pairs added), high words; out |= z & m[3]
+	.word	0x972b2357	// th.vmul.vv v6, v18, v22
+	xor        	t5, t5, s1
+	lwu        	s1, 176(sp)
+	xor        	t5, t5, s5
+	.word	0x97042d57	// th.vmul.vv v26, v16, v8
+	and        	s5, a7, t2
+	xor        	t6, t6, s2
+	and        	s2, a7, t3
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	and        	a7, a7, t0
+	xor        	a0, a0, s4
+	mul        	s4, a5, a4
+	.word	0x93422657	// th.vmulhu.vv v12, v20, v4
+	lwu        	s3, 240(sp)
+	mul        	s6, s2, a6
+	th.mula    	s4, s5, s3
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	mul        	s7, a7, s1
+	xor        	a3, a3, s4
+	xor        	a3, a3, s6
+	.word	0x97422d57	// th.vmul.vv v26, v20, v4
+	xor        	a3, a3, s7
+	mul        	s6, a5, s1
+	mul        	s7, s5, a4
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	th.mula    	s6, s2, s3
+	th.mula    	s7, a7, a6
+	mul        	s4, a5, a6
+	.word	0x92e02657	// th.vmulhu.vv v12, v14, v0
+	xor        	a0, a0, s6
+	xor        	a0, a0, s7
+	mul        	s6, a5, s3
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	mul        	s7, s5, a6
+	mul        	a5, s5, s1
+	mul        	s5, s2, s1
+	.word	0x96e02d57	// th.vmul.vv v26, v14, v0
+	mul        	a6, s2, a4
+	mul        	s2, a7, a4
+	th.mula    	s4, a7, s3
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	lwu        	a7, 1236(sp)
+	xor        	t5, t5, s6
+	lwu        	s1, 148(sp)
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	xor        	t5, t5, s7
+	and        	a4, a7, t1
+	xor        	t5, t5, s5
+	.word	0x2622c157	// th.vand.vx v2, v2, t0
+	lwu        	s3, 212(sp)
+	xor        	t5, t5, s2
+	mul        	s5, a4, s1
 	.word	0x2662c357	// th.vand.vx v6, v6, t0
 	xor        	t6, t6, s4
-	// sums[4] = OR of z[k] & m[k]
-	and        	t6, t6, t1
-	xor        	a2, a2, a5
-	.word	0x2aa00557	// th.vor.vv v10, v10, v0
-	xor        	t5, t5, s1
-	xor        	a0, a0, a7
-	xor        	t5, t5, a6
+	lwu        	s2, 180(sp)
+	xor        	t6, t6, a5
+	.word	0x2aa10557	// th.vor.vv v10, v10, v2
+	and        	s6, a7, t2
+	xor        	t6, t6, a6
+	mul        	a5, a4, s3
 	.word	0x2b830c57	// th.vor.vv v24, v24, v6
-	xor        	a0, a0, s2
-	and        	a2, a2, t2
-	xor        	t5, t5, a3
+	and        	s4, a7, t3
+	and        	s7, a7, t0
+	lwu        	a6, 244(sp)
 	.word	0x0eae2057	// th.vredxor.vs v0, v10, v28
-	or         	t6, t6, a2
-	and        	a0, a0, t3
-	or         	t6, t6, a0
+	th.mula    	s5, s6, a6
+	th.mula    	a5, s7, a6
+	mul        	a7, s4, s3
+	xor        	a3, a3, s5
+	// sums[5] = lane sums (high word << 32 | low word)
+	.word	0x0f8e2157	// th.vredxor.vs v2, v24, v28
+	xor        	t6, t6, a5
+	xor        	a3, a3, a7
+	mul        	s5, s7, s2
+	mul        	a7, a4, s2
+	.word	0x320027d7	// th.vext.x.v a5, v0, zero
+	xor        	a3, a3, s5
+	mul        	s8, a4, a6
+	th.mula    	a7, s4, a6
+	lwu        	s5, 1252(sp)
+	slli       	a5, a5, 32
+	.word	0x32202857	// th.vext.x.v a6, v2, zero
+	// piece 6: operand classes a[k] = a & m[k], key classes b[j]
+	addi       	a4, sp, 1344
+	xor        	t5, t5, s8
+	xor        	a0, a0, a7
+	lwu        	a7, 152(sp)
+	or         	a6, a6, a5
+	sd         	a6, 1480(sp)
+	.word	0x02077307	// th.vle.v v6, (a4)
+	addi       	a4, sp, 768
+	mul        	s8, s6, s1
+	mul        	a6, s6, s3
+	.word	0x02077007	// th.vle.v v0, (a4)
+	addi       	a4, sp, 800
+	th.mula    	s8, s7, s3
+	mul        	a5, s6, s2
+	.word	0x02077207	// th.vle.v v4, (a4)
+	addi       	a4, sp, 832
+	mul        	s2, s4, s2
+	mul        	s3, s7, s1
+	.word	0x02077407	// th.vle.v v8, (a4)
+	addi       	a4, sp, 864
+	mul        	s1, s4, s1
+	xor        	t5, t5, a6
+	.word	0x26634957	// th.vand.vx v18, v6, t1
+	and        	a6, s5, t1
+	xor        	t5, t5, s2
+	lwu        	s2, 216(sp)
+	.word	0x2663c857	// th.vand.vx v16, v6, t2
+	xor        	t6, t6, a5
+	lwu        	a5, 184(sp)
+	xor        	t5, t5, s3
+	.word	0x02077b07	// th.vle.v v22, (a4)
+	and        	s6, s5, t2
+	xor        	t6, t6, s1
+	and        	s3, s5, t3
+	.word	0x93202157	// th.vmulhu.vv v2, v18, v0
+	and        	a4, s5, t0
+	xor        	a0, a0, s8
+	mul        	s1, a6, a7
+	.word	0x930b2657	// th.vmulhu.vv v12, v16, v22
+	lwu        	s4, 248(sp)
+	mul        	s5, s3, s2
+	th.mula    	s1, s6, s4
+	.word	0x266e4a57	// th.vand.vx v20, v6, t3
+	mul        	s7, a4, a5
+	xor        	a3, a3, s1
+	xor        	a3, a3, s5
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	xor        	a3, a3, s7
+	mul        	s5, a6, a5
+	mul        	s7, s6, a7
+	.word	0x93442657	// th.vmulhu.vv v12, v20, v8
+	th.mula    	s5, s3, s4
+	th.mula    	s7, a4, s2
+	mul        	s1, a6, s2
+	.word	0x2662c757	// th.vand.vx v14, v6, t0
+	xor        	a0, a0, s5
+	xor        	a0, a0, s7
+	mul        	a6, a6, s4
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	mul        	s2, s6, s2
+	mul        	s5, s6, a5
+	mul        	a5, s3, a5
+	.word	0x92e22657	// th.vmulhu.vv v12, v14, v4
+	mul        	s6, s3, a7
+	mul        	s3, a4, a7
+	th.mula    	s1, a4, s4
+	// class 0: low words (pairs added), high words; out |= z & m[0]
+	.word	0x97202357	// th.vmul.vv v6, v18, v0
+	lwu        	a7, 1268(sp)
+	xor        	t5, t5, a6
+	lwu        	a4, 156(sp)
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	xor        	t5, t5, s2
+	and        	s2, a7, t1
+	xor        	t5, t5, a5
+	.word	0xb7682357	// th.vmacc.vv v6, v16, v22
+	lwu        	a6, 188(sp)
+	xor        	t5, t5, s3
+	lwu        	a5, 220(sp)
+	.word	0x97442d57	// th.vmul.vv v26, v20, v8
+	xor        	t6, t6, s1
+	mul        	s4, s2, a4
+	xor        	t6, t6, s5
+	.word	0x26234557	// th.vand.vx v10, v2, t1
+	and        	s3, a7, t2
+	xor        	t6, t6, s6
+	mul        	s6, s2, a6
+	.word	0x93222157	// th.vmulhu.vv v2, v18, v4
+	and        	s1, a7, t3
+	and        	a7, a7, t0
+	lwu        	s5, 252(sp)
+	.word	0x93002657	// th.vmulhu.vv v12, v16, v0
+	th.mula    	s4, s3, s5
+	th.mula    	s6, s1, s5
+	mul        	s7, s1, a5
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	xor        	a3, a3, s4
+	xor        	a0, a0, s6
+	xor        	a3, a3, s7
+	.word	0x96e22d57	// th.vmul.vv v26, v14, v4
+	mul        	s7, a7, a6
+	mul        	s4, s2, a5
+	mul        	s6, s2, s5
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	xor        	a3, a3, s7
+	// sums[1] = OR of z[k] & m[k]
+	and        	a3, a3, t1
+	th.mula    	s4, a7, s5
+	.word	0x934b2657	// th.vmulhu.vv v12, v20, v22
+	mul        	s2, s3, a4
+	xor        	t5, t5, s6
+	mul        	s5, s3, a6
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	mul        	s3, s3, a5
+	mul        	a6, s1, a6
+	mul        	s1, s1, a4
+	.word	0x26634c57	// th.vand.vx v24, v6, t1
+	mul        	a4, a7, a4
+	th.mula    	s2, a7, a5
+	xor        	t6, t6, s4
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	xor        	t6, t6, s5
+	xor        	t5, t5, s3
+	xor        	t5, t5, a6
+	// class 1: low words (pairs added), high words; out |= z & m[1]
+	.word	0x97222357	// th.vmul.vv v6, v18, v4
+	xor        	t6, t6, s1
+	xor        	t5, t5, a4
+	and        	t6, t6, t3
+	.word	0x97002d57	// th.vmul.vv v26, v16, v0
 	and        	t5, t5, t0
+	xor        	a0, a0, s2
+	and        	a0, a0, t2
+	.word	0x92e42657	// th.vmulhu.vv v12, v14, v8
+	or         	a3, a3, a0
+	or         	a3, a3, t6
+	or         	a3, a3, t5
+	.word	0xb76a2357	// th.vmacc.vv v6, v20, v22
+	sd         	a3, 1448(sp)
+	// piece 3: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
+	lwu        	a4, 1160(sp)
+	lwu        	s1, 448(sp)
+	.word	0xb6872d57	// th.vmacc.vv v26, v14, v8
+	lwu        	a7, 480(sp)
+	and        	a0, a4, t1
+	and        	a6, a4, t2
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	lwu        	a5, 384(sp)
+	lwu        	s3, 416(sp)
+	and        	s4, a4, t3
+	.word	0x2623c157	// th.vand.vx v2, v2, t2
+	mul        	t5, a0, a7
+	mul        	t6, a6, s1
+	mul        	a3, a0, a5
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	and        	s2, a4, t0
+	lwu        	a4, 1176(sp)
+	xor        	t5, t5, t6
+	.word	0x2aa10557	// th.vor.vv v10, v10, v2
+	mul        	s5, s4, s3
+	th.mula    	a3, a6, a7
+	mul        	t6, a0, s1
+	.word	0x2663c357	// th.vand.vx v6, v6, t2
+	xor        	t5, t5, s5
+	mul        	a0, a0, s3
+	th.mula    	t6, s2, a7
+	.word	0x93242157	// th.vmulhu.vv v2, v18, v8
+	th.mula    	a0, s4, a7
+	and        	a7, a4, t1
+	mul        	s5, s4, s1
+	.word	0x93022657	// th.vmulhu.vv v12, v16, v4
+	mul        	s6, s4, a5
+	xor        	a3, a3, s5
+	mul        	s5, s2, s3
+	.word	0x2b830c57	// th.vor.vv v24, v24, v6
+	mul        	s3, a6, s3
+	mul        	s4, a6, a5
+	mul        	a5, s2, a5
+	// class 2: low words (pairs added), high words; out |= z & m[2]
+	.word	0x97242357	// th.vmul.vv v6, v18, v8
+	xor        	a3, a3, s5
+	xor        	t5, t5, a5
+	lwu        	a6, 388(sp)
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	xor        	t6, t6, s3
+	lwu        	s5, 484(sp)
+	xor        	t6, t6, s6
+	.word	0x93402657	// th.vmulhu.vv v12, v20, v0
+	lwu        	a5, 452(sp)
+	th.mula    	s4, s2, s1
+	mul        	s1, a7, a6
+	.word	0xb7672357	// th.vmacc.vv v6, v14, v22
+	and        	s3, a4, t2
+	xor        	a0, a0, s4
+	lwu        	s4, 420(sp)
+	.word	0x97022d57	// th.vmul.vv v26, v16, v4
+	th.mula    	s1, s3, s5
+	mul        	s6, a7, a5
+	and        	s2, a4, t3
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	xor        	a3, a3, s1
+	and        	s1, a4, t0
+	th.mula    	s6, s1, s5
+	.word	0x92eb2657	// th.vmulhu.vv v12, v14, v22
+	mul        	a4, s2, a5
+	xor        	t6, t6, s6
+	mul        	s6, s1, s4
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	xor        	a3, a3, a4
+	xor        	a3, a3, s6
+	mul        	a4, a7, s4
+	.word	0x97402d57	// th.vmul.vv v26, v20, v0
+	mul        	s6, a7, s5
+	th.mula    	a4, s2, s5
+	lwu        	a7, 1192(sp)
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	xor        	t5, t5, s6
+	xor        	a0, a0, a4
+	mul        	s5, s3, a5
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	lwu        	a4, 392(sp)
+	xor        	t5, t5, s5
+	mul        	s5, s3, a6
+	.word	0x262e4157	// th.vand.vx v2, v2, t3
+	mul        	s3, s3, s4
+	mul        	s4, s2, s4
+	mul        	s6, s2, a6
+	.word	0x266e4357	// th.vand.vx v6, v6, t3
+	mul        	a6, s1, a6
+	xor        	t5, t5, s4
+	xor        	t6, t6, s3
+	.word	0x2aa10557	// th.vor.vv v10, v10, v2
+	and        	s2, a7, t1
+	xor        	t5, t5, a6
+	and        	a6, a7, t2
+	.word	0x932b2157	// th.vmulhu.vv v2, v18, v22
+	th.mula    	s5, s1, a5
+	lwu        	s4, 456(sp)
+	lwu        	s3, 424(sp)
+	.word	0x93042657	// th.vmulhu.vv v12, v16, v8
+	xor        	t6, t6, s6
+	and        	s1, a7, t3
+	and        	a5, a7, t0
+	.word	0x2b830c57	// th.vor.vv v24, v24, v6
+	xor        	a0, a0, s5
+	lwu        	a7, 488(sp)
+	mul        	s5, s2, a4
+	// class 3: low words (pairs added), high words; out |= z & m[3]
+	.word	0x972b2357	// th.vmul.vv v6, v18, v22
+	mul        	s6, s1, s4
+	th.mula    	s5, a6, a7
+	mul        	s7, a5, s3
+	.word	0x97042d57	// th.vmul.vv v26, v16, v8
+	xor        	a3, a3, s5
+	xor        	a3, a3, s6
+	xor        	a3, a3, s7
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	mul        	s6, s2, s3
+	mul        	s7, a6, a4
+	.word	0x93422657	// th.vmulhu.vv v12, v20, v4
+	th.mula    	s6, s1, a7
+	th.mula    	s7, a5, s4
+	mul        	s5, s2, s4
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	xor        	a0, a0, s6
+	xor        	a0, a0, s7
+	mul        	s6, s2, a7
+	.word	0x97422d57	// th.vmul.vv v26, v20, v4
+	mul        	s4, a6, s4
+	mul        	a6, a6, s3
+	mul        	s3, s1, s3
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	mul        	s2, s1, a4
+	mul        	s7, a5, a4
+	th.mula    	s5, a5, a7
+	.word	0x92e02657	// th.vmulhu.vv v12, v14, v0
+	lwu        	a7, 1208(sp)
+	xor        	t5, t5, s6
+	lwu        	s1, 396(sp)
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	xor        	t5, t5, s4
+	and        	a5, a7, t1
+	xor        	t5, t5, s3
+	.word	0x96e02d57	// th.vmul.vv v26, v14, v0
+	lwu        	a4, 460(sp)
+	xor        	t5, t5, s7
+	mul        	s6, a5, s1
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	xor        	t6, t6, s5
+	lwu        	s5, 492(sp)
+	xor        	t6, t6, a6
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	and        	a6, a7, t2
+	xor        	t6, t6, s2
+	mul        	s2, a5, a4
+	.word	0x2622c157	// th.vand.vx v2, v2, t0
+	th.mula    	s6, a6, s5
+	lwu        	s4, 428(sp)
+	and        	s3, a7, t3
+	.word	0x2662c357	// th.vand.vx v6, v6, t0
+	xor        	a3, a3, s6
+	and        	s6, a7, t0
+	th.mula    	s2, s6, s5
+	.word	0x2aa10557	// th.vor.vv v10, v10, v2
+	mul        	a7, s3, a4
+	xor        	t6, t6, s2
+	mul        	s2, s6, s4
+	.word	0x2b830c57	// th.vor.vv v24, v24, v6
+	xor        	a3, a3, a7
+	xor        	a3, a3, s2
+	mul        	a7, a5, s4
+	.word	0x0eae2057	// th.vredxor.vs v0, v10, v28
+	mul        	a5, a5, s5
+	th.mula    	a7, s3, s5
+	lwu        	s2, 1224(sp)
+	xor        	t5, t5, a5
+	// sums[6] = lane sums (high word << 32 | low word)
+	.word	0x0f8e2157	// th.vredxor.vs v2, v24, v28
+	xor        	a0, a0, a7
+	lwu        	a7, 400(sp)
+	mul        	s5, a6, s1
+	mul        	s7, a6, a4
+	.word	0x320027d7	// th.vext.x.v a5, v0, zero
+	th.mula    	s5, s6, a4
+	mul        	s6, s6, s1
+	mul        	s9, a6, s4
+	mul        	s8, s3, s4
+	slli       	a5, a5, 32
+	.word	0x32202857	// th.vext.x.v a6, v2, zero
+	// piece 7: operand classes a[k] = a & m[k], key classes b[j]
+	addi       	a4, sp, 1376
+	mul        	s3, s3, s1
+	xor        	t5, t5, s7
+	and        	s1, s2, t1
+	or         	a6, a6, a5
+	sd         	a6, 1488(sp)
+	.word	0x02077307	// th.vle.v v6, (a4)
+	addi       	a4, sp, 896
+	xor        	t6, t6, s9
+	lwu        	s4, 464(sp)
+	.word	0x02077007	// th.vle.v v0, (a4)
+	addi       	a4, sp, 928
+	xor        	t5, t5, s8
+	lwu        	a6, 432(sp)
+	.word	0x02077207	// th.vle.v v4, (a4)
+	addi       	a4, sp, 960
+	xor        	t5, t5, s6
+	and        	s6, s2, t2
+	.word	0x02077407	// th.vle.v v8, (a4)
+	addi       	a4, sp, 992
+	xor        	t6, t6, s3
+	and        	s3, s2, t3
+	.word	0x26634957	// th.vand.vx v18, v6, t1
+	and        	a5, s2, t0
+	xor        	a0, a0, s5
+	mul        	s5, s1, a7
+	.word	0x2663c857	// th.vand.vx v16, v6, t2
+	lwu        	s2, 496(sp)
+	mul        	s7, s3, s4
+	th.mula    	s5, s6, s2
+	.word	0x02077b07	// th.vle.v v22, (a4)
+	mul        	a4, a5, a6
+	xor        	a3, a3, s5
+	xor        	a3, a3, s7
+	.word	0x93202157	// th.vmulhu.vv v2, v18, v0
+	xor        	a3, a3, a4
+	mul        	s5, s1, a6
+	mul        	s7, s6, a7
+	.word	0x930b2657	// th.vmulhu.vv v12, v16, v22
+	th.mula    	s5, s3, s2
+	th.mula    	s7, a5, s4
+	mul        	a4, s1, s4
+	.word	0x266e4a57	// th.vand.vx v20, v6, t3
+	xor        	a0, a0, s5
+	xor        	a0, a0, s7
+	mul        	s1, s1, s2
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	mul        	s7, s6, s4
+	mul        	s4, s6, a6
+	mul        	a6, s3, a6
+	.word	0x93442657	// th.vmulhu.vv v12, v20, v8
+	mul        	s3, s3, a7
+	mul        	a7, a5, a7
+	th.mula    	a4, a5, s2
+	.word	0x2662c757	// th.vand.vx v14, v6, t0
+	lwu        	s5, 1240(sp)
+	xor        	t5, t5, s1
+	lwu        	a5, 404(sp)
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	xor        	t5, t5, s7
+	and        	s2, s5, t1
+	xor        	t5, t5, a6
+	.word	0x92e22657	// th.vmulhu.vv v12, v14, v4
+	lwu        	a6, 468(sp)
+	xor        	t5, t5, a7
+	mul        	s6, s2, a5
+	// class 0: low words (pairs added), high words; out |= z & m[0]
+	.word	0x97202357	// th.vmul.vv v6, v18, v0
+	xor        	t6, t6, a4
+	lwu        	s1, 436(sp)
+	xor        	t6, t6, s4
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	and        	s4, s5, t2
+	xor        	t6, t6, s3
+	mul        	s3, s2, a6
+	.word	0xb7682357	// th.vmacc.vv v6, v16, v22
+	and        	a7, s5, t3
+	and        	s5, s5, t0
+	lwu        	a4, 500(sp)
+	.word	0x97442d57	// th.vmul.vv v26, v20, v8
+	th.mula    	s6, s4, a4
+	th.mula    	s3, s5, a4
+	mul        	s7, a7, a6
+	.word	0x26234557	// th.vand.vx v10, v2, t1
+	xor        	a3, a3, s6
+	xor        	t6, t6, s3
+	xor        	a3, a3, s7
+	.word	0x93222157	// th.vmulhu.vv v2, v18, v4
+	mul        	s3, s5, s1
+	mul        	s6, s2, s1
+	mul        	s2, s2, a4
+	.word	0x93002657	// th.vmulhu.vv v12, v16, v0
+	xor        	a3, a3, s3
+	th.mula    	s6, a7, a4
+	xor        	t5, t5, s2
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	lwu        	s3, 1256(sp)
+	xor        	a0, a0, s6
+	lwu        	a4, 408(sp)
+	.word	0x96e22d57	// th.vmul.vv v26, v14, v4
+	mul        	s2, s4, a5
+	mul        	s6, s4, a6
+	mul        	s4, s4, s1
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	th.mula    	s2, s5, a6
+	mul        	a6, a7, s1
+	mul        	s7, s5, a5
+	.word	0x934b2657	// th.vmulhu.vv v12, v20, v22
+	mul        	a5, a7, a5
+	xor        	t5, t5, s6
+	and        	s1, s3, t1
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	xor        	t5, t5, a6
+	lwu        	s5, 472(sp)
+	xor        	t6, t6, s4
+	.word	0x26634c57	// th.vand.vx v24, v6, t1
+	lwu        	a6, 440(sp)
+	xor        	t5, t5, s7
+	and        	s6, s3, t2
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	xor        	t6, t6, a5
+	and        	s4, s3, t3
+	and        	a5, s3, t0
+	// class 1: low words (pairs added), high words; out |= z & m[1]
+	.word	0x97222357	// th.vmul.vv v6, v18, v4
+	xor        	a0, a0, s2
+	mul        	a7, s1, a4
+	lwu        	s2, 504(sp)
+	.word	0x97002d57	// th.vmul.vv v26, v16, v0
+	th.mula    	a7, s6, s2
+	mul        	s3, s4, s5
+	mul        	s7, a5, a6
+	.word	0x92e42657	// th.vmulhu.vv v12, v14, v8
+	xor        	a3, a3, a7
+	xor        	a3, a3, s3
+	xor        	a3, a3, s7
+	.word	0xb76a2357	// th.vmacc.vv v6, v20, v22
+	mul        	s3, s1, a6
+	mul        	s7, s6, a4
+	.word	0xb6872d57	// th.vmacc.vv v26, v14, v8
+	th.mula    	s3, s4, s2
+	th.mula    	s7, a5, s5
+	mul        	a7, s1, s5
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	xor        	a0, a0, s3
+	xor        	a0, a0, s7
+	mul        	s3, s1, s2
+	.word	0x2623c157	// th.vand.vx v2, v2, t2
+	mul        	s7, s6, s5
+	mul        	s1, s6, a6
+	mul        	a6, s4, a6
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	mul        	s4, s4, a4
+	mul        	s6, a5, a4
+	th.mula    	a7, a5, s2
+	.word	0x2aa10557	// th.vor.vv v10, v10, v2
+	lwu        	s5, 1272(sp)
+	xor        	t5, t5, s3
+	lwu        	a4, 412(sp)
+	.word	0x2663c357	// th.vand.vx v6, v6, t2
+	xor        	t5, t5, s7
+	and        	s3, s5, t1
+	xor        	t5, t5, a6
+	.word	0x93242157	// th.vmulhu.vv v2, v18, v8
+	lwu        	a6, 444(sp)
+	xor        	t5, t5, s6
+	lwu        	a5, 476(sp)
+	.word	0x93022657	// th.vmulhu.vv v12, v16, v4
+	xor        	t6, t6, a7
+	mul        	s6, s3, a4
+	xor        	t6, t6, s1
+	.word	0x2b830c57	// th.vor.vv v24, v24, v6
+	and        	s2, s5, t2
+	xor        	t6, t6, s4
+	mul        	s4, s3, a6
+	// class 2: low words (pairs added), high words; out |= z & m[2]
+	.word	0x97242357	// th.vmul.vv v6, v18, v8
+	and        	s1, s5, t3
+	and        	a7, s5, t0
+	lwu        	s5, 508(sp)
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	th.mula    	s6, s2, s5
+	th.mula    	s4, s1, s5
+	mul        	s7, s1, a5
+	.word	0x93402657	// th.vmulhu.vv v12, v20, v0
+	xor        	a3, a3, s6
+	xor        	a0, a0, s4
+	xor        	a3, a3, s7
+	.word	0xb7672357	// th.vmacc.vv v6, v14, v22
+	mul        	s7, a7, a6
+	mul        	s4, s3, a5
+	mul        	s6, s3, s5
+	.word	0x97022d57	// th.vmul.vv v26, v16, v4
+	xor        	a3, a3, s7
+	// sums[3] = OR of z[k] & m[k]
+	and        	a3, a3, t1
+	th.mula    	s4, a7, s5
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	mul        	s3, s2, a4
+	xor        	t5, t5, s6
+	mul        	s5, s2, a6
+	.word	0x92eb2657	// th.vmulhu.vv v12, v14, v22
+	mul        	s2, s2, a5
+	mul        	a6, s1, a6
+	mul        	s1, s1, a4
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	mul        	a4, a7, a4
+	th.mula    	s3, a7, a5
+	xor        	t6, t6, s4
+	.word	0x97402d57	// th.vmul.vv v26, v20, v0
+	xor        	t6, t6, s5
+	xor        	t5, t5, s2
+	xor        	t5, t5, a6
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	xor        	t6, t6, s1
+	xor        	t5, t5, a4
+	and        	t6, t6, t3
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	and        	t5, t5, t0
+	xor        	a0, a0, s3
+	and        	a0, a0, t2
+	.word	0x262e4157	// th.vand.vx v2, v2, t3
+	or         	a3, a3, a0
+	or         	a3, a3, t6
+	or         	a3, a3, t5
+	.word	0x266e4357	// th.vand.vx v6, v6, t3
+	sd         	a3, 1464(sp)
+	// piece 4: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
+	lwu        	a4, 1164(sp)
+	lwu        	a5, 576(sp)
+	.word	0x2aa10557	// th.vor.vv v10, v10, v2
+	lwu        	a7, 608(sp)
+	and        	a0, a4, t1
+	and        	s1, a4, t2
+	.word	0x932b2157	// th.vmulhu.vv v2, v18, v22
+	lwu        	a6, 512(sp)
+	lwu        	s3, 544(sp)
+	and        	s4, a4, t3
+	.word	0x93042657	// th.vmulhu.vv v12, v16, v8
+	mul        	t5, a0, a7
+	mul        	t6, s1, a5
+	mul        	a3, a0, a6
+	.word	0x2b830c57	// th.vor.vv v24, v24, v6
+	and        	s2, a4, t0
+	lwu        	a4, 1180(sp)
+	xor        	t5, t5, t6
+	// class 3: low words (pairs added), high words; out |= z & m[3]
+	.word	0x972b2357	// th.vmul.vv v6, v18, v22
+	mul        	s5, s4, s3
+	th.mula    	a3, s1, a7
+	mul        	t6, a0, a5
+	.word	0x97042d57	// th.vmul.vv v26, v16, v8
+	xor        	t5, t5, s5
+	mul        	a0, a0, s3
+	th.mula    	t6, s2, a7
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	th.mula    	a0, s4, a7
+	and        	a7, a4, t1
+	mul        	s6, s4, a5
+	.word	0x93422657	// th.vmulhu.vv v12, v20, v4
+	mul        	s5, s4, a6
+	xor        	a3, a3, s6
+	mul        	s6, s2, s3
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	mul        	s3, s1, s3
+	mul        	s4, s1, a6
+	mul        	a6, s2, a6
+	.word	0x97422d57	// th.vmul.vv v26, v20, v4
+	xor        	a3, a3, s6
+	xor        	t5, t5, a6
+	lwu        	s1, 516(sp)
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	xor        	t6, t6, s3
+	lwu        	s3, 612(sp)
+	xor        	t6, t6, s5
+	.word	0x92e02657	// th.vmulhu.vv v12, v14, v0
+	lwu        	a6, 580(sp)
+	th.mula    	s4, s2, a5
+	mul        	s5, a7, s1
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	and        	a5, a4, t2
+	xor        	a0, a0, s4
+	lwu        	s2, 548(sp)
+	.word	0x96e02d57	// th.vmul.vv v26, v14, v0
+	th.mula    	s5, a5, s3
+	mul        	s6, a7, a6
+	and        	s4, a4, t3
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	xor        	a3, a3, s5
+	and        	a4, a4, t0
+	th.mula    	s6, a4, s3
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	mul        	s5, s4, a6
+	xor        	t6, t6, s6
+	mul        	s6, a4, s2
+	.word	0x2622c157	// th.vand.vx v2, v2, t0
+	xor        	a3, a3, s5
+	xor        	a3, a3, s6
+	mul        	s5, a7, s2
+	.word	0x2662c357	// th.vand.vx v6, v6, t0
+	mul        	a7, a7, s3
+	th.mula    	s5, s4, s3
+	lwu        	s3, 1196(sp)
+	.word	0x2aa10557	// th.vor.vv v10, v10, v2
+	xor        	t5, t5, a7
+	xor        	a0, a0, s5
+	mul        	s5, a5, a6
+	.word	0x2b830c57	// th.vor.vv v24, v24, v6
+	lwu        	a7, 520(sp)
+	xor        	t5, t5, s5
+	mul        	s8, a5, s1
+	.word	0x0eae2057	// th.vredxor.vs v0, v10, v28
+	mul        	a5, a5, s2
+	mul        	s2, s4, s2
+	mul        	s5, s4, s1
+	mul        	s1, a4, s1
+	// sums[7] = lane sums (high word << 32 | low word)
+	.word	0x0f8e2157	// th.vredxor.vs v2, v24, v28
+	xor        	t5, t5, s2
+	xor        	t6, t6, a5
+	and        	s4, s3, t1
+	xor        	t5, t5, s1
+	.word	0x320027d7	// th.vext.x.v a5, v0, zero
+	and        	s2, s3, t2
+	th.mula    	s8, a4, a6
+	lwu        	s7, 584(sp)
+	lwu        	s6, 552(sp)
+	slli       	a5, a5, 32
+	.word	0x32202857	// th.vext.x.v a6, v2, zero
+	// piece 8: operand classes a[k] = a & m[k], key classes b[j]
+	addi       	a4, sp, 1408
+	xor        	t6, t6, s5
+	and        	s5, s3, t3
+	and        	s3, s3, t0
+	or         	a6, a6, a5
+	sd         	a6, 1496(sp)
+	.word	0x02077307	// th.vle.v v6, (a4)
+	addi       	a4, sp, 1024
+	xor        	a0, a0, s8
+	lwu        	a5, 616(sp)
+	.word	0x02077007	// th.vle.v v0, (a4)
+	addi       	a4, sp, 1056
+	mul        	s1, s4, a7
+	mul        	s8, s5, s7
+	.word	0x02077207	// th.vle.v v4, (a4)
+	addi       	a4, sp, 1088
+	th.mula    	s1, s2, a5
+	mul        	a6, s3, s6
+	.word	0x02077407	// th.vle.v v8, (a4)
+	addi       	a4, sp, 1120
+	xor        	a3, a3, s1
+	xor        	a3, a3, s8
+	.word	0x26634957	// th.vand.vx v18, v6, t1
+	xor        	a3, a3, a6
+	mul        	a6, s4, s6
+	mul        	s8, s2, a7
+	.word	0x2663c857	// th.vand.vx v16, v6, t2
+	th.mula    	a6, s5, a5
+	th.mula    	s8, s3, s7
+	mul        	s1, s4, s7
+	.word	0x02077b07	// th.vle.v v22, (a4)
+	xor        	a0, a0, a6
+	xor        	a0, a0, s8
+	mul        	a4, s4, a5
+	.word	0x93202157	// th.vmulhu.vv v2, v18, v0
+	mul        	a6, s2, s7
+	mul        	s2, s2, s6
+	mul        	s6, s5, s6
+	.word	0x930b2657	// th.vmulhu.vv v12, v16, v22
+	mul        	s4, s5, a7
+	mul        	a7, s3, a7
+	th.mula    	s1, s3, a5
+	.word	0x266e4a57	// th.vand.vx v20, v6, t3
+	lwu        	s3, 1212(sp)
+	xor        	t5, t5, a4
+	lwu        	a5, 524(sp)
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	xor        	t5, t5, a6
+	and        	a4, s3, t1
+	xor        	t5, t5, s6
+	.word	0x93442657	// th.vmulhu.vv v12, v20, v8
+	lwu        	a6, 588(sp)
+	xor        	t5, t5, a7
+	mul        	s6, a4, a5
+	.word	0x2662c757	// th.vand.vx v14, v6, t0
+	xor        	t6, t6, s1
+	lwu        	s5, 620(sp)
+	xor        	t6, t6, s2
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	and        	s1, s3, t2
+	xor        	t6, t6, s4
+	mul        	s7, a4, a6
+	.word	0x92e22657	// th.vmulhu.vv v12, v14, v4
+	th.mula    	s6, s1, s5
+	lwu        	s2, 556(sp)
+	and        	a7, s3, t3
+	// class 0: low words (pairs added), high words; out |= z & m[0]
+	.word	0x97202357	// th.vmul.vv v6, v18, v0
+	xor        	a3, a3, s6
+	and        	s4, s3, t0
+	th.mula    	s7, s4, s5
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	mul        	s3, a7, a6
+	xor        	t6, t6, s7
+	mul        	s6, s4, s2
+	.word	0xb7682357	// th.vmacc.vv v6, v16, v22
+	xor        	a3, a3, s3
+	xor        	a3, a3, s6
+	mul        	s6, a4, s2
+	.word	0x97442d57	// th.vmul.vv v26, v20, v8
+	mul        	a4, a4, s5
+	th.mula    	s6, a7, s5
+	lwu        	s3, 1228(sp)
+	.word	0x26234557	// th.vand.vx v10, v2, t1
+	xor        	t5, t5, a4
+	xor        	a0, a0, s6
+	lwu        	a4, 528(sp)
+	.word	0x93222157	// th.vmulhu.vv v2, v18, v4
+	mul        	s5, s1, a5
+	mul        	s7, s1, a6
+	mul        	s6, s4, a5
+	.word	0x93002657	// th.vmulhu.vv v12, v16, v0
+	th.mula    	s5, s4, a6
+	mul        	a6, s1, s2
+	mul        	s2, a7, s2
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	mul        	a5, a7, a5
+	xor        	t5, t5, s7
+	and        	s1, s3, t1
+	.word	0x96e22d57	// th.vmul.vv v26, v14, v4
+	xor        	t6, t6, a6
+	lwu        	s4, 592(sp)
+	xor        	t5, t5, s2
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	lwu        	a6, 560(sp)
+	xor        	t5, t5, s6
+	and        	s6, s3, t2
+	.word	0x934b2657	// th.vmulhu.vv v12, v20, v22
+	xor        	t6, t6, a5
+	and        	s2, s3, t3
+	and        	a5, s3, t0
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	xor        	a0, a0, s5
+	mul        	a7, s1, a4
+	lwu        	s3, 624(sp)
+	.word	0x26634c57	// th.vand.vx v24, v6, t1
+	th.mula    	a7, s6, s3
+	mul        	s5, s2, s4
+	mul        	s7, a5, a6
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	xor        	a3, a3, a7
+	xor        	a3, a3, s5
+	xor        	a3, a3, s7
+	// class 1: low words (pairs added), high words; out |= z & m[1]
+	.word	0x97222357	// th.vmul.vv v6, v18, v4
+	mul        	s5, s1, a6
+	mul        	s7, s6, a4
+	.word	0x97002d57	// th.vmul.vv v26, v16, v0
+	th.mula    	s5, s2, s3
+	th.mula    	s7, a5, s4
+	mul        	a7, s1, s4
+	.word	0x92e42657	// th.vmulhu.vv v12, v14, v8
+	xor        	a0, a0, s5
+	xor        	a0, a0, s7
+	mul        	s1, s1, s3
+	.word	0xb76a2357	// th.vmacc.vv v6, v20, v22
+	mul        	s5, s6, s4
+	mul        	s4, s6, a6
+	mul        	a6, s2, a6
+	.word	0xb6872d57	// th.vmacc.vv v26, v14, v8
+	mul        	s2, s2, a4
+	mul        	s6, a5, a4
+	th.mula    	a7, a5, s3
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	lwu        	s3, 1244(sp)
+	xor        	t5, t5, s1
+	lwu        	a5, 532(sp)
+	.word	0x2623c157	// th.vand.vx v2, v2, t2
+	xor        	t5, t5, s5
+	and        	a4, s3, t1
+	xor        	t5, t5, a6
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	lwu        	a6, 596(sp)
+	xor        	t5, t5, s6
+	mul        	s6, a4, a5
+	.word	0x2aa10557	// th.vor.vv v10, v10, v2
+	xor        	t6, t6, a7
+	lwu        	s1, 564(sp)
+	xor        	t6, t6, s4
+	.word	0x2663c357	// th.vand.vx v6, v6, t2
+	and        	s5, s3, t2
+	xor        	t6, t6, s2
+	mul        	s4, a4, a6
+	.word	0x93242157	// th.vmulhu.vv v2, v18, v8
+	and        	a7, s3, t3
+	and        	s2, s3, t0
+	lwu        	s3, 628(sp)
+	.word	0x93022657	// th.vmulhu.vv v12, v16, v4
+	th.mula    	s6, s5, s3
+	th.mula    	s4, s2, s3
+	mul        	s7, a7, a6
+	.word	0x2b830c57	// th.vor.vv v24, v24, v6
+	xor        	a3, a3, s6
+	xor        	t6, t6, s4
+	xor        	a3, a3, s7
+	// class 2: low words (pairs added), high words; out |= z & m[2]
+	.word	0x97242357	// th.vmul.vv v6, v18, v8
+	mul        	s4, s2, s1
+	mul        	s6, a4, s1
+	mul        	a4, a4, s3
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	xor        	a3, a3, s4
+	th.mula    	s6, a7, s3
+	xor        	t5, t5, a4
+	.word	0x93402657	// th.vmulhu.vv v12, v20, v0
+	lwu        	s4, 1260(sp)
+	xor        	a0, a0, s6
+	lwu        	a4, 536(sp)
+	.word	0xb7672357	// th.vmacc.vv v6, v14, v22
+	mul        	s3, s5, a5
+	mul        	s7, s5, a6
+	mul        	s6, s5, s1
+	.word	0x97022d57	// th.vmul.vv v26, v16, v4
+	th.mula    	s3, s2, a6
+	mul        	s5, a7, s1
+	mul        	a6, s2, a5
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	mul        	a5, a7, a5
+	xor        	t5, t5, s7
+	and        	s1, s4, t1
+	.word	0x92eb2657	// th.vmulhu.vv v12, v14, v22
+	xor        	t5, t5, s5
+	lwu        	s5, 600(sp)
+	xor        	t6, t6, s6
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	lwu        	a7, 568(sp)
+	xor        	t5, t5, a6
+	and        	s6, s4, t2
+	.word	0x97402d57	// th.vmul.vv v26, v20, v0
+	xor        	t6, t6, a5
+	and        	s2, s4, t3
+	and        	a6, s4, t0
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	xor        	a0, a0, s3
+	mul        	a5, s1, a4
+	lwu        	s3, 632(sp)
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	th.mula    	a5, s6, s3
+	mul        	s4, s2, s5
+	mul        	s7, a6, a7
+	.word	0x262e4157	// th.vand.vx v2, v2, t3
+	xor        	a3, a3, a5
+	xor        	a3, a3, s4
+	xor        	a3, a3, s7
+	.word	0x266e4357	// th.vand.vx v6, v6, t3
+	mul        	s4, s1, a7
+	mul        	s7, s6, a4
+	.word	0x2aa10557	// th.vor.vv v10, v10, v2
+	th.mula    	s4, s2, s3
+	th.mula    	s7, a6, s5
+	mul        	a5, s1, s5
+	.word	0x932b2157	// th.vmulhu.vv v2, v18, v22
+	xor        	a0, a0, s4
+	xor        	a0, a0, s7
+	mul        	s7, s1, s3
+	.word	0x93042657	// th.vmulhu.vv v12, v16, v8
+	mul        	s4, s6, s5
+	mul        	s1, s6, a7
+	mul        	a7, s2, a7
+	.word	0x2b830c57	// th.vor.vv v24, v24, v6
+	mul        	s2, s2, a4
+	mul        	s6, a6, a4
+	th.mula    	a5, a6, s3
+	// class 3: low words (pairs added), high words; out |= z & m[3]
+	.word	0x972b2357	// th.vmul.vv v6, v18, v22
+	lwu        	s5, 1276(sp)
+	xor        	t5, t5, s7
+	lwu        	a4, 540(sp)
+	.word	0x97042d57	// th.vmul.vv v26, v16, v8
+	xor        	t5, t5, s4
+	and        	s3, s5, t1
+	xor        	t5, t5, a7
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	lwu        	a7, 572(sp)
+	xor        	t5, t5, s6
+	lwu        	a6, 604(sp)
+	.word	0x93422657	// th.vmulhu.vv v12, v20, v4
+	xor        	t6, t6, a5
+	mul        	s4, s3, a4
+	xor        	t6, t6, s1
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	and        	a5, s5, t2
+	xor        	t6, t6, s2
+	mul        	s6, s3, a7
+	.word	0x97422d57	// th.vmul.vv v26, v20, v4
+	and        	s2, s5, t3
+	and        	s1, s5, t0
+	lwu        	s5, 636(sp)
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	th.mula    	s4, a5, s5
+	th.mula    	s6, s2, s5
+	mul        	s7, s2, a6
+	.word	0x92e02657	// th.vmulhu.vv v12, v14, v0
+	xor        	a3, a3, s4
+	xor        	a0, a0, s6
+	xor        	a3, a3, s7
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	mul        	s6, s1, a7
+	mul        	s4, s3, a6
+	mul        	s3, s3, s5
+	.word	0x96e02d57	// th.vmul.vv v26, v14, v0
+	xor        	a3, a3, s6
+	// sums[4] = OR of z[k] & m[k]
+	and        	a3, a3, t1
+	th.mula    	s4, s1, s5
+	.word	0x2e260157	// th.vxor.vv v2, v2, v12
+	mul        	s5, a5, a4
+	xor        	t5, t5, s3
+	mul        	s3, a5, a7
+	.word	0x2e6d0357	// th.vxor.vv v6, v6, v26
+	mul        	a5, a5, a6
+	mul        	a7, s2, a7
+	mul        	s2, s2, a4
+	.word	0x2622c157	// th.vand.vx v2, v2, t0
+	mul        	a4, s1, a4
+	th.mula    	s5, s1, a6
+	xor        	t6, t6, s4
+	.word	0x2662c357	// th.vand.vx v6, v6, t0
+	xor        	t6, t6, s3
+	xor        	t5, t5, a5
+	xor        	t5, t5, a7
+	.word	0x2aa10557	// th.vor.vv v10, v10, v2
+	xor        	t6, t6, s2
+	xor        	t5, t5, a4
+	and        	t6, t6, t3
+	.word	0x2b830c57	// th.vor.vv v24, v24, v6
+	and        	t5, t5, t0
+	xor        	a0, a0, s5
+	and        	a0, a0, t2
+	.word	0x0eae2057	// th.vredxor.vs v0, v10, v28
+	or         	a3, a3, a0
+	or         	a3, a3, t6
+	or         	a3, a3, t5
+	sd         	a3, 1472(sp)
 	// sums[8] = lane sums (high word << 32 | low word)
 	.word	0x0f8e2157	// th.vredxor.vs v2, v24, v28
-	or         	t6, t6, t5
-	sd         	t6, 1472(sp)
-	.word	0x32002757	// th.vext.x.v a4, v0, zero
-	slli       	a4, a4, 32
-	.word	0x322027d7	// th.vext.x.v a5, v2, zero
-	or         	a5, a5, a4
-	sd         	a5, 1504(sp)
+	.word	0x320027d7	// th.vext.x.v a5, v0, zero
+	slli       	a5, a5, 32
+	.word	0x32202857	// th.vext.x.v a6, v2, zero
+	or         	a6, a6, a5
+	sd         	a6, 1504(sp)
 	// the group's sum, reduced, alongside the next group's byte reversal
 	// blocks[l] = reverse(block l at src) (e8)
 	.word	0x00307057	// th.vsetvli zero, zero, e8, m8, d1
@@ -3047,84 +3040,82 @@ SYM_FUNC_START(ghash_c906)
 	.word	0x00007057	// th.vsetvli zero, zero, e8, m1, d1
 	// the nine piece sums; Karatsuba 64 for lo, hi, lo^hi; Karatsuba 128; reduce
 	ld         	t4, 1440(sp)
-	ld         	a4, 1456(sp)
-	ld         	a5, 1488(sp)
-	ld         	s2, 1504(sp)
-	ld         	a6, 1448(sp)
-	ld         	s1, 1464(sp)
+	ld         	a5, 1456(sp)
+	ld         	a6, 1488(sp)
+	ld         	s3, 1504(sp)
+	ld         	a7, 1448(sp)
+	ld         	s2, 1464(sp)
 	ld         	a0, 1480(sp)
-	ld         	a2, 1496(sp)
+	ld         	a3, 1496(sp)
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	a4, a4, t4
+	xor        	a5, a5, t4
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	s2, s2, a5
+	xor        	s3, s3, a6
 	ld         	t5, 1472(sp)
-	xor        	a4, a4, a6
+	xor        	a5, a5, a7
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	a0, a0, s1
-	xor        	s2, s2, a2
+	xor        	a0, a0, s2
+	xor        	s3, s3, a3
 	.word	0x320e8457	// th.vrgather.vv v8, v0, v29
-	slli       	a7, a4, 32
+	slli       	s1, a5, 32
 	xor        	a0, a0, t5
-	slli       	a3, s2, 32
+	slli       	a4, s3, 32
 	.word	0x321e84d7	// th.vrgather.vv v9, v1, v29
-	xor        	t4, t4, a7
+	xor        	t4, t4, s1
 	slli       	t6, a0, 32
-	xor        	a5, a5, a3
+	xor        	a6, a6, a4
 	.word	0x322e8557	// th.vrgather.vv v10, v2, v29
-	srli       	a7, a4, 32
-	srli       	a3, s2, 32
-	xor        	a4, s1, t6
+	srli       	s1, a5, 32
+	srli       	a4, s3, 32
+	xor        	a5, s2, t6
 	.word	0x323e85d7	// th.vrgather.vv v11, v3, v29
 	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	xor        	a5, a5, t4
-	xor        	a6, a6, a7
-	xor        	a2, a2, a3
+	xor        	a6, a6, t4
+	xor        	a7, a7, s1
+	xor        	a3, a3, a4
 	.word	0x324e8657	// th.vrgather.vv v12, v4, v29
-	xor        	a5, a5, a4
-	srli       	t6, a0, 32
-	xor        	a2, a2, a6
-	.word	0x325e86d7	// th.vrgather.vv v13, v5, v29
-	addi       	a3, sp, 1152
 	xor        	a6, a6, a5
+	srli       	t6, a0, 32
+	xor        	a3, a3, a7
+	.word	0x325e86d7	// th.vrgather.vv v13, v5, v29
+	addi       	a4, sp, 1152
+	xor        	a7, a7, a6
 	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
 	slli       	a0, t4, 63
 	.word	0x326e8757	// th.vrgather.vv v14, v6, v29
 	xor        	t6, t5, t6
-	slli       	a5, t4, 62
-	xor        	a6, a6, a0
+	slli       	a6, t4, 62
+	xor        	a7, a7, a0
 	.word	0x327e87d7	// th.vrgather.vv v15, v7, v29
 	.word	0x00307057	// th.vsetvli zero, zero, e8, m8, d1
-	xor        	a2, a2, t6
-	xor        	a6, a6, a5
-	.word	0x0206f427	// th.vse.v v8, (a3)
+	xor        	a3, a3, t6
+	xor        	a7, a7, a6
+	.word	0x02077427	// th.vse.v v8, (a4)
 	.word	0x00907057	// th.vsetvli zero, zero, e32, m2, d1
 	slli       	a0, t4, 57
-	xor        	a4, a4, a2
-	xor        	a6, a6, a0
+	xor        	a5, a5, a3
+	xor        	a7, a7, a0
 	srli       	a0, t4, 1
-	xor        	a4, a4, t4
-	srli       	a5, t4, 2
-	xor        	a4, a4, a0
-	xor        	a4, a4, a5
+	xor        	a5, a5, t4
+	srli       	a6, t4, 2
+	xor        	a5, a5, a0
+	xor        	a5, a5, a6
 	srli       	a0, t4, 7
-	xor        	a4, a4, a0
-	slli       	a0, a6, 63
-	slli       	a5, a6, 62
-	xor        	a4, a4, a0
-	xor        	a4, a4, a5
-	slli       	a0, a6, 57
-	xor        	t5, a4, a0
-	srli       	a0, a6, 1
-	xor        	t6, t6, a6
-	srli       	a5, a6, 2
+	xor        	a5, a5, a0
+	slli       	a0, a7, 63
+	slli       	a6, a7, 62
+	xor        	a5, a5, a0
+	xor        	a5, a5, a6
+	slli       	a0, a7, 57
+	xor        	t5, a5, a0
+	srli       	a0, a7, 1
+	xor        	t6, t6, a7
+	srli       	a6, a7, 2
 	xor        	t6, t6, a0
-	xor        	t6, t6, a5
-	srli       	a0, a6, 7
+	xor        	t6, t6, a6
+	srli       	a0, a7, 7
 	xor        	a0, t6, a0
-	ld         	t4, 1528(sp)
-	addi       	t4, t4, 128
-	sd         	t4, 1528(sp)
+	addi       	a2, a2, 128
 	ld         	t4, 1520(sp)
 	addi       	t4, t4, -8
 	sd         	t4, 1520(sp)
@@ -3135,439 +3126,436 @@ SYM_FUNC_START(ghash_c906)
 	ld         	t4, 1520(sp)
 	beq        	t4, zero, .Lghash_c906_lanes_store
 .Lghash_c906_lanes_block:
-	ld         	t6, 1528(sp)
-	ld         	t4, 0(t6)
-	ld         	t6, 8(t6)
+	ld         	t4, 0(a2)
+	ld         	t6, 8(a2)
 	th.rev     	t4, t4
 	th.rev     	t6, t6
 	xor        	a0, a0, t4
 	xor        	t5, t5, t6
 	// Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
 	xor        	t4, t5, a0
-	th.extu    	a2, t5, 31, 0
+	th.extu    	a3, t5, 31, 0
 	lwu        	a7, 0(a1)
-	and        	a5, a2, t1
-	lwu        	s2, 8(a1)
-	lwu        	s3, 12(a1)
-	mul        	s4, a5, a7
-	and        	a6, a2, t2
-	mul        	a3, a5, s2
-	and        	t6, a2, t3
+	and        	a6, a3, t1
+	lwu        	s3, 8(a1)
+	lwu        	s4, 12(a1)
+	mul        	s5, a6, a7
+	and        	s2, a3, t2
+	mul        	a4, a6, s3
+	and        	t6, a3, t3
 	lwu        	s1, 4(a1)
-	and        	s5, a2, t0
-	mul        	a2, a5, s3
-	mul        	a4, a6, s2
-	mul        	s6, t6, s2
-	mul        	a5, a5, s1
-	th.mula    	s4, a6, s3
-	mul        	s7, a6, a7
-	th.mula    	a3, s5, s3
-	mul        	a6, a6, s1
-	xor        	a2, a2, a4
-	mul        	a4, t6, s1
-	th.mula    	a5, t6, s3
-	xor        	s4, s4, s6
-	mul        	s6, s5, s1
-	th.mula    	s7, s5, s2
-	xor        	a3, a3, a6
-	mul        	a6, t6, a7
-	xor        	a2, a2, a4
-	mul        	a4, s5, a7
-	xor        	s4, s4, s6
-	xor        	a5, a5, s7
-	and        	t6, s4, t1
-	srli       	s2, t5, 32
-	and        	s4, s2, t1
-	and        	s1, s2, t2
-	and        	a7, s2, t3
-	and        	s2, s2, t0
-	and        	a5, a5, t2
-	lwu        	s3, 16(a1)
-	xor        	a3, a3, a6
-	or         	t6, t6, a5
-	lwu        	s6, 24(a1)
-	lwu        	s7, 28(a1)
-	mul        	s8, s4, s3
-	lwu        	s5, 20(a1)
-	mul        	s9, a7, s6
-	and        	a3, a3, t3
-	xor        	a2, a2, a4
-	or         	t6, t6, a3
-	mul        	a6, s4, s5
-	mul        	s10, s1, s3
-	and        	a2, a2, t0
-	or         	t6, t6, a2
-	mul        	a4, s4, s6
-	mul        	a3, s4, s7
-	mul        	a5, s1, s6
-	th.mula    	s8, s1, s7
-	mul        	s4, s1, s5
-	th.mula    	a4, s2, s7
-	th.mula    	a6, a7, s7
-	xor        	a3, a3, a5
-	mul        	a5, a7, s5
-	xor        	s8, s8, s9
-	mul        	s9, s2, s5
-	th.mula    	s10, s2, s6
-	xor        	a4, a4, s4
-	mul        	s4, a7, s3
-	xor        	a3, a3, a5
+	and        	s6, a3, t0
+	mul        	a3, a6, s4
 	mul        	a5, s2, s3
-	xor        	s8, s8, s9
-	xor        	a6, a6, s10
-	and        	a2, s8, t1
-	th.extu    	s7, t5, 31, 0
-	srli       	t5, t5, 32
-	xor        	s7, s7, t5
-	and        	t5, s7, t1
-	and        	s1, s7, t2
-	and        	a6, a6, t2
-	and        	a7, s7, t3
-	xor        	a4, a4, s4
-	or         	a2, a2, a6
-	lwu        	a6, 32(a1)
-	lwu        	s3, 40(a1)
-	lwu        	s5, 44(a1)
-	mul        	s6, t5, a6
-	lwu        	s2, 36(a1)
-	and        	s7, s7, t0
-	and        	a4, a4, t3
-	mul        	s8, a7, s3
+	mul        	s7, t6, s3
+	mul        	a6, a6, s1
+	th.mula    	s5, s2, s4
+	mul        	s8, s2, a7
+	th.mula    	a4, s6, s4
+	mul        	s2, s2, s1
 	xor        	a3, a3, a5
-	or         	a2, a2, a4
-	mul        	s9, t5, s2
-	mul        	a5, s1, a6
+	mul        	a5, t6, s1
+	th.mula    	a6, t6, s4
+	xor        	s5, s5, s7
+	mul        	s7, s6, s1
+	th.mula    	s8, s6, s3
+	xor        	a4, a4, s2
+	mul        	s2, t6, a7
+	xor        	a3, a3, a5
+	mul        	a5, s6, a7
+	xor        	s5, s5, s7
+	xor        	a6, a6, s8
+	and        	t6, s5, t1
+	srli       	a7, t5, 32
+	and        	s5, a7, t1
+	and        	s4, a7, t2
+	and        	s3, a7, t3
+	and        	a7, a7, t0
+	and        	a6, a6, t2
+	lwu        	s1, 16(a1)
+	xor        	a4, a4, s2
+	or         	t6, t6, a6
+	lwu        	s7, 24(a1)
+	lwu        	a6, 28(a1)
+	mul        	s8, s5, s1
+	lwu        	s6, 20(a1)
+	mul        	s9, s3, s7
+	and        	a4, a4, t3
+	xor        	a3, a3, a5
+	or         	t6, t6, a4
+	mul        	s2, s5, s6
+	mul        	a4, s4, s1
 	and        	a3, a3, t0
-	th.mula    	s6, s1, s5
-	or         	a2, a2, a3
-	mul        	a3, t5, s3
-	mul        	t5, t5, s5
-	mul        	a4, s1, s3
-	mul        	s4, s1, s2
-	th.mula    	a3, s7, s5
-	xor        	s6, s6, s8
-	xor        	t5, t5, a4
-	mul        	a4, a7, s2
-	mul        	s8, s7, s2
-	th.mula    	s9, a7, s5
-	th.mula    	a5, s7, s3
-	xor        	a3, a3, s4
-	mul        	s4, a7, a6
-	xor        	t5, t5, a4
-	mul        	a4, s7, a6
-	xor        	s6, s6, s8
-	xor        	s9, s9, a5
-	and        	a5, s6, t1
-	and        	s9, s9, t2
-	or         	a5, a5, s9
-	th.extu    	s3, a0, 31, 0
-	lwu        	s1, 48(a1)
-	and        	a7, s3, t1
-	and        	s2, s3, t2
-	and        	a6, s3, t3
-	and        	s3, s3, t0
-	xor        	a3, a3, s4
-	lwu        	s4, 52(a1)
-	and        	a3, a3, t3
-	lwu        	s5, 56(a1)
-	xor        	t5, t5, a4
-	or         	a5, a5, a3
-	lwu        	a3, 60(a1)
-	mul        	s6, a7, s1
-	mul        	s7, a6, s5
-	and        	t5, t5, t0
-	mul        	a4, a7, s4
-	or         	a5, a5, t5
-	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	a5, a5, t6
-	mul        	s8, s2, s1
-	xor        	a5, a5, a2
-	slli       	s9, a5, 32
-	xor        	t5, t6, s9
-	th.mula    	s6, s2, a3
-	srli       	s9, a5, 32
-	xor        	t6, a2, s9
-	mul        	a5, a7, s5
-	mul        	a2, a7, a3
-	mul        	a7, s2, s5
-	mul        	s2, s2, s4
-	th.mula    	a4, a6, a3
-	th.mula    	s8, s3, s5
-	th.mula    	a5, s3, a3
-	xor        	s6, s6, s7
-	xor        	a2, a2, a7
-	mul        	a7, a6, s4
-	mul        	s7, s3, s4
-	xor        	a4, a4, s8
-	and        	a4, a4, t2
-	xor        	a5, a5, s2
-	mul        	s2, a6, s1
-	xor        	a2, a2, a7
-	mul        	a7, s3, s1
-	xor        	s6, s6, s7
-	and        	a3, s6, t1
-	srli       	s1, a0, 32
-	lwu        	a6, 64(a1)
-	and        	s5, s1, t1
-	and        	s4, s1, t2
-	and        	s3, s1, t3
-	and        	s1, s1, t0
-	xor        	a5, a5, s2
-	or         	a3, a3, a4
-	lwu        	s6, 72(a1)
-	lwu        	s9, 76(a1)
-	mul        	s7, s5, a6
-	lwu        	a4, 68(a1)
-	mul        	s8, s3, s6
-	and        	a5, a5, t3
-	xor        	a2, a2, a7
-	or         	a3, a3, a5
-	mul        	s2, s5, a4
-	mul        	s10, s4, a6
-	and        	a2, a2, t0
-	or         	a3, a3, a2
-	mul        	a5, s5, s6
-	mul        	a2, s5, s9
-	th.mula    	s7, s4, s9
-	th.mula    	a5, s1, s9
-	th.mula    	s2, s3, s9
-	mul        	a7, s4, s6
-	mul        	s4, s4, a4
-	xor        	s7, s7, s8
-	mul        	s8, s1, a4
-	th.mula    	s10, s1, s6
-	xor        	a2, a2, a7
-	mul        	a7, s3, a4
+	or         	t6, t6, a3
+	mul        	a5, s5, s7
+	mul        	a3, s5, a6
+	th.mula    	s8, s4, a6
+	th.mula    	a5, a7, a6
+	th.mula    	s2, s3, a6
+	mul        	a6, s4, s7
+	mul        	s4, s4, s6
+	xor        	s8, s8, s9
+	mul        	s9, a7, s6
+	th.mula    	a4, a7, s7
+	xor        	a3, a3, a6
+	mul        	a6, s3, s6
 	xor        	a5, a5, s4
-	mul        	s4, s3, a6
-	xor        	s7, s7, s8
-	xor        	s2, s2, s10
-	and        	a4, s7, t1
-	th.extu    	s5, a0, 31, 0
-	srli       	a0, a0, 32
-	xor        	s5, s5, a0
-	and        	a0, s5, t1
-	and        	s3, s5, t2
-	xor        	a2, a2, a7
-	mul        	a7, s1, a6
+	mul        	s4, s3, s1
+	xor        	s8, s8, s9
+	xor        	s2, s2, a4
+	and        	a4, s8, t1
+	th.extu    	s5, t5, 31, 0
+	srli       	t5, t5, 32
+	xor        	s5, s5, t5
+	and        	t5, s5, t1
+	and        	s6, s5, t2
+	xor        	a3, a3, a6
+	mul        	a6, a7, s1
 	and        	s2, s2, t2
-	and        	s1, s5, t3
+	and        	a7, s5, t3
 	xor        	a5, a5, s4
 	or         	a4, a4, s2
-	lwu        	a6, 80(a1)
-	lwu        	s6, 88(a1)
-	lwu        	s8, 92(a1)
-	mul        	s7, a0, a6
-	lwu        	s2, 84(a1)
+	lwu        	s3, 32(a1)
+	lwu        	s2, 40(a1)
+	lwu        	s9, 44(a1)
+	mul        	s7, t5, s3
+	lwu        	s1, 36(a1)
 	and        	s4, s5, t0
 	and        	a5, a5, t3
-	mul        	s9, s1, s6
-	xor        	a2, a2, a7
+	mul        	s8, a7, s2
+	xor        	a3, a3, a6
 	or         	a4, a4, a5
-	mul        	a5, a0, s2
-	mul        	a7, s3, a6
-	and        	a2, a2, t0
-	th.mula    	s7, s3, s8
-	or         	a4, a4, a2
-	mul        	s5, a0, s6
-	mul        	a0, a0, s8
-	th.mula    	s5, s4, s8
-	xor        	s7, s7, s9
-	mul        	s9, s4, s2
-	th.mula    	a5, s1, s8
-	mul        	a2, s3, s6
-	mul        	s8, s3, s2
-	th.mula    	a7, s4, s6
-	xor        	a0, a0, a2
-	mul        	a2, s1, s2
-	xor        	s5, s5, s8
-	mul        	s8, s1, a6
-	xor        	s7, s7, s9
-	xor        	a5, a5, a7
+	mul        	a5, t5, s1
+	mul        	a6, s6, s3
+	and        	a3, a3, t0
+	th.mula    	s7, s6, s9
+	or         	a4, a4, a3
+	mul        	s5, t5, s2
+	mul        	t5, t5, s9
+	th.mula    	s5, s4, s9
+	xor        	s7, s7, s8
+	mul        	s8, s4, s1
+	th.mula    	a5, a7, s9
+	mul        	a3, s6, s2
+	mul        	s6, s6, s1
+	th.mula    	a6, s4, s2
+	xor        	t5, t5, a3
+	mul        	a3, a7, s1
+	xor        	s5, s5, s6
+	mul        	s6, a7, s3
+	xor        	s7, s7, s8
+	xor        	a5, a5, a6
 	and        	s7, s7, t1
 	and        	a5, a5, t2
 	or         	s7, s7, a5
-	th.extu    	s1, t4, 31, 0
-	lwu        	a5, 96(a1)
-	and        	s3, s1, t1
-	and        	s2, s1, t2
-	and        	a7, s1, t3
-	and        	s1, s1, t0
-	xor        	a0, a0, a2
-	mul        	a2, s4, a6
-	xor        	s5, s5, s8
-	lwu        	s4, 100(a1)
+	th.extu    	a7, a0, 31, 0
+	lwu        	a5, 48(a1)
+	and        	s2, a7, t1
+	and        	s1, a7, t2
+	and        	a6, a7, t3
+	and        	a7, a7, t0
+	xor        	t5, t5, a3
+	mul        	a3, s4, s3
+	xor        	s5, s5, s6
+	lwu        	s3, 52(a1)
 	and        	s5, s5, t3
-	lwu        	s6, 104(a1)
+	lwu        	s6, 56(a1)
 	or         	s7, s7, s5
-	lwu        	s5, 108(a1)
-	mul        	s9, s3, a5
-	mul        	s10, a7, s6
-	th.mula    	s9, s2, s5
-	xor        	a0, a0, a2
-	and        	a0, a0, t0
-	mul        	a6, s3, s4
-	or         	s7, s7, a0
+	lwu        	s4, 60(a1)
+	mul        	s9, s2, a5
+	mul        	s10, a6, s6
+	th.mula    	s9, s1, s4
+	xor        	t5, t5, a3
+	and        	t5, t5, t0
+	mul        	s5, s2, s3
+	or         	s7, s7, t5
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	s7, s7, a3
-	mul        	s8, s2, a5
+	xor        	s7, s7, t6
+	mul        	s8, s1, a5
 	xor        	s7, s7, a4
 	xor        	s9, s9, s10
-	mul        	s10, s1, s4
-	th.mula    	a6, a7, s5
-	th.mula    	s8, s1, s6
+	mul        	s10, a7, s3
+	th.mula    	s5, a6, s4
+	th.mula    	s8, a7, s6
 	xor        	s9, s9, s10
-	and        	a2, s9, t1
+	and        	a3, s9, t1
 	slli       	s9, s7, 32
-	xor        	a0, a3, s9
+	xor        	t5, t6, s9
 	srli       	s9, s7, 32
-	xor        	a6, a6, s8
-	and        	a6, a6, t2
-	or         	a2, a2, a6
-	xor        	a3, a4, s9
-	srli       	s10, t4, 32
-	lwu        	a6, 112(a1)
-	and        	a4, s10, t1
-	mul        	s7, s3, s6
-	mul        	s8, s3, s5
-	mul        	s6, s2, s6
-	mul        	ra, s2, s4
-	th.mula    	s7, s1, s5
-	lwu        	s2, 120(a1)
-	xor        	s8, s8, s6
-	mul        	s6, a7, s4
-	lwu        	s9, 124(a1)
-	xor        	s7, s7, ra
-	mul        	ra, a7, a5
-	mul        	s5, a4, a6
-	xor        	s8, s8, s6
-	mul        	s6, s1, a5
-	and        	s11, s10, t2
+	xor        	s5, s5, s8
+	and        	s5, s5, t2
+	or         	a3, a3, s5
+	xor        	t6, a4, s9
+	srli       	s10, a0, 32
+	lwu        	a4, 64(a1)
+	and        	s5, s10, t1
+	mul        	s7, s2, s6
+	mul        	s2, s2, s4
+	mul        	s9, s1, s6
+	mul        	s11, s1, s3
+	th.mula    	s7, a7, s4
+	lwu        	s1, 72(a1)
+	xor        	s2, s2, s9
+	mul        	s9, a6, s3
+	lwu        	s8, 76(a1)
+	xor        	s7, s7, s11
+	mul        	s11, a6, a5
+	mul        	s6, s5, a4
+	xor        	s2, s2, s9
+	mul        	s9, a7, a5
+	and        	a5, s10, t2
 	and        	s3, s10, t3
 	and        	s4, s10, t0
-	th.mula    	s5, s11, s9
-	xor        	s7, s7, ra
-	lwu        	ra, 116(a1)
+	th.mula    	s6, a5, s8
+	xor        	s7, s7, s11
+	lwu        	s10, 68(a1)
 	and        	s7, s7, t3
-	xor        	s8, s8, s6
-	mul        	s10, s3, s2
-	or         	a2, a2, s7
-	mul        	s6, a4, ra
-	and        	s8, s8, t0
-	or         	a2, a2, s8
-	mul        	a7, a4, s2
-	mul        	a5, a4, s9
-	th.mula    	a7, s4, s9
-	xor        	s5, s5, s10
-	mul        	s10, s4, ra
-	th.mula    	s6, s3, s9
-	mul        	s1, s11, s2
-	xor        	a5, a5, s1
-	mul        	s1, s3, ra
-	mul        	s7, s11, ra
-	mul        	s8, s11, a6
-	xor        	s5, s5, s10
-	and        	a4, s5, t1
-	th.extu    	s5, t4, 31, 0
-	srli       	t4, t4, 32
-	xor        	s5, s5, t4
-	th.mula    	s8, s4, s2
-	and        	t4, s5, t1
-	xor        	a7, a7, s7
-	mul        	s7, s3, a6
-	xor        	a5, a5, s1
-	mul        	s1, s4, a6
-	xor        	s6, s6, s8
-	and        	s2, s5, t2
-	and        	s6, s6, t2
-	and        	a6, s5, t3
-	xor        	a7, a7, s7
-	or         	a4, a4, s6
-	lwu        	s3, 128(a1)
-	lwu        	s7, 136(a1)
-	lwu        	s9, 140(a1)
-	mul        	s8, t4, s3
-	lwu        	s6, 132(a1)
-	and        	s4, s5, t0
-	and        	a7, a7, t3
-	mul        	s5, a6, s7
-	xor        	a5, a5, s1
-	or         	a4, a4, a7
-	mul        	a7, t4, s6
-	mul        	s1, s2, s3
-	and        	a5, a5, t0
-	th.mula    	s8, s2, s9
-	or         	a4, a4, a5
-	mul        	a5, t4, s7
-	mul        	t4, t4, s9
-	th.mula    	a5, s4, s9
-	xor        	s8, s8, s5
-	mul        	s5, s4, s6
-	th.mula    	a7, a6, s9
-	mul        	s9, s2, s7
-	mul        	s2, s2, s6
-	th.mula    	s1, s4, s7
-	xor        	t4, t4, s9
-	mul        	s9, a6, s6
-	xor        	a5, a5, s2
-	mul        	s2, a6, s3
-	xor        	s8, s8, s5
-	xor        	a7, a7, s1
+	xor        	s2, s2, s9
+	mul        	s9, s3, s1
+	or         	a3, a3, s7
+	mul        	s7, s5, s10
+	and        	s2, s2, t0
+	or         	a3, a3, s2
+	mul        	a6, s5, s1
+	mul        	a7, s5, s8
+	th.mula    	a6, s4, s8
+	xor        	s6, s6, s9
+	mul        	s9, s4, s10
+	th.mula    	s7, s3, s8
+	mul        	s2, a5, s1
+	xor        	a7, a7, s2
+	mul        	s2, s3, s10
+	mul        	s8, a5, s10
+	mul        	s10, a5, a4
+	xor        	s6, s6, s9
+	and        	a5, s6, t1
+	th.extu    	s5, a0, 31, 0
+	srli       	a0, a0, 32
+	xor        	s5, s5, a0
+	th.mula    	s10, s4, s1
+	and        	a0, s5, t1
+	xor        	a6, a6, s8
+	mul        	s8, s3, a4
+	xor        	a7, a7, s2
+	mul        	s2, s4, a4
+	xor        	s7, s7, s10
+	and        	s3, s5, t2
+	and        	s7, s7, t2
+	and        	s1, s5, t3
+	xor        	a6, a6, s8
+	or         	a5, a5, s7
+	lwu        	s4, 80(a1)
+	lwu        	s6, 88(a1)
+	lwu        	s11, 92(a1)
+	mul        	s8, a0, s4
+	lwu        	s9, 84(a1)
+	and        	s7, s5, t0
+	and        	a6, a6, t3
+	xor        	a7, a7, s2
+	mul        	s2, s1, s6
+	or         	a5, a5, a6
+	mul        	s10, a0, s9
+	and        	a7, a7, t0
+	or         	a5, a5, a7
+	mul        	a4, a0, s6
+	mul        	a0, a0, s11
+	th.mula    	s8, s3, s11
+	th.mula    	a4, s7, s11
+	th.mula    	s10, s1, s11
+	mul        	s5, s3, s6
+	xor        	s8, s8, s2
+	mul        	s2, s7, s9
+	xor        	a0, a0, s5
+	mul        	s5, s1, s9
+	mul        	a7, s3, s9
+	mul        	s3, s3, s4
+	xor        	s8, s8, s2
 	and        	a6, s8, t1
-	and        	a7, a7, t2
-	or         	a6, a6, a7
-	xor        	t4, t4, s9
-	mul        	s9, s4, s3
-	xor        	a5, a5, s2
-	and        	a5, a5, t3
-	or         	a6, a6, a5
-	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
-	slli       	a5, t5, 63
-	slli       	a7, t5, 62
-	xor        	t4, t4, s9
-	and        	t4, t4, t0
-	or         	a6, a6, t4
+	th.mula    	s3, s7, s6
+	xor        	a4, a4, a7
+	mul        	a7, s1, s4
+	xor        	a0, a0, s5
+	mul        	s5, s7, s4
+	xor        	s10, s10, s3
+	and        	s10, s10, t2
+	xor        	a4, a4, a7
+	or         	a6, a6, s10
+	th.extu    	s2, t4, 31, 0
+	lwu        	a7, 96(a1)
+	and        	s6, s2, t1
+	and        	s4, s2, t2
+	and        	s1, s2, t3
+	lwu        	s3, 100(a1)
+	and        	s2, s2, t0
+	and        	a4, a4, t3
+	lwu        	s7, 104(a1)
+	xor        	a0, a0, s5
+	or         	a6, a6, a4
+	lwu        	s5, 108(a1)
+	mul        	a4, s6, a7
+	mul        	s8, s1, s7
+	and        	a0, a0, t0
+	or         	a6, a6, a0
+	mul        	s10, s6, s3
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	a6, a6, a2
-	xor        	a6, a6, a4
-	slli       	s1, a6, 32
-	xor        	t4, a2, s1
-	srli       	s1, a6, 32
+	xor        	a6, a6, a3
+	xor        	a6, a6, a5
+	th.mula    	a4, s4, s5
+	xor        	a4, a4, s8
+	mul        	s8, s2, s3
+	th.mula    	s10, s1, s5
+	xor        	a4, a4, s8
+	mul        	s8, s4, a7
+	and        	a4, a4, t1
+	th.mula    	s8, s2, s7
+	slli       	s9, a6, 32
+	xor        	a0, a3, s9
+	srli       	s9, a6, 32
+	xor        	a3, a5, s9
+	srli       	s9, t4, 32
+	and        	a5, s9, t1
+	xor        	s10, s10, s8
+	mul        	s8, s6, s7
+	mul        	s6, s6, s5
+	mul        	s11, s4, s7
+	mul        	s7, s4, s3
+	and        	s10, s10, t2
+	or         	a4, a4, s10
+	lwu        	a6, 112(a1)
+	th.mula    	s8, s2, s5
+	lwu        	s4, 120(a1)
+	xor        	s6, s6, s11
+	mul        	s11, s1, s3
+	lwu        	s10, 124(a1)
+	xor        	s8, s8, s7
+	mul        	s7, s1, a7
+	mul        	ra, a5, a6
+	xor        	s6, s6, s11
+	mul        	s11, s2, a7
+	and        	s5, s9, t2
+	and        	s3, s9, t3
+	th.mula    	ra, s5, s10
+	xor        	s8, s8, s7
+	lwu        	s7, 116(a1)
+	and        	s8, s8, t3
+	xor        	s6, s6, s11
+	and        	s2, s9, t0
+	or         	a4, a4, s8
+	mul        	a7, s3, s4
+	and        	s6, s6, t0
+	or         	a4, a4, s6
+	mul        	s1, a5, s4
+	th.mula    	s1, s2, s10
+	xor        	ra, ra, a7
+	mul        	a7, s2, s7
+	xor        	ra, ra, a7
+	mul        	a7, a5, s10
+	mul        	s8, a5, s7
+	and        	a5, ra, t1
+	th.mula    	s8, s3, s10
+	th.extu    	s10, t4, 31, 0
+	srli       	s6, t4, 32
+	mul        	t4, s5, a6
+	xor        	s10, s10, s6
+	th.mula    	t4, s2, s4
+	mul        	s6, s5, s4
+	mul        	s9, s5, s7
+	xor        	a7, a7, s6
+	mul        	s6, s3, s7
+	and        	s7, s10, t1
+	xor        	s1, s1, s9
+	mul        	s9, s3, a6
+	xor        	s8, s8, t4
+	and        	s4, s10, t2
+	and        	s8, s8, t2
+	and        	t4, s10, t3
+	or         	a5, a5, s8
+	lwu        	s3, 128(a1)
+	and        	s5, s10, t0
+	xor        	a7, a7, s6
+	mul        	s6, s2, a6
+	lwu        	a6, 136(a1)
+	lwu        	s10, 140(a1)
+	lwu        	s8, 132(a1)
+	xor        	s1, s1, s9
+	mul        	s2, s7, s3
+	and        	s1, s1, t3
+	or         	a5, a5, s1
+	mul        	s1, t4, a6
+	th.mula    	s2, s4, s10
+	xor        	a7, a7, s6
+	mul        	s6, s7, s8
+	and        	a7, a7, t0
+	or         	a5, a5, a7
+	mul        	a7, s7, a6
+	mul        	s7, s7, s10
+	th.mula    	a7, s5, s10
+	xor        	s2, s2, s1
+	mul        	s1, s5, s8
+	th.mula    	s6, t4, s10
+	mul        	s9, s4, a6
+	xor        	s7, s7, s9
+	mul        	s9, t4, s8
+	mul        	s8, s4, s8
+	mul        	s4, s4, s3
+	xor        	s2, s2, s1
+	and        	s1, s2, t1
+	th.mula    	s4, s5, a6
+	xor        	a7, a7, s8
+	mul        	s8, t4, s3
+	xor        	s7, s7, s9
+	mul        	s9, s5, s3
+	xor        	s6, s6, s4
+	and        	s6, s6, t2
+	xor        	a7, a7, s8
+	or         	s1, s1, s6
+	and        	a7, a7, t3
+	xor        	s7, s7, s9
+	or         	s1, s1, a7
+	and        	s7, s7, t0
+	or         	s1, s1, s7
+	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	xor        	s1, s1, a4
+	xor        	s1, s1, a5
+	slli       	a6, s1, 32
+	xor        	t4, a4, a6
+	srli       	a6, s1, 32
 	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
 	xor        	t4, t4, t5
-	xor        	a2, a4, s1
+	xor        	a4, a5, a6
 	xor        	t4, t4, a0
-	xor        	a2, a2, t6
+	xor        	a4, a4, t6
 	xor        	t6, t6, t4
+	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
+	slli       	t4, t5, 63
+	slli       	a5, t5, 62
+	xor        	t6, t6, t4
+	xor        	a4, a4, a3
 	xor        	t6, t6, a5
-	xor        	a2, a2, a3
-	xor        	t6, t6, a7
-	slli       	a5, t5, 57
-	xor        	a0, a0, a2
-	xor        	t6, t6, a5
-	srli       	a5, t5, 1
+	slli       	t4, t5, 57
+	xor        	a0, a0, a4
+	xor        	t6, t6, t4
+	srli       	t4, t5, 1
 	xor        	a0, a0, t5
-	srli       	a7, t5, 2
+	srli       	a5, t5, 2
+	xor        	a0, a0, t4
 	xor        	a0, a0, a5
-	xor        	a0, a0, a7
-	srli       	a5, t5, 7
+	srli       	t4, t5, 7
+	xor        	a0, a0, t4
+	slli       	t4, t6, 63
+	slli       	a5, t6, 62
+	xor        	a0, a0, t4
 	xor        	a0, a0, a5
-	slli       	a5, t6, 63
-	slli       	a7, t6, 62
-	xor        	a0, a0, a5
-	xor        	a0, a0, a7
-	slli       	a5, t6, 57
-	xor        	t5, a0, a5
-	srli       	a5, t6, 1
+	slli       	t4, t6, 57
+	xor        	t5, a0, t4
+	srli       	t4, t6, 1
 	xor        	a3, a3, t6
-	srli       	a7, t6, 2
+	srli       	a5, t6, 2
+	xor        	a3, a3, t4
 	xor        	a3, a3, a5
-	xor        	a3, a3, a7
-	srli       	a5, t6, 7
-	xor        	a0, a3, a5
-	ld         	t4, 1528(sp)
-	addi       	t4, t4, 16
-	sd         	t4, 1528(sp)
+	srli       	t4, t6, 7
+	xor        	a0, a3, t4
+	addi       	a2, a2, 16
 	ld         	t4, 1520(sp)
 	addi       	t4, t4, -1
 	sd         	t4, 1520(sp)
@@ -3774,7 +3762,6 @@ SYM_FUNC_START(ghash_c906)
 	sd         	zero, 1496(sp)
 	sd         	zero, 1504(sp)
 	addi       	a0, zero, 0
-	addi       	a2, zero, 0
 	addi       	a3, zero, 0
 	addi       	a4, zero, 0
 	addi       	a5, zero, 0
@@ -3782,18 +3769,18 @@ SYM_FUNC_START(ghash_c906)
 	addi       	a7, zero, 0
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
-	ld         	s1, 1536(sp)
-	ld         	s2, 1544(sp)
-	ld         	s3, 1552(sp)
-	ld         	s4, 1560(sp)
-	ld         	s5, 1568(sp)
-	ld         	s6, 1576(sp)
-	ld         	s7, 1584(sp)
-	ld         	s8, 1592(sp)
-	ld         	s9, 1600(sp)
-	ld         	s10, 1608(sp)
-	ld         	s11, 1616(sp)
-	ld         	ra, 1624(sp)
+	ld         	s1, 1528(sp)
+	ld         	s2, 1536(sp)
+	ld         	s3, 1544(sp)
+	ld         	s4, 1552(sp)
+	ld         	s5, 1560(sp)
+	ld         	s6, 1568(sp)
+	ld         	s7, 1576(sp)
+	ld         	s8, 1584(sp)
+	ld         	s9, 1592(sp)
+	ld         	s10, 1600(sp)
+	ld         	s11, 1608(sp)
+	ld         	ra, 1616(sp)
 	addi       	sp, sp, 1632
 	jalr       	zero, 0(ra)
 SYM_FUNC_END(ghash_c906)
