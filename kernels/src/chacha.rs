@@ -34,13 +34,10 @@
 //!
 //! Go (ABI0): 25 integer registers are free (`ra` among them: a function that writes it gets
 //! a Go frame, whose prologue saves it). The scalar block needs 16 state words, 2
-//! temporaries and out, inp, len, the counter and the key and counter pointers: 24. So the
-//! scalar Go builds make the four "expand 32-byte k" words with `lui`+`addiw` instead of
-//! loading them through a pointer (4 more instructions per block at set-up, 4 at the
-//! feed-forward) and need no frame. The lane variants' Go builds load them as the OpenSSL
-//! builds do; their vector paths need three more pointer registers and a loop counter, and
-//! the allocator spills a few of them into a Go frame. The OpenSSL and Linux builds are
-//! unchanged by this.
+//! temporaries and out, inp, len, the counter and the key, counter and sigma pointers: 25.
+//! The Go builds are the OpenSSL builds' code; where it needs more registers than Go leaves
+//! (the lane variants' vector paths: three more pointers and a loop counter) the allocator
+//! spills a few values into a Go frame (`kgen check` lists them).
 //!
 //! Keystream never reaches memory (a partial block is XORed straight from the registers);
 //! the vector registers and any scalar registers that held keystream are wiped before
@@ -231,41 +228,34 @@ pub(crate) fn vector_quarter_rounds(f: &mut Func, isa: Isa, r: &VRegs, set: &[[u
 /// Where state word i comes from.
 #[derive(Clone, Copy)]
 enum Words {
-    /// OpenSSL/Go: constants from the sigma table (`None`: made with `li`), key[0..8],
-    /// counter[1..3].
-    Split { sigma: Option<Reg>, key: Reg, counter: Reg },
+    /// OpenSSL/Go: constants from the sigma table, key[0..8], counter[1..3].
+    Split { sigma: Reg, key: Reg, counter: Reg },
     /// Linux: the 16-word state.
     State { state: Reg },
 }
 
-/// A state word: in memory at (base register, byte offset), or a constant.
+/// A state word: in memory at (base register, byte offset).
 #[derive(Clone, Copy)]
-enum Word {
-    Mem(Reg, i64),
-    Const(u32),
-}
+struct Word(Reg, i64);
 
 impl Words {
     /// Where word i is (word 12, the counter, is in a register).
     fn src(&self, i: usize) -> Word {
         match *self {
-            Words::Split { sigma, key, counter } => match (i, sigma) {
-                (0..=3, Some(s)) => Word::Mem(s, 4 * i as i64),
-                (0..=3, None) => Word::Const(SIGMA[i]),
-                (4..=11, _) => Word::Mem(key, 4 * (i as i64 - 4)),
-                _ => Word::Mem(counter, 4 * (i as i64 - 12)),
+            Words::Split { sigma, key, counter } => match i {
+                0..=3 => Word(sigma, 4 * i as i64),
+                4..=11 => Word(key, 4 * (i as i64 - 4)),
+                _ => Word(counter, 4 * (i as i64 - 12)),
             },
-            Words::State { state } => Word::Mem(state, 4 * i as i64),
+            Words::State { state } => Word(state, 4 * i as i64),
         }
     }
 }
 
 /// dst = word i (sign-extended, as `lw` leaves it).
 fn load_word(f: &mut Func, w: &Words, i: usize, dst: Reg) {
-    match w.src(i) {
-        Word::Mem(b, off) => kasm!(f, lw {dst}, {off}({b});),
-        Word::Const(v) => f.li(dst, v as i32 as i64),
-    }
+    let Word(b, off) = w.src(i);
+    kasm!(f, lw {dst}, {off}({b}););
 }
 
 /// Registers shared by the paths.
@@ -682,10 +672,7 @@ fn rows_path(f: &mut Func, c: &Ctx, d: VDialect, v: &VRegs) {
     f.comment("rows of the state: word sources per ABI; the counter word is ctr (merged in)");
     let pr = c.p[0];
     for k in 0..4 {
-        let Word::Mem(b, o) = c.words.src(4 * k) else {
-            f.fail("the rows path loads the constants from memory (sigma table)");
-            return;
-        };
+        let Word(b, o) = c.words.src(4 * k);
         kasm!(f, addi {pr}, {b}, {o};);
         load_row(f, d, orig[k], pr);
     }
@@ -787,17 +774,14 @@ fn body(f: &mut Func, isa: Isa, words: Words, out: Reg, inp: Reg, len: Reg, ctr:
     }
 }
 
-/// OpenSSL (and Go) entry: ChaCha20_ctr32(out, inp, len, key, counter). With `sigma` the
-/// constants are loaded from that table; without, made with `li`.
-fn openssl_fn(isa: Isa, variant: &str, t: &Target, abi: Abi, sigma: Option<&str>) -> Func {
+/// OpenSSL (and Go) entry: ChaCha20_ctr32(out, inp, len, key, counter); the constants are
+/// loaded from the table `sigma`.
+fn openssl_fn(isa: Isa, variant: &str, t: &Target, abi: Abi, sigma: &str) -> Func {
     let mut f = Func::entry(&CTR32, variant, t, abi);
     let [out, inp, len, key, counter] = f.params();
-    let sig = sigma.map(|table| {
-        let r = f.xreg("sigma");
-        f.public(r);
-        f.la(r, table);
-        r
-    });
+    let sig = f.xreg("sigma");
+    f.public(sig);
+    f.la(sig, sigma);
     let ctr = f.xreg("ctr");
     kasm!(f, lw {ctr}, 0({counter}););
     body(&mut f, isa, Words::Split { sigma: sig, key, counter }, out, inp, len, ctr, None, &|f| f.ret());
@@ -830,15 +814,11 @@ fn build(variant: &str, t: &Target, abi: Abi) -> Result<Module, BuildError> {
         Abi::Linux => {
             m.add(linux_fn(isa, variant, t), true)?;
         }
-        Abi::Go if isa.vector.is_none() => {
-            // The scalar Go builds make the constants with `li` (see the module documentation).
-            m.add(openssl_fn(isa, variant, t, abi, None), true)?;
-        }
         _ => {
             let sigma = format!("kgen_chacha_{}_sigma", kgen_dsl::entry::symbol_suffix(variant));
             let bytes: Vec<u8> = SIGMA.iter().flat_map(|w| w.to_le_bytes()).collect();
             m.add_data(DataObj { name: sigma.clone(), align: 4, bytes, elem: 4, global: false, comment: "\"expand 32-byte k\"".into() });
-            m.add(openssl_fn(isa, variant, t, abi, Some(&sigma)), true)?;
+            m.add(openssl_fn(isa, variant, t, abi, &sigma), true)?;
         }
     }
     Ok(m)

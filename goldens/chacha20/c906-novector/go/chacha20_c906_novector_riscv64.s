@@ -8,54 +8,44 @@
 
 #include "textflag.h"
 
+// "expand 32-byte k"
+DATA ·kgen_chacha_c906_novector_sigma+0(SB)/8, $0x3320646e61707865
+DATA ·kgen_chacha_c906_novector_sigma+8(SB)/8, $0x6b20657479622d32
+GLOBL ·kgen_chacha_c906_novector_sigma(SB), RODATA|NOPTR, $16
+
 // void ChaCha20_ctr32_c906_novector(unsigned char *out, const unsigned char *inp, size_t len, const unsigned int *key, const unsigned int *counter)
 // func chaCha20Ctr32C906Novector(out *byte, inp *byte, len uint64, key *uint32, counter *uint32)
-TEXT ·chaCha20Ctr32C906Novector(SB), NOSPLIT, $0-40
+TEXT ·chaCha20Ctr32C906Novector(SB), NOSPLIT, $8-40
 	MOV	out+0(FP), X10
 	MOV	inp+8(FP), X11
 	MOV	len+16(FP), X12
 	MOV	key+24(FP), X13
 	MOV	counter+32(FP), X14
-	MOVW	(X14), X5
-	BNEZ	X12, L24
-	JMP	L2
-L24:
+L0:
+	MOV	$·kgen_chacha_c906_novector_sigma(SB), X5
+	MOVW	(X14), X6
+	BNEZ	X12, L25
+	JMP	L3
+L25:
 block:
-	LUI	$399112, X6
-	ADDW	$-1947, X6
-	LUI	$209414, X7
-	ADDW	$1134, X7
-	LUI	$497187, X28
-	ADDW	$-718, X28
-	LUI	$438790, X29
-	ADDW	$1396, X29
-	MOVW	(X13), X30
-	MOVW	4(X13), X15
-	MOVW	8(X13), X16
-	MOVW	12(X13), X17
-	MOVW	16(X13), X9
-	MOVW	20(X13), X18
-	MOVW	24(X13), X19
-	MOVW	28(X13), X20
-	MOVW	X5, X21
-	MOVW	4(X14), X22
-	MOVW	8(X14), X23
-	MOVW	12(X14), X24
+	MOVW	(X5), X7
+	MOVW	4(X5), X28
+	MOVW	8(X5), X29
+	MOVW	12(X5), X30
+	MOVW	(X13), X15
+	MOVW	4(X13), X16
+	MOVW	8(X13), X17
+	MOVW	12(X13), X9
+	MOVW	16(X13), X18
+	MOVW	20(X13), X19
+	MOVW	24(X13), X20
+	MOVW	28(X13), X21
+	MOVW	X6, X22
+	MOVW	4(X14), X23
+	MOVW	8(X14), X24
+	MOVW	12(X14), X25
 	// double round 1 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X6
-	XOR	X6, X21
-	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	ADDW	X21, X9
-	XOR	X9, X30
-	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	ADDW	X30, X6
-	XOR	X6, X21
-	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	ADDW	X21, X9
-	XOR	X9, X30
-	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	ADDW	X15, X7
 	XOR	X7, X22
 	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
@@ -95,72 +85,72 @@ block:
 	XOR	X20, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X6
-	XOR	X6, X24
-	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
-	ADDW	X24, X19
-	XOR	X19, X15
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	ADDW	X15, X6
-	XOR	X6, X24
-	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
-	ADDW	X24, X19
-	XOR	X19, X15
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	ADDW	X9, X30
+	XOR	X30, X25
+	WORD	$0x150c9c8b	// th.srriw s9, s9, 16
+	ADDW	X25, X21
+	XOR	X21, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X30
+	XOR	X30, X25
+	WORD	$0x158c9c8b	// th.srriw s9, s9, 24
+	ADDW	X25, X21
+	XOR	X21, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	ADDW	X16, X7
-	XOR	X7, X21
-	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	ADDW	X21, X20
+	XOR	X7, X25
+	WORD	$0x150c9c8b	// th.srriw s9, s9, 16
+	ADDW	X25, X20
 	XOR	X20, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
 	ADDW	X16, X7
-	XOR	X7, X21
-	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	ADDW	X21, X20
+	XOR	X7, X25
+	WORD	$0x158c9c8b	// th.srriw s9, s9, 24
+	ADDW	X25, X20
 	XOR	X20, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	ADDW	X17, X28
 	XOR	X28, X22
 	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
-	ADDW	X22, X9
-	XOR	X9, X17
+	ADDW	X22, X21
+	XOR	X21, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
 	ADDW	X17, X28
 	XOR	X28, X22
 	WORD	$0x158b1b0b	// th.srriw s6, s6, 24
-	ADDW	X22, X9
-	XOR	X9, X17
+	ADDW	X22, X21
+	XOR	X21, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X29
+	ADDW	X9, X29
 	XOR	X29, X23
 	WORD	$0x150b9b8b	// th.srriw s7, s7, 16
 	ADDW	X23, X18
-	XOR	X18, X30
-	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	ADDW	X30, X29
+	XOR	X18, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X29
 	XOR	X29, X23
 	WORD	$0x158b9b8b	// th.srriw s7, s7, 24
 	ADDW	X23, X18
-	XOR	X18, X30
-	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
+	XOR	X18, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X15, X30
+	XOR	X30, X24
+	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
+	ADDW	X24, X19
+	XOR	X19, X15
+	WORD	$0x1547978b	// th.srriw a5, a5, 20
+	ADDW	X15, X30
+	XOR	X30, X24
+	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
+	ADDW	X24, X19
+	XOR	X19, X15
+	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// double round 2 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X6
-	XOR	X6, X21
-	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	ADDW	X21, X9
-	XOR	X9, X30
-	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	ADDW	X30, X6
-	XOR	X6, X21
-	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	ADDW	X21, X9
-	XOR	X9, X30
-	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	ADDW	X15, X7
 	XOR	X7, X22
 	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
@@ -200,72 +190,72 @@ block:
 	XOR	X20, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X6
-	XOR	X6, X24
-	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
-	ADDW	X24, X19
-	XOR	X19, X15
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	ADDW	X15, X6
-	XOR	X6, X24
-	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
-	ADDW	X24, X19
-	XOR	X19, X15
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	ADDW	X9, X30
+	XOR	X30, X25
+	WORD	$0x150c9c8b	// th.srriw s9, s9, 16
+	ADDW	X25, X21
+	XOR	X21, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X30
+	XOR	X30, X25
+	WORD	$0x158c9c8b	// th.srriw s9, s9, 24
+	ADDW	X25, X21
+	XOR	X21, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	ADDW	X16, X7
-	XOR	X7, X21
-	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	ADDW	X21, X20
+	XOR	X7, X25
+	WORD	$0x150c9c8b	// th.srriw s9, s9, 16
+	ADDW	X25, X20
 	XOR	X20, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
 	ADDW	X16, X7
-	XOR	X7, X21
-	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	ADDW	X21, X20
+	XOR	X7, X25
+	WORD	$0x158c9c8b	// th.srriw s9, s9, 24
+	ADDW	X25, X20
 	XOR	X20, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	ADDW	X17, X28
 	XOR	X28, X22
 	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
-	ADDW	X22, X9
-	XOR	X9, X17
+	ADDW	X22, X21
+	XOR	X21, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
 	ADDW	X17, X28
 	XOR	X28, X22
 	WORD	$0x158b1b0b	// th.srriw s6, s6, 24
-	ADDW	X22, X9
-	XOR	X9, X17
+	ADDW	X22, X21
+	XOR	X21, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X29
+	ADDW	X9, X29
 	XOR	X29, X23
 	WORD	$0x150b9b8b	// th.srriw s7, s7, 16
 	ADDW	X23, X18
-	XOR	X18, X30
-	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	ADDW	X30, X29
+	XOR	X18, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X29
 	XOR	X29, X23
 	WORD	$0x158b9b8b	// th.srriw s7, s7, 24
 	ADDW	X23, X18
-	XOR	X18, X30
-	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
+	XOR	X18, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X15, X30
+	XOR	X30, X24
+	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
+	ADDW	X24, X19
+	XOR	X19, X15
+	WORD	$0x1547978b	// th.srriw a5, a5, 20
+	ADDW	X15, X30
+	XOR	X30, X24
+	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
+	ADDW	X24, X19
+	XOR	X19, X15
+	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// double round 3 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X6
-	XOR	X6, X21
-	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	ADDW	X21, X9
-	XOR	X9, X30
-	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	ADDW	X30, X6
-	XOR	X6, X21
-	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	ADDW	X21, X9
-	XOR	X9, X30
-	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	ADDW	X15, X7
 	XOR	X7, X22
 	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
@@ -305,72 +295,72 @@ block:
 	XOR	X20, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X6
-	XOR	X6, X24
-	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
-	ADDW	X24, X19
-	XOR	X19, X15
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	ADDW	X15, X6
-	XOR	X6, X24
-	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
-	ADDW	X24, X19
-	XOR	X19, X15
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	ADDW	X9, X30
+	XOR	X30, X25
+	WORD	$0x150c9c8b	// th.srriw s9, s9, 16
+	ADDW	X25, X21
+	XOR	X21, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X30
+	XOR	X30, X25
+	WORD	$0x158c9c8b	// th.srriw s9, s9, 24
+	ADDW	X25, X21
+	XOR	X21, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	ADDW	X16, X7
-	XOR	X7, X21
-	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	ADDW	X21, X20
+	XOR	X7, X25
+	WORD	$0x150c9c8b	// th.srriw s9, s9, 16
+	ADDW	X25, X20
 	XOR	X20, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
 	ADDW	X16, X7
-	XOR	X7, X21
-	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	ADDW	X21, X20
+	XOR	X7, X25
+	WORD	$0x158c9c8b	// th.srriw s9, s9, 24
+	ADDW	X25, X20
 	XOR	X20, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	ADDW	X17, X28
 	XOR	X28, X22
 	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
-	ADDW	X22, X9
-	XOR	X9, X17
+	ADDW	X22, X21
+	XOR	X21, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
 	ADDW	X17, X28
 	XOR	X28, X22
 	WORD	$0x158b1b0b	// th.srriw s6, s6, 24
-	ADDW	X22, X9
-	XOR	X9, X17
+	ADDW	X22, X21
+	XOR	X21, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X29
+	ADDW	X9, X29
 	XOR	X29, X23
 	WORD	$0x150b9b8b	// th.srriw s7, s7, 16
 	ADDW	X23, X18
-	XOR	X18, X30
-	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	ADDW	X30, X29
+	XOR	X18, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X29
 	XOR	X29, X23
 	WORD	$0x158b9b8b	// th.srriw s7, s7, 24
 	ADDW	X23, X18
-	XOR	X18, X30
-	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
+	XOR	X18, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X15, X30
+	XOR	X30, X24
+	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
+	ADDW	X24, X19
+	XOR	X19, X15
+	WORD	$0x1547978b	// th.srriw a5, a5, 20
+	ADDW	X15, X30
+	XOR	X30, X24
+	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
+	ADDW	X24, X19
+	XOR	X19, X15
+	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// double round 4 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X6
-	XOR	X6, X21
-	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	ADDW	X21, X9
-	XOR	X9, X30
-	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	ADDW	X30, X6
-	XOR	X6, X21
-	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	ADDW	X21, X9
-	XOR	X9, X30
-	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	ADDW	X15, X7
 	XOR	X7, X22
 	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
@@ -410,72 +400,72 @@ block:
 	XOR	X20, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X6
-	XOR	X6, X24
-	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
-	ADDW	X24, X19
-	XOR	X19, X15
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	ADDW	X15, X6
-	XOR	X6, X24
-	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
-	ADDW	X24, X19
-	XOR	X19, X15
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	ADDW	X9, X30
+	XOR	X30, X25
+	WORD	$0x150c9c8b	// th.srriw s9, s9, 16
+	ADDW	X25, X21
+	XOR	X21, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X30
+	XOR	X30, X25
+	WORD	$0x158c9c8b	// th.srriw s9, s9, 24
+	ADDW	X25, X21
+	XOR	X21, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	ADDW	X16, X7
-	XOR	X7, X21
-	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	ADDW	X21, X20
+	XOR	X7, X25
+	WORD	$0x150c9c8b	// th.srriw s9, s9, 16
+	ADDW	X25, X20
 	XOR	X20, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
 	ADDW	X16, X7
-	XOR	X7, X21
-	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	ADDW	X21, X20
+	XOR	X7, X25
+	WORD	$0x158c9c8b	// th.srriw s9, s9, 24
+	ADDW	X25, X20
 	XOR	X20, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	ADDW	X17, X28
 	XOR	X28, X22
 	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
-	ADDW	X22, X9
-	XOR	X9, X17
+	ADDW	X22, X21
+	XOR	X21, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
 	ADDW	X17, X28
 	XOR	X28, X22
 	WORD	$0x158b1b0b	// th.srriw s6, s6, 24
-	ADDW	X22, X9
-	XOR	X9, X17
+	ADDW	X22, X21
+	XOR	X21, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X29
+	ADDW	X9, X29
 	XOR	X29, X23
 	WORD	$0x150b9b8b	// th.srriw s7, s7, 16
 	ADDW	X23, X18
-	XOR	X18, X30
-	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	ADDW	X30, X29
+	XOR	X18, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X29
 	XOR	X29, X23
 	WORD	$0x158b9b8b	// th.srriw s7, s7, 24
 	ADDW	X23, X18
-	XOR	X18, X30
-	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
+	XOR	X18, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X15, X30
+	XOR	X30, X24
+	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
+	ADDW	X24, X19
+	XOR	X19, X15
+	WORD	$0x1547978b	// th.srriw a5, a5, 20
+	ADDW	X15, X30
+	XOR	X30, X24
+	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
+	ADDW	X24, X19
+	XOR	X19, X15
+	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// double round 5 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X6
-	XOR	X6, X21
-	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	ADDW	X21, X9
-	XOR	X9, X30
-	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	ADDW	X30, X6
-	XOR	X6, X21
-	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	ADDW	X21, X9
-	XOR	X9, X30
-	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	ADDW	X15, X7
 	XOR	X7, X22
 	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
@@ -515,72 +505,72 @@ block:
 	XOR	X20, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X6
-	XOR	X6, X24
-	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
-	ADDW	X24, X19
-	XOR	X19, X15
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	ADDW	X15, X6
-	XOR	X6, X24
-	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
-	ADDW	X24, X19
-	XOR	X19, X15
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	ADDW	X9, X30
+	XOR	X30, X25
+	WORD	$0x150c9c8b	// th.srriw s9, s9, 16
+	ADDW	X25, X21
+	XOR	X21, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X30
+	XOR	X30, X25
+	WORD	$0x158c9c8b	// th.srriw s9, s9, 24
+	ADDW	X25, X21
+	XOR	X21, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	ADDW	X16, X7
-	XOR	X7, X21
-	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	ADDW	X21, X20
+	XOR	X7, X25
+	WORD	$0x150c9c8b	// th.srriw s9, s9, 16
+	ADDW	X25, X20
 	XOR	X20, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
 	ADDW	X16, X7
-	XOR	X7, X21
-	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	ADDW	X21, X20
+	XOR	X7, X25
+	WORD	$0x158c9c8b	// th.srriw s9, s9, 24
+	ADDW	X25, X20
 	XOR	X20, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	ADDW	X17, X28
 	XOR	X28, X22
 	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
-	ADDW	X22, X9
-	XOR	X9, X17
+	ADDW	X22, X21
+	XOR	X21, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
 	ADDW	X17, X28
 	XOR	X28, X22
 	WORD	$0x158b1b0b	// th.srriw s6, s6, 24
-	ADDW	X22, X9
-	XOR	X9, X17
+	ADDW	X22, X21
+	XOR	X21, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X29
+	ADDW	X9, X29
 	XOR	X29, X23
 	WORD	$0x150b9b8b	// th.srriw s7, s7, 16
 	ADDW	X23, X18
-	XOR	X18, X30
-	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	ADDW	X30, X29
+	XOR	X18, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X29
 	XOR	X29, X23
 	WORD	$0x158b9b8b	// th.srriw s7, s7, 24
 	ADDW	X23, X18
-	XOR	X18, X30
-	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
+	XOR	X18, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X15, X30
+	XOR	X30, X24
+	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
+	ADDW	X24, X19
+	XOR	X19, X15
+	WORD	$0x1547978b	// th.srriw a5, a5, 20
+	ADDW	X15, X30
+	XOR	X30, X24
+	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
+	ADDW	X24, X19
+	XOR	X19, X15
+	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// double round 6 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X6
-	XOR	X6, X21
-	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	ADDW	X21, X9
-	XOR	X9, X30
-	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	ADDW	X30, X6
-	XOR	X6, X21
-	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	ADDW	X21, X9
-	XOR	X9, X30
-	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	ADDW	X15, X7
 	XOR	X7, X22
 	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
@@ -620,72 +610,72 @@ block:
 	XOR	X20, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X6
-	XOR	X6, X24
-	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
-	ADDW	X24, X19
-	XOR	X19, X15
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	ADDW	X15, X6
-	XOR	X6, X24
-	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
-	ADDW	X24, X19
-	XOR	X19, X15
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	ADDW	X9, X30
+	XOR	X30, X25
+	WORD	$0x150c9c8b	// th.srriw s9, s9, 16
+	ADDW	X25, X21
+	XOR	X21, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X30
+	XOR	X30, X25
+	WORD	$0x158c9c8b	// th.srriw s9, s9, 24
+	ADDW	X25, X21
+	XOR	X21, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	ADDW	X16, X7
-	XOR	X7, X21
-	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	ADDW	X21, X20
+	XOR	X7, X25
+	WORD	$0x150c9c8b	// th.srriw s9, s9, 16
+	ADDW	X25, X20
 	XOR	X20, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
 	ADDW	X16, X7
-	XOR	X7, X21
-	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	ADDW	X21, X20
+	XOR	X7, X25
+	WORD	$0x158c9c8b	// th.srriw s9, s9, 24
+	ADDW	X25, X20
 	XOR	X20, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	ADDW	X17, X28
 	XOR	X28, X22
 	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
-	ADDW	X22, X9
-	XOR	X9, X17
+	ADDW	X22, X21
+	XOR	X21, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
 	ADDW	X17, X28
 	XOR	X28, X22
 	WORD	$0x158b1b0b	// th.srriw s6, s6, 24
-	ADDW	X22, X9
-	XOR	X9, X17
+	ADDW	X22, X21
+	XOR	X21, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X29
+	ADDW	X9, X29
 	XOR	X29, X23
 	WORD	$0x150b9b8b	// th.srriw s7, s7, 16
 	ADDW	X23, X18
-	XOR	X18, X30
-	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	ADDW	X30, X29
+	XOR	X18, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X29
 	XOR	X29, X23
 	WORD	$0x158b9b8b	// th.srriw s7, s7, 24
 	ADDW	X23, X18
-	XOR	X18, X30
-	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
+	XOR	X18, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X15, X30
+	XOR	X30, X24
+	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
+	ADDW	X24, X19
+	XOR	X19, X15
+	WORD	$0x1547978b	// th.srriw a5, a5, 20
+	ADDW	X15, X30
+	XOR	X30, X24
+	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
+	ADDW	X24, X19
+	XOR	X19, X15
+	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// double round 7 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X6
-	XOR	X6, X21
-	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	ADDW	X21, X9
-	XOR	X9, X30
-	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	ADDW	X30, X6
-	XOR	X6, X21
-	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	ADDW	X21, X9
-	XOR	X9, X30
-	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	ADDW	X15, X7
 	XOR	X7, X22
 	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
@@ -725,72 +715,72 @@ block:
 	XOR	X20, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X6
-	XOR	X6, X24
-	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
-	ADDW	X24, X19
-	XOR	X19, X15
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	ADDW	X15, X6
-	XOR	X6, X24
-	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
-	ADDW	X24, X19
-	XOR	X19, X15
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	ADDW	X9, X30
+	XOR	X30, X25
+	WORD	$0x150c9c8b	// th.srriw s9, s9, 16
+	ADDW	X25, X21
+	XOR	X21, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X30
+	XOR	X30, X25
+	WORD	$0x158c9c8b	// th.srriw s9, s9, 24
+	ADDW	X25, X21
+	XOR	X21, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	ADDW	X16, X7
-	XOR	X7, X21
-	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	ADDW	X21, X20
+	XOR	X7, X25
+	WORD	$0x150c9c8b	// th.srriw s9, s9, 16
+	ADDW	X25, X20
 	XOR	X20, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
 	ADDW	X16, X7
-	XOR	X7, X21
-	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	ADDW	X21, X20
+	XOR	X7, X25
+	WORD	$0x158c9c8b	// th.srriw s9, s9, 24
+	ADDW	X25, X20
 	XOR	X20, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	ADDW	X17, X28
 	XOR	X28, X22
 	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
-	ADDW	X22, X9
-	XOR	X9, X17
+	ADDW	X22, X21
+	XOR	X21, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
 	ADDW	X17, X28
 	XOR	X28, X22
 	WORD	$0x158b1b0b	// th.srriw s6, s6, 24
-	ADDW	X22, X9
-	XOR	X9, X17
+	ADDW	X22, X21
+	XOR	X21, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X29
+	ADDW	X9, X29
 	XOR	X29, X23
 	WORD	$0x150b9b8b	// th.srriw s7, s7, 16
 	ADDW	X23, X18
-	XOR	X18, X30
-	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	ADDW	X30, X29
+	XOR	X18, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X29
 	XOR	X29, X23
 	WORD	$0x158b9b8b	// th.srriw s7, s7, 24
 	ADDW	X23, X18
-	XOR	X18, X30
-	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
+	XOR	X18, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X15, X30
+	XOR	X30, X24
+	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
+	ADDW	X24, X19
+	XOR	X19, X15
+	WORD	$0x1547978b	// th.srriw a5, a5, 20
+	ADDW	X15, X30
+	XOR	X30, X24
+	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
+	ADDW	X24, X19
+	XOR	X19, X15
+	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// double round 8 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X6
-	XOR	X6, X21
-	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	ADDW	X21, X9
-	XOR	X9, X30
-	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	ADDW	X30, X6
-	XOR	X6, X21
-	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	ADDW	X21, X9
-	XOR	X9, X30
-	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	ADDW	X15, X7
 	XOR	X7, X22
 	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
@@ -830,72 +820,72 @@ block:
 	XOR	X20, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X6
-	XOR	X6, X24
-	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
-	ADDW	X24, X19
-	XOR	X19, X15
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	ADDW	X15, X6
-	XOR	X6, X24
-	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
-	ADDW	X24, X19
-	XOR	X19, X15
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	ADDW	X9, X30
+	XOR	X30, X25
+	WORD	$0x150c9c8b	// th.srriw s9, s9, 16
+	ADDW	X25, X21
+	XOR	X21, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X30
+	XOR	X30, X25
+	WORD	$0x158c9c8b	// th.srriw s9, s9, 24
+	ADDW	X25, X21
+	XOR	X21, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	ADDW	X16, X7
-	XOR	X7, X21
-	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	ADDW	X21, X20
+	XOR	X7, X25
+	WORD	$0x150c9c8b	// th.srriw s9, s9, 16
+	ADDW	X25, X20
 	XOR	X20, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
 	ADDW	X16, X7
-	XOR	X7, X21
-	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	ADDW	X21, X20
+	XOR	X7, X25
+	WORD	$0x158c9c8b	// th.srriw s9, s9, 24
+	ADDW	X25, X20
 	XOR	X20, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	ADDW	X17, X28
 	XOR	X28, X22
 	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
-	ADDW	X22, X9
-	XOR	X9, X17
+	ADDW	X22, X21
+	XOR	X21, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
 	ADDW	X17, X28
 	XOR	X28, X22
 	WORD	$0x158b1b0b	// th.srriw s6, s6, 24
-	ADDW	X22, X9
-	XOR	X9, X17
+	ADDW	X22, X21
+	XOR	X21, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X29
+	ADDW	X9, X29
 	XOR	X29, X23
 	WORD	$0x150b9b8b	// th.srriw s7, s7, 16
 	ADDW	X23, X18
-	XOR	X18, X30
-	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	ADDW	X30, X29
+	XOR	X18, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X29
 	XOR	X29, X23
 	WORD	$0x158b9b8b	// th.srriw s7, s7, 24
 	ADDW	X23, X18
-	XOR	X18, X30
-	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
+	XOR	X18, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X15, X30
+	XOR	X30, X24
+	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
+	ADDW	X24, X19
+	XOR	X19, X15
+	WORD	$0x1547978b	// th.srriw a5, a5, 20
+	ADDW	X15, X30
+	XOR	X30, X24
+	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
+	ADDW	X24, X19
+	XOR	X19, X15
+	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// double round 9 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X6
-	XOR	X6, X21
-	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	ADDW	X21, X9
-	XOR	X9, X30
-	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	ADDW	X30, X6
-	XOR	X6, X21
-	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	ADDW	X21, X9
-	XOR	X9, X30
-	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	ADDW	X15, X7
 	XOR	X7, X22
 	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
@@ -935,72 +925,72 @@ block:
 	XOR	X20, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X6
-	XOR	X6, X24
-	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
-	ADDW	X24, X19
-	XOR	X19, X15
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	ADDW	X15, X6
-	XOR	X6, X24
-	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
-	ADDW	X24, X19
-	XOR	X19, X15
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	ADDW	X9, X30
+	XOR	X30, X25
+	WORD	$0x150c9c8b	// th.srriw s9, s9, 16
+	ADDW	X25, X21
+	XOR	X21, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X30
+	XOR	X30, X25
+	WORD	$0x158c9c8b	// th.srriw s9, s9, 24
+	ADDW	X25, X21
+	XOR	X21, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	ADDW	X16, X7
-	XOR	X7, X21
-	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	ADDW	X21, X20
+	XOR	X7, X25
+	WORD	$0x150c9c8b	// th.srriw s9, s9, 16
+	ADDW	X25, X20
 	XOR	X20, X16
 	WORD	$0x1548180b	// th.srriw a6, a6, 20
 	ADDW	X16, X7
-	XOR	X7, X21
-	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	ADDW	X21, X20
+	XOR	X7, X25
+	WORD	$0x158c9c8b	// th.srriw s9, s9, 24
+	ADDW	X25, X20
 	XOR	X20, X16
 	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	ADDW	X17, X28
 	XOR	X28, X22
 	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
-	ADDW	X22, X9
-	XOR	X9, X17
+	ADDW	X22, X21
+	XOR	X21, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
 	ADDW	X17, X28
 	XOR	X28, X22
 	WORD	$0x158b1b0b	// th.srriw s6, s6, 24
-	ADDW	X22, X9
-	XOR	X9, X17
+	ADDW	X22, X21
+	XOR	X21, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X29
+	ADDW	X9, X29
 	XOR	X29, X23
 	WORD	$0x150b9b8b	// th.srriw s7, s7, 16
 	ADDW	X23, X18
-	XOR	X18, X30
-	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	ADDW	X30, X29
+	XOR	X18, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X29
 	XOR	X29, X23
 	WORD	$0x158b9b8b	// th.srriw s7, s7, 24
 	ADDW	X23, X18
-	XOR	X18, X30
-	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
+	XOR	X18, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X15, X30
+	XOR	X30, X24
+	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
+	ADDW	X24, X19
+	XOR	X19, X15
+	WORD	$0x1547978b	// th.srriw a5, a5, 20
+	ADDW	X15, X30
+	XOR	X30, X24
+	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
+	ADDW	X24, X19
+	XOR	X19, X15
+	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// double round 10 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X6
-	XOR	X6, X21
-	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	ADDW	X21, X9
-	XOR	X9, X30
-	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	ADDW	X30, X6
-	XOR	X6, X21
-	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	ADDW	X21, X9
-	XOR	X9, X30
-	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	ADDW	X15, X7
 	XOR	X7, X22
 	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
@@ -1040,326 +1030,335 @@ block:
 	XOR	X20, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X6
-	XOR	X6, X24
-	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
-	ADDW	X24, X19
-	XOR	X19, X15
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	ADDW	X15, X6
-	XOR	X6, X24
-	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
-	ADDW	X24, X19
-	XOR	X19, X15
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X16, X7
-	XOR	X7, X21
-	WORD	$0x150a9a8b	// th.srriw s5, s5, 16
-	ADDW	X21, X20
-	XOR	X20, X16
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	ADDW	X16, X7
-	XOR	X7, X21
-	WORD	$0x158a9a8b	// th.srriw s5, s5, 24
-	ADDW	X21, X20
-	XOR	X20, X16
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X28
-	XOR	X28, X22
-	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
-	ADDW	X22, X9
-	XOR	X9, X17
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	ADDW	X17, X28
-	XOR	X28, X22
-	WORD	$0x158b1b0b	// th.srriw s6, s6, 24
-	ADDW	X22, X9
-	XOR	X9, X17
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X29
-	XOR	X29, X23
-	WORD	$0x150b9b8b	// th.srriw s7, s7, 16
-	ADDW	X23, X18
-	XOR	X18, X30
-	WORD	$0x154f1f0b	// th.srriw t5, t5, 20
-	ADDW	X30, X29
-	XOR	X29, X23
-	WORD	$0x158b9b8b	// th.srriw s7, s7, 24
-	ADDW	X23, X18
-	XOR	X18, X30
-	WORD	$0x159f1f0b	// th.srriw t5, t5, 25
-	LUI	$399112, X25
-	ADDW	$-1947, X25
-	LUI	$209414, X8
-	ADDW	$1134, X8
-	ADDW	X25, X6
-	LUI	$497187, X25
-	ADDW	$-718, X25
-	ADDW	X8, X7
-	LUI	$438790, X8
-	ADDW	$1396, X8
-	ADDW	X25, X28
-	MOVW	(X13), X25
-	ADDW	X8, X29
-	MOVW	4(X13), X8
-	ADDW	X25, X30
-	MOVW	8(X13), X25
-	ADDW	X8, X15
-	MOVW	12(X13), X8
-	ADDW	X25, X16
-	MOVW	16(X13), X25
-	ADDW	X8, X17
-	MOVW	20(X13), X8
-	ADDW	X25, X9
-	MOVW	24(X13), X25
-	ADDW	X8, X18
-	MOVW	28(X13), X8
-	ADDW	X25, X19
-	MOVW	X5, X25
-	ADDW	X8, X20
-	MOVW	4(X14), X8
-	ADDW	X25, X21
-	MOVW	8(X14), X25
-	ADDW	X8, X22
-	MOVW	12(X14), X8
-	ADDW	X25, X23
-	ADDW	X8, X24
-	MOV	$64, X25
-	BLTU	X12, X25, L1
-	MOVW	(X11), X25
-	MOVW	4(X11), X8
-	XOR	X6, X25
-	MOVW	X25, (X10)
-	MOVW	8(X11), X25
-	XOR	X7, X8
-	MOVW	X8, 4(X10)
-	MOVW	12(X11), X8
-	XOR	X28, X25
-	MOVW	X25, 8(X10)
-	MOVW	16(X11), X25
-	XOR	X29, X8
-	MOVW	X8, 12(X10)
-	MOVW	20(X11), X8
+	ADDW	X9, X30
 	XOR	X30, X25
-	MOVW	X25, 16(X10)
-	MOVW	24(X11), X25
+	WORD	$0x150c9c8b	// th.srriw s9, s9, 16
+	ADDW	X25, X21
+	XOR	X21, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X30
+	XOR	X30, X25
+	WORD	$0x158c9c8b	// th.srriw s9, s9, 24
+	ADDW	X25, X21
+	XOR	X21, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X16, X7
+	XOR	X7, X25
+	WORD	$0x150c9c8b	// th.srriw s9, s9, 16
+	ADDW	X25, X20
+	XOR	X20, X16
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	ADDW	X16, X7
+	XOR	X7, X25
+	WORD	$0x158c9c8b	// th.srriw s9, s9, 24
+	ADDW	X25, X20
+	XOR	X20, X16
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X17, X28
+	XOR	X28, X22
+	WORD	$0x150b1b0b	// th.srriw s6, s6, 16
+	ADDW	X22, X21
+	XOR	X21, X17
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	ADDW	X17, X28
+	XOR	X28, X22
+	WORD	$0x158b1b0b	// th.srriw s6, s6, 24
+	ADDW	X22, X21
+	XOR	X21, X17
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X9, X29
+	XOR	X29, X23
+	WORD	$0x150b9b8b	// th.srriw s7, s7, 16
+	ADDW	X23, X18
+	XOR	X18, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X29
+	XOR	X29, X23
+	WORD	$0x158b9b8b	// th.srriw s7, s7, 24
+	ADDW	X23, X18
+	XOR	X18, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X15, X30
+	XOR	X30, X24
+	WORD	$0x150c1c0b	// th.srriw s8, s8, 16
+	ADDW	X24, X19
+	XOR	X19, X15
+	WORD	$0x1547978b	// th.srriw a5, a5, 20
+	ADDW	X15, X30
+	XOR	X30, X24
+	WORD	$0x158c1c0b	// th.srriw s8, s8, 24
+	ADDW	X24, X19
+	XOR	X19, X15
+	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	MOVW	(X5), X8
+	MOVW	4(X5), X1
+	ADDW	X8, X7
+	MOVW	8(X5), X8
+	ADDW	X1, X28
+	MOVW	12(X5), X1
+	ADDW	X8, X29
+	MOVW	(X13), X8
+	ADDW	X1, X30
+	MOVW	4(X13), X1
+	ADDW	X8, X15
+	MOVW	8(X13), X8
+	ADDW	X1, X16
+	MOVW	12(X13), X1
+	ADDW	X8, X17
+	MOVW	16(X13), X8
+	ADDW	X1, X9
+	MOVW	20(X13), X1
+	ADDW	X8, X18
+	MOVW	24(X13), X8
+	ADDW	X1, X19
+	MOVW	28(X13), X1
+	ADDW	X8, X20
+	MOVW	X6, X8
+	ADDW	X1, X21
+	MOVW	4(X14), X1
+	ADDW	X8, X22
+	MOVW	8(X14), X8
+	ADDW	X1, X23
+	MOVW	12(X14), X1
+	ADDW	X8, X24
+	ADDW	X1, X25
+	MOV	$64, X8
+	BLTU	X12, X8, L2
+	MOVW	(X11), X8
+	MOVW	4(X11), X1
+	XOR	X7, X8
+	MOVW	X8, (X10)
+	MOVW	8(X11), X8
+	XOR	X28, X1
+	MOVW	X1, 4(X10)
+	MOVW	12(X11), X1
+	XOR	X29, X8
+	MOVW	X8, 8(X10)
+	MOVW	16(X11), X8
+	XOR	X30, X1
+	MOVW	X1, 12(X10)
+	MOVW	20(X11), X1
 	XOR	X15, X8
-	MOVW	X8, 20(X10)
-	MOVW	28(X11), X8
-	XOR	X16, X25
-	MOVW	X25, 24(X10)
-	MOVW	32(X11), X25
+	MOVW	X8, 16(X10)
+	MOVW	24(X11), X8
+	XOR	X16, X1
+	MOVW	X1, 20(X10)
+	MOVW	28(X11), X1
 	XOR	X17, X8
-	MOVW	X8, 28(X10)
-	MOVW	36(X11), X8
-	XOR	X9, X25
-	MOVW	X25, 32(X10)
-	MOVW	40(X11), X25
+	MOVW	X8, 24(X10)
+	MOVW	32(X11), X8
+	XOR	X9, X1
+	MOVW	X1, 28(X10)
+	MOVW	36(X11), X1
 	XOR	X18, X8
-	MOVW	X8, 36(X10)
-	MOVW	44(X11), X8
-	XOR	X19, X25
-	MOVW	X25, 40(X10)
-	MOVW	48(X11), X25
+	MOVW	X8, 32(X10)
+	MOVW	40(X11), X8
+	XOR	X19, X1
+	MOVW	X1, 36(X10)
+	MOVW	44(X11), X1
 	XOR	X20, X8
-	MOVW	X8, 44(X10)
-	MOVW	52(X11), X8
-	XOR	X21, X25
-	MOVW	X25, 48(X10)
-	MOVW	56(X11), X25
+	MOVW	X8, 40(X10)
+	MOVW	48(X11), X8
+	XOR	X21, X1
+	MOVW	X1, 44(X10)
+	MOVW	52(X11), X1
 	XOR	X22, X8
-	MOVW	X8, 52(X10)
-	MOVW	60(X11), X8
-	XOR	X23, X25
-	MOVW	X25, 56(X10)
+	MOVW	X8, 48(X10)
+	MOVW	56(X11), X8
+	XOR	X23, X1
+	MOVW	X1, 52(X10)
+	MOVW	60(X11), X1
 	XOR	X24, X8
-	MOVW	X8, 60(X10)
+	MOVW	X8, 56(X10)
+	XOR	X25, X1
+	MOVW	X1, 60(X10)
 	ADD	$64, X10
 	ADD	$64, X11
 	ADD	$-64, X12
-	ADDW	$1, X5
-	BEQZ	X12, L25
+	ADDW	$1, X6
+	BEQZ	X12, L26
 	JMP	block
-L25:
-	JMP	L2
-L1:
+L26:
+	JMP	L3
+L2:
 	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
-	MOV	$4, X25
-	BGEU	X12, X25, L5
-	MOV	X6, X8
+	MOV	$4, X8
+	BGEU	X12, X8, L6
+	MOV	X7, X1
 	JMP	tail
-L5:
-	MOVW	(X11), X25
-	XOR	X6, X25
-	MOVW	X25, (X10)
+L6:
+	MOVW	(X11), X8
+	XOR	X7, X8
+	MOVW	X8, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
 	ADD	$-4, X12
-	MOV	$4, X25
-	BGEU	X12, X25, L7
-	MOV	X7, X8
-	JMP	tail
-L7:
-	MOVW	(X11), X25
-	XOR	X7, X25
-	MOVW	X25, (X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	ADD	$-4, X12
-	MOV	$4, X25
-	BGEU	X12, X25, L8
-	MOV	X28, X8
+	MOV	$4, X8
+	BGEU	X12, X8, L8
+	MOV	X28, X1
 	JMP	tail
 L8:
-	MOVW	(X11), X25
-	XOR	X28, X25
-	MOVW	X25, (X10)
+	MOVW	(X11), X8
+	XOR	X28, X8
+	MOVW	X8, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
 	ADD	$-4, X12
-	MOV	$4, X25
-	BGEU	X12, X25, L9
-	MOV	X29, X8
+	MOV	$4, X8
+	BGEU	X12, X8, L9
+	MOV	X29, X1
 	JMP	tail
 L9:
-	MOVW	(X11), X25
-	XOR	X29, X25
-	MOVW	X25, (X10)
+	MOVW	(X11), X8
+	XOR	X29, X8
+	MOVW	X8, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
 	ADD	$-4, X12
-	MOV	$4, X25
-	BGEU	X12, X25, L10
-	MOV	X30, X8
+	MOV	$4, X8
+	BGEU	X12, X8, L10
+	MOV	X30, X1
 	JMP	tail
 L10:
-	MOVW	(X11), X25
-	XOR	X30, X25
-	MOVW	X25, (X10)
+	MOVW	(X11), X8
+	XOR	X30, X8
+	MOVW	X8, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
 	ADD	$-4, X12
-	MOV	$4, X25
-	BGEU	X12, X25, L11
-	MOV	X15, X8
+	MOV	$4, X8
+	BGEU	X12, X8, L11
+	MOV	X15, X1
 	JMP	tail
 L11:
-	MOVW	(X11), X25
-	XOR	X15, X25
-	MOVW	X25, (X10)
+	MOVW	(X11), X8
+	XOR	X15, X8
+	MOVW	X8, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
 	ADD	$-4, X12
-	MOV	$4, X25
-	BGEU	X12, X25, L12
-	MOV	X16, X8
+	MOV	$4, X8
+	BGEU	X12, X8, L12
+	MOV	X16, X1
 	JMP	tail
 L12:
-	MOVW	(X11), X25
-	XOR	X16, X25
-	MOVW	X25, (X10)
+	MOVW	(X11), X8
+	XOR	X16, X8
+	MOVW	X8, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
 	ADD	$-4, X12
-	MOV	$4, X25
-	BGEU	X12, X25, L13
-	MOV	X17, X8
+	MOV	$4, X8
+	BGEU	X12, X8, L13
+	MOV	X17, X1
 	JMP	tail
 L13:
-	MOVW	(X11), X25
-	XOR	X17, X25
-	MOVW	X25, (X10)
+	MOVW	(X11), X8
+	XOR	X17, X8
+	MOVW	X8, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
 	ADD	$-4, X12
-	MOV	$4, X25
-	BGEU	X12, X25, L14
-	MOV	X9, X8
+	MOV	$4, X8
+	BGEU	X12, X8, L14
+	MOV	X9, X1
 	JMP	tail
 L14:
-	MOVW	(X11), X25
-	XOR	X9, X25
-	MOVW	X25, (X10)
+	MOVW	(X11), X8
+	XOR	X9, X8
+	MOVW	X8, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
 	ADD	$-4, X12
-	MOV	$4, X25
-	BGEU	X12, X25, L15
-	MOV	X18, X8
+	MOV	$4, X8
+	BGEU	X12, X8, L15
+	MOV	X18, X1
 	JMP	tail
 L15:
-	MOVW	(X11), X25
-	XOR	X18, X25
-	MOVW	X25, (X10)
+	MOVW	(X11), X8
+	XOR	X18, X8
+	MOVW	X8, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
 	ADD	$-4, X12
-	MOV	$4, X25
-	BGEU	X12, X25, L16
-	MOV	X19, X8
+	MOV	$4, X8
+	BGEU	X12, X8, L16
+	MOV	X19, X1
 	JMP	tail
 L16:
-	MOVW	(X11), X25
-	XOR	X19, X25
-	MOVW	X25, (X10)
+	MOVW	(X11), X8
+	XOR	X19, X8
+	MOVW	X8, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
 	ADD	$-4, X12
-	MOV	$4, X25
-	BGEU	X12, X25, L17
-	MOV	X20, X8
+	MOV	$4, X8
+	BGEU	X12, X8, L17
+	MOV	X20, X1
 	JMP	tail
 L17:
-	MOVW	(X11), X25
-	XOR	X20, X25
-	MOVW	X25, (X10)
+	MOVW	(X11), X8
+	XOR	X20, X8
+	MOVW	X8, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
 	ADD	$-4, X12
-	MOV	$4, X25
-	BGEU	X12, X25, L18
-	MOV	X21, X8
+	MOV	$4, X8
+	BGEU	X12, X8, L18
+	MOV	X21, X1
 	JMP	tail
 L18:
-	MOVW	(X11), X25
-	XOR	X21, X25
-	MOVW	X25, (X10)
+	MOVW	(X11), X8
+	XOR	X21, X8
+	MOVW	X8, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
 	ADD	$-4, X12
-	MOV	$4, X25
-	BGEU	X12, X25, L19
-	MOV	X22, X8
+	MOV	$4, X8
+	BGEU	X12, X8, L19
+	MOV	X22, X1
 	JMP	tail
 L19:
-	MOVW	(X11), X25
-	XOR	X22, X25
-	MOVW	X25, (X10)
+	MOVW	(X11), X8
+	XOR	X22, X8
+	MOVW	X8, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
 	ADD	$-4, X12
-	MOV	$4, X25
-	BGEU	X12, X25, L20
-	MOV	X23, X8
+	MOV	$4, X8
+	BGEU	X12, X8, L20
+	MOV	X23, X1
 	JMP	tail
 L20:
-	MOVW	(X11), X25
-	XOR	X23, X25
-	MOVW	X25, (X10)
+	MOVW	(X11), X8
+	XOR	X23, X8
+	MOVW	X8, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
 	ADD	$-4, X12
-	MOV	$4, X25
-	BGEU	X12, X25, L21
-	MOV	X24, X8
+	MOV	$4, X8
+	BGEU	X12, X8, L21
+	MOV	X24, X1
 	JMP	tail
 L21:
-	MOVW	(X11), X25
-	XOR	X24, X25
-	MOVW	X25, (X10)
+	MOVW	(X11), X8
+	XOR	X24, X8
+	MOVW	X8, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X8
+	BGEU	X12, X8, L22
+	MOV	X25, X1
+	JMP	tail
+L22:
+	MOVW	(X11), X8
+	XOR	X25, X8
+	MOVW	X8, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
 	ADD	$-4, X12
@@ -1367,19 +1366,18 @@ L21:
 tail:
 	BEQZ	X12, skip
 byte:
-	MOVBU	(X11), X25
-	XOR	X8, X25
-	MOVB	X25, (X10)
-	SRL	$8, X8
+	MOVBU	(X11), X8
+	XOR	X1, X8
+	MOVB	X8, (X10)
+	SRL	$8, X1
 	ADD	$1, X11
 	ADD	$1, X10
 	ADD	$-1, X12
 	BNEZ	X12, byte
 skip:
-	ADDW	$1, X5
-L2:
+	ADDW	$1, X6
+L3:
 	// return
-	MOV	$0, X5
 	MOV	$0, X6
 	MOV	$0, X7
 	MOV	$0, X8
@@ -1398,4 +1396,7 @@ L2:
 	MOV	$0, X28
 	MOV	$0, X29
 	MOV	$0, X30
+	MOV	(X2), X1
+	JMP	kgen_ret
+kgen_ret:
 	RET
