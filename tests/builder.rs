@@ -121,15 +121,17 @@ fn errors_name_function_instruction_and_reason() {
     assert!(e.reason.contains("`a` is read before it is written"), "{e}");
 }
 
-/// 40 integer values live at once spill (and still add up); 5 vector groups of 8 under a
+/// 40 integer values live at once spill (and still add up); 40 constants are remade instead; 5 vector groups of 8 under a
 /// vtype only known at run time cannot, and the error lists what is live.
 #[test]
 fn pressure_spills_or_lists_live_values() {
     let t = target("rv64gc").unwrap();
     let mut f = Func::new("pressure", &t, Abi::Psabi);
+    let x = f.arg("x", kgen_dsl::entry::Ty::Size, false);
+    // x + i, not constants (those the allocator would remake rather than spill).
     let regs: Vec<Reg> = (0..40).map(|i| f.xreg(&format!("v{i}"))).collect();
     for (i, r) in regs.iter().enumerate() {
-        f.li(*r, i as i64);
+        kasm!(f, addi {*r}, {x}, {i as i64};);
     }
     let sum = f.xreg("sum");
     f.li(sum, 0);
@@ -144,7 +146,27 @@ fn pressure_spills_or_lists_live_values() {
     assert!(frame.spills.stores > 0 && frame.spills.reloads > 0 && frame.spills.cost > 0, "{:?}", frame.spills);
     let obj = build_object(&[(assemble(&f).unwrap(), true)], &[]);
     let mut e = kgen_sim::Env::new(&obj, &t).unwrap();
-    assert_eq!(e.call(e.sym("pressure"), &[]).unwrap().a0, (0..40).sum::<u64>());
+    assert_eq!(e.call(e.sym("pressure"), &[1000]).unwrap().a0, 40 * 1000 + (0..40).sum::<u64>());
+
+    let mut f = Func::new("constants", &t, Abi::Psabi);
+    let regs: Vec<Reg> = (0..40).map(|i| f.xreg(&format!("c{i}"))).collect();
+    for (i, r) in regs.iter().enumerate() {
+        f.li(*r, i as i64);
+    }
+    let sum = f.xreg("sum");
+    f.li(sum, 0);
+    for r in &regs {
+        kasm!(f, add {sum}, {sum}, {*r};);
+    }
+    f.ret_value(sum);
+    f.result = kgen_dsl::entry::Ret::Size;
+    f.ret();
+    let mut f = f.finish().unwrap();
+    let frame = lower(&mut f).unwrap();
+    assert!(frame.spills.stores == 0 && !frame.spills.remade.is_empty(), "{:?}", frame.spills);
+    let obj = build_object(&[(assemble(&f).unwrap(), true)], &[]);
+    let mut e = kgen_sim::Env::new(&obj, &t).unwrap();
+    assert_eq!(e.call(e.sym("constants"), &[]).unwrap().a0, (0..40).sum::<u64>());
 
     let t = target("rv64gcv").unwrap();
     let mut f = Func::new("vpressure", &t, Abi::Psabi);

@@ -647,10 +647,21 @@ fn every_c_file_the_series_touches_compiles_warning_free_with_and_without_counte
     let Some(built) = patched() else { return };
     let Some(gcc) = oracle::gcc() else { return };
     let (b, src) = (&built.b, &built.src);
-    let files: BTreeSet<&str> = series().patches.iter().flat_map(|p| p.diffs.iter()).map(|d| d.path.as_str()).filter(|p| p.ends_with(".c")).collect();
+    let touched: BTreeSet<&str> = series().patches.iter().flat_map(|p| p.diffs.iter()).map(|d| d.path.as_str()).collect();
+    let mut files: BTreeSet<String> = touched.iter().filter(|p| p.ends_with(".c")).map(|p| p.to_string()).collect();
+    // A touched .inc is compiled as the .c files beside it that include it.
+    for inc in touched.iter().filter(|p| p.ends_with(".inc")) {
+        let (dir, name) = inc.rsplit_once('/').unwrap();
+        for e in std::fs::read_dir(src.join(dir)).unwrap().flatten() {
+            let f = e.file_name().to_string_lossy().to_string();
+            if f.ends_with(".c") && std::fs::read_to_string(e.path()).unwrap_or_default().contains(&format!("#include \"{name}\"")) {
+                files.insert(format!("{dir}/{f}"));
+            }
+        }
+    }
     assert!(files.len() >= 6, "{files:?}");
     // libcrypto's flags (its DEFINEs from the build.info files, POLY1305_ASM included).
-    let defines = ["AES_ASM", "GHASH_ASM", "INCLUDE_C_CHACHA20", "INCLUDE_C_SHA256", "INCLUDE_C_SHA512", "OPENSSL_CPUID_OBJ", "POLY1305_ASM", "SHA256_ASM", "SHA512_ASM", "OPENSSL_PIC", "NDEBUG"];
+    let defines = ["AES_ASM", "AES_CTR_ASM", "GHASH_ASM", "INCLUDE_C_CHACHA20", "INCLUDE_C_SHA256", "INCLUDE_C_SHA512", "OPENSSL_CPUID_OBJ", "POLY1305_ASM", "SHA256_ASM", "SHA512_ASM", "OPENSSL_PIC", "NDEBUG"];
     let out = oracle::scratch("openssl-cc");
     // Negative control: the same flags reject a file with a warning (an unused function).
     let bad = out.join("bad.c");
@@ -661,6 +672,9 @@ fn every_c_file_the_series_touches_compiles_warning_free_with_and_without_counte
         for counting in [false, true] {
             let mut c = gcc.command();
             c.arg("-I").arg(b).arg("-I").arg(b.join("include")).arg("-I").arg(src).arg("-I").arg(src.join("include"));
+            for d in ["providers/common/include", "providers/implementations/include"] {
+                c.arg("-I").arg(src.join(d)).arg("-I").arg(b.join(d));
+            }
             c.args(defines.iter().map(|d| format!("-D{d}")));
             if counting {
                 c.arg(format!("-D{}", openssl::COUNTING_MACRO));

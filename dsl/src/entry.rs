@@ -111,22 +111,30 @@ pub struct Param {
     /// Byte ranges [lo, hi) of secret memory that are public nonetheless (a structure's
     /// length field, a counter next to a key).
     pub public: &'static [(i64, i64)],
+    /// For a pointer: the caller passes an array of this many elements, which C spells
+    /// `T name[N]` (as OpenSSL declares `ivec[16]`); 0: a plain pointer.
+    pub array: u32,
 }
 
 impl Param {
     /// A pointer parameter.
     pub const fn ptr(name: &'static str, elem: Elem, access: Access, secret: bool) -> Param {
-        Param { name, ty: Ty::Ptr { elem, access, align: 1 }, secret, public: &[] }
+        Param { name, ty: Ty::Ptr { elem, access, align: 1 }, secret, public: &[], array: 0 }
     }
     /// A value parameter.
     pub const fn val(name: &'static str, ty: Ty, secret: bool) -> Param {
-        Param { name, ty, secret, public: &[] }
+        Param { name, ty, secret, public: &[], array: 0 }
     }
     /// The caller guarantees `align`-byte alignment (for a pointer).
     pub const fn aligned(mut self, align: u32) -> Param {
         if let Ty::Ptr { elem, access, .. } = self.ty {
             self.ty = Ty::Ptr { elem, access, align };
         }
+        self
+    }
+    /// The pointer is to an array of `n` elements (C: `T name[n]`).
+    pub const fn array(mut self, n: u32) -> Param {
+        self.array = n;
         self
     }
     /// These bytes of the secret memory are public.
@@ -204,7 +212,13 @@ impl Entry {
                 s.push_str(", ");
             }
             let c = p.ty.c(abi);
-            let _ = if c.ends_with('*') { write!(s, "{c}{}", p.name) } else { write!(s, "{c} {}", p.name) };
+            let _ = if p.array > 0 && c.ends_with(" *") {
+                write!(s, "{}{}[{}]", &c[..c.len() - 1], p.name, p.array)
+            } else if c.ends_with('*') {
+                write!(s, "{c}{}", p.name)
+            } else {
+                write!(s, "{c} {}", p.name)
+            };
         }
         s.push(')');
         s

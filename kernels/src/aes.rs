@@ -779,7 +779,7 @@ pub const CTR32: Entry = Entry {
         Param::ptr("out", Elem::U8, Out, false),
         Param::val("blocks", Ty::Size, false),
         Param::ptr("key", AES_KEY, In, true).public(ROUNDS_PUBLIC),
-        Param::ptr("ivec", Elem::U8, In, false),
+        Param::ptr("ivec", Elem::U8, In, false).array(16),
     ],
     ret: Ret::Void,
     summary: "AES counter mode: out = in ^ E(ivec), the big-endian 32-bit counter in ivec[12..16] incremented (mod 2^32) per block; ivec is not written back",

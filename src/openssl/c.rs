@@ -35,7 +35,7 @@ impl Use {
 
     /// `CHACHA20_C906_NOVECTOR`.
     fn tag(&self) -> String {
-        format!("{}_{}", self.kernel.name, kgen_kernels::symbol_suffix(self.variant.name)).to_ascii_uppercase()
+        format!("{}_{}", self.kernel.name.replace('-', "_"), kgen_kernels::symbol_suffix(self.variant.name)).to_ascii_uppercase()
     }
 
     /// The macro that is true when this variant may run: `KGEN_CHACHA20_C906_USABLE()`.

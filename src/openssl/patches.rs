@@ -12,18 +12,15 @@ use std::collections::BTreeSet;
 /// The variants the series builds in, per kernel, in dispatch order: the first usable one
 /// runs (ChaCha20 also by length), else upstream's code.
 ///
-/// Kernels still to come add a row here and a patch function after the ones they build on
-/// (detection, then AES and GHASH): AES `ctr32_encrypt_blocks` as the `stream.ctr` of a
-/// C906 table in providers/implementations/ciphers/cipher_aes_hw_rv64i.inc and the `ctr` of
-/// cipher_aes_gcm_hw_rv64i.inc; the stitched AES-GCM behind an own `AES_GCM_ASM` test in
-/// cipher_aes_gcm_hw_rv64i.inc (ppc's cipher update is the model); the stitched
-/// ChaCha20-Poly1305 in cipher_chacha20_poly1305_hw.c for the whole blocks of each call.
-/// Each is one more patch; the earlier ones do not change.
+/// A kernel still to come adds a row here and a patch function after the ones it builds on;
+/// the earlier patches do not change.
 const USES: &[(&str, &[&str])] = &[
     ("aes", &["c906"]),
     ("chacha20", &["c906", "c906-novector"]),
     ("ghash", &["c906", "c906-novector"]),
+    ("aes-gcm", &["c906"]),
     ("poly1305", &["32-c906", "32-rv64gc"]),
+    ("chacha20-poly1305", &["c906"]),
     ("sha256", &["c906"]),
     ("sha512", &["c906"]),
 ];
@@ -41,7 +38,15 @@ pub fn all(t: &mut Tree, base: &str) -> Result<Vec<Patch>, String> {
             "aes" => aes(t, base, n, &us[0])?,
             "chacha20" => chacha20(t, base, n, &us[0], &us[1])?,
             "ghash" => ghash(t, base, n, &us[0], &us[1])?,
+            "aes-gcm" => {
+                let of = |k: &str| uses.iter().flatten().find(|u| u.kernel.name == k && u.variant.name == us[0].variant.name);
+                match (of("aes"), of("ghash")) {
+                    (Some(a), Some(g)) => aes_gcm(t, base, n, &us[0], a, g)?,
+                    _ => return Err(format!("openssl-patches: aes-gcm {} needs aes and ghash {} in the series", us[0].variant.name, us[0].variant.name)),
+                }
+            }
             "poly1305" => poly1305(t, base, n, &us[0], &us[1])?,
+            "chacha20-poly1305" => chacha20_poly1305(t, base, n, &us[0])?,
             "sha256" | "sha512" => sha2(t, base, n, &us[0])?,
             k => return Err(format!("openssl-patches: no patch for kernel `{k}`")),
         });
@@ -391,12 +396,31 @@ fn aes(t: &mut Tree, base: &str, n: usize, u: &Use) -> Result<Patch, String> {
             p = UPSTREAM_AES_PART
         ),
     )?;
-    let callees: Vec<Callee> = taken.iter().map(|e| Callee::of(u, e)).collect::<Result<_, _>>()?;
+    // AES_ctr32_encrypt, which OpenSSL declares for a platform's assembly under AES_CTR_ASM
+    // and upstream's riscv64 code lacks: the dispatcher defines it, over a C loop on
+    // upstream's block function where kgen's code is not selected. With AES_CTR_ASM the
+    // providers' AES-CTR and AES-GCM take it as their ctr128_f.
+    let added: Vec<&'static Entry> = implemented(u, &[&kgen_kernels::aes::CTR32]);
+    let callees: Vec<Callee> = taken.iter().chain(&added).map(|e| Callee::of(u, e)).collect::<Result<_, _>>()?;
     let (counting, counters) = counting_block("aes", "aes", &callees);
     let mut upstream = String::from("/* Upstream's crypto/aes/asm/aes-riscv64.pl, renamed by this patch. */\n");
     let mut defs = String::new();
-    for (e, c) in taken.iter().zip(&callees) {
-        upstream.push_str(&format!("{};\n", e.prototype_named(&renamed(e), kgen_dsl::Abi::Psabi)));
+    let upstream_ctr = "aes_ctr32_encrypt_rv64i";
+    let mut fallback = String::new();
+    if let Some(e) = added.first() {
+        fallback.push_str(&format!(
+            "\n/*\n * Counter mode on upstream's block function, as a ctr128_f: the big-endian 32-bit\n * counter in ivec[12..16] wraps, ivec is not written back.\n */\nstatic {}\n{{\n    unsigned char ctr[16], ks[16];\n    uint32_t c;\n    size_t i;\n\n    memcpy(ctr, ivec, 16);\n    c = (uint32_t)ctr[12] << 24 | (uint32_t)ctr[13] << 16 | (uint32_t)ctr[14] << 8 | ctr[15];\n    for (; blocks > 0; blocks--, in += 16, out += 16) {{\n        AES_encrypt_{p}(ctr, ks, key);\n        for (i = 0; i < 16; i++)\n            out[i] = in[i] ^ ks[i];\n        c++;\n        ctr[12] = (unsigned char)(c >> 24);\n        ctr[13] = (unsigned char)(c >> 16);\n        ctr[14] = (unsigned char)(c >> 8);\n        ctr[15] = (unsigned char)c;\n    }}\n    OPENSSL_cleanse(ks, sizeof(ks));\n}}\n",
+            e.prototype_named(upstream_ctr, kgen_dsl::Abi::Psabi),
+            p = UPSTREAM_AES_PART
+        ));
+        if !taken.iter().any(|t| t.alias == Some("AES_encrypt")) {
+            return Err(format!("openssl-patches: aes {}: AES_ctr32_encrypt's upstream path needs AES_encrypt", u.variant.name));
+        }
+    }
+    for (e, c) in taken.iter().chain(&added).zip(&callees) {
+        if taken.contains(e) {
+            upstream.push_str(&format!("{};\n", e.prototype_named(&renamed(e), kgen_dsl::Abi::Psabi)));
+        }
         let args: Vec<&str> = e.params.iter().map(|p| p.name).collect();
         let (ret, tail) = if e.ret.is_value() { ("return ", "") } else { ("", "\n        return;") };
         defs.push_str(&format!(
@@ -404,22 +428,23 @@ fn aes(t: &mut Tree, base: &str, n: usize, u: &Use) -> Result<Patch, String> {
             e.prototype_named(e.alias.expect("aliased"), kgen_dsl::Abi::Psabi),
             u.usable(),
             c.call_with_args(),
-            renamed(e),
+            if taken.contains(e) { renamed(e) } else { upstream_ctr.to_string() },
             args.join(", ")
         ));
     }
+    upstream.push_str(&fallback);
     let src = format!(
-        "{}\n\n#include \"internal/deprecated.h\"\n\n#include <openssl/aes.h>\n#include \"crypto/riscv_kgen.h\"\n\n{}\n\n{}\n\n{}\n\n{}\n{defs}",
+        "{}\n\n#include \"internal/deprecated.h\"\n\n#include <stdint.h>\n#include <string.h>\n#include <openssl/aes.h>\n#include <openssl/crypto.h>\n#include \"crypto/modes.h\"\n#include \"crypto/aes_platform.h\"\n#include \"crypto/riscv_kgen.h\"\n\n{}\n\n{}\n\n{}\n\n{}\n{defs}",
         file_comment(
             base,
             &format!(
-                "{} on riscv64: kgen's aes {} code where the extensions it uses are present (RISCV_HAS_*, set once by OPENSSL_cpuid_setup), else upstream's crypto/aes/asm/aes-riscv64.pl, whose functions this patch renames NAME_rv64i. The capability bits do not change after start-up, so a key schedule is always used by the code that made it.",
+                "{} on riscv64: kgen's aes {} code where the extensions it uses are present (RISCV_HAS_*, set once by OPENSSL_cpuid_setup), else upstream's crypto/aes/asm/aes-riscv64.pl, whose functions this patch renames NAME_rv64i. Both make the standard AES_KEY (FIPS-197's expanded words in memory order, the round count at byte 240; kgen's tests/aes.rs checks it), so code elsewhere that takes AES_set_encrypt_key's schedule (the providers' Zvkned AES-192 paths) works with either.",
                 names.join(", "),
                 u.variant.name
             )
         ),
         u.usable_define(),
-        decls(u, &taken)?,
+        decls(u, &taken.iter().chain(&added).copied().collect::<Vec<_>>())?,
         upstream.trim_end(),
         counting,
     );
@@ -428,13 +453,21 @@ fn aes(t: &mut Tree, base: &str, n: usize, u: &Use) -> Result<Patch, String> {
     let bi = "crypto/aes/build.info";
     let line = "  $AESASM_riscv64=aes_cbc.c aes-riscv64.s aes-riscv64-zkn.s aes-riscv64-zvkb-zvkned.s aes-riscv64-zvkned.s aes-riscv64-zvbb-zvkg-zvkned.s";
     t.replace(bi, line, &format!("  $AESASM_riscv64=aes_riscv.c {} {obj}", line.trim_start().trim_start_matches("$AESASM_riscv64=")))?;
+    if !added.is_empty() {
+        t.replace(bi, "  $AESDEF_riscv64=AES_ASM", "  $AESDEF_riscv64=AES_ASM AES_CTR_ASM")?;
+    }
     t.insert_after(bi, "GENERATE[aes-riscv64-zvbb-zvkg-zvkned.s]=asm/aes-riscv64-zvbb-zvkg-zvkned.pl", &generate)?;
+    let ctr_lines = if added.is_empty() {
+        String::new()
+    } else {
+        "- crypto/aes/aes_riscv.c also defines AES_ctr32_encrypt (kgen's counter mode, or a loop on upstream's AES_encrypt), and crypto/aes/build.info adds AES_CTR_ASM to $AESDEF_riscv64: the providers' generic AES-CTR and AES-GCM (used where Zkn and Zvkned are absent) then take it as their ctr128_f, as on s390x.\n".to_string()
+    };
     let body = format!(
         "AES block functions from kgen ({v}: T-table rounds with th.extu/th.lrwu lookups, th.lrbu and th.mula in the last round; constant-time apart from the table lookups every T-table AES has).\n\n\
          - crypto/aes/asm/{stem}.pl: a perlasm shim that writes kgen's assembly (`kgen emit aes --variant {v}`, no aliases) as {obj}.\n\
          - crypto/aes/aes_riscv.c: {names} for riscv64, each choosing kgen's function ({}) or upstream's.\n\
          - crypto/aes/asm/aes-riscv64.pl: its functions renamed NAME_rv64i (the public names are the dispatcher's; every symbol of libcrypto stays).\n\
-         - crypto/aes/build.info: both files in $AESASM_riscv64.\n\n\
+         - crypto/aes/build.info: both files in $AESASM_riscv64.\n{ctr_lines}\n\
          Run-time selection: kgen's code when OPENSSL_cpuid_setup found the T-Head extensions it uses (patch 1) or OPENSSL_riscvcap names them; upstream's T-table code otherwise. The Zkn and Zvkned paths of the providers are chosen before these functions, as before. One branch on the capability word per call.\n\n{}",
         needs(u),
         regenerate(base, n),
@@ -465,6 +498,18 @@ fn chacha_crossover(vec: &Use, scalar: &Use) -> Result<(usize, Vec<(usize, u64, 
 }
 
 /// Modeled cycles per byte of a variant's bulk function (`kgen bench`, kgen's C906 model).
+/// [`modeled_cpb`] of the function for entry `e` alone.
+fn modeled_cpb_fn(u: &Use, e: &Entry, sizes: &[usize]) -> Result<Vec<f64>, String> {
+    let sym = u.sym(e)?;
+    let obj = u.module.object().map_err(|e| e.to_string())?;
+    let rows = crate::bench::bench_object(u.kernel.name, u.variant.name, &obj, &u.module.target, sizes)?;
+    let v: Vec<f64> = rows.iter().filter(|r| r.what == sym).map(|r| r.cpb()).collect();
+    if v.len() != sizes.len() {
+        return Err(format!("openssl-patches: the {} bench driver measured no {sym} at every size asked", u.kernel.name));
+    }
+    Ok(v)
+}
+
 fn modeled_cpb(u: &Use, sizes: &[usize]) -> Result<Vec<f64>, String> {
     let obj = u.module.object().map_err(|e| e.to_string())?;
     let rows = crate::bench::bench_object(u.kernel.name, u.variant.name, &obj, &u.module.target, sizes)?;
@@ -613,6 +658,124 @@ fn ghash(t: &mut Tree, base: &str, n: usize, vec: &Use, scalar: &Use) -> Result<
     Ok(patch(t, "riscv64-GHASH-from-kgen", format!("riscv64: GHASH from kgen ({}, {})", vec.variant.name, scalar.variant.name), body, counters))
 }
 
+/// The stitched AES-GCM: a provider GCM implementation whose cipher update hands the whole
+/// groups of each call to kgen's aes_gcm_encrypt/decrypt, the rest to
+/// CRYPTO_gcm128_*_ctr32 with AES_ctr32_encrypt (ppc's cipher_aes_gcm_hw_ppc.inc is the
+/// model). It reads the key schedule of `aes`'s AES_set_encrypt_key and the Htable of
+/// `ghash`'s gcm_init.
+fn aes_gcm(t: &mut Tree, base: &str, n: usize, u: &Use, aes: &Use, ghash: &Use) -> Result<Patch, String> {
+    use kgen_kernels::aes_gcm::{DECRYPT, ENCRYPT, GROUP};
+    let entries = [&ENCRYPT, &DECRYPT];
+    if implemented(u, &entries).len() != 2 {
+        return Err(format!("openssl-patches: aes-gcm {} lacks aes_gcm_encrypt or aes_gcm_decrypt", u.variant.name));
+    }
+    let callees: Vec<Callee> = entries.iter().map(|e| Callee::of(u, e)).collect::<Result<_, _>>()?;
+    let (counting, counters) = counting_block("aes_gcm", "aes-gcm", &callees);
+    let gh = Callee::of(ghash, &kgen_kernels::ghash::GHASH)?;
+    let is_fn = format!("ossl_kgen_gcm_ghash_is_{}", kgen_kernels::symbol_suffix(ghash.variant.name));
+    // gcm128.c: whether a context's GHASH is ghash's (the function the stitched code's
+    // Htable layout belongs to; in a counting build, its counting wrapper).
+    let gcm = "crypto/modes/gcm128.c";
+    t.replace(
+        gcm,
+        "#endif\n#endif\n\nstatic void gcm_get_funcs(struct gcm_funcs_st *ctx)",
+        &format!(
+            "{}\nint {is_fn}(const GCM128_CONTEXT *ctx)\n{{\n    return ctx->funcs.ghash == {};\n}}\n#endif\n#endif\n\nstatic void gcm_get_funcs(struct gcm_funcs_st *ctx)",
+            comment("", &format!("For the stitched AES-GCM (providers/implementations/ciphers/cipher_aes_gcm_hw_rv64i.inc): whether ctx hashes with kgen's ghash {}, whose Htable kgen's aes-gcm {} reads.", ghash.variant.name, u.variant.name)),
+            gh.call()
+        ),
+    )?;
+    t.insert_after(
+        "include/crypto/riscv_kgen.h",
+        "#define KGEN_UPSTREAM(tag) ((void)0)\n#endif",
+        &format!("\n{}\nstruct gcm128_context;\nint {is_fn}(const struct gcm128_context *ctx);", comment("", &format!("crypto/modes/gcm128.c: whether ctx hashes with kgen's ghash {} (for the stitched AES-GCM).", ghash.variant.name))),
+    )?;
+    let inc = "providers/implementations/ciphers/cipher_aes_gcm_hw_rv64i.inc";
+    let (enc, dec) = (&callees[0], &callees[1]);
+    let update = format!(
+        r#"static int kgen_aes_gcm_cipher_update(PROV_GCM_CTX *ctx, const unsigned char *in,
+                                      size_t len, unsigned char *out)
+{{
+    size_t bulk = 0, res = (16 - ctx->gcm.mres) % 16;
+
+    if (ctx->ctr == NULL)
+        return generic_aes_gcm_cipher_update(ctx, in, len, out);
+    if (len >= res + {GROUP} && ctx->ctr == (ctr128_f)AES_ctr32_encrypt
+        && {is_fn}(&ctx->gcm)) {{
+        if (ctx->enc ? CRYPTO_gcm128_encrypt(&ctx->gcm, in, out, res)
+                     : CRYPTO_gcm128_decrypt(&ctx->gcm, in, out, res))
+            return 0;
+        if (ctx->enc)
+            bulk = {e}(in + res, out + res, len - res, ctx->gcm.key,
+                       ctx->gcm.Yi.c, ctx->gcm.Xi.u);
+        else
+            bulk = {d}(in + res, out + res, len - res, ctx->gcm.key,
+                       ctx->gcm.Yi.c, ctx->gcm.Xi.u);
+        ctx->gcm.len.u[1] += bulk;
+        bulk += res;
+    }}
+    if (ctx->enc ? CRYPTO_gcm128_encrypt_ctr32(&ctx->gcm, in + bulk, out + bulk,
+                                               len - bulk, ctx->ctr)
+                 : CRYPTO_gcm128_decrypt_ctr32(&ctx->gcm, in + bulk, out + bulk,
+                                               len - bulk, ctx->ctr))
+        return 0;
+    return 1;
+}}
+
+static const PROV_GCM_HW kgen_aes_gcm = {{
+    aes_gcm_initkey,
+    ossl_gcm_setiv,
+    ossl_gcm_aad_update,
+    kgen_aes_gcm_cipher_update,
+    ossl_gcm_cipher_final,
+    ossl_gcm_one_shot
+}};"#,
+        e = enc.call(),
+        d = dec.call(),
+    );
+    t.insert_before(
+        inc,
+        "const PROV_GCM_HW *ossl_prov_aes_hw_gcm(size_t keybits) {",
+        &format!(
+            "{}\n#include \"crypto/riscv_kgen.h\"\n{}\n{}\n{}\n{counting}\n\n{update}\n",
+            comment("", &format!("kgen's stitched AES-GCM ({}): AES counter mode merged with XTheadVector GHASH, for the whole {GROUP}-byte groups of each update; the key schedule is crypto/aes/aes_riscv.c's AES_set_encrypt_key (kgen's aes {} on this CPU), the Htable crypto/modes/gcm128.c's (kgen's ghash {}).", u.variant.name, aes.variant.name, ghash.variant.name)),
+            u.usable_define(),
+            aes.usable_define(),
+            decls(u, &entries)?,
+        ),
+    )?;
+    t.replace(
+        inc,
+        "      return &rv64i_zknd_zkne_gcm;\n    }\n\n    return &aes_gcm;",
+        &format!("      return &rv64i_zknd_zkne_gcm;\n    }}\n\n    if ({} && {})\n      return &kgen_aes_gcm;\n    KGEN_UPSTREAM(aes_gcm);\n    return &aes_gcm;", u.usable(), aes.usable()),
+    )?;
+    let obj_name = format!("{}.s", u.stem());
+    let body = format!(
+        "The stitched AES-GCM from kgen ({v}): T-table AES counter mode on the scalar core merged, by modeled issue time, with GHASH in XTheadVector lanes (one reduction per {GROUP} bytes), OpenSSL's aes_gcm_encrypt/decrypt contract (Htable at Xi + 32, returns the bytes done, advances Yi's 32-bit counter).\n\n\
+         - crypto/modes/asm/{stem}.pl: a perlasm shim that writes kgen's assembly (`kgen emit aes-gcm --variant {v}`) as {obj}, in $MODESASM_riscv64.\n\
+         - providers/implementations/ciphers/cipher_aes_gcm_hw_rv64i.inc: a PROV_GCM_HW whose cipher update gives the whole {GROUP}-byte groups of each call to kgen's code and the rest to CRYPTO_gcm128_encrypt_ctr32/decrypt_ctr32 with AES_ctr32_encrypt (ppc's cipher update is the model); ossl_prov_aes_hw_gcm returns it, after upstream's Zvkned and Zkn choices, when both aes-gcm {v} and aes {a} can run (aes-gcm {n1}; aes {n2}).\n\
+         - crypto/modes/gcm128.c: {is_fn}() (declared in include/crypto/riscv_kgen.h), which tells the provider the context's GHASH is kgen's ghash {g} (the Htable the stitched code reads).\n\n\
+         Run-time selection, once per key: kgen's stitched code when the CPU has what aes {a} and aes-gcm {v} need (patch 1) and gcm_get_funcs chose ghash {g}; else upstream's generic GCM, which with AES_CTR_ASM (the AES patch) uses AES_ctr32_encrypt. On kgen's C906 model (`kgen bench aes-gcm`) {v} encrypts at {ce} and decrypts at {cd} cycles per byte at 1024/16384 bytes.\n\n{}",
+        regenerate(base, n),
+        v = u.variant.name,
+        a = aes.variant.name,
+        g = ghash.variant.name,
+        n1 = needs(u),
+        n2 = needs(aes),
+        stem = u.stem(),
+        obj = obj_name,
+        ce = slashed(&modeled_cpb_fn(u, &ENCRYPT, &[1024, 16384])?),
+        cd = slashed(&modeled_cpb_fn(u, &DECRYPT, &[1024, 16384])?),
+    );
+    let (_, generate) = add_shim(t, base, "crypto/modes", u)?;
+    let bi = "crypto/modes/build.info";
+    let o = format!("{}.s", u.stem());
+    let line = t.read(bi)?.lines().find(|l| l.starts_with("  $MODESASM_riscv64=")).map(str::to_string).ok_or("openssl-patches: crypto/modes/build.info has no $MODESASM_riscv64")?;
+    t.replace(bi, &line, &format!("{line} {o}"))?;
+    t.insert_after(bi, "GENERATE[aes-gcm-riscv64-zvkb-zvkg-zvkned.s]=asm/aes-gcm-riscv64-zvkb-zvkg-zvkned.pl", &generate)?;
+    Ok(patch(t, "riscv64-stitched-AES-GCM-from-kgen", format!("riscv64: stitched AES-GCM from kgen ({})", u.variant.name), body, counters))
+}
+
 fn poly1305(t: &mut Tree, base: &str, n: usize, thead: &Use, other: &Use) -> Result<Patch, String> {
     use kgen_kernels::poly1305::{BLOCKS, EMIT, INIT};
     let entries = [&INIT, &BLOCKS, &EMIT];
@@ -676,6 +839,118 @@ fn poly1305(t: &mut Tree, base: &str, n: usize, thead: &Use, other: &Use) -> Res
         n1 = needs(thead),
     );
     Ok(patch(t, "riscv64-Poly1305-from-kgen", format!("riscv64: Poly1305 from kgen ({}, {})", thead.variant.name, other.variant.name), body, counters))
+}
+
+/// The stitched ChaCha20-Poly1305: the provider's AEAD update (and its TLS record path)
+/// hands the whole 64-byte blocks of each call to kgen's seal/open when the ChaCha20
+/// keystream and the Poly1305 buffer are at block boundaries; ChaCha20 and Poly1305 do the
+/// rest as before. The Poly1305 state is the POLY1305 context's opaque[], which the
+/// Poly1305 patch's poly1305_init set up (both of its variants keep the layout the kernel
+/// reads).
+fn chacha20_poly1305(t: &mut Tree, base: &str, n: usize, u: &Use) -> Result<Patch, String> {
+    use kgen_kernels::chacha20_poly1305::{OPEN, SEAL};
+    let entries = [&SEAL, &OPEN];
+    if implemented(u, &entries).len() != 2 {
+        return Err(format!("openssl-patches: chacha20-poly1305 {} lacks seal or open", u.variant.name));
+    }
+    let callees: Vec<Callee> = entries.iter().map(|e| Callee::of(u, e)).collect::<Result<_, _>>()?;
+    let (counting, counters) = counting_block("chapoly", "chacha20-poly1305", &callees);
+    let hw = "providers/implementations/ciphers/cipher_chacha20_poly1305_hw.c";
+    let bulk = format!(
+        r#"/*
+ * The whole 64-byte blocks at the start of out/in, sealed (enc) or opened by kgen's
+ * chacha20-poly1305 {v}, when the keystream and the Poly1305 buffer are at block
+ * boundaries; the block counter advances as chacha20_cipher() advances it (the kernel's
+ * 32-bit counter must not wrap inside a call). Returns the bytes done (0: none).
+ */
+static size_t kgen_chacha20_poly1305_bulk(PROV_CHACHA20_POLY1305_CTX *ctx,
+                                          unsigned char *out,
+                                          const unsigned char *in, size_t len,
+                                          int enc)
+{{
+    PROV_CHACHA20_CTX *c = &ctx->chacha;
+    size_t blocks = len / CHACHA_BLK_SIZE;
+    unsigned int left;
+
+    if (!{usable}) {{
+        KGEN_UPSTREAM(chapoly);
+        return 0;
+    }}
+    if (c->partial_len == CHACHA_BLK_SIZE) {{
+        /* A keystream block used up: what chacha20_cipher() does next. */
+        c->partial_len = 0;
+        if (++c->counter[0] == 0)
+            c->counter[1]++;
+    }}
+    if (c->partial_len != 0 || ctx->poly1305.num != 0)
+        return 0;
+    left = 0U - c->counter[0]; /* blocks before the 32-bit counter wraps; 0: 2^32 */
+    if (blocks > (1U << 28))
+        blocks = 1U << 28;
+    if (left != 0 && blocks > left)
+        blocks = left;
+    if (blocks == 0)
+        return 0;
+    len = blocks * CHACHA_BLK_SIZE;
+    if (enc)
+        {seal}(out, in, len, c->key.d, c->counter, ctx->poly1305.opaque);
+    else
+        {open}(out, in, len, c->key.d, c->counter, ctx->poly1305.opaque);
+    c->counter[0] += (unsigned int)blocks;
+    if (c->counter[0] == 0)
+        c->counter[1]++;
+    return len;
+}}"#,
+        v = u.variant.name,
+        usable = u.usable(),
+        seal = callees[0].call(),
+        open = callees[1].call(),
+    );
+    t.insert_after(
+        hw,
+        "#include \"cipher_chacha20_poly1305.h\"",
+        &format!(
+            "\n\n#if defined(OPENSSL_CPUID_OBJ) && defined(__riscv) && __riscv_xlen == 64\n{}\n# include \"crypto/riscv_kgen.h\"\n{}\n{}\n{counting}\n\n{bulk}\n#else\n# define kgen_chacha20_poly1305_bulk(ctx, out, in, len, enc) ((size_t)0)\n#endif",
+            comment("", &format!("kgen's stitched ChaCha20-Poly1305 ({}): ChaCha20 in XTheadVector lanes merged with the scalar base-2^32 Poly1305 of the ciphertext, for the whole blocks of each call.", u.variant.name)),
+            u.usable_define(),
+            decls(u, &entries)?,
+        ),
+    )?;
+    // The AEAD update: the stitched whole blocks first, the rest as before.
+    t.replace(
+        hw,
+        "            if (bctx->enc) { /* plaintext */\n                ctx->chacha.base.hw->cipher(&ctx->chacha.base, out, in, plen);\n                Poly1305_Update(poly, out, plen);",
+        "            if (bctx->enc) { /* plaintext */\n                size_t done = kgen_chacha20_poly1305_bulk(ctx, out, in, plen, 1);\n\n                ctx->chacha.base.hw->cipher(&ctx->chacha.base, out + done, in + done,\n                    plen - done);\n                Poly1305_Update(poly, out + done, plen - done);",
+    )?;
+    t.replace(
+        hw,
+        "            } else { /* ciphertext */\n                Poly1305_Update(poly, in, plen);\n                ctx->chacha.base.hw->cipher(&ctx->chacha.base, out, in, plen);",
+        "            } else { /* ciphertext */\n                size_t done = kgen_chacha20_poly1305_bulk(ctx, out, in, plen, 0);\n\n                Poly1305_Update(poly, in + done, plen - done);\n                ctx->chacha.base.hw->cipher(&ctx->chacha.base, out + done, in + done,\n                    plen - done);",
+    )?;
+    // The TLS record path (records longer than one block).
+    t.replace(
+        hw,
+        "        if (bctx->enc) {\n            ChaCha20_ctr32(out, in, plen, ctx->chacha.key.d, ctx->chacha.counter);\n            Poly1305_Update(poly, out, plen);\n        } else {\n            Poly1305_Update(poly, in, plen);\n            ChaCha20_ctr32(out, in, plen, ctx->chacha.key.d, ctx->chacha.counter);\n        }",
+        "        {\n            size_t done = kgen_chacha20_poly1305_bulk(ctx, out, in, plen, bctx->enc);\n\n            if (bctx->enc) {\n                ChaCha20_ctr32(out + done, in + done, plen - done, ctx->chacha.key.d,\n                    ctx->chacha.counter);\n                Poly1305_Update(poly, out + done, plen - done);\n            } else {\n                Poly1305_Update(poly, in + done, plen - done);\n                ChaCha20_ctr32(out + done, in + done, plen - done, ctx->chacha.key.d,\n                    ctx->chacha.counter);\n            }\n        }",
+    )?;
+    let (obj, generate) = add_shim(t, base, "crypto/chacha", u)?;
+    let bi = "crypto/chacha/build.info";
+    let line = t.read(bi)?.lines().find(|l| l.starts_with("  $CHACHAASM_riscv64=")).map(str::to_string).ok_or("openssl-patches: crypto/chacha/build.info has no $CHACHAASM_riscv64")?;
+    t.replace(bi, &line, &format!("{line} {obj}"))?;
+    t.insert_after(bi, "GENERATE[chacha-riscv64-v-zbb-zvkb.s]=asm/chacha-riscv64-v-zbb.pl zvkb", &generate)?;
+    let body = format!(
+        "The stitched ChaCha20-Poly1305 from kgen ({v}): ChaCha20 in four XTheadVector lanes merged, by modeled issue time, with the scalar base-2^32 Poly1305 (constant time) of the ciphertext, one pass over the data.\n\n\
+         - crypto/chacha/asm/{stem}.pl: a perlasm shim that writes kgen's assembly ({obj}), in $CHACHAASM_riscv64.\n\
+         - providers/implementations/ciphers/cipher_chacha20_poly1305_hw.c: the AEAD update and the TLS record path give the whole 64-byte blocks of each call to chacha20_poly1305_seal/open_{sfx} when ChaCha20 has no partial keystream block and Poly1305 no buffered bytes (the AAD is padded before the text, so every call whose text so far is whole blocks, the first included); the counter advances as chacha20_cipher() advances it, never across the 32-bit wrap in one call; ChaCha20 and Poly1305 do the rest, as before. The Poly1305 state is POLY1305's opaque[], which the Poly1305 patch's poly1305_init set up (both its variants keep the layout the kernel reads).\n\n\
+         Run-time selection, per call: {need}; otherwise the provider's code unchanged. On kgen's C906 model (`kgen bench chacha20-poly1305`) seal runs at {cs} cycles per byte at 1024/16384 bytes.\n\n{}",
+        regenerate(base, n),
+        v = u.variant.name,
+        sfx = kgen_kernels::symbol_suffix(u.variant.name),
+        stem = u.stem(),
+        need = needs(u),
+        cs = slashed(&modeled_cpb_fn(u, &SEAL, &[1024, 16384])?),
+    );
+    Ok(patch(t, "riscv64-stitched-ChaCha20-Poly1305-from-kgen", format!("riscv64: stitched ChaCha20-Poly1305 from kgen ({})", u.variant.name), body, counters))
 }
 
 fn sha2(t: &mut Tree, base: &str, n: usize, u: &Use) -> Result<Patch, String> {

@@ -39,7 +39,7 @@ func aesSetDecryptKeyC906(userKey *byte, bits int32, key *byte) int32
 
 // aesCtr32EncryptC906 is AES_ctr32_encrypt_c906 (AES counter mode: out = in ^ E(ivec), the big-endian 32-bit counter in ivec[12..16] incremented (mod 2^32) per block; ivec is not written back):
 //
-//	void AES_ctr32_encrypt_c906(const unsigned char *in, unsigned char *out, size_t blocks, const AES_KEY *key, const unsigned char *ivec)
+//	void AES_ctr32_encrypt_c906(const unsigned char *in, unsigned char *out, size_t blocks, const AES_KEY *key, const unsigned char ivec[16])
 //
 //go:noescape
 func aesCtr32EncryptC906(in *byte, out *byte, blocks uint64, key *byte, ivec *byte)

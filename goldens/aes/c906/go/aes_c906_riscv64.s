@@ -3233,7 +3233,7 @@ kgen_ret:
 	MOVW	X10, ret+24(FP)
 	RET
 
-// void AES_ctr32_encrypt_c906(const unsigned char *in, unsigned char *out, size_t blocks, const AES_KEY *key, const unsigned char *ivec)
+// void AES_ctr32_encrypt_c906(const unsigned char *in, unsigned char *out, size_t blocks, const AES_KEY *key, const unsigned char ivec[16])
 // func aesCtr32EncryptC906(in *byte, out *byte, blocks uint64, key *byte, ivec *byte)
 TEXT ·aesCtr32EncryptC906(SB), NOSPLIT, $56-40
 	MOV	in+0(FP), X10

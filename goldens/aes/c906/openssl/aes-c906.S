@@ -2194,7 +2194,7 @@ AES_set_decrypt_key_c906:
 	.type	AES_ctr32_encrypt, @function
 	.set	AES_ctr32_encrypt, AES_ctr32_encrypt_c906
 AES_ctr32_encrypt_c906:
-	# void AES_ctr32_encrypt_c906(const unsigned char *in, unsigned char *out, size_t blocks, const AES_KEY *key, const unsigned char *ivec)
+	# void AES_ctr32_encrypt_c906(const unsigned char *in, unsigned char *out, size_t blocks, const AES_KEY *key, const unsigned char ivec[16])
 	# AES_ctr32_encrypt_c906: 932 instructions, frame 144 bytes
 	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
 	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra

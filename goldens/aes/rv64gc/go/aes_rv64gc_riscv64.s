@@ -4479,7 +4479,7 @@ kgen_ret:
 	MOVW	X10, ret+24(FP)
 	RET
 
-// void AES_ctr32_encrypt_rv64gc(const unsigned char *in, unsigned char *out, size_t blocks, const AES_KEY *key, const unsigned char *ivec)
+// void AES_ctr32_encrypt_rv64gc(const unsigned char *in, unsigned char *out, size_t blocks, const AES_KEY *key, const unsigned char ivec[16])
 // func aesCtr32EncryptRv64gc(in *byte, out *byte, blocks uint64, key *byte, ivec *byte)
 TEXT ·aesCtr32EncryptRv64gc(SB), NOSPLIT, $32-40
 	MOV	in+0(FP), X10

@@ -32,7 +32,7 @@ int AES_set_decrypt_key_rv64gc(const unsigned char *userKey, int bits, AES_KEY *
 int AES_set_decrypt_key(const unsigned char *userKey, int bits, AES_KEY *key);
 
 /* AES counter mode: out = in ^ E(ivec), the big-endian 32-bit counter in ivec[12..16] incremented (mod 2^32) per block; ivec is not written back */
-void AES_ctr32_encrypt_rv64gc(const unsigned char *in, unsigned char *out, size_t blocks, const AES_KEY *key, const unsigned char *ivec);
-void AES_ctr32_encrypt(const unsigned char *in, unsigned char *out, size_t blocks, const AES_KEY *key, const unsigned char *ivec);
+void AES_ctr32_encrypt_rv64gc(const unsigned char *in, unsigned char *out, size_t blocks, const AES_KEY *key, const unsigned char ivec[16]);
+void AES_ctr32_encrypt(const unsigned char *in, unsigned char *out, size_t blocks, const AES_KEY *key, const unsigned char ivec[16]);
 
 #endif /* KGEN_AES_RV64GC_OPENSSL_H */
