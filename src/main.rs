@@ -340,9 +340,14 @@ fn run(cmd: Cmd) -> Result<(), String> {
             for (key, m) in keys.iter().zip(builds) {
                 modules.insert(*key, m?);
             }
-            for o in &all {
-                let m = &modules[&(o.kernel.name, o.variant.name, o.abi)];
-                for (rel, bytes) in o.render_module(m, c)? {
+            // Rendering (text, objects, shims) runs on every core too; writing in order.
+            let rendered: Vec<Result<Vec<(String, Vec<u8>)>, String>> = std::thread::scope(|sc| {
+                let modules = &modules;
+                let handles: Vec<_> = all.iter().map(|o| sc.spawn(move || o.render_module(&modules[&(o.kernel.name, o.variant.name, o.abi)], c))).collect();
+                handles.into_iter().map(|h| h.join().expect("render thread")).collect()
+            });
+            for (o, files) in all.iter().zip(rendered) {
+                for (rel, bytes) in files? {
                     let path = out.join(&rel);
                     write(&path, &bytes)?;
                     println!("wrote {} ({} bytes)", path.display(), bytes.len());

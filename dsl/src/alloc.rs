@@ -59,6 +59,12 @@ pub(crate) struct Remake {
 
 /// For each virtual register, how it can be remade, if it can (see [`Remake`]).
 pub(crate) fn remakes(f: &Func) -> Vec<Option<Remake>> {
+    remakes_of(f, &vec![true; f.vregs.len()])
+}
+
+/// [`remakes`] for the virtual registers `which` selects (the others: None); the liveness
+/// a source's check needs is computed only if a selected value has a source.
+fn remakes_of(f: &Func, which: &[bool]) -> Vec<Option<Remake>> {
     let nv = f.vregs.len();
     let vc = vector_class(f);
     // Writes and reads of each virtual register, by item.
@@ -85,7 +91,7 @@ pub(crate) fn remakes(f: &Func) -> Vec<Option<Remake>> {
     let mut needs_live: Vec<(usize, Vec<usize>)> = Vec::new();
     'v: for v in 0..nv {
         let info = &f.vregs[v];
-        if vc[v] || info.pinned.is_some() || info.spill_temp || info.part_of.is_some() || writes[v].is_empty() {
+        if !which[v] || vc[v] || info.pinned.is_some() || info.spill_temp || info.part_of.is_some() || writes[v].is_empty() {
             continue;
         }
         let w = &writes[v];
@@ -512,14 +518,12 @@ pub fn allocate(f: &mut Func) -> Result<Spills, BuildError> {
             Coloured::Failed { vs, adj } => {
                 let depth = loop_depth(f);
                 let vtypes = known_vtypes(f);
-                let remake = remakes(f);
                 let costs = spill_costs(f, &depth, &vtypes);
                 let vc = vector_class(f);
                 // For each value that found no register: spill the cheapest of it and the
                 // values of its class it interferes with, unless a victim chosen for an
                 // earlier one is among them already (that may free a register for it).
-                let mut victims: Vec<(usize, bool, bool)> = Vec::new();
-                let remade = |v: usize| remake[v].as_ref().is_some_and(|r| remake_cost(f, v, r, &depth) <= costs[v].0);
+                let mut victims: Vec<(usize, bool)> = Vec::new();
                 for &v in &vs {
                     let class_vec = vc[root(f, v)];
                     let mut cands: Vec<usize> = adj.iter(v + NPHYS).filter(|&k| k >= NPHYS).map(|k| k - NPHYS).collect();
@@ -530,16 +534,25 @@ pub fn allocate(f: &mut Func) -> Result<Spills, BuildError> {
                     }
                     let score = |c: usize| costs[c].0 as f64 / (adj.count(c + NPHYS) as f64 + 1.0);
                     match cands.into_iter().min_by(|&a, &b| score(a).total_cmp(&score(b))) {
-                        Some(victim) => victims.push((victim, class_vec, remade(victim))),
+                        Some(victim) => victims.push((victim, class_vec)),
                         None => return Err(pressure_error(f, v, &vc, class_vec)),
                     }
                 }
-                for (k, &(victim, class_vec, remade)) in victims.iter().enumerate() {
+                // Which victims are remade: those that can be, where that costs no more.
+                let mut chosen = vec![false; f.vregs.len()];
+                for &(v, _) in &victims {
+                    chosen[v] = true;
+                }
+                let remake = remakes_of(f, &chosen);
+                let remade: Vec<bool> = victims.iter().map(|&(v, _)| remake[v].as_ref().is_some_and(|r| remake_cost(f, v, r, &depth) <= costs[v].0)).collect();
+                for (k, (&(victim, class_vec), &remade)) in victims.iter().zip(&remade).enumerate() {
                     // Spilling renumbers the items: the loop depths and vtypes are redone.
                     let (depth, vtypes) = if k == 0 { (depth.clone(), vtypes.clone()) } else { (loop_depth(f), known_vtypes(f)) };
                     if remade {
                         // Remaking needs the definition where it is now: found again.
-                        match remakes(f).swap_remove(victim) {
+                        let mut only = vec![false; f.vregs.len()];
+                        only[victim] = true;
+                        match remakes_of(f, &only).swap_remove(victim) {
                             Some(r) => remake_at_reads(f, victim, &r, &depth, &mut spills),
                             None => spill(f, victim, class_vec, &depth, &vtypes, &mut spills)?,
                         }
