@@ -196,28 +196,8 @@ impl Prog {
         kasm!(f, top: beqz {n}, done;);
         for s in &self.body {
             match *s {
-                Step::X(op, dd, a, b) => {
-                    let (rd, ra, rb) = (x[dd], x[a], x[b]);
-                    match op {
-                        Op::Add => kasm!(f, add {rd}, {ra}, {rb};),
-                        Op::Sub => kasm!(f, sub {rd}, {ra}, {rb};),
-                        Op::Xor => kasm!(f, xor {rd}, {ra}, {rb};),
-                        Op::Or => kasm!(f, or {rd}, {ra}, {rb};),
-                        Op::And => kasm!(f, and {rd}, {ra}, {rb};),
-                        Op::Sll(k) => kasm!(f, slli {rd}, {ra}, {k as i64};),
-                        Op::Srl(k) => kasm!(f, srli {rd}, {ra}, {k as i64};),
-                    }
-                }
-                Step::Xc(op, dd, a, k) => {
-                    let (rd, ra, rb) = (x[dd], x[a], c[k]);
-                    match op {
-                        Op::Add => kasm!(f, add {rd}, {ra}, {rb};),
-                        Op::Sub => kasm!(f, sub {rd}, {ra}, {rb};),
-                        Op::Xor => kasm!(f, xor {rd}, {ra}, {rb};),
-                        Op::Or => kasm!(f, or {rd}, {ra}, {rb};),
-                        Op::And | Op::Sll(_) | Op::Srl(_) => kasm!(f, and {rd}, {ra}, {rb};), // (no_shift)
-                    }
-                }
+                Step::X(op, dd, a, b) => x_op(&mut f, op, x[dd], x[a], x[b]),
+                Step::Xc(op, dd, a, k) => x_op(&mut f, op, x[dd], x[a], c[k]),
                 Step::V(op, dd, a, b) => {
                     let (rd, ra, rb) = (v[dd], v[a], v[b]);
                     match op {
@@ -259,6 +239,19 @@ impl Prog {
             f.ret_imm(ret);
         }
         f.finish().unwrap_or_else(|e| panic!("{tgt}: {e}"))
+    }
+}
+
+/// rd = ra op rb (a shift by its immediate, rb unused).
+fn x_op(f: &mut Func, op: Op, rd: Reg, ra: Reg, rb: Reg) {
+    match op {
+        Op::Add => kasm!(f, add {rd}, {ra}, {rb};),
+        Op::Sub => kasm!(f, sub {rd}, {ra}, {rb};),
+        Op::Xor => kasm!(f, xor {rd}, {ra}, {rb};),
+        Op::Or => kasm!(f, or {rd}, {ra}, {rb};),
+        Op::And => kasm!(f, and {rd}, {ra}, {rb};),
+        Op::Sll(k) => kasm!(f, slli {rd}, {ra}, {k as i64};),
+        Op::Srl(k) => kasm!(f, srli {rd}, {ra}, {k as i64};),
     }
 }
 

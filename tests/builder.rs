@@ -121,6 +121,19 @@ fn errors_name_function_instruction_and_reason() {
     assert!(e.reason.contains("`a` is read before it is written"), "{e}");
 }
 
+/// Ends `f` returning the sum of `regs`, and finishes it.
+fn return_sum(mut f: Func, regs: &[Reg]) -> Func {
+    let sum = f.xreg("sum");
+    f.li(sum, 0);
+    for r in regs {
+        kasm!(f, add {sum}, {sum}, {*r};);
+    }
+    f.ret_value(sum);
+    f.result = kgen_dsl::entry::Ret::Size;
+    f.ret();
+    f.finish().unwrap()
+}
+
 /// 40 integer values live at once spill (and still add up); 40 constants are remade instead; 5 vector groups of 8 under a
 /// vtype only known at run time cannot, and the error lists what is live.
 #[test]
@@ -133,15 +146,7 @@ fn pressure_spills_or_lists_live_values() {
     for (i, r) in regs.iter().enumerate() {
         kasm!(f, addi {*r}, {x}, {i as i64};);
     }
-    let sum = f.xreg("sum");
-    f.li(sum, 0);
-    for r in &regs {
-        kasm!(f, add {sum}, {sum}, {*r};);
-    }
-    f.ret_value(sum);
-    f.result = kgen_dsl::entry::Ret::Size;
-    f.ret();
-    let mut f = f.finish().unwrap();
+    let mut f = return_sum(f, &regs);
     let frame = lower(&mut f).unwrap();
     assert!(frame.spills.stores > 0 && frame.spills.reloads > 0 && frame.spills.cost > 0, "{:?}", frame.spills);
     let obj = build_object(&[(assemble(&f).unwrap(), true)], &[]);
@@ -153,15 +158,7 @@ fn pressure_spills_or_lists_live_values() {
     for (i, r) in regs.iter().enumerate() {
         f.li(*r, i as i64);
     }
-    let sum = f.xreg("sum");
-    f.li(sum, 0);
-    for r in &regs {
-        kasm!(f, add {sum}, {sum}, {*r};);
-    }
-    f.ret_value(sum);
-    f.result = kgen_dsl::entry::Ret::Size;
-    f.ret();
-    let mut f = f.finish().unwrap();
+    let mut f = return_sum(f, &regs);
     let frame = lower(&mut f).unwrap();
     assert!(frame.spills.stores == 0 && !frame.spills.remade.is_empty(), "{:?}", frame.spills);
     let obj = build_object(&[(assemble(&f).unwrap(), true)], &[]);
