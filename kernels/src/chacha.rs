@@ -266,9 +266,8 @@ struct Ctx {
     inp: Reg,
     len: Reg,
     ctr: Reg,
-    /// Double rounds (variable only for the Linux entry).
-    drs: Reg,
-    variable_rounds: bool,
+    /// Double rounds, when they vary (the Linux entry); else 10.
+    drs: Option<Reg>,
     x: [Reg; 16],
     t: [Reg; 2],
     /// Pointer temporaries of the lane output.
@@ -324,15 +323,15 @@ fn feed_forward_scalar(f: &mut Func, c: &Ctx, ctr_add: i64, also_vector: Option<
 /// (drs = 10, 6 or 4 for 20, 12 or 8 rounds). `dr` emits one double round.
 fn unrolled(f: &mut Func, c: &Ctx, mut dr: impl FnMut(&mut Func)) {
     f.scope(|f| {
-        if c.variable_rounds {
-            let (drs, t) = (c.drs, c.t[0]);
+        if let Some(drs) = c.drs {
+            let t = c.t[0];
             kasm!(f, addi {t}, zero, 6; beq {drs}, {t}, dr4; addi {t}, zero, 4; beq {drs}, {t}, dr6;);
         }
         for k in 0..10 {
-            if c.variable_rounds && k == 4 {
+            if c.drs.is_some() && k == 4 {
                 kasm!(f, dr4:);
             }
-            if c.variable_rounds && k == 6 {
+            if c.drs.is_some() && k == 6 {
                 kasm!(f, dr6:);
             }
             f.comment(format!("double round {} of 10", k + 1));
@@ -487,8 +486,7 @@ pub(crate) fn set_vl(f: &mut Func, avl: Reg) {
 /// costs nothing there); `dr` emits one double round.
 fn dr_loop(f: &mut Func, c: &Ctx, mut dr: impl FnMut(&mut Func)) {
     let k = c.dr;
-    if c.variable_rounds {
-        let drs = c.drs;
+    if let Some(drs) = c.drs {
         kasm!(f, addi {k}, {drs}, 0;);
     } else {
         kasm!(f, addi {k}, zero, 10;);
@@ -748,7 +746,7 @@ fn body(f: &mut Func, isa: Isa, words: Words, out: Reg, inp: Reg, len: Reg, ctr:
     let t = f.xregs::<2>("t");
     let p = f.xregs::<3>("p");
     let dr = f.xreg("dr");
-    let c = Ctx { isa, words, out, inp, len, ctr, drs: drs.unwrap_or(Reg::X(0)), variable_rounds: drs.is_some(), x, t, p, dr };
+    let c = Ctx { isa, words, out, inp, len, ctr, drs, x, t, p, dr };
     let tail = ScalarEntry::new(f);
     match isa.vector {
         Some(d) => {
