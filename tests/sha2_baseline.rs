@@ -14,6 +14,8 @@
 //!   one and four blocks, the same target. `cargo test --release --test sha2_baseline --
 //!   --ignored --nocapture` prints the README's figures.
 
+mod common;
+
 use kgen::oracle;
 use kgen_dsl::Abi;
 use std::fmt::Write as _;
@@ -21,15 +23,6 @@ use std::path::{Path, PathBuf};
 
 /// (kernel, block bytes, SHA-n of OpenSSL's names).
 const ALGS: [(&str, usize, u32); 2] = [("sha256", 64, 256), ("sha512", 128, 512)];
-
-/// What OpenSSL's build generates and the SHA-2 files include (configuration, version,
-/// `OPENSSL_cleanse`'s declaration, an empty cryptlib), for a freestanding compile.
-const STUBS: [(&str, &str); 4] = [
-    ("openssl/configuration.h", "#ifndef OPENSSL_CONFIGURATION_H\n#define OPENSSL_CONFIGURATION_H\n#define OPENSSL_CONFIGURED_API 30500\n#endif\n"),
-    ("openssl/opensslv.h", "#ifndef OPENSSL_OPENSSLV_H\n#define OPENSSL_OPENSSLV_H\n#define OPENSSL_VERSION_MAJOR 3\n#define OPENSSL_VERSION_MINOR 5\n#define OPENSSL_VERSION_PATCH 7\n#endif\n"),
-    ("openssl/crypto.h", "#ifndef OPENSSL_CRYPTO_H\n#define OPENSSL_CRYPTO_H\n#include <stddef.h>\nvoid OPENSSL_cleanse(void *p, size_t n);\n#endif\n"),
-    ("internal/cryptlib.h", "#ifndef OSSL_INTERNAL_CRYPTLIB_H\n#define OSSL_INTERNAL_CRYPTLIB_H\n#endif\n"),
-];
 
 /// The wrapper: OpenSSL's file with its block function named `..._c` (as OpenSSL's riscv64
 /// build names it), and the helpers its other functions call (weak: the SHA-256 and SHA-512
@@ -52,43 +45,9 @@ fn cflags(bits: u32) -> Vec<String> {
         .collect()
 }
 
-fn openssl_tree() -> Option<PathBuf> {
-    let o = oracle::toolchain_dir().join("openssl-3.5.7");
-    if o.join("crypto/sha/sha256.c").exists() {
-        Some(o)
-    } else {
-        oracle::missing("OpenSSL 3.5.7 source (.toolchain/openssl-3.5.7)")
-    }
-}
-
 /// Compiles OpenSSL's SHA-`bits` C code with `mode` (`-S` or `-c`) into `dir`.
 fn compile_baseline(dir: &Path, bits: u32, mode: &str) -> Option<PathBuf> {
-    let (gcc, tree) = (oracle::gcc()?, openssl_tree()?);
-    for (name, text) in STUBS {
-        let p = dir.join("stub").join(name);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
-    let src = dir.join(format!("openssl-sha{bits}.c"));
-    std::fs::write(&src, wrapper(bits)).unwrap();
-    let out = dir.join(format!("openssl-sha{bits}.{}", if mode == "-S" { "s" } else { "o" }));
-    let r = gcc
-        .command()
-        .args(cflags(bits))
-        .arg("-I")
-        .arg(dir.join("stub"))
-        .arg("-I")
-        .arg(tree.join("include"))
-        .arg("-I")
-        .arg(&tree)
-        .arg(mode)
-        .arg(&src)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(r.status.success(), "compiling OpenSSL's sha{bits}.c: {}", String::from_utf8_lossy(&r.stderr));
-    Some(out)
+    common::compile_openssl_c(dir, &format!("openssl-sha{bits}"), &wrapper(bits), &cflags(bits), mode)
 }
 
 fn module(kernel: &str, variant: &str) -> kgen_dsl::Module {

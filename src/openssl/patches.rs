@@ -342,6 +342,24 @@ fn add_shim(t: &mut Tree, base: &str, dir: &str, u: &Use) -> Result<(String, Str
     Ok((format!("{stem}.s"), format!("GENERATE[{stem}.s]=asm/{stem}.pl")))
 }
 
+/// The perlasm shims of `uses` under `dir/asm/`, their objects appended to the
+/// `$VAR_riscv64=` line of `dir/build.info` and their GENERATE lines after the line
+/// `generate_after`; returns the objects' names.
+fn add_to_build(t: &mut Tree, base: &str, dir: &str, var: &str, generate_after: &str, uses: &[&Use]) -> Result<Vec<String>, String> {
+    let bi = format!("{dir}/build.info");
+    let (mut objs, mut gens) = (Vec::new(), Vec::new());
+    for u in uses {
+        let (o, g) = add_shim(t, base, dir, u)?;
+        objs.push(o);
+        gens.push(g);
+    }
+    let prefix = format!("  ${var}_riscv64=");
+    let line = t.read(&bi)?.lines().find(|l| l.starts_with(&prefix)).map(str::to_string).ok_or_else(|| format!("openssl-patches: {bi} has no ${var}_riscv64 line"))?;
+    t.replace(&bi, &line, &format!("{line} {}", objs.join(" ")))?;
+    t.insert_after(&bi, generate_after, &gens.join("\n"))?;
+    Ok(objs)
+}
+
 /// Declarations of what a dispatcher calls from a variant.
 fn decls(u: &Use, entries: &[&'static Entry]) -> Result<String, String> {
     let mut s = format!("/* `kgen emit {} --variant {} --format h` */\n", u.kernel.name, u.variant.name);
@@ -362,6 +380,11 @@ fn needs(u: &Use) -> String {
     let exts: Vec<String> = u.exts().iter().map(|e| cap_name(*e)).collect();
     if exts.is_empty() { format!("{} (RV64GC only)", u.variant.name) } else { format!("{} when RISCV_HAS_{}()", u.variant.name, exts.join("() && RISCV_HAS_")) }
 }
+
+/// The lines of crypto/chacha/build.info and crypto/modes/build.info after which kgen's
+/// GENERATE lines go (upstream's last riscv64 ones).
+const CHACHA_GENERATE: &str = "GENERATE[chacha-riscv64-v-zbb-zvkb.s]=asm/chacha-riscv64-v-zbb.pl zvkb";
+const MODES_GENERATE: &str = "GENERATE[aes-gcm-riscv64-zvkb-zvkg-zvkned.s]=asm/aes-gcm-riscv64-zvkb-zvkg-zvkned.pl";
 
 /// The variant part of upstream's riscv64 T-table functions once this series renames them
 /// (`AES_encrypt_rv64i`).
@@ -570,12 +593,8 @@ fn chacha20(t: &mut Tree, base: &str, n: usize, vec: &Use, scalar: &Use) -> Resu
             cs.call_with_args()
         ),
     )?;
-    let bi = "crypto/chacha/build.info";
-    let (o1, g1) = add_shim(t, base, "crypto/chacha", vec)?;
-    let (o2, g2) = add_shim(t, base, "crypto/chacha", scalar)?;
-    let line = "  $CHACHAASM_riscv64=chacha_riscv.c chacha_enc.c chacha-riscv64-v-zbb.s chacha-riscv64-v-zbb-zvkb.s";
-    t.replace(bi, line, &format!("{line} {o1} {o2}"))?;
-    t.insert_after(bi, "GENERATE[chacha-riscv64-v-zbb-zvkb.s]=asm/chacha-riscv64-v-zbb.pl zvkb", &format!("{g1}\n{g2}"))?;
+    let objs = add_to_build(t, base, "crypto/chacha", "CHACHAASM", CHACHA_GENERATE, &[vec, scalar])?;
+    let (o1, o2) = (&objs[0], &objs[1]);
     let body = format!(
         "ChaCha20 from kgen: {v} (four XTheadVector lanes with a scalar block interleaved) and {s} (scalar, th.srriw rotations), any length and alignment, constant time.\n\n\
          - crypto/chacha/asm/{st1}.pl, {st2}.pl: perlasm shims writing kgen's assembly ({o1}, {o2}).\n\
@@ -633,12 +652,8 @@ fn ghash(t: &mut Tree, base: &str, n: usize, vec: &Use, scalar: &Use) -> Result<
             set(scalar)
         ),
     )?;
-    let bi = "crypto/modes/build.info";
-    let (o1, g1) = add_shim(t, base, "crypto/modes", vec)?;
-    let (o2, g2) = add_shim(t, base, "crypto/modes", scalar)?;
-    let line = "  $MODESASM_riscv64=ghash-riscv64.s ghash-riscv64-zvkb-zvbc.s ghash-riscv64-zvkg.s aes-gcm-riscv64-zvkb-zvkg-zvkned.s";
-    t.replace(bi, line, &format!("{line} {o1} {o2}"))?;
-    t.insert_after(bi, "GENERATE[aes-gcm-riscv64-zvkb-zvkg-zvkned.s]=asm/aes-gcm-riscv64-zvkb-zvkg-zvkned.pl", &format!("{g1}\n{g2}"))?;
+    let objs = add_to_build(t, base, "crypto/modes", "MODESASM", MODES_GENERATE, &[vec, scalar])?;
+    let (o1, o2) = (&objs[0], &objs[1]);
     let body = format!(
         "GHASH from kgen, constant time: {v} (XTheadVector lanes beside the scalar core from 10 blocks on, scalar below) and {s} (scalar 32x32 pieces, th.mula, Karatsuba). The table is OpenSSL's u128 Htable[16].\n\n\
          - crypto/modes/asm/{st1}.pl, {st2}.pl: perlasm shims writing kgen's assembly ({o1}, {o2}).\n\
@@ -767,12 +782,7 @@ static const PROV_GCM_HW kgen_aes_gcm = {{
         ce = slashed(&modeled_cpb_fn(u, &ENCRYPT, &[1024, 16384])?),
         cd = slashed(&modeled_cpb_fn(u, &DECRYPT, &[1024, 16384])?),
     );
-    let (_, generate) = add_shim(t, base, "crypto/modes", u)?;
-    let bi = "crypto/modes/build.info";
-    let o = format!("{}.s", u.stem());
-    let line = t.read(bi)?.lines().find(|l| l.starts_with("  $MODESASM_riscv64=")).map(str::to_string).ok_or("openssl-patches: crypto/modes/build.info has no $MODESASM_riscv64")?;
-    t.replace(bi, &line, &format!("{line} {o}"))?;
-    t.insert_after(bi, "GENERATE[aes-gcm-riscv64-zvkb-zvkg-zvkned.s]=asm/aes-gcm-riscv64-zvkb-zvkg-zvkned.pl", &generate)?;
+    add_to_build(t, base, "crypto/modes", "MODESASM", MODES_GENERATE, &[u])?;
     Ok(patch(t, "riscv64-stitched-AES-GCM-from-kgen", format!("riscv64: stitched AES-GCM from kgen ({})", u.variant.name), body, counters))
 }
 
@@ -933,11 +943,7 @@ static size_t kgen_chacha20_poly1305_bulk(PROV_CHACHA20_POLY1305_CTX *ctx,
         "        if (bctx->enc) {\n            ChaCha20_ctr32(out, in, plen, ctx->chacha.key.d, ctx->chacha.counter);\n            Poly1305_Update(poly, out, plen);\n        } else {\n            Poly1305_Update(poly, in, plen);\n            ChaCha20_ctr32(out, in, plen, ctx->chacha.key.d, ctx->chacha.counter);\n        }",
         "        {\n            size_t done = kgen_chacha20_poly1305_bulk(ctx, out, in, plen, bctx->enc);\n\n            if (bctx->enc) {\n                ChaCha20_ctr32(out + done, in + done, plen - done, ctx->chacha.key.d,\n                    ctx->chacha.counter);\n                Poly1305_Update(poly, out + done, plen - done);\n            } else {\n                Poly1305_Update(poly, in + done, plen - done);\n                ChaCha20_ctr32(out + done, in + done, plen - done, ctx->chacha.key.d,\n                    ctx->chacha.counter);\n            }\n        }",
     )?;
-    let (obj, generate) = add_shim(t, base, "crypto/chacha", u)?;
-    let bi = "crypto/chacha/build.info";
-    let line = t.read(bi)?.lines().find(|l| l.starts_with("  $CHACHAASM_riscv64=")).map(str::to_string).ok_or("openssl-patches: crypto/chacha/build.info has no $CHACHAASM_riscv64")?;
-    t.replace(bi, &line, &format!("{line} {obj}"))?;
-    t.insert_after(bi, "GENERATE[chacha-riscv64-v-zbb-zvkb.s]=asm/chacha-riscv64-v-zbb.pl zvkb", &generate)?;
+    let obj = add_to_build(t, base, "crypto/chacha", "CHACHAASM", CHACHA_GENERATE, &[u])?.remove(0);
     let body = format!(
         "The stitched ChaCha20-Poly1305 from kgen ({v}): ChaCha20 in four XTheadVector lanes merged, by modeled issue time, with the scalar base-2^32 Poly1305 (constant time) of the ciphertext, one pass over the data.\n\n\
          - crypto/chacha/asm/{stem}.pl: a perlasm shim that writes kgen's assembly ({obj}), in $CHACHAASM_riscv64.\n\
@@ -977,12 +983,7 @@ fn sha2(t: &mut Tree, base: &str, n: usize, u: &Use) -> Result<Patch, String> {
             c.call_with_args()
         ),
     )?;
-    let bi = "crypto/sha/build.info";
-    let (o, g) = add_shim(t, base, "crypto/sha", u)?;
-    let line = "  $SHA1ASM_riscv64=sha_riscv.c sha256-riscv64-zvkb-zvknha_or_zvknhb.S sha512-riscv64-zvkb-zvknhb.S";
-    let cur = t.read(bi)?.lines().find(|l| l.starts_with(line)).map(str::to_string).ok_or_else(|| format!("{bi}: no $SHA1ASM_riscv64 line"))?;
-    t.replace(bi, &cur, &format!("{cur} {o}"))?;
-    t.insert_after(bi, "GENERATE[sha512-riscv64-zvkb-zvknhb.S]=asm/sha512-riscv64-zvkb-zvknhb.pl", &g)?;
+    let o = add_to_build(t, base, "crypto/sha", "SHA1ASM", "GENERATE[sha512-riscv64-zvkb-zvknhb.S]=asm/sha512-riscv64-zvkb-zvknhb.pl", &[u])?.remove(0);
     let body = format!(
         "SHA-{bits} block function from kgen ({v}: th.srri{w} rotations, loads at any alignment, constant time).\n\n\
          - crypto/sha/asm/{st}.pl: a perlasm shim writing kgen's assembly ({o}).\n\

@@ -222,3 +222,35 @@ pub fn chacha20_xor(key: &[u8; 32], ctr: u32, nonce: &[u8; 12], data: &[u8]) -> 
     out
 }
 
+
+/// What OpenSSL's build generates and its C files include (configuration, version,
+/// `OPENSSL_cleanse`'s declaration, an empty cryptlib), for a freestanding compile of one of
+/// its files as test input.
+pub const OPENSSL_STUBS: [(&str, &str); 4] = [
+    ("openssl/configuration.h", "#ifndef OPENSSL_CONFIGURATION_H\n#define OPENSSL_CONFIGURATION_H\n#define OPENSSL_CONFIGURED_API 30500\n#endif\n"),
+    ("openssl/opensslv.h", "#ifndef OPENSSL_OPENSSLV_H\n#define OPENSSL_OPENSSLV_H\n#define OPENSSL_VERSION_MAJOR 3\n#define OPENSSL_VERSION_MINOR 5\n#define OPENSSL_VERSION_PATCH 7\n#endif\n"),
+    ("openssl/crypto.h", "#ifndef OPENSSL_CRYPTO_H\n#define OPENSSL_CRYPTO_H\n#include <stddef.h>\nvoid OPENSSL_cleanse(void *p, size_t n);\n#endif\n"),
+    ("internal/cryptlib.h", "#ifndef OSSL_INTERNAL_CRYPTLIB_H\n#define OSSL_INTERNAL_CRYPTLIB_H\n#endif\n"),
+];
+
+/// Compiles `wrapper` (C that includes a file of `.toolchain/openssl-3.5.7`) as `name.c` in
+/// `dir` with the cross gcc, `flags` and `mode` (`-S` or `-c`), against [`OPENSSL_STUBS`] and
+/// the tree's headers. None (and under CI a failure) if gcc or the tree is missing.
+pub fn compile_openssl_c(dir: &Path, name: &str, wrapper: &str, flags: &[String], mode: &str) -> Option<PathBuf> {
+    let gcc = oracle::gcc()?;
+    let tree = oracle::toolchain_dir().join("openssl-3.5.7");
+    if !tree.join("include/openssl/evp.h").exists() {
+        return oracle::missing("OpenSSL 3.5.7 source (.toolchain/openssl-3.5.7)");
+    }
+    for (stub, text) in OPENSSL_STUBS {
+        let p = dir.join("stub").join(stub);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    let src = dir.join(format!("{name}.c"));
+    std::fs::write(&src, wrapper).unwrap();
+    let out = dir.join(format!("{name}.{}", if mode == "-S" { "s" } else { "o" }));
+    let r = gcc.command().args(flags).arg("-I").arg(dir.join("stub")).arg("-I").arg(tree.join("include")).arg("-I").arg(&tree).arg(mode).arg(&src).arg("-o").arg(&out).output().unwrap();
+    assert!(r.status.success(), "compiling {name}.c: {}", String::from_utf8_lossy(&r.stderr));
+    Some(out)
+}
