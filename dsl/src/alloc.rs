@@ -549,10 +549,16 @@ pub fn allocate(f: &mut Func) -> Result<Spills, BuildError> {
                     // Spilling renumbers the items: the loop depths and vtypes are redone.
                     let (depth, vtypes) = if k == 0 { (depth.clone(), vtypes.clone()) } else { (loop_depth(f), known_vtypes(f)) };
                     if remade {
-                        // Remaking needs the definition where it is now: found again.
-                        let mut only = vec![false; f.vregs.len()];
-                        only[victim] = true;
-                        match remakes_of(f, &only).swap_remove(victim) {
+                        // Remaking needs the definition where it is now: found again once an
+                        // earlier victim has renumbered the items.
+                        let r = if k == 0 {
+                            remake[victim].clone()
+                        } else {
+                            let mut only = vec![false; f.vregs.len()];
+                            only[victim] = true;
+                            remakes_of(f, &only).swap_remove(victim)
+                        };
+                        match r {
                             Some(r) => remake_at_reads(f, victim, &r, &depth, &mut spills),
                             None => spill(f, victim, class_vec, &depth, &vtypes, &mut spills)?,
                         }
