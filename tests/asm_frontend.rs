@@ -92,3 +92,39 @@ fn compiler_forms_assemble_like_gnu_as() {
     let Some(gnu) = gnu_text(&src, "rv64gc", "compiler_forms") else { return };
     assert!(ours.object.text == gnu, ".text bytes differ from GNU as");
 }
+
+/// kgen's OpenSSL `.S` files as shipped (a C comment heading them, `.set` aliases naming
+/// functions defined after them, `%pcrel_hi`/`%pcrel_lo` pairs) assemble into the bytes of
+/// kgen's own object, so `kgen bench --asm` times exactly what the kernels are.
+#[test]
+fn kgen_openssl_files_assemble_to_kgens_own_bytes() {
+    let mut n = 0;
+    for o in kgen::outputs::all().into_iter().filter(|o| o.abi == kgen_dsl::Abi::Psabi && o.format == kgen::outputs::Format::S) {
+        let (kernel, variant) = (o.kernel.name, o.variant.name);
+        let (text, obj, t) = kgen::rtl::variant_asm(kernel, variant).unwrap();
+        let ours = assemble_file(&text, &t).unwrap_or_else(|e| panic!("{kernel} {variant}: {e}"));
+        assert!(ours.object.text == obj.text, "{kernel} {variant}: .text differs from kgen's object");
+        for s in obj.symbols.iter().filter(|s| s.global) {
+            let a = ours.object.symbols.iter().find(|x| x.name == s.name).unwrap_or_else(|| panic!("{kernel} {variant}: no symbol {}", s.name));
+            assert_eq!((a.offset, a.global), (s.offset, true), "{kernel} {variant}: symbol {}", s.name);
+        }
+        n += 1;
+    }
+    assert!(n >= 10, "only {n} OpenSSL files");
+}
+
+#[test]
+fn aliases_and_c_comments() {
+    let t = target("rv64gc").unwrap();
+    let src = "/* a heading\n   over two lines */\n.text\n.globl g\n.set g, f\nf: /* inline */ addi a0, a0, 1\n  ret\n";
+    let a = assemble_file(src, &t).unwrap_or_else(|e| panic!("{e}"));
+    let g = a.object.symbols.iter().find(|s| s.name == "g").expect("the alias is a symbol");
+    assert!(g.global && g.offset == 0, "{g:?}");
+    let e = assemble_file(".text\n.set g, nowhere\nf:\n  ret\n", &t).err().unwrap();
+    assert_eq!(e.line, 2);
+    assert!(e.msg.contains("`nowhere` is not a label"), "{e}");
+    let e = assemble_file(".text\nf:\n  ret\n/* never closed\n", &t).err().unwrap();
+    assert!(e.line == 4 && e.msg.contains("never closed"), "{e}");
+    let e = assemble_file(".text\nf:\n  addi a0, a0, %pcrel_hi(f)\n", &t).err().unwrap();
+    assert!(e.msg.contains("belongs in an auipc"), "{e}");
+}

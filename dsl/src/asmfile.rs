@@ -231,6 +231,9 @@ struct State<'t> {
     relax: bool,
     /// Largest code alignment requested (GNU as pads the end of .text to it).
     text_align: i64,
+    /// `.set NAME, SYMBOL` where SYMBOL is a label (perhaps defined later): NAME names the
+    /// same place. (name, symbol, line, file).
+    aliases: Vec<(String, String, usize, String)>,
     /// `.macro` definitions.
     macros: HashMap<String, Macro>,
     /// A `.macro`, `.rept` or `.irp` block being collected.
@@ -342,6 +345,53 @@ fn strip_comment(l: &str) -> &str {
     l
 }
 
+/// `src` with its C comments (`/* ... */`, which GNU as reads as comments on every target)
+/// blanked out, newlines kept so that line numbers stay; an unclosed one is an error.
+fn strip_block_comments(src: &str) -> Result<std::borrow::Cow<'_, str>, AsmError> {
+    if !src.contains("/*") {
+        return Ok(std::borrow::Cow::Borrowed(src));
+    }
+    let mut out = String::with_capacity(src.len());
+    let (mut in_str, mut line_comment, mut open_at) = (false, false, None::<usize>);
+    let mut line = 1;
+    let mut it = src.chars().peekable();
+    while let Some(c) = it.next() {
+        if c == '\n' {
+            line += 1;
+            line_comment = false;
+            in_str = false;
+            out.push(c);
+            continue;
+        }
+        if open_at.is_some() {
+            if c == '*' && it.peek() == Some(&'/') {
+                it.next();
+                open_at = None;
+                out.push_str("  ");
+            } else {
+                out.push(' ');
+            }
+            continue;
+        }
+        match c {
+            '"' if !line_comment => in_str = !in_str,
+            '#' if !in_str => line_comment = true,
+            '/' if !in_str && !line_comment && it.peek() == Some(&'*') => {
+                it.next();
+                open_at = Some(line);
+                out.push_str("  ");
+                continue;
+            }
+            _ => {}
+        }
+        out.push(c);
+    }
+    match open_at {
+        Some(l) => Err(AsmError::at(l, "`/*` comment is never closed")),
+        None => Ok(std::borrow::Cow::Owned(out)),
+    }
+}
+
 /// Assembles `src` for `target`.
 pub fn assemble_file(src: &str, target: &Target) -> Result<Assembled, AsmError> {
     assemble_files(&[("", src)], target)
@@ -376,6 +426,7 @@ fn assemble_inner(files: &[(&str, &str)], target: &Target, opts: AsmOptions) -> 
         section: ".text".into(),
         rodata: DataObj { name: ".rodata".into(), align: 1, bytes: Vec::new(), elem: 1, global: false, comment: String::new() },
         data_labels: Vec::new(),
+        aliases: Vec::new(),
         names: HashMap::new(),
         globals: Vec::new(),
         local_count: HashMap::new(),
@@ -406,6 +457,7 @@ fn assemble_inner(files: &[(&str, &str)], target: &Target, opts: AsmOptions) -> 
         st.file_name = name.to_string();
         st.local_count.clear();
         st.section = ".text".into();
+        let src = strip_block_comments(src).map_err(|e| named(name, e))?;
         for (ln0, raw) in src.lines().enumerate() {
             process_line(&mut st, raw, ln0 + 1, 0).map_err(|e| named(name, e))?;
         }
@@ -475,6 +527,16 @@ fn assemble_inner(files: &[(&str, &str)], target: &Target, opts: AsmOptions) -> 
         s.global = st.globals.contains(&s.name);
     }
     syms.append(&mut obj.symbols);
+    // Aliases, in order (one may name another defined before it).
+    for (name, target, line, file) in &st.aliases {
+        let Some(t) = syms.iter().find(|s| &s.name == target).cloned() else {
+            return Err(AsmError { file: file.clone(), ..AsmError::at(*line, format!(".set {name}, {target}: `{target}` is not a label of these files")) });
+        };
+        if syms.iter().any(|s| &s.name == name) {
+            return Err(AsmError { file: file.clone(), ..AsmError::at(*line, format!(".set {name}, {target}: `{name}` is already defined")) });
+        }
+        syms.push(Symbol { name: name.clone(), global: st.globals.contains(name), ..t });
+    }
     obj.symbols = syms;
     f.name = "__text".into();
     Ok(Assembled { object: obj, func: f })
@@ -773,6 +835,11 @@ fn directive(st: &mut State, d: &str, rest: &str, line: usize) -> Result<(), Asm
                     let at = u32::try_from(at).map_err(|_| e(format!("{d} {}: location {at} is outside the section", args[0])))?;
                     st.data_labels.push((name, at));
                 }
+                return Ok(());
+            }
+            // `.set name, symbol`: another name of a label (GNU as resolves it at the end).
+            if eval_expr(args[1], &st.names).is_none() && is_symbol_name(args[1]) {
+                st.aliases.push((args[0].to_string(), args[1].to_string(), line, st.file_name.clone()));
                 return Ok(());
             }
             let v = ev(st, args[1])?;
@@ -1157,6 +1224,26 @@ fn sym_offset<'a>(s: &'a str, names: &HashMap<String, i64>) -> Option<(&'a str, 
 }
 
 impl State<'_> {
+    /// `%pcrel_hi(sym[+off])` (auipc) and `%pcrel_lo(label)` (the addi/load/store after it,
+    /// naming the auipc's label), as GNU as reads them; nothing else.
+    fn reloc_operand(&mut self, s: &str, mnemonic: &str, line: usize) -> Result<Opnd, AsmError> {
+        let inner = |p: &str| s.strip_prefix(p).and_then(|r| r.strip_suffix(')')).map(str::trim);
+        if let Some(x) = inner("%pcrel_hi(") {
+            if mnemonic != "auipc" {
+                return Err(AsmError::at(line, format!("`{s}` belongs in an auipc, not `{mnemonic}`")));
+            }
+            let (sym, addend) = sym_offset(x, &self.names).ok_or_else(|| AsmError::at(line, format!("`{s}`: `{x}` is not a symbol (+ offset)")))?;
+            return Ok(Opnd::PcrelHi { sym: self.scoped(sym), addend });
+        }
+        if let Some(x) = inner("%pcrel_lo(") {
+            if !is_symbol_name(x) {
+                return Err(AsmError::at(line, format!("`{s}`: `%pcrel_lo` takes the label of its auipc")));
+            }
+            return Ok(Opnd::PcrelLo { anchor: self.label_for(x) });
+        }
+        Err(AsmError::at(line, format!("relocation `{s}` is not supported here; use la/lla or %pcrel_hi/%pcrel_lo")))
+    }
+
     fn instr_text(&mut self, mn: &str, rest: &str, line: usize) -> Result<(), AsmError> {
         let form = table().lookup(mn).ok_or(AsmError::at(line, format!("unknown instruction `{mn}`")))?;
         self.instr_form(form, rest, line)
@@ -1176,7 +1263,7 @@ impl State<'_> {
                 (Kind::Rel(_), POp::Val(off)) => return Err(AsmError::at(line, format!("numeric branch offset {off} is not supported; use a label"))),
                 (Kind::Rel(_), POp::Sym(name)) => Opnd::Label(self.label_for(&name)),
                 (_, POp::Val(v)) => Opnd::Imm(v),
-                (_, POp::Sym(s)) => return Err(AsmError::at(line, format!("relocation `{s}` is not supported here; use la/lla"))),
+                (_, POp::Sym(s)) => self.reloc_operand(&s, row.mnemonic, line)?,
             });
         }
         let mut form = form;
@@ -1208,4 +1295,10 @@ impl Func {
 /// The vector dialect a target's `.word`s decode in.
 pub fn dialect_of(t: &Target) -> Option<VDialect> {
     t.vdialect()
+}
+
+/// A plain symbol name (what `.set NAME, SYMBOL` may alias).
+fn is_symbol_name(s: &str) -> bool {
+    let s = s.trim();
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '$') && !s.starts_with(|c: char| c.is_ascii_digit()) && s != "."
 }
