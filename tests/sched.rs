@@ -240,3 +240,54 @@ fn timed_merge_keeps_the_declared_memory_order() {
     assert_ne!(fr.0[5], want.0[5], "Free lets a's store pass b's load (the control)");
     println!("b then a: {} cycles; merged, b's loads first: {}; merged freely: {}", want.2, o.2, fr.2);
 }
+
+/// A loop body like Poly1305's: a serial chain reads x, then y1, y2, y3 (the carries),
+/// and multiply chains rebuild them, x's the shortest. Scheduled as plain straight-line
+/// code the longer chains go first and the next iteration waits for x; scheduled as a loop
+/// body (`schedule_block` with `carried`) x's chain comes first and the iterations overlap.
+#[test]
+fn a_loop_body_schedules_for_the_next_iteration() {
+    let t = target("c906").unwrap();
+    let mut f = Func::new("blk", &t, Abi::Psabi);
+    let r = |k: usize| -> Opnd { Reg::X(POOL[k]).into() };
+    let (x, z, acc, y) = (0, 1, 2, [3, 4, 5]);
+    // The serial chain: acc = x + z + y1 + y2 + y3.
+    f.inst("add", &[r(acc), r(x), r(z)]);
+    for &yj in &y {
+        f.inst("add", &[r(acc), r(acc), r(yj)]);
+    }
+    // Multiply chains from acc (mulw: the fast path whatever the values): x's of two,
+    // each y's of four.
+    for (reg, len) in [(x, 2), (y[0], 4), (y[1], 4), (y[2], 4)] {
+        f.inst("mulw", &[r(reg), r(acc), r(z)]);
+        for _ in 1..len {
+            f.inst("mulw", &[r(reg), r(reg), r(z)]);
+        }
+    }
+    let body = f.items.clone();
+    let units = kgen_dsl::sched::Units::plain();
+    let plain = kgen_dsl::sched::schedule_block(body.clone(), usize::MAX, 1000, false, c906_latency, &units).unwrap();
+    let carried = kgen_dsl::sched::schedule_block(body.clone(), usize::MAX, 1000, true, c906_latency, &units).unwrap();
+    let times = |b: &[Item]| b.iter().cloned().cycle().take(8 * b.len()).collect::<Vec<_>>();
+    let (x0, m0, c0) = run(&times(&body), 5);
+    let (x1, m1, c1) = run(&times(&plain), 5);
+    let (x2, m2, c2) = run(&times(&carried), 5);
+    assert_eq!((&x0, &m0), (&x1, &m1), "the plain schedule computes the same");
+    assert_eq!((&x0, &m0), (&x2, &m2), "the loop-body schedule computes the same");
+    println!("8 iterations: {c0} cycles in source order, {c1} scheduled as straight-line code, {c2} as a loop body");
+    assert!(c2 < c1, "scheduled as a loop body ({c2} cycles) should beat straight-line scheduling ({c1})");
+}
+
+#[test]
+fn loop_body_schedules_compute_the_same() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(41);
+    let units = kgen_dsl::sched::Units::plain();
+    for k in 0..200 {
+        let block = random_block(&mut rng, 60);
+        let s = kgen_dsl::sched::schedule_block(block.clone(), [6usize, usize::MAX][k % 2], [16usize, 1000][k % 2], true, c906_latency, &units).unwrap();
+        let (x0, m0, _) = run(&block, k as u64);
+        let (x1, m1, _) = run(&s, k as u64);
+        assert_eq!(x0, x1, "block {k}: registers differ after scheduling as a loop body");
+        assert!(m0 == m1, "block {k}: memory differs after scheduling as a loop body");
+    }
+}

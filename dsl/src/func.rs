@@ -178,8 +178,9 @@ pub enum Item {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Region {
     /// List-scheduled for the C906's latencies (`sched::schedule`): an instruction moves up
-    /// by at most `window` places.
-    Schedule { items: Vec<Item>, window: usize },
+    /// by at most `window` places; `carried`: the region is a loop's body, prioritised by
+    /// the paths into the next iteration (`sched::schedule_block`).
+    Schedule { items: Vec<Item>, window: usize, carried: bool },
     /// Two independent streams merged by modeled issue time (`sched::merge_timed_cfg`),
     /// their memory accesses ordered by `order`.
     Merge { a: Vec<Item>, b: Vec<Item>, lookahead: [usize; 2], order: crate::sched::MemOrder },
@@ -935,7 +936,16 @@ impl Func {
     /// [`Func::schedule`] with another window.
     pub fn schedule_window(&mut self, window: usize, body: impl FnOnce(&mut Func)) {
         let items = self.capture(body);
-        self.items.push(Item::Region(Region::Schedule { items, window }));
+        self.items.push(Item::Region(Region::Schedule { items, window, carried: false }));
+    }
+
+    /// [`Func::schedule`] for the straight-line body of a loop (all of it but the pointer
+    /// step and the branch back): what the next iteration needs first is computed first.
+    /// Within one iteration, a value the next one reads early (a carry chain's first limb)
+    /// outranks a longer path whose end the next iteration reads late.
+    pub fn schedule_loop(&mut self, body: impl FnOnce(&mut Func)) {
+        let items = self.capture(body);
+        self.items.push(Item::Region(Region::Schedule { items, window: 24, carried: true }));
     }
 
     /// Two independent streams the lowering merges by modeled issue time (each looks 4

@@ -707,7 +707,7 @@ fn expand(items: Vec<Item>, plan: &mut Plan) -> Result<Vec<Item>, String> {
         let k = plan.next;
         plan.next += 1;
         let items = match r {
-            Region::Schedule { items, window } => {
+            Region::Schedule { items, window, carried } => {
                 let inner = expand(items, plan)?;
                 let shape = plan.vshapes[k];
                 // Latency in issue slots: a vector result is ready ceil(latency / busy) vector
@@ -717,7 +717,7 @@ fn expand(items: Vec<Item>, plan: &mut Plan) -> Result<Vec<Item>, String> {
                     let extra = if i.row().mul.is_some() { MUL_WRITEBACK_SLACK } else { 0 };
                     if t.vpu_busy == 0 { t.latency as u32 + extra } else { t.latency.div_ceil(t.vpu_busy) as u32 }
                 };
-                crate::sched::schedule_in(inner, plan.caps[k].saturating_sub(plan.margin).max(2), window, latency, &plan.units).map_err(|e| format!("scheduling a region: {e}"))?
+                crate::sched::schedule_block(inner, plan.caps[k].saturating_sub(plan.margin).max(2), window, carried, latency, &plan.units).map_err(|e| format!("scheduling a region: {e}"))?
             }
             Region::Merge { a, b, lookahead, order } => {
                 let shape = plan.vshapes[k];

@@ -9,6 +9,9 @@
 //! reaches `cap`, it only issues instructions that do not add a live value (or else the
 //! first in source order), and it never looks more than a window ahead of the source
 //! order, so the allocator can still colour the result. Comments stay in front of the instruction they preceded.
+//! For a loop's body ([`schedule_block`] with `carried`, `Func::schedule_loop`) the paths
+//! run on through a second copy of the block standing for the next iteration, so what the
+//! next iteration reads first is produced first.
 
 use crate::func::{InstItem, Item, Reg};
 use crate::isa::{Class, Dir, Role};
@@ -99,6 +102,8 @@ struct Node {
     height: u32,
     defs: Vec<usize>,
     uses: Vec<usize>,
+    /// Units read as an accumulating multiply's accumulator.
+    acc: Vec<usize>,
 }
 
 /// Reorders `items` (see the module documentation). `cap` bounds the integer values defined
@@ -111,6 +116,13 @@ pub fn schedule(items: Vec<Item>, cap: usize, window: usize, latency: impl Fn(&I
 
 /// [`schedule`] with the register units of the function the block is from.
 pub fn schedule_in(items: Vec<Item>, cap: usize, window: usize, latency: impl Fn(&InstItem) -> u32, units: &Units) -> Result<Vec<Item>, String> {
+    schedule_block(items, cap, window, false, latency, units)
+}
+
+/// [`schedule_in`]; with `carried` the block is a loop's whole body (what it leaves in
+/// registers the next iteration reads), and the priorities are the paths through this
+/// iteration and the next.
+pub fn schedule_block(items: Vec<Item>, cap: usize, window: usize, carried: bool, latency: impl Fn(&InstItem) -> u32, units: &Units) -> Result<Vec<Item>, String> {
     let mut nodes: Vec<Node> = Vec::new();
     let mut pending = Vec::new();
     // Units of integer registers (only they count against the cap).
@@ -124,6 +136,8 @@ pub fn schedule_in(items: Vec<Item>, cap: usize, window: usize, latency: impl Fn
                 }
                 let mut defs = Vec::new();
                 let mut uses = Vec::new();
+                let mut acc = Vec::new();
+                let mul_acc = matches!(row.class, Class::MulAcc | Class::MulAccW);
                 for (role, r) in i.regs() {
                     if r == Reg::X(0) {
                         continue;
@@ -136,6 +150,9 @@ pub fn schedule_in(items: Vec<Item>, cap: usize, window: usize, latency: impl Fn
                         Role::UseDef => {
                             units.units(r, &mut uses);
                             defs.extend_from_slice(&uses[from..]);
+                            if mul_acc {
+                                acc.extend_from_slice(&uses[from..]);
+                            }
                         }
                     }
                     let free = matches!(r, Reg::VirtX(v) if units.free.get(v as usize).copied().unwrap_or(false));
@@ -145,7 +162,7 @@ pub fn schedule_in(items: Vec<Item>, cap: usize, window: usize, latency: impl Fn
                         }
                     }
                 }
-                nodes.push(Node { item: i, comments: std::mem::take(&mut pending), succ: Vec::new(), npred: 0, height: 0, defs, uses });
+                nodes.push(Node { item: i, comments: std::mem::take(&mut pending), succ: Vec::new(), npred: 0, height: 0, defs, uses, acc });
             }
             Item::Comment(c) => pending.push(c),
             _ => return Err("labels, exits and data cannot be scheduled".into()),
@@ -153,18 +170,23 @@ pub fn schedule_in(items: Vec<Item>, cap: usize, window: usize, latency: impl Fn
     }
     let trailing = pending;
     let n = nodes.len();
-    // Dependencies.
+    // Dependencies, between positions of the block (a loop body: of two copies of it, the
+    // second standing for the next iteration).
+    let copies = if carried { 2 } else { 1 };
     let mut last_def: RegMap<usize> = RegMap::new(usize::MAX);
     let mut readers: Vec<Vec<usize>> = Vec::new();
     let mut last_store: Option<usize> = None;
     let mut mem_since_store: Vec<usize> = Vec::new();
     let mut edges: Vec<(usize, usize, u32)> = Vec::new();
-    for k in 0..n {
-        let nd = &nodes[k];
+    for k in 0..n * copies {
+        let nd = &nodes[k % n];
         for &r in &nd.uses {
             let d = last_def.get(r);
             if d != usize::MAX {
-                edges.push((d, k, latency(&nodes[d].item)));
+                let p = &nodes[d % n].item;
+                // A load's result reaches a multiply-accumulate's accumulator a cycle late.
+                let l = if p.row().class == Class::Load && nd.acc.contains(&r) { (crate::timing::LOAD_TO_ACCUMULATOR as u32).max(latency(p)) } else { latency(p) };
+                edges.push((d, k, l));
             }
         }
         for &r in &nd.defs {
@@ -208,13 +230,22 @@ pub fn schedule_in(items: Vec<Item>, cap: usize, window: usize, latency: impl Fn
     }
     edges.sort_unstable();
     edges.dedup();
+    // Heights: the longest latency-weighted path to the end (of the next iteration's copy
+    // for a loop body, so that what the next iteration waits for first comes first).
+    let mut height = vec![0u32; n * copies];
+    let mut out_edges: Vec<Vec<(usize, u32)>> = vec![Vec::new(); n * copies];
     for &(a, b, l) in &edges {
-        nodes[a].succ.push((b, l));
-        nodes[b].npred += 1;
+        out_edges[a].push((b, l));
+        if b < n {
+            nodes[a].succ.push((b, l));
+            nodes[b].npred += 1;
+        }
     }
-    for k in (0..n).rev() {
-        let h = nodes[k].succ.iter().map(|&(s, l)| l + nodes[s].height).max().unwrap_or(0);
-        nodes[k].height = h + 1;
+    for k in (0..n * copies).rev() {
+        height[k] = out_edges[k].iter().map(|&(s, l)| l + height[s]).max().unwrap_or(0) + 1;
+    }
+    for (k, nd) in nodes.iter_mut().enumerate() {
+        nd.height = height[k];
     }
     // Liveness bookkeeping: remaining reads of each register inside the block.
     let mut reads_left: RegMap<usize> = RegMap::new(0);

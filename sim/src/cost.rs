@@ -76,6 +76,8 @@ pub struct C906 {
     last_mul_dest: Option<usize>,
     /// The last two loads: destination and issue cycle.
     last_loads: [(usize, u64); 2],
+    /// For each register last written by a load: that load's issue cycle.
+    xload: [Option<u64>; 32],
     /// The L1 data cache, when modelled ([`C906::with_l1`]); it keeps its contents across
     /// [`C906::reset`], as the predictor does.
     pub l1: Option<L1>,
@@ -93,6 +95,7 @@ pub struct C906 {
 pub const STORE_OVERLAP_WAIT: u64 = 2;
 /// See [`STORE_OVERLAP_WAIT`].
 pub const STORE_OVERLAP_WINDOW: u64 = 2;
+
 
 /// Bytes per L1 data-cache line [RTL: openc906 `aq_lsu_*`, 64-byte refills].
 pub const L1_LINE: u64 = 64;
@@ -392,6 +395,14 @@ impl C906 {
                 start = start.max(self.cycle + 2);
             }
         }
+        // [M] an accumulating multiply reads its accumulator from a load three cycles after
+        // the load issues, one later than an ALU operation can (openc906 RTL: `lwu s2;
+        // th.mula s2, ..` 2 stalls, with one instruction between them 1, with two none).
+        if let (Class::MulAcc | Class::MulAccW, Some(acc)) = (row.class, row.ops.iter().zip(ops).find(|(o, _)| o.role == Role::UseDef && matches!(o.kind, Kind::X))) {
+            if let Some(t) = self.xload[*acc.1 as usize] {
+                start = start.max(t + timing::LOAD_TO_ACCUMULATOR);
+            }
+        }
         // [M] a load waits for recent stores that wrote part of it (no forwarding).
         if matches!(row.class, Class::Load | Class::Store) {
             if let Some((a, len)) = scalar_access(h, row, ops) {
@@ -436,6 +447,7 @@ impl C906 {
             self.last_mul_dest = dest;
             self.mulq.push_back(MulOp { seq: self.mul_seq, ex2, extra, dest });
             if let Some(d) = dest {
+                self.xload[d] = None;
                 self.xmul[d] = self.mul_seq + 1;
                 self.xready[d] = start + base.latency + extra;
             }
@@ -465,6 +477,7 @@ impl C906 {
         let done = start + lat;
         for d in xdst.into_iter().flatten() {
             self.xready[d] = done;
+            self.xload[d] = (row.class == Class::Load).then_some(start);
             self.xmul[d] = 0;
             if self.last_mul_dest == Some(d) {
                 self.last_mul_dest = None;
