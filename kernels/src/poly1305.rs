@@ -611,14 +611,22 @@ pub(crate) fn carry32(f: &mut Func, p: &P32, d: [Reg; 4], m: Option<[Reg; 4]>, h
 /// Emitted by h_j (one product into each accumulator per group), so the accumulations of
 /// one column are four instructions apart (th.mula's result latency is 3).
 pub(crate) fn multiply32(f: &mut Func, p: &P32) {
+    multiply32_onto(f, p, false)
+}
+
+/// [`multiply32`]; with `onto` (T-Head only) d0..d3 already hold the next block's message
+/// words and the products accumulate onto them: d_i = m_i + (h·r)_i.
+fn multiply32_onto(f: &mut Func, p: &P32, onto: bool) {
+    assert!(!onto || p.isa == Isa::Thead, "multiply32_onto: accumulating onto d needs th.mula");
     let mut groups: Vec<[(Reg, Reg, Reg); 4]> = Vec::new();
     for j in 0..4 {
         groups.push(std::array::from_fn(|i| (p.d[i], p.h[j], p.coef(i, j))));
     }
     groups.push([(p.q, p.h[4], p.r[0]), (p.d[1], p.h[4], p.s[0]), (p.d[2], p.h[4], p.s[1]), (p.d[3], p.h[4], p.s[2])]);
     for (j, g) in groups.iter().enumerate() {
-        // The first product of each accumulator starts it: group 0, and q in group 4.
-        let starts = |k: usize| j == 0 || (j == 4 && k == 0);
+        // The first product of each accumulator starts it: group 0 (unless d holds the
+        // next block), and q in group 4.
+        let starts = |k: usize| (j == 0 && !onto) || (j == 4 && k == 0);
         match p.isa {
             Isa::Thead => {
                 for (k, &(acc, a, b)) in g.iter().enumerate() {
@@ -688,6 +696,52 @@ fn loop32(f: &mut Func, p: &P32, a: &Args, top: Label, unaligned: Option<(Reg, R
         addi {inp}, {inp}, 16;
         bne {inp}, {end}, {top};
     );
+}
+
+/// The T-Head loop over 4-byte-aligned input, with the message added where the multiplier
+/// does it for free: each iteration loads the next block's words into d0..d3 and the
+/// products of h·r accumulate onto them (th.mula), so the carries find d + m ready and no
+/// add of m remains. On entry d holds h + m of the first block (added here); the last block
+/// multiplies from zero (nothing past `end` is read) and falls through to what follows.
+fn loop32_onto(f: &mut Func, p: &P32, a: &Args, top: Label) {
+    let (inp, end) = (a.inp, a.end);
+    let last = f.named_label("last");
+    f.comment("d += m of the first block; end = the last block");
+    for (i, (&mi, &di)) in p.m.iter().zip(&p.d).enumerate() {
+        let off = 4 * i as i64;
+        kasm!(f, lwu {mi}, {off}({inp}); add {di}, {di}, {mi};);
+    }
+    // More than one block (the usual case) is the taken branch: a predictor that has not
+    // seen it yet guesses taken.
+    kasm!(f,
+        addi {end}, {end}, -16;
+        bne {inp}, {end}, {top};
+        j {last};
+    );
+    f.bind(top);
+    f.schedule_loop(|f| {
+        f.comment("d0 += 5·(q >> 2); e = ((q & 3) + pad) << 32");
+        fold32(f, p, p.q, p.d[0], Pad::Reg(a.pad));
+        f.comment("h = d + e·2^96 (d holds m), carried into 32-bit limbs h0..h3 and h4 < 2^31");
+        carry32(f, p, p.d, None, p.h);
+        f.comment("d = the next block's words; (d, q) = m + h·r");
+        for (i, &di) in p.d.iter().enumerate() {
+            let off = 16 + 4 * i as i64;
+            kasm!(f, lwu {di}, {off}({inp}););
+        }
+        multiply32_onto(f, p, true);
+    });
+    kasm!(f,
+        addi {inp}, {inp}, 16;
+        bne {inp}, {end}, {top};
+    );
+    f.bind(last);
+    f.schedule(|f| {
+        f.comment("the last block: d0 += 5·(q >> 2); h = d + e·2^96 in limbs; (d, q) = h·r");
+        fold32(f, p, p.q, p.d[0], Pad::Reg(a.pad));
+        carry32(f, p, p.d, None, p.h);
+        multiply32(f, p);
+    });
 }
 
 /// The base-2^32 state from a context in `layout`: r0..r3, s1..s3, and the loop state
@@ -764,8 +818,12 @@ fn blocks32(isa: Isa, variant: &str, t: &Target, abi: Abi, layout: Layout) -> Fu
         bnez {tt}, unaligned;
     );
     let top = f.named_label("loop");
-    loop32(&mut f, &p, &a, top, None);
     let tail = f.named_label("tail");
+    if isa == Isa::Thead {
+        loop32_onto(&mut f, &p, &a, top);
+    } else {
+        loop32(&mut f, &p, &a, top, None);
+    }
     f.bind(tail);
     store_state32(&mut f, &p, ctx);
     f.ret();

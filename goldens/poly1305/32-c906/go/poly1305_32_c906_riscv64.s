@@ -115,92 +115,139 @@ TEXT ·poly1305Blocks32C906(SB), NOSPLIT, $0-28
 	MOVWU	48(X10), X12
 	MOVWU	40(X10), X13
 	MOVWU	44(X10), X14
-	MOVWU	(X10), X9
-	MOVWU	4(X10), X15
-	MOVWU	8(X10), X16
-	MOVWU	12(X10), X17
+	MOVWU	(X10), X15
+	MOVWU	4(X10), X16
+	MOVWU	8(X10), X17
+	MOVWU	12(X10), X9
 	MOVWU	16(X10), X21
 	AND	$3, X11, X18
 	BNEZ	X18, unaligned
-loop:
-	// m = the block's four little-endian words
+	// d += m of the first block; end = the last block
 	MOVWU	(X11), X23
+	ADD	X23, X15
 	MOVWU	4(X11), X24
+	ADD	X24, X16
 	MOVWU	8(X11), X25
+	ADD	X25, X17
 	MOVWU	12(X11), X22
+	ADD	X22, X9
+	ADD	$-16, X5
+	BNE	X11, X5, loop
+	JMP	last
+loop:
 	// d0 += 5·(q >> 2); e = ((q & 3) + pad) << 32
 	SRL	$2, X21, X18
 	WORD	$0x0529190b	// th.addsl s2, s2, s2, 2
-	ADD	X18, X9
-	// h = d + m + e·2^96, carried into 32-bit limbs h0..h3 and h4 < 2^31
-	ADD	X23, X9
-	SRL	$32, X9, X18
-	ADD	X24, X15
 	ADD	X18, X15
+	// h = d + e·2^96 (d holds m), carried into 32-bit limbs h0..h3 and h4 < 2^31
 	SRL	$32, X15, X18
-	ADD	X25, X16
-	AND	$3, X21
 	ADD	X18, X16
-	ADD	X6, X21
 	SRL	$32, X16, X18
-	ADD	X22, X17
-	SLL	$32, X21
+	AND	$3, X21, X25
+	WORD	$0x7c083b0b	// th.extu s6, a6, 31, 0
 	ADD	X18, X17
-	ADD	X21, X17
-	WORD	$0x7c04b48b	// th.extu s1, s1, 31, 0
-	WORD	$0x7c07bb0b	// th.extu s6, a5, 31, 0
-	WORD	$0x7c083b8b	// th.extu s7, a6, 31, 0
-	SRL	$32, X17, X25
-	WORD	$0x7c08bc0b	// th.extu s8, a7, 31, 0
-	MUL	X28, X9, X15
-	MUL	X29, X9, X16
-	MUL	X30, X9, X17
-	// (d, q) = h·r
-	MUL	X7, X9
+	MOVWU	20(X11), X16
+	ADD	X6, X25
+	SRL	$32, X17, X18
+	WORD	$0x7c07ba8b	// th.extu s5, a5, 31, 0
+	SLL	$32, X25
+	WORD	$0x7c08bb8b	// th.extu s7, a7, 31, 0
+	ADD	X18, X9
+	MOVWU	24(X11), X17
+	WORD	$0x21ca980b	// th.mula a6, s5, t3
+	ADD	X25, X9
+	SRL	$32, X9, X25
+	WORD	$0x7c04bc0b	// th.extu s8, s1, 31, 0
+	// d = the next block's words; (d, q) = m + h·r
+	MOVWU	16(X11), X15
+	MOVWU	28(X11), X9
+	WORD	$0x21da988b	// th.mula a7, s5, t4
+	WORD	$0x207a978b	// th.mula a5, s5, t2
+	WORD	$0x21ea948b	// th.mula s1, s5, t5
 	MUL	X7, X25, X21
-	WORD	$0x207b178b	// th.mula a5, s6, t2
-	WORD	$0x21cb180b	// th.mula a6, s6, t3
-	WORD	$0x21db188b	// th.mula a7, s6, t4
-	WORD	$0x20eb148b	// th.mula s1, s6, a4
-	WORD	$0x20eb978b	// th.mula a5, s7, a4
-	WORD	$0x207b980b	// th.mula a6, s7, t2
-	WORD	$0x21cb988b	// th.mula a7, s7, t3
-	WORD	$0x20db948b	// th.mula s1, s7, a3
-	WORD	$0x20dc178b	// th.mula a5, s8, a3
-	WORD	$0x20ec180b	// th.mula a6, s8, a4
-	WORD	$0x207c188b	// th.mula a7, s8, t2
-	WORD	$0x20cc148b	// th.mula s1, s8, a2
-	WORD	$0x20cc978b	// th.mula a5, s9, a2
-	WORD	$0x20dc980b	// th.mula a6, s9, a3
-	WORD	$0x20ec988b	// th.mula a7, s9, a4
+	WORD	$0x207b180b	// th.mula a6, s6, t2
+	WORD	$0x21cb188b	// th.mula a7, s6, t3
+	WORD	$0x20eb178b	// th.mula a5, s6, a4
+	WORD	$0x21db148b	// th.mula s1, s6, t4
+	WORD	$0x20eb980b	// th.mula a6, s7, a4
+	WORD	$0x207b988b	// th.mula a7, s7, t2
+	WORD	$0x20db978b	// th.mula a5, s7, a3
+	WORD	$0x21cb948b	// th.mula s1, s7, t3
+	WORD	$0x20dc180b	// th.mula a6, s8, a3
+	WORD	$0x20ec188b	// th.mula a7, s8, a4
+	WORD	$0x20cc178b	// th.mula a5, s8, a2
+	WORD	$0x207c148b	// th.mula s1, s8, t2
+	WORD	$0x20cc980b	// th.mula a6, s9, a2
+	WORD	$0x20dc988b	// th.mula a7, s9, a3
+	WORD	$0x20ec948b	// th.mula s1, s9, a4
 	ADD	$16, X11
 	BNE	X11, X5, loop
+last:
+	// the last block: d0 += 5·(q >> 2); h = d + e·2^96 in limbs; (d, q) = h·r
+	SRL	$2, X21, X18
+	WORD	$0x0529190b	// th.addsl s2, s2, s2, 2
+	ADD	X18, X15
+	SRL	$32, X15, X18
+	ADD	X18, X16
+	SRL	$32, X16, X18
+	AND	$3, X21, X25
+	ADD	X18, X17
+	ADD	X6, X25
+	SRL	$32, X17, X18
+	SLL	$32, X25
+	ADD	X18, X9
+	ADD	X25, X9
+	WORD	$0x7c07ba8b	// th.extu s5, a5, 31, 0
+	WORD	$0x7c083b0b	// th.extu s6, a6, 31, 0
+	WORD	$0x7c08bb8b	// th.extu s7, a7, 31, 0
+	SRL	$32, X9, X25
+	WORD	$0x7c04bc0b	// th.extu s8, s1, 31, 0
+	MUL	X28, X21, X16
+	MUL	X29, X21, X17
+	MUL	X30, X21, X9
+	MUL	X7, X21, X15
+	MUL	X7, X25, X21
+	WORD	$0x207b180b	// th.mula a6, s6, t2
+	WORD	$0x21cb188b	// th.mula a7, s6, t3
+	WORD	$0x21db148b	// th.mula s1, s6, t4
+	WORD	$0x20eb178b	// th.mula a5, s6, a4
+	WORD	$0x20eb980b	// th.mula a6, s7, a4
+	WORD	$0x207b988b	// th.mula a7, s7, t2
+	WORD	$0x21cb948b	// th.mula s1, s7, t3
+	WORD	$0x20db978b	// th.mula a5, s7, a3
+	WORD	$0x20dc180b	// th.mula a6, s8, a3
+	WORD	$0x20ec188b	// th.mula a7, s8, a4
+	WORD	$0x207c148b	// th.mula s1, s8, t2
+	WORD	$0x20cc178b	// th.mula a5, s8, a2
+	WORD	$0x20cc980b	// th.mula a6, s9, a2
+	WORD	$0x20dc988b	// th.mula a7, s9, a3
+	WORD	$0x20ec948b	// th.mula s1, s9, a4
 tail:
 	// h = d + q·2^128 in limbs (h4 < 2^31), then once more from h4: h4 <= 4
 	SRL	$2, X21, X18
 	WORD	$0x0529190b	// th.addsl s2, s2, s2, 2
-	ADD	X18, X9
-	AND	$3, X21
-	SLL	$32, X21
-	SRL	$32, X9, X18
-	WORD	$0x7c04b48b	// th.extu s1, s1, 31, 0
 	ADD	X18, X15
+	AND	$3, X21, X25
+	SLL	$32, X25
 	SRL	$32, X15, X18
-	WORD	$0x7c07bb0b	// th.extu s6, a5, 31, 0
+	WORD	$0x7c07ba8b	// th.extu s5, a5, 31, 0
 	ADD	X18, X16
 	SRL	$32, X16, X18
-	WORD	$0x7c083b8b	// th.extu s7, a6, 31, 0
+	WORD	$0x7c083b0b	// th.extu s6, a6, 31, 0
 	ADD	X18, X17
-	ADD	X21, X17
-	SRL	$32, X17, X25
-	WORD	$0x7c08bc0b	// th.extu s8, a7, 31, 0
+	SRL	$32, X17, X18
+	WORD	$0x7c08bb8b	// th.extu s7, a7, 31, 0
+	ADD	X18, X9
+	ADD	X25, X9
+	SRL	$32, X9, X25
+	WORD	$0x7c04bc0b	// th.extu s8, s1, 31, 0
 	SRL	$2, X25, X18
 	WORD	$0x0529190b	// th.addsl s2, s2, s2, 2
-	ADD	X18, X9
-	AND	$3, X25, X21
-	SLL	$32, X21
-	SRL	$32, X9, X18
-	WORD	$0x7c04b48b	// th.extu s1, s1, 31, 0
+	ADD	X18, X21
+	AND	$3, X25
+	SLL	$32, X25
+	SRL	$32, X21, X18
+	WORD	$0x7c0aba8b	// th.extu s5, s5, 31, 0
 	ADD	X18, X22
 	SRL	$32, X22, X18
 	WORD	$0x7c0b3b0b	// th.extu s6, s6, 31, 0
@@ -208,10 +255,10 @@ tail:
 	SRL	$32, X23, X18
 	WORD	$0x7c0bbb8b	// th.extu s7, s7, 31, 0
 	ADD	X18, X24
-	ADD	X21, X24
+	ADD	X25, X24
 	SRL	$32, X24, X25
 	WORD	$0x7c0c3c0b	// th.extu s8, s8, 31, 0
-	MOVW	X9, (X10)
+	MOVW	X21, (X10)
 	MOVW	X22, 4(X10)
 	MOVW	X23, 8(X10)
 	MOVW	X24, 12(X10)
@@ -260,48 +307,48 @@ loop_unaligned:
 	// d0 += 5·(q >> 2); e = ((q & 3) + pad) << 32
 	SRL	$2, X21, X18
 	WORD	$0x0529190b	// th.addsl s2, s2, s2, 2
-	ADD	X18, X9
-	// h = d + m + e·2^96, carried into 32-bit limbs h0..h3 and h4 < 2^31
-	ADD	X23, X9
-	SRL	$32, X9, X18
-	ADD	X24, X15
 	ADD	X18, X15
+	// h = d + m + e·2^96, carried into 32-bit limbs h0..h3 and h4 < 2^31
+	ADD	X23, X15
 	SRL	$32, X15, X18
-	ADD	X25, X16
-	AND	$3, X21
+	ADD	X24, X16
 	ADD	X18, X16
-	ADD	X6, X21
 	SRL	$32, X16, X18
-	ADD	X22, X17
-	SLL	$32, X21
+	ADD	X25, X17
+	AND	$3, X21, X25
 	ADD	X18, X17
-	ADD	X21, X17
-	WORD	$0x7c04b48b	// th.extu s1, s1, 31, 0
-	WORD	$0x7c07bb0b	// th.extu s6, a5, 31, 0
-	WORD	$0x7c083b8b	// th.extu s7, a6, 31, 0
-	SRL	$32, X17, X25
-	WORD	$0x7c08bc0b	// th.extu s8, a7, 31, 0
-	MUL	X28, X9, X15
-	MUL	X29, X9, X16
-	MUL	X30, X9, X17
+	ADD	X6, X25
+	SRL	$32, X17, X18
+	ADD	X22, X9
+	SLL	$32, X25
+	ADD	X18, X9
+	ADD	X25, X9
+	WORD	$0x7c07ba8b	// th.extu s5, a5, 31, 0
+	WORD	$0x7c083b0b	// th.extu s6, a6, 31, 0
+	WORD	$0x7c08bb8b	// th.extu s7, a7, 31, 0
+	SRL	$32, X9, X25
+	WORD	$0x7c04bc0b	// th.extu s8, s1, 31, 0
+	MUL	X28, X21, X16
+	MUL	X29, X21, X17
+	MUL	X30, X21, X9
 	// (d, q) = h·r
-	MUL	X7, X9
+	MUL	X7, X21, X15
 	MUL	X7, X25, X21
-	WORD	$0x207b178b	// th.mula a5, s6, t2
-	WORD	$0x21cb180b	// th.mula a6, s6, t3
-	WORD	$0x21db188b	// th.mula a7, s6, t4
-	WORD	$0x20eb148b	// th.mula s1, s6, a4
-	WORD	$0x20eb978b	// th.mula a5, s7, a4
-	WORD	$0x207b980b	// th.mula a6, s7, t2
-	WORD	$0x21cb988b	// th.mula a7, s7, t3
-	WORD	$0x20db948b	// th.mula s1, s7, a3
-	WORD	$0x20dc178b	// th.mula a5, s8, a3
-	WORD	$0x20ec180b	// th.mula a6, s8, a4
-	WORD	$0x207c188b	// th.mula a7, s8, t2
-	WORD	$0x20cc148b	// th.mula s1, s8, a2
-	WORD	$0x20cc978b	// th.mula a5, s9, a2
-	WORD	$0x20dc980b	// th.mula a6, s9, a3
-	WORD	$0x20ec988b	// th.mula a7, s9, a4
+	WORD	$0x207b180b	// th.mula a6, s6, t2
+	WORD	$0x21cb188b	// th.mula a7, s6, t3
+	WORD	$0x21db148b	// th.mula s1, s6, t4
+	WORD	$0x20eb178b	// th.mula a5, s6, a4
+	WORD	$0x20eb980b	// th.mula a6, s7, a4
+	WORD	$0x207b988b	// th.mula a7, s7, t2
+	WORD	$0x21cb948b	// th.mula s1, s7, t3
+	WORD	$0x20db978b	// th.mula a5, s7, a3
+	WORD	$0x20dc180b	// th.mula a6, s8, a3
+	WORD	$0x20ec188b	// th.mula a7, s8, a4
+	WORD	$0x207c148b	// th.mula s1, s8, t2
+	WORD	$0x20cc178b	// th.mula a5, s8, a2
+	WORD	$0x20cc980b	// th.mula a6, s9, a2
+	WORD	$0x20dc988b	// th.mula a7, s9, a3
+	WORD	$0x20ec948b	// th.mula s1, s9, a4
 	ADD	$16, X11
 	BNE	X11, X5, loop_unaligned
 	JMP	tail

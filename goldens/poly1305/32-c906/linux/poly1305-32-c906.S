@@ -109,7 +109,7 @@ SYM_FUNC_END(poly1305_block_init_32_c906)
 
 /*
  * void poly1305_blocks_32_c906(void *state, const u8 *src, u32 len, u32 hibit);
- * poly1305_blocks_32_c906: 220 instructions, frame 64 bytes
+ * poly1305_blocks_32_c906: 265 instructions, frame 64 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8
  *   most live values at once: 24 integer, 0 vector registers
@@ -141,92 +141,139 @@ SYM_FUNC_START(poly1305_blocks_32_c906)
 	lwu        	t6, 48(a0)
 	lwu        	a2, 40(a0)
 	lwu        	a3, 44(a0)
-	lwu        	a7, 0(a0)
-	lwu        	a4, 4(a0)
-	lwu        	a5, 8(a0)
-	lwu        	a6, 12(a0)
+	lwu        	a4, 0(a0)
+	lwu        	a5, 4(a0)
+	lwu        	a6, 8(a0)
+	lwu        	a7, 12(a0)
 	lwu        	s4, 16(a0)
 	andi       	s1, a1, 3
 	bne        	s1, zero, .Lpoly1305_blocks_32_c906_unaligned
-.Lpoly1305_blocks_32_c906_loop:
-	// m = the block's four little-endian words
+	// d += m of the first block; end = the last block
 	lwu        	s6, 0(a1)
+	add        	a4, a4, s6
 	lwu        	s7, 4(a1)
+	add        	a5, a5, s7
 	lwu        	s8, 8(a1)
+	add        	a6, a6, s8
 	lwu        	s5, 12(a1)
+	add        	a7, a7, s5
+	addi       	t0, t0, -16
+	bne        	a1, t0, .Lpoly1305_blocks_32_c906_loop
+	jal        	zero, .Lpoly1305_blocks_32_c906_last
+.Lpoly1305_blocks_32_c906_loop:
 	// d0 += 5·(q >> 2); e = ((q & 3) + pad) << 32
 	srli       	s1, s4, 2
 	th.addsl   	s1, s1, s1, 2
-	add        	a7, a7, s1
-	// h = d + m + e·2^96, carried into 32-bit limbs h0..h3 and h4 < 2^31
-	add        	a7, a7, s6
-	srli       	s1, a7, 32
-	add        	a4, a4, s7
 	add        	a4, a4, s1
+	// h = d + e·2^96 (d holds m), carried into 32-bit limbs h0..h3 and h4 < 2^31
 	srli       	s1, a4, 32
-	add        	a5, a5, s8
-	andi       	s4, s4, 3
 	add        	a5, a5, s1
-	add        	s4, s4, t1
 	srli       	s1, a5, 32
-	add        	a6, a6, s5
-	slli       	s4, s4, 32
+	andi       	s8, s4, 3
+	th.extu    	s5, a5, 31, 0
 	add        	a6, a6, s1
-	add        	a6, a6, s4
-	th.extu    	a7, a7, 31, 0
-	th.extu    	s5, a4, 31, 0
-	th.extu    	s6, a5, 31, 0
-	srli       	s8, a6, 32
-	th.extu    	s7, a6, 31, 0
-	mul        	a4, a7, t3
-	mul        	a5, a7, t4
-	mul        	a6, a7, t5
-	// (d, q) = h·r
-	mul        	a7, a7, t2
+	lwu        	a5, 20(a1)
+	add        	s8, s8, t1
+	srli       	s1, a6, 32
+	th.extu    	s4, a4, 31, 0
+	slli       	s8, s8, 32
+	th.extu    	s6, a6, 31, 0
+	add        	a7, a7, s1
+	lwu        	a6, 24(a1)
+	th.mula    	a5, s4, t3
+	add        	a7, a7, s8
+	srli       	s8, a7, 32
+	th.extu    	s7, a7, 31, 0
+	// d = the next block's words; (d, q) = m + h·r
+	lwu        	a4, 16(a1)
+	lwu        	a7, 28(a1)
+	th.mula    	a6, s4, t4
+	th.mula    	a4, s4, t2
+	th.mula    	a7, s4, t5
 	mul        	s4, s8, t2
-	th.mula    	a4, s5, t2
-	th.mula    	a5, s5, t3
-	th.mula    	a6, s5, t4
-	th.mula    	a7, s5, a3
-	th.mula    	a4, s6, a3
-	th.mula    	a5, s6, t2
-	th.mula    	a6, s6, t3
-	th.mula    	a7, s6, a2
-	th.mula    	a4, s7, a2
-	th.mula    	a5, s7, a3
-	th.mula    	a6, s7, t2
-	th.mula    	a7, s7, t6
-	th.mula    	a4, s8, t6
-	th.mula    	a5, s8, a2
-	th.mula    	a6, s8, a3
+	th.mula    	a5, s5, t2
+	th.mula    	a6, s5, t3
+	th.mula    	a4, s5, a3
+	th.mula    	a7, s5, t4
+	th.mula    	a5, s6, a3
+	th.mula    	a6, s6, t2
+	th.mula    	a4, s6, a2
+	th.mula    	a7, s6, t3
+	th.mula    	a5, s7, a2
+	th.mula    	a6, s7, a3
+	th.mula    	a4, s7, t6
+	th.mula    	a7, s7, t2
+	th.mula    	a5, s8, t6
+	th.mula    	a6, s8, a2
+	th.mula    	a7, s8, a3
 	addi       	a1, a1, 16
 	bne        	a1, t0, .Lpoly1305_blocks_32_c906_loop
+.Lpoly1305_blocks_32_c906_last:
+	// the last block: d0 += 5·(q >> 2); h = d + e·2^96 in limbs; (d, q) = h·r
+	srli       	s1, s4, 2
+	th.addsl   	s1, s1, s1, 2
+	add        	a4, a4, s1
+	srli       	s1, a4, 32
+	add        	a5, a5, s1
+	srli       	s1, a5, 32
+	andi       	s8, s4, 3
+	add        	a6, a6, s1
+	add        	s8, s8, t1
+	srli       	s1, a6, 32
+	slli       	s8, s8, 32
+	add        	a7, a7, s1
+	add        	a7, a7, s8
+	th.extu    	s4, a4, 31, 0
+	th.extu    	s5, a5, 31, 0
+	th.extu    	s6, a6, 31, 0
+	srli       	s8, a7, 32
+	th.extu    	s7, a7, 31, 0
+	mul        	a5, s4, t3
+	mul        	a6, s4, t4
+	mul        	a7, s4, t5
+	mul        	a4, s4, t2
+	mul        	s4, s8, t2
+	th.mula    	a5, s5, t2
+	th.mula    	a6, s5, t3
+	th.mula    	a7, s5, t4
+	th.mula    	a4, s5, a3
+	th.mula    	a5, s6, a3
+	th.mula    	a6, s6, t2
+	th.mula    	a7, s6, t3
+	th.mula    	a4, s6, a2
+	th.mula    	a5, s7, a2
+	th.mula    	a6, s7, a3
+	th.mula    	a7, s7, t2
+	th.mula    	a4, s7, t6
+	th.mula    	a5, s8, t6
+	th.mula    	a6, s8, a2
+	th.mula    	a7, s8, a3
 .Lpoly1305_blocks_32_c906_tail:
 	// h = d + q·2^128 in limbs (h4 < 2^31), then once more from h4: h4 <= 4
 	srli       	s1, s4, 2
 	th.addsl   	s1, s1, s1, 2
-	add        	a7, a7, s1
-	andi       	s4, s4, 3
-	slli       	s4, s4, 32
-	srli       	s1, a7, 32
-	th.extu    	a7, a7, 31, 0
 	add        	a4, a4, s1
+	andi       	s8, s4, 3
+	slli       	s8, s8, 32
 	srli       	s1, a4, 32
-	th.extu    	s5, a4, 31, 0
+	th.extu    	s4, a4, 31, 0
 	add        	a5, a5, s1
 	srli       	s1, a5, 32
-	th.extu    	s6, a5, 31, 0
+	th.extu    	s5, a5, 31, 0
 	add        	a6, a6, s1
-	add        	a6, a6, s4
-	srli       	s8, a6, 32
-	th.extu    	s7, a6, 31, 0
+	srli       	s1, a6, 32
+	th.extu    	s6, a6, 31, 0
+	add        	a7, a7, s1
+	add        	a7, a7, s8
+	srli       	s8, a7, 32
+	th.extu    	s7, a7, 31, 0
 	srli       	s1, s8, 2
 	th.addsl   	s1, s1, s1, 2
-	add        	a7, a7, s1
-	andi       	s4, s8, 3
-	slli       	s4, s4, 32
-	srli       	s1, a7, 32
-	th.extu    	a7, a7, 31, 0
+	add        	s4, s4, s1
+	andi       	s8, s8, 3
+	slli       	s8, s8, 32
+	srli       	s1, s4, 32
+	th.extu    	s4, s4, 31, 0
 	add        	s5, s5, s1
 	srli       	s1, s5, 32
 	th.extu    	s5, s5, 31, 0
@@ -234,10 +281,10 @@ SYM_FUNC_START(poly1305_blocks_32_c906)
 	srli       	s1, s6, 32
 	th.extu    	s6, s6, 31, 0
 	add        	s7, s7, s1
-	add        	s7, s7, s4
+	add        	s7, s7, s8
 	srli       	s8, s7, 32
 	th.extu    	s7, s7, 31, 0
-	sw         	a7, 0(a0)
+	sw         	s4, 0(a0)
 	sw         	s5, 4(a0)
 	sw         	s6, 8(a0)
 	sw         	s7, 12(a0)
@@ -289,48 +336,48 @@ SYM_FUNC_START(poly1305_blocks_32_c906)
 	// d0 += 5·(q >> 2); e = ((q & 3) + pad) << 32
 	srli       	s1, s4, 2
 	th.addsl   	s1, s1, s1, 2
-	add        	a7, a7, s1
-	// h = d + m + e·2^96, carried into 32-bit limbs h0..h3 and h4 < 2^31
-	add        	a7, a7, s6
-	srli       	s1, a7, 32
-	add        	a4, a4, s7
 	add        	a4, a4, s1
+	// h = d + m + e·2^96, carried into 32-bit limbs h0..h3 and h4 < 2^31
+	add        	a4, a4, s6
 	srli       	s1, a4, 32
-	add        	a5, a5, s8
-	andi       	s4, s4, 3
+	add        	a5, a5, s7
 	add        	a5, a5, s1
-	add        	s4, s4, t1
 	srli       	s1, a5, 32
-	add        	a6, a6, s5
-	slli       	s4, s4, 32
+	add        	a6, a6, s8
+	andi       	s8, s4, 3
 	add        	a6, a6, s1
-	add        	a6, a6, s4
-	th.extu    	a7, a7, 31, 0
-	th.extu    	s5, a4, 31, 0
-	th.extu    	s6, a5, 31, 0
-	srli       	s8, a6, 32
-	th.extu    	s7, a6, 31, 0
-	mul        	a4, a7, t3
-	mul        	a5, a7, t4
-	mul        	a6, a7, t5
+	add        	s8, s8, t1
+	srli       	s1, a6, 32
+	add        	a7, a7, s5
+	slli       	s8, s8, 32
+	add        	a7, a7, s1
+	add        	a7, a7, s8
+	th.extu    	s4, a4, 31, 0
+	th.extu    	s5, a5, 31, 0
+	th.extu    	s6, a6, 31, 0
+	srli       	s8, a7, 32
+	th.extu    	s7, a7, 31, 0
+	mul        	a5, s4, t3
+	mul        	a6, s4, t4
+	mul        	a7, s4, t5
 	// (d, q) = h·r
-	mul        	a7, a7, t2
+	mul        	a4, s4, t2
 	mul        	s4, s8, t2
-	th.mula    	a4, s5, t2
-	th.mula    	a5, s5, t3
-	th.mula    	a6, s5, t4
-	th.mula    	a7, s5, a3
-	th.mula    	a4, s6, a3
-	th.mula    	a5, s6, t2
-	th.mula    	a6, s6, t3
-	th.mula    	a7, s6, a2
-	th.mula    	a4, s7, a2
-	th.mula    	a5, s7, a3
-	th.mula    	a6, s7, t2
-	th.mula    	a7, s7, t6
-	th.mula    	a4, s8, t6
-	th.mula    	a5, s8, a2
-	th.mula    	a6, s8, a3
+	th.mula    	a5, s5, t2
+	th.mula    	a6, s5, t3
+	th.mula    	a7, s5, t4
+	th.mula    	a4, s5, a3
+	th.mula    	a5, s6, a3
+	th.mula    	a6, s6, t2
+	th.mula    	a7, s6, t3
+	th.mula    	a4, s6, a2
+	th.mula    	a5, s7, a2
+	th.mula    	a6, s7, a3
+	th.mula    	a7, s7, t2
+	th.mula    	a4, s7, t6
+	th.mula    	a5, s8, t6
+	th.mula    	a6, s8, a2
+	th.mula    	a7, s8, a3
 	addi       	a1, a1, 16
 	bne        	a1, t0, .Lpoly1305_blocks_32_c906_loop_unaligned
 	jal        	zero, .Lpoly1305_blocks_32_c906_tail
