@@ -258,8 +258,9 @@ fn two_buffers(e: &mut Env, n: usize, second: &[u8]) -> Result<(u64, u64), Strin
     Ok((base + 16, base + half as u64 + 16))
 }
 
-/// memcpy (`dst, src, n`) or memset (`dst, c, n`) on the model, cycles per byte.
-fn copy_or_set(obj: &Object, sym: &str, n: usize, random: bool, set: bool) -> Result<f64, String> {
+/// memcpy (`dst, src, n`) or memset (`dst, c, n`) on the model, cycles per byte, placed and
+/// called as rvv-bench does (`random`: its random-offset series, a trimmed mean).
+pub fn copy_or_set(obj: &Object, sym: &str, n: usize, random: bool, set: bool) -> Result<f64, String> {
     let mut e = env(obj)?;
     let f = e.lookup(sym)?;
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(n as u64);
