@@ -118,11 +118,24 @@ fn aliases_and_c_comments() {
     let t = target("rv64gc").unwrap();
     let src = "/* a heading\n   over two lines */\n.text\n.globl g\n.set g, f\nf: /* inline */ addi a0, a0, 1\n  ret\n";
     let a = assemble_file(src, &t).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(a.object.text.len(), 8, "both instructions, the comment gone");
     let g = a.object.symbols.iter().find(|s| s.name == "g").expect("the alias is a symbol");
     assert!(g.global && g.offset == 0, "{g:?}");
+    // An alias is a branch target too, and may name a local label; `/*` in a string, after
+    // `#` or after `//` opens no comment.
+    let src = ".text\n.set h, .Lx\n.set k, .Lx\n  j k\n  nop # /* not a comment\n  nop // nor /* this\n.Lx:\n  ret\n.section .rodata\n.ascii \"/*\"\n";
+    let a = assemble_file(src, &t).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(a.object.text.len(), 16, "j, two nops, ret");
+    assert_eq!(a.object.text[..4], 0x00c0006fu32.to_le_bytes(), "j k is j .Lx (+12)");
+    assert_eq!(a.object.symbols.iter().find(|s| s.name == "h").map(|s| s.offset), Some(12));
+    // %pcrel_lo of a numeric label.
+    let a = assemble_file(".text\nf:\n1: auipc t0, %pcrel_hi(f)\n  addi t0, t0, %pcrel_lo(1b)\n  ret\n", &t).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(a.object.text.len(), 12);
     let e = assemble_file(".text\n.set g, nowhere\nf:\n  ret\n", &t).err().unwrap();
     assert_eq!(e.line, 2);
     assert!(e.msg.contains("`nowhere` is not a label"), "{e}");
+    let e = assemble_file(".text\n.set g, K\n.equ K, 4\nf:\n  ret\n", &t).err().unwrap();
+    assert!(e.line == 2 && e.msg.contains("constant defined after this line"), "{e}");
     let e = assemble_file(".text\nf:\n  ret\n/* never closed\n", &t).err().unwrap();
     assert!(e.line == 4 && e.msg.contains("never closed"), "{e}");
     let e = assemble_file(".text\nf:\n  addi a0, a0, %pcrel_hi(f)\n", &t).err().unwrap();

@@ -278,6 +278,8 @@ fn a_loop_body_schedules_for_the_next_iteration() {
     assert!(c2 < c1, "scheduled as a loop body ({c2} cycles) should beat straight-line scheduling ({c1})");
 }
 
+/// The loop-body priorities reorder blocks differently from the straight-line ones; every
+/// such order must keep the block's meaning too.
 #[test]
 fn loop_body_schedules_compute_the_same() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(41);
@@ -290,4 +292,29 @@ fn loop_body_schedules_compute_the_same() {
         assert_eq!(x0, x1, "block {k}: registers differ after scheduling as a loop body");
         assert!(m0 == m1, "block {k}: memory differs after scheduling as a loop body");
     }
+}
+
+/// A load feeding th.mula's accumulator is three cycles (`timing::LOAD_TO_ACCUMULATOR`),
+/// one more than feeding an ALU operation: the scheduler puts two independent instructions
+/// between them, and one in front of an `add` reading the same load (the control).
+#[test]
+fn a_load_feeds_an_accumulator_three_cycles_later() {
+    let t = target("c906").unwrap();
+    let gap = |consumer: &str| {
+        let mut f = Func::new("blk", &t, Abi::Psabi);
+        let x = |k: usize| -> Opnd { Reg::X(POOL[k]).into() };
+        f.inst("lwu", &[x(0), Opnd::Imm(0), Reg::X(10).into()]);
+        // th.mula x0 += x1·x2 reads x0 as its accumulator; add x0 = x0 + x1 reads it too.
+        let ops = if consumer == "add" { [x(0), x(0), x(1)] } else { [x(0), x(1), x(2)] };
+        f.inst(consumer, &ops);
+        for k in 0..4 {
+            f.inst("xor", &[x(3 + k), x(1), x(2)]);
+        }
+        let s = schedule(f.items.clone(), usize::MAX, 1000, c906_latency).unwrap();
+        let names: Vec<&str> = s.iter().filter_map(|i| if let Item::Inst(x) = i { Some(x.row().mnemonic) } else { None }).collect();
+        let at = |m: &str| names.iter().position(|n| *n == m).unwrap();
+        at(consumer) - at("lwu") - 1
+    };
+    assert_eq!(gap("th.mula"), 2, "two instructions between the load and th.mula");
+    assert_eq!(gap("add"), 1, "one between the load and an add");
 }

@@ -214,6 +214,16 @@ pub struct Assembled {
     pub func: Func,
 }
 
+/// `.set name, target` naming a label.
+struct Alias {
+    name: String,
+    target: String,
+    /// Both as the label table knows them (`.L` names are per file).
+    scoped: (String, String),
+    line: usize,
+    file: String,
+}
+
 struct State<'t> {
     f: Func,
     section: String,
@@ -232,8 +242,8 @@ struct State<'t> {
     /// Largest code alignment requested (GNU as pads the end of .text to it).
     text_align: i64,
     /// `.set NAME, SYMBOL` where SYMBOL is a label (perhaps defined later): NAME names the
-    /// same place. (name, symbol, line, file).
-    aliases: Vec<(String, String, usize, String)>,
+    /// same place.
+    aliases: Vec<Alias>,
     /// `.macro` definitions.
     macros: HashMap<String, Macro>,
     /// A `.macro`, `.rept` or `.irp` block being collected.
@@ -374,8 +384,20 @@ fn strip_block_comments(src: &str) -> Result<std::borrow::Cow<'_, str>, AsmError
             continue;
         }
         match c {
+            '\\' if in_str => {
+                // An escaped character (`\"` does not end the string).
+                out.push(c);
+                if let Some(&n) = it.peek() {
+                    if n != '\n' {
+                        out.push(n);
+                        it.next();
+                    }
+                }
+                continue;
+            }
             '"' if !line_comment => in_str = !in_str,
             '#' if !in_str => line_comment = true,
+            '/' if !in_str && it.peek() == Some(&'/') => line_comment = true,
             '/' if !in_str && !line_comment && it.peek() == Some(&'*') => {
                 it.next();
                 open_at = Some(line);
@@ -474,6 +496,23 @@ fn assemble_inner(files: &[(&str, &str)], target: &Target, opts: AsmOptions) -> 
     while text_offset(&st.f) % st.text_align != 0 {
         st.f.nop();
     }
+    // References to an alias of a code label are references to the label.
+    for a in &st.aliases {
+        let find = |f: &Func, n: &str| f.labels.iter().position(|l| l.name.as_deref() == Some(n)).map(|i| Label(i as u32));
+        if let (Some(from), Some(to)) = (find(&st.f, &a.scoped.0), find(&st.f, &a.scoped.1)) {
+            if !st.f.labels[from.0 as usize].bound && st.f.labels[to.0 as usize].bound {
+                for it in &mut st.f.items {
+                    if let Item::Inst(x) = it {
+                        for o in &mut x.ops {
+                            if *o == Opnd::Label(from) {
+                                *o = Opnd::Label(to);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
     let mut f = st.f;
     // The builder's end-of-function checks; `ret` here is a plain jalr, so add no Exit.
     for (i, l) in f.labels.iter().enumerate() {
@@ -527,13 +566,20 @@ fn assemble_inner(files: &[(&str, &str)], target: &Target, opts: AsmOptions) -> 
         s.global = st.globals.contains(&s.name);
     }
     syms.append(&mut obj.symbols);
-    // Aliases, in order (one may name another defined before it).
-    for (name, target, line, file) in &st.aliases {
-        let Some(t) = syms.iter().find(|s| &s.name == target).cloned() else {
-            return Err(AsmError { file: file.clone(), ..AsmError::at(*line, format!(".set {name}, {target}: `{target}` is not a label of these files")) });
+    // Aliases, in order (one may name another defined before it); a local (`.L`) code
+    // label as the target names its offset.
+    for a in &st.aliases {
+        let (name, target) = (&a.name, &a.target);
+        let err = |m: String| AsmError { file: a.file.clone(), ..AsmError::at(a.line, format!(".set {name}, {target}: {m}")) };
+        let local = f.labels.iter().position(|l| l.name.as_deref() == Some(a.scoped.1.as_str()) && l.bound).and_then(|i| code.labels.get(&Label(i as u32)).copied());
+        let t = match (syms.iter().find(|s| &s.name == target).cloned(), local) {
+            (Some(t), _) => t,
+            (None, Some(off)) => Symbol { name: String::new(), section: Section::Text, offset: off, size: 0, global: false, func: true },
+            (None, None) if st.names.contains_key(target.as_str()) => return Err(err(format!("`{target}` is a constant defined after this line; define it first"))),
+            (None, None) => return Err(err(format!("`{target}` is not a label of these files"))),
         };
         if syms.iter().any(|s| &s.name == name) {
-            return Err(AsmError { file: file.clone(), ..AsmError::at(*line, format!(".set {name}, {target}: `{name}` is already defined")) });
+            return Err(err(format!("`{name}` is already defined")));
         }
         syms.push(Symbol { name: name.clone(), global: st.globals.contains(name), ..t });
     }
@@ -839,7 +885,7 @@ fn directive(st: &mut State, d: &str, rest: &str, line: usize) -> Result<(), Asm
             }
             // `.set name, symbol`: another name of a label (GNU as resolves it at the end).
             if eval_expr(args[1], &st.names).is_none() && is_symbol_name(args[1]) {
-                st.aliases.push((args[0].to_string(), args[1].to_string(), line, st.file_name.clone()));
+                st.aliases.push(Alias { name: args[0].to_string(), target: args[1].to_string(), scoped: (st.scoped(args[0]), st.scoped(args[1])), line, file: st.file_name.clone() });
                 return Ok(());
             }
             let v = ev(st, args[1])?;
@@ -1236,7 +1282,8 @@ impl State<'_> {
             return Ok(Opnd::PcrelHi { sym: self.scoped(sym), addend });
         }
         if let Some(x) = inner("%pcrel_lo(") {
-            if !is_symbol_name(x) {
+            let numeric = x.len() > 1 && (x.ends_with('b') || x.ends_with('f')) && x[..x.len() - 1].bytes().all(|b| b.is_ascii_digit());
+            if !is_symbol_name(x) && !numeric {
                 return Err(AsmError::at(line, format!("`{s}`: `%pcrel_lo` takes the label of its auipc")));
             }
             return Ok(Opnd::PcrelLo { anchor: self.label_for(x) });

@@ -104,6 +104,8 @@ struct Node {
     uses: Vec<usize>,
     /// Units read as an accumulating multiply's accumulator.
     acc: Vec<usize>,
+    /// Units a load writes with its data (not the base an update form writes back).
+    loaded: Vec<usize>,
 }
 
 /// Reorders `items` (see the module documentation). `cap` bounds the integer values defined
@@ -137,6 +139,7 @@ pub fn schedule_block(items: Vec<Item>, cap: usize, window: usize, carried: bool
                 let mut defs = Vec::new();
                 let mut uses = Vec::new();
                 let mut acc = Vec::new();
+                let mut loaded = Vec::new();
                 let mul_acc = matches!(row.class, Class::MulAcc | Class::MulAccW);
                 for (role, r) in i.regs() {
                     if r == Reg::X(0) {
@@ -146,7 +149,12 @@ pub fn schedule_block(items: Vec<Item>, cap: usize, window: usize, carried: bool
                     let dfrom = defs.len();
                     match role {
                         Role::Use => units.units(r, &mut uses),
-                        Role::Def => units.units(r, &mut defs),
+                        Role::Def => {
+                            units.units(r, &mut defs);
+                            if row.class == Class::Load {
+                                loaded.extend_from_slice(&defs[dfrom..]);
+                            }
+                        }
                         Role::UseDef => {
                             units.units(r, &mut uses);
                             defs.extend_from_slice(&uses[from..]);
@@ -162,7 +170,7 @@ pub fn schedule_block(items: Vec<Item>, cap: usize, window: usize, carried: bool
                         }
                     }
                 }
-                nodes.push(Node { item: i, comments: std::mem::take(&mut pending), succ: Vec::new(), npred: 0, height: 0, defs, uses, acc });
+                nodes.push(Node { item: i, comments: std::mem::take(&mut pending), succ: Vec::new(), npred: 0, height: 0, defs, uses, acc, loaded });
             }
             Item::Comment(c) => pending.push(c),
             _ => return Err("labels, exits and data cannot be scheduled".into()),
@@ -180,32 +188,37 @@ pub fn schedule_block(items: Vec<Item>, cap: usize, window: usize, carried: bool
     let mut edges: Vec<(usize, usize, u32)> = Vec::new();
     for k in 0..n * copies {
         let nd = &nodes[k % n];
+        // Into the next iteration's copy only data flows (registers, and memory from a
+        // store): the core runs it after this one whatever the order, so write-after-read
+        // and write-after-write edges there would only inflate priorities.
+        let ordered = |from: usize| from >= n || k < n;
         for &r in &nd.uses {
             let d = last_def.get(r);
             if d != usize::MAX {
-                let p = &nodes[d % n].item;
-                // A load's result reaches a multiply-accumulate's accumulator a cycle late.
-                let l = if p.row().class == Class::Load && nd.acc.contains(&r) { (crate::timing::LOAD_TO_ACCUMULATOR as u32).max(latency(p)) } else { latency(p) };
+                let p = &nodes[d % n];
+                // A load's data reaches a multiply-accumulate's accumulator a cycle late.
+                let l = if p.loaded.contains(&r) && nd.acc.contains(&r) { (crate::timing::LOAD_TO_ACCUMULATOR as u32).max(latency(&p.item)) } else { latency(&p.item) };
                 edges.push((d, k, l));
             }
         }
         for &r in &nd.defs {
             let d = last_def.get(r);
-            if d != usize::MAX {
+            if d != usize::MAX && ordered(d) {
                 edges.push((d, k, 1));
             }
             for &u in readers.get(r).map(|v| v.as_slice()).unwrap_or(&[]) {
-                if u != k {
+                if u != k && ordered(u) {
                     edges.push((u, k, 0));
                 }
             }
         }
         if let Some(m) = nd.item.row().mem {
+            // (A store before an access of the next iteration may be what it reads: kept.)
             if let Some(s) = last_store {
                 edges.push((s, k, 1));
             }
             if m.dir == Dir::Store {
-                for &j in &mem_since_store {
+                for &j in mem_since_store.iter().filter(|&&j| ordered(j)) {
                     edges.push((j, k, 0));
                 }
                 mem_since_store.clear();

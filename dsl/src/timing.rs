@@ -52,7 +52,8 @@ pub const VECTOR_REWRITE: u64 = 4;
 pub const VECTOR_CHAIN: u64 = 3;
 /// Cycles from a load's issue to an accumulating multiply (th.mula/th.muls) that reads its
 /// result as the accumulator [M: openc906 RTL, "load, th.mula onto it at distance d" in
-/// tests/rtl_calibration.rs: d = 1, 2, 3 stall 2, 1, 0 cycles]; an ALU use needs 2.
+/// tests/rtl_calibration.rs: d = 1, 2, 3 stall 2, 1, 0 cycles; th.mulaw/th.mulah taken to
+/// be the same, A]; an ALU use needs 2.
 pub const LOAD_TO_ACCUMULATOR: u64 = 3;
 /// Extra vector-unit cycles of a unit-stride access whose address is not a multiple of 16
 /// [M: D1 memcpy/memset with random offsets: +1 per access at LMUL 2-8].

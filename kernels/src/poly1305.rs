@@ -707,10 +707,12 @@ fn loop32_onto(f: &mut Func, p: &P32, a: &Args, top: Label) {
     let (inp, end) = (a.inp, a.end);
     let last = f.named_label("last");
     f.comment("d += m of the first block; end = the last block");
-    for (i, (&mi, &di)) in p.m.iter().zip(&p.d).enumerate() {
-        let off = 4 * i as i64;
-        kasm!(f, lwu {mi}, {off}({inp}); add {di}, {di}, {mi};);
-    }
+    f.schedule(|f| {
+        for (i, (&mi, &di)) in p.m.iter().zip(&p.d).enumerate() {
+            let off = 4 * i as i64;
+            kasm!(f, lwu {mi}, {off}({inp}); add {di}, {di}, {mi};);
+        }
+    });
     // More than one block (the usual case) is the taken branch: a predictor that has not
     // seen it yet guesses taken.
     kasm!(f,
@@ -802,7 +804,8 @@ pub(crate) fn store_state32(f: &mut Func, p: &P32, ctx: Reg) {
 ///   2^31·1.25·2^28 = 5.125·2^60; d2 < 4.875·2^60; d3 < 4.625·2^60; q = h4·r0 < 2^59. All
 ///   below 2^63: no sum of five products overflows 64 bits.
 /// - Fold: 5·(q >> 2) <= 1.25·q < 0.625·2^60, so d0 < 5.375·2^60; e <= 4·2^32.
-/// - Carry: t_i = d_i + m_i + carry < 5.4·2^60 < 2^63, carries < 5.4·2^28; t3 < 4.625·2^60
+/// - Carry: t_i = d_i + m_i + carry < 5.4·2^60 < 2^63 (on T-Head m_i is in d_i already,
+///   accumulated onto: the same sum), carries < 5.4·2^28; t3 < 4.625·2^60
 ///   + 2^32 + 2^31 + 2^34, so h4 = t3 >> 32 < 4.63·2^28 < 2^31, as assumed.
 /// - On entry h comes from the context (h0..h3 < 2^32, h4 <= 4): inside these bounds.
 fn blocks32(isa: Isa, variant: &str, t: &Target, abi: Abi, layout: Layout) -> Func {

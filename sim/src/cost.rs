@@ -96,7 +96,6 @@ pub const STORE_OVERLAP_WAIT: u64 = 2;
 /// See [`STORE_OVERLAP_WAIT`].
 pub const STORE_OVERLAP_WINDOW: u64 = 2;
 
-
 /// Bytes per L1 data-cache line [RTL: openc906 `aq_lsu_*`, 64-byte refills].
 pub const L1_LINE: u64 = 64;
 /// L1 data-cache ways [RTL: `aq_dcache_top.v`, `dcache_tag_way[3:0]`].
@@ -329,6 +328,9 @@ impl C906 {
         // Sources and destinations.
         let mut src_ready = 0u64;
         let mut xdst: [Option<usize>; 2] = [None, None];
+        // Whether each destination is written with the instruction's result (Def), not
+        // read and written back (UseDef: an update form's base).
+        let mut xdata = [false; 2];
         let mut vdst = None;
         for (spec, &v) in row.ops.iter().zip(ops) {
             let reads = matches!(spec.role, Role::Use | Role::UseDef);
@@ -339,11 +341,9 @@ impl C906 {
                         src_ready = src_ready.max(self.xreg_ready(v as usize, self.cycle));
                     }
                     if writes && v != 0 {
-                        if xdst[0].is_none() {
-                            xdst[0] = Some(v as usize);
-                        } else {
-                            xdst[1] = Some(v as usize);
-                        }
+                        let k = if xdst[0].is_none() { 0 } else { 1 };
+                        xdst[k] = Some(v as usize);
+                        xdata[k] = spec.role == Role::Def;
                     }
                 }
                 Kind::V(_) => {
@@ -475,9 +475,10 @@ impl C906 {
         let (slots, lat) = (slots + missed * L1_MISS, lat + missed * L1_MISS);
         self.cycle = start + slots;
         let done = start + lat;
-        for d in xdst.into_iter().flatten() {
+        for (k, d) in xdst.into_iter().enumerate().filter_map(|(k, d)| Some((k, d?))) {
             self.xready[d] = done;
-            self.xload[d] = (row.class == Class::Load).then_some(start);
+            // A load's data (not the base an update form writes back).
+            self.xload[d] = (row.class == Class::Load && xdata[k]).then_some(start);
             self.xmul[d] = 0;
             if self.last_mul_dest == Some(d) {
                 self.last_mul_dest = None;
@@ -505,6 +506,7 @@ impl C906 {
         let Timing { slots, vpu_busy: mut busy, latency: mut lat, rewrite } = timing::c906_scaled(row, vshape, self.slow);
         if let Some(x) = xdst {
             self.xmul[x] = 0;
+            self.xload[x] = None;
             if self.last_mul_dest == Some(x) {
                 self.last_mul_dest = None;
             }

@@ -150,12 +150,12 @@ SYM_FUNC_START(poly1305_blocks_32_c906)
 	bne        	s1, zero, .Lpoly1305_blocks_32_c906_unaligned
 	// d += m of the first block; end = the last block
 	lwu        	s6, 0(a1)
-	add        	a4, a4, s6
 	lwu        	s7, 4(a1)
-	add        	a5, a5, s7
 	lwu        	s8, 8(a1)
-	add        	a6, a6, s8
 	lwu        	s5, 12(a1)
+	add        	a4, a4, s6
+	add        	a5, a5, s7
+	add        	a6, a6, s8
 	add        	a7, a7, s5
 	addi       	t0, t0, -16
 	bne        	a1, t0, .Lpoly1305_blocks_32_c906_loop

@@ -42,12 +42,12 @@ TEXT ·poly1305BlocksMacstate32C906(SB), NOSPLIT, $0-28
 	BNEZ	X18, unaligned
 	// d += m of the first block; end = the last block
 	MOVWU	(X11), X23
-	ADD	X23, X15
 	MOVWU	4(X11), X24
-	ADD	X24, X16
 	MOVWU	8(X11), X25
-	ADD	X25, X17
 	MOVWU	12(X11), X22
+	ADD	X23, X15
+	ADD	X24, X16
+	ADD	X25, X17
 	ADD	X22, X9
 	ADD	$-16, X5
 	BNE	X11, X5, loop
