@@ -296,13 +296,10 @@ impl State<'_> {
         }
     }
     fn label_for(&mut self, name: &str) -> Label {
-        // numeric local references: 1b / 1f
-        if let Some(stem) = name.strip_suffix('b').or_else(|| name.strip_suffix('f')) {
-            if let Ok(n) = stem.parse::<u32>() {
-                let c = *self.local_count.get(&n).unwrap_or(&0);
-                let k = if name.ends_with('b') { c.saturating_sub(1) } else { c };
-                return self.f.named_label(&format!("{n}$local{k}@file{}", self.file_idx));
-            }
+        if let Some((n, back)) = numeric_ref(name) {
+            let c = *self.local_count.get(&n).unwrap_or(&0);
+            let k = if back { c.saturating_sub(1) } else { c };
+            return self.f.named_label(&format!("{n}$local{k}@file{}", self.file_idx));
         }
         let n = self.scoped(name);
         self.f.named_label(&n)
@@ -729,7 +726,7 @@ fn statement(st: &mut State, s: &str, line: usize, depth: usize) -> Result<(), A
     // labels
     while let Some(colon) = s.find(':') {
         let name = s[..colon].trim();
-        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '$') {
+        if !name_chars(name) {
             break;
         }
         if st.in_text() {
@@ -1162,7 +1159,7 @@ fn instruction(st: &mut State, mn: &str, rest: &str, line: usize) -> Result<(), 
         }
         ("call" | "tail", 1) => {
             let sym = args[0].strip_suffix("@plt").unwrap_or(args[0]);
-            if sym.is_empty() || !sym.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '$') {
+            if !name_chars(sym) {
                 return Err(e(format!("`{}` is not a symbol", args[0])));
             }
             let sym = st.scoped(sym);
@@ -1265,8 +1262,7 @@ fn sym_offset<'a>(s: &'a str, names: &HashMap<String, i64>) -> Option<(&'a str, 
         Some(i) => (s[..i].trim(), eval_expr(&s[i..], names)?),
         None => (s, 0),
     };
-    let ok = !sym.is_empty() && sym.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '$') && !sym.starts_with(|c: char| c.is_ascii_digit());
-    ok.then_some((sym, off))
+    (name_chars(sym) && !sym.starts_with(|c: char| c.is_ascii_digit())).then_some((sym, off))
 }
 
 impl State<'_> {
@@ -1282,8 +1278,7 @@ impl State<'_> {
             return Ok(Opnd::PcrelHi { sym: self.scoped(sym), addend });
         }
         if let Some(x) = inner("%pcrel_lo(") {
-            let numeric = x.len() > 1 && (x.ends_with('b') || x.ends_with('f')) && x[..x.len() - 1].bytes().all(|b| b.is_ascii_digit());
-            if !is_symbol_name(x) && !numeric {
+            if !is_symbol_name(x) && numeric_ref(x).is_none() {
                 return Err(AsmError::at(line, format!("`{s}`: `%pcrel_lo` takes the label of its auipc")));
             }
             return Ok(Opnd::PcrelLo { anchor: self.label_for(x) });
@@ -1344,8 +1339,22 @@ pub fn dialect_of(t: &Target) -> Option<VDialect> {
     t.vdialect()
 }
 
+/// Made only of the characters of symbol and label names (digits included: `1:`).
+fn name_chars(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '$')
+}
+
 /// A plain symbol name (what `.set NAME, SYMBOL` may alias).
 fn is_symbol_name(s: &str) -> bool {
     let s = s.trim();
-    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '$') && !s.starts_with(|c: char| c.is_ascii_digit()) && s != "."
+    name_chars(s) && !s.starts_with(|c: char| c.is_ascii_digit()) && s != "."
+}
+
+/// A numeric local label reference, `1b` or `1f`: (number, backward).
+fn numeric_ref(name: &str) -> Option<(u32, bool)> {
+    let (stem, back) = match name.strip_suffix('b') {
+        Some(s) => (s, true),
+        None => (name.strip_suffix('f')?, false),
+    };
+    stem.parse::<u32>().ok().map(|n| (n, back))
 }

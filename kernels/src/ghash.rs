@@ -274,13 +274,14 @@ impl Ctx {
     }
 }
 
-/// x = byte-reverse(x) (64-bit); `ms`: the byte-swap masks (m8, m16).
-fn bswap(f: &mut Func, c: &Ctx, x: Reg, ms: [Reg; 2]) {
+/// x = byte-reverse(x) (64-bit), with the byte-swap masks `c.bs` where there is no
+/// byte-reverse instruction.
+fn bswap(f: &mut Func, c: &Ctx, x: Reg) {
     match c.isa.bits {
         Bits::Thead => kasm!(f, th.rev {x}, {x};),
         Bits::Zbb => kasm!(f, rev8 {x}, {x};),
         Bits::Plain => {
-            let (t, [m8, m16]) = (f.xreg("bswap_t"), ms);
+            let (t, [m8, m16]) = (f.xreg("bswap_t"), c.bs);
             f.comment("swap bytes in halfwords, halfwords in words, words");
             kasm!(f,
                 srli {t}, {x}, 8; and {t}, {t}, {m8}; and {x}, {x}, {m8}; slli {x}, {x}, 8; or {x}, {x}, {t};
@@ -295,9 +296,8 @@ fn bswap(f: &mut Func, c: &Ctx, x: Reg, ms: [Reg; 2]) {
 fn load_be(f: &mut Func, c: &Ctx, p: Reg, off: i64, hi: Reg, lo: Reg) {
     let o8 = off + 8;
     kasm!(f, ld {hi}, {off}({p}); ld {lo}, {o8}({p}););
-    let ms = c.bs;
-    bswap(f, c, hi, ms);
-    bswap(f, c, lo, ms);
+    bswap(f, c, hi);
+    bswap(f, c, lo);
 }
 
 /// As [`load_be`] at offset 0, for a pointer of any alignment: where misaligned doublewords
@@ -338,16 +338,14 @@ fn load_be_any(f: &mut Func, c: &Ctx, p: Reg, hi: Reg, lo: Reg) {
             j loaded;
         ));
     });
-    let ms = c.bs;
-    bswap(f, c, hi, ms);
-    bswap(f, c, lo, ms);
+    bswap(f, c, hi);
+    bswap(f, c, lo);
 }
 
 /// Stores (hi, lo) as 16 big-endian bytes at `p` (both registers are byte-swapped).
 fn store_be(f: &mut Func, c: &Ctx, p: Reg, hi: Reg, lo: Reg) {
-    let ms = c.bs;
-    bswap(f, c, hi, ms);
-    bswap(f, c, lo, ms);
+    bswap(f, c, hi);
+    bswap(f, c, lo);
     kasm!(f, sd {hi}, 0({p}); sd {lo}, 8({p}););
 }
 

@@ -520,26 +520,27 @@ fn chacha_crossover(vec: &Use, scalar: &Use) -> Result<(usize, Vec<(usize, u64, 
     Ok((from, table))
 }
 
-/// Modeled cycles per byte of a variant's bulk function (`kgen bench`, kgen's C906 model).
-/// [`modeled_cpb`] of the function for entry `e` alone.
-fn modeled_cpb_fn(u: &Use, e: &Entry, sizes: &[usize]) -> Result<Vec<f64>, String> {
-    let sym = u.sym(e)?;
+/// Modeled cycles per byte (`kgen bench`, kgen's C906 model) of a variant's bulk function
+/// at `sizes`: its only measured function, or the one for entry `e`.
+fn modeled(u: &Use, e: Option<&Entry>, sizes: &[usize]) -> Result<Vec<f64>, String> {
+    let sym = e.map(|e| u.sym(e)).transpose()?;
     let obj = u.module.object().map_err(|e| e.to_string())?;
     let rows = crate::bench::bench_object(u.kernel.name, u.variant.name, &obj, &u.module.target, sizes)?;
-    let v: Vec<f64> = rows.iter().filter(|r| r.what == sym).map(|r| r.cpb()).collect();
+    let v: Vec<f64> = rows.iter().filter(|r| sym.as_ref().is_none_or(|s| &r.what == s)).map(|r| r.cpb()).collect();
     if v.len() != sizes.len() {
-        return Err(format!("openssl-patches: the {} bench driver measured no {sym} at every size asked", u.kernel.name));
+        return Err(format!("openssl-patches: the {} bench driver measured {} at other sizes than asked", u.kernel.name, sym.as_deref().unwrap_or("its functions")));
     }
     Ok(v)
 }
 
+/// [`modeled`] of the variant's one measured function.
 fn modeled_cpb(u: &Use, sizes: &[usize]) -> Result<Vec<f64>, String> {
-    let obj = u.module.object().map_err(|e| e.to_string())?;
-    let rows = crate::bench::bench_object(u.kernel.name, u.variant.name, &obj, &u.module.target, sizes)?;
-    if rows.len() != sizes.len() {
-        return Err(format!("openssl-patches: the {} bench driver measured other sizes than asked", u.kernel.name));
-    }
-    Ok(rows.iter().map(|r| r.cpb()).collect())
+    modeled(u, None, sizes)
+}
+
+/// [`modeled`] of the function for entry `e`.
+fn modeled_cpb_fn(u: &Use, e: &Entry, sizes: &[usize]) -> Result<Vec<f64>, String> {
+    modeled(u, Some(e), sizes)
 }
 
 fn slashed(v: &[f64]) -> String {

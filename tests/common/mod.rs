@@ -222,7 +222,6 @@ pub fn chacha20_xor(key: &[u8; 32], ctr: u32, nonce: &[u8; 12], data: &[u8]) -> 
     out
 }
 
-
 /// What OpenSSL's build generates and its C files include (configuration, version,
 /// `OPENSSL_cleanse`'s declaration, an empty cryptlib), for a freestanding compile of one of
 /// its files as test input.
