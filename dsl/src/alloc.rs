@@ -176,19 +176,41 @@ fn root(f: &Func, v: usize) -> usize {
 /// out-of-line code into the middle of a loop is not a back edge (its target does not
 /// dominate it), so it adds no level.
 pub fn loop_depth(f: &Func) -> Vec<u32> {
-    let n = f.items.len();
+    // Solved on basic blocks: a loop's head starts a block (it is entered from two places),
+    // and a block's items are all in a loop or all outside it.
+    let blocks = crate::lower::Blocks::of(f);
+    let bd = graph_loop_depth(&(0..blocks.len()).map(|b| blocks.succ_blocks(b)).collect::<Vec<_>>());
+    blocks.block_of.iter().map(|&b| bd[b]).collect()
+}
+
+/// [`loop_depth`] of a graph given as each node's successors (at most two, `usize::MAX`
+/// for none), entered at node 0.
+fn graph_loop_depth(succ: &[[usize; 2]]) -> Vec<u32> {
+    let n = succ.len();
     let mut d = vec![0u32; n];
     if n == 0 {
         return d;
     }
-    let at = label_positions(f);
-    let succ: Vec<Vec<usize>> = (0..n).map(|i| crate::lower::successors(f, &at, i)).collect();
-    let mut pred = vec![Vec::new(); n];
-    for (i, ss) in succ.iter().enumerate() {
-        for &s in ss {
-            pred[s].push(i);
-        }
+    // Predecessors, flat: node i's are pred[pi[i]..pi[i + 1]], in increasing order.
+    let edges = || succ.iter().enumerate().flat_map(|(i, ss)| ss.iter().filter(|&&s| s != usize::MAX).map(move |&s| (i, s)));
+    let mut pi = vec![0usize; n + 1];
+    for (_, s) in edges() {
+        pi[s + 1] += 1;
     }
+    for i in 0..n {
+        pi[i + 1] += pi[i];
+    }
+    let mut pred = vec![0usize; pi[n]];
+    let mut fill = pi.clone();
+    for (i, s) in edges() {
+        pred[fill[s]] = i;
+        fill[s] += 1;
+    }
+    let pred_of = |v: usize| &pred[pi[v]..pi[v + 1]];
+    let succ_of = |v: usize| {
+        let k = if succ[v][0] == usize::MAX { 0 } else if succ[v][1] == usize::MAX { 1 } else { 2 };
+        &succ[v][..k]
+    };
     // Reverse postorder from the entry (iterative depth-first search).
     let mut order = vec![usize::MAX; n]; // position in reverse postorder
     let mut post = Vec::with_capacity(n);
@@ -196,7 +218,7 @@ pub fn loop_depth(f: &Func) -> Vec<u32> {
     let mut stack = vec![(0usize, 0usize)];
     seen[0] = true;
     while let Some(&mut (v, ref mut k)) = stack.last_mut() {
-        if let Some(&s) = succ[v].get(*k) {
+        if let Some(&s) = succ_of(v).get(*k) {
             *k += 1;
             if !seen[s] {
                 seen[s] = true;
@@ -230,7 +252,7 @@ pub fn loop_depth(f: &Func) -> Vec<u32> {
         changed = false;
         for &v in rpo.iter().skip(1) {
             let mut new = usize::MAX;
-            for &p in &pred[v] {
+            for &p in pred_of(v) {
                 if idom[p] != usize::MAX {
                     new = if new == usize::MAX { p } else { intersect(&idom, p, new) };
                 }
@@ -255,7 +277,7 @@ pub fn loop_depth(f: &Func) -> Vec<u32> {
     for &v in &rpo {
         // Only a retreating edge (to an item not after it in reverse postorder) can be a
         // back edge; a forward edge's target never dominates its source.
-        for &s in succ[v].iter().filter(|&&s| order[s] <= order[v]) {
+        for &s in succ_of(v).iter().filter(|&&s| order[s] <= order[v]) {
             if dominates(s, v) {
                 tails[s].push(v);
             }
@@ -272,7 +294,7 @@ pub fn loop_depth(f: &Func) -> Vec<u32> {
             }
             mark[v] = h;
             d[v] += 1;
-            work.extend(pred[v].iter().copied().filter(|&p| seen[p]));
+            work.extend(pred_of(v).iter().copied().filter(|&p| seen[p]));
         }
     }
     d
@@ -309,7 +331,7 @@ pub(crate) fn known_vtypes(f: &Func) -> Vec<Option<(VDialect, i64)>> {
                 },
                 _ => k,
             };
-            for s in crate::lower::successors(f, &at, i) {
+            for s in crate::lower::successor_pair(f, &at, i).into_iter().filter(|&s| s != usize::MAX) {
                 let new = match inn[s] {
                     K::Unreached => K::Known(out),
                     K::Known(o) if o == out => K::Known(o),
@@ -349,25 +371,42 @@ fn colour(f: &Func) -> Result<Coloured, BuildError> {
             }
         }
     }
-    // Interference.
+    // Interference: each definition with what is live after it, and the definitions of one
+    // item with each other. Gathered one way (a definition's row takes the live-out row a
+    // word at a time) and made symmetric at the end.
     let mut adj = BitRows::new(n, n);
-    let add = |a: usize, b: usize, adj: &mut BitRows| {
-        if a != b {
-            adj.set(a, b);
-            adj.set(b, a);
-        }
-    };
+    let words = n.div_ceil(64);
+    // Bits of a live-out row below n are their own owners; above are parts of groups.
+    let last_mask = if n.is_multiple_of(64) { !0u64 } else { (1u64 << (n % 64)) - 1 };
     let mut defs: Vec<usize> = Vec::new();
+    let mut parts: Vec<usize> = Vec::new();
     for i in 0..f.items.len() {
         defs.clear();
         defs.extend(ud.defs(i).iter().map(|&d| nodes.owner(d)));
         defs.dedup();
+        if defs.is_empty() {
+            continue;
+        }
+        let lo = live_out.row(i);
+        parts.clear();
+        for (k, &x) in lo.iter().enumerate().skip(n / 64) {
+            // Word n / 64 holds nodes below n too unless n is a multiple of 64.
+            let mut x = if k == n / 64 && !n.is_multiple_of(64) { x & !last_mask } else { x };
+            while x != 0 {
+                parts.push(own(k * 64 + x.trailing_zeros() as usize));
+                x &= x - 1;
+            }
+        }
         for &d in &defs {
-            for l in live_out.iter(i) {
-                add(d, own(l), &mut adj);
+            let row = adj.row_mut(d);
+            for (k, (r, &x)) in row.iter_mut().zip(lo).take(words).enumerate() {
+                *r |= if k + 1 == words { x & last_mask } else { x };
+            }
+            for &p in &parts {
+                adj.set(d, p);
             }
             for &d2 in &defs {
-                add(d, d2, &mut adj);
+                adj.set(d, d2);
             }
         }
     }
@@ -377,9 +416,18 @@ fn colour(f: &Func) -> Result<Coloured, BuildError> {
         let entry: Vec<usize> = live_in.iter(0).map(own).collect();
         for &a in &pinned {
             for &l in &entry {
-                add(a, l, &mut adj);
+                adj.set(a, l);
             }
         }
+    }
+    for a in 0..n {
+        let members: Vec<usize> = adj.iter(a).collect();
+        for b in members {
+            adj.set(b, a);
+        }
+    }
+    for a in 0..n {
+        adj.row_mut(a)[a / 64] &= !(1u64 << (a % 64));
     }
     let uses_mask = f.items.iter().any(|it| {
         let Item::Inst(i) = it else { return false };

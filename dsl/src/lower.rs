@@ -76,6 +76,9 @@ impl BitRows {
     pub fn row(&self, i: usize) -> &[u64] {
         &self.data[i * self.words..(i + 1) * self.words]
     }
+    pub fn row_mut(&mut self, i: usize) -> &mut [u64] {
+        &mut self.data[i * self.words..(i + 1) * self.words]
+    }
     pub fn get(&self, i: usize, k: usize) -> bool {
         self.data[i * self.words + k / 64] >> (k % 64) & 1 != 0
     }
@@ -222,23 +225,70 @@ pub fn uses_defs_into(f: &Func, nodes: &Nodes, it: &Item, u: &mut Vec<usize>, d:
 /// Successor item indices of item `i` (control flow, from the rows' [`Control`]). A return
 /// and an indirect jump have none.
 pub fn successors(f: &Func, label_at: &[usize], i: usize) -> Vec<usize> {
-    let next = if i + 1 < f.items.len() { vec![i + 1] } else { vec![] };
+    successor_pair(f, label_at, i).into_iter().filter(|&s| s != usize::MAX).collect()
+}
+
+/// [`successors`] without allocating: the fall-through first, then the target, `usize::MAX`
+/// where there is none.
+pub fn successor_pair(f: &Func, label_at: &[usize], i: usize) -> [usize; 2] {
+    const NONE: usize = usize::MAX;
+    let next = if i + 1 < f.items.len() { i + 1 } else { NONE };
     match &f.items[i] {
-        Item::Exit => vec![],
+        Item::Exit => [NONE, NONE],
         Item::Inst(it) => {
-            let target = it.target().map(|l| label_at[l.0 as usize]).filter(|&t| t != usize::MAX);
+            let target = || it.target().map(|l| label_at[l.0 as usize]).unwrap_or(NONE);
             match it.control() {
-                Control::Next | Control::Call => next,
-                Control::Jump => target.into_iter().collect(),
-                Control::Branch => {
-                    let mut s = next;
-                    s.extend(target);
-                    s
-                }
-                Control::Return | Control::IndirectJump => vec![],
+                Control::Next | Control::Call => [next, NONE],
+                Control::Jump => [target(), NONE],
+                Control::Branch if next == NONE => [target(), NONE],
+                Control::Branch => [next, target()],
+                Control::Return | Control::IndirectJump => [NONE, NONE],
             }
         }
-        _ => next,
+        _ => [next, NONE],
+    }
+}
+
+/// A function's basic blocks: a block starts at the entry, at a label and after an item that
+/// does not simply fall through, so every successor of a block's last item starts a block.
+pub struct Blocks {
+    /// Each item's successors ([`successor_pair`]).
+    pub succ: Vec<[usize; 2]>,
+    /// Each block's first item.
+    pub start: Vec<usize>,
+    /// Each item's block.
+    pub block_of: Vec<usize>,
+}
+
+impl Blocks {
+    pub fn of(f: &Func) -> Blocks {
+        let m = f.items.len();
+        let label_at = label_positions(f);
+        let succ: Vec<[usize; 2]> = (0..m).map(|i| successor_pair(f, &label_at, i)).collect();
+        let mut start: Vec<usize> = Vec::new();
+        let mut block_of = vec![0usize; m];
+        for i in 0..m {
+            if i == 0 || matches!(f.items[i], Item::Label(_)) || succ[i - 1] != [i, usize::MAX] {
+                start.push(i);
+            }
+            block_of[i] = start.len() - 1;
+        }
+        Blocks { succ, start, block_of }
+    }
+    pub fn len(&self) -> usize {
+        self.start.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.start.is_empty()
+    }
+    /// One past block `b`'s last item.
+    pub fn end(&self, b: usize) -> usize {
+        self.start.get(b + 1).copied().unwrap_or(self.block_of.len())
+    }
+    /// Block `b`'s successor blocks (`usize::MAX` where there is none), in its last item's
+    /// order.
+    pub fn succ_blocks(&self, b: usize) -> [usize; 2] {
+        self.succ[self.end(b) - 1].map(|s| if s == usize::MAX { s } else { self.block_of[s] })
     }
 }
 
@@ -293,44 +343,65 @@ pub fn liveness_with(f: &Func, nodes: &Nodes, ud: &UseDefs) -> (Vec<Bits>, Vec<B
     ((0..f.items.len()).map(|i| li.bits(i)).collect(), (0..f.items.len()).map(|i| lo.bits(i)).collect())
 }
 
-/// [`liveness_with`] as rows: (live-in, live-out), one row per item.
+/// [`liveness_with`] as rows: (live-in, live-out), one row per item. Solved on basic blocks
+/// (what each block reads before writing it and what it writes), then spread over the items.
 pub fn liveness_rows(f: &Func, nodes: &Nodes, ud: &UseDefs) -> (BitRows, BitRows) {
     let n = nodes.n;
     let m = f.items.len();
-    let label_at = label_positions(f);
-    // At most two successors per item (fall-through and target).
-    let mut succ: Vec<[usize; 2]> = Vec::with_capacity(m);
-    for i in 0..m {
-        let s = successors(f, &label_at, i);
-        succ.push([s.first().copied().unwrap_or(usize::MAX), s.get(1).copied().unwrap_or(usize::MAX)]);
-    }
+    let blocks = Blocks::of(f);
+    let (start, nb) = (&blocks.start, blocks.len());
+    let end = |b: usize| blocks.end(b);
     let mut live_in = BitRows::new(m, n);
     let mut live_out = BitRows::new(m, n);
     let w = live_in.words;
+    // Per block: the nodes read before any write (gen) and the nodes written (kill).
+    let mut gen = BitRows::new(nb, n);
+    let mut kill = BitRows::new(nb, n);
+    for b in 0..nb {
+        for i in (start[b]..end(b)).rev() {
+            for &d in ud.defs(i) {
+                kill.set(b, d);
+                gen.row_mut(b)[d / 64] &= !(1 << (d % 64));
+            }
+            for &u in ud.uses(i) {
+                gen.set(b, u);
+            }
+        }
+    }
+    let mut bin = BitRows::new(nb, n);
+    let mut bout = BitRows::new(nb, n);
     let mut out = vec![0u64; w];
     let mut changed = true;
     while changed {
         changed = false;
-        for i in (0..m).rev() {
+        for b in (0..nb).rev() {
             out.iter_mut().for_each(|x| *x = 0);
-            for &s in &succ[i] {
-                if s != usize::MAX {
-                    for (o, x) in out.iter_mut().zip(live_in.row(s)) {
-                        *o |= x;
-                    }
+            for &s in blocks.succ_blocks(b).iter().filter(|&&s| s != usize::MAX) {
+                for (o, x) in out.iter_mut().zip(bin.row(s)) {
+                    *o |= x;
                 }
             }
-            live_out.data[i * w..(i + 1) * w].copy_from_slice(&out);
+            bout.row_mut(b).copy_from_slice(&out);
+            for ((o, g), k) in out.iter_mut().zip(gen.row(b)).zip(kill.row(b)) {
+                *o = g | (*o & !k);
+            }
+            if out[..] != *bin.row(b) {
+                bin.row_mut(b).copy_from_slice(&out);
+                changed = true;
+            }
+        }
+    }
+    for b in 0..nb {
+        out.copy_from_slice(bout.row(b));
+        for i in (start[b]..end(b)).rev() {
+            live_out.row_mut(i).copy_from_slice(&out);
             for &d in ud.defs(i) {
                 out[d / 64] &= !(1 << (d % 64));
             }
             for &u in ud.uses(i) {
                 out[u / 64] |= 1 << (u % 64);
             }
-            if out[..] != *live_in.row(i) {
-                live_in.data[i * w..(i + 1) * w].copy_from_slice(&out);
-                changed = true;
-            }
+            live_in.row_mut(i).copy_from_slice(&out);
         }
     }
     (live_in, live_out)
@@ -421,7 +492,7 @@ fn possibly_secret(f: &Func) -> Vec<Held> {
                     }
                 }
             }
-            for s in successors(f, &label_at, i) {
+            for s in successor_pair(f, &label_at, i).into_iter().filter(|&s| s != usize::MAX) {
                 let new = inn[s].union(out);
                 if !reached[s] || new != inn[s] {
                     inn[s] = new;
