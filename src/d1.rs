@@ -10,7 +10,10 @@
 //!   Before each timed call the destination is rewritten (as the driver's `memset` does);
 //!   the "aligned" series use offset 0 from a 16-byte aligned block (glibc's malloc of
 //!   64 MiB), the other series random offsets below 512, drawn per sample; the figure is
-//!   the mean of the middle 60% of the sorted samples, as rvv-bench's `bench_time`.
+//!   the mean of the middle 60% of the sorted samples, as rvv-bench's `bench_time`. The
+//!   random series first runs the previous size's samples, untimed (rvv-bench runs the
+//!   sizes in increasing order on the same buffers), and its two untimed calls share one
+//!   random offset pair (both start from the same random state).
 //! - chacha20: `vchacha.s` (`vector_chacha20`, RVV 1.0 rolled back) and `boring.c`'s
 //!   `boring_chacha20`; poly1305: `boring_poly1305_init` + `update` + `finish` in one timed
 //!   call, over n rounded up to 16 (the figure divides the unrounded n, as the driver does).
@@ -268,16 +271,28 @@ pub fn copy_or_set(obj: &Object, sym: &str, n: usize, random: bool, set: bool) -
     rng.fill_bytes(&mut src);
     let (dbase, sbase) = two_buffers(&mut e, n, &src)?;
     let c = rng.random::<u8>() as u64;
-    let one = |e: &mut Env, d_off: u64, s_off: u64| -> Result<u64, String> {
+    let one_n = |e: &mut Env, d_off: u64, s_off: u64, n: usize| -> Result<u64, String> {
         let dest = dbase + d_off;
         e.m.mem.write_bytes(dest, &vec![if set { c as u8 + 3 } else { 0 }; n + 9]);
         between_calls(e, dest, n + 9);
         let args = if set { [dest, c, n as u64] } else { [dest, sbase + s_off, n as u64] };
         Ok(e.call(f, &args).map_err(|x| format!("{sym}({n}): {x}"))?.cycles)
     };
-    // rvv-bench's two untimed calls (the checksum comparison).
-    one(&mut e, 0, 0)?;
-    one(&mut e, 0, 0)?;
+    let one = |e: &mut Env, d_off: u64, s_off: u64| one_n(e, d_off, s_off, n);
+    // The random series ran its sizes in increasing order on the same buffers: the
+    // previous size's samples left their lines in the L1 (untimed here, as there).
+    if random {
+        let p = previous_size(n);
+        for _ in 0..SAMPLES {
+            let (d, s) = (rng.random::<u64>() & 511, rng.random::<u64>() & 511);
+            one_n(&mut e, d, s, p)?;
+        }
+    }
+    // rvv-bench's two untimed calls (the checksum comparison), from one random state:
+    // both at the same offsets.
+    let (d, s) = if random { (rng.random::<u64>() & 511, rng.random::<u64>() & 511) } else { (0, 0) };
+    one(&mut e, d, s)?;
+    one(&mut e, d, s)?;
     let cycles = if random {
         let mut v = Vec::new();
         for _ in 0..SAMPLES {
@@ -289,6 +304,12 @@ pub fn copy_or_set(obj: &Object, sym: &str, n: usize, random: bool, set: bool) -
         one(&mut e, 0, 0)? as f64
     };
     Ok((cycles + HARNESS_CYCLES) / n as f64)
+}
+
+/// The size the D1 run measured before `n`: its memcpy/memset sizes step by
+/// `c + c/13 + 3` (see docs/cost-model.md); `n` itself where no size steps to it.
+pub fn previous_size(n: usize) -> usize {
+    (n.saturating_sub(n / 12 + 4)..n).find(|&p| p + p / 13 + 3 == n).unwrap_or(n)
 }
 
 /// ChaCha20 `f(out, in, n, key, nonce, 0)` on the model, cycles per byte.
@@ -391,6 +412,38 @@ pub fn cases(p: &Programs, rows: &[D1Row], extra: bool) -> Result<Vec<Case>, Str
             push(r, poly(&p.boring_plain, r.bytes)?, Some("poly1305 (gcc -O3)"));
         }
     }
+    Ok(out)
+}
+
+/// Every memcpy/memset row of the D1 measurements from 64 B to 16 KiB (rvv m1/m2/m4/m8 and
+/// scalar, both series: about 1400 rows), on the model; the two benches run at once.
+pub fn sweep(p: &Programs, rows: &[D1Row]) -> Result<Vec<Case>, String> {
+    let one_bench = |bench: &str, set: bool| -> Result<Vec<Case>, String> {
+        let mut out = Vec::new();
+        for random in [false, true] {
+            let series = if random { bench.to_string() } else { format!("{bench} aligned") };
+            for (k, imp) in ["rvv_m1", "rvv_m2", "rvv_m4", "rvv_m8", "scalar"].iter().enumerate() {
+                let obj = match (k, set) {
+                    (4, false) => &p.memcpy_c,
+                    (4, true) => &p.memset_c,
+                    (_, false) => &p.memcpy[k],
+                    (_, true) => &p.memset[k],
+                };
+                for r in rows.iter().filter(|r| r.bench == bench && r.series == series && r.imp == *imp && (64..=16384).contains(&r.bytes)) {
+                    let model = copy_or_set(obj, &format!("{bench}_{imp}"), r.bytes, random, set)?;
+                    out.push(Case { bench: bench.to_string(), series: series.clone(), imp: imp.to_string(), bytes: r.bytes, d1: r.cycles_per_byte, model });
+                }
+            }
+        }
+        Ok(out)
+    };
+    let (a, b) = std::thread::scope(|sc| {
+        let a = sc.spawn(|| one_bench("memcpy", false));
+        let b = one_bench("memset", true);
+        (a.join().map_err(|_| "the memcpy sweep panicked".to_string()), b)
+    });
+    let mut out = a??;
+    out.extend(b?);
     Ok(out)
 }
 

@@ -104,3 +104,42 @@ fn model_reproduces_the_d1_measurements() {
     let off: Vec<String> = compared.iter().filter(|c| (c.ratio() - 1.0).abs() > 0.10 && listed(c).is_none()).map(|c| format!("{} {} {} {}: {:.3}", c.bench, c.series, c.imp, c.bytes, c.ratio())).collect();
     assert!(off.is_empty(), "model off by more than 10%:\n{}", off.join("\n"));
 }
+
+/// Least share of the ~1400 memcpy/memset rows from 64 B to 16 KiB (every size the D1
+/// measured, not only the five compared row by row above) that the model must reach
+/// within 10%. The rows it misses are printed; docs/cost-model.md says where they are (the
+/// random-offset copies of 8-16 KiB, where the D1 takes L1 misses the model does not know
+/// the cause of, and lone points) [the share the model reached when the sweep was added:
+/// 1373 of 1400].
+const SWEEP_WITHIN: f64 = 0.975;
+
+#[test]
+fn model_follows_every_d1_copy_size() {
+    let Some(gcc) = oracle::gcc() else { return };
+    let dir = d1::calibration_dir();
+    if !dir.join("d1-measured.tsv").exists() {
+        oracle::missing::<()>(&format!("the D1 calibration data ({})", dir.display()));
+        return;
+    }
+    let rows = d1::measured(&dir).expect("d1-measured.tsv");
+    let p = d1::programs(&gcc, &dir, &oracle::scratch("d1-sweep")).expect("the calibration programs assemble");
+    let cases = d1::sweep(&p, &rows).expect("the sweep runs");
+    assert!(cases.len() > 1000, "the sweep found {} rows", cases.len());
+    println!("| bench | series | impl | rows | within 10% | worst model/D1 |\n|---|---|---|---:|---:|---:|");
+    let mut keys: Vec<(&str, &str, &str)> = cases.iter().map(|c| (c.bench.as_str(), c.series.as_str(), c.imp.as_str())).collect();
+    keys.dedup();
+    for k in &keys {
+        let s: Vec<&d1::Case> = cases.iter().filter(|c| (c.bench.as_str(), c.series.as_str(), c.imp.as_str()) == *k).collect();
+        let within = s.iter().filter(|c| (c.ratio() - 1.0).abs() <= 0.10).count();
+        let worst = s.iter().map(|c| c.ratio()).max_by(|a, b| (a - 1.0).abs().total_cmp(&(b - 1.0).abs())).unwrap_or(1.0);
+        println!("| {} | {} | {} | {} | {} | {:.3} |", k.0, k.1, k.2, s.len(), within, worst);
+    }
+    let off: Vec<&d1::Case> = cases.iter().filter(|c| (c.ratio() - 1.0).abs() > 0.10).collect();
+    println!("\nrows off by more than 10%:");
+    for c in &off {
+        println!("  {} {} {} {} B: D1 {:.3}, model {:.3} ({:.3})", c.bench, c.series, c.imp, c.bytes, c.d1, c.model, c.ratio());
+    }
+    let share = 1.0 - off.len() as f64 / cases.len() as f64;
+    println!("{} of {} rows within 10% ({:.1}%)", cases.len() - off.len(), cases.len(), 100.0 * share);
+    assert!(share >= SWEEP_WITHIN, "only {:.1}% of the sweep's rows within 10% (at least {:.1}% expected)", 100.0 * share, 100.0 * SWEEP_WITHIN);
+}
