@@ -176,15 +176,17 @@ fn root(f: &Func, v: usize) -> usize {
 /// out-of-line code into the middle of a loop is not a back edge (its target does not
 /// dominate it), so it adds no level.
 pub fn loop_depth(f: &Func) -> Vec<u32> {
-    // Solved on basic blocks: a loop's head starts a block (it is entered from two places),
-    // and a block's items are all in a loop or all outside it.
+    // Solved on basic blocks: a loop's head starts a block (the entry, or a label: it is
+    // entered from outside the loop and by a back edge), and a block's items are all in a
+    // loop or all outside it.
     let blocks = crate::lower::Blocks::of(f);
     let bd = graph_loop_depth(&(0..blocks.len()).map(|b| blocks.succ_blocks(b)).collect::<Vec<_>>());
     blocks.block_of.iter().map(|&b| bd[b]).collect()
 }
 
 /// [`loop_depth`] of a graph given as each node's successors (at most two, `usize::MAX`
-/// for none), entered at node 0.
+/// for none and only after those there are), entered at node 0. The comments below say
+/// "item" for a node.
 fn graph_loop_depth(succ: &[[usize; 2]]) -> Vec<u32> {
     let n = succ.len();
     let mut d = vec![0u32; n];
@@ -399,7 +401,7 @@ fn colour(f: &Func) -> Result<Coloured, BuildError> {
         }
         for &d in &defs {
             let row = adj.row_mut(d);
-            for (k, (r, &x)) in row.iter_mut().zip(lo).take(words).enumerate() {
+            for (k, (r, &x)) in row.iter_mut().zip(lo).enumerate() {
                 *r |= if k + 1 == words { x & last_mask } else { x };
             }
             for &p in &parts {
@@ -420,9 +422,11 @@ fn colour(f: &Func) -> Result<Coloured, BuildError> {
             }
         }
     }
+    let mut members: Vec<usize> = Vec::new();
     for a in 0..n {
-        let members: Vec<usize> = adj.iter(a).collect();
-        for b in members {
+        members.clear();
+        members.extend(adj.iter(a));
+        for &b in &members {
             adj.set(b, a);
         }
     }

@@ -228,8 +228,8 @@ pub fn successors(f: &Func, label_at: &[usize], i: usize) -> Vec<usize> {
     successor_pair(f, label_at, i).into_iter().filter(|&s| s != usize::MAX).collect()
 }
 
-/// [`successors`] without allocating: the fall-through first, then the target, `usize::MAX`
-/// where there is none.
+/// [`successors`] without allocating, in the same order: the successors there are first,
+/// then `usize::MAX` (only ever in the second slot, or in both).
 pub fn successor_pair(f: &Func, label_at: &[usize], i: usize) -> [usize; 2] {
     const NONE: usize = usize::MAX;
     let next = if i + 1 < f.items.len() { i + 1 } else { NONE };
@@ -250,7 +250,8 @@ pub fn successor_pair(f: &Func, label_at: &[usize], i: usize) -> [usize; 2] {
 }
 
 /// A function's basic blocks: a block starts at the entry, at a label and after an item that
-/// does not simply fall through, so every successor of a block's last item starts a block.
+/// does not simply fall through, so every successor of a block's last item starts a block
+/// (branch targets are labels: [`label_positions`]).
 pub struct Blocks {
     /// Each item's successors ([`successor_pair`]).
     pub succ: Vec<[usize; 2]>,
@@ -273,6 +274,7 @@ impl Blocks {
             }
             block_of[i] = start.len() - 1;
         }
+        debug_assert!(succ.iter().all(|s| s[0] != usize::MAX || s[1] == usize::MAX), "successor_pair puts usize::MAX last");
         Blocks { succ, start, block_of }
     }
     pub fn len(&self) -> usize {
@@ -354,17 +356,17 @@ pub fn liveness_rows(f: &Func, nodes: &Nodes, ud: &UseDefs) -> (BitRows, BitRows
     let mut live_in = BitRows::new(m, n);
     let mut live_out = BitRows::new(m, n);
     let w = live_in.words;
-    // Per block: the nodes read before any write (gen) and the nodes written (kill).
-    let mut gen = BitRows::new(nb, n);
+    // Per block: the nodes read before any write (upward) and the nodes written (kill).
+    let mut upward = BitRows::new(nb, n);
     let mut kill = BitRows::new(nb, n);
     for b in 0..nb {
         for i in (start[b]..end(b)).rev() {
             for &d in ud.defs(i) {
                 kill.set(b, d);
-                gen.row_mut(b)[d / 64] &= !(1 << (d % 64));
+                upward.row_mut(b)[d / 64] &= !(1 << (d % 64));
             }
             for &u in ud.uses(i) {
-                gen.set(b, u);
+                upward.set(b, u);
             }
         }
     }
@@ -382,7 +384,7 @@ pub fn liveness_rows(f: &Func, nodes: &Nodes, ud: &UseDefs) -> (BitRows, BitRows
                 }
             }
             bout.row_mut(b).copy_from_slice(&out);
-            for ((o, g), k) in out.iter_mut().zip(gen.row(b)).zip(kill.row(b)) {
+            for ((o, g), k) in out.iter_mut().zip(upward.row(b)).zip(kill.row(b)) {
                 *o = g | (*o & !k);
             }
             if out[..] != *bin.row(b) {
