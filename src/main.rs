@@ -323,29 +323,19 @@ fn run(cmd: Cmd) -> Result<(), String> {
             let mut rows = Vec::new();
             let mut nfiles = 0;
             // One build per kernel, variant and ABI, shared by its formats; builds run on
-            // every core.
+            // every core (one worker a core, each taking the next build in the list).
             let mut keys: Vec<(&str, &str, Abi)> = all.iter().map(|o| (o.kernel.name, o.variant.name, o.abi)).collect();
             keys.dedup();
-            let builds: Vec<Result<kgen_dsl::Module, String>> = std::thread::scope(|sc| {
-                let handles: Vec<_> = keys
-                    .iter()
-                    .map(|&(k, v, abi)| {
-                        let o = all.iter().find(|o| o.kernel.name == k && o.variant.name == v && o.abi == abi).expect("key from the list");
-                        sc.spawn(move || o.build())
-                    })
-                    .collect();
-                handles.into_iter().map(|h| h.join().expect("build thread")).collect()
+            let builds: Vec<Result<kgen_dsl::Module, String>> = par_map(&keys, |&(k, v, abi)| {
+                let o = all.iter().find(|o| o.kernel.name == k && o.variant.name == v && o.abi == abi).expect("key from the list");
+                o.build()
             });
             let mut modules = std::collections::HashMap::new();
             for (key, m) in keys.iter().zip(builds) {
                 modules.insert(*key, m?);
             }
             // Rendering (text, objects, shims) runs on every core too; writing in order.
-            let rendered: Vec<Result<Vec<(String, Vec<u8>)>, String>> = std::thread::scope(|sc| {
-                let modules = &modules;
-                let handles: Vec<_> = all.iter().map(|o| sc.spawn(move || o.render_module(&modules[&(o.kernel.name, o.variant.name, o.abi)], c))).collect();
-                handles.into_iter().map(|h| h.join().expect("render thread")).collect()
-            });
+            let rendered: Vec<Result<Vec<(String, Vec<u8>)>, String>> = par_map(&all, |o| o.render_module(&modules[&(o.kernel.name, o.variant.name, o.abi)], c));
             for (o, files) in all.iter().zip(rendered) {
                 for (rel, bytes) in files? {
                     let path = out.join(&rel);
@@ -552,4 +542,29 @@ fn parse_sizes(s: Option<&str>) -> Result<Vec<usize>, String> {
         Some(s) => s.split(',').map(|x| x.trim().parse().map_err(|_| format!("bad size `{x}`"))).collect(),
         None => Ok(bench::SIZES.to_vec()),
     }
+}
+
+/// `f` of every item, on one worker per core, each taking the next item not yet taken;
+/// the results in the items' order.
+fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let next = AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len().max(1));
+    let mut done: Vec<(usize, R)> = std::thread::scope(|sc| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                sc.spawn(|| {
+                    let mut out = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(item) = items.get(i) else { return out };
+                        out.push((i, f(item)));
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().expect("worker thread")).collect()
+    });
+    done.sort_by_key(|&(i, _)| i);
+    done.into_iter().map(|(_, r)| r).collect()
 }
