@@ -96,6 +96,28 @@ pub struct Programs {
     pub boring_plain: Object,
 }
 
+impl Programs {
+    /// The memcpy (`set`: memset) program of `imp` (`rvv_m1`..`rvv_m8` or `scalar`).
+    pub fn copy(&self, set: bool, imp: &str) -> Result<&Object, String> {
+        let k = ["rvv_m1", "rvv_m2", "rvv_m4", "rvv_m8"].iter().position(|x| *x == imp);
+        Ok(match (k, set) {
+            (Some(k), false) => &self.memcpy[k],
+            (Some(k), true) => &self.memset[k],
+            (None, false) if imp == "scalar" => &self.memcpy_c,
+            (None, true) if imp == "scalar" => &self.memset_c,
+            (None, _) => return Err(format!("no memcpy/memset program `{imp}`")),
+        })
+    }
+}
+
+/// The name of rvv-bench's memcpy/memset series: random offsets, or offset 0.
+pub fn series(bench: &str, random: bool) -> String {
+    if random { bench.to_string() } else { format!("{bench} aligned") }
+}
+
+/// The implementations of the memcpy/memset series kgen compares.
+pub const COPY_IMPLS: [&str; 5] = ["rvv_m1", "rvv_m2", "rvv_m4", "rvv_m8", "scalar"];
+
 /// A memcpy for boring.c's `poly1305_init` (it tail-calls one; the D1 ran glibc's): word
 /// copies, then bytes. Written here, not taken from any library.
 const MEMCPY: &str = "
@@ -190,6 +212,9 @@ pub struct Case {
 }
 
 impl Case {
+    fn of(r: &D1Row, model: f64) -> Case {
+        Case { bench: r.bench.clone(), series: r.series.clone(), imp: r.imp.clone(), bytes: r.bytes, d1: r.cycles_per_byte, model }
+    }
     pub fn ratio(&self) -> f64 {
         self.model / self.d1
     }
@@ -230,8 +255,8 @@ fn env(obj: &Object) -> Result<Env, String> {
     Ok(e)
 }
 
-/// Lines that rvv-bench's driver and the kernel (the `clock()` system call after every
-/// sample) bring into the L1 between two timed calls, as offsets in an 8 KiB cache way:
+/// Lines that rvv-bench's driver and the kernel (its `clock()` system call, after every
+/// sample past the first `MIN_REPEATS`) bring into the L1 between two timed calls, as offsets in an 8 KiB cache way:
 /// the first three lines of each 4 KiB page [A, fitted: the aligned memcpy rows step up by
 /// 600-800 cycles at 8347 bytes, where the three sets of the first lines of the way come
 /// to hold four lines of the copy, and no earlier; page-aligned structures start there].
@@ -280,7 +305,7 @@ pub fn copy_or_set(obj: &Object, sym: &str, n: usize, random: bool, set: bool) -
     };
     let one = |e: &mut Env, d_off: u64, s_off: u64| one_n(e, d_off, s_off, n);
     // The random series ran its sizes in increasing order on the same buffers: the
-    // previous size's samples left their lines in the L1 (untimed here, as there).
+    // previous size's samples (timed there) left their lines in the L1; run here untimed.
     if random {
         let p = previous_size(n);
         for _ in 0..SAMPLES {
@@ -289,7 +314,8 @@ pub fn copy_or_set(obj: &Object, sym: &str, n: usize, random: bool, set: bool) -
         }
     }
     // rvv-bench's two untimed calls (the checksum comparison), from one random state:
-    // both at the same offsets.
+    // both at the same offsets. The D1's second call ran `impls[0]` (libc's memcpy or
+    // memset) on the same lines; the kernel stands in for it here.
     let (d, s) = if random { (rng.random::<u64>() & 511, rng.random::<u64>() & 511) } else { (0, 0) };
     one(&mut e, d, s)?;
     one(&mut e, d, s)?;
@@ -306,8 +332,9 @@ pub fn copy_or_set(obj: &Object, sym: &str, n: usize, random: bool, set: bool) -
     Ok((cycles + HARNESS_CYCLES) / n as f64)
 }
 
-/// The size the D1 run measured before `n`: its memcpy/memset sizes step by
-/// `c + c/13 + 3` (see docs/cost-model.md); `n` itself where no size steps to it.
+/// The size the D1 run measured before `n`, for `n` among its memcpy/memset sizes (they step
+/// by `c + c/13 + 3`, an older `NEXT` than the kept config.h's `c + c/17 + 3`); otherwise
+/// the p with p + p/13 + 3 = n if there is one, else `n`.
 pub fn previous_size(n: usize) -> usize {
     (n.saturating_sub(n / 12 + 4)..n).find(|&p| p + p / 13 + 3 == n).unwrap_or(n)
 }
@@ -378,23 +405,21 @@ pub const KERNEL_SIZES: [usize; 2] = [1024, 16384];
 pub fn cases(p: &Programs, rows: &[D1Row], extra: bool) -> Result<Vec<Case>, String> {
     let mut out = Vec::new();
     let mut push = |r: &D1Row, model: f64, label: Option<&str>| {
-        out.push(Case { bench: label.unwrap_or(&r.bench).to_string(), series: r.series.clone(), imp: r.imp.clone(), bytes: r.bytes, d1: r.cycles_per_byte, model });
+        let mut c = Case::of(r, model);
+        if let Some(l) = label {
+            c.bench = l.to_string();
+        }
+        out.push(c);
     };
     for (bench, set) in [("memcpy", false), ("memset", true)] {
         for random in [false, true] {
-            let series = if random { bench.to_string() } else { format!("{bench} aligned") };
-            for (k, lmul) in [1, 2, 4, 8].iter().enumerate() {
-                let imp = format!("rvv_m{lmul}");
-                let obj = if set { &p.memset[k] } else { &p.memcpy[k] };
+            let series = series(bench, random);
+            for imp in COPY_IMPLS {
+                let obj = p.copy(set, imp)?;
                 for &n in &COPY_SIZES {
-                    let r = nearest(rows, bench, &series, &imp, n).ok_or_else(|| format!("d1-measured.tsv has no {series} {imp}"))?;
+                    let r = nearest(rows, bench, &series, imp, n).ok_or_else(|| format!("d1-measured.tsv has no {series} {imp}"))?;
                     push(r, copy_or_set(obj, &format!("{bench}_{imp}"), r.bytes, random, set)?, None);
                 }
-            }
-            for &n in &COPY_SIZES {
-                let r = nearest(rows, bench, &series, "scalar", n).ok_or_else(|| format!("d1-measured.tsv has no {series} scalar"))?;
-                let obj = if set { &p.memset_c } else { &p.memcpy_c };
-                push(r, copy_or_set(obj, &format!("{bench}_scalar"), r.bytes, random, set)?, None);
             }
         }
     }
@@ -416,22 +441,17 @@ pub fn cases(p: &Programs, rows: &[D1Row], extra: bool) -> Result<Vec<Case>, Str
 }
 
 /// Every memcpy/memset row of the D1 measurements from 64 B to 16 KiB (rvv m1/m2/m4/m8 and
-/// scalar, both series: about 1400 rows), on the model; the two benches run at once.
+/// scalar, both series: 70 sizes each, 1400 rows), on the model; the two benches run at once.
 pub fn sweep(p: &Programs, rows: &[D1Row]) -> Result<Vec<Case>, String> {
+    let (lo, hi) = (COPY_SIZES[0], COPY_SIZES[COPY_SIZES.len() - 1]);
     let one_bench = |bench: &str, set: bool| -> Result<Vec<Case>, String> {
         let mut out = Vec::new();
         for random in [false, true] {
-            let series = if random { bench.to_string() } else { format!("{bench} aligned") };
-            for (k, imp) in ["rvv_m1", "rvv_m2", "rvv_m4", "rvv_m8", "scalar"].iter().enumerate() {
-                let obj = match (k, set) {
-                    (4, false) => &p.memcpy_c,
-                    (4, true) => &p.memset_c,
-                    (_, false) => &p.memcpy[k],
-                    (_, true) => &p.memset[k],
-                };
-                for r in rows.iter().filter(|r| r.bench == bench && r.series == series && r.imp == *imp && (64..=16384).contains(&r.bytes)) {
-                    let model = copy_or_set(obj, &format!("{bench}_{imp}"), r.bytes, random, set)?;
-                    out.push(Case { bench: bench.to_string(), series: series.clone(), imp: imp.to_string(), bytes: r.bytes, d1: r.cycles_per_byte, model });
+            let series = series(bench, random);
+            for imp in COPY_IMPLS {
+                let obj = p.copy(set, imp)?;
+                for r in rows.iter().filter(|r| r.bench == bench && r.series == series && r.imp == imp && (lo..=hi).contains(&r.bytes)) {
+                    out.push(Case::of(r, copy_or_set(obj, &format!("{bench}_{imp}"), r.bytes, random, set)?));
                 }
             }
         }

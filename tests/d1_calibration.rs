@@ -1,8 +1,9 @@
 //! The C906 model against the physical D1 measurements of ../shared/calibration/
 //! (`kgen::d1`): memcpy and memset (rvv m1/m2/m4/m8 and scalar, aligned and random
 //! offsets, 64 B to 16 KiB), rvv-chacha-poly's vector ChaCha20 and BoringSSL's C ChaCha20
-//! and Poly1305 at 1 KiB and 16 KiB, each within 10%. Prints the model/measured table
-//! (docs/cost-model.md carries it).
+//! and Poly1305 at 1 KiB and 16 KiB, each within 10% (two rows reported with evidence
+//! instead); and every memcpy/memset size from 64 B to 16 KiB, with the rows outside 10%
+//! only where docs/cost-model.md says. Prints the tables (docs/cost-model.md carries them).
 
 use kgen::d1;
 use kgen::oracle;
@@ -39,9 +40,8 @@ fn d1_at<'a>(rows: &'a [d1::D1Row], bench: &str, series: &str, imp: &str) -> Vec
 fn check_evidence(p: &d1::Programs, rows: &[d1::D1Row], cases: &[d1::Case], u: &(&str, &str, &str, usize, Evidence)) -> String {
     let (bench, series, imp, n, ev) = *u;
     let set = bench == "memset";
-    let lmul_ix = |imp: &str| ["rvv_m1", "rvv_m2", "rvv_m4", "rvv_m8"].iter().position(|x| *x == imp).expect("an rvv_m* row");
     let model = |imp: &str, bytes: usize| {
-        let obj = if set { &p.memset[lmul_ix(imp)] } else { &p.memcpy[lmul_ix(imp)] };
+        let obj = p.copy(set, imp).expect("a memcpy/memset program");
         d1::copy_or_set(obj, &format!("{bench}_{imp}"), bytes, series == bench, set).expect("the model runs the row")
     };
     let case = |imp: &str| cases.iter().find(|c| (c.bench.as_str(), c.series.as_str(), c.imp.as_str(), c.bytes) == (bench, series, imp, n)).expect("a compared case");
@@ -75,17 +75,22 @@ fn check_evidence(p: &d1::Programs, rows: &[d1::D1Row], cases: &[d1::Case], u: &
     }
 }
 
-#[test]
-fn model_reproduces_the_d1_measurements() {
-    let Some(gcc) = oracle::gcc() else { return };
+/// The D1 rows and the calibration programs (assembled in scratch directory `name`), or
+/// None when an oracle is missing (a failure under CI=true).
+fn setup(name: &str) -> Option<(Vec<d1::D1Row>, d1::Programs)> {
+    let gcc = oracle::gcc()?;
     let dir = d1::calibration_dir();
     if !dir.join("d1-measured.tsv").exists() {
-        oracle::missing::<()>(&format!("the D1 calibration data ({})", dir.display()));
-        return;
+        return oracle::missing(&format!("the D1 calibration data ({})", dir.display()));
     }
     let rows = d1::measured(&dir).expect("d1-measured.tsv");
-    let scratch = oracle::scratch("d1");
-    let p = d1::programs(&gcc, &dir, &scratch).expect("the calibration programs assemble");
+    let p = d1::programs(&gcc, &dir, &oracle::scratch(name)).expect("the calibration programs assemble");
+    Some((rows, p))
+}
+
+#[test]
+fn model_reproduces_the_d1_measurements() {
+    let Some((rows, p)) = setup("d1") else { return };
     let cases = d1::cases(&p, &rows, true).expect("the calibration runs");
     println!("{}", d1::table(&cases));
     println!("harness cycles: {} assumed, {:.1} implied by the 64-byte memcpy/memset rows", d1::HARNESS_CYCLES, d1::harness_implied(&cases));
@@ -105,41 +110,57 @@ fn model_reproduces_the_d1_measurements() {
     assert!(off.is_empty(), "model off by more than 10%:\n{}", off.join("\n"));
 }
 
-/// Least share of the ~1400 memcpy/memset rows from 64 B to 16 KiB (every size the D1
-/// measured, not only the five compared row by row above) that the model must reach
-/// within 10%. The rows it misses are printed; docs/cost-model.md says where they are (the
-/// random-offset copies of 8-16 KiB, where the D1 takes L1 misses the model does not know
-/// the cause of, and lone points) [the share the model reached when the sweep was added:
-/// 1373 of 1400].
-const SWEEP_WITHIN: f64 = 0.975;
+/// Most rows of the 1400-row sweep (every memcpy/memset size the D1 measured from 64 B to
+/// 16 KiB, not only the five compared row by row above) the model may miss by more than
+/// 10%: as many as when the sweep was added, so a new miss fails and is looked at. Each miss
+/// must also be of a kind docs/cost-model.md ("Every size") describes: a memcpy of 8 KiB or
+/// more at LMUL 2 to 8, or a lone point of the measurement.
+const SWEEP_MISSES: usize = 27;
+
+/// Whether case `c` stands more than 10% above both neighbouring sizes of its series in the
+/// D1 rows while the model is within 10% of them.
+fn lone_point(p: &d1::Programs, rows: &[d1::D1Row], c: &d1::Case) -> bool {
+    let s = d1_at(rows, &c.bench, &c.series, &c.imp);
+    let Some(k) = s.iter().position(|r| r.bytes == c.bytes).filter(|&k| k > 0 && k + 1 < s.len()) else { return false };
+    let set = c.bench == "memset";
+    let obj = p.copy(set, &c.imp).expect("a memcpy/memset program");
+    [s[k - 1], s[k + 1]].iter().all(|n| {
+        let m = d1::copy_or_set(obj, &format!("{}_{}", c.bench, c.imp), n.bytes, c.series == c.bench, set).expect("the model runs the row");
+        c.d1 > 1.10 * n.cycles_per_byte && (m / n.cycles_per_byte - 1.0).abs() <= 0.10
+    })
+}
 
 #[test]
 fn model_follows_every_d1_copy_size() {
-    let Some(gcc) = oracle::gcc() else { return };
-    let dir = d1::calibration_dir();
-    if !dir.join("d1-measured.tsv").exists() {
-        oracle::missing::<()>(&format!("the D1 calibration data ({})", dir.display()));
-        return;
-    }
-    let rows = d1::measured(&dir).expect("d1-measured.tsv");
-    let p = d1::programs(&gcc, &dir, &oracle::scratch("d1-sweep")).expect("the calibration programs assemble");
+    let Some((rows, p)) = setup("d1-sweep") else { return };
     let cases = d1::sweep(&p, &rows).expect("the sweep runs");
-    assert!(cases.len() > 1000, "the sweep found {} rows", cases.len());
+    assert_eq!(cases.len(), 1400, "the sweep's rows");
     println!("| bench | series | impl | rows | within 10% | worst model/D1 |\n|---|---|---|---:|---:|---:|");
     let mut keys: Vec<(&str, &str, &str)> = cases.iter().map(|c| (c.bench.as_str(), c.series.as_str(), c.imp.as_str())).collect();
     keys.dedup();
+    let mut off = Vec::new();
     for k in &keys {
         let s: Vec<&d1::Case> = cases.iter().filter(|c| (c.bench.as_str(), c.series.as_str(), c.imp.as_str()) == *k).collect();
         let within = s.iter().filter(|c| (c.ratio() - 1.0).abs() <= 0.10).count();
         let worst = s.iter().map(|c| c.ratio()).max_by(|a, b| (a - 1.0).abs().total_cmp(&(b - 1.0).abs())).unwrap_or(1.0);
         println!("| {} | {} | {} | {} | {} | {:.3} |", k.0, k.1, k.2, s.len(), within, worst);
+        for c in s.iter().filter(|c| (c.ratio() - 1.0).abs() > 0.10) {
+            let kind = if lone_point(&p, &rows, c) {
+                Some("lone point")
+            } else if c.bench == "memcpy" && c.bytes >= 8192 && ["rvv_m2", "rvv_m4", "rvv_m8"].contains(&c.imp.as_str()) {
+                Some("memcpy 8-16 KiB")
+            } else {
+                None
+            };
+            off.push((*c, kind));
+        }
     }
-    let off: Vec<&d1::Case> = cases.iter().filter(|c| (c.ratio() - 1.0).abs() > 0.10).collect();
     println!("\nrows off by more than 10%:");
-    for c in &off {
-        println!("  {} {} {} {} B: D1 {:.3}, model {:.3} ({:.3})", c.bench, c.series, c.imp, c.bytes, c.d1, c.model, c.ratio());
+    for (c, kind) in &off {
+        println!("  {} {} {} {} B: D1 {:.3}, model {:.3} ({:.3}; {})", c.bench, c.series, c.imp, c.bytes, c.d1, c.model, c.ratio(), kind.unwrap_or("NOT DESCRIBED"));
     }
-    let share = 1.0 - off.len() as f64 / cases.len() as f64;
-    println!("{} of {} rows within 10% ({:.1}%)", cases.len() - off.len(), cases.len(), 100.0 * share);
-    assert!(share >= SWEEP_WITHIN, "only {:.1}% of the sweep's rows within 10% (at least {:.1}% expected)", 100.0 * share, 100.0 * SWEEP_WITHIN);
+    println!("{} of {} rows within 10%", cases.len() - off.len(), cases.len());
+    let undescribed: Vec<String> = off.iter().filter(|(_, k)| k.is_none()).map(|(c, _)| format!("{} {} {} {}", c.bench, c.series, c.imp, c.bytes)).collect();
+    assert!(undescribed.is_empty(), "rows off by more than 10% of no kind docs/cost-model.md describes: {}", undescribed.join(", "));
+    assert!(off.len() <= SWEEP_MISSES, "{} rows off by more than 10% (at most {SWEEP_MISSES})", off.len());
 }

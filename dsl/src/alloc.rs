@@ -184,9 +184,8 @@ pub fn loop_depth(f: &Func) -> Vec<u32> {
     blocks.block_of.iter().map(|&b| bd[b]).collect()
 }
 
-/// [`loop_depth`] of a graph given as each node's successors (at most two, `usize::MAX`
-/// for none and only after those there are), entered at node 0. The comments below say
-/// "item" for a node.
+/// [`loop_depth`] of a graph entered at node 0, given as each node's successors: at most
+/// two, padded with `usize::MAX` at the end.
 fn graph_loop_depth(succ: &[[usize; 2]]) -> Vec<u32> {
     let n = succ.len();
     let mut d = vec![0u32; n];
@@ -274,10 +273,10 @@ fn graph_loop_depth(succ: &[[usize; 2]]) -> Vec<u32> {
         }
         v = idom[v];
     };
-    // Each head's loop: the items reaching one of its back edges' sources without passing it.
+    // Each head's loop: the nodes reaching one of its back edges' sources without passing it.
     let mut tails: Vec<Vec<usize>> = vec![Vec::new(); n];
     for &v in &rpo {
-        // Only a retreating edge (to an item not after it in reverse postorder) can be a
+        // Only a retreating edge (to a node not after it in reverse postorder) can be a
         // back edge; a forward edge's target never dominates its source.
         for &s in succ_of(v).iter().filter(|&&s| order[s] <= order[v]) {
             if dominates(s, v) {
