@@ -256,8 +256,8 @@ fn env(obj: &Object) -> Result<Env, String> {
 }
 
 /// Lines that rvv-bench's driver and the kernel (its `clock()` system call, after every
-/// sample past the first `MIN_REPEATS`) bring into the L1 between two timed calls, as offsets in an 8 KiB cache way:
-/// the first three lines of each 4 KiB page [A, fitted: the aligned memcpy rows step up by
+/// sample past the first `MIN_REPEATS`) bring into the L1 between two timed calls, as
+/// offsets in an 8 KiB cache way: the first three lines of each 4 KiB page [A, fitted: the aligned memcpy rows step up by
 /// 600-800 cycles at 8347 bytes, where the three sets of the first lines of the way come
 /// to hold four lines of the copy, and no earlier; page-aligned structures start there].
 pub const FOREIGN_LINES: [u64; 6] = [0, 64, 128, 4096, 4096 + 64, 4096 + 128];
