@@ -99,14 +99,20 @@ pub struct Programs {
 impl Programs {
     /// The memcpy (`set`: memset) program of `imp` (`rvv_m1`..`rvv_m8` or `scalar`).
     pub fn copy(&self, set: bool, imp: &str) -> Result<&Object, String> {
-        let k = ["rvv_m1", "rvv_m2", "rvv_m4", "rvv_m8"].iter().position(|x| *x == imp);
-        Ok(match (k, set) {
-            (Some(k), false) => &self.memcpy[k],
-            (Some(k), true) => &self.memset[k],
-            (None, false) if imp == "scalar" => &self.memcpy_c,
-            (None, true) if imp == "scalar" => &self.memset_c,
-            (None, _) => return Err(format!("no memcpy/memset program `{imp}`")),
+        let k = COPY_IMPLS.iter().position(|x| *x == imp).ok_or_else(|| format!("no memcpy/memset program `{imp}`"))?;
+        Ok(match (COPY_IMPLS[k], set) {
+            ("scalar", false) => &self.memcpy_c,
+            ("scalar", true) => &self.memset_c,
+            (_, false) => &self.memcpy[k],
+            (_, true) => &self.memset[k],
         })
+    }
+
+    /// The model's cycles per byte for the D1 memcpy/memset row (`bench`, `series`, `imp`,
+    /// `bytes`), run as rvv-bench ran it.
+    pub fn model_of(&self, bench: &str, series: &str, imp: &str, bytes: usize) -> Result<f64, String> {
+        let set = bench == "memset";
+        copy_or_set(self.copy(set, imp)?, &format!("{bench}_{imp}"), bytes, series == bench, set)
     }
 }
 
@@ -411,14 +417,13 @@ pub fn cases(p: &Programs, rows: &[D1Row], extra: bool) -> Result<Vec<Case>, Str
         }
         out.push(c);
     };
-    for (bench, set) in [("memcpy", false), ("memset", true)] {
+    for bench in ["memcpy", "memset"] {
         for random in [false, true] {
             let series = series(bench, random);
             for imp in COPY_IMPLS {
-                let obj = p.copy(set, imp)?;
                 for &n in &COPY_SIZES {
                     let r = nearest(rows, bench, &series, imp, n).ok_or_else(|| format!("d1-measured.tsv has no {series} {imp}"))?;
-                    push(r, copy_or_set(obj, &format!("{bench}_{imp}"), r.bytes, random, set)?, None);
+                    push(r, p.model_of(bench, &series, imp, r.bytes)?, None);
                 }
             }
         }
@@ -444,22 +449,21 @@ pub fn cases(p: &Programs, rows: &[D1Row], extra: bool) -> Result<Vec<Case>, Str
 /// scalar, both series: 70 sizes each, 1400 rows), on the model; the two benches run at once.
 pub fn sweep(p: &Programs, rows: &[D1Row]) -> Result<Vec<Case>, String> {
     let (lo, hi) = (COPY_SIZES[0], COPY_SIZES[COPY_SIZES.len() - 1]);
-    let one_bench = |bench: &str, set: bool| -> Result<Vec<Case>, String> {
+    let one_bench = |bench: &str| -> Result<Vec<Case>, String> {
         let mut out = Vec::new();
         for random in [false, true] {
             let series = series(bench, random);
             for imp in COPY_IMPLS {
-                let obj = p.copy(set, imp)?;
                 for r in rows.iter().filter(|r| r.bench == bench && r.series == series && r.imp == imp && (lo..=hi).contains(&r.bytes)) {
-                    out.push(Case::of(r, copy_or_set(obj, &format!("{bench}_{imp}"), r.bytes, random, set)?));
+                    out.push(Case::of(r, p.model_of(bench, &series, imp, r.bytes)?));
                 }
             }
         }
         Ok(out)
     };
     let (a, b) = std::thread::scope(|sc| {
-        let a = sc.spawn(|| one_bench("memcpy", false));
-        let b = one_bench("memset", true);
+        let a = sc.spawn(|| one_bench("memcpy"));
+        let b = one_bench("memset");
         (a.join().map_err(|_| "the memcpy sweep panicked".to_string()), b)
     });
     let mut out = a??;

@@ -129,6 +129,11 @@ fn aliases_and_c_comments() {
     let direct = assemble_file(&src.replace("j k", "j .Lx"), &t).unwrap_or_else(|e| panic!("{e}"));
     assert!(a.object.text == direct.object.text, "j k assembles as j .Lx");
     assert_eq!(a.object.symbols.iter().find(|s| s.name == "h").map(|s| s.offset), Some(12));
+    // %pcrel_lo of an alias of the auipc's label is %pcrel_lo of the label.
+    let src = ".text\n.set a, .Lp\nf:\n.Lp: auipc t0, %pcrel_hi(f)\n  addi t0, t0, %pcrel_lo(a)\n  ret\n";
+    let a = assemble_file(src, &t).unwrap_or_else(|e| panic!("{e}"));
+    let direct = assemble_file(&src.replace("%pcrel_lo(a)", "%pcrel_lo(.Lp)"), &t).unwrap_or_else(|e| panic!("{e}"));
+    assert!(a.object.text == direct.object.text, "%pcrel_lo(a) assembles as %pcrel_lo(.Lp)");
     // %pcrel_lo of a numeric label.
     let a = assemble_file(".text\nf:\n1: auipc t0, %pcrel_hi(f)\n  addi t0, t0, %pcrel_lo(1b)\n  ret\n", &t).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(a.object.text.len(), 12);

@@ -36,30 +36,35 @@ fn d1_at<'a>(rows: &'a [d1::D1Row], bench: &str, series: &str, imp: &str) -> Vec
     v
 }
 
+/// Whether the D1 row (`bench`, `series`, `imp`, `n`) stands more than `factor` times above
+/// both neighbouring sizes of its series while the model is within 10% of them: Ok with a
+/// description, or Err saying which part fails.
+fn lone_point(p: &d1::Programs, rows: &[d1::D1Row], (bench, series, imp, n): (&str, &str, &str, usize), factor: f64) -> Result<String, String> {
+    let s = d1_at(rows, bench, series, imp);
+    let k = s.iter().position(|r| r.bytes == n).filter(|&k| k > 0 && k + 1 < s.len()).ok_or(format!("{bench} {series} {imp} {n}: no row on both sides"))?;
+    let (lo, hi) = (s[k - 1], s[k + 1]);
+    let me = s[k].cycles_per_byte;
+    if !(me > factor * lo.cycles_per_byte && me > factor * hi.cycles_per_byte) {
+        return Err(format!("{bench} {series} {imp} {n}: {me:.3} c/B is not a lone point ({} B {:.3}, {} B {:.3})", lo.bytes, lo.cycles_per_byte, hi.bytes, hi.cycles_per_byte));
+    }
+    let mut at = Vec::new();
+    for r in [lo, hi] {
+        let m = p.model_of(bench, series, imp, r.bytes).expect("the model runs the row");
+        if (m / r.cycles_per_byte - 1.0).abs() > 0.10 {
+            return Err(format!("{bench} {series} {imp}: the model misses the neighbour at {} B too ({m:.3} against {:.3})", r.bytes, r.cycles_per_byte));
+        }
+        at.push(format!("{:.3} at {} B (model {m:.3})", r.cycles_per_byte, r.bytes));
+    }
+    Ok(format!("D1 {me:.3} c/B against {} in the same series", at.join(" and ")))
+}
+
 /// Checks the evidence for an UNEXPLAINED row; a description of what was found.
 fn check_evidence(p: &d1::Programs, rows: &[d1::D1Row], cases: &[d1::Case], u: &(&str, &str, &str, usize, Evidence)) -> String {
     let (bench, series, imp, n, ev) = *u;
-    let set = bench == "memset";
-    let model = |imp: &str, bytes: usize| {
-        let obj = p.copy(set, imp).expect("a memcpy/memset program");
-        d1::copy_or_set(obj, &format!("{bench}_{imp}"), bytes, series == bench, set).expect("the model runs the row")
-    };
+    let model = |imp: &str, bytes: usize| p.model_of(bench, series, imp, bytes).expect("the model runs the row");
     let case = |imp: &str| cases.iter().find(|c| (c.bench.as_str(), c.series.as_str(), c.imp.as_str(), c.bytes) == (bench, series, imp, n)).expect("a compared case");
     match ev {
-        Evidence::LonePoint => {
-            let s = d1_at(rows, bench, series, imp);
-            let k = s.iter().position(|r| r.bytes == n).expect("the row");
-            let (lo, hi) = (s[k - 1], s[k + 1]);
-            let me = s[k].cycles_per_byte;
-            assert!(me > 1.15 * lo.cycles_per_byte && me > 1.15 * hi.cycles_per_byte, "{bench} {series} {imp} {n}: {me:.3} c/B is no longer a lone point ({} B {:.3}, {} B {:.3})", lo.bytes, lo.cycles_per_byte, hi.bytes, hi.cycles_per_byte);
-            let mut at = Vec::new();
-            for r in [lo, hi] {
-                let m = model(imp, r.bytes);
-                assert!((m / r.cycles_per_byte - 1.0).abs() <= 0.10, "{bench} {series} {imp}: the model misses the neighbour at {} B too ({m:.3} against {:.3})", r.bytes, r.cycles_per_byte);
-                at.push(format!("{:.3} at {} B (model {m:.3})", r.cycles_per_byte, r.bytes));
-            }
-            format!("D1 {me:.3} c/B against {} in the same series", at.join(" and "))
-        }
+        Evidence::LonePoint => lone_point(p, rows, (bench, series, imp, n), 1.15).unwrap_or_else(|e| panic!("{e}")),
         Evidence::LmulConflict { other } => {
             let nf = n as f64;
             let plateau = d1_at(rows, bench, series, imp).iter().rfind(|r| r.bytes <= 8192).map(|r| r.bytes).expect("a row below 8 KiB");
@@ -117,23 +122,10 @@ fn model_reproduces_the_d1_measurements() {
 /// more at LMUL 2 to 8, or a lone point of the measurement.
 const SWEEP_MISSES: usize = 27;
 
-/// Whether case `c` stands more than 10% above both neighbouring sizes of its series in the
-/// D1 rows while the model is within 10% of them.
-fn lone_point(p: &d1::Programs, rows: &[d1::D1Row], c: &d1::Case) -> bool {
-    let s = d1_at(rows, &c.bench, &c.series, &c.imp);
-    let Some(k) = s.iter().position(|r| r.bytes == c.bytes).filter(|&k| k > 0 && k + 1 < s.len()) else { return false };
-    let set = c.bench == "memset";
-    let obj = p.copy(set, &c.imp).expect("a memcpy/memset program");
-    [s[k - 1], s[k + 1]].iter().all(|n| {
-        let m = d1::copy_or_set(obj, &format!("{}_{}", c.bench, c.imp), n.bytes, c.series == c.bench, set).expect("the model runs the row");
-        c.d1 > 1.10 * n.cycles_per_byte && (m / n.cycles_per_byte - 1.0).abs() <= 0.10
-    })
-}
-
 /// The kind of a row the model misses by more than 10%, of those docs/cost-model.md
 /// describes ("Every size"), or None.
 fn miss_kind(p: &d1::Programs, rows: &[d1::D1Row], c: &d1::Case) -> Option<&'static str> {
-    if lone_point(p, rows, c) {
+    if lone_point(p, rows, (&c.bench, &c.series, &c.imp, c.bytes), 1.10).is_ok() {
         Some("lone point")
     } else if c.bench == "memcpy" && c.bytes >= 8192 && ["rvv_m2", "rvv_m4", "rvv_m8"].contains(&c.imp.as_str()) {
         Some("memcpy 8-16 KiB")

@@ -390,14 +390,7 @@ fn colour(f: &Func) -> Result<Coloured, BuildError> {
         }
         let lo = live_out.row(i);
         parts.clear();
-        for (k, &x) in lo.iter().enumerate().skip(n / 64) {
-            // Word n / 64 holds nodes below n too unless n is a multiple of 64.
-            let mut x = if k == n / 64 && !n.is_multiple_of(64) { x & !last_mask } else { x };
-            while x != 0 {
-                parts.push(own(k * 64 + x.trailing_zeros() as usize));
-                x &= x - 1;
-            }
-        }
+        parts.extend(live_out.iter_from(i, n).map(own));
         for &d in &defs {
             let row = adj.row_mut(d);
             for (k, (r, &x)) in row.iter_mut().zip(lo).enumerate() {
@@ -430,7 +423,7 @@ fn colour(f: &Func) -> Result<Coloured, BuildError> {
         }
     }
     for a in 0..n {
-        adj.row_mut(a)[a / 64] &= !(1u64 << (a % 64));
+        adj.clear(a, a);
     }
     let uses_mask = f.items.iter().any(|it| {
         let Item::Inst(i) = it else { return false };

@@ -498,18 +498,11 @@ fn assemble_inner(files: &[(&str, &str)], target: &Target, opts: AsmOptions) -> 
         let find = |f: &Func, n: &str| f.labels.iter().position(|l| l.name.as_deref() == Some(n)).map(|i| Label(i as u32));
         if let (Some(from), Some(to)) = (find(&st.f, &a.scoped.0), find(&st.f, &a.scoped.1)) {
             if !st.f.labels[from.0 as usize].bound && st.f.labels[to.0 as usize].bound {
-                for it in &mut st.f.items {
-                    if let Item::Inst(x) = it {
-                        for o in &mut x.ops {
-                            if *o == Opnd::Label(from) {
-                                *o = Opnd::Label(to);
-                            }
-                        }
-                    }
-                }
+                st.f.labels[from.0 as usize].alias = Some(to);
             }
         }
     }
+    st.f.resolve_aliases();
     let mut f = st.f;
     // The builder's end-of-function checks; `ret` here is a plain jalr, so add no Exit.
     for (i, l) in f.labels.iter().enumerate() {

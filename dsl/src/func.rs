@@ -585,6 +585,19 @@ impl Func {
         self.cold.extend(items);
     }
 
+    /// Makes every reference to a label with an alias (a label of an enclosing scope, or an
+    /// assembler `.set` alias) a reference to the label it stands for.
+    pub(crate) fn resolve_aliases(&mut self) {
+        let resolved: Vec<Label> = (0..self.labels.len()).map(|i| self.resolve(Label(i as u32))).collect();
+        for_each_inst_mut(&mut self.items, &mut |i| {
+            for o in &mut i.ops {
+                if let Opnd::Label(l) | Opnd::PcrelLo { anchor: l } = o {
+                    *l = resolved[l.0 as usize];
+                }
+            }
+        });
+    }
+
     /// The label `l` stands for (following scope aliases).
     pub fn resolve(&self, mut l: Label) -> Label {
         while let Some(a) = self.labels[l.0 as usize].alias {
@@ -815,15 +828,7 @@ impl Func {
     pub fn finish(mut self) -> Result<Func, BuildError> {
         let cold = std::mem::take(&mut self.cold);
         self.items.extend(cold);
-        // References to labels of enclosing scopes become those labels.
-        let resolved: Vec<Label> = (0..self.labels.len()).map(|i| self.resolve(Label(i as u32))).collect();
-        for_each_inst_mut(&mut self.items, &mut |i| {
-            for o in &mut i.ops {
-                if let Opnd::Label(l) | Opnd::PcrelLo { anchor: l } = o {
-                    *l = resolved[l.0 as usize];
-                }
-            }
-        });
+        self.resolve_aliases();
         let mut used = vec![false; self.labels.len()];
         for_each_inst(&self.items, &mut |i| {
             for o in &i.ops {

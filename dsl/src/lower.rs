@@ -85,19 +85,27 @@ impl BitRows {
     pub fn set(&mut self, i: usize, k: usize) {
         self.data[i * self.words + k / 64] |= 1 << (k % 64);
     }
-    /// The members of row `i`.
-    pub fn iter(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
-        self.row(i).iter().enumerate().flat_map(|(w, &b)| {
-            let mut b = b;
+    pub fn clear(&mut self, i: usize, k: usize) {
+        self.data[i * self.words + k / 64] &= !(1 << (k % 64));
+    }
+    /// The members of row `i` from `lo` on.
+    pub fn iter_from(&self, i: usize, lo: usize) -> impl Iterator<Item = usize> + '_ {
+        let w = lo / 64;
+        self.row(i).iter().enumerate().skip(w).flat_map(move |(k, &b)| {
+            let mut b = if k == w { b & (!0u64 << (lo % 64)) } else { b };
             std::iter::from_fn(move || {
                 if b == 0 {
                     return None;
                 }
-                let k = b.trailing_zeros() as usize;
+                let j = b.trailing_zeros() as usize;
                 b &= b - 1;
-                Some(w * 64 + k)
+                Some(k * 64 + j)
             })
         })
+    }
+    /// The members of row `i`.
+    pub fn iter(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
+        self.iter_from(i, 0)
     }
     pub fn count(&self, i: usize) -> usize {
         self.row(i).iter().map(|w| w.count_ones() as usize).sum()
@@ -363,7 +371,7 @@ pub fn liveness_rows(f: &Func, nodes: &Nodes, ud: &UseDefs) -> (BitRows, BitRows
         for i in (start[b]..end(b)).rev() {
             for &d in ud.defs(i) {
                 kill.set(b, d);
-                upward.row_mut(b)[d / 64] &= !(1 << (d % 64));
+                upward.clear(b, d);
             }
             for &u in ud.uses(i) {
                 upward.set(b, u);
