@@ -150,8 +150,13 @@ impl InstItem {
 
     /// Registers this instruction reads and writes (per the row's roles).
     pub fn regs(&self) -> impl Iterator<Item = (crate::isa::Role, Reg)> + '_ {
-        self.row().ops.iter().zip(&self.ops).filter_map(|(spec, o)| match o {
-            Opnd::Reg(r) => Some((spec.role, *r)),
+        self.regs_at().map(|(_, rr)| rr)
+    }
+
+    /// [`InstItem::regs`] with each register's operand index.
+    pub fn regs_at(&self) -> impl Iterator<Item = (usize, (crate::isa::Role, Reg))> + '_ {
+        self.row().ops.iter().zip(&self.ops).enumerate().filter_map(|(k, (spec, o))| match o {
+            Opnd::Reg(r) => Some((k, (spec.role, *r))),
             _ => None,
         })
     }

@@ -140,8 +140,8 @@ pub fn schedule_block(items: Vec<Item>, cap: usize, window: usize, carried: bool
                 let mut uses = Vec::new();
                 let mut acc = Vec::new();
                 let mut loaded = Vec::new();
-                let mul_acc = matches!(row.class, Class::MulAcc | Class::MulAccW);
-                for (role, r) in i.regs() {
+                let acc_op = row.mul.and_then(|m| m.acc).map(usize::from);
+                for (k, (role, r)) in i.regs_at() {
                     if r == Reg::X(0) {
                         continue;
                     }
@@ -158,7 +158,7 @@ pub fn schedule_block(items: Vec<Item>, cap: usize, window: usize, carried: bool
                         Role::UseDef => {
                             units.units(r, &mut uses);
                             defs.extend_from_slice(&uses[from..]);
-                            if mul_acc {
+                            if acc_op == Some(k) {
                                 acc.extend_from_slice(&uses[from..]);
                             }
                         }

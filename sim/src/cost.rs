@@ -390,7 +390,7 @@ impl C906 {
         // [M] an accumulating multiply whose factor is the result of the last multiply
         // issued issues two cycles later than it could otherwise (openc906 RTL: at any
         // distance; not when another multiply came in between).
-        if let (Some(m), Class::MulAcc | Class::MulAccW) = (row.mul, row.class) {
+        if let Some(m) = row.mul.filter(|m| m.acc.is_some()) {
             if m.ops.iter().any(|&k| ops[k as usize] != 0 && self.last_mul_dest == Some(ops[k as usize] as usize)) {
                 start = start.max(self.cycle + 2);
             }
@@ -398,8 +398,8 @@ impl C906 {
         // [M] an accumulating multiply reads its accumulator from a load three cycles after
         // the load issues, one later than an ALU operation can (openc906 RTL: `lwu s2;
         // th.mula s2, ..` 2 stalls, with one instruction between them 1, with two none).
-        if let (Class::MulAcc | Class::MulAccW, Some(acc)) = (row.class, row.ops.iter().zip(ops).find(|(o, _)| o.role == Role::UseDef && matches!(o.kind, Kind::X))) {
-            if let Some(t) = self.xload[*acc.1 as usize] {
+        if let Some(acc) = row.mul.and_then(|m| m.acc) {
+            if let Some(t) = self.xload[ops[acc as usize] as usize] {
                 start = start.max(t + timing::LOAD_TO_ACCUMULATOR);
             }
         }

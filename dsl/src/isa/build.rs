@@ -180,7 +180,12 @@ impl RowDef {
     }
     /// A multiply of operands `a` and `b`, read as signed or not.
     pub fn mul(mut self, a: u8, b: u8, signed: [bool; 2], narrow: bool) -> Self {
-        self.mul = Some(MulOps { ops: [a, b], signed, narrow });
+        self.mul = Some(MulOps { ops: [a, b], signed, narrow, acc: None });
+        self
+    }
+    /// An accumulating multiply of operands `a` and `b` onto operand `acc` (read and written).
+    pub fn mul_acc(mut self, acc: u8, a: u8, b: u8, signed: [bool; 2], narrow: bool) -> Self {
+        self.mul = Some(MulOps { ops: [a, b], signed, narrow, acc: Some(acc) });
         self
     }
     pub fn vset(mut self, v: VType) -> Self {
@@ -290,6 +295,12 @@ impl RowDef {
             "ISA table: {} is a multiply without its factors (or has factors without being one)",
             self.mnemonic
         );
+        assert!(
+            self.mul.and_then(|m| m.acc).map(|k| self.ops.get(k as usize).map(|o| (o.role, o.kind)))
+                == matches!(self.class, Class::MulAcc | Class::MulAccW).then_some(Some((Role::UseDef, Kind::X))),
+            "ISA table: {}: an accumulating multiply names its accumulator (an integer operand it reads and writes), and only one does",
+            self.mnemonic
+        );
         assert!(self.vset.is_some() == (self.class == Class::VSet), "ISA table: {}: vset operands and class disagree", self.mnemonic);
         Row {
             form,
@@ -357,4 +368,32 @@ pub(super) fn sh6(mn: &'static str, f6: u32, f3: u32, opc: u32, ext: ExtSet) -> 
 /// Shift by a 5-bit immediate: funct7 at 31:25.
 pub(super) fn sh5(mn: &'static str, f7: u32, f3: u32, opc: u32, ext: ExtSet) -> RowDef {
     RowDef::new(mn, (f7 << 25) | (f3 << 12) | opc, 0xfe00_707f, ext).ops(&[xd("rd", RD), xs("rs1", RS1), immop("shamt", uimm(5), SH5)])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mac() -> RowDef {
+        RowDef::new("t.mac", 0x0000_100b, 0xfe00_707f, ExtSet::one(crate::ext::Ext::XTheadMac)).ops(&[xud("rd", RD), xs("rs1", RS1), xs("rs2", RS2)]).class(Class::MulAcc).sem(|_, _, _| Ok(()))
+    }
+
+    #[test]
+    fn an_accumulating_multiply_names_its_accumulator() {
+        let row = mac().mul_acc(0, 1, 2, [true, true], false).finish(Form(0));
+        assert_eq!(row.mul.and_then(|m| m.acc), Some(0));
+    }
+
+    /// Negative controls of the table's multiply checks.
+    #[test]
+    #[should_panic(expected = "names its accumulator")]
+    fn an_accumulating_multiply_without_its_accumulator_is_refused() {
+        mac().mul(1, 2, [true, true], false).finish(Form(0));
+    }
+
+    #[test]
+    #[should_panic(expected = "names its accumulator")]
+    fn an_accumulator_that_is_only_read_is_refused() {
+        mac().mul_acc(1, 1, 2, [true, true], false).finish(Form(0));
+    }
 }

@@ -367,6 +367,9 @@ pub struct MulOps {
     pub signed: [bool; 2],
     /// Only the low 32 bits of the factors matter (`mulw`, `th.mulaw`, `th.mulah`).
     pub narrow: bool,
+    /// Operand index of the accumulator an accumulating multiply reads and writes
+    /// (`th.mula`'s rd), None for a plain multiply.
+    pub acc: Option<u8>,
 }
 
 /// Where a `vsetvl` row takes its operands (the vtype it sets).

@@ -85,7 +85,7 @@ pub(super) fn rows(t: &mut Vec<RowDef>) {
             RowDef::new(mn, (f7 << 25) | (1 << 12) | c0, 0xfe00_707f, mac)
                 .ops(&[xud("rd", RD), xs("rs1", RS1), xs("rs2", RS2)])
                 .class(class)
-                .mul(1, 2, [true, true], narrow)
+                .mul_acc(0, 1, 2, [true, true], narrow)
                 .result(if narrow { Extend::Sign(32) } else { Extend::Unknown })
                 .sem(move |h, _, o| {
                     let v = f(h.x(o[0]), h.x(o[1]), h.x(o[2]));
