@@ -447,9 +447,7 @@ impl C906 {
             self.last_mul_dest = dest;
             self.mulq.push_back(MulOp { seq: self.mul_seq, ex2, extra, dest });
             if let Some(d) = dest {
-                self.xload[d] = None;
-                self.xmul[d] = self.mul_seq + 1;
-                self.xready[d] = start + base.latency + extra;
+                self.write_x(d, start + base.latency + extra, None, self.mul_seq + 1);
             }
             self.mul_seq += 1;
             // [M] the long path also holds issue for four cycles (RTL: a large `mul`
@@ -476,13 +474,8 @@ impl C906 {
         self.cycle = start + slots;
         let done = start + lat;
         for (k, d) in xdst.into_iter().enumerate().filter_map(|(k, d)| Some((k, d?))) {
-            self.xready[d] = done;
             // A load's data (not the base an update form writes back).
-            self.xload[d] = (row.class == Class::Load && xdata[k]).then_some(start);
-            self.xmul[d] = 0;
-            if self.last_mul_dest == Some(d) {
-                self.last_mul_dest = None;
-            }
+            self.write_x(d, done, (row.class == Class::Load && xdata[k]).then_some(start), 0);
         }
         if let (Class::Load, Some(d)) = (row.class, xdst[0]) {
             self.last_loads = [self.last_loads[1], (d, start)];
@@ -504,17 +497,10 @@ impl C906 {
         let vlen = h.vlenb as u64 * 8;
         let vshape = VShape { lmul: m, sew, vl, vlen };
         let Timing { slots, vpu_busy: mut busy, latency: mut lat, rewrite } = timing::c906_scaled(row, vshape, self.slow);
-        if let Some(x) = xdst {
-            self.xmul[x] = 0;
-            self.xload[x] = None;
-            if self.last_mul_dest == Some(x) {
-                self.last_mul_dest = None;
-            }
-        }
         if row.class == Class::VSet {
             self.cycle = start + slots;
             if let Some(x) = xdst {
-                self.xready[x] = start + lat;
+                self.write_x(x, start + lat, None, 0);
             }
             return;
         }
@@ -573,7 +559,18 @@ impl C906 {
             }
         }
         if let Some(x) = xdst {
-            self.xready[x] = t + lat;
+            self.write_x(x, t + lat, None, 0);
+        }
+    }
+
+    /// Records a write of integer register `d`: ready at cycle `ready`; the data of a load
+    /// issued at `load`, or the result of multiply number `mul` (0: not a multiply's).
+    fn write_x(&mut self, d: usize, ready: u64, load: Option<u64>, mul: u64) {
+        self.xready[d] = ready;
+        self.xload[d] = load;
+        self.xmul[d] = mul;
+        if mul == 0 && self.last_mul_dest == Some(d) {
+            self.last_mul_dest = None;
         }
     }
 
