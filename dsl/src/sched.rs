@@ -245,17 +245,18 @@ pub fn schedule_block(items: Vec<Item>, cap: usize, window: usize, carried: bool
     edges.dedup();
     // Heights: the longest latency-weighted path to the end (of the next iteration's copy
     // for a loop body, so that what the next iteration waits for first comes first).
-    let mut height = vec![0u32; n * copies];
-    let mut out_edges: Vec<Vec<(usize, u32)>> = vec![Vec::new(); n * copies];
+    // Every edge goes forward (a < b) and the list is sorted by its source, so walking it
+    // backwards finishes each node's height before an edge into it is read.
+    debug_assert!(edges.iter().all(|&(a, b, _)| a < b));
+    let mut height = vec![1u32; n * copies];
+    for &(a, b, l) in edges.iter().rev() {
+        height[a] = height[a].max(l + height[b] + 1);
+    }
     for &(a, b, l) in &edges {
-        out_edges[a].push((b, l));
         if b < n {
             nodes[a].succ.push((b, l));
             nodes[b].npred += 1;
         }
-    }
-    for k in (0..n * copies).rev() {
-        height[k] = out_edges[k].iter().map(|&(s, l)| l + height[s]).max().unwrap_or(0) + 1;
     }
     for (k, nd) in nodes.iter_mut().enumerate() {
         nd.height = height[k];
