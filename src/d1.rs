@@ -446,29 +446,19 @@ pub fn cases(p: &Programs, rows: &[D1Row], extra: bool) -> Result<Vec<Case>, Str
 }
 
 /// Every memcpy/memset row of the D1 measurements from 64 B to 16 KiB (rvv m1/m2/m4/m8 and
-/// scalar, both series: 70 sizes each, 1400 rows), on the model; the two benches run at once.
+/// scalar, both series: 70 sizes each, 1400 rows), on the model, on every core.
 pub fn sweep(p: &Programs, rows: &[D1Row]) -> Result<Vec<Case>, String> {
     let (lo, hi) = (COPY_SIZES[0], COPY_SIZES[COPY_SIZES.len() - 1]);
-    let one_bench = |bench: &str| -> Result<Vec<Case>, String> {
-        let mut out = Vec::new();
+    let mut todo: Vec<&D1Row> = Vec::new();
+    for bench in ["memcpy", "memset"] {
         for random in [false, true] {
             let series = series(bench, random);
             for imp in COPY_IMPLS {
-                for r in rows.iter().filter(|r| r.bench == bench && r.series == series && r.imp == imp && (lo..=hi).contains(&r.bytes)) {
-                    out.push(Case::of(r, p.model_of(bench, &series, imp, r.bytes)?));
-                }
+                todo.extend(rows.iter().filter(|r| r.bench == bench && r.series == series && r.imp == imp && (lo..=hi).contains(&r.bytes)));
             }
         }
-        Ok(out)
-    };
-    let (a, b) = std::thread::scope(|sc| {
-        let a = sc.spawn(|| one_bench("memcpy"));
-        let b = one_bench("memset");
-        (a.join().map_err(|_| "the memcpy sweep panicked".to_string()), b)
-    });
-    let mut out = a??;
-    out.extend(b?);
-    Ok(out)
+    }
+    crate::par_map(&todo, |r| Ok(Case::of(r, p.model_of(&r.bench, &r.series, &r.imp, r.bytes)?))).into_iter().collect()
 }
 
 /// The model/measured table.

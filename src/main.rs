@@ -326,7 +326,7 @@ fn run(cmd: Cmd) -> Result<(), String> {
             // every core (one worker a core, each taking the next build in the list).
             let mut keys: Vec<(&str, &str, Abi)> = all.iter().map(|o| (o.kernel.name, o.variant.name, o.abi)).collect();
             keys.dedup();
-            let builds: Vec<Result<kgen_dsl::Module, String>> = par_map(&keys, |&(k, v, abi)| {
+            let builds: Vec<Result<kgen_dsl::Module, String>> = kgen::par_map(&keys, |&(k, v, abi)| {
                 let o = all.iter().find(|o| o.kernel.name == k && o.variant.name == v && o.abi == abi).expect("key from the list");
                 o.build()
             });
@@ -335,7 +335,7 @@ fn run(cmd: Cmd) -> Result<(), String> {
                 modules.insert(*key, m?);
             }
             // Rendering (text, objects, shims) runs on every core too; writing in order.
-            let rendered: Vec<Result<Vec<(String, Vec<u8>)>, String>> = par_map(&all, |o| o.render_module(&modules[&(o.kernel.name, o.variant.name, o.abi)], c));
+            let rendered: Vec<Result<Vec<(String, Vec<u8>)>, String>> = kgen::par_map(&all, |o| o.render_module(&modules[&(o.kernel.name, o.variant.name, o.abi)], c));
             for (o, files) in all.iter().zip(rendered) {
                 for (rel, bytes) in files? {
                     let path = out.join(&rel);
@@ -544,27 +544,3 @@ fn parse_sizes(s: Option<&str>) -> Result<Vec<usize>, String> {
     }
 }
 
-/// `f` of every item, on one worker per core, each taking the next item not yet taken;
-/// the results in the items' order.
-fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let next = AtomicUsize::new(0);
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len().max(1));
-    let mut done: Vec<(usize, R)> = std::thread::scope(|sc| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                sc.spawn(|| {
-                    let mut out = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(item) = items.get(i) else { return out };
-                        out.push((i, f(item)));
-                    }
-                })
-            })
-            .collect();
-        handles.into_iter().flat_map(|h| h.join().expect("worker thread")).collect()
-    });
-    done.sort_by_key(|&(i, _)| i);
-    done.into_iter().map(|(_, r)| r).collect()
-}
