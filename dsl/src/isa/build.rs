@@ -298,7 +298,7 @@ impl RowDef {
         assert!(
             self.mul.and_then(|m| m.acc).map(|k| self.ops.get(k as usize).map(|o| (o.role, o.kind)))
                 == matches!(self.class, Class::MulAcc | Class::MulAccW).then_some(Some((Role::UseDef, Kind::X))),
-            "ISA table: {}: an accumulating multiply names its accumulator (an integer operand it reads and writes), and only one does",
+            "ISA table: {}: an accumulating multiply, and nothing else, names its accumulator (an integer operand it reads and writes)",
             self.mnemonic
         );
         assert!(self.vset.is_some() == (self.class == Class::VSet), "ISA table: {}: vset operands and class disagree", self.mnemonic);
@@ -395,5 +395,11 @@ mod tests {
     #[should_panic(expected = "names its accumulator")]
     fn an_accumulator_that_is_only_read_is_refused() {
         mac().mul_acc(1, 1, 2, [true, true], false).finish(Form(0));
+    }
+
+    #[test]
+    #[should_panic(expected = "names its accumulator")]
+    fn a_plain_multiply_with_an_accumulator_is_refused() {
+        mac().class(Class::Mul).mul_acc(0, 1, 2, [true, true], false).finish(Form(0));
     }
 }
