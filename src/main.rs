@@ -324,15 +324,13 @@ fn run(cmd: Cmd) -> Result<(), String> {
             let mut nfiles = 0;
             // One build per kernel, variant and ABI, shared by its formats; builds run on
             // every core (one worker a core, each taking the next build in the list).
-            let mut keys: Vec<(&str, &str, Abi)> = all.iter().map(|o| (o.kernel.name, o.variant.name, o.abi)).collect();
-            keys.dedup();
-            let builds: Vec<Result<kgen_dsl::Module, String>> = kgen::par_map(&keys, |&(k, v, abi)| {
-                let o = all.iter().find(|o| o.kernel.name == k && o.variant.name == v && o.abi == abi).expect("key from the list");
-                o.build()
-            });
+            let key = |o: &&kgen::outputs::Output| (o.kernel.name, o.variant.name, o.abi);
+            let mut firsts: Vec<&kgen::outputs::Output> = all.iter().collect();
+            firsts.dedup_by_key(|o| key(o));
+            let builds: Vec<Result<kgen_dsl::Module, String>> = kgen::par_map(&firsts, |o| o.build());
             let mut modules = std::collections::HashMap::new();
-            for (key, m) in keys.iter().zip(builds) {
-                modules.insert(*key, m?);
+            for (o, m) in firsts.iter().zip(builds) {
+                modules.insert(key(o), m?);
             }
             // Rendering (text, objects, shims) runs on every core too; writing in order.
             let rendered: Vec<Result<Vec<(String, Vec<u8>)>, String>> = kgen::par_map(&all, |o| o.render_module(&modules[&(o.kernel.name, o.variant.name, o.abi)], c));
@@ -543,4 +541,3 @@ fn parse_sizes(s: Option<&str>) -> Result<Vec<usize>, String> {
         None => Ok(bench::SIZES.to_vec()),
     }
 }
-

@@ -36,10 +36,15 @@ fn d1_at<'a>(rows: &'a [d1::D1Row], bench: &str, series: &str, imp: &str) -> Vec
     v
 }
 
+/// The model's figure for a D1 row, run now.
+fn run_model(p: &d1::Programs) -> impl Fn(&d1::D1Row) -> f64 + '_ {
+    |r| p.model_of(&r.bench, &r.series, &r.imp, r.bytes).expect("the model runs the row")
+}
+
 /// Whether the D1 row (`bench`, `series`, `imp`, `n`) stands more than `factor` times above
-/// both neighbouring sizes of its series while the model is within 10% of them: Ok with a
-/// description, or Err saying which part fails.
-fn lone_point(p: &d1::Programs, rows: &[d1::D1Row], (bench, series, imp, n): (&str, &str, &str, usize), factor: f64) -> Result<String, String> {
+/// both neighbouring sizes of its series while the model (`model` of a row) is within 10% of
+/// them: Ok with a description, or Err saying which part fails.
+fn lone_point(model: &dyn Fn(&d1::D1Row) -> f64, rows: &[d1::D1Row], (bench, series, imp, n): (&str, &str, &str, usize), factor: f64) -> Result<String, String> {
     let s = d1_at(rows, bench, series, imp);
     let k = s.iter().position(|r| r.bytes == n).filter(|&k| k > 0 && k + 1 < s.len()).ok_or(format!("{bench} {series} {imp} {n}: no row on both sides"))?;
     let (lo, hi) = (s[k - 1], s[k + 1]);
@@ -49,7 +54,7 @@ fn lone_point(p: &d1::Programs, rows: &[d1::D1Row], (bench, series, imp, n): (&s
     }
     let mut at = Vec::new();
     for r in [lo, hi] {
-        let m = p.model_of(bench, series, imp, r.bytes).expect("the model runs the row");
+        let m = model(r);
         if (m / r.cycles_per_byte - 1.0).abs() > 0.10 {
             return Err(format!("{bench} {series} {imp}: the model misses the neighbour at {} B too ({m:.3} against {:.3})", r.bytes, r.cycles_per_byte));
         }
@@ -64,7 +69,7 @@ fn check_evidence(p: &d1::Programs, rows: &[d1::D1Row], cases: &[d1::Case], u: &
     let model = |imp: &str, bytes: usize| p.model_of(bench, series, imp, bytes).expect("the model runs the row");
     let case = |imp: &str| cases.iter().find(|c| (c.bench.as_str(), c.series.as_str(), c.imp.as_str(), c.bytes) == (bench, series, imp, n)).expect("a compared case");
     match ev {
-        Evidence::LonePoint => lone_point(p, rows, (bench, series, imp, n), 1.15).unwrap_or_else(|e| panic!("{e}")),
+        Evidence::LonePoint => lone_point(&run_model(p), rows, (bench, series, imp, n), 1.15).unwrap_or_else(|e| panic!("{e}")),
         Evidence::LmulConflict { other } => {
             let nf = n as f64;
             let plateau = d1_at(rows, bench, series, imp).iter().rfind(|r| r.bytes <= 8192).map(|r| r.bytes).expect("a row below 8 KiB");
@@ -124,8 +129,8 @@ const SWEEP_MISSES: usize = 27;
 
 /// The kind of a row the model misses by more than 10%, of those docs/cost-model.md
 /// describes ("Every size"), or None.
-fn miss_kind(p: &d1::Programs, rows: &[d1::D1Row], c: &d1::Case) -> Option<&'static str> {
-    if lone_point(p, rows, (&c.bench, &c.series, &c.imp, c.bytes), 1.10).is_ok() {
+fn miss_kind(model: &dyn Fn(&d1::D1Row) -> f64, rows: &[d1::D1Row], c: &d1::Case) -> Option<&'static str> {
+    if lone_point(model, rows, (&c.bench, &c.series, &c.imp, c.bytes), 1.10).is_ok() {
         Some("lone point")
     } else if c.bench == "memcpy" && c.bytes >= 8192 && ["rvv_m2", "rvv_m4", "rvv_m8"].contains(&c.imp.as_str()) {
         Some("memcpy 8-16 KiB")
@@ -139,16 +144,17 @@ fn miss_kind(p: &d1::Programs, rows: &[d1::D1Row], c: &d1::Case) -> Option<&'sta
 #[test]
 fn sweep_classifier_refuses_undescribed_misses() {
     let Some((rows, p)) = setup("d1-sweep-control") else { return };
+    let model = run_model(&p);
     let case = |bench: &str, series: &str, imp: &str, bytes: usize| {
         let r = rows.iter().find(|r| (r.bench.as_str(), r.series.as_str(), r.imp.as_str(), r.bytes) == (bench, series, imp, bytes)).expect("a D1 row");
         d1::Case { bench: bench.into(), series: series.into(), imp: imp.into(), bytes, d1: r.cycles_per_byte, model: 0.5 * r.cycles_per_byte }
     };
-    assert_eq!(miss_kind(&p, &rows, &case("memset", "memset aligned", "rvv_m2", 1020)), None);
-    assert_eq!(miss_kind(&p, &rows, &case("memcpy", "memcpy", "scalar", 10434)), None);
-    assert_eq!(miss_kind(&p, &rows, &case("memcpy", "memcpy", "rvv_m4", 3961)), None);
-    assert_eq!(miss_kind(&p, &rows, &case("memset", "memset aligned", "rvv_m4", 15129)), None);
-    assert_eq!(miss_kind(&p, &rows, &case("memcpy", "memcpy", "rvv_m4", 10434)), Some("memcpy 8-16 KiB"));
-    assert_eq!(miss_kind(&p, &rows, &case("memset", "memset aligned", "rvv_m4", 16295)), Some("lone point"));
+    assert_eq!(miss_kind(&model, &rows, &case("memset", "memset aligned", "rvv_m2", 1020)), None);
+    assert_eq!(miss_kind(&model, &rows, &case("memcpy", "memcpy", "scalar", 10434)), None);
+    assert_eq!(miss_kind(&model, &rows, &case("memcpy", "memcpy", "rvv_m4", 3961)), None);
+    assert_eq!(miss_kind(&model, &rows, &case("memset", "memset aligned", "rvv_m4", 15129)), None);
+    assert_eq!(miss_kind(&model, &rows, &case("memcpy", "memcpy", "rvv_m4", 10434)), Some("memcpy 8-16 KiB"));
+    assert_eq!(miss_kind(&model, &rows, &case("memset", "memset aligned", "rvv_m4", 16295)), Some("lone point"));
 }
 
 #[test]
@@ -159,6 +165,12 @@ fn model_follows_every_d1_copy_size() {
     println!("| bench | series | impl | rows | within 10% | worst model/D1 |\n|---|---|---|---:|---:|---:|");
     let mut keys: Vec<(&str, &str, &str)> = cases.iter().map(|c| (c.bench.as_str(), c.series.as_str(), c.imp.as_str())).collect();
     keys.dedup();
+    // A neighbour's figure from the sweep where it has the row (the 16 KiB rows' upper
+    // neighbours it has not).
+    let key = |r: &d1::D1Row| (r.bench.clone(), r.series.clone(), r.imp.clone(), r.bytes);
+    let swept: std::collections::HashMap<_, f64> = cases.iter().map(|c| ((c.bench.clone(), c.series.clone(), c.imp.clone(), c.bytes), c.model)).collect();
+    let run = run_model(&p);
+    let model = |r: &d1::D1Row| swept.get(&key(r)).copied().unwrap_or_else(|| run(r));
     let mut off = Vec::new();
     for k in &keys {
         let s: Vec<&d1::Case> = cases.iter().filter(|c| (c.bench.as_str(), c.series.as_str(), c.imp.as_str()) == *k).collect();
@@ -166,7 +178,7 @@ fn model_follows_every_d1_copy_size() {
         let worst = s.iter().map(|c| c.ratio()).max_by(|a, b| (a - 1.0).abs().total_cmp(&(b - 1.0).abs())).unwrap_or(1.0);
         println!("| {} | {} | {} | {} | {} | {:.3} |", k.0, k.1, k.2, s.len(), within, worst);
         for c in s.iter().filter(|c| (c.ratio() - 1.0).abs() > 0.10) {
-            off.push((*c, miss_kind(&p, &rows, c)));
+            off.push((*c, miss_kind(&model, &rows, c)));
         }
     }
     println!("\nrows off by more than 10%:");
@@ -174,6 +186,23 @@ fn model_follows_every_d1_copy_size() {
         println!("  {} {} {} {} B: D1 {:.3}, model {:.3} ({:.3}; {})", c.bench, c.series, c.imp, c.bytes, c.d1, c.model, c.ratio(), kind.unwrap_or("NOT DESCRIBED"));
     }
     println!("{} of {} rows within 10%", cases.len() - off.len(), cases.len());
+    // The copies of 7-16 KiB in cycles per call (docs/cost-model.md, "Every size").
+    println!("\nmemcpy, cycles per call: D1 (D1 - model)\n| series | bytes | {} |\n|---|---:|{}", d1::COPY_IMPLS.join(" | "), "---:|".repeat(d1::COPY_IMPLS.len()));
+    for series in ["memcpy aligned", "memcpy"] {
+        let mut sizes: Vec<usize> = cases.iter().filter(|c| c.series == series && c.bytes >= 7000).map(|c| c.bytes).collect();
+        sizes.sort_unstable();
+        sizes.dedup();
+        for n in sizes {
+            let cells: Vec<String> = d1::COPY_IMPLS
+                .iter()
+                .map(|imp| match cases.iter().find(|c| c.series == series && c.imp == *imp && c.bytes == n) {
+                    Some(c) => format!("{:.0} ({:+.0})", c.d1 * n as f64, (c.d1 - c.model) * n as f64),
+                    None => "-".into(),
+                })
+                .collect();
+            println!("| {series} | {n} | {} |", cells.join(" | "));
+        }
+    }
     let undescribed: Vec<String> = off.iter().filter(|(_, k)| k.is_none()).map(|(c, _)| format!("{} {} {} {}", c.bench, c.series, c.imp, c.bytes)).collect();
     assert!(undescribed.is_empty(), "rows off by more than 10% of no kind docs/cost-model.md describes: {}", undescribed.join(", "));
     assert!(off.len() <= SWEEP_MISSES, "{} rows off by more than 10% (at most {SWEEP_MISSES})", off.len());
