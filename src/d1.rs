@@ -20,9 +20,11 @@
 //!
 //! The model runs with its L1 data cache (`C906::with_l1`): the buffers sit where rvv-bench
 //! puts them (the second at `mem + MAX_MEM/2`, the same offset in every cache way), the
-//! driver's two untimed calls warm it, and between timed calls the driver's own lines
-//! ([`FOREIGN_LINES`]) and its `memset` of the destination go through it
-//! (docs/cost-model.md, "L1 data cache").
+//! driver's two untimed calls, each followed by its checksum of the destination, warm it,
+//! and between timed calls the driver's own lines ([`FOREIGN_LINES`]) and its `memset` of
+//! the destination go through it (docs/cost-model.md, "L1 data cache").
+//! [`Programs::model_with_amr_of`] runs a row with the L1's store-stream detector on
+//! (docs/cost-model.md, "The store stream"); the row-by-row comparison runs without it.
 //!
 //! `boring.c` and the scalar loops are compiled by Debian 12's riscv64 gcc (the D1 build's
 //! compiler is not recorded; rvv-bench's README names an RVV 0.7.1 GCC of 2023):
@@ -112,7 +114,14 @@ impl Programs {
     /// `bytes`), run as rvv-bench ran it.
     pub fn model_of(&self, bench: &str, series: &str, imp: &str, bytes: usize) -> Result<f64, String> {
         let set = bench == "memset";
-        copy_or_set(self.copy(set, imp)?, &format!("{bench}_{imp}"), bytes, series == bench, set)
+        copy_or_set(self.copy(set, imp)?, &format!("{bench}_{imp}"), bytes, series == bench, set, false)
+    }
+
+    /// [`Programs::model_of`] with the L1's store-stream detector on, as the firmware of
+    /// D1 boards sets it (Allwinner's U-Boot writes `mhint` = 0x600c: AMR 1).
+    pub fn model_with_amr_of(&self, bench: &str, series: &str, imp: &str, bytes: usize) -> Result<f64, String> {
+        let set = bench == "memset";
+        copy_or_set(self.copy(set, imp)?, &format!("{bench}_{imp}"), bytes, series == bench, set, true)
     }
 }
 
@@ -271,12 +280,20 @@ pub const FOREIGN_LINES: [u64; 6] = [0, 64, 128, 4096, 4096 + 64, 4096 + 128];
 const FOREIGN_BASE: u64 = 0x7000_0000;
 
 /// What the driver does between two timed calls, as the L1 sees it: its own and the
-/// kernel's lines ([`FOREIGN_LINES`]), then `memset(dest, c, len)`.
+/// kernel's lines ([`FOREIGN_LINES`]), then `memset(dest, c, len)` in 8-byte stores [A:
+/// glibc's generic memset stores words].
 fn between_calls(e: &mut Env, dest: u64, len: usize) {
     if let Some(l1) = e.m.cost.as_mut().and_then(|c| c.l1.as_mut()) {
         for off in FOREIGN_LINES {
             l1.access(FOREIGN_BASE + off);
         }
+        l1.store_range(dest, len as u64, 8);
+    }
+}
+
+/// rvv-bench's `checksum(n)` after an untimed call: it reads the destination's `n + 9` bytes.
+fn checksum(e: &mut Env, dest: u64, len: usize) {
+    if let Some(l1) = e.m.cost.as_mut().and_then(|c| c.l1.as_mut()) {
         l1.access_range(dest, len as u64);
     }
 }
@@ -294,8 +311,14 @@ fn two_buffers(e: &mut Env, n: usize, second: &[u8]) -> Result<(u64, u64), Strin
 
 /// memcpy (`dst, src, n`) or memset (`dst, c, n`) on the model, cycles per byte, placed and
 /// called as rvv-bench does (`random`: its random-offset series, a trimmed mean).
-pub fn copy_or_set(obj: &Object, sym: &str, n: usize, random: bool, set: bool) -> Result<f64, String> {
+/// `amr`: with the L1's store-stream detector on (`mhint` AMR 1, [`kgen_sim::cost::Amr`]).
+pub fn copy_or_set(obj: &Object, sym: &str, n: usize, random: bool, set: bool, amr: bool) -> Result<f64, String> {
     let mut e = env(obj)?;
+    if amr {
+        if let Some(c) = e.m.cost.as_mut() {
+            c.l1 = c.l1.take().map(|l| l.with_amr(1));
+        }
+    }
     let f = e.lookup(sym)?;
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(n as u64);
     let mut src = vec![0u8; n + 1024];
@@ -323,13 +346,23 @@ pub fn copy_or_set(obj: &Object, sym: &str, n: usize, random: bool, set: bool) -
     // both at the same offsets. The D1's second call ran `impls[0]` (libc's memcpy or
     // memset) on the same lines; the kernel stands in for it here.
     let (d, s) = if random { (rng.random::<u64>() & 511, rng.random::<u64>() & 511) } else { (0, 0) };
-    one(&mut e, d, s)?;
-    one(&mut e, d, s)?;
+    for _ in 0..2 {
+        one(&mut e, d, s)?;
+        checksum(&mut e, dbase + d, n + 9);
+    }
     let cycles = if random {
         let mut v = Vec::new();
         for _ in 0..SAMPLES {
             let (d, s) = (rng.random::<u64>() & 511, rng.random::<u64>() & 511);
             v.push(one(&mut e, d, s)?);
+        }
+        trimmed_mean(v)
+    } else if amr {
+        // With the detector on, which lines a copy leaves in the L1 changes from one call
+        // to the next until it settles: the samples, as for the random series.
+        let mut v = Vec::new();
+        for _ in 0..SAMPLES {
+            v.push(one(&mut e, 0, 0)?);
         }
         trimmed_mean(v)
     } else {

@@ -207,3 +207,48 @@ fn model_follows_every_d1_copy_size() {
     assert!(undescribed.is_empty(), "rows off by more than 10% of no kind docs/cost-model.md describes: {}", undescribed.join(", "));
     assert!(off.len() <= SWEEP_MISSES, "{} rows off by more than 10% (at most {SWEEP_MISSES})", off.len());
 }
+
+/// Above 16 KiB (outside the comparison the issue asks for, and so not asserted row by
+/// row): the D1's memcpy rows of 16-32 KiB against the model without and with the L1's
+/// store-stream detector (`aq_lsu_amr.v`; Allwinner's U-Boot turns it on for the D1). With
+/// it the copy's destination stops evicting its source once a store stream is seen; without
+/// it the model is two to four times slower than the D1 there. Prints both, and the five
+/// sizes of the row-by-row comparison with the detector on (docs/cost-model.md, "The store
+/// stream"); fails if the detector stops fitting the D1 beyond 16 KiB better than its
+/// absence, or fits fewer than 70% of the rows.
+#[test]
+fn the_d1_copies_beyond_16k_with_its_store_stream_detector_on() {
+    let Some((rows, p)) = setup("d1-amr") else { return };
+    let big: Vec<&d1::D1Row> = rows.iter().filter(|r| r.bench == "memcpy" && d1::COPY_IMPLS.contains(&r.imp.as_str()) && r.bytes > 16384 && r.bytes < 32768).collect();
+    let work: Vec<(&d1::D1Row, bool)> = big.iter().flat_map(|r| [(*r, false), (*r, true)]).collect();
+    let figures = kgen::par_map(&work, |(r, amr)| if *amr { p.model_with_amr_of(&r.bench, &r.series, &r.imp, r.bytes) } else { p.model_of(&r.bench, &r.series, &r.imp, r.bytes) });
+    let figures: Vec<f64> = figures.into_iter().collect::<Result<_, _>>().expect("the model runs the rows");
+    println!("| series | impl | bytes | D1 c/B | model c/B | model/D1 | with the detector c/B | model/D1 |\n|---|---|---:|---:|---:|---:|---:|---:|");
+    let within = |m: f64, d: f64| (m / d - 1.0).abs() <= 0.10;
+    let (mut plain, mut amr) = (0, 0);
+    for (k, r) in big.iter().enumerate() {
+        let (m0, m1) = (figures[2 * k], figures[2 * k + 1]);
+        let d = r.cycles_per_byte;
+        println!("| {} | {} | {} | {d:.3} | {m0:.3} | {:.3} | {m1:.3} | {:.3} |", r.series, r.imp, r.bytes, m0 / d, m1 / d);
+        plain += within(m0, d) as usize;
+        amr += within(m1, d) as usize;
+    }
+    println!("16-32 KiB memcpy rows within 10%: {plain} of {} without the detector, {amr} with it", big.len());
+    assert!(amr > plain, "the detector no longer fits the D1 beyond 16 KiB better ({amr} against {plain})");
+    assert!(10 * amr >= 7 * big.len(), "with the detector only {amr} of {} rows within 10%", big.len());
+    // The sweep's rows (64 B-16 KiB), and among them the row-by-row comparison's five
+    // sizes, with the detector on.
+    let (lo, hi) = (d1::COPY_SIZES[0], d1::COPY_SIZES[d1::COPY_SIZES.len() - 1]);
+    let swept: Vec<&d1::D1Row> = rows.iter().filter(|r| (r.bench == "memcpy" || r.bench == "memset") && d1::COPY_IMPLS.contains(&r.imp.as_str()) && (lo..=hi).contains(&r.bytes)).collect();
+    let m: Vec<f64> = kgen::par_map(&swept, |r| p.model_with_amr_of(&r.bench, &r.series, &r.imp, r.bytes)).into_iter().collect::<Result<_, _>>().expect("the model runs the rows");
+    let nearest = |r: &d1::D1Row, n: usize| rows.iter().filter(|x| (&x.bench, &x.series, &x.imp) == (&r.bench, &r.series, &r.imp)).min_by_key(|x| x.bytes.abs_diff(n)).map(|x| x.bytes);
+    let five: Vec<(&d1::D1Row, f64)> = swept.iter().zip(&m).filter(|(r, _)| d1::COPY_SIZES.iter().any(|&n| nearest(r, n) == Some(r.bytes))).map(|(r, m)| (*r, *m)).collect();
+    let off: Vec<String> = five
+        .iter()
+        .filter(|(r, m)| !within(*m, r.cycles_per_byte))
+        .map(|(r, m)| format!("  {} {} {} {}: D1 {:.3}, with the detector {m:.3} ({:.3})", r.bench, r.series, r.imp, r.bytes, r.cycles_per_byte, m / r.cycles_per_byte))
+        .collect();
+    let swept_in = swept.iter().zip(&m).filter(|(r, m)| within(**m, r.cycles_per_byte)).count();
+    println!("with the detector on, 64 B-16 KiB: {swept_in} of {} sweep rows within 10%", swept.len());
+    println!("the five sizes with the detector on: {} of {} memcpy/memset rows within 10%; the others:\n{}", five.len() - off.len(), five.len(), off.join("\n"));
+}
