@@ -113,15 +113,18 @@ impl Programs {
     /// The model's cycles per byte for the D1 memcpy/memset row (`bench`, `series`, `imp`,
     /// `bytes`), run as rvv-bench ran it.
     pub fn model_of(&self, bench: &str, series: &str, imp: &str, bytes: usize) -> Result<f64, String> {
-        let set = bench == "memset";
-        copy_or_set(self.copy(set, imp)?, &format!("{bench}_{imp}"), bytes, series == bench, set, false)
+        self.row(bench, series, imp, bytes, false)
     }
 
     /// [`Programs::model_of`] with the L1's store-stream detector on, as the firmware of
     /// D1 boards sets it (Allwinner's U-Boot writes `mhint` = 0x600c: AMR 1).
     pub fn model_with_amr_of(&self, bench: &str, series: &str, imp: &str, bytes: usize) -> Result<f64, String> {
+        self.row(bench, series, imp, bytes, true)
+    }
+
+    fn row(&self, bench: &str, series: &str, imp: &str, bytes: usize, amr: bool) -> Result<f64, String> {
         let set = bench == "memset";
-        copy_or_set(self.copy(set, imp)?, &format!("{bench}_{imp}"), bytes, series == bench, set, true)
+        copy_or_set(self.copy(set, imp)?, &format!("{bench}_{imp}"), bytes, series == bench, set, amr)
     }
 }
 

@@ -109,10 +109,10 @@ pub const L1_SETS: u64 = 128;
 pub const L1_MISS: u64 = 100;
 
 /// Cycles a line a store writes without allocating it (the store-stream detector is on:
-/// [`Amr`]) adds to the store [M: D1 memcpy, fitted: with the detector on, the 17-32 KiB
-/// rows (rvv m1-m8, scalar, both series) come closest at 16 cycles, 148 of 180 within 10%
-/// (24: 127, 32: 110); the D1's memset of 32 MiB runs at 2.6 B/cycle, 16 cycles a line above
-/// the L1 plateau].
+/// [`Amr`]) adds to the store [M: D1 memcpy/memset, fitted: with the detector on, the
+/// 17-32 KiB rows (rvv m1-m8, scalar, both series) come closest at 16 cycles, 148 of 180
+/// within 10% (24: 127, 32: 110; a trial edit of this constant); the D1's aligned memset of
+/// 65705783 bytes runs at 2.6 B/cycle at m4/m8, 16.5 cycles a line above the L1 plateau].
 pub const L1_STREAMED: u64 = 16;
 
 /// The C906's L1 data cache as far as timing goes: 4 ways, 128 sets of 64-byte lines,
