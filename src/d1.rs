@@ -432,7 +432,7 @@ fn poly(obj: &Object, n: usize) -> Result<f64, String> {
 }
 
 /// The D1 row of `bench/series/imp` nearest to `bytes`.
-fn nearest<'a>(rows: &'a [D1Row], bench: &str, series: &str, imp: &str, bytes: usize) -> Option<&'a D1Row> {
+pub fn nearest<'a>(rows: &'a [D1Row], bench: &str, series: &str, imp: &str, bytes: usize) -> Option<&'a D1Row> {
     rows.iter().filter(|r| r.bench == bench && r.series == series && r.imp == imp).min_by_key(|r| r.bytes.abs_diff(bytes))
 }
 
@@ -484,17 +484,23 @@ pub fn cases(p: &Programs, rows: &[D1Row], extra: bool) -> Result<Vec<Case>, Str
 /// Every memcpy/memset row of the D1 measurements from 64 B to 16 KiB (rvv m1/m2/m4/m8 and
 /// scalar, both series: 70 sizes each, 1400 rows), on the model, on every core.
 pub fn sweep(p: &Programs, rows: &[D1Row]) -> Result<Vec<Case>, String> {
-    let (lo, hi) = (COPY_SIZES[0], COPY_SIZES[COPY_SIZES.len() - 1]);
+    sweep_range(p, rows, &["memcpy", "memset"], COPY_SIZES[0]..=COPY_SIZES[COPY_SIZES.len() - 1], false)
+}
+
+/// The D1 rows of `benches` (rvv m1/m2/m4/m8 and scalar, both series) whose sizes are in
+/// `sizes`, on the model (`amr`: with the L1's store-stream detector on), on every core;
+/// in the order bench, series, implementation, size.
+pub fn sweep_range(p: &Programs, rows: &[D1Row], benches: &[&str], sizes: std::ops::RangeInclusive<usize>, amr: bool) -> Result<Vec<Case>, String> {
     let mut todo: Vec<&D1Row> = Vec::new();
-    for bench in ["memcpy", "memset"] {
+    for bench in benches {
         for random in [false, true] {
             let series = series(bench, random);
             for imp in COPY_IMPLS {
-                todo.extend(rows.iter().filter(|r| r.bench == bench && r.series == series && r.imp == imp && (lo..=hi).contains(&r.bytes)));
+                todo.extend(rows.iter().filter(|r| r.bench == *bench && r.series == series && r.imp == imp && sizes.contains(&r.bytes)));
             }
         }
     }
-    crate::par_map(&todo, |r| Ok(Case::of(r, p.model_of(&r.bench, &r.series, &r.imp, r.bytes)?))).into_iter().collect()
+    crate::par_map(&todo, |r| Ok(Case::of(r, p.row(&r.bench, &r.series, &r.imp, r.bytes, amr)?))).into_iter().collect()
 }
 
 /// The model/measured table.

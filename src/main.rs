@@ -333,7 +333,7 @@ fn run(cmd: Cmd) -> Result<(), String> {
                 modules.insert(key(o), m?);
             }
             // Rendering (text, objects, shims) runs on every core too; writing in order.
-            let rendered: Vec<Result<Vec<(String, Vec<u8>)>, String>> = kgen::par_map(&all, |o| o.render_module(&modules[&(o.kernel.name, o.variant.name, o.abi)], c));
+            let rendered: Vec<Result<Vec<(String, Vec<u8>)>, String>> = kgen::par_map(&all, |o| o.render_module(&modules[&key(&o)], c));
             for (o, files) in all.iter().zip(rendered) {
                 for (rel, bytes) in files? {
                     let path = out.join(&rel);

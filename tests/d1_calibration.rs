@@ -219,36 +219,23 @@ fn model_follows_every_d1_copy_size() {
 #[test]
 fn the_d1_copies_beyond_16k_with_its_store_stream_detector_on() {
     let Some((rows, p)) = setup("d1-amr") else { return };
-    let big: Vec<&d1::D1Row> = rows.iter().filter(|r| r.bench == "memcpy" && d1::COPY_IMPLS.contains(&r.imp.as_str()) && r.bytes > 16384 && r.bytes < 32768).collect();
-    let work: Vec<(&d1::D1Row, bool)> = big.iter().flat_map(|r| [(*r, false), (*r, true)]).collect();
-    let figures = kgen::par_map(&work, |(r, amr)| if *amr { p.model_with_amr_of(&r.bench, &r.series, &r.imp, r.bytes) } else { p.model_of(&r.bench, &r.series, &r.imp, r.bytes) });
-    let figures: Vec<f64> = figures.into_iter().collect::<Result<_, _>>().expect("the model runs the rows");
+    let big = |amr| d1::sweep_range(&p, &rows, &["memcpy"], 16385..=32767, amr).expect("the model runs the rows");
+    let (plain, amr) = (big(false), big(true));
     println!("| series | impl | bytes | D1 c/B | model c/B | model/D1 | with the detector c/B | model/D1 |\n|---|---|---:|---:|---:|---:|---:|---:|");
-    let within = |m: f64, d: f64| (m / d - 1.0).abs() <= 0.10;
-    let (mut plain, mut amr) = (0, 0);
-    for (k, r) in big.iter().enumerate() {
-        let (m0, m1) = (figures[2 * k], figures[2 * k + 1]);
-        let d = r.cycles_per_byte;
-        println!("| {} | {} | {} | {d:.3} | {m0:.3} | {:.3} | {m1:.3} | {:.3} |", r.series, r.imp, r.bytes, m0 / d, m1 / d);
-        plain += within(m0, d) as usize;
-        amr += within(m1, d) as usize;
+    let within = |c: &d1::Case| (c.ratio() - 1.0).abs() <= 0.10;
+    for (a, b) in plain.iter().zip(&amr) {
+        println!("| {} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} |", a.series, a.imp, a.bytes, a.d1, a.model, a.ratio(), b.model, b.ratio());
     }
-    println!("16-32 KiB memcpy rows within 10%: {plain} of {} without the detector, {amr} with it", big.len());
-    assert!(amr > plain, "the detector no longer fits the D1 beyond 16 KiB better ({amr} against {plain})");
-    assert!(10 * amr >= 7 * big.len(), "with the detector only {amr} of {} rows within 10%", big.len());
+    let (n_plain, n_amr) = (plain.iter().filter(|c| within(c)).count(), amr.iter().filter(|c| within(c)).count());
+    println!("16-32 KiB memcpy rows within 10%: {n_plain} of {} without the detector, {n_amr} with it", amr.len());
+    assert!(n_amr > n_plain, "the detector no longer fits the D1 beyond 16 KiB better ({n_amr} against {n_plain})");
+    assert!(10 * n_amr >= 7 * amr.len(), "with the detector only {n_amr} of {} rows within 10%", amr.len());
     // The sweep's rows (64 B-16 KiB), and among them the row-by-row comparison's five
     // sizes, with the detector on.
-    let (lo, hi) = (d1::COPY_SIZES[0], d1::COPY_SIZES[d1::COPY_SIZES.len() - 1]);
-    let swept: Vec<&d1::D1Row> = rows.iter().filter(|r| (r.bench == "memcpy" || r.bench == "memset") && d1::COPY_IMPLS.contains(&r.imp.as_str()) && (lo..=hi).contains(&r.bytes)).collect();
-    let m: Vec<f64> = kgen::par_map(&swept, |r| p.model_with_amr_of(&r.bench, &r.series, &r.imp, r.bytes)).into_iter().collect::<Result<_, _>>().expect("the model runs the rows");
-    let nearest = |r: &d1::D1Row, n: usize| rows.iter().filter(|x| (&x.bench, &x.series, &x.imp) == (&r.bench, &r.series, &r.imp)).min_by_key(|x| x.bytes.abs_diff(n)).map(|x| x.bytes);
-    let five: Vec<(&d1::D1Row, f64)> = swept.iter().zip(&m).filter(|(r, _)| d1::COPY_SIZES.iter().any(|&n| nearest(r, n) == Some(r.bytes))).map(|(r, m)| (*r, *m)).collect();
-    let off: Vec<String> = five
-        .iter()
-        .filter(|(r, m)| !within(*m, r.cycles_per_byte))
-        .map(|(r, m)| format!("  {} {} {} {}: D1 {:.3}, with the detector {m:.3} ({:.3})", r.bench, r.series, r.imp, r.bytes, r.cycles_per_byte, m / r.cycles_per_byte))
-        .collect();
-    let swept_in = swept.iter().zip(&m).filter(|(r, m)| within(**m, r.cycles_per_byte)).count();
-    println!("with the detector on, 64 B-16 KiB: {swept_in} of {} sweep rows within 10%", swept.len());
+    let swept = d1::sweep_range(&p, &rows, &["memcpy", "memset"], d1::COPY_SIZES[0]..=d1::COPY_SIZES[d1::COPY_SIZES.len() - 1], true).expect("the model runs the rows");
+    let five_size = |c: &d1::Case| d1::COPY_SIZES.iter().any(|&n| d1::nearest(&rows, &c.bench, &c.series, &c.imp, n).map(|r| r.bytes) == Some(c.bytes));
+    let five: Vec<&d1::Case> = swept.iter().filter(|c| five_size(c)).collect();
+    let off: Vec<String> = five.iter().filter(|c| !within(c)).map(|c| format!("  {} {} {} {}: D1 {:.3}, with the detector {:.3} ({:.3})", c.bench, c.series, c.imp, c.bytes, c.d1, c.model, c.ratio())).collect();
+    println!("with the detector on, 64 B-16 KiB: {} of {} sweep rows within 10%", swept.iter().filter(|c| within(c)).count(), swept.len());
     println!("the five sizes with the detector on: {} of {} memcpy/memset rows within 10%; the others:\n{}", five.len() - off.len(), five.len(), off.join("\n"));
 }

@@ -242,11 +242,11 @@ impl L1 {
 
     /// Accesses the line holding `addr`; true on a miss (the line is then filled).
     pub fn access(&mut self, addr: u64) -> bool {
-        let line = addr / L1_LINE;
-        let set = (line % L1_SETS) as usize;
-        if self.tags[set].contains(&Some(line)) {
+        if self.present(addr) {
             return false;
         }
+        let line = addr / L1_LINE;
+        let set = (line % L1_SETS) as usize;
         let w = self.fifo[set] as usize;
         self.tags[set][w] = Some(line);
         self.fifo[set] = ((w + 1) % L1_WAYS) as u8;
