@@ -197,3 +197,47 @@ fn model_reproduces_the_d1_instruction_table() {
     assert!(checked > 150, "{checked} cells checked");
     assert!(off.is_empty(), "model off the D1 table by more than 5%:\n{}", off.join("\n"));
 }
+
+/// Cycles per body of `body` repeated in a loop (the difference of 64 and 32 repeats), on
+/// the model, after `setup`.
+fn per_rep(setup: &str, body: &str) -> f64 {
+    let t = target("c906").unwrap();
+    let cycles_of = |n: usize| {
+        let src = format!(".text\n.globl f\nf:\n{setup}\nli a4, {ITERS}\n1:\n.rept {n}\n{body}\n.endr\naddi a4, a4, -1\nbnez a4, 1b\nret\n");
+        let obj = kgen_dsl::asmfile::assemble_file(&src, &t).unwrap_or_else(|e| panic!("{body}: {e}")).object;
+        let mut e = kgen_sim::Env::new(&obj, &t).unwrap().with_cost_model();
+        let f = e.sym("f");
+        e.call(f, &[]).unwrap().cycles
+    };
+    (cycles_of(64) - cycles_of(32)) as f64 / (32 * ITERS) as f64
+}
+
+/// The divider's rules (docs/cost-model.md, the div/rem row; the RTL figures behind them are
+/// in tests/rtl_calibration.rs): time by the operands' sizes, a repeat of the last operands
+/// at once, one division at a time.
+#[test]
+fn the_divider_follows_its_operands() {
+    let pair = |a: &str, b: &str, d: &str| per_rep(&format!("li t2, {a}\nli t3, {b}\nli t1, {d}"), "remu a5, t2, t1\nadd a6, a5, t4\nremu a5, t3, t1\nadd a6, a5, t4") / 2.0;
+    // 1 for the add, then 6 + (dividend bits - divisor bits) / 2.
+    assert_eq!(pair("-1", "-2", "3"), 1.0 + kgen_dsl::timing::division_cycles(64, 2) as f64);
+    assert_eq!(pair("0xffff", "0xfffe", "16"), 1.0 + kgen_dsl::timing::division_cycles(16, 5) as f64);
+    assert_eq!(pair("5", "6", "0xffff"), 1.0 + kgen_dsl::timing::DIVISION_BASE as f64);
+    // The same operands again: short (the negative control of the pair above: same sizes).
+    let again = per_rep("li t2, -1\nli t1, 3", "remu a5, t2, t1\nadd a6, a5, t4");
+    assert_eq!(again, 1.0 + kgen_dsl::timing::DIVISION_SHORT as f64);
+    // Independent work goes on beside a division, the next division waits for it.
+    let beside = per_rep("li t2, -1\nli t3, -2\nli t1, 16", "divu a5, t2, t1\nadd a6, t4, t5\nadd a7, t4, t5\ndivu a5, t3, t1\nadd a6, t4, t5\nadd a7, t4, t5") / 2.0;
+    assert_eq!(beside, kgen_dsl::timing::division_cycles(64, 5) as f64);
+}
+
+/// The vsetvl row (docs/cost-model.md; the D1's `rvv` and `rvv_align_dest` memcpy loops):
+/// one issue slot, and the next vector instruction two cycles after it.
+#[test]
+fn a_vector_instruction_waits_for_the_vsetvl_before_it() {
+    let setup = "li t0, 16\naddi a0, sp, -64";
+    let next = per_rep(setup, "th.vsetvli t1, t0, e8, m1, d1\nth.vle.v v8, (a0)\naddi t2, t2, 1");
+    let apart = per_rep(setup, "th.vsetvli t1, t0, e8, m1, d1\naddi t2, t2, 1\nth.vle.v v8, (a0)");
+    assert_eq!(next, apart + 1.0, "a scalar instruction fills the cycle after the vsetvl");
+    let alone = per_rep(setup, "th.vsetvli t1, t0, e8, m1, d1\naddi t2, t2, 1");
+    assert_eq!(alone, 2.0, "vsetvl takes one issue slot");
+}

@@ -77,6 +77,20 @@ fn micro_cases() -> Vec<(String, String, String)> {
     add("4 byte stores to 2 words, word load", "li t4, 0", "sb t4, 0(a0)\nsb t4, 1(a0)\nsb t4, 8(a0)\nsb t4, 9(a0)\nlw a5, 0(a0)");
     add("word store, byte load of it", "li t4, 0", "sw t4, 0(a0)\nlbu a5, 1(a0)");
     add("byte store, load of another word", "li t4, 0", "sb t4, 0(a0)\nlw a5, 8(a0)");
+    // Division, two dividends of one size in turn (the divider returns the result of a
+    // repeat of its last operands at once: `div_hit_buffer` in aq_iu_div.v).
+    for (a, b, bits) in [("1", "2", 2), ("0xff", "0xfe", 8), ("0xffff", "0xfffe", 16), ("0xffffffff", "0xfffffffe", 32), ("0xffffffffffff", "0xfffffffffffe", 48), ("-1", "-2", 64)] {
+        for (divisor, dbits) in [("3", 2), ("16", 5), ("0xffff", 16)] {
+            add(&format!("2 remu, {bits}-bit dividends, {dbits}-bit divisor, results used"), &format!("li t2, {a}\nli t3, {b}\nli t1, {divisor}"), "remu a5, t2, t1\nadd a6, a5, t4\nremu a5, t3, t1\nadd a6, a5, t4");
+        }
+    }
+    add("2 divu, 64-bit dividends, each then 3 ALU", "li t2, -1\nli t3, -2\nli t1, 16", "divu a5, t2, t1\nadd a6, t4, t5\nadd a7, t4, t5\nadd t6, t4, t5\ndivu a5, t3, t1\nadd a6, t4, t5\nadd a7, t4, t5\nadd t6, t4, t5");
+    add("2 divw, 31-bit dividends, results used", "li t2, 0x7fffffff\nli t3, 0x7ffffffe\nli t1, 16", "divw a5, t2, t1\nadd a6, a5, t4\ndivw a5, t3, t1\nadd a6, a5, t4");
+    add("2 div, negative dividends, results used", "li t2, -100\nli t3, -99\nli t1, 7", "div a5, t2, t1\nadd a6, a5, t4\ndiv a5, t3, t1\nadd a6, a5, t4");
+    add("remu, the same operands again, result used", "li t2, -1\nli t1, 16", "remu a5, t2, t1\nadd a6, a5, t4");
+    add("divu then remu of the same operands, 2 pairs, results used", "li t2, -1\nli t3, -2\nli t1, 16", "divu a5, t2, t1\nremu a6, t2, t1\nadd a7, a5, a6\ndivu a5, t3, t1\nremu a6, t3, t1\nadd a7, a5, a6");
+    add("2 remu, divisors 0, results used", "li t2, -1\nli t3, -2\nli t1, 0", "remu a5, t2, t1\nadd a6, a5, t4\nremu a5, t3, t1\nadd a6, a5, t4");
+    add("2 remu, dividend 0, results used", "li t2, 0\nli t1, 16\nli t3, 17", "remu a5, t2, t1\nadd a6, a5, t4\nremu a5, t2, t3\nadd a6, a5, t4");
     // A load into th.mula's accumulator (the next block's words in Poly1305's loop): eight
     // groups of eight instructions, four accumulators in turn, the rest nops (no register
     // written, no result bus taken). At some code placements the RTL runs a body up to

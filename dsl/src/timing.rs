@@ -35,10 +35,19 @@ impl VShape {
     pub const DEFAULT: VShape = VShape { lmul: 1, sew: 32, vl: 4, vlen: 128 };
 }
 
-/// Scalar issue slots a vector load, store or vsetvl takes [M: D1 memcpy/memset loops,
-/// where every loop period is 2 per such instruction plus 1 per scalar one until the
-/// vector unit's own time dominates].
+/// Scalar issue slots a vector load or store takes [M: D1 memcpy/memset loops, where every
+/// loop period is 2 per such instruction plus 1 per scalar one until the vector unit's own
+/// time dominates].
 pub const VECTOR_SLOTS: u64 = 2;
+/// Scalar issue slots a vsetvl(i) takes [M: D1 memcpy/memset loops: rvv-bench's
+/// `rvv_align_dest`/`rvv_align_src`/`memset_rvv_align` loops, whose vsetvli is followed by
+/// the branch, run one cycle an iteration faster than its `rvv` loops of the same
+/// instructions, whose vsetvli is followed by the load or store].
+pub const VSET_SLOTS: u64 = 1;
+/// Cycles from a vsetvl(i)'s issue to the first vector instruction under its configuration
+/// (and to a read of its vl) [M: the same loops; the `rvv` loops' period counts the
+/// vsetvli as two cycles].
+pub const VSET_TO_VECTOR: u64 = 2;
 /// Scalar issue slots of any other vector instruction [A: no D1 figure separates it; the
 /// D1 vector ChaCha20 is bound by its dependent chain either way].
 pub const VECTOR_ALU_SLOTS: u64 = 1;
@@ -55,6 +64,24 @@ pub const VECTOR_CHAIN: u64 = 3;
 /// tests/rtl_calibration.rs: d = 1, 2, 3 stall 2, 1, 0 cycles; th.mulaw/th.mulah taken to
 /// be the same, A]; an ALU use needs 2.
 pub const LOAD_TO_ACCUMULATOR: u64 = 3;
+/// The divider's cycles for a division (or remainder) whose dividend and divisor have
+/// `dividend_bits` and `divisor_bits` significant bits (of their magnitudes) [M: openc906
+/// RTL, "2 remu, n-bit dividends, m-bit divisor" in tests/rtl_calibration.rs: 6 + one per
+/// two bits the dividend is longer, for every size from 2 to 64 bits and divisors of 2,
+/// 5 and 16 bits; `div`, `divw` the same]. The divider takes one division at a time; the
+/// pipeline goes on issuing other instructions meanwhile.
+pub fn division_cycles(dividend_bits: u32, divisor_bits: u32) -> u64 {
+    DIVISION_BASE + dividend_bits.saturating_sub(divisor_bits) as u64 / 2
+}
+/// See [`division_cycles`].
+pub const DIVISION_BASE: u64 = 6;
+/// A division whose operands (and signedness and width) are those of the division before
+/// it, such as the `remu` after a `divu` of the same operands, takes this long: the
+/// divider keeps its last operands and results [M: RTL, `div_hit_buffer` in aq_iu_div.v;
+/// "remu, the same operands again"]; so does a division by 0 or of 0 [M: RTL, the abnormal
+/// results of aq_iu_div.v]. Behind a division still in the divider, its result comes the
+/// cycle after that one's [M: "divu then remu of the same operands"].
+pub const DIVISION_SHORT: u64 = 3;
 /// Extra vector-unit cycles of a unit-stride access whose address is not a multiple of 16
 /// [M: D1 memcpy/memset with random offsets: +1 per access at LMUL 2-8].
 pub const MISALIGNED_VECTOR_ACCESS: u64 = 1;
@@ -174,8 +201,8 @@ fn base(row: &Row, v: VShape) -> Timing {
         Class::Mul | Class::MulAcc | Class::MulW | Class::MulAccW => t(1, 0, 3),
         // [D] 5-36 cycles; [A] typical.
         Class::Div | Class::DivW => t(1, 0, 20),
-        // [M] two issue slots (D1 loops); the new vl is there for the next instruction.
-        Class::VSet => t(VECTOR_SLOTS, 0, VECTOR_SLOTS),
+        // [M] one issue slot; the new vl and vtype two cycles after it (D1 loops).
+        Class::VSet => t(VSET_SLOTS, 0, VSET_TO_VECTOR),
         c if c.is_vector() => {
             // Registers per group at VLEN 128 units: the datapath moves 64 bits a cycle, two
             // cycles per 128-bit register [V, M].

@@ -54,6 +54,16 @@ pub struct C906 {
     vlsu_free: u64,
     vlast_start: u64,
     vpu_free: u64,
+    /// When the last vsetvl's vl and vtype are there for a vector instruction.
+    vconf_ready: u64,
+    /// When the divider is free, and the operands of its last division (dividend, divisor,
+    /// signed, word).
+    divider_free: u64,
+    last_division: Option<(u64, u64, bool, bool)>,
+    /// Whether a new measurement keeps the branch predictor's counters and BTB (a function
+    /// called again and again, as rvv-bench calls it on the D1); the divider's last
+    /// operands are not kept (docs/cost-model.md, "Other rvv-bench loops").
+    pub keep_predictor: bool,
     /// The timing-table row made twice as slow (sensitivity studies), if any.
     pub slow: Option<timing::Source>,
     bht: HashMap<u64, u8>,
@@ -398,12 +408,17 @@ impl C906 {
         self.cycle.max(self.vpu_free)
     }
 
-    /// Starts a new measurement: the clock, the pipeline and the predictor restart; the L1
-    /// keeps its lines (a warm cache, as rvv-bench's untimed calls leave it).
+    /// Starts a new measurement: the clock, the pipeline and the predictor (unless
+    /// `keep_predictor`) restart; the L1 keeps its lines (a warm cache, as rvv-bench's
+    /// untimed calls leave it).
     pub fn reset(&mut self) {
-        let (slow, l1) = (self.slow, self.l1.take());
+        let (slow, l1, keep) = (self.slow, self.l1.take(), self.keep_predictor);
+        let kept = keep.then(|| (std::mem::take(&mut self.bht), std::mem::take(&mut self.btb)));
         *self = C906::default();
-        (self.slow, self.l1) = (slow, l1);
+        (self.slow, self.l1, self.keep_predictor) = (slow, l1, keep);
+        if let Some((bht, btb)) = kept {
+            (self.bht, self.btb) = (bht, btb);
+        }
     }
 
     /// EX3 arrival and write-back cycles of the queued multiplies, supposing nothing new
@@ -603,11 +618,34 @@ impl C906 {
         }
         let (slots, lat) = match row.class {
             Class::Div | Class::DivW => {
-                // [D] 5-36 (5-20 for *w); [A] growing with the dividend's significant bits.
-                let a = h.x(ops[1]);
-                let bits = 64 - a.leading_zeros() as u64;
-                let cap = if row.class == Class::Div { 36 } else { 20 };
-                (1, (5 + bits / 2).min(cap))
+                let d = row.div.expect("the ISA table names every division's operands");
+                let word = row.class == Class::DivW;
+                let read = |k: u8| {
+                    let v = h.x(ops[d.ops[k as usize] as usize]);
+                    match (word, d.signed) {
+                        (true, true) => v as i32 as i64 as u64,
+                        (true, false) => v as u32 as u64,
+                        _ => v,
+                    }
+                };
+                let (a, b) = (read(0), read(1));
+                let bits = |v: u64| 64 - if d.signed { (v as i64).unsigned_abs() } else { v }.leading_zeros();
+                let again = self.last_division == Some((a, b, d.signed, word));
+                self.last_division = Some((a, b, d.signed, word));
+                if again || a == 0 || b == 0 {
+                    // Issues at once; its result comes the cycle after the divider's last.
+                    let ready = (start + timing::DIVISION_SHORT).max(self.divider_free + 1);
+                    self.divider_free = ready;
+                    (1, ready - start)
+                } else {
+                    // One division at a time: the next waits for the divider.
+                    let wait = self.divider_free.saturating_sub(start);
+                    self.breakdown.dependency_stalls += wait;
+                    start += wait;
+                    let lat = timing::division_cycles(bits(a), bits(b));
+                    self.divider_free = start + lat;
+                    (1, lat)
+                }
             }
             _ if row.class.is_vector() => return self.issue_vector(h, row, ops, start, vdst, xdst[0]),
             _ => (base.slots, base.latency),
@@ -645,11 +683,16 @@ impl C906 {
         let Timing { slots, vpu_busy: mut busy, latency: mut lat, rewrite } = timing::c906_scaled(row, vshape, self.slow);
         if row.class == Class::VSet {
             self.cycle = start + slots;
+            self.vconf_ready = start + lat;
             if let Some(x) = xdst {
                 self.write_x(x, start + lat, None, 0);
             }
             return;
         }
+        // [M] a vector instruction waits for the configuration of the vsetvl before it.
+        let wait = self.vconf_ready.saturating_sub(start);
+        self.breakdown.dependency_stalls += wait;
+        let start = start + wait;
         // [M] a unit-stride access not aligned to 16 bytes takes one cycle more.
         if let Some(mem) = row.mem {
             if let kgen_dsl::isa::Addr::VUnit { base } = mem.addr {

@@ -127,6 +127,7 @@ pub(crate) struct RowDef {
     pub result: Option<Extend>,
     pub arith: Option<Arith>,
     pub mul: Option<MulOps>,
+    pub div: Option<DivOps>,
     pub vset: Option<VType>,
     pub same_in_both_dialects: bool,
     pub go: Option<super::go::GoAsm>,
@@ -155,6 +156,7 @@ impl RowDef {
             result: None,
             arith: None,
             mul: None,
+            div: None,
             vset: None,
             same_in_both_dialects: false,
             go: None,
@@ -186,6 +188,11 @@ impl RowDef {
     /// An accumulating multiply of operands `a` and `b` onto operand `acc` (read and written).
     pub fn mul_acc(mut self, acc: u8, a: u8, b: u8, signed: [bool; 2], narrow: bool) -> Self {
         self.mul = Some(MulOps { ops: [a, b], signed, narrow, acc: Some(acc) });
+        self
+    }
+    /// A division (or remainder) of operand `a` by operand `b`, read as signed or not.
+    pub fn div(mut self, a: u8, b: u8, signed: bool) -> Self {
+        self.div = Some(DivOps { ops: [a, b], signed });
         self
     }
     pub fn vset(mut self, v: VType) -> Self {
@@ -302,6 +309,7 @@ impl RowDef {
             self.mnemonic
         );
         assert!(self.vset.is_some() == (self.class == Class::VSet), "ISA table: {}: vset operands and class disagree", self.mnemonic);
+        assert!(self.div.is_some() == matches!(self.class, Class::Div | Class::DivW), "ISA table: {}: a division without its operands (or operands without being one)", self.mnemonic);
         Row {
             form,
             mnemonic: self.mnemonic,
@@ -319,6 +327,7 @@ impl RowDef {
             result,
             arith: self.arith,
             mul: self.mul,
+            div: self.div,
             vset: self.vset,
             twin: None,
             same_in_both_dialects: self.same_in_both_dialects,
@@ -401,5 +410,24 @@ mod tests {
     #[should_panic(expected = "names its accumulator")]
     fn a_plain_multiply_with_an_accumulator_is_refused() {
         mac().class(Class::Mul).mul_acc(0, 1, 2, [true, true], false).finish(Form(0));
+    }
+
+    /// Negative controls of the table's division check.
+    #[test]
+    #[should_panic(expected = "a division without its operands")]
+    fn a_division_without_its_operands_is_refused() {
+        mac().class(Class::Div).finish(Form(0));
+    }
+
+    #[test]
+    #[should_panic(expected = "a division without its operands")]
+    fn division_operands_on_another_row_are_refused() {
+        mac().class(Class::Alu).div(1, 2, false).finish(Form(0));
+    }
+
+    #[test]
+    fn a_division_names_its_operands() {
+        let row = mac().class(Class::DivW).div(1, 2, true).finish(Form(0));
+        assert_eq!(row.div, Some(DivOps { ops: [1, 2], signed: true }));
     }
 }

@@ -372,6 +372,15 @@ pub struct MulOps {
     pub acc: Option<u8>,
 }
 
+/// The operands of a division or remainder (the divider's time depends on their sizes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DivOps {
+    /// Operand indices of the dividend and the divisor.
+    pub ops: [u8; 2],
+    /// Whether both are read as signed numbers.
+    pub signed: bool,
+}
+
 /// Where a `vsetvl` row takes its operands (the vtype it sets).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VType {
@@ -416,6 +425,8 @@ pub struct Row {
     pub arith: Option<Arith>,
     /// For a multiply: its factors and how they are read.
     pub mul: Option<MulOps>,
+    /// For a division or remainder: its dividend and divisor and how they are read.
+    pub div: Option<DivOps>,
     /// For a `vsetvl` row: where its vtype comes from.
     pub vset: Option<VType>,
     /// The row of the other vector dialect with the same operands and meaning (`vadd.vv`

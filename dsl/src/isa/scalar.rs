@@ -182,30 +182,30 @@ fn m(t: &mut Vec<RowDef>) {
     t.push(r("mulh", 1, 1, OPC_OP, m_).go(go::r("MULH")).class(Class::Mul).mul(1, 2, [true, true], false).binop(|a, b| ((a as i64 as i128 * b as i64 as i128) >> 64) as u64));
     t.push(r("mulhsu", 1, 2, OPC_OP, m_).go(go::r("MULHSU")).class(Class::Mul).mul(1, 2, [true, false], false).binop(|a, b| ((a as i64 as i128 * b as i128) >> 64) as u64));
     t.push(r("mulhu", 1, 3, OPC_OP, m_).go(go::r("MULHU")).class(Class::Mul).mul(1, 2, [false, false], false).binop(|a, b| ((a as u128 * b as u128) >> 64) as u64));
-    t.push(r("div", 1, 4, OPC_OP, m_).go(go::r("DIV")).class(Class::Div).binop(|a, b| {
+    t.push(r("div", 1, 4, OPC_OP, m_).go(go::r("DIV")).class(Class::Div).div(1, 2, true).binop(|a, b| {
         let (a, b) = (a as i64, b as i64);
         if b == 0 { u64::MAX } else { a.wrapping_div(b) as u64 }
     }));
-    t.push(r("divu", 1, 5, OPC_OP, m_).go(go::r("DIVU")).class(Class::Div).binop(|a, b| a.checked_div(b).unwrap_or(u64::MAX)));
-    t.push(r("rem", 1, 6, OPC_OP, m_).go(go::r("REM")).class(Class::Div).binop(|a, b| {
+    t.push(r("divu", 1, 5, OPC_OP, m_).go(go::r("DIVU")).class(Class::Div).div(1, 2, false).binop(|a, b| a.checked_div(b).unwrap_or(u64::MAX)));
+    t.push(r("rem", 1, 6, OPC_OP, m_).go(go::r("REM")).class(Class::Div).div(1, 2, true).binop(|a, b| {
         let (a, b) = (a as i64, b as i64);
         if b == 0 { a as u64 } else { a.wrapping_rem(b) as u64 }
     }));
-    t.push(r("remu", 1, 7, OPC_OP, m_).go(go::r("REMU")).class(Class::Div).binop(|a, b| if b == 0 { a } else { a % b }));
+    t.push(r("remu", 1, 7, OPC_OP, m_).go(go::r("REMU")).class(Class::Div).div(1, 2, false).binop(|a, b| if b == 0 { a } else { a % b }));
     t.push(r("mulw", 1, 0, OPC_OP_32, m_).go(go::r("MULW")).class(Class::MulW).mul(1, 2, [true, true], true).binop(|a, b| sx32(a.wrapping_mul(b))));
-    t.push(r("divw", 1, 4, OPC_OP_32, m_).go(go::r("DIVW")).class(Class::DivW).binop(|a, b| {
+    t.push(r("divw", 1, 4, OPC_OP_32, m_).go(go::r("DIVW")).class(Class::DivW).div(1, 2, true).binop(|a, b| {
         let (a, b) = (a as i32, b as i32);
         (if b == 0 { -1 } else { a.wrapping_div(b) }) as i64 as u64
     }));
-    t.push(r("divuw", 1, 5, OPC_OP_32, m_).go(go::r("DIVUW")).class(Class::DivW).binop(|a, b| {
+    t.push(r("divuw", 1, 5, OPC_OP_32, m_).go(go::r("DIVUW")).class(Class::DivW).div(1, 2, false).binop(|a, b| {
         let (a, b) = (a as u32, b as u32);
         a.checked_div(b).unwrap_or(u32::MAX) as i32 as i64 as u64
     }));
-    t.push(r("remw", 1, 6, OPC_OP_32, m_).go(go::r("REMW")).class(Class::DivW).binop(|a, b| {
+    t.push(r("remw", 1, 6, OPC_OP_32, m_).go(go::r("REMW")).class(Class::DivW).div(1, 2, true).binop(|a, b| {
         let (a, b) = (a as i32, b as i32);
         (if b == 0 { a } else { a.wrapping_rem(b) }) as i64 as u64
     }));
-    t.push(r("remuw", 1, 7, OPC_OP_32, m_).go(go::r("REMUW")).class(Class::DivW).binop(|a, b| {
+    t.push(r("remuw", 1, 7, OPC_OP_32, m_).go(go::r("REMUW")).class(Class::DivW).div(1, 2, false).binop(|a, b| {
         let (a, b) = (a as u32, b as u32);
         (if b == 0 { a } else { a % b }) as i32 as i64 as u64
     }));
