@@ -12,9 +12,9 @@ use kgen::oracle;
 /// with evidence the test recomputes from the measurements and the model (docs/cost-model.md,
 /// the D1 section): if the evidence stops holding, or the row comes within 10%, the test
 /// fails and the row leaves this list.
-const UNEXPLAINED: &[(&str, &str, &str, usize, Evidence)] = &[
-    ("memcpy", "memcpy aligned", "rvv_m4", 16295, Evidence::LmulConflict { other: "rvv_m2" }),
-    ("memset", "memset aligned", "rvv_m4", 16295, Evidence::LonePoint),
+const UNEXPLAINED: &[(&str, &str, &str, usize, &[Evidence])] = &[
+    ("memcpy", "memcpy aligned", "rvv_m4", 16295, &[Evidence::LmulConflict { other: "rvv_m2" }, Evidence::SameAccesses { other: "rvv_align_dest_m4" }]),
+    ("memset", "memset aligned", "rvv_m4", 16295, &[Evidence::LonePoint]),
 ];
 
 /// Why a row is not asserted.
@@ -28,6 +28,12 @@ enum Evidence {
     /// them to, while the model's miss cycles are the same at both LMULs (within 5%): no
     /// miss cost that does not depend on LMUL passes both.
     LmulConflict { other: &'static str },
+    /// `other` (a loop of the same file, d1::OTHER_LOOPS) makes the same memory accesses
+    /// in the same order: the model is within 2% of the D1 for both at the series' row
+    /// nearest 4 KiB (L1-resident) and gives them figures within 2% of each other at this
+    /// size, where the D1's two figures differ by more than 1.1/0.9: no figure is within
+    /// 10% of both.
+    SameAccesses { other: &'static str },
 }
 
 fn d1_at<'a>(rows: &'a [d1::D1Row], bench: &str, series: &str, imp: &str) -> Vec<&'a d1::D1Row> {
@@ -63,9 +69,8 @@ fn lone_point(model: &dyn Fn(&d1::D1Row) -> f64, rows: &[d1::D1Row], (bench, ser
     Ok(format!("D1 {me:.3} c/B against {} in the same series", at.join(" and ")))
 }
 
-/// Checks the evidence for an UNEXPLAINED row; a description of what was found.
-fn check_evidence(p: &d1::Programs, rows: &[d1::D1Row], cases: &[d1::Case], u: &(&str, &str, &str, usize, Evidence)) -> String {
-    let (bench, series, imp, n, ev) = *u;
+/// Checks one piece of evidence for an UNEXPLAINED row; a description of what was found.
+fn check_evidence(p: &d1::Programs, rows: &[d1::D1Row], cases: &[d1::Case], (bench, series, imp, n): (&str, &str, &str, usize), ev: Evidence) -> String {
     let model = |imp: &str, bytes: usize| p.model_of(bench, series, imp, bytes).expect("the model runs the row");
     let case = |imp: &str| cases.iter().find(|c| (c.bench.as_str(), c.series.as_str(), c.imp.as_str(), c.bytes) == (bench, series, imp, n)).expect("a compared case");
     match ev {
@@ -81,6 +86,19 @@ fn check_evidence(p: &d1::Programs, rows: &[d1::D1Row], cases: &[d1::Case], u: &
             assert!(((ea - eb) / eb).abs() < 0.05, "{bench} {series} {n}: the model's miss cycles now differ by LMUL ({imp} {ea:.0}, {other} {eb:.0})");
             assert!(need > allow, "{bench} {series} {n}: within 10% of {imp} needs {need:.0} more cycles, {other} allows {allow:.0}: no longer a conflict");
             format!("within 10% needs {need:.0} more miss cycles at {imp}, while {other} allows at most {allow:.0}; the model's miss cycles are {ea:.0} and {eb:.0}")
+        }
+        Evidence::SameAccesses { other } => {
+            let d1_of = |imp: &str, bytes: usize| d1::nearest(rows, bench, series, imp, bytes).filter(|r| r.bytes == bytes).unwrap_or_else(|| panic!("no D1 row {series} {imp} {bytes}")).cycles_per_byte;
+            let small = d1::nearest(rows, bench, series, imp, 4096).expect("a row near 4 KiB").bytes;
+            for x in [imp, other] {
+                let (m, d) = (model(x, small), d1_of(x, small));
+                assert!((m / d - 1.0).abs() <= 0.02, "{series} {x} {small}: the model is {:.3} of the D1 where the data is in the L1", m / d);
+            }
+            let (ma, mb) = (case(imp).model, model(other, n));
+            let (da, db) = (d1_of(imp, n), d1_of(other, n));
+            assert!((ma / mb - 1.0).abs() <= 0.02, "{series} {n}: the model now tells {imp} and {other} apart ({ma:.3} and {mb:.3} c/B)");
+            assert!(da / db > 1.1 / 0.9, "{series} {n}: the D1's {imp} and {other} are {:.3} apart: a figure within 10% of both exists", da / db);
+            format!("{other}, the same accesses (the model within 2% of the D1 for both at {small} B), measured {db:.3} c/B at this size against {da:.3}; the model gives them {mb:.3} and {ma:.3}")
         }
     }
 }
@@ -110,7 +128,8 @@ fn model_reproduces_the_d1_measurements() {
     let listed = |c: &d1::Case| UNEXPLAINED.iter().find(|u| (u.0, u.1, u.2, u.3) == (c.bench.as_str(), c.series.as_str(), c.imp.as_str(), c.bytes));
     for c in &compared {
         if let Some(u) = listed(c) {
-            let why = check_evidence(&p, &rows, &cases, u);
+            let why: Vec<String> = u.4.iter().map(|&ev| check_evidence(&p, &rows, &cases, (u.0, u.1, u.2, u.3), ev)).collect();
+            let why = why.join("; ");
             println!("not asserted: {} {} {} {}: model/D1 {:.3} ({why})", c.bench, c.series, c.imp, c.bytes, c.ratio());
             assert!((c.ratio() - 1.0).abs() > 0.10, "{} {} {} {} is within 10% now: take it off UNEXPLAINED", c.bench, c.series, c.imp, c.bytes);
         }
@@ -238,4 +257,41 @@ fn the_d1_copies_beyond_16k_with_its_store_stream_detector_on() {
     let off: Vec<String> = five.iter().filter(|c| !within(c)).map(|c| format!("  {} {} {} {}: D1 {:.3}, with the detector {:.3} ({:.3})", c.bench, c.series, c.imp, c.bytes, c.d1, c.model, c.ratio())).collect();
     println!("with the detector on, 64 B-16 KiB: {} of {} sweep rows within 10%", swept.iter().filter(|c| within(c)).count(), swept.len());
     println!("the five sizes with the detector on: {} of {} memcpy/memset rows within 10%; the others:\n{}", five.len() - off.len(), five.len(), off.join("\n"));
+}
+
+/// Rows of the other rvv-bench loops (64 B to 8 KiB) the model may miss by more than 10%:
+/// as many as when the test was added, so that a new miss is looked at.
+const OTHER_LOOP_MISSES: usize = 36;
+
+/// The other loops of memcpy.S and memset.S the D1 measured (`d1::OTHER_LOOPS`, at 64 B to
+/// 8 KiB, where the data stays in the L1): evidence for the vsetvl row (the loops whose
+/// vsetvli sits before the branch run a cycle an iteration faster than `rvv`'s, whose
+/// vsetvli is followed by the load) and the divider's (`remu` before the loop). Prints the
+/// table; fails if more than one row of the memcpy loops that differ from `rvv` only in
+/// where the vsetvli sits is outside 10% (one is when the test was added), or if more than
+/// OTHER_LOOP_MISSES rows are.
+#[test]
+fn the_other_d1_loops_follow_the_vsetvl_and_divider_rows() {
+    let Some((rows, p)) = setup("d1-other") else { return };
+    let cases = d1::other_loops(&p, &rows, 64..=8191).expect("the other loops run");
+    let within = |c: &d1::Case| (c.ratio() - 1.0).abs() <= 0.10;
+    let family = |c: &d1::Case| c.imp.rsplit_once("_m").map(|x| x.0.to_string()).unwrap_or_default();
+    println!("| bench | series | loop (m1-m8) | rows | within 10% | worst model/D1 |\n|---|---|---|---:|---:|---:|");
+    let mut keys: Vec<(String, String, String)> = cases.iter().map(|c| (c.bench.clone(), c.series.clone(), family(c))).collect();
+    keys.dedup();
+    for k in &keys {
+        let s: Vec<&d1::Case> = cases.iter().filter(|c| (&c.bench, &c.series, &family(c)) == (&k.0, &k.1, &k.2)).collect();
+        let worst = s.iter().map(|c| c.ratio()).fold(1.0, |w: f64, r| if (r - 1.0).abs() > (w - 1.0).abs() { r } else { w });
+        println!("| {} | {} | {} | {} | {} | {:.3} |", k.0, k.1, k.2, s.len(), s.iter().filter(|c| within(c)).count(), worst);
+    }
+    let off: Vec<&d1::Case> = cases.iter().filter(|c| !within(c)).collect();
+    println!("{} of {} rows within 10%; the others:", cases.len() - off.len(), cases.len());
+    for c in &off {
+        println!("  {} {} {} {} B: D1 {:.0}, model {:.0} cycles ({:.3})", c.bench, c.series, c.imp, c.bytes, c.d1 * c.bytes as f64, c.model * c.bytes as f64, c.ratio());
+    }
+    let moved: Vec<String> = off.iter().filter(|c| c.bench == "memcpy" && ["rvv_align_dest", "rvv_align_src"].contains(&family(c).as_str())).map(|c| format!("{} {} {}", c.series, c.imp, c.bytes)).collect();
+    let n = cases.iter().filter(|c| c.bench == "memcpy" && ["rvv_align_dest", "rvv_align_src"].contains(&family(c).as_str())).count();
+    println!("memcpy with the vsetvli before the branch (rvv_align_dest, rvv_align_src): {} of {n} within 10%", n - moved.len());
+    assert!(moved.len() <= 1, "loops with the vsetvli before the branch off by more than 10%: {}", moved.join(", "));
+    assert!(off.len() <= OTHER_LOOP_MISSES, "{} rows off by more than 10% (at most {OTHER_LOOP_MISSES})", off.len());
 }
