@@ -318,3 +318,19 @@ fn a_load_feeds_an_accumulator_three_cycles_later() {
     assert_eq!(gap("th.mula"), 2, "two instructions between the load and th.mula");
     assert_eq!(gap("add"), 1, "one between the load and an add");
 }
+
+/// The timed merge knows a vsetvl's configuration reaches the next vector instruction two
+/// cycles after it (docs/cost-model.md, the vsetvl row): the scalar instruction of the other
+/// stream goes into that cycle, between the vsetvl and the vector add, not after the add.
+#[test]
+fn timed_merge_fills_the_cycle_after_a_vsetvl() {
+    use kgen_dsl::sched::merge_timed;
+    let t = target("c906").unwrap();
+    let mut v = Func::new("blk", &t, Abi::Psabi);
+    kgen_macros::kasm!(v, th.vsetvli zero, zero, e32, m1, d1; th.vadd.vv v2, v4, v6;);
+    let mut s = Func::new("blk", &t, Abi::Psabi);
+    kgen_macros::kasm!(s, add t0, t1, t2;);
+    let merged = merge_timed(v.items.clone(), s.items.clone(), [4, 4], 128).unwrap();
+    let names: Vec<&str> = merged.iter().filter_map(|i| if let Item::Inst(x) = i { Some(x.row().mnemonic) } else { None }).collect();
+    assert_eq!(names, ["th.vsetvli", "add", "th.vadd.vv"]);
+}

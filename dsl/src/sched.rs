@@ -492,7 +492,9 @@ pub fn merge_timed_cfg(a: Vec<Item>, b: Vec<Item>, cfg: &MergeCfg, units: &Units
     // Loads of stream b not yet placed (for MemOrder::BReadsFirst).
     let mut b_loads = briefs[1].iter().filter(|x| x.store == Some(false)).count();
     let ordered = cfg.order == MemOrder::BReadsFirst;
-    let start = |b: &Brief, cycle: u64, vpu: u64, ready: &RegMap<u64>| -> u64 {
+    // When the last placed vsetvl's configuration reaches a vector instruction.
+    let mut vconf = 0u64;
+    let start = |b: &Brief, cycle: u64, vpu: u64, vconf: u64, ready: &RegMap<u64>| -> u64 {
         let mut t = cycle;
         for &(role, r) in &b.regs {
             if role != Role::Def {
@@ -500,7 +502,7 @@ pub fn merge_timed_cfg(a: Vec<Item>, b: Vec<Item>, cfg: &MergeCfg, units: &Units
             }
         }
         if b.class.is_vector() && b.class != Class::VSet {
-            t.max(vpu)
+            t.max(vpu).max(vconf)
         } else {
             t
         }
@@ -520,7 +522,7 @@ pub fn merge_timed_cfg(a: Vec<Item>, b: Vec<Item>, cfg: &MergeCfg, units: &Units
                     let waits = ordered && s == 0 && st[k].store == Some(true) && b_loads > 0;
                     let movable = movable && !waits;
                     if movable {
-                        let t = start(&st[k], cycle, vpu, &ready);
+                        let t = start(&st[k], cycle, vpu, vconf, &ready);
                         if best.is_none_or(|(bt, _, _)| t < bt) {
                             best = Some((t, s, k));
                         }
@@ -543,6 +545,9 @@ pub fn merge_timed_cfg(a: Vec<Item>, b: Vec<Item>, cfg: &MergeCfg, units: &Units
         vt = vtype_of(i).unwrap_or(vt);
         if tm.vpu_busy > 0 {
             vpu = t + tm.vpu_busy;
+        }
+        if briefs[s][k].class == Class::VSet {
+            vconf = t + tm.latency;
         }
         cycle = t + 1;
         for &(role, r) in &briefs[s][k].regs {

@@ -15,12 +15,12 @@
 	.type	aes_gcm_encrypt_c906, @function
 aes_gcm_encrypt_c906:
 	# size_t aes_gcm_encrypt_c906(const unsigned char *in, unsigned char *out, size_t len, const void *key, unsigned char *ivec, u64 *Xi)
-	# aes_gcm_encrypt_c906: 6482 instructions, frame 2032 bytes
+	# aes_gcm_encrypt_c906: 6481 instructions, frame 2032 bytes
 	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
 	#   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v18 v20 v22 v24 v26 v28 v29
 	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
 	#   most live values at once: 28 integer, 20 vector registers
-	#   spills: 18 values (done, Xi, first, groups, lo, ivec, hi, sum7, hash_src, k15, extra, p0, key, q0, q1, q2, q3, in), 64 stores, 144 reloads, modeled cost 2806 cycles per pass (loops counted 8 times per level)
+	#   spills: 18 values (done, Xi, first, groups, lo, ivec, hi, sum7, hash_src, k15, extra, p0, key, q0, q1, q2, q3, in), 64 stores, 143 reloads, modeled cost 2782 cycles per pass (loops counted 8 times per level)
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
@@ -718,12 +718,12 @@ aes_gcm_encrypt_c906:
 	# GHASH of the previous group's ciphertext, merged with this group's AES
 	# bytes = the group's 128 bytes
 	th.vsetvli 	zero, zero, e8, m8, d1
+	# block 0: s = states[0]
+	lw         	a6, 1648(sp)
 	ld         	a4, 1840(sp)
 	th.vle.v   	v0, (a4)
 	# blocks[l] = reverse(block l) (e8)
 	th.vsetvli 	zero, zero, e8, m1, d1
-	# block 0: s = states[0]
-	lw         	a6, 1648(sp)
 	lw         	a7, 1652(sp)
 	lw         	s4, 1656(sp)
 	lw         	s5, 1660(sp)
@@ -738,60 +738,60 @@ aes_gcm_encrypt_c906:
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a4
 	th.extu    	a4, s4, 23, 16
-	th.vrgather.vv	v8, v0, v29
 	th.lrwu    	a4, t3, a4, 2
+	th.vrgather.vv	v8, v0, v29
 	xor        	s6, s6, a5
 	th.extu    	a5, s5, 31, 24
-	th.vrgather.vv	v9, v1, v29
 	th.lrwu    	a5, t4, a5, 2
+	th.vrgather.vv	v9, v1, v29
 	xor        	s6, s6, a4
 	th.extu    	a4, a7, 7, 0
-	th.vrgather.vv	v10, v2, v29
 	th.lrwu    	a4, t1, a4, 2
+	th.vrgather.vv	v10, v2, v29
 	xor        	s6, s6, a5
 	th.extu    	a5, s4, 15, 8
-	th.vrgather.vv	v11, v3, v29
 	th.lrwu    	a5, t2, a5, 2
+	th.vrgather.vv	v11, v3, v29
 	xor        	s2, s2, a4
 	th.extu    	a4, s5, 23, 16
-	th.vrgather.vv	v12, v4, v29
 	th.lrwu    	a4, t3, a4, 2
+	th.vrgather.vv	v12, v4, v29
 	xor        	s2, s2, a5
 	th.extu    	a5, a6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
 	th.vrgather.vv	v13, v5, v29
 	addi       	s7, sp, 1152
-	th.lrwu    	a5, t4, a5, 2
 	xor        	s2, s2, a4
-	th.vrgather.vv	v14, v6, v29
 	th.extu    	a4, s4, 7, 0
+	th.vrgather.vv	v14, v6, v29
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s2, s2, a5
+	th.extu    	a5, s5, 15, 8
 	th.vrgather.vv	v15, v7, v29
 	th.vsetvli 	zero, zero, e8, m8, d1
-	th.extu    	a5, s5, 15, 8
 	th.lrwu    	a5, t2, a5, 2
+	xor        	s1, s1, a4
 	th.vse.v   	v8, (s7)
 	th.vsetvli 	zero, zero, e32, m2, d1
 	# block 0 ^= Xi
 	ld         	s8, 1152(sp)
-	xor        	s1, s1, a4
-	ld         	a4, 1808(sp)
-	xor        	s8, s8, a4
+	th.extu    	a4, a6, 23, 16
+	ld         	s7, 1808(sp)
+	xor        	s8, s8, s7
 	sd         	s8, 1152(sp)
 	ld         	s8, 1160(sp)
 	# transpose: lane l of w[k] = word k of block l; the mid operands
 	addi       	s7, sp, 1152
-	ld         	a4, 1824(sp)
-	xor        	s8, s8, a4
+	ld         	s9, 1824(sp)
+	xor        	s8, s8, s9
 	sd         	s8, 1160(sp)
-	th.extu    	a4, a6, 23, 16
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s1, s1, a5
 	th.extu    	a5, a7, 31, 24
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s1, s1, a4
-	th.vlseg4e.v	v8, (s7)
 	th.extu    	a4, s5, 7, 0
+	th.vlseg4e.v	v8, (s7)
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s1, s1, a5
 	th.extu    	a5, a6, 15, 8
@@ -807,86 +807,86 @@ aes_gcm_encrypt_c906:
 	# round u = 8 of 13
 	lw         	a6, 128(t5)
 	lw         	a7, 132(t5)
-	th.vxor.vv 	v16, v8, v10
 	lw         	s4, 136(t5)
+	th.vxor.vv 	v16, v8, v10
 	lw         	s5, 140(t5)
 	th.extu    	a4, s6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	th.vxor.vv 	v18, v12, v14
 	# operands[t] = the operand of piece t
 	addi       	s7, sp, 1280
-	th.lrwu    	a4, t1, a4, 2
 	th.extu    	a5, s2, 15, 8
-	th.vxor.vv 	v20, v8, v12
 	th.lrwu    	a5, t2, a5, 2
+	th.vxor.vv 	v20, v8, v12
 	xor        	a6, a6, a4
 	th.extu    	a4, s1, 23, 16
-	th.vxor.vv 	v22, v10, v14
 	th.lrwu    	a4, t3, a4, 2
+	th.vxor.vv 	v22, v10, v14
 	xor        	a6, a6, a5
 	th.extu    	a5, s3, 31, 24
-	th.vxor.vv 	v24, v20, v22
 	th.lrwu    	a5, t4, a5, 2
+	th.vxor.vv 	v24, v20, v22
 	xor        	a6, a6, a4
 	th.extu    	a4, s2, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	th.vse.v   	v8, (s7)
 	addi       	s7, sp, 1312
-	th.lrwu    	a4, t1, a4, 2
 	xor        	a6, a6, a5
+	th.extu    	a5, s1, 15, 8
 	th.vse.v   	v10, (s7)
 	addi       	s7, sp, 1344
-	th.extu    	a5, s1, 15, 8
 	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a4
 	th.vse.v   	v16, (s7)
 	addi       	s7, sp, 1376
-	xor        	a7, a7, a4
 	th.extu    	a4, s3, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	th.vse.v   	v12, (s7)
 	addi       	s7, sp, 1408
-	th.lrwu    	a4, t3, a4, 2
 	xor        	a7, a7, a5
+	th.extu    	a5, s6, 31, 24
 	th.vse.v   	v14, (s7)
 	addi       	s7, sp, 1440
-	th.extu    	a5, s6, 31, 24
 	th.lrwu    	a5, t4, a5, 2
+	xor        	a7, a7, a4
 	th.vse.v   	v18, (s7)
 	addi       	s7, sp, 1472
-	xor        	a7, a7, a4
 	th.extu    	a4, s1, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	th.vse.v   	v20, (s7)
 	addi       	s7, sp, 1504
-	th.lrwu    	a4, t1, a4, 2
 	xor        	a7, a7, a5
+	th.extu    	a5, s3, 15, 8
 	th.vse.v   	v22, (s7)
 	addi       	s7, sp, 1536
-	th.extu    	a5, s3, 15, 8
 	th.lrwu    	a5, t2, a5, 2
+	xor        	s4, s4, a4
 	th.vse.v   	v24, (s7)
 	# piece 0: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
 	addi       	s7, sp, 1280
-	xor        	s4, s4, a4
 	th.extu    	a4, s6, 23, 16
-	th.vle.v   	v0, (s7)
 	th.lrwu    	a4, t3, a4, 2
+	th.vle.v   	v0, (s7)
 	xor        	s4, s4, a5
 	th.extu    	a5, s2, 31, 24
+	th.lrwu    	a5, t4, a5, 2
 	th.vand.vx 	v8, v0, a0
 	addi       	s7, sp, 0
-	th.lrwu    	a5, t4, a5, 2
 	xor        	s4, s4, a4
-	th.vand.vx 	v10, v0, a2
 	th.extu    	a4, s3, 7, 0
+	th.vand.vx 	v10, v0, a2
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s4, s4, a5
-	th.vand.vx 	v12, v0, a3
 	th.extu    	a5, s6, 15, 8
+	th.vand.vx 	v12, v0, a3
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s5, s5, a4
-	th.vand.vx 	v16, v0, t6
 	th.extu    	a4, s2, 23, 16
+	th.vand.vx 	v14, v0, t6
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s5, s5, a5
-	th.vlseg4e.v	v0, (s7)
 	th.extu    	a5, s1, 31, 24
+	th.vlseg4e.v	v0, (s7)
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s5, s5, a4
 	xor        	s5, s5, a5
@@ -902,325 +902,325 @@ aes_gcm_encrypt_c906:
 	xor        	s6, s6, a4
 	th.extu    	a4, s4, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	# class 0: low words (pairs added), high words; out |= z & m[0]
-	th.vmul.vv 	v20, v8, v0
 	xor        	s6, s6, a5
+	# class 0: low words (pairs added), high words; out |= z & m[0]
+	th.vmul.vv 	v22, v8, v0
 	th.extu    	a5, s5, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vmulhu.vv	v22, v8, v0
 	xor        	s6, s6, a4
+	th.vmulhu.vv	v20, v8, v0
 	th.extu    	a4, a7, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vmacc.vv	v20, v10, v6
 	xor        	s6, s6, a5
+	th.vmacc.vv	v22, v10, v6
 	th.extu    	a5, s4, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vmulhu.vv	v26, v10, v6
 	xor        	s2, s2, a4
+	th.vmulhu.vv	v26, v10, v6
 	th.extu    	a4, s5, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vmul.vv 	v24, v12, v4
 	xor        	s2, s2, a5
+	th.vmul.vv 	v24, v12, v4
 	th.extu    	a5, a6, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vxor.vv 	v22, v22, v26
 	xor        	s2, s2, a4
+	th.vxor.vv 	v20, v20, v26
 	th.extu    	a4, s4, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vxor.vv 	v20, v20, v24
 	xor        	s2, s2, a5
+	th.vxor.vv 	v22, v22, v24
 	th.extu    	a5, s5, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vmulhu.vv	v26, v12, v4
 	xor        	s1, s1, a4
+	th.vmulhu.vv	v26, v12, v4
 	th.extu    	a4, a6, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vmul.vv 	v24, v16, v2
 	xor        	s1, s1, a5
+	th.vmul.vv 	v24, v14, v2
 	th.extu    	a5, a7, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vxor.vv 	v22, v22, v26
 	xor        	s1, s1, a4
+	th.vxor.vv 	v20, v20, v26
 	th.extu    	a4, s5, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vxor.vv 	v20, v20, v24
 	xor        	s1, s1, a5
+	th.vxor.vv 	v22, v22, v24
 	th.extu    	a5, a6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vmulhu.vv	v26, v16, v2
 	xor        	s3, s3, a4
+	th.vmulhu.vv	v26, v14, v2
 	th.extu    	a4, a7, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vand.vx 	v18, v20, a0
 	xor        	s3, s3, a5
+	th.vand.vx 	v18, v22, a0
 	th.extu    	a5, s4, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vxor.vv 	v22, v22, v26
 	xor        	s3, s3, a4
+	th.vxor.vv 	v20, v20, v26
 	xor        	s3, s3, a5
 	# round u = 10 of 13
 	lw         	a6, 160(t5)
-	th.vand.vx 	v14, v22, a0
 	lw         	a7, 164(t5)
+	th.vand.vx 	v16, v20, a0
 	lw         	s4, 168(t5)
 	lw         	s5, 172(t5)
-	# class 1: low words (pairs added), high words; out |= z & m[1]
-	th.vmul.vv 	v20, v8, v2
 	th.extu    	a4, s6, 7, 0
+	# class 1: low words (pairs added), high words; out |= z & m[1]
+	th.vmul.vv 	v22, v8, v2
 	th.lrwu    	a4, t1, a4, 2
 	th.extu    	a5, s2, 15, 8
-	th.vmulhu.vv	v22, v8, v2
 	th.lrwu    	a5, t2, a5, 2
+	th.vmulhu.vv	v20, v8, v2
 	xor        	a6, a6, a4
 	th.extu    	a4, s1, 23, 16
-	th.vmacc.vv	v20, v12, v6
 	th.lrwu    	a4, t3, a4, 2
+	th.vmacc.vv	v22, v12, v6
 	xor        	a6, a6, a5
 	th.extu    	a5, s3, 31, 24
-	th.vmulhu.vv	v26, v10, v0
 	th.lrwu    	a5, t4, a5, 2
+	th.vmulhu.vv	v26, v10, v0
 	xor        	a6, a6, a4
 	th.extu    	a4, s2, 7, 0
-	th.vmul.vv 	v24, v10, v0
 	th.lrwu    	a4, t1, a4, 2
+	th.vmul.vv 	v24, v10, v0
 	xor        	a6, a6, a5
 	th.extu    	a5, s1, 15, 8
-	th.vxor.vv 	v22, v22, v26
 	th.lrwu    	a5, t2, a5, 2
+	th.vxor.vv 	v20, v20, v26
 	xor        	a7, a7, a4
 	th.extu    	a4, s3, 23, 16
-	th.vmacc.vv	v24, v16, v4
 	th.lrwu    	a4, t3, a4, 2
+	th.vmacc.vv	v24, v14, v4
 	xor        	a7, a7, a5
 	th.extu    	a5, s6, 31, 24
-	th.vmulhu.vv	v26, v12, v6
 	th.lrwu    	a5, t4, a5, 2
+	th.vmulhu.vv	v26, v12, v6
 	xor        	a7, a7, a4
 	th.extu    	a4, s1, 7, 0
-	th.vxor.vv 	v20, v20, v24
 	th.lrwu    	a4, t1, a4, 2
+	th.vxor.vv 	v22, v22, v24
 	xor        	a7, a7, a5
 	th.extu    	a5, s3, 15, 8
-	th.vxor.vv 	v22, v22, v26
 	th.lrwu    	a5, t2, a5, 2
+	th.vxor.vv 	v20, v20, v26
 	xor        	s4, s4, a4
 	th.extu    	a4, s6, 23, 16
-	th.vmulhu.vv	v26, v16, v4
 	th.lrwu    	a4, t3, a4, 2
+	th.vmulhu.vv	v26, v14, v4
 	xor        	s4, s4, a5
 	th.extu    	a5, s2, 31, 24
-	th.vand.vx 	v20, v20, a2
 	th.lrwu    	a5, t4, a5, 2
+	th.vand.vx 	v22, v22, a2
 	xor        	s4, s4, a4
 	th.extu    	a4, s3, 7, 0
-	th.vxor.vv 	v22, v22, v26
 	th.lrwu    	a4, t1, a4, 2
+	th.vxor.vv 	v20, v20, v26
 	xor        	s4, s4, a5
 	th.extu    	a5, s6, 15, 8
-	th.vand.vx 	v22, v22, a2
 	th.lrwu    	a5, t2, a5, 2
+	th.vand.vx 	v20, v20, a2
 	xor        	s5, s5, a4
 	th.extu    	a4, s2, 23, 16
-	th.vor.vv  	v18, v18, v20
 	th.lrwu    	a4, t3, a4, 2
+	th.vor.vv  	v18, v18, v22
 	xor        	s5, s5, a5
 	th.extu    	a5, s1, 31, 24
-	th.vor.vv  	v14, v14, v22
 	th.lrwu    	a5, t4, a5, 2
+	th.vor.vv  	v16, v16, v20
 	xor        	s5, s5, a4
 	xor        	s5, s5, a5
-	# class 2: low words (pairs added), high words; out |= z & m[2]
-	th.vmul.vv 	v20, v8, v4
 	# round u = 11 of 13
 	lw         	s6, 176(t5)
+	# class 2: low words (pairs added), high words; out |= z & m[2]
+	th.vmul.vv 	v22, v8, v4
 	lw         	s2, 180(t5)
 	lw         	s1, 184(t5)
-	th.vmulhu.vv	v22, v8, v4
 	lw         	s3, 188(t5)
+	th.vmulhu.vv	v20, v8, v4
 	th.extu    	a4, a6, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vmacc.vv	v20, v16, v6
 	th.extu    	a5, a7, 15, 8
+	th.vmacc.vv	v22, v14, v6
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a4
-	th.vmulhu.vv	v26, v10, v2
 	th.extu    	a4, s4, 23, 16
+	th.vmulhu.vv	v26, v10, v2
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
-	th.vmul.vv 	v24, v10, v2
 	th.extu    	a5, s5, 31, 24
+	th.vmul.vv 	v24, v10, v2
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s6, s6, a4
-	th.vxor.vv 	v22, v22, v26
 	th.extu    	a4, a7, 7, 0
+	th.vxor.vv 	v20, v20, v26
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s6, s6, a5
-	th.vxor.vv 	v20, v20, v24
 	th.extu    	a5, s4, 15, 8
+	th.vxor.vv 	v22, v22, v24
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s2, s2, a4
-	th.vmulhu.vv	v26, v12, v0
 	th.extu    	a4, s5, 23, 16
+	th.vmulhu.vv	v26, v12, v0
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s2, s2, a5
-	th.vmul.vv 	v24, v12, v0
 	th.extu    	a5, a6, 31, 24
+	th.vmul.vv 	v24, v12, v0
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s2, s2, a4
-	th.vxor.vv 	v22, v22, v26
 	th.extu    	a4, s4, 7, 0
+	th.vxor.vv 	v20, v20, v26
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s2, s2, a5
-	th.vxor.vv 	v20, v20, v24
 	th.extu    	a5, s5, 15, 8
+	th.vxor.vv 	v22, v22, v24
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a4
-	th.vmulhu.vv	v26, v16, v6
 	th.extu    	a4, a6, 23, 16
+	th.vmulhu.vv	v26, v14, v6
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s1, s1, a5
-	th.vand.vx 	v20, v20, a3
 	th.extu    	a5, a7, 31, 24
+	th.vand.vx 	v22, v22, a3
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s1, s1, a4
-	th.vxor.vv 	v22, v22, v26
 	th.extu    	a4, s5, 7, 0
+	th.vxor.vv 	v20, v20, v26
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s1, s1, a5
-	th.vand.vx 	v22, v22, a3
 	th.extu    	a5, a6, 15, 8
+	th.vand.vx 	v20, v20, a3
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s3, s3, a4
-	th.vor.vv  	v18, v18, v20
 	th.extu    	a4, a7, 23, 16
+	th.vor.vv  	v18, v18, v22
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s3, s3, a5
-	th.vor.vv  	v14, v14, v22
 	th.extu    	a5, s4, 31, 24
+	th.vor.vv  	v16, v16, v20
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s3, s3, a4
-	# class 3: low words (pairs added), high words; out |= z & m[3]
-	th.vmul.vv 	v20, v8, v6
 	xor        	s3, s3, a5
+	# class 3: low words (pairs added), high words; out |= z & m[3]
+	th.vmul.vv 	v22, v8, v6
 	# round u = 12 of 13
 	lw         	a6, 192(t5)
 	lw         	a7, 196(t5)
-	th.vmulhu.vv	v22, v8, v6
 	lw         	s4, 200(t5)
+	th.vmulhu.vv	v20, v8, v6
 	lw         	s5, 204(t5)
 	th.extu    	a4, s6, 7, 0
-	th.vmul.vv 	v24, v10, v4
 	th.lrwu    	a4, t1, a4, 2
+	th.vmul.vv 	v24, v10, v4
 	th.extu    	a5, s2, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vmulhu.vv	v26, v10, v4
 	xor        	a6, a6, a4
+	th.vmulhu.vv	v26, v10, v4
 	th.extu    	a4, s1, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vxor.vv 	v20, v20, v24
 	xor        	a6, a6, a5
+	th.vxor.vv 	v22, v22, v24
 	th.extu    	a5, s3, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vxor.vv 	v22, v22, v26
 	xor        	a6, a6, a4
+	th.vxor.vv 	v20, v20, v26
 	th.extu    	a4, s2, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vmul.vv 	v24, v12, v2
 	xor        	a6, a6, a5
+	th.vmul.vv 	v24, v12, v2
 	th.extu    	a5, s1, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vmulhu.vv	v26, v12, v2
 	xor        	a7, a7, a4
+	th.vmulhu.vv	v26, v12, v2
 	th.extu    	a4, s3, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vxor.vv 	v20, v20, v24
 	xor        	a7, a7, a5
+	th.vxor.vv 	v22, v22, v24
 	th.extu    	a5, s6, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vxor.vv 	v22, v22, v26
 	xor        	a7, a7, a4
+	th.vxor.vv 	v20, v20, v26
 	th.extu    	a4, s1, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vmul.vv 	v24, v16, v0
 	xor        	a7, a7, a5
+	th.vmul.vv 	v24, v14, v0
 	th.extu    	a5, s3, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vmulhu.vv	v26, v16, v0
 	xor        	s4, s4, a4
+	th.vmulhu.vv	v26, v14, v0
 	th.extu    	a4, s6, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vxor.vv 	v20, v20, v24
 	xor        	s4, s4, a5
+	th.vxor.vv 	v22, v22, v24
 	th.extu    	a5, s2, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vxor.vv 	v22, v22, v26
 	xor        	s4, s4, a4
+	th.vxor.vv 	v20, v20, v26
 	th.extu    	a4, s3, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vand.vx 	v20, v20, t6
 	xor        	s4, s4, a5
+	th.vand.vx 	v22, v22, t6
 	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vand.vx 	v22, v22, t6
 	xor        	s5, s5, a4
+	th.vand.vx 	v20, v20, t6
 	th.extu    	a4, s2, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vor.vv  	v18, v18, v20
 	xor        	s5, s5, a5
+	th.vor.vv  	v18, v18, v22
 	th.extu    	a5, s1, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vor.vv  	v14, v14, v22
 	xor        	s5, s5, a4
+	th.vor.vv  	v16, v16, v20
 	xor        	s5, s5, a5
 	# round u = 13 of 13
 	lw         	s6, 208(t5)
+	lw         	s2, 212(t5)
 	# sums[0] = lane sums (high word << 32 | low word)
 	th.vredxor.vs	v0, v18, v28
-	lw         	s2, 212(t5)
 	lw         	s1, 216(t5)
 	lw         	s3, 220(t5)
 	th.extu    	a4, a6, 7, 0
-	th.vredxor.vs	v2, v14, v28
 	th.lrwu    	a4, t1, a4, 2
+	th.vredxor.vs	v2, v16, v28
 	th.extu    	a5, a7, 15, 8
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a4
-	th.vext.x.v	s0, v0, zero
 	th.extu    	a4, s4, 23, 16
+	th.vext.x.v	s0, v0, zero
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
 	th.extu    	a5, s5, 31, 24
+	th.lrwu    	a5, t4, a5, 2
 	th.vext.x.v	ra, v2, zero
 	# piece 1: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
 	addi       	s7, sp, 1312
-	th.lrwu    	a5, t4, a5, 2
 	xor        	s6, s6, a4
 	th.extu    	a4, a7, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	slli       	ra, ra, 32
 	or         	s0, s0, ra
 	sd         	s0, 1568(sp)
 	th.vle.v   	v0, (s7)
-	th.lrwu    	a4, t1, a4, 2
 	xor        	s6, s6, a5
 	th.extu    	a5, s4, 15, 8
+	th.lrwu    	a5, t2, a5, 2
 	th.vand.vx 	v8, v0, a0
 	addi       	s7, sp, 128
-	th.lrwu    	a5, t2, a5, 2
 	xor        	s2, s2, a4
-	th.vand.vx 	v10, v0, a2
 	th.extu    	a4, s5, 23, 16
+	th.vand.vx 	v10, v0, a2
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s2, s2, a5
-	th.vand.vx 	v12, v0, a3
 	th.extu    	a5, a6, 31, 24
+	th.vand.vx 	v12, v0, a3
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s2, s2, a4
-	th.vand.vx 	v16, v0, t6
 	th.extu    	a4, s4, 7, 0
+	th.vand.vx 	v14, v0, t6
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s2, s2, a5
-	th.vlseg4e.v	v0, (s7)
 	th.extu    	a5, s5, 15, 8
+	th.vlseg4e.v	v0, (s7)
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a4
 	th.extu    	a4, a6, 23, 16
@@ -1235,328 +1235,329 @@ aes_gcm_encrypt_c906:
 	th.extu    	a5, a6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s3, s3, a4
-	# class 0: low words (pairs added), high words; out |= z & m[0]
-	th.vmul.vv 	v20, v8, v0
 	th.extu    	a4, a7, 23, 16
+	# class 0: low words (pairs added), high words; out |= z & m[0]
+	th.vmul.vv 	v22, v8, v0
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s3, s3, a5
-	th.vmulhu.vv	v22, v8, v0
 	th.extu    	a5, s4, 31, 24
+	th.vmulhu.vv	v20, v8, v0
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s3, s3, a4
-	th.vmacc.vv	v20, v10, v6
 	xor        	s3, s3, a5
+	th.vmacc.vv	v22, v10, v6
 	# final round
 	addi       	s4, t4, 1024
 	addi       	s9, zero, 256
-	th.vmulhu.vv	v26, v10, v6
 	lui        	s10, 16
+	th.vmulhu.vv	v26, v10, v6
 	lui        	s11, 4096
 	th.extu    	a6, s6, 7, 0
-	th.vmul.vv 	v24, v12, v4
 	th.lrbu    	a6, s4, a6, 0
+	th.vmul.vv 	v24, v12, v4
 	th.extu    	s5, s2, 7, 0
 	th.lrbu    	s5, s4, s5, 0
-	th.vxor.vv 	v22, v22, v26
 	th.extu    	a7, s1, 7, 0
+	th.vxor.vv 	v20, v20, v26
 	th.lrbu    	a7, s4, a7, 0
 	th.extu    	s8, s3, 7, 0
-	th.vxor.vv 	v20, v20, v24
 	th.lrbu    	s8, s4, s8, 0
+	th.vxor.vv 	v22, v22, v24
 	th.extu    	a4, s2, 15, 8
 	th.lrbu    	a4, s4, a4, 0
-	th.vmulhu.vv	v26, v12, v4
 	th.extu    	a5, s1, 15, 8
+	th.vmulhu.vv	v26, v12, v4
 	th.lrbu    	a5, s4, a5, 0
 	th.mula    	a6, a4, s9
-	th.vmul.vv 	v24, v16, v2
 	th.extu    	a4, s3, 15, 8
+	th.vmul.vv 	v24, v14, v2
 	th.lrbu    	a4, s4, a4, 0
 	th.mula    	s5, a5, s9
-	th.vxor.vv 	v22, v22, v26
 	th.extu    	a5, s6, 15, 8
+	th.vxor.vv 	v20, v20, v26
 	th.lrbu    	a5, s4, a5, 0
 	th.mula    	a7, a4, s9
-	th.vxor.vv 	v20, v20, v24
 	th.extu    	a4, s1, 23, 16
+	th.vxor.vv 	v22, v22, v24
 	th.lrbu    	a4, s4, a4, 0
 	th.mula    	s8, a5, s9
-	th.vmulhu.vv	v26, v16, v2
 	th.extu    	a5, s3, 23, 16
+	th.vmulhu.vv	v26, v14, v2
 	th.lrbu    	a5, s4, a5, 0
 	th.mula    	a6, a4, s10
-	th.vand.vx 	v18, v20, a0
 	th.extu    	a4, s6, 23, 16
+	th.vand.vx 	v18, v22, a0
 	th.lrbu    	a4, s4, a4, 0
 	th.mula    	s5, a5, s10
-	th.vxor.vv 	v22, v22, v26
 	th.extu    	a5, s2, 23, 16
+	th.vxor.vv 	v20, v20, v26
 	th.lrbu    	a5, s4, a5, 0
 	th.mula    	a7, a4, s10
-	th.vand.vx 	v14, v22, a0
 	th.extu    	a4, s3, 31, 24
+	th.vand.vx 	v16, v20, a0
 	th.lrbu    	a4, s4, a4, 0
 	th.mula    	s8, a5, s10
-	# class 1: low words (pairs added), high words; out |= z & m[1]
-	th.vmul.vv 	v20, v8, v2
 	th.extu    	a5, s6, 31, 24
+	# class 1: low words (pairs added), high words; out |= z & m[1]
+	th.vmul.vv 	v22, v8, v2
 	th.lrbu    	a5, s4, a5, 0
 	th.mula    	a6, a4, s11
-	th.vmulhu.vv	v22, v8, v2
 	th.extu    	a4, s2, 31, 24
+	th.vmulhu.vv	v20, v8, v2
 	th.lrbu    	a4, s4, a4, 0
 	th.mula    	s5, a5, s11
-	th.vmacc.vv	v20, v12, v6
 	th.extu    	a5, s1, 31, 24
+	th.vmacc.vv	v22, v12, v6
 	th.lrbu    	a5, s4, a5, 0
 	th.mula    	a7, a4, s11
-	th.vmulhu.vv	v26, v10, v0
 	th.mula    	s8, a5, s11
+	th.vmulhu.vv	v26, v10, v0
 	ld         	a4, 224(t5)
 	ld         	a5, 232(t5)
-	th.vmul.vv 	v24, v10, v0
 	slli       	s5, s5, 32
+	th.vmul.vv 	v24, v10, v0
 	xor        	a6, a6, a4
 	xor        	a6, a6, s5
-	th.vxor.vv 	v22, v22, v26
 	slli       	s8, s8, 32
+	th.vxor.vv 	v20, v20, v26
 	xor        	a7, a7, a5
 	xor        	a7, a7, s8
-	th.vmacc.vv	v24, v16, v4
 	# out[0] = in[0] ^ keystream
+	ld         	a4, 1912(sp)
+	ld         	a4, 0(a4)
+	th.vmacc.vv	v24, v14, v4
 	ld         	a5, 1912(sp)
-	ld         	a4, 0(a5)
 	ld         	a5, 8(a5)
 	xor        	a6, a6, a4
-	th.vmulhu.vv	v26, v12, v6
 	xor        	a7, a7, a5
+	th.vmulhu.vv	v26, v12, v6
 	sd         	a6, 0(a1)
 	sd         	a7, 8(a1)
-	th.vxor.vv 	v20, v20, v24
 	# block 1: s = states[1]
 	lw         	a6, 1664(sp)
+	th.vxor.vv 	v22, v22, v24
 	lw         	a7, 1668(sp)
 	lw         	s4, 1672(sp)
-	th.vxor.vv 	v22, v22, v26
 	lw         	s5, 1676(sp)
+	th.vxor.vv 	v20, v20, v26
 	# round u = 7 of 13
 	lw         	s6, 112(t5)
 	lw         	s2, 116(t5)
-	th.vmulhu.vv	v26, v16, v4
 	lw         	s1, 120(t5)
+	th.vmulhu.vv	v26, v14, v4
 	lw         	s3, 124(t5)
 	th.extu    	a4, a6, 7, 0
-	th.vand.vx 	v20, v20, a2
 	th.lrwu    	a4, t1, a4, 2
+	th.vand.vx 	v22, v22, a2
 	th.extu    	a5, a7, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vxor.vv 	v22, v22, v26
 	xor        	s6, s6, a4
+	th.vxor.vv 	v20, v20, v26
 	th.extu    	a4, s4, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vand.vx 	v22, v22, a2
 	xor        	s6, s6, a5
+	th.vand.vx 	v20, v20, a2
 	th.extu    	a5, s5, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vor.vv  	v18, v18, v20
 	xor        	s6, s6, a4
+	th.vor.vv  	v18, v18, v22
 	th.extu    	a4, a7, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vor.vv  	v14, v14, v22
 	xor        	s6, s6, a5
+	th.vor.vv  	v16, v16, v20
 	th.extu    	a5, s4, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	# class 2: low words (pairs added), high words; out |= z & m[2]
-	th.vmul.vv 	v20, v8, v4
 	xor        	s2, s2, a4
+	# class 2: low words (pairs added), high words; out |= z & m[2]
+	th.vmul.vv 	v22, v8, v4
 	th.extu    	a4, s5, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vmulhu.vv	v22, v8, v4
 	xor        	s2, s2, a5
+	th.vmulhu.vv	v20, v8, v4
 	th.extu    	a5, a6, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vmacc.vv	v20, v16, v6
 	xor        	s2, s2, a4
+	th.vmacc.vv	v22, v14, v6
 	th.extu    	a4, s4, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vmulhu.vv	v26, v10, v2
 	xor        	s2, s2, a5
+	th.vmulhu.vv	v26, v10, v2
 	th.extu    	a5, s5, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vmul.vv 	v24, v10, v2
 	xor        	s1, s1, a4
+	th.vmul.vv 	v24, v10, v2
 	th.extu    	a4, a6, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vxor.vv 	v22, v22, v26
 	xor        	s1, s1, a5
+	th.vxor.vv 	v20, v20, v26
 	th.extu    	a5, a7, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vxor.vv 	v20, v20, v24
 	xor        	s1, s1, a4
+	th.vxor.vv 	v22, v22, v24
 	th.extu    	a4, s5, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vmulhu.vv	v26, v12, v0
 	xor        	s1, s1, a5
+	th.vmulhu.vv	v26, v12, v0
 	th.extu    	a5, a6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vmul.vv 	v24, v12, v0
 	xor        	s3, s3, a4
+	th.vmul.vv 	v24, v12, v0
 	th.extu    	a4, a7, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vxor.vv 	v22, v22, v26
 	xor        	s3, s3, a5
+	th.vxor.vv 	v20, v20, v26
 	th.extu    	a5, s4, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vxor.vv 	v20, v20, v24
 	xor        	s3, s3, a4
+	th.vxor.vv 	v22, v22, v24
 	xor        	s3, s3, a5
 	# round u = 8 of 13
 	lw         	a6, 128(t5)
-	th.vmulhu.vv	v26, v16, v6
 	lw         	a7, 132(t5)
+	th.vmulhu.vv	v26, v14, v6
 	lw         	s4, 136(t5)
 	lw         	s5, 140(t5)
-	th.vand.vx 	v20, v20, a3
 	th.extu    	a4, s6, 7, 0
+	th.vand.vx 	v22, v22, a3
 	th.lrwu    	a4, t1, a4, 2
 	th.extu    	a5, s2, 15, 8
-	th.vxor.vv 	v22, v22, v26
 	th.lrwu    	a5, t2, a5, 2
+	th.vxor.vv 	v20, v20, v26
 	xor        	a6, a6, a4
 	th.extu    	a4, s1, 23, 16
-	th.vand.vx 	v22, v22, a3
 	th.lrwu    	a4, t3, a4, 2
+	th.vand.vx 	v20, v20, a3
 	xor        	a6, a6, a5
 	th.extu    	a5, s3, 31, 24
-	th.vor.vv  	v18, v18, v20
 	th.lrwu    	a5, t4, a5, 2
+	th.vor.vv  	v18, v18, v22
 	xor        	a6, a6, a4
 	th.extu    	a4, s2, 7, 0
-	th.vor.vv  	v14, v14, v22
 	th.lrwu    	a4, t1, a4, 2
+	th.vor.vv  	v16, v16, v20
 	xor        	a6, a6, a5
 	th.extu    	a5, s1, 15, 8
-	# class 3: low words (pairs added), high words; out |= z & m[3]
-	th.vmul.vv 	v20, v8, v6
 	th.lrwu    	a5, t2, a5, 2
+	# class 3: low words (pairs added), high words; out |= z & m[3]
+	th.vmul.vv 	v22, v8, v6
 	xor        	a7, a7, a4
 	th.extu    	a4, s3, 23, 16
-	th.vmulhu.vv	v22, v8, v6
 	th.lrwu    	a4, t3, a4, 2
+	th.vmulhu.vv	v20, v8, v6
 	xor        	a7, a7, a5
 	th.extu    	a5, s6, 31, 24
-	th.vmul.vv 	v24, v10, v4
 	th.lrwu    	a5, t4, a5, 2
+	th.vmul.vv 	v24, v10, v4
 	xor        	a7, a7, a4
 	th.extu    	a4, s1, 7, 0
-	th.vmulhu.vv	v26, v10, v4
 	th.lrwu    	a4, t1, a4, 2
+	th.vmulhu.vv	v26, v10, v4
 	xor        	a7, a7, a5
 	th.extu    	a5, s3, 15, 8
-	th.vxor.vv 	v20, v20, v24
 	th.lrwu    	a5, t2, a5, 2
+	th.vxor.vv 	v22, v22, v24
 	xor        	s4, s4, a4
 	th.extu    	a4, s6, 23, 16
-	th.vxor.vv 	v22, v22, v26
 	th.lrwu    	a4, t3, a4, 2
+	th.vxor.vv 	v20, v20, v26
 	xor        	s4, s4, a5
 	th.extu    	a5, s2, 31, 24
-	th.vmul.vv 	v24, v12, v2
 	th.lrwu    	a5, t4, a5, 2
+	th.vmul.vv 	v24, v12, v2
 	xor        	s4, s4, a4
 	th.extu    	a4, s3, 7, 0
-	th.vmulhu.vv	v26, v12, v2
 	th.lrwu    	a4, t1, a4, 2
+	th.vmulhu.vv	v26, v12, v2
 	xor        	s4, s4, a5
 	th.extu    	a5, s6, 15, 8
-	th.vxor.vv 	v20, v20, v24
 	th.lrwu    	a5, t2, a5, 2
+	th.vxor.vv 	v22, v22, v24
 	xor        	s5, s5, a4
 	th.extu    	a4, s2, 23, 16
-	th.vxor.vv 	v22, v22, v26
 	th.lrwu    	a4, t3, a4, 2
+	th.vxor.vv 	v20, v20, v26
 	xor        	s5, s5, a5
 	th.extu    	a5, s1, 31, 24
-	th.vmul.vv 	v24, v16, v0
 	th.lrwu    	a5, t4, a5, 2
+	th.vmul.vv 	v24, v14, v0
 	xor        	s5, s5, a4
 	xor        	s5, s5, a5
-	th.vmulhu.vv	v26, v16, v0
 	# round u = 9 of 13
 	lw         	s6, 144(t5)
+	th.vmulhu.vv	v26, v14, v0
 	lw         	s2, 148(t5)
 	lw         	s1, 152(t5)
-	th.vxor.vv 	v20, v20, v24
 	lw         	s3, 156(t5)
+	th.vxor.vv 	v22, v22, v24
 	th.extu    	a4, a6, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vxor.vv 	v22, v22, v26
 	th.extu    	a5, a7, 15, 8
+	th.vxor.vv 	v20, v20, v26
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a4
-	th.vand.vx 	v20, v20, t6
 	th.extu    	a4, s4, 23, 16
+	th.vand.vx 	v22, v22, t6
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
-	th.vand.vx 	v22, v22, t6
 	th.extu    	a5, s5, 31, 24
+	th.vand.vx 	v20, v20, t6
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s6, s6, a4
-	th.vor.vv  	v18, v18, v20
 	th.extu    	a4, a7, 7, 0
+	th.vor.vv  	v18, v18, v22
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s6, s6, a5
-	th.vor.vv  	v14, v14, v22
 	th.extu    	a5, s4, 15, 8
+	th.vor.vv  	v16, v16, v20
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s2, s2, a4
+	th.extu    	a4, s5, 23, 16
 	# sums[1] = lane sums (high word << 32 | low word)
 	th.vredxor.vs	v0, v18, v28
-	th.extu    	a4, s5, 23, 16
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s2, s2, a5
 	th.extu    	a5, a6, 31, 24
-	th.vredxor.vs	v2, v14, v28
 	th.lrwu    	a5, t4, a5, 2
+	th.vredxor.vs	v2, v16, v28
 	xor        	s2, s2, a4
 	th.extu    	a4, s4, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vext.x.v	s0, v0, zero
 	xor        	s2, s2, a5
+	th.vext.x.v	s0, v0, zero
 	th.extu    	a5, s5, 15, 8
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a4
+	th.extu    	a4, a6, 23, 16
 	th.vext.x.v	ra, v2, zero
 	# piece 2: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
 	addi       	s7, sp, 1344
-	th.extu    	a4, a6, 23, 16
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s1, s1, a5
+	th.extu    	a5, a7, 31, 24
 	slli       	ra, ra, 32
 	or         	s0, s0, ra
 	sd         	s0, 1576(sp)
 	th.vle.v   	v0, (s7)
-	th.extu    	a5, a7, 31, 24
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s1, s1, a4
+	th.extu    	a4, s5, 7, 0
 	th.vand.vx 	v8, v0, a0
 	addi       	s7, sp, 256
-	th.extu    	a4, s5, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vand.vx 	v10, v0, a2
 	xor        	s1, s1, a5
+	th.vand.vx 	v10, v0, a2
 	th.extu    	a5, a6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vand.vx 	v12, v0, a3
 	xor        	s3, s3, a4
+	th.vand.vx 	v12, v0, a3
 	th.extu    	a4, a7, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vand.vx 	v16, v0, t6
 	xor        	s3, s3, a5
+	th.vand.vx 	v14, v0, t6
 	th.extu    	a5, s4, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vlseg4e.v	v0, (s7)
 	xor        	s3, s3, a4
+	th.vlseg4e.v	v0, (s7)
 	xor        	s3, s3, a5
 	# round u = 10 of 13
 	lw         	a6, 160(t5)
@@ -1572,325 +1573,325 @@ aes_gcm_encrypt_c906:
 	th.lrwu    	a4, t3, a4, 2
 	xor        	a6, a6, a5
 	th.extu    	a5, s3, 31, 24
-	# class 0: low words (pairs added), high words; out |= z & m[0]
-	th.vmul.vv 	v20, v8, v0
 	th.lrwu    	a5, t4, a5, 2
+	# class 0: low words (pairs added), high words; out |= z & m[0]
+	th.vmul.vv 	v22, v8, v0
 	xor        	a6, a6, a4
 	th.extu    	a4, s2, 7, 0
-	th.vmulhu.vv	v22, v8, v0
 	th.lrwu    	a4, t1, a4, 2
+	th.vmulhu.vv	v20, v8, v0
 	xor        	a6, a6, a5
 	th.extu    	a5, s1, 15, 8
-	th.vmacc.vv	v20, v10, v6
 	th.lrwu    	a5, t2, a5, 2
+	th.vmacc.vv	v22, v10, v6
 	xor        	a7, a7, a4
 	th.extu    	a4, s3, 23, 16
-	th.vmulhu.vv	v26, v10, v6
 	th.lrwu    	a4, t3, a4, 2
+	th.vmulhu.vv	v26, v10, v6
 	xor        	a7, a7, a5
 	th.extu    	a5, s6, 31, 24
-	th.vmul.vv 	v24, v12, v4
 	th.lrwu    	a5, t4, a5, 2
+	th.vmul.vv 	v24, v12, v4
 	xor        	a7, a7, a4
 	th.extu    	a4, s1, 7, 0
-	th.vxor.vv 	v22, v22, v26
 	th.lrwu    	a4, t1, a4, 2
+	th.vxor.vv 	v20, v20, v26
 	xor        	a7, a7, a5
 	th.extu    	a5, s3, 15, 8
-	th.vxor.vv 	v20, v20, v24
 	th.lrwu    	a5, t2, a5, 2
+	th.vxor.vv 	v22, v22, v24
 	xor        	s4, s4, a4
 	th.extu    	a4, s6, 23, 16
-	th.vmulhu.vv	v26, v12, v4
 	th.lrwu    	a4, t3, a4, 2
+	th.vmulhu.vv	v26, v12, v4
 	xor        	s4, s4, a5
 	th.extu    	a5, s2, 31, 24
-	th.vmul.vv 	v24, v16, v2
 	th.lrwu    	a5, t4, a5, 2
+	th.vmul.vv 	v24, v14, v2
 	xor        	s4, s4, a4
 	th.extu    	a4, s3, 7, 0
-	th.vxor.vv 	v22, v22, v26
 	th.lrwu    	a4, t1, a4, 2
+	th.vxor.vv 	v20, v20, v26
 	xor        	s4, s4, a5
 	th.extu    	a5, s6, 15, 8
-	th.vxor.vv 	v20, v20, v24
 	th.lrwu    	a5, t2, a5, 2
+	th.vxor.vv 	v22, v22, v24
 	xor        	s5, s5, a4
 	th.extu    	a4, s2, 23, 16
-	th.vmulhu.vv	v26, v16, v2
 	th.lrwu    	a4, t3, a4, 2
+	th.vmulhu.vv	v26, v14, v2
 	xor        	s5, s5, a5
 	th.extu    	a5, s1, 31, 24
-	th.vand.vx 	v18, v20, a0
 	th.lrwu    	a5, t4, a5, 2
+	th.vand.vx 	v18, v22, a0
 	xor        	s5, s5, a4
 	xor        	s5, s5, a5
-	th.vxor.vv 	v22, v22, v26
 	# round u = 11 of 13
 	lw         	s6, 176(t5)
+	th.vxor.vv 	v20, v20, v26
 	lw         	s2, 180(t5)
 	lw         	s1, 184(t5)
-	th.vand.vx 	v14, v22, a0
 	lw         	s3, 188(t5)
+	th.vand.vx 	v16, v20, a0
 	th.extu    	a4, a6, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	# class 1: low words (pairs added), high words; out |= z & m[1]
-	th.vmul.vv 	v20, v8, v2
 	th.extu    	a5, a7, 15, 8
+	# class 1: low words (pairs added), high words; out |= z & m[1]
+	th.vmul.vv 	v22, v8, v2
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a4
-	th.vmulhu.vv	v22, v8, v2
 	th.extu    	a4, s4, 23, 16
+	th.vmulhu.vv	v20, v8, v2
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
-	th.vmacc.vv	v20, v12, v6
 	th.extu    	a5, s5, 31, 24
+	th.vmacc.vv	v22, v12, v6
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s6, s6, a4
-	th.vmulhu.vv	v26, v10, v0
 	th.extu    	a4, a7, 7, 0
+	th.vmulhu.vv	v26, v10, v0
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s6, s6, a5
-	th.vmul.vv 	v24, v10, v0
 	th.extu    	a5, s4, 15, 8
+	th.vmul.vv 	v24, v10, v0
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s2, s2, a4
-	th.vxor.vv 	v22, v22, v26
 	th.extu    	a4, s5, 23, 16
+	th.vxor.vv 	v20, v20, v26
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s2, s2, a5
-	th.vmacc.vv	v24, v16, v4
 	th.extu    	a5, a6, 31, 24
+	th.vmacc.vv	v24, v14, v4
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s2, s2, a4
-	th.vmulhu.vv	v26, v12, v6
 	th.extu    	a4, s4, 7, 0
+	th.vmulhu.vv	v26, v12, v6
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s2, s2, a5
-	th.vxor.vv 	v20, v20, v24
 	th.extu    	a5, s5, 15, 8
+	th.vxor.vv 	v22, v22, v24
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a4
-	th.vxor.vv 	v22, v22, v26
 	th.extu    	a4, a6, 23, 16
+	th.vxor.vv 	v20, v20, v26
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s1, s1, a5
-	th.vmulhu.vv	v26, v16, v4
 	th.extu    	a5, a7, 31, 24
+	th.vmulhu.vv	v26, v14, v4
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s1, s1, a4
-	th.vand.vx 	v20, v20, a2
 	th.extu    	a4, s5, 7, 0
+	th.vand.vx 	v22, v22, a2
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s1, s1, a5
-	th.vxor.vv 	v22, v22, v26
 	th.extu    	a5, a6, 15, 8
+	th.vxor.vv 	v20, v20, v26
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s3, s3, a4
-	th.vand.vx 	v22, v22, a2
 	th.extu    	a4, a7, 23, 16
+	th.vand.vx 	v20, v20, a2
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s3, s3, a5
-	th.vor.vv  	v18, v18, v20
 	th.extu    	a5, s4, 31, 24
+	th.vor.vv  	v18, v18, v22
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s3, s3, a4
-	th.vor.vv  	v14, v14, v22
 	xor        	s3, s3, a5
+	th.vor.vv  	v16, v16, v20
 	# round u = 12 of 13
 	lw         	a6, 192(t5)
 	lw         	a7, 196(t5)
-	# class 2: low words (pairs added), high words; out |= z & m[2]
-	th.vmul.vv 	v20, v8, v4
 	lw         	s4, 200(t5)
+	# class 2: low words (pairs added), high words; out |= z & m[2]
+	th.vmul.vv 	v22, v8, v4
 	lw         	s5, 204(t5)
 	th.extu    	a4, s6, 7, 0
-	th.vmulhu.vv	v22, v8, v4
 	th.lrwu    	a4, t1, a4, 2
+	th.vmulhu.vv	v20, v8, v4
 	th.extu    	a5, s2, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vmacc.vv	v20, v16, v6
 	xor        	a6, a6, a4
+	th.vmacc.vv	v22, v14, v6
 	th.extu    	a4, s1, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vmulhu.vv	v26, v10, v2
 	xor        	a6, a6, a5
+	th.vmulhu.vv	v26, v10, v2
 	th.extu    	a5, s3, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vmul.vv 	v24, v10, v2
 	xor        	a6, a6, a4
+	th.vmul.vv 	v24, v10, v2
 	th.extu    	a4, s2, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vxor.vv 	v22, v22, v26
 	xor        	a6, a6, a5
+	th.vxor.vv 	v20, v20, v26
 	th.extu    	a5, s1, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vxor.vv 	v20, v20, v24
 	xor        	a7, a7, a4
+	th.vxor.vv 	v22, v22, v24
 	th.extu    	a4, s3, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vmulhu.vv	v26, v12, v0
 	xor        	a7, a7, a5
+	th.vmulhu.vv	v26, v12, v0
 	th.extu    	a5, s6, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vmul.vv 	v24, v12, v0
 	xor        	a7, a7, a4
+	th.vmul.vv 	v24, v12, v0
 	th.extu    	a4, s1, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vxor.vv 	v22, v22, v26
 	xor        	a7, a7, a5
+	th.vxor.vv 	v20, v20, v26
 	th.extu    	a5, s3, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vxor.vv 	v20, v20, v24
 	xor        	s4, s4, a4
+	th.vxor.vv 	v22, v22, v24
 	th.extu    	a4, s6, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vmulhu.vv	v26, v16, v6
 	xor        	s4, s4, a5
+	th.vmulhu.vv	v26, v14, v6
 	th.extu    	a5, s2, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vand.vx 	v20, v20, a3
 	xor        	s4, s4, a4
+	th.vand.vx 	v22, v22, a3
 	th.extu    	a4, s3, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vxor.vv 	v22, v22, v26
 	xor        	s4, s4, a5
+	th.vxor.vv 	v20, v20, v26
 	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vand.vx 	v22, v22, a3
 	xor        	s5, s5, a4
+	th.vand.vx 	v20, v20, a3
 	th.extu    	a4, s2, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vor.vv  	v18, v18, v20
 	xor        	s5, s5, a5
+	th.vor.vv  	v18, v18, v22
 	th.extu    	a5, s1, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vor.vv  	v14, v14, v22
 	xor        	s5, s5, a4
+	th.vor.vv  	v16, v16, v20
 	xor        	s5, s5, a5
 	# round u = 13 of 13
 	lw         	s6, 208(t5)
-	# class 3: low words (pairs added), high words; out |= z & m[3]
-	th.vmul.vv 	v20, v8, v6
 	lw         	s2, 212(t5)
+	# class 3: low words (pairs added), high words; out |= z & m[3]
+	th.vmul.vv 	v22, v8, v6
 	lw         	s1, 216(t5)
 	lw         	s3, 220(t5)
-	th.vmulhu.vv	v22, v8, v6
 	th.extu    	a4, a6, 7, 0
+	th.vmulhu.vv	v20, v8, v6
 	th.lrwu    	a4, t1, a4, 2
 	th.extu    	a5, a7, 15, 8
-	th.vmul.vv 	v24, v10, v4
 	th.lrwu    	a5, t2, a5, 2
+	th.vmul.vv 	v24, v10, v4
 	xor        	s6, s6, a4
 	th.extu    	a4, s4, 23, 16
-	th.vmulhu.vv	v26, v10, v4
 	th.lrwu    	a4, t3, a4, 2
+	th.vmulhu.vv	v26, v10, v4
 	xor        	s6, s6, a5
 	th.extu    	a5, s5, 31, 24
-	th.vxor.vv 	v20, v20, v24
 	th.lrwu    	a5, t4, a5, 2
+	th.vxor.vv 	v22, v22, v24
 	xor        	s6, s6, a4
 	th.extu    	a4, a7, 7, 0
-	th.vxor.vv 	v22, v22, v26
 	th.lrwu    	a4, t1, a4, 2
+	th.vxor.vv 	v20, v20, v26
 	xor        	s6, s6, a5
 	th.extu    	a5, s4, 15, 8
-	th.vmul.vv 	v24, v12, v2
 	th.lrwu    	a5, t2, a5, 2
+	th.vmul.vv 	v24, v12, v2
 	xor        	s2, s2, a4
 	th.extu    	a4, s5, 23, 16
-	th.vmulhu.vv	v26, v12, v2
 	th.lrwu    	a4, t3, a4, 2
+	th.vmulhu.vv	v26, v12, v2
 	xor        	s2, s2, a5
 	th.extu    	a5, a6, 31, 24
-	th.vxor.vv 	v20, v20, v24
 	th.lrwu    	a5, t4, a5, 2
+	th.vxor.vv 	v22, v22, v24
 	xor        	s2, s2, a4
 	th.extu    	a4, s4, 7, 0
-	th.vxor.vv 	v22, v22, v26
 	th.lrwu    	a4, t1, a4, 2
+	th.vxor.vv 	v20, v20, v26
 	xor        	s2, s2, a5
 	th.extu    	a5, s5, 15, 8
-	th.vmul.vv 	v24, v16, v0
 	th.lrwu    	a5, t2, a5, 2
+	th.vmul.vv 	v24, v14, v0
 	xor        	s1, s1, a4
 	th.extu    	a4, a6, 23, 16
-	th.vmulhu.vv	v26, v16, v0
 	th.lrwu    	a4, t3, a4, 2
+	th.vmulhu.vv	v26, v14, v0
 	xor        	s1, s1, a5
 	th.extu    	a5, a7, 31, 24
-	th.vxor.vv 	v20, v20, v24
 	th.lrwu    	a5, t4, a5, 2
+	th.vxor.vv 	v22, v22, v24
 	xor        	s1, s1, a4
 	th.extu    	a4, s5, 7, 0
-	th.vxor.vv 	v22, v22, v26
 	th.lrwu    	a4, t1, a4, 2
+	th.vxor.vv 	v20, v20, v26
 	xor        	s1, s1, a5
 	th.extu    	a5, a6, 15, 8
-	th.vand.vx 	v20, v20, t6
 	th.lrwu    	a5, t2, a5, 2
+	th.vand.vx 	v22, v22, t6
 	xor        	s3, s3, a4
 	th.extu    	a4, a7, 23, 16
-	th.vand.vx 	v22, v22, t6
 	th.lrwu    	a4, t3, a4, 2
+	th.vand.vx 	v20, v20, t6
 	xor        	s3, s3, a5
 	th.extu    	a5, s4, 31, 24
-	th.vor.vv  	v18, v18, v20
 	th.lrwu    	a5, t4, a5, 2
+	th.vor.vv  	v18, v18, v22
 	xor        	s3, s3, a4
 	xor        	s3, s3, a5
-	th.vor.vv  	v14, v14, v22
 	# final round
 	addi       	s4, t4, 1024
+	th.vor.vv  	v16, v16, v20
 	addi       	s9, zero, 256
 	lui        	s10, 16
+	lui        	s11, 4096
 	# sums[2] = lane sums (high word << 32 | low word)
 	th.vredxor.vs	v0, v18, v28
-	lui        	s11, 4096
 	th.extu    	a6, s6, 7, 0
 	th.lrbu    	a6, s4, a6, 0
 	th.extu    	s5, s2, 7, 0
-	th.vredxor.vs	v2, v14, v28
 	th.lrbu    	s5, s4, s5, 0
+	th.vredxor.vs	v2, v16, v28
 	th.extu    	a7, s1, 7, 0
 	th.lrbu    	a7, s4, a7, 0
 	th.extu    	s8, s3, 7, 0
-	th.vext.x.v	s0, v0, zero
 	th.lrbu    	s8, s4, s8, 0
+	th.vext.x.v	s0, v0, zero
 	th.extu    	a4, s2, 15, 8
 	th.lrbu    	a4, s4, a4, 0
 	th.extu    	a5, s1, 15, 8
+	th.lrbu    	a5, s4, a5, 0
 	th.vext.x.v	ra, v2, zero
 	# piece 3: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
 	addi       	s7, sp, 1376
-	th.lrbu    	a5, s4, a5, 0
 	th.mula    	a6, a4, s9
 	th.extu    	a4, s3, 15, 8
+	th.lrbu    	a4, s4, a4, 0
 	slli       	ra, ra, 32
 	or         	s0, s0, ra
 	sd         	s0, 1584(sp)
 	th.vle.v   	v0, (s7)
-	th.lrbu    	a4, s4, a4, 0
 	th.mula    	s5, a5, s9
 	th.extu    	a5, s6, 15, 8
+	th.lrbu    	a5, s4, a5, 0
 	th.vand.vx 	v8, v0, a0
 	addi       	s7, sp, 384
-	th.lrbu    	a5, s4, a5, 0
 	th.mula    	a7, a4, s9
-	th.vand.vx 	v10, v0, a2
 	th.extu    	a4, s1, 23, 16
+	th.vand.vx 	v10, v0, a2
 	th.lrbu    	a4, s4, a4, 0
 	th.mula    	s8, a5, s9
-	th.vand.vx 	v12, v0, a3
 	th.extu    	a5, s3, 23, 16
+	th.vand.vx 	v12, v0, a3
 	th.lrbu    	a5, s4, a5, 0
 	th.mula    	a6, a4, s10
-	th.vand.vx 	v16, v0, t6
 	th.extu    	a4, s6, 23, 16
+	th.vand.vx 	v14, v0, t6
 	th.lrbu    	a4, s4, a4, 0
 	th.mula    	s5, a5, s10
-	th.vlseg4e.v	v0, (s7)
 	th.extu    	a5, s2, 23, 16
+	th.vlseg4e.v	v0, (s7)
 	th.lrbu    	a5, s4, a5, 0
 	th.mula    	a7, a4, s10
 	th.extu    	a4, s3, 31, 24
@@ -1905,329 +1906,330 @@ aes_gcm_encrypt_c906:
 	th.extu    	a5, s1, 31, 24
 	th.lrbu    	a5, s4, a5, 0
 	th.mula    	a7, a4, s11
-	# class 0: low words (pairs added), high words; out |= z & m[0]
-	th.vmul.vv 	v20, v8, v0
 	th.mula    	s8, a5, s11
+	# class 0: low words (pairs added), high words; out |= z & m[0]
+	th.vmul.vv 	v22, v8, v0
 	ld         	a4, 224(t5)
 	ld         	a5, 232(t5)
-	th.vmulhu.vv	v22, v8, v0
 	slli       	s5, s5, 32
+	th.vmulhu.vv	v20, v8, v0
 	xor        	a6, a6, a4
 	xor        	a6, a6, s5
-	th.vmacc.vv	v20, v10, v6
 	slli       	s8, s8, 32
+	th.vmacc.vv	v22, v10, v6
 	xor        	a7, a7, a5
 	xor        	a7, a7, s8
-	th.vmulhu.vv	v26, v10, v6
 	# out[1] = in[1] ^ keystream
+	ld         	a4, 1912(sp)
+	ld         	a4, 16(a4)
+	th.vmulhu.vv	v26, v10, v6
 	ld         	a5, 1912(sp)
-	ld         	a4, 16(a5)
 	ld         	a5, 24(a5)
 	xor        	a6, a6, a4
-	th.vmul.vv 	v24, v12, v4
 	xor        	a7, a7, a5
+	th.vmul.vv 	v24, v12, v4
 	sd         	a6, 16(a1)
 	sd         	a7, 24(a1)
-	th.vxor.vv 	v22, v22, v26
 	# block 2: s = states[2]
 	lw         	a6, 1680(sp)
+	th.vxor.vv 	v20, v20, v26
 	lw         	a7, 1684(sp)
 	lw         	s4, 1688(sp)
-	th.vxor.vv 	v20, v20, v24
 	lw         	s5, 1692(sp)
+	th.vxor.vv 	v22, v22, v24
 	# round u = 7 of 13
 	lw         	s6, 112(t5)
 	lw         	s2, 116(t5)
-	th.vmulhu.vv	v26, v12, v4
 	lw         	s1, 120(t5)
+	th.vmulhu.vv	v26, v12, v4
 	lw         	s3, 124(t5)
 	th.extu    	a4, a6, 7, 0
-	th.vmul.vv 	v24, v16, v2
 	th.lrwu    	a4, t1, a4, 2
+	th.vmul.vv 	v24, v14, v2
 	th.extu    	a5, a7, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vxor.vv 	v22, v22, v26
 	xor        	s6, s6, a4
+	th.vxor.vv 	v20, v20, v26
 	th.extu    	a4, s4, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vxor.vv 	v20, v20, v24
 	xor        	s6, s6, a5
+	th.vxor.vv 	v22, v22, v24
 	th.extu    	a5, s5, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vmulhu.vv	v26, v16, v2
 	xor        	s6, s6, a4
+	th.vmulhu.vv	v26, v14, v2
 	th.extu    	a4, a7, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vand.vx 	v18, v20, a0
 	xor        	s6, s6, a5
+	th.vand.vx 	v18, v22, a0
 	th.extu    	a5, s4, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vxor.vv 	v22, v22, v26
 	xor        	s2, s2, a4
+	th.vxor.vv 	v20, v20, v26
 	th.extu    	a4, s5, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vand.vx 	v14, v22, a0
 	xor        	s2, s2, a5
+	th.vand.vx 	v16, v20, a0
 	th.extu    	a5, a6, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	# class 1: low words (pairs added), high words; out |= z & m[1]
-	th.vmul.vv 	v20, v8, v2
 	xor        	s2, s2, a4
+	# class 1: low words (pairs added), high words; out |= z & m[1]
+	th.vmul.vv 	v22, v8, v2
 	th.extu    	a4, s4, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vmulhu.vv	v22, v8, v2
 	xor        	s2, s2, a5
+	th.vmulhu.vv	v20, v8, v2
 	th.extu    	a5, s5, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vmacc.vv	v20, v12, v6
 	xor        	s1, s1, a4
+	th.vmacc.vv	v22, v12, v6
 	th.extu    	a4, a6, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vmulhu.vv	v26, v10, v0
 	xor        	s1, s1, a5
+	th.vmulhu.vv	v26, v10, v0
 	th.extu    	a5, a7, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vmul.vv 	v24, v10, v0
 	xor        	s1, s1, a4
+	th.vmul.vv 	v24, v10, v0
 	th.extu    	a4, s5, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vxor.vv 	v22, v22, v26
 	xor        	s1, s1, a5
+	th.vxor.vv 	v20, v20, v26
 	th.extu    	a5, a6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vmacc.vv	v24, v16, v4
 	xor        	s3, s3, a4
+	th.vmacc.vv	v24, v14, v4
 	th.extu    	a4, a7, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vmulhu.vv	v26, v12, v6
 	xor        	s3, s3, a5
+	th.vmulhu.vv	v26, v12, v6
 	th.extu    	a5, s4, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vxor.vv 	v20, v20, v24
 	xor        	s3, s3, a4
+	th.vxor.vv 	v22, v22, v24
 	xor        	s3, s3, a5
 	# round u = 8 of 13
 	lw         	a6, 128(t5)
-	th.vxor.vv 	v22, v22, v26
 	lw         	a7, 132(t5)
+	th.vxor.vv 	v20, v20, v26
 	lw         	s4, 136(t5)
 	lw         	s5, 140(t5)
-	th.vmulhu.vv	v26, v16, v4
 	th.extu    	a4, s6, 7, 0
+	th.vmulhu.vv	v26, v14, v4
 	th.lrwu    	a4, t1, a4, 2
 	th.extu    	a5, s2, 15, 8
-	th.vand.vx 	v20, v20, a2
 	th.lrwu    	a5, t2, a5, 2
+	th.vand.vx 	v22, v22, a2
 	xor        	a6, a6, a4
 	th.extu    	a4, s1, 23, 16
-	th.vxor.vv 	v22, v22, v26
 	th.lrwu    	a4, t3, a4, 2
+	th.vxor.vv 	v20, v20, v26
 	xor        	a6, a6, a5
 	th.extu    	a5, s3, 31, 24
-	th.vand.vx 	v22, v22, a2
 	th.lrwu    	a5, t4, a5, 2
+	th.vand.vx 	v20, v20, a2
 	xor        	a6, a6, a4
 	th.extu    	a4, s2, 7, 0
-	th.vor.vv  	v18, v18, v20
 	th.lrwu    	a4, t1, a4, 2
+	th.vor.vv  	v18, v18, v22
 	xor        	a6, a6, a5
 	th.extu    	a5, s1, 15, 8
-	th.vor.vv  	v14, v14, v22
 	th.lrwu    	a5, t2, a5, 2
+	th.vor.vv  	v16, v16, v20
 	xor        	a7, a7, a4
 	th.extu    	a4, s3, 23, 16
-	# class 2: low words (pairs added), high words; out |= z & m[2]
-	th.vmul.vv 	v20, v8, v4
 	th.lrwu    	a4, t3, a4, 2
+	# class 2: low words (pairs added), high words; out |= z & m[2]
+	th.vmul.vv 	v22, v8, v4
 	xor        	a7, a7, a5
 	th.extu    	a5, s6, 31, 24
-	th.vmulhu.vv	v22, v8, v4
 	th.lrwu    	a5, t4, a5, 2
+	th.vmulhu.vv	v20, v8, v4
 	xor        	a7, a7, a4
 	th.extu    	a4, s1, 7, 0
-	th.vmacc.vv	v20, v16, v6
 	th.lrwu    	a4, t1, a4, 2
+	th.vmacc.vv	v22, v14, v6
 	xor        	a7, a7, a5
 	th.extu    	a5, s3, 15, 8
-	th.vmulhu.vv	v26, v10, v2
 	th.lrwu    	a5, t2, a5, 2
+	th.vmulhu.vv	v26, v10, v2
 	xor        	s4, s4, a4
 	th.extu    	a4, s6, 23, 16
-	th.vmul.vv 	v24, v10, v2
 	th.lrwu    	a4, t3, a4, 2
+	th.vmul.vv 	v24, v10, v2
 	xor        	s4, s4, a5
 	th.extu    	a5, s2, 31, 24
-	th.vxor.vv 	v22, v22, v26
 	th.lrwu    	a5, t4, a5, 2
+	th.vxor.vv 	v20, v20, v26
 	xor        	s4, s4, a4
 	th.extu    	a4, s3, 7, 0
-	th.vxor.vv 	v20, v20, v24
 	th.lrwu    	a4, t1, a4, 2
+	th.vxor.vv 	v22, v22, v24
 	xor        	s4, s4, a5
 	th.extu    	a5, s6, 15, 8
-	th.vmulhu.vv	v26, v12, v0
 	th.lrwu    	a5, t2, a5, 2
+	th.vmulhu.vv	v26, v12, v0
 	xor        	s5, s5, a4
 	th.extu    	a4, s2, 23, 16
-	th.vmul.vv 	v24, v12, v0
 	th.lrwu    	a4, t3, a4, 2
+	th.vmul.vv 	v24, v12, v0
 	xor        	s5, s5, a5
 	th.extu    	a5, s1, 31, 24
-	th.vxor.vv 	v22, v22, v26
 	th.lrwu    	a5, t4, a5, 2
+	th.vxor.vv 	v20, v20, v26
 	xor        	s5, s5, a4
 	xor        	s5, s5, a5
-	th.vxor.vv 	v20, v20, v24
 	# round u = 9 of 13
 	lw         	s6, 144(t5)
+	th.vxor.vv 	v22, v22, v24
 	lw         	s2, 148(t5)
 	lw         	s1, 152(t5)
-	th.vmulhu.vv	v26, v16, v6
 	lw         	s3, 156(t5)
+	th.vmulhu.vv	v26, v14, v6
 	th.extu    	a4, a6, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vand.vx 	v20, v20, a3
 	th.extu    	a5, a7, 15, 8
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s6, s6, a4
-	th.vxor.vv 	v22, v22, v26
-	th.extu    	a4, s4, 23, 16
-	th.lrwu    	a4, t3, a4, 2
-	xor        	s6, s6, a5
 	th.vand.vx 	v22, v22, a3
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, s4, 23, 16
+	th.vxor.vv 	v20, v20, v26
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s6, s6, a5
 	th.extu    	a5, s5, 31, 24
+	th.vand.vx 	v20, v20, a3
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s6, s6, a4
-	th.vor.vv  	v18, v18, v20
 	th.extu    	a4, a7, 7, 0
+	th.vor.vv  	v18, v18, v22
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s6, s6, a5
-	th.vor.vv  	v14, v14, v22
 	th.extu    	a5, s4, 15, 8
+	th.vor.vv  	v16, v16, v20
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s2, s2, a4
-	# class 3: low words (pairs added), high words; out |= z & m[3]
-	th.vmul.vv 	v20, v8, v6
 	th.extu    	a4, s5, 23, 16
+	# class 3: low words (pairs added), high words; out |= z & m[3]
+	th.vmul.vv 	v22, v8, v6
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s2, s2, a5
-	th.vmulhu.vv	v22, v8, v6
 	th.extu    	a5, a6, 31, 24
+	th.vmulhu.vv	v20, v8, v6
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s2, s2, a4
-	th.vmul.vv 	v24, v10, v4
 	th.extu    	a4, s4, 7, 0
+	th.vmul.vv 	v24, v10, v4
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s2, s2, a5
-	th.vmulhu.vv	v26, v10, v4
 	th.extu    	a5, s5, 15, 8
+	th.vmulhu.vv	v26, v10, v4
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a4
-	th.vxor.vv 	v20, v20, v24
 	th.extu    	a4, a6, 23, 16
+	th.vxor.vv 	v22, v22, v24
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s1, s1, a5
-	th.vxor.vv 	v22, v22, v26
 	th.extu    	a5, a7, 31, 24
+	th.vxor.vv 	v20, v20, v26
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s1, s1, a4
-	th.vmul.vv 	v24, v12, v2
 	th.extu    	a4, s5, 7, 0
+	th.vmul.vv 	v24, v12, v2
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s1, s1, a5
-	th.vmulhu.vv	v26, v12, v2
 	th.extu    	a5, a6, 15, 8
+	th.vmulhu.vv	v26, v12, v2
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s3, s3, a4
-	th.vxor.vv 	v20, v20, v24
 	th.extu    	a4, a7, 23, 16
+	th.vxor.vv 	v22, v22, v24
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s3, s3, a5
-	th.vxor.vv 	v22, v22, v26
 	th.extu    	a5, s4, 31, 24
+	th.vxor.vv 	v20, v20, v26
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s3, s3, a4
-	th.vmul.vv 	v24, v16, v0
 	xor        	s3, s3, a5
+	th.vmul.vv 	v24, v14, v0
 	# round u = 10 of 13
 	lw         	a6, 160(t5)
 	lw         	a7, 164(t5)
-	th.vmulhu.vv	v26, v16, v0
 	lw         	s4, 168(t5)
+	th.vmulhu.vv	v26, v14, v0
 	lw         	s5, 172(t5)
 	th.extu    	a4, s6, 7, 0
-	th.vxor.vv 	v20, v20, v24
 	th.lrwu    	a4, t1, a4, 2
+	th.vxor.vv 	v22, v22, v24
 	th.extu    	a5, s2, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vxor.vv 	v22, v22, v26
 	xor        	a6, a6, a4
+	th.vxor.vv 	v20, v20, v26
 	th.extu    	a4, s1, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vand.vx 	v20, v20, t6
 	xor        	a6, a6, a5
+	th.vand.vx 	v22, v22, t6
 	th.extu    	a5, s3, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vand.vx 	v22, v22, t6
 	xor        	a6, a6, a4
+	th.vand.vx 	v20, v20, t6
 	th.extu    	a4, s2, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vor.vv  	v18, v18, v20
 	xor        	a6, a6, a5
+	th.vor.vv  	v18, v18, v22
 	th.extu    	a5, s1, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vor.vv  	v14, v14, v22
 	xor        	a7, a7, a4
+	th.vor.vv  	v16, v16, v20
 	th.extu    	a4, s3, 23, 16
 	th.lrwu    	a4, t3, a4, 2
+	xor        	a7, a7, a5
 	# sums[3] = lane sums (high word << 32 | low word)
 	th.vredxor.vs	v0, v18, v28
-	xor        	a7, a7, a5
 	th.extu    	a5, s6, 31, 24
 	th.lrwu    	a5, t4, a5, 2
 	xor        	a7, a7, a4
-	th.vredxor.vs	v2, v14, v28
 	th.extu    	a4, s1, 7, 0
+	th.vredxor.vs	v2, v16, v28
 	th.lrwu    	a4, t1, a4, 2
 	xor        	a7, a7, a5
 	th.extu    	a5, s3, 15, 8
-	th.vext.x.v	s0, v0, zero
 	th.lrwu    	a5, t2, a5, 2
+	th.vext.x.v	s0, v0, zero
 	xor        	s4, s4, a4
 	th.extu    	a4, s6, 23, 16
 	th.lrwu    	a4, t3, a4, 2
+	xor        	s4, s4, a5
 	th.vext.x.v	ra, v2, zero
 	# piece 4: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
 	addi       	s7, sp, 1408
-	xor        	s4, s4, a5
 	th.extu    	a5, s2, 31, 24
 	th.lrwu    	a5, t4, a5, 2
+	xor        	s4, s4, a4
 	slli       	ra, ra, 32
 	or         	s0, s0, ra
 	sd         	s0, 1592(sp)
 	th.vle.v   	v0, (s7)
-	xor        	s4, s4, a4
 	th.extu    	a4, s3, 7, 0
 	th.lrwu    	a4, t1, a4, 2
+	xor        	s4, s4, a5
 	th.vand.vx 	v8, v0, a0
 	addi       	s7, sp, 512
-	xor        	s4, s4, a5
 	th.extu    	a5, s6, 15, 8
-	th.vand.vx 	v10, v0, a2
 	th.lrwu    	a5, t2, a5, 2
+	th.vand.vx 	v10, v0, a2
 	xor        	s5, s5, a4
 	th.extu    	a4, s2, 23, 16
-	th.vand.vx 	v12, v0, a3
 	th.lrwu    	a4, t3, a4, 2
+	th.vand.vx 	v12, v0, a3
 	xor        	s5, s5, a5
 	th.extu    	a5, s1, 31, 24
-	th.vand.vx 	v16, v0, t6
 	th.lrwu    	a5, t4, a5, 2
+	th.vand.vx 	v14, v0, t6
 	xor        	s5, s5, a4
 	xor        	s5, s5, a5
-	th.vlseg4e.v	v0, (s7)
 	# round u = 11 of 13
 	lw         	s6, 176(t5)
+	th.vlseg4e.v	v0, (s7)
 	lw         	s2, 180(t5)
 	lw         	s1, 184(t5)
 	lw         	s3, 188(t5)
@@ -2242,329 +2244,328 @@ aes_gcm_encrypt_c906:
 	th.extu    	a5, s5, 31, 24
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s6, s6, a4
-	# class 0: low words (pairs added), high words; out |= z & m[0]
-	th.vmul.vv 	v20, v8, v0
 	th.extu    	a4, a7, 7, 0
+	# class 0: low words (pairs added), high words; out |= z & m[0]
+	th.vmul.vv 	v22, v8, v0
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s6, s6, a5
-	th.vmulhu.vv	v22, v8, v0
 	th.extu    	a5, s4, 15, 8
+	th.vmulhu.vv	v20, v8, v0
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s2, s2, a4
-	th.vmacc.vv	v20, v10, v6
 	th.extu    	a4, s5, 23, 16
+	th.vmacc.vv	v22, v10, v6
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s2, s2, a5
-	th.vmulhu.vv	v26, v10, v6
 	th.extu    	a5, a6, 31, 24
+	th.vmulhu.vv	v26, v10, v6
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s2, s2, a4
-	th.vmul.vv 	v24, v12, v4
 	th.extu    	a4, s4, 7, 0
+	th.vmul.vv 	v24, v12, v4
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s2, s2, a5
-	th.vxor.vv 	v22, v22, v26
 	th.extu    	a5, s5, 15, 8
+	th.vxor.vv 	v20, v20, v26
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a4
-	th.vxor.vv 	v20, v20, v24
 	th.extu    	a4, a6, 23, 16
+	th.vxor.vv 	v22, v22, v24
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s1, s1, a5
-	th.vmulhu.vv	v26, v12, v4
 	th.extu    	a5, a7, 31, 24
+	th.vmulhu.vv	v26, v12, v4
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s1, s1, a4
-	th.vmul.vv 	v24, v16, v2
 	th.extu    	a4, s5, 7, 0
+	th.vmul.vv 	v24, v14, v2
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s1, s1, a5
-	th.vxor.vv 	v22, v22, v26
 	th.extu    	a5, a6, 15, 8
+	th.vxor.vv 	v20, v20, v26
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s3, s3, a4
-	th.vxor.vv 	v20, v20, v24
 	th.extu    	a4, a7, 23, 16
+	th.vxor.vv 	v22, v22, v24
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s3, s3, a5
-	th.vmulhu.vv	v26, v16, v2
 	th.extu    	a5, s4, 31, 24
+	th.vmulhu.vv	v26, v14, v2
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s3, s3, a4
-	th.vand.vx 	v18, v20, a0
 	xor        	s3, s3, a5
+	th.vand.vx 	v18, v22, a0
 	# round u = 12 of 13
 	lw         	a6, 192(t5)
 	lw         	a7, 196(t5)
-	th.vxor.vv 	v22, v22, v26
 	lw         	s4, 200(t5)
+	th.vxor.vv 	v20, v20, v26
 	lw         	s5, 204(t5)
 	th.extu    	a4, s6, 7, 0
-	th.vand.vx 	v14, v22, a0
 	th.lrwu    	a4, t1, a4, 2
+	th.vand.vx 	v16, v20, a0
 	th.extu    	a5, s2, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	# class 1: low words (pairs added), high words; out |= z & m[1]
-	th.vmul.vv 	v20, v8, v2
 	xor        	a6, a6, a4
+	# class 1: low words (pairs added), high words; out |= z & m[1]
+	th.vmul.vv 	v22, v8, v2
 	th.extu    	a4, s1, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vmulhu.vv	v22, v8, v2
 	xor        	a6, a6, a5
+	th.vmulhu.vv	v20, v8, v2
 	th.extu    	a5, s3, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vmacc.vv	v20, v12, v6
 	xor        	a6, a6, a4
+	th.vmacc.vv	v22, v12, v6
 	th.extu    	a4, s2, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vmulhu.vv	v26, v10, v0
 	xor        	a6, a6, a5
+	th.vmulhu.vv	v26, v10, v0
 	th.extu    	a5, s1, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vmul.vv 	v24, v10, v0
 	xor        	a7, a7, a4
+	th.vmul.vv 	v24, v10, v0
 	th.extu    	a4, s3, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vxor.vv 	v22, v22, v26
 	xor        	a7, a7, a5
+	th.vxor.vv 	v20, v20, v26
 	th.extu    	a5, s6, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vmacc.vv	v24, v16, v4
 	xor        	a7, a7, a4
+	th.vmacc.vv	v24, v14, v4
 	th.extu    	a4, s1, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vmulhu.vv	v26, v12, v6
 	xor        	a7, a7, a5
+	th.vmulhu.vv	v26, v12, v6
 	th.extu    	a5, s3, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vxor.vv 	v20, v20, v24
 	xor        	s4, s4, a4
+	th.vxor.vv 	v22, v22, v24
 	th.extu    	a4, s6, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vxor.vv 	v22, v22, v26
 	xor        	s4, s4, a5
+	th.vxor.vv 	v20, v20, v26
 	th.extu    	a5, s2, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vmulhu.vv	v26, v16, v4
 	xor        	s4, s4, a4
+	th.vmulhu.vv	v26, v14, v4
 	th.extu    	a4, s3, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vand.vx 	v20, v20, a2
 	xor        	s4, s4, a5
+	th.vand.vx 	v22, v22, a2
 	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vxor.vv 	v22, v22, v26
 	xor        	s5, s5, a4
+	th.vxor.vv 	v20, v20, v26
 	th.extu    	a4, s2, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vand.vx 	v22, v22, a2
 	xor        	s5, s5, a5
+	th.vand.vx 	v20, v20, a2
 	th.extu    	a5, s1, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vor.vv  	v18, v18, v20
 	xor        	s5, s5, a4
+	th.vor.vv  	v18, v18, v22
 	xor        	s5, s5, a5
 	# round u = 13 of 13
 	lw         	s6, 208(t5)
-	th.vor.vv  	v14, v14, v22
 	lw         	s2, 212(t5)
+	th.vor.vv  	v16, v16, v20
 	lw         	s1, 216(t5)
 	lw         	s3, 220(t5)
-	# class 2: low words (pairs added), high words; out |= z & m[2]
-	th.vmul.vv 	v20, v8, v4
 	th.extu    	a4, a6, 7, 0
+	# class 2: low words (pairs added), high words; out |= z & m[2]
+	th.vmul.vv 	v22, v8, v4
 	th.lrwu    	a4, t1, a4, 2
 	th.extu    	a5, a7, 15, 8
-	th.vmulhu.vv	v22, v8, v4
 	th.lrwu    	a5, t2, a5, 2
+	th.vmulhu.vv	v20, v8, v4
 	xor        	s6, s6, a4
 	th.extu    	a4, s4, 23, 16
-	th.vmacc.vv	v20, v16, v6
 	th.lrwu    	a4, t3, a4, 2
+	th.vmacc.vv	v22, v14, v6
 	xor        	s6, s6, a5
 	th.extu    	a5, s5, 31, 24
-	th.vmulhu.vv	v26, v10, v2
 	th.lrwu    	a5, t4, a5, 2
+	th.vmulhu.vv	v26, v10, v2
 	xor        	s6, s6, a4
 	th.extu    	a4, a7, 7, 0
-	th.vmul.vv 	v24, v10, v2
 	th.lrwu    	a4, t1, a4, 2
+	th.vmul.vv 	v24, v10, v2
 	xor        	s6, s6, a5
 	th.extu    	a5, s4, 15, 8
-	th.vxor.vv 	v22, v22, v26
 	th.lrwu    	a5, t2, a5, 2
+	th.vxor.vv 	v20, v20, v26
 	xor        	s2, s2, a4
 	th.extu    	a4, s5, 23, 16
-	th.vxor.vv 	v20, v20, v24
 	th.lrwu    	a4, t3, a4, 2
+	th.vxor.vv 	v22, v22, v24
 	xor        	s2, s2, a5
 	th.extu    	a5, a6, 31, 24
-	th.vmulhu.vv	v26, v12, v0
 	th.lrwu    	a5, t4, a5, 2
+	th.vmulhu.vv	v26, v12, v0
 	xor        	s2, s2, a4
 	th.extu    	a4, s4, 7, 0
-	th.vmul.vv 	v24, v12, v0
 	th.lrwu    	a4, t1, a4, 2
+	th.vmul.vv 	v24, v12, v0
 	xor        	s2, s2, a5
 	th.extu    	a5, s5, 15, 8
-	th.vxor.vv 	v22, v22, v26
 	th.lrwu    	a5, t2, a5, 2
+	th.vxor.vv 	v20, v20, v26
 	xor        	s1, s1, a4
 	th.extu    	a4, a6, 23, 16
-	th.vxor.vv 	v20, v20, v24
 	th.lrwu    	a4, t3, a4, 2
+	th.vxor.vv 	v22, v22, v24
 	xor        	s1, s1, a5
 	th.extu    	a5, a7, 31, 24
-	th.vmulhu.vv	v26, v16, v6
 	th.lrwu    	a5, t4, a5, 2
+	th.vmulhu.vv	v26, v14, v6
 	xor        	s1, s1, a4
 	th.extu    	a4, s5, 7, 0
-	th.vand.vx 	v20, v20, a3
 	th.lrwu    	a4, t1, a4, 2
+	th.vand.vx 	v22, v22, a3
 	xor        	s1, s1, a5
 	th.extu    	a5, a6, 15, 8
-	th.vxor.vv 	v22, v22, v26
 	th.lrwu    	a5, t2, a5, 2
+	th.vxor.vv 	v20, v20, v26
 	xor        	s3, s3, a4
 	th.extu    	a4, a7, 23, 16
-	th.vand.vx 	v22, v22, a3
 	th.lrwu    	a4, t3, a4, 2
+	th.vand.vx 	v20, v20, a3
 	xor        	s3, s3, a5
 	th.extu    	a5, s4, 31, 24
-	th.vor.vv  	v18, v18, v20
 	th.lrwu    	a5, t4, a5, 2
+	th.vor.vv  	v18, v18, v22
 	xor        	s3, s3, a4
 	xor        	s3, s3, a5
-	th.vor.vv  	v14, v14, v22
 	# final round
 	addi       	s4, t4, 1024
+	th.vor.vv  	v16, v16, v20
 	addi       	s9, zero, 256
 	lui        	s10, 16
-	# class 3: low words (pairs added), high words; out |= z & m[3]
-	th.vmul.vv 	v20, v8, v6
 	lui        	s11, 4096
+	# class 3: low words (pairs added), high words; out |= z & m[3]
+	th.vmul.vv 	v22, v8, v6
 	th.extu    	a6, s6, 7, 0
 	th.lrbu    	a6, s4, a6, 0
-	th.vmulhu.vv	v22, v8, v6
 	th.extu    	s5, s2, 7, 0
+	th.vmulhu.vv	v20, v8, v6
 	th.lrbu    	s5, s4, s5, 0
 	th.extu    	a7, s1, 7, 0
-	th.vmul.vv 	v24, v10, v4
 	th.lrbu    	a7, s4, a7, 0
+	th.vmul.vv 	v24, v10, v4
 	th.extu    	s8, s3, 7, 0
 	th.lrbu    	s8, s4, s8, 0
-	th.vmulhu.vv	v26, v10, v4
 	th.extu    	a4, s2, 15, 8
+	th.vmulhu.vv	v26, v10, v4
 	th.lrbu    	a4, s4, a4, 0
 	th.extu    	a5, s1, 15, 8
-	th.vxor.vv 	v20, v20, v24
 	th.lrbu    	a5, s4, a5, 0
+	th.vxor.vv 	v22, v22, v24
 	th.mula    	a6, a4, s9
 	th.extu    	a4, s3, 15, 8
-	th.vxor.vv 	v22, v22, v26
 	th.lrbu    	a4, s4, a4, 0
+	th.vxor.vv 	v20, v20, v26
 	th.mula    	s5, a5, s9
 	th.extu    	a5, s6, 15, 8
-	th.vmul.vv 	v24, v12, v2
 	th.lrbu    	a5, s4, a5, 0
+	th.vmul.vv 	v24, v12, v2
 	th.mula    	a7, a4, s9
 	th.extu    	a4, s1, 23, 16
-	th.vmulhu.vv	v26, v12, v2
 	th.lrbu    	a4, s4, a4, 0
+	th.vmulhu.vv	v26, v12, v2
 	th.mula    	s8, a5, s9
 	th.extu    	a5, s3, 23, 16
-	th.vxor.vv 	v20, v20, v24
 	th.lrbu    	a5, s4, a5, 0
+	th.vxor.vv 	v22, v22, v24
 	th.mula    	a6, a4, s10
 	th.extu    	a4, s6, 23, 16
-	th.vxor.vv 	v22, v22, v26
 	th.lrbu    	a4, s4, a4, 0
+	th.vxor.vv 	v20, v20, v26
 	th.mula    	s5, a5, s10
 	th.extu    	a5, s2, 23, 16
-	th.vmul.vv 	v24, v16, v0
 	th.lrbu    	a5, s4, a5, 0
+	th.vmul.vv 	v24, v14, v0
 	th.mula    	a7, a4, s10
 	th.extu    	a4, s3, 31, 24
-	th.vmulhu.vv	v26, v16, v0
 	th.lrbu    	a4, s4, a4, 0
+	th.vmulhu.vv	v26, v14, v0
 	th.mula    	s8, a5, s10
 	th.extu    	a5, s6, 31, 24
-	th.vxor.vv 	v20, v20, v24
 	th.lrbu    	a5, s4, a5, 0
+	th.vxor.vv 	v22, v22, v24
 	th.mula    	a6, a4, s11
 	th.extu    	a4, s2, 31, 24
-	th.vxor.vv 	v22, v22, v26
 	th.lrbu    	a4, s4, a4, 0
+	th.vxor.vv 	v20, v20, v26
 	th.mula    	s5, a5, s11
 	th.extu    	a5, s1, 31, 24
-	th.vand.vx 	v20, v20, t6
 	th.lrbu    	a5, s4, a5, 0
+	th.vand.vx 	v22, v22, t6
 	th.mula    	a7, a4, s11
 	th.mula    	s8, a5, s11
-	th.vand.vx 	v22, v22, t6
 	ld         	a4, 224(t5)
+	th.vand.vx 	v20, v20, t6
 	ld         	a5, 232(t5)
 	slli       	s5, s5, 32
-	th.vor.vv  	v18, v18, v20
 	xor        	a6, a6, a4
+	th.vor.vv  	v18, v18, v22
 	xor        	a6, a6, s5
 	slli       	s8, s8, 32
-	th.vor.vv  	v14, v14, v22
 	xor        	a7, a7, a5
+	th.vor.vv  	v16, v16, v20
 	xor        	a7, a7, s8
 	# out[2] = in[2] ^ keystream
-	ld         	a4, 1912(sp)
-	ld         	a4, 32(a4)
+	ld         	a5, 1912(sp)
+	ld         	a4, 32(a5)
+	ld         	a5, 40(a5)
 	# sums[4] = lane sums (high word << 32 | low word)
 	th.vredxor.vs	v0, v18, v28
-	ld         	a5, 1912(sp)
-	ld         	a5, 40(a5)
 	xor        	a6, a6, a4
 	xor        	a7, a7, a5
 	sd         	a6, 32(a1)
-	th.vredxor.vs	v2, v14, v28
 	sd         	a7, 40(a1)
+	th.vredxor.vs	v2, v16, v28
 	# block 3: s = states[3]
 	lw         	a6, 1696(sp)
 	lw         	a7, 1700(sp)
 	lw         	s4, 1704(sp)
-	th.vext.x.v	s0, v0, zero
 	lw         	s5, 1708(sp)
+	th.vext.x.v	s0, v0, zero
 	# round u = 7 of 13
 	lw         	s6, 112(t5)
 	lw         	s2, 116(t5)
 	lw         	s1, 120(t5)
+	lw         	s3, 124(t5)
 	th.vext.x.v	ra, v2, zero
 	# piece 5: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
 	addi       	s7, sp, 1440
-	lw         	s3, 124(t5)
 	th.extu    	a4, a6, 7, 0
 	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, a7, 15, 8
 	slli       	ra, ra, 32
 	or         	s0, s0, ra
 	sd         	s0, 1600(sp)
 	th.vle.v   	v0, (s7)
-	th.extu    	a5, a7, 15, 8
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a4
+	th.extu    	a4, s4, 23, 16
 	th.vand.vx 	v8, v0, a0
 	addi       	s7, sp, 640
-	th.extu    	a4, s4, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vand.vx 	v10, v0, a2
 	xor        	s6, s6, a5
+	th.vand.vx 	v10, v0, a2
 	th.extu    	a5, s5, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vand.vx 	v12, v0, a3
 	xor        	s6, s6, a4
+	th.vand.vx 	v12, v0, a3
 	th.extu    	a4, a7, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vand.vx 	v16, v0, t6
 	xor        	s6, s6, a5
+	th.vand.vx 	v14, v0, t6
 	th.extu    	a5, s4, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vlseg4e.v	v0, (s7)
 	xor        	s2, s2, a4
+	th.vlseg4e.v	v0, (s7)
 	th.extu    	a4, s5, 23, 16
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s2, s2, a5
@@ -2579,326 +2580,326 @@ aes_gcm_encrypt_c906:
 	xor        	s1, s1, a4
 	th.extu    	a4, a6, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	# class 0: low words (pairs added), high words; out |= z & m[0]
-	th.vmul.vv 	v20, v8, v0
 	xor        	s1, s1, a5
+	# class 0: low words (pairs added), high words; out |= z & m[0]
+	th.vmul.vv 	v22, v8, v0
 	th.extu    	a5, a7, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vmulhu.vv	v22, v8, v0
 	xor        	s1, s1, a4
+	th.vmulhu.vv	v20, v8, v0
 	th.extu    	a4, s5, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vmacc.vv	v20, v10, v6
 	xor        	s1, s1, a5
+	th.vmacc.vv	v22, v10, v6
 	th.extu    	a5, a6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vmulhu.vv	v26, v10, v6
 	xor        	s3, s3, a4
+	th.vmulhu.vv	v26, v10, v6
 	th.extu    	a4, a7, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vmul.vv 	v24, v12, v4
 	xor        	s3, s3, a5
+	th.vmul.vv 	v24, v12, v4
 	th.extu    	a5, s4, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vxor.vv 	v22, v22, v26
 	xor        	s3, s3, a4
+	th.vxor.vv 	v20, v20, v26
 	xor        	s3, s3, a5
 	# round u = 8 of 13
 	lw         	a6, 128(t5)
-	th.vxor.vv 	v20, v20, v24
 	lw         	a7, 132(t5)
+	th.vxor.vv 	v22, v22, v24
 	lw         	s4, 136(t5)
 	lw         	s5, 140(t5)
-	th.vmulhu.vv	v26, v12, v4
 	th.extu    	a4, s6, 7, 0
+	th.vmulhu.vv	v26, v12, v4
 	th.lrwu    	a4, t1, a4, 2
 	th.extu    	a5, s2, 15, 8
-	th.vmul.vv 	v24, v16, v2
 	th.lrwu    	a5, t2, a5, 2
+	th.vmul.vv 	v24, v14, v2
 	xor        	a6, a6, a4
 	th.extu    	a4, s1, 23, 16
-	th.vxor.vv 	v22, v22, v26
 	th.lrwu    	a4, t3, a4, 2
+	th.vxor.vv 	v20, v20, v26
 	xor        	a6, a6, a5
 	th.extu    	a5, s3, 31, 24
-	th.vxor.vv 	v20, v20, v24
 	th.lrwu    	a5, t4, a5, 2
+	th.vxor.vv 	v22, v22, v24
 	xor        	a6, a6, a4
 	th.extu    	a4, s2, 7, 0
-	th.vmulhu.vv	v26, v16, v2
 	th.lrwu    	a4, t1, a4, 2
+	th.vmulhu.vv	v26, v14, v2
 	xor        	a6, a6, a5
 	th.extu    	a5, s1, 15, 8
-	th.vand.vx 	v18, v20, a0
 	th.lrwu    	a5, t2, a5, 2
+	th.vand.vx 	v18, v22, a0
 	xor        	a7, a7, a4
 	th.extu    	a4, s3, 23, 16
-	th.vxor.vv 	v22, v22, v26
 	th.lrwu    	a4, t3, a4, 2
+	th.vxor.vv 	v20, v20, v26
 	xor        	a7, a7, a5
 	th.extu    	a5, s6, 31, 24
-	th.vand.vx 	v14, v22, a0
 	th.lrwu    	a5, t4, a5, 2
+	th.vand.vx 	v16, v20, a0
 	xor        	a7, a7, a4
 	th.extu    	a4, s1, 7, 0
-	# class 1: low words (pairs added), high words; out |= z & m[1]
-	th.vmul.vv 	v20, v8, v2
 	th.lrwu    	a4, t1, a4, 2
+	# class 1: low words (pairs added), high words; out |= z & m[1]
+	th.vmul.vv 	v22, v8, v2
 	xor        	a7, a7, a5
 	th.extu    	a5, s3, 15, 8
-	th.vmulhu.vv	v22, v8, v2
 	th.lrwu    	a5, t2, a5, 2
+	th.vmulhu.vv	v20, v8, v2
 	xor        	s4, s4, a4
 	th.extu    	a4, s6, 23, 16
-	th.vmacc.vv	v20, v12, v6
 	th.lrwu    	a4, t3, a4, 2
+	th.vmacc.vv	v22, v12, v6
 	xor        	s4, s4, a5
 	th.extu    	a5, s2, 31, 24
-	th.vmulhu.vv	v26, v10, v0
 	th.lrwu    	a5, t4, a5, 2
+	th.vmulhu.vv	v26, v10, v0
 	xor        	s4, s4, a4
 	th.extu    	a4, s3, 7, 0
-	th.vmul.vv 	v24, v10, v0
 	th.lrwu    	a4, t1, a4, 2
+	th.vmul.vv 	v24, v10, v0
 	xor        	s4, s4, a5
 	th.extu    	a5, s6, 15, 8
-	th.vxor.vv 	v22, v22, v26
 	th.lrwu    	a5, t2, a5, 2
+	th.vxor.vv 	v20, v20, v26
 	xor        	s5, s5, a4
 	th.extu    	a4, s2, 23, 16
-	th.vmacc.vv	v24, v16, v4
 	th.lrwu    	a4, t3, a4, 2
+	th.vmacc.vv	v24, v14, v4
 	xor        	s5, s5, a5
 	th.extu    	a5, s1, 31, 24
-	th.vmulhu.vv	v26, v12, v6
 	th.lrwu    	a5, t4, a5, 2
+	th.vmulhu.vv	v26, v12, v6
 	xor        	s5, s5, a4
 	xor        	s5, s5, a5
-	th.vxor.vv 	v20, v20, v24
 	# round u = 9 of 13
 	lw         	s6, 144(t5)
+	th.vxor.vv 	v22, v22, v24
 	lw         	s2, 148(t5)
 	lw         	s1, 152(t5)
-	th.vxor.vv 	v22, v22, v26
 	lw         	s3, 156(t5)
+	th.vxor.vv 	v20, v20, v26
 	th.extu    	a4, a6, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vmulhu.vv	v26, v16, v4
 	th.extu    	a5, a7, 15, 8
+	th.vmulhu.vv	v26, v14, v4
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a4
-	th.vand.vx 	v20, v20, a2
 	th.extu    	a4, s4, 23, 16
+	th.vand.vx 	v22, v22, a2
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
-	th.vxor.vv 	v22, v22, v26
 	th.extu    	a5, s5, 31, 24
+	th.vxor.vv 	v20, v20, v26
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s6, s6, a4
-	th.vand.vx 	v22, v22, a2
 	th.extu    	a4, a7, 7, 0
+	th.vand.vx 	v20, v20, a2
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s6, s6, a5
-	th.vor.vv  	v18, v18, v20
 	th.extu    	a5, s4, 15, 8
+	th.vor.vv  	v18, v18, v22
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s2, s2, a4
-	th.vor.vv  	v14, v14, v22
 	th.extu    	a4, s5, 23, 16
+	th.vor.vv  	v16, v16, v20
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s2, s2, a5
-	# class 2: low words (pairs added), high words; out |= z & m[2]
-	th.vmul.vv 	v20, v8, v4
 	th.extu    	a5, a6, 31, 24
+	# class 2: low words (pairs added), high words; out |= z & m[2]
+	th.vmul.vv 	v22, v8, v4
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s2, s2, a4
-	th.vmulhu.vv	v22, v8, v4
 	th.extu    	a4, s4, 7, 0
+	th.vmulhu.vv	v20, v8, v4
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s2, s2, a5
-	th.vmacc.vv	v20, v16, v6
 	th.extu    	a5, s5, 15, 8
+	th.vmacc.vv	v22, v14, v6
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a4
-	th.vmulhu.vv	v26, v10, v2
 	th.extu    	a4, a6, 23, 16
+	th.vmulhu.vv	v26, v10, v2
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s1, s1, a5
-	th.vmul.vv 	v24, v10, v2
 	th.extu    	a5, a7, 31, 24
+	th.vmul.vv 	v24, v10, v2
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s1, s1, a4
-	th.vxor.vv 	v22, v22, v26
 	th.extu    	a4, s5, 7, 0
+	th.vxor.vv 	v20, v20, v26
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s1, s1, a5
-	th.vxor.vv 	v20, v20, v24
 	th.extu    	a5, a6, 15, 8
+	th.vxor.vv 	v22, v22, v24
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s3, s3, a4
-	th.vmulhu.vv	v26, v12, v0
 	th.extu    	a4, a7, 23, 16
+	th.vmulhu.vv	v26, v12, v0
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s3, s3, a5
-	th.vmul.vv 	v24, v12, v0
 	th.extu    	a5, s4, 31, 24
+	th.vmul.vv 	v24, v12, v0
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s3, s3, a4
-	th.vxor.vv 	v22, v22, v26
 	xor        	s3, s3, a5
+	th.vxor.vv 	v20, v20, v26
 	# round u = 10 of 13
 	lw         	a6, 160(t5)
 	lw         	a7, 164(t5)
-	th.vxor.vv 	v20, v20, v24
 	lw         	s4, 168(t5)
+	th.vxor.vv 	v22, v22, v24
 	lw         	s5, 172(t5)
 	th.extu    	a4, s6, 7, 0
-	th.vmulhu.vv	v26, v16, v6
 	th.lrwu    	a4, t1, a4, 2
+	th.vmulhu.vv	v26, v14, v6
 	th.extu    	a5, s2, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vand.vx 	v20, v20, a3
 	xor        	a6, a6, a4
+	th.vand.vx 	v22, v22, a3
 	th.extu    	a4, s1, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vxor.vv 	v22, v22, v26
 	xor        	a6, a6, a5
+	th.vxor.vv 	v20, v20, v26
 	th.extu    	a5, s3, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vand.vx 	v22, v22, a3
 	xor        	a6, a6, a4
+	th.vand.vx 	v20, v20, a3
 	th.extu    	a4, s2, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vor.vv  	v18, v18, v20
 	xor        	a6, a6, a5
+	th.vor.vv  	v18, v18, v22
 	th.extu    	a5, s1, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vor.vv  	v14, v14, v22
 	xor        	a7, a7, a4
+	th.vor.vv  	v16, v16, v20
 	th.extu    	a4, s3, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	# class 3: low words (pairs added), high words; out |= z & m[3]
-	th.vmul.vv 	v20, v8, v6
 	xor        	a7, a7, a5
+	# class 3: low words (pairs added), high words; out |= z & m[3]
+	th.vmul.vv 	v22, v8, v6
 	th.extu    	a5, s6, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vmulhu.vv	v22, v8, v6
 	xor        	a7, a7, a4
+	th.vmulhu.vv	v20, v8, v6
 	th.extu    	a4, s1, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vmul.vv 	v24, v10, v4
 	xor        	a7, a7, a5
+	th.vmul.vv 	v24, v10, v4
 	th.extu    	a5, s3, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vmulhu.vv	v26, v10, v4
 	xor        	s4, s4, a4
+	th.vmulhu.vv	v26, v10, v4
 	th.extu    	a4, s6, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vxor.vv 	v20, v20, v24
 	xor        	s4, s4, a5
+	th.vxor.vv 	v22, v22, v24
 	th.extu    	a5, s2, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vxor.vv 	v22, v22, v26
 	xor        	s4, s4, a4
+	th.vxor.vv 	v20, v20, v26
 	th.extu    	a4, s3, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vmul.vv 	v24, v12, v2
 	xor        	s4, s4, a5
+	th.vmul.vv 	v24, v12, v2
 	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vmulhu.vv	v26, v12, v2
 	xor        	s5, s5, a4
+	th.vmulhu.vv	v26, v12, v2
 	th.extu    	a4, s2, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vxor.vv 	v20, v20, v24
 	xor        	s5, s5, a5
+	th.vxor.vv 	v22, v22, v24
 	th.extu    	a5, s1, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vxor.vv 	v22, v22, v26
 	xor        	s5, s5, a4
+	th.vxor.vv 	v20, v20, v26
 	xor        	s5, s5, a5
 	# round u = 11 of 13
 	lw         	s6, 176(t5)
-	th.vmul.vv 	v24, v16, v0
 	lw         	s2, 180(t5)
+	th.vmul.vv 	v24, v14, v0
 	lw         	s1, 184(t5)
 	lw         	s3, 188(t5)
-	th.vmulhu.vv	v26, v16, v0
 	th.extu    	a4, a6, 7, 0
+	th.vmulhu.vv	v26, v14, v0
 	th.lrwu    	a4, t1, a4, 2
 	th.extu    	a5, a7, 15, 8
-	th.vxor.vv 	v20, v20, v24
 	th.lrwu    	a5, t2, a5, 2
+	th.vxor.vv 	v22, v22, v24
 	xor        	s6, s6, a4
 	th.extu    	a4, s4, 23, 16
-	th.vxor.vv 	v22, v22, v26
 	th.lrwu    	a4, t3, a4, 2
+	th.vxor.vv 	v20, v20, v26
 	xor        	s6, s6, a5
 	th.extu    	a5, s5, 31, 24
-	th.vand.vx 	v20, v20, t6
 	th.lrwu    	a5, t4, a5, 2
+	th.vand.vx 	v22, v22, t6
 	xor        	s6, s6, a4
 	th.extu    	a4, a7, 7, 0
-	th.vand.vx 	v22, v22, t6
 	th.lrwu    	a4, t1, a4, 2
+	th.vand.vx 	v20, v20, t6
 	xor        	s6, s6, a5
 	th.extu    	a5, s4, 15, 8
-	th.vor.vv  	v18, v18, v20
 	th.lrwu    	a5, t2, a5, 2
+	th.vor.vv  	v18, v18, v22
 	xor        	s2, s2, a4
 	th.extu    	a4, s5, 23, 16
-	th.vor.vv  	v14, v14, v22
 	th.lrwu    	a4, t3, a4, 2
+	th.vor.vv  	v16, v16, v20
 	xor        	s2, s2, a5
 	th.extu    	a5, a6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
 	# sums[5] = lane sums (high word << 32 | low word)
 	th.vredxor.vs	v0, v18, v28
-	th.lrwu    	a5, t4, a5, 2
 	xor        	s2, s2, a4
 	th.extu    	a4, s4, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vredxor.vs	v2, v14, v28
 	xor        	s2, s2, a5
+	th.vredxor.vs	v2, v16, v28
 	th.extu    	a5, s5, 15, 8
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a4
-	th.vext.x.v	s0, v0, zero
 	th.extu    	a4, a6, 23, 16
+	th.vext.x.v	s0, v0, zero
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s1, s1, a5
 	th.extu    	a5, a7, 31, 24
+	th.lrwu    	a5, t4, a5, 2
 	th.vext.x.v	ra, v2, zero
 	# piece 6: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
 	addi       	s7, sp, 1472
-	th.lrwu    	a5, t4, a5, 2
 	xor        	s1, s1, a4
 	th.extu    	a4, s5, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	slli       	ra, ra, 32
 	or         	s0, s0, ra
 	sd         	s0, 1608(sp)
 	th.vle.v   	v0, (s7)
-	th.lrwu    	a4, t1, a4, 2
 	xor        	s1, s1, a5
 	th.extu    	a5, a6, 15, 8
+	th.lrwu    	a5, t2, a5, 2
 	th.vand.vx 	v8, v0, a0
 	addi       	s7, sp, 768
-	th.lrwu    	a5, t2, a5, 2
 	xor        	s3, s3, a4
-	th.vand.vx 	v10, v0, a2
 	th.extu    	a4, a7, 23, 16
+	th.vand.vx 	v10, v0, a2
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s3, s3, a5
-	th.vand.vx 	v12, v0, a3
 	th.extu    	a5, s4, 31, 24
+	th.vand.vx 	v12, v0, a3
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s3, s3, a4
-	th.vand.vx 	v16, v0, t6
 	xor        	s3, s3, a5
+	th.vand.vx 	v14, v0, t6
 	# round u = 12 of 13
 	lw         	a6, 192(t5)
 	lw         	a7, 196(t5)
-	th.vlseg4e.v	v0, (s7)
 	lw         	s4, 200(t5)
+	th.vlseg4e.v	v0, (s7)
 	lw         	s5, 204(t5)
 	th.extu    	a4, s6, 7, 0
 	th.lrwu    	a4, t1, a4, 2
@@ -2913,329 +2914,328 @@ aes_gcm_encrypt_c906:
 	xor        	a6, a6, a4
 	th.extu    	a4, s2, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	# class 0: low words (pairs added), high words; out |= z & m[0]
-	th.vmul.vv 	v20, v8, v0
 	xor        	a6, a6, a5
+	# class 0: low words (pairs added), high words; out |= z & m[0]
+	th.vmul.vv 	v22, v8, v0
 	th.extu    	a5, s1, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vmulhu.vv	v22, v8, v0
 	xor        	a7, a7, a4
+	th.vmulhu.vv	v20, v8, v0
 	th.extu    	a4, s3, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vmacc.vv	v20, v10, v6
 	xor        	a7, a7, a5
+	th.vmacc.vv	v22, v10, v6
 	th.extu    	a5, s6, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vmulhu.vv	v26, v10, v6
 	xor        	a7, a7, a4
+	th.vmulhu.vv	v26, v10, v6
 	th.extu    	a4, s1, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vmul.vv 	v24, v12, v4
 	xor        	a7, a7, a5
+	th.vmul.vv 	v24, v12, v4
 	th.extu    	a5, s3, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vxor.vv 	v22, v22, v26
 	xor        	s4, s4, a4
+	th.vxor.vv 	v20, v20, v26
 	th.extu    	a4, s6, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vxor.vv 	v20, v20, v24
 	xor        	s4, s4, a5
+	th.vxor.vv 	v22, v22, v24
 	th.extu    	a5, s2, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vmulhu.vv	v26, v12, v4
 	xor        	s4, s4, a4
+	th.vmulhu.vv	v26, v12, v4
 	th.extu    	a4, s3, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vmul.vv 	v24, v16, v2
 	xor        	s4, s4, a5
+	th.vmul.vv 	v24, v14, v2
 	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vxor.vv 	v22, v22, v26
 	xor        	s5, s5, a4
+	th.vxor.vv 	v20, v20, v26
 	th.extu    	a4, s2, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vxor.vv 	v20, v20, v24
 	xor        	s5, s5, a5
+	th.vxor.vv 	v22, v22, v24
 	th.extu    	a5, s1, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vmulhu.vv	v26, v16, v2
 	xor        	s5, s5, a4
+	th.vmulhu.vv	v26, v14, v2
 	xor        	s5, s5, a5
 	# round u = 13 of 13
 	lw         	s6, 208(t5)
-	th.vand.vx 	v18, v20, a0
 	lw         	s2, 212(t5)
+	th.vand.vx 	v18, v22, a0
 	lw         	s1, 216(t5)
 	lw         	s3, 220(t5)
-	th.vxor.vv 	v22, v22, v26
 	th.extu    	a4, a6, 7, 0
+	th.vxor.vv 	v20, v20, v26
 	th.lrwu    	a4, t1, a4, 2
 	th.extu    	a5, a7, 15, 8
-	th.vand.vx 	v14, v22, a0
 	th.lrwu    	a5, t2, a5, 2
+	th.vand.vx 	v16, v20, a0
 	xor        	s6, s6, a4
 	th.extu    	a4, s4, 23, 16
-	# class 1: low words (pairs added), high words; out |= z & m[1]
-	th.vmul.vv 	v20, v8, v2
 	th.lrwu    	a4, t3, a4, 2
+	# class 1: low words (pairs added), high words; out |= z & m[1]
+	th.vmul.vv 	v22, v8, v2
 	xor        	s6, s6, a5
 	th.extu    	a5, s5, 31, 24
-	th.vmulhu.vv	v22, v8, v2
 	th.lrwu    	a5, t4, a5, 2
+	th.vmulhu.vv	v20, v8, v2
 	xor        	s6, s6, a4
 	th.extu    	a4, a7, 7, 0
-	th.vmacc.vv	v20, v12, v6
 	th.lrwu    	a4, t1, a4, 2
+	th.vmacc.vv	v22, v12, v6
 	xor        	s6, s6, a5
 	th.extu    	a5, s4, 15, 8
-	th.vmulhu.vv	v26, v10, v0
 	th.lrwu    	a5, t2, a5, 2
+	th.vmulhu.vv	v26, v10, v0
 	xor        	s2, s2, a4
 	th.extu    	a4, s5, 23, 16
-	th.vmul.vv 	v24, v10, v0
 	th.lrwu    	a4, t3, a4, 2
+	th.vmul.vv 	v24, v10, v0
 	xor        	s2, s2, a5
 	th.extu    	a5, a6, 31, 24
-	th.vxor.vv 	v22, v22, v26
 	th.lrwu    	a5, t4, a5, 2
+	th.vxor.vv 	v20, v20, v26
 	xor        	s2, s2, a4
 	th.extu    	a4, s4, 7, 0
-	th.vmacc.vv	v24, v16, v4
 	th.lrwu    	a4, t1, a4, 2
+	th.vmacc.vv	v24, v14, v4
 	xor        	s2, s2, a5
 	th.extu    	a5, s5, 15, 8
-	th.vmulhu.vv	v26, v12, v6
 	th.lrwu    	a5, t2, a5, 2
+	th.vmulhu.vv	v26, v12, v6
 	xor        	s1, s1, a4
 	th.extu    	a4, a6, 23, 16
-	th.vxor.vv 	v20, v20, v24
 	th.lrwu    	a4, t3, a4, 2
+	th.vxor.vv 	v22, v22, v24
 	xor        	s1, s1, a5
 	th.extu    	a5, a7, 31, 24
-	th.vxor.vv 	v22, v22, v26
 	th.lrwu    	a5, t4, a5, 2
+	th.vxor.vv 	v20, v20, v26
 	xor        	s1, s1, a4
 	th.extu    	a4, s5, 7, 0
-	th.vmulhu.vv	v26, v16, v4
 	th.lrwu    	a4, t1, a4, 2
+	th.vmulhu.vv	v26, v14, v4
 	xor        	s1, s1, a5
 	th.extu    	a5, a6, 15, 8
-	th.vand.vx 	v20, v20, a2
 	th.lrwu    	a5, t2, a5, 2
+	th.vand.vx 	v22, v22, a2
 	xor        	s3, s3, a4
 	th.extu    	a4, a7, 23, 16
-	th.vxor.vv 	v22, v22, v26
 	th.lrwu    	a4, t3, a4, 2
+	th.vxor.vv 	v20, v20, v26
 	xor        	s3, s3, a5
 	th.extu    	a5, s4, 31, 24
-	th.vand.vx 	v22, v22, a2
 	th.lrwu    	a5, t4, a5, 2
+	th.vand.vx 	v20, v20, a2
 	xor        	s3, s3, a4
 	xor        	s3, s3, a5
-	th.vor.vv  	v18, v18, v20
 	# final round
 	addi       	s4, t4, 1024
+	th.vor.vv  	v18, v18, v22
 	addi       	s9, zero, 256
 	lui        	s10, 16
-	th.vor.vv  	v14, v14, v22
 	lui        	s11, 4096
+	th.vor.vv  	v16, v16, v20
 	th.extu    	a6, s6, 7, 0
 	th.lrbu    	a6, s4, a6, 0
-	# class 2: low words (pairs added), high words; out |= z & m[2]
-	th.vmul.vv 	v20, v8, v4
 	th.extu    	s5, s2, 7, 0
+	# class 2: low words (pairs added), high words; out |= z & m[2]
+	th.vmul.vv 	v22, v8, v4
 	th.lrbu    	s5, s4, s5, 0
 	th.extu    	a7, s1, 7, 0
-	th.vmulhu.vv	v22, v8, v4
 	th.lrbu    	a7, s4, a7, 0
+	th.vmulhu.vv	v20, v8, v4
 	th.extu    	s8, s3, 7, 0
 	th.lrbu    	s8, s4, s8, 0
-	th.vmacc.vv	v20, v16, v6
 	th.extu    	a4, s2, 15, 8
+	th.vmacc.vv	v22, v14, v6
 	th.lrbu    	a4, s4, a4, 0
 	th.extu    	a5, s1, 15, 8
-	th.vmulhu.vv	v26, v10, v2
 	th.lrbu    	a5, s4, a5, 0
+	th.vmulhu.vv	v26, v10, v2
 	th.mula    	a6, a4, s9
 	th.extu    	a4, s3, 15, 8
-	th.vmul.vv 	v24, v10, v2
 	th.lrbu    	a4, s4, a4, 0
+	th.vmul.vv 	v24, v10, v2
 	th.mula    	s5, a5, s9
 	th.extu    	a5, s6, 15, 8
-	th.vxor.vv 	v22, v22, v26
 	th.lrbu    	a5, s4, a5, 0
+	th.vxor.vv 	v20, v20, v26
 	th.mula    	a7, a4, s9
 	th.extu    	a4, s1, 23, 16
-	th.vxor.vv 	v20, v20, v24
 	th.lrbu    	a4, s4, a4, 0
+	th.vxor.vv 	v22, v22, v24
 	th.mula    	s8, a5, s9
 	th.extu    	a5, s3, 23, 16
-	th.vmulhu.vv	v26, v12, v0
 	th.lrbu    	a5, s4, a5, 0
+	th.vmulhu.vv	v26, v12, v0
 	th.mula    	a6, a4, s10
 	th.extu    	a4, s6, 23, 16
-	th.vmul.vv 	v24, v12, v0
 	th.lrbu    	a4, s4, a4, 0
+	th.vmul.vv 	v24, v12, v0
 	th.mula    	s5, a5, s10
 	th.extu    	a5, s2, 23, 16
-	th.vxor.vv 	v22, v22, v26
 	th.lrbu    	a5, s4, a5, 0
+	th.vxor.vv 	v20, v20, v26
 	th.mula    	a7, a4, s10
 	th.extu    	a4, s3, 31, 24
-	th.vxor.vv 	v20, v20, v24
 	th.lrbu    	a4, s4, a4, 0
+	th.vxor.vv 	v22, v22, v24
 	th.mula    	s8, a5, s10
 	th.extu    	a5, s6, 31, 24
-	th.vmulhu.vv	v26, v16, v6
 	th.lrbu    	a5, s4, a5, 0
+	th.vmulhu.vv	v26, v14, v6
 	th.mula    	a6, a4, s11
 	th.extu    	a4, s2, 31, 24
-	th.vand.vx 	v20, v20, a3
 	th.lrbu    	a4, s4, a4, 0
+	th.vand.vx 	v22, v22, a3
 	th.mula    	s5, a5, s11
 	th.extu    	a5, s1, 31, 24
-	th.vxor.vv 	v22, v22, v26
 	th.lrbu    	a5, s4, a5, 0
+	th.vxor.vv 	v20, v20, v26
 	th.mula    	a7, a4, s11
 	th.mula    	s8, a5, s11
-	th.vand.vx 	v22, v22, a3
 	ld         	a4, 224(t5)
+	th.vand.vx 	v20, v20, a3
 	ld         	a5, 232(t5)
 	slli       	s5, s5, 32
-	th.vor.vv  	v18, v18, v20
 	xor        	a6, a6, a4
+	th.vor.vv  	v18, v18, v22
 	xor        	a6, a6, s5
 	slli       	s8, s8, 32
-	th.vor.vv  	v14, v14, v22
 	xor        	a7, a7, a5
+	th.vor.vv  	v16, v16, v20
 	xor        	a7, a7, s8
 	# out[3] = in[3] ^ keystream
-	ld         	a4, 1912(sp)
-	ld         	a4, 48(a4)
-	# class 3: low words (pairs added), high words; out |= z & m[3]
-	th.vmul.vv 	v20, v8, v6
 	ld         	a5, 1912(sp)
+	ld         	a4, 48(a5)
 	ld         	a5, 56(a5)
+	# class 3: low words (pairs added), high words; out |= z & m[3]
+	th.vmul.vv 	v22, v8, v6
 	xor        	a6, a6, a4
 	xor        	a7, a7, a5
-	th.vmulhu.vv	v22, v8, v6
 	sd         	a6, 48(a1)
+	th.vmulhu.vv	v20, v8, v6
 	sd         	a7, 56(a1)
 	# block 4: s = states[4]
 	lw         	a6, 1712(sp)
-	th.vmul.vv 	v24, v10, v4
 	lw         	a7, 1716(sp)
+	th.vmul.vv 	v24, v10, v4
 	lw         	s4, 1720(sp)
 	lw         	s5, 1724(sp)
-	th.vmulhu.vv	v26, v10, v4
 	# round u = 7 of 13
 	lw         	s6, 112(t5)
+	th.vmulhu.vv	v26, v10, v4
 	lw         	s2, 116(t5)
 	lw         	s1, 120(t5)
-	th.vxor.vv 	v20, v20, v24
 	lw         	s3, 124(t5)
+	th.vxor.vv 	v22, v22, v24
 	th.extu    	a4, a6, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vxor.vv 	v22, v22, v26
 	th.extu    	a5, a7, 15, 8
+	th.vxor.vv 	v20, v20, v26
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a4
-	th.vmul.vv 	v24, v12, v2
 	th.extu    	a4, s4, 23, 16
+	th.vmul.vv 	v24, v12, v2
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
-	th.vmulhu.vv	v26, v12, v2
 	th.extu    	a5, s5, 31, 24
+	th.vmulhu.vv	v26, v12, v2
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s6, s6, a4
-	th.vxor.vv 	v20, v20, v24
 	th.extu    	a4, a7, 7, 0
+	th.vxor.vv 	v22, v22, v24
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s6, s6, a5
-	th.vxor.vv 	v22, v22, v26
 	th.extu    	a5, s4, 15, 8
+	th.vxor.vv 	v20, v20, v26
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s2, s2, a4
-	th.vmul.vv 	v24, v16, v0
 	th.extu    	a4, s5, 23, 16
+	th.vmul.vv 	v24, v14, v0
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s2, s2, a5
-	th.vmulhu.vv	v26, v16, v0
 	th.extu    	a5, a6, 31, 24
+	th.vmulhu.vv	v26, v14, v0
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s2, s2, a4
-	th.vxor.vv 	v20, v20, v24
 	th.extu    	a4, s4, 7, 0
+	th.vxor.vv 	v22, v22, v24
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s2, s2, a5
-	th.vxor.vv 	v22, v22, v26
 	th.extu    	a5, s5, 15, 8
+	th.vxor.vv 	v20, v20, v26
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a4
-	th.vand.vx 	v20, v20, t6
 	th.extu    	a4, a6, 23, 16
+	th.vand.vx 	v22, v22, t6
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s1, s1, a5
-	th.vand.vx 	v22, v22, t6
 	th.extu    	a5, a7, 31, 24
+	th.vand.vx 	v20, v20, t6
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s1, s1, a4
-	th.vor.vv  	v18, v18, v20
 	th.extu    	a4, s5, 7, 0
+	th.vor.vv  	v18, v18, v22
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s1, s1, a5
-	th.vor.vv  	v14, v14, v22
 	th.extu    	a5, a6, 15, 8
+	th.vor.vv  	v16, v16, v20
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s3, s3, a4
+	th.extu    	a4, a7, 23, 16
 	# sums[6] = lane sums (high word << 32 | low word)
 	th.vredxor.vs	v0, v18, v28
-	th.extu    	a4, a7, 23, 16
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s3, s3, a5
 	th.extu    	a5, s4, 31, 24
-	th.vredxor.vs	v2, v14, v28
 	th.lrwu    	a5, t4, a5, 2
+	th.vredxor.vs	v2, v16, v28
 	xor        	s3, s3, a4
 	xor        	s3, s3, a5
 	# round u = 8 of 13
 	lw         	a6, 128(t5)
-	th.vext.x.v	s0, v0, zero
 	lw         	a7, 132(t5)
+	th.vext.x.v	s0, v0, zero
 	lw         	s4, 136(t5)
 	lw         	s5, 140(t5)
 	th.extu    	a4, s6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	th.vext.x.v	ra, v2, zero
 	# piece 7: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
 	addi       	s7, sp, 1504
-	th.lrwu    	a4, t1, a4, 2
 	th.extu    	a5, s2, 15, 8
 	th.lrwu    	a5, t2, a5, 2
+	xor        	a6, a6, a4
 	slli       	ra, ra, 32
 	or         	s0, s0, ra
 	sd         	s0, 1616(sp)
 	th.vle.v   	v0, (s7)
-	xor        	a6, a6, a4
 	th.extu    	a4, s1, 23, 16
 	th.lrwu    	a4, t3, a4, 2
+	xor        	a6, a6, a5
 	th.vand.vx 	v8, v0, a0
 	addi       	s7, sp, 896
-	xor        	a6, a6, a5
 	th.extu    	a5, s3, 31, 24
-	th.vand.vx 	v10, v0, a2
 	th.lrwu    	a5, t4, a5, 2
+	th.vand.vx 	v10, v0, a2
 	xor        	a6, a6, a4
 	th.extu    	a4, s2, 7, 0
-	th.vand.vx 	v12, v0, a3
 	th.lrwu    	a4, t1, a4, 2
+	th.vand.vx 	v12, v0, a3
 	xor        	a6, a6, a5
 	th.extu    	a5, s1, 15, 8
-	th.vand.vx 	v16, v0, t6
 	th.lrwu    	a5, t2, a5, 2
+	th.vand.vx 	v14, v0, t6
 	xor        	a7, a7, a4
 	th.extu    	a4, s3, 23, 16
-	th.vlseg4e.v	v0, (s7)
 	th.lrwu    	a4, t3, a4, 2
+	th.vlseg4e.v	v0, (s7)
 	xor        	a7, a7, a5
 	th.extu    	a5, s6, 31, 24
 	th.lrwu    	a5, t4, a5, 2
@@ -3250,326 +3250,326 @@ aes_gcm_encrypt_c906:
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s4, s4, a5
 	th.extu    	a5, s2, 31, 24
-	# class 0: low words (pairs added), high words; out |= z & m[0]
-	th.vmul.vv 	v20, v8, v0
 	th.lrwu    	a5, t4, a5, 2
+	# class 0: low words (pairs added), high words; out |= z & m[0]
+	th.vmul.vv 	v22, v8, v0
 	xor        	s4, s4, a4
 	th.extu    	a4, s3, 7, 0
-	th.vmulhu.vv	v22, v8, v0
 	th.lrwu    	a4, t1, a4, 2
+	th.vmulhu.vv	v20, v8, v0
 	xor        	s4, s4, a5
 	th.extu    	a5, s6, 15, 8
-	th.vmacc.vv	v20, v10, v6
 	th.lrwu    	a5, t2, a5, 2
+	th.vmacc.vv	v22, v10, v6
 	xor        	s5, s5, a4
 	th.extu    	a4, s2, 23, 16
-	th.vmulhu.vv	v26, v10, v6
 	th.lrwu    	a4, t3, a4, 2
+	th.vmulhu.vv	v26, v10, v6
 	xor        	s5, s5, a5
 	th.extu    	a5, s1, 31, 24
-	th.vmul.vv 	v24, v12, v4
 	th.lrwu    	a5, t4, a5, 2
+	th.vmul.vv 	v24, v12, v4
 	xor        	s5, s5, a4
 	xor        	s5, s5, a5
-	th.vxor.vv 	v22, v22, v26
 	# round u = 9 of 13
 	lw         	s6, 144(t5)
+	th.vxor.vv 	v20, v20, v26
 	lw         	s2, 148(t5)
 	lw         	s1, 152(t5)
-	th.vxor.vv 	v20, v20, v24
 	lw         	s3, 156(t5)
+	th.vxor.vv 	v22, v22, v24
 	th.extu    	a4, a6, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vmulhu.vv	v26, v12, v4
 	th.extu    	a5, a7, 15, 8
+	th.vmulhu.vv	v26, v12, v4
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a4
-	th.vmul.vv 	v24, v16, v2
 	th.extu    	a4, s4, 23, 16
+	th.vmul.vv 	v24, v14, v2
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
-	th.vxor.vv 	v22, v22, v26
 	th.extu    	a5, s5, 31, 24
+	th.vxor.vv 	v20, v20, v26
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s6, s6, a4
-	th.vxor.vv 	v20, v20, v24
 	th.extu    	a4, a7, 7, 0
+	th.vxor.vv 	v22, v22, v24
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s6, s6, a5
-	th.vmulhu.vv	v26, v16, v2
 	th.extu    	a5, s4, 15, 8
+	th.vmulhu.vv	v26, v14, v2
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s2, s2, a4
-	th.vand.vx 	v18, v20, a0
 	th.extu    	a4, s5, 23, 16
+	th.vand.vx 	v18, v22, a0
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s2, s2, a5
-	th.vxor.vv 	v22, v22, v26
 	th.extu    	a5, a6, 31, 24
+	th.vxor.vv 	v20, v20, v26
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s2, s2, a4
-	th.vand.vx 	v14, v22, a0
 	th.extu    	a4, s4, 7, 0
+	th.vand.vx 	v16, v20, a0
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s2, s2, a5
-	# class 1: low words (pairs added), high words; out |= z & m[1]
-	th.vmul.vv 	v20, v8, v2
 	th.extu    	a5, s5, 15, 8
+	# class 1: low words (pairs added), high words; out |= z & m[1]
+	th.vmul.vv 	v22, v8, v2
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a4
-	th.vmulhu.vv	v22, v8, v2
 	th.extu    	a4, a6, 23, 16
+	th.vmulhu.vv	v20, v8, v2
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s1, s1, a5
-	th.vmacc.vv	v20, v12, v6
 	th.extu    	a5, a7, 31, 24
+	th.vmacc.vv	v22, v12, v6
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s1, s1, a4
-	th.vmulhu.vv	v26, v10, v0
 	th.extu    	a4, s5, 7, 0
+	th.vmulhu.vv	v26, v10, v0
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s1, s1, a5
-	th.vmul.vv 	v24, v10, v0
 	th.extu    	a5, a6, 15, 8
+	th.vmul.vv 	v24, v10, v0
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s3, s3, a4
-	th.vxor.vv 	v22, v22, v26
 	th.extu    	a4, a7, 23, 16
+	th.vxor.vv 	v20, v20, v26
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s3, s3, a5
-	th.vmacc.vv	v24, v16, v4
 	th.extu    	a5, s4, 31, 24
+	th.vmacc.vv	v24, v14, v4
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s3, s3, a4
-	th.vmulhu.vv	v26, v12, v6
 	xor        	s3, s3, a5
+	th.vmulhu.vv	v26, v12, v6
 	# round u = 10 of 13
 	lw         	a6, 160(t5)
 	lw         	a7, 164(t5)
-	th.vxor.vv 	v20, v20, v24
 	lw         	s4, 168(t5)
+	th.vxor.vv 	v22, v22, v24
 	lw         	s5, 172(t5)
 	th.extu    	a4, s6, 7, 0
-	th.vxor.vv 	v22, v22, v26
 	th.lrwu    	a4, t1, a4, 2
+	th.vxor.vv 	v20, v20, v26
 	th.extu    	a5, s2, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vmulhu.vv	v26, v16, v4
 	xor        	a6, a6, a4
+	th.vmulhu.vv	v26, v14, v4
 	th.extu    	a4, s1, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vand.vx 	v20, v20, a2
 	xor        	a6, a6, a5
+	th.vand.vx 	v22, v22, a2
 	th.extu    	a5, s3, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vxor.vv 	v22, v22, v26
 	xor        	a6, a6, a4
+	th.vxor.vv 	v20, v20, v26
 	th.extu    	a4, s2, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vand.vx 	v22, v22, a2
 	xor        	a6, a6, a5
+	th.vand.vx 	v20, v20, a2
 	th.extu    	a5, s1, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vor.vv  	v18, v18, v20
 	xor        	a7, a7, a4
+	th.vor.vv  	v18, v18, v22
 	th.extu    	a4, s3, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vor.vv  	v14, v14, v22
 	xor        	a7, a7, a5
+	th.vor.vv  	v16, v16, v20
 	th.extu    	a5, s6, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	# class 2: low words (pairs added), high words; out |= z & m[2]
-	th.vmul.vv 	v20, v8, v4
 	xor        	a7, a7, a4
+	# class 2: low words (pairs added), high words; out |= z & m[2]
+	th.vmul.vv 	v22, v8, v4
 	th.extu    	a4, s1, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vmulhu.vv	v22, v8, v4
 	xor        	a7, a7, a5
+	th.vmulhu.vv	v20, v8, v4
 	th.extu    	a5, s3, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vmacc.vv	v20, v16, v6
 	xor        	s4, s4, a4
+	th.vmacc.vv	v22, v14, v6
 	th.extu    	a4, s6, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vmulhu.vv	v26, v10, v2
 	xor        	s4, s4, a5
+	th.vmulhu.vv	v26, v10, v2
 	th.extu    	a5, s2, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vmul.vv 	v24, v10, v2
 	xor        	s4, s4, a4
+	th.vmul.vv 	v24, v10, v2
 	th.extu    	a4, s3, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vxor.vv 	v22, v22, v26
 	xor        	s4, s4, a5
+	th.vxor.vv 	v20, v20, v26
 	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vxor.vv 	v20, v20, v24
 	xor        	s5, s5, a4
+	th.vxor.vv 	v22, v22, v24
 	th.extu    	a4, s2, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vmulhu.vv	v26, v12, v0
 	xor        	s5, s5, a5
+	th.vmulhu.vv	v26, v12, v0
 	th.extu    	a5, s1, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vmul.vv 	v24, v12, v0
 	xor        	s5, s5, a4
+	th.vmul.vv 	v24, v12, v0
 	xor        	s5, s5, a5
 	# round u = 11 of 13
 	lw         	s6, 176(t5)
-	th.vxor.vv 	v22, v22, v26
 	lw         	s2, 180(t5)
+	th.vxor.vv 	v20, v20, v26
 	lw         	s1, 184(t5)
 	lw         	s3, 188(t5)
-	th.vxor.vv 	v20, v20, v24
 	th.extu    	a4, a6, 7, 0
+	th.vxor.vv 	v22, v22, v24
 	th.lrwu    	a4, t1, a4, 2
 	th.extu    	a5, a7, 15, 8
-	th.vmulhu.vv	v26, v16, v6
 	th.lrwu    	a5, t2, a5, 2
+	th.vmulhu.vv	v26, v14, v6
 	xor        	s6, s6, a4
 	th.extu    	a4, s4, 23, 16
-	th.vand.vx 	v20, v20, a3
 	th.lrwu    	a4, t3, a4, 2
+	th.vand.vx 	v22, v22, a3
 	xor        	s6, s6, a5
 	th.extu    	a5, s5, 31, 24
-	th.vxor.vv 	v22, v22, v26
 	th.lrwu    	a5, t4, a5, 2
+	th.vxor.vv 	v20, v20, v26
 	xor        	s6, s6, a4
 	th.extu    	a4, a7, 7, 0
-	th.vand.vx 	v22, v22, a3
 	th.lrwu    	a4, t1, a4, 2
+	th.vand.vx 	v20, v20, a3
 	xor        	s6, s6, a5
 	th.extu    	a5, s4, 15, 8
-	th.vor.vv  	v18, v18, v20
 	th.lrwu    	a5, t2, a5, 2
+	th.vor.vv  	v18, v18, v22
 	xor        	s2, s2, a4
 	th.extu    	a4, s5, 23, 16
-	th.vor.vv  	v14, v14, v22
 	th.lrwu    	a4, t3, a4, 2
+	th.vor.vv  	v16, v16, v20
 	xor        	s2, s2, a5
 	th.extu    	a5, a6, 31, 24
-	# class 3: low words (pairs added), high words; out |= z & m[3]
-	th.vmul.vv 	v20, v8, v6
 	th.lrwu    	a5, t4, a5, 2
+	# class 3: low words (pairs added), high words; out |= z & m[3]
+	th.vmul.vv 	v22, v8, v6
 	xor        	s2, s2, a4
 	th.extu    	a4, s4, 7, 0
-	th.vmulhu.vv	v22, v8, v6
 	th.lrwu    	a4, t1, a4, 2
+	th.vmulhu.vv	v20, v8, v6
 	xor        	s2, s2, a5
 	th.extu    	a5, s5, 15, 8
-	th.vmul.vv 	v24, v10, v4
 	th.lrwu    	a5, t2, a5, 2
+	th.vmul.vv 	v24, v10, v4
 	xor        	s1, s1, a4
 	th.extu    	a4, a6, 23, 16
-	th.vmulhu.vv	v26, v10, v4
 	th.lrwu    	a4, t3, a4, 2
+	th.vmulhu.vv	v26, v10, v4
 	xor        	s1, s1, a5
 	th.extu    	a5, a7, 31, 24
-	th.vxor.vv 	v20, v20, v24
 	th.lrwu    	a5, t4, a5, 2
+	th.vxor.vv 	v22, v22, v24
 	xor        	s1, s1, a4
 	th.extu    	a4, s5, 7, 0
-	th.vxor.vv 	v22, v22, v26
 	th.lrwu    	a4, t1, a4, 2
+	th.vxor.vv 	v20, v20, v26
 	xor        	s1, s1, a5
 	th.extu    	a5, a6, 15, 8
-	th.vmul.vv 	v24, v12, v2
 	th.lrwu    	a5, t2, a5, 2
+	th.vmul.vv 	v24, v12, v2
 	xor        	s3, s3, a4
 	th.extu    	a4, a7, 23, 16
-	th.vmulhu.vv	v26, v12, v2
 	th.lrwu    	a4, t3, a4, 2
+	th.vmulhu.vv	v26, v12, v2
 	xor        	s3, s3, a5
 	th.extu    	a5, s4, 31, 24
-	th.vxor.vv 	v20, v20, v24
 	th.lrwu    	a5, t4, a5, 2
+	th.vxor.vv 	v22, v22, v24
 	xor        	s3, s3, a4
 	xor        	s3, s3, a5
-	th.vxor.vv 	v22, v22, v26
 	# round u = 12 of 13
 	lw         	a6, 192(t5)
+	th.vxor.vv 	v20, v20, v26
 	lw         	a7, 196(t5)
 	lw         	s4, 200(t5)
-	th.vmul.vv 	v24, v16, v0
 	lw         	s5, 204(t5)
+	th.vmul.vv 	v24, v14, v0
 	th.extu    	a4, s6, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vmulhu.vv	v26, v16, v0
 	th.extu    	a5, s2, 15, 8
+	th.vmulhu.vv	v26, v14, v0
 	th.lrwu    	a5, t2, a5, 2
 	xor        	a6, a6, a4
-	th.vxor.vv 	v20, v20, v24
 	th.extu    	a4, s1, 23, 16
+	th.vxor.vv 	v22, v22, v24
 	th.lrwu    	a4, t3, a4, 2
 	xor        	a6, a6, a5
-	th.vxor.vv 	v22, v22, v26
 	th.extu    	a5, s3, 31, 24
+	th.vxor.vv 	v20, v20, v26
 	th.lrwu    	a5, t4, a5, 2
 	xor        	a6, a6, a4
-	th.vand.vx 	v20, v20, t6
 	th.extu    	a4, s2, 7, 0
+	th.vand.vx 	v22, v22, t6
 	th.lrwu    	a4, t1, a4, 2
 	xor        	a6, a6, a5
-	th.vand.vx 	v22, v22, t6
 	th.extu    	a5, s1, 15, 8
+	th.vand.vx 	v20, v20, t6
 	th.lrwu    	a5, t2, a5, 2
 	xor        	a7, a7, a4
-	th.vor.vv  	v18, v18, v20
 	th.extu    	a4, s3, 23, 16
+	th.vor.vv  	v18, v18, v22
 	th.lrwu    	a4, t3, a4, 2
 	xor        	a7, a7, a5
-	th.vor.vv  	v14, v14, v22
 	th.extu    	a5, s6, 31, 24
+	th.vor.vv  	v16, v16, v20
 	th.lrwu    	a5, t4, a5, 2
 	xor        	a7, a7, a4
+	th.extu    	a4, s1, 7, 0
 	# sums[7] = lane sums (high word << 32 | low word)
 	th.vredxor.vs	v0, v18, v28
-	th.extu    	a4, s1, 7, 0
 	th.lrwu    	a4, t1, a4, 2
 	xor        	a7, a7, a5
 	th.extu    	a5, s3, 15, 8
-	th.vredxor.vs	v2, v14, v28
 	th.lrwu    	a5, t2, a5, 2
+	th.vredxor.vs	v2, v16, v28
 	xor        	s4, s4, a4
 	th.extu    	a4, s6, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vext.x.v	s0, v0, zero
 	xor        	s4, s4, a5
+	th.vext.x.v	s0, v0, zero
 	th.extu    	a5, s2, 31, 24
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s4, s4, a4
+	th.extu    	a4, s3, 7, 0
 	th.vext.x.v	ra, v2, zero
 	# piece 8: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
 	addi       	s7, sp, 1536
-	th.extu    	a4, s3, 7, 0
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s4, s4, a5
+	th.extu    	a5, s6, 15, 8
 	slli       	ra, ra, 32
 	or         	s0, s0, ra
 	sd         	s0, 1624(sp)
 	th.vle.v   	v0, (s7)
-	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s5, s5, a4
+	th.extu    	a4, s2, 23, 16
 	th.vand.vx 	v8, v0, a0
 	addi       	s7, sp, 1024
-	th.extu    	a4, s2, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vand.vx 	v10, v0, a2
 	xor        	s5, s5, a5
+	th.vand.vx 	v10, v0, a2
 	th.extu    	a5, s1, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vand.vx 	v12, v0, a3
 	xor        	s5, s5, a4
+	th.vand.vx 	v12, v0, a3
 	xor        	s5, s5, a5
 	# round u = 13 of 13
 	lw         	s6, 208(t5)
-	th.vand.vx 	v16, v0, t6
 	lw         	s2, 212(t5)
+	th.vand.vx 	v14, v0, t6
 	lw         	s1, 216(t5)
 	lw         	s3, 220(t5)
-	th.vlseg4e.v	v0, (s7)
 	th.extu    	a4, a6, 7, 0
+	th.vlseg4e.v	v0, (s7)
 	th.lrwu    	a4, t1, a4, 2
 	th.extu    	a5, a7, 15, 8
 	th.lrwu    	a5, t2, a5, 2
@@ -3584,307 +3584,306 @@ aes_gcm_encrypt_c906:
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s6, s6, a5
 	th.extu    	a5, s4, 15, 8
-	# class 0: low words (pairs added), high words; out |= z & m[0]
-	th.vmul.vv 	v20, v8, v0
 	th.lrwu    	a5, t2, a5, 2
+	# class 0: low words (pairs added), high words; out |= z & m[0]
+	th.vmul.vv 	v22, v8, v0
 	xor        	s2, s2, a4
 	th.extu    	a4, s5, 23, 16
-	th.vmulhu.vv	v22, v8, v0
 	th.lrwu    	a4, t3, a4, 2
+	th.vmulhu.vv	v20, v8, v0
 	xor        	s2, s2, a5
 	th.extu    	a5, a6, 31, 24
-	th.vmacc.vv	v20, v10, v6
 	th.lrwu    	a5, t4, a5, 2
+	th.vmacc.vv	v22, v10, v6
 	xor        	s2, s2, a4
 	th.extu    	a4, s4, 7, 0
-	th.vmulhu.vv	v26, v10, v6
 	th.lrwu    	a4, t1, a4, 2
+	th.vmulhu.vv	v26, v10, v6
 	xor        	s2, s2, a5
 	th.extu    	a5, s5, 15, 8
-	th.vmul.vv 	v24, v12, v4
 	th.lrwu    	a5, t2, a5, 2
+	th.vmul.vv 	v24, v12, v4
 	xor        	s1, s1, a4
 	th.extu    	a4, a6, 23, 16
-	th.vxor.vv 	v22, v22, v26
 	th.lrwu    	a4, t3, a4, 2
+	th.vxor.vv 	v20, v20, v26
 	xor        	s1, s1, a5
 	th.extu    	a5, a7, 31, 24
-	th.vxor.vv 	v20, v20, v24
 	th.lrwu    	a5, t4, a5, 2
+	th.vxor.vv 	v22, v22, v24
 	xor        	s1, s1, a4
 	th.extu    	a4, s5, 7, 0
-	th.vmulhu.vv	v26, v12, v4
 	th.lrwu    	a4, t1, a4, 2
+	th.vmulhu.vv	v26, v12, v4
 	xor        	s1, s1, a5
 	th.extu    	a5, a6, 15, 8
-	th.vmul.vv 	v24, v16, v2
 	th.lrwu    	a5, t2, a5, 2
+	th.vmul.vv 	v24, v14, v2
 	xor        	s3, s3, a4
 	th.extu    	a4, a7, 23, 16
-	th.vxor.vv 	v22, v22, v26
 	th.lrwu    	a4, t3, a4, 2
+	th.vxor.vv 	v20, v20, v26
 	xor        	s3, s3, a5
 	th.extu    	a5, s4, 31, 24
-	th.vxor.vv 	v20, v20, v24
 	th.lrwu    	a5, t4, a5, 2
+	th.vxor.vv 	v22, v22, v24
 	xor        	s3, s3, a4
 	xor        	s3, s3, a5
-	th.vmulhu.vv	v26, v16, v2
 	# final round
 	addi       	s4, t4, 1024
+	th.vmulhu.vv	v26, v14, v2
 	addi       	s9, zero, 256
 	lui        	s10, 16
-	th.vand.vx 	v18, v20, a0
 	lui        	s11, 4096
+	th.vand.vx 	v18, v22, a0
 	th.extu    	a6, s6, 7, 0
 	th.lrbu    	a6, s4, a6, 0
-	th.vxor.vv 	v22, v22, v26
 	th.extu    	s5, s2, 7, 0
+	th.vxor.vv 	v20, v20, v26
 	th.lrbu    	s5, s4, s5, 0
 	th.extu    	a7, s1, 7, 0
-	th.vand.vx 	v14, v22, a0
 	th.lrbu    	a7, s4, a7, 0
+	th.vand.vx 	v16, v20, a0
 	th.extu    	s8, s3, 7, 0
 	th.lrbu    	s8, s4, s8, 0
-	# class 1: low words (pairs added), high words; out |= z & m[1]
-	th.vmul.vv 	v20, v8, v2
 	th.extu    	a4, s2, 15, 8
+	# class 1: low words (pairs added), high words; out |= z & m[1]
+	th.vmul.vv 	v22, v8, v2
 	th.lrbu    	a4, s4, a4, 0
 	th.extu    	a5, s1, 15, 8
-	th.vmulhu.vv	v22, v8, v2
 	th.lrbu    	a5, s4, a5, 0
+	th.vmulhu.vv	v20, v8, v2
 	th.mula    	a6, a4, s9
 	th.extu    	a4, s3, 15, 8
-	th.vmacc.vv	v20, v12, v6
 	th.lrbu    	a4, s4, a4, 0
+	th.vmacc.vv	v22, v12, v6
 	th.mula    	s5, a5, s9
 	th.extu    	a5, s6, 15, 8
-	th.vmulhu.vv	v26, v10, v0
 	th.lrbu    	a5, s4, a5, 0
+	th.vmulhu.vv	v26, v10, v0
 	th.mula    	a7, a4, s9
 	th.extu    	a4, s1, 23, 16
-	th.vmul.vv 	v24, v10, v0
 	th.lrbu    	a4, s4, a4, 0
+	th.vmul.vv 	v24, v10, v0
 	th.mula    	s8, a5, s9
 	th.extu    	a5, s3, 23, 16
-	th.vxor.vv 	v22, v22, v26
 	th.lrbu    	a5, s4, a5, 0
+	th.vxor.vv 	v20, v20, v26
 	th.mula    	a6, a4, s10
 	th.extu    	a4, s6, 23, 16
-	th.vmacc.vv	v24, v16, v4
 	th.lrbu    	a4, s4, a4, 0
+	th.vmacc.vv	v24, v14, v4
 	th.mula    	s5, a5, s10
 	th.extu    	a5, s2, 23, 16
-	th.vmulhu.vv	v26, v12, v6
 	th.lrbu    	a5, s4, a5, 0
+	th.vmulhu.vv	v26, v12, v6
 	th.mula    	a7, a4, s10
 	th.extu    	a4, s3, 31, 24
-	th.vxor.vv 	v20, v20, v24
 	th.lrbu    	a4, s4, a4, 0
+	th.vxor.vv 	v22, v22, v24
 	th.mula    	s8, a5, s10
 	th.extu    	a5, s6, 31, 24
-	th.vxor.vv 	v22, v22, v26
 	th.lrbu    	a5, s4, a5, 0
+	th.vxor.vv 	v20, v20, v26
 	th.mula    	a6, a4, s11
 	th.extu    	a4, s2, 31, 24
-	th.vmulhu.vv	v26, v16, v4
 	th.lrbu    	a4, s4, a4, 0
+	th.vmulhu.vv	v26, v14, v4
 	th.mula    	s5, a5, s11
 	th.extu    	a5, s1, 31, 24
-	th.vand.vx 	v20, v20, a2
 	th.lrbu    	a5, s4, a5, 0
+	th.vand.vx 	v22, v22, a2
 	th.mula    	a7, a4, s11
 	th.mula    	s8, a5, s11
-	th.vxor.vv 	v22, v22, v26
 	ld         	a4, 224(t5)
+	th.vxor.vv 	v20, v20, v26
 	ld         	a5, 232(t5)
 	slli       	s5, s5, 32
-	th.vand.vx 	v22, v22, a2
 	xor        	a6, a6, a4
+	th.vand.vx 	v20, v20, a2
 	xor        	a6, a6, s5
 	slli       	s8, s8, 32
-	th.vor.vv  	v18, v18, v20
 	xor        	a7, a7, a5
+	th.vor.vv  	v18, v18, v22
 	xor        	a7, a7, s8
 	# out[4] = in[4] ^ keystream
-	ld         	a4, 1912(sp)
-	ld         	a4, 64(a4)
-	th.vor.vv  	v14, v14, v22
 	ld         	a5, 1912(sp)
+	ld         	a4, 64(a5)
 	ld         	a5, 72(a5)
+	th.vor.vv  	v16, v16, v20
 	xor        	a6, a6, a4
 	xor        	a7, a7, a5
-	# class 2: low words (pairs added), high words; out |= z & m[2]
-	th.vmul.vv 	v20, v8, v4
 	sd         	a6, 64(a1)
+	# class 2: low words (pairs added), high words; out |= z & m[2]
+	th.vmul.vv 	v22, v8, v4
 	sd         	a7, 72(a1)
 	# block 5: s = states[5]
 	lw         	a6, 1728(sp)
-	th.vmulhu.vv	v22, v8, v4
 	lw         	a7, 1732(sp)
+	th.vmulhu.vv	v20, v8, v4
 	lw         	s4, 1736(sp)
 	lw         	s5, 1740(sp)
-	th.vmacc.vv	v20, v16, v6
 	# round u = 7 of 13
 	lw         	s6, 112(t5)
+	th.vmacc.vv	v22, v14, v6
 	lw         	s2, 116(t5)
 	lw         	s1, 120(t5)
-	th.vmulhu.vv	v26, v10, v2
 	lw         	s3, 124(t5)
+	th.vmulhu.vv	v26, v10, v2
 	th.extu    	a4, a6, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vmul.vv 	v24, v10, v2
 	th.extu    	a5, a7, 15, 8
+	th.vmul.vv 	v24, v10, v2
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a4
-	th.vxor.vv 	v22, v22, v26
 	th.extu    	a4, s4, 23, 16
+	th.vxor.vv 	v20, v20, v26
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
-	th.vxor.vv 	v20, v20, v24
 	th.extu    	a5, s5, 31, 24
+	th.vxor.vv 	v22, v22, v24
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s6, s6, a4
-	th.vmulhu.vv	v26, v12, v0
 	th.extu    	a4, a7, 7, 0
+	th.vmulhu.vv	v26, v12, v0
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s6, s6, a5
-	th.vmul.vv 	v24, v12, v0
 	th.extu    	a5, s4, 15, 8
+	th.vmul.vv 	v24, v12, v0
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s2, s2, a4
-	th.vxor.vv 	v22, v22, v26
 	th.extu    	a4, s5, 23, 16
+	th.vxor.vv 	v20, v20, v26
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s2, s2, a5
-	th.vxor.vv 	v20, v20, v24
 	th.extu    	a5, a6, 31, 24
+	th.vxor.vv 	v22, v22, v24
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s2, s2, a4
-	th.vmulhu.vv	v26, v16, v6
 	th.extu    	a4, s4, 7, 0
+	th.vmulhu.vv	v26, v14, v6
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s2, s2, a5
-	th.vand.vx 	v20, v20, a3
 	th.extu    	a5, s5, 15, 8
+	th.vand.vx 	v22, v22, a3
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a4
-	th.vxor.vv 	v22, v22, v26
 	th.extu    	a4, a6, 23, 16
+	th.vxor.vv 	v20, v20, v26
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s1, s1, a5
-	th.vand.vx 	v22, v22, a3
 	th.extu    	a5, a7, 31, 24
+	th.vand.vx 	v20, v20, a3
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s1, s1, a4
-	th.vor.vv  	v18, v18, v20
 	th.extu    	a4, s5, 7, 0
+	th.vor.vv  	v18, v18, v22
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s1, s1, a5
-	th.vor.vv  	v14, v14, v22
 	th.extu    	a5, a6, 15, 8
+	th.vor.vv  	v16, v16, v20
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s3, s3, a4
-	# class 3: low words (pairs added), high words; out |= z & m[3]
-	th.vmul.vv 	v20, v8, v6
 	th.extu    	a4, a7, 23, 16
+	# class 3: low words (pairs added), high words; out |= z & m[3]
+	th.vmul.vv 	v22, v8, v6
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s3, s3, a5
-	th.vmulhu.vv	v22, v8, v6
 	th.extu    	a5, s4, 31, 24
+	th.vmulhu.vv	v20, v8, v6
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s3, s3, a4
-	th.vmul.vv 	v24, v10, v4
 	xor        	s3, s3, a5
+	th.vmul.vv 	v24, v10, v4
 	# round u = 8 of 13
 	lw         	a6, 128(t5)
 	lw         	a7, 132(t5)
-	th.vmulhu.vv	v26, v10, v4
 	lw         	s4, 136(t5)
+	th.vmulhu.vv	v26, v10, v4
 	lw         	s5, 140(t5)
 	th.extu    	a4, s6, 7, 0
-	th.vxor.vv 	v20, v20, v24
 	th.lrwu    	a4, t1, a4, 2
+	th.vxor.vv 	v22, v22, v24
 	th.extu    	a5, s2, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vxor.vv 	v22, v22, v26
 	xor        	a6, a6, a4
+	th.vxor.vv 	v20, v20, v26
 	th.extu    	a4, s1, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vmul.vv 	v24, v12, v2
 	xor        	a6, a6, a5
+	th.vmul.vv 	v24, v12, v2
 	th.extu    	a5, s3, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vmulhu.vv	v26, v12, v2
 	xor        	a6, a6, a4
+	th.vmulhu.vv	v26, v12, v2
 	th.extu    	a4, s2, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vxor.vv 	v20, v20, v24
 	xor        	a6, a6, a5
+	th.vxor.vv 	v22, v22, v24
 	th.extu    	a5, s1, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vxor.vv 	v22, v22, v26
 	xor        	a7, a7, a4
+	th.vxor.vv 	v20, v20, v26
 	th.extu    	a4, s3, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vmul.vv 	v24, v16, v0
 	xor        	a7, a7, a5
+	th.vmul.vv 	v24, v14, v0
 	th.extu    	a5, s6, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vmulhu.vv	v26, v16, v0
 	xor        	a7, a7, a4
+	th.vmulhu.vv	v26, v14, v0
 	th.extu    	a4, s1, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vxor.vv 	v20, v20, v24
 	xor        	a7, a7, a5
+	th.vxor.vv 	v22, v22, v24
 	th.extu    	a5, s3, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vxor.vv 	v22, v22, v26
 	xor        	s4, s4, a4
+	th.vxor.vv 	v20, v20, v26
 	th.extu    	a4, s6, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	th.vand.vx 	v20, v20, t6
 	xor        	s4, s4, a5
+	th.vand.vx 	v22, v22, t6
 	th.extu    	a5, s2, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	th.vand.vx 	v22, v22, t6
 	xor        	s4, s4, a4
+	th.vand.vx 	v20, v20, t6
 	th.extu    	a4, s3, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	th.vor.vv  	v18, v18, v20
 	xor        	s4, s4, a5
+	th.vor.vv  	v18, v18, v22
 	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	th.vor.vv  	v14, v14, v22
 	xor        	s5, s5, a4
+	th.vor.vv  	v16, v16, v20
 	th.extu    	a4, s2, 23, 16
 	th.lrwu    	a4, t3, a4, 2
+	xor        	s5, s5, a5
 	# sums[8] = lane sums (high word << 32 | low word)
 	th.vredxor.vs	v0, v18, v28
-	xor        	s5, s5, a5
 	th.extu    	a5, s1, 31, 24
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s5, s5, a4
-	th.vredxor.vs	v2, v14, v28
 	xor        	s5, s5, a5
+	th.vredxor.vs	v2, v16, v28
 	# round u = 9 of 13
 	lw         	s6, 144(t5)
 	lw         	s2, 148(t5)
 	lw         	s1, 152(t5)
-	th.vext.x.v	s0, v0, zero
 	lw         	s3, 156(t5)
+	th.vext.x.v	s0, v0, zero
 	th.extu    	a4, a6, 7, 0
 	th.lrwu    	a4, t1, a4, 2
 	th.extu    	a5, a7, 15, 8
-	th.vext.x.v	ra, v2, zero
 	th.lrwu    	a5, t2, a5, 2
+	th.vext.x.v	ra, v2, zero
 	xor        	s6, s6, a4
 	th.extu    	a4, s4, 23, 16
 	th.lrwu    	a4, t3, a4, 2
+	xor        	s6, s6, a5
 	slli       	ra, ra, 32
 	or         	s0, s0, ra
 	sd         	s0, 1632(sp)
-	xor        	s6, s6, a5
 	th.extu    	a5, s5, 31, 24
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s6, s6, a4
@@ -5232,82 +5231,82 @@ aes_gcm_encrypt_c906:
 	th.vand.vx 	v8, v0, a0
 	th.vand.vx 	v10, v0, a2
 	th.vand.vx 	v12, v0, a3
-	th.vand.vx 	v16, v0, t6
+	th.vand.vx 	v14, v0, t6
 	addi       	s7, sp, 0
 	th.vlseg4e.v	v0, (s7)
 	# class 0: low words (pairs added), high words; out |= z & m[0]
-	th.vmul.vv 	v20, v8, v0
-	th.vmulhu.vv	v22, v8, v0
-	th.vmacc.vv	v20, v10, v6
+	th.vmul.vv 	v22, v8, v0
+	th.vmulhu.vv	v20, v8, v0
+	th.vmacc.vv	v22, v10, v6
 	th.vmulhu.vv	v26, v10, v6
 	th.vmul.vv 	v24, v12, v4
-	th.vxor.vv 	v22, v22, v26
-	th.vxor.vv 	v20, v20, v24
+	th.vxor.vv 	v20, v20, v26
+	th.vxor.vv 	v22, v22, v24
 	th.vmulhu.vv	v26, v12, v4
-	th.vmul.vv 	v24, v16, v2
-	th.vxor.vv 	v22, v22, v26
-	th.vxor.vv 	v20, v20, v24
-	th.vmulhu.vv	v26, v16, v2
-	th.vxor.vv 	v22, v22, v26
-	th.vand.vx 	v18, v20, a0
-	th.vand.vx 	v14, v22, a0
+	th.vmul.vv 	v24, v14, v2
+	th.vxor.vv 	v20, v20, v26
+	th.vxor.vv 	v22, v22, v24
+	th.vmulhu.vv	v26, v14, v2
+	th.vxor.vv 	v20, v20, v26
+	th.vand.vx 	v18, v22, a0
+	th.vand.vx 	v16, v20, a0
 	# class 1: low words (pairs added), high words; out |= z & m[1]
-	th.vmul.vv 	v20, v8, v2
-	th.vmulhu.vv	v22, v8, v2
-	th.vmacc.vv	v20, v12, v6
+	th.vmul.vv 	v22, v8, v2
+	th.vmulhu.vv	v20, v8, v2
+	th.vmacc.vv	v22, v12, v6
 	th.vmulhu.vv	v26, v10, v0
 	th.vmul.vv 	v24, v10, v0
-	th.vxor.vv 	v22, v22, v26
-	th.vmacc.vv	v24, v16, v4
+	th.vxor.vv 	v20, v20, v26
+	th.vmacc.vv	v24, v14, v4
 	th.vmulhu.vv	v26, v12, v6
-	th.vxor.vv 	v20, v20, v24
-	th.vxor.vv 	v22, v22, v26
-	th.vmulhu.vv	v26, v16, v4
-	th.vxor.vv 	v22, v22, v26
-	th.vand.vx 	v20, v20, a2
+	th.vxor.vv 	v22, v22, v24
+	th.vxor.vv 	v20, v20, v26
+	th.vmulhu.vv	v26, v14, v4
+	th.vxor.vv 	v20, v20, v26
 	th.vand.vx 	v22, v22, a2
-	th.vor.vv  	v18, v18, v20
-	th.vor.vv  	v14, v14, v22
+	th.vand.vx 	v20, v20, a2
+	th.vor.vv  	v18, v18, v22
+	th.vor.vv  	v16, v16, v20
 	# class 2: low words (pairs added), high words; out |= z & m[2]
-	th.vmul.vv 	v20, v8, v4
-	th.vmulhu.vv	v22, v8, v4
-	th.vmacc.vv	v20, v16, v6
+	th.vmul.vv 	v22, v8, v4
+	th.vmulhu.vv	v20, v8, v4
+	th.vmacc.vv	v22, v14, v6
 	th.vmulhu.vv	v26, v10, v2
 	th.vmul.vv 	v24, v10, v2
-	th.vxor.vv 	v22, v22, v26
-	th.vxor.vv 	v20, v20, v24
+	th.vxor.vv 	v20, v20, v26
+	th.vxor.vv 	v22, v22, v24
 	th.vmulhu.vv	v26, v12, v0
 	th.vmul.vv 	v24, v12, v0
-	th.vxor.vv 	v22, v22, v26
-	th.vxor.vv 	v20, v20, v24
-	th.vmulhu.vv	v26, v16, v6
-	th.vxor.vv 	v22, v22, v26
-	th.vand.vx 	v20, v20, a3
+	th.vxor.vv 	v20, v20, v26
+	th.vxor.vv 	v22, v22, v24
+	th.vmulhu.vv	v26, v14, v6
+	th.vxor.vv 	v20, v20, v26
 	th.vand.vx 	v22, v22, a3
-	th.vor.vv  	v18, v18, v20
-	th.vor.vv  	v14, v14, v22
+	th.vand.vx 	v20, v20, a3
+	th.vor.vv  	v18, v18, v22
+	th.vor.vv  	v16, v16, v20
 	# class 3: low words (pairs added), high words; out |= z & m[3]
-	th.vmul.vv 	v20, v8, v6
-	th.vmulhu.vv	v22, v8, v6
+	th.vmul.vv 	v22, v8, v6
+	th.vmulhu.vv	v20, v8, v6
 	th.vmul.vv 	v24, v10, v4
 	th.vmulhu.vv	v26, v10, v4
-	th.vxor.vv 	v20, v20, v24
-	th.vxor.vv 	v22, v22, v26
+	th.vxor.vv 	v22, v22, v24
+	th.vxor.vv 	v20, v20, v26
 	th.vmul.vv 	v24, v12, v2
 	th.vmulhu.vv	v26, v12, v2
-	th.vxor.vv 	v20, v20, v24
-	th.vxor.vv 	v22, v22, v26
-	th.vmul.vv 	v24, v16, v0
-	th.vmulhu.vv	v26, v16, v0
-	th.vxor.vv 	v20, v20, v24
-	th.vxor.vv 	v22, v22, v26
-	th.vand.vx 	v20, v20, t6
+	th.vxor.vv 	v22, v22, v24
+	th.vxor.vv 	v20, v20, v26
+	th.vmul.vv 	v24, v14, v0
+	th.vmulhu.vv	v26, v14, v0
+	th.vxor.vv 	v22, v22, v24
+	th.vxor.vv 	v20, v20, v26
 	th.vand.vx 	v22, v22, t6
-	th.vor.vv  	v18, v18, v20
-	th.vor.vv  	v14, v14, v22
+	th.vand.vx 	v20, v20, t6
+	th.vor.vv  	v18, v18, v22
+	th.vor.vv  	v16, v16, v20
 	# sums[0] = lane sums (high word << 32 | low word)
 	th.vredxor.vs	v0, v18, v28
-	th.vredxor.vs	v2, v14, v28
+	th.vredxor.vs	v2, v16, v28
 	th.vext.x.v	s0, v0, zero
 	th.vext.x.v	ra, v2, zero
 	slli       	ra, ra, 32
@@ -5319,82 +5318,82 @@ aes_gcm_encrypt_c906:
 	th.vand.vx 	v8, v0, a0
 	th.vand.vx 	v10, v0, a2
 	th.vand.vx 	v12, v0, a3
-	th.vand.vx 	v16, v0, t6
+	th.vand.vx 	v14, v0, t6
 	addi       	s7, sp, 128
 	th.vlseg4e.v	v0, (s7)
 	# class 0: low words (pairs added), high words; out |= z & m[0]
-	th.vmul.vv 	v20, v8, v0
-	th.vmulhu.vv	v22, v8, v0
-	th.vmacc.vv	v20, v10, v6
+	th.vmul.vv 	v22, v8, v0
+	th.vmulhu.vv	v20, v8, v0
+	th.vmacc.vv	v22, v10, v6
 	th.vmulhu.vv	v26, v10, v6
 	th.vmul.vv 	v24, v12, v4
-	th.vxor.vv 	v22, v22, v26
-	th.vxor.vv 	v20, v20, v24
+	th.vxor.vv 	v20, v20, v26
+	th.vxor.vv 	v22, v22, v24
 	th.vmulhu.vv	v26, v12, v4
-	th.vmul.vv 	v24, v16, v2
-	th.vxor.vv 	v22, v22, v26
-	th.vxor.vv 	v20, v20, v24
-	th.vmulhu.vv	v26, v16, v2
-	th.vxor.vv 	v22, v22, v26
-	th.vand.vx 	v18, v20, a0
-	th.vand.vx 	v14, v22, a0
+	th.vmul.vv 	v24, v14, v2
+	th.vxor.vv 	v20, v20, v26
+	th.vxor.vv 	v22, v22, v24
+	th.vmulhu.vv	v26, v14, v2
+	th.vxor.vv 	v20, v20, v26
+	th.vand.vx 	v18, v22, a0
+	th.vand.vx 	v16, v20, a0
 	# class 1: low words (pairs added), high words; out |= z & m[1]
-	th.vmul.vv 	v20, v8, v2
-	th.vmulhu.vv	v22, v8, v2
-	th.vmacc.vv	v20, v12, v6
+	th.vmul.vv 	v22, v8, v2
+	th.vmulhu.vv	v20, v8, v2
+	th.vmacc.vv	v22, v12, v6
 	th.vmulhu.vv	v26, v10, v0
 	th.vmul.vv 	v24, v10, v0
-	th.vxor.vv 	v22, v22, v26
-	th.vmacc.vv	v24, v16, v4
+	th.vxor.vv 	v20, v20, v26
+	th.vmacc.vv	v24, v14, v4
 	th.vmulhu.vv	v26, v12, v6
-	th.vxor.vv 	v20, v20, v24
-	th.vxor.vv 	v22, v22, v26
-	th.vmulhu.vv	v26, v16, v4
-	th.vxor.vv 	v22, v22, v26
-	th.vand.vx 	v20, v20, a2
+	th.vxor.vv 	v22, v22, v24
+	th.vxor.vv 	v20, v20, v26
+	th.vmulhu.vv	v26, v14, v4
+	th.vxor.vv 	v20, v20, v26
 	th.vand.vx 	v22, v22, a2
-	th.vor.vv  	v18, v18, v20
-	th.vor.vv  	v14, v14, v22
+	th.vand.vx 	v20, v20, a2
+	th.vor.vv  	v18, v18, v22
+	th.vor.vv  	v16, v16, v20
 	# class 2: low words (pairs added), high words; out |= z & m[2]
-	th.vmul.vv 	v20, v8, v4
-	th.vmulhu.vv	v22, v8, v4
-	th.vmacc.vv	v20, v16, v6
+	th.vmul.vv 	v22, v8, v4
+	th.vmulhu.vv	v20, v8, v4
+	th.vmacc.vv	v22, v14, v6
 	th.vmulhu.vv	v26, v10, v2
 	th.vmul.vv 	v24, v10, v2
-	th.vxor.vv 	v22, v22, v26
-	th.vxor.vv 	v20, v20, v24
+	th.vxor.vv 	v20, v20, v26
+	th.vxor.vv 	v22, v22, v24
 	th.vmulhu.vv	v26, v12, v0
 	th.vmul.vv 	v24, v12, v0
-	th.vxor.vv 	v22, v22, v26
-	th.vxor.vv 	v20, v20, v24
-	th.vmulhu.vv	v26, v16, v6
-	th.vxor.vv 	v22, v22, v26
-	th.vand.vx 	v20, v20, a3
+	th.vxor.vv 	v20, v20, v26
+	th.vxor.vv 	v22, v22, v24
+	th.vmulhu.vv	v26, v14, v6
+	th.vxor.vv 	v20, v20, v26
 	th.vand.vx 	v22, v22, a3
-	th.vor.vv  	v18, v18, v20
-	th.vor.vv  	v14, v14, v22
+	th.vand.vx 	v20, v20, a3
+	th.vor.vv  	v18, v18, v22
+	th.vor.vv  	v16, v16, v20
 	# class 3: low words (pairs added), high words; out |= z & m[3]
-	th.vmul.vv 	v20, v8, v6
-	th.vmulhu.vv	v22, v8, v6
+	th.vmul.vv 	v22, v8, v6
+	th.vmulhu.vv	v20, v8, v6
 	th.vmul.vv 	v24, v10, v4
 	th.vmulhu.vv	v26, v10, v4
-	th.vxor.vv 	v20, v20, v24
-	th.vxor.vv 	v22, v22, v26
+	th.vxor.vv 	v22, v22, v24
+	th.vxor.vv 	v20, v20, v26
 	th.vmul.vv 	v24, v12, v2
 	th.vmulhu.vv	v26, v12, v2
-	th.vxor.vv 	v20, v20, v24
-	th.vxor.vv 	v22, v22, v26
-	th.vmul.vv 	v24, v16, v0
-	th.vmulhu.vv	v26, v16, v0
-	th.vxor.vv 	v20, v20, v24
-	th.vxor.vv 	v22, v22, v26
-	th.vand.vx 	v20, v20, t6
+	th.vxor.vv 	v22, v22, v24
+	th.vxor.vv 	v20, v20, v26
+	th.vmul.vv 	v24, v14, v0
+	th.vmulhu.vv	v26, v14, v0
+	th.vxor.vv 	v22, v22, v24
+	th.vxor.vv 	v20, v20, v26
 	th.vand.vx 	v22, v22, t6
-	th.vor.vv  	v18, v18, v20
-	th.vor.vv  	v14, v14, v22
+	th.vand.vx 	v20, v20, t6
+	th.vor.vv  	v18, v18, v22
+	th.vor.vv  	v16, v16, v20
 	# sums[1] = lane sums (high word << 32 | low word)
 	th.vredxor.vs	v0, v18, v28
-	th.vredxor.vs	v2, v14, v28
+	th.vredxor.vs	v2, v16, v28
 	th.vext.x.v	s0, v0, zero
 	th.vext.x.v	ra, v2, zero
 	slli       	ra, ra, 32
@@ -5406,82 +5405,82 @@ aes_gcm_encrypt_c906:
 	th.vand.vx 	v8, v0, a0
 	th.vand.vx 	v10, v0, a2
 	th.vand.vx 	v12, v0, a3
-	th.vand.vx 	v16, v0, t6
+	th.vand.vx 	v14, v0, t6
 	addi       	s7, sp, 256
 	th.vlseg4e.v	v0, (s7)
 	# class 0: low words (pairs added), high words; out |= z & m[0]
-	th.vmul.vv 	v20, v8, v0
-	th.vmulhu.vv	v22, v8, v0
-	th.vmacc.vv	v20, v10, v6
+	th.vmul.vv 	v22, v8, v0
+	th.vmulhu.vv	v20, v8, v0
+	th.vmacc.vv	v22, v10, v6
 	th.vmulhu.vv	v26, v10, v6
 	th.vmul.vv 	v24, v12, v4
-	th.vxor.vv 	v22, v22, v26
-	th.vxor.vv 	v20, v20, v24
+	th.vxor.vv 	v20, v20, v26
+	th.vxor.vv 	v22, v22, v24
 	th.vmulhu.vv	v26, v12, v4
-	th.vmul.vv 	v24, v16, v2
-	th.vxor.vv 	v22, v22, v26
-	th.vxor.vv 	v20, v20, v24
-	th.vmulhu.vv	v26, v16, v2
-	th.vxor.vv 	v22, v22, v26
-	th.vand.vx 	v18, v20, a0
-	th.vand.vx 	v14, v22, a0
+	th.vmul.vv 	v24, v14, v2
+	th.vxor.vv 	v20, v20, v26
+	th.vxor.vv 	v22, v22, v24
+	th.vmulhu.vv	v26, v14, v2
+	th.vxor.vv 	v20, v20, v26
+	th.vand.vx 	v18, v22, a0
+	th.vand.vx 	v16, v20, a0
 	# class 1: low words (pairs added), high words; out |= z & m[1]
-	th.vmul.vv 	v20, v8, v2
-	th.vmulhu.vv	v22, v8, v2
-	th.vmacc.vv	v20, v12, v6
+	th.vmul.vv 	v22, v8, v2
+	th.vmulhu.vv	v20, v8, v2
+	th.vmacc.vv	v22, v12, v6
 	th.vmulhu.vv	v26, v10, v0
 	th.vmul.vv 	v24, v10, v0
-	th.vxor.vv 	v22, v22, v26
-	th.vmacc.vv	v24, v16, v4
+	th.vxor.vv 	v20, v20, v26
+	th.vmacc.vv	v24, v14, v4
 	th.vmulhu.vv	v26, v12, v6
-	th.vxor.vv 	v20, v20, v24
-	th.vxor.vv 	v22, v22, v26
-	th.vmulhu.vv	v26, v16, v4
-	th.vxor.vv 	v22, v22, v26
-	th.vand.vx 	v20, v20, a2
+	th.vxor.vv 	v22, v22, v24
+	th.vxor.vv 	v20, v20, v26
+	th.vmulhu.vv	v26, v14, v4
+	th.vxor.vv 	v20, v20, v26
 	th.vand.vx 	v22, v22, a2
-	th.vor.vv  	v18, v18, v20
-	th.vor.vv  	v14, v14, v22
+	th.vand.vx 	v20, v20, a2
+	th.vor.vv  	v18, v18, v22
+	th.vor.vv  	v16, v16, v20
 	# class 2: low words (pairs added), high words; out |= z & m[2]
-	th.vmul.vv 	v20, v8, v4
-	th.vmulhu.vv	v22, v8, v4
-	th.vmacc.vv	v20, v16, v6
+	th.vmul.vv 	v22, v8, v4
+	th.vmulhu.vv	v20, v8, v4
+	th.vmacc.vv	v22, v14, v6
 	th.vmulhu.vv	v26, v10, v2
 	th.vmul.vv 	v24, v10, v2
-	th.vxor.vv 	v22, v22, v26
-	th.vxor.vv 	v20, v20, v24
+	th.vxor.vv 	v20, v20, v26
+	th.vxor.vv 	v22, v22, v24
 	th.vmulhu.vv	v26, v12, v0
 	th.vmul.vv 	v24, v12, v0
-	th.vxor.vv 	v22, v22, v26
-	th.vxor.vv 	v20, v20, v24
-	th.vmulhu.vv	v26, v16, v6
-	th.vxor.vv 	v22, v22, v26
-	th.vand.vx 	v20, v20, a3
+	th.vxor.vv 	v20, v20, v26
+	th.vxor.vv 	v22, v22, v24
+	th.vmulhu.vv	v26, v14, v6
+	th.vxor.vv 	v20, v20, v26
 	th.vand.vx 	v22, v22, a3
-	th.vor.vv  	v18, v18, v20
-	th.vor.vv  	v14, v14, v22
+	th.vand.vx 	v20, v20, a3
+	th.vor.vv  	v18, v18, v22
+	th.vor.vv  	v16, v16, v20
 	# class 3: low words (pairs added), high words; out |= z & m[3]
-	th.vmul.vv 	v20, v8, v6
-	th.vmulhu.vv	v22, v8, v6
+	th.vmul.vv 	v22, v8, v6
+	th.vmulhu.vv	v20, v8, v6
 	th.vmul.vv 	v24, v10, v4
 	th.vmulhu.vv	v26, v10, v4
-	th.vxor.vv 	v20, v20, v24
-	th.vxor.vv 	v22, v22, v26
+	th.vxor.vv 	v22, v22, v24
+	th.vxor.vv 	v20, v20, v26
 	th.vmul.vv 	v24, v12, v2
 	th.vmulhu.vv	v26, v12, v2
-	th.vxor.vv 	v20, v20, v24
-	th.vxor.vv 	v22, v22, v26
-	th.vmul.vv 	v24, v16, v0
-	th.vmulhu.vv	v26, v16, v0
-	th.vxor.vv 	v20, v20, v24
-	th.vxor.vv 	v22, v22, v26
-	th.vand.vx 	v20, v20, t6
+	th.vxor.vv 	v22, v22, v24
+	th.vxor.vv 	v20, v20, v26
+	th.vmul.vv 	v24, v14, v0
+	th.vmulhu.vv	v26, v14, v0
+	th.vxor.vv 	v22, v22, v24
+	th.vxor.vv 	v20, v20, v26
 	th.vand.vx 	v22, v22, t6
-	th.vor.vv  	v18, v18, v20
-	th.vor.vv  	v14, v14, v22
+	th.vand.vx 	v20, v20, t6
+	th.vor.vv  	v18, v18, v22
+	th.vor.vv  	v16, v16, v20
 	# sums[2] = lane sums (high word << 32 | low word)
 	th.vredxor.vs	v0, v18, v28
-	th.vredxor.vs	v2, v14, v28
+	th.vredxor.vs	v2, v16, v28
 	th.vext.x.v	s0, v0, zero
 	th.vext.x.v	ra, v2, zero
 	slli       	ra, ra, 32
@@ -5493,82 +5492,82 @@ aes_gcm_encrypt_c906:
 	th.vand.vx 	v8, v0, a0
 	th.vand.vx 	v10, v0, a2
 	th.vand.vx 	v12, v0, a3
-	th.vand.vx 	v16, v0, t6
+	th.vand.vx 	v14, v0, t6
 	addi       	s7, sp, 384
 	th.vlseg4e.v	v0, (s7)
 	# class 0: low words (pairs added), high words; out |= z & m[0]
-	th.vmul.vv 	v20, v8, v0
-	th.vmulhu.vv	v22, v8, v0
-	th.vmacc.vv	v20, v10, v6
+	th.vmul.vv 	v22, v8, v0
+	th.vmulhu.vv	v20, v8, v0
+	th.vmacc.vv	v22, v10, v6
 	th.vmulhu.vv	v26, v10, v6
 	th.vmul.vv 	v24, v12, v4
-	th.vxor.vv 	v22, v22, v26
-	th.vxor.vv 	v20, v20, v24
+	th.vxor.vv 	v20, v20, v26
+	th.vxor.vv 	v22, v22, v24
 	th.vmulhu.vv	v26, v12, v4
-	th.vmul.vv 	v24, v16, v2
-	th.vxor.vv 	v22, v22, v26
-	th.vxor.vv 	v20, v20, v24
-	th.vmulhu.vv	v26, v16, v2
-	th.vxor.vv 	v22, v22, v26
-	th.vand.vx 	v18, v20, a0
-	th.vand.vx 	v14, v22, a0
+	th.vmul.vv 	v24, v14, v2
+	th.vxor.vv 	v20, v20, v26
+	th.vxor.vv 	v22, v22, v24
+	th.vmulhu.vv	v26, v14, v2
+	th.vxor.vv 	v20, v20, v26
+	th.vand.vx 	v18, v22, a0
+	th.vand.vx 	v16, v20, a0
 	# class 1: low words (pairs added), high words; out |= z & m[1]
-	th.vmul.vv 	v20, v8, v2
-	th.vmulhu.vv	v22, v8, v2
-	th.vmacc.vv	v20, v12, v6
+	th.vmul.vv 	v22, v8, v2
+	th.vmulhu.vv	v20, v8, v2
+	th.vmacc.vv	v22, v12, v6
 	th.vmulhu.vv	v26, v10, v0
 	th.vmul.vv 	v24, v10, v0
-	th.vxor.vv 	v22, v22, v26
-	th.vmacc.vv	v24, v16, v4
+	th.vxor.vv 	v20, v20, v26
+	th.vmacc.vv	v24, v14, v4
 	th.vmulhu.vv	v26, v12, v6
-	th.vxor.vv 	v20, v20, v24
-	th.vxor.vv 	v22, v22, v26
-	th.vmulhu.vv	v26, v16, v4
-	th.vxor.vv 	v22, v22, v26
-	th.vand.vx 	v20, v20, a2
+	th.vxor.vv 	v22, v22, v24
+	th.vxor.vv 	v20, v20, v26
+	th.vmulhu.vv	v26, v14, v4
+	th.vxor.vv 	v20, v20, v26
 	th.vand.vx 	v22, v22, a2
-	th.vor.vv  	v18, v18, v20
-	th.vor.vv  	v14, v14, v22
+	th.vand.vx 	v20, v20, a2
+	th.vor.vv  	v18, v18, v22
+	th.vor.vv  	v16, v16, v20
 	# class 2: low words (pairs added), high words; out |= z & m[2]
-	th.vmul.vv 	v20, v8, v4
-	th.vmulhu.vv	v22, v8, v4
-	th.vmacc.vv	v20, v16, v6
+	th.vmul.vv 	v22, v8, v4
+	th.vmulhu.vv	v20, v8, v4
+	th.vmacc.vv	v22, v14, v6
 	th.vmulhu.vv	v26, v10, v2
 	th.vmul.vv 	v24, v10, v2
-	th.vxor.vv 	v22, v22, v26
-	th.vxor.vv 	v20, v20, v24
+	th.vxor.vv 	v20, v20, v26
+	th.vxor.vv 	v22, v22, v24
 	th.vmulhu.vv	v26, v12, v0
 	th.vmul.vv 	v24, v12, v0
-	th.vxor.vv 	v22, v22, v26
-	th.vxor.vv 	v20, v20, v24
-	th.vmulhu.vv	v26, v16, v6
-	th.vxor.vv 	v22, v22, v26
-	th.vand.vx 	v20, v20, a3
+	th.vxor.vv 	v20, v20, v26
+	th.vxor.vv 	v22, v22, v24
+	th.vmulhu.vv	v26, v14, v6
+	th.vxor.vv 	v20, v20, v26
 	th.vand.vx 	v22, v22, a3
-	th.vor.vv  	v18, v18, v20
-	th.vor.vv  	v14, v14, v22
+	th.vand.vx 	v20, v20, a3
+	th.vor.vv  	v18, v18, v22
+	th.vor.vv  	v16, v16, v20
 	# class 3: low words (pairs added), high words; out |= z & m[3]
-	th.vmul.vv 	v20, v8, v6
-	th.vmulhu.vv	v22, v8, v6
+	th.vmul.vv 	v22, v8, v6
+	th.vmulhu.vv	v20, v8, v6
 	th.vmul.vv 	v24, v10, v4
 	th.vmulhu.vv	v26, v10, v4
-	th.vxor.vv 	v20, v20, v24
-	th.vxor.vv 	v22, v22, v26
+	th.vxor.vv 	v22, v22, v24
+	th.vxor.vv 	v20, v20, v26
 	th.vmul.vv 	v24, v12, v2
 	th.vmulhu.vv	v26, v12, v2
-	th.vxor.vv 	v20, v20, v24
-	th.vxor.vv 	v22, v22, v26
-	th.vmul.vv 	v24, v16, v0
-	th.vmulhu.vv	v26, v16, v0
-	th.vxor.vv 	v20, v20, v24
-	th.vxor.vv 	v22, v22, v26
-	th.vand.vx 	v20, v20, t6
+	th.vxor.vv 	v22, v22, v24
+	th.vxor.vv 	v20, v20, v26
+	th.vmul.vv 	v24, v14, v0
+	th.vmulhu.vv	v26, v14, v0
+	th.vxor.vv 	v22, v22, v24
+	th.vxor.vv 	v20, v20, v26
 	th.vand.vx 	v22, v22, t6
-	th.vor.vv  	v18, v18, v20
-	th.vor.vv  	v14, v14, v22
+	th.vand.vx 	v20, v20, t6
+	th.vor.vv  	v18, v18, v22
+	th.vor.vv  	v16, v16, v20
 	# sums[3] = lane sums (high word << 32 | low word)
 	th.vredxor.vs	v0, v18, v28
-	th.vredxor.vs	v2, v14, v28
+	th.vredxor.vs	v2, v16, v28
 	th.vext.x.v	s0, v0, zero
 	th.vext.x.v	ra, v2, zero
 	slli       	ra, ra, 32
@@ -5580,82 +5579,82 @@ aes_gcm_encrypt_c906:
 	th.vand.vx 	v8, v0, a0
 	th.vand.vx 	v10, v0, a2
 	th.vand.vx 	v12, v0, a3
-	th.vand.vx 	v16, v0, t6
+	th.vand.vx 	v14, v0, t6
 	addi       	s7, sp, 512
 	th.vlseg4e.v	v0, (s7)
 	# class 0: low words (pairs added), high words; out |= z & m[0]
-	th.vmul.vv 	v20, v8, v0
-	th.vmulhu.vv	v22, v8, v0
-	th.vmacc.vv	v20, v10, v6
+	th.vmul.vv 	v22, v8, v0
+	th.vmulhu.vv	v20, v8, v0
+	th.vmacc.vv	v22, v10, v6
 	th.vmulhu.vv	v26, v10, v6
 	th.vmul.vv 	v24, v12, v4
-	th.vxor.vv 	v22, v22, v26
-	th.vxor.vv 	v20, v20, v24
+	th.vxor.vv 	v20, v20, v26
+	th.vxor.vv 	v22, v22, v24
 	th.vmulhu.vv	v26, v12, v4
-	th.vmul.vv 	v24, v16, v2
-	th.vxor.vv 	v22, v22, v26
-	th.vxor.vv 	v20, v20, v24
-	th.vmulhu.vv	v26, v16, v2
-	th.vxor.vv 	v22, v22, v26
-	th.vand.vx 	v18, v20, a0
-	th.vand.vx 	v14, v22, a0
+	th.vmul.vv 	v24, v14, v2
+	th.vxor.vv 	v20, v20, v26
+	th.vxor.vv 	v22, v22, v24
+	th.vmulhu.vv	v26, v14, v2
+	th.vxor.vv 	v20, v20, v26
+	th.vand.vx 	v18, v22, a0
+	th.vand.vx 	v16, v20, a0
 	# class 1: low words (pairs added), high words; out |= z & m[1]
-	th.vmul.vv 	v20, v8, v2
-	th.vmulhu.vv	v22, v8, v2
-	th.vmacc.vv	v20, v12, v6
+	th.vmul.vv 	v22, v8, v2
+	th.vmulhu.vv	v20, v8, v2
+	th.vmacc.vv	v22, v12, v6
 	th.vmulhu.vv	v26, v10, v0
 	th.vmul.vv 	v24, v10, v0
-	th.vxor.vv 	v22, v22, v26
-	th.vmacc.vv	v24, v16, v4
+	th.vxor.vv 	v20, v20, v26
+	th.vmacc.vv	v24, v14, v4
 	th.vmulhu.vv	v26, v12, v6
-	th.vxor.vv 	v20, v20, v24
-	th.vxor.vv 	v22, v22, v26
-	th.vmulhu.vv	v26, v16, v4
-	th.vxor.vv 	v22, v22, v26
-	th.vand.vx 	v20, v20, a2
+	th.vxor.vv 	v22, v22, v24
+	th.vxor.vv 	v20, v20, v26
+	th.vmulhu.vv	v26, v14, v4
+	th.vxor.vv 	v20, v20, v26
 	th.vand.vx 	v22, v22, a2
-	th.vor.vv  	v18, v18, v20
-	th.vor.vv  	v14, v14, v22
+	th.vand.vx 	v20, v20, a2
+	th.vor.vv  	v18, v18, v22
+	th.vor.vv  	v16, v16, v20
 	# class 2: low words (pairs added), high words; out |= z & m[2]
-	th.vmul.vv 	v20, v8, v4
-	th.vmulhu.vv	v22, v8, v4
-	th.vmacc.vv	v20, v16, v6
+	th.vmul.vv 	v22, v8, v4
+	th.vmulhu.vv	v20, v8, v4
+	th.vmacc.vv	v22, v14, v6
 	th.vmulhu.vv	v26, v10, v2
 	th.vmul.vv 	v24, v10, v2
-	th.vxor.vv 	v22, v22, v26
-	th.vxor.vv 	v20, v20, v24
+	th.vxor.vv 	v20, v20, v26
+	th.vxor.vv 	v22, v22, v24
 	th.vmulhu.vv	v26, v12, v0
 	th.vmul.vv 	v24, v12, v0
-	th.vxor.vv 	v22, v22, v26
-	th.vxor.vv 	v20, v20, v24
-	th.vmulhu.vv	v26, v16, v6
-	th.vxor.vv 	v22, v22, v26
-	th.vand.vx 	v20, v20, a3
+	th.vxor.vv 	v20, v20, v26
+	th.vxor.vv 	v22, v22, v24
+	th.vmulhu.vv	v26, v14, v6
+	th.vxor.vv 	v20, v20, v26
 	th.vand.vx 	v22, v22, a3
-	th.vor.vv  	v18, v18, v20
-	th.vor.vv  	v14, v14, v22
+	th.vand.vx 	v20, v20, a3
+	th.vor.vv  	v18, v18, v22
+	th.vor.vv  	v16, v16, v20
 	# class 3: low words (pairs added), high words; out |= z & m[3]
-	th.vmul.vv 	v20, v8, v6
-	th.vmulhu.vv	v22, v8, v6
+	th.vmul.vv 	v22, v8, v6
+	th.vmulhu.vv	v20, v8, v6
 	th.vmul.vv 	v24, v10, v4
 	th.vmulhu.vv	v26, v10, v4
-	th.vxor.vv 	v20, v20, v24
-	th.vxor.vv 	v22, v22, v26
+	th.vxor.vv 	v22, v22, v24
+	th.vxor.vv 	v20, v20, v26
 	th.vmul.vv 	v24, v12, v2
 	th.vmulhu.vv	v26, v12, v2
-	th.vxor.vv 	v20, v20, v24
-	th.vxor.vv 	v22, v22, v26
-	th.vmul.vv 	v24, v16, v0
-	th.vmulhu.vv	v26, v16, v0
-	th.vxor.vv 	v20, v20, v24
-	th.vxor.vv 	v22, v22, v26
-	th.vand.vx 	v20, v20, t6
+	th.vxor.vv 	v22, v22, v24
+	th.vxor.vv 	v20, v20, v26
+	th.vmul.vv 	v24, v14, v0
+	th.vmulhu.vv	v26, v14, v0
+	th.vxor.vv 	v22, v22, v24
+	th.vxor.vv 	v20, v20, v26
 	th.vand.vx 	v22, v22, t6
-	th.vor.vv  	v18, v18, v20
-	th.vor.vv  	v14, v14, v22
+	th.vand.vx 	v20, v20, t6
+	th.vor.vv  	v18, v18, v22
+	th.vor.vv  	v16, v16, v20
 	# sums[4] = lane sums (high word << 32 | low word)
 	th.vredxor.vs	v0, v18, v28
-	th.vredxor.vs	v2, v14, v28
+	th.vredxor.vs	v2, v16, v28
 	th.vext.x.v	s0, v0, zero
 	th.vext.x.v	ra, v2, zero
 	slli       	ra, ra, 32
@@ -5667,82 +5666,82 @@ aes_gcm_encrypt_c906:
 	th.vand.vx 	v8, v0, a0
 	th.vand.vx 	v10, v0, a2
 	th.vand.vx 	v12, v0, a3
-	th.vand.vx 	v16, v0, t6
+	th.vand.vx 	v14, v0, t6
 	addi       	s7, sp, 640
 	th.vlseg4e.v	v0, (s7)
 	# class 0: low words (pairs added), high words; out |= z & m[0]
-	th.vmul.vv 	v20, v8, v0
-	th.vmulhu.vv	v22, v8, v0
-	th.vmacc.vv	v20, v10, v6
+	th.vmul.vv 	v22, v8, v0
+	th.vmulhu.vv	v20, v8, v0
+	th.vmacc.vv	v22, v10, v6
 	th.vmulhu.vv	v26, v10, v6
 	th.vmul.vv 	v24, v12, v4
-	th.vxor.vv 	v22, v22, v26
-	th.vxor.vv 	v20, v20, v24
+	th.vxor.vv 	v20, v20, v26
+	th.vxor.vv 	v22, v22, v24
 	th.vmulhu.vv	v26, v12, v4
-	th.vmul.vv 	v24, v16, v2
-	th.vxor.vv 	v22, v22, v26
-	th.vxor.vv 	v20, v20, v24
-	th.vmulhu.vv	v26, v16, v2
-	th.vxor.vv 	v22, v22, v26
-	th.vand.vx 	v18, v20, a0
-	th.vand.vx 	v14, v22, a0
+	th.vmul.vv 	v24, v14, v2
+	th.vxor.vv 	v20, v20, v26
+	th.vxor.vv 	v22, v22, v24
+	th.vmulhu.vv	v26, v14, v2
+	th.vxor.vv 	v20, v20, v26
+	th.vand.vx 	v18, v22, a0
+	th.vand.vx 	v16, v20, a0
 	# class 1: low words (pairs added), high words; out |= z & m[1]
-	th.vmul.vv 	v20, v8, v2
-	th.vmulhu.vv	v22, v8, v2
-	th.vmacc.vv	v20, v12, v6
+	th.vmul.vv 	v22, v8, v2
+	th.vmulhu.vv	v20, v8, v2
+	th.vmacc.vv	v22, v12, v6
 	th.vmulhu.vv	v26, v10, v0
 	th.vmul.vv 	v24, v10, v0
-	th.vxor.vv 	v22, v22, v26
-	th.vmacc.vv	v24, v16, v4
+	th.vxor.vv 	v20, v20, v26
+	th.vmacc.vv	v24, v14, v4
 	th.vmulhu.vv	v26, v12, v6
-	th.vxor.vv 	v20, v20, v24
-	th.vxor.vv 	v22, v22, v26
-	th.vmulhu.vv	v26, v16, v4
-	th.vxor.vv 	v22, v22, v26
-	th.vand.vx 	v20, v20, a2
+	th.vxor.vv 	v22, v22, v24
+	th.vxor.vv 	v20, v20, v26
+	th.vmulhu.vv	v26, v14, v4
+	th.vxor.vv 	v20, v20, v26
 	th.vand.vx 	v22, v22, a2
-	th.vor.vv  	v18, v18, v20
-	th.vor.vv  	v14, v14, v22
+	th.vand.vx 	v20, v20, a2
+	th.vor.vv  	v18, v18, v22
+	th.vor.vv  	v16, v16, v20
 	# class 2: low words (pairs added), high words; out |= z & m[2]
-	th.vmul.vv 	v20, v8, v4
-	th.vmulhu.vv	v22, v8, v4
-	th.vmacc.vv	v20, v16, v6
+	th.vmul.vv 	v22, v8, v4
+	th.vmulhu.vv	v20, v8, v4
+	th.vmacc.vv	v22, v14, v6
 	th.vmulhu.vv	v26, v10, v2
 	th.vmul.vv 	v24, v10, v2
-	th.vxor.vv 	v22, v22, v26
-	th.vxor.vv 	v20, v20, v24
+	th.vxor.vv 	v20, v20, v26
+	th.vxor.vv 	v22, v22, v24
 	th.vmulhu.vv	v26, v12, v0
 	th.vmul.vv 	v24, v12, v0
-	th.vxor.vv 	v22, v22, v26
-	th.vxor.vv 	v20, v20, v24
-	th.vmulhu.vv	v26, v16, v6
-	th.vxor.vv 	v22, v22, v26
-	th.vand.vx 	v20, v20, a3
+	th.vxor.vv 	v20, v20, v26
+	th.vxor.vv 	v22, v22, v24
+	th.vmulhu.vv	v26, v14, v6
+	th.vxor.vv 	v20, v20, v26
 	th.vand.vx 	v22, v22, a3
-	th.vor.vv  	v18, v18, v20
-	th.vor.vv  	v14, v14, v22
+	th.vand.vx 	v20, v20, a3
+	th.vor.vv  	v18, v18, v22
+	th.vor.vv  	v16, v16, v20
 	# class 3: low words (pairs added), high words; out |= z & m[3]
-	th.vmul.vv 	v20, v8, v6
-	th.vmulhu.vv	v22, v8, v6
+	th.vmul.vv 	v22, v8, v6
+	th.vmulhu.vv	v20, v8, v6
 	th.vmul.vv 	v24, v10, v4
 	th.vmulhu.vv	v26, v10, v4
-	th.vxor.vv 	v20, v20, v24
-	th.vxor.vv 	v22, v22, v26
+	th.vxor.vv 	v22, v22, v24
+	th.vxor.vv 	v20, v20, v26
 	th.vmul.vv 	v24, v12, v2
 	th.vmulhu.vv	v26, v12, v2
-	th.vxor.vv 	v20, v20, v24
-	th.vxor.vv 	v22, v22, v26
-	th.vmul.vv 	v24, v16, v0
-	th.vmulhu.vv	v26, v16, v0
-	th.vxor.vv 	v20, v20, v24
-	th.vxor.vv 	v22, v22, v26
-	th.vand.vx 	v20, v20, t6
+	th.vxor.vv 	v22, v22, v24
+	th.vxor.vv 	v20, v20, v26
+	th.vmul.vv 	v24, v14, v0
+	th.vmulhu.vv	v26, v14, v0
+	th.vxor.vv 	v22, v22, v24
+	th.vxor.vv 	v20, v20, v26
 	th.vand.vx 	v22, v22, t6
-	th.vor.vv  	v18, v18, v20
-	th.vor.vv  	v14, v14, v22
+	th.vand.vx 	v20, v20, t6
+	th.vor.vv  	v18, v18, v22
+	th.vor.vv  	v16, v16, v20
 	# sums[5] = lane sums (high word << 32 | low word)
 	th.vredxor.vs	v0, v18, v28
-	th.vredxor.vs	v2, v14, v28
+	th.vredxor.vs	v2, v16, v28
 	th.vext.x.v	s0, v0, zero
 	th.vext.x.v	ra, v2, zero
 	slli       	ra, ra, 32
@@ -5754,82 +5753,82 @@ aes_gcm_encrypt_c906:
 	th.vand.vx 	v8, v0, a0
 	th.vand.vx 	v10, v0, a2
 	th.vand.vx 	v12, v0, a3
-	th.vand.vx 	v16, v0, t6
+	th.vand.vx 	v14, v0, t6
 	addi       	s7, sp, 768
 	th.vlseg4e.v	v0, (s7)
 	# class 0: low words (pairs added), high words; out |= z & m[0]
-	th.vmul.vv 	v20, v8, v0
-	th.vmulhu.vv	v22, v8, v0
-	th.vmacc.vv	v20, v10, v6
+	th.vmul.vv 	v22, v8, v0
+	th.vmulhu.vv	v20, v8, v0
+	th.vmacc.vv	v22, v10, v6
 	th.vmulhu.vv	v26, v10, v6
 	th.vmul.vv 	v24, v12, v4
-	th.vxor.vv 	v22, v22, v26
-	th.vxor.vv 	v20, v20, v24
+	th.vxor.vv 	v20, v20, v26
+	th.vxor.vv 	v22, v22, v24
 	th.vmulhu.vv	v26, v12, v4
-	th.vmul.vv 	v24, v16, v2
-	th.vxor.vv 	v22, v22, v26
-	th.vxor.vv 	v20, v20, v24
-	th.vmulhu.vv	v26, v16, v2
-	th.vxor.vv 	v22, v22, v26
-	th.vand.vx 	v18, v20, a0
-	th.vand.vx 	v14, v22, a0
+	th.vmul.vv 	v24, v14, v2
+	th.vxor.vv 	v20, v20, v26
+	th.vxor.vv 	v22, v22, v24
+	th.vmulhu.vv	v26, v14, v2
+	th.vxor.vv 	v20, v20, v26
+	th.vand.vx 	v18, v22, a0
+	th.vand.vx 	v16, v20, a0
 	# class 1: low words (pairs added), high words; out |= z & m[1]
-	th.vmul.vv 	v20, v8, v2
-	th.vmulhu.vv	v22, v8, v2
-	th.vmacc.vv	v20, v12, v6
+	th.vmul.vv 	v22, v8, v2
+	th.vmulhu.vv	v20, v8, v2
+	th.vmacc.vv	v22, v12, v6
 	th.vmulhu.vv	v26, v10, v0
 	th.vmul.vv 	v24, v10, v0
-	th.vxor.vv 	v22, v22, v26
-	th.vmacc.vv	v24, v16, v4
+	th.vxor.vv 	v20, v20, v26
+	th.vmacc.vv	v24, v14, v4
 	th.vmulhu.vv	v26, v12, v6
-	th.vxor.vv 	v20, v20, v24
-	th.vxor.vv 	v22, v22, v26
-	th.vmulhu.vv	v26, v16, v4
-	th.vxor.vv 	v22, v22, v26
-	th.vand.vx 	v20, v20, a2
+	th.vxor.vv 	v22, v22, v24
+	th.vxor.vv 	v20, v20, v26
+	th.vmulhu.vv	v26, v14, v4
+	th.vxor.vv 	v20, v20, v26
 	th.vand.vx 	v22, v22, a2
-	th.vor.vv  	v18, v18, v20
-	th.vor.vv  	v14, v14, v22
+	th.vand.vx 	v20, v20, a2
+	th.vor.vv  	v18, v18, v22
+	th.vor.vv  	v16, v16, v20
 	# class 2: low words (pairs added), high words; out |= z & m[2]
-	th.vmul.vv 	v20, v8, v4
-	th.vmulhu.vv	v22, v8, v4
-	th.vmacc.vv	v20, v16, v6
+	th.vmul.vv 	v22, v8, v4
+	th.vmulhu.vv	v20, v8, v4
+	th.vmacc.vv	v22, v14, v6
 	th.vmulhu.vv	v26, v10, v2
 	th.vmul.vv 	v24, v10, v2
-	th.vxor.vv 	v22, v22, v26
-	th.vxor.vv 	v20, v20, v24
+	th.vxor.vv 	v20, v20, v26
+	th.vxor.vv 	v22, v22, v24
 	th.vmulhu.vv	v26, v12, v0
 	th.vmul.vv 	v24, v12, v0
-	th.vxor.vv 	v22, v22, v26
-	th.vxor.vv 	v20, v20, v24
-	th.vmulhu.vv	v26, v16, v6
-	th.vxor.vv 	v22, v22, v26
-	th.vand.vx 	v20, v20, a3
+	th.vxor.vv 	v20, v20, v26
+	th.vxor.vv 	v22, v22, v24
+	th.vmulhu.vv	v26, v14, v6
+	th.vxor.vv 	v20, v20, v26
 	th.vand.vx 	v22, v22, a3
-	th.vor.vv  	v18, v18, v20
-	th.vor.vv  	v14, v14, v22
+	th.vand.vx 	v20, v20, a3
+	th.vor.vv  	v18, v18, v22
+	th.vor.vv  	v16, v16, v20
 	# class 3: low words (pairs added), high words; out |= z & m[3]
-	th.vmul.vv 	v20, v8, v6
-	th.vmulhu.vv	v22, v8, v6
+	th.vmul.vv 	v22, v8, v6
+	th.vmulhu.vv	v20, v8, v6
 	th.vmul.vv 	v24, v10, v4
 	th.vmulhu.vv	v26, v10, v4
-	th.vxor.vv 	v20, v20, v24
-	th.vxor.vv 	v22, v22, v26
+	th.vxor.vv 	v22, v22, v24
+	th.vxor.vv 	v20, v20, v26
 	th.vmul.vv 	v24, v12, v2
 	th.vmulhu.vv	v26, v12, v2
-	th.vxor.vv 	v20, v20, v24
-	th.vxor.vv 	v22, v22, v26
-	th.vmul.vv 	v24, v16, v0
-	th.vmulhu.vv	v26, v16, v0
-	th.vxor.vv 	v20, v20, v24
-	th.vxor.vv 	v22, v22, v26
-	th.vand.vx 	v20, v20, t6
+	th.vxor.vv 	v22, v22, v24
+	th.vxor.vv 	v20, v20, v26
+	th.vmul.vv 	v24, v14, v0
+	th.vmulhu.vv	v26, v14, v0
+	th.vxor.vv 	v22, v22, v24
+	th.vxor.vv 	v20, v20, v26
 	th.vand.vx 	v22, v22, t6
-	th.vor.vv  	v18, v18, v20
-	th.vor.vv  	v14, v14, v22
+	th.vand.vx 	v20, v20, t6
+	th.vor.vv  	v18, v18, v22
+	th.vor.vv  	v16, v16, v20
 	# sums[6] = lane sums (high word << 32 | low word)
 	th.vredxor.vs	v0, v18, v28
-	th.vredxor.vs	v2, v14, v28
+	th.vredxor.vs	v2, v16, v28
 	th.vext.x.v	s0, v0, zero
 	th.vext.x.v	ra, v2, zero
 	slli       	ra, ra, 32
@@ -5841,82 +5840,82 @@ aes_gcm_encrypt_c906:
 	th.vand.vx 	v8, v0, a0
 	th.vand.vx 	v10, v0, a2
 	th.vand.vx 	v12, v0, a3
-	th.vand.vx 	v16, v0, t6
+	th.vand.vx 	v14, v0, t6
 	addi       	s7, sp, 896
 	th.vlseg4e.v	v0, (s7)
 	# class 0: low words (pairs added), high words; out |= z & m[0]
-	th.vmul.vv 	v20, v8, v0
-	th.vmulhu.vv	v22, v8, v0
-	th.vmacc.vv	v20, v10, v6
+	th.vmul.vv 	v22, v8, v0
+	th.vmulhu.vv	v20, v8, v0
+	th.vmacc.vv	v22, v10, v6
 	th.vmulhu.vv	v26, v10, v6
 	th.vmul.vv 	v24, v12, v4
-	th.vxor.vv 	v22, v22, v26
-	th.vxor.vv 	v20, v20, v24
+	th.vxor.vv 	v20, v20, v26
+	th.vxor.vv 	v22, v22, v24
 	th.vmulhu.vv	v26, v12, v4
-	th.vmul.vv 	v24, v16, v2
-	th.vxor.vv 	v22, v22, v26
-	th.vxor.vv 	v20, v20, v24
-	th.vmulhu.vv	v26, v16, v2
-	th.vxor.vv 	v22, v22, v26
-	th.vand.vx 	v18, v20, a0
-	th.vand.vx 	v14, v22, a0
+	th.vmul.vv 	v24, v14, v2
+	th.vxor.vv 	v20, v20, v26
+	th.vxor.vv 	v22, v22, v24
+	th.vmulhu.vv	v26, v14, v2
+	th.vxor.vv 	v20, v20, v26
+	th.vand.vx 	v18, v22, a0
+	th.vand.vx 	v16, v20, a0
 	# class 1: low words (pairs added), high words; out |= z & m[1]
-	th.vmul.vv 	v20, v8, v2
-	th.vmulhu.vv	v22, v8, v2
-	th.vmacc.vv	v20, v12, v6
+	th.vmul.vv 	v22, v8, v2
+	th.vmulhu.vv	v20, v8, v2
+	th.vmacc.vv	v22, v12, v6
 	th.vmulhu.vv	v26, v10, v0
 	th.vmul.vv 	v24, v10, v0
-	th.vxor.vv 	v22, v22, v26
-	th.vmacc.vv	v24, v16, v4
+	th.vxor.vv 	v20, v20, v26
+	th.vmacc.vv	v24, v14, v4
 	th.vmulhu.vv	v26, v12, v6
-	th.vxor.vv 	v20, v20, v24
-	th.vxor.vv 	v22, v22, v26
-	th.vmulhu.vv	v26, v16, v4
-	th.vxor.vv 	v22, v22, v26
-	th.vand.vx 	v20, v20, a2
+	th.vxor.vv 	v22, v22, v24
+	th.vxor.vv 	v20, v20, v26
+	th.vmulhu.vv	v26, v14, v4
+	th.vxor.vv 	v20, v20, v26
 	th.vand.vx 	v22, v22, a2
-	th.vor.vv  	v18, v18, v20
-	th.vor.vv  	v14, v14, v22
+	th.vand.vx 	v20, v20, a2
+	th.vor.vv  	v18, v18, v22
+	th.vor.vv  	v16, v16, v20
 	# class 2: low words (pairs added), high words; out |= z & m[2]
-	th.vmul.vv 	v20, v8, v4
-	th.vmulhu.vv	v22, v8, v4
-	th.vmacc.vv	v20, v16, v6
+	th.vmul.vv 	v22, v8, v4
+	th.vmulhu.vv	v20, v8, v4
+	th.vmacc.vv	v22, v14, v6
 	th.vmulhu.vv	v26, v10, v2
 	th.vmul.vv 	v24, v10, v2
-	th.vxor.vv 	v22, v22, v26
-	th.vxor.vv 	v20, v20, v24
+	th.vxor.vv 	v20, v20, v26
+	th.vxor.vv 	v22, v22, v24
 	th.vmulhu.vv	v26, v12, v0
 	th.vmul.vv 	v24, v12, v0
-	th.vxor.vv 	v22, v22, v26
-	th.vxor.vv 	v20, v20, v24
-	th.vmulhu.vv	v26, v16, v6
-	th.vxor.vv 	v22, v22, v26
-	th.vand.vx 	v20, v20, a3
+	th.vxor.vv 	v20, v20, v26
+	th.vxor.vv 	v22, v22, v24
+	th.vmulhu.vv	v26, v14, v6
+	th.vxor.vv 	v20, v20, v26
 	th.vand.vx 	v22, v22, a3
-	th.vor.vv  	v18, v18, v20
-	th.vor.vv  	v14, v14, v22
+	th.vand.vx 	v20, v20, a3
+	th.vor.vv  	v18, v18, v22
+	th.vor.vv  	v16, v16, v20
 	# class 3: low words (pairs added), high words; out |= z & m[3]
-	th.vmul.vv 	v20, v8, v6
-	th.vmulhu.vv	v22, v8, v6
+	th.vmul.vv 	v22, v8, v6
+	th.vmulhu.vv	v20, v8, v6
 	th.vmul.vv 	v24, v10, v4
 	th.vmulhu.vv	v26, v10, v4
-	th.vxor.vv 	v20, v20, v24
-	th.vxor.vv 	v22, v22, v26
+	th.vxor.vv 	v22, v22, v24
+	th.vxor.vv 	v20, v20, v26
 	th.vmul.vv 	v24, v12, v2
 	th.vmulhu.vv	v26, v12, v2
-	th.vxor.vv 	v20, v20, v24
-	th.vxor.vv 	v22, v22, v26
-	th.vmul.vv 	v24, v16, v0
-	th.vmulhu.vv	v26, v16, v0
-	th.vxor.vv 	v20, v20, v24
-	th.vxor.vv 	v22, v22, v26
-	th.vand.vx 	v20, v20, t6
+	th.vxor.vv 	v22, v22, v24
+	th.vxor.vv 	v20, v20, v26
+	th.vmul.vv 	v24, v14, v0
+	th.vmulhu.vv	v26, v14, v0
+	th.vxor.vv 	v22, v22, v24
+	th.vxor.vv 	v20, v20, v26
 	th.vand.vx 	v22, v22, t6
-	th.vor.vv  	v18, v18, v20
-	th.vor.vv  	v14, v14, v22
+	th.vand.vx 	v20, v20, t6
+	th.vor.vv  	v18, v18, v22
+	th.vor.vv  	v16, v16, v20
 	# sums[7] = lane sums (high word << 32 | low word)
 	th.vredxor.vs	v0, v18, v28
-	th.vredxor.vs	v2, v14, v28
+	th.vredxor.vs	v2, v16, v28
 	th.vext.x.v	s0, v0, zero
 	th.vext.x.v	ra, v2, zero
 	slli       	ra, ra, 32
@@ -5928,82 +5927,82 @@ aes_gcm_encrypt_c906:
 	th.vand.vx 	v8, v0, a0
 	th.vand.vx 	v10, v0, a2
 	th.vand.vx 	v12, v0, a3
-	th.vand.vx 	v16, v0, t6
+	th.vand.vx 	v14, v0, t6
 	addi       	s7, sp, 1024
 	th.vlseg4e.v	v0, (s7)
 	# class 0: low words (pairs added), high words; out |= z & m[0]
-	th.vmul.vv 	v20, v8, v0
-	th.vmulhu.vv	v22, v8, v0
-	th.vmacc.vv	v20, v10, v6
+	th.vmul.vv 	v22, v8, v0
+	th.vmulhu.vv	v20, v8, v0
+	th.vmacc.vv	v22, v10, v6
 	th.vmulhu.vv	v26, v10, v6
 	th.vmul.vv 	v24, v12, v4
-	th.vxor.vv 	v22, v22, v26
-	th.vxor.vv 	v20, v20, v24
+	th.vxor.vv 	v20, v20, v26
+	th.vxor.vv 	v22, v22, v24
 	th.vmulhu.vv	v26, v12, v4
-	th.vmul.vv 	v24, v16, v2
-	th.vxor.vv 	v22, v22, v26
-	th.vxor.vv 	v20, v20, v24
-	th.vmulhu.vv	v26, v16, v2
-	th.vxor.vv 	v22, v22, v26
-	th.vand.vx 	v18, v20, a0
-	th.vand.vx 	v14, v22, a0
+	th.vmul.vv 	v24, v14, v2
+	th.vxor.vv 	v20, v20, v26
+	th.vxor.vv 	v22, v22, v24
+	th.vmulhu.vv	v26, v14, v2
+	th.vxor.vv 	v20, v20, v26
+	th.vand.vx 	v18, v22, a0
+	th.vand.vx 	v16, v20, a0
 	# class 1: low words (pairs added), high words; out |= z & m[1]
-	th.vmul.vv 	v20, v8, v2
-	th.vmulhu.vv	v22, v8, v2
-	th.vmacc.vv	v20, v12, v6
+	th.vmul.vv 	v22, v8, v2
+	th.vmulhu.vv	v20, v8, v2
+	th.vmacc.vv	v22, v12, v6
 	th.vmulhu.vv	v26, v10, v0
 	th.vmul.vv 	v24, v10, v0
-	th.vxor.vv 	v22, v22, v26
-	th.vmacc.vv	v24, v16, v4
+	th.vxor.vv 	v20, v20, v26
+	th.vmacc.vv	v24, v14, v4
 	th.vmulhu.vv	v26, v12, v6
-	th.vxor.vv 	v20, v20, v24
-	th.vxor.vv 	v22, v22, v26
-	th.vmulhu.vv	v26, v16, v4
-	th.vxor.vv 	v22, v22, v26
-	th.vand.vx 	v20, v20, a2
+	th.vxor.vv 	v22, v22, v24
+	th.vxor.vv 	v20, v20, v26
+	th.vmulhu.vv	v26, v14, v4
+	th.vxor.vv 	v20, v20, v26
 	th.vand.vx 	v22, v22, a2
-	th.vor.vv  	v18, v18, v20
-	th.vor.vv  	v14, v14, v22
+	th.vand.vx 	v20, v20, a2
+	th.vor.vv  	v18, v18, v22
+	th.vor.vv  	v16, v16, v20
 	# class 2: low words (pairs added), high words; out |= z & m[2]
-	th.vmul.vv 	v20, v8, v4
-	th.vmulhu.vv	v22, v8, v4
-	th.vmacc.vv	v20, v16, v6
+	th.vmul.vv 	v22, v8, v4
+	th.vmulhu.vv	v20, v8, v4
+	th.vmacc.vv	v22, v14, v6
 	th.vmulhu.vv	v26, v10, v2
 	th.vmul.vv 	v24, v10, v2
-	th.vxor.vv 	v22, v22, v26
-	th.vxor.vv 	v20, v20, v24
+	th.vxor.vv 	v20, v20, v26
+	th.vxor.vv 	v22, v22, v24
 	th.vmulhu.vv	v26, v12, v0
 	th.vmul.vv 	v24, v12, v0
-	th.vxor.vv 	v22, v22, v26
-	th.vxor.vv 	v20, v20, v24
-	th.vmulhu.vv	v26, v16, v6
-	th.vxor.vv 	v22, v22, v26
-	th.vand.vx 	v20, v20, a3
+	th.vxor.vv 	v20, v20, v26
+	th.vxor.vv 	v22, v22, v24
+	th.vmulhu.vv	v26, v14, v6
+	th.vxor.vv 	v20, v20, v26
 	th.vand.vx 	v22, v22, a3
-	th.vor.vv  	v18, v18, v20
-	th.vor.vv  	v14, v14, v22
+	th.vand.vx 	v20, v20, a3
+	th.vor.vv  	v18, v18, v22
+	th.vor.vv  	v16, v16, v20
 	# class 3: low words (pairs added), high words; out |= z & m[3]
-	th.vmul.vv 	v20, v8, v6
-	th.vmulhu.vv	v22, v8, v6
+	th.vmul.vv 	v22, v8, v6
+	th.vmulhu.vv	v20, v8, v6
 	th.vmul.vv 	v24, v10, v4
 	th.vmulhu.vv	v26, v10, v4
-	th.vxor.vv 	v20, v20, v24
-	th.vxor.vv 	v22, v22, v26
+	th.vxor.vv 	v22, v22, v24
+	th.vxor.vv 	v20, v20, v26
 	th.vmul.vv 	v24, v12, v2
 	th.vmulhu.vv	v26, v12, v2
-	th.vxor.vv 	v20, v20, v24
-	th.vxor.vv 	v22, v22, v26
-	th.vmul.vv 	v24, v16, v0
-	th.vmulhu.vv	v26, v16, v0
-	th.vxor.vv 	v20, v20, v24
-	th.vxor.vv 	v22, v22, v26
-	th.vand.vx 	v20, v20, t6
+	th.vxor.vv 	v22, v22, v24
+	th.vxor.vv 	v20, v20, v26
+	th.vmul.vv 	v24, v14, v0
+	th.vmulhu.vv	v26, v14, v0
+	th.vxor.vv 	v22, v22, v24
+	th.vxor.vv 	v20, v20, v26
 	th.vand.vx 	v22, v22, t6
-	th.vor.vv  	v18, v18, v20
-	th.vor.vv  	v14, v14, v22
+	th.vand.vx 	v20, v20, t6
+	th.vor.vv  	v18, v18, v22
+	th.vor.vv  	v16, v16, v20
 	# sums[8] = lane sums (high word << 32 | low word)
 	th.vredxor.vs	v0, v18, v28
-	th.vredxor.vs	v2, v14, v28
+	th.vredxor.vs	v2, v16, v28
 	th.vext.x.v	s0, v0, zero
 	th.vext.x.v	ra, v2, zero
 	slli       	ra, ra, 32
@@ -6838,7 +6837,7 @@ aes_gcm_decrypt_c906:
 	#   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v18 v20 v22 v24 v26 v28 v29
 	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
 	#   most live values at once: 27 integer, 20 vector registers
-	#   spills: 16 values (done, Xi, groups, ivec, lo, k15, hi, extra, in0, p0, key, q0, q1, q2, in1, q3), 58 stores, 128 reloads, modeled cost 2444 cycles per pass (loops counted 8 times per level)
+	#   spills: 16 values (done, Xi, groups, ivec, lo, k15, hi, extra, in1, p0, key, q0, q1, q2, in0, q3), 58 stores, 128 reloads, modeled cost 2444 cycles per pass (loops counted 8 times per level)
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
@@ -7532,45 +7531,46 @@ aes_gcm_decrypt_c906:
 	# GHASH of this group's input, merged with its AES
 	# blocks[l] = reverse(block l) (e8)
 	th.vsetvli 	zero, zero, e8, m1, d1
-	th.vrgather.vv	v8, v0, v29
 	# block 0: s = states[0]
 	lw         	a7, 1648(sp)
+	th.vrgather.vv	v8, v0, v29
 	lw         	s1, 1652(sp)
 	lw         	s5, 1656(sp)
-	th.vrgather.vv	v9, v1, v29
 	lw         	s6, 1660(sp)
+	th.vrgather.vv	v9, v1, v29
 	# round u = 7 of 13
 	lw         	s7, 112(t5)
 	lw         	s3, 116(t5)
-	th.vrgather.vv	v10, v2, v29
 	lw         	s2, 120(t5)
+	th.vrgather.vv	v10, v2, v29
 	lw         	s4, 124(t5)
 	th.extu    	a5, a7, 7, 0
-	th.vrgather.vv	v11, v3, v29
 	th.lrwu    	a5, t0, a5, 2
+	th.vrgather.vv	v11, v3, v29
 	th.extu    	a6, s1, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vrgather.vv	v12, v4, v29
 	xor        	s7, s7, a5
+	th.vrgather.vv	v12, v4, v29
 	th.extu    	a5, s5, 23, 16
 	th.lrwu    	a5, t2, a5, 2
+	xor        	s7, s7, a6
 	th.vrgather.vv	v13, v5, v29
 	addi       	s8, sp, 1152
-	xor        	s7, s7, a6
 	th.extu    	a6, s6, 31, 24
-	th.vrgather.vv	v14, v6, v29
 	th.lrwu    	a6, t3, a6, 2
+	th.vrgather.vv	v14, v6, v29
 	xor        	s7, s7, a5
 	th.extu    	a5, s1, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	th.vrgather.vv	v15, v7, v29
 	th.vsetvli 	zero, zero, e8, m8, d1
-	th.lrwu    	a5, t0, a5, 2
 	xor        	s7, s7, a6
+	th.extu    	a6, s5, 15, 8
 	th.vse.v   	v8, (s8)
 	th.vsetvli 	zero, zero, e32, m2, d1
 	# block 0 ^= Xi
 	ld         	s9, 1152(sp)
-	th.extu    	a6, s5, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	ld         	s8, 1808(sp)
 	xor        	s9, s9, s8
 	sd         	s9, 1152(sp)
@@ -7580,14 +7580,13 @@ aes_gcm_decrypt_c906:
 	ld         	s10, 1824(sp)
 	xor        	s9, s9, s10
 	sd         	s9, 1160(sp)
-	th.lrwu    	a6, t1, a6, 2
 	xor        	s3, s3, a5
 	th.extu    	a5, s6, 23, 16
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s3, s3, a6
 	th.extu    	a6, a7, 31, 24
-	th.vlseg4e.v	v8, (s8)
 	th.lrwu    	a6, t3, a6, 2
+	th.vlseg4e.v	v8, (s8)
 	xor        	s3, s3, a5
 	th.extu    	a5, s5, 7, 0
 	th.lrwu    	a5, t0, a5, 2
@@ -7602,87 +7601,87 @@ aes_gcm_decrypt_c906:
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s2, s2, a5
 	th.extu    	a5, s6, 7, 0
-	th.vxor.vv 	v16, v8, v10
 	th.lrwu    	a5, t0, a5, 2
+	th.vxor.vv 	v16, v8, v10
 	xor        	s2, s2, a6
 	th.extu    	a6, a7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	th.vxor.vv 	v18, v12, v14
 	# operands[t] = the operand of piece t
 	addi       	s8, sp, 1280
-	th.lrwu    	a6, t1, a6, 2
 	xor        	s4, s4, a5
-	th.vxor.vv 	v20, v8, v12
 	th.extu    	a5, s1, 23, 16
+	th.vxor.vv 	v20, v8, v12
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s4, s4, a6
-	th.vxor.vv 	v22, v10, v14
 	th.extu    	a6, s5, 31, 24
+	th.vxor.vv 	v22, v10, v14
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s4, s4, a5
-	th.vxor.vv 	v24, v20, v22
 	xor        	s4, s4, a6
+	th.vxor.vv 	v24, v20, v22
 	# round u = 8 of 13
 	lw         	a7, 128(t5)
 	lw         	s1, 132(t5)
+	lw         	s5, 136(t5)
 	th.vse.v   	v8, (s8)
 	addi       	s8, sp, 1312
-	lw         	s5, 136(t5)
 	lw         	s6, 140(t5)
+	th.extu    	a5, s7, 7, 0
 	th.vse.v   	v10, (s8)
 	addi       	s8, sp, 1344
-	th.extu    	a5, s7, 7, 0
 	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s3, 15, 8
 	th.vse.v   	v16, (s8)
 	addi       	s8, sp, 1376
-	th.extu    	a6, s3, 15, 8
 	th.lrwu    	a6, t1, a6, 2
+	xor        	a7, a7, a5
 	th.vse.v   	v12, (s8)
 	addi       	s8, sp, 1408
-	xor        	a7, a7, a5
 	th.extu    	a5, s2, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	th.vse.v   	v14, (s8)
 	addi       	s8, sp, 1440
-	th.lrwu    	a5, t2, a5, 2
 	xor        	a7, a7, a6
+	th.extu    	a6, s4, 31, 24
 	th.vse.v   	v18, (s8)
 	addi       	s8, sp, 1472
-	th.extu    	a6, s4, 31, 24
 	th.lrwu    	a6, t3, a6, 2
+	xor        	a7, a7, a5
 	th.vse.v   	v20, (s8)
 	addi       	s8, sp, 1504
-	xor        	a7, a7, a5
 	th.extu    	a5, s3, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	th.vse.v   	v22, (s8)
 	addi       	s8, sp, 1536
-	th.lrwu    	a5, t0, a5, 2
 	xor        	a7, a7, a6
+	th.extu    	a6, s2, 15, 8
 	th.vse.v   	v24, (s8)
 	# piece 0: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
 	addi       	s8, sp, 1280
-	th.extu    	a6, s2, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vle.v   	v0, (s8)
 	xor        	s1, s1, a5
+	th.vle.v   	v0, (s8)
 	th.extu    	a5, s4, 23, 16
 	th.lrwu    	a5, t2, a5, 2
+	xor        	s1, s1, a6
 	th.vand.vx 	v12, v0, a2
 	addi       	s8, sp, 0
-	xor        	s1, s1, a6
 	th.extu    	a6, s7, 31, 24
-	th.vand.vx 	v14, v0, a3
 	th.lrwu    	a6, t3, a6, 2
+	th.vand.vx 	v14, v0, a3
 	xor        	s1, s1, a5
 	th.extu    	a5, s2, 7, 0
-	th.vand.vx 	v8, v0, a4
 	th.lrwu    	a5, t0, a5, 2
+	th.vand.vx 	v8, v0, a4
 	xor        	s1, s1, a6
 	th.extu    	a6, s4, 15, 8
-	th.vand.vx 	v10, v0, t6
 	th.lrwu    	a6, t1, a6, 2
+	th.vand.vx 	v10, v0, t6
 	xor        	s5, s5, a5
 	th.extu    	a5, s7, 23, 16
-	th.vlseg4e.v	v0, (s8)
 	th.lrwu    	a5, t2, a5, 2
+	th.vlseg4e.v	v0, (s8)
 	xor        	s5, s5, a6
 	th.extu    	a6, s3, 31, 24
 	th.lrwu    	a6, t3, a6, 2
@@ -7697,326 +7696,326 @@ aes_gcm_decrypt_c906:
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a6
 	th.extu    	a6, s2, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	th.vmul.vv 	v16, v12, v0
-	th.lrwu    	a6, t3, a6, 2
 	xor        	s6, s6, a5
 	xor        	s6, s6, a6
-	th.vmulhu.vv	v18, v12, v0
 	# round u = 9 of 13
 	lw         	s7, 144(t5)
+	th.vmulhu.vv	v18, v12, v0
 	lw         	s3, 148(t5)
 	lw         	s2, 152(t5)
-	th.vmacc.vv	v16, v14, v6
 	lw         	s4, 156(t5)
+	th.vmacc.vv	v16, v14, v6
 	th.extu    	a5, a7, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vmulhu.vv	v20, v14, v6
 	th.extu    	a6, s1, 15, 8
+	th.vmulhu.vv	v20, v14, v6
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s7, s7, a5
-	th.vmul.vv 	v26, v8, v4
 	th.extu    	a5, s5, 23, 16
+	th.vmul.vv 	v26, v8, v4
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s7, s7, a6
-	th.vxor.vv 	v18, v18, v20
 	th.extu    	a6, s6, 31, 24
+	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s7, s7, a5
-	th.vxor.vv 	v16, v16, v26
 	th.extu    	a5, s1, 7, 0
+	th.vxor.vv 	v16, v16, v26
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s7, s7, a6
-	th.vmulhu.vv	v20, v8, v4
 	th.extu    	a6, s5, 15, 8
+	th.vmulhu.vv	v20, v8, v4
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s3, s3, a5
-	th.vmul.vv 	v26, v10, v2
 	th.extu    	a5, s6, 23, 16
+	th.vmul.vv 	v26, v10, v2
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s3, s3, a6
-	th.vxor.vv 	v18, v18, v20
 	th.extu    	a6, a7, 31, 24
+	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s3, s3, a5
-	th.vxor.vv 	v16, v16, v26
 	th.extu    	a5, s5, 7, 0
+	th.vxor.vv 	v16, v16, v26
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s3, s3, a6
-	th.vmulhu.vv	v20, v10, v2
 	th.extu    	a6, s6, 15, 8
+	th.vmulhu.vv	v20, v10, v2
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s2, s2, a5
-	th.vand.vx 	v24, v16, a2
 	th.extu    	a5, a7, 23, 16
+	th.vand.vx 	v24, v16, a2
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s2, s2, a6
-	th.vxor.vv 	v18, v18, v20
 	th.extu    	a6, s1, 31, 24
+	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s2, s2, a5
-	th.vand.vx 	v22, v18, a2
 	th.extu    	a5, s6, 7, 0
+	th.vand.vx 	v22, v18, a2
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s2, s2, a6
+	th.extu    	a6, a7, 15, 8
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	th.vmul.vv 	v16, v12, v2
-	th.extu    	a6, a7, 15, 8
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s4, s4, a5
-	th.vmulhu.vv	v18, v12, v2
 	th.extu    	a5, s1, 23, 16
+	th.vmulhu.vv	v18, v12, v2
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s4, s4, a6
-	th.vmacc.vv	v16, v8, v6
 	th.extu    	a6, s5, 31, 24
+	th.vmacc.vv	v16, v8, v6
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s4, s4, a5
-	th.vmulhu.vv	v20, v14, v0
 	xor        	s4, s4, a6
+	th.vmulhu.vv	v20, v14, v0
 	# round u = 10 of 13
 	lw         	a7, 160(t5)
 	lw         	s1, 164(t5)
-	th.vmul.vv 	v26, v14, v0
 	lw         	s5, 168(t5)
+	th.vmul.vv 	v26, v14, v0
 	lw         	s6, 172(t5)
 	th.extu    	a5, s7, 7, 0
-	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a5, t0, a5, 2
+	th.vxor.vv 	v18, v18, v20
 	th.extu    	a6, s3, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vmacc.vv	v26, v10, v4
 	xor        	a7, a7, a5
+	th.vmacc.vv	v26, v10, v4
 	th.extu    	a5, s2, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vmulhu.vv	v20, v8, v6
 	xor        	a7, a7, a6
+	th.vmulhu.vv	v20, v8, v6
 	th.extu    	a6, s4, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vxor.vv 	v16, v16, v26
 	xor        	a7, a7, a5
+	th.vxor.vv 	v16, v16, v26
 	th.extu    	a5, s3, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vxor.vv 	v18, v18, v20
 	xor        	a7, a7, a6
+	th.vxor.vv 	v18, v18, v20
 	th.extu    	a6, s2, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vmulhu.vv	v20, v10, v4
 	xor        	s1, s1, a5
+	th.vmulhu.vv	v20, v10, v4
 	th.extu    	a5, s4, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vand.vx 	v16, v16, a3
 	xor        	s1, s1, a6
+	th.vand.vx 	v16, v16, a3
 	th.extu    	a6, s7, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vxor.vv 	v18, v18, v20
 	xor        	s1, s1, a5
+	th.vxor.vv 	v18, v18, v20
 	th.extu    	a5, s2, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vand.vx 	v18, v18, a3
 	xor        	s1, s1, a6
+	th.vand.vx 	v18, v18, a3
 	th.extu    	a6, s4, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vor.vv  	v24, v24, v16
 	xor        	s5, s5, a5
+	th.vor.vv  	v24, v24, v16
 	th.extu    	a5, s7, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vor.vv  	v22, v22, v18
 	xor        	s5, s5, a6
+	th.vor.vv  	v22, v22, v18
 	th.extu    	a6, s3, 31, 24
 	th.lrwu    	a6, t3, a6, 2
+	xor        	s5, s5, a5
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	th.vmul.vv 	v16, v12, v4
-	xor        	s5, s5, a5
 	th.extu    	a5, s4, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vmulhu.vv	v18, v12, v4
 	xor        	s5, s5, a6
+	th.vmulhu.vv	v18, v12, v4
 	th.extu    	a6, s7, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vmacc.vv	v16, v10, v6
 	xor        	s6, s6, a5
+	th.vmacc.vv	v16, v10, v6
 	th.extu    	a5, s3, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vmulhu.vv	v20, v14, v2
 	xor        	s6, s6, a6
+	th.vmulhu.vv	v20, v14, v2
 	th.extu    	a6, s2, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vmul.vv 	v26, v14, v2
 	xor        	s6, s6, a5
+	th.vmul.vv 	v26, v14, v2
 	xor        	s6, s6, a6
 	# round u = 11 of 13
 	lw         	s7, 176(t5)
-	th.vxor.vv 	v18, v18, v20
 	lw         	s3, 180(t5)
+	th.vxor.vv 	v18, v18, v20
 	lw         	s2, 184(t5)
 	lw         	s4, 188(t5)
-	th.vxor.vv 	v16, v16, v26
 	th.extu    	a5, a7, 7, 0
+	th.vxor.vv 	v16, v16, v26
 	th.lrwu    	a5, t0, a5, 2
 	th.extu    	a6, s1, 15, 8
-	th.vmulhu.vv	v20, v8, v0
 	th.lrwu    	a6, t1, a6, 2
+	th.vmulhu.vv	v20, v8, v0
 	xor        	s7, s7, a5
 	th.extu    	a5, s5, 23, 16
-	th.vmul.vv 	v26, v8, v0
 	th.lrwu    	a5, t2, a5, 2
+	th.vmul.vv 	v26, v8, v0
 	xor        	s7, s7, a6
 	th.extu    	a6, s6, 31, 24
-	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a6, t3, a6, 2
+	th.vxor.vv 	v18, v18, v20
 	xor        	s7, s7, a5
 	th.extu    	a5, s1, 7, 0
-	th.vxor.vv 	v16, v16, v26
 	th.lrwu    	a5, t0, a5, 2
+	th.vxor.vv 	v16, v16, v26
 	xor        	s7, s7, a6
 	th.extu    	a6, s5, 15, 8
-	th.vmulhu.vv	v20, v10, v6
 	th.lrwu    	a6, t1, a6, 2
+	th.vmulhu.vv	v20, v10, v6
 	xor        	s3, s3, a5
 	th.extu    	a5, s6, 23, 16
-	th.vand.vx 	v16, v16, a4
 	th.lrwu    	a5, t2, a5, 2
+	th.vand.vx 	v16, v16, a4
 	xor        	s3, s3, a6
 	th.extu    	a6, a7, 31, 24
-	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a6, t3, a6, 2
+	th.vxor.vv 	v18, v18, v20
 	xor        	s3, s3, a5
 	th.extu    	a5, s5, 7, 0
-	th.vand.vx 	v18, v18, a4
 	th.lrwu    	a5, t0, a5, 2
+	th.vand.vx 	v18, v18, a4
 	xor        	s3, s3, a6
 	th.extu    	a6, s6, 15, 8
-	th.vor.vv  	v24, v24, v16
 	th.lrwu    	a6, t1, a6, 2
+	th.vor.vv  	v24, v24, v16
 	xor        	s2, s2, a5
 	th.extu    	a5, a7, 23, 16
-	th.vor.vv  	v22, v22, v18
 	th.lrwu    	a5, t2, a5, 2
+	th.vor.vv  	v22, v22, v18
 	xor        	s2, s2, a6
 	th.extu    	a6, s1, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	th.vmul.vv 	v16, v12, v6
-	th.lrwu    	a6, t3, a6, 2
 	xor        	s2, s2, a5
 	th.extu    	a5, s6, 7, 0
-	th.vmulhu.vv	v18, v12, v6
 	th.lrwu    	a5, t0, a5, 2
+	th.vmulhu.vv	v18, v12, v6
 	xor        	s2, s2, a6
 	th.extu    	a6, a7, 15, 8
-	th.vmul.vv 	v26, v14, v4
 	th.lrwu    	a6, t1, a6, 2
+	th.vmul.vv 	v26, v14, v4
 	xor        	s4, s4, a5
 	th.extu    	a5, s1, 23, 16
-	th.vmulhu.vv	v20, v14, v4
 	th.lrwu    	a5, t2, a5, 2
+	th.vmulhu.vv	v20, v14, v4
 	xor        	s4, s4, a6
 	th.extu    	a6, s5, 31, 24
-	th.vxor.vv 	v16, v16, v26
 	th.lrwu    	a6, t3, a6, 2
+	th.vxor.vv 	v16, v16, v26
 	xor        	s4, s4, a5
 	xor        	s4, s4, a6
-	th.vxor.vv 	v18, v18, v20
 	# round u = 12 of 13
 	lw         	a7, 192(t5)
+	th.vxor.vv 	v18, v18, v20
 	lw         	s1, 196(t5)
 	lw         	s5, 200(t5)
-	th.vmul.vv 	v26, v8, v2
 	lw         	s6, 204(t5)
+	th.vmul.vv 	v26, v8, v2
 	th.extu    	a5, s7, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vmulhu.vv	v20, v8, v2
 	th.extu    	a6, s3, 15, 8
+	th.vmulhu.vv	v20, v8, v2
 	th.lrwu    	a6, t1, a6, 2
 	xor        	a7, a7, a5
-	th.vxor.vv 	v16, v16, v26
 	th.extu    	a5, s2, 23, 16
+	th.vxor.vv 	v16, v16, v26
 	th.lrwu    	a5, t2, a5, 2
 	xor        	a7, a7, a6
-	th.vxor.vv 	v18, v18, v20
 	th.extu    	a6, s4, 31, 24
+	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a6, t3, a6, 2
 	xor        	a7, a7, a5
-	th.vmul.vv 	v26, v10, v0
 	th.extu    	a5, s3, 7, 0
+	th.vmul.vv 	v26, v10, v0
 	th.lrwu    	a5, t0, a5, 2
 	xor        	a7, a7, a6
-	th.vmulhu.vv	v20, v10, v0
 	th.extu    	a6, s2, 15, 8
+	th.vmulhu.vv	v20, v10, v0
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s1, s1, a5
-	th.vxor.vv 	v16, v16, v26
 	th.extu    	a5, s4, 23, 16
+	th.vxor.vv 	v16, v16, v26
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a6
-	th.vxor.vv 	v18, v18, v20
 	th.extu    	a6, s7, 31, 24
+	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s1, s1, a5
-	th.vand.vx 	v16, v16, t6
 	th.extu    	a5, s2, 7, 0
+	th.vand.vx 	v16, v16, t6
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s1, s1, a6
-	th.vand.vx 	v18, v18, t6
 	th.extu    	a6, s4, 15, 8
+	th.vand.vx 	v18, v18, t6
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s5, s5, a5
-	th.vor.vv  	v24, v24, v16
 	th.extu    	a5, s7, 23, 16
+	th.vor.vv  	v24, v24, v16
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s5, s5, a6
-	th.vor.vv  	v22, v22, v18
 	th.extu    	a6, s3, 31, 24
+	th.vor.vv  	v22, v22, v18
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s5, s5, a5
+	th.extu    	a5, s4, 7, 0
 	# sums[0] = lane sums (high word << 32 | low word)
 	th.vredxor.vs	v0, v24, v28
-	th.extu    	a5, s4, 7, 0
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s5, s5, a6
 	th.extu    	a6, s7, 15, 8
-	th.vredxor.vs	v2, v22, v28
 	th.lrwu    	a6, t1, a6, 2
+	th.vredxor.vs	v2, v22, v28
 	xor        	s6, s6, a5
 	th.extu    	a5, s3, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vext.x.v	ra, v0, zero
 	xor        	s6, s6, a6
+	th.vext.x.v	ra, v0, zero
 	th.extu    	a6, s2, 31, 24
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s6, s6, a5
-	th.vext.x.v	s10, v2, zero
+	xor        	s6, s6, a6
+	th.vext.x.v	s9, v2, zero
 	# piece 1: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
 	addi       	s8, sp, 1312
-	xor        	s6, s6, a6
 	# round u = 13 of 13
 	lw         	s7, 208(t5)
 	lw         	s3, 212(t5)
-	slli       	s10, s10, 32
-	or         	ra, ra, s10
+	lw         	s2, 216(t5)
+	slli       	s9, s9, 32
+	or         	ra, ra, s9
 	sd         	ra, 1568(sp)
 	th.vle.v   	v0, (s8)
-	lw         	s2, 216(t5)
 	lw         	s4, 220(t5)
 	th.extu    	a5, a7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	th.vand.vx 	v12, v0, a2
 	addi       	s8, sp, 128
-	th.lrwu    	a5, t0, a5, 2
 	th.extu    	a6, s1, 15, 8
-	th.vand.vx 	v14, v0, a3
 	th.lrwu    	a6, t1, a6, 2
+	th.vand.vx 	v14, v0, a3
 	xor        	s7, s7, a5
 	th.extu    	a5, s5, 23, 16
-	th.vand.vx 	v8, v0, a4
 	th.lrwu    	a5, t2, a5, 2
+	th.vand.vx 	v8, v0, a4
 	xor        	s7, s7, a6
 	th.extu    	a6, s6, 31, 24
-	th.vand.vx 	v10, v0, t6
 	th.lrwu    	a6, t3, a6, 2
+	th.vand.vx 	v10, v0, t6
 	xor        	s7, s7, a5
 	th.extu    	a5, s1, 7, 0
-	th.vlseg4e.v	v0, (s8)
 	th.lrwu    	a5, t0, a5, 2
+	th.vlseg4e.v	v0, (s8)
 	xor        	s7, s7, a6
 	th.extu    	a6, s5, 15, 8
 	th.lrwu    	a6, t1, a6, 2
@@ -8031,327 +8030,327 @@ aes_gcm_decrypt_c906:
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s3, s3, a6
 	th.extu    	a6, s6, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	th.vmul.vv 	v16, v12, v0
-	th.lrwu    	a6, t1, a6, 2
 	xor        	s2, s2, a5
 	th.extu    	a5, a7, 23, 16
-	th.vmulhu.vv	v18, v12, v0
 	th.lrwu    	a5, t2, a5, 2
+	th.vmulhu.vv	v18, v12, v0
 	xor        	s2, s2, a6
 	th.extu    	a6, s1, 31, 24
-	th.vmacc.vv	v16, v14, v6
 	th.lrwu    	a6, t3, a6, 2
+	th.vmacc.vv	v16, v14, v6
 	xor        	s2, s2, a5
 	th.extu    	a5, s6, 7, 0
-	th.vmulhu.vv	v20, v14, v6
 	th.lrwu    	a5, t0, a5, 2
+	th.vmulhu.vv	v20, v14, v6
 	xor        	s2, s2, a6
 	th.extu    	a6, a7, 15, 8
-	th.vmul.vv 	v26, v8, v4
 	th.lrwu    	a6, t1, a6, 2
+	th.vmul.vv 	v26, v8, v4
 	xor        	s4, s4, a5
 	th.extu    	a5, s1, 23, 16
-	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a5, t2, a5, 2
+	th.vxor.vv 	v18, v18, v20
 	xor        	s4, s4, a6
 	th.extu    	a6, s5, 31, 24
-	th.vxor.vv 	v16, v16, v26
 	th.lrwu    	a6, t3, a6, 2
+	th.vxor.vv 	v16, v16, v26
 	xor        	s4, s4, a5
 	xor        	s4, s4, a6
-	th.vmulhu.vv	v20, v8, v4
 	# final round
 	addi       	s5, t3, 1024
-	addi       	s11, zero, 256
+	th.vmulhu.vv	v20, v8, v4
+	addi       	s10, zero, 256
 	lui        	s0, 16
+	lui        	s11, 4096
 	th.vmul.vv 	v26, v10, v2
-	lui        	s9, 4096
 	th.extu    	a7, s7, 7, 0
 	th.lrbu    	a7, s5, a7, 0
+	th.extu    	s6, s3, 7, 0
 	th.vxor.vv 	v18, v18, v20
-	th.extu    	s10, s3, 7, 0
-	th.lrbu    	s10, s5, s10, 0
-	th.extu    	s1, s2, 7, 0
-	th.vxor.vv 	v16, v16, v26
-	th.lrbu    	s1, s5, s1, 0
-	th.extu    	s6, s4, 7, 0
 	th.lrbu    	s6, s5, s6, 0
-	th.vmulhu.vv	v20, v10, v2
+	th.extu    	s1, s2, 7, 0
+	th.lrbu    	s1, s5, s1, 0
+	th.vxor.vv 	v16, v16, v26
+	th.extu    	s9, s4, 7, 0
+	th.lrbu    	s9, s5, s9, 0
 	th.extu    	a5, s3, 15, 8
+	th.vmulhu.vv	v20, v10, v2
 	th.lrbu    	a5, s5, a5, 0
 	th.extu    	a6, s2, 15, 8
+	th.lrbu    	a6, s5, a6, 0
 	th.vand.vx 	v24, v16, a2
-	th.lrbu    	a6, s5, a6, 0
-	th.mula    	a7, a5, s11
+	th.mula    	a7, a5, s10
 	th.extu    	a5, s4, 15, 8
-	th.vxor.vv 	v18, v18, v20
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s10, a6, s11
+	th.vxor.vv 	v18, v18, v20
+	th.mula    	s6, a6, s10
 	th.extu    	a6, s7, 15, 8
-	th.vand.vx 	v22, v18, a2
 	th.lrbu    	a6, s5, a6, 0
-	th.mula    	s1, a5, s11
+	th.vand.vx 	v22, v18, a2
+	th.mula    	s1, a5, s10
 	th.extu    	a5, s2, 23, 16
+	th.lrbu    	a5, s5, a5, 0
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	th.vmul.vv 	v16, v12, v2
-	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s6, a6, s11
+	th.mula    	s9, a6, s10
 	th.extu    	a6, s4, 23, 16
-	th.vmulhu.vv	v18, v12, v2
 	th.lrbu    	a6, s5, a6, 0
+	th.vmulhu.vv	v18, v12, v2
 	th.mula    	a7, a5, s0
 	th.extu    	a5, s7, 23, 16
-	th.vmacc.vv	v16, v8, v6
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s10, a6, s0
+	th.vmacc.vv	v16, v8, v6
+	th.mula    	s6, a6, s0
 	th.extu    	a6, s3, 23, 16
-	th.vmulhu.vv	v20, v14, v0
 	th.lrbu    	a6, s5, a6, 0
+	th.vmulhu.vv	v20, v14, v0
 	th.mula    	s1, a5, s0
 	th.extu    	a5, s4, 31, 24
+	th.lrbu    	a5, s5, a5, 0
 	th.vmul.vv 	v26, v14, v0
-	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s6, a6, s0
+	th.mula    	s9, a6, s0
 	th.extu    	a6, s7, 31, 24
-	th.vxor.vv 	v18, v18, v20
 	th.lrbu    	a6, s5, a6, 0
-	th.mula    	a7, a5, s9
+	th.vxor.vv 	v18, v18, v20
+	th.mula    	a7, a5, s11
 	th.extu    	a5, s3, 31, 24
-	th.vmacc.vv	v26, v10, v4
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s10, a6, s9
+	th.vmacc.vv	v26, v10, v4
+	th.mula    	s6, a6, s11
 	th.extu    	a6, s2, 31, 24
-	th.vmulhu.vv	v20, v8, v6
 	th.lrbu    	a6, s5, a6, 0
-	th.mula    	s1, a5, s9
-	th.mula    	s6, a6, s9
-	th.vxor.vv 	v16, v16, v26
+	th.vmulhu.vv	v20, v8, v6
+	th.mula    	s1, a5, s11
+	th.mula    	s9, a6, s11
 	ld         	a5, 224(t5)
+	th.vxor.vv 	v16, v16, v26
 	ld         	a6, 232(t5)
-	slli       	s10, s10, 32
-	th.vxor.vv 	v18, v18, v20
-	xor        	a7, a7, a5
-	xor        	a7, a7, s10
 	slli       	s6, s6, 32
-	th.vmulhu.vv	v20, v10, v4
+	xor        	a7, a7, a5
+	th.vxor.vv 	v18, v18, v20
+	xor        	a7, a7, s6
+	slli       	s9, s9, 32
 	xor        	s1, s1, a6
-	xor        	s1, s1, s6
+	th.vmulhu.vv	v20, v10, v4
+	xor        	s1, s1, s9
 	# out[0] = in[0] ^ keystream
 	ld         	a5, 0(a0)
-	th.vand.vx 	v16, v16, a3
 	ld         	a6, 8(a0)
+	th.vand.vx 	v16, v16, a3
 	xor        	a7, a7, a5
 	xor        	s1, s1, a6
-	th.vxor.vv 	v18, v18, v20
 	sd         	a7, 0(a1)
+	th.vxor.vv 	v18, v18, v20
 	sd         	s1, 8(a1)
 	# block 1: s = states[1]
 	lw         	a7, 1664(sp)
-	th.vand.vx 	v18, v18, a3
 	lw         	s1, 1668(sp)
+	th.vand.vx 	v18, v18, a3
 	lw         	s5, 1672(sp)
 	lw         	s6, 1676(sp)
-	th.vor.vv  	v24, v24, v16
 	# round u = 7 of 13
 	lw         	s7, 112(t5)
+	th.vor.vv  	v24, v24, v16
 	lw         	s3, 116(t5)
 	lw         	s2, 120(t5)
-	th.vor.vv  	v22, v22, v18
 	lw         	s4, 124(t5)
+	th.vor.vv  	v22, v22, v18
 	th.extu    	a5, a7, 7, 0
 	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s1, 15, 8
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	th.vmul.vv 	v16, v12, v4
-	th.extu    	a6, s1, 15, 8
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s7, s7, a5
-	th.vmulhu.vv	v18, v12, v4
 	th.extu    	a5, s5, 23, 16
+	th.vmulhu.vv	v18, v12, v4
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s7, s7, a6
-	th.vmacc.vv	v16, v10, v6
 	th.extu    	a6, s6, 31, 24
+	th.vmacc.vv	v16, v10, v6
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s7, s7, a5
-	th.vmulhu.vv	v20, v14, v2
 	th.extu    	a5, s1, 7, 0
+	th.vmulhu.vv	v20, v14, v2
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s7, s7, a6
-	th.vmul.vv 	v26, v14, v2
 	th.extu    	a6, s5, 15, 8
+	th.vmul.vv 	v26, v14, v2
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s3, s3, a5
-	th.vxor.vv 	v18, v18, v20
 	th.extu    	a5, s6, 23, 16
+	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s3, s3, a6
-	th.vxor.vv 	v16, v16, v26
 	th.extu    	a6, a7, 31, 24
+	th.vxor.vv 	v16, v16, v26
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s3, s3, a5
-	th.vmulhu.vv	v20, v8, v0
 	th.extu    	a5, s5, 7, 0
+	th.vmulhu.vv	v20, v8, v0
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s3, s3, a6
-	th.vmul.vv 	v26, v8, v0
 	th.extu    	a6, s6, 15, 8
+	th.vmul.vv 	v26, v8, v0
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s2, s2, a5
-	th.vxor.vv 	v18, v18, v20
 	th.extu    	a5, a7, 23, 16
+	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s2, s2, a6
-	th.vxor.vv 	v16, v16, v26
 	th.extu    	a6, s1, 31, 24
+	th.vxor.vv 	v16, v16, v26
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s2, s2, a5
-	th.vmulhu.vv	v20, v10, v6
 	th.extu    	a5, s6, 7, 0
+	th.vmulhu.vv	v20, v10, v6
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s2, s2, a6
-	th.vand.vx 	v16, v16, a4
 	th.extu    	a6, a7, 15, 8
+	th.vand.vx 	v16, v16, a4
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s4, s4, a5
-	th.vxor.vv 	v18, v18, v20
 	th.extu    	a5, s1, 23, 16
+	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s4, s4, a6
-	th.vand.vx 	v18, v18, a4
 	th.extu    	a6, s5, 31, 24
+	th.vand.vx 	v18, v18, a4
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s4, s4, a5
-	th.vor.vv  	v24, v24, v16
 	xor        	s4, s4, a6
+	th.vor.vv  	v24, v24, v16
 	# round u = 8 of 13
 	lw         	a7, 128(t5)
 	lw         	s1, 132(t5)
-	th.vor.vv  	v22, v22, v18
 	lw         	s5, 136(t5)
+	th.vor.vv  	v22, v22, v18
 	lw         	s6, 140(t5)
 	th.extu    	a5, s7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	th.vmul.vv 	v16, v12, v6
-	th.lrwu    	a5, t0, a5, 2
 	th.extu    	a6, s3, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vmulhu.vv	v18, v12, v6
 	xor        	a7, a7, a5
+	th.vmulhu.vv	v18, v12, v6
 	th.extu    	a5, s2, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vmul.vv 	v26, v14, v4
 	xor        	a7, a7, a6
+	th.vmul.vv 	v26, v14, v4
 	th.extu    	a6, s4, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vmulhu.vv	v20, v14, v4
 	xor        	a7, a7, a5
+	th.vmulhu.vv	v20, v14, v4
 	th.extu    	a5, s3, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vxor.vv 	v16, v16, v26
 	xor        	a7, a7, a6
+	th.vxor.vv 	v16, v16, v26
 	th.extu    	a6, s2, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vxor.vv 	v18, v18, v20
 	xor        	s1, s1, a5
+	th.vxor.vv 	v18, v18, v20
 	th.extu    	a5, s4, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vmul.vv 	v26, v8, v2
 	xor        	s1, s1, a6
+	th.vmul.vv 	v26, v8, v2
 	th.extu    	a6, s7, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vmulhu.vv	v20, v8, v2
 	xor        	s1, s1, a5
+	th.vmulhu.vv	v20, v8, v2
 	th.extu    	a5, s2, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vxor.vv 	v16, v16, v26
 	xor        	s1, s1, a6
+	th.vxor.vv 	v16, v16, v26
 	th.extu    	a6, s4, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vxor.vv 	v18, v18, v20
 	xor        	s5, s5, a5
+	th.vxor.vv 	v18, v18, v20
 	th.extu    	a5, s7, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vmul.vv 	v26, v10, v0
 	xor        	s5, s5, a6
+	th.vmul.vv 	v26, v10, v0
 	th.extu    	a6, s3, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vmulhu.vv	v20, v10, v0
 	xor        	s5, s5, a5
+	th.vmulhu.vv	v20, v10, v0
 	th.extu    	a5, s4, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vxor.vv 	v16, v16, v26
 	xor        	s5, s5, a6
+	th.vxor.vv 	v16, v16, v26
 	th.extu    	a6, s7, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vxor.vv 	v18, v18, v20
 	xor        	s6, s6, a5
+	th.vxor.vv 	v18, v18, v20
 	th.extu    	a5, s3, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vand.vx 	v16, v16, t6
 	xor        	s6, s6, a6
+	th.vand.vx 	v16, v16, t6
 	th.extu    	a6, s2, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vand.vx 	v18, v18, t6
 	xor        	s6, s6, a5
+	th.vand.vx 	v18, v18, t6
 	xor        	s6, s6, a6
 	# round u = 9 of 13
 	lw         	s7, 144(t5)
-	th.vor.vv  	v24, v24, v16
 	lw         	s3, 148(t5)
+	th.vor.vv  	v24, v24, v16
 	lw         	s2, 152(t5)
 	lw         	s4, 156(t5)
-	th.vor.vv  	v22, v22, v18
 	th.extu    	a5, a7, 7, 0
+	th.vor.vv  	v22, v22, v18
 	th.lrwu    	a5, t0, a5, 2
 	th.extu    	a6, s1, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	# sums[1] = lane sums (high word << 32 | low word)
 	th.vredxor.vs	v0, v24, v28
-	th.lrwu    	a6, t1, a6, 2
 	xor        	s7, s7, a5
 	th.extu    	a5, s5, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vredxor.vs	v2, v22, v28
 	xor        	s7, s7, a6
+	th.vredxor.vs	v2, v22, v28
 	th.extu    	a6, s6, 31, 24
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s7, s7, a5
-	th.vext.x.v	ra, v0, zero
 	th.extu    	a5, s1, 7, 0
+	th.vext.x.v	ra, v0, zero
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s7, s7, a6
 	th.extu    	a6, s5, 15, 8
-	th.vext.x.v	s10, v2, zero
+	th.lrwu    	a6, t1, a6, 2
+	th.vext.x.v	s9, v2, zero
 	# piece 2: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
 	addi       	s8, sp, 1344
-	th.lrwu    	a6, t1, a6, 2
 	xor        	s3, s3, a5
 	th.extu    	a5, s6, 23, 16
-	slli       	s10, s10, 32
-	or         	ra, ra, s10
+	th.lrwu    	a5, t2, a5, 2
+	slli       	s9, s9, 32
+	or         	ra, ra, s9
 	sd         	ra, 1576(sp)
 	th.vle.v   	v0, (s8)
-	th.lrwu    	a5, t2, a5, 2
 	xor        	s3, s3, a6
 	th.extu    	a6, a7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	th.vand.vx 	v12, v0, a2
 	addi       	s8, sp, 256
-	th.lrwu    	a6, t3, a6, 2
 	xor        	s3, s3, a5
-	th.vand.vx 	v14, v0, a3
 	th.extu    	a5, s5, 7, 0
+	th.vand.vx 	v14, v0, a3
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s3, s3, a6
-	th.vand.vx 	v8, v0, a4
 	th.extu    	a6, s6, 15, 8
+	th.vand.vx 	v8, v0, a4
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s2, s2, a5
-	th.vand.vx 	v10, v0, t6
 	th.extu    	a5, a7, 23, 16
+	th.vand.vx 	v10, v0, t6
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s2, s2, a6
-	th.vlseg4e.v	v0, (s8)
 	th.extu    	a6, s1, 31, 24
+	th.vlseg4e.v	v0, (s8)
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s2, s2, a5
 	th.extu    	a5, s6, 7, 0
@@ -8366,661 +8365,661 @@ aes_gcm_decrypt_c906:
 	th.extu    	a6, s5, 31, 24
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s4, s4, a5
+	xor        	s4, s4, a6
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	th.vmul.vv 	v16, v12, v0
-	xor        	s4, s4, a6
 	# round u = 10 of 13
 	lw         	a7, 160(t5)
 	lw         	s1, 164(t5)
-	th.vmulhu.vv	v18, v12, v0
 	lw         	s5, 168(t5)
+	th.vmulhu.vv	v18, v12, v0
 	lw         	s6, 172(t5)
 	th.extu    	a5, s7, 7, 0
-	th.vmacc.vv	v16, v14, v6
 	th.lrwu    	a5, t0, a5, 2
+	th.vmacc.vv	v16, v14, v6
 	th.extu    	a6, s3, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vmulhu.vv	v20, v14, v6
 	xor        	a7, a7, a5
+	th.vmulhu.vv	v20, v14, v6
 	th.extu    	a5, s2, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vmul.vv 	v26, v8, v4
 	xor        	a7, a7, a6
+	th.vmul.vv 	v26, v8, v4
 	th.extu    	a6, s4, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vxor.vv 	v18, v18, v20
 	xor        	a7, a7, a5
+	th.vxor.vv 	v18, v18, v20
 	th.extu    	a5, s3, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vxor.vv 	v16, v16, v26
 	xor        	a7, a7, a6
+	th.vxor.vv 	v16, v16, v26
 	th.extu    	a6, s2, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vmulhu.vv	v20, v8, v4
 	xor        	s1, s1, a5
+	th.vmulhu.vv	v20, v8, v4
 	th.extu    	a5, s4, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vmul.vv 	v26, v10, v2
 	xor        	s1, s1, a6
+	th.vmul.vv 	v26, v10, v2
 	th.extu    	a6, s7, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vxor.vv 	v18, v18, v20
 	xor        	s1, s1, a5
+	th.vxor.vv 	v18, v18, v20
 	th.extu    	a5, s2, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vxor.vv 	v16, v16, v26
 	xor        	s1, s1, a6
+	th.vxor.vv 	v16, v16, v26
 	th.extu    	a6, s4, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vmulhu.vv	v20, v10, v2
 	xor        	s5, s5, a5
+	th.vmulhu.vv	v20, v10, v2
 	th.extu    	a5, s7, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vand.vx 	v24, v16, a2
 	xor        	s5, s5, a6
+	th.vand.vx 	v24, v16, a2
 	th.extu    	a6, s3, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vxor.vv 	v18, v18, v20
 	xor        	s5, s5, a5
+	th.vxor.vv 	v18, v18, v20
 	th.extu    	a5, s4, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vand.vx 	v22, v18, a2
 	xor        	s5, s5, a6
+	th.vand.vx 	v22, v18, a2
 	th.extu    	a6, s7, 15, 8
 	th.lrwu    	a6, t1, a6, 2
+	xor        	s6, s6, a5
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	th.vmul.vv 	v16, v12, v2
-	xor        	s6, s6, a5
 	th.extu    	a5, s3, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vmulhu.vv	v18, v12, v2
 	xor        	s6, s6, a6
+	th.vmulhu.vv	v18, v12, v2
 	th.extu    	a6, s2, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vmacc.vv	v16, v8, v6
 	xor        	s6, s6, a5
+	th.vmacc.vv	v16, v8, v6
 	xor        	s6, s6, a6
 	# round u = 11 of 13
 	lw         	s7, 176(t5)
-	th.vmulhu.vv	v20, v14, v0
 	lw         	s3, 180(t5)
+	th.vmulhu.vv	v20, v14, v0
 	lw         	s2, 184(t5)
 	lw         	s4, 188(t5)
-	th.vmul.vv 	v26, v14, v0
 	th.extu    	a5, a7, 7, 0
+	th.vmul.vv 	v26, v14, v0
 	th.lrwu    	a5, t0, a5, 2
 	th.extu    	a6, s1, 15, 8
-	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a6, t1, a6, 2
+	th.vxor.vv 	v18, v18, v20
 	xor        	s7, s7, a5
 	th.extu    	a5, s5, 23, 16
-	th.vmacc.vv	v26, v10, v4
 	th.lrwu    	a5, t2, a5, 2
+	th.vmacc.vv	v26, v10, v4
 	xor        	s7, s7, a6
 	th.extu    	a6, s6, 31, 24
-	th.vmulhu.vv	v20, v8, v6
 	th.lrwu    	a6, t3, a6, 2
+	th.vmulhu.vv	v20, v8, v6
 	xor        	s7, s7, a5
 	th.extu    	a5, s1, 7, 0
-	th.vxor.vv 	v16, v16, v26
 	th.lrwu    	a5, t0, a5, 2
+	th.vxor.vv 	v16, v16, v26
 	xor        	s7, s7, a6
 	th.extu    	a6, s5, 15, 8
-	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a6, t1, a6, 2
+	th.vxor.vv 	v18, v18, v20
 	xor        	s3, s3, a5
 	th.extu    	a5, s6, 23, 16
-	th.vmulhu.vv	v20, v10, v4
 	th.lrwu    	a5, t2, a5, 2
+	th.vmulhu.vv	v20, v10, v4
 	xor        	s3, s3, a6
 	th.extu    	a6, a7, 31, 24
-	th.vand.vx 	v16, v16, a3
 	th.lrwu    	a6, t3, a6, 2
+	th.vand.vx 	v16, v16, a3
 	xor        	s3, s3, a5
 	th.extu    	a5, s5, 7, 0
-	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a5, t0, a5, 2
+	th.vxor.vv 	v18, v18, v20
 	xor        	s3, s3, a6
 	th.extu    	a6, s6, 15, 8
-	th.vand.vx 	v18, v18, a3
 	th.lrwu    	a6, t1, a6, 2
+	th.vand.vx 	v18, v18, a3
 	xor        	s2, s2, a5
 	th.extu    	a5, a7, 23, 16
-	th.vor.vv  	v24, v24, v16
 	th.lrwu    	a5, t2, a5, 2
+	th.vor.vv  	v24, v24, v16
 	xor        	s2, s2, a6
 	th.extu    	a6, s1, 31, 24
-	th.vor.vv  	v22, v22, v18
 	th.lrwu    	a6, t3, a6, 2
+	th.vor.vv  	v22, v22, v18
 	xor        	s2, s2, a5
 	th.extu    	a5, s6, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	th.vmul.vv 	v16, v12, v4
-	th.lrwu    	a5, t0, a5, 2
 	xor        	s2, s2, a6
 	th.extu    	a6, a7, 15, 8
-	th.vmulhu.vv	v18, v12, v4
 	th.lrwu    	a6, t1, a6, 2
+	th.vmulhu.vv	v18, v12, v4
 	xor        	s4, s4, a5
 	th.extu    	a5, s1, 23, 16
-	th.vmacc.vv	v16, v10, v6
 	th.lrwu    	a5, t2, a5, 2
+	th.vmacc.vv	v16, v10, v6
 	xor        	s4, s4, a6
 	th.extu    	a6, s5, 31, 24
-	th.vmulhu.vv	v20, v14, v2
 	th.lrwu    	a6, t3, a6, 2
+	th.vmulhu.vv	v20, v14, v2
 	xor        	s4, s4, a5
 	xor        	s4, s4, a6
-	th.vmul.vv 	v26, v14, v2
 	# round u = 12 of 13
 	lw         	a7, 192(t5)
+	th.vmul.vv 	v26, v14, v2
 	lw         	s1, 196(t5)
 	lw         	s5, 200(t5)
-	th.vxor.vv 	v18, v18, v20
 	lw         	s6, 204(t5)
+	th.vxor.vv 	v18, v18, v20
 	th.extu    	a5, s7, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vxor.vv 	v16, v16, v26
 	th.extu    	a6, s3, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	a7, a7, a5
-	th.vmulhu.vv	v20, v8, v0
-	th.extu    	a5, s2, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	a7, a7, a6
-	th.vmul.vv 	v26, v8, v0
-	th.extu    	a6, s4, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	a7, a7, a5
-	th.vxor.vv 	v18, v18, v20
-	th.extu    	a5, s3, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	a7, a7, a6
 	th.vxor.vv 	v16, v16, v26
+	th.lrwu    	a6, t1, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s2, 23, 16
+	th.vmulhu.vv	v20, v8, v0
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a6
+	th.extu    	a6, s4, 31, 24
+	th.vmul.vv 	v26, v8, v0
+	th.lrwu    	a6, t3, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 7, 0
+	th.vxor.vv 	v18, v18, v20
+	th.lrwu    	a5, t0, a5, 2
+	xor        	a7, a7, a6
 	th.extu    	a6, s2, 15, 8
+	th.vxor.vv 	v16, v16, v26
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s1, s1, a5
-	th.vmulhu.vv	v20, v10, v6
 	th.extu    	a5, s4, 23, 16
+	th.vmulhu.vv	v20, v10, v6
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a6
-	th.vand.vx 	v16, v16, a4
 	th.extu    	a6, s7, 31, 24
+	th.vand.vx 	v16, v16, a4
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s1, s1, a5
-	th.vxor.vv 	v18, v18, v20
 	th.extu    	a5, s2, 7, 0
+	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s1, s1, a6
-	th.vand.vx 	v18, v18, a4
 	th.extu    	a6, s4, 15, 8
+	th.vand.vx 	v18, v18, a4
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s5, s5, a5
-	th.vor.vv  	v24, v24, v16
 	th.extu    	a5, s7, 23, 16
+	th.vor.vv  	v24, v24, v16
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s5, s5, a6
-	th.vor.vv  	v22, v22, v18
 	th.extu    	a6, s3, 31, 24
+	th.vor.vv  	v22, v22, v18
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s5, s5, a5
+	th.extu    	a5, s4, 7, 0
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	th.vmul.vv 	v16, v12, v6
-	th.extu    	a5, s4, 7, 0
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s5, s5, a6
-	th.vmulhu.vv	v18, v12, v6
 	th.extu    	a6, s7, 15, 8
+	th.vmulhu.vv	v18, v12, v6
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s6, s6, a5
-	th.vmul.vv 	v26, v14, v4
 	th.extu    	a5, s3, 23, 16
+	th.vmul.vv 	v26, v14, v4
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a6
-	th.vmulhu.vv	v20, v14, v4
 	th.extu    	a6, s2, 31, 24
+	th.vmulhu.vv	v20, v14, v4
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s6, s6, a5
-	th.vxor.vv 	v16, v16, v26
 	xor        	s6, s6, a6
+	th.vxor.vv 	v16, v16, v26
 	# round u = 13 of 13
 	lw         	s7, 208(t5)
 	lw         	s3, 212(t5)
-	th.vxor.vv 	v18, v18, v20
 	lw         	s2, 216(t5)
+	th.vxor.vv 	v18, v18, v20
 	lw         	s4, 220(t5)
 	th.extu    	a5, a7, 7, 0
-	th.vmul.vv 	v26, v8, v2
 	th.lrwu    	a5, t0, a5, 2
+	th.vmul.vv 	v26, v8, v2
 	th.extu    	a6, s1, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vmulhu.vv	v20, v8, v2
 	xor        	s7, s7, a5
+	th.vmulhu.vv	v20, v8, v2
 	th.extu    	a5, s5, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vxor.vv 	v16, v16, v26
 	xor        	s7, s7, a6
+	th.vxor.vv 	v16, v16, v26
 	th.extu    	a6, s6, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vxor.vv 	v18, v18, v20
 	xor        	s7, s7, a5
+	th.vxor.vv 	v18, v18, v20
 	th.extu    	a5, s1, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vmul.vv 	v26, v10, v0
 	xor        	s7, s7, a6
+	th.vmul.vv 	v26, v10, v0
 	th.extu    	a6, s5, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vmulhu.vv	v20, v10, v0
 	xor        	s3, s3, a5
+	th.vmulhu.vv	v20, v10, v0
 	th.extu    	a5, s6, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vxor.vv 	v16, v16, v26
 	xor        	s3, s3, a6
+	th.vxor.vv 	v16, v16, v26
 	th.extu    	a6, a7, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vxor.vv 	v18, v18, v20
 	xor        	s3, s3, a5
+	th.vxor.vv 	v18, v18, v20
 	th.extu    	a5, s5, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vand.vx 	v16, v16, t6
 	xor        	s3, s3, a6
+	th.vand.vx 	v16, v16, t6
 	th.extu    	a6, s6, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vand.vx 	v18, v18, t6
 	xor        	s2, s2, a5
+	th.vand.vx 	v18, v18, t6
 	th.extu    	a5, a7, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vor.vv  	v24, v24, v16
 	xor        	s2, s2, a6
+	th.vor.vv  	v24, v24, v16
 	th.extu    	a6, s1, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vor.vv  	v22, v22, v18
 	xor        	s2, s2, a5
+	th.vor.vv  	v22, v22, v18
 	th.extu    	a5, s6, 7, 0
 	th.lrwu    	a5, t0, a5, 2
+	xor        	s2, s2, a6
 	# sums[2] = lane sums (high word << 32 | low word)
 	th.vredxor.vs	v0, v24, v28
-	xor        	s2, s2, a6
 	th.extu    	a6, a7, 15, 8
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s4, s4, a5
-	th.vredxor.vs	v2, v22, v28
 	th.extu    	a5, s1, 23, 16
+	th.vredxor.vs	v2, v22, v28
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s4, s4, a6
 	th.extu    	a6, s5, 31, 24
-	th.vext.x.v	ra, v0, zero
 	th.lrwu    	a6, t3, a6, 2
+	th.vext.x.v	ra, v0, zero
 	xor        	s4, s4, a5
 	xor        	s4, s4, a6
 	# final round
 	addi       	s5, t3, 1024
-	th.vext.x.v	s10, v2, zero
+	addi       	s10, zero, 256
+	th.vext.x.v	s9, v2, zero
 	# piece 3: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
 	addi       	s8, sp, 1376
-	addi       	s11, zero, 256
 	lui        	s0, 16
-	lui        	s9, 4096
-	slli       	s10, s10, 32
-	or         	ra, ra, s10
+	lui        	s11, 4096
+	th.extu    	a7, s7, 7, 0
+	slli       	s9, s9, 32
+	or         	ra, ra, s9
 	sd         	ra, 1584(sp)
 	th.vle.v   	v0, (s8)
-	th.extu    	a7, s7, 7, 0
 	th.lrbu    	a7, s5, a7, 0
-	th.extu    	s10, s3, 7, 0
+	th.extu    	s6, s3, 7, 0
+	th.lrbu    	s6, s5, s6, 0
 	th.vand.vx 	v12, v0, a2
 	addi       	s8, sp, 384
-	th.lrbu    	s10, s5, s10, 0
 	th.extu    	s1, s2, 7, 0
-	th.vand.vx 	v14, v0, a3
 	th.lrbu    	s1, s5, s1, 0
-	th.extu    	s6, s4, 7, 0
-	th.lrbu    	s6, s5, s6, 0
-	th.vand.vx 	v8, v0, a4
+	th.vand.vx 	v14, v0, a3
+	th.extu    	s9, s4, 7, 0
+	th.lrbu    	s9, s5, s9, 0
 	th.extu    	a5, s3, 15, 8
+	th.vand.vx 	v8, v0, a4
 	th.lrbu    	a5, s5, a5, 0
 	th.extu    	a6, s2, 15, 8
-	th.vand.vx 	v10, v0, t6
 	th.lrbu    	a6, s5, a6, 0
-	th.mula    	a7, a5, s11
+	th.vand.vx 	v10, v0, t6
+	th.mula    	a7, a5, s10
 	th.extu    	a5, s4, 15, 8
-	th.vlseg4e.v	v0, (s8)
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s10, a6, s11
+	th.vlseg4e.v	v0, (s8)
+	th.mula    	s6, a6, s10
 	th.extu    	a6, s7, 15, 8
 	th.lrbu    	a6, s5, a6, 0
-	th.mula    	s1, a5, s11
+	th.mula    	s1, a5, s10
 	th.extu    	a5, s2, 23, 16
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s6, a6, s11
+	th.mula    	s9, a6, s10
 	th.extu    	a6, s4, 23, 16
 	th.lrbu    	a6, s5, a6, 0
 	th.mula    	a7, a5, s0
 	th.extu    	a5, s7, 23, 16
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s10, a6, s0
+	th.mula    	s6, a6, s0
 	th.extu    	a6, s3, 23, 16
+	th.lrbu    	a6, s5, a6, 0
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	th.vmul.vv 	v16, v12, v0
-	th.lrbu    	a6, s5, a6, 0
 	th.mula    	s1, a5, s0
 	th.extu    	a5, s4, 31, 24
+	th.lrbu    	a5, s5, a5, 0
 	th.vmulhu.vv	v18, v12, v0
-	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s6, a6, s0
+	th.mula    	s9, a6, s0
 	th.extu    	a6, s7, 31, 24
+	th.lrbu    	a6, s5, a6, 0
 	th.vmacc.vv	v16, v14, v6
-	th.lrbu    	a6, s5, a6, 0
-	th.mula    	a7, a5, s9
+	th.mula    	a7, a5, s11
 	th.extu    	a5, s3, 31, 24
-	th.vmulhu.vv	v20, v14, v6
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s10, a6, s9
+	th.vmulhu.vv	v20, v14, v6
+	th.mula    	s6, a6, s11
 	th.extu    	a6, s2, 31, 24
-	th.vmul.vv 	v26, v8, v4
 	th.lrbu    	a6, s5, a6, 0
-	th.mula    	s1, a5, s9
-	th.mula    	s6, a6, s9
-	th.vxor.vv 	v18, v18, v20
+	th.vmul.vv 	v26, v8, v4
+	th.mula    	s1, a5, s11
+	th.mula    	s9, a6, s11
 	ld         	a5, 224(t5)
+	th.vxor.vv 	v18, v18, v20
 	ld         	a6, 232(t5)
-	slli       	s10, s10, 32
-	th.vxor.vv 	v16, v16, v26
-	xor        	a7, a7, a5
-	xor        	a7, a7, s10
 	slli       	s6, s6, 32
-	th.vmulhu.vv	v20, v8, v4
+	xor        	a7, a7, a5
+	th.vxor.vv 	v16, v16, v26
+	xor        	a7, a7, s6
+	slli       	s9, s9, 32
 	xor        	s1, s1, a6
-	xor        	s1, s1, s6
+	th.vmulhu.vv	v20, v8, v4
+	xor        	s1, s1, s9
 	# out[1] = in[1] ^ keystream
 	ld         	a5, 16(a0)
-	th.vmul.vv 	v26, v10, v2
 	ld         	a6, 24(a0)
+	th.vmul.vv 	v26, v10, v2
 	xor        	a7, a7, a5
 	xor        	s1, s1, a6
-	th.vxor.vv 	v18, v18, v20
 	sd         	a7, 16(a1)
+	th.vxor.vv 	v18, v18, v20
 	sd         	s1, 24(a1)
 	# block 2: s = states[2]
 	lw         	a7, 1680(sp)
-	th.vxor.vv 	v16, v16, v26
 	lw         	s1, 1684(sp)
+	th.vxor.vv 	v16, v16, v26
 	lw         	s5, 1688(sp)
 	lw         	s6, 1692(sp)
-	th.vmulhu.vv	v20, v10, v2
 	# round u = 7 of 13
 	lw         	s7, 112(t5)
+	th.vmulhu.vv	v20, v10, v2
 	lw         	s3, 116(t5)
 	lw         	s2, 120(t5)
-	th.vand.vx 	v24, v16, a2
 	lw         	s4, 124(t5)
+	th.vand.vx 	v24, v16, a2
 	th.extu    	a5, a7, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vxor.vv 	v18, v18, v20
 	th.extu    	a6, s1, 15, 8
+	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s7, s7, a5
-	th.vand.vx 	v22, v18, a2
 	th.extu    	a5, s5, 23, 16
+	th.vand.vx 	v22, v18, a2
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s7, s7, a6
+	th.extu    	a6, s6, 31, 24
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	th.vmul.vv 	v16, v12, v2
-	th.extu    	a6, s6, 31, 24
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s7, s7, a5
-	th.vmulhu.vv	v18, v12, v2
 	th.extu    	a5, s1, 7, 0
+	th.vmulhu.vv	v18, v12, v2
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s7, s7, a6
-	th.vmacc.vv	v16, v8, v6
 	th.extu    	a6, s5, 15, 8
+	th.vmacc.vv	v16, v8, v6
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s3, s3, a5
-	th.vmulhu.vv	v20, v14, v0
 	th.extu    	a5, s6, 23, 16
+	th.vmulhu.vv	v20, v14, v0
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s3, s3, a6
-	th.vmul.vv 	v26, v14, v0
 	th.extu    	a6, a7, 31, 24
+	th.vmul.vv 	v26, v14, v0
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s3, s3, a5
-	th.vxor.vv 	v18, v18, v20
 	th.extu    	a5, s5, 7, 0
+	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s3, s3, a6
-	th.vmacc.vv	v26, v10, v4
 	th.extu    	a6, s6, 15, 8
+	th.vmacc.vv	v26, v10, v4
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s2, s2, a5
-	th.vmulhu.vv	v20, v8, v6
 	th.extu    	a5, a7, 23, 16
+	th.vmulhu.vv	v20, v8, v6
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s2, s2, a6
-	th.vxor.vv 	v16, v16, v26
 	th.extu    	a6, s1, 31, 24
+	th.vxor.vv 	v16, v16, v26
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s2, s2, a5
-	th.vxor.vv 	v18, v18, v20
 	th.extu    	a5, s6, 7, 0
+	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s2, s2, a6
-	th.vmulhu.vv	v20, v10, v4
 	th.extu    	a6, a7, 15, 8
+	th.vmulhu.vv	v20, v10, v4
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s4, s4, a5
-	th.vand.vx 	v16, v16, a3
 	th.extu    	a5, s1, 23, 16
+	th.vand.vx 	v16, v16, a3
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s4, s4, a6
-	th.vxor.vv 	v18, v18, v20
 	th.extu    	a6, s5, 31, 24
+	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s4, s4, a5
-	th.vand.vx 	v18, v18, a3
 	xor        	s4, s4, a6
+	th.vand.vx 	v18, v18, a3
 	# round u = 8 of 13
 	lw         	a7, 128(t5)
 	lw         	s1, 132(t5)
-	th.vor.vv  	v24, v24, v16
 	lw         	s5, 136(t5)
+	th.vor.vv  	v24, v24, v16
 	lw         	s6, 140(t5)
 	th.extu    	a5, s7, 7, 0
-	th.vor.vv  	v22, v22, v18
 	th.lrwu    	a5, t0, a5, 2
+	th.vor.vv  	v22, v22, v18
 	th.extu    	a6, s3, 15, 8
 	th.lrwu    	a6, t1, a6, 2
+	xor        	a7, a7, a5
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	th.vmul.vv 	v16, v12, v4
-	xor        	a7, a7, a5
 	th.extu    	a5, s2, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vmulhu.vv	v18, v12, v4
 	xor        	a7, a7, a6
+	th.vmulhu.vv	v18, v12, v4
 	th.extu    	a6, s4, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vmacc.vv	v16, v10, v6
 	xor        	a7, a7, a5
+	th.vmacc.vv	v16, v10, v6
 	th.extu    	a5, s3, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vmulhu.vv	v20, v14, v2
 	xor        	a7, a7, a6
+	th.vmulhu.vv	v20, v14, v2
 	th.extu    	a6, s2, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vmul.vv 	v26, v14, v2
 	xor        	s1, s1, a5
+	th.vmul.vv 	v26, v14, v2
 	th.extu    	a5, s4, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vxor.vv 	v18, v18, v20
 	xor        	s1, s1, a6
+	th.vxor.vv 	v18, v18, v20
 	th.extu    	a6, s7, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vxor.vv 	v16, v16, v26
 	xor        	s1, s1, a5
+	th.vxor.vv 	v16, v16, v26
 	th.extu    	a5, s2, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vmulhu.vv	v20, v8, v0
 	xor        	s1, s1, a6
+	th.vmulhu.vv	v20, v8, v0
 	th.extu    	a6, s4, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vmul.vv 	v26, v8, v0
 	xor        	s5, s5, a5
+	th.vmul.vv 	v26, v8, v0
 	th.extu    	a5, s7, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vxor.vv 	v18, v18, v20
 	xor        	s5, s5, a6
+	th.vxor.vv 	v18, v18, v20
 	th.extu    	a6, s3, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vxor.vv 	v16, v16, v26
 	xor        	s5, s5, a5
+	th.vxor.vv 	v16, v16, v26
 	th.extu    	a5, s4, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vmulhu.vv	v20, v10, v6
 	xor        	s5, s5, a6
+	th.vmulhu.vv	v20, v10, v6
 	th.extu    	a6, s7, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vand.vx 	v16, v16, a4
 	xor        	s6, s6, a5
+	th.vand.vx 	v16, v16, a4
 	th.extu    	a5, s3, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vxor.vv 	v18, v18, v20
 	xor        	s6, s6, a6
+	th.vxor.vv 	v18, v18, v20
 	th.extu    	a6, s2, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vand.vx 	v18, v18, a4
 	xor        	s6, s6, a5
+	th.vand.vx 	v18, v18, a4
 	xor        	s6, s6, a6
 	# round u = 9 of 13
 	lw         	s7, 144(t5)
-	th.vor.vv  	v24, v24, v16
 	lw         	s3, 148(t5)
+	th.vor.vv  	v24, v24, v16
 	lw         	s2, 152(t5)
 	lw         	s4, 156(t5)
-	th.vor.vv  	v22, v22, v18
 	th.extu    	a5, a7, 7, 0
+	th.vor.vv  	v22, v22, v18
 	th.lrwu    	a5, t0, a5, 2
 	th.extu    	a6, s1, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	th.vmul.vv 	v16, v12, v6
-	th.lrwu    	a6, t1, a6, 2
 	xor        	s7, s7, a5
 	th.extu    	a5, s5, 23, 16
-	th.vmulhu.vv	v18, v12, v6
 	th.lrwu    	a5, t2, a5, 2
+	th.vmulhu.vv	v18, v12, v6
 	xor        	s7, s7, a6
 	th.extu    	a6, s6, 31, 24
-	th.vmul.vv 	v26, v14, v4
 	th.lrwu    	a6, t3, a6, 2
+	th.vmul.vv 	v26, v14, v4
 	xor        	s7, s7, a5
 	th.extu    	a5, s1, 7, 0
-	th.vmulhu.vv	v20, v14, v4
 	th.lrwu    	a5, t0, a5, 2
+	th.vmulhu.vv	v20, v14, v4
 	xor        	s7, s7, a6
 	th.extu    	a6, s5, 15, 8
-	th.vxor.vv 	v16, v16, v26
 	th.lrwu    	a6, t1, a6, 2
+	th.vxor.vv 	v16, v16, v26
 	xor        	s3, s3, a5
 	th.extu    	a5, s6, 23, 16
-	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a5, t2, a5, 2
+	th.vxor.vv 	v18, v18, v20
 	xor        	s3, s3, a6
 	th.extu    	a6, a7, 31, 24
-	th.vmul.vv 	v26, v8, v2
 	th.lrwu    	a6, t3, a6, 2
+	th.vmul.vv 	v26, v8, v2
 	xor        	s3, s3, a5
 	th.extu    	a5, s5, 7, 0
-	th.vmulhu.vv	v20, v8, v2
 	th.lrwu    	a5, t0, a5, 2
+	th.vmulhu.vv	v20, v8, v2
 	xor        	s3, s3, a6
 	th.extu    	a6, s6, 15, 8
-	th.vxor.vv 	v16, v16, v26
 	th.lrwu    	a6, t1, a6, 2
+	th.vxor.vv 	v16, v16, v26
 	xor        	s2, s2, a5
 	th.extu    	a5, a7, 23, 16
-	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a5, t2, a5, 2
+	th.vxor.vv 	v18, v18, v20
 	xor        	s2, s2, a6
 	th.extu    	a6, s1, 31, 24
-	th.vmul.vv 	v26, v10, v0
 	th.lrwu    	a6, t3, a6, 2
+	th.vmul.vv 	v26, v10, v0
 	xor        	s2, s2, a5
 	th.extu    	a5, s6, 7, 0
-	th.vmulhu.vv	v20, v10, v0
 	th.lrwu    	a5, t0, a5, 2
+	th.vmulhu.vv	v20, v10, v0
 	xor        	s2, s2, a6
 	th.extu    	a6, a7, 15, 8
-	th.vxor.vv 	v16, v16, v26
 	th.lrwu    	a6, t1, a6, 2
+	th.vxor.vv 	v16, v16, v26
 	xor        	s4, s4, a5
 	th.extu    	a5, s1, 23, 16
-	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a5, t2, a5, 2
+	th.vxor.vv 	v18, v18, v20
 	xor        	s4, s4, a6
 	th.extu    	a6, s5, 31, 24
-	th.vand.vx 	v16, v16, t6
 	th.lrwu    	a6, t3, a6, 2
+	th.vand.vx 	v16, v16, t6
 	xor        	s4, s4, a5
 	xor        	s4, s4, a6
-	th.vand.vx 	v18, v18, t6
 	# round u = 10 of 13
 	lw         	a7, 160(t5)
+	th.vand.vx 	v18, v18, t6
 	lw         	s1, 164(t5)
 	lw         	s5, 168(t5)
-	th.vor.vv  	v24, v24, v16
 	lw         	s6, 172(t5)
+	th.vor.vv  	v24, v24, v16
 	th.extu    	a5, s7, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vor.vv  	v22, v22, v18
 	th.extu    	a6, s3, 15, 8
+	th.vor.vv  	v22, v22, v18
 	th.lrwu    	a6, t1, a6, 2
 	xor        	a7, a7, a5
+	th.extu    	a5, s2, 23, 16
 	# sums[3] = lane sums (high word << 32 | low word)
 	th.vredxor.vs	v0, v24, v28
-	th.extu    	a5, s2, 23, 16
 	th.lrwu    	a5, t2, a5, 2
 	xor        	a7, a7, a6
 	th.extu    	a6, s4, 31, 24
-	th.vredxor.vs	v2, v22, v28
 	th.lrwu    	a6, t3, a6, 2
+	th.vredxor.vs	v2, v22, v28
 	xor        	a7, a7, a5
 	th.extu    	a5, s3, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vext.x.v	ra, v0, zero
 	xor        	a7, a7, a6
+	th.vext.x.v	ra, v0, zero
 	th.extu    	a6, s2, 15, 8
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s1, s1, a5
-	th.vext.x.v	s10, v2, zero
+	th.extu    	a5, s4, 23, 16
+	th.vext.x.v	s9, v2, zero
 	# piece 4: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
 	addi       	s8, sp, 1408
-	th.extu    	a5, s4, 23, 16
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a6
-	slli       	s10, s10, 32
-	or         	ra, ra, s10
+	th.extu    	a6, s7, 31, 24
+	slli       	s9, s9, 32
+	or         	ra, ra, s9
 	sd         	ra, 1592(sp)
 	th.vle.v   	v0, (s8)
-	th.extu    	a6, s7, 31, 24
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s1, s1, a5
+	th.extu    	a5, s2, 7, 0
 	th.vand.vx 	v12, v0, a2
 	addi       	s8, sp, 512
-	th.extu    	a5, s2, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vand.vx 	v14, v0, a3
 	xor        	s1, s1, a6
+	th.vand.vx 	v14, v0, a3
 	th.extu    	a6, s4, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vand.vx 	v8, v0, a4
 	xor        	s5, s5, a5
+	th.vand.vx 	v8, v0, a4
 	th.extu    	a5, s7, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vand.vx 	v10, v0, t6
 	xor        	s5, s5, a6
+	th.vand.vx 	v10, v0, t6
 	th.extu    	a6, s3, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vlseg4e.v	v0, (s8)
 	xor        	s5, s5, a5
+	th.vlseg4e.v	v0, (s8)
 	th.extu    	a5, s4, 7, 0
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s5, s5, a6
@@ -9036,331 +9035,331 @@ aes_gcm_decrypt_c906:
 	xor        	s6, s6, a6
 	# round u = 11 of 13
 	lw         	s7, 176(t5)
+	lw         	s3, 180(t5)
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	th.vmul.vv 	v16, v12, v0
-	lw         	s3, 180(t5)
 	lw         	s2, 184(t5)
 	lw         	s4, 188(t5)
-	th.vmulhu.vv	v18, v12, v0
 	th.extu    	a5, a7, 7, 0
+	th.vmulhu.vv	v18, v12, v0
 	th.lrwu    	a5, t0, a5, 2
 	th.extu    	a6, s1, 15, 8
-	th.vmacc.vv	v16, v14, v6
 	th.lrwu    	a6, t1, a6, 2
+	th.vmacc.vv	v16, v14, v6
 	xor        	s7, s7, a5
 	th.extu    	a5, s5, 23, 16
-	th.vmulhu.vv	v20, v14, v6
 	th.lrwu    	a5, t2, a5, 2
+	th.vmulhu.vv	v20, v14, v6
 	xor        	s7, s7, a6
 	th.extu    	a6, s6, 31, 24
-	th.vmul.vv 	v26, v8, v4
 	th.lrwu    	a6, t3, a6, 2
+	th.vmul.vv 	v26, v8, v4
 	xor        	s7, s7, a5
 	th.extu    	a5, s1, 7, 0
-	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a5, t0, a5, 2
+	th.vxor.vv 	v18, v18, v20
 	xor        	s7, s7, a6
 	th.extu    	a6, s5, 15, 8
-	th.vxor.vv 	v16, v16, v26
 	th.lrwu    	a6, t1, a6, 2
+	th.vxor.vv 	v16, v16, v26
 	xor        	s3, s3, a5
 	th.extu    	a5, s6, 23, 16
-	th.vmulhu.vv	v20, v8, v4
 	th.lrwu    	a5, t2, a5, 2
+	th.vmulhu.vv	v20, v8, v4
 	xor        	s3, s3, a6
 	th.extu    	a6, a7, 31, 24
-	th.vmul.vv 	v26, v10, v2
 	th.lrwu    	a6, t3, a6, 2
+	th.vmul.vv 	v26, v10, v2
 	xor        	s3, s3, a5
 	th.extu    	a5, s5, 7, 0
-	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a5, t0, a5, 2
+	th.vxor.vv 	v18, v18, v20
 	xor        	s3, s3, a6
 	th.extu    	a6, s6, 15, 8
-	th.vxor.vv 	v16, v16, v26
 	th.lrwu    	a6, t1, a6, 2
+	th.vxor.vv 	v16, v16, v26
 	xor        	s2, s2, a5
 	th.extu    	a5, a7, 23, 16
-	th.vmulhu.vv	v20, v10, v2
 	th.lrwu    	a5, t2, a5, 2
+	th.vmulhu.vv	v20, v10, v2
 	xor        	s2, s2, a6
 	th.extu    	a6, s1, 31, 24
-	th.vand.vx 	v24, v16, a2
 	th.lrwu    	a6, t3, a6, 2
+	th.vand.vx 	v24, v16, a2
 	xor        	s2, s2, a5
 	th.extu    	a5, s6, 7, 0
-	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a5, t0, a5, 2
+	th.vxor.vv 	v18, v18, v20
 	xor        	s2, s2, a6
 	th.extu    	a6, a7, 15, 8
-	th.vand.vx 	v22, v18, a2
 	th.lrwu    	a6, t1, a6, 2
+	th.vand.vx 	v22, v18, a2
 	xor        	s4, s4, a5
 	th.extu    	a5, s1, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	th.vmul.vv 	v16, v12, v2
-	th.lrwu    	a5, t2, a5, 2
 	xor        	s4, s4, a6
 	th.extu    	a6, s5, 31, 24
-	th.vmulhu.vv	v18, v12, v2
 	th.lrwu    	a6, t3, a6, 2
+	th.vmulhu.vv	v18, v12, v2
 	xor        	s4, s4, a5
 	xor        	s4, s4, a6
-	th.vmacc.vv	v16, v8, v6
 	# round u = 12 of 13
 	lw         	a7, 192(t5)
+	th.vmacc.vv	v16, v8, v6
 	lw         	s1, 196(t5)
 	lw         	s5, 200(t5)
-	th.vmulhu.vv	v20, v14, v0
 	lw         	s6, 204(t5)
+	th.vmulhu.vv	v20, v14, v0
 	th.extu    	a5, s7, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vmul.vv 	v26, v14, v0
 	th.extu    	a6, s3, 15, 8
+	th.vmul.vv 	v26, v14, v0
 	th.lrwu    	a6, t1, a6, 2
 	xor        	a7, a7, a5
-	th.vxor.vv 	v18, v18, v20
 	th.extu    	a5, s2, 23, 16
+	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a5, t2, a5, 2
 	xor        	a7, a7, a6
-	th.vmacc.vv	v26, v10, v4
 	th.extu    	a6, s4, 31, 24
+	th.vmacc.vv	v26, v10, v4
 	th.lrwu    	a6, t3, a6, 2
 	xor        	a7, a7, a5
-	th.vmulhu.vv	v20, v8, v6
 	th.extu    	a5, s3, 7, 0
+	th.vmulhu.vv	v20, v8, v6
 	th.lrwu    	a5, t0, a5, 2
 	xor        	a7, a7, a6
-	th.vxor.vv 	v16, v16, v26
 	th.extu    	a6, s2, 15, 8
+	th.vxor.vv 	v16, v16, v26
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s1, s1, a5
-	th.vxor.vv 	v18, v18, v20
 	th.extu    	a5, s4, 23, 16
+	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a6
-	th.vmulhu.vv	v20, v10, v4
 	th.extu    	a6, s7, 31, 24
+	th.vmulhu.vv	v20, v10, v4
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s1, s1, a5
-	th.vand.vx 	v16, v16, a3
 	th.extu    	a5, s2, 7, 0
+	th.vand.vx 	v16, v16, a3
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s1, s1, a6
-	th.vxor.vv 	v18, v18, v20
 	th.extu    	a6, s4, 15, 8
+	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s5, s5, a5
-	th.vand.vx 	v18, v18, a3
 	th.extu    	a5, s7, 23, 16
+	th.vand.vx 	v18, v18, a3
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s5, s5, a6
-	th.vor.vv  	v24, v24, v16
 	th.extu    	a6, s3, 31, 24
+	th.vor.vv  	v24, v24, v16
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s5, s5, a5
-	th.vor.vv  	v22, v22, v18
 	th.extu    	a5, s4, 7, 0
+	th.vor.vv  	v22, v22, v18
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s5, s5, a6
+	th.extu    	a6, s7, 15, 8
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	th.vmul.vv 	v16, v12, v4
-	th.extu    	a6, s7, 15, 8
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s6, s6, a5
-	th.vmulhu.vv	v18, v12, v4
 	th.extu    	a5, s3, 23, 16
+	th.vmulhu.vv	v18, v12, v4
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a6
-	th.vmacc.vv	v16, v10, v6
 	th.extu    	a6, s2, 31, 24
+	th.vmacc.vv	v16, v10, v6
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s6, s6, a5
-	th.vmulhu.vv	v20, v14, v2
 	xor        	s6, s6, a6
+	th.vmulhu.vv	v20, v14, v2
 	# round u = 13 of 13
 	lw         	s7, 208(t5)
 	lw         	s3, 212(t5)
-	th.vmul.vv 	v26, v14, v2
 	lw         	s2, 216(t5)
+	th.vmul.vv 	v26, v14, v2
 	lw         	s4, 220(t5)
 	th.extu    	a5, a7, 7, 0
-	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a5, t0, a5, 2
+	th.vxor.vv 	v18, v18, v20
 	th.extu    	a6, s1, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vxor.vv 	v16, v16, v26
 	xor        	s7, s7, a5
+	th.vxor.vv 	v16, v16, v26
 	th.extu    	a5, s5, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vmulhu.vv	v20, v8, v0
 	xor        	s7, s7, a6
+	th.vmulhu.vv	v20, v8, v0
 	th.extu    	a6, s6, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vmul.vv 	v26, v8, v0
 	xor        	s7, s7, a5
+	th.vmul.vv 	v26, v8, v0
 	th.extu    	a5, s1, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vxor.vv 	v18, v18, v20
 	xor        	s7, s7, a6
+	th.vxor.vv 	v18, v18, v20
 	th.extu    	a6, s5, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vxor.vv 	v16, v16, v26
 	xor        	s3, s3, a5
+	th.vxor.vv 	v16, v16, v26
 	th.extu    	a5, s6, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vmulhu.vv	v20, v10, v6
 	xor        	s3, s3, a6
+	th.vmulhu.vv	v20, v10, v6
 	th.extu    	a6, a7, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vand.vx 	v16, v16, a4
 	xor        	s3, s3, a5
+	th.vand.vx 	v16, v16, a4
 	th.extu    	a5, s5, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vxor.vv 	v18, v18, v20
 	xor        	s3, s3, a6
+	th.vxor.vv 	v18, v18, v20
 	th.extu    	a6, s6, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vand.vx 	v18, v18, a4
 	xor        	s2, s2, a5
+	th.vand.vx 	v18, v18, a4
 	th.extu    	a5, a7, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vor.vv  	v24, v24, v16
 	xor        	s2, s2, a6
+	th.vor.vv  	v24, v24, v16
 	th.extu    	a6, s1, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vor.vv  	v22, v22, v18
 	xor        	s2, s2, a5
+	th.vor.vv  	v22, v22, v18
 	th.extu    	a5, s6, 7, 0
 	th.lrwu    	a5, t0, a5, 2
+	xor        	s2, s2, a6
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	th.vmul.vv 	v16, v12, v6
-	xor        	s2, s2, a6
 	th.extu    	a6, a7, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vmulhu.vv	v18, v12, v6
 	xor        	s4, s4, a5
+	th.vmulhu.vv	v18, v12, v6
 	th.extu    	a5, s1, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vmul.vv 	v26, v14, v4
 	xor        	s4, s4, a6
+	th.vmul.vv 	v26, v14, v4
 	th.extu    	a6, s5, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vmulhu.vv	v20, v14, v4
 	xor        	s4, s4, a5
+	th.vmulhu.vv	v20, v14, v4
 	xor        	s4, s4, a6
 	# final round
 	addi       	s5, t3, 1024
+	addi       	s10, zero, 256
 	th.vxor.vv 	v16, v16, v26
-	addi       	s11, zero, 256
 	lui        	s0, 16
-	lui        	s9, 4096
-	th.vxor.vv 	v18, v18, v20
+	lui        	s11, 4096
 	th.extu    	a7, s7, 7, 0
+	th.vxor.vv 	v18, v18, v20
 	th.lrbu    	a7, s5, a7, 0
-	th.extu    	s10, s3, 7, 0
+	th.extu    	s6, s3, 7, 0
+	th.lrbu    	s6, s5, s6, 0
 	th.vmul.vv 	v26, v8, v2
-	th.lrbu    	s10, s5, s10, 0
 	th.extu    	s1, s2, 7, 0
 	th.lrbu    	s1, s5, s1, 0
+	th.extu    	s9, s4, 7, 0
 	th.vmulhu.vv	v20, v8, v2
-	th.extu    	s6, s4, 7, 0
-	th.lrbu    	s6, s5, s6, 0
+	th.lrbu    	s9, s5, s9, 0
 	th.extu    	a5, s3, 15, 8
-	th.vxor.vv 	v16, v16, v26
 	th.lrbu    	a5, s5, a5, 0
+	th.vxor.vv 	v16, v16, v26
 	th.extu    	a6, s2, 15, 8
 	th.lrbu    	a6, s5, a6, 0
+	th.mula    	a7, a5, s10
 	th.vxor.vv 	v18, v18, v20
-	th.mula    	a7, a5, s11
 	th.extu    	a5, s4, 15, 8
 	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s6, a6, s10
 	th.vmul.vv 	v26, v10, v0
-	th.mula    	s10, a6, s11
 	th.extu    	a6, s7, 15, 8
 	th.lrbu    	a6, s5, a6, 0
+	th.mula    	s1, a5, s10
 	th.vmulhu.vv	v20, v10, v0
-	th.mula    	s1, a5, s11
 	th.extu    	a5, s2, 23, 16
 	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s9, a6, s10
 	th.vxor.vv 	v16, v16, v26
-	th.mula    	s6, a6, s11
 	th.extu    	a6, s4, 23, 16
 	th.lrbu    	a6, s5, a6, 0
-	th.vxor.vv 	v18, v18, v20
 	th.mula    	a7, a5, s0
+	th.vxor.vv 	v18, v18, v20
 	th.extu    	a5, s7, 23, 16
 	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s6, a6, s0
 	th.vand.vx 	v16, v16, t6
-	th.mula    	s10, a6, s0
 	th.extu    	a6, s3, 23, 16
 	th.lrbu    	a6, s5, a6, 0
-	th.vand.vx 	v18, v18, t6
 	th.mula    	s1, a5, s0
+	th.vand.vx 	v18, v18, t6
 	th.extu    	a5, s4, 31, 24
 	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s9, a6, s0
 	th.vor.vv  	v24, v24, v16
-	th.mula    	s6, a6, s0
 	th.extu    	a6, s7, 31, 24
 	th.lrbu    	a6, s5, a6, 0
+	th.mula    	a7, a5, s11
 	th.vor.vv  	v22, v22, v18
-	th.mula    	a7, a5, s9
 	th.extu    	a5, s3, 31, 24
 	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s6, a6, s11
 	# sums[4] = lane sums (high word << 32 | low word)
 	th.vredxor.vs	v0, v24, v28
-	th.mula    	s10, a6, s9
 	th.extu    	a6, s2, 31, 24
 	th.lrbu    	a6, s5, a6, 0
-	th.mula    	s1, a5, s9
+	th.mula    	s1, a5, s11
+	th.mula    	s9, a6, s11
 	th.vredxor.vs	v2, v22, v28
-	th.mula    	s6, a6, s9
 	ld         	a5, 224(t5)
 	ld         	a6, 232(t5)
-	slli       	s10, s10, 32
-	th.vext.x.v	ra, v0, zero
-	xor        	a7, a7, a5
-	xor        	a7, a7, s10
 	slli       	s6, s6, 32
+	xor        	a7, a7, a5
+	th.vext.x.v	ra, v0, zero
+	xor        	a7, a7, s6
+	slli       	s9, s9, 32
 	xor        	s1, s1, a6
-	th.vext.x.v	s10, v2, zero
+	xor        	s1, s1, s9
+	th.vext.x.v	s9, v2, zero
 	# piece 5: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
 	addi       	s8, sp, 1440
-	xor        	s1, s1, s6
 	# out[2] = in[2] ^ keystream
 	ld         	a5, 32(a0)
-	sd         	a5, 1840(sp)
-	ld         	a5, 40(a0)
 	sd         	a5, 1888(sp)
-	slli       	s10, s10, 32
-	or         	ra, ra, s10
+	ld         	a5, 40(a0)
+	sd         	a5, 1840(sp)
+	ld         	a5, 1888(sp)
+	xor        	a7, a7, a5
+	slli       	s9, s9, 32
+	or         	ra, ra, s9
 	sd         	ra, 1600(sp)
 	th.vle.v   	v0, (s8)
 	ld         	a5, 1840(sp)
-	xor        	a7, a7, a5
-	ld         	a5, 1888(sp)
 	xor        	s1, s1, a5
 	sd         	a7, 32(a1)
+	sd         	s1, 40(a1)
 	th.vand.vx 	v12, v0, a2
 	addi       	s8, sp, 640
-	sd         	s1, 40(a1)
 	# block 3: s = states[3]
 	lw         	a7, 1696(sp)
-	th.vand.vx 	v14, v0, a3
 	lw         	s1, 1700(sp)
+	th.vand.vx 	v14, v0, a3
 	lw         	s5, 1704(sp)
 	lw         	s6, 1708(sp)
-	th.vand.vx 	v8, v0, a4
 	# round u = 7 of 13
 	lw         	s7, 112(t5)
+	th.vand.vx 	v8, v0, a4
 	lw         	s3, 116(t5)
 	lw         	s2, 120(t5)
-	th.vand.vx 	v10, v0, t6
 	lw         	s4, 124(t5)
+	th.vand.vx 	v10, v0, t6
 	th.extu    	a5, a7, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vlseg4e.v	v0, (s8)
 	th.extu    	a6, s1, 15, 8
+	th.vlseg4e.v	v0, (s8)
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s7, s7, a5
 	th.extu    	a5, s5, 23, 16
@@ -9375,325 +9374,325 @@ aes_gcm_decrypt_c906:
 	th.extu    	a6, s5, 15, 8
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s3, s3, a5
+	th.extu    	a5, s6, 23, 16
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	th.vmul.vv 	v16, v12, v0
-	th.extu    	a5, s6, 23, 16
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s3, s3, a6
-	th.vmulhu.vv	v18, v12, v0
 	th.extu    	a6, a7, 31, 24
+	th.vmulhu.vv	v18, v12, v0
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s3, s3, a5
-	th.vmacc.vv	v16, v14, v6
 	th.extu    	a5, s5, 7, 0
+	th.vmacc.vv	v16, v14, v6
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s3, s3, a6
-	th.vmulhu.vv	v20, v14, v6
 	th.extu    	a6, s6, 15, 8
+	th.vmulhu.vv	v20, v14, v6
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s2, s2, a5
-	th.vmul.vv 	v26, v8, v4
 	th.extu    	a5, a7, 23, 16
+	th.vmul.vv 	v26, v8, v4
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s2, s2, a6
-	th.vxor.vv 	v18, v18, v20
 	th.extu    	a6, s1, 31, 24
+	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s2, s2, a5
-	th.vxor.vv 	v16, v16, v26
 	th.extu    	a5, s6, 7, 0
+	th.vxor.vv 	v16, v16, v26
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s2, s2, a6
-	th.vmulhu.vv	v20, v8, v4
 	th.extu    	a6, a7, 15, 8
+	th.vmulhu.vv	v20, v8, v4
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s4, s4, a5
-	th.vmul.vv 	v26, v10, v2
 	th.extu    	a5, s1, 23, 16
+	th.vmul.vv 	v26, v10, v2
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s4, s4, a6
-	th.vxor.vv 	v18, v18, v20
 	th.extu    	a6, s5, 31, 24
+	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s4, s4, a5
-	th.vxor.vv 	v16, v16, v26
 	xor        	s4, s4, a6
+	th.vxor.vv 	v16, v16, v26
 	# round u = 8 of 13
 	lw         	a7, 128(t5)
 	lw         	s1, 132(t5)
-	th.vmulhu.vv	v20, v10, v2
 	lw         	s5, 136(t5)
+	th.vmulhu.vv	v20, v10, v2
 	lw         	s6, 140(t5)
 	th.extu    	a5, s7, 7, 0
-	th.vand.vx 	v24, v16, a2
 	th.lrwu    	a5, t0, a5, 2
+	th.vand.vx 	v24, v16, a2
 	th.extu    	a6, s3, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vxor.vv 	v18, v18, v20
 	xor        	a7, a7, a5
+	th.vxor.vv 	v18, v18, v20
 	th.extu    	a5, s2, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vand.vx 	v22, v18, a2
 	xor        	a7, a7, a6
+	th.vand.vx 	v22, v18, a2
 	th.extu    	a6, s4, 31, 24
 	th.lrwu    	a6, t3, a6, 2
+	xor        	a7, a7, a5
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	th.vmul.vv 	v16, v12, v2
-	xor        	a7, a7, a5
 	th.extu    	a5, s3, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vmulhu.vv	v18, v12, v2
 	xor        	a7, a7, a6
+	th.vmulhu.vv	v18, v12, v2
 	th.extu    	a6, s2, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vmacc.vv	v16, v8, v6
 	xor        	s1, s1, a5
+	th.vmacc.vv	v16, v8, v6
 	th.extu    	a5, s4, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vmulhu.vv	v20, v14, v0
 	xor        	s1, s1, a6
+	th.vmulhu.vv	v20, v14, v0
 	th.extu    	a6, s7, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vmul.vv 	v26, v14, v0
 	xor        	s1, s1, a5
+	th.vmul.vv 	v26, v14, v0
 	th.extu    	a5, s2, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vxor.vv 	v18, v18, v20
 	xor        	s1, s1, a6
+	th.vxor.vv 	v18, v18, v20
 	th.extu    	a6, s4, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vmacc.vv	v26, v10, v4
 	xor        	s5, s5, a5
+	th.vmacc.vv	v26, v10, v4
 	th.extu    	a5, s7, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vmulhu.vv	v20, v8, v6
 	xor        	s5, s5, a6
+	th.vmulhu.vv	v20, v8, v6
 	th.extu    	a6, s3, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vxor.vv 	v16, v16, v26
 	xor        	s5, s5, a5
+	th.vxor.vv 	v16, v16, v26
 	th.extu    	a5, s4, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vxor.vv 	v18, v18, v20
 	xor        	s5, s5, a6
+	th.vxor.vv 	v18, v18, v20
 	th.extu    	a6, s7, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vmulhu.vv	v20, v10, v4
 	xor        	s6, s6, a5
+	th.vmulhu.vv	v20, v10, v4
 	th.extu    	a5, s3, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vand.vx 	v16, v16, a3
 	xor        	s6, s6, a6
+	th.vand.vx 	v16, v16, a3
 	th.extu    	a6, s2, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vxor.vv 	v18, v18, v20
 	xor        	s6, s6, a5
+	th.vxor.vv 	v18, v18, v20
 	xor        	s6, s6, a6
 	# round u = 9 of 13
 	lw         	s7, 144(t5)
-	th.vand.vx 	v18, v18, a3
 	lw         	s3, 148(t5)
+	th.vand.vx 	v18, v18, a3
 	lw         	s2, 152(t5)
 	lw         	s4, 156(t5)
-	th.vor.vv  	v24, v24, v16
 	th.extu    	a5, a7, 7, 0
+	th.vor.vv  	v24, v24, v16
 	th.lrwu    	a5, t0, a5, 2
 	th.extu    	a6, s1, 15, 8
-	th.vor.vv  	v22, v22, v18
 	th.lrwu    	a6, t1, a6, 2
+	th.vor.vv  	v22, v22, v18
 	xor        	s7, s7, a5
 	th.extu    	a5, s5, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	th.vmul.vv 	v16, v12, v4
-	th.lrwu    	a5, t2, a5, 2
 	xor        	s7, s7, a6
 	th.extu    	a6, s6, 31, 24
-	th.vmulhu.vv	v18, v12, v4
 	th.lrwu    	a6, t3, a6, 2
+	th.vmulhu.vv	v18, v12, v4
 	xor        	s7, s7, a5
 	th.extu    	a5, s1, 7, 0
-	th.vmacc.vv	v16, v10, v6
 	th.lrwu    	a5, t0, a5, 2
+	th.vmacc.vv	v16, v10, v6
 	xor        	s7, s7, a6
 	th.extu    	a6, s5, 15, 8
-	th.vmulhu.vv	v20, v14, v2
 	th.lrwu    	a6, t1, a6, 2
+	th.vmulhu.vv	v20, v14, v2
 	xor        	s3, s3, a5
 	th.extu    	a5, s6, 23, 16
-	th.vmul.vv 	v26, v14, v2
 	th.lrwu    	a5, t2, a5, 2
+	th.vmul.vv 	v26, v14, v2
 	xor        	s3, s3, a6
 	th.extu    	a6, a7, 31, 24
-	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a6, t3, a6, 2
+	th.vxor.vv 	v18, v18, v20
 	xor        	s3, s3, a5
 	th.extu    	a5, s5, 7, 0
-	th.vxor.vv 	v16, v16, v26
 	th.lrwu    	a5, t0, a5, 2
+	th.vxor.vv 	v16, v16, v26
 	xor        	s3, s3, a6
 	th.extu    	a6, s6, 15, 8
-	th.vmulhu.vv	v20, v8, v0
 	th.lrwu    	a6, t1, a6, 2
+	th.vmulhu.vv	v20, v8, v0
 	xor        	s2, s2, a5
 	th.extu    	a5, a7, 23, 16
-	th.vmul.vv 	v26, v8, v0
 	th.lrwu    	a5, t2, a5, 2
+	th.vmul.vv 	v26, v8, v0
 	xor        	s2, s2, a6
 	th.extu    	a6, s1, 31, 24
-	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a6, t3, a6, 2
+	th.vxor.vv 	v18, v18, v20
 	xor        	s2, s2, a5
 	th.extu    	a5, s6, 7, 0
-	th.vxor.vv 	v16, v16, v26
 	th.lrwu    	a5, t0, a5, 2
+	th.vxor.vv 	v16, v16, v26
 	xor        	s2, s2, a6
 	th.extu    	a6, a7, 15, 8
-	th.vmulhu.vv	v20, v10, v6
 	th.lrwu    	a6, t1, a6, 2
+	th.vmulhu.vv	v20, v10, v6
 	xor        	s4, s4, a5
 	th.extu    	a5, s1, 23, 16
-	th.vand.vx 	v16, v16, a4
 	th.lrwu    	a5, t2, a5, 2
+	th.vand.vx 	v16, v16, a4
 	xor        	s4, s4, a6
 	th.extu    	a6, s5, 31, 24
-	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a6, t3, a6, 2
+	th.vxor.vv 	v18, v18, v20
 	xor        	s4, s4, a5
 	xor        	s4, s4, a6
-	th.vand.vx 	v18, v18, a4
 	# round u = 10 of 13
 	lw         	a7, 160(t5)
+	th.vand.vx 	v18, v18, a4
 	lw         	s1, 164(t5)
 	lw         	s5, 168(t5)
-	th.vor.vv  	v24, v24, v16
 	lw         	s6, 172(t5)
+	th.vor.vv  	v24, v24, v16
 	th.extu    	a5, s7, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vor.vv  	v22, v22, v18
 	th.extu    	a6, s3, 15, 8
+	th.vor.vv  	v22, v22, v18
 	th.lrwu    	a6, t1, a6, 2
 	xor        	a7, a7, a5
+	th.extu    	a5, s2, 23, 16
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	th.vmul.vv 	v16, v12, v6
-	th.extu    	a5, s2, 23, 16
 	th.lrwu    	a5, t2, a5, 2
 	xor        	a7, a7, a6
-	th.vmulhu.vv	v18, v12, v6
 	th.extu    	a6, s4, 31, 24
+	th.vmulhu.vv	v18, v12, v6
 	th.lrwu    	a6, t3, a6, 2
 	xor        	a7, a7, a5
-	th.vmul.vv 	v26, v14, v4
 	th.extu    	a5, s3, 7, 0
+	th.vmul.vv 	v26, v14, v4
 	th.lrwu    	a5, t0, a5, 2
 	xor        	a7, a7, a6
-	th.vmulhu.vv	v20, v14, v4
 	th.extu    	a6, s2, 15, 8
+	th.vmulhu.vv	v20, v14, v4
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s1, s1, a5
-	th.vxor.vv 	v16, v16, v26
 	th.extu    	a5, s4, 23, 16
+	th.vxor.vv 	v16, v16, v26
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a6
-	th.vxor.vv 	v18, v18, v20
 	th.extu    	a6, s7, 31, 24
+	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s1, s1, a5
-	th.vmul.vv 	v26, v8, v2
 	th.extu    	a5, s2, 7, 0
+	th.vmul.vv 	v26, v8, v2
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s1, s1, a6
-	th.vmulhu.vv	v20, v8, v2
 	th.extu    	a6, s4, 15, 8
+	th.vmulhu.vv	v20, v8, v2
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s5, s5, a5
-	th.vxor.vv 	v16, v16, v26
 	th.extu    	a5, s7, 23, 16
+	th.vxor.vv 	v16, v16, v26
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s5, s5, a6
-	th.vxor.vv 	v18, v18, v20
 	th.extu    	a6, s3, 31, 24
+	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s5, s5, a5
-	th.vmul.vv 	v26, v10, v0
 	th.extu    	a5, s4, 7, 0
+	th.vmul.vv 	v26, v10, v0
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s5, s5, a6
-	th.vmulhu.vv	v20, v10, v0
 	th.extu    	a6, s7, 15, 8
+	th.vmulhu.vv	v20, v10, v0
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s6, s6, a5
-	th.vxor.vv 	v16, v16, v26
 	th.extu    	a5, s3, 23, 16
+	th.vxor.vv 	v16, v16, v26
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a6
-	th.vxor.vv 	v18, v18, v20
 	th.extu    	a6, s2, 31, 24
+	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s6, s6, a5
-	th.vand.vx 	v16, v16, t6
 	xor        	s6, s6, a6
+	th.vand.vx 	v16, v16, t6
 	# round u = 11 of 13
 	lw         	s7, 176(t5)
 	lw         	s3, 180(t5)
-	th.vand.vx 	v18, v18, t6
 	lw         	s2, 184(t5)
+	th.vand.vx 	v18, v18, t6
 	lw         	s4, 188(t5)
 	th.extu    	a5, a7, 7, 0
-	th.vor.vv  	v24, v24, v16
 	th.lrwu    	a5, t0, a5, 2
+	th.vor.vv  	v24, v24, v16
 	th.extu    	a6, s1, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vor.vv  	v22, v22, v18
 	xor        	s7, s7, a5
+	th.vor.vv  	v22, v22, v18
 	th.extu    	a5, s5, 23, 16
 	th.lrwu    	a5, t2, a5, 2
+	xor        	s7, s7, a6
 	# sums[5] = lane sums (high word << 32 | low word)
 	th.vredxor.vs	v0, v24, v28
-	xor        	s7, s7, a6
 	th.extu    	a6, s6, 31, 24
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s7, s7, a5
-	th.vredxor.vs	v2, v22, v28
 	th.extu    	a5, s1, 7, 0
+	th.vredxor.vs	v2, v22, v28
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s7, s7, a6
 	th.extu    	a6, s5, 15, 8
-	th.vext.x.v	ra, v0, zero
 	th.lrwu    	a6, t1, a6, 2
+	th.vext.x.v	ra, v0, zero
 	xor        	s3, s3, a5
 	th.extu    	a5, s6, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vext.x.v	s10, v2, zero
+	xor        	s3, s3, a6
+	th.vext.x.v	s9, v2, zero
 	# piece 6: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
 	addi       	s8, sp, 1472
-	xor        	s3, s3, a6
 	th.extu    	a6, a7, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	slli       	s10, s10, 32
-	or         	ra, ra, s10
+	xor        	s3, s3, a5
+	slli       	s9, s9, 32
+	or         	ra, ra, s9
 	sd         	ra, 1608(sp)
 	th.vle.v   	v0, (s8)
-	xor        	s3, s3, a5
 	th.extu    	a5, s5, 7, 0
 	th.lrwu    	a5, t0, a5, 2
+	xor        	s3, s3, a6
 	th.vand.vx 	v12, v0, a2
 	addi       	s8, sp, 768
-	xor        	s3, s3, a6
 	th.extu    	a6, s6, 15, 8
-	th.vand.vx 	v14, v0, a3
 	th.lrwu    	a6, t1, a6, 2
+	th.vand.vx 	v14, v0, a3
 	xor        	s2, s2, a5
 	th.extu    	a5, a7, 23, 16
-	th.vand.vx 	v8, v0, a4
 	th.lrwu    	a5, t2, a5, 2
+	th.vand.vx 	v8, v0, a4
 	xor        	s2, s2, a6
 	th.extu    	a6, s1, 31, 24
-	th.vand.vx 	v10, v0, t6
 	th.lrwu    	a6, t3, a6, 2
+	th.vand.vx 	v10, v0, t6
 	xor        	s2, s2, a5
 	th.extu    	a5, s6, 7, 0
-	th.vlseg4e.v	v0, (s8)
 	th.lrwu    	a5, t0, a5, 2
+	th.vlseg4e.v	v0, (s8)
 	xor        	s2, s2, a6
 	th.extu    	a6, a7, 15, 8
 	th.lrwu    	a6, t1, a6, 2
@@ -9709,327 +9708,327 @@ aes_gcm_decrypt_c906:
 	lw         	a7, 192(t5)
 	lw         	s1, 196(t5)
 	lw         	s5, 200(t5)
+	lw         	s6, 204(t5)
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	th.vmul.vv 	v16, v12, v0
-	lw         	s6, 204(t5)
 	th.extu    	a5, s7, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vmulhu.vv	v18, v12, v0
 	th.extu    	a6, s3, 15, 8
+	th.vmulhu.vv	v18, v12, v0
 	th.lrwu    	a6, t1, a6, 2
 	xor        	a7, a7, a5
-	th.vmacc.vv	v16, v14, v6
 	th.extu    	a5, s2, 23, 16
+	th.vmacc.vv	v16, v14, v6
 	th.lrwu    	a5, t2, a5, 2
 	xor        	a7, a7, a6
-	th.vmulhu.vv	v20, v14, v6
 	th.extu    	a6, s4, 31, 24
+	th.vmulhu.vv	v20, v14, v6
 	th.lrwu    	a6, t3, a6, 2
 	xor        	a7, a7, a5
-	th.vmul.vv 	v26, v8, v4
 	th.extu    	a5, s3, 7, 0
+	th.vmul.vv 	v26, v8, v4
 	th.lrwu    	a5, t0, a5, 2
 	xor        	a7, a7, a6
-	th.vxor.vv 	v18, v18, v20
 	th.extu    	a6, s2, 15, 8
+	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s1, s1, a5
-	th.vxor.vv 	v16, v16, v26
 	th.extu    	a5, s4, 23, 16
+	th.vxor.vv 	v16, v16, v26
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a6
-	th.vmulhu.vv	v20, v8, v4
 	th.extu    	a6, s7, 31, 24
+	th.vmulhu.vv	v20, v8, v4
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s1, s1, a5
-	th.vmul.vv 	v26, v10, v2
 	th.extu    	a5, s2, 7, 0
+	th.vmul.vv 	v26, v10, v2
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s1, s1, a6
-	th.vxor.vv 	v18, v18, v20
 	th.extu    	a6, s4, 15, 8
+	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s5, s5, a5
-	th.vxor.vv 	v16, v16, v26
 	th.extu    	a5, s7, 23, 16
+	th.vxor.vv 	v16, v16, v26
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s5, s5, a6
-	th.vmulhu.vv	v20, v10, v2
 	th.extu    	a6, s3, 31, 24
+	th.vmulhu.vv	v20, v10, v2
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s5, s5, a5
-	th.vand.vx 	v24, v16, a2
 	th.extu    	a5, s4, 7, 0
+	th.vand.vx 	v24, v16, a2
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s5, s5, a6
-	th.vxor.vv 	v18, v18, v20
 	th.extu    	a6, s7, 15, 8
+	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s6, s6, a5
-	th.vand.vx 	v22, v18, a2
 	th.extu    	a5, s3, 23, 16
+	th.vand.vx 	v22, v18, a2
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a6
+	th.extu    	a6, s2, 31, 24
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	th.vmul.vv 	v16, v12, v2
-	th.extu    	a6, s2, 31, 24
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s6, s6, a5
-	th.vmulhu.vv	v18, v12, v2
 	xor        	s6, s6, a6
+	th.vmulhu.vv	v18, v12, v2
 	# round u = 13 of 13
 	lw         	s7, 208(t5)
 	lw         	s3, 212(t5)
-	th.vmacc.vv	v16, v8, v6
 	lw         	s2, 216(t5)
+	th.vmacc.vv	v16, v8, v6
 	lw         	s4, 220(t5)
 	th.extu    	a5, a7, 7, 0
-	th.vmulhu.vv	v20, v14, v0
 	th.lrwu    	a5, t0, a5, 2
+	th.vmulhu.vv	v20, v14, v0
 	th.extu    	a6, s1, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vmul.vv 	v26, v14, v0
 	xor        	s7, s7, a5
+	th.vmul.vv 	v26, v14, v0
 	th.extu    	a5, s5, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vxor.vv 	v18, v18, v20
 	xor        	s7, s7, a6
+	th.vxor.vv 	v18, v18, v20
 	th.extu    	a6, s6, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vmacc.vv	v26, v10, v4
 	xor        	s7, s7, a5
+	th.vmacc.vv	v26, v10, v4
 	th.extu    	a5, s1, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vmulhu.vv	v20, v8, v6
 	xor        	s7, s7, a6
+	th.vmulhu.vv	v20, v8, v6
 	th.extu    	a6, s5, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vxor.vv 	v16, v16, v26
 	xor        	s3, s3, a5
+	th.vxor.vv 	v16, v16, v26
 	th.extu    	a5, s6, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vxor.vv 	v18, v18, v20
 	xor        	s3, s3, a6
+	th.vxor.vv 	v18, v18, v20
 	th.extu    	a6, a7, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vmulhu.vv	v20, v10, v4
 	xor        	s3, s3, a5
+	th.vmulhu.vv	v20, v10, v4
 	th.extu    	a5, s5, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vand.vx 	v16, v16, a3
 	xor        	s3, s3, a6
+	th.vand.vx 	v16, v16, a3
 	th.extu    	a6, s6, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vxor.vv 	v18, v18, v20
 	xor        	s2, s2, a5
+	th.vxor.vv 	v18, v18, v20
 	th.extu    	a5, a7, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vand.vx 	v18, v18, a3
 	xor        	s2, s2, a6
+	th.vand.vx 	v18, v18, a3
 	th.extu    	a6, s1, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vor.vv  	v24, v24, v16
 	xor        	s2, s2, a5
+	th.vor.vv  	v24, v24, v16
 	th.extu    	a5, s6, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vor.vv  	v22, v22, v18
 	xor        	s2, s2, a6
+	th.vor.vv  	v22, v22, v18
 	th.extu    	a6, a7, 15, 8
 	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a5
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	th.vmul.vv 	v16, v12, v4
-	xor        	s4, s4, a5
 	th.extu    	a5, s1, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vmulhu.vv	v18, v12, v4
 	xor        	s4, s4, a6
+	th.vmulhu.vv	v18, v12, v4
 	th.extu    	a6, s5, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vmacc.vv	v16, v10, v6
 	xor        	s4, s4, a5
+	th.vmacc.vv	v16, v10, v6
 	xor        	s4, s4, a6
 	# final round
 	addi       	s5, t3, 1024
+	addi       	s10, zero, 256
 	th.vmulhu.vv	v20, v14, v2
-	addi       	s11, zero, 256
 	lui        	s0, 16
-	lui        	s9, 4096
-	th.vmul.vv 	v26, v14, v2
+	lui        	s11, 4096
 	th.extu    	a7, s7, 7, 0
+	th.vmul.vv 	v26, v14, v2
 	th.lrbu    	a7, s5, a7, 0
-	th.extu    	s10, s3, 7, 0
+	th.extu    	s6, s3, 7, 0
+	th.lrbu    	s6, s5, s6, 0
 	th.vxor.vv 	v18, v18, v20
-	th.lrbu    	s10, s5, s10, 0
 	th.extu    	s1, s2, 7, 0
 	th.lrbu    	s1, s5, s1, 0
+	th.extu    	s9, s4, 7, 0
 	th.vxor.vv 	v16, v16, v26
-	th.extu    	s6, s4, 7, 0
-	th.lrbu    	s6, s5, s6, 0
+	th.lrbu    	s9, s5, s9, 0
 	th.extu    	a5, s3, 15, 8
-	th.vmulhu.vv	v20, v8, v0
 	th.lrbu    	a5, s5, a5, 0
+	th.vmulhu.vv	v20, v8, v0
 	th.extu    	a6, s2, 15, 8
 	th.lrbu    	a6, s5, a6, 0
+	th.mula    	a7, a5, s10
 	th.vmul.vv 	v26, v8, v0
-	th.mula    	a7, a5, s11
 	th.extu    	a5, s4, 15, 8
 	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s6, a6, s10
 	th.vxor.vv 	v18, v18, v20
-	th.mula    	s10, a6, s11
 	th.extu    	a6, s7, 15, 8
 	th.lrbu    	a6, s5, a6, 0
+	th.mula    	s1, a5, s10
 	th.vxor.vv 	v16, v16, v26
-	th.mula    	s1, a5, s11
 	th.extu    	a5, s2, 23, 16
 	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s9, a6, s10
 	th.vmulhu.vv	v20, v10, v6
-	th.mula    	s6, a6, s11
 	th.extu    	a6, s4, 23, 16
 	th.lrbu    	a6, s5, a6, 0
-	th.vand.vx 	v16, v16, a4
 	th.mula    	a7, a5, s0
+	th.vand.vx 	v16, v16, a4
 	th.extu    	a5, s7, 23, 16
 	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s6, a6, s0
 	th.vxor.vv 	v18, v18, v20
-	th.mula    	s10, a6, s0
 	th.extu    	a6, s3, 23, 16
 	th.lrbu    	a6, s5, a6, 0
-	th.vand.vx 	v18, v18, a4
 	th.mula    	s1, a5, s0
+	th.vand.vx 	v18, v18, a4
 	th.extu    	a5, s4, 31, 24
 	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s9, a6, s0
 	th.vor.vv  	v24, v24, v16
-	th.mula    	s6, a6, s0
 	th.extu    	a6, s7, 31, 24
 	th.lrbu    	a6, s5, a6, 0
+	th.mula    	a7, a5, s11
 	th.vor.vv  	v22, v22, v18
-	th.mula    	a7, a5, s9
 	th.extu    	a5, s3, 31, 24
 	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s6, a6, s11
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	th.vmul.vv 	v16, v12, v6
-	th.mula    	s10, a6, s9
 	th.extu    	a6, s2, 31, 24
 	th.lrbu    	a6, s5, a6, 0
+	th.mula    	s1, a5, s11
 	th.vmulhu.vv	v18, v12, v6
-	th.mula    	s1, a5, s9
-	th.mula    	s6, a6, s9
+	th.mula    	s9, a6, s11
 	ld         	a5, 224(t5)
-	th.vmul.vv 	v26, v14, v4
 	ld         	a6, 232(t5)
-	slli       	s10, s10, 32
-	xor        	a7, a7, a5
-	th.vmulhu.vv	v20, v14, v4
-	xor        	a7, a7, s10
+	th.vmul.vv 	v26, v14, v4
 	slli       	s6, s6, 32
+	xor        	a7, a7, a5
+	xor        	a7, a7, s6
+	th.vmulhu.vv	v20, v14, v4
+	slli       	s9, s9, 32
 	xor        	s1, s1, a6
+	xor        	s1, s1, s9
 	th.vxor.vv 	v16, v16, v26
-	xor        	s1, s1, s6
 	# out[3] = in[3] ^ keystream
 	ld         	a5, 48(a0)
 	ld         	a6, 56(a0)
-	th.vxor.vv 	v18, v18, v20
 	xor        	a7, a7, a5
+	th.vxor.vv 	v18, v18, v20
 	xor        	s1, s1, a6
 	sd         	a7, 48(a1)
-	th.vmul.vv 	v26, v8, v2
 	sd         	s1, 56(a1)
+	th.vmul.vv 	v26, v8, v2
 	# block 4: s = states[4]
 	lw         	a7, 1712(sp)
 	lw         	s1, 1716(sp)
-	th.vmulhu.vv	v20, v8, v2
 	lw         	s5, 1720(sp)
+	th.vmulhu.vv	v20, v8, v2
 	lw         	s6, 1724(sp)
 	# round u = 7 of 13
 	lw         	s7, 112(t5)
-	th.vxor.vv 	v16, v16, v26
 	lw         	s3, 116(t5)
+	th.vxor.vv 	v16, v16, v26
 	lw         	s2, 120(t5)
 	lw         	s4, 124(t5)
-	th.vxor.vv 	v18, v18, v20
 	th.extu    	a5, a7, 7, 0
+	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a5, t0, a5, 2
 	th.extu    	a6, s1, 15, 8
-	th.vmul.vv 	v26, v10, v0
 	th.lrwu    	a6, t1, a6, 2
+	th.vmul.vv 	v26, v10, v0
 	xor        	s7, s7, a5
 	th.extu    	a5, s5, 23, 16
-	th.vmulhu.vv	v20, v10, v0
 	th.lrwu    	a5, t2, a5, 2
+	th.vmulhu.vv	v20, v10, v0
 	xor        	s7, s7, a6
 	th.extu    	a6, s6, 31, 24
-	th.vxor.vv 	v16, v16, v26
 	th.lrwu    	a6, t3, a6, 2
+	th.vxor.vv 	v16, v16, v26
 	xor        	s7, s7, a5
 	th.extu    	a5, s1, 7, 0
-	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a5, t0, a5, 2
+	th.vxor.vv 	v18, v18, v20
 	xor        	s7, s7, a6
 	th.extu    	a6, s5, 15, 8
-	th.vand.vx 	v16, v16, t6
 	th.lrwu    	a6, t1, a6, 2
+	th.vand.vx 	v16, v16, t6
 	xor        	s3, s3, a5
 	th.extu    	a5, s6, 23, 16
-	th.vand.vx 	v18, v18, t6
 	th.lrwu    	a5, t2, a5, 2
+	th.vand.vx 	v18, v18, t6
 	xor        	s3, s3, a6
 	th.extu    	a6, a7, 31, 24
-	th.vor.vv  	v24, v24, v16
 	th.lrwu    	a6, t3, a6, 2
+	th.vor.vv  	v24, v24, v16
 	xor        	s3, s3, a5
 	th.extu    	a5, s5, 7, 0
-	th.vor.vv  	v22, v22, v18
 	th.lrwu    	a5, t0, a5, 2
+	th.vor.vv  	v22, v22, v18
 	xor        	s3, s3, a6
 	th.extu    	a6, s6, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	# sums[6] = lane sums (high word << 32 | low word)
 	th.vredxor.vs	v0, v24, v28
-	th.lrwu    	a6, t1, a6, 2
 	xor        	s2, s2, a5
 	th.extu    	a5, a7, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vredxor.vs	v2, v22, v28
 	xor        	s2, s2, a6
+	th.vredxor.vs	v2, v22, v28
 	th.extu    	a6, s1, 31, 24
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s2, s2, a5
-	th.vext.x.v	ra, v0, zero
 	th.extu    	a5, s6, 7, 0
+	th.vext.x.v	ra, v0, zero
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s2, s2, a6
 	th.extu    	a6, a7, 15, 8
-	th.vext.x.v	s10, v2, zero
+	th.lrwu    	a6, t1, a6, 2
+	th.vext.x.v	s9, v2, zero
 	# piece 7: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
 	addi       	s8, sp, 1504
-	th.lrwu    	a6, t1, a6, 2
 	xor        	s4, s4, a5
 	th.extu    	a5, s1, 23, 16
-	slli       	s10, s10, 32
-	or         	ra, ra, s10
+	th.lrwu    	a5, t2, a5, 2
+	slli       	s9, s9, 32
+	or         	ra, ra, s9
 	sd         	ra, 1616(sp)
 	th.vle.v   	v0, (s8)
-	th.lrwu    	a5, t2, a5, 2
 	xor        	s4, s4, a6
 	th.extu    	a6, s5, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	th.vand.vx 	v12, v0, a2
 	addi       	s8, sp, 896
-	th.lrwu    	a6, t3, a6, 2
 	xor        	s4, s4, a5
-	th.vand.vx 	v14, v0, a3
 	xor        	s4, s4, a6
+	th.vand.vx 	v14, v0, a3
 	# round u = 8 of 13
 	lw         	a7, 128(t5)
 	lw         	s1, 132(t5)
-	th.vand.vx 	v8, v0, a4
 	lw         	s5, 136(t5)
+	th.vand.vx 	v8, v0, a4
 	lw         	s6, 140(t5)
 	th.extu    	a5, s7, 7, 0
-	th.vand.vx 	v10, v0, t6
 	th.lrwu    	a5, t0, a5, 2
+	th.vand.vx 	v10, v0, t6
 	th.extu    	a6, s3, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vlseg4e.v	v0, (s8)
 	xor        	a7, a7, a5
+	th.vlseg4e.v	v0, (s8)
 	th.extu    	a5, s2, 23, 16
 	th.lrwu    	a5, t2, a5, 2
 	xor        	a7, a7, a6
@@ -10044,325 +10043,325 @@ aes_gcm_decrypt_c906:
 	xor        	s1, s1, a5
 	th.extu    	a5, s4, 23, 16
 	th.lrwu    	a5, t2, a5, 2
+	xor        	s1, s1, a6
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	th.vmul.vv 	v16, v12, v0
-	xor        	s1, s1, a6
 	th.extu    	a6, s7, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vmulhu.vv	v18, v12, v0
 	xor        	s1, s1, a5
+	th.vmulhu.vv	v18, v12, v0
 	th.extu    	a5, s2, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vmacc.vv	v16, v14, v6
 	xor        	s1, s1, a6
+	th.vmacc.vv	v16, v14, v6
 	th.extu    	a6, s4, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vmulhu.vv	v20, v14, v6
 	xor        	s5, s5, a5
+	th.vmulhu.vv	v20, v14, v6
 	th.extu    	a5, s7, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vmul.vv 	v26, v8, v4
 	xor        	s5, s5, a6
+	th.vmul.vv 	v26, v8, v4
 	th.extu    	a6, s3, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vxor.vv 	v18, v18, v20
 	xor        	s5, s5, a5
+	th.vxor.vv 	v18, v18, v20
 	th.extu    	a5, s4, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vxor.vv 	v16, v16, v26
 	xor        	s5, s5, a6
+	th.vxor.vv 	v16, v16, v26
 	th.extu    	a6, s7, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vmulhu.vv	v20, v8, v4
 	xor        	s6, s6, a5
+	th.vmulhu.vv	v20, v8, v4
 	th.extu    	a5, s3, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vmul.vv 	v26, v10, v2
 	xor        	s6, s6, a6
+	th.vmul.vv 	v26, v10, v2
 	th.extu    	a6, s2, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vxor.vv 	v18, v18, v20
 	xor        	s6, s6, a5
+	th.vxor.vv 	v18, v18, v20
 	xor        	s6, s6, a6
 	# round u = 9 of 13
 	lw         	s7, 144(t5)
-	th.vxor.vv 	v16, v16, v26
 	lw         	s3, 148(t5)
+	th.vxor.vv 	v16, v16, v26
 	lw         	s2, 152(t5)
 	lw         	s4, 156(t5)
-	th.vmulhu.vv	v20, v10, v2
 	th.extu    	a5, a7, 7, 0
+	th.vmulhu.vv	v20, v10, v2
 	th.lrwu    	a5, t0, a5, 2
 	th.extu    	a6, s1, 15, 8
-	th.vand.vx 	v24, v16, a2
 	th.lrwu    	a6, t1, a6, 2
+	th.vand.vx 	v24, v16, a2
 	xor        	s7, s7, a5
 	th.extu    	a5, s5, 23, 16
-	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a5, t2, a5, 2
+	th.vxor.vv 	v18, v18, v20
 	xor        	s7, s7, a6
 	th.extu    	a6, s6, 31, 24
-	th.vand.vx 	v22, v18, a2
 	th.lrwu    	a6, t3, a6, 2
+	th.vand.vx 	v22, v18, a2
 	xor        	s7, s7, a5
 	th.extu    	a5, s1, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	th.vmul.vv 	v16, v12, v2
-	th.lrwu    	a5, t0, a5, 2
 	xor        	s7, s7, a6
 	th.extu    	a6, s5, 15, 8
-	th.vmulhu.vv	v18, v12, v2
 	th.lrwu    	a6, t1, a6, 2
+	th.vmulhu.vv	v18, v12, v2
 	xor        	s3, s3, a5
 	th.extu    	a5, s6, 23, 16
-	th.vmacc.vv	v16, v8, v6
 	th.lrwu    	a5, t2, a5, 2
+	th.vmacc.vv	v16, v8, v6
 	xor        	s3, s3, a6
 	th.extu    	a6, a7, 31, 24
-	th.vmulhu.vv	v20, v14, v0
 	th.lrwu    	a6, t3, a6, 2
+	th.vmulhu.vv	v20, v14, v0
 	xor        	s3, s3, a5
 	th.extu    	a5, s5, 7, 0
-	th.vmul.vv 	v26, v14, v0
 	th.lrwu    	a5, t0, a5, 2
+	th.vmul.vv 	v26, v14, v0
 	xor        	s3, s3, a6
 	th.extu    	a6, s6, 15, 8
-	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a6, t1, a6, 2
+	th.vxor.vv 	v18, v18, v20
 	xor        	s2, s2, a5
 	th.extu    	a5, a7, 23, 16
-	th.vmacc.vv	v26, v10, v4
 	th.lrwu    	a5, t2, a5, 2
+	th.vmacc.vv	v26, v10, v4
 	xor        	s2, s2, a6
 	th.extu    	a6, s1, 31, 24
-	th.vmulhu.vv	v20, v8, v6
 	th.lrwu    	a6, t3, a6, 2
+	th.vmulhu.vv	v20, v8, v6
 	xor        	s2, s2, a5
 	th.extu    	a5, s6, 7, 0
-	th.vxor.vv 	v16, v16, v26
 	th.lrwu    	a5, t0, a5, 2
+	th.vxor.vv 	v16, v16, v26
 	xor        	s2, s2, a6
 	th.extu    	a6, a7, 15, 8
-	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a6, t1, a6, 2
+	th.vxor.vv 	v18, v18, v20
 	xor        	s4, s4, a5
 	th.extu    	a5, s1, 23, 16
-	th.vmulhu.vv	v20, v10, v4
 	th.lrwu    	a5, t2, a5, 2
+	th.vmulhu.vv	v20, v10, v4
 	xor        	s4, s4, a6
 	th.extu    	a6, s5, 31, 24
-	th.vand.vx 	v16, v16, a3
 	th.lrwu    	a6, t3, a6, 2
+	th.vand.vx 	v16, v16, a3
 	xor        	s4, s4, a5
 	xor        	s4, s4, a6
-	th.vxor.vv 	v18, v18, v20
 	# round u = 10 of 13
 	lw         	a7, 160(t5)
+	th.vxor.vv 	v18, v18, v20
 	lw         	s1, 164(t5)
 	lw         	s5, 168(t5)
-	th.vand.vx 	v18, v18, a3
 	lw         	s6, 172(t5)
+	th.vand.vx 	v18, v18, a3
 	th.extu    	a5, s7, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vor.vv  	v24, v24, v16
 	th.extu    	a6, s3, 15, 8
+	th.vor.vv  	v24, v24, v16
 	th.lrwu    	a6, t1, a6, 2
 	xor        	a7, a7, a5
-	th.vor.vv  	v22, v22, v18
 	th.extu    	a5, s2, 23, 16
+	th.vor.vv  	v22, v22, v18
 	th.lrwu    	a5, t2, a5, 2
 	xor        	a7, a7, a6
+	th.extu    	a6, s4, 31, 24
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	th.vmul.vv 	v16, v12, v4
-	th.extu    	a6, s4, 31, 24
 	th.lrwu    	a6, t3, a6, 2
 	xor        	a7, a7, a5
-	th.vmulhu.vv	v18, v12, v4
 	th.extu    	a5, s3, 7, 0
+	th.vmulhu.vv	v18, v12, v4
 	th.lrwu    	a5, t0, a5, 2
 	xor        	a7, a7, a6
-	th.vmacc.vv	v16, v10, v6
 	th.extu    	a6, s2, 15, 8
+	th.vmacc.vv	v16, v10, v6
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s1, s1, a5
-	th.vmulhu.vv	v20, v14, v2
 	th.extu    	a5, s4, 23, 16
+	th.vmulhu.vv	v20, v14, v2
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a6
-	th.vmul.vv 	v26, v14, v2
 	th.extu    	a6, s7, 31, 24
+	th.vmul.vv 	v26, v14, v2
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s1, s1, a5
-	th.vxor.vv 	v18, v18, v20
 	th.extu    	a5, s2, 7, 0
+	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s1, s1, a6
-	th.vxor.vv 	v16, v16, v26
 	th.extu    	a6, s4, 15, 8
+	th.vxor.vv 	v16, v16, v26
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s5, s5, a5
-	th.vmulhu.vv	v20, v8, v0
 	th.extu    	a5, s7, 23, 16
+	th.vmulhu.vv	v20, v8, v0
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s5, s5, a6
-	th.vmul.vv 	v26, v8, v0
 	th.extu    	a6, s3, 31, 24
+	th.vmul.vv 	v26, v8, v0
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s5, s5, a5
-	th.vxor.vv 	v18, v18, v20
 	th.extu    	a5, s4, 7, 0
+	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s5, s5, a6
-	th.vxor.vv 	v16, v16, v26
 	th.extu    	a6, s7, 15, 8
+	th.vxor.vv 	v16, v16, v26
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s6, s6, a5
-	th.vmulhu.vv	v20, v10, v6
 	th.extu    	a5, s3, 23, 16
+	th.vmulhu.vv	v20, v10, v6
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a6
-	th.vand.vx 	v16, v16, a4
 	th.extu    	a6, s2, 31, 24
+	th.vand.vx 	v16, v16, a4
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s6, s6, a5
-	th.vxor.vv 	v18, v18, v20
 	xor        	s6, s6, a6
+	th.vxor.vv 	v18, v18, v20
 	# round u = 11 of 13
 	lw         	s7, 176(t5)
 	lw         	s3, 180(t5)
-	th.vand.vx 	v18, v18, a4
 	lw         	s2, 184(t5)
+	th.vand.vx 	v18, v18, a4
 	lw         	s4, 188(t5)
 	th.extu    	a5, a7, 7, 0
-	th.vor.vv  	v24, v24, v16
 	th.lrwu    	a5, t0, a5, 2
+	th.vor.vv  	v24, v24, v16
 	th.extu    	a6, s1, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vor.vv  	v22, v22, v18
 	xor        	s7, s7, a5
+	th.vor.vv  	v22, v22, v18
 	th.extu    	a5, s5, 23, 16
 	th.lrwu    	a5, t2, a5, 2
+	xor        	s7, s7, a6
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	th.vmul.vv 	v16, v12, v6
-	xor        	s7, s7, a6
 	th.extu    	a6, s6, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vmulhu.vv	v18, v12, v6
 	xor        	s7, s7, a5
+	th.vmulhu.vv	v18, v12, v6
 	th.extu    	a5, s1, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vmul.vv 	v26, v14, v4
 	xor        	s7, s7, a6
+	th.vmul.vv 	v26, v14, v4
 	th.extu    	a6, s5, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vmulhu.vv	v20, v14, v4
 	xor        	s3, s3, a5
+	th.vmulhu.vv	v20, v14, v4
 	th.extu    	a5, s6, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vxor.vv 	v16, v16, v26
 	xor        	s3, s3, a6
+	th.vxor.vv 	v16, v16, v26
 	th.extu    	a6, a7, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vxor.vv 	v18, v18, v20
 	xor        	s3, s3, a5
+	th.vxor.vv 	v18, v18, v20
 	th.extu    	a5, s5, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vmul.vv 	v26, v8, v2
 	xor        	s3, s3, a6
+	th.vmul.vv 	v26, v8, v2
 	th.extu    	a6, s6, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vmulhu.vv	v20, v8, v2
 	xor        	s2, s2, a5
+	th.vmulhu.vv	v20, v8, v2
 	th.extu    	a5, a7, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vxor.vv 	v16, v16, v26
 	xor        	s2, s2, a6
+	th.vxor.vv 	v16, v16, v26
 	th.extu    	a6, s1, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vxor.vv 	v18, v18, v20
 	xor        	s2, s2, a5
+	th.vxor.vv 	v18, v18, v20
 	th.extu    	a5, s6, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vmul.vv 	v26, v10, v0
 	xor        	s2, s2, a6
+	th.vmul.vv 	v26, v10, v0
 	th.extu    	a6, a7, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vmulhu.vv	v20, v10, v0
 	xor        	s4, s4, a5
+	th.vmulhu.vv	v20, v10, v0
 	th.extu    	a5, s1, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vxor.vv 	v16, v16, v26
 	xor        	s4, s4, a6
+	th.vxor.vv 	v16, v16, v26
 	th.extu    	a6, s5, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vxor.vv 	v18, v18, v20
 	xor        	s4, s4, a5
+	th.vxor.vv 	v18, v18, v20
 	xor        	s4, s4, a6
 	# round u = 12 of 13
 	lw         	a7, 192(t5)
-	th.vand.vx 	v16, v16, t6
 	lw         	s1, 196(t5)
+	th.vand.vx 	v16, v16, t6
 	lw         	s5, 200(t5)
 	lw         	s6, 204(t5)
-	th.vand.vx 	v18, v18, t6
 	th.extu    	a5, s7, 7, 0
+	th.vand.vx 	v18, v18, t6
 	th.lrwu    	a5, t0, a5, 2
 	th.extu    	a6, s3, 15, 8
-	th.vor.vv  	v24, v24, v16
 	th.lrwu    	a6, t1, a6, 2
+	th.vor.vv  	v24, v24, v16
 	xor        	a7, a7, a5
 	th.extu    	a5, s2, 23, 16
-	th.vor.vv  	v22, v22, v18
 	th.lrwu    	a5, t2, a5, 2
+	th.vor.vv  	v22, v22, v18
 	xor        	a7, a7, a6
 	th.extu    	a6, s4, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	# sums[7] = lane sums (high word << 32 | low word)
 	th.vredxor.vs	v0, v24, v28
-	th.lrwu    	a6, t3, a6, 2
 	xor        	a7, a7, a5
 	th.extu    	a5, s3, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vredxor.vs	v2, v22, v28
 	xor        	a7, a7, a6
+	th.vredxor.vs	v2, v22, v28
 	th.extu    	a6, s2, 15, 8
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s1, s1, a5
-	th.vext.x.v	ra, v0, zero
 	th.extu    	a5, s4, 23, 16
+	th.vext.x.v	ra, v0, zero
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a6
 	th.extu    	a6, s7, 31, 24
-	th.vext.x.v	s10, v2, zero
+	th.lrwu    	a6, t3, a6, 2
+	th.vext.x.v	s9, v2, zero
 	# piece 8: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
 	addi       	s8, sp, 1536
-	th.lrwu    	a6, t3, a6, 2
 	xor        	s1, s1, a5
 	th.extu    	a5, s2, 7, 0
-	slli       	s10, s10, 32
-	or         	ra, ra, s10
+	th.lrwu    	a5, t0, a5, 2
+	slli       	s9, s9, 32
+	or         	ra, ra, s9
 	sd         	ra, 1624(sp)
 	th.vle.v   	v0, (s8)
-	th.lrwu    	a5, t0, a5, 2
 	xor        	s1, s1, a6
 	th.extu    	a6, s4, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	th.vand.vx 	v12, v0, a2
 	addi       	s8, sp, 1024
-	th.lrwu    	a6, t1, a6, 2
 	xor        	s5, s5, a5
-	th.vand.vx 	v14, v0, a3
 	th.extu    	a5, s7, 23, 16
+	th.vand.vx 	v14, v0, a3
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s5, s5, a6
-	th.vand.vx 	v8, v0, a4
 	th.extu    	a6, s3, 31, 24
+	th.vand.vx 	v8, v0, a4
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s5, s5, a5
-	th.vand.vx 	v10, v0, t6
 	th.extu    	a5, s4, 7, 0
+	th.vand.vx 	v10, v0, t6
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s5, s5, a6
-	th.vlseg4e.v	v0, (s8)
 	th.extu    	a6, s7, 15, 8
+	th.vlseg4e.v	v0, (s8)
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s6, s6, a5
 	th.extu    	a5, s3, 23, 16
@@ -10378,304 +10377,304 @@ aes_gcm_decrypt_c906:
 	lw         	s2, 216(t5)
 	lw         	s4, 220(t5)
 	th.extu    	a5, a7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	th.vmul.vv 	v16, v12, v0
-	th.lrwu    	a5, t0, a5, 2
 	th.extu    	a6, s1, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vmulhu.vv	v18, v12, v0
 	xor        	s7, s7, a5
+	th.vmulhu.vv	v18, v12, v0
 	th.extu    	a5, s5, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vmacc.vv	v16, v14, v6
 	xor        	s7, s7, a6
+	th.vmacc.vv	v16, v14, v6
 	th.extu    	a6, s6, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vmulhu.vv	v20, v14, v6
 	xor        	s7, s7, a5
+	th.vmulhu.vv	v20, v14, v6
 	th.extu    	a5, s1, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vmul.vv 	v26, v8, v4
 	xor        	s7, s7, a6
+	th.vmul.vv 	v26, v8, v4
 	th.extu    	a6, s5, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vxor.vv 	v18, v18, v20
 	xor        	s3, s3, a5
+	th.vxor.vv 	v18, v18, v20
 	th.extu    	a5, s6, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vxor.vv 	v16, v16, v26
 	xor        	s3, s3, a6
+	th.vxor.vv 	v16, v16, v26
 	th.extu    	a6, a7, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vmulhu.vv	v20, v8, v4
 	xor        	s3, s3, a5
+	th.vmulhu.vv	v20, v8, v4
 	th.extu    	a5, s5, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vmul.vv 	v26, v10, v2
 	xor        	s3, s3, a6
+	th.vmul.vv 	v26, v10, v2
 	th.extu    	a6, s6, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vxor.vv 	v18, v18, v20
 	xor        	s2, s2, a5
+	th.vxor.vv 	v18, v18, v20
 	th.extu    	a5, a7, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vxor.vv 	v16, v16, v26
 	xor        	s2, s2, a6
+	th.vxor.vv 	v16, v16, v26
 	th.extu    	a6, s1, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	th.vmulhu.vv	v20, v10, v2
 	xor        	s2, s2, a5
+	th.vmulhu.vv	v20, v10, v2
 	th.extu    	a5, s6, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vand.vx 	v24, v16, a2
 	xor        	s2, s2, a6
+	th.vand.vx 	v24, v16, a2
 	th.extu    	a6, a7, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	th.vxor.vv 	v18, v18, v20
 	xor        	s4, s4, a5
+	th.vxor.vv 	v18, v18, v20
 	th.extu    	a5, s1, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	th.vand.vx 	v22, v18, a2
 	xor        	s4, s4, a6
+	th.vand.vx 	v22, v18, a2
 	th.extu    	a6, s5, 31, 24
 	th.lrwu    	a6, t3, a6, 2
+	xor        	s4, s4, a5
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	th.vmul.vv 	v16, v12, v2
-	xor        	s4, s4, a5
 	xor        	s4, s4, a6
 	# final round
 	addi       	s5, t3, 1024
+	addi       	s10, zero, 256
 	th.vmulhu.vv	v18, v12, v2
-	addi       	s11, zero, 256
 	lui        	s0, 16
-	lui        	s9, 4096
-	th.vmacc.vv	v16, v8, v6
+	lui        	s11, 4096
 	th.extu    	a7, s7, 7, 0
+	th.vmacc.vv	v16, v8, v6
 	th.lrbu    	a7, s5, a7, 0
-	th.extu    	s10, s3, 7, 0
+	th.extu    	s6, s3, 7, 0
+	th.lrbu    	s6, s5, s6, 0
 	th.vmulhu.vv	v20, v14, v0
-	th.lrbu    	s10, s5, s10, 0
 	th.extu    	s1, s2, 7, 0
 	th.lrbu    	s1, s5, s1, 0
+	th.extu    	s9, s4, 7, 0
 	th.vmul.vv 	v26, v14, v0
-	th.extu    	s6, s4, 7, 0
-	th.lrbu    	s6, s5, s6, 0
+	th.lrbu    	s9, s5, s9, 0
 	th.extu    	a5, s3, 15, 8
-	th.vxor.vv 	v18, v18, v20
 	th.lrbu    	a5, s5, a5, 0
+	th.vxor.vv 	v18, v18, v20
 	th.extu    	a6, s2, 15, 8
 	th.lrbu    	a6, s5, a6, 0
+	th.mula    	a7, a5, s10
 	th.vmacc.vv	v26, v10, v4
-	th.mula    	a7, a5, s11
 	th.extu    	a5, s4, 15, 8
 	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s6, a6, s10
 	th.vmulhu.vv	v20, v8, v6
-	th.mula    	s10, a6, s11
 	th.extu    	a6, s7, 15, 8
 	th.lrbu    	a6, s5, a6, 0
+	th.mula    	s1, a5, s10
 	th.vxor.vv 	v16, v16, v26
-	th.mula    	s1, a5, s11
 	th.extu    	a5, s2, 23, 16
 	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s9, a6, s10
 	th.vxor.vv 	v18, v18, v20
-	th.mula    	s6, a6, s11
 	th.extu    	a6, s4, 23, 16
 	th.lrbu    	a6, s5, a6, 0
-	th.vmulhu.vv	v20, v10, v4
 	th.mula    	a7, a5, s0
+	th.vmulhu.vv	v20, v10, v4
 	th.extu    	a5, s7, 23, 16
 	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s6, a6, s0
 	th.vand.vx 	v16, v16, a3
-	th.mula    	s10, a6, s0
 	th.extu    	a6, s3, 23, 16
 	th.lrbu    	a6, s5, a6, 0
-	th.vxor.vv 	v18, v18, v20
 	th.mula    	s1, a5, s0
+	th.vxor.vv 	v18, v18, v20
 	th.extu    	a5, s4, 31, 24
 	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s9, a6, s0
 	th.vand.vx 	v18, v18, a3
-	th.mula    	s6, a6, s0
 	th.extu    	a6, s7, 31, 24
 	th.lrbu    	a6, s5, a6, 0
+	th.mula    	a7, a5, s11
 	th.vor.vv  	v24, v24, v16
-	th.mula    	a7, a5, s9
 	th.extu    	a5, s3, 31, 24
 	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s6, a6, s11
 	th.vor.vv  	v22, v22, v18
-	th.mula    	s10, a6, s9
 	th.extu    	a6, s2, 31, 24
 	th.lrbu    	a6, s5, a6, 0
+	th.mula    	s1, a5, s11
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	th.vmul.vv 	v16, v12, v4
-	th.mula    	s1, a5, s9
-	th.mula    	s6, a6, s9
+	th.mula    	s9, a6, s11
 	ld         	a5, 224(t5)
-	th.vmulhu.vv	v18, v12, v4
 	ld         	a6, 232(t5)
-	slli       	s10, s10, 32
-	xor        	a7, a7, a5
-	th.vmacc.vv	v16, v10, v6
-	xor        	a7, a7, s10
+	th.vmulhu.vv	v18, v12, v4
 	slli       	s6, s6, 32
-	xor        	s1, s1, a6
-	th.vmulhu.vv	v20, v14, v2
-	xor        	s1, s1, s6
-	# out[4] = in[4] ^ keystream
-	ld         	a5, 64(a0)
-	ld         	a6, 72(a0)
-	th.vmul.vv 	v26, v14, v2
 	xor        	a7, a7, a5
+	xor        	a7, a7, s6
+	th.vmacc.vv	v16, v10, v6
+	slli       	s9, s9, 32
 	xor        	s1, s1, a6
+	xor        	s1, s1, s9
+	th.vmulhu.vv	v20, v14, v2
+	# out[4] = in[4] ^ keystream
+	ld         	a6, 64(a0)
+	ld         	a5, 72(a0)
+	xor        	a7, a7, a6
+	th.vmul.vv 	v26, v14, v2
+	xor        	s1, s1, a5
 	sd         	a7, 64(a1)
-	th.vxor.vv 	v18, v18, v20
 	sd         	s1, 72(a1)
+	th.vxor.vv 	v18, v18, v20
 	# block 5: s = states[5]
 	lw         	a7, 1728(sp)
 	lw         	s1, 1732(sp)
-	th.vxor.vv 	v16, v16, v26
 	lw         	s5, 1736(sp)
+	th.vxor.vv 	v16, v16, v26
 	lw         	s6, 1740(sp)
 	# round u = 7 of 13
 	lw         	s7, 112(t5)
-	th.vmulhu.vv	v20, v8, v0
 	lw         	s3, 116(t5)
+	th.vmulhu.vv	v20, v8, v0
 	lw         	s2, 120(t5)
 	lw         	s4, 124(t5)
-	th.vmul.vv 	v26, v8, v0
 	th.extu    	a5, a7, 7, 0
+	th.vmul.vv 	v26, v8, v0
 	th.lrwu    	a5, t0, a5, 2
 	th.extu    	a6, s1, 15, 8
-	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a6, t1, a6, 2
+	th.vxor.vv 	v18, v18, v20
 	xor        	s7, s7, a5
 	th.extu    	a5, s5, 23, 16
-	th.vxor.vv 	v16, v16, v26
 	th.lrwu    	a5, t2, a5, 2
+	th.vxor.vv 	v16, v16, v26
 	xor        	s7, s7, a6
 	th.extu    	a6, s6, 31, 24
-	th.vmulhu.vv	v20, v10, v6
 	th.lrwu    	a6, t3, a6, 2
+	th.vmulhu.vv	v20, v10, v6
 	xor        	s7, s7, a5
 	th.extu    	a5, s1, 7, 0
-	th.vand.vx 	v16, v16, a4
 	th.lrwu    	a5, t0, a5, 2
+	th.vand.vx 	v16, v16, a4
 	xor        	s7, s7, a6
 	th.extu    	a6, s5, 15, 8
-	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a6, t1, a6, 2
+	th.vxor.vv 	v18, v18, v20
 	xor        	s3, s3, a5
 	th.extu    	a5, s6, 23, 16
-	th.vand.vx 	v18, v18, a4
 	th.lrwu    	a5, t2, a5, 2
+	th.vand.vx 	v18, v18, a4
 	xor        	s3, s3, a6
 	th.extu    	a6, a7, 31, 24
-	th.vor.vv  	v24, v24, v16
 	th.lrwu    	a6, t3, a6, 2
+	th.vor.vv  	v24, v24, v16
 	xor        	s3, s3, a5
 	th.extu    	a5, s5, 7, 0
-	th.vor.vv  	v22, v22, v18
 	th.lrwu    	a5, t0, a5, 2
+	th.vor.vv  	v22, v22, v18
 	xor        	s3, s3, a6
 	th.extu    	a6, s6, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	th.vmul.vv 	v16, v12, v6
-	th.lrwu    	a6, t1, a6, 2
 	xor        	s2, s2, a5
 	th.extu    	a5, a7, 23, 16
-	th.vmulhu.vv	v18, v12, v6
 	th.lrwu    	a5, t2, a5, 2
+	th.vmulhu.vv	v18, v12, v6
 	xor        	s2, s2, a6
 	th.extu    	a6, s1, 31, 24
-	th.vmul.vv 	v26, v14, v4
 	th.lrwu    	a6, t3, a6, 2
+	th.vmul.vv 	v26, v14, v4
 	xor        	s2, s2, a5
 	th.extu    	a5, s6, 7, 0
-	th.vmulhu.vv	v20, v14, v4
 	th.lrwu    	a5, t0, a5, 2
+	th.vmulhu.vv	v20, v14, v4
 	xor        	s2, s2, a6
 	th.extu    	a6, a7, 15, 8
-	th.vxor.vv 	v16, v16, v26
 	th.lrwu    	a6, t1, a6, 2
+	th.vxor.vv 	v16, v16, v26
 	xor        	s4, s4, a5
 	th.extu    	a5, s1, 23, 16
-	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a5, t2, a5, 2
+	th.vxor.vv 	v18, v18, v20
 	xor        	s4, s4, a6
 	th.extu    	a6, s5, 31, 24
-	th.vmul.vv 	v26, v8, v2
 	th.lrwu    	a6, t3, a6, 2
+	th.vmul.vv 	v26, v8, v2
 	xor        	s4, s4, a5
 	xor        	s4, s4, a6
-	th.vmulhu.vv	v20, v8, v2
 	# round u = 8 of 13
 	lw         	a7, 128(t5)
+	th.vmulhu.vv	v20, v8, v2
 	lw         	s1, 132(t5)
 	lw         	s5, 136(t5)
-	th.vxor.vv 	v16, v16, v26
 	lw         	s6, 140(t5)
+	th.vxor.vv 	v16, v16, v26
 	th.extu    	a5, s7, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vxor.vv 	v18, v18, v20
 	th.extu    	a6, s3, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	a7, a7, a5
-	th.vmul.vv 	v26, v10, v0
-	th.extu    	a5, s2, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	a7, a7, a6
-	th.vmulhu.vv	v20, v10, v0
-	th.extu    	a6, s4, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	a7, a7, a5
-	th.vxor.vv 	v16, v16, v26
-	th.extu    	a5, s3, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	a7, a7, a6
 	th.vxor.vv 	v18, v18, v20
+	th.lrwu    	a6, t1, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s2, 23, 16
+	th.vmul.vv 	v26, v10, v0
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a6
+	th.extu    	a6, s4, 31, 24
+	th.vmulhu.vv	v20, v10, v0
+	th.lrwu    	a6, t3, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 7, 0
+	th.vxor.vv 	v16, v16, v26
+	th.lrwu    	a5, t0, a5, 2
+	xor        	a7, a7, a6
 	th.extu    	a6, s2, 15, 8
+	th.vxor.vv 	v18, v18, v20
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s1, s1, a5
-	th.vand.vx 	v16, v16, t6
 	th.extu    	a5, s4, 23, 16
+	th.vand.vx 	v16, v16, t6
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a6
-	th.vand.vx 	v18, v18, t6
 	th.extu    	a6, s7, 31, 24
+	th.vand.vx 	v18, v18, t6
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s1, s1, a5
-	th.vor.vv  	v24, v24, v16
 	th.extu    	a5, s2, 7, 0
+	th.vor.vv  	v24, v24, v16
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s1, s1, a6
-	th.vor.vv  	v22, v22, v18
 	th.extu    	a6, s4, 15, 8
+	th.vor.vv  	v22, v22, v18
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s5, s5, a5
+	th.extu    	a5, s7, 23, 16
 	# sums[8] = lane sums (high word << 32 | low word)
 	th.vredxor.vs	v0, v24, v28
-	th.extu    	a5, s7, 23, 16
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s5, s5, a6
 	th.extu    	a6, s3, 31, 24
-	th.vredxor.vs	v2, v22, v28
 	th.lrwu    	a6, t3, a6, 2
+	th.vredxor.vs	v2, v22, v28
 	xor        	s5, s5, a5
 	th.extu    	a5, s4, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	th.vext.x.v	ra, v0, zero
 	xor        	s5, s5, a6
+	th.vext.x.v	ra, v0, zero
 	th.extu    	a6, s7, 15, 8
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s6, s6, a5
-	th.vext.x.v	s10, v2, zero
 	th.extu    	a5, s3, 23, 16
+	th.vext.x.v	s9, v2, zero
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a6
 	th.extu    	a6, s2, 31, 24
-	slli       	s10, s10, 32
-	or         	ra, ra, s10
-	sd         	ra, 1632(sp)
 	th.lrwu    	a6, t3, a6, 2
+	slli       	s9, s9, 32
+	or         	ra, ra, s9
+	sd         	ra, 1632(sp)
 	xor        	s6, s6, a5
 	xor        	s6, s6, a6
 	# round u = 9 of 13
@@ -10945,61 +10944,61 @@ aes_gcm_decrypt_c906:
 	xor        	s4, s4, a6
 	# final round
 	addi       	s5, t3, 1024
-	addi       	s11, zero, 256
+	addi       	s10, zero, 256
 	lui        	s0, 16
-	lui        	s9, 4096
+	lui        	s11, 4096
 	th.extu    	a7, s7, 7, 0
 	th.lrbu    	a7, s5, a7, 0
-	th.extu    	s10, s3, 7, 0
-	th.lrbu    	s10, s5, s10, 0
+	th.extu    	s6, s3, 7, 0
+	th.lrbu    	s6, s5, s6, 0
 	th.extu    	s1, s2, 7, 0
 	th.lrbu    	s1, s5, s1, 0
-	th.extu    	s6, s4, 7, 0
-	th.lrbu    	s6, s5, s6, 0
+	th.extu    	s9, s4, 7, 0
+	th.lrbu    	s9, s5, s9, 0
 	th.extu    	a5, s3, 15, 8
 	th.lrbu    	a5, s5, a5, 0
 	th.extu    	a6, s2, 15, 8
 	th.lrbu    	a6, s5, a6, 0
-	th.mula    	a7, a5, s11
+	th.mula    	a7, a5, s10
 	th.extu    	a5, s4, 15, 8
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s10, a6, s11
+	th.mula    	s6, a6, s10
 	th.extu    	a6, s7, 15, 8
 	th.lrbu    	a6, s5, a6, 0
-	th.mula    	s1, a5, s11
+	th.mula    	s1, a5, s10
 	th.extu    	a5, s2, 23, 16
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s6, a6, s11
+	th.mula    	s9, a6, s10
 	th.extu    	a6, s4, 23, 16
 	th.lrbu    	a6, s5, a6, 0
 	th.mula    	a7, a5, s0
 	th.extu    	a5, s7, 23, 16
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s10, a6, s0
+	th.mula    	s6, a6, s0
 	th.extu    	a6, s3, 23, 16
 	th.lrbu    	a6, s5, a6, 0
 	th.mula    	s1, a5, s0
 	th.extu    	a5, s4, 31, 24
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s6, a6, s0
+	th.mula    	s9, a6, s0
 	th.extu    	a6, s7, 31, 24
 	th.lrbu    	a6, s5, a6, 0
-	th.mula    	a7, a5, s9
+	th.mula    	a7, a5, s11
 	th.extu    	a5, s3, 31, 24
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s10, a6, s9
+	th.mula    	s6, a6, s11
 	th.extu    	a6, s2, 31, 24
 	th.lrbu    	a6, s5, a6, 0
-	th.mula    	s1, a5, s9
-	th.mula    	s6, a6, s9
+	th.mula    	s1, a5, s11
+	th.mula    	s9, a6, s11
 	ld         	a5, 224(t5)
 	ld         	a6, 232(t5)
-	slli       	s10, s10, 32
-	xor        	a7, a7, a5
-	xor        	a7, a7, s10
 	slli       	s6, s6, 32
+	xor        	a7, a7, a5
+	xor        	a7, a7, s6
+	slli       	s9, s9, 32
 	xor        	s1, s1, a6
-	xor        	s1, s1, s6
+	xor        	s1, s1, s9
 	# out[5] = in[5] ^ keystream
 	ld         	a5, 80(a0)
 	ld         	a6, 88(a0)
@@ -11385,61 +11384,61 @@ aes_gcm_decrypt_c906:
 	xor        	s4, s4, a6
 	# final round
 	addi       	s5, t3, 1024
-	addi       	s11, zero, 256
+	addi       	s10, zero, 256
 	lui        	s0, 16
-	lui        	s9, 4096
+	lui        	s11, 4096
 	th.extu    	a7, s7, 7, 0
 	th.lrbu    	a7, s5, a7, 0
-	th.extu    	s10, s3, 7, 0
-	th.lrbu    	s10, s5, s10, 0
+	th.extu    	s6, s3, 7, 0
+	th.lrbu    	s6, s5, s6, 0
 	th.extu    	s1, s2, 7, 0
 	th.lrbu    	s1, s5, s1, 0
-	th.extu    	s6, s4, 7, 0
-	th.lrbu    	s6, s5, s6, 0
+	th.extu    	s9, s4, 7, 0
+	th.lrbu    	s9, s5, s9, 0
 	th.extu    	a5, s3, 15, 8
 	th.lrbu    	a5, s5, a5, 0
 	th.extu    	a6, s2, 15, 8
 	th.lrbu    	a6, s5, a6, 0
-	th.mula    	a7, a5, s11
+	th.mula    	a7, a5, s10
 	th.extu    	a5, s4, 15, 8
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s10, a6, s11
+	th.mula    	s6, a6, s10
 	th.extu    	a6, s7, 15, 8
 	th.lrbu    	a6, s5, a6, 0
-	th.mula    	s1, a5, s11
+	th.mula    	s1, a5, s10
 	th.extu    	a5, s2, 23, 16
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s6, a6, s11
+	th.mula    	s9, a6, s10
 	th.extu    	a6, s4, 23, 16
 	th.lrbu    	a6, s5, a6, 0
 	th.mula    	a7, a5, s0
 	th.extu    	a5, s7, 23, 16
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s10, a6, s0
+	th.mula    	s6, a6, s0
 	th.extu    	a6, s3, 23, 16
 	th.lrbu    	a6, s5, a6, 0
 	th.mula    	s1, a5, s0
 	th.extu    	a5, s4, 31, 24
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s6, a6, s0
+	th.mula    	s9, a6, s0
 	th.extu    	a6, s7, 31, 24
 	th.lrbu    	a6, s5, a6, 0
-	th.mula    	a7, a5, s9
+	th.mula    	a7, a5, s11
 	th.extu    	a5, s3, 31, 24
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s10, a6, s9
+	th.mula    	s6, a6, s11
 	th.extu    	a6, s2, 31, 24
 	th.lrbu    	a6, s5, a6, 0
-	th.mula    	s1, a5, s9
-	th.mula    	s6, a6, s9
+	th.mula    	s1, a5, s11
+	th.mula    	s9, a6, s11
 	ld         	a5, 224(t5)
 	ld         	a6, 232(t5)
-	slli       	s10, s10, 32
-	xor        	a7, a7, a5
-	xor        	a7, a7, s10
 	slli       	s6, s6, 32
+	xor        	a7, a7, a5
+	xor        	a7, a7, s6
+	slli       	s9, s9, 32
 	xor        	s1, s1, a6
-	xor        	s1, s1, s6
+	xor        	s1, s1, s9
 	# out[6] = in[6] ^ keystream
 	ld         	a5, 96(a0)
 	ld         	a6, 104(a0)
@@ -11825,61 +11824,61 @@ aes_gcm_decrypt_c906:
 	xor        	s4, s4, a6
 	# final round
 	addi       	s5, t3, 1024
-	addi       	s11, zero, 256
+	addi       	s10, zero, 256
 	lui        	s0, 16
-	lui        	s9, 4096
+	lui        	s11, 4096
 	th.extu    	a7, s7, 7, 0
 	th.lrbu    	a7, s5, a7, 0
-	th.extu    	s10, s3, 7, 0
-	th.lrbu    	s10, s5, s10, 0
+	th.extu    	s6, s3, 7, 0
+	th.lrbu    	s6, s5, s6, 0
 	th.extu    	s1, s2, 7, 0
 	th.lrbu    	s1, s5, s1, 0
-	th.extu    	s6, s4, 7, 0
-	th.lrbu    	s6, s5, s6, 0
+	th.extu    	s9, s4, 7, 0
+	th.lrbu    	s9, s5, s9, 0
 	th.extu    	a5, s3, 15, 8
 	th.lrbu    	a5, s5, a5, 0
 	th.extu    	a6, s2, 15, 8
 	th.lrbu    	a6, s5, a6, 0
-	th.mula    	a7, a5, s11
+	th.mula    	a7, a5, s10
 	th.extu    	a5, s4, 15, 8
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s10, a6, s11
+	th.mula    	s6, a6, s10
 	th.extu    	a6, s7, 15, 8
 	th.lrbu    	a6, s5, a6, 0
-	th.mula    	s1, a5, s11
+	th.mula    	s1, a5, s10
 	th.extu    	a5, s2, 23, 16
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s6, a6, s11
+	th.mula    	s9, a6, s10
 	th.extu    	a6, s4, 23, 16
 	th.lrbu    	a6, s5, a6, 0
 	th.mula    	a7, a5, s0
 	th.extu    	a5, s7, 23, 16
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s10, a6, s0
+	th.mula    	s6, a6, s0
 	th.extu    	a6, s3, 23, 16
 	th.lrbu    	a6, s5, a6, 0
 	th.mula    	s1, a5, s0
 	th.extu    	a5, s4, 31, 24
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s6, a6, s0
+	th.mula    	s9, a6, s0
 	th.extu    	a6, s7, 31, 24
 	th.lrbu    	a6, s5, a6, 0
-	th.mula    	a7, a5, s9
+	th.mula    	a7, a5, s11
 	th.extu    	a5, s3, 31, 24
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s10, a6, s9
+	th.mula    	s6, a6, s11
 	th.extu    	a6, s2, 31, 24
 	th.lrbu    	a6, s5, a6, 0
-	th.mula    	s1, a5, s9
-	th.mula    	s6, a6, s9
+	th.mula    	s1, a5, s11
+	th.mula    	s9, a6, s11
 	ld         	a5, 224(t5)
 	ld         	a6, 232(t5)
-	slli       	s10, s10, 32
-	xor        	a7, a7, a5
-	xor        	a7, a7, s10
 	slli       	s6, s6, 32
+	xor        	a7, a7, a5
+	xor        	a7, a7, s6
+	slli       	s9, s9, 32
 	xor        	s1, s1, a6
-	xor        	s1, s1, s6
+	xor        	s1, s1, s9
 	# out[7] = in[7] ^ keystream
 	ld         	a5, 112(a0)
 	ld         	a6, 120(a0)

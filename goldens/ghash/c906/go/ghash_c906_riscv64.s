@@ -3492,84 +3492,84 @@ group:
 	// the group's sum, reduced, alongside the next group's byte reversal
 	// blocks[l] = reverse(block l at src) (e8)
 	WORD	$0x00307057	// th.vsetvli zero, zero, e8, m8, d1
+	// the nine piece sums; Karatsuba 64 for lo, hi, lo^hi; Karatsuba 128; reduce
+	MOV	1456(X2), X10
 	WORD	$0x020ef007	// th.vle.v v0, (t4)
 	WORD	$0x00007057	// th.vsetvli zero, zero, e8, m1, d1
-	// the nine piece sums; Karatsuba 64 for lo, hi, lo^hi; Karatsuba 128; reduce
-	MOV	1456(X2), X29
 	MOV	1472(X2), X15
-	MOV	1504(X2), X16
+	MOV	1504(X2), X17
 	MOV	1520(X2), X19
-	MOV	1464(X2), X17
+	MOV	1464(X2), X16
 	MOV	1480(X2), X18
 	MOV	1496(X2), X12
 	MOV	1512(X2), X13
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	XOR	X29, X15
+	XOR	X10, X15
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	XOR	X16, X19
+	XOR	X17, X19
 	MOV	1488(X2), X30
-	XOR	X17, X15
+	XOR	X16, X15
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
 	XOR	X18, X12
 	XOR	X13, X19
-	WORD	$0x320e8457	// th.vrgather.vv v8, v0, v29
 	SLL	$32, X15, X9
+	WORD	$0x320e8457	// th.vrgather.vv v8, v0, v29
 	XOR	X30, X12
 	SLL	$32, X19, X14
+	XOR	X9, X10, X29
 	WORD	$0x321e84d7	// th.vrgather.vv v9, v1, v29
-	XOR	X9, X29
 	SLL	$32, X12, X10
-	XOR	X14, X16
-	WORD	$0x322e8557	// th.vrgather.vv v10, v2, v29
+	XOR	X14, X17
 	SRL	$32, X15, X9
+	WORD	$0x322e8557	// th.vrgather.vv v10, v2, v29
 	SRL	$32, X19, X14
 	XOR	X10, X18, X15
-	WORD	$0x323e85d7	// th.vrgather.vv v11, v3, v29
 	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	XOR	X29, X16
-	XOR	X9, X17
+	XOR	X29, X17
+	WORD	$0x323e85d7	// th.vrgather.vv v11, v3, v29
+	XOR	X9, X16
 	XOR	X14, X13
+	XOR	X15, X17
 	WORD	$0x324e8657	// th.vrgather.vv v12, v4, v29
-	XOR	X15, X16
 	SRL	$32, X12, X10
-	XOR	X17, X13
+	XOR	X16, X13
+	XOR	X17, X16
 	WORD	$0x325e86d7	// th.vrgather.vv v13, v5, v29
 	ADD	$1168, X2, X14
-	XOR	X16, X17
 	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
 	SLL	$63, X29, X12
-	WORD	$0x326e8757	// th.vrgather.vv v14, v6, v29
 	XOR	X10, X30, X10
-	SLL	$62, X29, X16
-	XOR	X12, X17
+	WORD	$0x326e8757	// th.vrgather.vv v14, v6, v29
+	SLL	$62, X29, X17
+	XOR	X12, X16
+	XOR	X10, X13
 	WORD	$0x327e87d7	// th.vrgather.vv v15, v7, v29
 	WORD	$0x00307057	// th.vsetvli zero, zero, e8, m8, d1
-	XOR	X10, X13
-	XOR	X16, X17
+	XOR	X17, X16
+	SLL	$57, X29, X12
 	WORD	$0x02077427	// th.vse.v v8, (a4)
 	WORD	$0x00907057	// th.vsetvli zero, zero, e32, m2, d1
-	SLL	$57, X29, X12
 	XOR	X13, X15
-	XOR	X12, X17
+	XOR	X12, X16
 	SRL	$1, X29, X12
 	XOR	X29, X15
-	SRL	$2, X29, X16
+	SRL	$2, X29, X17
 	XOR	X12, X15
-	XOR	X16, X15
+	XOR	X17, X15
 	SRL	$7, X29, X12
 	XOR	X12, X15
-	SLL	$63, X17, X12
-	SLL	$62, X17, X16
+	SLL	$63, X16, X12
+	SLL	$62, X16, X17
 	XOR	X12, X15
-	XOR	X16, X15
-	SLL	$57, X17, X12
+	XOR	X17, X15
+	SLL	$57, X16, X12
 	XOR	X12, X15, X30
-	SRL	$1, X17, X12
-	XOR	X17, X10
-	SRL	$2, X17, X16
-	XOR	X12, X10
+	SRL	$1, X16, X12
 	XOR	X16, X10
-	SRL	$7, X17, X12
+	SRL	$2, X16, X17
+	XOR	X12, X10
+	XOR	X17, X10
+	SRL	$7, X16, X12
 	XOR	X12, X10, X12
 	MOV	1544(X2), X29
 	ADD	$128, X29

@@ -3530,65 +3530,65 @@ gcm_ghash_c906:
 	# the group's sum, reduced, alongside the next group's byte reversal
 	# blocks[l] = reverse(block l at src) (e8)
 	th.vsetvli 	zero, zero, e8, m8, d1
+	# the nine piece sums; Karatsuba 64 for lo, hi, lo^hi; Karatsuba 128; reduce
+	ld         	t6, 1440(sp)
 	th.vle.v   	v0, (t4)
 	th.vsetvli 	zero, zero, e8, m1, d1
-	# the nine piece sums; Karatsuba 64 for lo, hi, lo^hi; Karatsuba 128; reduce
-	ld         	t4, 1440(sp)
 	ld         	a6, 1456(sp)
-	ld         	a7, 1488(sp)
+	ld         	s1, 1488(sp)
 	ld         	s4, 1504(sp)
-	ld         	s1, 1448(sp)
+	ld         	a7, 1448(sp)
 	ld         	s3, 1464(sp)
 	ld         	a0, 1480(sp)
 	ld         	a4, 1496(sp)
 	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	a6, a6, t4
+	xor        	a6, a6, t6
 	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	s4, s4, a7
+	xor        	s4, s4, s1
 	ld         	t5, 1472(sp)
-	xor        	a6, a6, s1
+	xor        	a6, a6, a7
 	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
 	xor        	a0, a0, s3
 	xor        	s4, s4, a4
-	th.vrgather.vv	v8, v0, v29
 	slli       	s2, a6, 32
+	th.vrgather.vv	v8, v0, v29
 	xor        	a0, a0, t5
 	slli       	a5, s4, 32
+	xor        	t4, t6, s2
 	th.vrgather.vv	v9, v1, v29
-	xor        	t4, t4, s2
 	slli       	t6, a0, 32
-	xor        	a7, a7, a5
-	th.vrgather.vv	v10, v2, v29
+	xor        	s1, s1, a5
 	srli       	s2, a6, 32
+	th.vrgather.vv	v10, v2, v29
 	srli       	a5, s4, 32
 	xor        	a6, s3, t6
-	th.vrgather.vv	v11, v3, v29
 	# M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	xor        	a7, a7, t4
-	xor        	s1, s1, s2
+	xor        	s1, s1, t4
+	th.vrgather.vv	v11, v3, v29
+	xor        	a7, a7, s2
 	xor        	a4, a4, a5
+	xor        	s1, s1, a6
 	th.vrgather.vv	v12, v4, v29
-	xor        	a7, a7, a6
 	srli       	t6, a0, 32
-	xor        	a4, a4, s1
+	xor        	a4, a4, a7
+	xor        	a7, a7, s1
 	th.vrgather.vv	v13, v5, v29
 	addi       	a5, sp, 1152
-	xor        	s1, s1, a7
 	# reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
 	slli       	a0, t4, 63
-	th.vrgather.vv	v14, v6, v29
 	xor        	t5, t5, t6
+	th.vrgather.vv	v14, v6, v29
 	slli       	t6, t4, 62
-	xor        	s1, s1, a0
+	xor        	a7, a7, a0
+	xor        	a4, a4, t5
 	th.vrgather.vv	v15, v7, v29
 	th.vsetvli 	zero, zero, e8, m8, d1
-	xor        	a4, a4, t5
-	xor        	s1, s1, t6
+	xor        	a7, a7, t6
+	slli       	a0, t4, 57
 	th.vse.v   	v8, (a5)
 	th.vsetvli 	zero, zero, e32, m2, d1
-	slli       	a0, t4, 57
 	xor        	a6, a6, a4
-	xor        	s1, s1, a0
+	xor        	a7, a7, a0
 	srli       	a0, t4, 1
 	xor        	a6, a6, t4
 	srli       	t6, t4, 2
@@ -3596,18 +3596,18 @@ gcm_ghash_c906:
 	xor        	a6, a6, t6
 	srli       	a0, t4, 7
 	xor        	a6, a6, a0
-	slli       	a0, s1, 63
-	slli       	t6, s1, 62
+	slli       	a0, a7, 63
+	slli       	t6, a7, 62
 	xor        	a6, a6, a0
 	xor        	a6, a6, t6
-	slli       	a0, s1, 57
+	slli       	a0, a7, 57
 	xor        	a6, a6, a0
-	srli       	a0, s1, 1
-	xor        	t5, t5, s1
-	srli       	t6, s1, 2
+	srli       	a0, a7, 1
+	xor        	t5, t5, a7
+	srli       	t6, a7, 2
 	xor        	t5, t5, a0
 	xor        	t5, t5, t6
-	srli       	a0, s1, 7
+	srli       	a0, a7, 7
 	xor        	a0, t5, a0
 	addi       	a2, a2, 128
 	addi       	a3, a3, -8

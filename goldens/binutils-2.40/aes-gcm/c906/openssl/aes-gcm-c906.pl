@@ -28,12 +28,12 @@ print $fh <<'___';
 	.type	aes_gcm_encrypt_c906, @function
 aes_gcm_encrypt_c906:
 	# size_t aes_gcm_encrypt_c906(const unsigned char *in, unsigned char *out, size_t len, const void *key, unsigned char *ivec, u64 *Xi)
-	# aes_gcm_encrypt_c906: 6482 instructions, frame 2032 bytes
+	# aes_gcm_encrypt_c906: 6481 instructions, frame 2032 bytes
 	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
 	#   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v18 v20 v22 v24 v26 v28 v29
 	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
 	#   most live values at once: 28 integer, 20 vector registers
-	#   spills: 18 values (done, Xi, first, groups, lo, ivec, hi, sum7, hash_src, k15, extra, p0, key, q0, q1, q2, q3, in), 64 stores, 144 reloads, modeled cost 2806 cycles per pass (loops counted 8 times per level)
+	#   spills: 18 values (done, Xi, first, groups, lo, ivec, hi, sum7, hash_src, k15, extra, p0, key, q0, q1, q2, q3, in), 64 stores, 143 reloads, modeled cost 2782 cycles per pass (loops counted 8 times per level)
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
@@ -731,12 +731,12 @@ aes_gcm_encrypt_c906:
 	# GHASH of the previous group's ciphertext, merged with this group's AES
 	# bytes = the group's 128 bytes
 	.word	0x00307057	# th.vsetvli zero, zero, e8, m8, d1
+	# block 0: s = states[0]
+	lw         	a6, 1648(sp)
 	ld         	a4, 1840(sp)
 	.word	0x02077007	# th.vle.v v0, (a4)
 	# blocks[l] = reverse(block l) (e8)
 	.word	0x00007057	# th.vsetvli zero, zero, e8, m1, d1
-	# block 0: s = states[0]
-	lw         	a6, 1648(sp)
 	lw         	a7, 1652(sp)
 	lw         	s4, 1656(sp)
 	lw         	s5, 1660(sp)
@@ -751,60 +751,60 @@ aes_gcm_encrypt_c906:
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a4
 	th.extu    	a4, s4, 23, 16
-	.word	0x320e8457	# th.vrgather.vv v8, v0, v29
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x320e8457	# th.vrgather.vv v8, v0, v29
 	xor        	s6, s6, a5
 	th.extu    	a5, s5, 31, 24
-	.word	0x321e84d7	# th.vrgather.vv v9, v1, v29
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x321e84d7	# th.vrgather.vv v9, v1, v29
 	xor        	s6, s6, a4
 	th.extu    	a4, a7, 7, 0
-	.word	0x322e8557	# th.vrgather.vv v10, v2, v29
 	th.lrwu    	a4, t1, a4, 2
+	.word	0x322e8557	# th.vrgather.vv v10, v2, v29
 	xor        	s6, s6, a5
 	th.extu    	a5, s4, 15, 8
-	.word	0x323e85d7	# th.vrgather.vv v11, v3, v29
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x323e85d7	# th.vrgather.vv v11, v3, v29
 	xor        	s2, s2, a4
 	th.extu    	a4, s5, 23, 16
-	.word	0x324e8657	# th.vrgather.vv v12, v4, v29
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x324e8657	# th.vrgather.vv v12, v4, v29
 	xor        	s2, s2, a5
 	th.extu    	a5, a6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
 	.word	0x325e86d7	# th.vrgather.vv v13, v5, v29
 	addi       	s7, sp, 1152
-	th.lrwu    	a5, t4, a5, 2
 	xor        	s2, s2, a4
-	.word	0x326e8757	# th.vrgather.vv v14, v6, v29
 	th.extu    	a4, s4, 7, 0
+	.word	0x326e8757	# th.vrgather.vv v14, v6, v29
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s2, s2, a5
+	th.extu    	a5, s5, 15, 8
 	.word	0x327e87d7	# th.vrgather.vv v15, v7, v29
 	.word	0x00307057	# th.vsetvli zero, zero, e8, m8, d1
-	th.extu    	a5, s5, 15, 8
 	th.lrwu    	a5, t2, a5, 2
+	xor        	s1, s1, a4
 	.word	0x020bf427	# th.vse.v v8, (s7)
 	.word	0x00907057	# th.vsetvli zero, zero, e32, m2, d1
 	# block 0 ^= Xi
 	ld         	s8, 1152(sp)
-	xor        	s1, s1, a4
-	ld         	a4, 1808(sp)
-	xor        	s8, s8, a4
+	th.extu    	a4, a6, 23, 16
+	ld         	s7, 1808(sp)
+	xor        	s8, s8, s7
 	sd         	s8, 1152(sp)
 	ld         	s8, 1160(sp)
 	# transpose: lane l of w[k] = word k of block l; the mid operands
 	addi       	s7, sp, 1152
-	ld         	a4, 1824(sp)
-	xor        	s8, s8, a4
+	ld         	s9, 1824(sp)
+	xor        	s8, s8, s9
 	sd         	s8, 1160(sp)
-	th.extu    	a4, a6, 23, 16
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s1, s1, a5
 	th.extu    	a5, a7, 31, 24
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s1, s1, a4
-	.word	0x620bf407	# th.vlseg4e.v v8, (s7)
 	th.extu    	a4, s5, 7, 0
+	.word	0x620bf407	# th.vlseg4e.v v8, (s7)
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s1, s1, a5
 	th.extu    	a5, a6, 15, 8
@@ -820,86 +820,86 @@ aes_gcm_encrypt_c906:
 	# round u = 8 of 13
 	lw         	a6, 128(t5)
 	lw         	a7, 132(t5)
-	.word	0x2e850857	# th.vxor.vv v16, v8, v10
 	lw         	s4, 136(t5)
+	.word	0x2e850857	# th.vxor.vv v16, v8, v10
 	lw         	s5, 140(t5)
 	th.extu    	a4, s6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	.word	0x2ec70957	# th.vxor.vv v18, v12, v14
 	# operands[t] = the operand of piece t
 	addi       	s7, sp, 1280
-	th.lrwu    	a4, t1, a4, 2
 	th.extu    	a5, s2, 15, 8
-	.word	0x2e860a57	# th.vxor.vv v20, v8, v12
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x2e860a57	# th.vxor.vv v20, v8, v12
 	xor        	a6, a6, a4
 	th.extu    	a4, s1, 23, 16
-	.word	0x2ea70b57	# th.vxor.vv v22, v10, v14
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x2ea70b57	# th.vxor.vv v22, v10, v14
 	xor        	a6, a6, a5
 	th.extu    	a5, s3, 31, 24
-	.word	0x2f4b0c57	# th.vxor.vv v24, v20, v22
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x2f4b0c57	# th.vxor.vv v24, v20, v22
 	xor        	a6, a6, a4
 	th.extu    	a4, s2, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	.word	0x020bf427	# th.vse.v v8, (s7)
 	addi       	s7, sp, 1312
-	th.lrwu    	a4, t1, a4, 2
 	xor        	a6, a6, a5
+	th.extu    	a5, s1, 15, 8
 	.word	0x020bf527	# th.vse.v v10, (s7)
 	addi       	s7, sp, 1344
-	th.extu    	a5, s1, 15, 8
 	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a4
 	.word	0x020bf827	# th.vse.v v16, (s7)
 	addi       	s7, sp, 1376
-	xor        	a7, a7, a4
 	th.extu    	a4, s3, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	.word	0x020bf627	# th.vse.v v12, (s7)
 	addi       	s7, sp, 1408
-	th.lrwu    	a4, t3, a4, 2
 	xor        	a7, a7, a5
+	th.extu    	a5, s6, 31, 24
 	.word	0x020bf727	# th.vse.v v14, (s7)
 	addi       	s7, sp, 1440
-	th.extu    	a5, s6, 31, 24
 	th.lrwu    	a5, t4, a5, 2
+	xor        	a7, a7, a4
 	.word	0x020bf927	# th.vse.v v18, (s7)
 	addi       	s7, sp, 1472
-	xor        	a7, a7, a4
 	th.extu    	a4, s1, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	.word	0x020bfa27	# th.vse.v v20, (s7)
 	addi       	s7, sp, 1504
-	th.lrwu    	a4, t1, a4, 2
 	xor        	a7, a7, a5
+	th.extu    	a5, s3, 15, 8
 	.word	0x020bfb27	# th.vse.v v22, (s7)
 	addi       	s7, sp, 1536
-	th.extu    	a5, s3, 15, 8
 	th.lrwu    	a5, t2, a5, 2
+	xor        	s4, s4, a4
 	.word	0x020bfc27	# th.vse.v v24, (s7)
 	# piece 0: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
 	addi       	s7, sp, 1280
-	xor        	s4, s4, a4
 	th.extu    	a4, s6, 23, 16
-	.word	0x020bf007	# th.vle.v v0, (s7)
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x020bf007	# th.vle.v v0, (s7)
 	xor        	s4, s4, a5
 	th.extu    	a5, s2, 31, 24
+	th.lrwu    	a5, t4, a5, 2
 	.word	0x26054457	# th.vand.vx v8, v0, a0
 	addi       	s7, sp, 0
-	th.lrwu    	a5, t4, a5, 2
 	xor        	s4, s4, a4
-	.word	0x26064557	# th.vand.vx v10, v0, a2
 	th.extu    	a4, s3, 7, 0
+	.word	0x26064557	# th.vand.vx v10, v0, a2
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s4, s4, a5
-	.word	0x2606c657	# th.vand.vx v12, v0, a3
 	th.extu    	a5, s6, 15, 8
+	.word	0x2606c657	# th.vand.vx v12, v0, a3
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s5, s5, a4
-	.word	0x260fc857	# th.vand.vx v16, v0, t6
 	th.extu    	a4, s2, 23, 16
+	.word	0x260fc757	# th.vand.vx v14, v0, t6
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s5, s5, a5
-	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
 	th.extu    	a5, s1, 31, 24
+	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s5, s5, a4
 	xor        	s5, s5, a5
@@ -915,325 +915,325 @@ aes_gcm_encrypt_c906:
 	xor        	s6, s6, a4
 	th.extu    	a4, s4, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	# class 0: low words (pairs added), high words; out |= z & m[0]
-	.word	0x96802a57	# th.vmul.vv v20, v8, v0
 	xor        	s6, s6, a5
+	# class 0: low words (pairs added), high words; out |= z & m[0]
+	.word	0x96802b57	# th.vmul.vv v22, v8, v0
 	th.extu    	a5, s5, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0x92802b57	# th.vmulhu.vv v22, v8, v0
 	xor        	s6, s6, a4
+	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
 	th.extu    	a4, a7, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0xb6652a57	# th.vmacc.vv v20, v10, v6
 	xor        	s6, s6, a5
+	.word	0xb6652b57	# th.vmacc.vv v22, v10, v6
 	th.extu    	a5, s4, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x92a32d57	# th.vmulhu.vv v26, v10, v6
 	xor        	s2, s2, a4
+	.word	0x92a32d57	# th.vmulhu.vv v26, v10, v6
 	th.extu    	a4, s5, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x96c22c57	# th.vmul.vv v24, v12, v4
 	xor        	s2, s2, a5
+	.word	0x96c22c57	# th.vmul.vv v24, v12, v4
 	th.extu    	a5, a6, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	xor        	s2, s2, a4
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.extu    	a4, s4, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	xor        	s2, s2, a5
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.extu    	a5, s5, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
 	xor        	s1, s1, a4
+	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
 	th.extu    	a4, a6, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x97012c57	# th.vmul.vv v24, v16, v2
 	xor        	s1, s1, a5
+	.word	0x96e12c57	# th.vmul.vv v24, v14, v2
 	th.extu    	a5, a7, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	xor        	s1, s1, a4
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.extu    	a4, s5, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	xor        	s1, s1, a5
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.extu    	a5, a6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x93012d57	# th.vmulhu.vv v26, v16, v2
 	xor        	s3, s3, a4
+	.word	0x92e12d57	# th.vmulhu.vv v26, v14, v2
 	th.extu    	a4, a7, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x27454957	# th.vand.vx v18, v20, a0
 	xor        	s3, s3, a5
+	.word	0x27654957	# th.vand.vx v18, v22, a0
 	th.extu    	a5, s4, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	xor        	s3, s3, a4
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	xor        	s3, s3, a5
 	# round u = 10 of 13
 	lw         	a6, 160(t5)
-	.word	0x27654757	# th.vand.vx v14, v22, a0
 	lw         	a7, 164(t5)
+	.word	0x27454857	# th.vand.vx v16, v20, a0
 	lw         	s4, 168(t5)
 	lw         	s5, 172(t5)
-	# class 1: low words (pairs added), high words; out |= z & m[1]
-	.word	0x96812a57	# th.vmul.vv v20, v8, v2
 	th.extu    	a4, s6, 7, 0
+	# class 1: low words (pairs added), high words; out |= z & m[1]
+	.word	0x96812b57	# th.vmul.vv v22, v8, v2
 	th.lrwu    	a4, t1, a4, 2
 	th.extu    	a5, s2, 15, 8
-	.word	0x92812b57	# th.vmulhu.vv v22, v8, v2
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
 	xor        	a6, a6, a4
 	th.extu    	a4, s1, 23, 16
-	.word	0xb6662a57	# th.vmacc.vv v20, v12, v6
 	th.lrwu    	a4, t3, a4, 2
+	.word	0xb6662b57	# th.vmacc.vv v22, v12, v6
 	xor        	a6, a6, a5
 	th.extu    	a5, s3, 31, 24
-	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
 	xor        	a6, a6, a4
 	th.extu    	a4, s2, 7, 0
-	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
 	th.lrwu    	a4, t1, a4, 2
+	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
 	xor        	a6, a6, a5
 	th.extu    	a5, s1, 15, 8
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	xor        	a7, a7, a4
 	th.extu    	a4, s3, 23, 16
-	.word	0xb6482c57	# th.vmacc.vv v24, v16, v4
 	th.lrwu    	a4, t3, a4, 2
+	.word	0xb6472c57	# th.vmacc.vv v24, v14, v4
 	xor        	a7, a7, a5
 	th.extu    	a5, s6, 31, 24
-	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
 	xor        	a7, a7, a4
 	th.extu    	a4, s1, 7, 0
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.lrwu    	a4, t1, a4, 2
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	xor        	a7, a7, a5
 	th.extu    	a5, s3, 15, 8
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	xor        	s4, s4, a4
 	th.extu    	a4, s6, 23, 16
-	.word	0x93022d57	# th.vmulhu.vv v26, v16, v4
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x92e22d57	# th.vmulhu.vv v26, v14, v4
 	xor        	s4, s4, a5
 	th.extu    	a5, s2, 31, 24
-	.word	0x27464a57	# th.vand.vx v20, v20, a2
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x27664b57	# th.vand.vx v22, v22, a2
 	xor        	s4, s4, a4
 	th.extu    	a4, s3, 7, 0
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrwu    	a4, t1, a4, 2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	xor        	s4, s4, a5
 	th.extu    	a5, s6, 15, 8
-	.word	0x27664b57	# th.vand.vx v22, v22, a2
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x27464a57	# th.vand.vx v20, v20, a2
 	xor        	s5, s5, a4
 	th.extu    	a4, s2, 23, 16
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
 	xor        	s5, s5, a5
 	th.extu    	a5, s1, 31, 24
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	xor        	s5, s5, a4
 	xor        	s5, s5, a5
-	# class 2: low words (pairs added), high words; out |= z & m[2]
-	.word	0x96822a57	# th.vmul.vv v20, v8, v4
 	# round u = 11 of 13
 	lw         	s6, 176(t5)
+	# class 2: low words (pairs added), high words; out |= z & m[2]
+	.word	0x96822b57	# th.vmul.vv v22, v8, v4
 	lw         	s2, 180(t5)
 	lw         	s1, 184(t5)
-	.word	0x92822b57	# th.vmulhu.vv v22, v8, v4
 	lw         	s3, 188(t5)
+	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
 	th.extu    	a4, a6, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0xb6682a57	# th.vmacc.vv v20, v16, v6
 	th.extu    	a5, a7, 15, 8
+	.word	0xb6672b57	# th.vmacc.vv v22, v14, v6
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a4
-	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
 	th.extu    	a4, s4, 23, 16
+	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
-	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
 	th.extu    	a5, s5, 31, 24
+	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s6, s6, a4
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.extu    	a4, a7, 7, 0
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s6, s6, a5
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.extu    	a5, s4, 15, 8
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s2, s2, a4
-	.word	0x92c02d57	# th.vmulhu.vv v26, v12, v0
 	th.extu    	a4, s5, 23, 16
+	.word	0x92c02d57	# th.vmulhu.vv v26, v12, v0
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s2, s2, a5
-	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
 	th.extu    	a5, a6, 31, 24
+	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s2, s2, a4
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.extu    	a4, s4, 7, 0
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s2, s2, a5
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.extu    	a5, s5, 15, 8
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a4
-	.word	0x93032d57	# th.vmulhu.vv v26, v16, v6
 	th.extu    	a4, a6, 23, 16
+	.word	0x92e32d57	# th.vmulhu.vv v26, v14, v6
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s1, s1, a5
-	.word	0x2746ca57	# th.vand.vx v20, v20, a3
 	th.extu    	a5, a7, 31, 24
+	.word	0x2766cb57	# th.vand.vx v22, v22, a3
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s1, s1, a4
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.extu    	a4, s5, 7, 0
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s1, s1, a5
-	.word	0x2766cb57	# th.vand.vx v22, v22, a3
 	th.extu    	a5, a6, 15, 8
+	.word	0x2746ca57	# th.vand.vx v20, v20, a3
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s3, s3, a4
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
 	th.extu    	a4, a7, 23, 16
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s3, s3, a5
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	th.extu    	a5, s4, 31, 24
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s3, s3, a4
-	# class 3: low words (pairs added), high words; out |= z & m[3]
-	.word	0x96832a57	# th.vmul.vv v20, v8, v6
 	xor        	s3, s3, a5
+	# class 3: low words (pairs added), high words; out |= z & m[3]
+	.word	0x96832b57	# th.vmul.vv v22, v8, v6
 	# round u = 12 of 13
 	lw         	a6, 192(t5)
 	lw         	a7, 196(t5)
-	.word	0x92832b57	# th.vmulhu.vv v22, v8, v6
 	lw         	s4, 200(t5)
+	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
 	lw         	s5, 204(t5)
 	th.extu    	a4, s6, 7, 0
-	.word	0x96a22c57	# th.vmul.vv v24, v10, v4
 	th.lrwu    	a4, t1, a4, 2
+	.word	0x96a22c57	# th.vmul.vv v24, v10, v4
 	th.extu    	a5, s2, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x92a22d57	# th.vmulhu.vv v26, v10, v4
 	xor        	a6, a6, a4
+	.word	0x92a22d57	# th.vmulhu.vv v26, v10, v4
 	th.extu    	a4, s1, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	xor        	a6, a6, a5
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.extu    	a5, s3, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	xor        	a6, a6, a4
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.extu    	a4, s2, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x96c12c57	# th.vmul.vv v24, v12, v2
 	xor        	a6, a6, a5
+	.word	0x96c12c57	# th.vmul.vv v24, v12, v2
 	th.extu    	a5, s1, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
 	xor        	a7, a7, a4
+	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
 	th.extu    	a4, s3, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	xor        	a7, a7, a5
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.extu    	a5, s6, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	xor        	a7, a7, a4
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.extu    	a4, s1, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x97002c57	# th.vmul.vv v24, v16, v0
 	xor        	a7, a7, a5
+	.word	0x96e02c57	# th.vmul.vv v24, v14, v0
 	th.extu    	a5, s3, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x93002d57	# th.vmulhu.vv v26, v16, v0
 	xor        	s4, s4, a4
+	.word	0x92e02d57	# th.vmulhu.vv v26, v14, v0
 	th.extu    	a4, s6, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	xor        	s4, s4, a5
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.extu    	a5, s2, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	xor        	s4, s4, a4
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.extu    	a4, s3, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x274fca57	# th.vand.vx v20, v20, t6
 	xor        	s4, s4, a5
+	.word	0x276fcb57	# th.vand.vx v22, v22, t6
 	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x276fcb57	# th.vand.vx v22, v22, t6
 	xor        	s5, s5, a4
+	.word	0x274fca57	# th.vand.vx v20, v20, t6
 	th.extu    	a4, s2, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
 	xor        	s5, s5, a5
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
 	th.extu    	a5, s1, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	xor        	s5, s5, a4
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	xor        	s5, s5, a5
 	# round u = 13 of 13
 	lw         	s6, 208(t5)
+	lw         	s2, 212(t5)
 	# sums[0] = lane sums (high word << 32 | low word)
 	.word	0x0f2e2057	# th.vredxor.vs v0, v18, v28
-	lw         	s2, 212(t5)
 	lw         	s1, 216(t5)
 	lw         	s3, 220(t5)
 	th.extu    	a4, a6, 7, 0
-	.word	0x0eee2157	# th.vredxor.vs v2, v14, v28
 	th.lrwu    	a4, t1, a4, 2
+	.word	0x0f0e2157	# th.vredxor.vs v2, v16, v28
 	th.extu    	a5, a7, 15, 8
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a4
-	.word	0x32002457	# th.vext.x.v s0, v0, zero
 	th.extu    	a4, s4, 23, 16
+	.word	0x32002457	# th.vext.x.v s0, v0, zero
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
 	th.extu    	a5, s5, 31, 24
+	th.lrwu    	a5, t4, a5, 2
 	.word	0x322020d7	# th.vext.x.v ra, v2, zero
 	# piece 1: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
 	addi       	s7, sp, 1312
-	th.lrwu    	a5, t4, a5, 2
 	xor        	s6, s6, a4
 	th.extu    	a4, a7, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	slli       	ra, ra, 32
 	or         	s0, s0, ra
 	sd         	s0, 1568(sp)
 	.word	0x020bf007	# th.vle.v v0, (s7)
-	th.lrwu    	a4, t1, a4, 2
 	xor        	s6, s6, a5
 	th.extu    	a5, s4, 15, 8
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x26054457	# th.vand.vx v8, v0, a0
 	addi       	s7, sp, 128
-	th.lrwu    	a5, t2, a5, 2
 	xor        	s2, s2, a4
-	.word	0x26064557	# th.vand.vx v10, v0, a2
 	th.extu    	a4, s5, 23, 16
+	.word	0x26064557	# th.vand.vx v10, v0, a2
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s2, s2, a5
-	.word	0x2606c657	# th.vand.vx v12, v0, a3
 	th.extu    	a5, a6, 31, 24
+	.word	0x2606c657	# th.vand.vx v12, v0, a3
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s2, s2, a4
-	.word	0x260fc857	# th.vand.vx v16, v0, t6
 	th.extu    	a4, s4, 7, 0
+	.word	0x260fc757	# th.vand.vx v14, v0, t6
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s2, s2, a5
-	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
 	th.extu    	a5, s5, 15, 8
+	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a4
 	th.extu    	a4, a6, 23, 16
@@ -1248,328 +1248,329 @@ aes_gcm_encrypt_c906:
 	th.extu    	a5, a6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s3, s3, a4
-	# class 0: low words (pairs added), high words; out |= z & m[0]
-	.word	0x96802a57	# th.vmul.vv v20, v8, v0
 	th.extu    	a4, a7, 23, 16
+	# class 0: low words (pairs added), high words; out |= z & m[0]
+	.word	0x96802b57	# th.vmul.vv v22, v8, v0
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s3, s3, a5
-	.word	0x92802b57	# th.vmulhu.vv v22, v8, v0
 	th.extu    	a5, s4, 31, 24
+	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s3, s3, a4
-	.word	0xb6652a57	# th.vmacc.vv v20, v10, v6
 	xor        	s3, s3, a5
+	.word	0xb6652b57	# th.vmacc.vv v22, v10, v6
 	# final round
 	addi       	s4, t4, 1024
 	addi       	s9, zero, 256
-	.word	0x92a32d57	# th.vmulhu.vv v26, v10, v6
 	lui        	s10, 16
+	.word	0x92a32d57	# th.vmulhu.vv v26, v10, v6
 	lui        	s11, 4096
 	th.extu    	a6, s6, 7, 0
-	.word	0x96c22c57	# th.vmul.vv v24, v12, v4
 	th.lrbu    	a6, s4, a6, 0
+	.word	0x96c22c57	# th.vmul.vv v24, v12, v4
 	th.extu    	s5, s2, 7, 0
 	th.lrbu    	s5, s4, s5, 0
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.extu    	a7, s1, 7, 0
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.lrbu    	a7, s4, a7, 0
 	th.extu    	s8, s3, 7, 0
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.lrbu    	s8, s4, s8, 0
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.extu    	a4, s2, 15, 8
 	th.lrbu    	a4, s4, a4, 0
-	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
 	th.extu    	a5, s1, 15, 8
+	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
 	th.lrbu    	a5, s4, a5, 0
 	th.mula    	a6, a4, s9
-	.word	0x97012c57	# th.vmul.vv v24, v16, v2
 	th.extu    	a4, s3, 15, 8
+	.word	0x96e12c57	# th.vmul.vv v24, v14, v2
 	th.lrbu    	a4, s4, a4, 0
 	th.mula    	s5, a5, s9
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.extu    	a5, s6, 15, 8
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.lrbu    	a5, s4, a5, 0
 	th.mula    	a7, a4, s9
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.extu    	a4, s1, 23, 16
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.lrbu    	a4, s4, a4, 0
 	th.mula    	s8, a5, s9
-	.word	0x93012d57	# th.vmulhu.vv v26, v16, v2
 	th.extu    	a5, s3, 23, 16
+	.word	0x92e12d57	# th.vmulhu.vv v26, v14, v2
 	th.lrbu    	a5, s4, a5, 0
 	th.mula    	a6, a4, s10
-	.word	0x27454957	# th.vand.vx v18, v20, a0
 	th.extu    	a4, s6, 23, 16
+	.word	0x27654957	# th.vand.vx v18, v22, a0
 	th.lrbu    	a4, s4, a4, 0
 	th.mula    	s5, a5, s10
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.extu    	a5, s2, 23, 16
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.lrbu    	a5, s4, a5, 0
 	th.mula    	a7, a4, s10
-	.word	0x27654757	# th.vand.vx v14, v22, a0
 	th.extu    	a4, s3, 31, 24
+	.word	0x27454857	# th.vand.vx v16, v20, a0
 	th.lrbu    	a4, s4, a4, 0
 	th.mula    	s8, a5, s10
-	# class 1: low words (pairs added), high words; out |= z & m[1]
-	.word	0x96812a57	# th.vmul.vv v20, v8, v2
 	th.extu    	a5, s6, 31, 24
+	# class 1: low words (pairs added), high words; out |= z & m[1]
+	.word	0x96812b57	# th.vmul.vv v22, v8, v2
 	th.lrbu    	a5, s4, a5, 0
 	th.mula    	a6, a4, s11
-	.word	0x92812b57	# th.vmulhu.vv v22, v8, v2
 	th.extu    	a4, s2, 31, 24
+	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
 	th.lrbu    	a4, s4, a4, 0
 	th.mula    	s5, a5, s11
-	.word	0xb6662a57	# th.vmacc.vv v20, v12, v6
 	th.extu    	a5, s1, 31, 24
+	.word	0xb6662b57	# th.vmacc.vv v22, v12, v6
 	th.lrbu    	a5, s4, a5, 0
 	th.mula    	a7, a4, s11
-	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
 	th.mula    	s8, a5, s11
+	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
 	ld         	a4, 224(t5)
 	ld         	a5, 232(t5)
-	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
 	slli       	s5, s5, 32
+	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
 	xor        	a6, a6, a4
 	xor        	a6, a6, s5
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	slli       	s8, s8, 32
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	xor        	a7, a7, a5
 	xor        	a7, a7, s8
-	.word	0xb6482c57	# th.vmacc.vv v24, v16, v4
 	# out[0] = in[0] ^ keystream
+	ld         	a4, 1912(sp)
+	ld         	a4, 0(a4)
+	.word	0xb6472c57	# th.vmacc.vv v24, v14, v4
 	ld         	a5, 1912(sp)
-	ld         	a4, 0(a5)
 	ld         	a5, 8(a5)
 	xor        	a6, a6, a4
-	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
 	xor        	a7, a7, a5
+	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
 	sd         	a6, 0(a1)
 	sd         	a7, 8(a1)
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	# block 1: s = states[1]
 	lw         	a6, 1664(sp)
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	lw         	a7, 1668(sp)
 	lw         	s4, 1672(sp)
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	lw         	s5, 1676(sp)
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	# round u = 7 of 13
 	lw         	s6, 112(t5)
 	lw         	s2, 116(t5)
-	.word	0x93022d57	# th.vmulhu.vv v26, v16, v4
 	lw         	s1, 120(t5)
+	.word	0x92e22d57	# th.vmulhu.vv v26, v14, v4
 	lw         	s3, 124(t5)
 	th.extu    	a4, a6, 7, 0
-	.word	0x27464a57	# th.vand.vx v20, v20, a2
 	th.lrwu    	a4, t1, a4, 2
+	.word	0x27664b57	# th.vand.vx v22, v22, a2
 	th.extu    	a5, a7, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	xor        	s6, s6, a4
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.extu    	a4, s4, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x27664b57	# th.vand.vx v22, v22, a2
 	xor        	s6, s6, a5
+	.word	0x27464a57	# th.vand.vx v20, v20, a2
 	th.extu    	a5, s5, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
 	xor        	s6, s6, a4
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
 	th.extu    	a4, a7, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	xor        	s6, s6, a5
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	th.extu    	a5, s4, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	# class 2: low words (pairs added), high words; out |= z & m[2]
-	.word	0x96822a57	# th.vmul.vv v20, v8, v4
 	xor        	s2, s2, a4
+	# class 2: low words (pairs added), high words; out |= z & m[2]
+	.word	0x96822b57	# th.vmul.vv v22, v8, v4
 	th.extu    	a4, s5, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x92822b57	# th.vmulhu.vv v22, v8, v4
 	xor        	s2, s2, a5
+	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
 	th.extu    	a5, a6, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0xb6682a57	# th.vmacc.vv v20, v16, v6
 	xor        	s2, s2, a4
+	.word	0xb6672b57	# th.vmacc.vv v22, v14, v6
 	th.extu    	a4, s4, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
 	xor        	s2, s2, a5
+	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
 	th.extu    	a5, s5, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
 	xor        	s1, s1, a4
+	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
 	th.extu    	a4, a6, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	xor        	s1, s1, a5
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.extu    	a5, a7, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	xor        	s1, s1, a4
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.extu    	a4, s5, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x92c02d57	# th.vmulhu.vv v26, v12, v0
 	xor        	s1, s1, a5
+	.word	0x92c02d57	# th.vmulhu.vv v26, v12, v0
 	th.extu    	a5, a6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
 	xor        	s3, s3, a4
+	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
 	th.extu    	a4, a7, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	xor        	s3, s3, a5
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.extu    	a5, s4, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	xor        	s3, s3, a4
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	xor        	s3, s3, a5
 	# round u = 8 of 13
 	lw         	a6, 128(t5)
-	.word	0x93032d57	# th.vmulhu.vv v26, v16, v6
 	lw         	a7, 132(t5)
+	.word	0x92e32d57	# th.vmulhu.vv v26, v14, v6
 	lw         	s4, 136(t5)
 	lw         	s5, 140(t5)
-	.word	0x2746ca57	# th.vand.vx v20, v20, a3
 	th.extu    	a4, s6, 7, 0
+	.word	0x2766cb57	# th.vand.vx v22, v22, a3
 	th.lrwu    	a4, t1, a4, 2
 	th.extu    	a5, s2, 15, 8
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	xor        	a6, a6, a4
 	th.extu    	a4, s1, 23, 16
-	.word	0x2766cb57	# th.vand.vx v22, v22, a3
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x2746ca57	# th.vand.vx v20, v20, a3
 	xor        	a6, a6, a5
 	th.extu    	a5, s3, 31, 24
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
 	xor        	a6, a6, a4
 	th.extu    	a4, s2, 7, 0
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	th.lrwu    	a4, t1, a4, 2
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	xor        	a6, a6, a5
 	th.extu    	a5, s1, 15, 8
-	# class 3: low words (pairs added), high words; out |= z & m[3]
-	.word	0x96832a57	# th.vmul.vv v20, v8, v6
 	th.lrwu    	a5, t2, a5, 2
+	# class 3: low words (pairs added), high words; out |= z & m[3]
+	.word	0x96832b57	# th.vmul.vv v22, v8, v6
 	xor        	a7, a7, a4
 	th.extu    	a4, s3, 23, 16
-	.word	0x92832b57	# th.vmulhu.vv v22, v8, v6
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
 	xor        	a7, a7, a5
 	th.extu    	a5, s6, 31, 24
-	.word	0x96a22c57	# th.vmul.vv v24, v10, v4
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x96a22c57	# th.vmul.vv v24, v10, v4
 	xor        	a7, a7, a4
 	th.extu    	a4, s1, 7, 0
-	.word	0x92a22d57	# th.vmulhu.vv v26, v10, v4
 	th.lrwu    	a4, t1, a4, 2
+	.word	0x92a22d57	# th.vmulhu.vv v26, v10, v4
 	xor        	a7, a7, a5
 	th.extu    	a5, s3, 15, 8
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	xor        	s4, s4, a4
 	th.extu    	a4, s6, 23, 16
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	xor        	s4, s4, a5
 	th.extu    	a5, s2, 31, 24
-	.word	0x96c12c57	# th.vmul.vv v24, v12, v2
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x96c12c57	# th.vmul.vv v24, v12, v2
 	xor        	s4, s4, a4
 	th.extu    	a4, s3, 7, 0
-	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
 	th.lrwu    	a4, t1, a4, 2
+	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
 	xor        	s4, s4, a5
 	th.extu    	a5, s6, 15, 8
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	xor        	s5, s5, a4
 	th.extu    	a4, s2, 23, 16
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	xor        	s5, s5, a5
 	th.extu    	a5, s1, 31, 24
-	.word	0x97002c57	# th.vmul.vv v24, v16, v0
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x96e02c57	# th.vmul.vv v24, v14, v0
 	xor        	s5, s5, a4
 	xor        	s5, s5, a5
-	.word	0x93002d57	# th.vmulhu.vv v26, v16, v0
 	# round u = 9 of 13
 	lw         	s6, 144(t5)
+	.word	0x92e02d57	# th.vmulhu.vv v26, v14, v0
 	lw         	s2, 148(t5)
 	lw         	s1, 152(t5)
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	lw         	s3, 156(t5)
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.extu    	a4, a6, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.extu    	a5, a7, 15, 8
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a4
-	.word	0x274fca57	# th.vand.vx v20, v20, t6
 	th.extu    	a4, s4, 23, 16
+	.word	0x276fcb57	# th.vand.vx v22, v22, t6
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
-	.word	0x276fcb57	# th.vand.vx v22, v22, t6
 	th.extu    	a5, s5, 31, 24
+	.word	0x274fca57	# th.vand.vx v20, v20, t6
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s6, s6, a4
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
 	th.extu    	a4, a7, 7, 0
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s6, s6, a5
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	th.extu    	a5, s4, 15, 8
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s2, s2, a4
+	th.extu    	a4, s5, 23, 16
 	# sums[1] = lane sums (high word << 32 | low word)
 	.word	0x0f2e2057	# th.vredxor.vs v0, v18, v28
-	th.extu    	a4, s5, 23, 16
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s2, s2, a5
 	th.extu    	a5, a6, 31, 24
-	.word	0x0eee2157	# th.vredxor.vs v2, v14, v28
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x0f0e2157	# th.vredxor.vs v2, v16, v28
 	xor        	s2, s2, a4
 	th.extu    	a4, s4, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x32002457	# th.vext.x.v s0, v0, zero
 	xor        	s2, s2, a5
+	.word	0x32002457	# th.vext.x.v s0, v0, zero
 	th.extu    	a5, s5, 15, 8
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a4
+	th.extu    	a4, a6, 23, 16
 	.word	0x322020d7	# th.vext.x.v ra, v2, zero
 	# piece 2: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
 	addi       	s7, sp, 1344
-	th.extu    	a4, a6, 23, 16
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s1, s1, a5
+	th.extu    	a5, a7, 31, 24
 	slli       	ra, ra, 32
 	or         	s0, s0, ra
 	sd         	s0, 1576(sp)
 	.word	0x020bf007	# th.vle.v v0, (s7)
-	th.extu    	a5, a7, 31, 24
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s1, s1, a4
+	th.extu    	a4, s5, 7, 0
 	.word	0x26054457	# th.vand.vx v8, v0, a0
 	addi       	s7, sp, 256
-	th.extu    	a4, s5, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x26064557	# th.vand.vx v10, v0, a2
 	xor        	s1, s1, a5
+	.word	0x26064557	# th.vand.vx v10, v0, a2
 	th.extu    	a5, a6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2606c657	# th.vand.vx v12, v0, a3
 	xor        	s3, s3, a4
+	.word	0x2606c657	# th.vand.vx v12, v0, a3
 	th.extu    	a4, a7, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x260fc857	# th.vand.vx v16, v0, t6
 	xor        	s3, s3, a5
+	.word	0x260fc757	# th.vand.vx v14, v0, t6
 	th.extu    	a5, s4, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
 	xor        	s3, s3, a4
+	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
 	xor        	s3, s3, a5
 	# round u = 10 of 13
 	lw         	a6, 160(t5)
@@ -1585,325 +1586,325 @@ aes_gcm_encrypt_c906:
 	th.lrwu    	a4, t3, a4, 2
 	xor        	a6, a6, a5
 	th.extu    	a5, s3, 31, 24
-	# class 0: low words (pairs added), high words; out |= z & m[0]
-	.word	0x96802a57	# th.vmul.vv v20, v8, v0
 	th.lrwu    	a5, t4, a5, 2
+	# class 0: low words (pairs added), high words; out |= z & m[0]
+	.word	0x96802b57	# th.vmul.vv v22, v8, v0
 	xor        	a6, a6, a4
 	th.extu    	a4, s2, 7, 0
-	.word	0x92802b57	# th.vmulhu.vv v22, v8, v0
 	th.lrwu    	a4, t1, a4, 2
+	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
 	xor        	a6, a6, a5
 	th.extu    	a5, s1, 15, 8
-	.word	0xb6652a57	# th.vmacc.vv v20, v10, v6
 	th.lrwu    	a5, t2, a5, 2
+	.word	0xb6652b57	# th.vmacc.vv v22, v10, v6
 	xor        	a7, a7, a4
 	th.extu    	a4, s3, 23, 16
-	.word	0x92a32d57	# th.vmulhu.vv v26, v10, v6
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x92a32d57	# th.vmulhu.vv v26, v10, v6
 	xor        	a7, a7, a5
 	th.extu    	a5, s6, 31, 24
-	.word	0x96c22c57	# th.vmul.vv v24, v12, v4
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x96c22c57	# th.vmul.vv v24, v12, v4
 	xor        	a7, a7, a4
 	th.extu    	a4, s1, 7, 0
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrwu    	a4, t1, a4, 2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	xor        	a7, a7, a5
 	th.extu    	a5, s3, 15, 8
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	xor        	s4, s4, a4
 	th.extu    	a4, s6, 23, 16
-	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
 	xor        	s4, s4, a5
 	th.extu    	a5, s2, 31, 24
-	.word	0x97012c57	# th.vmul.vv v24, v16, v2
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x96e12c57	# th.vmul.vv v24, v14, v2
 	xor        	s4, s4, a4
 	th.extu    	a4, s3, 7, 0
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrwu    	a4, t1, a4, 2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	xor        	s4, s4, a5
 	th.extu    	a5, s6, 15, 8
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	xor        	s5, s5, a4
 	th.extu    	a4, s2, 23, 16
-	.word	0x93012d57	# th.vmulhu.vv v26, v16, v2
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x92e12d57	# th.vmulhu.vv v26, v14, v2
 	xor        	s5, s5, a5
 	th.extu    	a5, s1, 31, 24
-	.word	0x27454957	# th.vand.vx v18, v20, a0
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x27654957	# th.vand.vx v18, v22, a0
 	xor        	s5, s5, a4
 	xor        	s5, s5, a5
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	# round u = 11 of 13
 	lw         	s6, 176(t5)
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	lw         	s2, 180(t5)
 	lw         	s1, 184(t5)
-	.word	0x27654757	# th.vand.vx v14, v22, a0
 	lw         	s3, 188(t5)
+	.word	0x27454857	# th.vand.vx v16, v20, a0
 	th.extu    	a4, a6, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	# class 1: low words (pairs added), high words; out |= z & m[1]
-	.word	0x96812a57	# th.vmul.vv v20, v8, v2
 	th.extu    	a5, a7, 15, 8
+	# class 1: low words (pairs added), high words; out |= z & m[1]
+	.word	0x96812b57	# th.vmul.vv v22, v8, v2
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a4
-	.word	0x92812b57	# th.vmulhu.vv v22, v8, v2
 	th.extu    	a4, s4, 23, 16
+	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
-	.word	0xb6662a57	# th.vmacc.vv v20, v12, v6
 	th.extu    	a5, s5, 31, 24
+	.word	0xb6662b57	# th.vmacc.vv v22, v12, v6
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s6, s6, a4
-	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
 	th.extu    	a4, a7, 7, 0
+	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s6, s6, a5
-	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
 	th.extu    	a5, s4, 15, 8
+	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s2, s2, a4
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.extu    	a4, s5, 23, 16
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s2, s2, a5
-	.word	0xb6482c57	# th.vmacc.vv v24, v16, v4
 	th.extu    	a5, a6, 31, 24
+	.word	0xb6472c57	# th.vmacc.vv v24, v14, v4
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s2, s2, a4
-	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
 	th.extu    	a4, s4, 7, 0
+	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s2, s2, a5
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.extu    	a5, s5, 15, 8
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a4
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.extu    	a4, a6, 23, 16
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s1, s1, a5
-	.word	0x93022d57	# th.vmulhu.vv v26, v16, v4
 	th.extu    	a5, a7, 31, 24
+	.word	0x92e22d57	# th.vmulhu.vv v26, v14, v4
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s1, s1, a4
-	.word	0x27464a57	# th.vand.vx v20, v20, a2
 	th.extu    	a4, s5, 7, 0
+	.word	0x27664b57	# th.vand.vx v22, v22, a2
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s1, s1, a5
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.extu    	a5, a6, 15, 8
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s3, s3, a4
-	.word	0x27664b57	# th.vand.vx v22, v22, a2
 	th.extu    	a4, a7, 23, 16
+	.word	0x27464a57	# th.vand.vx v20, v20, a2
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s3, s3, a5
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
 	th.extu    	a5, s4, 31, 24
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s3, s3, a4
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	xor        	s3, s3, a5
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	# round u = 12 of 13
 	lw         	a6, 192(t5)
 	lw         	a7, 196(t5)
-	# class 2: low words (pairs added), high words; out |= z & m[2]
-	.word	0x96822a57	# th.vmul.vv v20, v8, v4
 	lw         	s4, 200(t5)
+	# class 2: low words (pairs added), high words; out |= z & m[2]
+	.word	0x96822b57	# th.vmul.vv v22, v8, v4
 	lw         	s5, 204(t5)
 	th.extu    	a4, s6, 7, 0
-	.word	0x92822b57	# th.vmulhu.vv v22, v8, v4
 	th.lrwu    	a4, t1, a4, 2
+	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
 	th.extu    	a5, s2, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0xb6682a57	# th.vmacc.vv v20, v16, v6
 	xor        	a6, a6, a4
+	.word	0xb6672b57	# th.vmacc.vv v22, v14, v6
 	th.extu    	a4, s1, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
 	xor        	a6, a6, a5
+	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
 	th.extu    	a5, s3, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
 	xor        	a6, a6, a4
+	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
 	th.extu    	a4, s2, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	xor        	a6, a6, a5
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.extu    	a5, s1, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	xor        	a7, a7, a4
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.extu    	a4, s3, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x92c02d57	# th.vmulhu.vv v26, v12, v0
 	xor        	a7, a7, a5
+	.word	0x92c02d57	# th.vmulhu.vv v26, v12, v0
 	th.extu    	a5, s6, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
 	xor        	a7, a7, a4
+	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
 	th.extu    	a4, s1, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	xor        	a7, a7, a5
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.extu    	a5, s3, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	xor        	s4, s4, a4
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.extu    	a4, s6, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x93032d57	# th.vmulhu.vv v26, v16, v6
 	xor        	s4, s4, a5
+	.word	0x92e32d57	# th.vmulhu.vv v26, v14, v6
 	th.extu    	a5, s2, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0x2746ca57	# th.vand.vx v20, v20, a3
 	xor        	s4, s4, a4
+	.word	0x2766cb57	# th.vand.vx v22, v22, a3
 	th.extu    	a4, s3, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	xor        	s4, s4, a5
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2766cb57	# th.vand.vx v22, v22, a3
 	xor        	s5, s5, a4
+	.word	0x2746ca57	# th.vand.vx v20, v20, a3
 	th.extu    	a4, s2, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
 	xor        	s5, s5, a5
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
 	th.extu    	a5, s1, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	xor        	s5, s5, a4
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	xor        	s5, s5, a5
 	# round u = 13 of 13
 	lw         	s6, 208(t5)
-	# class 3: low words (pairs added), high words; out |= z & m[3]
-	.word	0x96832a57	# th.vmul.vv v20, v8, v6
 	lw         	s2, 212(t5)
+	# class 3: low words (pairs added), high words; out |= z & m[3]
+	.word	0x96832b57	# th.vmul.vv v22, v8, v6
 	lw         	s1, 216(t5)
 	lw         	s3, 220(t5)
-	.word	0x92832b57	# th.vmulhu.vv v22, v8, v6
 	th.extu    	a4, a6, 7, 0
+	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
 	th.lrwu    	a4, t1, a4, 2
 	th.extu    	a5, a7, 15, 8
-	.word	0x96a22c57	# th.vmul.vv v24, v10, v4
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x96a22c57	# th.vmul.vv v24, v10, v4
 	xor        	s6, s6, a4
 	th.extu    	a4, s4, 23, 16
-	.word	0x92a22d57	# th.vmulhu.vv v26, v10, v4
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x92a22d57	# th.vmulhu.vv v26, v10, v4
 	xor        	s6, s6, a5
 	th.extu    	a5, s5, 31, 24
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	xor        	s6, s6, a4
 	th.extu    	a4, a7, 7, 0
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrwu    	a4, t1, a4, 2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	xor        	s6, s6, a5
 	th.extu    	a5, s4, 15, 8
-	.word	0x96c12c57	# th.vmul.vv v24, v12, v2
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x96c12c57	# th.vmul.vv v24, v12, v2
 	xor        	s2, s2, a4
 	th.extu    	a4, s5, 23, 16
-	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
 	xor        	s2, s2, a5
 	th.extu    	a5, a6, 31, 24
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	xor        	s2, s2, a4
 	th.extu    	a4, s4, 7, 0
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrwu    	a4, t1, a4, 2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	xor        	s2, s2, a5
 	th.extu    	a5, s5, 15, 8
-	.word	0x97002c57	# th.vmul.vv v24, v16, v0
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x96e02c57	# th.vmul.vv v24, v14, v0
 	xor        	s1, s1, a4
 	th.extu    	a4, a6, 23, 16
-	.word	0x93002d57	# th.vmulhu.vv v26, v16, v0
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x92e02d57	# th.vmulhu.vv v26, v14, v0
 	xor        	s1, s1, a5
 	th.extu    	a5, a7, 31, 24
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	xor        	s1, s1, a4
 	th.extu    	a4, s5, 7, 0
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrwu    	a4, t1, a4, 2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	xor        	s1, s1, a5
 	th.extu    	a5, a6, 15, 8
-	.word	0x274fca57	# th.vand.vx v20, v20, t6
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x276fcb57	# th.vand.vx v22, v22, t6
 	xor        	s3, s3, a4
 	th.extu    	a4, a7, 23, 16
-	.word	0x276fcb57	# th.vand.vx v22, v22, t6
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x274fca57	# th.vand.vx v20, v20, t6
 	xor        	s3, s3, a5
 	th.extu    	a5, s4, 31, 24
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
 	xor        	s3, s3, a4
 	xor        	s3, s3, a5
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	# final round
 	addi       	s4, t4, 1024
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	addi       	s9, zero, 256
 	lui        	s10, 16
+	lui        	s11, 4096
 	# sums[2] = lane sums (high word << 32 | low word)
 	.word	0x0f2e2057	# th.vredxor.vs v0, v18, v28
-	lui        	s11, 4096
 	th.extu    	a6, s6, 7, 0
 	th.lrbu    	a6, s4, a6, 0
 	th.extu    	s5, s2, 7, 0
-	.word	0x0eee2157	# th.vredxor.vs v2, v14, v28
 	th.lrbu    	s5, s4, s5, 0
+	.word	0x0f0e2157	# th.vredxor.vs v2, v16, v28
 	th.extu    	a7, s1, 7, 0
 	th.lrbu    	a7, s4, a7, 0
 	th.extu    	s8, s3, 7, 0
-	.word	0x32002457	# th.vext.x.v s0, v0, zero
 	th.lrbu    	s8, s4, s8, 0
+	.word	0x32002457	# th.vext.x.v s0, v0, zero
 	th.extu    	a4, s2, 15, 8
 	th.lrbu    	a4, s4, a4, 0
 	th.extu    	a5, s1, 15, 8
+	th.lrbu    	a5, s4, a5, 0
 	.word	0x322020d7	# th.vext.x.v ra, v2, zero
 	# piece 3: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
 	addi       	s7, sp, 1376
-	th.lrbu    	a5, s4, a5, 0
 	th.mula    	a6, a4, s9
 	th.extu    	a4, s3, 15, 8
+	th.lrbu    	a4, s4, a4, 0
 	slli       	ra, ra, 32
 	or         	s0, s0, ra
 	sd         	s0, 1584(sp)
 	.word	0x020bf007	# th.vle.v v0, (s7)
-	th.lrbu    	a4, s4, a4, 0
 	th.mula    	s5, a5, s9
 	th.extu    	a5, s6, 15, 8
+	th.lrbu    	a5, s4, a5, 0
 	.word	0x26054457	# th.vand.vx v8, v0, a0
 	addi       	s7, sp, 384
-	th.lrbu    	a5, s4, a5, 0
 	th.mula    	a7, a4, s9
-	.word	0x26064557	# th.vand.vx v10, v0, a2
 	th.extu    	a4, s1, 23, 16
+	.word	0x26064557	# th.vand.vx v10, v0, a2
 	th.lrbu    	a4, s4, a4, 0
 	th.mula    	s8, a5, s9
-	.word	0x2606c657	# th.vand.vx v12, v0, a3
 	th.extu    	a5, s3, 23, 16
+	.word	0x2606c657	# th.vand.vx v12, v0, a3
 	th.lrbu    	a5, s4, a5, 0
 	th.mula    	a6, a4, s10
-	.word	0x260fc857	# th.vand.vx v16, v0, t6
 	th.extu    	a4, s6, 23, 16
+	.word	0x260fc757	# th.vand.vx v14, v0, t6
 	th.lrbu    	a4, s4, a4, 0
 	th.mula    	s5, a5, s10
-	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
 	th.extu    	a5, s2, 23, 16
+	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
 	th.lrbu    	a5, s4, a5, 0
 	th.mula    	a7, a4, s10
 	th.extu    	a4, s3, 31, 24
@@ -1918,329 +1919,330 @@ aes_gcm_encrypt_c906:
 	th.extu    	a5, s1, 31, 24
 	th.lrbu    	a5, s4, a5, 0
 	th.mula    	a7, a4, s11
-	# class 0: low words (pairs added), high words; out |= z & m[0]
-	.word	0x96802a57	# th.vmul.vv v20, v8, v0
 	th.mula    	s8, a5, s11
+	# class 0: low words (pairs added), high words; out |= z & m[0]
+	.word	0x96802b57	# th.vmul.vv v22, v8, v0
 	ld         	a4, 224(t5)
 	ld         	a5, 232(t5)
-	.word	0x92802b57	# th.vmulhu.vv v22, v8, v0
 	slli       	s5, s5, 32
+	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
 	xor        	a6, a6, a4
 	xor        	a6, a6, s5
-	.word	0xb6652a57	# th.vmacc.vv v20, v10, v6
 	slli       	s8, s8, 32
+	.word	0xb6652b57	# th.vmacc.vv v22, v10, v6
 	xor        	a7, a7, a5
 	xor        	a7, a7, s8
-	.word	0x92a32d57	# th.vmulhu.vv v26, v10, v6
 	# out[1] = in[1] ^ keystream
+	ld         	a4, 1912(sp)
+	ld         	a4, 16(a4)
+	.word	0x92a32d57	# th.vmulhu.vv v26, v10, v6
 	ld         	a5, 1912(sp)
-	ld         	a4, 16(a5)
 	ld         	a5, 24(a5)
 	xor        	a6, a6, a4
-	.word	0x96c22c57	# th.vmul.vv v24, v12, v4
 	xor        	a7, a7, a5
+	.word	0x96c22c57	# th.vmul.vv v24, v12, v4
 	sd         	a6, 16(a1)
 	sd         	a7, 24(a1)
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	# block 2: s = states[2]
 	lw         	a6, 1680(sp)
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	lw         	a7, 1684(sp)
 	lw         	s4, 1688(sp)
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	lw         	s5, 1692(sp)
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	# round u = 7 of 13
 	lw         	s6, 112(t5)
 	lw         	s2, 116(t5)
-	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
 	lw         	s1, 120(t5)
+	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
 	lw         	s3, 124(t5)
 	th.extu    	a4, a6, 7, 0
-	.word	0x97012c57	# th.vmul.vv v24, v16, v2
 	th.lrwu    	a4, t1, a4, 2
+	.word	0x96e12c57	# th.vmul.vv v24, v14, v2
 	th.extu    	a5, a7, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	xor        	s6, s6, a4
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.extu    	a4, s4, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	xor        	s6, s6, a5
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.extu    	a5, s5, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0x93012d57	# th.vmulhu.vv v26, v16, v2
 	xor        	s6, s6, a4
+	.word	0x92e12d57	# th.vmulhu.vv v26, v14, v2
 	th.extu    	a4, a7, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x27454957	# th.vand.vx v18, v20, a0
 	xor        	s6, s6, a5
+	.word	0x27654957	# th.vand.vx v18, v22, a0
 	th.extu    	a5, s4, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	xor        	s2, s2, a4
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.extu    	a4, s5, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x27654757	# th.vand.vx v14, v22, a0
 	xor        	s2, s2, a5
+	.word	0x27454857	# th.vand.vx v16, v20, a0
 	th.extu    	a5, a6, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	# class 1: low words (pairs added), high words; out |= z & m[1]
-	.word	0x96812a57	# th.vmul.vv v20, v8, v2
 	xor        	s2, s2, a4
+	# class 1: low words (pairs added), high words; out |= z & m[1]
+	.word	0x96812b57	# th.vmul.vv v22, v8, v2
 	th.extu    	a4, s4, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x92812b57	# th.vmulhu.vv v22, v8, v2
 	xor        	s2, s2, a5
+	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
 	th.extu    	a5, s5, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0xb6662a57	# th.vmacc.vv v20, v12, v6
 	xor        	s1, s1, a4
+	.word	0xb6662b57	# th.vmacc.vv v22, v12, v6
 	th.extu    	a4, a6, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
 	xor        	s1, s1, a5
+	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
 	th.extu    	a5, a7, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
 	xor        	s1, s1, a4
+	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
 	th.extu    	a4, s5, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	xor        	s1, s1, a5
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.extu    	a5, a6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0xb6482c57	# th.vmacc.vv v24, v16, v4
 	xor        	s3, s3, a4
+	.word	0xb6472c57	# th.vmacc.vv v24, v14, v4
 	th.extu    	a4, a7, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
 	xor        	s3, s3, a5
+	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
 	th.extu    	a5, s4, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	xor        	s3, s3, a4
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	xor        	s3, s3, a5
 	# round u = 8 of 13
 	lw         	a6, 128(t5)
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	lw         	a7, 132(t5)
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	lw         	s4, 136(t5)
 	lw         	s5, 140(t5)
-	.word	0x93022d57	# th.vmulhu.vv v26, v16, v4
 	th.extu    	a4, s6, 7, 0
+	.word	0x92e22d57	# th.vmulhu.vv v26, v14, v4
 	th.lrwu    	a4, t1, a4, 2
 	th.extu    	a5, s2, 15, 8
-	.word	0x27464a57	# th.vand.vx v20, v20, a2
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x27664b57	# th.vand.vx v22, v22, a2
 	xor        	a6, a6, a4
 	th.extu    	a4, s1, 23, 16
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	xor        	a6, a6, a5
 	th.extu    	a5, s3, 31, 24
-	.word	0x27664b57	# th.vand.vx v22, v22, a2
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x27464a57	# th.vand.vx v20, v20, a2
 	xor        	a6, a6, a4
 	th.extu    	a4, s2, 7, 0
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
 	th.lrwu    	a4, t1, a4, 2
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
 	xor        	a6, a6, a5
 	th.extu    	a5, s1, 15, 8
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	xor        	a7, a7, a4
 	th.extu    	a4, s3, 23, 16
-	# class 2: low words (pairs added), high words; out |= z & m[2]
-	.word	0x96822a57	# th.vmul.vv v20, v8, v4
 	th.lrwu    	a4, t3, a4, 2
+	# class 2: low words (pairs added), high words; out |= z & m[2]
+	.word	0x96822b57	# th.vmul.vv v22, v8, v4
 	xor        	a7, a7, a5
 	th.extu    	a5, s6, 31, 24
-	.word	0x92822b57	# th.vmulhu.vv v22, v8, v4
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
 	xor        	a7, a7, a4
 	th.extu    	a4, s1, 7, 0
-	.word	0xb6682a57	# th.vmacc.vv v20, v16, v6
 	th.lrwu    	a4, t1, a4, 2
+	.word	0xb6672b57	# th.vmacc.vv v22, v14, v6
 	xor        	a7, a7, a5
 	th.extu    	a5, s3, 15, 8
-	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
 	xor        	s4, s4, a4
 	th.extu    	a4, s6, 23, 16
-	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
 	xor        	s4, s4, a5
 	th.extu    	a5, s2, 31, 24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	xor        	s4, s4, a4
 	th.extu    	a4, s3, 7, 0
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.lrwu    	a4, t1, a4, 2
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	xor        	s4, s4, a5
 	th.extu    	a5, s6, 15, 8
-	.word	0x92c02d57	# th.vmulhu.vv v26, v12, v0
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x92c02d57	# th.vmulhu.vv v26, v12, v0
 	xor        	s5, s5, a4
 	th.extu    	a4, s2, 23, 16
-	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
 	xor        	s5, s5, a5
 	th.extu    	a5, s1, 31, 24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	xor        	s5, s5, a4
 	xor        	s5, s5, a5
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	# round u = 9 of 13
 	lw         	s6, 144(t5)
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	lw         	s2, 148(t5)
 	lw         	s1, 152(t5)
-	.word	0x93032d57	# th.vmulhu.vv v26, v16, v6
 	lw         	s3, 156(t5)
+	.word	0x92e32d57	# th.vmulhu.vv v26, v14, v6
 	th.extu    	a4, a6, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x2746ca57	# th.vand.vx v20, v20, a3
 	th.extu    	a5, a7, 15, 8
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s6, s6, a4
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.extu    	a4, s4, 23, 16
-	th.lrwu    	a4, t3, a4, 2
-	xor        	s6, s6, a5
 	.word	0x2766cb57	# th.vand.vx v22, v22, a3
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, s4, 23, 16
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s6, s6, a5
 	th.extu    	a5, s5, 31, 24
+	.word	0x2746ca57	# th.vand.vx v20, v20, a3
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s6, s6, a4
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
 	th.extu    	a4, a7, 7, 0
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s6, s6, a5
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	th.extu    	a5, s4, 15, 8
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s2, s2, a4
-	# class 3: low words (pairs added), high words; out |= z & m[3]
-	.word	0x96832a57	# th.vmul.vv v20, v8, v6
 	th.extu    	a4, s5, 23, 16
+	# class 3: low words (pairs added), high words; out |= z & m[3]
+	.word	0x96832b57	# th.vmul.vv v22, v8, v6
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s2, s2, a5
-	.word	0x92832b57	# th.vmulhu.vv v22, v8, v6
 	th.extu    	a5, a6, 31, 24
+	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s2, s2, a4
-	.word	0x96a22c57	# th.vmul.vv v24, v10, v4
 	th.extu    	a4, s4, 7, 0
+	.word	0x96a22c57	# th.vmul.vv v24, v10, v4
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s2, s2, a5
-	.word	0x92a22d57	# th.vmulhu.vv v26, v10, v4
 	th.extu    	a5, s5, 15, 8
+	.word	0x92a22d57	# th.vmulhu.vv v26, v10, v4
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a4
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.extu    	a4, a6, 23, 16
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s1, s1, a5
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.extu    	a5, a7, 31, 24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s1, s1, a4
-	.word	0x96c12c57	# th.vmul.vv v24, v12, v2
 	th.extu    	a4, s5, 7, 0
+	.word	0x96c12c57	# th.vmul.vv v24, v12, v2
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s1, s1, a5
-	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
 	th.extu    	a5, a6, 15, 8
+	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s3, s3, a4
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.extu    	a4, a7, 23, 16
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s3, s3, a5
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.extu    	a5, s4, 31, 24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s3, s3, a4
-	.word	0x97002c57	# th.vmul.vv v24, v16, v0
 	xor        	s3, s3, a5
+	.word	0x96e02c57	# th.vmul.vv v24, v14, v0
 	# round u = 10 of 13
 	lw         	a6, 160(t5)
 	lw         	a7, 164(t5)
-	.word	0x93002d57	# th.vmulhu.vv v26, v16, v0
 	lw         	s4, 168(t5)
+	.word	0x92e02d57	# th.vmulhu.vv v26, v14, v0
 	lw         	s5, 172(t5)
 	th.extu    	a4, s6, 7, 0
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.lrwu    	a4, t1, a4, 2
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.extu    	a5, s2, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	xor        	a6, a6, a4
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.extu    	a4, s1, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x274fca57	# th.vand.vx v20, v20, t6
 	xor        	a6, a6, a5
+	.word	0x276fcb57	# th.vand.vx v22, v22, t6
 	th.extu    	a5, s3, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0x276fcb57	# th.vand.vx v22, v22, t6
 	xor        	a6, a6, a4
+	.word	0x274fca57	# th.vand.vx v20, v20, t6
 	th.extu    	a4, s2, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
 	xor        	a6, a6, a5
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
 	th.extu    	a5, s1, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	xor        	a7, a7, a4
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	th.extu    	a4, s3, 23, 16
 	th.lrwu    	a4, t3, a4, 2
+	xor        	a7, a7, a5
 	# sums[3] = lane sums (high word << 32 | low word)
 	.word	0x0f2e2057	# th.vredxor.vs v0, v18, v28
-	xor        	a7, a7, a5
 	th.extu    	a5, s6, 31, 24
 	th.lrwu    	a5, t4, a5, 2
 	xor        	a7, a7, a4
-	.word	0x0eee2157	# th.vredxor.vs v2, v14, v28
 	th.extu    	a4, s1, 7, 0
+	.word	0x0f0e2157	# th.vredxor.vs v2, v16, v28
 	th.lrwu    	a4, t1, a4, 2
 	xor        	a7, a7, a5
 	th.extu    	a5, s3, 15, 8
-	.word	0x32002457	# th.vext.x.v s0, v0, zero
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x32002457	# th.vext.x.v s0, v0, zero
 	xor        	s4, s4, a4
 	th.extu    	a4, s6, 23, 16
 	th.lrwu    	a4, t3, a4, 2
+	xor        	s4, s4, a5
 	.word	0x322020d7	# th.vext.x.v ra, v2, zero
 	# piece 4: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
 	addi       	s7, sp, 1408
-	xor        	s4, s4, a5
 	th.extu    	a5, s2, 31, 24
 	th.lrwu    	a5, t4, a5, 2
+	xor        	s4, s4, a4
 	slli       	ra, ra, 32
 	or         	s0, s0, ra
 	sd         	s0, 1592(sp)
 	.word	0x020bf007	# th.vle.v v0, (s7)
-	xor        	s4, s4, a4
 	th.extu    	a4, s3, 7, 0
 	th.lrwu    	a4, t1, a4, 2
+	xor        	s4, s4, a5
 	.word	0x26054457	# th.vand.vx v8, v0, a0
 	addi       	s7, sp, 512
-	xor        	s4, s4, a5
 	th.extu    	a5, s6, 15, 8
-	.word	0x26064557	# th.vand.vx v10, v0, a2
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x26064557	# th.vand.vx v10, v0, a2
 	xor        	s5, s5, a4
 	th.extu    	a4, s2, 23, 16
-	.word	0x2606c657	# th.vand.vx v12, v0, a3
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x2606c657	# th.vand.vx v12, v0, a3
 	xor        	s5, s5, a5
 	th.extu    	a5, s1, 31, 24
-	.word	0x260fc857	# th.vand.vx v16, v0, t6
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x260fc757	# th.vand.vx v14, v0, t6
 	xor        	s5, s5, a4
 	xor        	s5, s5, a5
-	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
 	# round u = 11 of 13
 	lw         	s6, 176(t5)
+	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
 	lw         	s2, 180(t5)
 	lw         	s1, 184(t5)
 	lw         	s3, 188(t5)
@@ -2255,329 +2257,328 @@ aes_gcm_encrypt_c906:
 	th.extu    	a5, s5, 31, 24
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s6, s6, a4
-	# class 0: low words (pairs added), high words; out |= z & m[0]
-	.word	0x96802a57	# th.vmul.vv v20, v8, v0
 	th.extu    	a4, a7, 7, 0
+	# class 0: low words (pairs added), high words; out |= z & m[0]
+	.word	0x96802b57	# th.vmul.vv v22, v8, v0
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s6, s6, a5
-	.word	0x92802b57	# th.vmulhu.vv v22, v8, v0
 	th.extu    	a5, s4, 15, 8
+	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s2, s2, a4
-	.word	0xb6652a57	# th.vmacc.vv v20, v10, v6
 	th.extu    	a4, s5, 23, 16
+	.word	0xb6652b57	# th.vmacc.vv v22, v10, v6
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s2, s2, a5
-	.word	0x92a32d57	# th.vmulhu.vv v26, v10, v6
 	th.extu    	a5, a6, 31, 24
+	.word	0x92a32d57	# th.vmulhu.vv v26, v10, v6
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s2, s2, a4
-	.word	0x96c22c57	# th.vmul.vv v24, v12, v4
 	th.extu    	a4, s4, 7, 0
+	.word	0x96c22c57	# th.vmul.vv v24, v12, v4
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s2, s2, a5
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.extu    	a5, s5, 15, 8
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a4
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.extu    	a4, a6, 23, 16
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s1, s1, a5
-	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
 	th.extu    	a5, a7, 31, 24
+	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s1, s1, a4
-	.word	0x97012c57	# th.vmul.vv v24, v16, v2
 	th.extu    	a4, s5, 7, 0
+	.word	0x96e12c57	# th.vmul.vv v24, v14, v2
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s1, s1, a5
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.extu    	a5, a6, 15, 8
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s3, s3, a4
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.extu    	a4, a7, 23, 16
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s3, s3, a5
-	.word	0x93012d57	# th.vmulhu.vv v26, v16, v2
 	th.extu    	a5, s4, 31, 24
+	.word	0x92e12d57	# th.vmulhu.vv v26, v14, v2
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s3, s3, a4
-	.word	0x27454957	# th.vand.vx v18, v20, a0
 	xor        	s3, s3, a5
+	.word	0x27654957	# th.vand.vx v18, v22, a0
 	# round u = 12 of 13
 	lw         	a6, 192(t5)
 	lw         	a7, 196(t5)
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	lw         	s4, 200(t5)
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	lw         	s5, 204(t5)
 	th.extu    	a4, s6, 7, 0
-	.word	0x27654757	# th.vand.vx v14, v22, a0
 	th.lrwu    	a4, t1, a4, 2
+	.word	0x27454857	# th.vand.vx v16, v20, a0
 	th.extu    	a5, s2, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	# class 1: low words (pairs added), high words; out |= z & m[1]
-	.word	0x96812a57	# th.vmul.vv v20, v8, v2
 	xor        	a6, a6, a4
+	# class 1: low words (pairs added), high words; out |= z & m[1]
+	.word	0x96812b57	# th.vmul.vv v22, v8, v2
 	th.extu    	a4, s1, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x92812b57	# th.vmulhu.vv v22, v8, v2
 	xor        	a6, a6, a5
+	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
 	th.extu    	a5, s3, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0xb6662a57	# th.vmacc.vv v20, v12, v6
 	xor        	a6, a6, a4
+	.word	0xb6662b57	# th.vmacc.vv v22, v12, v6
 	th.extu    	a4, s2, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
 	xor        	a6, a6, a5
+	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
 	th.extu    	a5, s1, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
 	xor        	a7, a7, a4
+	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
 	th.extu    	a4, s3, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	xor        	a7, a7, a5
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.extu    	a5, s6, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0xb6482c57	# th.vmacc.vv v24, v16, v4
 	xor        	a7, a7, a4
+	.word	0xb6472c57	# th.vmacc.vv v24, v14, v4
 	th.extu    	a4, s1, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
 	xor        	a7, a7, a5
+	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
 	th.extu    	a5, s3, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	xor        	s4, s4, a4
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.extu    	a4, s6, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	xor        	s4, s4, a5
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.extu    	a5, s2, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0x93022d57	# th.vmulhu.vv v26, v16, v4
 	xor        	s4, s4, a4
+	.word	0x92e22d57	# th.vmulhu.vv v26, v14, v4
 	th.extu    	a4, s3, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x27464a57	# th.vand.vx v20, v20, a2
 	xor        	s4, s4, a5
+	.word	0x27664b57	# th.vand.vx v22, v22, a2
 	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	xor        	s5, s5, a4
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.extu    	a4, s2, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x27664b57	# th.vand.vx v22, v22, a2
 	xor        	s5, s5, a5
+	.word	0x27464a57	# th.vand.vx v20, v20, a2
 	th.extu    	a5, s1, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
 	xor        	s5, s5, a4
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
 	xor        	s5, s5, a5
 	# round u = 13 of 13
 	lw         	s6, 208(t5)
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	lw         	s2, 212(t5)
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	lw         	s1, 216(t5)
 	lw         	s3, 220(t5)
-	# class 2: low words (pairs added), high words; out |= z & m[2]
-	.word	0x96822a57	# th.vmul.vv v20, v8, v4
 	th.extu    	a4, a6, 7, 0
+	# class 2: low words (pairs added), high words; out |= z & m[2]
+	.word	0x96822b57	# th.vmul.vv v22, v8, v4
 	th.lrwu    	a4, t1, a4, 2
 	th.extu    	a5, a7, 15, 8
-	.word	0x92822b57	# th.vmulhu.vv v22, v8, v4
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
 	xor        	s6, s6, a4
 	th.extu    	a4, s4, 23, 16
-	.word	0xb6682a57	# th.vmacc.vv v20, v16, v6
 	th.lrwu    	a4, t3, a4, 2
+	.word	0xb6672b57	# th.vmacc.vv v22, v14, v6
 	xor        	s6, s6, a5
 	th.extu    	a5, s5, 31, 24
-	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
 	xor        	s6, s6, a4
 	th.extu    	a4, a7, 7, 0
-	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
 	th.lrwu    	a4, t1, a4, 2
+	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
 	xor        	s6, s6, a5
 	th.extu    	a5, s4, 15, 8
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	xor        	s2, s2, a4
 	th.extu    	a4, s5, 23, 16
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	xor        	s2, s2, a5
 	th.extu    	a5, a6, 31, 24
-	.word	0x92c02d57	# th.vmulhu.vv v26, v12, v0
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x92c02d57	# th.vmulhu.vv v26, v12, v0
 	xor        	s2, s2, a4
 	th.extu    	a4, s4, 7, 0
-	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
 	th.lrwu    	a4, t1, a4, 2
+	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
 	xor        	s2, s2, a5
 	th.extu    	a5, s5, 15, 8
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	xor        	s1, s1, a4
 	th.extu    	a4, a6, 23, 16
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	xor        	s1, s1, a5
 	th.extu    	a5, a7, 31, 24
-	.word	0x93032d57	# th.vmulhu.vv v26, v16, v6
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x92e32d57	# th.vmulhu.vv v26, v14, v6
 	xor        	s1, s1, a4
 	th.extu    	a4, s5, 7, 0
-	.word	0x2746ca57	# th.vand.vx v20, v20, a3
 	th.lrwu    	a4, t1, a4, 2
+	.word	0x2766cb57	# th.vand.vx v22, v22, a3
 	xor        	s1, s1, a5
 	th.extu    	a5, a6, 15, 8
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	xor        	s3, s3, a4
 	th.extu    	a4, a7, 23, 16
-	.word	0x2766cb57	# th.vand.vx v22, v22, a3
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x2746ca57	# th.vand.vx v20, v20, a3
 	xor        	s3, s3, a5
 	th.extu    	a5, s4, 31, 24
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
 	xor        	s3, s3, a4
 	xor        	s3, s3, a5
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	# final round
 	addi       	s4, t4, 1024
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	addi       	s9, zero, 256
 	lui        	s10, 16
-	# class 3: low words (pairs added), high words; out |= z & m[3]
-	.word	0x96832a57	# th.vmul.vv v20, v8, v6
 	lui        	s11, 4096
+	# class 3: low words (pairs added), high words; out |= z & m[3]
+	.word	0x96832b57	# th.vmul.vv v22, v8, v6
 	th.extu    	a6, s6, 7, 0
 	th.lrbu    	a6, s4, a6, 0
-	.word	0x92832b57	# th.vmulhu.vv v22, v8, v6
 	th.extu    	s5, s2, 7, 0
+	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
 	th.lrbu    	s5, s4, s5, 0
 	th.extu    	a7, s1, 7, 0
-	.word	0x96a22c57	# th.vmul.vv v24, v10, v4
 	th.lrbu    	a7, s4, a7, 0
+	.word	0x96a22c57	# th.vmul.vv v24, v10, v4
 	th.extu    	s8, s3, 7, 0
 	th.lrbu    	s8, s4, s8, 0
-	.word	0x92a22d57	# th.vmulhu.vv v26, v10, v4
 	th.extu    	a4, s2, 15, 8
+	.word	0x92a22d57	# th.vmulhu.vv v26, v10, v4
 	th.lrbu    	a4, s4, a4, 0
 	th.extu    	a5, s1, 15, 8
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.lrbu    	a5, s4, a5, 0
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.mula    	a6, a4, s9
 	th.extu    	a4, s3, 15, 8
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrbu    	a4, s4, a4, 0
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.mula    	s5, a5, s9
 	th.extu    	a5, s6, 15, 8
-	.word	0x96c12c57	# th.vmul.vv v24, v12, v2
 	th.lrbu    	a5, s4, a5, 0
+	.word	0x96c12c57	# th.vmul.vv v24, v12, v2
 	th.mula    	a7, a4, s9
 	th.extu    	a4, s1, 23, 16
-	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
 	th.lrbu    	a4, s4, a4, 0
+	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
 	th.mula    	s8, a5, s9
 	th.extu    	a5, s3, 23, 16
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.lrbu    	a5, s4, a5, 0
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.mula    	a6, a4, s10
 	th.extu    	a4, s6, 23, 16
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrbu    	a4, s4, a4, 0
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.mula    	s5, a5, s10
 	th.extu    	a5, s2, 23, 16
-	.word	0x97002c57	# th.vmul.vv v24, v16, v0
 	th.lrbu    	a5, s4, a5, 0
+	.word	0x96e02c57	# th.vmul.vv v24, v14, v0
 	th.mula    	a7, a4, s10
 	th.extu    	a4, s3, 31, 24
-	.word	0x93002d57	# th.vmulhu.vv v26, v16, v0
 	th.lrbu    	a4, s4, a4, 0
+	.word	0x92e02d57	# th.vmulhu.vv v26, v14, v0
 	th.mula    	s8, a5, s10
 	th.extu    	a5, s6, 31, 24
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.lrbu    	a5, s4, a5, 0
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.mula    	a6, a4, s11
 	th.extu    	a4, s2, 31, 24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrbu    	a4, s4, a4, 0
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.mula    	s5, a5, s11
 	th.extu    	a5, s1, 31, 24
-	.word	0x274fca57	# th.vand.vx v20, v20, t6
 	th.lrbu    	a5, s4, a5, 0
+	.word	0x276fcb57	# th.vand.vx v22, v22, t6
 	th.mula    	a7, a4, s11
 	th.mula    	s8, a5, s11
-	.word	0x276fcb57	# th.vand.vx v22, v22, t6
 	ld         	a4, 224(t5)
+	.word	0x274fca57	# th.vand.vx v20, v20, t6
 	ld         	a5, 232(t5)
 	slli       	s5, s5, 32
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
 	xor        	a6, a6, a4
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
 	xor        	a6, a6, s5
 	slli       	s8, s8, 32
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	xor        	a7, a7, a5
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	xor        	a7, a7, s8
 	# out[2] = in[2] ^ keystream
-	ld         	a4, 1912(sp)
-	ld         	a4, 32(a4)
+	ld         	a5, 1912(sp)
+	ld         	a4, 32(a5)
+	ld         	a5, 40(a5)
 	# sums[4] = lane sums (high word << 32 | low word)
 	.word	0x0f2e2057	# th.vredxor.vs v0, v18, v28
-	ld         	a5, 1912(sp)
-	ld         	a5, 40(a5)
 	xor        	a6, a6, a4
 	xor        	a7, a7, a5
 	sd         	a6, 32(a1)
-	.word	0x0eee2157	# th.vredxor.vs v2, v14, v28
 	sd         	a7, 40(a1)
+	.word	0x0f0e2157	# th.vredxor.vs v2, v16, v28
 	# block 3: s = states[3]
 	lw         	a6, 1696(sp)
 	lw         	a7, 1700(sp)
 	lw         	s4, 1704(sp)
-	.word	0x32002457	# th.vext.x.v s0, v0, zero
 	lw         	s5, 1708(sp)
+	.word	0x32002457	# th.vext.x.v s0, v0, zero
 	# round u = 7 of 13
 	lw         	s6, 112(t5)
 	lw         	s2, 116(t5)
 	lw         	s1, 120(t5)
+	lw         	s3, 124(t5)
 	.word	0x322020d7	# th.vext.x.v ra, v2, zero
 	# piece 5: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
 	addi       	s7, sp, 1440
-	lw         	s3, 124(t5)
 	th.extu    	a4, a6, 7, 0
 	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, a7, 15, 8
 	slli       	ra, ra, 32
 	or         	s0, s0, ra
 	sd         	s0, 1600(sp)
 	.word	0x020bf007	# th.vle.v v0, (s7)
-	th.extu    	a5, a7, 15, 8
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a4
+	th.extu    	a4, s4, 23, 16
 	.word	0x26054457	# th.vand.vx v8, v0, a0
 	addi       	s7, sp, 640
-	th.extu    	a4, s4, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x26064557	# th.vand.vx v10, v0, a2
 	xor        	s6, s6, a5
+	.word	0x26064557	# th.vand.vx v10, v0, a2
 	th.extu    	a5, s5, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0x2606c657	# th.vand.vx v12, v0, a3
 	xor        	s6, s6, a4
+	.word	0x2606c657	# th.vand.vx v12, v0, a3
 	th.extu    	a4, a7, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x260fc857	# th.vand.vx v16, v0, t6
 	xor        	s6, s6, a5
+	.word	0x260fc757	# th.vand.vx v14, v0, t6
 	th.extu    	a5, s4, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
 	xor        	s2, s2, a4
+	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
 	th.extu    	a4, s5, 23, 16
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s2, s2, a5
@@ -2592,326 +2593,326 @@ aes_gcm_encrypt_c906:
 	xor        	s1, s1, a4
 	th.extu    	a4, a6, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	# class 0: low words (pairs added), high words; out |= z & m[0]
-	.word	0x96802a57	# th.vmul.vv v20, v8, v0
 	xor        	s1, s1, a5
+	# class 0: low words (pairs added), high words; out |= z & m[0]
+	.word	0x96802b57	# th.vmul.vv v22, v8, v0
 	th.extu    	a5, a7, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0x92802b57	# th.vmulhu.vv v22, v8, v0
 	xor        	s1, s1, a4
+	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
 	th.extu    	a4, s5, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0xb6652a57	# th.vmacc.vv v20, v10, v6
 	xor        	s1, s1, a5
+	.word	0xb6652b57	# th.vmacc.vv v22, v10, v6
 	th.extu    	a5, a6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x92a32d57	# th.vmulhu.vv v26, v10, v6
 	xor        	s3, s3, a4
+	.word	0x92a32d57	# th.vmulhu.vv v26, v10, v6
 	th.extu    	a4, a7, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x96c22c57	# th.vmul.vv v24, v12, v4
 	xor        	s3, s3, a5
+	.word	0x96c22c57	# th.vmul.vv v24, v12, v4
 	th.extu    	a5, s4, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	xor        	s3, s3, a4
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	xor        	s3, s3, a5
 	# round u = 8 of 13
 	lw         	a6, 128(t5)
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	lw         	a7, 132(t5)
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	lw         	s4, 136(t5)
 	lw         	s5, 140(t5)
-	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
 	th.extu    	a4, s6, 7, 0
+	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
 	th.lrwu    	a4, t1, a4, 2
 	th.extu    	a5, s2, 15, 8
-	.word	0x97012c57	# th.vmul.vv v24, v16, v2
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x96e12c57	# th.vmul.vv v24, v14, v2
 	xor        	a6, a6, a4
 	th.extu    	a4, s1, 23, 16
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	xor        	a6, a6, a5
 	th.extu    	a5, s3, 31, 24
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	xor        	a6, a6, a4
 	th.extu    	a4, s2, 7, 0
-	.word	0x93012d57	# th.vmulhu.vv v26, v16, v2
 	th.lrwu    	a4, t1, a4, 2
+	.word	0x92e12d57	# th.vmulhu.vv v26, v14, v2
 	xor        	a6, a6, a5
 	th.extu    	a5, s1, 15, 8
-	.word	0x27454957	# th.vand.vx v18, v20, a0
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x27654957	# th.vand.vx v18, v22, a0
 	xor        	a7, a7, a4
 	th.extu    	a4, s3, 23, 16
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	xor        	a7, a7, a5
 	th.extu    	a5, s6, 31, 24
-	.word	0x27654757	# th.vand.vx v14, v22, a0
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x27454857	# th.vand.vx v16, v20, a0
 	xor        	a7, a7, a4
 	th.extu    	a4, s1, 7, 0
-	# class 1: low words (pairs added), high words; out |= z & m[1]
-	.word	0x96812a57	# th.vmul.vv v20, v8, v2
 	th.lrwu    	a4, t1, a4, 2
+	# class 1: low words (pairs added), high words; out |= z & m[1]
+	.word	0x96812b57	# th.vmul.vv v22, v8, v2
 	xor        	a7, a7, a5
 	th.extu    	a5, s3, 15, 8
-	.word	0x92812b57	# th.vmulhu.vv v22, v8, v2
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
 	xor        	s4, s4, a4
 	th.extu    	a4, s6, 23, 16
-	.word	0xb6662a57	# th.vmacc.vv v20, v12, v6
 	th.lrwu    	a4, t3, a4, 2
+	.word	0xb6662b57	# th.vmacc.vv v22, v12, v6
 	xor        	s4, s4, a5
 	th.extu    	a5, s2, 31, 24
-	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
 	xor        	s4, s4, a4
 	th.extu    	a4, s3, 7, 0
-	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
 	th.lrwu    	a4, t1, a4, 2
+	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
 	xor        	s4, s4, a5
 	th.extu    	a5, s6, 15, 8
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	xor        	s5, s5, a4
 	th.extu    	a4, s2, 23, 16
-	.word	0xb6482c57	# th.vmacc.vv v24, v16, v4
 	th.lrwu    	a4, t3, a4, 2
+	.word	0xb6472c57	# th.vmacc.vv v24, v14, v4
 	xor        	s5, s5, a5
 	th.extu    	a5, s1, 31, 24
-	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
 	xor        	s5, s5, a4
 	xor        	s5, s5, a5
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	# round u = 9 of 13
 	lw         	s6, 144(t5)
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	lw         	s2, 148(t5)
 	lw         	s1, 152(t5)
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	lw         	s3, 156(t5)
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.extu    	a4, a6, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x93022d57	# th.vmulhu.vv v26, v16, v4
 	th.extu    	a5, a7, 15, 8
+	.word	0x92e22d57	# th.vmulhu.vv v26, v14, v4
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a4
-	.word	0x27464a57	# th.vand.vx v20, v20, a2
 	th.extu    	a4, s4, 23, 16
+	.word	0x27664b57	# th.vand.vx v22, v22, a2
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.extu    	a5, s5, 31, 24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s6, s6, a4
-	.word	0x27664b57	# th.vand.vx v22, v22, a2
 	th.extu    	a4, a7, 7, 0
+	.word	0x27464a57	# th.vand.vx v20, v20, a2
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s6, s6, a5
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
 	th.extu    	a5, s4, 15, 8
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s2, s2, a4
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	th.extu    	a4, s5, 23, 16
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s2, s2, a5
-	# class 2: low words (pairs added), high words; out |= z & m[2]
-	.word	0x96822a57	# th.vmul.vv v20, v8, v4
 	th.extu    	a5, a6, 31, 24
+	# class 2: low words (pairs added), high words; out |= z & m[2]
+	.word	0x96822b57	# th.vmul.vv v22, v8, v4
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s2, s2, a4
-	.word	0x92822b57	# th.vmulhu.vv v22, v8, v4
 	th.extu    	a4, s4, 7, 0
+	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s2, s2, a5
-	.word	0xb6682a57	# th.vmacc.vv v20, v16, v6
 	th.extu    	a5, s5, 15, 8
+	.word	0xb6672b57	# th.vmacc.vv v22, v14, v6
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a4
-	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
 	th.extu    	a4, a6, 23, 16
+	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s1, s1, a5
-	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
 	th.extu    	a5, a7, 31, 24
+	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s1, s1, a4
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.extu    	a4, s5, 7, 0
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s1, s1, a5
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.extu    	a5, a6, 15, 8
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s3, s3, a4
-	.word	0x92c02d57	# th.vmulhu.vv v26, v12, v0
 	th.extu    	a4, a7, 23, 16
+	.word	0x92c02d57	# th.vmulhu.vv v26, v12, v0
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s3, s3, a5
-	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
 	th.extu    	a5, s4, 31, 24
+	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s3, s3, a4
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	xor        	s3, s3, a5
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	# round u = 10 of 13
 	lw         	a6, 160(t5)
 	lw         	a7, 164(t5)
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	lw         	s4, 168(t5)
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	lw         	s5, 172(t5)
 	th.extu    	a4, s6, 7, 0
-	.word	0x93032d57	# th.vmulhu.vv v26, v16, v6
 	th.lrwu    	a4, t1, a4, 2
+	.word	0x92e32d57	# th.vmulhu.vv v26, v14, v6
 	th.extu    	a5, s2, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2746ca57	# th.vand.vx v20, v20, a3
 	xor        	a6, a6, a4
+	.word	0x2766cb57	# th.vand.vx v22, v22, a3
 	th.extu    	a4, s1, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	xor        	a6, a6, a5
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.extu    	a5, s3, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0x2766cb57	# th.vand.vx v22, v22, a3
 	xor        	a6, a6, a4
+	.word	0x2746ca57	# th.vand.vx v20, v20, a3
 	th.extu    	a4, s2, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
 	xor        	a6, a6, a5
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
 	th.extu    	a5, s1, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	xor        	a7, a7, a4
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	th.extu    	a4, s3, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	# class 3: low words (pairs added), high words; out |= z & m[3]
-	.word	0x96832a57	# th.vmul.vv v20, v8, v6
 	xor        	a7, a7, a5
+	# class 3: low words (pairs added), high words; out |= z & m[3]
+	.word	0x96832b57	# th.vmul.vv v22, v8, v6
 	th.extu    	a5, s6, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0x92832b57	# th.vmulhu.vv v22, v8, v6
 	xor        	a7, a7, a4
+	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
 	th.extu    	a4, s1, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x96a22c57	# th.vmul.vv v24, v10, v4
 	xor        	a7, a7, a5
+	.word	0x96a22c57	# th.vmul.vv v24, v10, v4
 	th.extu    	a5, s3, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x92a22d57	# th.vmulhu.vv v26, v10, v4
 	xor        	s4, s4, a4
+	.word	0x92a22d57	# th.vmulhu.vv v26, v10, v4
 	th.extu    	a4, s6, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	xor        	s4, s4, a5
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.extu    	a5, s2, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	xor        	s4, s4, a4
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.extu    	a4, s3, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x96c12c57	# th.vmul.vv v24, v12, v2
 	xor        	s4, s4, a5
+	.word	0x96c12c57	# th.vmul.vv v24, v12, v2
 	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
 	xor        	s5, s5, a4
+	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
 	th.extu    	a4, s2, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	xor        	s5, s5, a5
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.extu    	a5, s1, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	xor        	s5, s5, a4
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	xor        	s5, s5, a5
 	# round u = 11 of 13
 	lw         	s6, 176(t5)
-	.word	0x97002c57	# th.vmul.vv v24, v16, v0
 	lw         	s2, 180(t5)
+	.word	0x96e02c57	# th.vmul.vv v24, v14, v0
 	lw         	s1, 184(t5)
 	lw         	s3, 188(t5)
-	.word	0x93002d57	# th.vmulhu.vv v26, v16, v0
 	th.extu    	a4, a6, 7, 0
+	.word	0x92e02d57	# th.vmulhu.vv v26, v14, v0
 	th.lrwu    	a4, t1, a4, 2
 	th.extu    	a5, a7, 15, 8
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	xor        	s6, s6, a4
 	th.extu    	a4, s4, 23, 16
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	xor        	s6, s6, a5
 	th.extu    	a5, s5, 31, 24
-	.word	0x274fca57	# th.vand.vx v20, v20, t6
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x276fcb57	# th.vand.vx v22, v22, t6
 	xor        	s6, s6, a4
 	th.extu    	a4, a7, 7, 0
-	.word	0x276fcb57	# th.vand.vx v22, v22, t6
 	th.lrwu    	a4, t1, a4, 2
+	.word	0x274fca57	# th.vand.vx v20, v20, t6
 	xor        	s6, s6, a5
 	th.extu    	a5, s4, 15, 8
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
 	xor        	s2, s2, a4
 	th.extu    	a4, s5, 23, 16
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	xor        	s2, s2, a5
 	th.extu    	a5, a6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
 	# sums[5] = lane sums (high word << 32 | low word)
 	.word	0x0f2e2057	# th.vredxor.vs v0, v18, v28
-	th.lrwu    	a5, t4, a5, 2
 	xor        	s2, s2, a4
 	th.extu    	a4, s4, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x0eee2157	# th.vredxor.vs v2, v14, v28
 	xor        	s2, s2, a5
+	.word	0x0f0e2157	# th.vredxor.vs v2, v16, v28
 	th.extu    	a5, s5, 15, 8
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a4
-	.word	0x32002457	# th.vext.x.v s0, v0, zero
 	th.extu    	a4, a6, 23, 16
+	.word	0x32002457	# th.vext.x.v s0, v0, zero
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s1, s1, a5
 	th.extu    	a5, a7, 31, 24
+	th.lrwu    	a5, t4, a5, 2
 	.word	0x322020d7	# th.vext.x.v ra, v2, zero
 	# piece 6: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
 	addi       	s7, sp, 1472
-	th.lrwu    	a5, t4, a5, 2
 	xor        	s1, s1, a4
 	th.extu    	a4, s5, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	slli       	ra, ra, 32
 	or         	s0, s0, ra
 	sd         	s0, 1608(sp)
 	.word	0x020bf007	# th.vle.v v0, (s7)
-	th.lrwu    	a4, t1, a4, 2
 	xor        	s1, s1, a5
 	th.extu    	a5, a6, 15, 8
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x26054457	# th.vand.vx v8, v0, a0
 	addi       	s7, sp, 768
-	th.lrwu    	a5, t2, a5, 2
 	xor        	s3, s3, a4
-	.word	0x26064557	# th.vand.vx v10, v0, a2
 	th.extu    	a4, a7, 23, 16
+	.word	0x26064557	# th.vand.vx v10, v0, a2
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s3, s3, a5
-	.word	0x2606c657	# th.vand.vx v12, v0, a3
 	th.extu    	a5, s4, 31, 24
+	.word	0x2606c657	# th.vand.vx v12, v0, a3
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s3, s3, a4
-	.word	0x260fc857	# th.vand.vx v16, v0, t6
 	xor        	s3, s3, a5
+	.word	0x260fc757	# th.vand.vx v14, v0, t6
 	# round u = 12 of 13
 	lw         	a6, 192(t5)
 	lw         	a7, 196(t5)
-	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
 	lw         	s4, 200(t5)
+	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
 	lw         	s5, 204(t5)
 	th.extu    	a4, s6, 7, 0
 	th.lrwu    	a4, t1, a4, 2
@@ -2926,329 +2927,328 @@ aes_gcm_encrypt_c906:
 	xor        	a6, a6, a4
 	th.extu    	a4, s2, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	# class 0: low words (pairs added), high words; out |= z & m[0]
-	.word	0x96802a57	# th.vmul.vv v20, v8, v0
 	xor        	a6, a6, a5
+	# class 0: low words (pairs added), high words; out |= z & m[0]
+	.word	0x96802b57	# th.vmul.vv v22, v8, v0
 	th.extu    	a5, s1, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x92802b57	# th.vmulhu.vv v22, v8, v0
 	xor        	a7, a7, a4
+	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
 	th.extu    	a4, s3, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0xb6652a57	# th.vmacc.vv v20, v10, v6
 	xor        	a7, a7, a5
+	.word	0xb6652b57	# th.vmacc.vv v22, v10, v6
 	th.extu    	a5, s6, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0x92a32d57	# th.vmulhu.vv v26, v10, v6
 	xor        	a7, a7, a4
+	.word	0x92a32d57	# th.vmulhu.vv v26, v10, v6
 	th.extu    	a4, s1, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x96c22c57	# th.vmul.vv v24, v12, v4
 	xor        	a7, a7, a5
+	.word	0x96c22c57	# th.vmul.vv v24, v12, v4
 	th.extu    	a5, s3, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	xor        	s4, s4, a4
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.extu    	a4, s6, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	xor        	s4, s4, a5
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.extu    	a5, s2, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
 	xor        	s4, s4, a4
+	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
 	th.extu    	a4, s3, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x97012c57	# th.vmul.vv v24, v16, v2
 	xor        	s4, s4, a5
+	.word	0x96e12c57	# th.vmul.vv v24, v14, v2
 	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	xor        	s5, s5, a4
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.extu    	a4, s2, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	xor        	s5, s5, a5
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.extu    	a5, s1, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0x93012d57	# th.vmulhu.vv v26, v16, v2
 	xor        	s5, s5, a4
+	.word	0x92e12d57	# th.vmulhu.vv v26, v14, v2
 	xor        	s5, s5, a5
 	# round u = 13 of 13
 	lw         	s6, 208(t5)
-	.word	0x27454957	# th.vand.vx v18, v20, a0
 	lw         	s2, 212(t5)
+	.word	0x27654957	# th.vand.vx v18, v22, a0
 	lw         	s1, 216(t5)
 	lw         	s3, 220(t5)
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.extu    	a4, a6, 7, 0
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.lrwu    	a4, t1, a4, 2
 	th.extu    	a5, a7, 15, 8
-	.word	0x27654757	# th.vand.vx v14, v22, a0
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x27454857	# th.vand.vx v16, v20, a0
 	xor        	s6, s6, a4
 	th.extu    	a4, s4, 23, 16
-	# class 1: low words (pairs added), high words; out |= z & m[1]
-	.word	0x96812a57	# th.vmul.vv v20, v8, v2
 	th.lrwu    	a4, t3, a4, 2
+	# class 1: low words (pairs added), high words; out |= z & m[1]
+	.word	0x96812b57	# th.vmul.vv v22, v8, v2
 	xor        	s6, s6, a5
 	th.extu    	a5, s5, 31, 24
-	.word	0x92812b57	# th.vmulhu.vv v22, v8, v2
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
 	xor        	s6, s6, a4
 	th.extu    	a4, a7, 7, 0
-	.word	0xb6662a57	# th.vmacc.vv v20, v12, v6
 	th.lrwu    	a4, t1, a4, 2
+	.word	0xb6662b57	# th.vmacc.vv v22, v12, v6
 	xor        	s6, s6, a5
 	th.extu    	a5, s4, 15, 8
-	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
 	xor        	s2, s2, a4
 	th.extu    	a4, s5, 23, 16
-	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
 	xor        	s2, s2, a5
 	th.extu    	a5, a6, 31, 24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	xor        	s2, s2, a4
 	th.extu    	a4, s4, 7, 0
-	.word	0xb6482c57	# th.vmacc.vv v24, v16, v4
 	th.lrwu    	a4, t1, a4, 2
+	.word	0xb6472c57	# th.vmacc.vv v24, v14, v4
 	xor        	s2, s2, a5
 	th.extu    	a5, s5, 15, 8
-	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
 	xor        	s1, s1, a4
 	th.extu    	a4, a6, 23, 16
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	xor        	s1, s1, a5
 	th.extu    	a5, a7, 31, 24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	xor        	s1, s1, a4
 	th.extu    	a4, s5, 7, 0
-	.word	0x93022d57	# th.vmulhu.vv v26, v16, v4
 	th.lrwu    	a4, t1, a4, 2
+	.word	0x92e22d57	# th.vmulhu.vv v26, v14, v4
 	xor        	s1, s1, a5
 	th.extu    	a5, a6, 15, 8
-	.word	0x27464a57	# th.vand.vx v20, v20, a2
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x27664b57	# th.vand.vx v22, v22, a2
 	xor        	s3, s3, a4
 	th.extu    	a4, a7, 23, 16
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	xor        	s3, s3, a5
 	th.extu    	a5, s4, 31, 24
-	.word	0x27664b57	# th.vand.vx v22, v22, a2
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x27464a57	# th.vand.vx v20, v20, a2
 	xor        	s3, s3, a4
 	xor        	s3, s3, a5
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
 	# final round
 	addi       	s4, t4, 1024
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
 	addi       	s9, zero, 256
 	lui        	s10, 16
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	lui        	s11, 4096
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	th.extu    	a6, s6, 7, 0
 	th.lrbu    	a6, s4, a6, 0
-	# class 2: low words (pairs added), high words; out |= z & m[2]
-	.word	0x96822a57	# th.vmul.vv v20, v8, v4
 	th.extu    	s5, s2, 7, 0
+	# class 2: low words (pairs added), high words; out |= z & m[2]
+	.word	0x96822b57	# th.vmul.vv v22, v8, v4
 	th.lrbu    	s5, s4, s5, 0
 	th.extu    	a7, s1, 7, 0
-	.word	0x92822b57	# th.vmulhu.vv v22, v8, v4
 	th.lrbu    	a7, s4, a7, 0
+	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
 	th.extu    	s8, s3, 7, 0
 	th.lrbu    	s8, s4, s8, 0
-	.word	0xb6682a57	# th.vmacc.vv v20, v16, v6
 	th.extu    	a4, s2, 15, 8
+	.word	0xb6672b57	# th.vmacc.vv v22, v14, v6
 	th.lrbu    	a4, s4, a4, 0
 	th.extu    	a5, s1, 15, 8
-	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
 	th.lrbu    	a5, s4, a5, 0
+	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
 	th.mula    	a6, a4, s9
 	th.extu    	a4, s3, 15, 8
-	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
 	th.lrbu    	a4, s4, a4, 0
+	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
 	th.mula    	s5, a5, s9
 	th.extu    	a5, s6, 15, 8
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrbu    	a5, s4, a5, 0
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.mula    	a7, a4, s9
 	th.extu    	a4, s1, 23, 16
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.lrbu    	a4, s4, a4, 0
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.mula    	s8, a5, s9
 	th.extu    	a5, s3, 23, 16
-	.word	0x92c02d57	# th.vmulhu.vv v26, v12, v0
 	th.lrbu    	a5, s4, a5, 0
+	.word	0x92c02d57	# th.vmulhu.vv v26, v12, v0
 	th.mula    	a6, a4, s10
 	th.extu    	a4, s6, 23, 16
-	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
 	th.lrbu    	a4, s4, a4, 0
+	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
 	th.mula    	s5, a5, s10
 	th.extu    	a5, s2, 23, 16
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrbu    	a5, s4, a5, 0
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.mula    	a7, a4, s10
 	th.extu    	a4, s3, 31, 24
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.lrbu    	a4, s4, a4, 0
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.mula    	s8, a5, s10
 	th.extu    	a5, s6, 31, 24
-	.word	0x93032d57	# th.vmulhu.vv v26, v16, v6
 	th.lrbu    	a5, s4, a5, 0
+	.word	0x92e32d57	# th.vmulhu.vv v26, v14, v6
 	th.mula    	a6, a4, s11
 	th.extu    	a4, s2, 31, 24
-	.word	0x2746ca57	# th.vand.vx v20, v20, a3
 	th.lrbu    	a4, s4, a4, 0
+	.word	0x2766cb57	# th.vand.vx v22, v22, a3
 	th.mula    	s5, a5, s11
 	th.extu    	a5, s1, 31, 24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrbu    	a5, s4, a5, 0
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.mula    	a7, a4, s11
 	th.mula    	s8, a5, s11
-	.word	0x2766cb57	# th.vand.vx v22, v22, a3
 	ld         	a4, 224(t5)
+	.word	0x2746ca57	# th.vand.vx v20, v20, a3
 	ld         	a5, 232(t5)
 	slli       	s5, s5, 32
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
 	xor        	a6, a6, a4
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
 	xor        	a6, a6, s5
 	slli       	s8, s8, 32
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	xor        	a7, a7, a5
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	xor        	a7, a7, s8
 	# out[3] = in[3] ^ keystream
-	ld         	a4, 1912(sp)
-	ld         	a4, 48(a4)
-	# class 3: low words (pairs added), high words; out |= z & m[3]
-	.word	0x96832a57	# th.vmul.vv v20, v8, v6
 	ld         	a5, 1912(sp)
+	ld         	a4, 48(a5)
 	ld         	a5, 56(a5)
+	# class 3: low words (pairs added), high words; out |= z & m[3]
+	.word	0x96832b57	# th.vmul.vv v22, v8, v6
 	xor        	a6, a6, a4
 	xor        	a7, a7, a5
-	.word	0x92832b57	# th.vmulhu.vv v22, v8, v6
 	sd         	a6, 48(a1)
+	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
 	sd         	a7, 56(a1)
 	# block 4: s = states[4]
 	lw         	a6, 1712(sp)
-	.word	0x96a22c57	# th.vmul.vv v24, v10, v4
 	lw         	a7, 1716(sp)
+	.word	0x96a22c57	# th.vmul.vv v24, v10, v4
 	lw         	s4, 1720(sp)
 	lw         	s5, 1724(sp)
-	.word	0x92a22d57	# th.vmulhu.vv v26, v10, v4
 	# round u = 7 of 13
 	lw         	s6, 112(t5)
+	.word	0x92a22d57	# th.vmulhu.vv v26, v10, v4
 	lw         	s2, 116(t5)
 	lw         	s1, 120(t5)
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	lw         	s3, 124(t5)
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.extu    	a4, a6, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.extu    	a5, a7, 15, 8
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a4
-	.word	0x96c12c57	# th.vmul.vv v24, v12, v2
 	th.extu    	a4, s4, 23, 16
+	.word	0x96c12c57	# th.vmul.vv v24, v12, v2
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
-	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
 	th.extu    	a5, s5, 31, 24
+	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s6, s6, a4
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.extu    	a4, a7, 7, 0
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s6, s6, a5
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.extu    	a5, s4, 15, 8
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s2, s2, a4
-	.word	0x97002c57	# th.vmul.vv v24, v16, v0
 	th.extu    	a4, s5, 23, 16
+	.word	0x96e02c57	# th.vmul.vv v24, v14, v0
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s2, s2, a5
-	.word	0x93002d57	# th.vmulhu.vv v26, v16, v0
 	th.extu    	a5, a6, 31, 24
+	.word	0x92e02d57	# th.vmulhu.vv v26, v14, v0
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s2, s2, a4
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.extu    	a4, s4, 7, 0
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s2, s2, a5
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.extu    	a5, s5, 15, 8
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a4
-	.word	0x274fca57	# th.vand.vx v20, v20, t6
 	th.extu    	a4, a6, 23, 16
+	.word	0x276fcb57	# th.vand.vx v22, v22, t6
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s1, s1, a5
-	.word	0x276fcb57	# th.vand.vx v22, v22, t6
 	th.extu    	a5, a7, 31, 24
+	.word	0x274fca57	# th.vand.vx v20, v20, t6
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s1, s1, a4
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
 	th.extu    	a4, s5, 7, 0
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s1, s1, a5
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	th.extu    	a5, a6, 15, 8
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s3, s3, a4
+	th.extu    	a4, a7, 23, 16
 	# sums[6] = lane sums (high word << 32 | low word)
 	.word	0x0f2e2057	# th.vredxor.vs v0, v18, v28
-	th.extu    	a4, a7, 23, 16
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s3, s3, a5
 	th.extu    	a5, s4, 31, 24
-	.word	0x0eee2157	# th.vredxor.vs v2, v14, v28
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x0f0e2157	# th.vredxor.vs v2, v16, v28
 	xor        	s3, s3, a4
 	xor        	s3, s3, a5
 	# round u = 8 of 13
 	lw         	a6, 128(t5)
-	.word	0x32002457	# th.vext.x.v s0, v0, zero
 	lw         	a7, 132(t5)
+	.word	0x32002457	# th.vext.x.v s0, v0, zero
 	lw         	s4, 136(t5)
 	lw         	s5, 140(t5)
 	th.extu    	a4, s6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	.word	0x322020d7	# th.vext.x.v ra, v2, zero
 	# piece 7: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
 	addi       	s7, sp, 1504
-	th.lrwu    	a4, t1, a4, 2
 	th.extu    	a5, s2, 15, 8
 	th.lrwu    	a5, t2, a5, 2
+	xor        	a6, a6, a4
 	slli       	ra, ra, 32
 	or         	s0, s0, ra
 	sd         	s0, 1616(sp)
 	.word	0x020bf007	# th.vle.v v0, (s7)
-	xor        	a6, a6, a4
 	th.extu    	a4, s1, 23, 16
 	th.lrwu    	a4, t3, a4, 2
+	xor        	a6, a6, a5
 	.word	0x26054457	# th.vand.vx v8, v0, a0
 	addi       	s7, sp, 896
-	xor        	a6, a6, a5
 	th.extu    	a5, s3, 31, 24
-	.word	0x26064557	# th.vand.vx v10, v0, a2
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x26064557	# th.vand.vx v10, v0, a2
 	xor        	a6, a6, a4
 	th.extu    	a4, s2, 7, 0
-	.word	0x2606c657	# th.vand.vx v12, v0, a3
 	th.lrwu    	a4, t1, a4, 2
+	.word	0x2606c657	# th.vand.vx v12, v0, a3
 	xor        	a6, a6, a5
 	th.extu    	a5, s1, 15, 8
-	.word	0x260fc857	# th.vand.vx v16, v0, t6
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x260fc757	# th.vand.vx v14, v0, t6
 	xor        	a7, a7, a4
 	th.extu    	a4, s3, 23, 16
-	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
 	xor        	a7, a7, a5
 	th.extu    	a5, s6, 31, 24
 	th.lrwu    	a5, t4, a5, 2
@@ -3263,326 +3263,326 @@ aes_gcm_encrypt_c906:
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s4, s4, a5
 	th.extu    	a5, s2, 31, 24
-	# class 0: low words (pairs added), high words; out |= z & m[0]
-	.word	0x96802a57	# th.vmul.vv v20, v8, v0
 	th.lrwu    	a5, t4, a5, 2
+	# class 0: low words (pairs added), high words; out |= z & m[0]
+	.word	0x96802b57	# th.vmul.vv v22, v8, v0
 	xor        	s4, s4, a4
 	th.extu    	a4, s3, 7, 0
-	.word	0x92802b57	# th.vmulhu.vv v22, v8, v0
 	th.lrwu    	a4, t1, a4, 2
+	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
 	xor        	s4, s4, a5
 	th.extu    	a5, s6, 15, 8
-	.word	0xb6652a57	# th.vmacc.vv v20, v10, v6
 	th.lrwu    	a5, t2, a5, 2
+	.word	0xb6652b57	# th.vmacc.vv v22, v10, v6
 	xor        	s5, s5, a4
 	th.extu    	a4, s2, 23, 16
-	.word	0x92a32d57	# th.vmulhu.vv v26, v10, v6
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x92a32d57	# th.vmulhu.vv v26, v10, v6
 	xor        	s5, s5, a5
 	th.extu    	a5, s1, 31, 24
-	.word	0x96c22c57	# th.vmul.vv v24, v12, v4
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x96c22c57	# th.vmul.vv v24, v12, v4
 	xor        	s5, s5, a4
 	xor        	s5, s5, a5
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	# round u = 9 of 13
 	lw         	s6, 144(t5)
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	lw         	s2, 148(t5)
 	lw         	s1, 152(t5)
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	lw         	s3, 156(t5)
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.extu    	a4, a6, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
 	th.extu    	a5, a7, 15, 8
+	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a4
-	.word	0x97012c57	# th.vmul.vv v24, v16, v2
 	th.extu    	a4, s4, 23, 16
+	.word	0x96e12c57	# th.vmul.vv v24, v14, v2
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.extu    	a5, s5, 31, 24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s6, s6, a4
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.extu    	a4, a7, 7, 0
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s6, s6, a5
-	.word	0x93012d57	# th.vmulhu.vv v26, v16, v2
 	th.extu    	a5, s4, 15, 8
+	.word	0x92e12d57	# th.vmulhu.vv v26, v14, v2
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s2, s2, a4
-	.word	0x27454957	# th.vand.vx v18, v20, a0
 	th.extu    	a4, s5, 23, 16
+	.word	0x27654957	# th.vand.vx v18, v22, a0
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s2, s2, a5
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.extu    	a5, a6, 31, 24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s2, s2, a4
-	.word	0x27654757	# th.vand.vx v14, v22, a0
 	th.extu    	a4, s4, 7, 0
+	.word	0x27454857	# th.vand.vx v16, v20, a0
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s2, s2, a5
-	# class 1: low words (pairs added), high words; out |= z & m[1]
-	.word	0x96812a57	# th.vmul.vv v20, v8, v2
 	th.extu    	a5, s5, 15, 8
+	# class 1: low words (pairs added), high words; out |= z & m[1]
+	.word	0x96812b57	# th.vmul.vv v22, v8, v2
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a4
-	.word	0x92812b57	# th.vmulhu.vv v22, v8, v2
 	th.extu    	a4, a6, 23, 16
+	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s1, s1, a5
-	.word	0xb6662a57	# th.vmacc.vv v20, v12, v6
 	th.extu    	a5, a7, 31, 24
+	.word	0xb6662b57	# th.vmacc.vv v22, v12, v6
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s1, s1, a4
-	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
 	th.extu    	a4, s5, 7, 0
+	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s1, s1, a5
-	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
 	th.extu    	a5, a6, 15, 8
+	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s3, s3, a4
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.extu    	a4, a7, 23, 16
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s3, s3, a5
-	.word	0xb6482c57	# th.vmacc.vv v24, v16, v4
 	th.extu    	a5, s4, 31, 24
+	.word	0xb6472c57	# th.vmacc.vv v24, v14, v4
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s3, s3, a4
-	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
 	xor        	s3, s3, a5
+	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
 	# round u = 10 of 13
 	lw         	a6, 160(t5)
 	lw         	a7, 164(t5)
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	lw         	s4, 168(t5)
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	lw         	s5, 172(t5)
 	th.extu    	a4, s6, 7, 0
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrwu    	a4, t1, a4, 2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.extu    	a5, s2, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x93022d57	# th.vmulhu.vv v26, v16, v4
 	xor        	a6, a6, a4
+	.word	0x92e22d57	# th.vmulhu.vv v26, v14, v4
 	th.extu    	a4, s1, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x27464a57	# th.vand.vx v20, v20, a2
 	xor        	a6, a6, a5
+	.word	0x27664b57	# th.vand.vx v22, v22, a2
 	th.extu    	a5, s3, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	xor        	a6, a6, a4
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.extu    	a4, s2, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x27664b57	# th.vand.vx v22, v22, a2
 	xor        	a6, a6, a5
+	.word	0x27464a57	# th.vand.vx v20, v20, a2
 	th.extu    	a5, s1, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
 	xor        	a7, a7, a4
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
 	th.extu    	a4, s3, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	xor        	a7, a7, a5
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	th.extu    	a5, s6, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	# class 2: low words (pairs added), high words; out |= z & m[2]
-	.word	0x96822a57	# th.vmul.vv v20, v8, v4
 	xor        	a7, a7, a4
+	# class 2: low words (pairs added), high words; out |= z & m[2]
+	.word	0x96822b57	# th.vmul.vv v22, v8, v4
 	th.extu    	a4, s1, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x92822b57	# th.vmulhu.vv v22, v8, v4
 	xor        	a7, a7, a5
+	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
 	th.extu    	a5, s3, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0xb6682a57	# th.vmacc.vv v20, v16, v6
 	xor        	s4, s4, a4
+	.word	0xb6672b57	# th.vmacc.vv v22, v14, v6
 	th.extu    	a4, s6, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
 	xor        	s4, s4, a5
+	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
 	th.extu    	a5, s2, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
 	xor        	s4, s4, a4
+	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
 	th.extu    	a4, s3, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	xor        	s4, s4, a5
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	xor        	s5, s5, a4
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.extu    	a4, s2, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x92c02d57	# th.vmulhu.vv v26, v12, v0
 	xor        	s5, s5, a5
+	.word	0x92c02d57	# th.vmulhu.vv v26, v12, v0
 	th.extu    	a5, s1, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
 	xor        	s5, s5, a4
+	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
 	xor        	s5, s5, a5
 	# round u = 11 of 13
 	lw         	s6, 176(t5)
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	lw         	s2, 180(t5)
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	lw         	s1, 184(t5)
 	lw         	s3, 188(t5)
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.extu    	a4, a6, 7, 0
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.lrwu    	a4, t1, a4, 2
 	th.extu    	a5, a7, 15, 8
-	.word	0x93032d57	# th.vmulhu.vv v26, v16, v6
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x92e32d57	# th.vmulhu.vv v26, v14, v6
 	xor        	s6, s6, a4
 	th.extu    	a4, s4, 23, 16
-	.word	0x2746ca57	# th.vand.vx v20, v20, a3
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x2766cb57	# th.vand.vx v22, v22, a3
 	xor        	s6, s6, a5
 	th.extu    	a5, s5, 31, 24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	xor        	s6, s6, a4
 	th.extu    	a4, a7, 7, 0
-	.word	0x2766cb57	# th.vand.vx v22, v22, a3
 	th.lrwu    	a4, t1, a4, 2
+	.word	0x2746ca57	# th.vand.vx v20, v20, a3
 	xor        	s6, s6, a5
 	th.extu    	a5, s4, 15, 8
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
 	xor        	s2, s2, a4
 	th.extu    	a4, s5, 23, 16
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	xor        	s2, s2, a5
 	th.extu    	a5, a6, 31, 24
-	# class 3: low words (pairs added), high words; out |= z & m[3]
-	.word	0x96832a57	# th.vmul.vv v20, v8, v6
 	th.lrwu    	a5, t4, a5, 2
+	# class 3: low words (pairs added), high words; out |= z & m[3]
+	.word	0x96832b57	# th.vmul.vv v22, v8, v6
 	xor        	s2, s2, a4
 	th.extu    	a4, s4, 7, 0
-	.word	0x92832b57	# th.vmulhu.vv v22, v8, v6
 	th.lrwu    	a4, t1, a4, 2
+	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
 	xor        	s2, s2, a5
 	th.extu    	a5, s5, 15, 8
-	.word	0x96a22c57	# th.vmul.vv v24, v10, v4
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x96a22c57	# th.vmul.vv v24, v10, v4
 	xor        	s1, s1, a4
 	th.extu    	a4, a6, 23, 16
-	.word	0x92a22d57	# th.vmulhu.vv v26, v10, v4
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x92a22d57	# th.vmulhu.vv v26, v10, v4
 	xor        	s1, s1, a5
 	th.extu    	a5, a7, 31, 24
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	xor        	s1, s1, a4
 	th.extu    	a4, s5, 7, 0
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrwu    	a4, t1, a4, 2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	xor        	s1, s1, a5
 	th.extu    	a5, a6, 15, 8
-	.word	0x96c12c57	# th.vmul.vv v24, v12, v2
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x96c12c57	# th.vmul.vv v24, v12, v2
 	xor        	s3, s3, a4
 	th.extu    	a4, a7, 23, 16
-	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
 	xor        	s3, s3, a5
 	th.extu    	a5, s4, 31, 24
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	xor        	s3, s3, a4
 	xor        	s3, s3, a5
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	# round u = 12 of 13
 	lw         	a6, 192(t5)
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	lw         	a7, 196(t5)
 	lw         	s4, 200(t5)
-	.word	0x97002c57	# th.vmul.vv v24, v16, v0
 	lw         	s5, 204(t5)
+	.word	0x96e02c57	# th.vmul.vv v24, v14, v0
 	th.extu    	a4, s6, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x93002d57	# th.vmulhu.vv v26, v16, v0
 	th.extu    	a5, s2, 15, 8
+	.word	0x92e02d57	# th.vmulhu.vv v26, v14, v0
 	th.lrwu    	a5, t2, a5, 2
 	xor        	a6, a6, a4
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.extu    	a4, s1, 23, 16
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.lrwu    	a4, t3, a4, 2
 	xor        	a6, a6, a5
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.extu    	a5, s3, 31, 24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.lrwu    	a5, t4, a5, 2
 	xor        	a6, a6, a4
-	.word	0x274fca57	# th.vand.vx v20, v20, t6
 	th.extu    	a4, s2, 7, 0
+	.word	0x276fcb57	# th.vand.vx v22, v22, t6
 	th.lrwu    	a4, t1, a4, 2
 	xor        	a6, a6, a5
-	.word	0x276fcb57	# th.vand.vx v22, v22, t6
 	th.extu    	a5, s1, 15, 8
+	.word	0x274fca57	# th.vand.vx v20, v20, t6
 	th.lrwu    	a5, t2, a5, 2
 	xor        	a7, a7, a4
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
 	th.extu    	a4, s3, 23, 16
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
 	th.lrwu    	a4, t3, a4, 2
 	xor        	a7, a7, a5
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	th.extu    	a5, s6, 31, 24
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	th.lrwu    	a5, t4, a5, 2
 	xor        	a7, a7, a4
+	th.extu    	a4, s1, 7, 0
 	# sums[7] = lane sums (high word << 32 | low word)
 	.word	0x0f2e2057	# th.vredxor.vs v0, v18, v28
-	th.extu    	a4, s1, 7, 0
 	th.lrwu    	a4, t1, a4, 2
 	xor        	a7, a7, a5
 	th.extu    	a5, s3, 15, 8
-	.word	0x0eee2157	# th.vredxor.vs v2, v14, v28
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x0f0e2157	# th.vredxor.vs v2, v16, v28
 	xor        	s4, s4, a4
 	th.extu    	a4, s6, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x32002457	# th.vext.x.v s0, v0, zero
 	xor        	s4, s4, a5
+	.word	0x32002457	# th.vext.x.v s0, v0, zero
 	th.extu    	a5, s2, 31, 24
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s4, s4, a4
+	th.extu    	a4, s3, 7, 0
 	.word	0x322020d7	# th.vext.x.v ra, v2, zero
 	# piece 8: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
 	addi       	s7, sp, 1536
-	th.extu    	a4, s3, 7, 0
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s4, s4, a5
+	th.extu    	a5, s6, 15, 8
 	slli       	ra, ra, 32
 	or         	s0, s0, ra
 	sd         	s0, 1624(sp)
 	.word	0x020bf007	# th.vle.v v0, (s7)
-	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s5, s5, a4
+	th.extu    	a4, s2, 23, 16
 	.word	0x26054457	# th.vand.vx v8, v0, a0
 	addi       	s7, sp, 1024
-	th.extu    	a4, s2, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x26064557	# th.vand.vx v10, v0, a2
 	xor        	s5, s5, a5
+	.word	0x26064557	# th.vand.vx v10, v0, a2
 	th.extu    	a5, s1, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0x2606c657	# th.vand.vx v12, v0, a3
 	xor        	s5, s5, a4
+	.word	0x2606c657	# th.vand.vx v12, v0, a3
 	xor        	s5, s5, a5
 	# round u = 13 of 13
 	lw         	s6, 208(t5)
-	.word	0x260fc857	# th.vand.vx v16, v0, t6
 	lw         	s2, 212(t5)
+	.word	0x260fc757	# th.vand.vx v14, v0, t6
 	lw         	s1, 216(t5)
 	lw         	s3, 220(t5)
-	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
 	th.extu    	a4, a6, 7, 0
+	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
 	th.lrwu    	a4, t1, a4, 2
 	th.extu    	a5, a7, 15, 8
 	th.lrwu    	a5, t2, a5, 2
@@ -3597,307 +3597,306 @@ aes_gcm_encrypt_c906:
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s6, s6, a5
 	th.extu    	a5, s4, 15, 8
-	# class 0: low words (pairs added), high words; out |= z & m[0]
-	.word	0x96802a57	# th.vmul.vv v20, v8, v0
 	th.lrwu    	a5, t2, a5, 2
+	# class 0: low words (pairs added), high words; out |= z & m[0]
+	.word	0x96802b57	# th.vmul.vv v22, v8, v0
 	xor        	s2, s2, a4
 	th.extu    	a4, s5, 23, 16
-	.word	0x92802b57	# th.vmulhu.vv v22, v8, v0
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
 	xor        	s2, s2, a5
 	th.extu    	a5, a6, 31, 24
-	.word	0xb6652a57	# th.vmacc.vv v20, v10, v6
 	th.lrwu    	a5, t4, a5, 2
+	.word	0xb6652b57	# th.vmacc.vv v22, v10, v6
 	xor        	s2, s2, a4
 	th.extu    	a4, s4, 7, 0
-	.word	0x92a32d57	# th.vmulhu.vv v26, v10, v6
 	th.lrwu    	a4, t1, a4, 2
+	.word	0x92a32d57	# th.vmulhu.vv v26, v10, v6
 	xor        	s2, s2, a5
 	th.extu    	a5, s5, 15, 8
-	.word	0x96c22c57	# th.vmul.vv v24, v12, v4
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x96c22c57	# th.vmul.vv v24, v12, v4
 	xor        	s1, s1, a4
 	th.extu    	a4, a6, 23, 16
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	xor        	s1, s1, a5
 	th.extu    	a5, a7, 31, 24
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	xor        	s1, s1, a4
 	th.extu    	a4, s5, 7, 0
-	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
 	th.lrwu    	a4, t1, a4, 2
+	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
 	xor        	s1, s1, a5
 	th.extu    	a5, a6, 15, 8
-	.word	0x97012c57	# th.vmul.vv v24, v16, v2
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x96e12c57	# th.vmul.vv v24, v14, v2
 	xor        	s3, s3, a4
 	th.extu    	a4, a7, 23, 16
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrwu    	a4, t3, a4, 2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	xor        	s3, s3, a5
 	th.extu    	a5, s4, 31, 24
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.lrwu    	a5, t4, a5, 2
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	xor        	s3, s3, a4
 	xor        	s3, s3, a5
-	.word	0x93012d57	# th.vmulhu.vv v26, v16, v2
 	# final round
 	addi       	s4, t4, 1024
+	.word	0x92e12d57	# th.vmulhu.vv v26, v14, v2
 	addi       	s9, zero, 256
 	lui        	s10, 16
-	.word	0x27454957	# th.vand.vx v18, v20, a0
 	lui        	s11, 4096
+	.word	0x27654957	# th.vand.vx v18, v22, a0
 	th.extu    	a6, s6, 7, 0
 	th.lrbu    	a6, s4, a6, 0
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.extu    	s5, s2, 7, 0
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.lrbu    	s5, s4, s5, 0
 	th.extu    	a7, s1, 7, 0
-	.word	0x27654757	# th.vand.vx v14, v22, a0
 	th.lrbu    	a7, s4, a7, 0
+	.word	0x27454857	# th.vand.vx v16, v20, a0
 	th.extu    	s8, s3, 7, 0
 	th.lrbu    	s8, s4, s8, 0
-	# class 1: low words (pairs added), high words; out |= z & m[1]
-	.word	0x96812a57	# th.vmul.vv v20, v8, v2
 	th.extu    	a4, s2, 15, 8
+	# class 1: low words (pairs added), high words; out |= z & m[1]
+	.word	0x96812b57	# th.vmul.vv v22, v8, v2
 	th.lrbu    	a4, s4, a4, 0
 	th.extu    	a5, s1, 15, 8
-	.word	0x92812b57	# th.vmulhu.vv v22, v8, v2
 	th.lrbu    	a5, s4, a5, 0
+	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
 	th.mula    	a6, a4, s9
 	th.extu    	a4, s3, 15, 8
-	.word	0xb6662a57	# th.vmacc.vv v20, v12, v6
 	th.lrbu    	a4, s4, a4, 0
+	.word	0xb6662b57	# th.vmacc.vv v22, v12, v6
 	th.mula    	s5, a5, s9
 	th.extu    	a5, s6, 15, 8
-	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
 	th.lrbu    	a5, s4, a5, 0
+	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
 	th.mula    	a7, a4, s9
 	th.extu    	a4, s1, 23, 16
-	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
 	th.lrbu    	a4, s4, a4, 0
+	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
 	th.mula    	s8, a5, s9
 	th.extu    	a5, s3, 23, 16
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrbu    	a5, s4, a5, 0
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.mula    	a6, a4, s10
 	th.extu    	a4, s6, 23, 16
-	.word	0xb6482c57	# th.vmacc.vv v24, v16, v4
 	th.lrbu    	a4, s4, a4, 0
+	.word	0xb6472c57	# th.vmacc.vv v24, v14, v4
 	th.mula    	s5, a5, s10
 	th.extu    	a5, s2, 23, 16
-	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
 	th.lrbu    	a5, s4, a5, 0
+	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
 	th.mula    	a7, a4, s10
 	th.extu    	a4, s3, 31, 24
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.lrbu    	a4, s4, a4, 0
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.mula    	s8, a5, s10
 	th.extu    	a5, s6, 31, 24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrbu    	a5, s4, a5, 0
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.mula    	a6, a4, s11
 	th.extu    	a4, s2, 31, 24
-	.word	0x93022d57	# th.vmulhu.vv v26, v16, v4
 	th.lrbu    	a4, s4, a4, 0
+	.word	0x92e22d57	# th.vmulhu.vv v26, v14, v4
 	th.mula    	s5, a5, s11
 	th.extu    	a5, s1, 31, 24
-	.word	0x27464a57	# th.vand.vx v20, v20, a2
 	th.lrbu    	a5, s4, a5, 0
+	.word	0x27664b57	# th.vand.vx v22, v22, a2
 	th.mula    	a7, a4, s11
 	th.mula    	s8, a5, s11
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	ld         	a4, 224(t5)
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	ld         	a5, 232(t5)
 	slli       	s5, s5, 32
-	.word	0x27664b57	# th.vand.vx v22, v22, a2
 	xor        	a6, a6, a4
+	.word	0x27464a57	# th.vand.vx v20, v20, a2
 	xor        	a6, a6, s5
 	slli       	s8, s8, 32
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
 	xor        	a7, a7, a5
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
 	xor        	a7, a7, s8
 	# out[4] = in[4] ^ keystream
-	ld         	a4, 1912(sp)
-	ld         	a4, 64(a4)
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	ld         	a5, 1912(sp)
+	ld         	a4, 64(a5)
 	ld         	a5, 72(a5)
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	xor        	a6, a6, a4
 	xor        	a7, a7, a5
-	# class 2: low words (pairs added), high words; out |= z & m[2]
-	.word	0x96822a57	# th.vmul.vv v20, v8, v4
 	sd         	a6, 64(a1)
+	# class 2: low words (pairs added), high words; out |= z & m[2]
+	.word	0x96822b57	# th.vmul.vv v22, v8, v4
 	sd         	a7, 72(a1)
 	# block 5: s = states[5]
 	lw         	a6, 1728(sp)
-	.word	0x92822b57	# th.vmulhu.vv v22, v8, v4
 	lw         	a7, 1732(sp)
+	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
 	lw         	s4, 1736(sp)
 	lw         	s5, 1740(sp)
-	.word	0xb6682a57	# th.vmacc.vv v20, v16, v6
 	# round u = 7 of 13
 	lw         	s6, 112(t5)
+	.word	0xb6672b57	# th.vmacc.vv v22, v14, v6
 	lw         	s2, 116(t5)
 	lw         	s1, 120(t5)
-	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
 	lw         	s3, 124(t5)
+	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
 	th.extu    	a4, a6, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
 	th.extu    	a5, a7, 15, 8
+	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a4
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.extu    	a4, s4, 23, 16
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.extu    	a5, s5, 31, 24
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s6, s6, a4
-	.word	0x92c02d57	# th.vmulhu.vv v26, v12, v0
 	th.extu    	a4, a7, 7, 0
+	.word	0x92c02d57	# th.vmulhu.vv v26, v12, v0
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s6, s6, a5
-	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
 	th.extu    	a5, s4, 15, 8
+	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s2, s2, a4
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.extu    	a4, s5, 23, 16
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s2, s2, a5
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.extu    	a5, a6, 31, 24
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s2, s2, a4
-	.word	0x93032d57	# th.vmulhu.vv v26, v16, v6
 	th.extu    	a4, s4, 7, 0
+	.word	0x92e32d57	# th.vmulhu.vv v26, v14, v6
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s2, s2, a5
-	.word	0x2746ca57	# th.vand.vx v20, v20, a3
 	th.extu    	a5, s5, 15, 8
+	.word	0x2766cb57	# th.vand.vx v22, v22, a3
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a4
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.extu    	a4, a6, 23, 16
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s1, s1, a5
-	.word	0x2766cb57	# th.vand.vx v22, v22, a3
 	th.extu    	a5, a7, 31, 24
+	.word	0x2746ca57	# th.vand.vx v20, v20, a3
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s1, s1, a4
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
 	th.extu    	a4, s5, 7, 0
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
 	th.lrwu    	a4, t1, a4, 2
 	xor        	s1, s1, a5
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	th.extu    	a5, a6, 15, 8
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s3, s3, a4
-	# class 3: low words (pairs added), high words; out |= z & m[3]
-	.word	0x96832a57	# th.vmul.vv v20, v8, v6
 	th.extu    	a4, a7, 23, 16
+	# class 3: low words (pairs added), high words; out |= z & m[3]
+	.word	0x96832b57	# th.vmul.vv v22, v8, v6
 	th.lrwu    	a4, t3, a4, 2
 	xor        	s3, s3, a5
-	.word	0x92832b57	# th.vmulhu.vv v22, v8, v6
 	th.extu    	a5, s4, 31, 24
+	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s3, s3, a4
-	.word	0x96a22c57	# th.vmul.vv v24, v10, v4
 	xor        	s3, s3, a5
+	.word	0x96a22c57	# th.vmul.vv v24, v10, v4
 	# round u = 8 of 13
 	lw         	a6, 128(t5)
 	lw         	a7, 132(t5)
-	.word	0x92a22d57	# th.vmulhu.vv v26, v10, v4
 	lw         	s4, 136(t5)
+	.word	0x92a22d57	# th.vmulhu.vv v26, v10, v4
 	lw         	s5, 140(t5)
 	th.extu    	a4, s6, 7, 0
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.lrwu    	a4, t1, a4, 2
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.extu    	a5, s2, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	xor        	a6, a6, a4
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.extu    	a4, s1, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x96c12c57	# th.vmul.vv v24, v12, v2
 	xor        	a6, a6, a5
+	.word	0x96c12c57	# th.vmul.vv v24, v12, v2
 	th.extu    	a5, s3, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
 	xor        	a6, a6, a4
+	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
 	th.extu    	a4, s2, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	xor        	a6, a6, a5
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.extu    	a5, s1, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	xor        	a7, a7, a4
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.extu    	a4, s3, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x97002c57	# th.vmul.vv v24, v16, v0
 	xor        	a7, a7, a5
+	.word	0x96e02c57	# th.vmul.vv v24, v14, v0
 	th.extu    	a5, s6, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0x93002d57	# th.vmulhu.vv v26, v16, v0
 	xor        	a7, a7, a4
+	.word	0x92e02d57	# th.vmulhu.vv v26, v14, v0
 	th.extu    	a4, s1, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	xor        	a7, a7, a5
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	th.extu    	a5, s3, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	xor        	s4, s4, a4
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	th.extu    	a4, s6, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	.word	0x274fca57	# th.vand.vx v20, v20, t6
 	xor        	s4, s4, a5
+	.word	0x276fcb57	# th.vand.vx v22, v22, t6
 	th.extu    	a5, s2, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	.word	0x276fcb57	# th.vand.vx v22, v22, t6
 	xor        	s4, s4, a4
+	.word	0x274fca57	# th.vand.vx v20, v20, t6
 	th.extu    	a4, s3, 7, 0
 	th.lrwu    	a4, t1, a4, 2
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
 	xor        	s4, s4, a5
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
 	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	xor        	s5, s5, a4
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	th.extu    	a4, s2, 23, 16
 	th.lrwu    	a4, t3, a4, 2
+	xor        	s5, s5, a5
 	# sums[8] = lane sums (high word << 32 | low word)
 	.word	0x0f2e2057	# th.vredxor.vs v0, v18, v28
-	xor        	s5, s5, a5
 	th.extu    	a5, s1, 31, 24
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s5, s5, a4
-	.word	0x0eee2157	# th.vredxor.vs v2, v14, v28
 	xor        	s5, s5, a5
+	.word	0x0f0e2157	# th.vredxor.vs v2, v16, v28
 	# round u = 9 of 13
 	lw         	s6, 144(t5)
 	lw         	s2, 148(t5)
 	lw         	s1, 152(t5)
-	.word	0x32002457	# th.vext.x.v s0, v0, zero
 	lw         	s3, 156(t5)
+	.word	0x32002457	# th.vext.x.v s0, v0, zero
 	th.extu    	a4, a6, 7, 0
 	th.lrwu    	a4, t1, a4, 2
 	th.extu    	a5, a7, 15, 8
-	.word	0x322020d7	# th.vext.x.v ra, v2, zero
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x322020d7	# th.vext.x.v ra, v2, zero
 	xor        	s6, s6, a4
 	th.extu    	a4, s4, 23, 16
 	th.lrwu    	a4, t3, a4, 2
+	xor        	s6, s6, a5
 	slli       	ra, ra, 32
 	or         	s0, s0, ra
 	sd         	s0, 1632(sp)
-	xor        	s6, s6, a5
 	th.extu    	a5, s5, 31, 24
 	th.lrwu    	a5, t4, a5, 2
 	xor        	s6, s6, a4
@@ -5245,82 +5244,82 @@ aes_gcm_encrypt_c906:
 	.word	0x26054457	# th.vand.vx v8, v0, a0
 	.word	0x26064557	# th.vand.vx v10, v0, a2
 	.word	0x2606c657	# th.vand.vx v12, v0, a3
-	.word	0x260fc857	# th.vand.vx v16, v0, t6
+	.word	0x260fc757	# th.vand.vx v14, v0, t6
 	addi       	s7, sp, 0
 	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
 	# class 0: low words (pairs added), high words; out |= z & m[0]
-	.word	0x96802a57	# th.vmul.vv v20, v8, v0
-	.word	0x92802b57	# th.vmulhu.vv v22, v8, v0
-	.word	0xb6652a57	# th.vmacc.vv v20, v10, v6
+	.word	0x96802b57	# th.vmul.vv v22, v8, v0
+	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
+	.word	0xb6652b57	# th.vmacc.vv v22, v10, v6
 	.word	0x92a32d57	# th.vmulhu.vv v26, v10, v6
 	.word	0x96c22c57	# th.vmul.vv v24, v12, v4
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
-	.word	0x97012c57	# th.vmul.vv v24, v16, v2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x93012d57	# th.vmulhu.vv v26, v16, v2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x27454957	# th.vand.vx v18, v20, a0
-	.word	0x27654757	# th.vand.vx v14, v22, a0
+	.word	0x96e12c57	# th.vmul.vv v24, v14, v2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x92e12d57	# th.vmulhu.vv v26, v14, v2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x27654957	# th.vand.vx v18, v22, a0
+	.word	0x27454857	# th.vand.vx v16, v20, a0
 	# class 1: low words (pairs added), high words; out |= z & m[1]
-	.word	0x96812a57	# th.vmul.vv v20, v8, v2
-	.word	0x92812b57	# th.vmulhu.vv v22, v8, v2
-	.word	0xb6662a57	# th.vmacc.vv v20, v12, v6
+	.word	0x96812b57	# th.vmul.vv v22, v8, v2
+	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
+	.word	0xb6662b57	# th.vmacc.vv v22, v12, v6
 	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
 	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0xb6482c57	# th.vmacc.vv v24, v16, v4
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0xb6472c57	# th.vmacc.vv v24, v14, v4
 	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x93022d57	# th.vmulhu.vv v26, v16, v4
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x27464a57	# th.vand.vx v20, v20, a2
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x92e22d57	# th.vmulhu.vv v26, v14, v4
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	.word	0x27664b57	# th.vand.vx v22, v22, a2
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	.word	0x27464a57	# th.vand.vx v20, v20, a2
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	# class 2: low words (pairs added), high words; out |= z & m[2]
-	.word	0x96822a57	# th.vmul.vv v20, v8, v4
-	.word	0x92822b57	# th.vmulhu.vv v22, v8, v4
-	.word	0xb6682a57	# th.vmacc.vv v20, v16, v6
+	.word	0x96822b57	# th.vmul.vv v22, v8, v4
+	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
+	.word	0xb6672b57	# th.vmacc.vv v22, v14, v6
 	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
 	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	.word	0x92c02d57	# th.vmulhu.vv v26, v12, v0
 	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x93032d57	# th.vmulhu.vv v26, v16, v6
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2746ca57	# th.vand.vx v20, v20, a3
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x92e32d57	# th.vmulhu.vv v26, v14, v6
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	.word	0x2766cb57	# th.vand.vx v22, v22, a3
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	.word	0x2746ca57	# th.vand.vx v20, v20, a3
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	# class 3: low words (pairs added), high words; out |= z & m[3]
-	.word	0x96832a57	# th.vmul.vv v20, v8, v6
-	.word	0x92832b57	# th.vmulhu.vv v22, v8, v6
+	.word	0x96832b57	# th.vmul.vv v22, v8, v6
+	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
 	.word	0x96a22c57	# th.vmul.vv v24, v10, v4
 	.word	0x92a22d57	# th.vmulhu.vv v26, v10, v4
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	.word	0x96c12c57	# th.vmul.vv v24, v12, v2
 	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x97002c57	# th.vmul.vv v24, v16, v0
-	.word	0x93002d57	# th.vmulhu.vv v26, v16, v0
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x274fca57	# th.vand.vx v20, v20, t6
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x96e02c57	# th.vmul.vv v24, v14, v0
+	.word	0x92e02d57	# th.vmulhu.vv v26, v14, v0
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	.word	0x276fcb57	# th.vand.vx v22, v22, t6
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	.word	0x274fca57	# th.vand.vx v20, v20, t6
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	# sums[0] = lane sums (high word << 32 | low word)
 	.word	0x0f2e2057	# th.vredxor.vs v0, v18, v28
-	.word	0x0eee2157	# th.vredxor.vs v2, v14, v28
+	.word	0x0f0e2157	# th.vredxor.vs v2, v16, v28
 	.word	0x32002457	# th.vext.x.v s0, v0, zero
 	.word	0x322020d7	# th.vext.x.v ra, v2, zero
 	slli       	ra, ra, 32
@@ -5332,82 +5331,82 @@ aes_gcm_encrypt_c906:
 	.word	0x26054457	# th.vand.vx v8, v0, a0
 	.word	0x26064557	# th.vand.vx v10, v0, a2
 	.word	0x2606c657	# th.vand.vx v12, v0, a3
-	.word	0x260fc857	# th.vand.vx v16, v0, t6
+	.word	0x260fc757	# th.vand.vx v14, v0, t6
 	addi       	s7, sp, 128
 	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
 	# class 0: low words (pairs added), high words; out |= z & m[0]
-	.word	0x96802a57	# th.vmul.vv v20, v8, v0
-	.word	0x92802b57	# th.vmulhu.vv v22, v8, v0
-	.word	0xb6652a57	# th.vmacc.vv v20, v10, v6
+	.word	0x96802b57	# th.vmul.vv v22, v8, v0
+	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
+	.word	0xb6652b57	# th.vmacc.vv v22, v10, v6
 	.word	0x92a32d57	# th.vmulhu.vv v26, v10, v6
 	.word	0x96c22c57	# th.vmul.vv v24, v12, v4
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
-	.word	0x97012c57	# th.vmul.vv v24, v16, v2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x93012d57	# th.vmulhu.vv v26, v16, v2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x27454957	# th.vand.vx v18, v20, a0
-	.word	0x27654757	# th.vand.vx v14, v22, a0
+	.word	0x96e12c57	# th.vmul.vv v24, v14, v2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x92e12d57	# th.vmulhu.vv v26, v14, v2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x27654957	# th.vand.vx v18, v22, a0
+	.word	0x27454857	# th.vand.vx v16, v20, a0
 	# class 1: low words (pairs added), high words; out |= z & m[1]
-	.word	0x96812a57	# th.vmul.vv v20, v8, v2
-	.word	0x92812b57	# th.vmulhu.vv v22, v8, v2
-	.word	0xb6662a57	# th.vmacc.vv v20, v12, v6
+	.word	0x96812b57	# th.vmul.vv v22, v8, v2
+	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
+	.word	0xb6662b57	# th.vmacc.vv v22, v12, v6
 	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
 	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0xb6482c57	# th.vmacc.vv v24, v16, v4
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0xb6472c57	# th.vmacc.vv v24, v14, v4
 	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x93022d57	# th.vmulhu.vv v26, v16, v4
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x27464a57	# th.vand.vx v20, v20, a2
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x92e22d57	# th.vmulhu.vv v26, v14, v4
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	.word	0x27664b57	# th.vand.vx v22, v22, a2
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	.word	0x27464a57	# th.vand.vx v20, v20, a2
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	# class 2: low words (pairs added), high words; out |= z & m[2]
-	.word	0x96822a57	# th.vmul.vv v20, v8, v4
-	.word	0x92822b57	# th.vmulhu.vv v22, v8, v4
-	.word	0xb6682a57	# th.vmacc.vv v20, v16, v6
+	.word	0x96822b57	# th.vmul.vv v22, v8, v4
+	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
+	.word	0xb6672b57	# th.vmacc.vv v22, v14, v6
 	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
 	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	.word	0x92c02d57	# th.vmulhu.vv v26, v12, v0
 	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x93032d57	# th.vmulhu.vv v26, v16, v6
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2746ca57	# th.vand.vx v20, v20, a3
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x92e32d57	# th.vmulhu.vv v26, v14, v6
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	.word	0x2766cb57	# th.vand.vx v22, v22, a3
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	.word	0x2746ca57	# th.vand.vx v20, v20, a3
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	# class 3: low words (pairs added), high words; out |= z & m[3]
-	.word	0x96832a57	# th.vmul.vv v20, v8, v6
-	.word	0x92832b57	# th.vmulhu.vv v22, v8, v6
+	.word	0x96832b57	# th.vmul.vv v22, v8, v6
+	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
 	.word	0x96a22c57	# th.vmul.vv v24, v10, v4
 	.word	0x92a22d57	# th.vmulhu.vv v26, v10, v4
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	.word	0x96c12c57	# th.vmul.vv v24, v12, v2
 	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x97002c57	# th.vmul.vv v24, v16, v0
-	.word	0x93002d57	# th.vmulhu.vv v26, v16, v0
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x274fca57	# th.vand.vx v20, v20, t6
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x96e02c57	# th.vmul.vv v24, v14, v0
+	.word	0x92e02d57	# th.vmulhu.vv v26, v14, v0
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	.word	0x276fcb57	# th.vand.vx v22, v22, t6
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	.word	0x274fca57	# th.vand.vx v20, v20, t6
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	# sums[1] = lane sums (high word << 32 | low word)
 	.word	0x0f2e2057	# th.vredxor.vs v0, v18, v28
-	.word	0x0eee2157	# th.vredxor.vs v2, v14, v28
+	.word	0x0f0e2157	# th.vredxor.vs v2, v16, v28
 	.word	0x32002457	# th.vext.x.v s0, v0, zero
 	.word	0x322020d7	# th.vext.x.v ra, v2, zero
 	slli       	ra, ra, 32
@@ -5419,82 +5418,82 @@ aes_gcm_encrypt_c906:
 	.word	0x26054457	# th.vand.vx v8, v0, a0
 	.word	0x26064557	# th.vand.vx v10, v0, a2
 	.word	0x2606c657	# th.vand.vx v12, v0, a3
-	.word	0x260fc857	# th.vand.vx v16, v0, t6
+	.word	0x260fc757	# th.vand.vx v14, v0, t6
 	addi       	s7, sp, 256
 	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
 	# class 0: low words (pairs added), high words; out |= z & m[0]
-	.word	0x96802a57	# th.vmul.vv v20, v8, v0
-	.word	0x92802b57	# th.vmulhu.vv v22, v8, v0
-	.word	0xb6652a57	# th.vmacc.vv v20, v10, v6
+	.word	0x96802b57	# th.vmul.vv v22, v8, v0
+	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
+	.word	0xb6652b57	# th.vmacc.vv v22, v10, v6
 	.word	0x92a32d57	# th.vmulhu.vv v26, v10, v6
 	.word	0x96c22c57	# th.vmul.vv v24, v12, v4
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
-	.word	0x97012c57	# th.vmul.vv v24, v16, v2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x93012d57	# th.vmulhu.vv v26, v16, v2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x27454957	# th.vand.vx v18, v20, a0
-	.word	0x27654757	# th.vand.vx v14, v22, a0
+	.word	0x96e12c57	# th.vmul.vv v24, v14, v2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x92e12d57	# th.vmulhu.vv v26, v14, v2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x27654957	# th.vand.vx v18, v22, a0
+	.word	0x27454857	# th.vand.vx v16, v20, a0
 	# class 1: low words (pairs added), high words; out |= z & m[1]
-	.word	0x96812a57	# th.vmul.vv v20, v8, v2
-	.word	0x92812b57	# th.vmulhu.vv v22, v8, v2
-	.word	0xb6662a57	# th.vmacc.vv v20, v12, v6
+	.word	0x96812b57	# th.vmul.vv v22, v8, v2
+	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
+	.word	0xb6662b57	# th.vmacc.vv v22, v12, v6
 	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
 	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0xb6482c57	# th.vmacc.vv v24, v16, v4
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0xb6472c57	# th.vmacc.vv v24, v14, v4
 	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x93022d57	# th.vmulhu.vv v26, v16, v4
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x27464a57	# th.vand.vx v20, v20, a2
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x92e22d57	# th.vmulhu.vv v26, v14, v4
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	.word	0x27664b57	# th.vand.vx v22, v22, a2
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	.word	0x27464a57	# th.vand.vx v20, v20, a2
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	# class 2: low words (pairs added), high words; out |= z & m[2]
-	.word	0x96822a57	# th.vmul.vv v20, v8, v4
-	.word	0x92822b57	# th.vmulhu.vv v22, v8, v4
-	.word	0xb6682a57	# th.vmacc.vv v20, v16, v6
+	.word	0x96822b57	# th.vmul.vv v22, v8, v4
+	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
+	.word	0xb6672b57	# th.vmacc.vv v22, v14, v6
 	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
 	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	.word	0x92c02d57	# th.vmulhu.vv v26, v12, v0
 	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x93032d57	# th.vmulhu.vv v26, v16, v6
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2746ca57	# th.vand.vx v20, v20, a3
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x92e32d57	# th.vmulhu.vv v26, v14, v6
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	.word	0x2766cb57	# th.vand.vx v22, v22, a3
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	.word	0x2746ca57	# th.vand.vx v20, v20, a3
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	# class 3: low words (pairs added), high words; out |= z & m[3]
-	.word	0x96832a57	# th.vmul.vv v20, v8, v6
-	.word	0x92832b57	# th.vmulhu.vv v22, v8, v6
+	.word	0x96832b57	# th.vmul.vv v22, v8, v6
+	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
 	.word	0x96a22c57	# th.vmul.vv v24, v10, v4
 	.word	0x92a22d57	# th.vmulhu.vv v26, v10, v4
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	.word	0x96c12c57	# th.vmul.vv v24, v12, v2
 	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x97002c57	# th.vmul.vv v24, v16, v0
-	.word	0x93002d57	# th.vmulhu.vv v26, v16, v0
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x274fca57	# th.vand.vx v20, v20, t6
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x96e02c57	# th.vmul.vv v24, v14, v0
+	.word	0x92e02d57	# th.vmulhu.vv v26, v14, v0
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	.word	0x276fcb57	# th.vand.vx v22, v22, t6
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	.word	0x274fca57	# th.vand.vx v20, v20, t6
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	# sums[2] = lane sums (high word << 32 | low word)
 	.word	0x0f2e2057	# th.vredxor.vs v0, v18, v28
-	.word	0x0eee2157	# th.vredxor.vs v2, v14, v28
+	.word	0x0f0e2157	# th.vredxor.vs v2, v16, v28
 	.word	0x32002457	# th.vext.x.v s0, v0, zero
 	.word	0x322020d7	# th.vext.x.v ra, v2, zero
 	slli       	ra, ra, 32
@@ -5506,82 +5505,82 @@ aes_gcm_encrypt_c906:
 	.word	0x26054457	# th.vand.vx v8, v0, a0
 	.word	0x26064557	# th.vand.vx v10, v0, a2
 	.word	0x2606c657	# th.vand.vx v12, v0, a3
-	.word	0x260fc857	# th.vand.vx v16, v0, t6
+	.word	0x260fc757	# th.vand.vx v14, v0, t6
 	addi       	s7, sp, 384
 	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
 	# class 0: low words (pairs added), high words; out |= z & m[0]
-	.word	0x96802a57	# th.vmul.vv v20, v8, v0
-	.word	0x92802b57	# th.vmulhu.vv v22, v8, v0
-	.word	0xb6652a57	# th.vmacc.vv v20, v10, v6
+	.word	0x96802b57	# th.vmul.vv v22, v8, v0
+	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
+	.word	0xb6652b57	# th.vmacc.vv v22, v10, v6
 	.word	0x92a32d57	# th.vmulhu.vv v26, v10, v6
 	.word	0x96c22c57	# th.vmul.vv v24, v12, v4
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
-	.word	0x97012c57	# th.vmul.vv v24, v16, v2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x93012d57	# th.vmulhu.vv v26, v16, v2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x27454957	# th.vand.vx v18, v20, a0
-	.word	0x27654757	# th.vand.vx v14, v22, a0
+	.word	0x96e12c57	# th.vmul.vv v24, v14, v2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x92e12d57	# th.vmulhu.vv v26, v14, v2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x27654957	# th.vand.vx v18, v22, a0
+	.word	0x27454857	# th.vand.vx v16, v20, a0
 	# class 1: low words (pairs added), high words; out |= z & m[1]
-	.word	0x96812a57	# th.vmul.vv v20, v8, v2
-	.word	0x92812b57	# th.vmulhu.vv v22, v8, v2
-	.word	0xb6662a57	# th.vmacc.vv v20, v12, v6
+	.word	0x96812b57	# th.vmul.vv v22, v8, v2
+	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
+	.word	0xb6662b57	# th.vmacc.vv v22, v12, v6
 	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
 	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0xb6482c57	# th.vmacc.vv v24, v16, v4
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0xb6472c57	# th.vmacc.vv v24, v14, v4
 	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x93022d57	# th.vmulhu.vv v26, v16, v4
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x27464a57	# th.vand.vx v20, v20, a2
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x92e22d57	# th.vmulhu.vv v26, v14, v4
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	.word	0x27664b57	# th.vand.vx v22, v22, a2
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	.word	0x27464a57	# th.vand.vx v20, v20, a2
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	# class 2: low words (pairs added), high words; out |= z & m[2]
-	.word	0x96822a57	# th.vmul.vv v20, v8, v4
-	.word	0x92822b57	# th.vmulhu.vv v22, v8, v4
-	.word	0xb6682a57	# th.vmacc.vv v20, v16, v6
+	.word	0x96822b57	# th.vmul.vv v22, v8, v4
+	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
+	.word	0xb6672b57	# th.vmacc.vv v22, v14, v6
 	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
 	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	.word	0x92c02d57	# th.vmulhu.vv v26, v12, v0
 	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x93032d57	# th.vmulhu.vv v26, v16, v6
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2746ca57	# th.vand.vx v20, v20, a3
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x92e32d57	# th.vmulhu.vv v26, v14, v6
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	.word	0x2766cb57	# th.vand.vx v22, v22, a3
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	.word	0x2746ca57	# th.vand.vx v20, v20, a3
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	# class 3: low words (pairs added), high words; out |= z & m[3]
-	.word	0x96832a57	# th.vmul.vv v20, v8, v6
-	.word	0x92832b57	# th.vmulhu.vv v22, v8, v6
+	.word	0x96832b57	# th.vmul.vv v22, v8, v6
+	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
 	.word	0x96a22c57	# th.vmul.vv v24, v10, v4
 	.word	0x92a22d57	# th.vmulhu.vv v26, v10, v4
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	.word	0x96c12c57	# th.vmul.vv v24, v12, v2
 	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x97002c57	# th.vmul.vv v24, v16, v0
-	.word	0x93002d57	# th.vmulhu.vv v26, v16, v0
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x274fca57	# th.vand.vx v20, v20, t6
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x96e02c57	# th.vmul.vv v24, v14, v0
+	.word	0x92e02d57	# th.vmulhu.vv v26, v14, v0
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	.word	0x276fcb57	# th.vand.vx v22, v22, t6
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	.word	0x274fca57	# th.vand.vx v20, v20, t6
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	# sums[3] = lane sums (high word << 32 | low word)
 	.word	0x0f2e2057	# th.vredxor.vs v0, v18, v28
-	.word	0x0eee2157	# th.vredxor.vs v2, v14, v28
+	.word	0x0f0e2157	# th.vredxor.vs v2, v16, v28
 	.word	0x32002457	# th.vext.x.v s0, v0, zero
 	.word	0x322020d7	# th.vext.x.v ra, v2, zero
 	slli       	ra, ra, 32
@@ -5593,82 +5592,82 @@ aes_gcm_encrypt_c906:
 	.word	0x26054457	# th.vand.vx v8, v0, a0
 	.word	0x26064557	# th.vand.vx v10, v0, a2
 	.word	0x2606c657	# th.vand.vx v12, v0, a3
-	.word	0x260fc857	# th.vand.vx v16, v0, t6
+	.word	0x260fc757	# th.vand.vx v14, v0, t6
 	addi       	s7, sp, 512
 	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
 	# class 0: low words (pairs added), high words; out |= z & m[0]
-	.word	0x96802a57	# th.vmul.vv v20, v8, v0
-	.word	0x92802b57	# th.vmulhu.vv v22, v8, v0
-	.word	0xb6652a57	# th.vmacc.vv v20, v10, v6
+	.word	0x96802b57	# th.vmul.vv v22, v8, v0
+	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
+	.word	0xb6652b57	# th.vmacc.vv v22, v10, v6
 	.word	0x92a32d57	# th.vmulhu.vv v26, v10, v6
 	.word	0x96c22c57	# th.vmul.vv v24, v12, v4
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
-	.word	0x97012c57	# th.vmul.vv v24, v16, v2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x93012d57	# th.vmulhu.vv v26, v16, v2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x27454957	# th.vand.vx v18, v20, a0
-	.word	0x27654757	# th.vand.vx v14, v22, a0
+	.word	0x96e12c57	# th.vmul.vv v24, v14, v2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x92e12d57	# th.vmulhu.vv v26, v14, v2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x27654957	# th.vand.vx v18, v22, a0
+	.word	0x27454857	# th.vand.vx v16, v20, a0
 	# class 1: low words (pairs added), high words; out |= z & m[1]
-	.word	0x96812a57	# th.vmul.vv v20, v8, v2
-	.word	0x92812b57	# th.vmulhu.vv v22, v8, v2
-	.word	0xb6662a57	# th.vmacc.vv v20, v12, v6
+	.word	0x96812b57	# th.vmul.vv v22, v8, v2
+	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
+	.word	0xb6662b57	# th.vmacc.vv v22, v12, v6
 	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
 	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0xb6482c57	# th.vmacc.vv v24, v16, v4
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0xb6472c57	# th.vmacc.vv v24, v14, v4
 	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x93022d57	# th.vmulhu.vv v26, v16, v4
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x27464a57	# th.vand.vx v20, v20, a2
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x92e22d57	# th.vmulhu.vv v26, v14, v4
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	.word	0x27664b57	# th.vand.vx v22, v22, a2
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	.word	0x27464a57	# th.vand.vx v20, v20, a2
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	# class 2: low words (pairs added), high words; out |= z & m[2]
-	.word	0x96822a57	# th.vmul.vv v20, v8, v4
-	.word	0x92822b57	# th.vmulhu.vv v22, v8, v4
-	.word	0xb6682a57	# th.vmacc.vv v20, v16, v6
+	.word	0x96822b57	# th.vmul.vv v22, v8, v4
+	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
+	.word	0xb6672b57	# th.vmacc.vv v22, v14, v6
 	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
 	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	.word	0x92c02d57	# th.vmulhu.vv v26, v12, v0
 	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x93032d57	# th.vmulhu.vv v26, v16, v6
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2746ca57	# th.vand.vx v20, v20, a3
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x92e32d57	# th.vmulhu.vv v26, v14, v6
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	.word	0x2766cb57	# th.vand.vx v22, v22, a3
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	.word	0x2746ca57	# th.vand.vx v20, v20, a3
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	# class 3: low words (pairs added), high words; out |= z & m[3]
-	.word	0x96832a57	# th.vmul.vv v20, v8, v6
-	.word	0x92832b57	# th.vmulhu.vv v22, v8, v6
+	.word	0x96832b57	# th.vmul.vv v22, v8, v6
+	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
 	.word	0x96a22c57	# th.vmul.vv v24, v10, v4
 	.word	0x92a22d57	# th.vmulhu.vv v26, v10, v4
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	.word	0x96c12c57	# th.vmul.vv v24, v12, v2
 	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x97002c57	# th.vmul.vv v24, v16, v0
-	.word	0x93002d57	# th.vmulhu.vv v26, v16, v0
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x274fca57	# th.vand.vx v20, v20, t6
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x96e02c57	# th.vmul.vv v24, v14, v0
+	.word	0x92e02d57	# th.vmulhu.vv v26, v14, v0
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	.word	0x276fcb57	# th.vand.vx v22, v22, t6
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	.word	0x274fca57	# th.vand.vx v20, v20, t6
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	# sums[4] = lane sums (high word << 32 | low word)
 	.word	0x0f2e2057	# th.vredxor.vs v0, v18, v28
-	.word	0x0eee2157	# th.vredxor.vs v2, v14, v28
+	.word	0x0f0e2157	# th.vredxor.vs v2, v16, v28
 	.word	0x32002457	# th.vext.x.v s0, v0, zero
 	.word	0x322020d7	# th.vext.x.v ra, v2, zero
 	slli       	ra, ra, 32
@@ -5680,82 +5679,82 @@ aes_gcm_encrypt_c906:
 	.word	0x26054457	# th.vand.vx v8, v0, a0
 	.word	0x26064557	# th.vand.vx v10, v0, a2
 	.word	0x2606c657	# th.vand.vx v12, v0, a3
-	.word	0x260fc857	# th.vand.vx v16, v0, t6
+	.word	0x260fc757	# th.vand.vx v14, v0, t6
 	addi       	s7, sp, 640
 	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
 	# class 0: low words (pairs added), high words; out |= z & m[0]
-	.word	0x96802a57	# th.vmul.vv v20, v8, v0
-	.word	0x92802b57	# th.vmulhu.vv v22, v8, v0
-	.word	0xb6652a57	# th.vmacc.vv v20, v10, v6
+	.word	0x96802b57	# th.vmul.vv v22, v8, v0
+	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
+	.word	0xb6652b57	# th.vmacc.vv v22, v10, v6
 	.word	0x92a32d57	# th.vmulhu.vv v26, v10, v6
 	.word	0x96c22c57	# th.vmul.vv v24, v12, v4
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
-	.word	0x97012c57	# th.vmul.vv v24, v16, v2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x93012d57	# th.vmulhu.vv v26, v16, v2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x27454957	# th.vand.vx v18, v20, a0
-	.word	0x27654757	# th.vand.vx v14, v22, a0
+	.word	0x96e12c57	# th.vmul.vv v24, v14, v2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x92e12d57	# th.vmulhu.vv v26, v14, v2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x27654957	# th.vand.vx v18, v22, a0
+	.word	0x27454857	# th.vand.vx v16, v20, a0
 	# class 1: low words (pairs added), high words; out |= z & m[1]
-	.word	0x96812a57	# th.vmul.vv v20, v8, v2
-	.word	0x92812b57	# th.vmulhu.vv v22, v8, v2
-	.word	0xb6662a57	# th.vmacc.vv v20, v12, v6
+	.word	0x96812b57	# th.vmul.vv v22, v8, v2
+	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
+	.word	0xb6662b57	# th.vmacc.vv v22, v12, v6
 	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
 	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0xb6482c57	# th.vmacc.vv v24, v16, v4
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0xb6472c57	# th.vmacc.vv v24, v14, v4
 	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x93022d57	# th.vmulhu.vv v26, v16, v4
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x27464a57	# th.vand.vx v20, v20, a2
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x92e22d57	# th.vmulhu.vv v26, v14, v4
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	.word	0x27664b57	# th.vand.vx v22, v22, a2
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	.word	0x27464a57	# th.vand.vx v20, v20, a2
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	# class 2: low words (pairs added), high words; out |= z & m[2]
-	.word	0x96822a57	# th.vmul.vv v20, v8, v4
-	.word	0x92822b57	# th.vmulhu.vv v22, v8, v4
-	.word	0xb6682a57	# th.vmacc.vv v20, v16, v6
+	.word	0x96822b57	# th.vmul.vv v22, v8, v4
+	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
+	.word	0xb6672b57	# th.vmacc.vv v22, v14, v6
 	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
 	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	.word	0x92c02d57	# th.vmulhu.vv v26, v12, v0
 	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x93032d57	# th.vmulhu.vv v26, v16, v6
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2746ca57	# th.vand.vx v20, v20, a3
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x92e32d57	# th.vmulhu.vv v26, v14, v6
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	.word	0x2766cb57	# th.vand.vx v22, v22, a3
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	.word	0x2746ca57	# th.vand.vx v20, v20, a3
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	# class 3: low words (pairs added), high words; out |= z & m[3]
-	.word	0x96832a57	# th.vmul.vv v20, v8, v6
-	.word	0x92832b57	# th.vmulhu.vv v22, v8, v6
+	.word	0x96832b57	# th.vmul.vv v22, v8, v6
+	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
 	.word	0x96a22c57	# th.vmul.vv v24, v10, v4
 	.word	0x92a22d57	# th.vmulhu.vv v26, v10, v4
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	.word	0x96c12c57	# th.vmul.vv v24, v12, v2
 	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x97002c57	# th.vmul.vv v24, v16, v0
-	.word	0x93002d57	# th.vmulhu.vv v26, v16, v0
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x274fca57	# th.vand.vx v20, v20, t6
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x96e02c57	# th.vmul.vv v24, v14, v0
+	.word	0x92e02d57	# th.vmulhu.vv v26, v14, v0
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	.word	0x276fcb57	# th.vand.vx v22, v22, t6
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	.word	0x274fca57	# th.vand.vx v20, v20, t6
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	# sums[5] = lane sums (high word << 32 | low word)
 	.word	0x0f2e2057	# th.vredxor.vs v0, v18, v28
-	.word	0x0eee2157	# th.vredxor.vs v2, v14, v28
+	.word	0x0f0e2157	# th.vredxor.vs v2, v16, v28
 	.word	0x32002457	# th.vext.x.v s0, v0, zero
 	.word	0x322020d7	# th.vext.x.v ra, v2, zero
 	slli       	ra, ra, 32
@@ -5767,82 +5766,82 @@ aes_gcm_encrypt_c906:
 	.word	0x26054457	# th.vand.vx v8, v0, a0
 	.word	0x26064557	# th.vand.vx v10, v0, a2
 	.word	0x2606c657	# th.vand.vx v12, v0, a3
-	.word	0x260fc857	# th.vand.vx v16, v0, t6
+	.word	0x260fc757	# th.vand.vx v14, v0, t6
 	addi       	s7, sp, 768
 	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
 	# class 0: low words (pairs added), high words; out |= z & m[0]
-	.word	0x96802a57	# th.vmul.vv v20, v8, v0
-	.word	0x92802b57	# th.vmulhu.vv v22, v8, v0
-	.word	0xb6652a57	# th.vmacc.vv v20, v10, v6
+	.word	0x96802b57	# th.vmul.vv v22, v8, v0
+	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
+	.word	0xb6652b57	# th.vmacc.vv v22, v10, v6
 	.word	0x92a32d57	# th.vmulhu.vv v26, v10, v6
 	.word	0x96c22c57	# th.vmul.vv v24, v12, v4
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
-	.word	0x97012c57	# th.vmul.vv v24, v16, v2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x93012d57	# th.vmulhu.vv v26, v16, v2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x27454957	# th.vand.vx v18, v20, a0
-	.word	0x27654757	# th.vand.vx v14, v22, a0
+	.word	0x96e12c57	# th.vmul.vv v24, v14, v2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x92e12d57	# th.vmulhu.vv v26, v14, v2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x27654957	# th.vand.vx v18, v22, a0
+	.word	0x27454857	# th.vand.vx v16, v20, a0
 	# class 1: low words (pairs added), high words; out |= z & m[1]
-	.word	0x96812a57	# th.vmul.vv v20, v8, v2
-	.word	0x92812b57	# th.vmulhu.vv v22, v8, v2
-	.word	0xb6662a57	# th.vmacc.vv v20, v12, v6
+	.word	0x96812b57	# th.vmul.vv v22, v8, v2
+	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
+	.word	0xb6662b57	# th.vmacc.vv v22, v12, v6
 	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
 	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0xb6482c57	# th.vmacc.vv v24, v16, v4
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0xb6472c57	# th.vmacc.vv v24, v14, v4
 	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x93022d57	# th.vmulhu.vv v26, v16, v4
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x27464a57	# th.vand.vx v20, v20, a2
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x92e22d57	# th.vmulhu.vv v26, v14, v4
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	.word	0x27664b57	# th.vand.vx v22, v22, a2
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	.word	0x27464a57	# th.vand.vx v20, v20, a2
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	# class 2: low words (pairs added), high words; out |= z & m[2]
-	.word	0x96822a57	# th.vmul.vv v20, v8, v4
-	.word	0x92822b57	# th.vmulhu.vv v22, v8, v4
-	.word	0xb6682a57	# th.vmacc.vv v20, v16, v6
+	.word	0x96822b57	# th.vmul.vv v22, v8, v4
+	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
+	.word	0xb6672b57	# th.vmacc.vv v22, v14, v6
 	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
 	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	.word	0x92c02d57	# th.vmulhu.vv v26, v12, v0
 	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x93032d57	# th.vmulhu.vv v26, v16, v6
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2746ca57	# th.vand.vx v20, v20, a3
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x92e32d57	# th.vmulhu.vv v26, v14, v6
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	.word	0x2766cb57	# th.vand.vx v22, v22, a3
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	.word	0x2746ca57	# th.vand.vx v20, v20, a3
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	# class 3: low words (pairs added), high words; out |= z & m[3]
-	.word	0x96832a57	# th.vmul.vv v20, v8, v6
-	.word	0x92832b57	# th.vmulhu.vv v22, v8, v6
+	.word	0x96832b57	# th.vmul.vv v22, v8, v6
+	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
 	.word	0x96a22c57	# th.vmul.vv v24, v10, v4
 	.word	0x92a22d57	# th.vmulhu.vv v26, v10, v4
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	.word	0x96c12c57	# th.vmul.vv v24, v12, v2
 	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x97002c57	# th.vmul.vv v24, v16, v0
-	.word	0x93002d57	# th.vmulhu.vv v26, v16, v0
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x274fca57	# th.vand.vx v20, v20, t6
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x96e02c57	# th.vmul.vv v24, v14, v0
+	.word	0x92e02d57	# th.vmulhu.vv v26, v14, v0
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	.word	0x276fcb57	# th.vand.vx v22, v22, t6
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	.word	0x274fca57	# th.vand.vx v20, v20, t6
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	# sums[6] = lane sums (high word << 32 | low word)
 	.word	0x0f2e2057	# th.vredxor.vs v0, v18, v28
-	.word	0x0eee2157	# th.vredxor.vs v2, v14, v28
+	.word	0x0f0e2157	# th.vredxor.vs v2, v16, v28
 	.word	0x32002457	# th.vext.x.v s0, v0, zero
 	.word	0x322020d7	# th.vext.x.v ra, v2, zero
 	slli       	ra, ra, 32
@@ -5854,82 +5853,82 @@ aes_gcm_encrypt_c906:
 	.word	0x26054457	# th.vand.vx v8, v0, a0
 	.word	0x26064557	# th.vand.vx v10, v0, a2
 	.word	0x2606c657	# th.vand.vx v12, v0, a3
-	.word	0x260fc857	# th.vand.vx v16, v0, t6
+	.word	0x260fc757	# th.vand.vx v14, v0, t6
 	addi       	s7, sp, 896
 	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
 	# class 0: low words (pairs added), high words; out |= z & m[0]
-	.word	0x96802a57	# th.vmul.vv v20, v8, v0
-	.word	0x92802b57	# th.vmulhu.vv v22, v8, v0
-	.word	0xb6652a57	# th.vmacc.vv v20, v10, v6
+	.word	0x96802b57	# th.vmul.vv v22, v8, v0
+	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
+	.word	0xb6652b57	# th.vmacc.vv v22, v10, v6
 	.word	0x92a32d57	# th.vmulhu.vv v26, v10, v6
 	.word	0x96c22c57	# th.vmul.vv v24, v12, v4
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
-	.word	0x97012c57	# th.vmul.vv v24, v16, v2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x93012d57	# th.vmulhu.vv v26, v16, v2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x27454957	# th.vand.vx v18, v20, a0
-	.word	0x27654757	# th.vand.vx v14, v22, a0
+	.word	0x96e12c57	# th.vmul.vv v24, v14, v2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x92e12d57	# th.vmulhu.vv v26, v14, v2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x27654957	# th.vand.vx v18, v22, a0
+	.word	0x27454857	# th.vand.vx v16, v20, a0
 	# class 1: low words (pairs added), high words; out |= z & m[1]
-	.word	0x96812a57	# th.vmul.vv v20, v8, v2
-	.word	0x92812b57	# th.vmulhu.vv v22, v8, v2
-	.word	0xb6662a57	# th.vmacc.vv v20, v12, v6
+	.word	0x96812b57	# th.vmul.vv v22, v8, v2
+	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
+	.word	0xb6662b57	# th.vmacc.vv v22, v12, v6
 	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
 	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0xb6482c57	# th.vmacc.vv v24, v16, v4
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0xb6472c57	# th.vmacc.vv v24, v14, v4
 	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x93022d57	# th.vmulhu.vv v26, v16, v4
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x27464a57	# th.vand.vx v20, v20, a2
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x92e22d57	# th.vmulhu.vv v26, v14, v4
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	.word	0x27664b57	# th.vand.vx v22, v22, a2
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	.word	0x27464a57	# th.vand.vx v20, v20, a2
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	# class 2: low words (pairs added), high words; out |= z & m[2]
-	.word	0x96822a57	# th.vmul.vv v20, v8, v4
-	.word	0x92822b57	# th.vmulhu.vv v22, v8, v4
-	.word	0xb6682a57	# th.vmacc.vv v20, v16, v6
+	.word	0x96822b57	# th.vmul.vv v22, v8, v4
+	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
+	.word	0xb6672b57	# th.vmacc.vv v22, v14, v6
 	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
 	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	.word	0x92c02d57	# th.vmulhu.vv v26, v12, v0
 	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x93032d57	# th.vmulhu.vv v26, v16, v6
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2746ca57	# th.vand.vx v20, v20, a3
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x92e32d57	# th.vmulhu.vv v26, v14, v6
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	.word	0x2766cb57	# th.vand.vx v22, v22, a3
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	.word	0x2746ca57	# th.vand.vx v20, v20, a3
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	# class 3: low words (pairs added), high words; out |= z & m[3]
-	.word	0x96832a57	# th.vmul.vv v20, v8, v6
-	.word	0x92832b57	# th.vmulhu.vv v22, v8, v6
+	.word	0x96832b57	# th.vmul.vv v22, v8, v6
+	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
 	.word	0x96a22c57	# th.vmul.vv v24, v10, v4
 	.word	0x92a22d57	# th.vmulhu.vv v26, v10, v4
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	.word	0x96c12c57	# th.vmul.vv v24, v12, v2
 	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x97002c57	# th.vmul.vv v24, v16, v0
-	.word	0x93002d57	# th.vmulhu.vv v26, v16, v0
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x274fca57	# th.vand.vx v20, v20, t6
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x96e02c57	# th.vmul.vv v24, v14, v0
+	.word	0x92e02d57	# th.vmulhu.vv v26, v14, v0
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	.word	0x276fcb57	# th.vand.vx v22, v22, t6
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	.word	0x274fca57	# th.vand.vx v20, v20, t6
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	# sums[7] = lane sums (high word << 32 | low word)
 	.word	0x0f2e2057	# th.vredxor.vs v0, v18, v28
-	.word	0x0eee2157	# th.vredxor.vs v2, v14, v28
+	.word	0x0f0e2157	# th.vredxor.vs v2, v16, v28
 	.word	0x32002457	# th.vext.x.v s0, v0, zero
 	.word	0x322020d7	# th.vext.x.v ra, v2, zero
 	slli       	ra, ra, 32
@@ -5941,82 +5940,82 @@ aes_gcm_encrypt_c906:
 	.word	0x26054457	# th.vand.vx v8, v0, a0
 	.word	0x26064557	# th.vand.vx v10, v0, a2
 	.word	0x2606c657	# th.vand.vx v12, v0, a3
-	.word	0x260fc857	# th.vand.vx v16, v0, t6
+	.word	0x260fc757	# th.vand.vx v14, v0, t6
 	addi       	s7, sp, 1024
 	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
 	# class 0: low words (pairs added), high words; out |= z & m[0]
-	.word	0x96802a57	# th.vmul.vv v20, v8, v0
-	.word	0x92802b57	# th.vmulhu.vv v22, v8, v0
-	.word	0xb6652a57	# th.vmacc.vv v20, v10, v6
+	.word	0x96802b57	# th.vmul.vv v22, v8, v0
+	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
+	.word	0xb6652b57	# th.vmacc.vv v22, v10, v6
 	.word	0x92a32d57	# th.vmulhu.vv v26, v10, v6
 	.word	0x96c22c57	# th.vmul.vv v24, v12, v4
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
-	.word	0x97012c57	# th.vmul.vv v24, v16, v2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x93012d57	# th.vmulhu.vv v26, v16, v2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x27454957	# th.vand.vx v18, v20, a0
-	.word	0x27654757	# th.vand.vx v14, v22, a0
+	.word	0x96e12c57	# th.vmul.vv v24, v14, v2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x92e12d57	# th.vmulhu.vv v26, v14, v2
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x27654957	# th.vand.vx v18, v22, a0
+	.word	0x27454857	# th.vand.vx v16, v20, a0
 	# class 1: low words (pairs added), high words; out |= z & m[1]
-	.word	0x96812a57	# th.vmul.vv v20, v8, v2
-	.word	0x92812b57	# th.vmulhu.vv v22, v8, v2
-	.word	0xb6662a57	# th.vmacc.vv v20, v12, v6
+	.word	0x96812b57	# th.vmul.vv v22, v8, v2
+	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
+	.word	0xb6662b57	# th.vmacc.vv v22, v12, v6
 	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
 	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0xb6482c57	# th.vmacc.vv v24, v16, v4
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0xb6472c57	# th.vmacc.vv v24, v14, v4
 	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x93022d57	# th.vmulhu.vv v26, v16, v4
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x27464a57	# th.vand.vx v20, v20, a2
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x92e22d57	# th.vmulhu.vv v26, v14, v4
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	.word	0x27664b57	# th.vand.vx v22, v22, a2
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	.word	0x27464a57	# th.vand.vx v20, v20, a2
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	# class 2: low words (pairs added), high words; out |= z & m[2]
-	.word	0x96822a57	# th.vmul.vv v20, v8, v4
-	.word	0x92822b57	# th.vmulhu.vv v22, v8, v4
-	.word	0xb6682a57	# th.vmacc.vv v20, v16, v6
+	.word	0x96822b57	# th.vmul.vv v22, v8, v4
+	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
+	.word	0xb6672b57	# th.vmacc.vv v22, v14, v6
 	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
 	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
 	.word	0x92c02d57	# th.vmulhu.vv v26, v12, v0
 	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x93032d57	# th.vmulhu.vv v26, v16, v6
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x2746ca57	# th.vand.vx v20, v20, a3
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x92e32d57	# th.vmulhu.vv v26, v14, v6
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	.word	0x2766cb57	# th.vand.vx v22, v22, a3
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	.word	0x2746ca57	# th.vand.vx v20, v20, a3
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	# class 3: low words (pairs added), high words; out |= z & m[3]
-	.word	0x96832a57	# th.vmul.vv v20, v8, v6
-	.word	0x92832b57	# th.vmulhu.vv v22, v8, v6
+	.word	0x96832b57	# th.vmul.vv v22, v8, v6
+	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
 	.word	0x96a22c57	# th.vmul.vv v24, v10, v4
 	.word	0x92a22d57	# th.vmulhu.vv v26, v10, v4
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	.word	0x96c12c57	# th.vmul.vv v24, v12, v2
 	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x97002c57	# th.vmul.vv v24, v16, v0
-	.word	0x93002d57	# th.vmulhu.vv v26, v16, v0
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x274fca57	# th.vand.vx v20, v20, t6
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
+	.word	0x96e02c57	# th.vmul.vv v24, v14, v0
+	.word	0x92e02d57	# th.vmulhu.vv v26, v14, v0
+	.word	0x2f6c0b57	# th.vxor.vv v22, v22, v24
+	.word	0x2f4d0a57	# th.vxor.vv v20, v20, v26
 	.word	0x276fcb57	# th.vand.vx v22, v22, t6
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	.word	0x274fca57	# th.vand.vx v20, v20, t6
+	.word	0x2b2b0957	# th.vor.vv v18, v18, v22
+	.word	0x2b0a0857	# th.vor.vv v16, v16, v20
 	# sums[8] = lane sums (high word << 32 | low word)
 	.word	0x0f2e2057	# th.vredxor.vs v0, v18, v28
-	.word	0x0eee2157	# th.vredxor.vs v2, v14, v28
+	.word	0x0f0e2157	# th.vredxor.vs v2, v16, v28
 	.word	0x32002457	# th.vext.x.v s0, v0, zero
 	.word	0x322020d7	# th.vext.x.v ra, v2, zero
 	slli       	ra, ra, 32
@@ -6851,7 +6850,7 @@ aes_gcm_decrypt_c906:
 	#   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v18 v20 v22 v24 v26 v28 v29
 	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
 	#   most live values at once: 27 integer, 20 vector registers
-	#   spills: 16 values (done, Xi, groups, ivec, lo, k15, hi, extra, in0, p0, key, q0, q1, q2, in1, q3), 58 stores, 128 reloads, modeled cost 2444 cycles per pass (loops counted 8 times per level)
+	#   spills: 16 values (done, Xi, groups, ivec, lo, k15, hi, extra, in1, p0, key, q0, q1, q2, in0, q3), 58 stores, 128 reloads, modeled cost 2444 cycles per pass (loops counted 8 times per level)
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
@@ -7545,45 +7544,46 @@ aes_gcm_decrypt_c906:
 	# GHASH of this group's input, merged with its AES
 	# blocks[l] = reverse(block l) (e8)
 	.word	0x00007057	# th.vsetvli zero, zero, e8, m1, d1
-	.word	0x320e8457	# th.vrgather.vv v8, v0, v29
 	# block 0: s = states[0]
 	lw         	a7, 1648(sp)
+	.word	0x320e8457	# th.vrgather.vv v8, v0, v29
 	lw         	s1, 1652(sp)
 	lw         	s5, 1656(sp)
-	.word	0x321e84d7	# th.vrgather.vv v9, v1, v29
 	lw         	s6, 1660(sp)
+	.word	0x321e84d7	# th.vrgather.vv v9, v1, v29
 	# round u = 7 of 13
 	lw         	s7, 112(t5)
 	lw         	s3, 116(t5)
-	.word	0x322e8557	# th.vrgather.vv v10, v2, v29
 	lw         	s2, 120(t5)
+	.word	0x322e8557	# th.vrgather.vv v10, v2, v29
 	lw         	s4, 124(t5)
 	th.extu    	a5, a7, 7, 0
-	.word	0x323e85d7	# th.vrgather.vv v11, v3, v29
 	th.lrwu    	a5, t0, a5, 2
+	.word	0x323e85d7	# th.vrgather.vv v11, v3, v29
 	th.extu    	a6, s1, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0x324e8657	# th.vrgather.vv v12, v4, v29
 	xor        	s7, s7, a5
+	.word	0x324e8657	# th.vrgather.vv v12, v4, v29
 	th.extu    	a5, s5, 23, 16
 	th.lrwu    	a5, t2, a5, 2
+	xor        	s7, s7, a6
 	.word	0x325e86d7	# th.vrgather.vv v13, v5, v29
 	addi       	s8, sp, 1152
-	xor        	s7, s7, a6
 	th.extu    	a6, s6, 31, 24
-	.word	0x326e8757	# th.vrgather.vv v14, v6, v29
 	th.lrwu    	a6, t3, a6, 2
+	.word	0x326e8757	# th.vrgather.vv v14, v6, v29
 	xor        	s7, s7, a5
 	th.extu    	a5, s1, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	.word	0x327e87d7	# th.vrgather.vv v15, v7, v29
 	.word	0x00307057	# th.vsetvli zero, zero, e8, m8, d1
-	th.lrwu    	a5, t0, a5, 2
 	xor        	s7, s7, a6
+	th.extu    	a6, s5, 15, 8
 	.word	0x020c7427	# th.vse.v v8, (s8)
 	.word	0x00907057	# th.vsetvli zero, zero, e32, m2, d1
 	# block 0 ^= Xi
 	ld         	s9, 1152(sp)
-	th.extu    	a6, s5, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	ld         	s8, 1808(sp)
 	xor        	s9, s9, s8
 	sd         	s9, 1152(sp)
@@ -7593,14 +7593,13 @@ aes_gcm_decrypt_c906:
 	ld         	s10, 1824(sp)
 	xor        	s9, s9, s10
 	sd         	s9, 1160(sp)
-	th.lrwu    	a6, t1, a6, 2
 	xor        	s3, s3, a5
 	th.extu    	a5, s6, 23, 16
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s3, s3, a6
 	th.extu    	a6, a7, 31, 24
-	.word	0x620c7407	# th.vlseg4e.v v8, (s8)
 	th.lrwu    	a6, t3, a6, 2
+	.word	0x620c7407	# th.vlseg4e.v v8, (s8)
 	xor        	s3, s3, a5
 	th.extu    	a5, s5, 7, 0
 	th.lrwu    	a5, t0, a5, 2
@@ -7615,87 +7614,87 @@ aes_gcm_decrypt_c906:
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s2, s2, a5
 	th.extu    	a5, s6, 7, 0
-	.word	0x2e850857	# th.vxor.vv v16, v8, v10
 	th.lrwu    	a5, t0, a5, 2
+	.word	0x2e850857	# th.vxor.vv v16, v8, v10
 	xor        	s2, s2, a6
 	th.extu    	a6, a7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	.word	0x2ec70957	# th.vxor.vv v18, v12, v14
 	# operands[t] = the operand of piece t
 	addi       	s8, sp, 1280
-	th.lrwu    	a6, t1, a6, 2
 	xor        	s4, s4, a5
-	.word	0x2e860a57	# th.vxor.vv v20, v8, v12
 	th.extu    	a5, s1, 23, 16
+	.word	0x2e860a57	# th.vxor.vv v20, v8, v12
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s4, s4, a6
-	.word	0x2ea70b57	# th.vxor.vv v22, v10, v14
 	th.extu    	a6, s5, 31, 24
+	.word	0x2ea70b57	# th.vxor.vv v22, v10, v14
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s4, s4, a5
-	.word	0x2f4b0c57	# th.vxor.vv v24, v20, v22
 	xor        	s4, s4, a6
+	.word	0x2f4b0c57	# th.vxor.vv v24, v20, v22
 	# round u = 8 of 13
 	lw         	a7, 128(t5)
 	lw         	s1, 132(t5)
+	lw         	s5, 136(t5)
 	.word	0x020c7427	# th.vse.v v8, (s8)
 	addi       	s8, sp, 1312
-	lw         	s5, 136(t5)
 	lw         	s6, 140(t5)
+	th.extu    	a5, s7, 7, 0
 	.word	0x020c7527	# th.vse.v v10, (s8)
 	addi       	s8, sp, 1344
-	th.extu    	a5, s7, 7, 0
 	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s3, 15, 8
 	.word	0x020c7827	# th.vse.v v16, (s8)
 	addi       	s8, sp, 1376
-	th.extu    	a6, s3, 15, 8
 	th.lrwu    	a6, t1, a6, 2
+	xor        	a7, a7, a5
 	.word	0x020c7627	# th.vse.v v12, (s8)
 	addi       	s8, sp, 1408
-	xor        	a7, a7, a5
 	th.extu    	a5, s2, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x020c7727	# th.vse.v v14, (s8)
 	addi       	s8, sp, 1440
-	th.lrwu    	a5, t2, a5, 2
 	xor        	a7, a7, a6
+	th.extu    	a6, s4, 31, 24
 	.word	0x020c7927	# th.vse.v v18, (s8)
 	addi       	s8, sp, 1472
-	th.extu    	a6, s4, 31, 24
 	th.lrwu    	a6, t3, a6, 2
+	xor        	a7, a7, a5
 	.word	0x020c7a27	# th.vse.v v20, (s8)
 	addi       	s8, sp, 1504
-	xor        	a7, a7, a5
 	th.extu    	a5, s3, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	.word	0x020c7b27	# th.vse.v v22, (s8)
 	addi       	s8, sp, 1536
-	th.lrwu    	a5, t0, a5, 2
 	xor        	a7, a7, a6
+	th.extu    	a6, s2, 15, 8
 	.word	0x020c7c27	# th.vse.v v24, (s8)
 	# piece 0: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
 	addi       	s8, sp, 1280
-	th.extu    	a6, s2, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0x020c7007	# th.vle.v v0, (s8)
 	xor        	s1, s1, a5
+	.word	0x020c7007	# th.vle.v v0, (s8)
 	th.extu    	a5, s4, 23, 16
 	th.lrwu    	a5, t2, a5, 2
+	xor        	s1, s1, a6
 	.word	0x26064657	# th.vand.vx v12, v0, a2
 	addi       	s8, sp, 0
-	xor        	s1, s1, a6
 	th.extu    	a6, s7, 31, 24
-	.word	0x2606c757	# th.vand.vx v14, v0, a3
 	th.lrwu    	a6, t3, a6, 2
+	.word	0x2606c757	# th.vand.vx v14, v0, a3
 	xor        	s1, s1, a5
 	th.extu    	a5, s2, 7, 0
-	.word	0x26074457	# th.vand.vx v8, v0, a4
 	th.lrwu    	a5, t0, a5, 2
+	.word	0x26074457	# th.vand.vx v8, v0, a4
 	xor        	s1, s1, a6
 	th.extu    	a6, s4, 15, 8
-	.word	0x260fc557	# th.vand.vx v10, v0, t6
 	th.lrwu    	a6, t1, a6, 2
+	.word	0x260fc557	# th.vand.vx v10, v0, t6
 	xor        	s5, s5, a5
 	th.extu    	a5, s7, 23, 16
-	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
 	xor        	s5, s5, a6
 	th.extu    	a6, s3, 31, 24
 	th.lrwu    	a6, t3, a6, 2
@@ -7710,326 +7709,326 @@ aes_gcm_decrypt_c906:
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a6
 	th.extu    	a6, s2, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	.word	0x96c02857	# th.vmul.vv v16, v12, v0
-	th.lrwu    	a6, t3, a6, 2
 	xor        	s6, s6, a5
 	xor        	s6, s6, a6
-	.word	0x92c02957	# th.vmulhu.vv v18, v12, v0
 	# round u = 9 of 13
 	lw         	s7, 144(t5)
+	.word	0x92c02957	# th.vmulhu.vv v18, v12, v0
 	lw         	s3, 148(t5)
 	lw         	s2, 152(t5)
-	.word	0xb6672857	# th.vmacc.vv v16, v14, v6
 	lw         	s4, 156(t5)
+	.word	0xb6672857	# th.vmacc.vv v16, v14, v6
 	th.extu    	a5, a7, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x92e32a57	# th.vmulhu.vv v20, v14, v6
 	th.extu    	a6, s1, 15, 8
+	.word	0x92e32a57	# th.vmulhu.vv v20, v14, v6
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s7, s7, a5
-	.word	0x96822d57	# th.vmul.vv v26, v8, v4
 	th.extu    	a5, s5, 23, 16
+	.word	0x96822d57	# th.vmul.vv v26, v8, v4
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s7, s7, a6
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a6, s6, 31, 24
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s7, s7, a5
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a5, s1, 7, 0
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s7, s7, a6
-	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
 	th.extu    	a6, s5, 15, 8
+	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s3, s3, a5
-	.word	0x96a12d57	# th.vmul.vv v26, v10, v2
 	th.extu    	a5, s6, 23, 16
+	.word	0x96a12d57	# th.vmul.vv v26, v10, v2
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s3, s3, a6
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a6, a7, 31, 24
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s3, s3, a5
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a5, s5, 7, 0
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s3, s3, a6
-	.word	0x92a12a57	# th.vmulhu.vv v20, v10, v2
 	th.extu    	a6, s6, 15, 8
+	.word	0x92a12a57	# th.vmulhu.vv v20, v10, v2
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s2, s2, a5
-	.word	0x27064c57	# th.vand.vx v24, v16, a2
 	th.extu    	a5, a7, 23, 16
+	.word	0x27064c57	# th.vand.vx v24, v16, a2
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s2, s2, a6
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a6, s1, 31, 24
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s2, s2, a5
-	.word	0x27264b57	# th.vand.vx v22, v18, a2
 	th.extu    	a5, s6, 7, 0
+	.word	0x27264b57	# th.vand.vx v22, v18, a2
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s2, s2, a6
+	th.extu    	a6, a7, 15, 8
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	.word	0x96c12857	# th.vmul.vv v16, v12, v2
-	th.extu    	a6, a7, 15, 8
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s4, s4, a5
-	.word	0x92c12957	# th.vmulhu.vv v18, v12, v2
 	th.extu    	a5, s1, 23, 16
+	.word	0x92c12957	# th.vmulhu.vv v18, v12, v2
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s4, s4, a6
-	.word	0xb6642857	# th.vmacc.vv v16, v8, v6
 	th.extu    	a6, s5, 31, 24
+	.word	0xb6642857	# th.vmacc.vv v16, v8, v6
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s4, s4, a5
-	.word	0x92e02a57	# th.vmulhu.vv v20, v14, v0
 	xor        	s4, s4, a6
+	.word	0x92e02a57	# th.vmulhu.vv v20, v14, v0
 	# round u = 10 of 13
 	lw         	a7, 160(t5)
 	lw         	s1, 164(t5)
-	.word	0x96e02d57	# th.vmul.vv v26, v14, v0
 	lw         	s5, 168(t5)
+	.word	0x96e02d57	# th.vmul.vv v26, v14, v0
 	lw         	s6, 172(t5)
 	th.extu    	a5, s7, 7, 0
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a5, t0, a5, 2
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a6, s3, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0xb6452d57	# th.vmacc.vv v26, v10, v4
 	xor        	a7, a7, a5
+	.word	0xb6452d57	# th.vmacc.vv v26, v10, v4
 	th.extu    	a5, s2, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
 	xor        	a7, a7, a6
+	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
 	th.extu    	a6, s4, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	xor        	a7, a7, a5
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a5, s3, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	a7, a7, a6
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a6, s2, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0x92a22a57	# th.vmulhu.vv v20, v10, v4
 	xor        	s1, s1, a5
+	.word	0x92a22a57	# th.vmulhu.vv v20, v10, v4
 	th.extu    	a5, s4, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2706c857	# th.vand.vx v16, v16, a3
 	xor        	s1, s1, a6
+	.word	0x2706c857	# th.vand.vx v16, v16, a3
 	th.extu    	a6, s7, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s1, s1, a5
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a5, s2, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x2726c957	# th.vand.vx v18, v18, a3
 	xor        	s1, s1, a6
+	.word	0x2726c957	# th.vand.vx v18, v18, a3
 	th.extu    	a6, s4, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	xor        	s5, s5, a5
+	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	th.extu    	a5, s7, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	xor        	s5, s5, a6
+	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	th.extu    	a6, s3, 31, 24
 	th.lrwu    	a6, t3, a6, 2
+	xor        	s5, s5, a5
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	.word	0x96c22857	# th.vmul.vv v16, v12, v4
-	xor        	s5, s5, a5
 	th.extu    	a5, s4, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x92c22957	# th.vmulhu.vv v18, v12, v4
 	xor        	s5, s5, a6
+	.word	0x92c22957	# th.vmulhu.vv v18, v12, v4
 	th.extu    	a6, s7, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0xb6652857	# th.vmacc.vv v16, v10, v6
 	xor        	s6, s6, a5
+	.word	0xb6652857	# th.vmacc.vv v16, v10, v6
 	th.extu    	a5, s3, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x92e12a57	# th.vmulhu.vv v20, v14, v2
 	xor        	s6, s6, a6
+	.word	0x92e12a57	# th.vmulhu.vv v20, v14, v2
 	th.extu    	a6, s2, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0x96e12d57	# th.vmul.vv v26, v14, v2
 	xor        	s6, s6, a5
+	.word	0x96e12d57	# th.vmul.vv v26, v14, v2
 	xor        	s6, s6, a6
 	# round u = 11 of 13
 	lw         	s7, 176(t5)
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	lw         	s3, 180(t5)
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	lw         	s2, 184(t5)
 	lw         	s4, 188(t5)
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a5, a7, 7, 0
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.lrwu    	a5, t0, a5, 2
 	th.extu    	a6, s1, 15, 8
-	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
 	th.lrwu    	a6, t1, a6, 2
+	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
 	xor        	s7, s7, a5
 	th.extu    	a5, s5, 23, 16
-	.word	0x96802d57	# th.vmul.vv v26, v8, v0
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x96802d57	# th.vmul.vv v26, v8, v0
 	xor        	s7, s7, a6
 	th.extu    	a6, s6, 31, 24
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a6, t3, a6, 2
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s7, s7, a5
 	th.extu    	a5, s1, 7, 0
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.lrwu    	a5, t0, a5, 2
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	xor        	s7, s7, a6
 	th.extu    	a6, s5, 15, 8
-	.word	0x92a32a57	# th.vmulhu.vv v20, v10, v6
 	th.lrwu    	a6, t1, a6, 2
+	.word	0x92a32a57	# th.vmulhu.vv v20, v10, v6
 	xor        	s3, s3, a5
 	th.extu    	a5, s6, 23, 16
-	.word	0x27074857	# th.vand.vx v16, v16, a4
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x27074857	# th.vand.vx v16, v16, a4
 	xor        	s3, s3, a6
 	th.extu    	a6, a7, 31, 24
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a6, t3, a6, 2
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s3, s3, a5
 	th.extu    	a5, s5, 7, 0
-	.word	0x27274957	# th.vand.vx v18, v18, a4
 	th.lrwu    	a5, t0, a5, 2
+	.word	0x27274957	# th.vand.vx v18, v18, a4
 	xor        	s3, s3, a6
 	th.extu    	a6, s6, 15, 8
-	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	th.lrwu    	a6, t1, a6, 2
+	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	xor        	s2, s2, a5
 	th.extu    	a5, a7, 23, 16
-	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	xor        	s2, s2, a6
 	th.extu    	a6, s1, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	.word	0x96c32857	# th.vmul.vv v16, v12, v6
-	th.lrwu    	a6, t3, a6, 2
 	xor        	s2, s2, a5
 	th.extu    	a5, s6, 7, 0
-	.word	0x92c32957	# th.vmulhu.vv v18, v12, v6
 	th.lrwu    	a5, t0, a5, 2
+	.word	0x92c32957	# th.vmulhu.vv v18, v12, v6
 	xor        	s2, s2, a6
 	th.extu    	a6, a7, 15, 8
-	.word	0x96e22d57	# th.vmul.vv v26, v14, v4
 	th.lrwu    	a6, t1, a6, 2
+	.word	0x96e22d57	# th.vmul.vv v26, v14, v4
 	xor        	s4, s4, a5
 	th.extu    	a5, s1, 23, 16
-	.word	0x92e22a57	# th.vmulhu.vv v20, v14, v4
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x92e22a57	# th.vmulhu.vv v20, v14, v4
 	xor        	s4, s4, a6
 	th.extu    	a6, s5, 31, 24
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.lrwu    	a6, t3, a6, 2
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	xor        	s4, s4, a5
 	xor        	s4, s4, a6
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	# round u = 12 of 13
 	lw         	a7, 192(t5)
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	lw         	s1, 196(t5)
 	lw         	s5, 200(t5)
-	.word	0x96812d57	# th.vmul.vv v26, v8, v2
 	lw         	s6, 204(t5)
+	.word	0x96812d57	# th.vmul.vv v26, v8, v2
 	th.extu    	a5, s7, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
 	th.extu    	a6, s3, 15, 8
+	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
 	th.lrwu    	a6, t1, a6, 2
 	xor        	a7, a7, a5
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a5, s2, 23, 16
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.lrwu    	a5, t2, a5, 2
 	xor        	a7, a7, a6
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a6, s4, 31, 24
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a6, t3, a6, 2
 	xor        	a7, a7, a5
-	.word	0x96a02d57	# th.vmul.vv v26, v10, v0
 	th.extu    	a5, s3, 7, 0
+	.word	0x96a02d57	# th.vmul.vv v26, v10, v0
 	th.lrwu    	a5, t0, a5, 2
 	xor        	a7, a7, a6
-	.word	0x92a02a57	# th.vmulhu.vv v20, v10, v0
 	th.extu    	a6, s2, 15, 8
+	.word	0x92a02a57	# th.vmulhu.vv v20, v10, v0
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s1, s1, a5
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a5, s4, 23, 16
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a6
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a6, s7, 31, 24
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s1, s1, a5
-	.word	0x270fc857	# th.vand.vx v16, v16, t6
 	th.extu    	a5, s2, 7, 0
+	.word	0x270fc857	# th.vand.vx v16, v16, t6
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s1, s1, a6
-	.word	0x272fc957	# th.vand.vx v18, v18, t6
 	th.extu    	a6, s4, 15, 8
+	.word	0x272fc957	# th.vand.vx v18, v18, t6
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s5, s5, a5
-	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	th.extu    	a5, s7, 23, 16
+	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s5, s5, a6
-	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	th.extu    	a6, s3, 31, 24
+	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s5, s5, a5
+	th.extu    	a5, s4, 7, 0
 	# sums[0] = lane sums (high word << 32 | low word)
 	.word	0x0f8e2057	# th.vredxor.vs v0, v24, v28
-	th.extu    	a5, s4, 7, 0
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s5, s5, a6
 	th.extu    	a6, s7, 15, 8
-	.word	0x0f6e2157	# th.vredxor.vs v2, v22, v28
 	th.lrwu    	a6, t1, a6, 2
+	.word	0x0f6e2157	# th.vredxor.vs v2, v22, v28
 	xor        	s6, s6, a5
 	th.extu    	a5, s3, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x320020d7	# th.vext.x.v ra, v0, zero
 	xor        	s6, s6, a6
+	.word	0x320020d7	# th.vext.x.v ra, v0, zero
 	th.extu    	a6, s2, 31, 24
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s6, s6, a5
-	.word	0x32202d57	# th.vext.x.v s10, v2, zero
+	xor        	s6, s6, a6
+	.word	0x32202cd7	# th.vext.x.v s9, v2, zero
 	# piece 1: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
 	addi       	s8, sp, 1312
-	xor        	s6, s6, a6
 	# round u = 13 of 13
 	lw         	s7, 208(t5)
 	lw         	s3, 212(t5)
-	slli       	s10, s10, 32
-	or         	ra, ra, s10
+	lw         	s2, 216(t5)
+	slli       	s9, s9, 32
+	or         	ra, ra, s9
 	sd         	ra, 1568(sp)
 	.word	0x020c7007	# th.vle.v v0, (s8)
-	lw         	s2, 216(t5)
 	lw         	s4, 220(t5)
 	th.extu    	a5, a7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	.word	0x26064657	# th.vand.vx v12, v0, a2
 	addi       	s8, sp, 128
-	th.lrwu    	a5, t0, a5, 2
 	th.extu    	a6, s1, 15, 8
-	.word	0x2606c757	# th.vand.vx v14, v0, a3
 	th.lrwu    	a6, t1, a6, 2
+	.word	0x2606c757	# th.vand.vx v14, v0, a3
 	xor        	s7, s7, a5
 	th.extu    	a5, s5, 23, 16
-	.word	0x26074457	# th.vand.vx v8, v0, a4
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x26074457	# th.vand.vx v8, v0, a4
 	xor        	s7, s7, a6
 	th.extu    	a6, s6, 31, 24
-	.word	0x260fc557	# th.vand.vx v10, v0, t6
 	th.lrwu    	a6, t3, a6, 2
+	.word	0x260fc557	# th.vand.vx v10, v0, t6
 	xor        	s7, s7, a5
 	th.extu    	a5, s1, 7, 0
-	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
 	th.lrwu    	a5, t0, a5, 2
+	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
 	xor        	s7, s7, a6
 	th.extu    	a6, s5, 15, 8
 	th.lrwu    	a6, t1, a6, 2
@@ -8044,327 +8043,327 @@ aes_gcm_decrypt_c906:
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s3, s3, a6
 	th.extu    	a6, s6, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	.word	0x96c02857	# th.vmul.vv v16, v12, v0
-	th.lrwu    	a6, t1, a6, 2
 	xor        	s2, s2, a5
 	th.extu    	a5, a7, 23, 16
-	.word	0x92c02957	# th.vmulhu.vv v18, v12, v0
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x92c02957	# th.vmulhu.vv v18, v12, v0
 	xor        	s2, s2, a6
 	th.extu    	a6, s1, 31, 24
-	.word	0xb6672857	# th.vmacc.vv v16, v14, v6
 	th.lrwu    	a6, t3, a6, 2
+	.word	0xb6672857	# th.vmacc.vv v16, v14, v6
 	xor        	s2, s2, a5
 	th.extu    	a5, s6, 7, 0
-	.word	0x92e32a57	# th.vmulhu.vv v20, v14, v6
 	th.lrwu    	a5, t0, a5, 2
+	.word	0x92e32a57	# th.vmulhu.vv v20, v14, v6
 	xor        	s2, s2, a6
 	th.extu    	a6, a7, 15, 8
-	.word	0x96822d57	# th.vmul.vv v26, v8, v4
 	th.lrwu    	a6, t1, a6, 2
+	.word	0x96822d57	# th.vmul.vv v26, v8, v4
 	xor        	s4, s4, a5
 	th.extu    	a5, s1, 23, 16
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s4, s4, a6
 	th.extu    	a6, s5, 31, 24
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.lrwu    	a6, t3, a6, 2
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	xor        	s4, s4, a5
 	xor        	s4, s4, a6
-	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
 	# final round
 	addi       	s5, t3, 1024
-	addi       	s11, zero, 256
+	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
+	addi       	s10, zero, 256
 	lui        	s0, 16
+	lui        	s11, 4096
 	.word	0x96a12d57	# th.vmul.vv v26, v10, v2
-	lui        	s9, 4096
 	th.extu    	a7, s7, 7, 0
 	th.lrbu    	a7, s5, a7, 0
+	th.extu    	s6, s3, 7, 0
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.extu    	s10, s3, 7, 0
-	th.lrbu    	s10, s5, s10, 0
-	th.extu    	s1, s2, 7, 0
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.lrbu    	s1, s5, s1, 0
-	th.extu    	s6, s4, 7, 0
 	th.lrbu    	s6, s5, s6, 0
-	.word	0x92a12a57	# th.vmulhu.vv v20, v10, v2
+	th.extu    	s1, s2, 7, 0
+	th.lrbu    	s1, s5, s1, 0
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
+	th.extu    	s9, s4, 7, 0
+	th.lrbu    	s9, s5, s9, 0
 	th.extu    	a5, s3, 15, 8
+	.word	0x92a12a57	# th.vmulhu.vv v20, v10, v2
 	th.lrbu    	a5, s5, a5, 0
 	th.extu    	a6, s2, 15, 8
+	th.lrbu    	a6, s5, a6, 0
 	.word	0x27064c57	# th.vand.vx v24, v16, a2
-	th.lrbu    	a6, s5, a6, 0
-	th.mula    	a7, a5, s11
+	th.mula    	a7, a5, s10
 	th.extu    	a5, s4, 15, 8
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s10, a6, s11
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
+	th.mula    	s6, a6, s10
 	th.extu    	a6, s7, 15, 8
-	.word	0x27264b57	# th.vand.vx v22, v18, a2
 	th.lrbu    	a6, s5, a6, 0
-	th.mula    	s1, a5, s11
+	.word	0x27264b57	# th.vand.vx v22, v18, a2
+	th.mula    	s1, a5, s10
 	th.extu    	a5, s2, 23, 16
+	th.lrbu    	a5, s5, a5, 0
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	.word	0x96c12857	# th.vmul.vv v16, v12, v2
-	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s6, a6, s11
+	th.mula    	s9, a6, s10
 	th.extu    	a6, s4, 23, 16
-	.word	0x92c12957	# th.vmulhu.vv v18, v12, v2
 	th.lrbu    	a6, s5, a6, 0
+	.word	0x92c12957	# th.vmulhu.vv v18, v12, v2
 	th.mula    	a7, a5, s0
 	th.extu    	a5, s7, 23, 16
-	.word	0xb6642857	# th.vmacc.vv v16, v8, v6
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s10, a6, s0
+	.word	0xb6642857	# th.vmacc.vv v16, v8, v6
+	th.mula    	s6, a6, s0
 	th.extu    	a6, s3, 23, 16
-	.word	0x92e02a57	# th.vmulhu.vv v20, v14, v0
 	th.lrbu    	a6, s5, a6, 0
+	.word	0x92e02a57	# th.vmulhu.vv v20, v14, v0
 	th.mula    	s1, a5, s0
 	th.extu    	a5, s4, 31, 24
+	th.lrbu    	a5, s5, a5, 0
 	.word	0x96e02d57	# th.vmul.vv v26, v14, v0
-	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s6, a6, s0
+	th.mula    	s9, a6, s0
 	th.extu    	a6, s7, 31, 24
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrbu    	a6, s5, a6, 0
-	th.mula    	a7, a5, s9
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
+	th.mula    	a7, a5, s11
 	th.extu    	a5, s3, 31, 24
-	.word	0xb6452d57	# th.vmacc.vv v26, v10, v4
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s10, a6, s9
+	.word	0xb6452d57	# th.vmacc.vv v26, v10, v4
+	th.mula    	s6, a6, s11
 	th.extu    	a6, s2, 31, 24
-	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
 	th.lrbu    	a6, s5, a6, 0
-	th.mula    	s1, a5, s9
-	th.mula    	s6, a6, s9
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
+	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
+	th.mula    	s1, a5, s11
+	th.mula    	s9, a6, s11
 	ld         	a5, 224(t5)
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	ld         	a6, 232(t5)
-	slli       	s10, s10, 32
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	xor        	a7, a7, a5
-	xor        	a7, a7, s10
 	slli       	s6, s6, 32
-	.word	0x92a22a57	# th.vmulhu.vv v20, v10, v4
+	xor        	a7, a7, a5
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
+	xor        	a7, a7, s6
+	slli       	s9, s9, 32
 	xor        	s1, s1, a6
-	xor        	s1, s1, s6
+	.word	0x92a22a57	# th.vmulhu.vv v20, v10, v4
+	xor        	s1, s1, s9
 	# out[0] = in[0] ^ keystream
 	ld         	a5, 0(a0)
-	.word	0x2706c857	# th.vand.vx v16, v16, a3
 	ld         	a6, 8(a0)
+	.word	0x2706c857	# th.vand.vx v16, v16, a3
 	xor        	a7, a7, a5
 	xor        	s1, s1, a6
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	sd         	a7, 0(a1)
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	sd         	s1, 8(a1)
 	# block 1: s = states[1]
 	lw         	a7, 1664(sp)
-	.word	0x2726c957	# th.vand.vx v18, v18, a3
 	lw         	s1, 1668(sp)
+	.word	0x2726c957	# th.vand.vx v18, v18, a3
 	lw         	s5, 1672(sp)
 	lw         	s6, 1676(sp)
-	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	# round u = 7 of 13
 	lw         	s7, 112(t5)
+	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	lw         	s3, 116(t5)
 	lw         	s2, 120(t5)
-	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	lw         	s4, 124(t5)
+	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	th.extu    	a5, a7, 7, 0
 	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s1, 15, 8
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	.word	0x96c22857	# th.vmul.vv v16, v12, v4
-	th.extu    	a6, s1, 15, 8
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s7, s7, a5
-	.word	0x92c22957	# th.vmulhu.vv v18, v12, v4
 	th.extu    	a5, s5, 23, 16
+	.word	0x92c22957	# th.vmulhu.vv v18, v12, v4
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s7, s7, a6
-	.word	0xb6652857	# th.vmacc.vv v16, v10, v6
 	th.extu    	a6, s6, 31, 24
+	.word	0xb6652857	# th.vmacc.vv v16, v10, v6
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s7, s7, a5
-	.word	0x92e12a57	# th.vmulhu.vv v20, v14, v2
 	th.extu    	a5, s1, 7, 0
+	.word	0x92e12a57	# th.vmulhu.vv v20, v14, v2
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s7, s7, a6
-	.word	0x96e12d57	# th.vmul.vv v26, v14, v2
 	th.extu    	a6, s5, 15, 8
+	.word	0x96e12d57	# th.vmul.vv v26, v14, v2
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s3, s3, a5
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a5, s6, 23, 16
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s3, s3, a6
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a6, a7, 31, 24
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s3, s3, a5
-	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
 	th.extu    	a5, s5, 7, 0
+	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s3, s3, a6
-	.word	0x96802d57	# th.vmul.vv v26, v8, v0
 	th.extu    	a6, s6, 15, 8
+	.word	0x96802d57	# th.vmul.vv v26, v8, v0
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s2, s2, a5
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a5, a7, 23, 16
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s2, s2, a6
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a6, s1, 31, 24
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s2, s2, a5
-	.word	0x92a32a57	# th.vmulhu.vv v20, v10, v6
 	th.extu    	a5, s6, 7, 0
+	.word	0x92a32a57	# th.vmulhu.vv v20, v10, v6
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s2, s2, a6
-	.word	0x27074857	# th.vand.vx v16, v16, a4
 	th.extu    	a6, a7, 15, 8
+	.word	0x27074857	# th.vand.vx v16, v16, a4
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s4, s4, a5
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a5, s1, 23, 16
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s4, s4, a6
-	.word	0x27274957	# th.vand.vx v18, v18, a4
 	th.extu    	a6, s5, 31, 24
+	.word	0x27274957	# th.vand.vx v18, v18, a4
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s4, s4, a5
-	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	xor        	s4, s4, a6
+	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	# round u = 8 of 13
 	lw         	a7, 128(t5)
 	lw         	s1, 132(t5)
-	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	lw         	s5, 136(t5)
+	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	lw         	s6, 140(t5)
 	th.extu    	a5, s7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	.word	0x96c32857	# th.vmul.vv v16, v12, v6
-	th.lrwu    	a5, t0, a5, 2
 	th.extu    	a6, s3, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0x92c32957	# th.vmulhu.vv v18, v12, v6
 	xor        	a7, a7, a5
+	.word	0x92c32957	# th.vmulhu.vv v18, v12, v6
 	th.extu    	a5, s2, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x96e22d57	# th.vmul.vv v26, v14, v4
 	xor        	a7, a7, a6
+	.word	0x96e22d57	# th.vmul.vv v26, v14, v4
 	th.extu    	a6, s4, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0x92e22a57	# th.vmulhu.vv v20, v14, v4
 	xor        	a7, a7, a5
+	.word	0x92e22a57	# th.vmulhu.vv v20, v14, v4
 	th.extu    	a5, s3, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	xor        	a7, a7, a6
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a6, s2, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s1, s1, a5
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a5, s4, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x96812d57	# th.vmul.vv v26, v8, v2
 	xor        	s1, s1, a6
+	.word	0x96812d57	# th.vmul.vv v26, v8, v2
 	th.extu    	a6, s7, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
 	xor        	s1, s1, a5
+	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
 	th.extu    	a5, s2, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	xor        	s1, s1, a6
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a6, s4, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s5, s5, a5
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a5, s7, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x96a02d57	# th.vmul.vv v26, v10, v0
 	xor        	s5, s5, a6
+	.word	0x96a02d57	# th.vmul.vv v26, v10, v0
 	th.extu    	a6, s3, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0x92a02a57	# th.vmulhu.vv v20, v10, v0
 	xor        	s5, s5, a5
+	.word	0x92a02a57	# th.vmulhu.vv v20, v10, v0
 	th.extu    	a5, s4, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	xor        	s5, s5, a6
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a6, s7, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s6, s6, a5
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a5, s3, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x270fc857	# th.vand.vx v16, v16, t6
 	xor        	s6, s6, a6
+	.word	0x270fc857	# th.vand.vx v16, v16, t6
 	th.extu    	a6, s2, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0x272fc957	# th.vand.vx v18, v18, t6
 	xor        	s6, s6, a5
+	.word	0x272fc957	# th.vand.vx v18, v18, t6
 	xor        	s6, s6, a6
 	# round u = 9 of 13
 	lw         	s7, 144(t5)
-	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	lw         	s3, 148(t5)
+	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	lw         	s2, 152(t5)
 	lw         	s4, 156(t5)
-	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	th.extu    	a5, a7, 7, 0
+	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	th.lrwu    	a5, t0, a5, 2
 	th.extu    	a6, s1, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	# sums[1] = lane sums (high word << 32 | low word)
 	.word	0x0f8e2057	# th.vredxor.vs v0, v24, v28
-	th.lrwu    	a6, t1, a6, 2
 	xor        	s7, s7, a5
 	th.extu    	a5, s5, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x0f6e2157	# th.vredxor.vs v2, v22, v28
 	xor        	s7, s7, a6
+	.word	0x0f6e2157	# th.vredxor.vs v2, v22, v28
 	th.extu    	a6, s6, 31, 24
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s7, s7, a5
-	.word	0x320020d7	# th.vext.x.v ra, v0, zero
 	th.extu    	a5, s1, 7, 0
+	.word	0x320020d7	# th.vext.x.v ra, v0, zero
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s7, s7, a6
 	th.extu    	a6, s5, 15, 8
-	.word	0x32202d57	# th.vext.x.v s10, v2, zero
+	th.lrwu    	a6, t1, a6, 2
+	.word	0x32202cd7	# th.vext.x.v s9, v2, zero
 	# piece 2: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
 	addi       	s8, sp, 1344
-	th.lrwu    	a6, t1, a6, 2
 	xor        	s3, s3, a5
 	th.extu    	a5, s6, 23, 16
-	slli       	s10, s10, 32
-	or         	ra, ra, s10
+	th.lrwu    	a5, t2, a5, 2
+	slli       	s9, s9, 32
+	or         	ra, ra, s9
 	sd         	ra, 1576(sp)
 	.word	0x020c7007	# th.vle.v v0, (s8)
-	th.lrwu    	a5, t2, a5, 2
 	xor        	s3, s3, a6
 	th.extu    	a6, a7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	.word	0x26064657	# th.vand.vx v12, v0, a2
 	addi       	s8, sp, 256
-	th.lrwu    	a6, t3, a6, 2
 	xor        	s3, s3, a5
-	.word	0x2606c757	# th.vand.vx v14, v0, a3
 	th.extu    	a5, s5, 7, 0
+	.word	0x2606c757	# th.vand.vx v14, v0, a3
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s3, s3, a6
-	.word	0x26074457	# th.vand.vx v8, v0, a4
 	th.extu    	a6, s6, 15, 8
+	.word	0x26074457	# th.vand.vx v8, v0, a4
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s2, s2, a5
-	.word	0x260fc557	# th.vand.vx v10, v0, t6
 	th.extu    	a5, a7, 23, 16
+	.word	0x260fc557	# th.vand.vx v10, v0, t6
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s2, s2, a6
-	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
 	th.extu    	a6, s1, 31, 24
+	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s2, s2, a5
 	th.extu    	a5, s6, 7, 0
@@ -8379,661 +8378,661 @@ aes_gcm_decrypt_c906:
 	th.extu    	a6, s5, 31, 24
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s4, s4, a5
+	xor        	s4, s4, a6
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	.word	0x96c02857	# th.vmul.vv v16, v12, v0
-	xor        	s4, s4, a6
 	# round u = 10 of 13
 	lw         	a7, 160(t5)
 	lw         	s1, 164(t5)
-	.word	0x92c02957	# th.vmulhu.vv v18, v12, v0
 	lw         	s5, 168(t5)
+	.word	0x92c02957	# th.vmulhu.vv v18, v12, v0
 	lw         	s6, 172(t5)
 	th.extu    	a5, s7, 7, 0
-	.word	0xb6672857	# th.vmacc.vv v16, v14, v6
 	th.lrwu    	a5, t0, a5, 2
+	.word	0xb6672857	# th.vmacc.vv v16, v14, v6
 	th.extu    	a6, s3, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0x92e32a57	# th.vmulhu.vv v20, v14, v6
 	xor        	a7, a7, a5
+	.word	0x92e32a57	# th.vmulhu.vv v20, v14, v6
 	th.extu    	a5, s2, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x96822d57	# th.vmul.vv v26, v8, v4
 	xor        	a7, a7, a6
+	.word	0x96822d57	# th.vmul.vv v26, v8, v4
 	th.extu    	a6, s4, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	a7, a7, a5
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a5, s3, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	xor        	a7, a7, a6
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a6, s2, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
 	xor        	s1, s1, a5
+	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
 	th.extu    	a5, s4, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x96a12d57	# th.vmul.vv v26, v10, v2
 	xor        	s1, s1, a6
+	.word	0x96a12d57	# th.vmul.vv v26, v10, v2
 	th.extu    	a6, s7, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s1, s1, a5
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a5, s2, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	xor        	s1, s1, a6
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a6, s4, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0x92a12a57	# th.vmulhu.vv v20, v10, v2
 	xor        	s5, s5, a5
+	.word	0x92a12a57	# th.vmulhu.vv v20, v10, v2
 	th.extu    	a5, s7, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x27064c57	# th.vand.vx v24, v16, a2
 	xor        	s5, s5, a6
+	.word	0x27064c57	# th.vand.vx v24, v16, a2
 	th.extu    	a6, s3, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s5, s5, a5
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a5, s4, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x27264b57	# th.vand.vx v22, v18, a2
 	xor        	s5, s5, a6
+	.word	0x27264b57	# th.vand.vx v22, v18, a2
 	th.extu    	a6, s7, 15, 8
 	th.lrwu    	a6, t1, a6, 2
+	xor        	s6, s6, a5
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	.word	0x96c12857	# th.vmul.vv v16, v12, v2
-	xor        	s6, s6, a5
 	th.extu    	a5, s3, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x92c12957	# th.vmulhu.vv v18, v12, v2
 	xor        	s6, s6, a6
+	.word	0x92c12957	# th.vmulhu.vv v18, v12, v2
 	th.extu    	a6, s2, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0xb6642857	# th.vmacc.vv v16, v8, v6
 	xor        	s6, s6, a5
+	.word	0xb6642857	# th.vmacc.vv v16, v8, v6
 	xor        	s6, s6, a6
 	# round u = 11 of 13
 	lw         	s7, 176(t5)
-	.word	0x92e02a57	# th.vmulhu.vv v20, v14, v0
 	lw         	s3, 180(t5)
+	.word	0x92e02a57	# th.vmulhu.vv v20, v14, v0
 	lw         	s2, 184(t5)
 	lw         	s4, 188(t5)
-	.word	0x96e02d57	# th.vmul.vv v26, v14, v0
 	th.extu    	a5, a7, 7, 0
+	.word	0x96e02d57	# th.vmul.vv v26, v14, v0
 	th.lrwu    	a5, t0, a5, 2
 	th.extu    	a6, s1, 15, 8
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a6, t1, a6, 2
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s7, s7, a5
 	th.extu    	a5, s5, 23, 16
-	.word	0xb6452d57	# th.vmacc.vv v26, v10, v4
 	th.lrwu    	a5, t2, a5, 2
+	.word	0xb6452d57	# th.vmacc.vv v26, v10, v4
 	xor        	s7, s7, a6
 	th.extu    	a6, s6, 31, 24
-	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
 	th.lrwu    	a6, t3, a6, 2
+	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
 	xor        	s7, s7, a5
 	th.extu    	a5, s1, 7, 0
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.lrwu    	a5, t0, a5, 2
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	xor        	s7, s7, a6
 	th.extu    	a6, s5, 15, 8
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a6, t1, a6, 2
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s3, s3, a5
 	th.extu    	a5, s6, 23, 16
-	.word	0x92a22a57	# th.vmulhu.vv v20, v10, v4
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x92a22a57	# th.vmulhu.vv v20, v10, v4
 	xor        	s3, s3, a6
 	th.extu    	a6, a7, 31, 24
-	.word	0x2706c857	# th.vand.vx v16, v16, a3
 	th.lrwu    	a6, t3, a6, 2
+	.word	0x2706c857	# th.vand.vx v16, v16, a3
 	xor        	s3, s3, a5
 	th.extu    	a5, s5, 7, 0
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a5, t0, a5, 2
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s3, s3, a6
 	th.extu    	a6, s6, 15, 8
-	.word	0x2726c957	# th.vand.vx v18, v18, a3
 	th.lrwu    	a6, t1, a6, 2
+	.word	0x2726c957	# th.vand.vx v18, v18, a3
 	xor        	s2, s2, a5
 	th.extu    	a5, a7, 23, 16
-	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	xor        	s2, s2, a6
 	th.extu    	a6, s1, 31, 24
-	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	th.lrwu    	a6, t3, a6, 2
+	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	xor        	s2, s2, a5
 	th.extu    	a5, s6, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	.word	0x96c22857	# th.vmul.vv v16, v12, v4
-	th.lrwu    	a5, t0, a5, 2
 	xor        	s2, s2, a6
 	th.extu    	a6, a7, 15, 8
-	.word	0x92c22957	# th.vmulhu.vv v18, v12, v4
 	th.lrwu    	a6, t1, a6, 2
+	.word	0x92c22957	# th.vmulhu.vv v18, v12, v4
 	xor        	s4, s4, a5
 	th.extu    	a5, s1, 23, 16
-	.word	0xb6652857	# th.vmacc.vv v16, v10, v6
 	th.lrwu    	a5, t2, a5, 2
+	.word	0xb6652857	# th.vmacc.vv v16, v10, v6
 	xor        	s4, s4, a6
 	th.extu    	a6, s5, 31, 24
-	.word	0x92e12a57	# th.vmulhu.vv v20, v14, v2
 	th.lrwu    	a6, t3, a6, 2
+	.word	0x92e12a57	# th.vmulhu.vv v20, v14, v2
 	xor        	s4, s4, a5
 	xor        	s4, s4, a6
-	.word	0x96e12d57	# th.vmul.vv v26, v14, v2
 	# round u = 12 of 13
 	lw         	a7, 192(t5)
+	.word	0x96e12d57	# th.vmul.vv v26, v14, v2
 	lw         	s1, 196(t5)
 	lw         	s5, 200(t5)
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	lw         	s6, 204(t5)
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a5, s7, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a6, s3, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	a7, a7, a5
-	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
-	th.extu    	a5, s2, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	a7, a7, a6
-	.word	0x96802d57	# th.vmul.vv v26, v8, v0
-	th.extu    	a6, s4, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	a7, a7, a5
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.extu    	a5, s3, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	a7, a7, a6
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
+	th.lrwu    	a6, t1, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s2, 23, 16
+	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a6
+	th.extu    	a6, s4, 31, 24
+	.word	0x96802d57	# th.vmul.vv v26, v8, v0
+	th.lrwu    	a6, t3, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 7, 0
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
+	th.lrwu    	a5, t0, a5, 2
+	xor        	a7, a7, a6
 	th.extu    	a6, s2, 15, 8
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s1, s1, a5
-	.word	0x92a32a57	# th.vmulhu.vv v20, v10, v6
 	th.extu    	a5, s4, 23, 16
+	.word	0x92a32a57	# th.vmulhu.vv v20, v10, v6
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a6
-	.word	0x27074857	# th.vand.vx v16, v16, a4
 	th.extu    	a6, s7, 31, 24
+	.word	0x27074857	# th.vand.vx v16, v16, a4
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s1, s1, a5
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a5, s2, 7, 0
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s1, s1, a6
-	.word	0x27274957	# th.vand.vx v18, v18, a4
 	th.extu    	a6, s4, 15, 8
+	.word	0x27274957	# th.vand.vx v18, v18, a4
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s5, s5, a5
-	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	th.extu    	a5, s7, 23, 16
+	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s5, s5, a6
-	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	th.extu    	a6, s3, 31, 24
+	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s5, s5, a5
+	th.extu    	a5, s4, 7, 0
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	.word	0x96c32857	# th.vmul.vv v16, v12, v6
-	th.extu    	a5, s4, 7, 0
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s5, s5, a6
-	.word	0x92c32957	# th.vmulhu.vv v18, v12, v6
 	th.extu    	a6, s7, 15, 8
+	.word	0x92c32957	# th.vmulhu.vv v18, v12, v6
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s6, s6, a5
-	.word	0x96e22d57	# th.vmul.vv v26, v14, v4
 	th.extu    	a5, s3, 23, 16
+	.word	0x96e22d57	# th.vmul.vv v26, v14, v4
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a6
-	.word	0x92e22a57	# th.vmulhu.vv v20, v14, v4
 	th.extu    	a6, s2, 31, 24
+	.word	0x92e22a57	# th.vmulhu.vv v20, v14, v4
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s6, s6, a5
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	xor        	s6, s6, a6
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	# round u = 13 of 13
 	lw         	s7, 208(t5)
 	lw         	s3, 212(t5)
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	lw         	s2, 216(t5)
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	lw         	s4, 220(t5)
 	th.extu    	a5, a7, 7, 0
-	.word	0x96812d57	# th.vmul.vv v26, v8, v2
 	th.lrwu    	a5, t0, a5, 2
+	.word	0x96812d57	# th.vmul.vv v26, v8, v2
 	th.extu    	a6, s1, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
 	xor        	s7, s7, a5
+	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
 	th.extu    	a5, s5, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	xor        	s7, s7, a6
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a6, s6, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s7, s7, a5
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a5, s1, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x96a02d57	# th.vmul.vv v26, v10, v0
 	xor        	s7, s7, a6
+	.word	0x96a02d57	# th.vmul.vv v26, v10, v0
 	th.extu    	a6, s5, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0x92a02a57	# th.vmulhu.vv v20, v10, v0
 	xor        	s3, s3, a5
+	.word	0x92a02a57	# th.vmulhu.vv v20, v10, v0
 	th.extu    	a5, s6, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	xor        	s3, s3, a6
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a6, a7, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s3, s3, a5
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a5, s5, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x270fc857	# th.vand.vx v16, v16, t6
 	xor        	s3, s3, a6
+	.word	0x270fc857	# th.vand.vx v16, v16, t6
 	th.extu    	a6, s6, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0x272fc957	# th.vand.vx v18, v18, t6
 	xor        	s2, s2, a5
+	.word	0x272fc957	# th.vand.vx v18, v18, t6
 	th.extu    	a5, a7, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	xor        	s2, s2, a6
+	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	th.extu    	a6, s1, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	xor        	s2, s2, a5
+	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	th.extu    	a5, s6, 7, 0
 	th.lrwu    	a5, t0, a5, 2
+	xor        	s2, s2, a6
 	# sums[2] = lane sums (high word << 32 | low word)
 	.word	0x0f8e2057	# th.vredxor.vs v0, v24, v28
-	xor        	s2, s2, a6
 	th.extu    	a6, a7, 15, 8
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s4, s4, a5
-	.word	0x0f6e2157	# th.vredxor.vs v2, v22, v28
 	th.extu    	a5, s1, 23, 16
+	.word	0x0f6e2157	# th.vredxor.vs v2, v22, v28
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s4, s4, a6
 	th.extu    	a6, s5, 31, 24
-	.word	0x320020d7	# th.vext.x.v ra, v0, zero
 	th.lrwu    	a6, t3, a6, 2
+	.word	0x320020d7	# th.vext.x.v ra, v0, zero
 	xor        	s4, s4, a5
 	xor        	s4, s4, a6
 	# final round
 	addi       	s5, t3, 1024
-	.word	0x32202d57	# th.vext.x.v s10, v2, zero
+	addi       	s10, zero, 256
+	.word	0x32202cd7	# th.vext.x.v s9, v2, zero
 	# piece 3: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
 	addi       	s8, sp, 1376
-	addi       	s11, zero, 256
 	lui        	s0, 16
-	lui        	s9, 4096
-	slli       	s10, s10, 32
-	or         	ra, ra, s10
+	lui        	s11, 4096
+	th.extu    	a7, s7, 7, 0
+	slli       	s9, s9, 32
+	or         	ra, ra, s9
 	sd         	ra, 1584(sp)
 	.word	0x020c7007	# th.vle.v v0, (s8)
-	th.extu    	a7, s7, 7, 0
 	th.lrbu    	a7, s5, a7, 0
-	th.extu    	s10, s3, 7, 0
+	th.extu    	s6, s3, 7, 0
+	th.lrbu    	s6, s5, s6, 0
 	.word	0x26064657	# th.vand.vx v12, v0, a2
 	addi       	s8, sp, 384
-	th.lrbu    	s10, s5, s10, 0
 	th.extu    	s1, s2, 7, 0
-	.word	0x2606c757	# th.vand.vx v14, v0, a3
 	th.lrbu    	s1, s5, s1, 0
-	th.extu    	s6, s4, 7, 0
-	th.lrbu    	s6, s5, s6, 0
-	.word	0x26074457	# th.vand.vx v8, v0, a4
+	.word	0x2606c757	# th.vand.vx v14, v0, a3
+	th.extu    	s9, s4, 7, 0
+	th.lrbu    	s9, s5, s9, 0
 	th.extu    	a5, s3, 15, 8
+	.word	0x26074457	# th.vand.vx v8, v0, a4
 	th.lrbu    	a5, s5, a5, 0
 	th.extu    	a6, s2, 15, 8
-	.word	0x260fc557	# th.vand.vx v10, v0, t6
 	th.lrbu    	a6, s5, a6, 0
-	th.mula    	a7, a5, s11
+	.word	0x260fc557	# th.vand.vx v10, v0, t6
+	th.mula    	a7, a5, s10
 	th.extu    	a5, s4, 15, 8
-	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s10, a6, s11
+	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
+	th.mula    	s6, a6, s10
 	th.extu    	a6, s7, 15, 8
 	th.lrbu    	a6, s5, a6, 0
-	th.mula    	s1, a5, s11
+	th.mula    	s1, a5, s10
 	th.extu    	a5, s2, 23, 16
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s6, a6, s11
+	th.mula    	s9, a6, s10
 	th.extu    	a6, s4, 23, 16
 	th.lrbu    	a6, s5, a6, 0
 	th.mula    	a7, a5, s0
 	th.extu    	a5, s7, 23, 16
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s10, a6, s0
+	th.mula    	s6, a6, s0
 	th.extu    	a6, s3, 23, 16
+	th.lrbu    	a6, s5, a6, 0
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	.word	0x96c02857	# th.vmul.vv v16, v12, v0
-	th.lrbu    	a6, s5, a6, 0
 	th.mula    	s1, a5, s0
 	th.extu    	a5, s4, 31, 24
+	th.lrbu    	a5, s5, a5, 0
 	.word	0x92c02957	# th.vmulhu.vv v18, v12, v0
-	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s6, a6, s0
+	th.mula    	s9, a6, s0
 	th.extu    	a6, s7, 31, 24
+	th.lrbu    	a6, s5, a6, 0
 	.word	0xb6672857	# th.vmacc.vv v16, v14, v6
-	th.lrbu    	a6, s5, a6, 0
-	th.mula    	a7, a5, s9
+	th.mula    	a7, a5, s11
 	th.extu    	a5, s3, 31, 24
-	.word	0x92e32a57	# th.vmulhu.vv v20, v14, v6
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s10, a6, s9
+	.word	0x92e32a57	# th.vmulhu.vv v20, v14, v6
+	th.mula    	s6, a6, s11
 	th.extu    	a6, s2, 31, 24
-	.word	0x96822d57	# th.vmul.vv v26, v8, v4
 	th.lrbu    	a6, s5, a6, 0
-	th.mula    	s1, a5, s9
-	th.mula    	s6, a6, s9
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
+	.word	0x96822d57	# th.vmul.vv v26, v8, v4
+	th.mula    	s1, a5, s11
+	th.mula    	s9, a6, s11
 	ld         	a5, 224(t5)
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	ld         	a6, 232(t5)
-	slli       	s10, s10, 32
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	xor        	a7, a7, a5
-	xor        	a7, a7, s10
 	slli       	s6, s6, 32
-	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
+	xor        	a7, a7, a5
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
+	xor        	a7, a7, s6
+	slli       	s9, s9, 32
 	xor        	s1, s1, a6
-	xor        	s1, s1, s6
+	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
+	xor        	s1, s1, s9
 	# out[1] = in[1] ^ keystream
 	ld         	a5, 16(a0)
-	.word	0x96a12d57	# th.vmul.vv v26, v10, v2
 	ld         	a6, 24(a0)
+	.word	0x96a12d57	# th.vmul.vv v26, v10, v2
 	xor        	a7, a7, a5
 	xor        	s1, s1, a6
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	sd         	a7, 16(a1)
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	sd         	s1, 24(a1)
 	# block 2: s = states[2]
 	lw         	a7, 1680(sp)
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	lw         	s1, 1684(sp)
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	lw         	s5, 1688(sp)
 	lw         	s6, 1692(sp)
-	.word	0x92a12a57	# th.vmulhu.vv v20, v10, v2
 	# round u = 7 of 13
 	lw         	s7, 112(t5)
+	.word	0x92a12a57	# th.vmulhu.vv v20, v10, v2
 	lw         	s3, 116(t5)
 	lw         	s2, 120(t5)
-	.word	0x27064c57	# th.vand.vx v24, v16, a2
 	lw         	s4, 124(t5)
+	.word	0x27064c57	# th.vand.vx v24, v16, a2
 	th.extu    	a5, a7, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a6, s1, 15, 8
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s7, s7, a5
-	.word	0x27264b57	# th.vand.vx v22, v18, a2
 	th.extu    	a5, s5, 23, 16
+	.word	0x27264b57	# th.vand.vx v22, v18, a2
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s7, s7, a6
+	th.extu    	a6, s6, 31, 24
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	.word	0x96c12857	# th.vmul.vv v16, v12, v2
-	th.extu    	a6, s6, 31, 24
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s7, s7, a5
-	.word	0x92c12957	# th.vmulhu.vv v18, v12, v2
 	th.extu    	a5, s1, 7, 0
+	.word	0x92c12957	# th.vmulhu.vv v18, v12, v2
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s7, s7, a6
-	.word	0xb6642857	# th.vmacc.vv v16, v8, v6
 	th.extu    	a6, s5, 15, 8
+	.word	0xb6642857	# th.vmacc.vv v16, v8, v6
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s3, s3, a5
-	.word	0x92e02a57	# th.vmulhu.vv v20, v14, v0
 	th.extu    	a5, s6, 23, 16
+	.word	0x92e02a57	# th.vmulhu.vv v20, v14, v0
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s3, s3, a6
-	.word	0x96e02d57	# th.vmul.vv v26, v14, v0
 	th.extu    	a6, a7, 31, 24
+	.word	0x96e02d57	# th.vmul.vv v26, v14, v0
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s3, s3, a5
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a5, s5, 7, 0
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s3, s3, a6
-	.word	0xb6452d57	# th.vmacc.vv v26, v10, v4
 	th.extu    	a6, s6, 15, 8
+	.word	0xb6452d57	# th.vmacc.vv v26, v10, v4
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s2, s2, a5
-	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
 	th.extu    	a5, a7, 23, 16
+	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s2, s2, a6
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a6, s1, 31, 24
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s2, s2, a5
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a5, s6, 7, 0
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s2, s2, a6
-	.word	0x92a22a57	# th.vmulhu.vv v20, v10, v4
 	th.extu    	a6, a7, 15, 8
+	.word	0x92a22a57	# th.vmulhu.vv v20, v10, v4
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s4, s4, a5
-	.word	0x2706c857	# th.vand.vx v16, v16, a3
 	th.extu    	a5, s1, 23, 16
+	.word	0x2706c857	# th.vand.vx v16, v16, a3
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s4, s4, a6
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a6, s5, 31, 24
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s4, s4, a5
-	.word	0x2726c957	# th.vand.vx v18, v18, a3
 	xor        	s4, s4, a6
+	.word	0x2726c957	# th.vand.vx v18, v18, a3
 	# round u = 8 of 13
 	lw         	a7, 128(t5)
 	lw         	s1, 132(t5)
-	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	lw         	s5, 136(t5)
+	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	lw         	s6, 140(t5)
 	th.extu    	a5, s7, 7, 0
-	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	th.lrwu    	a5, t0, a5, 2
+	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	th.extu    	a6, s3, 15, 8
 	th.lrwu    	a6, t1, a6, 2
+	xor        	a7, a7, a5
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	.word	0x96c22857	# th.vmul.vv v16, v12, v4
-	xor        	a7, a7, a5
 	th.extu    	a5, s2, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x92c22957	# th.vmulhu.vv v18, v12, v4
 	xor        	a7, a7, a6
+	.word	0x92c22957	# th.vmulhu.vv v18, v12, v4
 	th.extu    	a6, s4, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0xb6652857	# th.vmacc.vv v16, v10, v6
 	xor        	a7, a7, a5
+	.word	0xb6652857	# th.vmacc.vv v16, v10, v6
 	th.extu    	a5, s3, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x92e12a57	# th.vmulhu.vv v20, v14, v2
 	xor        	a7, a7, a6
+	.word	0x92e12a57	# th.vmulhu.vv v20, v14, v2
 	th.extu    	a6, s2, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0x96e12d57	# th.vmul.vv v26, v14, v2
 	xor        	s1, s1, a5
+	.word	0x96e12d57	# th.vmul.vv v26, v14, v2
 	th.extu    	a5, s4, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s1, s1, a6
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a6, s7, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	xor        	s1, s1, a5
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a5, s2, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
 	xor        	s1, s1, a6
+	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
 	th.extu    	a6, s4, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0x96802d57	# th.vmul.vv v26, v8, v0
 	xor        	s5, s5, a5
+	.word	0x96802d57	# th.vmul.vv v26, v8, v0
 	th.extu    	a5, s7, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s5, s5, a6
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a6, s3, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	xor        	s5, s5, a5
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a5, s4, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x92a32a57	# th.vmulhu.vv v20, v10, v6
 	xor        	s5, s5, a6
+	.word	0x92a32a57	# th.vmulhu.vv v20, v10, v6
 	th.extu    	a6, s7, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0x27074857	# th.vand.vx v16, v16, a4
 	xor        	s6, s6, a5
+	.word	0x27074857	# th.vand.vx v16, v16, a4
 	th.extu    	a5, s3, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s6, s6, a6
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a6, s2, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0x27274957	# th.vand.vx v18, v18, a4
 	xor        	s6, s6, a5
+	.word	0x27274957	# th.vand.vx v18, v18, a4
 	xor        	s6, s6, a6
 	# round u = 9 of 13
 	lw         	s7, 144(t5)
-	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	lw         	s3, 148(t5)
+	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	lw         	s2, 152(t5)
 	lw         	s4, 156(t5)
-	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	th.extu    	a5, a7, 7, 0
+	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	th.lrwu    	a5, t0, a5, 2
 	th.extu    	a6, s1, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	.word	0x96c32857	# th.vmul.vv v16, v12, v6
-	th.lrwu    	a6, t1, a6, 2
 	xor        	s7, s7, a5
 	th.extu    	a5, s5, 23, 16
-	.word	0x92c32957	# th.vmulhu.vv v18, v12, v6
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x92c32957	# th.vmulhu.vv v18, v12, v6
 	xor        	s7, s7, a6
 	th.extu    	a6, s6, 31, 24
-	.word	0x96e22d57	# th.vmul.vv v26, v14, v4
 	th.lrwu    	a6, t3, a6, 2
+	.word	0x96e22d57	# th.vmul.vv v26, v14, v4
 	xor        	s7, s7, a5
 	th.extu    	a5, s1, 7, 0
-	.word	0x92e22a57	# th.vmulhu.vv v20, v14, v4
 	th.lrwu    	a5, t0, a5, 2
+	.word	0x92e22a57	# th.vmulhu.vv v20, v14, v4
 	xor        	s7, s7, a6
 	th.extu    	a6, s5, 15, 8
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.lrwu    	a6, t1, a6, 2
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	xor        	s3, s3, a5
 	th.extu    	a5, s6, 23, 16
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s3, s3, a6
 	th.extu    	a6, a7, 31, 24
-	.word	0x96812d57	# th.vmul.vv v26, v8, v2
 	th.lrwu    	a6, t3, a6, 2
+	.word	0x96812d57	# th.vmul.vv v26, v8, v2
 	xor        	s3, s3, a5
 	th.extu    	a5, s5, 7, 0
-	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
 	th.lrwu    	a5, t0, a5, 2
+	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
 	xor        	s3, s3, a6
 	th.extu    	a6, s6, 15, 8
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.lrwu    	a6, t1, a6, 2
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	xor        	s2, s2, a5
 	th.extu    	a5, a7, 23, 16
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s2, s2, a6
 	th.extu    	a6, s1, 31, 24
-	.word	0x96a02d57	# th.vmul.vv v26, v10, v0
 	th.lrwu    	a6, t3, a6, 2
+	.word	0x96a02d57	# th.vmul.vv v26, v10, v0
 	xor        	s2, s2, a5
 	th.extu    	a5, s6, 7, 0
-	.word	0x92a02a57	# th.vmulhu.vv v20, v10, v0
 	th.lrwu    	a5, t0, a5, 2
+	.word	0x92a02a57	# th.vmulhu.vv v20, v10, v0
 	xor        	s2, s2, a6
 	th.extu    	a6, a7, 15, 8
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.lrwu    	a6, t1, a6, 2
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	xor        	s4, s4, a5
 	th.extu    	a5, s1, 23, 16
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s4, s4, a6
 	th.extu    	a6, s5, 31, 24
-	.word	0x270fc857	# th.vand.vx v16, v16, t6
 	th.lrwu    	a6, t3, a6, 2
+	.word	0x270fc857	# th.vand.vx v16, v16, t6
 	xor        	s4, s4, a5
 	xor        	s4, s4, a6
-	.word	0x272fc957	# th.vand.vx v18, v18, t6
 	# round u = 10 of 13
 	lw         	a7, 160(t5)
+	.word	0x272fc957	# th.vand.vx v18, v18, t6
 	lw         	s1, 164(t5)
 	lw         	s5, 168(t5)
-	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	lw         	s6, 172(t5)
+	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	th.extu    	a5, s7, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	th.extu    	a6, s3, 15, 8
+	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	th.lrwu    	a6, t1, a6, 2
 	xor        	a7, a7, a5
+	th.extu    	a5, s2, 23, 16
 	# sums[3] = lane sums (high word << 32 | low word)
 	.word	0x0f8e2057	# th.vredxor.vs v0, v24, v28
-	th.extu    	a5, s2, 23, 16
 	th.lrwu    	a5, t2, a5, 2
 	xor        	a7, a7, a6
 	th.extu    	a6, s4, 31, 24
-	.word	0x0f6e2157	# th.vredxor.vs v2, v22, v28
 	th.lrwu    	a6, t3, a6, 2
+	.word	0x0f6e2157	# th.vredxor.vs v2, v22, v28
 	xor        	a7, a7, a5
 	th.extu    	a5, s3, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x320020d7	# th.vext.x.v ra, v0, zero
 	xor        	a7, a7, a6
+	.word	0x320020d7	# th.vext.x.v ra, v0, zero
 	th.extu    	a6, s2, 15, 8
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s1, s1, a5
-	.word	0x32202d57	# th.vext.x.v s10, v2, zero
+	th.extu    	a5, s4, 23, 16
+	.word	0x32202cd7	# th.vext.x.v s9, v2, zero
 	# piece 4: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
 	addi       	s8, sp, 1408
-	th.extu    	a5, s4, 23, 16
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a6
-	slli       	s10, s10, 32
-	or         	ra, ra, s10
+	th.extu    	a6, s7, 31, 24
+	slli       	s9, s9, 32
+	or         	ra, ra, s9
 	sd         	ra, 1592(sp)
 	.word	0x020c7007	# th.vle.v v0, (s8)
-	th.extu    	a6, s7, 31, 24
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s1, s1, a5
+	th.extu    	a5, s2, 7, 0
 	.word	0x26064657	# th.vand.vx v12, v0, a2
 	addi       	s8, sp, 512
-	th.extu    	a5, s2, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x2606c757	# th.vand.vx v14, v0, a3
 	xor        	s1, s1, a6
+	.word	0x2606c757	# th.vand.vx v14, v0, a3
 	th.extu    	a6, s4, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0x26074457	# th.vand.vx v8, v0, a4
 	xor        	s5, s5, a5
+	.word	0x26074457	# th.vand.vx v8, v0, a4
 	th.extu    	a5, s7, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x260fc557	# th.vand.vx v10, v0, t6
 	xor        	s5, s5, a6
+	.word	0x260fc557	# th.vand.vx v10, v0, t6
 	th.extu    	a6, s3, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
 	xor        	s5, s5, a5
+	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
 	th.extu    	a5, s4, 7, 0
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s5, s5, a6
@@ -9049,331 +9048,331 @@ aes_gcm_decrypt_c906:
 	xor        	s6, s6, a6
 	# round u = 11 of 13
 	lw         	s7, 176(t5)
+	lw         	s3, 180(t5)
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	.word	0x96c02857	# th.vmul.vv v16, v12, v0
-	lw         	s3, 180(t5)
 	lw         	s2, 184(t5)
 	lw         	s4, 188(t5)
-	.word	0x92c02957	# th.vmulhu.vv v18, v12, v0
 	th.extu    	a5, a7, 7, 0
+	.word	0x92c02957	# th.vmulhu.vv v18, v12, v0
 	th.lrwu    	a5, t0, a5, 2
 	th.extu    	a6, s1, 15, 8
-	.word	0xb6672857	# th.vmacc.vv v16, v14, v6
 	th.lrwu    	a6, t1, a6, 2
+	.word	0xb6672857	# th.vmacc.vv v16, v14, v6
 	xor        	s7, s7, a5
 	th.extu    	a5, s5, 23, 16
-	.word	0x92e32a57	# th.vmulhu.vv v20, v14, v6
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x92e32a57	# th.vmulhu.vv v20, v14, v6
 	xor        	s7, s7, a6
 	th.extu    	a6, s6, 31, 24
-	.word	0x96822d57	# th.vmul.vv v26, v8, v4
 	th.lrwu    	a6, t3, a6, 2
+	.word	0x96822d57	# th.vmul.vv v26, v8, v4
 	xor        	s7, s7, a5
 	th.extu    	a5, s1, 7, 0
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a5, t0, a5, 2
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s7, s7, a6
 	th.extu    	a6, s5, 15, 8
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.lrwu    	a6, t1, a6, 2
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	xor        	s3, s3, a5
 	th.extu    	a5, s6, 23, 16
-	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
 	xor        	s3, s3, a6
 	th.extu    	a6, a7, 31, 24
-	.word	0x96a12d57	# th.vmul.vv v26, v10, v2
 	th.lrwu    	a6, t3, a6, 2
+	.word	0x96a12d57	# th.vmul.vv v26, v10, v2
 	xor        	s3, s3, a5
 	th.extu    	a5, s5, 7, 0
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a5, t0, a5, 2
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s3, s3, a6
 	th.extu    	a6, s6, 15, 8
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.lrwu    	a6, t1, a6, 2
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	xor        	s2, s2, a5
 	th.extu    	a5, a7, 23, 16
-	.word	0x92a12a57	# th.vmulhu.vv v20, v10, v2
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x92a12a57	# th.vmulhu.vv v20, v10, v2
 	xor        	s2, s2, a6
 	th.extu    	a6, s1, 31, 24
-	.word	0x27064c57	# th.vand.vx v24, v16, a2
 	th.lrwu    	a6, t3, a6, 2
+	.word	0x27064c57	# th.vand.vx v24, v16, a2
 	xor        	s2, s2, a5
 	th.extu    	a5, s6, 7, 0
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a5, t0, a5, 2
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s2, s2, a6
 	th.extu    	a6, a7, 15, 8
-	.word	0x27264b57	# th.vand.vx v22, v18, a2
 	th.lrwu    	a6, t1, a6, 2
+	.word	0x27264b57	# th.vand.vx v22, v18, a2
 	xor        	s4, s4, a5
 	th.extu    	a5, s1, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	.word	0x96c12857	# th.vmul.vv v16, v12, v2
-	th.lrwu    	a5, t2, a5, 2
 	xor        	s4, s4, a6
 	th.extu    	a6, s5, 31, 24
-	.word	0x92c12957	# th.vmulhu.vv v18, v12, v2
 	th.lrwu    	a6, t3, a6, 2
+	.word	0x92c12957	# th.vmulhu.vv v18, v12, v2
 	xor        	s4, s4, a5
 	xor        	s4, s4, a6
-	.word	0xb6642857	# th.vmacc.vv v16, v8, v6
 	# round u = 12 of 13
 	lw         	a7, 192(t5)
+	.word	0xb6642857	# th.vmacc.vv v16, v8, v6
 	lw         	s1, 196(t5)
 	lw         	s5, 200(t5)
-	.word	0x92e02a57	# th.vmulhu.vv v20, v14, v0
 	lw         	s6, 204(t5)
+	.word	0x92e02a57	# th.vmulhu.vv v20, v14, v0
 	th.extu    	a5, s7, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x96e02d57	# th.vmul.vv v26, v14, v0
 	th.extu    	a6, s3, 15, 8
+	.word	0x96e02d57	# th.vmul.vv v26, v14, v0
 	th.lrwu    	a6, t1, a6, 2
 	xor        	a7, a7, a5
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a5, s2, 23, 16
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a5, t2, a5, 2
 	xor        	a7, a7, a6
-	.word	0xb6452d57	# th.vmacc.vv v26, v10, v4
 	th.extu    	a6, s4, 31, 24
+	.word	0xb6452d57	# th.vmacc.vv v26, v10, v4
 	th.lrwu    	a6, t3, a6, 2
 	xor        	a7, a7, a5
-	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
 	th.extu    	a5, s3, 7, 0
+	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
 	th.lrwu    	a5, t0, a5, 2
 	xor        	a7, a7, a6
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a6, s2, 15, 8
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s1, s1, a5
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a5, s4, 23, 16
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a6
-	.word	0x92a22a57	# th.vmulhu.vv v20, v10, v4
 	th.extu    	a6, s7, 31, 24
+	.word	0x92a22a57	# th.vmulhu.vv v20, v10, v4
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s1, s1, a5
-	.word	0x2706c857	# th.vand.vx v16, v16, a3
 	th.extu    	a5, s2, 7, 0
+	.word	0x2706c857	# th.vand.vx v16, v16, a3
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s1, s1, a6
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a6, s4, 15, 8
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s5, s5, a5
-	.word	0x2726c957	# th.vand.vx v18, v18, a3
 	th.extu    	a5, s7, 23, 16
+	.word	0x2726c957	# th.vand.vx v18, v18, a3
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s5, s5, a6
-	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	th.extu    	a6, s3, 31, 24
+	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s5, s5, a5
-	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	th.extu    	a5, s4, 7, 0
+	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s5, s5, a6
+	th.extu    	a6, s7, 15, 8
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	.word	0x96c22857	# th.vmul.vv v16, v12, v4
-	th.extu    	a6, s7, 15, 8
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s6, s6, a5
-	.word	0x92c22957	# th.vmulhu.vv v18, v12, v4
 	th.extu    	a5, s3, 23, 16
+	.word	0x92c22957	# th.vmulhu.vv v18, v12, v4
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a6
-	.word	0xb6652857	# th.vmacc.vv v16, v10, v6
 	th.extu    	a6, s2, 31, 24
+	.word	0xb6652857	# th.vmacc.vv v16, v10, v6
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s6, s6, a5
-	.word	0x92e12a57	# th.vmulhu.vv v20, v14, v2
 	xor        	s6, s6, a6
+	.word	0x92e12a57	# th.vmulhu.vv v20, v14, v2
 	# round u = 13 of 13
 	lw         	s7, 208(t5)
 	lw         	s3, 212(t5)
-	.word	0x96e12d57	# th.vmul.vv v26, v14, v2
 	lw         	s2, 216(t5)
+	.word	0x96e12d57	# th.vmul.vv v26, v14, v2
 	lw         	s4, 220(t5)
 	th.extu    	a5, a7, 7, 0
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a5, t0, a5, 2
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a6, s1, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	xor        	s7, s7, a5
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a5, s5, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
 	xor        	s7, s7, a6
+	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
 	th.extu    	a6, s6, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0x96802d57	# th.vmul.vv v26, v8, v0
 	xor        	s7, s7, a5
+	.word	0x96802d57	# th.vmul.vv v26, v8, v0
 	th.extu    	a5, s1, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s7, s7, a6
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a6, s5, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	xor        	s3, s3, a5
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a5, s6, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x92a32a57	# th.vmulhu.vv v20, v10, v6
 	xor        	s3, s3, a6
+	.word	0x92a32a57	# th.vmulhu.vv v20, v10, v6
 	th.extu    	a6, a7, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0x27074857	# th.vand.vx v16, v16, a4
 	xor        	s3, s3, a5
+	.word	0x27074857	# th.vand.vx v16, v16, a4
 	th.extu    	a5, s5, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s3, s3, a6
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a6, s6, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0x27274957	# th.vand.vx v18, v18, a4
 	xor        	s2, s2, a5
+	.word	0x27274957	# th.vand.vx v18, v18, a4
 	th.extu    	a5, a7, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	xor        	s2, s2, a6
+	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	th.extu    	a6, s1, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	xor        	s2, s2, a5
+	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	th.extu    	a5, s6, 7, 0
 	th.lrwu    	a5, t0, a5, 2
+	xor        	s2, s2, a6
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	.word	0x96c32857	# th.vmul.vv v16, v12, v6
-	xor        	s2, s2, a6
 	th.extu    	a6, a7, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0x92c32957	# th.vmulhu.vv v18, v12, v6
 	xor        	s4, s4, a5
+	.word	0x92c32957	# th.vmulhu.vv v18, v12, v6
 	th.extu    	a5, s1, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x96e22d57	# th.vmul.vv v26, v14, v4
 	xor        	s4, s4, a6
+	.word	0x96e22d57	# th.vmul.vv v26, v14, v4
 	th.extu    	a6, s5, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0x92e22a57	# th.vmulhu.vv v20, v14, v4
 	xor        	s4, s4, a5
+	.word	0x92e22a57	# th.vmulhu.vv v20, v14, v4
 	xor        	s4, s4, a6
 	# final round
 	addi       	s5, t3, 1024
+	addi       	s10, zero, 256
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	addi       	s11, zero, 256
 	lui        	s0, 16
-	lui        	s9, 4096
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
+	lui        	s11, 4096
 	th.extu    	a7, s7, 7, 0
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrbu    	a7, s5, a7, 0
-	th.extu    	s10, s3, 7, 0
+	th.extu    	s6, s3, 7, 0
+	th.lrbu    	s6, s5, s6, 0
 	.word	0x96812d57	# th.vmul.vv v26, v8, v2
-	th.lrbu    	s10, s5, s10, 0
 	th.extu    	s1, s2, 7, 0
 	th.lrbu    	s1, s5, s1, 0
+	th.extu    	s9, s4, 7, 0
 	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
-	th.extu    	s6, s4, 7, 0
-	th.lrbu    	s6, s5, s6, 0
+	th.lrbu    	s9, s5, s9, 0
 	th.extu    	a5, s3, 15, 8
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.lrbu    	a5, s5, a5, 0
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a6, s2, 15, 8
 	th.lrbu    	a6, s5, a6, 0
+	th.mula    	a7, a5, s10
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.mula    	a7, a5, s11
 	th.extu    	a5, s4, 15, 8
 	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s6, a6, s10
 	.word	0x96a02d57	# th.vmul.vv v26, v10, v0
-	th.mula    	s10, a6, s11
 	th.extu    	a6, s7, 15, 8
 	th.lrbu    	a6, s5, a6, 0
+	th.mula    	s1, a5, s10
 	.word	0x92a02a57	# th.vmulhu.vv v20, v10, v0
-	th.mula    	s1, a5, s11
 	th.extu    	a5, s2, 23, 16
 	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s9, a6, s10
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.mula    	s6, a6, s11
 	th.extu    	a6, s4, 23, 16
 	th.lrbu    	a6, s5, a6, 0
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.mula    	a7, a5, s0
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a5, s7, 23, 16
 	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s6, a6, s0
 	.word	0x270fc857	# th.vand.vx v16, v16, t6
-	th.mula    	s10, a6, s0
 	th.extu    	a6, s3, 23, 16
 	th.lrbu    	a6, s5, a6, 0
-	.word	0x272fc957	# th.vand.vx v18, v18, t6
 	th.mula    	s1, a5, s0
+	.word	0x272fc957	# th.vand.vx v18, v18, t6
 	th.extu    	a5, s4, 31, 24
 	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s9, a6, s0
 	.word	0x2b880c57	# th.vor.vv v24, v24, v16
-	th.mula    	s6, a6, s0
 	th.extu    	a6, s7, 31, 24
 	th.lrbu    	a6, s5, a6, 0
+	th.mula    	a7, a5, s11
 	.word	0x2b690b57	# th.vor.vv v22, v22, v18
-	th.mula    	a7, a5, s9
 	th.extu    	a5, s3, 31, 24
 	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s6, a6, s11
 	# sums[4] = lane sums (high word << 32 | low word)
 	.word	0x0f8e2057	# th.vredxor.vs v0, v24, v28
-	th.mula    	s10, a6, s9
 	th.extu    	a6, s2, 31, 24
 	th.lrbu    	a6, s5, a6, 0
-	th.mula    	s1, a5, s9
+	th.mula    	s1, a5, s11
+	th.mula    	s9, a6, s11
 	.word	0x0f6e2157	# th.vredxor.vs v2, v22, v28
-	th.mula    	s6, a6, s9
 	ld         	a5, 224(t5)
 	ld         	a6, 232(t5)
-	slli       	s10, s10, 32
-	.word	0x320020d7	# th.vext.x.v ra, v0, zero
-	xor        	a7, a7, a5
-	xor        	a7, a7, s10
 	slli       	s6, s6, 32
+	xor        	a7, a7, a5
+	.word	0x320020d7	# th.vext.x.v ra, v0, zero
+	xor        	a7, a7, s6
+	slli       	s9, s9, 32
 	xor        	s1, s1, a6
-	.word	0x32202d57	# th.vext.x.v s10, v2, zero
+	xor        	s1, s1, s9
+	.word	0x32202cd7	# th.vext.x.v s9, v2, zero
 	# piece 5: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
 	addi       	s8, sp, 1440
-	xor        	s1, s1, s6
 	# out[2] = in[2] ^ keystream
 	ld         	a5, 32(a0)
-	sd         	a5, 1840(sp)
-	ld         	a5, 40(a0)
 	sd         	a5, 1888(sp)
-	slli       	s10, s10, 32
-	or         	ra, ra, s10
+	ld         	a5, 40(a0)
+	sd         	a5, 1840(sp)
+	ld         	a5, 1888(sp)
+	xor        	a7, a7, a5
+	slli       	s9, s9, 32
+	or         	ra, ra, s9
 	sd         	ra, 1600(sp)
 	.word	0x020c7007	# th.vle.v v0, (s8)
 	ld         	a5, 1840(sp)
-	xor        	a7, a7, a5
-	ld         	a5, 1888(sp)
 	xor        	s1, s1, a5
 	sd         	a7, 32(a1)
+	sd         	s1, 40(a1)
 	.word	0x26064657	# th.vand.vx v12, v0, a2
 	addi       	s8, sp, 640
-	sd         	s1, 40(a1)
 	# block 3: s = states[3]
 	lw         	a7, 1696(sp)
-	.word	0x2606c757	# th.vand.vx v14, v0, a3
 	lw         	s1, 1700(sp)
+	.word	0x2606c757	# th.vand.vx v14, v0, a3
 	lw         	s5, 1704(sp)
 	lw         	s6, 1708(sp)
-	.word	0x26074457	# th.vand.vx v8, v0, a4
 	# round u = 7 of 13
 	lw         	s7, 112(t5)
+	.word	0x26074457	# th.vand.vx v8, v0, a4
 	lw         	s3, 116(t5)
 	lw         	s2, 120(t5)
-	.word	0x260fc557	# th.vand.vx v10, v0, t6
 	lw         	s4, 124(t5)
+	.word	0x260fc557	# th.vand.vx v10, v0, t6
 	th.extu    	a5, a7, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
 	th.extu    	a6, s1, 15, 8
+	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s7, s7, a5
 	th.extu    	a5, s5, 23, 16
@@ -9388,325 +9387,325 @@ aes_gcm_decrypt_c906:
 	th.extu    	a6, s5, 15, 8
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s3, s3, a5
+	th.extu    	a5, s6, 23, 16
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	.word	0x96c02857	# th.vmul.vv v16, v12, v0
-	th.extu    	a5, s6, 23, 16
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s3, s3, a6
-	.word	0x92c02957	# th.vmulhu.vv v18, v12, v0
 	th.extu    	a6, a7, 31, 24
+	.word	0x92c02957	# th.vmulhu.vv v18, v12, v0
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s3, s3, a5
-	.word	0xb6672857	# th.vmacc.vv v16, v14, v6
 	th.extu    	a5, s5, 7, 0
+	.word	0xb6672857	# th.vmacc.vv v16, v14, v6
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s3, s3, a6
-	.word	0x92e32a57	# th.vmulhu.vv v20, v14, v6
 	th.extu    	a6, s6, 15, 8
+	.word	0x92e32a57	# th.vmulhu.vv v20, v14, v6
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s2, s2, a5
-	.word	0x96822d57	# th.vmul.vv v26, v8, v4
 	th.extu    	a5, a7, 23, 16
+	.word	0x96822d57	# th.vmul.vv v26, v8, v4
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s2, s2, a6
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a6, s1, 31, 24
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s2, s2, a5
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a5, s6, 7, 0
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s2, s2, a6
-	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
 	th.extu    	a6, a7, 15, 8
+	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s4, s4, a5
-	.word	0x96a12d57	# th.vmul.vv v26, v10, v2
 	th.extu    	a5, s1, 23, 16
+	.word	0x96a12d57	# th.vmul.vv v26, v10, v2
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s4, s4, a6
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a6, s5, 31, 24
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s4, s4, a5
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	xor        	s4, s4, a6
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	# round u = 8 of 13
 	lw         	a7, 128(t5)
 	lw         	s1, 132(t5)
-	.word	0x92a12a57	# th.vmulhu.vv v20, v10, v2
 	lw         	s5, 136(t5)
+	.word	0x92a12a57	# th.vmulhu.vv v20, v10, v2
 	lw         	s6, 140(t5)
 	th.extu    	a5, s7, 7, 0
-	.word	0x27064c57	# th.vand.vx v24, v16, a2
 	th.lrwu    	a5, t0, a5, 2
+	.word	0x27064c57	# th.vand.vx v24, v16, a2
 	th.extu    	a6, s3, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	a7, a7, a5
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a5, s2, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x27264b57	# th.vand.vx v22, v18, a2
 	xor        	a7, a7, a6
+	.word	0x27264b57	# th.vand.vx v22, v18, a2
 	th.extu    	a6, s4, 31, 24
 	th.lrwu    	a6, t3, a6, 2
+	xor        	a7, a7, a5
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	.word	0x96c12857	# th.vmul.vv v16, v12, v2
-	xor        	a7, a7, a5
 	th.extu    	a5, s3, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x92c12957	# th.vmulhu.vv v18, v12, v2
 	xor        	a7, a7, a6
+	.word	0x92c12957	# th.vmulhu.vv v18, v12, v2
 	th.extu    	a6, s2, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0xb6642857	# th.vmacc.vv v16, v8, v6
 	xor        	s1, s1, a5
+	.word	0xb6642857	# th.vmacc.vv v16, v8, v6
 	th.extu    	a5, s4, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x92e02a57	# th.vmulhu.vv v20, v14, v0
 	xor        	s1, s1, a6
+	.word	0x92e02a57	# th.vmulhu.vv v20, v14, v0
 	th.extu    	a6, s7, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0x96e02d57	# th.vmul.vv v26, v14, v0
 	xor        	s1, s1, a5
+	.word	0x96e02d57	# th.vmul.vv v26, v14, v0
 	th.extu    	a5, s2, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s1, s1, a6
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a6, s4, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0xb6452d57	# th.vmacc.vv v26, v10, v4
 	xor        	s5, s5, a5
+	.word	0xb6452d57	# th.vmacc.vv v26, v10, v4
 	th.extu    	a5, s7, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
 	xor        	s5, s5, a6
+	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
 	th.extu    	a6, s3, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	xor        	s5, s5, a5
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a5, s4, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s5, s5, a6
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a6, s7, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0x92a22a57	# th.vmulhu.vv v20, v10, v4
 	xor        	s6, s6, a5
+	.word	0x92a22a57	# th.vmulhu.vv v20, v10, v4
 	th.extu    	a5, s3, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2706c857	# th.vand.vx v16, v16, a3
 	xor        	s6, s6, a6
+	.word	0x2706c857	# th.vand.vx v16, v16, a3
 	th.extu    	a6, s2, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s6, s6, a5
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s6, s6, a6
 	# round u = 9 of 13
 	lw         	s7, 144(t5)
-	.word	0x2726c957	# th.vand.vx v18, v18, a3
 	lw         	s3, 148(t5)
+	.word	0x2726c957	# th.vand.vx v18, v18, a3
 	lw         	s2, 152(t5)
 	lw         	s4, 156(t5)
-	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	th.extu    	a5, a7, 7, 0
+	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	th.lrwu    	a5, t0, a5, 2
 	th.extu    	a6, s1, 15, 8
-	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	th.lrwu    	a6, t1, a6, 2
+	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	xor        	s7, s7, a5
 	th.extu    	a5, s5, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	.word	0x96c22857	# th.vmul.vv v16, v12, v4
-	th.lrwu    	a5, t2, a5, 2
 	xor        	s7, s7, a6
 	th.extu    	a6, s6, 31, 24
-	.word	0x92c22957	# th.vmulhu.vv v18, v12, v4
 	th.lrwu    	a6, t3, a6, 2
+	.word	0x92c22957	# th.vmulhu.vv v18, v12, v4
 	xor        	s7, s7, a5
 	th.extu    	a5, s1, 7, 0
-	.word	0xb6652857	# th.vmacc.vv v16, v10, v6
 	th.lrwu    	a5, t0, a5, 2
+	.word	0xb6652857	# th.vmacc.vv v16, v10, v6
 	xor        	s7, s7, a6
 	th.extu    	a6, s5, 15, 8
-	.word	0x92e12a57	# th.vmulhu.vv v20, v14, v2
 	th.lrwu    	a6, t1, a6, 2
+	.word	0x92e12a57	# th.vmulhu.vv v20, v14, v2
 	xor        	s3, s3, a5
 	th.extu    	a5, s6, 23, 16
-	.word	0x96e12d57	# th.vmul.vv v26, v14, v2
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x96e12d57	# th.vmul.vv v26, v14, v2
 	xor        	s3, s3, a6
 	th.extu    	a6, a7, 31, 24
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a6, t3, a6, 2
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s3, s3, a5
 	th.extu    	a5, s5, 7, 0
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.lrwu    	a5, t0, a5, 2
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	xor        	s3, s3, a6
 	th.extu    	a6, s6, 15, 8
-	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
 	th.lrwu    	a6, t1, a6, 2
+	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
 	xor        	s2, s2, a5
 	th.extu    	a5, a7, 23, 16
-	.word	0x96802d57	# th.vmul.vv v26, v8, v0
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x96802d57	# th.vmul.vv v26, v8, v0
 	xor        	s2, s2, a6
 	th.extu    	a6, s1, 31, 24
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a6, t3, a6, 2
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s2, s2, a5
 	th.extu    	a5, s6, 7, 0
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.lrwu    	a5, t0, a5, 2
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	xor        	s2, s2, a6
 	th.extu    	a6, a7, 15, 8
-	.word	0x92a32a57	# th.vmulhu.vv v20, v10, v6
 	th.lrwu    	a6, t1, a6, 2
+	.word	0x92a32a57	# th.vmulhu.vv v20, v10, v6
 	xor        	s4, s4, a5
 	th.extu    	a5, s1, 23, 16
-	.word	0x27074857	# th.vand.vx v16, v16, a4
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x27074857	# th.vand.vx v16, v16, a4
 	xor        	s4, s4, a6
 	th.extu    	a6, s5, 31, 24
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a6, t3, a6, 2
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s4, s4, a5
 	xor        	s4, s4, a6
-	.word	0x27274957	# th.vand.vx v18, v18, a4
 	# round u = 10 of 13
 	lw         	a7, 160(t5)
+	.word	0x27274957	# th.vand.vx v18, v18, a4
 	lw         	s1, 164(t5)
 	lw         	s5, 168(t5)
-	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	lw         	s6, 172(t5)
+	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	th.extu    	a5, s7, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	th.extu    	a6, s3, 15, 8
+	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	th.lrwu    	a6, t1, a6, 2
 	xor        	a7, a7, a5
+	th.extu    	a5, s2, 23, 16
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	.word	0x96c32857	# th.vmul.vv v16, v12, v6
-	th.extu    	a5, s2, 23, 16
 	th.lrwu    	a5, t2, a5, 2
 	xor        	a7, a7, a6
-	.word	0x92c32957	# th.vmulhu.vv v18, v12, v6
 	th.extu    	a6, s4, 31, 24
+	.word	0x92c32957	# th.vmulhu.vv v18, v12, v6
 	th.lrwu    	a6, t3, a6, 2
 	xor        	a7, a7, a5
-	.word	0x96e22d57	# th.vmul.vv v26, v14, v4
 	th.extu    	a5, s3, 7, 0
+	.word	0x96e22d57	# th.vmul.vv v26, v14, v4
 	th.lrwu    	a5, t0, a5, 2
 	xor        	a7, a7, a6
-	.word	0x92e22a57	# th.vmulhu.vv v20, v14, v4
 	th.extu    	a6, s2, 15, 8
+	.word	0x92e22a57	# th.vmulhu.vv v20, v14, v4
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s1, s1, a5
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a5, s4, 23, 16
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a6
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a6, s7, 31, 24
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s1, s1, a5
-	.word	0x96812d57	# th.vmul.vv v26, v8, v2
 	th.extu    	a5, s2, 7, 0
+	.word	0x96812d57	# th.vmul.vv v26, v8, v2
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s1, s1, a6
-	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
 	th.extu    	a6, s4, 15, 8
+	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s5, s5, a5
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a5, s7, 23, 16
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s5, s5, a6
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a6, s3, 31, 24
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s5, s5, a5
-	.word	0x96a02d57	# th.vmul.vv v26, v10, v0
 	th.extu    	a5, s4, 7, 0
+	.word	0x96a02d57	# th.vmul.vv v26, v10, v0
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s5, s5, a6
-	.word	0x92a02a57	# th.vmulhu.vv v20, v10, v0
 	th.extu    	a6, s7, 15, 8
+	.word	0x92a02a57	# th.vmulhu.vv v20, v10, v0
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s6, s6, a5
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a5, s3, 23, 16
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a6
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a6, s2, 31, 24
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s6, s6, a5
-	.word	0x270fc857	# th.vand.vx v16, v16, t6
 	xor        	s6, s6, a6
+	.word	0x270fc857	# th.vand.vx v16, v16, t6
 	# round u = 11 of 13
 	lw         	s7, 176(t5)
 	lw         	s3, 180(t5)
-	.word	0x272fc957	# th.vand.vx v18, v18, t6
 	lw         	s2, 184(t5)
+	.word	0x272fc957	# th.vand.vx v18, v18, t6
 	lw         	s4, 188(t5)
 	th.extu    	a5, a7, 7, 0
-	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	th.lrwu    	a5, t0, a5, 2
+	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	th.extu    	a6, s1, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	xor        	s7, s7, a5
+	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	th.extu    	a5, s5, 23, 16
 	th.lrwu    	a5, t2, a5, 2
+	xor        	s7, s7, a6
 	# sums[5] = lane sums (high word << 32 | low word)
 	.word	0x0f8e2057	# th.vredxor.vs v0, v24, v28
-	xor        	s7, s7, a6
 	th.extu    	a6, s6, 31, 24
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s7, s7, a5
-	.word	0x0f6e2157	# th.vredxor.vs v2, v22, v28
 	th.extu    	a5, s1, 7, 0
+	.word	0x0f6e2157	# th.vredxor.vs v2, v22, v28
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s7, s7, a6
 	th.extu    	a6, s5, 15, 8
-	.word	0x320020d7	# th.vext.x.v ra, v0, zero
 	th.lrwu    	a6, t1, a6, 2
+	.word	0x320020d7	# th.vext.x.v ra, v0, zero
 	xor        	s3, s3, a5
 	th.extu    	a5, s6, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x32202d57	# th.vext.x.v s10, v2, zero
+	xor        	s3, s3, a6
+	.word	0x32202cd7	# th.vext.x.v s9, v2, zero
 	# piece 6: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
 	addi       	s8, sp, 1472
-	xor        	s3, s3, a6
 	th.extu    	a6, a7, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	slli       	s10, s10, 32
-	or         	ra, ra, s10
+	xor        	s3, s3, a5
+	slli       	s9, s9, 32
+	or         	ra, ra, s9
 	sd         	ra, 1608(sp)
 	.word	0x020c7007	# th.vle.v v0, (s8)
-	xor        	s3, s3, a5
 	th.extu    	a5, s5, 7, 0
 	th.lrwu    	a5, t0, a5, 2
+	xor        	s3, s3, a6
 	.word	0x26064657	# th.vand.vx v12, v0, a2
 	addi       	s8, sp, 768
-	xor        	s3, s3, a6
 	th.extu    	a6, s6, 15, 8
-	.word	0x2606c757	# th.vand.vx v14, v0, a3
 	th.lrwu    	a6, t1, a6, 2
+	.word	0x2606c757	# th.vand.vx v14, v0, a3
 	xor        	s2, s2, a5
 	th.extu    	a5, a7, 23, 16
-	.word	0x26074457	# th.vand.vx v8, v0, a4
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x26074457	# th.vand.vx v8, v0, a4
 	xor        	s2, s2, a6
 	th.extu    	a6, s1, 31, 24
-	.word	0x260fc557	# th.vand.vx v10, v0, t6
 	th.lrwu    	a6, t3, a6, 2
+	.word	0x260fc557	# th.vand.vx v10, v0, t6
 	xor        	s2, s2, a5
 	th.extu    	a5, s6, 7, 0
-	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
 	th.lrwu    	a5, t0, a5, 2
+	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
 	xor        	s2, s2, a6
 	th.extu    	a6, a7, 15, 8
 	th.lrwu    	a6, t1, a6, 2
@@ -9722,327 +9721,327 @@ aes_gcm_decrypt_c906:
 	lw         	a7, 192(t5)
 	lw         	s1, 196(t5)
 	lw         	s5, 200(t5)
+	lw         	s6, 204(t5)
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	.word	0x96c02857	# th.vmul.vv v16, v12, v0
-	lw         	s6, 204(t5)
 	th.extu    	a5, s7, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x92c02957	# th.vmulhu.vv v18, v12, v0
 	th.extu    	a6, s3, 15, 8
+	.word	0x92c02957	# th.vmulhu.vv v18, v12, v0
 	th.lrwu    	a6, t1, a6, 2
 	xor        	a7, a7, a5
-	.word	0xb6672857	# th.vmacc.vv v16, v14, v6
 	th.extu    	a5, s2, 23, 16
+	.word	0xb6672857	# th.vmacc.vv v16, v14, v6
 	th.lrwu    	a5, t2, a5, 2
 	xor        	a7, a7, a6
-	.word	0x92e32a57	# th.vmulhu.vv v20, v14, v6
 	th.extu    	a6, s4, 31, 24
+	.word	0x92e32a57	# th.vmulhu.vv v20, v14, v6
 	th.lrwu    	a6, t3, a6, 2
 	xor        	a7, a7, a5
-	.word	0x96822d57	# th.vmul.vv v26, v8, v4
 	th.extu    	a5, s3, 7, 0
+	.word	0x96822d57	# th.vmul.vv v26, v8, v4
 	th.lrwu    	a5, t0, a5, 2
 	xor        	a7, a7, a6
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a6, s2, 15, 8
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s1, s1, a5
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a5, s4, 23, 16
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a6
-	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
 	th.extu    	a6, s7, 31, 24
+	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s1, s1, a5
-	.word	0x96a12d57	# th.vmul.vv v26, v10, v2
 	th.extu    	a5, s2, 7, 0
+	.word	0x96a12d57	# th.vmul.vv v26, v10, v2
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s1, s1, a6
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a6, s4, 15, 8
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s5, s5, a5
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a5, s7, 23, 16
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s5, s5, a6
-	.word	0x92a12a57	# th.vmulhu.vv v20, v10, v2
 	th.extu    	a6, s3, 31, 24
+	.word	0x92a12a57	# th.vmulhu.vv v20, v10, v2
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s5, s5, a5
-	.word	0x27064c57	# th.vand.vx v24, v16, a2
 	th.extu    	a5, s4, 7, 0
+	.word	0x27064c57	# th.vand.vx v24, v16, a2
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s5, s5, a6
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a6, s7, 15, 8
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s6, s6, a5
-	.word	0x27264b57	# th.vand.vx v22, v18, a2
 	th.extu    	a5, s3, 23, 16
+	.word	0x27264b57	# th.vand.vx v22, v18, a2
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a6
+	th.extu    	a6, s2, 31, 24
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	.word	0x96c12857	# th.vmul.vv v16, v12, v2
-	th.extu    	a6, s2, 31, 24
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s6, s6, a5
-	.word	0x92c12957	# th.vmulhu.vv v18, v12, v2
 	xor        	s6, s6, a6
+	.word	0x92c12957	# th.vmulhu.vv v18, v12, v2
 	# round u = 13 of 13
 	lw         	s7, 208(t5)
 	lw         	s3, 212(t5)
-	.word	0xb6642857	# th.vmacc.vv v16, v8, v6
 	lw         	s2, 216(t5)
+	.word	0xb6642857	# th.vmacc.vv v16, v8, v6
 	lw         	s4, 220(t5)
 	th.extu    	a5, a7, 7, 0
-	.word	0x92e02a57	# th.vmulhu.vv v20, v14, v0
 	th.lrwu    	a5, t0, a5, 2
+	.word	0x92e02a57	# th.vmulhu.vv v20, v14, v0
 	th.extu    	a6, s1, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0x96e02d57	# th.vmul.vv v26, v14, v0
 	xor        	s7, s7, a5
+	.word	0x96e02d57	# th.vmul.vv v26, v14, v0
 	th.extu    	a5, s5, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s7, s7, a6
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a6, s6, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0xb6452d57	# th.vmacc.vv v26, v10, v4
 	xor        	s7, s7, a5
+	.word	0xb6452d57	# th.vmacc.vv v26, v10, v4
 	th.extu    	a5, s1, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
 	xor        	s7, s7, a6
+	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
 	th.extu    	a6, s5, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	xor        	s3, s3, a5
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a5, s6, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s3, s3, a6
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a6, a7, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0x92a22a57	# th.vmulhu.vv v20, v10, v4
 	xor        	s3, s3, a5
+	.word	0x92a22a57	# th.vmulhu.vv v20, v10, v4
 	th.extu    	a5, s5, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x2706c857	# th.vand.vx v16, v16, a3
 	xor        	s3, s3, a6
+	.word	0x2706c857	# th.vand.vx v16, v16, a3
 	th.extu    	a6, s6, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s2, s2, a5
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a5, a7, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2726c957	# th.vand.vx v18, v18, a3
 	xor        	s2, s2, a6
+	.word	0x2726c957	# th.vand.vx v18, v18, a3
 	th.extu    	a6, s1, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	xor        	s2, s2, a5
+	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	th.extu    	a5, s6, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	xor        	s2, s2, a6
+	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	th.extu    	a6, a7, 15, 8
 	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a5
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	.word	0x96c22857	# th.vmul.vv v16, v12, v4
-	xor        	s4, s4, a5
 	th.extu    	a5, s1, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x92c22957	# th.vmulhu.vv v18, v12, v4
 	xor        	s4, s4, a6
+	.word	0x92c22957	# th.vmulhu.vv v18, v12, v4
 	th.extu    	a6, s5, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0xb6652857	# th.vmacc.vv v16, v10, v6
 	xor        	s4, s4, a5
+	.word	0xb6652857	# th.vmacc.vv v16, v10, v6
 	xor        	s4, s4, a6
 	# final round
 	addi       	s5, t3, 1024
+	addi       	s10, zero, 256
 	.word	0x92e12a57	# th.vmulhu.vv v20, v14, v2
-	addi       	s11, zero, 256
 	lui        	s0, 16
-	lui        	s9, 4096
-	.word	0x96e12d57	# th.vmul.vv v26, v14, v2
+	lui        	s11, 4096
 	th.extu    	a7, s7, 7, 0
+	.word	0x96e12d57	# th.vmul.vv v26, v14, v2
 	th.lrbu    	a7, s5, a7, 0
-	th.extu    	s10, s3, 7, 0
+	th.extu    	s6, s3, 7, 0
+	th.lrbu    	s6, s5, s6, 0
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.lrbu    	s10, s5, s10, 0
 	th.extu    	s1, s2, 7, 0
 	th.lrbu    	s1, s5, s1, 0
+	th.extu    	s9, s4, 7, 0
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.extu    	s6, s4, 7, 0
-	th.lrbu    	s6, s5, s6, 0
+	th.lrbu    	s9, s5, s9, 0
 	th.extu    	a5, s3, 15, 8
-	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
 	th.lrbu    	a5, s5, a5, 0
+	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
 	th.extu    	a6, s2, 15, 8
 	th.lrbu    	a6, s5, a6, 0
+	th.mula    	a7, a5, s10
 	.word	0x96802d57	# th.vmul.vv v26, v8, v0
-	th.mula    	a7, a5, s11
 	th.extu    	a5, s4, 15, 8
 	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s6, a6, s10
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.mula    	s10, a6, s11
 	th.extu    	a6, s7, 15, 8
 	th.lrbu    	a6, s5, a6, 0
+	th.mula    	s1, a5, s10
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.mula    	s1, a5, s11
 	th.extu    	a5, s2, 23, 16
 	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s9, a6, s10
 	.word	0x92a32a57	# th.vmulhu.vv v20, v10, v6
-	th.mula    	s6, a6, s11
 	th.extu    	a6, s4, 23, 16
 	th.lrbu    	a6, s5, a6, 0
-	.word	0x27074857	# th.vand.vx v16, v16, a4
 	th.mula    	a7, a5, s0
+	.word	0x27074857	# th.vand.vx v16, v16, a4
 	th.extu    	a5, s7, 23, 16
 	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s6, a6, s0
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.mula    	s10, a6, s0
 	th.extu    	a6, s3, 23, 16
 	th.lrbu    	a6, s5, a6, 0
-	.word	0x27274957	# th.vand.vx v18, v18, a4
 	th.mula    	s1, a5, s0
+	.word	0x27274957	# th.vand.vx v18, v18, a4
 	th.extu    	a5, s4, 31, 24
 	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s9, a6, s0
 	.word	0x2b880c57	# th.vor.vv v24, v24, v16
-	th.mula    	s6, a6, s0
 	th.extu    	a6, s7, 31, 24
 	th.lrbu    	a6, s5, a6, 0
+	th.mula    	a7, a5, s11
 	.word	0x2b690b57	# th.vor.vv v22, v22, v18
-	th.mula    	a7, a5, s9
 	th.extu    	a5, s3, 31, 24
 	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s6, a6, s11
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	.word	0x96c32857	# th.vmul.vv v16, v12, v6
-	th.mula    	s10, a6, s9
 	th.extu    	a6, s2, 31, 24
 	th.lrbu    	a6, s5, a6, 0
+	th.mula    	s1, a5, s11
 	.word	0x92c32957	# th.vmulhu.vv v18, v12, v6
-	th.mula    	s1, a5, s9
-	th.mula    	s6, a6, s9
+	th.mula    	s9, a6, s11
 	ld         	a5, 224(t5)
-	.word	0x96e22d57	# th.vmul.vv v26, v14, v4
 	ld         	a6, 232(t5)
-	slli       	s10, s10, 32
-	xor        	a7, a7, a5
-	.word	0x92e22a57	# th.vmulhu.vv v20, v14, v4
-	xor        	a7, a7, s10
+	.word	0x96e22d57	# th.vmul.vv v26, v14, v4
 	slli       	s6, s6, 32
+	xor        	a7, a7, a5
+	xor        	a7, a7, s6
+	.word	0x92e22a57	# th.vmulhu.vv v20, v14, v4
+	slli       	s9, s9, 32
 	xor        	s1, s1, a6
+	xor        	s1, s1, s9
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	xor        	s1, s1, s6
 	# out[3] = in[3] ^ keystream
 	ld         	a5, 48(a0)
 	ld         	a6, 56(a0)
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	a7, a7, a5
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s1, s1, a6
 	sd         	a7, 48(a1)
-	.word	0x96812d57	# th.vmul.vv v26, v8, v2
 	sd         	s1, 56(a1)
+	.word	0x96812d57	# th.vmul.vv v26, v8, v2
 	# block 4: s = states[4]
 	lw         	a7, 1712(sp)
 	lw         	s1, 1716(sp)
-	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
 	lw         	s5, 1720(sp)
+	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
 	lw         	s6, 1724(sp)
 	# round u = 7 of 13
 	lw         	s7, 112(t5)
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	lw         	s3, 116(t5)
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	lw         	s2, 120(t5)
 	lw         	s4, 124(t5)
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a5, a7, 7, 0
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a5, t0, a5, 2
 	th.extu    	a6, s1, 15, 8
-	.word	0x96a02d57	# th.vmul.vv v26, v10, v0
 	th.lrwu    	a6, t1, a6, 2
+	.word	0x96a02d57	# th.vmul.vv v26, v10, v0
 	xor        	s7, s7, a5
 	th.extu    	a5, s5, 23, 16
-	.word	0x92a02a57	# th.vmulhu.vv v20, v10, v0
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x92a02a57	# th.vmulhu.vv v20, v10, v0
 	xor        	s7, s7, a6
 	th.extu    	a6, s6, 31, 24
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.lrwu    	a6, t3, a6, 2
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	xor        	s7, s7, a5
 	th.extu    	a5, s1, 7, 0
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a5, t0, a5, 2
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s7, s7, a6
 	th.extu    	a6, s5, 15, 8
-	.word	0x270fc857	# th.vand.vx v16, v16, t6
 	th.lrwu    	a6, t1, a6, 2
+	.word	0x270fc857	# th.vand.vx v16, v16, t6
 	xor        	s3, s3, a5
 	th.extu    	a5, s6, 23, 16
-	.word	0x272fc957	# th.vand.vx v18, v18, t6
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x272fc957	# th.vand.vx v18, v18, t6
 	xor        	s3, s3, a6
 	th.extu    	a6, a7, 31, 24
-	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	th.lrwu    	a6, t3, a6, 2
+	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	xor        	s3, s3, a5
 	th.extu    	a5, s5, 7, 0
-	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	th.lrwu    	a5, t0, a5, 2
+	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	xor        	s3, s3, a6
 	th.extu    	a6, s6, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	# sums[6] = lane sums (high word << 32 | low word)
 	.word	0x0f8e2057	# th.vredxor.vs v0, v24, v28
-	th.lrwu    	a6, t1, a6, 2
 	xor        	s2, s2, a5
 	th.extu    	a5, a7, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x0f6e2157	# th.vredxor.vs v2, v22, v28
 	xor        	s2, s2, a6
+	.word	0x0f6e2157	# th.vredxor.vs v2, v22, v28
 	th.extu    	a6, s1, 31, 24
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s2, s2, a5
-	.word	0x320020d7	# th.vext.x.v ra, v0, zero
 	th.extu    	a5, s6, 7, 0
+	.word	0x320020d7	# th.vext.x.v ra, v0, zero
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s2, s2, a6
 	th.extu    	a6, a7, 15, 8
-	.word	0x32202d57	# th.vext.x.v s10, v2, zero
+	th.lrwu    	a6, t1, a6, 2
+	.word	0x32202cd7	# th.vext.x.v s9, v2, zero
 	# piece 7: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
 	addi       	s8, sp, 1504
-	th.lrwu    	a6, t1, a6, 2
 	xor        	s4, s4, a5
 	th.extu    	a5, s1, 23, 16
-	slli       	s10, s10, 32
-	or         	ra, ra, s10
+	th.lrwu    	a5, t2, a5, 2
+	slli       	s9, s9, 32
+	or         	ra, ra, s9
 	sd         	ra, 1616(sp)
 	.word	0x020c7007	# th.vle.v v0, (s8)
-	th.lrwu    	a5, t2, a5, 2
 	xor        	s4, s4, a6
 	th.extu    	a6, s5, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	.word	0x26064657	# th.vand.vx v12, v0, a2
 	addi       	s8, sp, 896
-	th.lrwu    	a6, t3, a6, 2
 	xor        	s4, s4, a5
-	.word	0x2606c757	# th.vand.vx v14, v0, a3
 	xor        	s4, s4, a6
+	.word	0x2606c757	# th.vand.vx v14, v0, a3
 	# round u = 8 of 13
 	lw         	a7, 128(t5)
 	lw         	s1, 132(t5)
-	.word	0x26074457	# th.vand.vx v8, v0, a4
 	lw         	s5, 136(t5)
+	.word	0x26074457	# th.vand.vx v8, v0, a4
 	lw         	s6, 140(t5)
 	th.extu    	a5, s7, 7, 0
-	.word	0x260fc557	# th.vand.vx v10, v0, t6
 	th.lrwu    	a5, t0, a5, 2
+	.word	0x260fc557	# th.vand.vx v10, v0, t6
 	th.extu    	a6, s3, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
 	xor        	a7, a7, a5
+	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
 	th.extu    	a5, s2, 23, 16
 	th.lrwu    	a5, t2, a5, 2
 	xor        	a7, a7, a6
@@ -10057,325 +10056,325 @@ aes_gcm_decrypt_c906:
 	xor        	s1, s1, a5
 	th.extu    	a5, s4, 23, 16
 	th.lrwu    	a5, t2, a5, 2
+	xor        	s1, s1, a6
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	.word	0x96c02857	# th.vmul.vv v16, v12, v0
-	xor        	s1, s1, a6
 	th.extu    	a6, s7, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0x92c02957	# th.vmulhu.vv v18, v12, v0
 	xor        	s1, s1, a5
+	.word	0x92c02957	# th.vmulhu.vv v18, v12, v0
 	th.extu    	a5, s2, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0xb6672857	# th.vmacc.vv v16, v14, v6
 	xor        	s1, s1, a6
+	.word	0xb6672857	# th.vmacc.vv v16, v14, v6
 	th.extu    	a6, s4, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0x92e32a57	# th.vmulhu.vv v20, v14, v6
 	xor        	s5, s5, a5
+	.word	0x92e32a57	# th.vmulhu.vv v20, v14, v6
 	th.extu    	a5, s7, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x96822d57	# th.vmul.vv v26, v8, v4
 	xor        	s5, s5, a6
+	.word	0x96822d57	# th.vmul.vv v26, v8, v4
 	th.extu    	a6, s3, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s5, s5, a5
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a5, s4, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	xor        	s5, s5, a6
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a6, s7, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
 	xor        	s6, s6, a5
+	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
 	th.extu    	a5, s3, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x96a12d57	# th.vmul.vv v26, v10, v2
 	xor        	s6, s6, a6
+	.word	0x96a12d57	# th.vmul.vv v26, v10, v2
 	th.extu    	a6, s2, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s6, s6, a5
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s6, s6, a6
 	# round u = 9 of 13
 	lw         	s7, 144(t5)
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	lw         	s3, 148(t5)
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	lw         	s2, 152(t5)
 	lw         	s4, 156(t5)
-	.word	0x92a12a57	# th.vmulhu.vv v20, v10, v2
 	th.extu    	a5, a7, 7, 0
+	.word	0x92a12a57	# th.vmulhu.vv v20, v10, v2
 	th.lrwu    	a5, t0, a5, 2
 	th.extu    	a6, s1, 15, 8
-	.word	0x27064c57	# th.vand.vx v24, v16, a2
 	th.lrwu    	a6, t1, a6, 2
+	.word	0x27064c57	# th.vand.vx v24, v16, a2
 	xor        	s7, s7, a5
 	th.extu    	a5, s5, 23, 16
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s7, s7, a6
 	th.extu    	a6, s6, 31, 24
-	.word	0x27264b57	# th.vand.vx v22, v18, a2
 	th.lrwu    	a6, t3, a6, 2
+	.word	0x27264b57	# th.vand.vx v22, v18, a2
 	xor        	s7, s7, a5
 	th.extu    	a5, s1, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	.word	0x96c12857	# th.vmul.vv v16, v12, v2
-	th.lrwu    	a5, t0, a5, 2
 	xor        	s7, s7, a6
 	th.extu    	a6, s5, 15, 8
-	.word	0x92c12957	# th.vmulhu.vv v18, v12, v2
 	th.lrwu    	a6, t1, a6, 2
+	.word	0x92c12957	# th.vmulhu.vv v18, v12, v2
 	xor        	s3, s3, a5
 	th.extu    	a5, s6, 23, 16
-	.word	0xb6642857	# th.vmacc.vv v16, v8, v6
 	th.lrwu    	a5, t2, a5, 2
+	.word	0xb6642857	# th.vmacc.vv v16, v8, v6
 	xor        	s3, s3, a6
 	th.extu    	a6, a7, 31, 24
-	.word	0x92e02a57	# th.vmulhu.vv v20, v14, v0
 	th.lrwu    	a6, t3, a6, 2
+	.word	0x92e02a57	# th.vmulhu.vv v20, v14, v0
 	xor        	s3, s3, a5
 	th.extu    	a5, s5, 7, 0
-	.word	0x96e02d57	# th.vmul.vv v26, v14, v0
 	th.lrwu    	a5, t0, a5, 2
+	.word	0x96e02d57	# th.vmul.vv v26, v14, v0
 	xor        	s3, s3, a6
 	th.extu    	a6, s6, 15, 8
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a6, t1, a6, 2
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s2, s2, a5
 	th.extu    	a5, a7, 23, 16
-	.word	0xb6452d57	# th.vmacc.vv v26, v10, v4
 	th.lrwu    	a5, t2, a5, 2
+	.word	0xb6452d57	# th.vmacc.vv v26, v10, v4
 	xor        	s2, s2, a6
 	th.extu    	a6, s1, 31, 24
-	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
 	th.lrwu    	a6, t3, a6, 2
+	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
 	xor        	s2, s2, a5
 	th.extu    	a5, s6, 7, 0
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.lrwu    	a5, t0, a5, 2
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	xor        	s2, s2, a6
 	th.extu    	a6, a7, 15, 8
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a6, t1, a6, 2
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s4, s4, a5
 	th.extu    	a5, s1, 23, 16
-	.word	0x92a22a57	# th.vmulhu.vv v20, v10, v4
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x92a22a57	# th.vmulhu.vv v20, v10, v4
 	xor        	s4, s4, a6
 	th.extu    	a6, s5, 31, 24
-	.word	0x2706c857	# th.vand.vx v16, v16, a3
 	th.lrwu    	a6, t3, a6, 2
+	.word	0x2706c857	# th.vand.vx v16, v16, a3
 	xor        	s4, s4, a5
 	xor        	s4, s4, a6
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	# round u = 10 of 13
 	lw         	a7, 160(t5)
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	lw         	s1, 164(t5)
 	lw         	s5, 168(t5)
-	.word	0x2726c957	# th.vand.vx v18, v18, a3
 	lw         	s6, 172(t5)
+	.word	0x2726c957	# th.vand.vx v18, v18, a3
 	th.extu    	a5, s7, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	th.extu    	a6, s3, 15, 8
+	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	th.lrwu    	a6, t1, a6, 2
 	xor        	a7, a7, a5
-	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	th.extu    	a5, s2, 23, 16
+	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	th.lrwu    	a5, t2, a5, 2
 	xor        	a7, a7, a6
+	th.extu    	a6, s4, 31, 24
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	.word	0x96c22857	# th.vmul.vv v16, v12, v4
-	th.extu    	a6, s4, 31, 24
 	th.lrwu    	a6, t3, a6, 2
 	xor        	a7, a7, a5
-	.word	0x92c22957	# th.vmulhu.vv v18, v12, v4
 	th.extu    	a5, s3, 7, 0
+	.word	0x92c22957	# th.vmulhu.vv v18, v12, v4
 	th.lrwu    	a5, t0, a5, 2
 	xor        	a7, a7, a6
-	.word	0xb6652857	# th.vmacc.vv v16, v10, v6
 	th.extu    	a6, s2, 15, 8
+	.word	0xb6652857	# th.vmacc.vv v16, v10, v6
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s1, s1, a5
-	.word	0x92e12a57	# th.vmulhu.vv v20, v14, v2
 	th.extu    	a5, s4, 23, 16
+	.word	0x92e12a57	# th.vmulhu.vv v20, v14, v2
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a6
-	.word	0x96e12d57	# th.vmul.vv v26, v14, v2
 	th.extu    	a6, s7, 31, 24
+	.word	0x96e12d57	# th.vmul.vv v26, v14, v2
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s1, s1, a5
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a5, s2, 7, 0
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s1, s1, a6
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a6, s4, 15, 8
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s5, s5, a5
-	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
 	th.extu    	a5, s7, 23, 16
+	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s5, s5, a6
-	.word	0x96802d57	# th.vmul.vv v26, v8, v0
 	th.extu    	a6, s3, 31, 24
+	.word	0x96802d57	# th.vmul.vv v26, v8, v0
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s5, s5, a5
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a5, s4, 7, 0
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s5, s5, a6
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a6, s7, 15, 8
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s6, s6, a5
-	.word	0x92a32a57	# th.vmulhu.vv v20, v10, v6
 	th.extu    	a5, s3, 23, 16
+	.word	0x92a32a57	# th.vmulhu.vv v20, v10, v6
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a6
-	.word	0x27074857	# th.vand.vx v16, v16, a4
 	th.extu    	a6, s2, 31, 24
+	.word	0x27074857	# th.vand.vx v16, v16, a4
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s6, s6, a5
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s6, s6, a6
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	# round u = 11 of 13
 	lw         	s7, 176(t5)
 	lw         	s3, 180(t5)
-	.word	0x27274957	# th.vand.vx v18, v18, a4
 	lw         	s2, 184(t5)
+	.word	0x27274957	# th.vand.vx v18, v18, a4
 	lw         	s4, 188(t5)
 	th.extu    	a5, a7, 7, 0
-	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	th.lrwu    	a5, t0, a5, 2
+	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	th.extu    	a6, s1, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	xor        	s7, s7, a5
+	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	th.extu    	a5, s5, 23, 16
 	th.lrwu    	a5, t2, a5, 2
+	xor        	s7, s7, a6
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	.word	0x96c32857	# th.vmul.vv v16, v12, v6
-	xor        	s7, s7, a6
 	th.extu    	a6, s6, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0x92c32957	# th.vmulhu.vv v18, v12, v6
 	xor        	s7, s7, a5
+	.word	0x92c32957	# th.vmulhu.vv v18, v12, v6
 	th.extu    	a5, s1, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x96e22d57	# th.vmul.vv v26, v14, v4
 	xor        	s7, s7, a6
+	.word	0x96e22d57	# th.vmul.vv v26, v14, v4
 	th.extu    	a6, s5, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0x92e22a57	# th.vmulhu.vv v20, v14, v4
 	xor        	s3, s3, a5
+	.word	0x92e22a57	# th.vmulhu.vv v20, v14, v4
 	th.extu    	a5, s6, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	xor        	s3, s3, a6
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a6, a7, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s3, s3, a5
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a5, s5, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x96812d57	# th.vmul.vv v26, v8, v2
 	xor        	s3, s3, a6
+	.word	0x96812d57	# th.vmul.vv v26, v8, v2
 	th.extu    	a6, s6, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
 	xor        	s2, s2, a5
+	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
 	th.extu    	a5, a7, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	xor        	s2, s2, a6
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a6, s1, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s2, s2, a5
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a5, s6, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x96a02d57	# th.vmul.vv v26, v10, v0
 	xor        	s2, s2, a6
+	.word	0x96a02d57	# th.vmul.vv v26, v10, v0
 	th.extu    	a6, a7, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0x92a02a57	# th.vmulhu.vv v20, v10, v0
 	xor        	s4, s4, a5
+	.word	0x92a02a57	# th.vmulhu.vv v20, v10, v0
 	th.extu    	a5, s1, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	xor        	s4, s4, a6
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a6, s5, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s4, s4, a5
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s4, s4, a6
 	# round u = 12 of 13
 	lw         	a7, 192(t5)
-	.word	0x270fc857	# th.vand.vx v16, v16, t6
 	lw         	s1, 196(t5)
+	.word	0x270fc857	# th.vand.vx v16, v16, t6
 	lw         	s5, 200(t5)
 	lw         	s6, 204(t5)
-	.word	0x272fc957	# th.vand.vx v18, v18, t6
 	th.extu    	a5, s7, 7, 0
+	.word	0x272fc957	# th.vand.vx v18, v18, t6
 	th.lrwu    	a5, t0, a5, 2
 	th.extu    	a6, s3, 15, 8
-	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	th.lrwu    	a6, t1, a6, 2
+	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	xor        	a7, a7, a5
 	th.extu    	a5, s2, 23, 16
-	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	xor        	a7, a7, a6
 	th.extu    	a6, s4, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	# sums[7] = lane sums (high word << 32 | low word)
 	.word	0x0f8e2057	# th.vredxor.vs v0, v24, v28
-	th.lrwu    	a6, t3, a6, 2
 	xor        	a7, a7, a5
 	th.extu    	a5, s3, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x0f6e2157	# th.vredxor.vs v2, v22, v28
 	xor        	a7, a7, a6
+	.word	0x0f6e2157	# th.vredxor.vs v2, v22, v28
 	th.extu    	a6, s2, 15, 8
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s1, s1, a5
-	.word	0x320020d7	# th.vext.x.v ra, v0, zero
 	th.extu    	a5, s4, 23, 16
+	.word	0x320020d7	# th.vext.x.v ra, v0, zero
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a6
 	th.extu    	a6, s7, 31, 24
-	.word	0x32202d57	# th.vext.x.v s10, v2, zero
+	th.lrwu    	a6, t3, a6, 2
+	.word	0x32202cd7	# th.vext.x.v s9, v2, zero
 	# piece 8: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
 	addi       	s8, sp, 1536
-	th.lrwu    	a6, t3, a6, 2
 	xor        	s1, s1, a5
 	th.extu    	a5, s2, 7, 0
-	slli       	s10, s10, 32
-	or         	ra, ra, s10
+	th.lrwu    	a5, t0, a5, 2
+	slli       	s9, s9, 32
+	or         	ra, ra, s9
 	sd         	ra, 1624(sp)
 	.word	0x020c7007	# th.vle.v v0, (s8)
-	th.lrwu    	a5, t0, a5, 2
 	xor        	s1, s1, a6
 	th.extu    	a6, s4, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	.word	0x26064657	# th.vand.vx v12, v0, a2
 	addi       	s8, sp, 1024
-	th.lrwu    	a6, t1, a6, 2
 	xor        	s5, s5, a5
-	.word	0x2606c757	# th.vand.vx v14, v0, a3
 	th.extu    	a5, s7, 23, 16
+	.word	0x2606c757	# th.vand.vx v14, v0, a3
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s5, s5, a6
-	.word	0x26074457	# th.vand.vx v8, v0, a4
 	th.extu    	a6, s3, 31, 24
+	.word	0x26074457	# th.vand.vx v8, v0, a4
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s5, s5, a5
-	.word	0x260fc557	# th.vand.vx v10, v0, t6
 	th.extu    	a5, s4, 7, 0
+	.word	0x260fc557	# th.vand.vx v10, v0, t6
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s5, s5, a6
-	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
 	th.extu    	a6, s7, 15, 8
+	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s6, s6, a5
 	th.extu    	a5, s3, 23, 16
@@ -10391,304 +10390,304 @@ aes_gcm_decrypt_c906:
 	lw         	s2, 216(t5)
 	lw         	s4, 220(t5)
 	th.extu    	a5, a7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	.word	0x96c02857	# th.vmul.vv v16, v12, v0
-	th.lrwu    	a5, t0, a5, 2
 	th.extu    	a6, s1, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0x92c02957	# th.vmulhu.vv v18, v12, v0
 	xor        	s7, s7, a5
+	.word	0x92c02957	# th.vmulhu.vv v18, v12, v0
 	th.extu    	a5, s5, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0xb6672857	# th.vmacc.vv v16, v14, v6
 	xor        	s7, s7, a6
+	.word	0xb6672857	# th.vmacc.vv v16, v14, v6
 	th.extu    	a6, s6, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0x92e32a57	# th.vmulhu.vv v20, v14, v6
 	xor        	s7, s7, a5
+	.word	0x92e32a57	# th.vmulhu.vv v20, v14, v6
 	th.extu    	a5, s1, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x96822d57	# th.vmul.vv v26, v8, v4
 	xor        	s7, s7, a6
+	.word	0x96822d57	# th.vmul.vv v26, v8, v4
 	th.extu    	a6, s5, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s3, s3, a5
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a5, s6, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	xor        	s3, s3, a6
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a6, a7, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
 	xor        	s3, s3, a5
+	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
 	th.extu    	a5, s5, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x96a12d57	# th.vmul.vv v26, v10, v2
 	xor        	s3, s3, a6
+	.word	0x96a12d57	# th.vmul.vv v26, v10, v2
 	th.extu    	a6, s6, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s2, s2, a5
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a5, a7, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	xor        	s2, s2, a6
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a6, s1, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	.word	0x92a12a57	# th.vmulhu.vv v20, v10, v2
 	xor        	s2, s2, a5
+	.word	0x92a12a57	# th.vmulhu.vv v20, v10, v2
 	th.extu    	a5, s6, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x27064c57	# th.vand.vx v24, v16, a2
 	xor        	s2, s2, a6
+	.word	0x27064c57	# th.vand.vx v24, v16, a2
 	th.extu    	a6, a7, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s4, s4, a5
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a5, s1, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x27264b57	# th.vand.vx v22, v18, a2
 	xor        	s4, s4, a6
+	.word	0x27264b57	# th.vand.vx v22, v18, a2
 	th.extu    	a6, s5, 31, 24
 	th.lrwu    	a6, t3, a6, 2
+	xor        	s4, s4, a5
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	.word	0x96c12857	# th.vmul.vv v16, v12, v2
-	xor        	s4, s4, a5
 	xor        	s4, s4, a6
 	# final round
 	addi       	s5, t3, 1024
+	addi       	s10, zero, 256
 	.word	0x92c12957	# th.vmulhu.vv v18, v12, v2
-	addi       	s11, zero, 256
 	lui        	s0, 16
-	lui        	s9, 4096
-	.word	0xb6642857	# th.vmacc.vv v16, v8, v6
+	lui        	s11, 4096
 	th.extu    	a7, s7, 7, 0
+	.word	0xb6642857	# th.vmacc.vv v16, v8, v6
 	th.lrbu    	a7, s5, a7, 0
-	th.extu    	s10, s3, 7, 0
+	th.extu    	s6, s3, 7, 0
+	th.lrbu    	s6, s5, s6, 0
 	.word	0x92e02a57	# th.vmulhu.vv v20, v14, v0
-	th.lrbu    	s10, s5, s10, 0
 	th.extu    	s1, s2, 7, 0
 	th.lrbu    	s1, s5, s1, 0
+	th.extu    	s9, s4, 7, 0
 	.word	0x96e02d57	# th.vmul.vv v26, v14, v0
-	th.extu    	s6, s4, 7, 0
-	th.lrbu    	s6, s5, s6, 0
+	th.lrbu    	s9, s5, s9, 0
 	th.extu    	a5, s3, 15, 8
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrbu    	a5, s5, a5, 0
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a6, s2, 15, 8
 	th.lrbu    	a6, s5, a6, 0
+	th.mula    	a7, a5, s10
 	.word	0xb6452d57	# th.vmacc.vv v26, v10, v4
-	th.mula    	a7, a5, s11
 	th.extu    	a5, s4, 15, 8
 	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s6, a6, s10
 	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
-	th.mula    	s10, a6, s11
 	th.extu    	a6, s7, 15, 8
 	th.lrbu    	a6, s5, a6, 0
+	th.mula    	s1, a5, s10
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.mula    	s1, a5, s11
 	th.extu    	a5, s2, 23, 16
 	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s9, a6, s10
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.mula    	s6, a6, s11
 	th.extu    	a6, s4, 23, 16
 	th.lrbu    	a6, s5, a6, 0
-	.word	0x92a22a57	# th.vmulhu.vv v20, v10, v4
 	th.mula    	a7, a5, s0
+	.word	0x92a22a57	# th.vmulhu.vv v20, v10, v4
 	th.extu    	a5, s7, 23, 16
 	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s6, a6, s0
 	.word	0x2706c857	# th.vand.vx v16, v16, a3
-	th.mula    	s10, a6, s0
 	th.extu    	a6, s3, 23, 16
 	th.lrbu    	a6, s5, a6, 0
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.mula    	s1, a5, s0
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a5, s4, 31, 24
 	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s9, a6, s0
 	.word	0x2726c957	# th.vand.vx v18, v18, a3
-	th.mula    	s6, a6, s0
 	th.extu    	a6, s7, 31, 24
 	th.lrbu    	a6, s5, a6, 0
+	th.mula    	a7, a5, s11
 	.word	0x2b880c57	# th.vor.vv v24, v24, v16
-	th.mula    	a7, a5, s9
 	th.extu    	a5, s3, 31, 24
 	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s6, a6, s11
 	.word	0x2b690b57	# th.vor.vv v22, v22, v18
-	th.mula    	s10, a6, s9
 	th.extu    	a6, s2, 31, 24
 	th.lrbu    	a6, s5, a6, 0
+	th.mula    	s1, a5, s11
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	.word	0x96c22857	# th.vmul.vv v16, v12, v4
-	th.mula    	s1, a5, s9
-	th.mula    	s6, a6, s9
+	th.mula    	s9, a6, s11
 	ld         	a5, 224(t5)
-	.word	0x92c22957	# th.vmulhu.vv v18, v12, v4
 	ld         	a6, 232(t5)
-	slli       	s10, s10, 32
-	xor        	a7, a7, a5
-	.word	0xb6652857	# th.vmacc.vv v16, v10, v6
-	xor        	a7, a7, s10
+	.word	0x92c22957	# th.vmulhu.vv v18, v12, v4
 	slli       	s6, s6, 32
-	xor        	s1, s1, a6
-	.word	0x92e12a57	# th.vmulhu.vv v20, v14, v2
-	xor        	s1, s1, s6
-	# out[4] = in[4] ^ keystream
-	ld         	a5, 64(a0)
-	ld         	a6, 72(a0)
-	.word	0x96e12d57	# th.vmul.vv v26, v14, v2
 	xor        	a7, a7, a5
+	xor        	a7, a7, s6
+	.word	0xb6652857	# th.vmacc.vv v16, v10, v6
+	slli       	s9, s9, 32
 	xor        	s1, s1, a6
+	xor        	s1, s1, s9
+	.word	0x92e12a57	# th.vmulhu.vv v20, v14, v2
+	# out[4] = in[4] ^ keystream
+	ld         	a6, 64(a0)
+	ld         	a5, 72(a0)
+	xor        	a7, a7, a6
+	.word	0x96e12d57	# th.vmul.vv v26, v14, v2
+	xor        	s1, s1, a5
 	sd         	a7, 64(a1)
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	sd         	s1, 72(a1)
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	# block 5: s = states[5]
 	lw         	a7, 1728(sp)
 	lw         	s1, 1732(sp)
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	lw         	s5, 1736(sp)
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	lw         	s6, 1740(sp)
 	# round u = 7 of 13
 	lw         	s7, 112(t5)
-	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
 	lw         	s3, 116(t5)
+	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
 	lw         	s2, 120(t5)
 	lw         	s4, 124(t5)
-	.word	0x96802d57	# th.vmul.vv v26, v8, v0
 	th.extu    	a5, a7, 7, 0
+	.word	0x96802d57	# th.vmul.vv v26, v8, v0
 	th.lrwu    	a5, t0, a5, 2
 	th.extu    	a6, s1, 15, 8
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a6, t1, a6, 2
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s7, s7, a5
 	th.extu    	a5, s5, 23, 16
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	xor        	s7, s7, a6
 	th.extu    	a6, s6, 31, 24
-	.word	0x92a32a57	# th.vmulhu.vv v20, v10, v6
 	th.lrwu    	a6, t3, a6, 2
+	.word	0x92a32a57	# th.vmulhu.vv v20, v10, v6
 	xor        	s7, s7, a5
 	th.extu    	a5, s1, 7, 0
-	.word	0x27074857	# th.vand.vx v16, v16, a4
 	th.lrwu    	a5, t0, a5, 2
+	.word	0x27074857	# th.vand.vx v16, v16, a4
 	xor        	s7, s7, a6
 	th.extu    	a6, s5, 15, 8
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a6, t1, a6, 2
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s3, s3, a5
 	th.extu    	a5, s6, 23, 16
-	.word	0x27274957	# th.vand.vx v18, v18, a4
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x27274957	# th.vand.vx v18, v18, a4
 	xor        	s3, s3, a6
 	th.extu    	a6, a7, 31, 24
-	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	th.lrwu    	a6, t3, a6, 2
+	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	xor        	s3, s3, a5
 	th.extu    	a5, s5, 7, 0
-	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	th.lrwu    	a5, t0, a5, 2
+	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	xor        	s3, s3, a6
 	th.extu    	a6, s6, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	.word	0x96c32857	# th.vmul.vv v16, v12, v6
-	th.lrwu    	a6, t1, a6, 2
 	xor        	s2, s2, a5
 	th.extu    	a5, a7, 23, 16
-	.word	0x92c32957	# th.vmulhu.vv v18, v12, v6
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x92c32957	# th.vmulhu.vv v18, v12, v6
 	xor        	s2, s2, a6
 	th.extu    	a6, s1, 31, 24
-	.word	0x96e22d57	# th.vmul.vv v26, v14, v4
 	th.lrwu    	a6, t3, a6, 2
+	.word	0x96e22d57	# th.vmul.vv v26, v14, v4
 	xor        	s2, s2, a5
 	th.extu    	a5, s6, 7, 0
-	.word	0x92e22a57	# th.vmulhu.vv v20, v14, v4
 	th.lrwu    	a5, t0, a5, 2
+	.word	0x92e22a57	# th.vmulhu.vv v20, v14, v4
 	xor        	s2, s2, a6
 	th.extu    	a6, a7, 15, 8
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.lrwu    	a6, t1, a6, 2
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	xor        	s4, s4, a5
 	th.extu    	a5, s1, 23, 16
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s4, s4, a6
 	th.extu    	a6, s5, 31, 24
-	.word	0x96812d57	# th.vmul.vv v26, v8, v2
 	th.lrwu    	a6, t3, a6, 2
+	.word	0x96812d57	# th.vmul.vv v26, v8, v2
 	xor        	s4, s4, a5
 	xor        	s4, s4, a6
-	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
 	# round u = 8 of 13
 	lw         	a7, 128(t5)
+	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
 	lw         	s1, 132(t5)
 	lw         	s5, 136(t5)
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	lw         	s6, 140(t5)
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	th.extu    	a5, s7, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.extu    	a6, s3, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	a7, a7, a5
-	.word	0x96a02d57	# th.vmul.vv v26, v10, v0
-	th.extu    	a5, s2, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	a7, a7, a6
-	.word	0x92a02a57	# th.vmulhu.vv v20, v10, v0
-	th.extu    	a6, s4, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	a7, a7, a5
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.extu    	a5, s3, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	a7, a7, a6
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
+	th.lrwu    	a6, t1, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s2, 23, 16
+	.word	0x96a02d57	# th.vmul.vv v26, v10, v0
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a6
+	th.extu    	a6, s4, 31, 24
+	.word	0x92a02a57	# th.vmulhu.vv v20, v10, v0
+	th.lrwu    	a6, t3, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 7, 0
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
+	th.lrwu    	a5, t0, a5, 2
+	xor        	a7, a7, a6
 	th.extu    	a6, s2, 15, 8
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s1, s1, a5
-	.word	0x270fc857	# th.vand.vx v16, v16, t6
 	th.extu    	a5, s4, 23, 16
+	.word	0x270fc857	# th.vand.vx v16, v16, t6
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s1, s1, a6
-	.word	0x272fc957	# th.vand.vx v18, v18, t6
 	th.extu    	a6, s7, 31, 24
+	.word	0x272fc957	# th.vand.vx v18, v18, t6
 	th.lrwu    	a6, t3, a6, 2
 	xor        	s1, s1, a5
-	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	th.extu    	a5, s2, 7, 0
+	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	th.lrwu    	a5, t0, a5, 2
 	xor        	s1, s1, a6
-	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	th.extu    	a6, s4, 15, 8
+	.word	0x2b690b57	# th.vor.vv v22, v22, v18
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s5, s5, a5
+	th.extu    	a5, s7, 23, 16
 	# sums[8] = lane sums (high word << 32 | low word)
 	.word	0x0f8e2057	# th.vredxor.vs v0, v24, v28
-	th.extu    	a5, s7, 23, 16
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s5, s5, a6
 	th.extu    	a6, s3, 31, 24
-	.word	0x0f6e2157	# th.vredxor.vs v2, v22, v28
 	th.lrwu    	a6, t3, a6, 2
+	.word	0x0f6e2157	# th.vredxor.vs v2, v22, v28
 	xor        	s5, s5, a5
 	th.extu    	a5, s4, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	.word	0x320020d7	# th.vext.x.v ra, v0, zero
 	xor        	s5, s5, a6
+	.word	0x320020d7	# th.vext.x.v ra, v0, zero
 	th.extu    	a6, s7, 15, 8
 	th.lrwu    	a6, t1, a6, 2
 	xor        	s6, s6, a5
-	.word	0x32202d57	# th.vext.x.v s10, v2, zero
 	th.extu    	a5, s3, 23, 16
+	.word	0x32202cd7	# th.vext.x.v s9, v2, zero
 	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a6
 	th.extu    	a6, s2, 31, 24
-	slli       	s10, s10, 32
-	or         	ra, ra, s10
-	sd         	ra, 1632(sp)
 	th.lrwu    	a6, t3, a6, 2
+	slli       	s9, s9, 32
+	or         	ra, ra, s9
+	sd         	ra, 1632(sp)
 	xor        	s6, s6, a5
 	xor        	s6, s6, a6
 	# round u = 9 of 13
@@ -10958,61 +10957,61 @@ aes_gcm_decrypt_c906:
 	xor        	s4, s4, a6
 	# final round
 	addi       	s5, t3, 1024
-	addi       	s11, zero, 256
+	addi       	s10, zero, 256
 	lui        	s0, 16
-	lui        	s9, 4096
+	lui        	s11, 4096
 	th.extu    	a7, s7, 7, 0
 	th.lrbu    	a7, s5, a7, 0
-	th.extu    	s10, s3, 7, 0
-	th.lrbu    	s10, s5, s10, 0
+	th.extu    	s6, s3, 7, 0
+	th.lrbu    	s6, s5, s6, 0
 	th.extu    	s1, s2, 7, 0
 	th.lrbu    	s1, s5, s1, 0
-	th.extu    	s6, s4, 7, 0
-	th.lrbu    	s6, s5, s6, 0
+	th.extu    	s9, s4, 7, 0
+	th.lrbu    	s9, s5, s9, 0
 	th.extu    	a5, s3, 15, 8
 	th.lrbu    	a5, s5, a5, 0
 	th.extu    	a6, s2, 15, 8
 	th.lrbu    	a6, s5, a6, 0
-	th.mula    	a7, a5, s11
+	th.mula    	a7, a5, s10
 	th.extu    	a5, s4, 15, 8
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s10, a6, s11
+	th.mula    	s6, a6, s10
 	th.extu    	a6, s7, 15, 8
 	th.lrbu    	a6, s5, a6, 0
-	th.mula    	s1, a5, s11
+	th.mula    	s1, a5, s10
 	th.extu    	a5, s2, 23, 16
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s6, a6, s11
+	th.mula    	s9, a6, s10
 	th.extu    	a6, s4, 23, 16
 	th.lrbu    	a6, s5, a6, 0
 	th.mula    	a7, a5, s0
 	th.extu    	a5, s7, 23, 16
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s10, a6, s0
+	th.mula    	s6, a6, s0
 	th.extu    	a6, s3, 23, 16
 	th.lrbu    	a6, s5, a6, 0
 	th.mula    	s1, a5, s0
 	th.extu    	a5, s4, 31, 24
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s6, a6, s0
+	th.mula    	s9, a6, s0
 	th.extu    	a6, s7, 31, 24
 	th.lrbu    	a6, s5, a6, 0
-	th.mula    	a7, a5, s9
+	th.mula    	a7, a5, s11
 	th.extu    	a5, s3, 31, 24
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s10, a6, s9
+	th.mula    	s6, a6, s11
 	th.extu    	a6, s2, 31, 24
 	th.lrbu    	a6, s5, a6, 0
-	th.mula    	s1, a5, s9
-	th.mula    	s6, a6, s9
+	th.mula    	s1, a5, s11
+	th.mula    	s9, a6, s11
 	ld         	a5, 224(t5)
 	ld         	a6, 232(t5)
-	slli       	s10, s10, 32
-	xor        	a7, a7, a5
-	xor        	a7, a7, s10
 	slli       	s6, s6, 32
+	xor        	a7, a7, a5
+	xor        	a7, a7, s6
+	slli       	s9, s9, 32
 	xor        	s1, s1, a6
-	xor        	s1, s1, s6
+	xor        	s1, s1, s9
 	# out[5] = in[5] ^ keystream
 	ld         	a5, 80(a0)
 	ld         	a6, 88(a0)
@@ -11398,61 +11397,61 @@ aes_gcm_decrypt_c906:
 	xor        	s4, s4, a6
 	# final round
 	addi       	s5, t3, 1024
-	addi       	s11, zero, 256
+	addi       	s10, zero, 256
 	lui        	s0, 16
-	lui        	s9, 4096
+	lui        	s11, 4096
 	th.extu    	a7, s7, 7, 0
 	th.lrbu    	a7, s5, a7, 0
-	th.extu    	s10, s3, 7, 0
-	th.lrbu    	s10, s5, s10, 0
+	th.extu    	s6, s3, 7, 0
+	th.lrbu    	s6, s5, s6, 0
 	th.extu    	s1, s2, 7, 0
 	th.lrbu    	s1, s5, s1, 0
-	th.extu    	s6, s4, 7, 0
-	th.lrbu    	s6, s5, s6, 0
+	th.extu    	s9, s4, 7, 0
+	th.lrbu    	s9, s5, s9, 0
 	th.extu    	a5, s3, 15, 8
 	th.lrbu    	a5, s5, a5, 0
 	th.extu    	a6, s2, 15, 8
 	th.lrbu    	a6, s5, a6, 0
-	th.mula    	a7, a5, s11
+	th.mula    	a7, a5, s10
 	th.extu    	a5, s4, 15, 8
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s10, a6, s11
+	th.mula    	s6, a6, s10
 	th.extu    	a6, s7, 15, 8
 	th.lrbu    	a6, s5, a6, 0
-	th.mula    	s1, a5, s11
+	th.mula    	s1, a5, s10
 	th.extu    	a5, s2, 23, 16
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s6, a6, s11
+	th.mula    	s9, a6, s10
 	th.extu    	a6, s4, 23, 16
 	th.lrbu    	a6, s5, a6, 0
 	th.mula    	a7, a5, s0
 	th.extu    	a5, s7, 23, 16
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s10, a6, s0
+	th.mula    	s6, a6, s0
 	th.extu    	a6, s3, 23, 16
 	th.lrbu    	a6, s5, a6, 0
 	th.mula    	s1, a5, s0
 	th.extu    	a5, s4, 31, 24
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s6, a6, s0
+	th.mula    	s9, a6, s0
 	th.extu    	a6, s7, 31, 24
 	th.lrbu    	a6, s5, a6, 0
-	th.mula    	a7, a5, s9
+	th.mula    	a7, a5, s11
 	th.extu    	a5, s3, 31, 24
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s10, a6, s9
+	th.mula    	s6, a6, s11
 	th.extu    	a6, s2, 31, 24
 	th.lrbu    	a6, s5, a6, 0
-	th.mula    	s1, a5, s9
-	th.mula    	s6, a6, s9
+	th.mula    	s1, a5, s11
+	th.mula    	s9, a6, s11
 	ld         	a5, 224(t5)
 	ld         	a6, 232(t5)
-	slli       	s10, s10, 32
-	xor        	a7, a7, a5
-	xor        	a7, a7, s10
 	slli       	s6, s6, 32
+	xor        	a7, a7, a5
+	xor        	a7, a7, s6
+	slli       	s9, s9, 32
 	xor        	s1, s1, a6
-	xor        	s1, s1, s6
+	xor        	s1, s1, s9
 	# out[6] = in[6] ^ keystream
 	ld         	a5, 96(a0)
 	ld         	a6, 104(a0)
@@ -11838,61 +11837,61 @@ aes_gcm_decrypt_c906:
 	xor        	s4, s4, a6
 	# final round
 	addi       	s5, t3, 1024
-	addi       	s11, zero, 256
+	addi       	s10, zero, 256
 	lui        	s0, 16
-	lui        	s9, 4096
+	lui        	s11, 4096
 	th.extu    	a7, s7, 7, 0
 	th.lrbu    	a7, s5, a7, 0
-	th.extu    	s10, s3, 7, 0
-	th.lrbu    	s10, s5, s10, 0
+	th.extu    	s6, s3, 7, 0
+	th.lrbu    	s6, s5, s6, 0
 	th.extu    	s1, s2, 7, 0
 	th.lrbu    	s1, s5, s1, 0
-	th.extu    	s6, s4, 7, 0
-	th.lrbu    	s6, s5, s6, 0
+	th.extu    	s9, s4, 7, 0
+	th.lrbu    	s9, s5, s9, 0
 	th.extu    	a5, s3, 15, 8
 	th.lrbu    	a5, s5, a5, 0
 	th.extu    	a6, s2, 15, 8
 	th.lrbu    	a6, s5, a6, 0
-	th.mula    	a7, a5, s11
+	th.mula    	a7, a5, s10
 	th.extu    	a5, s4, 15, 8
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s10, a6, s11
+	th.mula    	s6, a6, s10
 	th.extu    	a6, s7, 15, 8
 	th.lrbu    	a6, s5, a6, 0
-	th.mula    	s1, a5, s11
+	th.mula    	s1, a5, s10
 	th.extu    	a5, s2, 23, 16
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s6, a6, s11
+	th.mula    	s9, a6, s10
 	th.extu    	a6, s4, 23, 16
 	th.lrbu    	a6, s5, a6, 0
 	th.mula    	a7, a5, s0
 	th.extu    	a5, s7, 23, 16
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s10, a6, s0
+	th.mula    	s6, a6, s0
 	th.extu    	a6, s3, 23, 16
 	th.lrbu    	a6, s5, a6, 0
 	th.mula    	s1, a5, s0
 	th.extu    	a5, s4, 31, 24
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s6, a6, s0
+	th.mula    	s9, a6, s0
 	th.extu    	a6, s7, 31, 24
 	th.lrbu    	a6, s5, a6, 0
-	th.mula    	a7, a5, s9
+	th.mula    	a7, a5, s11
 	th.extu    	a5, s3, 31, 24
 	th.lrbu    	a5, s5, a5, 0
-	th.mula    	s10, a6, s9
+	th.mula    	s6, a6, s11
 	th.extu    	a6, s2, 31, 24
 	th.lrbu    	a6, s5, a6, 0
-	th.mula    	s1, a5, s9
-	th.mula    	s6, a6, s9
+	th.mula    	s1, a5, s11
+	th.mula    	s9, a6, s11
 	ld         	a5, 224(t5)
 	ld         	a6, 232(t5)
-	slli       	s10, s10, 32
-	xor        	a7, a7, a5
-	xor        	a7, a7, s10
 	slli       	s6, s6, 32
+	xor        	a7, a7, a5
+	xor        	a7, a7, s6
+	slli       	s9, s9, 32
 	xor        	s1, s1, a6
-	xor        	s1, s1, s6
+	xor        	s1, s1, s9
 	# out[7] = in[7] ^ keystream
 	ld         	a5, 112(a0)
 	ld         	a6, 120(a0)
