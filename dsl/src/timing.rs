@@ -199,8 +199,9 @@ fn base(row: &Row, v: VShape) -> Timing {
         Class::Store | Class::Fence | Class::System | Class::Csr => t(1, 0, 1),
         // [M] 3 cycles with both operands < 2^32 (the long path is the cost model's).
         Class::Mul | Class::MulAcc | Class::MulW | Class::MulAccW => t(1, 0, 3),
-        // [D] 5-36 cycles; [A] typical.
-        Class::Div | Class::DivW => t(1, 0, 20),
+        // [M] division_cycles; the operands are not known here: [A] a 64-bit dividend by a
+        // 32-bit divisor (the run-time model uses the operands).
+        Class::Div | Class::DivW => t(1, 0, division_cycles(64, 32)),
         // [M] one issue slot; the new vl and vtype two cycles after it (D1 loops).
         Class::VSet => t(VSET_SLOTS, 0, VSET_TO_VECTOR),
         c if c.is_vector() => {
