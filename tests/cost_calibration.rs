@@ -154,17 +154,7 @@ const D1_ROWS: &[&str] = &[
 
 /// Cycles per instruction of a stream of `inst` under `vsetvli eSEW, mLMUL` on the model.
 fn d1_stream(inst: &str, sew: u32, lmul: u32) -> f64 {
-    let t = target("c906").unwrap();
-    let cycles_of = |n: usize| {
-        let src = format!(
-            ".text\n.globl f\nf:\nli t0, 0\nth.vsetvli zero, zero, e{sew}, m{lmul}, d1\nli a4, {ITERS}\n1:\n.rept {n}\nth.{inst}\n.endr\naddi a4, a4, -1\nbnez a4, 1b\nret\n"
-        );
-        let obj = kgen_dsl::asmfile::assemble_file(&src, &t).unwrap_or_else(|e| panic!("{inst}: {e}")).object;
-        let mut e = kgen_sim::Env::new(&obj, &t).unwrap().with_cost_model();
-        let f = e.sym("f");
-        e.call(f, &[]).unwrap().cycles
-    };
-    (cycles_of(64) - cycles_of(32)) as f64 / (32 * ITERS) as f64
+    per_rep(&format!("li t0, 0\nth.vsetvli zero, zero, e{sew}, m{lmul}, d1"), &format!("th.{inst}"))
 }
 
 #[test]
