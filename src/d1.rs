@@ -107,12 +107,9 @@ impl Programs {
         }
         let bench = if set { "memset" } else { "memcpy" };
         let unknown = || format!("no {bench} program `{imp}`");
-        let (lp, m) = imp.rsplit_once("_m").ok_or_else(unknown)?;
-        let k = ["1", "2", "4", "8"].iter().position(|x| *x == m).ok_or_else(unknown)?;
+        let (lp, m) = loop_of(imp).ok_or_else(unknown)?;
         let known = lp == "rvv" || OTHER_LOOPS.iter().any(|(b, loops)| *b == bench && loops.contains(&lp));
-        if !known {
-            return Err(unknown());
-        }
+        let k = LMULS.iter().position(|&x| x == m).filter(|_| known).ok_or_else(unknown)?;
         Ok(if set { &self.memset[k] } else { &self.memcpy[k] })
     }
 
@@ -142,6 +139,17 @@ pub fn series(bench: &str, random: bool) -> String {
 /// The implementations of the memcpy/memset series kgen compares.
 pub const COPY_IMPLS: [&str; 5] = ["rvv_m1", "rvv_m2", "rvv_m4", "rvv_m8", "scalar"];
 
+/// The LMULs memcpy.S and memset.S are built at (`Programs::memcpy`/`memset` in this order).
+pub const LMULS: [usize; 4] = [1, 2, 4, 8];
+
+/// The loop and the LMUL of a memcpy.S/memset.S implementation name (`rvv_tail_m4`:
+/// `("rvv_tail", 4)`), or None for another name.
+pub fn loop_of(imp: &str) -> Option<(&str, usize)> {
+    let (lp, m) = imp.rsplit_once("_m")?;
+    let m: usize = m.parse().ok()?;
+    LMULS.contains(&m).then_some((lp, m))
+}
+
 /// The other loops of memcpy.S and memset.S the D1 measured (each at m1, m2, m4, m8), run
 /// as evidence for the vsetvl and divider rows (docs/cost-model.md, "Other rvv-bench
 /// loops"): the same copy with its vsetvli before the branch (`rvv_align_dest`,
@@ -156,19 +164,24 @@ pub const OTHER_LOOPS: [(&str, &[&str]); 2] = [
 /// The D1 rows of [`OTHER_LOOPS`] (both series) whose sizes are in `sizes`, on the model,
 /// on every core; in the order bench, series, loop, LMUL, size.
 pub fn other_loops(p: &Programs, rows: &[D1Row], sizes: std::ops::RangeInclusive<usize>) -> Result<Vec<Case>, String> {
+    let wanted: Vec<(&str, Vec<String>)> = OTHER_LOOPS.iter().map(|(bench, loops)| (*bench, loops.iter().flat_map(|lp| LMULS.map(|m| format!("{lp}_m{m}"))).collect())).collect();
+    model_rows(p, rows, &wanted, sizes, false)
+}
+
+/// The D1 rows of each bench's implementations in `wanted` (both series) whose sizes are in
+/// `sizes`, on the model (`amr`: with the L1's store-stream detector on), on every core;
+/// in the order bench, series, implementation, size.
+fn model_rows(p: &Programs, rows: &[D1Row], wanted: &[(&str, Vec<String>)], sizes: std::ops::RangeInclusive<usize>, amr: bool) -> Result<Vec<Case>, String> {
     let mut todo: Vec<&D1Row> = Vec::new();
-    for (bench, loops) in OTHER_LOOPS {
+    for (bench, imps) in wanted {
         for random in [false, true] {
             let series = series(bench, random);
-            for lp in loops {
-                for m in [1, 2, 4, 8] {
-                    let imp = format!("{lp}_m{m}");
-                    todo.extend(rows.iter().filter(|r| r.bench == bench && r.series == series && r.imp == imp && sizes.contains(&r.bytes)));
-                }
+            for imp in imps {
+                todo.extend(rows.iter().filter(|r| r.bench == *bench && r.series == series && r.imp == *imp && sizes.contains(&r.bytes)));
             }
         }
     }
-    crate::par_map(&todo, |r| Ok(Case::of(r, p.row(&r.bench, &r.series, &r.imp, r.bytes, false)?))).into_iter().collect()
+    crate::par_map(&todo, |r| Ok(Case::of(r, p.row(&r.bench, &r.series, &r.imp, r.bytes, amr)?))).into_iter().collect()
 }
 
 /// A memcpy for boring.c's `poly1305_init` (it tail-calls one; the D1 ran glibc's): word
@@ -221,7 +234,7 @@ pub fn programs(gcc: &Tool, dir: &Path, scratch: &Path) -> Result<Programs, Stri
     let s = |p: PathBuf| p.display().to_string();
     let mut memcpy = Vec::new();
     let mut memset = Vec::new();
-    for m in [1, 2, 4, 8] {
+    for m in LMULS {
         let def = format!("-DMX(x)=x##m{m}");
         for (name, out) in [("memcpy.S", &mut memcpy), ("memset.S", &mut memset)] {
             let src = run_tool(gcc, &["-E", "-P", "-x", "assembler-with-cpp", &def, &s(bench.join(name))])?;
@@ -531,16 +544,8 @@ pub fn sweep(p: &Programs, rows: &[D1Row]) -> Result<Vec<Case>, String> {
 /// `sizes`, on the model (`amr`: with the L1's store-stream detector on), on every core;
 /// in the order bench, series, implementation, size.
 pub fn sweep_range(p: &Programs, rows: &[D1Row], benches: &[&str], sizes: std::ops::RangeInclusive<usize>, amr: bool) -> Result<Vec<Case>, String> {
-    let mut todo: Vec<&D1Row> = Vec::new();
-    for bench in benches {
-        for random in [false, true] {
-            let series = series(bench, random);
-            for imp in COPY_IMPLS {
-                todo.extend(rows.iter().filter(|r| r.bench == *bench && r.series == series && r.imp == imp && sizes.contains(&r.bytes)));
-            }
-        }
-    }
-    crate::par_map(&todo, |r| Ok(Case::of(r, p.row(&r.bench, &r.series, &r.imp, r.bytes, amr)?))).into_iter().collect()
+    let wanted: Vec<(&str, Vec<String>)> = benches.iter().map(|b| (*b, COPY_IMPLS.map(String::from).to_vec())).collect();
+    model_rows(p, rows, &wanted, sizes, amr)
 }
 
 /// The model/measured table.
