@@ -117,13 +117,13 @@ impl Programs {
     /// The model's cycles per byte for the D1 memcpy/memset row (`bench`, `series`, `imp`,
     /// `bytes`), run as rvv-bench ran it.
     pub fn model_of(&self, bench: &str, series: &str, imp: &str, bytes: usize) -> Result<f64, String> {
-        self.row(bench, series, imp, bytes, Harness::MEASURED)
+        self.row(bench, series, imp, bytes, Harness::COMPARISON)
     }
 
     /// [`Programs::model_of`] with the L1's store-stream detector on, as the firmware of
     /// D1 boards sets it (Allwinner's U-Boot writes `mhint` = 0x600c: AMR 1).
     pub fn model_with_amr_of(&self, bench: &str, series: &str, imp: &str, bytes: usize) -> Result<f64, String> {
-        self.row(bench, series, imp, bytes, Harness { amr: true, ..Harness::MEASURED })
+        self.row(bench, series, imp, bytes, Harness { amr: true, ..Harness::COMPARISON })
     }
 
     /// The model's figure for the row, run by the harness `h`.
@@ -143,9 +143,10 @@ pub struct Harness {
 }
 
 impl Harness {
-    /// As the D1 run was made: the detector off (docs/cost-model.md, "The store stream"),
-    /// the source at `mem + MAX_MEM/2`.
-    pub const MEASURED: Harness = Harness { amr: false, src_skew: 0 };
+    /// The row-by-row comparison's: the detector off (which of the two the D1's copies
+    /// below 16 KiB follow is open: docs/cost-model.md, "The store stream"), the source
+    /// at `mem + MAX_MEM/2`, where the D1 run put it.
+    pub const COMPARISON: Harness = Harness { amr: false, src_skew: 0 };
     /// The kept memcpy.c's `common`, which puts the source 9 bytes further
     /// (`mem + MAX_MEM/2 + sOff + 9`). rvv-bench added the 9 on 2023-07-31 (commit
     /// 000b9bd), three days after rvv-bench-results first published the D1's memcpy page,
@@ -189,7 +190,7 @@ pub const OTHER_LOOPS: [(&str, &[&str]); 2] = [
 /// on every core; in the order bench, series, loop, LMUL, size.
 pub fn other_loops(p: &Programs, rows: &[D1Row], sizes: std::ops::RangeInclusive<usize>) -> Result<Vec<Case>, String> {
     let wanted: Vec<(&str, Vec<String>)> = OTHER_LOOPS.iter().map(|(bench, loops)| (*bench, loops.iter().flat_map(|lp| LMULS.map(|m| format!("{lp}_m{m}"))).collect())).collect();
-    model_rows(p, rows, &wanted, sizes, Harness::MEASURED)
+    model_rows(p, rows, &wanted, sizes, Harness::COMPARISON)
 }
 
 /// The D1 rows of each bench's implementations in `wanted` (both series) whose sizes are in
@@ -561,7 +562,7 @@ pub fn cases(p: &Programs, rows: &[D1Row], extra: bool) -> Result<Vec<Case>, Str
 /// Every memcpy/memset row of the D1 measurements from 64 B to 16 KiB (rvv m1/m2/m4/m8 and
 /// scalar, both series: 70 sizes each, 1400 rows), on the model, on every core.
 pub fn sweep(p: &Programs, rows: &[D1Row]) -> Result<Vec<Case>, String> {
-    sweep_range(p, rows, &["memcpy", "memset"], COPY_SIZES[0]..=COPY_SIZES[COPY_SIZES.len() - 1], Harness::MEASURED)
+    sweep_range(p, rows, &["memcpy", "memset"], COPY_SIZES[0]..=COPY_SIZES[COPY_SIZES.len() - 1], Harness::COMPARISON)
 }
 
 /// The D1 rows of `benches` (rvv m1/m2/m4/m8 and scalar, both series) whose sizes are in

@@ -239,7 +239,7 @@ fn model_follows_every_d1_copy_size() {
 #[test]
 fn the_d1_copies_beyond_16k_with_its_store_stream_detector_on() {
     let Some((rows, p)) = setup("d1-amr") else { return };
-    let big = |amr| d1::sweep_range(&p, &rows, &["memcpy"], 16385..=32767, d1::Harness { amr, ..d1::Harness::MEASURED }).expect("the model runs the rows");
+    let big = |amr| d1::sweep_range(&p, &rows, &["memcpy"], 16385..=32767, d1::Harness { amr, ..d1::Harness::COMPARISON }).expect("the model runs the rows");
     let (plain, amr) = (big(false), big(true));
     println!("| series | impl | bytes | D1 c/B | model c/B | model/D1 | with the detector c/B | model/D1 |\n|---|---|---:|---:|---:|---:|---:|---:|");
     let within = |c: &d1::Case| (c.ratio() - 1.0).abs() <= 0.10;
@@ -252,7 +252,7 @@ fn the_d1_copies_beyond_16k_with_its_store_stream_detector_on() {
     assert!(10 * n_amr >= 7 * amr.len(), "with the detector only {n_amr} of {} rows within 10%", amr.len());
     // The sweep's rows (64 B-16 KiB), and among them the row-by-row comparison's five
     // sizes, with the detector on.
-    let swept = d1::sweep_range(&p, &rows, &["memcpy", "memset"], d1::COPY_SIZES[0]..=d1::COPY_SIZES[d1::COPY_SIZES.len() - 1], d1::Harness { amr: true, ..d1::Harness::MEASURED }).expect("the model runs the rows");
+    let swept = d1::sweep_range(&p, &rows, &["memcpy", "memset"], d1::COPY_SIZES[0]..=d1::COPY_SIZES[d1::COPY_SIZES.len() - 1], d1::Harness { amr: true, ..d1::Harness::COMPARISON }).expect("the model runs the rows");
     let five_size = |c: &d1::Case| d1::COPY_SIZES.iter().any(|&n| d1::nearest(&rows, &c.bench, &c.series, &c.imp, n).map(|r| r.bytes) == Some(c.bytes));
     let five: Vec<&d1::Case> = swept.iter().filter(|c| five_size(c)).collect();
     let off: Vec<String> = five.iter().filter(|c| !within(c)).map(|c| format!("  {} {} {} {}: D1 {:.3}, with the detector {:.3} ({:.3})", c.bench, c.series, c.imp, c.bytes, c.d1, c.model, c.ratio())).collect();
@@ -310,7 +310,7 @@ fn the_other_d1_loops_follow_the_vsetvl_and_divider_rows() {
 fn the_d1_copied_from_an_aligned_source() {
     let Some((rows, p)) = setup("d1-source") else { return };
     let run = |h| d1::sweep_range(&p, &rows, &["memcpy"], 64..=8191, h).expect("the model runs the rows");
-    let (aligned, kept) = (run(d1::Harness::MEASURED), run(d1::Harness::KEPT_SOURCE));
+    let (aligned, kept) = (run(d1::Harness::COMPARISON), run(d1::Harness::KEPT_SOURCE));
     let err = |c: &d1::Case| (c.ratio() - 1.0).abs();
     let score = |s: &[&d1::Case]| (s.iter().filter(|c| err(c) <= 0.02).count(), s.iter().filter(|c| err(c) <= 0.05).count(), s.iter().map(|c| err(c)).sum::<f64>() / s.len().max(1) as f64);
     println!("| series | impl | rows | within 2%: source aligned, +9 | within 5%: aligned, +9 | mean error: aligned, +9 |\n|---|---|---:|---:|---:|---:|");
