@@ -1,7 +1,8 @@
 //! The C906 model against physical measurements of a C906 (Allwinner D1, MangoPi MQ Pro,
-//! 1 GHz): camel-cdr's rvv-bench results, kept with the code that produced them in
-//! `../shared/calibration/` (`d1-measured.tsv`; see its README). The same code runs here on
-//! the model, as rvv-bench ran it on the board:
+//! 1 GHz): camel-cdr's rvv-bench results, kept with a later revision of the code that
+//! produced them in `../shared/calibration/` (`d1-measured.tsv`; see its README, and
+//! docs/cost-model.md, "Which rvv-bench ran"). That code runs here on the model, as
+//! rvv-bench ran it on the board:
 //!
 //! - memcpy/memset: `memcpy.S`/`memset.S` preprocessed once per LMUL (`MX(x)` = `x##m1`
 //!   ... `x##m8`, as rvv-bench's `template.S` includes them) and assembled for the C906,
@@ -20,7 +21,8 @@
 //!
 //! The model runs with its L1 data cache (`C906::with_l1`): the buffers sit where rvv-bench
 //! puts them (the second at `mem + MAX_MEM/2`, the same offset in every cache way; the
-//! kept memcpy.c adds 9 bytes to the source, the D1 run did not: [`Harness::KEPT_SOURCE`]), the
+//! kept memcpy.c adds 9 bytes to the source, which the D1's aligned rows say its run did
+//! not: [`Setup::KEPT_MEMCPY_C`]), the
 //! driver's two untimed calls, each followed by its checksum of the destination, warm it,
 //! and between timed calls the driver's own lines ([`FOREIGN_LINES`]) and its `memset` of
 //! the destination go through it (docs/cost-model.md, "L1 data cache").
@@ -117,17 +119,17 @@ impl Programs {
     /// The model's cycles per byte for the D1 memcpy/memset row (`bench`, `series`, `imp`,
     /// `bytes`), run as rvv-bench ran it.
     pub fn model_of(&self, bench: &str, series: &str, imp: &str, bytes: usize) -> Result<f64, String> {
-        self.row(bench, series, imp, bytes, Harness::COMPARISON)
+        self.row(bench, series, imp, bytes, Setup::CALIBRATED)
     }
 
     /// [`Programs::model_of`] with the L1's store-stream detector on, as the firmware of
     /// D1 boards sets it (Allwinner's U-Boot writes `mhint` = 0x600c: AMR 1).
     pub fn model_with_amr_of(&self, bench: &str, series: &str, imp: &str, bytes: usize) -> Result<f64, String> {
-        self.row(bench, series, imp, bytes, Harness { amr: true, ..Harness::COMPARISON })
+        self.row(bench, series, imp, bytes, Setup { amr: true, ..Setup::CALIBRATED })
     }
 
-    /// The model's figure for the row, run by the harness `h`.
-    pub fn row(&self, bench: &str, series: &str, imp: &str, bytes: usize, h: Harness) -> Result<f64, String> {
+    /// The model's cycles per byte for the row, run as `h` says.
+    fn row(&self, bench: &str, series: &str, imp: &str, bytes: usize, h: Setup) -> Result<f64, String> {
         let set = bench == "memset";
         copy_or_set(self.copy(set, imp)?, &format!("{bench}_{imp}"), bytes, series == bench, set, h)
     }
@@ -135,26 +137,31 @@ impl Programs {
 
 /// How `kgen::d1` runs a memcpy/memset row.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Harness {
+pub struct Setup {
     /// The L1's store-stream detector on (`mhint` AMR 1, [`kgen_sim::cost::Amr`]).
     pub amr: bool,
-    /// Bytes between memcpy's source and `mem + MAX_MEM/2` (plus the random offset).
+    /// Bytes added to memcpy's source beyond `mem + MAX_MEM/2 + sOff` (the kept memcpy.c's
+    /// `+ 9`), at most [`MAX_SRC_SKEW`]; memset has no source.
     pub src_skew: u64,
 }
 
-impl Harness {
-    /// The row-by-row comparison's: the detector off (which of the two the D1's copies
-    /// below 16 KiB follow is open: docs/cost-model.md, "The store stream"), the source
-    /// at `mem + MAX_MEM/2`, where the D1 run put it.
-    pub const COMPARISON: Harness = Harness { amr: false, src_skew: 0 };
+impl Setup {
+    /// The calibration's (the row-by-row comparison, the sweep, the other loops): the
+    /// detector off (which of the two the D1's copies at 8-16 KiB follow is open:
+    /// docs/cost-model.md, "The store stream"), the source at `mem + MAX_MEM/2 + sOff`,
+    /// where the D1's aligned rows say its run put it.
+    pub const CALIBRATED: Setup = Setup { amr: false, src_skew: 0 };
     /// The kept memcpy.c's `common`, which puts the source 9 bytes further
-    /// (`mem + MAX_MEM/2 + sOff + 9`). rvv-bench added the 9 on 2023-07-31 (commit
-    /// 000b9bd), three days after rvv-bench-results first published the D1's memcpy page,
-    /// whose figures have not changed since; the aligned rows where the data stays in the
-    /// L1 say the D1 copied from an aligned source (`the_d1_copied_from_an_aligned_source`
-    /// in tests/d1_calibration.rs).
-    pub const KEPT_SOURCE: Harness = Harness { amr: false, src_skew: 9 };
+    /// (`mem + MAX_MEM/2 + sOff + 9`), added in rvv-bench 000b9bd with the 64 MiB
+    /// `MAX_MEM` the D1 run already had, so the history does not date it; the aligned rows
+    /// where the data stays in the L1 say the D1 copied from an aligned source
+    /// (`the_d1_copied_from_an_aligned_source` in tests/d1_calibration.rs).
+    pub const KEPT_MEMCPY_C: Setup = Setup { amr: false, src_skew: 9 };
 }
+
+/// The most [`Setup::src_skew`] may be: the harness's source data reaches 1024 bytes past
+/// the copy, and the random offsets take 511 of them.
+pub const MAX_SRC_SKEW: u64 = 512;
 
 /// The name of rvv-bench's memcpy/memset series: random offsets, or offset 0.
 pub fn series(bench: &str, random: bool) -> String {
@@ -190,13 +197,13 @@ pub const OTHER_LOOPS: [(&str, &[&str]); 2] = [
 /// on every core; in the order bench, series, loop, LMUL, size.
 pub fn other_loops(p: &Programs, rows: &[D1Row], sizes: std::ops::RangeInclusive<usize>) -> Result<Vec<Case>, String> {
     let wanted: Vec<(&str, Vec<String>)> = OTHER_LOOPS.iter().map(|(bench, loops)| (*bench, loops.iter().flat_map(|lp| LMULS.map(|m| format!("{lp}_m{m}"))).collect())).collect();
-    model_rows(p, rows, &wanted, sizes, Harness::COMPARISON)
+    model_rows(p, rows, &wanted, sizes, Setup::CALIBRATED)
 }
 
 /// The D1 rows of each bench's implementations in `wanted` (both series) whose sizes are in
 /// `sizes`, on the model (run by `h`), on every core;
 /// in the order bench, series, implementation, size.
-fn model_rows(p: &Programs, rows: &[D1Row], wanted: &[(&str, Vec<String>)], sizes: std::ops::RangeInclusive<usize>, h: Harness) -> Result<Vec<Case>, String> {
+fn model_rows(p: &Programs, rows: &[D1Row], wanted: &[(&str, Vec<String>)], sizes: std::ops::RangeInclusive<usize>, h: Setup) -> Result<Vec<Case>, String> {
     let mut todo: Vec<&D1Row> = Vec::new();
     for (bench, imps) in wanted {
         for random in [false, true] {
@@ -392,8 +399,11 @@ fn two_buffers(e: &mut Env, n: usize, second: &[u8]) -> Result<(u64, u64), Strin
 
 /// memcpy (`dst, src, n`) or memset (`dst, c, n`) on the model, cycles per byte, placed and
 /// called as rvv-bench does (`random`: its random-offset series, a trimmed mean).
-/// `h`: the store-stream detector and the source's place ([`Harness`]).
-pub fn copy_or_set(obj: &Object, sym: &str, n: usize, random: bool, set: bool, h: Harness) -> Result<f64, String> {
+/// `h`: the store-stream detector and the source's place ([`Setup`]).
+pub fn copy_or_set(obj: &Object, sym: &str, n: usize, random: bool, set: bool, h: Setup) -> Result<f64, String> {
+    if h.src_skew > MAX_SRC_SKEW {
+        return Err(format!("{sym}({n}): a source skew of {} bytes is more than the harness holds ({MAX_SRC_SKEW})", h.src_skew));
+    }
     let mut e = env(obj)?;
     if h.amr {
         if let Some(c) = e.m.cost.as_mut() {
@@ -562,13 +572,13 @@ pub fn cases(p: &Programs, rows: &[D1Row], extra: bool) -> Result<Vec<Case>, Str
 /// Every memcpy/memset row of the D1 measurements from 64 B to 16 KiB (rvv m1/m2/m4/m8 and
 /// scalar, both series: 70 sizes each, 1400 rows), on the model, on every core.
 pub fn sweep(p: &Programs, rows: &[D1Row]) -> Result<Vec<Case>, String> {
-    sweep_range(p, rows, &["memcpy", "memset"], COPY_SIZES[0]..=COPY_SIZES[COPY_SIZES.len() - 1], Harness::COMPARISON)
+    sweep_range(p, rows, &["memcpy", "memset"], COPY_SIZES[0]..=COPY_SIZES[COPY_SIZES.len() - 1], Setup::CALIBRATED)
 }
 
 /// The D1 rows of `benches` (rvv m1/m2/m4/m8 and scalar, both series) whose sizes are in
 /// `sizes`, on the model (run by `h`), on every core;
 /// in the order bench, series, implementation, size.
-pub fn sweep_range(p: &Programs, rows: &[D1Row], benches: &[&str], sizes: std::ops::RangeInclusive<usize>, h: Harness) -> Result<Vec<Case>, String> {
+pub fn sweep_range(p: &Programs, rows: &[D1Row], benches: &[&str], sizes: std::ops::RangeInclusive<usize>, h: Setup) -> Result<Vec<Case>, String> {
     let wanted: Vec<(&str, Vec<String>)> = benches.iter().map(|b| (*b, COPY_IMPLS.map(String::from).to_vec())).collect();
     model_rows(p, rows, &wanted, sizes, h)
 }
