@@ -22,7 +22,10 @@ const UNEXPLAINED: &[(&str, &str, &str, usize, &[Evidence])] = &[
 #[derive(Clone, Copy, Debug)]
 enum Evidence {
     /// The measurement stands more than 15% above both neighbouring sizes of its series,
-    /// and the model is within 10% of both neighbours.
+    /// and the model is within 10% of both neighbours; and over every series of the bench
+    /// such points are a property of the D1's sizes of 8–32 KiB (at least ten, and at least
+    /// ten times as frequent as in its rows of 1–8 KiB), where the buffer has two lines in
+    /// a cache set: the row is one of many the measurement shows there.
     LonePoint,
     /// Within 10% of this row needs the copy's L1-miss cycles (above the series' 7748-byte
     /// plateau) to rise by more than within 10% of `other` (same series and size) allows
@@ -70,12 +73,43 @@ fn lone_point(model: &dyn Fn(&d1::D1Row) -> f64, rows: &[d1::D1Row], (bench, ser
     Ok(format!("D1 {me:.3} c/B against {} in the same series", at.join(" and ")))
 }
 
+/// The D1 rows of `bench` (every series and implementation) from `lo` to below `hi` bytes
+/// that have a row on both sides in their series: how many there are, and how many of them
+/// stand more than `factor` times above both neighbours.
+fn lone_points_in(rows: &[d1::D1Row], bench: &str, (lo, hi): (usize, usize), factor: f64) -> (usize, usize) {
+    let mut keys: Vec<(&str, &str)> = rows.iter().filter(|r| r.bench == bench).map(|r| (r.series.as_str(), r.imp.as_str())).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    let (mut lone, mut all) = (0, 0);
+    for (series, imp) in keys {
+        let s = d1_at(rows, bench, series, imp);
+        for w in s.windows(3) {
+            if (lo..hi).contains(&w[1].bytes) {
+                all += 1;
+                let me = w[1].cycles_per_byte;
+                if me > factor * w[0].cycles_per_byte && me > factor * w[2].cycles_per_byte {
+                    lone += 1;
+                }
+            }
+        }
+    }
+    (lone, all)
+}
+
 /// Checks one piece of evidence for an UNEXPLAINED row; a description of what was found.
 fn check_evidence(p: &d1::Programs, rows: &[d1::D1Row], cases: &[d1::Case], (bench, series, imp, n): (&str, &str, &str, usize), ev: Evidence) -> String {
     let model = |imp: &str, bytes: usize| p.model_of(bench, series, imp, bytes).expect("the model runs the row");
     let case = |imp: &str| cases.iter().find(|c| (c.bench.as_str(), c.series.as_str(), c.imp.as_str(), c.bytes) == (bench, series, imp, n)).expect("a compared case");
     match ev {
-        Evidence::LonePoint => lone_point(&run_model(p), rows, (bench, series, imp, n), 1.15).unwrap_or_else(|e| panic!("{e}")),
+        Evidence::LonePoint => {
+            let here = lone_point(&run_model(p), rows, (bench, series, imp, n), 1.15).unwrap_or_else(|e| panic!("{e}"));
+            assert!((8192..32768).contains(&n), "{bench} {series} {imp} {n}: the lone-point rates are of 8-32 KiB");
+            let (lone, all) = lone_points_in(rows, bench, (8192, 32768), 1.15);
+            let (lone_small, all_small) = lone_points_in(rows, bench, (1024, 8192), 1.15);
+            let (rate, rate_small) = (lone as f64 / all as f64, lone_small as f64 / all_small as f64);
+            assert!(lone >= 10 && rate >= 10.0 * rate_small, "{bench}: the D1 has {lone} lone points in {all} rows of 8-32 KiB and {lone_small} in {all_small} of 1-8 KiB: no longer a property of the larger sizes");
+            format!("{here}; over all {bench} series the D1 has {lone} such points in {all} rows of 8-32 KiB and {lone_small} in {all_small} of 1-8 KiB")
+        }
         Evidence::LmulConflict { other } => {
             let nf = n as f64;
             let plateau = d1_at(rows, bench, series, imp).iter().rfind(|r| r.bytes <= 8192).map(|r| r.bytes).expect("a row below 8 KiB");
@@ -175,6 +209,19 @@ fn sweep_classifier_refuses_undescribed_misses() {
     assert_eq!(miss_kind(&model, &rows, &case("memset", "memset aligned", "rvv_m4", 15129)), None);
     assert_eq!(miss_kind(&model, &rows, &case("memcpy", "memcpy", "rvv_m4", 10434)), Some("memcpy 8-16 KiB"));
     assert_eq!(miss_kind(&model, &rows, &case("memset", "memset aligned", "rvv_m4", 16295)), Some("lone point"));
+}
+
+/// Negative control of [`lone_points_in`] on made-up rows: a smooth series has none, a
+/// point 20% above both neighbours counts once, a rise that stays is no lone point, and
+/// rows outside the range or at a series' ends are not counted.
+#[test]
+fn lone_points_are_counted_only_where_they_stand_alone() {
+    let row = |imp: &str, bytes: usize, cycles_per_byte: f64| d1::D1Row { bench: "memset".into(), series: "memset".into(), imp: imp.into(), bytes, cycles_per_byte };
+    let mut rows: Vec<d1::D1Row> = (0..8).map(|k| row("smooth", 8192 + 1000 * k, 1.0 + 0.01 * k as f64)).collect();
+    rows.extend([(8192, 1.0), (9192, 1.2), (10192, 1.0), (11192, 1.3), (12192, 1.3), (13192, 1.0)].map(|(b, c)| row("spiky", b, c)));
+    assert_eq!(lone_points_in(&rows, "memset", (8192, 32768), 1.15), (1, 6 + 4));
+    assert_eq!(lone_points_in(&rows, "memset", (10000, 32768), 1.15), (0, 5 + 3));
+    assert_eq!(lone_points_in(&rows, "memcpy", (8192, 32768), 1.15), (0, 0));
 }
 
 #[test]
