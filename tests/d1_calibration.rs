@@ -24,8 +24,8 @@ enum Evidence {
     /// The measurement stands more than 15% above both neighbouring sizes of its series,
     /// and the model is within 10% of both neighbours; and over every series of the bench
     /// such points are a property of the D1's sizes of 8–32 KiB (at least ten, and at least
-    /// ten times as frequent as in its rows of 1–8 KiB), where the buffer has two lines in
-    /// a cache set: the row is one of many the measurement shows there.
+    /// ten times as frequent as in its rows of 1–8 KiB), where some cache sets hold two or
+    /// more lines of the buffer: the row is one of many the measurement shows there.
     LonePoint,
     /// Within 10% of this row needs the copy's L1-miss cycles (above the series' 7748-byte
     /// plateau) to rise by more than within 10% of `other` (same series and size) allows
