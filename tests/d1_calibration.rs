@@ -59,7 +59,7 @@ fn lone_point(model: &dyn Fn(&d1::D1Row) -> f64, rows: &[d1::D1Row], (bench, ser
     let k = s.iter().position(|r| r.bytes == n).filter(|&k| k > 0 && k + 1 < s.len()).ok_or(format!("{bench} {series} {imp} {n}: no row on both sides"))?;
     let (lo, hi) = (s[k - 1], s[k + 1]);
     let me = s[k].cycles_per_byte;
-    if !(me > factor * lo.cycles_per_byte && me > factor * hi.cycles_per_byte) {
+    if !stands_alone([lo, s[k], hi], factor) {
         return Err(format!("{bench} {series} {imp} {n}: {me:.3} c/B is not a lone point ({} B {:.3}, {} B {:.3})", lo.bytes, lo.cycles_per_byte, hi.bytes, hi.cycles_per_byte));
     }
     let mut at = Vec::new();
@@ -73,26 +73,30 @@ fn lone_point(model: &dyn Fn(&d1::D1Row) -> f64, rows: &[d1::D1Row], (bench, ser
     Ok(format!("D1 {me:.3} c/B against {} in the same series", at.join(" and ")))
 }
 
+/// Whether the middle of three neighbouring D1 rows of a series stands more than `factor`
+/// times above both others.
+fn stands_alone([lo, me, hi]: [&d1::D1Row; 3], factor: f64) -> bool {
+    me.cycles_per_byte > factor * lo.cycles_per_byte && me.cycles_per_byte > factor * hi.cycles_per_byte
+}
+
 /// The D1 rows of `bench` (every series and implementation) from `lo` to below `hi` bytes
-/// that have a row on both sides in their series: how many there are, and how many of them
-/// stand more than `factor` times above both neighbours.
-fn lone_points_in(rows: &[d1::D1Row], bench: &str, (lo, hi): (usize, usize), factor: f64) -> (usize, usize) {
+/// that have a row on both sides in their series: those that stand more than `factor`
+/// times above both neighbours, and how many rows there are.
+fn lone_points_in<'a>(rows: &'a [d1::D1Row], bench: &str, (lo, hi): (usize, usize), factor: f64) -> (Vec<&'a d1::D1Row>, usize) {
     let mut keys: Vec<(&str, &str)> = rows.iter().filter(|r| r.bench == bench).map(|r| (r.series.as_str(), r.imp.as_str())).collect();
     keys.sort_unstable();
     keys.dedup();
-    let (mut lone, mut all) = (0, 0);
+    let (mut lone, mut all) = (Vec::new(), 0);
     for (series, imp) in keys {
         let s = d1_at(rows, bench, series, imp);
-        for w in s.windows(3) {
-            if (lo..hi).contains(&w[1].bytes) {
-                all += 1;
-                let me = w[1].cycles_per_byte;
-                if me > factor * w[0].cycles_per_byte && me > factor * w[2].cycles_per_byte {
-                    lone += 1;
-                }
+        for w in s.windows(3).filter(|w| (lo..hi).contains(&w[1].bytes)) {
+            all += 1;
+            if stands_alone([w[0], w[1], w[2]], factor) {
+                lone.push(w[1]);
             }
         }
     }
+    lone.sort_by_key(|r| r.bytes);
     (lone, all)
 }
 
@@ -106,9 +110,11 @@ fn check_evidence(p: &d1::Programs, rows: &[d1::D1Row], cases: &[d1::Case], (ben
             assert!((8192..32768).contains(&n), "{bench} {series} {imp} {n}: the lone-point rates are of 8-32 KiB");
             let (lone, all) = lone_points_in(rows, bench, (8192, 32768), 1.15);
             let (lone_small, all_small) = lone_points_in(rows, bench, (1024, 8192), 1.15);
-            let (rate, rate_small) = (lone as f64 / all as f64, lone_small as f64 / all_small as f64);
-            assert!(lone >= 10 && rate >= 10.0 * rate_small, "{bench}: the D1 has {lone} lone points in {all} rows of 8-32 KiB and {lone_small} in {all_small} of 1-8 KiB: no longer a property of the larger sizes");
-            format!("{here}; over all {bench} series the D1 has {lone} such points in {all} rows of 8-32 KiB and {lone_small} in {all_small} of 1-8 KiB")
+            let (n_lone, n_small) = (lone.len(), lone_small.len());
+            let (rate, rate_small) = (n_lone as f64 / all as f64, n_small as f64 / all_small as f64);
+            assert!(n_lone >= 10 && rate >= 10.0 * rate_small, "{bench}: the D1 has {n_lone} lone points in {all} rows of 8-32 KiB and {n_small} in {all_small} of 1-8 KiB: no longer a property of the larger sizes");
+            let at: Vec<String> = lone.iter().map(|r| format!("{} {} {}", r.bytes, r.series, r.imp)).collect();
+            format!("{here}; over all {bench} series the D1 has {n_lone} such points in {all} rows of 8-32 KiB ({}) and {n_small} in {all_small} of 1-8 KiB", at.join(", "))
         }
         Evidence::LmulConflict { other } => {
             let nf = n as f64;
@@ -219,9 +225,13 @@ fn lone_points_are_counted_only_where_they_stand_alone() {
     let row = |imp: &str, bytes: usize, cycles_per_byte: f64| d1::D1Row { bench: "memset".into(), series: "memset".into(), imp: imp.into(), bytes, cycles_per_byte };
     let mut rows: Vec<d1::D1Row> = (0..8).map(|k| row("smooth", 8192 + 1000 * k, 1.0 + 0.01 * k as f64)).collect();
     rows.extend([(8192, 1.0), (9192, 1.2), (10192, 1.0), (11192, 1.3), (12192, 1.3), (13192, 1.0)].map(|(b, c)| row("spiky", b, c)));
-    assert_eq!(lone_points_in(&rows, "memset", (8192, 32768), 1.15), (1, 6 + 4));
-    assert_eq!(lone_points_in(&rows, "memset", (10000, 32768), 1.15), (0, 5 + 3));
-    assert_eq!(lone_points_in(&rows, "memcpy", (8192, 32768), 1.15), (0, 0));
+    let found = |range, bench| {
+        let (lone, all) = lone_points_in(&rows, bench, range, 1.15);
+        (lone.iter().map(|r| (r.imp.clone(), r.bytes)).collect::<Vec<_>>(), all)
+    };
+    assert_eq!(found((8192, 32768), "memset"), (vec![("spiky".to_string(), 9192)], 6 + 4));
+    assert_eq!(found((10000, 32768), "memset"), (vec![], 5 + 3));
+    assert_eq!(found((8192, 32768), "memcpy"), (vec![], 0));
 }
 
 #[test]
