@@ -4,25 +4,77 @@
 //! goldens --bless` rewrites them.
 
 use crate::outputs;
+use kgen_dsl::kernel::hooks::Hook;
+use kgen_dsl::kernel::Kernel;
 use kgen_emit::Compat;
+use kgen_integrations::xcrypto;
 use similar::TextDiff;
 use std::path::Path;
 
-/// Compares (or rewrites) the goldens under `dir`. Returns an error listing every file
-/// that differs, with its diff.
-pub fn run(dir: &Path, bless: bool) -> Result<(), String> {
+/// The first line of the README.md that marks a directory as a goldens tree.
+pub const MARK: &str = "# Goldens";
+
+const README: &str = "# Goldens
+
+Every output of every kernel (`kgen all`), plus the `--asm-compat binutils-2.40` assembly under
+`binutils-2.40/`, plus under `go-patches/<base>/` the files `kgen go-patches` adds to
+golang.org/x/crypto (the patches themselves are not kept: their context lines are x/crypto's
+text). `kgen goldens` regenerates them and fails with a unified diff when anything changed.
+After reviewing a change, rewrite them with:
+
+    kgen goldens --bless
+
+and commit the diff together with the change that caused it.
+";
+
+/// Whether `dir` is a goldens tree (its README.md opens with [`MARK`]).
+pub fn is_goldens_tree(dir: &Path) -> bool {
+    std::fs::read_to_string(dir.join("README.md")).is_ok_and(|t| t.lines().next() == Some(MARK))
+}
+
+/// Checks that `dir` can be compared (a goldens tree) or blessed (a goldens tree, or a
+/// directory that does not exist yet or is empty): the error says why not.
+pub fn check_dir(dir: &Path, bless: bool) -> Result<(), String> {
+    if is_goldens_tree(dir) {
+        return Ok(());
+    }
+    let empty = match std::fs::read_dir(dir) {
+        Ok(mut rd) => rd.next().is_none(),
+        Err(_) if !dir.exists() => true,
+        Err(e) => return Err(format!("goldens: {}: {e}", dir.display())),
+    };
+    if bless && empty && !dir.is_file() {
+        return Ok(());
+    }
+    if bless {
+        Err(format!("goldens: {} is not a goldens tree (no README.md opening with `{MARK}`): refusing to bless into it", dir.display()))
+    } else {
+        Err(format!("goldens: {} is not a goldens tree (no README.md opening with `{MARK}`); `kgen goldens --bless --dir {}` creates one", dir.display(), dir.display()))
+    }
+}
+
+/// Compares (or rewrites) the goldens of `kernels` under `dir`. Returns an error listing
+/// every file that differs, with its diff.
+pub fn run(kernels: &[&'static Kernel], dir: &Path, bless: bool) -> Result<(), String> {
+    check_dir(dir, bless)?;
     let mut report = String::new();
     let mut expected = std::collections::BTreeSet::new();
     let mut files: Vec<(String, Vec<u8>)> = Vec::new();
-    for b in crate::gopatches::BASES {
-        for (rel, text) in crate::gopatches::added_files(b.name)? {
-            files.push((format!("go-patches/{}/{rel}", b.name), text.into_bytes()));
+    if !is_goldens_tree(dir) {
+        files.push(("README.md".into(), README.as_bytes().to_vec()));
+    }
+    let go_hooks = kernels.iter().any(|k| k.hooks.iter().any(|h| matches!(h, Hook::XCrypto(_))));
+    if go_hooks {
+        for b in xcrypto::BASES {
+            for (rel, text) in xcrypto::added_files(b.name, kernels)? {
+                files.push((format!("go-patches/{}/{rel}", b.name), text.into_bytes()));
+            }
         }
     }
-    for o in outputs::all() {
+    for o in outputs::all(kernels) {
         for c in [Compat::Binutils244, Compat::Binutils240] {
             // Objects and Go files do not depend on the assembler version.
-            if c == Compat::Binutils240 && (o.format == crate::outputs::Format::O || o.abi == kgen_dsl::Abi::Go) {
+            if c == Compat::Binutils240 && (o.format == outputs::Format::O || o.abi == kgen_dsl::Abi::Go) {
                 continue;
             }
             for (file, new) in o.render(c)? {
@@ -67,7 +119,7 @@ pub fn run(dir: &Path, bless: bool) -> Result<(), String> {
         println!("{} golden files match", expected.len());
         Ok(())
     } else {
-        Err(format!("goldens differ (review, then `cargo run -- goldens --bless`):\n{report}"))
+        Err(format!("goldens differ (review, then `kgen goldens --bless`):\n{report}"))
     }
 }
 

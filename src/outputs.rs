@@ -3,7 +3,7 @@
 
 use kgen_dsl::Abi;
 use kgen_emit::{Compat, EmitOptions};
-use kgen_kernels::{Kernel, Variant};
+use kgen_dsl::kernel::{Kernel, Variant};
 
 /// Output formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,10 +56,10 @@ pub fn formats(abi: Abi) -> &'static [Format] {
     }
 }
 
-/// Every output of every kernel.
-pub fn all() -> Vec<Output> {
+/// Every output of every kernel of `kernels`.
+pub fn all(kernels: &[&'static Kernel]) -> Vec<Output> {
     let mut v = Vec::new();
-    for k in kgen_kernels::kernels() {
+    for &k in kernels {
         for var in k.variants {
             for &abi in var.abis {
                 for &format in formats(abi) {
@@ -116,7 +116,7 @@ impl Output {
             (Abi::Go, Format::S) => {
                 let pkg = self.go_package();
                 let (s, g) = kgen_emit::go::go_files(m, &o, &pkg).map_err(e)?;
-                let base = format!("{}_{}_riscv64", self.kernel.name, kgen_kernels::symbol_suffix(self.variant.name));
+                let base = format!("{}_{}_riscv64", self.kernel.name, kgen_dsl::entry::symbol_suffix(self.variant.name));
                 vec![(format!("{dir}/{base}.s"), s.into_bytes()), (format!("{dir}/{base}.go"), g.into_bytes())]
             }
             (abi, f) => return Err(format!("no {} output for the {} ABI", f.name(), abi.name())),

@@ -139,7 +139,7 @@ fn trim(v: f64) -> String {
 
 /// The chart of `kgen bench --plot`: a line per kernel, variant and function (the model),
 /// and a dashed one per row set the RTL measured.
-pub fn bench_chart(title: &str, rows: &[crate::bench::Row], rtl: Option<&crate::rtl::RtlFigures>) -> String {
+pub fn bench_chart(title: &str, rows: &[kgen_harness::bench::Row], rtl: Option<&kgen_harness::rtl::RtlFigures>) -> String {
     let mut series: Vec<Series> = Vec::new();
     for r in rows {
         let label = format!("{} {} {}", r.kernel, r.variant, r.what);

@@ -5,7 +5,7 @@
 //! rv64gc; `-cpu rv64` must refuse the c906 build).
 
 use aes::cipher::{BlockCipherDecrypt, BlockCipherEncrypt, KeyInit};
-use kgen::oracle;
+use kgen_harness::oracle;
 use kgen_dsl::Abi;
 use kgen_sim::Env;
 use rand::{Rng, SeedableRng};

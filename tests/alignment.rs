@@ -4,7 +4,7 @@
 //! known answers of `kgen jit-run`'s plans must still come out. The negative control shows
 //! the trap catches a misaligned access the checks were bypassed for.
 
-use kgen::jit_run::{plan, run_sim};
+use kgen_harness::jit::{plan, run_sim};
 use kgen_dsl::entry::{Access, Elem, Ty};
 use kgen_dsl::target::{target, Misaligned};
 use kgen_dsl::{Abi, Func};
@@ -17,7 +17,7 @@ fn every_variant_at_every_offset() {
         for v in k.variants {
             let m = v.build(Abi::Psabi).unwrap_or_else(|e| panic!("{} {}: {e}", k.name, v.name));
             let img = kgen_emit::jit::flat_image(&m, 0x4000_0000).unwrap();
-            let p = plan(k.name, v.name).unwrap();
+            let p = plan(k, v.name).unwrap();
             for b in 0..p.buffers.len() {
                 let (orig, step) = (p.buffers[b].offset, p.buffers[b].align as usize);
                 for off in (0..16).filter(|o| o % step == orig % step) {

@@ -4,7 +4,7 @@
 //! forms binutils accepts and which kgen defines — must be current
 //! (`KGEN_BLESS=1 cargo test --test binutils_opcodes` rewrites it).
 
-use kgen::oracle;
+use kgen_harness::oracle;
 use kgen_dsl::table;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;

@@ -2,7 +2,7 @@
 //! virtual registers are allocated, labels resolved, pseudo-instructions expanded,
 //! relocations recorded; and bad input gives errors naming function, instruction and reason.
 
-use kgen::oracle::{self, Binutils};
+use kgen_harness::oracle::{self, Binutils};
 use kgen_dsl::func::{Func, Item, Line};
 use kgen_dsl::lower::lower;
 use kgen_dsl::object::{assemble, build_object, DataObj};

@@ -297,7 +297,7 @@ fn emitted_assembly_under_qemu() {
         let data = common::gen_bytes(c.seed, c.len);
         want.push(format!("{:016x}", common::fnv(&reference(&c.key, c.ctr, &c.nonce, &data))));
     }
-    let dir = kgen::oracle::scratch("chacha_qemu");
+    let dir = kgen_harness::oracle::scratch("chacha_qemu");
     for v in VARIANTS {
         let m = module(v, Abi::Psabi);
         let o = kgen_emit::EmitOptions { command: "test".into(), compat: kgen_emit::Compat::Binutils240 };

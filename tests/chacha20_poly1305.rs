@@ -644,7 +644,7 @@ fn emitted_assembly_under_qemu() {
         want.push(format!("{:016x} {} 1 1 1", common::fnv(&sealed[..len]), tohex(&sealed[len..])));
         cases.push(format!("len {len} aad {alen} offsets {io}/{oo} in place {inplace} split {split}"));
     }
-    let dir = kgen::oracle::scratch("chacha20_poly1305_qemu");
+    let dir = kgen_harness::oracle::scratch("chacha20_poly1305_qemu");
     let o = kgen_emit::EmitOptions { command: "test".into(), compat: kgen_emit::Compat::Binutils240 };
     let ms = modules(Abi::Psabi);
     let mut asm = Vec::new();

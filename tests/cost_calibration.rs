@@ -159,9 +159,9 @@ fn d1_stream(inst: &str, sew: u32, lmul: u32) -> f64 {
 
 #[test]
 fn model_reproduces_the_d1_instruction_table() {
-    let path = kgen::d1::calibration_dir().join("d1-instructions.tsv");
+    let path = kgen_calibration::d1::calibration_dir().join("d1-instructions.tsv");
     let Ok(text) = std::fs::read_to_string(&path) else {
-        kgen::oracle::missing::<()>(&format!("the D1 per-instruction table ({})", path.display()));
+        kgen_harness::oracle::missing::<()>(&format!("the D1 per-instruction table ({})", path.display()));
         return;
     };
     let mut lines = text.lines().filter(|l| !l.starts_with('#'));

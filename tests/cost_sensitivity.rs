@@ -20,7 +20,7 @@ fn cpb(kernel: &str, variant: &str, slow: Option<Source>) -> f64 {
     if let Some(c) = env.m.cost.as_mut() {
         c.slow = slow;
     }
-    let rows = kgen::bench::drive(kernel, variant, &mut env, &[16384]).expect("runs");
+    let rows = kgen_harness::bench::drive(k, k.bench(Abi::Psabi).expect("a driver"), variant, &mut env, &[16384]).expect("runs");
     rows[0].cpb()
 }
 

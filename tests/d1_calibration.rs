@@ -6,8 +6,8 @@
 //! only where docs/cost-model.md says; and that the D1's aligned memcpy read its source at
 //! `mem + MAX_MEM/2`, not 9 bytes past it as the kept memcpy.c does. Prints the tables (docs/cost-model.md carries them).
 
-use kgen::d1;
-use kgen::oracle;
+use kgen_calibration::d1;
+use kgen_harness::oracle;
 
 /// Rows the model misses by more than 10% and that are reported, not asserted. Each comes
 /// with evidence the test recomputes from the measurements and the model (docs/cost-model.md,

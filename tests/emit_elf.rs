@@ -9,7 +9,7 @@
 //! - a JIT image runs AES in kgen-sim at the JIT buffer's own address, and the same image
 //!   linked for a fixed address runs natively (under QEMU) from a small C loader.
 
-use kgen::oracle::{self, Binutils};
+use kgen_harness::oracle::{self, Binutils};
 use kgen_dsl::{Abi, Module};
 use kgen_emit::{elf, jit, EmitOptions};
 use kgen_sim::mem::Perm;

@@ -16,7 +16,7 @@
 //!
 //! Unsupported modules give errors, not files.
 
-use kgen::oracle;
+use kgen_harness::oracle;
 use kgen::outputs::{self, Format};
 use kgen_dsl::Abi;
 use kgen_emit::go::{go_files, go_name, go_type};
@@ -248,7 +248,7 @@ fn go_names_and_types() {
 /// The Go ABI outputs of `kernel` (what `kgen all` writes and goldens/ holds), rendered:
 /// (variant, Go function names of the module's global functions, files).
 fn go_outputs(kernel: &str) -> Vec<(&'static str, Vec<String>, Vec<(String, Vec<u8>)>)> {
-    outputs::all()
+    outputs::all(kgen_kernels::kernels())
         .into_iter()
         .filter(|o| o.kernel.name == kernel && o.abi == Abi::Go && o.format == Format::S)
         .map(|o| {

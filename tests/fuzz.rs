@@ -10,7 +10,7 @@
 //!
 //! Every failure must be one line naming the file (assembler) or the symbol (call).
 
-use kgen::asmcall::{parse_call, Runner};
+use kgen_harness::asmcall::{parse_call, Runner};
 use kgen_dsl::asmfile::{assemble_files_with, AsmOptions};
 use kgen_dsl::isa::table;
 use kgen_dsl::target::target;

@@ -452,7 +452,7 @@ fn emitted_assembly_under_qemu() {
         input.push_str(&format!("{len} {off} {} {} {seed}\n", hexs(&h), hexs(&xi)));
         want.push(hexs(&reference(&h, &xi, &common::gen_bytes(seed, len))));
     }
-    let dir = kgen::oracle::scratch("ghash_qemu");
+    let dir = kgen_harness::oracle::scratch("ghash_qemu");
     for v in VARIANTS {
         let o = kgen_emit::EmitOptions { command: "test".into(), compat: kgen_emit::Compat::Binutils240 };
         for abi in [Abi::Psabi, Abi::Linux] {

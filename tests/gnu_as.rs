@@ -9,7 +9,7 @@
 //! Also keeps `dsl/tests/data/encodings.txt` (8 cases per form, read by kgen-dsl's unit
 //! tests with no toolchain) in step: `KGEN_BLESS=1 cargo test --test gnu_as` rewrites it.
 
-use kgen::oracle::{self, Binutils, Tool};
+use kgen_harness::oracle::{self, Binutils, Tool};
 use kgen_dsl::isa::gen::{random_operands, Limits};
 use kgen_dsl::isa::{table, Inst, Kind, Row, VDialect};
 use kgen_dsl::target::march_of;

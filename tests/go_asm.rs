@@ -8,7 +8,7 @@
 //! the nosplit limit) are counted and left out. Negative control: a `MOVW` load changed
 //! to `MOVWU` in one output is reported as a mismatch at that instruction.
 
-use kgen::oracle;
+use kgen_harness::oracle;
 use kgen::outputs::{self, Format};
 use kgen_dsl::Abi;
 use kgen_emit::go::{abi0_object, go_files, go_name};
@@ -106,7 +106,7 @@ fn go_mnemonics_assemble_to_kgens_encoding() {
     let (mut total, mut go_lines, mut modules) = (0, 0, 0);
     let mut mnemonics = std::collections::BTreeSet::new();
     // Every Go output, and the macState modules `kgen go-patches` writes into x/crypto.
-    let mut builds: Vec<(String, String, kgen_dsl::Module)> = outputs::all()
+    let mut builds: Vec<(String, String, kgen_dsl::Module)> = outputs::all(kgen_kernels::kernels())
         .into_iter()
         .filter(|o| o.abi == Abi::Go && o.format == Format::S)
         .map(|o| (o.kernel.name.to_string(), o.variant.name.to_string(), o.variant.build(Abi::Go).unwrap_or_else(|e| panic!("{} {}: {e}", o.kernel.name, o.variant.name))))

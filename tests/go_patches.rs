@@ -15,7 +15,7 @@
 //! instruction of the stitched kernel's seal changed, x/crypto's chacha20poly1305 tests fail
 //! under `c906fdv`. The series is the same bytes when generated twice.
 
-use kgen::oracle::{self, Tool};
+use kgen_harness::oracle::{self, Tool};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

@@ -1,10 +1,10 @@
 //! Every generated file equals its golden copy; a change shows up as a unified diff.
-//! Bless with `cargo run --release -- goldens --bless`.
+//! Bless with `kgen goldens --bless` (`cargo run --release -- goldens --bless`).
 
 #[test]
 fn goldens_match() {
-    let dir = kgen::oracle::repo_root().join("goldens");
-    if let Err(e) = kgen::goldens::run(&dir, false) {
+    let dir = kgen_harness::oracle::repo_root().join("goldens");
+    if let Err(e) = kgen::goldens::run(kgen_kernels::kernels(), &dir, false) {
         panic!("{e}");
     }
 }
@@ -12,13 +12,13 @@ fn goldens_match() {
 #[test]
 fn a_changed_golden_is_reported_as_a_diff() {
     // Negative control: copy the goldens, change one line of one file, compare.
-    let src = kgen::oracle::repo_root().join("goldens");
-    let dir = kgen::oracle::scratch("goldens_negative");
+    let src = kgen_harness::oracle::repo_root().join("goldens");
+    let dir = kgen_harness::oracle::scratch("goldens_negative");
     copy(&src, &dir);
     let victim = dir.join("aes/c906/openssl/aes-c906.S");
     let text = std::fs::read_to_string(&victim).unwrap();
     std::fs::write(&victim, text.replacen("th.lrwu", "th.lrw", 1)).unwrap();
-    let e = kgen::goldens::run(&dir, false).unwrap_err();
+    let e = kgen::goldens::run(kgen_kernels::kernels(), &dir, false).unwrap_err();
     assert!(e.contains("-\tth.lrw") && e.contains("+\tth.lrwu"), "{e}");
     assert!(e.contains("@@"), "unified diff expected: {e}");
 }
@@ -37,7 +37,7 @@ fn copy(from: &std::path::Path, to: &std::path::Path) {
 
 #[test]
 fn generation_is_deterministic_and_path_free() {
-    for o in kgen::outputs::all() {
+    for o in kgen::outputs::all(kgen_kernels::kernels()) {
         let a = o.render(kgen_emit::Compat::Binutils244).unwrap();
         let b = o.render(kgen_emit::Compat::Binutils244).unwrap();
         assert_eq!(a, b, "{}", o.command(kgen_emit::Compat::Binutils244));

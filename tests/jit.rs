@@ -12,8 +12,8 @@
 //!   and in the loader), a CPU without the variant's extensions dies with SIGILL, and an
 //!   image that refers outside itself is refused.
 
-use kgen::jit_run::{self, Outcome, Path as RunPath, Plan, Verdict};
-use kgen::oracle::{self, Tool};
+use kgen_harness::jit::{self as jit_run, Outcome, Path as RunPath, Plan, Verdict};
+use kgen_harness::oracle::{self, Tool};
 use kgen_dsl::{Abi, Module};
 use kgen_emit::jit::{self, FlatImage};
 use rand::{Rng, SeedableRng};
@@ -48,34 +48,34 @@ fn reference_values_agree_with_rustcrypto() {
         let mut c = chacha20::ChaCha20::new((&key).into(), (&nonce).into());
         c.seek(ctr as u64 * 64);
         c.apply_keystream(&mut want);
-        assert_eq!(jit_run::chacha20_xor(&key, ctr, &nonce, &data), want, "length {}", data.len());
+        assert_eq!(kgen_kernels::chacha::chacha20_xor(&key, ctr, &nonce, &data), want, "length {}", data.len());
     }
     // GCM test case 2: H = AES-128(0, 0), X1 = C·H, GHASH(H, {}, C).
     use aes::cipher::{BlockCipherEncrypt, KeyInit};
     use ghash::universal_hash::UniversalHash;
     let mut h = aes::Block::from([0u8; 16]);
     aes::Aes128::new_from_slice(&[0; 16]).unwrap().encrypt_block(&mut h);
-    assert_eq!(h.to_vec(), unhex(jit_run::GHASH_H));
-    let c: [u8; 16] = unhex(jit_run::GHASH_C).try_into().unwrap();
+    assert_eq!(h.to_vec(), unhex(kgen_kernels::ghash::TC2_H));
+    let c: [u8; 16] = unhex(kgen_kernels::ghash::TC2_C).try_into().unwrap();
     let mut g = ghash::GHash::new(&h);
     g.update(&[c.into()]);
-    assert_eq!(g.finalize().to_vec(), unhex(jit_run::GHASH_X1));
+    assert_eq!(g.finalize().to_vec(), unhex(kgen_kernels::ghash::TC2_X1));
     let mut lens = [0u8; 16];
     lens[8..].copy_from_slice(&128u64.to_be_bytes());
     let mut g = ghash::GHash::new(&h);
     g.update(&[c.into(), lens.into()]);
-    assert_eq!(g.finalize().to_vec(), unhex(jit_run::GHASH_TC2));
+    assert_eq!(g.finalize().to_vec(), unhex(kgen_kernels::ghash::TC2_GHASH));
     // SP 800-38A F.5.1 through RustCrypto's 32-bit counter mode.
-    let mut data = unhex(jit_run::CTR_PT);
-    ctr::Ctr32BE::<aes::Aes128>::new_from_slices(&unhex(jit_run::CTR_KEY), &unhex(jit_run::CTR_IV)).unwrap().apply_keystream(&mut data);
-    assert_eq!(data, unhex(jit_run::CTR_CT));
+    let mut data = unhex(kgen_kernels::aes::CTR_PT);
+    ctr::Ctr32BE::<aes::Aes128>::new_from_slices(&unhex(kgen_kernels::aes::CTR_KEY), &unhex(kgen_kernels::aes::CTR_IV)).unwrap().apply_keystream(&mut data);
+    assert_eq!(data, unhex(kgen_kernels::aes::CTR_CT));
     // GCM test case 3: C (RustCrypto's AES-GCM) and GHASH(H, {}, C) with H = E(K, 0).
     use aes_gcm::aead::AeadInOut;
-    let k3 = unhex(jit_run::GCM3_K);
-    let nonce = aes_gcm::Nonce::<aes_gcm::aead::consts::U12>::try_from(&unhex(jit_run::GCM3_IV)[..]).unwrap();
-    let mut buf = unhex(jit_run::GCM3_P);
+    let k3 = unhex(kgen_kernels::aes_gcm::TC3_K);
+    let nonce = aes_gcm::Nonce::<aes_gcm::aead::consts::U12>::try_from(&unhex(kgen_kernels::aes_gcm::TC3_IV)[..]).unwrap();
+    let mut buf = unhex(kgen_kernels::aes_gcm::TC3_P);
     aes_gcm::Aes128Gcm::new_from_slice(&k3).unwrap().encrypt_inout_detached(&nonce, &[], buf.as_mut_slice().into()).unwrap();
-    assert_eq!(buf, unhex(jit_run::GCM3_C));
+    assert_eq!(buf, unhex(kgen_kernels::aes_gcm::TC3_C));
     let mut h = aes::Block::from([0u8; 16]);
     aes::Aes128::new_from_slice(&k3).unwrap().encrypt_block(&mut h);
     let mut blocks: Vec<ghash::Block> = buf.chunks(16).map(|b| <[u8; 16]>::try_from(b).unwrap().into()).collect();
@@ -84,7 +84,7 @@ fn reference_values_agree_with_rustcrypto() {
     blocks.push(lens.into());
     let mut g = ghash::GHash::new(&h);
     g.update(&blocks);
-    assert_eq!(g.finalize().to_vec(), unhex(jit_run::GCM3_GHASH));
+    assert_eq!(g.finalize().to_vec(), unhex(kgen_kernels::aes_gcm::TC3_GHASH));
     // The ChaCha20-Poly1305 plan's h for r = 1, reduced modulo 2^130 - 5, is RustCrypto's
     // Poly1305 tag for r = 1, s = 0 (the tag is h mod p, mod 2^128); the control: one bit
     // of the message changes it.
@@ -95,13 +95,13 @@ fn reference_values_agree_with_rustcrypto() {
         if n.is_multiple_of(10) {
             msg.iter_mut().for_each(|b| *b = 0xff); // the largest blocks: the folds carry
         }
-        let h = jit_run::poly1305_r1(&msg);
+        let h = kgen_kernels::poly1305::h_for_r1(&msg);
         let got = reduce_p(&h);
         let want: [u8; 16] = poly1305::Poly1305::new(&poly1305::Key::from(one)).compute_unpadded(&msg).into();
         assert_eq!(got, want, "{} blocks", msg.len() / 16);
         if !msg.is_empty() {
             msg[0] ^= 1;
-            assert_ne!(reduce_p(&jit_run::poly1305_r1(&msg)), want, "{} blocks: the control", msg.len() / 16);
+            assert_ne!(reduce_p(&kgen_kernels::poly1305::h_for_r1(&msg)), want, "{} blocks: the control", msg.len() / 16);
         }
     }
 }
@@ -126,7 +126,7 @@ fn reduce_p(h: &[u8; 24]) -> [u8; 16] {
 #[test]
 fn every_variant_passes_in_the_simulator_at_the_buffer_address() {
     for (k, v) in variants() {
-        let r = jit_run::jit_run(k, v, true, None).unwrap_or_else(|e| panic!("{k} {v}: {e}"));
+        let r = jit_run::jit_run(kgen_kernels::kernel(k).unwrap(), v, true, None).unwrap_or_else(|e| panic!("{k} {v}: {e}"));
         let report = r.lines().join("\n");
         assert!(r.passed(), "{k} {v}:\n{report}");
         assert_eq!(r.path, RunPath::Simulated);
@@ -140,13 +140,13 @@ fn every_variant_passes_in_the_simulator_at_the_buffer_address() {
 fn a_flipped_byte_fails_the_checks() {
     // The first byte of the code: its low bits are the instruction length, so the first
     // call faults.
-    let r = jit_run::jit_run("poly1305", "32-c906", true, Some(0)).unwrap();
+    let r = jit_run::jit_run(kgen_kernels::kernel("poly1305").unwrap(), "32-c906", true, Some(0)).unwrap();
     assert!(!r.passed() && r.error.as_deref().is_some_and(|e| e.contains("fault")), "{}", r.lines().join("\n"));
     // A byte of ChaCha20's constants ("expand 32-byte k"): every answer changes.
     let j = jit::jit(&module("chacha20", "rv64gc")).unwrap();
-    let r = jit_run::jit_run("chacha20", "rv64gc", true, Some(j.rodata_offset)).unwrap();
+    let r = jit_run::jit_run(kgen_kernels::kernel("chacha20").unwrap(), "rv64gc", true, Some(j.rodata_offset)).unwrap();
     assert!(r.error.is_none() && !r.passed() && r.verdicts.iter().all(|v| !v.ok()), "{}", r.lines().join("\n"));
-    assert!(jit_run::jit_run("chacha20", "rv64gc", true, Some(1 << 30)).is_err(), "an offset past the buffer is an error");
+    assert!(jit_run::jit_run(kgen_kernels::kernel("chacha20").unwrap(), "rv64gc", true, Some(1 << 30)).is_err(), "an offset past the buffer is an error");
 }
 
 #[test]
@@ -311,10 +311,10 @@ fn jit_buffer_runs_from_a_c_loader_under_qemu() {
         let m = module(k, v);
         let j = jit::jit(&m).unwrap();
         let img: FlatImage = j.image();
-        let plan = jit_run::plan(k, v).unwrap();
+        let plan = jit_run::plan(kgen_kernels::kernel(k).unwrap(), v).unwrap();
         let (image, script) = (dir.join(format!("{k}-{v}.img")), dir.join(format!("{k}-{v}.script")));
         std::fs::write(&image, &img.bytes).unwrap();
-        std::fs::write(&script, plan.script(&img).unwrap()).unwrap();
+        std::fs::write(&script, jit_run::script(&plan, &img).unwrap()).unwrap();
         let (q, cpu, bad) = common::emulator(&m);
         let Some(q) = q else { return };
         let what = format!("{k} {v} under -cpu {cpu}");
@@ -332,10 +332,10 @@ fn jit_buffer_runs_from_a_c_loader_under_qemu() {
     let j = jit::jit(&m).unwrap();
     let mut img = j.image();
     img.bytes[img.rodata_offset] ^= 1;
-    let plan = jit_run::plan("chacha20", "rv64gc").unwrap();
+    let plan = jit_run::plan(kgen_kernels::kernel("chacha20").unwrap(), "rv64gc").unwrap();
     let (image, script) = (dir.join("corrupt.img"), dir.join("corrupt.script"));
     std::fs::write(&image, &img.bytes).unwrap();
-    std::fs::write(&script, plan.script(&img).unwrap()).unwrap();
+    std::fs::write(&script, jit_run::script(&plan, &img).unwrap()).unwrap();
     let Some(q) = oracle::qemu() else { return };
     let failed = failures(&loader_verdicts(&plan, &run_loader(&q, "rv64", &loader, &image, &script), "corrupted chacha20 rv64gc", j.base).0);
     assert_eq!(failed.len(), plan.expects.len(), "every check must fail: {failed:?}");

@@ -24,8 +24,8 @@
 //! T-Head extensions on `-cpu rv64` makes evp_test fail (the counted code is T-Head code).
 //! Build and test times are printed, not asserted.
 
-use kgen::openssl::{self, tree::blob_id, Counter, Series};
-use kgen::oracle::{self, Binutils, Tool};
+use kgen_integrations::openssl::{self, tree::blob_id, Counter, Series};
+use kgen_harness::oracle::{self, Binutils, Tool};
 use kgen_dsl::Ext;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
@@ -82,7 +82,7 @@ fn tools() -> Option<Tools> {
 
 fn series() -> &'static Series {
     static S: OnceLock<Series> = OnceLock::new();
-    S.get_or_init(|| openssl::series(&openssl::default_src(BASE), BASE).expect("kgen openssl-patches"))
+    S.get_or_init(|| openssl::series(&openssl::default_src(BASE), BASE, kgen_kernels::kernels()).expect("kgen openssl-patches"))
 }
 
 fn cache_root() -> PathBuf {
@@ -330,7 +330,7 @@ fn every_patch_says_what_it_adds_how_it_is_selected_and_how_to_regenerate_it() {
     }
     let s = series();
     assert!(s.patches.len() >= 7, "{} patches", s.patches.len());
-    let again = openssl::series(&openssl::default_src(BASE), BASE).unwrap();
+    let again = openssl::series(&openssl::default_src(BASE), BASE, kgen_kernels::kernels()).unwrap();
     assert_eq!(s.files(), again.files(), "two runs wrote different series");
     let cmd = openssl::command(BASE);
     for (i, (name, text)) in s.files().iter().enumerate() {
@@ -384,10 +384,10 @@ fn series_applies_to_the_orig_tarball_with_git_apply_and_no_fuzz_and_a_changed_a
     std::fs::write(&rc, changed).unwrap();
     let e = apply(&t, &tree2, &files[..1]).unwrap_err();
     assert!(e.contains("0001-"), "{e}");
-    let e = openssl::series(&tree2, BASE).unwrap_err();
+    let e = openssl::series(&tree2, BASE, kgen_kernels::kernels()).unwrap_err();
     assert!(e.contains("crypto/riscvcap.c") && e.contains("static size_t vlen = 0;") && !e.contains('\n'), "{e}");
     // And kgen refuses another release.
-    let e = openssl::series(&tree, "3.4.0").unwrap_err();
+    let e = openssl::series(&tree, "3.4.0", kgen_kernels::kernels()).unwrap_err();
     assert!(e.contains("3.4.0") && !e.contains('\n'), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }

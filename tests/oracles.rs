@@ -1,7 +1,7 @@
 //! A missing oracle fails a test under `CI=true` and only skips it otherwise: the test
 //! runs itself as a child with the private toolchain folder pointed at nothing.
 
-use kgen::oracle;
+use kgen_harness::oracle;
 
 #[test]
 fn missing_oracle_fails_under_ci() {

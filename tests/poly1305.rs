@@ -726,7 +726,7 @@ fn emitted_assembly_under_qemu() {
             push(key, len, &mut rng);
         }
     }
-    let dir = kgen::oracle::scratch("poly1305_qemu");
+    let dir = kgen_harness::oracle::scratch("poly1305_qemu");
     let o = kgen_emit::EmitOptions { command: "test".into(), compat: kgen_emit::Compat::Binutils240 };
     for v in VARIANTS {
         for abi in ABIS {

@@ -12,7 +12,7 @@
 
 mod common;
 
-use kgen::oracle;
+use kgen_harness::oracle;
 use kgen_dsl::Abi;
 use std::fmt::Write as _;
 
@@ -40,10 +40,11 @@ fn kgen_32_rv64gc_is_faster_than_openssl_c_on_the_model() {
     let mut c = Vec::new();
     for n in SIZES {
         let calls = [
-            kgen::asmcall::parse_call("Poly1305_Init(buf:256:zero:name=ctx, buf:32)").unwrap(),
-            kgen::asmcall::parse_call(&format!("Poly1305_Update(@ctx, buf:{n}, {n})")).unwrap(),
+            kgen_harness::asmcall::parse_call("Poly1305_Init(buf:256:zero:name=ctx, buf:32)").unwrap(),
+            kgen_harness::asmcall::parse_call(&format!("Poly1305_Update(@ctx, buf:{n}, {n})")).unwrap(),
         ];
-        let rows = kgen::asmcall::bench_calls("openssl-c", &asm.object, &t, &calls, 1, Some(n)).unwrap();
+        let bytes = [kgen_harness::asmcall::BytesFrom::Fixed(n), kgen_harness::asmcall::BytesFrom::Fixed(n)];
+        let rows = kgen_harness::asmcall::bench_calls("openssl-c", &asm.object, &t, &calls, &bytes, &Default::default()).unwrap();
         let upd = rows.iter().find(|r| r.what.starts_with("Poly1305_Update")).unwrap_or_else(|| panic!("no Poly1305_Update row: {rows:?}"));
         assert_eq!(upd.bytes, n, "{rows:?}");
         // Control: the update hashed the message (an early return would take a few dozen
@@ -55,7 +56,7 @@ fn kgen_32_rv64gc_is_faster_than_openssl_c_on_the_model() {
     let mut kgen32 = Vec::new();
     for v in ["32-rv64gc", "64-rv64gc"] {
         let m = kgen_kernels::kernel("poly1305").unwrap().variant(v).unwrap().build(Abi::Psabi).unwrap();
-        let rows = kgen::bench::bench_object("poly1305", v, &m.object().unwrap(), &m.target, &SIZES).unwrap();
+        let rows = kgen_harness::bench::bench_object(kgen_kernels::kernel("poly1305").unwrap(), v, &m.object().unwrap(), &m.target, &SIZES).unwrap();
         let k: Vec<f64> = rows.iter().map(|r| r.cpb()).collect();
         let _ = writeln!(table, "| kgen {v}, poly1305_blocks | {:.2} | {:.2} |", k[0], k[1]);
         if v == "32-rv64gc" {

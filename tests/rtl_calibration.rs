@@ -1,10 +1,10 @@
-//! The C906 cost model against the cycle-accurate C906 RTL (openc906, see `kgen::rtl`):
+//! The C906 cost model against the cycle-accurate C906 RTL (openc906, see `kgen_harness::rtl`):
 //! micro-benchmarks (../shared/FACTS.md's RTL figures and the multiplier's write-back and
 //! forwarding rules found on the RTL for docs/cost-model.md) and every scalar kernel
 //! variant's `kgen bench` rows at 64 B and 1 KiB, within 2% each. RTL results are cached
 //! by what was run (`~/.cache/kgen-rtl`), so only a changed kernel is simulated again.
 
-use kgen::rtl;
+use kgen_harness::rtl;
 use kgen_dsl::asmfile::assemble_file;
 use kgen_dsl::target::target;
 
@@ -152,7 +152,7 @@ fn model_matches_the_rtl_micro_benchmarks() {
             plan.calls.push(rtl::Call { symbol: format!("m{k}_{reps}"), args: vec![rtl::Arg::Buf(0)], reps: 1 });
         }
     }
-    let work = kgen::oracle::scratch("rtl-micro");
+    let work = kgen_harness::oracle::scratch("rtl-micro");
     let on_rtl = rtl::run_rtl(&plan, &asm, |_| 4, &model, &kit, &work).expect("the RTL runs the micro-benchmarks");
     let on_model = rtl::run_model(&plan, &obj, &t).expect("the model runs them");
     println!("| micro-benchmark (cycles per loop body) | RTL | model |\n|---|---:|---:|");
@@ -174,10 +174,10 @@ fn model_matches_the_rtl_micro_benchmarks() {
 #[test]
 fn model_matches_the_rtl_on_scalar_kernels() {
     let Some((model, kit)) = rtl::require() else { return };
-    let work = kgen::oracle::scratch("rtl");
+    let work = kgen_harness::oracle::scratch("rtl");
     let mut rows = Vec::new();
-    for (k, v) in rtl::scalar_variants() {
-        rows.extend(rtl::compare_variant(k, v, &[64, 1024], &model, &kit, &work).unwrap_or_else(|e| panic!("{k} {v}: {e}")));
+    for (k, v) in rtl::scalar_variants(kgen_kernels::kernels()) {
+        rows.extend(rtl::compare_variant(k, v, &[64, 1024], &model, &kit, &work).unwrap_or_else(|e| panic!("{} {v}: {e}", k.name)));
     }
     println!("| kernel | variant | function | bytes | RTL cycles | model cycles | model/RTL | RTL instr | model instr |\n|---|---|---|---:|---:|---:|---:|---:|---:|");
     for r in &rows {

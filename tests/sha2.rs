@@ -518,7 +518,7 @@ fn emitted_assembly_under_qemu() {
         cases.push((len, rng.random_range(0..16usize), rng.random::<u64>()));
     }
     let input: String = cases.iter().map(|(l, o, s)| format!("{l} {o} {s}\n")).collect();
-    let dir = kgen::oracle::scratch("sha2_qemu");
+    let dir = kgen_harness::oracle::scratch("sha2_qemu");
     let o = kgen_emit::EmitOptions { command: "test".into(), compat: kgen_emit::Compat::Binutils240 };
     for alg in ALGS {
         let want: Vec<String> = cases.iter().map(|&(l, _, s)| tohex(&alg.rustcrypto(&common::gen_bytes(s, l)))).collect();

@@ -16,7 +16,7 @@
 
 mod common;
 
-use kgen::oracle;
+use kgen_harness::oracle;
 use kgen_dsl::Abi;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -55,7 +55,7 @@ fn module(kernel: &str, variant: &str) -> kgen_dsl::Module {
 }
 
 /// Modeled cycles per byte at one and four blocks.
-fn model_cpb(rows: &[kgen::bench::Row]) -> (f64, f64) {
+fn model_cpb(rows: &[kgen_harness::bench::Row]) -> (f64, f64) {
     (rows[0].cpb(), rows[1].cpb())
 }
 
@@ -68,13 +68,13 @@ fn model_against_openssl_c() {
         let t = kgen_dsl::target::target("rv64gc").unwrap();
         let asm = kgen_dsl::asmfile::assemble_file(&std::fs::read_to_string(&s).unwrap(), &t).unwrap_or_else(|e| panic!("{}: {e}", s.display()));
         let sizes = [block, 4 * block];
-        let c = kgen::bench::bench_object(kernel, "openssl-c", &asm.object, &t, &sizes).unwrap();
+        let c = kgen_harness::bench::bench_object(kgen_kernels::kernel(kernel).unwrap(), "openssl-c", &asm.object, &t, &sizes).unwrap();
         assert_eq!(c[0].what, format!("sha{bits}_block_data_order_c"), "the driver measured OpenSSL's C function");
         let (c1, c4) = model_cpb(&c);
         let _ = writeln!(table, "| {kernel} | OpenSSL 3.5.7 C (gcc -O3, rv64gc) | {c1:.2} | {c4:.2} | 1 |");
         for v in ["c906", "rv64gc", "rv64gc-zbb"] {
             let m = module(kernel, v);
-            let rows = kgen::bench::bench_object(kernel, v, &m.object().unwrap(), &m.target, &sizes).unwrap();
+            let rows = kgen_harness::bench::bench_object(kgen_kernels::kernel(kernel).unwrap(), v, &m.object().unwrap(), &m.target, &sizes).unwrap();
             let (k1, k4) = model_cpb(&rows);
             let _ = writeln!(table, "| {kernel} | kgen {v} | {k1:.2} | {k4:.2} | {:.3} |", k4 / c4);
             if v == "c906" {

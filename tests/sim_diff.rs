@@ -8,7 +8,7 @@
 //! The negative control replaces th.extu's semantics with an off-by-one version and
 //! requires the comparison to notice.
 
-use kgen::oracle::{self, Tool};
+use kgen_harness::oracle::{self, Tool};
 use kgen_dsl::isa::{table, Form};
 use kgen_sim::diff::{differences, family_rows, forms_of, generate_runnable, harness_asm, parse_output, run_sim, Family, Seq, State, HARNESS_C};
 use rand::SeedableRng;

@@ -2,7 +2,7 @@
 //! agrees with RustCrypto's `aes`; its modeled C906 cost is compared with the measurement.
 
 use aes::cipher::{BlockCipherEncrypt, KeyInit};
-use kgen::oracle;
+use kgen_harness::oracle;
 use kgen_dsl::asmfile::assemble_file;
 use kgen_dsl::target::target;
 use kgen_sim::Env;

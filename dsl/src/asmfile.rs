@@ -439,6 +439,16 @@ pub fn assemble_files(files: &[(&str, &str)], target: &Target) -> Result<Assembl
     assemble_inner(files, target, AsmOptions::default())
 }
 
+/// A C preprocessor line marker, `# LINE "FILE" [FLAGS]`: the line and the file.
+fn line_marker(l: &str) -> Option<(usize, String)> {
+    let rest = l.strip_prefix("# ")?;
+    let (num, rest) = rest.split_once(' ')?;
+    let n: usize = num.parse().ok()?;
+    let file = rest.strip_prefix('"')?;
+    let end = file.find('"')?;
+    rest[end + 2..].split_whitespace().all(|f| f.parse::<u8>().is_ok()).then(|| (n, file[..end].to_string()))
+}
+
 fn assemble_inner(files: &[(&str, &str)], target: &Target, opts: AsmOptions) -> Result<Assembled, AsmError> {
     let mut st = State {
         f: Func::new("__text", target, Abi::Psabi),
@@ -477,8 +487,16 @@ fn assemble_inner(files: &[(&str, &str)], target: &Target, opts: AsmOptions) -> 
         st.local_count.clear();
         st.section = ".text".into();
         let src = strip_block_comments(src).map_err(|e| named(name, e))?;
-        for (ln0, raw) in src.lines().enumerate() {
-            process_line(&mut st, raw, ln0 + 1, 0).map_err(|e| named(name, e))?;
+        // The C preprocessor's line markers (`# 12 "file.S" 2`) give the lines that follow
+        // their place in the source, as GNU as reads them.
+        let (mut at_file, mut at_line) = (name.to_string(), 0usize);
+        for raw in src.lines() {
+            if let Some((n, f)) = line_marker(raw) {
+                (at_file, at_line) = (f, n.saturating_sub(1));
+                continue;
+            }
+            at_line += 1;
+            process_line(&mut st, raw, at_line, 0).map_err(|e| named(&at_file, e))?;
         }
         if let Some(p) = &st.pending {
             let what = match &p.block {

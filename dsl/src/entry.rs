@@ -69,6 +69,8 @@ pub enum Ty {
     I32,
     /// `size_t`.
     Size,
+    /// A 64-bit unsigned value: `uint64_t` (Linux: `u64`; Go: `uint64`).
+    U64,
     /// A table of function pointers the function fills (`void *func[]`).
     FuncTable,
 }
@@ -96,6 +98,8 @@ impl Ty {
             Ty::U32 => "unsigned int".into(),
             Ty::I32 => "int".into(),
             Ty::Size => "size_t".into(),
+            Ty::U64 if abi == Abi::Linux => "u64".into(),
+            Ty::U64 => "uint64_t".into(),
             Ty::FuncTable => "void **".into(),
         }
     }
@@ -150,14 +154,23 @@ pub enum Ret {
     Void,
     Int,
     Size,
+    /// A 64-bit unsigned value in a0: `uint64_t` (Linux: `u64`; Go: `uint64`).
+    U64,
 }
 
 impl Ret {
+    /// The C spelling in the OpenSSL ABI.
     pub fn c(self) -> &'static str {
+        self.c_in(Abi::Psabi)
+    }
+    /// The C spelling under `abi`.
+    pub fn c_in(self, abi: Abi) -> &'static str {
         match self {
             Ret::Void => "void",
             Ret::Int => "int",
             Ret::Size => "size_t",
+            Ret::U64 if abi == Abi::Linux => "u64",
+            Ret::U64 => "uint64_t",
         }
     }
     /// Whether a0 carries a value at return.
@@ -203,7 +216,7 @@ impl Entry {
     /// The C prototype of the variant's function under `abi` (`void AES_encrypt_c906(const
     /// unsigned char *in, ...)`), or of the alias when `name` is given.
     pub fn prototype_named(&self, name: &str, abi: Abi) -> String {
-        let mut s = format!("{} {name}(", self.ret.c());
+        let mut s = format!("{} {name}(", self.ret.c_in(abi));
         if self.params.is_empty() {
             s.push_str("void");
         }

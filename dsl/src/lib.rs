@@ -8,6 +8,7 @@ pub mod check;
 pub mod entry;
 pub mod ext;
 pub mod func;
+pub mod kernel;
 pub mod lower;
 pub mod module;
 pub mod object;

@@ -31,7 +31,7 @@ impl Lowered {
             return e.prototype_named(&f.name, f.abi);
         }
         let args: Vec<String> = f.args.iter().map(|a| format!("{} {}", a.ty.c(f.abi), a.name)).collect();
-        format!("{} {}({})", f.result.c(), f.name, if args.is_empty() { "void".into() } else { args.join(", ") })
+        format!("{} {}({})", f.result.c_in(f.abi), f.name, if args.is_empty() { "void".into() } else { args.join(", ") })
     }
 }
 
@@ -114,6 +114,26 @@ impl Module {
             }
         }
         Ok(o)
+    }
+
+    /// The extensions the module's instructions use beyond RV64GC itself (for each
+    /// instruction, the first extension of its row that the target has).
+    pub fn exts_used(&self) -> std::collections::BTreeSet<crate::Ext> {
+        use crate::Ext::*;
+        const BASE: [crate::Ext; 8] = [I, M, A, F, D, C, Zicsr, Zifencei];
+        let mut used = std::collections::BTreeSet::new();
+        for l in &self.funcs {
+            for it in &l.func.items {
+                if let crate::func::Item::Inst(i) = it {
+                    if let Some(e) = i.row().ext.iter().find(|e| self.target.exts.contains(*e)) {
+                        if !BASE.contains(&e) {
+                            used.insert(e);
+                        }
+                    }
+                }
+            }
+        }
+        used
     }
 
     pub fn func(&self, name: &str) -> Option<&Lowered> {

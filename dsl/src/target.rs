@@ -17,6 +17,8 @@ pub struct Target {
     pub misaligned: Misaligned,
     /// How the core's multiplier times a 64-bit multiply.
     pub multiplier: Multiplier,
+    /// How the core's divider times a division.
+    pub divider: Divider,
     pub summary: &'static str,
 }
 
@@ -47,15 +49,27 @@ fn set(groups: &[&[Ext]]) -> ExtSet {
     groups.iter().flat_map(|g| g.iter()).fold(ExtSet::EMPTY, |s, e| s.union(ExtSet::one(*e)))
 }
 
+/// Divider timing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Divider {
+    /// The C906: 6 + (bits of the dividend - bits of the divisor)/2 cycles, 3 for a repeat
+    /// of the last operands or a zero operand (openc906 RTL, dsl/src/timing.rs).
+    C906,
+    /// Not known to be constant: RISC-V's Zkt, which lists the instructions of
+    /// data-independent latency, leaves out every division, and dividers commonly finish
+    /// early on small quotients.
+    DataDependent,
+}
+
 /// A C906 profile (VLEN 128 when it has the vector unit).
 fn c906(name: &'static str, exts: ExtSet, vlen: usize, summary: &'static str) -> Target {
-    Target { name, exts, vlen, vlen_max: vlen, misaligned: Misaligned::Fast, multiplier: Multiplier::C906, summary }
+    Target { name, exts, vlen, vlen_max: vlen, misaligned: Misaligned::Fast, multiplier: Multiplier::C906, divider: Divider::C906, summary }
 }
 
 /// A standard-core profile: no fast misaligned access assumed, VLEN from `vlen` up to
 /// `vlen_max`.
 fn standard(name: &'static str, exts: ExtSet, vlen: usize, vlen_max: usize, summary: &'static str) -> Target {
-    Target { name, exts, vlen, vlen_max, misaligned: Misaligned::Slow, multiplier: Multiplier::Constant, summary }
+    Target { name, exts, vlen, vlen_max, misaligned: Misaligned::Slow, multiplier: Multiplier::Constant, divider: Divider::DataDependent, summary }
 }
 
 /// Every target kgen knows.
@@ -85,6 +99,24 @@ pub fn target(name: &str) -> Option<Target> {
 impl Target {
     pub fn has(&self, e: Ext) -> bool {
         self.exts.contains(e)
+    }
+    /// The target with one more extension (for code written elsewhere that uses more than
+    /// a profile has: `kgen bench --asm --ext`). A vector extension on a target without a
+    /// vector unit gives it VLEN 128; the two vector dialects do not mix.
+    pub fn with_ext(mut self, e: Ext) -> Result<Target, String> {
+        let rvv = [V, Zvkb, Zvbb, Zvbc, Zvkg];
+        if (e == XTheadVector && self.has(V)) || (rvv.contains(&e) && self.has(XTheadVector)) {
+            return Err(format!("target {} has {}: {} is the other vector dialect", self.name, if self.has(V) { "RVV 1.0" } else { "XTheadVector" }, e.name()));
+        }
+        if rvv.contains(&e) && e != V {
+            self.exts = self.exts.union(ExtSet::one(V));
+        }
+        if (e == XTheadVector || rvv.contains(&e)) && self.vlen == 0 {
+            self.vlen = 128;
+            self.vlen_max = 128;
+        }
+        self.exts = self.exts.union(ExtSet::one(e));
+        Ok(self)
     }
     /// The vector dialect the target has, if any.
     pub fn vdialect(&self) -> Option<VDialect> {

@@ -155,7 +155,7 @@ pub fn go_type(t: Ty) -> Result<GoType, EmitError> {
         Ty::Ptr { elem: Elem::Go { name, .. }, .. } if is_go_ident(name) => ty(&format!("*{name}"), 8, "MOV", "MOV"),
         Ty::Ptr { elem: Elem::Go { name, .. }, .. } => return Err(unsupported(format!("`{name}` is not a Go type name"))),
         Ty::Ptr { .. } => ty("*byte", 8, "MOV", "MOV"),
-        Ty::Size => ty("uint64", 8, "MOV", "MOV"),
+        Ty::Size | Ty::U64 => ty("uint64", 8, "MOV", "MOV"),
         Ty::U32 => ty("uint32", 4, "MOVW", "MOVW"),
         Ty::I32 => ty("int32", 4, "MOVW", "MOVW"),
         Ty::FuncTable => return Err(unsupported("a table of function pointers has no Go type".into())),
@@ -167,7 +167,7 @@ fn go_result(r: Ret) -> Option<GoType> {
     match r {
         Ret::Void => None,
         Ret::Int => Some(ty("int32", 4, "MOVW", "MOVW")),
-        Ret::Size => Some(ty("uint64", 8, "MOV", "MOV")),
+        Ret::Size | Ret::U64 => Some(ty("uint64", 8, "MOV", "MOV")),
     }
 }
 

@@ -295,7 +295,8 @@ pub fn c_header(m: &Module, o: &EmitOptions) -> Result<String, EmitError> {
             s.push_str("#endif\n");
         }
         _ => {
-            s.push_str("#include <stddef.h>\n\n");
+            let u64_values = m.funcs.iter().any(|l| l.func.result == kgen_dsl::entry::Ret::U64 || l.func.args.iter().any(|a| a.ty == kgen_dsl::entry::Ty::U64));
+            s.push_str(if u64_values { "#include <stddef.h>\n#include <stdint.h>\n\n" } else { "#include <stddef.h>\n\n" });
             let mut defs = Vec::new();
             if elems.contains(&Elem::U64) || elems.contains(&Elem::U128) {
                 defs.push("typedef unsigned long long u64;".to_string());

@@ -50,6 +50,9 @@
 
 use crate::{Kernel, Variant};
 use kgen_dsl::entry::{Access::*, Elem, Entry, Param, Ret, Ty};
+use kgen_dsl::kernel::hooks::{Hook, Openssl, OpensslSlot};
+use kgen_dsl::kernel::kat::{self, unhex, Arg::*};
+use kgen_dsl::kernel::{figure, measured, rtl, Bench, Harness, Measured};
 use kgen_dsl::func::LeakKind;
 use kgen_dsl::object::DataObj;
 use kgen_dsl::target::{Misaligned, Target};
@@ -104,12 +107,19 @@ pub const SET_DECRYPT_KEY: Entry = Entry {
 pub const ENTRIES: &[&Entry] = &[&ENCRYPT, &DECRYPT, &SET_ENCRYPT_KEY, &SET_DECRYPT_KEY, &CTR32];
 
 pub const KERNEL: Kernel = Kernel {
-    name: "aes",
-    summary: "AES-128/192/256 block encrypt/decrypt and key schedules (T-tables, OpenSSL ABI)",
-    variants: &[
-        Variant { name: "c906", target: "c906", abis: &[Abi::Psabi, Abi::Go], build: |v, t, abi| build(Isa::C906, v, t, abi), vlens: &[] },
-        Variant { name: "rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Go], build: |v, t, abi| build(Isa::Rv64, v, t, abi), vlens: &[] },
-    ],
+    benches: &[Bench { abi: Abi::Psabi, module: None, drive: bench }, Bench { abi: Abi::Go, module: None, drive: bench }],
+    kat: Some(kat),
+    rtl: Some(rtl_plan),
+    hooks: &[Hook::Openssl(Openssl { slot: OpensslSlot::Aes, variants: &["c906"], entries: ENTRIES })],
+    ..Kernel::new(
+        "aes",
+        "AES-128/192/256 block encrypt/decrypt and key schedules (T-tables, OpenSSL ABI)",
+        &[
+            Variant { name: "c906", target: "c906", abis: &[Abi::Psabi, Abi::Go], build: |v, t, abi| build(Isa::C906, v, t, abi), vlens: &[] },
+            Variant { name: "rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Go], build: |v, t, abi| build(Isa::Rv64, v, t, abi), vlens: &[] },
+        ],
+        ENTRIES,
+    )
 };
 
 // ---- tables ---------------------------------------------------------------------------
@@ -1068,3 +1078,174 @@ fn build(isa: Isa, variant: &str, t: &Target, abi: Abi) -> Result<Module, BuildE
     Ok(m)
 }
 
+
+// ---- what the commands need: benchmark, known answers, RTL plan, hooks --------------------------
+
+/// `kgen bench aes`: the block functions over the size one block at a time (in place, so
+/// the table lookups see the size's data), `AES_set_encrypt_key(128)`, and
+/// `AES_ctr32_encrypt` over the size in whole blocks (in place, AES-128) from a counter
+/// whose low byte starts at 0x02 (as after GCM's J0): one cache refresh per 256 blocks.
+fn bench(h: &mut dyn Harness, sizes: &[usize]) -> Result<Vec<Measured>, String> {
+    let mut rows = Vec::new();
+    let key = h.buffer(&[0x2b; 16], 0, false);
+    let ks = h.buffer(&[0u8; 244], 0, true);
+    let dks = h.buffer(&[0u8; 244], 0, true);
+    let (set_name, set_e) = h.entry(&SET_ENCRYPT_KEY)?;
+    let (_, set_d) = h.entry(&SET_DECRYPT_KEY)?;
+    h.call(set_e, &[key, 128, ks])?;
+    h.call(set_d, &[key, 128, dks])?;
+    for (entry, ks) in [(&ENCRYPT, ks), (&DECRYPT, dks)] {
+        let (name, f) = h.entry(entry)?;
+        for &n in sizes {
+            let inp = h.buffer(&vec![0x5a; n.max(16)], 0, true);
+            let m = measured(h, |h| {
+                let (mut i, mut c) = (0, 0);
+                for b in 0..n.div_ceil(16) {
+                    let p = inp + 16 * b as u64;
+                    let (oi, oc) = h.call(f, &[p, p, ks])?;
+                    i += oi;
+                    c += oc;
+                }
+                Ok((i, c))
+            })?;
+            rows.push(figure(&name, n, m));
+        }
+    }
+    let m = measured(h, |h| h.call(set_e, &[key, 128, ks]))?;
+    rows.push(figure(format!("{set_name}(128)"), 16, m));
+    if let Ok((name, ctr)) = h.entry(&CTR32) {
+        let iv = h.buffer(&BENCH_IV, 0, false);
+        for &n in sizes {
+            let n = n.max(16).next_multiple_of(16);
+            let buf = h.buffer(&vec![0x5a; n], 0, true);
+            let m = measured(h, |h| h.call(ctr, &[buf, buf, (n / 16) as u64, ks, iv]))?;
+            rows.push(figure(&name, n, m));
+        }
+    }
+    Ok(rows)
+}
+
+/// The counter block the benchmarks start from (GCM test case 3's IV, counter 2).
+pub const BENCH_IV: [u8; 16] = [0xca, 0xfe, 0xba, 0xbe, 0xfa, 0xce, 0xdb, 0xad, 0xde, 0xca, 0xf8, 0x88, 0, 0, 0, 2];
+
+/// FIPS-197 C.1-C.3: key 000102..., this plaintext, and the ciphertext per key size.
+pub const FIPS197_PT: &str = "00112233445566778899aabbccddeeff";
+pub const FIPS197_CT: [(u64, &str); 3] =
+    [(128, "69c4e0d86a7b0430d8cdb78070b4c55a"), (192, "dda97ca4864cdfe06eaf70a0ec0d7191"), (256, "8ea2b7ca516745bfeafc49904b496089")];
+
+/// SP 800-38A F.5.1, CTR-AES128.Encrypt: key, initial counter block, plaintext, ciphertext.
+pub const CTR_KEY: &str = "2b7e151628aed2a6abf7158809cf4f3c";
+pub const CTR_IV: &str = "f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
+pub const CTR_PT: &str = "6bc1bee22e409f96e93d7e117393172aae2d8a571e03ac9c9eb76fac45af8e5130c81c46a35ce411e5fbc1191a0a52eff69f2445df4f9b17ad2b417be66c3710";
+pub const CTR_CT: &str = "874d6191b620e3261bef6864990db6ce9806f66b7970fdff8617187bb9fffdff5ae4df3edbd5d35e5b4f09020db03eab1e031dda2fbe03d1792170a0f3009cee";
+
+/// Known answers: FIPS-197 C.1-C.3 encrypt and decrypt; SP 800-38A F.5.1 in place (the
+/// counter's low word fcfdfeff does not wrap in four blocks, so a 32-bit counter gives the
+/// same blocks), ivec not written back.
+fn kat(v: &str) -> Result<kat::Plan, String> {
+    let mut p = kat::Plan::default();
+    let pt = p.buf("in", unhex(FIPS197_PT), 0);
+    for (n, (bits, ct)) in FIPS197_CT.into_iter().enumerate() {
+        let key = p.buf("userKey", (0..(bits / 8) as u8).collect(), 0);
+        let ks = p.buf("AES_KEY (encrypt)", vec![0; 244], 0);
+        let dks = p.buf("AES_KEY (decrypt)", vec![0; 244], 0);
+        let out = p.buf("out", vec![0; 16], 0);
+        let back = p.buf("decrypted", vec![0; 16], 0);
+        p.call(&SET_ENCRYPT_KEY, v, vec![Buf(key, 0), Int(bits), Buf(ks, 0)], Some(0));
+        p.call(&ENCRYPT, v, vec![Buf(pt, 0), Buf(out, 0), Buf(ks, 0)], None);
+        p.call(&SET_DECRYPT_KEY, v, vec![Buf(key, 0), Int(bits), Buf(dks, 0)], Some(0));
+        p.call(&DECRYPT, v, vec![Buf(out, 0), Buf(back, 0), Buf(dks, 0)], None);
+        p.expect(format!("FIPS-197 C.{} AES-{bits} encrypt", n + 1), out, 0, unhex(ct));
+        p.expect(format!("FIPS-197 C.{} AES-{bits} decrypt", n + 1), back, 0, unhex(FIPS197_PT));
+    }
+    let key = p.buf("userKey", unhex(CTR_KEY), 0);
+    let ks = p.buf("AES_KEY (encrypt)", vec![0; 244], 0);
+    let iv = p.buf("ivec", unhex(CTR_IV), 0);
+    let data = p.buf("in/out", unhex(CTR_PT), 0);
+    p.call(&SET_ENCRYPT_KEY, v, vec![Buf(key, 0), Int(128), Buf(ks, 0)], Some(0));
+    p.call(&CTR32, v, vec![Buf(data, 0), Buf(data, 0), Int(4), Buf(ks, 0), Buf(iv, 0)], None);
+    p.expect("SP 800-38A F.5.1 CTR-AES128 (AES_ctr32_encrypt, 4 blocks in place)".into(), data, 0, unhex(CTR_CT));
+    p.expect("SP 800-38A F.5.1: ivec unchanged".into(), iv, 0, unhex(CTR_IV));
+    Ok(p)
+}
+
+/// What [`bench`] measures, on the RTL: one block in place, called as many times as the
+/// largest size has blocks (the lookups' addresses change with the data, so the caches see
+/// what n bytes do), the key schedule, and counter mode from [`BENCH_IV`].
+fn rtl_plan(variant: &str, sizes: &[usize]) -> Result<rtl::Plan, String> {
+    use rtl::Arg;
+    let mut p = rtl::Plan::new(format!("aes {variant}"));
+    let key = p.buf(vec![0x2b; 16]);
+    let (ks, dks) = (p.buf(vec![0; 244]), p.buf(vec![0; 244]));
+    let set_e = p.call(&SET_ENCRYPT_KEY, variant, vec![key.clone(), Arg::Int(128), ks.clone()])?;
+    p.call(&SET_DECRYPT_KEY, variant, vec![key, Arg::Int(128), dks.clone()])?;
+    let inp = p.buf(vec![0x5a; 16]);
+    let reps = sizes.iter().map(|n| n.div_ceil(16)).max().unwrap_or(1) as u64;
+    for (e, k) in [(&ENCRYPT, ks.clone()), (&DECRYPT, dks)] {
+        let c = p.call(e, variant, vec![inp.clone(), inp.clone(), k])?;
+        p.calls[c].reps = reps;
+        for &n in sizes {
+            p.row(rtl::bench_name(e, variant), n, c, n.div_ceil(16) as u64);
+        }
+    }
+    p.row(format!("{}(128)", rtl::bench_name(&SET_ENCRYPT_KEY, variant)), 16, set_e, 1);
+    let iv = p.buf(BENCH_IV.to_vec());
+    for &n in sizes {
+        let n = n.max(16).next_multiple_of(16);
+        let b = p.buf(vec![0x5a; n]);
+        let c = p.call(&CTR32, variant, vec![b.clone(), b, Arg::Int((n / 16) as u64), ks.clone(), iv.clone()])?;
+        p.row(rtl::bench_name(&CTR32, variant), n, c, 1);
+    }
+    Ok(p)
+}
+
+/// The `AES_KEY` that `AES_set_encrypt_key` makes (FIPS-197 5.2's words in memory byte
+/// order, the round count at byte 240), computed here from the S-box: what a caller of
+/// another kernel that takes this schedule (the stitched AES-GCM) sets up. `key` is 16, 24
+/// or 32 bytes.
+pub fn schedule(key: &[u8]) -> Vec<u8> {
+    let s = sbox();
+    let nk = key.len() / 4;
+    assert!(matches!(nk, 4 | 6 | 8), "AES keys are 16, 24 or 32 bytes");
+    let rounds = nk + 6;
+    let mut w: Vec<[u8; 4]> = key.chunks(4).map(|c| [c[0], c[1], c[2], c[3]]).collect();
+    for i in nk..4 * (rounds + 1) {
+        let mut t = w[i - 1];
+        if i % nk == 0 {
+            t = [s[t[1] as usize] ^ RCON[i / nk - 1], s[t[2] as usize], s[t[3] as usize], s[t[0] as usize]];
+        } else if nk > 6 && i % nk == 4 {
+            t = t.map(|b| s[b as usize]);
+        }
+        w.push(std::array::from_fn(|j| w[i - nk][j] ^ t[j]));
+    }
+    let mut out: Vec<u8> = w.concat();
+    out.resize(240, 0);
+    out.extend_from_slice(&(rounds as i32).to_le_bytes());
+    out
+}
+
+/// One block encrypted with a [`schedule`] (FIPS-197 5.1, written out from the S-box).
+pub fn encrypt_block(schedule: &[u8], block: [u8; 16]) -> [u8; 16] {
+    let s = sbox();
+    let rounds = i32::from_le_bytes(schedule[240..244].try_into().expect("4 bytes")) as usize;
+    let rk = |r: usize| -> [u8; 16] { schedule[16 * r..16 * r + 16].try_into().expect("16 bytes") };
+    let mut st: [u8; 16] = std::array::from_fn(|i| block[i] ^ rk(0)[i]);
+    for r in 1..=rounds {
+        // SubBytes and ShiftRows: byte (row i, column j) comes from column j + i.
+        let sub: [u8; 16] = std::array::from_fn(|k| s[st[4 * ((k / 4 + k % 4) % 4) + k % 4] as usize]);
+        st = sub;
+        if r < rounds {
+            for c in 0..4 {
+                let a: [u8; 4] = st[4 * c..4 * c + 4].try_into().expect("a column");
+                for i in 0..4 {
+                    st[4 * c + i] = gmul(a[i], 2) ^ gmul(a[(i + 1) % 4], 3) ^ a[(i + 2) % 4] ^ a[(i + 3) % 4];
+                }
+            }
+        }
+        let k = rk(r);
+        for i in 0..16 {
+            st[i] ^= k[i];
+        }
+    }
+    st
+}

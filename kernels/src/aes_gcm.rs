@@ -86,8 +86,11 @@
 //! path and the physical C906.
 
 use crate::aes::{self, Ctr, Isa};
-use crate::ghash::{class_products, karatsuba128_reduce, karatsuba64, LANES, POWERS};
+use crate::ghash::{class_products, host_words, htable, karatsuba128_reduce, karatsuba64, LANES, POWERS};
 use crate::{Kernel, Variant};
+use kgen_dsl::kernel::hooks::{Hook, Openssl, OpensslSlot};
+use kgen_dsl::kernel::kat::{self, unhex, Arg::*};
+use kgen_dsl::kernel::{figure, measured, Bench, Harness, Measured};
 use kgen_dsl::entry::{symbol_suffix, Access::*, Elem, Entry, Param, Ret, Ty};
 use kgen_dsl::object::DataObj;
 use kgen_dsl::target::Target;
@@ -124,9 +127,19 @@ pub const DECRYPT: Entry = Entry {
 pub const ENTRIES: &[&Entry] = &[&ENCRYPT, &DECRYPT];
 
 pub const KERNEL: Kernel = Kernel {
-    name: "aes-gcm",
-    summary: "AES-GCM bulk en/decryption (OpenSSL's stitched aes_gcm_encrypt shape): T-table AES-CTR merged with XTheadVector GHASH",
-    variants: &[Variant { name: "c906", target: "c906", abis: &[Abi::Psabi], build, vlens: &[] }],
+    benches: &[Bench { abi: Abi::Psabi, module: None, drive: bench }],
+    kat: Some(kat),
+    hooks: &[Hook::Openssl(Openssl {
+        slot: OpensslSlot::AesGcm { group: GROUP as usize, aes: ("aes", "c906"), ghash: ("ghash", GHASH_VARIANT) },
+        variants: &["c906"],
+        entries: &[&ENCRYPT, &DECRYPT],
+    })],
+    ..Kernel::new(
+        "aes-gcm",
+        "AES-GCM bulk en/decryption (OpenSSL's stitched aes_gcm_encrypt shape): T-table AES-CTR merged with XTheadVector GHASH",
+        &[Variant { name: "c906", target: "c906", abis: &[Abi::Psabi], build, vlens: &[] }],
+        ENTRIES,
+    )
 };
 
 /// Bytes per group (one block per lane).
@@ -577,4 +590,116 @@ fn build(variant: &str, t: &Target, abi: Abi) -> Result<Module, BuildError> {
     m.add(crypt_fn(variant, t, abi, &tables, false), true)?;
     m.add(crypt_fn(variant, t, abi, &tables, true), true)?;
     Ok(m)
+}
+
+// ---- what the commands need: key material, benchmark, known answers, hooks -----------------------
+
+/// A key's material, as a gcm128_context holds it for these functions: the `AES_KEY` of
+/// `aes`'s `AES_set_encrypt_key`, H = E(K, 0^128) and the Htable of `ghash c906`'s
+/// `gcm_init` (computed here from the specifications: [`aes::schedule`], [`htable`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GcmKey {
+    /// `AES_KEY`: 60 round-key words, then the round count (244 bytes).
+    pub schedule: Vec<u8>,
+    /// H = E(K, 0^128) as bytes.
+    pub h: [u8; 16],
+    /// `gcm_init_c906`'s table (256 bytes).
+    pub htable: Vec<u8>,
+}
+
+/// The GHASH variant whose table the stitched code reads.
+pub const GHASH_VARIANT: &str = "c906";
+
+impl GcmKey {
+    /// The material of `key` (16, 24 or 32 bytes).
+    pub fn new(key: &[u8]) -> GcmKey {
+        let schedule = aes::schedule(key);
+        let h = aes::encrypt_block(&schedule, [0; 16]);
+        let t = crate::ghash::KERNEL.variant(GHASH_VARIANT).expect("ghash has the variant aes-gcm reads").target();
+        GcmKey { htable: htable(&t, h), schedule, h }
+    }
+
+    /// A gcm128_context's tail from Xi on, as the bulk functions read it: Xi (16 bytes),
+    /// H (host-order words), Htable.
+    pub fn context(&self, xi: &[u8; 16]) -> Vec<u8> {
+        let mut c = xi.to_vec();
+        c.extend_from_slice(&host_words(self.h));
+        c.extend_from_slice(&self.htable);
+        c
+    }
+}
+
+/// `kgen bench aes-gcm`: encrypt and decrypt over the size rounded up to whole 128-byte
+/// groups (what the functions process), in place, AES-128, with the key material of
+/// [`GcmKey`]; sizes below a group are not measured. Every call starts from the same counter
+/// (the functions advance ivec, and where the counter's low byte wraps decides when the AES
+/// cache is refreshed), so a row does not depend on the sizes measured before it.
+fn bench(h: &mut dyn Harness, sizes: &[usize]) -> Result<Vec<Measured>, String> {
+    let k = GcmKey::new(&[0x2b; 16]);
+    let ks = h.buffer(&k.schedule, 0, false);
+    let ctx = h.buffer(&k.context(&[0u8; 16]), 0, true);
+    let mut rows = Vec::new();
+    for entry in [&ENCRYPT, &DECRYPT] {
+        let (name, f) = h.entry(entry)?;
+        let mut done: Vec<usize> = Vec::new();
+        for &n in sizes {
+            let n = n.max(GROUP as usize).next_multiple_of(GROUP as usize);
+            if done.contains(&n) {
+                continue;
+            }
+            done.push(n);
+            let buf = h.buffer(&vec![0x5a; n], 0, true);
+            let m = measured(h, |h| {
+                let iv = h.buffer(&aes::BENCH_IV, 0, true);
+                h.call(f, &[buf, buf, n as u64, ks, iv, ctx])
+            })?;
+            rows.push(figure(&name, n, m));
+        }
+    }
+    Ok(rows)
+}
+
+/// GCM specification, test case 3: K, the 96-bit IV, P, C and GHASH(H, {}, C) (the tag
+/// 4d5c2af3... xor E(K, Y0) = 3247184b...).
+pub const TC3_K: &str = "feffe9928665731c6d6a8f9467308308";
+pub const TC3_IV: &str = "cafebabefacedbaddecaf888";
+pub const TC3_P: &str = "d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a721c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de657ba637b391aafd255";
+pub const TC3_C: &str = "42831ec2217774244b7221b784d0d49ce3aa212f2c02a4e035c17e2329aca12e21d514b25466931c7d8f6a5aac84aa051ba30b396a0aac973d58e091473f5985";
+pub const TC3_GHASH: &str = "7f1b32b81b820d02614f8895ac1d4eac";
+
+/// Known answers (test case 3, key material from [`GcmKey`]). Decrypt: three zero blocks
+/// (from Xi = 0 they leave Xi at 0), C, then the lengths block, from counter ffffffff, so C
+/// meets counters 2..5 after the 2^32 wrap: the output holds P and Xi is GHASH(H, {}, C).
+/// Encrypt: P twice from counter 2, in place: C first.
+fn kat(v: &str) -> Result<kat::Plan, String> {
+    let mut p = kat::Plan::default();
+    let k = GcmKey::new(&unhex(TC3_K));
+    let ivec = |c: u32| {
+        let mut b = unhex(TC3_IV);
+        b.extend_from_slice(&c.to_be_bytes());
+        b
+    };
+    let ks = p.buf("AES_KEY", k.schedule.clone(), 0);
+    let mut msg = vec![0u8; 48];
+    msg.extend_from_slice(&unhex(TC3_C));
+    msg.extend_from_slice(&0u64.to_be_bytes());
+    msg.extend_from_slice(&(8 * 64u64).to_be_bytes());
+    let inp = p.buf("in", msg, 0);
+    let out = p.buf("out", vec![0; 128], 0);
+    let iv = p.buf("ivec", ivec(0xffff_ffff), 0);
+    let ctx = p.buf("Xi, H, Htable", k.context(&[0; 16]), 0);
+    let args = |i: usize, o: usize, iv: usize, ctx: usize| vec![Buf(i, 0), Buf(o, 0), Int(128), Buf(ks, 0), Buf(iv, 0), Buf(ctx, 0)];
+    p.call(&DECRYPT, v, args(inp, out, iv, ctx), Some(128));
+    p.expect("GCM test case 3: P from C (aes_gcm_decrypt, blocks 3..6)".into(), out, 48, unhex(TC3_P));
+    p.expect("GCM test case 3: Xi = GHASH(H, {}, C) (aes_gcm_decrypt)".into(), ctx, 0, unhex(TC3_GHASH));
+    p.expect("aes_gcm_decrypt: ivec's counter ffffffff + 8 (mod 2^32)".into(), iv, 0, ivec(7));
+    let mut twice = unhex(TC3_P);
+    twice.extend_from_slice(&unhex(TC3_P));
+    let data = p.buf("in/out", twice, 0);
+    let iv2 = p.buf("ivec", ivec(2), 0);
+    let ctx2 = p.buf("Xi, H, Htable", k.context(&[0; 16]), 0);
+    p.call(&ENCRYPT, v, args(data, data, iv2, ctx2), Some(128));
+    p.expect("GCM test case 3: C from P (aes_gcm_encrypt, blocks 0..3, in place)".into(), data, 0, unhex(TC3_C));
+    p.expect("aes_gcm_encrypt: ivec's counter 2 + 8".into(), iv2, 0, ivec(10));
+    Ok(p)
 }

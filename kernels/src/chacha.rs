@@ -44,6 +44,9 @@
 //! returning.
 
 use crate::{Kernel, Variant};
+use kgen_dsl::kernel::hooks::{Hook, Openssl, OpensslSlot, XCrypto, XCryptoSlot};
+use kgen_dsl::kernel::kat::{self, unhex, Arg::*};
+use kgen_dsl::kernel::{figure, measured, rtl, Bench, Harness, Measured};
 use kgen_dsl::entry::{Access::*, Elem, Entry, Param, Ret, Ty};
 use kgen_dsl::isa::VDialect;
 use kgen_dsl::object::DataObj;
@@ -52,15 +55,25 @@ use kgen_dsl::{Abi, BuildError, Ext, Func, Label, Module, Reg};
 use kgen_macros::kasm;
 
 pub const KERNEL: Kernel = Kernel {
-    name: "chacha20",
-    summary: "ChaCha20 keystream XOR: 4 vector lanes + 1 scalar block, or scalar (OpenSSL, Linux; Go for the scalar variants)",
-    variants: &[
-        Variant { name: "c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build, vlens: &[] },
-        Variant { name: "c906-novector", target: "c906-novector", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build, vlens: &[] },
-        Variant { name: "rv64gcv", target: "rv64gcv", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build, vlens: &[128, 256, 512] },
-        Variant { name: "rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build, vlens: &[] },
-        Variant { name: "rva23", target: "rva23", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build, vlens: &[128, 256, 512] },
+    benches: &[Bench { abi: Abi::Psabi, module: None, drive: bench }, Bench { abi: Abi::Go, module: None, drive: bench }],
+    kat: Some(kat),
+    rtl: Some(rtl_plan),
+    hooks: &[
+        Hook::Openssl(Openssl { slot: OpensslSlot::ChaCha20, variants: &["c906", "c906-novector"], entries: &[&CTR32] }),
+        Hook::XCrypto(XCrypto { slot: XCryptoSlot::ChaCha20, variants: &["c906", "c906-novector"], module: None, entries: &[&CTR32] }),
     ],
+    ..Kernel::new(
+        "chacha20",
+        "ChaCha20 keystream XOR: 4 vector lanes + 1 scalar block, or scalar (OpenSSL, Linux; Go for the scalar variants)",
+        &[
+            Variant { name: "c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build, vlens: &[] },
+            Variant { name: "c906-novector", target: "c906-novector", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build, vlens: &[] },
+            Variant { name: "rv64gcv", target: "rv64gcv", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build, vlens: &[128, 256, 512] },
+            Variant { name: "rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build, vlens: &[] },
+            Variant { name: "rva23", target: "rva23", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build, vlens: &[128, 256, 512] },
+        ],
+        ENTRIES,
+    )
 };
 
 /// `void ChaCha20_ctr32(unsigned char *out, const unsigned char *inp, size_t len, const
@@ -820,4 +833,116 @@ fn build(variant: &str, t: &Target, abi: Abi) -> Result<Module, BuildError> {
         }
     }
     Ok(m)
+}
+
+// ---- what the commands need: benchmark, known answers, RTL plan, hooks --------------------------
+
+/// The key and counter block the benchmarks use (the values do not change the cost).
+const BENCH_KEY: [u8; 32] = [0x42; 32];
+const BENCH_COUNTER: [u8; 16] = [1, 0, 0, 0, 9, 9, 9, 9, 7, 7, 7, 7, 5, 5, 5, 5];
+
+/// `kgen bench chacha20`: `ChaCha20_ctr32` over the size, in place.
+fn bench(h: &mut dyn Harness, sizes: &[usize]) -> Result<Vec<Measured>, String> {
+    let key = h.buffer(&BENCH_KEY, 0, false);
+    let ctr = h.buffer(&BENCH_COUNTER, 0, false);
+    let (name, f) = h.entry(&CTR32)?;
+    let mut rows = Vec::new();
+    for &n in sizes {
+        let buf = h.buffer(&vec![0x5a; n], 0, true);
+        let m = measured(h, |h| h.call(f, &[buf, buf, n as u64, key, ctr]))?;
+        rows.push(figure(&name, n, m));
+    }
+    Ok(rows)
+}
+
+/// The ChaCha20 block function (RFC 8439 2.3) for a 32-bit counter, written out as the RFC
+/// gives it: the known answers past the RFC's own bytes come from it (tests/jit.rs checks it
+/// against RustCrypto).
+pub fn chacha20_block(key: &[u8; 32], counter: u32, nonce: &[u8; 12]) -> [u8; 64] {
+    let word = |b: &[u8], i: usize| u32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]]);
+    let mut s = [0u32; 16];
+    s[..4].copy_from_slice(&SIGMA);
+    for i in 0..8 {
+        s[4 + i] = word(key, i);
+    }
+    s[12] = counter;
+    for i in 0..3 {
+        s[13 + i] = word(nonce, i);
+    }
+    let mut x = s;
+    let qr = |x: &mut [u32; 16], [a, b, c, d]: [usize; 4]| {
+        // a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+        for (p, q, r, n) in [(a, b, d, 16), (c, d, b, 12), (a, b, d, 8), (c, d, b, 7)] {
+            x[p] = x[p].wrapping_add(x[q]);
+            x[r] = (x[r] ^ x[p]).rotate_left(n);
+        }
+    };
+    for _ in 0..10 {
+        for q in COLUMNS.into_iter().chain(DIAGONALS) {
+            qr(&mut x, q);
+        }
+    }
+    let mut out = [0u8; 64];
+    for i in 0..16 {
+        out[4 * i..4 * i + 4].copy_from_slice(&x[i].wrapping_add(s[i]).to_le_bytes());
+    }
+    out
+}
+
+/// `data` XOR the keystream from block `counter` on, the counter wrapping at 2^32 as
+/// OpenSSL's `ChaCha20_ctr32` does.
+pub fn chacha20_xor(key: &[u8; 32], counter: u32, nonce: &[u8; 12], data: &[u8]) -> Vec<u8> {
+    let mut out = data.to_vec();
+    for (k, chunk) in out.chunks_mut(64).enumerate() {
+        let ks = chacha20_block(key, counter.wrapping_add(k as u32), nonce);
+        for (b, s) in chunk.iter_mut().zip(ks) {
+            *b ^= s;
+        }
+    }
+    out
+}
+
+/// RFC 8439 2.4.2: key 00..1f, nonce 000000000000004a00000000, counter 1, this plaintext
+/// and its ciphertext.
+pub const RFC_PT: &[u8] = b"Ladies and Gentlemen of the class of '99: If I could offer you only one tip for the future, sunscreen would be it.";
+pub const RFC_CT: &str = "6e2e359a2568f98041ba0728dd0d6981e97e7aec1d4360c20a27afccfd9fae0bf91b65c5524733ab8f593dabcd62b3571639d624e65152ab8f530c359f0861d807ca0dbf500d6a6156a38e088a22b65e52bc514d16ccf806818ce91ab77937365af90bbf74a35be6b40b8eedf2785e42874d";
+pub const RFC_NONCE: [u8; 12] = [0, 0, 0, 0, 0, 0, 0, 0x4a, 0, 0, 0, 0];
+
+/// Known answers: RFC 8439 2.4.2 alone (114 bytes) and at the start of 512- and 1100-byte
+/// buffers, so vector variants compute it in their lanes and rows; the bytes past the
+/// RFC's come from [`chacha20_xor`].
+fn kat(v: &str) -> Result<kat::Plan, String> {
+    let mut p = kat::Plan::default();
+    let key: [u8; 32] = std::array::from_fn(|i| i as u8);
+    let kb = p.buf("key", key.to_vec(), 0);
+    let mut counter = 1u32.to_le_bytes().to_vec();
+    counter.extend_from_slice(&RFC_NONCE);
+    let cb = p.buf("counter", counter, 0);
+    let rfc = RFC_PT.len();
+    for len in [rfc, 512, 1100] {
+        let mut data = RFC_PT.to_vec();
+        data.resize(len, 0);
+        let want = chacha20_xor(&key, 1, &RFC_NONCE, &data);
+        let inp = p.buf("inp", data, 0);
+        let out = p.buf("out", vec![0; len], 0);
+        p.call(&CTR32, v, vec![Buf(out, 0), Buf(inp, 0), Int(len as u64), Buf(kb, 0), Buf(cb, 0)], None);
+        p.expect(format!("RFC 8439 2.4.2, {len}-byte buffer"), out, 0, unhex(RFC_CT));
+        if len > rfc {
+            p.expect(format!("RFC 8439 2.4.2 key, bytes {rfc}..{len} (block function)"), out, rfc, want[rfc..].to_vec());
+        }
+    }
+    Ok(p)
+}
+
+/// What [`bench`] measures, on the RTL.
+fn rtl_plan(variant: &str, sizes: &[usize]) -> Result<rtl::Plan, String> {
+    let mut p = rtl::Plan::new(format!("chacha20 {variant}"));
+    let key = p.buf(BENCH_KEY.to_vec());
+    let ctr = p.buf(BENCH_COUNTER.to_vec());
+    for &n in sizes {
+        let b = p.buf(vec![0x5a; n]);
+        let c = p.call(&CTR32, variant, vec![b.clone(), b, rtl::Arg::Int(n as u64), key.clone(), ctr.clone()])?;
+        p.row(rtl::bench_name(&CTR32, variant), n, c, 1);
+    }
+    Ok(p)
 }

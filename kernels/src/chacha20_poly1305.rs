@@ -93,6 +93,9 @@
 use crate::chacha::{self, VRegs, COLUMNS, DIAGONALS, SIGMA};
 use crate::poly1305::{self, Layout, Pad, P32};
 use crate::{Kernel, Variant};
+use kgen_dsl::kernel::hooks::{Hook, Openssl, OpensslSlot, XCrypto, XCryptoSlot};
+use kgen_dsl::kernel::kat::{self, unhex, Arg::*};
+use kgen_dsl::kernel::{figure, measured, Bench, Harness, Measured};
 use kgen_dsl::entry::{Access::*, Elem, Entry, Param, Ret, Ty};
 use kgen_dsl::isa::VDialect;
 use kgen_dsl::sched::MemOrder;
@@ -101,9 +104,22 @@ use kgen_dsl::{Abi, BuildError, Func, Module, Opnd, Reg, Slot};
 use kgen_macros::kasm;
 
 pub const KERNEL: Kernel = Kernel {
-    name: "chacha20-poly1305",
-    summary: "ChaCha20-Poly1305 seal/open of whole blocks: ChaCha20 in XTheadVector lanes merged with scalar base-2^32 Poly1305 (OpenSSL-style, Go)",
-    variants: &[Variant { name: "c906", target: "c906", abis: &[Abi::Psabi, Abi::Go], build, vlens: &[] }],
+    benches: &[
+        Bench { abi: Abi::Psabi, module: None, drive: bench },
+        Bench { abi: Abi::Go, module: None, drive: bench },
+        Bench { abi: Abi::Go, module: Some(macstate_companion), drive: bench_macstate },
+    ],
+    kat: Some(kat),
+    hooks: &[
+        Hook::Openssl(Openssl { slot: OpensslSlot::ChaCha20Poly1305, variants: &["c906"], entries: &[&SEAL, &OPEN] }),
+        Hook::XCrypto(XCrypto { slot: XCryptoSlot::ChaCha20Poly1305, variants: &["c906"], module: Some(macstate_companion), entries: &[&MACSTATE_SEAL, &MACSTATE_OPEN] }),
+    ],
+    ..Kernel::new(
+        "chacha20-poly1305",
+        "ChaCha20-Poly1305 seal/open of whole blocks: ChaCha20 in XTheadVector lanes merged with scalar base-2^32 Poly1305 (OpenSSL-style, Go)",
+        &[Variant { name: "c906", target: "c906", abis: &[Abi::Psabi, Abi::Go], build, vlens: &[] }],
+        ENTRIES,
+    )
 };
 
 const PARAMS: &[Param] = &[
@@ -526,4 +542,94 @@ pub fn macstate_module(variant: &str) -> Result<Module, BuildError> {
     m.add(aead_fn(Dir::Seal, variant, &t, Abi::Go, Layout::MacState), true)?;
     m.add(aead_fn(Dir::Open, variant, &t, Abi::Go, Layout::MacState), true)?;
     Ok(m)
+}
+
+// ---- what the commands need: benchmark, known answers, hooks ---------------------------------
+
+/// The Go module of [`macstate_module`], as a benchmark's or hook's companion module.
+fn macstate_companion(variant: &str) -> Result<Option<Module>, BuildError> {
+    macstate_module(variant).map(Some)
+}
+
+const BENCH_KEY: [u8; 32] = [0x42; 32];
+const BENCH_COUNTER: [u8; 16] = [1, 0, 0, 0, 9, 9, 9, 9, 7, 7, 7, 7, 5, 5, 5, 5];
+
+/// seal and open of `entries` over the size rounded up to whole 64-byte blocks (what they
+/// process), in place, counter 1, on the Poly1305 state `state` (the kernel is constant
+/// time: the values do not change the cost).
+fn bench_on(h: &mut dyn Harness, sizes: &[usize], entries: [&Entry; 2], state: &[u8]) -> Result<Vec<Measured>, String> {
+    let key = h.buffer(&BENCH_KEY, 0, false);
+    let ctr = h.buffer(&BENCH_COUNTER, 0, false);
+    let st = h.buffer(state, 0, true);
+    let mut rows: Vec<Measured> = Vec::new();
+    for entry in entries {
+        let (name, f) = h.entry(entry)?;
+        for &n in sizes {
+            let n = n.max(64).next_multiple_of(64);
+            if rows.iter().any(|r| r.what == name && r.bytes == n) {
+                continue; // a smaller size rounded up to the same blocks
+            }
+            let buf = h.buffer(&vec![0x5a; n], 0, true);
+            let m = measured(h, |h| h.call(f, &[buf, buf, n as u64, key, ctr, st]))?;
+            rows.push(figure(&name, n, m));
+        }
+    }
+    Ok(rows)
+}
+
+/// `kgen bench chacha20-poly1305`: seal and open on the context `poly1305 32-c906`'s init
+/// lays out for a fixed key.
+fn bench(h: &mut dyn Harness, sizes: &[usize]) -> Result<Vec<Measured>, String> {
+    bench_on(h, sizes, [&SEAL, &OPEN], &poly1305::context_for(&[0x3c; 16]))
+}
+
+/// The Go forms on x/crypto's macState (h = 0, r clamped from a 0x3c key).
+fn bench_macstate(h: &mut dyn Harness, sizes: &[usize]) -> Result<Vec<Measured>, String> {
+    bench_on(h, sizes, [&MACSTATE_SEAL, &MACSTATE_OPEN], &poly1305::macstate(0x3c3c_3c3c_3c3c_3c3c))
+}
+
+/// RFC 8439 2.8.2: key 80..9f, nonce 07000000 40414243 44454647, counter 1; the plaintext
+/// is [`chacha::RFC_PT`]. The first 64 bytes of its ciphertext.
+pub const RFC_NONCE: [u8; 12] = [7, 0, 0, 0, 0x40, 0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x47];
+pub const RFC_CT64: &str = "d31a8d34648e60db7b86afbc53ef7ec2a4aded51296e08fea9e2b5a736ee62d63dbea45e8ca9671282fafb69da92728b1a71de0a9e060b2905d6a5b67ecd3b36";
+
+/// Known answers for the bulk seal/open: RFC 8439 2.8.2's key, nonce and plaintext at
+/// counter 1, the first whole block against the RFC's ciphertext; 128-, 512- and 1100-byte
+/// buffers (the scalar path, the lanes merged with Poly1305, a last partial group) against
+/// [`chacha::chacha20_xor`]; the bytes past the whole blocks untouched. The Poly1305 context
+/// starts with r = 1 (h = 0), so h ends as [`poly1305::h_for_r1`] of the ciphertext; the
+/// RFC's tag with the real one-time key needs the `poly1305` functions around the kernel,
+/// which tests/chacha20_poly1305.rs checks.
+fn kat(v: &str) -> Result<kat::Plan, String> {
+    let mut p = kat::Plan::default();
+    let key: [u8; 32] = std::array::from_fn(|i| 0x80 + i as u8);
+    let kb = p.buf("key", key.to_vec(), 0);
+    let mut counter = 1u32.to_le_bytes().to_vec();
+    counter.extend_from_slice(&RFC_NONCE);
+    let cb = p.buf("counter", counter, 0);
+    // The context of poly1305_init for r = 1: h = 0, r = (1, 0, 0, 0), s1..s3 = 0.
+    let mut ctx = vec![0u8; poly1305::CTX_BYTES];
+    ctx[poly1305::CTX_R as usize] = 1;
+    for len in [chacha::RFC_PT.len(), 128, 512, 1100] {
+        let mut data = chacha::RFC_PT.to_vec();
+        data.resize(len, 0);
+        let whole = len & !63;
+        let ct = chacha::chacha20_xor(&key, 1, &RFC_NONCE, &data);
+        let h = poly1305::h_for_r1(&ct[..whole]);
+        for (seal, entry, what, from, to) in [(true, &SEAL, "seal", &data, &ct), (false, &OPEN, "open", &ct, &data)] {
+            let inp = p.buf("in", from.clone(), 1);
+            let out = p.buf("out", vec![0; len], 3);
+            let c = p.buf("poly", ctx.clone(), 0);
+            p.call(entry, v, vec![Buf(out, 0), Buf(inp, 0), Int(len as u64), Buf(kb, 0), Buf(cb, 0), Buf(c, 0)], None);
+            if seal {
+                p.expect(format!("RFC 8439 2.8.2 ciphertext, block 1 ({what}, {len}-byte buffer)"), out, 0, unhex(RFC_CT64));
+            }
+            p.expect(format!("{what} of {len} bytes: the {whole} whole-block bytes (block function)"), out, 0, to[..whole].to_vec());
+            if len > whole {
+                p.expect(format!("{what} of {len} bytes: the {} bytes after them untouched", len - whole), out, whole, vec![0; len - whole]);
+            }
+            p.expect(format!("{what} of {len} bytes: Poly1305 h of the ciphertext (r = 1)"), c, poly1305::CTX_H as usize, h.to_vec());
+        }
+    }
+    Ok(p)
 }

@@ -82,6 +82,9 @@
 //! | c906-novector | 30.19 | 27.61 | 26.87 | 26.69 | 26.67 | 26.64 | 26.63 |
 
 use crate::{Kernel, Variant};
+use kgen_dsl::kernel::hooks::{Hook, Openssl, OpensslSlot};
+use kgen_dsl::kernel::kat::{self, unhex, Arg::*};
+use kgen_dsl::kernel::{figure, measured, rtl, Bench, Harness, Measured};
 use kgen_dsl::entry::{Access::*, Elem, Entry, Param, Ret, Ty};
 use kgen_dsl::isa::VDialect;
 use kgen_dsl::target::{Misaligned, Target};
@@ -89,14 +92,21 @@ use kgen_dsl::{Abi, BuildError, Ext, Func, Module, Opnd, Reg, Slot};
 use kgen_macros::kasm;
 
 pub const KERNEL: Kernel = Kernel {
-    name: "ghash",
-    summary: "GHASH without carry-less multiply (32x32 Karatsuba on integer multiplies), and a Zbc form (OpenSSL, Linux, Go)",
-    variants: &[
-        Variant { name: "c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build, vlens: &[] },
-        Variant { name: "c906-novector", target: "c906-novector", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build, vlens: &[] },
-        Variant { name: "rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build, vlens: &[] },
-        Variant { name: "rv64gc-zbc", target: "rv64gc-zbc", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build, vlens: &[] },
-    ],
+    benches: &[Bench { abi: Abi::Psabi, module: None, drive: bench }, Bench { abi: Abi::Go, module: None, drive: bench }],
+    kat: Some(kat),
+    rtl: Some(rtl_plan),
+    hooks: &[Hook::Openssl(Openssl { slot: OpensslSlot::Ghash, variants: &["c906", "c906-novector"], entries: &[&INIT, &GMULT, &GHASH] })],
+    ..Kernel::new(
+        "ghash",
+        "GHASH without carry-less multiply (32x32 Karatsuba on integer multiplies), and a Zbc form (OpenSSL, Linux, Go)",
+        &[
+            Variant { name: "c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build, vlens: &[] },
+            Variant { name: "c906-novector", target: "c906-novector", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build, vlens: &[] },
+            Variant { name: "rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build, vlens: &[] },
+            Variant { name: "rv64gc-zbc", target: "rv64gc-zbc", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build, vlens: &[] },
+        ],
+        ENTRIES,
+    )
 };
 
 const OPENSSL_GO: &[Abi] = &[Abi::Psabi, Abi::Go];
@@ -1097,3 +1107,135 @@ fn build(variant: &str, t: &Target, abi: Abi) -> Result<Module, BuildError> {
     Ok(m)
 }
 
+
+// ---- what the commands need: benchmark, known answers, RTL plan, hooks --------------------------
+
+/// H = E(0^128, 0^128), the key the benchmarks use.
+pub const BENCH_H: [u8; 16] = [0x66, 0xe9, 0x4b, 0xd4, 0xef, 0x8a, 0x2c, 0x3b, 0x88, 0x4c, 0xfa, 0x59, 0xca, 0x34, 0x2b, 0x2e];
+
+/// `kgen bench ghash`: `gcm_init`, then `gcm_ghash` over the size (whole blocks); init is
+/// the one with the same variant part as ghash's (a file may hold several).
+fn bench(h: &mut dyn Harness, sizes: &[usize]) -> Result<Vec<Measured>, String> {
+    let (ghash_name, ghash) = h.entry(&GHASH)?;
+    let part = GHASH.variant_part(&ghash_name).unwrap_or_default().to_string();
+    let init = h.lookup(&INIT.symbol_for_part(&part))?;
+    let table = h.buffer(&[0u8; 256], 0, true);
+    let hb = h.buffer(&BENCH_H, 0, false);
+    h.call(init, &[table, hb])?;
+    let xi = h.buffer(&[0u8; 16], 0, true);
+    let mut rows = Vec::new();
+    for &n in sizes {
+        let n = n.max(16).next_multiple_of(16);
+        let inp = h.buffer(&vec![0x5a; n], 0, false);
+        let m = measured(h, |h| h.call(ghash, &[xi, table, inp, n as u64]))?;
+        rows.push(figure(&ghash_name, n, m));
+    }
+    Ok(rows)
+}
+
+/// GCM specification, test case 2: H = E(0^128, 0^128), the ciphertext block, X1 = C·H and
+/// GHASH(H, {}, C) (which is the tag ab6e47d4... xor E(K, Y0) = 58e2fcce...).
+pub const TC2_H: &str = "66e94bd4ef8a2c3b884cfa59ca342b2e";
+pub const TC2_C: &str = "0388dace60b6a392f328c2b971b2fe78";
+pub const TC2_X1: &str = "5e2ec746917062882c85b0685353deb7";
+pub const TC2_GHASH: &str = "f38cbb1ad69223dcc3457ae5b6b0f885";
+
+/// Known answers (test case 2): X1 = C·H through `gcm_gmult` and GHASH(H, {}, C) through
+/// `gcm_ghash`.
+fn kat(v: &str) -> Result<kat::Plan, String> {
+    let mut p = kat::Plan::default();
+    let table = p.buf("Htable", vec![0; 256], 0);
+    let hb = p.buf("H", host_words(unhex(TC2_H).try_into().expect("16 bytes")), 0);
+    p.call(&INIT, v, vec![Buf(table, 0), Buf(hb, 0)], None);
+    let x1 = p.buf("Xi (gmult)", unhex(TC2_C), 0);
+    p.call(&GMULT, v, vec![Buf(x1, 0), Buf(table, 0)], None);
+    p.expect("GCM test case 2: X1 = C·H (gcm_gmult)".into(), x1, 0, unhex(TC2_X1));
+    // 14 zero blocks (from Xi = 0 they leave Xi at 0, so the result is still test case 2's,
+    // and vector variants take their lanes), C, then the lengths block: len(A) = 0,
+    // len(C) = 128 bits, big-endian.
+    let mut msg = vec![0u8; 16 * 14];
+    msg.extend_from_slice(&unhex(TC2_C));
+    msg.extend_from_slice(&0u64.to_be_bytes());
+    msg.extend_from_slice(&128u64.to_be_bytes());
+    let xi = p.buf("Xi (ghash)", vec![0; 16], 0);
+    let inp = p.buf("inp", msg, 0);
+    p.call(&GHASH, v, vec![Buf(xi, 0), Buf(table, 0), Buf(inp, 0), Int(16 * 16)], None);
+    p.expect("GCM test case 2: GHASH(H, {}, C) (gcm_ghash)".into(), xi, 0, unhex(TC2_GHASH));
+    Ok(p)
+}
+
+/// What [`bench`] measures, on the RTL.
+fn rtl_plan(variant: &str, sizes: &[usize]) -> Result<rtl::Plan, String> {
+    let mut p = rtl::Plan::new(format!("ghash {variant}"));
+    let table = p.buf(vec![0; 256]);
+    let hb = p.buf(BENCH_H.to_vec());
+    p.call(&INIT, variant, vec![table.clone(), hb])?;
+    let xi = p.buf(vec![0; 16]);
+    for &n in sizes {
+        let n = n.max(16).next_multiple_of(16);
+        let inp = p.buf(vec![0x5a; n]);
+        let c = p.call(&GHASH, variant, vec![xi.clone(), table.clone(), inp, rtl::Arg::Int(n as u64)])?;
+        p.row(rtl::bench_name(&GHASH, variant), n, c, 1);
+    }
+    Ok(p)
+}
+
+/// OpenSSL's `u64 H[2]`: the big-endian halves of E(0) as host-order (little-endian) words.
+pub fn host_words(h: [u8; 16]) -> Vec<u8> {
+    h.chunks(8).flat_map(|half| u64::from_be_bytes(half.try_into().expect("8 bytes")).to_le_bytes()).collect()
+}
+
+/// GF(2^128) multiplication as SP 800-38D 6.3 defines it (blocks as big-endian integers).
+fn gf128_mul(x: u128, y: u128) -> u128 {
+    let (mut z, mut v) = (0u128, y);
+    for i in 0..128 {
+        if x >> (127 - i) & 1 == 1 {
+            z ^= v;
+        }
+        v = (v >> 1) ^ if v & 1 == 1 { 0xe1 << 120 } else { 0 };
+    }
+    z
+}
+
+/// The table `gcm_init` of a variant built for `t` writes for H = E(0) (256 bytes, zero
+/// where the variant writes nothing), computed here from the specification: what a caller of
+/// another kernel that reads this table (the stitched AES-GCM) sets up. The twisted key is
+/// H·x^-1 (see the module documentation); the hole variants store its pieces' classes, the
+/// vector variant also the twisted powers H^2..H^8, the Zbc variant its halves.
+pub fn htable(t: &Target, h: [u8; 16]) -> Vec<u8> {
+    let isa = Isa::of(t);
+    let twist = |v: u128| (v << 1) ^ if v >> 127 == 1 { (0xc2 << 120) | 1 } else { 0 };
+    let hv = u128::from_be_bytes(h);
+    let tw = twist(hv);
+    let (lo, hi) = (tw as u64, (tw >> 64) as u64);
+    let mut out = vec![0u8; 256];
+    match isa.mul {
+        Mul::Clmul => {
+            for (k, w) in [lo, hi, lo ^ hi].into_iter().enumerate() {
+                out[8 * k..8 * k + 8].copy_from_slice(&w.to_le_bytes());
+            }
+        }
+        Mul::Holes { .. } => {
+            for (g, w) in [lo, hi, lo ^ hi].into_iter().enumerate() {
+                let (p0, p1) = (w & 0xffff_ffff, w >> 32);
+                for (s, v) in [p0, p1, p0 ^ p1].into_iter().enumerate() {
+                    for k in 0..4 {
+                        let off = 16 * (3 * g + s) + 4 * k;
+                        out[off..off + 4].copy_from_slice(&((v & (0x1111_1111 << k)) as u32).to_le_bytes());
+                    }
+                }
+            }
+            if isa.vector {
+                let mut p = hv;
+                for k in 0..LANES - 1 {
+                    p = gf128_mul(p, hv);
+                    let tp = twist(p);
+                    let off = POWERS as usize + 16 * k;
+                    out[off..off + 8].copy_from_slice(&(tp as u64).to_le_bytes());
+                    out[off + 8..off + 16].copy_from_slice(&((tp >> 64) as u64).to_le_bytes());
+                }
+            }
+        }
+    }
+    out
+}

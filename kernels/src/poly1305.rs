@@ -76,6 +76,9 @@
 //! `tests/poly1305.rs`): see README.md's table.
 
 use crate::{Kernel, Variant};
+use kgen_dsl::kernel::hooks::{Hook, Openssl, OpensslSlot, XCrypto, XCryptoSlot};
+use kgen_dsl::kernel::kat::{self, unhex, Arg::*};
+use kgen_dsl::kernel::{figure, measured, rtl, Bench, Harness, Measured};
 use kgen_dsl::entry::{Access::*, Elem, Entry, Param, Ret, Ty};
 use kgen_dsl::func::LeakKind;
 use kgen_dsl::target::{Multiplier, Target};
@@ -83,14 +86,28 @@ use kgen_dsl::{Abi, BuildError, Ext, Func, Label, Module, Reg};
 use kgen_macros::kasm;
 
 pub const KERNEL: Kernel = Kernel {
-    name: "poly1305",
-    summary: "Poly1305 init/blocks/emit: base 2^64 (mul/mulhu) or constant-time base 2^32 (OpenSSL, Linux, Go)",
-    variants: &[
-        Variant { name: "64-c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: |v, t, abi| build(Radix::R64, v, t, abi), vlens: &[] },
-        Variant { name: "64-rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: |v, t, abi| build(Radix::R64, v, t, abi), vlens: &[] },
-        Variant { name: "32-c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: |v, t, abi| build(Radix::R32, v, t, abi), vlens: &[] },
-        Variant { name: "32-rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: |v, t, abi| build(Radix::R32, v, t, abi), vlens: &[] },
+    benches: &[
+        Bench { abi: Abi::Psabi, module: None, drive: bench },
+        Bench { abi: Abi::Go, module: None, drive: bench },
+        Bench { abi: Abi::Go, module: Some(macstate_companion), drive: bench_macstate },
     ],
+    kat: Some(kat),
+    rtl: Some(rtl_plan),
+    hooks: &[
+        Hook::Openssl(Openssl { slot: OpensslSlot::Poly1305 { compare: Some("64-rv64gc") }, variants: &["32-c906", "32-rv64gc"], entries: &[&INIT, &BLOCKS, &EMIT] }),
+        Hook::XCrypto(XCrypto { slot: XCryptoSlot::Poly1305, variants: &["32-c906", "32-rv64gc"], module: Some(macstate_companion), entries: &[&MACSTATE_BLOCKS] }),
+    ],
+    ..Kernel::new(
+        "poly1305",
+        "Poly1305 init/blocks/emit: base 2^64 (mul/mulhu) or constant-time base 2^32 (OpenSSL, Linux, Go)",
+        &[
+            Variant { name: "64-c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: |v, t, abi| build(Radix::R64, v, t, abi), vlens: &[] },
+            Variant { name: "64-rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: |v, t, abi| build(Radix::R64, v, t, abi), vlens: &[] },
+            Variant { name: "32-c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: |v, t, abi| build(Radix::R32, v, t, abi), vlens: &[] },
+            Variant { name: "32-rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: |v, t, abi| build(Radix::R32, v, t, abi), vlens: &[] },
+        ],
+        ENTRIES,
+    )
 };
 
 /// The context: opaque, 8-byte aligned (OpenSSL's `double opaque[24]`).
@@ -1027,3 +1044,146 @@ pub fn macstate_module(variant: &str) -> Result<Module, BuildError> {
     Ok(m)
 }
 
+
+// ---- what the commands need: benchmark, known answers, RTL plan, hooks --------------------------
+
+/// The Go module of [`macstate_module`] for the variants that have one (the base-2^32
+/// ones), as a benchmark's or hook's companion module.
+fn macstate_companion(variant: &str) -> Result<Option<Module>, BuildError> {
+    if variant.starts_with("32-") {
+        macstate_module(variant).map(Some)
+    } else {
+        Ok(None)
+    }
+}
+
+/// `kgen bench poly1305`: one init, then `poly1305_blocks` over the size (rounded up to
+/// whole 16-byte blocks, which is what blocks hashes) with padbit 1, from a 64-byte aligned
+/// buffer.
+fn bench(h: &mut dyn Harness, sizes: &[usize]) -> Result<Vec<Measured>, String> {
+    let key = h.buffer(&[0x3c; 32], 0, false);
+    let ctx = h.buffer(&[0u8; CTX_BYTES], 0, true);
+    let (_, init) = h.entry(&INIT)?;
+    let (name, blocks) = h.entry(&BLOCKS)?;
+    h.call(init, &[ctx, key, 0])?;
+    let mut rows = Vec::new();
+    for &n in sizes {
+        let n = n.max(16).next_multiple_of(16);
+        let inp = h.buffer(&vec![0x5a; n], 0, false);
+        let m = measured(h, |h| h.call(blocks, &[ctx, inp, n as u64, 1]))?;
+        rows.push(figure(&name, n, m));
+    }
+    Ok(rows)
+}
+
+/// The Go form on x/crypto's macState (h = 0, r clamped from a 0x3c key, s), then the
+/// blocks function over the size rounded up to whole blocks with padbit 1.
+fn bench_macstate(h: &mut dyn Harness, sizes: &[usize]) -> Result<Vec<Measured>, String> {
+    let st = h.buffer(&macstate(0x3c3c_3c3c_3c3c_3c3c), 0, true);
+    let (name, blocks) = h.entry(&MACSTATE_BLOCKS)?;
+    let mut rows = Vec::new();
+    for &n in sizes {
+        let n = n.max(16).next_multiple_of(16);
+        let inp = h.buffer(&vec![0x5a; n], 0, false);
+        let m = measured(h, |h| h.call(blocks, &[st, inp, n as u64, 1]))?;
+        rows.push(figure(&name, n, m));
+    }
+    Ok(rows)
+}
+
+/// x/crypto's macState (56 bytes) with h = 0 and r clamped from the 64-bit `r` twice (s
+/// zero: the kernels never read it).
+pub fn macstate(r: u64) -> [u8; 56] {
+    let mut state = [0u8; 56];
+    state[24..32].copy_from_slice(&(r & 0x0fff_fffc_0fff_ffff).to_le_bytes());
+    state[32..40].copy_from_slice(&(r & 0x0fff_fffc_0fff_fffc).to_le_bytes());
+    state
+}
+
+/// A context as the base-2^32 `poly1305_init` fills it for the 16-byte `r` (the layout
+/// above): h = 0, r clamped, s_i = r_i + (r_i >> 2).
+pub fn context_for(r: &[u8; 16]) -> [u8; CTX_BYTES] {
+    let w = |i: usize| u32::from_le_bytes(r[4 * i..4 * i + 4].try_into().expect("4 bytes"));
+    let clamp = [0x0fff_ffffu32, 0x0fff_fffc, 0x0fff_fffc, 0x0fff_fffc];
+    let rs: Vec<u32> = (0..4).map(|i| w(i) & clamp[i]).collect();
+    let mut ctx = [0u8; CTX_BYTES];
+    let mut put = |off: i64, v: u32| ctx[off as usize..off as usize + 4].copy_from_slice(&v.to_le_bytes());
+    for (i, &x) in rs.iter().enumerate() {
+        put(CTX_R + 4 * i as i64, x);
+    }
+    put(CTX_S23, rs[2] + (rs[2] >> 2));
+    put(CTX_S23 + 4, rs[3] + (rs[3] >> 2));
+    put(CTX_S1, rs[1] + (rs[1] >> 2));
+    ctx
+}
+
+/// The state h that the base-2^32 `poly1305_blocks` (padbit 1) leaves in its context for
+/// r = 1 from h = 0: h = h + block + 2^128 per 16-byte block, each step folded once
+/// (h = h mod 2^130 + 5·(h >> 130)), and folded twice more when stored (so h < 5·2^128,
+/// congruent to the sum modulo 2^130 - 5). The 24 context bytes h0..h3 (u32) and h4 (u64),
+/// little-endian. With r = 1 the kernel's products are the limbs themselves, so its partial
+/// reduction is exactly these folds.
+pub fn h_for_r1(msg: &[u8]) -> [u8; 24] {
+    // h = lo + hi·2^128
+    let fold = |(lo, hi): (u128, u64)| -> (u128, u64) {
+        let (lo, c) = lo.overflowing_add(5 * (hi >> 2) as u128);
+        (lo, (hi & 3) + c as u64)
+    };
+    let mut h = (0u128, 0u64);
+    for b in msg.chunks_exact(16) {
+        let (lo, hi) = fold(h);
+        let (lo, c) = lo.overflowing_add(u128::from_le_bytes(b.try_into().expect("16 bytes")));
+        h = (lo, hi + c as u64 + 1);
+    }
+    let (lo, hi) = fold(fold(h));
+    let mut out = [0u8; 24];
+    out[..16].copy_from_slice(&lo.to_le_bytes());
+    out[16..].copy_from_slice(&hi.to_le_bytes());
+    out
+}
+
+/// RFC 8439 2.5.2: key, message, tag.
+pub const RFC_KEY: &str = "85d6be7857556d337f4452fe42d506a80103808afb0db2fd4abff6af4149f51b";
+pub const RFC_MSG: &[u8] = b"Cryptographic Forum Research Group";
+pub const RFC_TAG: &str = "a8061dc1305136c6c22b8baf0c0127a9";
+
+/// Known answers: RFC 8439 2.5.2, with the message 8-byte aligned and at an odd address
+/// (the kernels' shifted-load path).
+fn kat(v: &str) -> Result<kat::Plan, String> {
+    let mut p = kat::Plan::default();
+    let key = unhex(RFC_KEY);
+    let full = RFC_MSG.len() / 16 * 16;
+    let mut last = RFC_MSG[full..].to_vec();
+    last.push(1);
+    last.resize(16, 0);
+    for (what, off) in [("8-byte aligned message", 0), ("message at an odd address", 1)] {
+        let ctx = p.buf("ctx", vec![0; CTX_BYTES], 0);
+        let kb = p.buf("key", key.clone(), 0);
+        let msg = p.buf("inp", RFC_MSG.to_vec(), off);
+        let lb = p.buf("last block, padded", last.clone(), 0);
+        let mac = p.buf("mac", vec![0; 16], 3);
+        p.call(&INIT, v, vec![Buf(ctx, 0), Buf(kb, 0), Int(0)], Some(0));
+        p.call(&BLOCKS, v, vec![Buf(ctx, 0), Buf(msg, 0), Int(full as u64), Int(1)], None);
+        p.call(&BLOCKS, v, vec![Buf(ctx, 0), Buf(lb, 0), Int(16), Int(0)], None);
+        // The nonce is the key's second half (4-byte aligned: the key buffer is).
+        p.call(&EMIT, v, vec![Buf(ctx, 0), Buf(mac, 0), Buf(kb, 16)], None);
+        p.expect(format!("RFC 8439 2.5.2 tag, {what}"), mac, 0, unhex(RFC_TAG));
+    }
+    Ok(p)
+}
+
+/// What [`bench`] measures, on the RTL.
+fn rtl_plan(variant: &str, sizes: &[usize]) -> Result<rtl::Plan, String> {
+    use rtl::Arg;
+    let mut p = rtl::Plan::new(format!("poly1305 {variant}"));
+    let key = p.buf(vec![0x3c; 32]);
+    let ctx = p.buf(vec![0; CTX_BYTES]);
+    p.call(&INIT, variant, vec![ctx.clone(), key, Arg::Int(0)])?;
+    for &n in sizes {
+        let n = n.max(16).next_multiple_of(16);
+        let inp = p.buf(vec![0x5a; n]);
+        let c = p.call(&BLOCKS, variant, vec![ctx.clone(), inp, Arg::Int(n as u64), Arg::Int(1)])?;
+        p.row(rtl::bench_name(&BLOCKS, variant), n, c, 1);
+    }
+    Ok(p)
+}

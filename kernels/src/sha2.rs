@@ -73,6 +73,9 @@
 //! | sha512 | rv64gc-zbb | 24.00 | 23.74 | 23.50 | 23.43 |
 
 use crate::{Kernel, Variant};
+use kgen_dsl::kernel::hooks::{Hook, Openssl, OpensslSlot};
+use kgen_dsl::kernel::kat::{self, unhex, Arg::*};
+use kgen_dsl::kernel::{figure, measured, rtl, Bench, Harness, Measured};
 use kgen_dsl::entry::{symbol_suffix, Access::*, Elem, Entry, Param, Ret, Ty};
 use kgen_dsl::func::x::SP;
 use kgen_dsl::object::DataObj;
@@ -84,24 +87,44 @@ const ABIS: &[Abi] = &[Abi::Psabi, Abi::Linux, Abi::Go];
 
 // ANCHOR: kernel
 pub const SHA256: Kernel = Kernel {
-    name: "sha256",
-    summary: "SHA-256 block function: th.srriw rotations (c906), Zbb, or shifts (OpenSSL, Linux, Go)",
-    variants: &[
-        Variant { name: "c906", target: "c906", abis: ABIS, build: |v, t, abi| build(&A256, v, t, abi), vlens: &[] },
-        Variant { name: "rv64gc", target: "rv64gc", abis: ABIS, build: |v, t, abi| build(&A256, v, t, abi), vlens: &[] },
-        Variant { name: "rv64gc-zbb", target: "rv64gc-zbb", abis: ABIS, build: |v, t, abi| build(&A256, v, t, abi), vlens: &[] },
+    benches: &[
+        Bench { abi: Abi::Psabi, module: None, drive: |h, sizes| bench(&A256, h, sizes) },
+        Bench { abi: Abi::Go, module: None, drive: |h, sizes| bench_go(&A256, h, sizes) },
     ],
+    kat: Some(|v| kat(&A256, v)),
+    rtl: Some(|v, sizes| rtl_plan(&A256, v, sizes)),
+    hooks: &[Hook::Openssl(Openssl { slot: OpensslSlot::Sha2 { bits: 256 }, variants: &["c906"], entries: &[&SHA256_BLOCKS] })],
+    ..Kernel::new(
+        "sha256",
+        "SHA-256 block function: th.srriw rotations (c906), Zbb, or shifts (OpenSSL, Linux, Go)",
+        &[
+            Variant { name: "c906", target: "c906", abis: ABIS, build: |v, t, abi| build(&A256, v, t, abi), vlens: &[] },
+            Variant { name: "rv64gc", target: "rv64gc", abis: ABIS, build: |v, t, abi| build(&A256, v, t, abi), vlens: &[] },
+            Variant { name: "rv64gc-zbb", target: "rv64gc-zbb", abis: ABIS, build: |v, t, abi| build(&A256, v, t, abi), vlens: &[] },
+        ],
+        &[&SHA256_BLOCKS, &SHA256_LINUX, &SHA256_GO],
+    )
 };
 // ANCHOR_END: kernel
 
 pub const SHA512: Kernel = Kernel {
-    name: "sha512",
-    summary: "SHA-512 block function: th.srri rotations (c906), Zbb, or shifts (OpenSSL, Linux, Go)",
-    variants: &[
-        Variant { name: "c906", target: "c906", abis: ABIS, build: |v, t, abi| build(&A512, v, t, abi), vlens: &[] },
-        Variant { name: "rv64gc", target: "rv64gc", abis: ABIS, build: |v, t, abi| build(&A512, v, t, abi), vlens: &[] },
-        Variant { name: "rv64gc-zbb", target: "rv64gc-zbb", abis: ABIS, build: |v, t, abi| build(&A512, v, t, abi), vlens: &[] },
+    benches: &[
+        Bench { abi: Abi::Psabi, module: None, drive: |h, sizes| bench(&A512, h, sizes) },
+        Bench { abi: Abi::Go, module: None, drive: |h, sizes| bench_go(&A512, h, sizes) },
     ],
+    kat: Some(|v| kat(&A512, v)),
+    rtl: Some(|v, sizes| rtl_plan(&A512, v, sizes)),
+    hooks: &[Hook::Openssl(Openssl { slot: OpensslSlot::Sha2 { bits: 512 }, variants: &["c906"], entries: &[&SHA512_BLOCKS] })],
+    ..Kernel::new(
+        "sha512",
+        "SHA-512 block function: th.srri rotations (c906), Zbb, or shifts (OpenSSL, Linux, Go)",
+        &[
+            Variant { name: "c906", target: "c906", abis: ABIS, build: |v, t, abi| build(&A512, v, t, abi), vlens: &[] },
+            Variant { name: "rv64gc", target: "rv64gc", abis: ABIS, build: |v, t, abi| build(&A512, v, t, abi), vlens: &[] },
+            Variant { name: "rv64gc-zbb", target: "rv64gc-zbb", abis: ABIS, build: |v, t, abi| build(&A512, v, t, abi), vlens: &[] },
+        ],
+        &[&SHA512_BLOCKS, &SHA512_LINUX, &SHA512_GO],
+    )
 };
 
 // ---- entry points -------------------------------------------------------------------------
@@ -769,4 +792,130 @@ mod tests {
         let d = |i: usize| u64::from_le_bytes(k[8 * i..8 * i + 8].try_into().unwrap());
         assert_eq!((d(0), d(79)), (0x428a2f98d728ae22, 0x6c44198c4a475817));
     }
+}
+
+// ---- what the commands need: benchmark, known answers, RTL plan, hooks --------------------------
+
+// ANCHOR: sha2-driver
+/// `kgen bench sha256|sha512`: sha*_block_data_order over the size rounded up to whole
+/// blocks, from a 64-byte aligned buffer (OpenSSL ABI: ctx, in, num).
+fn bench(a: &Algo, h: &mut dyn Harness, sizes: &[usize]) -> Result<Vec<Measured>, String> {
+    let block = a.block() as usize;
+    let (name, f) = h.entry(a.entries[0])?;
+    let ctx = h.buffer(&[0x6au8; 216], 0, true);
+    let mut rows: Vec<Measured> = Vec::new();
+    for &n in sizes {
+        let n = n.max(block).next_multiple_of(block);
+        if rows.iter().any(|r| r.bytes == n) {
+            continue; // a smaller size rounded up to the same blocks
+        }
+        let inp = h.buffer(&vec![0x5a; n], 0, false);
+        let m = measured(h, |h| h.call(f, &[ctx, inp, (n / block) as u64]))?;
+        rows.push(figure(&name, n, m));
+    }
+    Ok(rows)
+}
+// ANCHOR_END: sha2-driver
+
+/// The Go form: the length in bytes (whole blocks of it are compressed).
+fn bench_go(a: &Algo, h: &mut dyn Harness, sizes: &[usize]) -> Result<Vec<Measured>, String> {
+    let block = a.block() as usize;
+    let (name, f) = h.entry(a.entries[2])?;
+    let dig = h.buffer(&[0x6au8; 64], 0, true);
+    let mut rows: Vec<Measured> = Vec::new();
+    for &n in sizes {
+        let n = n.max(block).next_multiple_of(block);
+        if rows.iter().any(|r| r.bytes == n) {
+            continue;
+        }
+        let inp = h.buffer(&vec![0x5a; n], 0, false);
+        let m = measured(h, |h| h.call(f, &[dig, inp, n as u64]))?;
+        rows.push(figure(&name, n, m));
+    }
+    Ok(rows)
+}
+
+/// FIPS 180-4 5.3.3 and 5.3.5: the initial hash values.
+pub const SHA256_IV: [u32; 8] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
+pub const SHA512_IV: [u64; 8] = [
+    0x6a09e667f3bcc908,
+    0xbb67ae8584caa73b,
+    0x3c6ef372fe94f82b,
+    0xa54ff53a5f1d36f1,
+    0x510e527fade682d1,
+    0x9b05688c2b3e6c1f,
+    0x1f83d9abfb41bd6b,
+    0x5be0cd19137e2179,
+];
+/// FIPS 180-4's example messages and digests (NIST's "Examples with intermediate values").
+const SHA_ABC: &[u8] = b"abc";
+const SHA256_2BLOCK: &[u8] = b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+const SHA512_2BLOCK: &[u8] = b"abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu";
+const SHA256_DIGESTS: [&str; 2] =
+    ["ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"];
+const SHA512_DIGESTS: [&str; 2] = [
+    "ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f",
+    "8e959b75dae313da8cf4f72814fc143f8f7779c6eb9f7fa17299aeadb6889018501d289e4900f7e4331b99dec4b5433ac7d329eeb6dd26545e96e55b874be909",
+];
+
+/// FIPS 180-4 5.1 padding to whole `block`-byte blocks (length field of `lenbytes`).
+fn sha_pad(msg: &[u8], block: usize, lenbytes: usize) -> Vec<u8> {
+    let mut v = msg.to_vec();
+    v.push(0x80);
+    while v.len() % block != block - lenbytes {
+        v.push(0);
+    }
+    v.extend_from_slice(&((msg.len() as u128) * 8).to_be_bytes()[16 - lenbytes..]);
+    v
+}
+
+// ANCHOR: sha2-plan
+/// Known answers: FIPS 180-4's "abc" (one block) and two-block examples, padded here, from
+/// the initial hash value, with the message at an odd address.
+fn kat(a: &Algo, v: &str) -> Result<kat::Plan, String> {
+    let mut p = kat::Plan::default();
+    let wide = a.ws == 8;
+    let block = a.block() as usize;
+    let (msgs, digests) = if wide { ([SHA_ABC, SHA512_2BLOCK], SHA512_DIGESTS) } else { ([SHA_ABC, SHA256_2BLOCK], SHA256_DIGESTS) };
+    for (msg, digest) in msgs.into_iter().zip(digests) {
+        let mut ctx = Vec::new();
+        for j in 0..8 {
+            if wide {
+                ctx.extend_from_slice(&SHA512_IV[j].to_le_bytes());
+            } else {
+                ctx.extend_from_slice(&SHA256_IV[j].to_le_bytes());
+            }
+        }
+        let words = ctx.len();
+        let c = p.buf("ctx", ctx, 0);
+        let padded = sha_pad(msg, block, block / 8);
+        let n = padded.len() / block;
+        let inp = p.buf("in", padded, 1);
+        p.call(a.entries[0], v, vec![Buf(c, 0), Buf(inp, 0), Int(n as u64)], None);
+        // The digest is h[] big-endian: the expected bytes are its words in host order.
+        let want = unhex(digest);
+        let host: Vec<u8> = want.chunks(words / 8).flat_map(|w| w.iter().rev().copied().collect::<Vec<_>>()).collect();
+        p.expect(format!("FIPS 180-4 {} of {} bytes ({n} blocks): h[0..8]", a.kernel, msg.len()), c, 0, host);
+    }
+    Ok(p)
+}
+// ANCHOR_END: sha2-plan
+
+/// What [`bench`] measures, on the RTL.
+fn rtl_plan(a: &Algo, variant: &str, sizes: &[usize]) -> Result<rtl::Plan, String> {
+    let block = a.block() as usize;
+    let mut p = rtl::Plan::new(format!("{} {variant}", a.kernel));
+    let ctx = p.buf(vec![0x6a; 216]);
+    let mut done = Vec::new();
+    for &n in sizes {
+        let n = n.max(block).next_multiple_of(block);
+        if done.contains(&n) {
+            continue; // a smaller size rounded up to the same blocks
+        }
+        done.push(n);
+        let inp = p.buf(vec![0x5a; n]);
+        let c = p.call(a.entries[0], variant, vec![ctx.clone(), inp, rtl::Arg::Int((n / block) as u64)])?;
+        p.row(rtl::bench_name(a.entries[0], variant), n, c, 1);
+    }
+    Ok(p)
 }

@@ -292,3 +292,19 @@ impl Env {
         found
     }
 }
+
+/// Kernels' benchmark drivers run on the cost model through this.
+impl kgen_dsl::kernel::Harness for Env {
+    fn buffer(&mut self, data: &[u8], offset: usize, writable: bool) -> u64 {
+        Env::buffer(self, data, offset, writable)
+    }
+    fn entry(&self, e: &kgen_dsl::entry::Entry) -> Result<(String, u64), String> {
+        Env::entry(self, e)
+    }
+    fn lookup(&self, name: &str) -> Result<u64, String> {
+        Env::lookup(self, name)
+    }
+    fn call(&mut self, f: u64, args: &[u64]) -> Result<(u64, u64), String> {
+        Env::call(self, f, args).map(|o| (o.instructions, o.cycles)).map_err(|e| e.to_string())
+    }
+}

@@ -101,6 +101,7 @@ impl Family {
             vlen_max: vlen,
             misaligned: kgen_dsl::target::Misaligned::Fast,
             multiplier: kgen_dsl::target::Multiplier::Constant,
+            divider: kgen_dsl::target::Divider::DataDependent,
             summary: "",
         }
     }

@@ -22,7 +22,11 @@ pub struct Fault {
 
 impl fmt::Display for Fault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "at pc {:#x} `{}`: {}", self.pc, self.inst, self.trap)
+        if self.inst.is_empty() {
+            write!(f, "at pc {:#x}: {}", self.pc, self.trap)
+        } else {
+            write!(f, "at pc {:#x} `{}`: {}", self.pc, self.inst, self.trap)
+        }
     }
 }
 
@@ -153,7 +157,7 @@ impl Machine {
         let limit = self.hart.instret + self.max_steps;
         while self.hart.pc != stop {
             if self.hart.instret >= limit {
-                return Err(Fault { pc: self.hart.pc, inst: String::new(), trap: Trap::Illegal(format!("no return after {} instructions", self.max_steps)) });
+                return Err(Fault { pc: self.hart.pc, inst: String::new(), trap: Trap::StepLimit(self.max_steps) });
             }
             self.step()?;
         }

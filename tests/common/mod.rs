@@ -2,7 +2,7 @@
 //! and running it under an emulator.
 #![allow(dead_code)]
 
-use kgen::oracle::{self, Tool};
+use kgen_harness::oracle::{self, Tool};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};

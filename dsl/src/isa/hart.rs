@@ -16,6 +16,9 @@ pub enum Trap {
     Illegal(String),
     Ecall,
     Ebreak,
+    /// A run stopped after this many instructions without reaching its end (a call that
+    /// did not return, or a limit set too low).
+    StepLimit(u64),
 }
 
 impl fmt::Display for Trap {
@@ -29,6 +32,7 @@ impl fmt::Display for Trap {
             Trap::Illegal(s) => write!(f, "illegal instruction: {s}"),
             Trap::Ecall => f.write_str("ecall"),
             Trap::Ebreak => f.write_str("ebreak"),
+            Trap::StepLimit(n) => write!(f, "did not return within {n} instructions"),
         }
     }
 }

@@ -15,13 +15,18 @@
 //!
 //! Every buffer is refilled before every call of the call that defines it (functions may
 //! work in place); `@S` passes the buffer as the earlier calls left it (state carried from
-//! an init call to an update call). The function
-//! is called `warmup` times, then `repeat` times; the row gives the mean instructions and
-//! cycles of the repeated calls, and cycles per byte of `bytes` (by default the largest
-//! buffer the call names).
+//! an init call to an update call). The function is called once to warm up, then `repeat`
+//! times; the row gives the mean instructions and cycles of the repeated calls, and cycles
+//! per byte of the bytes [`BytesFrom`] names (by default the largest buffer the call may
+//! write). A call that has not returned after its step limit (by default 4 Mi
+//! instructions plus 256 per byte of its buffers) stops with an error saying so.
+//!
+//! `.S` files go through the C preprocessor first, as gcc would (`riscv64-linux-gnu-gcc -E`
+//! with the target's `-march`, `-D` and `-I`): [`read_source`].
 
 use crate::bench::Row;
 use kgen_dsl::object::Object;
+use std::path::Path;
 use kgen_dsl::target::Target;
 use kgen_sim::{CallError, Env};
 use rand::{RngCore, SeedableRng};
@@ -141,15 +146,36 @@ pub struct Prepared {
     pub entry: u64,
     pub args: Vec<u64>,
     bufs: Vec<usize>,
-    /// Bytes of the largest buffer.
-    pub largest: usize,
+    /// Per argument: the buffer's size and whether the call may write it, or the integer.
+    sizes: Vec<Result<(usize, bool), u64>>,
+    /// Bytes of all the call's buffers.
+    pub buffer_bytes: usize,
+}
+
+impl Prepared {
+    /// The bytes `from` names for this call.
+    pub fn bytes(&self, from: &BytesFrom) -> usize {
+        match *from {
+            BytesFrom::Fixed(n) => n,
+            BytesFrom::Arg(n) => match self.sizes.get(n) {
+                Some(Ok((size, _))) => *size,
+                Some(Err(v)) => *v as usize,
+                None => 1,
+            },
+            BytesFrom::LargestWritten => {
+                let bufs = self.sizes.iter().filter_map(|s| s.as_ref().ok());
+                let written = bufs.clone().filter(|(_, w)| *w).map(|(n, _)| *n).max();
+                written.or_else(|| bufs.map(|(n, _)| *n).max()).unwrap_or(1)
+            }
+        }
+    }
 }
 
 impl Runner {
     /// Links `obj` (undefined symbols are reported when called) with the cost model on.
     pub fn new(obj: &Object, target: &Target) -> Result<Runner, String> {
         let mut env = Env::with_undefined_stubs(obj, target)?.with_cost_model();
-        env.m.max_steps = 1 << 32;
+        env.m.max_steps = default_steps(0);
         Ok(Runner { env, bufs: Vec::new(), named: HashMap::new(), seed: 0 })
     }
 
@@ -184,10 +210,14 @@ impl Runner {
         let entry = self.env.lookup(&spec.symbol)?;
         let mut args = Vec::new();
         let mut bufs = Vec::new();
-        let mut largest = 0;
+        let mut sizes = Vec::new();
+        let mut buffer_bytes = 0;
         for a in &spec.args {
             match a {
-                ArgSpec::Int(v) => args.push(*v),
+                ArgSpec::Int(v) => {
+                    args.push(*v);
+                    sizes.push(Err(*v));
+                }
                 ArgSpec::Buf(b) => {
                     let k = self.place(b)?;
                     if let Some(n) = &b.name {
@@ -195,17 +225,19 @@ impl Runner {
                     }
                     args.push(self.bufs[k].addr);
                     bufs.push(k);
-                    largest = largest.max(b.size);
+                    sizes.push(Ok((b.size, b.writable)));
+                    buffer_bytes += b.size;
                 }
                 ArgSpec::Ref(n) => {
                     // As the earlier calls left it (not refilled: it carries state).
                     let k = *self.named.get(n).ok_or_else(|| format!("--call `{}`: no buffer named `{n}` before", spec.text))?;
                     args.push(self.bufs[k].addr);
-                    largest = largest.max(self.bufs[k].data.len());
+                    sizes.push(Ok((self.bufs[k].data.len(), self.bufs[k].writable)));
+                    buffer_bytes += self.bufs[k].data.len();
                 }
             }
         }
-        Ok(Prepared { spec: spec.clone(), entry, args, bufs, largest })
+        Ok(Prepared { spec: spec.clone(), entry, args, bufs, sizes, buffer_bytes })
     }
 
     /// Refills the call's buffers and calls it once.
@@ -235,20 +267,107 @@ impl Runner {
     }
 }
 
+/// Where a call's cycles-per-byte figure takes its bytes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BytesFrom {
+    /// A fixed count (`--bytes N`).
+    Fixed(usize),
+    /// Argument `aN`: a buffer's size, or an integer argument's value (`--bytes-from aN`).
+    Arg(usize),
+    /// The largest buffer the call may write (not `:ro`); the largest buffer if all are
+    /// read-only; 1 if it has none.
+    LargestWritten,
+}
+
+impl BytesFrom {
+    /// `a0`..`a7`.
+    pub fn parse(s: &str) -> Result<BytesFrom, String> {
+        s.strip_prefix('a')
+            .and_then(|n| n.parse::<usize>().ok())
+            .filter(|&n| n < 8)
+            .map(BytesFrom::Arg)
+            .ok_or_else(|| format!("--bytes-from `{s}`: name an argument register, a0 to a7"))
+    }
+
+    /// Whether `spec` has the argument named.
+    pub fn check(&self, spec: &CallSpec) -> Result<(), String> {
+        match *self {
+            BytesFrom::Arg(n) if n >= spec.args.len() => Err(format!("--bytes-from a{n}: `{}` has {} arguments (a0..a{})", spec.text, spec.args.len(), spec.args.len().saturating_sub(1))),
+            BytesFrom::Arg(n) if spec.args[n] == ArgSpec::Int(0) => Err(format!("--bytes-from a{n}: `{}` passes 0 there", spec.text)),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// How calls are run.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Calls measured after the warm-up call.
+    pub repeat: usize,
+    /// The step limit per call (default: from the buffers).
+    pub max_steps: Option<u64>,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { repeat: 1, max_steps: None }
+    }
+}
+
+/// The default step limit of a call whose buffers hold `bytes` bytes in all.
+pub fn default_steps(bytes: usize) -> u64 {
+    (1u64 << 22) + 256 * bytes as u64
+}
+
+/// The source text of an assembly file: `.S` files through the C preprocessor (with the
+/// `-D` definitions and `-I` directories, as gcc would run it for riscv64), other files as
+/// they are.
+pub fn read_source(p: &Path, defines: &[String], includes: &[PathBuf]) -> Result<String, String> {
+    let preprocess = p.extension().is_some_and(|e| e == "S");
+    if !preprocess {
+        let bytes = std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        return String::from_utf8(bytes).map_err(|_| format!("{}: not a text (assembly) file", p.display()));
+    }
+    if !p.is_file() {
+        return Err(format!("{}: no such file", p.display()));
+    }
+    let gcc = Path::new("/usr/bin/riscv64-linux-gnu-gcc");
+    if !gcc.exists() {
+        return Err(format!("{}: a .S file needs the C preprocessor for riscv64 (riscv64-linux-gnu-gcc; scripts/setup-toolchain.sh installs it)", p.display()));
+    }
+    let mut c = std::process::Command::new(gcc);
+    c.args(["-E", "-x", "assembler-with-cpp", "-march=rv64gc", "-mabi=lp64d"]);
+    for d in defines {
+        c.arg(format!("-D{d}"));
+    }
+    for i in includes {
+        c.arg("-I").arg(i);
+    }
+    let o = c.arg(p).output().map_err(|e| format!("{}: the C preprocessor: {e}", p.display()))?;
+    if !o.status.success() {
+        let err = String::from_utf8_lossy(&o.stderr);
+        let first = err.lines().find(|l| l.contains("error")).unwrap_or_else(|| err.lines().next().unwrap_or(""));
+        return Err(format!("{}: the C preprocessor failed: {}", p.display(), first.trim()));
+    }
+    String::from_utf8(o.stdout).map_err(|_| format!("{}: the preprocessed text is not UTF-8", p.display()))
+}
+
 /// Times each call (in order, in one environment: named buffers carry over) and gives one
-/// row per call.
-pub fn bench_calls(label: &str, obj: &Object, target: &Target, calls: &[CallSpec], repeat: usize, bytes: Option<usize>) -> Result<Vec<Row>, String> {
+/// row per call, its bytes from `bytes[i]`.
+pub fn bench_calls(label: &str, obj: &Object, target: &Target, calls: &[CallSpec], bytes: &[BytesFrom], opts: &Options) -> Result<Vec<Row>, String> {
     let mut r = Runner::new(obj, target)?;
     let mut rows = Vec::new();
-    for c in calls {
+    for (i, c) in calls.iter().enumerate() {
         let p = r.prepare(c)?;
-        let (i, cy) = r.measure(&p, 1, repeat)?;
+        r.env.m.max_steps = opts.max_steps.unwrap_or_else(|| default_steps(p.buffer_bytes));
+        let (ins, cy) = r.measure(&p, 1, opts.repeat)?;
+        let from = bytes.get(i).or(bytes.first()).unwrap_or(&BytesFrom::LargestWritten);
         rows.push(Row {
             kernel: label.to_string(),
             variant: target.name.to_string(),
             what: c.text.clone(),
-            bytes: bytes.unwrap_or(p.largest).max(1),
-            instructions: i.round() as u64,
+            bytes: p.bytes(from).max(1),
+            instructions: ins.round() as u64,
             cycles: cy.round() as u64,
         });
     }

@@ -6,9 +6,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// The repository root (where `scripts/` lives).
+/// The root of the kgen checkout this crate was built from (where `scripts/` lives).
 pub fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    here.parent().map(Path::to_path_buf).unwrap_or(here)
 }
 
 /// The private toolchain folder.

@@ -2,17 +2,17 @@
 //! `scripts/setup-toolchain.sh` under `~/.cache/c906rtl/`, found through
 //! `.toolchain/c906rtl`). It has no vector unit, so it times scalar code.
 //!
-//! A [`Plan`] says what to run: buffers (64-byte aligned, filled with fixed bytes) and a
-//! list of calls, each made once to warm caches and predictors and then `reps` times, as
-//! the RTL kit's harness (`harness/run.sh`, `bench.h`) does; its table of `BENCH` entries is
-//! generated here from the kernels' entry points (symbols from [`Entry::symbol`], a C
-//! wrapper for functions of more than four arguments). [`run_rtl`] runs a plan on the RTL
+//! A kernel's RTL [`Plan`] says what to run: buffers (64-byte aligned, filled with fixed
+//! bytes) and a list of calls, each made once to warm caches and predictors and then `reps`
+//! times, as the RTL kit's harness (`harness/run.sh`, `bench.h`) does; its table of `BENCH`
+//! entries is generated here from the kernel's entry points (a C wrapper for functions of
+//! more than four arguments). [`run_rtl`] runs a plan on the RTL
 //! (results cached under `~/.cache/kgen-rtl/`, keyed by everything that was run: the
 //! simulation is deterministic); [`run_model`] runs the same calls, with the same protocol,
 //! on kgen's cost model.
 
 use crate::oracle;
-use kgen_dsl::entry::Entry;
+use kgen_dsl::kernel::Kernel;
 use kgen_dsl::object::Object;
 use kgen_dsl::target::Target;
 use kgen_dsl::Abi;
@@ -20,143 +20,13 @@ use kgen_sim::Env;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-/// An argument of a planned call.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Arg {
-    /// Buffer k of the plan.
-    Buf(usize),
-    Int(u64),
-}
-
-/// One harness entry: `func(args)` called once, then `reps` times.
-#[derive(Clone, Debug)]
-pub struct Call {
-    /// The symbol called.
-    pub symbol: String,
-    pub args: Vec<Arg>,
-    pub reps: u64,
-}
-
-/// What a row of `kgen bench` is made of: `calls` times the cycles of planned call `call`.
-#[derive(Clone, Debug)]
-pub struct RowPlan {
-    pub what: String,
-    pub bytes: usize,
-    pub call: usize,
-    pub calls: u64,
-}
-
-/// Buffers, calls in order, and the rows they give.
-#[derive(Clone, Debug, Default)]
-pub struct Plan {
-    pub label: String,
-    pub bufs: Vec<Vec<u8>>,
-    pub calls: Vec<Call>,
-    pub rows: Vec<RowPlan>,
-}
-
-impl Plan {
-    fn buf(&mut self, data: Vec<u8>) -> Arg {
-        self.bufs.push(data);
-        Arg::Buf(self.bufs.len() - 1)
-    }
-    fn call(&mut self, e: &Entry, variant: &str, args: Vec<Arg>) -> usize {
-        assert_eq!(args.len(), e.params.len(), "{}: arguments for every parameter", e.symbol(variant));
-        self.calls.push(Call { symbol: e.symbol(variant), args, reps: 1 });
-        self.calls.len() - 1
-    }
-    fn row(&mut self, what: String, bytes: usize, call: usize, calls: u64) {
-        self.rows.push(RowPlan { what, bytes, call, calls });
-    }
-}
-
-/// The name `kgen bench` gives an entry's row (the alias a module exports, else the symbol).
-fn bench_name(e: &Entry, variant: &str) -> String {
-    e.alias_in(Abi::Psabi).map(str::to_string).unwrap_or_else(|| e.symbol(variant))
-}
+pub use kgen_dsl::kernel::rtl::{Arg, Call, Plan, RowPlan};
 
 /// The plan that measures what `kgen bench` measures for a kernel's variant at `sizes`
-/// (the same functions, arguments and buffer contents as `bench::drive`).
-pub fn plan(kernel: &str, variant: &str, sizes: &[usize]) -> Result<Plan, String> {
-    use kgen_kernels::{aes, chacha, ghash, poly1305, sha2};
-    let mut p = Plan { label: format!("{kernel} {variant}"), ..Default::default() };
-    match kernel {
-        "aes" => {
-            let key = p.buf(vec![0x2b; 16]);
-            let (ks, dks) = (p.buf(vec![0; 244]), p.buf(vec![0; 244]));
-            let set_e = p.call(&aes::SET_ENCRYPT_KEY, variant, vec![key.clone(), Arg::Int(128), ks.clone()]);
-            p.call(&aes::SET_DECRYPT_KEY, variant, vec![key, Arg::Int(128), dks.clone()]);
-            let inp = p.buf(vec![0x5a; 16]);
-            // One block in place, as many times as the largest size has blocks: the table
-            // lookups' addresses change with the data, so the caches see what n bytes do.
-            let reps = sizes.iter().map(|n| n.div_ceil(16)).max().unwrap_or(1) as u64;
-            for (e, k) in [(&aes::ENCRYPT, ks.clone()), (&aes::DECRYPT, dks)] {
-                let c = p.call(e, variant, vec![inp.clone(), inp.clone(), k]);
-                p.calls[c].reps = reps;
-                for &n in sizes {
-                    p.row(bench_name(e, variant), n, c, n.div_ceil(16) as u64);
-                }
-            }
-            p.row(format!("{}(128)", bench_name(&aes::SET_ENCRYPT_KEY, variant)), 16, set_e, 1);
-            // Counter mode in place over whole blocks, from the counter bench::drive uses.
-            let iv = p.buf(vec![0xca, 0xfe, 0xba, 0xbe, 0xfa, 0xce, 0xdb, 0xad, 0xde, 0xca, 0xf8, 0x88, 0, 0, 0, 2]);
-            for &n in sizes {
-                let n = n.max(16).next_multiple_of(16);
-                let b = p.buf(vec![0x5a; n]);
-                let c = p.call(&aes::CTR32, variant, vec![b.clone(), b, Arg::Int((n / 16) as u64), ks.clone(), iv.clone()]);
-                p.row(bench_name(&aes::CTR32, variant), n, c, 1);
-            }
-        }
-        "chacha20" => {
-            let key = p.buf(vec![0x42; 32]);
-            let ctr = p.buf(vec![1, 0, 0, 0, 9, 9, 9, 9, 7, 7, 7, 7, 5, 5, 5, 5]);
-            for &n in sizes {
-                let b = p.buf(vec![0x5a; n]);
-                let c = p.call(&chacha::CTR32, variant, vec![b.clone(), b, Arg::Int(n as u64), key.clone(), ctr.clone()]);
-                p.row(bench_name(&chacha::CTR32, variant), n, c, 1);
-            }
-        }
-        "ghash" => {
-            let table = p.buf(vec![0; 256]);
-            let h = p.buf(vec![0x66, 0xe9, 0x4b, 0xd4, 0xef, 0x8a, 0x2c, 0x3b, 0x88, 0x4c, 0xfa, 0x59, 0xca, 0x34, 0x2b, 0x2e]);
-            p.call(&ghash::INIT, variant, vec![table.clone(), h]);
-            let xi = p.buf(vec![0; 16]);
-            for &n in sizes {
-                let n = n.max(16).next_multiple_of(16);
-                let inp = p.buf(vec![0x5a; n]);
-                let c = p.call(&ghash::GHASH, variant, vec![xi.clone(), table.clone(), inp, Arg::Int(n as u64)]);
-                p.row(bench_name(&ghash::GHASH, variant), n, c, 1);
-            }
-        }
-        "poly1305" => {
-            let key = p.buf(vec![0x3c; 32]);
-            let ctx = p.buf(vec![0; 192]);
-            p.call(&poly1305::INIT, variant, vec![ctx.clone(), key, Arg::Int(0)]);
-            for &n in sizes {
-                let n = n.max(16).next_multiple_of(16);
-                let inp = p.buf(vec![0x5a; n]);
-                let c = p.call(&poly1305::BLOCKS, variant, vec![ctx.clone(), inp, Arg::Int(n as u64), Arg::Int(1)]);
-                p.row(bench_name(&poly1305::BLOCKS, variant), n, c, 1);
-            }
-        }
-        "sha256" | "sha512" => {
-            let (entry, block) = if kernel == "sha256" { (&sha2::SHA256_BLOCKS, 64) } else { (&sha2::SHA512_BLOCKS, 128) };
-            let ctx = p.buf(vec![0x6a; 216]);
-            let mut done = Vec::new();
-            for &n in sizes {
-                let n = n.max(block).next_multiple_of(block);
-                if done.contains(&n) {
-                    continue; // a smaller size rounded up to the same blocks
-                }
-                done.push(n);
-                let inp = p.buf(vec![0x5a; n]);
-                let c = p.call(entry, variant, vec![ctx.clone(), inp, Arg::Int((n / block) as u64)]);
-                p.row(bench_name(entry, variant), n, c, 1);
-            }
-        }
-        other => return Err(format!("no RTL plan for kernel `{other}`")),
-    }
-    Ok(p)
+/// (the kernel's RTL plan), or an error for a kernel without one.
+pub fn plan(k: &Kernel, variant: &str, sizes: &[usize]) -> Result<Plan, String> {
+    let f = k.rtl.ok_or_else(|| format!("kernel `{}` has no RTL plan", k.name))?;
+    f(variant, sizes).map_err(|e| format!("{} {variant}: {e}", k.name))
 }
 
 /// Whether the RTL (RV64GC with T-Head's scalar extensions, no vector unit) runs every
@@ -169,7 +39,7 @@ pub fn runs_on_rtl(obj: &Object) -> bool {
 /// The harness's table for `plan`: buffers, wrappers, `BENCH` entries in call order.
 pub fn harness_c(plan: &Plan, params: impl Fn(&str) -> usize) -> String {
     let mut s = String::from(
-        "/* Generated by kgen (src/rtl.rs) for the openc906 RTL harness. */\n#include \"bench.h\"\n#include <stdint.h>\n\
+        "/* Generated by kgen (harness/src/rtl.rs) for the openc906 RTL harness. */\n#include \"bench.h\"\n#include <stdint.h>\n\
          /* bench.h's BENCH, kept in definition order (the harness runs the table in order). */\n\
          #define KBENCH(name, fn, a0, a1, a2, a3, reps, ops) \\\n\
          extern void fn(uint64_t, uint64_t, uint64_t, uint64_t); \\\n\
@@ -353,15 +223,8 @@ pub fn row_cycles(plan: &Plan, per_call: &[(f64, f64)], r: &RowPlan) -> (f64, f6
 }
 
 /// The number of parameters of the kernel entry point named `symbol` (for wrappers).
-pub fn params_of(kernel: &str, variant: &str, symbol: &str) -> usize {
-    let entries: &[&Entry] = match kernel {
-        "aes" => kgen_kernels::aes::ENTRIES,
-        "chacha20" => kgen_kernels::chacha::ENTRIES,
-        "ghash" => kgen_kernels::ghash::ENTRIES,
-        "poly1305" => kgen_kernels::poly1305::ENTRIES,
-        _ => &[],
-    };
-    entries.iter().find(|e| e.symbol(variant) == symbol).map(|e| e.params.len()).unwrap_or(4)
+pub fn params_of(kernel: &Kernel, variant: &str, symbol: &str) -> usize {
+    kernel.entry_of(variant, symbol).map(|e| e.params.len()).unwrap_or(4)
 }
 
 /// One row measured on both.
@@ -385,24 +248,21 @@ impl Compared {
 
 /// The variant's OpenSSL-ABI assembly (what `kgen emit K --variant V --abi openssl --format
 /// s --asm-compat binutils-2.40` prints) and its object.
-pub fn variant_asm(kernel: &str, variant: &str) -> Result<(String, Object, Target), String> {
-    let out = crate::outputs::all()
-        .into_iter()
-        .find(|o| o.kernel.name == kernel && o.variant.name == variant && o.abi == Abi::Psabi && o.format == crate::outputs::Format::S)
-        .ok_or_else(|| format!("{kernel} {variant} has no OpenSSL assembly output"))?;
-    let m = out.build()?;
-    let compat = kgen_emit::Compat::from_name("binutils-2.40").expect("a known compat");
-    let files = out.render_module(&m, compat)?;
-    let text = String::from_utf8(files.into_iter().next().ok_or("no file rendered")?.1).map_err(|e| e.to_string())?;
+pub fn variant_asm(kernel: &Kernel, variant: &str) -> Result<(String, Object, Target), String> {
+    let v = kernel.variant(variant).filter(|v| v.abis.contains(&Abi::Psabi)).ok_or_else(|| format!("{} {variant} has no OpenSSL assembly output", kernel.name))?;
+    let m = v.build(Abi::Psabi).map_err(|e| e.to_string())?;
+    let compat = kgen_emit::Compat::Binutils240;
+    let command = format!("kgen emit {} --variant {variant} --abi openssl --format s --asm-compat binutils-2.40", kernel.name);
+    let text = kgen_emit::openssl_s(&m, &kgen_emit::EmitOptions { command, compat }).map_err(|e| e.to_string())?;
     let obj = m.object().map_err(|e| e.to_string())?;
     Ok((text, obj, m.target.clone()))
 }
 
 /// Measures a variant's `kgen bench` rows at `sizes` on the RTL and on the model.
-pub fn compare_variant(kernel: &str, variant: &str, sizes: &[usize], model: &Path, kit: &Path, work: &Path) -> Result<Vec<Compared>, String> {
+pub fn compare_variant(kernel: &Kernel, variant: &str, sizes: &[usize], model: &Path, kit: &Path, work: &Path) -> Result<Vec<Compared>, String> {
     let p = plan(kernel, variant, sizes)?;
     let (asm, obj, target) = variant_asm(kernel, variant)?;
-    let rtl = run_rtl(&p, &asm, |s| params_of(kernel, variant, s), model, kit, &work.join(format!("{kernel}-{variant}")))?;
+    let rtl = run_rtl(&p, &asm, |s| params_of(kernel, variant, s), model, kit, &work.join(format!("{}-{variant}", kernel.name)))?;
     let sim = run_model(&p, &obj, &target)?;
     Ok(p.rows
         .iter()
@@ -410,7 +270,7 @@ pub fn compare_variant(kernel: &str, variant: &str, sizes: &[usize], model: &Pat
             let (mc, mi) = row_cycles(&p, &sim, r);
             let (rc, ri) = row_cycles(&p, &rtl, r);
             Compared {
-                kernel: kernel.into(),
+                kernel: kernel.name.into(),
                 variant: variant.into(),
                 what: r.what.clone(),
                 bytes: r.bytes,
@@ -423,16 +283,19 @@ pub fn compare_variant(kernel: &str, variant: &str, sizes: &[usize], model: &Pat
         .collect())
 }
 
-/// The scalar variants the RTL runs, as (kernel, variant).
-pub fn scalar_variants() -> Vec<(&'static str, &'static str)> {
+/// The scalar variants the RTL runs (of kernels with an RTL plan), as (kernel, variant).
+pub fn scalar_variants<'a>(kernels: &[&'a Kernel]) -> Vec<(&'a Kernel, &'static str)> {
     let mut v = Vec::new();
-    for k in kgen_kernels::kernels() {
+    for &k in kernels {
+        if k.rtl.is_none() {
+            continue;
+        }
         for var in k.variants {
             if !var.abis.contains(&Abi::Psabi) {
                 continue;
             }
             if var.build(Abi::Psabi).ok().and_then(|m| m.object().ok()).is_some_and(|o| runs_on_rtl(&o)) {
-                v.push((k.name, var.name));
+                v.push((k, var.name));
             }
         }
     }
@@ -443,25 +306,26 @@ pub fn scalar_variants() -> Vec<(&'static str, &'static str)> {
 /// what, bytes) -> cycles. Rows of variants the RTL cannot run are absent.
 pub type RtlFigures = std::collections::HashMap<(String, String, String, usize), f64>;
 
-/// Measures the RTL column for `rows` (those of scalar variants).
-pub fn figures_for(rows: &[crate::bench::Row], work: &Path) -> Result<RtlFigures, String> {
+/// Measures the RTL column for `rows` (those of scalar variants of `kernels`).
+pub fn figures_for(kernels: &[&Kernel], rows: &[crate::bench::Row], work: &Path) -> Result<RtlFigures, String> {
     let (model, kit) = match (model_root(), kit_dir()) {
         (Some(m), k) if k.join("harness/run.sh").exists() => (m, k),
         _ => return Err(format!("--rtl: the C906 RTL model is not built (scripts/setup-toolchain.sh builds it from {})", kit_dir().display())),
     };
-    let scalar = scalar_variants();
+    let scalar = scalar_variants(kernels);
     let mut out = RtlFigures::new();
     let mut done: Vec<(String, String)> = Vec::new();
     for r in rows {
         let key = (r.kernel.clone(), r.variant.clone());
-        if done.contains(&key) || !scalar.iter().any(|(k, v)| *k == r.kernel && *v == r.variant) {
+        let Some(&(kernel, _)) = scalar.iter().find(|(k, v)| k.name == r.kernel && *v == r.variant) else { continue };
+        if done.contains(&key) {
             continue;
         }
         done.push(key);
         let mut sizes: Vec<usize> = rows.iter().filter(|x| x.kernel == r.kernel && x.variant == r.variant).map(|x| x.bytes).collect();
         sizes.sort_unstable();
         sizes.dedup();
-        for c in compare_variant(&r.kernel, &r.variant, &sizes, &model, &kit, work)? {
+        for c in compare_variant(kernel, &r.variant, &sizes, &model, &kit, work)? {
             out.insert((c.kernel, c.variant, c.what, c.bytes), c.rtl_cycles);
         }
     }

@@ -7,14 +7,16 @@
 //! tree as the earlier patches left it, and the diff context comes from the tree. Patch 1
 //! adds the T-Head capability bits and their detection; then one patch per kernel adds the
 //! kernel's assembly (perlasm shims under `crypto/*/asm/`, their `build.info` lines) and its
-//! dispatcher. Everything a dispatcher calls is taken from the kernels' entry points
-//! ([`kgen_dsl::entry::Entry`]): symbols, prototypes, and the extensions each variant's
-//! code uses (its run-time condition).
+//! dispatcher. Which kernel fills which place is the kernels' own fact (their OpenSSL
+//! hooks, [`kgen_dsl::kernel::hooks::Openssl`]), and everything a dispatcher calls is taken
+//! from their entry points ([`kgen_dsl::entry::Entry`]): symbols, prototypes, and the
+//! extensions each variant's code uses (its run-time condition).
 
 mod c;
 mod patches;
 pub mod tree;
 
+use kgen_dsl::kernel::Kernel;
 use std::path::{Path, PathBuf};
 pub use c::Counter;
 use tree::{FileDiff, Tree};
@@ -54,7 +56,7 @@ pub struct Series {
 
 /// Where the OpenSSL tree is by default.
 pub fn default_src(base: &str) -> PathBuf {
-    crate::oracle::toolchain_dir().join(format!("openssl-{base}"))
+    kgen_harness::oracle::toolchain_dir().join(format!("openssl-{base}"))
 }
 
 /// The tree's version from VERSION.dat (`3.5.7`).
@@ -67,8 +69,9 @@ fn tree_version(src: &Path) -> Result<String, String> {
     Ok(format!("{}.{}.{}", field("MAJOR")?, field("MINOR")?, field("PATCH")?))
 }
 
-/// Builds the series for OpenSSL `base` from the tree at `src`.
-pub fn series(src: &Path, base: &str) -> Result<Series, String> {
+/// Builds the series for OpenSSL `base` from the tree at `src`, for the OpenSSL hooks of
+/// `kernels`.
+pub fn series(src: &Path, base: &str, kernels: &[&'static Kernel]) -> Result<Series, String> {
     if !BASES.contains(&base) {
         return Err(format!("unknown --base `{base}`: kgen knows the hook points of OpenSSL {}", BASES.join(", ")));
     }
@@ -77,7 +80,7 @@ pub fn series(src: &Path, base: &str) -> Result<Series, String> {
         return Err(format!("{}: the tree is OpenSSL {v}, not {base}", src.display()));
     }
     let mut t = Tree::open(src);
-    let patches = patches::all(&mut t, base)?;
+    let patches = patches::all(&mut t, base, kernels)?;
     Ok(Series { base: base.to_string(), patches })
 }
 

@@ -3,7 +3,7 @@
 //!
 //! The module is built for the OpenSSL ABI, loaded into an executable buffer
 //! ([`kgen_emit::jit`]) and driven by the same benchmark driver as `kgen bench`
-//! ([`crate::bench::drive`]), with buffers in this process. Each call is made once to warm
+//! ([`crate::bench::drive`] with the kernel's OpenSSL-ABI driver), with buffers in this process. Each call is made once to warm
 //! the caches and then `runs` times, timed with the hardware cycle counter, and the median
 //! is kept. The counter is Linux's `perf_event_open` (PERF_COUNT_HW_CPU_CYCLES, user mode
 //! only) where the kernel offers it, else the `cycle` CSR read directly (`rdcycle`), which
@@ -17,6 +17,7 @@
 #[cfg(target_arch = "riscv64")]
 use crate::bench::Harness;
 use crate::bench::{self, Row};
+use kgen_dsl::kernel::Kernel;
 use kgen_dsl::Abi;
 use std::fmt::Write as _;
 
@@ -72,13 +73,14 @@ impl Report {
 }
 
 /// Builds `kernel` `variant`, measures it natively (on riscv64) and on the model.
-pub fn jit_bench(kernel: &str, variant: &str, sizes: &[usize], runs: usize) -> Result<Report, String> {
-    let k = kgen_kernels::kernel(kernel).ok_or_else(|| format!("unknown kernel `{kernel}` (see `kgen list`)"))?;
+pub fn jit_bench(k: &Kernel, variant: &str, sizes: &[usize], runs: usize) -> Result<Report, String> {
+    let kernel = k.name;
     let v = k.variant(variant).ok_or_else(|| format!("kernel `{kernel}` has no variant `{variant}`"))?;
+    bench::psabi_bench(k)?;
     let m = v.build(Abi::Psabi).map_err(|e| e.to_string())?;
     let obj = m.object().map_err(|e| e.to_string())?;
-    let model = bench::bench_object(kernel, variant, &obj, &m.target, sizes)?;
-    let (counter, measured) = native(kernel, variant, &m, sizes, runs);
+    let model = bench::bench_object(k, variant, &obj, &m.target, sizes)?;
+    let (counter, measured) = native(k, variant, &m, sizes, runs);
     let lines = model
         .into_iter()
         .enumerate()
@@ -88,7 +90,7 @@ pub fn jit_bench(kernel: &str, variant: &str, sizes: &[usize], runs: usize) -> R
 }
 
 #[cfg(target_arch = "riscv64")]
-fn native(kernel: &str, variant: &str, m: &kgen_dsl::Module, sizes: &[usize], runs: usize) -> (Result<&'static str, String>, Option<Vec<Row>>) {
+fn native(kernel: &Kernel, variant: &str, m: &kgen_dsl::Module, sizes: &[usize], runs: usize) -> (Result<&'static str, String>, Option<Vec<Row>>) {
     let counter = match counter::Counter::open() {
         Ok(c) => c,
         Err(e) => return (Err(e), None),
@@ -99,14 +101,18 @@ fn native(kernel: &str, variant: &str, m: &kgen_dsl::Module, sizes: &[usize], ru
         Err(e) => return (Err(format!("loading the JIT buffer: {e}")), None),
     };
     let mut h = NativeHarness { jit: &j, bufs: Vec::new(), counter, runs: runs.max(1) };
-    match bench::drive(kernel, variant, &mut h, sizes) {
+    let b = match bench::psabi_bench(kernel) {
+        Ok(b) => b,
+        Err(e) => return (Err(e), None),
+    };
+    match bench::drive(kernel, b, variant, &mut h, sizes) {
         Ok(rows) => (Ok(name), Some(rows)),
         Err(e) => (Err(format!("the native calls failed: {e}")), None),
     }
 }
 
 #[cfg(not(target_arch = "riscv64"))]
-fn native(_: &str, _: &str, _: &kgen_dsl::Module, _: &[usize], _: usize) -> (Result<&'static str, String>, Option<Vec<Row>>) {
+fn native(_: &Kernel, _: &str, _: &kgen_dsl::Module, _: &[usize], _: usize) -> (Result<&'static str, String>, Option<Vec<Row>>) {
     (Err(format!("this host is {}, not riscv64 (run kgen jit-bench on the board; see README.md)", std::env::consts::ARCH)), None)
 }
 

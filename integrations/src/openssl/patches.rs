@@ -5,50 +5,95 @@
 use super::c::{cap_name, comment, counting_block, file_comment, Callee, Counter, Use};
 use super::tree::Tree;
 use super::{command, wrap, Patch};
+use kgen_dsl::entry::symbol_suffix;
 use kgen_dsl::entry::Entry;
+use kgen_dsl::kernel::hooks::{Hook, Openssl, OpensslSlot};
+use kgen_dsl::kernel::Kernel;
 use kgen_dsl::Ext;
 use std::collections::BTreeSet;
 
-/// The variants the series builds in, per kernel, in dispatch order: the first usable one
-/// runs (ChaCha20 also by length), else upstream's code.
-///
-/// A kernel still to come adds a row here and a patch function after the ones it builds on;
-/// the earlier patches do not change.
-const USES: &[(&str, &[&str])] = &[
-    ("aes", &["c906"]),
-    ("chacha20", &["c906", "c906-novector"]),
-    ("ghash", &["c906", "c906-novector"]),
-    ("aes-gcm", &["c906"]),
-    ("poly1305", &["32-c906", "32-rv64gc"]),
-    ("chacha20-poly1305", &["c906"]),
-    ("sha256", &["c906"]),
-    ("sha512", &["c906"]),
-];
-
-/// Every patch, in order.
-pub fn all(t: &mut Tree, base: &str) -> Result<Vec<Patch>, String> {
-    let mut uses: Vec<Vec<Use>> = Vec::new();
-    for (k, vs) in USES {
-        uses.push(vs.iter().map(|v| Use::new(k, v)).collect::<Result<_, _>>()?);
+/// Every patch, in order: detection, then one per OpenSSL hook of `kernels`, in the
+/// order of the slots ([`OpensslSlot`]); a patch builds in the variants its hook names, in
+/// dispatch order.
+pub fn all(t: &mut Tree, base: &str, kernels: &[&'static Kernel]) -> Result<Vec<Patch>, String> {
+    let mut hooks: Vec<(&'static Kernel, &'static Openssl)> = Vec::new();
+    for &k in kernels {
+        for h in k.hooks {
+            if let Hook::Openssl(o) = h {
+                hooks.push((k, o));
+            }
+        }
     }
+    hooks.sort_by_key(|(_, o)| o.slot);
+    for w in hooks.windows(2) {
+        if std::mem::discriminant(&w[0].1.slot) == std::mem::discriminant(&w[1].1.slot) {
+            return Err(format!("openssl-patches: kernels `{}` and `{}` both fill OpenSSL's {:?} slot", w[0].0.name, w[1].0.name, w[0].1.slot));
+        }
+    }
+    let mut uses: Vec<Vec<Use>> = Vec::new();
+    for (k, o) in &hooks {
+        if o.variants.is_empty() {
+            return Err(format!("openssl-patches: kernel `{}`'s OpenSSL hook names no variant", k.name));
+        }
+        uses.push(o.variants.iter().map(|v| Use::new(k, v, o.entries)).collect::<Result<_, _>>()?);
+    }
+    let want = |us: &[Use], n: usize| -> Result<(), String> {
+        if us.len() == n {
+            Ok(())
+        } else {
+            Err(format!("openssl-patches: the {:?} slot takes {n} variant(s); kernel `{}` names {}", hooks.iter().find(|h| h.0.name == us[0].kernel.name).map(|h| h.1.slot), us[0].kernel.name, us.len()))
+        }
+    };
+    let entries = |us: &[Use], n: usize| -> Result<(), String> {
+        if us[0].entries.len() == n {
+            Ok(())
+        } else {
+            Err(format!("openssl-patches: kernel `{}`'s OpenSSL hook lists {} entry points; its slot calls {n}", us[0].kernel.name, us[0].entries.len()))
+        }
+    };
     let mut out = vec![detection(t, base, &uses)?];
-    for us in &uses {
+    for ((_, o), us) in hooks.iter().zip(&uses) {
         let n = out.len() + 1;
-        out.push(match us[0].kernel.name {
-            "aes" => aes(t, base, n, &us[0])?,
-            "chacha20" => chacha20(t, base, n, &us[0], &us[1])?,
-            "ghash" => ghash(t, base, n, &us[0], &us[1])?,
-            "aes-gcm" => {
-                let of = |k: &str| uses.iter().flatten().find(|u| u.kernel.name == k && u.variant.name == us[0].variant.name);
-                match (of("aes"), of("ghash")) {
-                    (Some(a), Some(g)) => aes_gcm(t, base, n, &us[0], a, g)?,
-                    _ => return Err(format!("openssl-patches: aes-gcm {} needs aes and ghash {} in the series", us[0].variant.name, us[0].variant.name)),
+        out.push(match o.slot {
+            OpensslSlot::Aes => {
+                want(us, 1)?;
+                aes(t, base, n, &us[0])?
+            }
+            OpensslSlot::ChaCha20 => {
+                want(us, 2)?;
+                entries(us, 1)?;
+                chacha20(t, base, n, &us[0], &us[1])?
+            }
+            OpensslSlot::Ghash => {
+                want(us, 2)?;
+                entries(us, 3)?;
+                ghash(t, base, n, &us[0], &us[1])?
+            }
+            OpensslSlot::AesGcm { group, aes, ghash } => {
+                want(us, 1)?;
+                entries(us, 2)?;
+                let of = |(k, v): (&str, &str)| uses.iter().flatten().find(|u| u.kernel.name == k && u.variant.name == v);
+                match (of(aes), of(ghash)) {
+                    (Some(a), Some(g)) => aes_gcm(t, base, n, &us[0], group, a, g)?,
+                    _ => return Err(format!("openssl-patches: {} {} needs {} {} and {} {} in the series", us[0].kernel.name, us[0].variant.name, aes.0, aes.1, ghash.0, ghash.1)),
                 }
             }
-            "poly1305" => poly1305(t, base, n, &us[0], &us[1])?,
-            "chacha20-poly1305" => chacha20_poly1305(t, base, n, &us[0])?,
-            "sha256" | "sha512" => sha2(t, base, n, &us[0])?,
-            k => return Err(format!("openssl-patches: no patch for kernel `{k}`")),
+            OpensslSlot::Poly1305 { compare } => {
+                want(us, 2)?;
+                entries(us, 3)?;
+                let cmp = compare.map(|v| Use::new(us[0].kernel, v, us[0].entries)).transpose()?;
+                poly1305(t, base, n, &us[0], &us[1], cmp.as_ref())?
+            }
+            OpensslSlot::ChaCha20Poly1305 => {
+                want(us, 1)?;
+                entries(us, 2)?;
+                chacha20_poly1305(t, base, n, &us[0])?
+            }
+            OpensslSlot::Sha2 { bits } => {
+                want(us, 1)?;
+                entries(us, 1)?;
+                sha2(t, base, n, &us[0], bits)?
+            }
         });
     }
     Ok(out)
@@ -395,7 +440,7 @@ fn aes(t: &mut Tree, base: &str, n: usize, u: &Use) -> Result<Patch, String> {
     // The public functions upstream's riscv64 T-table code defines, which kgen's entry
     // points with those names take over.
     let upstream_globals: Vec<String> = t.read(pl)?.lines().filter_map(|l| l.strip_prefix(".globl ")).map(|s| s.trim().to_string()).collect();
-    let taken: Vec<&'static Entry> = implemented(u, kgen_kernels::aes::ENTRIES).into_iter().filter(|e| e.alias.is_some_and(|a| upstream_globals.iter().any(|g| g == a))).collect();
+    let taken: Vec<&'static Entry> = implemented(u, u.entries).into_iter().filter(|e| e.alias.is_some_and(|a| upstream_globals.iter().any(|g| g == a))).collect();
     if taken.is_empty() {
         return Err(format!("openssl-patches: {pl} defines none of aes {}'s functions", u.variant.name));
     }
@@ -423,9 +468,10 @@ fn aes(t: &mut Tree, base: &str, n: usize, u: &Use) -> Result<Patch, String> {
     // and upstream's riscv64 code lacks: the dispatcher defines it, over a C loop on
     // upstream's block function where kgen's code is not selected. With AES_CTR_ASM the
     // providers' AES-CTR and AES-GCM take it as their ctr128_f.
-    let added: Vec<&'static Entry> = implemented(u, &[&kgen_kernels::aes::CTR32]);
+    let ctr32: Vec<&'static Entry> = u.entries.iter().copied().filter(|e| e.alias == Some("AES_ctr32_encrypt")).collect();
+    let added: Vec<&'static Entry> = implemented(u, &ctr32);
     let callees: Vec<Callee> = taken.iter().chain(&added).map(|e| Callee::of(u, e)).collect::<Result<_, _>>()?;
-    let (counting, counters) = counting_block("aes", "aes", &callees);
+    let (counting, counters) = counting_block("aes", u.kernel.name, &callees);
     let mut upstream = String::from("/* Upstream's crypto/aes/asm/aes-riscv64.pl, renamed by this patch. */\n");
     let mut defs = String::new();
     let upstream_ctr = "aes_ctr32_encrypt_rv64i";
@@ -508,7 +554,7 @@ fn chacha_crossover(vec: &Use, scalar: &Use) -> Result<(usize, Vec<(usize, u64, 
     let sizes: Vec<usize> = (1..=64).map(|i| 16 * i).chain((17..=64).map(|i| 64 * i)).chain([16384]).collect();
     let run = |u: &Use| -> Result<Vec<u64>, String> {
         let obj = u.module.object().map_err(|e| e.to_string())?;
-        let rows = crate::bench::bench_object(u.kernel.name, u.variant.name, &obj, &u.module.target, &sizes)?;
+        let rows = kgen_harness::bench::bench_object(u.kernel, u.variant.name, &obj, &u.module.target, &sizes)?;
         Ok(rows.iter().map(|r| r.cycles).collect())
     };
     let (a, b) = (run(vec)?, run(scalar)?);
@@ -525,7 +571,7 @@ fn chacha_crossover(vec: &Use, scalar: &Use) -> Result<(usize, Vec<(usize, u64, 
 fn modeled(u: &Use, e: Option<&Entry>, sizes: &[usize]) -> Result<Vec<f64>, String> {
     let sym = e.map(|e| u.sym(e)).transpose()?;
     let obj = u.module.object().map_err(|e| e.to_string())?;
-    let rows = crate::bench::bench_object(u.kernel.name, u.variant.name, &obj, &u.module.target, sizes)?;
+    let rows = kgen_harness::bench::bench_object(u.kernel, u.variant.name, &obj, &u.module.target, sizes)?;
     let v: Vec<f64> = rows.iter().filter(|r| sym.as_ref().is_none_or(|s| &r.what == s)).map(|r| r.cpb()).collect();
     if v.len() != sizes.len() {
         return Err(format!("openssl-patches: the {} bench driver measured {} at other sizes than asked", u.kernel.name, sym.as_deref().unwrap_or("its functions")));
@@ -548,20 +594,20 @@ fn slashed(v: &[f64]) -> String {
 }
 
 fn chacha20(t: &mut Tree, base: &str, n: usize, vec: &Use, scalar: &Use) -> Result<Patch, String> {
-    use kgen_kernels::chacha::CTR32;
+    let ctr32 = vec.entries[0];
     let (from, table) = chacha_crossover(vec, scalar)?;
     if from == usize::MAX {
         return Err(format!("openssl-patches: chacha20 {} never models faster than {}", vec.variant.name, scalar.variant.name));
     }
-    let cv = Callee::of(vec, &CTR32)?;
-    let cs = Callee::of(scalar, &CTR32)?;
-    let (counting, counters) = counting_block("chacha20", "chacha20", &[Callee::of(vec, &CTR32)?, Callee::of(scalar, &CTR32)?]);
+    let cv = Callee::of(vec, ctr32)?;
+    let cs = Callee::of(scalar, ctr32)?;
+    let (counting, counters) = counting_block("chacha20", vec.kernel.name, &[Callee::of(vec, ctr32)?, Callee::of(scalar, ctr32)?]);
     let shown: Vec<&(usize, u64, u64)> = table.iter().filter(|r| [16, 64, 112, 128, 192, 256, 512, 1024, 4096, 16384].contains(&r.0)).collect();
     let mut tab = format!("| bytes | {} c/B | {} c/B |\n", vec.variant.name, scalar.variant.name);
     for r in &shown {
         tab.push_str(&format!("| {:>5} | {:>6.2} | {:>6.2} |\n", r.0, r.1 as f64 / r.0 as f64, r.2 as f64 / r.0 as f64));
     }
-    let min = format!("KGEN_CHACHA20_{}_MIN_LEN", kgen_kernels::symbol_suffix(vec.variant.name).to_ascii_uppercase());
+    let min = format!("KGEN_CHACHA20_{}_MIN_LEN", symbol_suffix(vec.variant.name).to_ascii_uppercase());
     let cross = comment(
         "",
         &format!(
@@ -579,8 +625,8 @@ fn chacha20(t: &mut Tree, base: &str, n: usize, vec: &Use, scalar: &Use) -> Resu
             "\n#include \"crypto/riscv_kgen.h\"\n\n{}\n\n{}\n\n{cross}\n#define {min} {from}\n\n{}\n\n{}\n\n{counting}",
             vec.usable_define(),
             scalar.usable_define(),
-            decls(vec, &[&CTR32])?,
-            decls(scalar, &[&CTR32])?,
+            decls(vec, &[ctr32])?,
+            decls(scalar, &[ctr32])?,
         ),
     )?;
     t.replace(
@@ -617,15 +663,14 @@ fn chacha20(t: &mut Tree, base: &str, n: usize, vec: &Use, scalar: &Use) -> Resu
 }
 
 fn ghash(t: &mut Tree, base: &str, n: usize, vec: &Use, scalar: &Use) -> Result<Patch, String> {
-    use kgen_kernels::ghash::{GHASH, GMULT, INIT};
-    let entries = [&INIT, &GMULT, &GHASH];
+    let entries = [vec.entries[0], vec.entries[1], vec.entries[2]];
     for u in [vec, scalar] {
         if implemented(u, &entries).len() != 3 {
             return Err(format!("openssl-patches: ghash {} lacks one of gcm_init/gmult/ghash", u.variant.name));
         }
     }
     let callees: Vec<Callee> = [vec, scalar].iter().flat_map(|u| entries.iter().map(move |e| Callee::of(u, e))).collect::<Result<_, _>>()?;
-    let (counting, counters) = counting_block("ghash", "ghash", &callees);
+    let (counting, counters) = counting_block("ghash", vec.kernel.name, &callees);
     let gcm = "crypto/modes/gcm128.c";
     t.insert_after(
         gcm,
@@ -679,16 +724,16 @@ fn ghash(t: &mut Tree, base: &str, n: usize, vec: &Use, scalar: &Use) -> Result<
 /// CRYPTO_gcm128_*_ctr32 with AES_ctr32_encrypt (ppc's cipher_aes_gcm_hw_ppc.inc is the
 /// model). It reads the key schedule of `aes`'s AES_set_encrypt_key and the Htable of
 /// `ghash`'s gcm_init.
-fn aes_gcm(t: &mut Tree, base: &str, n: usize, u: &Use, aes: &Use, ghash: &Use) -> Result<Patch, String> {
-    use kgen_kernels::aes_gcm::{DECRYPT, ENCRYPT, GROUP};
-    let entries = [&ENCRYPT, &DECRYPT];
+fn aes_gcm(t: &mut Tree, base: &str, n: usize, u: &Use, group: usize, aes: &Use, ghash: &Use) -> Result<Patch, String> {
+    let (encrypt, decrypt) = (u.entries[0], u.entries[1]);
+    let entries = [encrypt, decrypt];
     if implemented(u, &entries).len() != 2 {
         return Err(format!("openssl-patches: aes-gcm {} lacks aes_gcm_encrypt or aes_gcm_decrypt", u.variant.name));
     }
     let callees: Vec<Callee> = entries.iter().map(|e| Callee::of(u, e)).collect::<Result<_, _>>()?;
-    let (counting, counters) = counting_block("aes_gcm", "aes-gcm", &callees);
-    let gh = Callee::of(ghash, &kgen_kernels::ghash::GHASH)?;
-    let is_fn = format!("ossl_kgen_gcm_ghash_is_{}", kgen_kernels::symbol_suffix(ghash.variant.name));
+    let (counting, counters) = counting_block("aes_gcm", u.kernel.name, &callees);
+    let gh = Callee::of(ghash, ghash.entries[2])?;
+    let is_fn = format!("ossl_kgen_gcm_ghash_is_{}", symbol_suffix(ghash.variant.name));
     // gcm128.c: whether a context's GHASH is ghash's (the function the stitched code's
     // Htable layout belongs to; in a counting build, its counting wrapper).
     let gcm = "crypto/modes/gcm128.c";
@@ -716,7 +761,7 @@ fn aes_gcm(t: &mut Tree, base: &str, n: usize, u: &Use, aes: &Use, ghash: &Use) 
 
     if (ctx->ctr == NULL)
         return generic_aes_gcm_cipher_update(ctx, in, len, out);
-    if (len >= res + {GROUP} && ctx->ctr == (ctr128_f)AES_ctr32_encrypt
+    if (len >= res + {group} && ctx->ctr == (ctr128_f)AES_ctr32_encrypt
         && {is_fn}(&ctx->gcm)) {{
         if (ctx->enc ? CRYPTO_gcm128_encrypt(&ctx->gcm, in, out, res)
                      : CRYPTO_gcm128_decrypt(&ctx->gcm, in, out, res))
@@ -754,7 +799,7 @@ static const PROV_GCM_HW kgen_aes_gcm = {{
         "const PROV_GCM_HW *ossl_prov_aes_hw_gcm(size_t keybits) {",
         &format!(
             "{}\n#include \"crypto/riscv_kgen.h\"\n{}\n{}\n{}\n{counting}\n\n{update}\n",
-            comment("", &format!("kgen's stitched AES-GCM ({}): AES counter mode merged with XTheadVector GHASH, for the whole {GROUP}-byte groups of each update; the key schedule is crypto/aes/aes_riscv.c's AES_set_encrypt_key (kgen's aes {} on this CPU), the Htable crypto/modes/gcm128.c's (kgen's ghash {}).", u.variant.name, aes.variant.name, ghash.variant.name)),
+            comment("", &format!("kgen's stitched AES-GCM ({}): AES counter mode merged with XTheadVector GHASH, for the whole {group}-byte groups of each update; the key schedule is crypto/aes/aes_riscv.c's AES_set_encrypt_key (kgen's aes {} on this CPU), the Htable crypto/modes/gcm128.c's (kgen's ghash {}).", u.variant.name, aes.variant.name, ghash.variant.name)),
             u.usable_define(),
             aes.usable_define(),
             decls(u, &entries)?,
@@ -767,9 +812,9 @@ static const PROV_GCM_HW kgen_aes_gcm = {{
     )?;
     let obj_name = format!("{}.s", u.stem());
     let body = format!(
-        "The stitched AES-GCM from kgen ({v}): T-table AES counter mode on the scalar core merged, by modeled issue time, with GHASH in XTheadVector lanes (one reduction per {GROUP} bytes), OpenSSL's aes_gcm_encrypt/decrypt contract (Htable at Xi + 32, returns the bytes done, advances Yi's 32-bit counter).\n\n\
+        "The stitched AES-GCM from kgen ({v}): T-table AES counter mode on the scalar core merged, by modeled issue time, with GHASH in XTheadVector lanes (one reduction per {group} bytes), OpenSSL's aes_gcm_encrypt/decrypt contract (Htable at Xi + 32, returns the bytes done, advances Yi's 32-bit counter).\n\n\
          - crypto/modes/asm/{stem}.pl: a perlasm shim that writes kgen's assembly (`kgen emit aes-gcm --variant {v}`) as {obj}, in $MODESASM_riscv64.\n\
-         - providers/implementations/ciphers/cipher_aes_gcm_hw_rv64i.inc: a PROV_GCM_HW whose cipher update gives the whole {GROUP}-byte groups of each call to kgen's code and the rest to CRYPTO_gcm128_encrypt_ctr32/decrypt_ctr32 with AES_ctr32_encrypt (ppc's cipher update is the model); ossl_prov_aes_hw_gcm returns it, after upstream's Zvkned and Zkn choices, when both aes-gcm {v} and aes {a} can run (aes-gcm {n1}; aes {n2}).\n\
+         - providers/implementations/ciphers/cipher_aes_gcm_hw_rv64i.inc: a PROV_GCM_HW whose cipher update gives the whole {group}-byte groups of each call to kgen's code and the rest to CRYPTO_gcm128_encrypt_ctr32/decrypt_ctr32 with AES_ctr32_encrypt (ppc's cipher update is the model); ossl_prov_aes_hw_gcm returns it, after upstream's Zvkned and Zkn choices, when both aes-gcm {v} and aes {a} can run (aes-gcm {n1}; aes {n2}).\n\
          - crypto/modes/gcm128.c: {is_fn}() (declared in include/crypto/riscv_kgen.h), which tells the provider the context's GHASH is kgen's ghash {g} (the Htable the stitched code reads).\n\n\
          Run-time selection, once per key: kgen's stitched code when the CPU has what aes {a} and aes-gcm {v} need (patch 1) and gcm_get_funcs chose ghash {g}; else upstream's generic GCM, which with AES_CTR_ASM (the AES patch) uses AES_ctr32_encrypt. On kgen's C906 model (`kgen bench aes-gcm`) {v} encrypts at {ce} and decrypts at {cd} cycles per byte at 1024/16384 bytes.\n\n{}",
         regenerate(base, n),
@@ -780,18 +825,17 @@ static const PROV_GCM_HW kgen_aes_gcm = {{
         n2 = needs(aes),
         stem = u.stem(),
         obj = obj_name,
-        ce = slashed(&modeled_cpb_fn(u, &ENCRYPT, &[1024, 16384])?),
-        cd = slashed(&modeled_cpb_fn(u, &DECRYPT, &[1024, 16384])?),
+        ce = slashed(&modeled_cpb_fn(u, encrypt, &[1024, 16384])?),
+        cd = slashed(&modeled_cpb_fn(u, decrypt, &[1024, 16384])?),
     );
     add_to_build(t, base, "crypto/modes", "MODESASM", MODES_GENERATE, &[u])?;
     Ok(patch(t, "riscv64-stitched-AES-GCM-from-kgen", format!("riscv64: stitched AES-GCM from kgen ({})", u.variant.name), body, counters))
 }
 
-fn poly1305(t: &mut Tree, base: &str, n: usize, thead: &Use, other: &Use) -> Result<Patch, String> {
-    use kgen_kernels::poly1305::{BLOCKS, EMIT, INIT};
-    let entries = [&INIT, &BLOCKS, &EMIT];
+fn poly1305(t: &mut Tree, base: &str, n: usize, thead: &Use, other: &Use, compare: Option<&Use>) -> Result<Patch, String> {
+    let entries = [thead.entries[0], thead.entries[1], thead.entries[2]];
     let callees: Vec<Callee> = [thead, other].iter().flat_map(|u| entries.iter().map(move |e| Callee::of(u, e))).collect::<Result<_, _>>()?;
-    let (counting, counters) = counting_block("poly1305", "poly1305", &callees);
+    let (counting, counters) = counting_block("poly1305", thead.kernel.name, &callees);
     let branch = |c: &[Callee]| -> String {
         format!(
             "    if (!{})\n        return 0;\n    f[0] = (void *)(uintptr_t){};\n    f[1] = (void *)(uintptr_t){};\n    return 1;\n",
@@ -842,7 +886,7 @@ fn poly1305(t: &mut Tree, base: &str, n: usize, thead: &Use, other: &Use) -> Res
          Run-time selection, once per key (Poly1305_Init): {n1}; otherwise {b}. Under POLY1305_ASM the upstream C code is compiled out (poly1305.c defines it only without POLY1305_ASM), so the other path is {b}, constant time; on kgen's C906 model (`kgen bench poly1305`, 1 KiB) it takes {x:.2} cycles per byte, kgen's base 2^64 64-rv64gc (the kind of code upstream's C is) {y:.2}.\n\n{}",
         regenerate(base, n),
         x = modeled_cpb(other, &[1024])?[0],
-        y = modeled_cpb(&Use::new("poly1305", "64-rv64gc")?, &[1024])?[0],
+        y = compare.map(|c| modeled_cpb(c, &[1024]).map(|v| v[0])).transpose()?.unwrap_or(f64::NAN),
         a = thead.variant.name,
         b = other.variant.name,
         st1 = thead.stem(),
@@ -859,13 +903,13 @@ fn poly1305(t: &mut Tree, base: &str, n: usize, thead: &Use, other: &Use) -> Res
 /// Poly1305 patch's poly1305_init set up (both of its variants keep the layout the kernel
 /// reads).
 fn chacha20_poly1305(t: &mut Tree, base: &str, n: usize, u: &Use) -> Result<Patch, String> {
-    use kgen_kernels::chacha20_poly1305::{OPEN, SEAL};
-    let entries = [&SEAL, &OPEN];
+    let (seal, open) = (u.entries[0], u.entries[1]);
+    let entries = [seal, open];
     if implemented(u, &entries).len() != 2 {
         return Err(format!("openssl-patches: chacha20-poly1305 {} lacks seal or open", u.variant.name));
     }
     let callees: Vec<Callee> = entries.iter().map(|e| Callee::of(u, e)).collect::<Result<_, _>>()?;
-    let (counting, counters) = counting_block("chapoly", "chacha20-poly1305", &callees);
+    let (counting, counters) = counting_block("chapoly", u.kernel.name, &callees);
     let hw = "providers/implementations/ciphers/cipher_chacha20_poly1305_hw.c";
     let bulk = format!(
         r#"/*
@@ -952,23 +996,19 @@ static size_t kgen_chacha20_poly1305_bulk(PROV_CHACHA20_POLY1305_CTX *ctx,
          Run-time selection, per call: {need}; otherwise the provider's code unchanged. On kgen's C906 model (`kgen bench chacha20-poly1305`) seal runs at {cs} cycles per byte at 1024/16384 bytes.\n\n{}",
         regenerate(base, n),
         v = u.variant.name,
-        sfx = kgen_kernels::symbol_suffix(u.variant.name),
+        sfx = symbol_suffix(u.variant.name),
         stem = u.stem(),
         need = needs(u),
-        cs = slashed(&modeled_cpb_fn(u, &SEAL, &[1024, 16384])?),
+        cs = slashed(&modeled_cpb_fn(u, seal, &[1024, 16384])?),
     );
     Ok(patch(t, "riscv64-stitched-ChaCha20-Poly1305-from-kgen", format!("riscv64: stitched ChaCha20-Poly1305 from kgen ({})", u.variant.name), body, counters))
 }
 
-fn sha2(t: &mut Tree, base: &str, n: usize, u: &Use) -> Result<Patch, String> {
-    use kgen_kernels::sha2::{SHA256_BLOCKS, SHA512_BLOCKS};
-    let (e, bits) = match u.kernel.name {
-        "sha256" => (&SHA256_BLOCKS, 256),
-        _ => (&SHA512_BLOCKS, 512),
-    };
+fn sha2(t: &mut Tree, base: &str, n: usize, u: &Use, bits: u32) -> Result<Patch, String> {
+    let e = u.entries[0];
     let c = Callee::of(u, e)?;
-    let tag = u.kernel.name;
-    let (counting, counters) = counting_block(tag, tag, &[Callee::of(u, e)?]);
+    let tag = format!("sha{bits}");
+    let (counting, counters) = counting_block(&tag, u.kernel.name, &[Callee::of(u, e)?]);
     let f = "crypto/sha/sha_riscv.c";
     t.insert_after(
         f,

@@ -5,7 +5,8 @@
 use kgen_dsl::entry::Entry;
 use kgen_dsl::{Abi, Ext, Module};
 use kgen_emit::{Compat, EmitOptions};
-use kgen_kernels::{Kernel, Variant};
+use kgen_dsl::entry::symbol_suffix;
+use kgen_dsl::kernel::{Kernel, Variant};
 use std::collections::BTreeSet;
 
 /// A kernel variant the series builds into OpenSSL (OpenSSL ABI, without the aliases: the
@@ -14,18 +15,16 @@ pub struct Use {
     pub kernel: &'static Kernel,
     pub variant: &'static Variant,
     pub module: Module,
+    /// The entry points the hook's slot calls, in its order.
+    pub entries: &'static [&'static Entry],
 }
 
-/// The extensions of RV64GC itself (no run-time condition).
-const BASE: [Ext; 8] = [Ext::I, Ext::M, Ext::A, Ext::F, Ext::D, Ext::C, Ext::Zicsr, Ext::Zifencei];
-
 impl Use {
-    pub fn new(kernel: &str, variant: &str) -> Result<Use, String> {
-        let k = kgen_kernels::kernel(kernel).ok_or_else(|| format!("openssl-patches: no kernel `{kernel}`"))?;
-        let v = k.variant(variant).ok_or_else(|| format!("openssl-patches: kernel `{kernel}` has no variant `{variant}`"))?;
+    pub fn new(k: &'static Kernel, variant: &str, entries: &'static [&'static Entry]) -> Result<Use, String> {
+        let v = k.variant(variant).ok_or_else(|| format!("openssl-patches: kernel `{}` has no variant `{variant}`", k.name))?;
         let mut module = v.build(Abi::Psabi).map_err(|e| e.to_string())?;
         module.aliases.clear();
-        Ok(Use { kernel: k, variant: v, module })
+        Ok(Use { kernel: k, variant: v, module, entries })
     }
 
     /// `chacha20-kgen-c906-novector`: the name of the shim and of the assembly it writes.
@@ -35,7 +34,7 @@ impl Use {
 
     /// `CHACHA20_C906_NOVECTOR`.
     fn tag(&self) -> String {
-        format!("{}_{}", self.kernel.name.replace('-', "_"), kgen_kernels::symbol_suffix(self.variant.name)).to_ascii_uppercase()
+        format!("{}_{}", self.kernel.name.replace('-', "_"), symbol_suffix(self.variant.name)).to_ascii_uppercase()
     }
 
     /// The macro that is true when this variant may run: `KGEN_CHACHA20_C906_USABLE()`.
@@ -45,19 +44,7 @@ impl Use {
 
     /// The extensions beyond RV64GC the module's instructions use.
     pub fn exts(&self) -> BTreeSet<Ext> {
-        let mut used = BTreeSet::new();
-        for l in &self.module.funcs {
-            for it in &l.func.items {
-                if let kgen_dsl::func::Item::Inst(i) = it {
-                    if let Some(e) = i.row().ext.iter().find(|e| self.module.target.exts.contains(*e)) {
-                        if !BASE.contains(&e) {
-                            used.insert(e);
-                        }
-                    }
-                }
-            }
-        }
-        used
+        self.module.exts_used()
     }
 
     /// `#define KGEN_X_USABLE() (...)`: every extension the code uses is present

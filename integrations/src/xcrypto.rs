@@ -11,23 +11,27 @@
 //!    (Linux learnt RVV 1.0 in 6.5, after riscv_hwprobe), so it counts as both. With the
 //!    `kgen_trace` build tag the package counts which path each call took (the tests print
 //!    it; without the tag the counting is compiled out).
-//! 2. `chacha20`: `xorKeyStreamBlocks` on kgen's `c906` (XTheadVector lanes) where
-//!    XTheadVector is usable, `c906-novector` where only the T-Head scalar extensions are,
-//!    the generic Go code otherwise.
-//! 3. `internal/poly1305`: `update` on kgen's constant-time base-2^32 blocks function for
-//!    x/crypto's `macState` ([`kgen_kernels::poly1305::macstate_module`]): `32-c906` on T-Head
-//!    cores, `32-rv64gc` elsewhere.
-//! 4. `chacha20poly1305`: seal/open of the whole 64-byte blocks on kgen's stitched
-//!    `chacha20-poly1305` `c906` where XTheadVector is usable, in its form for x/crypto's
-//!    `macState` ([`kgen_kernels::chacha20_poly1305::macstate_module`]; internal/poly1305
-//!    gains a riscv64-only `MAC.State` that gives the kernel the MAC's state); the Poly1305
-//!    key, AAD, tail and lengths through chacha20 and poly1305. Elsewhere sealGeneric and
-//!    openGeneric, on chacha20 + poly1305.
+//! 2. `chacha20`: `xorKeyStreamBlocks` on the kernel that fills the ChaCha20 slot: its
+//!    first variant (XTheadVector lanes) where XTheadVector is usable, its second (T-Head
+//!    scalar) where only the T-Head scalar extensions are, the generic Go code otherwise.
+//! 3. `internal/poly1305`: `update` on the Poly1305 slot's blocks function for x/crypto's
+//!    `macState`: the first variant (T-Head scalar) on T-Head cores, the second elsewhere.
+//! 4. `chacha20poly1305`: seal/open of the whole 64-byte blocks on the ChaCha20-Poly1305
+//!    slot's stitched kernel where XTheadVector is usable, in its form for x/crypto's
+//!    `macState` (internal/poly1305 gains a riscv64-only `MAC.State` that gives the kernel
+//!    the MAC's state); the Poly1305 key, AAD, tail and lengths through chacha20 and
+//!    poly1305. Elsewhere sealGeneric and openGeneric, on chacha20 + poly1305.
+//!
+//! Which kernel fills which slot, with which variants and entry points, is the kernels'
+//! own fact ([`kgen_dsl::kernel::hooks::XCrypto`]); the glue checks that each variant needs
+//! what the CPU test before its call guarantees.
 //!
 //! The Go files are kgen's own; the `.s` files are kgen's Go output ([`kgen_emit::go::go_asm`]).
 //! The series is deterministic: fixed author and dates, `--zero-commit`, no signature.
 
-use kgen_dsl::Abi;
+use kgen_dsl::kernel::hooks::{Hook, XCrypto, XCryptoSlot};
+use kgen_dsl::kernel::Kernel;
+use kgen_dsl::{Abi, Ext};
 use kgen_emit::go::{go_asm, GoAsmSpec};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -99,7 +103,7 @@ const (
 	numPaths
 )
 
-var pathNames = [numPaths]string{"chacha20.c906", "chacha20.c906-novector", "chacha20.generic", "poly1305.32-c906", "poly1305.32-rv64gc", "chacha20poly1305.c906", "chacha20poly1305.composed"}
+var pathNames = [numPaths]string{PATH_NAMES}
 "#;
 
 const TRACE_GO: &str = r#"//go:build kgen_trace
@@ -505,19 +509,102 @@ func (h *MAC) State() *uint64 {
 }
 "#;
 
-fn build(kernel: &str, variant: &str) -> Result<kgen_dsl::Module, String> {
-    let k = kgen_kernels::kernel(kernel).ok_or_else(|| format!("go-patches: no kernel `{kernel}`"))?;
-    let v = k.variant(variant).ok_or_else(|| format!("go-patches: kernel `{kernel}` has no variant `{variant}`"))?;
-    v.build(Abi::Go).map_err(|e| format!("go-patches: {kernel} {variant}: {e}"))
+/// A kernel filling one slot of the series, with its variants' modules (Go ABI).
+struct Filled {
+    kernel: &'static Kernel,
+    hook: &'static XCrypto,
+    modules: Vec<kgen_dsl::Module>,
+}
+
+impl Filled {
+    fn variant(&self, i: usize) -> &'static str {
+        self.hook.variants[i]
+    }
+    /// The symbol of entry `e` (the hook's `k`th) of variant `i`.
+    fn symbol(&self, k: usize, i: usize) -> String {
+        self.hook.entries[k].symbol(self.variant(i))
+    }
+}
+
+/// What a variant needs of the CPU, as the Go glue tests it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Needs {
+    /// riscv64cpu.HasXTheadVector
+    XTheadVector,
+    /// riscv64cpu.HasTHeadScalar
+    TheadScalar,
+    /// Any riscv64 core.
+    Rv64gc,
+}
+
+/// The kernel filling `slot`, its variants checked against what the slot's Go glue tests
+/// for each (`roles`, in dispatch order), and their modules built.
+fn filled(kernels: &[&'static Kernel], slot: XCryptoSlot, roles: &[Needs], entries: usize) -> Result<Filled, String> {
+    let mut found = kernels.iter().flat_map(|&k| k.hooks.iter().filter_map(move |h| match h {
+        Hook::XCrypto(x) if x.slot == slot => Some((k, x)),
+        _ => None,
+    }));
+    let (kernel, hook) = found.next().ok_or_else(|| format!("go-patches: no kernel fills x/crypto's {slot:?} slot"))?;
+    if let Some((other, _)) = found.next() {
+        return Err(format!("go-patches: kernels `{}` and `{}` both fill x/crypto's {slot:?} slot", kernel.name, other.name));
+    }
+    if hook.variants.len() != roles.len() || hook.entries.len() != entries {
+        return Err(format!(
+            "go-patches: the {slot:?} slot takes {} variant(s) and {entries} entry point(s); kernel `{}` names {} and {}",
+            roles.len(),
+            kernel.name,
+            hook.variants.len(),
+            hook.entries.len()
+        ));
+    }
+    let mut modules = Vec::new();
+    for (v, &role) in hook.variants.iter().zip(roles) {
+        let var = kernel.variant(v).ok_or_else(|| format!("go-patches: kernel `{}` has no variant `{v}`", kernel.name))?;
+        let m = match hook.module {
+            None => Some(var.build(Abi::Go)),
+            Some(f) => f(v).transpose(),
+        }
+        .ok_or_else(|| format!("go-patches: {} {v} has no module for x/crypto", kernel.name))?
+        .map_err(|e| format!("go-patches: {} {v}: {e}", kernel.name))?;
+        let used = m.exts_used();
+        let needs = if used.contains(&Ext::XTheadVector) {
+            Needs::XTheadVector
+        } else if used.iter().any(|e| e.name().starts_with("xthead")) {
+            Needs::TheadScalar
+        } else if used.is_empty() {
+            Needs::Rv64gc
+        } else {
+            return Err(format!("go-patches: {} {v} uses {}, which the x/crypto glue does not test for", kernel.name, used.iter().map(|e| e.name()).collect::<Vec<_>>().join(", ")));
+        };
+        if needs != role {
+            return Err(format!("go-patches: {} {v} needs {needs:?}; the {slot:?} slot's glue calls this variant where the CPU has {role:?}", kernel.name));
+        }
+        modules.push(m);
+    }
+    Ok(Filled { kernel, hook, modules })
 }
 
 fn go_name(sym: &str) -> Result<String, String> {
     kgen_emit::go::go_name(sym).map_err(|e| format!("go-patches: {e}"))
 }
 
-/// The patches of the series for `base`.
-fn patches(base: &Base) -> Result<Vec<Patch>, String> {
+/// The patches of the series for `base`, from the x/crypto hooks of `kernels`.
+fn patches(base: &Base, kernels: &[&'static Kernel]) -> Result<Vec<Patch>, String> {
     let regen = command(base.name);
+    let chacha = filled(kernels, XCryptoSlot::ChaCha20, &[Needs::XTheadVector, Needs::TheadScalar], 1)?;
+    let poly = filled(kernels, XCryptoSlot::Poly1305, &[Needs::TheadScalar, Needs::Rv64gc], 1)?;
+    let aead = filled(kernels, XCryptoSlot::ChaCha20Poly1305, &[Needs::XTheadVector], 2)?;
+    let path = |pkg: &str, v: &str| format!("\"{pkg}.{v}\"");
+    let path_names = [
+        path("chacha20", chacha.variant(0)),
+        path("chacha20", chacha.variant(1)),
+        path("chacha20", "generic"),
+        path("poly1305", poly.variant(0)),
+        path("poly1305", poly.variant(1)),
+        path("chacha20poly1305", aead.variant(0)),
+        path("chacha20poly1305", "composed"),
+    ]
+    .join(", ");
     let sub = |t: &str| t.replace("REGEN", &regen).replace("Code generated by kgen;", &format!("Code generated by {};", kgen_emit::GENERATOR));
     let mut out = Vec::new();
 
@@ -525,7 +612,7 @@ fn patches(base: &Base) -> Result<Vec<Patch>, String> {
         subject: "internal/riscv64cpu: detect the T-Head extensions kgen's riscv64 kernels use".into(),
         body: "riscv_hwprobe, once at init: a T-Head core (mvendorid 0x5b7, a known\nmarchid/mimpid) has XTheadBa/Bb/Bs/Mac; key 11 bit 0 says XTheadVector.\nWithout the syscall (ENOSYS, kernels before 6.4) the V bit of AT_HWCAP\ncan only be T-Head's 0.7.1 vector. The kgen_trace build tag counts the\npath of each call for tests.".into(),
         files: vec![
-            ("internal/riscv64cpu/cpu.go".into(), sub(CPU_GO)),
+            ("internal/riscv64cpu/cpu.go".into(), sub(CPU_GO).replace("PATH_NAMES", &path_names)),
             ("internal/riscv64cpu/cpu_riscv64.go".into(), sub(CPU_RISCV64_GO)),
             ("internal/riscv64cpu/trace.go".into(), sub(TRACE_GO)),
             ("internal/riscv64cpu/notrace.go".into(), sub(NOTRACE_GO)),
@@ -534,17 +621,15 @@ fn patches(base: &Base) -> Result<Vec<Patch>, String> {
     });
 
     // chacha20
-    let lanes = build("chacha20", "c906")?;
-    let novec = build("chacha20", "c906-novector")?;
-    let ctr = |v: &str| kgen_kernels::chacha::CTR32.symbol(v);
+    let (k, v0, v1) = (chacha.kernel.name, chacha.variant(0), chacha.variant(1));
     let spec = GoAsmSpec {
-        parts: vec![(&lanes, vec![ctr("c906")]), (&novec, vec![ctr("c906-novector")])],
+        parts: vec![(&chacha.modules[0], vec![chacha.symbol(0, 0)]), (&chacha.modules[1], vec![chacha.symbol(0, 1)])],
         preamble: vec![],
         build: "gc && !purego".into(),
-        header: generated_header(base.name, "Kernels: chacha20 c906 (XTheadVector lanes), chacha20 c906-novector (T-Head scalar)."),
+        header: generated_header(base.name, &format!("Kernels: {k} {v0} (XTheadVector lanes), {k} {v1} (T-Head scalar).")),
     };
     let a = go_asm(&spec).map_err(|e| format!("go-patches: chacha20: {e}"))?;
-    let go = sub(CHACHA_GO).replace("LANES", &go_name(&ctr("c906"))?).replace("NOVECTOR", &go_name(&ctr("c906-novector"))?).replace("DECLS", &a.decls);
+    let go = sub(CHACHA_GO).replace("LANES", &go_name(&chacha.symbol(0, 0))?).replace("NOVECTOR", &go_name(&chacha.symbol(0, 1))?).replace("DECLS", &a.decls);
     out.push(Patch {
         subject: "chacha20: riscv64 assembly from kgen (T-Head C906)".into(),
         body: "xorKeyStreamBlocks runs kgen's c906 kernel (XTheadVector lanes) where\nXTheadVector is usable, c906-novector where only the T-Head scalar\nextensions are, and the generic code otherwise.".into(),
@@ -557,17 +642,15 @@ fn patches(base: &Base) -> Result<Vec<Patch>, String> {
     });
 
     // internal/poly1305
-    let p906 = kgen_kernels::poly1305::macstate_module("32-c906").map_err(|e| format!("go-patches: poly1305 32-c906: {e}"))?;
-    let p64 = kgen_kernels::poly1305::macstate_module("32-rv64gc").map_err(|e| format!("go-patches: poly1305 32-rv64gc: {e}"))?;
-    let mb = |v: &str| kgen_kernels::poly1305::MACSTATE_BLOCKS.symbol(v);
+    let (k, v0, v1) = (poly.kernel.name, poly.variant(0), poly.variant(1));
     let spec = GoAsmSpec {
-        parts: vec![(&p906, vec![mb("32-c906")]), (&p64, vec![mb("32-rv64gc")])],
+        parts: vec![(&poly.modules[0], vec![poly.symbol(0, 0)]), (&poly.modules[1], vec![poly.symbol(0, 1)])],
         preamble: vec![],
         build: "gc && !purego".into(),
-        header: generated_header(base.name, "Kernels: poly1305 32-c906 (T-Head scalar), poly1305 32-rv64gc, on x/crypto's macState."),
+        header: generated_header(base.name, &format!("Kernels: {k} {v0} (T-Head scalar), {k} {v1}, on x/crypto's macState.")),
     };
     let a = go_asm(&spec).map_err(|e| format!("go-patches: poly1305: {e}"))?;
-    let go = sub(POLY_GO).replace("BLOCKS_C906", &go_name(&mb("32-c906"))?).replace("BLOCKS_RV64GC", &go_name(&mb("32-rv64gc"))?).replace("DECLS", &a.decls);
+    let go = sub(POLY_GO).replace("BLOCKS_C906", &go_name(&poly.symbol(0, 0))?).replace("BLOCKS_RV64GC", &go_name(&poly.symbol(0, 1))?).replace("DECLS", &a.decls);
     out.push(Patch {
         subject: "internal/poly1305: riscv64 assembly from kgen (constant-time base 2^32)".into(),
         body: "update runs kgen's base-2^32 blocks function on macState: every\nmultiply has both operands below 2^32, so the C906's multiplier time\ndoes not depend on the data. 32-c906 (th.mula, th.extu) on T-Head\ncores, 32-rv64gc elsewhere.".into(),
@@ -580,13 +663,15 @@ fn patches(base: &Base) -> Result<Vec<Patch>, String> {
     });
 
     // chacha20poly1305
-    let stitched = kgen_kernels::chacha20_poly1305::macstate_module("c906").map_err(|e| format!("go-patches: chacha20-poly1305 c906: {e}"))?;
-    let (seal, open) = (kgen_kernels::chacha20_poly1305::MACSTATE_SEAL.symbol("c906"), kgen_kernels::chacha20_poly1305::MACSTATE_OPEN.symbol("c906"));
+    let (seal, open) = (aead.symbol(0, 0), aead.symbol(1, 0));
     let spec = GoAsmSpec {
-        parts: vec![(&stitched, vec![seal.clone(), open.clone()])],
+        parts: vec![(&aead.modules[0], vec![seal.clone(), open.clone()])],
         preamble: vec![],
         build: "gc && !purego".into(),
-        header: generated_header(base.name, "Kernel: chacha20-poly1305 c906 (ChaCha20 in XTheadVector lanes stitched with scalar Poly1305), on x/crypto's macState."),
+        header: generated_header(
+            base.name,
+            &format!("Kernel: {} {} (ChaCha20 in XTheadVector lanes stitched with scalar Poly1305), on x/crypto's macState.", aead.kernel.name, aead.variant(0)),
+        ),
     };
     let a = go_asm(&spec).map_err(|e| format!("go-patches: chacha20poly1305: {e}"))?;
     let go = sub(AEAD_GO).replace("SEAL", &go_name(&seal)?).replace("OPEN", &go_name(&open)?).replace("DECLS", &a.decls);
@@ -607,9 +692,9 @@ fn patches(base: &Base) -> Result<Vec<Patch>, String> {
 /// The files the series adds (path in x/crypto, contents): kgen's own text, without the
 /// base's (what `goldens/go-patches/<base>/` keeps; the edits of the base's build lines are
 /// not among them).
-pub fn added_files(name: &str) -> Result<Vec<(String, String)>, String> {
+pub fn added_files(name: &str, kernels: &[&'static Kernel]) -> Result<Vec<(String, String)>, String> {
     let base = BASES.iter().find(|b| b.name == name).ok_or_else(|| format!("go-patches: unknown base `{name}`"))?;
-    Ok(patches(base)?.into_iter().flat_map(|p| p.files).collect())
+    Ok(patches(base, kernels)?.into_iter().flat_map(|p| p.files).collect())
 }
 
 fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
@@ -646,7 +731,7 @@ fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
 
 /// Writes the series for base `name` into `out` (created; `*.patch` files already there
 /// are replaced). Returns the patch files written.
-pub fn run(name: &str, out: &Path) -> Result<Vec<PathBuf>, String> {
+pub fn run(name: &str, out: &Path, kernels: &[&'static Kernel]) -> Result<Vec<PathBuf>, String> {
     let base = BASES.iter().find(|b| b.name == name).ok_or_else(|| {
         format!("go-patches: unknown base `{name}` (known: {})", BASES.iter().map(|b| b.name).collect::<Vec<_>>().join(", "))
     })?;
@@ -657,7 +742,7 @@ pub fn run(name: &str, out: &Path) -> Result<Vec<PathBuf>, String> {
             return Err(format!("go-patches: base {name}: {file} has no line `{from}`: not the v0.25.0 sources"));
         }
     }
-    let series = patches(base)?;
+    let series = patches(base, kernels)?;
     let work = std::env::temp_dir().join(format!("kgen-go-patches-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&work);
     let repo = work.join("x-crypto");

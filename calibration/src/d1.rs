@@ -33,7 +33,7 @@
 //! compiler is not recorded; rvv-bench's README names an RVV 0.7.1 GCC of 2023):
 //! [`CFLAGS`].
 
-use crate::oracle::Tool;
+use kgen_harness::oracle::Tool;
 use kgen_dsl::asmfile::{assemble_files_with, AsmOptions};
 use kgen_dsl::object::Object;
 use kgen_dsl::target::{target, Target};
@@ -54,7 +54,7 @@ pub const CFLAGS_PLAIN: &[&str] = &["-O3", "-march=rv64gc", "-mabi=lp64d"];
 /// The calibration folder: `$KGEN_CALIBRATION`, else `../shared/calibration` beside the
 /// repository.
 pub fn calibration_dir() -> PathBuf {
-    std::env::var_os("KGEN_CALIBRATION").map(PathBuf::from).unwrap_or_else(|| crate::oracle::repo_root().join("../shared/calibration"))
+    std::env::var_os("KGEN_CALIBRATION").map(PathBuf::from).unwrap_or_else(|| kgen_harness::oracle::repo_root().join("../shared/calibration"))
 }
 
 /// One row of `d1-measured.tsv`.
@@ -213,7 +213,7 @@ fn model_rows(p: &Programs, rows: &[D1Row], wanted: &[(&str, Vec<String>)], size
             }
         }
     }
-    crate::par_map(&todo, |r| Ok(Case::of(r, p.row(&r.bench, &r.series, &r.imp, r.bytes, h)?))).into_iter().collect()
+    kgen_harness::par_map(&todo, |r| Ok(Case::of(r, p.row(&r.bench, &r.series, &r.imp, r.bytes, h)?))).into_iter().collect()
 }
 
 /// A memcpy for boring.c's `poly1305_init` (it tail-calls one; the D1 ran glibc's): word

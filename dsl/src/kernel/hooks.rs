@@ -1,0 +1,79 @@
+//! Which functions of upstream projects a kernel's entry points take over: the facts the
+//! patch-series writers (`kgen openssl-patches`, `kgen go-patches`) need, declared with the
+//! kernel. A slot is a place in the upstream code (OpenSSL's AES block functions,
+//! x/crypto's ChaCha20 `xorKeyStreamBlocks`); the series writer knows how to fill each slot
+//! and takes the entry points to call, and the variants to build in, from here.
+
+use crate::entry::Entry;
+use crate::{BuildError, Module};
+
+/// A hook of an upstream project that a kernel fills.
+#[derive(Clone, Copy, Debug)]
+pub enum Hook {
+    /// OpenSSL's libcrypto (`kgen openssl-patches`).
+    Openssl(Openssl),
+    /// golang.org/x/crypto (`kgen go-patches`).
+    XCrypto(XCrypto),
+}
+
+/// A slot of OpenSSL's riscv64 build and the variants that fill it.
+#[derive(Clone, Copy, Debug)]
+pub struct Openssl {
+    pub slot: OpensslSlot,
+    /// The variants the series builds in, in dispatch order: at run time the first whose
+    /// instructions the CPU has runs (ChaCha20 also by length), else upstream's code.
+    pub variants: &'static [&'static str],
+    /// The entry points the slot's C calls, in the order the slot names them.
+    pub entries: &'static [&'static Entry],
+}
+
+/// The places in OpenSSL the series can give to a kernel. The order is the series' order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum OpensslSlot {
+    /// crypto/aes: the entries whose OpenSSL alias names a function of upstream's
+    /// aes-riscv64.pl take it over (block functions, key schedules); the entry with alias
+    /// `AES_ctr32_encrypt`, if any, becomes the providers' AES-CTR and AES-GCM `ctr128_f`.
+    Aes,
+    /// crypto/chacha: `ChaCha20_ctr32`. With two variants, the first runs from the length
+    /// where it models faster than the second.
+    ChaCha20,
+    /// crypto/modes/gcm128.c: `gcm_init`, `gcm_gmult`, `gcm_ghash`.
+    Ghash,
+    /// The providers' AES-GCM: `aes_gcm_encrypt`, `aes_gcm_decrypt` of whole `group`-byte
+    /// groups, reading the key schedule of AES kernel and variant `aes` and the Htable of
+    /// GHASH kernel and variant `ghash`, which must fill their slots in the same series.
+    AesGcm { group: usize, aes: (&'static str, &'static str), ghash: (&'static str, &'static str) },
+    /// crypto/poly1305: `poly1305_init`, `poly1305_blocks`, `poly1305_emit`. `compare`: a
+    /// variant whose modeled speed the commit message quotes beside the fallback's.
+    Poly1305 { compare: Option<&'static str> },
+    /// The providers' ChaCha20-Poly1305: seal, open of whole 64-byte blocks, continuing the
+    /// state of the Poly1305 slot's `poly1305_init`.
+    ChaCha20Poly1305,
+    /// crypto/sha: `sha256_block_data_order` or `sha512_block_data_order` (by `bits`).
+    Sha2 { bits: u32 },
+}
+
+/// A slot of golang.org/x/crypto's riscv64 port and the variants that fill it.
+#[derive(Clone, Copy, Debug)]
+pub struct XCrypto {
+    pub slot: XCryptoSlot,
+    /// In dispatch order: the first whose instructions the CPU has runs, else the generic Go
+    /// code.
+    pub variants: &'static [&'static str],
+    /// The functions, as Go assembly: the variant's own Go module (`None`) or a module made
+    /// for x/crypto's own state structure.
+    pub module: Option<fn(&str) -> Result<Option<Module>, BuildError>>,
+    /// The entry points the package's Go code calls, in the order the slot names them.
+    pub entries: &'static [&'static Entry],
+}
+
+/// The places in x/crypto the series can give to a kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum XCryptoSlot {
+    /// chacha20's `xorKeyStreamBlocks`: one `ChaCha20_ctr32`-shaped entry.
+    ChaCha20,
+    /// internal/poly1305's `update` on `macState`: one blocks entry.
+    Poly1305,
+    /// chacha20poly1305's seal/open of whole blocks on `macState`: seal, open.
+    ChaCha20Poly1305,
+}
