@@ -560,3 +560,90 @@ fn vector_stack_extents_follow_the_targets_vlen() {
     body(&mut f);
     assert_eq!(errors_of(&check_func(&f.finish().unwrap(), Abi::Psabi)), vec![Check::StackBounds]);
 }
+
+#[test]
+fn no_division_by_or_of_secrets() {
+    // A division's time depends on its operands on the C906 (6 + the difference of their
+    // bit lengths / 2 cycles) and is not known constant on any other target: a secret
+    // dividend or divisor is a timing leak everywhere; public operands are not.
+    let good = |f: &mut Func| kasm!(f, lwu t0, 0(a1); divu t1, a2, a2; sd t0, 0(a0); sd t1, 8(a0); li t0, 0; ret;);
+    let dividend = |f: &mut Func| kasm!(f, lwu t0, 0(a1); divu t1, t0, a2; sd t1, 0(a0); li t0, 0; li t1, 0; ret;);
+    let divisor = |f: &mut Func| kasm!(f, lwu t0, 0(a1); remu t1, a2, t0; sd t1, 0(a0); li t0, 0; li t1, 0; ret;);
+    for tgt in ["c906", "rv64gc"] {
+        let f = pair(tgt, good, dividend, Check::SecretDivTiming);
+        assert!(f.msg.contains("dividend t0") && f.inst.starts_with("divu"), "{tgt}: {f}");
+        let f = pair(tgt, good, divisor, Check::SecretDivTiming);
+        assert!(f.msg.contains("divisor t0") && f.inst.starts_with("remu"), "{tgt}: {f}");
+    }
+    // Excused only by a declared leak of that kind.
+    let d = findings("c906", Abi::Psabi, |f| f.leaking(LeakKind::SecretDivTiming, "test", dividend));
+    assert!(errors_of(&d).is_empty() && d.iter().any(|x| x.declared && x.check == Check::SecretDivTiming), "{d:#?}");
+    let wrong = findings("c906", Abi::Psabi, |f| f.leaking(LeakKind::SecretMulTiming, "test", dividend));
+    assert!(errors_of(&wrong).contains(&Check::SecretDivTiming), "{wrong:#?}");
+}
+
+#[test]
+fn the_report_names_what_constant_time_covers() {
+    let t = |name: &str| kgen_dsl::report::constant_time_classes(&target(name).unwrap());
+    assert_eq!(t("c906"), "constant time (branches, addresses, multiplies, divisions)");
+    assert_eq!(t("rv64gc"), "constant time (branches, addresses, divisions)");
+    let m = kgen_kernels::kernel("sha256").unwrap().variant("rv64gc").unwrap().build(Abi::Psabi).unwrap();
+    let lines = kgen_dsl::report::Report::of(&m.funcs[0]).lines().join("\n");
+    assert!(lines.contains("constant time (branches, addresses, divisions)") && lines.contains("no store through a read-only pointer"), "{lines}");
+}
+
+#[test]
+fn no_store_through_a_read_only_pointer() {
+    // `key` (a1) is declared In (its prototype says const): writing through it is an error
+    // naming it; writing through `dst` (Out) is what the function is for.
+    let f = pair(
+        "rv64gc",
+        |f| kasm!(f, ld t0, 0(a0); addi t0, t0, 1; sd t0, 8(a0); ret;),
+        |f| kasm!(f, ld t0, 0(a0); addi t0, t0, 1; sd t0, 8(a1); ret;),
+        Check::StoreToInput,
+    );
+    assert!(f.msg.contains("`key`") && f.msg.contains("read-only"), "{f}");
+    // Through a pointer derived from it, too.
+    let b = findings("rv64gc", Abi::Psabi, |f| kasm!(f, addi t1, a1, 16; sd a2, 0(t1); ret;));
+    assert_eq!(errors_of(&b), vec![Check::StoreToInput], "{b:#?}");
+}
+
+#[test]
+fn linux_reserves_the_frame_pointer() {
+    // s0 saved, used and restored: fine under the psABI, an error under Linux, whose
+    // unwinder follows s0 as the frame pointer.
+    let body = |f: &mut Func| kasm!(f, addi sp, sp, -16; sd s0, 0(sp); ld s0, 0(a0); sd s0, 8(a0); ld s0, 0(sp); addi sp, sp, 16; ret;);
+    assert!(errors_of(&findings("rv64gc", Abi::Psabi, body)).is_empty());
+    let l = findings("rv64gc", Abi::Linux, body);
+    assert_eq!(errors_of(&l), vec![Check::Reserved], "{l:#?}");
+    assert!(l[0].msg.contains("s0") && l[0].msg.contains("linux"), "{}", l[0]);
+    // And the allocator never hands it out under Linux.
+    assert!(!Abi::Linux.allocatable_x().contains(&8) && Abi::Psabi.allocatable_x().contains(&8));
+}
+
+#[test]
+fn code_no_path_reaches_is_an_error() {
+    let f = pair("rv64gc", |f| kasm!(f, ld t0, 0(a0); sd t0, 8(a0); ret;), |f| kasm!(f, ld t0, 0(a0); ret; sd t0, 8(a0); ret;), Check::ControlFlow);
+    assert!(f.inst.starts_with("sd t0") && f.msg.contains("no path reaches"), "{f}");
+    // Out-of-line code reached by a branch is fine.
+    assert!(errors_of(&findings("rv64gc", Abi::Psabi, |f| kasm!(f, bnez a2, far; ret; far: sd a2, 0(a0); ret;))).is_empty());
+}
+
+#[test]
+fn module_refuses_another_abi_and_a_symbol_twice() {
+    let t = target("rv64gc").unwrap();
+    let func = |abi: Abi| {
+        let mut f = Func::new("f", &t, abi);
+        let p = f.arg("p", Ty::Ptr { elem: Elem::U64, access: Access::InOut, align: 8 }, false);
+        kasm!(f, ld t0, 0({p}); sd t0, 8({p}););
+        f.ret();
+        f
+    };
+    let mut m = Module::new("demo", "rv64gc", &t, Abi::Linux);
+    let e = m.add(func(Abi::Psabi), true).unwrap_err().to_string();
+    assert!(e.contains("demo rv64gc (linux): f") && e.contains("openssl ABI") && e.contains("linux ABI"), "{e}");
+    m.add(func(Abi::Linux), true).unwrap();
+    let e = m.add(func(Abi::Linux), true).unwrap_err().to_string();
+    assert!(e.contains("already has a symbol `f`"), "{e}");
+    assert_eq!(m.funcs.len(), 1);
+}

@@ -49,9 +49,6 @@ impl Abi {
     pub fn allocatable_x(self) -> Vec<u8> {
         let mut v = vec![5, 6, 7, 28, 29, 30, 31, 10, 11, 12, 13, 14, 15, 16, 17, 9, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 8, 1];
         v.retain(|r| !self.reserved().contains(r));
-        if self == Abi::Linux {
-            v.retain(|&r| r != 8);
-        }
         v
     }
 
@@ -63,10 +60,12 @@ impl Abi {
         }
     }
 
-    /// Registers a function must never write (besides x0, which is harmless).
+    /// Registers a function must never write (besides x0, which is harmless). Under Linux
+    /// that includes s0, the frame pointer the kernel's unwinder follows.
     pub fn reserved(self) -> &'static [u8] {
         match self {
-            Abi::Psabi | Abi::Linux => &[3, 4],
+            Abi::Psabi => &[3, 4],
+            Abi::Linux => &[3, 4, 8],
             Abi::Go => &[3, 4, 26, 27, 31],
         }
     }

@@ -6,7 +6,8 @@
 //!   registers the ABI reserves are never written; no register is read before it is written
 //!   (arguments and the caller's registers excepted); stack accesses stay inside the frame.
 //! - Control flow: every path ends in a return (or a tail call to a symbol); an indirect
-//!   jump to a computed address is rejected, since nothing here can follow it.
+//!   jump to a computed address is rejected, since nothing here can follow it; every
+//!   instruction is reached by some path.
 //! - Alignment: on a target without fast misaligned access, every scalar access is aligned
 //!   to its size, as far as the declared alignment of the pointer arguments, the
 //!   arithmetic on them and the alignment tests the code branches on prove; vector element
@@ -16,11 +17,13 @@
 //! - Secrets: data reached through arguments declared secret (and everything computed from
 //!   it) is not left in registers or in any byte of the stack frame at return, unless it
 //!   was published (stored to a non-secret output buffer).
-//! - Constant time: no branch and no memory address depends on secret data, and where the
+//! - Constant time: no branch and no memory address depends on secret data, where the
 //!   target's multiplier is data-dependent (the C906) no 64-bit multiply has a secret
-//!   factor that is not known to fit 32 bits as the instruction reads it. A leak is
-//!   excused only on the instructions of the region that declares it
+//!   factor that is not known to fit 32 bits as the instruction reads it, and no division
+//!   or remainder has a secret operand (no target kgen knows has a divider of constant
+//!   time). A leak is excused only on the instructions of the region that declares it
 //!   ([`Func::leaking`]); a declaration no finding needs is an error.
+//! - Interface: no store goes through a pointer the entry point declares read-only.
 //!
 //! One forward dataflow over the control-flow graph computes an abstract value per
 //! register (defined? secret? how many upper bits are zero or copies of the sign? how many
@@ -35,7 +38,7 @@ use crate::abi::Abi;
 use crate::func::{Func, InstItem, Item, LeakKind, Opnd, Reg};
 use crate::isa::{Addr, Arith, Cond, Control, Dir, Extend, Flow, Kind, Role, Shift, VType};
 use crate::lower::{label_positions, successors};
-use crate::target::{Misaligned, Multiplier};
+use crate::target::{Divider, Misaligned, Multiplier};
 use std::collections::HashMap;
 use std::fmt;
 
@@ -53,9 +56,13 @@ pub enum Check {
     SecretBranch,
     SecretAddress,
     SecretMulTiming,
+    /// A division or remainder with a secret operand, on a divider whose time depends on it.
+    SecretDivTiming,
+    /// A store through a pointer the entry point declares read-only (`In`).
+    StoreToInput,
     /// An access that may be misaligned on a target that traps on it.
     Misaligned,
-    /// Control flow the checks cannot follow (an indirect jump).
+    /// Control flow the checks cannot follow (an indirect jump), or code no path reaches.
     ControlFlow,
     /// The dataflow did not reach a fixpoint.
     Dataflow,
@@ -70,6 +77,7 @@ impl Check {
             Check::SecretBranch => Some(LeakKind::SecretBranch),
             Check::SecretAddress => Some(LeakKind::SecretAddress),
             Check::SecretMulTiming => Some(LeakKind::SecretMulTiming),
+            Check::SecretDivTiming => Some(LeakKind::SecretDivTiming),
             _ => None,
         }
     }
@@ -737,6 +745,18 @@ fn step(cx: &mut Ctx, idx: usize, i: &InstItem, s: &State, report: bool) -> Stat
             }
         }
     }
+    // Data-dependent divider timing.
+    if let (true, Some(d)) = (report, row.div) {
+        for k in d.ops {
+            if let Some(r) = xreg(&i.ops[k as usize]).filter(|&r| s.x[r].secret) {
+                let why = match f.target.divider {
+                    Divider::C906 => "the C906 divider's time depends on the operands' sizes".to_string(),
+                    Divider::DataDependent => format!("division is not of constant time on target {} (Zkt does not cover it)", f.target.name),
+                };
+                cx.report(idx, Check::SecretDivTiming, format!("{} {} is secret: {why}", if k == d.ops[0] { "dividend" } else { "divisor" }, crate::text::XNAMES[r]));
+            }
+        }
+    }
     // Memory.
     let mut loaded = Val::PUBLIC;
     // An 8-byte reload of a stack word: the destination joins the word's copies.
@@ -752,6 +772,11 @@ fn step(cx: &mut Ctx, idx: usize, i: &InstItem, s: &State, report: bool) -> Stat
             cx.report(idx, Check::SecretAddress, format!("{} address depends on secret data", if m.dir == Dir::Load { "load" } else { "store" }));
         }
         let bptr = base.map(|r| s.x[r].ptr).unwrap_or(Ptr::None);
+        if let (true, Dir::Store, Some(k)) = (report, m.dir, bptr.arg()) {
+            if let Some(a) = f.args.get(k as usize).filter(|a| matches!(a.ty, crate::entry::Ty::Ptr { access: crate::entry::Access::In, .. })) {
+                cx.report(idx, Check::StoreToInput, format!("store through `{}`, which the entry point declares read-only (In; its prototype says const)", a.name));
+            }
+        }
         // Bytes the access covers: one access, or a whole unit-stride vector group at VLMAX.
         let extent = unit_stride_extent(cx, i, s).unwrap_or(m.bytes.max(1) as i64 * if matches!(m.addr, Addr::Pair { .. }) { 2 } else { 1 });
         // Alignment: the element for vectors, the access for scalars.
@@ -1220,6 +1245,11 @@ fn run(f: &Func, abi: Abi, data_align: &HashMap<String, u32>, max_passes: usize)
     };
     if reached[m - 1] && falls_off {
         cx.report(m - 1, Check::ControlFlow, "a path runs past the end of the code without a return".into());
+    }
+    // Code no path reaches (after a return or an unconditional jump, with no label a
+    // branch targets): a mistake in the kernel, never what it meant.
+    if let Some(i) = (0..m).find(|&i| !reached[i] && matches!(f.items[i], Item::Inst(_))) {
+        cx.report(i, Check::ControlFlow, "no path reaches this instruction (code after a return or a jump, with no branch to it)".into());
     }
     for (k, used) in cx.leak_used.clone().into_iter().enumerate() {
         if !used {

@@ -303,6 +303,7 @@ pub enum LeakKind {
     SecretAddress,
     SecretBranch,
     SecretMulTiming,
+    SecretDivTiming,
 }
 
 /// An error in a kernel description, naming the function, the instruction and the reason.

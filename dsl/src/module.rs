@@ -67,6 +67,13 @@ impl Module {
     /// [`crate::check`]) is the error, naming the kernel, the instruction and the reason.
     /// Data the function addresses must be added first (the checks use its alignment).
     pub fn add(&mut self, f: Func, global: bool) -> Result<(), BuildError> {
+        let refuse = |reason: String| BuildError { func: format!("{} {} ({}): {}", self.kernel, self.variant, self.abi, f.name), inst: String::new(), index: None, loc: None, reason };
+        if f.abi != self.abi {
+            return Err(refuse(format!("the function is built for the {} ABI; the module is for the {} ABI", f.abi, self.abi)));
+        }
+        if self.funcs.iter().any(|l| l.func.name == f.name) || self.data.iter().any(|d| d.name == f.name) {
+            return Err(refuse(format!("the module already has a symbol `{}`", f.name)));
+        }
         let mut f = f.finish()?;
         let body_insts = f.inst_count();
         let frame = lower(&mut f)?;

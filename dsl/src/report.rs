@@ -21,6 +21,20 @@ pub struct Report {
     pub declared: Vec<(String, usize, String)>,
     /// What the allocator spilled.
     pub spills: crate::alloc::Spills,
+    /// The classes the constant-time check covered on this target.
+    pub constant_time: String,
+}
+
+/// What the constant-time check covers on `t`: branches and addresses everywhere, the
+/// multiplier's latency where it depends on the data, divisions everywhere (no target has
+/// a divider of constant time).
+pub fn constant_time_classes(t: &crate::target::Target) -> String {
+    let mut c = vec!["branches", "addresses"];
+    if t.multiplier == crate::target::Multiplier::C906 {
+        c.push("multiplies");
+    }
+    c.push("divisions");
+    format!("constant time ({})", c.join(", "))
 }
 
 impl Report {
@@ -60,6 +74,7 @@ impl Report {
                 })
                 .collect(),
             spills: l.frame.spills.clone(),
+            constant_time: constant_time_classes(&f.target),
         }
     }
 
@@ -90,7 +105,7 @@ impl Report {
         }
         out.push("  checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,".into());
         out.push("    no read before write, stack accesses in the frame, vtype set, vector groups aligned,".into());
-        out.push("    no secret left in registers or stack, constant time (branches, addresses, multiplies)".into());
+        out.push(format!("    no secret left in registers or stack, no store through a read-only pointer, {}", self.constant_time));
         for (kind, n, reason) in &self.declared {
             out.push(format!("  declared leak {kind} ({n} instructions): {reason}"));
         }

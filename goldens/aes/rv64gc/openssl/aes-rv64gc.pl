@@ -36,7 +36,7 @@ AES_encrypt_rv64gc:
 	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
-	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
 	#   declared leak SecretAddress (256 instructions): T-table lookups index the AES tables by key- and data-dependent bytes
 	addi       	sp, sp, -16
 	sd         	s1, 0(sp)
@@ -1535,7 +1535,7 @@ AES_decrypt_rv64gc:
 	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
-	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
 	#   declared leak SecretAddress (256 instructions): T-table lookups index the AES tables by key- and data-dependent bytes
 	addi       	sp, sp, -16
 	sd         	s1, 0(sp)
@@ -3034,7 +3034,7 @@ AES_set_encrypt_key_rv64gc:
 	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
-	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
 	#   declared leak SecretAddress (8 instructions): T-table lookups index the AES tables by key- and data-dependent bytes
 	beq        	a0, zero, .LAES_set_encrypt_key_rv64gc_null
 	beq        	a2, zero, .LAES_set_encrypt_key_rv64gc_null
@@ -3207,7 +3207,7 @@ AES_set_decrypt_key_rv64gc:
 	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
-	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
 	#   declared leak SecretAddress (16 instructions): T-table lookups index the AES tables by key- and data-dependent bytes
 	beq        	a0, zero, .LAES_set_decrypt_key_rv64gc_null
 	beq        	a2, zero, .LAES_set_decrypt_key_rv64gc_null
@@ -3455,7 +3455,7 @@ AES_ctr32_encrypt_rv64gc:
 	#   spills: 1 values (k15), 2 stores, 1 reloads, modeled cost 33 cycles per pass (loops counted 8 times per level)
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
-	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
 	#   declared leak SecretAddress (251 instructions): T-table lookups index the AES tables by key- and data-dependent bytes
 	addi       	sp, sp, -112
 	sd         	s0, 8(sp)

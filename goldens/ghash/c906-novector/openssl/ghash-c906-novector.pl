@@ -33,7 +33,7 @@ gcm_init_c906_novector:
 	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
-	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
 	# class masks: m[k] = 0x1111111111111111 << k
 	lui        	t0, 4369
 	addiw      	t0, t0, 273
@@ -165,7 +165,7 @@ gcm_gmult_c906_novector:
 	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
-	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
 	addi       	sp, sp, -96
 	sd         	s0, 0(sp)
 	sd         	s1, 8(sp)
@@ -665,7 +665,7 @@ gcm_ghash_c906_novector:
 	#   spills: 1 values (Xi), 1 stores, 2 reloads, modeled cost 7 cycles per pass (loops counted 8 times per level)
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
-	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
 	addi       	sp, sp, -112
 	sd         	s0, 8(sp)
 	sd         	s1, 16(sp)

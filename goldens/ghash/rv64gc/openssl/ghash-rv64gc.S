@@ -19,7 +19,7 @@ gcm_init_rv64gc:
 	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
-	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
 	# class masks: m[k] = 0x1111111111111111 << k
 	lui        	t0, 4369
 	addiw      	t0, t0, 273
@@ -166,7 +166,7 @@ gcm_gmult_rv64gc:
 	#   spills: 1 values (Xi), 1 stores, 2 reloads, modeled cost 7 cycles per pass (loops counted 8 times per level)
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
-	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
 	addi       	sp, sp, -112
 	sd         	s0, 8(sp)
 	sd         	s1, 16(sp)
@@ -776,7 +776,7 @@ gcm_ghash_rv64gc:
 	#   spills: 4 values (Xi, len, a_mid, inp), 7 stores, 12 reloads, modeled cost 253 cycles per pass (loops counted 8 times per level)
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
-	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
 	addi       	sp, sp, -144
 	sd         	s0, 32(sp)
 	sd         	s1, 40(sp)

@@ -41,7 +41,7 @@ poly1305_init_32_c906:
 	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
-	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
 	# h = 0 (h4's upper word too)
 	sd         	zero, 0(a0)
 	sd         	zero, 8(a0)
@@ -155,7 +155,7 @@ poly1305_blocks_32_c906:
 	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
-	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
 	addi       	sp, sp, -64
 	sd         	s1, 0(sp)
 	sd         	s2, 8(sp)
@@ -457,7 +457,7 @@ poly1305_emit_32_c906:
 	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
-	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
 	ld         	t0, 0(a0)
 	ld         	t1, 8(a0)
 	ld         	a3, 16(a0)

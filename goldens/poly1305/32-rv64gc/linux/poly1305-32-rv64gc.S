@@ -24,7 +24,7 @@
  *   spills: none
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
- *     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+ *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
  */
 SYM_FUNC_START(poly1305_block_init_32_rv64gc)
 	// h = 0 (h4's upper word too)
@@ -115,7 +115,7 @@ SYM_FUNC_END(poly1305_block_init_32_rv64gc)
  *   spills: 1 values (state), 1 stores, 2 reloads, modeled cost 7 cycles per pass (loops counted 8 times per level)
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
- *     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+ *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
  */
 SYM_FUNC_START(poly1305_blocks_32_rv64gc)
 	addi       	sp, sp, -112
@@ -437,7 +437,7 @@ SYM_FUNC_END(poly1305_blocks_32_rv64gc)
  *   spills: none
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
- *     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+ *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
  */
 SYM_FUNC_START(poly1305_emit_32_rv64gc)
 	ld         	t0, 0(a0)

@@ -27,7 +27,7 @@ poly1305_init_32_rv64gc:
 	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
-	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
 	# h = 0 (h4's upper word too)
 	sd         	zero, 0(a0)
 	sd         	zero, 8(a0)
@@ -141,7 +141,7 @@ poly1305_blocks_32_rv64gc:
 	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
-	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
 	addi       	sp, sp, -112
 	sd         	s0, 0(sp)
 	sd         	s1, 8(sp)
@@ -463,7 +463,7 @@ poly1305_emit_32_rv64gc:
 	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
-	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
 	ld         	t0, 0(a0)
 	ld         	t1, 8(a0)
 	ld         	a3, 16(a0)

@@ -25,7 +25,7 @@
  *   spills: none
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
- *     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+ *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
  */
 SYM_FUNC_START(poly1305_block_init_64_c906)
 	// h = 0 (h4's upper word too)
@@ -116,7 +116,7 @@ SYM_FUNC_END(poly1305_block_init_64_c906)
  *   spills: none
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
- *     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+ *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
  *   declared leak SecretMulTiming (40 instructions): 64-bit multiplies of h and r: on the C906 their latency depends on the factors' upper 32 bits
  */
 SYM_FUNC_START(poly1305_blocks_64_c906)
@@ -292,7 +292,7 @@ SYM_FUNC_END(poly1305_blocks_64_c906)
  *   spills: none
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
- *     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+ *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
  */
 SYM_FUNC_START(poly1305_emit_64_c906)
 	ld         	t0, 0(a0)

@@ -41,7 +41,7 @@ poly1305_init_64_c906:
 	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
-	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
 	# h = 0 (h4's upper word too)
 	sd         	zero, 0(a0)
 	sd         	zero, 8(a0)
@@ -155,7 +155,7 @@ poly1305_blocks_64_c906:
 	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
-	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
 	#   declared leak SecretMulTiming (40 instructions): 64-bit multiplies of h and r: on the C906 their latency depends on the factors' upper 32 bits
 	addi       	sp, sp, -32
 	sd         	s1, 0(sp)
@@ -334,7 +334,7 @@ poly1305_emit_64_c906:
 	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
-	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
 	ld         	t0, 0(a0)
 	ld         	t1, 8(a0)
 	ld         	a3, 16(a0)

@@ -23,7 +23,7 @@ aes_gcm_encrypt_c906:
 	#   spills: 18 values (done, Xi, first, groups, lo, ivec, hi, sum7, hash_src, k15, extra, p0, key, q0, q1, q2, q3, in), 64 stores, 143 reloads, modeled cost 2782 cycles per pass (loops counted 8 times per level)
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
-	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
 	#   declared leak SecretAddress (1182 instructions): T-table lookups index the AES tables by key- and data-dependent bytes
 	addi       	sp, sp, -2032
 	sd         	s0, 1920(sp)
@@ -6840,7 +6840,7 @@ aes_gcm_decrypt_c906:
 	#   spills: 16 values (done, Xi, groups, ivec, lo, k15, hi, extra, in1, p0, key, q0, q1, q2, in0, q3), 58 stores, 128 reloads, modeled cost 2444 cycles per pass (loops counted 8 times per level)
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
-	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
 	#   declared leak SecretAddress (1182 instructions): T-table lookups index the AES tables by key- and data-dependent bytes
 	addi       	sp, sp, -2016
 	sd         	s0, 1904(sp)

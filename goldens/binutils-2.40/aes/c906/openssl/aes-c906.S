@@ -24,7 +24,7 @@ AES_encrypt_c906:
 	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
-	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
 	#   declared leak SecretAddress (256 instructions): T-table lookups index the AES tables by key- and data-dependent bytes
 	addi       	sp, sp, -16
 	sd         	s1, 0(sp)
@@ -937,7 +937,7 @@ AES_decrypt_c906:
 	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
-	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
 	#   declared leak SecretAddress (256 instructions): T-table lookups index the AES tables by key- and data-dependent bytes
 	addi       	sp, sp, -16
 	sd         	s1, 0(sp)
@@ -1850,7 +1850,7 @@ AES_set_encrypt_key_c906:
 	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
-	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
 	#   declared leak SecretAddress (8 instructions): T-table lookups index the AES tables by key- and data-dependent bytes
 	beq        	a0, zero, .LAES_set_encrypt_key_c906_null
 	beq        	a2, zero, .LAES_set_encrypt_key_c906_null
@@ -2000,7 +2000,7 @@ AES_set_decrypt_key_c906:
 	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
-	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
 	#   declared leak SecretAddress (16 instructions): T-table lookups index the AES tables by key- and data-dependent bytes
 	beq        	a0, zero, .LAES_set_decrypt_key_c906_null
 	beq        	a2, zero, .LAES_set_decrypt_key_c906_null
@@ -2202,7 +2202,7 @@ AES_ctr32_encrypt_c906:
 	#   spills: 4 values (k15, extra, blocks, in), 8 stores, 9 reloads, modeled cost 203 cycles per pass (loops counted 8 times per level)
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
-	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
 	#   declared leak SecretAddress (251 instructions): T-table lookups index the AES tables by key- and data-dependent bytes
 	addi       	sp, sp, -144
 	sd         	s0, 32(sp)

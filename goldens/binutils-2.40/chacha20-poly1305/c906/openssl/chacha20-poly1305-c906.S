@@ -25,7 +25,7 @@ chacha20_poly1305_seal_c906:
 	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
-	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
 	addi       	sp, sp, -496
 	sd         	s0, 384(sp)
 	sd         	s1, 392(sp)
@@ -8073,7 +8073,7 @@ chacha20_poly1305_open_c906:
 	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
-	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
 	addi       	sp, sp, -496
 	sd         	s0, 384(sp)
 	sd         	s1, 392(sp)

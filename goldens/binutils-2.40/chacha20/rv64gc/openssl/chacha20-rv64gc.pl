@@ -35,7 +35,7 @@ ChaCha20_ctr32_rv64gc:
 	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
-	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
 	addi       	sp, sp, -80
 	sd         	s1, 0(sp)
 	sd         	s2, 8(sp)

@@ -20,7 +20,7 @@
  *   spills: none
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
- *     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+ *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
  */
 SYM_FUNC_START(ghash_c906_novector_init)
 	// class masks: m[k] = 0x1111111111111111 << k
@@ -152,7 +152,7 @@ SYM_FUNC_END(ghash_c906_novector_init)
  *   spills: 2 values (acc, nblocks), 3 stores, 4 reloads, modeled cost 43 cycles per pass (loops counted 8 times per level)
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
- *     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+ *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
  */
 SYM_FUNC_START(ghash_c906_novector)
 	addi       	sp, sp, -112

@@ -21,7 +21,7 @@
  *   spills: 1 values (pow_n), 2 stores, 1 reloads, modeled cost 33 cycles per pass (loops counted 8 times per level)
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
- *     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+ *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
  */
 SYM_FUNC_START(ghash_c906_init)
 	addi       	sp, sp, -112
@@ -617,7 +617,7 @@ SYM_FUNC_END(ghash_c906_init)
  *   spills: 2 values (acc, nblocks), 5 stores, 11 reloads, modeled cost 143 cycles per pass (loops counted 8 times per level)
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
- *     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+ *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
  */
 SYM_FUNC_START(ghash_c906)
 	addi       	sp, sp, -1632

@@ -21,7 +21,7 @@ gcm_init_c906:
 	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
-	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
 	addi       	sp, sp, -112
 	sd         	s0, 0(sp)
 	sd         	s1, 8(sp)
@@ -615,7 +615,7 @@ gcm_gmult_c906:
 	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
-	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
 	addi       	sp, sp, -96
 	sd         	s0, 0(sp)
 	sd         	s1, 8(sp)
@@ -1115,7 +1115,7 @@ gcm_ghash_c906:
 	#   spills: 1 values (Xi), 1 stores, 4 reloads, modeled cost 13 cycles per pass (loops counted 8 times per level)
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
-	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
 	addi       	sp, sp, -1632
 	sd         	s0, 1520(sp)
 	sd         	s1, 1528(sp)

@@ -20,7 +20,7 @@
  *   spills: none
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
- *     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+ *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
  */
 SYM_FUNC_START(ghash_rv64gc_zbc_init)
 	andi       	t2, a1, 7
@@ -81,7 +81,7 @@ SYM_FUNC_END(ghash_rv64gc_zbc_init)
  *   spills: none
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
- *     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+ *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
  */
 SYM_FUNC_START(ghash_rv64gc_zbc)
 	beq        	a3, zero, .Lghash_rv64gc_zbc_done

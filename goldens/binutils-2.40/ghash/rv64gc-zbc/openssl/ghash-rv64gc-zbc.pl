@@ -33,7 +33,7 @@ gcm_init_rv64gc_zbc:
 	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
-	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
 	# H[0], H[1]: E(0) as two host-order (big-endian read) words
 	ld         	t0, 0(a1)
 	ld         	t1, 8(a1)
@@ -74,7 +74,7 @@ gcm_gmult_rv64gc_zbc:
 	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
-	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
 	ld         	t3, 0(a0)
 	ld         	t0, 8(a0)
 	rev8       	t3, t3
@@ -153,7 +153,7 @@ gcm_ghash_rv64gc_zbc:
 	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
-	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
 	srli       	a3, a3, 4
 	beq        	a3, zero, .Lgcm_ghash_rv64gc_zbc_done
 	ld         	t1, 0(a0)

@@ -19,7 +19,7 @@
  *   spills: none
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
- *     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+ *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
  */
 SYM_FUNC_START(ghash_rv64gc_init)
 	// class masks: m[k] = 0x1111111111111111 << k
@@ -212,7 +212,7 @@ SYM_FUNC_END(ghash_rv64gc_init)
  *   spills: 5 values (acc, nblocks, a_mid, data, bswap_mask0), 7 stores, 18 reloads, modeled cost 313 cycles per pass (loops counted 8 times per level)
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
- *     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+ *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
  */
 SYM_FUNC_START(ghash_rv64gc)
 	addi       	sp, sp, -144

@@ -24,7 +24,7 @@
  *   spills: none
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
- *     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+ *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
  */
 SYM_FUNC_START(poly1305_block_init_64_rv64gc)
 	// h = 0 (h4's upper word too)
@@ -115,7 +115,7 @@ SYM_FUNC_END(poly1305_block_init_64_rv64gc)
  *   spills: none
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
- *     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+ *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
  */
 SYM_FUNC_START(poly1305_blocks_64_rv64gc)
 	addi       	sp, sp, -48
@@ -303,7 +303,7 @@ SYM_FUNC_END(poly1305_blocks_64_rv64gc)
  *   spills: none
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
- *     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+ *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
  */
 SYM_FUNC_START(poly1305_emit_64_rv64gc)
 	ld         	t0, 0(a0)

@@ -38,7 +38,7 @@ sha256_block_data_order_c906:
 	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
-	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
 	addi       	sp, sp, -176
 	sd         	s1, 96(sp)
 	sd         	s2, 104(sp)

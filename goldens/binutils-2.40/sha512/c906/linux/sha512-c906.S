@@ -22,7 +22,7 @@
  *   spills: none
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
- *     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+ *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
  */
 SYM_FUNC_START(sha512_blocks_c906)
 	addi       	sp, sp, -240
