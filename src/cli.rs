@@ -577,6 +577,14 @@ fn run_cmd(kernels: &[&'static Kernel], home: &Path, cmd: Cmd) -> Result<(), Err
                 }
             }
             let with_asm = !asm.is_empty();
+            if let Some(p) = asm.iter().find(|p| !p.is_file()) {
+                return usage(format!("bench --asm {}: no such file", p.display()));
+            }
+            for d in &include {
+                if !d.is_dir() {
+                    return usage(format!("bench -I {}: no such directory", d.display()));
+                }
+            }
             if !with_asm {
                 for (flag, given) in [
                     ("--target", tgt.is_some()),

@@ -38,6 +38,9 @@ pub fn check_dir(dir: &Path, bless: bool) -> Result<(), String> {
     if is_goldens_tree(dir) {
         return Ok(());
     }
+    if dir.exists() && !dir.is_dir() {
+        return Err(format!("goldens: {} is a file, not a goldens tree{}", dir.display(), if bless { ": refusing to bless into it" } else { "" }));
+    }
     let empty = match std::fs::read_dir(dir) {
         Ok(mut rd) => rd.next().is_none(),
         Err(_) if !dir.exists() => true,

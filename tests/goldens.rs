@@ -47,3 +47,32 @@ fn generation_is_deterministic_and_path_free() {
         }
     }
 }
+
+/// `kgen goldens` run from any directory compares the goldens of the project it was built
+/// from; `--bless --dir NEW` makes a goldens tree there, which then compares clean, and a
+/// change in it is found (the control).
+#[test]
+fn goldens_found_from_anywhere_and_blessed_into_a_new_tree() {
+    let kgen = env!("CARGO_BIN_EXE_kgen");
+    let elsewhere = kgen_harness::oracle::scratch("goldens_elsewhere");
+    let o = std::process::Command::new(kgen).arg("goldens").current_dir(&elsewhere).output().unwrap();
+    assert!(o.status.success() && String::from_utf8_lossy(&o.stdout).contains("golden files match"), "{}", String::from_utf8_lossy(&o.stderr));
+    let fresh = elsewhere.join("fresh");
+    let _ = std::fs::remove_dir_all(&fresh);
+    let run = |bless: bool| {
+        let mut c = std::process::Command::new(kgen);
+        c.args(["goldens", "--dir", fresh.to_str().unwrap()]);
+        if bless {
+            c.arg("--bless");
+        }
+        c.output().unwrap()
+    };
+    assert!(run(true).status.success());
+    assert!(kgen::goldens::is_goldens_tree(&fresh));
+    assert!(run(false).status.success());
+    let victim = fresh.join("sha256/c906/openssl/sha256-c906.h");
+    std::fs::write(&victim, "changed\n").unwrap();
+    let o = run(false);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("sha256-c906.h"));
+}
