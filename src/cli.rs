@@ -98,7 +98,7 @@ enum Cmd {
         bytes: Vec<usize>,
         /// With --call: the argument whose size gives the bytes (`aN`: a buffer's size or
         /// an integer's value), once per --call or once for all; default the largest
-        /// buffer the call may write.
+        /// buffer the call wrote.
         #[arg(long)]
         bytes_from: Vec<String>,
         /// With --asm: the target whose instructions the file may use (default c906).
@@ -393,7 +393,7 @@ fn load_inputs(paths: &[PathBuf], t: &Target, defines: &[String], includes: &[Pa
         srcs.push((p.display().to_string(), asmcall::read_source(p, defines, includes)?));
     }
     let files: Vec<(&str, &str)> = srcs.iter().map(|(n, s)| (n.as_str(), s.as_str())).collect();
-    let opts = AsmOptions { unknown_as_trap: true };
+    let opts = AsmOptions { unknown_as_trap: true, linked_alignment: true };
     let a = assemble_files_with(&files, t, opts).map_err(|e| e.to_string())?;
     let label = paths.iter().map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()).collect::<Vec<_>>().join("+");
     Ok((a.object, label))

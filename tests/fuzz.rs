@@ -82,7 +82,7 @@ fn random_files_and_calls_never_panic() {
         let text: String = (0..lines).map(|_| random_line(&mut rng, &mnemonics) + "\n").collect();
         let t = &targets[k % 2];
         let name = format!("fuzz{k}.S");
-        let r = no_panic(&text, || match assemble_files_with(&[(&name, &text)], t, AsmOptions { unknown_as_trap: k % 3 == 0 }) {
+        let r = no_panic(&text, || match assemble_files_with(&[(&name, &text)], t, AsmOptions { unknown_as_trap: k % 3 == 0, linked_alignment: k % 2 == 0 }) {
             Ok(_) => {
                 ok += 1;
                 Ok(())
@@ -169,7 +169,7 @@ fn random_instruction_streams_run_through_asm_and_call() {
         }
         let name = format!("streams{k}.S");
         let r = no_panic(&text, || {
-            let a = match assemble_files_with(&[(&name, &text)], &t, AsmOptions { unknown_as_trap: true }) {
+            let a = match assemble_files_with(&[(&name, &text)], &t, AsmOptions { unknown_as_trap: true, linked_alignment: false }) {
                 Ok(a) => a,
                 Err(e) => {
                     if asm_errors.len() < 3 {

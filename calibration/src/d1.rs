@@ -247,7 +247,7 @@ fn c906() -> Target {
 }
 
 fn asm(files: &[(&str, &str)]) -> Result<Object, String> {
-    assemble_files_with(files, &c906(), AsmOptions { unknown_as_trap: true }).map(|a| a.object).map_err(|e| e.to_string())
+    assemble_files_with(files, &c906(), AsmOptions { unknown_as_trap: true, linked_alignment: false }).map(|a| a.object).map_err(|e| e.to_string())
 }
 
 fn run_tool(t: &Tool, args: &[&str]) -> Result<String, String> {

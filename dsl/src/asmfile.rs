@@ -8,7 +8,8 @@
 use crate::abi::Abi;
 use crate::func::{Func, Item, Label, Opnd, Reg};
 use crate::isa::vector::rollback::RollbackOps;
-use crate::isa::{table, Class, Kind, VDialect};
+use crate::isa::{table, Class, Inst, Kind, VDialect};
+use crate::{Ext, ExtSet};
 use crate::object::{assemble, build_object, DataObj, Object, Section, Symbol};
 use crate::target::Target;
 use crate::text::{parse_int, parse_operands_sym, parse_xreg, split_operands, POp};
@@ -424,6 +425,11 @@ pub struct AsmOptions {
     /// instead of an error: code that never runs it can still be timed, and running it
     /// is reported with the file, line and text.
     pub unknown_as_trap: bool,
+    /// Code alignment (`.p2align` in `.text` with linker relaxation on) padded as the
+    /// linker leaves it after relaxation, exactly, instead of GNU as's worst case (the
+    /// object file's bytes, which the linker then shrinks): for code that runs as linked,
+    /// such as data placed in `.text` and loaded at its alignment.
+    pub linked_alignment: bool,
 }
 
 /// [`assemble_files`] with options.
@@ -437,6 +443,36 @@ pub fn assemble_files_with(files: &[(&str, &str)], target: &Target, opts: AsmOpt
 /// translated as rvv-rollback does (see [`crate::isa::vector::rollback`]).
 pub fn assemble_files(files: &[(&str, &str)], target: &Target) -> Result<Assembled, AsmError> {
     assemble_inner(files, target, AsmOptions::default())
+}
+
+/// A `.word` in `.text` as an instruction of `target` (in its vector dialect), or an error
+/// that says what the word is and which extension the target lacks for it.
+fn decode_word(w: u32, target: &Target) -> Result<Inst, String> {
+    let valid = |i: &Inst| {
+        let row = i.row();
+        let vals = i.args();
+        (0..row.ops.len()).all(|k| row.check_operand(k, vals[k]).is_ok()) && row.check_rules(&vals[..row.ops.len()]).is_ok()
+    };
+    let mine = table().decode(w, target.exts);
+    if let Some(i) = mine.filter(valid) {
+        return Ok(i);
+    }
+    // What the word is elsewhere: under each vector dialect with every other extension.
+    let everything = |dialect: Ext| Ext::ALL.iter().filter(|&&x| x != if dialect == Ext::V { Ext::XTheadVector } else { Ext::V }).fold(ExtSet::EMPTY, |s, &x| s.union(ExtSet::one(x)));
+    let other = [Ext::V, Ext::XTheadVector].into_iter().filter_map(|d| table().decode(w, everything(d))).find(|i| valid(i));
+    let here = match mine {
+        Some(i) => format!("; as target {}'s instruction it is `{}`, which is not valid", target.name, crate::text::print_inst(&i)),
+        None => String::new(),
+    };
+    match other {
+        Some(i) => {
+            let need: Vec<&str> = i.row().ext.iter().map(|x| x.name()).collect();
+            let other_dialect = (i.row().vdialect == Some(VDialect::V1) && target.has(Ext::XTheadVector)) || (i.row().vdialect == Some(VDialect::Thead) && target.has(Ext::V));
+            let fix = if other_dialect { "it is the other vector dialect: give a target of that dialect".to_string() } else { format!("give a target that has it, or --ext {}", need[0]) };
+            Err(format!(".word {w:#010x} is `{}` ({}), which target {} does not have{here} ({fix})", crate::text::print_inst(&i), need.join(" or "), target.name))
+        }
+        None => Err(format!(".word {w:#010x} is not an instruction kgen knows{here}")),
+    }
 }
 
 /// A C preprocessor line marker, `# LINE "FILE" [FLAGS]`: the line and the file.
@@ -701,9 +737,55 @@ fn expand(st: &mut State, body: &[String], args: &[(String, String)], line: usiz
     Ok(())
 }
 
+/// A macro invocation's arguments as GNU as separates them: by commas or blanks, outside
+/// parentheses and double quotes; a quoted argument is its text without the quotes (so
+/// `",v0.t"` passes `,v0.t`); two commas in a row give an empty argument.
+fn macro_args(rest: &str) -> Vec<String> {
+    let mut args = Vec::new();
+    let (mut cur, mut depth, mut quoted, mut started, mut comma) = (String::new(), 0i32, false, false, false);
+    for c in rest.trim().chars() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                started = true;
+            }
+            _ if quoted => cur.push(c),
+            '(' => {
+                depth += 1;
+                cur.push(c);
+                started = true;
+            }
+            ')' => {
+                depth -= 1;
+                cur.push(c);
+            }
+            ',' if depth == 0 => {
+                if started || comma {
+                    args.push(std::mem::take(&mut cur));
+                }
+                (started, comma) = (false, true);
+            }
+            c if c.is_whitespace() && depth == 0 => {
+                if started {
+                    args.push(std::mem::take(&mut cur));
+                    (started, comma) = (false, false);
+                }
+            }
+            _ => {
+                cur.push(c);
+                started = true;
+            }
+        }
+    }
+    if started || comma {
+        args.push(cur);
+    }
+    args
+}
+
 /// Binds the arguments of a macro invocation to its parameters.
 fn bind_args(name: &str, m: &Macro, rest: &str, line: usize) -> Result<Vec<(String, String)>, AsmError> {
-    let given: Vec<&str> = if rest.contains(',') { split_operands(rest) } else { rest.split_whitespace().collect() };
+    let given = macro_args(rest);
     let mut out = Vec::new();
     let mut k = 0;
     for (pname, default, vararg) in &m.params {
@@ -772,7 +854,8 @@ fn statement(st: &mut State, s: &str, line: usize, depth: usize) -> Result<(), A
     }
     match head {
         ".macro" => {
-            let mut parts = rest.split(|c: char| c.is_whitespace() || c == ',').filter(|p| !p.is_empty());
+            let words = macro_args(rest);
+            let mut parts = words.iter().map(String::as_str).filter(|p| !p.is_empty());
             let name = parts.next().ok_or_else(|| e(".macro needs a name".into()))?.to_string();
             let mut params = Vec::new();
             for p in parts {
@@ -913,7 +996,7 @@ fn directive(st: &mut State, d: &str, rest: &str, line: usize) -> Result<(), Asm
                     // and leaves the linker to delete what is not needed; without, exactly.
                     pad_to_insn(&mut st.f);
                     let count = text_offset(&st.f);
-                    let mut pad = if st.relax { bytes - 4 } else { (bytes - count % bytes) % bytes };
+                    let mut pad = if st.relax && !st.opts.linked_alignment { bytes - 4 } else { (bytes - count % bytes) % bytes };
                     while pad > 0 {
                         st.f.nop();
                         pad -= 4;
@@ -947,8 +1030,7 @@ fn directive(st: &mut State, d: &str, rest: &str, line: usize) -> Result<(), Asm
             } else if st.in_text() {
                 for a in &args {
                     let w = ev(st, a)? as u32;
-                    let exts = st.target.exts;
-                    let inst = table().decode(w, exts).ok_or_else(|| e(format!(".word {w:#010x} is not an instruction of target {}", st.target.name)))?;
+                    let inst = decode_word(w, st.target).map_err(e)?;
                     let ops: Vec<Opnd> = inst
                         .args()
                         .iter()

@@ -17,8 +17,8 @@
 //! work in place); `@S` passes the buffer as the earlier calls left it (state carried from
 //! an init call to an update call). The function is called once to warm up, then `repeat`
 //! times; the row gives the mean instructions and cycles of the repeated calls, and cycles
-//! per byte of the bytes [`BytesFrom`] names (by default the largest buffer the call may
-//! write). A call that has not returned after its step limit (by default 4 Mi
+//! per byte of the bytes [`BytesFrom`] names (by default the largest buffer the call
+//! wrote). A call that has not returned after its step limit (by default 4 Mi
 //! instructions plus 256 per byte of its buffers) stops with an error saying so.
 //!
 //! `.S` files go through the C preprocessor first, as gcc would (`riscv64-linux-gnu-gcc -E`
@@ -148,6 +148,8 @@ pub struct Prepared {
     bufs: Vec<usize>,
     /// Per argument: the buffer's size and whether the call may write it, or the integer.
     sizes: Vec<Result<(usize, bool), u64>>,
+    /// Per argument: the warm-up call changed the buffer's bytes.
+    written: Vec<bool>,
     /// Bytes of all the call's buffers.
     pub buffer_bytes: usize,
 }
@@ -163,9 +165,9 @@ impl Prepared {
                 None => 1,
             },
             BytesFrom::LargestWritten => {
-                let bufs = self.sizes.iter().filter_map(|s| s.as_ref().ok());
-                let written = bufs.clone().filter(|(_, w)| *w).map(|(n, _)| *n).max();
-                written.or_else(|| bufs.map(|(n, _)| *n).max()).unwrap_or(1)
+                let bufs = || self.sizes.iter().zip(&self.written).filter_map(|(s, w)| s.as_ref().ok().map(|(n, _)| (*n, *w)));
+                let written = bufs().filter(|(_, w)| *w).map(|(n, _)| n).max();
+                written.or_else(|| bufs().map(|(n, _)| n).max()).unwrap_or(1)
             }
         }
     }
@@ -237,18 +239,36 @@ impl Runner {
                 }
             }
         }
-        Ok(Prepared { spec: spec.clone(), entry, args, bufs, sizes, buffer_bytes })
+        let written = vec![false; sizes.len()];
+        Ok(Prepared { spec: spec.clone(), entry, args, bufs, sizes, written, buffer_bytes })
     }
 
     /// Refills the call's buffers and calls it once.
     pub fn call(&mut self, p: &Prepared) -> Result<kgen_sim::call::Outcome, String> {
+        self.refill(p);
+        self.env.call(p.entry, &p.args).map_err(|e: CallError| format!("{}: {e}", p.spec.symbol))
+    }
+
+    fn refill(&mut self, p: &Prepared) {
         for &k in &p.bufs {
             let b = &self.bufs[k];
             if b.writable {
                 self.env.m.mem.write_bytes(b.addr, &b.data);
             }
         }
-        self.env.call(p.entry, &p.args).map_err(|e: CallError| format!("{}: {e}", p.spec.symbol))
+    }
+
+    /// The warm-up call: as [`Runner::call`], noting which of its buffers it wrote.
+    pub fn warm_up(&mut self, p: &mut Prepared) -> Result<(), String> {
+        self.refill(p);
+        let before: Vec<Option<Vec<u8>>> = p.args.iter().zip(&p.sizes).map(|(&a, s)| s.as_ref().ok().map(|(n, _)| self.env.m.mem.read_bytes(a, *n))).collect();
+        self.env.call(p.entry, &p.args).map_err(|e: CallError| format!("{}: {e}", p.spec.symbol))?;
+        for (k, b) in before.into_iter().enumerate() {
+            if let Some(b) = b {
+                p.written[k] = self.env.m.mem.read_bytes(p.args[k], b.len()) != b;
+            }
+        }
+        Ok(())
     }
 
     /// `warmup` calls, then the mean instructions and cycles of `repeat` calls.
@@ -274,8 +294,8 @@ pub enum BytesFrom {
     Fixed(usize),
     /// Argument `aN`: a buffer's size, or an integer argument's value (`--bytes-from aN`).
     Arg(usize),
-    /// The largest buffer the call may write (not `:ro`); the largest buffer if all are
-    /// read-only; 1 if it has none.
+    /// The largest buffer the call wrote (its bytes changed in the warm-up call); the
+    /// largest buffer if it wrote none; 1 if it has none.
     LargestWritten,
 }
 
@@ -358,9 +378,10 @@ pub fn bench_calls(label: &str, obj: &Object, target: &Target, calls: &[CallSpec
     let mut r = Runner::new(obj, target)?;
     let mut rows = Vec::new();
     for (i, c) in calls.iter().enumerate() {
-        let p = r.prepare(c)?;
+        let mut p = r.prepare(c)?;
         r.env.m.max_steps = opts.max_steps.unwrap_or_else(|| default_steps(p.buffer_bytes));
-        let (ins, cy) = r.measure(&p, 1, opts.repeat)?;
+        r.warm_up(&mut p)?;
+        let (ins, cy) = r.measure(&p, 0, opts.repeat)?;
         let from = bytes.get(i).or(bytes.first()).unwrap_or(&BytesFrom::LargestWritten);
         rows.push(Row {
             kernel: label.to_string(),

@@ -26,7 +26,7 @@ pub fn all(t: &mut Tree, base: &str, kernels: &[&'static Kernel]) -> Result<Vec<
     }
     hooks.sort_by_key(|(_, o)| o.slot);
     for w in hooks.windows(2) {
-        if std::mem::discriminant(&w[0].1.slot) == std::mem::discriminant(&w[1].1.slot) {
+        if w[0].1.slot == w[1].1.slot {
             return Err(format!("openssl-patches: kernels `{}` and `{}` both fill OpenSSL's {:?} slot", w[0].0.name, w[1].0.name, w[0].1.slot));
         }
     }
