@@ -131,8 +131,15 @@ fn harness_distinguishes_cases() {
     assert!((got - 3.0).abs() > 0.5, "{got}");
 }
 
-/// The D1 table's rows the model is held to: every SEW/LMUL cell the table has.
-const D1_ROWS: &[&str] = &[
+/// Rows of the D1 table the model is not held to within 5%, and why: the divisions'
+/// time depends on the data (the model takes about 13 cycles per register, the .vv
+/// figures' middle), and the sum/min/max reductions take 5 cycles at LMUL 1 where the model
+/// times every reduction as `vredxor` (4), the one kgen's kernels use.
+const D1_EXCUSED: &[(&str, Option<u32>, &str)] =
+    &[("vdiv", None, "data-dependent"), ("vrem", None, "data-dependent"), ("vred", Some(1), "arithmetic reductions at LMUL 1"), ("vwred", Some(1), "arithmetic reductions at LMUL 1")];
+
+/// Rows every kernel of kgen's uses, which must be in the table and assemble.
+const D1_KERNEL_ROWS: &[&str] = &[
     "vadd.vv v8,v16,v24",
     "vxor.vv v8,v16,v24",
     "vsll.vi v8,v16,13",
@@ -152,11 +159,16 @@ const D1_ROWS: &[&str] = &[
     "vext.x.v t1,v8,t0",
 ];
 
-/// Cycles per instruction of a stream of `inst` under `vsetvli eSEW, mLMUL` on the model.
-fn d1_stream(inst: &str, sew: u32, lmul: u32) -> f64 {
-    per_rep(&format!("li t0, 0\nth.vsetvli zero, zero, e{sew}, m{lmul}, d1"), &format!("th.{inst}"))
+/// Cycles per instruction of a stream of `inst` under `vsetvli eSEW, mLMUL` on the model
+/// (None: kgen's assembler does not take the row's text).
+fn d1_stream(inst: &str, sew: u32, lmul: u32) -> Option<f64> {
+    per_rep_of(&format!("li t0, 0\nth.vsetvli zero, zero, e{sew}, m{lmul}, d1"), &format!("th.{inst}"))
 }
 
+/// The D1's per-instruction table (a stream of one instruction writing one register, every
+/// SEW and LMUL): every row kgen's assembler takes is held to 5% at every cell but the
+/// excused ones, so each LMUL's timing comes from the measurement; the rows kgen's kernels
+/// use must be among them.
 #[test]
 fn model_reproduces_the_d1_instruction_table() {
     let path = kgen_calibration::d1::calibration_dir().join("d1-instructions.tsv");
@@ -166,26 +178,49 @@ fn model_reproduces_the_d1_instruction_table() {
     };
     let mut lines = text.lines().filter(|l| !l.starts_with('#'));
     let header: Vec<&str> = lines.next().expect("a header").split('\t').collect();
-    // The file holds the page's vl=VLMAX table, then its vl=1 table: the first of each row.
     let mut report = String::from("| D1 instruction (stream writing one register) | SEW/LMUL | D1 | model |\n|---|---|---:|---:|\n");
-    let (mut checked, mut off) = (0, Vec::new());
-    for want in D1_ROWS {
-        let row: Vec<&str> = lines.clone().find(|l| l.split('\t').next() == Some(want)).unwrap_or_else(|| panic!("{want} is not in the table")).split('\t').collect();
+    let (mut checked, mut by_lmul, mut off, mut excused, mut unknown) = (0, [0usize; 4], Vec::new(), 0, Vec::new());
+    let mut seen = std::collections::HashSet::new();
+    // The file holds the page's vl=VLMAX table, then its vl=1 table: the first of each row.
+    for l in lines {
+        let row: Vec<&str> = l.split('\t').collect();
+        let inst = row[0];
+        if !inst.starts_with('v') || inst.starts_with("vsetvl") || !seen.insert(inst) {
+            continue;
+        }
+        let why = |lmul: u32| D1_EXCUSED.iter().find(|(p, m, _)| inst.starts_with(p) && m.is_none_or(|m| m == lmul)).map(|e| e.2);
         for (k, cell) in row.iter().enumerate().skip(1) {
             let Ok(d1) = cell.trim().parse::<f64>() else { continue };
             let col = header[k];
             let (sew, lmul): (u32, u32) = (col[1..col.find('m').unwrap()].parse().unwrap(), col[col.find('m').unwrap() + 1..].parse().unwrap());
-            let got = d1_stream(want, sew, lmul);
-            report.push_str(&format!("| {want} | e{sew}m{lmul} | {d1:.1} | {got:.2} |\n"));
-            checked += 1;
-            if (got - d1).abs() > 0.05 * d1 {
-                off.push(format!("{want} e{sew}m{lmul}: model {got:.2}, D1 {d1:.1}"));
+            let Some(got) = d1_stream(inst, sew, lmul) else {
+                unknown.push(inst);
+                break;
+            };
+            report.push_str(&format!("| {inst} | e{sew}m{lmul} | {d1:.1} | {got:.2} |\n"));
+            if (got - d1).abs() <= 0.05 * d1 {
+                checked += 1;
+                by_lmul[lmul.trailing_zeros() as usize] += 1;
+            } else if why(lmul).is_some() {
+                excused += 1;
+            } else {
+                off.push(format!("{inst} e{sew}m{lmul}: model {got:.2}, D1 {d1:.1}"));
             }
         }
     }
-    println!("{report}{checked} cells");
-    assert!(checked > 150, "{checked} cells checked");
+    println!("{report}{checked} cells within 5% (LMUL 1/2/4/8: {by_lmul:?}), {excused} excused ({D1_EXCUSED:?}); rows kgen's assembler does not take: {}", unknown.len());
+    for r in D1_KERNEL_ROWS {
+        assert!(seen.contains(r) && !unknown.contains(r), "{r} must be in the table and assemble");
+    }
+    assert!(by_lmul[2] > 300 && by_lmul[3] > 300, "LMUL 4 and 8 cells held: {by_lmul:?}");
     assert!(off.is_empty(), "model off the D1 table by more than 5%:\n{}", off.join("\n"));
+}
+
+/// [`per_rep`], or None if the assembler does not take `body`.
+fn per_rep_of(setup: &str, body: &str) -> Option<f64> {
+    let t = target("c906").unwrap();
+    kgen_dsl::asmfile::assemble_file(&format!(".text\n{body}\n"), &t).ok()?;
+    Some(per_rep(setup, body))
 }
 
 /// Cycles per body of `body` repeated in a loop (the difference of 64 and 32 repeats), on

@@ -157,6 +157,28 @@ fn nfields(row: &Row) -> u64 {
     }
 }
 
+/// Registers an arithmetic row reads or writes at most, at VLEN 128: a group of LMUL
+/// registers, 2·LMUL for a wide (`.w`, widening, narrowing) operand, one for a mask or a
+/// scalar element [V: the D1 table: mask-register logic (`vmand.mm`) and `vmsbf.m` take 4
+/// cycles at every LMUL, the single-register stream's time; compares (`vmseq`), which read
+/// LMUL registers, 4/4/8/16; narrowing shifts (`vnsra`, `vnclip`), which read 2·LMUL, 8 at
+/// LMUL 2 and 16 at 4].
+fn alu_regs(row: &Row, v: VShape) -> u64 {
+    let lmul = v.lmul.max(1);
+    row.ops
+        .iter()
+        .filter_map(|o| match o.kind {
+            Kind::V(VGroup::Lmul) => Some(lmul),
+            Kind::V(VGroup::Wide) => Some((2 * lmul).min(8)),
+            Kind::V(VGroup::Mask | VGroup::Scalar) | Kind::V0 => Some(1),
+            Kind::V(VGroup::Whole(n)) => Some(n as u64),
+            Kind::V(_) => Some(lmul),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(lmul)
+}
+
 /// Registers of the data group a vector memory row moves per field.
 fn data_regs(row: &Row, v: VShape) -> u64 {
     match row.ops.first().map(|o| o.kind) {
@@ -207,7 +229,8 @@ fn base(row: &Row, v: VShape) -> Timing {
         c if c.is_vector() => {
             // Registers per group at VLEN 128 units: the datapath moves 64 bits a cycle, two
             // cycles per 128-bit register [V, M].
-            let m = v.lmul.max(1) * (v.vlen / 128).max(1);
+            let per_reg = (v.vlen / 128).max(1);
+            let m = v.lmul.max(1) * per_reg;
             let ix = (v.lmul.max(1).trailing_zeros() as usize).min(3);
             let (busy, lat) = match c {
                 // [V] e32 vmul/vmulhu/vmacc 5/5/8/16 (vmacc's is a chain through its
@@ -219,8 +242,21 @@ fn base(row: &Row, v: VShape) -> Timing {
                 // latency [A] one more than the time.
                 Class::VSlide => (2 * m, 2 * m + 1),
                 Class::VSlideDown => (2 * m + 1, 2 * m + 2),
-                // [V] 4/16/64/256; latency [A] the same.
-                Class::VGather => (4 * m * m, 4 * m * m),
+                // [V] vrgather.vv (indices in a vector) 4/16/64/256; vrgather.vx/.vi (one
+                // index: a splat) 4/4/8/16, an ALU op's time; vcompress.vm (a mask) 4/10/36/136
+                // = 2m² + m (at LMUL 1 the single-register stream's 4); latency [A] the time.
+                Class::VGather => {
+                    let t = match row.ops.get(2).map(|o| o.kind) {
+                        Some(Kind::V(VGroup::Mask)) => 2 * m * m + m,
+                        Some(Kind::V(_)) => 4 * m * m,
+                        _ => 2 * m,
+                    };
+                    (t, t.max(3))
+                }
+                // [V] vdivu/vdiv/vremu/vrem.vv: 12-19/24-33/48-63/97-120 cycles at LMUL 1/2/4/8
+                // (e8 to e32; data-dependent), about 13 per register; latency the same. The
+                // .vx forms vary more (6 to 112) with the data.
+                Class::VDiv => (13 * m, 13 * m),
                 // [V] vredxor 4/5/9/17 (vredsum 5 at LMUL 1); latency [A] one more.
                 Class::VReduce => (2 * m + 1, 2 * m + 2),
                 // [V] vext.x.v 5 at every LMUL (a stream writing one scalar register).
@@ -234,9 +270,13 @@ fn base(row: &Row, v: VShape) -> Timing {
                     let busy = 2 * regs * nfields(row);
                     (busy, busy)
                 }
-                // [V] simple ops 4/4/8/16 in a stream writing one register; [M] a dependent
-                // chain at LMUL 1 runs at 3 (D1 vector ChaCha20).
-                _ => (2 * m, (2 * m).max(3)),
+                // [V] simple ops 4/4/8/16 in a stream writing one register, two cycles per
+                // register read or written (alu_regs: a mask-only op one register at every
+                // LMUL); [M] a dependent chain at LMUL 1 runs at 3 (D1 vector ChaCha20).
+                _ => {
+                    let r = alu_regs(row, v) * per_reg;
+                    (2 * r, (2 * r).max(3))
+                }
             };
             // The D1 table's figure for a stream of one operation writing one register.
             let rewrite = match c {
