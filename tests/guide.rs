@@ -171,12 +171,14 @@ fn outputs() -> BTreeMap<&'static str, String> {
 /// The body of the `// ANCHOR: name` region of `file`, dedented.
 fn anchor(file: &str, name: &str) -> String {
     let src = std::fs::read_to_string(root().join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
-    let start = format!("// ANCHOR: {name}");
-    let end = format!("// ANCHOR_END: {name}");
+    // Rust marks its regions with `//` comments, TOML with `#`.
+    let c = if file.ends_with(".toml") { "#" } else { "//" };
+    let start = format!("{c} ANCHOR: {name}");
+    let end = format!("{c} ANCHOR_END: {name}");
     let lines: Vec<&str> = src.lines().collect();
     let a = lines.iter().position(|l| l.trim() == start).unwrap_or_else(|| panic!("{file}: no `{start}`"));
     let b = lines[a..].iter().position(|l| l.trim() == end).unwrap_or_else(|| panic!("{file}: no `{end}`")) + a;
-    let body: Vec<&str> = lines[a + 1..b].iter().copied().filter(|l| !l.trim_start().starts_with("// ANCHOR")).collect();
+    let body: Vec<&str> = lines[a + 1..b].iter().copied().filter(|l| !l.trim_start().starts_with(&format!("{c} ANCHOR"))).collect();
     let indent = body.iter().filter(|l| !l.trim().is_empty()).map(|l| l.len() - l.trim_start().len()).min().unwrap_or(0);
     body.iter().map(|l| if l.len() >= indent { &l[indent..] } else { l.trim() }).collect::<Vec<_>>().join("\n")
 }
@@ -215,8 +217,8 @@ fn every_block_of_the_guide_is_real() {
     let mut used = std::collections::BTreeSet::new();
     for (lang, m, body, line) in blocks(&md) {
         match lang.as_str() {
-            "rust" => {
-                let inc = marker(&m, "include").unwrap_or_else(|| panic!("guide line {line}: a rust block needs `<!-- include: PATH#ANCHOR -->` before it"));
+            "rust" | "toml" => {
+                let inc = marker(&m, "include").unwrap_or_else(|| panic!("guide line {line}: a {lang} block needs `<!-- include: PATH#ANCHOR -->` before it"));
                 let (file, name) = inc.split_once('#').unwrap();
                 assert_eq!(body, anchor(file, name), "guide line {line}: the block differs from {file}#{name} (copy the region again)");
                 rust += 1;
@@ -249,7 +251,7 @@ fn every_block_of_the_guide_is_real() {
                     sh += 1;
                 }
             }
-            other => panic!("guide line {line}: a `{other}` block (rust, text and sh blocks are checked)"),
+            other => panic!("guide line {line}: a `{other}` block (rust, toml, text and sh blocks are checked)"),
         }
     }
     assert!(rust >= 10 && text >= 4 && sh >= 4, "{rust} rust, {text} text blocks, {sh} commands");

@@ -20,6 +20,7 @@ use kgen_dsl::target::{Misaligned, Target};
 use kgen_dsl::{Abi, BuildError, Ext, Func, Module, Reg};
 use kgen_macros::kasm;
 
+// ANCHOR: entry
 /// `uint64_t siphash24_<variant>(const unsigned char key[16], const unsigned char *in,
 /// size_t len)`: the interface, declared once.
 pub const SIPHASH: Entry = Entry {
@@ -36,9 +37,11 @@ pub const SIPHASH: Entry = Entry {
     ret: Ret::U64,
     summary: "SipHash-2-4 of in[0..len) under the 128-bit key",
 };
+// ANCHOR_END: entry
 
 const ABIS: &[Abi] = &[Abi::Psabi, Abi::Go];
 
+// ANCHOR: kernel
 /// The kernel, as kgen's commands see it.
 pub const KERNEL: Kernel = Kernel {
     benches: &[Bench { abi: Abi::Psabi, module: None, drive: bench }, Bench { abi: Abi::Go, module: None, drive: bench }],
@@ -54,6 +57,7 @@ pub const KERNEL: Kernel = Kernel {
         &[&SIPHASH],
     )
 };
+// ANCHOR_END: kernel
 
 /// v0..v3 = k0, k1, k0, k1 xor "somepseudorandomlygeneratedbytes".
 const INIT: [u64; 4] = [0x736f_6d65_7073_6575, 0x646f_7261_6e64_6f6d, 0x6c79_6765_6e65_7261, 0x7465_6462_7974_6573];
@@ -141,10 +145,12 @@ fn siphash(variant: &str, t: &Target, abi: Abi) -> Func {
     for _ in 0..4 {
         round(&mut f, v, tmp);
     }
+    // ANCHOR: result
     f.comment("return v0 ^ v1 ^ v2 ^ v3");
     kasm!(f, xor {m}, {v[0]}, {v[1]}; xor {tmp}, {v[2]}, {v[3]}; xor {m}, {m}, {tmp};);
     f.ret_value(m);
     f.ret();
+    // ANCHOR_END: result
     f
 }
 
@@ -194,6 +200,7 @@ pub fn reference(key: &[u8; 16], msg: &[u8]) -> u64 {
     v[0] ^ v[1] ^ v[2] ^ v[3]
 }
 
+// ANCHOR: kat
 /// Known answers: the paper's example (key 00..0f, the 15 bytes 00..0e:
 /// a129ca6149be45e5) and the empty message (726fdb47dd0e0e31, the reference vectors'
 /// first), then every length 0..40 at an odd address against [`reference`]. The result
@@ -214,7 +221,9 @@ fn kat(v: &str) -> Result<kat::Plan, String> {
     }
     Ok(p)
 }
+// ANCHOR_END: kat
 
+// ANCHOR: bench
 /// `kgen-siphash bench`: the hash of the size, from a 64-byte aligned buffer.
 fn bench(h: &mut dyn Harness, sizes: &[usize]) -> Result<Vec<Measured>, String> {
     let key = h.buffer(&[0x17; 16], 0, false);
@@ -227,3 +236,4 @@ fn bench(h: &mut dyn Harness, sizes: &[usize]) -> Result<Vec<Measured>, String> 
     }
     Ok(rows)
 }
+// ANCHOR_END: bench
