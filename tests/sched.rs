@@ -208,7 +208,9 @@ fn timed_merge_overlaps_vector_and_scalar_work() {
 /// of the load (the negative control: the results differ). `a`'s loads are not held back.
 #[test]
 fn timed_merge_keeps_the_declared_memory_order() {
-    use kgen_dsl::sched::{merge_timed_cfg, MemOrder, MergeCfg, Units};
+    use kgen_dsl::analysis::Units;
+    use kgen_dsl::func::MemOrder;
+    use kgen_dsl::sched::{merge_timed_cfg, MergeCfg};
     let t = target("c906").unwrap();
     let mut f = Func::new("blk", &t, Abi::Psabi);
     kgen_macros::kasm!(f, th.vsetvli zero, zero, e32, m1, d1;);
@@ -265,7 +267,7 @@ fn a_loop_body_schedules_for_the_next_iteration() {
         }
     }
     let body = f.items.clone();
-    let units = kgen_dsl::sched::Units::plain();
+    let units = kgen_dsl::analysis::Units::plain();
     let plain = kgen_dsl::sched::schedule_block(body.clone(), usize::MAX, 1000, false, c906_latency, &units).unwrap();
     let carried = kgen_dsl::sched::schedule_block(body.clone(), usize::MAX, 1000, true, c906_latency, &units).unwrap();
     let times = |b: &[Item]| b.iter().cloned().cycle().take(8 * b.len()).collect::<Vec<_>>();
@@ -283,7 +285,7 @@ fn a_loop_body_schedules_for_the_next_iteration() {
 #[test]
 fn loop_body_schedules_compute_the_same() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(41);
-    let units = kgen_dsl::sched::Units::plain();
+    let units = kgen_dsl::analysis::Units::plain();
     for k in 0..200 {
         let block = random_block(&mut rng, 60);
         let s = kgen_dsl::sched::schedule_block(block.clone(), [6usize, usize::MAX][k % 2], [16usize, 1000][k % 2], true, c906_latency, &units).unwrap();

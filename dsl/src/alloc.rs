@@ -25,24 +25,10 @@
 //! A value that cannot be placed even then (an instruction needs more registers at once
 //! than exist, an argument's register is taken) is an error listing what is live.
 
-use crate::func::{BuildError, Func, InstItem, Item, Opnd, Reg};
+use crate::ir::{BuildError, Func, InstItem, Item, Opnd, Reg, Spills};
 use crate::isa::{table, Control, Role, VDialect, VType};
-use crate::lower::{label_positions, BitRows, Bits, Nodes, NPHYS, NX};
+use crate::analysis::{label_positions, loop_depth, BitRows, Bits, Nodes, NPHYS, NX};
 
-/// What allocation spilled (for reports).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Spills {
-    /// The values spilled, by role name.
-    pub values: Vec<String>,
-    pub stores: usize,
-    pub reloads: usize,
-    /// The values remade where they are read instead (see [`Remake`]), by role name.
-    pub remade: Vec<String>,
-    /// Instructions the remaking added.
-    pub remakes: usize,
-    /// Modeled C906 cycles the spill and remake code costs, loops counted 8 times per level.
-    pub cost: u64,
-}
 
 /// How a value that found no register can be remade where it is read rather than stored
 /// and reloaded: its only definition is a run of adjacent ALU instructions that read
@@ -135,7 +121,7 @@ fn remakes_of(f: &Func, which: &[bool]) -> Vec<Option<Remake>> {
     }
     if !needs_live.is_empty() {
         // A source must hold its value wherever the value is read.
-        let (live_in, _) = crate::lower::liveness(f);
+        let (live_in, _) = crate::analysis::liveness(f);
         for (v, srcs) in needs_live {
             let ok = reads[v].iter().filter(|i| !writes[v].contains(i)).all(|&i| srcs.iter().all(|&u| live_in[i].get(NPHYS + u)));
             if !ok {
@@ -170,136 +156,6 @@ fn root(f: &Func, v: usize) -> usize {
     f.vregs[v].part_of.map(|(r, _)| r as usize).unwrap_or(v)
 }
 
-/// Loop nesting depth of each item: the number of natural loops that contain it. A loop is
-/// the set of items that reach a back edge (an edge to an item that dominates its source)
-/// without passing its head; the back edges to one head make one loop. A jump back from
-/// out-of-line code into the middle of a loop is not a back edge (its target does not
-/// dominate it), so it adds no level.
-pub fn loop_depth(f: &Func) -> Vec<u32> {
-    // Solved on basic blocks: a loop's head starts a block (the entry, or a label: it is
-    // entered from outside the loop and by a back edge), and a block's items are all in a
-    // loop or all outside it.
-    let blocks = crate::lower::Blocks::of(f);
-    let bd = graph_loop_depth(&(0..blocks.len()).map(|b| blocks.succ_blocks(b)).collect::<Vec<_>>());
-    blocks.block_of.iter().map(|&b| bd[b]).collect()
-}
-
-/// [`loop_depth`] of a graph entered at node 0, given as each node's successors: at most
-/// two, padded with `usize::MAX` at the end.
-fn graph_loop_depth(succ: &[[usize; 2]]) -> Vec<u32> {
-    let n = succ.len();
-    let mut d = vec![0u32; n];
-    if n == 0 {
-        return d;
-    }
-    // Predecessors, flat: node i's are pred[pi[i]..pi[i + 1]], in increasing order.
-    let edges = || succ.iter().enumerate().flat_map(|(i, ss)| ss.iter().filter(|&&s| s != usize::MAX).map(move |&s| (i, s)));
-    let mut pi = vec![0usize; n + 1];
-    for (_, s) in edges() {
-        pi[s + 1] += 1;
-    }
-    for i in 0..n {
-        pi[i + 1] += pi[i];
-    }
-    let mut pred = vec![0usize; pi[n]];
-    let mut fill = pi.clone();
-    for (i, s) in edges() {
-        pred[fill[s]] = i;
-        fill[s] += 1;
-    }
-    let pred_of = |v: usize| &pred[pi[v]..pi[v + 1]];
-    let succ_of = |v: usize| {
-        let k = if succ[v][0] == usize::MAX { 0 } else if succ[v][1] == usize::MAX { 1 } else { 2 };
-        &succ[v][..k]
-    };
-    // Reverse postorder from the entry (iterative depth-first search).
-    let mut order = vec![usize::MAX; n]; // position in reverse postorder
-    let mut post = Vec::with_capacity(n);
-    let mut seen = vec![false; n];
-    let mut stack = vec![(0usize, 0usize)];
-    seen[0] = true;
-    while let Some(&mut (v, ref mut k)) = stack.last_mut() {
-        if let Some(&s) = succ_of(v).get(*k) {
-            *k += 1;
-            if !seen[s] {
-                seen[s] = true;
-                stack.push((s, 0));
-            }
-        } else {
-            post.push(v);
-            stack.pop();
-        }
-    }
-    let rpo: Vec<usize> = post.iter().rev().copied().collect();
-    for (k, &v) in rpo.iter().enumerate() {
-        order[v] = k;
-    }
-    // Immediate dominators (Cooper, Harvey and Kennedy's iteration).
-    let mut idom = vec![usize::MAX; n];
-    idom[0] = 0;
-    let intersect = |idom: &[usize], mut a: usize, mut b: usize| {
-        while a != b {
-            while order[a] > order[b] {
-                a = idom[a];
-            }
-            while order[b] > order[a] {
-                b = idom[b];
-            }
-        }
-        a
-    };
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for &v in rpo.iter().skip(1) {
-            let mut new = usize::MAX;
-            for &p in pred_of(v) {
-                if idom[p] != usize::MAX {
-                    new = if new == usize::MAX { p } else { intersect(&idom, p, new) };
-                }
-            }
-            if new != idom[v] {
-                idom[v] = new;
-                changed = true;
-            }
-        }
-    }
-    let dominates = |h: usize, mut v: usize| loop {
-        if v == h {
-            return true;
-        }
-        if v == 0 || idom[v] == usize::MAX {
-            return false;
-        }
-        v = idom[v];
-    };
-    // Each head's loop: the nodes reaching one of its back edges' sources without passing it.
-    let mut tails: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for &v in &rpo {
-        // Only a retreating edge (to a node not after it in reverse postorder) can be a
-        // back edge; a forward edge's target never dominates its source.
-        for &s in succ_of(v).iter().filter(|&&s| order[s] <= order[v]) {
-            if dominates(s, v) {
-                tails[s].push(v);
-            }
-        }
-    }
-    let mut mark = vec![usize::MAX; n];
-    for (h, ts) in tails.iter().enumerate().filter(|(_, t)| !t.is_empty()) {
-        mark[h] = h;
-        d[h] += 1;
-        let mut work: Vec<usize> = ts.clone();
-        while let Some(v) = work.pop() {
-            if mark[v] == h {
-                continue;
-            }
-            mark[v] = h;
-            d[v] += 1;
-            work.extend(pred_of(v).iter().copied().filter(|&p| seen[p]));
-        }
-    }
-    d
-}
 
 /// The vtype (dialect, immediate) known on entry to each item: set by a `vsetvl` with an
 /// immediate vtype on every path there.
@@ -332,7 +188,7 @@ pub(crate) fn known_vtypes(f: &Func) -> Vec<Option<(VDialect, i64)>> {
                 },
                 _ => k,
             };
-            for s in crate::lower::successor_pair(f, &at, i).into_iter().filter(|&s| s != usize::MAX) {
+            for s in crate::analysis::successor_pair(f, &at, i).into_iter().filter(|&s| s != usize::MAX) {
                 let new = match inn[s] {
                     K::Unreached => K::Known(out),
                     K::Known(o) if o == out => K::Known(o),
@@ -359,8 +215,8 @@ fn colour(f: &Func) -> Result<Coloured, BuildError> {
     let nv = f.vregs.len();
     let n = NPHYS + nv;
     let nodes = Nodes::of(f);
-    let ud = crate::lower::UseDefs::of(f, &nodes);
-    let (live_in, live_out) = crate::lower::liveness_rows(f, &nodes, &ud);
+    let ud = crate::analysis::UseDefs::of(f, &nodes);
+    let (live_in, live_out) = crate::analysis::liveness_rows(f, &nodes, &ud);
     // Liveness is per register of a group with parts; interference per virtual register.
     let own = |k: usize| nodes.owner(k);
     // Virtual registers live at entry must be arguments.
@@ -682,7 +538,7 @@ fn scalar_temp(f: &mut Func, name: &str) -> Reg {
 
 /// The code that moves `t` (a group of `g` vector registers) to (`store`) or from the
 /// slot, under the vtype known there.
-fn vector_transfer(f: &mut Func, t: Reg, g: u8, slot: crate::func::Slot, store: bool, vt: (VDialect, i64)) -> Vec<Item> {
+fn vector_transfer(f: &mut Func, t: Reg, g: u8, slot: crate::ir::Slot, store: bool, vt: (VDialect, i64)) -> Vec<Item> {
     let at = Opnd::Stack { slot, off: 0 };
     let addr = scalar_temp(f, "spill_addr");
     let sp = Reg::X(2);
@@ -903,7 +759,7 @@ fn remake_at_reads(f: &mut Func, v: usize, r: &Remake, depth: &[u32], spills: &m
 fn pressure_error(f: &Func, v: usize, vc: &[bool], vector: bool) -> BuildError {
     let nodes = Nodes::of(f);
     let n = NPHYS + f.vregs.len();
-    let (_, raw) = crate::lower::liveness(f);
+    let (_, raw) = crate::analysis::liveness(f);
     let live_out: Vec<Bits> = raw
         .iter()
         .map(|b| {

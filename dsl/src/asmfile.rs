@@ -6,7 +6,7 @@
 //! other sections become `.rodata`. Unknown syntax is an error with the line number.
 
 use crate::abi::Abi;
-use crate::func::{Func, Item, Label, Opnd, Reg};
+use crate::ir::{Func, Item, Label, Opnd, Reg};
 use crate::isa::vector::rollback::RollbackOps;
 use crate::isa::{table, Class, Inst, Kind, VDialect};
 use crate::{Ext, ExtSet};

@@ -35,9 +35,9 @@
 //! access, multiplier operands, vtype).
 
 use crate::abi::Abi;
-use crate::func::{Func, InstItem, Item, LeakKind, Opnd, Reg};
+use crate::ir::{Func, InstItem, Item, LeakKind, Opnd, Reg};
 use crate::isa::{Addr, Arith, Cond, Control, Dir, Extend, Flow, Kind, Role, Shift, VType};
-use crate::lower::{label_positions, successors};
+use crate::analysis::{label_positions, successors};
 use crate::target::{Divider, Misaligned, Multiplier};
 use std::collections::HashMap;
 use std::fmt;
@@ -947,10 +947,10 @@ fn step(cx: &mut Ctx, idx: usize, i: &InstItem, s: &State, report: bool) -> Stat
                         })
                         .collect();
                     if report {
-                        if let Some(why) = crate::isa::vector::group_alignment_violation(row, &ops, &c) {
+                        if let Some(why) = crate::isa::groups::group_alignment_violation(row, &ops, &c) {
                             cx.report(idx, Check::VectorGroups, why);
                         }
-                        if let Some(why) = crate::isa::vector::v1_overlap_violation(row, &ops, &c) {
+                        if let Some(why) = crate::isa::groups::v1_overlap_violation(row, &ops, &c) {
                             cx.report(idx, Check::VectorGroups, why);
                         }
                     }

@@ -3,11 +3,13 @@
 
 pub mod abi;
 pub mod alloc;
+pub mod analysis;
 pub mod asmfile;
 pub mod check;
 pub mod entry;
 pub mod ext;
 pub mod func;
+pub mod ir;
 pub mod kernel;
 pub mod lower;
 pub mod module;

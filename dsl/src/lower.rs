@@ -3,10 +3,9 @@
 //! wipes), both from what the function actually uses.
 
 use crate::abi::Abi;
-use crate::func::{BuildError, Func, InstItem, Item, Label, Opnd, Reg, Region};
-use crate::isa::{table, Control, Kind, Role, VDialect};
-
-pub(crate) const NX: usize = 32;
+use crate::analysis::{label_positions, liveness_with, node, successor_pair, Bits, Nodes, UseDefs, NPHYS};
+use crate::ir::{BuildError, Frame, Func, InstItem, Item, Opnd, Reg, Region};
+use crate::isa::{table, Control, Role, VDialect};
 
 /// Where a Go frame's locals start: after the saved ra at 0(sp).
 pub const GO_LOCALS_AT: u32 = 8;
@@ -14,408 +13,7 @@ pub const GO_LOCALS_AT: u32 = 8;
 /// bytes, including the 8 of the saved ra; checked with Go 1.23: 792 links, 800 does not).
 /// A larger frame makes the Go output leave out NOSPLIT.
 pub const GO_NOSPLIT_LOCALS: u32 = 792;
-pub(crate) const NPHYS: usize = 64;
 
-/// A small growable bit set.
-#[derive(Clone, PartialEq, Eq, Debug, Default)]
-pub struct Bits(Vec<u64>);
-
-impl Bits {
-    pub fn new(n: usize) -> Bits {
-        Bits(vec![0; n.div_ceil(64)])
-    }
-    pub fn set(&mut self, i: usize) {
-        self.0[i / 64] |= 1 << (i % 64);
-    }
-    pub fn clear(&mut self, i: usize) {
-        self.0[i / 64] &= !(1 << (i % 64));
-    }
-    pub fn get(&self, i: usize) -> bool {
-        self.0[i / 64] >> (i % 64) & 1 != 0
-    }
-    /// self |= o; returns whether anything changed.
-    pub fn union_with(&mut self, o: &Bits) -> bool {
-        let mut ch = false;
-        for (a, b) in self.0.iter_mut().zip(&o.0) {
-            let n = *a | *b;
-            ch |= n != *a;
-            *a = n;
-        }
-        ch
-    }
-    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        self.0.iter().enumerate().flat_map(|(w, &b)| {
-            let mut b = b;
-            std::iter::from_fn(move || {
-                if b == 0 {
-                    return None;
-                }
-                let k = b.trailing_zeros() as usize;
-                b &= b - 1;
-                Some(w * 64 + k)
-            })
-        })
-    }
-    pub fn count(&self) -> usize {
-        self.0.iter().map(|w| w.count_ones() as usize).sum()
-    }
-}
-
-/// Rows of bits in one allocation (a set per item, or an adjacency matrix).
-#[derive(Clone, Debug)]
-pub struct BitRows {
-    words: usize,
-    data: Vec<u64>,
-}
-
-impl BitRows {
-    pub fn new(rows: usize, bits: usize) -> BitRows {
-        let words = bits.div_ceil(64).max(1);
-        BitRows { words, data: vec![0; rows * words] }
-    }
-    pub fn row(&self, i: usize) -> &[u64] {
-        &self.data[i * self.words..(i + 1) * self.words]
-    }
-    pub fn row_mut(&mut self, i: usize) -> &mut [u64] {
-        &mut self.data[i * self.words..(i + 1) * self.words]
-    }
-    pub fn get(&self, i: usize, k: usize) -> bool {
-        self.data[i * self.words + k / 64] >> (k % 64) & 1 != 0
-    }
-    pub fn set(&mut self, i: usize, k: usize) {
-        self.data[i * self.words + k / 64] |= 1 << (k % 64);
-    }
-    pub fn clear(&mut self, i: usize, k: usize) {
-        self.data[i * self.words + k / 64] &= !(1 << (k % 64));
-    }
-    /// The members of row `i` from `lo` on.
-    pub fn iter_from(&self, i: usize, lo: usize) -> impl Iterator<Item = usize> + '_ {
-        let w = lo / 64;
-        self.row(i).iter().enumerate().skip(w).flat_map(move |(k, &b)| {
-            let mut b = if k == w { b & (!0u64 << (lo % 64)) } else { b };
-            std::iter::from_fn(move || {
-                if b == 0 {
-                    return None;
-                }
-                let j = b.trailing_zeros() as usize;
-                b &= b - 1;
-                Some(k * 64 + j)
-            })
-        })
-    }
-    /// The members of row `i`.
-    pub fn iter(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
-        self.iter_from(i, 0)
-    }
-    pub fn count(&self, i: usize) -> usize {
-        self.row(i).iter().map(|w| w.count_ones() as usize).sum()
-    }
-    /// Row `i` as a set.
-    pub fn bits(&self, i: usize) -> Bits {
-        Bits(self.row(i).to_vec())
-    }
-}
-
-/// Node index of a register: physical X 0..32, physical V 32..64, virtual 64+.
-pub fn node(r: Reg) -> usize {
-    match r {
-        Reg::X(n) => n as usize,
-        Reg::V(n) => NX + n as usize,
-        Reg::VirtX(i) | Reg::VirtV(i) => NPHYS + i as usize,
-    }
-}
-
-/// The nodes of one function's liveness: physical x 0..32, physical v 32..64, virtual
-/// registers from 64, then one node per register of each vector group that has parts (so
-/// that writing one part does not keep the others live, and a group written part by part
-/// is not live before).
-#[derive(Clone, Debug)]
-pub struct Nodes {
-    pub n: usize,
-    /// For a group with parts, its first register node.
-    sub: Vec<Option<usize>>,
-    /// The virtual register node each register node belongs to.
-    owner: Vec<usize>,
-}
-
-impl Nodes {
-    pub fn of(f: &Func) -> Nodes {
-        let nv = f.vregs.len();
-        let mut sub = vec![None; nv];
-        for v in &f.vregs {
-            if let Some((root, _)) = v.part_of {
-                sub[root as usize] = Some(0);
-            }
-        }
-        let mut n = NPHYS + nv;
-        let mut owner = Vec::new();
-        for (r, s) in sub.iter_mut().enumerate() {
-            if s.is_some() {
-                *s = Some(n);
-                for _ in 0..f.vregs[r].group.max(1) {
-                    owner.push(NPHYS + r);
-                }
-                n += f.vregs[r].group.max(1) as usize;
-            }
-        }
-        Nodes { n, sub, owner }
-    }
-
-    /// The virtual register (or physical register) node node `k` stands for.
-    pub fn owner(&self, k: usize) -> usize {
-        if k < NPHYS + self.sub.len() { k } else { self.owner[k - NPHYS - self.sub.len()] }
-    }
-
-    /// The nodes register `r` covers.
-    pub fn of_reg(&self, f: &Func, r: Reg, out: &mut Vec<usize>) {
-        match r {
-            Reg::VirtV(i) => {
-                let v = &f.vregs[i as usize];
-                let (root, off, g) = match v.part_of {
-                    Some((root, off)) => (root as usize, off as usize, v.group.max(1) as usize),
-                    None => (i as usize, 0, v.group.max(1) as usize),
-                };
-                match self.sub[root] {
-                    Some(b) => out.extend(b + off..b + off + g),
-                    None => out.push(node(r)),
-                }
-            }
-            _ => out.push(node(r)),
-        }
-    }
-}
-
-/// Uses and defs (node indices) of one item.
-pub fn uses_defs(f: &Func, it: &Item) -> (Vec<usize>, Vec<usize>) {
-    uses_defs_in(f, &Nodes::of(f), it)
-}
-
-/// [`uses_defs`] with the function's nodes computed once.
-pub fn uses_defs_in(f: &Func, nodes: &Nodes, it: &Item) -> (Vec<usize>, Vec<usize>) {
-    let mut u = Vec::new();
-    let mut d = Vec::new();
-    uses_defs_into(f, nodes, it, &mut u, &mut d);
-    (u, d)
-}
-
-/// [`uses_defs_in`] appending to `u` and `d`.
-pub fn uses_defs_into(f: &Func, nodes: &Nodes, it: &Item, u: &mut Vec<usize>, d: &mut Vec<usize>) {
-    match it {
-        Item::Inst(i) => {
-            let row = i.row();
-            let masked = row.vm_operand().is_some_and(|k| i.ops[k] == Opnd::Imm(0));
-            for (spec, o) in row.ops.iter().zip(&i.ops) {
-                if spec.kind == Kind::V0 || (spec.kind == Kind::Vm && masked) {
-                    u.push(NX);
-                }
-                let Opnd::Reg(r) = o else { continue };
-                if *r == Reg::X(0) {
-                    continue;
-                }
-                // A masked vector write keeps the masked-off elements: it reads what it writes.
-                let role = if masked && spec.role == Role::Def && r.is_vector() { Role::UseDef } else { spec.role };
-                match role {
-                    Role::Use => nodes.of_reg(f, *r, u),
-                    Role::Def => nodes.of_reg(f, *r, d),
-                    Role::UseDef => {
-                        let k = d.len();
-                        nodes.of_reg(f, *r, d);
-                        u.extend_from_slice(&d[k..]);
-                    }
-                }
-            }
-        }
-        Item::Exit if f.result.is_value() => u.push(10),
-        _ => {}
-    }
-}
-
-/// Successor item indices of item `i` (control flow, from the rows' [`Control`]). A return
-/// and an indirect jump have none.
-pub fn successors(f: &Func, label_at: &[usize], i: usize) -> Vec<usize> {
-    successor_pair(f, label_at, i).into_iter().filter(|&s| s != usize::MAX).collect()
-}
-
-/// [`successors`] without allocating, in the same order: the successors there are first,
-/// then `usize::MAX` (only ever in the second slot, or in both).
-pub fn successor_pair(f: &Func, label_at: &[usize], i: usize) -> [usize; 2] {
-    const NONE: usize = usize::MAX;
-    let next = if i + 1 < f.items.len() { i + 1 } else { NONE };
-    match &f.items[i] {
-        Item::Exit => [NONE, NONE],
-        Item::Inst(it) => {
-            let target = || it.target().map(|l| label_at[l.0 as usize]).unwrap_or(NONE);
-            match it.control() {
-                Control::Next | Control::Call => [next, NONE],
-                Control::Jump => [target(), NONE],
-                Control::Branch if next == NONE => [target(), NONE],
-                Control::Branch => [next, target()],
-                Control::Return | Control::IndirectJump => [NONE, NONE],
-            }
-        }
-        _ => [next, NONE],
-    }
-}
-
-/// A function's basic blocks: a block starts at the entry, at a label and after an item that
-/// does not simply fall through, so every successor of a block's last item starts a block
-/// (branch targets are labels: [`label_positions`]).
-pub struct Blocks {
-    /// Each item's successors ([`successor_pair`]).
-    pub succ: Vec<[usize; 2]>,
-    /// Each block's first item.
-    pub start: Vec<usize>,
-    /// Each item's block.
-    pub block_of: Vec<usize>,
-}
-
-impl Blocks {
-    pub fn of(f: &Func) -> Blocks {
-        let m = f.items.len();
-        let label_at = label_positions(f);
-        let succ: Vec<[usize; 2]> = (0..m).map(|i| successor_pair(f, &label_at, i)).collect();
-        let mut start: Vec<usize> = Vec::new();
-        let mut block_of = vec![0usize; m];
-        for i in 0..m {
-            if i == 0 || matches!(f.items[i], Item::Label(_)) || succ[i - 1] != [i, usize::MAX] {
-                start.push(i);
-            }
-            block_of[i] = start.len() - 1;
-        }
-        debug_assert!(succ.iter().all(|s| s[0] != usize::MAX || s[1] == usize::MAX), "successor_pair puts usize::MAX last");
-        Blocks { succ, start, block_of }
-    }
-    pub fn len(&self) -> usize {
-        self.start.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.start.is_empty()
-    }
-    /// One past block `b`'s last item.
-    pub fn end(&self, b: usize) -> usize {
-        self.start.get(b + 1).copied().unwrap_or(self.block_of.len())
-    }
-    /// Block `b`'s successor blocks (`usize::MAX` where there is none), in its last item's
-    /// order.
-    pub fn succ_blocks(&self, b: usize) -> [usize; 2] {
-        self.succ[self.end(b) - 1].map(|s| if s == usize::MAX { s } else { self.block_of[s] })
-    }
-}
-
-/// Item index where each label is bound.
-pub fn label_positions(f: &Func) -> Vec<usize> {
-    let mut at = vec![usize::MAX; f.labels.len()];
-    for (i, it) in f.items.iter().enumerate() {
-        if let Item::Label(l) = it {
-            at[l.0 as usize] = i;
-        }
-    }
-    at
-}
-
-/// Uses and defs of every item, flat: item `i`'s are `uses[ui[i]..ui[i + 1]]` and
-/// `defs[di[i]..di[i + 1]]`.
-pub struct UseDefs {
-    pub uses: Vec<usize>,
-    pub defs: Vec<usize>,
-    ui: Vec<usize>,
-    di: Vec<usize>,
-}
-
-impl UseDefs {
-    pub fn of(f: &Func, nodes: &Nodes) -> UseDefs {
-        let mut ud = UseDefs { uses: Vec::new(), defs: Vec::new(), ui: vec![0], di: vec![0] };
-        for it in &f.items {
-            uses_defs_into(f, nodes, it, &mut ud.uses, &mut ud.defs);
-            ud.ui.push(ud.uses.len());
-            ud.di.push(ud.defs.len());
-        }
-        ud
-    }
-    pub fn uses(&self, i: usize) -> &[usize] {
-        &self.uses[self.ui[i]..self.ui[i + 1]]
-    }
-    pub fn defs(&self, i: usize) -> &[usize] {
-        &self.defs[self.di[i]..self.di[i + 1]]
-    }
-}
-
-/// Live-in and live-out sets per item.
-pub fn liveness(f: &Func) -> (Vec<Bits>, Vec<Bits>) {
-    let nodes = Nodes::of(f);
-    let ud = UseDefs::of(f, &nodes);
-    liveness_with(f, &nodes, &ud)
-}
-
-/// [`liveness`] from nodes and uses/defs already computed.
-pub fn liveness_with(f: &Func, nodes: &Nodes, ud: &UseDefs) -> (Vec<Bits>, Vec<Bits>) {
-    let (li, lo) = liveness_rows(f, nodes, ud);
-    ((0..f.items.len()).map(|i| li.bits(i)).collect(), (0..f.items.len()).map(|i| lo.bits(i)).collect())
-}
-
-/// [`liveness_with`] as rows: (live-in, live-out), one row per item. Solved on basic blocks
-/// (what each block reads before writing it and what it writes), then spread over the items.
-pub fn liveness_rows(f: &Func, nodes: &Nodes, ud: &UseDefs) -> (BitRows, BitRows) {
-    let n = nodes.n;
-    let m = f.items.len();
-    let blocks = Blocks::of(f);
-    let (start, nb) = (&blocks.start, blocks.len());
-    let end = |b: usize| blocks.end(b);
-    let mut live_in = BitRows::new(m, n);
-    let mut live_out = BitRows::new(m, n);
-    let w = live_in.words;
-    // Per block: the nodes read before any write (upward) and the nodes written (kill).
-    let mut upward = BitRows::new(nb, n);
-    let mut kill = BitRows::new(nb, n);
-    for b in 0..nb {
-        for i in (start[b]..end(b)).rev() {
-            for &d in ud.defs(i) {
-                kill.set(b, d);
-                upward.clear(b, d);
-            }
-            for &u in ud.uses(i) {
-                upward.set(b, u);
-            }
-        }
-    }
-    let mut bin = BitRows::new(nb, n);
-    let mut bout = BitRows::new(nb, n);
-    let mut out = vec![0u64; w];
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for b in (0..nb).rev() {
-            out.iter_mut().for_each(|x| *x = 0);
-            for &s in blocks.succ_blocks(b).iter().filter(|&&s| s != usize::MAX) {
-                for (o, x) in out.iter_mut().zip(bin.row(s)) {
-                    *o |= x;
-                }
-            }
-            bout.row_mut(b).copy_from_slice(&out);
-            for ((o, g), k) in out.iter_mut().zip(upward.row(b)).zip(kill.row(b)) {
-                *o = g | (*o & !k);
-            }
-            if out[..] != *bin.row(b) {
-                bin.row_mut(b).copy_from_slice(&out);
-                changed = true;
-            }
-        }
-    }
-    for b in 0..nb {
-        out.copy_from_slice(bout.row(b));
-        for i in (start[b]..end(b)).rev() {
-            live_out.row_mut(i).copy_from_slice(&out);
-            for &d in ud.defs(i) {
-                out[d / 64] &= !(1 << (d % 64));
-            }
-            for &u in ud.uses(i) {
-                out[u / 64] |= 1 << (u % 64);
-            }
-            live_in.row_mut(i).copy_from_slice(&out);
-        }
-    }
-    (live_in, live_out)
-}
 
 fn err(f: &Func, reason: String) -> BuildError {
     BuildError { func: f.name.clone(), inst: String::new(), index: None, loc: None, reason }
@@ -423,27 +21,10 @@ fn err(f: &Func, reason: String) -> BuildError {
 
 /// Assigns physical registers to every virtual register, spilling where it must (see
 /// [`crate::alloc`]).
-pub fn allocate(f: &mut Func) -> Result<crate::alloc::Spills, BuildError> {
+pub fn allocate(f: &mut Func) -> Result<crate::ir::Spills, BuildError> {
     crate::alloc::allocate(f)
 }
 
-/// The frame the lowering built (for reports and checks).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Frame {
-    /// Bytes the function allocates itself (`addi sp, sp, -size`).
-    pub size: u32,
-    /// Bytes of locals the host allocates (Go's `TEXT $N`), at sp+8.. ([`Func::host_frame`]).
-    pub host: u32,
-    /// Saved registers and their offsets from the adjusted sp.
-    pub saved: Vec<(u8, u32)>,
-    /// Slot offsets from the adjusted sp.
-    pub slots: Vec<u32>,
-    /// Registers written by the body (before the epilogue's wipes).
-    pub written: Vec<u8>,
-    pub uses_vector: bool,
-    /// What the allocator spilled.
-    pub spills: crate::alloc::Spills,
-}
 
 fn mk(mn: &str, ops: Vec<Opnd>) -> Item {
     Item::Inst(InstItem::new(table().form(mn), ops, true))
@@ -763,7 +344,7 @@ struct Plan {
     caps: Vec<usize>,
     margin: usize,
     /// Register units of the function (a vector group and its parts overlap).
-    units: crate::sched::Units,
+    units: crate::analysis::Units,
     vshapes: Vec<crate::timing::VShape>,
     vlen: u64,
     next: usize,
@@ -809,7 +390,7 @@ fn expand(items: Vec<Item>, plan: &mut Plan) -> Result<Vec<Item>, String> {
             }
             Region::Interleave { a, b } => {
                 let (a, b) = (expand(a, plan)?, expand(b, plan)?);
-                crate::func::interleave_in(a, b, &plan.units).map_err(|e| format!("interleaving two streams: {e}"))?
+                crate::analysis::interleave_in(a, b, &plan.units).map_err(|e| format!("interleaving two streams: {e}"))?
             }
         };
         out.extend(items);
@@ -870,7 +451,7 @@ fn region_plan(f: &Func) -> Plan {
         };
         vshapes.push(shape);
     }
-    let mut units = crate::sched::Units::of(f);
+    let mut units = crate::analysis::Units::of(f);
     units.free = free;
     Plan { caps, vshapes, vlen: f.target.vlen.max(128) as u64, next: 0, margin: 0, units }
 }
@@ -890,7 +471,7 @@ fn expand_regions(f: &mut Func, plan: &Plan, margin: usize) -> Result<(), BuildE
 pub fn lower(f: &mut Func) -> Result<Frame, BuildError> {
     let spills;
     if has_regions(&f.items) {
-        let mut best: Option<(u64, Func, crate::alloc::Spills)> = None;
+        let mut best: Option<(u64, Func, crate::ir::Spills)> = None;
         let mut last_err = None;
         let plan = region_plan(f);
         let mut tried: Vec<Vec<Item>> = Vec::new();
@@ -942,7 +523,7 @@ pub fn lower(f: &mut Func) -> Result<Frame, BuildError> {
 /// instruction counts 8 times per loop around it. A comparison of arrangements of one
 /// function, not a prediction of its run time.
 pub fn modeled_cycles(f: &Func) -> u64 {
-    let depth = crate::alloc::loop_depth(f);
+    let depth = crate::analysis::loop_depth(f);
     let vtypes = crate::alloc::known_vtypes(f);
     let vlen = f.target.vlen.max(128);
     let hart = crate::isa::Hart::new(vlen);
@@ -980,18 +561,3 @@ pub fn modeled_cycles(f: &Func) -> u64 {
     total
 }
 
-/// Labels referenced by instructions, for printers.
-pub fn referenced_labels(f: &Func) -> Vec<bool> {
-    let mut used = vec![false; f.labels.len()];
-    for it in &f.items {
-        if let Item::Inst(i) = it {
-            for o in &i.ops {
-                if let Opnd::Label(l) | Opnd::PcrelLo { anchor: l } = o {
-                    used[l.0 as usize] = true;
-                }
-            }
-        }
-    }
-    let _ = Label(0);
-    used
-}

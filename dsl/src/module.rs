@@ -6,8 +6,9 @@ use crate::abi::Abi;
 use crate::check::{check_func_with, Finding};
 use crate::entry::Entry;
 use std::collections::HashMap;
-use crate::func::{BuildError, Func};
-use crate::lower::{lower, Frame};
+use crate::ir::{BuildError, Func};
+use crate::lower::lower;
+use crate::ir::Frame;
 use crate::object::{assemble, build_object, Code, DataObj, Object};
 use crate::target::Target;
 
@@ -131,7 +132,7 @@ impl Module {
         let mut used = std::collections::BTreeSet::new();
         for l in &self.funcs {
             for it in &l.func.items {
-                if let crate::func::Item::Inst(i) = it {
+                if let crate::ir::Item::Inst(i) = it {
                     if let Some(e) = i.row().ext.iter().find(|e| self.target.exts.contains(*e)) {
                         if !BASE.contains(&e) {
                             used.insert(e);

@@ -3,7 +3,7 @@
 //! are applied by decoding the instruction, setting its immediate operand and encoding it
 //! again, so the bit layout comes from the ISA table alone.
 
-use crate::func::{BuildError, Func, Item, Label, Opnd, Reg};
+use crate::ir::{BuildError, Func, Item, Label, Opnd, Reg};
 use crate::isa::{all_exts_with, table, Inst, Kind, VDialect};
 use std::collections::HashMap;
 

@@ -1,7 +1,7 @@
 //! Pseudo-instructions: each expands to real rows of the table.
 
 use crate::ext::Ext;
-use crate::func::{x, Func, Label, Opnd, Reg};
+use crate::ir::{x, Func, Label, Opnd, Reg};
 
 /// The instruction sequence `li` uses for a 64-bit constant: (mnemonic, immediate) steps,
 /// the first of which reads x0 (or nothing, for `lui`) and the rest the destination.

@@ -1,8 +1,8 @@
 //! The per-function report printed by `kgen check` and written at the top of each emitted
 //! function: registers used, frame, callee-saved set, values live at once.
 
-use crate::func::{Item, Opnd, Reg};
-use crate::lower::liveness;
+use crate::ir::{Item, Opnd, Reg};
+use crate::analysis::liveness;
 use crate::module::Lowered;
 use crate::text::XNAMES;
 
@@ -20,7 +20,7 @@ pub struct Report {
     /// Declared leaks the constant-time lint saw: (kind, instructions, reason).
     pub declared: Vec<(String, usize, String)>,
     /// What the allocator spilled.
-    pub spills: crate::alloc::Spills,
+    pub spills: crate::ir::Spills,
     /// The classes the constant-time check covered on this target.
     pub constant_time: String,
 }

@@ -13,58 +13,11 @@
 //! run on through a second copy of the block standing for the next iteration, so what the
 //! next iteration reads first is produced first.
 
-use crate::func::{InstItem, Item, Reg};
+use crate::analysis::Units;
+use crate::ir::{InstItem, Item, MemOrder, Reg};
 use crate::isa::{Class, Dir, Role};
 use std::collections::BTreeSet;
 
-/// The register units an operand covers. A vector group with parts (`Func::vpart`) counts
-/// one unit per register, so that a part and its group depend on each other; every other
-/// register is one unit (its [`crate::lower::node`]).
-#[derive(Clone, Debug, Default)]
-pub struct Units {
-    /// For virtual register i: its units, `flat[at[i].0..at[i].1]` (empty: just its node).
-    at: Vec<(u32, u32)>,
-    flat: Vec<usize>,
-    /// Virtual integer registers the allocator can remake where they are read (constants,
-    /// shifts of a value that lives throughout): they do not count against a block's cap.
-    pub free: Vec<bool>,
-}
-
-impl Units {
-    /// Each register its own unit (no groups with parts).
-    pub fn plain() -> Units {
-        Units::default()
-    }
-    /// The units of `f`'s virtual registers.
-    pub fn of(f: &crate::func::Func) -> Units {
-        let nodes = crate::lower::Nodes::of(f);
-        let mut u = Units::default();
-        let mut tmp = Vec::new();
-        for (i, info) in f.vregs.iter().enumerate() {
-            tmp.clear();
-            let r = Reg::VirtV(i as u32);
-            if info.part_of.is_some() || nodes.n > crate::lower::NPHYS + f.vregs.len() {
-                nodes.of_reg(f, r, &mut tmp);
-            }
-            let start = u.flat.len() as u32;
-            if tmp.len() > 1 || info.part_of.is_some() {
-                u.flat.extend_from_slice(&tmp);
-            }
-            u.at.push((start, u.flat.len() as u32));
-        }
-        u
-    }
-    /// Appends the units of `r` to `out`.
-    pub fn units(&self, r: Reg, out: &mut Vec<usize>) {
-        match r {
-            Reg::VirtV(i) => match self.at.get(i as usize) {
-                Some(&(a, b)) if b > a => out.extend_from_slice(&self.flat[a as usize..b as usize]),
-                _ => out.push(crate::lower::node(r)),
-            },
-            _ => out.push(crate::lower::node(r)),
-        }
-    }
-}
 
 /// A map from register units to values, dense.
 struct RegMap<T: Copy> {
@@ -380,7 +333,7 @@ fn vtype_of(i: &InstItem) -> Option<(u64, u64)> {
     let row = i.row();
     match (row.vset, row.vdialect) {
         (Some(crate::isa::VType::Imm(k)), Some(d)) => {
-            let crate::func::Opnd::Imm(vt) = i.ops.get(k as usize)? else { return None };
+            let crate::ir::Opnd::Imm(vt) = i.ops.get(k as usize)? else { return None };
             let c = crate::isa::Hart::new(128).decode_vtype(d, *vt as u64)?;
             Some((c.group_regs() as u64, c.sew as u64))
         }
@@ -425,18 +378,6 @@ fn may_pass(later: &Brief, earlier: &Brief) -> bool {
     later.regs.iter().all(|&(rl, x)| earlier.regs.iter().all(|&(re, y)| x != y || (rl == Role::Use && re == Role::Use)))
 }
 
-/// How the memory accesses of two merged streams are ordered against each other.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum MemOrder {
-    /// The streams touch disjoint memory (or only read the same bytes): their accesses may
-    /// be placed in any order.
-    #[default]
-    Free,
-    /// Stream `b` reads memory that stream `a` then overwrites (a buffer `b` consumes while
-    /// `a` refills it): every store of `a` is placed after every load of `b`. The streams'
-    /// other accesses are unordered (the kernel guarantees they touch different bytes).
-    BReadsFirst,
-}
 
 /// How [`merge_timed_cfg`] merges.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -451,7 +392,7 @@ pub struct MergeCfg {
     pub order: MemOrder,
 }
 
-/// Merges two independent straight-line streams (as [`crate::func::interleave`] checks) in
+/// Merges two independent straight-line streams (as [`crate::analysis::interleave`] checks) in
 /// order of modeled issue time on the C906 ([`crate::timing`]): at each step, of the next
 /// `lookahead[s]` instructions of stream `s` that may move up (no dependency on what they
 /// pass), the one that can start first (operands ready, vector unit free), stream `a` on
@@ -468,7 +409,7 @@ pub fn merge_timed(a: Vec<Item>, b: Vec<Item>, lookahead: [usize; 2], vlen: u64)
 /// streams, and the register units of the function the streams are from.
 pub fn merge_timed_cfg(a: Vec<Item>, b: Vec<Item>, cfg: &MergeCfg, units: &Units) -> Result<Vec<Item>, String> {
     let (lookahead, vlen) = (cfg.lookahead, cfg.vlen);
-    crate::func::independent_in(&a, &b, units)?;
+    crate::analysis::independent_in(&a, &b, units)?;
     // Each instruction with the comments before it; comments at the end stay at the end.
     let split = |items: Vec<Item>| -> (Vec<(Vec<Item>, InstItem)>, Vec<Item>) {
         let (mut v, mut pending) = (Vec::new(), Vec::new());

@@ -132,6 +132,13 @@ pub fn operands(row: &Row, args: &[Arg]) -> String {
 }
 
 /// `mnemonic operands` for a concrete instruction (branch targets as `.+N`).
+/// An instruction shows as its assembly text.
+impl std::fmt::Debug for Inst {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&print_inst(self))
+    }
+}
+
 pub fn print_inst(i: &Inst) -> String {
     let row = i.row();
     let args: Vec<Arg> = i.args().iter().map(|&v| Arg::Val(v)).collect();

@@ -327,7 +327,7 @@ fn sym_ref(sym: &str, addend: i64) -> String {
 /// identifiers (they are unique in the function), `L<n>` otherwise.
 fn go_labels(l: &Lowered) -> HashMap<Label, String> {
     let f = &l.func;
-    let used = kgen_dsl::lower::referenced_labels(f);
+    let used = kgen_dsl::analysis::referenced_labels(f);
     let mut names = HashMap::new();
     let mut taken: HashSet<String> = HashSet::from([RET_LABEL.to_string()]);
     for (k, info) in f.labels.iter().enumerate() {

@@ -90,7 +90,7 @@ pub fn body_lines(l: &Lowered, code: &Code, compat: Compat, comment: &str) -> Ve
     let lines = l.func.listing();
     let mut item_of_line = Vec::new();
     // listing() skips unreferenced labels; walk items alongside to find instruction indices.
-    let used = kgen_dsl::lower::referenced_labels(&l.func);
+    let used = kgen_dsl::analysis::referenced_labels(&l.func);
     for (idx, it) in l.func.items.iter().enumerate() {
         match it {
             kgen_dsl::func::Item::Label(lb) if !used[lb.0 as usize] => {}

@@ -98,7 +98,7 @@ use kgen_dsl::kernel::kat::{self, unhex, Arg::*};
 use kgen_dsl::kernel::{figure, measured, Bench, Harness, Measured};
 use kgen_dsl::entry::{Access::*, Elem, Entry, Param, Ret, Ty};
 use kgen_dsl::isa::VDialect;
-use kgen_dsl::sched::MemOrder;
+use kgen_dsl::func::MemOrder;
 use kgen_dsl::target::Target;
 use kgen_dsl::{Abi, BuildError, Func, Module, Opnd, Reg, Slot};
 use kgen_macros::kasm;

@@ -276,11 +276,11 @@ impl RowDef {
                     if simple && c.group_regs() == 1 && vm.is_none_or(|k| o[k] != 0) {
                         return inner(h, b, o);
                     }
-                    if let Some(why) = super::vector::group_alignment_violation(row, o, &c) {
+                    if let Some(why) = super::groups::group_alignment_violation(row, o, &c) {
                         return Err(Trap::Illegal(format!("reserved register group: {why}")));
                     }
                     if d == VDialect::V1 {
-                        if let Some(why) = super::vector::v1_overlap_violation(row, o, &c) {
+                        if let Some(why) = super::groups::v1_overlap_violation(row, o, &c) {
                             return Err(Trap::Illegal(format!("reserved register overlap: {why}")));
                         }
                     }

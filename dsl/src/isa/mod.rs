@@ -11,6 +11,7 @@
 
 mod build;
 pub mod gen;
+pub mod groups;
 pub mod go;
 pub mod hart;
 mod scalar;
@@ -471,12 +472,6 @@ impl Inst {
     }
     pub fn encode(&self) -> Result<u32, OperandError> {
         self.row().encode(self.args())
-    }
-}
-
-impl fmt::Debug for Inst {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", crate::text::print_inst(self))
     }
 }
 
