@@ -1,13 +1,18 @@
-//! OpenSSL 3.5.7 with kgen's patch series (`kgen openssl-patches`, issue 15), judged by
-//! OpenSSL's own tests.
+//! OpenSSL 3.5.7 with kgen's patch series (`kgen openssl-patches`), judged by OpenSSL's
+//! own tests.
 //!
 //! The series is written from `.toolchain/openssl-3.5.7`, applied with `git apply` to a fresh
 //! copy of Debian trixie's `openssl_3.5.7.orig.tar.gz` (every hunk must also apply with
 //! `patch -F0` at its exact line: no fuzz, no offset), and built for riscv64 (static
 //! libraries, cross gcc) with the counters of `-DOPENSSL_KGEN_COUNTERS`. The build is cached
 //! in `~/.cache/kgen-openssl/<hash>` (or `$KGEN_OPENSSL_CACHE`), the hash of the files the
-//! series writes and of every build input, so a repeated run only runs the tests. OpenSSL's recipes then run under QEMU (EXE_SHELL)
-//! three ways, and the counters must show the paths each CPU should take:
+//! series writes and of every build input, so a repeated run only runs the tests. OpenSSL's
+//! tests of what kgen replaces then run under QEMU three ways: the recipes of AES-GCM, the
+//! modes, Poly1305, ChaCha20 and SHA-2 ([`TESTS`], through EXE_SHELL) and evp_test on the
+//! data files of those ciphers, MACs and digests ([`EVP_FILES`]); with
+//! `KGEN_OPENSSL_FULL=1` the whole test_evp and test_evp_extra recipes instead (every data
+//! file, the post-quantum signatures among them: about an hour more). The counters must
+//! show the paths each CPU should take:
 //! - upstream QEMU `-cpu thead-c906`, no override: riscv_hwprobe reports the T-Head core,
 //!   so the scalar T-Head variants run and no vector code does;
 //! - T-Head's QEMU `-cpu c906fdv`, OPENSSL_riscvcap naming the T-Head extensions with
@@ -38,7 +43,8 @@ const BASE: &str = "3.5.7";
 /// Part of the cache key: change it when the build steps below change.
 const RECIPE: &str = "kgen-openssl build steps 1";
 const CONFIGURE: &[&str] = &["linux64-riscv64", "--cross-compile-prefix=riscv64-linux-gnu-", "no-shared", "no-module", "no-docs"];
-/// The test programs the recipes in TESTS run (no more: `make build_sw` builds ~300).
+/// The test programs the recipes of [`recipes`] and [`EVP_FILES`] run, with the full set's
+/// (no more: `make build_sw` builds ~300).
 const PROGRAMS: &[&str] = &[
     "test/evp_test",
     "test/evp_extra_test",
@@ -50,9 +56,47 @@ const PROGRAMS: &[&str] = &[
     "test/sha_test",
     "util/wrap.pl",
 ];
-/// OpenSSL's recipes: every file of 30-test_evp_data, the other EVP tests, AES-GCM, and the
-/// modes (GCM128), Poly1305, ChaCha20 and SHA tests.
-const TESTS: &[&str] = &["test_evp", "test_evp_extra", "test_aesgcm", "test_internal_modes", "test_internal_poly1305", "test_internal_chacha", "test_sha"];
+/// OpenSSL's recipes for what kgen's code replaces: AES-GCM, the modes (GCM128 and its
+/// GHASH), Poly1305, ChaCha20 and SHA-2.
+const TESTS: &[&str] = &["test_aesgcm", "test_internal_modes", "test_internal_poly1305", "test_internal_chacha", "test_sha"];
+/// The recipes of the full set (`KGEN_OPENSSL_FULL=1`): every file of 30-test_evp_data
+/// (post-quantum signatures and all) and the other EVP tests, besides [`TESTS`].
+const FULL_TESTS: &[&str] = &["test_evp", "test_evp_extra"];
+/// The files of 30-test_evp_data for the ciphers, MACs and digests kgen's code replaces,
+/// run with evp_test (as 30-test_evp.t runs them, with the default and legacy providers):
+/// every AES mode (AES_encrypt/decrypt, AES_ctr32_encrypt, the stitched AES-GCM), ChaCha20
+/// and ChaCha20-Poly1305, GMAC/CMAC/HMAC and Poly1305, SHA-2, and HKDF and the TLS 1.3 KDF
+/// (HMAC-SHA-256/384). In the full set the test_evp recipe runs them with all the others.
+const EVP_FILES: &[&str] = &[
+    "evpciph_aes_common.txt",
+    "evpciph_aes_ccm_cavs.txt",
+    "evpciph_aes_cts.txt",
+    "evpciph_aes_gcm_siv.txt",
+    "evpciph_aes_ocb.txt",
+    "evpciph_aes_siv.txt",
+    "evpciph_aes_stitched.txt",
+    "evpciph_aes_wrap.txt",
+    "evpciph_chacha.txt",
+    "evpmac_common.txt",
+    "evpmac_poly1305.txt",
+    "evpmd_sha.txt",
+    "evpkdf_hkdf.txt",
+    "evpkdf_tls13_kdf.txt",
+];
+
+/// Whether the full set runs (`KGEN_OPENSSL_FULL=1 cargo test --release --test openssl`).
+fn full() -> bool {
+    std::env::var("KGEN_OPENSSL_FULL").is_ok_and(|v| v == "1")
+}
+
+/// The recipes this run makes.
+fn recipes() -> Vec<&'static str> {
+    let mut r = TESTS.to_vec();
+    if full() {
+        r.extend(FULL_TESTS);
+    }
+    r
+}
 const SYSROOT: &str = "/usr/riscv64-linux-gnu";
 /// Kernels whose dispatcher also chooses by length (both usable variants may run).
 const BY_LENGTH: &[&str] = &["chacha20"];
@@ -500,8 +544,9 @@ fn suite(q: &Tool, cpu: &str, riscvcap: Option<&str>, exts: &BTreeSet<Ext>) {
     for a in &q.pre_args {
         exe_shell = format!("{a} {exe_shell}");
     }
+    let tests = recipes();
     let mut c = Command::new("make");
-    c.arg("run_tests").arg(format!("TESTS={}", TESTS.join(" "))).arg("V=0");
+    c.arg("run_tests").arg(format!("TESTS={}", tests.join(" "))).arg("V=0");
     c.env("EXE_SHELL", format!("{} {exe_shell}", b.join("util/wrap.pl").display()));
     c.env(openssl::COUNTS_ENV, &counts_file);
     match riscvcap {
@@ -520,7 +565,29 @@ fn suite(q: &Tool, cpu: &str, riscvcap: Option<&str>, exts: &BTreeSet<Ext>) {
     // The last summary is the recipes' (the first is the FIPS preparation step's).
     let files = out.lines().rfind(|l| l.starts_with("Files=")).unwrap_or("").to_string();
     let n: usize = files.strip_prefix("Files=").and_then(|r| r.split(',').next()).and_then(|n| n.parse().ok()).unwrap_or(0);
-    assert_eq!(n, TESTS.len(), "-cpu {cpu}: {n} recipes ran, not {}: `{files}`", TESTS.len());
+    assert_eq!(n, tests.len(), "-cpu {cpu}: {n} recipes ran, not {}: `{files}`", tests.len());
+    // The data files of the ciphers, MACs and digests kgen replaces (in the full set, the
+    // test_evp recipe ran them with every other file).
+    if !full() {
+        let t0 = Instant::now();
+        for f in EVP_FILES {
+            let mut cmd = q.command();
+            cmd.args(["-cpu", cpu, "-L", SYSROOT])
+                .arg(b.join("test/evp_test"))
+                .arg("-config")
+                .arg(built.src.join("test/default-and-legacy.cnf"))
+                .arg(built.src.join("test/recipes/30-test_evp_data").join(f))
+                .env(openssl::COUNTS_ENV, &counts_file)
+                .stdin(Stdio::null());
+            match riscvcap {
+                Some(v) => cmd.env("OPENSSL_riscvcap", v),
+                None => cmd.env_remove("OPENSSL_riscvcap"),
+            };
+            let o = cmd.output().unwrap();
+            assert!(o.status.success(), "-cpu {cpu}: evp_test {f} failed:\n{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+        }
+        eprintln!("-cpu {cpu}: evp_test on {} data files passed ({:.0} s)", EVP_FILES.len(), t0.elapsed().as_secs_f64());
+    }
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
     for l in std::fs::read_to_string(&counts_file).unwrap_or_default().lines() {
         let (name, n) = l.rsplit_once(' ').unwrap_or_else(|| panic!("{}: bad line `{l}`", counts_file.display()));

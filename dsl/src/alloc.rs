@@ -16,7 +16,7 @@
 //! the vtype is not known).
 //!
 //! A victim that is a constant, or a shift of a value that lives throughout (see
-//! [`Remake`]), is remade before each read instead of stored and reloaded: no slot, no
+//! `Remake`), is remade before each read instead of stored and reloaded: no slot, no
 //! load latency. The list scheduler does not count such values against a block's register
 //! cap (`lower.rs`, `sched::Units::free`): they take a register only where they are read,
 //! and the allocator remakes them where registers run out. So a kernel writes its

@@ -571,7 +571,7 @@ impl Func {
 
 impl Func {
     /// Runs `body` and returns the items it appended instead of keeping them, so they can
-    /// be rearranged (see [`interleave`]).
+    /// be rearranged (see [`crate::analysis::interleave`]).
     pub fn capture(&mut self, body: impl FnOnce(&mut Func)) -> Vec<Item> {
         let start = self.items.len();
         body(self);
@@ -627,7 +627,7 @@ impl Func {
         self.items.push(Item::Region(Region::Interleave { a, b }));
     }
 
-    /// Appends what a construct over captured items made ([`interleave`],
+    /// Appends what a construct over captured items made ([`crate::analysis::interleave`],
     /// `sched::schedule`, `sched::merge_timed`), or records its error as `what: reason`.
     pub fn append_or_fail(&mut self, made: Result<Vec<Item>, String>, what: &str) {
         match made {

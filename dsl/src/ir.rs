@@ -190,7 +190,7 @@ pub enum Region {
     /// their memory accesses ordered by `order`.
     Merge { a: Vec<Item>, b: Vec<Item>, lookahead: [usize; 2], order: crate::ir::MemOrder },
     /// Two independent streams, `b` spread evenly between the instructions of `a`
-    /// ([`interleave`]).
+    /// ([`crate::analysis::interleave`]).
     Interleave { a: Vec<Item>, b: Vec<Item> },
 }
 
@@ -408,7 +408,7 @@ pub struct Spills {
     pub values: Vec<String>,
     pub stores: usize,
     pub reloads: usize,
-    /// The values remade where they are read instead (see [`Remake`]), by role name.
+    /// The values remade where they are read instead (see the allocator's remaking), by role name.
     pub remade: Vec<String>,
     /// Instructions the remaking added.
     pub remakes: usize,

@@ -466,7 +466,7 @@ fn expand_regions(f: &mut Func, plan: &Plan, margin: usize) -> Result<(), BuildE
 
 /// Allocation, frame, branch relaxation: the function afterwards has only physical
 /// registers and real instructions, and every branch reaches its target. Regions are
-/// arranged first; of the register margins ([`MARGINS`]) the one whose allocated code
+/// arranged first; of the register margins (`MARGINS`) the one whose allocated code
 /// models cheapest is kept.
 pub fn lower(f: &mut Func) -> Result<Frame, BuildError> {
     let spills;

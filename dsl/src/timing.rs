@@ -1,8 +1,8 @@
 //! The C906's timing per instruction class: the one table the cost model (kgen-sim's
 //! `cost.rs`, which adds what depends on run-time values: the multiplier's long path,
 //! division, branch prediction) and the schedulers (`sched.rs`) read. Sources as in
-//! docs/cost-model.md: **[M]** measured on the RTL or a D1, **[D]** the openc906 manual,
-//! **[V]** camel-cdr's rvv-bench D1 results, **[A]** an assumption.
+//! docs/cost-model.md: **\[M\]** measured on the RTL or a D1, **\[D\]** the openc906 manual,
+//! **\[V\]** camel-cdr's rvv-bench D1 results, **\[A\]** an assumption.
 
 use crate::isa::{Addr, Class, Kind, Row, VGroup};
 
@@ -190,7 +190,7 @@ fn data_regs(row: &Row, v: VShape) -> u64 {
 }
 
 /// Static timing of `row` on the C906. Multiplies are given their short path (both
-/// operands' upper halves clear: 1 slot, 3 cycles [M]); division its typical 20 cycles.
+/// operands' upper halves clear: 1 slot, 3 cycles \[M\]); division its typical 20 cycles.
 pub fn c906(row: &Row, v: VShape) -> Timing {
     c906_scaled(row, v, None)
 }

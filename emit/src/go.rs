@@ -593,7 +593,12 @@ pub fn go_files(m: &Module, o: &EmitOptions, pkg: &str) -> Result<(String, Strin
         .map_err(|e| EmitError::Template(e.to_string()))?;
     let decls = go_decls_of(&funcs)?;
     let g = GoDeclFile { generator: GENERATOR, header, pkg, decls: &decls }.render().map_err(|e| EmitError::Template(e.to_string()))?;
-    Ok((newline(s), newline(g)))
+    Ok((spdx_line(newline(s)), spdx_line(newline(g))))
+}
+
+/// A Go file with its licence line first ([`crate::spdx`]).
+fn spdx_line(s: String) -> String {
+    format!("// SPDX-License-Identifier: {}\n{s}", crate::spdx(kgen_dsl::Abi::Go))
 }
 
 fn go_decls_of(funcs: &[GoFunc]) -> Result<String, EmitError> {
@@ -628,7 +633,7 @@ pub fn go_asm(spec: &GoAsmSpec) -> Result<GoAsmOut, EmitError> {
         .render()
         .map_err(|e| EmitError::Template(e.to_string()))?;
     let decls = go_decls_of(&funcs)?;
-    Ok(GoAsmOut { s: newline(s), decls, funcs })
+    Ok(GoAsmOut { s: spdx_line(newline(s)), decls, funcs })
 }
 
 // ---- the machine code Go's assembler makes of the output ------------------------------

@@ -97,7 +97,7 @@ impl Harness for Abi0 {
     }
 }
 
-/// Benchmarks a module built for the Go ABI as Go runs it (see [`Abi0`]) with `bench`.
+/// Benchmarks a module built for the Go ABI as Go runs it (see `Abi0`) with `bench`.
 /// Returns the rows and the functions left out (Go's stack-check prologue is not modeled).
 pub fn bench_go_module(kernel: &Kernel, bench: &Bench, variant: &str, m: &kgen_dsl::Module, sizes: &[usize]) -> Result<(Vec<Row>, Vec<String>), String> {
     let (obj, skipped) = kgen_emit::go::abi0_object(m).map_err(|e| format!("{} {variant}: {e}", m.kernel))?;

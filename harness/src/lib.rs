@@ -1,5 +1,5 @@
 //! kgen-harness: where kernels run outside a program. A kernel's benchmark driver on the
-//! C906 cost model ([`bench`]: the OpenSSL build, or the Go build as Go's assembler makes
+//! C906 cost model ([`bench`](mod@bench): the OpenSSL build, or the Go build as Go's assembler makes
 //! it), its known answers from a JIT buffer in kgen-sim or natively ([`jit`]), the same
 //! calls timed with a riscv64 host's cycle counter ([`jit_bench`]) or on the
 //! cycle-accurate C906 RTL ([`rtl`]), any function of an assembly file ([`asmcall`]), and

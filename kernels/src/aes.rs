@@ -171,7 +171,7 @@ fn word(b: [u8; 4]) -> u32 {
 
 /// Te0..Te3 (each 256 little-endian words) then the S-box (256 bytes). Column j's new value
 /// is Te0[s_j.b0] ^ Te1[s_{j+1}.b1] ^ Te2[s_{j+2}.b2] ^ Te3[s_{j+3}.b3] ^ rk_j, with
-/// Te0[x] = (2S, S, S, 3S) as bytes 0..3 and Te_k = Te0 rotated left by 8k.
+/// `Te0[x]` = (2S, S, S, 3S) as bytes 0..3 and Te_k = Te0 rotated left by 8k.
 pub fn enc_tables() -> Vec<u8> {
     let s = sbox();
     let mut out = Vec::with_capacity(4 * 1024 + 256);
@@ -186,7 +186,7 @@ pub fn enc_tables() -> Vec<u8> {
     out
 }
 
-/// Td0..Td3 then the inverse S-box: Td0[x] = (14·IS, 9·IS, 13·IS, 11·IS).
+/// Td0..Td3 then the inverse S-box: `Td0[x]` = (14·IS, 9·IS, 13·IS, 11·IS).
 pub fn dec_tables() -> Vec<u8> {
     let is = inv_sbox();
     let mut out = Vec::with_capacity(4 * 1024 + 256);

@@ -167,7 +167,7 @@ const MACSTATE_PARAMS: &[Param] = &[
 /// counter *uint32, state *uint64)`, `state` the macState's address. As `poly1305`'s
 /// [`poly1305::MACSTATE_BLOCKS`]: h and r are the context's bytes already, s_i = r_i +
 /// (r_i >> 2) is computed from r (macState has the key's s at 40..56, never touched), and
-/// an h that comes in with h[2] up to 7 is inside the bounds (h[2] <= 4 on the way out).
+/// an h that comes in with `h[2]` up to 7 is inside the bounds (`h[2] <= 4` on the way out).
 pub const MACSTATE_SEAL: Entry = Entry {
     kernel: "chacha20-poly1305",
     prefix: "chacha20_poly1305_seal_macstate_",

@@ -1,5 +1,5 @@
 //! kgen-kernels: the kernel descriptions. Each kernel is one file with functions that
-//! build a [`Module`] for a variant, a target and an ABI; [`kernels`] lists them all.
+//! build a [`kgen_dsl::Module`] for a variant, a target and an ABI; [`kernels`] lists them all.
 
 pub mod aes;
 pub mod aes_gcm;

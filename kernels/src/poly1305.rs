@@ -202,12 +202,12 @@ pub const LINUX_EMIT: Entry = Entry {
 /// The blocks function on golang.org/x/crypto's `macState` (internal/poly1305, v0.25.0:
 /// `h [3]uint64; r [2]uint64; s [2]uint64`), Go only, base 2^32 variants only:
 /// `func poly1305BlocksMacstate<V>(state *macState, inp *byte, len uint64, padbit uint32)`.
-/// h and r are the context's bytes already (h0..h3 u32 = h[0], h[1]; h4 = h[2]; r0..r3 =
-/// r[0], r[1]); x/crypto keeps the key's s at 40..56 where the context has s1..s3, so this
+/// h and r are the context's bytes already (h0..h3 u32 = `h[0]`, `h[1]`; h4 = `h[2]`; r0..r3 =
+/// `r[0]`, `r[1]`); x/crypto keeps the key's s at 40..56 where the context has s1..s3, so this
 /// form computes s_i = r_i + (r_i >> 2) from r instead of loading them and never touches
-/// bytes 40..56. x/crypto's h may come in with h[2] up to 7 (its partially reduced h <
-/// 2·(2^130 - 5)); the bounds of [`blocks32`] hold for that as well (h4 only enters as
-/// the small multiplier q), and the h it stores has h[2] <= 4.
+/// bytes 40..56. x/crypto's h may come in with `h[2]` up to 7 (its partially reduced h <
+/// 2·(2^130 - 5)); the bounds of `blocks32` hold for that as well (h4 only enters as
+/// the small multiplier q), and the h it stores has `h[2] <= 4`.
 pub const MACSTATE_BLOCKS: Entry = Entry {
     kernel: "poly1305",
     prefix: "poly1305_blocks_macstate_",

@@ -3,9 +3,9 @@
 //! `kgen_dsl::timing` (shared with the schedulers); this file adds what depends on run-time
 //! values (the multiplier's long path, division, branch prediction). Every number below
 //! carries its source:
-//! **[M]** measured on the open C906 RTL or a D1 board (../shared/FACTS.md, "C906 timing
-//! facts"), **[D]** the openc906 user manual tables 4.1–4.11, **[V]** camel-cdr's rvv-bench
-//! results for the D1 ("mangopi_mq_pro"), **[A]** an assumption of kgen's, to be replaced
+//! **\[M\]** measured on the open C906 RTL or a D1 board (../shared/FACTS.md, "C906 timing
+//! facts"), **\[D\]** the openc906 user manual tables 4.1–4.11, **\[V\]** camel-cdr's rvv-bench
+//! results for the D1 ("mangopi_mq_pro"), **\[A\]** an assumption of kgen's, to be replaced
 //! when a measurement exists.
 //!
 //! The table, with every row's source, is docs/cost-model.md's (the numbers themselves
@@ -20,11 +20,11 @@ use std::collections::{BTreeSet, HashMap, VecDeque};
 
 /// Mispredicted branch penalty [A: fitted to the RTL kernel rows].
 pub const MISPREDICT: u64 = 4;
-/// Taken branch whose target is not in the BTB [M].
+/// Taken branch whose target is not in the BTB \[M\].
 pub const BTB_MISS: u64 = 2;
-/// BTB entries [M].
+/// BTB entries \[M\].
 pub const BTB_ENTRIES: usize = 16;
-/// Return-stack entries [D].
+/// Return-stack entries \[D\].
 pub const RAS_ENTRIES: usize = 4;
 
 /// Where the cycles went.
@@ -357,7 +357,7 @@ impl C906 {
 
     /// L1 misses of the access `row` makes with operands `ops` (the hart's registers as
     /// they are before it executes). Indexed accesses are taken as unit-stride from the
-    /// base [A].
+    /// base \[A\].
     fn l1_misses_of(&mut self, h: &Hart, row: &kgen_dsl::Row, ops: &[i64]) -> (u64, u64) {
         let Some(mem) = row.mem else { return (0, 0) };
         let store = mem.dir == kgen_dsl::isa::Dir::Store;
