@@ -30,6 +30,7 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+#[allow(clippy::large_enum_variant, reason = "one value per run, parsed from the command line")]
 enum Cmd {
     /// List kernels, variants, targets and outputs.
     List,

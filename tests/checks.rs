@@ -583,6 +583,46 @@ fn no_division_by_or_of_secrets() {
 }
 
 #[test]
+fn no_vector_division_by_or_of_secrets() {
+    // Vector division is outside Zvkt's data-independent set, and the C906's vector divider
+    // is iterative: a secret element as dividend or divisor (or a secret scalar divisor of
+    // the .vx form) is a timing leak; the same division of public elements is not.
+    let good = |f: &mut Func| {
+        kasm!(f,
+            vsetvli t0, a2, e32, m1, ta, ma; vle32.v v1, (a1); vle32.v v3, (a0);
+            vdivu.vv v2, v3, v3; vadd.vv v2, v2, v1; vse32.v v2, (a0);
+            vmv.v.i v1, 0; vmv.v.i v2, 0; ret;
+        )
+    };
+    let dividend = |f: &mut Func| {
+        kasm!(f,
+            vsetvli t0, a2, e32, m1, ta, ma; vle32.v v1, (a1); vle32.v v3, (a0);
+            vdivu.vv v2, v1, v3; vse32.v v2, (a0);
+            vmv.v.i v1, 0; vmv.v.i v2, 0; ret;
+        )
+    };
+    let divisor = |f: &mut Func| {
+        kasm!(f,
+            vsetvli t0, a2, e32, m1, ta, ma; lwu t1, 0(a1); vle32.v v3, (a0);
+            vremu.vx v2, v3, t1; vse32.v v2, (a0);
+            vmv.v.i v2, 0; li t1, 0; ret;
+        )
+    };
+    let f = pair("rv64gcv", good, dividend, Check::SecretDivTiming);
+    assert!(f.msg.contains("dividend v1") && f.msg.contains("Zvkt") && f.inst.starts_with("vdivu.vv"), "{f}");
+    let f = pair("rv64gcv", good, divisor, Check::SecretDivTiming);
+    assert!(f.msg.contains("divisor t1") && f.inst.starts_with("vremu.vx"), "{f}");
+    // XTheadVector's divide on the C906.
+    let f = pair(
+        "c906",
+        |f| kasm!(f, th.vsetvli t0, a2, e32, m1, d1; th.vle.v v1, (a1); th.vle.v v3, (a0); th.vdivu.vv v2, v3, v3; th.vadd.vv v2, v2, v1; th.vse.v v2, (a0); th.vmv.v.i v1, 0; th.vmv.v.i v2, 0; ret;),
+        |f| kasm!(f, th.vsetvli t0, a2, e32, m1, d1; th.vle.v v1, (a1); th.vle.v v3, (a0); th.vdivu.vv v2, v3, v1; th.vse.v v2, (a0); th.vmv.v.i v1, 0; th.vmv.v.i v2, 0; ret;),
+        Check::SecretDivTiming,
+    );
+    assert!(f.msg.contains("divisor v1") && f.inst.starts_with("th.vdivu.vv"), "{f}");
+}
+
+#[test]
 fn the_report_names_what_constant_time_covers() {
     let t = |name: &str| kgen_dsl::report::constant_time_classes(&target(name).unwrap());
     assert_eq!(t("c906"), "constant time (branches, addresses, multiplies, divisions)");

@@ -1,5 +1,5 @@
 //! The C906 model against the physical D1 measurements of ../shared/calibration/
-//! (`kgen::d1`): memcpy and memset (rvv m1/m2/m4/m8 and scalar, aligned and random
+//! (`kgen_calibration::d1`): memcpy and memset (rvv m1/m2/m4/m8 and scalar, aligned and random
 //! offsets, 64 B to 16 KiB), rvv-chacha-poly's vector ChaCha20 and BoringSSL's C ChaCha20
 //! and Poly1305 at 1 KiB and 16 KiB, each within 10% (two rows reported with evidence
 //! instead); and every memcpy/memset size from 64 B to 16 KiB, with the rows outside 10%
@@ -356,7 +356,7 @@ fn the_other_d1_loops_follow_the_vsetvl_and_divider_rows() {
 }
 
 /// rvv-bench's kept memcpy.c puts the source 9 bytes past `mem + MAX_MEM/2 + sOff`;
-/// `kgen::d1` does not (`d1::Setup::KEPT_MEMCPY_C` says why). The aligned memcpy rows where the data
+/// `kgen_calibration::d1` does not (`d1::Setup::KEPT_MEMCPY_C` says why). The aligned memcpy rows where the data
 /// stays in the L1 (64 B to 8 KiB, rvv m1-m8 and scalar) decide it: an unaligned source
 /// costs the vector loads, and the model charges it. Prints, per implementation, how many
 /// rows are within 2% and 5% and the mean |model/D1 - 1| with the source aligned and 9

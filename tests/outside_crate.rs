@@ -86,6 +86,20 @@ fn the_outside_crate_gets_every_command() {
     let o = run(&["jit-run", "siphash", "--variant", "rv64gc", "--sim", "--flip-byte", "8"]);
     assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stdout));
 
+    // The series need kernels that fill OpenSSL's or x/crypto's slots; siphash fills none:
+    // exit 1, one line, nothing written.
+    let none = out.join("series");
+    for (args, says) in [
+        (["openssl-patches", "--base", "3.5.7"], "none of the kernels (siphash) fills an OpenSSL slot"),
+        (["go-patches", "--base", "x-crypto-0.25.0"], "no kernel fills x/crypto's ChaCha20 slot"),
+    ] {
+        let o = run(&[args[0], args[1], args[2], "--out", none.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains(says) && err.lines().count() == 1, "{args:?}: {err}");
+        assert!(!none.exists(), "{args:?} wrote {}", none.display());
+    }
+
     // A kernel of kgen's is not this tool's: one error line.
     let o = run(&["emit", "aes", "--variant", "c906"]);
     assert_eq!(o.status.code(), Some(2));

@@ -135,7 +135,7 @@ impl Programs {
     }
 }
 
-/// How `kgen::d1` runs a memcpy/memset row.
+/// How `kgen_calibration::d1` runs a memcpy/memset row.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Setup {
     /// The L1's store-stream detector on (`mhint` AMR 1, [`kgen_sim::cost::Amr`]).

@@ -757,6 +757,27 @@ fn step(cx: &mut Ctx, idx: usize, i: &InstItem, s: &State, report: bool) -> Stat
             }
         }
     }
+    // Vector division (`vd, vs2, vs1/rs1`: vs2 / vs1): an iterative divider per element on
+    // the C906, and outside Zvkt's data-independent set on every target.
+    if report && row.class == crate::isa::Class::VDiv {
+        for (k, role) in [(1, "dividend"), (2, "divisor")] {
+            let secret = match i.ops.get(k) {
+                Some(o) => match (vreg_of(o), xreg(o)) {
+                    (Some(v), _) => s.v[v].1.then(|| format!("v{v}")),
+                    (_, Some(r)) => s.x[r].secret.then(|| crate::text::XNAMES[r].to_string()),
+                    _ => None,
+                },
+                None => None,
+            };
+            if let Some(name) = secret {
+                cx.report(
+                    idx,
+                    Check::SecretDivTiming,
+                    format!("{role} {name} is secret: vector division is not of constant time on target {} (Zvkt does not cover it)", f.target.name),
+                );
+            }
+        }
+    }
     // Memory.
     let mut loaded = Val::PUBLIC;
     // An 8-byte reload of a stack word: the destination joins the word's copies.

@@ -52,7 +52,7 @@ pub fn drive(kernel: &Kernel, bench: &Bench, variant: &str, h: &mut dyn Harness,
 }
 
 /// The OpenSSL-ABI benchmark of `kernel`, or an error saying it has none.
-pub fn psabi_bench<'a>(kernel: &'a Kernel) -> Result<&'a Bench, String> {
+pub fn psabi_bench(kernel: &Kernel) -> Result<&Bench, String> {
     kernel.bench(Abi::Psabi).ok_or_else(|| format!("kernel `{}` has no benchmark driver", kernel.name))
 }
 

@@ -173,7 +173,7 @@ import (
 const (
 	// mvendorid of T-Head (JEDEC bank 12, 0x37).
 	theadVendor = 0x5b7
-	// RISCV_HWPROBE_KEY_VENDOR_EXT_THEAD_0 (Linux 6.10) and its XTheadVector bit.
+	// RISCV_HWPROBE_KEY_VENDOR_EXT_THEAD_0 (Linux 6.14) and its XTheadVector bit.
 	keyVendorExtThead0 = 11
 	extXTheadVector    = 1 << 0
 	// AT_HWCAP and its bit for 'V'.

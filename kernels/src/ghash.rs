@@ -13,9 +13,10 @@
 //! ```
 //! (`V` is the variant name with `-` as `_`; in Go spelling `C906`, `C906Novector`, `Rv64gc`,
 //! `Rv64gcZbc`; `c906`'s Go build keeps its vector path's operands in a Go frame.) `Xi`/`acc`
-//! is the GCM byte string; `inp`
-//! and `data` may be unaligned (64-bit loads; the C906 handles misaligned loads in
-//! hardware, other cores may trap to the OS). The table layout is each variant's own.
+//! is the GCM byte string; `inp` and `data` may be unaligned: the C906 loads them with
+//! 64-bit loads (it handles misaligned loads in hardware), the other variants read a
+//! misaligned block with the aligned doublewords around it, combined by shifts. The table
+//! layout is each variant's own.
 //!
 //! Representation: a block loaded big-endian is the bit-reversal of its polynomial, so a
 //! carry-less product of two loaded blocks is the reversed product shifted by one. `init`
@@ -1097,7 +1098,7 @@ fn build(variant: &str, t: &Target, abi: Abi) -> Result<Module, BuildError> {
         Mul::Clmul => "GHASH (SP 800-38D) with Zbc clmul/clmulh. Constant time if the core's clmul is.".into(),
     }];
     if isa.vector {
-        m.notes.push("From 10 blocks (Linux: 8) the same products run partly in XTheadVector lanes (8 blocks per group, one reduction per group): call only if XTheadVector is enabled (Linux: hwprobe key 11 bit 0, inside kernel_vector_begin/end), else use c906-novector, which accepts this table. Vector registers and the stack frame are zeroed at return.".into());
+        m.notes.push("From 10 blocks (Linux: 8) the same products run partly in XTheadVector lanes (8 blocks per group, one reduction per group): call only if XTheadVector is enabled (user space: riscv_hwprobe key 11 bit 0; Linux: has_xtheadvector(), inside kernel_vector_begin/end), else use c906-novector, which accepts this table. Vector registers and the stack frame are zeroed at return.".into());
     }
     m.add(init_fn(isa, variant, t, abi), true)?;
     if abi != Abi::Linux {

@@ -778,22 +778,6 @@ fn build(a: &Algo, variant: &str, t: &Target, abi: Abi) -> Result<Module, BuildE
 }
 // ANCHOR_END: build
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// FIPS 180-4 4.2.2 and 4.2.3: the first and last constants.
-    #[test]
-    fn round_constants() {
-        let k = A256.k_bytes();
-        let w = |i: usize| u32::from_le_bytes(k[4 * i..4 * i + 4].try_into().unwrap());
-        assert_eq!((w(0), w(1), w(63)), (0x428a2f98, 0x71374491, 0xc67178f2));
-        let k = A512.k_bytes();
-        let d = |i: usize| u64::from_le_bytes(k[8 * i..8 * i + 8].try_into().unwrap());
-        assert_eq!((d(0), d(79)), (0x428a2f98d728ae22, 0x6c44198c4a475817));
-    }
-}
-
 // ---- what the commands need: benchmark, known answers, RTL plan, hooks --------------------------
 
 // ANCHOR: sha2-driver
@@ -918,4 +902,20 @@ fn rtl_plan(a: &Algo, variant: &str, sizes: &[usize]) -> Result<rtl::Plan, Strin
         p.row(rtl::bench_name(a.entries[0], variant), n, c, 1);
     }
     Ok(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// FIPS 180-4 4.2.2 and 4.2.3: the first and last constants.
+    #[test]
+    fn round_constants() {
+        let k = A256.k_bytes();
+        let w = |i: usize| u32::from_le_bytes(k[4 * i..4 * i + 4].try_into().unwrap());
+        assert_eq!((w(0), w(1), w(63)), (0x428a2f98, 0x71374491, 0xc67178f2));
+        let k = A512.k_bytes();
+        let d = |i: usize| u64::from_le_bytes(k[8 * i..8 * i + 8].try_into().unwrap());
+        assert_eq!((d(0), d(79)), (0x428a2f98d728ae22, 0x6c44198c4a475817));
+    }
 }

@@ -51,6 +51,10 @@ pub fn all(t: &mut Tree, base: &str, kernels: &[&'static Kernel]) -> Result<Vec<
             Err(format!("openssl-patches: kernel `{}`'s OpenSSL hook lists {} entry points; its slot calls {n}", us[0].kernel.name, us[0].entries.len()))
         }
     };
+    if hooks.is_empty() {
+        let names: Vec<&str> = kernels.iter().map(|k| k.name).collect();
+        return Err(format!("openssl-patches: none of the kernels ({}) fills an OpenSSL slot (their hooks)", names.join(", ")));
+    }
     let mut out = vec![detection(t, base, &uses)?];
     for ((_, o), us) in hooks.iter().zip(&uses) {
         let n = out.len() + 1;
@@ -133,6 +137,9 @@ fn vsetvli_vlmax_e8() -> Result<(u32, String), String> {
 
 fn detection(t: &mut Tree, base: &str, uses: &[Vec<Use>]) -> Result<Patch, String> {
     let caps = thead_caps(uses);
+    if caps.is_empty() {
+        return Err("openssl-patches: the series' first patch detects the T-Head extensions its variants use, and none of them uses one".into());
+    }
     let def = "include/crypto/riscv_arch.def";
     // Every other extension a variant uses must be a capability OpenSSL already has.
     let def_text = t.read(def)?.to_string();

@@ -17,7 +17,7 @@ print $fh <<'___';
  *   kgen emit ghash --variant c906 --abi openssl --format pl --asm-compat binutils-2.40
  * Kernel ghash, variant c906, target c906 (-march=rv64imafdc_zicsr_zifencei_xtheadba_xtheadbb_xtheadbs_xtheadcondmov_xtheadmac_xtheadmemidx_xtheadmempair_xtheadsync_xtheadvector), OpenSSL (RISC-V psABI) ABI.
  * GHASH (SP 800-38D) from 32x32 integer multiplies on operands with holes. Constant time: no table lookups or secret branches; every multiply operand < 2^32 (the C906's fixed 3-cycle path).
- * From 10 blocks (Linux: 8) the same products run partly in XTheadVector lanes (8 blocks per group, one reduction per group): call only if XTheadVector is enabled (Linux: hwprobe key 11 bit 0, inside kernel_vector_begin/end), else use c906-novector, which accepts this table. Vector registers and the stack frame are zeroed at return.
+ * From 10 blocks (Linux: 8) the same products run partly in XTheadVector lanes (8 blocks per group, one reduction per group): call only if XTheadVector is enabled (user space: riscv_hwprobe key 11 bit 0; Linux: has_xtheadvector(), inside kernel_vector_begin/end), else use c906-novector, which accepts this table. Vector registers and the stack frame are zeroed at return.
  */
 	.option	push
 	.option	norvc
