@@ -125,7 +125,8 @@ fn aes_go_package_vets_builds_and_runs_under_qemu() {
     for (variant, cpu, bad_cpu) in [("c906", "thead-c906", Some("rv64")), ("rv64gc", "rv64", None)] {
         let m = aes(variant, Abi::Go);
         let (s, g) = go_files(&m, &opts(), "aes").unwrap_or_else(|e| panic!("{variant}: {e}"));
-        assert!(s.starts_with("//go:build riscv64 && !purego\n") && g.starts_with("//go:build riscv64 && !purego\n"));
+        let head = "// SPDX-License-Identifier: BSD-3-Clause OR MIT\n//go:build riscv64 && !purego\n\n";
+        assert!(s.starts_with(head) && g.starts_with(head), "{s}\n{g}");
         assert!(s.contains("#include \"textflag.h\""));
         assert!(g.contains("\npackage aes\n"));
         assert!(s.contains(&format!("TEXT ·aesEncrypt{}(SB), NOSPLIT, $0-24", if variant == "c906" { "C906" } else { "Rv64gc" })), "{s}");
