@@ -9,10 +9,10 @@
 //! - On kgen's C906 model (`model_against_openssl_c`): the C code's `.s` goes through kgen's
 //!   text assembler and the same benchmark driver as the kernels (`kgen bench`); the c906
 //!   variants must take at most 0.6 of the C code's cycles per byte.
-//! - On the C906 RTL (`rtl_against_openssl_c`, ignored by default: it simulates for about a
-//!   minute): the same C object and kgen's `.S` through ../shared/c906-rtl/harness/run.sh,
-//!   one and four blocks, the same target. `cargo test --release --test sha2_baseline --
-//!   --ignored --nocapture` prints the README's figures.
+//! - On the C906 RTL (`rtl_against_openssl_c`): the same C object and kgen's `.S` through
+//!   ../shared/c906-rtl/harness/run.sh, one and four blocks, the same target.
+//!   `cargo test --release --test sha2_baseline -- --nocapture` prints docs/performance.md's
+//!   figures.
 
 mod common;
 
@@ -85,20 +85,15 @@ fn model_against_openssl_c() {
     println!("C906 model, cycles per byte:\n{table}");
 }
 
-/// The RTL harness and model, if built.
-fn rtl() -> Option<PathBuf> {
-    let h = oracle::repo_root().join("../shared/c906-rtl/harness/run.sh");
-    let model = std::env::var_os("C906_RTL").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/c906rtl"));
-    if h.exists() && model.join("sim/obj_dir/Vc906").exists() {
-        Some(h)
-    } else {
-        oracle::missing("the C906 RTL model (../shared/c906-rtl: model/build.sh)")
-    }
+/// The RTL kit's `run.sh` and the built model's root (`kgen_harness::rtl` finds both).
+fn rtl() -> Option<(PathBuf, PathBuf)> {
+    let (model, kit) = kgen_harness::rtl::require()?;
+    Some((kit.join("harness/run.sh"), model))
 }
 
 /// Runs `files` with a table of one- and four-block calls of the two block functions
 /// `fns` (SHA-256's, SHA-512's); returns cycles per call for each (function, blocks).
-fn run_rtl(run: &Path, dir: &Path, fns: [&str; 2], files: &[PathBuf]) -> Vec<(String, u64, f64)> {
+fn run_rtl((run, model): &(PathBuf, PathBuf), dir: &Path, fns: [&str; 2], files: &[PathBuf]) -> Vec<(String, u64, f64)> {
     let mut bench = String::from("#include \"bench.h\"\nextern uint64_t ctx256[], ctx512[];\nextern unsigned char data[];\n");
     let mut k = 0;
     for (f, ctx) in fns.iter().zip(["ctx256", "ctx512"]) {
@@ -111,7 +106,7 @@ fn run_rtl(run: &Path, dir: &Path, fns: [&str; 2], files: &[PathBuf]) -> Vec<(St
     std::fs::write(&b, bench).unwrap();
     let g = dir.join("buffers.c");
     std::fs::write(&g, "#include <stdint.h>\n__attribute__((aligned(64))) uint64_t ctx256[16], ctx512[32];\n__attribute__((aligned(64))) unsigned char data[512];\n").unwrap();
-    let out = std::process::Command::new(run).arg(dir.join("rtl")).arg(&b).arg(&g).args(files).output().unwrap();
+    let out = std::process::Command::new(run).env("C906_RTL", model).arg(dir.join("rtl")).arg(&b).arg(&g).args(files).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(out.status.success() && !text.contains("TRAP"), "run.sh: {text}\n{}", String::from_utf8_lossy(&out.stderr));
     let mut rows = Vec::new();
@@ -126,7 +121,6 @@ fn run_rtl(run: &Path, dir: &Path, fns: [&str; 2], files: &[PathBuf]) -> Vec<(St
 }
 
 #[test]
-#[ignore = "simulates the C906 RTL for about a minute: cargo test --release --test sha2_baseline -- --ignored --nocapture"]
 fn rtl_against_openssl_c() {
     let Some(run) = rtl() else { return };
     let dir = oracle::scratch("sha2_baseline_rtl");
