@@ -41,6 +41,8 @@ use crate::analysis::{label_positions, loop_depth, BitRows, Bits, Nodes, NPHYS, 
 pub(crate) struct Remake {
     /// Item indices of the defining run.
     at: Vec<usize>,
+    /// The values the run reads (each live wherever the value is read).
+    srcs: Vec<usize>,
 }
 
 /// For each virtual register, how it can be remade, if it can (see [`Remake`]).
@@ -114,22 +116,61 @@ fn remakes_of(f: &Func, which: &[bool]) -> Vec<Option<Remake>> {
         }
         srcs.sort_unstable();
         srcs.dedup();
-        out[v] = Some(Remake { at: w.clone() });
         if !srcs.is_empty() {
-            needs_live.push((v, srcs));
+            needs_live.push((v, srcs.clone()));
         }
+        out[v] = Some(Remake { at: w.clone(), srcs });
     }
     if !needs_live.is_empty() {
-        // A source must hold its value wherever the value is read.
-        let (live_in, _) = crate::analysis::liveness(f);
-        for (v, srcs) in needs_live {
-            let ok = reads[v].iter().filter(|i| !writes[v].contains(i)).all(|&i| srcs.iter().all(|&u| live_in[i].get(NPHYS + u)));
-            if !ok {
-                out[v] = None;
+        // A source must hold its value wherever the value is read: each block walked
+        // backwards from what is live at its end, the reads checked against what is live
+        // before them.
+        let nodes = Nodes::of(f);
+        let ud = crate::analysis::UseDefs::of(f, &nodes);
+        let blocks = crate::analysis::Blocks::of(f);
+        let (_, bout) = crate::analysis::block_liveness(&blocks, nodes.n, &ud);
+        let mut at: Vec<Vec<usize>> = vec![Vec::new(); f.items.len()];
+        for (k, (v, _)) in needs_live.iter().enumerate() {
+            for &i in reads[*v].iter().filter(|i| !writes[*v].contains(i)) {
+                at[i].push(k);
+            }
+        }
+        let mut bad = vec![false; needs_live.len()];
+        let mut live = vec![0u64; bout.words];
+        for b in 0..blocks.len() {
+            live.copy_from_slice(bout.row(b));
+            for i in (blocks.start[b]..blocks.end(b)).rev() {
+                crate::analysis::step_back(&mut live, &ud, i);
+                for &k in &at[i] {
+                    let held = |u: usize| live[(NPHYS + u) / 64] >> ((NPHYS + u) % 64) & 1 != 0;
+                    if !needs_live[k].1.iter().all(|&u| held(u)) {
+                        bad[k] = true;
+                    }
+                }
+            }
+        }
+        for (k, (v, _)) in needs_live.iter().enumerate() {
+            if bad[k] {
+                out[*v] = None;
             }
         }
     }
     out
+}
+
+/// `r` with its defining run found again after other values were spilled or remade: the
+/// value's writes in order, still adjacent (comments aside), as many as before.
+fn relocated(f: &Func, v: usize, r: Remake) -> Option<Remake> {
+    let me = Reg::VirtX(v as u32);
+    let at: Vec<usize> = f
+        .items
+        .iter()
+        .enumerate()
+        .filter(|(_, it)| matches!(it, Item::Inst(ii) if ii.regs().any(|(role, x)| x == me && role != Role::Use)))
+        .map(|(i, _)| i)
+        .collect();
+    let adjacent = at.windows(2).all(|p| f.items[p[0] + 1..p[1]].iter().all(|it| matches!(it, Item::Comment(_))));
+    (at.len() == r.at.len() && adjacent).then_some(Remake { at, srcs: r.srcs })
 }
 
 fn err(f: &Func, reason: String) -> BuildError {
@@ -216,58 +257,67 @@ fn colour(f: &Func) -> Result<Coloured, BuildError> {
     let n = NPHYS + nv;
     let nodes = Nodes::of(f);
     let ud = crate::analysis::UseDefs::of(f, &nodes);
-    let (live_in, live_out) = crate::analysis::liveness_rows(f, &nodes, &ud);
+    let blocks = crate::analysis::Blocks::of(f);
+    let (bin, bout) = crate::analysis::block_liveness(&blocks, nodes.n, &ud);
     // Liveness is per register of a group with parts; interference per virtual register.
     let own = |k: usize| nodes.owner(k);
+    let bits = |row: &[u64]| -> Vec<usize> { row.iter().enumerate().flat_map(|(w, &x)| (0..64).filter(move |b| x >> b & 1 != 0).map(move |b| 64 * w + b)).collect() };
+    // What is live at entry (the first block starts at item 0).
+    let entry: Vec<usize> = if f.items.is_empty() { Vec::new() } else { bits(bin.row(0)).into_iter().map(own).collect() };
     // Virtual registers live at entry must be arguments.
-    if !f.items.is_empty() {
-        for k in live_in.iter(0).map(own).filter(|&k| k >= NPHYS) {
-            let info = &f.vregs[k - NPHYS];
-            if info.pinned.is_none() {
-                return Err(err(f, format!("`{}` is read before it is written", info.name)));
-            }
+    for &k in entry.iter().filter(|&&k| k >= NPHYS) {
+        let info = &f.vregs[k - NPHYS];
+        if info.pinned.is_none() {
+            return Err(err(f, format!("`{}` is read before it is written", info.name)));
         }
     }
     // Interference: each definition with what is live after it, and the definitions of one
     // item with each other. Gathered one way (a definition's row takes the live-out row a
-    // word at a time) and made symmetric at the end.
+    // word at a time, walking each block backwards from its end) and made symmetric at the
+    // end.
     let mut adj = BitRows::new(n, n);
     let words = n.div_ceil(64);
     // Bits of a live-out row below n are their own owners; above are parts of groups.
     let last_mask = if n.is_multiple_of(64) { !0u64 } else { (1u64 << (n % 64)) - 1 };
     let mut defs: Vec<usize> = Vec::new();
     let mut parts: Vec<usize> = Vec::new();
-    for i in 0..f.items.len() {
-        defs.clear();
-        defs.extend(ud.defs(i).iter().map(|&d| nodes.owner(d)));
-        defs.dedup();
-        if defs.is_empty() {
-            continue;
-        }
-        let lo = live_out.row(i);
-        parts.clear();
-        parts.extend(live_out.iter_from(i, n).map(own));
-        for &d in &defs {
-            let row = adj.row_mut(d);
-            for (k, (r, &x)) in row.iter_mut().zip(lo).enumerate() {
-                *r |= if k + 1 == words { x & last_mask } else { x };
+    let mut lo = vec![0u64; bout.words];
+    for b in 0..blocks.len() {
+        lo.copy_from_slice(bout.row(b));
+        for i in (blocks.start[b]..blocks.end(b)).rev() {
+            defs.clear();
+            defs.extend(ud.defs(i).iter().map(|&d| nodes.owner(d)));
+            defs.dedup();
+            if !defs.is_empty() {
+                parts.clear();
+                for (w, &x) in lo.iter().enumerate().skip(n / 64) {
+                    let mut x = if w == n / 64 && !n.is_multiple_of(64) { x & !last_mask } else { x };
+                    while x != 0 {
+                        parts.push(own(64 * w + x.trailing_zeros() as usize));
+                        x &= x - 1;
+                    }
+                }
+                for &d in &defs {
+                    let row = adj.row_mut(d);
+                    for (k, (r, &x)) in row.iter_mut().zip(&lo).enumerate() {
+                        *r |= if k + 1 == words { x & last_mask } else { x };
+                    }
+                    for &p in &parts {
+                        adj.set(d, p);
+                    }
+                    for &d2 in &defs {
+                        adj.set(d, d2);
+                    }
+                }
             }
-            for &p in &parts {
-                adj.set(d, p);
-            }
-            for &d2 in &defs {
-                adj.set(d, d2);
-            }
+            crate::analysis::step_back(&mut lo, &ud, i);
         }
     }
     // Arguments are all defined at entry.
     let pinned: Vec<usize> = (0..nv).filter(|&v| f.vregs[v].pinned.is_some()).map(|v| v + NPHYS).collect();
-    if !f.items.is_empty() {
-        let entry: Vec<usize> = live_in.iter(0).map(own).collect();
-        for &a in &pinned {
-            for &l in &entry {
-                adj.set(a, l);
-            }
+    for &a in &pinned {
+        for &l in &entry {
+            adj.set(a, l);
         }
     }
     let mut members: Vec<usize> = Vec::new();
@@ -445,26 +495,35 @@ pub fn allocate(f: &mut Func) -> Result<Spills, BuildError> {
                 }
                 let remake = remakes_of(f, &chosen);
                 let remade: Vec<bool> = victims.iter().map(|&(v, _)| remake[v].as_ref().is_some_and(|r| remake_cost(f, v, r, &depth) <= costs[v].0)).collect();
+                // Spilling renumbers the items: each item's loop depth follows it (an inserted
+                // load, store or copy is at the depth of the item it serves); the vtypes are
+                // redone where a vector value is spilled after another victim.
+                let mut depth = depth;
+                let mut vtypes = Some(vtypes);
                 for (k, (&(victim, class_vec), &remade)) in victims.iter().zip(&remade).enumerate() {
-                    // Spilling renumbers the items: the loop depths and vtypes are redone.
-                    let (depth, vtypes) = if k == 0 { (depth.clone(), vtypes.clone()) } else { (loop_depth(f), known_vtypes(f)) };
-                    if remade {
+                    if class_vec && vtypes.is_none() {
+                        vtypes = Some(known_vtypes(f));
+                    }
+                    let vt: &[Option<(VDialect, i64)>] = vtypes.as_deref().unwrap_or(&[]);
+                    let origin = if remade {
                         // Remaking needs the definition where it is now: found again once an
-                        // earlier victim has renumbered the items.
+                        // earlier victim has renumbered the items. Its sources still hold
+                        // their values where it is read unless one of them was an earlier
+                        // victim (spilling or remaking a value only adds reads of others).
                         let r = if k == 0 {
                             remake[victim].clone()
                         } else {
-                            let mut only = vec![false; f.vregs.len()];
-                            only[victim] = true;
-                            remakes_of(f, &only).swap_remove(victim)
+                            remake[victim].clone().filter(|r| !r.srcs.iter().any(|u| victims[..k].iter().any(|w| w.0 == *u))).and_then(|r| relocated(f, victim, r))
                         };
                         match r {
                             Some(r) => remake_at_reads(f, victim, &r, &depth, &mut spills),
-                            None => spill(f, victim, class_vec, &depth, &vtypes, &mut spills)?,
+                            None => spill(f, victim, class_vec, &depth, vt, &mut spills)?,
                         }
                     } else {
-                        spill(f, victim, class_vec, &depth, &vtypes, &mut spills)?;
-                    }
+                        spill(f, victim, class_vec, &depth, vt, &mut spills)?
+                    };
+                    depth = origin.iter().map(|&o| depth[o]).collect();
+                    vtypes = None;
                 }
             }
         }
@@ -566,7 +625,8 @@ fn vector_transfer(f: &mut Func, t: Reg, g: u8, slot: crate::ir::Slot, store: bo
 }
 
 /// Moves `v` to a frame slot: a store after each definition, a load before each use.
-fn spill(f: &mut Func, v: usize, vector: bool, depth: &[u32], vtypes: &[Option<(VDialect, i64)>], spills: &mut Spills) -> Result<(), BuildError> {
+/// Returns, for each new item, the index of the item it came from or serves.
+fn spill(f: &mut Func, v: usize, vector: bool, depth: &[u32], vtypes: &[Option<(VDialect, i64)>], spills: &mut Spills) -> Result<Vec<usize>, BuildError> {
     let g = f.vregs[v].group.max(1);
     let secret = !f.vregs[v].public;
     let vlenb = (f.target.vlen_max.max(128) / 8) as u32;
@@ -640,7 +700,10 @@ fn spill(f: &mut Func, v: usize, vector: bool, depth: &[u32], vtypes: &[Option<(
         k = last + 1;
     }
     let mut current: Option<(Reg, usize, usize)> = None; // (temporary, end of run, last write)
+    let n_items = items.len();
+    let mut origin: Vec<usize> = vec![0; out.len()];
     for (i, it) in items.into_iter().enumerate() {
+        origin.resize(out.len(), i.saturating_sub(1));
         if run_end[i] != usize::MAX {
             let end = run_end[i];
             let t = temp(f, v, vector);
@@ -699,21 +762,26 @@ fn spill(f: &mut Func, v: usize, vector: bool, depth: &[u32], vtypes: &[Option<(
             current = None;
         }
     }
+    origin.resize(out.len(), n_items.saturating_sub(1));
     f.items = out;
-    Ok(())
+    Ok(origin)
 }
 
 /// Replaces `v` by a copy of its definition before each run of instructions that reads it
 /// (one short-lived temporary per run, as [`spill`] does), and drops the definition.
-fn remake_at_reads(f: &mut Func, v: usize, r: &Remake, depth: &[u32], spills: &mut Spills) {
+/// Returns, for each new item, the index of the item it came from or serves.
+fn remake_at_reads(f: &mut Func, v: usize, r: &Remake, depth: &[u32], spills: &mut Spills) -> Vec<usize> {
     let me = Reg::VirtX(v as u32);
     let def: Vec<InstItem> = r.at.iter().map(|&i| if let Item::Inst(ii) = &f.items[i] { ii.clone() } else { unreachable!("a definition is an instruction") }).collect();
     spills.remade.push(f.vregs[v].name.clone());
     let items = std::mem::take(&mut f.items);
     let names = |it: &Item| matches!(it, Item::Inst(ii) if ii.ops.contains(&Opnd::Reg(me)));
     let mut out: Vec<Item> = Vec::with_capacity(items.len() + 8);
+    let mut origin: Vec<usize> = Vec::with_capacity(items.len() + 8);
+    let n_items = items.len();
     let mut current: Option<Reg> = None;
     for (i, it) in items.into_iter().enumerate() {
+        origin.resize(out.len(), i.saturating_sub(1));
         if r.at.contains(&i) {
             continue;
         }
@@ -753,7 +821,9 @@ fn remake_at_reads(f: &mut Func, v: usize, r: &Remake, depth: &[u32], spills: &m
         current = if ii.control() == Control::Next { Some(t) } else { None };
         out.push(Item::Inst(ii));
     }
+    origin.resize(out.len(), n_items.saturating_sub(1));
     f.items = out;
+    origin
 }
 
 fn pressure_error(f: &Func, v: usize, vc: &[bool], vector: bool) -> BuildError {

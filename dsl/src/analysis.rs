@@ -60,7 +60,7 @@ impl Bits {
 /// Rows of bits in one allocation (a set per item, or an adjacency matrix).
 #[derive(Clone, Debug)]
 pub struct BitRows {
-    words: usize,
+    pub words: usize,
     data: Vec<u64>,
 }
 
@@ -355,11 +355,38 @@ pub fn liveness_rows(f: &Func, nodes: &Nodes, ud: &UseDefs) -> (BitRows, BitRows
     let n = nodes.n;
     let m = f.items.len();
     let blocks = Blocks::of(f);
-    let (start, nb) = (&blocks.start, blocks.len());
-    let end = |b: usize| blocks.end(b);
+    let (_, bout) = block_liveness(&blocks, n, ud);
     let mut live_in = BitRows::new(m, n);
     let mut live_out = BitRows::new(m, n);
-    let w = live_in.words;
+    let mut out = vec![0u64; live_in.words];
+    for b in 0..blocks.len() {
+        out.copy_from_slice(bout.row(b));
+        for i in (blocks.start[b]..blocks.end(b)).rev() {
+            live_out.row_mut(i).copy_from_slice(&out);
+            step_back(&mut out, ud, i);
+            live_in.row_mut(i).copy_from_slice(&out);
+        }
+    }
+    (live_in, live_out)
+}
+
+/// Liveness across one item, backwards: `out` (live after item `i`) becomes what is live
+/// before it.
+pub fn step_back(out: &mut [u64], ud: &UseDefs, i: usize) {
+    for &d in ud.defs(i) {
+        out[d / 64] &= !(1 << (d % 64));
+    }
+    for &u in ud.uses(i) {
+        out[u / 64] |= 1 << (u % 64);
+    }
+}
+
+/// Liveness per basic block of `n` nodes: (live at each block's start, live at its end).
+/// Walking a block backwards from its end with [`step_back`] gives each item's.
+pub fn block_liveness(blocks: &Blocks, n: usize, ud: &UseDefs) -> (BitRows, BitRows) {
+    let (start, nb) = (&blocks.start, blocks.len());
+    let end = |b: usize| blocks.end(b);
+    let w = n.div_ceil(64);
     // Per block: the nodes read before any write (upward) and the nodes written (kill).
     let mut upward = BitRows::new(nb, n);
     let mut kill = BitRows::new(nb, n);
@@ -397,20 +424,7 @@ pub fn liveness_rows(f: &Func, nodes: &Nodes, ud: &UseDefs) -> (BitRows, BitRows
             }
         }
     }
-    for b in 0..nb {
-        out.copy_from_slice(bout.row(b));
-        for i in (start[b]..end(b)).rev() {
-            live_out.row_mut(i).copy_from_slice(&out);
-            for &d in ud.defs(i) {
-                out[d / 64] &= !(1 << (d % 64));
-            }
-            for &u in ud.uses(i) {
-                out[u / 64] |= 1 << (u % 64);
-            }
-            live_in.row_mut(i).copy_from_slice(&out);
-        }
-    }
-    (live_in, live_out)
+    (bin, bout)
 }
 
 /// Labels referenced by instructions, for printers.

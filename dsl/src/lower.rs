@@ -96,8 +96,124 @@ fn possibly_secret(f: &Func) -> Vec<Held> {
     inn
 }
 
+/// Spill slots whose values are never live at the same point share their frame bytes: the
+/// allocator gives every spilled value a slot of its own, and a kernel that spills many
+/// short-lived values would otherwise have a frame of their sum. A slot shares only if every
+/// access to it is a doubleword `ld` or `sd` of the whole slot (a scalar spill's); a slot is
+/// live from a store to the loads that store reaches. Two slots interfere when one is
+/// stored while the other is live. Merged slots keep the first one's place (secret if either
+/// was) and the others take no bytes.
+fn share_spill_slots(f: &mut Func) {
+    let ns = f.slots.len();
+    let mut ok: Vec<bool> = f.slots.iter().map(|s| s.name.starts_with("spill ") && s.size == 8).collect();
+    let m = f.items.len();
+    let mut access: Vec<Option<(usize, bool)>> = vec![None; m];
+    for (i, it) in f.items.iter().enumerate() {
+        let Item::Inst(ii) = it else { continue };
+        let row = ii.row();
+        for o in &ii.ops {
+            if let Opnd::Stack { slot, off } = o {
+                let s = slot.0 as usize;
+                match (row.class, row.mem, off) {
+                    (crate::isa::Class::Load | crate::isa::Class::Store, Some(mem), 0) if mem.bytes == 8 && matches!(mem.addr, crate::isa::Addr::BaseOff { .. }) => {
+                        access[i] = Some((s, mem.dir == crate::isa::Dir::Store))
+                    }
+                    _ => ok[s] = false,
+                }
+            }
+        }
+    }
+    let cands: Vec<usize> = (0..ns).filter(|&s| ok[s]).collect();
+    if cands.len() < 2 {
+        return;
+    }
+    let mut idx = vec![usize::MAX; ns];
+    for (k, &s) in cands.iter().enumerate() {
+        idx[s] = k;
+    }
+    // Backward liveness of the candidate slots, item by item.
+    let label_at = label_positions(f);
+    let succ: Vec<[usize; 2]> = (0..m).map(|i| successor_pair(f, &label_at, i)).collect();
+    let nc = cands.len();
+    let mut live_in: Vec<Bits> = vec![Bits::new(nc); m];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for i in (0..m).rev() {
+            let mut out = Bits::new(nc);
+            for s in succ[i] {
+                if s != usize::MAX {
+                    out.union_with(&live_in[s]);
+                }
+            }
+            if let Some((s, store)) = access[i] {
+                if idx[s] != usize::MAX {
+                    if store {
+                        out.clear(idx[s]);
+                    } else {
+                        out.set(idx[s]);
+                    }
+                }
+            }
+            if live_in[i].union_with(&out) {
+                changed = true;
+            }
+        }
+    }
+    // Interference: a store to one slot where another is live after it.
+    let mut adj = vec![Bits::new(nc); nc];
+    for i in 0..m {
+        let Some((s, true)) = access[i] else { continue };
+        let k = idx[s];
+        if k == usize::MAX {
+            continue;
+        }
+        for t in succ[i] {
+            if t == usize::MAX {
+                continue;
+            }
+            for o in live_in[t].iter() {
+                if o != k {
+                    adj[k].set(o);
+                    adj[o].set(k);
+                }
+            }
+        }
+    }
+    // Greedy: each slot joins the first group none of whose members it interferes with.
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut rep = (0..ns).collect::<Vec<usize>>();
+    for k in 0..nc {
+        match groups.iter_mut().find(|g| g.iter().all(|&o| !adj[k].get(o))) {
+            Some(g) => {
+                rep[cands[k]] = cands[g[0]];
+                g.push(k);
+            }
+            None => groups.push(vec![k]),
+        }
+    }
+    for s in 0..ns {
+        let r = rep[s];
+        if r != s {
+            f.slots[r].secret |= f.slots[s].secret;
+            f.slots[s].size = 0;
+            f.slots[s].align = 1;
+        }
+    }
+    for it in &mut f.items {
+        if let Item::Inst(ii) = it {
+            for o in &mut ii.ops {
+                if let Opnd::Stack { slot, .. } = o {
+                    slot.0 = rep[slot.0 as usize] as u32;
+                }
+            }
+        }
+    }
+}
+
 /// Builds prologue and epilogues; resolves stack-slot operands. Requires physical registers.
 pub fn frame(f: &mut Func) -> Result<Frame, BuildError> {
+    share_spill_slots(f);
     let mut written = [false; 32];
     let mut uses_vector = false;
     for it in &f.items {

@@ -16,7 +16,7 @@
 	.type	aes_gcm_encrypt_c906, @function
 aes_gcm_encrypt_c906:
 	# size_t aes_gcm_encrypt_c906(const unsigned char *in, unsigned char *out, size_t len, const void *key, unsigned char *ivec, u64 *Xi)
-	# aes_gcm_encrypt_c906: 6481 instructions, frame 2032 bytes
+	# aes_gcm_encrypt_c906: 6481 instructions, frame 2016 bytes
 	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
 	#   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v18 v20 v22 v24 v26 v28 v29
 	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
@@ -26,22 +26,22 @@ aes_gcm_encrypt_c906:
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
 	#   declared leak SecretAddress (1182 instructions): T-table lookups index the AES tables by key- and data-dependent bytes
-	addi       	sp, sp, -2032
-	sd         	s0, 1920(sp)
-	sd         	s1, 1928(sp)
-	sd         	s2, 1936(sp)
-	sd         	s3, 1944(sp)
-	sd         	s4, 1952(sp)
-	sd         	s5, 1960(sp)
-	sd         	s6, 1968(sp)
-	sd         	s7, 1976(sp)
-	sd         	s8, 1984(sp)
-	sd         	s9, 1992(sp)
-	sd         	s10, 2000(sp)
-	sd         	s11, 2008(sp)
-	sd         	ra, 2016(sp)
-	sd         	a0, 1912(sp)
-	sd         	a3, 1872(sp)
+	addi       	sp, sp, -2016
+	sd         	s0, 1912(sp)
+	sd         	s1, 1920(sp)
+	sd         	s2, 1928(sp)
+	sd         	s3, 1936(sp)
+	sd         	s4, 1944(sp)
+	sd         	s5, 1952(sp)
+	sd         	s6, 1960(sp)
+	sd         	s7, 1968(sp)
+	sd         	s8, 1976(sp)
+	sd         	s9, 1984(sp)
+	sd         	s10, 1992(sp)
+	sd         	s11, 2000(sp)
+	sd         	ra, 2008(sp)
+	sd         	a0, 1904(sp)
+	sd         	a3, 1864(sp)
 	sd         	a4, 1816(sp)
 	sd         	a5, 1784(sp)
 	# done = the whole groups' bytes
@@ -60,16 +60,16 @@ aes_gcm_encrypt_c906:
 	addi       	t3, t2, 1024
 	addi       	t4, t3, 1024
 	# rk = key + 16*rounds - 224: shared round u of 13 finds its key at 16u(rk); extra = rounds - 10
-	ld         	t0, 1872(sp)
+	ld         	t0, 1864(sp)
 	lw         	t0, 240(t0)
-	sd         	t0, 1856(sp)
+	sd         	t0, 1848(sp)
 	slli       	a4, t0, 4
-	ld         	t0, 1872(sp)
+	ld         	t0, 1864(sp)
 	add        	t5, t0, a4
 	addi       	t5, t5, -224
-	ld         	t0, 1856(sp)
+	ld         	t0, 1848(sp)
 	addi       	t0, t0, -10
-	sd         	t0, 1856(sp)
+	sd         	t0, 1848(sp)
 	# ctr = ivec[12..16] as a big-endian word
 	ld         	t0, 1816(sp)
 	lwu        	a4, 12(t0)
@@ -77,31 +77,31 @@ aes_gcm_encrypt_c906:
 	# s[j] = ivec word j ^ rk0[j]; s3 = bswap32(ctr) ^ rk0[3]; k15 = byte 15 of rk0
 	ld         	t6, 1816(sp)
 	lwu        	a6, 0(t6)
-	ld         	t6, 1872(sp)
+	ld         	t6, 1864(sp)
 	lw         	a5, 0(t6)
 	xor        	a6, a6, a5
 	ld         	t6, 1816(sp)
 	lwu        	a7, 4(t6)
-	ld         	t6, 1872(sp)
+	ld         	t6, 1864(sp)
 	lw         	a5, 4(t6)
 	xor        	a7, a7, a5
 	ld         	t6, 1816(sp)
 	lwu        	s4, 8(t6)
-	ld         	t6, 1872(sp)
+	ld         	t6, 1864(sp)
 	lw         	a5, 8(t6)
 	xor        	s4, s4, a5
 	th.revw    	s5, t0
-	ld         	t6, 1872(sp)
+	ld         	t6, 1864(sp)
 	lw         	a5, 12(t6)
 	xor        	s5, s5, a5
-	ld         	t6, 1872(sp)
+	ld         	t6, 1864(sp)
 	lbu        	t6, 15(t6)
-	sd         	t6, 1848(sp)
+	sd         	t6, 1840(sp)
 	# round 1: p0 = rk1[0] ^ T0[s0.b0] ^ T1[s1.b1] ^ T2[s2.b2]; n[1..4] whole
-	ld         	t6, 1872(sp)
+	ld         	t6, 1864(sp)
 	lw         	t6, 16(t6)
-	sd         	t6, 1864(sp)
-	ld         	t6, 1872(sp)
+	sd         	t6, 1856(sp)
+	ld         	t6, 1864(sp)
 	lw         	s2, 20(t6)
 	lw         	s1, 24(t6)
 	lw         	s3, 28(t6)
@@ -109,19 +109,19 @@ aes_gcm_encrypt_c906:
 	th.lrwu    	a4, t1, a4, 2
 	th.extu    	a5, a7, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	ld         	t6, 1864(sp)
+	ld         	t6, 1856(sp)
 	xor        	t6, t6, a4
-	sd         	t6, 1864(sp)
+	sd         	t6, 1856(sp)
 	th.extu    	a4, s4, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	ld         	t6, 1864(sp)
+	ld         	t6, 1856(sp)
 	xor        	t6, t6, a5
-	sd         	t6, 1864(sp)
+	sd         	t6, 1856(sp)
 	th.extu    	a5, a7, 7, 0
 	th.lrwu    	a5, t1, a5, 2
-	ld         	t6, 1864(sp)
+	ld         	t6, 1856(sp)
 	xor        	t6, t6, a4
-	sd         	t6, 1864(sp)
+	sd         	t6, 1856(sp)
 	th.extu    	a4, s4, 15, 8
 	th.lrwu    	a4, t2, a4, 2
 	xor        	s2, s2, a5
@@ -157,73 +157,73 @@ aes_gcm_encrypt_c906:
 	xor        	s3, s3, a5
 	xor        	s3, s3, a4
 	# round 2: q[j] = rk2[j] ^ the lookups of n1..n3
-	ld         	t6, 1872(sp)
+	ld         	t6, 1864(sp)
 	lw         	a0, 32(t6)
-	sd         	a0, 1880(sp)
+	sd         	a0, 1872(sp)
 	lw         	a0, 36(t6)
-	sd         	a0, 1888(sp)
+	sd         	a0, 1880(sp)
 	lw         	a0, 40(t6)
-	sd         	a0, 1896(sp)
+	sd         	a0, 1888(sp)
 	lw         	t6, 44(t6)
-	sd         	t6, 1904(sp)
+	sd         	t6, 1896(sp)
 	th.extu    	a4, s2, 15, 8
 	th.lrwu    	a4, t2, a4, 2
 	th.extu    	a5, s1, 23, 16
 	th.lrwu    	a5, t3, a5, 2
-	ld         	t6, 1880(sp)
+	ld         	t6, 1872(sp)
 	xor        	t6, t6, a4
-	sd         	t6, 1880(sp)
+	sd         	t6, 1872(sp)
 	th.extu    	a4, s3, 31, 24
 	th.lrwu    	a4, t4, a4, 2
-	ld         	t6, 1880(sp)
+	ld         	t6, 1872(sp)
 	xor        	t6, t6, a5
-	sd         	t6, 1880(sp)
+	sd         	t6, 1872(sp)
 	th.extu    	a5, s2, 7, 0
 	th.lrwu    	a5, t1, a5, 2
+	ld         	t6, 1872(sp)
+	xor        	t6, t6, a4
+	sd         	t6, 1872(sp)
+	th.extu    	a4, s1, 15, 8
+	th.lrwu    	a4, t2, a4, 2
+	ld         	t6, 1880(sp)
+	xor        	t6, t6, a5
+	sd         	t6, 1880(sp)
+	th.extu    	a5, s3, 23, 16
+	th.lrwu    	a5, t3, a5, 2
 	ld         	t6, 1880(sp)
 	xor        	t6, t6, a4
 	sd         	t6, 1880(sp)
-	th.extu    	a4, s1, 15, 8
-	th.lrwu    	a4, t2, a4, 2
-	ld         	t6, 1888(sp)
-	xor        	t6, t6, a5
-	sd         	t6, 1888(sp)
-	th.extu    	a5, s3, 23, 16
-	th.lrwu    	a5, t3, a5, 2
-	ld         	t6, 1888(sp)
-	xor        	t6, t6, a4
-	sd         	t6, 1888(sp)
 	th.extu    	a4, s1, 7, 0
 	th.lrwu    	a4, t1, a4, 2
+	ld         	t6, 1880(sp)
+	xor        	t6, t6, a5
+	sd         	t6, 1880(sp)
+	th.extu    	a5, s3, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	ld         	t6, 1888(sp)
+	xor        	t6, t6, a4
+	sd         	t6, 1888(sp)
+	th.extu    	a4, s2, 31, 24
+	th.lrwu    	a4, t4, a4, 2
 	ld         	t6, 1888(sp)
 	xor        	t6, t6, a5
 	sd         	t6, 1888(sp)
-	th.extu    	a5, s3, 15, 8
-	th.lrwu    	a5, t2, a5, 2
-	ld         	t6, 1896(sp)
-	xor        	t6, t6, a4
-	sd         	t6, 1896(sp)
-	th.extu    	a4, s2, 31, 24
-	th.lrwu    	a4, t4, a4, 2
-	ld         	t6, 1896(sp)
-	xor        	t6, t6, a5
-	sd         	t6, 1896(sp)
 	th.extu    	a5, s3, 7, 0
 	th.lrwu    	a5, t1, a5, 2
-	ld         	t6, 1896(sp)
+	ld         	t6, 1888(sp)
 	xor        	t6, t6, a4
-	sd         	t6, 1896(sp)
+	sd         	t6, 1888(sp)
 	th.extu    	a4, s2, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	ld         	t6, 1904(sp)
+	ld         	t6, 1896(sp)
 	xor        	t6, t6, a5
-	sd         	t6, 1904(sp)
+	sd         	t6, 1896(sp)
 	th.extu    	a5, s1, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	ld         	t6, 1904(sp)
+	ld         	t6, 1896(sp)
 	xor        	t6, t6, a4
 	xor        	t6, t6, a5
-	sd         	t6, 1904(sp)
+	sd         	t6, 1896(sp)
 	# class masks: m[3] = 0x8888888888888888, m[k] = m[3] >> (3 - k)
 	addi       	a0, zero, 136
 	slli       	t6, a0, 8
@@ -398,36 +398,36 @@ aes_gcm_encrypt_c906:
 	sd         	zero, 1760(sp)
 	sd         	zero, 1768(sp)
 	# the first group's GHASH slot hashes its own input (dropped)
-	ld         	a4, 1912(sp)
+	ld         	a4, 1904(sp)
 	addi       	a4, a4, 0
-	sd         	a4, 1840(sp)
+	sd         	a4, 1832(sp)
 	addi       	a4, zero, 1
 	sd         	a4, 1792(sp)
 .Laes_gcm_encrypt_c906_group:
 	# rounds 1, 2 from the cache: n0 = p0 ^ T3[ctr.b0 ^ k15]; s[j] = q[j] ^ T_k[n0.b_k]
-	ld         	a4, 1848(sp)
+	ld         	a4, 1840(sp)
 	xor        	a4, t0, a4
 	th.extu    	a4, a4, 7, 0
 	th.lrwu    	a4, t4, a4, 2
-	ld         	a5, 1864(sp)
+	ld         	a5, 1856(sp)
 	xor        	s6, a5, a4
 	th.extu    	a4, s6, 7, 0
 	th.lrwu    	a4, t1, a4, 2
 	th.extu    	a5, s6, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	ld         	a6, 1880(sp)
+	ld         	a6, 1872(sp)
 	xor        	a6, a6, a4
 	th.extu    	a4, s6, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	ld         	a7, 1888(sp)
+	ld         	a7, 1880(sp)
 	xor        	a7, a7, a5
 	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	ld         	s1, 1896(sp)
+	ld         	s1, 1888(sp)
 	xor        	s4, s1, a4
-	ld         	a4, 1904(sp)
+	ld         	a4, 1896(sp)
 	xor        	s5, a4, a5
-	ld         	a4, 1856(sp)
+	ld         	a4, 1848(sp)
 	beq        	a4, zero, .Laes_gcm_encrypt_c906_40
 	jal        	zero, .Laes_gcm_encrypt_c906_extra0
 .Laes_gcm_encrypt_c906_40:
@@ -444,29 +444,29 @@ aes_gcm_encrypt_c906:
 .Laes_gcm_encrypt_c906_41:
 .Laes_gcm_encrypt_c906_refreshed0:
 	# rounds 1, 2 from the cache: n0 = p0 ^ T3[ctr.b0 ^ k15]; s[j] = q[j] ^ T_k[n0.b_k]
-	ld         	a4, 1848(sp)
+	ld         	a4, 1840(sp)
 	xor        	a4, t0, a4
 	th.extu    	a4, a4, 7, 0
 	th.lrwu    	a4, t4, a4, 2
-	ld         	a5, 1864(sp)
+	ld         	a5, 1856(sp)
 	xor        	s6, a5, a4
 	th.extu    	a4, s6, 7, 0
 	th.lrwu    	a4, t1, a4, 2
 	th.extu    	a5, s6, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	ld         	a6, 1880(sp)
+	ld         	a6, 1872(sp)
 	xor        	a6, a6, a4
 	th.extu    	a4, s6, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	ld         	a7, 1888(sp)
+	ld         	a7, 1880(sp)
 	xor        	a7, a7, a5
 	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	ld         	s1, 1896(sp)
+	ld         	s1, 1888(sp)
 	xor        	s4, s1, a4
-	ld         	a4, 1904(sp)
+	ld         	a4, 1896(sp)
 	xor        	s5, a4, a5
-	ld         	a4, 1856(sp)
+	ld         	a4, 1848(sp)
 	beq        	a4, zero, .Laes_gcm_encrypt_c906_42
 	jal        	zero, .Laes_gcm_encrypt_c906_extra1
 .Laes_gcm_encrypt_c906_42:
@@ -483,29 +483,29 @@ aes_gcm_encrypt_c906:
 .Laes_gcm_encrypt_c906_43:
 .Laes_gcm_encrypt_c906_refreshed1:
 	# rounds 1, 2 from the cache: n0 = p0 ^ T3[ctr.b0 ^ k15]; s[j] = q[j] ^ T_k[n0.b_k]
-	ld         	a4, 1848(sp)
+	ld         	a4, 1840(sp)
 	xor        	a4, t0, a4
 	th.extu    	a4, a4, 7, 0
 	th.lrwu    	a4, t4, a4, 2
-	ld         	a5, 1864(sp)
+	ld         	a5, 1856(sp)
 	xor        	s6, a5, a4
 	th.extu    	a4, s6, 7, 0
 	th.lrwu    	a4, t1, a4, 2
 	th.extu    	a5, s6, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	ld         	a6, 1880(sp)
+	ld         	a6, 1872(sp)
 	xor        	a6, a6, a4
 	th.extu    	a4, s6, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	ld         	a7, 1888(sp)
+	ld         	a7, 1880(sp)
 	xor        	a7, a7, a5
 	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	ld         	s1, 1896(sp)
+	ld         	s1, 1888(sp)
 	xor        	s4, s1, a4
-	ld         	a4, 1904(sp)
+	ld         	a4, 1896(sp)
 	xor        	s5, a4, a5
-	ld         	a4, 1856(sp)
+	ld         	a4, 1848(sp)
 	beq        	a4, zero, .Laes_gcm_encrypt_c906_44
 	jal        	zero, .Laes_gcm_encrypt_c906_extra2
 .Laes_gcm_encrypt_c906_44:
@@ -522,29 +522,29 @@ aes_gcm_encrypt_c906:
 .Laes_gcm_encrypt_c906_45:
 .Laes_gcm_encrypt_c906_refreshed2:
 	# rounds 1, 2 from the cache: n0 = p0 ^ T3[ctr.b0 ^ k15]; s[j] = q[j] ^ T_k[n0.b_k]
-	ld         	a4, 1848(sp)
+	ld         	a4, 1840(sp)
 	xor        	a4, t0, a4
 	th.extu    	a4, a4, 7, 0
 	th.lrwu    	a4, t4, a4, 2
-	ld         	a5, 1864(sp)
+	ld         	a5, 1856(sp)
 	xor        	s6, a5, a4
 	th.extu    	a4, s6, 7, 0
 	th.lrwu    	a4, t1, a4, 2
 	th.extu    	a5, s6, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	ld         	a6, 1880(sp)
+	ld         	a6, 1872(sp)
 	xor        	a6, a6, a4
 	th.extu    	a4, s6, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	ld         	a7, 1888(sp)
+	ld         	a7, 1880(sp)
 	xor        	a7, a7, a5
 	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	ld         	s1, 1896(sp)
+	ld         	s1, 1888(sp)
 	xor        	s4, s1, a4
-	ld         	a4, 1904(sp)
+	ld         	a4, 1896(sp)
 	xor        	s5, a4, a5
-	ld         	a4, 1856(sp)
+	ld         	a4, 1848(sp)
 	beq        	a4, zero, .Laes_gcm_encrypt_c906_46
 	jal        	zero, .Laes_gcm_encrypt_c906_extra3
 .Laes_gcm_encrypt_c906_46:
@@ -561,29 +561,29 @@ aes_gcm_encrypt_c906:
 .Laes_gcm_encrypt_c906_47:
 .Laes_gcm_encrypt_c906_refreshed3:
 	# rounds 1, 2 from the cache: n0 = p0 ^ T3[ctr.b0 ^ k15]; s[j] = q[j] ^ T_k[n0.b_k]
-	ld         	a4, 1848(sp)
+	ld         	a4, 1840(sp)
 	xor        	a4, t0, a4
 	th.extu    	a4, a4, 7, 0
 	th.lrwu    	a4, t4, a4, 2
-	ld         	a5, 1864(sp)
+	ld         	a5, 1856(sp)
 	xor        	s6, a5, a4
 	th.extu    	a4, s6, 7, 0
 	th.lrwu    	a4, t1, a4, 2
 	th.extu    	a5, s6, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	ld         	a6, 1880(sp)
+	ld         	a6, 1872(sp)
 	xor        	a6, a6, a4
 	th.extu    	a4, s6, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	ld         	a7, 1888(sp)
+	ld         	a7, 1880(sp)
 	xor        	a7, a7, a5
 	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	ld         	s1, 1896(sp)
+	ld         	s1, 1888(sp)
 	xor        	s4, s1, a4
-	ld         	a4, 1904(sp)
+	ld         	a4, 1896(sp)
 	xor        	s5, a4, a5
-	ld         	a4, 1856(sp)
+	ld         	a4, 1848(sp)
 	beq        	a4, zero, .Laes_gcm_encrypt_c906_48
 	jal        	zero, .Laes_gcm_encrypt_c906_extra4
 .Laes_gcm_encrypt_c906_48:
@@ -600,29 +600,29 @@ aes_gcm_encrypt_c906:
 .Laes_gcm_encrypt_c906_49:
 .Laes_gcm_encrypt_c906_refreshed4:
 	# rounds 1, 2 from the cache: n0 = p0 ^ T3[ctr.b0 ^ k15]; s[j] = q[j] ^ T_k[n0.b_k]
-	ld         	a4, 1848(sp)
+	ld         	a4, 1840(sp)
 	xor        	a4, t0, a4
 	th.extu    	a4, a4, 7, 0
 	th.lrwu    	a4, t4, a4, 2
-	ld         	a5, 1864(sp)
+	ld         	a5, 1856(sp)
 	xor        	s6, a5, a4
 	th.extu    	a4, s6, 7, 0
 	th.lrwu    	a4, t1, a4, 2
 	th.extu    	a5, s6, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	ld         	a6, 1880(sp)
+	ld         	a6, 1872(sp)
 	xor        	a6, a6, a4
 	th.extu    	a4, s6, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	ld         	a7, 1888(sp)
+	ld         	a7, 1880(sp)
 	xor        	a7, a7, a5
 	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	ld         	s1, 1896(sp)
+	ld         	s1, 1888(sp)
 	xor        	s4, s1, a4
-	ld         	a4, 1904(sp)
+	ld         	a4, 1896(sp)
 	xor        	s5, a4, a5
-	ld         	a4, 1856(sp)
+	ld         	a4, 1848(sp)
 	beq        	a4, zero, .Laes_gcm_encrypt_c906_50
 	jal        	zero, .Laes_gcm_encrypt_c906_extra5
 .Laes_gcm_encrypt_c906_50:
@@ -639,29 +639,29 @@ aes_gcm_encrypt_c906:
 .Laes_gcm_encrypt_c906_51:
 .Laes_gcm_encrypt_c906_refreshed5:
 	# rounds 1, 2 from the cache: n0 = p0 ^ T3[ctr.b0 ^ k15]; s[j] = q[j] ^ T_k[n0.b_k]
-	ld         	a4, 1848(sp)
+	ld         	a4, 1840(sp)
 	xor        	a4, t0, a4
 	th.extu    	a4, a4, 7, 0
 	th.lrwu    	a4, t4, a4, 2
-	ld         	a5, 1864(sp)
+	ld         	a5, 1856(sp)
 	xor        	s6, a5, a4
 	th.extu    	a4, s6, 7, 0
 	th.lrwu    	a4, t1, a4, 2
 	th.extu    	a5, s6, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	ld         	a6, 1880(sp)
+	ld         	a6, 1872(sp)
 	xor        	a6, a6, a4
 	th.extu    	a4, s6, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	ld         	a7, 1888(sp)
+	ld         	a7, 1880(sp)
 	xor        	a7, a7, a5
 	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	ld         	s1, 1896(sp)
+	ld         	s1, 1888(sp)
 	xor        	s4, s1, a4
-	ld         	a4, 1904(sp)
+	ld         	a4, 1896(sp)
 	xor        	s5, a4, a5
-	ld         	a4, 1856(sp)
+	ld         	a4, 1848(sp)
 	beq        	a4, zero, .Laes_gcm_encrypt_c906_52
 	jal        	zero, .Laes_gcm_encrypt_c906_extra6
 .Laes_gcm_encrypt_c906_52:
@@ -678,29 +678,29 @@ aes_gcm_encrypt_c906:
 .Laes_gcm_encrypt_c906_53:
 .Laes_gcm_encrypt_c906_refreshed6:
 	# rounds 1, 2 from the cache: n0 = p0 ^ T3[ctr.b0 ^ k15]; s[j] = q[j] ^ T_k[n0.b_k]
-	ld         	a4, 1848(sp)
+	ld         	a4, 1840(sp)
 	xor        	a4, t0, a4
 	th.extu    	a4, a4, 7, 0
 	th.lrwu    	a4, t4, a4, 2
-	ld         	a5, 1864(sp)
+	ld         	a5, 1856(sp)
 	xor        	s6, a5, a4
 	th.extu    	a4, s6, 7, 0
 	th.lrwu    	a4, t1, a4, 2
 	th.extu    	a5, s6, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	ld         	a6, 1880(sp)
+	ld         	a6, 1872(sp)
 	xor        	a6, a6, a4
 	th.extu    	a4, s6, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	ld         	a7, 1888(sp)
+	ld         	a7, 1880(sp)
 	xor        	a7, a7, a5
 	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	ld         	s1, 1896(sp)
+	ld         	s1, 1888(sp)
 	xor        	s4, s1, a4
-	ld         	a4, 1904(sp)
+	ld         	a4, 1896(sp)
 	xor        	s5, a4, a5
-	ld         	a4, 1856(sp)
+	ld         	a4, 1848(sp)
 	beq        	a4, zero, .Laes_gcm_encrypt_c906_54
 	jal        	zero, .Laes_gcm_encrypt_c906_extra7
 .Laes_gcm_encrypt_c906_54:
@@ -721,7 +721,7 @@ aes_gcm_encrypt_c906:
 	th.vsetvli 	zero, zero, e8, m8, d1
 	# block 0: s = states[0]
 	lw         	a6, 1648(sp)
-	ld         	a4, 1840(sp)
+	ld         	a4, 1832(sp)
 	th.vle.v   	v0, (a4)
 	# blocks[l] = reverse(block l) (e8)
 	th.vsetvli 	zero, zero, e8, m1, d1
@@ -1324,10 +1324,10 @@ aes_gcm_encrypt_c906:
 	xor        	a7, a7, a5
 	xor        	a7, a7, s8
 	# out[0] = in[0] ^ keystream
-	ld         	a4, 1912(sp)
+	ld         	a4, 1904(sp)
 	ld         	a4, 0(a4)
 	th.vmacc.vv	v24, v14, v4
-	ld         	a5, 1912(sp)
+	ld         	a5, 1904(sp)
 	ld         	a5, 8(a5)
 	xor        	a6, a6, a4
 	xor        	a7, a7, a5
@@ -1921,10 +1921,10 @@ aes_gcm_encrypt_c906:
 	xor        	a7, a7, a5
 	xor        	a7, a7, s8
 	# out[1] = in[1] ^ keystream
-	ld         	a4, 1912(sp)
+	ld         	a4, 1904(sp)
 	ld         	a4, 16(a4)
 	th.vmulhu.vv	v26, v10, v6
-	ld         	a5, 1912(sp)
+	ld         	a5, 1904(sp)
 	ld         	a5, 24(a5)
 	xor        	a6, a6, a4
 	xor        	a7, a7, a5
@@ -2516,7 +2516,7 @@ aes_gcm_encrypt_c906:
 	th.vor.vv  	v16, v16, v20
 	xor        	a7, a7, s8
 	# out[2] = in[2] ^ keystream
-	ld         	a5, 1912(sp)
+	ld         	a5, 1904(sp)
 	ld         	a4, 32(a5)
 	ld         	a5, 40(a5)
 	# sums[4] = lane sums (high word << 32 | low word)
@@ -3112,7 +3112,7 @@ aes_gcm_encrypt_c906:
 	th.vor.vv  	v16, v16, v20
 	xor        	a7, a7, s8
 	# out[3] = in[3] ^ keystream
-	ld         	a5, 1912(sp)
+	ld         	a5, 1904(sp)
 	ld         	a4, 48(a5)
 	ld         	a5, 56(a5)
 	# class 3: low words (pairs added), high words; out |= z & m[3]
@@ -3708,7 +3708,7 @@ aes_gcm_encrypt_c906:
 	th.vor.vv  	v18, v18, v22
 	xor        	a7, a7, s8
 	# out[4] = in[4] ^ keystream
-	ld         	a5, 1912(sp)
+	ld         	a5, 1904(sp)
 	ld         	a4, 64(a5)
 	ld         	a5, 72(a5)
 	th.vor.vv  	v16, v16, v20
@@ -4195,7 +4195,7 @@ aes_gcm_encrypt_c906:
 	xor        	a7, a7, a5
 	xor        	a7, a7, s8
 	# out[5] = in[5] ^ keystream
-	ld         	a5, 1912(sp)
+	ld         	a5, 1904(sp)
 	ld         	a4, 80(a5)
 	ld         	a5, 88(a5)
 	xor        	a6, a6, a4
@@ -4636,7 +4636,7 @@ aes_gcm_encrypt_c906:
 	xor        	a7, a7, a5
 	xor        	a7, a7, s8
 	# out[6] = in[6] ^ keystream
-	ld         	a5, 1912(sp)
+	ld         	a5, 1904(sp)
 	ld         	a4, 96(a5)
 	ld         	a5, 104(a5)
 	xor        	a6, a6, a4
@@ -5077,7 +5077,7 @@ aes_gcm_encrypt_c906:
 	xor        	a7, a7, a5
 	xor        	a7, a7, s8
 	# out[7] = in[7] ^ keystream
-	ld         	a5, 1912(sp)
+	ld         	a5, 1904(sp)
 	ld         	a4, 112(a5)
 	ld         	a5, 120(a5)
 	xor        	a6, a6, a4
@@ -5101,10 +5101,10 @@ aes_gcm_encrypt_c906:
 	ld         	s1, 1600(sp)
 	ld         	s2, 1608(sp)
 	ld         	s5, 1624(sp)
-	sd         	s5, 1832(sp)
+	sd         	s5, 1792(sp)
 	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
 	xor        	s2, s2, s3
-	ld         	s5, 1832(sp)
+	ld         	s5, 1792(sp)
 	xor        	a5, a5, s5
 	xor        	s2, s2, s1
 	slli       	s5, s4, 32
@@ -5120,7 +5120,7 @@ aes_gcm_encrypt_c906:
 	srli       	s2, a5, 32
 	# M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
 	xor        	a6, a6, a4
-	ld         	a5, 1832(sp)
+	ld         	a5, 1792(sp)
 	xor        	a5, a5, s2
 	xor        	a6, a6, s3
 	xor        	a5, a5, a7
@@ -5160,10 +5160,10 @@ aes_gcm_encrypt_c906:
 	addi       	a4, zero, 0
 	sd         	a4, 1792(sp)
 	addi       	a4, a1, 0
-	sd         	a4, 1840(sp)
-	ld         	a4, 1912(sp)
+	sd         	a4, 1832(sp)
+	ld         	a4, 1904(sp)
 	addi       	a4, a4, 128
-	sd         	a4, 1912(sp)
+	sd         	a4, 1904(sp)
 	addi       	a1, a1, 128
 	ld         	a4, 1800(sp)
 	addi       	a4, a4, -1
@@ -6319,15 +6319,15 @@ aes_gcm_encrypt_c906:
 	sd         	zero, 1752(sp)
 	sd         	zero, 1760(sp)
 	sd         	zero, 1768(sp)
+	sd         	zero, 1792(sp)
 	sd         	zero, 1808(sp)
 	sd         	zero, 1824(sp)
-	sd         	zero, 1832(sp)
-	sd         	zero, 1848(sp)
-	sd         	zero, 1864(sp)
+	sd         	zero, 1840(sp)
+	sd         	zero, 1856(sp)
+	sd         	zero, 1872(sp)
 	sd         	zero, 1880(sp)
 	sd         	zero, 1888(sp)
 	sd         	zero, 1896(sp)
-	sd         	zero, 1904(sp)
 	addi       	t2, zero, 0
 	addi       	a1, zero, 0
 	addi       	a2, zero, 0
@@ -6340,20 +6340,20 @@ aes_gcm_encrypt_c906:
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
-	ld         	s0, 1920(sp)
-	ld         	s1, 1928(sp)
-	ld         	s2, 1936(sp)
-	ld         	s3, 1944(sp)
-	ld         	s4, 1952(sp)
-	ld         	s5, 1960(sp)
-	ld         	s6, 1968(sp)
-	ld         	s7, 1976(sp)
-	ld         	s8, 1984(sp)
-	ld         	s9, 1992(sp)
-	ld         	s10, 2000(sp)
-	ld         	s11, 2008(sp)
-	ld         	ra, 2016(sp)
-	addi       	sp, sp, 2032
+	ld         	s0, 1912(sp)
+	ld         	s1, 1920(sp)
+	ld         	s2, 1928(sp)
+	ld         	s3, 1936(sp)
+	ld         	s4, 1944(sp)
+	ld         	s5, 1952(sp)
+	ld         	s6, 1960(sp)
+	ld         	s7, 1968(sp)
+	ld         	s8, 1976(sp)
+	ld         	s9, 1984(sp)
+	ld         	s10, 1992(sp)
+	ld         	s11, 2000(sp)
+	ld         	ra, 2008(sp)
+	addi       	sp, sp, 2016
 	jalr       	zero, 0(ra)
 .Laes_gcm_encrypt_c906_extra0:
 	addi       	s7, zero, 0
@@ -6405,7 +6405,7 @@ aes_gcm_encrypt_c906:
 	jal        	zero, .Laes_gcm_encrypt_c906_refresh_cache
 .Laes_gcm_encrypt_c906_extra_rounds:
 	# AES-256: rounds 3..6 (u = 3..6); AES-192: rounds 3, 4 (u = 5, 6)
-	ld         	a4, 1856(sp)
+	ld         	a4, 1848(sp)
 	addi       	a4, a4, -2
 	beq        	a4, zero, .Laes_gcm_encrypt_c906_aes192
 	lw         	s6, 48(t5)
@@ -6650,31 +6650,31 @@ aes_gcm_encrypt_c906:
 	# s[j] = ivec word j ^ rk0[j]; s3 = bswap32(ctr) ^ rk0[3]; k15 = byte 15 of rk0
 	ld         	a4, 1816(sp)
 	lwu        	a6, 0(a4)
-	ld         	a4, 1872(sp)
+	ld         	a4, 1864(sp)
 	lw         	a5, 0(a4)
 	xor        	a6, a6, a5
 	ld         	a4, 1816(sp)
 	lwu        	a7, 4(a4)
-	ld         	a4, 1872(sp)
+	ld         	a4, 1864(sp)
 	lw         	a5, 4(a4)
 	xor        	a7, a7, a5
 	ld         	a4, 1816(sp)
 	lwu        	s4, 8(a4)
-	ld         	a4, 1872(sp)
+	ld         	a4, 1864(sp)
 	lw         	a5, 8(a4)
 	xor        	s4, s4, a5
 	th.revw    	s5, t0
-	ld         	a4, 1872(sp)
+	ld         	a4, 1864(sp)
 	lw         	a5, 12(a4)
 	xor        	s5, s5, a5
-	ld         	a4, 1872(sp)
+	ld         	a4, 1864(sp)
 	lbu        	a4, 15(a4)
-	sd         	a4, 1848(sp)
+	sd         	a4, 1840(sp)
 	# round 1: p0 = rk1[0] ^ T0[s0.b0] ^ T1[s1.b1] ^ T2[s2.b2]; n[1..4] whole
-	ld         	a4, 1872(sp)
+	ld         	a4, 1864(sp)
 	lw         	a4, 16(a4)
-	sd         	a4, 1864(sp)
-	ld         	a4, 1872(sp)
+	sd         	a4, 1856(sp)
+	ld         	a4, 1864(sp)
 	lw         	s2, 20(a4)
 	lw         	s1, 24(a4)
 	lw         	s3, 28(a4)
@@ -6682,19 +6682,19 @@ aes_gcm_encrypt_c906:
 	th.lrwu    	a4, t1, a4, 2
 	th.extu    	a5, a7, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	ld         	s6, 1864(sp)
+	ld         	s6, 1856(sp)
 	xor        	s6, s6, a4
-	sd         	s6, 1864(sp)
+	sd         	s6, 1856(sp)
 	th.extu    	a4, s4, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	ld         	s6, 1864(sp)
+	ld         	s6, 1856(sp)
 	xor        	s6, s6, a5
-	sd         	s6, 1864(sp)
+	sd         	s6, 1856(sp)
 	th.extu    	a5, a7, 7, 0
 	th.lrwu    	a5, t1, a5, 2
-	ld         	s6, 1864(sp)
+	ld         	s6, 1856(sp)
 	xor        	s6, s6, a4
-	sd         	s6, 1864(sp)
+	sd         	s6, 1856(sp)
 	th.extu    	a4, s4, 15, 8
 	th.lrwu    	a4, t2, a4, 2
 	xor        	s2, s2, a5
@@ -6730,73 +6730,73 @@ aes_gcm_encrypt_c906:
 	xor        	s3, s3, a5
 	xor        	s3, s3, a4
 	# round 2: q[j] = rk2[j] ^ the lookups of n1..n3
-	ld         	a4, 1872(sp)
+	ld         	a4, 1864(sp)
 	lw         	a5, 32(a4)
-	sd         	a5, 1880(sp)
+	sd         	a5, 1872(sp)
 	lw         	a5, 36(a4)
-	sd         	a5, 1888(sp)
+	sd         	a5, 1880(sp)
 	lw         	a5, 40(a4)
-	sd         	a5, 1896(sp)
+	sd         	a5, 1888(sp)
 	lw         	a4, 44(a4)
-	sd         	a4, 1904(sp)
+	sd         	a4, 1896(sp)
 	th.extu    	a4, s2, 15, 8
 	th.lrwu    	a4, t2, a4, 2
 	th.extu    	a5, s1, 23, 16
 	th.lrwu    	a5, t3, a5, 2
-	ld         	a6, 1880(sp)
+	ld         	a6, 1872(sp)
 	xor        	a6, a6, a4
-	sd         	a6, 1880(sp)
+	sd         	a6, 1872(sp)
 	th.extu    	a4, s3, 31, 24
 	th.lrwu    	a4, t4, a4, 2
-	ld         	a6, 1880(sp)
+	ld         	a6, 1872(sp)
 	xor        	a6, a6, a5
-	sd         	a6, 1880(sp)
+	sd         	a6, 1872(sp)
 	th.extu    	a5, s2, 7, 0
 	th.lrwu    	a5, t1, a5, 2
+	ld         	a6, 1872(sp)
+	xor        	a6, a6, a4
+	sd         	a6, 1872(sp)
+	th.extu    	a4, s1, 15, 8
+	th.lrwu    	a4, t2, a4, 2
+	ld         	a6, 1880(sp)
+	xor        	a6, a6, a5
+	sd         	a6, 1880(sp)
+	th.extu    	a5, s3, 23, 16
+	th.lrwu    	a5, t3, a5, 2
 	ld         	a6, 1880(sp)
 	xor        	a6, a6, a4
 	sd         	a6, 1880(sp)
-	th.extu    	a4, s1, 15, 8
-	th.lrwu    	a4, t2, a4, 2
-	ld         	a6, 1888(sp)
-	xor        	a6, a6, a5
-	sd         	a6, 1888(sp)
-	th.extu    	a5, s3, 23, 16
-	th.lrwu    	a5, t3, a5, 2
-	ld         	a6, 1888(sp)
-	xor        	a6, a6, a4
-	sd         	a6, 1888(sp)
 	th.extu    	a4, s1, 7, 0
 	th.lrwu    	a4, t1, a4, 2
+	ld         	a6, 1880(sp)
+	xor        	a6, a6, a5
+	sd         	a6, 1880(sp)
+	th.extu    	a5, s3, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	ld         	a6, 1888(sp)
+	xor        	a6, a6, a4
+	sd         	a6, 1888(sp)
+	th.extu    	a4, s2, 31, 24
+	th.lrwu    	a4, t4, a4, 2
 	ld         	a6, 1888(sp)
 	xor        	a6, a6, a5
 	sd         	a6, 1888(sp)
-	th.extu    	a5, s3, 15, 8
-	th.lrwu    	a5, t2, a5, 2
-	ld         	a6, 1896(sp)
-	xor        	a6, a6, a4
-	sd         	a6, 1896(sp)
-	th.extu    	a4, s2, 31, 24
-	th.lrwu    	a4, t4, a4, 2
-	ld         	a6, 1896(sp)
-	xor        	a6, a6, a5
-	sd         	a6, 1896(sp)
 	th.extu    	a5, s3, 7, 0
 	th.lrwu    	a5, t1, a5, 2
-	ld         	a6, 1896(sp)
+	ld         	a6, 1888(sp)
 	xor        	a6, a6, a4
-	sd         	a6, 1896(sp)
+	sd         	a6, 1888(sp)
 	th.extu    	a4, s2, 23, 16
 	th.lrwu    	a4, t3, a4, 2
-	ld         	a6, 1904(sp)
+	ld         	a6, 1896(sp)
 	xor        	a6, a6, a5
-	sd         	a6, 1904(sp)
+	sd         	a6, 1896(sp)
 	th.extu    	a5, s1, 31, 24
 	th.lrwu    	a5, t4, a5, 2
-	ld         	a6, 1904(sp)
+	ld         	a6, 1896(sp)
 	xor        	a6, a6, a4
 	xor        	a6, a6, a5
-	sd         	a6, 1904(sp)
+	sd         	a6, 1896(sp)
 	addi       	a5, zero, 0
 	bne        	s7, a5, .Laes_gcm_encrypt_c906_64
 	jal        	zero, .Laes_gcm_encrypt_c906_refreshed0
@@ -6833,7 +6833,7 @@ aes_gcm_encrypt_c906:
 	.type	aes_gcm_decrypt_c906, @function
 aes_gcm_decrypt_c906:
 	# size_t aes_gcm_decrypt_c906(const unsigned char *in, unsigned char *out, size_t len, const void *key, unsigned char *ivec, u64 *Xi)
-	# aes_gcm_decrypt_c906: 5613 instructions, frame 2016 bytes
+	# aes_gcm_decrypt_c906: 5611 instructions, frame 2000 bytes
 	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
 	#   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v18 v20 v22 v24 v26 v28 v29
 	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
@@ -6843,21 +6843,21 @@ aes_gcm_decrypt_c906:
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
 	#   declared leak SecretAddress (1182 instructions): T-table lookups index the AES tables by key- and data-dependent bytes
-	addi       	sp, sp, -2016
-	sd         	s0, 1904(sp)
-	sd         	s1, 1912(sp)
-	sd         	s2, 1920(sp)
-	sd         	s3, 1928(sp)
-	sd         	s4, 1936(sp)
-	sd         	s5, 1944(sp)
-	sd         	s6, 1952(sp)
-	sd         	s7, 1960(sp)
-	sd         	s8, 1968(sp)
-	sd         	s9, 1976(sp)
-	sd         	s10, 1984(sp)
-	sd         	s11, 1992(sp)
-	sd         	ra, 2000(sp)
-	sd         	a3, 1856(sp)
+	addi       	sp, sp, -2000
+	sd         	s0, 1888(sp)
+	sd         	s1, 1896(sp)
+	sd         	s2, 1904(sp)
+	sd         	s3, 1912(sp)
+	sd         	s4, 1920(sp)
+	sd         	s5, 1928(sp)
+	sd         	s6, 1936(sp)
+	sd         	s7, 1944(sp)
+	sd         	s8, 1952(sp)
+	sd         	s9, 1960(sp)
+	sd         	s10, 1968(sp)
+	sd         	s11, 1976(sp)
+	sd         	ra, 1984(sp)
+	sd         	a3, 1848(sp)
 	sd         	a4, 1800(sp)
 	sd         	a5, 1784(sp)
 	# done = the whole groups' bytes
@@ -6876,11 +6876,11 @@ aes_gcm_decrypt_c906:
 	addi       	t2, t1, 1024
 	addi       	t3, t2, 1024
 	# rk = key + 16*rounds - 224: shared round u of 13 finds its key at 16u(rk); extra = rounds - 10
-	ld         	t4, 1856(sp)
+	ld         	t4, 1848(sp)
 	lw         	t4, 240(t4)
 	sd         	t4, 1832(sp)
 	slli       	a5, t4, 4
-	ld         	t4, 1856(sp)
+	ld         	t4, 1848(sp)
 	add        	t5, t4, a5
 	addi       	t5, t5, -224
 	ld         	t4, 1832(sp)
@@ -6893,31 +6893,31 @@ aes_gcm_decrypt_c906:
 	# s[j] = ivec word j ^ rk0[j]; s3 = bswap32(ctr) ^ rk0[3]; k15 = byte 15 of rk0
 	ld         	t6, 1800(sp)
 	lwu        	a7, 0(t6)
-	ld         	t6, 1856(sp)
+	ld         	t6, 1848(sp)
 	lw         	a6, 0(t6)
 	xor        	a7, a7, a6
 	ld         	t6, 1800(sp)
 	lwu        	s1, 4(t6)
-	ld         	t6, 1856(sp)
+	ld         	t6, 1848(sp)
 	lw         	a6, 4(t6)
 	xor        	s1, s1, a6
 	ld         	t6, 1800(sp)
 	lwu        	s5, 8(t6)
-	ld         	t6, 1856(sp)
+	ld         	t6, 1848(sp)
 	lw         	a6, 8(t6)
 	xor        	s5, s5, a6
 	th.revw    	s6, t4
-	ld         	t6, 1856(sp)
+	ld         	t6, 1848(sp)
 	lw         	a6, 12(t6)
 	xor        	s6, s6, a6
-	ld         	t6, 1856(sp)
+	ld         	t6, 1848(sp)
 	lbu        	t6, 15(t6)
 	sd         	t6, 1816(sp)
 	# round 1: p0 = rk1[0] ^ T0[s0.b0] ^ T1[s1.b1] ^ T2[s2.b2]; n[1..4] whole
-	ld         	t6, 1856(sp)
+	ld         	t6, 1848(sp)
 	lw         	t6, 16(t6)
-	sd         	t6, 1848(sp)
-	ld         	t6, 1856(sp)
+	sd         	t6, 1840(sp)
+	ld         	t6, 1848(sp)
 	lw         	s3, 20(t6)
 	lw         	s2, 24(t6)
 	lw         	s4, 28(t6)
@@ -6925,19 +6925,19 @@ aes_gcm_decrypt_c906:
 	th.lrwu    	a5, t0, a5, 2
 	th.extu    	a6, s1, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	ld         	t6, 1848(sp)
+	ld         	t6, 1840(sp)
 	xor        	t6, t6, a5
-	sd         	t6, 1848(sp)
+	sd         	t6, 1840(sp)
 	th.extu    	a5, s5, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	ld         	t6, 1848(sp)
+	ld         	t6, 1840(sp)
 	xor        	t6, t6, a6
-	sd         	t6, 1848(sp)
+	sd         	t6, 1840(sp)
 	th.extu    	a6, s1, 7, 0
 	th.lrwu    	a6, t0, a6, 2
-	ld         	t6, 1848(sp)
+	ld         	t6, 1840(sp)
 	xor        	t6, t6, a5
-	sd         	t6, 1848(sp)
+	sd         	t6, 1840(sp)
 	th.extu    	a5, s5, 15, 8
 	th.lrwu    	a5, t1, a5, 2
 	xor        	s3, s3, a6
@@ -6973,73 +6973,73 @@ aes_gcm_decrypt_c906:
 	xor        	s4, s4, a6
 	xor        	s4, s4, a5
 	# round 2: q[j] = rk2[j] ^ the lookups of n1..n3
-	ld         	t6, 1856(sp)
+	ld         	t6, 1848(sp)
 	lw         	a2, 32(t6)
-	sd         	a2, 1864(sp)
+	sd         	a2, 1856(sp)
 	lw         	a2, 36(t6)
-	sd         	a2, 1872(sp)
+	sd         	a2, 1864(sp)
 	lw         	a2, 40(t6)
-	sd         	a2, 1880(sp)
+	sd         	a2, 1872(sp)
 	lw         	t6, 44(t6)
-	sd         	t6, 1896(sp)
+	sd         	t6, 1880(sp)
 	th.extu    	a5, s3, 15, 8
 	th.lrwu    	a5, t1, a5, 2
 	th.extu    	a6, s2, 23, 16
 	th.lrwu    	a6, t2, a6, 2
-	ld         	t6, 1864(sp)
+	ld         	t6, 1856(sp)
 	xor        	t6, t6, a5
-	sd         	t6, 1864(sp)
+	sd         	t6, 1856(sp)
 	th.extu    	a5, s4, 31, 24
 	th.lrwu    	a5, t3, a5, 2
-	ld         	t6, 1864(sp)
+	ld         	t6, 1856(sp)
 	xor        	t6, t6, a6
-	sd         	t6, 1864(sp)
+	sd         	t6, 1856(sp)
 	th.extu    	a6, s3, 7, 0
 	th.lrwu    	a6, t0, a6, 2
+	ld         	t6, 1856(sp)
+	xor        	t6, t6, a5
+	sd         	t6, 1856(sp)
+	th.extu    	a5, s2, 15, 8
+	th.lrwu    	a5, t1, a5, 2
+	ld         	t6, 1864(sp)
+	xor        	t6, t6, a6
+	sd         	t6, 1864(sp)
+	th.extu    	a6, s4, 23, 16
+	th.lrwu    	a6, t2, a6, 2
 	ld         	t6, 1864(sp)
 	xor        	t6, t6, a5
 	sd         	t6, 1864(sp)
-	th.extu    	a5, s2, 15, 8
-	th.lrwu    	a5, t1, a5, 2
-	ld         	t6, 1872(sp)
-	xor        	t6, t6, a6
-	sd         	t6, 1872(sp)
-	th.extu    	a6, s4, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	ld         	t6, 1872(sp)
-	xor        	t6, t6, a5
-	sd         	t6, 1872(sp)
 	th.extu    	a5, s2, 7, 0
 	th.lrwu    	a5, t0, a5, 2
+	ld         	t6, 1864(sp)
+	xor        	t6, t6, a6
+	sd         	t6, 1864(sp)
+	th.extu    	a6, s4, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	ld         	t6, 1872(sp)
+	xor        	t6, t6, a5
+	sd         	t6, 1872(sp)
+	th.extu    	a5, s3, 31, 24
+	th.lrwu    	a5, t3, a5, 2
 	ld         	t6, 1872(sp)
 	xor        	t6, t6, a6
 	sd         	t6, 1872(sp)
-	th.extu    	a6, s4, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	ld         	t6, 1880(sp)
-	xor        	t6, t6, a5
-	sd         	t6, 1880(sp)
-	th.extu    	a5, s3, 31, 24
-	th.lrwu    	a5, t3, a5, 2
-	ld         	t6, 1880(sp)
-	xor        	t6, t6, a6
-	sd         	t6, 1880(sp)
 	th.extu    	a6, s4, 7, 0
 	th.lrwu    	a6, t0, a6, 2
-	ld         	t6, 1880(sp)
+	ld         	t6, 1872(sp)
 	xor        	t6, t6, a5
-	sd         	t6, 1880(sp)
+	sd         	t6, 1872(sp)
 	th.extu    	a5, s3, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	ld         	t6, 1896(sp)
+	ld         	t6, 1880(sp)
 	xor        	t6, t6, a6
-	sd         	t6, 1896(sp)
+	sd         	t6, 1880(sp)
 	th.extu    	a6, s2, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	ld         	t6, 1896(sp)
+	ld         	t6, 1880(sp)
 	xor        	t6, t6, a5
 	xor        	t6, t6, a6
-	sd         	t6, 1896(sp)
+	sd         	t6, 1880(sp)
 	# class masks: m[3] = 0x8888888888888888, m[k] = m[3] >> (3 - k)
 	addi       	a2, zero, 136
 	slli       	t6, a2, 8
@@ -7219,23 +7219,23 @@ aes_gcm_decrypt_c906:
 	xor        	a5, t4, a5
 	th.extu    	a5, a5, 7, 0
 	th.lrwu    	a5, t3, a5, 2
-	ld         	a6, 1848(sp)
+	ld         	a6, 1840(sp)
 	xor        	s7, a6, a5
 	th.extu    	a5, s7, 7, 0
 	th.lrwu    	a5, t0, a5, 2
 	th.extu    	a6, s7, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	ld         	a7, 1864(sp)
+	ld         	a7, 1856(sp)
 	xor        	a7, a7, a5
 	th.extu    	a5, s7, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	ld         	s1, 1872(sp)
+	ld         	s1, 1864(sp)
 	xor        	s1, s1, a6
 	th.extu    	a6, s7, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	ld         	s2, 1880(sp)
+	ld         	s2, 1872(sp)
 	xor        	s5, s2, a5
-	ld         	a5, 1896(sp)
+	ld         	a5, 1880(sp)
 	xor        	s6, a5, a6
 	ld         	a5, 1832(sp)
 	beq        	a5, zero, .Laes_gcm_decrypt_c906_39
@@ -7258,23 +7258,23 @@ aes_gcm_decrypt_c906:
 	xor        	a5, t4, a5
 	th.extu    	a5, a5, 7, 0
 	th.lrwu    	a5, t3, a5, 2
-	ld         	a6, 1848(sp)
+	ld         	a6, 1840(sp)
 	xor        	s7, a6, a5
 	th.extu    	a5, s7, 7, 0
 	th.lrwu    	a5, t0, a5, 2
 	th.extu    	a6, s7, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	ld         	a7, 1864(sp)
+	ld         	a7, 1856(sp)
 	xor        	a7, a7, a5
 	th.extu    	a5, s7, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	ld         	s1, 1872(sp)
+	ld         	s1, 1864(sp)
 	xor        	s1, s1, a6
 	th.extu    	a6, s7, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	ld         	s2, 1880(sp)
+	ld         	s2, 1872(sp)
 	xor        	s5, s2, a5
-	ld         	a5, 1896(sp)
+	ld         	a5, 1880(sp)
 	xor        	s6, a5, a6
 	ld         	a5, 1832(sp)
 	beq        	a5, zero, .Laes_gcm_decrypt_c906_41
@@ -7297,23 +7297,23 @@ aes_gcm_decrypt_c906:
 	xor        	a5, t4, a5
 	th.extu    	a5, a5, 7, 0
 	th.lrwu    	a5, t3, a5, 2
-	ld         	a6, 1848(sp)
+	ld         	a6, 1840(sp)
 	xor        	s7, a6, a5
 	th.extu    	a5, s7, 7, 0
 	th.lrwu    	a5, t0, a5, 2
 	th.extu    	a6, s7, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	ld         	a7, 1864(sp)
+	ld         	a7, 1856(sp)
 	xor        	a7, a7, a5
 	th.extu    	a5, s7, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	ld         	s1, 1872(sp)
+	ld         	s1, 1864(sp)
 	xor        	s1, s1, a6
 	th.extu    	a6, s7, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	ld         	s2, 1880(sp)
+	ld         	s2, 1872(sp)
 	xor        	s5, s2, a5
-	ld         	a5, 1896(sp)
+	ld         	a5, 1880(sp)
 	xor        	s6, a5, a6
 	ld         	a5, 1832(sp)
 	beq        	a5, zero, .Laes_gcm_decrypt_c906_43
@@ -7336,23 +7336,23 @@ aes_gcm_decrypt_c906:
 	xor        	a5, t4, a5
 	th.extu    	a5, a5, 7, 0
 	th.lrwu    	a5, t3, a5, 2
-	ld         	a6, 1848(sp)
+	ld         	a6, 1840(sp)
 	xor        	s7, a6, a5
 	th.extu    	a5, s7, 7, 0
 	th.lrwu    	a5, t0, a5, 2
 	th.extu    	a6, s7, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	ld         	a7, 1864(sp)
+	ld         	a7, 1856(sp)
 	xor        	a7, a7, a5
 	th.extu    	a5, s7, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	ld         	s1, 1872(sp)
+	ld         	s1, 1864(sp)
 	xor        	s1, s1, a6
 	th.extu    	a6, s7, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	ld         	s2, 1880(sp)
+	ld         	s2, 1872(sp)
 	xor        	s5, s2, a5
-	ld         	a5, 1896(sp)
+	ld         	a5, 1880(sp)
 	xor        	s6, a5, a6
 	ld         	a5, 1832(sp)
 	beq        	a5, zero, .Laes_gcm_decrypt_c906_45
@@ -7375,23 +7375,23 @@ aes_gcm_decrypt_c906:
 	xor        	a5, t4, a5
 	th.extu    	a5, a5, 7, 0
 	th.lrwu    	a5, t3, a5, 2
-	ld         	a6, 1848(sp)
+	ld         	a6, 1840(sp)
 	xor        	s7, a6, a5
 	th.extu    	a5, s7, 7, 0
 	th.lrwu    	a5, t0, a5, 2
 	th.extu    	a6, s7, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	ld         	a7, 1864(sp)
+	ld         	a7, 1856(sp)
 	xor        	a7, a7, a5
 	th.extu    	a5, s7, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	ld         	s1, 1872(sp)
+	ld         	s1, 1864(sp)
 	xor        	s1, s1, a6
 	th.extu    	a6, s7, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	ld         	s2, 1880(sp)
+	ld         	s2, 1872(sp)
 	xor        	s5, s2, a5
-	ld         	a5, 1896(sp)
+	ld         	a5, 1880(sp)
 	xor        	s6, a5, a6
 	ld         	a5, 1832(sp)
 	beq        	a5, zero, .Laes_gcm_decrypt_c906_47
@@ -7414,23 +7414,23 @@ aes_gcm_decrypt_c906:
 	xor        	a5, t4, a5
 	th.extu    	a5, a5, 7, 0
 	th.lrwu    	a5, t3, a5, 2
-	ld         	a6, 1848(sp)
+	ld         	a6, 1840(sp)
 	xor        	s7, a6, a5
 	th.extu    	a5, s7, 7, 0
 	th.lrwu    	a5, t0, a5, 2
 	th.extu    	a6, s7, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	ld         	a7, 1864(sp)
+	ld         	a7, 1856(sp)
 	xor        	a7, a7, a5
 	th.extu    	a5, s7, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	ld         	s1, 1872(sp)
+	ld         	s1, 1864(sp)
 	xor        	s1, s1, a6
 	th.extu    	a6, s7, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	ld         	s2, 1880(sp)
+	ld         	s2, 1872(sp)
 	xor        	s5, s2, a5
-	ld         	a5, 1896(sp)
+	ld         	a5, 1880(sp)
 	xor        	s6, a5, a6
 	ld         	a5, 1832(sp)
 	beq        	a5, zero, .Laes_gcm_decrypt_c906_49
@@ -7453,23 +7453,23 @@ aes_gcm_decrypt_c906:
 	xor        	a5, t4, a5
 	th.extu    	a5, a5, 7, 0
 	th.lrwu    	a5, t3, a5, 2
-	ld         	a6, 1848(sp)
+	ld         	a6, 1840(sp)
 	xor        	s7, a6, a5
 	th.extu    	a5, s7, 7, 0
 	th.lrwu    	a5, t0, a5, 2
 	th.extu    	a6, s7, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	ld         	a7, 1864(sp)
+	ld         	a7, 1856(sp)
 	xor        	a7, a7, a5
 	th.extu    	a5, s7, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	ld         	s1, 1872(sp)
+	ld         	s1, 1864(sp)
 	xor        	s1, s1, a6
 	th.extu    	a6, s7, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	ld         	s2, 1880(sp)
+	ld         	s2, 1872(sp)
 	xor        	s5, s2, a5
-	ld         	a5, 1896(sp)
+	ld         	a5, 1880(sp)
 	xor        	s6, a5, a6
 	ld         	a5, 1832(sp)
 	beq        	a5, zero, .Laes_gcm_decrypt_c906_51
@@ -7492,23 +7492,23 @@ aes_gcm_decrypt_c906:
 	xor        	a5, t4, a5
 	th.extu    	a5, a5, 7, 0
 	th.lrwu    	a5, t3, a5, 2
-	ld         	a6, 1848(sp)
+	ld         	a6, 1840(sp)
 	xor        	s7, a6, a5
 	th.extu    	a5, s7, 7, 0
 	th.lrwu    	a5, t0, a5, 2
 	th.extu    	a6, s7, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	ld         	a7, 1864(sp)
+	ld         	a7, 1856(sp)
 	xor        	a7, a7, a5
 	th.extu    	a5, s7, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	ld         	s1, 1872(sp)
+	ld         	s1, 1864(sp)
 	xor        	s1, s1, a6
 	th.extu    	a6, s7, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	ld         	s2, 1880(sp)
+	ld         	s2, 1872(sp)
 	xor        	s5, s2, a5
-	ld         	a5, 1896(sp)
+	ld         	a5, 1880(sp)
 	xor        	s6, a5, a6
 	ld         	a5, 1832(sp)
 	beq        	a5, zero, .Laes_gcm_decrypt_c906_53
@@ -9329,16 +9329,16 @@ aes_gcm_decrypt_c906:
 	addi       	s8, sp, 1440
 	# out[2] = in[2] ^ keystream
 	ld         	a5, 32(a0)
-	sd         	a5, 1888(sp)
+	sd         	a5, 1824(sp)
 	ld         	a5, 40(a0)
-	sd         	a5, 1840(sp)
-	ld         	a5, 1888(sp)
+	sd         	a5, 1808(sp)
+	ld         	a5, 1824(sp)
 	xor        	a7, a7, a5
 	slli       	s9, s9, 32
 	or         	ra, ra, s9
 	sd         	ra, 1600(sp)
 	th.vle.v   	v0, (s8)
-	ld         	a5, 1840(sp)
+	ld         	a5, 1808(sp)
 	xor        	s1, s1, a5
 	sd         	a7, 32(a1)
 	sd         	s1, 40(a1)
@@ -12211,30 +12211,28 @@ aes_gcm_decrypt_c906:
 	sd         	zero, 1816(sp)
 	sd         	zero, 1824(sp)
 	sd         	zero, 1840(sp)
-	sd         	zero, 1848(sp)
+	sd         	zero, 1856(sp)
 	sd         	zero, 1864(sp)
 	sd         	zero, 1872(sp)
 	sd         	zero, 1880(sp)
-	sd         	zero, 1888(sp)
-	sd         	zero, 1896(sp)
 	addi       	t1, zero, 0
 	addi       	a5, zero, 0
 	addi       	a6, zero, 0
 	addi       	a7, zero, 0
-	ld         	s0, 1904(sp)
-	ld         	s1, 1912(sp)
-	ld         	s2, 1920(sp)
-	ld         	s3, 1928(sp)
-	ld         	s4, 1936(sp)
-	ld         	s5, 1944(sp)
-	ld         	s6, 1952(sp)
-	ld         	s7, 1960(sp)
-	ld         	s8, 1968(sp)
-	ld         	s9, 1976(sp)
-	ld         	s10, 1984(sp)
-	ld         	s11, 1992(sp)
-	ld         	ra, 2000(sp)
-	addi       	sp, sp, 2016
+	ld         	s0, 1888(sp)
+	ld         	s1, 1896(sp)
+	ld         	s2, 1904(sp)
+	ld         	s3, 1912(sp)
+	ld         	s4, 1920(sp)
+	ld         	s5, 1928(sp)
+	ld         	s6, 1936(sp)
+	ld         	s7, 1944(sp)
+	ld         	s8, 1952(sp)
+	ld         	s9, 1960(sp)
+	ld         	s10, 1968(sp)
+	ld         	s11, 1976(sp)
+	ld         	ra, 1984(sp)
+	addi       	sp, sp, 2000
 	jalr       	zero, 0(ra)
 .Laes_gcm_decrypt_c906_extra0:
 	addi       	s8, zero, 0
@@ -12531,31 +12529,31 @@ aes_gcm_decrypt_c906:
 	# s[j] = ivec word j ^ rk0[j]; s3 = bswap32(ctr) ^ rk0[3]; k15 = byte 15 of rk0
 	ld         	a5, 1800(sp)
 	lwu        	a7, 0(a5)
-	ld         	a5, 1856(sp)
+	ld         	a5, 1848(sp)
 	lw         	a6, 0(a5)
 	xor        	a7, a7, a6
 	ld         	a5, 1800(sp)
 	lwu        	s1, 4(a5)
-	ld         	a5, 1856(sp)
+	ld         	a5, 1848(sp)
 	lw         	a6, 4(a5)
 	xor        	s1, s1, a6
 	ld         	a5, 1800(sp)
 	lwu        	s5, 8(a5)
-	ld         	a5, 1856(sp)
+	ld         	a5, 1848(sp)
 	lw         	a6, 8(a5)
 	xor        	s5, s5, a6
 	th.revw    	s6, t4
-	ld         	a5, 1856(sp)
+	ld         	a5, 1848(sp)
 	lw         	a6, 12(a5)
 	xor        	s6, s6, a6
-	ld         	a5, 1856(sp)
+	ld         	a5, 1848(sp)
 	lbu        	a5, 15(a5)
 	sd         	a5, 1816(sp)
 	# round 1: p0 = rk1[0] ^ T0[s0.b0] ^ T1[s1.b1] ^ T2[s2.b2]; n[1..4] whole
-	ld         	a5, 1856(sp)
+	ld         	a5, 1848(sp)
 	lw         	a5, 16(a5)
-	sd         	a5, 1848(sp)
-	ld         	a5, 1856(sp)
+	sd         	a5, 1840(sp)
+	ld         	a5, 1848(sp)
 	lw         	s3, 20(a5)
 	lw         	s2, 24(a5)
 	lw         	s4, 28(a5)
@@ -12563,19 +12561,19 @@ aes_gcm_decrypt_c906:
 	th.lrwu    	a5, t0, a5, 2
 	th.extu    	a6, s1, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	ld         	s7, 1848(sp)
+	ld         	s7, 1840(sp)
 	xor        	s7, s7, a5
-	sd         	s7, 1848(sp)
+	sd         	s7, 1840(sp)
 	th.extu    	a5, s5, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	ld         	s7, 1848(sp)
+	ld         	s7, 1840(sp)
 	xor        	s7, s7, a6
-	sd         	s7, 1848(sp)
+	sd         	s7, 1840(sp)
 	th.extu    	a6, s1, 7, 0
 	th.lrwu    	a6, t0, a6, 2
-	ld         	s7, 1848(sp)
+	ld         	s7, 1840(sp)
 	xor        	s7, s7, a5
-	sd         	s7, 1848(sp)
+	sd         	s7, 1840(sp)
 	th.extu    	a5, s5, 15, 8
 	th.lrwu    	a5, t1, a5, 2
 	xor        	s3, s3, a6
@@ -12611,73 +12609,73 @@ aes_gcm_decrypt_c906:
 	xor        	s4, s4, a6
 	xor        	s4, s4, a5
 	# round 2: q[j] = rk2[j] ^ the lookups of n1..n3
-	ld         	a5, 1856(sp)
+	ld         	a5, 1848(sp)
 	lw         	a6, 32(a5)
-	sd         	a6, 1864(sp)
+	sd         	a6, 1856(sp)
 	lw         	a6, 36(a5)
-	sd         	a6, 1872(sp)
+	sd         	a6, 1864(sp)
 	lw         	a6, 40(a5)
-	sd         	a6, 1880(sp)
+	sd         	a6, 1872(sp)
 	lw         	a5, 44(a5)
-	sd         	a5, 1896(sp)
+	sd         	a5, 1880(sp)
 	th.extu    	a5, s3, 15, 8
 	th.lrwu    	a5, t1, a5, 2
 	th.extu    	a6, s2, 23, 16
 	th.lrwu    	a6, t2, a6, 2
-	ld         	a7, 1864(sp)
+	ld         	a7, 1856(sp)
 	xor        	a7, a7, a5
-	sd         	a7, 1864(sp)
+	sd         	a7, 1856(sp)
 	th.extu    	a5, s4, 31, 24
 	th.lrwu    	a5, t3, a5, 2
-	ld         	a7, 1864(sp)
+	ld         	a7, 1856(sp)
 	xor        	a7, a7, a6
-	sd         	a7, 1864(sp)
+	sd         	a7, 1856(sp)
 	th.extu    	a6, s3, 7, 0
 	th.lrwu    	a6, t0, a6, 2
+	ld         	a7, 1856(sp)
+	xor        	a7, a7, a5
+	sd         	a7, 1856(sp)
+	th.extu    	a5, s2, 15, 8
+	th.lrwu    	a5, t1, a5, 2
+	ld         	a7, 1864(sp)
+	xor        	a7, a7, a6
+	sd         	a7, 1864(sp)
+	th.extu    	a6, s4, 23, 16
+	th.lrwu    	a6, t2, a6, 2
 	ld         	a7, 1864(sp)
 	xor        	a7, a7, a5
 	sd         	a7, 1864(sp)
-	th.extu    	a5, s2, 15, 8
-	th.lrwu    	a5, t1, a5, 2
-	ld         	a7, 1872(sp)
-	xor        	a7, a7, a6
-	sd         	a7, 1872(sp)
-	th.extu    	a6, s4, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	ld         	a7, 1872(sp)
-	xor        	a7, a7, a5
-	sd         	a7, 1872(sp)
 	th.extu    	a5, s2, 7, 0
 	th.lrwu    	a5, t0, a5, 2
+	ld         	a7, 1864(sp)
+	xor        	a7, a7, a6
+	sd         	a7, 1864(sp)
+	th.extu    	a6, s4, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	ld         	a7, 1872(sp)
+	xor        	a7, a7, a5
+	sd         	a7, 1872(sp)
+	th.extu    	a5, s3, 31, 24
+	th.lrwu    	a5, t3, a5, 2
 	ld         	a7, 1872(sp)
 	xor        	a7, a7, a6
 	sd         	a7, 1872(sp)
-	th.extu    	a6, s4, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	ld         	a7, 1880(sp)
-	xor        	a7, a7, a5
-	sd         	a7, 1880(sp)
-	th.extu    	a5, s3, 31, 24
-	th.lrwu    	a5, t3, a5, 2
-	ld         	a7, 1880(sp)
-	xor        	a7, a7, a6
-	sd         	a7, 1880(sp)
 	th.extu    	a6, s4, 7, 0
 	th.lrwu    	a6, t0, a6, 2
-	ld         	a7, 1880(sp)
+	ld         	a7, 1872(sp)
 	xor        	a7, a7, a5
-	sd         	a7, 1880(sp)
+	sd         	a7, 1872(sp)
 	th.extu    	a5, s3, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	ld         	a7, 1896(sp)
+	ld         	a7, 1880(sp)
 	xor        	a7, a7, a6
-	sd         	a7, 1896(sp)
+	sd         	a7, 1880(sp)
 	th.extu    	a6, s2, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	ld         	a7, 1896(sp)
+	ld         	a7, 1880(sp)
 	xor        	a7, a7, a5
 	xor        	a7, a7, a6
-	sd         	a7, 1896(sp)
+	sd         	a7, 1880(sp)
 	addi       	a6, zero, 0
 	bne        	s8, a6, .Laes_gcm_decrypt_c906_63
 	jal        	zero, .Laes_gcm_decrypt_c906_refreshed0
