@@ -133,6 +133,34 @@ fn stack_accesses_inside_the_frame() {
 }
 
 #[test]
+fn stack_accesses_through_a_range_of_offsets() {
+    // sp + (n & 24) + k reaches bytes 0..32 of a 32-byte frame: inside, written first.
+    // The same with (n & 56) may reach past the frame; with the frame written only in part,
+    // some bytes may be read before they are written.
+    let fill = |f: &mut Func| kasm!(f, addi sp, sp, -32; sd zero, 0(sp); sd zero, 8(sp); sd zero, 16(sp); sd zero, 24(sp););
+    // (The bytes past the frame were not written either: both checks report it.)
+    let b = findings("rv64gc", Abi::Psabi, |f| {
+        fill(f);
+        kasm!(f, andi t0, a2, 56; add t0, sp, t0; ld t1, 0(t0); sd t1, 0(a0); addi sp, sp, 32; ret;)
+    });
+    let f = b.iter().find(|x| x.check == Check::StackBounds).unwrap_or_else(|| panic!("{b:#?}"));
+    assert!(f.msg.contains("sp-32..sp+32 may leave the frame"), "{f}");
+    let f = pair(
+        "rv64gc",
+        |f| {
+            fill(f);
+            kasm!(f, andi t0, a2, 24; add t0, sp, t0; ld t1, 0(t0); sd t1, 0(a0); addi sp, sp, 32; ret;)
+        },
+        |f| {
+            kasm!(f, addi sp, sp, -32; sd zero, 0(sp); sd zero, 8(sp); sd zero, 16(sp););
+            kasm!(f, andi t0, a2, 24; add t0, sp, t0; ld t1, 0(t0); sd t1, 0(a0); addi sp, sp, 32; ret;)
+        },
+        Check::ReadBeforeWrite,
+    );
+    assert!(f.msg.contains("sp-32..sp+0"), "{f}");
+}
+
+#[test]
 fn vtype_set_before_vector_use() {
     pair(
         "c906",

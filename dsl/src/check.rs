@@ -116,6 +116,9 @@ enum Ptr {
     ArgAny(u8),
     /// The stack pointer plus a known offset from its value at entry.
     Sp(i64),
+    /// The stack pointer plus an offset known to lie in `.0..=.1` (a known offset plus a
+    /// value of a known number of bits: `sp + slot + (i & mask)`).
+    SpRange(i64, i64),
     /// The stack, offset unknown.
     SpAny,
     /// A read-only data address (from `auipc`).
@@ -129,11 +132,23 @@ impl Ptr {
             _ => None,
         }
     }
+    fn on_stack(self) -> bool {
+        matches!(self, Ptr::Sp(_) | Ptr::SpRange(..) | Ptr::SpAny)
+    }
+    /// The offsets from the entry sp a stack pointer may hold.
+    fn stack_range(self) -> Option<(i64, i64)> {
+        match self {
+            Ptr::Sp(k) => Some((k, k)),
+            Ptr::SpRange(lo, hi) => Some((lo, hi)),
+            _ => None,
+        }
+    }
     /// The pointer moved by `d` bytes (None: by an unknown amount).
     fn moved(self, d: Option<i64>) -> Ptr {
         match (self, d) {
             (Ptr::Sp(k), Some(d)) => Ptr::Sp(k + d),
-            (Ptr::Sp(_), None) | (Ptr::SpAny, _) => Ptr::SpAny,
+            (Ptr::SpRange(lo, hi), Some(d)) => Ptr::SpRange(lo + d, hi + d),
+            (Ptr::Sp(_) | Ptr::SpRange(..), None) | (Ptr::SpAny, _) => Ptr::SpAny,
             (Ptr::Arg(a, k), Some(d)) => Ptr::Arg(a, k + d),
             (Ptr::Arg(a, _), None) | (Ptr::ArgAny(a), _) => Ptr::ArgAny(a),
             (p, _) => p,
@@ -142,7 +157,12 @@ impl Ptr {
     fn join(a: Ptr, b: Ptr) -> Ptr {
         if a == b {
             a
-        } else if matches!(a, Ptr::Sp(_) | Ptr::SpAny) && matches!(b, Ptr::Sp(_) | Ptr::SpAny) {
+        } else if let (Some((p, q)), Some((r, t))) = (a.stack_range(), b.stack_range()) {
+            // The offsets of both, while they could still lie in one frame (so a pointer
+            // moved on each pass of a loop widens to SpAny and the analysis ends).
+            let (lo, hi) = (p.min(r), q.max(t));
+            if hi - lo <= 4096 { Ptr::SpRange(lo, hi) } else { Ptr::SpAny }
+        } else if a.on_stack() && b.on_stack() {
             Ptr::SpAny
         } else if let (Some(x), Some(y)) = (a.arg(), b.arg()) {
             if x == y { Ptr::ArgAny(x) } else { Ptr::None }
@@ -170,10 +190,13 @@ struct Val {
     /// The value is the low `.1` bits of the OR of the registers in the bit set `.0` (as
     /// they are now): a branch on it being zero proves their alignment.
     low: Option<(u32, u8)>,
+    /// An upper bound of the value as an unsigned number, tighter than `zext` says (`x & m`
+    /// is at most `m`).
+    max: Option<u64>,
 }
 
 impl Val {
-    const UNDEF: Val = Val { defined: false, secret: false, zext: 64, sext: 64, tz: 0, konst: None, ptr: Ptr::None, orig: None, low: None };
+    const UNDEF: Val = Val { defined: false, secret: false, zext: 64, sext: 64, tz: 0, konst: None, ptr: Ptr::None, orig: None, low: None, max: None };
     const PUBLIC: Val = Val { defined: true, ..Val::UNDEF };
 
     fn constant(v: i64) -> Val {
@@ -194,7 +217,13 @@ impl Val {
             ptr: Ptr::join(a.ptr, b.ptr),
             orig: if a.orig == b.orig { a.orig } else { None },
             low: if a.low == b.low { a.low } else { None },
+            max: a.max.zip(b.max).map(|(x, y)| x.max(y)),
         }
+    }
+
+    /// The largest unsigned value this can be: `max`, else what `zext` allows.
+    fn bound(self) -> Option<u64> {
+        self.max.or((self.zext < 64).then(|| (1u64 << self.zext) - 1))
     }
 
     /// The value fits 32 bits as a multiplier reads it (signed or not).
@@ -553,7 +582,17 @@ fn result_val(i: &InstItem, s: &State, any_secret: bool, data_align: &HashMap<St
                 _ => None,
             };
             v.tz = x.tz.min(y.tz.saturating_add(sh.unwrap_or(0) as u8).min(64));
+            // A stack pointer plus a value of a few known bits: a range of offsets.
+            let bounded = |q: Val| q.bound().filter(|&m| q.konst.is_none() && q.ptr == Ptr::None && m < 1 << 16).map(|m| m as i64);
             v.ptr = match (x.ptr, y.ptr, sh) {
+                (p, Ptr::None, Some(0)) if p.stack_range().is_some() && y.konst.is_none() && bounded(y).is_some() => {
+                    let (lo, hi) = p.stack_range().unwrap_or((0, 0));
+                    Ptr::SpRange(lo, hi + bounded(y).unwrap_or(0))
+                }
+                (Ptr::None, p, Some(0)) if p.stack_range().is_some() && x.konst.is_none() && bounded(x).is_some() => {
+                    let (lo, hi) = p.stack_range().unwrap_or((0, 0));
+                    Ptr::SpRange(lo, hi + bounded(x).unwrap_or(0))
+                }
                 (p, Ptr::None, _) if p != Ptr::None => p.moved(y.konst.and_then(y_shifted)),
                 (Ptr::None, p, Some(0)) if p != Ptr::None => p.moved(x.konst),
                 _ => Ptr::None,
@@ -607,6 +646,7 @@ fn result_val(i: &InstItem, s: &State, any_secret: bool, data_align: &HashMap<St
         Extend::And(a, b) => {
             let (x, y) = (opv(a), opv(b));
             v.tz = v.tz.max(x.tz.max(y.tz));
+            v.max = [x, y].iter().filter_map(|o| o.konst.filter(|c| *c >= 0).map(|c| c as u64).or(o.max)).min();
             let n = x.zext.min(y.zext);
             (n, (n + 1).min(64).min(x.sext.max(y.sext)))
         }
@@ -823,6 +863,11 @@ fn step(cx: &mut Ctx, idx: usize, i: &InstItem, s: &State, report: bool) -> Stat
             (Ptr::Sp(k), Some(o)) => Some(k + o),
             _ => None,
         };
+        // The offsets the access may start at, through a pointer with a range of offsets.
+        let frame_range = match (bptr, off) {
+            (Ptr::SpRange(lo, hi), Some(o)) => Some((lo + o, hi + o)),
+            _ => None,
+        };
         let arg_off = match (bptr, off) {
             (Ptr::Arg(_, k), Some(o)) => Some(k + o),
             _ => None,
@@ -845,14 +890,20 @@ fn step(cx: &mut Ctx, idx: usize, i: &InstItem, s: &State, report: bool) -> Stat
                 _ => {}
             }
         }
+        if let (true, Some((lo, hi))) = (report, frame_range) {
+            let inside = |spk: i64| (lo >= spk && hi + extent <= 0) || (lo >= 8 && hi + extent <= 8 + f.host_frame as i64);
+            if !sp_now.is_some_and(inside) {
+                cx.report(idx, Check::StackBounds, format!("stack access at entry sp{lo:+}..sp{:+} may leave the frame", hi + extent));
+            }
+        }
         match m.dir {
             Dir::Load => {
                 if let Some(a) = frame_off.filter(|a| m.bytes == 8 && a % 8 == 0 && row.vdialect.is_none()) {
                     reload = Some(a);
                 }
-                if let Some(a) = frame_off {
-                    if report && !s.init.covers(a, a + extent) {
-                        cx.report(idx, Check::ReadBeforeWrite, format!("stack bytes at entry sp{a:+}..sp{:+} are read before they are written on some path", a + extent));
+                if let Some((a, b)) = frame_off.map(|a| (a, a)).or(frame_range) {
+                    if report && !s.init.covers(a, b + extent) {
+                        cx.report(idx, Check::ReadBeforeWrite, format!("stack bytes at entry sp{a:+}..sp{:+} are read before they are written on some path", b + extent));
                     }
                 }
                 let from_stack = frame_off.map(|a| {
@@ -862,7 +913,8 @@ fn step(cx: &mut Ctx, idx: usize, i: &InstItem, s: &State, report: bool) -> Stat
                         _ => Val { secret, ..Val::PUBLIC },
                     }
                 });
-                loaded = match (bptr, from_stack) {
+                let from_range = frame_range.map(|(a, b)| Val { secret: s.secret.any(a, b + extent), ..Val::PUBLIC });
+                loaded = match (bptr, from_stack.or(from_range)) {
                     (_, Some(v)) => v,
                     (Ptr::Arg(k, _) | Ptr::ArgAny(k), _) => Val { secret: bytes_secret(k, arg_off, extent) || addr_secret, ..Val::PUBLIC },
                     _ => Val { secret: addr_secret, ..Val::PUBLIC },
@@ -909,7 +961,14 @@ fn step(cx: &mut Ctx, idx: usize, i: &InstItem, s: &State, report: bool) -> Stat
                             }
                         }
                     }
-                } else if matches!(bptr, Ptr::Sp(_) | Ptr::SpAny) {
+                } else if let Some((a, b)) = frame_range {
+                    // One of a range of offsets: those bytes may now hold it (none surely).
+                    if stored.iter().any(|v| v.secret) {
+                        n.secret.insert(a, b + extent);
+                    }
+                    n.slots.0.retain(|&(g, _)| g + 8 <= a || g >= b + extent);
+                    n.copies.retain(|c| c.0 + 8 <= a || c.0 >= b + extent);
+                } else if bptr.on_stack() {
                     // Unknown offset: any byte of the frame may now hold it.
                     if stored.iter().any(|v| v.secret) {
                         n.secret.insert(sp_now.unwrap_or(-(1 << 20)), 0);
@@ -1026,7 +1085,7 @@ fn step(cx: &mut Ctx, idx: usize, i: &InstItem, s: &State, report: bool) -> Stat
                         _ => None,
                     };
                     let b = s.x[r];
-                    Val { ptr: b.ptr.moved(step), orig: None, konst: None, low: None, tz: b.tz.min(step.map(|d| Val::constant(d).tz).unwrap_or(0)), ..b }
+                    Val { ptr: b.ptr.moved(step), orig: None, konst: None, low: None, max: None, tz: b.tz.min(step.map(|d| Val::constant(d).tz).unwrap_or(0)), ..b }
                 } else {
                     value
                 };
