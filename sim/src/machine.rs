@@ -57,6 +57,10 @@ pub struct Machine {
     /// When set, (pc, modeled cycle after the instruction issued) for every instruction
     /// (a cost profile).
     pub trace: Option<Vec<(u64, u64)>>,
+    /// When set, what a timing observer could see of each instruction (see
+    /// [`Machine::ct_event`]): two runs of constant-time code on inputs of the same lengths
+    /// leave the same record.
+    pub ct_trace: Option<Vec<u64>>,
 }
 
 impl Machine {
@@ -81,6 +85,7 @@ impl Machine {
             cost: None,
             max_steps: 1 << 32,
             trace: None,
+            ct_trace: None,
         }
     }
 
@@ -137,6 +142,11 @@ impl Machine {
             c.issue(&self.hart, pc, &inst);
         }
         self.hart.next_pc = pc.wrapping_add(4);
+        if self.ct_trace.is_some() {
+            let mut ev = std::mem::take(&mut self.ct_trace).unwrap_or_default();
+            self.ct_event(pc, row, &inst.ops[..row.ops.len()], &mut ev);
+            self.ct_trace = Some(ev);
+        }
         if let Err(trap) = (row.sem)(&mut self.hart, &mut self.mem, &inst.ops[..row.ops.len()]) {
             return Err(Fault { pc, inst: print_inst(&inst), trap });
         }
@@ -150,6 +160,77 @@ impl Machine {
         self.hart.instret += 1;
         self.hart.pc = self.hart.next_pc;
         Ok(())
+    }
+
+    /// What a timing observer could see of one instruction about to run, appended to `out`:
+    /// its pc (the instruction stream, so every branch taken or not), every address it reads
+    /// or writes (each element of a vector access; an indexed access's index elements), and,
+    /// where the target's timing depends on operand values, that dependence: the C906
+    /// multiplier's long path (a factor beyond 32 bits) and, on every target, a division's
+    /// operands (scalar or vector: no target promises a divider of constant time).
+    pub fn ct_event(&self, pc: u64, row: &kgen_dsl::Row, ops: &[i64], out: &mut Vec<u64>) {
+        use kgen_dsl::isa::Addr;
+        out.push(pc);
+        let h = &self.hart;
+        let x = |k: u8| h.x(ops[k as usize]);
+        let imm = |k: u8| ops[k as usize] as u64;
+        if let Some(mem) = row.mem {
+            let vector = row.class.is_vector();
+            let conf = row.vdialect.and_then(|d| h.vconf(d).ok());
+            let (vl, sew) = conf.map(|c| (c.vl as u64, c.sew)).unwrap_or((1, 64));
+            let elem = if mem.bytes == 0 { sew as u64 / 8 } else { mem.bytes as u64 };
+            let n = if vector { vl.min(4096) } else { 1 };
+            match mem.addr {
+                Addr::BaseOff { base, off } => {
+                    for i in 0..n {
+                        out.push(x(base).wrapping_add(imm(off)).wrapping_add(i * elem));
+                    }
+                }
+                Addr::BaseIdx { base, index, shift, zext } => {
+                    let idx = if zext { x(index) as u32 as u64 } else { x(index) };
+                    out.push(x(base).wrapping_add(idx << (imm(shift) & 63)));
+                }
+                Addr::Incr { base, off, shift, before } => out.push(if before { x(base).wrapping_add(imm(off) << (imm(shift) & 63)) } else { x(base) }),
+                Addr::Pair { base, off, shift } => out.push(x(base).wrapping_add(imm(off) << (imm(shift) & 63))),
+                Addr::VUnit { base } => {
+                    for i in 0..n {
+                        out.push(x(base).wrapping_add(i * elem));
+                    }
+                }
+                Addr::VStrided { base, stride } => {
+                    for i in 0..n {
+                        out.push(x(base).wrapping_add(i.wrapping_mul(x(stride))));
+                    }
+                }
+                Addr::VIndexed { base, index } => {
+                    for i in 0..n as usize {
+                        out.push(x(base).wrapping_add(h.velem(ops[index as usize], i, sew)));
+                    }
+                }
+            }
+        }
+        if let Some(m) = row.mul {
+            if !m.narrow && self.target.multiplier == kgen_dsl::target::Multiplier::C906 {
+                let (a, b) = (x(m.ops[0]), x(m.ops[1]));
+                let clear = |v: u64, signed: bool| v >> 32 == 0 || (signed && v >> 32 == 0xffff_ffff && (v >> 31) & 1 == 1);
+                out.push(u64::from(!(clear(a, m.signed[0]) && clear(b, m.signed[1]))));
+            }
+        }
+        if let Some(d) = row.div {
+            // Every target's division time may depend on its operands: their values.
+            out.push(x(d.ops[0]));
+            out.push(x(d.ops[1]));
+        }
+        if row.class == Class::VDiv {
+            // An iterative divider per element: the elements' values (`vd, vs2, vs1/rs1`).
+            let conf = row.vdialect.and_then(|dl| h.vconf(dl).ok());
+            let (vl, sew) = conf.map(|c| (c.vl, c.sew)).unwrap_or((0, 64));
+            let vector_divisor = matches!(row.ops.get(2).map(|o| o.kind), Some(kgen_dsl::isa::Kind::V(_)));
+            for i in 0..vl.min(4096) {
+                out.push(h.velem(ops[1], i, sew));
+                out.push(if vector_divisor { h.velem(ops[2], i, sew) } else { x(2) });
+            }
+        }
     }
 
     /// Runs until the pc reaches `stop`.
