@@ -595,33 +595,6 @@ int main(void) {
 }
 "#;
 
-/// The C harness's call trampoline: fn(a1..a6) with a canary in each of s0..s11, then
-/// every one, sp and tp compared; a change exits with status 99.
-fn canaries_s() -> String {
-    let mut t = String::from("\t.text\n\t.globl canary_call6\n\t.type canary_call6, @function\ncanary_call6:\n\taddi sp, sp, -128\n\tsd ra, 0(sp)\n");
-    for i in 0..12 {
-        t.push_str(&format!("\tsd s{i}, {}(sp)\n", 8 + 8 * i));
-    }
-    t.push_str("\tsd tp, 104(sp)\n\tsd sp, 112(sp)\n\tmv t0, a0\n");
-    for i in 0..6 {
-        t.push_str(&format!("\tmv a{i}, a{}\n", i + 1));
-    }
-    for i in 0..12 {
-        t.push_str(&format!("\tli s{i}, 0x5eed0000c0de{i:04x}\n"));
-    }
-    t.push_str("\tjalr t0\n\tld t1, 112(sp)\n\tbne t1, sp, 1f\n\tld t1, 104(sp)\n\tbne t1, tp, 1f\n");
-    for i in 0..12 {
-        t.push_str(&format!("\tli t1, 0x5eed0000c0de{i:04x}\n\tbne s{i}, t1, 1f\n"));
-    }
-    t.push_str("\tld ra, 0(sp)\n");
-    for i in 0..12 {
-        t.push_str(&format!("\tld s{i}, {}(sp)\n", 8 + 8 * i));
-    }
-    t.push_str("\taddi sp, sp, 128\n\tret\n1:\tli a0, 99\n\tli a7, 93\n\tecall\n");
-    t.push_str("\t.globl clobber_s5\n\t.type clobber_s5, @function\nclobber_s5:\n\tli s5, 1\n\tret\n");
-    t
-}
-
 #[test]
 fn emitted_assembly_under_qemu() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1305);
@@ -654,7 +627,7 @@ fn emitted_assembly_under_qemu() {
         src.push_str(&common::header(&dir, m));
     }
     src.push_str(AEAD_HARNESS);
-    asm.push(("canaries.S".to_string(), canaries_s()));
+    asm.push(("canaries.S".to_string(), common::canaries_s()));
     let files: Vec<(&str, String)> = asm.iter().map(|(n, t)| (n.as_str(), t.clone())).collect();
     let Some(bin) = common::build(&dir, "chacha20-poly1305", &src, &files) else { return };
     let (q, cpu, bad) = common::emulator(&ms[0]);

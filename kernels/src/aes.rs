@@ -106,10 +106,22 @@ pub const SET_DECRYPT_KEY: Entry = Entry {
 /// Every entry point of the kernel.
 pub const ENTRIES: &[&Entry] = &[&ENCRYPT, &DECRYPT, &SET_ENCRYPT_KEY, &SET_DECRYPT_KEY, &CTR32];
 
+/// OpenSSL's five AES functions, as a kernel declares them: what the benchmark, the known
+/// answers and the RTL plan call (`aes` and `aes-ct` share them).
+pub(crate) struct Functions {
+    pub encrypt: &'static Entry,
+    pub decrypt: &'static Entry,
+    pub set_encrypt_key: &'static Entry,
+    pub set_decrypt_key: &'static Entry,
+    pub ctr32: &'static Entry,
+}
+
+const FUNCTIONS: Functions = Functions { encrypt: &ENCRYPT, decrypt: &DECRYPT, set_encrypt_key: &SET_ENCRYPT_KEY, set_decrypt_key: &SET_DECRYPT_KEY, ctr32: &CTR32 };
+
 pub const KERNEL: Kernel = Kernel {
-    benches: &[Bench { abi: Abi::Psabi, module: None, drive: bench }, Bench { abi: Abi::Go, module: None, drive: bench }],
-    kat: Some(kat),
-    rtl: Some(rtl_plan),
+    benches: &[Bench { abi: Abi::Psabi, module: None, drive: |h, s| bench(&FUNCTIONS, h, s) }, Bench { abi: Abi::Go, module: None, drive: |h, s| bench(&FUNCTIONS, h, s) }],
+    kat: Some(|v| kat(&FUNCTIONS, v)),
+    rtl: Some(|v, s| rtl_plan(&FUNCTIONS, v, s)),
     hooks: &[Hook::Openssl(Openssl { slot: OpensslSlot::Aes, variants: &["c906"], entries: ENTRIES })],
     ..Kernel::new(
         "aes",
@@ -201,7 +213,7 @@ pub fn dec_tables() -> Vec<u8> {
     out
 }
 
-const RCON: [u8; 10] = [0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x1b, 0x36];
+pub(crate) const RCON: [u8; 10] = [0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x1b, 0x36];
 
 // ---- the two ways to look a byte up -----------------------------------------------------
 
@@ -339,9 +351,9 @@ fn block_entry(f: &mut Func, r: &Regs, inp: Reg, rounds: Reg) {
     let [s0, _, s2, _] = r.s;
     let [t0, t1] = r.tmp;
     let key = r.key;
-    load_block(f, r, inp, [s0, s2]);
-    load_key64(f, r, t0, 0, r.n[0]);
-    load_key64(f, r, t1, 8, r.n[0]);
+    load_block(f, r.n, inp, [s0, s2]);
+    load_key64(f, r.key, t0, 0, r.n[0]);
+    load_key64(f, r.key, t1, 8, r.n[0]);
     kasm!(f,
         lw {rounds}, 240({key});
         xor {s0}, {s0}, {t0};
@@ -355,14 +367,14 @@ fn block_entry(f: &mut Func, r: &Regs, inp: Reg, rounds: Reg) {
 
 /// dst = the 16 bytes at `p` as two little-endian doublewords. Where misaligned accesses
 /// are slow, a misaligned `p` is read with aligned loads combined by shifts (the aligned
-/// words around the block: nothing outside them is touched).
-pub(crate) fn load_block(f: &mut Func, r: &Regs, p: Reg, dst: [Reg; 2]) {
+/// words around the block: nothing outside them is touched). `tmp`: four temporaries.
+pub(crate) fn load_block(f: &mut Func, tmp: [Reg; 4], p: Reg, dst: [Reg; 2]) {
     let [d0, d1] = dst;
     if f.target.misaligned == Misaligned::Fast {
         kasm!(f, ld {d0}, 0({p}); ld {d1}, 8({p}););
         return;
     }
-    let [a, sh, rsh, w] = r.n;
+    let [a, sh, rsh, w] = tmp;
     kasm!(f,
         andi {sh}, {p}, 7;
         bnez {sh}, in_unaligned;
@@ -391,8 +403,7 @@ pub(crate) fn load_block(f: &mut Func, r: &Regs, p: Reg, dst: [Reg; 2]) {
 
 /// dst = round-key bytes off..off+8 as a little-endian doubleword (`AES_KEY` is only
 /// 4-byte aligned: two word loads where misaligned doublewords are slow).
-pub(crate) fn load_key64(f: &mut Func, r: &Regs, dst: Reg, off: i64, tmp: Reg) {
-    let key = r.key;
+pub(crate) fn load_key64(f: &mut Func, key: Reg, dst: Reg, off: i64, tmp: Reg) {
     if f.target.misaligned == Misaligned::Fast {
         kasm!(f, ld {dst}, {off}({key}););
     } else {
@@ -477,8 +488,8 @@ pub(crate) fn final_columns(f: &mut Func, isa: Isa, r: &Regs, src: [Reg; 4], c: 
     let [c0, c1, c2, c3] = c;
     let [t0, t1] = r.tmp;
     let _ = key;
-    load_key64(f, r, t0, 224, r.s[0]);
-    load_key64(f, r, t1, 232, r.s[0]);
+    load_key64(f, r.key, t0, 224, r.s[0]);
+    load_key64(f, r.key, t1, 232, r.s[0]);
     // out[0..8] = (c0 | c1 << 32) ^ rk, out[8..16] = (c2 | c3 << 32) ^ rk. c3, the last
     // accumulation, is read last; where misaligned stores are fast the first store comes
     // before it, leaving the multiplier's result a write-back slot (docs/cost-model.md).
@@ -576,7 +587,7 @@ fn block_fn(isa: Isa, e: &'static Entry, variant: &str, t: &Target, abi: Abi, ta
 /// Parameter checks shared by both set-key functions: a0 = -1 / -2 on bad input (returns
 /// early), else `nk` = key words (4/6/8), `total` = schedule words (44/52/60), and
 /// rounds stored at byte 240.
-fn setkey_checks(f: &mut Func, user: Reg, bits: Reg, key: Reg, nk: Reg, total: Reg) {
+pub(crate) fn setkey_checks(f: &mut Func, user: Reg, bits: Reg, key: Reg, nk: Reg, total: Reg) {
     let t = f.xreg("t");
     kasm!(f,
         beqz {user}, null;
@@ -667,7 +678,7 @@ fn expand(f: &mut Func, isa: Isa, user: Reg, key: Reg, nk: Reg, total: Reg, sbox
 
 /// dst = the little-endian word at `p`, which may be misaligned (byte loads where
 /// misaligned accesses are slow).
-fn load_word_any(f: &mut Func, dst: Reg, p: Reg, tmp: Reg) {
+pub(crate) fn load_word_any(f: &mut Func, dst: Reg, p: Reg, tmp: Reg) {
     if f.target.misaligned == Misaligned::Fast {
         kasm!(f, lwu {dst}, 0({p}););
         return;
@@ -1010,7 +1021,7 @@ pub(crate) fn ctr_xor_out(f: &mut Func, c: &Ctr, k: [Reg; 2], inp: Reg, out: Reg
         return;
     }
     assert_eq!(off, 0, "the misaligned-safe paths take the block at offset 0");
-    load_block(f, &c.r, inp, [d0, d1]);
+    load_block(f, c.r.n, inp, [d0, d1]);
     kasm!(f, xor {k0}, {k0}, {d0}; xor {k1}, {k1}, {d1};);
     store_block(f, out, [k0, k1], d0);
 }
@@ -1085,16 +1096,16 @@ fn build(isa: Isa, variant: &str, t: &Target, abi: Abi) -> Result<Module, BuildE
 /// the table lookups see the size's data), `AES_set_encrypt_key(128)`, and
 /// `AES_ctr32_encrypt` over the size in whole blocks (in place, AES-128) from a counter
 /// whose low byte starts at 0x02 (as after GCM's J0): one cache refresh per 256 blocks.
-fn bench(h: &mut dyn Harness, sizes: &[usize]) -> Result<Vec<Measured>, String> {
+pub(crate) fn bench(e: &Functions, h: &mut dyn Harness, sizes: &[usize]) -> Result<Vec<Measured>, String> {
     let mut rows = Vec::new();
     let key = h.buffer(&[0x2b; 16], 0, false);
     let ks = h.buffer(&[0u8; 244], 0, true);
     let dks = h.buffer(&[0u8; 244], 0, true);
-    let (set_name, set_e) = h.entry(&SET_ENCRYPT_KEY)?;
-    let (_, set_d) = h.entry(&SET_DECRYPT_KEY)?;
+    let (set_name, set_e) = h.entry(e.set_encrypt_key)?;
+    let (_, set_d) = h.entry(e.set_decrypt_key)?;
     h.call(set_e, &[key, 128, ks])?;
     h.call(set_d, &[key, 128, dks])?;
-    for (entry, ks) in [(&ENCRYPT, ks), (&DECRYPT, dks)] {
+    for (entry, ks) in [(e.encrypt, ks), (e.decrypt, dks)] {
         let (name, f) = h.entry(entry)?;
         for &n in sizes {
             let inp = h.buffer(&vec![0x5a; n.max(16)], 0, true);
@@ -1113,7 +1124,7 @@ fn bench(h: &mut dyn Harness, sizes: &[usize]) -> Result<Vec<Measured>, String> 
     }
     let m = measured(h, |h| h.call(set_e, &[key, 128, ks]))?;
     rows.push(figure(format!("{set_name}(128)"), 16, m));
-    if let Ok((name, ctr)) = h.entry(&CTR32) {
+    if let Ok((name, ctr)) = h.entry(e.ctr32) {
         let iv = h.buffer(&BENCH_IV, 0, false);
         for &n in sizes {
             let n = n.max(16).next_multiple_of(16);
@@ -1142,7 +1153,7 @@ pub const CTR_CT: &str = "874d6191b620e3261bef6864990db6ce9806f66b7970fdff861718
 /// Known answers: FIPS-197 C.1-C.3 encrypt and decrypt; SP 800-38A F.5.1 in place (the
 /// counter's low word fcfdfeff does not wrap in four blocks, so a 32-bit counter gives the
 /// same blocks), ivec not written back.
-fn kat(v: &str) -> Result<kat::Plan, String> {
+pub(crate) fn kat(e: &Functions, v: &str) -> Result<kat::Plan, String> {
     let mut p = kat::Plan::default();
     let pt = p.buf("in", unhex(FIPS197_PT), 0);
     for (n, (bits, ct)) in FIPS197_CT.into_iter().enumerate() {
@@ -1151,10 +1162,10 @@ fn kat(v: &str) -> Result<kat::Plan, String> {
         let dks = p.buf("AES_KEY (decrypt)", vec![0; 244], 0);
         let out = p.buf("out", vec![0; 16], 0);
         let back = p.buf("decrypted", vec![0; 16], 0);
-        p.call(&SET_ENCRYPT_KEY, v, vec![Buf(key, 0), Int(bits), Buf(ks, 0)], Some(0));
-        p.call(&ENCRYPT, v, vec![Buf(pt, 0), Buf(out, 0), Buf(ks, 0)], None);
-        p.call(&SET_DECRYPT_KEY, v, vec![Buf(key, 0), Int(bits), Buf(dks, 0)], Some(0));
-        p.call(&DECRYPT, v, vec![Buf(out, 0), Buf(back, 0), Buf(dks, 0)], None);
+        p.call(e.set_encrypt_key, v, vec![Buf(key, 0), Int(bits), Buf(ks, 0)], Some(0));
+        p.call(e.encrypt, v, vec![Buf(pt, 0), Buf(out, 0), Buf(ks, 0)], None);
+        p.call(e.set_decrypt_key, v, vec![Buf(key, 0), Int(bits), Buf(dks, 0)], Some(0));
+        p.call(e.decrypt, v, vec![Buf(out, 0), Buf(back, 0), Buf(dks, 0)], None);
         p.expect(format!("FIPS-197 C.{} AES-{bits} encrypt", n + 1), out, 0, unhex(ct));
         p.expect(format!("FIPS-197 C.{} AES-{bits} decrypt", n + 1), back, 0, unhex(FIPS197_PT));
     }
@@ -1162,8 +1173,8 @@ fn kat(v: &str) -> Result<kat::Plan, String> {
     let ks = p.buf("AES_KEY (encrypt)", vec![0; 244], 0);
     let iv = p.buf("ivec", unhex(CTR_IV), 0);
     let data = p.buf("in/out", unhex(CTR_PT), 0);
-    p.call(&SET_ENCRYPT_KEY, v, vec![Buf(key, 0), Int(128), Buf(ks, 0)], Some(0));
-    p.call(&CTR32, v, vec![Buf(data, 0), Buf(data, 0), Int(4), Buf(ks, 0), Buf(iv, 0)], None);
+    p.call(e.set_encrypt_key, v, vec![Buf(key, 0), Int(128), Buf(ks, 0)], Some(0));
+    p.call(e.ctr32, v, vec![Buf(data, 0), Buf(data, 0), Int(4), Buf(ks, 0), Buf(iv, 0)], None);
     p.expect("SP 800-38A F.5.1 CTR-AES128 (AES_ctr32_encrypt, 4 blocks in place)".into(), data, 0, unhex(CTR_CT));
     p.expect("SP 800-38A F.5.1: ivec unchanged".into(), iv, 0, unhex(CTR_IV));
     Ok(p)
@@ -1172,29 +1183,29 @@ fn kat(v: &str) -> Result<kat::Plan, String> {
 /// What [`bench`] measures, on the RTL: one block in place, called as many times as the
 /// largest size has blocks (the lookups' addresses change with the data, so the caches see
 /// what n bytes do), the key schedule, and counter mode from [`BENCH_IV`].
-fn rtl_plan(variant: &str, sizes: &[usize]) -> Result<rtl::Plan, String> {
+pub(crate) fn rtl_plan(e: &Functions, variant: &str, sizes: &[usize]) -> Result<rtl::Plan, String> {
     use rtl::Arg;
-    let mut p = rtl::Plan::new(format!("aes {variant}"));
+    let mut p = rtl::Plan::new(format!("{} {variant}", e.encrypt.kernel));
     let key = p.buf(vec![0x2b; 16]);
     let (ks, dks) = (p.buf(vec![0; 244]), p.buf(vec![0; 244]));
-    let set_e = p.call(&SET_ENCRYPT_KEY, variant, vec![key.clone(), Arg::Int(128), ks.clone()])?;
-    p.call(&SET_DECRYPT_KEY, variant, vec![key, Arg::Int(128), dks.clone()])?;
+    let set_e = p.call(e.set_encrypt_key, variant, vec![key.clone(), Arg::Int(128), ks.clone()])?;
+    p.call(e.set_decrypt_key, variant, vec![key, Arg::Int(128), dks.clone()])?;
     let inp = p.buf(vec![0x5a; 16]);
     let reps = sizes.iter().map(|n| n.div_ceil(16)).max().unwrap_or(1) as u64;
-    for (e, k) in [(&ENCRYPT, ks.clone()), (&DECRYPT, dks)] {
-        let c = p.call(e, variant, vec![inp.clone(), inp.clone(), k])?;
+    for (fe, k) in [(e.encrypt, ks.clone()), (e.decrypt, dks)] {
+        let c = p.call(fe, variant, vec![inp.clone(), inp.clone(), k])?;
         p.calls[c].reps = reps;
         for &n in sizes {
-            p.row(rtl::bench_name(e, variant), n, c, n.div_ceil(16) as u64);
+            p.row(rtl::bench_name(fe, variant), n, c, n.div_ceil(16) as u64);
         }
     }
-    p.row(format!("{}(128)", rtl::bench_name(&SET_ENCRYPT_KEY, variant)), 16, set_e, 1);
+    p.row(format!("{}(128)", rtl::bench_name(e.set_encrypt_key, variant)), 16, set_e, 1);
     let iv = p.buf(BENCH_IV.to_vec());
     for &n in sizes {
         let n = n.max(16).next_multiple_of(16);
         let b = p.buf(vec![0x5a; n]);
-        let c = p.call(&CTR32, variant, vec![b.clone(), b, Arg::Int((n / 16) as u64), ks.clone(), iv.clone()])?;
-        p.row(rtl::bench_name(&CTR32, variant), n, c, 1);
+        let c = p.call(e.ctr32, variant, vec![b.clone(), b, Arg::Int((n / 16) as u64), ks.clone(), iv.clone()])?;
+        p.row(rtl::bench_name(e.ctr32, variant), n, c, 1);
     }
     Ok(p)
 }

@@ -253,3 +253,38 @@ pub fn compile_openssl_c(dir: &Path, name: &str, wrapper: &str, flags: &[String]
     assert!(r.status.success(), "compiling {name}.c: {}", String::from_utf8_lossy(&r.stderr));
     Some(out)
 }
+
+/// The C declarations of [`canaries_s`]'s trampoline.
+pub const CANARIES_H: &str = r#"
+typedef void (*canary_fn)(void);
+void canary_call6(canary_fn fn, unsigned long a, unsigned long b, unsigned long c, unsigned long d, unsigned long e, unsigned long f);
+void clobber_s5(void);
+"#;
+
+/// A C harness's call trampoline: `canary_call6(fn, a1..a6)` calls fn(a1..a6) with a canary
+/// in each of s0..s11, then compares every one, sp and tp; a change exits with status 99.
+/// `clobber_s5` changes s5: the canaries' negative control.
+pub fn canaries_s() -> String {
+    let mut t = String::from("\t.text\n\t.globl canary_call6\n\t.type canary_call6, @function\ncanary_call6:\n\taddi sp, sp, -128\n\tsd ra, 0(sp)\n");
+    for i in 0..12 {
+        t.push_str(&format!("\tsd s{i}, {}(sp)\n", 8 + 8 * i));
+    }
+    t.push_str("\tsd tp, 104(sp)\n\tsd sp, 112(sp)\n\tmv t0, a0\n");
+    for i in 0..6 {
+        t.push_str(&format!("\tmv a{i}, a{}\n", i + 1));
+    }
+    for i in 0..12 {
+        t.push_str(&format!("\tli s{i}, 0x5eed0000c0de{i:04x}\n"));
+    }
+    t.push_str("\tjalr t0\n\tld t1, 112(sp)\n\tbne t1, sp, 1f\n\tld t1, 104(sp)\n\tbne t1, tp, 1f\n");
+    for i in 0..12 {
+        t.push_str(&format!("\tli t1, 0x5eed0000c0de{i:04x}\n\tbne s{i}, t1, 1f\n"));
+    }
+    t.push_str("\tld ra, 0(sp)\n");
+    for i in 0..12 {
+        t.push_str(&format!("\tld s{i}, {}(sp)\n", 8 + 8 * i));
+    }
+    t.push_str("\taddi sp, sp, 128\n\tret\n1:\tli a0, 99\n\tli a7, 93\n\tecall\n");
+    t.push_str("\t.globl clobber_s5\n\t.type clobber_s5, @function\nclobber_s5:\n\tli s5, 1\n\tret\n");
+    t
+}

@@ -1,0 +1,1037 @@
+//! Constant-time AES (FIPS-197): fixsliced, four blocks in eight 64-bit words, in
+//! OpenSSL 3.5's riscv64 ABI and with the `aes` kernel's functions and `AES_KEY`, so it
+//! replaces it where it is linked.
+//!
+//! ```text
+//! void AES_encrypt(const unsigned char *in, unsigned char *out, const AES_KEY *key);
+//! void AES_decrypt(const unsigned char *in, unsigned char *out, const AES_KEY *key);
+//! int AES_set_encrypt_key(const unsigned char *userKey, const int bits, AES_KEY *key);
+//! int AES_set_decrypt_key(const unsigned char *userKey, const int bits, AES_KEY *key);
+//! void AES_ctr32_encrypt(const unsigned char *in, unsigned char *out, size_t blocks,
+//!                        const AES_KEY *key, const unsigned char ivec[16]);
+//! ```
+//! `AES_KEY` is the `aes` kernel's: 60 round-key words in memory byte order, `int rounds`
+//! at byte 240; the decryption schedule is the equivalent inverse cipher's (reversed,
+//! InvMixColumns on all but the first and last round keys), as OpenSSL's. Set-key returns
+//! 0, -1 for a NULL pointer, -2 for a key size other than 128/192/256. `in`, `out`,
+//! `userKey` and `ivec` may be unaligned and `in == out` is allowed.
+//!
+//! The cipher: the state of four blocks is eight 64-bit words, word `p` holding bit `p` of
+//! every byte (row `r`, column `c`, block `j` at bit `16r + 4c + j`). SubBytes is Boyar and
+//! Peralta's 113-gate circuit on the eight words; ShiftRows is never computed in the rounds
+//! (fixslicing: MixColumns rotates rows and columns by an amount that cycles with the
+//! round, and the round keys are stored shifted to match); see [`slice`]. The round keys
+//! are made bitsliced from the `AES_KEY` on every call (as OpenSSL's bsaes does):
+//! `AES_ctr32_encrypt` makes them once into its frame; the block functions make each one
+//! where the round needs it. The key schedules compute SubWord with the same circuit on
+//! the four bytes of the word, and InvMixColumns with shifts and masks.
+//!
+//! Constant time: yes, with no declared leak. No branch and no address depends on the key
+//! or the data (branches test the key size, the block count and the buffers' alignment, all
+//! public), and there is no multiply or division.
+//!
+//! `AES_encrypt` and `AES_decrypt` compute one block in all four lanes; `AES_ctr32_encrypt`
+//! four counter blocks per iteration. Its nonce bytes are the same in every block, so they
+//! are transposed once, and only the counter's four bytes are transposed per iteration.
+//!
+//! Variants: `c906-novector` rotates with `th.srri` and swaps bytes with `th.revw`;
+//! `rv64gc-zbb` with `rori` and `rev8`; `rv64gc` with shifts.
+//!
+//! Cost: making the bitsliced round keys costs about 2,470 cycles a call with the frame's
+//! zeros and wipe (AES-128 on the C906 model: `AES_ctr32_encrypt`'s 64-byte call less one
+//! pass of its four-block loop), so short counter-mode calls pay mostly for that; one pass
+//! is about 2,540 cycles (39.7 cycles per byte). The S-box is 1,130 of the 2,030 or so instructions of a pass's
+//! rounds, MixColumns 770 (240 of them rotations, three instructions each on `rv64gc`).
+//! A single block costs a whole pass, and its round keys are made as its rounds go.
+//!
+//! Performance (C906 cost model, cycles per byte; `kgen bench aes-ct --markdown`
+//! regenerates it):
+//!
+//! | kernel | variant | function | 16 B | 64 B | 256 B | 1024 B | 1400 B | 4096 B | 16384 B | instr/B |
+//! |---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|
+//! | aes-ct | c906-novector | AES_encrypt | 269.06 | 269.06 | 269.06 | 269.06 | 270.60 | 269.06 | 269.06 | 266.50 |
+//! | aes-ct | c906-novector | AES_decrypt | 302.44 | 302.44 | 302.44 | 302.44 | 304.17 | 302.44 | 302.44 | 296.19 |
+//! | aes-ct | c906-novector | AES_set_encrypt_key(128) | 124.81 | – | – | – | – | – | – | 115.25 |
+//! | aes-ct | c906-novector | AES_ctr32_encrypt | 308.88 | 78.28 | 49.33 | 42.06 | 41.40 | 40.25 | 39.79 | 39.01 |
+//! | aes-ct | rv64gc | AES_encrypt | 306.38 | 306.38 | 306.38 | 306.38 | 308.13 | 306.38 | 306.38 | 302.00 |
+//! | aes-ct | rv64gc | AES_decrypt | 341.38 | 341.38 | 341.38 | 341.38 | 343.33 | 341.38 | 341.38 | 332.38 |
+//! | aes-ct | rv64gc | AES_set_encrypt_key(128) | 129.12 | – | – | – | – | – | – | 118.81 |
+//! | aes-ct | rv64gc | AES_ctr32_encrypt | 350.31 | 88.22 | 57.83 | 50.20 | 49.51 | 48.29 | 47.82 | 47.17 |
+//! | aes-ct | rv64gc-zbb | AES_encrypt | 276.38 | 276.38 | 276.38 | 276.38 | 277.95 | 276.38 | 276.38 | 272.00 |
+//! | aes-ct | rv64gc-zbb | AES_decrypt | 311.06 | 311.06 | 311.06 | 311.06 | 312.84 | 311.06 | 311.06 | 302.31 |
+//! | aes-ct | rv64gc-zbb | AES_set_encrypt_key(128) | 127.88 | – | – | – | – | – | – | 117.56 |
+//! | aes-ct | rv64gc-zbb | AES_ctr32_encrypt | 316.56 | 79.78 | 49.52 | 41.92 | 41.23 | 40.02 | 39.55 | 38.97 |
+
+#[path = "aes_ct/slice.rs"]
+pub mod slice;
+
+use crate::aes::{self, Functions};
+use crate::{Kernel, Variant};
+use kgen_dsl::entry::{Access::*, Elem, Entry, Param, Ret, Ty};
+use kgen_dsl::kernel::Bench;
+use kgen_dsl::object::DataObj;
+use kgen_dsl::target::{Misaligned, Target};
+use kgen_dsl::{Abi, BuildError, Ext, Func, Module, Opnd, Reg, Slot};
+use kgen_macros::kasm;
+use slice::{Words, MASKS};
+
+/// OpenSSL's `AES_KEY`, as the `aes` kernel declares it.
+const AES_KEY: Elem = Elem::Named { name: "AES_KEY", align: 4, def: "struct aes_key_st { unsigned int rd_key[60]; int rounds; }" };
+const ABIS: &[Abi] = &[Abi::Psabi, Abi::Go];
+const BLOCK_PARAMS: &[Param] = &[
+    Param::ptr("in", Elem::U8, In, true),
+    Param::ptr("out", Elem::U8, Out, false),
+    Param::ptr("key", AES_KEY, In, true).public(aes::ROUNDS_PUBLIC),
+];
+const SETKEY_PARAMS: &[Param] =
+    &[Param::ptr("userKey", Elem::U8, In, true), Param::val("bits", Ty::I32, false), Param::ptr("key", AES_KEY, Out, true)];
+
+/// `void AES_encrypt(const unsigned char *in, unsigned char *out, const AES_KEY *key)`.
+pub const ENCRYPT: Entry = Entry {
+    kernel: "aes-ct",
+    prefix: "AES_ct_encrypt_",
+    suffix: "",
+    alias: Some("AES_encrypt"),
+    abis: ABIS,
+    params: BLOCK_PARAMS,
+    ret: Ret::Void,
+    summary: "AES block encryption, constant time (fixsliced)",
+};
+/// `void AES_decrypt(const unsigned char *in, unsigned char *out, const AES_KEY *key)`.
+pub const DECRYPT: Entry =
+    Entry { prefix: "AES_ct_decrypt_", alias: Some("AES_decrypt"), summary: "AES block decryption, constant time (fixsliced), with AES_set_decrypt_key's schedule", ..ENCRYPT };
+/// `int AES_set_encrypt_key(const unsigned char *userKey, int bits, AES_KEY *key)`.
+pub const SET_ENCRYPT_KEY: Entry = Entry {
+    kernel: "aes-ct",
+    prefix: "AES_ct_set_encrypt_key_",
+    suffix: "",
+    alias: Some("AES_set_encrypt_key"),
+    abis: ABIS,
+    params: SETKEY_PARAMS,
+    ret: Ret::Int,
+    summary: "AES key schedule, constant time: 0, -1 for a NULL pointer, -2 for a key size other than 128/192/256",
+};
+/// `int AES_set_decrypt_key(const unsigned char *userKey, int bits, AES_KEY *key)`.
+pub const SET_DECRYPT_KEY: Entry = Entry {
+    prefix: "AES_ct_set_decrypt_key_",
+    alias: Some("AES_set_decrypt_key"),
+    summary: "AES decryption key schedule (equivalent inverse cipher), constant time: 0, -1, -2 as set_encrypt_key",
+    ..SET_ENCRYPT_KEY
+};
+/// `void AES_ctr32_encrypt(const unsigned char *in, unsigned char *out, size_t blocks,
+/// const AES_KEY *key, const unsigned char ivec[16])`: OpenSSL's `ctr128_f`.
+pub const CTR32: Entry = Entry {
+    kernel: "aes-ct",
+    prefix: "AES_ct_ctr32_encrypt_",
+    suffix: "",
+    alias: Some("AES_ctr32_encrypt"),
+    abis: ABIS,
+    params: &[
+        Param::ptr("in", Elem::U8, In, true),
+        Param::ptr("out", Elem::U8, Out, false),
+        Param::val("blocks", Ty::Size, false),
+        Param::ptr("key", AES_KEY, In, true).public(aes::ROUNDS_PUBLIC),
+        Param::ptr("ivec", Elem::U8, In, false).array(16),
+    ],
+    ret: Ret::Void,
+    summary: "AES counter mode, constant time: out = in ^ E(ivec), the big-endian 32-bit counter in ivec[12..16] incremented (mod 2^32) per block; ivec is not written back",
+};
+/// Every entry point of the kernel.
+pub const ENTRIES: &[&Entry] = &[&ENCRYPT, &DECRYPT, &SET_ENCRYPT_KEY, &SET_DECRYPT_KEY, &CTR32];
+const FUNCTIONS: Functions = Functions { encrypt: &ENCRYPT, decrypt: &DECRYPT, set_encrypt_key: &SET_ENCRYPT_KEY, set_decrypt_key: &SET_DECRYPT_KEY, ctr32: &CTR32 };
+
+pub const KERNEL: Kernel = Kernel {
+    benches: &[
+        Bench { abi: Abi::Psabi, module: None, drive: |h, s| aes::bench(&FUNCTIONS, h, s) },
+        Bench { abi: Abi::Go, module: None, drive: |h, s| aes::bench(&FUNCTIONS, h, s) },
+    ],
+    kat: Some(|v| aes::kat(&FUNCTIONS, v)),
+    rtl: Some(|v, s| aes::rtl_plan(&FUNCTIONS, v, s)),
+    ..Kernel::new(
+        "aes-ct",
+        "AES-128/192/256 block encrypt/decrypt, key schedules and counter mode, constant time (fixsliced, OpenSSL ABI)",
+        &[
+            Variant { name: "c906-novector", target: "c906-novector", abis: ABIS, build, vlens: &[] },
+            Variant { name: "rv64gc", target: "rv64gc", abis: ABIS, build, vlens: &[] },
+            Variant { name: "rv64gc-zbb", target: "rv64gc-zbb", abis: ABIS, build, vlens: &[] },
+        ],
+        ENTRIES,
+    )
+};
+
+// ---- the words as instructions ------------------------------------------------------------
+
+/// How a variant rotates a 64-bit word.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Rot {
+    /// `th.srri` (XTheadBb)
+    Thead,
+    /// `rori` (Zbb)
+    Zbb,
+    /// `srli`, `slli`, `or`
+    Shifts,
+}
+
+fn rot_of(t: &Target) -> Rot {
+    if t.has(Ext::XTheadBb) {
+        Rot::Thead
+    } else if t.has(Ext::Zbb) {
+        Rot::Zbb
+    } else {
+        Rot::Shifts
+    }
+}
+
+/// Where [`Em`] loads the masks from.
+#[derive(Clone, Copy)]
+enum Masks {
+    /// The variant's table, its address in the register.
+    Table(Reg),
+    /// A copy in the frame (no register holds an address through the rounds).
+    Frame(Slot),
+}
+
+/// Copies the mask table into the frame: 2 instructions a mask, once a call.
+fn masks_in_frame(f: &mut Func, variant: &str) -> Masks {
+    let slot = f.slot("masks", 8 * MASKS.len() as u32, 8, false);
+    let (base, t) = (f.xreg("table"), f.xreg("mask"));
+    f.public(base);
+    f.public(t);
+    f.la(base, &masks_sym(variant));
+    for i in 0..MASKS.len() {
+        let off = 8 * i as i64;
+        kasm!(f, ld {t}, {off}({base}); sd {t}, {StackAt(slot, off)}(sp););
+    }
+    Masks::Frame(slot)
+}
+
+/// [`Words`] as instructions on fresh virtual registers, the masks loaded from `masks`.
+struct Em<'a> {
+    f: &'a mut Func,
+    rot: Rot,
+    masks: Masks,
+}
+
+impl Em<'_> {
+    fn new_reg(&mut self) -> Reg {
+        self.f.xreg("w")
+    }
+}
+
+impl Words for Em<'_> {
+    type V = Reg;
+    fn xor(&mut self, a: Reg, b: Reg) -> Reg {
+        let d = self.new_reg();
+        kasm!(self.f, xor {d}, {a}, {b};);
+        d
+    }
+    fn and(&mut self, a: Reg, b: Reg) -> Reg {
+        let d = self.new_reg();
+        kasm!(self.f, and {d}, {a}, {b};);
+        d
+    }
+    fn or(&mut self, a: Reg, b: Reg) -> Reg {
+        let d = self.new_reg();
+        kasm!(self.f, or {d}, {a}, {b};);
+        d
+    }
+    fn not(&mut self, a: Reg) -> Reg {
+        let d = self.new_reg();
+        kasm!(self.f, xori {d}, {a}, -1;);
+        d
+    }
+    fn ror(&mut self, a: Reg, n: u32) -> Reg {
+        let d = self.new_reg();
+        let n = n as i64;
+        match self.rot {
+            Rot::Thead => kasm!(self.f, th.srri {d}, {a}, {n};),
+            Rot::Zbb => kasm!(self.f, rori {d}, {a}, {n};),
+            Rot::Shifts => {
+                let (t, l) = (self.new_reg(), 64 - n);
+                kasm!(self.f, srli {t}, {a}, {n}; slli {d}, {a}, {l}; or {d}, {d}, {t};);
+            }
+        }
+        d
+    }
+    fn srl(&mut self, a: Reg, n: u32) -> Reg {
+        let d = self.new_reg();
+        let n = n as i64;
+        kasm!(self.f, srli {d}, {a}, {n};);
+        d
+    }
+    fn sll(&mut self, a: Reg, n: u32) -> Reg {
+        let d = self.new_reg();
+        let n = n as i64;
+        kasm!(self.f, slli {d}, {a}, {n};);
+        d
+    }
+    fn zext32(&mut self, a: Reg) -> Reg {
+        let d = self.new_reg();
+        if self.rot == Rot::Thead {
+            kasm!(self.f, th.extu {d}, {a}, 31, 0;);
+        } else {
+            kasm!(self.f, slli {d}, {a}, 32; srli {d}, {d}, 32;);
+        }
+        d
+    }
+    fn konst(&mut self, c: u64) -> Reg {
+        let d = self.new_reg();
+        let i = MASKS.iter().position(|&m| m == c).unwrap_or_else(|| panic!("{c:#018x} is not in the mask table"));
+        let off = 8 * i as i64;
+        match self.masks {
+            Masks::Table(base) => kasm!(self.f, ld {d}, {off}({base});),
+            Masks::Frame(slot) => kasm!(self.f, ld {d}, {StackAt(slot, off)}(sp);),
+        }
+        d
+    }
+}
+
+/// Byte `off` of a stack slot, as an instruction operand.
+#[derive(Clone, Copy)]
+struct StackAt(Slot, i64);
+
+impl From<StackAt> for Opnd {
+    fn from(s: StackAt) -> Opnd {
+        Opnd::Stack { slot: s.0, off: s.1 }
+    }
+}
+
+fn xor8(w: &mut Em, a: [Reg; 8], b: [Reg; 8]) -> [Reg; 8] {
+    std::array::from_fn(|i| w.xor(a[i], b[i]))
+}
+
+/// `a ^ b` into `into` (the registers where paths meet), or into new registers.
+fn xor8_into(w: &mut Em, a: [Reg; 8], b: [Reg; 8], into: Option<[Reg; 8]>) -> [Reg; 8] {
+    match into {
+        None => xor8(w, a, b),
+        Some(d) => {
+            for i in 0..8 {
+                let (di, ai, bi) = (d[i], a[i], b[i]);
+                kasm!(w.f, xor {di}, {ai}, {bi};);
+            }
+            d
+        }
+    }
+}
+
+/// Round key `i` of the schedule at `key` (byte 16i), bitsliced, `SR^shift`, 0x63 if `not63`.
+fn key_words(w: &mut Em, key: Reg, off: i64, shift: u32, not63: bool) -> [Reg; 8] {
+    let (lo, hi, t) = (w.new_reg(), w.new_reg(), w.new_reg());
+    aes::load_key64(w.f, key, lo, off, t);
+    aes::load_key64(w.f, key, hi, off + 8, t);
+    slice::round_key(w, lo, hi, shift, not63)
+}
+
+/// Where a round's key words come from: made where the round adds them (so they are not
+/// live across its S-box).
+type Keys<'k> = &'k dyn Fn(&mut Em) -> [Reg; 8];
+
+/// Encryption round `r` (1 .. rounds-1) on `s`, its result into `into` if given.
+fn enc_round(w: &mut Em, s: [Reg; 8], r: usize, k: Keys, into: Option<[Reg; 8]>) -> [Reg; 8] {
+    let s = slice::sbox(w, s);
+    let s = slice::mix_columns(w, s, (r % 4) as u32);
+    let k = k(w);
+    xor8_into(w, s, k, into)
+}
+
+/// The last encryption round (SubBytes, the key), SR² first if `shift`.
+fn enc_final(w: &mut Em, s: [Reg; 8], shift: bool, k: Keys, into: Option<[Reg; 8]>) -> [Reg; 8] {
+    let s = if shift { s.map(|v| slice::shift_rows(w, v, 2)) } else { s };
+    let s = slice::sbox(w, s);
+    let k = k(w);
+    xor8_into(w, s, k, into)
+}
+
+/// Decryption round `r` (rounds-1 .. 1): InvMixColumns, the key, InvSubBytes.
+fn dec_round(w: &mut Em, s: [Reg; 8], r: usize, k: Keys) -> [Reg; 8] {
+    let s = slice::inv_mix_columns(w, s, (r % 4) as u32);
+    let k = k(w);
+    let s = xor8(w, s, k);
+    slice::inv_sbox(w, s)
+}
+
+/// The masks table's symbol.
+fn masks_sym(variant: &str) -> String {
+    format!("kgen_aes_ct_{}_masks", variant.replace('-', "_"))
+}
+
+fn masks_data(variant: &str) -> DataObj {
+    DataObj {
+        name: masks_sym(variant),
+        align: 8,
+        bytes: MASKS.iter().flat_map(|m| m.to_le_bytes()).collect(),
+        elem: 8,
+        global: false,
+        comment: "the transposition's, ShiftRows' and the column rotations' masks".into(),
+    }
+}
+
+// ---- one block ----------------------------------------------------------------------------
+
+/// Where the rounds find their keys: `load(w, kp, off, r, last)` gives round `r`'s words
+/// from `off` bytes past the key pointer `kp` (`last`: the final round's); the pointer starts
+/// at round 1's key and moves `4 * stride` bytes per pass of the four-round loop.
+struct KeySource<'a> {
+    stride: i64,
+    load: &'a dyn Fn(&mut Em, Reg, i64, usize, bool) -> [Reg; 8],
+    /// For keys in the frame at this slot offset: the pointer is made from `sp` at each
+    /// pass, `slot + (pass offset & 0x300)`, so the checks know its range.
+    frame: Option<StackAt>,
+}
+
+/// Encryption rounds 1 .. rounds-1 and the last round. `sl` holds the state after round 0
+/// (its registers carry the state around the four-round loop); the result goes into `fin`.
+/// Rounds 1..8 (AES-128, AES-192) or 1..12 (AES-256) run as a loop of four rounds, whose
+/// MixColumns rotations repeat every four rounds; then round 9 or 13, AES-192's rounds 10
+/// and 11, and the last round, SR² before it if `pre[0]` (AES-128, AES-256) or `pre[1]`
+/// (AES-192). The key size is public.
+#[allow(clippy::too_many_arguments)]
+fn enc_rounds(f: &mut Func, rot: Rot, masks: Masks, rounds: Reg, kp: Reg, sl: [Reg; 8], fin: [Reg; 8], k: &KeySource, pre: [bool; 2]) {
+    let [n, po, t] = [f.xreg("n"), f.xreg("pass_off"), f.xreg("t")];
+    for r in [n, po, t] {
+        f.public(r);
+    }
+    let st = k.stride;
+    let point = |f: &mut Func| {
+        if let Some(base) = k.frame {
+            kasm!(f, andi {t}, {po}, 0x300; addi {kp}, sp, {base}; add {kp}, {kp}, {t};);
+        }
+    };
+    kasm!(f, addi {po}, zero, 0; rounds4:);
+    point(f);
+    let mut w = Em { f: &mut *f, rot, masks };
+    let mut s = sl;
+    for j in 0..4 {
+        s = enc_round(&mut w, s, j + 1, &|w| (k.load)(w, kp, st * j as i64, j + 1, false), (j == 3).then_some(sl));
+    }
+    let (step, rest) = (4 * st, 3 * st);
+    if k.frame.is_none() {
+        kasm!(f, addi {kp}, {kp}, {step};);
+    }
+    // Passes: (rounds - 2) / 4, two or three; the loop ends when the offset reaches that
+    // many steps.
+    let sh = step.trailing_zeros() as i64;
+    kasm!(f, addi {po}, {po}, {step}; addi {t}, {rounds}, -2; srli {t}, {t}, 2; slli {t}, {t}, {sh}; bltu {po}, {t}, rounds4;);
+    point(f);
+    let s9: [Reg; 8] = f.xregs("s9");
+    let mut w = Em { f: &mut *f, rot, masks };
+    enc_round(&mut w, sl, 9, &|w| (k.load)(w, kp, 0, 9, false), Some(s9));
+    kasm!(f, addi {n}, zero, 12; bne {rounds}, {n}, last_round;);
+    let mut w = Em { f: &mut *f, rot, masks };
+    let s = enc_round(&mut w, s9, 10, &|w| (k.load)(w, kp, st, 10, false), None);
+    let s = enc_round(&mut w, s, 11, &|w| (k.load)(w, kp, 2 * st, 11, false), None);
+    enc_final(&mut w, s, pre[1], &|w| (k.load)(w, kp, rest, 12, true), Some(fin));
+    kasm!(f, j rounds_done; last_round:);
+    let mut w = Em { f: &mut *f, rot, masks };
+    enc_final(&mut w, s9, pre[0], &|w| (k.load)(w, kp, st, 10, true), Some(fin));
+    kasm!(f, rounds_done:);
+}
+
+/// `AES_encrypt` / `AES_decrypt`: the block in all four lanes; each round key bitsliced
+/// from the `AES_KEY` where its round adds it.
+fn block_fn(e: &'static Entry, variant: &str, t: &Target, abi: Abi, inverse: bool) -> Func {
+    let mut f = Func::entry(e, variant, t, abi);
+    let [inp, out, key] = f.params();
+    let [rounds, n, kp, cnt] = [f.xreg("rounds"), f.xreg("n"), f.xreg("kp"), f.xreg("passes")];
+    for r in [rounds, n, kp, cnt] {
+        f.public(r);
+    }
+    let masks = masks_in_frame(&mut f, variant);
+    let [lo, hi] = [f.xreg("lo"), f.xreg("hi")];
+    let tmp = f.xregs::<4>("ld");
+    aes::load_block(&mut f, tmp, inp, [lo, hi]);
+    kasm!(f, lw {rounds}, 240({key}););
+    let sl: [Reg; 8] = f.xregs("sl");
+    let fin: [Reg; 8] = f.xregs("fin");
+    let rot = rot_of(t);
+    // AES_KEY's round keys, bitsliced where they are added: SR^-(r mod 4) but the last.
+    let schedule = |w: &mut Em, kp: Reg, off: i64, r: usize, last: bool| key_words(w, kp, off, if last { 0 } else { slice::key_shift(r) }, true);
+    let src = KeySource { stride: 16, load: &schedule, frame: None };
+    if !inverse {
+        let mut w = Em { f: &mut f, rot, masks };
+        let s = slice::round_key(&mut w, lo, hi, 0, false);
+        let k = key_words(&mut w, key, 0, 0, false);
+        xor8_into(&mut w, s, k, Some(sl));
+        kasm!(f, addi {kp}, {key}, 16;);
+        enc_rounds(&mut f, rot, masks, rounds, kp, sl, fin, &src, [slice::final_shift(10), slice::final_shift(12)]);
+    } else {
+        // The decryption schedule's key i is round rounds-i's: the last round's first. Its
+        // rounds rounds-1 .. 1 take MixColumns' rotations of r mod 4 = 3, 2 (AES-192's two
+        // extra rounds), then 1, 0, 3, 2 in a loop, then 1.
+        let mut w = Em { f: &mut f, rot, masks };
+        let s = slice::round_key(&mut w, lo, hi, 0, false);
+        let k = key_words(&mut w, key, 0, 0, true);
+        let s = xor8(&mut w, s, k);
+        let s = slice::inv_sbox(&mut w, s);
+        kasm!(f, addi {n}, zero, 12; bne {rounds}, {n}, not192;);
+        let mut w = Em { f: &mut f, rot, masks };
+        let s11 = dec_round(&mut w, s, 11, &|w| key_words(w, key, 16, slice::key_shift(11), true));
+        let s10 = dec_round(&mut w, s11, 10, &|w| key_words(w, key, 32, slice::key_shift(10), true));
+        for (a, b) in sl.into_iter().zip(s10) {
+            w.f.mv(a, b);
+        }
+        kasm!(f, addi {kp}, {key}, 48; addi {cnt}, zero, 2; j rounds4; not192:);
+        let mut w = Em { f: &mut f, rot, masks };
+        let sr: [Reg; 8] = s.map(|v| slice::shift_rows(&mut w, v, 2));
+        for (a, b) in sl.into_iter().zip(sr) {
+            w.f.mv(a, b);
+        }
+        kasm!(f, addi {kp}, {key}, 16; addi {cnt}, zero, 2; addi {n}, zero, 14; bne {rounds}, {n}, rounds4; addi {cnt}, zero, 3; rounds4:);
+        let mut w = Em { f: &mut f, rot, masks };
+        let mut s = sl;
+        for j in 0..4usize {
+            let r = [1, 0, 3, 2][j];
+            s = dec_round(&mut w, s, r, &|w| key_words(w, kp, 16 * j as i64, slice::key_shift(r), true));
+        }
+        for (a, b) in sl.into_iter().zip(s) {
+            w.f.mv(a, b);
+        }
+        kasm!(f, addi {kp}, {kp}, 64; addi {cnt}, {cnt}, -1; bnez {cnt}, rounds4;);
+        let mut w = Em { f: &mut f, rot, masks };
+        let s = dec_round(&mut w, sl, 1, &|w| key_words(w, kp, 0, slice::key_shift(1), true));
+        let k = key_words(&mut w, kp, 16, 0, false);
+        xor8_into(&mut w, s, k, Some(fin));
+    }
+    let mut w = Em { f: &mut f, rot, masks };
+    let lanes = slice::unpack(&mut w, fin);
+    let (olo, ohi) = lanes[0];
+    store16(&mut f, out, [olo, ohi], n);
+    f.ret();
+    f
+}
+
+/// The 16 bytes at `p` = (d0, d1), little-endian; where misaligned doublewords are slow, a
+/// misaligned `p` byte by byte, an aligned one through `p & -8` (see [`aligned_pointers`]).
+fn store16(f: &mut Func, p: Reg, d: [Reg; 2], t: Reg) {
+    let [d0, d1] = d;
+    if f.target.misaligned == Misaligned::Fast {
+        kasm!(f, sd {d0}, 0({p}); sd {d1}, 8({p}););
+        return;
+    }
+    kasm!(f, andi {t}, {p}, 7; bnez {t}, out_unaligned; andi {t}, {p}, -8; sd {d0}, 0({t}); sd {d1}, 8({t}); out_stored:);
+    f.cold(|f| {
+        kasm!(f, out_unaligned:);
+        for (k, w) in [d0, d1].into_iter().enumerate() {
+            for i in 0..8i64 {
+                let off = 8 * k as i64 + i;
+                kasm!(f, sb {w}, {off}({p}););
+                if i < 7 {
+                    kasm!(f, srli {w}, {w}, 8;);
+                }
+            }
+        }
+        kasm!(f, j out_stored;);
+    });
+}
+
+// ---- counter mode -------------------------------------------------------------------------
+
+/// The counter's big-endian bytes of one block (`ctr`, a 32-bit value) as the transposition
+/// takes them: bytes 12..16 of a block are row 0..3 of column 3, which [`slice::gather`]
+/// puts in byte slots 1, 3, 5, 7 of its second word.
+fn counter_word(w: &mut Em, ctr: Reg) -> Reg {
+    let b = w.new_reg();
+    match w.rot {
+        Rot::Thead => kasm!(w.f, th.revw {b}, {ctr}; th.extu {b}, {b}, 31, 0;),
+        Rot::Zbb => kasm!(w.f, rev8 {b}, {ctr}; srli {b}, {b}, 32;),
+        Rot::Shifts => {
+            let (t, u) = (w.new_reg(), w.new_reg());
+            kasm!(w.f,
+                slli {b}, {ctr}, 24; srliw {t}, {ctr}, 24; or {b}, {b}, {t};
+                srliw {t}, {ctr}, 8; andi {t}, {t}, 255; slli {t}, {t}, 16; or {b}, {b}, {t};
+                srliw {t}, {ctr}, 16; andi {t}, {t}, 255; slli {u}, {t}, 8; or {b}, {b}, {u};
+                slli {b}, {b}, 32; srli {b}, {b}, 32;
+            );
+        }
+    }
+    // bytes b0 b1 b2 b3 -> slots 1, 3, 5, 7
+    let t = w.sll(b, 16);
+    let b = w.or(b, t);
+    let m = w.konst(MASKS[13]);
+    let b = w.and(b, m);
+    let t = w.sll(b, 8);
+    let b = w.or(b, t);
+    let m = w.konst(MASKS[7]);
+    let b = w.and(b, m);
+    w.sll(b, 8)
+}
+
+/// The transposition of four counter columns (`g[j]` from [`counter_word`]; the words of
+/// columns 0..2 are zero, so half the swaps have nothing to do).
+fn counter_planes(w: &mut Em, g: [Reg; 4]) -> [Reg; 8] {
+    let m = w.konst(MASKS[0]);
+    let (t5, t4) = slice::swapmove(w, g[1], g[0], 1, m);
+    let (t7, t6) = slice::swapmove(w, g[3], g[2], 1, m);
+    let m = w.konst(MASKS[1]);
+    let (t6, t4) = slice::swapmove(w, t6, t4, 2, m);
+    let (t7, t5) = slice::swapmove(w, t7, t5, 2, m);
+    let m = w.konst(MASKS[2]);
+    let mut out = [t4, t5, t6, t7, t4, t5, t6, t7];
+    for i in 0..4 {
+        // swapmove(t[4+i], 0, 4, m): the low word receives what leaves the high one.
+        let t = w.and(out[4 + i], m);
+        out[4 + i] = w.xor(out[4 + i], t);
+        out[i] = w.sll(t, 4);
+    }
+    out
+}
+
+fn ctr32_fn(variant: &str, t: &Target, abi: Abi) -> Func {
+    let mut f = Func::entry(&CTR32, variant, t, abi);
+    let [inp, out, blocks, key, ivec] = f.params();
+    let rot = rot_of(t);
+    // Round keys 0..=14, and two slots more: the keys are made in a loop of four through a
+    // pointer whose range the checks see as up to 0x300 past round 1's.
+    let kbuf = f.slot("round_keys", 17 * 64, 8, true);
+    let [rounds, n, ctr] = [f.xreg("rounds"), f.xreg("n"), f.xreg("ctr")];
+    for r in [rounds, n, ctr] {
+        f.public(r);
+    }
+    let ks = |r: usize, p: usize| StackAt(kbuf, 64 * r as i64 + 8 * p as i64);
+    kasm!(f, bnez {blocks}, start; j done; start:);
+    let masks = masks_in_frame(&mut f, variant);
+    kasm!(f, lw {rounds}, 240({key}););
+    f.comment("the round keys, bitsliced, into the frame: round r's at 64r. Zeros first (every key's bytes are then written before they are read, which the loop's stores cannot show)");
+    for r in 1..=16 {
+        for p in 0..8 {
+            kasm!(f, sd zero, {ks(r, p)}(sp););
+        }
+    }
+    // Round r's key at 64(r-1) past `kd`: SR^-(r mod 4) and 0x63, the last one SR²-shifted
+    // (the rounds leave SR² of the output's planes, and each block's bytes are swapped back
+    // after the transposition: 4 instructions a block instead of 6 a plane).
+    let [ka, kd, po, tt] = [f.xreg("ka"), f.xreg("kd"), f.xreg("pass_off"), f.xreg("t")];
+    for r in [ka, kd, po, tt] {
+        f.public(r);
+    }
+    let make = |f: &mut Func, off: i64, shift: u32, to: i64| {
+        let mut w = Em { f: &mut *f, rot, masks };
+        let k = key_words(&mut w, ka, off, shift, true);
+        for (p, v) in k.into_iter().enumerate() {
+            let o = to + 8 * p as i64;
+            kasm!(f, sd {v}, {o}({kd}););
+        }
+    };
+    let point = |f: &mut Func| kasm!(f, andi {tt}, {po}, 0x300; addi {kd}, sp, {ks(1, 0)}; add {kd}, {kd}, {tt};);
+    // Four keys a pass, SR^-1, SR^-2, SR^-3, SR^0 (key_shift of 1, 2, 3, 4 mod 4); a pass
+    // ends after its second key once `rounds` keys are made: rounds 10 and 14 end there,
+    // and their last key's SR² is key_shift(2). Rounds 12 end after a whole pass, whose
+    // last key (12) is made again SR²-shifted. One loop for every key size keeps the
+    // function under 16 KiB of code, one way of the C906's instruction cache (at 18 KiB the
+    // RTL missed in it at every call: docs/cost-model.md).
+    let lim = f.xreg("keys_end");
+    f.public(lim);
+    kasm!(f, slli {lim}, {rounds}, 6; addi {ka}, {key}, 16; addi {po}, zero, 0; keys4:);
+    point(&mut f);
+    for j in 0..2usize {
+        make(&mut f, 16 * j as i64, slice::key_shift(j + 1), 64 * j as i64);
+    }
+    kasm!(f, addi {tt}, {po}, 128; bgeu {tt}, {lim}, keys_done;);
+    for j in 2..4usize {
+        make(&mut f, 16 * j as i64, slice::key_shift(j + 1), 64 * j as i64);
+    }
+    kasm!(f, addi {ka}, {ka}, 64; addi {po}, {po}, 256; bltu {po}, {lim}, keys4; j keys12;);
+    kasm!(f, keys_done:);
+    f.cold(|f| {
+        f.comment("rounds 12: key 12 again, SR²-shifted");
+        kasm!(f, keys12:);
+        make(f, -16, 2, 192);
+        kasm!(f, j keys_done;);
+    });
+    f.comment("the nonce (ivec[0..12]) bitsliced with round key 0, in round key 0's place; the counter");
+    let [lo, hi] = [f.xreg("lo"), f.xreg("hi")];
+    let tmp = f.xregs::<4>("ld");
+    aes::load_block(&mut f, tmp, ivec, [lo, hi]);
+    let mut w = Em { f: &mut f, rot, masks };
+    let nhi = w.zext32(hi);
+    let s = slice::round_key(&mut w, lo, nhi, 0, false);
+    let k = key_words(&mut w, key, 0, 0, false);
+    let s = xor8(&mut w, s, k);
+    for (p, v) in s.into_iter().enumerate() {
+        kasm!(w.f, sd {v}, {ks(0, p)}(sp););
+    }
+    let c = w.srl(hi, 32);
+    match rot {
+        Rot::Thead => kasm!(f, th.revw {ctr}, {c};),
+        _ => {
+            // The counter block's bytes 12..16 as the big-endian value: counter_word's
+            // byte swap undone (a swap of a swap), on the value's four bytes.
+            let mut w = Em { f: &mut f, rot, masks };
+            let v = counter_word_value(&mut w, c);
+            f.mv(ctr, v);
+        }
+    }
+    let [sl, fin]: [[Reg; 8]; 2] = [f.xregs("sl"), f.xregs("fin")];
+    kasm!(f, four:);
+    f.comment("four counter blocks: the nonce's planes ^ the counters' planes");
+    let mut w = Em { f: &mut f, rot, masks };
+    let g: [Reg; 4] = std::array::from_fn(|j| {
+        let cj = w.new_reg();
+        let jj = j as i64;
+        kasm!(w.f, addiw {cj}, {ctr}, {jj};);
+        counter_word(&mut w, cj)
+    });
+    let col = counter_planes(&mut w, g);
+    let k0: [Reg; 8] = std::array::from_fn(|p| {
+        let k = w.new_reg();
+        kasm!(w.f, ld {k}, {ks(0, p)}(sp););
+        k
+    });
+    xor8_into(&mut w, col, k0, Some(sl));
+    let s = sl;
+    f.comment("the rounds: every key size's last round leaves SR² of its planes (see the keys above)");
+    let from_frame = |w: &mut Em, kp: Reg, off: i64, _r: usize, _last: bool| -> [Reg; 8] {
+        std::array::from_fn(|p| {
+            let k = w.new_reg();
+            let o = off + 8 * p as i64;
+            kasm!(w.f, ld {k}, {o}({kp}););
+            k
+        })
+    };
+    let kp = f.xreg("kp");
+    f.public(kp);
+    let src = KeySource { stride: 64, load: &from_frame, frame: Some(ks(1, 0)) };
+    enc_rounds(&mut f, rot, masks, rounds, kp, s, fin, &src, [!slice::final_shift(10), !slice::final_shift(12)]);
+    kasm!(f, keystream:);
+    let mut w = Em { f: &mut f, rot, masks };
+    let lanes = slice::unpack(&mut w, fin);
+    f.comment("SR² of each block: bytes 1, 3, 5, 7 trade places with bytes 9, 11, 13, 15");
+    let mut w = Em { f: &mut f, rot, masks };
+    let m = w.konst(MASKS[19]);
+    let lanes = lanes.map(|(lo, hi)| {
+        let t = w.xor(lo, hi);
+        let t = w.and(t, m);
+        (w.xor(lo, t), w.xor(hi, t))
+    });
+    let ksw: [Reg; 8] = std::array::from_fn(|i| if i % 2 == 0 { lanes[i / 2].0 } else { lanes[i / 2].1 });
+    let [a, b] = [f.xreg("a"), f.xreg("b")];
+    kasm!(f, addi {n}, zero, 4; bltu {blocks}, {n}, tail;);
+    let slow = t.misaligned == Misaligned::Slow;
+    if slow {
+        kasm!(f, or {a}, {inp}, {out}; andi {a}, {a}, 7; bnez {a}, four_bytes;);
+    }
+    f.comment("out = in ^ keystream, four blocks");
+    let (pi, po) = aligned_pointers(&mut f, inp, out, slow);
+    for (i, k) in ksw.into_iter().enumerate() {
+        let off = 8 * i as i64;
+        kasm!(f, ld {a}, {off}({pi}); xor {a}, {a}, {k}; sd {a}, {off}({po}););
+    }
+    kasm!(f, four_next:
+        addi {inp}, {inp}, 64;
+        addi {out}, {out}, 64;
+        addi {blocks}, {blocks}, -4;
+        addiw {ctr}, {ctr}, 4;
+        bnez {blocks}, four;
+        j done;
+    );
+    if slow {
+        f.cold(|f| {
+            kasm!(f, four_bytes:);
+            xor_bytes(f, inp, out, &ksw, 64, a, b);
+            kasm!(f, j four_next;);
+        });
+    }
+    f.comment("one to three blocks left: as many keystream blocks, a block at a time");
+    kasm!(f, tail:);
+    for j in 0..3 {
+        let jj = j as i64 + 1;
+        let k = [ksw[2 * j], ksw[2 * j + 1]];
+        let off = 16 * j as i64;
+        if slow {
+            f.scope(|f| {
+                kasm!(f, or {a}, {inp}, {out}; andi {a}, {a}, 7; bnez {a}, bytes;);
+                let (pi, po) = aligned_pointers(f, inp, out, true);
+                for (h, kw) in k.into_iter().enumerate() {
+                    let o = off + 8 * h as i64;
+                    kasm!(f, ld {a}, {o}({pi}); xor {a}, {a}, {kw}; sd {a}, {o}({po}););
+                }
+                kasm!(f, j next; bytes:);
+                let (pi, po) = (f.xreg("pi"), f.xreg("po"));
+                kasm!(f, addi {pi}, {inp}, {off}; addi {po}, {out}, {off};);
+                xor_bytes(f, pi, po, &k, 16, a, b);
+                kasm!(f, next:);
+            });
+        } else {
+            for (h, kw) in k.into_iter().enumerate() {
+                let o = off + 8 * h as i64;
+                kasm!(f, ld {a}, {o}({inp}); xor {a}, {a}, {kw}; sd {a}, {o}({out}););
+            }
+        }
+        if j < 2 {
+            kasm!(f, addi {n}, zero, {jj}; beq {blocks}, {n}, done;);
+        }
+    }
+    kasm!(f, done:);
+    f.ret();
+    f
+}
+
+/// The pointers to access doublewords through, where a test just found `(inp | out) & 7`
+/// zero: on targets with slow misaligned accesses, `inp & -8` and `out & -8` (the same
+/// addresses; their alignment then follows from the arithmetic, whatever registers the
+/// pointers were reloaded into around the test).
+fn aligned_pointers(f: &mut Func, inp: Reg, out: Reg, slow: bool) -> (Reg, Reg) {
+    if !slow {
+        return (inp, out);
+    }
+    let (pi, po) = (f.xreg("pi"), f.xreg("po"));
+    kasm!(f, andi {pi}, {inp}, -8; andi {po}, {out}, -8;);
+    (pi, po)
+}
+
+/// The counter value from its four big-endian bytes in the low word of `c` (a byte swap of
+/// 32 bits, zero-extended).
+fn counter_word_value(w: &mut Em, c: Reg) -> Reg {
+    let b = w.new_reg();
+    match w.rot {
+        Rot::Zbb => kasm!(w.f, rev8 {b}, {c}; srli {b}, {b}, 32;),
+        _ => {
+            let (t, u) = (w.new_reg(), w.new_reg());
+            kasm!(w.f,
+                slliw {b}, {c}, 24; srliw {t}, {c}, 24; or {b}, {b}, {t};
+                srliw {t}, {c}, 8; andi {t}, {t}, 255; slli {t}, {t}, 16; or {b}, {b}, {t};
+                srliw {t}, {c}, 16; andi {t}, {t}, 255; slli {u}, {t}, 8; or {b}, {b}, {u};
+                slli {b}, {b}, 32; srli {b}, {b}, 32;
+            );
+        }
+    }
+    b
+}
+
+/// out[0..n] = in[0..n] ^ the keystream words `k`, a byte at a time (buffers whose
+/// doublewords would be misaligned where that is slow).
+fn xor_bytes(f: &mut Func, inp: Reg, out: Reg, k: &[Reg], n: usize, a: Reg, b: Reg) {
+    for i in 0..n {
+        let (kw, sh, off) = (k[i / 8], 8 * (i % 8) as i64, i as i64);
+        kasm!(f, lbu {a}, {off}({inp}); srli {b}, {kw}, {sh}; xor {a}, {a}, {b}; sb {a}, {off}({out}););
+    }
+}
+
+// ---- key schedules ------------------------------------------------------------------------
+
+/// SubWord of the four bytes of `x` (a 32-bit word; bits above 32 ignored) with the
+/// S-box circuit: bit planes of the four bytes side by side (bit `8i` of plane `p` is bit
+/// `p` of byte `i`), 113 gates, planes back to bytes, 0x63 added.
+fn sub_word(w: &mut Em, x: Reg) -> Reg {
+    let m = w.konst(MASKS[14]);
+    let planes: [Reg; 8] = std::array::from_fn(|p| {
+        let v = if p == 0 { x } else { w.srl(x, p as u32) };
+        w.and(v, m)
+    });
+    let s = slice::sbox(w, planes);
+    let mut acc = s[0];
+    for (p, &v) in s.iter().enumerate().skip(1) {
+        let t = w.sll(v, p as u32);
+        acc = w.or(acc, t);
+    }
+    let c = w.konst(MASKS[15]);
+    w.xor(acc, c)
+}
+
+/// Rotates the low word of `x` right by 8 (RotWord in memory byte order).
+fn rot_word(w: &mut Em, x: Reg) -> Reg {
+    let d = w.new_reg();
+    match w.rot {
+        Rot::Thead => kasm!(w.f, th.srriw {d}, {x}, 8;),
+        Rot::Zbb => kasm!(w.f, roriw {d}, {x}, 8;),
+        Rot::Shifts => {
+            let t = w.new_reg();
+            kasm!(w.f, srliw {d}, {x}, 8; slliw {t}, {x}, 24; or {d}, {d}, {t};);
+        }
+    }
+    d
+}
+
+/// FIPS-197 5.2 into `key` (words in memory byte order), SubWord by [`sub_word`]: `nk`
+/// words a pass (the last pass four), so that every branch but the loop's own goes the
+/// same way in every pass.
+fn expand(f: &mut Func, rot: Rot, masks: Masks, user: Reg, key: Reg, nk: Reg, total: Reg, rcon: Reg) {
+    let [wv, t, b, p, q, i, lim] = [f.xreg("wv"), f.xreg("tw"), f.xreg("b"), f.xreg("p"), f.xreg("q"), f.xreg("i"), f.xreg("lim")];
+    for r in [p, q, i, lim] {
+        f.public(r);
+    }
+    f.comment("copy the user key: w[0..nk]");
+    kasm!(f,
+        addi {i}, zero, 0;
+    copy:
+        slli {t}, {i}, 2;
+        add {p}, {user}, {t};
+    );
+    aes::load_word_any(f, wv, p, b);
+    kasm!(f,
+        add {p}, {key}, {t};
+        sw {wv}, 0({p});
+        addi {i}, {i}, 1;
+        bltu {i}, {nk}, copy;
+        addi {p}, {p}, 4;
+        slli {t}, {nk}, 2;
+        sub {q}, {p}, {t};
+    pass:
+    );
+    f.comment("w[i] = w[i-nk] ^ SubWord(RotWord(w[i-1])) ^ rcon, then w[i+1..i+4]");
+    let mut w = Em { f: &mut *f, rot, masks };
+    let r = rot_word(&mut w, wv);
+    let s = sub_word(&mut w, r);
+    kasm!(f,
+        lbu {b}, 0({rcon});
+        addi {rcon}, {rcon}, 1;
+        xor {wv}, {s}, {b};
+    );
+    let words = |f: &mut Func, n: i64| {
+        for j in 0..n {
+            let o = 4 * j;
+            kasm!(f, lw {t}, {o}({q}); xor {wv}, {wv}, {t}; sw {wv}, {o}({p}););
+        }
+        let (bytes, n) = (4 * n, n);
+        kasm!(f, addi {p}, {p}, {bytes}; addi {q}, {q}, {bytes}; addi {i}, {i}, {n};);
+    };
+    words(f, 4);
+    kasm!(f,
+        bgeu {i}, {total}, end;
+        addi {lim}, zero, 4;
+        beq {nk}, {lim}, pass;
+        addi {lim}, zero, 8;
+        bne {nk}, {lim}, two;
+    );
+    f.comment("AES-256: w[i+4] takes SubWord(w[i+3])");
+    let mut w = Em { f: &mut *f, rot, masks };
+    let s = sub_word(&mut w, wv);
+    f.mv(wv, s);
+    kasm!(f, two:);
+    words(f, 2);
+    kasm!(f,
+        addi {lim}, zero, 8;
+        bne {nk}, {lim}, pass;
+    );
+    words(f, 2);
+    kasm!(f, j pass; end:);
+}
+
+/// Four bytes of `x` times 2 in GF(2^8), each: `(x & 0x7f) << 1`, and 0x1b where the top
+/// bit was set (`(h << 1) - (h >> 7)` is 0xff in those bytes).
+fn xtime4(w: &mut Em, x: Reg) -> Reg {
+    let (m80, m7f, m1b) = (w.konst(MASKS[16]), w.konst(MASKS[17]), w.konst(MASKS[18]));
+    let h = w.and(x, m80);
+    let l = w.and(x, m7f);
+    let l = w.sll(l, 1);
+    let a = w.sll(h, 1);
+    let b = w.srl(h, 7);
+    let d = w.new_reg();
+    kasm!(w.f, sub {d}, {a}, {b};);
+    let d = w.and(d, m1b);
+    w.xor(l, d)
+}
+
+/// Rotates the low word of `x` right by `n` bits (zero-extended result).
+fn rot32(w: &mut Em, x: Reg, n: u32) -> Reg {
+    let d = w.new_reg();
+    let n = n as i64;
+    match w.rot {
+        Rot::Thead => kasm!(w.f, th.srriw {d}, {x}, {n}; th.extu {d}, {d}, 31, 0;),
+        Rot::Zbb => kasm!(w.f, roriw {d}, {x}, {n}; slli {d}, {d}, 32; srli {d}, {d}, 32;),
+        Rot::Shifts => {
+            let (t, l) = (w.new_reg(), 32 - n);
+            kasm!(w.f, srliw {d}, {x}, {n}; slliw {t}, {x}, {l}; or {d}, {d}, {t}; slli {d}, {d}, 32; srli {d}, {d}, 32;);
+        }
+    }
+    d
+}
+
+/// InvMixColumns of one column word (memory byte order): byte i = 14·a_i ^ 11·a_{i+1} ^
+/// 13·a_{i+2} ^ 9·a_{i+3}.
+fn inv_mix_column(w: &mut Em, x: Reg) -> Reg {
+    let x2 = xtime4(w, x);
+    let x4 = xtime4(w, x2);
+    let x8 = xtime4(w, x4);
+    let x9 = w.xor(x8, x);
+    let x11 = w.xor(x9, x2);
+    let x13 = w.xor(x9, x4);
+    let x14 = w.xor(x8, x4);
+    let x14 = w.xor(x14, x2);
+    let a = rot32(w, x11, 8);
+    let b = rot32(w, x13, 16);
+    let c = rot32(w, x9, 24);
+    let o = w.xor(x14, a);
+    let o = w.xor(o, b);
+    w.xor(o, c)
+}
+
+fn setkey_fn(e: &'static Entry, variant: &str, t: &Target, abi: Abi, decrypt: bool) -> Func {
+    let mut f = Func::entry(e, variant, t, abi);
+    let [user, bits, key] = f.params();
+    let [nk, total, rcon, masks] = [f.xreg("nk"), f.xreg("total"), f.xreg("rcon"), f.xreg("masks")];
+    for r in [nk, total, rcon, masks] {
+        f.public(r);
+    }
+    let rot = rot_of(t);
+    aes::setkey_checks(&mut f, user, bits, key, nk, total);
+    f.la(masks, &masks_sym(variant));
+    f.la(rcon, &format!("{}_rcon", masks_sym(variant)));
+    let masks = Masks::Table(masks);
+    expand(&mut f, rot, masks, user, key, nk, total, rcon);
+    if decrypt {
+        let [lo, hi, a, b] = [f.xreg("lo"), f.xreg("hi"), f.xreg("a"), f.xreg("b")];
+        for r in [lo, hi] {
+            f.public(r);
+        }
+        f.comment("reverse the order of the round keys (16 bytes at a time)");
+        kasm!(f,
+            addi {lo}, {key}, 0;
+            slli {hi}, {total}, 2;
+            add {hi}, {hi}, {key};
+            addi {hi}, {hi}, -16;
+        swap:
+        );
+        for off in [0i64, 4, 8, 12] {
+            kasm!(f, lw {a}, {off}({lo}); lw {b}, {off}({hi}); sw {b}, {off}({lo}); sw {a}, {off}({hi}););
+        }
+        kasm!(f,
+            addi {lo}, {lo}, 16;
+            addi {hi}, {hi}, -16;
+            bltu {lo}, {hi}, swap;
+        );
+        f.comment("InvMixColumns of words 4 .. total-4");
+        kasm!(f,
+            addi {lo}, {key}, 16;
+            slli {hi}, {total}, 2;
+            add {hi}, {hi}, {key};
+            addi {hi}, {hi}, -16;
+        imc:
+            lwu {a}, 0({lo});
+        );
+        let mut w = Em { f: &mut f, rot, masks };
+        let o = inv_mix_column(&mut w, a);
+        kasm!(f,
+            sw {o}, 0({lo});
+            addi {lo}, {lo}, 4;
+            bltu {lo}, {hi}, imc;
+        );
+    }
+    f.ret_imm(0);
+    f
+}
+
+fn build(variant: &str, t: &Target, abi: Abi) -> Result<Module, BuildError> {
+    let mut m = Module::new("aes-ct", variant, t, abi);
+    m.notes = vec![
+        "AES (FIPS-197), constant time: fixsliced, four blocks in eight 64-bit words; no table".into(),
+        "lookup, no branch on the key or the data.".into(),
+    ];
+    m.add_data(masks_data(variant));
+    m.add_data(DataObj {
+        name: format!("{}_rcon", masks_sym(variant)),
+        align: 1,
+        bytes: aes::RCON.to_vec(),
+        elem: 1,
+        global: false,
+        comment: "round constants".into(),
+    });
+    m.add(block_fn(&ENCRYPT, variant, t, abi, false), true)?;
+    m.add(block_fn(&DECRYPT, variant, t, abi, true), true)?;
+    m.add(setkey_fn(&SET_ENCRYPT_KEY, variant, t, abi, false), true)?;
+    m.add(setkey_fn(&SET_DECRYPT_KEY, variant, t, abi, true), true)?;
+    m.add(ctr32_fn(variant, t, abi), true)?;
+    Ok(m)
+}
+
+
