@@ -188,6 +188,11 @@ enum Cmd {
         /// Directory for 0001-*.patch ... (created if needed).
         #[arg(long)]
         out: PathBuf,
+        /// Also use kernels that declare a cache-timing leak (T-table AES and the stitched
+        /// AES-GCM on it: faster, but their table addresses depend on the key and the data).
+        /// Without it every AES in the series is constant time.
+        #[arg(long)]
+        with_leaky_kernels: bool,
     },
     /// Write a `git format-patch` series against golang.org/x/crypto (Debian's
     /// golang-golang-x-crypto-dev sources) adding the riscv64 port: chacha20,
@@ -753,7 +758,7 @@ fn run_cmd(kernels: &[&'static Kernel], home: &Path, cmd: Cmd) -> Result<(), Err
             }
             Ok(())
         }
-        Cmd::OpensslPatches { base, src, out } => {
+        Cmd::OpensslPatches { base, src, out, with_leaky_kernels } => {
             use kgen_integrations::openssl;
             if !openssl::BASES.contains(&base.as_str()) {
                 return usage(format!("openssl-patches: unknown --base `{base}` (known: {})", openssl::BASES.join(", ")));
@@ -763,7 +768,8 @@ fn run_cmd(kernels: &[&'static Kernel], home: &Path, cmd: Cmd) -> Result<(), Err
             if !src.is_dir() {
                 return usage(format!("openssl-patches: {} is not an OpenSSL source tree (give --src; scripts/setup-toolchain.sh unpacks {base} there)", src.display()));
             }
-            let series = openssl::series(&src, &base, kernels)?;
+            let leaks = if with_leaky_kernels { openssl::Leaks::Allow } else { openssl::Leaks::Refuse };
+            let series = openssl::series(&src, &base, kernels, leaks)?;
             for p in series.write(&out)? {
                 println!("wrote {}", p.display());
             }

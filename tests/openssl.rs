@@ -17,8 +17,10 @@
 //!   so the scalar T-Head variants run and no vector code does;
 //! - T-Head's QEMU `-cpu c906fdv`, OPENSSL_riscvcap naming the T-Head extensions with
 //!   xtheadvector (that QEMU has no riscv_hwprobe): the XTheadVector variants run;
-//! - upstream QEMU `-cpu rv64`: upstream's code runs (Poly1305: kgen's RV64GC path, the
-//!   only code there is under POLY1305_ASM), and every recipe passes.
+//! - upstream QEMU `-cpu rv64`: upstream's code runs but for the constant-time AES and
+//!   Poly1305 (kgen's RV64GC paths; Poly1305's is the only code there is under
+//!   POLY1305_ASM), and every recipe passes; with OPENSSL_riscvcap=rv64gc_zbb, the AES's
+//!   Zbb variant.
 //!
 //! The patched libcrypto.a keeps every global symbol of the unpatched one (`nm`, the
 //! unpatched library built once from the same tarball and cached too), and every C file the
@@ -126,7 +128,7 @@ fn tools() -> Option<Tools> {
 
 fn series() -> &'static Series {
     static S: OnceLock<Series> = OnceLock::new();
-    S.get_or_init(|| openssl::series(&openssl::default_src(BASE), BASE, kgen_kernels::kernels()).expect("kgen openssl-patches"))
+    S.get_or_init(|| openssl::series(&openssl::default_src(BASE), BASE, kgen_kernels::kernels(), openssl::Leaks::Refuse).expect("kgen openssl-patches"))
 }
 
 fn cache_root() -> PathBuf {
@@ -374,7 +376,7 @@ fn every_patch_says_what_it_adds_how_it_is_selected_and_how_to_regenerate_it() {
     }
     let s = series();
     assert!(s.patches.len() >= 7, "{} patches", s.patches.len());
-    let again = openssl::series(&openssl::default_src(BASE), BASE, kgen_kernels::kernels()).unwrap();
+    let again = openssl::series(&openssl::default_src(BASE), BASE, kgen_kernels::kernels(), openssl::Leaks::Refuse).unwrap();
     assert_eq!(s.files(), again.files(), "two runs wrote different series");
     let cmd = openssl::command(BASE);
     for (i, (name, text)) in s.files().iter().enumerate() {
@@ -398,14 +400,48 @@ fn every_patch_says_what_it_adds_how_it_is_selected_and_how_to_regenerate_it() {
     // Poly1305 gets riscv64 assembly and with it POLY1305_ASM.
     let poly = s.patches.iter().find(|p| p.subject.contains("Poly1305")).expect("a Poly1305 patch");
     assert!(poly.diffs.iter().any(|d| d.path == "crypto/poly1305/build.info" && d.new.contains("$POLY1305ASM_riscv64=")));
-    // Detection: the riscv_arch.def lines the issue names.
+    // Detection: a riscv_arch.def line for every T-Head extension the series' code uses.
     let det = &s.patches[0];
     let def = det.diffs.iter().find(|d| d.path == "include/crypto/riscv_arch.def").expect("riscv_arch.def");
-    for name in ["XTHEADBA", "XTHEADBB", "XTHEADMEMIDX", "XTHEADMAC", "XTHEADVECTOR"] {
+    let used: BTreeSet<Ext> = s.counters().iter().flat_map(|c| c.exts.iter().copied()).filter(|e| e.name().starts_with("xthead")).collect();
+    assert!(used.contains(&Ext::XTheadBb) && used.contains(&Ext::XTheadVector), "{used:?}");
+    for e in used {
+        let name = e.name().to_ascii_uppercase();
         assert!(def.new.contains(&format!("RISCV_DEFINE_CAP({name},")), "no {name}");
     }
     let rc = det.diffs.iter().find(|d| d.path == "crypto/riscvcap.c").expect("riscvcap.c");
     assert!(!rc.new.contains("/proc/cpuinfo"));
+}
+
+/// The (kernel, variant) pairs a series calls that declare a leak (their checks' findings).
+fn leaky_variants(s: &Series) -> BTreeSet<(String, String)> {
+    let mut out = BTreeSet::new();
+    for c in s.counters() {
+        let Some(v) = c.variant else { continue };
+        let k = kgen_kernels::kernels().iter().find(|k| k.name == c.kernel).expect("the counter's kernel");
+        let m = k.variant(v).expect("the counter's variant").build(kgen_dsl::Abi::Psabi).expect("it builds");
+        if m.funcs.iter().any(|f| !f.findings.is_empty()) {
+            out.insert((c.kernel.to_string(), v.to_string()));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_default_series_calls_no_leaky_kernel_and_the_option_brings_them_back() {
+    if !openssl::default_src(BASE).join("VERSION.dat").exists() {
+        oracle::missing::<()>("OpenSSL 3.5.7 source tree in .toolchain (scripts/setup-toolchain.sh)");
+        return;
+    }
+    let s = series();
+    assert_eq!(leaky_variants(s), BTreeSet::new(), "the default series calls kernels that declare a leak");
+    let aes = s.patches.iter().find(|p| p.subject.contains("AES from kgen")).expect("an AES patch");
+    assert!(aes.subject.contains("aes-ct"), "{}", aes.subject);
+    // Negative control: with the option, the T-table AES and the stitched AES-GCM on it.
+    let leaky = openssl::series(&openssl::default_src(BASE), BASE, kgen_kernels::kernels(), openssl::Leaks::Allow).unwrap();
+    let found = leaky_variants(&leaky);
+    assert!(found.contains(&("aes".to_string(), "c906".to_string())) && found.contains(&("aes-gcm".to_string(), "c906".to_string())), "{found:?}");
+    assert_eq!(leaky.patches.len(), s.patches.len() + 1, "the leaky series adds the stitched AES-GCM");
 }
 
 #[test]
@@ -428,10 +464,10 @@ fn series_applies_to_the_orig_tarball_with_git_apply_and_no_fuzz_and_a_changed_a
     std::fs::write(&rc, changed).unwrap();
     let e = apply(&t, &tree2, &files[..1]).unwrap_err();
     assert!(e.contains("0001-"), "{e}");
-    let e = openssl::series(&tree2, BASE, kgen_kernels::kernels()).unwrap_err();
+    let e = openssl::series(&tree2, BASE, kgen_kernels::kernels(), openssl::Leaks::Refuse).unwrap_err();
     assert!(e.contains("crypto/riscvcap.c") && e.contains("static size_t vlen = 0;") && !e.contains('\n'), "{e}");
     // And kgen refuses another release.
-    let e = openssl::series(&tree, "3.4.0", kgen_kernels::kernels()).unwrap_err();
+    let e = openssl::series(&tree, "3.4.0", kgen_kernels::kernels(), openssl::Leaks::Refuse).unwrap_err();
     assert!(e.contains("3.4.0") && !e.contains('\n'), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -536,8 +572,9 @@ fn suite(q: &Tool, cpu: &str, riscvcap: Option<&str>, exts: &BTreeSet<Ext>) {
     let Some(built) = patched() else { return };
     let _slot = RunSlot::take();
     let b = &built.b;
-    let counts_file = b.join(format!("kgen-counts-{cpu}.txt"));
-    let log = b.join(format!("kgen-tests-{cpu}.log"));
+    let run = format!("{cpu}{}", riscvcap.map(|v| format!("-{v}")).unwrap_or_default());
+    let counts_file = b.join(format!("kgen-counts-{run}.txt"));
+    let log = b.join(format!("kgen-tests-{run}.log"));
     let _ = std::fs::remove_file(&counts_file);
     let _ = std::fs::remove_file(&log);
     let mut exe_shell = format!("{} -cpu {cpu} -L {SYSROOT}", q.program.display());
@@ -554,7 +591,7 @@ fn suite(q: &Tool, cpu: &str, riscvcap: Option<&str>, exts: &BTreeSet<Ext>) {
         None => c.env_remove("OPENSSL_riscvcap"),
     };
     // Each run its own results directory (test-runs/ by default): two run at once.
-    c.env("RESULT_D", b.join(format!("test-runs-{cpu}")));
+    c.env("RESULT_D", b.join(format!("test-runs-{run}")));
     c.env_remove("HARNESS_JOBS").stdin(Stdio::null());
     let start = Instant::now();
     let r = logged(c, b, &log, &format!("OpenSSL's tests under -cpu {cpu}"));
@@ -614,10 +651,20 @@ fn openssl_tests_pass_on_c906fdv_with_kgen_xtheadvector_paths() {
     suite(&q, "c906fdv", Some(&format!("rv64gc_{}", names.join("_"))), &thead_all());
 }
 
+/// QEMU's `rv64` has Zba, Zbb, Zbc and Zbs, but this build's OpenSSL finds none of them:
+/// its own riscv_hwprobe code needs `<asm/hwprobe.h>`, which Debian 12's cross headers lack.
+/// kgen's constant-time AES runs its rv64gc variant, every T-Head kernel upstream's code.
 #[test]
-fn openssl_tests_pass_on_rv64_with_upstream_paths() {
+fn openssl_tests_pass_on_rv64_with_rv64gc_and_upstream_paths() {
     let Some(q) = oracle::qemu() else { return };
     suite(&q, "rv64", None, &BTreeSet::new());
+}
+
+/// `OPENSSL_riscvcap=rv64gc_zbb` on `rv64`: the AES's Zbb variant.
+#[test]
+fn openssl_tests_pass_on_rv64_with_zbb_named_and_the_zbb_paths() {
+    let Some(q) = oracle::qemu() else { return };
+    suite(&q, "rv64", Some("rv64gc_zbb"), &[Ext::Zbb].into_iter().collect());
 }
 
 #[test]
@@ -698,7 +745,8 @@ fn openssl_riscvcap_overrides_detection_and_the_counted_code_is_t_head_code() {
     }
     let _slot = RunSlot::take();
     let files = ["evpciph_aes_common.txt", "evpciph_chacha.txt", "evpmac_poly1305.txt", "evpmac_common.txt", "evpmd_sha.txt"];
-    // On the T-Head core, OPENSSL_riscvcap=rv64gc turns every kgen kernel off.
+    // On the T-Head core, OPENSSL_riscvcap=rv64gc turns off every kgen variant that needs
+    // an extension (the constant-time AES runs its rv64gc variant).
     let (ok, counts) = evp_files(&q, "thead-c906", "rv64gc", &files);
     assert!(ok, "evp_test under thead-c906 with OPENSSL_riscvcap=rv64gc failed");
     check_paths(&series().counters(), &BTreeSet::new(), &counts).unwrap_or_else(|e| panic!("OPENSSL_riscvcap=rv64gc on thead-c906: {e}"));

@@ -68,6 +68,7 @@ pub mod slice;
 use crate::aes::{self, Functions};
 use crate::{Kernel, Variant};
 use kgen_dsl::entry::{Access::*, Elem, Entry, Param, Ret, Ty};
+use kgen_dsl::kernel::hooks::{Hook, Openssl, OpensslSlot};
 use kgen_dsl::kernel::Bench;
 use kgen_dsl::object::DataObj;
 use kgen_dsl::target::{Misaligned, Target};
@@ -147,6 +148,8 @@ pub const KERNEL: Kernel = Kernel {
     ],
     kat: Some(|v| aes::kat(&FUNCTIONS, v)),
     rtl: Some(|v, s| aes::rtl_plan(&FUNCTIONS, v, s)),
+    // OpenSSL's AES on every riscv64 CPU: the T-Head scalar variant, then Zbb, then RV64GC.
+    hooks: &[Hook::Openssl(Openssl { slot: OpensslSlot::Aes, variants: &["c906-novector", "rv64gc-zbb", "rv64gc"], entries: ENTRIES })],
     ..Kernel::new(
         "aes-ct",
         "AES-128/192/256 block encrypt/decrypt, key schedules and counter mode, constant time (fixsliced, OpenSSL ABI)",

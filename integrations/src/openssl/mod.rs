@@ -69,9 +69,22 @@ fn tree_version(src: &Path) -> Result<String, String> {
     Ok(format!("{}.{}.{}", field("MAJOR")?, field("MINOR")?, field("PATCH")?))
 }
 
+/// Whether a series may use kernels whose code declares a secret-dependent leak (T-table
+/// AES and the stitched AES-GCM built on it: their table addresses depend on the key and
+/// the data, which a process sharing the core's cache can observe).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Leaks {
+    /// Only kernels without a declared leak fill OpenSSL's slots (the default); a slot that
+    /// only a leaky kernel fills keeps upstream's code.
+    Refuse,
+    /// `--with-leaky-kernels`: leaky kernels fill their slots too, and where a leaky and a
+    /// constant-time kernel fill the same slot, the leaky one (the faster) does.
+    Allow,
+}
+
 /// Builds the series for OpenSSL `base` from the tree at `src`, for the OpenSSL hooks of
 /// `kernels`.
-pub fn series(src: &Path, base: &str, kernels: &[&'static Kernel]) -> Result<Series, String> {
+pub fn series(src: &Path, base: &str, kernels: &[&'static Kernel], leaks: Leaks) -> Result<Series, String> {
     if !BASES.contains(&base) {
         return Err(format!("unknown --base `{base}`: kgen knows the hook points of OpenSSL {}", BASES.join(", ")));
     }
@@ -80,7 +93,7 @@ pub fn series(src: &Path, base: &str, kernels: &[&'static Kernel]) -> Result<Ser
         return Err(format!("{}: the tree is OpenSSL {v}, not {base}", src.display()));
     }
     let mut t = Tree::open(src);
-    let patches = patches::all(&mut t, base, kernels)?;
+    let patches = patches::all(&mut t, base, kernels, leaks)?;
     Ok(Series { base: base.to_string(), patches })
 }
 

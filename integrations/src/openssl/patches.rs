@@ -4,7 +4,7 @@
 
 use super::c::{cap_name, comment, counting_block, file_comment, Callee, Counter, Use};
 use super::tree::Tree;
-use super::{command, wrap, Patch};
+use super::{command, wrap, Leaks, Patch};
 use kgen_dsl::entry::symbol_suffix;
 use kgen_dsl::entry::Entry;
 use kgen_dsl::kernel::hooks::{Hook, Openssl, OpensslSlot};
@@ -15,15 +15,32 @@ use std::collections::BTreeSet;
 /// Every patch, in order: detection, then one per OpenSSL hook of `kernels`, in the
 /// order of the slots ([`OpensslSlot`]); a patch builds in the variants its hook names, in
 /// dispatch order.
-pub fn all(t: &mut Tree, base: &str, kernels: &[&'static Kernel]) -> Result<Vec<Patch>, String> {
-    let mut hooks: Vec<(&'static Kernel, &'static Openssl)> = Vec::new();
+///
+/// A hook whose variants declare a leak (their checks' findings) is left out under
+/// [`Leaks::Refuse`]; under [`Leaks::Allow`] it displaces a constant-time hook of its slot.
+pub fn all(t: &mut Tree, base: &str, kernels: &[&'static Kernel], leaks: Leaks) -> Result<Vec<Patch>, String> {
+    let mut all_hooks: Vec<(&'static Kernel, &'static Openssl, bool)> = Vec::new();
     for &k in kernels {
         for h in k.hooks {
             if let Hook::Openssl(o) = h {
-                hooks.push((k, o));
+                let mut leaky = false;
+                for v in o.variants {
+                    leaky |= Use::new(k, v, o.entries)?.module.funcs.iter().any(|f| !f.findings.is_empty());
+                }
+                all_hooks.push((k, o, leaky));
             }
         }
     }
+    let leaky_slots: Vec<OpensslSlot> = all_hooks.iter().filter(|h| h.2).map(|h| h.1.slot).collect();
+    let hooks: Vec<(&'static Kernel, &'static Openssl)> = all_hooks
+        .into_iter()
+        .filter(|&(_, o, leaky)| match leaks {
+            Leaks::Refuse => !leaky,
+            Leaks::Allow => leaky || !leaky_slots.contains(&o.slot),
+        })
+        .map(|(k, o, _)| (k, o))
+        .collect();
+    let mut hooks = hooks;
     hooks.sort_by_key(|(_, o)| o.slot);
     for w in hooks.windows(2) {
         if w[0].1.slot == w[1].1.slot {
@@ -59,10 +76,7 @@ pub fn all(t: &mut Tree, base: &str, kernels: &[&'static Kernel]) -> Result<Vec<
     for ((_, o), us) in hooks.iter().zip(&uses) {
         let n = out.len() + 1;
         out.push(match o.slot {
-            OpensslSlot::Aes => {
-                want(us, 1)?;
-                aes(t, base, n, &us[0])?
-            }
+            OpensslSlot::Aes => aes(t, base, n, us)?,
             OpensslSlot::ChaCha20 => {
                 want(us, 2)?;
                 entries(us, 1)?;
@@ -442,25 +456,19 @@ const MODES_GENERATE: &str = "GENERATE[aes-gcm-riscv64-zvkb-zvkg-zvkned.s]=asm/a
 /// (`AES_encrypt_rv64i`).
 const UPSTREAM_AES_PART: &str = "rv64i";
 
-fn aes(t: &mut Tree, base: &str, n: usize, u: &Use) -> Result<Patch, String> {
+fn aes(t: &mut Tree, base: &str, n: usize, us: &[Use]) -> Result<Patch, String> {
+    let u = &us[0];
     let pl = "crypto/aes/asm/aes-riscv64.pl";
     // The public functions upstream's riscv64 T-table code defines, which kgen's entry
     // points with those names take over.
     let upstream_globals: Vec<String> = t.read(pl)?.lines().filter_map(|l| l.strip_prefix(".globl ")).map(|s| s.trim().to_string()).collect();
     let taken: Vec<&'static Entry> = implemented(u, u.entries).into_iter().filter(|e| e.alias.is_some_and(|a| upstream_globals.iter().any(|g| g == a))).collect();
     if taken.is_empty() {
-        return Err(format!("openssl-patches: {pl} defines none of aes {}'s functions", u.variant.name));
+        return Err(format!("openssl-patches: {pl} defines none of {} {}'s functions", u.kernel.name, u.variant.name));
     }
-    // Upstream's functions keep their entry point's prototype under the entry's symbol for
-    // the variant part `rv64i`; the perl line below appends `_rv64i` to the public name,
-    // which must give the same symbol.
-    let renamed = |e: &Entry| e.symbol_for_part(UPSTREAM_AES_PART);
-    for e in &taken {
-        let alias = e.alias.expect("aliased");
-        if renamed(e).strip_prefix(alias).and_then(|r| r.strip_prefix('_')) != Some(UPSTREAM_AES_PART) {
-            return Err(format!("openssl-patches: aes entry {alias}: its symbol for `{UPSTREAM_AES_PART}` is {}, not what {pl}'s renaming gives", renamed(e)));
-        }
-    }
+    // Upstream's functions keep their entry point's prototype under the name the perl line
+    // below gives them: the public name, then `_rv64i`.
+    let renamed = |e: &Entry| format!("{}_{UPSTREAM_AES_PART}", e.alias.expect("aliased"));
     let names: Vec<&str> = taken.iter().map(|e| e.alias.expect("aliased")).collect();
     t.insert_before(
         pl,
@@ -477,8 +485,15 @@ fn aes(t: &mut Tree, base: &str, n: usize, u: &Use) -> Result<Patch, String> {
     // providers' AES-CTR and AES-GCM take it as their ctr128_f.
     let ctr32: Vec<&'static Entry> = u.entries.iter().copied().filter(|e| e.alias == Some("AES_ctr32_encrypt")).collect();
     let added: Vec<&'static Entry> = implemented(u, &ctr32);
-    let callees: Vec<Callee> = taken.iter().chain(&added).map(|e| Callee::of(u, e)).collect::<Result<_, _>>()?;
-    let (counting, counters) = counting_block("aes", u.kernel.name, &callees);
+    let funcs: Vec<&'static Entry> = taken.iter().chain(&added).copied().collect();
+    // Every variant, in dispatch order, implements the same functions.
+    for v in &us[1..] {
+        if let Some(e) = funcs.iter().find(|e| !v.has(e)) {
+            return Err(format!("openssl-patches: {} {} lacks {}, which {} has", v.kernel.name, v.variant.name, e.alias.unwrap_or(e.prefix), u.variant.name));
+        }
+    }
+    let flat: Vec<Callee> = us.iter().flat_map(|v| funcs.iter().map(move |e| Callee::of(v, e))).collect::<Result<_, _>>()?;
+    let (counting, counters) = counting_block("aes", u.kernel.name, &flat);
     let mut upstream = String::from("/* Upstream's crypto/aes/asm/aes-riscv64.pl, renamed by this patch. */\n");
     let mut defs = String::new();
     let upstream_ctr = "aes_ctr32_encrypt_rv64i";
@@ -490,68 +505,85 @@ fn aes(t: &mut Tree, base: &str, n: usize, u: &Use) -> Result<Patch, String> {
             p = UPSTREAM_AES_PART
         ));
         if !taken.iter().any(|t| t.alias == Some("AES_encrypt")) {
-            return Err(format!("openssl-patches: aes {}: AES_ctr32_encrypt's upstream path needs AES_encrypt", u.variant.name));
+            return Err(format!("openssl-patches: {} {}: AES_ctr32_encrypt's upstream path needs AES_encrypt", u.kernel.name, u.variant.name));
         }
     }
-    for (e, c) in taken.iter().chain(&added).zip(&callees) {
+    for (j, e) in funcs.iter().enumerate() {
         if taken.contains(e) {
             upstream.push_str(&format!("{};\n", e.prototype_named(&renamed(e), kgen_dsl::Abi::Psabi)));
         }
         let args: Vec<&str> = e.params.iter().map(|p| p.name).collect();
         let (ret, tail) = if e.ret.is_value() { ("return ", "") } else { ("", "\n        return;") };
+        let arms: String = us.iter().enumerate().map(|(i, v)| format!("    if ({}) {{\n        {ret}{};{tail}\n    }}\n", v.usable(), flat[i * funcs.len() + j].call_with_args())).collect();
         defs.push_str(&format!(
-            "\n{}\n{{\n    if ({}) {{\n        {ret}{};{tail}\n    }}\n    KGEN_UPSTREAM(aes);\n    {ret}{}({});\n}}\n",
+            "\n{}\n{{\n{arms}    KGEN_UPSTREAM(aes);\n    {ret}{}({});\n}}\n",
             e.prototype_named(e.alias.expect("aliased"), kgen_dsl::Abi::Psabi),
-            u.usable(),
-            c.call_with_args(),
             if taken.contains(e) { renamed(e) } else { upstream_ctr.to_string() },
             args.join(", ")
         ));
     }
     upstream.push_str(&fallback);
+    let variants: Vec<&str> = us.iter().map(|v| v.variant.name).collect();
+    let defines: Vec<String> = us.iter().map(|v| v.usable_define()).collect();
+    let declared: Vec<String> = us.iter().map(|v| decls(v, &funcs)).collect::<Result<_, _>>()?;
     let src = format!(
         "{}\n\n#include \"internal/deprecated.h\"\n\n#include <stdint.h>\n#include <string.h>\n#include <openssl/aes.h>\n#include <openssl/crypto.h>\n#include \"crypto/modes.h\"\n#include \"crypto/aes_platform.h\"\n#include \"crypto/riscv_kgen.h\"\n\n{}\n\n{}\n\n{}\n\n{}\n{defs}",
         file_comment(
             base,
             &format!(
-                "{} on riscv64: kgen's aes {} code where the extensions it uses are present (RISCV_HAS_*, set once by OPENSSL_cpuid_setup), else upstream's crypto/aes/asm/aes-riscv64.pl, whose functions this patch renames NAME_rv64i. Both make the standard AES_KEY (FIPS-197's expanded words in memory order, the round count at byte 240; kgen's tests/aes.rs checks it), so code elsewhere that takes AES_set_encrypt_key's schedule (the providers' Zvkned AES-192 paths) works with either.",
+                "{} on riscv64: kgen's {} code ({}), the first whose extensions are present (RISCV_HAS_*, set once by OPENSSL_cpuid_setup), else upstream's crypto/aes/asm/aes-riscv64.pl, whose functions this patch renames NAME_rv64i. Both make the standard AES_KEY (FIPS-197's expanded words in memory order, the round count at byte 240; kgen's tests/aes.rs checks it), so code elsewhere that takes AES_set_encrypt_key's schedule (the providers' Zvkned AES-192 paths) works with either.",
                 names.join(", "),
-                u.variant.name
+                u.kernel.name,
+                variants.join(", ")
             )
         ),
-        u.usable_define(),
-        decls(u, &taken.iter().chain(&added).copied().collect::<Vec<_>>())?,
+        defines.join("\n"),
+        declared.join("\n\n"),
         upstream.trim_end(),
         counting,
     );
     t.create("crypto/aes/aes_riscv.c", &src)?;
-    let (obj, generate) = add_shim(t, base, "crypto/aes", u)?;
+    let (mut objs, mut gens) = (Vec::new(), Vec::new());
+    for v in us {
+        let (obj, generate) = add_shim(t, base, "crypto/aes", v)?;
+        objs.push(obj);
+        gens.push(generate);
+    }
     let bi = "crypto/aes/build.info";
     let line = "  $AESASM_riscv64=aes_cbc.c aes-riscv64.s aes-riscv64-zkn.s aes-riscv64-zvkb-zvkned.s aes-riscv64-zvkned.s aes-riscv64-zvbb-zvkg-zvkned.s";
-    t.replace(bi, line, &format!("  $AESASM_riscv64=aes_riscv.c {} {obj}", line.trim_start().trim_start_matches("$AESASM_riscv64=")))?;
+    t.replace(bi, line, &format!("  $AESASM_riscv64=aes_riscv.c {} {}", line.trim_start().trim_start_matches("$AESASM_riscv64="), objs.join(" ")))?;
     if !added.is_empty() {
         t.replace(bi, "  $AESDEF_riscv64=AES_ASM", "  $AESDEF_riscv64=AES_ASM AES_CTR_ASM")?;
     }
-    t.insert_after(bi, "GENERATE[aes-riscv64-zvbb-zvkg-zvkned.s]=asm/aes-riscv64-zvbb-zvkg-zvkned.pl", &generate)?;
+    t.insert_after(bi, "GENERATE[aes-riscv64-zvbb-zvkg-zvkned.s]=asm/aes-riscv64-zvbb-zvkg-zvkned.pl", &gens.join("\n"))?;
     let ctr_lines = if added.is_empty() {
         String::new()
     } else {
         "- crypto/aes/aes_riscv.c also defines AES_ctr32_encrypt (kgen's counter mode, or a loop on upstream's AES_encrypt), and crypto/aes/build.info adds AES_CTR_ASM to $AESDEF_riscv64: the providers' generic AES-CTR and AES-GCM (used where Zkn and Zvkned are absent) then take it as their ctr128_f, as on s390x.\n".to_string()
     };
+    let shims: Vec<String> = us.iter().map(|v| format!("crypto/aes/asm/{}.pl", v.stem())).collect();
     let body = format!(
-        "AES block functions from kgen ({v}: T-table rounds with th.extu/th.lrwu lookups, th.lrbu and th.mula in the last round; constant-time apart from the table lookups every T-table AES has).\n\n\
-         - crypto/aes/asm/{stem}.pl: a perlasm shim that writes kgen's assembly (`kgen emit aes --variant {v}`, no aliases) as {obj}.\n\
+        "AES from kgen's {k} kernel ({vs}). {notes}\n\n\
+         - {shims}: perlasm shims that write kgen's assembly (`kgen emit {k} --variant V`, no aliases) as {objs}.\n\
          - crypto/aes/aes_riscv.c: {names} for riscv64, each choosing kgen's function ({}) or upstream's.\n\
          - crypto/aes/asm/aes-riscv64.pl: its functions renamed NAME_rv64i (the public names are the dispatcher's; every symbol of libcrypto stays).\n\
-         - crypto/aes/build.info: both files in $AESASM_riscv64.\n{ctr_lines}\n\
-         Run-time selection: kgen's code when OPENSSL_cpuid_setup found the T-Head extensions it uses (patch 1) or OPENSSL_riscvcap names them; upstream's T-table code otherwise. The Zkn and Zvkned paths of the providers are chosen before these functions, as before. One branch on the capability word per call.\n\n{}",
-        needs(u),
+         - crypto/aes/build.info: both in $AESASM_riscv64.\n{ctr_lines}\n\
+         Run-time selection: {selection} The Zkn and Zvkned paths of the providers are chosen before these functions, as before. One branch on the capability word per variant and call.\n\n{}",
+        us.iter().map(needs).collect::<Vec<_>>().join("; "),
         regenerate(base, n),
-        v = u.variant.name,
-        stem = u.stem(),
+        k = u.kernel.name,
+        vs = variants.join(", "),
+        notes = u.module.notes.join(" "),
+        shims = shims.join(", "),
+        objs = objs.join(", "),
         names = names.join(", "),
+        selection = if us.iter().any(|v| v.exts().is_empty()) {
+            "the first of kgen's variants, in the order above, whose extensions OPENSSL_cpuid_setup found (patch 1) or OPENSSL_riscvcap names; the last needs none, so every CPU runs kgen's code, and upstream's T-table code (which is not constant time) stays in the library, renamed, but is not called."
+        } else {
+            "kgen's code when OPENSSL_cpuid_setup found the extensions it uses (patch 1) or OPENSSL_riscvcap names them, the variants in the order above; upstream's T-table code otherwise, which is not constant time."
+        },
     );
-    Ok(patch(t, "riscv64-AES-from-kgen", format!("riscv64: AES from kgen ({})", u.variant.name), body, counters))
+    Ok(patch(t, "riscv64-AES-from-kgen", format!("riscv64: AES from kgen ({} {})", u.kernel.name, variants.join(", ")), body, counters))
 }
 
 /// ChaCha20's crossover: the smallest length from which the vector variant models faster
