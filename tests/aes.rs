@@ -571,3 +571,156 @@ fn every_build_makes_the_same_schedules() {
         }
     }
 }
+
+// ---- aes-ct's Linux forms -------------------------------------------------------------------
+
+/// aes-ct's Linux-ABI functions on `struct crypto_aes_ctx` (key_enc, key_dec, key_length):
+/// the expanded key against the OpenSSL forms' schedules (and the bytes past them left
+/// alone), -EINVAL for other key lengths with the context untouched, and random blocks and
+/// counter-mode runs against RustCrypto, in kgen-sim through the C ABI (callee-saved
+/// registers checked).
+#[test]
+fn aes_ct_linux_forms_against_the_openssl_forms_and_rustcrypto() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+    let mut cases = 0;
+    for variant in ["c906-novector", "rv64gc", "rv64gc-zbb"] {
+        let m = kgen_kernels::kernel("aes-ct").unwrap().variant(variant).unwrap().build(Abi::Linux).unwrap_or_else(|e| panic!("{e}"));
+        let mut e = Env::new(&m.object().unwrap(), &m.target).unwrap();
+        let mut o = env("aes-ct", variant);
+        let sfx = variant.replace('-', "_");
+        let [expand, enc, dec, ctr] = ["expandkey", "encrypt", "decrypt", "ctr32"].map(|f| e.sym(&format!("aes_ct_{f}_{sfx}")));
+        let ctx = e.buffer(&[0u8; 484], 0, true);
+        let kbuf = e.buffer(&[0u8; 32], 0, true);
+        let area = e.buffer(&[0u8; 16 * 20 + 32], 0, true);
+        let outs = e.buffer(&[0u8; 16 * 20 + 32], 0, true);
+        let ivb = e.buffer(&[0u8; 16], 0, false);
+        let kb = o.buffer(&[0u8; 32], 0, true);
+        let (oks, odk) = (o.buffer(&[0xeeu8; 244], 0, true), o.buffer(&[0xeeu8; 244], 0, true));
+        for bad in [0u64, 15, 20, 31, 33, 128] {
+            e.m.mem.write_bytes(ctx, &[0x5a; 484]);
+            assert_eq!(e.call(expand, &[ctx, kbuf, bad]).unwrap().a0 as i64, -22, "{variant}: key_len {bad}");
+            assert_eq!(e.read(ctx, 484), vec![0x5a; 484], "{variant}: key_len {bad} wrote the context");
+        }
+        for len in [16usize, 24, 32] {
+            for _ in 0..40 {
+                let key: Vec<u8> = (0..len).map(|_| rng.random()).collect();
+                e.m.mem.write_bytes(kbuf, &key);
+                e.m.mem.write_bytes(ctx, &[0xee; 484]);
+                assert_eq!(e.call(expand, &[ctx, kbuf, len as u64]).unwrap().a0, 0, "{variant} expandkey {len}");
+                o.m.mem.write_bytes(kb, &key);
+                o.m.mem.write_bytes(oks, &[0xee; 244]);
+                o.m.mem.write_bytes(odk, &[0xee; 244]);
+                assert_eq!(o.call(o.sym("AES_set_encrypt_key"), &[kb, 8 * len as u64, oks]).unwrap().a0, 0);
+                assert_eq!(o.call(o.sym("AES_set_decrypt_key"), &[kb, 8 * len as u64, odk]).unwrap().a0, 0);
+                let c = e.read(ctx, 484);
+                assert_eq!(&c[..240], &o.read(oks, 240)[..], "{variant} AES-{}: key_enc", 8 * len);
+                assert_eq!(&c[240..480], &o.read(odk, 240)[..], "{variant} AES-{}: key_dec", 8 * len);
+                assert_eq!(&c[480..], &(len as u32).to_le_bytes(), "{variant}: key_length");
+                for n in 0..4 {
+                    let pt: [u8; 16] = rng.random();
+                    let inp = area + rng.random_range(0..16);
+                    let out = if n % 2 == 0 { inp } else { outs + rng.random_range(0..16) };
+                    for (f, want) in [(enc, rc_encrypt(&key, &pt)), (dec, rc_decrypt(&key, &pt))] {
+                        e.m.mem.write_bytes(inp, &pt);
+                        e.call(f, &[ctx, out, inp]).unwrap();
+                        assert_eq!(e.read(out, 16), want, "{variant} AES-{} block", 8 * len);
+                        cases += 1;
+                    }
+                }
+                let blocks = rng.random_range(0..=20usize);
+                let iv = random_iv(&mut rng, blocks);
+                e.m.mem.write_bytes(ivb, &iv);
+                let pt: Vec<u8> = (0..16 * blocks).map(|_| rng.random()).collect();
+                let inp = area + rng.random_range(0..16);
+                let out = outs + rng.random_range(0..16);
+                e.m.mem.write_bytes(inp, &pt);
+                e.call(ctr, &[ctx, out, inp, blocks as u64, ivb]).unwrap();
+                assert_eq!(e.read(out, pt.len()), ctr32_reference(&key, &iv, &pt), "{variant} AES-{} ctr32, {blocks} blocks", 8 * len);
+                assert_eq!(e.read(ivb, 16), iv.to_vec(), "{variant}: iv is not written back");
+                cases += 1;
+            }
+        }
+    }
+    println!("{cases} Linux-form calls agree with RustCrypto");
+}
+
+const LINUX_HARNESS: &str = r#"
+int main(void) {
+  int c0 = getchar();
+  if (c0 == 'X') { canary_call6((canary_fn)clobber_s5, 0, 0, 0, 0, 0, 0); return 0; }
+  ungetc(c0, stdin);
+  char kh[80], ph[40], ih[40];
+  unsigned len, nblocks;
+  while (scanf("%u %79s %39s %39s %u", &len, kh, ph, ih, &nblocks) == 5) {
+    unsigned char key[32], pt[16], iv[16], buf[48], ct[16], dt[16], data[16 * 20 + 1], out[16 * 20 + 1];
+    struct crypto_aes_ctx ctx;
+    unhex(kh, key); unhex(ph, pt); unhex(ih, iv);
+    if (EXPANDKEY(&ctx, key, len)) { printf("expandkey failed\n"); return 1; }
+    memcpy(buf + 1, pt, 16);                 /* unaligned input */
+    canary_call6((canary_fn)ENCRYPT, (unsigned long)&ctx, (unsigned long)(buf + 19), (unsigned long)(buf + 1), 0, 0, 0);
+    memcpy(ct, buf + 19, 16);
+    canary_call6((canary_fn)DECRYPT, (unsigned long)&ctx, (unsigned long)dt, (unsigned long)ct, 0, 0, 0);
+    for (unsigned i = 0; i < 16 * nblocks; i++) data[i + 1] = (unsigned char)(i * 7 + len);
+    canary_call6((canary_fn)CTR32, (unsigned long)&ctx, (unsigned long)(out + 1), (unsigned long)(data + 1), nblocks, (unsigned long)iv, 0);
+    for (int i = 0; i < 16; i++) printf("%02x", ct[i]);
+    printf(" ");
+    for (int i = 0; i < 16; i++) printf("%02x", dt[i]);
+    printf(" ");
+    for (unsigned i = 0; i < 16 * nblocks; i++) printf("%02x", out[i + 1]);
+    printf(" %d\n", EXPANDKEY(&ctx, key, 20));
+  }
+  return 0;
+}
+"#;
+
+/// aes-ct's Linux `.S` (with a stand-in `<linux/linkage.h>`) through the real ABI with
+/// canaries, under QEMU: expandkey, one block each way (unaligned), counter mode over 0..20
+/// blocks, and -EINVAL for a 20-byte key, against RustCrypto.
+#[test]
+fn aes_ct_linux_assembly_under_qemu() {
+    let dir = oracle::scratch("aes_ct_linux_qemu");
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+    let mut input = String::new();
+    let mut expect = Vec::new();
+    for n in 0..150 {
+        let len = [16usize, 24, 32][n % 3];
+        let key: Vec<u8> = (0..len).map(|_| rng.random()).collect();
+        let pt: [u8; 16] = rng.random();
+        let iv = random_iv(&mut rng, n);
+        let nblocks = n % 21;
+        let _ = writeln!(input, "{len} {} {} {} {nblocks}", tohex(&key), tohex(&pt), tohex(&iv));
+        let data: Vec<u8> = (0..16 * nblocks).map(|i| (i * 7 + len) as u8).collect();
+        expect.push((key.clone(), pt, ctr32_reference(&key, &iv, &data)));
+    }
+    for variant in ["c906-novector", "rv64gc", "rv64gc-zbb"] {
+        let m = kgen_kernels::kernel("aes-ct").unwrap().variant(variant).unwrap().build(Abi::Linux).unwrap_or_else(|e| panic!("{e}"));
+        let sfx = variant.replace('-', "_");
+        let defs = format!("#define EXPANDKEY aes_ct_expandkey_{sfx}\n#define ENCRYPT aes_ct_encrypt_{sfx}\n#define DECRYPT aes_ct_decrypt_{sfx}\n#define CTR32 aes_ct_ctr32_{sfx}\n");
+        let src = format!("{}{}{}{defs}{LINUX_HARNESS}", common::C_HELPERS, common::CANARIES_H, common::header(&dir, &m));
+        let o = kgen_emit::EmitOptions { command: "test".into(), ..Default::default() };
+        let name = format!("aes-ct-{variant}-linux");
+        let Some(bin) = common::build(&dir, &name, &src, &[(&format!("{name}.S"), kgen_emit::linux_s(&m, &o).unwrap()), ("canaries.S", common::canaries_s())]) else { return };
+        for (q, cpu, bad) in qemus(&m) {
+            let Some(q) = q else { return };
+            let out = common::run(&q, &cpu, &bin, &input);
+            assert!(out.status.success(), "{name} under -cpu {cpu}: {} {}", out.status, String::from_utf8_lossy(&out.stderr));
+            let text = String::from_utf8(out.stdout).unwrap();
+            let lines: Vec<&str> = text.lines().collect();
+            assert_eq!(lines.len(), expect.len(), "{name}: {text}");
+            for ((key, pt, ctr), line) in expect.iter().zip(&lines) {
+                let f: Vec<&str> = line.split_whitespace().collect();
+                let (ct, dt, ks, bad_len) = if ctr.is_empty() { (f[0], f[1], "", f[2]) } else { (f[0], f[1], f[2], f[3]) };
+                assert_eq!(ct, tohex(&rc_encrypt(key, pt)), "{name} encrypt");
+                assert_eq!(dt, tohex(pt), "{name} decrypt");
+                assert_eq!(ks, tohex(ctr), "{name} ctr32");
+                assert_eq!(bad_len, "-22");
+            }
+            println!("{name}: {} cases agree under qemu -cpu {cpu}", lines.len());
+            if let Some(bad) = bad {
+                let out = common::run(&q, &bad, &bin, &input);
+                assert!(!out.status.success(), "{name} must not run under -cpu {bad}");
+            }
+        }
+        canaries_control(&m, &bin);
+    }
+}

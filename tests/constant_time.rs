@@ -1,4 +1,5 @@
-//! Constant time, observed: every entry point of every `aes-ct` variant runs in kgen-sim on
+//! Constant time, observed: every entry point of every `aes-ct` variant (OpenSSL and Linux
+//! forms) runs in kgen-sim on
 //! random keys and inputs of one length, and what a timing observer could see of each
 //! instruction (`Machine::ct_event`: the instruction stream, every address read or written,
 //! the C906 multiplier's path, division operands) must be the same on every run. The
@@ -91,6 +92,45 @@ fn aes_ct_leaves_the_same_trace_for_every_key_and_input() {
             let n: usize = first.iter().map(|(_, t)| t.len()).sum();
             println!("aes-ct {variant} AES-{bits}: 41 runs of the five functions, {n} values recorded per run, all the same");
         }
+    }
+}
+
+/// The Linux forms (`struct crypto_aes_ctx`): expandkey, one block each way, counter mode
+/// over seven blocks, 41 runs per key size, the same records.
+#[test]
+fn aes_ct_linux_forms_leave_the_same_trace_for_every_key_and_input() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(37);
+    for variant in ["c906-novector", "rv64gc", "rv64gc-zbb"] {
+        let m = kgen_kernels::kernel("aes-ct").unwrap().variant(variant).unwrap().build(Abi::Linux).unwrap_or_else(|e| panic!("{e}"));
+        let mut e = Env::new(&m.object().unwrap(), &m.target).unwrap();
+        let sfx = variant.replace('-', "_");
+        let b = bufs(&mut e, 7);
+        let ctx = e.buffer(&[0; 484], 0, true);
+        for len in [16usize, 24, 32] {
+            let run = |e: &mut Env, rng: &mut rand_chacha::ChaCha8Rng| -> Vec<(&'static str, Vec<u64>)> {
+                let key: Vec<u8> = (0..len).map(|_| rng.random()).collect();
+                e.m.mem.write_bytes(b.key, &key);
+                let data: Vec<u8> = (0..b.len).map(|_| rng.random()).collect();
+                e.m.mem.write_bytes(b.data, &data);
+                let iv: [u8; 16] = rng.random();
+                e.m.mem.write_bytes(b.iv, &iv);
+                vec![
+                    ("expandkey", trace(e, &format!("aes_ct_expandkey_{sfx}"), &[ctx, b.key, len as u64])),
+                    ("encrypt", trace(e, &format!("aes_ct_encrypt_{sfx}"), &[ctx, b.out, b.data])),
+                    ("decrypt", trace(e, &format!("aes_ct_decrypt_{sfx}"), &[ctx, b.out, b.data])),
+                    ("ctr32", trace(e, &format!("aes_ct_ctr32_{sfx}"), &[ctx, b.out, b.data, (b.len / 16) as u64, b.iv])),
+                ]
+            };
+            let first = run(&mut e, &mut rng);
+            for _ in 0..40 {
+                for ((name, a), (_, t)) in first.iter().zip(run(&mut e, &mut rng)) {
+                    if let Some(d) = first_difference(a, &t) {
+                        panic!("aes-ct {variant} aes_ct_{name} (key_len {len}): the trace depends on the key or the data: {d}");
+                    }
+                }
+            }
+        }
+        println!("aes-ct {variant}, Linux forms: 41 runs per key size, the same records");
     }
 }
 

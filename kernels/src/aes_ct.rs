@@ -16,6 +16,12 @@
 //! 0, -1 for a NULL pointer, -2 for a key size other than 128/192/256. `in`, `out`,
 //! `userKey` and `ivec` may be unaligned and `in == out` is allowed.
 //!
+//! For Linux the same code works on lib/crypto's `struct crypto_aes_ctx`, whose `key_enc`
+//! and `key_dec` are laid out as `AES_KEY`'s schedules and whose `key_length` (bytes, at
+//! 480) gives the round count: `aes_ct_expandkey_<variant>(ctx, in_key, key_len)` (0 or
+//! -EINVAL), `aes_ct_encrypt_<variant>(ctx, out, in)`, `aes_ct_decrypt_<variant>(ctx, out,
+//! in)` and `aes_ct_ctr32_<variant>(ctx, out, in, nblocks, iv)`.
+//!
 //! The cipher: the state of four blocks is eight 64-bit words, word `p` holding bit `p` of
 //! every byte (row `r`, column `c`, block `j` at bit `16r + 4c + j`). SubBytes is Boyar and
 //! Peralta's 113-gate circuit on the eight words; ShiftRows is never computed in the rounds
@@ -79,6 +85,7 @@ use slice::{Words, MASKS};
 /// OpenSSL's `AES_KEY`, as the `aes` kernel declares it.
 const AES_KEY: Elem = Elem::Named { name: "AES_KEY", align: 4, def: "struct aes_key_st { unsigned int rd_key[60]; int rounds; }" };
 const ABIS: &[Abi] = &[Abi::Psabi, Abi::Go];
+const VARIANT_ABIS: &[Abi] = &[Abi::Psabi, Abi::Linux, Abi::Go];
 const BLOCK_PARAMS: &[Param] = &[
     Param::ptr("in", Elem::U8, In, true),
     Param::ptr("out", Elem::U8, Out, false),
@@ -137,8 +144,69 @@ pub const CTR32: Entry = Entry {
     ret: Ret::Void,
     summary: "AES counter mode, constant time: out = in ^ E(ivec), the big-endian 32-bit counter in ivec[12..16] incremented (mod 2^32) per block; ivec is not written back",
 };
+/// The Linux library's AES context (`<crypto/aes.h>`): the encryption schedule, the
+/// decryption schedule (equivalent inverse cipher), both laid out as `AES_KEY`'s round keys,
+/// and the key's length in bytes.
+const CRYPTO_AES_CTX: Elem =
+    Elem::Named { name: "struct crypto_aes_ctx", align: 4, def: "struct crypto_aes_ctx { u32 key_enc[60]; u32 key_dec[60]; u32 key_length; }" };
+/// `key_length`, from which the round count follows.
+const KEY_LENGTH_PUBLIC: &[(i64, i64)] = &[(480, 484)];
+const LINUX_BLOCK_PARAMS: &[Param] = &[
+    Param::ptr("ctx", CRYPTO_AES_CTX, In, true).public(KEY_LENGTH_PUBLIC),
+    Param::ptr("out", Elem::U8, Out, false),
+    Param::ptr("in", Elem::U8, In, true),
+];
+/// `void aes_ct_encrypt_<variant>(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in)`
+/// (Linux: lib/crypto's `aes_encrypt`).
+pub const LINUX_ENCRYPT: Entry = Entry {
+    kernel: "aes-ct",
+    prefix: "aes_ct_encrypt_",
+    suffix: "",
+    alias: None,
+    abis: &[Abi::Linux],
+    params: LINUX_BLOCK_PARAMS,
+    ret: Ret::Void,
+    summary: "AES block encryption with ctx->key_enc, constant time (fixsliced)",
+};
+/// `void aes_ct_decrypt_<variant>(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in)`
+/// (Linux: lib/crypto's `aes_decrypt`).
+pub const LINUX_DECRYPT: Entry = Entry { prefix: "aes_ct_decrypt_", summary: "AES block decryption with ctx->key_dec, constant time (fixsliced)", ..LINUX_ENCRYPT };
+/// `int aes_ct_expandkey_<variant>(struct crypto_aes_ctx *ctx, const u8 *in_key, unsigned
+/// int key_len)` (Linux: lib/crypto's `aes_expandkey`).
+pub const LINUX_EXPANDKEY: Entry = Entry {
+    kernel: "aes-ct",
+    prefix: "aes_ct_expandkey_",
+    suffix: "",
+    alias: None,
+    abis: &[Abi::Linux],
+    params: &[
+        Param::ptr("ctx", CRYPTO_AES_CTX, Out, true).public(KEY_LENGTH_PUBLIC),
+        Param::ptr("in_key", Elem::U8, In, true),
+        Param::val("key_len", Ty::U32, false),
+    ],
+    ret: Ret::Int,
+    summary: "AES key expansion into key_enc, key_dec and key_length, constant time: 0, or -EINVAL (-22) for a key length other than 16, 24 or 32 bytes",
+};
+/// `void aes_ct_ctr32_<variant>(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in,
+/// size_t nblocks, const u8 iv[16])`: counter mode over whole blocks.
+pub const LINUX_CTR32: Entry = Entry {
+    kernel: "aes-ct",
+    prefix: "aes_ct_ctr32_",
+    suffix: "",
+    alias: None,
+    abis: &[Abi::Linux],
+    params: &[
+        Param::ptr("ctx", CRYPTO_AES_CTX, In, true).public(KEY_LENGTH_PUBLIC),
+        Param::ptr("out", Elem::U8, Out, false),
+        Param::ptr("in", Elem::U8, In, true),
+        Param::val("nblocks", Ty::Size, false),
+        Param::ptr("iv", Elem::U8, In, false).array(16),
+    ],
+    ret: Ret::Void,
+    summary: "AES counter mode with ctx->key_enc, constant time: out = in ^ E(iv), the big-endian 32-bit counter in iv[12..16] incremented (mod 2^32) per block; iv is not written back (the caller carries into iv[0..12])",
+};
 /// Every entry point of the kernel.
-pub const ENTRIES: &[&Entry] = &[&ENCRYPT, &DECRYPT, &SET_ENCRYPT_KEY, &SET_DECRYPT_KEY, &CTR32];
+pub const ENTRIES: &[&Entry] = &[&ENCRYPT, &DECRYPT, &SET_ENCRYPT_KEY, &SET_DECRYPT_KEY, &CTR32, &LINUX_ENCRYPT, &LINUX_DECRYPT, &LINUX_EXPANDKEY, &LINUX_CTR32];
 const FUNCTIONS: Functions = Functions { encrypt: &ENCRYPT, decrypt: &DECRYPT, set_encrypt_key: &SET_ENCRYPT_KEY, set_decrypt_key: &SET_DECRYPT_KEY, ctr32: &CTR32 };
 
 pub const KERNEL: Kernel = Kernel {
@@ -154,9 +222,9 @@ pub const KERNEL: Kernel = Kernel {
         "aes-ct",
         "AES-128/192/256 block encrypt/decrypt, key schedules and counter mode, constant time (fixsliced, OpenSSL ABI)",
         &[
-            Variant { name: "c906-novector", target: "c906-novector", abis: ABIS, build, vlens: &[] },
-            Variant { name: "rv64gc", target: "rv64gc", abis: ABIS, build, vlens: &[] },
-            Variant { name: "rv64gc-zbb", target: "rv64gc-zbb", abis: ABIS, build, vlens: &[] },
+            Variant { name: "c906-novector", target: "c906-novector", abis: VARIANT_ABIS, build, vlens: &[] },
+            Variant { name: "rv64gc", target: "rv64gc", abis: VARIANT_ABIS, build, vlens: &[] },
+            Variant { name: "rv64gc-zbb", target: "rv64gc-zbb", abis: VARIANT_ABIS, build, vlens: &[] },
         ],
         ENTRIES,
     )
@@ -430,20 +498,35 @@ fn enc_rounds(f: &mut Func, rot: Rot, masks: Masks, rounds: Reg, kp: Reg, sl: [R
     kasm!(f, rounds_done:);
 }
 
+/// `rounds` = `ctx->key_length` / 4 + 6 (Linux's `struct crypto_aes_ctx`).
+fn linux_rounds(f: &mut Func, ctx: Reg, rounds: Reg) {
+    kasm!(f, lwu {rounds}, 480({ctx}); srli {rounds}, {rounds}, 2; addi {rounds}, {rounds}, 6;);
+}
+
 /// `AES_encrypt` / `AES_decrypt`: the block in all four lanes; each round key bitsliced
 /// from the `AES_KEY` where its round adds it.
 fn block_fn(e: &'static Entry, variant: &str, t: &Target, abi: Abi, inverse: bool) -> Func {
     let mut f = Func::entry(e, variant, t, abi);
-    let [inp, out, key] = f.params();
     let [rounds, n, kp, cnt] = [f.xreg("rounds"), f.xreg("n"), f.xreg("kp"), f.xreg("passes")];
     for r in [rounds, n, kp, cnt] {
         f.public(r);
     }
+    let (inp, out, key) = if abi == Abi::Linux {
+        let [ctx, out, inp] = f.params();
+        let key = f.xreg("key");
+        let off = if inverse { 240 } else { 0 };
+        kasm!(f, addi {key}, {ctx}, {off};);
+        linux_rounds(&mut f, ctx, rounds);
+        (inp, out, key)
+    } else {
+        let [inp, out, key] = f.params();
+        kasm!(f, lw {rounds}, 240({key}););
+        (inp, out, key)
+    };
     let masks = masks_in_frame(&mut f, variant);
     let [lo, hi] = [f.xreg("lo"), f.xreg("hi")];
     let tmp = f.xregs::<4>("ld");
     aes::load_block(&mut f, tmp, inp, [lo, hi]);
-    kasm!(f, lw {rounds}, 240({key}););
     let sl: [Reg; 8] = f.xregs("sl");
     let fin: [Reg; 8] = f.xregs("fin");
     let rot = rot_of(t);
@@ -580,8 +663,14 @@ fn counter_planes(w: &mut Em, g: [Reg; 4]) -> [Reg; 8] {
 }
 
 fn ctr32_fn(variant: &str, t: &Target, abi: Abi) -> Func {
-    let mut f = Func::entry(&CTR32, variant, t, abi);
-    let [inp, out, blocks, key, ivec] = f.params();
+    let linux = abi == Abi::Linux;
+    let mut f = Func::entry(if linux { &LINUX_CTR32 } else { &CTR32 }, variant, t, abi);
+    let [inp, out, blocks, key, ivec] = if linux {
+        let [ctx, out, inp, blocks, iv] = f.params();
+        [inp, out, blocks, ctx, iv]
+    } else {
+        f.params()
+    };
     let rot = rot_of(t);
     // Round keys 0..=14, and two slots more: the keys are made in a loop of four through a
     // pointer whose range the checks see as up to 0x300 past round 1's.
@@ -593,7 +682,11 @@ fn ctr32_fn(variant: &str, t: &Target, abi: Abi) -> Func {
     let ks = |r: usize, p: usize| StackAt(kbuf, 64 * r as i64 + 8 * p as i64);
     kasm!(f, bnez {blocks}, start; j done; start:);
     let masks = masks_in_frame(&mut f, variant);
-    kasm!(f, lw {rounds}, 240({key}););
+    if linux {
+        linux_rounds(&mut f, key, rounds);
+    } else {
+        kasm!(f, lw {rounds}, 240({key}););
+    }
     f.comment("the round keys, bitsliced, into the frame: round r's at 64r. Zeros first (every key's bytes are then written before they are read, which the loop's stores cannot show)");
     for r in 1..=16 {
         for p in 0..8 {
@@ -973,43 +1066,113 @@ fn setkey_fn(e: &'static Entry, variant: &str, t: &Target, abi: Abi, decrypt: bo
     let masks = Masks::Table(masks);
     expand(&mut f, rot, masks, user, key, nk, total, rcon);
     if decrypt {
-        let [lo, hi, a, b] = [f.xreg("lo"), f.xreg("hi"), f.xreg("a"), f.xreg("b")];
-        for r in [lo, hi] {
-            f.public(r);
-        }
-        f.comment("reverse the order of the round keys (16 bytes at a time)");
-        kasm!(f,
-            addi {lo}, {key}, 0;
-            slli {hi}, {total}, 2;
-            add {hi}, {hi}, {key};
-            addi {hi}, {hi}, -16;
-        swap:
-        );
-        for off in [0i64, 4, 8, 12] {
-            kasm!(f, lw {a}, {off}({lo}); lw {b}, {off}({hi}); sw {b}, {off}({lo}); sw {a}, {off}({hi}););
-        }
-        kasm!(f,
-            addi {lo}, {lo}, 16;
-            addi {hi}, {hi}, -16;
-            bltu {lo}, {hi}, swap;
-        );
-        f.comment("InvMixColumns of words 4 .. total-4");
-        kasm!(f,
-            addi {lo}, {key}, 16;
-            slli {hi}, {total}, 2;
-            add {hi}, {hi}, {key};
-            addi {hi}, {hi}, -16;
-        imc:
-            lwu {a}, 0({lo});
-        );
-        let mut w = Em { f: &mut f, rot, masks };
-        let o = inv_mix_column(&mut w, a);
-        kasm!(f,
-            sw {o}, 0({lo});
-            addi {lo}, {lo}, 4;
-            bltu {lo}, {hi}, imc;
-        );
+        inv_schedule(&mut f, rot, masks, key, total);
     }
+    f.ret_imm(0);
+    f
+}
+
+/// The encryption schedule at `key` (`total` words) made the decryption schedule in place:
+/// the round keys in reverse order, InvMixColumns of all but the first and the last.
+fn inv_schedule(f: &mut Func, rot: Rot, masks: Masks, key: Reg, total: Reg) {
+    let [lo, hi, a, b] = [f.xreg("lo"), f.xreg("hi"), f.xreg("a"), f.xreg("b")];
+    for r in [lo, hi] {
+        f.public(r);
+    }
+    f.comment("reverse the order of the round keys (16 bytes at a time)");
+    kasm!(f,
+        addi {lo}, {key}, 0;
+        slli {hi}, {total}, 2;
+        add {hi}, {hi}, {key};
+        addi {hi}, {hi}, -16;
+    swap:
+    );
+    for off in [0i64, 4, 8, 12] {
+        kasm!(f, lw {a}, {off}({lo}); lw {b}, {off}({hi}); sw {b}, {off}({lo}); sw {a}, {off}({hi}););
+    }
+    kasm!(f,
+        addi {lo}, {lo}, 16;
+        addi {hi}, {hi}, -16;
+        bltu {lo}, {hi}, swap;
+    );
+    imc_middle(f, rot, masks, key, total);
+}
+
+/// InvMixColumns of words 4 .. total-4 of the schedule at `key`.
+fn imc_middle(f: &mut Func, rot: Rot, masks: Masks, key: Reg, total: Reg) {
+    let [lo, hi, a] = [f.xreg("lo"), f.xreg("hi"), f.xreg("a")];
+    for r in [lo, hi] {
+        f.public(r);
+    }
+    f.comment("InvMixColumns of words 4 .. total-4");
+    kasm!(f,
+        addi {lo}, {key}, 16;
+        slli {hi}, {total}, 2;
+        add {hi}, {hi}, {key};
+        addi {hi}, {hi}, -16;
+    imc:
+        lwu {a}, 0({lo});
+    );
+    let mut w = Em { f: &mut *f, rot, masks };
+    let o = inv_mix_column(&mut w, a);
+    kasm!(f,
+        sw {o}, 0({lo});
+        addi {lo}, {lo}, 4;
+        bltu {lo}, {hi}, imc;
+    );
+}
+
+/// Linux's `aes_expandkey`: `ctx->key_enc` as `AES_set_encrypt_key` makes it, `key_dec` as
+/// `AES_set_decrypt_key` does (the same schedule reversed, then InvMixColumns), and
+/// `key_length`.
+fn expandkey_fn(variant: &str, t: &Target) -> Func {
+    let mut f = Func::entry(&LINUX_EXPANDKEY, variant, t, Abi::Linux);
+    let [ctx, user, len] = f.params();
+    let [nk, total, rcon, masks, kd, src, n] = [f.xreg("nk"), f.xreg("total"), f.xreg("rcon"), f.xreg("masks"), f.xreg("kd"), f.xreg("src"), f.xreg("n")];
+    for r in [nk, total, rcon, masks, kd, src, n] {
+        f.public(r);
+    }
+    let rot = rot_of(t);
+    kasm!(f,
+        addi {n}, zero, 16;
+        beq {len}, {n}, ok;
+        addi {n}, zero, 24;
+        beq {len}, {n}, ok;
+        addi {n}, zero, 32;
+        beq {len}, {n}, ok;
+    );
+    f.ret_imm(-22);
+    kasm!(f,
+    ok:
+        // nk = key_len / 4; total words = 4 * (nk + 7)
+        srli {nk}, {len}, 2;
+        addi {total}, {nk}, 7;
+        slli {total}, {total}, 2;
+        sw {len}, 480({ctx});
+    );
+    f.la(masks, &masks_sym(variant));
+    f.la(rcon, &format!("{}_rcon", masks_sym(variant)));
+    let masks = Masks::Table(masks);
+    expand(&mut f, rot, masks, user, ctx, nk, total, rcon);
+    f.comment("key_dec: key_enc's round keys copied in reverse order, then InvMixColumns");
+    let v = f.xreg("v");
+    kasm!(f,
+        addi {kd}, {ctx}, 240;
+        slli {src}, {total}, 2;
+        add {src}, {src}, {ctx};
+        addi {src}, {src}, -16;
+    reverse:
+    );
+    for off in [0i64, 4, 8, 12] {
+        kasm!(f, lw {v}, {off}({src}); sw {v}, {off}({kd}););
+    }
+    kasm!(f,
+        addi {kd}, {kd}, 16;
+        addi {src}, {src}, -16;
+        bgeu {src}, {ctx}, reverse;
+        addi {kd}, {ctx}, 240;
+    );
+    imc_middle(&mut f, rot, masks, kd, total);
     f.ret_imm(0);
     f
 }
@@ -1029,6 +1192,13 @@ fn build(variant: &str, t: &Target, abi: Abi) -> Result<Module, BuildError> {
         global: false,
         comment: "round constants".into(),
     });
+    if abi == Abi::Linux {
+        m.add(block_fn(&LINUX_ENCRYPT, variant, t, abi, false), true)?;
+        m.add(block_fn(&LINUX_DECRYPT, variant, t, abi, true), true)?;
+        m.add(expandkey_fn(variant, t), true)?;
+        m.add(ctr32_fn(variant, t, abi), true)?;
+        return Ok(m);
+    }
     m.add(block_fn(&ENCRYPT, variant, t, abi, false), true)?;
     m.add(block_fn(&DECRYPT, variant, t, abi, true), true)?;
     m.add(setkey_fn(&SET_ENCRYPT_KEY, variant, t, abi, false), true)?;

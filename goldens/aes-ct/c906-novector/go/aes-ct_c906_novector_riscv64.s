@@ -45,6 +45,8 @@ TEXT ·aesCtEncryptC906Novector(SB), NOSPLIT, $200-24
 	MOV	out+8(FP), X11
 	MOV	key+16(FP), X12
 	MOV	X11, 168(X2)
+	MOVW	240(X12), X5
+	MOV	X5, 176(X2)
 L0:
 	MOV	$·kgen_aes_ct_c906_novector_masks(SB), X5
 	MOV	(X5), X6
@@ -89,8 +91,6 @@ L0:
 	MOV	X6, 160(X2)
 	MOV	(X10), X28
 	MOV	8(X10), X29
-	MOVW	240(X12), X5
-	MOV	X5, 176(X2)
 	MOV	32(X2), X6
 	MOV	40(X2), X5
 	MOV	48(X2), X30
@@ -3871,6 +3871,9 @@ TEXT ·aesCtDecryptC906Novector(SB), NOSPLIT, $224-24
 	MOV	key+16(FP), X12
 	MOV	X12, 184(X2)
 	MOV	X11, 168(X2)
+	MOV	184(X2), X5
+	MOVW	240(X5), X5
+	MOV	X5, 176(X2)
 L0:
 	MOV	$·kgen_aes_ct_c906_novector_masks(SB), X5
 	MOV	(X5), X6
@@ -3915,9 +3918,6 @@ L0:
 	MOV	X6, 160(X2)
 	MOV	(X10), X7
 	MOV	8(X10), X29
-	MOV	184(X2), X5
-	MOVW	240(X5), X5
-	MOV	X5, 176(X2)
 	MOV	32(X2), X6
 	MOV	40(X2), X5
 	MOV	48(X2), X30

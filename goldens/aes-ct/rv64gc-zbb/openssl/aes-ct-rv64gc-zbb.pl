@@ -55,6 +55,8 @@ AES_ct_encrypt_rv64gc_zbb:
 	sd         	s11, 264(sp)
 	sd         	ra, 272(sp)
 	sd         	a1, 168(sp)
+	lw         	t0, 240(a2)
+	sd         	t0, 160(sp)
 .LAES_ct_encrypt_rv64gc_zbb_0:
 	auipc      	t0, %pcrel_hi(kgen_aes_ct_rv64gc_zbb_masks)
 	addi       	t0, t0, %pcrel_lo(.LAES_ct_encrypt_rv64gc_zbb_0)
@@ -105,8 +107,6 @@ AES_ct_encrypt_rv64gc_zbb:
 	ld         	t2, 0(a0)
 	ld         	t3, 8(a0)
 .LAES_ct_encrypt_rv64gc_zbb_in_loaded:
-	lw         	t0, 240(a2)
-	sd         	t0, 160(sp)
 	ld         	t1, 24(sp)
 	ld         	t0, 32(sp)
 	ld         	t5, 40(sp)
@@ -3998,6 +3998,9 @@ AES_ct_decrypt_rv64gc_zbb:
 	sd         	ra, 304(sp)
 	sd         	a2, 176(sp)
 	sd         	a1, 160(sp)
+	ld         	t0, 176(sp)
+	lw         	t0, 240(t0)
+	sd         	t0, 168(sp)
 .LAES_ct_decrypt_rv64gc_zbb_0:
 	auipc      	t0, %pcrel_hi(kgen_aes_ct_rv64gc_zbb_masks)
 	addi       	t0, t0, %pcrel_lo(.LAES_ct_decrypt_rv64gc_zbb_0)
@@ -4048,9 +4051,6 @@ AES_ct_decrypt_rv64gc_zbb:
 	ld         	t2, 0(a0)
 	ld         	t3, 8(a0)
 .LAES_ct_decrypt_rv64gc_zbb_in_loaded:
-	ld         	t0, 176(sp)
-	lw         	t0, 240(t0)
-	sd         	t0, 168(sp)
 	ld         	t1, 24(sp)
 	ld         	t0, 32(sp)
 	ld         	t5, 40(sp)

@@ -45,6 +45,8 @@ TEXT ·aesCtEncryptRv64gc(SB), NOSPLIT, $200-24
 	MOV	out+8(FP), X11
 	MOV	key+16(FP), X12
 	MOV	X11, 176(X2)
+	MOVW	240(X12), X5
+	MOV	X5, 168(X2)
 L0:
 	MOV	$·kgen_aes_ct_rv64gc_masks(SB), X5
 	MOV	(X5), X6
@@ -94,8 +96,6 @@ L8:
 	MOV	(X10), X7
 	MOV	8(X10), X28
 in_loaded:
-	MOVW	240(X12), X5
-	MOV	X5, 168(X2)
 	MOV	32(X2), X6
 	MOV	40(X2), X5
 	MOV	48(X2), X30
@@ -4399,6 +4399,9 @@ TEXT ·aesCtDecryptRv64gc(SB), NOSPLIT, $224-24
 	MOV	key+16(FP), X12
 	MOV	X12, 184(X2)
 	MOV	X11, 168(X2)
+	MOV	184(X2), X5
+	MOVW	240(X5), X5
+	MOV	X5, 176(X2)
 L0:
 	MOV	$·kgen_aes_ct_rv64gc_masks(SB), X5
 	MOV	(X5), X6
@@ -4448,9 +4451,6 @@ L7:
 	MOV	(X10), X7
 	MOV	8(X10), X28
 in_loaded:
-	MOV	184(X2), X5
-	MOVW	240(X5), X5
-	MOV	X5, 176(X2)
 	MOV	32(X2), X6
 	MOV	40(X2), X5
 	MOV	48(X2), X30
