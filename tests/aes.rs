@@ -588,7 +588,7 @@ fn aes_ct_linux_forms_against_the_openssl_forms_and_rustcrypto() {
         let mut e = Env::new(&m.object().unwrap(), &m.target).unwrap();
         let mut o = env("aes-ct", variant);
         let sfx = variant.replace('-', "_");
-        let [expand, enc, dec, ctr] = ["expandkey", "encrypt", "decrypt", "ctr32"].map(|f| e.sym(&format!("aes_ct_{f}_{sfx}")));
+        let [expand, enc, dec, ctr, ecb_enc, ecb_dec] = ["expandkey", "encrypt", "decrypt", "ctr32", "ecb_encrypt", "ecb_decrypt"].map(|f| e.sym(&format!("aes_ct_{f}_{sfx}")));
         let ctx = e.buffer(&[0u8; 484], 0, true);
         let kbuf = e.buffer(&[0u8; 32], 0, true);
         let area = e.buffer(&[0u8; 16 * 20 + 32], 0, true);
@@ -638,6 +638,28 @@ fn aes_ct_linux_forms_against_the_openssl_forms_and_rustcrypto() {
                 assert_eq!(e.read(out, pt.len()), ctr32_reference(&key, &iv, &pt), "{variant} AES-{} ctr32, {blocks} blocks", 8 * len);
                 assert_eq!(e.read(ivb, 16), iv.to_vec(), "{variant}: iv is not written back");
                 cases += 1;
+                // ECB over 0..=9 blocks, in place every other time, nothing written past.
+                let blocks = rng.random_range(0..=9usize);
+                let pt: Vec<u8> = (0..16 * blocks).map(|_| rng.random()).collect();
+                for (f, dir) in [(ecb_enc, 0), (ecb_dec, 1)] {
+                    let inp = area + rng.random_range(0..16);
+                    let inplace = rng.random::<bool>();
+                    let out = if inplace { inp } else { outs + rng.random_range(0..16) };
+                    e.m.mem.write_bytes(inp, &pt);
+                    if !inplace {
+                        e.m.mem.write_bytes(out, &vec![0xee; 16 * blocks + 16]);
+                    }
+                    e.call(f, &[ctx, out, inp, blocks as u64]).unwrap();
+                    let want: Vec<u8> = pt.chunks(16).flat_map(|b| {
+                        let b: [u8; 16] = b.try_into().unwrap();
+                        if dir == 0 { rc_encrypt(&key, &b) } else { rc_decrypt(&key, &b) }
+                    }).collect();
+                    assert_eq!(e.read(out, pt.len()), want, "{variant} AES-{} ecb {dir}, {blocks} blocks", 8 * len);
+                    if !inplace {
+                        assert_eq!(e.read(out + pt.len() as u64, 16), vec![0xee; 16], "{variant}: ecb wrote past the output");
+                    }
+                    cases += 1;
+                }
             }
         }
     }
@@ -662,6 +684,12 @@ int main(void) {
     canary_call6((canary_fn)DECRYPT, (unsigned long)&ctx, (unsigned long)dt, (unsigned long)ct, 0, 0, 0);
     for (unsigned i = 0; i < 16 * nblocks; i++) data[i + 1] = (unsigned char)(i * 7 + len);
     canary_call6((canary_fn)CTR32, (unsigned long)&ctx, (unsigned long)(out + 1), (unsigned long)(data + 1), nblocks, (unsigned long)iv, 0);
+    unsigned char ecb[16 * 20 + 1], back[16 * 20];
+    canary_call6((canary_fn)ECB_ENCRYPT, (unsigned long)&ctx, (unsigned long)(ecb + 1), (unsigned long)(data + 1), nblocks, 0, 0);
+    canary_call6((canary_fn)ECB_DECRYPT, (unsigned long)&ctx, (unsigned long)back, (unsigned long)(ecb + 1), nblocks, 0, 0);
+    if (memcmp(back, data + 1, 16 * nblocks)) { printf("ecb round trip failed\n"); return 1; }
+    for (unsigned i = 0; i < 16 * nblocks; i++) printf("%02x", ecb[i + 1]);
+    printf(" ");
     for (int i = 0; i < 16; i++) printf("%02x", ct[i]);
     printf(" ");
     for (int i = 0; i < 16; i++) printf("%02x", dt[i]);
@@ -674,8 +702,8 @@ int main(void) {
 "#;
 
 /// aes-ct's Linux `.S` (with a stand-in `<linux/linkage.h>`) through the real ABI with
-/// canaries, under QEMU: expandkey, one block each way (unaligned), counter mode over 0..20
-/// blocks, and -EINVAL for a 20-byte key, against RustCrypto.
+/// canaries, under QEMU: expandkey, one block each way (unaligned), counter mode and ECB
+/// (both ways) over 0..20 blocks, and -EINVAL for a 20-byte key, against RustCrypto.
 #[test]
 fn aes_ct_linux_assembly_under_qemu() {
     let dir = oracle::scratch("aes_ct_linux_qemu");
@@ -695,7 +723,7 @@ fn aes_ct_linux_assembly_under_qemu() {
     for variant in ["c906-novector", "rv64gc", "rv64gc-zbb"] {
         let m = kgen_kernels::kernel("aes-ct").unwrap().variant(variant).unwrap().build(Abi::Linux).unwrap_or_else(|e| panic!("{e}"));
         let sfx = variant.replace('-', "_");
-        let defs = format!("#define EXPANDKEY aes_ct_expandkey_{sfx}\n#define ENCRYPT aes_ct_encrypt_{sfx}\n#define DECRYPT aes_ct_decrypt_{sfx}\n#define CTR32 aes_ct_ctr32_{sfx}\n");
+        let defs = format!("#define EXPANDKEY aes_ct_expandkey_{sfx}\n#define ENCRYPT aes_ct_encrypt_{sfx}\n#define DECRYPT aes_ct_decrypt_{sfx}\n#define CTR32 aes_ct_ctr32_{sfx}\n#define ECB_ENCRYPT aes_ct_ecb_encrypt_{sfx}\n#define ECB_DECRYPT aes_ct_ecb_decrypt_{sfx}\n");
         let src = format!("{}{}{}{defs}{LINUX_HARNESS}", common::C_HELPERS, common::CANARIES_H, common::header(&dir, &m));
         let o = kgen_emit::EmitOptions { command: "test".into(), ..Default::default() };
         let name = format!("aes-ct-{variant}-linux");
@@ -708,12 +736,16 @@ fn aes_ct_linux_assembly_under_qemu() {
             let lines: Vec<&str> = text.lines().collect();
             assert_eq!(lines.len(), expect.len(), "{name}: {text}");
             for ((key, pt, ctr), line) in expect.iter().zip(&lines) {
-                let f: Vec<&str> = line.split_whitespace().collect();
-                let (ct, dt, ks, bad_len) = if ctr.is_empty() { (f[0], f[1], "", f[2]) } else { (f[0], f[1], f[2], f[3]) };
-                assert_eq!(ct, tohex(&rc_encrypt(key, pt)), "{name} encrypt");
-                assert_eq!(dt, tohex(pt), "{name} decrypt");
-                assert_eq!(ks, tohex(ctr), "{name} ctr32");
-                assert_eq!(bad_len, "-22");
+                let f: Vec<&str> = line.split(' ').collect();
+                assert_eq!(f.len(), 5, "{name}: {line}");
+                // ECB, the block each way, counter mode, the bad key length.
+                let data: Vec<u8> = (0..ctr.len()).map(|i| (i * 7 + key.len()) as u8).collect();
+                let ecb: Vec<u8> = data.chunks(16).flat_map(|b| rc_encrypt(key, &b.try_into().unwrap())).collect();
+                assert_eq!(f[0], tohex(&ecb), "{name} ecb");
+                assert_eq!(f[1], tohex(&rc_encrypt(key, pt)), "{name} encrypt");
+                assert_eq!(f[2], tohex(pt), "{name} decrypt");
+                assert_eq!(f[3], tohex(ctr), "{name} ctr32");
+                assert_eq!(f[4], "-22");
             }
             println!("{name}: {} cases agree under qemu -cpu {cpu}", lines.len());
             if let Some(bad) = bad {

@@ -96,7 +96,7 @@ fn aes_ct_leaves_the_same_trace_for_every_key_and_input() {
 }
 
 /// The Linux forms (`struct crypto_aes_ctx`): expandkey, one block each way, counter mode
-/// over seven blocks, 41 runs per key size, the same records.
+/// and ECB over seven blocks, 41 runs per key size, the same records.
 #[test]
 fn aes_ct_linux_forms_leave_the_same_trace_for_every_key_and_input() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(37);
@@ -119,6 +119,8 @@ fn aes_ct_linux_forms_leave_the_same_trace_for_every_key_and_input() {
                     ("encrypt", trace(e, &format!("aes_ct_encrypt_{sfx}"), &[ctx, b.out, b.data])),
                     ("decrypt", trace(e, &format!("aes_ct_decrypt_{sfx}"), &[ctx, b.out, b.data])),
                     ("ctr32", trace(e, &format!("aes_ct_ctr32_{sfx}"), &[ctx, b.out, b.data, (b.len / 16) as u64, b.iv])),
+                    ("ecb_encrypt", trace(e, &format!("aes_ct_ecb_encrypt_{sfx}"), &[ctx, b.out, b.data, (b.len / 16) as u64])),
+                    ("ecb_decrypt", trace(e, &format!("aes_ct_ecb_decrypt_{sfx}"), &[ctx, b.out, b.data, (b.len / 16) as u64])),
                 ]
             };
             let first = run(&mut e, &mut rng);

@@ -3918,6 +3918,7 @@ out_stored:
 	MOV	X0, 168(X2)
 	MOV	X0, 184(X2)
 	MOV	X0, 200(X2)
+	MOV	$0, X5
 	MOV	$0, X6
 	MOV	$0, X7
 	MOV	$0, X8
@@ -8034,12 +8035,12 @@ L8:
 	AND	X29, X5
 	OR	X5, X28, X5
 	MOV	168(X2), X5
-	AND	$7, X5, X12
-	BNEZ	X12, out_unaligned
+	AND	$7, X5
+	BNEZ	X5, out_unaligned
 	MOV	168(X2), X5
-	AND	$-8, X5, X12
-	MOV	X7, (X12)
-	MOV	X6, 8(X12)
+	AND	$-8, X5
+	MOV	X7, (X5)
+	MOV	X6, 8(X5)
 out_stored:
 	// return
 	MOV	X0, 176(X2)
@@ -8049,12 +8050,14 @@ out_stored:
 	MOV	X0, 208(X2)
 	MOV	X0, 216(X2)
 	MOV	X0, 224(X2)
+	MOV	$0, X5
 	MOV	$0, X6
 	MOV	$0, X7
 	MOV	$0, X8
 	MOV	$0, X9
 	MOV	$0, X10
 	MOV	$0, X11
+	MOV	$0, X12
 	MOV	$0, X13
 	MOV	$0, X14
 	MOV	$0, X15

@@ -14,7 +14,7 @@
 
 /*
  * void aes_ct_encrypt_rv64gc_zbb(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in);
- * aes_ct_encrypt_rv64gc_zbb: 3920 instructions, frame 288 bytes
+ * aes_ct_encrypt_rv64gc_zbb: 3921 instructions, frame 288 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 27 integer, 0 vector registers
@@ -3867,6 +3867,7 @@ SYM_FUNC_START(aes_ct_encrypt_rv64gc_zbb)
 .Laes_ct_encrypt_rv64gc_zbb_out_stored:
 	// return
 	sd         	zero, 168(sp)
+	addi       	t0, zero, 0
 	addi       	t1, zero, 0
 	addi       	t2, zero, 0
 	addi       	a0, zero, 0
@@ -3960,7 +3961,7 @@ SYM_FUNC_END(aes_ct_encrypt_rv64gc_zbb)
 
 /*
  * void aes_ct_decrypt_rv64gc_zbb(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in);
- * aes_ct_decrypt_rv64gc_zbb: 4099 instructions, frame 320 bytes
+ * aes_ct_decrypt_rv64gc_zbb: 4101 instructions, frame 320 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 27 integer, 0 vector registers
@@ -7977,12 +7978,12 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	and        	t0, t0, t4
 	or         	t0, t3, t0
 	ld         	t0, 160(sp)
-	andi       	a1, t0, 7
-	bne        	a1, zero, .Laes_ct_decrypt_rv64gc_zbb_out_unaligned
+	andi       	t0, t0, 7
+	bne        	t0, zero, .Laes_ct_decrypt_rv64gc_zbb_out_unaligned
 	ld         	t0, 160(sp)
-	andi       	a1, t0, -8
-	sd         	t2, 0(a1)
-	sd         	t1, 8(a1)
+	andi       	t0, t0, -8
+	sd         	t2, 0(t0)
+	sd         	t1, 8(t0)
 .Laes_ct_decrypt_rv64gc_zbb_out_stored:
 	// return
 	sd         	zero, 168(sp)
@@ -7991,9 +7992,11 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	sd         	zero, 192(sp)
 	sd         	zero, 200(sp)
 	sd         	zero, 208(sp)
+	addi       	t0, zero, 0
 	addi       	t1, zero, 0
 	addi       	t2, zero, 0
 	addi       	a0, zero, 0
+	addi       	a1, zero, 0
 	addi       	a2, zero, 0
 	addi       	a3, zero, 0
 	addi       	a4, zero, 0
@@ -13146,6 +13149,8790 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc_zbb)
 	sb         	t6, 63(t0)
 	jal        	zero, .Laes_ct_ctr32_rv64gc_zbb_four_next
 SYM_FUNC_END(aes_ct_ctr32_rv64gc_zbb)
+
+/*
+ * void aes_ct_ecb_encrypt_rv64gc_zbb(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in, size_t nblocks);
+ * aes_ct_ecb_encrypt_rv64gc_zbb: 4255 instructions, frame 304 bytes
+ *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
+ *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
+ *   most live values at once: 27 integer, 0 vector registers
+ *   spills: 7 values (key, nblocks, rounds, in, out, pass_off, w), 11 stores, 48 reloads, modeled cost 1744 cycles per pass (loops counted 8 times per level)
+ *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
+ *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
+ *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
+ */
+SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gc_zbb)
+	addi       	sp, sp, -304
+	sd         	s1, 208(sp)
+	sd         	s2, 216(sp)
+	sd         	s3, 224(sp)
+	sd         	s4, 232(sp)
+	sd         	s5, 240(sp)
+	sd         	s6, 248(sp)
+	sd         	s7, 256(sp)
+	sd         	s8, 264(sp)
+	sd         	s9, 272(sp)
+	sd         	s10, 280(sp)
+	sd         	s11, 288(sp)
+	sd         	ra, 296(sp)
+	sd         	a1, 192(sp)
+	sd         	a2, 184(sp)
+	sd         	a3, 168(sp)
+	addi       	t0, a0, 0
+	sd         	t0, 160(sp)
+	lwu        	t0, 480(a0)
+	srli       	t0, t0, 2
+	addi       	t0, t0, 6
+	sd         	t0, 176(sp)
+	ld         	t0, 168(sp)
+	bne        	t0, zero, .Laes_ct_ecb_encrypt_rv64gc_zbb_start
+	jal        	zero, .Laes_ct_ecb_encrypt_rv64gc_zbb_done
+.Laes_ct_ecb_encrypt_rv64gc_zbb_start:
+.Laes_ct_ecb_encrypt_rv64gc_zbb_2:
+	auipc      	t0, %pcrel_hi(kgen_aes_ct_rv64gc_zbb_masks)
+	addi       	t0, t0, %pcrel_lo(.Laes_ct_ecb_encrypt_rv64gc_zbb_2)
+	ld         	t1, 0(t0)
+	sd         	t1, 0(sp)
+	ld         	t1, 8(t0)
+	sd         	t1, 8(sp)
+	ld         	t1, 16(t0)
+	sd         	t1, 16(sp)
+	ld         	t1, 24(t0)
+	sd         	t1, 24(sp)
+	ld         	t1, 32(t0)
+	sd         	t1, 32(sp)
+	ld         	t1, 40(t0)
+	sd         	t1, 40(sp)
+	ld         	t1, 48(t0)
+	sd         	t1, 48(sp)
+	ld         	t1, 56(t0)
+	sd         	t1, 56(sp)
+	ld         	t1, 64(t0)
+	sd         	t1, 64(sp)
+	ld         	t1, 72(t0)
+	sd         	t1, 72(sp)
+	ld         	t1, 80(t0)
+	sd         	t1, 80(sp)
+	ld         	t1, 88(t0)
+	sd         	t1, 88(sp)
+	ld         	t1, 96(t0)
+	sd         	t1, 96(sp)
+	ld         	t1, 104(t0)
+	sd         	t1, 104(sp)
+	ld         	t1, 112(t0)
+	sd         	t1, 112(sp)
+	ld         	t1, 120(t0)
+	sd         	t1, 120(sp)
+	ld         	t1, 128(t0)
+	sd         	t1, 128(sp)
+	ld         	t1, 136(t0)
+	sd         	t1, 136(sp)
+	ld         	t1, 144(t0)
+	sd         	t1, 144(sp)
+	ld         	t1, 152(t0)
+	sd         	t1, 152(sp)
+.Laes_ct_ecb_encrypt_rv64gc_zbb_group:
+	ld         	t0, 184(sp)
+	andi       	a1, t0, 7
+	beq        	a1, zero, .Laes_ct_ecb_encrypt_rv64gc_zbb_29
+	jal        	zero, .Laes_ct_ecb_encrypt_rv64gc_zbb_in_unaligned
+.Laes_ct_ecb_encrypt_rv64gc_zbb_29:
+	ld         	t1, 184(sp)
+	ld         	t0, 0(t1)
+	ld         	a2, 8(t1)
+.Laes_ct_ecb_encrypt_rv64gc_zbb_in_loaded:
+	ld         	t1, 184(sp)
+	addi       	t1, t1, 0
+	addi       	a1, zero, 1
+	ld         	t2, 168(sp)
+	bgeu       	a1, t2, .Laes_ct_ecb_encrypt_rv64gc_zbb_first
+	ld         	t1, 184(sp)
+	addi       	t1, t1, 16
+.Laes_ct_ecb_encrypt_rv64gc_zbb_first:
+	andi       	a1, t1, 7
+	beq        	a1, zero, .Laes_ct_ecb_encrypt_rv64gc_zbb_30
+	jal        	zero, .Laes_ct_ecb_encrypt_rv64gc_zbb_in_unaligned.1
+.Laes_ct_ecb_encrypt_rv64gc_zbb_30:
+	ld         	t6, 0(t1)
+	ld         	t4, 8(t1)
+.Laes_ct_ecb_encrypt_rv64gc_zbb_in_loaded.1:
+	ld         	t1, 184(sp)
+	addi       	t1, t1, 0
+	addi       	a1, zero, 2
+	ld         	t2, 168(sp)
+	bgeu       	a1, t2, .Laes_ct_ecb_encrypt_rv64gc_zbb_first.1
+	ld         	t1, 184(sp)
+	addi       	t1, t1, 32
+.Laes_ct_ecb_encrypt_rv64gc_zbb_first.1:
+	andi       	a1, t1, 7
+	beq        	a1, zero, .Laes_ct_ecb_encrypt_rv64gc_zbb_31
+	jal        	zero, .Laes_ct_ecb_encrypt_rv64gc_zbb_in_unaligned.2
+.Laes_ct_ecb_encrypt_rv64gc_zbb_31:
+	ld         	a0, 0(t1)
+	ld         	t5, 8(t1)
+.Laes_ct_ecb_encrypt_rv64gc_zbb_in_loaded.2:
+	ld         	t1, 184(sp)
+	addi       	t1, t1, 0
+	addi       	a1, zero, 3
+	ld         	t2, 168(sp)
+	bgeu       	a1, t2, .Laes_ct_ecb_encrypt_rv64gc_zbb_first.2
+	ld         	t1, 184(sp)
+	addi       	t1, t1, 48
+.Laes_ct_ecb_encrypt_rv64gc_zbb_first.2:
+	andi       	a1, t1, 7
+	beq        	a1, zero, .Laes_ct_ecb_encrypt_rv64gc_zbb_32
+	jal        	zero, .Laes_ct_ecb_encrypt_rv64gc_zbb_in_unaligned.3
+.Laes_ct_ecb_encrypt_rv64gc_zbb_32:
+	ld         	t2, 0(t1)
+	ld         	t3, 8(t1)
+.Laes_ct_ecb_encrypt_rv64gc_zbb_in_loaded.3:
+	ld         	a1, 24(sp)
+	ld         	t1, 32(sp)
+	ld         	a4, 40(sp)
+	slli       	a3, t0, 32
+	srli       	a3, a3, 32
+	slli       	a5, a2, 32
+	or         	a3, a3, a5
+	srli       	t0, t0, 32
+	and        	a2, a2, a4
+	or         	a2, t0, a2
+	srli       	t0, a3, 16
+	xor        	t0, a3, t0
+	and        	t0, t0, a1
+	xor        	a3, a3, t0
+	slli       	t0, t0, 16
+	xor        	t0, a3, t0
+	srli       	a3, t0, 8
+	xor        	a3, t0, a3
+	and        	a3, a3, t1
+	xor        	t0, t0, a3
+	slli       	a3, a3, 8
+	xor        	t0, t0, a3
+	srli       	a3, a2, 16
+	xor        	a3, a2, a3
+	and        	a1, a3, a1
+	xor        	a2, a2, a1
+	slli       	a1, a1, 16
+	xor        	a1, a2, a1
+	srli       	a2, a1, 8
+	xor        	a2, a1, a2
+	and        	t1, a2, t1
+	xor        	a1, a1, t1
+	slli       	t1, t1, 8
+	xor        	t1, a1, t1
+	ld         	a2, 24(sp)
+	ld         	a1, 32(sp)
+	ld         	a4, 40(sp)
+	slli       	a3, t6, 32
+	srli       	a3, a3, 32
+	slli       	a5, t4, 32
+	or         	a3, a3, a5
+	srli       	t6, t6, 32
+	and        	t4, t4, a4
+	or         	t6, t6, t4
+	srli       	t4, a3, 16
+	xor        	t4, a3, t4
+	and        	t4, t4, a2
+	xor        	a3, a3, t4
+	slli       	t4, t4, 16
+	xor        	t4, a3, t4
+	srli       	a3, t4, 8
+	xor        	a3, t4, a3
+	and        	a3, a3, a1
+	xor        	t4, t4, a3
+	slli       	a3, a3, 8
+	xor        	t4, t4, a3
+	srli       	a3, t6, 16
+	xor        	a3, t6, a3
+	and        	a2, a3, a2
+	xor        	t6, t6, a2
+	slli       	a2, a2, 16
+	xor        	t6, t6, a2
+	srli       	a2, t6, 8
+	xor        	a2, t6, a2
+	and        	a1, a2, a1
+	xor        	t6, t6, a1
+	slli       	a1, a1, 8
+	xor        	t6, t6, a1
+	ld         	a2, 24(sp)
+	ld         	a1, 32(sp)
+	ld         	a4, 40(sp)
+	slli       	a3, a0, 32
+	srli       	a3, a3, 32
+	slli       	a5, t5, 32
+	or         	a3, a3, a5
+	srli       	a0, a0, 32
+	and        	t5, t5, a4
+	or         	a0, a0, t5
+	srli       	t5, a3, 16
+	xor        	t5, a3, t5
+	and        	t5, t5, a2
+	xor        	a3, a3, t5
+	slli       	t5, t5, 16
+	xor        	t5, a3, t5
+	srli       	a3, t5, 8
+	xor        	a3, t5, a3
+	and        	a3, a3, a1
+	xor        	t5, t5, a3
+	slli       	a3, a3, 8
+	xor        	t5, t5, a3
+	srli       	a3, a0, 16
+	xor        	a3, a0, a3
+	and        	a2, a3, a2
+	xor        	a0, a0, a2
+	slli       	a2, a2, 16
+	xor        	a0, a0, a2
+	srli       	a2, a0, 8
+	xor        	a2, a0, a2
+	and        	a1, a2, a1
+	xor        	a0, a0, a1
+	slli       	a1, a1, 8
+	xor        	a0, a0, a1
+	ld         	a2, 24(sp)
+	ld         	a1, 32(sp)
+	ld         	a4, 40(sp)
+	slli       	a3, t2, 32
+	srli       	a3, a3, 32
+	slli       	a5, t3, 32
+	or         	a3, a3, a5
+	srli       	t2, t2, 32
+	and        	t3, t3, a4
+	or         	t2, t2, t3
+	srli       	t3, a3, 16
+	xor        	t3, a3, t3
+	and        	t3, t3, a2
+	xor        	a3, a3, t3
+	slli       	t3, t3, 16
+	xor        	t3, a3, t3
+	srli       	a3, t3, 8
+	xor        	a3, t3, a3
+	and        	a3, a3, a1
+	xor        	t3, t3, a3
+	slli       	a3, a3, 8
+	xor        	t3, t3, a3
+	srli       	a3, t2, 16
+	xor        	a3, t2, a3
+	and        	a2, a3, a2
+	xor        	t2, t2, a2
+	slli       	a2, a2, 16
+	xor        	t2, t2, a2
+	srli       	a2, t2, 8
+	xor        	a2, t2, a2
+	and        	a1, a2, a1
+	xor        	t2, t2, a1
+	slli       	a1, a1, 8
+	xor        	a1, t2, a1
+	ld         	a2, 0(sp)
+	srli       	t2, t0, 1
+	xor        	t2, t4, t2
+	and        	a3, t2, a2
+	xor        	t2, t4, a3
+	slli       	t4, a3, 1
+	xor        	t4, t0, t4
+	srli       	t0, t5, 1
+	xor        	t0, t3, t0
+	and        	t0, t0, a2
+	xor        	t3, t3, t0
+	slli       	t0, t0, 1
+	xor        	t5, t5, t0
+	srli       	t0, t1, 1
+	xor        	t0, t6, t0
+	and        	a3, t0, a2
+	xor        	t0, t6, a3
+	slli       	t6, a3, 1
+	xor        	t1, t1, t6
+	srli       	t6, a0, 1
+	xor        	t6, a1, t6
+	and        	a2, t6, a2
+	xor        	t6, a1, a2
+	slli       	a1, a2, 1
+	xor        	a3, a0, a1
+	ld         	a2, 8(sp)
+	srli       	a0, t4, 2
+	xor        	a0, t5, a0
+	and        	a0, a0, a2
+	xor        	t5, t5, a0
+	slli       	a0, a0, 2
+	xor        	t4, t4, a0
+	srli       	a0, t2, 2
+	xor        	a0, t3, a0
+	and        	a1, a0, a2
+	xor        	a0, t3, a1
+	slli       	t3, a1, 2
+	xor        	a1, t2, t3
+	srli       	t2, t1, 2
+	xor        	t2, a3, t2
+	and        	t2, t2, a2
+	xor        	t3, a3, t2
+	slli       	t2, t2, 2
+	xor        	t1, t1, t2
+	srli       	t2, t0, 2
+	xor        	t2, t6, t2
+	and        	t2, t2, a2
+	xor        	a2, t6, t2
+	slli       	t2, t2, 2
+	xor        	t2, t0, t2
+	ld         	a3, 16(sp)
+	srli       	t0, t4, 4
+	xor        	t0, t1, t0
+	and        	t6, t0, a3
+	xor        	t0, t1, t6
+	slli       	t1, t6, 4
+	xor        	t1, t4, t1
+	srli       	t4, a1, 4
+	xor        	t4, t2, t4
+	and        	t4, t4, a3
+	xor        	t2, t2, t4
+	slli       	t4, t4, 4
+	xor        	t4, a1, t4
+	srli       	t6, t5, 4
+	xor        	t6, t3, t6
+	and        	t6, t6, a3
+	xor        	t3, t3, t6
+	slli       	t6, t6, 4
+	xor        	t6, t5, t6
+	srli       	t5, a0, 4
+	xor        	t5, a2, t5
+	and        	a1, t5, a3
+	xor        	t5, a2, a1
+	slli       	a1, a1, 4
+	xor        	a0, a0, a1
+	ld         	a1, 160(sp)
+	lwu        	a4, 0(a1)
+	lwu        	a1, 4(a1)
+	slli       	a1, a1, 32
+	or         	a4, a4, a1
+	ld         	a1, 160(sp)
+	lwu        	a5, 8(a1)
+	lwu        	a1, 12(a1)
+	slli       	a1, a1, 32
+	or         	a5, a5, a1
+	ld         	a2, 24(sp)
+	ld         	a1, 32(sp)
+	ld         	a6, 40(sp)
+	slli       	a3, a4, 32
+	srli       	a3, a3, 32
+	slli       	a7, a5, 32
+	or         	a3, a3, a7
+	srli       	a4, a4, 32
+	and        	a5, a5, a6
+	or         	a4, a4, a5
+	srli       	a5, a3, 16
+	xor        	a5, a3, a5
+	and        	a5, a5, a2
+	xor        	a3, a3, a5
+	slli       	a5, a5, 16
+	xor        	a3, a3, a5
+	srli       	a5, a3, 8
+	xor        	a5, a3, a5
+	and        	a5, a5, a1
+	xor        	a3, a3, a5
+	slli       	a5, a5, 8
+	xor        	a3, a3, a5
+	srli       	a5, a4, 16
+	xor        	a5, a4, a5
+	and        	a2, a5, a2
+	xor        	a4, a4, a2
+	slli       	a2, a2, 16
+	xor        	a2, a4, a2
+	srli       	a4, a2, 8
+	xor        	a4, a2, a4
+	and        	a1, a4, a1
+	xor        	a2, a2, a1
+	slli       	a1, a1, 8
+	xor        	a2, a2, a1
+	ld         	a5, 0(sp)
+	srli       	a1, a3, 1
+	xor        	a1, a3, a1
+	and        	a1, a1, a5
+	xor        	a4, a3, a1
+	slli       	a1, a1, 1
+	xor        	a1, a3, a1
+	srli       	a3, a2, 1
+	xor        	a3, a2, a3
+	and        	a5, a3, a5
+	xor        	a3, a2, a5
+	slli       	a5, a5, 1
+	xor        	s1, a2, a5
+	ld         	a5, 8(sp)
+	srli       	a2, a1, 2
+	xor        	a2, a1, a2
+	and        	a6, a2, a5
+	xor        	a2, a1, a6
+	slli       	a6, a6, 2
+	xor        	a7, a1, a6
+	srli       	a1, a4, 2
+	xor        	a1, a4, a1
+	and        	a6, a1, a5
+	xor        	a1, a4, a6
+	slli       	a6, a6, 2
+	xor        	a6, a4, a6
+	srli       	a4, s1, 2
+	xor        	a4, s1, a4
+	and        	s2, a4, a5
+	xor        	a4, s1, s2
+	slli       	s2, s2, 2
+	xor        	s2, s1, s2
+	srli       	s1, a3, 2
+	xor        	s1, a3, s1
+	and        	s1, s1, a5
+	xor        	a5, a3, s1
+	slli       	s1, s1, 2
+	xor        	s3, a3, s1
+	ld         	s1, 16(sp)
+	srli       	a3, a7, 4
+	xor        	a3, s2, a3
+	and        	s4, a3, s1
+	xor        	a3, s2, s4
+	slli       	s2, s4, 4
+	xor        	s2, a7, s2
+	srli       	a7, a6, 4
+	xor        	a7, s3, a7
+	and        	s4, a7, s1
+	xor        	a7, s3, s4
+	slli       	s3, s4, 4
+	xor        	a6, a6, s3
+	srli       	s3, a2, 4
+	xor        	s3, a4, s3
+	and        	s4, s3, s1
+	xor        	s3, a4, s4
+	slli       	a4, s4, 4
+	xor        	a4, a2, a4
+	srli       	a2, a1, 4
+	xor        	a2, a5, a2
+	and        	a2, a2, s1
+	xor        	a5, a5, a2
+	slli       	a2, a2, 4
+	xor        	a1, a1, a2
+	xor        	t1, t1, s2
+	xor        	a2, t4, a6
+	xor        	a4, t6, a4
+	xor        	t4, a0, a1
+	xor        	a3, t0, a3
+	xor        	a6, t2, a7
+	xor        	s1, t3, s3
+	xor        	a5, t5, a5
+	ld         	t0, 160(sp)
+	addi       	t0, t0, 16
+	addi       	t2, zero, 0
+	sd         	t2, 200(sp)
+.Laes_ct_ecb_encrypt_rv64gc_zbb_rounds4:
+	xor        	t3, a3, a4
+	xor        	a7, a5, a2
+	xor        	a0, a7, t3
+	xor        	t2, t4, a0
+	xor        	a1, t2, a4
+	and        	s5, a0, a1
+	xor        	t6, a1, t1
+	xor        	s8, t2, s1
+	xor        	t2, a5, a3
+	xor        	t4, s8, t2
+	and        	s4, t2, t4
+	xor        	s3, t1, t4
+	xor        	a4, a5, a4
+	xor        	s2, s1, a6
+	xor        	a6, a1, s2
+	xor        	t5, a6, t4
+	and        	s1, t3, t5
+	xor        	s9, s1, s4
+	xor        	s10, a6, a4
+	and        	s1, a4, a6
+	xor        	ra, s1, s4
+	xor        	s1, s2, t4
+	xor        	s4, a7, s1
+	and        	s7, a7, s1
+	xor        	s6, a5, s1
+	xor        	s2, s2, t1
+	xor        	a3, s2, a3
+	and        	s11, a3, t1
+	xor        	s11, s11, s5
+	xor        	s11, s11, ra
+	xor        	s10, s11, s10
+	xor        	s11, s2, a5
+	and        	a5, s11, s3
+	xor        	a5, a5, s7
+	xor        	a5, a5, ra
+	xor        	a5, a5, s6
+	xor        	s6, s2, a2
+	and        	a2, s6, s2
+	xor        	a2, a2, s7
+	xor        	a2, a2, s9
+	xor        	s7, a2, s4
+	xor        	s4, s6, a4
+	and        	a2, s4, t6
+	xor        	a2, a2, s5
+	xor        	a2, a2, s8
+	xor        	a2, a2, s9
+	and        	s5, a2, s7
+	xor        	s8, a5, s5
+	xor        	ra, s10, s5
+	xor        	s9, a2, s10
+	and        	a2, s9, s8
+	xor        	s5, a2, s10
+	and        	a2, s5, s11
+	and        	s11, s5, s3
+	xor        	s3, s7, a5
+	and        	s3, ra, s3
+	xor        	s3, s3, a5
+	xor        	s10, s8, s3
+	and        	s10, a5, s10
+	xor        	a5, s8, s10
+	and        	a5, s5, a5
+	xor        	s8, s9, a5
+	xor        	a5, s5, s8
+	and        	s9, a5, s1
+	xor        	s1, s9, s11
+	and        	a5, a5, a7
+	and        	a7, s8, s6
+	and        	s2, s8, s2
+	xor        	s2, s9, s2
+	xor        	s6, s7, s3
+	xor        	s7, s10, s6
+	xor        	s6, s8, s7
+	and        	a6, s6, a6
+	and        	a4, s6, a4
+	xor        	s8, s3, s7
+	and        	a1, s8, a1
+	and        	a0, s8, a0
+	and        	s4, s7, s4
+	and        	t6, s7, t6
+	xor        	t6, t6, a1
+	xor        	t6, s2, t6
+	and        	s7, s3, a3
+	xor        	a3, s5, s3
+	xor        	s5, a3, s6
+	and        	t5, s5, t5
+	xor        	t5, t5, s2
+	and        	s2, s5, t3
+	and        	t3, a3, t4
+	xor        	t3, t3, t5
+	and        	t2, a3, t2
+	xor        	a3, t2, t3
+	xor        	s5, t2, s2
+	xor        	t2, s4, s5
+	xor        	s2, t2, s7
+	xor        	t4, a0, t2
+	xor        	t2, t4, t3
+	xor        	t4, t4, t6
+	xor        	t3, t4, t3
+	xor        	t6, a7, s5
+	and        	t1, s3, t1
+	xor        	a0, a1, t1
+	xor        	t1, a5, a0
+	xor        	t1, a6, t1
+	xor        	t5, t5, t1
+	xor        	a1, a2, t5
+	xor        	t1, s2, a1
+	xor        	a1, a1, a3
+	xor        	a2, a1, a4
+	xor        	a0, a0, s1
+	xor        	t6, t6, a0
+	xor        	a3, t5, t6
+	xor        	a6, a5, t6
+	xor        	a5, a0, t4
+	ld         	a1, 48(sp)
+	rori       	t6, a6, 20
+	rori       	t5, a6, 4
+	xor        	t6, t6, t5
+	and        	t6, t6, a1
+	xor        	s3, t5, t6
+	rori       	t6, a3, 20
+	rori       	t5, a3, 4
+	xor        	t6, t6, t5
+	and        	t6, t6, a1
+	xor        	s1, t5, t6
+	rori       	t6, t1, 20
+	rori       	t5, t1, 4
+	xor        	t6, t6, t5
+	and        	t6, t6, a1
+	xor        	a7, t5, t6
+	rori       	t6, a5, 20
+	rori       	t5, a5, 4
+	xor        	t6, t6, t5
+	and        	t6, t6, a1
+	xor        	a4, t5, t6
+	rori       	t6, t4, 20
+	rori       	t5, t4, 4
+	xor        	t6, t6, t5
+	and        	t6, t6, a1
+	xor        	t5, t5, t6
+	rori       	a0, a2, 20
+	rori       	t6, a2, 4
+	xor        	a0, a0, t6
+	and        	a0, a0, a1
+	xor        	t6, t6, a0
+	rori       	s2, t3, 20
+	rori       	a0, t3, 4
+	xor        	s2, s2, a0
+	and        	s2, s2, a1
+	xor        	a0, a0, s2
+	rori       	s4, t2, 20
+	rori       	s2, t2, 4
+	xor        	s4, s4, s2
+	and        	a1, s4, a1
+	xor        	a1, s2, a1
+	xor        	s7, a6, s3
+	xor        	s6, a3, s1
+	xor        	s5, t1, a7
+	xor        	s4, a5, a4
+	xor        	s2, t4, t5
+	xor        	a6, a2, t6
+	xor        	a2, t3, a0
+	xor        	a5, t2, a1
+	ld         	a3, 56(sp)
+	rori       	t2, s7, 40
+	rori       	t1, s7, 24
+	xor        	t2, t2, t1
+	and        	t2, t2, a3
+	xor        	t1, t1, t2
+	xor        	t2, s3, a5
+	xor        	t1, t2, t1
+	rori       	t3, s6, 40
+	rori       	t2, s6, 24
+	xor        	t3, t3, t2
+	and        	t3, t3, a3
+	xor        	t2, t2, t3
+	xor        	t3, s7, a5
+	xor        	t3, s1, t3
+	xor        	t2, t3, t2
+	rori       	t4, s5, 40
+	rori       	t3, s5, 24
+	xor        	t4, t4, t3
+	and        	t4, t4, a3
+	xor        	t3, t3, t4
+	xor        	t4, a7, s6
+	xor        	t3, t4, t3
+	rori       	a7, s4, 40
+	rori       	t4, s4, 24
+	xor        	a7, a7, t4
+	and        	a7, a7, a3
+	xor        	t4, t4, a7
+	xor        	a7, s5, a5
+	xor        	a4, a4, a7
+	xor        	t4, a4, t4
+	rori       	a7, s2, 40
+	rori       	a4, s2, 24
+	xor        	a7, a7, a4
+	and        	a7, a7, a3
+	xor        	a4, a4, a7
+	xor        	a7, s4, a5
+	xor        	t5, t5, a7
+	xor        	t5, t5, a4
+	rori       	a7, a6, 40
+	rori       	a4, a6, 24
+	xor        	a7, a7, a4
+	and        	a7, a7, a3
+	xor        	a4, a4, a7
+	xor        	t6, t6, s2
+	xor        	t6, t6, a4
+	rori       	a7, a2, 40
+	rori       	a4, a2, 24
+	xor        	a7, a7, a4
+	and        	a7, a7, a3
+	xor        	a4, a4, a7
+	xor        	a0, a0, a6
+	xor        	a0, a0, a4
+	rori       	a6, a5, 40
+	rori       	a4, a5, 24
+	xor        	a5, a6, a4
+	and        	a3, a5, a3
+	xor        	a3, a4, a3
+	xor        	a1, a1, a2
+	xor        	a1, a1, a3
+	lwu        	a6, 0(t0)
+	lwu        	a2, 4(t0)
+	slli       	a2, a2, 32
+	or         	a6, a6, a2
+	lwu        	a5, 8(t0)
+	lwu        	a2, 12(t0)
+	slli       	a2, a2, 32
+	or         	a5, a5, a2
+	ld         	a3, 24(sp)
+	ld         	a2, 32(sp)
+	ld         	a7, 40(sp)
+	slli       	a4, a6, 32
+	srli       	a4, a4, 32
+	slli       	s1, a5, 32
+	or         	a4, a4, s1
+	srli       	a6, a6, 32
+	and        	a5, a5, a7
+	or         	a5, a6, a5
+	srli       	a6, a4, 16
+	xor        	a6, a4, a6
+	and        	a6, a6, a3
+	xor        	a4, a4, a6
+	slli       	a6, a6, 16
+	xor        	a4, a4, a6
+	srli       	a6, a4, 8
+	xor        	a6, a4, a6
+	and        	a6, a6, a2
+	xor        	a4, a4, a6
+	slli       	a6, a6, 8
+	xor        	a4, a4, a6
+	srli       	a6, a5, 16
+	xor        	a6, a5, a6
+	and        	a3, a6, a3
+	xor        	a5, a5, a3
+	slli       	a3, a3, 16
+	xor        	a3, a5, a3
+	srli       	a5, a3, 8
+	xor        	a5, a3, a5
+	and        	a2, a5, a2
+	xor        	a3, a3, a2
+	slli       	a2, a2, 8
+	xor        	a2, a3, a2
+	ld         	a5, 0(sp)
+	srli       	a3, a4, 1
+	xor        	a3, a4, a3
+	and        	a6, a3, a5
+	xor        	a3, a4, a6
+	slli       	a6, a6, 1
+	xor        	a4, a4, a6
+	srli       	a6, a2, 1
+	xor        	a6, a2, a6
+	and        	a6, a6, a5
+	xor        	a5, a2, a6
+	slli       	a6, a6, 1
+	xor        	s2, a2, a6
+	ld         	a7, 8(sp)
+	srli       	a2, a4, 2
+	xor        	a2, a4, a2
+	and        	a6, a2, a7
+	xor        	a2, a4, a6
+	slli       	a6, a6, 2
+	xor        	s1, a4, a6
+	srli       	a4, a3, 2
+	xor        	a4, a3, a4
+	and        	a6, a4, a7
+	xor        	a4, a3, a6
+	slli       	a6, a6, 2
+	xor        	a6, a3, a6
+	srli       	a3, s2, 2
+	xor        	a3, s2, a3
+	and        	s3, a3, a7
+	xor        	a3, s2, s3
+	slli       	s3, s3, 2
+	xor        	s3, s2, s3
+	srli       	s2, a5, 2
+	xor        	s2, a5, s2
+	and        	a7, s2, a7
+	xor        	s2, a5, a7
+	slli       	a7, a7, 2
+	xor        	a5, a5, a7
+	ld         	s4, 16(sp)
+	srli       	a7, s1, 4
+	xor        	a7, s3, a7
+	and        	s5, a7, s4
+	xor        	a7, s3, s5
+	slli       	s3, s5, 4
+	xor        	s3, s1, s3
+	srli       	s1, a6, 4
+	xor        	s1, a5, s1
+	and        	s1, s1, s4
+	xor        	a5, a5, s1
+	slli       	s1, s1, 4
+	xor        	a6, a6, s1
+	srli       	s1, a2, 4
+	xor        	s1, a3, s1
+	and        	s1, s1, s4
+	xor        	a3, a3, s1
+	slli       	s1, s1, 4
+	xor        	s1, a2, s1
+	srli       	a2, a4, 4
+	xor        	a2, s2, a2
+	and        	s4, a2, s4
+	xor        	a2, s2, s4
+	slli       	s2, s4, 4
+	xor        	s2, a4, s2
+	ld         	a4, 96(sp)
+	srli       	s4, s3, 8
+	xor        	s4, s3, s4
+	and        	a4, s4, a4
+	xor        	s3, s3, a4
+	slli       	a4, a4, 8
+	xor        	a4, s3, a4
+	ld         	s3, 80(sp)
+	srli       	s4, a4, 4
+	xor        	s4, a4, s4
+	and        	s3, s4, s3
+	xor        	a4, a4, s3
+	slli       	s3, s3, 4
+	xor        	a4, a4, s3
+	ld         	s3, 96(sp)
+	srli       	s4, a6, 8
+	xor        	s4, a6, s4
+	and        	s3, s4, s3
+	xor        	a6, a6, s3
+	slli       	s3, s3, 8
+	xor        	a6, a6, s3
+	ld         	s3, 80(sp)
+	srli       	s4, a6, 4
+	xor        	s4, a6, s4
+	and        	s3, s4, s3
+	xor        	a6, a6, s3
+	slli       	s3, s3, 4
+	xor        	a6, a6, s3
+	ld         	s3, 96(sp)
+	srli       	s4, s1, 8
+	xor        	s4, s1, s4
+	and        	s3, s4, s3
+	xor        	s1, s1, s3
+	slli       	s3, s3, 8
+	xor        	s1, s1, s3
+	ld         	s3, 80(sp)
+	srli       	s4, s1, 4
+	xor        	s4, s1, s4
+	and        	s3, s4, s3
+	xor        	s1, s1, s3
+	slli       	s3, s3, 4
+	xor        	s1, s1, s3
+	ld         	s3, 96(sp)
+	srli       	s4, s2, 8
+	xor        	s4, s2, s4
+	and        	s3, s4, s3
+	xor        	s2, s2, s3
+	slli       	s3, s3, 8
+	xor        	s2, s2, s3
+	ld         	s3, 80(sp)
+	srli       	s4, s2, 4
+	xor        	s4, s2, s4
+	and        	s3, s4, s3
+	xor        	s2, s2, s3
+	slli       	s3, s3, 4
+	xor        	s2, s2, s3
+	ld         	s3, 96(sp)
+	srli       	s4, a7, 8
+	xor        	s4, a7, s4
+	and        	s3, s4, s3
+	xor        	a7, a7, s3
+	slli       	s3, s3, 8
+	xor        	a7, a7, s3
+	ld         	s3, 80(sp)
+	srli       	s4, a7, 4
+	xor        	s4, a7, s4
+	and        	s3, s4, s3
+	xor        	a7, a7, s3
+	slli       	s3, s3, 4
+	xor        	a7, a7, s3
+	ld         	s3, 96(sp)
+	srli       	s4, a5, 8
+	xor        	s4, a5, s4
+	and        	s3, s4, s3
+	xor        	a5, a5, s3
+	slli       	s3, s3, 8
+	xor        	a5, a5, s3
+	ld         	s3, 80(sp)
+	srli       	s4, a5, 4
+	xor        	s4, a5, s4
+	and        	s3, s4, s3
+	xor        	a5, a5, s3
+	slli       	s3, s3, 4
+	xor        	a5, a5, s3
+	ld         	s3, 96(sp)
+	srli       	s4, a3, 8
+	xor        	s4, a3, s4
+	and        	s3, s4, s3
+	xor        	a3, a3, s3
+	slli       	s3, s3, 8
+	xor        	a3, a3, s3
+	ld         	s3, 80(sp)
+	srli       	s4, a3, 4
+	xor        	s4, a3, s4
+	and        	s3, s4, s3
+	xor        	a3, a3, s3
+	slli       	s3, s3, 4
+	xor        	a3, a3, s3
+	ld         	s3, 96(sp)
+	srli       	s4, a2, 8
+	xor        	s4, a2, s4
+	and        	s3, s4, s3
+	xor        	a2, a2, s3
+	slli       	s3, s3, 8
+	xor        	a2, a2, s3
+	ld         	s3, 80(sp)
+	srli       	s4, a2, 4
+	xor        	s4, a2, s4
+	and        	s3, s4, s3
+	xor        	a2, a2, s3
+	slli       	s3, s3, 4
+	xor        	s3, a2, s3
+	xori       	a2, a4, -1
+	xori       	s4, a6, -1
+	xori       	a4, a5, -1
+	xori       	a6, a3, -1
+	xor        	t1, t1, a2
+	xor        	a5, t2, s4
+	xor        	a3, t3, s1
+	xor        	t2, t4, s2
+	xor        	a2, t5, a7
+	xor        	t5, t6, a4
+	xor        	a4, a0, a6
+	xor        	s5, a1, s3
+	xor        	t3, a2, a3
+	xor        	a6, s5, a5
+	xor        	a0, a6, t3
+	xor        	t2, t2, a0
+	xor        	a1, t2, a3
+	and        	s4, a0, a1
+	xor        	t6, a1, t1
+	xor        	s7, t2, a4
+	xor        	t2, s5, a2
+	xor        	t4, s7, t2
+	and        	a7, t2, t4
+	xor        	s2, t1, t4
+	xor        	a3, s5, a3
+	xor        	s1, a4, t5
+	xor        	a4, a1, s1
+	xor        	t5, a4, t4
+	and        	s3, t3, t5
+	xor        	s8, s3, a7
+	xor        	s10, a4, a3
+	and        	s3, a3, a4
+	xor        	ra, s3, a7
+	xor        	a7, s1, t4
+	xor        	s3, a6, a7
+	and        	s6, a6, a7
+	xor        	s9, s5, a7
+	xor        	s1, s1, t1
+	xor        	a2, s1, a2
+	and        	s11, a2, t1
+	xor        	s11, s11, s4
+	xor        	s11, s11, ra
+	xor        	s10, s11, s10
+	xor        	s11, s1, s5
+	and        	s5, s11, s2
+	xor        	s5, s5, s6
+	xor        	s5, s5, ra
+	xor        	s9, s5, s9
+	xor        	s5, s1, a5
+	and        	a5, s5, s1
+	xor        	a5, a5, s6
+	xor        	a5, a5, s8
+	xor        	s6, a5, s3
+	xor        	s3, s5, a3
+	and        	a5, s3, t6
+	xor        	a5, a5, s4
+	xor        	a5, a5, s7
+	xor        	a5, a5, s8
+	and        	s4, a5, s6
+	xor        	s7, s9, s4
+	xor        	ra, s10, s4
+	xor        	s8, a5, s10
+	and        	a5, s8, s7
+	xor        	s4, a5, s10
+	and        	a5, s4, s11
+	and        	s10, s4, s2
+	xor        	s2, s6, s9
+	and        	s2, ra, s2
+	xor        	s2, s2, s9
+	xor        	s11, s7, s2
+	and        	s9, s9, s11
+	xor        	s7, s7, s9
+	and        	s7, s4, s7
+	xor        	s7, s8, s7
+	xor        	s11, s4, s7
+	and        	s8, s11, a7
+	xor        	a7, s8, s10
+	and        	a6, s11, a6
+	and        	s5, s7, s5
+	and        	s1, s7, s1
+	xor        	s1, s8, s1
+	xor        	s6, s6, s2
+	xor        	s8, s9, s6
+	xor        	s6, s7, s8
+	and        	a4, s6, a4
+	and        	a3, s6, a3
+	xor        	s7, s2, s8
+	and        	a1, s7, a1
+	and        	a0, s7, a0
+	and        	s3, s8, s3
+	and        	t6, s8, t6
+	xor        	t6, t6, a1
+	xor        	t6, s1, t6
+	and        	s7, s2, a2
+	xor        	a2, s4, s2
+	xor        	s4, a2, s6
+	and        	t5, s4, t5
+	xor        	t5, t5, s1
+	and        	s1, s4, t3
+	and        	t3, a2, t4
+	xor        	t3, t3, t5
+	and        	t2, a2, t2
+	xor        	a2, t2, t3
+	xor        	s4, t2, s1
+	xor        	t2, s3, s4
+	xor        	s1, t2, s7
+	xor        	t4, a0, t2
+	xor        	t2, t4, t3
+	xor        	t4, t4, t6
+	xor        	t3, t4, t3
+	xor        	t6, s5, s4
+	and        	t1, s2, t1
+	xor        	a0, a1, t1
+	xor        	t1, a6, a0
+	xor        	t1, a4, t1
+	xor        	a1, t5, t1
+	xor        	t5, a5, a1
+	xor        	t1, s1, t5
+	xor        	t5, t5, a2
+	xor        	t5, t5, a3
+	xor        	a0, a0, a7
+	xor        	t6, t6, a0
+	xor        	a1, a1, t6
+	xor        	s1, a6, t6
+	xor        	a5, a0, t4
+	ld         	s2, 56(sp)
+	rori       	a0, s1, 24
+	rori       	t6, s1, 8
+	xor        	a0, a0, t6
+	and        	a0, a0, s2
+	xor        	t6, t6, a0
+	rori       	a2, a1, 24
+	rori       	a0, a1, 8
+	xor        	a2, a2, a0
+	and        	a2, a2, s2
+	xor        	a0, a0, a2
+	rori       	a3, t1, 24
+	rori       	a2, t1, 8
+	xor        	a3, a3, a2
+	and        	a3, a3, s2
+	xor        	a2, a2, a3
+	rori       	a4, a5, 24
+	rori       	a3, a5, 8
+	xor        	a4, a4, a3
+	and        	a4, a4, s2
+	xor        	a3, a3, a4
+	rori       	a6, t4, 24
+	rori       	a4, t4, 8
+	xor        	a6, a6, a4
+	and        	a6, a6, s2
+	xor        	a4, a4, a6
+	rori       	a7, t5, 24
+	rori       	a6, t5, 8
+	xor        	a7, a7, a6
+	and        	a7, a7, s2
+	xor        	a6, a6, a7
+	rori       	s3, t3, 24
+	rori       	a7, t3, 8
+	xor        	s3, s3, a7
+	and        	s3, s3, s2
+	xor        	a7, a7, s3
+	rori       	s4, t2, 24
+	rori       	s3, t2, 8
+	xor        	s4, s4, s3
+	and        	s2, s4, s2
+	xor        	s2, s3, s2
+	xor        	s7, s1, t6
+	xor        	s6, a1, a0
+	xor        	s5, t1, a2
+	xor        	s4, a5, a3
+	xor        	s3, t4, a4
+	xor        	a5, t5, a6
+	xor        	a1, t3, a7
+	xor        	s1, t2, s2
+	rori       	t1, s7, 32
+	xor        	t2, t6, s1
+	xor        	t1, t2, t1
+	rori       	t2, s6, 32
+	xor        	t3, s7, s1
+	xor        	t3, a0, t3
+	xor        	t2, t3, t2
+	rori       	t3, s5, 32
+	xor        	t4, a2, s6
+	xor        	t3, t4, t3
+	rori       	t4, s4, 32
+	xor        	t5, s5, s1
+	xor        	t5, a3, t5
+	xor        	t4, t5, t4
+	rori       	t5, s3, 32
+	xor        	t6, s4, s1
+	xor        	t6, a4, t6
+	xor        	t5, t6, t5
+	rori       	t6, a5, 32
+	xor        	a0, a6, s3
+	xor        	t6, a0, t6
+	rori       	a0, a1, 32
+	xor        	a2, a7, a5
+	xor        	a0, a2, a0
+	rori       	a2, s1, 32
+	xor        	a1, s2, a1
+	xor        	a1, a1, a2
+	lwu        	a6, 16(t0)
+	lwu        	a2, 20(t0)
+	slli       	a2, a2, 32
+	or         	a6, a6, a2
+	lwu        	a5, 24(t0)
+	lwu        	a2, 28(t0)
+	slli       	a2, a2, 32
+	or         	a5, a5, a2
+	ld         	a3, 24(sp)
+	ld         	a2, 32(sp)
+	ld         	a7, 40(sp)
+	slli       	a4, a6, 32
+	srli       	a4, a4, 32
+	slli       	s1, a5, 32
+	or         	a4, a4, s1
+	srli       	a6, a6, 32
+	and        	a5, a5, a7
+	or         	a5, a6, a5
+	srli       	a6, a4, 16
+	xor        	a6, a4, a6
+	and        	a6, a6, a3
+	xor        	a4, a4, a6
+	slli       	a6, a6, 16
+	xor        	a4, a4, a6
+	srli       	a6, a4, 8
+	xor        	a6, a4, a6
+	and        	a6, a6, a2
+	xor        	a4, a4, a6
+	slli       	a6, a6, 8
+	xor        	a4, a4, a6
+	srli       	a6, a5, 16
+	xor        	a6, a5, a6
+	and        	a3, a6, a3
+	xor        	a5, a5, a3
+	slli       	a3, a3, 16
+	xor        	a3, a5, a3
+	srli       	a5, a3, 8
+	xor        	a5, a3, a5
+	and        	a2, a5, a2
+	xor        	a3, a3, a2
+	slli       	a2, a2, 8
+	xor        	a3, a3, a2
+	ld         	a5, 0(sp)
+	srli       	a2, a4, 1
+	xor        	a2, a4, a2
+	and        	a6, a2, a5
+	xor        	a2, a4, a6
+	slli       	a6, a6, 1
+	xor        	a6, a4, a6
+	srli       	a4, a3, 1
+	xor        	a4, a3, a4
+	and        	a5, a4, a5
+	xor        	a4, a3, a5
+	slli       	a5, a5, 1
+	xor        	a7, a3, a5
+	ld         	a5, 8(sp)
+	srli       	a3, a6, 2
+	xor        	a3, a6, a3
+	and        	s1, a3, a5
+	xor        	a3, a6, s1
+	slli       	s1, s1, 2
+	xor        	s2, a6, s1
+	srli       	a6, a2, 2
+	xor        	a6, a2, a6
+	and        	s1, a6, a5
+	xor        	a6, a2, s1
+	slli       	s1, s1, 2
+	xor        	s1, a2, s1
+	srli       	a2, a7, 2
+	xor        	a2, a7, a2
+	and        	s3, a2, a5
+	xor        	a2, a7, s3
+	slli       	s3, s3, 2
+	xor        	s3, a7, s3
+	srli       	a7, a4, 2
+	xor        	a7, a4, a7
+	and        	a5, a7, a5
+	xor        	a7, a4, a5
+	slli       	a5, a5, 2
+	xor        	a4, a4, a5
+	ld         	s5, 16(sp)
+	srli       	a5, s2, 4
+	xor        	a5, s3, a5
+	and        	s4, a5, s5
+	xor        	a5, s3, s4
+	slli       	s3, s4, 4
+	xor        	s4, s2, s3
+	srli       	s2, s1, 4
+	xor        	s2, a4, s2
+	and        	s2, s2, s5
+	xor        	a4, a4, s2
+	slli       	s2, s2, 4
+	xor        	s3, s1, s2
+	srli       	s1, a3, 4
+	xor        	s1, a2, s1
+	and        	s1, s1, s5
+	xor        	a2, a2, s1
+	slli       	s1, s1, 4
+	xor        	s1, a3, s1
+	srli       	a3, a6, 4
+	xor        	a3, a7, a3
+	and        	s2, a3, s5
+	xor        	a3, a7, s2
+	slli       	a7, s2, 4
+	xor        	s2, a6, a7
+	ld         	a6, 88(sp)
+	srli       	a7, s4, 8
+	xor        	a7, s4, a7
+	and        	a6, a7, a6
+	xor        	a7, s4, a6
+	slli       	a6, a6, 8
+	xor        	a6, a7, a6
+	ld         	a7, 88(sp)
+	srli       	s4, s3, 8
+	xor        	s4, s3, s4
+	and        	a7, s4, a7
+	xor        	s3, s3, a7
+	slli       	a7, a7, 8
+	xor        	a7, s3, a7
+	ld         	s3, 88(sp)
+	srli       	s4, s1, 8
+	xor        	s4, s1, s4
+	and        	s3, s4, s3
+	xor        	s1, s1, s3
+	slli       	s3, s3, 8
+	xor        	s1, s1, s3
+	ld         	s3, 88(sp)
+	srli       	s4, s2, 8
+	xor        	s4, s2, s4
+	and        	s3, s4, s3
+	xor        	s2, s2, s3
+	slli       	s3, s3, 8
+	xor        	s2, s2, s3
+	ld         	s3, 88(sp)
+	srli       	s4, a5, 8
+	xor        	s4, a5, s4
+	and        	s3, s4, s3
+	xor        	a5, a5, s3
+	slli       	s3, s3, 8
+	xor        	s3, a5, s3
+	ld         	a5, 88(sp)
+	srli       	s4, a4, 8
+	xor        	s4, a4, s4
+	and        	a5, s4, a5
+	xor        	a4, a4, a5
+	slli       	a5, a5, 8
+	xor        	a4, a4, a5
+	ld         	a5, 88(sp)
+	srli       	s4, a2, 8
+	xor        	s4, a2, s4
+	and        	a5, s4, a5
+	xor        	a2, a2, a5
+	slli       	a5, a5, 8
+	xor        	a2, a2, a5
+	ld         	a5, 88(sp)
+	srli       	s4, a3, 8
+	xor        	s4, a3, s4
+	and        	a5, s4, a5
+	xor        	a3, a3, a5
+	slli       	a5, a5, 8
+	xor        	s4, a3, a5
+	xori       	a3, a6, -1
+	xori       	a5, a7, -1
+	xori       	a4, a4, -1
+	xori       	a6, a2, -1
+	xor        	t1, t1, a3
+	xor        	a5, t2, a5
+	xor        	a3, t3, s1
+	xor        	t2, t4, s2
+	xor        	a2, t5, s3
+	xor        	t5, t6, a4
+	xor        	a4, a0, a6
+	xor        	s5, a1, s4
+	xor        	t3, a2, a3
+	xor        	a6, s5, a5
+	xor        	a0, a6, t3
+	xor        	t2, t2, a0
+	xor        	a1, t2, a3
+	and        	s4, a0, a1
+	xor        	t6, a1, t1
+	xor        	s7, t2, a4
+	xor        	t2, s5, a2
+	xor        	t4, s7, t2
+	and        	a7, t2, t4
+	xor        	s2, t1, t4
+	xor        	a3, s5, a3
+	xor        	s1, a4, t5
+	xor        	a4, a1, s1
+	xor        	t5, a4, t4
+	and        	s3, t3, t5
+	xor        	s8, s3, a7
+	xor        	s10, a4, a3
+	and        	s3, a3, a4
+	xor        	ra, s3, a7
+	xor        	a7, s1, t4
+	xor        	s3, a6, a7
+	and        	s6, a6, a7
+	xor        	s9, s5, a7
+	xor        	s1, s1, t1
+	xor        	a2, s1, a2
+	and        	s11, a2, t1
+	xor        	s11, s11, s4
+	xor        	s11, s11, ra
+	xor        	s10, s11, s10
+	xor        	s11, s1, s5
+	and        	s5, s11, s2
+	xor        	s5, s5, s6
+	xor        	s5, s5, ra
+	xor        	s9, s5, s9
+	xor        	s5, s1, a5
+	and        	a5, s5, s1
+	xor        	a5, a5, s6
+	xor        	a5, a5, s8
+	xor        	s6, a5, s3
+	xor        	s3, s5, a3
+	and        	a5, s3, t6
+	xor        	a5, a5, s4
+	xor        	a5, a5, s7
+	xor        	a5, a5, s8
+	and        	s4, a5, s6
+	xor        	s7, s9, s4
+	xor        	ra, s10, s4
+	xor        	s8, a5, s10
+	and        	a5, s8, s7
+	xor        	s4, a5, s10
+	and        	a5, s4, s11
+	and        	s10, s4, s2
+	xor        	s2, s6, s9
+	and        	s2, ra, s2
+	xor        	s2, s2, s9
+	xor        	s11, s7, s2
+	and        	s9, s9, s11
+	xor        	s7, s7, s9
+	and        	s7, s4, s7
+	xor        	s7, s8, s7
+	xor        	s11, s4, s7
+	and        	s8, s11, a7
+	xor        	a7, s8, s10
+	and        	a6, s11, a6
+	and        	s5, s7, s5
+	and        	s1, s7, s1
+	xor        	s1, s8, s1
+	xor        	s6, s6, s2
+	xor        	s8, s9, s6
+	xor        	s6, s7, s8
+	and        	a4, s6, a4
+	and        	a3, s6, a3
+	xor        	s7, s2, s8
+	and        	a1, s7, a1
+	and        	a0, s7, a0
+	and        	s3, s8, s3
+	and        	t6, s8, t6
+	xor        	t6, t6, a1
+	xor        	t6, s1, t6
+	and        	s7, s2, a2
+	xor        	a2, s4, s2
+	xor        	s4, a2, s6
+	and        	t5, s4, t5
+	xor        	t5, t5, s1
+	and        	s1, s4, t3
+	and        	t3, a2, t4
+	xor        	t3, t3, t5
+	and        	t2, a2, t2
+	xor        	a2, t2, t3
+	xor        	s4, t2, s1
+	xor        	t2, s3, s4
+	xor        	s1, t2, s7
+	xor        	t4, a0, t2
+	xor        	t2, t4, t3
+	xor        	t4, t4, t6
+	xor        	t3, t4, t3
+	xor        	t6, s5, s4
+	and        	t1, s2, t1
+	xor        	a0, a1, t1
+	xor        	t1, a6, a0
+	xor        	t1, a4, t1
+	xor        	t5, t5, t1
+	xor        	a1, a5, t5
+	xor        	t1, s1, a1
+	xor        	a1, a1, a2
+	xor        	a2, a1, a3
+	xor        	a0, a0, a7
+	xor        	t6, t6, a0
+	xor        	a3, t5, t6
+	xor        	a6, a6, t6
+	xor        	a5, a0, t4
+	ld         	a1, 64(sp)
+	rori       	t6, a6, 28
+	rori       	t5, a6, 12
+	xor        	t6, t6, t5
+	and        	t6, t6, a1
+	xor        	s3, t5, t6
+	rori       	t6, a3, 28
+	rori       	t5, a3, 12
+	xor        	t6, t6, t5
+	and        	t6, t6, a1
+	xor        	s1, t5, t6
+	rori       	t6, t1, 28
+	rori       	t5, t1, 12
+	xor        	t6, t6, t5
+	and        	t6, t6, a1
+	xor        	a7, t5, t6
+	rori       	t6, a5, 28
+	rori       	t5, a5, 12
+	xor        	t6, t6, t5
+	and        	t6, t6, a1
+	xor        	a4, t5, t6
+	rori       	t6, t4, 28
+	rori       	t5, t4, 12
+	xor        	t6, t6, t5
+	and        	t6, t6, a1
+	xor        	t5, t5, t6
+	rori       	a0, a2, 28
+	rori       	t6, a2, 12
+	xor        	a0, a0, t6
+	and        	a0, a0, a1
+	xor        	t6, t6, a0
+	rori       	s2, t3, 28
+	rori       	a0, t3, 12
+	xor        	s2, s2, a0
+	and        	s2, s2, a1
+	xor        	a0, a0, s2
+	rori       	s4, t2, 28
+	rori       	s2, t2, 12
+	xor        	s4, s4, s2
+	and        	a1, s4, a1
+	xor        	a1, s2, a1
+	xor        	s7, a6, s3
+	xor        	s6, a3, s1
+	xor        	s5, t1, a7
+	xor        	s4, a5, a4
+	xor        	s2, t4, t5
+	xor        	a6, a2, t6
+	xor        	a2, t3, a0
+	xor        	a5, t2, a1
+	ld         	a3, 56(sp)
+	rori       	t2, s7, 40
+	rori       	t1, s7, 24
+	xor        	t2, t2, t1
+	and        	t2, t2, a3
+	xor        	t1, t1, t2
+	xor        	t2, s3, a5
+	xor        	t1, t2, t1
+	rori       	t3, s6, 40
+	rori       	t2, s6, 24
+	xor        	t3, t3, t2
+	and        	t3, t3, a3
+	xor        	t2, t2, t3
+	xor        	t3, s7, a5
+	xor        	t3, s1, t3
+	xor        	t2, t3, t2
+	rori       	t4, s5, 40
+	rori       	t3, s5, 24
+	xor        	t4, t4, t3
+	and        	t4, t4, a3
+	xor        	t3, t3, t4
+	xor        	t4, a7, s6
+	xor        	t3, t4, t3
+	rori       	a7, s4, 40
+	rori       	t4, s4, 24
+	xor        	a7, a7, t4
+	and        	a7, a7, a3
+	xor        	t4, t4, a7
+	xor        	a7, s5, a5
+	xor        	a4, a4, a7
+	xor        	t4, a4, t4
+	rori       	a7, s2, 40
+	rori       	a4, s2, 24
+	xor        	a7, a7, a4
+	and        	a7, a7, a3
+	xor        	a4, a4, a7
+	xor        	a7, s4, a5
+	xor        	t5, t5, a7
+	xor        	t5, t5, a4
+	rori       	a7, a6, 40
+	rori       	a4, a6, 24
+	xor        	a7, a7, a4
+	and        	a7, a7, a3
+	xor        	a4, a4, a7
+	xor        	t6, t6, s2
+	xor        	t6, t6, a4
+	rori       	a7, a2, 40
+	rori       	a4, a2, 24
+	xor        	a7, a7, a4
+	and        	a7, a7, a3
+	xor        	a4, a4, a7
+	xor        	a0, a0, a6
+	xor        	a0, a0, a4
+	rori       	a6, a5, 40
+	rori       	a4, a5, 24
+	xor        	a5, a6, a4
+	and        	a3, a5, a3
+	xor        	a3, a4, a3
+	xor        	a1, a1, a2
+	xor        	a1, a1, a3
+	lwu        	a6, 32(t0)
+	lwu        	a2, 36(t0)
+	slli       	a2, a2, 32
+	or         	a6, a6, a2
+	lwu        	a5, 40(t0)
+	lwu        	a2, 44(t0)
+	slli       	a2, a2, 32
+	or         	a5, a5, a2
+	ld         	a3, 24(sp)
+	ld         	a2, 32(sp)
+	ld         	a7, 40(sp)
+	slli       	a4, a6, 32
+	srli       	a4, a4, 32
+	slli       	s1, a5, 32
+	or         	a4, a4, s1
+	srli       	a6, a6, 32
+	and        	a5, a5, a7
+	or         	a5, a6, a5
+	srli       	a6, a4, 16
+	xor        	a6, a4, a6
+	and        	a6, a6, a3
+	xor        	a4, a4, a6
+	slli       	a6, a6, 16
+	xor        	a4, a4, a6
+	srli       	a6, a4, 8
+	xor        	a6, a4, a6
+	and        	a6, a6, a2
+	xor        	a4, a4, a6
+	slli       	a6, a6, 8
+	xor        	a4, a4, a6
+	srli       	a6, a5, 16
+	xor        	a6, a5, a6
+	and        	a3, a6, a3
+	xor        	a5, a5, a3
+	slli       	a3, a3, 16
+	xor        	a3, a5, a3
+	srli       	a5, a3, 8
+	xor        	a5, a3, a5
+	and        	a2, a5, a2
+	xor        	a3, a3, a2
+	slli       	a2, a2, 8
+	xor        	a2, a3, a2
+	ld         	a5, 0(sp)
+	srli       	a3, a4, 1
+	xor        	a3, a4, a3
+	and        	a6, a3, a5
+	xor        	a3, a4, a6
+	slli       	a6, a6, 1
+	xor        	a4, a4, a6
+	srli       	a6, a2, 1
+	xor        	a6, a2, a6
+	and        	a6, a6, a5
+	xor        	a5, a2, a6
+	slli       	a6, a6, 1
+	xor        	s2, a2, a6
+	ld         	a7, 8(sp)
+	srli       	a2, a4, 2
+	xor        	a2, a4, a2
+	and        	a6, a2, a7
+	xor        	a2, a4, a6
+	slli       	a6, a6, 2
+	xor        	s1, a4, a6
+	srli       	a4, a3, 2
+	xor        	a4, a3, a4
+	and        	a6, a4, a7
+	xor        	a4, a3, a6
+	slli       	a6, a6, 2
+	xor        	a6, a3, a6
+	srli       	a3, s2, 2
+	xor        	a3, s2, a3
+	and        	s3, a3, a7
+	xor        	a3, s2, s3
+	slli       	s3, s3, 2
+	xor        	s3, s2, s3
+	srli       	s2, a5, 2
+	xor        	s2, a5, s2
+	and        	a7, s2, a7
+	xor        	s2, a5, a7
+	slli       	a7, a7, 2
+	xor        	a5, a5, a7
+	ld         	s4, 16(sp)
+	srli       	a7, s1, 4
+	xor        	a7, s3, a7
+	and        	s5, a7, s4
+	xor        	a7, s3, s5
+	slli       	s3, s5, 4
+	xor        	s3, s1, s3
+	srli       	s1, a6, 4
+	xor        	s1, a5, s1
+	and        	s1, s1, s4
+	xor        	a5, a5, s1
+	slli       	s1, s1, 4
+	xor        	a6, a6, s1
+	srli       	s1, a2, 4
+	xor        	s1, a3, s1
+	and        	s1, s1, s4
+	xor        	a3, a3, s1
+	slli       	s1, s1, 4
+	xor        	s1, a2, s1
+	srli       	a2, a4, 4
+	xor        	a2, s2, a2
+	and        	s4, a2, s4
+	xor        	a2, s2, s4
+	slli       	s2, s4, 4
+	xor        	s2, a4, s2
+	ld         	a4, 72(sp)
+	srli       	s4, s3, 8
+	xor        	s4, s3, s4
+	and        	a4, s4, a4
+	xor        	s3, s3, a4
+	slli       	a4, a4, 8
+	xor        	a4, s3, a4
+	ld         	s3, 80(sp)
+	srli       	s4, a4, 4
+	xor        	s4, a4, s4
+	and        	s3, s4, s3
+	xor        	a4, a4, s3
+	slli       	s3, s3, 4
+	xor        	a4, a4, s3
+	ld         	s3, 72(sp)
+	srli       	s4, a6, 8
+	xor        	s4, a6, s4
+	and        	s3, s4, s3
+	xor        	a6, a6, s3
+	slli       	s3, s3, 8
+	xor        	a6, a6, s3
+	ld         	s3, 80(sp)
+	srli       	s4, a6, 4
+	xor        	s4, a6, s4
+	and        	s3, s4, s3
+	xor        	a6, a6, s3
+	slli       	s3, s3, 4
+	xor        	a6, a6, s3
+	ld         	s3, 72(sp)
+	srli       	s4, s1, 8
+	xor        	s4, s1, s4
+	and        	s3, s4, s3
+	xor        	s1, s1, s3
+	slli       	s3, s3, 8
+	xor        	s1, s1, s3
+	ld         	s3, 80(sp)
+	srli       	s4, s1, 4
+	xor        	s4, s1, s4
+	and        	s3, s4, s3
+	xor        	s1, s1, s3
+	slli       	s3, s3, 4
+	xor        	s1, s1, s3
+	ld         	s3, 72(sp)
+	srli       	s4, s2, 8
+	xor        	s4, s2, s4
+	and        	s3, s4, s3
+	xor        	s2, s2, s3
+	slli       	s3, s3, 8
+	xor        	s2, s2, s3
+	ld         	s3, 80(sp)
+	srli       	s4, s2, 4
+	xor        	s4, s2, s4
+	and        	s3, s4, s3
+	xor        	s2, s2, s3
+	slli       	s3, s3, 4
+	xor        	s2, s2, s3
+	ld         	s3, 72(sp)
+	srli       	s4, a7, 8
+	xor        	s4, a7, s4
+	and        	s3, s4, s3
+	xor        	a7, a7, s3
+	slli       	s3, s3, 8
+	xor        	a7, a7, s3
+	ld         	s3, 80(sp)
+	srli       	s4, a7, 4
+	xor        	s4, a7, s4
+	and        	s3, s4, s3
+	xor        	a7, a7, s3
+	slli       	s3, s3, 4
+	xor        	a7, a7, s3
+	ld         	s3, 72(sp)
+	srli       	s4, a5, 8
+	xor        	s4, a5, s4
+	and        	s3, s4, s3
+	xor        	a5, a5, s3
+	slli       	s3, s3, 8
+	xor        	a5, a5, s3
+	ld         	s3, 80(sp)
+	srli       	s4, a5, 4
+	xor        	s4, a5, s4
+	and        	s3, s4, s3
+	xor        	a5, a5, s3
+	slli       	s3, s3, 4
+	xor        	a5, a5, s3
+	ld         	s3, 72(sp)
+	srli       	s4, a3, 8
+	xor        	s4, a3, s4
+	and        	s3, s4, s3
+	xor        	a3, a3, s3
+	slli       	s3, s3, 8
+	xor        	a3, a3, s3
+	ld         	s3, 80(sp)
+	srli       	s4, a3, 4
+	xor        	s4, a3, s4
+	and        	s3, s4, s3
+	xor        	a3, a3, s3
+	slli       	s3, s3, 4
+	xor        	a3, a3, s3
+	ld         	s3, 72(sp)
+	srli       	s4, a2, 8
+	xor        	s4, a2, s4
+	and        	s3, s4, s3
+	xor        	a2, a2, s3
+	slli       	s3, s3, 8
+	xor        	a2, a2, s3
+	ld         	s3, 80(sp)
+	srli       	s4, a2, 4
+	xor        	s4, a2, s4
+	and        	s3, s4, s3
+	xor        	a2, a2, s3
+	slli       	s3, s3, 4
+	xor        	s3, a2, s3
+	xori       	a2, a4, -1
+	xori       	s4, a6, -1
+	xori       	a4, a5, -1
+	xori       	a6, a3, -1
+	xor        	t1, t1, a2
+	xor        	a5, t2, s4
+	xor        	a3, t3, s1
+	xor        	t2, t4, s2
+	xor        	a2, t5, a7
+	xor        	t5, t6, a4
+	xor        	a4, a0, a6
+	xor        	s5, a1, s3
+	xor        	t3, a2, a3
+	xor        	a6, s5, a5
+	xor        	a0, a6, t3
+	xor        	t2, t2, a0
+	xor        	a1, t2, a3
+	and        	s4, a0, a1
+	xor        	t6, a1, t1
+	xor        	s7, t2, a4
+	xor        	t2, s5, a2
+	xor        	t4, s7, t2
+	and        	a7, t2, t4
+	xor        	s2, t1, t4
+	xor        	a3, s5, a3
+	xor        	s1, a4, t5
+	xor        	a4, a1, s1
+	xor        	t5, a4, t4
+	and        	s3, t3, t5
+	xor        	s8, s3, a7
+	xor        	s10, a4, a3
+	and        	s3, a3, a4
+	xor        	ra, s3, a7
+	xor        	a7, s1, t4
+	xor        	s3, a6, a7
+	and        	s6, a6, a7
+	xor        	s9, s5, a7
+	xor        	s1, s1, t1
+	xor        	a2, s1, a2
+	and        	s11, a2, t1
+	xor        	s11, s11, s4
+	xor        	s11, s11, ra
+	xor        	s10, s11, s10
+	xor        	s11, s1, s5
+	and        	s5, s11, s2
+	xor        	s5, s5, s6
+	xor        	s5, s5, ra
+	xor        	s9, s5, s9
+	xor        	s5, s1, a5
+	and        	a5, s5, s1
+	xor        	a5, a5, s6
+	xor        	a5, a5, s8
+	xor        	s6, a5, s3
+	xor        	s3, s5, a3
+	and        	a5, s3, t6
+	xor        	a5, a5, s4
+	xor        	a5, a5, s7
+	xor        	a5, a5, s8
+	and        	s4, a5, s6
+	xor        	s7, s9, s4
+	xor        	ra, s10, s4
+	xor        	s8, a5, s10
+	and        	a5, s8, s7
+	xor        	s4, a5, s10
+	and        	a5, s4, s11
+	and        	s10, s4, s2
+	xor        	s2, s6, s9
+	and        	s2, ra, s2
+	xor        	s2, s2, s9
+	xor        	s11, s7, s2
+	and        	s9, s9, s11
+	xor        	s7, s7, s9
+	and        	s7, s4, s7
+	xor        	s7, s8, s7
+	xor        	s11, s4, s7
+	and        	s8, s11, a7
+	xor        	a7, s8, s10
+	and        	a6, s11, a6
+	and        	s5, s7, s5
+	and        	s1, s7, s1
+	xor        	s1, s8, s1
+	xor        	s6, s6, s2
+	xor        	s8, s9, s6
+	xor        	s6, s7, s8
+	and        	a4, s6, a4
+	and        	a3, s6, a3
+	xor        	s7, s2, s8
+	and        	a1, s7, a1
+	and        	a0, s7, a0
+	and        	s3, s8, s3
+	and        	t6, s8, t6
+	xor        	t6, t6, a1
+	xor        	t6, s1, t6
+	and        	s7, s2, a2
+	xor        	a2, s4, s2
+	xor        	s4, a2, s6
+	and        	t5, s4, t5
+	xor        	t5, t5, s1
+	and        	s1, s4, t3
+	and        	t3, a2, t4
+	xor        	t3, t3, t5
+	and        	t2, a2, t2
+	xor        	a2, t2, t3
+	xor        	s4, t2, s1
+	xor        	t2, s3, s4
+	xor        	s1, t2, s7
+	xor        	t4, a0, t2
+	xor        	t2, t4, t3
+	xor        	t4, t4, t6
+	xor        	t3, t4, t3
+	xor        	t6, s5, s4
+	and        	t1, s2, t1
+	xor        	a0, a1, t1
+	xor        	t1, a6, a0
+	xor        	t1, a4, t1
+	xor        	t5, t5, t1
+	xor        	a1, a5, t5
+	xor        	t1, s1, a1
+	xor        	a1, a1, a2
+	xor        	a2, a1, a3
+	xor        	a0, a0, a7
+	xor        	t6, t6, a0
+	xor        	a3, t5, t6
+	xor        	a5, a6, t6
+	xor        	a4, a0, t4
+	rori       	s6, a5, 16
+	rori       	s4, a3, 16
+	rori       	s1, t1, 16
+	rori       	a6, a4, 16
+	rori       	t5, t4, 16
+	rori       	t6, a2, 16
+	rori       	a0, t3, 16
+	rori       	a1, t2, 16
+	xor        	s5, a5, s6
+	xor        	s3, a3, s4
+	xor        	s2, t1, s1
+	xor        	a7, a4, a6
+	xor        	a5, t4, t5
+	xor        	a3, a2, t6
+	xor        	a2, t3, a0
+	xor        	a4, t2, a1
+	rori       	t1, s5, 32
+	xor        	t2, s6, a4
+	xor        	t1, t2, t1
+	rori       	t2, s3, 32
+	xor        	t3, s5, a4
+	xor        	t3, s4, t3
+	xor        	t2, t3, t2
+	rori       	t3, s2, 32
+	xor        	t4, s1, s3
+	xor        	t3, t4, t3
+	rori       	t4, a7, 32
+	xor        	s1, s2, a4
+	xor        	a6, a6, s1
+	xor        	t4, a6, t4
+	rori       	a6, a5, 32
+	xor        	a7, a7, a4
+	xor        	t5, t5, a7
+	xor        	t5, t5, a6
+	rori       	a6, a3, 32
+	xor        	t6, t6, a5
+	xor        	t6, t6, a6
+	rori       	a5, a2, 32
+	xor        	a0, a0, a3
+	xor        	a0, a0, a5
+	rori       	a3, a4, 32
+	xor        	a1, a1, a2
+	xor        	a1, a1, a3
+	lwu        	a6, 48(t0)
+	lwu        	a2, 52(t0)
+	slli       	a2, a2, 32
+	or         	a6, a6, a2
+	lwu        	a4, 56(t0)
+	lwu        	a2, 60(t0)
+	slli       	a2, a2, 32
+	or         	a4, a4, a2
+	ld         	a3, 24(sp)
+	ld         	a2, 32(sp)
+	ld         	a7, 40(sp)
+	slli       	a5, a6, 32
+	srli       	a5, a5, 32
+	slli       	s1, a4, 32
+	or         	a5, a5, s1
+	srli       	a6, a6, 32
+	and        	a4, a4, a7
+	or         	a4, a6, a4
+	srli       	a6, a5, 16
+	xor        	a6, a5, a6
+	and        	a6, a6, a3
+	xor        	a5, a5, a6
+	slli       	a6, a6, 16
+	xor        	a5, a5, a6
+	srli       	a6, a5, 8
+	xor        	a6, a5, a6
+	and        	a6, a6, a2
+	xor        	a5, a5, a6
+	slli       	a6, a6, 8
+	xor        	a5, a5, a6
+	srli       	a6, a4, 16
+	xor        	a6, a4, a6
+	and        	a3, a6, a3
+	xor        	a4, a4, a3
+	slli       	a3, a3, 16
+	xor        	a3, a4, a3
+	srli       	a4, a3, 8
+	xor        	a4, a3, a4
+	and        	a2, a4, a2
+	xor        	a3, a3, a2
+	slli       	a2, a2, 8
+	xor        	a3, a3, a2
+	ld         	a6, 0(sp)
+	srli       	a2, a5, 1
+	xor        	a2, a5, a2
+	and        	a2, a2, a6
+	xor        	a4, a5, a2
+	slli       	a2, a2, 1
+	xor        	a2, a5, a2
+	srli       	a5, a3, 1
+	xor        	a5, a3, a5
+	and        	a6, a5, a6
+	xor        	a5, a3, a6
+	slli       	a6, a6, 1
+	xor        	s2, a3, a6
+	ld         	a6, 8(sp)
+	srli       	a3, a2, 2
+	xor        	a3, a2, a3
+	and        	a7, a3, a6
+	xor        	a3, a2, a7
+	slli       	a7, a7, 2
+	xor        	s1, a2, a7
+	srli       	a2, a4, 2
+	xor        	a2, a4, a2
+	and        	a7, a2, a6
+	xor        	a2, a4, a7
+	slli       	a7, a7, 2
+	xor        	a7, a4, a7
+	srli       	a4, s2, 2
+	xor        	a4, s2, a4
+	and        	s3, a4, a6
+	xor        	a4, s2, s3
+	slli       	s3, s3, 2
+	xor        	s3, s2, s3
+	srli       	s2, a5, 2
+	xor        	s2, a5, s2
+	and        	s2, s2, a6
+	xor        	a6, a5, s2
+	slli       	s2, s2, 2
+	xor        	s4, a5, s2
+	ld         	s2, 16(sp)
+	srli       	a5, s1, 4
+	xor        	a5, s3, a5
+	and        	s5, a5, s2
+	xor        	a5, s3, s5
+	slli       	s3, s5, 4
+	xor        	s1, s1, s3
+	srli       	s3, a7, 4
+	xor        	s3, s4, s3
+	and        	s5, s3, s2
+	xor        	s3, s4, s5
+	slli       	s4, s5, 4
+	xor        	a7, a7, s4
+	srli       	s4, a3, 4
+	xor        	s4, a4, s4
+	and        	s4, s4, s2
+	xor        	a4, a4, s4
+	slli       	s4, s4, 4
+	xor        	a3, a3, s4
+	srli       	s4, a2, 4
+	xor        	s4, a6, s4
+	and        	s4, s4, s2
+	xor        	s2, a6, s4
+	slli       	a6, s4, 4
+	xor        	a6, a2, a6
+	xori       	a2, s1, -1
+	xori       	s4, a7, -1
+	xori       	a7, s3, -1
+	xori       	s1, a4, -1
+	xor        	t1, t1, a2
+	xor        	a2, t2, s4
+	xor        	a4, t3, a3
+	xor        	t4, t4, a6
+	xor        	a3, t5, a5
+	xor        	a6, t6, a7
+	xor        	s1, a0, s1
+	xor        	a5, a1, s2
+	addi       	t0, t0, 64
+	ld         	t2, 200(sp)
+	addi       	t2, t2, 64
+	sd         	t2, 200(sp)
+	ld         	t2, 176(sp)
+	addi       	t2, t2, -2
+	srli       	t2, t2, 2
+	slli       	t2, t2, 6
+	ld         	t3, 200(sp)
+	bgeu       	t3, t2, .Laes_ct_ecb_encrypt_rv64gc_zbb_33
+	jal        	zero, .Laes_ct_ecb_encrypt_rv64gc_zbb_rounds4
+.Laes_ct_ecb_encrypt_rv64gc_zbb_33:
+	xor        	t3, a3, a4
+	xor        	a7, a5, a2
+	xor        	a0, a7, t3
+	xor        	t2, t4, a0
+	xor        	a1, t2, a4
+	and        	s5, a0, a1
+	xor        	t6, a1, t1
+	xor        	s8, t2, s1
+	xor        	t2, a5, a3
+	xor        	t4, s8, t2
+	and        	s4, t2, t4
+	xor        	s3, t1, t4
+	xor        	a4, a5, a4
+	xor        	s2, s1, a6
+	xor        	a6, a1, s2
+	xor        	t5, a6, t4
+	and        	s1, t3, t5
+	xor        	s9, s1, s4
+	xor        	s10, a6, a4
+	and        	s1, a4, a6
+	xor        	ra, s1, s4
+	xor        	s1, s2, t4
+	xor        	s4, a7, s1
+	and        	s7, a7, s1
+	xor        	s6, a5, s1
+	xor        	s2, s2, t1
+	xor        	a3, s2, a3
+	and        	s11, a3, t1
+	xor        	s11, s11, s5
+	xor        	s11, s11, ra
+	xor        	s10, s11, s10
+	xor        	s11, s2, a5
+	and        	a5, s11, s3
+	xor        	a5, a5, s7
+	xor        	a5, a5, ra
+	xor        	a5, a5, s6
+	xor        	s6, s2, a2
+	and        	a2, s6, s2
+	xor        	a2, a2, s7
+	xor        	a2, a2, s9
+	xor        	s7, a2, s4
+	xor        	s4, s6, a4
+	and        	a2, s4, t6
+	xor        	a2, a2, s5
+	xor        	a2, a2, s8
+	xor        	a2, a2, s9
+	and        	s5, a2, s7
+	xor        	s8, a5, s5
+	xor        	ra, s10, s5
+	xor        	s9, a2, s10
+	and        	a2, s9, s8
+	xor        	s5, a2, s10
+	and        	a2, s5, s11
+	and        	s11, s5, s3
+	xor        	s3, s7, a5
+	and        	s3, ra, s3
+	xor        	s3, s3, a5
+	xor        	s10, s8, s3
+	and        	s10, a5, s10
+	xor        	a5, s8, s10
+	and        	a5, s5, a5
+	xor        	s8, s9, a5
+	xor        	a5, s5, s8
+	and        	s9, a5, s1
+	xor        	s1, s9, s11
+	and        	a5, a5, a7
+	and        	a7, s8, s6
+	and        	s2, s8, s2
+	xor        	s2, s9, s2
+	xor        	s6, s7, s3
+	xor        	s7, s10, s6
+	xor        	s6, s8, s7
+	and        	a6, s6, a6
+	and        	a4, s6, a4
+	xor        	s8, s3, s7
+	and        	a1, s8, a1
+	and        	a0, s8, a0
+	and        	s4, s7, s4
+	and        	t6, s7, t6
+	xor        	t6, t6, a1
+	xor        	t6, s2, t6
+	and        	s7, s3, a3
+	xor        	a3, s5, s3
+	xor        	s5, a3, s6
+	and        	t5, s5, t5
+	xor        	t5, t5, s2
+	and        	s2, s5, t3
+	and        	t3, a3, t4
+	xor        	t3, t3, t5
+	and        	t2, a3, t2
+	xor        	a3, t2, t3
+	xor        	s5, t2, s2
+	xor        	t2, s4, s5
+	xor        	s2, t2, s7
+	xor        	t4, a0, t2
+	xor        	t2, t4, t3
+	xor        	t4, t4, t6
+	xor        	t3, t4, t3
+	xor        	t6, a7, s5
+	and        	t1, s3, t1
+	xor        	a0, a1, t1
+	xor        	t1, a5, a0
+	xor        	t1, a6, t1
+	xor        	t5, t5, t1
+	xor        	a1, a2, t5
+	xor        	t1, s2, a1
+	xor        	a1, a1, a3
+	xor        	a2, a1, a4
+	xor        	a0, a0, s1
+	xor        	t6, t6, a0
+	xor        	a3, t5, t6
+	xor        	a6, a5, t6
+	xor        	a5, a0, t4
+	ld         	a1, 48(sp)
+	rori       	t6, a6, 20
+	rori       	t5, a6, 4
+	xor        	t6, t6, t5
+	and        	t6, t6, a1
+	xor        	s3, t5, t6
+	rori       	t6, a3, 20
+	rori       	t5, a3, 4
+	xor        	t6, t6, t5
+	and        	t6, t6, a1
+	xor        	s1, t5, t6
+	rori       	t6, t1, 20
+	rori       	t5, t1, 4
+	xor        	t6, t6, t5
+	and        	t6, t6, a1
+	xor        	a7, t5, t6
+	rori       	t6, a5, 20
+	rori       	t5, a5, 4
+	xor        	t6, t6, t5
+	and        	t6, t6, a1
+	xor        	a4, t5, t6
+	rori       	t6, t4, 20
+	rori       	t5, t4, 4
+	xor        	t6, t6, t5
+	and        	t6, t6, a1
+	xor        	t5, t5, t6
+	rori       	a0, a2, 20
+	rori       	t6, a2, 4
+	xor        	a0, a0, t6
+	and        	a0, a0, a1
+	xor        	t6, t6, a0
+	rori       	s2, t3, 20
+	rori       	a0, t3, 4
+	xor        	s2, s2, a0
+	and        	s2, s2, a1
+	xor        	a0, a0, s2
+	rori       	s4, t2, 20
+	rori       	s2, t2, 4
+	xor        	s4, s4, s2
+	and        	a1, s4, a1
+	xor        	a1, s2, a1
+	xor        	s7, a6, s3
+	xor        	s6, a3, s1
+	xor        	s5, t1, a7
+	xor        	s4, a5, a4
+	xor        	s2, t4, t5
+	xor        	a6, a2, t6
+	xor        	a2, t3, a0
+	xor        	a5, t2, a1
+	ld         	a3, 56(sp)
+	rori       	t2, s7, 40
+	rori       	t1, s7, 24
+	xor        	t2, t2, t1
+	and        	t2, t2, a3
+	xor        	t1, t1, t2
+	xor        	t2, s3, a5
+	xor        	t1, t2, t1
+	rori       	t3, s6, 40
+	rori       	t2, s6, 24
+	xor        	t3, t3, t2
+	and        	t3, t3, a3
+	xor        	t2, t2, t3
+	xor        	t3, s7, a5
+	xor        	t3, s1, t3
+	xor        	t2, t3, t2
+	rori       	t4, s5, 40
+	rori       	t3, s5, 24
+	xor        	t4, t4, t3
+	and        	t4, t4, a3
+	xor        	t3, t3, t4
+	xor        	t4, a7, s6
+	xor        	t3, t4, t3
+	rori       	a7, s4, 40
+	rori       	t4, s4, 24
+	xor        	a7, a7, t4
+	and        	a7, a7, a3
+	xor        	t4, t4, a7
+	xor        	a7, s5, a5
+	xor        	a4, a4, a7
+	xor        	t4, a4, t4
+	rori       	a7, s2, 40
+	rori       	a4, s2, 24
+	xor        	a7, a7, a4
+	and        	a7, a7, a3
+	xor        	a4, a4, a7
+	xor        	a7, s4, a5
+	xor        	t5, t5, a7
+	xor        	t5, t5, a4
+	rori       	a7, a6, 40
+	rori       	a4, a6, 24
+	xor        	a7, a7, a4
+	and        	a7, a7, a3
+	xor        	a4, a4, a7
+	xor        	t6, t6, s2
+	xor        	t6, t6, a4
+	rori       	a7, a2, 40
+	rori       	a4, a2, 24
+	xor        	a7, a7, a4
+	and        	a7, a7, a3
+	xor        	a4, a4, a7
+	xor        	a0, a0, a6
+	xor        	a0, a0, a4
+	rori       	a6, a5, 40
+	rori       	a4, a5, 24
+	xor        	a5, a6, a4
+	and        	a3, a5, a3
+	xor        	a3, a4, a3
+	xor        	a1, a1, a2
+	xor        	a1, a1, a3
+	lwu        	a6, 0(t0)
+	lwu        	a2, 4(t0)
+	slli       	a2, a2, 32
+	or         	a6, a6, a2
+	lwu        	a5, 8(t0)
+	lwu        	a2, 12(t0)
+	slli       	a2, a2, 32
+	or         	a5, a5, a2
+	ld         	a3, 24(sp)
+	ld         	a2, 32(sp)
+	ld         	a7, 40(sp)
+	slli       	a4, a6, 32
+	srli       	a4, a4, 32
+	slli       	s1, a5, 32
+	or         	a4, a4, s1
+	srli       	a6, a6, 32
+	and        	a5, a5, a7
+	or         	a5, a6, a5
+	srli       	a6, a4, 16
+	xor        	a6, a4, a6
+	and        	a6, a6, a3
+	xor        	a4, a4, a6
+	slli       	a6, a6, 16
+	xor        	a4, a4, a6
+	srli       	a6, a4, 8
+	xor        	a6, a4, a6
+	and        	a6, a6, a2
+	xor        	a4, a4, a6
+	slli       	a6, a6, 8
+	xor        	a4, a4, a6
+	srli       	a6, a5, 16
+	xor        	a6, a5, a6
+	and        	a3, a6, a3
+	xor        	a5, a5, a3
+	slli       	a3, a3, 16
+	xor        	a3, a5, a3
+	srli       	a5, a3, 8
+	xor        	a5, a3, a5
+	and        	a2, a5, a2
+	xor        	a3, a3, a2
+	slli       	a2, a2, 8
+	xor        	a2, a3, a2
+	ld         	a5, 0(sp)
+	srli       	a3, a4, 1
+	xor        	a3, a4, a3
+	and        	a6, a3, a5
+	xor        	a3, a4, a6
+	slli       	a6, a6, 1
+	xor        	a4, a4, a6
+	srli       	a6, a2, 1
+	xor        	a6, a2, a6
+	and        	a6, a6, a5
+	xor        	a5, a2, a6
+	slli       	a6, a6, 1
+	xor        	s2, a2, a6
+	ld         	a7, 8(sp)
+	srli       	a2, a4, 2
+	xor        	a2, a4, a2
+	and        	a6, a2, a7
+	xor        	a2, a4, a6
+	slli       	a6, a6, 2
+	xor        	s1, a4, a6
+	srli       	a4, a3, 2
+	xor        	a4, a3, a4
+	and        	a6, a4, a7
+	xor        	a4, a3, a6
+	slli       	a6, a6, 2
+	xor        	a6, a3, a6
+	srli       	a3, s2, 2
+	xor        	a3, s2, a3
+	and        	s3, a3, a7
+	xor        	a3, s2, s3
+	slli       	s3, s3, 2
+	xor        	s3, s2, s3
+	srli       	s2, a5, 2
+	xor        	s2, a5, s2
+	and        	a7, s2, a7
+	xor        	s2, a5, a7
+	slli       	a7, a7, 2
+	xor        	a5, a5, a7
+	ld         	s4, 16(sp)
+	srli       	a7, s1, 4
+	xor        	a7, s3, a7
+	and        	s5, a7, s4
+	xor        	a7, s3, s5
+	slli       	s3, s5, 4
+	xor        	s3, s1, s3
+	srli       	s1, a6, 4
+	xor        	s1, a5, s1
+	and        	s1, s1, s4
+	xor        	a5, a5, s1
+	slli       	s1, s1, 4
+	xor        	a6, a6, s1
+	srli       	s1, a2, 4
+	xor        	s1, a3, s1
+	and        	s1, s1, s4
+	xor        	a3, a3, s1
+	slli       	s1, s1, 4
+	xor        	s1, a2, s1
+	srli       	a2, a4, 4
+	xor        	a2, s2, a2
+	and        	s4, a2, s4
+	xor        	a2, s2, s4
+	slli       	s2, s4, 4
+	xor        	s2, a4, s2
+	ld         	a4, 96(sp)
+	srli       	s4, s3, 8
+	xor        	s4, s3, s4
+	and        	a4, s4, a4
+	xor        	s3, s3, a4
+	slli       	a4, a4, 8
+	xor        	a4, s3, a4
+	ld         	s3, 80(sp)
+	srli       	s4, a4, 4
+	xor        	s4, a4, s4
+	and        	s3, s4, s3
+	xor        	a4, a4, s3
+	slli       	s3, s3, 4
+	xor        	a4, a4, s3
+	ld         	s3, 96(sp)
+	srli       	s4, a6, 8
+	xor        	s4, a6, s4
+	and        	s3, s4, s3
+	xor        	a6, a6, s3
+	slli       	s3, s3, 8
+	xor        	a6, a6, s3
+	ld         	s3, 80(sp)
+	srli       	s4, a6, 4
+	xor        	s4, a6, s4
+	and        	s3, s4, s3
+	xor        	a6, a6, s3
+	slli       	s3, s3, 4
+	xor        	a6, a6, s3
+	ld         	s3, 96(sp)
+	srli       	s4, s1, 8
+	xor        	s4, s1, s4
+	and        	s3, s4, s3
+	xor        	s1, s1, s3
+	slli       	s3, s3, 8
+	xor        	s1, s1, s3
+	ld         	s3, 80(sp)
+	srli       	s4, s1, 4
+	xor        	s4, s1, s4
+	and        	s3, s4, s3
+	xor        	s1, s1, s3
+	slli       	s3, s3, 4
+	xor        	s1, s1, s3
+	ld         	s3, 96(sp)
+	srli       	s4, s2, 8
+	xor        	s4, s2, s4
+	and        	s3, s4, s3
+	xor        	s2, s2, s3
+	slli       	s3, s3, 8
+	xor        	s2, s2, s3
+	ld         	s3, 80(sp)
+	srli       	s4, s2, 4
+	xor        	s4, s2, s4
+	and        	s3, s4, s3
+	xor        	s2, s2, s3
+	slli       	s3, s3, 4
+	xor        	s2, s2, s3
+	ld         	s3, 96(sp)
+	srli       	s4, a7, 8
+	xor        	s4, a7, s4
+	and        	s3, s4, s3
+	xor        	a7, a7, s3
+	slli       	s3, s3, 8
+	xor        	a7, a7, s3
+	ld         	s3, 80(sp)
+	srli       	s4, a7, 4
+	xor        	s4, a7, s4
+	and        	s3, s4, s3
+	xor        	a7, a7, s3
+	slli       	s3, s3, 4
+	xor        	a7, a7, s3
+	ld         	s3, 96(sp)
+	srli       	s4, a5, 8
+	xor        	s4, a5, s4
+	and        	s3, s4, s3
+	xor        	a5, a5, s3
+	slli       	s3, s3, 8
+	xor        	a5, a5, s3
+	ld         	s3, 80(sp)
+	srli       	s4, a5, 4
+	xor        	s4, a5, s4
+	and        	s3, s4, s3
+	xor        	a5, a5, s3
+	slli       	s3, s3, 4
+	xor        	a5, a5, s3
+	ld         	s3, 96(sp)
+	srli       	s4, a3, 8
+	xor        	s4, a3, s4
+	and        	s3, s4, s3
+	xor        	a3, a3, s3
+	slli       	s3, s3, 8
+	xor        	a3, a3, s3
+	ld         	s3, 80(sp)
+	srli       	s4, a3, 4
+	xor        	s4, a3, s4
+	and        	s3, s4, s3
+	xor        	a3, a3, s3
+	slli       	s3, s3, 4
+	xor        	a3, a3, s3
+	ld         	s3, 96(sp)
+	srli       	s4, a2, 8
+	xor        	s4, a2, s4
+	and        	s3, s4, s3
+	xor        	a2, a2, s3
+	slli       	s3, s3, 8
+	xor        	a2, a2, s3
+	ld         	s3, 80(sp)
+	srli       	s4, a2, 4
+	xor        	s4, a2, s4
+	and        	s3, s4, s3
+	xor        	a2, a2, s3
+	slli       	s3, s3, 4
+	xor        	a2, a2, s3
+	xori       	a4, a4, -1
+	xori       	a6, a6, -1
+	xori       	a5, a5, -1
+	xori       	s3, a3, -1
+	xor        	t1, t1, a4
+	xor        	a6, t2, a6
+	xor        	a4, t3, s1
+	xor        	t2, t4, s2
+	xor        	a3, t5, a7
+	xor        	s1, t6, a5
+	xor        	a5, a0, s3
+	xor        	t3, a1, a2
+	addi       	t4, zero, 12
+	ld         	t5, 176(sp)
+	beq        	t5, t4, .Laes_ct_ecb_encrypt_rv64gc_zbb_34
+	jal        	zero, .Laes_ct_ecb_encrypt_rv64gc_zbb_last_round
+.Laes_ct_ecb_encrypt_rv64gc_zbb_34:
+	xor        	t4, a3, a4
+	xor        	a7, t3, a6
+	xor        	a1, a7, t4
+	xor        	t2, t2, a1
+	xor        	a2, t2, a4
+	and        	s4, a1, a2
+	xor        	a0, a2, t1
+	xor        	s7, t2, a5
+	xor        	t2, t3, a3
+	xor        	t5, s7, t2
+	and        	s5, t2, t5
+	xor        	s3, t1, t5
+	xor        	a4, t3, a4
+	xor        	s2, a5, s1
+	xor        	a5, a2, s2
+	xor        	t6, a5, t5
+	and        	s1, t4, t6
+	xor        	s8, s1, s5
+	xor        	s10, a5, a4
+	and        	s1, a4, a5
+	xor        	s9, s1, s5
+	xor        	s1, s2, t5
+	xor        	s6, a7, s1
+	and        	ra, a7, s1
+	xor        	s5, t3, s1
+	xor        	s2, s2, t1
+	xor        	a3, s2, a3
+	and        	s11, a3, t1
+	xor        	s11, s11, s4
+	xor        	s11, s11, s9
+	xor        	s10, s11, s10
+	xor        	s11, s2, t3
+	and        	t3, s11, s3
+	xor        	t3, t3, ra
+	xor        	t3, t3, s9
+	xor        	s9, t3, s5
+	xor        	s5, s2, a6
+	and        	t3, s5, s2
+	xor        	t3, t3, ra
+	xor        	t3, t3, s8
+	xor        	s6, t3, s6
+	xor        	t3, s5, a4
+	and        	a6, t3, a0
+	xor        	a6, a6, s4
+	xor        	a6, a6, s7
+	xor        	a6, a6, s8
+	and        	s4, a6, s6
+	xor        	s7, s9, s4
+	xor        	ra, s10, s4
+	xor        	s8, a6, s10
+	and        	a6, s8, s7
+	xor        	s4, a6, s10
+	and        	a6, s4, s11
+	and        	s10, s4, s3
+	xor        	s3, s6, s9
+	and        	s3, ra, s3
+	xor        	s3, s3, s9
+	xor        	s11, s7, s3
+	and        	s9, s9, s11
+	xor        	s7, s7, s9
+	and        	s7, s4, s7
+	xor        	s7, s8, s7
+	xor        	s11, s4, s7
+	and        	s8, s11, s1
+	xor        	s1, s8, s10
+	and        	a7, s11, a7
+	and        	s5, s7, s5
+	and        	s2, s7, s2
+	xor        	s2, s8, s2
+	xor        	s6, s6, s3
+	xor        	s8, s9, s6
+	xor        	s6, s7, s8
+	and        	a5, s6, a5
+	and        	a4, s6, a4
+	xor        	s7, s3, s8
+	and        	a2, s7, a2
+	and        	a1, s7, a1
+	and        	t3, s8, t3
+	and        	a0, s8, a0
+	xor        	a0, a0, a2
+	xor        	a0, s2, a0
+	and        	a3, s3, a3
+	xor        	s4, s4, s3
+	xor        	s6, s4, s6
+	and        	t6, s6, t6
+	xor        	t6, t6, s2
+	and        	t4, s6, t4
+	and        	t5, s4, t5
+	xor        	s2, t5, t6
+	and        	t2, s4, t2
+	xor        	t5, t2, s2
+	xor        	s4, t2, t4
+	xor        	t2, t3, s4
+	xor        	a3, t2, a3
+	xor        	t3, a1, t2
+	xor        	t2, t3, s2
+	xor        	t4, t3, a0
+	xor        	t3, t4, s2
+	xor        	a0, s5, s4
+	and        	t1, s3, t1
+	xor        	a1, a2, t1
+	xor        	t1, a7, a1
+	xor        	t1, a5, t1
+	xor        	t6, t6, t1
+	xor        	a2, a6, t6
+	xor        	t1, a3, a2
+	xor        	t5, a2, t5
+	xor        	t5, t5, a4
+	xor        	a2, a1, s1
+	xor        	a0, a0, a2
+	xor        	a1, t6, a0
+	xor        	s1, a7, a0
+	xor        	a5, a2, t4
+	ld         	s2, 56(sp)
+	rori       	a0, s1, 24
+	rori       	t6, s1, 8
+	xor        	a0, a0, t6
+	and        	a0, a0, s2
+	xor        	t6, t6, a0
+	rori       	a2, a1, 24
+	rori       	a0, a1, 8
+	xor        	a2, a2, a0
+	and        	a2, a2, s2
+	xor        	a0, a0, a2
+	rori       	a3, t1, 24
+	rori       	a2, t1, 8
+	xor        	a3, a3, a2
+	and        	a3, a3, s2
+	xor        	a2, a2, a3
+	rori       	a4, a5, 24
+	rori       	a3, a5, 8
+	xor        	a4, a4, a3
+	and        	a4, a4, s2
+	xor        	a3, a3, a4
+	rori       	a6, t4, 24
+	rori       	a4, t4, 8
+	xor        	a6, a6, a4
+	and        	a6, a6, s2
+	xor        	a4, a4, a6
+	rori       	a7, t5, 24
+	rori       	a6, t5, 8
+	xor        	a7, a7, a6
+	and        	a7, a7, s2
+	xor        	a6, a6, a7
+	rori       	s3, t3, 24
+	rori       	a7, t3, 8
+	xor        	s3, s3, a7
+	and        	s3, s3, s2
+	xor        	a7, a7, s3
+	rori       	s4, t2, 24
+	rori       	s3, t2, 8
+	xor        	s4, s4, s3
+	and        	s2, s4, s2
+	xor        	s2, s3, s2
+	xor        	s7, s1, t6
+	xor        	s6, a1, a0
+	xor        	s5, t1, a2
+	xor        	s4, a5, a3
+	xor        	s3, t4, a4
+	xor        	a5, t5, a6
+	xor        	a1, t3, a7
+	xor        	s1, t2, s2
+	rori       	t1, s7, 32
+	xor        	t2, t6, s1
+	xor        	t1, t2, t1
+	rori       	t2, s6, 32
+	xor        	t3, s7, s1
+	xor        	t3, a0, t3
+	xor        	t2, t3, t2
+	rori       	t3, s5, 32
+	xor        	t4, a2, s6
+	xor        	t3, t4, t3
+	rori       	t4, s4, 32
+	xor        	t5, s5, s1
+	xor        	t5, a3, t5
+	xor        	t4, t5, t4
+	rori       	t5, s3, 32
+	xor        	t6, s4, s1
+	xor        	t6, a4, t6
+	xor        	t5, t6, t5
+	rori       	t6, a5, 32
+	xor        	a0, a6, s3
+	xor        	t6, a0, t6
+	rori       	a0, a1, 32
+	xor        	a2, a7, a5
+	xor        	a0, a2, a0
+	rori       	a2, s1, 32
+	xor        	a1, s2, a1
+	xor        	a1, a1, a2
+	lwu        	a6, 16(t0)
+	lwu        	a2, 20(t0)
+	slli       	a2, a2, 32
+	or         	a6, a6, a2
+	lwu        	a5, 24(t0)
+	lwu        	a2, 28(t0)
+	slli       	a2, a2, 32
+	or         	a5, a5, a2
+	ld         	a3, 24(sp)
+	ld         	a2, 32(sp)
+	ld         	a7, 40(sp)
+	slli       	a4, a6, 32
+	srli       	a4, a4, 32
+	slli       	s1, a5, 32
+	or         	a4, a4, s1
+	srli       	a6, a6, 32
+	and        	a5, a5, a7
+	or         	a5, a6, a5
+	srli       	a6, a4, 16
+	xor        	a6, a4, a6
+	and        	a6, a6, a3
+	xor        	a4, a4, a6
+	slli       	a6, a6, 16
+	xor        	a4, a4, a6
+	srli       	a6, a4, 8
+	xor        	a6, a4, a6
+	and        	a6, a6, a2
+	xor        	a4, a4, a6
+	slli       	a6, a6, 8
+	xor        	a4, a4, a6
+	srli       	a6, a5, 16
+	xor        	a6, a5, a6
+	and        	a3, a6, a3
+	xor        	a5, a5, a3
+	slli       	a3, a3, 16
+	xor        	a3, a5, a3
+	srli       	a5, a3, 8
+	xor        	a5, a3, a5
+	and        	a2, a5, a2
+	xor        	a3, a3, a2
+	slli       	a2, a2, 8
+	xor        	a3, a3, a2
+	ld         	a5, 0(sp)
+	srli       	a2, a4, 1
+	xor        	a2, a4, a2
+	and        	a6, a2, a5
+	xor        	a2, a4, a6
+	slli       	a6, a6, 1
+	xor        	a6, a4, a6
+	srli       	a4, a3, 1
+	xor        	a4, a3, a4
+	and        	a5, a4, a5
+	xor        	a4, a3, a5
+	slli       	a5, a5, 1
+	xor        	a7, a3, a5
+	ld         	a5, 8(sp)
+	srli       	a3, a6, 2
+	xor        	a3, a6, a3
+	and        	s1, a3, a5
+	xor        	a3, a6, s1
+	slli       	s1, s1, 2
+	xor        	s2, a6, s1
+	srli       	a6, a2, 2
+	xor        	a6, a2, a6
+	and        	s1, a6, a5
+	xor        	a6, a2, s1
+	slli       	s1, s1, 2
+	xor        	s1, a2, s1
+	srli       	a2, a7, 2
+	xor        	a2, a7, a2
+	and        	s3, a2, a5
+	xor        	a2, a7, s3
+	slli       	s3, s3, 2
+	xor        	s3, a7, s3
+	srli       	a7, a4, 2
+	xor        	a7, a4, a7
+	and        	a5, a7, a5
+	xor        	a7, a4, a5
+	slli       	a5, a5, 2
+	xor        	a4, a4, a5
+	ld         	s5, 16(sp)
+	srli       	a5, s2, 4
+	xor        	a5, s3, a5
+	and        	s4, a5, s5
+	xor        	a5, s3, s4
+	slli       	s3, s4, 4
+	xor        	s4, s2, s3
+	srli       	s2, s1, 4
+	xor        	s2, a4, s2
+	and        	s2, s2, s5
+	xor        	a4, a4, s2
+	slli       	s2, s2, 4
+	xor        	s3, s1, s2
+	srli       	s1, a3, 4
+	xor        	s1, a2, s1
+	and        	s1, s1, s5
+	xor        	a2, a2, s1
+	slli       	s1, s1, 4
+	xor        	s1, a3, s1
+	srli       	a3, a6, 4
+	xor        	a3, a7, a3
+	and        	s2, a3, s5
+	xor        	a3, a7, s2
+	slli       	a7, s2, 4
+	xor        	s2, a6, a7
+	ld         	a6, 88(sp)
+	srli       	a7, s4, 8
+	xor        	a7, s4, a7
+	and        	a6, a7, a6
+	xor        	a7, s4, a6
+	slli       	a6, a6, 8
+	xor        	a6, a7, a6
+	ld         	a7, 88(sp)
+	srli       	s4, s3, 8
+	xor        	s4, s3, s4
+	and        	a7, s4, a7
+	xor        	s3, s3, a7
+	slli       	a7, a7, 8
+	xor        	a7, s3, a7
+	ld         	s3, 88(sp)
+	srli       	s4, s1, 8
+	xor        	s4, s1, s4
+	and        	s3, s4, s3
+	xor        	s1, s1, s3
+	slli       	s3, s3, 8
+	xor        	s1, s1, s3
+	ld         	s3, 88(sp)
+	srli       	s4, s2, 8
+	xor        	s4, s2, s4
+	and        	s3, s4, s3
+	xor        	s2, s2, s3
+	slli       	s3, s3, 8
+	xor        	s2, s2, s3
+	ld         	s3, 88(sp)
+	srli       	s4, a5, 8
+	xor        	s4, a5, s4
+	and        	s3, s4, s3
+	xor        	a5, a5, s3
+	slli       	s3, s3, 8
+	xor        	s3, a5, s3
+	ld         	a5, 88(sp)
+	srli       	s4, a4, 8
+	xor        	s4, a4, s4
+	and        	a5, s4, a5
+	xor        	a4, a4, a5
+	slli       	a5, a5, 8
+	xor        	a4, a4, a5
+	ld         	a5, 88(sp)
+	srli       	s4, a2, 8
+	xor        	s4, a2, s4
+	and        	a5, s4, a5
+	xor        	a2, a2, a5
+	slli       	a5, a5, 8
+	xor        	a2, a2, a5
+	ld         	a5, 88(sp)
+	srli       	s4, a3, 8
+	xor        	s4, a3, s4
+	and        	a5, s4, a5
+	xor        	a3, a3, a5
+	slli       	a5, a5, 8
+	xor        	s4, a3, a5
+	xori       	a3, a6, -1
+	xori       	a5, a7, -1
+	xori       	a4, a4, -1
+	xori       	a6, a2, -1
+	xor        	t1, t1, a3
+	xor        	a5, t2, a5
+	xor        	a3, t3, s1
+	xor        	t2, t4, s2
+	xor        	a2, t5, s3
+	xor        	t5, t6, a4
+	xor        	a4, a0, a6
+	xor        	s5, a1, s4
+	xor        	t3, a2, a3
+	xor        	a6, s5, a5
+	xor        	a0, a6, t3
+	xor        	t2, t2, a0
+	xor        	a1, t2, a3
+	and        	s4, a0, a1
+	xor        	t6, a1, t1
+	xor        	s7, t2, a4
+	xor        	t2, s5, a2
+	xor        	t4, s7, t2
+	and        	a7, t2, t4
+	xor        	s2, t1, t4
+	xor        	a3, s5, a3
+	xor        	s1, a4, t5
+	xor        	a4, a1, s1
+	xor        	t5, a4, t4
+	and        	s3, t3, t5
+	xor        	s8, s3, a7
+	xor        	s10, a4, a3
+	and        	s3, a3, a4
+	xor        	ra, s3, a7
+	xor        	a7, s1, t4
+	xor        	s3, a6, a7
+	and        	s6, a6, a7
+	xor        	s9, s5, a7
+	xor        	s1, s1, t1
+	xor        	a2, s1, a2
+	and        	s11, a2, t1
+	xor        	s11, s11, s4
+	xor        	s11, s11, ra
+	xor        	s10, s11, s10
+	xor        	s11, s1, s5
+	and        	s5, s11, s2
+	xor        	s5, s5, s6
+	xor        	s5, s5, ra
+	xor        	s9, s5, s9
+	xor        	s5, s1, a5
+	and        	a5, s5, s1
+	xor        	a5, a5, s6
+	xor        	a5, a5, s8
+	xor        	s6, a5, s3
+	xor        	s3, s5, a3
+	and        	a5, s3, t6
+	xor        	a5, a5, s4
+	xor        	a5, a5, s7
+	xor        	a5, a5, s8
+	and        	s4, a5, s6
+	xor        	s7, s9, s4
+	xor        	ra, s10, s4
+	xor        	s8, a5, s10
+	and        	a5, s8, s7
+	xor        	s4, a5, s10
+	and        	a5, s4, s11
+	and        	s10, s4, s2
+	xor        	s2, s6, s9
+	and        	s2, ra, s2
+	xor        	s2, s2, s9
+	xor        	s11, s7, s2
+	and        	s9, s9, s11
+	xor        	s7, s7, s9
+	and        	s7, s4, s7
+	xor        	s7, s8, s7
+	xor        	s11, s4, s7
+	and        	s8, s11, a7
+	xor        	a7, s8, s10
+	and        	a6, s11, a6
+	and        	s5, s7, s5
+	and        	s1, s7, s1
+	xor        	s1, s8, s1
+	xor        	s6, s6, s2
+	xor        	s8, s9, s6
+	xor        	s6, s7, s8
+	and        	a4, s6, a4
+	and        	a3, s6, a3
+	xor        	s7, s2, s8
+	and        	a1, s7, a1
+	and        	a0, s7, a0
+	and        	s3, s8, s3
+	and        	t6, s8, t6
+	xor        	t6, t6, a1
+	xor        	t6, s1, t6
+	and        	s7, s2, a2
+	xor        	a2, s4, s2
+	xor        	s4, a2, s6
+	and        	t5, s4, t5
+	xor        	t5, t5, s1
+	and        	s1, s4, t3
+	and        	t3, a2, t4
+	xor        	t3, t3, t5
+	and        	t2, a2, t2
+	xor        	a2, t2, t3
+	xor        	s4, t2, s1
+	xor        	t2, s3, s4
+	xor        	s1, t2, s7
+	xor        	t4, a0, t2
+	xor        	t2, t4, t3
+	xor        	t4, t4, t6
+	xor        	t3, t4, t3
+	xor        	t6, s5, s4
+	and        	t1, s2, t1
+	xor        	a0, a1, t1
+	xor        	t1, a6, a0
+	xor        	t1, a4, t1
+	xor        	t5, t5, t1
+	xor        	a1, a5, t5
+	xor        	t1, s1, a1
+	xor        	a1, a1, a2
+	xor        	a2, a1, a3
+	xor        	a0, a0, a7
+	xor        	t6, t6, a0
+	xor        	a3, t5, t6
+	xor        	a6, a6, t6
+	xor        	a5, a0, t4
+	ld         	a1, 64(sp)
+	rori       	t6, a6, 28
+	rori       	t5, a6, 12
+	xor        	t6, t6, t5
+	and        	t6, t6, a1
+	xor        	s3, t5, t6
+	rori       	t6, a3, 28
+	rori       	t5, a3, 12
+	xor        	t6, t6, t5
+	and        	t6, t6, a1
+	xor        	s1, t5, t6
+	rori       	t6, t1, 28
+	rori       	t5, t1, 12
+	xor        	t6, t6, t5
+	and        	t6, t6, a1
+	xor        	a7, t5, t6
+	rori       	t6, a5, 28
+	rori       	t5, a5, 12
+	xor        	t6, t6, t5
+	and        	t6, t6, a1
+	xor        	a4, t5, t6
+	rori       	t6, t4, 28
+	rori       	t5, t4, 12
+	xor        	t6, t6, t5
+	and        	t6, t6, a1
+	xor        	t5, t5, t6
+	rori       	a0, a2, 28
+	rori       	t6, a2, 12
+	xor        	a0, a0, t6
+	and        	a0, a0, a1
+	xor        	t6, t6, a0
+	rori       	s2, t3, 28
+	rori       	a0, t3, 12
+	xor        	s2, s2, a0
+	and        	s2, s2, a1
+	xor        	a0, a0, s2
+	rori       	s4, t2, 28
+	rori       	s2, t2, 12
+	xor        	s4, s4, s2
+	and        	a1, s4, a1
+	xor        	a1, s2, a1
+	xor        	s7, a6, s3
+	xor        	s6, a3, s1
+	xor        	s5, t1, a7
+	xor        	s4, a5, a4
+	xor        	s2, t4, t5
+	xor        	a6, a2, t6
+	xor        	a2, t3, a0
+	xor        	a5, t2, a1
+	ld         	a3, 56(sp)
+	rori       	t2, s7, 40
+	rori       	t1, s7, 24
+	xor        	t2, t2, t1
+	and        	t2, t2, a3
+	xor        	t1, t1, t2
+	xor        	t2, s3, a5
+	xor        	t1, t2, t1
+	rori       	t3, s6, 40
+	rori       	t2, s6, 24
+	xor        	t3, t3, t2
+	and        	t3, t3, a3
+	xor        	t2, t2, t3
+	xor        	t3, s7, a5
+	xor        	t3, s1, t3
+	xor        	t2, t3, t2
+	rori       	t4, s5, 40
+	rori       	t3, s5, 24
+	xor        	t4, t4, t3
+	and        	t4, t4, a3
+	xor        	t3, t3, t4
+	xor        	t4, a7, s6
+	xor        	t3, t4, t3
+	rori       	a7, s4, 40
+	rori       	t4, s4, 24
+	xor        	a7, a7, t4
+	and        	a7, a7, a3
+	xor        	t4, t4, a7
+	xor        	a7, s5, a5
+	xor        	a4, a4, a7
+	xor        	t4, a4, t4
+	rori       	a7, s2, 40
+	rori       	a4, s2, 24
+	xor        	a7, a7, a4
+	and        	a7, a7, a3
+	xor        	a4, a4, a7
+	xor        	a7, s4, a5
+	xor        	t5, t5, a7
+	xor        	t5, t5, a4
+	rori       	a7, a6, 40
+	rori       	a4, a6, 24
+	xor        	a7, a7, a4
+	and        	a7, a7, a3
+	xor        	a4, a4, a7
+	xor        	t6, t6, s2
+	xor        	t6, t6, a4
+	rori       	a7, a2, 40
+	rori       	a4, a2, 24
+	xor        	a7, a7, a4
+	and        	a7, a7, a3
+	xor        	a4, a4, a7
+	xor        	a0, a0, a6
+	xor        	a0, a0, a4
+	rori       	a6, a5, 40
+	rori       	a4, a5, 24
+	xor        	a5, a6, a4
+	and        	a3, a5, a3
+	xor        	a3, a4, a3
+	xor        	a1, a1, a2
+	xor        	a1, a1, a3
+	lwu        	a6, 32(t0)
+	lwu        	a2, 36(t0)
+	slli       	a2, a2, 32
+	or         	a6, a6, a2
+	lwu        	a5, 40(t0)
+	lwu        	a2, 44(t0)
+	slli       	a2, a2, 32
+	or         	a5, a5, a2
+	ld         	a3, 24(sp)
+	ld         	a2, 32(sp)
+	ld         	a7, 40(sp)
+	slli       	a4, a6, 32
+	srli       	a4, a4, 32
+	slli       	s1, a5, 32
+	or         	a4, a4, s1
+	srli       	a6, a6, 32
+	and        	a5, a5, a7
+	or         	a5, a6, a5
+	srli       	a6, a4, 16
+	xor        	a6, a4, a6
+	and        	a6, a6, a3
+	xor        	a4, a4, a6
+	slli       	a6, a6, 16
+	xor        	a4, a4, a6
+	srli       	a6, a4, 8
+	xor        	a6, a4, a6
+	and        	a6, a6, a2
+	xor        	a4, a4, a6
+	slli       	a6, a6, 8
+	xor        	a4, a4, a6
+	srli       	a6, a5, 16
+	xor        	a6, a5, a6
+	and        	a3, a6, a3
+	xor        	a5, a5, a3
+	slli       	a3, a3, 16
+	xor        	a3, a5, a3
+	srli       	a5, a3, 8
+	xor        	a5, a3, a5
+	and        	a2, a5, a2
+	xor        	a3, a3, a2
+	slli       	a2, a2, 8
+	xor        	a2, a3, a2
+	ld         	a5, 0(sp)
+	srli       	a3, a4, 1
+	xor        	a3, a4, a3
+	and        	a6, a3, a5
+	xor        	a3, a4, a6
+	slli       	a6, a6, 1
+	xor        	a4, a4, a6
+	srli       	a6, a2, 1
+	xor        	a6, a2, a6
+	and        	a6, a6, a5
+	xor        	a5, a2, a6
+	slli       	a6, a6, 1
+	xor        	s2, a2, a6
+	ld         	a7, 8(sp)
+	srli       	a2, a4, 2
+	xor        	a2, a4, a2
+	and        	a6, a2, a7
+	xor        	a2, a4, a6
+	slli       	a6, a6, 2
+	xor        	s1, a4, a6
+	srli       	a4, a3, 2
+	xor        	a4, a3, a4
+	and        	a6, a4, a7
+	xor        	a4, a3, a6
+	slli       	a6, a6, 2
+	xor        	a6, a3, a6
+	srli       	a3, s2, 2
+	xor        	a3, s2, a3
+	and        	s3, a3, a7
+	xor        	a3, s2, s3
+	slli       	s3, s3, 2
+	xor        	s3, s2, s3
+	srli       	s2, a5, 2
+	xor        	s2, a5, s2
+	and        	a7, s2, a7
+	xor        	s2, a5, a7
+	slli       	a7, a7, 2
+	xor        	a5, a5, a7
+	ld         	s4, 16(sp)
+	srli       	a7, s1, 4
+	xor        	a7, s3, a7
+	and        	s5, a7, s4
+	xor        	a7, s3, s5
+	slli       	s3, s5, 4
+	xor        	s3, s1, s3
+	srli       	s1, a6, 4
+	xor        	s1, a5, s1
+	and        	s1, s1, s4
+	xor        	a5, a5, s1
+	slli       	s1, s1, 4
+	xor        	a6, a6, s1
+	srli       	s1, a2, 4
+	xor        	s1, a3, s1
+	and        	s1, s1, s4
+	xor        	a3, a3, s1
+	slli       	s1, s1, 4
+	xor        	s1, a2, s1
+	srli       	a2, a4, 4
+	xor        	a2, s2, a2
+	and        	s4, a2, s4
+	xor        	a2, s2, s4
+	slli       	s2, s4, 4
+	xor        	s2, a4, s2
+	ld         	a4, 72(sp)
+	srli       	s4, s3, 8
+	xor        	s4, s3, s4
+	and        	a4, s4, a4
+	xor        	s3, s3, a4
+	slli       	a4, a4, 8
+	xor        	a4, s3, a4
+	ld         	s3, 80(sp)
+	srli       	s4, a4, 4
+	xor        	s4, a4, s4
+	and        	s3, s4, s3
+	xor        	a4, a4, s3
+	slli       	s3, s3, 4
+	xor        	a4, a4, s3
+	ld         	s3, 72(sp)
+	srli       	s4, a6, 8
+	xor        	s4, a6, s4
+	and        	s3, s4, s3
+	xor        	a6, a6, s3
+	slli       	s3, s3, 8
+	xor        	a6, a6, s3
+	ld         	s3, 80(sp)
+	srli       	s4, a6, 4
+	xor        	s4, a6, s4
+	and        	s3, s4, s3
+	xor        	a6, a6, s3
+	slli       	s3, s3, 4
+	xor        	a6, a6, s3
+	ld         	s3, 72(sp)
+	srli       	s4, s1, 8
+	xor        	s4, s1, s4
+	and        	s3, s4, s3
+	xor        	s1, s1, s3
+	slli       	s3, s3, 8
+	xor        	s1, s1, s3
+	ld         	s3, 80(sp)
+	srli       	s4, s1, 4
+	xor        	s4, s1, s4
+	and        	s3, s4, s3
+	xor        	s1, s1, s3
+	slli       	s3, s3, 4
+	xor        	s1, s1, s3
+	ld         	s3, 72(sp)
+	srli       	s4, s2, 8
+	xor        	s4, s2, s4
+	and        	s3, s4, s3
+	xor        	s2, s2, s3
+	slli       	s3, s3, 8
+	xor        	s2, s2, s3
+	ld         	s3, 80(sp)
+	srli       	s4, s2, 4
+	xor        	s4, s2, s4
+	and        	s3, s4, s3
+	xor        	s2, s2, s3
+	slli       	s3, s3, 4
+	xor        	s2, s2, s3
+	ld         	s3, 72(sp)
+	srli       	s4, a7, 8
+	xor        	s4, a7, s4
+	and        	s3, s4, s3
+	xor        	a7, a7, s3
+	slli       	s3, s3, 8
+	xor        	a7, a7, s3
+	ld         	s3, 80(sp)
+	srli       	s4, a7, 4
+	xor        	s4, a7, s4
+	and        	s3, s4, s3
+	xor        	a7, a7, s3
+	slli       	s3, s3, 4
+	xor        	a7, a7, s3
+	ld         	s3, 72(sp)
+	srli       	s4, a5, 8
+	xor        	s4, a5, s4
+	and        	s3, s4, s3
+	xor        	a5, a5, s3
+	slli       	s3, s3, 8
+	xor        	a5, a5, s3
+	ld         	s3, 80(sp)
+	srli       	s4, a5, 4
+	xor        	s4, a5, s4
+	and        	s3, s4, s3
+	xor        	a5, a5, s3
+	slli       	s3, s3, 4
+	xor        	a5, a5, s3
+	ld         	s3, 72(sp)
+	srli       	s4, a3, 8
+	xor        	s4, a3, s4
+	and        	s3, s4, s3
+	xor        	a3, a3, s3
+	slli       	s3, s3, 8
+	xor        	a3, a3, s3
+	ld         	s3, 80(sp)
+	srli       	s4, a3, 4
+	xor        	s4, a3, s4
+	and        	s3, s4, s3
+	xor        	a3, a3, s3
+	slli       	s3, s3, 4
+	xor        	a3, a3, s3
+	ld         	s3, 72(sp)
+	srli       	s4, a2, 8
+	xor        	s4, a2, s4
+	and        	s3, s4, s3
+	xor        	a2, a2, s3
+	slli       	s3, s3, 8
+	xor        	a2, a2, s3
+	ld         	s3, 80(sp)
+	srli       	s4, a2, 4
+	xor        	s4, a2, s4
+	and        	s3, s4, s3
+	xor        	a2, a2, s3
+	slli       	s3, s3, 4
+	xor        	s3, a2, s3
+	xori       	a2, a4, -1
+	xori       	a4, a6, -1
+	xori       	a5, a5, -1
+	xori       	a6, a3, -1
+	xor        	a2, t1, a2
+	xor        	a4, t2, a4
+	xor        	a3, t3, s1
+	xor        	t1, t4, s2
+	xor        	s2, t5, a7
+	xor        	s1, t6, a5
+	xor        	s6, a0, a6
+	xor        	s3, a1, s3
+	xor        	t2, s2, a3
+	xor        	a5, s3, a4
+	xor        	t5, a5, t2
+	xor        	t1, t1, t5
+	xor        	t6, t1, a3
+	and        	s4, t5, t6
+	xor        	t4, t6, a2
+	xor        	s5, t1, s6
+	xor        	t1, s3, s2
+	xor        	t3, s5, t1
+	and        	a6, t1, t3
+	xor        	a7, a2, t3
+	xor        	a0, s3, a3
+	xor        	a1, s6, s1
+	xor        	a3, t6, a1
+	xor        	s1, a3, t3
+	sd         	s1, 200(sp)
+	and        	s1, t2, s1
+	xor        	s7, s1, a6
+	xor        	s9, a3, a0
+	and        	s1, a0, a3
+	xor        	ra, s1, a6
+	xor        	a6, a1, t3
+	xor        	s6, a5, a6
+	and        	s11, a5, a6
+	xor        	s8, s3, a6
+	xor        	s1, a1, a2
+	xor        	a1, s1, s2
+	and        	s2, a1, a2
+	xor        	s2, s2, s4
+	xor        	s2, s2, ra
+	xor        	s9, s2, s9
+	xor        	s10, s1, s3
+	and        	s2, s10, a7
+	xor        	s2, s2, s11
+	xor        	s2, s2, ra
+	xor        	s8, s2, s8
+	xor        	s3, s1, a4
+	and        	a4, s3, s1
+	xor        	a4, a4, s11
+	xor        	a4, a4, s7
+	xor        	s6, a4, s6
+	xor        	s2, s3, a0
+	and        	a4, s2, t4
+	xor        	a4, a4, s4
+	xor        	a4, a4, s5
+	xor        	a4, a4, s7
+	and        	s4, a4, s6
+	xor        	s5, s8, s4
+	xor        	s11, s9, s4
+	xor        	s7, a4, s9
+	and        	a4, s7, s5
+	xor        	s4, a4, s9
+	and        	a4, s4, s10
+	and        	s9, s4, a7
+	xor        	a7, s6, s8
+	and        	a7, s11, a7
+	xor        	a7, a7, s8
+	xor        	s10, s5, a7
+	and        	s8, s8, s10
+	xor        	s5, s5, s8
+	and        	s5, s4, s5
+	xor        	s5, s7, s5
+	xor        	s10, s4, s5
+	and        	s7, s10, a6
+	xor        	a6, s7, s9
+	and        	a5, s10, a5
+	and        	s3, s5, s3
+	and        	s1, s5, s1
+	xor        	s1, s7, s1
+	xor        	s6, s6, a7
+	xor        	s7, s8, s6
+	xor        	s6, s5, s7
+	and        	a3, s6, a3
+	and        	a0, s6, a0
+	xor        	s5, a7, s7
+	and        	t6, s5, t6
+	and        	t5, s5, t5
+	and        	s2, s7, s2
+	and        	t4, s7, t4
+	xor        	t4, t4, t6
+	xor        	s5, s1, t4
+	and        	s7, a7, a1
+	xor        	a1, s4, a7
+	xor        	s4, a1, s6
+	ld         	t4, 200(sp)
+	and        	t4, s4, t4
+	xor        	t4, t4, s1
+	and        	s1, s4, t2
+	and        	t2, a1, t3
+	xor        	t2, t2, t4
+	and        	t1, a1, t1
+	xor        	a1, t1, t2
+	xor        	s4, t1, s1
+	xor        	t1, s2, s4
+	xor        	s1, t1, s7
+	xor        	t3, t5, t1
+	xor        	t1, t3, t2
+	xor        	t3, t3, s5
+	xor        	t2, t3, t2
+	xor        	s2, s3, s4
+	and        	t5, a7, a2
+	xor        	t6, t6, t5
+	xor        	t5, a5, t6
+	xor        	t5, a3, t5
+	xor        	a2, t4, t5
+	xor        	t5, a4, a2
+	xor        	t4, s1, t5
+	xor        	t5, t5, a1
+	xor        	t5, t5, a0
+	xor        	a0, t6, a6
+	xor        	a1, s2, a0
+	xor        	t6, a2, a1
+	xor        	a1, a5, a1
+	xor        	a0, a0, t3
+	lwu        	a5, 48(t0)
+	lwu        	a2, 52(t0)
+	slli       	a2, a2, 32
+	or         	a5, a5, a2
+	lwu        	a4, 56(t0)
+	lwu        	a2, 60(t0)
+	slli       	a2, a2, 32
+	or         	a4, a4, a2
+	ld         	a2, 24(sp)
+	ld         	t0, 32(sp)
+	ld         	a6, 40(sp)
+	slli       	a3, a5, 32
+	srli       	a3, a3, 32
+	slli       	a7, a4, 32
+	or         	a3, a3, a7
+	srli       	a5, a5, 32
+	and        	a4, a4, a6
+	or         	a4, a5, a4
+	srli       	a5, a3, 16
+	xor        	a5, a3, a5
+	and        	a5, a5, a2
+	xor        	a3, a3, a5
+	slli       	a5, a5, 16
+	xor        	a3, a3, a5
+	srli       	a5, a3, 8
+	xor        	a5, a3, a5
+	and        	a5, a5, t0
+	xor        	a3, a3, a5
+	slli       	a5, a5, 8
+	xor        	a3, a3, a5
+	srli       	a5, a4, 16
+	xor        	a5, a4, a5
+	and        	a2, a5, a2
+	xor        	a4, a4, a2
+	slli       	a2, a2, 16
+	xor        	a2, a4, a2
+	srli       	a4, a2, 8
+	xor        	a4, a2, a4
+	and        	t0, a4, t0
+	xor        	a2, a2, t0
+	slli       	t0, t0, 8
+	xor        	a2, a2, t0
+	ld         	a5, 0(sp)
+	srli       	t0, a3, 1
+	xor        	t0, a3, t0
+	and        	t0, t0, a5
+	xor        	a4, a3, t0
+	slli       	t0, t0, 1
+	xor        	t0, a3, t0
+	srli       	a3, a2, 1
+	xor        	a3, a2, a3
+	and        	a5, a3, a5
+	xor        	a3, a2, a5
+	slli       	a5, a5, 1
+	xor        	s1, a2, a5
+	ld         	a5, 8(sp)
+	srli       	a2, t0, 2
+	xor        	a2, t0, a2
+	and        	a6, a2, a5
+	xor        	a2, t0, a6
+	slli       	a6, a6, 2
+	xor        	a7, t0, a6
+	srli       	t0, a4, 2
+	xor        	t0, a4, t0
+	and        	a6, t0, a5
+	xor        	t0, a4, a6
+	slli       	a6, a6, 2
+	xor        	a6, a4, a6
+	srli       	a4, s1, 2
+	xor        	a4, s1, a4
+	and        	s2, a4, a5
+	xor        	a4, s1, s2
+	slli       	s2, s2, 2
+	xor        	s2, s1, s2
+	srli       	s1, a3, 2
+	xor        	s1, a3, s1
+	and        	s1, s1, a5
+	xor        	a5, a3, s1
+	slli       	s1, s1, 2
+	xor        	s3, a3, s1
+	ld         	s1, 16(sp)
+	srli       	a3, a7, 4
+	xor        	a3, s2, a3
+	and        	s4, a3, s1
+	xor        	a3, s2, s4
+	slli       	s2, s4, 4
+	xor        	a7, a7, s2
+	srli       	s2, a6, 4
+	xor        	s2, s3, s2
+	and        	s4, s2, s1
+	xor        	s2, s3, s4
+	slli       	s3, s4, 4
+	xor        	a6, a6, s3
+	srli       	s3, a2, 4
+	xor        	s3, a4, s3
+	and        	s4, s3, s1
+	xor        	s3, a4, s4
+	slli       	a4, s4, 4
+	xor        	a2, a2, a4
+	srli       	a4, t0, 4
+	xor        	a4, a5, a4
+	and        	s1, a4, s1
+	xor        	a4, a5, s1
+	slli       	a5, s1, 4
+	xor        	a5, t0, a5
+	xori       	t0, a7, -1
+	xori       	s1, a6, -1
+	xori       	a6, s2, -1
+	xori       	a7, s3, -1
+	xor        	t0, a1, t0
+	xor        	a1, t6, s1
+	xor        	t6, t4, a2
+	xor        	a0, a0, a5
+	xor        	t4, t3, a3
+	xor        	a2, t5, a6
+	xor        	t5, t2, a7
+	xor        	a3, t1, a4
+	jal        	zero, .Laes_ct_ecb_encrypt_rv64gc_zbb_rounds_done
+.Laes_ct_ecb_encrypt_rv64gc_zbb_last_round:
+	ld         	t4, 88(sp)
+	srli       	t5, t1, 8
+	xor        	t5, t1, t5
+	and        	t4, t5, t4
+	xor        	t1, t1, t4
+	slli       	t4, t4, 8
+	xor        	t1, t1, t4
+	ld         	t4, 88(sp)
+	srli       	t5, a6, 8
+	xor        	t5, a6, t5
+	and        	t4, t5, t4
+	xor        	t5, a6, t4
+	slli       	t4, t4, 8
+	xor        	t6, t5, t4
+	ld         	t4, 88(sp)
+	srli       	t5, a4, 8
+	xor        	t5, a4, t5
+	and        	t4, t5, t4
+	xor        	t5, a4, t4
+	slli       	t4, t4, 8
+	xor        	t5, t5, t4
+	ld         	t4, 88(sp)
+	srli       	a0, t2, 8
+	xor        	a0, t2, a0
+	and        	t4, a0, t4
+	xor        	t2, t2, t4
+	slli       	t4, t4, 8
+	xor        	t2, t2, t4
+	ld         	t4, 88(sp)
+	srli       	a0, a3, 8
+	xor        	a0, a3, a0
+	and        	t4, a0, t4
+	xor        	a0, a3, t4
+	slli       	t4, t4, 8
+	xor        	a3, a0, t4
+	ld         	t4, 88(sp)
+	srli       	a0, s1, 8
+	xor        	a0, s1, a0
+	and        	t4, a0, t4
+	xor        	a0, s1, t4
+	slli       	t4, t4, 8
+	xor        	a7, a0, t4
+	ld         	t4, 88(sp)
+	srli       	a0, a5, 8
+	xor        	a0, a5, a0
+	and        	t4, a0, t4
+	xor        	a0, a5, t4
+	slli       	t4, t4, 8
+	xor        	a5, a0, t4
+	ld         	t4, 88(sp)
+	srli       	a0, t3, 8
+	xor        	a0, t3, a0
+	and        	t4, a0, t4
+	xor        	t3, t3, t4
+	slli       	t4, t4, 8
+	xor        	s5, t3, t4
+	xor        	t3, a3, t5
+	xor        	a6, s5, t6
+	xor        	a1, a6, t3
+	xor        	t2, t2, a1
+	xor        	a2, t2, t5
+	and        	s4, a1, a2
+	xor        	a0, a2, t1
+	xor        	s7, t2, a5
+	xor        	t2, s5, a3
+	xor        	t4, s7, t2
+	and        	s3, t2, t4
+	xor        	s2, t1, t4
+	xor        	a4, s5, t5
+	xor        	s1, a5, a7
+	xor        	a5, a2, s1
+	xor        	t5, a5, t4
+	and        	a7, t3, t5
+	xor        	s8, a7, s3
+	xor        	s10, a5, a4
+	and        	a7, a4, a5
+	xor        	ra, a7, s3
+	xor        	a7, s1, t4
+	xor        	s3, a6, a7
+	and        	s6, a6, a7
+	xor        	s9, s5, a7
+	xor        	s1, s1, t1
+	xor        	a3, s1, a3
+	and        	s11, a3, t1
+	xor        	s11, s11, s4
+	xor        	s11, s11, ra
+	xor        	s10, s11, s10
+	xor        	s11, s1, s5
+	and        	s5, s11, s2
+	xor        	s5, s5, s6
+	xor        	s5, s5, ra
+	xor        	s9, s5, s9
+	xor        	s5, s1, t6
+	and        	t6, s5, s1
+	xor        	t6, t6, s6
+	xor        	t6, t6, s8
+	xor        	s6, t6, s3
+	xor        	s3, s5, a4
+	and        	t6, s3, a0
+	xor        	t6, t6, s4
+	xor        	t6, t6, s7
+	xor        	t6, t6, s8
+	and        	s4, t6, s6
+	xor        	s7, s9, s4
+	xor        	ra, s10, s4
+	xor        	s8, t6, s10
+	and        	t6, s8, s7
+	xor        	s4, t6, s10
+	and        	t6, s4, s11
+	and        	s10, s4, s2
+	xor        	s2, s6, s9
+	and        	s2, ra, s2
+	xor        	s2, s2, s9
+	xor        	s11, s7, s2
+	and        	s9, s9, s11
+	xor        	s7, s7, s9
+	and        	s7, s4, s7
+	xor        	s7, s8, s7
+	xor        	s11, s4, s7
+	and        	s8, s11, a7
+	xor        	a7, s8, s10
+	and        	a6, s11, a6
+	and        	s5, s7, s5
+	and        	s1, s7, s1
+	xor        	s1, s8, s1
+	xor        	s6, s6, s2
+	xor        	s8, s9, s6
+	xor        	s6, s7, s8
+	and        	a5, s6, a5
+	and        	a4, s6, a4
+	xor        	s7, s2, s8
+	and        	a2, s7, a2
+	and        	a1, s7, a1
+	and        	s3, s8, s3
+	and        	a0, s8, a0
+	xor        	a0, a0, a2
+	xor        	a0, s1, a0
+	and        	s7, s2, a3
+	xor        	a3, s4, s2
+	xor        	s4, a3, s6
+	and        	t5, s4, t5
+	xor        	t5, t5, s1
+	and        	s1, s4, t3
+	and        	t3, a3, t4
+	xor        	t3, t3, t5
+	and        	t2, a3, t2
+	xor        	a3, t2, t3
+	xor        	s4, t2, s1
+	xor        	t2, s3, s4
+	xor        	s1, t2, s7
+	xor        	t4, a1, t2
+	xor        	t2, t4, t3
+	xor        	t4, t4, a0
+	xor        	t3, t4, t3
+	xor        	a0, s5, s4
+	and        	t1, s2, t1
+	xor        	a1, a2, t1
+	xor        	t1, a6, a1
+	xor        	t1, a5, t1
+	xor        	a2, t5, t1
+	xor        	t5, t6, a2
+	xor        	t1, s1, t5
+	xor        	t5, t5, a3
+	xor        	t5, t5, a4
+	xor        	a3, a1, a7
+	xor        	a0, a0, a3
+	xor        	t6, a2, a0
+	xor        	a1, a6, a0
+	xor        	a0, a3, t4
+	lwu        	a5, 16(t0)
+	lwu        	a2, 20(t0)
+	slli       	a2, a2, 32
+	or         	a5, a5, a2
+	lwu        	a4, 24(t0)
+	lwu        	a2, 28(t0)
+	slli       	a2, a2, 32
+	or         	a4, a4, a2
+	ld         	a2, 24(sp)
+	ld         	t0, 32(sp)
+	ld         	a6, 40(sp)
+	slli       	a3, a5, 32
+	srli       	a3, a3, 32
+	slli       	a7, a4, 32
+	or         	a3, a3, a7
+	srli       	a5, a5, 32
+	and        	a4, a4, a6
+	or         	a4, a5, a4
+	srli       	a5, a3, 16
+	xor        	a5, a3, a5
+	and        	a5, a5, a2
+	xor        	a3, a3, a5
+	slli       	a5, a5, 16
+	xor        	a3, a3, a5
+	srli       	a5, a3, 8
+	xor        	a5, a3, a5
+	and        	a5, a5, t0
+	xor        	a3, a3, a5
+	slli       	a5, a5, 8
+	xor        	a3, a3, a5
+	srli       	a5, a4, 16
+	xor        	a5, a4, a5
+	and        	a2, a5, a2
+	xor        	a4, a4, a2
+	slli       	a2, a2, 16
+	xor        	a2, a4, a2
+	srli       	a4, a2, 8
+	xor        	a4, a2, a4
+	and        	t0, a4, t0
+	xor        	a2, a2, t0
+	slli       	t0, t0, 8
+	xor        	a2, a2, t0
+	ld         	a5, 0(sp)
+	srli       	t0, a3, 1
+	xor        	t0, a3, t0
+	and        	t0, t0, a5
+	xor        	a4, a3, t0
+	slli       	t0, t0, 1
+	xor        	t0, a3, t0
+	srli       	a3, a2, 1
+	xor        	a3, a2, a3
+	and        	a5, a3, a5
+	xor        	a3, a2, a5
+	slli       	a5, a5, 1
+	xor        	s1, a2, a5
+	ld         	a5, 8(sp)
+	srli       	a2, t0, 2
+	xor        	a2, t0, a2
+	and        	a6, a2, a5
+	xor        	a2, t0, a6
+	slli       	a6, a6, 2
+	xor        	a7, t0, a6
+	srli       	t0, a4, 2
+	xor        	t0, a4, t0
+	and        	a6, t0, a5
+	xor        	t0, a4, a6
+	slli       	a6, a6, 2
+	xor        	a6, a4, a6
+	srli       	a4, s1, 2
+	xor        	a4, s1, a4
+	and        	s2, a4, a5
+	xor        	a4, s1, s2
+	slli       	s2, s2, 2
+	xor        	s2, s1, s2
+	srli       	s1, a3, 2
+	xor        	s1, a3, s1
+	and        	s1, s1, a5
+	xor        	a5, a3, s1
+	slli       	s1, s1, 2
+	xor        	s3, a3, s1
+	ld         	s1, 16(sp)
+	srli       	a3, a7, 4
+	xor        	a3, s2, a3
+	and        	s4, a3, s1
+	xor        	a3, s2, s4
+	slli       	s2, s4, 4
+	xor        	a7, a7, s2
+	srli       	s2, a6, 4
+	xor        	s2, s3, s2
+	and        	s4, s2, s1
+	xor        	s2, s3, s4
+	slli       	s3, s4, 4
+	xor        	a6, a6, s3
+	srli       	s3, a2, 4
+	xor        	s3, a4, s3
+	and        	s4, s3, s1
+	xor        	s3, a4, s4
+	slli       	a4, s4, 4
+	xor        	a2, a2, a4
+	srli       	a4, t0, 4
+	xor        	a4, a5, a4
+	and        	s1, a4, s1
+	xor        	a4, a5, s1
+	slli       	a5, s1, 4
+	xor        	a5, t0, a5
+	xori       	t0, a7, -1
+	xori       	s1, a6, -1
+	xori       	a6, s2, -1
+	xori       	a7, s3, -1
+	xor        	t0, a1, t0
+	xor        	a1, t6, s1
+	xor        	t6, t1, a2
+	xor        	a0, a0, a5
+	xor        	t4, t4, a3
+	xor        	a2, t5, a6
+	xor        	t5, t3, a7
+	xor        	a3, t2, a4
+.Laes_ct_ecb_encrypt_rv64gc_zbb_rounds_done:
+	ld         	a4, 0(sp)
+	srli       	t1, t0, 1
+	xor        	t1, a1, t1
+	and        	t1, t1, a4
+	xor        	t2, a1, t1
+	slli       	t1, t1, 1
+	xor        	a1, t0, t1
+	srli       	t0, t6, 1
+	xor        	t0, a0, t0
+	and        	t0, t0, a4
+	xor        	t1, a0, t0
+	slli       	t0, t0, 1
+	xor        	t0, t6, t0
+	srli       	t3, t4, 1
+	xor        	t3, a2, t3
+	and        	t6, t3, a4
+	xor        	t3, a2, t6
+	slli       	t6, t6, 1
+	xor        	t6, t4, t6
+	srli       	t4, t5, 1
+	xor        	t4, a3, t4
+	and        	t4, t4, a4
+	xor        	a0, a3, t4
+	slli       	t4, t4, 1
+	xor        	t4, t5, t4
+	ld         	a2, 8(sp)
+	srli       	t5, a1, 2
+	xor        	t5, t0, t5
+	and        	t5, t5, a2
+	xor        	t0, t0, t5
+	slli       	t5, t5, 2
+	xor        	t5, a1, t5
+	srli       	a1, t2, 2
+	xor        	a1, t1, a1
+	and        	a1, a1, a2
+	xor        	t1, t1, a1
+	slli       	a1, a1, 2
+	xor        	a1, t2, a1
+	srli       	t2, t6, 2
+	xor        	t2, t4, t2
+	and        	t2, t2, a2
+	xor        	t4, t4, t2
+	slli       	t2, t2, 2
+	xor        	t2, t6, t2
+	srli       	t6, t3, 2
+	xor        	t6, a0, t6
+	and        	t6, t6, a2
+	xor        	a2, a0, t6
+	slli       	t6, t6, 2
+	xor        	t6, t3, t6
+	ld         	t3, 16(sp)
+	srli       	a0, t5, 4
+	xor        	a0, t2, a0
+	and        	a0, a0, t3
+	xor        	t2, t2, a0
+	slli       	a0, a0, 4
+	xor        	a3, t5, a0
+	srli       	t5, a1, 4
+	xor        	t5, t6, t5
+	and        	a0, t5, t3
+	xor        	t5, t6, a0
+	slli       	t6, a0, 4
+	xor        	t6, a1, t6
+	srli       	a0, t0, 4
+	xor        	a0, t4, a0
+	and        	a0, a0, t3
+	xor        	t4, t4, a0
+	slli       	a0, a0, 4
+	xor        	a0, t0, a0
+	srli       	t0, t1, 4
+	xor        	t0, a2, t0
+	and        	t3, t0, t3
+	xor        	t0, a2, t3
+	slli       	t3, t3, 4
+	xor        	t3, t1, t3
+	ld         	a1, 24(sp)
+	ld         	a4, 32(sp)
+	ld         	t1, 40(sp)
+	srli       	a2, a3, 8
+	xor        	a2, a3, a2
+	and        	a2, a2, a4
+	xor        	a3, a3, a2
+	slli       	a2, a2, 8
+	xor        	a2, a3, a2
+	srli       	a3, a2, 16
+	xor        	a3, a2, a3
+	and        	a3, a3, a1
+	xor        	a2, a2, a3
+	slli       	a3, a3, 16
+	xor        	a2, a2, a3
+	srli       	a3, t2, 8
+	xor        	a3, t2, a3
+	and        	a3, a3, a4
+	xor        	t2, t2, a3
+	slli       	a3, a3, 8
+	xor        	t2, t2, a3
+	srli       	a3, t2, 16
+	xor        	a3, t2, a3
+	and        	a1, a3, a1
+	xor        	t2, t2, a1
+	slli       	a1, a1, 16
+	xor        	a1, t2, a1
+	slli       	t2, a2, 32
+	srli       	t2, t2, 32
+	slli       	a3, a1, 32
+	or         	t2, t2, a3
+	srli       	a2, a2, 32
+	and        	t1, a1, t1
+	or         	t1, a2, t1
+	ld         	a2, 24(sp)
+	ld         	a3, 32(sp)
+	ld         	a1, 40(sp)
+	srli       	a4, t6, 8
+	xor        	a4, t6, a4
+	and        	a4, a4, a3
+	xor        	t6, t6, a4
+	slli       	a4, a4, 8
+	xor        	t6, t6, a4
+	srli       	a4, t6, 16
+	xor        	a4, t6, a4
+	and        	a4, a4, a2
+	xor        	t6, t6, a4
+	slli       	a4, a4, 16
+	xor        	t6, t6, a4
+	srli       	a4, t5, 8
+	xor        	a4, t5, a4
+	and        	a3, a4, a3
+	xor        	t5, t5, a3
+	slli       	a3, a3, 8
+	xor        	t5, t5, a3
+	srli       	a3, t5, 16
+	xor        	a3, t5, a3
+	and        	a2, a3, a2
+	xor        	t5, t5, a2
+	slli       	a2, a2, 16
+	xor        	a2, t5, a2
+	slli       	t5, t6, 32
+	srli       	t5, t5, 32
+	slli       	a3, a2, 32
+	or         	t5, t5, a3
+	srli       	t6, t6, 32
+	and        	a1, a2, a1
+	or         	t6, t6, a1
+	ld         	a2, 24(sp)
+	ld         	a3, 32(sp)
+	ld         	a1, 40(sp)
+	srli       	a4, a0, 8
+	xor        	a4, a0, a4
+	and        	a4, a4, a3
+	xor        	a0, a0, a4
+	slli       	a4, a4, 8
+	xor        	a0, a0, a4
+	srli       	a4, a0, 16
+	xor        	a4, a0, a4
+	and        	a4, a4, a2
+	xor        	a0, a0, a4
+	slli       	a4, a4, 16
+	xor        	a0, a0, a4
+	srli       	a4, t4, 8
+	xor        	a4, t4, a4
+	and        	a3, a4, a3
+	xor        	t4, t4, a3
+	slli       	a3, a3, 8
+	xor        	t4, t4, a3
+	srli       	a3, t4, 16
+	xor        	a3, t4, a3
+	and        	a2, a3, a2
+	xor        	t4, t4, a2
+	slli       	a2, a2, 16
+	xor        	a2, t4, a2
+	slli       	t4, a0, 32
+	srli       	t4, t4, 32
+	slli       	a3, a2, 32
+	or         	t4, t4, a3
+	srli       	a0, a0, 32
+	and        	a1, a2, a1
+	or         	a0, a0, a1
+	ld         	a2, 24(sp)
+	ld         	a3, 32(sp)
+	ld         	a1, 40(sp)
+	srli       	a4, t3, 8
+	xor        	a4, t3, a4
+	and        	a4, a4, a3
+	xor        	t3, t3, a4
+	slli       	a4, a4, 8
+	xor        	t3, t3, a4
+	srli       	a4, t3, 16
+	xor        	a4, t3, a4
+	and        	a4, a4, a2
+	xor        	t3, t3, a4
+	slli       	a4, a4, 16
+	xor        	t3, t3, a4
+	srli       	a4, t0, 8
+	xor        	a4, t0, a4
+	and        	a3, a4, a3
+	xor        	t0, t0, a3
+	slli       	a3, a3, 8
+	xor        	t0, t0, a3
+	srli       	a3, t0, 16
+	xor        	a3, t0, a3
+	and        	a2, a3, a2
+	xor        	t0, t0, a2
+	slli       	a2, a2, 16
+	xor        	a2, t0, a2
+	slli       	t0, t3, 32
+	srli       	t0, t0, 32
+	slli       	a3, a2, 32
+	or         	t0, t0, a3
+	srli       	t3, t3, 32
+	and        	a1, a2, a1
+	or         	t3, t3, a1
+	ld         	a1, 192(sp)
+	andi       	a1, a1, 7
+	bne        	a1, zero, .Laes_ct_ecb_encrypt_rv64gc_zbb_out_unaligned
+	ld         	a1, 192(sp)
+	andi       	a1, a1, -8
+	sd         	t2, 0(a1)
+	sd         	t1, 8(a1)
+.Laes_ct_ecb_encrypt_rv64gc_zbb_out_stored:
+	addi       	a1, zero, 1
+	ld         	t1, 168(sp)
+	bgeu       	a1, t1, .Laes_ct_ecb_encrypt_rv64gc_zbb_skip
+	ld         	t1, 192(sp)
+	addi       	t1, t1, 16
+	andi       	a1, t1, 7
+	bne        	a1, zero, .Laes_ct_ecb_encrypt_rv64gc_zbb_out_unaligned.1
+	andi       	a1, t1, -8
+	sd         	t5, 0(a1)
+	sd         	t6, 8(a1)
+.Laes_ct_ecb_encrypt_rv64gc_zbb_out_stored.1:
+.Laes_ct_ecb_encrypt_rv64gc_zbb_skip:
+	addi       	a1, zero, 2
+	ld         	t1, 168(sp)
+	bgeu       	a1, t1, .Laes_ct_ecb_encrypt_rv64gc_zbb_skip.1
+	ld         	t1, 192(sp)
+	addi       	t1, t1, 32
+	andi       	a1, t1, 7
+	bne        	a1, zero, .Laes_ct_ecb_encrypt_rv64gc_zbb_out_unaligned.2
+	andi       	a1, t1, -8
+	sd         	t4, 0(a1)
+	sd         	a0, 8(a1)
+.Laes_ct_ecb_encrypt_rv64gc_zbb_out_stored.2:
+.Laes_ct_ecb_encrypt_rv64gc_zbb_skip.1:
+	addi       	a1, zero, 3
+	ld         	t1, 168(sp)
+	bgeu       	a1, t1, .Laes_ct_ecb_encrypt_rv64gc_zbb_skip.2
+	ld         	t1, 192(sp)
+	addi       	t1, t1, 48
+	andi       	a1, t1, 7
+	bne        	a1, zero, .Laes_ct_ecb_encrypt_rv64gc_zbb_out_unaligned.3
+	andi       	a1, t1, -8
+	sd         	t0, 0(a1)
+	sd         	t3, 8(a1)
+.Laes_ct_ecb_encrypt_rv64gc_zbb_out_stored.3:
+.Laes_ct_ecb_encrypt_rv64gc_zbb_skip.2:
+	addi       	a1, zero, 4
+	ld         	t0, 168(sp)
+	bgeu       	a1, t0, .Laes_ct_ecb_encrypt_rv64gc_zbb_done
+	ld         	t0, 168(sp)
+	addi       	t0, t0, -4
+	sd         	t0, 168(sp)
+	ld         	t0, 184(sp)
+	addi       	t0, t0, 64
+	sd         	t0, 184(sp)
+	ld         	t0, 192(sp)
+	addi       	t0, t0, 64
+	sd         	t0, 192(sp)
+	jal        	zero, .Laes_ct_ecb_encrypt_rv64gc_zbb_group
+.Laes_ct_ecb_encrypt_rv64gc_zbb_done:
+	// return
+	sd         	zero, 200(sp)
+	addi       	t2, zero, 0
+	addi       	a0, zero, 0
+	addi       	a2, zero, 0
+	addi       	a3, zero, 0
+	addi       	a4, zero, 0
+	addi       	a5, zero, 0
+	addi       	a6, zero, 0
+	addi       	a7, zero, 0
+	addi       	t3, zero, 0
+	addi       	t4, zero, 0
+	addi       	t5, zero, 0
+	addi       	t6, zero, 0
+	ld         	s1, 208(sp)
+	ld         	s2, 216(sp)
+	ld         	s3, 224(sp)
+	ld         	s4, 232(sp)
+	ld         	s5, 240(sp)
+	ld         	s6, 248(sp)
+	ld         	s7, 256(sp)
+	ld         	s8, 264(sp)
+	ld         	s9, 272(sp)
+	ld         	s10, 280(sp)
+	ld         	s11, 288(sp)
+	ld         	ra, 296(sp)
+	addi       	sp, sp, 304
+	jalr       	zero, 0(ra)
+.Laes_ct_ecb_encrypt_rv64gc_zbb_in_unaligned:
+	ld         	t0, 184(sp)
+	sub        	t1, t0, a1
+	slli       	a1, a1, 3
+	sub        	a3, zero, a1
+	ld         	t0, 0(t1)
+	ld         	a2, 8(t1)
+	ld         	a4, 16(t1)
+	srl        	t0, t0, a1
+	sll        	t1, a2, a3
+	or         	t0, t0, t1
+	srl        	a2, a2, a1
+	sll        	a4, a4, a3
+	or         	a2, a2, a4
+	jal        	zero, .Laes_ct_ecb_encrypt_rv64gc_zbb_in_loaded
+.Laes_ct_ecb_encrypt_rv64gc_zbb_in_unaligned.1:
+	sub        	t1, t1, a1
+	slli       	a1, a1, 3
+	sub        	a3, zero, a1
+	ld         	t6, 0(t1)
+	ld         	t4, 8(t1)
+	ld         	a4, 16(t1)
+	srl        	t6, t6, a1
+	sll        	t1, t4, a3
+	or         	t6, t6, t1
+	srl        	t4, t4, a1
+	sll        	a4, a4, a3
+	or         	t4, t4, a4
+	jal        	zero, .Laes_ct_ecb_encrypt_rv64gc_zbb_in_loaded.1
+.Laes_ct_ecb_encrypt_rv64gc_zbb_in_unaligned.2:
+	sub        	t1, t1, a1
+	slli       	a1, a1, 3
+	sub        	a3, zero, a1
+	ld         	a0, 0(t1)
+	ld         	t5, 8(t1)
+	ld         	a4, 16(t1)
+	srl        	a0, a0, a1
+	sll        	t1, t5, a3
+	or         	a0, a0, t1
+	srl        	t5, t5, a1
+	sll        	a4, a4, a3
+	or         	t5, t5, a4
+	jal        	zero, .Laes_ct_ecb_encrypt_rv64gc_zbb_in_loaded.2
+.Laes_ct_ecb_encrypt_rv64gc_zbb_in_unaligned.3:
+	sub        	t1, t1, a1
+	slli       	a1, a1, 3
+	sub        	a3, zero, a1
+	ld         	t2, 0(t1)
+	ld         	t3, 8(t1)
+	ld         	a4, 16(t1)
+	srl        	t2, t2, a1
+	sll        	t1, t3, a3
+	or         	t2, t2, t1
+	srl        	t3, t3, a1
+	sll        	a4, a4, a3
+	or         	t3, t3, a4
+	jal        	zero, .Laes_ct_ecb_encrypt_rv64gc_zbb_in_loaded.3
+.Laes_ct_ecb_encrypt_rv64gc_zbb_out_unaligned:
+	ld         	a1, 192(sp)
+	sb         	t2, 0(a1)
+	srli       	t2, t2, 8
+	ld         	a1, 192(sp)
+	sb         	t2, 1(a1)
+	srli       	t2, t2, 8
+	ld         	a1, 192(sp)
+	sb         	t2, 2(a1)
+	srli       	t2, t2, 8
+	ld         	a1, 192(sp)
+	sb         	t2, 3(a1)
+	srli       	t2, t2, 8
+	ld         	a1, 192(sp)
+	sb         	t2, 4(a1)
+	srli       	t2, t2, 8
+	ld         	a1, 192(sp)
+	sb         	t2, 5(a1)
+	srli       	t2, t2, 8
+	ld         	a1, 192(sp)
+	sb         	t2, 6(a1)
+	srli       	t2, t2, 8
+	ld         	a1, 192(sp)
+	sb         	t2, 7(a1)
+	sb         	t1, 8(a1)
+	srli       	t1, t1, 8
+	ld         	t2, 192(sp)
+	sb         	t1, 9(t2)
+	srli       	t1, t1, 8
+	ld         	t2, 192(sp)
+	sb         	t1, 10(t2)
+	srli       	t1, t1, 8
+	ld         	t2, 192(sp)
+	sb         	t1, 11(t2)
+	srli       	t1, t1, 8
+	ld         	t2, 192(sp)
+	sb         	t1, 12(t2)
+	srli       	t1, t1, 8
+	ld         	t2, 192(sp)
+	sb         	t1, 13(t2)
+	srli       	t1, t1, 8
+	ld         	t2, 192(sp)
+	sb         	t1, 14(t2)
+	srli       	t1, t1, 8
+	ld         	t2, 192(sp)
+	sb         	t1, 15(t2)
+	jal        	zero, .Laes_ct_ecb_encrypt_rv64gc_zbb_out_stored
+.Laes_ct_ecb_encrypt_rv64gc_zbb_out_unaligned.1:
+	sb         	t5, 0(t1)
+	srli       	t5, t5, 8
+	sb         	t5, 1(t1)
+	srli       	t5, t5, 8
+	sb         	t5, 2(t1)
+	srli       	t5, t5, 8
+	sb         	t5, 3(t1)
+	srli       	t5, t5, 8
+	sb         	t5, 4(t1)
+	srli       	t5, t5, 8
+	sb         	t5, 5(t1)
+	srli       	t5, t5, 8
+	sb         	t5, 6(t1)
+	srli       	t5, t5, 8
+	sb         	t5, 7(t1)
+	sb         	t6, 8(t1)
+	srli       	t6, t6, 8
+	sb         	t6, 9(t1)
+	srli       	t6, t6, 8
+	sb         	t6, 10(t1)
+	srli       	t6, t6, 8
+	sb         	t6, 11(t1)
+	srli       	t6, t6, 8
+	sb         	t6, 12(t1)
+	srli       	t6, t6, 8
+	sb         	t6, 13(t1)
+	srli       	t6, t6, 8
+	sb         	t6, 14(t1)
+	srli       	t6, t6, 8
+	sb         	t6, 15(t1)
+	jal        	zero, .Laes_ct_ecb_encrypt_rv64gc_zbb_out_stored.1
+.Laes_ct_ecb_encrypt_rv64gc_zbb_out_unaligned.2:
+	sb         	t4, 0(t1)
+	srli       	t4, t4, 8
+	sb         	t4, 1(t1)
+	srli       	t4, t4, 8
+	sb         	t4, 2(t1)
+	srli       	t4, t4, 8
+	sb         	t4, 3(t1)
+	srli       	t4, t4, 8
+	sb         	t4, 4(t1)
+	srli       	t4, t4, 8
+	sb         	t4, 5(t1)
+	srli       	t4, t4, 8
+	sb         	t4, 6(t1)
+	srli       	t4, t4, 8
+	sb         	t4, 7(t1)
+	sb         	a0, 8(t1)
+	srli       	a0, a0, 8
+	sb         	a0, 9(t1)
+	srli       	a0, a0, 8
+	sb         	a0, 10(t1)
+	srli       	a0, a0, 8
+	sb         	a0, 11(t1)
+	srli       	a0, a0, 8
+	sb         	a0, 12(t1)
+	srli       	a0, a0, 8
+	sb         	a0, 13(t1)
+	srli       	a0, a0, 8
+	sb         	a0, 14(t1)
+	srli       	a0, a0, 8
+	sb         	a0, 15(t1)
+	jal        	zero, .Laes_ct_ecb_encrypt_rv64gc_zbb_out_stored.2
+.Laes_ct_ecb_encrypt_rv64gc_zbb_out_unaligned.3:
+	sb         	t0, 0(t1)
+	srli       	t0, t0, 8
+	sb         	t0, 1(t1)
+	srli       	t0, t0, 8
+	sb         	t0, 2(t1)
+	srli       	t0, t0, 8
+	sb         	t0, 3(t1)
+	srli       	t0, t0, 8
+	sb         	t0, 4(t1)
+	srli       	t0, t0, 8
+	sb         	t0, 5(t1)
+	srli       	t0, t0, 8
+	sb         	t0, 6(t1)
+	srli       	t0, t0, 8
+	sb         	t0, 7(t1)
+	sb         	t3, 8(t1)
+	srli       	t3, t3, 8
+	sb         	t3, 9(t1)
+	srli       	t3, t3, 8
+	sb         	t3, 10(t1)
+	srli       	t3, t3, 8
+	sb         	t3, 11(t1)
+	srli       	t3, t3, 8
+	sb         	t3, 12(t1)
+	srli       	t3, t3, 8
+	sb         	t3, 13(t1)
+	srli       	t3, t3, 8
+	sb         	t3, 14(t1)
+	srli       	t3, t3, 8
+	sb         	t3, 15(t1)
+	jal        	zero, .Laes_ct_ecb_encrypt_rv64gc_zbb_out_stored.3
+SYM_FUNC_END(aes_ct_ecb_encrypt_rv64gc_zbb)
+
+/*
+ * void aes_ct_ecb_decrypt_rv64gc_zbb(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in, size_t nblocks);
+ * aes_ct_ecb_decrypt_rv64gc_zbb: 4431 instructions, frame 352 bytes
+ *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
+ *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
+ *   most live values at once: 27 integer, 0 vector registers
+ *   spills: 42 values (rounds, nblocks, in, key, out, passes, w, w, w, w, w, w, kp, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w), 50 stores, 119 reloads, modeled cost 10704 cycles per pass (loops counted 8 times per level)
+ *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
+ *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
+ *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
+ */
+SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
+	addi       	sp, sp, -352
+	sd         	s1, 248(sp)
+	sd         	s2, 256(sp)
+	sd         	s3, 264(sp)
+	sd         	s4, 272(sp)
+	sd         	s5, 280(sp)
+	sd         	s6, 288(sp)
+	sd         	s7, 296(sp)
+	sd         	s8, 304(sp)
+	sd         	s9, 312(sp)
+	sd         	s10, 320(sp)
+	sd         	s11, 328(sp)
+	sd         	ra, 336(sp)
+	sd         	a1, 192(sp)
+	sd         	a2, 176(sp)
+	sd         	a3, 168(sp)
+	addi       	t0, a0, 240
+	sd         	t0, 184(sp)
+	lwu        	t0, 480(a0)
+	srli       	t0, t0, 2
+	addi       	t0, t0, 6
+	sd         	t0, 160(sp)
+	ld         	t0, 168(sp)
+	bne        	t0, zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_start
+	jal        	zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_done
+.Laes_ct_ecb_decrypt_rv64gc_zbb_start:
+.Laes_ct_ecb_decrypt_rv64gc_zbb_2:
+	auipc      	t0, %pcrel_hi(kgen_aes_ct_rv64gc_zbb_masks)
+	addi       	t0, t0, %pcrel_lo(.Laes_ct_ecb_decrypt_rv64gc_zbb_2)
+	ld         	t1, 0(t0)
+	sd         	t1, 0(sp)
+	ld         	t1, 8(t0)
+	sd         	t1, 8(sp)
+	ld         	t1, 16(t0)
+	sd         	t1, 16(sp)
+	ld         	t1, 24(t0)
+	sd         	t1, 24(sp)
+	ld         	t1, 32(t0)
+	sd         	t1, 32(sp)
+	ld         	t1, 40(t0)
+	sd         	t1, 40(sp)
+	ld         	t1, 48(t0)
+	sd         	t1, 48(sp)
+	ld         	t1, 56(t0)
+	sd         	t1, 56(sp)
+	ld         	t1, 64(t0)
+	sd         	t1, 64(sp)
+	ld         	t1, 72(t0)
+	sd         	t1, 72(sp)
+	ld         	t1, 80(t0)
+	sd         	t1, 80(sp)
+	ld         	t1, 88(t0)
+	sd         	t1, 88(sp)
+	ld         	t1, 96(t0)
+	sd         	t1, 96(sp)
+	ld         	t1, 104(t0)
+	sd         	t1, 104(sp)
+	ld         	t1, 112(t0)
+	sd         	t1, 112(sp)
+	ld         	t1, 120(t0)
+	sd         	t1, 120(sp)
+	ld         	t1, 128(t0)
+	sd         	t1, 128(sp)
+	ld         	t1, 136(t0)
+	sd         	t1, 136(sp)
+	ld         	t1, 144(t0)
+	sd         	t1, 144(sp)
+	ld         	t1, 152(t0)
+	sd         	t1, 152(sp)
+.Laes_ct_ecb_decrypt_rv64gc_zbb_group:
+	ld         	t0, 176(sp)
+	andi       	a1, t0, 7
+	beq        	a1, zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_28
+	jal        	zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_in_unaligned
+.Laes_ct_ecb_decrypt_rv64gc_zbb_28:
+	ld         	t1, 176(sp)
+	ld         	t0, 0(t1)
+	ld         	a2, 8(t1)
+.Laes_ct_ecb_decrypt_rv64gc_zbb_in_loaded:
+	ld         	t1, 176(sp)
+	addi       	t1, t1, 0
+	addi       	a1, zero, 1
+	ld         	t2, 168(sp)
+	bgeu       	a1, t2, .Laes_ct_ecb_decrypt_rv64gc_zbb_first
+	ld         	t1, 176(sp)
+	addi       	t1, t1, 16
+.Laes_ct_ecb_decrypt_rv64gc_zbb_first:
+	andi       	a1, t1, 7
+	beq        	a1, zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_29
+	jal        	zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_in_unaligned.1
+.Laes_ct_ecb_decrypt_rv64gc_zbb_29:
+	ld         	t6, 0(t1)
+	ld         	t4, 8(t1)
+.Laes_ct_ecb_decrypt_rv64gc_zbb_in_loaded.1:
+	ld         	t1, 176(sp)
+	addi       	t1, t1, 0
+	addi       	a1, zero, 2
+	ld         	t2, 168(sp)
+	bgeu       	a1, t2, .Laes_ct_ecb_decrypt_rv64gc_zbb_first.1
+	ld         	t1, 176(sp)
+	addi       	t1, t1, 32
+.Laes_ct_ecb_decrypt_rv64gc_zbb_first.1:
+	andi       	a1, t1, 7
+	beq        	a1, zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_30
+	jal        	zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_in_unaligned.2
+.Laes_ct_ecb_decrypt_rv64gc_zbb_30:
+	ld         	a0, 0(t1)
+	ld         	t5, 8(t1)
+.Laes_ct_ecb_decrypt_rv64gc_zbb_in_loaded.2:
+	ld         	t1, 176(sp)
+	addi       	t1, t1, 0
+	addi       	a1, zero, 3
+	ld         	t2, 168(sp)
+	bgeu       	a1, t2, .Laes_ct_ecb_decrypt_rv64gc_zbb_first.2
+	ld         	t1, 176(sp)
+	addi       	t1, t1, 48
+.Laes_ct_ecb_decrypt_rv64gc_zbb_first.2:
+	andi       	a1, t1, 7
+	beq        	a1, zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_31
+	jal        	zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_in_unaligned.3
+.Laes_ct_ecb_decrypt_rv64gc_zbb_31:
+	ld         	t2, 0(t1)
+	ld         	t3, 8(t1)
+.Laes_ct_ecb_decrypt_rv64gc_zbb_in_loaded.3:
+	ld         	a1, 24(sp)
+	ld         	t1, 32(sp)
+	ld         	a4, 40(sp)
+	slli       	a3, t0, 32
+	srli       	a3, a3, 32
+	slli       	a5, a2, 32
+	or         	a3, a3, a5
+	srli       	t0, t0, 32
+	and        	a2, a2, a4
+	or         	a2, t0, a2
+	srli       	t0, a3, 16
+	xor        	t0, a3, t0
+	and        	t0, t0, a1
+	xor        	a3, a3, t0
+	slli       	t0, t0, 16
+	xor        	t0, a3, t0
+	srli       	a3, t0, 8
+	xor        	a3, t0, a3
+	and        	a3, a3, t1
+	xor        	t0, t0, a3
+	slli       	a3, a3, 8
+	xor        	t0, t0, a3
+	srli       	a3, a2, 16
+	xor        	a3, a2, a3
+	and        	a1, a3, a1
+	xor        	a2, a2, a1
+	slli       	a1, a1, 16
+	xor        	a1, a2, a1
+	srli       	a2, a1, 8
+	xor        	a2, a1, a2
+	and        	t1, a2, t1
+	xor        	a1, a1, t1
+	slli       	t1, t1, 8
+	xor        	t1, a1, t1
+	ld         	a2, 24(sp)
+	ld         	a1, 32(sp)
+	ld         	a4, 40(sp)
+	slli       	a3, t6, 32
+	srli       	a3, a3, 32
+	slli       	a5, t4, 32
+	or         	a3, a3, a5
+	srli       	t6, t6, 32
+	and        	t4, t4, a4
+	or         	t6, t6, t4
+	srli       	t4, a3, 16
+	xor        	t4, a3, t4
+	and        	t4, t4, a2
+	xor        	a3, a3, t4
+	slli       	t4, t4, 16
+	xor        	t4, a3, t4
+	srli       	a3, t4, 8
+	xor        	a3, t4, a3
+	and        	a3, a3, a1
+	xor        	t4, t4, a3
+	slli       	a3, a3, 8
+	xor        	t4, t4, a3
+	srli       	a3, t6, 16
+	xor        	a3, t6, a3
+	and        	a2, a3, a2
+	xor        	t6, t6, a2
+	slli       	a2, a2, 16
+	xor        	t6, t6, a2
+	srli       	a2, t6, 8
+	xor        	a2, t6, a2
+	and        	a1, a2, a1
+	xor        	t6, t6, a1
+	slli       	a1, a1, 8
+	xor        	t6, t6, a1
+	ld         	a2, 24(sp)
+	ld         	a1, 32(sp)
+	ld         	a4, 40(sp)
+	slli       	a3, a0, 32
+	srli       	a3, a3, 32
+	slli       	a5, t5, 32
+	or         	a3, a3, a5
+	srli       	a0, a0, 32
+	and        	t5, t5, a4
+	or         	a0, a0, t5
+	srli       	t5, a3, 16
+	xor        	t5, a3, t5
+	and        	t5, t5, a2
+	xor        	a3, a3, t5
+	slli       	t5, t5, 16
+	xor        	t5, a3, t5
+	srli       	a3, t5, 8
+	xor        	a3, t5, a3
+	and        	a3, a3, a1
+	xor        	t5, t5, a3
+	slli       	a3, a3, 8
+	xor        	t5, t5, a3
+	srli       	a3, a0, 16
+	xor        	a3, a0, a3
+	and        	a2, a3, a2
+	xor        	a0, a0, a2
+	slli       	a2, a2, 16
+	xor        	a0, a0, a2
+	srli       	a2, a0, 8
+	xor        	a2, a0, a2
+	and        	a1, a2, a1
+	xor        	a0, a0, a1
+	slli       	a1, a1, 8
+	xor        	a0, a0, a1
+	ld         	a2, 24(sp)
+	ld         	a1, 32(sp)
+	ld         	a4, 40(sp)
+	slli       	a3, t2, 32
+	srli       	a3, a3, 32
+	slli       	a5, t3, 32
+	or         	a3, a3, a5
+	srli       	t2, t2, 32
+	and        	t3, t3, a4
+	or         	t2, t2, t3
+	srli       	t3, a3, 16
+	xor        	t3, a3, t3
+	and        	t3, t3, a2
+	xor        	a3, a3, t3
+	slli       	t3, t3, 16
+	xor        	t3, a3, t3
+	srli       	a3, t3, 8
+	xor        	a3, t3, a3
+	and        	a3, a3, a1
+	xor        	t3, t3, a3
+	slli       	a3, a3, 8
+	xor        	t3, t3, a3
+	srli       	a3, t2, 16
+	xor        	a3, t2, a3
+	and        	a2, a3, a2
+	xor        	t2, t2, a2
+	slli       	a2, a2, 16
+	xor        	t2, t2, a2
+	srli       	a2, t2, 8
+	xor        	a2, t2, a2
+	and        	a1, a2, a1
+	xor        	t2, t2, a1
+	slli       	a1, a1, 8
+	xor        	a1, t2, a1
+	ld         	a2, 0(sp)
+	srli       	t2, t0, 1
+	xor        	t2, t4, t2
+	and        	a3, t2, a2
+	xor        	t2, t4, a3
+	slli       	t4, a3, 1
+	xor        	t4, t0, t4
+	srli       	t0, t5, 1
+	xor        	t0, t3, t0
+	and        	t0, t0, a2
+	xor        	t3, t3, t0
+	slli       	t0, t0, 1
+	xor        	t5, t5, t0
+	srli       	t0, t1, 1
+	xor        	t0, t6, t0
+	and        	a3, t0, a2
+	xor        	t0, t6, a3
+	slli       	t6, a3, 1
+	xor        	t1, t1, t6
+	srli       	t6, a0, 1
+	xor        	t6, a1, t6
+	and        	a2, t6, a2
+	xor        	t6, a1, a2
+	slli       	a1, a2, 1
+	xor        	a3, a0, a1
+	ld         	a2, 8(sp)
+	srli       	a0, t4, 2
+	xor        	a0, t5, a0
+	and        	a0, a0, a2
+	xor        	t5, t5, a0
+	slli       	a0, a0, 2
+	xor        	t4, t4, a0
+	srli       	a0, t2, 2
+	xor        	a0, t3, a0
+	and        	a1, a0, a2
+	xor        	a0, t3, a1
+	slli       	t3, a1, 2
+	xor        	a1, t2, t3
+	srli       	t2, t1, 2
+	xor        	t2, a3, t2
+	and        	t2, t2, a2
+	xor        	t3, a3, t2
+	slli       	t2, t2, 2
+	xor        	t1, t1, t2
+	srli       	t2, t0, 2
+	xor        	t2, t6, t2
+	and        	t2, t2, a2
+	xor        	a2, t6, t2
+	slli       	t2, t2, 2
+	xor        	t6, t0, t2
+	ld         	a3, 16(sp)
+	srli       	t0, t4, 4
+	xor        	t0, t1, t0
+	and        	t2, t0, a3
+	xor        	t0, t1, t2
+	slli       	t1, t2, 4
+	xor        	t2, t4, t1
+	srli       	t1, a1, 4
+	xor        	t1, t6, t1
+	and        	t4, t1, a3
+	xor        	t1, t6, t4
+	slli       	t4, t4, 4
+	xor        	t4, a1, t4
+	srli       	t6, t5, 4
+	xor        	t6, t3, t6
+	and        	t6, t6, a3
+	xor        	t3, t3, t6
+	slli       	t6, t6, 4
+	xor        	t6, t5, t6
+	srli       	t5, a0, 4
+	xor        	t5, a2, t5
+	and        	a1, t5, a3
+	xor        	t5, a2, a1
+	slli       	a1, a1, 4
+	xor        	a0, a0, a1
+	ld         	a1, 184(sp)
+	lwu        	a4, 0(a1)
+	lwu        	a1, 4(a1)
+	slli       	a1, a1, 32
+	or         	a4, a4, a1
+	ld         	a1, 184(sp)
+	lwu        	a5, 8(a1)
+	lwu        	a1, 12(a1)
+	slli       	a1, a1, 32
+	or         	a5, a5, a1
+	ld         	a2, 24(sp)
+	ld         	a1, 32(sp)
+	ld         	a6, 40(sp)
+	slli       	a3, a4, 32
+	srli       	a3, a3, 32
+	slli       	a7, a5, 32
+	or         	a3, a3, a7
+	srli       	a4, a4, 32
+	and        	a5, a5, a6
+	or         	a4, a4, a5
+	srli       	a5, a3, 16
+	xor        	a5, a3, a5
+	and        	a5, a5, a2
+	xor        	a3, a3, a5
+	slli       	a5, a5, 16
+	xor        	a3, a3, a5
+	srli       	a5, a3, 8
+	xor        	a5, a3, a5
+	and        	a5, a5, a1
+	xor        	a3, a3, a5
+	slli       	a5, a5, 8
+	xor        	a3, a3, a5
+	srli       	a5, a4, 16
+	xor        	a5, a4, a5
+	and        	a2, a5, a2
+	xor        	a4, a4, a2
+	slli       	a2, a2, 16
+	xor        	a2, a4, a2
+	srli       	a4, a2, 8
+	xor        	a4, a2, a4
+	and        	a1, a4, a1
+	xor        	a2, a2, a1
+	slli       	a1, a1, 8
+	xor        	a2, a2, a1
+	ld         	a5, 0(sp)
+	srli       	a1, a3, 1
+	xor        	a1, a3, a1
+	and        	a1, a1, a5
+	xor        	a4, a3, a1
+	slli       	a1, a1, 1
+	xor        	a1, a3, a1
+	srli       	a3, a2, 1
+	xor        	a3, a2, a3
+	and        	a5, a3, a5
+	xor        	a3, a2, a5
+	slli       	a5, a5, 1
+	xor        	s1, a2, a5
+	ld         	a5, 8(sp)
+	srli       	a2, a1, 2
+	xor        	a2, a1, a2
+	and        	a6, a2, a5
+	xor        	a2, a1, a6
+	slli       	a6, a6, 2
+	xor        	a7, a1, a6
+	srli       	a1, a4, 2
+	xor        	a1, a4, a1
+	and        	a6, a1, a5
+	xor        	a1, a4, a6
+	slli       	a6, a6, 2
+	xor        	a6, a4, a6
+	srli       	a4, s1, 2
+	xor        	a4, s1, a4
+	and        	s2, a4, a5
+	xor        	a4, s1, s2
+	slli       	s2, s2, 2
+	xor        	s2, s1, s2
+	srli       	s1, a3, 2
+	xor        	s1, a3, s1
+	and        	s1, s1, a5
+	xor        	a5, a3, s1
+	slli       	s1, s1, 2
+	xor        	s3, a3, s1
+	ld         	s1, 16(sp)
+	srli       	a3, a7, 4
+	xor        	a3, s2, a3
+	and        	s4, a3, s1
+	xor        	a3, s2, s4
+	slli       	s2, s4, 4
+	xor        	a7, a7, s2
+	srli       	s2, a6, 4
+	xor        	s2, s3, s2
+	and        	s4, s2, s1
+	xor        	s2, s3, s4
+	slli       	s3, s4, 4
+	xor        	a6, a6, s3
+	srli       	s3, a2, 4
+	xor        	s3, a4, s3
+	and        	s4, s3, s1
+	xor        	s3, a4, s4
+	slli       	a4, s4, 4
+	xor        	s4, a2, a4
+	srli       	a2, a1, 4
+	xor        	a2, a5, a2
+	and        	a2, a2, s1
+	xor        	a4, a5, a2
+	slli       	a2, a2, 4
+	xor        	a1, a1, a2
+	xori       	a2, a7, -1
+	xori       	a5, a6, -1
+	xori       	a7, s2, -1
+	xori       	s1, s3, -1
+	xor        	a6, t2, a2
+	xor        	a2, t4, a5
+	xor        	a5, t6, s4
+	xor        	a1, a0, a1
+	xor        	t0, t0, a3
+	xor        	a7, t1, a7
+	xor        	s5, t3, s1
+	xor        	s3, t5, a4
+	xor        	t1, s3, t0
+	xor        	t3, s5, t1
+	and        	s4, t1, t3
+	xor        	t2, a1, t3
+	sd         	t2, 224(sp)
+	xor        	t4, s5, t0
+	xor        	t2, s3, s5
+	xor        	a4, t0, a1
+	xor        	t5, a6, a4
+	and        	s2, t4, t5
+	xor        	s1, a1, a6
+	xor        	t0, t2, s1
+	and        	s7, t2, t0
+	xor        	t6, a2, a6
+	xor        	a0, a4, t6
+	xor        	a3, t2, t6
+	sd         	a3, 200(sp)
+	xor        	t6, t4, t6
+	xor        	a3, a7, t6
+	xor        	a6, a7, a4
+	sd         	a6, 216(sp)
+	xor        	s6, s5, a2
+	xor        	a6, s1, s6
+	and        	s5, a6, a3
+	xor        	s8, a7, a5
+	xor        	s9, t4, s8
+	sd         	s9, 208(sp)
+	ld         	s9, 200(sp)
+	ld         	s10, 208(sp)
+	and        	s9, s9, s10
+	xor        	s3, s3, s8
+	and        	s8, t6, s3
+	xor        	s8, s8, s9
+	xor        	ra, s8, s1
+	xor        	s11, a5, a2
+	xor        	a2, a4, s11
+	xor        	s1, t0, a2
+	and        	s10, a4, s1
+	xor        	s8, s7, s10
+	xor        	a5, ra, s8
+	ld         	s7, 224(sp)
+	and        	s7, s7, a2
+	xor        	s10, s7, s10
+	xor        	s7, t0, s11
+	xor        	s7, s7, s9
+	xor        	s4, s7, s4
+	xor        	s7, s4, s10
+	xor        	a1, a7, a1
+	xor        	s4, s6, a1
+	xor        	a1, a0, s4
+	and        	a7, a0, s4
+	xor        	a1, a1, a7
+	xor        	a1, a1, s2
+	xor        	s2, a1, s10
+	and        	s6, s2, s7
+	xor        	a1, a5, s6
+	xor        	a7, s5, a7
+	xor        	a7, a7, s8
+	ld         	s5, 216(sp)
+	xor        	s8, a7, s5
+	xor        	s10, s8, s6
+	xor        	s5, s2, s8
+	and        	a1, a1, s5
+	xor        	a7, s8, a1
+	and        	a1, a7, s3
+	and        	t6, a7, t6
+	xor        	s3, s5, s6
+	and        	s9, s7, s8
+	xor        	s8, s7, a5
+	and        	s9, s8, s9
+	and        	s7, s10, s8
+	xor        	s11, a5, s7
+	xor        	s7, s11, a7
+	and        	s1, s7, s1
+	and        	s10, s7, a4
+	xor        	a4, s1, s10
+	xor        	s1, t6, s10
+	and        	ra, s11, a6
+	and        	a6, s11, a3
+	xor        	a3, s8, s6
+	xor        	s10, s9, a3
+	xor        	s6, s11, s10
+	and        	s9, s6, s4
+	xor        	a3, s9, ra
+	xor        	s4, s9, a6
+	and        	s6, s6, a0
+	and        	t5, s10, t5
+	and        	s8, s10, t4
+	xor        	t4, s6, s8
+	xor        	a0, a4, t4
+	and        	t4, a5, s2
+	and        	t4, s5, t4
+	xor        	a5, t4, s3
+	xor        	s10, s10, a5
+	xor        	t4, s7, s10
+	and        	a2, t4, a2
+	xor        	a2, t5, a2
+	xor        	a2, a0, a2
+	ld         	s2, 224(sp)
+	and        	s2, t4, s2
+	xor        	t4, s9, s2
+	xor        	t4, t4, a2
+	and        	s3, s10, t0
+	xor        	s5, s3, s2
+	xor        	s7, s5, a0
+	xor        	t0, s4, s7
+	xor        	s2, s6, s5
+	xor        	s3, s3, s8
+	and        	s4, s10, t2
+	xor        	s6, a7, a5
+	ld         	t2, 208(sp)
+	and        	t2, s6, t2
+	xor        	a7, t2, a6
+	xor        	a6, s4, a7
+	xor        	a7, a7, a0
+	xor        	t2, t2, a1
+	xor        	t2, t2, s7
+	ld         	a0, 200(sp)
+	and        	a0, s6, a0
+	xor        	s4, a0, s4
+	xor        	a0, s4, s1
+	and        	t3, a5, t3
+	xor        	t3, t3, t5
+	xor        	t5, s5, t3
+	xor        	t5, t5, a7
+	xor        	t3, a4, t3
+	xor        	a4, s4, t3
+	and        	t1, a5, t1
+	xor        	a1, a1, t1
+	xor        	t1, a1, a3
+	xor        	t1, s3, t1
+	xor        	t1, a4, t1
+	xor        	a1, t6, a1
+	xor        	t6, a1, a6
+	xor        	t6, a2, t6
+	xor        	a1, a3, a1
+	xor        	t3, t3, a1
+	xor        	t3, s2, t3
+	addi       	a1, zero, 12
+	ld         	a2, 160(sp)
+	bne        	a2, a1, .Laes_ct_ecb_decrypt_rv64gc_zbb_not192
+	ld         	a1, 64(sp)
+	rori       	a3, a0, 28
+	rori       	a2, a0, 12
+	xor        	a3, a3, a2
+	and        	a3, a3, a1
+	xor        	a2, a2, a3
+	rori       	a4, t4, 28
+	rori       	a3, t4, 12
+	xor        	a4, a4, a3
+	and        	a4, a4, a1
+	xor        	a3, a3, a4
+	rori       	a5, t5, 28
+	rori       	a4, t5, 12
+	xor        	a5, a5, a4
+	and        	a5, a5, a1
+	xor        	a4, a4, a5
+	rori       	a6, t6, 28
+	rori       	a5, t6, 12
+	xor        	a6, a6, a5
+	and        	a6, a6, a1
+	xor        	a5, a5, a6
+	rori       	a7, t2, 28
+	rori       	a6, t2, 12
+	xor        	a7, a7, a6
+	and        	a7, a7, a1
+	xor        	a6, a6, a7
+	rori       	s1, t3, 28
+	rori       	a7, t3, 12
+	xor        	s1, s1, a7
+	and        	s1, s1, a1
+	xor        	s1, a7, s1
+	rori       	s2, t1, 28
+	rori       	a7, t1, 12
+	xor        	s2, s2, a7
+	and        	s2, s2, a1
+	xor        	s2, a7, s2
+	rori       	s3, t0, 28
+	rori       	a7, t0, 12
+	xor        	s3, s3, a7
+	and        	a1, s3, a1
+	xor        	s3, a7, a1
+	xor        	s5, a0, a2
+	xor        	s4, t4, a3
+	xor        	a7, t5, a4
+	xor        	a5, t6, a5
+	xor        	a3, t2, a6
+	xor        	a1, t3, s1
+	xor        	a2, t1, s2
+	xor        	s3, t0, s3
+	xor        	s2, a0, s3
+	xor        	a0, s5, s3
+	xor        	s1, t4, a0
+	xor        	a6, t5, s4
+	xor        	t4, a7, s3
+	xor        	a4, t6, t4
+	xor        	t4, a5, s3
+	xor        	t4, t2, t4
+	xor        	t5, t3, a3
+	xor        	t6, t1, a1
+	xor        	a0, t0, a2
+	xor        	t0, s5, t6
+	xor        	t1, t6, a0
+	xor        	t1, s4, t1
+	xor        	t2, s2, a0
+	xor        	t2, a7, t2
+	xor        	t3, s1, t6
+	xor        	t3, a5, t3
+	xor        	a5, a6, t6
+	xor        	a5, a5, a0
+	xor        	a7, a3, a5
+	xor        	a3, a4, a0
+	xor        	a5, a1, a3
+	xor        	a3, a2, t4
+	xor        	a1, s3, t5
+	ld         	a2, 56(sp)
+	rori       	s4, t0, 40
+	rori       	s3, t0, 24
+	xor        	s4, s4, s3
+	and        	s4, s4, a2
+	xor        	s3, s3, s4
+	xor        	t0, s2, t0
+	xor        	t0, t0, s3
+	rori       	s3, t1, 40
+	rori       	s2, t1, 24
+	xor        	s3, s3, s2
+	and        	s3, s3, a2
+	xor        	s2, s2, s3
+	xor        	t1, s1, t1
+	xor        	t1, t1, s2
+	rori       	s2, t2, 40
+	rori       	s1, t2, 24
+	xor        	s2, s2, s1
+	and        	s2, s2, a2
+	xor        	s1, s1, s2
+	xor        	t2, a6, t2
+	xor        	t2, t2, s1
+	rori       	s1, t3, 40
+	rori       	a6, t3, 24
+	xor        	s1, s1, a6
+	and        	s1, s1, a2
+	xor        	a6, a6, s1
+	xor        	t3, a4, t3
+	xor        	t3, t3, a6
+	rori       	a6, a7, 40
+	rori       	a4, a7, 24
+	xor        	a6, a6, a4
+	and        	a6, a6, a2
+	xor        	a4, a4, a6
+	xor        	t4, t4, a7
+	xor        	t4, t4, a4
+	rori       	a6, a5, 40
+	rori       	a4, a5, 24
+	xor        	a6, a6, a4
+	and        	a6, a6, a2
+	xor        	a4, a4, a6
+	xor        	t5, t5, a5
+	xor        	t5, t5, a4
+	rori       	a5, a3, 40
+	rori       	a4, a3, 24
+	xor        	a5, a5, a4
+	and        	a5, a5, a2
+	xor        	a4, a4, a5
+	xor        	t6, t6, a3
+	xor        	t6, t6, a4
+	rori       	a4, a1, 40
+	rori       	a3, a1, 24
+	xor        	a4, a4, a3
+	and        	a2, a4, a2
+	xor        	a2, a3, a2
+	xor        	a0, a0, a1
+	xor        	a0, a0, a2
+	ld         	a1, 184(sp)
+	lwu        	a4, 16(a1)
+	lwu        	a1, 20(a1)
+	slli       	a1, a1, 32
+	or         	a4, a4, a1
+	ld         	a1, 184(sp)
+	lwu        	a5, 24(a1)
+	lwu        	a1, 28(a1)
+	slli       	a1, a1, 32
+	or         	a5, a5, a1
+	ld         	a2, 24(sp)
+	ld         	a1, 32(sp)
+	ld         	a6, 40(sp)
+	slli       	a3, a4, 32
+	srli       	a3, a3, 32
+	slli       	a7, a5, 32
+	or         	a3, a3, a7
+	srli       	a4, a4, 32
+	and        	a5, a5, a6
+	or         	a4, a4, a5
+	srli       	a5, a3, 16
+	xor        	a5, a3, a5
+	and        	a5, a5, a2
+	xor        	a3, a3, a5
+	slli       	a5, a5, 16
+	xor        	a3, a3, a5
+	srli       	a5, a3, 8
+	xor        	a5, a3, a5
+	and        	a5, a5, a1
+	xor        	a3, a3, a5
+	slli       	a5, a5, 8
+	xor        	a3, a3, a5
+	srli       	a5, a4, 16
+	xor        	a5, a4, a5
+	and        	a2, a5, a2
+	xor        	a4, a4, a2
+	slli       	a2, a2, 16
+	xor        	a2, a4, a2
+	srli       	a4, a2, 8
+	xor        	a4, a2, a4
+	and        	a1, a4, a1
+	xor        	a2, a2, a1
+	slli       	a1, a1, 8
+	xor        	a1, a2, a1
+	ld         	a4, 0(sp)
+	srli       	a2, a3, 1
+	xor        	a2, a3, a2
+	and        	a5, a2, a4
+	xor        	a2, a3, a5
+	slli       	a5, a5, 1
+	xor        	a3, a3, a5
+	srli       	a5, a1, 1
+	xor        	a5, a1, a5
+	and        	a5, a5, a4
+	xor        	a4, a1, a5
+	slli       	a5, a5, 1
+	xor        	s1, a1, a5
+	ld         	a6, 8(sp)
+	srli       	a1, a3, 2
+	xor        	a1, a3, a1
+	and        	a5, a1, a6
+	xor        	a1, a3, a5
+	slli       	a5, a5, 2
+	xor        	a7, a3, a5
+	srli       	a3, a2, 2
+	xor        	a3, a2, a3
+	and        	a5, a3, a6
+	xor        	a3, a2, a5
+	slli       	a5, a5, 2
+	xor        	a5, a2, a5
+	srli       	a2, s1, 2
+	xor        	a2, s1, a2
+	and        	s2, a2, a6
+	xor        	a2, s1, s2
+	slli       	s2, s2, 2
+	xor        	s2, s1, s2
+	srli       	s1, a4, 2
+	xor        	s1, a4, s1
+	and        	a6, s1, a6
+	xor        	s1, a4, a6
+	slli       	a6, a6, 2
+	xor        	a4, a4, a6
+	ld         	s3, 16(sp)
+	srli       	a6, a7, 4
+	xor        	a6, s2, a6
+	and        	s4, a6, s3
+	xor        	a6, s2, s4
+	slli       	s2, s4, 4
+	xor        	s2, a7, s2
+	srli       	a7, a5, 4
+	xor        	a7, a4, a7
+	and        	a7, a7, s3
+	xor        	a4, a4, a7
+	slli       	a7, a7, 4
+	xor        	a5, a5, a7
+	srli       	a7, a1, 4
+	xor        	a7, a2, a7
+	and        	a7, a7, s3
+	xor        	a2, a2, a7
+	slli       	a7, a7, 4
+	xor        	a7, a1, a7
+	srli       	a1, a3, 4
+	xor        	a1, s1, a1
+	and        	s3, a1, s3
+	xor        	a1, s1, s3
+	slli       	s1, s3, 4
+	xor        	s1, a3, s1
+	ld         	a3, 72(sp)
+	srli       	s3, s2, 8
+	xor        	s3, s2, s3
+	and        	a3, s3, a3
+	xor        	s2, s2, a3
+	slli       	a3, a3, 8
+	xor        	a3, s2, a3
+	ld         	s2, 80(sp)
+	srli       	s3, a3, 4
+	xor        	s3, a3, s3
+	and        	s2, s3, s2
+	xor        	a3, a3, s2
+	slli       	s2, s2, 4
+	xor        	a3, a3, s2
+	ld         	s2, 72(sp)
+	srli       	s3, a5, 8
+	xor        	s3, a5, s3
+	and        	s2, s3, s2
+	xor        	a5, a5, s2
+	slli       	s2, s2, 8
+	xor        	a5, a5, s2
+	ld         	s2, 80(sp)
+	srli       	s3, a5, 4
+	xor        	s3, a5, s3
+	and        	s2, s3, s2
+	xor        	a5, a5, s2
+	slli       	s2, s2, 4
+	xor        	a5, a5, s2
+	ld         	s2, 72(sp)
+	srli       	s3, a7, 8
+	xor        	s3, a7, s3
+	and        	s2, s3, s2
+	xor        	a7, a7, s2
+	slli       	s2, s2, 8
+	xor        	a7, a7, s2
+	ld         	s2, 80(sp)
+	srli       	s3, a7, 4
+	xor        	s3, a7, s3
+	and        	s2, s3, s2
+	xor        	a7, a7, s2
+	slli       	s2, s2, 4
+	xor        	a7, a7, s2
+	ld         	s2, 72(sp)
+	srli       	s3, s1, 8
+	xor        	s3, s1, s3
+	and        	s2, s3, s2
+	xor        	s1, s1, s2
+	slli       	s2, s2, 8
+	xor        	s1, s1, s2
+	ld         	s2, 80(sp)
+	srli       	s3, s1, 4
+	xor        	s3, s1, s3
+	and        	s2, s3, s2
+	xor        	s1, s1, s2
+	slli       	s2, s2, 4
+	xor        	s1, s1, s2
+	ld         	s2, 72(sp)
+	srli       	s3, a6, 8
+	xor        	s3, a6, s3
+	and        	s2, s3, s2
+	xor        	a6, a6, s2
+	slli       	s2, s2, 8
+	xor        	a6, a6, s2
+	ld         	s2, 80(sp)
+	srli       	s3, a6, 4
+	xor        	s3, a6, s3
+	and        	s2, s3, s2
+	xor        	a6, a6, s2
+	slli       	s2, s2, 4
+	xor        	a6, a6, s2
+	ld         	s2, 72(sp)
+	srli       	s3, a4, 8
+	xor        	s3, a4, s3
+	and        	s2, s3, s2
+	xor        	a4, a4, s2
+	slli       	s2, s2, 8
+	xor        	a4, a4, s2
+	ld         	s2, 80(sp)
+	srli       	s3, a4, 4
+	xor        	s3, a4, s3
+	and        	s2, s3, s2
+	xor        	a4, a4, s2
+	slli       	s2, s2, 4
+	xor        	a4, a4, s2
+	ld         	s2, 72(sp)
+	srli       	s3, a2, 8
+	xor        	s3, a2, s3
+	and        	s2, s3, s2
+	xor        	a2, a2, s2
+	slli       	s2, s2, 8
+	xor        	a2, a2, s2
+	ld         	s2, 80(sp)
+	srli       	s3, a2, 4
+	xor        	s3, a2, s3
+	and        	s2, s3, s2
+	xor        	a2, a2, s2
+	slli       	s2, s2, 4
+	xor        	a2, a2, s2
+	ld         	s2, 72(sp)
+	srli       	s3, a1, 8
+	xor        	s3, a1, s3
+	and        	s2, s3, s2
+	xor        	a1, a1, s2
+	slli       	s2, s2, 8
+	xor        	a1, a1, s2
+	ld         	s2, 80(sp)
+	srli       	s3, a1, 4
+	xor        	s3, a1, s3
+	and        	s2, s3, s2
+	xor        	a1, a1, s2
+	slli       	s2, s2, 4
+	xor        	s3, a1, s2
+	xori       	a1, a3, -1
+	xori       	a3, a5, -1
+	xori       	a4, a4, -1
+	xori       	a5, a2, -1
+	xor        	a2, t0, a1
+	xor        	a3, t1, a3
+	xor        	s2, t2, a7
+	xor        	a1, t3, s1
+	xor        	t2, t4, a6
+	xor        	s1, t5, a4
+	xor        	a7, t6, a5
+	xor        	s4, a0, s3
+	xor        	t0, s4, t2
+	xor        	t1, a7, t0
+	and        	s5, t0, t1
+	xor        	t4, a1, t1
+	xor        	t5, a7, t2
+	xor        	t3, s4, a7
+	xor        	a5, t2, a1
+	xor        	a0, a2, a5
+	and        	s3, t5, a0
+	xor        	s9, a1, a2
+	xor        	t2, t3, s9
+	and        	a6, t3, t2
+	xor        	t6, a3, a2
+	xor        	a2, a5, t6
+	xor        	a4, t3, t6
+	sd         	a4, 208(sp)
+	xor        	t6, t5, t6
+	xor        	a4, s1, t6
+	xor        	s6, s1, a5
+	sd         	s6, 200(sp)
+	xor        	s7, a7, a3
+	xor        	a7, s9, s7
+	and        	s6, a7, a4
+	xor        	s10, s1, s2
+	xor        	s8, t5, s10
+	sd         	s8, 216(sp)
+	ld         	s8, 208(sp)
+	ld         	s11, 216(sp)
+	and        	s8, s8, s11
+	xor        	s4, s4, s10
+	and        	s10, t6, s4
+	xor        	s10, s10, s8
+	xor        	s10, s10, s9
+	xor        	s11, s2, a3
+	xor        	a3, a5, s11
+	xor        	s2, t2, a3
+	and        	ra, a5, s2
+	xor        	s9, a6, ra
+	xor        	a6, s10, s9
+	and        	s10, t4, a3
+	xor        	s10, s10, ra
+	xor        	s11, t2, s11
+	xor        	s8, s11, s8
+	xor        	s5, s8, s5
+	xor        	s8, s5, s10
+	xor        	a1, s1, a1
+	xor        	s5, s7, a1
+	xor        	a1, a2, s5
+	and        	s1, a2, s5
+	xor        	a1, a1, s1
+	xor        	a1, a1, s3
+	xor        	s3, a1, s10
+	and        	s7, s3, s8
+	xor        	a1, a6, s7
+	xor        	s1, s6, s1
+	xor        	s1, s1, s9
+	ld         	s6, 200(sp)
+	xor        	s9, s1, s6
+	xor        	s11, s9, s7
+	xor        	s6, s3, s9
+	and        	a1, a1, s6
+	xor        	s1, s9, a1
+	and        	a1, s1, s4
+	and        	t6, s1, t6
+	xor        	s4, s6, s7
+	and        	s10, s8, s9
+	xor        	s9, s8, a6
+	and        	s10, s9, s10
+	and        	s8, s11, s9
+	xor        	s11, a6, s8
+	xor        	s8, s11, s1
+	and        	s2, s8, s2
+	and        	ra, s8, a5
+	xor        	a5, s2, ra
+	xor        	s2, t6, ra
+	sd         	s2, 200(sp)
+	and        	s2, s11, a7
+	and        	a7, s11, a4
+	xor        	a4, s9, s7
+	xor        	s10, s10, a4
+	xor        	s7, s11, s10
+	and        	s9, s7, s5
+	xor        	a4, s9, s2
+	xor        	s2, s9, a7
+	and        	s5, s7, a2
+	and        	a0, s10, a0
+	and        	s7, s10, t5
+	xor        	t5, s5, s7
+	xor        	t5, a5, t5
+	and        	a2, a6, s3
+	and        	a2, s6, a2
+	xor        	a6, a2, s4
+	xor        	s4, s10, a6
+	xor        	s3, s8, s4
+	and        	a2, s3, a3
+	xor        	a2, a0, a2
+	xor        	a2, t5, a2
+	and        	a3, s3, t4
+	xor        	t4, s9, a3
+	xor        	t4, t4, a2
+	and        	s8, s4, t2
+	xor        	s3, s8, a3
+	xor        	s6, s3, t5
+	xor        	t2, s2, s6
+	xor        	a3, s5, s3
+	xor        	s2, s8, s7
+	and        	s4, s4, t3
+	xor        	s5, s1, a6
+	ld         	t3, 216(sp)
+	and        	t3, s5, t3
+	xor        	s1, t3, a7
+	xor        	a7, s4, s1
+	xor        	s1, s1, t5
+	xor        	t3, t3, a1
+	xor        	t3, t3, s6
+	ld         	t5, 208(sp)
+	and        	t5, s5, t5
+	xor        	s4, t5, s4
+	ld         	t5, 200(sp)
+	xor        	t5, s4, t5
+	and        	t1, a6, t1
+	xor        	a0, t1, a0
+	xor        	t1, s3, a0
+	xor        	t1, t1, s1
+	xor        	a0, a5, a0
+	xor        	a5, s4, a0
+	and        	t0, a6, t0
+	xor        	a1, a1, t0
+	xor        	t0, a1, a4
+	xor        	t0, s2, t0
+	xor        	t0, a5, t0
+	xor        	a1, t6, a1
+	xor        	t6, a1, a7
+	xor        	t6, a2, t6
+	xor        	a1, a4, a1
+	xor        	a0, a0, a1
+	xor        	a0, a3, a0
+	ld         	a1, 56(sp)
+	rori       	a3, t5, 24
+	rori       	a2, t5, 8
+	xor        	a3, a3, a2
+	and        	a3, a3, a1
+	xor        	a2, a2, a3
+	rori       	a4, t4, 24
+	rori       	a3, t4, 8
+	xor        	a4, a4, a3
+	and        	a4, a4, a1
+	xor        	a3, a3, a4
+	rori       	a5, t1, 24
+	rori       	a4, t1, 8
+	xor        	a5, a5, a4
+	and        	a5, a5, a1
+	xor        	a4, a4, a5
+	rori       	a6, t6, 24
+	rori       	a5, t6, 8
+	xor        	a6, a6, a5
+	and        	a6, a6, a1
+	xor        	a5, a5, a6
+	rori       	a7, t3, 24
+	rori       	a6, t3, 8
+	xor        	a7, a7, a6
+	and        	a7, a7, a1
+	xor        	a6, a6, a7
+	rori       	s1, a0, 24
+	rori       	a7, a0, 8
+	xor        	s1, s1, a7
+	and        	s1, s1, a1
+	xor        	a7, a7, s1
+	rori       	s2, t0, 24
+	rori       	s1, t0, 8
+	xor        	s2, s2, s1
+	and        	s2, s2, a1
+	xor        	s6, s1, s2
+	rori       	s2, t2, 24
+	rori       	s1, t2, 8
+	xor        	s2, s2, s1
+	and        	a1, s2, a1
+	xor        	a1, s1, a1
+	xor        	s5, t5, a2
+	xor        	s4, t4, a3
+	xor        	s3, t1, a4
+	xor        	s2, t6, a5
+	xor        	s1, t3, a6
+	xor        	a5, a0, a7
+	xor        	a6, t0, s6
+	xor        	a7, t2, a1
+	xor        	a4, t5, a7
+	xor        	t5, s5, a7
+	xor        	a3, t4, t5
+	xor        	a2, t1, s4
+	xor        	t1, s3, a7
+	xor        	a1, t6, t1
+	xor        	t1, s2, a7
+	xor        	t4, t3, t1
+	xor        	t5, a0, s1
+	xor        	t6, t0, a5
+	xor        	a0, t2, a6
+	xor        	t0, s5, t6
+	xor        	t1, t6, a0
+	xor        	t1, s4, t1
+	xor        	t2, a4, a0
+	xor        	t2, s3, t2
+	xor        	t3, a3, t6
+	xor        	t3, s2, t3
+	xor        	s2, a2, t6
+	xor        	s2, s2, a0
+	xor        	s2, s1, s2
+	xor        	s1, a1, a0
+	xor        	s1, a5, s1
+	xor        	a6, a6, t4
+	xor        	a5, a7, t5
+	rori       	a7, t0, 32
+	xor        	t0, a4, t0
+	xor        	t0, t0, a7
+	rori       	a4, t1, 32
+	xor        	t1, a3, t1
+	xor        	t1, t1, a4
+	rori       	a3, t2, 32
+	xor        	t2, a2, t2
+	xor        	t2, t2, a3
+	rori       	a2, t3, 32
+	xor        	t3, a1, t3
+	xor        	t3, t3, a2
+	rori       	a1, s2, 32
+	xor        	t4, t4, s2
+	xor        	t4, t4, a1
+	rori       	a1, s1, 32
+	xor        	t5, t5, s1
+	xor        	t5, t5, a1
+	rori       	a1, a6, 32
+	xor        	t6, t6, a6
+	xor        	t6, t6, a1
+	rori       	a1, a5, 32
+	xor        	a0, a0, a5
+	xor        	a0, a0, a1
+	ld         	a1, 184(sp)
+	lwu        	a4, 32(a1)
+	lwu        	a1, 36(a1)
+	slli       	a1, a1, 32
+	or         	a4, a4, a1
+	ld         	a1, 184(sp)
+	lwu        	a5, 40(a1)
+	lwu        	a1, 44(a1)
+	slli       	a1, a1, 32
+	or         	a5, a5, a1
+	ld         	a2, 24(sp)
+	ld         	a1, 32(sp)
+	ld         	a6, 40(sp)
+	slli       	a3, a4, 32
+	srli       	a3, a3, 32
+	slli       	a7, a5, 32
+	or         	a3, a3, a7
+	srli       	a4, a4, 32
+	and        	a5, a5, a6
+	or         	a4, a4, a5
+	srli       	a5, a3, 16
+	xor        	a5, a3, a5
+	and        	a5, a5, a2
+	xor        	a3, a3, a5
+	slli       	a5, a5, 16
+	xor        	a3, a3, a5
+	srli       	a5, a3, 8
+	xor        	a5, a3, a5
+	and        	a5, a5, a1
+	xor        	a3, a3, a5
+	slli       	a5, a5, 8
+	xor        	a3, a3, a5
+	srli       	a5, a4, 16
+	xor        	a5, a4, a5
+	and        	a2, a5, a2
+	xor        	a4, a4, a2
+	slli       	a2, a2, 16
+	xor        	a2, a4, a2
+	srli       	a4, a2, 8
+	xor        	a4, a2, a4
+	and        	a1, a4, a1
+	xor        	a2, a2, a1
+	slli       	a1, a1, 8
+	xor        	a2, a2, a1
+	ld         	a4, 0(sp)
+	srli       	a1, a3, 1
+	xor        	a1, a3, a1
+	and        	a5, a1, a4
+	xor        	a1, a3, a5
+	slli       	a5, a5, 1
+	xor        	a5, a3, a5
+	srli       	a3, a2, 1
+	xor        	a3, a2, a3
+	and        	a4, a3, a4
+	xor        	a3, a2, a4
+	slli       	a4, a4, 1
+	xor        	a6, a2, a4
+	ld         	a4, 8(sp)
+	srli       	a2, a5, 2
+	xor        	a2, a5, a2
+	and        	a7, a2, a4
+	xor        	a2, a5, a7
+	slli       	a7, a7, 2
+	xor        	s1, a5, a7
+	srli       	a5, a1, 2
+	xor        	a5, a1, a5
+	and        	a7, a5, a4
+	xor        	a5, a1, a7
+	slli       	a7, a7, 2
+	xor        	a7, a1, a7
+	srli       	a1, a6, 2
+	xor        	a1, a6, a1
+	and        	s2, a1, a4
+	xor        	a1, a6, s2
+	slli       	s2, s2, 2
+	xor        	s2, a6, s2
+	srli       	a6, a3, 2
+	xor        	a6, a3, a6
+	and        	a4, a6, a4
+	xor        	a6, a3, a4
+	slli       	a4, a4, 2
+	xor        	a3, a3, a4
+	ld         	s4, 16(sp)
+	srli       	a4, s1, 4
+	xor        	a4, s2, a4
+	and        	s3, a4, s4
+	xor        	a4, s2, s3
+	slli       	s2, s3, 4
+	xor        	s3, s1, s2
+	srli       	s1, a7, 4
+	xor        	s1, a3, s1
+	and        	s1, s1, s4
+	xor        	a3, a3, s1
+	slli       	s1, s1, 4
+	xor        	s2, a7, s1
+	srli       	a7, a2, 4
+	xor        	a7, a1, a7
+	and        	a7, a7, s4
+	xor        	a1, a1, a7
+	slli       	a7, a7, 4
+	xor        	a7, a2, a7
+	srli       	a2, a5, 4
+	xor        	a2, a6, a2
+	and        	s1, a2, s4
+	xor        	a2, a6, s1
+	slli       	a6, s1, 4
+	xor        	s1, a5, a6
+	ld         	a5, 88(sp)
+	srli       	a6, s3, 8
+	xor        	a6, s3, a6
+	and        	a5, a6, a5
+	xor        	a6, s3, a5
+	slli       	a5, a5, 8
+	xor        	a5, a6, a5
+	ld         	a6, 88(sp)
+	srli       	s3, s2, 8
+	xor        	s3, s2, s3
+	and        	a6, s3, a6
+	xor        	s2, s2, a6
+	slli       	a6, a6, 8
+	xor        	a6, s2, a6
+	ld         	s2, 88(sp)
+	srli       	s3, a7, 8
+	xor        	s3, a7, s3
+	and        	s2, s3, s2
+	xor        	a7, a7, s2
+	slli       	s2, s2, 8
+	xor        	a7, a7, s2
+	ld         	s2, 88(sp)
+	srli       	s3, s1, 8
+	xor        	s3, s1, s3
+	and        	s2, s3, s2
+	xor        	s1, s1, s2
+	slli       	s2, s2, 8
+	xor        	s1, s1, s2
+	ld         	s2, 88(sp)
+	srli       	s3, a4, 8
+	xor        	s3, a4, s3
+	and        	s2, s3, s2
+	xor        	a4, a4, s2
+	slli       	s2, s2, 8
+	xor        	a4, a4, s2
+	ld         	s2, 88(sp)
+	srli       	s3, a3, 8
+	xor        	s3, a3, s3
+	and        	s2, s3, s2
+	xor        	a3, a3, s2
+	slli       	s2, s2, 8
+	xor        	a3, a3, s2
+	ld         	s2, 88(sp)
+	srli       	s3, a1, 8
+	xor        	s3, a1, s3
+	and        	s2, s3, s2
+	xor        	a1, a1, s2
+	slli       	s2, s2, 8
+	xor        	a1, a1, s2
+	ld         	s2, 88(sp)
+	srli       	s3, a2, 8
+	xor        	s3, a2, s3
+	and        	s2, s3, s2
+	xor        	a2, a2, s2
+	slli       	s2, s2, 8
+	xor        	s3, a2, s2
+	xori       	a2, a5, -1
+	xori       	a5, a6, -1
+	xori       	a3, a3, -1
+	xori       	a6, a1, -1
+	xor        	a1, t0, a2
+	xor        	a2, t1, a5
+	xor        	a5, t2, a7
+	xor        	a7, t3, s1
+	xor        	t3, t4, a4
+	xor        	s2, t5, a3
+	xor        	a6, t6, a6
+	xor        	a0, a0, s3
+	xor        	t0, a0, t3
+	xor        	t1, a6, t0
+	and        	s4, t0, t1
+	xor        	t2, a7, t1
+	sd         	t2, 224(sp)
+	xor        	t4, a6, t3
+	xor        	t2, a0, a6
+	xor        	a4, t3, a7
+	xor        	t6, a1, a4
+	and        	s3, t4, t6
+	xor        	s1, a7, a1
+	xor        	t3, t2, s1
+	and        	s7, t2, t3
+	xor        	t5, a2, a1
+	xor        	a1, a4, t5
+	xor        	a3, t2, t5
+	sd         	a3, 208(sp)
+	xor        	t5, t4, t5
+	xor        	a3, s2, t5
+	xor        	s5, s2, a4
+	sd         	s5, 200(sp)
+	xor        	s6, a6, a2
+	xor        	a6, s1, s6
+	and        	s5, a6, a3
+	xor        	s8, s2, a5
+	xor        	s9, t4, s8
+	sd         	s9, 216(sp)
+	ld         	s9, 208(sp)
+	ld         	s10, 216(sp)
+	and        	s9, s9, s10
+	xor        	a0, a0, s8
+	and        	s8, t5, a0
+	xor        	s8, s8, s9
+	xor        	ra, s8, s1
+	xor        	s11, a5, a2
+	xor        	a2, a4, s11
+	xor        	s1, t3, a2
+	and        	s10, a4, s1
+	xor        	s8, s7, s10
+	xor        	a5, ra, s8
+	ld         	s7, 224(sp)
+	and        	s7, s7, a2
+	xor        	s10, s7, s10
+	xor        	s7, t3, s11
+	xor        	s7, s7, s9
+	xor        	s4, s7, s4
+	xor        	s7, s4, s10
+	xor        	a7, s2, a7
+	xor        	s4, s6, a7
+	xor        	a7, a1, s4
+	and        	s9, a1, s4
+	xor        	a7, a7, s9
+	xor        	a7, a7, s3
+	xor        	s2, a7, s10
+	and        	s6, s2, s7
+	xor        	a7, a5, s6
+	xor        	s3, s5, s9
+	xor        	s3, s3, s8
+	ld         	s5, 200(sp)
+	xor        	s8, s3, s5
+	xor        	s10, s8, s6
+	xor        	s3, s2, s8
+	and        	a7, a7, s3
+	xor        	a7, s8, a7
+	and        	a0, a7, a0
+	and        	t5, a7, t5
+	xor        	s5, s3, s6
+	and        	s9, s7, s8
+	xor        	s8, s7, a5
+	and        	s9, s8, s9
+	and        	s7, s10, s8
+	xor        	s11, a5, s7
+	xor        	s7, s11, a7
+	and        	s1, s7, s1
+	and        	s10, s7, a4
+	xor        	a4, s1, s10
+	xor        	s1, t5, s10
+	sd         	s1, 200(sp)
+	and        	s1, s11, a6
+	and        	a6, s11, a3
+	xor        	a3, s8, s6
+	xor        	s10, s9, a3
+	xor        	s6, s11, s10
+	and        	s9, s6, s4
+	xor        	a3, s9, s1
+	xor        	s4, s9, a6
+	and        	s6, s6, a1
+	and        	t6, s10, t6
+	and        	s8, s10, t4
+	xor        	t4, s6, s8
+	xor        	s1, a4, t4
+	and        	t4, a5, s2
+	and        	t4, s3, t4
+	xor        	a5, t4, s5
+	xor        	s5, s10, a5
+	xor        	a1, s7, s5
+	and        	t4, a1, a2
+	xor        	t4, t6, t4
+	xor        	t4, s1, t4
+	ld         	a2, 224(sp)
+	and        	a1, a1, a2
+	xor        	a2, s9, a1
+	xor        	a2, a2, t4
+	and        	s2, s5, t3
+	xor        	s3, s2, a1
+	xor        	s7, s3, s1
+	xor        	a1, s4, s7
+	xor        	t3, s6, s3
+	xor        	s2, s2, s8
+	and        	s4, s5, t2
+	xor        	a7, a7, a5
+	ld         	t2, 216(sp)
+	and        	s5, a7, t2
+	xor        	a6, s5, a6
+	xor        	t2, s4, a6
+	xor        	s1, a6, s1
+	xor        	a6, s5, a0
+	xor        	a6, a6, s7
+	ld         	s5, 208(sp)
+	and        	a7, a7, s5
+	xor        	s4, a7, s4
+	ld         	a7, 200(sp)
+	xor        	a7, s4, a7
+	and        	t1, a5, t1
+	xor        	t1, t1, t6
+	xor        	t6, s3, t1
+	xor        	t6, t6, s1
+	xor        	t1, a4, t1
+	xor        	a4, s4, t1
+	and        	t0, a5, t0
+	xor        	t0, a0, t0
+	xor        	a0, t0, a3
+	xor        	a0, s2, a0
+	xor        	a0, a4, a0
+	xor        	t5, t5, t0
+	xor        	t0, t5, t2
+	xor        	t0, t4, t0
+	xor        	t2, a3, t5
+	xor        	t1, t1, t2
+	xor        	t3, t3, t1
+	addi       	t4, a7, 0
+	addi       	t1, a2, 0
+	addi       	t5, t6, 0
+	addi       	t2, t0, 0
+	addi       	t0, a6, 0
+	addi       	t3, t3, 0
+	addi       	t6, a0, 0
+	addi       	a0, a1, 0
+	ld         	a1, 184(sp)
+	addi       	a1, a1, 48
+	sd         	a1, 208(sp)
+	addi       	a1, zero, 2
+	sd         	a1, 200(sp)
+	jal        	zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_rounds4
+.Laes_ct_ecb_decrypt_rv64gc_zbb_not192:
+	ld         	a1, 88(sp)
+	srli       	a2, a0, 8
+	xor        	a2, a0, a2
+	and        	a1, a2, a1
+	xor        	a0, a0, a1
+	slli       	a1, a1, 8
+	xor        	a0, a0, a1
+	ld         	a1, 88(sp)
+	srli       	a2, t4, 8
+	xor        	a2, t4, a2
+	and        	a1, a2, a1
+	xor        	t4, t4, a1
+	slli       	a1, a1, 8
+	xor        	a1, t4, a1
+	ld         	t4, 88(sp)
+	srli       	a2, t5, 8
+	xor        	a2, t5, a2
+	and        	t4, a2, t4
+	xor        	t5, t5, t4
+	slli       	t4, t4, 8
+	xor        	t5, t5, t4
+	ld         	t4, 88(sp)
+	srli       	a2, t6, 8
+	xor        	a2, t6, a2
+	and        	t4, a2, t4
+	xor        	t6, t6, t4
+	slli       	t4, t4, 8
+	xor        	t6, t6, t4
+	ld         	t4, 88(sp)
+	srli       	a2, t2, 8
+	xor        	a2, t2, a2
+	and        	t4, a2, t4
+	xor        	t2, t2, t4
+	slli       	t4, t4, 8
+	xor        	a2, t2, t4
+	ld         	t2, 88(sp)
+	srli       	t4, t3, 8
+	xor        	t4, t3, t4
+	and        	t2, t4, t2
+	xor        	t3, t3, t2
+	slli       	t2, t2, 8
+	xor        	t3, t3, t2
+	ld         	t2, 88(sp)
+	srli       	t4, t1, 8
+	xor        	t4, t1, t4
+	and        	t2, t4, t2
+	xor        	t1, t1, t2
+	slli       	t2, t2, 8
+	xor        	a3, t1, t2
+	ld         	t1, 88(sp)
+	srli       	t2, t0, 8
+	xor        	t2, t0, t2
+	and        	t1, t2, t1
+	xor        	t0, t0, t1
+	slli       	t1, t1, 8
+	xor        	a4, t0, t1
+	addi       	t4, a0, 0
+	addi       	t1, a1, 0
+	addi       	t5, t5, 0
+	addi       	t2, t6, 0
+	addi       	t0, a2, 0
+	addi       	t3, t3, 0
+	addi       	t6, a3, 0
+	addi       	a0, a4, 0
+	ld         	a1, 184(sp)
+	addi       	a1, a1, 16
+	sd         	a1, 208(sp)
+	addi       	a1, zero, 2
+	sd         	a1, 200(sp)
+	addi       	a1, zero, 14
+	ld         	a2, 160(sp)
+	bne        	a2, a1, .Laes_ct_ecb_decrypt_rv64gc_zbb_rounds4
+	addi       	a1, zero, 3
+	sd         	a1, 200(sp)
+.Laes_ct_ecb_decrypt_rv64gc_zbb_rounds4:
+	ld         	a1, 48(sp)
+	rori       	a3, t4, 20
+	rori       	a2, t4, 4
+	xor        	a3, a3, a2
+	and        	a3, a3, a1
+	xor        	a2, a2, a3
+	rori       	a4, t1, 20
+	rori       	a3, t1, 4
+	xor        	a4, a4, a3
+	and        	a4, a4, a1
+	xor        	a3, a3, a4
+	rori       	a5, t5, 20
+	rori       	a4, t5, 4
+	xor        	a5, a5, a4
+	and        	a5, a5, a1
+	xor        	a4, a4, a5
+	rori       	a6, t2, 20
+	rori       	a5, t2, 4
+	xor        	a6, a6, a5
+	and        	a6, a6, a1
+	xor        	a5, a5, a6
+	rori       	a7, t0, 20
+	rori       	a6, t0, 4
+	xor        	a7, a7, a6
+	and        	a7, a7, a1
+	xor        	a6, a6, a7
+	rori       	s1, t3, 20
+	rori       	a7, t3, 4
+	xor        	s1, s1, a7
+	and        	s1, s1, a1
+	xor        	s1, a7, s1
+	rori       	s2, t6, 20
+	rori       	a7, t6, 4
+	xor        	s2, s2, a7
+	and        	s2, s2, a1
+	xor        	s2, a7, s2
+	rori       	s3, a0, 20
+	rori       	a7, a0, 4
+	xor        	s3, s3, a7
+	and        	a1, s3, a1
+	xor        	s5, a7, a1
+	xor        	s4, t4, a2
+	xor        	s3, t1, a3
+	xor        	a7, t5, a4
+	xor        	a5, t2, a5
+	xor        	a3, t0, a6
+	xor        	a1, t3, s1
+	xor        	a2, t6, s2
+	xor        	s2, a0, s5
+	xor        	s1, t4, s2
+	xor        	t4, s4, s2
+	xor        	t1, t1, t4
+	xor        	a6, t5, s3
+	xor        	t4, a7, s2
+	xor        	a4, t2, t4
+	xor        	t2, a5, s2
+	xor        	t4, t0, t2
+	xor        	t5, t3, a3
+	xor        	t6, t6, a1
+	xor        	a0, a0, a2
+	xor        	t0, s4, t6
+	xor        	t2, t6, a0
+	xor        	s3, s3, t2
+	xor        	t2, s1, a0
+	xor        	t2, a7, t2
+	xor        	t3, t1, t6
+	xor        	t3, a5, t3
+	xor        	a5, a6, t6
+	xor        	a5, a5, a0
+	xor        	a7, a3, a5
+	xor        	a3, a4, a0
+	xor        	a5, a1, a3
+	xor        	a3, a2, t4
+	xor        	a1, s2, t5
+	ld         	a2, 56(sp)
+	rori       	s4, t0, 40
+	rori       	s2, t0, 24
+	xor        	s4, s4, s2
+	and        	s4, s4, a2
+	xor        	s2, s2, s4
+	xor        	t0, s1, t0
+	xor        	t0, t0, s2
+	rori       	s2, s3, 40
+	rori       	s1, s3, 24
+	xor        	s2, s2, s1
+	and        	s2, s2, a2
+	xor        	s1, s1, s2
+	xor        	t1, t1, s3
+	xor        	t1, t1, s1
+	rori       	s2, t2, 40
+	rori       	s1, t2, 24
+	xor        	s2, s2, s1
+	and        	s2, s2, a2
+	xor        	s1, s1, s2
+	xor        	t2, a6, t2
+	xor        	t2, t2, s1
+	rori       	s1, t3, 40
+	rori       	a6, t3, 24
+	xor        	s1, s1, a6
+	and        	s1, s1, a2
+	xor        	a6, a6, s1
+	xor        	t3, a4, t3
+	xor        	t3, t3, a6
+	rori       	a6, a7, 40
+	rori       	a4, a7, 24
+	xor        	a6, a6, a4
+	and        	a6, a6, a2
+	xor        	a4, a4, a6
+	xor        	t4, t4, a7
+	xor        	t4, t4, a4
+	rori       	a6, a5, 40
+	rori       	a4, a5, 24
+	xor        	a6, a6, a4
+	and        	a6, a6, a2
+	xor        	a4, a4, a6
+	xor        	t5, t5, a5
+	xor        	t5, t5, a4
+	rori       	a5, a3, 40
+	rori       	a4, a3, 24
+	xor        	a5, a5, a4
+	and        	a5, a5, a2
+	xor        	a4, a4, a5
+	xor        	t6, t6, a3
+	xor        	t6, t6, a4
+	rori       	a4, a1, 40
+	rori       	a3, a1, 24
+	xor        	a4, a4, a3
+	and        	a2, a4, a2
+	xor        	a2, a3, a2
+	xor        	a0, a0, a1
+	xor        	a0, a0, a2
+	ld         	a1, 208(sp)
+	lwu        	a4, 0(a1)
+	lwu        	a1, 4(a1)
+	slli       	a1, a1, 32
+	or         	a4, a4, a1
+	ld         	a1, 208(sp)
+	lwu        	a5, 8(a1)
+	lwu        	a1, 12(a1)
+	slli       	a1, a1, 32
+	or         	a5, a5, a1
+	ld         	a2, 24(sp)
+	ld         	a1, 32(sp)
+	ld         	a6, 40(sp)
+	slli       	a3, a4, 32
+	srli       	a3, a3, 32
+	slli       	a7, a5, 32
+	or         	a3, a3, a7
+	srli       	a4, a4, 32
+	and        	a5, a5, a6
+	or         	a4, a4, a5
+	srli       	a5, a3, 16
+	xor        	a5, a3, a5
+	and        	a5, a5, a2
+	xor        	a3, a3, a5
+	slli       	a5, a5, 16
+	xor        	a3, a3, a5
+	srli       	a5, a3, 8
+	xor        	a5, a3, a5
+	and        	a5, a5, a1
+	xor        	a3, a3, a5
+	slli       	a5, a5, 8
+	xor        	a3, a3, a5
+	srli       	a5, a4, 16
+	xor        	a5, a4, a5
+	and        	a2, a5, a2
+	xor        	a4, a4, a2
+	slli       	a2, a2, 16
+	xor        	a2, a4, a2
+	srli       	a4, a2, 8
+	xor        	a4, a2, a4
+	and        	a1, a4, a1
+	xor        	a2, a2, a1
+	slli       	a1, a1, 8
+	xor        	a1, a2, a1
+	ld         	a4, 0(sp)
+	srli       	a2, a3, 1
+	xor        	a2, a3, a2
+	and        	a5, a2, a4
+	xor        	a2, a3, a5
+	slli       	a5, a5, 1
+	xor        	a3, a3, a5
+	srli       	a5, a1, 1
+	xor        	a5, a1, a5
+	and        	a5, a5, a4
+	xor        	a4, a1, a5
+	slli       	a5, a5, 1
+	xor        	s1, a1, a5
+	ld         	a6, 8(sp)
+	srli       	a1, a3, 2
+	xor        	a1, a3, a1
+	and        	a5, a1, a6
+	xor        	a1, a3, a5
+	slli       	a5, a5, 2
+	xor        	a7, a3, a5
+	srli       	a3, a2, 2
+	xor        	a3, a2, a3
+	and        	a5, a3, a6
+	xor        	a3, a2, a5
+	slli       	a5, a5, 2
+	xor        	a5, a2, a5
+	srli       	a2, s1, 2
+	xor        	a2, s1, a2
+	and        	s2, a2, a6
+	xor        	a2, s1, s2
+	slli       	s2, s2, 2
+	xor        	s2, s1, s2
+	srli       	s1, a4, 2
+	xor        	s1, a4, s1
+	and        	a6, s1, a6
+	xor        	s1, a4, a6
+	slli       	a6, a6, 2
+	xor        	a4, a4, a6
+	ld         	s3, 16(sp)
+	srli       	a6, a7, 4
+	xor        	a6, s2, a6
+	and        	s4, a6, s3
+	xor        	a6, s2, s4
+	slli       	s2, s4, 4
+	xor        	s2, a7, s2
+	srli       	a7, a5, 4
+	xor        	a7, a4, a7
+	and        	a7, a7, s3
+	xor        	a4, a4, a7
+	slli       	a7, a7, 4
+	xor        	a5, a5, a7
+	srli       	a7, a1, 4
+	xor        	a7, a2, a7
+	and        	a7, a7, s3
+	xor        	a2, a2, a7
+	slli       	a7, a7, 4
+	xor        	a7, a1, a7
+	srli       	a1, a3, 4
+	xor        	a1, s1, a1
+	and        	s3, a1, s3
+	xor        	a1, s1, s3
+	slli       	s1, s3, 4
+	xor        	s1, a3, s1
+	ld         	a3, 96(sp)
+	srli       	s3, s2, 8
+	xor        	s3, s2, s3
+	and        	a3, s3, a3
+	xor        	s2, s2, a3
+	slli       	a3, a3, 8
+	xor        	a3, s2, a3
+	ld         	s2, 80(sp)
+	srli       	s3, a3, 4
+	xor        	s3, a3, s3
+	and        	s2, s3, s2
+	xor        	a3, a3, s2
+	slli       	s2, s2, 4
+	xor        	a3, a3, s2
+	ld         	s2, 96(sp)
+	srli       	s3, a5, 8
+	xor        	s3, a5, s3
+	and        	s2, s3, s2
+	xor        	a5, a5, s2
+	slli       	s2, s2, 8
+	xor        	a5, a5, s2
+	ld         	s2, 80(sp)
+	srli       	s3, a5, 4
+	xor        	s3, a5, s3
+	and        	s2, s3, s2
+	xor        	a5, a5, s2
+	slli       	s2, s2, 4
+	xor        	a5, a5, s2
+	ld         	s2, 96(sp)
+	srli       	s3, a7, 8
+	xor        	s3, a7, s3
+	and        	s2, s3, s2
+	xor        	a7, a7, s2
+	slli       	s2, s2, 8
+	xor        	a7, a7, s2
+	ld         	s2, 80(sp)
+	srli       	s3, a7, 4
+	xor        	s3, a7, s3
+	and        	s2, s3, s2
+	xor        	a7, a7, s2
+	slli       	s2, s2, 4
+	xor        	a7, a7, s2
+	ld         	s2, 96(sp)
+	srli       	s3, s1, 8
+	xor        	s3, s1, s3
+	and        	s2, s3, s2
+	xor        	s1, s1, s2
+	slli       	s2, s2, 8
+	xor        	s1, s1, s2
+	ld         	s2, 80(sp)
+	srli       	s3, s1, 4
+	xor        	s3, s1, s3
+	and        	s2, s3, s2
+	xor        	s1, s1, s2
+	slli       	s2, s2, 4
+	xor        	s1, s1, s2
+	ld         	s2, 96(sp)
+	srli       	s3, a6, 8
+	xor        	s3, a6, s3
+	and        	s2, s3, s2
+	xor        	a6, a6, s2
+	slli       	s2, s2, 8
+	xor        	a6, a6, s2
+	ld         	s2, 80(sp)
+	srli       	s3, a6, 4
+	xor        	s3, a6, s3
+	and        	s2, s3, s2
+	xor        	a6, a6, s2
+	slli       	s2, s2, 4
+	xor        	a6, a6, s2
+	ld         	s2, 96(sp)
+	srli       	s3, a4, 8
+	xor        	s3, a4, s3
+	and        	s2, s3, s2
+	xor        	a4, a4, s2
+	slli       	s2, s2, 8
+	xor        	a4, a4, s2
+	ld         	s2, 80(sp)
+	srli       	s3, a4, 4
+	xor        	s3, a4, s3
+	and        	s2, s3, s2
+	xor        	a4, a4, s2
+	slli       	s2, s2, 4
+	xor        	a4, a4, s2
+	ld         	s2, 96(sp)
+	srli       	s3, a2, 8
+	xor        	s3, a2, s3
+	and        	s2, s3, s2
+	xor        	a2, a2, s2
+	slli       	s2, s2, 8
+	xor        	a2, a2, s2
+	ld         	s2, 80(sp)
+	srli       	s3, a2, 4
+	xor        	s3, a2, s3
+	and        	s2, s3, s2
+	xor        	a2, a2, s2
+	slli       	s2, s2, 4
+	xor        	a2, a2, s2
+	ld         	s2, 96(sp)
+	srli       	s3, a1, 8
+	xor        	s3, a1, s3
+	and        	s2, s3, s2
+	xor        	a1, a1, s2
+	slli       	s2, s2, 8
+	xor        	a1, a1, s2
+	ld         	s2, 80(sp)
+	srli       	s3, a1, 4
+	xor        	s3, a1, s3
+	and        	s2, s3, s2
+	xor        	a1, a1, s2
+	slli       	s2, s2, 4
+	xor        	s3, a1, s2
+	xori       	a1, a3, -1
+	xori       	a3, a5, -1
+	xori       	a4, a4, -1
+	xori       	a5, a2, -1
+	xor        	a2, t0, a1
+	xor        	a3, t1, a3
+	xor        	s2, t2, a7
+	xor        	a1, t3, s1
+	xor        	t3, t4, a6
+	xor        	s1, t5, a4
+	xor        	a7, t6, a5
+	xor        	s4, a0, s3
+	xor        	t0, s4, t3
+	xor        	t1, a7, t0
+	and        	s5, t0, t1
+	xor        	t4, a1, t1
+	xor        	t5, a7, t3
+	xor        	t2, s4, a7
+	xor        	a5, t3, a1
+	xor        	a0, a2, a5
+	and        	s3, t5, a0
+	xor        	s9, a1, a2
+	xor        	t3, t2, s9
+	and        	a6, t2, t3
+	xor        	t6, a3, a2
+	xor        	a2, a5, t6
+	xor        	a4, t2, t6
+	sd         	a4, 224(sp)
+	xor        	t6, t5, t6
+	xor        	a4, s1, t6
+	xor        	s6, s1, a5
+	sd         	s6, 216(sp)
+	xor        	s7, a7, a3
+	xor        	a7, s9, s7
+	and        	s6, a7, a4
+	xor        	s10, s1, s2
+	xor        	s8, t5, s10
+	sd         	s8, 232(sp)
+	ld         	s8, 224(sp)
+	ld         	s11, 232(sp)
+	and        	s8, s8, s11
+	xor        	s4, s4, s10
+	and        	s10, t6, s4
+	xor        	s10, s10, s8
+	xor        	s10, s10, s9
+	xor        	s11, s2, a3
+	xor        	a3, a5, s11
+	xor        	s2, t3, a3
+	and        	ra, a5, s2
+	xor        	s9, a6, ra
+	xor        	a6, s10, s9
+	and        	s10, t4, a3
+	xor        	s10, s10, ra
+	xor        	s11, t3, s11
+	xor        	s8, s11, s8
+	xor        	s5, s8, s5
+	xor        	s8, s5, s10
+	xor        	a1, s1, a1
+	xor        	s5, s7, a1
+	xor        	a1, a2, s5
+	and        	s1, a2, s5
+	xor        	a1, a1, s1
+	xor        	a1, a1, s3
+	xor        	s3, a1, s10
+	and        	s7, s3, s8
+	xor        	a1, a6, s7
+	xor        	s1, s6, s1
+	xor        	s1, s1, s9
+	ld         	s6, 216(sp)
+	xor        	s9, s1, s6
+	xor        	s11, s9, s7
+	xor        	s6, s3, s9
+	and        	a1, a1, s6
+	xor        	s1, s9, a1
+	and        	a1, s1, s4
+	and        	t6, s1, t6
+	xor        	s4, s6, s7
+	and        	s10, s8, s9
+	xor        	s9, s8, a6
+	and        	s10, s9, s10
+	and        	s8, s11, s9
+	xor        	ra, a6, s8
+	xor        	s8, ra, s1
+	and        	s2, s8, s2
+	and        	s11, s8, a5
+	xor        	a5, s2, s11
+	xor        	s2, t6, s11
+	sd         	s2, 216(sp)
+	and        	s2, ra, a7
+	and        	a7, ra, a4
+	xor        	a4, s9, s7
+	xor        	s11, s10, a4
+	xor        	s7, ra, s11
+	and        	s10, s7, s5
+	xor        	a4, s10, s2
+	xor        	s5, s10, a7
+	and        	s7, s7, a2
+	and        	a0, s11, a0
+	and        	s9, s11, t5
+	xor        	t5, s7, s9
+	xor        	s2, a5, t5
+	and        	t5, a6, s3
+	and        	t5, s6, t5
+	xor        	a2, t5, s4
+	xor        	a6, s11, a2
+	xor        	s3, s8, a6
+	and        	t5, s3, a3
+	xor        	t5, a0, t5
+	xor        	t5, s2, t5
+	and        	a3, s3, t4
+	xor        	t4, s10, a3
+	xor        	t4, t4, t5
+	and        	s3, a6, t3
+	xor        	s4, s3, a3
+	xor        	s6, s4, s2
+	xor        	t3, s5, s6
+	xor        	a3, s7, s4
+	xor        	s3, s3, s9
+	and        	a6, a6, t2
+	xor        	s5, s1, a2
+	ld         	t2, 232(sp)
+	and        	t2, s5, t2
+	xor        	s1, t2, a7
+	xor        	a7, a6, s1
+	xor        	s1, s1, s2
+	xor        	t2, t2, a1
+	xor        	t2, t2, s6
+	ld         	s2, 224(sp)
+	and        	s2, s5, s2
+	xor        	s2, s2, a6
+	ld         	a6, 216(sp)
+	xor        	a6, s2, a6
+	and        	t1, a2, t1
+	xor        	a0, t1, a0
+	xor        	t1, s4, a0
+	xor        	t1, t1, s1
+	xor        	a0, a5, a0
+	xor        	a5, s2, a0
+	and        	t0, a2, t0
+	xor        	a1, a1, t0
+	xor        	t0, a1, a4
+	xor        	t0, s3, t0
+	xor        	t0, a5, t0
+	xor        	t6, t6, a1
+	xor        	a1, t6, a7
+	xor        	t5, t5, a1
+	xor        	t6, a4, t6
+	xor        	t6, a0, t6
+	xor        	t6, a3, t6
+	rori       	s1, a6, 16
+	rori       	a7, t4, 16
+	rori       	a5, t1, 16
+	rori       	a4, t5, 16
+	rori       	a3, t2, 16
+	rori       	a2, t6, 16
+	rori       	a1, t0, 16
+	rori       	a0, t3, 16
+	xor        	s6, a6, s1
+	xor        	s5, t4, a7
+	xor        	s4, t1, a5
+	xor        	s3, t5, a4
+	xor        	s2, t2, a3
+	xor        	a5, t6, a2
+	xor        	a7, t0, a1
+	xor        	s1, t3, a0
+	xor        	a4, a6, s1
+	xor        	a0, s6, s1
+	xor        	a3, t4, a0
+	xor        	a2, t1, s5
+	xor        	t1, s4, s1
+	xor        	a1, t5, t1
+	xor        	t1, s3, s1
+	xor        	t4, t2, t1
+	xor        	t5, t6, s2
+	xor        	t6, t0, a5
+	xor        	a0, t3, a7
+	xor        	t0, s6, t6
+	xor        	t1, t6, a0
+	xor        	t1, s5, t1
+	xor        	t2, a4, a0
+	xor        	t2, s4, t2
+	xor        	t3, a3, t6
+	xor        	t3, s3, t3
+	xor        	a6, a2, t6
+	xor        	a6, a6, a0
+	xor        	s3, s2, a6
+	xor        	a6, a1, a0
+	xor        	s2, a5, a6
+	xor        	a6, a7, t4
+	xor        	a5, s1, t5
+	rori       	a7, t0, 32
+	xor        	t0, a4, t0
+	xor        	t0, t0, a7
+	rori       	a4, t1, 32
+	xor        	t1, a3, t1
+	xor        	t1, t1, a4
+	rori       	a3, t2, 32
+	xor        	t2, a2, t2
+	xor        	t2, t2, a3
+	rori       	a2, t3, 32
+	xor        	t3, a1, t3
+	xor        	t3, t3, a2
+	rori       	a1, s3, 32
+	xor        	t4, t4, s3
+	xor        	t4, t4, a1
+	rori       	a1, s2, 32
+	xor        	t5, t5, s2
+	xor        	t5, t5, a1
+	rori       	a1, a6, 32
+	xor        	t6, t6, a6
+	xor        	t6, t6, a1
+	rori       	a1, a5, 32
+	xor        	a0, a0, a5
+	xor        	a0, a0, a1
+	ld         	a1, 208(sp)
+	lwu        	a4, 16(a1)
+	lwu        	a1, 20(a1)
+	slli       	a1, a1, 32
+	or         	a4, a4, a1
+	ld         	a1, 208(sp)
+	lwu        	a5, 24(a1)
+	lwu        	a1, 28(a1)
+	slli       	a1, a1, 32
+	or         	a5, a5, a1
+	ld         	a2, 24(sp)
+	ld         	a1, 32(sp)
+	ld         	a6, 40(sp)
+	slli       	a3, a4, 32
+	srli       	a3, a3, 32
+	slli       	a7, a5, 32
+	or         	a3, a3, a7
+	srli       	a4, a4, 32
+	and        	a5, a5, a6
+	or         	a4, a4, a5
+	srli       	a5, a3, 16
+	xor        	a5, a3, a5
+	and        	a5, a5, a2
+	xor        	a3, a3, a5
+	slli       	a5, a5, 16
+	xor        	a3, a3, a5
+	srli       	a5, a3, 8
+	xor        	a5, a3, a5
+	and        	a5, a5, a1
+	xor        	a3, a3, a5
+	slli       	a5, a5, 8
+	xor        	a3, a3, a5
+	srli       	a5, a4, 16
+	xor        	a5, a4, a5
+	and        	a2, a5, a2
+	xor        	a4, a4, a2
+	slli       	a2, a2, 16
+	xor        	a2, a4, a2
+	srli       	a4, a2, 8
+	xor        	a4, a2, a4
+	and        	a1, a4, a1
+	xor        	a2, a2, a1
+	slli       	a1, a1, 8
+	xor        	a2, a2, a1
+	ld         	a5, 0(sp)
+	srli       	a1, a3, 1
+	xor        	a1, a3, a1
+	and        	a1, a1, a5
+	xor        	a4, a3, a1
+	slli       	a1, a1, 1
+	xor        	a1, a3, a1
+	srli       	a3, a2, 1
+	xor        	a3, a2, a3
+	and        	a5, a3, a5
+	xor        	a3, a2, a5
+	slli       	a5, a5, 1
+	xor        	s1, a2, a5
+	ld         	a5, 8(sp)
+	srli       	a2, a1, 2
+	xor        	a2, a1, a2
+	and        	a6, a2, a5
+	xor        	a2, a1, a6
+	slli       	a6, a6, 2
+	xor        	a7, a1, a6
+	srli       	a1, a4, 2
+	xor        	a1, a4, a1
+	and        	a6, a1, a5
+	xor        	a1, a4, a6
+	slli       	a6, a6, 2
+	xor        	a6, a4, a6
+	srli       	a4, s1, 2
+	xor        	a4, s1, a4
+	and        	s2, a4, a5
+	xor        	a4, s1, s2
+	slli       	s2, s2, 2
+	xor        	s2, s1, s2
+	srli       	s1, a3, 2
+	xor        	s1, a3, s1
+	and        	s1, s1, a5
+	xor        	a5, a3, s1
+	slli       	s1, s1, 2
+	xor        	s3, a3, s1
+	ld         	s1, 16(sp)
+	srli       	a3, a7, 4
+	xor        	a3, s2, a3
+	and        	s4, a3, s1
+	xor        	a3, s2, s4
+	slli       	s2, s4, 4
+	xor        	a7, a7, s2
+	srli       	s2, a6, 4
+	xor        	s2, s3, s2
+	and        	s4, s2, s1
+	xor        	s2, s3, s4
+	slli       	s3, s4, 4
+	xor        	a6, a6, s3
+	srli       	s3, a2, 4
+	xor        	s3, a4, s3
+	and        	s4, s3, s1
+	xor        	s3, a4, s4
+	slli       	a4, s4, 4
+	xor        	s4, a2, a4
+	srli       	a2, a1, 4
+	xor        	a2, a5, a2
+	and        	a2, a2, s1
+	xor        	a4, a5, a2
+	slli       	a2, a2, 4
+	xor        	s1, a1, a2
+	xori       	a1, a7, -1
+	xori       	a2, a6, -1
+	xori       	a6, s2, -1
+	xori       	s3, s3, -1
+	xor        	a1, t0, a1
+	xor        	a2, t1, a2
+	xor        	a5, t2, s4
+	xor        	a7, t3, s1
+	xor        	t2, t4, a3
+	xor        	s2, t5, a6
+	xor        	a6, t6, s3
+	xor        	a0, a0, a4
+	xor        	t0, a0, t2
+	xor        	t1, a6, t0
+	and        	s4, t0, t1
+	xor        	t3, a7, t1
+	sd         	t3, 240(sp)
+	xor        	t4, a6, t2
+	xor        	t3, a0, a6
+	xor        	a4, t2, a7
+	xor        	t6, a1, a4
+	and        	s3, t4, t6
+	xor        	s1, a7, a1
+	xor        	t2, t3, s1
+	and        	s7, t3, t2
+	xor        	t5, a2, a1
+	xor        	a1, a4, t5
+	xor        	a3, t3, t5
+	sd         	a3, 224(sp)
+	xor        	t5, t4, t5
+	xor        	a3, s2, t5
+	xor        	s5, s2, a4
+	sd         	s5, 216(sp)
+	xor        	s6, a6, a2
+	xor        	a6, s1, s6
+	and        	s5, a6, a3
+	xor        	s8, s2, a5
+	xor        	s9, t4, s8
+	sd         	s9, 232(sp)
+	ld         	s9, 224(sp)
+	ld         	s10, 232(sp)
+	and        	s9, s9, s10
+	xor        	a0, a0, s8
+	and        	s8, t5, a0
+	xor        	s8, s8, s9
+	xor        	ra, s8, s1
+	xor        	s11, a5, a2
+	xor        	a2, a4, s11
+	xor        	s1, t2, a2
+	and        	s10, a4, s1
+	xor        	s8, s7, s10
+	xor        	a5, ra, s8
+	ld         	s7, 240(sp)
+	and        	s7, s7, a2
+	xor        	s10, s7, s10
+	xor        	s7, t2, s11
+	xor        	s7, s7, s9
+	xor        	s4, s7, s4
+	xor        	s7, s4, s10
+	xor        	a7, s2, a7
+	xor        	s4, s6, a7
+	xor        	a7, a1, s4
+	and        	s9, a1, s4
+	xor        	a7, a7, s9
+	xor        	a7, a7, s3
+	xor        	s2, a7, s10
+	and        	s6, s2, s7
+	xor        	a7, a5, s6
+	xor        	s3, s5, s9
+	xor        	s3, s3, s8
+	ld         	s5, 216(sp)
+	xor        	s8, s3, s5
+	xor        	s10, s8, s6
+	xor        	s3, s2, s8
+	and        	a7, a7, s3
+	xor        	a7, s8, a7
+	and        	a0, a7, a0
+	and        	t5, a7, t5
+	xor        	s5, s3, s6
+	and        	s9, s7, s8
+	xor        	s8, s7, a5
+	and        	s9, s8, s9
+	and        	s7, s10, s8
+	xor        	s10, a5, s7
+	xor        	s7, s10, a7
+	and        	s1, s7, s1
+	and        	s11, s7, a4
+	xor        	a4, s1, s11
+	xor        	s1, t5, s11
+	sd         	s1, 216(sp)
+	and        	s1, s10, a6
+	and        	a6, s10, a3
+	xor        	a3, s8, s6
+	xor        	s9, s9, a3
+	xor        	s6, s10, s9
+	and        	s8, s6, s4
+	xor        	a3, s8, s1
+	xor        	s1, s8, a6
+	and        	s4, s6, a1
+	and        	a1, s9, t6
+	and        	s6, s9, t4
+	xor        	t4, s4, s6
+	xor        	t6, a4, t4
+	and        	t4, a5, s2
+	and        	t4, s3, t4
+	xor        	a5, t4, s5
+	xor        	s5, s9, a5
+	xor        	t4, s7, s5
+	and        	a2, t4, a2
+	xor        	a2, a1, a2
+	xor        	a2, t6, a2
+	ld         	s2, 240(sp)
+	and        	s3, t4, s2
+	xor        	t4, s8, s3
+	xor        	t4, t4, a2
+	and        	s2, s5, t2
+	xor        	s3, s2, s3
+	xor        	s7, s3, t6
+	xor        	t2, s1, s7
+	xor        	s1, s4, s3
+	xor        	s2, s2, s6
+	and        	s4, s5, t3
+	xor        	s5, a7, a5
+	ld         	t3, 232(sp)
+	and        	t3, s5, t3
+	xor        	a7, t3, a6
+	xor        	a6, s4, a7
+	xor        	a7, a7, t6
+	xor        	t3, t3, a0
+	xor        	t3, t3, s7
+	ld         	t6, 224(sp)
+	and        	t6, s5, t6
+	xor        	s4, t6, s4
+	ld         	t6, 216(sp)
+	xor        	t6, s4, t6
+	and        	t1, a5, t1
+	xor        	a1, t1, a1
+	xor        	t1, s3, a1
+	xor        	t1, t1, a7
+	xor        	a1, a4, a1
+	xor        	a4, s4, a1
+	and        	t0, a5, t0
+	xor        	a0, a0, t0
+	xor        	t0, a0, a3
+	xor        	t0, s2, t0
+	xor        	t0, a4, t0
+	xor        	a0, t5, a0
+	xor        	t5, a0, a6
+	xor        	t5, a2, t5
+	xor        	a0, a3, a0
+	xor        	a0, a1, a0
+	xor        	a0, s1, a0
+	ld         	a1, 64(sp)
+	rori       	a3, t6, 28
+	rori       	a2, t6, 12
+	xor        	a3, a3, a2
+	and        	a3, a3, a1
+	xor        	a2, a2, a3
+	rori       	a4, t4, 28
+	rori       	a3, t4, 12
+	xor        	a4, a4, a3
+	and        	a4, a4, a1
+	xor        	a3, a3, a4
+	rori       	a5, t1, 28
+	rori       	a4, t1, 12
+	xor        	a5, a5, a4
+	and        	a5, a5, a1
+	xor        	a4, a4, a5
+	rori       	a6, t5, 28
+	rori       	a5, t5, 12
+	xor        	a6, a6, a5
+	and        	a6, a6, a1
+	xor        	a5, a5, a6
+	rori       	a7, t3, 28
+	rori       	a6, t3, 12
+	xor        	a7, a7, a6
+	and        	a7, a7, a1
+	xor        	a6, a6, a7
+	rori       	s1, a0, 28
+	rori       	a7, a0, 12
+	xor        	s1, s1, a7
+	and        	s1, s1, a1
+	xor        	s1, a7, s1
+	rori       	s2, t0, 28
+	rori       	a7, t0, 12
+	xor        	s2, s2, a7
+	and        	s2, s2, a1
+	xor        	s2, a7, s2
+	rori       	s3, t2, 28
+	rori       	a7, t2, 12
+	xor        	s3, s3, a7
+	and        	a1, s3, a1
+	xor        	s3, a7, a1
+	xor        	s5, t6, a2
+	xor        	s4, t4, a3
+	xor        	a7, t1, a4
+	xor        	a5, t5, a5
+	xor        	a3, t3, a6
+	xor        	a1, a0, s1
+	xor        	a2, t0, s2
+	xor        	s3, t2, s3
+	xor        	s2, t6, s3
+	xor        	t6, s5, s3
+	xor        	s1, t4, t6
+	xor        	a6, t1, s4
+	xor        	t1, a7, s3
+	xor        	a4, t5, t1
+	xor        	t1, a5, s3
+	xor        	t4, t3, t1
+	xor        	t5, a0, a3
+	xor        	t6, t0, a1
+	xor        	a0, t2, a2
+	xor        	t0, s5, t6
+	xor        	t1, t6, a0
+	xor        	t1, s4, t1
+	xor        	t2, s2, a0
+	xor        	t2, a7, t2
+	xor        	t3, s1, t6
+	xor        	t3, a5, t3
+	xor        	a5, a6, t6
+	xor        	a5, a5, a0
+	xor        	a7, a3, a5
+	xor        	a3, a4, a0
+	xor        	a5, a1, a3
+	xor        	a3, a2, t4
+	xor        	a1, s3, t5
+	ld         	a2, 56(sp)
+	rori       	s4, t0, 40
+	rori       	s3, t0, 24
+	xor        	s4, s4, s3
+	and        	s4, s4, a2
+	xor        	s3, s3, s4
+	xor        	t0, s2, t0
+	xor        	t0, t0, s3
+	rori       	s3, t1, 40
+	rori       	s2, t1, 24
+	xor        	s3, s3, s2
+	and        	s3, s3, a2
+	xor        	s2, s2, s3
+	xor        	t1, s1, t1
+	xor        	t1, t1, s2
+	rori       	s2, t2, 40
+	rori       	s1, t2, 24
+	xor        	s2, s2, s1
+	and        	s2, s2, a2
+	xor        	s1, s1, s2
+	xor        	t2, a6, t2
+	xor        	t2, t2, s1
+	rori       	s1, t3, 40
+	rori       	a6, t3, 24
+	xor        	s1, s1, a6
+	and        	s1, s1, a2
+	xor        	a6, a6, s1
+	xor        	t3, a4, t3
+	xor        	t3, t3, a6
+	rori       	a6, a7, 40
+	rori       	a4, a7, 24
+	xor        	a6, a6, a4
+	and        	a6, a6, a2
+	xor        	a4, a4, a6
+	xor        	t4, t4, a7
+	xor        	t4, t4, a4
+	rori       	a6, a5, 40
+	rori       	a4, a5, 24
+	xor        	a6, a6, a4
+	and        	a6, a6, a2
+	xor        	a4, a4, a6
+	xor        	t5, t5, a5
+	xor        	t5, t5, a4
+	rori       	a5, a3, 40
+	rori       	a4, a3, 24
+	xor        	a5, a5, a4
+	and        	a5, a5, a2
+	xor        	a4, a4, a5
+	xor        	t6, t6, a3
+	xor        	t6, t6, a4
+	rori       	a4, a1, 40
+	rori       	a3, a1, 24
+	xor        	a4, a4, a3
+	and        	a2, a4, a2
+	xor        	a2, a3, a2
+	xor        	a0, a0, a1
+	xor        	a0, a0, a2
+	ld         	a1, 208(sp)
+	lwu        	a4, 32(a1)
+	lwu        	a1, 36(a1)
+	slli       	a1, a1, 32
+	or         	a4, a4, a1
+	ld         	a1, 208(sp)
+	lwu        	a5, 40(a1)
+	lwu        	a1, 44(a1)
+	slli       	a1, a1, 32
+	or         	a5, a5, a1
+	ld         	a2, 24(sp)
+	ld         	a1, 32(sp)
+	ld         	a6, 40(sp)
+	slli       	a3, a4, 32
+	srli       	a3, a3, 32
+	slli       	a7, a5, 32
+	or         	a3, a3, a7
+	srli       	a4, a4, 32
+	and        	a5, a5, a6
+	or         	a4, a4, a5
+	srli       	a5, a3, 16
+	xor        	a5, a3, a5
+	and        	a5, a5, a2
+	xor        	a3, a3, a5
+	slli       	a5, a5, 16
+	xor        	a3, a3, a5
+	srli       	a5, a3, 8
+	xor        	a5, a3, a5
+	and        	a5, a5, a1
+	xor        	a3, a3, a5
+	slli       	a5, a5, 8
+	xor        	a3, a3, a5
+	srli       	a5, a4, 16
+	xor        	a5, a4, a5
+	and        	a2, a5, a2
+	xor        	a4, a4, a2
+	slli       	a2, a2, 16
+	xor        	a2, a4, a2
+	srli       	a4, a2, 8
+	xor        	a4, a2, a4
+	and        	a1, a4, a1
+	xor        	a2, a2, a1
+	slli       	a1, a1, 8
+	xor        	a1, a2, a1
+	ld         	a4, 0(sp)
+	srli       	a2, a3, 1
+	xor        	a2, a3, a2
+	and        	a5, a2, a4
+	xor        	a2, a3, a5
+	slli       	a5, a5, 1
+	xor        	a3, a3, a5
+	srli       	a5, a1, 1
+	xor        	a5, a1, a5
+	and        	a5, a5, a4
+	xor        	a4, a1, a5
+	slli       	a5, a5, 1
+	xor        	s1, a1, a5
+	ld         	a6, 8(sp)
+	srli       	a1, a3, 2
+	xor        	a1, a3, a1
+	and        	a5, a1, a6
+	xor        	a1, a3, a5
+	slli       	a5, a5, 2
+	xor        	a7, a3, a5
+	srli       	a3, a2, 2
+	xor        	a3, a2, a3
+	and        	a5, a3, a6
+	xor        	a3, a2, a5
+	slli       	a5, a5, 2
+	xor        	a5, a2, a5
+	srli       	a2, s1, 2
+	xor        	a2, s1, a2
+	and        	s2, a2, a6
+	xor        	a2, s1, s2
+	slli       	s2, s2, 2
+	xor        	s2, s1, s2
+	srli       	s1, a4, 2
+	xor        	s1, a4, s1
+	and        	a6, s1, a6
+	xor        	s1, a4, a6
+	slli       	a6, a6, 2
+	xor        	a4, a4, a6
+	ld         	s3, 16(sp)
+	srli       	a6, a7, 4
+	xor        	a6, s2, a6
+	and        	s4, a6, s3
+	xor        	a6, s2, s4
+	slli       	s2, s4, 4
+	xor        	s2, a7, s2
+	srli       	a7, a5, 4
+	xor        	a7, a4, a7
+	and        	a7, a7, s3
+	xor        	a4, a4, a7
+	slli       	a7, a7, 4
+	xor        	a5, a5, a7
+	srli       	a7, a1, 4
+	xor        	a7, a2, a7
+	and        	a7, a7, s3
+	xor        	a2, a2, a7
+	slli       	a7, a7, 4
+	xor        	a7, a1, a7
+	srli       	a1, a3, 4
+	xor        	a1, s1, a1
+	and        	s3, a1, s3
+	xor        	a1, s1, s3
+	slli       	s1, s3, 4
+	xor        	s1, a3, s1
+	ld         	a3, 72(sp)
+	srli       	s3, s2, 8
+	xor        	s3, s2, s3
+	and        	a3, s3, a3
+	xor        	s2, s2, a3
+	slli       	a3, a3, 8
+	xor        	a3, s2, a3
+	ld         	s2, 80(sp)
+	srli       	s3, a3, 4
+	xor        	s3, a3, s3
+	and        	s2, s3, s2
+	xor        	a3, a3, s2
+	slli       	s2, s2, 4
+	xor        	a3, a3, s2
+	ld         	s2, 72(sp)
+	srli       	s3, a5, 8
+	xor        	s3, a5, s3
+	and        	s2, s3, s2
+	xor        	a5, a5, s2
+	slli       	s2, s2, 8
+	xor        	a5, a5, s2
+	ld         	s2, 80(sp)
+	srli       	s3, a5, 4
+	xor        	s3, a5, s3
+	and        	s2, s3, s2
+	xor        	a5, a5, s2
+	slli       	s2, s2, 4
+	xor        	a5, a5, s2
+	ld         	s2, 72(sp)
+	srli       	s3, a7, 8
+	xor        	s3, a7, s3
+	and        	s2, s3, s2
+	xor        	a7, a7, s2
+	slli       	s2, s2, 8
+	xor        	a7, a7, s2
+	ld         	s2, 80(sp)
+	srli       	s3, a7, 4
+	xor        	s3, a7, s3
+	and        	s2, s3, s2
+	xor        	a7, a7, s2
+	slli       	s2, s2, 4
+	xor        	a7, a7, s2
+	ld         	s2, 72(sp)
+	srli       	s3, s1, 8
+	xor        	s3, s1, s3
+	and        	s2, s3, s2
+	xor        	s1, s1, s2
+	slli       	s2, s2, 8
+	xor        	s1, s1, s2
+	ld         	s2, 80(sp)
+	srli       	s3, s1, 4
+	xor        	s3, s1, s3
+	and        	s2, s3, s2
+	xor        	s1, s1, s2
+	slli       	s2, s2, 4
+	xor        	s1, s1, s2
+	ld         	s2, 72(sp)
+	srli       	s3, a6, 8
+	xor        	s3, a6, s3
+	and        	s2, s3, s2
+	xor        	a6, a6, s2
+	slli       	s2, s2, 8
+	xor        	a6, a6, s2
+	ld         	s2, 80(sp)
+	srli       	s3, a6, 4
+	xor        	s3, a6, s3
+	and        	s2, s3, s2
+	xor        	a6, a6, s2
+	slli       	s2, s2, 4
+	xor        	a6, a6, s2
+	ld         	s2, 72(sp)
+	srli       	s3, a4, 8
+	xor        	s3, a4, s3
+	and        	s2, s3, s2
+	xor        	a4, a4, s2
+	slli       	s2, s2, 8
+	xor        	a4, a4, s2
+	ld         	s2, 80(sp)
+	srli       	s3, a4, 4
+	xor        	s3, a4, s3
+	and        	s2, s3, s2
+	xor        	a4, a4, s2
+	slli       	s2, s2, 4
+	xor        	a4, a4, s2
+	ld         	s2, 72(sp)
+	srli       	s3, a2, 8
+	xor        	s3, a2, s3
+	and        	s2, s3, s2
+	xor        	a2, a2, s2
+	slli       	s2, s2, 8
+	xor        	a2, a2, s2
+	ld         	s2, 80(sp)
+	srli       	s3, a2, 4
+	xor        	s3, a2, s3
+	and        	s2, s3, s2
+	xor        	a2, a2, s2
+	slli       	s2, s2, 4
+	xor        	a2, a2, s2
+	ld         	s2, 72(sp)
+	srli       	s3, a1, 8
+	xor        	s3, a1, s3
+	and        	s2, s3, s2
+	xor        	a1, a1, s2
+	slli       	s2, s2, 8
+	xor        	a1, a1, s2
+	ld         	s2, 80(sp)
+	srli       	s3, a1, 4
+	xor        	s3, a1, s3
+	and        	s2, s3, s2
+	xor        	a1, a1, s2
+	slli       	s2, s2, 4
+	xor        	s3, a1, s2
+	xori       	a1, a3, -1
+	xori       	a3, a5, -1
+	xori       	a4, a4, -1
+	xori       	a5, a2, -1
+	xor        	a2, t0, a1
+	xor        	a3, t1, a3
+	xor        	s2, t2, a7
+	xor        	a1, t3, s1
+	xor        	t2, t4, a6
+	xor        	s1, t5, a4
+	xor        	a7, t6, a5
+	xor        	s4, a0, s3
+	xor        	t0, s4, t2
+	xor        	t1, a7, t0
+	and        	s5, t0, t1
+	xor        	t4, a1, t1
+	xor        	t5, a7, t2
+	xor        	t3, s4, a7
+	xor        	a5, t2, a1
+	xor        	a0, a2, a5
+	and        	s3, t5, a0
+	xor        	s9, a1, a2
+	xor        	t2, t3, s9
+	and        	a6, t3, t2
+	xor        	t6, a3, a2
+	xor        	a2, a5, t6
+	xor        	a4, t3, t6
+	sd         	a4, 224(sp)
+	xor        	t6, t5, t6
+	xor        	a4, s1, t6
+	xor        	s6, s1, a5
+	sd         	s6, 216(sp)
+	xor        	s7, a7, a3
+	xor        	a7, s9, s7
+	and        	s6, a7, a4
+	xor        	s10, s1, s2
+	xor        	s8, t5, s10
+	sd         	s8, 232(sp)
+	ld         	s8, 224(sp)
+	ld         	s11, 232(sp)
+	and        	s8, s8, s11
+	xor        	s4, s4, s10
+	and        	s10, t6, s4
+	xor        	s10, s10, s8
+	xor        	s10, s10, s9
+	xor        	s11, s2, a3
+	xor        	a3, a5, s11
+	xor        	s2, t2, a3
+	and        	ra, a5, s2
+	xor        	s9, a6, ra
+	xor        	a6, s10, s9
+	and        	s10, t4, a3
+	xor        	s10, s10, ra
+	xor        	s11, t2, s11
+	xor        	s8, s11, s8
+	xor        	s5, s8, s5
+	xor        	s8, s5, s10
+	xor        	a1, s1, a1
+	xor        	s5, s7, a1
+	xor        	a1, a2, s5
+	and        	s1, a2, s5
+	xor        	a1, a1, s1
+	xor        	a1, a1, s3
+	xor        	s3, a1, s10
+	and        	s7, s3, s8
+	xor        	a1, a6, s7
+	xor        	s1, s6, s1
+	xor        	s1, s1, s9
+	ld         	s6, 216(sp)
+	xor        	s9, s1, s6
+	xor        	s11, s9, s7
+	xor        	s6, s3, s9
+	and        	a1, a1, s6
+	xor        	s1, s9, a1
+	and        	a1, s1, s4
+	and        	t6, s1, t6
+	xor        	s4, s6, s7
+	and        	s10, s8, s9
+	xor        	s9, s8, a6
+	and        	s10, s9, s10
+	and        	s8, s11, s9
+	xor        	s11, a6, s8
+	xor        	s8, s11, s1
+	and        	s2, s8, s2
+	and        	ra, s8, a5
+	xor        	a5, s2, ra
+	xor        	s2, t6, ra
+	sd         	s2, 216(sp)
+	and        	s2, s11, a7
+	and        	a7, s11, a4
+	xor        	a4, s9, s7
+	xor        	s10, s10, a4
+	xor        	s7, s11, s10
+	and        	s9, s7, s5
+	xor        	a4, s9, s2
+	xor        	s2, s9, a7
+	and        	s5, s7, a2
+	and        	a0, s10, a0
+	and        	s7, s10, t5
+	xor        	t5, s5, s7
+	xor        	t5, a5, t5
+	and        	a2, a6, s3
+	and        	a2, s6, a2
+	xor        	a6, a2, s4
+	xor        	s4, s10, a6
+	xor        	s3, s8, s4
+	and        	a2, s3, a3
+	xor        	a2, a0, a2
+	xor        	a2, t5, a2
+	and        	a3, s3, t4
+	xor        	t4, s9, a3
+	xor        	t4, t4, a2
+	and        	s8, s4, t2
+	xor        	s3, s8, a3
+	xor        	s6, s3, t5
+	xor        	t2, s2, s6
+	xor        	a3, s5, s3
+	xor        	s2, s8, s7
+	and        	s4, s4, t3
+	xor        	s5, s1, a6
+	ld         	t3, 232(sp)
+	and        	t3, s5, t3
+	xor        	s1, t3, a7
+	xor        	a7, s4, s1
+	xor        	s1, s1, t5
+	xor        	t3, t3, a1
+	xor        	t3, t3, s6
+	ld         	t5, 224(sp)
+	and        	t5, s5, t5
+	xor        	s4, t5, s4
+	ld         	t5, 216(sp)
+	xor        	t5, s4, t5
+	and        	t1, a6, t1
+	xor        	a0, t1, a0
+	xor        	t1, s3, a0
+	xor        	t1, t1, s1
+	xor        	a0, a5, a0
+	xor        	a5, s4, a0
+	and        	t0, a6, t0
+	xor        	a1, a1, t0
+	xor        	t0, a1, a4
+	xor        	t0, s2, t0
+	xor        	t0, a5, t0
+	xor        	a1, t6, a1
+	xor        	t6, a1, a7
+	xor        	t6, a2, t6
+	xor        	a1, a4, a1
+	xor        	a0, a0, a1
+	xor        	a0, a3, a0
+	ld         	a1, 56(sp)
+	rori       	a3, t5, 24
+	rori       	a2, t5, 8
+	xor        	a3, a3, a2
+	and        	a3, a3, a1
+	xor        	a2, a2, a3
+	rori       	a4, t4, 24
+	rori       	a3, t4, 8
+	xor        	a4, a4, a3
+	and        	a4, a4, a1
+	xor        	a3, a3, a4
+	rori       	a5, t1, 24
+	rori       	a4, t1, 8
+	xor        	a5, a5, a4
+	and        	a5, a5, a1
+	xor        	a4, a4, a5
+	rori       	a6, t6, 24
+	rori       	a5, t6, 8
+	xor        	a6, a6, a5
+	and        	a6, a6, a1
+	xor        	a5, a5, a6
+	rori       	a7, t3, 24
+	rori       	a6, t3, 8
+	xor        	a7, a7, a6
+	and        	a7, a7, a1
+	xor        	a6, a6, a7
+	rori       	s1, a0, 24
+	rori       	a7, a0, 8
+	xor        	s1, s1, a7
+	and        	s1, s1, a1
+	xor        	a7, a7, s1
+	rori       	s2, t0, 24
+	rori       	s1, t0, 8
+	xor        	s2, s2, s1
+	and        	s2, s2, a1
+	xor        	s6, s1, s2
+	rori       	s2, t2, 24
+	rori       	s1, t2, 8
+	xor        	s2, s2, s1
+	and        	a1, s2, a1
+	xor        	a1, s1, a1
+	xor        	s5, t5, a2
+	xor        	s4, t4, a3
+	xor        	s3, t1, a4
+	xor        	s2, t6, a5
+	xor        	s1, t3, a6
+	xor        	a5, a0, a7
+	xor        	a6, t0, s6
+	xor        	a7, t2, a1
+	xor        	a4, t5, a7
+	xor        	t5, s5, a7
+	xor        	a3, t4, t5
+	xor        	a2, t1, s4
+	xor        	t1, s3, a7
+	xor        	a1, t6, t1
+	xor        	t1, s2, a7
+	xor        	t4, t3, t1
+	xor        	t5, a0, s1
+	xor        	t6, t0, a5
+	xor        	a0, t2, a6
+	xor        	t0, s5, t6
+	xor        	t1, t6, a0
+	xor        	t1, s4, t1
+	xor        	t2, a4, a0
+	xor        	t2, s3, t2
+	xor        	t3, a3, t6
+	xor        	t3, s2, t3
+	xor        	s2, a2, t6
+	xor        	s2, s2, a0
+	xor        	s2, s1, s2
+	xor        	s1, a1, a0
+	xor        	s1, a5, s1
+	xor        	a6, a6, t4
+	xor        	a5, a7, t5
+	rori       	a7, t0, 32
+	xor        	t0, a4, t0
+	xor        	t0, t0, a7
+	rori       	a4, t1, 32
+	xor        	t1, a3, t1
+	xor        	t1, t1, a4
+	rori       	a3, t2, 32
+	xor        	t2, a2, t2
+	xor        	t2, t2, a3
+	rori       	a2, t3, 32
+	xor        	t3, a1, t3
+	xor        	t3, t3, a2
+	rori       	a1, s2, 32
+	xor        	t4, t4, s2
+	xor        	t4, t4, a1
+	rori       	a1, s1, 32
+	xor        	t5, t5, s1
+	xor        	t5, t5, a1
+	rori       	a1, a6, 32
+	xor        	t6, t6, a6
+	xor        	t6, t6, a1
+	rori       	a1, a5, 32
+	xor        	a0, a0, a5
+	xor        	a0, a0, a1
+	ld         	a1, 208(sp)
+	lwu        	a4, 48(a1)
+	lwu        	a1, 52(a1)
+	slli       	a1, a1, 32
+	or         	a4, a4, a1
+	ld         	a1, 208(sp)
+	lwu        	a5, 56(a1)
+	lwu        	a1, 60(a1)
+	slli       	a1, a1, 32
+	or         	a5, a5, a1
+	ld         	a2, 24(sp)
+	ld         	a1, 32(sp)
+	ld         	a6, 40(sp)
+	slli       	a3, a4, 32
+	srli       	a3, a3, 32
+	slli       	a7, a5, 32
+	or         	a3, a3, a7
+	srli       	a4, a4, 32
+	and        	a5, a5, a6
+	or         	a4, a4, a5
+	srli       	a5, a3, 16
+	xor        	a5, a3, a5
+	and        	a5, a5, a2
+	xor        	a3, a3, a5
+	slli       	a5, a5, 16
+	xor        	a3, a3, a5
+	srli       	a5, a3, 8
+	xor        	a5, a3, a5
+	and        	a5, a5, a1
+	xor        	a3, a3, a5
+	slli       	a5, a5, 8
+	xor        	a3, a3, a5
+	srli       	a5, a4, 16
+	xor        	a5, a4, a5
+	and        	a2, a5, a2
+	xor        	a4, a4, a2
+	slli       	a2, a2, 16
+	xor        	a2, a4, a2
+	srli       	a4, a2, 8
+	xor        	a4, a2, a4
+	and        	a1, a4, a1
+	xor        	a2, a2, a1
+	slli       	a1, a1, 8
+	xor        	a2, a2, a1
+	ld         	a4, 0(sp)
+	srli       	a1, a3, 1
+	xor        	a1, a3, a1
+	and        	a5, a1, a4
+	xor        	a1, a3, a5
+	slli       	a5, a5, 1
+	xor        	a5, a3, a5
+	srli       	a3, a2, 1
+	xor        	a3, a2, a3
+	and        	a4, a3, a4
+	xor        	a3, a2, a4
+	slli       	a4, a4, 1
+	xor        	a6, a2, a4
+	ld         	a4, 8(sp)
+	srli       	a2, a5, 2
+	xor        	a2, a5, a2
+	and        	a7, a2, a4
+	xor        	a2, a5, a7
+	slli       	a7, a7, 2
+	xor        	s1, a5, a7
+	srli       	a5, a1, 2
+	xor        	a5, a1, a5
+	and        	a7, a5, a4
+	xor        	a5, a1, a7
+	slli       	a7, a7, 2
+	xor        	a7, a1, a7
+	srli       	a1, a6, 2
+	xor        	a1, a6, a1
+	and        	s2, a1, a4
+	xor        	a1, a6, s2
+	slli       	s2, s2, 2
+	xor        	s2, a6, s2
+	srli       	a6, a3, 2
+	xor        	a6, a3, a6
+	and        	a4, a6, a4
+	xor        	a6, a3, a4
+	slli       	a4, a4, 2
+	xor        	a3, a3, a4
+	ld         	s4, 16(sp)
+	srli       	a4, s1, 4
+	xor        	a4, s2, a4
+	and        	s3, a4, s4
+	xor        	a4, s2, s3
+	slli       	s2, s3, 4
+	xor        	s3, s1, s2
+	srli       	s1, a7, 4
+	xor        	s1, a3, s1
+	and        	s1, s1, s4
+	xor        	a3, a3, s1
+	slli       	s1, s1, 4
+	xor        	s2, a7, s1
+	srli       	a7, a2, 4
+	xor        	a7, a1, a7
+	and        	a7, a7, s4
+	xor        	a1, a1, a7
+	slli       	a7, a7, 4
+	xor        	a7, a2, a7
+	srli       	a2, a5, 4
+	xor        	a2, a6, a2
+	and        	s1, a2, s4
+	xor        	a2, a6, s1
+	slli       	a6, s1, 4
+	xor        	s1, a5, a6
+	ld         	a5, 88(sp)
+	srli       	a6, s3, 8
+	xor        	a6, s3, a6
+	and        	a5, a6, a5
+	xor        	a6, s3, a5
+	slli       	a5, a5, 8
+	xor        	a5, a6, a5
+	ld         	a6, 88(sp)
+	srli       	s3, s2, 8
+	xor        	s3, s2, s3
+	and        	a6, s3, a6
+	xor        	s2, s2, a6
+	slli       	a6, a6, 8
+	xor        	a6, s2, a6
+	ld         	s2, 88(sp)
+	srli       	s3, a7, 8
+	xor        	s3, a7, s3
+	and        	s2, s3, s2
+	xor        	a7, a7, s2
+	slli       	s2, s2, 8
+	xor        	a7, a7, s2
+	ld         	s2, 88(sp)
+	srli       	s3, s1, 8
+	xor        	s3, s1, s3
+	and        	s2, s3, s2
+	xor        	s1, s1, s2
+	slli       	s2, s2, 8
+	xor        	s1, s1, s2
+	ld         	s2, 88(sp)
+	srli       	s3, a4, 8
+	xor        	s3, a4, s3
+	and        	s2, s3, s2
+	xor        	a4, a4, s2
+	slli       	s2, s2, 8
+	xor        	a4, a4, s2
+	ld         	s2, 88(sp)
+	srli       	s3, a3, 8
+	xor        	s3, a3, s3
+	and        	s2, s3, s2
+	xor        	a3, a3, s2
+	slli       	s2, s2, 8
+	xor        	a3, a3, s2
+	ld         	s2, 88(sp)
+	srli       	s3, a1, 8
+	xor        	s3, a1, s3
+	and        	s2, s3, s2
+	xor        	a1, a1, s2
+	slli       	s2, s2, 8
+	xor        	a1, a1, s2
+	ld         	s2, 88(sp)
+	srli       	s3, a2, 8
+	xor        	s3, a2, s3
+	and        	s2, s3, s2
+	xor        	a2, a2, s2
+	slli       	s2, s2, 8
+	xor        	s3, a2, s2
+	xori       	a2, a5, -1
+	xori       	a5, a6, -1
+	xori       	a3, a3, -1
+	xori       	a6, a1, -1
+	xor        	a1, t0, a2
+	xor        	a2, t1, a5
+	xor        	a5, t2, a7
+	xor        	a7, t3, s1
+	xor        	t3, t4, a4
+	xor        	s2, t5, a3
+	xor        	a6, t6, a6
+	xor        	a0, a0, s3
+	xor        	t0, a0, t3
+	xor        	t1, a6, t0
+	and        	s4, t0, t1
+	xor        	t2, a7, t1
+	sd         	t2, 240(sp)
+	xor        	t4, a6, t3
+	xor        	t2, a0, a6
+	xor        	a4, t3, a7
+	xor        	t6, a1, a4
+	and        	s3, t4, t6
+	xor        	s1, a7, a1
+	xor        	t3, t2, s1
+	and        	s7, t2, t3
+	xor        	t5, a2, a1
+	xor        	a1, a4, t5
+	xor        	a3, t2, t5
+	sd         	a3, 224(sp)
+	xor        	t5, t4, t5
+	xor        	a3, s2, t5
+	xor        	s5, s2, a4
+	sd         	s5, 216(sp)
+	xor        	s6, a6, a2
+	xor        	a6, s1, s6
+	and        	s5, a6, a3
+	xor        	s8, s2, a5
+	xor        	s9, t4, s8
+	sd         	s9, 232(sp)
+	ld         	s9, 224(sp)
+	ld         	s10, 232(sp)
+	and        	s9, s9, s10
+	xor        	a0, a0, s8
+	and        	s8, t5, a0
+	xor        	s8, s8, s9
+	xor        	ra, s8, s1
+	xor        	s11, a5, a2
+	xor        	a2, a4, s11
+	xor        	s1, t3, a2
+	and        	s10, a4, s1
+	xor        	s8, s7, s10
+	xor        	a5, ra, s8
+	ld         	s7, 240(sp)
+	and        	s7, s7, a2
+	xor        	s10, s7, s10
+	xor        	s7, t3, s11
+	xor        	s7, s7, s9
+	xor        	s4, s7, s4
+	xor        	s7, s4, s10
+	xor        	a7, s2, a7
+	xor        	s4, s6, a7
+	xor        	a7, a1, s4
+	and        	s9, a1, s4
+	xor        	a7, a7, s9
+	xor        	a7, a7, s3
+	xor        	s2, a7, s10
+	and        	s6, s2, s7
+	xor        	a7, a5, s6
+	xor        	s3, s5, s9
+	xor        	s3, s3, s8
+	ld         	s5, 216(sp)
+	xor        	s8, s3, s5
+	xor        	s10, s8, s6
+	xor        	s3, s2, s8
+	and        	a7, a7, s3
+	xor        	a7, s8, a7
+	and        	a0, a7, a0
+	and        	t5, a7, t5
+	xor        	s5, s3, s6
+	and        	s9, s7, s8
+	xor        	s8, s7, a5
+	and        	s9, s8, s9
+	and        	s7, s10, s8
+	xor        	s11, a5, s7
+	xor        	s7, s11, a7
+	and        	s1, s7, s1
+	and        	s10, s7, a4
+	xor        	a4, s1, s10
+	xor        	s1, t5, s10
+	sd         	s1, 216(sp)
+	and        	s1, s11, a6
+	and        	a6, s11, a3
+	xor        	a3, s8, s6
+	xor        	s10, s9, a3
+	xor        	s6, s11, s10
+	and        	s9, s6, s4
+	xor        	a3, s9, s1
+	xor        	s4, s9, a6
+	and        	s6, s6, a1
+	and        	t6, s10, t6
+	and        	s8, s10, t4
+	xor        	t4, s6, s8
+	xor        	s1, a4, t4
+	and        	t4, a5, s2
+	and        	t4, s3, t4
+	xor        	a5, t4, s5
+	xor        	s5, s10, a5
+	xor        	a1, s7, s5
+	and        	t4, a1, a2
+	xor        	t4, t6, t4
+	xor        	t4, s1, t4
+	ld         	a2, 240(sp)
+	and        	a1, a1, a2
+	xor        	a2, s9, a1
+	xor        	a2, a2, t4
+	and        	s2, s5, t3
+	xor        	s3, s2, a1
+	xor        	s7, s3, s1
+	xor        	a1, s4, s7
+	xor        	t3, s6, s3
+	xor        	s2, s2, s8
+	and        	s4, s5, t2
+	xor        	a7, a7, a5
+	ld         	t2, 232(sp)
+	and        	s5, a7, t2
+	xor        	a6, s5, a6
+	xor        	t2, s4, a6
+	xor        	s1, a6, s1
+	xor        	a6, s5, a0
+	xor        	a6, a6, s7
+	ld         	s5, 224(sp)
+	and        	a7, a7, s5
+	xor        	s4, a7, s4
+	ld         	a7, 216(sp)
+	xor        	a7, s4, a7
+	and        	t1, a5, t1
+	xor        	t1, t1, t6
+	xor        	t6, s3, t1
+	xor        	t6, t6, s1
+	xor        	t1, a4, t1
+	xor        	a4, s4, t1
+	and        	t0, a5, t0
+	xor        	t0, a0, t0
+	xor        	a0, t0, a3
+	xor        	a0, s2, a0
+	xor        	a0, a4, a0
+	xor        	t5, t5, t0
+	xor        	t0, t5, t2
+	xor        	t0, t4, t0
+	xor        	t2, a3, t5
+	xor        	t1, t1, t2
+	xor        	t3, t3, t1
+	addi       	t4, a7, 0
+	addi       	t1, a2, 0
+	addi       	t5, t6, 0
+	addi       	t2, t0, 0
+	addi       	t0, a6, 0
+	addi       	t3, t3, 0
+	addi       	t6, a0, 0
+	addi       	a0, a1, 0
+	ld         	a1, 208(sp)
+	addi       	a1, a1, 64
+	sd         	a1, 208(sp)
+	ld         	a1, 200(sp)
+	addi       	a1, a1, -1
+	sd         	a1, 200(sp)
+	beq        	a1, zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_32
+	jal        	zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_rounds4
+.Laes_ct_ecb_decrypt_rv64gc_zbb_32:
+	ld         	a1, 48(sp)
+	rori       	a3, t4, 20
+	rori       	a2, t4, 4
+	xor        	a3, a3, a2
+	and        	a3, a3, a1
+	xor        	a2, a2, a3
+	rori       	a4, t1, 20
+	rori       	a3, t1, 4
+	xor        	a4, a4, a3
+	and        	a4, a4, a1
+	xor        	a3, a3, a4
+	rori       	a5, t5, 20
+	rori       	a4, t5, 4
+	xor        	a5, a5, a4
+	and        	a5, a5, a1
+	xor        	a4, a4, a5
+	rori       	a6, t2, 20
+	rori       	a5, t2, 4
+	xor        	a6, a6, a5
+	and        	a6, a6, a1
+	xor        	a5, a5, a6
+	rori       	a7, t0, 20
+	rori       	a6, t0, 4
+	xor        	a7, a7, a6
+	and        	a7, a7, a1
+	xor        	a6, a6, a7
+	rori       	s1, t3, 20
+	rori       	a7, t3, 4
+	xor        	s1, s1, a7
+	and        	s1, s1, a1
+	xor        	s1, a7, s1
+	rori       	s2, t6, 20
+	rori       	a7, t6, 4
+	xor        	s2, s2, a7
+	and        	s2, s2, a1
+	xor        	s2, a7, s2
+	rori       	s3, a0, 20
+	rori       	a7, a0, 4
+	xor        	s3, s3, a7
+	and        	a1, s3, a1
+	xor        	s5, a7, a1
+	xor        	s4, t4, a2
+	xor        	s3, t1, a3
+	xor        	a7, t5, a4
+	xor        	a5, t2, a5
+	xor        	a3, t0, a6
+	xor        	a1, t3, s1
+	xor        	a2, t6, s2
+	xor        	s2, a0, s5
+	xor        	s1, t4, s2
+	xor        	t4, s4, s2
+	xor        	t1, t1, t4
+	xor        	a6, t5, s3
+	xor        	t4, a7, s2
+	xor        	a4, t2, t4
+	xor        	t2, a5, s2
+	xor        	t4, t0, t2
+	xor        	t5, t3, a3
+	xor        	t6, t6, a1
+	xor        	a0, a0, a2
+	xor        	t0, s4, t6
+	xor        	t2, t6, a0
+	xor        	s3, s3, t2
+	xor        	t2, s1, a0
+	xor        	t2, a7, t2
+	xor        	t3, t1, t6
+	xor        	t3, a5, t3
+	xor        	a5, a6, t6
+	xor        	a5, a5, a0
+	xor        	a7, a3, a5
+	xor        	a3, a4, a0
+	xor        	a5, a1, a3
+	xor        	a3, a2, t4
+	xor        	a1, s2, t5
+	ld         	a2, 56(sp)
+	rori       	s4, t0, 40
+	rori       	s2, t0, 24
+	xor        	s4, s4, s2
+	and        	s4, s4, a2
+	xor        	s2, s2, s4
+	xor        	t0, s1, t0
+	xor        	t0, t0, s2
+	rori       	s2, s3, 40
+	rori       	s1, s3, 24
+	xor        	s2, s2, s1
+	and        	s2, s2, a2
+	xor        	s1, s1, s2
+	xor        	t1, t1, s3
+	xor        	t1, t1, s1
+	rori       	s2, t2, 40
+	rori       	s1, t2, 24
+	xor        	s2, s2, s1
+	and        	s2, s2, a2
+	xor        	s1, s1, s2
+	xor        	t2, a6, t2
+	xor        	t2, t2, s1
+	rori       	s1, t3, 40
+	rori       	a6, t3, 24
+	xor        	s1, s1, a6
+	and        	s1, s1, a2
+	xor        	a6, a6, s1
+	xor        	t3, a4, t3
+	xor        	t3, t3, a6
+	rori       	a6, a7, 40
+	rori       	a4, a7, 24
+	xor        	a6, a6, a4
+	and        	a6, a6, a2
+	xor        	a4, a4, a6
+	xor        	t4, t4, a7
+	xor        	t4, t4, a4
+	rori       	a6, a5, 40
+	rori       	a4, a5, 24
+	xor        	a6, a6, a4
+	and        	a6, a6, a2
+	xor        	a4, a4, a6
+	xor        	t5, t5, a5
+	xor        	t5, t5, a4
+	rori       	a5, a3, 40
+	rori       	a4, a3, 24
+	xor        	a5, a5, a4
+	and        	a5, a5, a2
+	xor        	a4, a4, a5
+	xor        	t6, t6, a3
+	xor        	t6, t6, a4
+	rori       	a4, a1, 40
+	rori       	a3, a1, 24
+	xor        	a4, a4, a3
+	and        	a2, a4, a2
+	xor        	a2, a3, a2
+	xor        	a0, a0, a1
+	xor        	a0, a0, a2
+	ld         	a1, 208(sp)
+	lwu        	a4, 0(a1)
+	lwu        	a1, 4(a1)
+	slli       	a1, a1, 32
+	or         	a4, a4, a1
+	ld         	a1, 208(sp)
+	lwu        	a5, 8(a1)
+	lwu        	a1, 12(a1)
+	slli       	a1, a1, 32
+	or         	a5, a5, a1
+	ld         	a2, 24(sp)
+	ld         	a1, 32(sp)
+	ld         	a6, 40(sp)
+	slli       	a3, a4, 32
+	srli       	a3, a3, 32
+	slli       	a7, a5, 32
+	or         	a3, a3, a7
+	srli       	a4, a4, 32
+	and        	a5, a5, a6
+	or         	a4, a4, a5
+	srli       	a5, a3, 16
+	xor        	a5, a3, a5
+	and        	a5, a5, a2
+	xor        	a3, a3, a5
+	slli       	a5, a5, 16
+	xor        	a3, a3, a5
+	srli       	a5, a3, 8
+	xor        	a5, a3, a5
+	and        	a5, a5, a1
+	xor        	a3, a3, a5
+	slli       	a5, a5, 8
+	xor        	a3, a3, a5
+	srli       	a5, a4, 16
+	xor        	a5, a4, a5
+	and        	a2, a5, a2
+	xor        	a4, a4, a2
+	slli       	a2, a2, 16
+	xor        	a2, a4, a2
+	srli       	a4, a2, 8
+	xor        	a4, a2, a4
+	and        	a1, a4, a1
+	xor        	a2, a2, a1
+	slli       	a1, a1, 8
+	xor        	a1, a2, a1
+	ld         	a4, 0(sp)
+	srli       	a2, a3, 1
+	xor        	a2, a3, a2
+	and        	a5, a2, a4
+	xor        	a2, a3, a5
+	slli       	a5, a5, 1
+	xor        	a3, a3, a5
+	srli       	a5, a1, 1
+	xor        	a5, a1, a5
+	and        	a5, a5, a4
+	xor        	a4, a1, a5
+	slli       	a5, a5, 1
+	xor        	s1, a1, a5
+	ld         	a6, 8(sp)
+	srli       	a1, a3, 2
+	xor        	a1, a3, a1
+	and        	a5, a1, a6
+	xor        	a1, a3, a5
+	slli       	a5, a5, 2
+	xor        	a7, a3, a5
+	srli       	a3, a2, 2
+	xor        	a3, a2, a3
+	and        	a5, a3, a6
+	xor        	a3, a2, a5
+	slli       	a5, a5, 2
+	xor        	a5, a2, a5
+	srli       	a2, s1, 2
+	xor        	a2, s1, a2
+	and        	s2, a2, a6
+	xor        	a2, s1, s2
+	slli       	s2, s2, 2
+	xor        	s2, s1, s2
+	srli       	s1, a4, 2
+	xor        	s1, a4, s1
+	and        	a6, s1, a6
+	xor        	s1, a4, a6
+	slli       	a6, a6, 2
+	xor        	a4, a4, a6
+	ld         	s3, 16(sp)
+	srli       	a6, a7, 4
+	xor        	a6, s2, a6
+	and        	s4, a6, s3
+	xor        	a6, s2, s4
+	slli       	s2, s4, 4
+	xor        	s2, a7, s2
+	srli       	a7, a5, 4
+	xor        	a7, a4, a7
+	and        	a7, a7, s3
+	xor        	a4, a4, a7
+	slli       	a7, a7, 4
+	xor        	a5, a5, a7
+	srli       	a7, a1, 4
+	xor        	a7, a2, a7
+	and        	a7, a7, s3
+	xor        	a2, a2, a7
+	slli       	a7, a7, 4
+	xor        	a7, a1, a7
+	srli       	a1, a3, 4
+	xor        	a1, s1, a1
+	and        	s3, a1, s3
+	xor        	a1, s1, s3
+	slli       	s1, s3, 4
+	xor        	s1, a3, s1
+	ld         	a3, 96(sp)
+	srli       	s3, s2, 8
+	xor        	s3, s2, s3
+	and        	a3, s3, a3
+	xor        	s2, s2, a3
+	slli       	a3, a3, 8
+	xor        	a3, s2, a3
+	ld         	s2, 80(sp)
+	srli       	s3, a3, 4
+	xor        	s3, a3, s3
+	and        	s2, s3, s2
+	xor        	a3, a3, s2
+	slli       	s2, s2, 4
+	xor        	a3, a3, s2
+	ld         	s2, 96(sp)
+	srli       	s3, a5, 8
+	xor        	s3, a5, s3
+	and        	s2, s3, s2
+	xor        	a5, a5, s2
+	slli       	s2, s2, 8
+	xor        	a5, a5, s2
+	ld         	s2, 80(sp)
+	srli       	s3, a5, 4
+	xor        	s3, a5, s3
+	and        	s2, s3, s2
+	xor        	a5, a5, s2
+	slli       	s2, s2, 4
+	xor        	a5, a5, s2
+	ld         	s2, 96(sp)
+	srli       	s3, a7, 8
+	xor        	s3, a7, s3
+	and        	s2, s3, s2
+	xor        	a7, a7, s2
+	slli       	s2, s2, 8
+	xor        	a7, a7, s2
+	ld         	s2, 80(sp)
+	srli       	s3, a7, 4
+	xor        	s3, a7, s3
+	and        	s2, s3, s2
+	xor        	a7, a7, s2
+	slli       	s2, s2, 4
+	xor        	a7, a7, s2
+	ld         	s2, 96(sp)
+	srli       	s3, s1, 8
+	xor        	s3, s1, s3
+	and        	s2, s3, s2
+	xor        	s1, s1, s2
+	slli       	s2, s2, 8
+	xor        	s1, s1, s2
+	ld         	s2, 80(sp)
+	srli       	s3, s1, 4
+	xor        	s3, s1, s3
+	and        	s2, s3, s2
+	xor        	s1, s1, s2
+	slli       	s2, s2, 4
+	xor        	s1, s1, s2
+	ld         	s2, 96(sp)
+	srli       	s3, a6, 8
+	xor        	s3, a6, s3
+	and        	s2, s3, s2
+	xor        	a6, a6, s2
+	slli       	s2, s2, 8
+	xor        	a6, a6, s2
+	ld         	s2, 80(sp)
+	srli       	s3, a6, 4
+	xor        	s3, a6, s3
+	and        	s2, s3, s2
+	xor        	a6, a6, s2
+	slli       	s2, s2, 4
+	xor        	a6, a6, s2
+	ld         	s2, 96(sp)
+	srli       	s3, a4, 8
+	xor        	s3, a4, s3
+	and        	s2, s3, s2
+	xor        	a4, a4, s2
+	slli       	s2, s2, 8
+	xor        	a4, a4, s2
+	ld         	s2, 80(sp)
+	srli       	s3, a4, 4
+	xor        	s3, a4, s3
+	and        	s2, s3, s2
+	xor        	a4, a4, s2
+	slli       	s2, s2, 4
+	xor        	a4, a4, s2
+	ld         	s2, 96(sp)
+	srli       	s3, a2, 8
+	xor        	s3, a2, s3
+	and        	s2, s3, s2
+	xor        	a2, a2, s2
+	slli       	s2, s2, 8
+	xor        	a2, a2, s2
+	ld         	s2, 80(sp)
+	srli       	s3, a2, 4
+	xor        	s3, a2, s3
+	and        	s2, s3, s2
+	xor        	a2, a2, s2
+	slli       	s2, s2, 4
+	xor        	a2, a2, s2
+	ld         	s2, 96(sp)
+	srli       	s3, a1, 8
+	xor        	s3, a1, s3
+	and        	s2, s3, s2
+	xor        	a1, a1, s2
+	slli       	s2, s2, 8
+	xor        	a1, a1, s2
+	ld         	s2, 80(sp)
+	srli       	s3, a1, 4
+	xor        	s3, a1, s3
+	and        	s2, s3, s2
+	xor        	a1, a1, s2
+	slli       	s2, s2, 4
+	xor        	s3, a1, s2
+	xori       	a1, a3, -1
+	xori       	a3, a5, -1
+	xori       	a4, a4, -1
+	xori       	a5, a2, -1
+	xor        	a2, t0, a1
+	xor        	a3, t1, a3
+	xor        	s2, t2, a7
+	xor        	a1, t3, s1
+	xor        	t0, t4, a6
+	xor        	s1, t5, a4
+	xor        	a7, t6, a5
+	xor        	s4, a0, s3
+	xor        	t5, s4, t0
+	xor        	t4, a7, t5
+	and        	s5, t5, t4
+	xor        	t1, a1, t4
+	xor        	t3, a7, t0
+	xor        	t2, s4, a7
+	xor        	a5, t0, a1
+	xor        	a0, a2, a5
+	and        	s3, t3, a0
+	xor        	s9, a1, a2
+	xor        	t0, t2, s9
+	and        	a6, t2, t0
+	xor        	t6, a3, a2
+	xor        	a2, a5, t6
+	xor        	a4, t2, t6
+	sd         	a4, 200(sp)
+	xor        	t6, t3, t6
+	xor        	a4, s1, t6
+	xor        	s6, s1, a5
+	sd         	s6, 224(sp)
+	xor        	s7, a7, a3
+	xor        	a7, s9, s7
+	and        	s6, a7, a4
+	xor        	s10, s1, s2
+	xor        	s8, t3, s10
+	sd         	s8, 216(sp)
+	ld         	s8, 200(sp)
+	ld         	s11, 216(sp)
+	and        	s8, s8, s11
+	xor        	s4, s4, s10
+	and        	s10, t6, s4
+	xor        	s10, s10, s8
+	xor        	s10, s10, s9
+	xor        	s11, s2, a3
+	xor        	a3, a5, s11
+	xor        	s2, t0, a3
+	and        	ra, a5, s2
+	xor        	s9, a6, ra
+	xor        	a6, s10, s9
+	and        	s10, t1, a3
+	xor        	s10, s10, ra
+	xor        	s11, t0, s11
+	xor        	s8, s11, s8
+	xor        	s5, s8, s5
+	xor        	s8, s5, s10
+	xor        	a1, s1, a1
+	xor        	s5, s7, a1
+	xor        	a1, a2, s5
+	and        	s1, a2, s5
+	xor        	a1, a1, s1
+	xor        	a1, a1, s3
+	xor        	s3, a1, s10
+	and        	s7, s3, s8
+	xor        	a1, a6, s7
+	xor        	s1, s6, s1
+	xor        	s1, s1, s9
+	ld         	s6, 224(sp)
+	xor        	s9, s1, s6
+	xor        	s11, s9, s7
+	xor        	s6, s3, s9
+	and        	a1, a1, s6
+	xor        	s1, s9, a1
+	and        	a1, s1, s4
+	and        	t6, s1, t6
+	xor        	s4, s6, s7
+	and        	s10, s8, s9
+	xor        	s9, s8, a6
+	and        	s10, s9, s10
+	and        	s8, s11, s9
+	xor        	s11, a6, s8
+	xor        	s8, s11, s1
+	and        	s2, s8, s2
+	and        	ra, s8, a5
+	xor        	a5, s2, ra
+	xor        	s2, t6, ra
+	sd         	s2, 224(sp)
+	and        	s2, s11, a7
+	and        	a7, s11, a4
+	xor        	a4, s9, s7
+	xor        	s10, s10, a4
+	xor        	s7, s11, s10
+	and        	s9, s7, s5
+	xor        	a4, s9, s2
+	xor        	s2, s9, a7
+	and        	s5, s7, a2
+	and        	a0, s10, a0
+	and        	s7, s10, t3
+	xor        	t3, s5, s7
+	xor        	t3, a5, t3
+	and        	a2, a6, s3
+	and        	a2, s6, a2
+	xor        	a6, a2, s4
+	xor        	s4, s10, a6
+	xor        	s3, s8, s4
+	and        	a2, s3, a3
+	xor        	a2, a0, a2
+	xor        	a2, t3, a2
+	and        	a3, s3, t1
+	xor        	t1, s9, a3
+	xor        	t1, t1, a2
+	and        	s8, s4, t0
+	xor        	s3, s8, a3
+	xor        	s6, s3, t3
+	xor        	t0, s2, s6
+	xor        	a3, s5, s3
+	xor        	s2, s8, s7
+	and        	s4, s4, t2
+	xor        	s5, s1, a6
+	ld         	t2, 216(sp)
+	and        	t2, s5, t2
+	xor        	s1, t2, a7
+	xor        	a7, s4, s1
+	xor        	s1, s1, t3
+	xor        	t2, t2, a1
+	xor        	t2, t2, s6
+	ld         	t3, 200(sp)
+	and        	t3, s5, t3
+	xor        	s4, t3, s4
+	ld         	t3, 224(sp)
+	xor        	t3, s4, t3
+	and        	t4, a6, t4
+	xor        	a0, t4, a0
+	xor        	t4, s3, a0
+	xor        	t4, t4, s1
+	xor        	a0, a5, a0
+	xor        	a5, s4, a0
+	and        	t5, a6, t5
+	xor        	a1, a1, t5
+	xor        	t5, a1, a4
+	xor        	t5, s2, t5
+	xor        	t5, a5, t5
+	xor        	a1, t6, a1
+	xor        	t6, a1, a7
+	xor        	t6, a2, t6
+	xor        	a1, a4, a1
+	xor        	a0, a0, a1
+	xor        	a0, a3, a0
+	ld         	a1, 208(sp)
+	lwu        	a4, 16(a1)
+	lwu        	a1, 20(a1)
+	slli       	a1, a1, 32
+	or         	a4, a4, a1
+	ld         	a1, 208(sp)
+	lwu        	a5, 24(a1)
+	lwu        	a1, 28(a1)
+	slli       	a1, a1, 32
+	or         	a5, a5, a1
+	ld         	a2, 24(sp)
+	ld         	a1, 32(sp)
+	ld         	a6, 40(sp)
+	slli       	a3, a4, 32
+	srli       	a3, a3, 32
+	slli       	a7, a5, 32
+	or         	a3, a3, a7
+	srli       	a4, a4, 32
+	and        	a5, a5, a6
+	or         	a4, a4, a5
+	srli       	a5, a3, 16
+	xor        	a5, a3, a5
+	and        	a5, a5, a2
+	xor        	a3, a3, a5
+	slli       	a5, a5, 16
+	xor        	a3, a3, a5
+	srli       	a5, a3, 8
+	xor        	a5, a3, a5
+	and        	a5, a5, a1
+	xor        	a3, a3, a5
+	slli       	a5, a5, 8
+	xor        	a3, a3, a5
+	srli       	a5, a4, 16
+	xor        	a5, a4, a5
+	and        	a2, a5, a2
+	xor        	a4, a4, a2
+	slli       	a2, a2, 16
+	xor        	a2, a4, a2
+	srli       	a4, a2, 8
+	xor        	a4, a2, a4
+	and        	a1, a4, a1
+	xor        	a2, a2, a1
+	slli       	a1, a1, 8
+	xor        	a2, a2, a1
+	ld         	a5, 0(sp)
+	srli       	a1, a3, 1
+	xor        	a1, a3, a1
+	and        	a1, a1, a5
+	xor        	a4, a3, a1
+	slli       	a1, a1, 1
+	xor        	a1, a3, a1
+	srli       	a3, a2, 1
+	xor        	a3, a2, a3
+	and        	a5, a3, a5
+	xor        	a3, a2, a5
+	slli       	a5, a5, 1
+	xor        	s1, a2, a5
+	ld         	a5, 8(sp)
+	srli       	a2, a1, 2
+	xor        	a2, a1, a2
+	and        	a6, a2, a5
+	xor        	a2, a1, a6
+	slli       	a6, a6, 2
+	xor        	a7, a1, a6
+	srli       	a1, a4, 2
+	xor        	a1, a4, a1
+	and        	a6, a1, a5
+	xor        	a1, a4, a6
+	slli       	a6, a6, 2
+	xor        	a6, a4, a6
+	srli       	a4, s1, 2
+	xor        	a4, s1, a4
+	and        	s2, a4, a5
+	xor        	a4, s1, s2
+	slli       	s2, s2, 2
+	xor        	s2, s1, s2
+	srli       	s1, a3, 2
+	xor        	s1, a3, s1
+	and        	s1, s1, a5
+	xor        	a5, a3, s1
+	slli       	s1, s1, 2
+	xor        	s3, a3, s1
+	ld         	s1, 16(sp)
+	srli       	a3, a7, 4
+	xor        	a3, s2, a3
+	and        	s4, a3, s1
+	xor        	a3, s2, s4
+	slli       	s2, s4, 4
+	xor        	s2, a7, s2
+	srli       	a7, a6, 4
+	xor        	a7, s3, a7
+	and        	s4, a7, s1
+	xor        	a7, s3, s4
+	slli       	s3, s4, 4
+	xor        	a6, a6, s3
+	srli       	s3, a2, 4
+	xor        	s3, a4, s3
+	and        	s3, s3, s1
+	xor        	a4, a4, s3
+	slli       	s3, s3, 4
+	xor        	a2, a2, s3
+	srli       	s3, a1, 4
+	xor        	s3, a5, s3
+	and        	s1, s3, s1
+	xor        	a5, a5, s1
+	slli       	s1, s1, 4
+	xor        	s1, a1, s1
+	xor        	a1, t3, s2
+	xor        	a6, t1, a6
+	xor        	t3, t4, a2
+	xor        	t4, t6, s1
+	xor        	t6, t2, a3
+	xor        	a2, a0, a7
+	xor        	t1, t5, a4
+	xor        	t0, t0, a5
+	ld         	a0, 0(sp)
+	srli       	t2, a1, 1
+	xor        	t2, a6, t2
+	and        	t5, t2, a0
+	xor        	t2, a6, t5
+	slli       	t5, t5, 1
+	xor        	t5, a1, t5
+	srli       	a1, t3, 1
+	xor        	a1, t4, a1
+	and        	a1, a1, a0
+	xor        	t4, t4, a1
+	slli       	a1, a1, 1
+	xor        	a1, t3, a1
+	srli       	t3, t6, 1
+	xor        	t3, a2, t3
+	and        	a3, t3, a0
+	xor        	t3, a2, a3
+	slli       	a2, a3, 1
+	xor        	t6, t6, a2
+	srli       	a2, t1, 1
+	xor        	a2, t0, a2
+	and        	a2, a2, a0
+	xor        	a0, t0, a2
+	slli       	t0, a2, 1
+	xor        	a3, t1, t0
+	ld         	a2, 8(sp)
+	srli       	t0, t5, 2
+	xor        	t0, a1, t0
+	and        	t1, t0, a2
+	xor        	t0, a1, t1
+	slli       	t1, t1, 2
+	xor        	t5, t5, t1
+	srli       	t1, t2, 2
+	xor        	t1, t4, t1
+	and        	a1, t1, a2
+	xor        	t1, t4, a1
+	slli       	t4, a1, 2
+	xor        	a1, t2, t4
+	srli       	t2, t6, 2
+	xor        	t2, a3, t2
+	and        	t2, t2, a2
+	xor        	t4, a3, t2
+	slli       	t2, t2, 2
+	xor        	t2, t6, t2
+	srli       	t6, t3, 2
+	xor        	t6, a0, t6
+	and        	t6, t6, a2
+	xor        	a2, a0, t6
+	slli       	t6, t6, 2
+	xor        	t6, t3, t6
+	ld         	t3, 16(sp)
+	srli       	a0, t5, 4
+	xor        	a0, t2, a0
+	and        	a0, a0, t3
+	xor        	t2, t2, a0
+	slli       	a0, a0, 4
+	xor        	a3, t5, a0
+	srli       	t5, a1, 4
+	xor        	t5, t6, t5
+	and        	a0, t5, t3
+	xor        	t5, t6, a0
+	slli       	t6, a0, 4
+	xor        	t6, a1, t6
+	srli       	a0, t0, 4
+	xor        	a0, t4, a0
+	and        	a0, a0, t3
+	xor        	t4, t4, a0
+	slli       	a0, a0, 4
+	xor        	a0, t0, a0
+	srli       	t0, t1, 4
+	xor        	t0, a2, t0
+	and        	t3, t0, t3
+	xor        	t0, a2, t3
+	slli       	t3, t3, 4
+	xor        	t3, t1, t3
+	ld         	a1, 24(sp)
+	ld         	a4, 32(sp)
+	ld         	t1, 40(sp)
+	srli       	a2, a3, 8
+	xor        	a2, a3, a2
+	and        	a2, a2, a4
+	xor        	a3, a3, a2
+	slli       	a2, a2, 8
+	xor        	a2, a3, a2
+	srli       	a3, a2, 16
+	xor        	a3, a2, a3
+	and        	a3, a3, a1
+	xor        	a2, a2, a3
+	slli       	a3, a3, 16
+	xor        	a2, a2, a3
+	srli       	a3, t2, 8
+	xor        	a3, t2, a3
+	and        	a3, a3, a4
+	xor        	t2, t2, a3
+	slli       	a3, a3, 8
+	xor        	t2, t2, a3
+	srli       	a3, t2, 16
+	xor        	a3, t2, a3
+	and        	a1, a3, a1
+	xor        	t2, t2, a1
+	slli       	a1, a1, 16
+	xor        	a1, t2, a1
+	slli       	t2, a2, 32
+	srli       	t2, t2, 32
+	slli       	a3, a1, 32
+	or         	t2, t2, a3
+	srli       	a2, a2, 32
+	and        	t1, a1, t1
+	or         	t1, a2, t1
+	ld         	a2, 24(sp)
+	ld         	a3, 32(sp)
+	ld         	a1, 40(sp)
+	srli       	a4, t6, 8
+	xor        	a4, t6, a4
+	and        	a4, a4, a3
+	xor        	t6, t6, a4
+	slli       	a4, a4, 8
+	xor        	t6, t6, a4
+	srli       	a4, t6, 16
+	xor        	a4, t6, a4
+	and        	a4, a4, a2
+	xor        	t6, t6, a4
+	slli       	a4, a4, 16
+	xor        	t6, t6, a4
+	srli       	a4, t5, 8
+	xor        	a4, t5, a4
+	and        	a3, a4, a3
+	xor        	t5, t5, a3
+	slli       	a3, a3, 8
+	xor        	t5, t5, a3
+	srli       	a3, t5, 16
+	xor        	a3, t5, a3
+	and        	a2, a3, a2
+	xor        	t5, t5, a2
+	slli       	a2, a2, 16
+	xor        	a2, t5, a2
+	slli       	t5, t6, 32
+	srli       	t5, t5, 32
+	slli       	a3, a2, 32
+	or         	t5, t5, a3
+	srli       	t6, t6, 32
+	and        	a1, a2, a1
+	or         	t6, t6, a1
+	ld         	a2, 24(sp)
+	ld         	a3, 32(sp)
+	ld         	a1, 40(sp)
+	srli       	a4, a0, 8
+	xor        	a4, a0, a4
+	and        	a4, a4, a3
+	xor        	a0, a0, a4
+	slli       	a4, a4, 8
+	xor        	a0, a0, a4
+	srli       	a4, a0, 16
+	xor        	a4, a0, a4
+	and        	a4, a4, a2
+	xor        	a0, a0, a4
+	slli       	a4, a4, 16
+	xor        	a0, a0, a4
+	srli       	a4, t4, 8
+	xor        	a4, t4, a4
+	and        	a3, a4, a3
+	xor        	t4, t4, a3
+	slli       	a3, a3, 8
+	xor        	t4, t4, a3
+	srli       	a3, t4, 16
+	xor        	a3, t4, a3
+	and        	a2, a3, a2
+	xor        	t4, t4, a2
+	slli       	a2, a2, 16
+	xor        	a2, t4, a2
+	slli       	t4, a0, 32
+	srli       	t4, t4, 32
+	slli       	a3, a2, 32
+	or         	t4, t4, a3
+	srli       	a0, a0, 32
+	and        	a1, a2, a1
+	or         	a0, a0, a1
+	ld         	a2, 24(sp)
+	ld         	a3, 32(sp)
+	ld         	a1, 40(sp)
+	srli       	a4, t3, 8
+	xor        	a4, t3, a4
+	and        	a4, a4, a3
+	xor        	t3, t3, a4
+	slli       	a4, a4, 8
+	xor        	t3, t3, a4
+	srli       	a4, t3, 16
+	xor        	a4, t3, a4
+	and        	a4, a4, a2
+	xor        	t3, t3, a4
+	slli       	a4, a4, 16
+	xor        	t3, t3, a4
+	srli       	a4, t0, 8
+	xor        	a4, t0, a4
+	and        	a3, a4, a3
+	xor        	t0, t0, a3
+	slli       	a3, a3, 8
+	xor        	t0, t0, a3
+	srli       	a3, t0, 16
+	xor        	a3, t0, a3
+	and        	a2, a3, a2
+	xor        	t0, t0, a2
+	slli       	a2, a2, 16
+	xor        	a2, t0, a2
+	slli       	t0, t3, 32
+	srli       	t0, t0, 32
+	slli       	a3, a2, 32
+	or         	t0, t0, a3
+	srli       	t3, t3, 32
+	and        	a1, a2, a1
+	or         	t3, t3, a1
+	ld         	a1, 192(sp)
+	andi       	a1, a1, 7
+	bne        	a1, zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_out_unaligned
+	ld         	a1, 192(sp)
+	andi       	a1, a1, -8
+	sd         	t2, 0(a1)
+	sd         	t1, 8(a1)
+.Laes_ct_ecb_decrypt_rv64gc_zbb_out_stored:
+	addi       	a1, zero, 1
+	ld         	t1, 168(sp)
+	bgeu       	a1, t1, .Laes_ct_ecb_decrypt_rv64gc_zbb_skip
+	ld         	t1, 192(sp)
+	addi       	t1, t1, 16
+	andi       	a1, t1, 7
+	bne        	a1, zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_out_unaligned.1
+	andi       	a1, t1, -8
+	sd         	t5, 0(a1)
+	sd         	t6, 8(a1)
+.Laes_ct_ecb_decrypt_rv64gc_zbb_out_stored.1:
+.Laes_ct_ecb_decrypt_rv64gc_zbb_skip:
+	addi       	a1, zero, 2
+	ld         	t1, 168(sp)
+	bgeu       	a1, t1, .Laes_ct_ecb_decrypt_rv64gc_zbb_skip.1
+	ld         	t1, 192(sp)
+	addi       	t1, t1, 32
+	andi       	a1, t1, 7
+	bne        	a1, zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_out_unaligned.2
+	andi       	a1, t1, -8
+	sd         	t4, 0(a1)
+	sd         	a0, 8(a1)
+.Laes_ct_ecb_decrypt_rv64gc_zbb_out_stored.2:
+.Laes_ct_ecb_decrypt_rv64gc_zbb_skip.1:
+	addi       	a1, zero, 3
+	ld         	t1, 168(sp)
+	bgeu       	a1, t1, .Laes_ct_ecb_decrypt_rv64gc_zbb_skip.2
+	ld         	t1, 192(sp)
+	addi       	t1, t1, 48
+	andi       	a1, t1, 7
+	bne        	a1, zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_out_unaligned.3
+	andi       	a1, t1, -8
+	sd         	t0, 0(a1)
+	sd         	t3, 8(a1)
+.Laes_ct_ecb_decrypt_rv64gc_zbb_out_stored.3:
+.Laes_ct_ecb_decrypt_rv64gc_zbb_skip.2:
+	addi       	a1, zero, 4
+	ld         	t0, 168(sp)
+	bgeu       	a1, t0, .Laes_ct_ecb_decrypt_rv64gc_zbb_done
+	ld         	t0, 168(sp)
+	addi       	t0, t0, -4
+	sd         	t0, 168(sp)
+	ld         	t0, 176(sp)
+	addi       	t0, t0, 64
+	sd         	t0, 176(sp)
+	ld         	t0, 192(sp)
+	addi       	t0, t0, 64
+	sd         	t0, 192(sp)
+	jal        	zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_group
+.Laes_ct_ecb_decrypt_rv64gc_zbb_done:
+	// return
+	sd         	zero, 200(sp)
+	sd         	zero, 208(sp)
+	sd         	zero, 216(sp)
+	sd         	zero, 224(sp)
+	sd         	zero, 232(sp)
+	sd         	zero, 240(sp)
+	addi       	t2, zero, 0
+	addi       	a0, zero, 0
+	addi       	a2, zero, 0
+	addi       	a3, zero, 0
+	addi       	a4, zero, 0
+	addi       	a5, zero, 0
+	addi       	a6, zero, 0
+	addi       	a7, zero, 0
+	addi       	t3, zero, 0
+	addi       	t4, zero, 0
+	addi       	t5, zero, 0
+	addi       	t6, zero, 0
+	ld         	s1, 248(sp)
+	ld         	s2, 256(sp)
+	ld         	s3, 264(sp)
+	ld         	s4, 272(sp)
+	ld         	s5, 280(sp)
+	ld         	s6, 288(sp)
+	ld         	s7, 296(sp)
+	ld         	s8, 304(sp)
+	ld         	s9, 312(sp)
+	ld         	s10, 320(sp)
+	ld         	s11, 328(sp)
+	ld         	ra, 336(sp)
+	addi       	sp, sp, 352
+	jalr       	zero, 0(ra)
+.Laes_ct_ecb_decrypt_rv64gc_zbb_in_unaligned:
+	ld         	t0, 176(sp)
+	sub        	t1, t0, a1
+	slli       	a1, a1, 3
+	sub        	a3, zero, a1
+	ld         	t0, 0(t1)
+	ld         	a2, 8(t1)
+	ld         	a4, 16(t1)
+	srl        	t0, t0, a1
+	sll        	t1, a2, a3
+	or         	t0, t0, t1
+	srl        	a2, a2, a1
+	sll        	a4, a4, a3
+	or         	a2, a2, a4
+	jal        	zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_in_loaded
+.Laes_ct_ecb_decrypt_rv64gc_zbb_in_unaligned.1:
+	sub        	t1, t1, a1
+	slli       	a1, a1, 3
+	sub        	a3, zero, a1
+	ld         	t6, 0(t1)
+	ld         	t4, 8(t1)
+	ld         	a4, 16(t1)
+	srl        	t6, t6, a1
+	sll        	t1, t4, a3
+	or         	t6, t6, t1
+	srl        	t4, t4, a1
+	sll        	a4, a4, a3
+	or         	t4, t4, a4
+	jal        	zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_in_loaded.1
+.Laes_ct_ecb_decrypt_rv64gc_zbb_in_unaligned.2:
+	sub        	t1, t1, a1
+	slli       	a1, a1, 3
+	sub        	a3, zero, a1
+	ld         	a0, 0(t1)
+	ld         	t5, 8(t1)
+	ld         	a4, 16(t1)
+	srl        	a0, a0, a1
+	sll        	t1, t5, a3
+	or         	a0, a0, t1
+	srl        	t5, t5, a1
+	sll        	a4, a4, a3
+	or         	t5, t5, a4
+	jal        	zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_in_loaded.2
+.Laes_ct_ecb_decrypt_rv64gc_zbb_in_unaligned.3:
+	sub        	t1, t1, a1
+	slli       	a1, a1, 3
+	sub        	a3, zero, a1
+	ld         	t2, 0(t1)
+	ld         	t3, 8(t1)
+	ld         	a4, 16(t1)
+	srl        	t2, t2, a1
+	sll        	t1, t3, a3
+	or         	t2, t2, t1
+	srl        	t3, t3, a1
+	sll        	a4, a4, a3
+	or         	t3, t3, a4
+	jal        	zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_in_loaded.3
+.Laes_ct_ecb_decrypt_rv64gc_zbb_out_unaligned:
+	ld         	a1, 192(sp)
+	sb         	t2, 0(a1)
+	srli       	t2, t2, 8
+	ld         	a1, 192(sp)
+	sb         	t2, 1(a1)
+	srli       	t2, t2, 8
+	ld         	a1, 192(sp)
+	sb         	t2, 2(a1)
+	srli       	t2, t2, 8
+	ld         	a1, 192(sp)
+	sb         	t2, 3(a1)
+	srli       	t2, t2, 8
+	ld         	a1, 192(sp)
+	sb         	t2, 4(a1)
+	srli       	t2, t2, 8
+	ld         	a1, 192(sp)
+	sb         	t2, 5(a1)
+	srli       	t2, t2, 8
+	ld         	a1, 192(sp)
+	sb         	t2, 6(a1)
+	srli       	t2, t2, 8
+	ld         	a1, 192(sp)
+	sb         	t2, 7(a1)
+	sb         	t1, 8(a1)
+	srli       	t1, t1, 8
+	ld         	t2, 192(sp)
+	sb         	t1, 9(t2)
+	srli       	t1, t1, 8
+	ld         	t2, 192(sp)
+	sb         	t1, 10(t2)
+	srli       	t1, t1, 8
+	ld         	t2, 192(sp)
+	sb         	t1, 11(t2)
+	srli       	t1, t1, 8
+	ld         	t2, 192(sp)
+	sb         	t1, 12(t2)
+	srli       	t1, t1, 8
+	ld         	t2, 192(sp)
+	sb         	t1, 13(t2)
+	srli       	t1, t1, 8
+	ld         	t2, 192(sp)
+	sb         	t1, 14(t2)
+	srli       	t1, t1, 8
+	ld         	t2, 192(sp)
+	sb         	t1, 15(t2)
+	jal        	zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_out_stored
+.Laes_ct_ecb_decrypt_rv64gc_zbb_out_unaligned.1:
+	sb         	t5, 0(t1)
+	srli       	t5, t5, 8
+	sb         	t5, 1(t1)
+	srli       	t5, t5, 8
+	sb         	t5, 2(t1)
+	srli       	t5, t5, 8
+	sb         	t5, 3(t1)
+	srli       	t5, t5, 8
+	sb         	t5, 4(t1)
+	srli       	t5, t5, 8
+	sb         	t5, 5(t1)
+	srli       	t5, t5, 8
+	sb         	t5, 6(t1)
+	srli       	t5, t5, 8
+	sb         	t5, 7(t1)
+	sb         	t6, 8(t1)
+	srli       	t6, t6, 8
+	sb         	t6, 9(t1)
+	srli       	t6, t6, 8
+	sb         	t6, 10(t1)
+	srli       	t6, t6, 8
+	sb         	t6, 11(t1)
+	srli       	t6, t6, 8
+	sb         	t6, 12(t1)
+	srli       	t6, t6, 8
+	sb         	t6, 13(t1)
+	srli       	t6, t6, 8
+	sb         	t6, 14(t1)
+	srli       	t6, t6, 8
+	sb         	t6, 15(t1)
+	jal        	zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_out_stored.1
+.Laes_ct_ecb_decrypt_rv64gc_zbb_out_unaligned.2:
+	sb         	t4, 0(t1)
+	srli       	t4, t4, 8
+	sb         	t4, 1(t1)
+	srli       	t4, t4, 8
+	sb         	t4, 2(t1)
+	srli       	t4, t4, 8
+	sb         	t4, 3(t1)
+	srli       	t4, t4, 8
+	sb         	t4, 4(t1)
+	srli       	t4, t4, 8
+	sb         	t4, 5(t1)
+	srli       	t4, t4, 8
+	sb         	t4, 6(t1)
+	srli       	t4, t4, 8
+	sb         	t4, 7(t1)
+	sb         	a0, 8(t1)
+	srli       	a0, a0, 8
+	sb         	a0, 9(t1)
+	srli       	a0, a0, 8
+	sb         	a0, 10(t1)
+	srli       	a0, a0, 8
+	sb         	a0, 11(t1)
+	srli       	a0, a0, 8
+	sb         	a0, 12(t1)
+	srli       	a0, a0, 8
+	sb         	a0, 13(t1)
+	srli       	a0, a0, 8
+	sb         	a0, 14(t1)
+	srli       	a0, a0, 8
+	sb         	a0, 15(t1)
+	jal        	zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_out_stored.2
+.Laes_ct_ecb_decrypt_rv64gc_zbb_out_unaligned.3:
+	sb         	t0, 0(t1)
+	srli       	t0, t0, 8
+	sb         	t0, 1(t1)
+	srli       	t0, t0, 8
+	sb         	t0, 2(t1)
+	srli       	t0, t0, 8
+	sb         	t0, 3(t1)
+	srli       	t0, t0, 8
+	sb         	t0, 4(t1)
+	srli       	t0, t0, 8
+	sb         	t0, 5(t1)
+	srli       	t0, t0, 8
+	sb         	t0, 6(t1)
+	srli       	t0, t0, 8
+	sb         	t0, 7(t1)
+	sb         	t3, 8(t1)
+	srli       	t3, t3, 8
+	sb         	t3, 9(t1)
+	srli       	t3, t3, 8
+	sb         	t3, 10(t1)
+	srli       	t3, t3, 8
+	sb         	t3, 11(t1)
+	srli       	t3, t3, 8
+	sb         	t3, 12(t1)
+	srli       	t3, t3, 8
+	sb         	t3, 13(t1)
+	srli       	t3, t3, 8
+	sb         	t3, 14(t1)
+	srli       	t3, t3, 8
+	sb         	t3, 15(t1)
+	jal        	zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_out_stored.3
+SYM_FUNC_END(aes_ct_ecb_decrypt_rv64gc_zbb)
 
 	.section	.rodata
 	.p2align	3

@@ -17,7 +17,7 @@
 	.set	AES_encrypt, AES_ct_encrypt_rv64gc
 AES_ct_encrypt_rv64gc:
 	# void AES_ct_encrypt_rv64gc(const unsigned char *in, unsigned char *out, const AES_KEY *key)
-	# AES_ct_encrypt_rv64gc: 4296 instructions, frame 288 bytes
+	# AES_ct_encrypt_rv64gc: 4297 instructions, frame 288 bytes
 	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
 	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
 	#   most live values at once: 28 integer, 0 vector registers
@@ -4243,6 +4243,7 @@ AES_ct_encrypt_rv64gc:
 	sd         	t1, 8(t0)
 .LAES_ct_encrypt_rv64gc_out_stored:
 	# return
+	addi       	t0, zero, 0
 	addi       	t1, zero, 0
 	addi       	t2, zero, 0
 	addi       	a0, zero, 0
@@ -4343,7 +4344,7 @@ AES_ct_encrypt_rv64gc:
 	.set	AES_decrypt, AES_ct_decrypt_rv64gc
 AES_ct_decrypt_rv64gc:
 	# void AES_ct_decrypt_rv64gc(const unsigned char *in, unsigned char *out, const AES_KEY *key)
-	# AES_ct_decrypt_rv64gc: 4465 instructions, frame 320 bytes
+	# AES_ct_decrypt_rv64gc: 4467 instructions, frame 320 bytes
 	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
 	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
 	#   most live values at once: 28 integer, 0 vector registers
@@ -8725,12 +8726,12 @@ AES_ct_decrypt_rv64gc:
 	and        	t0, t0, t4
 	or         	t0, t3, t0
 	ld         	t0, 160(sp)
-	andi       	a1, t0, 7
-	bne        	a1, zero, .LAES_ct_decrypt_rv64gc_out_unaligned
+	andi       	t0, t0, 7
+	bne        	t0, zero, .LAES_ct_decrypt_rv64gc_out_unaligned
 	ld         	t0, 160(sp)
-	andi       	a1, t0, -8
-	sd         	t2, 0(a1)
-	sd         	t1, 8(a1)
+	andi       	t0, t0, -8
+	sd         	t2, 0(t0)
+	sd         	t1, 8(t0)
 .LAES_ct_decrypt_rv64gc_out_stored:
 	# return
 	sd         	zero, 168(sp)
@@ -8738,9 +8739,11 @@ AES_ct_decrypt_rv64gc:
 	sd         	zero, 184(sp)
 	sd         	zero, 192(sp)
 	sd         	zero, 200(sp)
+	addi       	t0, zero, 0
 	addi       	t1, zero, 0
 	addi       	t2, zero, 0
 	addi       	a0, zero, 0
+	addi       	a1, zero, 0
 	addi       	a2, zero, 0
 	addi       	a3, zero, 0
 	addi       	a4, zero, 0

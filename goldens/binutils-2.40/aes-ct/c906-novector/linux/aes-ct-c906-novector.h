@@ -32,4 +32,10 @@ int aes_ct_expandkey_c906_novector(struct crypto_aes_ctx *ctx, const u8 *in_key,
 /* AES counter mode with ctx->key_enc, constant time: out = in ^ E(iv), the big-endian 32-bit counter in iv[12..16] incremented (mod 2^32) per block; iv is not written back (the caller carries into iv[0..12]) */
 void aes_ct_ctr32_c906_novector(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in, size_t nblocks, const u8 iv[16]);
 
+/* AES-ECB encryption of nblocks whole blocks with ctx->key_enc, constant time (fixsliced, four blocks a pass) */
+void aes_ct_ecb_encrypt_c906_novector(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in, size_t nblocks);
+
+/* AES-ECB decryption of nblocks whole blocks with ctx->key_dec, constant time (fixsliced, four blocks a pass) */
+void aes_ct_ecb_decrypt_c906_novector(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in, size_t nblocks);
+
 #endif /* KGEN_AES_CT_C906_NOVECTOR_LINUX_H */
