@@ -54,4 +54,5 @@ for t in tests/*.rs; do
   step "tests/$name.rs" cargo test --release -q -p kgen --test "$name" -- "$@"
 done
 step "clippy" cargo clippy --workspace --all-targets --release -- -D warnings
+step "cargo doc" env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps -q
 report

@@ -27,7 +27,7 @@
 //! every byte (row `r`, column `c`, block `j` at bit `16r + 4c + j`). SubBytes is Boyar and
 //! Peralta's 113-gate circuit on the eight words; ShiftRows is never computed in the rounds
 //! (fixslicing: MixColumns rotates rows and columns by an amount that cycles with the
-//! round, and the round keys are stored shifted to match); see [`slice`]. The round keys
+//! round, and the round keys are stored shifted to match); see [`mod@slice`]. The round keys
 //! are made bitsliced from the `AES_KEY` on every call (as OpenSSL's bsaes does):
 //! `AES_ctr32_encrypt` makes them once into its frame; the block functions make each one
 //! where the round needs it. The key schedules compute SubWord with the same circuit on

@@ -233,7 +233,7 @@ pub fn shift_rows<W: Words>(w: &mut W, x: W::V, k: u32) -> W::V {
 }
 
 /// Rows rotated by `rho` and columns by `kappa`: out(r, c) = in(r + rho, c + kappa).
-/// `m` is [`column_mask`]`(kappa)` when `kappa` is not 0.
+/// `m` is `column_mask(kappa)` when `kappa` is not 0.
 pub fn rotate<W: Words>(w: &mut W, x: W::V, rho: u32, kappa: u32, m: Option<W::V>) -> W::V {
     if kappa == 0 {
         return w.ror(x, 16 * rho);
