@@ -429,17 +429,23 @@ pub(crate) fn store_block(f: &mut Func, p: Reg, d: [Reg; 2], t: Reg) {
     );
     f.cold(|f| {
         kasm!(f, out_unaligned:);
-        for (k, w) in [d0, d1].into_iter().enumerate() {
-            for i in 0..8i64 {
-                let off = 8 * k as i64 + i;
-                kasm!(f, sb {w}, {off}({p}););
-                if i < 7 {
-                    kasm!(f, srli {w}, {w}, 8;);
-                }
-            }
-        }
+        store_bytes16(f, p, d);
         kasm!(f, j out_stored;);
     });
+}
+
+/// The 16 bytes (d0, d1), little-endian, stored at `p` a byte at a time (any alignment);
+/// d0 and d1 are clobbered.
+pub(crate) fn store_bytes16(f: &mut Func, p: Reg, d: [Reg; 2]) {
+    for (k, w) in d.into_iter().enumerate() {
+        for i in 0..8i64 {
+            let off = 8 * k as i64 + i;
+            kasm!(f, sb {w}, {off}({p}););
+            if i < 7 {
+                kasm!(f, srli {w}, {w}, 8;);
+            }
+        }
+    }
 }
 
 /// One full round u: n_j = rk_j ^ T0[a.b0] ^ T1[b.b1] ^ T2[c.b2] ^ T3[d.b3] where

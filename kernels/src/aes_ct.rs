@@ -690,15 +690,7 @@ fn store16(f: &mut Func, p: Reg, d: [Reg; 2], t: Reg) {
     kasm!(f, andi {t}, {p}, 7; bnez {t}, out_unaligned; andi {t}, {p}, -8; sd {d0}, 0({t}); sd {d1}, 8({t}); out_stored:);
     f.cold(|f| {
         kasm!(f, out_unaligned:);
-        for (k, w) in [d0, d1].into_iter().enumerate() {
-            for i in 0..8i64 {
-                let off = 8 * k as i64 + i;
-                kasm!(f, sb {w}, {off}({p}););
-                if i < 7 {
-                    kasm!(f, srli {w}, {w}, 8;);
-                }
-            }
-        }
+        aes::store_bytes16(f, p, d);
         kasm!(f, j out_stored;);
     });
 }
@@ -1173,13 +1165,9 @@ fn inv_schedule(f: &mut Func, rot: Rot, masks: Masks, key: Reg, total: Reg) {
         f.public(r);
     }
     f.comment("reverse the order of the round keys (16 bytes at a time)");
-    kasm!(f,
-        addi {lo}, {key}, 0;
-        slli {hi}, {total}, 2;
-        add {hi}, {hi}, {key};
-        addi {hi}, {hi}, -16;
-    swap:
-    );
+    kasm!(f, addi {lo}, {key}, 0;);
+    last_round_key(f, hi, key, total);
+    kasm!(f, swap:);
     for off in [0i64, 4, 8, 12] {
         kasm!(f, lw {a}, {off}({lo}); lw {b}, {off}({hi}); sw {b}, {off}({lo}); sw {a}, {off}({hi}););
     }
@@ -1191,6 +1179,11 @@ fn inv_schedule(f: &mut Func, rot: Rot, masks: Masks, key: Reg, total: Reg) {
     imc_middle(f, rot, masks, key, total);
 }
 
+/// `p` = the schedule's last round key: `key` + 4 * `total` - 16.
+fn last_round_key(f: &mut Func, p: Reg, key: Reg, total: Reg) {
+    kasm!(f, slli {p}, {total}, 2; add {p}, {p}, {key}; addi {p}, {p}, -16;);
+}
+
 /// InvMixColumns of words 4 .. total-4 of the schedule at `key`.
 fn imc_middle(f: &mut Func, rot: Rot, masks: Masks, key: Reg, total: Reg) {
     let [lo, hi, a] = [f.xreg("lo"), f.xreg("hi"), f.xreg("a")];
@@ -1198,14 +1191,9 @@ fn imc_middle(f: &mut Func, rot: Rot, masks: Masks, key: Reg, total: Reg) {
         f.public(r);
     }
     f.comment("InvMixColumns of words 4 .. total-4");
-    kasm!(f,
-        addi {lo}, {key}, 16;
-        slli {hi}, {total}, 2;
-        add {hi}, {hi}, {key};
-        addi {hi}, {hi}, -16;
-    imc:
-        lwu {a}, 0({lo});
-    );
+    kasm!(f, addi {lo}, {key}, 16;);
+    last_round_key(f, hi, key, total);
+    kasm!(f, imc: lwu {a}, 0({lo}););
     let mut w = Em { f: &mut *f, rot, masks };
     let o = inv_mix_column(&mut w, a);
     kasm!(f,
@@ -1251,11 +1239,9 @@ fn expandkey_fn(variant: &str, t: &Target) -> Func {
     let v = f.xreg("v");
     kasm!(f,
         addi {kd}, {ctx}, 240;
-        slli {src}, {total}, 2;
-        add {src}, {src}, {ctx};
-        addi {src}, {src}, -16;
-    reverse:
     );
+    last_round_key(&mut f, src, ctx, total);
+    kasm!(f, reverse:);
     for off in [0i64, 4, 8, 12] {
         kasm!(f, lw {v}, {off}({src}); sw {v}, {off}({kd}););
     }
