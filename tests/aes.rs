@@ -26,12 +26,11 @@ fn tohex(b: &[u8]) -> String {
 }
 
 fn module(kernel: &str, variant: &str) -> kgen_dsl::Module {
-    kgen_kernels::kernel(kernel).unwrap().variant(variant).unwrap().build(Abi::Psabi).unwrap_or_else(|e| panic!("{e}"))
+    common::module(kernel, variant, Abi::Psabi)
 }
 
 fn env(kernel: &str, variant: &str) -> Env {
-    let m = module(kernel, variant);
-    Env::new(&m.object().unwrap(), &m.target).unwrap()
+    common::sim(&module(kernel, variant))
 }
 
 fn rc_encrypt(key: &[u8], block: &[u8; 16]) -> [u8; 16] {
@@ -584,8 +583,8 @@ fn aes_ct_linux_forms_against_the_openssl_forms_and_rustcrypto() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
     let mut cases = 0;
     for variant in ["c906-novector", "rv64gc", "rv64gc-zbb"] {
-        let m = kgen_kernels::kernel("aes-ct").unwrap().variant(variant).unwrap().build(Abi::Linux).unwrap_or_else(|e| panic!("{e}"));
-        let mut e = Env::new(&m.object().unwrap(), &m.target).unwrap();
+        let m = common::module("aes-ct", variant, Abi::Linux);
+        let mut e = common::sim(&m);
         let mut o = env("aes-ct", variant);
         let sfx = variant.replace('-', "_");
         let [expand, enc, dec, ctr, ecb_enc, ecb_dec] = ["expandkey", "encrypt", "decrypt", "ctr32", "ecb_encrypt", "ecb_decrypt"].map(|f| e.sym(&format!("aes_ct_{f}_{sfx}")));
@@ -721,7 +720,7 @@ fn aes_ct_linux_assembly_under_qemu() {
         expect.push((key.clone(), pt, ctr32_reference(&key, &iv, &data)));
     }
     for variant in ["c906-novector", "rv64gc", "rv64gc-zbb"] {
-        let m = kgen_kernels::kernel("aes-ct").unwrap().variant(variant).unwrap().build(Abi::Linux).unwrap_or_else(|e| panic!("{e}"));
+        let m = common::module("aes-ct", variant, Abi::Linux);
         let sfx = variant.replace('-', "_");
         let defs = format!("#define EXPANDKEY aes_ct_expandkey_{sfx}\n#define ENCRYPT aes_ct_encrypt_{sfx}\n#define DECRYPT aes_ct_decrypt_{sfx}\n#define CTR32 aes_ct_ctr32_{sfx}\n#define ECB_ENCRYPT aes_ct_ecb_encrypt_{sfx}\n#define ECB_DECRYPT aes_ct_ecb_decrypt_{sfx}\n");
         let src = format!("{}{}{}{defs}{LINUX_HARNESS}", common::C_HELPERS, common::CANARIES_H, common::header(&dir, &m));

@@ -10,9 +10,10 @@ use kgen_dsl::Abi;
 use kgen_sim::Env;
 use rand::{Rng, SeedableRng};
 
+mod common;
+
 fn env(kernel: &str, variant: &str) -> Env {
-    let m = kgen_kernels::kernel(kernel).unwrap().variant(variant).unwrap().build(Abi::Psabi).unwrap_or_else(|e| panic!("{e}"));
-    Env::new(&m.object().unwrap(), &m.target).unwrap()
+    common::sim(&common::module(kernel, variant, Abi::Psabi))
 }
 
 /// The observer's record of one call.
@@ -101,8 +102,7 @@ fn aes_ct_leaves_the_same_trace_for_every_key_and_input() {
 fn aes_ct_linux_forms_leave_the_same_trace_for_every_key_and_input() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(37);
     for variant in ["c906-novector", "rv64gc", "rv64gc-zbb"] {
-        let m = kgen_kernels::kernel("aes-ct").unwrap().variant(variant).unwrap().build(Abi::Linux).unwrap_or_else(|e| panic!("{e}"));
-        let mut e = Env::new(&m.object().unwrap(), &m.target).unwrap();
+        let mut e = common::sim(&common::module("aes-ct", variant, Abi::Linux));
         let sfx = variant.replace('-', "_");
         let b = bufs(&mut e, 7);
         let ctx = e.buffer(&[0; 484], 0, true);

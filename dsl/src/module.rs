@@ -97,6 +97,12 @@ impl Module {
         Ok(())
     }
 
+    /// Whether any function's checks found a declared leak (code that is not constant time
+    /// and says so).
+    pub fn declares_leaks(&self) -> bool {
+        self.funcs.iter().any(|l| l.findings.iter().any(|x| x.declared))
+    }
+
     /// The alignment of each data object (what the checks know of `la` addresses).
     pub fn data_alignments(&self) -> HashMap<String, u32> {
         self.data.iter().map(|d| (d.name.clone(), d.align)).collect()

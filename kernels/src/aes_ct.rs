@@ -44,10 +44,11 @@
 //! Variants: `c906-novector` rotates with `th.srri` and swaps bytes with `th.revw`;
 //! `rv64gc-zbb` with `rori` and `rev8`; `rv64gc` with shifts.
 //!
-//! Cost: making the bitsliced round keys costs about 2,470 cycles a call with the frame's
-//! zeros and wipe (AES-128 on the C906 model: `AES_ctr32_encrypt`'s 64-byte call less one
-//! pass of its four-block loop), so short counter-mode calls pay mostly for that; one pass
-//! is about 2,540 cycles (39.7 cycles per byte). The S-box is 1,130 of the 2,030 or so instructions of a pass's
+//! Cost (AES-128, C906 model cycles per call as tests/rtl_calibration.rs prints them): `AES_ctr32_encrypt`
+//! takes 5,010 cycles for 64 bytes (one pass of four blocks) and 43,073 for 1 KiB (16
+//! passes), so a pass costs 2,537 cycles (39.6 per byte) and a call 2,473 more: making the
+//! bitsliced round keys, the frame's zeros and wipe, the saved registers. Short calls pay
+//! mostly for that. The S-box is 1,130 of the 2,030 or so instructions of a pass's
 //! rounds, MixColumns 770 (240 of them rotations, three instructions each on `rv64gc`).
 //! A single block costs a whole pass, and its round keys are made as its rounds go.
 //!
@@ -152,8 +153,10 @@ const CRYPTO_AES_CTX: Elem =
     Elem::Named { name: "struct crypto_aes_ctx", align: 4, def: "struct crypto_aes_ctx { u32 key_enc[60]; u32 key_dec[60]; u32 key_length; }" };
 /// `key_length`, from which the round count follows.
 const KEY_LENGTH_PUBLIC: &[(i64, i64)] = &[(480, 484)];
+/// The context as the cipher functions read it.
+const CTX_IN: Param = Param::ptr("ctx", CRYPTO_AES_CTX, In, true).public(KEY_LENGTH_PUBLIC);
 const LINUX_BLOCK_PARAMS: &[Param] = &[
-    Param::ptr("ctx", CRYPTO_AES_CTX, In, true).public(KEY_LENGTH_PUBLIC),
+    CTX_IN,
     Param::ptr("out", Elem::U8, Out, false),
     Param::ptr("in", Elem::U8, In, true),
 ];
@@ -197,7 +200,7 @@ pub const LINUX_CTR32: Entry = Entry {
     alias: None,
     abis: &[Abi::Linux],
     params: &[
-        Param::ptr("ctx", CRYPTO_AES_CTX, In, true).public(KEY_LENGTH_PUBLIC),
+        CTX_IN,
         Param::ptr("out", Elem::U8, Out, false),
         Param::ptr("in", Elem::U8, In, true),
         Param::val("nblocks", Ty::Size, false),
@@ -215,7 +218,7 @@ pub const LINUX_ECB_ENCRYPT: Entry = Entry {
     alias: None,
     abis: &[Abi::Linux],
     params: &[
-        Param::ptr("ctx", CRYPTO_AES_CTX, In, true).public(KEY_LENGTH_PUBLIC),
+        CTX_IN,
         Param::ptr("out", Elem::U8, Out, false),
         Param::ptr("in", Elem::U8, In, true),
         Param::val("nblocks", Ty::Size, false),

@@ -16,6 +16,16 @@ pub const LINKAGE_STUB: &str = "#ifndef STUB_LINKAGE_H
 #endif
 ";
 
+/// A kernel variant's module for `abi` (a build failure panics with its message).
+pub fn module(kernel: &str, variant: &str, abi: kgen_dsl::Abi) -> kgen_dsl::Module {
+    kgen_kernels::kernel(kernel).unwrap().variant(variant).unwrap().build(abi).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// kgen-sim with `m` loaded.
+pub fn sim(m: &kgen_dsl::Module) -> kgen_sim::Env {
+    kgen_sim::Env::new(&m.object().unwrap(), &m.target).unwrap()
+}
+
 /// Compiles `c_src` with the assembly files into a static riscv64 binary.
 pub fn build(dir: &Path, name: &str, c_src: &str, asm: &[(&str, String)]) -> Option<PathBuf> {
     let gcc = oracle::gcc()?;

@@ -19,41 +19,31 @@ use std::collections::BTreeSet;
 /// A hook whose variants declare a leak (their checks' findings) is left out under
 /// [`Leaks::Refuse`]; under [`Leaks::Allow`] it displaces a constant-time hook of its slot.
 pub fn all(t: &mut Tree, base: &str, kernels: &[&'static Kernel], leaks: Leaks) -> Result<Vec<Patch>, String> {
-    let mut all_hooks: Vec<(&'static Kernel, &'static Openssl, bool)> = Vec::new();
+    // Each hook's variants, built once: what the patches call and whether they leak.
+    let mut filled: Vec<(&'static Kernel, &'static Openssl, Vec<Use>)> = Vec::new();
     for &k in kernels {
         for h in k.hooks {
             if let Hook::Openssl(o) = h {
-                let mut leaky = false;
-                for v in o.variants {
-                    leaky |= Use::new(k, v, o.entries)?.module.funcs.iter().any(|f| !f.findings.is_empty());
+                if o.variants.is_empty() {
+                    return Err(format!("openssl-patches: kernel `{}`'s OpenSSL hook names no variant", k.name));
                 }
-                all_hooks.push((k, o, leaky));
+                filled.push((k, o, o.variants.iter().map(|v| Use::new(k, v, o.entries)).collect::<Result<_, _>>()?));
             }
         }
     }
-    let leaky_slots: Vec<OpensslSlot> = all_hooks.iter().filter(|h| h.2).map(|h| h.1.slot).collect();
-    let hooks: Vec<(&'static Kernel, &'static Openssl)> = all_hooks
-        .into_iter()
-        .filter(|&(_, o, leaky)| match leaks {
-            Leaks::Refuse => !leaky,
-            Leaks::Allow => leaky || !leaky_slots.contains(&o.slot),
-        })
-        .map(|(k, o, _)| (k, o))
-        .collect();
-    let mut hooks = hooks;
-    hooks.sort_by_key(|(_, o)| o.slot);
-    for w in hooks.windows(2) {
+    let leaky = |us: &[Use]| us.iter().any(|u| u.module.declares_leaks());
+    let leaky_slots: Vec<OpensslSlot> = filled.iter().filter(|h| leaky(&h.2)).map(|h| h.1.slot).collect();
+    filled.retain(|(_, o, us)| match leaks {
+        Leaks::Refuse => !leaky(us),
+        Leaks::Allow => leaky(us) || !leaky_slots.contains(&o.slot),
+    });
+    filled.sort_by_key(|(_, o, _)| o.slot);
+    for w in filled.windows(2) {
         if w[0].1.slot == w[1].1.slot {
             return Err(format!("openssl-patches: kernels `{}` and `{}` both fill OpenSSL's {:?} slot", w[0].0.name, w[1].0.name, w[0].1.slot));
         }
     }
-    let mut uses: Vec<Vec<Use>> = Vec::new();
-    for (k, o) in &hooks {
-        if o.variants.is_empty() {
-            return Err(format!("openssl-patches: kernel `{}`'s OpenSSL hook names no variant", k.name));
-        }
-        uses.push(o.variants.iter().map(|v| Use::new(k, v, o.entries)).collect::<Result<_, _>>()?);
-    }
+    let (hooks, uses): (Vec<(&'static Kernel, &'static Openssl)>, Vec<Vec<Use>>) = filled.into_iter().map(|(k, o, us)| ((k, o), us)).unzip();
     let want = |us: &[Use], n: usize| -> Result<(), String> {
         if us.len() == n {
             Ok(())
