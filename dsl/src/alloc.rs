@@ -633,6 +633,7 @@ fn spill(f: &mut Func, v: usize, vector: bool, depth: &[u32], vtypes: &[Option<(
     let (size, align) = if vector { (vlenb * g as u32, 16) } else { (8, 8) };
     let name = f.vregs[v].name.clone();
     let slot = f.slot(&format!("spill {name}"), size, align, secret);
+    f.slots[slot.0 as usize].spill = true;
     spills.values.push(name.clone());
     let sp = Reg::X(2);
     let mut out: Vec<Item> = Vec::with_capacity(f.items.len() + 16);

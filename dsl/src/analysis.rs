@@ -328,6 +328,17 @@ impl UseDefs {
         }
         ud
     }
+    /// Uses and defs of other things than registers (frame slots, say): item `i`'s from
+    /// `of(i)`, for the same liveness.
+    pub fn from_fn(items: usize, mut of: impl FnMut(usize, &mut Vec<usize>, &mut Vec<usize>)) -> UseDefs {
+        let mut ud = UseDefs { uses: Vec::new(), defs: Vec::new(), ui: vec![0], di: vec![0] };
+        for i in 0..items {
+            of(i, &mut ud.uses, &mut ud.defs);
+            ud.ui.push(ud.uses.len());
+            ud.di.push(ud.defs.len());
+        }
+        ud
+    }
     pub fn uses(&self, i: usize) -> &[usize] {
         &self.uses[self.ui[i]..self.ui[i + 1]]
     }
@@ -352,7 +363,11 @@ pub fn liveness_with(f: &Func, nodes: &Nodes, ud: &UseDefs) -> (Vec<Bits>, Vec<B
 /// [`liveness_with`] as rows: (live-in, live-out), one row per item. Solved on basic blocks
 /// (what each block reads before writing it and what it writes), then spread over the items.
 pub fn liveness_rows(f: &Func, nodes: &Nodes, ud: &UseDefs) -> (BitRows, BitRows) {
-    let n = nodes.n;
+    item_liveness(f, nodes.n, ud)
+}
+
+/// Live-in and live-out rows per item of `n` things whose uses and defs `ud` gives.
+pub fn item_liveness(f: &Func, n: usize, ud: &UseDefs) -> (BitRows, BitRows) {
     let m = f.items.len();
     let blocks = Blocks::of(f);
     let (_, bout) = block_liveness(&blocks, n, ud);

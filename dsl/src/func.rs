@@ -278,7 +278,7 @@ impl Func {
 
     /// Declares a stack slot of `size` bytes.
     pub fn slot(&mut self, name: &str, size: u32, align: u32, secret: bool) -> Slot {
-        self.slots.push(SlotInfo { name: name.to_string(), size, align, secret });
+        self.slots.push(SlotInfo { name: name.to_string(), size, align, secret, spill: false });
         Slot(self.slots.len() as u32 - 1)
     }
 

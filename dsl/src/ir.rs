@@ -273,6 +273,8 @@ pub struct SlotInfo {
     pub align: u32,
     /// Holds secret data: wiped by the epilogue, checked by the secrets check.
     pub secret: bool,
+    /// Made by the allocator for a spilled value (its frame bytes may be shared).
+    pub spill: bool,
 }
 
 /// What a pointer or value argument carries, for the ABI frame, the checks and the docs.

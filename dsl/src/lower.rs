@@ -3,7 +3,7 @@
 //! wipes), both from what the function actually uses.
 
 use crate::abi::Abi;
-use crate::analysis::{label_positions, liveness_with, node, successor_pair, Bits, Nodes, UseDefs, NPHYS};
+use crate::analysis::{item_liveness, label_positions, liveness_with, node, successor_pair, Bits, Nodes, UseDefs, NPHYS};
 use crate::ir::{BuildError, Frame, Func, InstItem, Item, Opnd, Reg, Region};
 use crate::isa::{table, Control, Role, VDialect};
 
@@ -105,7 +105,7 @@ fn possibly_secret(f: &Func) -> Vec<Held> {
 /// was) and the others take no bytes.
 fn share_spill_slots(f: &mut Func) {
     let ns = f.slots.len();
-    let mut ok: Vec<bool> = f.slots.iter().map(|s| s.name.starts_with("spill ") && s.size == 8).collect();
+    let mut ok: Vec<bool> = f.slots.iter().map(|s| s.spill && s.size == 8).collect();
     let m = f.items.len();
     let mut access: Vec<Option<(usize, bool)>> = vec![None; m];
     for (i, it) in f.items.iter().enumerate() {
@@ -131,35 +131,16 @@ fn share_spill_slots(f: &mut Func) {
     for (k, &s) in cands.iter().enumerate() {
         idx[s] = k;
     }
-    // Backward liveness of the candidate slots, item by item.
-    let label_at = label_positions(f);
-    let succ: Vec<[usize; 2]> = (0..m).map(|i| successor_pair(f, &label_at, i)).collect();
+    // A load uses its slot, a store defines it: the registers' liveness, over the slots.
     let nc = cands.len();
-    let mut live_in: Vec<Bits> = vec![Bits::new(nc); m];
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for i in (0..m).rev() {
-            let mut out = Bits::new(nc);
-            for s in succ[i] {
-                if s != usize::MAX {
-                    out.union_with(&live_in[s]);
-                }
-            }
-            if let Some((s, store)) = access[i] {
-                if idx[s] != usize::MAX {
-                    if store {
-                        out.clear(idx[s]);
-                    } else {
-                        out.set(idx[s]);
-                    }
-                }
-            }
-            if live_in[i].union_with(&out) {
-                changed = true;
+    let ud = UseDefs::from_fn(m, |i, uses, defs| {
+        if let Some((s, store)) = access[i] {
+            if idx[s] != usize::MAX {
+                if store { defs } else { uses }.push(idx[s]);
             }
         }
-    }
+    });
+    let (_, live_out) = item_liveness(f, nc, &ud);
     // Interference: a store to one slot where another is live after it.
     let mut adj = vec![Bits::new(nc); nc];
     for i in 0..m {
@@ -168,15 +149,10 @@ fn share_spill_slots(f: &mut Func) {
         if k == usize::MAX {
             continue;
         }
-        for t in succ[i] {
-            if t == usize::MAX {
-                continue;
-            }
-            for o in live_in[t].iter() {
-                if o != k {
-                    adj[k].set(o);
-                    adj[o].set(k);
-                }
+        for o in live_out.iter(i) {
+            if o != k {
+                adj[k].set(o);
+                adj[o].set(k);
             }
         }
     }
