@@ -309,6 +309,18 @@ fn colour(f: &Func) -> Result<Coloured, BuildError> {
                         adj.set(d, d2);
                     }
                 }
+                // A gather's or slide-up's destination stays apart from its sources, even
+                // where they die.
+                if let Item::Inst(ins) = &f.items[i] {
+                    if crate::isa::groups::destination_apart(ins.row()) {
+                        for &u in ud.uses(i) {
+                            let u = own(u);
+                            for &d in &defs {
+                                adj.set(d, u);
+                            }
+                        }
+                    }
+                }
             }
             crate::analysis::step_back(&mut lo, &ud, i);
         }

@@ -72,6 +72,10 @@
 
 #[path = "aes_ct/slice.rs"]
 pub mod slice;
+#[path = "aes_ct/vslice.rs"]
+pub mod vslice;
+#[path = "aes_ct/vector.rs"]
+mod vector;
 
 use crate::aes::{self, Functions};
 use crate::{Kernel, Variant};
@@ -80,9 +84,11 @@ use kgen_dsl::kernel::hooks::{Hook, Openssl, OpensslSlot};
 use kgen_dsl::kernel::Bench;
 use kgen_dsl::object::DataObj;
 use kgen_dsl::target::{Misaligned, Target};
+use kgen_dsl::isa::VDialect;
 use kgen_dsl::{Abi, BuildError, Ext, Func, Module, Opnd, Reg, Slot};
 use kgen_macros::kasm;
-use slice::{Words, MASKS};
+use slice::{Gates, Words, MASKS};
+use vector::{load, store, Seg};
 
 /// OpenSSL's `AES_KEY`, as the `aes` kernel declares it.
 const AES_KEY: Elem = Elem::Named { name: "AES_KEY", align: 4, def: "struct aes_key_st { unsigned int rd_key[60]; int rounds; }" };
@@ -248,6 +254,7 @@ pub const KERNEL: Kernel = Kernel {
         "aes-ct",
         "AES-128/192/256 block encrypt/decrypt, key schedules and counter mode, constant time (fixsliced, OpenSSL ABI)",
         &[
+            Variant { name: "c906", target: "c906", abis: VARIANT_ABIS, build, vlens: &[] },
             Variant { name: "c906-novector", target: "c906-novector", abis: VARIANT_ABIS, build, vlens: &[] },
             Variant { name: "rv64gc", target: "rv64gc", abis: VARIANT_ABIS, build, vlens: &[] },
             Variant { name: "rv64gc-zbb", target: "rv64gc-zbb", abis: VARIANT_ABIS, build, vlens: &[] },
@@ -315,7 +322,7 @@ impl Em<'_> {
     }
 }
 
-impl Words for Em<'_> {
+impl Gates for Em<'_> {
     type V = Reg;
     fn xor(&mut self, a: Reg, b: Reg) -> Reg {
         let d = self.new_reg();
@@ -327,14 +334,17 @@ impl Words for Em<'_> {
         kasm!(self.f, and {d}, {a}, {b};);
         d
     }
-    fn or(&mut self, a: Reg, b: Reg) -> Reg {
-        let d = self.new_reg();
-        kasm!(self.f, or {d}, {a}, {b};);
-        d
-    }
     fn not(&mut self, a: Reg) -> Reg {
         let d = self.new_reg();
         kasm!(self.f, xori {d}, {a}, -1;);
+        d
+    }
+}
+
+impl Words for Em<'_> {
+    fn or(&mut self, a: Reg, b: Reg) -> Reg {
+        let d = self.new_reg();
+        kasm!(self.f, or {d}, {a}, {b};);
         d
     }
     fn ror(&mut self, a: Reg, n: u32) -> Reg {
@@ -483,7 +493,7 @@ struct KeySource<'a> {
 /// and 11, and the last round, SR² before it if `pre[0]` (AES-128, AES-256) or `pre[1]`
 /// (AES-192). The key size is public.
 #[allow(clippy::too_many_arguments)]
-fn enc_rounds(f: &mut Func, rot: Rot, masks: Masks, rounds: Reg, kp: Reg, sl: [Reg; 8], fin: [Reg; 8], k: &KeySource, pre: [bool; 2]) {
+fn enc_rounds(f: &mut Func, rot: Rot, masks: Masks, rounds: Reg, kp: Reg, sl: [Reg; 8], fin: [Reg; 8], k: &KeySource, pre: [bool; 2], side: Option<&vector::VSide>) {
     let [n, po, t] = [f.xreg("n"), f.xreg("pass_off"), f.xreg("t")];
     for r in [n, po, t] {
         f.public(r);
@@ -494,13 +504,18 @@ fn enc_rounds(f: &mut Func, rot: Rot, masks: Masks, rounds: Reg, kp: Reg, sl: [R
             kasm!(f, andi {t}, {po}, 0x300; addi {kp}, sp, {base}; add {kp}, {kp}, {t};);
         }
     };
+    if let Some(v) = side {
+        v.seg(f, Seg::Start);
+    }
     kasm!(f, addi {po}, zero, 0; rounds4:);
     point(f);
-    let mut w = Em { f: &mut *f, rot, masks };
-    let mut s = sl;
-    for j in 0..4 {
-        s = enc_round(&mut w, s, j + 1, &|w| (k.load)(w, kp, st * j as i64, j + 1, false), (j == 3).then_some(sl));
-    }
+    merged(f, side, Seg::Pass, |f| {
+        let mut w = Em { f, rot, masks };
+        let mut s = sl;
+        for j in 0..4 {
+            s = enc_round(&mut w, s, j + 1, &|w| (k.load)(w, kp, st * j as i64, j + 1, false), (j == 3).then_some(sl));
+        }
+    });
     let (step, rest) = (4 * st, 3 * st);
     if k.frame.is_none() {
         kasm!(f, addi {kp}, {kp}, {step};);
@@ -511,17 +526,31 @@ fn enc_rounds(f: &mut Func, rot: Rot, masks: Masks, rounds: Reg, kp: Reg, sl: [R
     kasm!(f, addi {po}, {po}, {step}; addi {t}, {rounds}, -2; srli {t}, {t}, 2; slli {t}, {t}, {sh}; bltu {po}, {t}, rounds4;);
     point(f);
     let s9: [Reg; 8] = f.xregs("s9");
-    let mut w = Em { f: &mut *f, rot, masks };
-    enc_round(&mut w, sl, 9, &|w| (k.load)(w, kp, 0, 9, false), Some(s9));
+    merged(f, side, Seg::Ninth, |f| {
+        let mut w = Em { f, rot, masks };
+        enc_round(&mut w, sl, 9, &|w| (k.load)(w, kp, 0, 9, false), Some(s9));
+    });
     kasm!(f, addi {n}, zero, 12; bne {rounds}, {n}, last_round;);
-    let mut w = Em { f: &mut *f, rot, masks };
-    let s = enc_round(&mut w, s9, 10, &|w| (k.load)(w, kp, st, 10, false), None);
-    let s = enc_round(&mut w, s, 11, &|w| (k.load)(w, kp, 2 * st, 11, false), None);
-    enc_final(&mut w, s, pre[1], &|w| (k.load)(w, kp, rest, 12, true), Some(fin));
+    merged(f, side, Seg::Aes192, |f| {
+        let mut w = Em { f, rot, masks };
+        let s = enc_round(&mut w, s9, 10, &|w| (k.load)(w, kp, st, 10, false), None);
+        let s = enc_round(&mut w, s, 11, &|w| (k.load)(w, kp, 2 * st, 11, false), None);
+        enc_final(&mut w, s, pre[1], &|w| (k.load)(w, kp, rest, 12, true), Some(fin));
+    });
     kasm!(f, j rounds_done; last_round:);
-    let mut w = Em { f: &mut *f, rot, masks };
-    enc_final(&mut w, s9, pre[0], &|w| (k.load)(w, kp, st, 10, true), Some(fin));
+    merged(f, side, Seg::Last, |f| {
+        let mut w = Em { f, rot, masks };
+        enc_final(&mut w, s9, pre[0], &|w| (k.load)(w, kp, st, 10, true), Some(fin));
+    });
     kasm!(f, rounds_done:);
+}
+
+/// The scalar part `scalar`, merged with the vector side's part `seg` when there is one.
+fn merged(f: &mut Func, side: Option<&vector::VSide>, seg: Seg, scalar: impl FnOnce(&mut Func)) {
+    match side {
+        Some(v) => f.merge(|f| v.seg(f, seg), scalar),
+        None => scalar(f),
+    }
 }
 
 /// `rounds` = `ctx->key_length` / 4 + 6 (Linux's `struct crypto_aes_ctx`).
@@ -581,7 +610,7 @@ fn cipher4(f: &mut Func, rot: Rot, masks: Masks, key: Reg, rounds: Reg, packed: 
         let k = key_words(&mut w, key, 0, 0, false);
         xor8_into(&mut w, packed, k, Some(sl));
         kasm!(f, addi {kp}, {key}, 16;);
-        enc_rounds(f, rot, masks, rounds, kp, sl, fin, &src, [slice::final_shift(10), slice::final_shift(12)]);
+        enc_rounds(f, rot, masks, rounds, kp, sl, fin, &src, [slice::final_shift(10), slice::final_shift(12)], None);
     } else {
         // The decryption schedule's key i is round rounds-i's: the last round's first. Its
         // rounds rounds-1 .. 1 take MixColumns' rotations of r mod 4 = 3, 2 (AES-192's two
@@ -846,24 +875,6 @@ fn ctr32_fn(variant: &str, t: &Target, abi: Abi) -> Func {
         }
     }
     let [sl, fin]: [[Reg; 8]; 2] = [f.xregs("sl"), f.xregs("fin")];
-    kasm!(f, four:);
-    f.comment("four counter blocks: the nonce's planes ^ the counters' planes");
-    let mut w = Em { f: &mut f, rot, masks };
-    let g: [Reg; 4] = std::array::from_fn(|j| {
-        let cj = w.new_reg();
-        let jj = j as i64;
-        kasm!(w.f, addiw {cj}, {ctr}, {jj};);
-        counter_word(&mut w, cj)
-    });
-    let col = counter_planes(&mut w, g);
-    let k0: [Reg; 8] = std::array::from_fn(|p| {
-        let k = w.new_reg();
-        kasm!(w.f, ld {k}, {ks(0, p)}(sp););
-        k
-    });
-    xor8_into(&mut w, col, k0, Some(sl));
-    let s = sl;
-    f.comment("the rounds: every key size's last round leaves SR² of its planes (see the keys above)");
     let from_frame = |w: &mut Em, kp: Reg, off: i64, _r: usize, _last: bool| -> [Reg; 8] {
         std::array::from_fn(|p| {
             let k = w.new_reg();
@@ -875,19 +886,20 @@ fn ctr32_fn(variant: &str, t: &Target, abi: Abi) -> Func {
     let kp = f.xreg("kp");
     f.public(kp);
     let src = KeySource { stride: 64, load: &from_frame, frame: Some(ks(1, 0)) };
-    enc_rounds(&mut f, rot, masks, rounds, kp, s, fin, &src, [!slice::final_shift(10), !slice::final_shift(12)]);
+    let pre = [!slice::final_shift(10), !slice::final_shift(12)];
+    if let Some(d) = t.vdialect() {
+        let c = Ctr { rot, masks, ks: ks(0, 0), ctr, sl, fin };
+        vector_ctr(&mut f, &c, d, variant, [inp, out, blocks, key, rounds], [lo, hi], |f, side| enc_rounds(f, rot, masks, rounds, kp, sl, fin, &src, pre, Some(side)));
+        return f;
+    }
+    kasm!(f, four:);
+    f.comment("four counter blocks: the nonce's planes ^ the counters' planes");
+    let c = Ctr { rot, masks, ks: ks(0, 0), ctr, sl, fin };
+    counter_state(&mut f, &c, 0);
+    f.comment("the rounds: every key size's last round leaves SR² of its planes (see the keys above)");
+    enc_rounds(&mut f, rot, masks, rounds, kp, sl, fin, &src, pre, None);
     kasm!(f, keystream:);
-    let mut w = Em { f: &mut f, rot, masks };
-    let lanes = slice::unpack(&mut w, fin);
-    f.comment("SR² of each block: bytes 1, 3, 5, 7 trade places with bytes 9, 11, 13, 15");
-    let mut w = Em { f: &mut f, rot, masks };
-    let m = w.konst(MASKS[19]);
-    let lanes = lanes.map(|(lo, hi)| {
-        let t = w.xor(lo, hi);
-        let t = w.and(t, m);
-        (w.xor(lo, t), w.xor(hi, t))
-    });
-    let ksw: [Reg; 8] = std::array::from_fn(|i| if i % 2 == 0 { lanes[i / 2].0 } else { lanes[i / 2].1 });
+    let ksw = keystream(&mut f, &c);
     let [a, b] = [f.xreg("a"), f.xreg("b")];
     kasm!(f, addi {n}, zero, 4; bltu {blocks}, {n}, tail;);
     let slow = t.misaligned == Misaligned::Slow;
@@ -948,6 +960,175 @@ fn ctr32_fn(variant: &str, t: &Target, abi: Abi) -> Func {
     kasm!(f, done:);
     f.ret();
     f
+}
+
+/// What the scalar counter-mode pass works with: the round-0 planes of the nonce at `ks`
+/// in the frame, the counter, the state's registers at the loop's edges.
+struct Ctr {
+    rot: Rot,
+    masks: Masks,
+    ks: StackAt,
+    ctr: Reg,
+    sl: [Reg; 8],
+    fin: [Reg; 8],
+}
+
+/// The state after round 0 of four counter blocks, `ctr + off` to `ctr + off + 3`, into
+/// `c.sl`: the nonce's planes ^ the counters' planes.
+fn counter_state(f: &mut Func, c: &Ctr, off: i64) {
+    let mut w = Em { f, rot: c.rot, masks: c.masks };
+    let ctr = c.ctr;
+    let g: [Reg; 4] = std::array::from_fn(|j| {
+        let cj = w.new_reg();
+        let jj = j as i64 + off;
+        kasm!(w.f, addiw {cj}, {ctr}, {jj};);
+        counter_word(&mut w, cj)
+    });
+    let col = counter_planes(&mut w, g);
+    let k0: [Reg; 8] = std::array::from_fn(|p| {
+        let k = w.new_reg();
+        let at = StackAt(c.ks.0, c.ks.1 + 8 * p as i64);
+        kasm!(w.f, ld {k}, {at}(sp););
+        k
+    });
+    xor8_into(&mut w, col, k0, Some(c.sl));
+}
+
+/// The four keystream blocks from the planes in `c.fin` (which hold SR² of them), as eight
+/// words in memory order.
+fn keystream(f: &mut Func, c: &Ctr) -> [Reg; 8] {
+    let mut w = Em { f: &mut *f, rot: c.rot, masks: c.masks };
+    let lanes = slice::unpack(&mut w, c.fin);
+    f.comment("SR² of each block: bytes 1, 3, 5, 7 trade places with bytes 9, 11, 13, 15");
+    let mut w = Em { f, rot: c.rot, masks: c.masks };
+    let m = w.konst(MASKS[19]);
+    let lanes = lanes.map(|(lo, hi)| {
+        let t = w.xor(lo, hi);
+        let t = w.and(t, m);
+        (w.xor(lo, t), w.xor(hi, t))
+    });
+    std::array::from_fn(|i| if i % 2 == 0 { lanes[i / 2].0 } else { lanes[i / 2].1 })
+}
+
+/// The permutation table's symbol.
+fn perms_sym(variant: &str) -> String {
+    format!("kgen_aes_ct_{}_perms", variant.replace('-', "_"))
+}
+
+/// Counter mode with the vector unit: twelve blocks a pass, blocks 0..8 bitsliced in the
+/// vector registers and 8..12 in the scalar words, every pass (the last one too, whose
+/// surplus keystream is not used) through `rounds` (the scalar rounds with the vector side
+/// merged in). `io` = in, out, blocks, key, rounds; `ivec` = the counter block's words.
+fn vector_ctr(f: &mut Func, c: &Ctr, d: VDialect, variant: &str, io: [Reg; 5], ivec: [Reg; 2], rounds_fn: impl Fn(&mut Func, &vector::VSide)) {
+    let [inp, out, blocks, key, rounds] = io;
+    let ctr = c.ctr;
+    let v = vector::VSide {
+        d,
+        tab: perms_sym(variant),
+        perms: f.slot("perms", 192, 16, false),
+        keys: f.slot("vector_round_keys", vector::KEYS_SLOT as u32, 16, true),
+        vpo: f.xreg("vpo"),
+        sl: f.vregs("vsl", 1),
+        s9: f.vregs("vs9", 1),
+        fin: f.vregs("vfin", 1),
+    };
+    f.public(v.vpo);
+    let cbuf = f.slot("counter_blocks", 128, 16, true);
+    vector::set_vl16(f);
+    f.comment("the vector round keys into the frame: round r's bytes at 16(r-1)");
+    vector::make_keys(f, &v, key, rounds);
+    f.comment("eight counter blocks in the frame: the nonce now, the counters every pass");
+    let [lo, hi] = ivec;
+    for j in 0..8i64 {
+        let (a, b) = (StackAt(cbuf, 16 * j), StackAt(cbuf, 16 * j + 8));
+        kasm!(f, sd {lo}, {a}(sp); sd {hi}, {b}(sp););
+    }
+    let n = f.xreg("n");
+    f.public(n);
+    kasm!(f, twelve:);
+    f.merge(
+        |f| {
+            f.comment("vector: counters ctr .. ctr+7 into the blocks, the blocks ^ round key 0, bit planes");
+            for j in 0..8i64 {
+                let (cj, at) = (f.xreg("c"), StackAt(cbuf, 16 * j + 12));
+                f.public(cj);
+                kasm!(f, addiw {cj}, {ctr}, {j}; th.revw {cj}, {cj}; sw {cj}, {at}(sp););
+            }
+            let k0 = f.vreg("k0", 1);
+            load(f, d, k0, key);
+            let x: [Reg; 8] = std::array::from_fn(|j| {
+                let (b, at, r) = (f.xreg("a"), StackAt(cbuf, 16 * j as i64), f.vreg("x", 1));
+                f.public(b);
+                kasm!(f, addi {b}, sp, {at};);
+                load(f, d, r, b);
+                kasm!(f, vxor.vv {r}, {r}, {k0};);
+                r
+            });
+            vector::transpose_into(f, d, v.perms, x, v.sl);
+        },
+        |f| {
+            f.comment("scalar: counters ctr+8 .. ctr+11");
+            counter_state(f, c, 8);
+        },
+    );
+    rounds_fn(f, &v);
+    let mut y = [v.fin[0]; 8];
+    let mut ksw = [c.fin[0]; 8];
+    f.merge(|f| y = vector::transpose(f, d, v.perms, v.fin), |f| ksw = keystream(f, c));
+    // Block j of the pass: out = in ^ keystream (vector registers for 0..8, scalar words
+    // for 8..12; the C906 loads and stores misaligned words at full speed).
+    let vblock = |f: &mut Func, j: usize| {
+        let (a, x, o) = (f.xreg("a"), f.vreg("x", 1), 16 * j as i64);
+        f.public(a);
+        kasm!(f, addi {a}, {inp}, {o};);
+        load(f, d, x, a);
+        let yj = y[j];
+        kasm!(f, vxor.vv {x}, {x}, {yj}; addi {a}, {out}, {o};);
+        store(f, d, x, a);
+    };
+    let sblock = |f: &mut Func, j: usize| {
+        for h in 0..2 {
+            let (a, o, k) = (f.xreg("a"), 16 * j as i64 + 8 * h as i64, ksw[2 * (j - 8) + h]);
+            kasm!(f, ld {a}, {o}({inp}); xor {a}, {a}, {k}; sd {a}, {o}({out}););
+        }
+    };
+    kasm!(f, addi {n}, zero, 12; bltu {blocks}, {n}, partial;);
+    f.comment("out = in ^ keystream, twelve blocks");
+    f.merge(
+        |f| {
+            for j in 0..8 {
+                vblock(f, j);
+            }
+        },
+        |f| {
+            for j in 8..12 {
+                sblock(f, j);
+            }
+        },
+    );
+    kasm!(f,
+        addi {inp}, {inp}, 192;
+        addi {out}, {out}, 192;
+        addi {blocks}, {blocks}, -12;
+        addiw {ctr}, {ctr}, 12;
+        bnez {blocks}, twelve;
+        j done;
+    );
+    f.comment("fewer than twelve blocks: as many of the pass's keystream blocks");
+    kasm!(f, partial:);
+    for j in 0..12 {
+        if j > 0 {
+            let jj = j as i64;
+            kasm!(f, addi {n}, zero, {jj}; beq {blocks}, {n}, done;);
+        }
+        if j < 8 {
+            vblock(f, j);
+        } else {
+            sblock(f, j);
+        }
+    }
+    kasm!(f, done:);
+    f.ret();
 }
 
 /// The pointers to access doublewords through, where a test just found `(inp | out) & 7`
@@ -1274,6 +1455,16 @@ fn build(variant: &str, t: &Target, abi: Abi) -> Result<Module, BuildError> {
         global: false,
         comment: "round constants".into(),
     });
+    if t.vdialect().is_some() {
+        m.add_data(DataObj {
+            name: perms_sym(variant),
+            align: 16,
+            bytes: vslice::table(),
+            elem: 1,
+            global: false,
+            comment: "gather indices: SR^0..3, then MixColumns' row rotations by one and by two conjugated by SR^0..3".into(),
+        });
+    }
     if abi == Abi::Linux {
         m.add(block_fn(&LINUX_ENCRYPT, variant, t, abi, false), true)?;
         m.add(block_fn(&LINUX_DECRYPT, variant, t, abi, true), true)?;

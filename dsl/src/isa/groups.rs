@@ -64,6 +64,12 @@ pub fn group_alignment_violation(row: &Row, ops: &[i64], c: &VConf) -> Option<St
 
 /// RVV 1.0 register-overlap rules (spec 5.2 and the per-instruction ones) for one
 /// instruction: `Some(reason)` when the encoding is reserved under configuration `c`.
+/// Whether the instruction's destination may overlap none of its vector sources (gathers,
+/// slides up): the allocator keeps them apart.
+pub fn destination_apart(row: &Row) -> bool {
+    matches!(row.class, Class::VGather) || row.mnemonic.contains("vslideup") || row.mnemonic.contains("vslide1up")
+}
+
 pub fn v1_overlap_violation(row: &Row, ops: &[i64], c: &VConf) -> Option<String> {
     let masked = row.vm_operand().is_some_and(|k| ops[k] == 0);
     let mut srcs = Vec::new();
@@ -98,7 +104,7 @@ pub fn v1_overlap_violation(row: &Row, ops: &[i64], c: &VConf) -> Option<String>
     if masked && d.eew != 1 && d.overlaps(&mask) && row.class != Class::VReduce {
         return Some("masked instruction writes v0".into());
     }
-    let no_overlap = matches!(row.class, Class::VGather) || row.mnemonic.contains("vslideup") || row.mnemonic.contains("vslide1up");
+    let no_overlap = destination_apart(row);
     for (i, s) in &srcs {
         if *i == di || !d.overlaps(s) || s.eew == 0 {
             continue;

@@ -14,13 +14,18 @@
 //! circuit (32 AND, 81 XOR), which computes `S(x) ^ 0x63`; the 0x63 goes into the round
 //! keys (MixColumns maps a constant 0x63 in every byte to itself).
 
-/// 64-bit word operations, each returning a new value.
-pub trait Words {
+/// The gates of the S-box circuits, on whatever holds the bit planes (64-bit words here,
+/// vector registers in [`super::vslice`]), each returning a new value.
+pub trait Gates {
     type V: Copy;
     fn xor(&mut self, a: Self::V, b: Self::V) -> Self::V;
     fn and(&mut self, a: Self::V, b: Self::V) -> Self::V;
-    fn or(&mut self, a: Self::V, b: Self::V) -> Self::V;
     fn not(&mut self, a: Self::V) -> Self::V;
+}
+
+/// 64-bit word operations, each returning a new value.
+pub trait Words: Gates {
+    fn or(&mut self, a: Self::V, b: Self::V) -> Self::V;
     /// Rotate right by `n` (1..63).
     fn ror(&mut self, a: Self::V, n: u32) -> Self::V;
     fn srl(&mut self, a: Self::V, n: u32) -> Self::V;
@@ -34,7 +39,7 @@ pub trait Words {
 /// The words computed on `u64`s.
 pub struct Model;
 
-impl Words for Model {
+impl Gates for Model {
     type V = u64;
     fn xor(&mut self, a: u64, b: u64) -> u64 {
         a ^ b
@@ -42,11 +47,14 @@ impl Words for Model {
     fn and(&mut self, a: u64, b: u64) -> u64 {
         a & b
     }
-    fn or(&mut self, a: u64, b: u64) -> u64 {
-        a | b
-    }
     fn not(&mut self, a: u64) -> u64 {
         !a
+    }
+}
+
+impl Words for Model {
+    fn or(&mut self, a: u64, b: u64) -> u64 {
+        a | b
     }
     fn ror(&mut self, a: u64, n: u32) -> u64 {
         a.rotate_right(n)
@@ -318,7 +326,7 @@ pub fn inv_mix_columns<W: Words>(w: &mut W, a: [W::V; 8], k: u32) -> [W::V; 8] {
 }
 
 /// The S-box of every byte, plus 0x63 (Boyar-Peralta's 113 gates: 32 AND, 81 XOR).
-pub fn sbox<W: Words>(w: &mut W, s: [W::V; 8]) -> [W::V; 8] {
+pub fn sbox<W: Gates>(w: &mut W, s: [W::V; 8]) -> [W::V; 8] {
     // Inputs U0 (the top bit) .. U7 (the bottom bit).
     let u: [W::V; 8] = std::array::from_fn(|k| s[7 - k]);
     let x = |w: &mut W, a, b| w.xor(a, b);
@@ -440,7 +448,7 @@ pub fn sbox<W: Words>(w: &mut W, s: [W::V; 8]) -> [W::V; 8] {
 }
 
 /// The inverse of [`sbox`]: `S^-1(x ^ 0x63)` of every byte (127 gates: 34 AND, 93 XOR).
-pub fn inv_sbox<W: Words>(w: &mut W, s: [W::V; 8]) -> [W::V; 8] {
+pub fn inv_sbox<W: Gates>(w: &mut W, s: [W::V; 8]) -> [W::V; 8] {
     let u: [W::V; 8] = std::array::from_fn(|k| s[7 - k]);
     let x = |w: &mut W, a, b| w.xor(a, b);
     let n = |w: &mut W, a, b| w.and(a, b);

@@ -1,0 +1,337 @@
+//! The `c906` variant's counter mode: eight blocks bitsliced in the vector unit
+//! ([`super::vslice`]) beside four in the scalar core ([`super::slice`]), twelve blocks a
+//! pass, the two instruction streams merged by their modeled issue times so the scalar
+//! core issues while the vector unit works.
+
+use super::vslice::{self, Bytes, Perm};
+use super::{slice, Gates, StackAt};
+use kgen_dsl::isa::VDialect;
+use kgen_dsl::{Func, Reg, Slot};
+use kgen_macros::kasm;
+
+/// Where the vector side keeps its round keys and state.
+pub(super) struct VSide {
+    pub d: VDialect,
+    /// The permutation table's symbol, and its copy in the frame (the rounds address it
+    /// from `sp`, so no register holds its address through them).
+    pub tab: String,
+    pub perms: Slot,
+    /// Round 1's key bytes (16 a round, as [`vslice::round_key_bytes`] makes them; the
+    /// rounds spread them to planes).
+    pub keys: Slot,
+    /// The pass offset (64 a pass of four rounds), public.
+    pub vpo: Reg,
+    /// The state after round 0 and after each pass; after round 9 or 13; the output.
+    pub sl: [Reg; 8],
+    pub s9: [Reg; 8],
+    pub fin: [Reg; 8],
+}
+
+/// The parts of the rounds, as [`super::enc_rounds`] runs them.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Seg {
+    /// Before the loop of four rounds.
+    Start,
+    /// One pass of the loop.
+    Pass,
+    /// Round 9 (AES-128, AES-192) or 13 (AES-256).
+    Ninth,
+    /// AES-192's rounds 10 and 11 and its last round.
+    Aes192,
+    /// The last round of AES-128 and AES-256.
+    Last,
+}
+
+pub(super) fn load(f: &mut Func, d: VDialect, v: Reg, base: Reg) {
+    match d {
+        VDialect::Thead => kasm!(f, th.vlb.v {v}, ({base});),
+        VDialect::V1 => kasm!(f, vle8.v {v}, ({base});),
+    }
+}
+
+pub(super) fn store(f: &mut Func, d: VDialect, v: Reg, base: Reg) {
+    match d {
+        VDialect::Thead => kasm!(f, th.vsb.v {v}, ({base});),
+        VDialect::V1 => kasm!(f, vse8.v {v}, ({base});),
+    }
+}
+
+/// [`Bytes`] as vector instructions (e8, vl = 16) on fresh registers; permutation indices
+/// loaded from the frame's copy of the table once per emitter, byte masks put in scalar
+/// registers once.
+pub(super) struct VEm<'a> {
+    pub f: &'a mut Func,
+    pub d: VDialect,
+    pub tab: Slot,
+    idx: Vec<(Perm, Reg)>,
+    masks: Vec<(u8, Reg)>,
+}
+
+impl<'a> VEm<'a> {
+    pub fn new(f: &'a mut Func, d: VDialect, tab: Slot) -> VEm<'a> {
+        VEm { f, d, tab, idx: vec![], masks: vec![] }
+    }
+    fn v(&mut self) -> Reg {
+        self.f.vreg("v", 1)
+    }
+}
+
+impl Gates for VEm<'_> {
+    type V = Reg;
+    fn xor(&mut self, a: Reg, b: Reg) -> Reg {
+        let d = self.v();
+        kasm!(self.f, vxor.vv {d}, {a}, {b};);
+        d
+    }
+    fn and(&mut self, a: Reg, b: Reg) -> Reg {
+        let d = self.v();
+        kasm!(self.f, vand.vv {d}, {a}, {b};);
+        d
+    }
+    fn not(&mut self, a: Reg) -> Reg {
+        let d = self.v();
+        kasm!(self.f, vxor.vi {d}, {a}, -1;);
+        d
+    }
+}
+
+impl Bytes for VEm<'_> {
+    fn srl(&mut self, a: Reg, n: u32) -> Reg {
+        let (d, n) = (self.v(), n as i64);
+        kasm!(self.f, vsrl.vi {d}, {a}, {n};);
+        d
+    }
+    fn sll(&mut self, a: Reg, n: u32) -> Reg {
+        let (d, n) = (self.v(), n as i64);
+        kasm!(self.f, vsll.vi {d}, {a}, {n};);
+        d
+    }
+    fn mask(&mut self, a: Reg, m: u8) -> Reg {
+        let r = match self.masks.iter().find(|(k, _)| *k == m) {
+            Some(&(_, r)) => r,
+            None => {
+                let r = self.f.xreg("m");
+                self.f.public(r);
+                let mi = m as i64;
+                kasm!(self.f, addi {r}, zero, {mi};);
+                self.masks.push((m, r));
+                r
+            }
+        };
+        let d = self.v();
+        kasm!(self.f, vand.vx {d}, {a}, {r};);
+        d
+    }
+    fn permute(&mut self, a: Reg, p: Perm) -> Reg {
+        let i = match self.idx.iter().find(|(q, _)| *q == p) {
+            Some(&(_, i)) => i,
+            None => {
+                let (i, t, at) = (self.f.vreg("idx", 1), self.f.xreg("t"), StackAt(self.tab, p.offset()));
+                self.f.public(t);
+                kasm!(self.f, addi {t}, sp, {at};);
+                load(self.f, self.d, i, t);
+                self.idx.push((p, i));
+                i
+            }
+        };
+        let d = self.v();
+        kasm!(self.f, vrgather.vv {d}, {a}, {i};);
+        d
+    }
+}
+
+/// The table's address in a new public register.
+pub(super) fn table(f: &mut Func, sym: &str) -> Reg {
+    let t = f.xreg("perms");
+    f.public(t);
+    f.la(t, sym);
+    t
+}
+
+/// `vd = a ^ b` into `into[p]` or new registers.
+fn xor_into(f: &mut Func, a: Reg, b: Reg, into: Option<Reg>) -> Reg {
+    let d = into.unwrap_or_else(|| f.vreg("v", 1));
+    kasm!(f, vxor.vv {d}, {a}, {b};);
+    d
+}
+
+/// The key bytes at `kp + off` spread to planes (bit `p` of each byte shifted to the top,
+/// then arithmetically down over the byte) and added to `s`.
+fn add_key(f: &mut Func, d: VDialect, s: [Reg; 8], kp: Reg, off: i64, into: Option<[Reg; 8]>) -> [Reg; 8] {
+    let (a, kb) = (f.xreg("a"), f.vreg("kb", 1));
+    f.public(a);
+    kasm!(f, addi {a}, {kp}, {off};);
+    load(f, d, kb, a);
+    std::array::from_fn(|p| {
+        let t = f.vreg("k", 1);
+        let up = 7 - p as i64;
+        if up == 0 {
+            kasm!(f, vsra.vi {t}, {kb}, 7;);
+        } else {
+            kasm!(f, vsll.vi {t}, {kb}, {up}; vsra.vi {t}, {t}, 7;);
+        }
+        xor_into(f, s[p], t, into.map(|r| r[p]))
+    })
+}
+
+/// Round `r` (1 .. N-1; `r mod 4` matters) on the planes, the key at `kp + off`.
+fn round(f: &mut Func, d: VDialect, tab: Slot, s: [Reg; 8], r: u32, kp: Reg, off: i64, into: Option<[Reg; 8]>) -> [Reg; 8] {
+    let mut w = VEm::new(f, d, tab);
+    let s = slice::sbox(&mut w, s);
+    let s = vslice::mix_columns(&mut w, s, r % 4);
+    add_key(f, d, s, kp, off, into)
+}
+
+/// The last round: S-box, the key, then `SR^shift` into `into`.
+fn last(f: &mut Func, d: VDialect, tab: Slot, s: [Reg; 8], shift: u32, kp: Reg, off: i64, into: [Reg; 8]) {
+    let mut w = VEm::new(f, d, tab);
+    let s = slice::sbox(&mut w, s);
+    if shift == 0 {
+        add_key(f, d, s, kp, off, Some(into));
+        return;
+    }
+    let s = add_key(f, d, s, kp, off, None);
+    let (i, t, at) = (f.vreg("idx", 1), f.xreg("t"), StackAt(tab, Perm::Sr(shift).offset()));
+    f.public(t);
+    kasm!(f, addi {t}, sp, {at};);
+    load(f, d, i, t);
+    for p in 0..8 {
+        let (dp, sp) = (into[p], s[p]);
+        kasm!(f, vrgather.vv {dp}, {sp}, {i};);
+    }
+}
+
+impl VSide {
+    /// The key pointer of the current pass: `sp + keys + (vpo & 0xc0)`.
+    fn pointer(&self, f: &mut Func) -> Reg {
+        let (kp, t, vpo) = (f.xreg("vkp"), f.xreg("t"), self.vpo);
+        f.public(kp);
+        f.public(t);
+        let base = StackAt(self.keys, 0);
+        kasm!(f, andi {t}, {vpo}, 0xc0; addi {kp}, sp, {base}; add {kp}, {kp}, {t};);
+        kp
+    }
+
+    /// The vector stream of one part of the rounds.
+    pub fn seg(&self, f: &mut Func, s: Seg) {
+        let (d, vpo) = (self.d, self.vpo);
+        if s == Seg::Start {
+            kasm!(f, addi {vpo}, zero, 0;);
+            return;
+        }
+        let tab = self.perms;
+        let kp = self.pointer(f);
+        match s {
+            Seg::Start => {}
+            Seg::Pass => {
+                let mut st = self.sl;
+                for j in 0..4u32 {
+                    st = round(f, d, tab, st, j + 1, kp, 16 * j as i64, (j == 3).then_some(self.sl));
+                }
+                kasm!(f, addi {vpo}, {vpo}, 64;);
+            }
+            Seg::Ninth => {
+                round(f, d, tab, self.sl, 9, kp, 0, Some(self.s9));
+            }
+            Seg::Aes192 => {
+                let st = round(f, d, tab, self.s9, 10, kp, 16, None);
+                let st = round(f, d, tab, st, 11, kp, 32, None);
+                last(f, d, tab, st, 0, kp, 48, self.fin);
+            }
+            Seg::Last => last(f, d, tab, self.s9, 2, kp, 16, self.fin),
+        }
+    }
+}
+
+/// The vector round keys: round `r` (1 ..= `rounds`) from the `AES_KEY` at `key` into the
+/// frame at `16 (r - 1)`, as [`vslice::round_key_bytes`] makes them (a loop over the
+/// rounds; the permutation `SR^-r` from the table by `-r mod 4`). The table is copied
+/// into the frame first.
+pub(super) fn make_keys(f: &mut Func, v: &VSide, key: Reg, rounds: Reg) {
+    let d = v.d;
+    let [r, po, a, t, c63] = [f.xreg("r"), f.xreg("kpo"), f.xreg("a"), f.xreg("t"), f.xreg("c63")];
+    for x in [r, po, a, t, c63] {
+        f.public(x);
+    }
+    let tab = table(f, &v.tab);
+    let [kb, ix, g] = [f.vreg("kb", 1), f.vreg("ix", 1), f.vreg("g", 1)];
+    for i in 0..12i64 {
+        let (o, at) = (16 * i, StackAt(v.perms, 16 * i));
+        kasm!(f, addi {a}, {tab}, {o};);
+        load(f, d, ix, a);
+        kasm!(f, addi {a}, sp, {at};);
+        store(f, d, ix, a);
+    }
+    let base = StackAt(v.keys, 0);
+    zero_slot(f, d, v.keys, KEYS_SLOT);
+    kasm!(f, addi {r}, zero, 1; addi {po}, zero, 0; addi {c63}, zero, 0x63; vkeys:);
+    kasm!(f,
+        slli {a}, {r}, 4;
+        add {a}, {key}, {a};
+    );
+    load(f, d, kb, a);
+    kasm!(f,
+        neg {a}, {r};
+        andi {a}, {a}, 3;
+        slli {a}, {a}, 4;
+        add {a}, {tab}, {a};
+    );
+    load(f, d, ix, a);
+    kasm!(f,
+        vrgather.vv {g}, {kb}, {ix};
+        vxor.vx {g}, {g}, {c63};
+        andi {t}, {po}, 0xf0;
+        addi {a}, sp, {base};
+        add {a}, {a}, {t};
+    );
+    store(f, d, g, a);
+    kasm!(f,
+        addi {po}, {po}, 16;
+        addi {r}, {r}, 1;
+        bgeu {rounds}, {r}, vkeys;
+    );
+}
+
+/// The size of [`VSide::keys`]: 14 rounds' keys, and the room the checks need to see the
+/// loops' masked offsets (`& 0xf0`, `& 0xc0`) stay inside.
+pub(super) const KEYS_SLOT: i64 = 256;
+
+/// The transposition of eight registers, into `into`.
+pub(super) fn transpose_into(f: &mut Func, d: VDialect, tab: Slot, x: [Reg; 8], into: [Reg; 8]) {
+    let mut w = VEm::new(f, d, tab);
+    let t = vslice::transpose(&mut w, x);
+    for p in 0..8 {
+        let (dp, tp) = (into[p], t[p]);
+        kasm!(f, vmv.v.v {dp}, {tp};);
+    }
+}
+
+/// The transposition of eight registers into new ones.
+pub(super) fn transpose(f: &mut Func, d: VDialect, tab: Slot, x: [Reg; 8]) -> [Reg; 8] {
+    let mut w = VEm::new(f, d, tab);
+    vslice::transpose(&mut w, x)
+}
+
+/// `vsetvli` for e8, m1, vl = 16.
+pub(super) fn set_vl16(f: &mut Func) {
+    let n = f.xreg("n");
+    f.public(n);
+    kasm!(f, addi {n}, zero, 16; vsetvli zero, {n}, e8, m1, ta, ma;);
+}
+
+/// Zeros over `size` bytes (a multiple of 128) of a slot, 128 bytes a store (e8, m8), so
+/// that every byte the loops write is also seen written before the loops read it; vl is 16
+/// at e8, m1 again after.
+pub(super) fn zero_slot(f: &mut Func, d: VDialect, slot: Slot, size: i64) {
+    let [n, a] = [f.xreg("n"), f.xreg("a")];
+    f.public(n);
+    f.public(a);
+    let z = f.vreg("zeros", 8);
+    kasm!(f, addi {n}, zero, 128; vsetvli zero, {n}, e8, m8, ta, ma; vmv.v.i {z}, 0;);
+    for o in (0..size).step_by(128) {
+        let at = StackAt(slot, o);
+        kasm!(f, addi {a}, sp, {at};);
+        store(f, d, z, a);
+    }
+    set_vl16(f);
+}
