@@ -1022,6 +1022,7 @@ fn perms_sym(variant: &str) -> String {
 fn vector_ctr(f: &mut Func, c: &Ctr, d: VDialect, variant: &str, io: [Reg; 5], ivec: [Reg; 2], rounds_fn: impl Fn(&mut Func, &vector::VSide)) {
     let [inp, out, blocks, key, rounds] = io;
     let ctr = c.ctr;
+    let (sg, fg) = (f.vreg("vsl", 8), f.vreg("vfin", 8));
     let v = vector::VSide {
         d,
         tab: perms_sym(variant),
@@ -1030,41 +1031,47 @@ fn vector_ctr(f: &mut Func, c: &Ctr, d: VDialect, variant: &str, io: [Reg; 5], i
         vpo: f.xreg("vpo"),
         sl: f.vregs("vsl", 1),
         s9: f.vregs("vs9", 1),
-        fin: f.vregs("vfin", 1),
+        fin: std::array::from_fn(|p| f.vpart(fg, p as u8, 1)),
     };
     f.public(v.vpo);
     let cbuf = f.slot("counter_blocks", 128, 16, true);
     vector::set_vl16(f);
     f.comment("the vector round keys into the frame: round r's bytes at 16(r-1)");
     vector::make_keys(f, &v, key, rounds);
-    f.comment("eight counter blocks in the frame: the nonce now, the counters every pass");
+    f.comment("eight counter blocks in the frame, ^ round key 0: the nonce's now, the counters' every pass");
     let [lo, hi] = ivec;
+    let [k0a, k0b, k03] = [f.xreg("k0"), f.xreg("k1"), f.xreg("k03")];
+    aes::load_key64(f, key, k0a, 0, k03);
+    aes::load_key64(f, key, k0b, 8, k03);
+    kasm!(f, xor {k0a}, {k0a}, {lo}; xor {k0b}, {k0b}, {hi}; srli {k03}, {k0b}, 32;);
     for j in 0..8i64 {
         let (a, b) = (StackAt(cbuf, 16 * j), StackAt(cbuf, 16 * j + 8));
-        kasm!(f, sd {lo}, {a}(sp); sd {hi}, {b}(sp););
+        kasm!(f, sd {k0a}, {a}(sp); sd {k0b}, {b}(sp););
     }
     let n = f.xreg("n");
     f.public(n);
     kasm!(f, twelve:);
     f.merge(
         |f| {
-            f.comment("vector: counters ctr .. ctr+7 into the blocks, the blocks ^ round key 0, bit planes");
+            f.comment("vector: counters ctr .. ctr+7 (^ round key 0) into the blocks, which hold the nonce ^ round key 0; the blocks as bit planes");
+            let k3 = f.xreg("k03");
+            f.public(k3);
+            kasm!(f, lwu {k3}, 12({key}););
             for j in 0..8i64 {
                 let (cj, at) = (f.xreg("c"), StackAt(cbuf, 16 * j + 12));
                 f.public(cj);
-                kasm!(f, addiw {cj}, {ctr}, {j}; th.revw {cj}, {cj}; sw {cj}, {at}(sp););
+                kasm!(f, addiw {cj}, {ctr}, {j}; th.revw {cj}, {cj}; xor {cj}, {cj}, {k3}; sw {cj}, {at}(sp););
             }
-            let k0 = f.vreg("k0", 1);
-            load(f, d, k0, key);
-            let x: [Reg; 8] = std::array::from_fn(|j| {
-                let (b, at, r) = (f.xreg("a"), StackAt(cbuf, 16 * j as i64), f.vreg("x", 1));
-                f.public(b);
-                kasm!(f, addi {b}, sp, {at};);
-                load(f, d, r, b);
-                kasm!(f, vxor.vv {r}, {r}, {k0};);
-                r
-            });
-            vector::transpose_into(f, d, v.perms, x, v.sl);
+            let (a, at) = (f.xreg("a"), StackAt(cbuf, 0));
+            f.public(a);
+            kasm!(f, addi {a}, sp, {at}; addi {n}, zero, 128;);
+            vector::set_vl_m8(f, n);
+            load(f, d, sg, a);
+            vector::transpose_group(f, sg);
+            for (p, &sp) in v.sl.iter().enumerate() {
+                let part = f.vpart(sg, p as u8, 1);
+                kasm!(f, vmv.v.v {sp}, {part};);
+            }
         },
         |f| {
             f.comment("scalar: counters ctr+8 .. ctr+11");
@@ -1072,19 +1079,17 @@ fn vector_ctr(f: &mut Func, c: &Ctr, d: VDialect, variant: &str, io: [Reg; 5], i
         },
     );
     rounds_fn(f, &v);
-    let mut y = [v.fin[0]; 8];
     let mut ksw = [c.fin[0]; 8];
-    f.merge(|f| y = vector::transpose(f, d, v.perms, v.fin), |f| ksw = keystream(f, c));
-    // Block j of the pass: out = in ^ keystream (vector registers for 0..8, scalar words
-    // for 8..12; the C906 loads and stores misaligned words at full speed).
-    let vblock = |f: &mut Func, j: usize| {
-        let (a, x, o) = (f.xreg("a"), f.vreg("x", 1), 16 * j as i64);
+    f.merge(|f| vector::transpose_group(f, fg), |f| ksw = keystream(f, c));
+    // out = in ^ keystream: blocks 0..8 at e8, m8 (vl = 16 a block), blocks 8..12 by
+    // scalar words (the C906 loads and stores misaligned words at full speed).
+    let vblocks = |f: &mut Func, nb: Reg| {
+        let (a, x) = (f.xreg("a"), f.vreg("x", 8));
         f.public(a);
-        kasm!(f, addi {a}, {inp}, {o};);
-        load(f, d, x, a);
-        let yj = y[j];
-        kasm!(f, vxor.vv {x}, {x}, {yj}; addi {a}, {out}, {o};);
-        store(f, d, x, a);
+        vector::set_vl_m8(f, nb);
+        load(f, d, x, inp);
+        kasm!(f, vxor.vv {x}, {x}, {fg};);
+        store(f, d, x, out);
     };
     let sblock = |f: &mut Func, j: usize| {
         for h in 0..2 {
@@ -1096,9 +1101,8 @@ fn vector_ctr(f: &mut Func, c: &Ctr, d: VDialect, variant: &str, io: [Reg; 5], i
     f.comment("out = in ^ keystream, twelve blocks");
     f.merge(
         |f| {
-            for j in 0..8 {
-                vblock(f, j);
-            }
+            kasm!(f, addi {n}, zero, 128;);
+            vblocks(f, n);
         },
         |f| {
             for j in 8..12 {
@@ -1114,18 +1118,23 @@ fn vector_ctr(f: &mut Func, c: &Ctr, d: VDialect, variant: &str, io: [Reg; 5], i
         bnez {blocks}, twelve;
         j done;
     );
-    f.comment("fewer than twelve blocks: as many of the pass's keystream blocks");
-    kasm!(f, partial:);
-    for j in 0..12 {
-        if j > 0 {
-            let jj = j as i64;
-            kasm!(f, addi {n}, zero, {jj}; beq {blocks}, {n}, done;);
-        }
-        if j < 8 {
-            vblock(f, j);
-        } else {
-            sblock(f, j);
-        }
+    f.comment("fewer than twelve blocks: as many of the pass's keystream blocks (vl = 16 min(blocks, 8))");
+    let nb = f.xreg("nb");
+    f.public(nb);
+    kasm!(f,
+    partial:
+        addi {n}, zero, 8;
+        addi {nb}, {blocks}, 0;
+        bgeu {n}, {blocks}, short;
+        addi {nb}, zero, 8;
+    short:
+        slli {nb}, {nb}, 4;
+    );
+    vblocks(f, nb);
+    for j in 8..12 {
+        let jj = j as i64;
+        kasm!(f, addi {n}, zero, {jj}; bgeu {n}, {blocks}, done;);
+        sblock(f, j);
     }
     kasm!(f, done:);
     f.ret();
