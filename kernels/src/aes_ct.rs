@@ -248,8 +248,9 @@ pub const KERNEL: Kernel = Kernel {
     ],
     kat: Some(|v| aes::kat(&FUNCTIONS, v)),
     rtl: Some(|v, s| aes::rtl_plan(&FUNCTIONS, v, s)),
-    // OpenSSL's AES on every riscv64 CPU: the T-Head scalar variant, then Zbb, then RV64GC.
-    hooks: &[Hook::Openssl(Openssl { slot: OpensslSlot::Aes, variants: &["c906-novector", "rv64gc-zbb", "rv64gc"], entries: ENTRIES })],
+    // OpenSSL's AES on every riscv64 CPU: the C906 with its vector unit, the T-Head scalar
+    // variant, then Zbb, then RV64GC.
+    hooks: &[Hook::Openssl(Openssl { slot: OpensslSlot::Aes, variants: &["c906", "c906-novector", "rv64gc-zbb", "rv64gc"], entries: ENTRIES })],
     ..Kernel::new(
         "aes-ct",
         "AES-128/192/256 block encrypt/decrypt, key schedules and counter mode, constant time (fixsliced, OpenSSL ABI)",

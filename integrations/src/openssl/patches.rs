@@ -484,6 +484,40 @@ fn aes(t: &mut Tree, base: &str, n: usize, us: &[Use]) -> Result<Patch, String> 
     }
     let flat: Vec<Callee> = us.iter().flat_map(|v| funcs.iter().map(move |e| Callee::of(v, e))).collect::<Result<_, _>>()?;
     let (counting, counters) = counting_block("aes", u.kernel.name, &flat);
+    // A vector variant's counter mode pays for a whole batch of blocks per pass: calls with
+    // fewer blocks than its crossover with the next variant go down the list.
+    let mut min_blocks: Vec<Option<usize>> = vec![None; us.len()];
+    let mut crossovers = String::new();
+    if let Some(e) = added.first() {
+        for i in 0..us.len().saturating_sub(1) {
+            if !us[i].exts().iter().any(|x| matches!(x, Ext::XTheadVector | Ext::V)) {
+                continue;
+            }
+            let sizes: Vec<usize> = (1..=64).map(|b| 16 * b).chain([16384]).collect();
+            let (a, b) = (modeled_cpb_fn(&us[i], e, &sizes)?, modeled_cpb_fn(&us[i + 1], e, &sizes)?);
+            let from = (0..sizes.len()).rposition(|k| a[k] >= b[k]).map_or(0, |k| sizes.get(k + 1).copied().unwrap_or(usize::MAX));
+            if from == usize::MAX {
+                return Err(format!("openssl-patches: {} {}'s AES_ctr32_encrypt never models faster than {}'s", u.kernel.name, us[i].variant.name, us[i + 1].variant.name));
+            }
+            min_blocks[i] = Some(from / 16);
+            let shown = [1usize, 4, 7, 8, 12, 16, 64, 1024];
+            let row = |v: &[f64]| shown.iter().map(|&n| format!("{:.2}", v[sizes.iter().position(|&s| s == 16 * n).unwrap_or(sizes.len() - 1)])).collect::<Vec<_>>().join(" | ");
+            crossovers.push_str(&format!(
+                "AES_ctr32_encrypt takes {} from {} blocks on and {} below: the smallest count from which {} models faster at every count from 1 to 64 and at 1024 (`kgen bench {}`, kgen's C906 model), cycles per byte:\n\n| blocks | {} |\n|---|{}\n| {} | {} |\n| {} | {} |\n\n",
+                us[i].variant.name,
+                from / 16,
+                us[i + 1].variant.name,
+                us[i].variant.name,
+                u.kernel.name,
+                shown.map(|n| n.to_string()).join(" | "),
+                "---:|".repeat(shown.len()),
+                us[i].variant.name,
+                row(&a),
+                us[i + 1].variant.name,
+                row(&b),
+            ));
+        }
+    }
     let mut upstream = String::from("/* Upstream's crypto/aes/asm/aes-riscv64.pl, renamed by this patch. */\n");
     let mut defs = String::new();
     let upstream_ctr = "aes_ctr32_encrypt_rv64i";
@@ -504,7 +538,17 @@ fn aes(t: &mut Tree, base: &str, n: usize, us: &[Use]) -> Result<Patch, String> 
         }
         let args: Vec<&str> = e.params.iter().map(|p| p.name).collect();
         let (ret, tail) = if e.ret.is_value() { ("return ", "") } else { ("", "\n        return;") };
-        let arms: String = us.iter().enumerate().map(|(i, v)| format!("    if ({}) {{\n        {ret}{};{tail}\n    }}\n", v.usable(), flat[i * funcs.len() + j].call_with_args())).collect();
+        let arms: String = us
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                let cond = match min_blocks[i].filter(|_| added.contains(e)) {
+                    Some(n) => format!("blocks >= {n} && {}", v.usable()),
+                    None => v.usable(),
+                };
+                format!("    if ({cond}) {{\n        {ret}{};{tail}\n    }}\n", flat[i * funcs.len() + j].call_with_args())
+            })
+            .collect();
         defs.push_str(&format!(
             "\n{}\n{{\n{arms}    KGEN_UPSTREAM(aes);\n    {ret}{}({});\n}}\n",
             e.prototype_named(e.alias.expect("aliased"), kgen_dsl::Abi::Psabi),
@@ -558,7 +602,7 @@ fn aes(t: &mut Tree, base: &str, n: usize, us: &[Use]) -> Result<Patch, String> 
          - crypto/aes/aes_riscv.c: {names} for riscv64, each choosing kgen's function ({}) or upstream's.\n\
          - crypto/aes/asm/aes-riscv64.pl: its functions renamed NAME_rv64i (the public names are the dispatcher's; every symbol of libcrypto stays).\n\
          - crypto/aes/build.info: both in $AESASM_riscv64.\n{ctr_lines}\n\
-         Run-time selection: {selection} The Zkn and Zvkned paths of the providers are chosen before these functions, as before. One branch on the capability word per variant and call.\n\n{}",
+         Run-time selection: {selection} The Zkn and Zvkned paths of the providers are chosen before these functions, as before. One branch on the capability word per variant and call.\n\n{crossovers}{}",
         us.iter().map(needs).collect::<Vec<_>>().join("; "),
         regenerate(base, n),
         k = u.kernel.name,
