@@ -100,8 +100,9 @@ fn recipes() -> Vec<&'static str> {
     r
 }
 const SYSROOT: &str = "/usr/riscv64-linux-gnu";
-/// Kernels whose dispatcher also chooses by length (both usable variants may run).
-const BY_LENGTH: &[&str] = &["chacha20"];
+/// Functions whose dispatcher also chooses by length, so every usable variant's may run:
+/// (kernel, counter name prefix).
+const BY_LENGTH: &[(&str, &str)] = &[("chacha20", ""), ("aes-ct", "AES_ct_ctr32_encrypt_")];
 
 struct Tools {
     make: Tool,
@@ -515,7 +516,7 @@ fn check_paths(counters: &[Counter], exts: &BTreeSet<Ext>, counts: &BTreeMap<Str
                 (None, None) => Some(true),
                 (None, Some(_)) => Some(false),
                 (Some(v), Some(f)) if v == f => Some(true),
-                (Some(_), _) if usable(c) && BY_LENGTH.contains(&k) => None,
+                (Some(_), _) if usable(c) && BY_LENGTH.iter().any(|&(bk, p)| bk == k && c.name.starts_with(p)) => None,
                 (Some(_), _) => Some(false),
             };
             match want {

@@ -35,14 +35,25 @@
 //!
 //! Constant time: yes, with no declared leak. No branch and no address depends on the key
 //! or the data (branches test the key size, the block count and the buffers' alignment, all
-//! public), and there is no multiply or division.
+//! public), and there is no multiply or division. The vector code's gathers permute by
+//! public index tables (the data is what moves, not the addresses), and no vector
+//! instruction it uses takes a data-dependent time on the C906.
 //!
 //! `AES_encrypt` and `AES_decrypt` compute one block in all four lanes; `AES_ctr32_encrypt`
-//! four counter blocks per iteration. Its nonce bytes are the same in every block, so they
+//! four counter blocks per iteration (twelve with the vector unit). Its nonce bytes are the same in every block, so they
 //! are transposed once, and only the counter's four bytes are transposed per iteration.
 //!
 //! Variants: `c906-novector` rotates with `th.srri` and swaps bytes with `th.revw`;
-//! `rv64gc-zbb` with `rori` and `rev8`; `rv64gc` with shifts.
+//! `rv64gc-zbb` with `rori` and `rev8`; `rv64gc` with shifts. `c906` is `c906-novector`
+//! except for `AES_ctr32_encrypt`, which also uses XTheadVector (VLEN 128): twelve blocks a
+//! pass, eight bitsliced in vector registers (see [`mod@vslice`]: register `p` holds bit `p`
+//! of every byte, block `j` in bit `j` of each byte, so ShiftRows and MixColumns' row
+//! rotations are byte permutations, one `vrgather.vv` each) and four in the scalar words,
+//! the two streams merged by modeled issue time. Its vector round keys are the key bytes,
+//! permuted and with 0x63 added per call (16 bytes a round); each round spreads them to
+//! the eight planes with two shifts a plane. Every pass computes twelve blocks, so calls
+//! of fewer than 9 blocks are faster on `c906-novector` (the OpenSSL series dispatches
+//! them there). The caller must check that XTheadVector is enabled with VLEN 128.
 //!
 //! Cost (AES-128, C906 model cycles per call as tests/rtl_calibration.rs prints them): `AES_ctr32_encrypt`
 //! takes 5,010 cycles for 64 bytes (one pass of four blocks) and 43,073 for 1 KiB (16
@@ -57,6 +68,7 @@
 //!
 //! | kernel | variant | function | 16 B | 64 B | 256 B | 1024 B | 1400 B | 4096 B | 16384 B | instr/B |
 //! |---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|
+//! | aes-ct | c906 | AES_ctr32_encrypt | 473.38 | 118.34 | 47.74 | 30.04 | 28.44 | 25.62 | 24.51 | 23.77 |
 //! | aes-ct | c906-novector | AES_encrypt | 269.06 | 269.06 | 269.06 | 269.06 | 270.60 | 269.06 | 269.06 | 266.50 |
 //! | aes-ct | c906-novector | AES_decrypt | 302.44 | 302.44 | 302.44 | 302.44 | 304.17 | 302.44 | 302.44 | 296.19 |
 //! | aes-ct | c906-novector | AES_set_encrypt_key(128) | 124.81 | – | – | – | – | – | – | 115.25 |
