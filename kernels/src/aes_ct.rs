@@ -88,6 +88,8 @@ pub mod slice;
 pub mod vslice;
 #[path = "aes_ct/vector.rs"]
 mod vector;
+#[path = "aes_ct/vperm.rs"]
+pub mod vperm;
 
 use crate::aes::{self, Functions};
 use crate::{Kernel, Variant};
@@ -589,6 +591,11 @@ fn block_fn(e: &'static Entry, variant: &str, t: &Target, abi: Abi, inverse: boo
         kasm!(f, lw {rounds}, 240({key}););
         (inp, out, key)
     };
+    if let (Some(d), false) = (t.vdialect(), inverse) {
+        vector::vperm_encrypt(&mut f, d, &vperm_sym(variant), inp, out, key, rounds);
+        f.ret();
+        return f;
+    }
     let masks = masks_in_frame(&mut f, variant);
     let [lo, hi] = [f.xreg("lo"), f.xreg("hi")];
     let tmp = f.xregs::<4>("ld");
@@ -1021,6 +1028,11 @@ fn keystream(f: &mut Func, c: &Ctr) -> [Reg; 8] {
         (w.xor(lo, t), w.xor(hi, t))
     });
     std::array::from_fn(|i| if i % 2 == 0 { lanes[i / 2].0 } else { lanes[i / 2].1 })
+}
+
+/// The vector-permute block's tables' symbol.
+fn vperm_sym(variant: &str) -> String {
+    format!("kgen_aes_ct_{}_vperm", variant.replace('-', "_"))
 }
 
 /// The permutation table's symbol.
@@ -1485,6 +1497,14 @@ fn build(variant: &str, t: &Target, abi: Abi) -> Result<Module, BuildError> {
             elem: 1,
             global: false,
             comment: "gather indices: SR^0..3, then MixColumns' row rotations by one and by two conjugated by SR^0..3".into(),
+        });
+        m.add_data(DataObj {
+            name: vperm_sym(variant),
+            align: 16,
+            bytes: vperm::tables().concat(),
+            elem: 1,
+            global: false,
+            comment: "one block by nibble lookups: the tower basis in, 1/n, a/n, the S-box's linear part and twice it, four permutations".into(),
         });
     }
     if abi == Abi::Linux {

@@ -368,3 +368,103 @@ pub(super) fn zero_slot(f: &mut Func, d: VDialect, slot: Slot, size: i64) {
     }
     set_vl16(f);
 }
+
+// ---- one block by nibble lookups ------------------------------------------------------
+
+use super::vperm::{self, Lanes, Table};
+
+/// [`Lanes`] as vector instructions (e8, vl = 16) on fresh registers, the tables in
+/// `tabs` (in [`vperm::TABLES`] order).
+struct PermEm<'a> {
+    f: &'a mut Func,
+    tabs: &'a [Reg; 12],
+}
+
+impl PermEm<'_> {
+    fn v(&mut self) -> Reg {
+        self.f.vreg("v", 1)
+    }
+    fn tab(&self, t: Table) -> Reg {
+        self.tabs[vperm::TABLES.iter().position(|&u| u == t).unwrap_or(0)]
+    }
+}
+
+impl Lanes for PermEm<'_> {
+    type V = Reg;
+    fn xor(&mut self, a: Reg, b: Reg) -> Reg {
+        let d = self.v();
+        kasm!(self.f, vxor.vv {d}, {a}, {b};);
+        d
+    }
+    fn lo(&mut self, a: Reg) -> Reg {
+        let d = self.v();
+        kasm!(self.f, vand.vi {d}, {a}, 15;);
+        d
+    }
+    fn hi(&mut self, a: Reg) -> Reg {
+        let d = self.v();
+        kasm!(self.f, vsrl.vi {d}, {a}, 4;);
+        d
+    }
+    fn lookup(&mut self, t: Table, idx: Reg) -> Reg {
+        let (d, tr) = (self.v(), self.tab(t));
+        kasm!(self.f, vrgather.vv {d}, {tr}, {idx};);
+        d
+    }
+    fn permute(&mut self, a: Reg, t: Table) -> Reg {
+        let (d, tr) = (self.v(), self.tab(t));
+        kasm!(self.f, vrgather.vv {d}, {a}, {tr};);
+        d
+    }
+}
+
+/// One block encrypted in a vector register (see [`vperm`]): `inp`, `out` any alignment,
+/// `key` the standard schedule, `rounds` its round count (public). The tables come from
+/// the data object `sym`.
+pub(super) fn vperm_encrypt(f: &mut Func, d: VDialect, sym: &str, inp: Reg, out: Reg, key: Reg, rounds: Reg) {
+    let [tab, a, c63, n, kp] = [f.xreg("tables"), f.xreg("a"), f.xreg("c63"), f.xreg("n"), f.xreg("kp")];
+    for r in [tab, a, c63, n, kp] {
+        f.public(r);
+    }
+    set_vl16(f);
+    f.comment("the lookup and permutation tables, one register each");
+    f.la(tab, sym);
+    let tabs: [Reg; 12] = std::array::from_fn(|i| {
+        let (t, o) = (f.vreg("tab", 1), 16 * i as i64);
+        kasm!(f, addi {a}, {tab}, {o};);
+        load(f, d, t, a);
+        t
+    });
+    f.comment("round 0; then rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)");
+    let [s, k] = [f.vreg("s", 1), f.vreg("k", 1)];
+    load(f, d, s, inp);
+    load(f, d, k, key);
+    kasm!(f,
+        vxor.vv {s}, {s}, {k};
+        addi {c63}, zero, 0x63;
+        addi {kp}, {key}, 16;
+        addi {n}, {rounds}, -1;
+    vround:
+    );
+    f.schedule_window(64, |f| {
+        let mut w = PermEm { f: &mut *f, tabs: &tabs };
+        let (x, x2) = vperm::sbox(&mut w, s);
+        let o = vperm::mix(&mut w, x, x2);
+        let k = f.vreg("k", 1);
+        load(f, d, k, kp);
+        kasm!(f, vxor.vx {k}, {k}, {c63}; vxor.vv {s}, {o}, {k};);
+    });
+    kasm!(f,
+        addi {kp}, {kp}, 16;
+        addi {n}, {n}, -1;
+        bnez {n}, vround;
+    );
+    f.comment("the last round: SubBytes, ShiftRows, the key");
+    let mut w = PermEm { f: &mut *f, tabs: &tabs };
+    let (x, _) = vperm::sbox(&mut w, s);
+    let x = w.permute(x, Table::Sr);
+    let k = f.vreg("k", 1);
+    load(f, d, k, kp);
+    kasm!(f, vxor.vx {k}, {k}, {c63}; vxor.vv {x}, {x}, {k};);
+    store(f, d, x, out);
+}

@@ -1,0 +1,276 @@
+//! One AES block in one 16-byte vector register, the S-box computed by nibble lookups
+//! (`vrgather.vv` into 16-byte tables), as Hamburg's vector-permute AES does it, with
+//! tables derived here.
+//!
+//! The field: GF(2^8) as GF(16)[y]/(y^2 + y + ν) (GF(16) = GF(2)[z]/(z^4 + z + 1)); an
+//! element `x = i + k·y` is the byte `i << 4 | k`. With `j = i + k` its norm is
+//! `N = i·j + ν·k^2` and `1/x = (j + k·y)/N`. For `a = 1/ν`:
+//! `io = 1/(1/i + a/k) + j` and `jo = 1/(1/j + a/k) + i` are both `N/(ν(k + a·i))` and
+//! `N/(ν(k + a·j))`, whose inverses are linear in `1/x`'s coordinates
+//! (`c1 = j/N`, `c2 = k/N`): `1/io = c1 + (1 + ν)c2` and `1/jo = c1 + ν·c2`. So
+//! `c2 = 1/io + 1/jo`, `c1 = ν/io + (1 + ν)/jo`, and any GF(2)-linear function of `1/x`
+//! (the S-box's affine map without its constant, and twice it) is `F[io] ^ G[jo]` for
+//! two 16-entry tables. Each step is a lookup of one nibble, with `1/0` written as 0x80:
+//! a lookup at an index of 16 or more gives 0 (as `vrgather.vv` does past VLMAX), and
+//! XORs keep the bit, so `1/∞ = 0` and `∞ + n = ∞` come out of the same instructions.
+//! The input byte reaches the tower basis by two lookups (low and high nibble, XORed: the
+//! isomorphism is linear).
+//!
+//! The state stays in AES's basis between rounds (the round keys are the `AES_KEY`'s as
+//! they are, 0x63 added from round 1 on for the S-box's constant); MixColumns and
+//! ShiftRows are byte permutations and XORs of the S-box's outputs `A` and `2A`:
+//! `out = SR(2A) ^ R1·SR(A ^ 2A) ^ R2·SR(A ^ Q A)`, with `R1`, `R2` the rotations of
+//! every column's rows by one and two and `Q = SR^-1·R1·SR` (rows and columns by one).
+
+/// GF(16) product, modulo z^4 + z + 1.
+fn gmul(mut a: u8, mut b: u8) -> u8 {
+    let mut r = 0;
+    for _ in 0..4 {
+        if b & 1 != 0 {
+            r ^= a;
+        }
+        b >>= 1;
+        a <<= 1;
+        if a & 16 != 0 {
+            a ^= 0b10011;
+        }
+    }
+    r
+}
+
+fn ginv(a: u8) -> u8 {
+    (1..16).find(|&b| gmul(a, b) == 1).unwrap_or(0)
+}
+
+/// The smallest ν with y^2 + y + ν irreducible over GF(16).
+fn nu() -> u8 {
+    (1..16).find(|&n| (0..16).all(|t| gmul(t, t) ^ t ^ n != 0)).unwrap_or(0)
+}
+
+/// Tower product of `i1 + k1 y` and `i2 + k2 y` (bytes `i << 4 | k`).
+fn tmul(x: u8, y: u8, nu: u8) -> u8 {
+    let (i1, k1, i2, k2) = (x >> 4, x & 15, y >> 4, y & 15);
+    let kk = gmul(k1, k2);
+    // y^2 = y + ν
+    let i = gmul(i1, i2) ^ gmul(kk, nu);
+    let k = gmul(i1, k2) ^ gmul(k1, i2) ^ kk;
+    i << 4 | k
+}
+
+/// AES's GF(2^8) product (modulo x^8 + x^4 + x^3 + x + 1).
+fn amul(mut a: u8, mut b: u8) -> u8 {
+    let mut r = 0;
+    while b != 0 {
+        if b & 1 != 0 {
+            r ^= a;
+        }
+        a = (a << 1) ^ if a & 0x80 != 0 { 0x1b } else { 0 };
+        b >>= 1;
+    }
+    r
+}
+
+/// The S-box's affine map without its constant.
+fn affine(x: u8) -> u8 {
+    x ^ x.rotate_left(1) ^ x.rotate_left(2) ^ x.rotate_left(3) ^ x.rotate_left(4)
+}
+
+/// The tables, 16 bytes each, in this order.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Table {
+    /// AES byte's low nibble to the tower basis, and the high nibble's.
+    InLo,
+    InHi,
+    /// `1/n` (0x80 for 0), `a/n` (0x80 for 0).
+    Inv,
+    InvA,
+    /// `F[io] ^ G[jo]` = the affine map's linear part of `1/x`; `F2`, `G2` twice that.
+    F1,
+    G1,
+    F2,
+    G2,
+    /// Gather indices: ShiftRows; rows rotated by one after it; `SR^-1` of that (rows and
+    /// columns rotated by one); rows rotated by two after ShiftRows.
+    Sr,
+    R1Sr,
+    R1,
+    R2Sr,
+}
+
+pub const TABLES: [Table; 12] =
+    [Table::InLo, Table::InHi, Table::Inv, Table::InvA, Table::F1, Table::G1, Table::F2, Table::G2, Table::Sr, Table::R1Sr, Table::R1, Table::R2Sr];
+
+/// Every table's bytes.
+pub fn tables() -> Vec<[u8; 16]> {
+    let nu = nu();
+    // φ: AES's basis to the tower's, by a root of AES's polynomial in the tower field.
+    // 1 = 1 + 0·y.
+    let one = 0x10u8;
+    let tpow = |b: u8, e: u32| (0..e).fold(one, |acc, _| tmul(acc, b, nu));
+    let beta = (1..=255u8).find(|&b| tpow(b, 8) ^ tpow(b, 4) ^ tpow(b, 3) ^ b ^ one == 0).expect("a root");
+    let phi = |x: u8| (0..8).filter(|&n| x >> n & 1 != 0).fold(0u8, |acc, n| acc ^ tpow(beta, n));
+    let mut phi_inv = [0u8; 256];
+    for x in 0..=255u8 {
+        phi_inv[phi(x) as usize] = x;
+    }
+    // L(c1 + c2 y) = affine-linear(φ^-1(c1 + c2 y)).
+    let l = |c1: u8, c2: u8| affine(phi_inv[(c1 << 4 | c2) as usize]);
+    let inv_or_inf = |n: u8| if n == 0 { 0x80 } else { ginv(n) };
+    let f = |io: u8| if io == 0 { 0 } else { l(gmul(nu, ginv(io)), ginv(io)) };
+    let g = |jo: u8| if jo == 0 { 0 } else { l(gmul(nu ^ 1, ginv(jo)), ginv(jo)) };
+    let a = ginv(nu);
+    let perm = |h: &dyn Fn(usize, usize) -> usize| -> [u8; 16] { std::array::from_fn(|i| h(i / 4, i % 4) as u8) };
+    // Gather indices: out(r, c) = in(...): ShiftRows in(r, c + r); R1 in(r + 1, c).
+    let sr = |c: usize, r: usize| 4 * ((c + r) % 4) + r;
+    let r1sr = |c: usize, r: usize| sr(c, (r + 1) % 4);
+    // SR^-1 R1 SR: out(r, c) = in(r + 1, c + 1), so that R2 SR(A ^ it(A)) = R2(a ^ R1 a)
+    // for a = SR(A).
+    let r1 = |c: usize, r: usize| 4 * ((c + 1) % 4) + (r + 1) % 4;
+    let r2sr = |c: usize, r: usize| sr(c, (r + 2) % 4);
+    TABLES
+        .iter()
+        .map(|t| match t {
+            Table::InLo => std::array::from_fn(|n| phi(n as u8)),
+            Table::InHi => std::array::from_fn(|n| phi((n as u8) << 4)),
+            Table::Inv => std::array::from_fn(|n| inv_or_inf(n as u8)),
+            Table::InvA => std::array::from_fn(|n| if n == 0 { 0x80 } else { gmul(a, ginv(n as u8)) }),
+            Table::F1 => std::array::from_fn(|n| f(n as u8)),
+            Table::G1 => std::array::from_fn(|n| g(n as u8)),
+            Table::F2 => std::array::from_fn(|n| amul(2, f(n as u8))),
+            Table::G2 => std::array::from_fn(|n| amul(2, g(n as u8))),
+            Table::Sr => perm(&sr),
+            Table::R1Sr => perm(&r1sr),
+            Table::R1 => perm(&r1),
+            Table::R2Sr => perm(&r2sr),
+        })
+        .collect()
+}
+
+/// Vector operations on one 16-byte register, each returning a new value.
+pub trait Lanes {
+    type V: Copy;
+    fn xor(&mut self, a: Self::V, b: Self::V) -> Self::V;
+    /// Every byte's low nibble.
+    fn lo(&mut self, a: Self::V) -> Self::V;
+    /// Every byte's high nibble.
+    fn hi(&mut self, a: Self::V) -> Self::V;
+    /// `out[i] = t[idx[i]]`, 0 where `idx[i]` is 16 or more.
+    fn lookup(&mut self, t: Table, idx: Self::V) -> Self::V;
+    /// `out[i] = a[t[i]]` (`t` one of the permutations).
+    fn permute(&mut self, a: Self::V, t: Table) -> Self::V;
+}
+
+/// `(A, 2A)`: the S-box of every byte without its 0x63, and twice it.
+pub fn sbox<W: Lanes>(w: &mut W, x: W::V) -> (W::V, W::V) {
+    let (lo, hi) = (w.lo(x), w.hi(x));
+    let (a, b) = (w.lookup(Table::InLo, lo), w.lookup(Table::InHi, hi));
+    let t = w.xor(a, b);
+    let (i, k) = (w.hi(t), w.lo(t));
+    let ak = w.lookup(Table::InvA, k);
+    let j = w.xor(i, k);
+    let ii = w.lookup(Table::Inv, i);
+    let iak = w.xor(ii, ak);
+    let ij = w.lookup(Table::Inv, j);
+    let jak = w.xor(ij, ak);
+    let t = w.lookup(Table::Inv, iak);
+    let io = w.xor(t, j);
+    let t = w.lookup(Table::Inv, jak);
+    let jo = w.xor(t, i);
+    let (f, g) = (w.lookup(Table::F1, io), w.lookup(Table::G1, jo));
+    let s = w.xor(f, g);
+    let (f, g) = (w.lookup(Table::F2, io), w.lookup(Table::G2, jo));
+    let s2 = w.xor(f, g);
+    (s, s2)
+}
+
+/// ShiftRows then MixColumns of the S-box's outputs (`A`, `2A`).
+pub fn mix<W: Lanes>(w: &mut W, a: W::V, a2: W::V) -> W::V {
+    // out = SR(2A) ^ R1 SR(A ^ 2A) ^ R2 SR(A ^ Q A)
+    let b = w.permute(a2, Table::Sr);
+    let c = w.xor(a, a2);
+    let c = w.permute(c, Table::R1Sr);
+    let d = w.permute(a, Table::R1);
+    let d = w.xor(a, d);
+    let d = w.permute(d, Table::R2Sr);
+    let o = w.xor(b, c);
+    w.xor(o, d)
+}
+
+/// The registers computed on byte arrays.
+pub struct Model(pub Vec<[u8; 16]>);
+
+impl Lanes for Model {
+    type V = [u8; 16];
+    fn xor(&mut self, a: [u8; 16], b: [u8; 16]) -> [u8; 16] {
+        std::array::from_fn(|i| a[i] ^ b[i])
+    }
+    fn lo(&mut self, a: [u8; 16]) -> [u8; 16] {
+        a.map(|x| x & 15)
+    }
+    fn hi(&mut self, a: [u8; 16]) -> [u8; 16] {
+        a.map(|x| x >> 4)
+    }
+    fn lookup(&mut self, t: Table, idx: [u8; 16]) -> [u8; 16] {
+        let tab = self.0[TABLES.iter().position(|&u| u == t).unwrap_or(0)];
+        idx.map(|i| if i < 16 { tab[i as usize] } else { 0 })
+    }
+    fn permute(&mut self, a: [u8; 16], t: Table) -> [u8; 16] {
+        let idx = self.0[TABLES.iter().position(|&u| u == t).unwrap_or(0)];
+        idx.map(|i| a[i as usize])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lookups_compute_the_sbox() {
+        let mut m = Model(tables());
+        let s = crate::aes::sbox();
+        for x in 0..16u8 {
+            let v: [u8; 16] = std::array::from_fn(|i| 16 * x + i as u8);
+            let (a, a2) = sbox(&mut m, v);
+            for i in 0..16 {
+                let b = v[i] as usize;
+                assert_eq!(a[i] ^ 0x63, s[b], "S({b:#04x})");
+                assert_eq!(a2[i], amul(2, s[b] ^ 0x63), "2S({b:#04x})");
+            }
+        }
+    }
+
+    /// One block the kernel's way, against FIPS-197 AES.
+    fn encrypt(ks: &[u8], block: [u8; 16]) -> [u8; 16] {
+        let mut m = Model(tables());
+        let rounds = i32::from_le_bytes(ks[240..244].try_into().unwrap()) as usize;
+        let key = |r: usize| -> [u8; 16] { std::array::from_fn(|i| ks[16 * r + i] ^ if r == 0 { 0 } else { 0x63 }) };
+        let mut s = m.xor(block, key(0));
+        for r in 1..rounds {
+            let (a, a2) = sbox(&mut m, s);
+            let o = mix(&mut m, a, a2);
+            s = m.xor(o, key(r));
+        }
+        let (a, _) = sbox(&mut m, s);
+        let a = m.permute(a, Table::Sr);
+        m.xor(a, key(rounds))
+    }
+
+    #[test]
+    fn vector_permute_aes_is_aes() {
+        let mut seed = 0x1234_5678_9abc_def1u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed as u8
+        };
+        for n in [16usize, 24, 32] {
+            for _ in 0..30 {
+                let key: Vec<u8> = (0..n).map(|_| next()).collect();
+                let ks = crate::aes::schedule(&key);
+                let b: [u8; 16] = std::array::from_fn(|_| next());
+                assert_eq!(encrypt(&ks, b), crate::aes::encrypt_block(&ks, b), "AES-{}", n * 8);
+            }
+        }
+    }
+}
