@@ -131,7 +131,8 @@ enum Cmd {
         markdown: bool,
         /// `go`: the Go (ABI0) builds instead, as Go's assembler makes them (prologue,
         /// argument loads from the caller's frame, epilogue), with the kernels' companion
-        /// modules for upstream Go code.
+        /// modules for upstream Go code; `linux`: the Linux-ABI builds, by the kernels'
+        /// Linux drivers.
         #[arg(long, default_value = "openssl")]
         abi: String,
         /// Also run scalar variants on the cycle-accurate C906 RTL (../shared/c906-rtl,
@@ -572,11 +573,13 @@ fn run_cmd(kernels: &[&'static Kernel], home: &Path, cmd: Cmd) -> Result<(), Err
         }
         Cmd::Bench { kernel, asm, call, repeat, bytes, bytes_from, target: tgt, ext, define, include, max_steps, csv, json, sizes, markdown, rtl, plot, abi } => {
             // Every argument is checked before anything runs.
-            let go = match abi.as_str() {
-                "openssl" | "psabi" => false,
-                "go" => true,
-                other => return usage(format!("bench --abi: unknown ABI `{other}` (openssl or go)")),
+            let want = match abi.as_str() {
+                "openssl" | "psabi" => Abi::Psabi,
+                "go" => Abi::Go,
+                "linux" => Abi::Linux,
+                other => return usage(format!("bench --abi: unknown ABI `{other}` (openssl, linux or go)")),
             };
+            let go = want == Abi::Go;
             for (flag, p) in [("--csv", &csv), ("--json", &json), ("--plot", &plot)] {
                 if let Some(p) = p {
                     check_out_file(flag, p)?;
@@ -612,11 +615,11 @@ fn run_cmd(kernels: &[&'static Kernel], home: &Path, cmd: Cmd) -> Result<(), Err
                     }
                 }
             }
-            if go && with_asm {
-                return usage("bench: --asm measures an OpenSSL-ABI file; it does not combine with --abi go");
+            if want != Abi::Psabi && with_asm {
+                return usage(format!("bench: --asm measures an OpenSSL-ABI file; it does not combine with --abi {abi}"));
             }
-            if rtl && (with_asm || go) {
-                return usage("bench: --rtl measures kgen's own scalar variants in the OpenSSL ABI (not --asm files, not --abi go)");
+            if rtl && (with_asm || want != Abi::Psabi) {
+                return usage(format!("bench: --rtl measures kgen's own scalar variants in the OpenSSL ABI (not --asm files, not --abi {abi})"));
             }
             if max_steps == Some(0) {
                 return usage("bench: --max-steps is at least 1");
@@ -680,16 +683,14 @@ fn run_cmd(kernels: &[&'static Kernel], home: &Path, cmd: Cmd) -> Result<(), Err
             let list: Vec<&'static Kernel> = match &kernel {
                 Some(n) => {
                     let k = kernel_named(kernels, n)?;
-                    let abi = if go { Abi::Go } else { Abi::Psabi };
-                    if !k.benches.iter().any(|b| b.abi == abi) {
-                        return usage(format!("kernel `{}` has no benchmark driver for the {} ABI", k.name, abi.name()));
+                    if !k.benches.iter().any(|b| b.abi == want) {
+                        return usage(format!("kernel `{}` has no benchmark driver for the {} ABI", k.name, want.name()));
                     }
                     vec![k]
                 }
                 None => kernels.to_vec(),
             };
             for k in list {
-                let want = if go { Abi::Go } else { Abi::Psabi };
                 if !k.benches.iter().any(|b| b.abi == want) {
                     eprintln!("kgen bench: {}: no benchmark driver for the {} ABI", k.name, want.name());
                     continue;
@@ -710,6 +711,15 @@ fn run_cmd(kernels: &[&'static Kernel], home: &Path, cmd: Cmd) -> Result<(), Err
                                 eprintln!("kgen bench: {} {} (go): not modeled: {} (Go's stack-check prologue)", k.name, v.name, skipped.join(", "));
                             }
                             rows.extend(r);
+                        }
+                        continue;
+                    }
+                    if want == Abi::Linux {
+                        if v.abis.contains(&Abi::Linux) {
+                            let m = v.build(Abi::Linux).map_err(|e| e.to_string())?;
+                            for b in k.benches.iter().filter(|b| b.abi == Abi::Linux) {
+                                rows.extend(bench::bench_linux_module(k, b, &format!("{}/linux", v.name), &m, &sizes)?);
+                            }
                         }
                         continue;
                     }

@@ -47,6 +47,8 @@ fn bad_input_is_one_clear_line() {
         (vec!["bench", "aes", "--sizes", "999999999999"], "at most"),
         (vec!["bench", "aes", "--abi", "nosuch"], "unknown ABI `nosuch`"),
         (vec!["bench", "aes-gcm", "--abi", "go"], "no benchmark driver for the go ABI"),
+        (vec!["bench", "aes", "--abi", "linux"], "no benchmark driver for the linux ABI"),
+        (vec!["bench", "--rtl", "--abi", "linux"], "not --abi linux"),
         (vec!["bench", "aes", "--csv", "/nonexistent/dir/x.csv"], "does not exist"),
         (vec!["bench", "aes", "--json", &notgoldens], "is a directory"),
         (vec!["bench", "aes", "--plot", "/nonexistent/x.svg"], "does not exist"),
@@ -195,4 +197,31 @@ fn bench_shows_the_go_entry_points() {
         assert_eq!(ms_i, ctx_i + 7, "{out}");
         assert!(ms_c > ctx_c && ctx_c > 10_000, "{out}");
     }
+}
+
+/// `--abi linux` measures the Linux forms: every aes-ct variant's six functions, and the
+/// same counter-mode work as the OpenSSL form (the context's round count and the argument
+/// order differ: within 1% of its instructions).
+#[test]
+fn bench_shows_the_linux_entry_points() {
+    let o = kgen(&["bench", "aes-ct", "--abi", "linux", "--sizes", "1024"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let row = |name: &str| -> (u64, u64) {
+        let l = out.lines().find(|l| l.split_whitespace().nth(2) == Some(name)).unwrap_or_else(|| panic!("no {name} row:\n{out}"));
+        let f: Vec<&str> = l.split_whitespace().collect();
+        (f[4].parse().unwrap(), f[5].parse().unwrap())
+    };
+    for v in ["c906", "c906_novector", "rv64gc", "rv64gc_zbb"] {
+        for f in ["encrypt", "decrypt", "ctr32", "ecb_encrypt", "ecb_decrypt"] {
+            let (i, c) = row(&format!("aes_ct_{f}_{v}"));
+            assert!(i > 1000 && c >= i, "{f} {v}: {out}");
+        }
+    }
+    let o = kgen(&["bench", "aes-ct", "--sizes", "1024"]);
+    let ssl = String::from_utf8_lossy(&o.stdout);
+    let ssl_ctr = ssl.lines().find(|l| l.split_whitespace().nth(1) == Some("c906") && l.split_whitespace().nth(2) == Some("AES_ctr32_encrypt")).unwrap_or_else(|| panic!("{ssl}"));
+    let ssl_i: u64 = ssl_ctr.split_whitespace().nth(4).unwrap().parse().unwrap();
+    let (lin_i, _) = row("aes_ct_ctr32_c906");
+    assert!(lin_i.abs_diff(ssl_i) * 100 <= ssl_i, "linux {lin_i} against openssl {ssl_i} instructions");
 }

@@ -65,6 +65,15 @@ pub fn bench_object(kernel: &Kernel, variant: &str, obj: &Object, target: &Targe
     drive(kernel, b, variant, &mut env, sizes)
 }
 
+/// A module built for the Linux kernel's ABI (arguments in registers, as the OpenSSL build),
+/// measured by one of the kernel's Linux-ABI drivers.
+pub fn bench_linux_module(kernel: &Kernel, bench: &Bench, variant: &str, m: &kgen_dsl::Module, sizes: &[usize]) -> Result<Vec<Row>, String> {
+    let obj = m.object().map_err(|e| e.to_string())?;
+    let mut env = Env::new(&obj, &m.target)?.for_abi(Abi::Linux).with_cost_model();
+    env.m.max_steps = 1 << 34;
+    drive(kernel, bench, variant, &mut env, sizes)
+}
+
 /// Go's ABI0 on kgen-sim: the functions as Go's assembler builds them from kgen's Go output
 /// ([`kgen_emit::go::abi0_object`]: prologue, argument loads from the caller's frame, body,
 /// epilogue), called with their arguments written where ABI0 puts them.

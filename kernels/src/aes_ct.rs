@@ -259,6 +259,7 @@ pub const KERNEL: Kernel = Kernel {
     benches: &[
         Bench { abi: Abi::Psabi, module: None, drive: |h, s| aes::bench(&FUNCTIONS, h, s) },
         Bench { abi: Abi::Go, module: None, drive: |h, s| aes::bench(&FUNCTIONS, h, s) },
+        Bench { abi: Abi::Linux, module: None, drive: linux_bench },
     ],
     kat: Some(|v| aes::kat(&FUNCTIONS, v)),
     rtl: Some(|v, s| aes::rtl_plan(&FUNCTIONS, v, s)),
@@ -1472,6 +1473,48 @@ fn expandkey_fn(variant: &str, t: &Target) -> Func {
     imc_middle(&mut f, rot, masks, kd, total);
     f.ret_imm(0);
     f
+}
+
+/// The Linux forms on a `struct crypto_aes_ctx` (AES-128): expandkey once, then one block
+/// each way a call, counter mode and ECB over whole blocks, at each size.
+fn linux_bench(h: &mut dyn kgen_dsl::kernel::Harness, sizes: &[usize]) -> Result<Vec<kgen_dsl::kernel::Measured>, String> {
+    use kgen_dsl::kernel::{figure, measured};
+    let mut rows = Vec::new();
+    let key = h.buffer(&[0x2b; 16], 0, false);
+    let ctx = h.buffer(&[0u8; 484], 0, true);
+    let (xname, expand) = h.entry(&LINUX_EXPANDKEY)?;
+    let m = measured(h, |h| h.call(expand, &[ctx, key, 16]))?;
+    rows.push(figure(format!("{xname}(16)"), 16, m));
+    for e in [&LINUX_ENCRYPT, &LINUX_DECRYPT] {
+        let (name, f) = h.entry(e)?;
+        for &n in sizes {
+            let buf = h.buffer(&vec![0x5a; n.max(16)], 0, true);
+            let m = measured(h, |h| {
+                let (mut i, mut c) = (0, 0);
+                for b in 0..n.div_ceil(16) {
+                    let p = buf + 16 * b as u64;
+                    let (oi, oc) = h.call(f, &[ctx, p, p])?;
+                    i += oi;
+                    c += oc;
+                }
+                Ok((i, c))
+            })?;
+            rows.push(figure(&name, n, m));
+        }
+    }
+    let iv = h.buffer(&aes::BENCH_IV, 0, false);
+    for e in [&LINUX_CTR32, &LINUX_ECB_ENCRYPT, &LINUX_ECB_DECRYPT] {
+        let (name, f) = h.entry(e)?;
+        for &n in sizes {
+            let n = n.max(16).next_multiple_of(16);
+            let buf = h.buffer(&vec![0x5a; n], 0, true);
+            let blocks = (n / 16) as u64;
+            let args = if e.prefix == LINUX_CTR32.prefix { vec![ctx, buf, buf, blocks, iv] } else { vec![ctx, buf, buf, blocks] };
+            let m = measured(h, |h| h.call(f, &args))?;
+            rows.push(figure(&name, n, m));
+        }
+    }
+    Ok(rows)
 }
 
 fn build(variant: &str, t: &Target, abi: Abi) -> Result<Module, BuildError> {
