@@ -15,7 +15,8 @@ use rand::{Rng, SeedableRng};
 use std::fmt::Write as _;
 
 /// (kernel, variant): every AES build.
-const VARIANTS: [(&str, &str); 6] = [("aes", "c906"), ("aes", "rv64gc"), ("aes-ct", "c906"), ("aes-ct", "c906-novector"), ("aes-ct", "rv64gc"), ("aes-ct", "rv64gc-zbb")];
+const VARIANTS: [(&str, &str); 7] =
+    [("aes", "c906"), ("aes", "rv64gc"), ("aes-ct", "c906"), ("aes-ct", "c906-novector"), ("aes-ct", "rv64gc"), ("aes-ct", "rv64gc-zbb"), ("aes-ct", "rv64gcv")];
 
 fn hex(s: &str) -> Vec<u8> {
     (0..s.len() / 2).map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap()).collect()
@@ -243,10 +244,10 @@ fn emitted_assembly_under_qemu() {
     }
 }
 
-/// The QEMU CPUs a build runs under: the target's, and for the C906 builds without vectors
-/// T-Head's own QEMU as well.
+/// The QEMU CPUs a build runs under: the target's (at every VLEN an RVV 1.0 build is
+/// declared for), and for the C906 builds without vectors T-Head's own QEMU as well.
 fn qemus(m: &kgen_dsl::Module) -> Vec<(Option<oracle::Tool>, String, Option<String>)> {
-    let mut v = vec![common::emulator(m)];
+    let mut v = common::emulators(m);
     if m.target.name == "c906-novector" {
         v.push((oracle::xuantie_qemu(), "c906fdv".to_string(), None));
     }
@@ -587,7 +588,7 @@ fn every_build_makes_the_same_schedules() {
 fn aes_ct_linux_forms_against_the_openssl_forms_and_rustcrypto() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
     let mut cases = 0;
-    for variant in ["c906", "c906-novector", "rv64gc", "rv64gc-zbb"] {
+    for variant in ["c906", "c906-novector", "rv64gc", "rv64gc-zbb", "rv64gcv"] {
         let m = common::module("aes-ct", variant, Abi::Linux);
         let mut e = common::sim(&m);
         let mut o = env("aes-ct", variant);
@@ -724,7 +725,7 @@ fn aes_ct_linux_assembly_under_qemu() {
         let data: Vec<u8> = (0..16 * nblocks).map(|i| (i * 7 + len) as u8).collect();
         expect.push((key.clone(), pt, ctr32_reference(&key, &iv, &data)));
     }
-    for variant in ["c906", "c906-novector", "rv64gc", "rv64gc-zbb"] {
+    for variant in ["c906", "c906-novector", "rv64gc", "rv64gc-zbb", "rv64gcv"] {
         let m = common::module("aes-ct", variant, Abi::Linux);
         let sfx = variant.replace('-', "_");
         let defs = format!("#define EXPANDKEY aes_ct_expandkey_{sfx}\n#define ENCRYPT aes_ct_encrypt_{sfx}\n#define DECRYPT aes_ct_decrypt_{sfx}\n#define CTR32 aes_ct_ctr32_{sfx}\n#define ECB_ENCRYPT aes_ct_ecb_encrypt_{sfx}\n#define ECB_DECRYPT aes_ct_ecb_decrypt_{sfx}\n");
@@ -758,5 +759,40 @@ fn aes_ct_linux_assembly_under_qemu() {
             }
         }
         canaries_control(&m, &bin);
+    }
+}
+
+/// aes-ct rv64gcv's counter mode at VLEN 128, 256 and 512 in kgen-sim: the keystream
+/// against RustCrypto at every VLEN, and the vector instructions per byte (printed) about
+/// halving with each doubling of VLEN (a pass is VLEN / 16 blocks in the same code).
+#[test]
+fn rv64gcv_counter_mode_scales_with_vlen() {
+    let m = module("aes-ct", "rv64gcv");
+    let obj = m.object().unwrap();
+    let key: Vec<u8> = (0..16u8).map(|i| i.wrapping_mul(29)).collect();
+    let iv = [7u8; 16];
+    let n = 16384;
+    let pt: Vec<u8> = (0..n).map(|i| (i * 13) as u8).collect();
+    let want = ctr32_reference(&key, &iv, &pt);
+    let mut per_byte = Vec::new();
+    for vlen in [128usize, 256, 512] {
+        let mut t = m.target.clone();
+        t.vlen = vlen;
+        let mut e = Env::new(&obj, &t).unwrap().with_cost_model();
+        let ks = schedule(&mut e, &key);
+        let ivb = e.buffer(&iv, 0, false);
+        let buf = e.buffer(&pt, 3, true);
+        e.m.reset_counts();
+        e.call(e.sym("AES_ctr32_encrypt"), &[buf, buf, (n / 16) as u64, ks, ivb]).unwrap();
+        assert_eq!(e.read(buf, n), want, "VLEN {vlen}");
+        let vector: u64 = e.m.counts().iter().filter(|(c, _)| c.is_vector()).map(|(_, k)| k).sum();
+        let all = e.m.instructions();
+        let v = vector as f64 / n as f64;
+        println!("aes-ct rv64gcv AES_ctr32_encrypt, 16 KiB at VLEN {vlen}: {v:.2} vector instructions per byte, {:.2} in all", all as f64 / n as f64);
+        per_byte.push(v);
+    }
+    for w in per_byte.windows(2) {
+        let r = w[1] / w[0];
+        assert!((0.45..=0.55).contains(&r), "vector instructions per byte {:.2} -> {:.2}: ratio {r:.3}", w[0], w[1]);
     }
 }

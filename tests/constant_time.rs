@@ -77,7 +77,7 @@ fn bufs(e: &mut Env, blocks: usize) -> Bufs {
 #[test]
 fn aes_ct_leaves_the_same_trace_for_every_key_and_input() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(35);
-    for variant in ["c906", "c906-novector", "rv64gc", "rv64gc-zbb"] {
+    for variant in ["c906", "c906-novector", "rv64gc", "rv64gc-zbb", "rv64gcv"] {
         let mut e = env("aes-ct", variant);
         // Nineteen blocks: counter mode's loops (four blocks a pass, or twelve on the c906)
         // and their tails.
@@ -102,7 +102,7 @@ fn aes_ct_leaves_the_same_trace_for_every_key_and_input() {
 #[test]
 fn aes_ct_linux_forms_leave_the_same_trace_for_every_key_and_input() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(37);
-    for variant in ["c906", "c906-novector", "rv64gc", "rv64gc-zbb"] {
+    for variant in ["c906", "c906-novector", "rv64gc", "rv64gc-zbb", "rv64gcv"] {
         let mut e = common::sim(&common::module("aes-ct", variant, Abi::Linux));
         let sfx = variant.replace('-', "_");
         let b = bufs(&mut e, 19);

@@ -278,6 +278,7 @@ pub const KERNEL: Kernel = Kernel {
             Variant { name: "c906-novector", target: "c906-novector", abis: VARIANT_ABIS, build, vlens: &[] },
             Variant { name: "rv64gc", target: "rv64gc", abis: VARIANT_ABIS, build, vlens: &[] },
             Variant { name: "rv64gc-zbb", target: "rv64gc-zbb", abis: VARIANT_ABIS, build, vlens: &[] },
+            Variant { name: "rv64gcv", target: "rv64gcv", abis: VARIANT_ABIS, build, vlens: &[128, 256, 512] },
         ],
         ENTRIES,
     )
@@ -805,6 +806,9 @@ fn counter_planes(w: &mut Em, g: [Reg; 4]) -> [Reg; 8] {
 }
 
 fn ctr32_fn(variant: &str, t: &Target, abi: Abi) -> Func {
+    if let Some(d @ VDialect::V1) = t.vdialect() {
+        return ctr32_vector_only(variant, t, abi, d);
+    }
     let linux = abi == Abi::Linux;
     let mut f = Func::entry(if linux { &LINUX_CTR32 } else { &CTR32 }, variant, t, abi);
     let [inp, out, blocks, key, ivec] = if linux {
@@ -1056,7 +1060,8 @@ fn vector_ctr(f: &mut Func, c: &Ctr, d: VDialect, variant: &str, io: [Reg; 5], i
     let v = vector::VSide {
         d,
         tab: perms_sym(variant),
-        perms: f.slot("perms", 192, 16, false),
+        tabs: vector::Tabs::Frame(f.slot("perms", 192, 16, false)),
+        kstride: 16,
         keys: f.slot("vector_round_keys", vector::KEYS_SLOT as u32, 16, true),
         vpo: f.xreg("vpo"),
         sl: f.vregs("vsl", 1),
@@ -1097,7 +1102,7 @@ fn vector_ctr(f: &mut Func, c: &Ctr, d: VDialect, variant: &str, io: [Reg; 5], i
             kasm!(f, addi {a}, sp, {at}; addi {n}, zero, 128;);
             vector::set_vl_m8(f, n);
             load(f, d, sg, a);
-            vector::transpose_group(f, sg);
+            vector::transpose_group(f, sg, None);
             for (p, &sp) in v.sl.iter().enumerate() {
                 let part = f.vpart(sg, p as u8, 1);
                 kasm!(f, vmv.v.v {sp}, {part};);
@@ -1110,7 +1115,7 @@ fn vector_ctr(f: &mut Func, c: &Ctr, d: VDialect, variant: &str, io: [Reg; 5], i
     );
     rounds_fn(f, &v);
     let mut ksw = [c.fin[0]; 8];
-    f.merge(|f| vector::transpose_group(f, fg), |f| ksw = keystream(f, c));
+    f.merge(|f| vector::transpose_group(f, fg, None), |f| ksw = keystream(f, c));
     // out = in ^ keystream: blocks 0..8 at e8, m8 (vl = 16 a block), blocks 8..12 by
     // scalar words (the C906 loads and stores misaligned words at full speed).
     let vblocks = |f: &mut Func, nb: Reg| {
@@ -1168,6 +1173,167 @@ fn vector_ctr(f: &mut Func, c: &Ctr, d: VDialect, variant: &str, io: [Reg; 5], i
     }
     kasm!(f, done:);
     f.ret();
+}
+
+/// The wide permutation tables' symbol.
+fn wide_sym(variant: &str) -> String {
+    format!("kgen_aes_ct_{}_wide", variant.replace('-', "_"))
+}
+
+/// Counter mode in the vector unit alone (RVV 1.0, VLEN 128 to 512): VLEN / 16 blocks a
+/// pass (eight registers of VLEN / 8 bytes: the bitsliced layout of [`vslice`] in every
+/// 16-byte group), so each doubling of VLEN halves the vector instructions per byte.
+/// The counter blocks are made in the registers: the nonce ^ round key 0 copied to every
+/// block by a gather, the counters (big-endian, ^ round key 0) merged into every block's
+/// last word at e32.
+fn ctr32_vector_only(variant: &str, t: &Target, abi: Abi, d: VDialect) -> Func {
+    let linux = abi == Abi::Linux;
+    let mut f = Func::entry(if linux { &LINUX_CTR32 } else { &CTR32 }, variant, t, abi);
+    let [inp, out, blocks, key, ivec] = if linux {
+        let [ctx, out, inp, blocks, iv] = f.params();
+        [inp, out, blocks, ctx, iv]
+    } else {
+        f.params()
+    };
+    let [rounds, big, vlm, n, m, ctr, k3, nb] = [f.xreg("rounds"), f.xreg("big"), f.xreg("vlmax"), f.xreg("n"), f.xreg("m"), f.xreg("ctr"), f.xreg("k03"), f.xreg("nb")];
+    for r in [rounds, big, vlm, n, m, ctr, nb] {
+        f.public(r);
+    }
+    kasm!(f, bnez {blocks}, start; j done; start:);
+    if linux {
+        linux_rounds(&mut f, key, rounds);
+    } else {
+        kasm!(f, lw {rounds}, 240({key}););
+    }
+    let fg = f.vreg("vfin", 8);
+    let v = vector::VSide {
+        d,
+        tab: perms_sym(variant),
+        tabs: vector::Tabs::Data(wide_sym(variant)),
+        kstride: 64,
+        keys: f.slot("vector_round_keys", vector::KEYS_SLOT_WIDE as u32, 16, true),
+        vpo: f.xreg("vpo"),
+        sl: f.vregs("vsl", 1),
+        s9: f.vregs("vs9", 1),
+        fin: std::array::from_fn(|p| f.vpart(fg, p as u8, 1)),
+    };
+    f.public(v.vpo);
+    f.comment("vl = VLMAX from here on (an AVL of 2047 is at least VLMAX at e8, m8 up to VLEN 2047)");
+    kasm!(f, addi {big}, zero, 2047; vsetvli {vlm}, {big}, e8, m1, ta, ma;);
+    f.comment("the vector round keys into the frame: round r's at 64(r-1), in every 16-byte group");
+    vector::make_keys_wide(&mut f, &v, key, rounds, big);
+    f.comment("the nonce ^ round key 0 (16 bytes), the counter, round key 0's last word");
+    let [nk, k0, rep] = [f.vreg("nk", 1), f.vreg("k0", 1), f.vreg("rep", 1)];
+    kasm!(f, addi {n}, zero, 16; vsetvli zero, {n}, e8, m1, ta, ma;);
+    load(&mut f, d, nk, ivec);
+    load(&mut f, d, k0, key);
+    kasm!(f,
+        vxor.vv {nk}, {nk}, {k0};
+        vsetvli zero, {big}, e8, m1, ta, ma;
+        vid.v {rep};
+        vand.vi {rep}, {rep}, 15;
+        lwu {k3}, 12({key});
+        lbu {ctr}, 12({ivec});
+        lbu {m}, 13({ivec});
+        slli {ctr}, {ctr}, 8;
+        or {ctr}, {ctr}, {m};
+        lbu {m}, 14({ivec});
+        slli {ctr}, {ctr}, 8;
+        or {ctr}, {ctr}, {m};
+        lbu {m}, 15({ivec});
+        slli {ctr}, {ctr}, 8;
+        or {ctr}, {ctr}, {m};
+    );
+    let blocks_rep = f.vreg("nonce", 1);
+    kasm!(f, vrgather.vv {blocks_rep}, {nk}, {rep};);
+    let cb = f.vreg("blocks", 8);
+    let [cc, ct, cu] = [f.vreg("ctrs", 2), f.vreg("t", 2), f.vreg("u", 2)];
+    // The pass's counter blocks in the frame: VLEN / 16 blocks of 16 bytes.
+    let cbuf = f.slot("counter_blocks", 512, 16, true);
+    let (at, at12) = (StackAt(cbuf, 0), StackAt(cbuf, 12));
+    kasm!(f, pass:);
+    f.comment("the pass's blocks: the nonce's copies into the frame, the counters ctr + b (big-endian, ^ round key 0) over block b's last word, the blocks back");
+    for j in 0..8u8 {
+        let pj = f.vpart(cb, j, 1);
+        kasm!(f, vmv.v.v {pj}, {blocks_rep};);
+    }
+    kasm!(f, vsetvli zero, {big}, e8, m8, ta, ma; addi {m}, sp, {at};);
+    store(&mut f, d, cb, m);
+    kasm!(f,
+        vsetvli zero, {big}, e32, m2, ta, ma;
+        vid.v {cc};
+        vadd.vx {cc}, {cc}, {ctr};
+        vsll.vi {ct}, {cc}, 24;
+        vsrl.vi {cc}, {cc}, 8;
+        lui {m}, 16;
+        addi {m}, {m}, -256;
+        vand.vx {cu}, {cc}, {m};
+        vor.vv {ct}, {ct}, {cu};
+        vsrl.vi {cu}, {cc}, 16;
+        vor.vv {ct}, {ct}, {cu};
+        vsll.vi {cc}, {cc}, 16;
+        slli {m}, {m}, 8;
+        vand.vx {cc}, {cc}, {m};
+        vor.vv {ct}, {ct}, {cc};
+        vxor.vx {ct}, {ct}, {k3};
+        addi {m}, sp, {at12};
+        addi {n}, zero, 16;
+        vsse32.v {ct}, ({m}), {n};
+        vsetvli zero, {big}, e8, m8, ta, ma;
+        addi {m}, sp, {at};
+    );
+    load(&mut f, d, cb, m);
+    f.comment("the blocks as bit planes");
+    vector::transpose_group(&mut f, cb, Some(big));
+    for (p, &sp) in v.sl.iter().enumerate() {
+        let part = f.vpart(cb, p as u8, 1);
+        kasm!(f, vmv.v.v {sp}, {part};);
+    }
+    f.comment("the rounds");
+    let lim = f.xreg("lim");
+    f.public(lim);
+    v.seg(&mut f, Seg::Start);
+    kasm!(f,
+        addi {lim}, {rounds}, -2;
+        srli {lim}, {lim}, 2;
+        slli {lim}, {lim}, 8;
+    rounds4:
+    );
+    v.seg(&mut f, Seg::Pass);
+    let vpo = v.vpo;
+    kasm!(f, bltu {vpo}, {lim}, rounds4;);
+    v.seg(&mut f, Seg::Ninth);
+    kasm!(f, addi {n}, zero, 12; bne {rounds}, {n}, last_round;);
+    v.seg(&mut f, Seg::Aes192);
+    kasm!(f, j rounds_done; last_round:);
+    v.seg(&mut f, Seg::Last);
+    kasm!(f, rounds_done:);
+    f.comment("planes back to blocks; out = in ^ keystream for min(blocks, VLEN / 16) blocks");
+    vector::transpose_group(&mut f, fg, Some(big));
+    let x = f.vreg("x", 8);
+    kasm!(f,
+        srli {nb}, {vlm}, 1;
+        bgeu {blocks}, {nb}, whole;
+        addi {nb}, {blocks}, 0;
+    whole:
+        slli {n}, {nb}, 4;
+    );
+    vector::set_vl_m8(&mut f, n);
+    load(&mut f, d, x, inp);
+    kasm!(f, vxor.vv {x}, {x}, {fg};);
+    store(&mut f, d, x, out);
+    kasm!(f,
+        add {inp}, {inp}, {n};
+        add {out}, {out}, {n};
+        sub {blocks}, {blocks}, {nb};
+        addw {ctr}, {ctr}, {nb};
+        beqz {blocks}, done;
+        vsetvli zero, {big}, e8, m1, ta, ma;
+        j pass;
+    done:
+    );
+    f.ret();
+    f
 }
 
 /// The pointers to access doublewords through, where a test just found `(inp | out) & 7`
@@ -1545,6 +1711,16 @@ fn build(variant: &str, t: &Target, abi: Abi) -> Result<Module, BuildError> {
             global: false,
             comment: "gather indices: SR^0..3, then MixColumns' row rotations by one and by two conjugated by SR^0..3".into(),
         });
+        if t.vdialect() == Some(VDialect::V1) {
+            m.add_data(DataObj {
+                name: wide_sym(variant),
+                align: 64,
+                bytes: vslice::wide_table(),
+                elem: 1,
+                global: false,
+                comment: "the gather indices for registers of up to 64 bytes, then SR^0..3 copying one 16-byte group to all".into(),
+            });
+        }
         m.add_data(DataObj {
             name: vperm_sym(variant),
             align: 16,

@@ -12,10 +12,12 @@ use kgen_macros::kasm;
 /// Where the vector side keeps its round keys and state.
 pub(super) struct VSide {
     pub d: VDialect,
-    /// The permutation table's symbol, and its copy in the frame (the rounds address it
-    /// from `sp`, so no register holds its address through them).
+    /// The permutation table's symbol (16 bytes a table), and where the rounds read the
+    /// tables.
     pub tab: String,
-    pub perms: Slot,
+    pub tabs: Tabs,
+    /// Bytes of frame a round key takes (16, or 64 for VLEN up to 512, replicated).
+    pub kstride: i64,
     /// Round 1's key bytes (16 a round, as [`vslice::round_key_bytes`] makes them; the
     /// rounds spread them to planes).
     pub keys: Slot,
@@ -27,6 +29,41 @@ pub(super) struct VSide {
     pub sl: [Reg; 8],
     pub s9: [Reg; 8],
     pub fin: [Reg; 8],
+}
+
+/// Where the rounds read the permutation tables.
+#[derive(Clone)]
+pub(super) enum Tabs {
+    /// A copy in the frame (16 bytes a table; with the scalar stream merged in, no
+    /// register holds an address through the rounds).
+    Frame(Slot),
+    /// The data object `sym`, 64 bytes a table: each table's 16 indices for every 16-byte
+    /// group of a register up to VLEN 512 (`16m + idx`).
+    Data(String),
+}
+
+/// Where a [`VEm`] finds the permutation tables.
+#[derive(Clone, Copy)]
+pub(super) enum TabAt {
+    Frame(Slot),
+    /// The address of [`Tabs::Data`]'s object.
+    Reg(Reg),
+}
+
+impl TabAt {
+    /// `t = ` the address of `p`'s indices.
+    fn address(self, f: &mut Func, t: Reg, p: Perm) {
+        match self {
+            TabAt::Frame(slot) => {
+                let at = StackAt(slot, p.offset());
+                kasm!(f, addi {t}, sp, {at};);
+            }
+            TabAt::Reg(base) => {
+                let o = 4 * p.offset();
+                kasm!(f, addi {t}, {base}, {o};);
+            }
+        }
+    }
 }
 
 /// The parts of the rounds, as [`super::enc_rounds`] runs them.
@@ -64,13 +101,13 @@ pub(super) fn store(f: &mut Func, d: VDialect, v: Reg, base: Reg) {
 pub(super) struct VEm<'a> {
     pub f: &'a mut Func,
     pub d: VDialect,
-    pub tab: Slot,
+    pub tab: TabAt,
     idx: Vec<(Perm, Reg)>,
     masks: Vec<(u8, Reg)>,
 }
 
 impl<'a> VEm<'a> {
-    pub fn new(f: &'a mut Func, d: VDialect, tab: Slot) -> VEm<'a> {
+    pub fn new(f: &'a mut Func, d: VDialect, tab: TabAt) -> VEm<'a> {
         VEm { f, d, tab, idx: vec![], masks: vec![] }
     }
     fn v(&mut self) -> Reg {
@@ -128,9 +165,9 @@ impl Bytes for VEm<'_> {
         let i = match self.idx.iter().find(|(q, _)| *q == p) {
             Some(&(_, i)) => i,
             None => {
-                let (i, t, at) = (self.f.vreg("idx", 1), self.f.xreg("t"), StackAt(self.tab, p.offset()));
+                let (i, t) = (self.f.vreg("idx", 1), self.f.xreg("t"));
                 self.f.public(t);
-                kasm!(self.f, addi {t}, sp, {at};);
+                self.tab.address(self.f, t, p);
                 load(self.f, self.d, i, t);
                 self.idx.push((p, i));
                 i
@@ -177,7 +214,7 @@ fn add_key(f: &mut Func, d: VDialect, s: [Reg; 8], kp: Reg, off: i64, into: Opti
 }
 
 /// Round `r` (1 .. N-1; `r mod 4` matters) on the planes, the key at `kp + off`.
-fn round(f: &mut Func, d: VDialect, tab: Slot, s: [Reg; 8], r: u32, kp: Reg, off: i64, into: Option<[Reg; 8]>) -> [Reg; 8] {
+fn round(f: &mut Func, d: VDialect, tab: TabAt, s: [Reg; 8], r: u32, kp: Reg, off: i64, into: Option<[Reg; 8]>) -> [Reg; 8] {
     let mut w = VEm::new(f, d, tab);
     let s = slice::sbox(&mut w, s);
     let s = vslice::mix_columns(&mut w, s, r % 4);
@@ -185,7 +222,7 @@ fn round(f: &mut Func, d: VDialect, tab: Slot, s: [Reg; 8], r: u32, kp: Reg, off
 }
 
 /// The last round: S-box, the key, then `SR^shift` into `into`.
-fn last(f: &mut Func, d: VDialect, tab: Slot, s: [Reg; 8], shift: u32, kp: Reg, off: i64, into: [Reg; 8]) {
+fn last(f: &mut Func, d: VDialect, tab: TabAt, s: [Reg; 8], shift: u32, kp: Reg, off: i64, into: [Reg; 8]) {
     let mut w = VEm::new(f, d, tab);
     let s = slice::sbox(&mut w, s);
     if shift == 0 {
@@ -193,9 +230,9 @@ fn last(f: &mut Func, d: VDialect, tab: Slot, s: [Reg; 8], shift: u32, kp: Reg, 
         return;
     }
     let s = add_key(f, d, s, kp, off, None);
-    let (i, t, at) = (f.vreg("idx", 1), f.xreg("t"), StackAt(tab, Perm::Sr(shift).offset()));
+    let (i, t) = (f.vreg("idx", 1), f.xreg("t"));
     f.public(t);
-    kasm!(f, addi {t}, sp, {at};);
+    tab.address(f, t, Perm::Sr(shift));
     load(f, d, i, t);
     for p in 0..8 {
         let (dp, sp) = (into[p], s[p]);
@@ -204,54 +241,58 @@ fn last(f: &mut Func, d: VDialect, tab: Slot, s: [Reg; 8], shift: u32, kp: Reg, 
 }
 
 impl VSide {
-    /// The key pointer of the current pass: `sp + keys + (vpo & 0xc0)`.
+    /// The key pointer of the current pass: `sp + keys + (vpo & 3 step)` (a pass of four
+    /// rounds is `step` = 4 `kstride` bytes; at most two passes come before the last).
     fn pointer(&self, f: &mut Func) -> Reg {
         let (kp, t, vpo) = (f.xreg("vkp"), f.xreg("t"), self.vpo);
         f.public(kp);
         f.public(t);
         let base = StackAt(self.keys, 0);
-        kasm!(f, andi {t}, {vpo}, 0xc0; addi {kp}, sp, {base}; add {kp}, {kp}, {t};);
+        let mask = 12 * self.kstride;
+        kasm!(f, andi {t}, {vpo}, {mask}; addi {kp}, sp, {base}; add {kp}, {kp}, {t};);
         kp
     }
 
-    /// The vector stream of one part of the rounds.
     /// The vector stream of one part of the rounds, list-scheduled on its own (a window of
     /// 64: the S-box circuit's order leaves dependent gates next to each other, which the
     /// vector unit's latency of 3 would stall) before it is merged with the scalar stream.
     pub fn seg(&self, f: &mut Func, s: Seg) {
         if s == Seg::Start {
-            self.seg_body(f, s);
-        } else {
-            f.schedule_window(64, |f| self.seg_body(f, s));
-        }
-    }
-
-    fn seg_body(&self, f: &mut Func, s: Seg) {
-        let (d, vpo) = (self.d, self.vpo);
-        if s == Seg::Start {
+            let vpo = self.vpo;
             kasm!(f, addi {vpo}, zero, 0;);
             return;
         }
-        let tab = self.perms;
+        // The data tables' address is taken outside the scheduled region (`la` has a label).
+        let tab = match &self.tabs {
+            Tabs::Frame(slot) => TabAt::Frame(*slot),
+            Tabs::Data(sym) => TabAt::Reg(table(f, sym)),
+        };
+        f.schedule_window(64, |f| self.seg_body(f, s, tab));
+    }
+
+    fn seg_body(&self, f: &mut Func, s: Seg, tab: TabAt) {
+        let (d, vpo) = (self.d, self.vpo);
         let kp = self.pointer(f);
+        let ks = self.kstride;
         match s {
             Seg::Start => {}
             Seg::Pass => {
                 let mut st = self.sl;
                 for j in 0..4u32 {
-                    st = round(f, d, tab, st, j + 1, kp, 16 * j as i64, (j == 3).then_some(self.sl));
+                    st = round(f, d, tab, st, j + 1, kp, ks * j as i64, (j == 3).then_some(self.sl));
                 }
-                kasm!(f, addi {vpo}, {vpo}, 64;);
+                let step = 4 * ks;
+                kasm!(f, addi {vpo}, {vpo}, {step};);
             }
             Seg::Ninth => {
                 round(f, d, tab, self.sl, 9, kp, 0, Some(self.s9));
             }
             Seg::Aes192 => {
-                let st = round(f, d, tab, self.s9, 10, kp, 16, None);
-                let st = round(f, d, tab, st, 11, kp, 32, None);
-                last(f, d, tab, st, 0, kp, 48, self.fin);
+                let st = round(f, d, tab, self.s9, 10, kp, ks, None);
+                let st = round(f, d, tab, st, 11, kp, 2 * ks, None);
+                last(f, d, tab, st, 0, kp, 3 * ks, self.fin);
             }
-            Seg::Last => last(f, d, tab, self.s9, 2, kp, 16, self.fin),
+            Seg::Last => last(f, d, tab, self.s9, 2, kp, ks, self.fin),
         }
     }
 }
@@ -268,12 +309,14 @@ pub(super) fn make_keys(f: &mut Func, v: &VSide, key: Reg, rounds: Reg) {
     }
     let tab = table(f, &v.tab);
     let [kb, ix, g] = [f.vreg("kb", 1), f.vreg("ix", 1), f.vreg("g", 1)];
-    for i in 0..12i64 {
-        let (o, at) = (16 * i, StackAt(v.perms, 16 * i));
-        kasm!(f, addi {a}, {tab}, {o};);
-        load(f, d, ix, a);
-        kasm!(f, addi {a}, sp, {at};);
-        store(f, d, ix, a);
+    if let Tabs::Frame(perms) = v.tabs {
+        for i in 0..12i64 {
+            let (o, at) = (16 * i, StackAt(perms, 16 * i));
+            kasm!(f, addi {a}, {tab}, {o};);
+            load(f, d, ix, a);
+            kasm!(f, addi {a}, sp, {at};);
+            store(f, d, ix, a);
+        }
     }
     let base = StackAt(v.keys, 0);
     zero_slot(f, d, v.keys, KEYS_SLOT);
@@ -312,16 +355,24 @@ pub(super) const KEYS_SLOT: i64 = 256;
 /// The transposition of the eight registers of the LMUL-8 group `g` (block `j` in
 /// register `j` to bit planes, and back), in place: the swaps of registers four apart at
 /// LMUL 4, two apart at LMUL 2, one apart at LMUL 1 (the same work as eight registers one
-/// at a time, in 42 instructions instead of 72). Leaves e8, m1, vl = 16.
-pub(super) fn transpose_group(f: &mut Func, g: Reg) {
+/// at a time, in 42 instructions instead of 72). Whole registers: vl = 16 LMUL (VLEN 128),
+/// or VLMAX where `big` holds an AVL at least that. Leaves e8, m1.
+pub(super) fn transpose_group(f: &mut Func, g: Reg, big: Option<Reg>) {
     let n = f.xreg("n");
     f.public(n);
     for (s, m, lmul, pairs) in [(4i64, 0x0fi64, 4u8, &[(4u8, 0u8)][..]), (2, 0x33, 2, &[(2, 0), (6, 4)][..]), (1, 0x55, 1, &[(1, 0), (3, 2), (5, 4), (7, 6)][..])] {
         let vl = 16 * lmul as i64;
+        let n = match big {
+            Some(b) => b,
+            None => {
+                kasm!(f, addi {n}, zero, {vl};);
+                n
+            }
+        };
         match lmul {
-            4 => kasm!(f, addi {n}, zero, {vl}; vsetvli zero, {n}, e8, m4, ta, ma;),
-            2 => kasm!(f, addi {n}, zero, {vl}; vsetvli zero, {n}, e8, m2, ta, ma;),
-            _ => kasm!(f, addi {n}, zero, {vl}; vsetvli zero, {n}, e8, m1, ta, ma;),
+            4 => kasm!(f, vsetvli zero, {n}, e8, m4, ta, ma;),
+            2 => kasm!(f, vsetvli zero, {n}, e8, m2, ta, ma;),
+            _ => kasm!(f, vsetvli zero, {n}, e8, m1, ta, ma;),
         }
         let mr = f.xreg("m");
         f.public(mr);
@@ -339,6 +390,56 @@ pub(super) fn transpose_group(f: &mut Func, g: Reg) {
         }
     }
 }
+
+/// The vector round keys for VLEN up to 512: round `r` (1 ..= `rounds`) into the frame at
+/// `64 (r - 1)`, permuted (`SR^-r`) and copied into every 16-byte group of a register by
+/// one gather ([`vslice::wide_table`]'s last four tables), 0x63 added. Leaves e8, m1,
+/// vl = VLMAX (`big` holds an AVL of at least VLMAX).
+pub(super) fn make_keys_wide(f: &mut Func, v: &VSide, key: Reg, rounds: Reg, big: Reg) {
+    let d = v.d;
+    let Tabs::Data(sym) = &v.tabs else { return f.fail("make_keys_wide: the tables must be data") };
+    let [r, po, a, t, c63, n] = [f.xreg("r"), f.xreg("kpo"), f.xreg("a"), f.xreg("t"), f.xreg("c63"), f.xreg("n")];
+    for x in [r, po, a, t, c63, n] {
+        f.public(x);
+    }
+    let tab = table(f, sym);
+    let [kb, ix, g] = [f.vreg("kb", 1), f.vreg("ix", 1), f.vreg("g", 1)];
+    let base = StackAt(v.keys, 0);
+    zero_slot(f, d, v.keys, KEYS_SLOT_WIDE);
+    kasm!(f, addi {r}, zero, 1; addi {po}, zero, 0; addi {c63}, zero, 0x63; addi {n}, zero, 16; vkeys:);
+    kasm!(f,
+        vsetvli zero, {n}, e8, m1, ta, ma;
+        slli {a}, {r}, 4;
+        add {a}, {key}, {a};
+    );
+    load(f, d, kb, a);
+    kasm!(f,
+        vsetvli zero, {big}, e8, m1, ta, ma;
+        neg {a}, {r};
+        andi {a}, {a}, 3;
+        slli {a}, {a}, 6;
+        addi {a}, {a}, 768;
+        add {a}, {tab}, {a};
+    );
+    load(f, d, ix, a);
+    kasm!(f,
+        vrgather.vv {g}, {kb}, {ix};
+        vxor.vx {g}, {g}, {c63};
+        andi {t}, {po}, 0x3c0;
+        addi {a}, sp, {base};
+        add {a}, {a}, {t};
+    );
+    store(f, d, g, a);
+    kasm!(f,
+        addi {po}, {po}, 64;
+        addi {r}, {r}, 1;
+        bgeu {rounds}, {r}, vkeys;
+    );
+}
+
+/// The size of [`VSide::keys`] for [`make_keys_wide`]: 14 rounds' 64 bytes and the room for
+/// the masked offsets (`& 0x3c0`, `& 0x300`).
+pub(super) const KEYS_SLOT_WIDE: i64 = 1024;
 
 /// `vsetvli` for e8, m8, vl = `n` bytes (`n` a register).
 pub(super) fn set_vl_m8(f: &mut Func, n: Reg) {

@@ -86,6 +86,17 @@ pub fn table() -> Vec<u8> {
     [Perm::Sr as fn(u32) -> Perm, Perm::Rot1, Perm::Rot2].iter().flat_map(|p| (0..4).flat_map(move |k| p(k).index())).collect()
 }
 
+/// Every permutation's indices for registers of up to 64 bytes (VLEN 512), 64 bytes each
+/// in [`Perm::offset`]` × 4` order: the 16 indices of each 16-byte group point into that
+/// group (`16m + idx`); then the four `SR^n` again, every group's indices into the first
+/// group (`idx`: a 16-byte value permuted and copied to every group).
+pub fn wide_table() -> Vec<u8> {
+    let t = table();
+    let within = t.chunks(16).flat_map(|c| (0..4u8).flat_map(move |m| c.iter().map(move |&i| 16 * m + i)));
+    let copies = t[..64].chunks(16).flat_map(|c| (0..4).flat_map(move |_| c.iter().copied()));
+    within.chain(copies).collect()
+}
+
 /// The power of ShiftRows that round key `r` is stored with: `SR^-r`.
 pub fn key_shift(r: usize) -> u32 {
     ((4 - r % 4) % 4) as u32
