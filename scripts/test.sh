@@ -43,16 +43,16 @@ report() {
 step "set-up (scripts/setup-toolchain.sh)" ./scripts/setup-toolchain.sh
 # kgen for riscv64, which tests/native.rs runs under qemu-riscv64 (incremental after the first build).
 step "kgen for riscv64 (scripts/build-riscv64.sh)" ./scripts/build-riscv64.sh -q
-step "build (cargo test --no-run)" cargo test --workspace --release --no-run
+step "build (cargo test --no-run)" cargo test --workspace --profile ci --no-run
 # Each crate's unit tests, then each integration test binary, on its own: its time.
 for p in kgen-dsl kgen-macros kgen-kernels kgen-emit kgen-sim kgen-harness kgen-integrations kgen-calibration; do
-  step "unit tests: $p" cargo test --release -q -p "$p" -- "$@"
+  step "unit tests: $p" cargo test --profile ci -q -p "$p" -- "$@"
 done
-step "unit tests: kgen" cargo test --release -q -p kgen --lib --bins -- "$@"
+step "unit tests: kgen" cargo test --profile ci -q -p kgen --lib --bins -- "$@"
 for t in tests/*.rs; do
   name=$(basename "$t" .rs)
-  step "tests/$name.rs" cargo test --release -q -p kgen --test "$name" -- "$@"
+  step "tests/$name.rs" cargo test --profile ci -q -p kgen --test "$name" -- "$@"
 done
-step "clippy" cargo clippy --workspace --all-targets --release -- -D warnings
+step "clippy" cargo clippy --workspace --all-targets --profile ci -- -D warnings
 step "cargo doc" env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps -q
 report

@@ -40,20 +40,40 @@ impl Bits {
         ch
     }
     pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        self.0.iter().enumerate().flat_map(|(w, &b)| {
-            let mut b = b;
-            std::iter::from_fn(move || {
-                if b == 0 {
-                    return None;
-                }
-                let k = b.trailing_zeros() as usize;
-                b &= b - 1;
-                Some(w * 64 + k)
-            })
-        })
+        SetBits::new(&self.0, 0)
     }
     pub fn count(&self) -> usize {
         self.0.iter().map(|w| w.count_ones() as usize).sum()
+    }
+}
+
+/// The indices of the set bits of `words` from `lo` on, in order (a plain loop over the
+/// words: the iterator the allocator's colouring spends its time in).
+struct SetBits<'a> {
+    words: &'a [u64],
+    /// The word being read, its bits not yet returned.
+    w: usize,
+    bits: u64,
+}
+
+impl<'a> SetBits<'a> {
+    fn new(words: &'a [u64], lo: usize) -> SetBits<'a> {
+        let w = lo / 64;
+        let bits = words.get(w).map_or(0, |&b| b & (!0u64 << (lo % 64)));
+        SetBits { words, w, bits }
+    }
+}
+
+impl Iterator for SetBits<'_> {
+    type Item = usize;
+    fn next(&mut self) -> Option<usize> {
+        while self.bits == 0 {
+            self.w += 1;
+            self.bits = *self.words.get(self.w)?;
+        }
+        let j = self.bits.trailing_zeros() as usize;
+        self.bits &= self.bits - 1;
+        Some(self.w * 64 + j)
     }
 }
 
@@ -86,18 +106,7 @@ impl BitRows {
     }
     /// The members of row `i` from `lo` on.
     pub fn iter_from(&self, i: usize, lo: usize) -> impl Iterator<Item = usize> + '_ {
-        let w = lo / 64;
-        self.row(i).iter().enumerate().skip(w).flat_map(move |(k, &b)| {
-            let mut b = if k == w { b & (!0u64 << (lo % 64)) } else { b };
-            std::iter::from_fn(move || {
-                if b == 0 {
-                    return None;
-                }
-                let j = b.trailing_zeros() as usize;
-                b &= b - 1;
-                Some(k * 64 + j)
-            })
-        })
+        SetBits::new(self.row(i), lo)
     }
     /// The members of row `i`.
     pub fn iter(&self, i: usize) -> impl Iterator<Item = usize> + '_ {

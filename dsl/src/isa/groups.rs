@@ -67,7 +67,11 @@ pub fn group_alignment_violation(row: &Row, ops: &[i64], c: &VConf) -> Option<St
 /// Whether the instruction's destination may overlap none of its vector sources (gathers,
 /// slides up): the allocator keeps them apart.
 pub fn destination_apart(row: &Row) -> bool {
-    matches!(row.class, Class::VGather) || row.mnemonic.contains("vslideup") || row.mnemonic.contains("vslide1up")
+    match row.class {
+        Class::VGather => true,
+        Class::VSlide => row.mnemonic.contains("vslideup") || row.mnemonic.contains("vslide1up"),
+        _ => false,
+    }
 }
 
 pub fn v1_overlap_violation(row: &Row, ops: &[i64], c: &VConf) -> Option<String> {

@@ -213,6 +213,54 @@ fn add_key(f: &mut Func, d: VDialect, s: [Reg; 8], kp: Reg, off: i64, into: Opti
     })
 }
 
+/// The rounds in a loop of one round (the vector-only counter mode): round `r`'s
+/// MixColumns permutations and round key found at run time (the tables by `r mod 4`, the
+/// key at `64 (r - 1)`), the state in `v.sl`; then the last round, with `SR^(N mod 4)`
+/// (the identity for AES-192) from the table by `N mod 4`, into `v.fin`.
+pub(super) fn rounds_loop(f: &mut Func, v: &VSide, rounds: Reg) {
+    let d = v.d;
+    let Tabs::Data(sym) = &v.tabs else { return f.fail("rounds_loop: the tables must be data") };
+    let [r, t, kp, a] = [f.xreg("r"), f.xreg("t"), f.xreg("vkp"), f.xreg("a")];
+    for x in [r, t, kp, a] {
+        f.public(x);
+    }
+    let tab = table(f, sym);
+    let base = StackAt(v.keys, 0);
+    let key_at = |f: &mut Func| {
+        // kp = sp + keys + (64 (r - 1) & 0x3c0): round r's key, r <= 14.
+        kasm!(f, addi {t}, {r}, -1; slli {t}, {t}, 6; andi {t}, {t}, 0x3c0; addi {kp}, sp, {base}; add {kp}, {kp}, {t};);
+    };
+    kasm!(f, addi {r}, zero, 1; vround:);
+    let [i1, i2] = [f.vreg("rot1", 1), f.vreg("rot2", 1)];
+    // Rot1(r mod 4) at 64 (4 + r mod 4), Rot2 at 64 (8 + r mod 4).
+    kasm!(f, andi {t}, {r}, 3; slli {t}, {t}, 6; add {a}, {tab}, {t}; addi {a}, {a}, 256;);
+    load(f, d, i1, a);
+    kasm!(f, addi {a}, {a}, 256;);
+    load(f, d, i2, a);
+    key_at(f);
+    f.schedule_window(64, |f| {
+        let mut w = VEm::new(f, d, TabAt::Reg(tab));
+        // The loaded tables stand for this round's permutations, whatever `r mod 4` is.
+        w.idx = vec![(Perm::Rot1(0), i1), (Perm::Rot2(0), i2)];
+        let s = slice::sbox(&mut w, v.sl);
+        let s = vslice::mix_columns(&mut w, s, 0);
+        add_key(f, d, s, kp, 0, Some(v.sl));
+    });
+    kasm!(f, addi {r}, {r}, 1; bltu {r}, {rounds}, vround;);
+    f.comment("the last round: S-box, key, SR^(rounds mod 4) (the table by rounds mod 4)");
+    key_at(f);
+    let i = f.vreg("sr", 1);
+    kasm!(f, andi {t}, {rounds}, 3; slli {t}, {t}, 6; add {a}, {tab}, {t};);
+    load(f, d, i, a);
+    let mut w = VEm::new(f, d, TabAt::Reg(tab));
+    let s = slice::sbox(&mut w, v.sl);
+    let s = add_key(f, d, s, kp, 0, None);
+    for p in 0..8 {
+        let (dp, sp) = (v.fin[p], s[p]);
+        kasm!(f, vrgather.vv {dp}, {sp}, {i};);
+    }
+}
+
 /// Round `r` (1 .. N-1; `r mod 4` matters) on the planes, the key at `kp + off`.
 fn round(f: &mut Func, d: VDialect, tab: TabAt, s: [Reg; 8], r: u32, kp: Reg, off: i64, into: Option<[Reg; 8]>) -> [Reg; 8] {
     let mut w = VEm::new(f, d, tab);
