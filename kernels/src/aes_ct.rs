@@ -812,18 +812,26 @@ fn counter_planes(w: &mut Em, g: [Reg; 4]) -> [Reg; 8] {
     out
 }
 
-fn ctr32_fn(variant: &str, t: &Target, abi: Abi) -> Func {
-    if let Some(d @ VDialect::V1) = t.vdialect() {
-        return ctr32_vector_only(variant, t, abi, d);
-    }
+/// Counter mode's function for `abi` and its parameters in the OpenSSL form's order: in,
+/// out, blocks, the key (Linux: the context, whose `key_enc` is at 0), ivec.
+fn ctr32_entry(variant: &str, t: &Target, abi: Abi) -> (Func, [Reg; 5]) {
     let linux = abi == Abi::Linux;
     let mut f = Func::entry(if linux { &LINUX_CTR32 } else { &CTR32 }, variant, t, abi);
-    let [inp, out, blocks, key, ivec] = if linux {
+    let p = if linux {
         let [ctx, out, inp, blocks, iv] = f.params();
         [inp, out, blocks, ctx, iv]
     } else {
         f.params()
     };
+    (f, p)
+}
+
+fn ctr32_fn(variant: &str, t: &Target, abi: Abi) -> Func {
+    if let Some(d @ VDialect::V1) = t.vdialect() {
+        return ctr32_vector_only(variant, t, abi, d);
+    }
+    let linux = abi == Abi::Linux;
+    let (mut f, [inp, out, blocks, key, ivec]) = ctr32_entry(variant, t, abi);
     let rot = rot_of(t);
     // Round keys 0..=14, and two slots more: the keys are made in a loop of four through a
     // pointer whose range the checks see as up to 0x300 past round 1's.
@@ -1064,22 +1072,12 @@ fn vector_ctr(f: &mut Func, c: &Ctr, d: VDialect, variant: &str, io: [Reg; 5], i
     let [inp, out, blocks, key, rounds] = io;
     let ctr = c.ctr;
     let (sg, fg) = (f.vreg("vsl", 8), f.vreg("vfin", 8));
-    let v = vector::VSide {
-        d,
-        tab: perms_sym(variant),
-        tabs: vector::Tabs::Frame(f.slot("perms", 192, 16, false)),
-        kstride: 16,
-        keys: f.slot("vector_round_keys", vector::KEYS_SLOT as u32, 16, true),
-        vpo: f.xreg("vpo"),
-        sl: f.vregs("vsl", 1),
-        s9: f.vregs("vs9", 1),
-        fin: std::array::from_fn(|p| f.vpart(fg, p as u8, 1)),
-    };
-    f.public(v.vpo);
+    let perms = vector::Tabs::Frame(f.slot("perms", 192, 16, false));
+    let v = vector::VSide::new(f, d, perms_sym(variant), perms, 16, fg);
     let cbuf = f.slot("counter_blocks", 128, 16, true);
     vector::set_vl16(f);
     f.comment("the vector round keys into the frame: round r's bytes at 16(r-1)");
-    vector::make_keys(f, &v, key, rounds);
+    vector::make_keys(f, &v, key, rounds, None);
     f.comment("eight counter blocks in the frame, ^ round key 0: the nonce's now, the counters' every pass");
     let [lo, hi] = ivec;
     let [k0a, k0b, k03] = [f.xreg("k0"), f.xreg("k1"), f.xreg("k03")];
@@ -1190,18 +1188,12 @@ fn wide_sym(variant: &str) -> String {
 /// Counter mode in the vector unit alone (RVV 1.0, VLEN 128 to 512): VLEN / 16 blocks a
 /// pass (eight registers of VLEN / 8 bytes: the bitsliced layout of [`vslice`] in every
 /// 16-byte group), so each doubling of VLEN halves the vector instructions per byte.
-/// The counter blocks are made in the registers: the nonce ^ round key 0 copied to every
-/// block by a gather, the counters (big-endian, ^ round key 0) merged into every block's
-/// last word at e32.
+/// A pass's counter blocks: the nonce ^ round key 0 copied to every block of the registers
+/// by a gather and stored to the frame, the counters (big-endian, ^ round key 0) stored
+/// over every block's last word by a strided store, the blocks loaded back.
 fn ctr32_vector_only(variant: &str, t: &Target, abi: Abi, d: VDialect) -> Func {
     let linux = abi == Abi::Linux;
-    let mut f = Func::entry(if linux { &LINUX_CTR32 } else { &CTR32 }, variant, t, abi);
-    let [inp, out, blocks, key, ivec] = if linux {
-        let [ctx, out, inp, blocks, iv] = f.params();
-        [inp, out, blocks, ctx, iv]
-    } else {
-        f.params()
-    };
+    let (mut f, [inp, out, blocks, key, ivec]) = ctr32_entry(variant, t, abi);
     let [rounds, big, vlm, n, m, ctr, k3, nb] = [f.xreg("rounds"), f.xreg("big"), f.xreg("vlmax"), f.xreg("n"), f.xreg("m"), f.xreg("ctr"), f.xreg("k03"), f.xreg("nb")];
     for r in [rounds, big, vlm, n, m, ctr, nb] {
         f.public(r);
@@ -1213,22 +1205,11 @@ fn ctr32_vector_only(variant: &str, t: &Target, abi: Abi, d: VDialect) -> Func {
         kasm!(f, lw {rounds}, 240({key}););
     }
     let fg = f.vreg("vfin", 8);
-    let v = vector::VSide {
-        d,
-        tab: perms_sym(variant),
-        tabs: vector::Tabs::Data(wide_sym(variant)),
-        kstride: 64,
-        keys: f.slot("vector_round_keys", vector::KEYS_SLOT_WIDE as u32, 16, true),
-        vpo: f.xreg("vpo"),
-        sl: f.vregs("vsl", 1),
-        s9: f.vregs("vs9", 1),
-        fin: std::array::from_fn(|p| f.vpart(fg, p as u8, 1)),
-    };
-    f.public(v.vpo);
+    let v = vector::VSide::new(&mut f, d, perms_sym(variant), vector::Tabs::Data(wide_sym(variant)), 64, fg);
     f.comment("vl = VLMAX from here on (an AVL of 2047 is at least VLMAX at e8, m8 up to VLEN 2047)");
     kasm!(f, addi {big}, zero, 2047; vsetvli {vlm}, {big}, e8, m1, ta, ma;);
     f.comment("the vector round keys into the frame: round r's at 64(r-1), in every 16-byte group");
-    vector::make_keys_wide(&mut f, &v, key, rounds, big);
+    vector::make_keys(&mut f, &v, key, rounds, Some(big));
     f.comment("the nonce ^ round key 0 (16 bytes), the counter, round key 0's last word");
     let [nk, k0, rep] = [f.vreg("nk", 1), f.vreg("k0", 1), f.vreg("rep", 1)];
     kasm!(f, addi {n}, zero, 16; vsetvli zero, {n}, e8, m1, ta, ma;);

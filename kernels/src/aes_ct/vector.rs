@@ -289,6 +289,25 @@ fn last(f: &mut Func, d: VDialect, tab: TabAt, s: [Reg; 8], shift: u32, kp: Reg,
 }
 
 impl VSide {
+    /// The vector side's registers and frame slots: the permutation tables `tab` (a data
+    /// object) read from `tabs`, round keys of `kstride` bytes, the output planes the
+    /// registers of the LMUL-8 group `fg`.
+    pub fn new(f: &mut Func, d: VDialect, tab: String, tabs: Tabs, kstride: i64, fg: Reg) -> VSide {
+        let v = VSide {
+            d,
+            tab,
+            tabs,
+            kstride,
+            keys: f.slot("vector_round_keys", keys_slot(kstride), 16, true),
+            vpo: f.xreg("vpo"),
+            sl: f.vregs("vsl", 1),
+            s9: f.vregs("vs9", 1),
+            fin: std::array::from_fn(|p| f.vpart(fg, p as u8, 1)),
+        };
+        f.public(v.vpo);
+        v
+    }
+
     /// The key pointer of the current pass: `sp + keys + (vpo & 3 step)` (a pass of four
     /// rounds is `step` = 4 `kstride` bytes; at most two passes come before the last).
     fn pointer(&self, f: &mut Func) -> Reg {
@@ -346,16 +365,22 @@ impl VSide {
 }
 
 /// The vector round keys: round `r` (1 ..= `rounds`) from the `AES_KEY` at `key` into the
-/// frame at `16 (r - 1)`, as [`vslice::round_key_bytes`] makes them (a loop over the
-/// rounds; the permutation `SR^-r` from the table by `-r mod 4`). The table is copied
-/// into the frame first.
-pub(super) fn make_keys(f: &mut Func, v: &VSide, key: Reg, rounds: Reg) {
+/// frame at `kstride (r - 1)`, as [`vslice::round_key_bytes`] makes them: a loop over the
+/// rounds, the permutation `SR^-r` from the table by `-r mod 4`. With 16-byte keys (VLEN
+/// 128) the table is copied into the frame first; with 64-byte keys (`wide`: an AVL of at
+/// least VLMAX) the gather also copies the key into every 16-byte group of a register
+/// ([`vslice::wide_table`]'s last four tables), and e8, m1, vl = VLMAX is left set.
+pub(super) fn make_keys(f: &mut Func, v: &VSide, key: Reg, rounds: Reg, wide: Option<Reg>) {
     let d = v.d;
-    let [r, po, a, t, c63] = [f.xreg("r"), f.xreg("kpo"), f.xreg("a"), f.xreg("t"), f.xreg("c63")];
-    for x in [r, po, a, t, c63] {
+    let [r, po, a, t, c63, n] = [f.xreg("r"), f.xreg("kpo"), f.xreg("a"), f.xreg("t"), f.xreg("c63"), f.xreg("n")];
+    for x in [r, po, a, t, c63, n] {
         f.public(x);
     }
-    let tab = table(f, &v.tab);
+    let tab = match (&v.tabs, wide) {
+        (Tabs::Data(sym), Some(_)) => table(f, sym),
+        (Tabs::Frame(_), None) => table(f, &v.tab),
+        _ => return f.fail("make_keys: 64-byte keys go with the data tables, 16-byte ones with the frame's"),
+    };
     let [kb, ix, g] = [f.vreg("kb", 1), f.vreg("ix", 1), f.vreg("g", 1)];
     if let Tabs::Frame(perms) = v.tabs {
         for i in 0..12i64 {
@@ -367,38 +392,60 @@ pub(super) fn make_keys(f: &mut Func, v: &VSide, key: Reg, rounds: Reg) {
         }
     }
     let base = StackAt(v.keys, 0);
-    zero_slot(f, d, v.keys, KEYS_SLOT);
-    kasm!(f, addi {r}, zero, 1; addi {po}, zero, 0; addi {c63}, zero, 0x63; vkeys:);
+    let (ks, shift) = (v.kstride, v.kstride.trailing_zeros() as i64);
+    // The SR tables: the frame copy's first four (16 bytes each), or the wide table's last
+    // four (64 bytes each, after its twelve).
+    let first = if wide.is_some() { 12 * 64 } else { 0 };
+    let mask = 15 * ks;
+    zero_slot(f, d, v.keys, 16 * ks);
+    kasm!(f, addi {r}, zero, 1; addi {po}, zero, 0; addi {c63}, zero, 0x63;);
+    if wide.is_some() {
+        kasm!(f, addi {n}, zero, 16;);
+    }
+    kasm!(f, vkeys:);
+    if wide.is_some() {
+        kasm!(f, vsetvli zero, {n}, e8, m1, ta, ma;);
+    }
     kasm!(f,
         slli {a}, {r}, 4;
         add {a}, {key}, {a};
     );
     load(f, d, kb, a);
-    kasm!(f,
-        neg {a}, {r};
-        andi {a}, {a}, 3;
-        slli {a}, {a}, 4;
-        add {a}, {tab}, {a};
-    );
+    if let Some(big) = wide {
+        kasm!(f, vsetvli zero, {big}, e8, m1, ta, ma;);
+    }
+    kasm!(f, neg {a}, {r}; andi {a}, {a}, 3; slli {a}, {a}, {shift};);
+    if first != 0 {
+        kasm!(f, addi {a}, {a}, {first};);
+    }
+    kasm!(f, add {a}, {tab}, {a};);
     load(f, d, ix, a);
     kasm!(f,
         vrgather.vv {g}, {kb}, {ix};
         vxor.vx {g}, {g}, {c63};
-        andi {t}, {po}, 0xf0;
+        andi {t}, {po}, {mask};
         addi {a}, sp, {base};
         add {a}, {a}, {t};
     );
     store(f, d, g, a);
     kasm!(f,
-        addi {po}, {po}, 16;
+        addi {po}, {po}, {ks};
         addi {r}, {r}, 1;
         bgeu {rounds}, {r}, vkeys;
     );
 }
 
-/// The size of [`VSide::keys`]: 14 rounds' keys, and the room the checks need to see the
-/// loops' masked offsets (`& 0xf0`, `& 0xc0`) stay inside.
-pub(super) const KEYS_SLOT: i64 = 256;
+/// The size of [`VSide::keys`] for keys of `kstride` bytes: 14 rounds' keys, and the room
+/// the checks need to see the loops' masked offsets (`& 15 kstride`, `& 12 kstride`) stay
+/// inside.
+pub(super) fn keys_slot(kstride: i64) -> u32 {
+    16 * kstride as u32
+}
+
+/// `vsetvli` for e8, m8, vl = `n` bytes (`n` a register).
+pub(super) fn set_vl_m8(f: &mut Func, n: Reg) {
+    kasm!(f, vsetvli zero, {n}, e8, m8, ta, ma;);
+}
 
 /// The transposition of the eight registers of the LMUL-8 group `g` (block `j` in
 /// register `j` to bit planes, and back), in place: the swaps of registers four apart at
@@ -439,60 +486,7 @@ pub(super) fn transpose_group(f: &mut Func, g: Reg, big: Option<Reg>) {
     }
 }
 
-/// The vector round keys for VLEN up to 512: round `r` (1 ..= `rounds`) into the frame at
-/// `64 (r - 1)`, permuted (`SR^-r`) and copied into every 16-byte group of a register by
-/// one gather ([`vslice::wide_table`]'s last four tables), 0x63 added. Leaves e8, m1,
-/// vl = VLMAX (`big` holds an AVL of at least VLMAX).
-pub(super) fn make_keys_wide(f: &mut Func, v: &VSide, key: Reg, rounds: Reg, big: Reg) {
-    let d = v.d;
-    let Tabs::Data(sym) = &v.tabs else { return f.fail("make_keys_wide: the tables must be data") };
-    let [r, po, a, t, c63, n] = [f.xreg("r"), f.xreg("kpo"), f.xreg("a"), f.xreg("t"), f.xreg("c63"), f.xreg("n")];
-    for x in [r, po, a, t, c63, n] {
-        f.public(x);
-    }
-    let tab = table(f, sym);
-    let [kb, ix, g] = [f.vreg("kb", 1), f.vreg("ix", 1), f.vreg("g", 1)];
-    let base = StackAt(v.keys, 0);
-    zero_slot(f, d, v.keys, KEYS_SLOT_WIDE);
-    kasm!(f, addi {r}, zero, 1; addi {po}, zero, 0; addi {c63}, zero, 0x63; addi {n}, zero, 16; vkeys:);
-    kasm!(f,
-        vsetvli zero, {n}, e8, m1, ta, ma;
-        slli {a}, {r}, 4;
-        add {a}, {key}, {a};
-    );
-    load(f, d, kb, a);
-    kasm!(f,
-        vsetvli zero, {big}, e8, m1, ta, ma;
-        neg {a}, {r};
-        andi {a}, {a}, 3;
-        slli {a}, {a}, 6;
-        addi {a}, {a}, 768;
-        add {a}, {tab}, {a};
-    );
-    load(f, d, ix, a);
-    kasm!(f,
-        vrgather.vv {g}, {kb}, {ix};
-        vxor.vx {g}, {g}, {c63};
-        andi {t}, {po}, 0x3c0;
-        addi {a}, sp, {base};
-        add {a}, {a}, {t};
-    );
-    store(f, d, g, a);
-    kasm!(f,
-        addi {po}, {po}, 64;
-        addi {r}, {r}, 1;
-        bgeu {rounds}, {r}, vkeys;
-    );
-}
 
-/// The size of [`VSide::keys`] for [`make_keys_wide`]: 14 rounds' 64 bytes and the room for
-/// the masked offsets (`& 0x3c0`, `& 0x300`).
-pub(super) const KEYS_SLOT_WIDE: i64 = 1024;
-
-/// `vsetvli` for e8, m8, vl = `n` bytes (`n` a register).
-pub(super) fn set_vl_m8(f: &mut Func, n: Reg) {
-    kasm!(f, vsetvli zero, {n}, e8, m8, ta, ma;);
-}
 
 /// `vsetvli` for e8, m1, vl = 16.
 pub(super) fn set_vl16(f: &mut Func) {
