@@ -2,7 +2,7 @@
 //! (`vrgather.vv` into 16-byte tables), as Hamburg's vector-permute AES does it, with
 //! tables derived here.
 //!
-//! The field: GF(2^8) as GF(16)[y]/(y^2 + y + ν) (GF(16) = GF(2)[z]/(z^4 + z + 1)); an
+//! The field: GF(2^8) as GF(16)\[y\]/(y^2 + y + ν) (GF(16) = GF(2)\[z\]/(z^4 + z + 1)); an
 //! element `x = i + k·y` is the byte `i << 4 | k`. With `j = i + k` its norm is
 //! `N = i·j + ν·k^2` and `1/x = (j + k·y)/N`. For `a = 1/ν`:
 //! `io = 1/(1/i + a/k) + j` and `jo = 1/(1/j + a/k) + i` are both `N/(ν(k + a·i))` and
