@@ -512,17 +512,22 @@ fn run_cmd(kernels: &[&'static Kernel], home: &Path, cmd: Cmd) -> Result<(), Err
             let mut rows = Vec::new();
             let mut nfiles = 0;
             // One build per kernel, variant and ABI, shared by its formats; builds run on
-            // every core (one worker a core, each taking the next build in the list).
+            // every core (one worker a core, each taking the next build in the list). The
+            // outputs of one build are next to each other in the list.
             let key = |o: &&Output| (o.kernel.name, o.variant.name, o.abi);
             let mut firsts: Vec<&Output> = all.iter().collect();
             firsts.dedup_by_key(|o| key(o));
-            let builds: Vec<Result<kgen_dsl::Module, String>> = kgen_harness::par_map(&firsts, |o| o.build());
-            let mut modules = std::collections::HashMap::new();
-            for (o, m) in firsts.iter().zip(builds) {
-                modules.insert(key(o), m?);
+            // Each worker renders the module it built at once (text, objects, shims), so no
+            // worker waits for the last build; writing in order.
+            let groups: Vec<Result<Vec<Vec<(String, Vec<u8>)>>, String>> = kgen_harness::par_map(&firsts, |o| {
+                let m = o.build()?;
+                let outs: Vec<&Output> = all.iter().filter(|x| key(x) == key(o)).collect();
+                outputs::render_group(&m, &outs, c)
+            });
+            let mut rendered = Vec::new();
+            for g in groups {
+                rendered.extend(g?.into_iter().map(Ok::<_, String>));
             }
-            // Rendering (text, objects, shims) runs on every core too; writing in order.
-            let rendered: Vec<Result<Vec<(String, Vec<u8>)>, String>> = kgen_harness::par_map(&all, |o| o.render_module(&modules[&key(&o)], c));
             for (o, files) in all.iter().zip(rendered) {
                 for (rel, bytes) in files? {
                     let path = out.join(&rel);

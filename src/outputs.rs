@@ -100,15 +100,31 @@ impl Output {
     /// As [`Output::render`], from a module already built by [`Output::build`] (outputs of
     /// the same kernel, variant and ABI share one).
     pub fn render_module(&self, m: &kgen_dsl::Module, compat: Compat) -> Result<Vec<(String, Vec<u8>)>, String> {
+        self.render_sharing(m, compat, &mut None)
+    }
+
+    /// As [`Output::render_module`]; `openssl_s` holds the module's OpenSSL assembly once
+    /// one output has made it (the `.pl` shim embeds the `.S` file's text).
+    fn render_sharing(&self, m: &kgen_dsl::Module, compat: Compat, openssl_s: &mut Option<String>) -> Result<Vec<(String, Vec<u8>)>, String> {
         let o = EmitOptions { command: self.command(compat), compat };
         let dir = format!("{}/{}/{}", self.kernel.name, self.variant.name, self.abi.name());
         let stem = format!("{}-{}", self.kernel.name, self.variant.name);
         let e = |x: kgen_emit::EmitError| x.to_string();
         Ok(match (self.abi, self.format) {
-            (Abi::Psabi, Format::S) => vec![(format!("{dir}/{stem}.S"), kgen_emit::openssl_s(m, &o).map_err(e)?.into_bytes())],
-            (Abi::Psabi, Format::Pl) => {
-                let s = kgen_emit::openssl_s(m, &o).map_err(e)?;
-                vec![(format!("{dir}/{stem}.pl"), kgen_emit::perlasm_shim(&s, &o).into_bytes())]
+            (Abi::Psabi, Format::S | Format::Pl) => {
+                // Made once with the `.S` file's command in its header.
+                let so = EmitOptions { command: Output { format: Format::S, ..*self }.command(compat), compat };
+                let s = match openssl_s {
+                    Some(s) => s.clone(),
+                    None => openssl_s.insert(kgen_emit::openssl_s(m, &so).map_err(e)?).clone(),
+                };
+                if self.format == Format::S {
+                    vec![(format!("{dir}/{stem}.S"), s.into_bytes())]
+                } else {
+                    // The embedded text names the shim's own command, as if made for it.
+                    let s = s.replacen(&so.command, &o.command, 1);
+                    vec![(format!("{dir}/{stem}.pl"), kgen_emit::perlasm_shim(&s, &o).into_bytes())]
+                }
             }
             (Abi::Linux, Format::S) => vec![(format!("{dir}/{stem}.S"), kgen_emit::linux_s(m, &o).map_err(e)?.into_bytes())],
             (_, Format::O) => vec![(format!("{dir}/{stem}.o"), kgen_emit::elf::elf_object(m).map_err(e)?)],
@@ -122,4 +138,11 @@ impl Output {
             (abi, f) => return Err(format!("no {} output for the {} ABI", f.name(), abi.name())),
         })
     }
+}
+
+/// Every output of `outs` (one kernel, variant and ABI) from the module `m`, in order, the
+/// OpenSSL assembly made once for the `.S` file and the `.pl` shim.
+pub fn render_group(m: &kgen_dsl::Module, outs: &[&Output], compat: Compat) -> Result<Vec<Vec<(String, Vec<u8>)>>, String> {
+    let mut shared = None;
+    outs.iter().map(|o| o.render_sharing(m, compat, &mut shared)).collect()
 }
