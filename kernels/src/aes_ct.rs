@@ -487,7 +487,13 @@ fn dec_round(w: &mut Em, s: [Reg; 8], r: usize, k: Keys) -> [Reg; 8] {
 
 /// The masks table's symbol.
 fn masks_sym(variant: &str) -> String {
-    format!("kgen_aes_ct_{}_masks", variant.replace('-', "_"))
+    data_sym(variant, "masks")
+}
+
+/// A data object's symbol: `kgen_aes_ct_<variant>_<what>` (the masks, the round constants,
+/// the vector code's tables).
+fn data_sym(variant: &str, what: &str) -> String {
+    format!("kgen_aes_ct_{}_{what}", variant.replace('-', "_"))
 }
 
 fn masks_data(variant: &str) -> DataObj {
@@ -605,7 +611,7 @@ fn block_fn(e: &'static Entry, variant: &str, t: &Target, abi: Abi, inverse: boo
         (inp, out, key)
     };
     if let (Some(d), false) = (t.vdialect(), inverse) {
-        vector::vperm_encrypt(&mut f, d, &vperm_sym(variant), inp, out, key, rounds);
+        vector::vperm_encrypt(&mut f, d, &data_sym(variant, "vperm"), inp, out, key, rounds);
         f.ret();
         return f;
     }
@@ -1054,16 +1060,6 @@ fn keystream(f: &mut Func, c: &Ctr) -> [Reg; 8] {
     std::array::from_fn(|i| if i % 2 == 0 { lanes[i / 2].0 } else { lanes[i / 2].1 })
 }
 
-/// The vector-permute block's tables' symbol.
-fn vperm_sym(variant: &str) -> String {
-    format!("kgen_aes_ct_{}_vperm", variant.replace('-', "_"))
-}
-
-/// The permutation table's symbol.
-fn perms_sym(variant: &str) -> String {
-    format!("kgen_aes_ct_{}_perms", variant.replace('-', "_"))
-}
-
 /// Counter mode with the vector unit: twelve blocks a pass, blocks 0..8 bitsliced in the
 /// vector registers and 8..12 in the scalar words, every pass (the last one too, whose
 /// surplus keystream is not used) through `rounds` (the scalar rounds with the vector side
@@ -1073,7 +1069,7 @@ fn vector_ctr(f: &mut Func, c: &Ctr, d: VDialect, variant: &str, io: [Reg; 5], i
     let ctr = c.ctr;
     let (sg, fg) = (f.vreg("vsl", 8), f.vreg("vfin", 8));
     let perms = vector::Tabs::Frame(f.slot("perms", 192, 16, false));
-    let v = vector::VSide::new(f, d, perms_sym(variant), perms, 16, fg);
+    let v = vector::VSide::new(f, d, data_sym(variant, "perms"), perms, 16, fg);
     let cbuf = f.slot("counter_blocks", 128, 16, true);
     vector::set_vl16(f);
     f.comment("the vector round keys into the frame: round r's bytes at 16(r-1)");
@@ -1180,11 +1176,6 @@ fn vector_ctr(f: &mut Func, c: &Ctr, d: VDialect, variant: &str, io: [Reg; 5], i
     f.ret();
 }
 
-/// The wide permutation tables' symbol.
-fn wide_sym(variant: &str) -> String {
-    format!("kgen_aes_ct_{}_wide", variant.replace('-', "_"))
-}
-
 /// Counter mode in the vector unit alone (RVV 1.0, VLEN 128 to 512): VLEN / 16 blocks a
 /// pass (eight registers of VLEN / 8 bytes: the bitsliced layout of [`vslice`] in every
 /// 16-byte group), so each doubling of VLEN halves the vector instructions per byte.
@@ -1205,7 +1196,7 @@ fn ctr32_vector_only(variant: &str, t: &Target, abi: Abi, d: VDialect) -> Func {
         kasm!(f, lw {rounds}, 240({key}););
     }
     let fg = f.vreg("vfin", 8);
-    let v = vector::VSide::new(&mut f, d, perms_sym(variant), vector::Tabs::Data(wide_sym(variant)), 64, fg);
+    let v = vector::VSide::new(&mut f, d, data_sym(variant, "perms"), vector::Tabs::Data(data_sym(variant, "wide")), 64, fg);
     f.comment("vl = VLMAX from here on (an AVL of 2047 is at least VLMAX at e8, m8 up to VLEN 2047)");
     kasm!(f, addi {big}, zero, 2047; vsetvli {vlm}, {big}, e8, m1, ta, ma;);
     f.comment("the vector round keys into the frame: round r's at 64(r-1), in every 16-byte group");
@@ -1675,7 +1666,7 @@ fn build(variant: &str, t: &Target, abi: Abi) -> Result<Module, BuildError> {
     });
     if t.vdialect().is_some() {
         m.add_data(DataObj {
-            name: perms_sym(variant),
+            name: data_sym(variant, "perms"),
             align: 16,
             bytes: vslice::table(),
             elem: 1,
@@ -1684,7 +1675,7 @@ fn build(variant: &str, t: &Target, abi: Abi) -> Result<Module, BuildError> {
         });
         if t.vdialect() == Some(VDialect::V1) {
             m.add_data(DataObj {
-                name: wide_sym(variant),
+                name: data_sym(variant, "wide"),
                 align: 64,
                 bytes: vslice::wide_table(),
                 elem: 1,
@@ -1693,7 +1684,7 @@ fn build(variant: &str, t: &Target, abi: Abi) -> Result<Module, BuildError> {
             });
         }
         m.add_data(DataObj {
-            name: vperm_sym(variant),
+            name: data_sym(variant, "vperm"),
             align: 16,
             bytes: vperm::tables().concat(),
             elem: 1,

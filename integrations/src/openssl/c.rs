@@ -141,8 +141,8 @@ impl Callee {
 /// counting build each callee gets a static wrapper `kgen_<symbol>` that counts and calls;
 /// otherwise `kgen_<symbol>` is the function itself.
 pub fn counting_block(tag: &str, kernel: &'static str, callees: &[Callee]) -> (String, Vec<Counter>) {
-    let mut counters = vec![Counter { name: format!("{kernel}:upstream"), kernel, variant: None, exts: BTreeSet::new() }];
-    counters.extend(callees.iter().map(|c| Counter { name: c.symbol.clone(), kernel, variant: Some(c.variant), exts: c.exts.clone() }));
+    let mut counters = vec![Counter { name: format!("{kernel}:upstream"), kernel, variant: None, exts: BTreeSet::new(), by_length: false }];
+    counters.extend(callees.iter().map(|c| Counter { name: c.symbol.clone(), kernel, variant: Some(c.variant), exts: c.exts.clone(), by_length: false }));
     let quoted: Vec<String> = counters.iter().map(|c| format!("\"{}\"", c.name)).collect();
     let mut s = String::new();
     s.push_str("#ifdef OPENSSL_KGEN_COUNTERS\n");
@@ -171,6 +171,16 @@ pub struct Counter {
     pub variant: Option<&'static str>,
     /// The extensions beyond RV64GC the variant needs.
     pub exts: BTreeSet<Ext>,
+    /// The dispatcher also chooses by length: this function may run where an earlier
+    /// variant is usable (for calls shorter than that variant's crossover).
+    pub by_length: bool,
+}
+
+/// Marks the counter of `symbol` as chosen by length too ([`Counter::by_length`]).
+pub fn by_length(counters: &mut [Counter], symbol: &str) {
+    for c in counters.iter_mut().filter(|c| c.name == symbol) {
+        c.by_length = true;
+    }
 }
 
 /// A generated C file's opening comment: the generator, the command, then `what`.

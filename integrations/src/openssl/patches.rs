@@ -2,7 +2,7 @@
 //! entry points: a dispatcher calls what the variant's module implements, under the
 //! condition its instructions need.
 
-use super::c::{cap_name, comment, counting_block, file_comment, Callee, Counter, Use};
+use super::c::{by_length, cap_name, comment, counting_block, file_comment, Callee, Counter, Use};
 use super::tree::Tree;
 use super::{command, wrap, Leaks, Patch};
 use kgen_dsl::entry::symbol_suffix;
@@ -483,7 +483,7 @@ fn aes(t: &mut Tree, base: &str, n: usize, us: &[Use]) -> Result<Patch, String> 
         }
     }
     let flat: Vec<Callee> = us.iter().flat_map(|v| funcs.iter().map(move |e| Callee::of(v, e))).collect::<Result<_, _>>()?;
-    let (counting, counters) = counting_block("aes", u.kernel.name, &flat);
+    let (counting, mut counters) = counting_block("aes", u.kernel.name, &flat);
     // A vector variant's counter mode pays for a whole batch of blocks per pass: calls with
     // fewer blocks than its crossover with the next variant go down the list.
     let mut min_blocks: Vec<Option<usize>> = vec![None; us.len()];
@@ -500,6 +500,7 @@ fn aes(t: &mut Tree, base: &str, n: usize, us: &[Use]) -> Result<Patch, String> 
                 return Err(format!("openssl-patches: {} {}'s AES_ctr32_encrypt never models faster than {}'s", u.kernel.name, us[i].variant.name, us[i + 1].variant.name));
             }
             min_blocks[i] = Some(from / 16);
+            by_length(&mut counters, &Callee::of(&us[i + 1], e)?.symbol);
             let shown = [1usize, 4, 7, 8, 12, 16, 64, 1024];
             let row = |v: &[f64]| shown.iter().map(|&n| format!("{:.2}", v[sizes.iter().position(|&s| s == 16 * n).unwrap_or(sizes.len() - 1)])).collect::<Vec<_>>().join(" | ");
             crossovers.push_str(&format!(
@@ -674,7 +675,8 @@ fn chacha20(t: &mut Tree, base: &str, n: usize, vec: &Use, scalar: &Use) -> Resu
     }
     let cv = Callee::of(vec, ctr32)?;
     let cs = Callee::of(scalar, ctr32)?;
-    let (counting, counters) = counting_block("chacha20", vec.kernel.name, &[Callee::of(vec, ctr32)?, Callee::of(scalar, ctr32)?]);
+    let (counting, mut counters) = counting_block("chacha20", vec.kernel.name, &[Callee::of(vec, ctr32)?, Callee::of(scalar, ctr32)?]);
+    by_length(&mut counters, &cs.symbol);
     let shown: Vec<&(usize, u64, u64)> = table.iter().filter(|r| [16, 64, 112, 128, 192, 256, 512, 1024, 4096, 16384].contains(&r.0)).collect();
     let mut tab = format!("| bytes | {} c/B | {} c/B |\n", vec.variant.name, scalar.variant.name);
     for r in &shown {
