@@ -1113,20 +1113,7 @@ pub(crate) fn bench(e: &Functions, h: &mut dyn Harness, sizes: &[usize]) -> Resu
     h.call(set_d, &[key, 128, dks])?;
     for (entry, ks) in [(e.encrypt, ks), (e.decrypt, dks)] {
         let (name, f) = h.entry(entry)?;
-        for &n in sizes {
-            let inp = h.buffer(&vec![0x5a; n.max(16)], 0, true);
-            let m = measured(h, |h| {
-                let (mut i, mut c) = (0, 0);
-                for b in 0..n.div_ceil(16) {
-                    let p = inp + 16 * b as u64;
-                    let (oi, oc) = h.call(f, &[p, p, ks])?;
-                    i += oi;
-                    c += oc;
-                }
-                Ok((i, c))
-            })?;
-            rows.push(figure(&name, n, m));
-        }
+        rows.extend(block_at_a_time(h, &name, f, sizes, &|p| vec![p, p, ks])?);
     }
     let m = measured(h, |h| h.call(set_e, &[key, 128, ks]))?;
     rows.push(figure(format!("{set_name}(128)"), 16, m));
@@ -1138,6 +1125,26 @@ pub(crate) fn bench(e: &Functions, h: &mut dyn Harness, sizes: &[usize]) -> Resu
             let m = measured(h, |h| h.call(ctr, &[buf, buf, (n / 16) as u64, ks, iv]))?;
             rows.push(figure(&name, n, m));
         }
+    }
+    Ok(rows)
+}
+
+/// Rows for a one-block function called once a block over each size's buffer, in place
+/// (`args(p)`: the call's arguments for the block at `p`).
+pub(crate) fn block_at_a_time(h: &mut dyn Harness, name: &str, f: u64, sizes: &[usize], args: &dyn Fn(u64) -> Vec<u64>) -> Result<Vec<Measured>, String> {
+    let mut rows = Vec::new();
+    for &n in sizes {
+        let inp = h.buffer(&vec![0x5a; n.max(16)], 0, true);
+        let m = measured(h, |h| {
+            let (mut i, mut c) = (0, 0);
+            for b in 0..n.div_ceil(16) {
+                let (oi, oc) = h.call(f, &args(inp + 16 * b as u64))?;
+                i += oi;
+                c += oc;
+            }
+            Ok((i, c))
+        })?;
+        rows.push(figure(name, n, m));
     }
     Ok(rows)
 }

@@ -1619,20 +1619,7 @@ fn linux_bench(h: &mut dyn kgen_dsl::kernel::Harness, sizes: &[usize]) -> Result
     rows.push(figure(format!("{xname}(16)"), 16, m));
     for e in [&LINUX_ENCRYPT, &LINUX_DECRYPT] {
         let (name, f) = h.entry(e)?;
-        for &n in sizes {
-            let buf = h.buffer(&vec![0x5a; n.max(16)], 0, true);
-            let m = measured(h, |h| {
-                let (mut i, mut c) = (0, 0);
-                for b in 0..n.div_ceil(16) {
-                    let p = buf + 16 * b as u64;
-                    let (oi, oc) = h.call(f, &[ctx, p, p])?;
-                    i += oi;
-                    c += oc;
-                }
-                Ok((i, c))
-            })?;
-            rows.push(figure(&name, n, m));
-        }
+        rows.extend(aes::block_at_a_time(h, &name, f, sizes, &|p| vec![ctx, p, p])?);
     }
     let iv = h.buffer(&aes::BENCH_IV, 0, false);
     for e in [&LINUX_CTR32, &LINUX_ECB_ENCRYPT, &LINUX_ECB_DECRYPT] {
