@@ -248,7 +248,8 @@ fn chaining_across_calls() {
 }
 
 /// `c906` around its thresholds: every block count 0..=48 (the OpenSSL entry takes the
-/// vector path from 10 blocks, the Linux entry from 8; groups of 8 blocks, then 0..7 left
+/// vector path from 10 blocks, the Linux entry from 8; groups of 8 blocks, then 5..7 left
+/// as a last group in the upper lanes or 0..4 left
 /// to the scalar loop), misaligned inputs, both ABIs; the vector unit runs exactly when the
 /// path is meant to be taken, and the result matches RustCrypto either way.
 #[test]

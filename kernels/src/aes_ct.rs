@@ -51,9 +51,12 @@
 //! rotations are byte permutations, one `vrgather.vv` each) and four in the scalar words,
 //! the two streams merged by modeled issue time. Its vector round keys are the key bytes,
 //! permuted and with 0x63 added per call (16 bytes a round); each round spreads them to
-//! the eight planes with two shifts a plane. Every pass computes twelve blocks, so calls
-//! of fewer than 9 blocks are faster on `c906-novector` (the OpenSSL series dispatches
-//! them there). Its `AES_encrypt` (and the Linux `aes_ct_encrypt`) takes one block in one
+//! the eight planes with two shifts a plane. Every pass computes twelve blocks; calls of
+//! up to six blocks, and the last one to four blocks of a call, are done one block at a
+//! time by the nibble lookups below instead (about 1,040 cycles a block, against 4,640 for
+//! a pass), and calls of up to six blocks skip making the bitsliced round keys. A call of
+//! seven or eight blocks pays a whole pass and is a little faster on `c906-novector`
+//! (the OpenSSL series dispatches those there). Its `AES_encrypt` (and the Linux `aes_ct_encrypt`) takes one block in one
 //! vector register and computes the S-box by nibble lookups ([`mod@vperm`]: 15 `vrgather.vv`
 //! and 18 vector ALU operations a round, against the bitsliced pass's four lanes for one
 //! block). The caller must check that XTheadVector is enabled with VLEN 128.
@@ -78,7 +81,7 @@
 //! | kernel | variant | function | 16 B | 64 B | 256 B | 1024 B | 1400 B | 4096 B | 16384 B | instr/B |
 //! |---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|
 //! | aes-ct | c906 | AES_encrypt | 69.69 | 69.69 | 69.69 | 69.69 | 70.09 | 69.69 | 69.69 | 25.12 |
-//! | aes-ct | c906 | AES_ctr32_encrypt | 473.38 | 118.34 | 47.74 | 30.04 | 28.44 | 25.62 | 24.51 | 23.77 |
+//! | aes-ct | c906 | AES_ctr32_encrypt | 88.00 | 70.73 | 46.34 | 29.72 | 28.20 | 25.55 | 24.51 | 23.61 |
 //! | aes-ct | c906-novector | AES_encrypt | 269.06 | 269.06 | 269.06 | 269.06 | 270.60 | 269.06 | 269.06 | 266.50 |
 //! | aes-ct | c906-novector | AES_decrypt | 302.44 | 302.44 | 302.44 | 302.44 | 304.17 | 302.44 | 302.44 | 296.19 |
 //! | aes-ct | c906-novector | AES_set_encrypt_key(128) | 124.81 | – | – | – | – | – | – | 115.25 |
@@ -848,11 +851,21 @@ fn ctr32_fn(variant: &str, t: &Target, abi: Abi) -> Func {
     }
     let ks = |r: usize, p: usize| StackAt(kbuf, 64 * r as i64 + 8 * p as i64);
     kasm!(f, bnez {blocks}, start; j done; start:);
+    let load_rounds = |f: &mut Func| match linux {
+        true => linux_rounds(f, key, rounds),
+        false => kasm!(f, lw {rounds}, 240({key});),
+    };
+    let thead = t.vdialect() == Some(VDialect::Thead);
+    if thead {
+        load_rounds(&mut f);
+        f.comment("up to FEW_FIRST blocks: one at a time by nibble lookups (a bitsliced pass computes twelve)");
+        let c = f.xreg("c");
+        f.public(c);
+        kasm!(f, addi {n}, zero, {FEW_FIRST}; bltu {n}, {blocks}, many; lwu {c}, 12({ivec}); th.revw {ctr}, {c}; j few; many:);
+    }
     let masks = masks_in_frame(&mut f, variant);
-    if linux {
-        linux_rounds(&mut f, key, rounds);
-    } else {
-        kasm!(f, lw {rounds}, 240({key}););
+    if !thead {
+        load_rounds(&mut f);
     }
     f.comment("the round keys, bitsliced, into the frame: round r's at 64r. Zeros first (every key's bytes are then written before they are read, which the loop's stores cannot show)");
     for r in 1..=16 {
@@ -939,7 +952,7 @@ fn ctr32_fn(variant: &str, t: &Target, abi: Abi) -> Func {
     let pre = [!slice::final_shift(10), !slice::final_shift(12)];
     if let Some(d) = t.vdialect() {
         let c = Ctr { rot, masks, ks: ks(0, 0), ctr, sl, fin };
-        vector_ctr(&mut f, &c, d, variant, [inp, out, blocks, key, rounds], [lo, hi], |f, side| enc_rounds(f, rot, masks, rounds, kp, sl, fin, &src, pre, Some(side)));
+        vector_ctr(&mut f, &c, d, variant, [inp, out, blocks, key, rounds], [lo, hi], ivec, |f, side| enc_rounds(f, rot, masks, rounds, kp, sl, fin, &src, pre, Some(side)));
         return f;
     }
     kasm!(f, four:);
@@ -1064,7 +1077,7 @@ fn keystream(f: &mut Func, c: &Ctr) -> [Reg; 8] {
 /// vector registers and 8..12 in the scalar words, every pass (the last one too, whose
 /// surplus keystream is not used) through `rounds` (the scalar rounds with the vector side
 /// merged in). `io` = in, out, blocks, key, rounds; `ivec` = the counter block's words.
-fn vector_ctr(f: &mut Func, c: &Ctr, d: VDialect, variant: &str, io: [Reg; 5], ivec: [Reg; 2], rounds_fn: impl Fn(&mut Func, &vector::VSide)) {
+fn vector_ctr(f: &mut Func, c: &Ctr, d: VDialect, variant: &str, io: [Reg; 5], ivec: [Reg; 2], ivp: Reg, rounds_fn: impl Fn(&mut Func, &vector::VSide)) {
     let [inp, out, blocks, key, rounds] = io;
     let ctr = c.ctr;
     let (sg, fg) = (f.vreg("vsl", 8), f.vreg("vfin", 8));
@@ -1151,8 +1164,10 @@ fn vector_ctr(f: &mut Func, c: &Ctr, d: VDialect, variant: &str, io: [Reg; 5], i
         addi {out}, {out}, 192;
         addi {blocks}, {blocks}, -12;
         addiw {ctr}, {ctr}, 12;
-        bnez {blocks}, twelve;
-        j done;
+        beqz {blocks}, done;
+        addi {n}, zero, {FEW};
+        bltu {n}, {blocks}, twelve;
+        j few;
     );
     f.comment("fewer than twelve blocks: as many of the pass's keystream blocks (vl = 16 min(blocks, 8))");
     let nb = f.xreg("nb");
@@ -1172,8 +1187,50 @@ fn vector_ctr(f: &mut Func, c: &Ctr, d: VDialect, variant: &str, io: [Reg; 5], i
         kasm!(f, addi {n}, zero, {jj}; bgeu {n}, {blocks}, done;);
         sblock(f, j);
     }
+    kasm!(f, j done;);
+    few_blocks(f, d, variant, [inp, out, blocks, key, rounds], ivp, ctr);
     kasm!(f, done:);
     f.ret();
+}
+
+/// Most blocks a call's last pass leaves to [`few_blocks`]: a nibble-lookup block costs
+/// about a quarter of a twelve-block pass.
+const FEW: i64 = 4;
+/// Most blocks a call hands to [`few_blocks`] from its start, which also saves making the
+/// bitsliced round keys (`kgen bench aes-ct` at 16 to 144 bytes shows the crossing).
+const FEW_FIRST: i64 = 6;
+
+/// `few:` `blocks` (1 ..= [`FEW_FIRST`]) counter blocks from `ctr` on, one at a time by nibble
+/// lookups ([`vector::perm_rounds`], the `AES_KEY`'s own round keys): the block is
+/// ivec's nonce with the big-endian counter, made in the frame.
+fn few_blocks(f: &mut Func, d: VDialect, variant: &str, io: [Reg; 5], ivp: Reg, ctr: Reg) {
+    let [inp, out, blocks, key, rounds] = io;
+    let cb = f.slot("few_block", 16, 16, true);
+    let [a, c] = [f.xreg("a"), f.xreg("c")];
+    f.public(a);
+    kasm!(f, few:);
+    let tabs = vector::perm_tables(f, d, &data_sym(variant, "vperm"));
+    let [nv, k0, s, x] = [f.vreg("nonce", 1), f.vreg("k0", 1), f.vreg("s", 1), f.vreg("x", 1)];
+    kasm!(f, addi {a}, sp, {StackAt(cb, 0)};);
+    load(f, d, nv, ivp);
+    store(f, d, nv, a);
+    load(f, d, k0, key);
+    kasm!(f, few_block:);
+    f.comment("s = the counter block ^ round key 0; out = in ^ its encryption");
+    kasm!(f, th.revw {c}, {ctr}; sw {c}, {StackAt(cb, 12)}(sp); addi {a}, sp, {StackAt(cb, 0)};);
+    load(f, d, s, a);
+    kasm!(f, vxor.vv {s}, {s}, {k0};);
+    let y = vector::perm_rounds(f, d, &tabs, s, key, rounds);
+    load(f, d, x, inp);
+    kasm!(f, vxor.vv {x}, {x}, {y};);
+    store(f, d, x, out);
+    kasm!(f,
+        addi {inp}, {inp}, 16;
+        addi {out}, {out}, 16;
+        addiw {ctr}, {ctr}, 1;
+        addi {blocks}, {blocks}, -1;
+        bnez {blocks}, few_block;
+    );
 }
 
 /// Counter mode in the vector unit alone (RVV 1.0, VLEN 128 to 512): VLEN / 16 blocks a

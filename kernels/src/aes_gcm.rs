@@ -51,7 +51,13 @@
 //! c906`); branches depend only on the length and the counter (public); the epilogue
 //! zeroes the vector registers and the frame (key classes, blocks, states, sums). The
 //! caller must check that XTheadVector is enabled (else use `AES_ctr32_encrypt` and
-//! `gcm_ghash_c906_novector`, which read the same key schedule and table).
+//! `gcm_ghash_c906_novector`, which read the same key schedule and table). The OpenSSL
+//! series therefore uses it only with `--with-leaky-kernels`; by default OpenSSL's GCM
+//! calls `aes-ct c906`'s counter mode and `ghash c906` in turn (44.55 c/B for a 1400-byte
+//! message, 39.81 at 16 KiB). A stitched constant-time form (bitsliced vector AES merged
+//! with a scalar GHASH) would issue at least 41.34 instructions per byte on the
+//! single-issue core, more than those two calls take (`cargo test --release --test aes_gcm
+//! constant_time_gcm -- --nocapture` measures both), so there is none.
 //!
 //! No `c906-novector` form: interleaving scalar AES-CTR with scalar GHASH can only fill
 //! stall cycles, since the C906 issues one instruction a cycle. At 16 KiB

@@ -484,9 +484,10 @@ fn aes(t: &mut Tree, base: &str, n: usize, us: &[Use]) -> Result<Patch, String> 
     }
     let flat: Vec<Callee> = us.iter().flat_map(|v| funcs.iter().map(move |e| Callee::of(v, e))).collect::<Result<_, _>>()?;
     let (counting, mut counters) = counting_block("aes", u.kernel.name, &flat);
-    // A vector variant's counter mode pays for a whole batch of blocks per pass: calls with
-    // fewer blocks than its crossover with the next variant go down the list.
-    let mut min_blocks: Vec<Option<usize>> = vec![None; us.len()];
+    // A vector variant's counter mode pays for a whole batch of blocks per pass: calls of
+    // the counts between its crossovers with the next variant (where that one models
+    // faster) go down the list: (up to, from) blocks.
+    let mut min_blocks: Vec<Option<(usize, usize)>> = vec![None; us.len()];
     let mut crossovers = String::new();
     if let Some(e) = added.first() {
         for i in 0..us.len().saturating_sub(1) {
@@ -499,12 +500,17 @@ fn aes(t: &mut Tree, base: &str, n: usize, us: &[Use]) -> Result<Patch, String> 
             if from == usize::MAX {
                 return Err(format!("openssl-patches: {} {}'s AES_ctr32_encrypt never models faster than {}'s", u.kernel.name, us[i].variant.name, us[i + 1].variant.name));
             }
-            min_blocks[i] = Some(from / 16);
+            let upto = sizes.iter().zip(a.iter().zip(&b)).take_while(|(_, (x, y))| x < y).last().map_or(0, |(&n, _)| n);
+            if upto + 16 >= from {
+                continue;
+            }
+            min_blocks[i] = Some((upto / 16, from / 16));
             by_length(&mut counters, &Callee::of(&us[i + 1], e)?.symbol);
-            let shown = [1usize, 4, 7, 8, 12, 16, 64, 1024];
+            let shown = [1usize, 2, 4, 6, 8, 9, 12, 16, 64, 1024];
             let row = |v: &[f64]| shown.iter().map(|&n| format!("{:.2}", v[sizes.iter().position(|&s| s == 16 * n).unwrap_or(sizes.len() - 1)])).collect::<Vec<_>>().join(" | ");
+            let few = if upto == 0 { String::new() } else { format!("up to {} blocks and ", upto / 16) };
             crossovers.push_str(&format!(
-                "AES_ctr32_encrypt takes {} from {} blocks on and {} below: the smallest count from which {} models faster at every count from 1 to 64 and at 1024 (`kgen bench {}`, kgen's C906 model), cycles per byte:\n\n| blocks | {} |\n|---|{}\n| {} | {} |\n| {} | {} |\n\n",
+                "AES_ctr32_encrypt takes {} for {few}from {} blocks on and {} between: the largest count up to which and the smallest count from which {} models faster at every count from 1 to 64 and at 1024 (`kgen bench {}`, kgen's C906 model), cycles per byte:\n\n| blocks | {} |\n|---|{}\n| {} | {} |\n| {} | {} |\n\n",
                 us[i].variant.name,
                 from / 16,
                 us[i + 1].variant.name,
@@ -544,7 +550,8 @@ fn aes(t: &mut Tree, base: &str, n: usize, us: &[Use]) -> Result<Patch, String> 
             .enumerate()
             .map(|(i, v)| {
                 let cond = match min_blocks[i].filter(|_| added.contains(e)) {
-                    Some(n) => format!("blocks >= {n} && {}", v.usable()),
+                    Some((0, n)) => format!("blocks >= {n} && {}", v.usable()),
+                    Some((m, n)) => format!("(blocks <= {m} || blocks >= {n}) && {}", v.usable()),
                     None => v.usable(),
                 };
                 format!("    if ({cond}) {{\n        {ret}{};{tail}\n    }}\n", flat[i * funcs.len() + j].call_with_args())

@@ -561,53 +561,73 @@ impl Lanes for PermEm<'_> {
     }
 }
 
-/// One block encrypted in a vector register (see [`vperm`]): `inp`, `out` any alignment,
-/// `key` the standard schedule, `rounds` its round count (public). The tables come from
-/// the data object `sym`.
-pub(super) fn vperm_encrypt(f: &mut Func, d: VDialect, sym: &str, inp: Reg, out: Reg, key: Reg, rounds: Reg) {
-    let [tab, a, c63, n, kp] = [f.xreg("tables"), f.xreg("a"), f.xreg("c63"), f.xreg("n"), f.xreg("kp")];
-    for r in [tab, a, c63, n, kp] {
-        f.public(r);
-    }
+/// The nibble-lookup tables of [`vperm`], one register each (e8, vl = 16 is set), from the
+/// data object `sym`.
+pub(super) fn perm_tables(f: &mut Func, d: VDialect, sym: &str) -> [Reg; 12] {
+    let [tab, a] = [f.xreg("tables"), f.xreg("a")];
+    f.public(tab);
+    f.public(a);
     set_vl16(f);
     f.comment("the lookup and permutation tables, one register each");
     f.la(tab, sym);
-    let tabs: [Reg; 12] = std::array::from_fn(|i| {
+    std::array::from_fn(|i| {
         let (t, o) = (f.vreg("tab", 1), 16 * i as i64);
         kasm!(f, addi {a}, {tab}, {o};);
         load(f, d, t, a);
         t
-    });
-    f.comment("round 0; then rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)");
+    })
+}
+
+/// Rounds 1 .. `rounds` of one block by nibble lookups on `s` (the block ^ round key 0),
+/// the round keys the standard schedule's at `key`; returns the register holding the
+/// output block.
+pub(super) fn perm_rounds(f: &mut Func, d: VDialect, tabs: &[Reg; 12], s: Reg, key: Reg, rounds: Reg) -> Reg {
+    let [c63, n, kp] = [f.xreg("c63"), f.xreg("n"), f.xreg("kp")];
+    for r in [c63, n, kp] {
+        f.public(r);
+    }
+    f.comment("rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)");
+    f.scope(|f| {
+        kasm!(f,
+            addi {c63}, zero, 0x63;
+            addi {kp}, {key}, 16;
+            addi {n}, {rounds}, -1;
+        vround:
+        );
+        f.schedule_window(64, |f| {
+            let mut w = PermEm { f: &mut *f, tabs };
+            let (x, x2) = vperm::sbox(&mut w, s);
+            let o = vperm::mix(&mut w, x, x2);
+            let k = f.vreg("k", 1);
+            load(f, d, k, kp);
+            kasm!(f, vxor.vx {k}, {k}, {c63}; vxor.vv {s}, {o}, {k};);
+        });
+        kasm!(f,
+            addi {kp}, {kp}, 16;
+            addi {n}, {n}, -1;
+            bnez {n}, vround;
+        );
+        f.comment("the last round: SubBytes, ShiftRows, the key");
+        let mut w = PermEm { f: &mut *f, tabs };
+        let (y, _) = vperm::sbox(&mut w, s);
+        let y = w.permute(y, Table::Sr);
+        let k = f.vreg("k", 1);
+        load(f, d, k, kp);
+        kasm!(f, vxor.vx {k}, {k}, {c63}; vxor.vv {y}, {y}, {k};);
+        y
+    })
+}
+
+/// One block encrypted in a vector register (see [`vperm`]): `inp`, `out` any alignment,
+/// `key` the standard schedule, `rounds` its round count (public). The tables come from
+/// the data object `sym`.
+pub(super) fn vperm_encrypt(f: &mut Func, d: VDialect, sym: &str, inp: Reg, out: Reg, key: Reg, rounds: Reg) {
+    let tabs = perm_tables(f, d, sym);
+    f.comment("round 0");
     let [s, k] = [f.vreg("s", 1), f.vreg("k", 1)];
     load(f, d, s, inp);
     load(f, d, k, key);
-    kasm!(f,
-        vxor.vv {s}, {s}, {k};
-        addi {c63}, zero, 0x63;
-        addi {kp}, {key}, 16;
-        addi {n}, {rounds}, -1;
-    vround:
-    );
-    f.schedule_window(64, |f| {
-        let mut w = PermEm { f: &mut *f, tabs: &tabs };
-        let (x, x2) = vperm::sbox(&mut w, s);
-        let o = vperm::mix(&mut w, x, x2);
-        let k = f.vreg("k", 1);
-        load(f, d, k, kp);
-        kasm!(f, vxor.vx {k}, {k}, {c63}; vxor.vv {s}, {o}, {k};);
-    });
-    kasm!(f,
-        addi {kp}, {kp}, 16;
-        addi {n}, {n}, -1;
-        bnez {n}, vround;
-    );
-    f.comment("the last round: SubBytes, ShiftRows, the key");
-    let mut w = PermEm { f: &mut *f, tabs: &tabs };
-    let (x, _) = vperm::sbox(&mut w, s);
-    let x = w.permute(x, Table::Sr);
-    let k = f.vreg("k", 1);
-    load(f, d, k, kp);
-    kasm!(f, vxor.vx {k}, {k}, {c63}; vxor.vv {x}, {x}, {k};);
+    kasm!(f, vxor.vv {s}, {s}, {k};);
+    let x = perm_rounds(f, d, &tabs, s, key, rounds);
     store(f, d, x, out);
 }

@@ -128,10 +128,11 @@ L0:
 	WORD	$0x12030507	// th.vlb.v v10, (t1)
 	ADD	$176, X5, X6
 	WORD	$0x12030587	// th.vlb.v v11, (t1)
-	// round 0; then rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
+	// round 0
 	WORD	$0x12050607	// th.vlb.v v12, (a0)
 	WORD	$0x12060687	// th.vlb.v v13, (a2)
 	WORD	$0x2ec68657	// th.vxor.vv v12, v12, v13
+	// rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
 	MOV	$99, X5
 	ADD	$16, X12, X6
 	ADD	$-1, X7
@@ -5324,21 +5325,35 @@ kgen_ret:
 
 // void AES_ct_ctr32_encrypt_c906(const unsigned char *in, unsigned char *out, size_t blocks, const AES_KEY *key, const unsigned char ivec[16])
 // func aesCtCtr32EncryptC906(in *byte, out *byte, blocks uint64, key *byte, ivec *byte)
-TEXT ·aesCtCtr32EncryptC906(SB), 0, $1928-40
+TEXT ·aesCtCtr32EncryptC906(SB), 0, $1952-40
 	MOV	in+0(FP), X10
 	MOV	out+8(FP), X11
 	MOV	blocks+16(FP), X12
 	MOV	key+24(FP), X13
 	MOV	ivec+32(FP), X14
-	MOV	X10, 1872(X2)
-	MOV	X11, 1864(X2)
-	MOV	X12, 1848(X2)
-	MOV	X13, 1840(X2)
-	MOV	1848(X2), X5
+	MOV	X10, 1896(X2)
+	MOV	X11, 1888(X2)
+	MOV	X12, 1872(X2)
+	MOV	X13, 1864(X2)
+	MOV	X14, 1856(X2)
+	MOV	1872(X2), X5
 	BNEZ	X5, start
 	JMP	done
 start:
-L2:
+	MOV	1864(X2), X5
+	MOVW	240(X5), X5
+	MOV	X5, 1880(X2)
+	// up to FEW_FIRST blocks: one at a time by nibble lookups (a bitsliced pass computes twelve)
+	MOV	$6, X5
+	MOV	1872(X2), X6
+	BLTU	X5, X6, many
+	MOV	1856(X2), X5
+	MOVWU	12(X5), X5
+	WORD	$0x9002928b	// th.revw t0, t0
+	MOV	X5, 1904(X2)
+	JMP	few
+many:
+L4:
 	MOV	$·kgen_aes_ct_c906_masks(SB), X5
 	MOV	(X5), X6
 	MOV	X6, 1096(X2)
@@ -5380,9 +5395,6 @@ L2:
 	MOV	X6, 1240(X2)
 	MOV	152(X5), X6
 	MOV	X6, 1248(X2)
-	MOV	1840(X2), X5
-	MOVW	240(X5), X5
-	MOV	X5, 1856(X2)
 	// the round keys, bitsliced, into the frame: round r's at 64r. Zeros first (every key's bytes are then written before they are read, which the loop's stores cannot show)
 	MOV	X0, 72(X2)
 	MOV	X0, 80(X2)
@@ -5512,9 +5524,9 @@ L2:
 	MOV	X0, 1072(X2)
 	MOV	X0, 1080(X2)
 	MOV	X0, 1088(X2)
-	MOV	1856(X2), X5
+	MOV	1880(X2), X5
 	SLL	$6, X5, X7
-	MOV	1840(X2), X5
+	MOV	1864(X2), X5
 	ADD	$16, X5, X6
 	MOV	$0, X28
 keys4:
@@ -5527,8 +5539,8 @@ keys4:
 	MOV	1128(X2), X29
 	MOV	1136(X2), X12
 	WORD	$0x7c06b50b	// th.extu a0, a3, 31, 0
-	SLL	$32, X11, X15
-	OR	X15, X10
+	SLL	$32, X11, X14
+	OR	X14, X10
 	SRL	$32, X13
 	AND	X12, X11
 	OR	X11, X13, X11
@@ -5568,177 +5580,177 @@ keys4:
 	AND	X11, X12
 	XOR	X12, X29, X11
 	SLL	$1, X12
-	XOR	X12, X29, X16
+	XOR	X12, X29, X15
 	MOV	1104(X2), X13
 	SRL	$2, X10, X29
 	XOR	X29, X10, X29
 	AND	X13, X29, X12
 	XOR	X12, X10, X29
 	SLL	$2, X12
-	XOR	X12, X10, X15
+	XOR	X12, X10, X14
 	SRL	$2, X30, X10
 	XOR	X10, X30, X10
 	AND	X13, X10, X12
 	XOR	X12, X30, X10
 	SLL	$2, X12
 	XOR	X12, X30, X12
-	SRL	$2, X16, X30
-	XOR	X30, X16, X30
-	AND	X13, X30, X17
-	XOR	X17, X16, X30
-	SLL	$2, X17
-	XOR	X17, X16, X17
-	SRL	$2, X11, X16
-	XOR	X16, X11, X16
-	AND	X13, X16, X13
-	XOR	X13, X11, X16
+	SRL	$2, X15, X30
+	XOR	X30, X15, X30
+	AND	X13, X30, X16
+	XOR	X16, X15, X30
+	SLL	$2, X16
+	XOR	X16, X15, X16
+	SRL	$2, X11, X15
+	XOR	X15, X11, X15
+	AND	X13, X15, X13
+	XOR	X13, X11, X15
 	SLL	$2, X13
 	XOR	X13, X11
-	MOV	1112(X2), X9
-	SRL	$4, X15, X13
-	XOR	X13, X17, X13
-	AND	X9, X13, X18
-	XOR	X18, X17, X13
-	SLL	$4, X18, X17
-	XOR	X17, X15, X17
-	SRL	$4, X12, X15
-	XOR	X15, X11, X15
-	AND	X9, X15
-	XOR	X15, X11
-	SLL	$4, X15
-	XOR	X15, X12
-	SRL	$4, X29, X15
-	XOR	X15, X30, X15
-	AND	X9, X15
-	XOR	X15, X30
-	SLL	$4, X15
-	XOR	X15, X29, X15
-	SRL	$4, X10, X29
-	XOR	X29, X16, X29
-	AND	X9, X29, X9
-	XOR	X9, X16, X29
+	MOV	1112(X2), X17
+	SRL	$4, X14, X13
+	XOR	X13, X16, X13
+	AND	X17, X13, X9
+	XOR	X9, X16, X13
 	SLL	$4, X9, X16
-	XOR	X16, X10, X16
+	XOR	X16, X14, X16
+	SRL	$4, X12, X14
+	XOR	X14, X11, X14
+	AND	X17, X14
+	XOR	X14, X11
+	SLL	$4, X14
+	XOR	X14, X12
+	SRL	$4, X29, X14
+	XOR	X14, X30, X14
+	AND	X17, X14
+	XOR	X14, X30
+	SLL	$4, X14
+	XOR	X14, X29, X14
+	SRL	$4, X10, X29
+	XOR	X29, X15, X29
+	AND	X17, X29, X17
+	XOR	X17, X15, X29
+	SLL	$4, X17, X15
+	XOR	X15, X10, X15
 	MOV	1192(X2), X10
-	SRL	$8, X17, X9
-	XOR	X9, X17, X9
-	AND	X10, X9, X10
-	XOR	X10, X17
+	SRL	$8, X16, X17
+	XOR	X17, X16, X17
+	AND	X10, X17, X10
+	XOR	X10, X16
 	SLL	$8, X10
-	XOR	X10, X17, X10
-	MOV	1176(X2), X17
-	SRL	$4, X10, X9
-	XOR	X9, X10, X9
-	AND	X17, X9, X17
-	XOR	X17, X10
-	SLL	$4, X17
-	XOR	X17, X10
-	MOV	1192(X2), X17
-	SRL	$8, X12, X9
-	XOR	X9, X12, X9
-	AND	X17, X9, X17
-	XOR	X17, X12
-	SLL	$8, X17
-	XOR	X17, X12
-	MOV	1176(X2), X17
-	SRL	$4, X12, X9
-	XOR	X9, X12, X9
-	AND	X17, X9, X17
-	XOR	X17, X12
-	SLL	$4, X17
-	XOR	X17, X12
-	MOV	1192(X2), X17
-	SRL	$8, X15, X9
-	XOR	X9, X15, X9
-	AND	X17, X9, X17
-	XOR	X17, X15
-	SLL	$8, X17
-	XOR	X17, X15
-	MOV	1176(X2), X17
-	SRL	$4, X15, X9
-	XOR	X9, X15, X9
-	AND	X17, X9, X17
-	XOR	X17, X15
-	SLL	$4, X17
-	XOR	X17, X15
-	MOV	1192(X2), X17
-	SRL	$8, X16, X9
-	XOR	X9, X16, X9
-	AND	X17, X9, X17
-	XOR	X17, X16
-	SLL	$8, X17
-	XOR	X17, X16
-	MOV	1176(X2), X17
-	SRL	$4, X16, X9
-	XOR	X9, X16, X9
-	AND	X17, X9, X17
-	XOR	X17, X16
-	SLL	$4, X17
-	XOR	X17, X16
-	MOV	1192(X2), X17
-	SRL	$8, X13, X9
-	XOR	X9, X13, X9
-	AND	X17, X9, X17
-	XOR	X17, X13
-	SLL	$8, X17
-	XOR	X17, X13
-	MOV	1176(X2), X17
-	SRL	$4, X13, X9
-	XOR	X9, X13, X9
-	AND	X17, X9, X17
-	XOR	X17, X13
-	SLL	$4, X17
-	XOR	X17, X13
-	MOV	1192(X2), X17
-	SRL	$8, X11, X9
-	XOR	X9, X11, X9
-	AND	X17, X9, X17
-	XOR	X17, X11
-	SLL	$8, X17
-	XOR	X17, X11
-	MOV	1176(X2), X17
-	SRL	$4, X11, X9
-	XOR	X9, X11, X9
-	AND	X17, X9, X17
-	XOR	X17, X11
-	SLL	$4, X17
-	XOR	X17, X11
-	MOV	1192(X2), X17
-	SRL	$8, X30, X9
-	XOR	X9, X30, X9
-	AND	X17, X9, X17
-	XOR	X17, X30
-	SLL	$8, X17
-	XOR	X17, X30
-	MOV	1176(X2), X17
-	SRL	$4, X30, X9
-	XOR	X9, X30, X9
-	AND	X17, X9, X17
-	XOR	X17, X30
-	SLL	$4, X17
-	XOR	X17, X30
-	MOV	1192(X2), X17
-	SRL	$8, X29, X9
-	XOR	X9, X29, X9
-	AND	X17, X9, X17
-	XOR	X17, X29
-	SLL	$8, X17
-	XOR	X17, X29
-	MOV	1176(X2), X17
-	SRL	$4, X29, X9
-	XOR	X9, X29, X9
-	AND	X17, X9, X17
-	XOR	X17, X29
-	SLL	$4, X17
-	XOR	X17, X29
+	XOR	X10, X16, X10
+	MOV	1176(X2), X16
+	SRL	$4, X10, X17
+	XOR	X17, X10, X17
+	AND	X16, X17, X16
+	XOR	X16, X10
+	SLL	$4, X16
+	XOR	X16, X10
+	MOV	1192(X2), X16
+	SRL	$8, X12, X17
+	XOR	X17, X12, X17
+	AND	X16, X17, X16
+	XOR	X16, X12
+	SLL	$8, X16
+	XOR	X16, X12
+	MOV	1176(X2), X16
+	SRL	$4, X12, X17
+	XOR	X17, X12, X17
+	AND	X16, X17, X16
+	XOR	X16, X12
+	SLL	$4, X16
+	XOR	X16, X12
+	MOV	1192(X2), X16
+	SRL	$8, X14, X17
+	XOR	X17, X14, X17
+	AND	X16, X17, X16
+	XOR	X16, X14
+	SLL	$8, X16
+	XOR	X16, X14
+	MOV	1176(X2), X16
+	SRL	$4, X14, X17
+	XOR	X17, X14, X17
+	AND	X16, X17, X16
+	XOR	X16, X14
+	SLL	$4, X16
+	XOR	X16, X14
+	MOV	1192(X2), X16
+	SRL	$8, X15, X17
+	XOR	X17, X15, X17
+	AND	X16, X17, X16
+	XOR	X16, X15
+	SLL	$8, X16
+	XOR	X16, X15
+	MOV	1176(X2), X16
+	SRL	$4, X15, X17
+	XOR	X17, X15, X17
+	AND	X16, X17, X16
+	XOR	X16, X15
+	SLL	$4, X16
+	XOR	X16, X15
+	MOV	1192(X2), X16
+	SRL	$8, X13, X17
+	XOR	X17, X13, X17
+	AND	X16, X17, X16
+	XOR	X16, X13
+	SLL	$8, X16
+	XOR	X16, X13
+	MOV	1176(X2), X16
+	SRL	$4, X13, X17
+	XOR	X17, X13, X17
+	AND	X16, X17, X16
+	XOR	X16, X13
+	SLL	$4, X16
+	XOR	X16, X13
+	MOV	1192(X2), X16
+	SRL	$8, X11, X17
+	XOR	X17, X11, X17
+	AND	X16, X17, X16
+	XOR	X16, X11
+	SLL	$8, X16
+	XOR	X16, X11
+	MOV	1176(X2), X16
+	SRL	$4, X11, X17
+	XOR	X17, X11, X17
+	AND	X16, X17, X16
+	XOR	X16, X11
+	SLL	$4, X16
+	XOR	X16, X11
+	MOV	1192(X2), X16
+	SRL	$8, X30, X17
+	XOR	X17, X30, X17
+	AND	X16, X17, X16
+	XOR	X16, X30
+	SLL	$8, X16
+	XOR	X16, X30
+	MOV	1176(X2), X16
+	SRL	$4, X30, X17
+	XOR	X17, X30, X17
+	AND	X16, X17, X16
+	XOR	X16, X30
+	SLL	$4, X16
+	XOR	X16, X30
+	MOV	1192(X2), X16
+	SRL	$8, X29, X17
+	XOR	X17, X29, X17
+	AND	X16, X17, X16
+	XOR	X16, X29
+	SLL	$8, X16
+	XOR	X16, X29
+	MOV	1176(X2), X16
+	SRL	$4, X29, X17
+	XOR	X17, X29, X17
+	AND	X16, X17, X16
+	XOR	X16, X29
+	SLL	$4, X16
+	XOR	X16, X29
 	NOT	X10, X10
 	NOT	X12, X12
 	NOT	X11, X11
 	NOT	X30, X30
 	MOV	X10, (X5)
 	MOV	X12, 8(X5)
-	MOV	X15, 16(X5)
-	MOV	X16, 24(X5)
+	MOV	X14, 16(X5)
+	MOV	X15, 24(X5)
 	MOV	X13, 32(X5)
 	MOV	X11, 40(X5)
 	MOV	X30, 48(X5)
@@ -5749,8 +5761,8 @@ keys4:
 	MOV	1128(X2), X29
 	MOV	1136(X2), X12
 	WORD	$0x7c06b50b	// th.extu a0, a3, 31, 0
-	SLL	$32, X11, X15
-	OR	X15, X10
+	SLL	$32, X11, X14
+	OR	X14, X10
 	SRL	$32, X13
 	AND	X12, X11
 	OR	X11, X13, X11
@@ -5794,117 +5806,117 @@ keys4:
 	MOV	1104(X2), X11
 	SRL	$2, X12, X30
 	XOR	X30, X12, X30
-	AND	X11, X30, X15
-	XOR	X15, X12, X30
-	SLL	$2, X15
-	XOR	X15, X12, X16
+	AND	X11, X30, X14
+	XOR	X14, X12, X30
+	SLL	$2, X14
+	XOR	X14, X12, X15
 	SRL	$2, X29, X12
 	XOR	X12, X29, X12
-	AND	X11, X12, X15
-	XOR	X15, X29, X12
-	SLL	$2, X15
-	XOR	X15, X29, X15
+	AND	X11, X12, X14
+	XOR	X14, X29, X12
+	SLL	$2, X14
+	XOR	X14, X29, X14
 	SRL	$2, X13, X29
 	XOR	X29, X13, X29
-	AND	X11, X29, X17
-	XOR	X17, X13, X29
-	SLL	$2, X17
-	XOR	X17, X13, X17
+	AND	X11, X29, X16
+	XOR	X16, X13, X29
+	SLL	$2, X16
+	XOR	X16, X13, X16
 	SRL	$2, X10, X13
 	XOR	X13, X10, X13
 	AND	X11, X13, X11
 	XOR	X11, X10, X13
 	SLL	$2, X11
 	XOR	X11, X10
-	MOV	1112(X2), X18
-	SRL	$4, X16, X11
-	XOR	X11, X17, X11
-	AND	X18, X11, X9
-	XOR	X9, X17, X11
-	SLL	$4, X9, X17
-	XOR	X17, X16, X9
-	SRL	$4, X15, X16
-	XOR	X16, X10, X16
-	AND	X18, X16
-	XOR	X16, X10
-	SLL	$4, X16
+	MOV	1112(X2), X9
+	SRL	$4, X15, X11
+	XOR	X11, X16, X11
+	AND	X9, X11, X17
+	XOR	X17, X16, X11
+	SLL	$4, X17, X16
 	XOR	X16, X15, X17
-	SRL	$4, X30, X15
-	XOR	X15, X29, X15
-	AND	X18, X15
-	XOR	X15, X29
+	SRL	$4, X14, X15
+	XOR	X15, X10, X15
+	AND	X9, X15
+	XOR	X15, X10
 	SLL	$4, X15
-	XOR	X15, X30, X15
+	XOR	X15, X14, X16
+	SRL	$4, X30, X14
+	XOR	X14, X29, X14
+	AND	X9, X14
+	XOR	X14, X29
+	SLL	$4, X14
+	XOR	X14, X30, X14
 	SRL	$4, X12, X30
 	XOR	X30, X13, X30
-	AND	X18, X30, X16
-	XOR	X16, X13, X30
-	SLL	$4, X16, X13
-	XOR	X13, X12, X16
+	AND	X9, X30, X15
+	XOR	X15, X13, X30
+	SLL	$4, X15, X13
+	XOR	X13, X12, X15
 	MOV	1184(X2), X12
-	SRL	$8, X9, X13
-	XOR	X13, X9, X13
+	SRL	$8, X17, X13
+	XOR	X13, X17, X13
 	AND	X12, X13, X12
-	XOR	X12, X9, X13
+	XOR	X12, X17, X13
 	SLL	$8, X12
 	XOR	X12, X13, X12
 	MOV	1184(X2), X13
-	SRL	$8, X17, X9
-	XOR	X9, X17, X9
-	AND	X13, X9, X13
-	XOR	X13, X17
+	SRL	$8, X16, X17
+	XOR	X17, X16, X17
+	AND	X13, X17, X13
+	XOR	X13, X16
 	SLL	$8, X13
-	XOR	X13, X17, X13
-	MOV	1184(X2), X17
-	SRL	$8, X15, X9
-	XOR	X9, X15, X9
-	AND	X17, X9, X17
-	XOR	X17, X15
-	SLL	$8, X17
-	XOR	X17, X15
-	MOV	1184(X2), X17
-	SRL	$8, X16, X9
-	XOR	X9, X16, X9
-	AND	X17, X9, X17
-	XOR	X17, X16
-	SLL	$8, X17
-	XOR	X17, X16
-	MOV	1184(X2), X17
-	SRL	$8, X11, X9
-	XOR	X9, X11, X9
-	AND	X17, X9, X17
-	XOR	X17, X11
-	SLL	$8, X17
-	XOR	X17, X11
-	MOV	1184(X2), X17
-	SRL	$8, X10, X9
-	XOR	X9, X10, X9
-	AND	X17, X9, X17
-	XOR	X17, X10
-	SLL	$8, X17
-	XOR	X17, X10
-	MOV	1184(X2), X17
-	SRL	$8, X29, X9
-	XOR	X9, X29, X9
-	AND	X17, X9, X17
-	XOR	X17, X29
-	SLL	$8, X17
-	XOR	X17, X29
-	MOV	1184(X2), X17
-	SRL	$8, X30, X9
-	XOR	X9, X30, X9
-	AND	X17, X9, X17
-	XOR	X17, X30
-	SLL	$8, X17
-	XOR	X17, X30
+	XOR	X13, X16, X13
+	MOV	1184(X2), X16
+	SRL	$8, X14, X17
+	XOR	X17, X14, X17
+	AND	X16, X17, X16
+	XOR	X16, X14
+	SLL	$8, X16
+	XOR	X16, X14
+	MOV	1184(X2), X16
+	SRL	$8, X15, X17
+	XOR	X17, X15, X17
+	AND	X16, X17, X16
+	XOR	X16, X15
+	SLL	$8, X16
+	XOR	X16, X15
+	MOV	1184(X2), X16
+	SRL	$8, X11, X17
+	XOR	X17, X11, X17
+	AND	X16, X17, X16
+	XOR	X16, X11
+	SLL	$8, X16
+	XOR	X16, X11
+	MOV	1184(X2), X16
+	SRL	$8, X10, X17
+	XOR	X17, X10, X17
+	AND	X16, X17, X16
+	XOR	X16, X10
+	SLL	$8, X16
+	XOR	X16, X10
+	MOV	1184(X2), X16
+	SRL	$8, X29, X17
+	XOR	X17, X29, X17
+	AND	X16, X17, X16
+	XOR	X16, X29
+	SLL	$8, X16
+	XOR	X16, X29
+	MOV	1184(X2), X16
+	SRL	$8, X30, X17
+	XOR	X17, X30, X17
+	AND	X16, X17, X16
+	XOR	X16, X30
+	SLL	$8, X16
+	XOR	X16, X30
 	NOT	X12, X12
 	NOT	X13, X13
 	NOT	X10, X10
 	NOT	X29, X29
 	MOV	X12, 64(X5)
 	MOV	X13, 72(X5)
-	MOV	X15, 80(X5)
-	MOV	X16, 88(X5)
+	MOV	X14, 80(X5)
+	MOV	X15, 88(X5)
 	MOV	X11, 96(X5)
 	MOV	X10, 104(X5)
 	MOV	X29, 112(X5)
@@ -5917,8 +5929,8 @@ keys4:
 	MOV	1128(X2), X29
 	MOV	1136(X2), X12
 	WORD	$0x7c06b50b	// th.extu a0, a3, 31, 0
-	SLL	$32, X11, X15
-	OR	X15, X10
+	SLL	$32, X11, X14
+	OR	X14, X10
 	SRL	$32, X13
 	AND	X12, X11
 	OR	X11, X13, X11
@@ -5958,177 +5970,177 @@ keys4:
 	AND	X11, X12
 	XOR	X12, X29, X11
 	SLL	$1, X12
-	XOR	X12, X29, X16
+	XOR	X12, X29, X15
 	MOV	1104(X2), X13
 	SRL	$2, X10, X29
 	XOR	X29, X10, X29
 	AND	X13, X29, X12
 	XOR	X12, X10, X29
 	SLL	$2, X12
-	XOR	X12, X10, X15
+	XOR	X12, X10, X14
 	SRL	$2, X30, X10
 	XOR	X10, X30, X10
 	AND	X13, X10, X12
 	XOR	X12, X30, X10
 	SLL	$2, X12
 	XOR	X12, X30, X12
-	SRL	$2, X16, X30
-	XOR	X30, X16, X30
-	AND	X13, X30, X17
-	XOR	X17, X16, X30
-	SLL	$2, X17
-	XOR	X17, X16, X17
-	SRL	$2, X11, X16
-	XOR	X16, X11, X16
-	AND	X13, X16, X13
-	XOR	X13, X11, X16
+	SRL	$2, X15, X30
+	XOR	X30, X15, X30
+	AND	X13, X30, X16
+	XOR	X16, X15, X30
+	SLL	$2, X16
+	XOR	X16, X15, X16
+	SRL	$2, X11, X15
+	XOR	X15, X11, X15
+	AND	X13, X15, X13
+	XOR	X13, X11, X15
 	SLL	$2, X13
 	XOR	X13, X11
-	MOV	1112(X2), X9
-	SRL	$4, X15, X13
-	XOR	X13, X17, X13
-	AND	X9, X13, X18
-	XOR	X18, X17, X13
-	SLL	$4, X18, X17
-	XOR	X17, X15, X17
-	SRL	$4, X12, X15
-	XOR	X15, X11, X15
-	AND	X9, X15
-	XOR	X15, X11
-	SLL	$4, X15
-	XOR	X15, X12
-	SRL	$4, X29, X15
-	XOR	X15, X30, X15
-	AND	X9, X15
-	XOR	X15, X30
-	SLL	$4, X15
-	XOR	X15, X29, X15
-	SRL	$4, X10, X29
-	XOR	X29, X16, X29
-	AND	X9, X29, X9
-	XOR	X9, X16, X29
+	MOV	1112(X2), X17
+	SRL	$4, X14, X13
+	XOR	X13, X16, X13
+	AND	X17, X13, X9
+	XOR	X9, X16, X13
 	SLL	$4, X9, X16
-	XOR	X16, X10, X16
+	XOR	X16, X14, X16
+	SRL	$4, X12, X14
+	XOR	X14, X11, X14
+	AND	X17, X14
+	XOR	X14, X11
+	SLL	$4, X14
+	XOR	X14, X12
+	SRL	$4, X29, X14
+	XOR	X14, X30, X14
+	AND	X17, X14
+	XOR	X14, X30
+	SLL	$4, X14
+	XOR	X14, X29, X14
+	SRL	$4, X10, X29
+	XOR	X29, X15, X29
+	AND	X17, X29, X17
+	XOR	X17, X15, X29
+	SLL	$4, X17, X15
+	XOR	X15, X10, X15
 	MOV	1168(X2), X10
-	SRL	$8, X17, X9
-	XOR	X9, X17, X9
-	AND	X10, X9, X10
-	XOR	X10, X17
+	SRL	$8, X16, X17
+	XOR	X17, X16, X17
+	AND	X10, X17, X10
+	XOR	X10, X16
 	SLL	$8, X10
-	XOR	X10, X17, X10
-	MOV	1176(X2), X17
-	SRL	$4, X10, X9
-	XOR	X9, X10, X9
-	AND	X17, X9, X17
-	XOR	X17, X10
-	SLL	$4, X17
-	XOR	X17, X10
-	MOV	1168(X2), X17
-	SRL	$8, X12, X9
-	XOR	X9, X12, X9
-	AND	X17, X9, X17
-	XOR	X17, X12
-	SLL	$8, X17
-	XOR	X17, X12
-	MOV	1176(X2), X17
-	SRL	$4, X12, X9
-	XOR	X9, X12, X9
-	AND	X17, X9, X17
-	XOR	X17, X12
-	SLL	$4, X17
-	XOR	X17, X12
-	MOV	1168(X2), X17
-	SRL	$8, X15, X9
-	XOR	X9, X15, X9
-	AND	X17, X9, X17
-	XOR	X17, X15
-	SLL	$8, X17
-	XOR	X17, X15
-	MOV	1176(X2), X17
-	SRL	$4, X15, X9
-	XOR	X9, X15, X9
-	AND	X17, X9, X17
-	XOR	X17, X15
-	SLL	$4, X17
-	XOR	X17, X15
-	MOV	1168(X2), X17
-	SRL	$8, X16, X9
-	XOR	X9, X16, X9
-	AND	X17, X9, X17
-	XOR	X17, X16
-	SLL	$8, X17
-	XOR	X17, X16
-	MOV	1176(X2), X17
-	SRL	$4, X16, X9
-	XOR	X9, X16, X9
-	AND	X17, X9, X17
-	XOR	X17, X16
-	SLL	$4, X17
-	XOR	X17, X16
-	MOV	1168(X2), X17
-	SRL	$8, X13, X9
-	XOR	X9, X13, X9
-	AND	X17, X9, X17
-	XOR	X17, X13
-	SLL	$8, X17
-	XOR	X17, X13
-	MOV	1176(X2), X17
-	SRL	$4, X13, X9
-	XOR	X9, X13, X9
-	AND	X17, X9, X17
-	XOR	X17, X13
-	SLL	$4, X17
-	XOR	X17, X13
-	MOV	1168(X2), X17
-	SRL	$8, X11, X9
-	XOR	X9, X11, X9
-	AND	X17, X9, X17
-	XOR	X17, X11
-	SLL	$8, X17
-	XOR	X17, X11
-	MOV	1176(X2), X17
-	SRL	$4, X11, X9
-	XOR	X9, X11, X9
-	AND	X17, X9, X17
-	XOR	X17, X11
-	SLL	$4, X17
-	XOR	X17, X11
-	MOV	1168(X2), X17
-	SRL	$8, X30, X9
-	XOR	X9, X30, X9
-	AND	X17, X9, X17
-	XOR	X17, X30
-	SLL	$8, X17
-	XOR	X17, X30
-	MOV	1176(X2), X17
-	SRL	$4, X30, X9
-	XOR	X9, X30, X9
-	AND	X17, X9, X17
-	XOR	X17, X30
-	SLL	$4, X17
-	XOR	X17, X30
-	MOV	1168(X2), X17
-	SRL	$8, X29, X9
-	XOR	X9, X29, X9
-	AND	X17, X9, X17
-	XOR	X17, X29
-	SLL	$8, X17
-	XOR	X17, X29
-	MOV	1176(X2), X17
-	SRL	$4, X29, X9
-	XOR	X9, X29, X9
-	AND	X17, X9, X17
-	XOR	X17, X29
-	SLL	$4, X17
-	XOR	X17, X29
+	XOR	X10, X16, X10
+	MOV	1176(X2), X16
+	SRL	$4, X10, X17
+	XOR	X17, X10, X17
+	AND	X16, X17, X16
+	XOR	X16, X10
+	SLL	$4, X16
+	XOR	X16, X10
+	MOV	1168(X2), X16
+	SRL	$8, X12, X17
+	XOR	X17, X12, X17
+	AND	X16, X17, X16
+	XOR	X16, X12
+	SLL	$8, X16
+	XOR	X16, X12
+	MOV	1176(X2), X16
+	SRL	$4, X12, X17
+	XOR	X17, X12, X17
+	AND	X16, X17, X16
+	XOR	X16, X12
+	SLL	$4, X16
+	XOR	X16, X12
+	MOV	1168(X2), X16
+	SRL	$8, X14, X17
+	XOR	X17, X14, X17
+	AND	X16, X17, X16
+	XOR	X16, X14
+	SLL	$8, X16
+	XOR	X16, X14
+	MOV	1176(X2), X16
+	SRL	$4, X14, X17
+	XOR	X17, X14, X17
+	AND	X16, X17, X16
+	XOR	X16, X14
+	SLL	$4, X16
+	XOR	X16, X14
+	MOV	1168(X2), X16
+	SRL	$8, X15, X17
+	XOR	X17, X15, X17
+	AND	X16, X17, X16
+	XOR	X16, X15
+	SLL	$8, X16
+	XOR	X16, X15
+	MOV	1176(X2), X16
+	SRL	$4, X15, X17
+	XOR	X17, X15, X17
+	AND	X16, X17, X16
+	XOR	X16, X15
+	SLL	$4, X16
+	XOR	X16, X15
+	MOV	1168(X2), X16
+	SRL	$8, X13, X17
+	XOR	X17, X13, X17
+	AND	X16, X17, X16
+	XOR	X16, X13
+	SLL	$8, X16
+	XOR	X16, X13
+	MOV	1176(X2), X16
+	SRL	$4, X13, X17
+	XOR	X17, X13, X17
+	AND	X16, X17, X16
+	XOR	X16, X13
+	SLL	$4, X16
+	XOR	X16, X13
+	MOV	1168(X2), X16
+	SRL	$8, X11, X17
+	XOR	X17, X11, X17
+	AND	X16, X17, X16
+	XOR	X16, X11
+	SLL	$8, X16
+	XOR	X16, X11
+	MOV	1176(X2), X16
+	SRL	$4, X11, X17
+	XOR	X17, X11, X17
+	AND	X16, X17, X16
+	XOR	X16, X11
+	SLL	$4, X16
+	XOR	X16, X11
+	MOV	1168(X2), X16
+	SRL	$8, X30, X17
+	XOR	X17, X30, X17
+	AND	X16, X17, X16
+	XOR	X16, X30
+	SLL	$8, X16
+	XOR	X16, X30
+	MOV	1176(X2), X16
+	SRL	$4, X30, X17
+	XOR	X17, X30, X17
+	AND	X16, X17, X16
+	XOR	X16, X30
+	SLL	$4, X16
+	XOR	X16, X30
+	MOV	1168(X2), X16
+	SRL	$8, X29, X17
+	XOR	X17, X29, X17
+	AND	X16, X17, X16
+	XOR	X16, X29
+	SLL	$8, X16
+	XOR	X16, X29
+	MOV	1176(X2), X16
+	SRL	$4, X29, X17
+	XOR	X17, X29, X17
+	AND	X16, X17, X16
+	XOR	X16, X29
+	SLL	$4, X16
+	XOR	X16, X29
 	NOT	X10, X10
 	NOT	X12, X12
 	NOT	X11, X11
 	NOT	X30, X30
 	MOV	X10, 128(X5)
 	MOV	X12, 136(X5)
-	MOV	X15, 144(X5)
-	MOV	X16, 152(X5)
+	MOV	X14, 144(X5)
+	MOV	X15, 152(X5)
 	MOV	X13, 160(X5)
 	MOV	X11, 168(X5)
 	MOV	X30, 176(X5)
@@ -6139,8 +6151,8 @@ keys4:
 	MOV	1128(X2), X29
 	MOV	1136(X2), X12
 	WORD	$0x7c06b50b	// th.extu a0, a3, 31, 0
-	SLL	$32, X11, X15
-	OR	X15, X10
+	SLL	$32, X11, X14
+	OR	X14, X10
 	SRL	$32, X13
 	AND	X12, X11
 	OR	X11, X13, X11
@@ -6180,67 +6192,67 @@ keys4:
 	AND	X12, X10, X12
 	XOR	X12, X30, X10
 	SLL	$1, X12
-	XOR	X12, X30, X16
+	XOR	X12, X30, X15
 	MOV	1104(X2), X12
 	SRL	$2, X29, X30
 	XOR	X30, X29, X30
 	AND	X12, X30, X13
 	XOR	X13, X29, X30
 	SLL	$2, X13
-	XOR	X13, X29, X15
+	XOR	X13, X29, X14
 	SRL	$2, X11, X29
 	XOR	X29, X11, X29
 	AND	X12, X29, X13
 	XOR	X13, X11, X29
 	SLL	$2, X13
 	XOR	X13, X11, X13
-	SRL	$2, X16, X11
-	XOR	X11, X16, X11
-	AND	X12, X11, X17
-	XOR	X17, X16, X11
-	SLL	$2, X17
-	XOR	X17, X16, X17
-	SRL	$2, X10, X16
-	XOR	X16, X10, X16
-	AND	X12, X16
-	XOR	X16, X10, X12
+	SRL	$2, X15, X11
+	XOR	X11, X15, X11
+	AND	X12, X11, X16
+	XOR	X16, X15, X11
 	SLL	$2, X16
-	XOR	X16, X10, X9
-	MOV	1112(X2), X16
-	SRL	$4, X15, X10
-	XOR	X10, X17, X10
-	AND	X16, X10, X18
-	XOR	X18, X17, X10
-	SLL	$4, X18, X17
-	XOR	X17, X15
-	SRL	$4, X13, X17
-	XOR	X17, X9, X17
-	AND	X16, X17, X18
-	XOR	X18, X9, X17
-	SLL	$4, X18, X9
-	XOR	X9, X13
-	SRL	$4, X30, X9
-	XOR	X9, X11, X9
-	AND	X16, X9
-	XOR	X9, X11
-	SLL	$4, X9
-	XOR	X9, X30
-	SRL	$4, X29, X9
-	XOR	X9, X12, X9
-	AND	X16, X9, X16
-	XOR	X16, X12
-	SLL	$4, X16
-	XOR	X16, X29
-	NOT	X15, X15
+	XOR	X16, X15, X16
+	SRL	$2, X10, X15
+	XOR	X15, X10, X15
+	AND	X12, X15
+	XOR	X15, X10, X12
+	SLL	$2, X15
+	XOR	X15, X10, X17
+	MOV	1112(X2), X15
+	SRL	$4, X14, X10
+	XOR	X10, X16, X10
+	AND	X15, X10, X9
+	XOR	X9, X16, X10
+	SLL	$4, X9, X16
+	XOR	X16, X14
+	SRL	$4, X13, X16
+	XOR	X16, X17, X16
+	AND	X15, X16, X9
+	XOR	X9, X17, X16
+	SLL	$4, X9, X17
+	XOR	X17, X13
+	SRL	$4, X30, X17
+	XOR	X17, X11, X17
+	AND	X15, X17
+	XOR	X17, X11
+	SLL	$4, X17
+	XOR	X17, X30
+	SRL	$4, X29, X17
+	XOR	X17, X12, X17
+	AND	X15, X17, X15
+	XOR	X15, X12
+	SLL	$4, X15
+	XOR	X15, X29
+	NOT	X14, X14
 	NOT	X13, X13
-	NOT	X17, X16
+	NOT	X16, X15
 	NOT	X11, X11
-	MOV	X15, 192(X5)
+	MOV	X14, 192(X5)
 	MOV	X13, 200(X5)
 	MOV	X30, 208(X5)
 	MOV	X29, 216(X5)
 	MOV	X10, 224(X5)
-	MOV	X16, 232(X5)
+	MOV	X15, 232(X5)
 	MOV	X11, 240(X5)
 	MOV	X12, 248(X5)
 	ADD	$64, X6
@@ -6249,8 +6261,9 @@ keys4:
 	JMP	keys12
 keys_done:
 	// the nonce (ivec[0..12]) bitsliced with round key 0, in round key 0's place; the counter
-	MOV	(X14), X5
-	MOV	8(X14), X6
+	MOV	1856(X2), X6
+	MOV	(X6), X5
+	MOV	8(X6), X6
 	WORD	$0x7c033e8b	// th.extu t4, t1, 31, 0
 	MOV	1120(X2), X28
 	MOV	1128(X2), X7
@@ -6348,7 +6361,7 @@ keys_done:
 	XOR	X15, X14, X11
 	SLL	$4, X15, X14
 	XOR	X14, X13
-	MOV	1840(X2), X14
+	MOV	1864(X2), X14
 	MOV	(X14), X17
 	MOV	8(X14), X9
 	MOV	1120(X2), X15
@@ -6465,11 +6478,11 @@ keys_done:
 	MOV	X11, 64(X2)
 	SRL	$32, X6, X7
 	WORD	$0x9003938b	// th.revw t2, t2
-	MOV	X7, 1880(X2)
+	MOV	X7, 1904(X2)
 	MOV	$16, X7
 	WORD	$0x0003f057	// th.vsetvli zero, t2, e8, m1, d1
 	// the vector round keys into the frame: round r's bytes at 16(r-1)
-L6:
+L8:
 	MOV	$·kgen_aes_ct_c906_perms(SB), X7
 	MOV	X7, X10
 	WORD	$0x12050107	// th.vlb.v v2, (a0)
@@ -6533,7 +6546,7 @@ L6:
 	MOV	$99, X30
 vkeys:
 	SLL	$4, X28, X10
-	MOV	1840(X2), X11
+	MOV	1864(X2), X11
 	ADD	X10, X11, X10
 	WORD	$0x12050087	// th.vlb.v v1, (a0)
 	NEG	X28, X10
@@ -6549,10 +6562,10 @@ vkeys:
 	WORD	$0x02050027	// th.vsb.v v0, (a0)
 	ADD	$16, X29
 	ADD	$1, X28
-	MOV	1856(X2), X10
+	MOV	1880(X2), X10
 	BGEU	X10, X28, vkeys
 	// eight counter blocks in the frame, ^ round key 0: the nonce's now, the counters' every pass
-	MOV	1840(X2), X28
+	MOV	1864(X2), X28
 	MOV	(X28), X7
 	MOV	8(X28), X28
 	XOR	X5, X7
@@ -6576,44 +6589,44 @@ vkeys:
 	MOV	X28, 1832(X2)
 twelve:
 	// vector: counters ctr .. ctr+7 (^ round key 0) into the blocks, which hold the nonce ^ round key 0; the blocks as bit planes
-	MOV	1840(X2), X5
+	MOV	1864(X2), X5
 	MOVWU	12(X5), X5
-	MOV	1880(X2), X6
+	MOV	1904(X2), X6
 	MOVW	X6, X6
 	WORD	$0x9003130b	// th.revw t1, t1
 	XOR	X5, X6
 	MOVW	X6, 1724(X2)
-	MOV	1880(X2), X6
+	MOV	1904(X2), X6
 	ADDW	$1, X6
 	WORD	$0x9003130b	// th.revw t1, t1
 	XOR	X5, X6
 	MOVW	X6, 1740(X2)
-	MOV	1880(X2), X6
+	MOV	1904(X2), X6
 	ADDW	$2, X6
 	WORD	$0x9003130b	// th.revw t1, t1
 	XOR	X5, X6
 	MOVW	X6, 1756(X2)
-	MOV	1880(X2), X6
+	MOV	1904(X2), X6
 	ADDW	$3, X6
 	WORD	$0x9003130b	// th.revw t1, t1
 	XOR	X5, X6
 	MOVW	X6, 1772(X2)
-	MOV	1880(X2), X6
+	MOV	1904(X2), X6
 	ADDW	$4, X6
 	WORD	$0x9003130b	// th.revw t1, t1
 	XOR	X5, X6
 	MOVW	X6, 1788(X2)
-	MOV	1880(X2), X6
+	MOV	1904(X2), X6
 	ADDW	$5, X6
 	WORD	$0x9003130b	// th.revw t1, t1
 	XOR	X5, X6
 	MOVW	X6, 1804(X2)
-	MOV	1880(X2), X6
+	MOV	1904(X2), X6
 	ADDW	$6, X6
 	WORD	$0x9003130b	// th.revw t1, t1
 	XOR	X5, X6
 	MOVW	X6, 1820(X2)
-	MOV	1880(X2), X6
+	MOV	1904(X2), X6
 	ADDW	$7, X6
 	WORD	$0x9003130b	// th.revw t1, t1
 	XOR	X5, X6
@@ -6626,7 +6639,7 @@ twelve:
 	WORD	$0x0023f057	// th.vsetvli zero, t2, e8, m4, d1
 	MOV	$15, X5
 	// scalar: counters ctr+8 .. ctr+11
-	MOV	1880(X2), X6
+	MOV	1904(X2), X6
 	ADDW	$8, X6
 	WORD	$0x9003130b	// th.revw t1, t1
 	WORD	$0x7c03330b	// th.extu t1, t1, 31, 0
@@ -6639,7 +6652,7 @@ twelve:
 	OR	X28, X7
 	AND	X6, X7, X6
 	SLL	$8, X6
-	MOV	1880(X2), X7
+	MOV	1904(X2), X7
 	ADDW	$9, X7
 	WORD	$0xa2023457	// th.vsrl.vi v8, v0, 4
 	WORD	$0x9003938b	// th.revw t2, t2
@@ -6654,7 +6667,7 @@ twelve:
 	OR	X29, X28
 	AND	X7, X28, X7
 	SLL	$8, X7, X28
-	MOV	1880(X2), X7
+	MOV	1904(X2), X7
 	ADDW	$10, X7
 	WORD	$0x90039e8b	// th.revw t4, t2
 	WORD	$0x7c0ebe8b	// th.extu t4, t4, 31, 0
@@ -6671,7 +6684,7 @@ twelve:
 	OR	X10, X30
 	AND	X29, X30, X29
 	SLL	$8, X29
-	MOV	1880(X2), X30
+	MOV	1904(X2), X30
 	ADDW	$11, X30
 	WORD	$0x900f1f0b	// th.revw t5, t5
 	WORD	$0x7c0f3f0b	// th.extu t5, t5, 31, 0
@@ -6760,7 +6773,7 @@ twelve:
 	MOV	64(X2), X13
 	WORD	$0xa240b457	// th.vsrl.vi v8, v4, 1
 	XOR	X19, X5
-	MOV	X5, 1920(X2)
+	MOV	X5, 1944(X2)
 	WORD	$0x2e3481d7	// th.vxor.vv v3, v3, v9
 	XOR	X18, X11, X5
 	WORD	$0x9690b4d7	// th.vsll.vi v9, v9, 1
@@ -6791,15 +6804,15 @@ twelve:
 	WORD	$0x5e0309d7	// th.vmv.v.v v19, v6
 	WORD	$0x5e0380d7	// th.vmv.v.v v1, v7
 	MOV	$0, X6
-	MOV	X6, 1888(X2)
+	MOV	X6, 1912(X2)
 	MOV	$0, X6
-	MOV	X6, 1896(X2)
+	MOV	X6, 1920(X2)
 rounds4:
-	MOV	1896(X2), X6
+	MOV	1920(X2), X6
 	AND	$768, X6
 	ADD	$72, X2, X28
 	ADD	X6, X28
-	MOV	X28, 1912(X2)
+	MOV	X28, 1936(X2)
 	WORD	$0x2f1905d7	// th.vxor.vv v11, v17, v18
 	XOR	X12, X17, X6
 	WORD	$0x2e1703d7	// th.vxor.vv v7, v1, v14
@@ -6813,7 +6826,7 @@ rounds4:
 	WORD	$0x2ed28057	// th.vxor.vv v0, v13, v5
 	AND	X11, X10, X22
 	WORD	$0x2e240557	// th.vxor.vv v10, v2, v8
-	MOV	1920(X2), X28
+	MOV	1944(X2), X28
 	XOR	X28, X11, X30
 	WORD	$0x2e0906d7	// th.vxor.vv v13, v0, v18
 	XOR	X18, X7, X24
@@ -6824,7 +6837,7 @@ rounds4:
 	WORD	$0x2f3801d7	// th.vxor.vv v3, v19, v16
 	AND	X28, X7, X19
 	WORD	$0x2ed10257	// th.vxor.vv v4, v13, v2
-	MOV	1920(X2), X29
+	MOV	1944(X2), X29
 	XOR	X28, X29, X20
 	WORD	$0x2ea704d7	// th.vxor.vv v9, v10, v14
 	XOR	X12, X13, X14
@@ -6853,12 +6866,12 @@ rounds4:
 	WORD	$0x26950d57	// th.vand.vv v26, v9, v10
 	XOR	X18, X13, X21
 	WORD	$0x26e60c57	// th.vand.vv v24, v14, v12
-	MOV	1920(X2), X9
+	MOV	1944(X2), X9
 	XOR	X9, X12, X9
 	WORD	$0x2f4b8a57	// th.vxor.vv v20, v20, v23
 	XOR	X17, X9, X12
 	WORD	$0x26020ed7	// th.vand.vv v29, v0, v4
-	MOV	1920(X2), X17
+	MOV	1944(X2), X17
 	AND	X17, X12, X17
 	WORD	$0x26240dd7	// th.vand.vv v27, v2, v8
 	XOR	X22, X17
@@ -6919,15 +6932,15 @@ rounds4:
 	WORD	$0x278c8cd7	// th.vand.vv v25, v24, v25
 	XOR	X17, X13
 	WORD	$0x27690a57	// th.vand.vv v20, v22, v18
-	MOV	1888(X2), X8
+	MOV	1912(X2), X8
 	AND	$192, X8
 	WORD	$0x2f7c8957	// th.vxor.vv v18, v23, v25
 	ADD	$1456, X2, X1
-	MOV	X1, 1904(X2)
+	MOV	X1, 1928(X2)
 	WORD	$0x276888d7	// th.vand.vv v17, v22, v17
-	MOV	1904(X2), X1
+	MOV	1928(X2), X1
 	ADD	X8, X1
-	MOV	X1, 1904(X2)
+	MOV	X1, 1928(X2)
 	WORD	$0x27690bd7	// th.vand.vv v23, v22, v18
 	XOR	X13, X25, X8
 	WORD	$0x2f308957	// th.vxor.vv v18, v19, v1
@@ -7013,7 +7026,7 @@ rounds4:
 	WORD	$0x2ed30257	// th.vxor.vv v4, v13, v6
 	XOR	X20, X18, X10
 	WORD	$0x2e7480d7	// th.vxor.vv v1, v7, v9
-	MOV	1920(X2), X9
+	MOV	1944(X2), X9
 	AND	X9, X13
 	WORD	$0x2e818657	// th.vxor.vv v12, v8, v3
 	XOR	X13, X11
@@ -7148,7 +7161,7 @@ rounds4:
 	WORD	$0x2eb68157	// th.vxor.vv v2, v11, v13
 	WORD	$0x1289948b	// th.srri s1, s3, 40
 	WORD	$0x2e8085d7	// th.vxor.vv v11, v8, v1
-	MOV	1904(X2), X16
+	MOV	1928(X2), X16
 	MOV	X16, X16
 	WORD	$0x2e9604d7	// th.vxor.vv v9, v9, v12
 	WORD	$0x11899a8b	// th.srri s5, s3, 24
@@ -7235,28 +7248,28 @@ rounds4:
 	WORD	$0x2ec506d7	// th.vxor.vv v13, v12, v10
 	XOR	X30, X6
 	WORD	$0x2e610457	// th.vxor.vv v8, v6, v2
-	MOV	1912(X2), X29
+	MOV	1936(X2), X29
 	MOV	(X29), X15
 	WORD	$0x2e510857	// th.vxor.vv v16, v5, v2
-	MOV	1912(X2), X29
+	MOV	1936(X2), X29
 	MOV	8(X29), X18
 	WORD	$0x2e9007d7	// th.vxor.vv v15, v9, v0
-	MOV	1912(X2), X29
+	MOV	1936(X2), X29
 	MOV	16(X29), X14
 	WORD	$0x26360ad7	// th.vand.vv v21, v3, v12
-	MOV	1912(X2), X29
+	MOV	1936(X2), X29
 	MOV	24(X29), X9
 	WORD	$0x26e10bd7	// th.vand.vv v23, v14, v2
-	MOV	1912(X2), X29
+	MOV	1936(X2), X29
 	MOV	32(X29), X13
 	WORD	$0x2ea10957	// th.vxor.vv v18, v10, v2
-	MOV	1912(X2), X29
+	MOV	1936(X2), X29
 	MOV	40(X29), X17
 	WORD	$0x26740a57	// th.vand.vv v20, v7, v8
-	MOV	1912(X2), X29
+	MOV	1936(X2), X29
 	MOV	48(X29), X30
 	WORD	$0x26180b57	// th.vand.vv v22, v1, v16
-	MOV	1912(X2), X29
+	MOV	1936(X2), X29
 	MOV	56(X29), X29
 	WORD	$0x2eb20257	// th.vxor.vv v4, v11, v4
 	XOR	X15, X5
@@ -7288,7 +7301,7 @@ rounds4:
 	AND	X30, X29, X19
 	WORD	$0x2fda0cd7	// th.vxor.vv v25, v29, v20
 	XOR	X5, X30, X28
-	MOV	X28, 1920(X2)
+	MOV	X28, 1944(X2)
 	WORD	$0x2fc989d7	// th.vxor.vv v19, v28, v19
 	XOR	X16, X7, X20
 	WORD	$0x2e600b57	// th.vxor.vv v22, v6, v0
@@ -7360,7 +7373,7 @@ rounds4:
 	WORD	$0x27490e57	// th.vand.vv v28, v20, v18
 	XOR	X12, X21, X18
 	WORD	$0x27a80857	// th.vand.vv v16, v26, v16
-	MOV	1920(X2), X15
+	MOV	1944(X2), X15
 	AND	X15, X18, X15
 	WORD	$0x27858957	// th.vand.vv v18, v24, v11
 	XOR	X19, X15
@@ -7433,7 +7446,7 @@ rounds4:
 	WORD	$0x2e1402d7	// th.vxor.vv v5, v1, v8
 	AND	X18, X22, X18
 	WORD	$0x2e650557	// th.vxor.vv v10, v6, v10
-	MOV	1920(X2), X23
+	MOV	1944(X2), X23
 	AND	X23, X22
 	WORD	$0x2e9184d7	// th.vxor.vv v9, v9, v3
 	ADD	$1360, X2, X23
@@ -7556,7 +7569,7 @@ rounds4:
 	WORD	$0x2e668157	// th.vxor.vv v2, v6, v13
 	XOR	X19, X20
 	WORD	$0x2e870357	// th.vxor.vv v6, v8, v14
-	MOV	1904(X2), X21
+	MOV	1928(X2), X21
 	ADD	$16, X21, X23
 	WORD	$0x2e960457	// th.vxor.vv v8, v9, v12
 	AND	X17, X20, X17
@@ -7631,28 +7644,28 @@ rounds4:
 	WORD	$0x2f1207d7	// th.vxor.vv v15, v17, v4
 	XOR	X10, X30, X10
 	WORD	$0x2ee505d7	// th.vxor.vv v11, v14, v10
-	MOV	1912(X2), X30
+	MOV	1936(X2), X30
 	MOV	64(X30), X15
 	WORD	$0x2f2781d7	// th.vxor.vv v3, v18, v15
-	MOV	1912(X2), X30
+	MOV	1936(X2), X30
 	MOV	72(X30), X30
 	WORD	$0x2f100057	// th.vxor.vv v0, v17, v0
-	MOV	1912(X2), X13
+	MOV	1936(X2), X13
 	MOV	80(X13), X18
 	WORD	$0x2ec70357	// th.vxor.vv v6, v12, v14
-	MOV	1912(X2), X13
+	MOV	1936(X2), X13
 	MOV	88(X13), X14
 	WORD	$0x2eb284d7	// th.vxor.vv v9, v11, v5
-	MOV	1912(X2), X13
+	MOV	1936(X2), X13
 	MOV	96(X13), X9
 	WORD	$0x2ec506d7	// th.vxor.vv v13, v12, v10
-	MOV	1912(X2), X13
+	MOV	1936(X2), X13
 	MOV	104(X13), X13
 	WORD	$0x2e618457	// th.vxor.vv v8, v6, v3
-	MOV	1912(X2), X16
+	MOV	1936(X2), X16
 	MOV	112(X16), X16
 	WORD	$0x2ee18857	// th.vxor.vv v16, v14, v3
-	MOV	1912(X2), X17
+	MOV	1936(X2), X17
 	MOV	120(X17), X17
 	WORD	$0x2e900757	// th.vxor.vv v14, v9, v0
 	XOR	X15, X5
@@ -7684,7 +7697,7 @@ rounds4:
 	AND	X10, X29, X19
 	WORD	$0x2f9b8cd7	// th.vxor.vv v25, v25, v23
 	XOR	X5, X10, X28
-	MOV	X28, 1920(X2)
+	MOV	X28, 1944(X2)
 	WORD	$0x2fca8e57	// th.vxor.vv v28, v28, v21
 	XOR	X16, X7, X20
 	WORD	$0x2f8b0c57	// th.vxor.vv v24, v24, v22
@@ -7756,7 +7769,7 @@ rounds4:
 	WORD	$0x2f4c0d57	// th.vxor.vv v26, v20, v24
 	XOR	X11, X21, X18
 	WORD	$0x2f590b57	// th.vxor.vv v22, v21, v18
-	MOV	1920(X2), X15
+	MOV	1944(X2), X15
 	AND	X15, X18, X15
 	WORD	$0x275787d7	// th.vand.vv v15, v21, v15
 	XOR	X19, X15
@@ -7829,7 +7842,7 @@ rounds4:
 	WORD	$0x2e818257	// th.vxor.vv v4, v8, v3
 	AND	X18, X22, X18
 	WORD	$0x2e750657	// th.vxor.vv v12, v7, v10
-	MOV	1920(X2), X23
+	MOV	1944(X2), X23
 	AND	X23, X22
 	WORD	$0x2e9086d7	// th.vxor.vv v13, v9, v1
 	XOR	X10, X22
@@ -7964,7 +7977,7 @@ rounds4:
 	WORD	$0x2eb68157	// th.vxor.vv v2, v11, v13
 	XOR	X14, X12, X18
 	WORD	$0x2e7703d7	// th.vxor.vv v7, v7, v14
-	MOV	1904(X2), X12
+	MOV	1928(X2), X12
 	ADD	$32, X12, X22
 	WORD	$0x2ea60557	// th.vxor.vv v10, v10, v12
 	XOR	X10, X30, X17
@@ -8093,28 +8106,28 @@ rounds4:
 	WORD	$0x2faa8d57	// th.vxor.vv v26, v26, v21
 	XOR	X12, X5, X30
 	WORD	$0x2fcc0e57	// th.vxor.vv v28, v28, v24
-	MOV	1912(X2), X5
+	MOV	1936(X2), X5
 	MOV	128(X5), X5
 	WORD	$0x2fba0dd7	// th.vxor.vv v27, v27, v20
-	MOV	1912(X2), X12
+	MOV	1936(X2), X12
 	MOV	136(X12), X12
 	WORD	$0x2f9989d7	// th.vxor.vv v19, v25, v19
-	MOV	1912(X2), X13
+	MOV	1936(X2), X13
 	MOV	144(X13), X17
 	WORD	$0x2e900ad7	// th.vxor.vv v21, v9, v0
-	MOV	1912(X2), X13
+	MOV	1936(X2), X13
 	MOV	152(X13), X13
 	WORD	$0x2f288c57	// th.vxor.vv v24, v18, v17
-	MOV	1912(X2), X15
+	MOV	1936(X2), X15
 	MOV	160(X15), X15
 	WORD	$0x2fab8cd7	// th.vxor.vv v25, v26, v23
-	MOV	1912(X2), X16
+	MOV	1936(X2), X16
 	MOV	168(X16), X16
 	WORD	$0x2fcb8bd7	// th.vxor.vv v23, v28, v23
-	MOV	1912(X2), X9
+	MOV	1936(X2), X9
 	MOV	176(X9), X18
 	WORD	$0x2fbb0957	// th.vxor.vv v18, v27, v22
-	MOV	1912(X2), X9
+	MOV	1936(X2), X9
 	MOV	184(X9), X19
 	WORD	$0x2f3a09d7	// th.vxor.vv v19, v19, v20
 	XOR	X5, X6, X5
@@ -8146,7 +8159,7 @@ rounds4:
 	AND	X30, X29, X18
 	WORD	$0x2f298c57	// th.vxor.vv v24, v18, v19
 	XOR	X5, X30, X28
-	MOV	X28, 1928(X2)
+	MOV	X28, 1952(X2)
 	WORD	$0x2f6a8957	// th.vxor.vv v18, v22, v21
 	XOR	X13, X7, X19
 	WORD	$0x2f5c0c57	// th.vxor.vv v24, v21, v24
@@ -8218,7 +8231,7 @@ rounds4:
 	WORD	$0x2ec08357	// th.vxor.vv v6, v12, v1
 	XOR	X12, X20, X9
 	WORD	$0x27328657	// th.vand.vv v12, v19, v5
-	MOV	1928(X2), X8
+	MOV	1952(X2), X8
 	AND	X8, X9, X8
 	WORD	$0x2f0780d7	// th.vxor.vv v1, v16, v15
 	XOR	X18, X8, X18
@@ -8240,7 +8253,7 @@ rounds4:
 	XOR	X25, X18
 	WORD	$0x2e748157	// th.vxor.vv v2, v7, v9
 	AND	X24, X18, X24
-	MOV	X24, 1920(X2)
+	MOV	X24, 1944(X2)
 	WORD	$0x27200057	// th.vand.vv v0, v18, v0
 	AND	X17, X18, X24
 	WORD	$0x2ea083d7	// th.vxor.vv v7, v10, v1
@@ -8252,7 +8265,7 @@ rounds4:
 	WORD	$0x2e410557	// th.vxor.vv v10, v4, v2
 	XOR	X17, X19, X8
 	WORD	$0x2e930957	// th.vxor.vv v18, v9, v6
-	MOV	1904(X2), X25
+	MOV	1928(X2), X25
 	ADD	$48, X25
 	WORD	$0x2e6084d7	// th.vxor.vv v9, v6, v1
 	AND	X8, X23
@@ -8293,7 +8306,7 @@ rounds4:
 	AND	X29, X22, X29
 	AND	X9, X15, X9
 	WORD	$0x332988d7	// th.vrgather.vv v17, v18, v19
-	MOV	1928(X2), X22
+	MOV	1952(X2), X22
 	AND	X22, X15
 	XOR	X30, X15
 	XOR	X15, X20, X15
@@ -8336,7 +8349,7 @@ rounds4:
 	WORD	$0x2ec38cd7	// th.vxor.vv v25, v12, v7
 	XOR	X5, X10
 	WORD	$0x2ea384d7	// th.vxor.vv v9, v10, v7
-	MOV	1920(X2), X5
+	MOV	1944(X2), X5
 	XOR	X10, X5, X13
 	WORD	$0x2e838357	// th.vxor.vv v6, v8, v7
 	XOR	X13, X14, X5
@@ -8425,17 +8438,17 @@ rounds4:
 	WORD	$0x2ea006d7	// th.vxor.vv v13, v10, v0
 	XOR	X11, X7, X29
 	WORD	$0x2f1088d7	// th.vxor.vv v17, v17, v1
-	MOV	1888(X2), X7
-	ADD	$64, X7
-	MOV	X7, 1888(X2)
-	WORD	$0x2f348557	// th.vxor.vv v10, v19, v9
 	MOV	1912(X2), X7
+	ADD	$64, X7
+	MOV	X7, 1912(X2)
+	WORD	$0x2f348557	// th.vxor.vv v10, v19, v9
+	MOV	1936(X2), X7
 	MOV	192(X7), X7
 	WORD	$0x2ef309d7	// th.vxor.vv v19, v15, v6
-	MOV	1912(X2), X11
+	MOV	1936(X2), X11
 	MOV	200(X11), X12
 	WORD	$0x2eb200d7	// th.vxor.vv v1, v11, v4
-	MOV	1912(X2), X15
+	MOV	1936(X2), X15
 	MOV	208(X15), X18
 	MOV	216(X15), X9
 	MOV	224(X15), X17
@@ -8443,7 +8456,7 @@ rounds4:
 	MOV	240(X15), X11
 	MOV	248(X15), X15
 	XOR	X7, X5
-	MOV	X5, 1920(X2)
+	MOV	X5, 1944(X2)
 	XOR	X12, X6, X5
 	XOR	X18, X28, X12
 	XOR	X9, X13, X7
@@ -8451,22 +8464,22 @@ rounds4:
 	XOR	X16, X10, X9
 	XOR	X11, X30, X18
 	XOR	X15, X29, X13
-	MOV	1896(X2), X6
+	MOV	1920(X2), X6
 	ADD	$256, X6
-	MOV	X6, 1896(X2)
-	MOV	1856(X2), X6
+	MOV	X6, 1920(X2)
+	MOV	1880(X2), X6
 	ADD	$-2, X6
 	SRL	$2, X6
 	SLL	$8, X6
-	MOV	1896(X2), X28
-	BGEU	X28, X6, L14
+	MOV	1920(X2), X28
+	BGEU	X28, X6, L19
 	JMP	rounds4
-L14:
-	MOV	1896(X2), X6
+L19:
+	MOV	1920(X2), X6
 	AND	$768, X6
 	ADD	$72, X2, X28
 	ADD	X6, X28
-	MOV	X28, 1912(X2)
+	MOV	X28, 1936(X2)
 	WORD	$0x2f1904d7	// th.vxor.vv v9, v17, v18
 	XOR	X12, X17, X6
 	WORD	$0x2e170657	// th.vxor.vv v12, v1, v14
@@ -8480,7 +8493,7 @@ L14:
 	WORD	$0x2ed10057	// th.vxor.vv v0, v13, v2
 	AND	X10, X30, X21
 	WORD	$0x2e4406d7	// th.vxor.vv v13, v4, v8
-	MOV	1920(X2), X28
+	MOV	1944(X2), X28
 	XOR	X28, X10, X29
 	WORD	$0x2e0907d7	// th.vxor.vv v15, v0, v18
 	XOR	X18, X7, X23
@@ -8491,7 +8504,7 @@ L14:
 	WORD	$0x2f4501d7	// th.vxor.vv v3, v20, v10
 	AND	X28, X7, X16
 	WORD	$0x2ef205d7	// th.vxor.vv v11, v15, v4
-	MOV	1920(X2), X11
+	MOV	1944(X2), X11
 	XOR	X28, X11, X19
 	WORD	$0x2ed702d7	// th.vxor.vv v5, v13, v14
 	XOR	X12, X13, X12
@@ -8501,9 +8514,9 @@ L14:
 	XOR	X11, X10, X14
 	WORD	$0x2e418857	// th.vxor.vv v16, v4, v3
 	XOR	X28, X14, X9
-	MOV	X9, 1896(X2)
+	MOV	X9, 1920(X2)
 	WORD	$0x2e500757	// th.vxor.vv v14, v5, v0
-	MOV	1896(X2), X9
+	MOV	1920(X2), X9
 	AND	X9, X6, X9
 	WORD	$0x26278ad7	// th.vand.vv v21, v2, v15
 	XOR	X16, X9, X25
@@ -8522,12 +8535,12 @@ L14:
 	WORD	$0x26568d57	// th.vand.vv v26, v5, v13
 	XOR	X16, X13, X20
 	WORD	$0x26e30c57	// th.vand.vv v24, v14, v6
-	MOV	1920(X2), X9
+	MOV	1944(X2), X9
 	XOR	X9, X11, X9
 	WORD	$0x2f9b88d7	// th.vxor.vv v17, v25, v23
 	XOR	X17, X9, X11
 	WORD	$0x26058ed7	// th.vand.vv v29, v0, v11
-	MOV	1920(X2), X17
+	MOV	1944(X2), X17
 	AND	X17, X11, X17
 	WORD	$0x26440dd7	// th.vand.vv v27, v4, v8
 	XOR	X21, X17
@@ -8588,7 +8601,7 @@ L14:
 	WORD	$0x278c8c57	// th.vand.vv v24, v24, v25
 	XOR	X24, X13, X17
 	WORD	$0x277989d7	// th.vand.vv v19, v23, v19
-	MOV	1888(X2), X13
+	MOV	1912(X2), X13
 	AND	$192, X13, X8
 	WORD	$0x2f6c0b57	// th.vxor.vv v22, v22, v24
 	ADD	$1456, X2, X13
@@ -8649,7 +8662,7 @@ L14:
 	WORD	$0x27510157	// th.vand.vv v2, v21, v2
 	XOR	X20, X21, X20
 	WORD	$0x2f878857	// th.vxor.vv v16, v24, v15
-	MOV	1896(X2), X11
+	MOV	1920(X2), X11
 	AND	X11, X20, X11
 	WORD	$0x2f7687d7	// th.vxor.vv v15, v23, v13
 	XOR	X9, X11
@@ -8680,7 +8693,7 @@ L14:
 	WORD	$0x2e458157	// th.vxor.vv v2, v4, v11
 	XOR	X21, X19, X29
 	WORD	$0x2e128557	// th.vxor.vv v10, v1, v5
-	MOV	1920(X2), X30
+	MOV	1944(X2), X30
 	AND	X30, X17, X30
 	WORD	$0x2f0305d7	// th.vxor.vv v11, v16, v6
 	XOR	X30, X10, X30
@@ -8886,7 +8899,7 @@ L14:
 	XOR	X28, X5
 	XOR	X7, X30, X7
 	XOR	X5, X7
-	MOV	1912(X2), X9
+	MOV	1936(X2), X9
 	MOV	(X9), X5
 	MOV	8(X9), X29
 	MOV	16(X9), X13
@@ -8904,10 +8917,10 @@ L14:
 	XOR	X30, X17
 	XOR	X9, X7, X16
 	MOV	$12, X6
-	MOV	1856(X2), X7
-	BEQ	X7, X6, L15
+	MOV	1880(X2), X7
+	BEQ	X7, X6, L20
 	JMP	last_round
-L15:
+L20:
 	WORD	$0x2ef08657	// th.vxor.vv v12, v15, v1
 	XOR	X13, X12, X6
 	WORD	$0x2e248457	// th.vxor.vv v8, v2, v9
@@ -8940,9 +8953,9 @@ L15:
 	XOR	X17, X11, X14
 	WORD	$0x2e320857	// th.vxor.vv v16, v3, v4
 	XOR	X28, X14, X18
-	MOV	X18, 1896(X2)
+	MOV	X18, 1920(X2)
 	WORD	$0x2e908757	// th.vxor.vv v14, v9, v1
-	MOV	1896(X2), X18
+	MOV	1920(X2), X18
 	AND	X18, X6, X18
 	WORD	$0x26668ad7	// th.vand.vv v21, v6, v13
 	XOR	X9, X18, X8
@@ -9025,15 +9038,15 @@ L15:
 	WORD	$0x278c8cd7	// th.vand.vv v25, v24, v25
 	XOR	X23, X16
 	WORD	$0x27690a57	// th.vand.vv v20, v22, v18
-	MOV	1888(X2), X25
+	MOV	1912(X2), X25
 	AND	$192, X25
 	WORD	$0x2f7c8957	// th.vxor.vv v18, v23, v25
 	ADD	$1456, X2, X1
-	MOV	X1, 1888(X2)
+	MOV	X1, 1912(X2)
 	WORD	$0x276787d7	// th.vand.vv v15, v22, v15
-	MOV	1888(X2), X1
+	MOV	1912(X2), X1
 	ADD	X25, X1
-	MOV	X1, 1888(X2)
+	MOV	X1, 1912(X2)
 	WORD	$0x27690bd7	// th.vand.vv v23, v22, v18
 	XOR	X16, X8, X25
 	WORD	$0x2f310957	// th.vxor.vv v18, v19, v2
@@ -9089,7 +9102,7 @@ L15:
 	WORD	$0x2ec50357	// th.vxor.vv v6, v12, v10
 	XOR	X22, X12, X21
 	WORD	$0x271283d7	// th.vand.vv v7, v17, v5
-	MOV	1896(X2), X30
+	MOV	1920(X2), X30
 	AND	X30, X21, X30
 	WORD	$0x2e040757	// th.vxor.vv v14, v0, v8
 	XOR	X17, X30
@@ -9254,7 +9267,7 @@ L15:
 	WORD	$0x2eb68157	// th.vxor.vv v2, v11, v13
 	XOR	X10, X11, X10
 	WORD	$0x2e7083d7	// th.vxor.vv v7, v7, v1
-	MOV	1888(X2), X11
+	MOV	1912(X2), X11
 	ADD	$16, X11
 	WORD	$0x2ea60557	// th.vxor.vv v10, v10, v12
 	XOR	X30, X10, X30
@@ -9275,28 +9288,28 @@ L15:
 	WORD	$0xa683b457	// th.vsra.vi v8, v8, 7
 	XOR	X11, X28
 	WORD	$0xa6b3b5d7	// th.vsra.vi v11, v11, 7
-	MOV	1912(X2), X11
+	MOV	1936(X2), X11
 	MOV	64(X11), X14
 	WORD	$0xa613b0d7	// th.vsra.vi v1, v1, 7
-	MOV	1912(X2), X11
+	MOV	1936(X2), X11
 	MOV	72(X11), X13
 	WORD	$0xa643b757	// th.vsra.vi v14, v4, 7
-	MOV	1912(X2), X11
+	MOV	1936(X2), X11
 	MOV	80(X11), X11
 	WORD	$0x2e940457	// th.vxor.vv v8, v9, v8
-	MOV	1912(X2), X15
+	MOV	1936(X2), X15
 	MOV	88(X15), X16
 	WORD	$0x2e658357	// th.vxor.vv v6, v6, v11
-	MOV	1912(X2), X15
+	MOV	1936(X2), X15
 	MOV	96(X15), X17
 	WORD	$0x964235d7	// th.vsll.vi v11, v4, 4
-	MOV	1912(X2), X15
+	MOV	1936(X2), X15
 	MOV	104(X15), X9
 	WORD	$0x2e5080d7	// th.vxor.vv v1, v5, v1
-	MOV	1912(X2), X15
+	MOV	1936(X2), X15
 	MOV	112(X15), X19
 	WORD	$0x964136d7	// th.vsll.vi v13, v4, 2
-	MOV	1912(X2), X15
+	MOV	1936(X2), X15
 	MOV	120(X15), X18
 	WORD	$0x9640b657	// th.vsll.vi v12, v4, 1
 	XOR	X14, X5
@@ -9346,9 +9359,9 @@ L15:
 	XOR	X9, X10, X15
 	WORD	$0x2ea40457	// th.vxor.vv v8, v10, v8
 	XOR	X28, X15, X16
-	MOV	X16, 1896(X2)
+	MOV	X16, 1920(X2)
 	WORD	$0x2ed58657	// th.vxor.vv v12, v13, v11
-	MOV	1896(X2), X16
+	MOV	1920(X2), X16
 	AND	X16, X6, X16
 	WORD	$0x2e6183d7	// th.vxor.vv v7, v6, v3
 	XOR	X19, X16, X8
@@ -9485,7 +9498,7 @@ L15:
 	WORD	$0x27840457	// th.vand.vv v8, v24, v8
 	XOR	X21, X20, X21
 	WORD	$0x2ef887d7	// th.vxor.vv v15, v15, v17
-	MOV	1896(X2), X11
+	MOV	1920(X2), X11
 	AND	X11, X21, X11
 	WORD	$0x27620257	// th.vand.vv v4, v22, v4
 	XOR	X9, X11
@@ -9592,7 +9605,7 @@ L15:
 	WORD	$0x2e010957	// th.vxor.vv v18, v0, v2
 	XOR	X30, X19, X20
 	WORD	$0x2e3108d7	// th.vxor.vv v17, v3, v2
-	MOV	1888(X2), X19
+	MOV	1912(X2), X19
 	ADD	$32, X19
 	WORD	$0x2e6807d7	// th.vxor.vv v15, v6, v16
 	AND	X29, X20
@@ -9737,28 +9750,28 @@ L15:
 	WORD	$0x2e9283d7	// th.vxor.vv v7, v9, v5
 	XOR	X28, X7, X17
 	WORD	$0x2ec58857	// th.vxor.vv v16, v12, v11
-	MOV	1912(X2), X7
+	MOV	1936(X2), X7
 	MOV	128(X7), X13
 	WORD	$0x2f338357	// th.vxor.vv v6, v19, v7
-	MOV	1912(X2), X7
+	MOV	1936(X2), X7
 	MOV	136(X7), X30
 	WORD	$0x2e950057	// th.vxor.vv v0, v9, v10
-	MOV	1912(X2), X7
+	MOV	1936(X2), X7
 	MOV	144(X7), X10
 	WORD	$0x2f1606d7	// th.vxor.vv v13, v17, v12
-	MOV	1912(X2), X7
+	MOV	1936(X2), X7
 	MOV	152(X7), X29
 	WORD	$0x2f040257	// th.vxor.vv v4, v16, v8
-	MOV	1912(X2), X7
+	MOV	1936(X2), X7
 	MOV	160(X7), X18
 	WORD	$0x2f158457	// th.vxor.vv v8, v17, v11
-	MOV	1912(X2), X7
+	MOV	1936(X2), X7
 	MOV	168(X7), X28
 	WORD	$0x2ed30757	// th.vxor.vv v14, v13, v6
-	MOV	1912(X2), X7
+	MOV	1936(X2), X7
 	MOV	176(X7), X7
 	WORD	$0x2ec30957	// th.vxor.vv v18, v12, v6
-	MOV	1912(X2), X9
+	MOV	1936(X2), X9
 	MOV	184(X9), X9
 	WORD	$0x2e400557	// th.vxor.vv v10, v4, v0
 	XOR	X13, X5
@@ -9804,7 +9817,7 @@ L15:
 	SLL	$8, X11
 	WORD	$0x2fc989d7	// th.vxor.vv v19, v28, v19
 	XOR	X11, X12, X11
-	MOV	X11, 1896(X2)
+	MOV	X11, 1920(X2)
 	WORD	$0x2ed00dd7	// th.vxor.vv v27, v13, v0
 	MOV	1184(X2), X11
 	WORD	$0x2e990d57	// th.vxor.vv v26, v9, v18
@@ -9892,7 +9905,7 @@ L15:
 	WORD	$0x277506d7	// th.vand.vv v13, v23, v10
 	XOR	X12, X11, X6
 	WORD	$0x27740bd7	// th.vand.vv v23, v23, v8
-	MOV	1896(X2), X7
+	MOV	1920(X2), X7
 	XOR	X7, X9, X10
 	WORD	$0x2ee80757	// th.vxor.vv v14, v14, v16
 	XOR	X6, X10, X7
@@ -9904,7 +9917,7 @@ L15:
 	AND	X30, X7, X15
 	WORD	$0x27360457	// th.vand.vv v8, v19, v12
 	XOR	X5, X30, X29
-	MOV	X29, 1904(X2)
+	MOV	X29, 1928(X2)
 	WORD	$0x2f278557	// th.vxor.vv v10, v18, v15
 	XOR	X18, X28, X17
 	WORD	$0x276207d7	// th.vand.vv v15, v22, v4
@@ -9912,7 +9925,7 @@ L15:
 	WORD	$0x27408957	// th.vand.vv v18, v20, v1
 	XOR	X28, X17, X29
 	WORD	$0x2f7a89d7	// th.vxor.vv v19, v23, v21
-	MOV	1888(X2), X13
+	MOV	1912(X2), X13
 	ADD	$48, X13, X21
 	WORD	$0x2e670257	// th.vxor.vv v4, v6, v14
 	AND	X29, X28, X23
@@ -9967,7 +9980,7 @@ L15:
 	WORD	$0x2f1388d7	// th.vxor.vv v17, v17, v7
 	XOR	X24, X9, X24
 	WORD	$0x2f490957	// th.vxor.vv v18, v20, v18
-	MOV	1896(X2), X9
+	MOV	1920(X2), X9
 	XOR	X9, X19, X21
 	WORD	$0x2e198a57	// th.vxor.vv v20, v1, v19
 	AND	X19, X21, X9
@@ -9980,7 +9993,7 @@ L15:
 	WORD	$0xa6d3b6d7	// th.vsra.vi v13, v13, 7
 	XOR	X13, X21, X9
 	WORD	$0xa693b4d7	// th.vsra.vi v9, v9, 7
-	MOV	1904(X2), X8
+	MOV	1928(X2), X8
 	AND	X8, X9, X8
 	WORD	$0xa6a3b557	// th.vsra.vi v10, v10, 7
 	XOR	X15, X8, X15
@@ -10002,7 +10015,7 @@ L15:
 	XOR	X22, X17
 	WORD	$0x2e858257	// th.vxor.vv v4, v8, v11
 	AND	X23, X17, X22
-	MOV	X22, 1888(X2)
+	MOV	X22, 1912(X2)
 	WORD	$0x2f2702d7	// th.vxor.vv v5, v18, v14
 	AND	X16, X17, X22
 	WORD	$0x2f078357	// th.vxor.vv v6, v16, v15
@@ -10031,7 +10044,7 @@ L15:
 	AND	X30, X20, X30
 	AND	X7, X20, X7
 	AND	X9, X22, X9
-	MOV	1904(X2), X20
+	MOV	1928(X2), X20
 	AND	X20, X22, X20
 	XOR	X30, X20
 	XOR	X20, X19, X20
@@ -10058,7 +10071,7 @@ L15:
 	XOR	X5, X10, X30
 	XOR	X30, X14, X30
 	XOR	X30, X11, X30
-	MOV	1888(X2), X11
+	MOV	1912(X2), X11
 	XOR	X30, X11, X14
 	XOR	X14, X12, X11
 	XOR	X29, X14, X29
@@ -10068,7 +10081,7 @@ L15:
 	XOR	X5, X30, X29
 	XOR	X5, X10, X5
 	XOR	X28, X13, X16
-	MOV	1912(X2), X14
+	MOV	1936(X2), X14
 	MOV	192(X14), X18
 	MOV	200(X14), X30
 	MOV	208(X14), X9
@@ -10119,9 +10132,9 @@ last_round:
 	XOR	X17, X11, X14
 	WORD	$0x2ea308d7	// th.vxor.vv v17, v10, v6
 	XOR	X28, X14, X18
-	MOV	X18, 1904(X2)
+	MOV	X18, 1928(X2)
 	WORD	$0x2e508557	// th.vxor.vv v10, v5, v1
-	MOV	1904(X2), X18
+	MOV	1928(X2), X18
 	AND	X18, X7, X18
 	WORD	$0x26380a57	// th.vand.vv v20, v3, v16
 	XOR	X9, X18, X8
@@ -10195,13 +10208,13 @@ last_round:
 	XOR	X25, X21
 	WORD	$0x2f8b0157	// th.vxor.vv v2, v24, v22
 	AND	X16, X21, X16
-	MOV	X16, 1896(X2)
+	MOV	X16, 1920(X2)
 	WORD	$0x275b8c57	// th.vand.vv v24, v21, v23
 	AND	X19, X21, X25
 	WORD	$0x2f710cd7	// th.vxor.vv v25, v23, v2
 	XOR	X24, X22, X16
 	WORD	$0x2f898c57	// th.vxor.vv v24, v24, v19
-	MOV	1888(X2), X19
+	MOV	1912(X2), X19
 	AND	$192, X19, X1
 	WORD	$0x276c8cd7	// th.vand.vv v25, v22, v25
 	AND	X16, X8, X16
@@ -10266,7 +10279,7 @@ last_round:
 	WORD	$0x2ebc85d7	// th.vxor.vv v11, v11, v25
 	XOR	X20, X21, X20
 	WORD	$0x2f1984d7	// th.vxor.vv v9, v17, v19
-	MOV	1904(X2), X12
+	MOV	1928(X2), X12
 	AND	X12, X20, X12
 	WORD	$0x27428657	// th.vand.vv v12, v20, v5
 	XOR	X17, X12
@@ -10309,7 +10322,7 @@ last_round:
 	WORD	$0x9623b657	// th.vsll.vi v12, v2, 7
 	XOR	X10, X12
 	WORD	$0x962336d7	// th.vsll.vi v13, v2, 6
-	MOV	1896(X2), X10
+	MOV	1920(X2), X10
 	XOR	X12, X10
 	WORD	$0x9622b4d7	// th.vsll.vi v9, v2, 5
 	XOR	X10, X18, X11
@@ -10328,28 +10341,28 @@ last_round:
 	WORD	$0x2f070857	// th.vxor.vv v16, v16, v14
 	XOR	X28, X13, X12
 	WORD	$0x2f278757	// th.vxor.vv v14, v18, v15
-	MOV	1912(X2), X29
+	MOV	1936(X2), X29
 	MOV	64(X29), X29
 	WORD	$0x2e3881d7	// th.vxor.vv v3, v3, v17
-	MOV	1912(X2), X13
+	MOV	1936(X2), X13
 	MOV	72(X13), X17
 	WORD	$0x2e0887d7	// th.vxor.vv v15, v0, v17
-	MOV	1912(X2), X13
+	MOV	1936(X2), X13
 	MOV	80(X13), X18
 	WORD	$0x2e408057	// th.vxor.vv v0, v4, v1
-	MOV	1912(X2), X13
+	MOV	1936(X2), X13
 	MOV	88(X13), X19
 	WORD	$0xa6c3b657	// th.vsra.vi v12, v12, 7
-	MOV	1912(X2), X13
+	MOV	1936(X2), X13
 	MOV	96(X13), X9
 	WORD	$0xa6d3b6d7	// th.vsra.vi v13, v13, 7
-	MOV	1912(X2), X13
+	MOV	1936(X2), X13
 	MOV	104(X13), X16
 	WORD	$0xa693b4d7	// th.vsra.vi v9, v9, 7
-	MOV	1912(X2), X13
+	MOV	1936(X2), X13
 	MOV	112(X13), X15
 	WORD	$0xa663b357	// th.vsra.vi v6, v6, 7
-	MOV	1912(X2), X13
+	MOV	1936(X2), X13
 	MOV	120(X13), X14
 	WORD	$0xa673b3d7	// th.vsra.vi v7, v7, 7
 	ADD	$1296, X2, X13
@@ -10659,138 +10672,276 @@ rounds_done:
 	XOR	X29, X5, X6
 	XOR	X29, X15, X5
 	MOV	$12, X29
-	MOV	1848(X2), X30
+	MOV	1872(X2), X30
 	BLTU	X30, X29, partial
 	// out = in ^ keystream, twelve blocks
 	MOV	$128, X29
 	WORD	$0x003ef057	// th.vsetvli zero, t4, e8, m8, d1
-	MOV	1872(X2), X30
+	MOV	1896(X2), X30
 	MOV	128(X30), X29
 	WORD	$0x120f0407	// th.vlb.v v8, (t5)
 	XOR	X14, X29
-	MOV	1864(X2), X30
+	MOV	1888(X2), X30
 	MOV	X29, 128(X30)
-	MOV	1872(X2), X29
+	MOV	1896(X2), X29
 	MOV	136(X29), X29
 	XOR	X13, X29
-	MOV	1864(X2), X30
+	MOV	1888(X2), X30
 	MOV	X29, 136(X30)
-	MOV	1872(X2), X29
+	MOV	1896(X2), X29
 	MOV	144(X29), X29
 	XOR	X12, X29
-	MOV	1864(X2), X30
+	MOV	1888(X2), X30
 	MOV	X29, 144(X30)
-	MOV	1872(X2), X29
+	MOV	1896(X2), X29
 	MOV	152(X29), X29
 	XOR	X10, X29
-	MOV	1864(X2), X30
+	MOV	1888(X2), X30
 	MOV	X29, 152(X30)
-	MOV	1872(X2), X29
+	MOV	1896(X2), X29
 	MOV	160(X29), X29
 	WORD	$0x2e800457	// th.vxor.vv v8, v8, v0
 	XOR	X28, X29
-	MOV	1864(X2), X28
+	MOV	1888(X2), X28
 	MOV	X29, 160(X28)
-	MOV	1872(X2), X28
+	MOV	1896(X2), X28
 	MOV	168(X28), X28
 	XOR	X7, X28
-	MOV	1864(X2), X7
+	MOV	1888(X2), X7
 	MOV	X28, 168(X7)
-	MOV	1872(X2), X7
+	MOV	1896(X2), X7
 	MOV	176(X7), X7
 	XOR	X6, X7
-	MOV	1864(X2), X6
+	MOV	1888(X2), X6
 	MOV	X7, 176(X6)
-	MOV	1872(X2), X6
+	MOV	1896(X2), X6
 	MOV	184(X6), X6
 	XOR	X5, X6
-	MOV	1864(X2), X5
+	MOV	1888(X2), X5
 	MOV	X6, 184(X5)
 	WORD	$0x02028427	// th.vsb.v v8, (t0)
+	MOV	1896(X2), X5
+	ADD	$192, X5
+	MOV	X5, 1896(X2)
+	MOV	1888(X2), X5
+	ADD	$192, X5
+	MOV	X5, 1888(X2)
 	MOV	1872(X2), X5
-	ADD	$192, X5
-	MOV	X5, 1872(X2)
-	MOV	1864(X2), X5
-	ADD	$192, X5
-	MOV	X5, 1864(X2)
-	MOV	1848(X2), X5
 	ADD	$-12, X5
-	MOV	X5, 1848(X2)
-	MOV	1880(X2), X5
+	MOV	X5, 1872(X2)
+	MOV	1904(X2), X5
 	ADDW	$12, X5
-	MOV	X5, 1880(X2)
-	MOV	1848(X2), X5
-	BEQZ	X5, L16
+	MOV	X5, 1904(X2)
+	MOV	1872(X2), X5
+	BEQZ	X5, done
+	MOV	$4, X29
+	MOV	1872(X2), X5
+	BGEU	X29, X5, L21
 	JMP	twelve
-L16:
-	JMP	done
+L21:
+	JMP	few
 	// fewer than twelve blocks: as many of the pass's keystream blocks (vl = 16 min(blocks, 8))
 partial:
 	MOV	$8, X29
-	MOV	1848(X2), X11
+	MOV	1872(X2), X11
 	MOV	X11, X30
 	BGEU	X29, X11, short
 	MOV	$8, X30
 short:
 	SLL	$4, X30
 	WORD	$0x003f7057	// th.vsetvli zero, t5, e8, m8, d1
-	MOV	1872(X2), X29
+	MOV	1896(X2), X29
 	WORD	$0x120e8407	// th.vlb.v v8, (t4)
 	WORD	$0x2e800457	// th.vxor.vv v8, v8, v0
-	MOV	1864(X2), X29
+	MOV	1888(X2), X29
 	WORD	$0x020e8427	// th.vsb.v v8, (t4)
 	MOV	$8, X29
-	MOV	1848(X2), X30
+	MOV	1872(X2), X30
 	BGEU	X29, X30, done
-	MOV	1872(X2), X29
+	MOV	1896(X2), X29
 	MOV	128(X29), X29
 	XOR	X14, X29
-	MOV	1864(X2), X30
+	MOV	1888(X2), X30
 	MOV	X29, 128(X30)
-	MOV	1872(X2), X29
+	MOV	1896(X2), X29
 	MOV	136(X29), X29
 	XOR	X13, X29
-	MOV	1864(X2), X30
+	MOV	1888(X2), X30
 	MOV	X29, 136(X30)
 	MOV	$9, X29
-	MOV	1848(X2), X30
+	MOV	1872(X2), X30
 	BGEU	X29, X30, done
-	MOV	1872(X2), X29
+	MOV	1896(X2), X29
 	MOV	144(X29), X29
 	XOR	X12, X29
-	MOV	1864(X2), X30
+	MOV	1888(X2), X30
 	MOV	X29, 144(X30)
-	MOV	1872(X2), X29
+	MOV	1896(X2), X29
 	MOV	152(X29), X29
 	XOR	X10, X29
-	MOV	1864(X2), X30
+	MOV	1888(X2), X30
 	MOV	X29, 152(X30)
 	MOV	$10, X29
-	MOV	1848(X2), X30
+	MOV	1872(X2), X30
 	BGEU	X29, X30, done
-	MOV	1872(X2), X29
+	MOV	1896(X2), X29
 	MOV	160(X29), X29
 	XOR	X28, X29
-	MOV	1864(X2), X28
+	MOV	1888(X2), X28
 	MOV	X29, 160(X28)
-	MOV	1872(X2), X28
+	MOV	1896(X2), X28
 	MOV	168(X28), X28
 	XOR	X7, X28
-	MOV	1864(X2), X7
+	MOV	1888(X2), X7
 	MOV	X28, 168(X7)
 	MOV	$11, X29
-	MOV	1848(X2), X7
-	BGEU	X29, X7, done
 	MOV	1872(X2), X7
+	BGEU	X29, X7, done
+	MOV	1896(X2), X7
 	MOV	176(X7), X7
 	XOR	X6, X7
-	MOV	1864(X2), X6
+	MOV	1888(X2), X6
 	MOV	X7, 176(X6)
-	MOV	1872(X2), X6
+	MOV	1896(X2), X6
 	MOV	184(X6), X6
 	XOR	X5, X6
-	MOV	1864(X2), X5
+	MOV	1888(X2), X5
 	MOV	X6, 184(X5)
+	JMP	done
+few:
+	MOV	$16, X5
+	WORD	$0x0002f057	// th.vsetvli zero, t0, e8, m1, d1
+	// the lookup and permutation tables, one register each
+L16:
+	MOV	$·kgen_aes_ct_c906_vperm(SB), X5
+	MOV	X5, X6
+	WORD	$0x12030007	// th.vlb.v v0, (t1)
+	ADD	$16, X5, X6
+	WORD	$0x12030087	// th.vlb.v v1, (t1)
+	ADD	$32, X5, X6
+	WORD	$0x12030107	// th.vlb.v v2, (t1)
+	ADD	$48, X5, X6
+	WORD	$0x12030187	// th.vlb.v v3, (t1)
+	ADD	$64, X5, X6
+	WORD	$0x12030207	// th.vlb.v v4, (t1)
+	ADD	$80, X5, X6
+	WORD	$0x12030287	// th.vlb.v v5, (t1)
+	ADD	$96, X5, X6
+	WORD	$0x12030307	// th.vlb.v v6, (t1)
+	ADD	$112, X5, X6
+	WORD	$0x12030387	// th.vlb.v v7, (t1)
+	ADD	$128, X5, X6
+	WORD	$0x12030407	// th.vlb.v v8, (t1)
+	ADD	$144, X5, X6
+	WORD	$0x12030487	// th.vlb.v v9, (t1)
+	ADD	$160, X5, X6
+	WORD	$0x12030507	// th.vlb.v v10, (t1)
+	ADD	$176, X5, X6
+	WORD	$0x12030587	// th.vlb.v v11, (t1)
+	ADD	$1840, X2, X5
+	MOV	1856(X2), X6
+	WORD	$0x12030607	// th.vlb.v v12, (t1)
+	WORD	$0x02028627	// th.vsb.v v12, (t0)
+	MOV	1864(X2), X5
+	WORD	$0x12028607	// th.vlb.v v12, (t0)
+few_block:
+	// s = the counter block ^ round key 0; out = in ^ its encryption
+	MOV	1904(X2), X5
+	WORD	$0x9002928b	// th.revw t0, t0
+	MOVW	X5, 1852(X2)
+	ADD	$1840, X2, X5
+	WORD	$0x12028687	// th.vlb.v v13, (t0)
+	WORD	$0x2ed606d7	// th.vxor.vv v13, v13, v12
+	// rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
+	MOV	$99, X5
+	MOV	1864(X2), X6
+	ADD	$16, X6
+	MOV	1880(X2), X7
+	ADD	$-1, X7
+vround:
+	WORD	$0x26d7b757	// th.vand.vi v14, v13, 15
+	WORD	$0xa2d236d7	// th.vsrl.vi v13, v13, 4
+	WORD	$0x320707d7	// th.vrgather.vv v15, v0, v14
+	WORD	$0x32168757	// th.vrgather.vv v14, v1, v13
+	WORD	$0x2ef707d7	// th.vxor.vv v15, v15, v14
+	WORD	$0x12030687	// th.vlb.v v13, (t1)
+	WORD	$0xa2f23757	// th.vsrl.vi v14, v15, 4
+	WORD	$0x26f7b957	// th.vand.vi v18, v15, 15
+	WORD	$0x322708d7	// th.vrgather.vv v17, v2, v14
+	WORD	$0x2ee907d7	// th.vxor.vv v15, v14, v18
+	WORD	$0x32390857	// th.vrgather.vv v16, v3, v18
+	WORD	$0x32278957	// th.vrgather.vv v18, v2, v15
+	WORD	$0x2f1808d7	// th.vxor.vv v17, v17, v16
+	WORD	$0x2f280857	// th.vxor.vv v16, v18, v16
+	WORD	$0x32288957	// th.vrgather.vv v18, v2, v17
+	WORD	$0x322808d7	// th.vrgather.vv v17, v2, v16
+	WORD	$0x2f2787d7	// th.vxor.vv v15, v18, v15
+	WORD	$0x2f170757	// th.vxor.vv v14, v17, v14
+	WORD	$0x324788d7	// th.vrgather.vv v17, v4, v15
+	WORD	$0x32570957	// th.vrgather.vv v18, v5, v14
+	WORD	$0x32678857	// th.vrgather.vv v16, v6, v15
+	WORD	$0x327707d7	// th.vrgather.vv v15, v7, v14
+	WORD	$0x2f190757	// th.vxor.vv v14, v17, v18
+	WORD	$0x2f0788d7	// th.vxor.vv v17, v16, v15
+	WORD	$0x32e50957	// th.vrgather.vv v18, v14, v10
+	WORD	$0x2ee88857	// th.vxor.vv v16, v14, v17
+	WORD	$0x331407d7	// th.vrgather.vv v15, v17, v8
+	WORD	$0x330488d7	// th.vrgather.vv v17, v16, v9
+	WORD	$0x2ee90757	// th.vxor.vv v14, v14, v18
+	WORD	$0x2ef88857	// th.vxor.vv v16, v15, v17
+	WORD	$0x32e587d7	// th.vrgather.vv v15, v14, v11
+	WORD	$0x2f078757	// th.vxor.vv v14, v16, v15
+	WORD	$0x2ed2c6d7	// th.vxor.vx v13, v13, t0
+	WORD	$0x2ee686d7	// th.vxor.vv v13, v14, v13
+	ADD	$16, X6
+	ADD	$-1, X7
+	BNEZ	X7, vround
+	// the last round: SubBytes, ShiftRows, the key
+	WORD	$0x26d7b757	// th.vand.vi v14, v13, 15
+	WORD	$0xa2d236d7	// th.vsrl.vi v13, v13, 4
+	WORD	$0x320707d7	// th.vrgather.vv v15, v0, v14
+	WORD	$0x32168757	// th.vrgather.vv v14, v1, v13
+	WORD	$0x2ef70757	// th.vxor.vv v14, v15, v14
+	WORD	$0xa2e236d7	// th.vsrl.vi v13, v14, 4
+	WORD	$0x26e7b757	// th.vand.vi v14, v14, 15
+	WORD	$0x323707d7	// th.vrgather.vv v15, v3, v14
+	WORD	$0x2ed70757	// th.vxor.vv v14, v13, v14
+	WORD	$0x32268857	// th.vrgather.vv v16, v2, v13
+	WORD	$0x2f078857	// th.vxor.vv v16, v16, v15
+	WORD	$0x322708d7	// th.vrgather.vv v17, v2, v14
+	WORD	$0x2f1787d7	// th.vxor.vv v15, v17, v15
+	WORD	$0x322808d7	// th.vrgather.vv v17, v2, v16
+	WORD	$0x2f170757	// th.vxor.vv v14, v17, v14
+	WORD	$0x32278857	// th.vrgather.vv v16, v2, v15
+	WORD	$0x2f0686d7	// th.vxor.vv v13, v16, v13
+	WORD	$0x324707d7	// th.vrgather.vv v15, v4, v14
+	WORD	$0x32568857	// th.vrgather.vv v16, v5, v13
+	WORD	$0x2ef807d7	// th.vxor.vv v15, v15, v16
+	WORD	$0x32670857	// th.vrgather.vv v16, v6, v14
+	WORD	$0x32768757	// th.vrgather.vv v14, v7, v13
+	WORD	$0x2f0706d7	// th.vxor.vv v13, v16, v14
+	WORD	$0x32f406d7	// th.vrgather.vv v13, v15, v8
+	WORD	$0x12030707	// th.vlb.v v14, (t1)
+	WORD	$0x2ee2c757	// th.vxor.vx v14, v14, t0
+	WORD	$0x2ed706d7	// th.vxor.vv v13, v13, v14
+	MOV	1896(X2), X5
+	WORD	$0x12028707	// th.vlb.v v14, (t0)
+	WORD	$0x2ee68757	// th.vxor.vv v14, v14, v13
+	MOV	1888(X2), X5
+	WORD	$0x02028727	// th.vsb.v v14, (t0)
+	MOV	1896(X2), X5
+	ADD	$16, X5
+	MOV	X5, 1896(X2)
+	MOV	1888(X2), X5
+	ADD	$16, X5
+	MOV	X5, 1888(X2)
+	MOV	1904(X2), X5
+	ADDW	$1, X5
+	MOV	X5, 1904(X2)
+	MOV	1872(X2), X5
+	ADD	$-1, X5
+	MOV	X5, 1872(X2)
+	BNEZ	X5, few_block
 done:
 	// return
 	WORD	$0x00307057	// th.vsetvli zero, zero, e8, m8, d1
@@ -10982,11 +11133,13 @@ done:
 	MOV	X0, 1816(X2)
 	MOV	X0, 1824(X2)
 	MOV	X0, 1832(X2)
-	MOV	X0, 1888(X2)
-	MOV	X0, 1896(X2)
-	MOV	X0, 1904(X2)
+	MOV	X0, 1840(X2)
+	MOV	X0, 1848(X2)
+	MOV	X0, 1912(X2)
 	MOV	X0, 1920(X2)
 	MOV	X0, 1928(X2)
+	MOV	X0, 1944(X2)
+	MOV	X0, 1952(X2)
 	MOV	$0, X5
 	MOV	$0, X6
 	MOV	$0, X7
@@ -11087,84 +11240,84 @@ keys12:
 	XOR	X29, X28, X10
 	SLL	$2, X29
 	XOR	X29, X28
-	MOV	1112(X2), X16
+	MOV	1112(X2), X15
 	SRL	$4, X12, X29
 	XOR	X29, X13, X29
-	AND	X16, X29, X15
-	XOR	X15, X13, X29
-	SLL	$4, X15, X13
-	XOR	X13, X12, X15
+	AND	X15, X29, X14
+	XOR	X14, X13, X29
+	SLL	$4, X14, X13
+	XOR	X13, X12, X14
 	SRL	$4, X11, X12
 	XOR	X12, X28, X12
-	AND	X16, X12
+	AND	X15, X12
 	XOR	X12, X28
 	SLL	$4, X12
 	XOR	X12, X11, X13
 	SRL	$4, X7, X11
 	XOR	X11, X6, X11
-	AND	X16, X11
+	AND	X15, X11
 	XOR	X11, X6
 	SLL	$4, X11
 	XOR	X11, X7, X11
 	SRL	$4, X30, X7
 	XOR	X7, X10, X7
-	AND	X16, X7, X12
+	AND	X15, X7, X12
 	XOR	X12, X10, X7
 	SLL	$4, X12, X10
 	XOR	X10, X30, X12
 	MOV	1184(X2), X30
-	SRL	$8, X15, X10
-	XOR	X10, X15, X10
+	SRL	$8, X14, X10
+	XOR	X10, X14, X10
 	AND	X30, X10, X30
-	XOR	X30, X15, X10
+	XOR	X30, X14, X10
 	SLL	$8, X30
 	XOR	X30, X10, X30
 	MOV	1184(X2), X10
-	SRL	$8, X13, X15
-	XOR	X15, X13, X15
-	AND	X10, X15, X10
+	SRL	$8, X13, X14
+	XOR	X14, X13, X14
+	AND	X10, X14, X10
 	XOR	X10, X13
 	SLL	$8, X10
 	XOR	X10, X13, X10
 	MOV	1184(X2), X13
-	SRL	$8, X11, X15
-	XOR	X15, X11, X15
-	AND	X13, X15, X13
+	SRL	$8, X11, X14
+	XOR	X14, X11, X14
+	AND	X13, X14, X13
 	XOR	X13, X11
 	SLL	$8, X13
 	XOR	X13, X11
 	MOV	1184(X2), X13
-	SRL	$8, X12, X15
-	XOR	X15, X12, X15
-	AND	X13, X15, X13
+	SRL	$8, X12, X14
+	XOR	X14, X12, X14
+	AND	X13, X14, X13
 	XOR	X13, X12
 	SLL	$8, X13
 	XOR	X13, X12
 	MOV	1184(X2), X13
-	SRL	$8, X29, X15
-	XOR	X15, X29, X15
-	AND	X13, X15, X13
+	SRL	$8, X29, X14
+	XOR	X14, X29, X14
+	AND	X13, X14, X13
 	XOR	X13, X29
 	SLL	$8, X13
 	XOR	X13, X29
 	MOV	1184(X2), X13
-	SRL	$8, X28, X15
-	XOR	X15, X28, X15
-	AND	X13, X15, X13
+	SRL	$8, X28, X14
+	XOR	X14, X28, X14
+	AND	X13, X14, X13
 	XOR	X13, X28
 	SLL	$8, X13
 	XOR	X13, X28
 	MOV	1184(X2), X13
-	SRL	$8, X6, X15
-	XOR	X15, X6, X15
-	AND	X13, X15, X13
+	SRL	$8, X6, X14
+	XOR	X14, X6, X14
+	AND	X13, X14, X13
 	XOR	X13, X6
 	SLL	$8, X13
 	XOR	X13, X6
 	MOV	1184(X2), X13
-	SRL	$8, X7, X15
-	XOR	X15, X7, X15
-	AND	X13, X15, X13
+	SRL	$8, X7, X14
+	XOR	X14, X7, X14
+	AND	X13, X14, X13
 	XOR	X13, X7
 	SLL	$8, X13
 	XOR	X13, X7

@@ -72,10 +72,11 @@ AES_ct_encrypt_c906:
 	th.vlb.v   	v10, (t1)
 	addi       	t1, t0, 176
 	th.vlb.v   	v11, (t1)
-	# round 0; then rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
+	# round 0
 	th.vlb.v   	v12, (a0)
 	th.vlb.v   	v13, (a2)
 	th.vxor.vv 	v12, v12, v13
+	# rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
 	addi       	t0, zero, 99
 	addi       	t1, a2, 16
 	addi       	t2, t2, -1
@@ -5262,40 +5263,54 @@ AES_ct_set_decrypt_key_c906:
 	.set	AES_ctr32_encrypt, AES_ct_ctr32_encrypt_c906
 AES_ct_ctr32_encrypt_c906:
 	# void AES_ct_ctr32_encrypt_c906(const unsigned char *in, unsigned char *out, size_t blocks, const AES_KEY *key, const unsigned char ivec[16])
-	# AES_ct_ctr32_encrypt_c906: 5725 instructions, frame 2000 bytes
+	# AES_ct_ctr32_encrypt_c906: 5868 instructions, frame 2016 bytes
 	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
 	#   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v17 v18 v19 v20 v21 v22 v23 v24 v25 v26 v27 v28 v29 v30
 	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
 	#   most live values at once: 28 integer, 29 vector registers
-	#   spills: 8 values (key, blocks, rounds, out, in, ctr, vpo, pass_off), 14 stores, 77 reloads, modeled cost 2429 cycles per pass (loops counted 8 times per level)
+	#   spills: 9 values (ivec, key, blocks, rounds, out, in, ctr, vpo, pass_off), 20 stores, 92 reloads, modeled cost 2718 cycles per pass (loops counted 8 times per level)
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
-	addi       	sp, sp, -2000
-	sd         	s0, 1888(sp)
-	sd         	s1, 1896(sp)
-	sd         	s2, 1904(sp)
-	sd         	s3, 1912(sp)
-	sd         	s4, 1920(sp)
-	sd         	s5, 1928(sp)
-	sd         	s6, 1936(sp)
-	sd         	s7, 1944(sp)
-	sd         	s8, 1952(sp)
-	sd         	s9, 1960(sp)
-	sd         	s10, 1968(sp)
-	sd         	s11, 1976(sp)
-	sd         	ra, 1984(sp)
-	sd         	a0, 1856(sp)
-	sd         	a1, 1848(sp)
-	sd         	a2, 1832(sp)
-	sd         	a3, 1824(sp)
-	ld         	t0, 1832(sp)
+	addi       	sp, sp, -2016
+	sd         	s0, 1912(sp)
+	sd         	s1, 1920(sp)
+	sd         	s2, 1928(sp)
+	sd         	s3, 1936(sp)
+	sd         	s4, 1944(sp)
+	sd         	s5, 1952(sp)
+	sd         	s6, 1960(sp)
+	sd         	s7, 1968(sp)
+	sd         	s8, 1976(sp)
+	sd         	s9, 1984(sp)
+	sd         	s10, 1992(sp)
+	sd         	s11, 2000(sp)
+	sd         	ra, 2008(sp)
+	sd         	a0, 1880(sp)
+	sd         	a1, 1872(sp)
+	sd         	a2, 1856(sp)
+	sd         	a3, 1848(sp)
+	sd         	a4, 1840(sp)
+	ld         	t0, 1856(sp)
 	bne        	t0, zero, .LAES_ct_ctr32_encrypt_c906_start
 	jal        	zero, .LAES_ct_ctr32_encrypt_c906_done
 .LAES_ct_ctr32_encrypt_c906_start:
-.LAES_ct_ctr32_encrypt_c906_2:
+	ld         	t0, 1848(sp)
+	lw         	t0, 240(t0)
+	sd         	t0, 1864(sp)
+	# up to FEW_FIRST blocks: one at a time by nibble lookups (a bitsliced pass computes twelve)
+	addi       	t0, zero, 6
+	ld         	t1, 1856(sp)
+	bltu       	t0, t1, .LAES_ct_ctr32_encrypt_c906_many
+	ld         	t0, 1840(sp)
+	lwu        	t0, 12(t0)
+	th.revw    	t0, t0
+	sd         	t0, 1888(sp)
+	jal        	zero, .LAES_ct_ctr32_encrypt_c906_few
+.LAES_ct_ctr32_encrypt_c906_many:
+.LAES_ct_ctr32_encrypt_c906_4:
 	auipc      	t0, %pcrel_hi(kgen_aes_ct_c906_masks)
-	addi       	t0, t0, %pcrel_lo(.LAES_ct_ctr32_encrypt_c906_2)
+	addi       	t0, t0, %pcrel_lo(.LAES_ct_ctr32_encrypt_c906_4)
 	ld         	t1, 0(t0)
 	sd         	t1, 1088(sp)
 	ld         	t1, 8(t0)
@@ -5336,9 +5351,6 @@ AES_ct_ctr32_encrypt_c906:
 	sd         	t1, 1232(sp)
 	ld         	t1, 152(t0)
 	sd         	t1, 1240(sp)
-	ld         	t0, 1824(sp)
-	lw         	t0, 240(t0)
-	sd         	t0, 1840(sp)
 	# the round keys, bitsliced, into the frame: round r's at 64r. Zeros first (every key's bytes are then written before they are read, which the loop's stores cannot show)
 	sd         	zero, 64(sp)
 	sd         	zero, 72(sp)
@@ -5468,9 +5480,9 @@ AES_ct_ctr32_encrypt_c906:
 	sd         	zero, 1064(sp)
 	sd         	zero, 1072(sp)
 	sd         	zero, 1080(sp)
-	ld         	t0, 1840(sp)
+	ld         	t0, 1864(sp)
 	slli       	t2, t0, 6
-	ld         	t0, 1824(sp)
+	ld         	t0, 1848(sp)
 	addi       	t1, t0, 16
 	addi       	t3, zero, 0
 .LAES_ct_ctr32_encrypt_c906_keys4:
@@ -5524,7 +5536,7 @@ AES_ct_ctr32_encrypt_c906:
 	and        	a1, a1, a0
 	xor        	a0, t4, a1
 	slli       	a1, a1, 1
-	xor        	a5, t4, a1
+	xor        	a4, t4, a1
 	ld         	a2, 1096(sp)
 	srli       	t4, t6, 2
 	xor        	t4, t6, t4
@@ -5538,155 +5550,155 @@ AES_ct_ctr32_encrypt_c906:
 	xor        	t6, t5, a1
 	slli       	a1, a1, 2
 	xor        	a1, t5, a1
-	srli       	t5, a5, 2
-	xor        	t5, a5, t5
-	and        	a6, t5, a2
-	xor        	t5, a5, a6
-	slli       	a6, a6, 2
-	xor        	a6, a5, a6
-	srli       	a5, a0, 2
-	xor        	a5, a0, a5
-	and        	a2, a5, a2
-	xor        	a5, a0, a2
+	srli       	t5, a4, 2
+	xor        	t5, a4, t5
+	and        	a5, t5, a2
+	xor        	t5, a4, a5
+	slli       	a5, a5, 2
+	xor        	a5, a4, a5
+	srli       	a4, a0, 2
+	xor        	a4, a0, a4
+	and        	a2, a4, a2
+	xor        	a4, a0, a2
 	slli       	a2, a2, 2
 	xor        	a0, a0, a2
-	ld         	a7, 1104(sp)
+	ld         	a6, 1104(sp)
 	srli       	a2, a3, 4
-	xor        	a2, a6, a2
-	and        	s1, a2, a7
-	xor        	a2, a6, s1
-	slli       	a6, s1, 4
-	xor        	a6, a3, a6
+	xor        	a2, a5, a2
+	and        	a7, a2, a6
+	xor        	a2, a5, a7
+	slli       	a5, a7, 4
+	xor        	a5, a3, a5
 	srli       	a3, a1, 4
 	xor        	a3, a0, a3
-	and        	a3, a3, a7
+	and        	a3, a3, a6
 	xor        	a0, a0, a3
 	slli       	a3, a3, 4
 	xor        	a1, a1, a3
 	srli       	a3, t4, 4
 	xor        	a3, t5, a3
-	and        	a3, a3, a7
+	and        	a3, a3, a6
 	xor        	t5, t5, a3
 	slli       	a3, a3, 4
 	xor        	a3, t4, a3
 	srli       	t4, t6, 4
-	xor        	t4, a5, t4
-	and        	a7, t4, a7
-	xor        	t4, a5, a7
-	slli       	a5, a7, 4
-	xor        	a5, t6, a5
+	xor        	t4, a4, t4
+	and        	a6, t4, a6
+	xor        	t4, a4, a6
+	slli       	a4, a6, 4
+	xor        	a4, t6, a4
 	ld         	t6, 1184(sp)
-	srli       	a7, a6, 8
-	xor        	a7, a6, a7
-	and        	t6, a7, t6
-	xor        	a6, a6, t6
+	srli       	a6, a5, 8
+	xor        	a6, a5, a6
+	and        	t6, a6, t6
+	xor        	a5, a5, t6
 	slli       	t6, t6, 8
-	xor        	t6, a6, t6
-	ld         	a6, 1168(sp)
-	srli       	a7, t6, 4
-	xor        	a7, t6, a7
-	and        	a6, a7, a6
-	xor        	t6, t6, a6
-	slli       	a6, a6, 4
-	xor        	t6, t6, a6
-	ld         	a6, 1184(sp)
-	srli       	a7, a1, 8
-	xor        	a7, a1, a7
-	and        	a6, a7, a6
-	xor        	a1, a1, a6
-	slli       	a6, a6, 8
-	xor        	a1, a1, a6
-	ld         	a6, 1168(sp)
-	srli       	a7, a1, 4
-	xor        	a7, a1, a7
-	and        	a6, a7, a6
-	xor        	a1, a1, a6
-	slli       	a6, a6, 4
-	xor        	a1, a1, a6
-	ld         	a6, 1184(sp)
-	srli       	a7, a3, 8
-	xor        	a7, a3, a7
-	and        	a6, a7, a6
-	xor        	a3, a3, a6
-	slli       	a6, a6, 8
-	xor        	a3, a3, a6
-	ld         	a6, 1168(sp)
-	srli       	a7, a3, 4
-	xor        	a7, a3, a7
-	and        	a6, a7, a6
-	xor        	a3, a3, a6
-	slli       	a6, a6, 4
-	xor        	a3, a3, a6
-	ld         	a6, 1184(sp)
-	srli       	a7, a5, 8
-	xor        	a7, a5, a7
-	and        	a6, a7, a6
-	xor        	a5, a5, a6
-	slli       	a6, a6, 8
-	xor        	a5, a5, a6
-	ld         	a6, 1168(sp)
-	srli       	a7, a5, 4
-	xor        	a7, a5, a7
-	and        	a6, a7, a6
-	xor        	a5, a5, a6
-	slli       	a6, a6, 4
-	xor        	a5, a5, a6
-	ld         	a6, 1184(sp)
-	srli       	a7, a2, 8
-	xor        	a7, a2, a7
-	and        	a6, a7, a6
-	xor        	a2, a2, a6
-	slli       	a6, a6, 8
-	xor        	a2, a2, a6
-	ld         	a6, 1168(sp)
-	srli       	a7, a2, 4
-	xor        	a7, a2, a7
-	and        	a6, a7, a6
-	xor        	a2, a2, a6
-	slli       	a6, a6, 4
-	xor        	a2, a2, a6
-	ld         	a6, 1184(sp)
-	srli       	a7, a0, 8
-	xor        	a7, a0, a7
-	and        	a6, a7, a6
-	xor        	a0, a0, a6
-	slli       	a6, a6, 8
-	xor        	a0, a0, a6
-	ld         	a6, 1168(sp)
-	srli       	a7, a0, 4
-	xor        	a7, a0, a7
-	and        	a6, a7, a6
-	xor        	a0, a0, a6
-	slli       	a6, a6, 4
-	xor        	a0, a0, a6
-	ld         	a6, 1184(sp)
-	srli       	a7, t5, 8
-	xor        	a7, t5, a7
-	and        	a6, a7, a6
-	xor        	t5, t5, a6
-	slli       	a6, a6, 8
-	xor        	t5, t5, a6
-	ld         	a6, 1168(sp)
-	srli       	a7, t5, 4
-	xor        	a7, t5, a7
-	and        	a6, a7, a6
-	xor        	t5, t5, a6
-	slli       	a6, a6, 4
-	xor        	t5, t5, a6
-	ld         	a6, 1184(sp)
-	srli       	a7, t4, 8
-	xor        	a7, t4, a7
-	and        	a6, a7, a6
-	xor        	t4, t4, a6
-	slli       	a6, a6, 8
-	xor        	t4, t4, a6
-	ld         	a6, 1168(sp)
-	srli       	a7, t4, 4
-	xor        	a7, t4, a7
-	and        	a6, a7, a6
-	xor        	t4, t4, a6
-	slli       	a6, a6, 4
-	xor        	t4, t4, a6
+	xor        	t6, a5, t6
+	ld         	a5, 1168(sp)
+	srli       	a6, t6, 4
+	xor        	a6, t6, a6
+	and        	a5, a6, a5
+	xor        	t6, t6, a5
+	slli       	a5, a5, 4
+	xor        	t6, t6, a5
+	ld         	a5, 1184(sp)
+	srli       	a6, a1, 8
+	xor        	a6, a1, a6
+	and        	a5, a6, a5
+	xor        	a1, a1, a5
+	slli       	a5, a5, 8
+	xor        	a1, a1, a5
+	ld         	a5, 1168(sp)
+	srli       	a6, a1, 4
+	xor        	a6, a1, a6
+	and        	a5, a6, a5
+	xor        	a1, a1, a5
+	slli       	a5, a5, 4
+	xor        	a1, a1, a5
+	ld         	a5, 1184(sp)
+	srli       	a6, a3, 8
+	xor        	a6, a3, a6
+	and        	a5, a6, a5
+	xor        	a3, a3, a5
+	slli       	a5, a5, 8
+	xor        	a3, a3, a5
+	ld         	a5, 1168(sp)
+	srli       	a6, a3, 4
+	xor        	a6, a3, a6
+	and        	a5, a6, a5
+	xor        	a3, a3, a5
+	slli       	a5, a5, 4
+	xor        	a3, a3, a5
+	ld         	a5, 1184(sp)
+	srli       	a6, a4, 8
+	xor        	a6, a4, a6
+	and        	a5, a6, a5
+	xor        	a4, a4, a5
+	slli       	a5, a5, 8
+	xor        	a4, a4, a5
+	ld         	a5, 1168(sp)
+	srli       	a6, a4, 4
+	xor        	a6, a4, a6
+	and        	a5, a6, a5
+	xor        	a4, a4, a5
+	slli       	a5, a5, 4
+	xor        	a4, a4, a5
+	ld         	a5, 1184(sp)
+	srli       	a6, a2, 8
+	xor        	a6, a2, a6
+	and        	a5, a6, a5
+	xor        	a2, a2, a5
+	slli       	a5, a5, 8
+	xor        	a2, a2, a5
+	ld         	a5, 1168(sp)
+	srli       	a6, a2, 4
+	xor        	a6, a2, a6
+	and        	a5, a6, a5
+	xor        	a2, a2, a5
+	slli       	a5, a5, 4
+	xor        	a2, a2, a5
+	ld         	a5, 1184(sp)
+	srli       	a6, a0, 8
+	xor        	a6, a0, a6
+	and        	a5, a6, a5
+	xor        	a0, a0, a5
+	slli       	a5, a5, 8
+	xor        	a0, a0, a5
+	ld         	a5, 1168(sp)
+	srli       	a6, a0, 4
+	xor        	a6, a0, a6
+	and        	a5, a6, a5
+	xor        	a0, a0, a5
+	slli       	a5, a5, 4
+	xor        	a0, a0, a5
+	ld         	a5, 1184(sp)
+	srli       	a6, t5, 8
+	xor        	a6, t5, a6
+	and        	a5, a6, a5
+	xor        	t5, t5, a5
+	slli       	a5, a5, 8
+	xor        	t5, t5, a5
+	ld         	a5, 1168(sp)
+	srli       	a6, t5, 4
+	xor        	a6, t5, a6
+	and        	a5, a6, a5
+	xor        	t5, t5, a5
+	slli       	a5, a5, 4
+	xor        	t5, t5, a5
+	ld         	a5, 1184(sp)
+	srli       	a6, t4, 8
+	xor        	a6, t4, a6
+	and        	a5, a6, a5
+	xor        	t4, t4, a5
+	slli       	a5, a5, 8
+	xor        	t4, t4, a5
+	ld         	a5, 1168(sp)
+	srli       	a6, t4, 4
+	xor        	a6, t4, a6
+	and        	a5, a6, a5
+	xor        	t4, t4, a5
+	slli       	a5, a5, 4
+	xor        	t4, t4, a5
 	xori       	t6, t6, -1
 	xori       	a1, a1, -1
 	xori       	a0, a0, -1
@@ -5694,7 +5706,7 @@ AES_ct_ctr32_encrypt_c906:
 	sd         	t6, 0(t0)
 	sd         	a1, 8(t0)
 	sd         	a3, 16(t0)
-	sd         	a5, 24(t0)
+	sd         	a4, 24(t0)
 	sd         	a2, 32(t0)
 	sd         	a0, 40(t0)
 	sd         	t5, 48(t0)
@@ -5753,7 +5765,7 @@ AES_ct_ctr32_encrypt_c906:
 	and        	a3, t5, a0
 	xor        	t5, a1, a3
 	slli       	a3, a3, 2
-	xor        	a5, a1, a3
+	xor        	a4, a1, a3
 	srli       	a1, t4, 2
 	xor        	a1, t4, a1
 	and        	a3, a1, a0
@@ -5762,97 +5774,97 @@ AES_ct_ctr32_encrypt_c906:
 	xor        	a3, t4, a3
 	srli       	t4, a2, 2
 	xor        	t4, a2, t4
-	and        	a6, t4, a0
-	xor        	t4, a2, a6
-	slli       	a6, a6, 2
-	xor        	a6, a2, a6
+	and        	a5, t4, a0
+	xor        	t4, a2, a5
+	slli       	a5, a5, 2
+	xor        	a5, a2, a5
 	srli       	a2, t6, 2
 	xor        	a2, t6, a2
 	and        	a0, a2, a0
 	xor        	a2, t6, a0
 	slli       	a0, a0, 2
 	xor        	t6, t6, a0
-	ld         	s1, 1104(sp)
-	srli       	a0, a5, 4
-	xor        	a0, a6, a0
-	and        	a7, a0, s1
-	xor        	a0, a6, a7
-	slli       	a6, a7, 4
-	xor        	a7, a5, a6
-	srli       	a5, a3, 4
-	xor        	a5, t6, a5
-	and        	a5, a5, s1
-	xor        	t6, t6, a5
-	slli       	a5, a5, 4
-	xor        	a6, a3, a5
+	ld         	a7, 1104(sp)
+	srli       	a0, a4, 4
+	xor        	a0, a5, a0
+	and        	a6, a0, a7
+	xor        	a0, a5, a6
+	slli       	a5, a6, 4
+	xor        	a6, a4, a5
+	srli       	a4, a3, 4
+	xor        	a4, t6, a4
+	and        	a4, a4, a7
+	xor        	t6, t6, a4
+	slli       	a4, a4, 4
+	xor        	a5, a3, a4
 	srli       	a3, t5, 4
 	xor        	a3, t4, a3
-	and        	a3, a3, s1
+	and        	a3, a3, a7
 	xor        	t4, t4, a3
 	slli       	a3, a3, 4
 	xor        	a3, t5, a3
 	srli       	t5, a1, 4
 	xor        	t5, a2, t5
-	and        	a5, t5, s1
-	xor        	t5, a2, a5
-	slli       	a2, a5, 4
-	xor        	a5, a1, a2
+	and        	a4, t5, a7
+	xor        	t5, a2, a4
+	slli       	a2, a4, 4
+	xor        	a4, a1, a2
 	ld         	a1, 1176(sp)
-	srli       	a2, a7, 8
-	xor        	a2, a7, a2
+	srli       	a2, a6, 8
+	xor        	a2, a6, a2
 	and        	a1, a2, a1
-	xor        	a2, a7, a1
+	xor        	a2, a6, a1
 	slli       	a1, a1, 8
 	xor        	a1, a2, a1
 	ld         	a2, 1176(sp)
-	srli       	a7, a6, 8
-	xor        	a7, a6, a7
-	and        	a2, a7, a2
-	xor        	a6, a6, a2
+	srli       	a6, a5, 8
+	xor        	a6, a5, a6
+	and        	a2, a6, a2
+	xor        	a5, a5, a2
 	slli       	a2, a2, 8
-	xor        	a2, a6, a2
-	ld         	a6, 1176(sp)
-	srli       	a7, a3, 8
-	xor        	a7, a3, a7
-	and        	a6, a7, a6
-	xor        	a3, a3, a6
-	slli       	a6, a6, 8
-	xor        	a3, a3, a6
-	ld         	a6, 1176(sp)
-	srli       	a7, a5, 8
-	xor        	a7, a5, a7
-	and        	a6, a7, a6
-	xor        	a5, a5, a6
-	slli       	a6, a6, 8
-	xor        	a5, a5, a6
-	ld         	a6, 1176(sp)
-	srli       	a7, a0, 8
-	xor        	a7, a0, a7
-	and        	a6, a7, a6
-	xor        	a0, a0, a6
-	slli       	a6, a6, 8
-	xor        	a0, a0, a6
-	ld         	a6, 1176(sp)
-	srli       	a7, t6, 8
-	xor        	a7, t6, a7
-	and        	a6, a7, a6
-	xor        	t6, t6, a6
-	slli       	a6, a6, 8
-	xor        	t6, t6, a6
-	ld         	a6, 1176(sp)
-	srli       	a7, t4, 8
-	xor        	a7, t4, a7
-	and        	a6, a7, a6
-	xor        	t4, t4, a6
-	slli       	a6, a6, 8
-	xor        	t4, t4, a6
-	ld         	a6, 1176(sp)
-	srli       	a7, t5, 8
-	xor        	a7, t5, a7
-	and        	a6, a7, a6
-	xor        	t5, t5, a6
-	slli       	a6, a6, 8
-	xor        	t5, t5, a6
+	xor        	a2, a5, a2
+	ld         	a5, 1176(sp)
+	srli       	a6, a3, 8
+	xor        	a6, a3, a6
+	and        	a5, a6, a5
+	xor        	a3, a3, a5
+	slli       	a5, a5, 8
+	xor        	a3, a3, a5
+	ld         	a5, 1176(sp)
+	srli       	a6, a4, 8
+	xor        	a6, a4, a6
+	and        	a5, a6, a5
+	xor        	a4, a4, a5
+	slli       	a5, a5, 8
+	xor        	a4, a4, a5
+	ld         	a5, 1176(sp)
+	srli       	a6, a0, 8
+	xor        	a6, a0, a6
+	and        	a5, a6, a5
+	xor        	a0, a0, a5
+	slli       	a5, a5, 8
+	xor        	a0, a0, a5
+	ld         	a5, 1176(sp)
+	srli       	a6, t6, 8
+	xor        	a6, t6, a6
+	and        	a5, a6, a5
+	xor        	t6, t6, a5
+	slli       	a5, a5, 8
+	xor        	t6, t6, a5
+	ld         	a5, 1176(sp)
+	srli       	a6, t4, 8
+	xor        	a6, t4, a6
+	and        	a5, a6, a5
+	xor        	t4, t4, a5
+	slli       	a5, a5, 8
+	xor        	t4, t4, a5
+	ld         	a5, 1176(sp)
+	srli       	a6, t5, 8
+	xor        	a6, t5, a6
+	and        	a5, a6, a5
+	xor        	t5, t5, a5
+	slli       	a5, a5, 8
+	xor        	t5, t5, a5
 	xori       	a1, a1, -1
 	xori       	a2, a2, -1
 	xori       	t6, t6, -1
@@ -5860,7 +5872,7 @@ AES_ct_ctr32_encrypt_c906:
 	sd         	a1, 64(t0)
 	sd         	a2, 72(t0)
 	sd         	a3, 80(t0)
-	sd         	a5, 88(t0)
+	sd         	a4, 88(t0)
 	sd         	a0, 96(t0)
 	sd         	t6, 104(t0)
 	sd         	t4, 112(t0)
@@ -5914,7 +5926,7 @@ AES_ct_ctr32_encrypt_c906:
 	and        	a1, a1, a0
 	xor        	a0, t4, a1
 	slli       	a1, a1, 1
-	xor        	a5, t4, a1
+	xor        	a4, t4, a1
 	ld         	a2, 1096(sp)
 	srli       	t4, t6, 2
 	xor        	t4, t6, t4
@@ -5928,155 +5940,155 @@ AES_ct_ctr32_encrypt_c906:
 	xor        	t6, t5, a1
 	slli       	a1, a1, 2
 	xor        	a1, t5, a1
-	srli       	t5, a5, 2
-	xor        	t5, a5, t5
-	and        	a6, t5, a2
-	xor        	t5, a5, a6
-	slli       	a6, a6, 2
-	xor        	a6, a5, a6
-	srli       	a5, a0, 2
-	xor        	a5, a0, a5
-	and        	a2, a5, a2
-	xor        	a5, a0, a2
+	srli       	t5, a4, 2
+	xor        	t5, a4, t5
+	and        	a5, t5, a2
+	xor        	t5, a4, a5
+	slli       	a5, a5, 2
+	xor        	a5, a4, a5
+	srli       	a4, a0, 2
+	xor        	a4, a0, a4
+	and        	a2, a4, a2
+	xor        	a4, a0, a2
 	slli       	a2, a2, 2
 	xor        	a0, a0, a2
-	ld         	a7, 1104(sp)
+	ld         	a6, 1104(sp)
 	srli       	a2, a3, 4
-	xor        	a2, a6, a2
-	and        	s1, a2, a7
-	xor        	a2, a6, s1
-	slli       	a6, s1, 4
-	xor        	a6, a3, a6
+	xor        	a2, a5, a2
+	and        	a7, a2, a6
+	xor        	a2, a5, a7
+	slli       	a5, a7, 4
+	xor        	a5, a3, a5
 	srli       	a3, a1, 4
 	xor        	a3, a0, a3
-	and        	a3, a3, a7
+	and        	a3, a3, a6
 	xor        	a0, a0, a3
 	slli       	a3, a3, 4
 	xor        	a1, a1, a3
 	srli       	a3, t4, 4
 	xor        	a3, t5, a3
-	and        	a3, a3, a7
+	and        	a3, a3, a6
 	xor        	t5, t5, a3
 	slli       	a3, a3, 4
 	xor        	a3, t4, a3
 	srli       	t4, t6, 4
-	xor        	t4, a5, t4
-	and        	a7, t4, a7
-	xor        	t4, a5, a7
-	slli       	a5, a7, 4
-	xor        	a5, t6, a5
+	xor        	t4, a4, t4
+	and        	a6, t4, a6
+	xor        	t4, a4, a6
+	slli       	a4, a6, 4
+	xor        	a4, t6, a4
 	ld         	t6, 1160(sp)
-	srli       	a7, a6, 8
-	xor        	a7, a6, a7
-	and        	t6, a7, t6
-	xor        	a6, a6, t6
+	srli       	a6, a5, 8
+	xor        	a6, a5, a6
+	and        	t6, a6, t6
+	xor        	a5, a5, t6
 	slli       	t6, t6, 8
-	xor        	t6, a6, t6
-	ld         	a6, 1168(sp)
-	srli       	a7, t6, 4
-	xor        	a7, t6, a7
-	and        	a6, a7, a6
-	xor        	t6, t6, a6
-	slli       	a6, a6, 4
-	xor        	t6, t6, a6
-	ld         	a6, 1160(sp)
-	srli       	a7, a1, 8
-	xor        	a7, a1, a7
-	and        	a6, a7, a6
-	xor        	a1, a1, a6
-	slli       	a6, a6, 8
-	xor        	a1, a1, a6
-	ld         	a6, 1168(sp)
-	srli       	a7, a1, 4
-	xor        	a7, a1, a7
-	and        	a6, a7, a6
-	xor        	a1, a1, a6
-	slli       	a6, a6, 4
-	xor        	a1, a1, a6
-	ld         	a6, 1160(sp)
-	srli       	a7, a3, 8
-	xor        	a7, a3, a7
-	and        	a6, a7, a6
-	xor        	a3, a3, a6
-	slli       	a6, a6, 8
-	xor        	a3, a3, a6
-	ld         	a6, 1168(sp)
-	srli       	a7, a3, 4
-	xor        	a7, a3, a7
-	and        	a6, a7, a6
-	xor        	a3, a3, a6
-	slli       	a6, a6, 4
-	xor        	a3, a3, a6
-	ld         	a6, 1160(sp)
-	srli       	a7, a5, 8
-	xor        	a7, a5, a7
-	and        	a6, a7, a6
-	xor        	a5, a5, a6
-	slli       	a6, a6, 8
-	xor        	a5, a5, a6
-	ld         	a6, 1168(sp)
-	srli       	a7, a5, 4
-	xor        	a7, a5, a7
-	and        	a6, a7, a6
-	xor        	a5, a5, a6
-	slli       	a6, a6, 4
-	xor        	a5, a5, a6
-	ld         	a6, 1160(sp)
-	srli       	a7, a2, 8
-	xor        	a7, a2, a7
-	and        	a6, a7, a6
-	xor        	a2, a2, a6
-	slli       	a6, a6, 8
-	xor        	a2, a2, a6
-	ld         	a6, 1168(sp)
-	srli       	a7, a2, 4
-	xor        	a7, a2, a7
-	and        	a6, a7, a6
-	xor        	a2, a2, a6
-	slli       	a6, a6, 4
-	xor        	a2, a2, a6
-	ld         	a6, 1160(sp)
-	srli       	a7, a0, 8
-	xor        	a7, a0, a7
-	and        	a6, a7, a6
-	xor        	a0, a0, a6
-	slli       	a6, a6, 8
-	xor        	a0, a0, a6
-	ld         	a6, 1168(sp)
-	srli       	a7, a0, 4
-	xor        	a7, a0, a7
-	and        	a6, a7, a6
-	xor        	a0, a0, a6
-	slli       	a6, a6, 4
-	xor        	a0, a0, a6
-	ld         	a6, 1160(sp)
-	srli       	a7, t5, 8
-	xor        	a7, t5, a7
-	and        	a6, a7, a6
-	xor        	t5, t5, a6
-	slli       	a6, a6, 8
-	xor        	t5, t5, a6
-	ld         	a6, 1168(sp)
-	srli       	a7, t5, 4
-	xor        	a7, t5, a7
-	and        	a6, a7, a6
-	xor        	t5, t5, a6
-	slli       	a6, a6, 4
-	xor        	t5, t5, a6
-	ld         	a6, 1160(sp)
-	srli       	a7, t4, 8
-	xor        	a7, t4, a7
-	and        	a6, a7, a6
-	xor        	t4, t4, a6
-	slli       	a6, a6, 8
-	xor        	t4, t4, a6
-	ld         	a6, 1168(sp)
-	srli       	a7, t4, 4
-	xor        	a7, t4, a7
-	and        	a6, a7, a6
-	xor        	t4, t4, a6
-	slli       	a6, a6, 4
-	xor        	t4, t4, a6
+	xor        	t6, a5, t6
+	ld         	a5, 1168(sp)
+	srli       	a6, t6, 4
+	xor        	a6, t6, a6
+	and        	a5, a6, a5
+	xor        	t6, t6, a5
+	slli       	a5, a5, 4
+	xor        	t6, t6, a5
+	ld         	a5, 1160(sp)
+	srli       	a6, a1, 8
+	xor        	a6, a1, a6
+	and        	a5, a6, a5
+	xor        	a1, a1, a5
+	slli       	a5, a5, 8
+	xor        	a1, a1, a5
+	ld         	a5, 1168(sp)
+	srli       	a6, a1, 4
+	xor        	a6, a1, a6
+	and        	a5, a6, a5
+	xor        	a1, a1, a5
+	slli       	a5, a5, 4
+	xor        	a1, a1, a5
+	ld         	a5, 1160(sp)
+	srli       	a6, a3, 8
+	xor        	a6, a3, a6
+	and        	a5, a6, a5
+	xor        	a3, a3, a5
+	slli       	a5, a5, 8
+	xor        	a3, a3, a5
+	ld         	a5, 1168(sp)
+	srli       	a6, a3, 4
+	xor        	a6, a3, a6
+	and        	a5, a6, a5
+	xor        	a3, a3, a5
+	slli       	a5, a5, 4
+	xor        	a3, a3, a5
+	ld         	a5, 1160(sp)
+	srli       	a6, a4, 8
+	xor        	a6, a4, a6
+	and        	a5, a6, a5
+	xor        	a4, a4, a5
+	slli       	a5, a5, 8
+	xor        	a4, a4, a5
+	ld         	a5, 1168(sp)
+	srli       	a6, a4, 4
+	xor        	a6, a4, a6
+	and        	a5, a6, a5
+	xor        	a4, a4, a5
+	slli       	a5, a5, 4
+	xor        	a4, a4, a5
+	ld         	a5, 1160(sp)
+	srli       	a6, a2, 8
+	xor        	a6, a2, a6
+	and        	a5, a6, a5
+	xor        	a2, a2, a5
+	slli       	a5, a5, 8
+	xor        	a2, a2, a5
+	ld         	a5, 1168(sp)
+	srli       	a6, a2, 4
+	xor        	a6, a2, a6
+	and        	a5, a6, a5
+	xor        	a2, a2, a5
+	slli       	a5, a5, 4
+	xor        	a2, a2, a5
+	ld         	a5, 1160(sp)
+	srli       	a6, a0, 8
+	xor        	a6, a0, a6
+	and        	a5, a6, a5
+	xor        	a0, a0, a5
+	slli       	a5, a5, 8
+	xor        	a0, a0, a5
+	ld         	a5, 1168(sp)
+	srli       	a6, a0, 4
+	xor        	a6, a0, a6
+	and        	a5, a6, a5
+	xor        	a0, a0, a5
+	slli       	a5, a5, 4
+	xor        	a0, a0, a5
+	ld         	a5, 1160(sp)
+	srli       	a6, t5, 8
+	xor        	a6, t5, a6
+	and        	a5, a6, a5
+	xor        	t5, t5, a5
+	slli       	a5, a5, 8
+	xor        	t5, t5, a5
+	ld         	a5, 1168(sp)
+	srli       	a6, t5, 4
+	xor        	a6, t5, a6
+	and        	a5, a6, a5
+	xor        	t5, t5, a5
+	slli       	a5, a5, 4
+	xor        	t5, t5, a5
+	ld         	a5, 1160(sp)
+	srli       	a6, t4, 8
+	xor        	a6, t4, a6
+	and        	a5, a6, a5
+	xor        	t4, t4, a5
+	slli       	a5, a5, 8
+	xor        	t4, t4, a5
+	ld         	a5, 1168(sp)
+	srli       	a6, t4, 4
+	xor        	a6, t4, a6
+	and        	a5, a6, a5
+	xor        	t4, t4, a5
+	slli       	a5, a5, 4
+	xor        	t4, t4, a5
 	xori       	t6, t6, -1
 	xori       	a1, a1, -1
 	xori       	a0, a0, -1
@@ -6084,7 +6096,7 @@ AES_ct_ctr32_encrypt_c906:
 	sd         	t6, 128(t0)
 	sd         	a1, 136(t0)
 	sd         	a3, 144(t0)
-	sd         	a5, 152(t0)
+	sd         	a4, 152(t0)
 	sd         	a2, 160(t0)
 	sd         	a0, 168(t0)
 	sd         	t5, 176(t0)
@@ -6136,7 +6148,7 @@ AES_ct_ctr32_encrypt_c906:
 	and        	a1, t6, a1
 	xor        	t6, t5, a1
 	slli       	a1, a1, 1
-	xor        	a5, t5, a1
+	xor        	a4, t5, a1
 	ld         	a1, 1096(sp)
 	srli       	t5, t4, 2
 	xor        	t5, t4, t5
@@ -6150,53 +6162,53 @@ AES_ct_ctr32_encrypt_c906:
 	xor        	t4, a0, a2
 	slli       	a2, a2, 2
 	xor        	a2, a0, a2
-	srli       	a0, a5, 2
-	xor        	a0, a5, a0
-	and        	a6, a0, a1
-	xor        	a0, a5, a6
-	slli       	a6, a6, 2
-	xor        	a6, a5, a6
-	srli       	a5, t6, 2
-	xor        	a5, t6, a5
-	and        	a5, a5, a1
-	xor        	a1, t6, a5
+	srli       	a0, a4, 2
+	xor        	a0, a4, a0
+	and        	a5, a0, a1
+	xor        	a0, a4, a5
 	slli       	a5, a5, 2
-	xor        	a7, t6, a5
-	ld         	a5, 1104(sp)
+	xor        	a5, a4, a5
+	srli       	a4, t6, 2
+	xor        	a4, t6, a4
+	and        	a4, a4, a1
+	xor        	a1, t6, a4
+	slli       	a4, a4, 2
+	xor        	a6, t6, a4
+	ld         	a4, 1104(sp)
 	srli       	t6, a3, 4
-	xor        	t6, a6, t6
-	and        	s1, t6, a5
-	xor        	t6, a6, s1
-	slli       	a6, s1, 4
-	xor        	a3, a3, a6
-	srli       	a6, a2, 4
-	xor        	a6, a7, a6
-	and        	s1, a6, a5
-	xor        	a6, a7, s1
-	slli       	a7, s1, 4
-	xor        	a2, a2, a7
-	srli       	a7, t5, 4
-	xor        	a7, a0, a7
-	and        	a7, a7, a5
-	xor        	a0, a0, a7
-	slli       	a7, a7, 4
-	xor        	t5, t5, a7
-	srli       	a7, t4, 4
-	xor        	a7, a1, a7
-	and        	a5, a7, a5
-	xor        	a1, a1, a5
-	slli       	a5, a5, 4
-	xor        	t4, t4, a5
+	xor        	t6, a5, t6
+	and        	a7, t6, a4
+	xor        	t6, a5, a7
+	slli       	a5, a7, 4
+	xor        	a3, a3, a5
+	srli       	a5, a2, 4
+	xor        	a5, a6, a5
+	and        	a7, a5, a4
+	xor        	a5, a6, a7
+	slli       	a6, a7, 4
+	xor        	a2, a2, a6
+	srli       	a6, t5, 4
+	xor        	a6, a0, a6
+	and        	a6, a6, a4
+	xor        	a0, a0, a6
+	slli       	a6, a6, 4
+	xor        	t5, t5, a6
+	srli       	a6, t4, 4
+	xor        	a6, a1, a6
+	and        	a4, a6, a4
+	xor        	a1, a1, a4
+	slli       	a4, a4, 4
+	xor        	t4, t4, a4
 	xori       	a3, a3, -1
 	xori       	a2, a2, -1
-	xori       	a5, a6, -1
+	xori       	a4, a5, -1
 	xori       	a0, a0, -1
 	sd         	a3, 192(t0)
 	sd         	a2, 200(t0)
 	sd         	t5, 208(t0)
 	sd         	t4, 216(t0)
 	sd         	t6, 224(t0)
-	sd         	a5, 232(t0)
+	sd         	a4, 232(t0)
 	sd         	a0, 240(t0)
 	sd         	a1, 248(t0)
 	addi       	t1, t1, 64
@@ -6205,8 +6217,9 @@ AES_ct_ctr32_encrypt_c906:
 	jal        	zero, .LAES_ct_ctr32_encrypt_c906_keys12
 .LAES_ct_ctr32_encrypt_c906_keys_done:
 	# the nonce (ivec[0..12]) bitsliced with round key 0, in round key 0's place; the counter
-	ld         	t0, 0(a4)
-	ld         	t1, 8(a4)
+	ld         	t1, 1840(sp)
+	ld         	t0, 0(t1)
+	ld         	t1, 8(t1)
 	th.extu    	t4, t1, 31, 0
 	ld         	t3, 1112(sp)
 	ld         	t2, 1120(sp)
@@ -6304,7 +6317,7 @@ AES_ct_ctr32_encrypt_c906:
 	xor        	a0, a3, a4
 	slli       	a3, a4, 4
 	xor        	a2, a2, a3
-	ld         	a3, 1824(sp)
+	ld         	a3, 1848(sp)
 	ld         	a6, 0(a3)
 	ld         	a7, 8(a3)
 	ld         	a4, 1112(sp)
@@ -6421,13 +6434,13 @@ AES_ct_ctr32_encrypt_c906:
 	sd         	a0, 56(sp)
 	srli       	t2, t1, 32
 	th.revw    	t2, t2
-	sd         	t2, 1864(sp)
+	sd         	t2, 1888(sp)
 	addi       	t2, zero, 16
 	th.vsetvli 	zero, t2, e8, m1, d1
 	# the vector round keys into the frame: round r's bytes at 16(r-1)
-.LAES_ct_ctr32_encrypt_c906_6:
+.LAES_ct_ctr32_encrypt_c906_8:
 	auipc      	t2, %pcrel_hi(kgen_aes_ct_c906_perms)
-	addi       	t2, t2, %pcrel_lo(.LAES_ct_ctr32_encrypt_c906_6)
+	addi       	t2, t2, %pcrel_lo(.LAES_ct_ctr32_encrypt_c906_8)
 	addi       	t6, t2, 0
 	th.vlb.v   	v2, (t6)
 	addi       	t6, sp, 1248
@@ -6490,7 +6503,7 @@ AES_ct_ctr32_encrypt_c906:
 	addi       	t5, zero, 99
 .LAES_ct_ctr32_encrypt_c906_vkeys:
 	slli       	t6, t3, 4
-	ld         	a0, 1824(sp)
+	ld         	a0, 1848(sp)
 	add        	t6, a0, t6
 	th.vlb.v   	v1, (t6)
 	sub        	t6, zero, t3
@@ -6506,10 +6519,10 @@ AES_ct_ctr32_encrypt_c906:
 	th.vsb.v   	v0, (t6)
 	addi       	t4, t4, 16
 	addi       	t3, t3, 1
-	ld         	t6, 1840(sp)
+	ld         	t6, 1864(sp)
 	bgeu       	t6, t3, .LAES_ct_ctr32_encrypt_c906_vkeys
 	# eight counter blocks in the frame, ^ round key 0: the nonce's now, the counters' every pass
-	ld         	t3, 1824(sp)
+	ld         	t3, 1848(sp)
 	ld         	t2, 0(t3)
 	ld         	t3, 8(t3)
 	xor        	t2, t2, t0
@@ -6533,44 +6546,44 @@ AES_ct_ctr32_encrypt_c906:
 	sd         	t3, 1816(sp)
 .LAES_ct_ctr32_encrypt_c906_twelve:
 	# vector: counters ctr .. ctr+7 (^ round key 0) into the blocks, which hold the nonce ^ round key 0; the blocks as bit planes
-	ld         	t0, 1824(sp)
+	ld         	t0, 1848(sp)
 	lwu        	t0, 12(t0)
-	ld         	t1, 1864(sp)
+	ld         	t1, 1888(sp)
 	addiw      	t1, t1, 0
 	th.revw    	t1, t1
 	xor        	t1, t1, t0
 	sw         	t1, 1708(sp)
-	ld         	t1, 1864(sp)
+	ld         	t1, 1888(sp)
 	addiw      	t1, t1, 1
 	th.revw    	t1, t1
 	xor        	t1, t1, t0
 	sw         	t1, 1724(sp)
-	ld         	t1, 1864(sp)
+	ld         	t1, 1888(sp)
 	addiw      	t1, t1, 2
 	th.revw    	t1, t1
 	xor        	t1, t1, t0
 	sw         	t1, 1740(sp)
-	ld         	t1, 1864(sp)
+	ld         	t1, 1888(sp)
 	addiw      	t1, t1, 3
 	th.revw    	t1, t1
 	xor        	t1, t1, t0
 	sw         	t1, 1756(sp)
-	ld         	t1, 1864(sp)
+	ld         	t1, 1888(sp)
 	addiw      	t1, t1, 4
 	th.revw    	t1, t1
 	xor        	t1, t1, t0
 	sw         	t1, 1772(sp)
-	ld         	t1, 1864(sp)
+	ld         	t1, 1888(sp)
 	addiw      	t1, t1, 5
 	th.revw    	t1, t1
 	xor        	t1, t1, t0
 	sw         	t1, 1788(sp)
-	ld         	t1, 1864(sp)
+	ld         	t1, 1888(sp)
 	addiw      	t1, t1, 6
 	th.revw    	t1, t1
 	xor        	t1, t1, t0
 	sw         	t1, 1804(sp)
-	ld         	t1, 1864(sp)
+	ld         	t1, 1888(sp)
 	addiw      	t1, t1, 7
 	th.revw    	t1, t1
 	xor        	t1, t1, t0
@@ -6583,7 +6596,7 @@ AES_ct_ctr32_encrypt_c906:
 	th.vsetvli 	zero, t2, e8, m4, d1
 	addi       	t0, zero, 15
 	# scalar: counters ctr+8 .. ctr+11
-	ld         	t1, 1864(sp)
+	ld         	t1, 1888(sp)
 	addiw      	t1, t1, 8
 	th.revw    	t1, t1
 	th.extu    	t1, t1, 31, 0
@@ -6596,7 +6609,7 @@ AES_ct_ctr32_encrypt_c906:
 	or         	t2, t2, t3
 	and        	t1, t2, t1
 	slli       	t1, t1, 8
-	ld         	t2, 1864(sp)
+	ld         	t2, 1888(sp)
 	addiw      	t2, t2, 9
 	th.vsrl.vi 	v8, v0, 4
 	th.revw    	t2, t2
@@ -6611,7 +6624,7 @@ AES_ct_ctr32_encrypt_c906:
 	or         	t3, t3, t4
 	and        	t2, t3, t2
 	slli       	t3, t2, 8
-	ld         	t2, 1864(sp)
+	ld         	t2, 1888(sp)
 	addiw      	t2, t2, 10
 	th.revw    	t4, t2
 	th.extu    	t4, t4, 31, 0
@@ -6628,7 +6641,7 @@ AES_ct_ctr32_encrypt_c906:
 	or         	t5, t5, t6
 	and        	t4, t5, t4
 	slli       	t4, t4, 8
-	ld         	t5, 1864(sp)
+	ld         	t5, 1888(sp)
 	addiw      	t5, t5, 11
 	th.revw    	t5, t5
 	th.extu    	t5, t5, 31, 0
@@ -6747,11 +6760,11 @@ AES_ct_ctr32_encrypt_c906:
 	th.vmv.v.v 	v19, v6
 	th.vmv.v.v 	v2, v7
 	addi       	t0, zero, 0
-	sd         	t0, 1872(sp)
+	sd         	t0, 1896(sp)
 	addi       	t0, zero, 0
-	sd         	t0, 1880(sp)
+	sd         	t0, 1904(sp)
 .LAES_ct_ctr32_encrypt_c906_rounds4:
-	ld         	t0, 1880(sp)
+	ld         	t0, 1904(sp)
 	andi       	t3, t0, 768
 	addi       	t0, sp, 64
 	add        	t0, t0, t3
@@ -6870,7 +6883,7 @@ AES_ct_ctr32_encrypt_c906:
 	th.vand.vv 	v25, v24, v25
 	xor        	s3, t1, a7
 	th.vand.vv 	v20, v23, v18
-	ld         	t1, 1872(sp)
+	ld         	t1, 1896(sp)
 	andi       	s10, t1, 192
 	th.vxor.vv 	v18, v22, v25
 	addi       	t1, sp, 1440
@@ -8333,9 +8346,9 @@ AES_ct_ctr32_encrypt_c906:
 	th.vxor.vv 	v14, v10, v0
 	xor        	a1, t2, t6
 	th.vxor.vv 	v17, v16, v1
-	ld         	t2, 1872(sp)
+	ld         	t2, 1896(sp)
 	addi       	t2, t2, 64
-	sd         	t2, 1872(sp)
+	sd         	t2, 1896(sp)
 	th.vxor.vv 	v11, v19, v11
 	ld         	t2, 192(t0)
 	th.vxor.vv 	v19, v15, v6
@@ -8355,18 +8368,18 @@ AES_ct_ctr32_encrypt_c906:
 	xor        	s2, a0, a6
 	xor        	s4, a2, a4
 	xor        	a7, a1, t0
-	ld         	t0, 1880(sp)
+	ld         	t0, 1904(sp)
 	addi       	t0, t0, 256
-	sd         	t0, 1880(sp)
-	ld         	t0, 1840(sp)
+	sd         	t0, 1904(sp)
+	ld         	t0, 1864(sp)
 	addi       	t3, t0, -2
 	srli       	t3, t3, 2
 	slli       	t3, t3, 8
-	ld         	t0, 1880(sp)
-	bgeu       	t0, t3, .LAES_ct_ctr32_encrypt_c906_14
+	ld         	t0, 1904(sp)
+	bgeu       	t0, t3, .LAES_ct_ctr32_encrypt_c906_19
 	jal        	zero, .LAES_ct_ctr32_encrypt_c906_rounds4
-.LAES_ct_ctr32_encrypt_c906_14:
-	ld         	t0, 1880(sp)
+.LAES_ct_ctr32_encrypt_c906_19:
+	ld         	t0, 1904(sp)
 	andi       	t3, t0, 768
 	addi       	t0, sp, 64
 	add        	t0, t0, t3
@@ -8485,7 +8498,7 @@ AES_ct_ctr32_encrypt_c906:
 	th.vand.vv 	v24, v24, v25
 	xor        	s3, a7, s8
 	th.vand.vv 	v19, v23, v19
-	ld         	a7, 1872(sp)
+	ld         	a7, 1896(sp)
 	andi       	s0, a7, 192
 	th.vxor.vv 	v22, v22, v24
 	addi       	a7, sp, 1440
@@ -8798,10 +8811,10 @@ AES_ct_ctr32_encrypt_c906:
 	xor        	s3, a2, a3
 	xor        	s1, t5, t6
 	addi       	t1, zero, 12
-	ld         	t3, 1840(sp)
-	beq        	t3, t1, .LAES_ct_ctr32_encrypt_c906_15
+	ld         	t3, 1864(sp)
+	beq        	t3, t1, .LAES_ct_ctr32_encrypt_c906_20
 	jal        	zero, .LAES_ct_ctr32_encrypt_c906_last_round
-.LAES_ct_ctr32_encrypt_c906_15:
+.LAES_ct_ctr32_encrypt_c906_20:
 	th.vxor.vv 	v12, v15, v1
 	xor        	t3, s4, a4
 	th.vxor.vv 	v8, v2, v9
@@ -8917,7 +8930,7 @@ AES_ct_ctr32_encrypt_c906:
 	th.vand.vv 	v25, v24, v25
 	xor        	s1, t1, s8
 	th.vand.vv 	v20, v23, v18
-	ld         	t1, 1872(sp)
+	ld         	t1, 1896(sp)
 	andi       	s0, t1, 192
 	th.vxor.vv 	v18, v22, v25
 	addi       	t1, sp, 1440
@@ -10055,7 +10068,7 @@ AES_ct_ctr32_encrypt_c906:
 	th.vxor.vv 	v25, v23, v2
 	xor        	s1, s7, s8
 	th.vxor.vv 	v24, v24, v19
-	ld         	s5, 1872(sp)
+	ld         	s5, 1896(sp)
 	andi       	ra, s5, 192
 	th.vand.vv 	v25, v22, v25
 	and        	s1, s0, s1
@@ -10503,138 +10516,277 @@ AES_ct_ctr32_encrypt_c906:
 	xor        	t1, t0, t4
 	xor        	t0, a4, t4
 	addi       	t4, zero, 12
-	ld         	t5, 1832(sp)
+	ld         	t5, 1856(sp)
 	bltu       	t5, t4, .LAES_ct_ctr32_encrypt_c906_partial
 	# out = in ^ keystream, twelve blocks
 	addi       	t4, zero, 128
 	th.vsetvli 	zero, t4, e8, m8, d1
-	ld         	t5, 1856(sp)
+	ld         	t5, 1880(sp)
 	ld         	t4, 128(t5)
 	th.vlb.v   	v8, (t5)
 	xor        	t4, t4, a3
-	ld         	t5, 1848(sp)
+	ld         	t5, 1872(sp)
 	sd         	t4, 128(t5)
-	ld         	t4, 1856(sp)
+	ld         	t4, 1880(sp)
 	ld         	t4, 136(t4)
 	xor        	t4, t4, a2
-	ld         	t5, 1848(sp)
+	ld         	t5, 1872(sp)
 	sd         	t4, 136(t5)
-	ld         	t4, 1856(sp)
+	ld         	t4, 1880(sp)
 	ld         	t4, 144(t4)
 	xor        	t4, t4, a1
-	ld         	t5, 1848(sp)
+	ld         	t5, 1872(sp)
 	sd         	t4, 144(t5)
-	ld         	t4, 1856(sp)
+	ld         	t4, 1880(sp)
 	ld         	t4, 152(t4)
 	xor        	t4, t4, t6
-	ld         	t5, 1848(sp)
+	ld         	t5, 1872(sp)
 	sd         	t4, 152(t5)
-	ld         	t4, 1856(sp)
+	ld         	t4, 1880(sp)
 	ld         	t4, 160(t4)
 	th.vxor.vv 	v8, v8, v0
 	xor        	t4, t4, t3
-	ld         	t3, 1848(sp)
+	ld         	t3, 1872(sp)
 	sd         	t4, 160(t3)
-	ld         	t3, 1856(sp)
+	ld         	t3, 1880(sp)
 	ld         	t3, 168(t3)
 	xor        	t3, t3, t2
-	ld         	t2, 1848(sp)
+	ld         	t2, 1872(sp)
 	sd         	t3, 168(t2)
-	ld         	t2, 1856(sp)
+	ld         	t2, 1880(sp)
 	ld         	t2, 176(t2)
 	xor        	t2, t2, t1
-	ld         	t1, 1848(sp)
+	ld         	t1, 1872(sp)
 	sd         	t2, 176(t1)
-	ld         	t1, 1856(sp)
+	ld         	t1, 1880(sp)
 	ld         	t1, 184(t1)
 	xor        	t1, t1, t0
-	ld         	t0, 1848(sp)
+	ld         	t0, 1872(sp)
 	sd         	t1, 184(t0)
 	th.vsb.v   	v8, (t0)
+	ld         	t0, 1880(sp)
+	addi       	t0, t0, 192
+	sd         	t0, 1880(sp)
+	ld         	t0, 1872(sp)
+	addi       	t0, t0, 192
+	sd         	t0, 1872(sp)
 	ld         	t0, 1856(sp)
-	addi       	t0, t0, 192
-	sd         	t0, 1856(sp)
-	ld         	t0, 1848(sp)
-	addi       	t0, t0, 192
-	sd         	t0, 1848(sp)
-	ld         	t0, 1832(sp)
 	addi       	t0, t0, -12
-	sd         	t0, 1832(sp)
-	ld         	t0, 1864(sp)
+	sd         	t0, 1856(sp)
+	ld         	t0, 1888(sp)
 	addiw      	t0, t0, 12
-	sd         	t0, 1864(sp)
-	ld         	t0, 1832(sp)
-	beq        	t0, zero, .LAES_ct_ctr32_encrypt_c906_16
+	sd         	t0, 1888(sp)
+	ld         	t0, 1856(sp)
+	beq        	t0, zero, .LAES_ct_ctr32_encrypt_c906_done
+	addi       	t4, zero, 4
+	ld         	t0, 1856(sp)
+	bgeu       	t4, t0, .LAES_ct_ctr32_encrypt_c906_21
 	jal        	zero, .LAES_ct_ctr32_encrypt_c906_twelve
-.LAES_ct_ctr32_encrypt_c906_16:
-	jal        	zero, .LAES_ct_ctr32_encrypt_c906_done
+.LAES_ct_ctr32_encrypt_c906_21:
+	jal        	zero, .LAES_ct_ctr32_encrypt_c906_few
 	# fewer than twelve blocks: as many of the pass's keystream blocks (vl = 16 min(blocks, 8))
 .LAES_ct_ctr32_encrypt_c906_partial:
 	addi       	t4, zero, 8
-	ld         	a0, 1832(sp)
+	ld         	a0, 1856(sp)
 	addi       	t5, a0, 0
 	bgeu       	t4, a0, .LAES_ct_ctr32_encrypt_c906_short
 	addi       	t5, zero, 8
 .LAES_ct_ctr32_encrypt_c906_short:
 	slli       	t5, t5, 4
 	th.vsetvli 	zero, t5, e8, m8, d1
-	ld         	t4, 1856(sp)
+	ld         	t4, 1880(sp)
 	th.vlb.v   	v8, (t4)
 	th.vxor.vv 	v8, v8, v0
-	ld         	t4, 1848(sp)
+	ld         	t4, 1872(sp)
 	th.vsb.v   	v8, (t4)
 	addi       	t4, zero, 8
-	ld         	t5, 1832(sp)
+	ld         	t5, 1856(sp)
 	bgeu       	t4, t5, .LAES_ct_ctr32_encrypt_c906_done
-	ld         	t4, 1856(sp)
+	ld         	t4, 1880(sp)
 	ld         	t4, 128(t4)
 	xor        	t4, t4, a3
-	ld         	t5, 1848(sp)
+	ld         	t5, 1872(sp)
 	sd         	t4, 128(t5)
-	ld         	t4, 1856(sp)
+	ld         	t4, 1880(sp)
 	ld         	t4, 136(t4)
 	xor        	t4, t4, a2
-	ld         	t5, 1848(sp)
+	ld         	t5, 1872(sp)
 	sd         	t4, 136(t5)
 	addi       	t4, zero, 9
-	ld         	t5, 1832(sp)
+	ld         	t5, 1856(sp)
 	bgeu       	t4, t5, .LAES_ct_ctr32_encrypt_c906_done
-	ld         	t4, 1856(sp)
+	ld         	t4, 1880(sp)
 	ld         	t4, 144(t4)
 	xor        	t4, t4, a1
-	ld         	t5, 1848(sp)
+	ld         	t5, 1872(sp)
 	sd         	t4, 144(t5)
-	ld         	t4, 1856(sp)
+	ld         	t4, 1880(sp)
 	ld         	t4, 152(t4)
 	xor        	t4, t4, t6
-	ld         	t5, 1848(sp)
+	ld         	t5, 1872(sp)
 	sd         	t4, 152(t5)
 	addi       	t4, zero, 10
-	ld         	t5, 1832(sp)
+	ld         	t5, 1856(sp)
 	bgeu       	t4, t5, .LAES_ct_ctr32_encrypt_c906_done
-	ld         	t4, 1856(sp)
+	ld         	t4, 1880(sp)
 	ld         	t4, 160(t4)
 	xor        	t4, t4, t3
-	ld         	t3, 1848(sp)
+	ld         	t3, 1872(sp)
 	sd         	t4, 160(t3)
-	ld         	t3, 1856(sp)
+	ld         	t3, 1880(sp)
 	ld         	t3, 168(t3)
 	xor        	t3, t3, t2
-	ld         	t2, 1848(sp)
+	ld         	t2, 1872(sp)
 	sd         	t3, 168(t2)
 	addi       	t4, zero, 11
-	ld         	t2, 1832(sp)
-	bgeu       	t4, t2, .LAES_ct_ctr32_encrypt_c906_done
 	ld         	t2, 1856(sp)
+	bgeu       	t4, t2, .LAES_ct_ctr32_encrypt_c906_done
+	ld         	t2, 1880(sp)
 	ld         	t2, 176(t2)
 	xor        	t2, t2, t1
-	ld         	t1, 1848(sp)
+	ld         	t1, 1872(sp)
 	sd         	t2, 176(t1)
-	ld         	t1, 1856(sp)
+	ld         	t1, 1880(sp)
 	ld         	t1, 184(t1)
 	xor        	t1, t1, t0
-	ld         	t0, 1848(sp)
+	ld         	t0, 1872(sp)
 	sd         	t1, 184(t0)
+	jal        	zero, .LAES_ct_ctr32_encrypt_c906_done
+.LAES_ct_ctr32_encrypt_c906_few:
+	addi       	t0, zero, 16
+	th.vsetvli 	zero, t0, e8, m1, d1
+	# the lookup and permutation tables, one register each
+.LAES_ct_ctr32_encrypt_c906_16:
+	auipc      	t0, %pcrel_hi(kgen_aes_ct_c906_vperm)
+	addi       	t0, t0, %pcrel_lo(.LAES_ct_ctr32_encrypt_c906_16)
+	addi       	t1, t0, 0
+	th.vlb.v   	v0, (t1)
+	addi       	t1, t0, 16
+	th.vlb.v   	v1, (t1)
+	addi       	t1, t0, 32
+	th.vlb.v   	v2, (t1)
+	addi       	t1, t0, 48
+	th.vlb.v   	v3, (t1)
+	addi       	t1, t0, 64
+	th.vlb.v   	v4, (t1)
+	addi       	t1, t0, 80
+	th.vlb.v   	v5, (t1)
+	addi       	t1, t0, 96
+	th.vlb.v   	v6, (t1)
+	addi       	t1, t0, 112
+	th.vlb.v   	v7, (t1)
+	addi       	t1, t0, 128
+	th.vlb.v   	v8, (t1)
+	addi       	t1, t0, 144
+	th.vlb.v   	v9, (t1)
+	addi       	t1, t0, 160
+	th.vlb.v   	v10, (t1)
+	addi       	t1, t0, 176
+	th.vlb.v   	v11, (t1)
+	addi       	t0, sp, 1824
+	ld         	t1, 1840(sp)
+	th.vlb.v   	v12, (t1)
+	th.vsb.v   	v12, (t0)
+	ld         	t0, 1848(sp)
+	th.vlb.v   	v12, (t0)
+.LAES_ct_ctr32_encrypt_c906_few_block:
+	# s = the counter block ^ round key 0; out = in ^ its encryption
+	ld         	t0, 1888(sp)
+	th.revw    	t0, t0
+	sw         	t0, 1836(sp)
+	addi       	t0, sp, 1824
+	th.vlb.v   	v13, (t0)
+	th.vxor.vv 	v13, v13, v12
+	# rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
+	addi       	t0, zero, 99
+	ld         	t1, 1848(sp)
+	addi       	t1, t1, 16
+	ld         	t2, 1864(sp)
+	addi       	t2, t2, -1
+.LAES_ct_ctr32_encrypt_c906_vround:
+	th.vand.vi 	v14, v13, 15
+	th.vsrl.vi 	v13, v13, 4
+	th.vrgather.vv	v15, v0, v14
+	th.vrgather.vv	v14, v1, v13
+	th.vxor.vv 	v15, v15, v14
+	th.vlb.v   	v13, (t1)
+	th.vsrl.vi 	v14, v15, 4
+	th.vand.vi 	v18, v15, 15
+	th.vrgather.vv	v17, v2, v14
+	th.vxor.vv 	v15, v14, v18
+	th.vrgather.vv	v16, v3, v18
+	th.vrgather.vv	v18, v2, v15
+	th.vxor.vv 	v17, v17, v16
+	th.vxor.vv 	v16, v18, v16
+	th.vrgather.vv	v18, v2, v17
+	th.vrgather.vv	v17, v2, v16
+	th.vxor.vv 	v15, v18, v15
+	th.vxor.vv 	v14, v17, v14
+	th.vrgather.vv	v17, v4, v15
+	th.vrgather.vv	v18, v5, v14
+	th.vrgather.vv	v16, v6, v15
+	th.vrgather.vv	v15, v7, v14
+	th.vxor.vv 	v14, v17, v18
+	th.vxor.vv 	v17, v16, v15
+	th.vrgather.vv	v18, v14, v10
+	th.vxor.vv 	v16, v14, v17
+	th.vrgather.vv	v15, v17, v8
+	th.vrgather.vv	v17, v16, v9
+	th.vxor.vv 	v14, v14, v18
+	th.vxor.vv 	v16, v15, v17
+	th.vrgather.vv	v15, v14, v11
+	th.vxor.vv 	v14, v16, v15
+	th.vxor.vx 	v13, v13, t0
+	th.vxor.vv 	v13, v14, v13
+	addi       	t1, t1, 16
+	addi       	t2, t2, -1
+	bne        	t2, zero, .LAES_ct_ctr32_encrypt_c906_vround
+	# the last round: SubBytes, ShiftRows, the key
+	th.vand.vi 	v14, v13, 15
+	th.vsrl.vi 	v13, v13, 4
+	th.vrgather.vv	v15, v0, v14
+	th.vrgather.vv	v14, v1, v13
+	th.vxor.vv 	v14, v15, v14
+	th.vsrl.vi 	v13, v14, 4
+	th.vand.vi 	v14, v14, 15
+	th.vrgather.vv	v15, v3, v14
+	th.vxor.vv 	v14, v13, v14
+	th.vrgather.vv	v16, v2, v13
+	th.vxor.vv 	v16, v16, v15
+	th.vrgather.vv	v17, v2, v14
+	th.vxor.vv 	v15, v17, v15
+	th.vrgather.vv	v17, v2, v16
+	th.vxor.vv 	v14, v17, v14
+	th.vrgather.vv	v16, v2, v15
+	th.vxor.vv 	v13, v16, v13
+	th.vrgather.vv	v15, v4, v14
+	th.vrgather.vv	v16, v5, v13
+	th.vxor.vv 	v15, v15, v16
+	th.vrgather.vv	v16, v6, v14
+	th.vrgather.vv	v14, v7, v13
+	th.vxor.vv 	v13, v16, v14
+	th.vrgather.vv	v13, v15, v8
+	th.vlb.v   	v14, (t1)
+	th.vxor.vx 	v14, v14, t0
+	th.vxor.vv 	v13, v13, v14
+	ld         	t0, 1880(sp)
+	th.vlb.v   	v14, (t0)
+	th.vxor.vv 	v14, v14, v13
+	ld         	t0, 1872(sp)
+	th.vsb.v   	v14, (t0)
+	ld         	t0, 1880(sp)
+	addi       	t0, t0, 16
+	sd         	t0, 1880(sp)
+	ld         	t0, 1872(sp)
+	addi       	t0, t0, 16
+	sd         	t0, 1872(sp)
+	ld         	t0, 1888(sp)
+	addiw      	t0, t0, 1
+	sd         	t0, 1888(sp)
+	ld         	t0, 1856(sp)
+	addi       	t0, t0, -1
+	sd         	t0, 1856(sp)
+	bne        	t0, zero, .LAES_ct_ctr32_encrypt_c906_few_block
 .LAES_ct_ctr32_encrypt_c906_done:
 	# return
 	th.vsetvli 	zero, zero, e8, m8, d1
@@ -10826,6 +10978,8 @@ AES_ct_ctr32_encrypt_c906:
 	sd         	zero, 1800(sp)
 	sd         	zero, 1808(sp)
 	sd         	zero, 1816(sp)
+	sd         	zero, 1824(sp)
+	sd         	zero, 1832(sp)
 	addi       	t0, zero, 0
 	addi       	t1, zero, 0
 	addi       	t2, zero, 0
@@ -10840,20 +10994,20 @@ AES_ct_ctr32_encrypt_c906:
 	addi       	t3, zero, 0
 	addi       	t4, zero, 0
 	addi       	t6, zero, 0
-	ld         	s0, 1888(sp)
-	ld         	s1, 1896(sp)
-	ld         	s2, 1904(sp)
-	ld         	s3, 1912(sp)
-	ld         	s4, 1920(sp)
-	ld         	s5, 1928(sp)
-	ld         	s6, 1936(sp)
-	ld         	s7, 1944(sp)
-	ld         	s8, 1952(sp)
-	ld         	s9, 1960(sp)
-	ld         	s10, 1968(sp)
-	ld         	s11, 1976(sp)
-	ld         	ra, 1984(sp)
-	addi       	sp, sp, 2000
+	ld         	s0, 1912(sp)
+	ld         	s1, 1920(sp)
+	ld         	s2, 1928(sp)
+	ld         	s3, 1936(sp)
+	ld         	s4, 1944(sp)
+	ld         	s5, 1952(sp)
+	ld         	s6, 1960(sp)
+	ld         	s7, 1968(sp)
+	ld         	s8, 1976(sp)
+	ld         	s9, 1984(sp)
+	ld         	s10, 1992(sp)
+	ld         	s11, 2000(sp)
+	ld         	ra, 2008(sp)
+	addi       	sp, sp, 2016
 	jalr       	zero, 0(ra)
 	# rounds 12: key 12 again, SR²-shifted
 .LAES_ct_ctr32_encrypt_c906_keys12:
@@ -10930,28 +11084,28 @@ AES_ct_ctr32_encrypt_c906:
 	xor        	t6, t3, t4
 	slli       	t4, t4, 2
 	xor        	t3, t3, t4
-	ld         	a5, 1104(sp)
+	ld         	a4, 1104(sp)
 	srli       	t4, a1, 4
 	xor        	t4, a2, t4
-	and        	a3, t4, a5
+	and        	a3, t4, a4
 	xor        	t4, a2, a3
 	slli       	a2, a3, 4
 	xor        	a3, a1, a2
 	srli       	a1, a0, 4
 	xor        	a1, t3, a1
-	and        	a1, a1, a5
+	and        	a1, a1, a4
 	xor        	t3, t3, a1
 	slli       	a1, a1, 4
 	xor        	a2, a0, a1
 	srli       	a0, t2, 4
 	xor        	a0, t1, a0
-	and        	a0, a0, a5
+	and        	a0, a0, a4
 	xor        	t1, t1, a0
 	slli       	a0, a0, 4
 	xor        	a0, t2, a0
 	srli       	t2, t5, 4
 	xor        	t2, t6, t2
-	and        	a1, t2, a5
+	and        	a1, t2, a4
 	xor        	t2, t6, a1
 	slli       	t6, a1, 4
 	xor        	a1, t5, t6

@@ -260,10 +260,11 @@ L0:
 	WORD	$0x02030507	// vle8.v v10, (t1)
 	ADD	$176, X5, X6
 	WORD	$0x02030587	// vle8.v v11, (t1)
-	// round 0; then rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
+	// round 0
 	WORD	$0x02050607	// vle8.v v12, (a0)
 	WORD	$0x02060687	// vle8.v v13, (a2)
 	WORD	$0x2ec68657	// vxor.vv v12, v12, v13
+	// rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
 	MOV	$99, X5
 	ADD	$16, X12, X6
 	ADD	$-1, X7

@@ -1763,34 +1763,34 @@ lanes:
 	WORD	$0x0fd7bed7	// th.vrsub.vi v29, v29, 15
 	WORD	$0x00907057	// th.vsetvli zero, zero, e32, m2, d1
 	MOV	1528(X2), X29
-	MOV	(X29), X12
-	MOV	8(X29), X30
-	WORD	$0x8206160b	// th.rev a2, a2
+	MOV	(X29), X30
+	MOV	8(X29), X10
 	WORD	$0x820f1f0b	// th.rev t5, t5
+	WORD	$0x8205150b	// th.rev a0, a0
 	// blocks[l] = reverse(block l at src) (e8)
 	WORD	$0x00307057	// th.vsetvli zero, zero, e8, m8, d1
 	MOV	1544(X2), X29
-	WORD	$0x020ef007	// th.vle.v v0, (t4)
+	WORD	$0x020ef407	// th.vle.v v8, (t4)
 	WORD	$0x00007057	// th.vsetvli zero, zero, e8, m1, d1
-	WORD	$0x320e8457	// th.vrgather.vv v8, v0, v29
-	WORD	$0x321e84d7	// th.vrgather.vv v9, v1, v29
-	WORD	$0x322e8557	// th.vrgather.vv v10, v2, v29
-	WORD	$0x323e85d7	// th.vrgather.vv v11, v3, v29
-	WORD	$0x324e8657	// th.vrgather.vv v12, v4, v29
-	WORD	$0x325e86d7	// th.vrgather.vv v13, v5, v29
-	WORD	$0x326e8757	// th.vrgather.vv v14, v6, v29
-	WORD	$0x327e87d7	// th.vrgather.vv v15, v7, v29
+	WORD	$0x328e8057	// th.vrgather.vv v0, v8, v29
+	WORD	$0x329e80d7	// th.vrgather.vv v1, v9, v29
+	WORD	$0x32ae8157	// th.vrgather.vv v2, v10, v29
+	WORD	$0x32be81d7	// th.vrgather.vv v3, v11, v29
+	WORD	$0x32ce8257	// th.vrgather.vv v4, v12, v29
+	WORD	$0x32de82d7	// th.vrgather.vv v5, v13, v29
+	WORD	$0x32ee8357	// th.vrgather.vv v6, v14, v29
+	WORD	$0x32fe83d7	// th.vrgather.vv v7, v15, v29
 	WORD	$0x00307057	// th.vsetvli zero, zero, e8, m8, d1
 	ADD	$1168, X2, X14
-	WORD	$0x02077427	// th.vse.v v8, (a4)
+	WORD	$0x02077027	// th.vse.v v0, (a4)
 	WORD	$0x00907057	// th.vsetvli zero, zero, e32, m2, d1
 group:
 	// block 0 ^= Xi; src = the next group if there is one, else this one (read, never used)
 	MOV	1168(X2), X29
-	XOR	X30, X29
+	XOR	X10, X29
 	MOV	X29, 1168(X2)
 	MOV	1176(X2), X29
-	XOR	X12, X29
+	XOR	X30, X29
 	MOV	X29, 1176(X2)
 	MOV	1536(X2), X29
 	SLTU	$16, X29, X29
@@ -3495,7 +3495,7 @@ group:
 	WORD	$0x00307057	// th.vsetvli zero, zero, e8, m8, d1
 	// the nine piece sums; Karatsuba 64 for lo, hi, lo^hi; Karatsuba 128; reduce
 	MOV	1456(X2), X10
-	WORD	$0x020ef007	// th.vle.v v0, (t4)
+	WORD	$0x020ef407	// th.vle.v v8, (t4)
 	WORD	$0x00007057	// th.vsetvli zero, zero, e8, m1, d1
 	MOV	1472(X2), X15
 	MOV	1504(X2), X17
@@ -3514,41 +3514,41 @@ group:
 	XOR	X18, X12
 	XOR	X13, X19
 	SLL	$32, X15, X9
-	WORD	$0x320e8457	// th.vrgather.vv v8, v0, v29
+	WORD	$0x328e8057	// th.vrgather.vv v0, v8, v29
 	XOR	X30, X12
 	SLL	$32, X19, X14
 	XOR	X9, X10, X29
-	WORD	$0x321e84d7	// th.vrgather.vv v9, v1, v29
+	WORD	$0x329e80d7	// th.vrgather.vv v1, v9, v29
 	SLL	$32, X12, X10
 	XOR	X14, X17
 	SRL	$32, X15, X9
-	WORD	$0x322e8557	// th.vrgather.vv v10, v2, v29
+	WORD	$0x32ae8157	// th.vrgather.vv v2, v10, v29
 	SRL	$32, X19, X14
 	XOR	X10, X18, X15
 	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
 	XOR	X29, X17
-	WORD	$0x323e85d7	// th.vrgather.vv v11, v3, v29
+	WORD	$0x32be81d7	// th.vrgather.vv v3, v11, v29
 	XOR	X9, X16
 	XOR	X14, X13
 	XOR	X15, X17
-	WORD	$0x324e8657	// th.vrgather.vv v12, v4, v29
+	WORD	$0x32ce8257	// th.vrgather.vv v4, v12, v29
 	SRL	$32, X12, X10
 	XOR	X16, X13
 	XOR	X17, X16
-	WORD	$0x325e86d7	// th.vrgather.vv v13, v5, v29
+	WORD	$0x32de82d7	// th.vrgather.vv v5, v13, v29
 	ADD	$1168, X2, X14
 	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
 	SLL	$63, X29, X12
-	XOR	X10, X30, X10
-	WORD	$0x326e8757	// th.vrgather.vv v14, v6, v29
+	XOR	X10, X30
+	WORD	$0x32ee8357	// th.vrgather.vv v6, v14, v29
 	SLL	$62, X29, X17
 	XOR	X12, X16
-	XOR	X10, X13
-	WORD	$0x327e87d7	// th.vrgather.vv v15, v7, v29
+	XOR	X30, X13
+	WORD	$0x32fe83d7	// th.vrgather.vv v7, v15, v29
 	WORD	$0x00307057	// th.vsetvli zero, zero, e8, m8, d1
 	XOR	X17, X16
 	SLL	$57, X29, X12
-	WORD	$0x02077427	// th.vse.v v8, (a4)
+	WORD	$0x02077027	// th.vse.v v0, (a4)
 	WORD	$0x00907057	// th.vsetvli zero, zero, e32, m2, d1
 	XOR	X13, X15
 	XOR	X12, X16
@@ -3564,14 +3564,14 @@ group:
 	XOR	X12, X15
 	XOR	X17, X15
 	SLL	$57, X16, X12
-	XOR	X12, X15, X30
+	XOR	X12, X15, X10
 	SRL	$1, X16, X12
-	XOR	X16, X10
+	XOR	X16, X30
 	SRL	$2, X16, X17
-	XOR	X12, X10
-	XOR	X17, X10
+	XOR	X12, X30
+	XOR	X17, X30
 	SRL	$7, X16, X12
-	XOR	X12, X10, X12
+	XOR	X12, X30
 	MOV	1544(X2), X29
 	ADD	$128, X29
 	MOV	X29, 1544(X2)
@@ -3579,22 +3579,25 @@ group:
 	ADD	$-8, X29
 	MOV	X29, 1536(X2)
 	ADD	$-8, X29
-	BLTZ	X29, L6
+	BLTZ	X29, L11
 	JMP	group
-L6:
+L11:
 	MOV	1536(X2), X29
 	BEQZ	X29, lanes_store
+	MOV	1536(X2), X29
+	ADD	$-5, X29
+	BGEZ	X29, partial
 lanes_block:
-	MOV	1544(X2), X10
-	MOV	(X10), X29
-	MOV	8(X10), X10
+	MOV	1544(X2), X12
+	MOV	(X12), X29
+	MOV	8(X12), X12
 	WORD	$0x820e9e8b	// th.rev t4, t4
-	WORD	$0x8205150b	// th.rev a0, a0
-	XOR	X29, X12
-	XOR	X10, X30
+	WORD	$0x8206160b	// th.rev a2, a2
+	XOR	X29, X30
+	XOR	X12, X10
 	// Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
-	XOR	X12, X30, X29
-	WORD	$0x7c0f370b	// th.extu a4, t5, 31, 0
+	XOR	X30, X10, X29
+	WORD	$0x7c05370b	// th.extu a4, a0, 31, 0
 	MOVWU	(X11), X16
 	AND	X6, X14, X17
 	MOVWU	8(X11), X20
@@ -3602,30 +3605,30 @@ lanes_block:
 	MUL	X16, X17, X21
 	AND	X7, X14, X19
 	MUL	X20, X17, X13
-	AND	X28, X14, X10
+	AND	X28, X14, X12
 	MOVWU	4(X11), X18
 	AND	X5, X14, X22
 	MUL	X9, X17, X14
 	MUL	X20, X19, X15
-	MUL	X20, X10, X23
+	MUL	X20, X12, X23
 	MUL	X18, X17
 	WORD	$0x20999a8b	// th.mula s5, s3, s1
 	WORD	$0x209b168b	// th.mula a3, s6, s1
 	XOR	X15, X14
-	MUL	X18, X10, X15
-	WORD	$0x2095188b	// th.mula a7, a0, s1
+	MUL	X18, X12, X15
+	WORD	$0x2096188b	// th.mula a7, a2, s1
 	MUL	X16, X19, X9
 	MUL	X18, X19
 	XOR	X23, X21
 	MUL	X18, X22, X23
 	WORD	$0x214b148b	// th.mula s1, s6, s4
 	XOR	X19, X13
-	MUL	X16, X10, X19
+	MUL	X16, X12, X19
 	XOR	X15, X14
 	MUL	X16, X22, X15
 	XOR	X23, X21
-	AND	X6, X21, X10
-	SRL	$32, X30, X18
+	AND	X6, X21, X12
+	SRL	$32, X10, X18
 	AND	X6, X18, X22
 	AND	X7, X18, X20
 	AND	X28, X18, X16
@@ -3634,7 +3637,7 @@ lanes_block:
 	AND	X7, X17
 	MOVWU	16(X11), X18
 	XOR	X19, X13
-	OR	X17, X10
+	OR	X17, X12
 	MOVWU	24(X11), X21
 	MOVWU	28(X11), X17
 	MUL	X18, X22, X23
@@ -3642,10 +3645,10 @@ lanes_block:
 	AND	X28, X13
 	XOR	X15, X14
 	MUL	X21, X16, X24
-	OR	X13, X10
+	OR	X13, X12
 	MUL	X25, X22, X19
 	AND	X5, X14
-	OR	X14, X10
+	OR	X14, X12
 	MUL	X21, X22, X13
 	MUL	X17, X22, X15
 	WORD	$0x211a1b8b	// th.mula s7, s4, a7
@@ -3660,11 +3663,11 @@ lanes_block:
 	MUL	X18, X20, X25
 	XOR	X24, X23
 	AND	X6, X23, X14
-	WORD	$0x7c0f3a0b	// th.extu s4, t5, 31, 0
-	SRL	$32, X30
-	XOR	X30, X20
+	WORD	$0x7c053a0b	// th.extu s4, a0, 31, 0
+	SRL	$32, X10
+	XOR	X10, X20
 	WORD	$0x21549c8b	// th.mula s9, s1, s5
-	AND	X6, X20, X30
+	AND	X6, X20, X10
 	XOR	X22, X13
 	MUL	X18, X16, X22
 	XOR	X17, X15
@@ -3678,25 +3681,25 @@ lanes_block:
 	MOVWU	32(X11), X19
 	MOVWU	40(X11), X21
 	MOVWU	44(X11), X22
-	MUL	X19, X30, X18
+	MUL	X19, X10, X18
 	MOVWU	36(X11), X23
 	AND	X5, X20
 	AND	X28, X13
 	XOR	X17, X15
 	MUL	X21, X16, X17
 	OR	X13, X14
-	MUL	X23, X30, X24
+	MUL	X23, X10, X24
 	AND	X5, X15
 	OR	X15, X14
-	MUL	X21, X30, X13
-	MUL	X22, X30
+	MUL	X21, X10, X13
+	MUL	X22, X10
 	WORD	$0x2164990b	// th.mula s2, s1, s6
 	WORD	$0x216a168b	// th.mula a3, s4, s6
 	WORD	$0x21681c0b	// th.mula s8, a6, s6
 	MUL	X21, X9, X22
 	XOR	X17, X18
 	MUL	X23, X20, X17
-	XOR	X22, X30
+	XOR	X22, X10
 	MUL	X23, X16, X22
 	MUL	X23, X9, X15
 	MUL	X19, X9
@@ -3705,13 +3708,13 @@ lanes_block:
 	WORD	$0x215a148b	// th.mula s1, s4, s5
 	XOR	X15, X13
 	MUL	X19, X16, X15
-	XOR	X22, X30
+	XOR	X22, X10
 	MUL	X19, X20, X22
 	XOR	X9, X24
 	AND	X7, X24
 	XOR	X15, X13
 	OR	X24, X18
-	WORD	$0x7c06388b	// th.extu a7, a2, 31, 0
+	WORD	$0x7c0f388b	// th.extu a7, t5, 31, 0
 	MOVWU	48(X11), X15
 	AND	X6, X17, X20
 	AND	X7, X17, X19
@@ -3720,16 +3723,16 @@ lanes_block:
 	AND	X5, X17
 	AND	X28, X13
 	MOVWU	56(X11), X21
-	XOR	X22, X30
+	XOR	X22, X10
 	OR	X13, X18
 	MOVWU	60(X11), X22
 	MUL	X15, X20, X13
 	MUL	X21, X16, X24
-	AND	X5, X30
-	OR	X30, X18
+	AND	X5, X10
+	OR	X10, X18
 	MUL	X9, X20, X23
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	XOR	X10, X18
+	XOR	X12, X18
 	XOR	X14, X18
 	WORD	$0x2169968b	// th.mula a3, s3, s6
 	XOR	X24, X13
@@ -3740,10 +3743,10 @@ lanes_block:
 	AND	X6, X13
 	WORD	$0x21589c0b	// th.mula s8, a7, s5
 	SLL	$32, X18, X25
-	XOR	X25, X10, X30
+	XOR	X25, X12, X10
 	SRL	$32, X18, X25
-	XOR	X25, X14, X10
-	SRL	$32, X12, X25
+	XOR	X25, X14, X12
+	SRL	$32, X30, X25
 	XOR	X24, X23
 	AND	X6, X25, X18
 	AND	X7, X23
@@ -3784,15 +3787,15 @@ lanes_block:
 	MUL	X22, X18, X23
 	AND	X6, X15
 	WORD	$0x208a1b8b	// th.mula s7, s4, s0
-	WORD	$0x7c063c0b	// th.extu s8, a2, 31, 0
-	SRL	$32, X12
+	WORD	$0x7c0f3c0b	// th.extu s8, t5, 31, 0
+	SRL	$32, X30
 	MUL	X14, X21, X18
-	XOR	X12, X24
+	XOR	X30, X24
 	WORD	$0x2138990b	// th.mula s2, a7, s3
-	MUL	X19, X21, X12
+	MUL	X19, X21, X30
 	MUL	X22, X21, X25
-	XOR	X12, X16
-	MUL	X22, X20, X12
+	XOR	X30, X16
+	MUL	X22, X20, X30
 	AND	X6, X24, X22
 	XOR	X25, X9
 	MUL	X14, X20, X25
@@ -3803,8 +3806,8 @@ lanes_block:
 	OR	X23, X15
 	MOVWU	80(X11), X20
 	AND	X5, X24, X21
-	XOR	X12, X16
-	MUL	X14, X17, X12
+	XOR	X30, X16
+	MUL	X14, X17, X30
 	MOVWU	88(X11), X17
 	MOVWU	92(X11), X23
 	XOR	X25, X9
@@ -3813,28 +3816,28 @@ lanes_block:
 	OR	X9, X15
 	MOVWU	84(X11), X9
 	WORD	$0x21799c0b	// th.mula s8, s3, s7
-	XOR	X12, X16
-	MUL	X17, X18, X12
+	XOR	X30, X16
+	MUL	X17, X18, X30
 	AND	X5, X16
 	OR	X16, X15
 	MUL	X17, X22, X14
 	WORD	$0x217a970b	// th.mula a4, s5, s7
-	XOR	X12, X24
-	MUL	X9, X21, X12
-	XOR	X12, X24
-	MUL	X23, X22, X12
+	XOR	X30, X24
+	MUL	X9, X21, X30
+	XOR	X30, X24
+	MUL	X23, X22, X30
 	MUL	X9, X22
 	AND	X6, X24, X16
 	WORD	$0x21791b0b	// th.mula s6, s2, s7
 	MUL	X17, X19, X24
-	XOR	X24, X12
+	XOR	X24, X30
 	MUL	X9, X18, X24
 	MUL	X9, X19, X9
 	MUL	X20, X19
 	WORD	$0x211a998b	// th.mula s3, s5, a7
 	XOR	X9, X14
 	MUL	X20, X18, X9
-	XOR	X24, X12
+	XOR	X24, X30
 	MUL	X20, X21, X24
 	XOR	X19, X22
 	AND	X7, X22
@@ -3849,25 +3852,25 @@ lanes_block:
 	AND	X5, X18
 	AND	X28, X14
 	MOVWU	104(X11), X23
-	XOR	X24, X12
+	XOR	X24, X30
 	OR	X14, X16
 	MOVWU	108(X11), X24
 	MUL	X17, X22, X14
-	AND	X5, X12
-	OR	X12, X16
-	MUL	X23, X9, X12
+	AND	X5, X30
+	OR	X30, X16
+	MUL	X23, X9, X30
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
 	XOR	X13, X16
 	XOR	X15, X16
 	WORD	$0x218a970b	// th.mula a4, s5, s8
-	XOR	X12, X14
-	MUL	X20, X18, X12
-	XOR	X12, X14
+	XOR	X30, X14
+	MUL	X20, X18, X30
+	XOR	X30, X14
 	MUL	X20, X22, X25
 	AND	X6, X14
 	WORD	$0x21849c8b	// th.mula s9, s1, s8
 	SLL	$32, X16, X19
-	XOR	X19, X13, X12
+	XOR	X19, X13, X30
 	SRL	$32, X16, X19
 	XOR	X19, X15, X13
 	SRL	$32, X29, X15
@@ -3981,40 +3984,40 @@ lanes_block:
 	XOR	X16, X14, X29
 	SRL	$32, X9, X16
 	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	XOR	X30, X29
+	XOR	X10, X29
 	XOR	X16, X15, X14
-	XOR	X12, X29
-	XOR	X10, X14
-	XOR	X29, X10
+	XOR	X30, X29
+	XOR	X12, X14
+	XOR	X29, X12
 	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
-	SLL	$63, X30, X29
-	SLL	$62, X30, X15
-	XOR	X29, X10
-	XOR	X13, X14
-	XOR	X15, X10
-	SLL	$57, X30, X29
-	XOR	X14, X12
-	XOR	X29, X10
-	SRL	$1, X30, X29
-	XOR	X30, X12
-	SRL	$2, X30, X15
-	XOR	X29, X12
-	XOR	X15, X12
-	SRL	$7, X30, X29
-	XOR	X29, X12
 	SLL	$63, X10, X29
 	SLL	$62, X10, X15
 	XOR	X29, X12
+	XOR	X13, X14
 	XOR	X15, X12
 	SLL	$57, X10, X29
-	XOR	X29, X12, X30
+	XOR	X14, X30
+	XOR	X29, X12
 	SRL	$1, X10, X29
-	XOR	X10, X13
+	XOR	X10, X30
 	SRL	$2, X10, X15
+	XOR	X29, X30
+	XOR	X15, X30
+	SRL	$7, X10, X29
+	XOR	X29, X30
+	SLL	$63, X12, X29
+	SLL	$62, X12, X15
+	XOR	X29, X30
+	XOR	X15, X30
+	SLL	$57, X12, X29
+	XOR	X29, X30, X10
+	SRL	$1, X12, X29
+	XOR	X12, X13
+	SRL	$2, X12, X15
 	XOR	X29, X13
 	XOR	X15, X13
-	SRL	$7, X10, X29
-	XOR	X29, X13, X12
+	SRL	$7, X12, X29
+	XOR	X29, X13, X30
 	MOV	1544(X2), X29
 	ADD	$16, X29
 	MOV	X29, 1544(X2)
@@ -4023,11 +4026,11 @@ lanes_block:
 	MOV	X29, 1536(X2)
 	BNEZ	X29, lanes_block
 lanes_store:
-	WORD	$0x8206160b	// th.rev a2, a2
 	WORD	$0x820f1f0b	// th.rev t5, t5
+	WORD	$0x8205150b	// th.rev a0, a0
 	MOV	1528(X2), X5
-	MOV	X12, (X5)
-	MOV	X30, 8(X5)
+	MOV	X30, (X5)
+	MOV	X10, 8(X5)
 	// return
 	WORD	$0x00307057	// th.vsetvli zero, zero, e8, m8, d1
 	WORD	$0x5e003057	// th.vmv.v.i v0, 0
@@ -4243,5 +4246,82 @@ lanes_store:
 	MOV	$0, X30
 	MOV	(X2), X1
 	JMP	kgen_ret
+	// the r blocks left, reversed, at blocks[16(8-r)..], zeros before them
+partial:
+	WORD	$0x00307057	// th.vsetvli zero, zero, e8, m8, d1
+	WORD	$0x5e003057	// th.vmv.v.i v0, 0
+	ADD	$1168, X2, X14
+	WORD	$0x02077027	// th.vse.v v0, (a4)
+	MOV	1536(X2), X29
+	SLL	$4, X29
+	WORD	$0x003ef057	// th.vsetvli zero, t4, e8, m8, d1
+	MOV	1544(X2), X12
+	WORD	$0x02067407	// th.vle.v v8, (a2)
+	WORD	$0x00007057	// th.vsetvli zero, zero, e8, m1, d1
+	WORD	$0x328e8057	// th.vrgather.vv v0, v8, v29
+	WORD	$0x329e80d7	// th.vrgather.vv v1, v9, v29
+	WORD	$0x32ae8157	// th.vrgather.vv v2, v10, v29
+	WORD	$0x32be81d7	// th.vrgather.vv v3, v11, v29
+	WORD	$0x32ce8257	// th.vrgather.vv v4, v12, v29
+	WORD	$0x32de82d7	// th.vrgather.vv v5, v13, v29
+	WORD	$0x32ee8357	// th.vrgather.vv v6, v14, v29
+	WORD	$0x32fe83d7	// th.vrgather.vv v7, v15, v29
+	MOV	$5, X12
+	MOV	1536(X2), X13
+	BEQ	X13, X12, partial5
+	MOV	$6, X12
+	MOV	1536(X2), X13
+	BEQ	X13, X12, partial6
+	// 7 blocks: at lane 1; lane 1 ^= Xi; inp -= 16
+	ADD	$1184, X2, X14
+	WORD	$0x003ef057	// th.vsetvli zero, t4, e8, m8, d1
+	WORD	$0x02077027	// th.vse.v v0, (a4)
+	MOV	(X14), X29
+	XOR	X10, X29
+	MOV	X29, (X14)
+	MOV	8(X14), X29
+	XOR	X30, X29
+	MOV	X29, 8(X14)
+	MOV	1544(X2), X29
+	ADD	$-16, X29
+	MOV	X29, 1544(X2)
+	JMP	partial_joined
+	// 6 blocks: at lane 2; lane 2 ^= Xi; inp -= 32
+partial6:
+	ADD	$1200, X2, X14
+	WORD	$0x003ef057	// th.vsetvli zero, t4, e8, m8, d1
+	WORD	$0x02077027	// th.vse.v v0, (a4)
+	MOV	(X14), X29
+	XOR	X10, X29
+	MOV	X29, (X14)
+	MOV	8(X14), X29
+	XOR	X30, X29
+	MOV	X29, 8(X14)
+	MOV	1544(X2), X29
+	ADD	$-32, X29
+	MOV	X29, 1544(X2)
+	JMP	partial_joined
+	// 5 blocks: at lane 3; lane 3 ^= Xi; inp -= 48
+partial5:
+	ADD	$1216, X2, X14
+	WORD	$0x003ef057	// th.vsetvli zero, t4, e8, m8, d1
+	WORD	$0x02077027	// th.vse.v v0, (a4)
+	MOV	(X14), X29
+	XOR	X10, X29
+	MOV	X29, (X14)
+	MOV	8(X14), X29
+	XOR	X30, X29
+	MOV	X29, 8(X14)
+	MOV	1544(X2), X29
+	ADD	$-48, X29
+	MOV	X29, 1544(X2)
+partial_joined:
+	// Xi = 0 (folded), len = 8: one more pass of the group loop
+	WORD	$0x00907057	// th.vsetvli zero, zero, e32, m2, d1
+	MOV	$0, X30
+	MOV	$0, X10
+	MOV	$8, X29
+	MOV	X29, 1536(X2)
+	JMP	group
 kgen_ret:
 	RET

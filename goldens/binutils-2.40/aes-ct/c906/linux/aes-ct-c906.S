@@ -59,10 +59,11 @@ SYM_FUNC_START(aes_ct_encrypt_c906)
 	.word	0x120e0507	// th.vlb.v v10, (t3)
 	addi       	t3, t0, 176
 	.word	0x120e0587	// th.vlb.v v11, (t3)
-	// round 0; then rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
+	// round 0
 	.word	0x12060607	// th.vlb.v v12, (a2)
 	.word	0x12030687	// th.vlb.v v13, (t1)
 	.word	0x2ec68657	// th.vxor.vv v12, v12, v13
+	// rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
 	addi       	t0, zero, 99
 	addi       	t1, t1, 16
 	addi       	t2, t2, -1
@@ -4691,41 +4692,57 @@ SYM_FUNC_END(aes_ct_expandkey_c906)
 
 /*
  * void aes_ct_ctr32_c906(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in, size_t nblocks, const u8 iv[16]);
- * aes_ct_ctr32_c906: 5741 instructions, frame 2000 bytes
+ * aes_ct_ctr32_c906: 5884 instructions, frame 2016 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v17 v18 v19 v20 v21 v22 v23 v24 v25 v26 v27 v28 v29 v30
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 27 integer, 29 vector registers
- *   spills: 11 values (ctx, nblocks, rounds, out, in, ctr, vpo, vkp, pass_off, w, vkp), 19 stores, 87 reloads, modeled cost 3661 cycles per pass (loops counted 8 times per level)
+ *   spills: 12 values (iv, ctx, nblocks, rounds, out, in, ctr, vpo, vkp, pass_off, w, vkp), 25 stores, 102 reloads, modeled cost 3950 cycles per pass (loops counted 8 times per level)
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
  *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
  */
 SYM_FUNC_START(aes_ct_ctr32_c906)
-	addi       	sp, sp, -2000
-	sd         	s1, 1896(sp)
-	sd         	s2, 1904(sp)
-	sd         	s3, 1912(sp)
-	sd         	s4, 1920(sp)
-	sd         	s5, 1928(sp)
-	sd         	s6, 1936(sp)
-	sd         	s7, 1944(sp)
-	sd         	s8, 1952(sp)
-	sd         	s9, 1960(sp)
-	sd         	s10, 1968(sp)
-	sd         	s11, 1976(sp)
-	sd         	ra, 1984(sp)
-	sd         	a2, 1856(sp)
-	sd         	a1, 1848(sp)
-	sd         	a3, 1832(sp)
-	sd         	a0, 1824(sp)
-	ld         	t0, 1832(sp)
+	addi       	sp, sp, -2016
+	sd         	s1, 1920(sp)
+	sd         	s2, 1928(sp)
+	sd         	s3, 1936(sp)
+	sd         	s4, 1944(sp)
+	sd         	s5, 1952(sp)
+	sd         	s6, 1960(sp)
+	sd         	s7, 1968(sp)
+	sd         	s8, 1976(sp)
+	sd         	s9, 1984(sp)
+	sd         	s10, 1992(sp)
+	sd         	s11, 2000(sp)
+	sd         	ra, 2008(sp)
+	sd         	a2, 1880(sp)
+	sd         	a1, 1872(sp)
+	sd         	a3, 1856(sp)
+	sd         	a0, 1848(sp)
+	sd         	a4, 1840(sp)
+	ld         	t0, 1856(sp)
 	bne        	t0, zero, .Laes_ct_ctr32_c906_start
 	jal        	zero, .Laes_ct_ctr32_c906_done
 .Laes_ct_ctr32_c906_start:
-.Laes_ct_ctr32_c906_2:
+	ld         	t0, 1848(sp)
+	lwu        	t0, 480(t0)
+	srli       	t0, t0, 2
+	addi       	t0, t0, 6
+	sd         	t0, 1864(sp)
+	// up to FEW_FIRST blocks: one at a time by nibble lookups (a bitsliced pass computes twelve)
+	addi       	t0, zero, 6
+	ld         	t1, 1856(sp)
+	bltu       	t0, t1, .Laes_ct_ctr32_c906_many
+	ld         	t0, 1840(sp)
+	lwu        	t0, 12(t0)
+	th.revw    	t0, t0
+	sd         	t0, 1888(sp)
+	jal        	zero, .Laes_ct_ctr32_c906_few
+.Laes_ct_ctr32_c906_many:
+.Laes_ct_ctr32_c906_4:
 	auipc      	t0, %pcrel_hi(kgen_aes_ct_c906_masks)
-	addi       	t0, t0, %pcrel_lo(.Laes_ct_ctr32_c906_2)
+	addi       	t0, t0, %pcrel_lo(.Laes_ct_ctr32_c906_4)
 	ld         	t1, 0(t0)
 	sd         	t1, 1088(sp)
 	ld         	t1, 8(t0)
@@ -4766,11 +4783,6 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	sd         	t1, 1232(sp)
 	ld         	t1, 152(t0)
 	sd         	t1, 1240(sp)
-	ld         	t0, 1824(sp)
-	lwu        	t0, 480(t0)
-	srli       	t0, t0, 2
-	addi       	t0, t0, 6
-	sd         	t0, 1840(sp)
 	// the round keys, bitsliced, into the frame: round r's at 64r. Zeros first (every key's bytes are then written before they are read, which the loop's stores cannot show)
 	sd         	zero, 64(sp)
 	sd         	zero, 72(sp)
@@ -4900,9 +4912,9 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	sd         	zero, 1064(sp)
 	sd         	zero, 1072(sp)
 	sd         	zero, 1080(sp)
-	ld         	t0, 1840(sp)
+	ld         	t0, 1864(sp)
 	slli       	t2, t0, 6
-	ld         	t0, 1824(sp)
+	ld         	t0, 1848(sp)
 	addi       	t1, t0, 16
 	addi       	t3, zero, 0
 .Laes_ct_ctr32_c906_keys4:
@@ -4956,7 +4968,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	and        	a1, a1, a0
 	xor        	a0, t4, a1
 	slli       	a1, a1, 1
-	xor        	a5, t4, a1
+	xor        	a4, t4, a1
 	ld         	a2, 1096(sp)
 	srli       	t4, t6, 2
 	xor        	t4, t6, t4
@@ -4970,155 +4982,155 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	xor        	t6, t5, a1
 	slli       	a1, a1, 2
 	xor        	a1, t5, a1
-	srli       	t5, a5, 2
-	xor        	t5, a5, t5
-	and        	a6, t5, a2
-	xor        	t5, a5, a6
-	slli       	a6, a6, 2
-	xor        	a6, a5, a6
-	srli       	a5, a0, 2
-	xor        	a5, a0, a5
-	and        	a2, a5, a2
-	xor        	a5, a0, a2
+	srli       	t5, a4, 2
+	xor        	t5, a4, t5
+	and        	a5, t5, a2
+	xor        	t5, a4, a5
+	slli       	a5, a5, 2
+	xor        	a5, a4, a5
+	srli       	a4, a0, 2
+	xor        	a4, a0, a4
+	and        	a2, a4, a2
+	xor        	a4, a0, a2
 	slli       	a2, a2, 2
 	xor        	a0, a0, a2
-	ld         	a7, 1104(sp)
+	ld         	a6, 1104(sp)
 	srli       	a2, a3, 4
-	xor        	a2, a6, a2
-	and        	s1, a2, a7
-	xor        	a2, a6, s1
-	slli       	a6, s1, 4
-	xor        	a6, a3, a6
+	xor        	a2, a5, a2
+	and        	a7, a2, a6
+	xor        	a2, a5, a7
+	slli       	a5, a7, 4
+	xor        	a5, a3, a5
 	srli       	a3, a1, 4
 	xor        	a3, a0, a3
-	and        	a3, a3, a7
+	and        	a3, a3, a6
 	xor        	a0, a0, a3
 	slli       	a3, a3, 4
 	xor        	a1, a1, a3
 	srli       	a3, t4, 4
 	xor        	a3, t5, a3
-	and        	a3, a3, a7
+	and        	a3, a3, a6
 	xor        	t5, t5, a3
 	slli       	a3, a3, 4
 	xor        	a3, t4, a3
 	srli       	t4, t6, 4
-	xor        	t4, a5, t4
-	and        	a7, t4, a7
-	xor        	t4, a5, a7
-	slli       	a5, a7, 4
-	xor        	a5, t6, a5
+	xor        	t4, a4, t4
+	and        	a6, t4, a6
+	xor        	t4, a4, a6
+	slli       	a4, a6, 4
+	xor        	a4, t6, a4
 	ld         	t6, 1184(sp)
-	srli       	a7, a6, 8
-	xor        	a7, a6, a7
-	and        	t6, a7, t6
-	xor        	a6, a6, t6
+	srli       	a6, a5, 8
+	xor        	a6, a5, a6
+	and        	t6, a6, t6
+	xor        	a5, a5, t6
 	slli       	t6, t6, 8
-	xor        	t6, a6, t6
-	ld         	a6, 1168(sp)
-	srli       	a7, t6, 4
-	xor        	a7, t6, a7
-	and        	a6, a7, a6
-	xor        	t6, t6, a6
-	slli       	a6, a6, 4
-	xor        	t6, t6, a6
-	ld         	a6, 1184(sp)
-	srli       	a7, a1, 8
-	xor        	a7, a1, a7
-	and        	a6, a7, a6
-	xor        	a1, a1, a6
-	slli       	a6, a6, 8
-	xor        	a1, a1, a6
-	ld         	a6, 1168(sp)
-	srli       	a7, a1, 4
-	xor        	a7, a1, a7
-	and        	a6, a7, a6
-	xor        	a1, a1, a6
-	slli       	a6, a6, 4
-	xor        	a1, a1, a6
-	ld         	a6, 1184(sp)
-	srli       	a7, a3, 8
-	xor        	a7, a3, a7
-	and        	a6, a7, a6
-	xor        	a3, a3, a6
-	slli       	a6, a6, 8
-	xor        	a3, a3, a6
-	ld         	a6, 1168(sp)
-	srli       	a7, a3, 4
-	xor        	a7, a3, a7
-	and        	a6, a7, a6
-	xor        	a3, a3, a6
-	slli       	a6, a6, 4
-	xor        	a3, a3, a6
-	ld         	a6, 1184(sp)
-	srli       	a7, a5, 8
-	xor        	a7, a5, a7
-	and        	a6, a7, a6
-	xor        	a5, a5, a6
-	slli       	a6, a6, 8
-	xor        	a5, a5, a6
-	ld         	a6, 1168(sp)
-	srli       	a7, a5, 4
-	xor        	a7, a5, a7
-	and        	a6, a7, a6
-	xor        	a5, a5, a6
-	slli       	a6, a6, 4
-	xor        	a5, a5, a6
-	ld         	a6, 1184(sp)
-	srli       	a7, a2, 8
-	xor        	a7, a2, a7
-	and        	a6, a7, a6
-	xor        	a2, a2, a6
-	slli       	a6, a6, 8
-	xor        	a2, a2, a6
-	ld         	a6, 1168(sp)
-	srli       	a7, a2, 4
-	xor        	a7, a2, a7
-	and        	a6, a7, a6
-	xor        	a2, a2, a6
-	slli       	a6, a6, 4
-	xor        	a2, a2, a6
-	ld         	a6, 1184(sp)
-	srli       	a7, a0, 8
-	xor        	a7, a0, a7
-	and        	a6, a7, a6
-	xor        	a0, a0, a6
-	slli       	a6, a6, 8
-	xor        	a0, a0, a6
-	ld         	a6, 1168(sp)
-	srli       	a7, a0, 4
-	xor        	a7, a0, a7
-	and        	a6, a7, a6
-	xor        	a0, a0, a6
-	slli       	a6, a6, 4
-	xor        	a0, a0, a6
-	ld         	a6, 1184(sp)
-	srli       	a7, t5, 8
-	xor        	a7, t5, a7
-	and        	a6, a7, a6
-	xor        	t5, t5, a6
-	slli       	a6, a6, 8
-	xor        	t5, t5, a6
-	ld         	a6, 1168(sp)
-	srli       	a7, t5, 4
-	xor        	a7, t5, a7
-	and        	a6, a7, a6
-	xor        	t5, t5, a6
-	slli       	a6, a6, 4
-	xor        	t5, t5, a6
-	ld         	a6, 1184(sp)
-	srli       	a7, t4, 8
-	xor        	a7, t4, a7
-	and        	a6, a7, a6
-	xor        	t4, t4, a6
-	slli       	a6, a6, 8
-	xor        	t4, t4, a6
-	ld         	a6, 1168(sp)
-	srli       	a7, t4, 4
-	xor        	a7, t4, a7
-	and        	a6, a7, a6
-	xor        	t4, t4, a6
-	slli       	a6, a6, 4
-	xor        	t4, t4, a6
+	xor        	t6, a5, t6
+	ld         	a5, 1168(sp)
+	srli       	a6, t6, 4
+	xor        	a6, t6, a6
+	and        	a5, a6, a5
+	xor        	t6, t6, a5
+	slli       	a5, a5, 4
+	xor        	t6, t6, a5
+	ld         	a5, 1184(sp)
+	srli       	a6, a1, 8
+	xor        	a6, a1, a6
+	and        	a5, a6, a5
+	xor        	a1, a1, a5
+	slli       	a5, a5, 8
+	xor        	a1, a1, a5
+	ld         	a5, 1168(sp)
+	srli       	a6, a1, 4
+	xor        	a6, a1, a6
+	and        	a5, a6, a5
+	xor        	a1, a1, a5
+	slli       	a5, a5, 4
+	xor        	a1, a1, a5
+	ld         	a5, 1184(sp)
+	srli       	a6, a3, 8
+	xor        	a6, a3, a6
+	and        	a5, a6, a5
+	xor        	a3, a3, a5
+	slli       	a5, a5, 8
+	xor        	a3, a3, a5
+	ld         	a5, 1168(sp)
+	srli       	a6, a3, 4
+	xor        	a6, a3, a6
+	and        	a5, a6, a5
+	xor        	a3, a3, a5
+	slli       	a5, a5, 4
+	xor        	a3, a3, a5
+	ld         	a5, 1184(sp)
+	srli       	a6, a4, 8
+	xor        	a6, a4, a6
+	and        	a5, a6, a5
+	xor        	a4, a4, a5
+	slli       	a5, a5, 8
+	xor        	a4, a4, a5
+	ld         	a5, 1168(sp)
+	srli       	a6, a4, 4
+	xor        	a6, a4, a6
+	and        	a5, a6, a5
+	xor        	a4, a4, a5
+	slli       	a5, a5, 4
+	xor        	a4, a4, a5
+	ld         	a5, 1184(sp)
+	srli       	a6, a2, 8
+	xor        	a6, a2, a6
+	and        	a5, a6, a5
+	xor        	a2, a2, a5
+	slli       	a5, a5, 8
+	xor        	a2, a2, a5
+	ld         	a5, 1168(sp)
+	srli       	a6, a2, 4
+	xor        	a6, a2, a6
+	and        	a5, a6, a5
+	xor        	a2, a2, a5
+	slli       	a5, a5, 4
+	xor        	a2, a2, a5
+	ld         	a5, 1184(sp)
+	srli       	a6, a0, 8
+	xor        	a6, a0, a6
+	and        	a5, a6, a5
+	xor        	a0, a0, a5
+	slli       	a5, a5, 8
+	xor        	a0, a0, a5
+	ld         	a5, 1168(sp)
+	srli       	a6, a0, 4
+	xor        	a6, a0, a6
+	and        	a5, a6, a5
+	xor        	a0, a0, a5
+	slli       	a5, a5, 4
+	xor        	a0, a0, a5
+	ld         	a5, 1184(sp)
+	srli       	a6, t5, 8
+	xor        	a6, t5, a6
+	and        	a5, a6, a5
+	xor        	t5, t5, a5
+	slli       	a5, a5, 8
+	xor        	t5, t5, a5
+	ld         	a5, 1168(sp)
+	srli       	a6, t5, 4
+	xor        	a6, t5, a6
+	and        	a5, a6, a5
+	xor        	t5, t5, a5
+	slli       	a5, a5, 4
+	xor        	t5, t5, a5
+	ld         	a5, 1184(sp)
+	srli       	a6, t4, 8
+	xor        	a6, t4, a6
+	and        	a5, a6, a5
+	xor        	t4, t4, a5
+	slli       	a5, a5, 8
+	xor        	t4, t4, a5
+	ld         	a5, 1168(sp)
+	srli       	a6, t4, 4
+	xor        	a6, t4, a6
+	and        	a5, a6, a5
+	xor        	t4, t4, a5
+	slli       	a5, a5, 4
+	xor        	t4, t4, a5
 	xori       	t6, t6, -1
 	xori       	a1, a1, -1
 	xori       	a0, a0, -1
@@ -5126,7 +5138,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	sd         	t6, 0(t0)
 	sd         	a1, 8(t0)
 	sd         	a3, 16(t0)
-	sd         	a5, 24(t0)
+	sd         	a4, 24(t0)
 	sd         	a2, 32(t0)
 	sd         	a0, 40(t0)
 	sd         	t5, 48(t0)
@@ -5185,7 +5197,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	and        	a3, t5, a0
 	xor        	t5, a1, a3
 	slli       	a3, a3, 2
-	xor        	a5, a1, a3
+	xor        	a4, a1, a3
 	srli       	a1, t4, 2
 	xor        	a1, t4, a1
 	and        	a3, a1, a0
@@ -5194,97 +5206,97 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	xor        	a3, t4, a3
 	srli       	t4, a2, 2
 	xor        	t4, a2, t4
-	and        	a6, t4, a0
-	xor        	t4, a2, a6
-	slli       	a6, a6, 2
-	xor        	a6, a2, a6
+	and        	a5, t4, a0
+	xor        	t4, a2, a5
+	slli       	a5, a5, 2
+	xor        	a5, a2, a5
 	srli       	a2, t6, 2
 	xor        	a2, t6, a2
 	and        	a0, a2, a0
 	xor        	a2, t6, a0
 	slli       	a0, a0, 2
 	xor        	t6, t6, a0
-	ld         	s1, 1104(sp)
-	srli       	a0, a5, 4
-	xor        	a0, a6, a0
-	and        	a7, a0, s1
-	xor        	a0, a6, a7
-	slli       	a6, a7, 4
-	xor        	a7, a5, a6
-	srli       	a5, a3, 4
-	xor        	a5, t6, a5
-	and        	a5, a5, s1
-	xor        	t6, t6, a5
-	slli       	a5, a5, 4
-	xor        	a6, a3, a5
+	ld         	a7, 1104(sp)
+	srli       	a0, a4, 4
+	xor        	a0, a5, a0
+	and        	a6, a0, a7
+	xor        	a0, a5, a6
+	slli       	a5, a6, 4
+	xor        	a6, a4, a5
+	srli       	a4, a3, 4
+	xor        	a4, t6, a4
+	and        	a4, a4, a7
+	xor        	t6, t6, a4
+	slli       	a4, a4, 4
+	xor        	a5, a3, a4
 	srli       	a3, t5, 4
 	xor        	a3, t4, a3
-	and        	a3, a3, s1
+	and        	a3, a3, a7
 	xor        	t4, t4, a3
 	slli       	a3, a3, 4
 	xor        	a3, t5, a3
 	srli       	t5, a1, 4
 	xor        	t5, a2, t5
-	and        	a5, t5, s1
-	xor        	t5, a2, a5
-	slli       	a2, a5, 4
-	xor        	a5, a1, a2
+	and        	a4, t5, a7
+	xor        	t5, a2, a4
+	slli       	a2, a4, 4
+	xor        	a4, a1, a2
 	ld         	a1, 1176(sp)
-	srli       	a2, a7, 8
-	xor        	a2, a7, a2
+	srli       	a2, a6, 8
+	xor        	a2, a6, a2
 	and        	a1, a2, a1
-	xor        	a2, a7, a1
+	xor        	a2, a6, a1
 	slli       	a1, a1, 8
 	xor        	a1, a2, a1
 	ld         	a2, 1176(sp)
-	srli       	a7, a6, 8
-	xor        	a7, a6, a7
-	and        	a2, a7, a2
-	xor        	a6, a6, a2
+	srli       	a6, a5, 8
+	xor        	a6, a5, a6
+	and        	a2, a6, a2
+	xor        	a5, a5, a2
 	slli       	a2, a2, 8
-	xor        	a2, a6, a2
-	ld         	a6, 1176(sp)
-	srli       	a7, a3, 8
-	xor        	a7, a3, a7
-	and        	a6, a7, a6
-	xor        	a3, a3, a6
-	slli       	a6, a6, 8
-	xor        	a3, a3, a6
-	ld         	a6, 1176(sp)
-	srli       	a7, a5, 8
-	xor        	a7, a5, a7
-	and        	a6, a7, a6
-	xor        	a5, a5, a6
-	slli       	a6, a6, 8
-	xor        	a5, a5, a6
-	ld         	a6, 1176(sp)
-	srli       	a7, a0, 8
-	xor        	a7, a0, a7
-	and        	a6, a7, a6
-	xor        	a0, a0, a6
-	slli       	a6, a6, 8
-	xor        	a0, a0, a6
-	ld         	a6, 1176(sp)
-	srli       	a7, t6, 8
-	xor        	a7, t6, a7
-	and        	a6, a7, a6
-	xor        	t6, t6, a6
-	slli       	a6, a6, 8
-	xor        	t6, t6, a6
-	ld         	a6, 1176(sp)
-	srli       	a7, t4, 8
-	xor        	a7, t4, a7
-	and        	a6, a7, a6
-	xor        	t4, t4, a6
-	slli       	a6, a6, 8
-	xor        	t4, t4, a6
-	ld         	a6, 1176(sp)
-	srli       	a7, t5, 8
-	xor        	a7, t5, a7
-	and        	a6, a7, a6
-	xor        	t5, t5, a6
-	slli       	a6, a6, 8
-	xor        	t5, t5, a6
+	xor        	a2, a5, a2
+	ld         	a5, 1176(sp)
+	srli       	a6, a3, 8
+	xor        	a6, a3, a6
+	and        	a5, a6, a5
+	xor        	a3, a3, a5
+	slli       	a5, a5, 8
+	xor        	a3, a3, a5
+	ld         	a5, 1176(sp)
+	srli       	a6, a4, 8
+	xor        	a6, a4, a6
+	and        	a5, a6, a5
+	xor        	a4, a4, a5
+	slli       	a5, a5, 8
+	xor        	a4, a4, a5
+	ld         	a5, 1176(sp)
+	srli       	a6, a0, 8
+	xor        	a6, a0, a6
+	and        	a5, a6, a5
+	xor        	a0, a0, a5
+	slli       	a5, a5, 8
+	xor        	a0, a0, a5
+	ld         	a5, 1176(sp)
+	srli       	a6, t6, 8
+	xor        	a6, t6, a6
+	and        	a5, a6, a5
+	xor        	t6, t6, a5
+	slli       	a5, a5, 8
+	xor        	t6, t6, a5
+	ld         	a5, 1176(sp)
+	srli       	a6, t4, 8
+	xor        	a6, t4, a6
+	and        	a5, a6, a5
+	xor        	t4, t4, a5
+	slli       	a5, a5, 8
+	xor        	t4, t4, a5
+	ld         	a5, 1176(sp)
+	srli       	a6, t5, 8
+	xor        	a6, t5, a6
+	and        	a5, a6, a5
+	xor        	t5, t5, a5
+	slli       	a5, a5, 8
+	xor        	t5, t5, a5
 	xori       	a1, a1, -1
 	xori       	a2, a2, -1
 	xori       	t6, t6, -1
@@ -5292,7 +5304,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	sd         	a1, 64(t0)
 	sd         	a2, 72(t0)
 	sd         	a3, 80(t0)
-	sd         	a5, 88(t0)
+	sd         	a4, 88(t0)
 	sd         	a0, 96(t0)
 	sd         	t6, 104(t0)
 	sd         	t4, 112(t0)
@@ -5346,7 +5358,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	and        	a1, a1, a0
 	xor        	a0, t4, a1
 	slli       	a1, a1, 1
-	xor        	a5, t4, a1
+	xor        	a4, t4, a1
 	ld         	a2, 1096(sp)
 	srli       	t4, t6, 2
 	xor        	t4, t6, t4
@@ -5360,155 +5372,155 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	xor        	t6, t5, a1
 	slli       	a1, a1, 2
 	xor        	a1, t5, a1
-	srli       	t5, a5, 2
-	xor        	t5, a5, t5
-	and        	a6, t5, a2
-	xor        	t5, a5, a6
-	slli       	a6, a6, 2
-	xor        	a6, a5, a6
-	srli       	a5, a0, 2
-	xor        	a5, a0, a5
-	and        	a2, a5, a2
-	xor        	a5, a0, a2
+	srli       	t5, a4, 2
+	xor        	t5, a4, t5
+	and        	a5, t5, a2
+	xor        	t5, a4, a5
+	slli       	a5, a5, 2
+	xor        	a5, a4, a5
+	srli       	a4, a0, 2
+	xor        	a4, a0, a4
+	and        	a2, a4, a2
+	xor        	a4, a0, a2
 	slli       	a2, a2, 2
 	xor        	a0, a0, a2
-	ld         	a7, 1104(sp)
+	ld         	a6, 1104(sp)
 	srli       	a2, a3, 4
-	xor        	a2, a6, a2
-	and        	s1, a2, a7
-	xor        	a2, a6, s1
-	slli       	a6, s1, 4
-	xor        	a6, a3, a6
+	xor        	a2, a5, a2
+	and        	a7, a2, a6
+	xor        	a2, a5, a7
+	slli       	a5, a7, 4
+	xor        	a5, a3, a5
 	srli       	a3, a1, 4
 	xor        	a3, a0, a3
-	and        	a3, a3, a7
+	and        	a3, a3, a6
 	xor        	a0, a0, a3
 	slli       	a3, a3, 4
 	xor        	a1, a1, a3
 	srli       	a3, t4, 4
 	xor        	a3, t5, a3
-	and        	a3, a3, a7
+	and        	a3, a3, a6
 	xor        	t5, t5, a3
 	slli       	a3, a3, 4
 	xor        	a3, t4, a3
 	srli       	t4, t6, 4
-	xor        	t4, a5, t4
-	and        	a7, t4, a7
-	xor        	t4, a5, a7
-	slli       	a5, a7, 4
-	xor        	a5, t6, a5
+	xor        	t4, a4, t4
+	and        	a6, t4, a6
+	xor        	t4, a4, a6
+	slli       	a4, a6, 4
+	xor        	a4, t6, a4
 	ld         	t6, 1160(sp)
-	srli       	a7, a6, 8
-	xor        	a7, a6, a7
-	and        	t6, a7, t6
-	xor        	a6, a6, t6
+	srli       	a6, a5, 8
+	xor        	a6, a5, a6
+	and        	t6, a6, t6
+	xor        	a5, a5, t6
 	slli       	t6, t6, 8
-	xor        	t6, a6, t6
-	ld         	a6, 1168(sp)
-	srli       	a7, t6, 4
-	xor        	a7, t6, a7
-	and        	a6, a7, a6
-	xor        	t6, t6, a6
-	slli       	a6, a6, 4
-	xor        	t6, t6, a6
-	ld         	a6, 1160(sp)
-	srli       	a7, a1, 8
-	xor        	a7, a1, a7
-	and        	a6, a7, a6
-	xor        	a1, a1, a6
-	slli       	a6, a6, 8
-	xor        	a1, a1, a6
-	ld         	a6, 1168(sp)
-	srli       	a7, a1, 4
-	xor        	a7, a1, a7
-	and        	a6, a7, a6
-	xor        	a1, a1, a6
-	slli       	a6, a6, 4
-	xor        	a1, a1, a6
-	ld         	a6, 1160(sp)
-	srli       	a7, a3, 8
-	xor        	a7, a3, a7
-	and        	a6, a7, a6
-	xor        	a3, a3, a6
-	slli       	a6, a6, 8
-	xor        	a3, a3, a6
-	ld         	a6, 1168(sp)
-	srli       	a7, a3, 4
-	xor        	a7, a3, a7
-	and        	a6, a7, a6
-	xor        	a3, a3, a6
-	slli       	a6, a6, 4
-	xor        	a3, a3, a6
-	ld         	a6, 1160(sp)
-	srli       	a7, a5, 8
-	xor        	a7, a5, a7
-	and        	a6, a7, a6
-	xor        	a5, a5, a6
-	slli       	a6, a6, 8
-	xor        	a5, a5, a6
-	ld         	a6, 1168(sp)
-	srli       	a7, a5, 4
-	xor        	a7, a5, a7
-	and        	a6, a7, a6
-	xor        	a5, a5, a6
-	slli       	a6, a6, 4
-	xor        	a5, a5, a6
-	ld         	a6, 1160(sp)
-	srli       	a7, a2, 8
-	xor        	a7, a2, a7
-	and        	a6, a7, a6
-	xor        	a2, a2, a6
-	slli       	a6, a6, 8
-	xor        	a2, a2, a6
-	ld         	a6, 1168(sp)
-	srli       	a7, a2, 4
-	xor        	a7, a2, a7
-	and        	a6, a7, a6
-	xor        	a2, a2, a6
-	slli       	a6, a6, 4
-	xor        	a2, a2, a6
-	ld         	a6, 1160(sp)
-	srli       	a7, a0, 8
-	xor        	a7, a0, a7
-	and        	a6, a7, a6
-	xor        	a0, a0, a6
-	slli       	a6, a6, 8
-	xor        	a0, a0, a6
-	ld         	a6, 1168(sp)
-	srli       	a7, a0, 4
-	xor        	a7, a0, a7
-	and        	a6, a7, a6
-	xor        	a0, a0, a6
-	slli       	a6, a6, 4
-	xor        	a0, a0, a6
-	ld         	a6, 1160(sp)
-	srli       	a7, t5, 8
-	xor        	a7, t5, a7
-	and        	a6, a7, a6
-	xor        	t5, t5, a6
-	slli       	a6, a6, 8
-	xor        	t5, t5, a6
-	ld         	a6, 1168(sp)
-	srli       	a7, t5, 4
-	xor        	a7, t5, a7
-	and        	a6, a7, a6
-	xor        	t5, t5, a6
-	slli       	a6, a6, 4
-	xor        	t5, t5, a6
-	ld         	a6, 1160(sp)
-	srli       	a7, t4, 8
-	xor        	a7, t4, a7
-	and        	a6, a7, a6
-	xor        	t4, t4, a6
-	slli       	a6, a6, 8
-	xor        	t4, t4, a6
-	ld         	a6, 1168(sp)
-	srli       	a7, t4, 4
-	xor        	a7, t4, a7
-	and        	a6, a7, a6
-	xor        	t4, t4, a6
-	slli       	a6, a6, 4
-	xor        	t4, t4, a6
+	xor        	t6, a5, t6
+	ld         	a5, 1168(sp)
+	srli       	a6, t6, 4
+	xor        	a6, t6, a6
+	and        	a5, a6, a5
+	xor        	t6, t6, a5
+	slli       	a5, a5, 4
+	xor        	t6, t6, a5
+	ld         	a5, 1160(sp)
+	srli       	a6, a1, 8
+	xor        	a6, a1, a6
+	and        	a5, a6, a5
+	xor        	a1, a1, a5
+	slli       	a5, a5, 8
+	xor        	a1, a1, a5
+	ld         	a5, 1168(sp)
+	srli       	a6, a1, 4
+	xor        	a6, a1, a6
+	and        	a5, a6, a5
+	xor        	a1, a1, a5
+	slli       	a5, a5, 4
+	xor        	a1, a1, a5
+	ld         	a5, 1160(sp)
+	srli       	a6, a3, 8
+	xor        	a6, a3, a6
+	and        	a5, a6, a5
+	xor        	a3, a3, a5
+	slli       	a5, a5, 8
+	xor        	a3, a3, a5
+	ld         	a5, 1168(sp)
+	srli       	a6, a3, 4
+	xor        	a6, a3, a6
+	and        	a5, a6, a5
+	xor        	a3, a3, a5
+	slli       	a5, a5, 4
+	xor        	a3, a3, a5
+	ld         	a5, 1160(sp)
+	srli       	a6, a4, 8
+	xor        	a6, a4, a6
+	and        	a5, a6, a5
+	xor        	a4, a4, a5
+	slli       	a5, a5, 8
+	xor        	a4, a4, a5
+	ld         	a5, 1168(sp)
+	srli       	a6, a4, 4
+	xor        	a6, a4, a6
+	and        	a5, a6, a5
+	xor        	a4, a4, a5
+	slli       	a5, a5, 4
+	xor        	a4, a4, a5
+	ld         	a5, 1160(sp)
+	srli       	a6, a2, 8
+	xor        	a6, a2, a6
+	and        	a5, a6, a5
+	xor        	a2, a2, a5
+	slli       	a5, a5, 8
+	xor        	a2, a2, a5
+	ld         	a5, 1168(sp)
+	srli       	a6, a2, 4
+	xor        	a6, a2, a6
+	and        	a5, a6, a5
+	xor        	a2, a2, a5
+	slli       	a5, a5, 4
+	xor        	a2, a2, a5
+	ld         	a5, 1160(sp)
+	srli       	a6, a0, 8
+	xor        	a6, a0, a6
+	and        	a5, a6, a5
+	xor        	a0, a0, a5
+	slli       	a5, a5, 8
+	xor        	a0, a0, a5
+	ld         	a5, 1168(sp)
+	srli       	a6, a0, 4
+	xor        	a6, a0, a6
+	and        	a5, a6, a5
+	xor        	a0, a0, a5
+	slli       	a5, a5, 4
+	xor        	a0, a0, a5
+	ld         	a5, 1160(sp)
+	srli       	a6, t5, 8
+	xor        	a6, t5, a6
+	and        	a5, a6, a5
+	xor        	t5, t5, a5
+	slli       	a5, a5, 8
+	xor        	t5, t5, a5
+	ld         	a5, 1168(sp)
+	srli       	a6, t5, 4
+	xor        	a6, t5, a6
+	and        	a5, a6, a5
+	xor        	t5, t5, a5
+	slli       	a5, a5, 4
+	xor        	t5, t5, a5
+	ld         	a5, 1160(sp)
+	srli       	a6, t4, 8
+	xor        	a6, t4, a6
+	and        	a5, a6, a5
+	xor        	t4, t4, a5
+	slli       	a5, a5, 8
+	xor        	t4, t4, a5
+	ld         	a5, 1168(sp)
+	srli       	a6, t4, 4
+	xor        	a6, t4, a6
+	and        	a5, a6, a5
+	xor        	t4, t4, a5
+	slli       	a5, a5, 4
+	xor        	t4, t4, a5
 	xori       	t6, t6, -1
 	xori       	a1, a1, -1
 	xori       	a0, a0, -1
@@ -5516,7 +5528,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	sd         	t6, 128(t0)
 	sd         	a1, 136(t0)
 	sd         	a3, 144(t0)
-	sd         	a5, 152(t0)
+	sd         	a4, 152(t0)
 	sd         	a2, 160(t0)
 	sd         	a0, 168(t0)
 	sd         	t5, 176(t0)
@@ -5568,7 +5580,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	and        	a1, t6, a1
 	xor        	t6, t5, a1
 	slli       	a1, a1, 1
-	xor        	a5, t5, a1
+	xor        	a4, t5, a1
 	ld         	a1, 1096(sp)
 	srli       	t5, t4, 2
 	xor        	t5, t4, t5
@@ -5582,53 +5594,53 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	xor        	t4, a0, a2
 	slli       	a2, a2, 2
 	xor        	a2, a0, a2
-	srli       	a0, a5, 2
-	xor        	a0, a5, a0
-	and        	a6, a0, a1
-	xor        	a0, a5, a6
-	slli       	a6, a6, 2
-	xor        	a6, a5, a6
-	srli       	a5, t6, 2
-	xor        	a5, t6, a5
-	and        	a5, a5, a1
-	xor        	a1, t6, a5
+	srli       	a0, a4, 2
+	xor        	a0, a4, a0
+	and        	a5, a0, a1
+	xor        	a0, a4, a5
 	slli       	a5, a5, 2
-	xor        	a7, t6, a5
-	ld         	a5, 1104(sp)
+	xor        	a5, a4, a5
+	srli       	a4, t6, 2
+	xor        	a4, t6, a4
+	and        	a4, a4, a1
+	xor        	a1, t6, a4
+	slli       	a4, a4, 2
+	xor        	a6, t6, a4
+	ld         	a4, 1104(sp)
 	srli       	t6, a3, 4
-	xor        	t6, a6, t6
-	and        	s1, t6, a5
-	xor        	t6, a6, s1
-	slli       	a6, s1, 4
-	xor        	a3, a3, a6
-	srli       	a6, a2, 4
-	xor        	a6, a7, a6
-	and        	s1, a6, a5
-	xor        	a6, a7, s1
-	slli       	a7, s1, 4
-	xor        	a2, a2, a7
-	srli       	a7, t5, 4
-	xor        	a7, a0, a7
-	and        	a7, a7, a5
-	xor        	a0, a0, a7
-	slli       	a7, a7, 4
-	xor        	t5, t5, a7
-	srli       	a7, t4, 4
-	xor        	a7, a1, a7
-	and        	a5, a7, a5
-	xor        	a1, a1, a5
-	slli       	a5, a5, 4
-	xor        	t4, t4, a5
+	xor        	t6, a5, t6
+	and        	a7, t6, a4
+	xor        	t6, a5, a7
+	slli       	a5, a7, 4
+	xor        	a3, a3, a5
+	srli       	a5, a2, 4
+	xor        	a5, a6, a5
+	and        	a7, a5, a4
+	xor        	a5, a6, a7
+	slli       	a6, a7, 4
+	xor        	a2, a2, a6
+	srli       	a6, t5, 4
+	xor        	a6, a0, a6
+	and        	a6, a6, a4
+	xor        	a0, a0, a6
+	slli       	a6, a6, 4
+	xor        	t5, t5, a6
+	srli       	a6, t4, 4
+	xor        	a6, a1, a6
+	and        	a4, a6, a4
+	xor        	a1, a1, a4
+	slli       	a4, a4, 4
+	xor        	t4, t4, a4
 	xori       	a3, a3, -1
 	xori       	a2, a2, -1
-	xori       	a5, a6, -1
+	xori       	a4, a5, -1
 	xori       	a0, a0, -1
 	sd         	a3, 192(t0)
 	sd         	a2, 200(t0)
 	sd         	t5, 208(t0)
 	sd         	t4, 216(t0)
 	sd         	t6, 224(t0)
-	sd         	a5, 232(t0)
+	sd         	a4, 232(t0)
 	sd         	a0, 240(t0)
 	sd         	a1, 248(t0)
 	addi       	t1, t1, 64
@@ -5637,8 +5649,9 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	jal        	zero, .Laes_ct_ctr32_c906_keys12
 .Laes_ct_ctr32_c906_keys_done:
 	// the nonce (ivec[0..12]) bitsliced with round key 0, in round key 0's place; the counter
-	ld         	t0, 0(a4)
-	ld         	t1, 8(a4)
+	ld         	t1, 1840(sp)
+	ld         	t0, 0(t1)
+	ld         	t1, 8(t1)
 	th.extu    	t4, t1, 31, 0
 	ld         	t3, 1112(sp)
 	ld         	t2, 1120(sp)
@@ -5736,7 +5749,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	xor        	a0, a3, a4
 	slli       	a3, a4, 4
 	xor        	a2, a2, a3
-	ld         	a3, 1824(sp)
+	ld         	a3, 1848(sp)
 	ld         	a6, 0(a3)
 	ld         	a7, 8(a3)
 	ld         	a4, 1112(sp)
@@ -5853,13 +5866,13 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	sd         	a0, 56(sp)
 	srli       	t2, t1, 32
 	th.revw    	t2, t2
-	sd         	t2, 1864(sp)
+	sd         	t2, 1888(sp)
 	addi       	t2, zero, 16
 	.word	0x0003f057	// th.vsetvli zero, t2, e8, m1, d1
 	// the vector round keys into the frame: round r's bytes at 16(r-1)
-.Laes_ct_ctr32_c906_6:
+.Laes_ct_ctr32_c906_8:
 	auipc      	t2, %pcrel_hi(kgen_aes_ct_c906_perms)
-	addi       	t2, t2, %pcrel_lo(.Laes_ct_ctr32_c906_6)
+	addi       	t2, t2, %pcrel_lo(.Laes_ct_ctr32_c906_8)
 	addi       	t6, t2, 0
 	.word	0x120f8107	// th.vlb.v v2, (t6)
 	addi       	t6, sp, 1248
@@ -5922,7 +5935,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	addi       	t5, zero, 99
 .Laes_ct_ctr32_c906_vkeys:
 	slli       	t6, t3, 4
-	ld         	a0, 1824(sp)
+	ld         	a0, 1848(sp)
 	add        	t6, a0, t6
 	.word	0x120f8087	// th.vlb.v v1, (t6)
 	sub        	t6, zero, t3
@@ -5938,10 +5951,10 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x020f8027	// th.vsb.v v0, (t6)
 	addi       	t4, t4, 16
 	addi       	t3, t3, 1
-	ld         	t6, 1840(sp)
+	ld         	t6, 1864(sp)
 	bgeu       	t6, t3, .Laes_ct_ctr32_c906_vkeys
 	// eight counter blocks in the frame, ^ round key 0: the nonce's now, the counters' every pass
-	ld         	t3, 1824(sp)
+	ld         	t3, 1848(sp)
 	ld         	t2, 0(t3)
 	ld         	t3, 8(t3)
 	xor        	t2, t2, t0
@@ -5965,44 +5978,44 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	sd         	t3, 1816(sp)
 .Laes_ct_ctr32_c906_twelve:
 	// vector: counters ctr .. ctr+7 (^ round key 0) into the blocks, which hold the nonce ^ round key 0; the blocks as bit planes
-	ld         	t0, 1824(sp)
+	ld         	t0, 1848(sp)
 	lwu        	t0, 12(t0)
-	ld         	t1, 1864(sp)
+	ld         	t1, 1888(sp)
 	addiw      	t1, t1, 0
 	th.revw    	t1, t1
 	xor        	t1, t1, t0
 	sw         	t1, 1708(sp)
-	ld         	t1, 1864(sp)
+	ld         	t1, 1888(sp)
 	addiw      	t1, t1, 1
 	th.revw    	t1, t1
 	xor        	t1, t1, t0
 	sw         	t1, 1724(sp)
-	ld         	t1, 1864(sp)
+	ld         	t1, 1888(sp)
 	addiw      	t1, t1, 2
 	th.revw    	t1, t1
 	xor        	t1, t1, t0
 	sw         	t1, 1740(sp)
-	ld         	t1, 1864(sp)
+	ld         	t1, 1888(sp)
 	addiw      	t1, t1, 3
 	th.revw    	t1, t1
 	xor        	t1, t1, t0
 	sw         	t1, 1756(sp)
-	ld         	t1, 1864(sp)
+	ld         	t1, 1888(sp)
 	addiw      	t1, t1, 4
 	th.revw    	t1, t1
 	xor        	t1, t1, t0
 	sw         	t1, 1772(sp)
-	ld         	t1, 1864(sp)
+	ld         	t1, 1888(sp)
 	addiw      	t1, t1, 5
 	th.revw    	t1, t1
 	xor        	t1, t1, t0
 	sw         	t1, 1788(sp)
-	ld         	t1, 1864(sp)
+	ld         	t1, 1888(sp)
 	addiw      	t1, t1, 6
 	th.revw    	t1, t1
 	xor        	t1, t1, t0
 	sw         	t1, 1804(sp)
-	ld         	t1, 1864(sp)
+	ld         	t1, 1888(sp)
 	addiw      	t1, t1, 7
 	th.revw    	t1, t1
 	xor        	t1, t1, t0
@@ -6015,7 +6028,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x0023f057	// th.vsetvli zero, t2, e8, m4, d1
 	addi       	t0, zero, 15
 	// scalar: counters ctr+8 .. ctr+11
-	ld         	t1, 1864(sp)
+	ld         	t1, 1888(sp)
 	addiw      	t1, t1, 8
 	th.revw    	t1, t1
 	th.extu    	t1, t1, 31, 0
@@ -6028,7 +6041,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	or         	t2, t2, t3
 	and        	t1, t2, t1
 	slli       	t1, t1, 8
-	ld         	t2, 1864(sp)
+	ld         	t2, 1888(sp)
 	addiw      	t2, t2, 9
 	.word	0xa2023457	// th.vsrl.vi v8, v0, 4
 	th.revw    	t2, t2
@@ -6043,7 +6056,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	or         	t3, t3, t4
 	and        	t2, t3, t2
 	slli       	t3, t2, 8
-	ld         	t2, 1864(sp)
+	ld         	t2, 1888(sp)
 	addiw      	t2, t2, 10
 	th.revw    	t4, t2
 	th.extu    	t4, t4, 31, 0
@@ -6060,7 +6073,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	or         	t5, t5, t6
 	and        	t4, t5, t4
 	slli       	t4, t4, 8
-	ld         	t5, 1864(sp)
+	ld         	t5, 1888(sp)
 	addiw      	t5, t5, 11
 	th.revw    	t5, t5
 	th.extu    	t5, t5, 31, 0
@@ -6179,11 +6192,11 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x5e0309d7	// th.vmv.v.v v19, v6
 	.word	0x5e038157	// th.vmv.v.v v2, v7
 	addi       	t0, zero, 0
-	sd         	t0, 1872(sp)
+	sd         	t0, 1896(sp)
 	addi       	t0, zero, 0
-	sd         	t0, 1880(sp)
+	sd         	t0, 1904(sp)
 .Laes_ct_ctr32_c906_rounds4:
-	ld         	t0, 1880(sp)
+	ld         	t0, 1904(sp)
 	andi       	t3, t0, 768
 	addi       	t0, sp, 64
 	add        	t0, t0, t3
@@ -6302,15 +6315,15 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x278c8cd7	// th.vand.vv v25, v24, v25
 	xor        	a6, a6, s8
 	.word	0x27690a57	// th.vand.vv v20, v22, v18
-	ld         	s10, 1872(sp)
+	ld         	s10, 1896(sp)
 	andi       	s10, s10, 192
 	.word	0x2f7c8957	// th.vxor.vv v18, v23, v25
 	addi       	ra, sp, 1440
-	sd         	ra, 1888(sp)
+	sd         	ra, 1912(sp)
 	.word	0x276888d7	// th.vand.vv v17, v22, v17
-	ld         	ra, 1888(sp)
+	ld         	ra, 1912(sp)
 	add        	ra, ra, s10
-	sd         	ra, 1888(sp)
+	sd         	ra, 1912(sp)
 	.word	0x27690bd7	// th.vand.vv v23, v22, v18
 	xor        	s10, s11, a6
 	.word	0x2f310957	// th.vxor.vv v18, v19, v2
@@ -6530,7 +6543,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x2eb685d7	// th.vxor.vv v11, v11, v13
 	th.srri    	s1, s3, 40
 	.word	0x2e808457	// th.vxor.vv v8, v8, v1
-	ld         	a7, 1888(sp)
+	ld         	a7, 1912(sp)
 	addi       	a7, a7, 0
 	.word	0x2e9604d7	// th.vxor.vv v9, v9, v12
 	th.srri    	s5, s3, 24
@@ -6927,7 +6940,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x2e620257	// th.vxor.vv v4, v6, v4
 	xor        	s4, s4, s3
 	.word	0x2e808357	// th.vxor.vv v6, v8, v1
-	ld         	s5, 1888(sp)
+	ld         	s5, 1912(sp)
 	addi       	s6, s5, 16
 	.word	0x2ea68457	// th.vxor.vv v8, v10, v13
 	and        	a7, s4, a7
@@ -7324,7 +7337,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x2eb68157	// th.vxor.vv v2, v11, v13
 	xor        	s2, a7, a3
 	.word	0x2e7703d7	// th.vxor.vv v7, v7, v14
-	ld         	a2, 1888(sp)
+	ld         	a2, 1912(sp)
 	addi       	s6, a2, 32
 	.word	0x2ea60557	// th.vxor.vv v10, v10, v12
 	xor        	a7, a0, t6
@@ -7601,7 +7614,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x2e410557	// th.vxor.vv v10, v4, v2
 	xor        	ra, s4, s2
 	.word	0x2e830957	// th.vxor.vv v18, v8, v6
-	ld         	s11, 1888(sp)
+	ld         	s11, 1912(sp)
 	addi       	s11, s11, 48
 	.word	0x2e608457	// th.vxor.vv v8, v6, v1
 	and        	s9, s9, ra
@@ -7772,9 +7785,9 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x2ea00757	// th.vxor.vv v14, v10, v0
 	xor        	t3, t3, t6
 	.word	0x2f0088d7	// th.vxor.vv v17, v16, v1
-	ld         	t4, 1872(sp)
+	ld         	t4, 1896(sp)
 	addi       	t4, t4, 64
-	sd         	t4, 1872(sp)
+	sd         	t4, 1896(sp)
 	.word	0x2f3585d7	// th.vxor.vv v11, v19, v11
 	ld         	t4, 192(t0)
 	.word	0x2ef309d7	// th.vxor.vv v19, v15, v6
@@ -7794,18 +7807,18 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	xor        	a5, a0, a4
 	xor        	s1, a2, a1
 	xor        	a6, t3, t0
-	ld         	t0, 1880(sp)
+	ld         	t0, 1904(sp)
 	addi       	t0, t0, 256
-	sd         	t0, 1880(sp)
-	ld         	t0, 1840(sp)
+	sd         	t0, 1904(sp)
+	ld         	t0, 1864(sp)
 	addi       	t3, t0, -2
 	srli       	t3, t3, 2
 	slli       	t3, t3, 8
-	ld         	t0, 1880(sp)
-	bgeu       	t0, t3, .Laes_ct_ctr32_c906_14
+	ld         	t0, 1904(sp)
+	bgeu       	t0, t3, .Laes_ct_ctr32_c906_19
 	jal        	zero, .Laes_ct_ctr32_c906_rounds4
-.Laes_ct_ctr32_c906_14:
-	ld         	t0, 1880(sp)
+.Laes_ct_ctr32_c906_19:
+	ld         	t0, 1904(sp)
 	andi       	t3, t0, 768
 	addi       	t0, sp, 64
 	add        	t0, t0, t3
@@ -7915,7 +7928,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	xor        	s5, s5, s9
 	.word	0x2f8b88d7	// th.vxor.vv v17, v24, v23
 	and        	a6, s5, a6
-	sd         	a6, 1880(sp)
+	sd         	a6, 1904(sp)
 	.word	0x275b0c57	// th.vand.vv v24, v21, v22
 	and        	s9, s5, s3
 	.word	0x2f688cd7	// th.vxor.vv v25, v22, v17
@@ -7925,7 +7938,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x277c8bd7	// th.vand.vv v23, v23, v25
 	xor        	s3, a6, s7
 	.word	0x278989d7	// th.vand.vv v19, v24, v19
-	ld         	a6, 1872(sp)
+	ld         	a6, 1896(sp)
 	andi       	s11, a6, 192
 	.word	0x2f6b8b57	// th.vxor.vv v22, v22, v23
 	addi       	a6, sp, 1440
@@ -8026,7 +8039,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x2ea584d7	// th.vxor.vv v9, v10, v11
 	xor        	t6, t6, a1
 	.word	0x2eb383d7	// th.vxor.vv v7, v11, v7
-	ld         	a1, 1880(sp)
+	ld         	a1, 1904(sp)
 	xor        	a5, a1, t6
 	.word	0x2ed10557	// th.vxor.vv v10, v13, v2
 	xor        	a2, a3, a5
@@ -8239,10 +8252,10 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	xor        	s1, a2, s1
 	xor        	a7, t3, t6
 	addi       	t2, zero, 12
-	ld         	t3, 1840(sp)
-	beq        	t3, t2, .Laes_ct_ctr32_c906_15
+	ld         	t3, 1864(sp)
+	beq        	t3, t2, .Laes_ct_ctr32_c906_20
 	jal        	zero, .Laes_ct_ctr32_c906_last_round
-.Laes_ct_ctr32_c906_15:
+.Laes_ct_ctr32_c906_20:
 	.word	0x2ef08657	// th.vxor.vv v12, v15, v1
 	xor        	t2, a3, t5
 	.word	0x2e248457	// th.vxor.vv v8, v2, v9
@@ -8358,15 +8371,15 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x278c8cd7	// th.vand.vv v25, v24, v25
 	xor        	a7, a7, s8
 	.word	0x27690a57	// th.vand.vv v20, v22, v18
-	ld         	s10, 1872(sp)
+	ld         	s10, 1896(sp)
 	andi       	s10, s10, 192
 	.word	0x2f7c8957	// th.vxor.vv v18, v23, v25
 	addi       	ra, sp, 1440
-	sd         	ra, 1872(sp)
+	sd         	ra, 1896(sp)
 	.word	0x276787d7	// th.vand.vv v15, v22, v15
-	ld         	ra, 1872(sp)
+	ld         	ra, 1896(sp)
 	add        	ra, ra, s10
-	sd         	ra, 1872(sp)
+	sd         	ra, 1896(sp)
 	.word	0x27690bd7	// th.vand.vv v23, v22, v18
 	xor        	s10, s11, a7
 	.word	0x2f310957	// th.vxor.vv v18, v19, v2
@@ -8586,7 +8599,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x2eb68157	// th.vxor.vv v2, v11, v13
 	xor        	a1, a1, a2
 	.word	0x2e608357	// th.vxor.vv v6, v6, v1
-	ld         	a2, 1872(sp)
+	ld         	a2, 1896(sp)
 	addi       	a2, a2, 16
 	.word	0x2e7605d7	// th.vxor.vv v11, v7, v12
 	xor        	a0, a1, a0
@@ -8913,7 +8926,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x2e010957	// th.vxor.vv v18, v0, v2
 	xor        	s4, s3, t6
 	.word	0x2e3108d7	// th.vxor.vv v17, v3, v2
-	ld         	s3, 1872(sp)
+	ld         	s3, 1896(sp)
 	addi       	s3, s3, 32
 	.word	0x2e5807d7	// th.vxor.vv v15, v5, v16
 	and        	s4, s4, t5
@@ -9222,7 +9235,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x27408957	// th.vand.vv v18, v20, v1
 	xor        	t6, s2, t5
 	.word	0x2e2a89d7	// th.vxor.vv v19, v2, v21
-	ld         	a5, 1872(sp)
+	ld         	a5, 1896(sp)
 	addi       	s7, a5, 48
 	.word	0x2e670157	// th.vxor.vv v2, v6, v14
 	and        	s9, t5, t6
@@ -9502,7 +9515,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x2f710cd7	// th.vxor.vv v25, v23, v2
 	xor        	a7, s7, s9
 	.word	0x2f898c57	// th.vxor.vv v24, v24, v19
-	ld         	s10, 1872(sp)
+	ld         	s10, 1896(sp)
 	andi       	s10, s10, 192
 	.word	0x276c8cd7	// th.vand.vv v25, v22, v25
 	and        	a7, s8, a7
@@ -9950,138 +9963,277 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	xor        	t1, t0, t4
 	xor        	t0, a4, t4
 	addi       	t4, zero, 12
-	ld         	t5, 1832(sp)
+	ld         	t5, 1856(sp)
 	bltu       	t5, t4, .Laes_ct_ctr32_c906_partial
 	// out = in ^ keystream, twelve blocks
 	addi       	t4, zero, 128
 	.word	0x003ef057	// th.vsetvli zero, t4, e8, m8, d1
-	ld         	t5, 1856(sp)
+	ld         	t5, 1880(sp)
 	ld         	t4, 128(t5)
 	.word	0x120f0407	// th.vlb.v v8, (t5)
 	xor        	t4, t4, a3
-	ld         	t5, 1848(sp)
+	ld         	t5, 1872(sp)
 	sd         	t4, 128(t5)
-	ld         	t4, 1856(sp)
+	ld         	t4, 1880(sp)
 	ld         	t4, 136(t4)
 	xor        	t4, t4, a2
-	ld         	t5, 1848(sp)
+	ld         	t5, 1872(sp)
 	sd         	t4, 136(t5)
-	ld         	t4, 1856(sp)
+	ld         	t4, 1880(sp)
 	ld         	t4, 144(t4)
 	xor        	t4, t4, a1
-	ld         	t5, 1848(sp)
+	ld         	t5, 1872(sp)
 	sd         	t4, 144(t5)
-	ld         	t4, 1856(sp)
+	ld         	t4, 1880(sp)
 	ld         	t4, 152(t4)
 	xor        	t4, t4, t6
-	ld         	t5, 1848(sp)
+	ld         	t5, 1872(sp)
 	sd         	t4, 152(t5)
-	ld         	t4, 1856(sp)
+	ld         	t4, 1880(sp)
 	ld         	t4, 160(t4)
 	.word	0x2e800457	// th.vxor.vv v8, v8, v0
 	xor        	t4, t4, t3
-	ld         	t3, 1848(sp)
+	ld         	t3, 1872(sp)
 	sd         	t4, 160(t3)
-	ld         	t3, 1856(sp)
+	ld         	t3, 1880(sp)
 	ld         	t3, 168(t3)
 	xor        	t3, t3, t2
-	ld         	t2, 1848(sp)
+	ld         	t2, 1872(sp)
 	sd         	t3, 168(t2)
-	ld         	t2, 1856(sp)
+	ld         	t2, 1880(sp)
 	ld         	t2, 176(t2)
 	xor        	t2, t2, t1
-	ld         	t1, 1848(sp)
+	ld         	t1, 1872(sp)
 	sd         	t2, 176(t1)
-	ld         	t1, 1856(sp)
+	ld         	t1, 1880(sp)
 	ld         	t1, 184(t1)
 	xor        	t1, t1, t0
-	ld         	t0, 1848(sp)
+	ld         	t0, 1872(sp)
 	sd         	t1, 184(t0)
 	.word	0x02028427	// th.vsb.v v8, (t0)
+	ld         	t0, 1880(sp)
+	addi       	t0, t0, 192
+	sd         	t0, 1880(sp)
+	ld         	t0, 1872(sp)
+	addi       	t0, t0, 192
+	sd         	t0, 1872(sp)
 	ld         	t0, 1856(sp)
-	addi       	t0, t0, 192
-	sd         	t0, 1856(sp)
-	ld         	t0, 1848(sp)
-	addi       	t0, t0, 192
-	sd         	t0, 1848(sp)
-	ld         	t0, 1832(sp)
 	addi       	t0, t0, -12
-	sd         	t0, 1832(sp)
-	ld         	t0, 1864(sp)
+	sd         	t0, 1856(sp)
+	ld         	t0, 1888(sp)
 	addiw      	t0, t0, 12
-	sd         	t0, 1864(sp)
-	ld         	t0, 1832(sp)
-	beq        	t0, zero, .Laes_ct_ctr32_c906_16
+	sd         	t0, 1888(sp)
+	ld         	t0, 1856(sp)
+	beq        	t0, zero, .Laes_ct_ctr32_c906_done
+	addi       	t4, zero, 4
+	ld         	t0, 1856(sp)
+	bgeu       	t4, t0, .Laes_ct_ctr32_c906_21
 	jal        	zero, .Laes_ct_ctr32_c906_twelve
-.Laes_ct_ctr32_c906_16:
-	jal        	zero, .Laes_ct_ctr32_c906_done
+.Laes_ct_ctr32_c906_21:
+	jal        	zero, .Laes_ct_ctr32_c906_few
 	// fewer than twelve blocks: as many of the pass's keystream blocks (vl = 16 min(blocks, 8))
 .Laes_ct_ctr32_c906_partial:
 	addi       	t4, zero, 8
-	ld         	a0, 1832(sp)
+	ld         	a0, 1856(sp)
 	addi       	t5, a0, 0
 	bgeu       	t4, a0, .Laes_ct_ctr32_c906_short
 	addi       	t5, zero, 8
 .Laes_ct_ctr32_c906_short:
 	slli       	t5, t5, 4
 	.word	0x003f7057	// th.vsetvli zero, t5, e8, m8, d1
-	ld         	t4, 1856(sp)
+	ld         	t4, 1880(sp)
 	.word	0x120e8407	// th.vlb.v v8, (t4)
 	.word	0x2e800457	// th.vxor.vv v8, v8, v0
-	ld         	t4, 1848(sp)
+	ld         	t4, 1872(sp)
 	.word	0x020e8427	// th.vsb.v v8, (t4)
 	addi       	t4, zero, 8
-	ld         	t5, 1832(sp)
+	ld         	t5, 1856(sp)
 	bgeu       	t4, t5, .Laes_ct_ctr32_c906_done
-	ld         	t4, 1856(sp)
+	ld         	t4, 1880(sp)
 	ld         	t4, 128(t4)
 	xor        	t4, t4, a3
-	ld         	t5, 1848(sp)
+	ld         	t5, 1872(sp)
 	sd         	t4, 128(t5)
-	ld         	t4, 1856(sp)
+	ld         	t4, 1880(sp)
 	ld         	t4, 136(t4)
 	xor        	t4, t4, a2
-	ld         	t5, 1848(sp)
+	ld         	t5, 1872(sp)
 	sd         	t4, 136(t5)
 	addi       	t4, zero, 9
-	ld         	t5, 1832(sp)
+	ld         	t5, 1856(sp)
 	bgeu       	t4, t5, .Laes_ct_ctr32_c906_done
-	ld         	t4, 1856(sp)
+	ld         	t4, 1880(sp)
 	ld         	t4, 144(t4)
 	xor        	t4, t4, a1
-	ld         	t5, 1848(sp)
+	ld         	t5, 1872(sp)
 	sd         	t4, 144(t5)
-	ld         	t4, 1856(sp)
+	ld         	t4, 1880(sp)
 	ld         	t4, 152(t4)
 	xor        	t4, t4, t6
-	ld         	t5, 1848(sp)
+	ld         	t5, 1872(sp)
 	sd         	t4, 152(t5)
 	addi       	t4, zero, 10
-	ld         	t5, 1832(sp)
+	ld         	t5, 1856(sp)
 	bgeu       	t4, t5, .Laes_ct_ctr32_c906_done
-	ld         	t4, 1856(sp)
+	ld         	t4, 1880(sp)
 	ld         	t4, 160(t4)
 	xor        	t4, t4, t3
-	ld         	t3, 1848(sp)
+	ld         	t3, 1872(sp)
 	sd         	t4, 160(t3)
-	ld         	t3, 1856(sp)
+	ld         	t3, 1880(sp)
 	ld         	t3, 168(t3)
 	xor        	t3, t3, t2
-	ld         	t2, 1848(sp)
+	ld         	t2, 1872(sp)
 	sd         	t3, 168(t2)
 	addi       	t4, zero, 11
-	ld         	t2, 1832(sp)
-	bgeu       	t4, t2, .Laes_ct_ctr32_c906_done
 	ld         	t2, 1856(sp)
+	bgeu       	t4, t2, .Laes_ct_ctr32_c906_done
+	ld         	t2, 1880(sp)
 	ld         	t2, 176(t2)
 	xor        	t2, t2, t1
-	ld         	t1, 1848(sp)
+	ld         	t1, 1872(sp)
 	sd         	t2, 176(t1)
-	ld         	t1, 1856(sp)
+	ld         	t1, 1880(sp)
 	ld         	t1, 184(t1)
 	xor        	t1, t1, t0
-	ld         	t0, 1848(sp)
+	ld         	t0, 1872(sp)
 	sd         	t1, 184(t0)
+	jal        	zero, .Laes_ct_ctr32_c906_done
+.Laes_ct_ctr32_c906_few:
+	addi       	t0, zero, 16
+	.word	0x0002f057	// th.vsetvli zero, t0, e8, m1, d1
+	// the lookup and permutation tables, one register each
+.Laes_ct_ctr32_c906_16:
+	auipc      	t0, %pcrel_hi(kgen_aes_ct_c906_vperm)
+	addi       	t0, t0, %pcrel_lo(.Laes_ct_ctr32_c906_16)
+	addi       	t1, t0, 0
+	.word	0x12030007	// th.vlb.v v0, (t1)
+	addi       	t1, t0, 16
+	.word	0x12030087	// th.vlb.v v1, (t1)
+	addi       	t1, t0, 32
+	.word	0x12030107	// th.vlb.v v2, (t1)
+	addi       	t1, t0, 48
+	.word	0x12030187	// th.vlb.v v3, (t1)
+	addi       	t1, t0, 64
+	.word	0x12030207	// th.vlb.v v4, (t1)
+	addi       	t1, t0, 80
+	.word	0x12030287	// th.vlb.v v5, (t1)
+	addi       	t1, t0, 96
+	.word	0x12030307	// th.vlb.v v6, (t1)
+	addi       	t1, t0, 112
+	.word	0x12030387	// th.vlb.v v7, (t1)
+	addi       	t1, t0, 128
+	.word	0x12030407	// th.vlb.v v8, (t1)
+	addi       	t1, t0, 144
+	.word	0x12030487	// th.vlb.v v9, (t1)
+	addi       	t1, t0, 160
+	.word	0x12030507	// th.vlb.v v10, (t1)
+	addi       	t1, t0, 176
+	.word	0x12030587	// th.vlb.v v11, (t1)
+	addi       	t0, sp, 1824
+	ld         	t1, 1840(sp)
+	.word	0x12030607	// th.vlb.v v12, (t1)
+	.word	0x02028627	// th.vsb.v v12, (t0)
+	ld         	t0, 1848(sp)
+	.word	0x12028607	// th.vlb.v v12, (t0)
+.Laes_ct_ctr32_c906_few_block:
+	// s = the counter block ^ round key 0; out = in ^ its encryption
+	ld         	t0, 1888(sp)
+	th.revw    	t0, t0
+	sw         	t0, 1836(sp)
+	addi       	t0, sp, 1824
+	.word	0x12028687	// th.vlb.v v13, (t0)
+	.word	0x2ed606d7	// th.vxor.vv v13, v13, v12
+	// rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
+	addi       	t0, zero, 99
+	ld         	t1, 1848(sp)
+	addi       	t1, t1, 16
+	ld         	t2, 1864(sp)
+	addi       	t2, t2, -1
+.Laes_ct_ctr32_c906_vround:
+	.word	0x26d7b757	// th.vand.vi v14, v13, 15
+	.word	0xa2d236d7	// th.vsrl.vi v13, v13, 4
+	.word	0x320707d7	// th.vrgather.vv v15, v0, v14
+	.word	0x32168757	// th.vrgather.vv v14, v1, v13
+	.word	0x2ef707d7	// th.vxor.vv v15, v15, v14
+	.word	0x12030687	// th.vlb.v v13, (t1)
+	.word	0xa2f23757	// th.vsrl.vi v14, v15, 4
+	.word	0x26f7b957	// th.vand.vi v18, v15, 15
+	.word	0x322708d7	// th.vrgather.vv v17, v2, v14
+	.word	0x2ee907d7	// th.vxor.vv v15, v14, v18
+	.word	0x32390857	// th.vrgather.vv v16, v3, v18
+	.word	0x32278957	// th.vrgather.vv v18, v2, v15
+	.word	0x2f1808d7	// th.vxor.vv v17, v17, v16
+	.word	0x2f280857	// th.vxor.vv v16, v18, v16
+	.word	0x32288957	// th.vrgather.vv v18, v2, v17
+	.word	0x322808d7	// th.vrgather.vv v17, v2, v16
+	.word	0x2f2787d7	// th.vxor.vv v15, v18, v15
+	.word	0x2f170757	// th.vxor.vv v14, v17, v14
+	.word	0x324788d7	// th.vrgather.vv v17, v4, v15
+	.word	0x32570957	// th.vrgather.vv v18, v5, v14
+	.word	0x32678857	// th.vrgather.vv v16, v6, v15
+	.word	0x327707d7	// th.vrgather.vv v15, v7, v14
+	.word	0x2f190757	// th.vxor.vv v14, v17, v18
+	.word	0x2f0788d7	// th.vxor.vv v17, v16, v15
+	.word	0x32e50957	// th.vrgather.vv v18, v14, v10
+	.word	0x2ee88857	// th.vxor.vv v16, v14, v17
+	.word	0x331407d7	// th.vrgather.vv v15, v17, v8
+	.word	0x330488d7	// th.vrgather.vv v17, v16, v9
+	.word	0x2ee90757	// th.vxor.vv v14, v14, v18
+	.word	0x2ef88857	// th.vxor.vv v16, v15, v17
+	.word	0x32e587d7	// th.vrgather.vv v15, v14, v11
+	.word	0x2f078757	// th.vxor.vv v14, v16, v15
+	.word	0x2ed2c6d7	// th.vxor.vx v13, v13, t0
+	.word	0x2ee686d7	// th.vxor.vv v13, v14, v13
+	addi       	t1, t1, 16
+	addi       	t2, t2, -1
+	bne        	t2, zero, .Laes_ct_ctr32_c906_vround
+	// the last round: SubBytes, ShiftRows, the key
+	.word	0x26d7b757	// th.vand.vi v14, v13, 15
+	.word	0xa2d236d7	// th.vsrl.vi v13, v13, 4
+	.word	0x320707d7	// th.vrgather.vv v15, v0, v14
+	.word	0x32168757	// th.vrgather.vv v14, v1, v13
+	.word	0x2ef70757	// th.vxor.vv v14, v15, v14
+	.word	0xa2e236d7	// th.vsrl.vi v13, v14, 4
+	.word	0x26e7b757	// th.vand.vi v14, v14, 15
+	.word	0x323707d7	// th.vrgather.vv v15, v3, v14
+	.word	0x2ed70757	// th.vxor.vv v14, v13, v14
+	.word	0x32268857	// th.vrgather.vv v16, v2, v13
+	.word	0x2f078857	// th.vxor.vv v16, v16, v15
+	.word	0x322708d7	// th.vrgather.vv v17, v2, v14
+	.word	0x2f1787d7	// th.vxor.vv v15, v17, v15
+	.word	0x322808d7	// th.vrgather.vv v17, v2, v16
+	.word	0x2f170757	// th.vxor.vv v14, v17, v14
+	.word	0x32278857	// th.vrgather.vv v16, v2, v15
+	.word	0x2f0686d7	// th.vxor.vv v13, v16, v13
+	.word	0x324707d7	// th.vrgather.vv v15, v4, v14
+	.word	0x32568857	// th.vrgather.vv v16, v5, v13
+	.word	0x2ef807d7	// th.vxor.vv v15, v15, v16
+	.word	0x32670857	// th.vrgather.vv v16, v6, v14
+	.word	0x32768757	// th.vrgather.vv v14, v7, v13
+	.word	0x2f0706d7	// th.vxor.vv v13, v16, v14
+	.word	0x32f406d7	// th.vrgather.vv v13, v15, v8
+	.word	0x12030707	// th.vlb.v v14, (t1)
+	.word	0x2ee2c757	// th.vxor.vx v14, v14, t0
+	.word	0x2ed706d7	// th.vxor.vv v13, v13, v14
+	ld         	t0, 1880(sp)
+	.word	0x12028707	// th.vlb.v v14, (t0)
+	.word	0x2ee68757	// th.vxor.vv v14, v14, v13
+	ld         	t0, 1872(sp)
+	.word	0x02028727	// th.vsb.v v14, (t0)
+	ld         	t0, 1880(sp)
+	addi       	t0, t0, 16
+	sd         	t0, 1880(sp)
+	ld         	t0, 1872(sp)
+	addi       	t0, t0, 16
+	sd         	t0, 1872(sp)
+	ld         	t0, 1888(sp)
+	addiw      	t0, t0, 1
+	sd         	t0, 1888(sp)
+	ld         	t0, 1856(sp)
+	addi       	t0, t0, -1
+	sd         	t0, 1856(sp)
+	bne        	t0, zero, .Laes_ct_ctr32_c906_few_block
 .Laes_ct_ctr32_c906_done:
 	// return
 	.word	0x00307057	// th.vsetvli zero, zero, e8, m8, d1
@@ -10273,7 +10425,9 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	sd         	zero, 1800(sp)
 	sd         	zero, 1808(sp)
 	sd         	zero, 1816(sp)
-	sd         	zero, 1880(sp)
+	sd         	zero, 1824(sp)
+	sd         	zero, 1832(sp)
+	sd         	zero, 1904(sp)
 	addi       	t0, zero, 0
 	addi       	t1, zero, 0
 	addi       	t2, zero, 0
@@ -10288,19 +10442,19 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	addi       	t3, zero, 0
 	addi       	t4, zero, 0
 	addi       	t6, zero, 0
-	ld         	s1, 1896(sp)
-	ld         	s2, 1904(sp)
-	ld         	s3, 1912(sp)
-	ld         	s4, 1920(sp)
-	ld         	s5, 1928(sp)
-	ld         	s6, 1936(sp)
-	ld         	s7, 1944(sp)
-	ld         	s8, 1952(sp)
-	ld         	s9, 1960(sp)
-	ld         	s10, 1968(sp)
-	ld         	s11, 1976(sp)
-	ld         	ra, 1984(sp)
-	addi       	sp, sp, 2000
+	ld         	s1, 1920(sp)
+	ld         	s2, 1928(sp)
+	ld         	s3, 1936(sp)
+	ld         	s4, 1944(sp)
+	ld         	s5, 1952(sp)
+	ld         	s6, 1960(sp)
+	ld         	s7, 1968(sp)
+	ld         	s8, 1976(sp)
+	ld         	s9, 1984(sp)
+	ld         	s10, 1992(sp)
+	ld         	s11, 2000(sp)
+	ld         	ra, 2008(sp)
+	addi       	sp, sp, 2016
 	jalr       	zero, 0(ra)
 	// rounds 12: key 12 again, SR²-shifted
 .Laes_ct_ctr32_c906_keys12:
@@ -10377,28 +10531,28 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	xor        	t6, t3, t4
 	slli       	t4, t4, 2
 	xor        	t3, t3, t4
-	ld         	a5, 1104(sp)
+	ld         	a4, 1104(sp)
 	srli       	t4, a1, 4
 	xor        	t4, a2, t4
-	and        	a3, t4, a5
+	and        	a3, t4, a4
 	xor        	t4, a2, a3
 	slli       	a2, a3, 4
 	xor        	a3, a1, a2
 	srli       	a1, a0, 4
 	xor        	a1, t3, a1
-	and        	a1, a1, a5
+	and        	a1, a1, a4
 	xor        	t3, t3, a1
 	slli       	a1, a1, 4
 	xor        	a2, a0, a1
 	srli       	a0, t2, 4
 	xor        	a0, t1, a0
-	and        	a0, a0, a5
+	and        	a0, a0, a4
 	xor        	t1, t1, a0
 	slli       	a0, a0, 4
 	xor        	a0, t2, a0
 	srli       	t2, t5, 4
 	xor        	t2, t6, t2
-	and        	a1, t2, a5
+	and        	a1, t2, a4
 	xor        	t2, t6, a1
 	slli       	t6, a1, 4
 	xor        	a1, t5, t6

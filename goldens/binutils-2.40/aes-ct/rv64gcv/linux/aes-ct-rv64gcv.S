@@ -59,10 +59,11 @@ SYM_FUNC_START(aes_ct_encrypt_rv64gcv)
 	vle8.v     	v10, (t3)
 	addi       	t3, t0, 176
 	vle8.v     	v11, (t3)
-	// round 0; then rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
+	// round 0
 	vle8.v     	v12, (a2)
 	vle8.v     	v13, (t1)
 	vxor.vv    	v12, v12, v13
+	// rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
 	addi       	t0, zero, 99
 	addi       	t1, t1, 16
 	addi       	t2, t2, -1

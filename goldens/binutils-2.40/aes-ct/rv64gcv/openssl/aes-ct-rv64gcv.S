@@ -58,10 +58,11 @@ AES_ct_encrypt_rv64gcv:
 	vle8.v     	v10, (t1)
 	addi       	t1, t0, 176
 	vle8.v     	v11, (t1)
-	# round 0; then rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
+	# round 0
 	vle8.v     	v12, (a0)
 	vle8.v     	v13, (a2)
 	vxor.vv    	v12, v12, v13
+	# rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
 	addi       	t0, zero, 99
 	addi       	t1, a2, 16
 	addi       	t2, t2, -1

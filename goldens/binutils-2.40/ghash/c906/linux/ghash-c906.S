@@ -609,12 +609,12 @@ SYM_FUNC_END(ghash_c906_init)
 
 /*
  * void ghash_c906(u8 *acc, const u8 *table, const u8 *data, size_t nblocks);
- * ghash_c906: 3086 instructions, frame 1632 bytes
+ * ghash_c906: 3150 instructions, frame 1632 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v18 v20 v22 v24 v26 v28 v29
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 24 integer, 20 vector registers
- *   spills: 2 values (acc, nblocks), 5 stores, 11 reloads, modeled cost 143 cycles per pass (loops counted 8 times per level)
+ *   spills: 2 values (acc, nblocks), 6 stores, 15 reloads, modeled cost 268 cycles per pass (loops counted 8 times per level)
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
  *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
@@ -1308,25 +1308,25 @@ SYM_FUNC_START(ghash_c906)
 	.word	0x0fd7bed7	// th.vrsub.vi v29, v29, 15
 	.word	0x00907057	// th.vsetvli zero, zero, e32, m2, d1
 	ld         	t4, 1512(sp)
-	ld         	a0, 0(t4)
+	ld         	t6, 0(t4)
 	ld         	t5, 8(t4)
-	th.rev     	a0, a0
+	th.rev     	t6, t6
 	th.rev     	t5, t5
 	// blocks[l] = reverse(block l at src) (e8)
 	.word	0x00307057	// th.vsetvli zero, zero, e8, m8, d1
-	.word	0x02067007	// th.vle.v v0, (a2)
+	.word	0x02067407	// th.vle.v v8, (a2)
 	.word	0x00007057	// th.vsetvli zero, zero, e8, m1, d1
-	.word	0x320e8457	// th.vrgather.vv v8, v0, v29
-	.word	0x321e84d7	// th.vrgather.vv v9, v1, v29
-	.word	0x322e8557	// th.vrgather.vv v10, v2, v29
-	.word	0x323e85d7	// th.vrgather.vv v11, v3, v29
-	.word	0x324e8657	// th.vrgather.vv v12, v4, v29
-	.word	0x325e86d7	// th.vrgather.vv v13, v5, v29
-	.word	0x326e8757	// th.vrgather.vv v14, v6, v29
-	.word	0x327e87d7	// th.vrgather.vv v15, v7, v29
+	.word	0x328e8057	// th.vrgather.vv v0, v8, v29
+	.word	0x329e80d7	// th.vrgather.vv v1, v9, v29
+	.word	0x32ae8157	// th.vrgather.vv v2, v10, v29
+	.word	0x32be81d7	// th.vrgather.vv v3, v11, v29
+	.word	0x32ce8257	// th.vrgather.vv v4, v12, v29
+	.word	0x32de82d7	// th.vrgather.vv v5, v13, v29
+	.word	0x32ee8357	// th.vrgather.vv v6, v14, v29
+	.word	0x32fe83d7	// th.vrgather.vv v7, v15, v29
 	.word	0x00307057	// th.vsetvli zero, zero, e8, m8, d1
 	addi       	a4, sp, 1152
-	.word	0x02077427	// th.vse.v v8, (a4)
+	.word	0x02077027	// th.vse.v v0, (a4)
 	.word	0x00907057	// th.vsetvli zero, zero, e32, m2, d1
 .Lghash_c906_group:
 	// block 0 ^= Xi; src = the next group if there is one, else this one (read, never used)
@@ -1334,7 +1334,7 @@ SYM_FUNC_START(ghash_c906)
 	xor        	t4, t4, t5
 	sd         	t4, 1152(sp)
 	ld         	t4, 1160(sp)
-	xor        	t4, t4, a0
+	xor        	t4, t4, t6
 	sd         	t4, 1160(sp)
 	ld         	t4, 1520(sp)
 	sltiu      	t4, t4, 16
@@ -3038,7 +3038,7 @@ SYM_FUNC_START(ghash_c906)
 	.word	0x00307057	// th.vsetvli zero, zero, e8, m8, d1
 	// the nine piece sums; Karatsuba 64 for lo, hi, lo^hi; Karatsuba 128; reduce
 	ld         	t6, 1440(sp)
-	.word	0x020ef007	// th.vle.v v0, (t4)
+	.word	0x020ef407	// th.vle.v v8, (t4)
 	.word	0x00007057	// th.vsetvli zero, zero, e8, m1, d1
 	ld         	a5, 1456(sp)
 	ld         	a7, 1488(sp)
@@ -3057,41 +3057,41 @@ SYM_FUNC_START(ghash_c906)
 	xor        	a0, a0, s2
 	xor        	s3, s3, a3
 	slli       	s1, a5, 32
-	.word	0x320e8457	// th.vrgather.vv v8, v0, v29
+	.word	0x328e8057	// th.vrgather.vv v0, v8, v29
 	xor        	a0, a0, t5
 	slli       	a4, s3, 32
 	xor        	t4, t6, s1
-	.word	0x321e84d7	// th.vrgather.vv v9, v1, v29
+	.word	0x329e80d7	// th.vrgather.vv v1, v9, v29
 	slli       	t6, a0, 32
 	xor        	a7, a7, a4
 	srli       	s1, a5, 32
-	.word	0x322e8557	// th.vrgather.vv v10, v2, v29
+	.word	0x32ae8157	// th.vrgather.vv v2, v10, v29
 	srli       	a4, s3, 32
 	xor        	a5, s2, t6
 	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
 	xor        	a7, a7, t4
-	.word	0x323e85d7	// th.vrgather.vv v11, v3, v29
+	.word	0x32be81d7	// th.vrgather.vv v3, v11, v29
 	xor        	a6, a6, s1
 	xor        	a3, a3, a4
 	xor        	a7, a7, a5
-	.word	0x324e8657	// th.vrgather.vv v12, v4, v29
+	.word	0x32ce8257	// th.vrgather.vv v4, v12, v29
 	srli       	t6, a0, 32
 	xor        	a3, a3, a6
 	xor        	a6, a6, a7
-	.word	0x325e86d7	// th.vrgather.vv v13, v5, v29
+	.word	0x32de82d7	// th.vrgather.vv v5, v13, v29
 	addi       	a4, sp, 1152
 	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
 	slli       	a0, t4, 63
 	xor        	t6, t5, t6
-	.word	0x326e8757	// th.vrgather.vv v14, v6, v29
+	.word	0x32ee8357	// th.vrgather.vv v6, v14, v29
 	slli       	a7, t4, 62
 	xor        	a6, a6, a0
 	xor        	a3, a3, t6
-	.word	0x327e87d7	// th.vrgather.vv v15, v7, v29
+	.word	0x32fe83d7	// th.vrgather.vv v7, v15, v29
 	.word	0x00307057	// th.vsetvli zero, zero, e8, m8, d1
 	xor        	a6, a6, a7
 	slli       	a0, t4, 57
-	.word	0x02077427	// th.vse.v v8, (a4)
+	.word	0x02077027	// th.vse.v v0, (a4)
 	.word	0x00907057	// th.vsetvli zero, zero, e32, m2, d1
 	xor        	a5, a5, a3
 	xor        	a6, a6, a0
@@ -3114,26 +3114,29 @@ SYM_FUNC_START(ghash_c906)
 	xor        	t6, t6, a0
 	xor        	t6, t6, a7
 	srli       	a0, a6, 7
-	xor        	a0, t6, a0
+	xor        	t6, t6, a0
 	addi       	a2, a2, 128
 	ld         	t4, 1520(sp)
 	addi       	t4, t4, -8
 	sd         	t4, 1520(sp)
 	addi       	t4, t4, -8
-	blt        	t4, zero, .Lghash_c906_6
+	blt        	t4, zero, .Lghash_c906_11
 	jal        	zero, .Lghash_c906_group
-.Lghash_c906_6:
+.Lghash_c906_11:
 	ld         	t4, 1520(sp)
 	beq        	t4, zero, .Lghash_c906_lanes_store
+	ld         	t4, 1520(sp)
+	addi       	t4, t4, -5
+	bge        	t4, zero, .Lghash_c906_partial
 .Lghash_c906_lanes_block:
 	ld         	t4, 0(a2)
-	ld         	t6, 8(a2)
+	ld         	a0, 8(a2)
 	th.rev     	t4, t4
-	th.rev     	t6, t6
-	xor        	a0, a0, t4
-	xor        	t5, t5, t6
+	th.rev     	a0, a0
+	xor        	t6, t6, t4
+	xor        	t5, t5, a0
 	// Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
-	xor        	t4, t5, a0
+	xor        	t4, t5, t6
 	th.extu    	a3, t5, 31, 0
 	lwu        	a7, 0(a1)
 	and        	a6, a3, t1
@@ -3142,30 +3145,30 @@ SYM_FUNC_START(ghash_c906)
 	mul        	s5, a6, a7
 	and        	s2, a3, t2
 	mul        	a4, a6, s3
-	and        	t6, a3, t3
+	and        	a0, a3, t3
 	lwu        	s1, 4(a1)
 	and        	s6, a3, t0
 	mul        	a3, a6, s4
 	mul        	a5, s2, s3
-	mul        	s7, t6, s3
+	mul        	s7, a0, s3
 	mul        	a6, a6, s1
 	th.mula    	s5, s2, s4
 	mul        	s8, s2, a7
 	th.mula    	a4, s6, s4
 	mul        	s2, s2, s1
 	xor        	a3, a3, a5
-	mul        	a5, t6, s1
-	th.mula    	a6, t6, s4
+	mul        	a5, a0, s1
+	th.mula    	a6, a0, s4
 	xor        	s5, s5, s7
 	mul        	s7, s6, s1
 	th.mula    	s8, s6, s3
 	xor        	a4, a4, s2
-	mul        	s2, t6, a7
+	mul        	s2, a0, a7
 	xor        	a3, a3, a5
 	mul        	a5, s6, a7
 	xor        	s5, s5, s7
 	xor        	a6, a6, s8
-	and        	t6, s5, t1
+	and        	a0, s5, t1
 	srli       	a7, t5, 32
 	and        	s5, a7, t1
 	and        	s4, a7, t2
@@ -3174,7 +3177,7 @@ SYM_FUNC_START(ghash_c906)
 	and        	a6, a6, t2
 	lwu        	s1, 16(a1)
 	xor        	a4, a4, s2
-	or         	t6, t6, a6
+	or         	a0, a0, a6
 	lwu        	s7, 24(a1)
 	lwu        	a6, 28(a1)
 	mul        	s8, s5, s1
@@ -3182,11 +3185,11 @@ SYM_FUNC_START(ghash_c906)
 	mul        	s9, s3, s7
 	and        	a4, a4, t3
 	xor        	a3, a3, a5
-	or         	t6, t6, a4
+	or         	a0, a0, a4
 	mul        	s2, s5, s6
 	mul        	a4, s4, s1
 	and        	a3, a3, t0
-	or         	t6, t6, a3
+	or         	a0, a0, a3
 	mul        	a5, s5, s7
 	mul        	a3, s5, a6
 	th.mula    	s8, s4, a6
@@ -3248,7 +3251,7 @@ SYM_FUNC_START(ghash_c906)
 	and        	s7, s7, t1
 	and        	a5, a5, t2
 	or         	s7, s7, a5
-	th.extu    	a7, a0, 31, 0
+	th.extu    	a7, t6, 31, 0
 	lwu        	a5, 48(a1)
 	and        	s2, a7, t1
 	and        	s1, a7, t2
@@ -3270,7 +3273,7 @@ SYM_FUNC_START(ghash_c906)
 	mul        	s5, s2, s3
 	or         	s7, s7, t5
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	s7, s7, t6
+	xor        	s7, s7, a0
 	mul        	s8, s1, a5
 	xor        	s7, s7, a4
 	xor        	s9, s9, s10
@@ -3280,13 +3283,13 @@ SYM_FUNC_START(ghash_c906)
 	xor        	s9, s9, s10
 	and        	a3, s9, t1
 	slli       	s9, s7, 32
-	xor        	t5, t6, s9
+	xor        	t5, a0, s9
 	srli       	s9, s7, 32
 	xor        	s5, s5, s8
 	and        	s5, s5, t2
 	or         	a3, a3, s5
-	xor        	t6, a4, s9
-	srli       	s10, a0, 32
+	xor        	a0, a4, s9
+	srli       	s10, t6, 32
 	lwu        	a4, 64(a1)
 	and        	s5, s10, t1
 	mul        	s7, s2, s6
@@ -3329,11 +3332,11 @@ SYM_FUNC_START(ghash_c906)
 	mul        	s10, a5, a4
 	xor        	s6, s6, s9
 	and        	a5, s6, t1
-	th.extu    	s5, a0, 31, 0
-	srli       	a0, a0, 32
-	xor        	s5, s5, a0
+	th.extu    	s5, t6, 31, 0
+	srli       	t6, t6, 32
+	xor        	s5, s5, t6
 	th.mula    	s10, s4, s1
-	and        	a0, s5, t1
+	and        	t6, s5, t1
 	xor        	a6, a6, s8
 	mul        	s8, s3, a4
 	xor        	a7, a7, s2
@@ -3347,25 +3350,25 @@ SYM_FUNC_START(ghash_c906)
 	lwu        	s4, 80(a1)
 	lwu        	s6, 88(a1)
 	lwu        	s11, 92(a1)
-	mul        	s8, a0, s4
+	mul        	s8, t6, s4
 	lwu        	s9, 84(a1)
 	and        	s7, s5, t0
 	and        	a6, a6, t3
 	xor        	a7, a7, s2
 	mul        	s2, s1, s6
 	or         	a5, a5, a6
-	mul        	s10, a0, s9
+	mul        	s10, t6, s9
 	and        	a7, a7, t0
 	or         	a5, a5, a7
-	mul        	a4, a0, s6
-	mul        	a0, a0, s11
+	mul        	a4, t6, s6
+	mul        	t6, t6, s11
 	th.mula    	s8, s3, s11
 	th.mula    	a4, s7, s11
 	th.mula    	s10, s1, s11
 	mul        	s5, s3, s6
 	xor        	s8, s8, s2
 	mul        	s2, s7, s9
-	xor        	a0, a0, s5
+	xor        	t6, t6, s5
 	mul        	s5, s1, s9
 	mul        	a7, s3, s9
 	mul        	s3, s3, s4
@@ -3374,7 +3377,7 @@ SYM_FUNC_START(ghash_c906)
 	th.mula    	s3, s7, s6
 	xor        	a4, a4, a7
 	mul        	a7, s1, s4
-	xor        	a0, a0, s5
+	xor        	t6, t6, s5
 	mul        	s5, s7, s4
 	xor        	s10, s10, s3
 	and        	s10, s10, t2
@@ -3389,13 +3392,13 @@ SYM_FUNC_START(ghash_c906)
 	and        	s2, s2, t0
 	and        	a4, a4, t3
 	lwu        	s7, 104(a1)
-	xor        	a0, a0, s5
+	xor        	t6, t6, s5
 	or         	a6, a6, a4
 	lwu        	s5, 108(a1)
 	mul        	a4, s6, a7
 	mul        	s8, s1, s7
-	and        	a0, a0, t0
-	or         	a6, a6, a0
+	and        	t6, t6, t0
+	or         	a6, a6, t6
 	mul        	s10, s6, s3
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
 	xor        	a6, a6, a3
@@ -3409,7 +3412,7 @@ SYM_FUNC_START(ghash_c906)
 	and        	a4, a4, t1
 	th.mula    	s8, s2, s7
 	slli       	s9, a6, 32
-	xor        	a0, a3, s9
+	xor        	t6, a3, s9
 	srli       	s9, a6, 32
 	xor        	a3, a5, s9
 	srli       	s9, t4, 32
@@ -3523,48 +3526,48 @@ SYM_FUNC_START(ghash_c906)
 	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
 	xor        	t4, t4, t5
 	xor        	a4, a5, a6
-	xor        	t4, t4, a0
-	xor        	a4, a4, t6
-	xor        	t6, t6, t4
+	xor        	t4, t4, t6
+	xor        	a4, a4, a0
+	xor        	a0, a0, t4
 	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
 	slli       	t4, t5, 63
 	slli       	a5, t5, 62
-	xor        	t6, t6, t4
+	xor        	a0, a0, t4
 	xor        	a4, a4, a3
-	xor        	t6, t6, a5
+	xor        	a0, a0, a5
 	slli       	t4, t5, 57
-	xor        	a0, a0, a4
-	xor        	t6, t6, t4
+	xor        	t6, t6, a4
+	xor        	a0, a0, t4
 	srli       	t4, t5, 1
-	xor        	a0, a0, t5
+	xor        	t6, t6, t5
 	srli       	a5, t5, 2
-	xor        	a0, a0, t4
-	xor        	a0, a0, a5
+	xor        	t6, t6, t4
+	xor        	t6, t6, a5
 	srli       	t4, t5, 7
-	xor        	a0, a0, t4
-	slli       	t4, t6, 63
-	slli       	a5, t6, 62
-	xor        	a0, a0, t4
-	xor        	a0, a0, a5
-	slli       	t4, t6, 57
-	xor        	t5, a0, t4
-	srli       	t4, t6, 1
-	xor        	a3, a3, t6
-	srli       	a5, t6, 2
+	xor        	t6, t6, t4
+	slli       	t4, a0, 63
+	slli       	a5, a0, 62
+	xor        	t6, t6, t4
+	xor        	t6, t6, a5
+	slli       	t4, a0, 57
+	xor        	t5, t6, t4
+	srli       	t4, a0, 1
+	xor        	a3, a3, a0
+	srli       	a5, a0, 2
 	xor        	a3, a3, t4
 	xor        	a3, a3, a5
-	srli       	t4, t6, 7
-	xor        	a0, a3, t4
+	srli       	t4, a0, 7
+	xor        	t6, a3, t4
 	addi       	a2, a2, 16
 	ld         	t4, 1520(sp)
 	addi       	t4, t4, -1
 	sd         	t4, 1520(sp)
 	bne        	t4, zero, .Lghash_c906_lanes_block
 .Lghash_c906_lanes_store:
-	th.rev     	a0, a0
+	th.rev     	t6, t6
 	th.rev     	t5, t5
 	ld         	t0, 1512(sp)
-	sd         	a0, 0(t0)
+	sd         	t6, 0(t0)
 	sd         	t5, 8(t0)
 	// return
 	.word	0x00307057	// th.vsetvli zero, zero, e8, m8, d1
@@ -3783,6 +3786,76 @@ SYM_FUNC_START(ghash_c906)
 	ld         	ra, 1616(sp)
 	addi       	sp, sp, 1632
 	jalr       	zero, 0(ra)
+	// the r blocks left, reversed, at blocks[16(8-r)..], zeros before them
+.Lghash_c906_partial:
+	.word	0x00307057	// th.vsetvli zero, zero, e8, m8, d1
+	.word	0x5e003057	// th.vmv.v.i v0, 0
+	addi       	a4, sp, 1152
+	.word	0x02077027	// th.vse.v v0, (a4)
+	ld         	t4, 1520(sp)
+	slli       	t4, t4, 4
+	.word	0x003ef057	// th.vsetvli zero, t4, e8, m8, d1
+	.word	0x02067407	// th.vle.v v8, (a2)
+	.word	0x00007057	// th.vsetvli zero, zero, e8, m1, d1
+	.word	0x328e8057	// th.vrgather.vv v0, v8, v29
+	.word	0x329e80d7	// th.vrgather.vv v1, v9, v29
+	.word	0x32ae8157	// th.vrgather.vv v2, v10, v29
+	.word	0x32be81d7	// th.vrgather.vv v3, v11, v29
+	.word	0x32ce8257	// th.vrgather.vv v4, v12, v29
+	.word	0x32de82d7	// th.vrgather.vv v5, v13, v29
+	.word	0x32ee8357	// th.vrgather.vv v6, v14, v29
+	.word	0x32fe83d7	// th.vrgather.vv v7, v15, v29
+	addi       	a0, zero, 5
+	ld         	a3, 1520(sp)
+	beq        	a3, a0, .Lghash_c906_partial5
+	addi       	a0, zero, 6
+	ld         	a3, 1520(sp)
+	beq        	a3, a0, .Lghash_c906_partial6
+	// 7 blocks: at lane 1; lane 1 ^= Xi; inp -= 16
+	addi       	a4, sp, 1168
+	.word	0x003ef057	// th.vsetvli zero, t4, e8, m8, d1
+	.word	0x02077027	// th.vse.v v0, (a4)
+	ld         	t4, 0(a4)
+	xor        	t4, t4, t5
+	sd         	t4, 0(a4)
+	ld         	t4, 8(a4)
+	xor        	t4, t4, t6
+	sd         	t4, 8(a4)
+	addi       	a2, a2, -16
+	jal        	zero, .Lghash_c906_partial_joined
+	// 6 blocks: at lane 2; lane 2 ^= Xi; inp -= 32
+.Lghash_c906_partial6:
+	addi       	a4, sp, 1184
+	.word	0x003ef057	// th.vsetvli zero, t4, e8, m8, d1
+	.word	0x02077027	// th.vse.v v0, (a4)
+	ld         	t4, 0(a4)
+	xor        	t4, t4, t5
+	sd         	t4, 0(a4)
+	ld         	t4, 8(a4)
+	xor        	t4, t4, t6
+	sd         	t4, 8(a4)
+	addi       	a2, a2, -32
+	jal        	zero, .Lghash_c906_partial_joined
+	// 5 blocks: at lane 3; lane 3 ^= Xi; inp -= 48
+.Lghash_c906_partial5:
+	addi       	a4, sp, 1200
+	.word	0x003ef057	// th.vsetvli zero, t4, e8, m8, d1
+	.word	0x02077027	// th.vse.v v0, (a4)
+	ld         	t4, 0(a4)
+	xor        	t4, t4, t5
+	sd         	t4, 0(a4)
+	ld         	t4, 8(a4)
+	xor        	t4, t4, t6
+	sd         	t4, 8(a4)
+	addi       	a2, a2, -48
+.Lghash_c906_partial_joined:
+	// Xi = 0 (folded), len = 8: one more pass of the group loop
+	.word	0x00907057	// th.vsetvli zero, zero, e32, m2, d1
+	addi       	t6, zero, 0
+	addi       	t5, zero, 0
+	addi       	t4, zero, 8
+	sd         	t4, 1520(sp)
+	jal        	zero, .Lghash_c906_group
 SYM_FUNC_END(ghash_c906)
 
 	.option	pop
