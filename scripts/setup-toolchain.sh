@@ -102,6 +102,22 @@ if [ ! -f "$osa/aes-riscv64.s" ]; then
   done
 fi
 echo "openssl asm:   $(ls "$osa" | tr '\n' ' ')"
+# --- OpenSSL 3.6.3 (sid) and 4.0.2 (experimental) sources, the newer series' bases --------
+apt_new=$tc/apt-sid-src
+for v in 3.6.3 4.0.2; do
+  if [ ! -f "$tc/openssl-$v/VERSION.dat" ]; then
+    if [ ! -f "$apt_new/dl/openssl_$v.orig.tar.gz" ]; then
+      mkdir -p "$apt_new/lists/partial" "$apt_new/archives/partial" "$apt_new/dl"
+      printf 'deb-src http://deb.debian.org/debian sid main\ndeb-src http://deb.debian.org/debian experimental main\n' > "$apt_new/sources.list"
+      nopts=(-o Dir::Etc::SourceList="$apt_new/sources.list" -o Dir::Etc::SourceParts=/dev/null
+             -o Dir::State::Lists="$apt_new/lists" -o Dir::Cache::Archives="$apt_new/archives" -o Debug::NoLocking=1)
+      [ -n "$(ls "$apt_new/lists" 2>/dev/null | grep -v partial)" ] || apt-get "${nopts[@]}" update -qq
+      ( cd "$apt_new/dl" && apt-get "${nopts[@]}" source --download-only -qq "openssl=$v-1" 2>/dev/null )
+    fi
+    tar xzf "$apt_new/dl/openssl_$v.orig.tar.gz" -C "$tc"
+  fi
+done
+echo "openssl trees: $(cd "$tc" && ls -d openssl-[0-9]* | tr '\n' ' ')"
 # --- Rust for riscv64 (trixie's rustc/cargo and riscv64 std), private ------------
 "$repo/scripts/rust-riscv64.sh" "$tc/rust-riscv64" | grep -E '^rust-riscv64: (rustc|already)|ready'
 

@@ -179,7 +179,7 @@ enum Cmd {
     /// Write the `git format-patch` series that makes OpenSSL use the kernels on riscv64
     /// (T-Head detection, then one patch per kernel that fills an OpenSSL hook).
     OpensslPatches {
-        /// The OpenSSL release the series is for (3.5.7).
+        /// The OpenSSL release the series is for (3.5.7, 3.6.3 or 4.0.2).
         #[arg(long)]
         base: String,
         /// The unpacked OpenSSL source tree of that release (default: the one

@@ -1,11 +1,11 @@
-//! OpenSSL 3.5.7 with kgen's patch series (`kgen openssl-patches`), judged by OpenSSL's
-//! own tests.
+//! OpenSSL 3.5.7, 3.6.3 and 4.0.2 with kgen's patch series (`kgen openssl-patches --base`),
+//! judged by OpenSSL's own tests. Every check below runs for each release.
 //!
-//! The series is written from `.toolchain/openssl-3.5.7`, applied with `git apply` to a fresh
-//! copy of Debian trixie's `openssl_3.5.7.orig.tar.gz` (every hunk must also apply with
+//! The series is written from `.toolchain/openssl-<base>`, applied with `git apply` to a
+//! fresh copy of Debian's `openssl_<base>.orig.tar.gz` (every hunk must also apply with
 //! `patch -F0` at its exact line: no fuzz, no offset), and built for riscv64 (static
 //! libraries, cross gcc) with the counters of `-DOPENSSL_KGEN_COUNTERS`. The build is cached
-//! in `~/.cache/kgen-openssl/<hash>` (or `$KGEN_OPENSSL_CACHE`), the hash of the files the
+//! in `~/.cache/kgen-openssl/<base>-<hash>` (or `$KGEN_OPENSSL_CACHE`), the hash of the files the
 //! series writes and of every build input, so a repeated run only runs the tests. OpenSSL's
 //! tests of what kgen replaces then run under QEMU three ways: the recipes of AES-GCM, the
 //! modes, Poly1305, ChaCha20 and SHA-2 ([`TESTS`], through EXE_SHELL) and evp_test on the
@@ -38,10 +38,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 use std::time::Instant;
 
-const BASE: &str = "3.5.7";
+/// The releases, oldest first.
+const BASES: &[&str] = openssl::BASES;
 /// Part of the cache key: change it when the build steps below change.
 const RECIPE: &str = "kgen-openssl build steps 1";
 const CONFIGURE: &[&str] = &["linux64-riscv64", "--cross-compile-prefix=riscv64-linux-gnu-", "no-shared", "no-module", "no-docs"];
@@ -108,7 +109,6 @@ struct Tools {
     git: Tool,
     tar: Tool,
     nm: Tool,
-    tarball: PathBuf,
 }
 
 fn tools() -> Option<Tools> {
@@ -120,13 +120,20 @@ fn tools() -> Option<Tools> {
         git: oracle::host_tool("git")?,
         tar: oracle::host_tool("tar")?,
         nm: oracle::binutils(Binutils::V2_40, "nm")?,
-        tarball: oracle::openssl_tarball()?,
     })
 }
 
-fn series() -> &'static Series {
-    static S: OnceLock<Series> = OnceLock::new();
-    S.get_or_init(|| openssl::series(&openssl::default_src(BASE), BASE, kgen_kernels::kernels(), openssl::Leaks::Refuse).expect("kgen openssl-patches"))
+/// The default series for `base`, written once.
+fn series(base: &str) -> &'static Series {
+    static S: Mutex<BTreeMap<String, &'static Series>> = Mutex::new(BTreeMap::new());
+    let mut m = S.lock().unwrap_or_else(|e| e.into_inner());
+    m.entry(base.to_string())
+        .or_insert_with(|| Box::leak(Box::new(openssl::series(&openssl::default_src(base), base, kgen_kernels::kernels(), openssl::Leaks::Refuse).unwrap_or_else(|e| panic!("kgen openssl-patches --base {base}: {e}")))))
+}
+
+/// Whether `base`'s source tree is in .toolchain (else the oracle is missing).
+fn have_tree(base: &str) -> bool {
+    openssl::default_src(base).join("VERSION.dat").exists() || oracle::missing::<()>(&format!("OpenSSL {base} source tree in .toolchain (scripts/setup-toolchain.sh)")).is_some()
 }
 
 fn cache_root() -> PathBuf {
@@ -162,14 +169,15 @@ fn logged(cmd: Command, dir: &Path, log: &Path, what: &str) -> Result<(), String
     Ok(())
 }
 
-/// Unpacks the tarball into `dir`; returns the tree (`dir/openssl-3.5.7`).
-fn unpack(t: &Tools, dir: &Path) -> Result<PathBuf, String> {
+/// Unpacks `base`'s tarball into `dir`; returns the tree (`dir/openssl-<base>`).
+fn unpack(t: &Tools, base: &str, dir: &Path) -> Result<PathBuf, String> {
+    let tarball = oracle::openssl_tarball(base).ok_or_else(|| format!("no openssl_{base}.orig.tar.gz"))?;
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let o = t.tar.command().arg("xzf").arg(&t.tarball).arg("-C").arg(dir).output().map_err(|e| e.to_string())?;
+    let o = t.tar.command().arg("xzf").arg(&tarball).arg("-C").arg(dir).output().map_err(|e| e.to_string())?;
     if !o.status.success() {
-        return Err(format!("tar xzf {}: {}", t.tarball.display(), String::from_utf8_lossy(&o.stderr)));
+        return Err(format!("tar xzf {}: {}", tarball.display(), String::from_utf8_lossy(&o.stderr)));
     }
-    Ok(dir.join(format!("openssl-{BASE}")))
+    Ok(dir.join(format!("openssl-{base}")))
 }
 
 /// Writes the series into `dir`; returns the patch files in order.
@@ -266,56 +274,62 @@ struct Built {
     src: PathBuf,
 }
 
-/// The patched, counting build (cached by the hash of the series and the build inputs).
-fn patched() -> Option<&'static Built> {
-    static B: OnceLock<Result<Built, String>> = OnceLock::new();
+/// The patched, counting build of `base` (cached by the hash of the series and the build
+/// inputs).
+fn patched(base: &str) -> Option<&'static Built> {
+    static B: Mutex<BTreeMap<String, &'static Result<Built, String>>> = Mutex::new(BTreeMap::new());
     let t = tools()?;
-    let r = B.get_or_init(|| {
-        let s = series();
-        let tarball = std::fs::read(&t.tarball).map_err(|e| e.to_string())?;
-        let tar_id = blob_id(&tarball);
-        let mut parts: Vec<Vec<u8>> = vec![RECIPE.into(), CONFIGURE.join(" ").into(), openssl::COUNTING_MACRO.into(), PROGRAMS.join(" ").into(), tar_id.into()];
-        // What the build sees: the files the series leaves (commit messages do not count).
-        for p in &s.patches {
-            for d in &p.diffs {
-                parts.push(d.path.clone().into());
-                parts.push(d.new.clone().into());
+    let tarball = oracle::openssl_tarball(base)?;
+    let mut m = B.lock().unwrap_or_else(|e| e.into_inner());
+    let r: &'static Result<Built, String> = m.entry(base.to_string()).or_insert_with(|| Box::leak(Box::new(build_patched(&t, base, &tarball))));
+    Some(r.as_ref().unwrap_or_else(|e| panic!("patched OpenSSL {base} build: {e}")))
+}
+
+fn build_patched(t: &Tools, base: &str, tarball: &Path) -> Result<Built, String> {
+    let s = series(base);
+    let tar_id = blob_id(&std::fs::read(tarball).map_err(|e| e.to_string())?);
+    let mut parts: Vec<Vec<u8>> = vec![RECIPE.into(), CONFIGURE.join(" ").into(), openssl::COUNTING_MACRO.into(), PROGRAMS.join(" ").into(), tar_id.into()];
+    // What the build sees: the files the series leaves (commit messages do not count).
+    for p in &s.patches {
+        for d in &p.diffs {
+            parts.push(d.path.clone().into());
+            parts.push(d.new.clone().into());
+        }
+    }
+    let refs: Vec<&[u8]> = parts.iter().map(|p| p.as_slice()).collect();
+    let name = format!("{base}-{}", hash(&refs));
+    let root = cache_root();
+    let dir = root.join(&name);
+    let ok = dir.join("built.ok");
+    let (src, b) = (dir.join(format!("openssl-{base}")), dir.join("build"));
+    if ok.exists() {
+        eprintln!("patched OpenSSL {base}: cached build {}", dir.display());
+        return Ok(Built { b, src });
+    }
+    let _one = heavy();
+    let _ = std::fs::remove_dir_all(&dir);
+    let start = Instant::now();
+    let tree = unpack(t, base, &dir)?;
+    let files = write_series(s, &dir.join("series"));
+    apply(t, &tree, &files)?;
+    check_result(s, &tree)?;
+    let define = format!("-D{}", openssl::COUNTING_MACRO);
+    build(t, &src, &b, &[&define], true)?;
+    let secs = start.elapsed().as_secs_f64();
+    std::fs::write(&ok, format!("built in {secs:.0} s\n")).map_err(|e| e.to_string())?;
+    eprintln!("| patched OpenSSL {base} build (libs + {} programs) | {secs:.0} s |", PROGRAMS.len());
+    // Earlier series' builds of this release are not needed any more (the other releases'
+    // and the unpatched ones stay).
+    if let Ok(rd) = std::fs::read_dir(&root) {
+        for e in rd.flatten() {
+            let n = e.file_name().to_string_lossy().to_string();
+            let other = BASES.iter().any(|b| *b != base && n.starts_with(&format!("{b}-")));
+            if n != name && !n.starts_with("unpatched-") && !other {
+                let _ = std::fs::remove_dir_all(e.path());
             }
         }
-        let refs: Vec<&[u8]> = parts.iter().map(|p| p.as_slice()).collect();
-        let key = hash(&refs);
-        let root = cache_root();
-        let dir = root.join(&key);
-        let ok = dir.join("built.ok");
-        let (src, b) = (dir.join(format!("openssl-{BASE}")), dir.join("build"));
-        if ok.exists() {
-            eprintln!("patched OpenSSL {BASE}: cached build {}", dir.display());
-            return Ok(Built { b, src });
-        }
-        let _one = heavy();
-        let _ = std::fs::remove_dir_all(&dir);
-        let start = Instant::now();
-        let tree = unpack(&t, &dir)?;
-        let files = write_series(s, &dir.join("series"));
-        apply(&t, &tree, &files)?;
-        check_result(s, &tree)?;
-        let define = format!("-D{}", openssl::COUNTING_MACRO);
-        build(&t, &src, &b, &[&define], true)?;
-        let secs = start.elapsed().as_secs_f64();
-        std::fs::write(&ok, format!("built in {secs:.0} s\n")).map_err(|e| e.to_string())?;
-        eprintln!("| patched OpenSSL {BASE} build (libs + {} programs) | {secs:.0} s |", PROGRAMS.len());
-        // Earlier series' builds are not needed any more (the unpatched one stays).
-        if let Ok(rd) = std::fs::read_dir(&root) {
-            for e in rd.flatten() {
-                let n = e.file_name().to_string_lossy().to_string();
-                if n != key && !n.starts_with("unpatched-") {
-                    let _ = std::fs::remove_dir_all(e.path());
-                }
-            }
-        }
-        Ok(Built { b, src })
-    });
-    Some(r.as_ref().unwrap_or_else(|e| panic!("patched OpenSSL build: {e}")))
+    }
+    Ok(Built { b, src })
 }
 
 /// `nm -g --defined-only` of a static library: the defined global symbols.
@@ -330,33 +344,37 @@ fn globals(t: &Tools, lib: &Path) -> Result<BTreeSet<String>, String> {
     }).collect())
 }
 
-/// The unpatched libcrypto.a's global symbols (built once per tarball and configuration;
-/// only the list is kept).
-fn unpatched_globals() -> Option<&'static BTreeSet<String>> {
-    static G: OnceLock<Result<BTreeSet<String>, String>> = OnceLock::new();
+/// The unpatched libcrypto.a's global symbols of `base` (built once per tarball and
+/// configuration; only the list is kept).
+fn unpatched_globals(base: &str) -> Option<&'static BTreeSet<String>> {
+    static G: Mutex<BTreeMap<String, &'static Result<BTreeSet<String>, String>>> = Mutex::new(BTreeMap::new());
     let t = tools()?;
-    let r = G.get_or_init(|| {
-        let tarball = std::fs::read(&t.tarball).map_err(|e| e.to_string())?;
-        let key = hash(&[RECIPE.as_bytes(), CONFIGURE.join(" ").as_bytes(), blob_id(&tarball).as_bytes()]);
-        let dir = cache_root().join(format!("unpatched-{key}"));
-        let list = dir.join("libcrypto-globals.txt");
-        if let Ok(text) = std::fs::read_to_string(&list) {
-            return Ok(text.lines().map(str::to_string).collect());
-        }
-        let _one = heavy();
-        let _ = std::fs::remove_dir_all(&dir);
-        let start = Instant::now();
-        let tree = unpack(&t, &dir)?;
-        let b = dir.join("build");
-        build(&t, &tree, &b, &[], false)?;
-        let g = globals(&t, &b.join("libcrypto.a"))?;
-        let _ = std::fs::remove_dir_all(&tree);
-        let _ = std::fs::remove_dir_all(&b);
-        std::fs::write(&list, g.iter().map(|s| format!("{s}\n")).collect::<String>()).map_err(|e| e.to_string())?;
-        eprintln!("| unpatched OpenSSL {BASE} build (libs) | {:.0} s |", start.elapsed().as_secs_f64());
-        Ok(g)
-    });
-    Some(r.as_ref().unwrap_or_else(|e| panic!("unpatched OpenSSL build: {e}")))
+    let tarball = oracle::openssl_tarball(base)?;
+    let mut m = G.lock().unwrap_or_else(|e| e.into_inner());
+    let r: &'static Result<BTreeSet<String>, String> = m.entry(base.to_string()).or_insert_with(|| Box::leak(Box::new(build_unpatched(&t, base, &tarball))));
+    Some(r.as_ref().unwrap_or_else(|e| panic!("unpatched OpenSSL {base} build: {e}")))
+}
+
+fn build_unpatched(t: &Tools, base: &str, tarball: &Path) -> Result<BTreeSet<String>, String> {
+    let tar = std::fs::read(tarball).map_err(|e| e.to_string())?;
+    let key = hash(&[RECIPE.as_bytes(), CONFIGURE.join(" ").as_bytes(), blob_id(&tar).as_bytes()]);
+    let dir = cache_root().join(format!("unpatched-{key}"));
+    let list = dir.join("libcrypto-globals.txt");
+    if let Ok(text) = std::fs::read_to_string(&list) {
+        return Ok(text.lines().map(str::to_string).collect());
+    }
+    let _one = heavy();
+    let _ = std::fs::remove_dir_all(&dir);
+    let start = Instant::now();
+    let tree = unpack(t, base, &dir)?;
+    let b = dir.join("build");
+    build(t, &tree, &b, &[], false)?;
+    let g = globals(t, &b.join("libcrypto.a"))?;
+    let _ = std::fs::remove_dir_all(&tree);
+    let _ = std::fs::remove_dir_all(&b);
+    std::fs::write(&list, g.iter().map(|s| format!("{s}\n")).collect::<String>()).map_err(|e| e.to_string())?;
+    eprintln!("| unpatched OpenSSL {base} build (libs) | {:.0} s |", start.elapsed().as_secs_f64());
+    Ok(g)
 }
 
 /// The symbols of `before` that `after` lacks.
@@ -368,15 +386,19 @@ fn lost(before: &BTreeSet<String>, after: &BTreeSet<String>) -> Vec<String> {
 
 #[test]
 fn every_patch_says_what_it_adds_how_it_is_selected_and_how_to_regenerate_it() {
-    if !openssl::default_src(BASE).join("VERSION.dat").exists() {
-        oracle::missing::<()>("OpenSSL 3.5.7 source tree in .toolchain (scripts/setup-toolchain.sh)");
-        return;
+    for &base in BASES {
+        if have_tree(base) {
+            patches_say_what_they_do(base);
+        }
     }
-    let s = series();
+}
+
+fn patches_say_what_they_do(base: &str) {
+    let s = series(base);
     assert!(s.patches.len() >= 7, "{} patches", s.patches.len());
-    let again = openssl::series(&openssl::default_src(BASE), BASE, kgen_kernels::kernels(), openssl::Leaks::Refuse).unwrap();
+    let again = openssl::series(&openssl::default_src(base), base, kgen_kernels::kernels(), openssl::Leaks::Refuse).unwrap();
     assert_eq!(s.files(), again.files(), "two runs wrote different series");
-    let cmd = openssl::command(BASE);
+    let cmd = openssl::command(base);
     for (i, (name, text)) in s.files().iter().enumerate() {
         assert!(name.starts_with(&format!("{:04}-", i + 1)) && name.ends_with(".patch"), "{name}");
         assert!(text.contains("\nSubject: [PATCH "), "{name}: no subject");
@@ -427,16 +449,20 @@ fn leaky_variants(s: &Series) -> BTreeSet<(String, String)> {
 
 #[test]
 fn the_default_series_calls_no_leaky_kernel_and_the_option_brings_them_back() {
-    if !openssl::default_src(BASE).join("VERSION.dat").exists() {
-        oracle::missing::<()>("OpenSSL 3.5.7 source tree in .toolchain (scripts/setup-toolchain.sh)");
-        return;
+    for &base in BASES {
+        if have_tree(base) {
+            no_leaky_kernel_by_default(base);
+        }
     }
-    let s = series();
+}
+
+fn no_leaky_kernel_by_default(base: &str) {
+    let s = series(base);
     assert_eq!(leaky_variants(s), BTreeSet::new(), "the default series calls kernels that declare a leak");
     let aes = s.patches.iter().find(|p| p.subject.contains("AES from kgen")).expect("an AES patch");
     assert!(aes.subject.contains("aes-ct"), "{}", aes.subject);
     // Negative control: with the option, the T-table AES and the stitched AES-GCM on it.
-    let leaky = openssl::series(&openssl::default_src(BASE), BASE, kgen_kernels::kernels(), openssl::Leaks::Allow).unwrap();
+    let leaky = openssl::series(&openssl::default_src(base), base, kgen_kernels::kernels(), openssl::Leaks::Allow).unwrap();
     let found = leaky_variants(&leaky);
     assert!(found.contains(&("aes".to_string(), "c906".to_string())) && found.contains(&("aes-gcm".to_string(), "c906".to_string())), "{found:?}");
     assert_eq!(leaky.patches.len(), s.patches.len() + 1, "the leaky series adds the stitched AES-GCM");
@@ -445,28 +471,39 @@ fn the_default_series_calls_no_leaky_kernel_and_the_option_brings_them_back() {
 #[test]
 fn series_applies_to_the_orig_tarball_with_git_apply_and_no_fuzz_and_a_changed_anchor_stops_it() {
     let Some(t) = tools() else { return };
-    let s = series();
-    let dir = oracle::scratch("openssl-apply");
-    let tree = unpack(&t, &dir.join("a")).unwrap();
+    for &base in BASES {
+        if oracle::openssl_tarball(base).is_some() && have_tree(base) {
+            applies_without_fuzz(&t, base);
+        }
+    }
+}
+
+fn applies_without_fuzz(t: &Tools, base: &str) {
+    let s = series(base);
+    let dir = oracle::scratch(&format!("openssl-apply-{base}"));
+    let tree = unpack(t, base, &dir.join("a")).unwrap();
     let files = write_series(s, &dir.join("series"));
-    apply(&t, &tree, &files).unwrap();
+    apply(t, &tree, &files).unwrap();
     let n = check_result(s, &tree).unwrap();
-    eprintln!("{} patches applied, {n} files as kgen wrote them", files.len());
+    eprintln!("OpenSSL {base}: {} patches applied, {n} files as kgen wrote them", files.len());
 
     // Negative controls: a tree whose riscvcap.c lacks an anchor line.
-    let tree2 = unpack(&t, &dir.join("b")).unwrap();
+    let tree2 = unpack(t, base, &dir.join("b")).unwrap();
     let rc = tree2.join("crypto/riscvcap.c");
     let text = std::fs::read_to_string(&rc).unwrap();
     let changed = text.replacen("static size_t vlen = 0;", "static size_t vlen;", 1);
     assert_ne!(text, changed);
     std::fs::write(&rc, changed).unwrap();
-    let e = apply(&t, &tree2, &files[..1]).unwrap_err();
+    let e = apply(t, &tree2, &files[..1]).unwrap_err();
     assert!(e.contains("0001-"), "{e}");
-    let e = openssl::series(&tree2, BASE, kgen_kernels::kernels(), openssl::Leaks::Refuse).unwrap_err();
+    let e = openssl::series(&tree2, base, kgen_kernels::kernels(), openssl::Leaks::Refuse).unwrap_err();
     assert!(e.contains("crypto/riscvcap.c") && e.contains("static size_t vlen = 0;") && !e.contains('\n'), "{e}");
-    // And kgen refuses another release.
+    // And kgen refuses another release, and a tree of another release than the one named.
     let e = openssl::series(&tree, "3.4.0", kgen_kernels::kernels(), openssl::Leaks::Refuse).unwrap_err();
     assert!(e.contains("3.4.0") && !e.contains('\n'), "{e}");
+    let other = BASES.iter().find(|b| **b != base).expect("more than one release");
+    let e = openssl::series(&tree, other, kgen_kernels::kernels(), openssl::Leaks::Refuse).unwrap_err();
+    assert!(e.contains(base) && e.contains(other) && !e.contains('\n'), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -474,15 +511,21 @@ fn series_applies_to_the_orig_tarball_with_git_apply_and_no_fuzz_and_a_changed_a
 
 #[test]
 fn patched_libcrypto_keeps_every_global_symbol_of_the_unpatched_one() {
-    let Some(b) = patched() else { return };
-    let Some(before) = unpatched_globals() else { return };
+    for &base in BASES {
+        keeps_every_global_symbol(base);
+    }
+}
+
+fn keeps_every_global_symbol(base: &str) {
+    let Some(b) = patched(base) else { return };
+    let Some(before) = unpatched_globals(base) else { return };
     let t = tools().unwrap();
     let after = globals(&t, &b.b.join("libcrypto.a")).unwrap();
     assert!(before.len() > 8000, "{} symbols in the unpatched libcrypto.a", before.len());
     let gone = lost(before, &after);
-    assert!(gone.is_empty(), "the patched libcrypto.a lost {} global symbols: {gone:?}", gone.len());
+    assert!(gone.is_empty(), "OpenSSL {base}: the patched libcrypto.a lost {} global symbols: {gone:?}", gone.len());
     let added: Vec<&String> = after.difference(before).collect();
-    eprintln!("libcrypto.a: {} global symbols before, {} after; added: {added:?}", before.len(), after.len());
+    eprintln!("OpenSSL {base} libcrypto.a: {} global symbols before, {} after; added: {added:?}", before.len(), after.len());
     // Negative control: a lost symbol is reported.
     let mut fewer = after.clone();
     fewer.remove("AES_encrypt");
@@ -567,7 +610,13 @@ impl Drop for RunSlot {
 }
 
 fn suite(q: &Tool, cpu: &str, riscvcap: Option<&str>, exts: &BTreeSet<Ext>) {
-    let Some(built) = patched() else { return };
+    for &base in BASES {
+        suite_on(base, q, cpu, riscvcap, exts);
+    }
+}
+
+fn suite_on(base: &str, q: &Tool, cpu: &str, riscvcap: Option<&str>, exts: &BTreeSet<Ext>) {
+    let Some(built) = patched(base) else { return };
     let _slot = RunSlot::take();
     let b = &built.b;
     let run = format!("{cpu}{}", riscvcap.map(|v| format!("-{v}")).unwrap_or_default());
@@ -592,15 +641,15 @@ fn suite(q: &Tool, cpu: &str, riscvcap: Option<&str>, exts: &BTreeSet<Ext>) {
     c.env("RESULT_D", b.join(format!("test-runs-{run}")));
     c.env_remove("HARNESS_JOBS").stdin(Stdio::null());
     let start = Instant::now();
-    let r = logged(c, b, &log, &format!("OpenSSL's tests under -cpu {cpu}"));
+    let r = logged(c, b, &log, &format!("OpenSSL {base}'s tests under -cpu {cpu}"));
     let secs = start.elapsed().as_secs_f64();
     let out = std::fs::read_to_string(&log).unwrap_or_default();
     r.unwrap();
-    assert!(out.contains("Result: PASS"), "-cpu {cpu}: no `Result: PASS`:\n{}", tail(&log));
+    assert!(out.contains("Result: PASS"), "OpenSSL {base}, -cpu {cpu}: no `Result: PASS`:\n{}", tail(&log));
     // The last summary is the recipes' (the first is the FIPS preparation step's).
     let files = out.lines().rfind(|l| l.starts_with("Files=")).unwrap_or("").to_string();
     let n: usize = files.strip_prefix("Files=").and_then(|r| r.split(',').next()).and_then(|n| n.parse().ok()).unwrap_or(0);
-    assert_eq!(n, tests.len(), "-cpu {cpu}: {n} recipes ran, not {}: `{files}`", tests.len());
+    assert_eq!(n, tests.len(), "OpenSSL {base}, -cpu {cpu}: {n} recipes ran, not {}: `{files}`", tests.len());
     // The data files of the ciphers, MACs and digests kgen replaces (in the full set, the
     // test_evp recipe ran them with every other file).
     if !full() {
@@ -619,21 +668,21 @@ fn suite(q: &Tool, cpu: &str, riscvcap: Option<&str>, exts: &BTreeSet<Ext>) {
                 None => cmd.env_remove("OPENSSL_riscvcap"),
             };
             let o = cmd.output().unwrap();
-            assert!(o.status.success(), "-cpu {cpu}: evp_test {f} failed:\n{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+            assert!(o.status.success(), "OpenSSL {base}, -cpu {cpu}: evp_test {f} failed:\n{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
         }
-        eprintln!("-cpu {cpu}: evp_test on {} data files passed ({:.0} s)", EVP_FILES.len(), t0.elapsed().as_secs_f64());
+        eprintln!("OpenSSL {base}, -cpu {cpu}: evp_test on {} data files passed ({:.0} s)", EVP_FILES.len(), t0.elapsed().as_secs_f64());
     }
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
     for l in std::fs::read_to_string(&counts_file).unwrap_or_default().lines() {
         let (name, n) = l.rsplit_once(' ').unwrap_or_else(|| panic!("{}: bad line `{l}`", counts_file.display()));
         *counts.entry(name.to_string()).or_default() += n.parse::<u64>().unwrap_or_else(|_| panic!("bad count `{l}`"));
     }
-    eprintln!("-cpu {cpu}{}: {} ({secs:.0} s)", riscvcap.map(|v| format!(" OPENSSL_riscvcap={v}")).unwrap_or_default(), files.trim());
+    eprintln!("OpenSSL {base}, -cpu {cpu}{}: {} ({secs:.0} s)", riscvcap.map(|v| format!(" OPENSSL_riscvcap={v}")).unwrap_or_default(), files.trim());
     eprintln!("| counter | calls |\n|---|---|");
-    for c in series().counters() {
+    for c in series(base).counters() {
         eprintln!("| {} | {} |", c.name, counts.get(&c.name).copied().unwrap_or(0));
     }
-    check_paths(&series().counters(), exts, &counts).unwrap_or_else(|e| panic!("-cpu {cpu}: wrong paths: {e}"));
+    check_paths(&series(base).counters(), exts, &counts).unwrap_or_else(|e| panic!("OpenSSL {base}, -cpu {cpu}: wrong paths: {e}"));
 }
 
 #[test]
@@ -667,11 +716,15 @@ fn openssl_tests_pass_on_rv64_with_zbb_named_and_the_zbb_paths() {
 
 #[test]
 fn the_path_checker_rejects_wrong_counts() {
-    if !openssl::default_src(BASE).join("VERSION.dat").exists() {
-        oracle::missing::<()>("OpenSSL 3.5.7 source tree in .toolchain (scripts/setup-toolchain.sh)");
-        return;
+    for &base in BASES {
+        if have_tree(base) {
+            path_checker_controls(base);
+        }
     }
-    let counters = series().counters();
+}
+
+fn path_checker_controls(base: &str) {
+    let counters = series(base).counters();
     // The counts a CPU should produce: one call of each counter the checker requires.
     let ideal = |exts: &BTreeSet<Ext>| -> BTreeMap<String, u64> {
         let mut m = BTreeMap::new();
@@ -714,8 +767,8 @@ fn the_path_checker_rejects_wrong_counts() {
 
 /// Runs evp_test on some of OpenSSL's data files under `qemu -cpu cpu` with
 /// OPENSSL_riscvcap = `riscvcap`; returns whether it passed and the counts.
-fn evp_files(q: &Tool, cpu: &str, riscvcap: &str, files: &[&str]) -> (bool, BTreeMap<String, u64>) {
-    let built = patched().expect("checked by the caller");
+fn evp_files(base: &str, q: &Tool, cpu: &str, riscvcap: &str, files: &[&str]) -> (bool, BTreeMap<String, u64>) {
+    let built = patched(base).expect("checked by the caller");
     let counts_file = built.b.join(format!("kgen-counts-override-{cpu}.txt"));
     let _ = std::fs::remove_file(&counts_file);
     let mut ok = true;
@@ -747,29 +800,40 @@ fn evp_files(q: &Tool, cpu: &str, riscvcap: &str, files: &[&str]) -> (bool, BTre
 #[test]
 fn openssl_riscvcap_overrides_detection_and_the_counted_code_is_t_head_code() {
     let Some(q) = oracle::qemu() else { return };
-    if patched().is_none() {
-        return;
+    for &base in BASES {
+        if patched(base).is_some() {
+            riscvcap_overrides(base, &q);
+        }
     }
+}
+
+fn riscvcap_overrides(base: &str, q: &Tool) {
     let _slot = RunSlot::take();
     let files = ["evpciph_aes_common.txt", "evpciph_chacha.txt", "evpmac_poly1305.txt", "evpmac_common.txt", "evpmd_sha.txt"];
     // On the T-Head core, OPENSSL_riscvcap=rv64gc turns off every kgen variant that needs
     // an extension (the constant-time AES runs its rv64gc variant).
-    let (ok, counts) = evp_files(&q, "thead-c906", "rv64gc", &files);
-    assert!(ok, "evp_test under thead-c906 with OPENSSL_riscvcap=rv64gc failed");
-    check_paths(&series().counters(), &BTreeSet::new(), &counts).unwrap_or_else(|e| panic!("OPENSSL_riscvcap=rv64gc on thead-c906: {e}"));
+    let (ok, counts) = evp_files(base, q, "thead-c906", "rv64gc", &files);
+    assert!(ok, "OpenSSL {base}: evp_test under thead-c906 with OPENSSL_riscvcap=rv64gc failed");
+    check_paths(&series(base).counters(), &BTreeSet::new(), &counts).unwrap_or_else(|e| panic!("OpenSSL {base}: OPENSSL_riscvcap=rv64gc on thead-c906: {e}"));
     // Negative control: naming the T-Head extensions on a core without them runs kgen's
     // T-Head code, which the plain rv64 CPU cannot execute.
     let names: Vec<&str> = thead_scalar().iter().map(|e| e.name()).collect();
-    let (ok, _) = evp_files(&q, "rv64", &format!("rv64gc_{}", names.join("_")), &files[1..2]);
-    assert!(!ok, "kgen's T-Head ChaCha20 ran on -cpu rv64");
+    let (ok, _) = evp_files(base, q, "rv64", &format!("rv64gc_{}", names.join("_")), &files[1..2]);
+    assert!(!ok, "OpenSSL {base}: kgen's T-Head ChaCha20 ran on -cpu rv64");
 }
 
 #[test]
 fn every_c_file_the_series_touches_compiles_warning_free_with_and_without_counters() {
-    let Some(built) = patched() else { return };
+    for &base in BASES {
+        compiles_warning_free(base);
+    }
+}
+
+fn compiles_warning_free(base: &str) {
+    let Some(built) = patched(base) else { return };
     let Some(gcc) = oracle::gcc() else { return };
     let (b, src) = (&built.b, &built.src);
-    let touched: BTreeSet<&str> = series().patches.iter().flat_map(|p| p.diffs.iter()).map(|d| d.path.as_str()).collect();
+    let touched: BTreeSet<&str> = series(base).patches.iter().flat_map(|p| p.diffs.iter()).map(|d| d.path.as_str()).collect();
     let mut files: BTreeSet<String> = touched.iter().filter(|p| p.ends_with(".c")).map(|p| p.to_string()).collect();
     // A touched .inc is compiled as the .c files beside it that include it.
     for inc in touched.iter().filter(|p| p.ends_with(".inc")) {

@@ -13,6 +13,13 @@
 //!   ../shared/c906-rtl/harness/run.sh, one and four blocks, the same target.
 //!   `cargo test --release --test sha2_baseline -- --nocapture` prints docs/performance.md's
 //!   figures.
+//! - From OpenSSL 3.6 upstream has scalar SHA-2 assembly of its own (`sha256-riscv64-zbb.pl`
+//!   writes a plain rv64 and a Zbb SHA-256, `sha512-riscv64-zbb.pl` a Zbb SHA-512), which its
+//!   `sha_riscv.c` runs where the vector crypto extensions are missing. kgen's series puts
+//!   the c906 variant before that code, so it must be faster than each of them: on the model
+//!   (every one; a core with XTheadBb and Zbb would choose between them) and on the RTL (the
+//!   plain rv64 one, which a C906 runs without kgen). The files are generated from
+//!   `.toolchain/openssl-3.6.3` with its perlasm scripts, as OpenSSL's build does.
 
 mod common;
 
@@ -50,6 +57,27 @@ fn compile_baseline(dir: &Path, bits: u32, mode: &str) -> Option<PathBuf> {
     common::compile_openssl_c(dir, &format!("openssl-sha{bits}"), &wrapper(bits), &cflags(bits), mode)
 }
 
+/// Upstream's scalar SHA-2 assembly of OpenSSL 3.6.3: (kernel, block bytes, function's
+/// suffix, target, perlasm script, flavour).
+const UPSTREAM_36: [(&str, usize, &str, &str, &str, &str); 3] = [
+    ("sha256", 64, "riscv64", "rv64gc", "crypto/sha/asm/sha256-riscv64-zbb.pl", "linux64"),
+    ("sha256", 64, "zbb", "rv64gc-zbb", "crypto/sha/asm/sha256-riscv64-zbb.pl", "zbb"),
+    ("sha512", 128, "zbb", "rv64gc-zbb", "crypto/sha/asm/sha512-riscv64-zbb.pl", "zbb"),
+];
+
+/// One of [`UPSTREAM_36`]'s files, generated into `dir` by its perlasm script.
+fn upstream_36(dir: &Path, script: &str, flavour: &str, name: &str) -> Option<PathBuf> {
+    let perl = oracle::host_tool("perl")?;
+    let tree = oracle::toolchain_dir().join("openssl-3.6.3");
+    if !tree.join(script).exists() {
+        return oracle::missing("OpenSSL 3.6.3 source (.toolchain/openssl-3.6.3)");
+    }
+    let out = dir.join(name);
+    let o = perl.command().arg(script).arg(flavour).arg(&out).current_dir(&tree).output().unwrap();
+    assert!(o.status.success(), "perl {script} {flavour}: {}", String::from_utf8_lossy(&o.stderr));
+    Some(out)
+}
+
 fn module(kernel: &str, variant: &str) -> kgen_dsl::Module {
     kgen_kernels::kernel(kernel).unwrap().variant(variant).unwrap().build(Abi::Psabi).unwrap()
 }
@@ -81,6 +109,30 @@ fn model_against_openssl_c() {
                 assert!(k1 <= 0.6 * c1 && k4 <= 0.6 * c4, "{kernel} c906: {k1:.2}/{k4:.2} c/B against C {c1:.2}/{c4:.2}: above 0.6");
             }
         }
+    }
+    println!("C906 model, cycles per byte:\n{table}");
+}
+
+#[test]
+fn model_against_openssl_36_scalar_assembly() {
+    let dir = oracle::scratch("sha2_baseline_36");
+    let mut table = String::from("| kernel | code | 1 block | 4 blocks |\n|---|---|---:|---:|\n");
+    for (kernel, block, suffix, target, script, flavour) in UPSTREAM_36 {
+        let Some(s) = upstream_36(&dir, script, flavour, &format!("{kernel}-{suffix}.S")) else { return };
+        let t = kgen_dsl::target::target(target).unwrap();
+        let asm = kgen_dsl::asmfile::assemble_file(&std::fs::read_to_string(&s).unwrap(), &t).unwrap_or_else(|e| panic!("{}: {e}", s.display()));
+        let sizes = [block, 4 * block];
+        let up = kgen_harness::bench::bench_object(kgen_kernels::kernel(kernel).unwrap(), suffix, &asm.object, &t, &sizes).unwrap();
+        assert_eq!(up[0].what, format!("{kernel}_block_data_order_{suffix}"), "the driver measured upstream's function");
+        let (u1, u4) = model_cpb(&up);
+        let m = module(kernel, "c906");
+        let rows = kgen_harness::bench::bench_object(kgen_kernels::kernel(kernel).unwrap(), "c906", &m.object().unwrap(), &m.target, &sizes).unwrap();
+        let (k1, k4) = model_cpb(&rows);
+        if !table.contains(&format!("| {kernel} | kgen c906 |")) {
+            let _ = writeln!(table, "| {kernel} | kgen c906 | {k1:.2} | {k4:.2} |");
+        }
+        let _ = writeln!(table, "| {kernel} | OpenSSL 3.6.3 `{kernel}_block_data_order_{suffix}` ({target}) | {u1:.2} | {u4:.2} |");
+        assert!(k1 < u1 && k4 < u4, "{kernel}: kgen c906 {k1:.2}/{k4:.2} c/B is not faster than OpenSSL 3.6.3's {suffix} code {u1:.2}/{u4:.2}, which the series puts it before");
     }
     println!("C906 model, cycles per byte:\n{table}");
 }
@@ -139,6 +191,7 @@ fn rtl_against_openssl_c() {
         let (c1, c4) = cpb(&c, k, block);
         let _ = writeln!(table, "| {kernel} | OpenSSL 3.5.7 C (gcc -O3, rv64gc) | {c1:.2} | {c4:.2} | 1 |");
     }
+    let mut kgen_c906_256 = (0.0, 0.0);
     // The C906 has no Zbb: rv64gc-zbb cannot run on it.
     for v in ["c906", "rv64gc"] {
         let vdir = dir.join(v);
@@ -157,10 +210,23 @@ fn rtl_against_openssl_c() {
             let (k1, k4) = cpb(&r, k, block);
             let (c1, c4) = cpb(&c, k, block);
             let _ = writeln!(table, "| {kernel} | kgen {v} | {k1:.2} | {k4:.2} | {:.3} |", k4 / c4);
+            if v == "c906" && k == 0 {
+                kgen_c906_256 = (k1, k4);
+            }
             if v == "c906" {
                 assert!(k1 <= 0.6 * c1 && k4 <= 0.6 * c4, "{kernel} c906 on the RTL: {k1:.2}/{k4:.2} c/B against C {c1:.2}/{c4:.2}: above 0.6");
             }
         }
     }
+    // OpenSSL 3.6's plain rv64 SHA-256 (what a C906 runs there without kgen), beside
+    // SHA-512's C (3.6 has Zbb assembly only).
+    let udir = dir.join("openssl-3.6.3");
+    std::fs::create_dir_all(&udir).unwrap();
+    let (_, _, suffix, _, script, flavour) = UPSTREAM_36[0];
+    let Some(s256) = upstream_36(&udir, script, flavour, "sha256-riscv64.S") else { return };
+    let u = run_rtl(&run, &udir, [&format!("sha256_block_data_order_{suffix}"), "sha512_block_data_order_c"], &[s256, objs[1].clone()]);
+    let (u1, u4) = cpb(&u, 0, 64);
+    let _ = writeln!(table, "| sha256 | OpenSSL 3.6.3 `sha256_block_data_order_riscv64` | {u1:.2} | {u4:.2} | {:.3} |", u4 / cpb(&c, 0, 64).1);
     println!("C906 RTL (openc906, warm), cycles per byte:\n{table}");
+    assert!(kgen_c906_256.0 < u1 && kgen_c906_256.1 < u4, "kgen c906 SHA-256 on the RTL ({:.2}/{:.2}) is not faster than OpenSSL 3.6.3's rv64 code ({u1:.2}/{u4:.2})", kgen_c906_256.0, kgen_c906_256.1);
 }

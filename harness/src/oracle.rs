@@ -167,14 +167,16 @@ pub fn host_tool(program: &str) -> Option<Tool> {
     }
 }
 
-/// Debian trixie's OpenSSL 3.5.7 source tarball (`openssl_3.5.7.orig.tar.gz`), which
+/// Debian's OpenSSL source tarball of release `base` (`openssl_<base>.orig.tar.gz`: 3.5.7
+/// from trixie, 3.6.3 from sid, 4.0.2 from experimental), which
 /// `scripts/setup-toolchain.sh` downloads.
-pub fn openssl_tarball() -> Option<PathBuf> {
-    let p = toolchain_dir().join("apt-trixie-src/dl/openssl_3.5.7.orig.tar.gz");
+pub fn openssl_tarball(base: &str) -> Option<PathBuf> {
+    let dir = if base == "3.5.7" { "apt-trixie-src" } else { "apt-sid-src" };
+    let p = toolchain_dir().join(dir).join(format!("dl/openssl_{base}.orig.tar.gz"));
     if p.is_file() {
         Some(p)
     } else {
-        missing("Debian trixie's openssl_3.5.7.orig.tar.gz")
+        missing(&format!("Debian's openssl_{base}.orig.tar.gz (scripts/setup-toolchain.sh)"))
     }
 }
 

@@ -2,7 +2,7 @@
 //! kernels on riscv64, with run-time selection.
 //!
 //! The series is written against an unpacked OpenSSL tree (`--src`, by default the one
-//! `scripts/setup-toolchain.sh` puts in `.toolchain/openssl-3.5.7`): each patch is a list of
+//! `scripts/setup-toolchain.sh` puts in `.toolchain/openssl-<base>`): each patch is a list of
 //! edits (a few anchor lines of OpenSSL's file and kgen's lines beside them) made to the
 //! tree as the earlier patches left it, and the diff context comes from the tree. Patch 1
 //! adds the T-Head capability bits and their detection; then one patch per kernel adds the
@@ -22,7 +22,7 @@ pub use c::Counter;
 use tree::{FileDiff, Tree};
 
 /// The OpenSSL releases kgen knows the hook points of.
-pub const BASES: &[&str] = &["3.5.7"];
+pub const BASES: &[&str] = &["3.5.7", "3.6.3", "4.0.2"];
 
 /// The command recorded in every file and commit message of the series.
 pub fn command(base: &str) -> String {

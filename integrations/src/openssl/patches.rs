@@ -1092,33 +1092,47 @@ fn sha2(t: &mut Tree, base: &str, n: usize, u: &Use, bits: u32) -> Result<Patch,
     let tag = format!("sha{bits}");
     let (counting, counters) = counting_block(&tag, u.kernel.name, &[Callee::of(u, e)?]);
     let f = "crypto/sha/sha_riscv.c";
-    t.insert_after(
-        f,
-        &format!("void sha{bits}_block_data_order(SHA{bits}_CTX *ctx, const void *in, size_t num);"),
-        &format!("\n#include \"crypto/riscv_kgen.h\"\n\n{}\n\n{}\n\n{counting}", u.usable_define(), decls(u, &[e])?),
-    )?;
-    t.replace(
-        f,
-        &format!("    }} else {{\n        sha{bits}_block_data_order_c(ctx, in, num);\n    }}"),
-        &format!(
-            "    }} else if ({}) {{\n        {};\n    }} else {{\n        KGEN_UPSTREAM({tag});\n        sha{bits}_block_data_order_c(ctx, in, num);\n    }}",
-            u.usable(),
-            c.call_with_args()
-        ),
-    )?;
+    let text = t.read(f)?.to_string();
+    // The block function's prototype (its context's type differs between releases), then
+    // its definition: the first branch is upstream's vector-crypto code; kgen's goes next,
+    // before upstream's scalar code (OpenSSL's C, or from 3.6 its own rv64 and Zbb
+    // assembly), each of whose calls counts as upstream's.
+    let head = format!("void sha{bits}_block_data_order(");
+    let proto = text.lines().find(|l| l.starts_with(&head) && l.ends_with(");")).ok_or_else(|| format!("openssl-patches: {f} declares no {head}...);"))?.to_string();
+    t.insert_after(f, &proto, &format!("\n#include \"crypto/riscv_kgen.h\"\n\n{}\n\n{}\n\n{counting}", u.usable_define(), decls(u, &[e])?))?;
+    let def = proto.trim_end_matches(';');
+    let body = text.split(&format!("\n{def}\n{{\n")).nth(1).and_then(|b| b.split("\n}\n").next()).ok_or_else(|| format!("openssl-patches: {f} does not define {def}"))?;
+    let first_else = body.find("\n    } else").ok_or_else(|| format!("openssl-patches: {def} in {f} has no else branch"))?;
+    let (vector, scalar) = body.split_at(first_else);
+    let call = format!("        sha{bits}_block_data_order_");
+    let upstream: Vec<&str> = scalar.lines().filter(|l| l.starts_with(&call)).collect();
+    if upstream.is_empty() {
+        return Err(format!("openssl-patches: {def} in {f} calls no scalar sha{bits}_block_data_order_*"));
+    }
+    let mut counted = scalar.to_string();
+    for l in &upstream {
+        counted = counted.replacen(&format!("\n{l}\n"), &format!("\n        KGEN_UPSTREAM({tag});\n{l}\n"), 1);
+    }
+    let kgen = format!("\n    }} else if ({}) {{\n        {};", u.usable(), c.call_with_args());
+    t.replace(f, body, &format!("{vector}{kgen}{counted}"))?;
+    let scalar_names: Vec<String> = upstream.iter().map(|l| l.trim().split('(').next().unwrap_or("").to_string()).collect();
     let o = add_to_build(t, base, "crypto/sha", "SHA1ASM", "GENERATE[sha512-riscv64-zvkb-zvknhb.S]=asm/sha512-riscv64-zvkb-zvknhb.pl", &[u])?.remove(0);
+    let before = if scalar_names.iter().all(|s| s.ends_with("_c")) {
+        "upstream's C".to_string()
+    } else {
+        format!("upstream's scalar code ({})", scalar_names.join(", "))
+    };
     let body = format!(
         "SHA-{bits} block function from kgen ({v}: th.srri{w} rotations, loads at any alignment, constant time).\n\n\
          - crypto/sha/asm/{st}.pl: a perlasm shim writing kgen's assembly ({o}).\n\
-         - crypto/sha/sha_riscv.c: sha{bits}_block_data_order() chooses, after upstream's vector-crypto code: {v}, else upstream's C.\n\
+         - crypto/sha/sha_riscv.c: sha{bits}_block_data_order() chooses, after upstream's vector-crypto code: {v}, else {before} as before.\n\
          - crypto/sha/build.info: the file in $SHA1ASM_riscv64.\n\n\
-         Run-time selection, per call: {needs} (patch 1 or OPENSSL_riscvcap); otherwise upstream's code as before. On the C906 RTL the kernel takes {ratio} of the cycles of OpenSSL's C (README of kgen).\n\n{}",
+         Run-time selection, per call: {needs} (patch 1 or OPENSSL_riscvcap); otherwise upstream's code as before. kgen's code comes before {before} because it is faster than it on the C906 (kgen's docs/performance.md gives both, on kgen's C906 model and on the C906 RTL).\n\n{}",
         regenerate(base, n),
         v = u.variant.name,
         w = if bits == 256 { "w" } else { "" },
         st = u.stem(),
         needs = needs(u),
-        ratio = if bits == 256 { "0.47" } else { "0.58" },
     );
     Ok(patch(t, &format!("riscv64-SHA-{bits}-from-kgen"), format!("riscv64: SHA-{bits} from kgen ({})", u.variant.name), body, counters))
 }
