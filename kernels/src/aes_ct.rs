@@ -56,16 +56,19 @@
 //! time by the nibble lookups below instead (about 1,040 cycles a block, against 4,640 for
 //! a pass), and calls of up to six blocks skip making the bitsliced round keys. A call of
 //! seven or eight blocks pays a whole pass and is a little faster on `c906-novector`
-//! (the OpenSSL series dispatches those there). Its `AES_encrypt` (and the Linux `aes_ct_encrypt`) takes one block in one
-//! vector register and computes the S-box by nibble lookups ([`mod@vperm`]: 15 `vrgather.vv`
-//! and 18 vector ALU operations a round, against the bitsliced pass's four lanes for one
-//! block). The caller must check that XTheadVector is enabled with VLEN 128.
+//! (the OpenSSL series dispatches those there). Its `AES_encrypt` and `AES_decrypt` (and
+//! the Linux `aes_ct_encrypt` and `aes_ct_decrypt`) take one block in one vector register
+//! and compute the S-box by nibble lookups ([`mod@vperm`]: 15 `vrgather.vv` and 18 vector
+//! ALU operations an encryption round, 19 gathers a decryption round, against the
+//! bitsliced pass's four lanes for one block). The caller must check that XTheadVector is
+//! enabled with VLEN 128.
 //!
 //! `rv64gcv` (RVV 1.0, VLEN 128 to 512) runs counter mode in the vector unit alone:
 //! VLEN / 16 blocks a pass, the same layout in every 16-byte group of a register (the
 //! permutations' indices for 64-byte registers, the round keys copied to every group, the
 //! counters written into the blocks by a strided store), the rounds a loop of one round;
-//! its `AES_encrypt` is the nibble-lookup one, the rest the Zbb scalar code.
+//! its `AES_encrypt` and `AES_decrypt` are the nibble-lookup ones, the rest the Zbb scalar
+//! code.
 //!
 //! Cost (AES-128, C906 model cycles per call as tests/rtl_calibration.rs prints them): `AES_ctr32_encrypt`
 //! takes 5,010 cycles for 64 bytes (one pass of four blocks) and 43,073 for 1 KiB (16
@@ -81,6 +84,7 @@
 //! | kernel | variant | function | 16 B | 64 B | 256 B | 1024 B | 1400 B | 4096 B | 16384 B | instr/B |
 //! |---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|
 //! | aes-ct | c906 | AES_encrypt | 69.69 | 69.69 | 69.69 | 69.69 | 70.09 | 69.69 | 69.69 | 25.12 |
+//! | aes-ct | c906 | AES_decrypt | 78.75 | 78.75 | 78.75 | 78.75 | 79.20 | 78.75 | 78.75 | 28.25 |
 //! | aes-ct | c906 | AES_ctr32_encrypt | 88.00 | 70.73 | 46.34 | 29.72 | 28.20 | 25.55 | 24.51 | 23.61 |
 //! | aes-ct | c906-novector | AES_encrypt | 269.06 | 269.06 | 269.06 | 269.06 | 270.60 | 269.06 | 269.06 | 266.50 |
 //! | aes-ct | c906-novector | AES_decrypt | 302.44 | 302.44 | 302.44 | 302.44 | 304.17 | 302.44 | 302.44 | 296.19 |
@@ -613,8 +617,12 @@ fn block_fn(e: &'static Entry, variant: &str, t: &Target, abi: Abi, inverse: boo
         kasm!(f, lw {rounds}, 240({key}););
         (inp, out, key)
     };
-    if let (Some(d), false) = (t.vdialect(), inverse) {
-        vector::vperm_encrypt(&mut f, d, &data_sym(variant, "vperm"), inp, out, key, rounds);
+    if let Some(d) = t.vdialect() {
+        if inverse {
+            vector::vperm_decrypt(&mut f, d, &data_sym(variant, "vperm_dec"), inp, out, key, rounds);
+        } else {
+            vector::vperm_encrypt(&mut f, d, &data_sym(variant, "vperm"), inp, out, key, rounds);
+        }
         f.ret();
         return f;
     }
@@ -1734,6 +1742,14 @@ fn build(variant: &str, t: &Target, abi: Abi) -> Result<Module, BuildError> {
             elem: 1,
             global: false,
             comment: "one block by nibble lookups: the tower basis in, 1/n, a/n, the S-box's linear part and twice it, four permutations".into(),
+        });
+        m.add_data(DataObj {
+            name: data_sym(variant, "vperm_dec"),
+            align: 16,
+            bytes: vperm::dtables().concat(),
+            elem: 1,
+            global: false,
+            comment: "one block decrypted by nibble lookups: the tower basis in through the inverse affine map, 1/n, a/n, 1/x and 9, 11, 13, 14 times it, two permutations".into(),
         });
     }
     if abi == Abi::Linux {

@@ -516,11 +516,12 @@ pub(super) fn zero_slot(f: &mut Func, d: VDialect, slot: Slot, size: i64) {
 
 use super::vperm::{self, Lanes, Table};
 
-/// [`Lanes`] as vector instructions (e8, vl = 16) on fresh registers, the tables in
-/// `tabs` (in [`vperm::TABLES`] order).
+/// [`Lanes`] as vector instructions (e8, vl = 16) on fresh registers, table `list[i]` in
+/// `tabs[i]`.
 struct PermEm<'a> {
     f: &'a mut Func,
-    tabs: &'a [Reg; 12],
+    tabs: &'a [Reg],
+    list: &'a [Table],
 }
 
 impl PermEm<'_> {
@@ -528,7 +529,7 @@ impl PermEm<'_> {
         self.f.vreg("v", 1)
     }
     fn tab(&self, t: Table) -> Reg {
-        self.tabs[vperm::TABLES.iter().position(|&u| u == t).unwrap_or(0)]
+        self.tabs[self.list.iter().position(|&u| u == t).unwrap_or(0)]
     }
 }
 
@@ -561,9 +562,14 @@ impl Lanes for PermEm<'_> {
     }
 }
 
-/// The nibble-lookup tables of [`vperm`], one register each (e8, vl = 16 is set), from the
-/// data object `sym`.
+/// The nibble-lookup tables of [`vperm`] for encryption, one register each (e8, vl = 16
+/// is set), from the data object `sym`.
 pub(super) fn perm_tables(f: &mut Func, d: VDialect, sym: &str) -> [Reg; 12] {
+    load_tables(f, d, sym)
+}
+
+/// `N` tables of 16 bytes from the data object `sym`, one register each; sets e8, vl = 16.
+fn load_tables<const N: usize>(f: &mut Func, d: VDialect, sym: &str) -> [Reg; N] {
     let [tab, a] = [f.xreg("tables"), f.xreg("a")];
     f.public(tab);
     f.public(a);
@@ -595,7 +601,7 @@ pub(super) fn perm_rounds(f: &mut Func, d: VDialect, tabs: &[Reg; 12], s: Reg, k
         vround:
         );
         f.schedule_window(64, |f| {
-            let mut w = PermEm { f: &mut *f, tabs };
+            let mut w = PermEm { f: &mut *f, tabs, list: &vperm::TABLES };
             let (x, x2) = vperm::sbox(&mut w, s);
             let o = vperm::mix(&mut w, x, x2);
             let k = f.vreg("k", 1);
@@ -608,7 +614,7 @@ pub(super) fn perm_rounds(f: &mut Func, d: VDialect, tabs: &[Reg; 12], s: Reg, k
             bnez {n}, vround;
         );
         f.comment("the last round: SubBytes, ShiftRows, the key");
-        let mut w = PermEm { f: &mut *f, tabs };
+        let mut w = PermEm { f: &mut *f, tabs, list: &vperm::TABLES };
         let (y, _) = vperm::sbox(&mut w, s);
         let y = w.permute(y, Table::Sr);
         let k = f.vreg("k", 1);
@@ -629,5 +635,49 @@ pub(super) fn vperm_encrypt(f: &mut Func, d: VDialect, sym: &str, inp: Reg, out:
     load(f, d, k, key);
     kasm!(f, vxor.vv {s}, {s}, {k};);
     let x = perm_rounds(f, d, &tabs, s, key, rounds);
+    store(f, d, x, out);
+}
+
+/// One block decrypted in a vector register (see [`vperm`]): `key` the decryption schedule
+/// (`AES_set_decrypt_key`'s), `rounds` its round count (public); the tables from the data
+/// object `sym` ([`vperm::DTABLES`]). The state carries 0x63, added with every round key
+/// but the last.
+pub(super) fn vperm_decrypt(f: &mut Func, d: VDialect, sym: &str, inp: Reg, out: Reg, key: Reg, rounds: Reg) {
+    let tabs: [Reg; 16] = load_tables(f, d, sym);
+    let [c63, n, kp] = [f.xreg("c63"), f.xreg("n"), f.xreg("kp")];
+    for r in [c63, n, kp] {
+        f.public(r);
+    }
+    f.comment("round 0: the block ^ key 0 ^ 0x63");
+    let [s, k] = [f.vreg("s", 1), f.vreg("k", 1)];
+    load(f, d, s, inp);
+    load(f, d, k, key);
+    kasm!(f,
+        addi {c63}, zero, 0x63;
+        vxor.vx {k}, {k}, {c63};
+        vxor.vv {s}, {s}, {k};
+        addi {kp}, {key}, 16;
+        addi {n}, {rounds}, -1;
+    vround:
+    );
+    f.comment("rounds 1 .. rounds-1: InvSubBytes, InvShiftRows, InvMixColumns, the key ^ 0x63");
+    f.schedule_window(64, |f| {
+        let mut w = PermEm { f: &mut *f, tabs: &tabs, list: &vperm::DTABLES };
+        let o = vperm::inv_round(&mut w, s);
+        let k = f.vreg("k", 1);
+        load(f, d, k, kp);
+        kasm!(f, vxor.vx {k}, {k}, {c63}; vxor.vv {s}, {o}, {k};);
+    });
+    kasm!(f,
+        addi {kp}, {kp}, 16;
+        addi {n}, {n}, -1;
+        bnez {n}, vround;
+    );
+    f.comment("the last round: InvSubBytes, InvShiftRows, the key");
+    let mut w = PermEm { f: &mut *f, tabs: &tabs, list: &vperm::DTABLES };
+    let x = vperm::inv_last(&mut w, s);
+    let k = f.vreg("k", 1);
+    load(f, d, k, kp);
+    kasm!(f, vxor.vv {x}, {x}, {k};);
     store(f, d, x, out);
 }

@@ -21,6 +21,13 @@
 //! ShiftRows are byte permutations and XORs of the S-box's outputs `A` and `2A`:
 //! `out = SR(2A) ^ R1·SR(A ^ 2A) ^ R2·SR(A ^ Q A)`, with `R1`, `R2` the rotations of
 //! every column's rows by one and two and `Q = SR^-1·R1·SR` (rows and columns by one).
+//!
+//! Decryption (the equivalent inverse cipher, on the `AES_KEY` of `AES_set_decrypt_key`)
+//! carries the state with 0x63 added, so that the inverse S-box's input, `L^-1(y + 0x63)`
+//! for the affine map's linear part `L`, is `L^-1` of the carried byte: two lookups into the
+//! tower basis again, the same inversion, and tables for 9, 11, 13 and 14 times the
+//! result. InvMixColumns after InvShiftRows is then
+//! `InvSR(14T ^ Q'(11T ^ Q'(13T ^ Q'(9T))))` with `Q' = SR·R1·SR^-1` (in(r + 1, c - 1)).
 
 /// GF(16) product, modulo z^4 + z + 1.
 fn gmul(mut a: u8, mut b: u8) -> u8 {
@@ -95,13 +102,61 @@ pub enum Table {
     R1Sr,
     R1,
     R2Sr,
+    /// Decryption: a carried byte's low and high nibble to the tower basis through `L^-1`.
+    DInLo,
+    DInHi,
+    /// `1/x` in AES's basis (`DF1[io] ^ DG1[jo]`), and 9, 11, 13 and 14 times it.
+    DF1,
+    DG1,
+    DF9,
+    DG9,
+    DFb,
+    DGb,
+    DFd,
+    DGd,
+    DFe,
+    DGe,
+    /// Gather indices: `Q'` (in(r + 1, c - 1)), InvShiftRows.
+    Qd,
+    InvSr,
 }
 
+/// The encryption tables, in the order of their data object.
 pub const TABLES: [Table; 12] =
     [Table::InLo, Table::InHi, Table::Inv, Table::InvA, Table::F1, Table::G1, Table::F2, Table::G2, Table::Sr, Table::R1Sr, Table::R1, Table::R2Sr];
 
-/// Every table's bytes.
+/// The decryption tables, in the order of their data object.
+pub const DTABLES: [Table; 16] = [
+    Table::DInLo,
+    Table::DInHi,
+    Table::Inv,
+    Table::InvA,
+    Table::DF1,
+    Table::DG1,
+    Table::DF9,
+    Table::DG9,
+    Table::DFb,
+    Table::DGb,
+    Table::DFd,
+    Table::DGd,
+    Table::DFe,
+    Table::DGe,
+    Table::Qd,
+    Table::InvSr,
+];
+
+/// The encryption tables' bytes.
 pub fn tables() -> Vec<[u8; 16]> {
+    TABLES.iter().map(|&t| table(t)).collect()
+}
+
+/// The decryption tables' bytes.
+pub fn dtables() -> Vec<[u8; 16]> {
+    DTABLES.iter().map(|&t| table(t)).collect()
+}
+
+/// One table's bytes.
+pub fn table(which: Table) -> [u8; 16] {
     let nu = nu();
     // φ: AES's basis to the tower's, by a root of AES's polynomial in the tower field.
     // 1 = 1 + 0·y.
@@ -116,8 +171,41 @@ pub fn tables() -> Vec<[u8; 16]> {
     // L(c1 + c2 y) = affine-linear(φ^-1(c1 + c2 y)).
     let l = |c1: u8, c2: u8| affine(phi_inv[(c1 << 4 | c2) as usize]);
     let inv_or_inf = |n: u8| if n == 0 { 0x80 } else { ginv(n) };
-    let f = |io: u8| if io == 0 { 0 } else { l(gmul(nu, ginv(io)), ginv(io)) };
-    let g = |jo: u8| if jo == 0 { 0 } else { l(gmul(nu ^ 1, ginv(jo)), ginv(jo)) };
+    let f = |io: u8| {
+        if io == 0 {
+            0
+        } else {
+            l(gmul(nu, ginv(io)), ginv(io))
+        }
+    };
+    let g = |jo: u8| {
+        if jo == 0 {
+            0
+        } else {
+            l(gmul(nu ^ 1, ginv(jo)), ginv(jo))
+        }
+    };
+    // Decryption: L^-1, and 1/x in AES's basis times k.
+    let mut l_inv = [0u8; 256];
+    for x in 0..=255u8 {
+        l_inv[affine(x) as usize] = x;
+    }
+    let ld = |c1: u8, c2: u8| phi_inv[(c1 << 4 | c2) as usize];
+    let fd = |k: u8, io: u8| {
+        if io == 0 {
+            0
+        } else {
+            amul(k, ld(gmul(nu, ginv(io)), ginv(io)))
+        }
+    };
+    let gd = |k: u8, jo: u8| {
+        if jo == 0 {
+            0
+        } else {
+            amul(k, ld(gmul(nu ^ 1, ginv(jo)), ginv(jo)))
+        }
+    };
+    let mul = |k: u8, h: &dyn Fn(u8, u8) -> u8| -> [u8; 16] { std::array::from_fn(|n| h(k, n as u8)) };
     let a = ginv(nu);
     let perm = |h: &dyn Fn(usize, usize) -> usize| -> [u8; 16] { std::array::from_fn(|i| h(i / 4, i % 4) as u8) };
     // Gather indices: out(r, c) = in(...): ShiftRows in(r, c + r); R1 in(r + 1, c).
@@ -127,23 +215,36 @@ pub fn tables() -> Vec<[u8; 16]> {
     // for a = SR(A).
     let r1 = |c: usize, r: usize| 4 * ((c + 1) % 4) + (r + 1) % 4;
     let r2sr = |c: usize, r: usize| sr(c, (r + 2) % 4);
-    TABLES
-        .iter()
-        .map(|t| match t {
-            Table::InLo => std::array::from_fn(|n| phi(n as u8)),
-            Table::InHi => std::array::from_fn(|n| phi((n as u8) << 4)),
-            Table::Inv => std::array::from_fn(|n| inv_or_inf(n as u8)),
-            Table::InvA => std::array::from_fn(|n| if n == 0 { 0x80 } else { gmul(a, ginv(n as u8)) }),
-            Table::F1 => std::array::from_fn(|n| f(n as u8)),
-            Table::G1 => std::array::from_fn(|n| g(n as u8)),
-            Table::F2 => std::array::from_fn(|n| amul(2, f(n as u8))),
-            Table::G2 => std::array::from_fn(|n| amul(2, g(n as u8))),
-            Table::Sr => perm(&sr),
-            Table::R1Sr => perm(&r1sr),
-            Table::R1 => perm(&r1),
-            Table::R2Sr => perm(&r2sr),
-        })
-        .collect()
+    let qd = |c: usize, r: usize| 4 * ((c + 3) % 4) + (r + 1) % 4;
+    let invsr = |c: usize, r: usize| 4 * ((c + 4 - r) % 4) + r;
+    match which {
+        Table::InLo => std::array::from_fn(|n| phi(n as u8)),
+        Table::InHi => std::array::from_fn(|n| phi((n as u8) << 4)),
+        Table::Inv => std::array::from_fn(|n| inv_or_inf(n as u8)),
+        Table::InvA => std::array::from_fn(|n| if n == 0 { 0x80 } else { gmul(a, ginv(n as u8)) }),
+        Table::F1 => std::array::from_fn(|n| f(n as u8)),
+        Table::G1 => std::array::from_fn(|n| g(n as u8)),
+        Table::F2 => std::array::from_fn(|n| amul(2, f(n as u8))),
+        Table::G2 => std::array::from_fn(|n| amul(2, g(n as u8))),
+        Table::Sr => perm(&sr),
+        Table::R1Sr => perm(&r1sr),
+        Table::R1 => perm(&r1),
+        Table::R2Sr => perm(&r2sr),
+        Table::DInLo => std::array::from_fn(|n| phi(l_inv[n])),
+        Table::DInHi => std::array::from_fn(|n| phi(l_inv[n << 4])),
+        Table::DF1 => mul(1, &fd),
+        Table::DG1 => mul(1, &gd),
+        Table::DF9 => mul(9, &fd),
+        Table::DG9 => mul(9, &gd),
+        Table::DFb => mul(11, &fd),
+        Table::DGb => mul(11, &gd),
+        Table::DFd => mul(13, &fd),
+        Table::DGd => mul(13, &gd),
+        Table::DFe => mul(14, &fd),
+        Table::DGe => mul(14, &gd),
+        Table::Qd => perm(&qd),
+        Table::InvSr => perm(&invsr),
+    }
 }
 
 /// Vector operations on one 16-byte register, each returning a new value.
@@ -162,8 +263,19 @@ pub trait Lanes {
 
 /// `(A, 2A)`: the S-box of every byte without its 0x63, and twice it.
 pub fn sbox<W: Lanes>(w: &mut W, x: W::V) -> (W::V, W::V) {
+    let (io, jo) = inversion(w, x, [Table::InLo, Table::InHi]);
+    let (f, g) = (w.lookup(Table::F1, io), w.lookup(Table::G1, jo));
+    let s = w.xor(f, g);
+    let (f, g) = (w.lookup(Table::F2, io), w.lookup(Table::G2, jo));
+    let s2 = w.xor(f, g);
+    (s, s2)
+}
+
+/// `(io, jo)` of every byte's inverse, the byte taken to the tower basis by the tables
+/// `basis` (low nibble's, high nibble's).
+fn inversion<W: Lanes>(w: &mut W, x: W::V, basis: [Table; 2]) -> (W::V, W::V) {
     let (lo, hi) = (w.lo(x), w.hi(x));
-    let (a, b) = (w.lookup(Table::InLo, lo), w.lookup(Table::InHi, hi));
+    let (a, b) = (w.lookup(basis[0], lo), w.lookup(basis[1], hi));
     let t = w.xor(a, b);
     let (i, k) = (w.hi(t), w.lo(t));
     let ak = w.lookup(Table::InvA, k);
@@ -176,11 +288,34 @@ pub fn sbox<W: Lanes>(w: &mut W, x: W::V) -> (W::V, W::V) {
     let io = w.xor(t, j);
     let t = w.lookup(Table::Inv, jak);
     let jo = w.xor(t, i);
-    let (f, g) = (w.lookup(Table::F1, io), w.lookup(Table::G1, jo));
-    let s = w.xor(f, g);
-    let (f, g) = (w.lookup(Table::F2, io), w.lookup(Table::G2, jo));
-    let s2 = w.xor(f, g);
-    (s, s2)
+    (io, jo)
+}
+
+/// A decryption round without its key: InvMixColumns(InvShiftRows(InvSubBytes)) of the
+/// carried state (the state + 0x63).
+pub fn inv_round<W: Lanes>(w: &mut W, x: W::V) -> W::V {
+    let (io, jo) = inversion(w, x, [Table::DInLo, Table::DInHi]);
+    let mut times = |f: Table, g: Table| {
+        let (a, b) = (w.lookup(f, io), w.lookup(g, jo));
+        w.xor(a, b)
+    };
+    let [t9, tb, td, te] = [times(Table::DF9, Table::DG9), times(Table::DFb, Table::DGb), times(Table::DFd, Table::DGd), times(Table::DFe, Table::DGe)];
+    let h = w.permute(t9, Table::Qd);
+    let h = w.xor(h, td);
+    let h = w.permute(h, Table::Qd);
+    let h = w.xor(h, tb);
+    let h = w.permute(h, Table::Qd);
+    let h = w.xor(h, te);
+    w.permute(h, Table::InvSr)
+}
+
+/// The last decryption round without its key: InvShiftRows(InvSubBytes) of the carried
+/// state.
+pub fn inv_last<W: Lanes>(w: &mut W, x: W::V) -> W::V {
+    let (io, jo) = inversion(w, x, [Table::DInLo, Table::DInHi]);
+    let (a, b) = (w.lookup(Table::DF1, io), w.lookup(Table::DG1, jo));
+    let t = w.xor(a, b);
+    w.permute(t, Table::InvSr)
 }
 
 /// ShiftRows then MixColumns of the S-box's outputs (`A`, `2A`).
@@ -196,8 +331,8 @@ pub fn mix<W: Lanes>(w: &mut W, a: W::V, a2: W::V) -> W::V {
     w.xor(o, d)
 }
 
-/// The registers computed on byte arrays.
-pub struct Model(pub Vec<[u8; 16]>);
+/// The registers computed on byte arrays, with every table.
+pub struct Model;
 
 impl Lanes for Model {
     type V = [u8; 16];
@@ -211,12 +346,11 @@ impl Lanes for Model {
         a.map(|x| x >> 4)
     }
     fn lookup(&mut self, t: Table, idx: [u8; 16]) -> [u8; 16] {
-        let tab = self.0[TABLES.iter().position(|&u| u == t).unwrap_or(0)];
+        let tab = table(t);
         idx.map(|i| if i < 16 { tab[i as usize] } else { 0 })
     }
     fn permute(&mut self, a: [u8; 16], t: Table) -> [u8; 16] {
-        let idx = self.0[TABLES.iter().position(|&u| u == t).unwrap_or(0)];
-        idx.map(|i| a[i as usize])
+        table(t).map(|i| a[i as usize])
     }
 }
 
@@ -226,7 +360,7 @@ mod tests {
 
     #[test]
     fn the_lookups_compute_the_sbox() {
-        let mut m = Model(tables());
+        let mut m = Model;
         let s = crate::aes::sbox();
         for x in 0..16u8 {
             let v: [u8; 16] = std::array::from_fn(|i| 16 * x + i as u8);
@@ -241,7 +375,7 @@ mod tests {
 
     /// One block the kernel's way, against FIPS-197 AES.
     fn encrypt(ks: &[u8], block: [u8; 16]) -> [u8; 16] {
-        let mut m = Model(tables());
+        let mut m = Model;
         let rounds = i32::from_le_bytes(ks[240..244].try_into().unwrap()) as usize;
         let key = |r: usize| -> [u8; 16] { std::array::from_fn(|i| ks[16 * r + i] ^ if r == 0 { 0 } else { 0x63 }) };
         let mut s = m.xor(block, key(0));
@@ -253,6 +387,61 @@ mod tests {
         let (a, _) = sbox(&mut m, s);
         let a = m.permute(a, Table::Sr);
         m.xor(a, key(rounds))
+    }
+
+    /// OpenSSL's decryption schedule from the encryption one: the round keys reversed,
+    /// InvMixColumns on all but the first and last.
+    fn dschedule(ks: &[u8]) -> Vec<u8> {
+        let rounds = i32::from_le_bytes(ks[240..244].try_into().unwrap()) as usize;
+        let mut d = vec![0u8; 244];
+        d[240..].copy_from_slice(&ks[240..]);
+        for r in 0..=rounds {
+            let k: [u8; 16] = ks[16 * (rounds - r)..16 * (rounds - r) + 16].try_into().unwrap();
+            let k = if r == 0 || r == rounds {
+                k
+            } else {
+                std::array::from_fn(|i| {
+                    let (c, row) = (i / 4, i % 4);
+                    let a = |j: usize| k[4 * c + (row + j) % 4];
+                    amul(14, a(0)) ^ amul(11, a(1)) ^ amul(13, a(2)) ^ amul(9, a(3))
+                })
+            };
+            d[16 * r..16 * r + 16].copy_from_slice(&k);
+        }
+        d
+    }
+
+    /// One block decrypted the kernel's way (keys + 0x63 but the last).
+    fn decrypt(dks: &[u8], block: [u8; 16]) -> [u8; 16] {
+        let mut m = Model;
+        let rounds = i32::from_le_bytes(dks[240..244].try_into().unwrap()) as usize;
+        let key = |r: usize| -> [u8; 16] { std::array::from_fn(|i| dks[16 * r + i] ^ if r == rounds { 0 } else { 0x63 }) };
+        let mut s = m.xor(block, key(0));
+        for r in 1..rounds {
+            let o = inv_round(&mut m, s);
+            s = m.xor(o, key(r));
+        }
+        let o = inv_last(&mut m, s);
+        m.xor(o, key(rounds))
+    }
+
+    #[test]
+    fn vector_permute_decryption_inverts_aes() {
+        let mut seed = 0x0fed_cba9_8765_4321u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed as u8
+        };
+        for n in [16usize, 24, 32] {
+            for _ in 0..30 {
+                let key: Vec<u8> = (0..n).map(|_| next()).collect();
+                let ks = crate::aes::schedule(&key);
+                let b: [u8; 16] = std::array::from_fn(|_| next());
+                assert_eq!(decrypt(&dschedule(&ks), crate::aes::encrypt_block(&ks, b)), b, "AES-{}", n * 8);
+            }
+        }
     }
 
     #[test]
