@@ -118,6 +118,21 @@ for v in 3.6.3 4.0.2; do
   fi
 done
 echo "openssl trees: $(cd "$tc" && ls -d openssl-[0-9]* | tr '\n' ' ')"
+# --- golang.org/x/crypto v0.58.0 (sid's golang-golang-x-crypto-dev), unpacked privately ----
+xc58=$tc/x-crypto-0.58.0
+if [ ! -f "$xc58/usr/share/gocode/src/golang.org/x/crypto/go.mod" ]; then
+  apt_bin=$tc/apt-sid
+  mkdir -p "$apt_bin/lists/partial" "$apt_bin/archives/partial" "$apt_bin/debs"
+  echo "deb http://deb.debian.org/debian sid main" > "$apt_bin/sources.list"
+  bopts=(-o Dir::Etc::SourceList="$apt_bin/sources.list" -o Dir::Etc::SourceParts=/dev/null
+         -o Dir::State::Lists="$apt_bin/lists" -o Dir::Cache::Archives="$apt_bin/archives"
+         -o APT::Get::List-Cleanup=0 -o Debug::NoLocking=1)
+  apt-get "${bopts[@]}" update -qq
+  ( cd "$apt_bin/debs" && apt-get "${bopts[@]}" download -qq golang-golang-x-crypto-dev=1:0.58.0-1 2>/dev/null )
+  mkdir -p "$xc58"
+  dpkg -x "$apt_bin"/debs/golang-golang-x-crypto-dev_*0.58.0-1_all.deb "$xc58"
+fi
+echo "x/crypto:      $(sed -n 's/^go //p' "$xc58/usr/share/gocode/src/golang.org/x/crypto/go.mod" | sed 's/^/v0.58.0 (go /;s/$/)/')"
 # --- Rust for riscv64 (trixie's rustc/cargo and riscv64 std), private ------------
 "$repo/scripts/rust-riscv64.sh" "$tc/rust-riscv64" | grep -E '^rust-riscv64: (rustc|already)|ready'
 

@@ -8,45 +8,15 @@
 //! the nosplit limit) are counted and left out. Negative control: a `MOVW` load changed
 //! to `MOVWU` in one output is reported as a mismatch at that instruction.
 
+mod common;
+
+use common::{go_tool_asm as assemble, parse_go_listing as parse_listing};
 use kgen_harness::oracle;
 use kgen::outputs::{self, Format};
 use kgen_dsl::Abi;
 use kgen_emit::go::{abi0_object, go_files, go_name};
 use kgen_emit::EmitOptions;
 use std::collections::HashMap;
-use std::path::Path;
-
-/// Each TEXT symbol's bytes and its relocated byte ranges, from `go tool asm -S`.
-fn parse_listing(listing: &str, pkg: &str) -> HashMap<String, (Vec<u8>, Vec<(usize, usize)>)> {
-    let mut out: HashMap<String, (Vec<u8>, Vec<(usize, usize)>)> = HashMap::new();
-    let mut cur: Option<String> = None;
-    for l in listing.lines() {
-        if !l.starts_with('\t') {
-            cur = l.strip_prefix(&format!("{pkg}.")).and_then(|r| r.split_once(" STEXT")).map(|(n, _)| n.to_string());
-            if let Some(c) = &cur {
-                out.entry(c.clone()).or_default();
-            }
-            continue;
-        }
-        let Some(c) = &cur else { continue };
-        let t = l.trim();
-        if let Some(r) = t.strip_prefix("rel ") {
-            let (range, _) = r.split_once(' ').unwrap();
-            let (o, n) = range.split_once('+').unwrap();
-            out.get_mut(c).unwrap().1.push((o.parse().unwrap(), n.parse().unwrap()));
-            continue;
-        }
-        // A hex line: `0x0010 37 83 70 61 ...  ascii`; an instruction line has a decimal
-        // PC (`0x0010 00016 (file:line)`) after the offset.
-        let mut it = t.split(' ');
-        if !it.next().is_some_and(|o| o.starts_with("0x")) {
-            continue;
-        }
-        let bytes: Vec<u8> = it.take_while(|b| b.len() == 2).map_while(|b| u8::from_str_radix(b, 16).ok()).collect();
-        out.get_mut(c).unwrap().0.extend(bytes);
-    }
-    out
-}
 
 /// Compares Go's bytes of each function with kgen's; returns the mismatches and the number
 /// of instructions compared.
@@ -78,23 +48,6 @@ fn compare(go_syms: &HashMap<String, (Vec<u8>, Vec<(usize, usize)>)>, m: &kgen_d
         }
     }
     (bad, n, skipped.len())
-}
-
-fn assemble(go: &oracle::Tool, dir: &Path, s: &str, pkg: &str) -> String {
-    std::fs::write(dir.join("k_riscv64.s"), s).unwrap();
-    let goroot = String::from_utf8(go.command().args(["env", "GOROOT"]).output().unwrap().stdout).unwrap();
-    let o = go
-        .command()
-        .current_dir(dir)
-        .env("GOARCH", "riscv64")
-        .env("GOOS", "linux")
-        .args(["tool", "asm", "-S", "-p", pkg, "-o", "k.o", "-I"])
-        .arg(Path::new(goroot.trim()).join("pkg/include"))
-        .arg("k_riscv64.s")
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "go tool asm: {}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8(o.stdout).unwrap()
 }
 
 #[test]

@@ -8,12 +8,15 @@
 //! 64-rv64gc `poly1305_blocks` (the blocks are all an update of whole blocks does). The
 //! file is test input, compiled from `.toolchain/openssl-3.5.7` as it is with stub headers
 //! for what OpenSSL's build generates; nothing of it is copied into kgen. The series'
-//! choice stands only if 32-rv64gc is the faster at 1 KiB and 16 KiB.
+//! choice stands only if 32-rv64gc is the faster at 1 KiB and 16 KiB. The same for
+//! golang.org/x/crypto v0.58.0's own riscv64 assembly, run from the machine code Go's
+//! assembler makes of it.
 
 mod common;
 
 use kgen_harness::oracle;
 use kgen_dsl::Abi;
+use rand::{Rng, SeedableRng};
 use std::fmt::Write as _;
 
 /// OpenSSL's file and the helpers it calls.
@@ -66,5 +69,99 @@ fn kgen_32_rv64gc_is_faster_than_openssl_c_on_the_model() {
     println!("C906 model, cycles per byte:\n{table}");
     for (i, n) in SIZES.iter().enumerate() {
         assert!(kgen32[i] < c[i], "at {n} B kgen's 32-rv64gc ({:.2} c/B) is not faster than OpenSSL's C ({:.2}): the series should keep upstream's C there", kgen32[i], c[i]);
+    }
+}
+
+/// x/crypto v0.58.0's own riscv64 Poly1305 (`internal/poly1305/sum_riscv64.s`: base 2^64,
+/// 64-bit `MUL`/`MULHU`), the code a series for that release weighs kgen's against. Go's
+/// assembler (`go tool asm -S`, the oracle) gives the function's machine code, which runs
+/// on the model as `.word`s behind a trampoline that lays the arguments out as Go's ABI0
+/// does (from 8(SP); `update` is a leaf without a frame). The state is x/crypto's
+/// `macState` with h2 small and r clamped, as in use. Printed beside kgen's 32-c906 and
+/// 32-rv64gc `poly1305_blocks`. Asserted: the update hashed the message (at least one
+/// instruction a byte); it takes the C906's long multiplies, so its time there depends on
+/// the data; and kgen's 32-c906 is faster on the C906 model.
+#[test]
+fn x_crypto_0_58_riscv64_assembly_on_the_model() {
+    let Some(go) = oracle::go() else { return };
+    let Some(xc) = common::x_crypto_0_58() else { return };
+    let src = std::fs::read_to_string(xc.join("internal/poly1305/sum_riscv64.s")).unwrap();
+    let dir = oracle::scratch("poly1305_baseline_xcrypto");
+    let syms = common::parse_go_listing(&common::go_tool_asm(&go, &dir, &src, "poly1305"), "poly1305");
+    let (code, rel) = syms.get("update").expect("update in Go's listing");
+    assert!(rel.is_empty(), "update has relocations: {rel:?}");
+    // The trampoline: the C ABI's callee-saved registers saved (Go's ABI0 preserves none of
+    // them), the arguments at 8(sp) on, a call.
+    let saved: Vec<String> = (0..12).map(|k| format!("s{k}")).collect();
+    let mut s = String::from("\t.text\n\t.globl xc_update\nxc_update:\n\taddi sp, sp, -144\n\tsd ra, 40(sp)\n");
+    for (k, r) in saved.iter().enumerate() {
+        let _ = writeln!(s, "\tsd {r}, {}(sp)", 48 + 8 * k);
+    }
+    s.push_str("\tsd a0, 8(sp)\n\tsd a1, 16(sp)\n\tsd a2, 24(sp)\n\tsd a2, 32(sp)\n\tjal ra, update\n");
+    for (k, r) in saved.iter().enumerate() {
+        let _ = writeln!(s, "\tld {r}, {}(sp)", 48 + 8 * k);
+    }
+    s.push_str("\tld ra, 40(sp)\n\taddi sp, sp, 144\n\tret\nupdate:\n");
+    // Go's machine code as instructions again, a branch's target (`.+offset` as kgen
+    // prints it) made a label.
+    let exts = kgen_dsl::isa::all_exts_with(kgen_dsl::isa::VDialect::Thead);
+    let mut lines: Vec<String> = Vec::new();
+    let mut targets = std::collections::BTreeSet::new();
+    for (k, w) in code.chunks(4).map(|w| u32::from_le_bytes(w.try_into().unwrap())).enumerate() {
+        let i = kgen_dsl::table().decode(w, exts).unwrap_or_else(|| panic!("{w:#010x}: not an instruction kgen knows"));
+        let text = kgen_dsl::text::print_inst(&i);
+        match text.rsplit_once('.') {
+            Some((head, off)) if off.starts_with(['+', '-']) => {
+                let to = 4 * k as i64 + off.parse::<i64>().unwrap_or_else(|_| panic!("`{text}`"));
+                targets.insert(to / 4);
+                lines.push(format!("{head}.Lw{}", to / 4));
+            }
+            _ => lines.push(text),
+        }
+    }
+    for (k, l) in lines.iter().enumerate() {
+        if targets.contains(&(k as i64)) {
+            let _ = writeln!(s, ".Lw{k}:");
+        }
+        let _ = writeln!(s, "\t{l}");
+    }
+    let t = kgen_dsl::target::target("rv64gc").unwrap();
+    let asm = kgen_dsl::asmfile::assemble_file(&s, &t).unwrap_or_else(|e| panic!("x/crypto's update as words: {e}"));
+    let mut e = kgen_sim::Env::new(&asm.object, &t).unwrap().with_cost_model();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(58);
+    let mut up = Vec::new();
+    let mut long = 0;
+    for n in SIZES {
+        let mut st = [0u64; 7];
+        st[0] = rng.random();
+        st[1] = rng.random();
+        st[2] = 1;
+        st[3] = rng.random::<u64>() & 0x0fff_fffc_0fff_ffff;
+        st[4] = rng.random::<u64>() & 0x0fff_fffc_0fff_fffc;
+        let bytes: Vec<u8> = st.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let state = e.buffer(&bytes, 0, true);
+        let msg: Vec<u8> = (0..n).map(|_| rng.random()).collect();
+        let m = e.buffer(&msg, 0, false);
+        let o = e.call(e.sym("xc_update"), &[state, m, n as u64]).unwrap();
+        assert!(o.instructions as usize >= n, "x/crypto's update of {n} bytes ran only {} instructions", o.instructions);
+        long += o.long_muls;
+        up.push(o.cycles as f64 / n as f64);
+    }
+    let mut table = String::from("| code | 1024 B | 16384 B |\n|---|---:|---:|\n");
+    let _ = writeln!(table, "| x/crypto v0.58.0 `update` (sum_riscv64.s) | {:.2} | {:.2} |", up[0], up[1]);
+    let mut c906 = Vec::new();
+    for v in ["32-c906", "32-rv64gc"] {
+        let m = kgen_kernels::kernel("poly1305").unwrap().variant(v).unwrap().build(Abi::Psabi).unwrap();
+        let rows = kgen_harness::bench::bench_object(kgen_kernels::kernel("poly1305").unwrap(), v, &m.object().unwrap(), &m.target, &SIZES).unwrap();
+        let k: Vec<f64> = rows.iter().map(|r| r.cpb()).collect();
+        let _ = writeln!(table, "| kgen {v}, poly1305_blocks | {:.2} | {:.2} |", k[0], k[1]);
+        if v == "32-c906" {
+            c906 = k;
+        }
+    }
+    println!("C906 model, cycles per byte:\n{table}x/crypto's update took {long} long (6-cycle) multiplies on the C906 model");
+    assert!(long > 0, "x/crypto's 64-bit multiplies all took the C906's short path");
+    for (i, n) in SIZES.iter().enumerate() {
+        assert!(c906[i] < up[i], "at {n} B kgen's 32-c906 ({:.2} c/B) is not faster than x/crypto's riscv64 assembly ({:.2})", c906[i], up[i]);
     }
 }

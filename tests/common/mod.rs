@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 use kgen_harness::oracle::{self, Tool};
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
@@ -297,4 +298,66 @@ pub fn canaries_s() -> String {
     t.push_str("\taddi sp, sp, 128\n\tret\n1:\tli a0, 99\n\tli a7, 93\n\tecall\n");
     t.push_str("\t.globl clobber_s5\n\t.type clobber_s5, @function\nclobber_s5:\n\tli s5, 1\n\tret\n");
     t
+}
+
+/// Each TEXT symbol's bytes and its relocated byte ranges, from `go tool asm -S`.
+pub fn parse_go_listing(listing: &str, pkg: &str) -> HashMap<String, (Vec<u8>, Vec<(usize, usize)>)> {
+    let mut out: HashMap<String, (Vec<u8>, Vec<(usize, usize)>)> = HashMap::new();
+    let mut cur: Option<String> = None;
+    for l in listing.lines() {
+        if !l.starts_with('\t') {
+            cur = l.strip_prefix(&format!("{pkg}.")).and_then(|r| r.split_once(" STEXT")).map(|(n, _)| n.to_string());
+            if let Some(c) = &cur {
+                out.entry(c.clone()).or_default();
+            }
+            continue;
+        }
+        let Some(c) = &cur else { continue };
+        let t = l.trim();
+        if let Some(r) = t.strip_prefix("rel ") {
+            let (range, _) = r.split_once(' ').unwrap();
+            let (o, n) = range.split_once('+').unwrap();
+            out.get_mut(c).unwrap().1.push((o.parse().unwrap(), n.parse().unwrap()));
+            continue;
+        }
+        // A hex line: `0x0010 37 83 70 61 ...  ascii`; an instruction line has a decimal
+        // PC (`0x0010 00016 (file:line)`) after the offset.
+        let mut it = t.split(' ');
+        if !it.next().is_some_and(|o| o.starts_with("0x")) {
+            continue;
+        }
+        let bytes: Vec<u8> = it.take_while(|b| b.len() == 2).map_while(|b| u8::from_str_radix(b, 16).ok()).collect();
+        out.get_mut(c).unwrap().0.extend(bytes);
+    }
+    out
+}
+
+/// `go tool asm -S` (GOARCH=riscv64) of the Go assembly `s` as package `pkg`, in `dir`: the
+/// listing.
+pub fn go_tool_asm(go: &Tool, dir: &Path, s: &str, pkg: &str) -> String {
+    std::fs::write(dir.join("k_riscv64.s"), s).unwrap();
+    let goroot = String::from_utf8(go.command().args(["env", "GOROOT"]).output().unwrap().stdout).unwrap();
+    let o = go
+        .command()
+        .current_dir(dir)
+        .env("GOARCH", "riscv64")
+        .env("GOOS", "linux")
+        .args(["tool", "asm", "-S", "-p", pkg, "-o", "k.o", "-I"])
+        .arg(Path::new(goroot.trim()).join("pkg/include"))
+        .arg("k_riscv64.s")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "go tool asm: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// golang.org/x/crypto v0.58.0 as Debian sid packages it (`golang-golang-x-crypto-dev`),
+/// unpacked by `scripts/setup-toolchain.sh`.
+pub fn x_crypto_0_58() -> Option<PathBuf> {
+    let d = oracle::toolchain_dir().join("x-crypto-0.58.0/usr/share/gocode/src/golang.org/x/crypto");
+    if d.join("internal/poly1305/sum_riscv64.s").is_file() {
+        Some(d)
+    } else {
+        oracle::missing("golang.org/x/crypto v0.58.0 (scripts/setup-toolchain.sh)")
+    }
 }
