@@ -588,22 +588,46 @@ fn load_tables<const N: usize>(f: &mut Func, d: VDialect, sym: &str) -> [Reg; N]
 /// the round keys the standard schedule's at `key`; returns the register holding the
 /// output block.
 pub(super) fn perm_rounds(f: &mut Func, d: VDialect, tabs: &[Reg; 12], s: Reg, key: Reg, rounds: Reg) -> Reg {
-    let [c63, n, kp] = [f.xreg("c63"), f.xreg("n"), f.xreg("kp")];
-    for r in [c63, n, kp] {
-        f.public(r);
-    }
+    let c63 = f.xreg("c63");
+    f.public(c63);
+    kasm!(f, addi {c63}, zero, 0x63;);
+    let round = |w: &mut PermEm, s: Reg| {
+        let (x, x2) = vperm::sbox(w, s);
+        vperm::mix(w, x, x2)
+    };
+    let last = |w: &mut PermEm, s: Reg| {
+        let (y, _) = vperm::sbox(w, s);
+        w.permute(y, Table::Sr)
+    };
+    perm_loop(f, d, (tabs, &vperm::TABLES), [s, key, rounds, c63], true, round, last)
+}
+
+/// Rounds 1 .. `rounds` by nibble lookups on `s` (the state after round 0) with the
+/// tables `tabs.0[i]` = `tabs.1[i]`: `round` computes a middle round and `last` the last
+/// one, each without its key; the keys from `key + 16` on, each ^ 0x63 (`c63`), the last
+/// one too if `last_63`. Returns the register holding the output block.
+fn perm_loop(
+    f: &mut Func,
+    d: VDialect,
+    tabs: (&[Reg], &[Table]),
+    [s, key, rounds, c63]: [Reg; 4],
+    last_63: bool,
+    round: impl Fn(&mut PermEm, Reg) -> Reg,
+    last: impl Fn(&mut PermEm, Reg) -> Reg,
+) -> Reg {
+    let [n, kp] = [f.xreg("n"), f.xreg("kp")];
+    f.public(n);
+    f.public(kp);
     f.comment("rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)");
     f.scope(|f| {
         kasm!(f,
-            addi {c63}, zero, 0x63;
             addi {kp}, {key}, 16;
             addi {n}, {rounds}, -1;
         vround:
         );
         f.schedule_window(64, |f| {
-            let mut w = PermEm { f: &mut *f, tabs, list: &vperm::TABLES };
-            let (x, x2) = vperm::sbox(&mut w, s);
-            let o = vperm::mix(&mut w, x, x2);
+            let mut w = PermEm { f: &mut *f, tabs: tabs.0, list: tabs.1 };
+            let o = round(&mut w, s);
             let k = f.vreg("k", 1);
             load(f, d, k, kp);
             kasm!(f, vxor.vx {k}, {k}, {c63}; vxor.vv {s}, {o}, {k};);
@@ -613,13 +637,15 @@ pub(super) fn perm_rounds(f: &mut Func, d: VDialect, tabs: &[Reg; 12], s: Reg, k
             addi {n}, {n}, -1;
             bnez {n}, vround;
         );
-        f.comment("the last round: SubBytes, ShiftRows, the key");
-        let mut w = PermEm { f: &mut *f, tabs, list: &vperm::TABLES };
-        let (y, _) = vperm::sbox(&mut w, s);
-        let y = w.permute(y, Table::Sr);
+        f.comment("the last round and its key");
+        let mut w = PermEm { f: &mut *f, tabs: tabs.0, list: tabs.1 };
+        let y = last(&mut w, s);
         let k = f.vreg("k", 1);
         load(f, d, k, kp);
-        kasm!(f, vxor.vx {k}, {k}, {c63}; vxor.vv {y}, {y}, {k};);
+        if last_63 {
+            kasm!(f, vxor.vx {k}, {k}, {c63};);
+        }
+        kasm!(f, vxor.vv {y}, {y}, {k};);
         y
     })
 }
@@ -644,10 +670,8 @@ pub(super) fn vperm_encrypt(f: &mut Func, d: VDialect, sym: &str, inp: Reg, out:
 /// but the last.
 pub(super) fn vperm_decrypt(f: &mut Func, d: VDialect, sym: &str, inp: Reg, out: Reg, key: Reg, rounds: Reg) {
     let tabs: [Reg; 16] = load_tables(f, d, sym);
-    let [c63, n, kp] = [f.xreg("c63"), f.xreg("n"), f.xreg("kp")];
-    for r in [c63, n, kp] {
-        f.public(r);
-    }
+    let c63 = f.xreg("c63");
+    f.public(c63);
     f.comment("round 0: the block ^ key 0 ^ 0x63");
     let [s, k] = [f.vreg("s", 1), f.vreg("k", 1)];
     load(f, d, s, inp);
@@ -656,28 +680,7 @@ pub(super) fn vperm_decrypt(f: &mut Func, d: VDialect, sym: &str, inp: Reg, out:
         addi {c63}, zero, 0x63;
         vxor.vx {k}, {k}, {c63};
         vxor.vv {s}, {s}, {k};
-        addi {kp}, {key}, 16;
-        addi {n}, {rounds}, -1;
-    vround:
     );
-    f.comment("rounds 1 .. rounds-1: InvSubBytes, InvShiftRows, InvMixColumns, the key ^ 0x63");
-    f.schedule_window(64, |f| {
-        let mut w = PermEm { f: &mut *f, tabs: &tabs, list: &vperm::DTABLES };
-        let o = vperm::inv_round(&mut w, s);
-        let k = f.vreg("k", 1);
-        load(f, d, k, kp);
-        kasm!(f, vxor.vx {k}, {k}, {c63}; vxor.vv {s}, {o}, {k};);
-    });
-    kasm!(f,
-        addi {kp}, {kp}, 16;
-        addi {n}, {n}, -1;
-        bnez {n}, vround;
-    );
-    f.comment("the last round: InvSubBytes, InvShiftRows, the key");
-    let mut w = PermEm { f: &mut *f, tabs: &tabs, list: &vperm::DTABLES };
-    let x = vperm::inv_last(&mut w, s);
-    let k = f.vreg("k", 1);
-    load(f, d, k, kp);
-    kasm!(f, vxor.vv {x}, {x}, {k};);
+    let x = perm_loop(f, d, (&tabs, &vperm::DTABLES), [s, key, rounds, c63], false, |w, s| vperm::inv_round(w, s), |w, s| vperm::inv_last(w, s));
     store(f, d, x, out);
 }

@@ -425,9 +425,8 @@ mod tests {
         m.xor(o, key(rounds))
     }
 
-    #[test]
-    fn vector_permute_decryption_inverts_aes() {
-        let mut seed = 0x0fed_cba9_8765_4321u64;
+    /// `check(schedule, block, bits)` on 30 random keys of each size, a random block each.
+    fn random_cases(mut seed: u64, check: impl Fn(&[u8], [u8; 16], usize)) {
         let mut next = || {
             seed ^= seed << 13;
             seed ^= seed >> 7;
@@ -437,29 +436,19 @@ mod tests {
         for n in [16usize, 24, 32] {
             for _ in 0..30 {
                 let key: Vec<u8> = (0..n).map(|_| next()).collect();
-                let ks = crate::aes::schedule(&key);
                 let b: [u8; 16] = std::array::from_fn(|_| next());
-                assert_eq!(decrypt(&dschedule(&ks), crate::aes::encrypt_block(&ks, b)), b, "AES-{}", n * 8);
+                check(&crate::aes::schedule(&key), b, 8 * n);
             }
         }
     }
 
     #[test]
+    fn vector_permute_decryption_inverts_aes() {
+        random_cases(0x0fed_cba9_8765_4321, |ks, b, bits| assert_eq!(decrypt(&dschedule(ks), crate::aes::encrypt_block(ks, b)), b, "AES-{bits}"));
+    }
+
+    #[test]
     fn vector_permute_aes_is_aes() {
-        let mut seed = 0x1234_5678_9abc_def1u64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed as u8
-        };
-        for n in [16usize, 24, 32] {
-            for _ in 0..30 {
-                let key: Vec<u8> = (0..n).map(|_| next()).collect();
-                let ks = crate::aes::schedule(&key);
-                let b: [u8; 16] = std::array::from_fn(|_| next());
-                assert_eq!(encrypt(&ks, b), crate::aes::encrypt_block(&ks, b), "AES-{}", n * 8);
-            }
-        }
+        random_cases(0x1234_5678_9abc_def1, |ks, b, bits| assert_eq!(encrypt(ks, b), crate::aes::encrypt_block(ks, b), "AES-{bits}"));
     }
 }

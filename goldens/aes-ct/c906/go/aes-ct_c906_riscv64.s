@@ -167,8 +167,8 @@ L0:
 	WORD	$0x12050607	// th.vlb.v v12, (a0)
 	WORD	$0x12060687	// th.vlb.v v13, (a2)
 	WORD	$0x2ec68657	// th.vxor.vv v12, v12, v13
-	// rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
 	MOV	$99, X5
+	// rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
 	ADD	$16, X12, X6
 	ADD	$-1, X7
 vround:
@@ -209,7 +209,7 @@ vround:
 	ADD	$16, X6
 	ADD	$-1, X7
 	BNEZ	X7, vround
-	// the last round: SubBytes, ShiftRows, the key
+	// the last round and its key
 	WORD	$0x26c7b4d7	// th.vand.vi v9, v12, 15
 	WORD	$0xa2c23557	// th.vsrl.vi v10, v12, 4
 	WORD	$0x328485d7	// th.vrgather.vv v11, v8, v9
@@ -296,10 +296,10 @@ L0:
 	MOV	$99, X6
 	WORD	$0x2f1348d7	// th.vxor.vx v17, v17, t1
 	WORD	$0x2f088857	// th.vxor.vv v16, v16, v17
+	// rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
 	ADD	$16, X12, X5
 	ADD	$-1, X7
 vround:
-	// rounds 1 .. rounds-1: InvSubBytes, InvShiftRows, InvMixColumns, the key ^ 0x63
 	WORD	$0x2707b8d7	// th.vand.vi v17, v16, 15
 	WORD	$0xa3023857	// th.vsrl.vi v16, v16, 4
 	WORD	$0x32688957	// th.vrgather.vv v18, v6, v17
@@ -342,7 +342,7 @@ vround:
 	ADD	$16, X5
 	ADD	$-1, X7
 	BNEZ	X7, vround
-	// the last round: InvSubBytes, InvShiftRows, the key
+	// the last round and its key
 	WORD	$0x2707b3d7	// th.vand.vi v7, v16, 15
 	WORD	$0xa3023457	// th.vsrl.vi v8, v16, 4
 	WORD	$0x326384d7	// th.vrgather.vv v9, v6, v7
@@ -7033,8 +7033,8 @@ few_block:
 	ADD	$1840, X2, X5
 	WORD	$0x12028687	// th.vlb.v v13, (t0)
 	WORD	$0x2ed606d7	// th.vxor.vv v13, v13, v12
-	// rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
 	MOV	$99, X5
+	// rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
 	MOV	1864(X2), X6
 	ADD	$16, X6
 	MOV	1880(X2), X7
@@ -7077,7 +7077,7 @@ vround:
 	ADD	$16, X6
 	ADD	$-1, X7
 	BNEZ	X7, vround
-	// the last round: SubBytes, ShiftRows, the key
+	// the last round and its key
 	WORD	$0x26d7b757	// th.vand.vi v14, v13, 15
 	WORD	$0xa2d236d7	// th.vsrl.vi v13, v13, 4
 	WORD	$0x320707d7	// th.vrgather.vv v15, v0, v14

@@ -62,8 +62,8 @@ AES_ct_encrypt_c906:
 	th.vlb.v   	v12, (a0)
 	th.vlb.v   	v13, (a2)
 	th.vxor.vv 	v12, v12, v13
-	# rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
 	addi       	t0, zero, 99
+	# rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
 	addi       	t1, a2, 16
 	addi       	t2, t2, -1
 .LAES_ct_encrypt_c906_vround:
@@ -104,7 +104,7 @@ AES_ct_encrypt_c906:
 	addi       	t1, t1, 16
 	addi       	t2, t2, -1
 	bne        	t2, zero, .LAES_ct_encrypt_c906_vround
-	# the last round: SubBytes, ShiftRows, the key
+	# the last round and its key
 	th.vand.vi 	v9, v12, 15
 	th.vsrl.vi 	v10, v12, 4
 	th.vrgather.vv	v11, v8, v9
@@ -204,10 +204,10 @@ AES_ct_decrypt_c906:
 	addi       	t1, zero, 99
 	th.vxor.vx 	v17, v17, t1
 	th.vxor.vv 	v16, v16, v17
+	# rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
 	addi       	t0, a2, 16
 	addi       	t2, t2, -1
 .LAES_ct_decrypt_c906_vround:
-	# rounds 1 .. rounds-1: InvSubBytes, InvShiftRows, InvMixColumns, the key ^ 0x63
 	th.vand.vi 	v17, v16, 15
 	th.vsrl.vi 	v16, v16, 4
 	th.vrgather.vv	v18, v6, v17
@@ -250,7 +250,7 @@ AES_ct_decrypt_c906:
 	addi       	t0, t0, 16
 	addi       	t2, t2, -1
 	bne        	t2, zero, .LAES_ct_decrypt_c906_vround
-	# the last round: InvSubBytes, InvShiftRows, the key
+	# the last round and its key
 	th.vand.vi 	v7, v16, 15
 	th.vsrl.vi 	v8, v16, 4
 	th.vrgather.vv	v9, v6, v7
@@ -6864,8 +6864,8 @@ AES_ct_ctr32_encrypt_c906:
 	addi       	t0, sp, 1824
 	th.vlb.v   	v13, (t0)
 	th.vxor.vv 	v13, v13, v12
-	# rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
 	addi       	t0, zero, 99
+	# rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
 	ld         	t1, 1848(sp)
 	addi       	t1, t1, 16
 	ld         	t2, 1864(sp)
@@ -6908,7 +6908,7 @@ AES_ct_ctr32_encrypt_c906:
 	addi       	t1, t1, 16
 	addi       	t2, t2, -1
 	bne        	t2, zero, .LAES_ct_ctr32_encrypt_c906_vround
-	# the last round: SubBytes, ShiftRows, the key
+	# the last round and its key
 	th.vand.vi 	v14, v13, 15
 	th.vsrl.vi 	v13, v13, 4
 	th.vrgather.vv	v15, v0, v14

@@ -299,8 +299,8 @@ L0:
 	WORD	$0x02050607	// vle8.v v12, (a0)
 	WORD	$0x02060687	// vle8.v v13, (a2)
 	WORD	$0x2ec68657	// vxor.vv v12, v12, v13
-	// rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
 	MOV	$99, X5
+	// rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
 	ADD	$16, X12, X6
 	ADD	$-1, X7
 vround:
@@ -341,7 +341,7 @@ vround:
 	ADD	$16, X6
 	ADD	$-1, X7
 	BNEZ	X7, vround
-	// the last round: SubBytes, ShiftRows, the key
+	// the last round and its key
 	WORD	$0x26c7b4d7	// vand.vi v9, v12, 15
 	WORD	$0xa2c23557	// vsrl.vi v10, v12, 4
 	WORD	$0x328485d7	// vrgather.vv v11, v8, v9
@@ -428,10 +428,10 @@ L0:
 	MOV	$99, X6
 	WORD	$0x2f1348d7	// vxor.vx v17, v17, t1
 	WORD	$0x2f088857	// vxor.vv v16, v16, v17
+	// rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
 	ADD	$16, X12, X5
 	ADD	$-1, X7
 vround:
-	// rounds 1 .. rounds-1: InvSubBytes, InvShiftRows, InvMixColumns, the key ^ 0x63
 	WORD	$0x2707b8d7	// vand.vi v17, v16, 15
 	WORD	$0xa3023857	// vsrl.vi v16, v16, 4
 	WORD	$0x32688957	// vrgather.vv v18, v6, v17
@@ -474,7 +474,7 @@ vround:
 	ADD	$16, X5
 	ADD	$-1, X7
 	BNEZ	X7, vround
-	// the last round: InvSubBytes, InvShiftRows, the key
+	// the last round and its key
 	WORD	$0x2707b3d7	// vand.vi v7, v16, 15
 	WORD	$0xa3023457	// vsrl.vi v8, v16, 4
 	WORD	$0x326384d7	// vrgather.vv v9, v6, v7

@@ -63,8 +63,8 @@ SYM_FUNC_START(aes_ct_encrypt_c906)
 	.word	0x12060607	// th.vlb.v v12, (a2)
 	.word	0x12030687	// th.vlb.v v13, (t1)
 	.word	0x2ec68657	// th.vxor.vv v12, v12, v13
-	// rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
 	addi       	t0, zero, 99
+	// rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
 	addi       	t1, t1, 16
 	addi       	t2, t2, -1
 .Laes_ct_encrypt_c906_vround:
@@ -105,7 +105,7 @@ SYM_FUNC_START(aes_ct_encrypt_c906)
 	addi       	t1, t1, 16
 	addi       	t2, t2, -1
 	bne        	t2, zero, .Laes_ct_encrypt_c906_vround
-	// the last round: SubBytes, ShiftRows, the key
+	// the last round and its key
 	.word	0x26c7b4d7	// th.vand.vi v9, v12, 15
 	.word	0xa2c23557	// th.vsrl.vi v10, v12, 4
 	.word	0x328485d7	// th.vrgather.vv v11, v8, v9
@@ -204,10 +204,10 @@ SYM_FUNC_START(aes_ct_decrypt_c906)
 	addi       	t1, zero, 99
 	.word	0x2f1348d7	// th.vxor.vx v17, v17, t1
 	.word	0x2f088857	// th.vxor.vv v16, v16, v17
+	// rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
 	addi       	t0, t0, 16
 	addi       	t2, t2, -1
 .Laes_ct_decrypt_c906_vround:
-	// rounds 1 .. rounds-1: InvSubBytes, InvShiftRows, InvMixColumns, the key ^ 0x63
 	.word	0x2707b8d7	// th.vand.vi v17, v16, 15
 	.word	0xa3023857	// th.vsrl.vi v16, v16, 4
 	.word	0x32688957	// th.vrgather.vv v18, v6, v17
@@ -250,7 +250,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906)
 	addi       	t0, t0, 16
 	addi       	t2, t2, -1
 	bne        	t2, zero, .Laes_ct_decrypt_c906_vround
-	// the last round: InvSubBytes, InvShiftRows, the key
+	// the last round and its key
 	.word	0x2707b3d7	// th.vand.vi v7, v16, 15
 	.word	0xa3023457	// th.vsrl.vi v8, v16, 4
 	.word	0x326384d7	// th.vrgather.vv v9, v6, v7
@@ -6309,8 +6309,8 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	addi       	t0, sp, 1824
 	.word	0x12028687	// th.vlb.v v13, (t0)
 	.word	0x2ed606d7	// th.vxor.vv v13, v13, v12
-	// rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
 	addi       	t0, zero, 99
+	// rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
 	ld         	t1, 1848(sp)
 	addi       	t1, t1, 16
 	ld         	t2, 1864(sp)
@@ -6353,7 +6353,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	addi       	t1, t1, 16
 	addi       	t2, t2, -1
 	bne        	t2, zero, .Laes_ct_ctr32_c906_vround
-	// the last round: SubBytes, ShiftRows, the key
+	// the last round and its key
 	.word	0x26d7b757	// th.vand.vi v14, v13, 15
 	.word	0xa2d236d7	// th.vsrl.vi v13, v13, 4
 	.word	0x320707d7	// th.vrgather.vv v15, v0, v14

@@ -76,8 +76,8 @@ AES_ct_encrypt_rv64gcv:
 	vle8.v     	v12, (a0)
 	vle8.v     	v13, (a2)
 	vxor.vv    	v12, v12, v13
-	# rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
 	addi       	t0, zero, 99
+	# rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
 	addi       	t1, a2, 16
 	addi       	t2, t2, -1
 .LAES_ct_encrypt_rv64gcv_vround:
@@ -118,7 +118,7 @@ AES_ct_encrypt_rv64gcv:
 	addi       	t1, t1, 16
 	addi       	t2, t2, -1
 	bne        	t2, zero, .LAES_ct_encrypt_rv64gcv_vround
-	# the last round: SubBytes, ShiftRows, the key
+	# the last round and its key
 	vand.vi    	v9, v12, 15
 	vsrl.vi    	v10, v12, 4
 	vrgather.vv	v11, v8, v9
@@ -218,10 +218,10 @@ AES_ct_decrypt_rv64gcv:
 	addi       	t1, zero, 99
 	vxor.vx    	v17, v17, t1
 	vxor.vv    	v16, v16, v17
+	# rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
 	addi       	t0, a2, 16
 	addi       	t2, t2, -1
 .LAES_ct_decrypt_rv64gcv_vround:
-	# rounds 1 .. rounds-1: InvSubBytes, InvShiftRows, InvMixColumns, the key ^ 0x63
 	vand.vi    	v17, v16, 15
 	vsrl.vi    	v16, v16, 4
 	vrgather.vv	v18, v6, v17
@@ -264,7 +264,7 @@ AES_ct_decrypt_rv64gcv:
 	addi       	t0, t0, 16
 	addi       	t2, t2, -1
 	bne        	t2, zero, .LAES_ct_decrypt_rv64gcv_vround
-	# the last round: InvSubBytes, InvShiftRows, the key
+	# the last round and its key
 	vand.vi    	v7, v16, 15
 	vsrl.vi    	v8, v16, 4
 	vrgather.vv	v9, v6, v7
