@@ -57,19 +57,28 @@ echo "riscv64 gcc:   $(riscv64-linux-gnu-gcc --version | head -1)"
 echo "qemu:          $(qemu-riscv64 --version | head -1)"
 echo "go:            $(/usr/lib/go-1.23/bin/go version)"
 
+# private_apt DIR SOURCE-LINE...: an apt configuration of its own in DIR (sources, lists,
+# caches; the system's stay untouched) with those source lines, its indexes fetched; sets
+# the array apt_opts for apt-get, and makes DIR/debs and DIR/dl for downloads.
+private_apt() {
+  local dir=$1
+  shift
+  mkdir -p "$dir/lists/partial" "$dir/archives/partial" "$dir/debs" "$dir/dl"
+  printf '%s\n' "$@" > "$dir/sources.list"
+  apt_opts=(-o Dir::Etc::SourceList="$dir/sources.list" -o Dir::Etc::SourceParts=/dev/null
+            -o Dir::State::Lists="$dir/lists" -o Dir::Cache::Archives="$dir/archives"
+            -o APT::Get::List-Cleanup=0 -o Debug::NoLocking=1)
+  apt-get "${apt_opts[@]}" update -qq
+}
+
 # --- binutils 2.44 from trixie, private -------------------------------------
 b44=$tc/binutils-2.44
 if [ ! -x "$b44/usr/bin/riscv64-linux-gnu-as" ]; then
   apt_dir=$tc/apt-trixie
-  mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial" "$apt_dir/debs"
-  echo "deb http://deb.debian.org/debian trixie main" > "$apt_dir/sources.list"
-  opts=(-o Dir::Etc::SourceList="$apt_dir/sources.list" -o Dir::Etc::SourceParts=/dev/null
-        -o Dir::State::Lists="$apt_dir/lists" -o Dir::Cache::Archives="$apt_dir/archives"
-        -o APT::Get::List-Cleanup=0 -o Debug::NoLocking=1)
-  apt-get "${opts[@]}" update -qq
-  ( cd "$apt_dir/debs" && apt-get "${opts[@]}" download -qq \
+  private_apt "$apt_dir" "deb http://deb.debian.org/debian trixie main"
+  ( cd "$apt_dir/debs" && apt-get "${apt_opts[@]}" download -qq \
       binutils-riscv64-linux-gnu libbinutils libc6 libzstd1 zlib1g libjansson4 libsframe1 libctf-nobfd0 libctf0 libgprofng0 2>/dev/null || \
-    apt-get "${opts[@]}" download -qq binutils-riscv64-linux-gnu libbinutils libc6 libzstd1 zlib1g libjansson4 libsframe1 )
+    apt-get "${apt_opts[@]}" download -qq binutils-riscv64-linux-gnu libbinutils libc6 libzstd1 zlib1g libjansson4 libsframe1 )
   mkdir -p "$b44"
   for d in "$apt_dir"/debs/*.deb; do dpkg -x "$d" "$b44"; done
 fi
@@ -88,12 +97,9 @@ ossl=$tc/openssl-3.5.7
 osa=$tc/openssl-asm
 if [ ! -f "$osa/aes-riscv64.s" ]; then
   apt_src=$tc/apt-trixie-src
-  mkdir -p "$apt_src/lists/partial" "$apt_src/archives/partial" "$apt_src/dl" "$osa"
-  echo "deb-src http://deb.debian.org/debian trixie main" > "$apt_src/sources.list"
-  sopts=(-o Dir::Etc::SourceList="$apt_src/sources.list" -o Dir::Etc::SourceParts=/dev/null
-         -o Dir::State::Lists="$apt_src/lists" -o Dir::Cache::Archives="$apt_src/archives" -o Debug::NoLocking=1)
-  apt-get "${sopts[@]}" update -qq
-  ( cd "$apt_src/dl" && apt-get "${sopts[@]}" source --download-only -qq openssl=3.5.7-1~deb13u2 2>/dev/null )
+  mkdir -p "$osa"
+  private_apt "$apt_src" "deb-src http://deb.debian.org/debian trixie main"
+  ( cd "$apt_src/dl" && apt-get "${apt_opts[@]}" source --download-only -qq openssl=3.5.7-1~deb13u2 2>/dev/null )
   mkdir -p "$ossl"
   tar xzf "$apt_src/dl/openssl_3.5.7.orig.tar.gz" -C "$tc"
   for pl in crypto/aes/asm/aes-riscv64.pl crypto/modes/asm/ghash-riscv64.pl crypto/modes/asm/ghash-riscv64-zvkg.pl \
@@ -107,12 +113,8 @@ apt_new=$tc/apt-sid-src
 for v in 3.6.3 4.0.2; do
   if [ ! -f "$tc/openssl-$v/VERSION.dat" ]; then
     if [ ! -f "$apt_new/dl/openssl_$v.orig.tar.gz" ]; then
-      mkdir -p "$apt_new/lists/partial" "$apt_new/archives/partial" "$apt_new/dl"
-      printf 'deb-src http://deb.debian.org/debian sid main\ndeb-src http://deb.debian.org/debian experimental main\n' > "$apt_new/sources.list"
-      nopts=(-o Dir::Etc::SourceList="$apt_new/sources.list" -o Dir::Etc::SourceParts=/dev/null
-             -o Dir::State::Lists="$apt_new/lists" -o Dir::Cache::Archives="$apt_new/archives" -o Debug::NoLocking=1)
-      [ -n "$(ls "$apt_new/lists" 2>/dev/null | grep -v partial)" ] || apt-get "${nopts[@]}" update -qq
-      ( cd "$apt_new/dl" && apt-get "${nopts[@]}" source --download-only -qq "openssl=$v-1" 2>/dev/null )
+      private_apt "$apt_new" "deb-src http://deb.debian.org/debian sid main" "deb-src http://deb.debian.org/debian experimental main"
+      ( cd "$apt_new/dl" && apt-get "${apt_opts[@]}" source --download-only -qq "openssl=$v-1" 2>/dev/null )
     fi
     tar xzf "$apt_new/dl/openssl_$v.orig.tar.gz" -C "$tc"
   fi
@@ -122,13 +124,8 @@ echo "openssl trees: $(cd "$tc" && ls -d openssl-[0-9]* | tr '\n' ' ')"
 xc58=$tc/x-crypto-0.58.0
 if [ ! -f "$xc58/usr/share/gocode/src/golang.org/x/crypto/go.mod" ]; then
   apt_bin=$tc/apt-sid
-  mkdir -p "$apt_bin/lists/partial" "$apt_bin/archives/partial" "$apt_bin/debs"
-  echo "deb http://deb.debian.org/debian sid main" > "$apt_bin/sources.list"
-  bopts=(-o Dir::Etc::SourceList="$apt_bin/sources.list" -o Dir::Etc::SourceParts=/dev/null
-         -o Dir::State::Lists="$apt_bin/lists" -o Dir::Cache::Archives="$apt_bin/archives"
-         -o APT::Get::List-Cleanup=0 -o Debug::NoLocking=1)
-  apt-get "${bopts[@]}" update -qq
-  ( cd "$apt_bin/debs" && apt-get "${bopts[@]}" download -qq golang-golang-x-crypto-dev=1:0.58.0-1 2>/dev/null )
+  private_apt "$apt_bin" "deb http://deb.debian.org/debian sid main"
+  ( cd "$apt_bin/debs" && apt-get "${apt_opts[@]}" download -qq golang-golang-x-crypto-dev=1:0.58.0-1 2>/dev/null )
   mkdir -p "$xc58"
   dpkg -x "$apt_bin"/debs/golang-golang-x-crypto-dev_*0.58.0-1_all.deb "$xc58"
 fi

@@ -125,10 +125,20 @@ fn tools() -> Option<Tools> {
 
 /// The default series for `base`, written once.
 fn series(base: &str) -> &'static Series {
-    static S: Mutex<BTreeMap<String, &'static Series>> = Mutex::new(BTreeMap::new());
-    let mut m = S.lock().unwrap_or_else(|e| e.into_inner());
-    m.entry(base.to_string())
-        .or_insert_with(|| Box::leak(Box::new(openssl::series(&openssl::default_src(base), base, kgen_kernels::kernels(), openssl::Leaks::Refuse).unwrap_or_else(|e| panic!("kgen openssl-patches --base {base}: {e}")))))
+    static S: PerRelease<Series> = Mutex::new(BTreeMap::new());
+    once_per_release(&S, base, || {
+        openssl::series(&openssl::default_src(base), base, kgen_kernels::kernels(), openssl::Leaks::Refuse).unwrap_or_else(|e| panic!("kgen openssl-patches --base {base}: {e}"))
+    })
+}
+
+/// Values made once per release and kept for the whole test run.
+type PerRelease<T> = Mutex<BTreeMap<String, &'static T>>;
+
+/// `cell`'s value for `base`, made by `make` the first time (under the lock: a build of one
+/// release at a time).
+fn once_per_release<T>(cell: &PerRelease<T>, base: &str, make: impl FnOnce() -> T) -> &'static T {
+    let mut m = cell.lock().unwrap_or_else(|e| e.into_inner());
+    m.entry(base.to_string()).or_insert_with(|| Box::leak(Box::new(make())))
 }
 
 /// Whether `base`'s source tree is in .toolchain (else the oracle is missing).
@@ -277,11 +287,10 @@ struct Built {
 /// The patched, counting build of `base` (cached by the hash of the series and the build
 /// inputs).
 fn patched(base: &str) -> Option<&'static Built> {
-    static B: Mutex<BTreeMap<String, &'static Result<Built, String>>> = Mutex::new(BTreeMap::new());
+    static B: PerRelease<Result<Built, String>> = Mutex::new(BTreeMap::new());
     let t = tools()?;
     let tarball = oracle::openssl_tarball(base)?;
-    let mut m = B.lock().unwrap_or_else(|e| e.into_inner());
-    let r: &'static Result<Built, String> = m.entry(base.to_string()).or_insert_with(|| Box::leak(Box::new(build_patched(&t, base, &tarball))));
+    let r = once_per_release(&B, base, || build_patched(&t, base, &tarball));
     Some(r.as_ref().unwrap_or_else(|e| panic!("patched OpenSSL {base} build: {e}")))
 }
 
@@ -347,11 +356,10 @@ fn globals(t: &Tools, lib: &Path) -> Result<BTreeSet<String>, String> {
 /// The unpatched libcrypto.a's global symbols of `base` (built once per tarball and
 /// configuration; only the list is kept).
 fn unpatched_globals(base: &str) -> Option<&'static BTreeSet<String>> {
-    static G: Mutex<BTreeMap<String, &'static Result<BTreeSet<String>, String>>> = Mutex::new(BTreeMap::new());
+    static G: PerRelease<Result<BTreeSet<String>, String>> = Mutex::new(BTreeMap::new());
     let t = tools()?;
     let tarball = oracle::openssl_tarball(base)?;
-    let mut m = G.lock().unwrap_or_else(|e| e.into_inner());
-    let r: &'static Result<BTreeSet<String>, String> = m.entry(base.to_string()).or_insert_with(|| Box::leak(Box::new(build_unpatched(&t, base, &tarball))));
+    let r = once_per_release(&G, base, || build_unpatched(&t, base, &tarball));
     Some(r.as_ref().unwrap_or_else(|e| panic!("unpatched OpenSSL {base} build: {e}")))
 }
 
