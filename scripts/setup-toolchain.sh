@@ -129,6 +129,16 @@ if [ ! -f "$xc58/usr/share/gocode/src/golang.org/x/crypto/go.mod" ]; then
   mkdir -p "$xc58"
   dpkg -x "$apt_bin"/debs/golang-golang-x-crypto-dev_*0.58.0-1_all.deb "$xc58"
 fi
+# --- Go 1.27.4 (trixie-backports' golang-1.27-go and -src), unpacked privately -----------
+go127=$tc/go-1.27
+if [ ! -x "$go127/usr/lib/go-1.27/bin/go" ]; then
+  apt_bpo=$tc/apt-trixie-bpo
+  private_apt "$apt_bpo" "deb http://deb.debian.org/debian trixie-backports main"
+  ( cd "$apt_bpo/debs" && apt-get "${apt_opts[@]}" download -qq golang-1.27-go=1.27.4-1~bpo13+1 golang-1.27-src=1.27.4-1~bpo13+1 2>/dev/null )
+  mkdir -p "$go127"
+  for d in "$apt_bpo"/debs/golang-1.27-*.deb; do dpkg -x "$d" "$go127"; done
+fi
+echo "go 1.27:       $("$go127/usr/lib/go-1.27/bin/go" version)"
 echo "x/crypto:      $(sed -n 's/^go //p' "$xc58/usr/share/gocode/src/golang.org/x/crypto/go.mod" | sed 's/^/v0.58.0 (go /;s/$/)/')"
 # --- Rust for riscv64 (trixie's rustc/cargo and riscv64 std), private ------------
 "$repo/scripts/rust-riscv64.sh" "$tc/rust-riscv64" | grep -E '^rust-riscv64: (rustc|already)|ready'

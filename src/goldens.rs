@@ -18,9 +18,11 @@ const README: &str = "# Goldens
 
 Every output of every kernel (`kgen all`), plus the `--asm-compat binutils-2.40` assembly under
 `binutils-2.40/`, plus under `go-patches/<base>/` the files `kgen go-patches` adds to
-golang.org/x/crypto (the patches themselves are not kept: their context lines are x/crypto's
-text). `kgen goldens` regenerates them and fails with a unified diff when anything changed.
-After reviewing a change, rewrite them with:
+golang.org/x/crypto. The patches themselves are not kept: their context lines are x/crypto's
+text. Of the bases after the first, only the files that differ from the first base's in more
+than the base name of their regenerating command are kept. `kgen goldens` regenerates them
+all and fails with a unified diff when anything changed. After reviewing a change, rewrite
+them with:
 
     kgen goldens --bless
 
@@ -68,9 +70,16 @@ pub fn run(kernels: &[&'static Kernel], dir: &Path, bless: bool) -> Result<(), S
     }
     let go_hooks = kernels.iter().any(|k| k.hooks.iter().any(|h| matches!(h, Hook::XCrypto(_))));
     if go_hooks {
+        // The first base's files in full; of a later base, only the files that differ from
+        // the first base's in more than the regenerating command's base name.
+        let first = xcrypto::BASES[0].name;
+        let firsts = xcrypto::added_files(first, kernels)?;
         for b in xcrypto::BASES {
             for (rel, text) in xcrypto::added_files(b.name, kernels)? {
-                files.push((format!("go-patches/{}/{rel}", b.name), text.into_bytes()));
+                let same = firsts.iter().any(|(r, t)| *r == rel && *t == text.replace(&format!("--base {} ", b.name), &format!("--base {first} ")));
+                if b.name == first || !same {
+                    files.push((format!("go-patches/{}/{rel}", b.name), text.into_bytes()));
+                }
             }
         }
     }

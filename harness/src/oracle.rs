@@ -144,6 +144,17 @@ pub fn go() -> Option<Tool> {
     }
 }
 
+/// Go 1.27.4 (trixie-backports' golang-1.27-go, unpacked into `.toolchain/go-1.27` by
+/// `scripts/setup-toolchain.sh`): x/crypto v0.58.0 needs Go 1.26 or later.
+pub fn go_1_27() -> Option<Tool> {
+    let p = toolchain_dir().join("go-1.27/usr/lib/go-1.27/bin/go");
+    if p.exists() {
+        Some(Tool { program: p, pre_args: vec![] })
+    } else {
+        missing("Go 1.27 (.toolchain/go-1.27, scripts/setup-toolchain.sh)")
+    }
+}
+
 /// kgen built for riscv64 (`scripts/build-riscv64.sh`, which `scripts/test.sh` runs), to
 /// run under qemu-riscv64.
 pub fn riscv64_kgen() -> Option<Tool> {
