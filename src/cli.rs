@@ -197,9 +197,10 @@ enum Cmd {
     },
     /// Write a `git format-patch` series against golang.org/x/crypto (Debian's
     /// golang-golang-x-crypto-dev sources) adding the riscv64 port: chacha20,
-    /// internal/poly1305, chacha20poly1305 on the kernels that fill those hooks.
+    /// internal/poly1305, chacha20poly1305; or against Go's own tree (GOROOT): AES, CTR
+    /// and GCM; on the kernels that fill those hooks.
     GoPatches {
-        /// The base the series applies to: x-crypto-0.25.0.
+        /// The base the series applies to: x-crypto-0.25.0, x-crypto-0.58.0 or go-1.27.4.
         #[arg(long)]
         base: String,
         /// Directory for the `*.patch` files.
@@ -791,12 +792,14 @@ fn run_cmd(kernels: &[&'static Kernel], home: &Path, cmd: Cmd) -> Result<(), Err
             Ok(())
         }
         Cmd::GoPatches { base, out } => {
-            use kgen_integrations::xcrypto;
-            if !xcrypto::BASES.iter().any(|b| b.name == base) {
-                return usage(format!("go-patches: unknown --base `{base}` (known: {})", xcrypto::BASES.iter().map(|b| b.name).collect::<Vec<_>>().join(", ")));
+            use kgen_integrations::{gostd, xcrypto};
+            let known: Vec<&str> = xcrypto::BASES.iter().map(|b| b.name).chain(gostd::BASES.iter().map(|b| b.name)).collect();
+            if !known.contains(&base.as_str()) {
+                return usage(format!("go-patches: unknown --base `{base}` (known: {})", known.join(", ")));
             }
             check_out_dir("--out", &out)?;
-            for p in xcrypto::run(&base, &out, kernels)? {
+            let written = if gostd::BASES.iter().any(|b| b.name == base) { gostd::run(&base, &out, kernels)? } else { xcrypto::run(&base, &out, kernels)? };
+            for p in written {
                 println!("{}", p.display());
             }
             Ok(())

@@ -7,7 +7,7 @@ use crate::outputs;
 use kgen_dsl::kernel::hooks::Hook;
 use kgen_dsl::kernel::Kernel;
 use kgen_emit::Compat;
-use kgen_integrations::xcrypto;
+use kgen_integrations::{gostd, xcrypto};
 use similar::TextDiff;
 use std::path::Path;
 
@@ -18,8 +18,8 @@ const README: &str = "# Goldens
 
 Every output of every kernel (`kgen all`), plus the `--asm-compat binutils-2.40` assembly under
 `binutils-2.40/`, plus under `go-patches/<base>/` the files `kgen go-patches` adds to
-golang.org/x/crypto. The patches themselves are not kept: their context lines are x/crypto's
-text. Of the bases after the first, only the files that differ from the first base's in more
+golang.org/x/crypto or to Go's own tree (GOROOT). The patches themselves are not kept: their
+context lines are upstream's text. Of the bases after the first, only the files that differ from the first base's in more
 than the base name of their regenerating command are kept. `kgen goldens` regenerates them
 all and fails with a unified diff when anything changed. After reviewing a change, rewrite
 them with:
@@ -80,6 +80,13 @@ pub fn run(kernels: &[&'static Kernel], dir: &Path, bless: bool) -> Result<(), S
                 if b.name == first || !same {
                     files.push((format!("go-patches/{}/{rel}", b.name), text.into_bytes()));
                 }
+            }
+        }
+    }
+    if kernels.iter().any(|k| k.hooks.iter().any(|h| matches!(h, Hook::GoStd(_)))) {
+        for b in gostd::BASES {
+            for (rel, text) in gostd::added_files(b.name, kernels)? {
+                files.push((format!("go-patches/{}/{rel}", b.name), text.into_bytes()));
             }
         }
     }

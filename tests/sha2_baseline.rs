@@ -20,6 +20,10 @@
 //!   (every one; a core with XTheadBb and Zbb would choose between them) and on the RTL (the
 //!   plain rv64 one, which a C906 runs without kgen). The files are generated from
 //!   `.toolchain/openssl-3.6.3` with its perlasm scripts, as OpenSSL's build does.
+//! - Go 1.27 has riscv64 SHA-256 and SHA-512 assembly of its own (plain rv64); the Go
+//!   series runs kgen's c906 variant before it on T-Head cores, so on the model kgen's must
+//!   be faster (`model_against_go_1_27_assembly`, which also checks that Go's code, as
+//!   measured, computes what kgen's does).
 
 mod common;
 
@@ -229,4 +233,108 @@ fn rtl_against_openssl_c() {
     let _ = writeln!(table, "| sha256 | OpenSSL 3.6.3 `sha256_block_data_order_riscv64` | {u1:.2} | {u4:.2} | {:.3} |", u4 / cpb(&c, 0, 64).1);
     println!("C906 RTL (openc906, warm), cycles per byte:\n{table}");
     assert!(kgen_c906_256.0 < u1 && kgen_c906_256.1 < u4, "kgen c906 SHA-256 on the RTL ({:.2}/{:.2}) is not faster than OpenSSL 3.6.3's rv64 code ({u1:.2}/{u4:.2})", kgen_c906_256.0, kgen_c906_256.1);
+}
+
+/// Go 1.27's own riscv64 block functions (crypto/internal/fips140/sha256 and sha512, plain
+/// rv64: rotations by two shifts and an or), which the Go series keeps for cores without
+/// the T-Head extensions and runs kgen's c906 variant before on T-Head cores: on the model
+/// kgen's must be faster. Go's file is assembled by Go's assembler (Go 1.23's, which does not
+/// compress instructions; the sources are Go 1.27's); its machine code runs behind a
+/// psABI trampoline that writes ABI0's arguments (dig, p's base, length and capacity) and
+/// points `g` at a zero stack guard.
+#[test]
+fn model_against_go_1_27_assembly() {
+    let (Some(go), Some(go127)) = (oracle::go(), oracle::go_1_27()) else { return };
+    let fips = go127.program.parent().unwrap().parent().unwrap().join("src/crypto/internal/fips140");
+    let dir = oracle::scratch("sha2_baseline_go");
+    let exts = kgen_dsl::isa::all_exts_with(kgen_dsl::isa::VDialect::Thead);
+    let mut table = String::from("| kernel | code | 1 block | 4 blocks |\n|---|---|---:|---:|\n");
+    for (kernel, block, bits) in ALGS {
+        let pkg = format!("crypto/internal/fips140/sha{bits}");
+        let src = std::fs::read_to_string(fips.join(format!("sha{bits}/sha{bits}block_riscv64.s"))).unwrap();
+        let syms = common::parse_go_listing(&common::go_tool_asm(&go, &dir, &src, &pkg), &pkg);
+        let (code, rel) = syms.get("block").expect("block in Go's listing");
+        let name = format!("sha{bits}_block_data_order_go");
+        let mut s = format!("\t.text\n\t.globl {name}\n{name}:\n\taddi sp, sp, -160\n\tsd ra, 40(sp)\n");
+        for k in 0..12 {
+            let _ = writeln!(s, "\tsd s{k}, {}(sp)", 48 + 8 * k);
+        }
+        // g's stack guard (16(g)) zero: the prologue's stack check never calls morestack.
+        let _ = writeln!(s, "\tsd zero, 144(sp)\n\taddi s11, sp, 128\n\tslli a2, a2, {}", block.trailing_zeros());
+        s.push_str("\tsd a0, 8(sp)\n\tsd a1, 16(sp)\n\tsd a2, 24(sp)\n\tsd a2, 32(sp)\n\tjal ra, go_block\n");
+        for k in 0..12 {
+            let _ = writeln!(s, "\tld s{k}, {}(sp)", 48 + 8 * k);
+        }
+        s.push_str("\tld ra, 40(sp)\n\taddi sp, sp, 160\n\tret\ngo_block:\n");
+        // Go's machine code as instructions again: a branch's target (`.+offset` as kgen
+        // prints it) made a label; the relocated `MOV $·_K(SB)` (auipc, addi) a `la` of
+        // the constants below; the call of morestack (never taken) a nop.
+        let mut lines: Vec<String> = Vec::new();
+        let mut targets = std::collections::BTreeSet::new();
+        let words: Vec<u32> = code.chunks(4).map(|w| u32::from_le_bytes(w.try_into().unwrap())).collect();
+        let mut k = 0;
+        while k < words.len() {
+            let i = kgen_dsl::table().decode(words[k], exts).unwrap_or_else(|| panic!("{:#010x}: not an instruction kgen knows", words[k]));
+            let text = kgen_dsl::text::print_inst(&i);
+            if let Some(&(_, n)) = rel.iter().find(|(o, _)| *o == 4 * k) {
+                if n == 8 {
+                    let rd = text.strip_prefix("auipc ").and_then(|r| r.split(',').next()).unwrap_or_else(|| panic!("relocated `{text}`"));
+                    // `la` is two instructions: an empty line keeps the indices Go's.
+                    lines.push(format!("la {rd}, go_K"));
+                    lines.push(String::new());
+                    k += 2;
+                    continue;
+                }
+                lines.push("nop".into());
+                k += 1;
+                continue;
+            }
+            match text.rsplit_once('.') {
+                Some((head, off)) if off.starts_with(['+', '-']) => {
+                    let to = 4 * k as i64 + off.parse::<i64>().unwrap_or_else(|_| panic!("`{text}`"));
+                    targets.insert(to / 4);
+                    lines.push(format!("{head}.Lw{}", to / 4));
+                }
+                _ => lines.push(text),
+            }
+            k += 1;
+        }
+        for (k, l) in lines.iter().enumerate() {
+            if targets.contains(&(k as i64)) {
+                let _ = writeln!(s, ".Lw{k}:");
+            }
+            if !l.is_empty() {
+                let _ = writeln!(s, "\t{l}");
+            }
+        }
+        let kb = if bits == 256 { kgen_kernels::sha2::A256.k_bytes() } else { kgen_kernels::sha2::A512.k_bytes() };
+        s.push_str("\t.section .rodata\n\t.p2align 3\ngo_K:\n");
+        for b in kb.chunks(8) {
+            let _ = writeln!(s, "\t.dword {:#x}", u64::from_le_bytes(b.try_into().unwrap()));
+        }
+        let t = kgen_dsl::target::target("rv64gc").unwrap();
+        let asm = kgen_dsl::asmfile::assemble_file(&s, &t).unwrap_or_else(|e| panic!("Go's sha{bits} block as words: {e}"));
+        // What is measured computes SHA-2: three blocks from one state as kgen's c906.
+        let m = module(kernel, "c906");
+        let state: Vec<u8> = (0..64u8).map(|b| b.wrapping_mul(37)).collect();
+        let msg: Vec<u8> = (0..3 * block).map(|i| (i * 7 + 1) as u8).collect();
+        let mut digests = Vec::new();
+        for (obj, tg, sym) in [(asm.object.clone(), t.clone(), name.clone()), (m.object().unwrap(), m.target.clone(), format!("sha{bits}_block_data_order_c906"))] {
+            let mut e = kgen_sim::Env::new(&obj, &tg).unwrap();
+            let (st, p) = (e.buffer(&state, 0, true), e.buffer(&msg, 0, false));
+            e.call(e.sym(&sym), &[st, p, 3]).unwrap_or_else(|err| panic!("{sym}: {err}"));
+            digests.push(e.read(st, if bits == 256 { 32 } else { 64 }));
+        }
+        assert_eq!(digests[0], digests[1], "Go's sha{bits} block and kgen's c906 disagree");
+        let sizes = [block, 4 * block];
+        let up = kgen_harness::bench::bench_object(kgen_kernels::kernel(kernel).unwrap(), "go", &asm.object, &t, &sizes).unwrap();
+        assert_eq!(up[0].what, name, "the driver measured Go's function");
+        let (u1, u4) = model_cpb(&up);
+        let rows = kgen_harness::bench::bench_object(kgen_kernels::kernel(kernel).unwrap(), "c906", &m.object().unwrap(), &m.target, &sizes).unwrap();
+        let (k1, k4) = model_cpb(&rows);
+        let _ = writeln!(table, "| {kernel} | kgen c906 | {k1:.2} | {k4:.2} |");
+        let _ = writeln!(table, "| {kernel} | Go 1.27.4 `block` (sha{bits}block_riscv64.s, rv64gc) | {u1:.2} | {u4:.2} |");
+        assert!(k1 < u1 && k4 < u4, "{kernel}: kgen c906 {k1:.2}/{k4:.2} c/B is not faster than Go 1.27's own {u1:.2}/{u4:.2}, which the Go series puts it before");
+    }
+    println!("C906 model, cycles per byte:\n{table}");
 }

@@ -112,7 +112,7 @@ pub mod vperm;
 use crate::aes::{self, Functions};
 use crate::{Kernel, Variant};
 use kgen_dsl::entry::{Access::*, Elem, Entry, Param, Ret, Ty};
-use kgen_dsl::kernel::hooks::{Hook, Openssl, OpensslSlot};
+use kgen_dsl::kernel::hooks::{GoStd, GoStdSlot, Hook, Openssl, OpensslSlot};
 use kgen_dsl::kernel::Bench;
 use kgen_dsl::object::DataObj;
 use kgen_dsl::target::{Misaligned, Target};
@@ -283,7 +283,14 @@ pub const KERNEL: Kernel = Kernel {
     rtl: Some(|v, s| aes::rtl_plan(&FUNCTIONS, v, s)),
     // OpenSSL's AES on every riscv64 CPU: the C906 with its vector unit, the T-Head scalar
     // variant, then Zbb, then RV64GC.
-    hooks: &[Hook::Openssl(Openssl { slot: OpensslSlot::Aes, variants: &["c906", "c906-novector", "rv64gc-zbb", "rv64gc"], entries: ENTRIES })],
+    hooks: &[
+        Hook::Openssl(Openssl { slot: OpensslSlot::Aes, variants: &["c906", "c906-novector", "rv64gc-zbb", "rv64gc"], entries: ENTRIES }),
+        Hook::GoStd(GoStd {
+            slot: GoStdSlot::Aes,
+            variants: &["c906", "c906-novector", "rv64gcv", "rv64gc-zbb", "rv64gc"],
+            entries: &[&SET_ENCRYPT_KEY, &SET_DECRYPT_KEY, &ENCRYPT, &DECRYPT, &CTR32],
+        }),
+    ],
     ..Kernel::new(
         "aes-ct",
         "AES-128/192/256 block encrypt/decrypt, key schedules and counter mode, constant time (fixsliced, OpenSSL ABI)",

@@ -85,7 +85,7 @@
 //! | c906-novector | 31.19 | 27.89 | 27.04 | 26.82 | 26.80 | 26.77 | 26.75 |
 
 use crate::{Kernel, Variant};
-use kgen_dsl::kernel::hooks::{Hook, Openssl, OpensslSlot};
+use kgen_dsl::kernel::hooks::{GoStd, GoStdSlot, Hook, Openssl, OpensslSlot};
 use kgen_dsl::kernel::kat::{self, unhex, Arg::*};
 use kgen_dsl::kernel::{figure, measured, rtl, Bench, Harness, Measured};
 use kgen_dsl::entry::{Access::*, Elem, Entry, Param, Ret, Ty};
@@ -98,7 +98,10 @@ pub const KERNEL: Kernel = Kernel {
     benches: &[Bench { abi: Abi::Psabi, module: None, drive: bench }, Bench { abi: Abi::Go, module: None, drive: bench }],
     kat: Some(kat),
     rtl: Some(rtl_plan),
-    hooks: &[Hook::Openssl(Openssl { slot: OpensslSlot::Ghash, variants: &["c906", "c906-novector"], entries: &[&INIT, &GMULT, &GHASH] })],
+    hooks: &[
+        Hook::Openssl(Openssl { slot: OpensslSlot::Ghash, variants: &["c906", "c906-novector"], entries: &[&INIT, &GMULT, &GHASH] }),
+        Hook::GoStd(GoStd { slot: GoStdSlot::Ghash, variants: &["c906", "c906-novector", "rv64gc-zbc", "rv64gc"], entries: &[&INIT, &GHASH] }),
+    ],
     ..Kernel::new(
         "ghash",
         "GHASH without carry-less multiply (32x32 Karatsuba on integer multiplies), and a Zbc form (OpenSSL, Linux, Go)",

@@ -73,7 +73,7 @@
 //! | sha512 | rv64gc-zbb | 24.00 | 23.74 | 23.50 | 23.43 |
 
 use crate::{Kernel, Variant};
-use kgen_dsl::kernel::hooks::{Hook, Openssl, OpensslSlot};
+use kgen_dsl::kernel::hooks::{GoStd, GoStdSlot, Hook, Openssl, OpensslSlot};
 use kgen_dsl::kernel::kat::{self, unhex, Arg::*};
 use kgen_dsl::kernel::{figure, measured, rtl, Bench, Harness, Measured};
 use kgen_dsl::entry::{symbol_suffix, Access::*, Elem, Entry, Param, Ret, Ty};
@@ -93,7 +93,10 @@ pub const SHA256: Kernel = Kernel {
     ],
     kat: Some(|v| kat(&A256, v)),
     rtl: Some(|v, sizes| rtl_plan(&A256, v, sizes)),
-    hooks: &[Hook::Openssl(Openssl { slot: OpensslSlot::Sha2 { bits: 256 }, variants: &["c906"], entries: &[&SHA256_BLOCKS] })],
+    hooks: &[
+        Hook::Openssl(Openssl { slot: OpensslSlot::Sha2 { bits: 256 }, variants: &["c906"], entries: &[&SHA256_BLOCKS] }),
+        Hook::GoStd(GoStd { slot: GoStdSlot::Sha2 { bits: 256 }, variants: &["c906"], entries: &[&SHA256_GO] }),
+    ],
     ..Kernel::new(
         "sha256",
         "SHA-256 block function: th.srriw rotations (c906), Zbb, or shifts (OpenSSL, Linux, Go)",
@@ -114,7 +117,10 @@ pub const SHA512: Kernel = Kernel {
     ],
     kat: Some(|v| kat(&A512, v)),
     rtl: Some(|v, sizes| rtl_plan(&A512, v, sizes)),
-    hooks: &[Hook::Openssl(Openssl { slot: OpensslSlot::Sha2 { bits: 512 }, variants: &["c906"], entries: &[&SHA512_BLOCKS] })],
+    hooks: &[
+        Hook::Openssl(Openssl { slot: OpensslSlot::Sha2 { bits: 512 }, variants: &["c906"], entries: &[&SHA512_BLOCKS] }),
+        Hook::GoStd(GoStd { slot: GoStdSlot::Sha2 { bits: 512 }, variants: &["c906"], entries: &[&SHA512_GO] }),
+    ],
     ..Kernel::new(
         "sha512",
         "SHA-512 block function: th.srri rotations (c906), Zbb, or shifts (OpenSSL, Linux, Go)",

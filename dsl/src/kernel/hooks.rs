@@ -1,5 +1,6 @@
 //! Which functions of upstream projects a kernel's entry points take over: the facts the
-//! patch-series writers (`kgen openssl-patches`, `kgen go-patches`) need, declared with the
+//! patch-series writers (`kgen openssl-patches`, `kgen go-patches` for x/crypto and for
+//! Go's standard library) need, declared with the
 //! kernel. A slot is a place in the upstream code (OpenSSL's AES block functions,
 //! x/crypto's ChaCha20 `xorKeyStreamBlocks`); the series writer knows how to fill each slot
 //! and takes the entry points to call, and the variants to build in, from here.
@@ -14,6 +15,8 @@ pub enum Hook {
     Openssl(Openssl),
     /// golang.org/x/crypto (`kgen go-patches`).
     XCrypto(XCrypto),
+    /// Go's own standard library (`kgen go-patches --base go-…`).
+    GoStd(GoStd),
 }
 
 /// A slot of OpenSSL's riscv64 build and the variants that fill it.
@@ -76,4 +79,28 @@ pub enum XCryptoSlot {
     Poly1305,
     /// chacha20poly1305's seal/open of whole blocks on `macState`: seal, open.
     ChaCha20Poly1305,
+}
+
+/// A slot of Go's standard library (GOROOT/src) and the variants that fill it.
+#[derive(Clone, Copy, Debug)]
+pub struct GoStd {
+    pub slot: GoStdSlot,
+    /// In dispatch order: the first whose instructions the CPU has runs (each variant's
+    /// needs are read from the instructions it uses), else Go's own code.
+    pub variants: &'static [&'static str],
+    /// The entry points the package's Go code calls, in the order the slot names them.
+    pub entries: &'static [&'static Entry],
+}
+
+/// The places in Go's standard library the series can give to a kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum GoStdSlot {
+    /// crypto/internal/fips140/aes: the block cipher, its CTR mode and the counter mode
+    /// GCM uses: `set_encrypt_key`, `set_decrypt_key`, `encrypt`, `decrypt`, `ctr32`, on
+    /// OpenSSL's `AES_KEY`.
+    Aes,
+    /// crypto/internal/fips140/aes/gcm: GHASH: `gcm_init`, `gcm_ghash` (OpenSSL's ABI).
+    Ghash,
+    /// crypto/internal/fips140/sha256 or sha512 (by `bits`): `block`, the Go form.
+    Sha2 { bits: u32 },
 }
