@@ -32,6 +32,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 mod common;
+#[path = "common/tls.rs"]
+mod tls;
 
 fn kgen(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_kgen")).args(args).output().unwrap()
@@ -287,4 +289,117 @@ fn go_tests_pass_on_the_patched_toolchain_on_the_expected_paths() {
     assert!(!passed && out.contains("--- FAIL"), "the mutated kernel must fail crypto/aes's tests:\n{out}");
     assert!(trace(&out).get("aes.c906-novector").is_some_and(|&n| n > 0), "the mutated kernel ran:\n{out}");
     let _ = std::fs::remove_dir_all(&bad);
+
+    tls_downloads(&root, &tqemu, &scratch);
+}
+
+/// An HTTPS server on Go's net/http, serving one connection (then exiting, so the counters
+/// are printed): arguments address, certificate, key and the file to serve.
+const SERVER_GO: &str = r#"package main
+
+import (
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+)
+
+// one is a listener that yields one connection, then waits until it is closed.
+type one struct {
+	conn net.Conn
+	done chan struct{}
+	used bool
+}
+
+func (l *one) Accept() (net.Conn, error) {
+	if !l.used {
+		l.used = true
+		return l.conn, nil
+	}
+	<-l.done
+	return nil, net.ErrClosed
+}
+
+func (l *one) Close() error   { return nil }
+func (l *one) Addr() net.Addr { return l.conn.LocalAddr() }
+
+func main() {
+	body, err := os.ReadFile(os.Args[4])
+	if err != nil {
+		panic(err)
+	}
+	cert, err := tls.LoadX509KeyPair(os.Args[2], os.Args[3])
+	if err != nil {
+		panic(err)
+	}
+	ln, err := net.Listen("tcp", os.Args[1])
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("READY")
+	conn, err := ln.Accept()
+	if err != nil {
+		panic(err)
+	}
+	ln.Close()
+	done := make(chan struct{})
+	srv := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/octet-stream")
+			w.Write(body)
+		}),
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
+		ConnState: func(_ net.Conn, s http.ConnState) {
+			if s == http.StateClosed || s == http.StateHijacked {
+				close(done)
+			}
+		},
+	}
+	go srv.ServeTLS(&one{conn: conn, done: done}, "", "")
+	<-done
+	os.Exit(0)
+}
+"#;
+
+/// A real client over a real protocol: a Go net/http server built with the patched toolchain
+/// runs under T-Head's QEMU (`c906fdv`, so the XTheadVector paths run; the collector off, as
+/// for the tests) on 127.0.0.1, and the host's curl downloads a 4 MiB body over TLS 1.3
+/// with AES-128-GCM, AES-256-GCM and ChaCha20-Poly1305 and over TLS 1.2 with AES-128-GCM.
+/// The body's SHA-256 matches; for AES-GCM the counters show kgen's counter mode and GHASH
+/// carried the records (ChaCha20-Poly1305 is Go's own: crypto/tls takes it from the
+/// x/crypto copy in GOROOT/src/vendor, which the series does not change). Through a proxy
+/// that changes one byte of one encrypted record each download fails with a bad record MAC.
+fn tls_downloads(root: &Path, tqemu: &Tool, scratch: &Path) {
+    let Some(client) = tls::client() else { return };
+    let dir = scratch.join("tls");
+    let src = dir.join("server");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(src.join("main.go"), SERVER_GO).unwrap();
+    std::fs::write(src.join("go.mod"), "module kgen.test/server\n\ngo 1.27\n").unwrap();
+    let exe = dir.join("server.riscv64");
+    ok("go build (the HTTPS server)", go_cmd(root, "riscv64").current_dir(&src).args(["build", "-tags", "kgen_trace", "-o"]).arg(&exe).arg(".").output().unwrap());
+    let site = client.site(&dir);
+    println!("| download (Go net/http, -cpu c906fdv) | result | kgen's AEAD calls |\n|---|---|---|");
+    for case in &tls::CASES {
+        for tamper in [false, true] {
+            let port = tls::free_port();
+            let mut s = tqemu.command();
+            s.args(["-cpu", "c906fdv"]).arg(&exe).arg(format!("127.0.0.1:{port}")).arg(&site.cert).arg(&site.key).arg(site.www.join("body.bin")).env("GOGC", "off").env_remove("GODEBUG");
+            let d = tls::download(&client, &site, s, "READY", port, case, tamper, &dir);
+            let counts = trace(&d.server);
+            let aead: &[&str] = if case.aes_gcm { &["ctr.c906", "ghash.c906"] } else { &[] };
+            let shown: Vec<String> = aead.iter().map(|k| format!("{k}={}", counts.get(*k).copied().unwrap_or(0))).collect();
+            let what = if tamper { format!("{} (one record byte changed)", case.name) } else { case.name.to_string() };
+            println!("| {what} | {} | {} |", if d.ok { "body's SHA-256 matches" } else { &d.curl }, if aead.is_empty() { "(Go's own)".to_string() } else { shown.join(" ") });
+            if tamper {
+                assert!(d.failed_on_mac(), "{what}: curl must fail with a bad record MAC: {}\nserver:\n{}", d.curl, d.server);
+            } else {
+                assert!(d.ok, "{what}: {}\nserver:\n{}", d.curl, d.server);
+                for k in aead {
+                    assert!(counts.get(*k).is_some_and(|&n| n > 0), "{what}: {k} did not run: {counts:?}");
+                }
+            }
+        }
+    }
 }
