@@ -29,7 +29,7 @@ have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok
 
 # --- bookworm packages -------------------------------------------------------
 need=()
-for p in binutils-riscv64-linux-gnu gcc-riscv64-linux-gnu libc6-dev-riscv64-cross; do
+for p in binutils-riscv64-linux-gnu gcc-riscv64-linux-gnu libc6-dev-riscv64-cross curl openssl; do
   have_pkg "$p" || need+=("$p")
 done
 
@@ -55,6 +55,7 @@ fi
 echo "binutils 2.40: $(riscv64-linux-gnu-as --version | head -1)"
 echo "riscv64 gcc:   $(riscv64-linux-gnu-gcc --version | head -1)"
 echo "qemu:          $(qemu-riscv64 --version | head -1)"
+echo "tls client:    $(curl --version | head -1 | cut -d" " -f1-2), $(openssl version)"
 echo "go:            $(/usr/lib/go-1.23/bin/go version)"
 
 # private_apt DIR SOURCE-LINE...: an apt configuration of its own in DIR (sources, lists,
