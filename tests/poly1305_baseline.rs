@@ -98,41 +98,9 @@ fn x_crypto_0_58_riscv64_assembly_on_the_model() {
     let syms = common::parse_go_listing(&common::go_tool_asm(&go, &dir, &src, "poly1305"), "poly1305");
     let (code, rel) = syms.get("update").expect("update in Go's listing");
     assert!(rel.is_empty(), "update has relocations: {rel:?}");
-    // The trampoline: the C ABI's callee-saved registers saved (Go's ABI0 preserves none of
-    // them), the arguments at 8(sp) on, a call.
-    let saved: Vec<String> = (0..12).map(|k| format!("s{k}")).collect();
-    let mut s = String::from("\t.text\n\t.globl xc_update\nxc_update:\n\taddi sp, sp, -144\n\tsd ra, 40(sp)\n");
-    for (k, r) in saved.iter().enumerate() {
-        let _ = writeln!(s, "\tsd {r}, {}(sp)", 48 + 8 * k);
-    }
-    s.push_str("\tsd a0, 8(sp)\n\tsd a1, 16(sp)\n\tsd a2, 24(sp)\n\tsd a2, 32(sp)\n\tjal ra, update\n");
-    for (k, r) in saved.iter().enumerate() {
-        let _ = writeln!(s, "\tld {r}, {}(sp)", 48 + 8 * k);
-    }
-    s.push_str("\tld ra, 40(sp)\n\taddi sp, sp, 144\n\tret\nupdate:\n");
-    // Go's machine code as instructions again, a branch's target (`.+offset` as kgen
-    // prints it) made a label.
-    let exts = kgen_dsl::isa::all_exts_with(kgen_dsl::isa::VDialect::Thead);
-    let mut lines: Vec<String> = Vec::new();
-    let mut targets = std::collections::BTreeSet::new();
-    for (k, w) in code.chunks(4).map(|w| u32::from_le_bytes(w.try_into().unwrap())).enumerate() {
-        let i = kgen_dsl::table().decode(w, exts).unwrap_or_else(|| panic!("{w:#010x}: not an instruction kgen knows"));
-        let text = kgen_dsl::text::print_inst(&i);
-        match text.rsplit_once('.') {
-            Some((head, off)) if off.starts_with(['+', '-']) => {
-                let to = 4 * k as i64 + off.parse::<i64>().unwrap_or_else(|_| panic!("`{text}`"));
-                targets.insert(to / 4);
-                lines.push(format!("{head}.Lw{}", to / 4));
-            }
-            _ => lines.push(text),
-        }
-    }
-    for (k, l) in lines.iter().enumerate() {
-        if targets.contains(&(k as i64)) {
-            let _ = writeln!(s, ".Lw{k}:");
-        }
-        let _ = writeln!(s, "\t{l}");
-    }
+    // The trampoline: (state, msg, len) as update's (state, msg's base, length, capacity).
+    let mut s = common::abi0_trampoline("xc_update", "update", "", ["a0", "a1", "a2", "a2"]);
+    s.push_str(&common::go_code_as_text(code, rel, ""));
     let t = kgen_dsl::target::target("rv64gc").unwrap();
     let asm = kgen_dsl::asmfile::assemble_file(&s, &t).unwrap_or_else(|e| panic!("x/crypto's update as words: {e}"));
     let mut e = kgen_sim::Env::new(&asm.object, &t).unwrap().with_cost_model();

@@ -247,7 +247,6 @@ fn model_against_go_1_27_assembly() {
     let (Some(go), Some(go127)) = (oracle::go(), oracle::go_1_27()) else { return };
     let fips = go127.program.parent().unwrap().parent().unwrap().join("src/crypto/internal/fips140");
     let dir = oracle::scratch("sha2_baseline_go");
-    let exts = kgen_dsl::isa::all_exts_with(kgen_dsl::isa::VDialect::Thead);
     let mut table = String::from("| kernel | code | 1 block | 4 blocks |\n|---|---|---:|---:|\n");
     for (kernel, block, bits) in ALGS {
         let pkg = format!("crypto/internal/fips140/sha{bits}");
@@ -255,58 +254,9 @@ fn model_against_go_1_27_assembly() {
         let syms = common::parse_go_listing(&common::go_tool_asm(&go, &dir, &src, &pkg), &pkg);
         let (code, rel) = syms.get("block").expect("block in Go's listing");
         let name = format!("sha{bits}_block_data_order_go");
-        let mut s = format!("\t.text\n\t.globl {name}\n{name}:\n\taddi sp, sp, -160\n\tsd ra, 40(sp)\n");
-        for k in 0..12 {
-            let _ = writeln!(s, "\tsd s{k}, {}(sp)", 48 + 8 * k);
-        }
-        // g's stack guard (16(g)) zero: the prologue's stack check never calls morestack.
-        let _ = writeln!(s, "\tsd zero, 144(sp)\n\taddi s11, sp, 128\n\tslli a2, a2, {}", block.trailing_zeros());
-        s.push_str("\tsd a0, 8(sp)\n\tsd a1, 16(sp)\n\tsd a2, 24(sp)\n\tsd a2, 32(sp)\n\tjal ra, go_block\n");
-        for k in 0..12 {
-            let _ = writeln!(s, "\tld s{k}, {}(sp)", 48 + 8 * k);
-        }
-        s.push_str("\tld ra, 40(sp)\n\taddi sp, sp, 160\n\tret\ngo_block:\n");
-        // Go's machine code as instructions again: a branch's target (`.+offset` as kgen
-        // prints it) made a label; the relocated `MOV $·_K(SB)` (auipc, addi) a `la` of
-        // the constants below; the call of morestack (never taken) a nop.
-        let mut lines: Vec<String> = Vec::new();
-        let mut targets = std::collections::BTreeSet::new();
-        let words: Vec<u32> = code.chunks(4).map(|w| u32::from_le_bytes(w.try_into().unwrap())).collect();
-        let mut k = 0;
-        while k < words.len() {
-            let i = kgen_dsl::table().decode(words[k], exts).unwrap_or_else(|| panic!("{:#010x}: not an instruction kgen knows", words[k]));
-            let text = kgen_dsl::text::print_inst(&i);
-            if let Some(&(_, n)) = rel.iter().find(|(o, _)| *o == 4 * k) {
-                if n == 8 {
-                    let rd = text.strip_prefix("auipc ").and_then(|r| r.split(',').next()).unwrap_or_else(|| panic!("relocated `{text}`"));
-                    // `la` is two instructions: an empty line keeps the indices Go's.
-                    lines.push(format!("la {rd}, go_K"));
-                    lines.push(String::new());
-                    k += 2;
-                    continue;
-                }
-                lines.push("nop".into());
-                k += 1;
-                continue;
-            }
-            match text.rsplit_once('.') {
-                Some((head, off)) if off.starts_with(['+', '-']) => {
-                    let to = 4 * k as i64 + off.parse::<i64>().unwrap_or_else(|_| panic!("`{text}`"));
-                    targets.insert(to / 4);
-                    lines.push(format!("{head}.Lw{}", to / 4));
-                }
-                _ => lines.push(text),
-            }
-            k += 1;
-        }
-        for (k, l) in lines.iter().enumerate() {
-            if targets.contains(&(k as i64)) {
-                let _ = writeln!(s, ".Lw{k}:");
-            }
-            if !l.is_empty() {
-                let _ = writeln!(s, "\t{l}");
-            }
-        }
+        // (ctx, in, num) as block's (dig, p's base, length, capacity).
+        let mut s = common::abi0_trampoline(&name, "go_block", &format!("\tslli a2, a2, {}\n", block.trailing_zeros()), ["a0", "a1", "a2", "a2"]);
+        s.push_str(&common::go_code_as_text(code, rel, "go_K"));
         let kb = if bits == 256 { kgen_kernels::sha2::A256.k_bytes() } else { kgen_kernels::sha2::A512.k_bytes() };
         s.push_str("\t.section .rodata\n\t.p2align 3\ngo_K:\n");
         for b in kb.chunks(8) {

@@ -19,7 +19,7 @@
 //! using an extension the glue cannot test for is an error. Everything else is Go's own
 //! code, and `purego` builds are unchanged.
 
-use crate::series::{check_edits, format, Edit, Patch};
+use crate::series::{check_edits, format, one_filler, Edit, Patch};
 use kgen_dsl::kernel::hooks::{GoStd, GoStdSlot, Hook};
 use kgen_dsl::kernel::Kernel;
 use kgen_dsl::{Abi, Ext, Module};
@@ -121,16 +121,14 @@ fn needs(used: &std::collections::BTreeSet<Ext>) -> Result<String, Vec<&'static 
 }
 
 fn filled(kernels: &[&'static Kernel], slot: GoStdSlot, entries: usize) -> Result<Filled, String> {
-    let mut found = kernels.iter().flat_map(|&k| {
-        k.hooks.iter().filter_map(move |h| match h {
-            Hook::GoStd(x) if x.slot == slot => Some((k, x)),
+    let (kernel, hook) = one_filler(
+        kernels,
+        |h| match h {
+            Hook::GoStd(x) if x.slot == slot => Some(x),
             _ => None,
-        })
-    });
-    let (kernel, hook) = found.next().ok_or_else(|| format!("go-patches: no kernel fills Go's {slot:?} slot"))?;
-    if let Some((other, _)) = found.next() {
-        return Err(format!("go-patches: kernels `{}` and `{}` both fill Go's {slot:?} slot", kernel.name, other.name));
-    }
+        },
+        &format!("Go's {slot:?}"),
+    )?;
     if hook.entries.len() != entries || hook.variants.is_empty() {
         return Err(format!(
             "go-patches: Go's {slot:?} slot takes {entries} entry points and some variants; kernel `{}` names {} and {}",
@@ -305,22 +303,7 @@ type kgenKey [31]uint64
 
 func (k *kgenKey) ptr() *byte { return (*byte)(unsafe.Pointer(&k[0])) }
 
-var aesVariants = [...]string{@VARIANT_NAMES@}
-
-// aesVariant is the variant this CPU runs (-1: none, Go's own code), decided once.
-var aesVariant = func() int {
-	switch {
-@DETECT@	}
-	return -1
-}()
-
-var supportsAES = aesVariant >= 0
-
-func init() {
-	if supportsAES {
-		impl.Register("aes", "kgen "+aesVariants[aesVariant], &supportsAES)
-	}
-}
+@SELECTION@
 
 // checkGenericIsExpected is called by the variable-time implementation to make sure it is
 // not used where kgen's runs.
@@ -462,22 +445,7 @@ import (
 // and Go's own riscv64 assembly (blockRISCV64) elsewhere. On the C906 kgen's runs faster
 // than Go's (kgen's tests measure both on its C906 model).
 
-var kgenVariants = [...]string{@VARIANT_NAMES@}
-
-// kgenVariant is the variant this CPU runs (-1: none, Go's own assembly), decided once.
-var kgenVariant = func() int {
-	switch {
-@DETECT@	}
-	return -1
-}()
-
-var useKgen = kgenVariant >= 0
-
-func init() {
-	if useKgen {
-		impl.Register("@PKG@", "kgen "+kgenVariants[kgenVariant], &useKgen)
-	}
-}
+@SELECTION@
 
 //go:noescape
 func blockRISCV64(dig *Digest, p []byte)
@@ -538,22 +506,7 @@ import (
 //
 // The GHASH kernels use OpenSSL's gcm_init table, kept in the GCM value.
 
-var ghashVariants = [...]string{@VARIANT_NAMES@}
-
-// ghashVariant is the variant this CPU runs (-1: none, Go's own code), decided once.
-var ghashVariant = func() int {
-	switch {
-@DETECT@	}
-	return -1
-}()
-
-var supportsAESGCM = ghashVariant >= 0
-
-func init() {
-	if supportsAESGCM {
-		impl.Register("gcm", "kgen "+ghashVariants[ghashVariant], &supportsAESGCM)
-	}
-}
+@SELECTION@
 
 func checkGenericIsExpected() {
 	if supportsAESGCM {
@@ -709,6 +662,19 @@ fn paths_consts(groups: &[(&str, &Filled, &str)]) -> String {
     s
 }
 
+/// The variant selection of a package's riscv64 file: the variants' names (`<prefix>Variants`),
+/// the one this CPU runs (`<prefix>Variant`, decided once from the variants' conditions), the
+/// flag that says kgen's code runs (registered with crypto/internal/impl as `pkg`'s, so the
+/// tests run Go's own `own` too).
+fn selection(f: &Filled, prefix: &str, flag: &str, pkg: &str, own: &str) -> String {
+    let (names, var) = (format!("{prefix}Variants"), format!("{prefix}Variant"));
+    format!(
+        "var {names} = [...]string{{{}}}\n\n// {var} is the variant this CPU runs (-1: none, Go's own {own}), decided once.\nvar {var} = func() int {{\n\tswitch {{\n{}\t}}\n\treturn -1\n}}()\n\nvar {flag} = {var} >= 0\n\nfunc init() {{\n\tif {flag} {{\n\t\timpl.Register(\"{pkg}\", \"kgen \"+{names}[{var}], &{flag})\n\t}}\n}}",
+        self::names(f),
+        detect(f)
+    )
+}
+
 /// The detection switch's cases: each variant's condition, returning its index.
 fn detect(f: &Filled) -> String {
     f.variants.iter().enumerate().map(|(i, (_, _, cond))| format!("\tcase {cond}:\n\t\treturn {i}\n")).collect()
@@ -780,9 +746,8 @@ fn patches(base: &Base, kernels: &[&'static Kernel]) -> Result<Vec<Patch>, Strin
     let a = go_asm(&spec).map_err(|e| format!("go-patches: aes: {e}"))?;
     let go = sub(AES_GO)
         .replace("@VARIANT_DOC@", &variant_doc(&aes))
-        .replace("@VARIANT_NAMES@", &names(&aes))
+        .replace("@SELECTION@", &selection(&aes, "aes", "supportsAES", "aes", "code"))
         .replace("@KERNEL@", aes.kernel.name)
-        .replace("@DETECT@", &detect(&aes))
         .replace("@SETKEY@", &cases(&aes, &["e = F0(&key[0], bits, c.kenc.ptr())", "d = F1(&key[0], bits, c.kdec.ptr())"])?)
         .replace("@ENCRYPT@", &cases(&aes, &["F2(&src[0], &dst[0], c.kenc.ptr())"])?)
         .replace("@DECRYPT@", &cases(&aes, &["F3(&src[0], &dst[0], c.kdec.ptr())"])?)
@@ -812,10 +777,9 @@ fn patches(base: &Base, kernels: &[&'static Kernel]) -> Result<Vec<Patch>, Strin
     let a = go_asm(&spec).map_err(|e| format!("go-patches: gcm: {e}"))?;
     let go = sub(GCM_GO)
         .replace("@VARIANT_DOC@", &variant_doc(&ghash))
-        .replace("@VARIANT_NAMES@", &names(&ghash))
+        .replace("@SELECTION@", &selection(&ghash, "ghash", "supportsAESGCM", "gcm", "code"))
         .replace("@AES_KERNEL@", aes.kernel.name)
         .replace("@KERNEL@", ghash.kernel.name)
-        .replace("@DETECT@", &detect(&ghash))
         .replace("@INIT@", &cases(&ghash, &["F0(g.table(), &H[0])"])?)
         .replace("@GHASH@", &cases(&ghash, &["F1(&x[0], g.table(), &blocks[0], uint64(len(blocks)))"])?)
         .replace("@DECLS@", &a.decls);
@@ -841,11 +805,10 @@ fn patches(base: &Base, kernels: &[&'static Kernel]) -> Result<Vec<Patch>, Strin
         let a = go_asm(&spec).map_err(|e| format!("go-patches: {pkg}: {e}"))?;
         let go = sub(SHA_GO)
             .replace("@VARIANT_DOC@", &variant_doc(f))
-            .replace("@VARIANT_NAMES@", &names(f))
+            .replace("@SELECTION@", &selection(f, "kgen", "useKgen", &pkg, "assembly"))
             .replace("@KERNEL@", f.kernel.name)
             .replace("@PKG@", &pkg)
             .replace("@GROUP@", &pkg.to_uppercase())
-            .replace("@DETECT@", &detect(f))
             .replace("@BLOCK@", &cases(f, &["F0(&dig.h[0], &p[0], uint64(len(p)))"])?)
             .replace("@DECLS@", &a.decls);
         out.push(Patch {

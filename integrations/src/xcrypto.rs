@@ -33,7 +33,7 @@ use kgen_dsl::kernel::hooks::{Hook, XCrypto, XCryptoSlot};
 use kgen_dsl::kernel::Kernel;
 use kgen_dsl::{Abi, Ext};
 use kgen_emit::go::{go_asm, GoAsmSpec};
-use crate::series::{check_edits, format, Edit, Patch};
+use crate::series::{check_edits, format, one_filler, Edit, Patch};
 use std::path::{Path, PathBuf};
 
 /// The bases kgen knows: name, where the sources are, and the build lines of the files the
@@ -567,14 +567,14 @@ enum Needs {
 /// The kernel filling `slot`, its variants checked against what the slot's Go glue tests
 /// for each (`roles`, in dispatch order), and their modules built.
 fn filled(kernels: &[&'static Kernel], slot: XCryptoSlot, roles: &[Needs], entries: usize) -> Result<Filled, String> {
-    let mut found = kernels.iter().flat_map(|&k| k.hooks.iter().filter_map(move |h| match h {
-        Hook::XCrypto(x) if x.slot == slot => Some((k, x)),
-        _ => None,
-    }));
-    let (kernel, hook) = found.next().ok_or_else(|| format!("go-patches: no kernel fills x/crypto's {slot:?} slot"))?;
-    if let Some((other, _)) = found.next() {
-        return Err(format!("go-patches: kernels `{}` and `{}` both fill x/crypto's {slot:?} slot", kernel.name, other.name));
-    }
+    let (kernel, hook) = one_filler(
+        kernels,
+        |h| match h {
+            Hook::XCrypto(x) if x.slot == slot => Some(x),
+            _ => None,
+        },
+        &format!("x/crypto's {slot:?}"),
+    )?;
     if hook.variants.len() != roles.len() || hook.entries.len() != entries {
         return Err(format!(
             "go-patches: the {slot:?} slot takes {} variant(s) and {entries} entry point(s); kernel `{}` names {} and {}",

@@ -332,6 +332,74 @@ pub fn parse_go_listing(listing: &str, pkg: &str) -> HashMap<String, (Vec<u8>, V
     out
 }
 
+/// A psABI function `name` that calls the ABI0 function at label `callee` (which follows):
+/// the C ABI's callee-saved registers saved (ABI0 preserves none of them), `g` (s11) pointed
+/// at a zero stack guard (so a prologue's stack check never calls morestack), `setup`'s
+/// lines, then `args` written at 8(sp) on, where ABI0 reads its arguments.
+pub fn abi0_trampoline(name: &str, callee: &str, setup: &str, args: [&str; 4]) -> String {
+    let mut s = format!("\t.text\n\t.globl {name}\n{name}:\n\taddi sp, sp, -160\n\tsd ra, 40(sp)\n");
+    for k in 0..12 {
+        s += &format!("\tsd s{k}, {}(sp)\n", 48 + 8 * k);
+    }
+    s += "\tsd zero, 144(sp)\n\taddi s11, sp, 128\n";
+    s += setup;
+    for (i, a) in args.iter().enumerate() {
+        s += &format!("\tsd {a}, {}(sp)\n", 8 + 8 * i);
+    }
+    s += &format!("\tjal ra, {callee}\n");
+    for k in 0..12 {
+        s += &format!("\tld s{k}, {}(sp)\n", 48 + 8 * k);
+    }
+    s += &format!("\tld ra, 40(sp)\n\taddi sp, sp, 160\n\tret\n{callee}:\n");
+    s
+}
+
+/// One function of Go's machine code (from [`parse_go_listing`]) as instructions for kgen's
+/// text assembler: a branch's target (`.+offset` as kgen prints it) made a label `.Lw<k>`;
+/// a relocated `auipc`+`addi` (`MOV $sym(SB)`) a `la` of `data`; another relocated
+/// instruction (the call of morestack, never taken) a `nop`. Each line keeps its index.
+pub fn go_code_as_text(code: &[u8], rel: &[(usize, usize)], data: &str) -> String {
+    let exts = kgen_dsl::isa::all_exts_with(kgen_dsl::isa::VDialect::Thead);
+    let words: Vec<u32> = code.chunks(4).map(|w| u32::from_le_bytes(w.try_into().unwrap())).collect();
+    let mut lines: Vec<String> = Vec::new();
+    let mut targets = std::collections::BTreeSet::new();
+    let mut k = 0;
+    while k < words.len() {
+        let i = kgen_dsl::table().decode(words[k], exts).unwrap_or_else(|| panic!("{:#010x}: not an instruction kgen knows", words[k]));
+        let text = kgen_dsl::text::print_inst(&i);
+        match rel.iter().find(|(o, _)| *o == 4 * k) {
+            Some(&(_, 8)) => {
+                let rd = text.strip_prefix("auipc ").and_then(|r| r.split(',').next()).unwrap_or_else(|| panic!("relocated `{text}`"));
+                // `la` is two instructions: an empty line keeps the indices Go's.
+                lines.push(format!("la {rd}, {data}"));
+                lines.push(String::new());
+                k += 2;
+                continue;
+            }
+            Some(_) => lines.push("nop".into()),
+            None => match text.rsplit_once('.') {
+                Some((head, off)) if off.starts_with(['+', '-']) => {
+                    let to = 4 * k as i64 + off.parse::<i64>().unwrap_or_else(|_| panic!("`{text}`"));
+                    targets.insert(to / 4);
+                    lines.push(format!("{head}.Lw{}", to / 4));
+                }
+                _ => lines.push(text),
+            },
+        }
+        k += 1;
+    }
+    let mut s = String::new();
+    for (k, l) in lines.iter().enumerate() {
+        if targets.contains(&(k as i64)) {
+            s += &format!(".Lw{k}:\n");
+        }
+        if !l.is_empty() {
+            s += &format!("\t{l}\n");
+        }
+    }
+    s
+}
+
 /// `go tool asm -S` (GOARCH=riscv64) of the Go assembly `s` as package `pkg`, in `dir`: the
 /// listing.
 pub fn go_tool_asm(go: &Tool, dir: &Path, s: &str, pkg: &str) -> String {
