@@ -10,7 +10,7 @@ use std::process::Command;
 /// The one kernel among `kernels` with a hook that `pick` takes, and that hook; `slot` names
 /// the slot in the errors (none fills it, two do).
 pub(crate) fn one_filler<H>(kernels: &[&'static Kernel], pick: impl Fn(&'static Hook) -> Option<&'static H>, slot: &str) -> Result<(&'static Kernel, &'static H), String> {
-    let mut found = kernels.iter().flat_map(|&k| k.hooks.iter().filter_map(|h| pick(h)).map(move |h| (k, h)));
+    let mut found = kernels.iter().flat_map(|&k| k.hooks.iter().filter_map(&pick).map(move |h| (k, h)));
     let (kernel, hook) = found.next().ok_or_else(|| format!("go-patches: no kernel fills {slot} slot"))?;
     if let Some((other, _)) = found.next() {
         return Err(format!("go-patches: kernels `{}` and `{}` both fill {slot} slot", kernel.name, other.name));
