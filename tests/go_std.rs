@@ -79,7 +79,15 @@ fn patched_goroot(go: &Tool, patches: &[PathBuf], name: &str) -> PathBuf {
     if ok_file.exists() {
         return root;
     }
-    let _ = std::fs::remove_dir_all(&root);
+    // Copies made for other series are not needed any more (each is 280 MB).
+    if let Ok(rd) = std::fs::read_dir(root.parent().unwrap()) {
+        for e in rd.flatten() {
+            let n = e.file_name().to_string_lossy().to_string();
+            if n.strip_prefix(&format!("{name}-")).is_some_and(|h| h.len() == 16 && h.bytes().all(|b| b.is_ascii_hexdigit())) {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
     let lib = go.program.parent().unwrap().parent().unwrap();
     ok("cp -rL GOROOT", Command::new("cp").arg("-rL").arg(lib).arg(&root).output().unwrap());
     for p in patches {
