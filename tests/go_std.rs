@@ -411,3 +411,28 @@ fn tls_downloads(root: &Path, tqemu: &Tool, scratch: &Path) {
         }
     }
 }
+
+/// kgen's T-table AES declares a cache-timing leak: hooked into Go's AES slot in place of
+/// `aes-ct`, the series is refused with one error naming it (the control of the series'
+/// constant-time rule).
+#[test]
+fn a_kernel_that_declares_a_leak_is_refused() {
+    use kgen_dsl::kernel::hooks::{GoStd, GoStdSlot, Hook};
+    use kgen_dsl::kernel::Kernel;
+    static LEAKY: Kernel = Kernel {
+        hooks: &[Hook::GoStd(GoStd {
+            slot: GoStdSlot::Aes,
+            variants: &["c906"],
+            entries: &[&kgen_kernels::aes::SET_ENCRYPT_KEY, &kgen_kernels::aes::SET_DECRYPT_KEY, &kgen_kernels::aes::ENCRYPT, &kgen_kernels::aes::DECRYPT, &kgen_kernels::aes::CTR32],
+        })],
+        ..kgen_kernels::aes::KERNEL
+    };
+    let mut kernels: Vec<&'static Kernel> = kgen_kernels::kernels().iter().copied().filter(|k| k.name != "aes-ct" && k.name != "aes").collect();
+    kernels.push(&LEAKY);
+    let e = kgen_integrations::gostd::added_files(BASE, &kernels).map(|_| ()).expect_err("a leaky AES must be refused");
+    assert!(e.contains("aes c906 declares a leak"), "{e}");
+    // With aes-ct the same list is accepted.
+    let mut good: Vec<&'static Kernel> = kernels[..kernels.len() - 1].to_vec();
+    good.push(kgen_kernels::kernel("aes-ct").unwrap());
+    assert!(kgen_integrations::gostd::added_files(BASE, &good).is_ok());
+}

@@ -92,6 +92,7 @@ fn the_outside_crate_gets_every_command() {
     for (args, says) in [
         (["openssl-patches", "--base", "3.5.7"], "none of the kernels (siphash) fills an OpenSSL slot"),
         (["go-patches", "--base", "x-crypto-0.25.0"], "no kernel fills x/crypto's ChaCha20 slot"),
+        (["go-patches", "--base", "go-1.27.4"], "no kernel fills Go's Aes slot"),
     ] {
         let o = run(&[args[0], args[1], args[2], "--out", none.to_str().unwrap()]);
         let err = String::from_utf8_lossy(&o.stderr);

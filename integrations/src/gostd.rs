@@ -141,6 +141,9 @@ fn filled(kernels: &[&'static Kernel], slot: GoStdSlot, entries: usize) -> Resul
     for &v in hook.variants {
         let var = kernel.variant(v).ok_or_else(|| format!("go-patches: kernel `{}` has no variant `{v}`", kernel.name))?;
         let m = var.build(Abi::Go).map_err(|e| format!("go-patches: {} {v}: {e}", kernel.name))?;
+        if m.declares_leaks() {
+            return Err(format!("go-patches: {} {v} declares a leak; Go's series takes only constant-time code", kernel.name));
+        }
         let cond =
             needs(&m.exts_used()).map_err(|u| format!("go-patches: {} {v} uses {}, which Go's riscv64 glue does not test for", kernel.name, u.join(", ")))?;
         variants.push((v, m, cond));

@@ -593,6 +593,9 @@ fn filled(kernels: &[&'static Kernel], slot: XCryptoSlot, roles: &[Needs], entri
         }
         .ok_or_else(|| format!("go-patches: {} {v} has no module for x/crypto", kernel.name))?
         .map_err(|e| format!("go-patches: {} {v}: {e}", kernel.name))?;
+        if m.declares_leaks() {
+            return Err(format!("go-patches: {} {v} declares a leak; the x/crypto series takes only constant-time code", kernel.name));
+        }
         let used = m.exts_used();
         let needs = if used.contains(&Ext::XTheadVector) {
             Needs::XTheadVector

@@ -19,16 +19,20 @@ pub enum Hook {
     GoStd(GoStd),
 }
 
-/// A slot of OpenSSL's riscv64 build and the variants that fill it.
+/// A slot of an upstream project and the variants that fill it.
 #[derive(Clone, Copy, Debug)]
-pub struct Openssl {
-    pub slot: OpensslSlot,
+pub struct Fill<S> {
+    pub slot: S,
     /// The variants the series builds in, in dispatch order: at run time the first whose
-    /// instructions the CPU has runs (ChaCha20 also by length), else upstream's code.
+    /// instructions the CPU has runs (OpenSSL's ChaCha20 also by length), else upstream's
+    /// code.
     pub variants: &'static [&'static str],
-    /// The entry points the slot's C calls, in the order the slot names them.
+    /// The entry points upstream's code calls, in the order the slot names them.
     pub entries: &'static [&'static Entry],
 }
+
+/// A slot of OpenSSL's riscv64 build and the variants that fill it.
+pub type Openssl = Fill<OpensslSlot>;
 
 /// The places in OpenSSL the series can give to a kernel. The order is the series' order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -81,16 +85,9 @@ pub enum XCryptoSlot {
     ChaCha20Poly1305,
 }
 
-/// A slot of Go's standard library (GOROOT/src) and the variants that fill it.
-#[derive(Clone, Copy, Debug)]
-pub struct GoStd {
-    pub slot: GoStdSlot,
-    /// In dispatch order: the first whose instructions the CPU has runs (each variant's
-    /// needs are read from the instructions it uses), else Go's own code.
-    pub variants: &'static [&'static str],
-    /// The entry points the package's Go code calls, in the order the slot names them.
-    pub entries: &'static [&'static Entry],
-}
+/// A slot of Go's standard library (GOROOT/src) and the variants that fill it (each
+/// variant's needs are read from the instructions it uses).
+pub type GoStd = Fill<GoStdSlot>;
 
 /// The places in Go's standard library the series can give to a kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
