@@ -841,7 +841,7 @@ pub fn run(name: &str, out: &Path, kernels: &[&'static Kernel]) -> Result<Vec<Pa
         .find(|b| b.name == name)
         .ok_or_else(|| format!("go-patches: unknown base `{name}` (known: {})", BASES.iter().map(|b| b.name).collect::<Vec<_>>().join(", ")))?;
     let src = base.path();
-    check_edits(name, &src, base.edits)?;
+    check_edits("go-patches", name, &src, base.edits)?;
     let series = patches(base, kernels)?;
     // Only the files the series edits are needed for the patches' context.
     let copy = |repo: &Path| {
@@ -854,5 +854,5 @@ pub fn run(name: &str, out: &Path, kernels: &[&'static Kernel]) -> Result<Vec<Pa
         }
         Ok(())
     };
-    format(name, &format!("Go's tree as in {}", base.dir), copy, base.edits, &series, &command(base.name), out)
+    format("go-patches", name, &format!("Go's tree as in {}", base.dir), copy, base.edits, &series, &command(base.name), out)
 }

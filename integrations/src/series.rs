@@ -1,4 +1,4 @@
-//! What the Go series writers share: a patch (files written, lines of the base edited) and
+//! What the series writers share: a patch (files written, lines of the base edited) and
 //! its `git format-patch` output, deterministic (fixed author and dates, `--zero-commit`, no
 //! signature).
 
@@ -30,7 +30,7 @@ pub(crate) struct Patch {
 /// An edit of a base file: the file, one of its lines as it is, and what replaces it.
 pub(crate) type Edit = (&'static str, &'static str, &'static str);
 
-pub(crate) fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
+pub(crate) fn git(tool: &str, dir: &Path, args: &[&str]) -> Result<String, String> {
     let o = Command::new("git")
         .current_dir(dir)
         .args(["-c", "user.name=kgen", "-c", "user.email=kgen@invalid", "-c", "core.autocrlf=false", "-c", "commit.gpgsign=false"])
@@ -40,21 +40,22 @@ pub(crate) fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("HOME", dir)
         .output()
-        .map_err(|e| format!("go-patches: git: {e}"))?;
+        .map_err(|e| format!("{tool}: git: {e}"))?;
     if !o.status.success() {
         let err = String::from_utf8_lossy(&o.stderr);
-        return Err(format!("go-patches: git {}: {}", args.first().unwrap_or(&""), err.trim().lines().collect::<Vec<_>>().join("; ")));
+        return Err(format!("{tool}: git {}: {}", args.first().unwrap_or(&""), err.trim().lines().collect::<Vec<_>>().join("; ")));
     }
     Ok(String::from_utf8_lossy(&o.stdout).into_owned())
 }
 
-/// Checks that each edited file of the base at `src` has its line as the edit expects.
-pub(crate) fn check_edits(name: &str, src: &Path, edits: &[Edit]) -> Result<(), String> {
+/// Checks that each edited file of the base at `src` has its line as the edit expects
+/// (`tool` names the command in errors).
+pub(crate) fn check_edits(tool: &str, name: &str, src: &Path, edits: &[Edit]) -> Result<(), String> {
     for (file, from, _) in edits {
         let text = std::fs::read_to_string(src.join(file))
-            .map_err(|e| format!("go-patches: base {name}: {}: {e} (scripts/setup-toolchain.sh installs the sources)", src.join(file).display()))?;
+            .map_err(|e| format!("{tool}: base {name}: {}: {e} (scripts/setup-toolchain.sh installs the sources)", src.join(file).display()))?;
         if !text.lines().any(|l| l == *from) {
-            return Err(format!("go-patches: base {name}: {file} has no line `{from}`: not the sources of {name}"));
+            return Err(format!("{tool}: base {name}: {file} has no line `{from}`: not the sources of {name}"));
         }
     }
     Ok(())
@@ -64,6 +65,7 @@ pub(crate) fn check_edits(name: &str, src: &Path, edits: &[Edit]) -> Result<(), 
 /// directory), and writes the patches into `out` (created; `*.patch` files already there
 /// are replaced). Returns the patch files written.
 pub(crate) fn format(
+    tool: &str,
     name: &str,
     label: &str,
     copy: impl FnOnce(&Path) -> Result<(), String>,
@@ -72,39 +74,39 @@ pub(crate) fn format(
     regen: &str,
     out: &Path,
 ) -> Result<Vec<PathBuf>, String> {
-    let work = std::env::temp_dir().join(format!("kgen-go-patches-{name}-{}", std::process::id()));
+    let work = std::env::temp_dir().join(format!("kgen-{tool}-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&work);
     let repo = work.join("base");
     let result = (|| {
         copy(&repo)?;
-        git(&repo, &["init", "-q", "-b", "kgen", "."])?;
-        git(&repo, &["add", "-A"])?;
-        git(&repo, &["commit", "-q", "-m", label])?;
-        git(&repo, &["tag", "kgen-base"])?;
+        git(tool, &repo, &["init", "-q", "-b", "kgen", "."])?;
+        git(tool, &repo, &["add", "-A"])?;
+        git(tool, &repo, &["commit", "-q", "-m", label])?;
+        git(tool, &repo, &["tag", "kgen-base"])?;
         for p in series {
             for &k in &p.edits {
                 let (file, from, to) = edits[k];
                 let f = repo.join(file);
-                let t = std::fs::read_to_string(&f).map_err(|e| format!("go-patches: {file}: {e}"))?;
-                std::fs::write(&f, t.replacen(from, to, 1)).map_err(|e| format!("go-patches: {file}: {e}"))?;
+                let t = std::fs::read_to_string(&f).map_err(|e| format!("{tool}: {file}: {e}"))?;
+                std::fs::write(&f, t.replacen(from, to, 1)).map_err(|e| format!("{tool}: {file}: {e}"))?;
             }
             for (rel, text) in &p.files {
                 let f = repo.join(rel);
-                std::fs::create_dir_all(f.parent().unwrap()).map_err(|e| format!("go-patches: {rel}: {e}"))?;
-                std::fs::write(&f, text).map_err(|e| format!("go-patches: {rel}: {e}"))?;
+                std::fs::create_dir_all(f.parent().unwrap()).map_err(|e| format!("{tool}: {rel}: {e}"))?;
+                std::fs::write(&f, text).map_err(|e| format!("{tool}: {rel}: {e}"))?;
             }
-            git(&repo, &["add", "-A"])?;
+            git(tool, &repo, &["add", "-A"])?;
             let msg = format!("{}\n\n{}\n\nGenerated by kgen; regenerate with:\n  {regen}\n", p.subject, p.body);
-            git(&repo, &["commit", "-q", "-m", &msg])?;
+            git(tool, &repo, &["commit", "-q", "-m", &msg])?;
         }
-        std::fs::create_dir_all(out).map_err(|e| format!("go-patches: {}: {e}", out.display()))?;
-        for e in std::fs::read_dir(out).map_err(|e| format!("go-patches: {}: {e}", out.display()))?.flatten() {
+        std::fs::create_dir_all(out).map_err(|e| format!("{tool}: {}: {e}", out.display()))?;
+        for e in std::fs::read_dir(out).map_err(|e| format!("{tool}: {}: {e}", out.display()))?.flatten() {
             if e.path().extension().is_some_and(|x| x == "patch") {
-                std::fs::remove_file(e.path()).map_err(|e| format!("go-patches: {e}"))?;
+                std::fs::remove_file(e.path()).map_err(|e| format!("{tool}: {e}"))?;
             }
         }
-        let out_abs = std::path::absolute(out).map_err(|e| format!("go-patches: {}: {e}", out.display()))?;
-        let names = git(&repo, &["format-patch", "--zero-commit", "--no-signature", "-o", &out_abs.to_string_lossy(), "kgen-base"])?;
+        let out_abs = std::path::absolute(out).map_err(|e| format!("{tool}: {}: {e}", out.display()))?;
+        let names = git(tool, &repo, &["format-patch", "--zero-commit", "--no-signature", "-o", &out_abs.to_string_lossy(), "kgen-base"])?;
         Ok(names.lines().map(PathBuf::from).collect())
     })();
     let _ = std::fs::remove_dir_all(&work);

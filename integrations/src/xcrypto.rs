@@ -754,7 +754,7 @@ pub fn run(name: &str, out: &Path, kernels: &[&'static Kernel]) -> Result<Vec<Pa
         format!("go-patches: unknown base `{name}` (known: {})", BASES.iter().map(|b| b.name).collect::<Vec<_>>().join(", "))
     })?;
     let src = base.path();
-    check_edits(name, &src, base.edits)?;
+    check_edits("go-patches", name, &src, base.edits)?;
     let series = patches(base, kernels)?;
-    format(name, &format!("golang.org/x/crypto as in {}", base.dir), |repo| copy_tree(&src, repo), base.edits, &series, &command(base.name), out)
+    format("go-patches", name, &format!("golang.org/x/crypto as in {}", base.dir), |repo| copy_tree(&src, repo), base.edits, &series, &command(base.name), out)
 }
