@@ -4,12 +4,17 @@
 #
 #   system packages  binutils-riscv64-linux-gnu 2.40, gcc-riscv64-linux-gnu,
 #                    libc6-dev-riscv64-cross (bookworm);
-#                    qemu-user 10 and golang-1.23-go (bookworm-backports);
+#                    flex, bison (kernel builds);
+#                    qemu-user 10, qemu-system-misc 10 with OpenSBI and golang-1.23-go
+#                    (bookworm-backports);
 #                    golang-golang-x-crypto-dev, golang-golang-x-sys-dev (Go reference code)
 #   private folder   $KGEN_TOOLCHAIN (default: <repo>/.toolchain)
 #                    binutils-2.44/   trixie's riscv64 binutils (knows XTheadVector), run
 #                                     through its own ld.so; never installed system-wide
 #                    xuantie/         T-Head's qemu-riscv64 (PyPI xuantie-qemu==20230825)
+#                    linux-6.12.118/  Debian's linux-source-6.12 (bookworm-security) and
+#                    linux-7.3.4/     linux-source-7.3 (trixie-backports): the tarballs and
+#                                     the unpacked trees, the kernel series' bases
 #                    rust-riscv64/    trixie's rustc + cargo and the riscv64 std, for
 #                                     scripts/build-riscv64.sh (kgen for the board)
 #                    c906rtl          link to the cycle-accurate C906 RTL model, built from
@@ -29,7 +34,7 @@ have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok
 
 # --- bookworm packages -------------------------------------------------------
 need=()
-for p in binutils-riscv64-linux-gnu gcc-riscv64-linux-gnu libc6-dev-riscv64-cross curl openssl; do
+for p in binutils-riscv64-linux-gnu gcc-riscv64-linux-gnu libc6-dev-riscv64-cross curl openssl flex bison; do
   have_pkg "$p" || need+=("$p")
 done
 
@@ -39,6 +44,9 @@ bp_need=()
 qemu_ok=0
 if command -v qemu-riscv64 >/dev/null && qemu-riscv64 -cpu help 2>/dev/null | grep -q thead-c906; then qemu_ok=1; fi
 [ $qemu_ok = 1 ] || bp_need+=(qemu-user)
+if ! command -v qemu-system-riscv64 >/dev/null || ! qemu-system-riscv64 -cpu help 2>/dev/null | grep -q thead-c906; then
+  bp_need+=(qemu-system-misc opensbi)
+fi
 [ -x /usr/lib/go-1.23/bin/go ] || bp_need+=(golang-1.23-go)
 for p in golang-golang-x-crypto-dev golang-golang-x-sys-dev; do
   have_pkg "$p" || bp_need+=("$p")
@@ -55,6 +63,7 @@ fi
 echo "binutils 2.40: $(riscv64-linux-gnu-as --version | head -1)"
 echo "riscv64 gcc:   $(riscv64-linux-gnu-gcc --version | head -1)"
 echo "qemu:          $(qemu-riscv64 --version | head -1)"
+echo "qemu-system:   $(qemu-system-riscv64 --version | head -1)"
 echo "tls client:    $(curl --version | head -1 | cut -d" " -f1-2), $(openssl version)"
 echo "go:            $(/usr/lib/go-1.23/bin/go version)"
 
@@ -141,6 +150,28 @@ if [ ! -x "$go127/usr/lib/go-1.27/bin/go" ]; then
 fi
 echo "go 1.27:       $("$go127/usr/lib/go-1.27/bin/go" version)"
 echo "x/crypto:      $(sed -n 's/^go //p' "$xc58/usr/share/gocode/src/golang.org/x/crypto/go.mod" | sed 's/^/v0.58.0 (go /;s/$/)/')"
+# --- Linux 6.12.118 (bookworm-security) and 7.3.4 (trixie-backports) sources --------------
+# The binary packages linux-source-N hold usr/src/linux-source-N.tar.xz; the tarball is kept.
+for lv in "6.12 6.12.118-1~deb12u1 bookworm-security" "7.3 7.3.4-1~bpo13+1 trixie-backports"; do
+  set -- $lv
+  full=${2%%-*}
+  dir=$tc/linux-$full
+  if [ ! -f "$dir/linux-source-$1.tar.xz" ]; then
+    apt_l=$tc/apt-$3
+    if [ "$3" = bookworm-security ]; then
+      private_apt "$apt_l" "deb http://security.debian.org/debian-security bookworm-security main"
+    else
+      private_apt "$apt_l" "deb http://deb.debian.org/debian $3 main"
+    fi
+    ( cd "$apt_l/debs" && apt-get "${apt_opts[@]}" download -qq "linux-source-$1=$2" 2>/dev/null )
+    mkdir -p "$dir/pkg"
+    dpkg -x "$apt_l"/debs/linux-source-"$1"_*.deb "$dir/pkg"
+    mv "$dir/pkg/usr/src/linux-source-$1.tar.xz" "$dir/"
+    rm -rf "$dir/pkg"
+  fi
+  [ -f "$dir/linux-source-$1/Makefile" ] || tar xJf "$dir/linux-source-$1.tar.xz" -C "$dir"
+done
+echo "linux:         $(cd "$tc" && ls -d linux-[0-9]* | tr '\n' ' ')"
 # --- Rust for riscv64 (trixie's rustc/cargo and riscv64 std), private ------------
 "$repo/scripts/rust-riscv64.sh" "$tc/rust-riscv64" | grep -E '^rust-riscv64: (rustc|already)|ready'
 

@@ -207,6 +207,21 @@ enum Cmd {
         #[arg(long)]
         out: PathBuf,
     },
+    /// Write the `git format-patch` series that puts the kernels into Linux on riscv64
+    /// (arch/riscv/crypto/kgen/: detection and test counters, then one patch per kernel
+    /// that fills a Linux slot, with config fragments).
+    LinuxPatches {
+        /// The Linux release the series is for (6.12.118).
+        #[arg(long)]
+        base: String,
+        /// The unpacked Linux source tree of that release (default: the one
+        /// scripts/setup-toolchain.sh puts in .toolchain/linux-<base>).
+        #[arg(long)]
+        src: Option<PathBuf>,
+        /// Directory for 0001-*.patch ... (created if needed).
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// Compare (or with --bless rewrite) the golden files: every output, byte for byte.
     Goldens {
         #[arg(long)]
@@ -800,6 +815,20 @@ fn run_cmd(kernels: &[&'static Kernel], home: &Path, cmd: Cmd) -> Result<(), Err
             check_out_dir("--out", &out)?;
             let written = if gostd::BASES.iter().any(|b| b.name == base) { gostd::run(&base, &out, kernels)? } else { xcrypto::run(&base, &out, kernels)? };
             for p in written {
+                println!("{}", p.display());
+            }
+            Ok(())
+        }
+        Cmd::LinuxPatches { base, src, out } => {
+            use kgen_integrations::linux;
+            linux::base(&base).map_err(Error::Usage)?;
+            check_out_dir("--out", &out)?;
+            if let Some(s) = &src {
+                if !s.join("Makefile").is_file() {
+                    return usage(format!("linux-patches: {} is not a Linux source tree", s.display()));
+                }
+            }
+            for p in linux::run(&base, src.as_deref(), &out, kernels)? {
                 println!("{}", p.display());
             }
             Ok(())

@@ -1,5 +1,5 @@
-//! Golden files: every output of every kernel, and the files `kgen go-patches` adds to
-//! x/crypto (kgen's own text; the patches themselves carry x/crypto's as context and are
+//! Golden files: every output of every kernel, and the files `kgen go-patches` and `kgen
+//! linux-patches` add to x/crypto, Go and Linux (kgen's own text; the patches themselves carry x/crypto's as context and are
 //! not kept), compared byte for byte; a difference is shown as a unified diff. `kgen
 //! goldens --bless` rewrites them.
 
@@ -18,7 +18,9 @@ const README: &str = "# Goldens
 
 Every output of every kernel (`kgen all`), plus the `--asm-compat binutils-2.40` assembly under
 `binutils-2.40/`, plus under `go-patches/<base>/` the files `kgen go-patches` adds to
-golang.org/x/crypto or to Go's own tree (GOROOT). The patches themselves are not kept: their
+golang.org/x/crypto or to Go's own tree (GOROOT), and under `linux-patches/<base>/` the files
+`kgen linux-patches` adds to Linux (but its `.S` files, which are the Linux outputs under
+`binutils-2.40/`). The patches themselves are not kept: their
 context lines are upstream's text. Of the bases after the first, only the files that differ from the first base's in more
 than the base name of their regenerating command are kept. `kgen goldens` regenerates them
 all and fails with a unified diff when anything changed. After reviewing a change, rewrite
@@ -87,6 +89,13 @@ pub fn run(kernels: &[&'static Kernel], dir: &Path, bless: bool) -> Result<(), S
         for b in gostd::BASES {
             for (rel, text) in gostd::added_files(b.name, kernels)? {
                 files.push((format!("go-patches/{}/{rel}", b.name), text.into_bytes()));
+            }
+        }
+    }
+    if kernels.iter().any(|k| k.hooks.iter().any(|h| matches!(h, Hook::Linux(_)))) {
+        for b in kgen_integrations::linux::BASES {
+            for (rel, text) in kgen_integrations::linux::added_files(b.name, kernels)? {
+                files.push((format!("linux-patches/{}/{rel}", b.name), text.into_bytes()));
             }
         }
     }

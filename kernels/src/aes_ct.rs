@@ -112,7 +112,7 @@ pub mod vperm;
 use crate::aes::{self, Functions};
 use crate::{Kernel, Variant};
 use kgen_dsl::entry::{Access::*, Elem, Entry, Param, Ret, Ty};
-use kgen_dsl::kernel::hooks::{GoStd, GoStdSlot, Hook, Openssl, OpensslSlot};
+use kgen_dsl::kernel::hooks::{GoStd, GoStdSlot, Hook, Linux, LinuxSlot, Openssl, OpensslSlot};
 use kgen_dsl::kernel::Bench;
 use kgen_dsl::object::DataObj;
 use kgen_dsl::target::{Misaligned, Target};
@@ -289,6 +289,11 @@ pub const KERNEL: Kernel = Kernel {
             slot: GoStdSlot::Aes,
             variants: &["c906", "c906-novector", "rv64gcv", "rv64gc-zbb", "rv64gc"],
             entries: &[&SET_ENCRYPT_KEY, &SET_DECRYPT_KEY, &ENCRYPT, &DECRYPT, &CTR32],
+        }),
+        Hook::Linux(Linux {
+            slot: LinuxSlot::Aes,
+            variants: &["c906-novector", "rv64gcv", "rv64gc-zbb", "rv64gc"],
+            entries: &[&LINUX_EXPANDKEY, &LINUX_ENCRYPT, &LINUX_DECRYPT, &LINUX_CTR32, &LINUX_ECB_ENCRYPT, &LINUX_ECB_DECRYPT],
         }),
     ],
     ..Kernel::new(

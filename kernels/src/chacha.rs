@@ -44,7 +44,7 @@
 //! returning.
 
 use crate::{Kernel, Variant};
-use kgen_dsl::kernel::hooks::{Hook, Openssl, OpensslSlot, XCrypto, XCryptoSlot};
+use kgen_dsl::kernel::hooks::{Hook, Linux, LinuxSlot, Openssl, OpensslSlot, XCrypto, XCryptoSlot};
 use kgen_dsl::kernel::kat::{self, unhex, Arg::*};
 use kgen_dsl::kernel::{figure, measured, rtl, Bench, Harness, Measured};
 use kgen_dsl::entry::{Access::*, Elem, Entry, Param, Ret, Ty};
@@ -61,6 +61,7 @@ pub const KERNEL: Kernel = Kernel {
     hooks: &[
         Hook::Openssl(Openssl { slot: OpensslSlot::ChaCha20, variants: &["c906", "c906-novector"], entries: &[&CTR32] }),
         Hook::XCrypto(XCrypto { slot: XCryptoSlot::ChaCha20, variants: &["c906", "c906-novector"], module: None, entries: &[&CTR32] }),
+        Hook::Linux(Linux { slot: LinuxSlot::ChaCha20, variants: &["c906-novector", "rv64gcv", "rv64gc"], entries: &[&LINUX] }),
     ],
     ..Kernel::new(
         "chacha20",

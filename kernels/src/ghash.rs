@@ -85,7 +85,7 @@
 //! | c906-novector | 31.19 | 27.89 | 27.04 | 26.82 | 26.80 | 26.77 | 26.75 |
 
 use crate::{Kernel, Variant};
-use kgen_dsl::kernel::hooks::{GoStd, GoStdSlot, Hook, Openssl, OpensslSlot};
+use kgen_dsl::kernel::hooks::{GoStd, GoStdSlot, Hook, Linux, LinuxSlot, Openssl, OpensslSlot};
 use kgen_dsl::kernel::kat::{self, unhex, Arg::*};
 use kgen_dsl::kernel::{figure, measured, rtl, Bench, Harness, Measured};
 use kgen_dsl::entry::{Access::*, Elem, Entry, Param, Ret, Ty};
@@ -101,6 +101,7 @@ pub const KERNEL: Kernel = Kernel {
     hooks: &[
         Hook::Openssl(Openssl { slot: OpensslSlot::Ghash, variants: &["c906", "c906-novector"], entries: &[&INIT, &GMULT, &GHASH] }),
         Hook::GoStd(GoStd { slot: GoStdSlot::Ghash, variants: &["c906", "c906-novector", "rv64gc-zbc", "rv64gc"], entries: &[&INIT, &GHASH] }),
+        Hook::Linux(Linux { slot: LinuxSlot::Ghash { table_bytes: 256 }, variants: &["c906-novector", "rv64gc-zbc", "rv64gc"], entries: &[&LINUX_INIT, &LINUX_GHASH] }),
     ],
     ..Kernel::new(
         "ghash",

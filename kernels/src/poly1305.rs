@@ -76,7 +76,7 @@
 //! `tests/poly1305.rs`): see README.md's table.
 
 use crate::{Kernel, Variant};
-use kgen_dsl::kernel::hooks::{Hook, Openssl, OpensslSlot, XCrypto, XCryptoSlot};
+use kgen_dsl::kernel::hooks::{Hook, Linux, LinuxSlot, Openssl, OpensslSlot, XCrypto, XCryptoSlot};
 use kgen_dsl::kernel::kat::{self, unhex, Arg::*};
 use kgen_dsl::kernel::{figure, measured, rtl, Bench, Harness, Measured};
 use kgen_dsl::entry::{Access::*, Elem, Entry, Param, Ret, Ty};
@@ -96,6 +96,8 @@ pub const KERNEL: Kernel = Kernel {
     hooks: &[
         Hook::Openssl(Openssl { slot: OpensslSlot::Poly1305 { compare: Some("64-rv64gc") }, variants: &["32-c906", "32-rv64gc"], entries: &[&INIT, &BLOCKS, &EMIT] }),
         Hook::XCrypto(XCrypto { slot: XCryptoSlot::Poly1305, variants: &["32-c906", "32-rv64gc"], module: Some(macstate_companion), entries: &[&MACSTATE_BLOCKS] }),
+        // The Linux state is the context's first 56 bytes (the layout above).
+        Hook::Linux(Linux { slot: LinuxSlot::Poly1305 { state_bytes: 56 }, variants: &["32-c906", "32-rv64gc"], entries: &[&LINUX_INIT, &LINUX_BLOCKS, &LINUX_EMIT] }),
     ],
     ..Kernel::new(
         "poly1305",

@@ -73,7 +73,7 @@
 //! | sha512 | rv64gc-zbb | 24.00 | 23.74 | 23.50 | 23.43 |
 
 use crate::{Kernel, Variant};
-use kgen_dsl::kernel::hooks::{GoStd, GoStdSlot, Hook, Openssl, OpensslSlot};
+use kgen_dsl::kernel::hooks::{GoStd, GoStdSlot, Hook, Linux, LinuxSlot, Openssl, OpensslSlot};
 use kgen_dsl::kernel::kat::{self, unhex, Arg::*};
 use kgen_dsl::kernel::{figure, measured, rtl, Bench, Harness, Measured};
 use kgen_dsl::entry::{symbol_suffix, Access::*, Elem, Entry, Param, Ret, Ty};
@@ -96,6 +96,7 @@ pub const SHA256: Kernel = Kernel {
     hooks: &[
         Hook::Openssl(Openssl { slot: OpensslSlot::Sha2 { bits: 256 }, variants: &["c906"], entries: &[&SHA256_BLOCKS] }),
         Hook::GoStd(GoStd { slot: GoStdSlot::Sha2 { bits: 256 }, variants: &["c906"], entries: &[&SHA256_GO] }),
+        Hook::Linux(Linux { slot: LinuxSlot::Sha2 { bits: 256 }, variants: &["c906", "rv64gc-zbb", "rv64gc"], entries: &[&SHA256_LINUX] }),
     ],
     ..Kernel::new(
         "sha256",
@@ -120,6 +121,7 @@ pub const SHA512: Kernel = Kernel {
     hooks: &[
         Hook::Openssl(Openssl { slot: OpensslSlot::Sha2 { bits: 512 }, variants: &["c906"], entries: &[&SHA512_BLOCKS] }),
         Hook::GoStd(GoStd { slot: GoStdSlot::Sha2 { bits: 512 }, variants: &["c906"], entries: &[&SHA512_GO] }),
+        Hook::Linux(Linux { slot: LinuxSlot::Sha2 { bits: 512 }, variants: &["c906", "rv64gc-zbb", "rv64gc"], entries: &[&SHA512_LINUX] }),
     ],
     ..Kernel::new(
         "sha512",

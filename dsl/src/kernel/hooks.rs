@@ -1,6 +1,6 @@
 //! Which functions of upstream projects a kernel's entry points take over: the facts the
 //! patch-series writers (`kgen openssl-patches`, `kgen go-patches` for x/crypto and for
-//! Go's standard library) need, declared with the
+//! Go's standard library, `kgen linux-patches`) need, declared with the
 //! kernel. A slot is a place in the upstream code (OpenSSL's AES block functions,
 //! x/crypto's ChaCha20 `xorKeyStreamBlocks`); the series writer knows how to fill each slot
 //! and takes the entry points to call, and the variants to build in, from here.
@@ -17,6 +17,8 @@ pub enum Hook {
     XCrypto(XCrypto),
     /// Go's own standard library (`kgen go-patches --base go-…`).
     GoStd(GoStd),
+    /// The Linux kernel's crypto (`kgen linux-patches`).
+    Linux(Linux),
 }
 
 /// A slot of an upstream project and the variants that fill it.
@@ -100,4 +102,30 @@ pub enum GoStdSlot {
     Ghash,
     /// crypto/internal/fips140/sha256 or sha512 (by `bits`): `block`, the Go form.
     Sha2 { bits: u32 },
+}
+
+/// A slot of the Linux kernel's crypto and the variants that fill it (each variant's needs
+/// are read from the instructions it uses; the last must run on every RV64GC core).
+pub type Linux = Fill<LinuxSlot>;
+
+/// The places in the Linux kernel the series can give to a kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LinuxSlot {
+    /// ChaCha: the library's `chacha_crypt_arch` (Linux 6.12) and the `chacha20`,
+    /// `xchacha20`, `xchacha12` skciphers: one entry, ChaCha over whole blocks on the
+    /// 16-word state, counter written back, `nrounds` 8/12/20.
+    ChaCha20,
+    /// Poly1305: the library's `poly1305_init_arch`/`update_arch`/`final_arch` and the
+    /// `poly1305` shash: block init, blocks, emit on a state at `poly1305_desc_ctx.h` of at
+    /// most `state_bytes`.
+    Poly1305 { state_bytes: usize },
+    /// The `ghash` shash (so `gcm(aes)` and `rfc4106(gcm(aes))` take it): table init from
+    /// H, then blocks on the table.
+    Ghash { table_bytes: usize },
+    /// The `sha224`/`sha256` or `sha384`/`sha512` shashes (by `bits`): blocks on the state
+    /// words at offset 0 of the kernel's state structure.
+    Sha2 { bits: u32 },
+    /// AES on `struct crypto_aes_ctx`: the `aes` cipher, `ecb(aes)` and `ctr(aes)`:
+    /// expandkey, encrypt, decrypt, ctr32, ecb encrypt, ecb decrypt.
+    Aes,
 }

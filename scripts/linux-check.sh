@@ -1,0 +1,221 @@
+#!/usr/bin/env bash
+# Builds Linux with kgen's series and boots it under qemu-system-riscv64, where the kernel's
+# own crypto self-tests judge kgen's code. Prints one line per CPU and ends with
+# `linux-check: passed` or a non-zero exit naming what failed.
+#
+#   scripts/linux-check.sh --base 6.12.118 [--series DIR] [--cpus "thead-c906 rv64 ..."]
+#                          [--logs DIR] [--expect-failure]
+#
+#   --series DIR      a series to test (default: `kgen linux-patches --base B` now)
+#   --cpus LIST       QEMU CPUs (default: thead-c906, rv64, rv64 without Zba/Zbb/Zbc/Zbs,
+#                     rv64 with RVV 1.0 at VLEN 128 and 256)
+#   --logs DIR        keep each boot's serial log there (default: a temporary directory)
+#   --expect-failure  exit 0 only if some boot shows a failure (for planted faults)
+#
+# Sources: .toolchain/linux-<base>/ (scripts/setup-toolchain.sh). Builds are cached in
+# $KGEN_LINUX_CACHE (default ~/.cache/kgen-linux), keyed by the series, the config
+# fragments, this script and the compiler; a hit skips straight to the boots.
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+tc=${KGEN_TOOLCHAIN:-$repo/.toolchain}
+kgen=${KGEN:-$repo/target/release/kgen}
+cache=${KGEN_LINUX_CACHE:-$HOME/.cache/kgen-linux}
+base= series= logs= expect_failure=0
+cpus="thead-c906 rv64 rv64,zba=false,zbb=false,zbc=false,zbs=false rv64,v=true,vlen=128 rv64,v=true,vlen=256"
+while [ $# -gt 0 ]; do
+  case $1 in
+    --base) base=$2; shift 2 ;;
+    --series) series=$2; shift 2 ;;
+    --cpus) cpus=$2; shift 2 ;;
+    --logs) logs=$2; shift 2 ;;
+    --expect-failure) expect_failure=1; shift ;;
+    *) echo "linux-check: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+case $base in
+  6.12.118) src=$tc/linux-6.12.118/linux-source-6.12 ;;
+  *) echo "linux-check: unknown --base '$base' (known: 6.12.118)" >&2; exit 2 ;;
+esac
+[ -f "$src/Makefile" ] || { echo "linux-check: no Linux $base sources at $src (run scripts/setup-toolchain.sh)" >&2; exit 2; }
+command -v qemu-system-riscv64 >/dev/null || { echo "linux-check: no qemu-system-riscv64 (run scripts/setup-toolchain.sh)" >&2; exit 2; }
+
+work=$(mktemp -d /tmp/kgen-linux-check.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+if [ -z "$series" ]; then
+  series=$work/series
+  "$kgen" linux-patches --base "$base" --out "$series" >/dev/null
+fi
+logs=${logs:-$work/logs}
+mkdir -p "$logs"
+
+# The machine: QEMU's virt board with its serial console, T-Head's errata (thead-c906),
+# the vector unit, and an initramfs whose /init powers the machine off.
+machine_config() {
+  cat <<EOF
+CONFIG_64BIT=y
+CONFIG_MMU=y
+CONFIG_NONPORTABLE=y
+CONFIG_ARCH_VIRT=y
+CONFIG_ARCH_THEAD=y
+CONFIG_ERRATA_THEAD=y
+CONFIG_ERRATA_THEAD_MAE=y
+CONFIG_ERRATA_THEAD_CMO=y
+CONFIG_FPU=y
+CONFIG_RISCV_ISA_V=y
+CONFIG_PRINTK=y
+CONFIG_TTY=y
+CONFIG_SERIAL_8250=y
+CONFIG_SERIAL_8250_CONSOLE=y
+CONFIG_SERIAL_OF_PLATFORM=y
+CONFIG_BINFMT_ELF=y
+CONFIG_BLK_DEV_INITRD=y
+CONFIG_INITRAMFS_SOURCE="$1"
+CONFIG_CRYPTO=y
+CONFIG_MODULES=n
+EOF
+}
+
+init_c='#include <sys/reboot.h>
+#include <unistd.h>
+int main(void) { sync(); reboot(RB_POWER_OFF); return 0; }'
+
+key=$( { cat "$series"/*.patch; machine_config x; echo "$init_c"; cat "$0"; riscv64-linux-gnu-gcc --version | head -1; echo "$base"; } | sha256sum | cut -c1-16)
+bdir=$cache/$base-$key
+image=$bdir/out/arch/riscv/boot/Image
+if [ -f "$image" ]; then
+  touch "$bdir"
+  echo "linux-check: build $base-$key (cached)"
+else
+  start=$(date +%s)
+  rm -rf "$bdir.tmp"
+  mkdir -p "$bdir.tmp"
+  cp -a "$src" "$bdir.tmp/src"
+  # Zero fuzz: git apply takes no hunk whose context differs.
+  ( cd "$bdir.tmp/src" && for p in "$series"/*.patch; do git apply --whitespace=nowarn "$p" || { echo "linux-check: $(basename "$p") does not apply to $base" >&2; exit 1; }; done )
+  cp "$bdir.tmp/src/arch/riscv/crypto/kgen/Kconfig" "$bdir.tmp/Kconfig"
+  echo "$init_c" > "$bdir.tmp/init.c"
+  riscv64-linux-gnu-gcc -static -Os -o "$bdir.tmp/init" "$bdir.tmp/init.c"
+  printf 'dir /dev 0755 0 0\nnod /dev/console 0600 0 0 c 5 1\nfile /init %s 0755 0 0\n' "$bdir.tmp/init" > "$bdir.tmp/initramfs.list"
+  k="make -C $bdir.tmp/src O=$bdir.tmp/out ARCH=riscv CROSS_COMPILE=riscv64-linux-gnu- -s"
+  $k tinyconfig >/dev/null
+  machine_config "$bdir.tmp/initramfs.list" > "$bdir.tmp/machine.config"
+  ( cd "$bdir.tmp/out" && "$bdir.tmp/src/scripts/kconfig/merge_config.sh" -m -O . .config "$bdir.tmp/machine.config" \
+      "$bdir.tmp/src/arch/riscv/configs/kgen-crypto.config" "$bdir.tmp/src/arch/riscv/configs/kgen-crypto-selftest.config" >/dev/null )
+  $k olddefconfig >/dev/null
+  # Every option the fragments ask for must have taken.
+  for f in "$bdir.tmp/machine.config" "$bdir.tmp/src/arch/riscv/configs/kgen-crypto.config" "$bdir.tmp/src/arch/riscv/configs/kgen-crypto-selftest.config"; do
+    while IFS= read -r l; do
+      case $l in
+        CONFIG_MODULES=n) grep -qx '# CONFIG_MODULES is not set' "$bdir.tmp/out/.config" || { echo "linux-check: CONFIG_MODULES stayed on" >&2; exit 1; } ;;
+        CONFIG_*) grep -qxF "$l" "$bdir.tmp/out/.config" || { echo "linux-check: $l did not take (.config: $(grep "^${l%%=*}=\|${l%%=*} is not set" "$bdir.tmp/out/.config"))" >&2; exit 1; } ;;
+      esac
+    done < "$f"
+  done
+  if ! $k -j"$(nproc)" Image > "$bdir.tmp/build.log" 2>&1; then
+    tail -30 "$bdir.tmp/build.log" >&2
+    echo "linux-check: the $base build failed (log: $bdir.tmp/build.log)" >&2
+    exit 1
+  fi
+  if grep -n "arch/riscv/crypto/kgen.*warning:" "$bdir.tmp/build.log" >&2; then
+    echo "linux-check: the series' files build with warnings" >&2
+    exit 1
+  fi
+  # Keep the image, the Kconfig and the log; and the two newest builds per base (a series
+  # and its planted-fault control).
+  mkdir -p "$bdir.tmp/keep/out/arch/riscv/boot"
+  mv "$bdir.tmp/out/arch/riscv/boot/Image" "$bdir.tmp/keep/out/arch/riscv/boot/"
+  mv "$bdir.tmp/Kconfig" "$bdir.tmp/build.log" "$bdir.tmp/keep/"
+  rm -rf "$bdir"
+  mv "$bdir.tmp/keep" "$bdir"
+  rm -rf "$bdir.tmp"
+  ls -dt "$cache/$base-"* | grep -v '\.tmp$' | tail -n +3 | xargs -r rm -rf
+  echo "linux-check: build $base-$key in $(( $(date +%s) - start )) s"
+fi
+
+# The variant each algorithm should pick on a CPU, and its fallback where SIMD is not
+# usable: from the series' own Kconfig help (the first condition the CPU meets).
+expect() { # cpu alg
+  local cpu=$1 alg=$2
+  local -a vars=() conds=()
+  while IFS='|' read -r v c; do vars+=("$v"); conds+=("$c"); done < <(
+    awk -v a="kgen-$alg" '
+      /^config CRYPTO_/ { sym=$2 }
+      /^\t  - / && sym != "" { sub(/^\t  - /, ""); n=index($0, ": "); v=substr($0, 1, n-1); c=substr($0, n+2); sub(/ \(scalar fallback.*$/, "", c); print sym "|" v "|" c }
+    ' "$bdir/Kconfig" | awk -F'|' -v s="$(sym_of "$alg")" '$1 == s { print $2 "|" $3 }')
+  local i pick= fb=
+  for i in "${!vars[@]}"; do
+    if meets "$cpu" "${conds[$i]}"; then
+      if [ -z "$pick" ]; then pick=${vars[$i]}; fi
+      if [ -z "$fb" ] && [[ ${conds[$i]} != *kgen_rvv* ]]; then fb=${vars[$i]}; fi
+    fi
+  done
+  echo "$pick $fb"
+}
+sym_of() {
+  case $1 in
+    chacha20) echo CRYPTO_CHACHA20_KGEN ;; poly1305) echo CRYPTO_POLY1305_KGEN ;; ghash) echo CRYPTO_GHASH_KGEN ;;
+    sha256) echo CRYPTO_SHA256_KGEN ;; sha512) echo CRYPTO_SHA512_KGEN ;; aes) echo CRYPTO_AES_KGEN ;;
+  esac
+}
+meets() { # cpu condition
+  local cpu=$1 c=$2 part
+  local IFS='&'
+  for part in $c; do
+    part=$(echo "$part" | xargs)
+    [ -z "$part" ] && continue
+    case $part in
+      true) ;;
+      "kgen_thead_c9xx()") [[ $cpu == thead-c906* ]] || return 1 ;;
+      kgen_rvv*) [[ $cpu == *v=true* ]] || return 1
+                 local vlen=${cpu##*vlen=}; vlen=${vlen%%,*}
+                 local lo hi; lo=$(echo "$part" | sed 's/.*(\([0-9]*\), *\([0-9]*\)).*/\1/'); hi=$(echo "$part" | sed 's/.*(\([0-9]*\), *\([0-9]*\)).*/\2/')
+                 [ "$vlen" -ge "$lo" ] && [ "$vlen" -le "$hi" ] || return 1 ;;
+      *"NULL, Z"*) local e; e=$(echo "$part" | sed 's/.*NULL, \(Z[A-Z]*\)).*/\1/' | tr 'A-Z' 'a-z')
+                   [[ $cpu == rv64* ]] && [[ $cpu != *"$e=false"* ]] || return 1 ;;
+      *) echo "linux-check: unknown condition '$part'" >&2; return 1 ;;
+    esac
+  done
+  return 0
+}
+algs=$(sed -n 's/^config CRYPTO_\([A-Z0-9]*\)_KGEN$/\1/p' "$bdir/Kconfig" | tr 'A-Z' 'a-z')
+
+failed=0
+for cpu in $cpus; do
+  name=$(echo "$cpu" | tr ',=' '_-')
+  log=$logs/$base-$name.log
+  start=$(date +%s)
+  timeout 300 qemu-system-riscv64 -M virt -cpu "$cpu" -smp 1 -m 256M -nographic -bios default -no-reboot \
+    -kernel "$image" -append "console=ttyS0 panic=-1" 2>&1 | tr -d '\r' > "$log" || true
+  problems=()
+  grep -q 'reboot: Power down' "$log" || problems+=("did not power off")
+  if grep -nE 'alg: .*(failed|error)|self-tests for .* failed|WARNING:|Oops|BUG:|Kernel panic|Call Trace|kgen: test: .*FAILED' "$log" > "$work/bad"; then
+    problems+=("$(head -3 "$work/bad" | tr '\n' ' ')")
+  fi
+  for alg in $algs; do
+    read -r pick fb < <(expect "$cpu" "$alg")
+    if [ "$pick" = "$fb" ]; then want="kgen: $alg: $pick"; else want="kgen: $alg: $pick ($fb where SIMD is not usable)"; fi
+    grep -qxF "$want" <(sed 's/^\[[ 0-9.]*\] //' "$log") || problems+=("no line '$want'")
+    while read -r _ _ a v n; do
+      [ "$a" = "$alg" ] || continue
+      if [ "$v" = "$pick" ]; then [ "$n" -gt 0 ] || problems+=("$alg $v ran 0 times"); continue; fi
+      [ "$v" = "$fb" ] && continue
+      [ "$n" -eq 0 ] || problems+=("$alg $v ran $n times (expected $pick)")
+    done < <(sed -n 's/^\[[ 0-9.]*\] \(kgen: calls: .*\)/\1/p' "$log")
+  done
+  nt=$(grep -c 'kgen: test: .*: ok' "$log" || true)
+  [ "$nt" -gt 0 ] || problems+=("no kgen: test lines")
+  if [ ${#problems[@]} -eq 0 ]; then
+    echo "linux-check: $base $cpu: passed ($nt look-ups, $(( $(date +%s) - start )) s)"
+  else
+    failed=1
+    echo "linux-check: $base $cpu: FAILED: ${problems[*]} (log: $log)"
+  fi
+done
+
+if [ $expect_failure = 1 ]; then
+  if [ $failed = 1 ]; then echo "linux-check: failed as expected"; exit 0; fi
+  echo "linux-check: every boot passed, but a failure was expected" >&2; exit 1
+fi
+[ $failed = 0 ] || exit 1
+echo "linux-check: passed"

@@ -1,0 +1,223 @@
+//! `kgen linux-patches --base 6.12.118`: the series applies with zero fuzz to Debian's
+//! linux-source-6.12, touches only what it says, builds warning-free, and the kernel's own
+//! crypto self-tests judge it booted under qemu-system-riscv64 (scripts/linux-check.sh, the
+//! command the docs give): testmgr with the extra tests (random comparisons against the
+//! generic drivers, split scatterlists, runs without SIMD), the library's
+//! chacha20poly1305 self-test, and the templates gcm(aes), rfc4106(gcm(aes)),
+//! rfc7539(chacha20,poly1305) and rfc7539esp(...) instantiated at the end of boot. Each CPU
+//! gets the variants of this table, as the boot lines and the call counters show:
+//!
+//! | CPU | chacha20 | poly1305 | ghash | sha256, sha512 | aes |
+//! |---|---|---|---|---|---|
+//! | `thead-c906` | c906-novector | 32-c906 | c906-novector | c906 | c906-novector |
+//! | `rv64` (Zba/Zbb/Zbc/Zbs) | rv64gc | 32-rv64gc | rv64gc-zbc | rv64gc-zbb | rv64gc-zbb |
+//! | `rv64` without Zba/Zbb/Zbc/Zbs | rv64gc | 32-rv64gc | rv64gc | rv64gc | rv64gc |
+//! | `rv64,v=true`, VLEN 128 and 256 | rv64gcv | 32-rv64gc | rv64gc-zbc | rv64gc-zbb | rv64gcv |
+//!
+//! Negative control: the same series with one planted fault (ChaCha's last partial block
+//! one byte short) fails the self-tests.
+
+use kgen_harness::oracle;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Mutex;
+
+const BASE: &str = "6.12.118";
+
+/// One kernel build at a time (two cores).
+static BUILD: Mutex<()> = Mutex::new(());
+
+const CPUS: [(&str, [&str; 6]); 5] = [
+    ("thead-c906", ["c906-novector", "32-c906", "c906-novector", "c906", "c906", "c906-novector"]),
+    ("rv64", ["rv64gc", "32-rv64gc", "rv64gc-zbc", "rv64gc-zbb", "rv64gc-zbb", "rv64gc-zbb"]),
+    ("rv64,zba=false,zbb=false,zbc=false,zbs=false", ["rv64gc", "32-rv64gc", "rv64gc", "rv64gc", "rv64gc", "rv64gc"]),
+    ("rv64,v=true,vlen=128", ["rv64gcv", "32-rv64gc", "rv64gc-zbc", "rv64gc-zbb", "rv64gc-zbb", "rv64gcv"]),
+    ("rv64,v=true,vlen=256", ["rv64gcv", "32-rv64gc", "rv64gc-zbc", "rv64gc-zbb", "rv64gc-zbb", "rv64gcv"]),
+];
+const ALGS: [&str; 6] = ["chacha20", "poly1305", "ghash", "sha256", "sha512", "aes"];
+
+fn kgen(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kgen")).args(args).output().unwrap()
+}
+
+/// The Linux sources, the cross compiler, flex/bison and qemu-system-riscv64.
+fn oracles() -> Option<PathBuf> {
+    let src = kgen_integrations::linux::base(BASE).unwrap().path();
+    if !src.join("Makefile").is_file() {
+        return oracle::missing(&format!("Debian's linux-source-6.12 unpacked at {}", src.display()));
+    }
+    oracle::gcc()?;
+    oracle::host_tool("flex")?;
+    oracle::host_tool("bison")?;
+    let q = oracle::host_tool("qemu-system-riscv64")?;
+    let cpus = q.command().args(["-cpu", "help"]).output().ok()?;
+    if !String::from_utf8_lossy(&cpus.stdout).contains("thead-c906") {
+        return oracle::missing("qemu-system-riscv64 10 with -cpu thead-c906 (bookworm-backports qemu-system-misc)");
+    }
+    Some(src)
+}
+
+/// scripts/linux-check.sh with `args`, its serial logs in `logs`.
+fn check(args: &[&str], logs: &Path) -> Output {
+    let o = Command::new(oracle::repo_root().join("scripts/linux-check.sh"))
+        .args(["--base", BASE, "--logs"])
+        .arg(logs)
+        .args(args)
+        .env("KGEN", env!("CARGO_BIN_EXE_kgen"))
+        .output()
+        .unwrap();
+    print!("{}", String::from_utf8_lossy(&o.stdout));
+    eprint!("{}", String::from_utf8_lossy(&o.stderr));
+    o
+}
+
+/// A boot log's lines without the console's carriage returns.
+fn log(logs: &Path, cpu: &str) -> String {
+    let name = format!("{BASE}-{}.log", cpu.replace(',', "_").replace('=', "-"));
+    std::fs::read_to_string(logs.join(&name)).unwrap_or_else(|e| panic!("{name}: {e}")).replace('\r', "")
+}
+
+#[test]
+fn the_kernels_self_tests_pass_on_every_cpu() {
+    let Some(_) = oracles() else { return };
+    let _one = BUILD.lock().unwrap_or_else(|e| e.into_inner());
+    let logs = oracle::scratch("linux-logs");
+    let o = check(&[], &logs);
+    assert!(o.status.success(), "scripts/linux-check.sh failed");
+    let out = String::from_utf8_lossy(&o.stdout);
+    println!("| CPU | {} |\n|---|{}", ALGS.join(" | "), "---|".repeat(ALGS.len()));
+    for (cpu, want) in CPUS {
+        assert!(out.contains(&format!("linux-check: {BASE} {cpu}: passed")), "{cpu} did not pass");
+        // The table above, read from the log independently of the script.
+        let l = log(&logs, cpu);
+        let mut row = Vec::new();
+        for (alg, v) in ALGS.iter().zip(want) {
+            let line = l.lines().find(|x| x.starts_with(&format!("kgen: {alg}: "))).unwrap_or_else(|| panic!("{cpu}: no boot line for {alg}"));
+            let chosen = line[format!("kgen: {alg}: ").len()..].split(' ').next().unwrap();
+            assert_eq!(chosen, v, "{cpu}: {alg} chose {line}");
+            let calls: u64 = l
+                .lines()
+                .find_map(|x| x.strip_prefix(&format!("kgen: calls: {alg} {v} ")))
+                .and_then(|n| n.trim().parse().ok())
+                .unwrap_or_else(|| panic!("{cpu}: no call count for {alg} {v}"));
+            assert!(calls > 0, "{cpu}: {alg} {v} never ran");
+            row.push(format!("{v} ({calls} calls)"));
+        }
+        for t in ["gcm(aes)", "rfc4106(gcm(aes))", "rfc7539(chacha20,poly1305)", "rfc7539esp(chacha20,poly1305)"] {
+            let line = l.lines().find(|x| x.starts_with(&format!("kgen: test: {t}: "))).unwrap_or_else(|| panic!("{cpu}: {t} was not instantiated"));
+            assert!(line.contains(": ok (") && line.contains("-kgen-"), "{cpu}: {line}");
+        }
+        assert!(!l.contains("alg: self-tests for") && !l.contains("WARNING:"), "{cpu}: a self-test failed");
+        println!("| `{cpu}` | {} |", row.join(" | "));
+    }
+}
+
+#[test]
+fn a_planted_fault_fails_the_self_tests() {
+    let Some(_) = oracles() else { return };
+    let _one = BUILD.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = oracle::scratch("linux-fault");
+    let series = dir.join("series");
+    let o = kgen(&["linux-patches", "--base", BASE, "--out", series.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let chacha = std::fs::read_dir(&series).unwrap().flatten().map(|e| e.path()).find(|p| p.to_string_lossy().contains("ChaCha20")).expect("the ChaCha20 patch");
+    let text = std::fs::read_to_string(&chacha).unwrap();
+    let good = "+\t\tmemcpy(dst, buf, tail);\n";
+    assert_eq!(text.matches(good).count(), 1, "the glue's tail copy");
+    std::fs::write(&chacha, text.replace(good, "+\t\tmemcpy(dst, buf, tail - 1);\n")).unwrap();
+    let logs = dir.join("logs");
+    let o = check(&["--series", series.to_str().unwrap(), "--cpus", "rv64", "--expect-failure"], &logs);
+    assert!(o.status.success(), "the planted fault was not caught");
+    let l = log(&logs, "rv64");
+    let caught: Vec<&str> = l.lines().filter(|x| x.starts_with("alg: ") && x.contains("chacha") || x.contains("WARNING:") && x.contains("chacha20poly1305")).collect();
+    assert!(!caught.is_empty(), "the failure must name ChaCha:\n{l}");
+    println!("caught by:\n{}", caught.join("\n"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The series touches two lines of the tree (the riscv crypto Kconfig and Makefile) and
+/// adds files only under arch/riscv/crypto/kgen/ and arch/riscv/configs/; generated twice,
+/// it is the same bytes.
+#[test]
+fn the_series_touches_only_its_own_directory() {
+    let Some(_) = oracles() else { return };
+    let dir = oracle::scratch("linux-series");
+    let mut texts = Vec::new();
+    for n in ["a", "b"] {
+        let o = kgen(&["linux-patches", "--base", BASE, "--out", dir.join(n).to_str().unwrap()]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join(n)).unwrap().flatten().map(|e| e.path()).collect();
+        files.sort();
+        texts.push(files.iter().map(|p| std::fs::read_to_string(p).unwrap()).collect::<Vec<_>>());
+    }
+    assert_eq!(texts[0], texts[1], "the series differs between two runs");
+    assert_eq!(texts[0].len(), 7, "detection, then one patch per algorithm");
+    for p in &texts[0] {
+        for l in p.lines().filter(|l| l.starts_with("diff --git a/")) {
+            let path = l.split(' ').nth(2).unwrap().trim_start_matches("a/");
+            let ok = path.starts_with("arch/riscv/crypto/kgen/") || path.starts_with("arch/riscv/configs/kgen-") || path == "arch/riscv/crypto/Kconfig" || path == "arch/riscv/crypto/Makefile";
+            assert!(ok, "the series touches {path}");
+        }
+        // Edits of upstream files add lines and remove none.
+        for hunk in p.split("diff --git a/").filter(|h| h.starts_with("arch/riscv/crypto/Kconfig") || h.starts_with("arch/riscv/crypto/Makefile")) {
+            assert!(!hunk.lines().any(|l| l.starts_with('-') && !l.starts_with("---")), "the series removes a line:\n{hunk}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The writer's rules: each broken hook is refused with one error naming the kernel and
+/// the variant, before anything is written.
+#[test]
+fn the_writer_refuses_what_the_kernel_cannot_run() {
+    use kgen_dsl::kernel::hooks::{Hook, Linux, LinuxSlot};
+    use kgen_dsl::kernel::Kernel;
+    let k = |name: &str| kgen_kernels::kernel(name).unwrap();
+    // XTheadVector: no kernel-mode support in 6.12.
+    static XTHEAD: Kernel = Kernel {
+        hooks: &[Hook::Linux(Linux { slot: LinuxSlot::ChaCha20, variants: &["c906", "rv64gc"], entries: &[&kgen_kernels::chacha::LINUX] })],
+        ..kgen_kernels::chacha::KERNEL
+    };
+    // A variant that declares a leak (Poly1305's 64-bit multiplies on the C906).
+    static LEAKY: Kernel = Kernel {
+        hooks: &[Hook::Linux(Linux {
+            slot: LinuxSlot::Poly1305 { state_bytes: 56 },
+            variants: &["64-c906", "32-rv64gc"],
+            entries: &[&kgen_kernels::poly1305::LINUX_INIT, &kgen_kernels::poly1305::LINUX_BLOCKS, &kgen_kernels::poly1305::LINUX_EMIT],
+        })],
+        ..kgen_kernels::poly1305::KERNEL
+    };
+    // The last variant needs Zbb: no variant for a plain RV64GC core.
+    static NO_FALLBACK: Kernel = Kernel {
+        hooks: &[Hook::Linux(Linux { slot: LinuxSlot::Sha2 { bits: 256 }, variants: &["c906", "rv64gc-zbb"], entries: &[&kgen_kernels::sha2::SHA256_LINUX] })],
+        ..kgen_kernels::sha2::SHA256
+    };
+    for (bad, want) in [
+        (&XTHEAD, "chacha20 c906: XTheadVector has no kernel-mode support in Linux 6.12"),
+        (&LEAKY, "poly1305 64-c906 declares a leak"),
+        (&NO_FALLBACK, "sha256: the last variant (rv64gc-zbb) must run on every RV64GC core"),
+    ] {
+        let e = kgen_integrations::linux::added_files(BASE, &[bad]).map(|_| ()).expect_err(want);
+        assert!(e.starts_with("linux-patches: ") && e.contains(want) && !e.contains('\n'), "{e}");
+    }
+    // Two kernels for one slot.
+    let e = kgen_integrations::linux::added_files(BASE, &[k("chacha20"), &XTHEAD]).map(|_| ()).expect_err("two fillers");
+    assert!(e.contains("both fill the chacha20 slot"), "{e}");
+    // The real kernels are accepted.
+    assert!(kgen_integrations::linux::added_files(BASE, kgen_kernels::kernels()).is_ok());
+}
+
+#[test]
+fn bad_command_lines_fail_before_any_work() {
+    let dir = oracle::scratch("linux-cli");
+    for (args, want) in [
+        (vec!["linux-patches", "--base", "6.13", "--out", dir.join("x").to_str().unwrap()], "unknown --base `6.13` (known: 6.12.118)"),
+        (vec!["linux-patches", "--base", BASE, "--src", "/nonexistent", "--out", dir.join("y").to_str().unwrap()], "/nonexistent is not a Linux source tree"),
+    ] {
+        let o = kgen(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains(want) && err.trim().lines().count() == 1, "{args:?}: {err}");
+        assert!(!dir.join("x").exists() && !dir.join("y").exists(), "{args:?} wrote files");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
