@@ -189,7 +189,7 @@ for cpu in $cpus; do
     -kernel "$image" -append "console=ttyS0 panic=-1" 2>&1 | tr -d '\r' > "$log" || true
   problems=()
   grep -q 'reboot: Power down' "$log" || problems+=("did not power off")
-  if grep -nE 'alg: .*(failed|error)|self-tests for .* failed|WARNING:|Oops|BUG:|Kernel panic|Call Trace|kgen: test: .*FAILED' "$log" > "$work/bad"; then
+  if grep -nE 'alg: .*(failed|error)|self-tests for .* failed|self-test [0-9]+: FAIL|WARNING:|Oops|BUG:|Kernel panic|Call Trace|kgen: test: .*FAILED' "$log" > "$work/bad"; then
     problems+=("$(head -3 "$work/bad" | tr '\n' ' ')")
   fi
   for alg in $algs; do
