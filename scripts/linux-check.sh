@@ -3,7 +3,7 @@
 # own crypto self-tests judge kgen's code. Prints one line per CPU and ends with
 # `linux-check: passed` or a non-zero exit naming what failed.
 #
-#   scripts/linux-check.sh --base 6.12.118 [--series DIR] [--cpus "thead-c906 rv64 ..."]
+#   scripts/linux-check.sh --base 6.12.118|7.3.4 [--series DIR] [--cpus "thead-c906 rv64 ..."]
 #                          [--logs DIR] [--expect-failure]
 #
 #   --series DIR      a series to test (default: `kgen linux-patches --base B` now)
@@ -11,6 +11,10 @@
 #                     rv64 with RVV 1.0 at VLEN 128 and 256)
 #   --logs DIR        keep each boot's serial log there (default: a temporary directory)
 #   --expect-failure  exit 0 only if some boot shows a failure (for planted faults)
+#
+# 6.12 is judged by testmgr (with its extra tests) and the library's self-tests; 7.3 also by
+# the lib/crypto KUnit suites. 7.3 is built with binutils 2.44 (Debian 13's), which its
+# Zvk* code needs; 6.12 with the system's 2.40.
 #
 # Sources: .toolchain/linux-<base>/ (scripts/setup-toolchain.sh). Builds are cached in
 # $KGEN_LINUX_CACHE (default ~/.cache/kgen-linux), keyed by the series, the config
@@ -34,8 +38,11 @@ while [ $# -gt 0 ]; do
   esac
 done
 case $base in
-  6.12.118) src=$tc/linux-6.12.118/linux-source-6.12 ;;
-  *) echo "linux-check: unknown --base '$base' (known: 6.12.118)" >&2; exit 2 ;;
+  6.12.118) src=$tc/linux-6.12.118/linux-source-6.12; kgen_dir=arch/riscv/crypto/kgen; suites= ;;
+  7.3.4) src=$tc/linux-7.3.4/linux-source-7.3; kgen_dir=lib/crypto/riscv/kgen
+         # The KUnit suites of each algorithm (lib/crypto/tests).
+         suites="chacha20:chacha20poly1305 poly1305:poly1305 ghash:ghash ghash:aes_gcm sha256:sha224 sha256:sha256 sha512:sha384 sha512:sha512" ;;
+  *) echo "linux-check: unknown --base '$base' (known: 6.12.118, 7.3.4)" >&2; exit 2 ;;
 esac
 [ -f "$src/Makefile" ] || { echo "linux-check: no Linux $base sources at $src (run scripts/setup-toolchain.sh)" >&2; exit 2; }
 command -v qemu-system-riscv64 >/dev/null || { echo "linux-check: no qemu-system-riscv64 (run scripts/setup-toolchain.sh)" >&2; exit 2; }
@@ -74,6 +81,9 @@ CONFIG_INITRAMFS_SOURCE="$1"
 CONFIG_CRYPTO=y
 CONFIG_MODULES=n
 EOF
+  if [ "$base" != 6.12.118 ]; then
+    printf 'CONFIG_RISCV_ISA_VENDOR_EXT_THEAD=y\nCONFIG_RISCV_ISA_XTHEADVECTOR=y\n'
+  fi
 }
 
 init_c='#include <sys/reboot.h>
@@ -93,16 +103,32 @@ else
   cp -a "$src" "$bdir.tmp/src"
   # Zero fuzz: git apply takes no hunk whose context differs.
   ( cd "$bdir.tmp/src" && for p in "$series"/*.patch; do git apply --whitespace=nowarn "$p" || { echo "linux-check: $(basename "$p") does not apply to $base" >&2; exit 1; }; done )
-  cp "$bdir.tmp/src/arch/riscv/crypto/kgen/Kconfig" "$bdir.tmp/Kconfig"
+  cp "$bdir.tmp/src/$kgen_dir/Kconfig" "$bdir.tmp/Kconfig"
   echo "$init_c" > "$bdir.tmp/init.c"
   riscv64-linux-gnu-gcc -static -Os -o "$bdir.tmp/init" "$bdir.tmp/init.c"
   printf 'dir /dev 0755 0 0\nnod /dev/console 0600 0 0 c 5 1\nfile /init %s 0755 0 0\n' "$bdir.tmp/init" > "$bdir.tmp/initramfs.list"
   k="make -C $bdir.tmp/src O=$bdir.tmp/out ARCH=riscv CROSS_COMPILE=riscv64-linux-gnu- -s"
-  $k tinyconfig >/dev/null
+  if [ "$base" != 6.12.118 ]; then
+    # binutils 2.44 through its own loader: gcc finds `as` by -B, make the rest on PATH.
+    b44=$tc/binutils-2.44
+    [ -x "$b44/usr/bin/riscv64-linux-gnu-as" ] || { echo "linux-check: no binutils 2.44 at $b44 (run scripts/setup-toolchain.sh)" >&2; exit 2; }
+    mkdir -p "$bdir.tmp/bin"
+    for t in as ld ld.bfd objcopy objdump nm ar strip readelf ranlib; do
+      printf '#!/bin/sh\nexec %s --library-path %s %s "$@"\n' "$b44/usr/lib64/ld-linux-x86-64.so.2" "$b44/usr/lib/x86_64-linux-gnu" "$b44/usr/bin/riscv64-linux-gnu-$t" > "$bdir.tmp/bin/riscv64-linux-gnu-$t"
+      chmod +x "$bdir.tmp/bin/riscv64-linux-gnu-$t"
+    done
+    mkdir -p "$bdir.tmp/gcc-as"
+    ln -sf ../bin/riscv64-linux-gnu-as "$bdir.tmp/gcc-as/as"
+    export PATH=$bdir.tmp/bin:$PATH
+    cc="riscv64-linux-gnu-gcc -B$bdir.tmp/gcc-as/"
+  else
+    cc=riscv64-linux-gnu-gcc
+  fi
+  $k CC="$cc" tinyconfig >/dev/null
   machine_config "$bdir.tmp/initramfs.list" > "$bdir.tmp/machine.config"
   ( cd "$bdir.tmp/out" && "$bdir.tmp/src/scripts/kconfig/merge_config.sh" -m -O . .config "$bdir.tmp/machine.config" \
       "$bdir.tmp/src/arch/riscv/configs/kgen-crypto.config" "$bdir.tmp/src/arch/riscv/configs/kgen-crypto-selftest.config" >/dev/null )
-  $k olddefconfig >/dev/null
+  $k CC="$cc" olddefconfig >/dev/null
   # Every option the fragments ask for must have taken.
   for f in "$bdir.tmp/machine.config" "$bdir.tmp/src/arch/riscv/configs/kgen-crypto.config" "$bdir.tmp/src/arch/riscv/configs/kgen-crypto-selftest.config"; do
     while IFS= read -r l; do
@@ -112,12 +138,12 @@ else
       esac
     done < "$f"
   done
-  if ! $k -j"$(nproc)" Image > "$bdir.tmp/build.log" 2>&1; then
+  if ! $k CC="$cc" -j"$(nproc)" Image > "$bdir.tmp/build.log" 2>&1; then
     tail -30 "$bdir.tmp/build.log" >&2
     echo "linux-check: the $base build failed (log: $bdir.tmp/build.log)" >&2
     exit 1
   fi
-  if grep -n "arch/riscv/crypto/kgen.*warning:" "$bdir.tmp/build.log" >&2; then
+  if grep -n "$kgen_dir.*warning:" "$bdir.tmp/build.log" >&2; then
     echo "linux-check: the series' files build with warnings" >&2
     exit 1
   fi
@@ -167,6 +193,7 @@ meets() { # cpu condition
     case $part in
       true) ;;
       "kgen_thead_c9xx()") [[ $cpu == thead-c906* ]] || return 1 ;;
+      "has_xtheadvector()") return 1 ;; # QEMU's system mode has no XTheadVector
       kgen_rvv*) [[ $cpu == *v=true* ]] || return 1
                  local vlen=${cpu##*vlen=}; vlen=${vlen%%,*}
                  local lo hi; lo=$(echo "$part" | sed 's/.*(\([0-9]*\), *\([0-9]*\)).*/\1/'); hi=$(echo "$part" | sed 's/.*(\([0-9]*\), *\([0-9]*\)).*/\2/')
@@ -203,6 +230,12 @@ for cpu in $cpus; do
       [ "$n" -eq 0 ] || problems+=("$alg $v ran $n times (expected $pick)")
     done < <(sed -n 's/^\[[ 0-9.]*\] \(kgen: calls: .*\)/\1/p' "$log")
   done
+  for sa in $suites; do
+    a=${sa%%:*} suite=${sa#*:}
+    case " $algs " in *" $a "*) ;; *) continue ;; esac
+    grep -qE "^ *ok [0-9]+ $suite\$" "$log" || problems+=("KUnit suite $suite did not pass")
+  done
+  grep -nE '^ *not ok ' "$log" > "$work/bad" && problems+=("KUnit: $(head -3 "$work/bad" | tr '\n' ' ')")
   nt=$(grep -c 'kgen: test: .*: ok' "$log" || true)
   [ "$nt" -gt 0 ] || problems+=("no kgen: test lines")
   if [ ${#problems[@]} -eq 0 ]; then

@@ -61,7 +61,7 @@ pub const KERNEL: Kernel = Kernel {
     hooks: &[
         Hook::Openssl(Openssl { slot: OpensslSlot::ChaCha20, variants: &["c906", "c906-novector"], entries: &[&CTR32] }),
         Hook::XCrypto(XCrypto { slot: XCryptoSlot::ChaCha20, variants: &["c906", "c906-novector"], module: None, entries: &[&CTR32] }),
-        Hook::Linux(Linux { slot: LinuxSlot::ChaCha20, variants: &["c906-novector", "rv64gcv", "rv64gc"], entries: &[&LINUX] }),
+        Hook::Linux(Linux { slot: LinuxSlot::ChaCha20, variants: &["c906", "c906-novector", "rv64gcv", "rv64gc"], entries: &[&LINUX] }),
     ],
     ..Kernel::new(
         "chacha20",

@@ -101,7 +101,7 @@ pub const KERNEL: Kernel = Kernel {
     hooks: &[
         Hook::Openssl(Openssl { slot: OpensslSlot::Ghash, variants: &["c906", "c906-novector"], entries: &[&INIT, &GMULT, &GHASH] }),
         Hook::GoStd(GoStd { slot: GoStdSlot::Ghash, variants: &["c906", "c906-novector", "rv64gc-zbc", "rv64gc"], entries: &[&INIT, &GHASH] }),
-        Hook::Linux(Linux { slot: LinuxSlot::Ghash { table_bytes: 256 }, variants: &["c906-novector", "rv64gc-zbc", "rv64gc"], entries: &[&LINUX_INIT, &LINUX_GHASH] }),
+        Hook::Linux(Linux { slot: LinuxSlot::Ghash { table_bytes: 256 }, variants: &["c906", "c906-novector", "rv64gc-zbc", "rv64gc"], entries: &[&LINUX_INIT, &LINUX_GHASH] }),
     ],
     ..Kernel::new(
         "ghash",

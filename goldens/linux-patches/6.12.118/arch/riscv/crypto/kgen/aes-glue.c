@@ -15,8 +15,6 @@
 #include <linux/unaligned.h>
 #include "kgen.h"
 
-static const char *const kgen_aes_checks[] = { "aes", "ecb(aes)", "ctr(aes)", NULL };
-
 asmlinkage int aes_ct_expandkey_c906_novector(struct crypto_aes_ctx *ctx, const u8 *in_key, u32 key_len);
 asmlinkage void aes_ct_encrypt_c906_novector(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in);
 asmlinkage void aes_ct_decrypt_c906_novector(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in);
@@ -44,6 +42,8 @@ asmlinkage void aes_ct_ctr32_rv64gc(const struct crypto_aes_ctx *ctx, u8 *out, c
 asmlinkage void aes_ct_ecb_encrypt_rv64gc(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in, size_t nblocks);
 asmlinkage void aes_ct_ecb_decrypt_rv64gc(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in, size_t nblocks);
 
+static const char *const kgen_aes_checks[] = { "aes", "ecb(aes)", "ctr(aes)", NULL };
+
 /* The variants, in the order the CPU is asked for them. */
 static const char *const kgen_aes_variants[] = { "c906-novector", "rv64gcv", "rv64gc-zbb", "rv64gc" };
 static atomic_long_t kgen_aes_calls[4];
@@ -68,7 +68,7 @@ static inline int kgen_aes_now(void)
 {
 	int v = READ_ONCE(kgen_aes_variant);
 
-	if ((v == 1) && !crypto_simd_usable())
+	if (v == 1 && !crypto_simd_usable())
 		v = kgen_aes_scalar;
 	return v;
 }
@@ -260,7 +260,7 @@ static struct kgen_trace kgen_aes_trace = {
 	.checks = kgen_aes_checks,
 };
 
-/* Chooses the variant, names the drivers after it and prints the choice. */
+/* Chooses the variant and prints the choice. */
 static void __init kgen_aes_choose(void)
 {
 	kgen_aes_variant = kgen_aes_pick(false);

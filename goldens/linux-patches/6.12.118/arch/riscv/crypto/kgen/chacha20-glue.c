@@ -14,13 +14,13 @@
 #include <linux/string.h>
 #include "kgen.h"
 
-static const char *const kgen_chacha20_checks[] = { "chacha20", "xchacha20", "xchacha12", NULL };
-
 asmlinkage void chacha_c906_novector(u32 *state, const u8 *in, u8 *out, size_t nblocks, int nrounds);
 #ifdef CONFIG_RISCV_ISA_V
 asmlinkage void chacha_rv64gcv(u32 *state, const u8 *in, u8 *out, size_t nblocks, int nrounds);
 #endif
 asmlinkage void chacha_rv64gc(u32 *state, const u8 *in, u8 *out, size_t nblocks, int nrounds);
+
+static const char *const kgen_chacha20_checks[] = { "chacha20", "xchacha20", "xchacha12", NULL };
 
 /* The variants, in the order the CPU is asked for them. */
 static const char *const kgen_chacha20_variants[] = { "c906-novector", "rv64gcv", "rv64gc" };
@@ -44,7 +44,7 @@ static inline int kgen_chacha20_now(void)
 {
 	int v = READ_ONCE(kgen_chacha20_variant);
 
-	if ((v == 1) && !crypto_simd_usable())
+	if (v == 1 && !crypto_simd_usable())
 		v = kgen_chacha20_scalar;
 	return v;
 }
@@ -84,7 +84,7 @@ static struct kgen_trace kgen_chacha20_trace = {
 	.checks = kgen_chacha20_checks,
 };
 
-/* Chooses the variant, names the drivers after it and prints the choice. */
+/* Chooses the variant and prints the choice. */
 static void __init kgen_chacha20_choose(void)
 {
 	kgen_chacha20_variant = kgen_chacha20_pick(false);

@@ -12,14 +12,14 @@
 #include <linux/string.h>
 #include "kgen.h"
 
-static const char *const kgen_ghash_checks[] = { "ghash", "gcm(aes)", "rfc4106(gcm(aes))", NULL };
-
 asmlinkage void ghash_c906_novector_init(u8 *table, const u8 *h);
 asmlinkage void ghash_c906_novector(u8 *acc, const u8 *table, const u8 *data, size_t nblocks);
 asmlinkage void ghash_rv64gc_zbc_init(u8 *table, const u8 *h);
 asmlinkage void ghash_rv64gc_zbc(u8 *acc, const u8 *table, const u8 *data, size_t nblocks);
 asmlinkage void ghash_rv64gc_init(u8 *table, const u8 *h);
 asmlinkage void ghash_rv64gc(u8 *acc, const u8 *table, const u8 *data, size_t nblocks);
+
+static const char *const kgen_ghash_checks[] = { "ghash", "gcm(aes)", "rfc4106(gcm(aes))", NULL };
 
 /* The variants, in the order the CPU is asked for them. */
 static const char *const kgen_ghash_variants[] = { "c906-novector", "rv64gc-zbc", "rv64gc" };
@@ -92,7 +92,7 @@ static struct kgen_trace kgen_ghash_trace = {
 	.checks = kgen_ghash_checks,
 };
 
-/* Chooses the variant, names the drivers after it and prints the choice. */
+/* Chooses the variant and prints the choice. */
 static void __init kgen_ghash_choose(void)
 {
 	kgen_ghash_variant = kgen_ghash_pick(false);

@@ -12,6 +12,7 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/printk.h>
+#include <linux/reboot.h>
 #include "kgen.h"
 
 static LIST_HEAD(kgen_traces);
@@ -49,20 +50,37 @@ void kgen_driver_name(struct crypto_alg *alg, const char *suffix, const char *va
 EXPORT_SYMBOL_GPL(kgen_driver_name);
 
 #ifdef CONFIG_CRYPTO_KGEN_TRACE
+/* At shutdown (after every test, KUnit's included): the calls each variant took. */
+static int kgen_report_calls(struct notifier_block *nb, unsigned long action, void *data)
+{
+	struct kgen_trace *t;
+	int i;
+
+	mutex_lock(&kgen_traces_lock);
+	list_for_each_entry(t, &kgen_traces, list) {
+		for (i = 0; i < t->n; i++)
+			pr_info("kgen: calls: %s %s %ld\n", t->alg, t->variants[i], atomic_long_read(&t->calls[i]));
+	}
+	mutex_unlock(&kgen_traces_lock);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block kgen_reboot_nb = {
+	.notifier_call = kgen_report_calls,
+};
+
 /*
  * At the end of boot: look up every algorithm and template the series' algorithms serve
- * (which waits for, or runs, their self-tests), print each result, then the calls each
- * variant took.
+ * (which waits for, or runs, their self-tests) and print each result.
  */
 static int __init kgen_trace_report(void)
 {
 	struct kgen_trace *t;
 	const char *const *c;
-	int i;
 
 	mutex_lock(&kgen_traces_lock);
 	list_for_each_entry(t, &kgen_traces, list) {
-		for (c = t->checks; *c; c++) {
+		for (c = t->checks; c && *c; c++) {
 			/* A template's AEAD: its driver name shows which drivers it took. */
 			if (!strncmp(*c, "gcm(", 4) || !strncmp(*c, "rfc", 3)) {
 				struct crypto_aead *a = crypto_alloc_aead(*c, 0, 0);
@@ -78,12 +96,8 @@ static int __init kgen_trace_report(void)
 			}
 		}
 	}
-	list_for_each_entry(t, &kgen_traces, list) {
-		for (i = 0; i < t->n; i++)
-			pr_info("kgen: calls: %s %s %ld\n", t->alg, t->variants[i], atomic_long_read(&t->calls[i]));
-	}
 	mutex_unlock(&kgen_traces_lock);
-	return 0;
+	return register_reboot_notifier(&kgen_reboot_nb);
 }
 late_initcall_sync(kgen_trace_report);
 #endif

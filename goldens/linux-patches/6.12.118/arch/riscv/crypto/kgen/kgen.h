@@ -17,6 +17,7 @@
 #include <linux/atomic.h>
 #include <linux/crypto.h>
 #include <linux/list.h>
+#include <linux/sizes.h>
 #include <linux/types.h>
 
 /* mvendorid of T-Head (JEDEC bank 12, 0x37). */
@@ -49,7 +50,8 @@ struct kgen_trace {
 	const char *const *variants;
 	int n;
 	atomic_long_t *calls;
-	/* Algorithm and driver names whose look-up runs their self-tests, NULL-terminated. */
+	/* Algorithm and driver names whose look-up runs their self-tests, NULL-terminated
+	 * (or NULL). */
 	const char *const *checks;
 	struct list_head list;
 };

@@ -14,14 +14,14 @@
 #include <linux/unaligned.h>
 #include "kgen.h"
 
-static const char *const kgen_poly1305_checks[] = { "poly1305", "rfc7539(chacha20,poly1305)", "rfc7539esp(chacha20,poly1305)", NULL };
-
 asmlinkage void poly1305_block_init_32_c906(void *state, const u8 *raw_key);
 asmlinkage void poly1305_blocks_32_c906(void *state, const u8 *src, u32 len, u32 hibit);
 asmlinkage void poly1305_emit_32_c906(const void *state, u8 *digest, const u32 *nonce);
 asmlinkage void poly1305_block_init_32_rv64gc(void *state, const u8 *raw_key);
 asmlinkage void poly1305_blocks_32_rv64gc(void *state, const u8 *src, u32 len, u32 hibit);
 asmlinkage void poly1305_emit_32_rv64gc(const void *state, u8 *digest, const u32 *nonce);
+
+static const char *const kgen_poly1305_checks[] = { "poly1305", "rfc7539(chacha20,poly1305)", "rfc7539esp(chacha20,poly1305)", NULL };
 
 /* The variants, in the order the CPU is asked for them. */
 static const char *const kgen_poly1305_variants[] = { "32-c906", "32-rv64gc" };
@@ -102,7 +102,7 @@ static struct kgen_trace kgen_poly1305_trace = {
 	.checks = kgen_poly1305_checks,
 };
 
-/* Chooses the variant, names the drivers after it and prints the choice. */
+/* Chooses the variant and prints the choice. */
 static void __init kgen_poly1305_choose(void)
 {
 	kgen_poly1305_variant = kgen_poly1305_pick(false);

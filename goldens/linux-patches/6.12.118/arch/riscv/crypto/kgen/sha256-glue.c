@@ -15,11 +15,11 @@
 /* Not in this kernel's headers: the layout kgen's code reads. */
 struct sha256_block_state { u32 h[8]; };
 
-static const char *const kgen_sha256_checks[] = { "sha224", "sha256", NULL };
-
 asmlinkage void sha256_blocks_c906(struct sha256_block_state *state, const u8 *data, size_t nblocks);
 asmlinkage void sha256_blocks_rv64gc_zbb(struct sha256_block_state *state, const u8 *data, size_t nblocks);
 asmlinkage void sha256_blocks_rv64gc(struct sha256_block_state *state, const u8 *data, size_t nblocks);
+
+static const char *const kgen_sha256_checks[] = { "sha224", "sha256", NULL };
 
 /* The variants, in the order the CPU is asked for them. */
 static const char *const kgen_sha256_variants[] = { "c906", "rv64gc-zbb", "rv64gc" };
@@ -73,7 +73,7 @@ static struct kgen_trace kgen_sha256_trace = {
 	.checks = kgen_sha256_checks,
 };
 
-/* Chooses the variant, names the drivers after it and prints the choice. */
+/* Chooses the variant and prints the choice. */
 static void __init kgen_sha256_choose(void)
 {
 	kgen_sha256_variant = kgen_sha256_pick(false);

@@ -15,11 +15,11 @@
 /* Not in this kernel's headers: the layout kgen's code reads. */
 struct sha512_block_state { u64 h[8]; };
 
-static const char *const kgen_sha512_checks[] = { "sha384", "sha512", NULL };
-
 asmlinkage void sha512_blocks_c906(struct sha512_block_state *state, const u8 *data, size_t nblocks);
 asmlinkage void sha512_blocks_rv64gc_zbb(struct sha512_block_state *state, const u8 *data, size_t nblocks);
 asmlinkage void sha512_blocks_rv64gc(struct sha512_block_state *state, const u8 *data, size_t nblocks);
+
+static const char *const kgen_sha512_checks[] = { "sha384", "sha512", NULL };
 
 /* The variants, in the order the CPU is asked for them. */
 static const char *const kgen_sha512_variants[] = { "c906", "rv64gc-zbb", "rv64gc" };
@@ -73,7 +73,7 @@ static struct kgen_trace kgen_sha512_trace = {
 	.checks = kgen_sha512_checks,
 };
 
-/* Chooses the variant, names the drivers after it and prints the choice. */
+/* Chooses the variant and prints the choice. */
 static void __init kgen_sha512_choose(void)
 {
 	kgen_sha512_variant = kgen_sha512_pick(false);
