@@ -172,6 +172,16 @@ for lv in "6.12 6.12.118-1~deb12u1 bookworm-security" "7.3 7.3.4-1~bpo13+1 trixi
   [ -f "$dir/linux-source-$1/Makefile" ] || tar xJf "$dir/linux-source-$1.tar.xz" -C "$dir"
 done
 echo "linux:         $(cd "$tc" && ls -d linux-[0-9]* | tr '\n' ' ')"
+# Linux 7.3's CRYPTOGAMS Poly1305 (the kernel's default on riscv), as its Makefile generates
+# it, for `kgen bench --asm` (without the banner string at the end of .text, which kgen's
+# assembler does not take). Only the generated output is used; nothing is copied into kgen.
+la=$tc/linux-asm
+if [ ! -f "$la/poly1305-riscv-cryptogams.S" ]; then
+  mkdir -p "$la"
+  perl "$tc/linux-7.3.4/linux-source-7.3/lib/crypto/riscv/poly1305-riscv.pl" 64 "$la/poly1305-core.S"
+  grep -v '^\.string' "$la/poly1305-core.S" > "$la/poly1305-riscv-cryptogams.S"
+  rm "$la/poly1305-core.S"
+fi
 # --- Rust for riscv64 (trixie's rustc/cargo and riscv64 std), private ------------
 "$repo/scripts/rust-riscv64.sh" "$tc/rust-riscv64" | grep -E '^rust-riscv64: (rustc|already)|ready'
 
