@@ -182,6 +182,55 @@ if [ ! -f "$la/poly1305-riscv-cryptogams.S" ]; then
   grep -v '^\.string' "$la/poly1305-core.S" > "$la/poly1305-riscv-cryptogams.S"
   rm "$la/poly1305-core.S"
 fi
+# Linux 6.12's generic C (ChaCha, Poly1305, SHA-256, SHA-512) and its riscv memcpy/memset as
+# the kernel compiles them (-O2, rv64imac), for `kgen bench --asm`. Removed: the export-symbol
+# tables (#APP blocks) and the memcpy/memset aliases kgen's assembler does not evaluate.
+lg=$la/generic
+if [ ! -f "$lg/memset.s" ]; then
+  lsrc=$tc/linux-6.12.118/linux-source-6.12
+  ko=$la/build
+  k="make -C $lsrc O=$ko ARCH=riscv CROSS_COMPILE=riscv64-linux-gnu- -s"
+  $k tinyconfig >/dev/null
+  "$lsrc/scripts/config" --file "$ko/.config" -d CC_OPTIMIZE_FOR_SIZE -e CC_OPTIMIZE_FOR_PERFORMANCE
+  $k olddefconfig >/dev/null
+  $k -j"$(nproc)" prepare >/dev/null 2>&1
+  $k lib/crypto/chacha.s lib/crypto/sha256.s lib/crypto/poly1305-donna64.s crypto/sha512_generic.s arch/riscv/lib/memcpy.s arch/riscv/lib/memset.s
+  mkdir -p "$lg"
+  for f in lib/crypto/chacha lib/crypto/sha256 lib/crypto/poly1305-donna64 crypto/sha512_generic; do
+    sed '/^#APP/,/^#NO_APP/d' "$ko/$f.s" > "$lg/$(basename "$f").s"
+  done
+  grep -v "^\.type __memcpy STT_FUNC\|^\.weak memcpy\|^\.globl __pi_" "$ko/arch/riscv/lib/memcpy.s" | sed "s/__memcpy/memcpy/g; s/^\(\s*\)move /\1mv /" > "$lg/memcpy.s"
+  # The kernel's memset jumps into an unrolled loop through a computed address, which kgen's
+  # assembler does not take; this stand-in stores doublewords as it does for aligned buffers.
+  cat > "$lg/memset.s" <<'EOS'
+	.text
+	.globl	memset
+memset:
+	mv	t0, a0
+	andi	a1, a1, 0xff
+	slli	t1, a1, 8
+	or	a1, a1, t1
+	slli	t1, a1, 16
+	or	a1, a1, t1
+	slli	t1, a1, 32
+	or	a1, a1, t1
+	beqz	a2, 3f
+	or	t1, a0, a2
+	andi	t1, t1, 7
+	bnez	t1, 2f
+1:	sd	a1, 0(t0)
+	addi	t0, t0, 8
+	addi	a2, a2, -8
+	bnez	a2, 1b
+	ret
+2:	sb	a1, 0(t0)
+	addi	t0, t0, 1
+	addi	a2, a2, -1
+	bnez	a2, 2b
+3:	ret
+EOS
+  rm -rf "$ko"
+fi
 # --- Rust for riscv64 (trixie's rustc/cargo and riscv64 std), private ------------
 "$repo/scripts/rust-riscv64.sh" "$tc/rust-riscv64" | grep -E '^rust-riscv64: (rustc|already)|ready'
 

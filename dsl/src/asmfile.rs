@@ -286,7 +286,8 @@ struct Pending {
 
 impl State<'_> {
     fn in_text(&self) -> bool {
-        self.section == ".text" || self.section.starts_with(".text.")
+        // `.text`, `.text.*`, and the Linux kernel's `.init.text` / `.exit.text`.
+        self.section == ".text" || self.section.starts_with(".text.") || self.section.ends_with(".text")
     }
     /// A label name as this file sees it: `.L*` names are local to their file.
     fn scoped(&self, name: &str) -> String {
@@ -909,7 +910,7 @@ fn directive(st: &mut State, d: &str, rest: &str, line: usize) -> Result<(), Asm
             st.section = d.to_string();
         }
         ".section" => {
-            st.section = args.first().copied().unwrap_or("").to_string();
+            st.section = args.first().copied().unwrap_or("").trim_matches('"').to_string();
         }
         ".globl" | ".global" | ".weak" => st.globals.extend(args.iter().map(|a| a.to_string())),
         ".comm" | ".lcomm" => {

@@ -434,8 +434,7 @@ fn dispatch(f: &Filled, layout: Layout) -> String {
     }
     let _ = writeln!(
         s,
-        "static struct kgen_trace kgen_{alg}_trace = {{\n\t.alg = \"{alg}\",\n\t.variants = kgen_{alg}_variants,\n\t.n = {n},\n\t.calls = kgen_{alg}_calls,\n\t.checks = {},\n}};\n",
-        format!("kgen_{alg}_checks")
+        "static struct kgen_trace kgen_{alg}_trace = {{\n\t.alg = \"{alg}\",\n\t.variants = kgen_{alg}_variants,\n\t.n = {n},\n\t.calls = kgen_{alg}_calls,\n\t.checks = kgen_{alg}_checks,\n}};\n"
     );
     let _ = writeln!(
         s,
