@@ -5,7 +5,8 @@
 # test binary (`./scripts/test.sh --nocapture`).
 #
 # Slow builds are cached by their inputs outside the checkout: the C906 RTL model
-# (~/.cache/c906rtl), OpenSSL (~/.cache/kgen-openssl), RTL results (~/.cache/kgen-rtl).
+# (~/.cache/c906rtl), OpenSSL (~/.cache/kgen-openssl), RTL results (~/.cache/kgen-rtl),
+# Linux kernels (~/.cache/kgen-linux).
 # OpenSSL's suites run on the data files and recipes of what kgen replaces; the full set:
 #   KGEN_OPENSSL_FULL=1 cargo test --release --test openssl
 set -euo pipefail
