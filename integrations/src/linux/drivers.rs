@@ -17,7 +17,7 @@ pub(super) fn glue(base: &Base, f: &Filled) -> Result<String, String> {
         s.push_str(&dispatch(f, super::Layout::Drivers));
     s.push('\n');
     let body = match f.hook.slot {
-        LinuxSlot::ChaCha20 => CHACHA_GLUE.to_string(),
+        LinuxSlot::ChaCha20 => CHACHA_GLUE.replace("@CRYPT_BODY@", &super::chacha_crypt_body("state")),
         LinuxSlot::Poly1305 { state_bytes } => POLY1305_GLUE.replace("@STATE_BYTES@", &state_bytes.to_string()),
         LinuxSlot::Ghash { table_bytes } => GHASH_GLUE.replace("@TABLE_BYTES@", &table_bytes.to_string()),
         LinuxSlot::Sha2 { bits } => sha2_glue(bits, f.hook.entries[0]),
@@ -61,28 +61,7 @@ const CHACHA_GLUE: &str = r#"/*
  * block on the stack, wiped after.
  */
 void chacha_crypt_arch(u32 *state, u8 *dst, const u8 *src, unsigned int bytes, int nrounds)
-{
-	size_t blocks = bytes / CHACHA_BLOCK_SIZE;
-	unsigned int tail = bytes % CHACHA_BLOCK_SIZE;
-
-	while (blocks) {
-		size_t n = min_t(size_t, blocks, SZ_4K / CHACHA_BLOCK_SIZE);
-
-		kgen_chacha(state, src, dst, n, nrounds);
-		src += n * CHACHA_BLOCK_SIZE;
-		dst += n * CHACHA_BLOCK_SIZE;
-		blocks -= n;
-	}
-	if (tail) {
-		u8 buf[CHACHA_BLOCK_SIZE] = {};
-
-		memcpy(buf, src, tail);
-		kgen_chacha(state, buf, buf, 1, nrounds);
-		memcpy(dst, buf, tail);
-		memzero_explicit(buf, sizeof(buf));
-	}
-}
-EXPORT_SYMBOL(chacha_crypt_arch);
+@CRYPT_BODY@EXPORT_SYMBOL(chacha_crypt_arch);
 
 void hchacha_block_arch(const u32 *state, u32 *stream, int nrounds)
 {

@@ -38,7 +38,7 @@ pub(super) fn header(base: &Base, f: &Filled) -> Result<String, String> {
     let guard = format!("_LIB_CRYPTO_RISCV_KGEN_{}_H", alg.to_uppercase());
     let what = format!("{alg} on kgen's {} kernel ({}): {}.", f.kernel.name, f.vars.iter().map(|v| v.name).collect::<Vec<_>>().join(", "), doc(f.hook.slot));
     let (bridge, off) = match f.hook.slot {
-        LinuxSlot::ChaCha20 => (CHACHA.to_string(), "#define kgen_chacha_crypt chacha_crypt_generic\n#define kgen_chacha20_choose() do { } while (0)\n"),
+        LinuxSlot::ChaCha20 => (CHACHA.replace("@CRYPT_BODY@", &super::chacha_crypt_body("state->x")), "#define kgen_chacha_crypt chacha_crypt_generic\n#define kgen_chacha20_choose() do { } while (0)\n"),
         LinuxSlot::Poly1305 { state_bytes } => (POLY1305.replace("@STATE_BYTES@", &state_bytes.to_string()), ""),
         LinuxSlot::Ghash { table_bytes } => (
             GHASH.replace("@TABLE_BYTES@", &table_bytes.to_string()),
@@ -73,28 +73,7 @@ const CHACHA: &str = r#"/*
  * with preemption off); the last partial block through a block on the stack, wiped after.
  */
 static void kgen_chacha_crypt(struct chacha_state *state, u8 *dst, const u8 *src, unsigned int bytes, int nrounds)
-{
-	size_t blocks = bytes / CHACHA_BLOCK_SIZE;
-	unsigned int tail = bytes % CHACHA_BLOCK_SIZE;
-
-	while (blocks) {
-		size_t n = min_t(size_t, blocks, SZ_4K / CHACHA_BLOCK_SIZE);
-
-		kgen_chacha(state->x, src, dst, n, nrounds);
-		src += n * CHACHA_BLOCK_SIZE;
-		dst += n * CHACHA_BLOCK_SIZE;
-		blocks -= n;
-	}
-	if (tail) {
-		u8 buf[CHACHA_BLOCK_SIZE] = {};
-
-		memcpy(buf, src, tail);
-		kgen_chacha(state->x, buf, buf, 1, nrounds);
-		memcpy(dst, buf, tail);
-		memzero_explicit(buf, sizeof(buf));
-	}
-}
-"#;
+@CRYPT_BODY@"#;
 
 const POLY1305: &str = r#"/* kgen's state is the block state: at most @STATE_BYTES@ bytes from h, 8-byte aligned. */
 static_assert(sizeof(struct poly1305_block_state) >= @STATE_BYTES@);

@@ -16,10 +16,10 @@
 //!    chosen at boot, vector code between `kernel_vector_begin()`/`end()` or, where SIMD is
 //!    not usable, the first scalar variant the CPU has) and what the slot asks of the base.
 //!
-//! The two bases take kgen's code differently ([`Layout`]): 6.12 ([`drivers`]) under
+//! The two bases take kgen's code differently ([`Layout`]): 6.12 (`drivers.rs`) under
 //! `arch/riscv/crypto/kgen/`, filling the library hooks it has and registering crypto API
 //! drivers named `<algorithm>-kgen-<variant>` with priority 200 (above the generic C, below
-//! the Zvk* drivers); 7.x ([`library`]) under `lib/crypto/riscv/kgen/`, as what the
+//! the Zvk* drivers); 7.x (`library.rs`) under `lib/crypto/riscv/kgen/`, as what the
 //! library's riscv code runs where upstream's Zvk* code does not. At boot each algorithm
 //! prints the variant it chose (`kgen: chacha20: c906-novector`).
 
@@ -772,6 +772,37 @@ fn fragments(fs: &[&Filled], layout: Layout) -> (String, String) {
     }
     (on, test)
 }
+
+/// The body of both bases' ChaCha over any length, on kgen's whole-block dispatcher
+/// (`kgen_chacha`) and the 16 state words at `state`: whole blocks straight from the
+/// caller's buffers in pieces of 4 KiB, the last partial block through a block on the
+/// stack, wiped after.
+fn chacha_crypt_body(state: &str) -> String {
+    CHACHA_CRYPT_BODY.replace("@STATE@", state)
+}
+
+const CHACHA_CRYPT_BODY: &str = r#"{
+	size_t blocks = bytes / CHACHA_BLOCK_SIZE;
+	unsigned int tail = bytes % CHACHA_BLOCK_SIZE;
+
+	while (blocks) {
+		size_t n = min_t(size_t, blocks, SZ_4K / CHACHA_BLOCK_SIZE);
+
+		kgen_chacha(@STATE@, src, dst, n, nrounds);
+		src += n * CHACHA_BLOCK_SIZE;
+		dst += n * CHACHA_BLOCK_SIZE;
+		blocks -= n;
+	}
+	if (tail) {
+		u8 buf[CHACHA_BLOCK_SIZE] = {};
+
+		memcpy(buf, src, tail);
+		kgen_chacha(@STATE@, buf, buf, 1, nrounds);
+		memcpy(dst, buf, tail);
+		memzero_explicit(buf, sizeof(buf));
+	}
+}
+"#;
 
 /// The `.S` file of a variant.
 fn s_file(base: &str, v: &Var) -> Result<String, String> {
