@@ -41,7 +41,7 @@ case $base in
   6.12.118) src=$tc/linux-6.12.118/linux-source-6.12; kgen_dir=arch/riscv/crypto/kgen; suites= ;;
   7.3.4) src=$tc/linux-7.3.4/linux-source-7.3; kgen_dir=lib/crypto/riscv/kgen
          # The KUnit suites of each algorithm (lib/crypto/tests).
-         suites="chacha20:chacha20poly1305 poly1305:poly1305 ghash:ghash ghash:aes_gcm sha256:sha224 sha256:sha256 sha512:sha384 sha512:sha512" ;;
+         suites="chacha20:chacha20poly1305 poly1305:poly1305 ghash:ghash ghash:aes_gcm aes:aes_gcm aes:aes_cbc_macs aes:aes_ccm sha256:sha224 sha256:sha256 sha512:sha384 sha512:sha512" ;;
   *) echo "linux-check: unknown --base '$base' (known: 6.12.118, 7.3.4)" >&2; exit 2 ;;
 esac
 [ -f "$src/Makefile" ] || { echo "linux-check: no Linux $base sources at $src (run scripts/setup-toolchain.sh)" >&2; exit 2; }

@@ -683,15 +683,17 @@ int main(void) {
     struct crypto_aes_ctx ctx;
     unhex(kh, key); unhex(ph, pt); unhex(ih, iv);
     if (EXPANDKEY(&ctx, key, len)) { printf("expandkey failed\n"); return 1; }
+    if (ctx.key_length != len) { printf("key_length %u\n", ctx.key_length); return 1; }
+    unsigned long enc = (unsigned long)ctx.key_enc, dec = (unsigned long)ctx.key_dec, nr = 6 + len / 4;
     memcpy(buf + 1, pt, 16);                 /* unaligned input */
-    canary_call6((canary_fn)ENCRYPT, (unsigned long)&ctx, (unsigned long)(buf + 19), (unsigned long)(buf + 1), 0, 0, 0);
+    canary_call6((canary_fn)ENCRYPT, enc, nr, (unsigned long)(buf + 19), (unsigned long)(buf + 1), 0, 0);
     memcpy(ct, buf + 19, 16);
-    canary_call6((canary_fn)DECRYPT, (unsigned long)&ctx, (unsigned long)dt, (unsigned long)ct, 0, 0, 0);
+    canary_call6((canary_fn)DECRYPT, dec, nr, (unsigned long)dt, (unsigned long)ct, 0, 0);
     for (unsigned i = 0; i < 16 * nblocks; i++) data[i + 1] = (unsigned char)(i * 7 + len);
-    canary_call6((canary_fn)CTR32, (unsigned long)&ctx, (unsigned long)(out + 1), (unsigned long)(data + 1), nblocks, (unsigned long)iv, 0);
+    canary_call6((canary_fn)CTR32, enc, nr, (unsigned long)(out + 1), (unsigned long)(data + 1), nblocks, (unsigned long)iv);
     unsigned char ecb[16 * 20 + 1], back[16 * 20];
-    canary_call6((canary_fn)ECB_ENCRYPT, (unsigned long)&ctx, (unsigned long)(ecb + 1), (unsigned long)(data + 1), nblocks, 0, 0);
-    canary_call6((canary_fn)ECB_DECRYPT, (unsigned long)&ctx, (unsigned long)back, (unsigned long)(ecb + 1), nblocks, 0, 0);
+    canary_call6((canary_fn)ECB_ENCRYPT, enc, nr, (unsigned long)(ecb + 1), (unsigned long)(data + 1), nblocks, 0);
+    canary_call6((canary_fn)ECB_DECRYPT, dec, nr, (unsigned long)back, (unsigned long)(ecb + 1), nblocks, 0);
     if (memcmp(back, data + 1, 16 * nblocks)) { printf("ecb round trip failed\n"); return 1; }
     for (unsigned i = 0; i < 16 * nblocks; i++) printf("%02x", ecb[i + 1]);
     printf(" ");

@@ -16,12 +16,13 @@
 //! 0, -1 for a NULL pointer, -2 for a key size other than 128/192/256. `in`, `out`,
 //! `userKey` and `ivec` may be unaligned and `in == out` is allowed.
 //!
-//! For Linux the same code works on lib/crypto's `struct crypto_aes_ctx`, whose `key_enc`
-//! and `key_dec` are laid out as `AES_KEY`'s schedules and whose `key_length` (bytes, at
-//! 480) gives the round count: `aes_ct_expandkey_<variant>(ctx, in_key, key_len)` (0 or
-//! -EINVAL), `aes_ct_encrypt_<variant>(ctx, out, in)`, `aes_ct_decrypt_<variant>(ctx, out,
-//! in)`, `aes_ct_ctr32_<variant>(ctx, out, in, nblocks, iv)` and
-//! `aes_ct_ecb_encrypt/decrypt_<variant>(ctx, out, in, nblocks)` (four blocks a pass).
+//! For Linux the same code takes round keys as lib/crypto's generic AES does (the words of
+//! `AES_KEY`'s schedules, and the round count): `aes_ct_encrypt_<variant>(rk, nrounds, out,
+//! in)`, `aes_ct_decrypt_<variant>(inv_rk, nrounds, out, in)` (the equivalent inverse
+//! cipher's keys), `aes_ct_ctr32_<variant>(rk, nrounds, out, in, nblocks, iv)` and
+//! `aes_ct_ecb_encrypt/decrypt_<variant>(rk, nrounds, out, in, nblocks)` (four blocks a
+//! pass); `aes_ct_expandkey_<variant>(ctx, in_key, key_len)` (0 or -EINVAL) fills a
+//! `struct crypto_aes_ctx` (`key_enc`, `key_dec`, `key_length`).
 //!
 //! The cipher: the state of four blocks is eight 64-bit words, word `p` holding bit `p` of
 //! every byte (row `r`, column `c`, block `j` at bit `16r + 4c + j`). SubBytes is Boyar and
@@ -191,15 +192,13 @@ const CRYPTO_AES_CTX: Elem =
     Elem::Named { name: "struct crypto_aes_ctx", align: 4, def: "struct crypto_aes_ctx { u32 key_enc[60]; u32 key_dec[60]; u32 key_length; }" };
 /// `key_length`, from which the round count follows.
 const KEY_LENGTH_PUBLIC: &[(i64, i64)] = &[(480, 484)];
-/// The context as the cipher functions read it.
-const CTX_IN: Param = Param::ptr("ctx", CRYPTO_AES_CTX, In, true).public(KEY_LENGTH_PUBLIC);
-const LINUX_BLOCK_PARAMS: &[Param] = &[
-    CTX_IN,
-    Param::ptr("out", Elem::U8, Out, false),
-    Param::ptr("in", Elem::U8, In, true),
-];
-/// `void aes_ct_encrypt_<variant>(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in)`
-/// (Linux: lib/crypto's `aes_encrypt`).
+/// The round keys the Linux cipher forms take, as lib/crypto's generic AES does (`rndkeys`,
+/// `nrounds`): `crypto_aes_ctx`'s `key_enc` or `key_dec` on 6.x, `aes_enckey`'s `k.rndkeys`
+/// or `aes_key`'s `inv_k.inv_rndkeys` on 7.x; `nrounds` (10, 12 or 14) is public.
+const LINUX_KEY_PARAMS: [Param; 2] = [Param::ptr("rk", Elem::U32, In, true).array(60), Param::val("nrounds", Ty::I32, false)];
+const LINUX_BLOCK_PARAMS: &[Param] = &[LINUX_KEY_PARAMS[0], LINUX_KEY_PARAMS[1], Param::ptr("out", Elem::U8, Out, false), Param::ptr("in", Elem::U8, In, true)];
+/// `void aes_ct_encrypt_<variant>(const u32 *rk, int nrounds, u8 *out, const u8 *in)`
+/// (Linux: lib/crypto's `aes_encrypt_generic`).
 pub const LINUX_ENCRYPT: Entry = Entry {
     kernel: "aes-ct",
     prefix: "aes_ct_encrypt_",
@@ -208,11 +207,12 @@ pub const LINUX_ENCRYPT: Entry = Entry {
     abis: &[Abi::Linux],
     params: LINUX_BLOCK_PARAMS,
     ret: Ret::Void,
-    summary: "AES block encryption with ctx->key_enc, constant time (fixsliced)",
+    summary: "AES block encryption with the standard round keys rk (nrounds rounds), constant time (fixsliced)",
 };
-/// `void aes_ct_decrypt_<variant>(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in)`
-/// (Linux: lib/crypto's `aes_decrypt`).
-pub const LINUX_DECRYPT: Entry = Entry { prefix: "aes_ct_decrypt_", summary: "AES block decryption with ctx->key_dec, constant time (fixsliced)", ..LINUX_ENCRYPT };
+/// `void aes_ct_decrypt_<variant>(const u32 *rk, int nrounds, u8 *out, const u8 *in)`, rk
+/// the equivalent inverse cipher's round keys (Linux: lib/crypto's `aes_decrypt_generic`).
+pub const LINUX_DECRYPT: Entry =
+    Entry { prefix: "aes_ct_decrypt_", summary: "AES block decryption with the equivalent inverse cipher's round keys rk (nrounds rounds), constant time (fixsliced)", ..LINUX_ENCRYPT };
 /// `int aes_ct_expandkey_<variant>(struct crypto_aes_ctx *ctx, const u8 *in_key, unsigned
 /// int key_len)` (Linux: lib/crypto's `aes_expandkey`).
 pub const LINUX_EXPANDKEY: Entry = Entry {
@@ -229,8 +229,8 @@ pub const LINUX_EXPANDKEY: Entry = Entry {
     ret: Ret::Int,
     summary: "AES key expansion into key_enc, key_dec and key_length, constant time: 0, or -EINVAL (-22) for a key length other than 16, 24 or 32 bytes",
 };
-/// `void aes_ct_ctr32_<variant>(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in,
-/// size_t nblocks, const u8 iv[16])`: counter mode over whole blocks.
+/// `void aes_ct_ctr32_<variant>(const u32 *rk, int nrounds, u8 *out, const u8 *in, size_t
+/// nblocks, const u8 iv[16])`: counter mode over whole blocks.
 pub const LINUX_CTR32: Entry = Entry {
     kernel: "aes-ct",
     prefix: "aes_ct_ctr32_",
@@ -238,36 +238,35 @@ pub const LINUX_CTR32: Entry = Entry {
     alias: None,
     abis: &[Abi::Linux],
     params: &[
-        CTX_IN,
+        LINUX_KEY_PARAMS[0],
+        LINUX_KEY_PARAMS[1],
         Param::ptr("out", Elem::U8, Out, false),
         Param::ptr("in", Elem::U8, In, true),
         Param::val("nblocks", Ty::Size, false),
         Param::ptr("iv", Elem::U8, In, false).array(16),
     ],
     ret: Ret::Void,
-    summary: "AES counter mode with ctx->key_enc, constant time: out = in ^ E(iv), the big-endian 32-bit counter in iv[12..16] incremented (mod 2^32) per block; iv is not written back (the caller carries into iv[0..12])",
+    summary: "AES counter mode with the standard round keys rk, constant time: out = in ^ E(iv), the big-endian 32-bit counter in iv[12..16] incremented (mod 2^32) per block; iv is not written back (the caller carries into iv[0..12])",
 };
-/// `void aes_ct_ecb_encrypt_<variant>(const struct crypto_aes_ctx *ctx, u8 *out, const u8
-/// *in, size_t nblocks)`: ECB over whole blocks.
+/// `void aes_ct_ecb_encrypt_<variant>(const u32 *rk, int nrounds, u8 *out, const u8 *in,
+/// size_t nblocks)`: ECB over whole blocks.
 pub const LINUX_ECB_ENCRYPT: Entry = Entry {
     kernel: "aes-ct",
     prefix: "aes_ct_ecb_encrypt_",
     suffix: "",
     alias: None,
     abis: &[Abi::Linux],
-    params: &[
-        CTX_IN,
-        Param::ptr("out", Elem::U8, Out, false),
-        Param::ptr("in", Elem::U8, In, true),
-        Param::val("nblocks", Ty::Size, false),
-    ],
+    params: &[LINUX_KEY_PARAMS[0], LINUX_KEY_PARAMS[1], Param::ptr("out", Elem::U8, Out, false), Param::ptr("in", Elem::U8, In, true), Param::val("nblocks", Ty::Size, false)],
     ret: Ret::Void,
-    summary: "AES-ECB encryption of nblocks whole blocks with ctx->key_enc, constant time (fixsliced, four blocks a pass)",
+    summary: "AES-ECB encryption of nblocks whole blocks with the standard round keys rk, constant time (fixsliced, four blocks a pass)",
 };
-/// `void aes_ct_ecb_decrypt_<variant>(const struct crypto_aes_ctx *ctx, u8 *out, const u8
-/// *in, size_t nblocks)`.
-pub const LINUX_ECB_DECRYPT: Entry =
-    Entry { prefix: "aes_ct_ecb_decrypt_", summary: "AES-ECB decryption of nblocks whole blocks with ctx->key_dec, constant time (fixsliced, four blocks a pass)", ..LINUX_ECB_ENCRYPT };
+/// `void aes_ct_ecb_decrypt_<variant>(const u32 *rk, int nrounds, u8 *out, const u8 *in,
+/// size_t nblocks)`, rk the equivalent inverse cipher's round keys.
+pub const LINUX_ECB_DECRYPT: Entry = Entry {
+    prefix: "aes_ct_ecb_decrypt_",
+    summary: "AES-ECB decryption of nblocks whole blocks with the equivalent inverse cipher's round keys rk, constant time (fixsliced, four blocks a pass)",
+    ..LINUX_ECB_ENCRYPT
+};
 /// Every entry point of the kernel.
 pub const ENTRIES: &[&Entry] =
     &[&ENCRYPT, &DECRYPT, &SET_ENCRYPT_KEY, &SET_DECRYPT_KEY, &CTR32, &LINUX_ENCRYPT, &LINUX_DECRYPT, &LINUX_EXPANDKEY, &LINUX_CTR32, &LINUX_ECB_ENCRYPT, &LINUX_ECB_DECRYPT];
@@ -292,7 +291,7 @@ pub const KERNEL: Kernel = Kernel {
         }),
         Hook::Linux(Linux {
             slot: LinuxSlot::Aes,
-            variants: &["c906-novector", "rv64gcv", "rv64gc-zbb", "rv64gc"],
+            variants: &["c906", "c906-novector", "rv64gcv", "rv64gc-zbb", "rv64gc"],
             entries: &[&LINUX_EXPANDKEY, &LINUX_ENCRYPT, &LINUX_DECRYPT, &LINUX_CTR32, &LINUX_ECB_ENCRYPT, &LINUX_ECB_DECRYPT],
         }),
     ],
@@ -606,28 +605,19 @@ fn merged(f: &mut Func, side: Option<&vector::VSide>, seg: Seg, scalar: impl FnO
     }
 }
 
-/// `rounds` = `ctx->key_length` / 4 + 6 (Linux's `struct crypto_aes_ctx`).
-fn linux_rounds(f: &mut Func, ctx: Reg, rounds: Reg) {
-    kasm!(f, lwu {rounds}, 480({ctx}); srli {rounds}, {rounds}, 2; addi {rounds}, {rounds}, 6;);
-}
-
 /// `AES_encrypt` / `AES_decrypt`: the block in all four lanes; each round key bitsliced
 /// from the `AES_KEY` where its round adds it.
 fn block_fn(e: &'static Entry, variant: &str, t: &Target, abi: Abi, inverse: bool) -> Func {
     let mut f = Func::entry(e, variant, t, abi);
-    let rounds = f.xreg("rounds");
-    f.public(rounds);
-    let (inp, out, key) = if abi == Abi::Linux {
-        let [ctx, out, inp] = f.params();
-        let key = f.xreg("key");
-        let off = if inverse { 240 } else { 0 };
-        kasm!(f, addi {key}, {ctx}, {off};);
-        linux_rounds(&mut f, ctx, rounds);
-        (inp, out, key)
+    let (inp, out, key, rounds) = if abi == Abi::Linux {
+        let [key, rounds, out, inp] = f.params();
+        (inp, out, key, rounds)
     } else {
         let [inp, out, key] = f.params();
+        let rounds = f.xreg("rounds");
+        f.public(rounds);
         kasm!(f, lw {rounds}, 240({key}););
-        (inp, out, key)
+        (inp, out, key, rounds)
     };
     if let Some(d) = t.vdialect() {
         if inverse {
@@ -717,14 +707,11 @@ fn cipher4(f: &mut Func, rot: Rot, masks: Masks, key: Reg, rounds: Reg, packed: 
 /// to three repeats its first block in the lanes left over and stores only its own).
 fn ecb_fn(e: &'static Entry, variant: &str, t: &Target, inverse: bool) -> Func {
     let mut f = Func::entry(e, variant, t, Abi::Linux);
-    let [ctx, out, inp, nblocks] = f.params();
-    let [rounds, key, p, c] = [f.xreg("rounds"), f.xreg("key"), f.xreg("p"), f.xreg("c")];
-    for r in [rounds, key, p, c] {
+    let [key, rounds, out, inp, nblocks] = f.params();
+    let [p, c] = [f.xreg("p"), f.xreg("c")];
+    for r in [p, c] {
         f.public(r);
     }
-    let off = if inverse { 240 } else { 0 };
-    kasm!(f, addi {key}, {ctx}, {off};);
-    linux_rounds(&mut f, ctx, rounds);
     kasm!(f, bnez {nblocks}, start; j done; start:);
     let masks = masks_in_frame(&mut f, variant);
     let rot = rot_of(t);
@@ -842,25 +829,32 @@ fn counter_planes(w: &mut Em, g: [Reg; 4]) -> [Reg; 8] {
 }
 
 /// Counter mode's function for `abi` and its parameters in the OpenSSL form's order: in,
-/// out, blocks, the key (Linux: the context, whose `key_enc` is at 0), ivec.
-fn ctr32_entry(variant: &str, t: &Target, abi: Abi) -> (Func, [Reg; 5]) {
+/// out, blocks, the key (Linux: the round keys), ivec; and Linux's `nrounds`.
+fn ctr32_entry(variant: &str, t: &Target, abi: Abi) -> (Func, [Reg; 5], Option<Reg>) {
     let linux = abi == Abi::Linux;
     let mut f = Func::entry(if linux { &LINUX_CTR32 } else { &CTR32 }, variant, t, abi);
-    let p = if linux {
-        let [ctx, out, inp, blocks, iv] = f.params();
-        [inp, out, blocks, ctx, iv]
+    if linux {
+        let [rk, nrounds, out, inp, blocks, iv] = f.params();
+        (f, [inp, out, blocks, rk, iv], Some(nrounds))
     } else {
-        f.params()
-    };
-    (f, p)
+        let p = f.params();
+        (f, p, None)
+    }
+}
+
+/// `rounds` from the key: Linux's `nrounds` argument, or `AES_KEY`'s `rounds` at 240.
+fn load_rounds(f: &mut Func, key: Reg, nrounds: Option<Reg>, rounds: Reg) {
+    match nrounds {
+        Some(n) => f.mv(rounds, n),
+        None => kasm!(f, lw {rounds}, 240({key});),
+    }
 }
 
 fn ctr32_fn(variant: &str, t: &Target, abi: Abi) -> Func {
     if let Some(d @ VDialect::V1) = t.vdialect() {
         return ctr32_vector_only(variant, t, abi, d);
     }
-    let linux = abi == Abi::Linux;
-    let (mut f, [inp, out, blocks, key, ivec]) = ctr32_entry(variant, t, abi);
+    let (mut f, [inp, out, blocks, key, ivec], nrounds) = ctr32_entry(variant, t, abi);
     let rot = rot_of(t);
     // Round keys 0..=14, and two slots more: the keys are made in a loop of four through a
     // pointer whose range the checks see as up to 0x300 past round 1's.
@@ -871,13 +865,9 @@ fn ctr32_fn(variant: &str, t: &Target, abi: Abi) -> Func {
     }
     let ks = |r: usize, p: usize| StackAt(kbuf, 64 * r as i64 + 8 * p as i64);
     kasm!(f, bnez {blocks}, start; j done; start:);
-    let load_rounds = |f: &mut Func| match linux {
-        true => linux_rounds(f, key, rounds),
-        false => kasm!(f, lw {rounds}, 240({key});),
-    };
     let thead = t.vdialect() == Some(VDialect::Thead);
     if thead {
-        load_rounds(&mut f);
+        load_rounds(&mut f, key, nrounds, rounds);
         f.comment("up to FEW_FIRST blocks: one at a time by nibble lookups (a bitsliced pass computes twelve)");
         let c = f.xreg("c");
         f.public(c);
@@ -885,7 +875,7 @@ fn ctr32_fn(variant: &str, t: &Target, abi: Abi) -> Func {
     }
     let masks = masks_in_frame(&mut f, variant);
     if !thead {
-        load_rounds(&mut f);
+        load_rounds(&mut f, key, nrounds, rounds);
     }
     f.comment("the round keys, bitsliced, into the frame: round r's at 64r. Zeros first (every key's bytes are then written before they are read, which the loop's stores cannot show)");
     for r in 1..=16 {
@@ -1260,18 +1250,13 @@ fn few_blocks(f: &mut Func, d: VDialect, variant: &str, io: [Reg; 5], ivp: Reg, 
 /// by a gather and stored to the frame, the counters (big-endian, ^ round key 0) stored
 /// over every block's last word by a strided store, the blocks loaded back.
 fn ctr32_vector_only(variant: &str, t: &Target, abi: Abi, d: VDialect) -> Func {
-    let linux = abi == Abi::Linux;
-    let (mut f, [inp, out, blocks, key, ivec]) = ctr32_entry(variant, t, abi);
+    let (mut f, [inp, out, blocks, key, ivec], nrounds) = ctr32_entry(variant, t, abi);
     let [rounds, big, vlm, n, m, ctr, k3, nb] = [f.xreg("rounds"), f.xreg("big"), f.xreg("vlmax"), f.xreg("n"), f.xreg("m"), f.xreg("ctr"), f.xreg("k03"), f.xreg("nb")];
     for r in [rounds, big, vlm, n, m, ctr, nb] {
         f.public(r);
     }
     kasm!(f, bnez {blocks}, start; j done; start:);
-    if linux {
-        linux_rounds(&mut f, key, rounds);
-    } else {
-        kasm!(f, lw {rounds}, 240({key}););
-    }
+    load_rounds(&mut f, key, nrounds, rounds);
     let fg = f.vreg("vfin", 8);
     let v = vector::VSide::new(&mut f, d, data_sym(variant, "perms"), vector::Tabs::Data(data_sym(variant, "wide")), 64, fg);
     f.comment("vl = VLMAX from here on (an AVL of 2047 is at least VLMAX at e8, m8 up to VLEN 2047)");
@@ -1684,7 +1669,7 @@ fn expandkey_fn(variant: &str, t: &Target) -> Func {
     f
 }
 
-/// The Linux forms on a `struct crypto_aes_ctx` (AES-128): expandkey once, then one block
+/// The Linux forms on a `struct crypto_aes_ctx`'s keys (AES-128): expandkey once, then one block
 /// each way a call, counter mode and ECB over whole blocks, at each size.
 fn linux_bench(h: &mut dyn kgen_dsl::kernel::Harness, sizes: &[usize]) -> Result<Vec<kgen_dsl::kernel::Measured>, String> {
     use kgen_dsl::kernel::{figure, measured};
@@ -1694,9 +1679,10 @@ fn linux_bench(h: &mut dyn kgen_dsl::kernel::Harness, sizes: &[usize]) -> Result
     let (xname, expand) = h.entry(&LINUX_EXPANDKEY)?;
     let m = measured(h, |h| h.call(expand, &[ctx, key, 16]))?;
     rows.push(figure(format!("{xname}(16)"), 16, m));
-    for e in [&LINUX_ENCRYPT, &LINUX_DECRYPT] {
+    // key_enc at 0, key_dec at 240; AES-128's ten rounds.
+    for (e, rk) in [(&LINUX_ENCRYPT, ctx), (&LINUX_DECRYPT, ctx + 240)] {
         let (name, f) = h.entry(e)?;
-        rows.extend(aes::block_at_a_time(h, &name, f, sizes, &|p| vec![ctx, p, p])?);
+        rows.extend(aes::block_at_a_time(h, &name, f, sizes, &|p| vec![rk, 10, p, p])?);
     }
     let iv = h.buffer(&aes::BENCH_IV, 0, false);
     for e in [&LINUX_CTR32, &LINUX_ECB_ENCRYPT, &LINUX_ECB_DECRYPT] {
@@ -1705,7 +1691,11 @@ fn linux_bench(h: &mut dyn kgen_dsl::kernel::Harness, sizes: &[usize]) -> Result
             let n = n.max(16).next_multiple_of(16);
             let buf = h.buffer(&vec![0x5a; n], 0, true);
             let blocks = (n / 16) as u64;
-            let args = if e.prefix == LINUX_CTR32.prefix { vec![ctx, buf, buf, blocks, iv] } else { vec![ctx, buf, buf, blocks] };
+            let args = match e.prefix {
+                p if p == LINUX_CTR32.prefix => vec![ctx, 10, buf, buf, blocks, iv],
+                p if p == LINUX_ECB_DECRYPT.prefix => vec![ctx + 240, 10, buf, buf, blocks],
+                _ => vec![ctx, 10, buf, buf, blocks],
+            };
             let m = measured(h, |h| h.call(f, &args))?;
             rows.push(figure(&name, n, m));
         }

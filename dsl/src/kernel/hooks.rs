@@ -125,7 +125,9 @@ pub enum LinuxSlot {
     /// The `sha224`/`sha256` or `sha384`/`sha512` shashes (by `bits`): blocks on the state
     /// words at offset 0 of the kernel's state structure.
     Sha2 { bits: u32 },
-    /// AES on `struct crypto_aes_ctx`: the `aes` cipher, `ecb(aes)` and `ctr(aes)`:
-    /// expandkey, encrypt, decrypt, ctr32, ecb encrypt, ecb decrypt.
+    /// AES (6.x: the `aes` cipher, `ecb(aes)` and `ctr(aes)`; 7.x: the AES library's key
+    /// preparation, block functions, ECB and CTR): expandkey into a `struct crypto_aes_ctx`,
+    /// then encrypt, decrypt, ctr32, ecb encrypt and ecb decrypt on round keys and a round
+    /// count (`rk`, `nrounds`), as lib/crypto's generic AES takes them.
     Aes,
 }

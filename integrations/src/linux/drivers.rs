@@ -14,14 +14,14 @@ pub(super) fn glue(base: &Base, f: &Filled) -> Result<String, String> {
     s.push_str(includes(f.hook.slot));
     s.push_str("#include \"kgen.h\"\n\n");
     s.push_str(&type_defs(base, f));
-        s.push_str(&dispatch(f, super::Layout::Drivers));
+    s.push_str(&dispatch(f, super::Layout::Drivers));
     s.push('\n');
     let body = match f.hook.slot {
         LinuxSlot::ChaCha20 => CHACHA_GLUE.replace("@CRYPT_BODY@", &super::chacha_crypt_body("state")),
         LinuxSlot::Poly1305 { state_bytes } => POLY1305_GLUE.replace("@STATE_BYTES@", &state_bytes.to_string()),
         LinuxSlot::Ghash { table_bytes } => GHASH_GLUE.replace("@TABLE_BYTES@", &table_bytes.to_string()),
         LinuxSlot::Sha2 { bits } => sha2_glue(bits, f.hook.entries[0]),
-        LinuxSlot::Aes => AES_GLUE.to_string(),
+        LinuxSlot::Aes => AES_GLUE.replace("@AES_BLOCKS@", super::AES_BLOCKS),
     };
     s.push_str(&body);
     for e in f.hook.entries {
@@ -522,19 +522,29 @@ MODULE_ALIAS_CRYPTO("sha{bits}");
     )
 }
 
-const AES_GLUE: &str = r#"static int kgen_aes_cipher_setkey(struct crypto_tfm *tfm, const u8 *key, unsigned int len)
+const AES_GLUE: &str = r#"/* The round count of a context's key (lib/crypto's generic AES: 6 + key_length / 4). */
+static inline int kgen_aes_nrounds(const struct crypto_aes_ctx *ctx)
+{
+	return 6 + ctx->key_length / 4;
+}
+
+static int kgen_aes_cipher_setkey(struct crypto_tfm *tfm, const u8 *key, unsigned int len)
 {
 	return kgen_aes_ct_expandkey(crypto_tfm_ctx(tfm), key, len);
 }
 
 static void kgen_aes_cipher_encrypt(struct crypto_tfm *tfm, u8 *dst, const u8 *src)
 {
-	kgen_aes_ct_encrypt(crypto_tfm_ctx(tfm), dst, src);
+	const struct crypto_aes_ctx *ctx = crypto_tfm_ctx(tfm);
+
+	kgen_aes_ct_encrypt(ctx->key_enc, kgen_aes_nrounds(ctx), dst, src);
 }
 
 static void kgen_aes_cipher_decrypt(struct crypto_tfm *tfm, u8 *dst, const u8 *src)
 {
-	kgen_aes_ct_decrypt(crypto_tfm_ctx(tfm), dst, src);
+	const struct crypto_aes_ctx *ctx = crypto_tfm_ctx(tfm);
+
+	kgen_aes_ct_decrypt(ctx->key_dec, kgen_aes_nrounds(ctx), dst, src);
 }
 
 static int kgen_aes_skcipher_setkey(struct crypto_skcipher *tfm, const u8 *key, unsigned int len)
@@ -542,6 +552,7 @@ static int kgen_aes_skcipher_setkey(struct crypto_skcipher *tfm, const u8 *key, 
 	return kgen_aes_ct_expandkey(crypto_skcipher_ctx(tfm), key, len);
 }
 
+@AES_BLOCKS@
 static int kgen_aes_ecb(struct skcipher_request *req, bool enc)
 {
 	const struct crypto_aes_ctx *ctx = crypto_skcipher_ctx(crypto_skcipher_reqtfm(req));
@@ -551,13 +562,8 @@ static int kgen_aes_ecb(struct skcipher_request *req, bool enc)
 
 	err = skcipher_walk_virt(&walk, req, false);
 	while ((nbytes = walk.nbytes) != 0) {
-		size_t blocks = min_t(size_t, nbytes / AES_BLOCK_SIZE, SZ_4K / AES_BLOCK_SIZE);
-
-		if (enc)
-			kgen_aes_ct_ecb_encrypt(ctx, walk.dst.virt.addr, walk.src.virt.addr, blocks);
-		else
-			kgen_aes_ct_ecb_decrypt(ctx, walk.dst.virt.addr, walk.src.virt.addr, blocks);
-		err = skcipher_walk_done(&walk, nbytes - blocks * AES_BLOCK_SIZE);
+		kgen_aes_ecb_blocks(enc ? ctx->key_enc : ctx->key_dec, kgen_aes_nrounds(ctx), walk.dst.virt.addr, walk.src.virt.addr, nbytes / AES_BLOCK_SIZE, enc);
+		err = skcipher_walk_done(&walk, nbytes % AES_BLOCK_SIZE);
 	}
 	return err;
 }
@@ -572,28 +578,6 @@ static int kgen_aes_ecb_decrypt(struct skcipher_request *req)
 	return kgen_aes_ecb(req, false);
 }
 
-/*
- * Counter mode over whole blocks: kgen's counts in the IV's last 32 bits and does not
- * write the IV back, so calls stop where those bits wrap and the glue carries into the
- * first 96 bits; pieces of at most 4 KiB.
- */
-static void kgen_aes_ctr_blocks(const struct crypto_aes_ctx *ctx, u8 *dst, const u8 *src, size_t blocks, u8 iv[AES_BLOCK_SIZE])
-{
-	while (blocks) {
-		u32 ctr = get_unaligned_be32(iv + 12);
-		u64 room = (u64)U32_MAX - ctr + 1;
-		size_t n = min_t(u64, min_t(size_t, blocks, SZ_4K / AES_BLOCK_SIZE), room);
-
-		kgen_aes_ct_ctr32(ctx, dst, src, n, iv);
-		put_unaligned_be32(ctr + (u32)n, iv + 12);
-		if (ctr + (u32)n == 0)
-			crypto_inc(iv, 12);
-		src += n * AES_BLOCK_SIZE;
-		dst += n * AES_BLOCK_SIZE;
-		blocks -= n;
-	}
-}
-
 static int kgen_aes_ctr(struct skcipher_request *req)
 {
 	const struct crypto_aes_ctx *ctx = crypto_skcipher_ctx(crypto_skcipher_reqtfm(req));
@@ -605,15 +589,11 @@ static int kgen_aes_ctr(struct skcipher_request *req)
 	while ((nbytes = walk.nbytes) != 0) {
 		unsigned int tail = nbytes % AES_BLOCK_SIZE;
 
-		kgen_aes_ctr_blocks(ctx, walk.dst.virt.addr, walk.src.virt.addr, nbytes / AES_BLOCK_SIZE, walk.iv);
-		if (tail && nbytes == walk.total) {
-			u8 ks[AES_BLOCK_SIZE] = {};
-			unsigned int done = nbytes - tail;
-
-			kgen_aes_ctr_blocks(ctx, ks, ks, 1, walk.iv);
-			crypto_xor_cpy(walk.dst.virt.addr + done, walk.src.virt.addr + done, ks, tail);
-			memzero_explicit(ks, sizeof(ks));
+		if (nbytes == walk.total) {
+			kgen_aes_ctr_bytes(ctx->key_enc, kgen_aes_nrounds(ctx), walk.dst.virt.addr, walk.src.virt.addr, nbytes, walk.iv);
 			tail = 0;
+		} else {
+			kgen_aes_ctr_blocks(ctx->key_enc, kgen_aes_nrounds(ctx), walk.dst.virt.addr, walk.src.virt.addr, nbytes / AES_BLOCK_SIZE, walk.iv);
 		}
 		err = skcipher_walk_done(&walk, tail);
 	}

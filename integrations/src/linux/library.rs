@@ -14,7 +14,7 @@ pub(super) fn doc(slot: LinuxSlot) -> &'static str {
         LinuxSlot::Ghash { .. } => "the GHASH library's ghash_blocks_arch() where upstream's Zvkg code does not run (GCM takes it)",
         LinuxSlot::Sha2 { bits: 256 } => "the SHA-224/256 library's sha256_blocks() where upstream's Zvknh code does not run",
         LinuxSlot::Sha2 { .. } => "the SHA-384/512 library's sha512_blocks() where upstream's Zvknhb code does not run",
-        LinuxSlot::Aes => "AES",
+        LinuxSlot::Aes => "the AES library's key preparation and block functions, and its ECB and CTR hooks, where upstream's Zvkned code does not run (CBC, CCM, GCM and the MACs take them)",
     }
 }
 
@@ -46,7 +46,10 @@ pub(super) fn header(base: &Base, f: &Filled) -> Result<String, String> {
         ),
         LinuxSlot::Sha2 { bits: 256 } => (String::new(), "#define kgen_sha256_blocks sha256_blocks_generic\n#define kgen_sha256_choose() do { } while (0)\n"),
         LinuxSlot::Sha2 { .. } => (String::new(), "#define kgen_sha512_blocks sha512_blocks_generic\n#define kgen_sha512_choose() do { } while (0)\n"),
-        LinuxSlot::Aes => return Err("linux-patches: the 7.x layout does not take AES".into()),
+        LinuxSlot::Aes => (
+            AES.replace("@AES_BLOCKS@", super::AES_BLOCKS),
+            "#define kgen_aes_preparekey(k, inv_k, in_key, key_len) \\\n\taes_expandkey_generic((k)->rndkeys, (inv_k) ? (inv_k)->inv_rndkeys : NULL, in_key, key_len)\n#define kgen_aes_ct_encrypt aes_encrypt_generic\n#define kgen_aes_ct_decrypt aes_decrypt_generic\n#define kgen_aes_choose() do { } while (0)\n",
+        ),
     };
     let mut s = format!("/* SPDX-License-Identifier: GPL-2.0-only OR MIT */\n{}\n#ifndef {guard}\n#define {guard}\n\n#ifdef CONFIG_{sym}\n\n#include \"kgen.h\"\n\n", banner(base.name, &what));
     s.push_str(&type_defs(base, f));
@@ -120,5 +123,54 @@ static void kgen_ghash_blocks(struct polyval_elem *acc, const struct ghash_key *
 	kgen_ghash(g, key->kgen_table, data, nblocks);
 	ghash_acc_to_polyval(g, acc);
 	memzero_explicit(g, sizeof(g));
+}
+"#;
+
+const AES: &str = r#"/*
+ * lib/crypto's keys as aes_expandkey_generic() makes them (the standard round keys, and
+ * the equivalent inverse cipher's where inv_k is given), by kgen's key expansion into a
+ * struct crypto_aes_ctx on the stack, wiped after.
+ */
+static void kgen_aes_preparekey(union aes_enckey_arch *k, union aes_invkey_arch *inv_k, const u8 *in_key, int key_len)
+{
+	struct crypto_aes_ctx ctx;
+
+	static_assert(sizeof(k->rndkeys) == sizeof(ctx.key_enc));
+	static_assert(sizeof(inv_k->inv_rndkeys) == sizeof(ctx.key_dec));
+	WARN_ON_ONCE(kgen_aes_ct_expandkey(&ctx, in_key, key_len));
+	memcpy(k->rndkeys, ctx.key_enc, sizeof(k->rndkeys));
+	if (inv_k)
+		memcpy(inv_k->inv_rndkeys, ctx.key_dec, sizeof(inv_k->inv_rndkeys));
+	memzero_explicit(&ctx, sizeof(ctx));
+}
+
+@AES_BLOCKS@
+/* The library's ECB and CTR hooks (for whole blocks, and any length): kgen's, unless
+ * upstream's Zvkned code runs the block function. */
+#define aes_ecb_encrypt_arch aes_ecb_encrypt_arch
+static bool __maybe_unused aes_ecb_encrypt_arch(u8 *dst, const u8 *src, size_t len, const struct aes_enckey *key)
+{
+	if (static_branch_likely(&have_zvkned))
+		return false;
+	kgen_aes_ecb_blocks(key->k.rndkeys, key->nrounds, dst, src, len / AES_BLOCK_SIZE, true);
+	return true;
+}
+
+#define aes_ecb_decrypt_arch aes_ecb_decrypt_arch
+static bool __maybe_unused aes_ecb_decrypt_arch(u8 *dst, const u8 *src, size_t len, const struct aes_key *key)
+{
+	if (static_branch_likely(&have_zvkned))
+		return false;
+	kgen_aes_ecb_blocks(key->inv_k.inv_rndkeys, key->nrounds, dst, src, len / AES_BLOCK_SIZE, false);
+	return true;
+}
+
+#define aes_ctr_arch aes_ctr_arch
+static bool __maybe_unused aes_ctr_arch(u8 *dst, const u8 *src, size_t len, u8 ctr[AES_BLOCK_SIZE], const struct aes_enckey *key)
+{
+	if (static_branch_likely(&have_zvkned))
+		return false;
+	kgen_aes_ctr_bytes(key->k.rndkeys, key->nrounds, dst, src, len, ctr);
+	return true;
 }
 "#;

@@ -63,8 +63,7 @@ pub enum Layout {
     Drivers,
     /// Linux 7.x: `lib/crypto/riscv/kgen/`, one header per slot that the library's riscv
     /// header includes; kgen's code is what runs where upstream's Zvk* code does not (and
-    /// replaces the CRYPTOGAMS Poly1305). AES is not taken (7.x's AES library keys differ
-    /// from `struct crypto_aes_ctx`).
+    /// replaces the CRYPTOGAMS Poly1305).
     Library,
 }
 
@@ -75,10 +74,6 @@ impl Layout {
             Layout::Drivers => "arch/riscv/crypto/kgen",
             Layout::Library => "lib/crypto/riscv/kgen",
         }
-    }
-    /// The slots the layout takes.
-    fn takes(self, slot: LinuxSlot) -> bool {
-        self == Layout::Drivers || slot != LinuxSlot::Aes
     }
 }
 
@@ -133,12 +128,22 @@ pub const LINUX_7_3_4: Base = Base {
         ("lib/crypto/riscv/sha512.h", "#include <asm/vector.h>", "#include <asm/vector.h>\n#include \"kgen/sha512.h\""),
         ("lib/crypto/riscv/sha512.h", "\t\tsha512_blocks_generic(state, data, nblocks);", "\t\tkgen_sha512_blocks(state, data, nblocks);"),
         ("lib/crypto/riscv/sha512.h", "\tif (riscv_isa_extension_available(NULL, ZVKNHB) &&", "\tkgen_sha512_choose();\n\tif (riscv_isa_extension_available(NULL, ZVKNHB) &&"),
+        // 19..23: aes (kgen's header after have_zvkned, which its ECB and CTR hooks test)
+        ("lib/crypto/riscv/aes.h", "static __ro_after_init DEFINE_STATIC_KEY_FALSE(have_zvkned);", "static __ro_after_init DEFINE_STATIC_KEY_FALSE(have_zvkned);\n\n#include \"kgen/aes.h\""),
+        ("lib/crypto/riscv/aes.h", "\taes_expandkey_generic(k->rndkeys, inv_k ? inv_k->inv_rndkeys : NULL,", "\tkgen_aes_preparekey(k, inv_k,"),
+        ("lib/crypto/riscv/aes.h", "\t\taes_encrypt_generic(key->k.rndkeys, key->nrounds, out, in);", "\t\tkgen_aes_ct_encrypt(key->k.rndkeys, key->nrounds, out, in);"),
+        ("lib/crypto/riscv/aes.h", "\t\taes_decrypt_generic(key->inv_k.inv_rndkeys, key->nrounds,", "\t\tkgen_aes_ct_decrypt(key->inv_k.inv_rndkeys, key->nrounds,"),
+        ("lib/crypto/riscv/aes.h", "\tif (riscv_isa_extension_available(NULL, ZVKNED) &&", "\tkgen_aes_choose();\n\tif (riscv_isa_extension_available(NULL, ZVKNED) &&"),
     ],
-    defines: &[("struct sha256_block_state", "include/crypto/sha2.h"), ("struct sha512_block_state", "include/crypto/sha2.h")],
+    defines: &[
+        ("struct sha256_block_state", "include/crypto/sha2.h"),
+        ("struct sha512_block_state", "include/crypto/sha2.h"),
+        ("struct crypto_aes_ctx", "include/crypto/aes.h"),
+    ],
     layout: Layout::Library,
     xtheadvector: true,
     common_edits: &[0, 1],
-    slot_edits: &[("chacha20", &[2, 3, 4]), ("poly1305", &[5, 6, 7]), ("ghash", &[8, 9, 10, 11, 12]), ("sha256", &[13, 14, 15]), ("sha512", &[16, 17, 18])],
+    slot_edits: &[("chacha20", &[2, 3, 4]), ("poly1305", &[5, 6, 7]), ("ghash", &[8, 9, 10, 11, 12]), ("sha256", &[13, 14, 15]), ("sha512", &[16, 17, 18]), ("aes", &[19, 20, 21, 22, 23])],
 };
 
 pub const BASES: &[&Base] = &[&LINUX_6_12_118, &LINUX_7_3_4];
@@ -302,7 +307,7 @@ fn slots(base: &Base, kernels: &[&'static Kernel]) -> Result<Vec<Filled>, String
         return Err("linux-patches: no kernel fills a Linux slot".into());
     }
     found.sort_by_key(|(_, h)| h.slot);
-    found.into_iter().filter(|(_, h)| base.layout.takes(h.slot)).map(|(k, h)| filled(base, k, h)).collect()
+    found.into_iter().map(|(k, h)| filled(base, k, h)).collect()
 }
 
 /// A C identifier for the kernel's dispatcher of entry `e`: `kgen_` + the symbol without
@@ -619,7 +624,8 @@ fn kconfig_entry(f: &Filled, layout: Layout) -> String {
         (LinuxSlot::Ghash { .. }, Layout::Drivers) => ("Hash functions: GHASH (kgen), for GCM", &["CRYPTO_HASH"], ""),
         (LinuxSlot::Sha2 { bits: 256 }, Layout::Drivers) => ("Hash functions: SHA-224 and SHA-256 (kgen)", &["CRYPTO_HASH", "CRYPTO_SHA256"], ""),
         (LinuxSlot::Sha2 { .. }, Layout::Drivers) => ("Hash functions: SHA-384 and SHA-512 (kgen)", &["CRYPTO_HASH", "CRYPTO_SHA512"], ""),
-        (LinuxSlot::Aes, _) => ("Ciphers: AES, modes: ECB, CTR (kgen, constant time)", &["CRYPTO_ALGAPI", "CRYPTO_SKCIPHER", "CRYPTO_LIB_AES"], ""),
+        (LinuxSlot::Aes, Layout::Drivers) => ("Ciphers: AES, modes: ECB, CTR (kgen, constant time)", &["CRYPTO_ALGAPI", "CRYPTO_SKCIPHER", "CRYPTO_LIB_AES"], ""),
+        (LinuxSlot::Aes, Layout::Library) => ("AES library (kgen, constant time)", &[], "CRYPTO_LIB_AES"),
         (LinuxSlot::ChaCha20, Layout::Library) => ("ChaCha library (kgen)", &[], "CRYPTO_LIB_CHACHA"),
         (LinuxSlot::Poly1305 { .. }, Layout::Library) => ("Poly1305 library (kgen, in place of the CRYPTOGAMS code)", &[], "CRYPTO_LIB_POLY1305"),
         (LinuxSlot::Ghash { .. }, Layout::Library) => ("GHASH library (kgen), for GCM", &[], "CRYPTO_LIB_GF128HASH"),
@@ -686,7 +692,8 @@ fn checks(slot: LinuxSlot, layout: Layout) -> &'static [&'static str] {
         (LinuxSlot::Ghash { .. }, Layout::Library) => &["gcm(aes)", "rfc4106(gcm(aes))"],
         (LinuxSlot::Sha2 { bits: 256 }, _) => &["sha224", "sha256"],
         (LinuxSlot::Sha2 { .. }, _) => &["sha384", "sha512"],
-        (LinuxSlot::Aes, _) => &["aes", "ecb(aes)", "ctr(aes)"],
+        (LinuxSlot::Aes, Layout::Drivers) => &["aes", "ecb(aes)", "ctr(aes)"],
+        (LinuxSlot::Aes, Layout::Library) => &["aes", "ecb(aes)", "cbc(aes)", "ctr(aes)", "ccm(aes)"],
     }
 }
 
@@ -756,7 +763,17 @@ fn fragments(fs: &[&Filled], layout: Layout) -> (String, String) {
             (LinuxSlot::Ghash { .. }, Layout::Drivers) => &["CRYPTO_GHASH", "CRYPTO_GCM", "CRYPTO_CTR"],
             (LinuxSlot::Sha2 { bits: 256 }, Layout::Drivers) => &["CRYPTO_SHA256"],
             (LinuxSlot::Sha2 { .. }, Layout::Drivers) => &["CRYPTO_SHA512"],
-            (LinuxSlot::Aes, _) => &["CRYPTO_AES", "CRYPTO_ECB", "CRYPTO_CTR", "CRYPTO_GCM"],
+            (LinuxSlot::Aes, Layout::Drivers) => &["CRYPTO_AES", "CRYPTO_ECB", "CRYPTO_CTR", "CRYPTO_GCM"],
+            (LinuxSlot::Aes, Layout::Library) => &[
+                "CRYPTO_LIB_AES_GCM_KUNIT_TEST",
+                "CRYPTO_LIB_AES_CBC_MACS_KUNIT_TEST",
+                "CRYPTO_LIB_AES_CCM_KUNIT_TEST",
+                "CRYPTO_AES",
+                "CRYPTO_ECB",
+                "CRYPTO_CBC",
+                "CRYPTO_CTR",
+                "CRYPTO_CCM",
+            ],
             (LinuxSlot::ChaCha20, Layout::Library) => &["CRYPTO_LIB_CHACHA20POLY1305_KUNIT_TEST", "CRYPTO_CHACHA20", "CRYPTO_CHACHA20POLY1305"],
             (LinuxSlot::Poly1305 { .. }, Layout::Library) => &["CRYPTO_LIB_POLY1305_KUNIT_TEST", "CRYPTO_CHACHA20POLY1305"],
             (LinuxSlot::Ghash { .. }, Layout::Library) => &["CRYPTO_LIB_GHASH_KUNIT_TEST", "CRYPTO_LIB_AES_GCM_KUNIT_TEST", "CRYPTO_AES", "CRYPTO_CTR", "CRYPTO_GCM"],
@@ -800,6 +817,59 @@ const CHACHA_CRYPT_BODY: &str = r#"{
 		kgen_chacha(@STATE@, buf, buf, 1, nrounds);
 		memcpy(dst, buf, tail);
 		memzero_explicit(buf, sizeof(buf));
+	}
+}
+"#;
+
+/// Both bases' ECB and counter mode over kgen's whole-block dispatchers, on round keys as
+/// lib/crypto's generic AES takes them (`rk`, `nrounds`): pieces of 4 KiB (vector code runs
+/// with preemption off); counter mode splits where the counter's low 32 bits wrap (kgen's
+/// code counts in them and does not write the IV back) and carries into the first 96 bits,
+/// and takes a last partial block through a block on the stack, wiped after.
+const AES_BLOCKS: &str = r#"static void __maybe_unused kgen_aes_ecb_blocks(const u32 *rk, int nrounds, u8 *dst, const u8 *src, size_t blocks, bool enc)
+{
+	while (blocks) {
+		size_t n = min_t(size_t, blocks, SZ_4K / AES_BLOCK_SIZE);
+
+		if (enc)
+			kgen_aes_ct_ecb_encrypt(rk, nrounds, dst, src, n);
+		else
+			kgen_aes_ct_ecb_decrypt(rk, nrounds, dst, src, n);
+		src += n * AES_BLOCK_SIZE;
+		dst += n * AES_BLOCK_SIZE;
+		blocks -= n;
+	}
+}
+
+static void kgen_aes_ctr_blocks(const u32 *rk, int nrounds, u8 *dst, const u8 *src, size_t blocks, u8 iv[AES_BLOCK_SIZE])
+{
+	while (blocks) {
+		u32 ctr = get_unaligned_be32(iv + 12);
+		u64 room = (u64)U32_MAX - ctr + 1;
+		size_t n = min_t(u64, min_t(size_t, blocks, SZ_4K / AES_BLOCK_SIZE), room);
+
+		kgen_aes_ct_ctr32(rk, nrounds, dst, src, n, iv);
+		put_unaligned_be32(ctr + (u32)n, iv + 12);
+		if (ctr + (u32)n == 0)
+			crypto_inc(iv, 12);
+		src += n * AES_BLOCK_SIZE;
+		dst += n * AES_BLOCK_SIZE;
+		blocks -= n;
+	}
+}
+
+/* Any length; the counter is incremented for a last partial block too. */
+static void __maybe_unused kgen_aes_ctr_bytes(const u32 *rk, int nrounds, u8 *dst, const u8 *src, size_t len, u8 iv[AES_BLOCK_SIZE])
+{
+	size_t tail = len % AES_BLOCK_SIZE, done = len - tail;
+
+	kgen_aes_ctr_blocks(rk, nrounds, dst, src, len / AES_BLOCK_SIZE, iv);
+	if (tail) {
+		u8 ks[AES_BLOCK_SIZE] = {};
+
+		kgen_aes_ctr_blocks(rk, nrounds, ks, ks, 1, iv);
+		crypto_xor_cpy(dst + done, src + done, ks, tail);
+		memzero_explicit(ks, sizeof(ks));
 	}
 }
 "#;

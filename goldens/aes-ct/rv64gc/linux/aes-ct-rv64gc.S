@@ -12,12 +12,12 @@
 	.text
 
 /*
- * void aes_ct_encrypt_rv64gc(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in);
- * aes_ct_encrypt_rv64gc: 4305 instructions, frame 288 bytes
+ * void aes_ct_encrypt_rv64gc(const u32 rk[60], int nrounds, u8 *out, const u8 *in);
+ * aes_ct_encrypt_rv64gc: 4301 instructions, frame 288 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 27 integer, 0 vector registers
- *   spills: 4 values (out, rounds, w, pass_off), 5 stores, 22 reloads, modeled cost 141 cycles per pass (loops counted 8 times per level)
+ *   spills: 4 values (nrounds, out, pass_off, w), 5 stores, 22 reloads, modeled cost 141 cycles per pass (loops counted 8 times per level)
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
  *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
@@ -36,165 +36,161 @@ SYM_FUNC_START(aes_ct_encrypt_rv64gc)
 	sd         	s10, 256(sp)
 	sd         	s11, 264(sp)
 	sd         	ra, 272(sp)
+	sd         	a2, 168(sp)
 	sd         	a1, 160(sp)
-	addi       	t0, a0, 0
-	lwu        	t1, 480(a0)
-	srli       	t1, t1, 2
-	addi       	t1, t1, 6
-	sd         	t1, 168(sp)
 .Laes_ct_encrypt_rv64gc_0:
-	auipc      	t1, %pcrel_hi(kgen_aes_ct_rv64gc_masks)
-	addi       	t1, t1, %pcrel_lo(.Laes_ct_encrypt_rv64gc_0)
-	ld         	t2, 0(t1)
-	sd         	t2, 0(sp)
-	ld         	t2, 8(t1)
-	sd         	t2, 8(sp)
-	ld         	t2, 16(t1)
-	sd         	t2, 16(sp)
-	ld         	t2, 24(t1)
-	sd         	t2, 24(sp)
-	ld         	t2, 32(t1)
-	sd         	t2, 32(sp)
-	ld         	t2, 40(t1)
-	sd         	t2, 40(sp)
-	ld         	t2, 48(t1)
-	sd         	t2, 48(sp)
-	ld         	t2, 56(t1)
-	sd         	t2, 56(sp)
-	ld         	t2, 64(t1)
-	sd         	t2, 64(sp)
-	ld         	t2, 72(t1)
-	sd         	t2, 72(sp)
-	ld         	t2, 80(t1)
-	sd         	t2, 80(sp)
-	ld         	t2, 88(t1)
-	sd         	t2, 88(sp)
-	ld         	t2, 96(t1)
-	sd         	t2, 96(sp)
-	ld         	t2, 104(t1)
-	sd         	t2, 104(sp)
-	ld         	t2, 112(t1)
-	sd         	t2, 112(sp)
-	ld         	t2, 120(t1)
-	sd         	t2, 120(sp)
-	ld         	t2, 128(t1)
-	sd         	t2, 128(sp)
-	ld         	t2, 136(t1)
-	sd         	t2, 136(sp)
-	ld         	t2, 144(t1)
-	sd         	t2, 144(sp)
-	ld         	t2, 152(t1)
-	sd         	t2, 152(sp)
-	andi       	t1, a2, 7
-	beq        	t1, zero, .Laes_ct_encrypt_rv64gc_8
+	auipc      	t0, %pcrel_hi(kgen_aes_ct_rv64gc_masks)
+	addi       	t0, t0, %pcrel_lo(.Laes_ct_encrypt_rv64gc_0)
+	ld         	t1, 0(t0)
+	sd         	t1, 0(sp)
+	ld         	t1, 8(t0)
+	sd         	t1, 8(sp)
+	ld         	t1, 16(t0)
+	sd         	t1, 16(sp)
+	ld         	t1, 24(t0)
+	sd         	t1, 24(sp)
+	ld         	t1, 32(t0)
+	sd         	t1, 32(sp)
+	ld         	t1, 40(t0)
+	sd         	t1, 40(sp)
+	ld         	t1, 48(t0)
+	sd         	t1, 48(sp)
+	ld         	t1, 56(t0)
+	sd         	t1, 56(sp)
+	ld         	t1, 64(t0)
+	sd         	t1, 64(sp)
+	ld         	t1, 72(t0)
+	sd         	t1, 72(sp)
+	ld         	t1, 80(t0)
+	sd         	t1, 80(sp)
+	ld         	t1, 88(t0)
+	sd         	t1, 88(sp)
+	ld         	t1, 96(t0)
+	sd         	t1, 96(sp)
+	ld         	t1, 104(t0)
+	sd         	t1, 104(sp)
+	ld         	t1, 112(t0)
+	sd         	t1, 112(sp)
+	ld         	t1, 120(t0)
+	sd         	t1, 120(sp)
+	ld         	t1, 128(t0)
+	sd         	t1, 128(sp)
+	ld         	t1, 136(t0)
+	sd         	t1, 136(sp)
+	ld         	t1, 144(t0)
+	sd         	t1, 144(sp)
+	ld         	t1, 152(t0)
+	sd         	t1, 152(sp)
+	andi       	t0, a3, 7
+	beq        	t0, zero, .Laes_ct_encrypt_rv64gc_8
 	jal        	zero, .Laes_ct_encrypt_rv64gc_in_unaligned
 .Laes_ct_encrypt_rv64gc_8:
-	ld         	t3, 0(a2)
-	ld         	t4, 8(a2)
+	ld         	t2, 0(a3)
+	ld         	t3, 8(a3)
 .Laes_ct_encrypt_rv64gc_in_loaded:
-	ld         	t2, 24(sp)
-	ld         	t1, 32(sp)
-	ld         	t6, 40(sp)
-	slli       	t5, t3, 32
-	srli       	t5, t5, 32
-	slli       	a0, t4, 32
-	or         	t5, t5, a0
-	srli       	t3, t3, 32
-	and        	t4, t4, t6
-	or         	t4, t3, t4
-	srli       	t3, t5, 16
-	xor        	t3, t5, t3
-	and        	t3, t3, t2
-	xor        	t5, t5, t3
+	ld         	t1, 24(sp)
+	ld         	t0, 32(sp)
+	ld         	t5, 40(sp)
+	slli       	t4, t2, 32
+	srli       	t4, t4, 32
+	slli       	t6, t3, 32
+	or         	t4, t4, t6
+	srli       	t2, t2, 32
+	and        	t3, t3, t5
+	or         	t2, t2, t3
+	srli       	t3, t4, 16
+	xor        	t3, t4, t3
+	and        	t3, t3, t1
+	xor        	t4, t4, t3
 	slli       	t3, t3, 16
-	xor        	t3, t5, t3
-	srli       	t5, t3, 8
-	xor        	t5, t3, t5
-	and        	t5, t5, t1
-	xor        	t3, t3, t5
-	slli       	t5, t5, 8
-	xor        	t3, t3, t5
-	srli       	t5, t4, 16
-	xor        	t5, t4, t5
-	and        	t2, t5, t2
-	xor        	t4, t4, t2
-	slli       	t2, t2, 16
-	xor        	t2, t4, t2
-	srli       	t4, t2, 8
+	xor        	t3, t4, t3
+	srli       	t4, t3, 8
+	xor        	t4, t3, t4
+	and        	t4, t4, t0
+	xor        	t3, t3, t4
+	slli       	t4, t4, 8
+	xor        	t3, t3, t4
+	srli       	t4, t2, 16
 	xor        	t4, t2, t4
 	and        	t1, t4, t1
 	xor        	t2, t2, t1
-	slli       	t1, t1, 8
-	xor        	t4, t2, t1
-	ld         	t1, 0(sp)
-	srli       	t2, t3, 1
-	xor        	t2, t3, t2
-	and        	t5, t2, t1
-	xor        	t2, t3, t5
-	slli       	t5, t5, 1
-	xor        	t3, t3, t5
-	srli       	t5, t4, 1
-	xor        	t5, t4, t5
-	and        	t5, t5, t1
-	xor        	t1, t4, t5
-	slli       	t5, t5, 1
-	xor        	a2, t4, t5
-	ld         	a0, 8(sp)
-	srli       	t4, t3, 2
-	xor        	t4, t3, t4
-	and        	t4, t4, a0
-	xor        	t6, t3, t4
-	slli       	t4, t4, 2
-	xor        	t3, t3, t4
-	srli       	t4, t2, 2
-	xor        	t4, t2, t4
-	and        	t4, t4, a0
-	xor        	a1, t2, t4
-	slli       	t4, t4, 2
-	xor        	t5, t2, t4
+	slli       	t1, t1, 16
+	xor        	t1, t2, t1
+	srli       	t2, t1, 8
+	xor        	t2, t1, t2
+	and        	t0, t2, t0
+	xor        	t1, t1, t0
+	slli       	t0, t0, 8
+	xor        	t4, t1, t0
+	ld         	t0, 0(sp)
+	srli       	t1, t3, 1
+	xor        	t1, t3, t1
+	and        	t1, t1, t0
+	xor        	t2, t3, t1
+	slli       	t1, t1, 1
+	xor        	t1, t3, t1
+	srli       	t3, t4, 1
+	xor        	t3, t4, t3
+	and        	t3, t3, t0
+	xor        	t0, t4, t3
+	slli       	t3, t3, 1
+	xor        	a2, t4, t3
+	ld         	t6, 8(sp)
+	srli       	t3, t1, 2
+	xor        	t3, t1, t3
+	and        	t3, t3, t6
+	xor        	t5, t1, t3
+	slli       	t3, t3, 2
+	xor        	t1, t1, t3
+	srli       	t3, t2, 2
+	xor        	t3, t2, t3
+	and        	t3, t3, t6
+	xor        	a1, t2, t3
+	slli       	t3, t3, 2
+	xor        	t4, t2, t3
 	srli       	t2, a2, 2
 	xor        	t2, a2, t2
-	and        	t2, t2, a0
-	xor        	t4, a2, t2
+	and        	t2, t2, t6
+	xor        	t3, a2, t2
 	slli       	t2, t2, 2
 	xor        	t2, a2, t2
-	srli       	a2, t1, 2
-	xor        	a2, t1, a2
-	and        	a0, a2, a0
-	xor        	a2, t1, a0
-	slli       	a0, a0, 2
-	xor        	a0, t1, a0
+	srli       	a2, t0, 2
+	xor        	a2, t0, a2
+	and        	t6, a2, t6
+	xor        	a2, t0, t6
+	slli       	t6, t6, 2
+	xor        	t6, t0, t6
 	ld         	a3, 16(sp)
-	srli       	t1, t3, 4
-	xor        	t1, t2, t1
-	and        	t1, t1, a3
-	xor        	t2, t2, t1
-	slli       	t1, t1, 4
-	xor        	t1, t3, t1
-	srli       	t3, t5, 4
-	xor        	t3, a0, t3
-	and        	a4, t3, a3
-	xor        	t3, a0, a4
-	slli       	a0, a4, 4
-	xor        	t5, t5, a0
-	srli       	a0, t6, 4
-	xor        	a0, t4, a0
-	and        	a0, a0, a3
-	xor        	t4, t4, a0
-	slli       	a0, a0, 4
-	xor        	a0, t6, a0
-	srli       	t6, a1, 4
-	xor        	t6, a2, t6
-	and        	a3, t6, a3
-	xor        	t6, a2, a3
+	srli       	t0, t1, 4
+	xor        	t0, t2, t0
+	and        	a4, t0, a3
+	xor        	t0, t2, a4
+	slli       	t2, a4, 4
+	xor        	t1, t1, t2
+	srli       	t2, t4, 4
+	xor        	t2, t6, t2
+	and        	a4, t2, a3
+	xor        	t2, t6, a4
+	slli       	t6, a4, 4
+	xor        	t4, t4, t6
+	srli       	t6, t5, 4
+	xor        	t6, t3, t6
+	and        	t6, t6, a3
+	xor        	t3, t3, t6
+	slli       	t6, t6, 4
+	xor        	t6, t5, t6
+	srli       	t5, a1, 4
+	xor        	t5, a2, t5
+	and        	a3, t5, a3
+	xor        	t5, a2, a3
 	slli       	a2, a3, 4
 	xor        	a1, a1, a2
-	lwu        	a6, 0(t0)
-	lwu        	a2, 4(t0)
+	lwu        	a6, 0(a0)
+	lwu        	a2, 4(a0)
 	slli       	a2, a2, 32
 	or         	a6, a6, a2
-	lwu        	a4, 8(t0)
-	lwu        	a2, 12(t0)
+	lwu        	a4, 8(a0)
+	lwu        	a2, 12(a0)
 	slli       	a2, a2, 32
 	or         	a4, a4, a2
 	ld         	a3, 24(sp)
@@ -291,42 +287,42 @@ SYM_FUNC_START(aes_ct_encrypt_rv64gc)
 	srli       	a4, a2, 4
 	xor        	a4, a6, a4
 	and        	a4, a4, s2
-	xor        	s5, a6, a4
+	xor        	s2, a6, a4
 	slli       	a4, a4, 4
 	xor        	a6, a2, a4
 	xor        	t1, t1, s3
-	xor        	a2, t5, s4
-	xor        	a4, a0, a3
-	xor        	s2, a1, a6
-	xor        	a3, t2, a5
-	xor        	t5, t3, s1
-	xor        	a6, t4, a7
-	xor        	a5, t6, s5
-	addi       	t0, t0, 16
+	xor        	a2, t4, s4
+	xor        	a4, t6, a3
+	xor        	t4, a1, a6
+	xor        	a3, t0, a5
+	xor        	a6, t2, s1
+	xor        	s1, t3, a7
+	xor        	a5, t5, s2
+	addi       	t0, a0, 16
 	addi       	t2, zero, 0
 	sd         	t2, 176(sp)
 .Laes_ct_encrypt_rv64gc_rounds4:
 	xor        	t3, a3, a4
 	xor        	a7, a5, a2
 	xor        	a0, a7, t3
-	xor        	t2, s2, a0
+	xor        	t2, t4, a0
 	xor        	a1, t2, a4
 	and        	s5, a0, a1
 	xor        	t6, a1, t1
-	xor        	s8, t2, a6
+	xor        	s8, t2, s1
 	xor        	t2, a5, a3
 	xor        	t4, s8, t2
-	and        	s1, t2, t4
+	and        	s4, t2, t4
 	xor        	s3, t1, t4
 	xor        	a4, a5, a4
-	xor        	s2, a6, t5
+	xor        	s2, s1, a6
 	xor        	a6, a1, s2
 	xor        	t5, a6, t4
-	and        	s4, t3, t5
-	xor        	s9, s4, s1
+	and        	s1, t3, t5
+	xor        	s9, s1, s4
 	xor        	s10, a6, a4
-	and        	s4, a4, a6
-	xor        	ra, s4, s1
+	and        	s1, a4, a6
+	xor        	ra, s1, s4
 	xor        	s1, s2, t4
 	xor        	s4, a7, s1
 	and        	s7, a7, s1
@@ -2035,27 +2031,27 @@ SYM_FUNC_START(aes_ct_encrypt_rv64gc)
 	xor        	a3, a3, s4
 	srli       	s4, a2, 4
 	xor        	s4, a6, s4
-	and        	s2, s4, s2
-	xor        	s4, a6, s2
-	slli       	a6, s2, 4
+	and        	s4, s4, s2
+	xor        	s2, a6, s4
+	slli       	a6, s4, 4
 	xor        	a6, a2, a6
 	xori       	a2, s1, -1
-	xori       	s2, a7, -1
+	xori       	s4, a7, -1
 	xori       	a7, s3, -1
 	xori       	s1, a4, -1
 	xor        	t1, t1, a2
-	xor        	a2, t2, s2
+	xor        	a2, t2, s4
 	xor        	a4, t3, a3
-	xor        	s2, t4, a6
+	xor        	t4, t4, a6
 	xor        	a3, t5, a5
-	xor        	t5, t6, a7
-	xor        	a6, a0, s1
-	xor        	a5, a1, s4
+	xor        	a6, t6, a7
+	xor        	s1, a0, s1
+	xor        	a5, a1, s2
 	addi       	t0, t0, 64
 	ld         	t2, 176(sp)
 	addi       	t2, t2, 64
 	sd         	t2, 176(sp)
-	ld         	t2, 168(sp)
+	ld         	t2, 160(sp)
 	addi       	t2, t2, -2
 	srli       	t2, t2, 2
 	slli       	t2, t2, 6
@@ -2066,24 +2062,24 @@ SYM_FUNC_START(aes_ct_encrypt_rv64gc)
 	xor        	t3, a3, a4
 	xor        	a7, a5, a2
 	xor        	a0, a7, t3
-	xor        	t2, s2, a0
+	xor        	t2, t4, a0
 	xor        	a1, t2, a4
 	and        	s5, a0, a1
 	xor        	t6, a1, t1
-	xor        	s8, t2, a6
+	xor        	s8, t2, s1
 	xor        	t2, a5, a3
 	xor        	t4, s8, t2
-	and        	s1, t2, t4
+	and        	s4, t2, t4
 	xor        	s3, t1, t4
 	xor        	a4, a5, a4
-	xor        	s2, a6, t5
+	xor        	s2, s1, a6
 	xor        	a6, a1, s2
 	xor        	t5, a6, t4
-	and        	s4, t3, t5
-	xor        	s9, s4, s1
+	and        	s1, t3, t5
+	xor        	s9, s1, s4
 	xor        	s10, a6, a4
-	and        	s4, a4, a6
-	xor        	ra, s4, s1
+	and        	s1, a4, a6
+	xor        	ra, s1, s4
 	xor        	s1, s2, t4
 	xor        	s4, a7, s1
 	and        	s7, a7, s1
@@ -2579,7 +2575,7 @@ SYM_FUNC_START(aes_ct_encrypt_rv64gc)
 	xor        	a5, a0, s3
 	xor        	t3, a1, a2
 	addi       	t4, zero, 12
-	ld         	t5, 168(sp)
+	ld         	t5, 160(sp)
 	beq        	t5, t4, .Laes_ct_encrypt_rv64gc_10
 	jal        	zero, .Laes_ct_encrypt_rv64gc_last_round
 .Laes_ct_encrypt_rv64gc_10:
@@ -3524,7 +3520,7 @@ SYM_FUNC_START(aes_ct_encrypt_rv64gc)
 	xor        	a1, s6, s1
 	xor        	a3, t6, a1
 	xor        	s1, a3, t3
-	sd         	s1, 168(sp)
+	sd         	s1, 160(sp)
 	and        	s1, t2, s1
 	xor        	s7, s1, a6
 	xor        	s9, a3, a0
@@ -3593,7 +3589,7 @@ SYM_FUNC_START(aes_ct_encrypt_rv64gc)
 	and        	s7, a7, a1
 	xor        	a1, s4, a7
 	xor        	s4, a1, s6
-	ld         	t4, 168(sp)
+	ld         	t4, 160(sp)
 	and        	t4, s4, t4
 	xor        	t4, t4, s1
 	and        	s1, s4, t2
@@ -4240,16 +4236,16 @@ SYM_FUNC_START(aes_ct_encrypt_rv64gc)
 	srli       	t3, t3, 32
 	and        	t0, t0, t4
 	or         	t0, t3, t0
-	ld         	t0, 160(sp)
+	ld         	t0, 168(sp)
 	andi       	t0, t0, 7
 	bne        	t0, zero, .Laes_ct_encrypt_rv64gc_out_unaligned
-	ld         	t0, 160(sp)
+	ld         	t0, 168(sp)
 	andi       	t0, t0, -8
 	sd         	t2, 0(t0)
 	sd         	t1, 8(t0)
 .Laes_ct_encrypt_rv64gc_out_stored:
 	// return
-	sd         	zero, 168(sp)
+	sd         	zero, 160(sp)
 	addi       	t0, zero, 0
 	addi       	t1, zero, 0
 	addi       	t2, zero, 0
@@ -4280,75 +4276,75 @@ SYM_FUNC_START(aes_ct_encrypt_rv64gc)
 	addi       	sp, sp, 288
 	jalr       	zero, 0(ra)
 .Laes_ct_encrypt_rv64gc_in_unaligned:
-	sub        	t2, a2, t1
-	slli       	t1, t1, 3
-	sub        	t5, zero, t1
-	ld         	t3, 0(t2)
-	ld         	t4, 8(t2)
-	ld         	t6, 16(t2)
-	srl        	t3, t3, t1
-	sll        	t2, t4, t5
-	or         	t3, t3, t2
-	srl        	t4, t4, t1
-	sll        	t6, t6, t5
-	or         	t4, t4, t6
+	sub        	t1, a3, t0
+	slli       	t0, t0, 3
+	sub        	t4, zero, t0
+	ld         	t2, 0(t1)
+	ld         	t3, 8(t1)
+	ld         	t5, 16(t1)
+	srl        	t2, t2, t0
+	sll        	t1, t3, t4
+	or         	t2, t2, t1
+	srl        	t3, t3, t0
+	sll        	t5, t5, t4
+	or         	t3, t3, t5
 	jal        	zero, .Laes_ct_encrypt_rv64gc_in_loaded
 .Laes_ct_encrypt_rv64gc_out_unaligned:
-	ld         	t0, 160(sp)
+	ld         	t0, 168(sp)
 	sb         	t2, 0(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 168(sp)
 	sb         	t2, 1(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 168(sp)
 	sb         	t2, 2(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 168(sp)
 	sb         	t2, 3(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 168(sp)
 	sb         	t2, 4(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 168(sp)
 	sb         	t2, 5(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 168(sp)
 	sb         	t2, 6(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 168(sp)
 	sb         	t2, 7(t0)
 	sb         	t1, 8(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 168(sp)
 	sb         	t1, 9(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 168(sp)
 	sb         	t1, 10(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 168(sp)
 	sb         	t1, 11(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 168(sp)
 	sb         	t1, 12(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 168(sp)
 	sb         	t1, 13(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 168(sp)
 	sb         	t1, 14(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 168(sp)
 	sb         	t1, 15(t0)
 	jal        	zero, .Laes_ct_encrypt_rv64gc_out_stored
 SYM_FUNC_END(aes_ct_encrypt_rv64gc)
 
 /*
- * void aes_ct_decrypt_rv64gc(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in);
- * aes_ct_decrypt_rv64gc: 4486 instructions, frame 320 bytes
+ * void aes_ct_decrypt_rv64gc(const u32 rk[60], int nrounds, u8 *out, const u8 *in);
+ * aes_ct_decrypt_rv64gc: 4482 instructions, frame 320 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 27 integer, 0 vector registers
- *   spills: 40 values (out, key, passes, w, rounds, kp, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w), 45 stores, 96 reloads, modeled cost 1271 cycles per pass (loops counted 8 times per level)
+ *   spills: 40 values (out, nrounds, passes, rk, w, kp, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w), 45 stores, 96 reloads, modeled cost 1271 cycles per pass (loops counted 8 times per level)
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
  *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
@@ -4367,13 +4363,9 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	sd         	s10, 288(sp)
 	sd         	s11, 296(sp)
 	sd         	ra, 304(sp)
-	sd         	a1, 160(sp)
-	addi       	t0, a0, 240
-	sd         	t0, 168(sp)
-	lwu        	t0, 480(a0)
-	srli       	t0, t0, 2
-	addi       	t0, t0, 6
-	sd         	t0, 176(sp)
+	sd         	a0, 176(sp)
+	sd         	a1, 168(sp)
+	sd         	a2, 160(sp)
 .Laes_ct_decrypt_rv64gc_0:
 	auipc      	t0, %pcrel_hi(kgen_aes_ct_rv64gc_masks)
 	addi       	t0, t0, %pcrel_lo(.Laes_ct_decrypt_rv64gc_0)
@@ -4417,12 +4409,12 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	sd         	t1, 144(sp)
 	ld         	t1, 152(t0)
 	sd         	t1, 152(sp)
-	andi       	t0, a2, 7
+	andi       	t0, a3, 7
 	beq        	t0, zero, .Laes_ct_decrypt_rv64gc_7
 	jal        	zero, .Laes_ct_decrypt_rv64gc_in_unaligned
 .Laes_ct_decrypt_rv64gc_7:
-	ld         	t2, 0(a2)
-	ld         	t3, 8(a2)
+	ld         	t2, 0(a3)
+	ld         	t3, 8(a3)
 .Laes_ct_decrypt_rv64gc_in_loaded:
 	ld         	t1, 24(sp)
 	ld         	t0, 32(sp)
@@ -4521,12 +4513,12 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	t5, a1, a2
 	slli       	a1, a2, 4
 	xor        	a0, a0, a1
-	ld         	a1, 168(sp)
+	ld         	a1, 176(sp)
 	lwu        	a4, 0(a1)
 	lwu        	a1, 4(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 168(sp)
+	ld         	a1, 176(sp)
 	lwu        	a5, 8(a1)
 	lwu        	a1, 12(a1)
 	slli       	a1, a1, 32
@@ -4779,7 +4771,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	t4, t4, a1
 	xor        	t4, s2, t4
 	addi       	a1, zero, 12
-	ld         	a2, 176(sp)
+	ld         	a2, 168(sp)
 	beq        	a2, a1, .Laes_ct_decrypt_rv64gc_8
 	jal        	zero, .Laes_ct_decrypt_rv64gc_not192
 .Laes_ct_decrypt_rv64gc_8:
@@ -4978,12 +4970,12 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 168(sp)
+	ld         	a1, 176(sp)
 	lwu        	a4, 16(a1)
 	lwu        	a1, 20(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 168(sp)
+	ld         	a1, 176(sp)
 	lwu        	a5, 24(a1)
 	lwu        	a1, 28(a1)
 	slli       	a1, a1, 32
@@ -5228,7 +5220,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	t6, t5, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 176(sp)
+	sd         	s6, 168(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s9, s7
 	and        	s6, a7, a4
@@ -5265,7 +5257,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 176(sp)
+	ld         	s6, 168(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -5284,7 +5276,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	and        	ra, s8, a5
 	xor        	a5, s2, ra
 	xor        	s2, t6, ra
-	sd         	s2, 176(sp)
+	sd         	s2, 168(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s7
@@ -5327,7 +5319,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	ld         	t5, 184(sp)
 	and        	t5, s5, t5
 	xor        	s4, t5, s4
-	ld         	t5, 176(sp)
+	ld         	t5, 168(sp)
 	xor        	t5, s4, t5
 	and        	t2, a6, t2
 	xor        	a0, t2, a0
@@ -5492,12 +5484,12 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	or         	a2, a2, a3
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 168(sp)
+	ld         	a1, 176(sp)
 	lwu        	a4, 32(a1)
 	lwu        	a1, 36(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 168(sp)
+	ld         	a1, 176(sp)
 	lwu        	a5, 40(a1)
 	lwu        	a1, 44(a1)
 	slli       	a1, a1, 32
@@ -5687,7 +5679,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	t5, t4, t5
 	xor        	a3, s2, t5
 	xor        	s5, s2, a4
-	sd         	s5, 176(sp)
+	sd         	s5, 168(sp)
 	xor        	s6, a6, a2
 	xor        	a6, s1, s6
 	and        	s5, a6, a3
@@ -5725,7 +5717,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	a7, a5, s6
 	xor        	s3, s5, s9
 	xor        	s3, s3, s8
-	ld         	s5, 176(sp)
+	ld         	s5, 168(sp)
 	xor        	s8, s3, s5
 	xor        	s10, s8, s6
 	xor        	s3, s2, s8
@@ -5744,7 +5736,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	and        	s10, s7, a4
 	xor        	a4, s1, s10
 	xor        	s1, t5, s10
-	sd         	s1, 176(sp)
+	sd         	s1, 168(sp)
 	and        	s1, s11, a6
 	and        	a6, s11, a3
 	xor        	a3, s8, s6
@@ -5788,7 +5780,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	ld         	s5, 184(sp)
 	and        	a7, a7, s5
 	xor        	s4, a7, s4
-	ld         	a7, 176(sp)
+	ld         	a7, 168(sp)
 	xor        	a7, s4, a7
 	and        	t1, a5, t1
 	xor        	t1, t1, t6
@@ -5815,11 +5807,11 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	addi       	t3, t3, 0
 	addi       	t6, a0, 0
 	addi       	a0, a1, 0
-	ld         	a1, 168(sp)
+	ld         	a1, 176(sp)
 	addi       	a1, a1, 48
 	sd         	a1, 184(sp)
 	addi       	a1, zero, 2
-	sd         	a1, 168(sp)
+	sd         	a1, 176(sp)
 	jal        	zero, .Laes_ct_decrypt_rv64gc_rounds4
 .Laes_ct_decrypt_rv64gc_not192:
 	ld         	a1, 88(sp)
@@ -5886,16 +5878,16 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	addi       	t3, a2, 0
 	addi       	t6, a3, 0
 	addi       	a0, a4, 0
-	ld         	a1, 168(sp)
+	ld         	a1, 176(sp)
 	addi       	a1, a1, 16
 	sd         	a1, 184(sp)
 	addi       	a1, zero, 2
-	sd         	a1, 168(sp)
+	sd         	a1, 176(sp)
 	addi       	a1, zero, 14
-	ld         	a2, 176(sp)
+	ld         	a2, 168(sp)
 	bne        	a2, a1, .Laes_ct_decrypt_rv64gc_rounds4
 	addi       	a1, zero, 3
-	sd         	a1, 168(sp)
+	sd         	a1, 176(sp)
 .Laes_ct_decrypt_rv64gc_rounds4:
 	ld         	a1, 48(sp)
 	srli       	a2, t4, 20
@@ -6342,7 +6334,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	t6, t5, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 176(sp)
+	sd         	s6, 168(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s9, s7
 	and        	s6, a7, a4
@@ -6379,7 +6371,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 176(sp)
+	ld         	s6, 168(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -6398,7 +6390,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	and        	ra, s8, a5
 	xor        	a5, s2, ra
 	xor        	s2, t6, ra
-	sd         	s2, 176(sp)
+	sd         	s2, 168(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s7
@@ -6441,7 +6433,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	ld         	t5, 192(sp)
 	and        	t5, s5, t5
 	xor        	s4, t5, s4
-	ld         	t5, 176(sp)
+	ld         	t5, 168(sp)
 	xor        	t5, s4, t5
 	and        	t1, a6, t1
 	xor        	a0, t1, a0
@@ -6696,7 +6688,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	t6, t3, t6
 	xor        	a3, s2, t6
 	xor        	s5, s2, a4
-	sd         	s5, 176(sp)
+	sd         	s5, 168(sp)
 	xor        	s6, a6, a2
 	xor        	a6, s1, s6
 	and        	s5, a6, a3
@@ -6734,7 +6726,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	a7, a5, s6
 	xor        	s3, s5, s9
 	xor        	s3, s3, s8
-	ld         	s5, 176(sp)
+	ld         	s5, 168(sp)
 	xor        	s8, s3, s5
 	xor        	s10, s8, s6
 	xor        	s3, s2, s8
@@ -6753,7 +6745,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	and        	s11, s7, a4
 	xor        	a4, s1, s11
 	xor        	s1, t6, s11
-	sd         	s1, 176(sp)
+	sd         	s1, 168(sp)
 	and        	s1, s10, a6
 	and        	a6, s10, a3
 	xor        	a3, s8, s6
@@ -6797,7 +6789,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	ld         	t5, 192(sp)
 	and        	t5, s5, t5
 	xor        	s4, t5, s4
-	ld         	t5, 176(sp)
+	ld         	t5, 168(sp)
 	xor        	t5, s4, t5
 	and        	t2, a5, t2
 	xor        	a1, t2, a1
@@ -7261,7 +7253,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	t6, t5, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 176(sp)
+	sd         	s6, 168(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s9, s7
 	and        	s6, a7, a4
@@ -7298,7 +7290,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 176(sp)
+	ld         	s6, 168(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -7317,7 +7309,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	and        	ra, s8, a5
 	xor        	a5, s2, ra
 	xor        	s2, t6, ra
-	sd         	s2, 176(sp)
+	sd         	s2, 168(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s7
@@ -7360,7 +7352,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	ld         	t5, 192(sp)
 	and        	t5, s5, t5
 	xor        	s4, t5, s4
-	ld         	t5, 176(sp)
+	ld         	t5, 168(sp)
 	xor        	t5, s4, t5
 	and        	t2, a6, t2
 	xor        	a0, t2, a0
@@ -7720,7 +7712,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	t5, t4, t5
 	xor        	a3, s2, t5
 	xor        	s5, s2, a4
-	sd         	s5, 176(sp)
+	sd         	s5, 168(sp)
 	xor        	s6, a6, a2
 	xor        	a6, s1, s6
 	and        	s5, a6, a3
@@ -7758,7 +7750,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	a7, a5, s6
 	xor        	s3, s5, s9
 	xor        	s3, s3, s8
-	ld         	s5, 176(sp)
+	ld         	s5, 168(sp)
 	xor        	s8, s3, s5
 	xor        	s10, s8, s6
 	xor        	s3, s2, s8
@@ -7777,7 +7769,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	and        	s10, s7, a4
 	xor        	a4, s1, s10
 	xor        	s1, t5, s10
-	sd         	s1, 176(sp)
+	sd         	s1, 168(sp)
 	and        	s1, s11, a6
 	and        	a6, s11, a3
 	xor        	a3, s8, s6
@@ -7821,7 +7813,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	ld         	s5, 192(sp)
 	and        	a7, a7, s5
 	xor        	s4, a7, s4
-	ld         	a7, 176(sp)
+	ld         	a7, 168(sp)
 	xor        	a7, s4, a7
 	and        	t1, a5, t1
 	xor        	t1, t1, t6
@@ -7851,9 +7843,9 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	ld         	a1, 184(sp)
 	addi       	a1, a1, 64
 	sd         	a1, 184(sp)
-	ld         	a1, 168(sp)
+	ld         	a1, 176(sp)
 	addi       	a1, a1, -1
-	sd         	a1, 168(sp)
+	sd         	a1, 176(sp)
 	beq        	a1, zero, .Laes_ct_decrypt_rv64gc_9
 	jal        	zero, .Laes_ct_decrypt_rv64gc_rounds4
 .Laes_ct_decrypt_rv64gc_9:
@@ -8791,7 +8783,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	addi       	sp, sp, 320
 	jalr       	zero, 0(ra)
 .Laes_ct_decrypt_rv64gc_in_unaligned:
-	sub        	t1, a2, t0
+	sub        	t1, a3, t0
 	slli       	t0, t0, 3
 	sub        	t4, zero, t0
 	ld         	t2, 0(t1)
@@ -9445,8 +9437,8 @@ SYM_FUNC_START(aes_ct_expandkey_rv64gc)
 SYM_FUNC_END(aes_ct_expandkey_rv64gc)
 
 /*
- * void aes_ct_ctr32_rv64gc(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in, size_t nblocks, const u8 iv[16]);
- * aes_ct_ctr32_rv64gc: 4877 instructions, frame 1392 bytes
+ * void aes_ct_ctr32_rv64gc(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks, const u8 iv[16]);
+ * aes_ct_ctr32_rv64gc: 4875 instructions, frame 1392 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 27 integer, 0 vector registers
@@ -9469,9 +9461,9 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	sd         	s10, 1368(sp)
 	sd         	s11, 1376(sp)
 	sd         	ra, 1384(sp)
-	sd         	a2, 1280(sp)
-	sd         	a1, 1272(sp)
-	sd         	a3, 1248(sp)
+	sd         	a3, 1280(sp)
+	sd         	a2, 1272(sp)
+	sd         	a4, 1248(sp)
 	ld         	t0, 1248(sp)
 	bne        	t0, zero, .Laes_ct_ctr32_rv64gc_start
 	jal        	zero, .Laes_ct_ctr32_rv64gc_done
@@ -9519,9 +9511,7 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	sd         	t1, 1232(sp)
 	ld         	t1, 152(t0)
 	sd         	t1, 1240(sp)
-	lwu        	t0, 480(a0)
-	srli       	t0, t0, 2
-	addi       	t0, t0, 6
+	addi       	t0, a1, 0
 	sd         	t0, 1264(sp)
 	// the round keys, bitsliced, into the frame: round r's at 64r. Zeros first (every key's bytes are then written before they are read, which the loop's stores cannot show)
 	sd         	zero, 64(sp)
@@ -9673,8 +9663,8 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	ld         	a3, 1128(sp)
 	slli       	t6, a2, 32
 	srli       	t6, t6, 32
-	slli       	a5, a1, 32
-	or         	t6, t6, a5
+	slli       	a4, a1, 32
+	or         	t6, t6, a4
 	srli       	a2, a2, 32
 	and        	a1, a1, a3
 	or         	a1, a2, a1
@@ -9721,7 +9711,7 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	and        	a2, t4, a3
 	xor        	t4, t6, a2
 	slli       	a2, a2, 2
-	xor        	a5, t6, a2
+	xor        	a4, t6, a2
 	srli       	t6, t5, 2
 	xor        	t6, t5, t6
 	and        	a2, t6, a3
@@ -9741,24 +9731,24 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	slli       	a3, a3, 2
 	xor        	a1, a1, a3
 	ld         	s1, 1104(sp)
-	srli       	a3, a5, 4
+	srli       	a3, a4, 4
 	xor        	a3, a7, a3
 	and        	s2, a3, s1
 	xor        	a3, a7, s2
 	slli       	a7, s2, 4
-	xor        	a7, a5, a7
-	srli       	a5, a2, 4
-	xor        	a5, a1, a5
-	and        	a5, a5, s1
-	xor        	a1, a1, a5
-	slli       	a5, a5, 4
-	xor        	a2, a2, a5
-	srli       	a5, t4, 4
-	xor        	a5, t5, a5
-	and        	a5, a5, s1
-	xor        	t5, t5, a5
-	slli       	a5, a5, 4
-	xor        	a5, t4, a5
+	xor        	a7, a4, a7
+	srli       	a4, a2, 4
+	xor        	a4, a1, a4
+	and        	a4, a4, s1
+	xor        	a1, a1, a4
+	slli       	a4, a4, 4
+	xor        	a2, a2, a4
+	srli       	a4, t4, 4
+	xor        	a4, t5, a4
+	and        	a4, a4, s1
+	xor        	t5, t5, a4
+	slli       	a4, a4, 4
+	xor        	a4, t4, a4
 	srli       	t4, t6, 4
 	xor        	t4, a6, t4
 	and        	s1, t4, s1
@@ -9794,19 +9784,19 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	slli       	a7, a7, 4
 	xor        	a2, a2, a7
 	ld         	a7, 1184(sp)
-	srli       	s1, a5, 8
-	xor        	s1, a5, s1
+	srli       	s1, a4, 8
+	xor        	s1, a4, s1
 	and        	a7, s1, a7
-	xor        	a5, a5, a7
+	xor        	a4, a4, a7
 	slli       	a7, a7, 8
-	xor        	a5, a5, a7
+	xor        	a4, a4, a7
 	ld         	a7, 1168(sp)
-	srli       	s1, a5, 4
-	xor        	s1, a5, s1
+	srli       	s1, a4, 4
+	xor        	s1, a4, s1
 	and        	a7, s1, a7
-	xor        	a5, a5, a7
+	xor        	a4, a4, a7
 	slli       	a7, a7, 4
-	xor        	a5, a5, a7
+	xor        	a4, a4, a7
 	ld         	a7, 1184(sp)
 	srli       	s1, a6, 8
 	xor        	s1, a6, s1
@@ -9883,7 +9873,7 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	xori       	t5, t5, -1
 	sd         	t6, 0(t0)
 	sd         	a2, 8(t0)
-	sd         	a5, 16(t0)
+	sd         	a4, 16(t0)
 	sd         	a6, 24(t0)
 	sd         	a3, 32(t0)
 	sd         	a1, 40(t0)
@@ -9902,8 +9892,8 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	ld         	a3, 1128(sp)
 	slli       	t6, a2, 32
 	srli       	t6, t6, 32
-	slli       	a5, a1, 32
-	or         	t6, t6, a5
+	slli       	a4, a1, 32
+	or         	t6, t6, a4
 	srli       	a2, a2, 32
 	and        	a1, a1, a3
 	or         	a1, a2, a1
@@ -9947,16 +9937,16 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	ld         	a1, 1096(sp)
 	srli       	t5, a2, 2
 	xor        	t5, a2, t5
-	and        	a5, t5, a1
-	xor        	t5, a2, a5
-	slli       	a5, a5, 2
-	xor        	a6, a2, a5
+	and        	a4, t5, a1
+	xor        	t5, a2, a4
+	slli       	a4, a4, 2
+	xor        	a6, a2, a4
 	srli       	a2, t4, 2
 	xor        	a2, t4, a2
-	and        	a5, a2, a1
-	xor        	a2, t4, a5
-	slli       	a5, a5, 2
-	xor        	a5, t4, a5
+	and        	a4, a2, a1
+	xor        	a2, t4, a4
+	slli       	a4, a4, 2
+	xor        	a4, t4, a4
 	srli       	t4, a3, 2
 	xor        	t4, a3, t4
 	and        	a7, t4, a1
@@ -9976,18 +9966,18 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	xor        	a1, a7, s1
 	slli       	a7, s1, 4
 	xor        	s1, a6, a7
-	srli       	a6, a5, 4
+	srli       	a6, a4, 4
 	xor        	a6, t6, a6
 	and        	a6, a6, s2
 	xor        	t6, t6, a6
 	slli       	a6, a6, 4
-	xor        	a7, a5, a6
-	srli       	a5, t5, 4
-	xor        	a5, t4, a5
-	and        	a5, a5, s2
-	xor        	t4, t4, a5
-	slli       	a5, a5, 4
-	xor        	a5, t5, a5
+	xor        	a7, a4, a6
+	srli       	a4, t5, 4
+	xor        	a4, t4, a4
+	and        	a4, a4, s2
+	xor        	t4, t4, a4
+	slli       	a4, a4, 4
+	xor        	a4, t5, a4
 	srli       	t5, a2, 4
 	xor        	t5, a3, t5
 	and        	a6, t5, s2
@@ -10009,12 +9999,12 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	slli       	a3, a3, 8
 	xor        	a3, a7, a3
 	ld         	a7, 1176(sp)
-	srli       	s1, a5, 8
-	xor        	s1, a5, s1
+	srli       	s1, a4, 8
+	xor        	s1, a4, s1
 	and        	a7, s1, a7
-	xor        	a5, a5, a7
+	xor        	a4, a4, a7
 	slli       	a7, a7, 8
-	xor        	a5, a5, a7
+	xor        	a4, a4, a7
 	ld         	a7, 1176(sp)
 	srli       	s1, a6, 8
 	xor        	s1, a6, s1
@@ -10056,7 +10046,7 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	xori       	t4, t4, -1
 	sd         	a2, 64(t0)
 	sd         	a3, 72(t0)
-	sd         	a5, 80(t0)
+	sd         	a4, 80(t0)
 	sd         	a6, 88(t0)
 	sd         	a1, 96(t0)
 	sd         	t6, 104(t0)
@@ -10077,8 +10067,8 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	ld         	a3, 1128(sp)
 	slli       	t6, a2, 32
 	srli       	t6, t6, 32
-	slli       	a5, a1, 32
-	or         	t6, t6, a5
+	slli       	a4, a1, 32
+	or         	t6, t6, a4
 	srli       	a2, a2, 32
 	and        	a1, a1, a3
 	or         	a1, a2, a1
@@ -10125,7 +10115,7 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	and        	a2, t4, a3
 	xor        	t4, t6, a2
 	slli       	a2, a2, 2
-	xor        	a5, t6, a2
+	xor        	a4, t6, a2
 	srli       	t6, t5, 2
 	xor        	t6, t5, t6
 	and        	a2, t6, a3
@@ -10145,24 +10135,24 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	slli       	a3, a3, 2
 	xor        	a1, a1, a3
 	ld         	s1, 1104(sp)
-	srli       	a3, a5, 4
+	srli       	a3, a4, 4
 	xor        	a3, a7, a3
 	and        	s2, a3, s1
 	xor        	a3, a7, s2
 	slli       	a7, s2, 4
-	xor        	a7, a5, a7
-	srli       	a5, a2, 4
-	xor        	a5, a1, a5
-	and        	a5, a5, s1
-	xor        	a1, a1, a5
-	slli       	a5, a5, 4
-	xor        	a2, a2, a5
-	srli       	a5, t4, 4
-	xor        	a5, t5, a5
-	and        	a5, a5, s1
-	xor        	t5, t5, a5
-	slli       	a5, a5, 4
-	xor        	a5, t4, a5
+	xor        	a7, a4, a7
+	srli       	a4, a2, 4
+	xor        	a4, a1, a4
+	and        	a4, a4, s1
+	xor        	a1, a1, a4
+	slli       	a4, a4, 4
+	xor        	a2, a2, a4
+	srli       	a4, t4, 4
+	xor        	a4, t5, a4
+	and        	a4, a4, s1
+	xor        	t5, t5, a4
+	slli       	a4, a4, 4
+	xor        	a4, t4, a4
 	srli       	t4, t6, 4
 	xor        	t4, a6, t4
 	and        	s1, t4, s1
@@ -10198,19 +10188,19 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	slli       	a7, a7, 4
 	xor        	a2, a2, a7
 	ld         	a7, 1160(sp)
-	srli       	s1, a5, 8
-	xor        	s1, a5, s1
+	srli       	s1, a4, 8
+	xor        	s1, a4, s1
 	and        	a7, s1, a7
-	xor        	a5, a5, a7
+	xor        	a4, a4, a7
 	slli       	a7, a7, 8
-	xor        	a5, a5, a7
+	xor        	a4, a4, a7
 	ld         	a7, 1168(sp)
-	srli       	s1, a5, 4
-	xor        	s1, a5, s1
+	srli       	s1, a4, 4
+	xor        	s1, a4, s1
 	and        	a7, s1, a7
-	xor        	a5, a5, a7
+	xor        	a4, a4, a7
 	slli       	a7, a7, 4
-	xor        	a5, a5, a7
+	xor        	a4, a4, a7
 	ld         	a7, 1160(sp)
 	srli       	s1, a6, 8
 	xor        	s1, a6, s1
@@ -10287,7 +10277,7 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	xori       	t5, t5, -1
 	sd         	t6, 128(t0)
 	sd         	a2, 136(t0)
-	sd         	a5, 144(t0)
+	sd         	a4, 144(t0)
 	sd         	a6, 152(t0)
 	sd         	a3, 160(t0)
 	sd         	a1, 168(t0)
@@ -10306,8 +10296,8 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	ld         	a3, 1128(sp)
 	slli       	t6, a2, 32
 	srli       	t6, t6, 32
-	slli       	a5, a1, 32
-	or         	t6, t6, a5
+	slli       	a4, a1, 32
+	or         	t6, t6, a4
 	srli       	a2, a2, 32
 	and        	a1, a1, a3
 	or         	a1, a2, a1
@@ -10354,7 +10344,7 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	and        	a3, t5, a2
 	xor        	t5, t4, a3
 	slli       	a3, a3, 2
-	xor        	a5, t4, a3
+	xor        	a4, t4, a3
 	srli       	t4, a1, 2
 	xor        	t4, a1, t4
 	and        	a3, t4, a2
@@ -10374,12 +10364,12 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	slli       	a6, a6, 2
 	xor        	s1, t6, a6
 	ld         	a6, 1104(sp)
-	srli       	t6, a5, 4
+	srli       	t6, a4, 4
 	xor        	t6, a7, t6
 	and        	s2, t6, a6
 	xor        	t6, a7, s2
 	slli       	a7, s2, 4
-	xor        	a5, a5, a7
+	xor        	a4, a4, a7
 	srli       	a7, a3, 4
 	xor        	a7, s1, a7
 	and        	s2, a7, a6
@@ -10398,11 +10388,11 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	xor        	a2, a2, a6
 	slli       	a6, a6, 4
 	xor        	t4, t4, a6
-	xori       	a5, a5, -1
+	xori       	a4, a4, -1
 	xori       	a3, a3, -1
 	xori       	a6, a7, -1
 	xori       	a1, a1, -1
-	sd         	a5, 192(t0)
+	sd         	a4, 192(t0)
 	sd         	a3, 200(t0)
 	sd         	t5, 208(t0)
 	sd         	t4, 216(t0)
@@ -10416,12 +10406,12 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	jal        	zero, .Laes_ct_ctr32_rv64gc_keys12
 .Laes_ct_ctr32_rv64gc_keys_done:
 	// the nonce (ivec[0..12]) bitsliced with round key 0, in round key 0's place; the counter
-	andi       	t1, a4, 7
+	andi       	t1, a5, 7
 	beq        	t1, zero, .Laes_ct_ctr32_rv64gc_22
 	jal        	zero, .Laes_ct_ctr32_rv64gc_in_unaligned
 .Laes_ct_ctr32_rv64gc_22:
-	ld         	t3, 0(a4)
-	ld         	t0, 8(a4)
+	ld         	t3, 0(a5)
+	ld         	t0, 8(a5)
 .Laes_ct_ctr32_rv64gc_in_loaded:
 	slli       	t5, t0, 32
 	srli       	t5, t5, 32
@@ -13875,10 +13865,10 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	ld         	a6, 1104(sp)
 	srli       	t4, a2, 4
 	xor        	t4, a3, t4
-	and        	a5, t4, a6
-	xor        	t4, a3, a5
-	slli       	a3, a5, 4
-	xor        	a5, a2, a3
+	and        	a4, t4, a6
+	xor        	t4, a3, a4
+	slli       	a3, a4, 4
+	xor        	a4, a2, a3
 	srli       	a2, a1, 4
 	xor        	a2, t3, a2
 	and        	a2, a2, a6
@@ -13898,58 +13888,58 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	slli       	t6, a2, 4
 	xor        	a2, t5, t6
 	ld         	t5, 1176(sp)
-	srli       	t6, a5, 8
-	xor        	t6, a5, t6
+	srli       	t6, a4, 8
+	xor        	t6, a4, t6
 	and        	t5, t6, t5
-	xor        	t6, a5, t5
+	xor        	t6, a4, t5
 	slli       	t5, t5, 8
 	xor        	t5, t6, t5
 	ld         	t6, 1176(sp)
-	srli       	a5, a3, 8
-	xor        	a5, a3, a5
-	and        	t6, a5, t6
+	srli       	a4, a3, 8
+	xor        	a4, a3, a4
+	and        	t6, a4, t6
 	xor        	a3, a3, t6
 	slli       	t6, t6, 8
 	xor        	t6, a3, t6
 	ld         	a3, 1176(sp)
-	srli       	a5, a1, 8
-	xor        	a5, a1, a5
-	and        	a3, a5, a3
+	srli       	a4, a1, 8
+	xor        	a4, a1, a4
+	and        	a3, a4, a3
 	xor        	a1, a1, a3
 	slli       	a3, a3, 8
 	xor        	a1, a1, a3
 	ld         	a3, 1176(sp)
-	srli       	a5, a2, 8
-	xor        	a5, a2, a5
-	and        	a3, a5, a3
+	srli       	a4, a2, 8
+	xor        	a4, a2, a4
+	and        	a3, a4, a3
 	xor        	a2, a2, a3
 	slli       	a3, a3, 8
 	xor        	a2, a2, a3
 	ld         	a3, 1176(sp)
-	srli       	a5, t4, 8
-	xor        	a5, t4, a5
-	and        	a3, a5, a3
+	srli       	a4, t4, 8
+	xor        	a4, t4, a4
+	and        	a3, a4, a3
 	xor        	t4, t4, a3
 	slli       	a3, a3, 8
 	xor        	t4, t4, a3
 	ld         	a3, 1176(sp)
-	srli       	a5, t3, 8
-	xor        	a5, t3, a5
-	and        	a3, a5, a3
+	srli       	a4, t3, 8
+	xor        	a4, t3, a4
+	and        	a3, a4, a3
 	xor        	t3, t3, a3
 	slli       	a3, a3, 8
 	xor        	t3, t3, a3
 	ld         	a3, 1176(sp)
-	srli       	a5, t1, 8
-	xor        	a5, t1, a5
-	and        	a3, a5, a3
+	srli       	a4, t1, 8
+	xor        	a4, t1, a4
+	and        	a3, a4, a3
 	xor        	t1, t1, a3
 	slli       	a3, a3, 8
 	xor        	t1, t1, a3
 	ld         	a3, 1176(sp)
-	srli       	a5, t2, 8
-	xor        	a5, t2, a5
-	and        	a3, a5, a3
+	srli       	a4, t2, 8
+	xor        	a4, t2, a4
+	and        	a3, a4, a3
 	xor        	t2, t2, a3
 	slli       	a3, a3, 8
 	xor        	t2, t2, a3
@@ -13967,7 +13957,7 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	sd         	t2, 248(t0)
 	jal        	zero, .Laes_ct_ctr32_rv64gc_keys_done
 .Laes_ct_ctr32_rv64gc_in_unaligned:
-	sub        	t2, a4, t1
+	sub        	t2, a5, t1
 	slli       	t1, t1, 3
 	sub        	t4, zero, t1
 	ld         	t3, 0(t2)
@@ -14369,12 +14359,12 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 SYM_FUNC_END(aes_ct_ctr32_rv64gc)
 
 /*
- * void aes_ct_ecb_encrypt_rv64gc(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in, size_t nblocks);
- * aes_ct_ecb_encrypt_rv64gc: 4639 instructions, frame 304 bytes
+ * void aes_ct_ecb_encrypt_rv64gc(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks);
+ * aes_ct_ecb_encrypt_rv64gc: 4635 instructions, frame 304 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 27 integer, 0 vector registers
- *   spills: 7 values (key, nblocks, rounds, in, out, pass_off, w), 11 stores, 48 reloads, modeled cost 1744 cycles per pass (loops counted 8 times per level)
+ *   spills: 7 values (rk, nblocks, nrounds, in, out, pass_off, w), 11 stores, 48 reloads, modeled cost 1744 cycles per pass (loops counted 8 times per level)
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
  *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
@@ -14393,15 +14383,11 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gc)
 	sd         	s10, 280(sp)
 	sd         	s11, 288(sp)
 	sd         	ra, 296(sp)
-	sd         	a1, 192(sp)
-	sd         	a2, 184(sp)
-	sd         	a3, 168(sp)
-	addi       	t0, a0, 0
-	sd         	t0, 160(sp)
-	lwu        	t0, 480(a0)
-	srli       	t0, t0, 2
-	addi       	t0, t0, 6
-	sd         	t0, 176(sp)
+	sd         	a2, 192(sp)
+	sd         	a3, 184(sp)
+	sd         	a1, 176(sp)
+	sd         	a4, 168(sp)
+	sd         	a0, 160(sp)
 	ld         	t0, 168(sp)
 	bne        	t0, zero, .Laes_ct_ecb_encrypt_rv64gc_start
 	jal        	zero, .Laes_ct_ecb_encrypt_rv64gc_done
@@ -19058,12 +19044,12 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gc)
 SYM_FUNC_END(aes_ct_ecb_encrypt_rv64gc)
 
 /*
- * void aes_ct_ecb_decrypt_rv64gc(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in, size_t nblocks);
- * aes_ct_ecb_decrypt_rv64gc: 4816 instructions, frame 352 bytes
+ * void aes_ct_ecb_decrypt_rv64gc(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks);
+ * aes_ct_ecb_decrypt_rv64gc: 4812 instructions, frame 352 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 27 integer, 0 vector registers
- *   spills: 42 values (rounds, nblocks, in, key, out, passes, w, w, w, w, w, w, kp, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w), 50 stores, 119 reloads, modeled cost 10704 cycles per pass (loops counted 8 times per level)
+ *   spills: 42 values (nrounds, nblocks, in, rk, out, passes, w, w, w, w, w, w, kp, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w), 50 stores, 119 reloads, modeled cost 10704 cycles per pass (loops counted 8 times per level)
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
  *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
@@ -19082,15 +19068,11 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	sd         	s10, 320(sp)
 	sd         	s11, 328(sp)
 	sd         	ra, 336(sp)
-	sd         	a1, 192(sp)
-	sd         	a2, 176(sp)
-	sd         	a3, 168(sp)
-	addi       	t0, a0, 240
-	sd         	t0, 184(sp)
-	lwu        	t0, 480(a0)
-	srli       	t0, t0, 2
-	addi       	t0, t0, 6
-	sd         	t0, 160(sp)
+	sd         	a2, 192(sp)
+	sd         	a0, 184(sp)
+	sd         	a3, 176(sp)
+	sd         	a4, 168(sp)
+	sd         	a1, 160(sp)
 	ld         	t0, 168(sp)
 	bne        	t0, zero, .Laes_ct_ecb_decrypt_rv64gc_start
 	jal        	zero, .Laes_ct_ecb_decrypt_rv64gc_done

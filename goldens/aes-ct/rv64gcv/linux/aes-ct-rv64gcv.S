@@ -13,9 +13,9 @@
 	.text
 
 /*
- * void aes_ct_encrypt_rv64gcv(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in);
- * aes_ct_encrypt_rv64gcv: 109 instructions, frame 0 bytes
- *   integer registers: ra t0 t1 t2 a0 a1 a2 t3
+ * void aes_ct_encrypt_rv64gcv(const u32 rk[60], int nrounds, u8 *out, const u8 *in);
+ * aes_ct_encrypt_rv64gcv: 105 instructions, frame 0 bytes
+ *   integer registers: ra t0 t1 t2 a0 a1 a2 a3
  *   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v17 v24
  *   callee-saved saved/restored: none
  *   most live values at once: 7 integer, 18 vector registers
@@ -25,48 +25,44 @@
  *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
  */
 SYM_FUNC_START(aes_ct_encrypt_rv64gcv)
-	addi       	t1, a0, 0
-	lwu        	t2, 480(a0)
-	srli       	t2, t2, 2
-	addi       	t2, t2, 6
 	addi       	t0, zero, 16
 	vsetvli    	zero, t0, e8, m1, ta, ma
 	// the lookup and permutation tables, one register each
 .Laes_ct_encrypt_rv64gcv_0:
 	auipc      	t0, %pcrel_hi(kgen_aes_ct_rv64gcv_vperm)
 	addi       	t0, t0, %pcrel_lo(.Laes_ct_encrypt_rv64gcv_0)
-	addi       	t3, t0, 0
-	vle8.v     	v8, (t3)
-	addi       	t3, t0, 16
-	vle8.v     	v7, (t3)
-	addi       	t3, t0, 32
-	vle8.v     	v5, (t3)
-	addi       	t3, t0, 48
-	vle8.v     	v6, (t3)
-	addi       	t3, t0, 64
-	vle8.v     	v4, (t3)
-	addi       	t3, t0, 80
-	vle8.v     	v3, (t3)
-	addi       	t3, t0, 96
-	vle8.v     	v2, (t3)
-	addi       	t3, t0, 112
-	vle8.v     	v1, (t3)
-	addi       	t3, t0, 128
-	vle8.v     	v0, (t3)
-	addi       	t3, t0, 144
-	vle8.v     	v9, (t3)
-	addi       	t3, t0, 160
-	vle8.v     	v10, (t3)
-	addi       	t3, t0, 176
-	vle8.v     	v11, (t3)
+	addi       	t1, t0, 0
+	vle8.v     	v8, (t1)
+	addi       	t1, t0, 16
+	vle8.v     	v7, (t1)
+	addi       	t1, t0, 32
+	vle8.v     	v5, (t1)
+	addi       	t1, t0, 48
+	vle8.v     	v6, (t1)
+	addi       	t1, t0, 64
+	vle8.v     	v4, (t1)
+	addi       	t1, t0, 80
+	vle8.v     	v3, (t1)
+	addi       	t1, t0, 96
+	vle8.v     	v2, (t1)
+	addi       	t1, t0, 112
+	vle8.v     	v1, (t1)
+	addi       	t1, t0, 128
+	vle8.v     	v0, (t1)
+	addi       	t1, t0, 144
+	vle8.v     	v9, (t1)
+	addi       	t1, t0, 160
+	vle8.v     	v10, (t1)
+	addi       	t1, t0, 176
+	vle8.v     	v11, (t1)
 	// round 0
-	vle8.v     	v12, (a2)
-	vle8.v     	v13, (t1)
+	vle8.v     	v12, (a3)
+	vle8.v     	v13, (a0)
 	vxor.vv    	v12, v12, v13
 	addi       	t0, zero, 99
 	// rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
-	addi       	t1, t1, 16
-	addi       	t2, t2, -1
+	addi       	t1, a0, 16
+	addi       	t2, a1, -1
 .Laes_ct_encrypt_rv64gcv_vround:
 	vand.vi    	v13, v12, 15
 	vsrl.vi    	v12, v12, 4
@@ -133,7 +129,7 @@ SYM_FUNC_START(aes_ct_encrypt_rv64gcv)
 	vle8.v     	v0, (t1)
 	vxor.vx    	v0, v0, t0
 	vxor.vv    	v1, v1, v0
-	vse8.v     	v1, (a1)
+	vse8.v     	v1, (a2)
 	// return
 	vsetvli    	t0, zero, e8, m8, ta, ma
 	vmv.v.i    	v0, 0
@@ -144,9 +140,9 @@ SYM_FUNC_START(aes_ct_encrypt_rv64gcv)
 SYM_FUNC_END(aes_ct_encrypt_rv64gcv)
 
 /*
- * void aes_ct_decrypt_rv64gcv(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in);
- * aes_ct_decrypt_rv64gcv: 119 instructions, frame 0 bytes
- *   integer registers: ra t0 t1 t2 a0 a1 a2 t3
+ * void aes_ct_decrypt_rv64gcv(const u32 rk[60], int nrounds, u8 *out, const u8 *in);
+ * aes_ct_decrypt_rv64gcv: 115 instructions, frame 0 bytes
+ *   integer registers: ra t0 t1 t2 a0 a1 a2 a3
  *   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v17 v18 v19 v20 v21 v22 v24
  *   callee-saved saved/restored: none
  *   most live values at once: 7 integer, 23 vector registers
@@ -156,57 +152,53 @@ SYM_FUNC_END(aes_ct_encrypt_rv64gcv)
  *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
  */
 SYM_FUNC_START(aes_ct_decrypt_rv64gcv)
-	addi       	t0, a0, 240
-	lwu        	t2, 480(a0)
-	srli       	t2, t2, 2
-	addi       	t2, t2, 6
-	addi       	t1, zero, 16
-	vsetvli    	zero, t1, e8, m1, ta, ma
+	addi       	t0, zero, 16
+	vsetvli    	zero, t0, e8, m1, ta, ma
 	// the lookup and permutation tables, one register each
 .Laes_ct_decrypt_rv64gcv_0:
-	auipc      	t1, %pcrel_hi(kgen_aes_ct_rv64gcv_vperm_dec)
-	addi       	t1, t1, %pcrel_lo(.Laes_ct_decrypt_rv64gcv_0)
-	addi       	t3, t1, 0
-	vle8.v     	v6, (t3)
-	addi       	t3, t1, 16
-	vle8.v     	v5, (t3)
-	addi       	t3, t1, 32
-	vle8.v     	v3, (t3)
-	addi       	t3, t1, 48
-	vle8.v     	v4, (t3)
-	addi       	t3, t1, 64
-	vle8.v     	v2, (t3)
-	addi       	t3, t1, 80
-	vle8.v     	v0, (t3)
-	addi       	t3, t1, 96
-	vle8.v     	v7, (t3)
-	addi       	t3, t1, 112
-	vle8.v     	v8, (t3)
-	addi       	t3, t1, 128
-	vle8.v     	v9, (t3)
-	addi       	t3, t1, 144
-	vle8.v     	v10, (t3)
-	addi       	t3, t1, 160
-	vle8.v     	v11, (t3)
-	addi       	t3, t1, 176
-	vle8.v     	v12, (t3)
-	addi       	t3, t1, 192
-	vle8.v     	v13, (t3)
-	addi       	t3, t1, 208
-	vle8.v     	v14, (t3)
-	addi       	t3, t1, 224
-	vle8.v     	v15, (t3)
-	addi       	t3, t1, 240
-	vle8.v     	v1, (t3)
+	auipc      	t0, %pcrel_hi(kgen_aes_ct_rv64gcv_vperm_dec)
+	addi       	t0, t0, %pcrel_lo(.Laes_ct_decrypt_rv64gcv_0)
+	addi       	t1, t0, 0
+	vle8.v     	v6, (t1)
+	addi       	t1, t0, 16
+	vle8.v     	v5, (t1)
+	addi       	t1, t0, 32
+	vle8.v     	v3, (t1)
+	addi       	t1, t0, 48
+	vle8.v     	v4, (t1)
+	addi       	t1, t0, 64
+	vle8.v     	v2, (t1)
+	addi       	t1, t0, 80
+	vle8.v     	v0, (t1)
+	addi       	t1, t0, 96
+	vle8.v     	v7, (t1)
+	addi       	t1, t0, 112
+	vle8.v     	v8, (t1)
+	addi       	t1, t0, 128
+	vle8.v     	v9, (t1)
+	addi       	t1, t0, 144
+	vle8.v     	v10, (t1)
+	addi       	t1, t0, 160
+	vle8.v     	v11, (t1)
+	addi       	t1, t0, 176
+	vle8.v     	v12, (t1)
+	addi       	t1, t0, 192
+	vle8.v     	v13, (t1)
+	addi       	t1, t0, 208
+	vle8.v     	v14, (t1)
+	addi       	t1, t0, 224
+	vle8.v     	v15, (t1)
+	addi       	t1, t0, 240
+	vle8.v     	v1, (t1)
 	// round 0: the block ^ key 0 ^ 0x63
-	vle8.v     	v16, (a2)
-	vle8.v     	v17, (t0)
+	vle8.v     	v16, (a3)
+	vle8.v     	v17, (a0)
 	addi       	t1, zero, 99
 	vxor.vx    	v17, v17, t1
 	vxor.vv    	v16, v16, v17
 	// rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
-	addi       	t0, t0, 16
-	addi       	t2, t2, -1
+	addi       	t0, a0, 16
+	addi       	t2, a1, -1
 .Laes_ct_decrypt_rv64gcv_vround:
 	vand.vi    	v17, v16, 15
 	vsrl.vi    	v16, v16, 4
@@ -274,7 +266,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gcv)
 	vrgather.vv	v0, v2, v1
 	vle8.v     	v1, (t0)
 	vxor.vv    	v0, v0, v1
-	vse8.v     	v0, (a1)
+	vse8.v     	v0, (a2)
 	// return
 	vsetvli    	t0, zero, e8, m8, ta, ma
 	vmv.v.i    	v0, 0
@@ -868,8 +860,8 @@ SYM_FUNC_START(aes_ct_expandkey_rv64gcv)
 SYM_FUNC_END(aes_ct_expandkey_rv64gcv)
 
 /*
- * void aes_ct_ctr32_rv64gcv(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in, size_t nblocks, const u8 iv[16]);
- * aes_ct_ctr32_rv64gcv: 780 instructions, frame 1536 bytes
+ * void aes_ct_ctr32_rv64gcv(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks, const u8 iv[16]);
+ * aes_ct_ctr32_rv64gcv: 778 instructions, frame 1536 bytes
  *   integer registers: ra sp t0 t1 t2 a0 a1 a2 a3 a4 a5 a6 a7 t3 t4 t5 t6
  *   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v17 v18 v19 v20 v21 v22 v23 v24 v25 v26 v27 v28 v29 v30 v31
  *   callee-saved saved/restored: none
@@ -881,12 +873,10 @@ SYM_FUNC_END(aes_ct_expandkey_rv64gcv)
  */
 SYM_FUNC_START(aes_ct_ctr32_rv64gcv)
 	addi       	sp, sp, -1536
-	bne        	a3, zero, .Laes_ct_ctr32_rv64gcv_start
+	bne        	a4, zero, .Laes_ct_ctr32_rv64gcv_start
 	jal        	zero, .Laes_ct_ctr32_rv64gcv_done
 .Laes_ct_ctr32_rv64gcv_start:
-	lwu        	t0, 480(a0)
-	srli       	t0, t0, 2
-	addi       	t0, t0, 6
+	addi       	t0, a1, 0
 	// vl = VLMAX from here on (an AVL of 2047 is at least VLMAX at e8, m8 up to VLEN 2047)
 	addi       	t1, zero, 2047
 	vsetvli    	t2, t1, e8, m1, ta, ma
@@ -918,9 +908,9 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gcv)
 	addi       	t4, zero, 1
 	addi       	t5, zero, 0
 	addi       	t6, zero, 99
-	addi       	a5, zero, 16
+	addi       	a1, zero, 16
 .Laes_ct_ctr32_rv64gcv_vkeys:
-	vsetvli    	zero, a5, e8, m1, ta, ma
+	vsetvli    	zero, a1, e8, m1, ta, ma
 	slli       	a6, t4, 4
 	add        	a6, a0, a6
 	vle8.v     	v1, (a6)
@@ -943,21 +933,21 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gcv)
 	// the nonce ^ round key 0 (16 bytes), the counter, round key 0's last word
 	addi       	t6, zero, 16
 	vsetvli    	zero, t6, e8, m1, ta, ma
-	vle8.v     	v0, (a4)
+	vle8.v     	v0, (a5)
 	vle8.v     	v1, (a0)
 	vxor.vv    	v0, v0, v1
 	vsetvli    	zero, t1, e8, m1, ta, ma
 	vid.v      	v1
 	vand.vi    	v1, v1, 15
 	lwu        	t4, 12(a0)
-	lbu        	t3, 12(a4)
-	lbu        	t5, 13(a4)
+	lbu        	t3, 12(a5)
+	lbu        	t5, 13(a5)
 	slli       	t3, t3, 8
 	or         	t3, t3, t5
-	lbu        	t5, 14(a4)
+	lbu        	t5, 14(a5)
 	slli       	t3, t3, 8
 	or         	t3, t3, t5
-	lbu        	t5, 15(a4)
+	lbu        	t5, 15(a5)
 	slli       	t3, t3, 8
 	or         	t3, t3, t5
 	vrgather.vv	v16, v0, v1
@@ -1059,18 +1049,18 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gcv)
 	addi       	a0, a0, %pcrel_lo(.Laes_ct_ctr32_rv64gcv_5)
 	addi       	t6, zero, 1
 .Laes_ct_ctr32_rv64gcv_vround:
-	andi       	a4, t6, 3
-	slli       	a4, a4, 6
-	add        	a4, a0, a4
-	addi       	a4, a4, 256
-	vle8.v     	v1, (a4)
-	addi       	a4, a4, 256
-	vle8.v     	v0, (a4)
-	addi       	a4, t6, -1
-	slli       	a4, a4, 6
-	andi       	a4, a4, 960
+	andi       	a1, t6, 3
+	slli       	a1, a1, 6
+	add        	a1, a0, a1
+	addi       	a1, a1, 256
+	vle8.v     	v1, (a1)
+	addi       	a1, a1, 256
+	vle8.v     	v0, (a1)
+	addi       	a1, t6, -1
+	slli       	a1, a1, 6
+	andi       	a1, a1, 960
 	addi       	t5, sp, 0
-	add        	t5, t5, a4
+	add        	t5, t5, a1
 	vxor.vv    	v12, v22, v11
 	vxor.vv    	v17, v10, v15
 	vxor.vv    	v3, v14, v19
@@ -1255,15 +1245,15 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gcv)
 	addi       	t6, t6, 1
 	bltu       	t6, t0, .Laes_ct_ctr32_rv64gcv_vround
 	// the last round: S-box, key, SR^(rounds mod 4) (the table by rounds mod 4)
-	addi       	a4, t6, -1
-	slli       	a4, a4, 6
-	andi       	a4, a4, 960
+	addi       	a1, t6, -1
+	slli       	a1, a1, 6
+	andi       	a1, a1, 960
 	addi       	t5, sp, 0
-	add        	t5, t5, a4
-	andi       	a4, t0, 3
-	slli       	a4, a4, 6
-	add        	a4, a0, a4
-	vle8.v     	v9, (a4)
+	add        	t5, t5, a1
+	andi       	a1, t0, 3
+	slli       	a1, a1, 6
+	add        	a1, a0, a1
+	vle8.v     	v9, (a1)
 	vxor.vv    	v1, v22, v11
 	vxor.vv    	v13, v10, v15
 	vxor.vv    	v5, v13, v1
@@ -1460,19 +1450,19 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gcv)
 	vsll.vi    	v8, v8, 1
 	vxor.vv    	v6, v6, v8
 	srli       	t5, t2, 1
-	bgeu       	a3, t5, .Laes_ct_ctr32_rv64gcv_whole
-	addi       	t5, a3, 0
+	bgeu       	a4, t5, .Laes_ct_ctr32_rv64gcv_whole
+	addi       	t5, a4, 0
 .Laes_ct_ctr32_rv64gcv_whole:
 	slli       	t6, t5, 4
 	vsetvli    	zero, t6, e8, m8, ta, ma
-	vle8.v     	v8, (a2)
+	vle8.v     	v8, (a3)
 	vxor.vv    	v8, v8, v0
-	vse8.v     	v8, (a1)
+	vse8.v     	v8, (a2)
+	add        	a3, a3, t6
 	add        	a2, a2, t6
-	add        	a1, a1, t6
-	sub        	a3, a3, t5
+	sub        	a4, a4, t5
 	addw       	t3, t3, t5
-	beq        	a3, zero, .Laes_ct_ctr32_rv64gcv_done
+	beq        	a4, zero, .Laes_ct_ctr32_rv64gcv_done
 	vsetvli    	zero, t1, e8, m1, ta, ma
 	jal        	zero, .Laes_ct_ctr32_rv64gcv_pass
 .Laes_ct_ctr32_rv64gcv_done:
@@ -1680,12 +1670,12 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gcv)
 SYM_FUNC_END(aes_ct_ctr32_rv64gcv)
 
 /*
- * void aes_ct_ecb_encrypt_rv64gcv(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in, size_t nblocks);
- * aes_ct_ecb_encrypt_rv64gcv: 4255 instructions, frame 304 bytes
+ * void aes_ct_ecb_encrypt_rv64gcv(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks);
+ * aes_ct_ecb_encrypt_rv64gcv: 4251 instructions, frame 304 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 27 integer, 0 vector registers
- *   spills: 7 values (key, nblocks, rounds, in, out, pass_off, w), 11 stores, 48 reloads, modeled cost 1744 cycles per pass (loops counted 8 times per level)
+ *   spills: 7 values (rk, nblocks, nrounds, in, out, pass_off, w), 11 stores, 48 reloads, modeled cost 1744 cycles per pass (loops counted 8 times per level)
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
  *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
@@ -1704,15 +1694,11 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gcv)
 	sd         	s10, 280(sp)
 	sd         	s11, 288(sp)
 	sd         	ra, 296(sp)
-	sd         	a1, 192(sp)
-	sd         	a2, 184(sp)
-	sd         	a3, 168(sp)
-	addi       	t0, a0, 0
-	sd         	t0, 160(sp)
-	lwu        	t0, 480(a0)
-	srli       	t0, t0, 2
-	addi       	t0, t0, 6
-	sd         	t0, 176(sp)
+	sd         	a2, 192(sp)
+	sd         	a3, 184(sp)
+	sd         	a1, 176(sp)
+	sd         	a4, 168(sp)
+	sd         	a0, 160(sp)
 	ld         	t0, 168(sp)
 	bne        	t0, zero, .Laes_ct_ecb_encrypt_rv64gcv_start
 	jal        	zero, .Laes_ct_ecb_encrypt_rv64gcv_done
@@ -5985,12 +5971,12 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gcv)
 SYM_FUNC_END(aes_ct_ecb_encrypt_rv64gcv)
 
 /*
- * void aes_ct_ecb_decrypt_rv64gcv(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in, size_t nblocks);
- * aes_ct_ecb_decrypt_rv64gcv: 4431 instructions, frame 352 bytes
+ * void aes_ct_ecb_decrypt_rv64gcv(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks);
+ * aes_ct_ecb_decrypt_rv64gcv: 4427 instructions, frame 352 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 27 integer, 0 vector registers
- *   spills: 42 values (rounds, nblocks, in, key, out, passes, w, w, w, w, w, w, kp, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w), 50 stores, 119 reloads, modeled cost 10704 cycles per pass (loops counted 8 times per level)
+ *   spills: 42 values (nrounds, nblocks, in, rk, out, passes, w, w, w, w, w, w, kp, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w), 50 stores, 119 reloads, modeled cost 10704 cycles per pass (loops counted 8 times per level)
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
  *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
@@ -6009,15 +5995,11 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	sd         	s10, 320(sp)
 	sd         	s11, 328(sp)
 	sd         	ra, 336(sp)
-	sd         	a1, 192(sp)
-	sd         	a2, 176(sp)
-	sd         	a3, 168(sp)
-	addi       	t0, a0, 240
-	sd         	t0, 184(sp)
-	lwu        	t0, 480(a0)
-	srli       	t0, t0, 2
-	addi       	t0, t0, 6
-	sd         	t0, 160(sp)
+	sd         	a2, 192(sp)
+	sd         	a0, 184(sp)
+	sd         	a3, 176(sp)
+	sd         	a4, 168(sp)
+	sd         	a1, 160(sp)
 	ld         	t0, 168(sp)
 	bne        	t0, zero, .Laes_ct_ecb_decrypt_rv64gcv_start
 	jal        	zero, .Laes_ct_ecb_decrypt_rv64gcv_done

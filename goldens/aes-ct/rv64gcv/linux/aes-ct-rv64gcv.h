@@ -20,22 +20,22 @@ typedef uint64_t u64;
 struct crypto_aes_ctx { u32 key_enc[60]; u32 key_dec[60]; u32 key_length; };
 #endif
 
-/* AES block encryption with ctx->key_enc, constant time (fixsliced) */
-void aes_ct_encrypt_rv64gcv(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in);
+/* AES block encryption with the standard round keys rk (nrounds rounds), constant time (fixsliced) */
+void aes_ct_encrypt_rv64gcv(const u32 rk[60], int nrounds, u8 *out, const u8 *in);
 
-/* AES block decryption with ctx->key_dec, constant time (fixsliced) */
-void aes_ct_decrypt_rv64gcv(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in);
+/* AES block decryption with the equivalent inverse cipher's round keys rk (nrounds rounds), constant time (fixsliced) */
+void aes_ct_decrypt_rv64gcv(const u32 rk[60], int nrounds, u8 *out, const u8 *in);
 
 /* AES key expansion into key_enc, key_dec and key_length, constant time: 0, or -EINVAL (-22) for a key length other than 16, 24 or 32 bytes */
 int aes_ct_expandkey_rv64gcv(struct crypto_aes_ctx *ctx, const u8 *in_key, u32 key_len);
 
-/* AES counter mode with ctx->key_enc, constant time: out = in ^ E(iv), the big-endian 32-bit counter in iv[12..16] incremented (mod 2^32) per block; iv is not written back (the caller carries into iv[0..12]) */
-void aes_ct_ctr32_rv64gcv(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in, size_t nblocks, const u8 iv[16]);
+/* AES counter mode with the standard round keys rk, constant time: out = in ^ E(iv), the big-endian 32-bit counter in iv[12..16] incremented (mod 2^32) per block; iv is not written back (the caller carries into iv[0..12]) */
+void aes_ct_ctr32_rv64gcv(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks, const u8 iv[16]);
 
-/* AES-ECB encryption of nblocks whole blocks with ctx->key_enc, constant time (fixsliced, four blocks a pass) */
-void aes_ct_ecb_encrypt_rv64gcv(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in, size_t nblocks);
+/* AES-ECB encryption of nblocks whole blocks with the standard round keys rk, constant time (fixsliced, four blocks a pass) */
+void aes_ct_ecb_encrypt_rv64gcv(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks);
 
-/* AES-ECB decryption of nblocks whole blocks with ctx->key_dec, constant time (fixsliced, four blocks a pass) */
-void aes_ct_ecb_decrypt_rv64gcv(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in, size_t nblocks);
+/* AES-ECB decryption of nblocks whole blocks with the equivalent inverse cipher's round keys rk, constant time (fixsliced, four blocks a pass) */
+void aes_ct_ecb_decrypt_rv64gcv(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks);
 
 #endif /* KGEN_AES_CT_RV64GCV_LINUX_H */

@@ -13,12 +13,12 @@
 	.text
 
 /*
- * void aes_ct_encrypt_c906_novector(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in);
- * aes_ct_encrypt_c906_novector: 3779 instructions, frame 288 bytes
+ * void aes_ct_encrypt_c906_novector(const u32 rk[60], int nrounds, u8 *out, const u8 *in);
+ * aes_ct_encrypt_c906_novector: 3775 instructions, frame 288 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 27 integer, 0 vector registers
- *   spills: 4 values (out, rounds, w, pass_off), 5 stores, 6 reloads, modeled cost 93 cycles per pass (loops counted 8 times per level)
+ *   spills: 4 values (out, nrounds, w, pass_off), 5 stores, 6 reloads, modeled cost 93 cycles per pass (loops counted 8 times per level)
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
  *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
@@ -37,155 +37,151 @@ SYM_FUNC_START(aes_ct_encrypt_c906_novector)
 	sd         	s10, 256(sp)
 	sd         	s11, 264(sp)
 	sd         	ra, 272(sp)
-	sd         	a1, 160(sp)
-	addi       	t0, a0, 0
-	lwu        	t1, 480(a0)
-	srli       	t1, t1, 2
-	addi       	t1, t1, 6
-	sd         	t1, 168(sp)
+	sd         	a1, 168(sp)
+	sd         	a2, 160(sp)
 .Laes_ct_encrypt_c906_novector_0:
-	auipc      	t1, %pcrel_hi(kgen_aes_ct_c906_novector_masks)
-	addi       	t1, t1, %pcrel_lo(.Laes_ct_encrypt_c906_novector_0)
-	ld         	t2, 0(t1)
-	sd         	t2, 0(sp)
-	ld         	t2, 8(t1)
-	sd         	t2, 8(sp)
-	ld         	t2, 16(t1)
-	sd         	t2, 16(sp)
-	ld         	t2, 24(t1)
-	sd         	t2, 24(sp)
-	ld         	t2, 32(t1)
-	sd         	t2, 32(sp)
-	ld         	t2, 40(t1)
-	sd         	t2, 40(sp)
-	ld         	t2, 48(t1)
-	sd         	t2, 48(sp)
-	ld         	t2, 56(t1)
-	sd         	t2, 56(sp)
-	ld         	t2, 64(t1)
-	sd         	t2, 64(sp)
-	ld         	t2, 72(t1)
-	sd         	t2, 72(sp)
-	ld         	t2, 80(t1)
-	sd         	t2, 80(sp)
-	ld         	t2, 88(t1)
-	sd         	t2, 88(sp)
-	ld         	t2, 96(t1)
-	sd         	t2, 96(sp)
-	ld         	t2, 104(t1)
-	sd         	t2, 104(sp)
-	ld         	t2, 112(t1)
-	sd         	t2, 112(sp)
-	ld         	t2, 120(t1)
-	sd         	t2, 120(sp)
-	ld         	t2, 128(t1)
-	sd         	t2, 128(sp)
-	ld         	t2, 136(t1)
-	sd         	t2, 136(sp)
-	ld         	t2, 144(t1)
-	sd         	t2, 144(sp)
-	ld         	t2, 152(t1)
-	sd         	t2, 152(sp)
-	ld         	t4, 0(a2)
-	ld         	t5, 8(a2)
-	ld         	t2, 24(sp)
-	ld         	t1, 32(sp)
-	ld         	t6, 40(sp)
-	th.extu    	t3, t4, 31, 0
-	slli       	a0, t5, 32
-	or         	t3, t3, a0
-	srli       	t4, t4, 32
-	and        	t5, t5, t6
-	or         	t4, t4, t5
-	srli       	t5, t3, 16
-	xor        	t5, t3, t5
-	and        	t5, t5, t2
-	xor        	t3, t3, t5
-	slli       	t5, t5, 16
-	xor        	t3, t3, t5
-	srli       	t5, t3, 8
-	xor        	t5, t3, t5
-	and        	t5, t5, t1
-	xor        	t3, t3, t5
-	slli       	t5, t5, 8
-	xor        	t3, t3, t5
-	srli       	t5, t4, 16
-	xor        	t5, t4, t5
-	and        	t2, t5, t2
-	xor        	t4, t4, t2
-	slli       	t2, t2, 16
-	xor        	t2, t4, t2
-	srli       	t4, t2, 8
+	auipc      	t0, %pcrel_hi(kgen_aes_ct_c906_novector_masks)
+	addi       	t0, t0, %pcrel_lo(.Laes_ct_encrypt_c906_novector_0)
+	ld         	t1, 0(t0)
+	sd         	t1, 0(sp)
+	ld         	t1, 8(t0)
+	sd         	t1, 8(sp)
+	ld         	t1, 16(t0)
+	sd         	t1, 16(sp)
+	ld         	t1, 24(t0)
+	sd         	t1, 24(sp)
+	ld         	t1, 32(t0)
+	sd         	t1, 32(sp)
+	ld         	t1, 40(t0)
+	sd         	t1, 40(sp)
+	ld         	t1, 48(t0)
+	sd         	t1, 48(sp)
+	ld         	t1, 56(t0)
+	sd         	t1, 56(sp)
+	ld         	t1, 64(t0)
+	sd         	t1, 64(sp)
+	ld         	t1, 72(t0)
+	sd         	t1, 72(sp)
+	ld         	t1, 80(t0)
+	sd         	t1, 80(sp)
+	ld         	t1, 88(t0)
+	sd         	t1, 88(sp)
+	ld         	t1, 96(t0)
+	sd         	t1, 96(sp)
+	ld         	t1, 104(t0)
+	sd         	t1, 104(sp)
+	ld         	t1, 112(t0)
+	sd         	t1, 112(sp)
+	ld         	t1, 120(t0)
+	sd         	t1, 120(sp)
+	ld         	t1, 128(t0)
+	sd         	t1, 128(sp)
+	ld         	t1, 136(t0)
+	sd         	t1, 136(sp)
+	ld         	t1, 144(t0)
+	sd         	t1, 144(sp)
+	ld         	t1, 152(t0)
+	sd         	t1, 152(sp)
+	ld         	t2, 0(a3)
+	ld         	t4, 8(a3)
+	ld         	t1, 24(sp)
+	ld         	t0, 32(sp)
+	ld         	t5, 40(sp)
+	th.extu    	t3, t2, 31, 0
+	slli       	t6, t4, 32
+	or         	t3, t3, t6
+	srli       	t2, t2, 32
+	and        	t4, t4, t5
+	or         	t2, t2, t4
+	srli       	t4, t3, 16
+	xor        	t4, t3, t4
+	and        	t4, t4, t1
+	xor        	t3, t3, t4
+	slli       	t4, t4, 16
+	xor        	t3, t3, t4
+	srli       	t4, t3, 8
+	xor        	t4, t3, t4
+	and        	t4, t4, t0
+	xor        	t3, t3, t4
+	slli       	t4, t4, 8
+	xor        	t3, t3, t4
+	srli       	t4, t2, 16
 	xor        	t4, t2, t4
 	and        	t1, t4, t1
 	xor        	t2, t2, t1
-	slli       	t1, t1, 8
-	xor        	t4, t2, t1
-	ld         	t1, 0(sp)
-	srli       	t2, t3, 1
-	xor        	t2, t3, t2
-	and        	t5, t2, t1
-	xor        	t2, t3, t5
-	slli       	t5, t5, 1
-	xor        	t3, t3, t5
-	srli       	t5, t4, 1
-	xor        	t5, t4, t5
-	and        	t5, t5, t1
-	xor        	t1, t4, t5
-	slli       	t5, t5, 1
-	xor        	a2, t4, t5
-	ld         	a0, 8(sp)
-	srli       	t4, t3, 2
-	xor        	t4, t3, t4
-	and        	t4, t4, a0
-	xor        	t6, t3, t4
-	slli       	t4, t4, 2
-	xor        	t3, t3, t4
-	srli       	t4, t2, 2
-	xor        	t4, t2, t4
-	and        	t4, t4, a0
-	xor        	a1, t2, t4
-	slli       	t4, t4, 2
-	xor        	t5, t2, t4
+	slli       	t1, t1, 16
+	xor        	t1, t2, t1
+	srli       	t2, t1, 8
+	xor        	t2, t1, t2
+	and        	t0, t2, t0
+	xor        	t1, t1, t0
+	slli       	t0, t0, 8
+	xor        	t4, t1, t0
+	ld         	t0, 0(sp)
+	srli       	t1, t3, 1
+	xor        	t1, t3, t1
+	and        	t1, t1, t0
+	xor        	t2, t3, t1
+	slli       	t1, t1, 1
+	xor        	t1, t3, t1
+	srli       	t3, t4, 1
+	xor        	t3, t4, t3
+	and        	t3, t3, t0
+	xor        	t0, t4, t3
+	slli       	t3, t3, 1
+	xor        	a2, t4, t3
+	ld         	t6, 8(sp)
+	srli       	t3, t1, 2
+	xor        	t3, t1, t3
+	and        	t3, t3, t6
+	xor        	t5, t1, t3
+	slli       	t3, t3, 2
+	xor        	t1, t1, t3
+	srli       	t3, t2, 2
+	xor        	t3, t2, t3
+	and        	t3, t3, t6
+	xor        	a1, t2, t3
+	slli       	t3, t3, 2
+	xor        	t4, t2, t3
 	srli       	t2, a2, 2
 	xor        	t2, a2, t2
-	and        	t2, t2, a0
-	xor        	t4, a2, t2
+	and        	t2, t2, t6
+	xor        	t3, a2, t2
 	slli       	t2, t2, 2
 	xor        	t2, a2, t2
-	srli       	a2, t1, 2
-	xor        	a2, t1, a2
-	and        	a0, a2, a0
-	xor        	a2, t1, a0
-	slli       	a0, a0, 2
-	xor        	a0, t1, a0
+	srli       	a2, t0, 2
+	xor        	a2, t0, a2
+	and        	t6, a2, t6
+	xor        	a2, t0, t6
+	slli       	t6, t6, 2
+	xor        	t6, t0, t6
 	ld         	a3, 16(sp)
-	srli       	t1, t3, 4
-	xor        	t1, t2, t1
-	and        	t1, t1, a3
-	xor        	t2, t2, t1
-	slli       	t1, t1, 4
-	xor        	t1, t3, t1
-	srli       	t3, t5, 4
-	xor        	t3, a0, t3
-	and        	a4, t3, a3
-	xor        	t3, a0, a4
-	slli       	a0, a4, 4
-	xor        	t5, t5, a0
-	srli       	a0, t6, 4
-	xor        	a0, t4, a0
-	and        	a0, a0, a3
-	xor        	t4, t4, a0
-	slli       	a0, a0, 4
-	xor        	a0, t6, a0
-	srli       	t6, a1, 4
-	xor        	t6, a2, t6
-	and        	a3, t6, a3
-	xor        	t6, a2, a3
+	srli       	t0, t1, 4
+	xor        	t0, t2, t0
+	and        	a4, t0, a3
+	xor        	t0, t2, a4
+	slli       	t2, a4, 4
+	xor        	t1, t1, t2
+	srli       	t2, t4, 4
+	xor        	t2, t6, t2
+	and        	a4, t2, a3
+	xor        	t2, t6, a4
+	slli       	t6, a4, 4
+	xor        	t4, t4, t6
+	srli       	t6, t5, 4
+	xor        	t6, t3, t6
+	and        	t6, t6, a3
+	xor        	t3, t3, t6
+	slli       	t6, t6, 4
+	xor        	t6, t5, t6
+	srli       	t5, a1, 4
+	xor        	t5, a2, t5
+	and        	a3, t5, a3
+	xor        	t5, a2, a3
 	slli       	a2, a3, 4
 	xor        	a1, a1, a2
-	ld         	a7, 0(t0)
-	ld         	a4, 8(t0)
+	ld         	a7, 0(a0)
+	ld         	a4, 8(a0)
 	ld         	a3, 24(sp)
 	ld         	a2, 32(sp)
 	ld         	a6, 40(sp)
@@ -279,42 +275,42 @@ SYM_FUNC_START(aes_ct_encrypt_c906_novector)
 	srli       	a4, a2, 4
 	xor        	a4, a6, a4
 	and        	a4, a4, s2
-	xor        	s5, a6, a4
+	xor        	s2, a6, a4
 	slli       	a4, a4, 4
 	xor        	a6, a2, a4
 	xor        	t1, t1, s3
-	xor        	a2, t5, s4
-	xor        	a4, a0, a3
-	xor        	s2, a1, a6
-	xor        	a3, t2, a5
-	xor        	t5, t3, s1
-	xor        	a6, t4, a7
-	xor        	a5, t6, s5
-	addi       	t0, t0, 16
+	xor        	a2, t4, s4
+	xor        	a4, t6, a3
+	xor        	t4, a1, a6
+	xor        	a3, t0, a5
+	xor        	a6, t2, s1
+	xor        	s1, t3, a7
+	xor        	a5, t5, s2
+	addi       	t0, a0, 16
 	addi       	t2, zero, 0
 	sd         	t2, 176(sp)
 .Laes_ct_encrypt_c906_novector_rounds4:
 	xor        	t3, a3, a4
 	xor        	a7, a5, a2
 	xor        	a0, a7, t3
-	xor        	t2, s2, a0
+	xor        	t2, t4, a0
 	xor        	a1, t2, a4
 	and        	s5, a0, a1
 	xor        	t6, a1, t1
-	xor        	s8, t2, a6
+	xor        	s8, t2, s1
 	xor        	t2, a5, a3
 	xor        	t4, s8, t2
-	and        	s1, t2, t4
+	and        	s4, t2, t4
 	xor        	s3, t1, t4
 	xor        	a4, a5, a4
-	xor        	s2, a6, t5
+	xor        	s2, s1, a6
 	xor        	a6, a1, s2
 	xor        	t5, a6, t4
-	and        	s4, t3, t5
-	xor        	s9, s4, s1
+	and        	s1, t3, t5
+	xor        	s9, s1, s4
 	xor        	s10, a6, a4
-	and        	s4, a4, a6
-	xor        	ra, s4, s1
+	and        	s1, a4, a6
+	xor        	ra, s1, s4
 	xor        	s1, s2, t4
 	xor        	s4, a7, s1
 	and        	s7, a7, s1
@@ -1787,22 +1783,22 @@ SYM_FUNC_START(aes_ct_encrypt_c906_novector)
 	xor        	a3, a3, s4
 	srli       	s4, a2, 4
 	xor        	s4, a6, s4
-	and        	s2, s4, s2
-	xor        	s4, a6, s2
-	slli       	a6, s2, 4
+	and        	s4, s4, s2
+	xor        	s2, a6, s4
+	slli       	a6, s4, 4
 	xor        	a6, a2, a6
 	xori       	a2, s1, -1
-	xori       	s2, a7, -1
+	xori       	s4, a7, -1
 	xori       	a7, s3, -1
 	xori       	s1, a4, -1
 	xor        	t1, t1, a2
-	xor        	a2, t2, s2
+	xor        	a2, t2, s4
 	xor        	a4, t3, a3
-	xor        	s2, t4, a6
+	xor        	t4, t4, a6
 	xor        	a3, t5, a5
-	xor        	t5, t6, a7
-	xor        	a6, a0, s1
-	xor        	a5, a1, s4
+	xor        	a6, t6, a7
+	xor        	s1, a0, s1
+	xor        	a5, a1, s2
 	addi       	t0, t0, 64
 	ld         	t2, 176(sp)
 	addi       	t2, t2, 64
@@ -1818,24 +1814,24 @@ SYM_FUNC_START(aes_ct_encrypt_c906_novector)
 	xor        	t3, a3, a4
 	xor        	a7, a5, a2
 	xor        	a0, a7, t3
-	xor        	t2, s2, a0
+	xor        	t2, t4, a0
 	xor        	a1, t2, a4
 	and        	s5, a0, a1
 	xor        	t6, a1, t1
-	xor        	s8, t2, a6
+	xor        	s8, t2, s1
 	xor        	t2, a5, a3
 	xor        	t4, s8, t2
-	and        	s1, t2, t4
+	and        	s4, t2, t4
 	xor        	s3, t1, t4
 	xor        	a4, a5, a4
-	xor        	s2, a6, t5
+	xor        	s2, s1, a6
 	xor        	a6, a1, s2
 	xor        	t5, a6, t4
-	and        	s4, t3, t5
-	xor        	s9, s4, s1
+	and        	s1, t3, t5
+	xor        	s9, s1, s4
 	xor        	s10, a6, a4
-	and        	s4, a4, a6
-	xor        	ra, s4, s1
+	and        	s1, a4, a6
+	xor        	ra, s1, s4
 	xor        	s1, s2, t4
 	xor        	s4, a7, s1
 	and        	s7, a7, s1
@@ -3813,12 +3809,12 @@ SYM_FUNC_START(aes_ct_encrypt_c906_novector)
 SYM_FUNC_END(aes_ct_encrypt_c906_novector)
 
 /*
- * void aes_ct_decrypt_c906_novector(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in);
- * aes_ct_decrypt_c906_novector: 3957 instructions, frame 320 bytes
+ * void aes_ct_decrypt_c906_novector(const u32 rk[60], int nrounds, u8 *out, const u8 *in);
+ * aes_ct_decrypt_c906_novector: 3953 instructions, frame 320 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 27 integer, 0 vector registers
- *   spills: 40 values (out, key, passes, w, rounds, kp, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w), 45 stores, 71 reloads, modeled cost 1112 cycles per pass (loops counted 8 times per level)
+ *   spills: 40 values (out, nrounds, passes, rk, w, kp, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w), 45 stores, 71 reloads, modeled cost 1112 cycles per pass (loops counted 8 times per level)
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
  *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
@@ -3837,13 +3833,9 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	sd         	s10, 288(sp)
 	sd         	s11, 296(sp)
 	sd         	ra, 304(sp)
-	sd         	a1, 160(sp)
-	addi       	t0, a0, 240
-	sd         	t0, 168(sp)
-	lwu        	t0, 480(a0)
-	srli       	t0, t0, 2
-	addi       	t0, t0, 6
-	sd         	t0, 176(sp)
+	sd         	a0, 176(sp)
+	sd         	a1, 168(sp)
+	sd         	a2, 160(sp)
 .Laes_ct_decrypt_c906_novector_0:
 	auipc      	t0, %pcrel_hi(kgen_aes_ct_c906_novector_masks)
 	addi       	t0, t0, %pcrel_lo(.Laes_ct_decrypt_c906_novector_0)
@@ -3887,8 +3879,8 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	sd         	t1, 144(sp)
 	ld         	t1, 152(t0)
 	sd         	t1, 152(sp)
-	ld         	t2, 0(a2)
-	ld         	t4, 8(a2)
+	ld         	t2, 0(a3)
+	ld         	t4, 8(a3)
 	ld         	t1, 24(sp)
 	ld         	t0, 32(sp)
 	ld         	t5, 40(sp)
@@ -3985,7 +3977,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	t5, a1, a2
 	slli       	a1, a2, 4
 	xor        	a0, a0, a1
-	ld         	a1, 168(sp)
+	ld         	a1, 176(sp)
 	ld         	a4, 0(a1)
 	ld         	a5, 8(a1)
 	ld         	a2, 24(sp)
@@ -4235,7 +4227,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	t3, t3, a1
 	xor        	t3, s2, t3
 	addi       	a1, zero, 12
-	ld         	a2, 176(sp)
+	ld         	a2, 168(sp)
 	bne        	a2, a1, .Laes_ct_decrypt_c906_novector_not192
 	ld         	a1, 64(sp)
 	th.srri    	a3, a0, 28
@@ -4368,7 +4360,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 168(sp)
+	ld         	a1, 176(sp)
 	ld         	a4, 16(a1)
 	ld         	a5, 24(a1)
 	ld         	a2, 24(sp)
@@ -4610,7 +4602,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	t6, t5, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 176(sp)
+	sd         	s6, 168(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s9, s7
 	and        	s6, a7, a4
@@ -4647,7 +4639,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 176(sp)
+	ld         	s6, 168(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -4666,7 +4658,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	and        	ra, s8, a5
 	xor        	a5, s2, ra
 	xor        	s2, t6, ra
-	sd         	s2, 176(sp)
+	sd         	s2, 168(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s7
@@ -4709,7 +4701,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	ld         	t5, 184(sp)
 	and        	t5, s5, t5
 	xor        	s4, t5, s4
-	ld         	t5, 176(sp)
+	ld         	t5, 168(sp)
 	xor        	t5, s4, t5
 	and        	t1, a6, t1
 	xor        	a0, t1, a0
@@ -4826,7 +4818,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	th.srri    	a1, a5, 32
 	xor        	a0, a0, a5
 	xor        	a0, a0, a1
-	ld         	a1, 168(sp)
+	ld         	a1, 176(sp)
 	ld         	a4, 32(a1)
 	ld         	a5, 40(a1)
 	ld         	a2, 24(sp)
@@ -5013,7 +5005,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	t5, t4, t5
 	xor        	a3, s2, t5
 	xor        	s5, s2, a4
-	sd         	s5, 176(sp)
+	sd         	s5, 168(sp)
 	xor        	s6, a6, a2
 	xor        	a6, s1, s6
 	and        	s5, a6, a3
@@ -5051,7 +5043,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	a7, a5, s6
 	xor        	s3, s5, s9
 	xor        	s3, s3, s8
-	ld         	s5, 176(sp)
+	ld         	s5, 168(sp)
 	xor        	s8, s3, s5
 	xor        	s10, s8, s6
 	xor        	s3, s2, s8
@@ -5070,7 +5062,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	and        	s10, s7, a4
 	xor        	a4, s1, s10
 	xor        	s1, t5, s10
-	sd         	s1, 176(sp)
+	sd         	s1, 168(sp)
 	and        	s1, s11, a6
 	and        	a6, s11, a3
 	xor        	a3, s8, s6
@@ -5114,7 +5106,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	ld         	s5, 184(sp)
 	and        	a7, a7, s5
 	xor        	s4, a7, s4
-	ld         	a7, 176(sp)
+	ld         	a7, 168(sp)
 	xor        	a7, s4, a7
 	and        	t1, a5, t1
 	xor        	t1, t1, t6
@@ -5141,11 +5133,11 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	addi       	t3, t3, 0
 	addi       	t6, a0, 0
 	addi       	a0, a1, 0
-	ld         	a1, 168(sp)
+	ld         	a1, 176(sp)
 	addi       	a1, a1, 48
 	sd         	a1, 184(sp)
 	addi       	a1, zero, 2
-	sd         	a1, 168(sp)
+	sd         	a1, 176(sp)
 	jal        	zero, .Laes_ct_decrypt_c906_novector_rounds4
 .Laes_ct_decrypt_c906_novector_not192:
 	ld         	a1, 88(sp)
@@ -5212,16 +5204,16 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	addi       	t3, t3, 0
 	addi       	t6, a3, 0
 	addi       	a0, a4, 0
-	ld         	a1, 168(sp)
+	ld         	a1, 176(sp)
 	addi       	a1, a1, 16
 	sd         	a1, 184(sp)
 	addi       	a1, zero, 2
-	sd         	a1, 168(sp)
+	sd         	a1, 176(sp)
 	addi       	a1, zero, 14
-	ld         	a2, 176(sp)
+	ld         	a2, 168(sp)
 	bne        	a2, a1, .Laes_ct_decrypt_c906_novector_rounds4
 	addi       	a1, zero, 3
-	sd         	a1, 168(sp)
+	sd         	a1, 176(sp)
 .Laes_ct_decrypt_c906_novector_rounds4:
 	ld         	a1, 48(sp)
 	th.srri    	a3, t4, 20
@@ -5596,7 +5588,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	t6, t5, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 176(sp)
+	sd         	s6, 168(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s9, s7
 	and        	s6, a7, a4
@@ -5633,7 +5625,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 176(sp)
+	ld         	s6, 168(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -5652,7 +5644,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	and        	s11, s8, a5
 	xor        	a5, s2, s11
 	xor        	s2, t6, s11
-	sd         	s2, 176(sp)
+	sd         	s2, 168(sp)
 	and        	s2, ra, a7
 	and        	a7, ra, a4
 	xor        	a4, s9, s7
@@ -5695,7 +5687,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	ld         	s2, 192(sp)
 	and        	s2, s5, s2
 	xor        	s2, s2, a6
-	ld         	a6, 176(sp)
+	ld         	a6, 168(sp)
 	xor        	a6, s2, a6
 	and        	t1, a2, t1
 	xor        	a0, t1, a0
@@ -5910,7 +5902,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	t5, t4, t5
 	xor        	a3, s2, t5
 	xor        	s5, s2, a4
-	sd         	s5, 176(sp)
+	sd         	s5, 168(sp)
 	xor        	s6, a6, a2
 	xor        	a6, s1, s6
 	and        	s5, a6, a3
@@ -5948,7 +5940,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	a7, a5, s6
 	xor        	s3, s5, s9
 	xor        	s3, s3, s8
-	ld         	s5, 176(sp)
+	ld         	s5, 168(sp)
 	xor        	s8, s3, s5
 	xor        	s10, s8, s6
 	xor        	s3, s2, s8
@@ -5967,7 +5959,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	and        	s11, s7, a4
 	xor        	a4, s1, s11
 	xor        	s1, t5, s11
-	sd         	s1, 176(sp)
+	sd         	s1, 168(sp)
 	and        	s1, s10, a6
 	and        	a6, s10, a3
 	xor        	a3, s8, s6
@@ -6011,7 +6003,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	ld         	t6, 192(sp)
 	and        	t6, s5, t6
 	xor        	s4, t6, s4
-	ld         	t6, 176(sp)
+	ld         	t6, 168(sp)
 	xor        	t6, s4, t6
 	and        	t1, a5, t1
 	xor        	a1, t1, a1
@@ -6403,7 +6395,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	t6, t5, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 176(sp)
+	sd         	s6, 168(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s9, s7
 	and        	s6, a7, a4
@@ -6440,7 +6432,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 176(sp)
+	ld         	s6, 168(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -6459,7 +6451,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	and        	ra, s8, a5
 	xor        	a5, s2, ra
 	xor        	s2, t6, ra
-	sd         	s2, 176(sp)
+	sd         	s2, 168(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s7
@@ -6502,7 +6494,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	ld         	t5, 192(sp)
 	and        	t5, s5, t5
 	xor        	s4, t5, s4
-	ld         	t5, 176(sp)
+	ld         	t5, 168(sp)
 	xor        	t5, s4, t5
 	and        	t1, a6, t1
 	xor        	a0, t1, a0
@@ -6806,7 +6798,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	t5, t4, t5
 	xor        	a3, s2, t5
 	xor        	s5, s2, a4
-	sd         	s5, 176(sp)
+	sd         	s5, 168(sp)
 	xor        	s6, a6, a2
 	xor        	a6, s1, s6
 	and        	s5, a6, a3
@@ -6844,7 +6836,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	a7, a5, s6
 	xor        	s3, s5, s9
 	xor        	s3, s3, s8
-	ld         	s5, 176(sp)
+	ld         	s5, 168(sp)
 	xor        	s8, s3, s5
 	xor        	s10, s8, s6
 	xor        	s3, s2, s8
@@ -6863,7 +6855,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	and        	s10, s7, a4
 	xor        	a4, s1, s10
 	xor        	s1, t5, s10
-	sd         	s1, 176(sp)
+	sd         	s1, 168(sp)
 	and        	s1, s11, a6
 	and        	a6, s11, a3
 	xor        	a3, s8, s6
@@ -6907,7 +6899,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	ld         	s5, 192(sp)
 	and        	a7, a7, s5
 	xor        	s4, a7, s4
-	ld         	a7, 176(sp)
+	ld         	a7, 168(sp)
 	xor        	a7, s4, a7
 	and        	t1, a5, t1
 	xor        	t1, t1, t6
@@ -6937,9 +6929,9 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	ld         	a1, 184(sp)
 	addi       	a1, a1, 64
 	sd         	a1, 184(sp)
-	ld         	a1, 168(sp)
+	ld         	a1, 176(sp)
 	addi       	a1, a1, -1
-	sd         	a1, 168(sp)
+	sd         	a1, 176(sp)
 	beq        	a1, zero, .Laes_ct_decrypt_c906_novector_3
 	jal        	zero, .Laes_ct_decrypt_c906_novector_rounds4
 .Laes_ct_decrypt_c906_novector_3:
@@ -8360,8 +8352,8 @@ SYM_FUNC_START(aes_ct_expandkey_c906_novector)
 SYM_FUNC_END(aes_ct_expandkey_c906_novector)
 
 /*
- * void aes_ct_ctr32_c906_novector(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in, size_t nblocks, const u8 iv[16]);
- * aes_ct_ctr32_c906_novector: 3770 instructions, frame 1392 bytes
+ * void aes_ct_ctr32_c906_novector(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks, const u8 iv[16]);
+ * aes_ct_ctr32_c906_novector: 3768 instructions, frame 1392 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 27 integer, 0 vector registers
@@ -8384,9 +8376,9 @@ SYM_FUNC_START(aes_ct_ctr32_c906_novector)
 	sd         	s10, 1368(sp)
 	sd         	s11, 1376(sp)
 	sd         	ra, 1384(sp)
-	sd         	a2, 1280(sp)
-	sd         	a1, 1272(sp)
-	sd         	a3, 1248(sp)
+	sd         	a3, 1280(sp)
+	sd         	a2, 1272(sp)
+	sd         	a4, 1248(sp)
 	ld         	t0, 1248(sp)
 	bne        	t0, zero, .Laes_ct_ctr32_c906_novector_start
 	jal        	zero, .Laes_ct_ctr32_c906_novector_done
@@ -8434,9 +8426,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906_novector)
 	sd         	t1, 1232(sp)
 	ld         	t1, 152(t0)
 	sd         	t1, 1240(sp)
-	lwu        	t0, 480(a0)
-	srli       	t0, t0, 2
-	addi       	t0, t0, 6
+	addi       	t0, a1, 0
 	sd         	t0, 1264(sp)
 	// the round keys, bitsliced, into the frame: round r's at 64r. Zeros first (every key's bytes are then written before they are read, which the loop's stores cannot show)
 	sd         	zero, 64(sp)
@@ -8581,8 +8571,8 @@ SYM_FUNC_START(aes_ct_ctr32_c906_novector)
 	ld         	t4, 1120(sp)
 	ld         	a2, 1128(sp)
 	th.extu    	t6, a3, 31, 0
-	slli       	a5, a1, 32
-	or         	t6, t6, a5
+	slli       	a4, a1, 32
+	or         	t6, t6, a4
 	srli       	a3, a3, 32
 	and        	a1, a1, a2
 	or         	a1, a3, a1
@@ -8629,7 +8619,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906_novector)
 	and        	a2, t4, a3
 	xor        	t4, t6, a2
 	slli       	a2, a2, 2
-	xor        	a5, t6, a2
+	xor        	a4, t6, a2
 	srli       	t6, t5, 2
 	xor        	t6, t5, t6
 	and        	a2, t6, a3
@@ -8649,24 +8639,24 @@ SYM_FUNC_START(aes_ct_ctr32_c906_novector)
 	slli       	a3, a3, 2
 	xor        	a1, a1, a3
 	ld         	s1, 1104(sp)
-	srli       	a3, a5, 4
+	srli       	a3, a4, 4
 	xor        	a3, a7, a3
 	and        	s2, a3, s1
 	xor        	a3, a7, s2
 	slli       	a7, s2, 4
-	xor        	a7, a5, a7
-	srli       	a5, a2, 4
-	xor        	a5, a1, a5
-	and        	a5, a5, s1
-	xor        	a1, a1, a5
-	slli       	a5, a5, 4
-	xor        	a2, a2, a5
-	srli       	a5, t4, 4
-	xor        	a5, t5, a5
-	and        	a5, a5, s1
-	xor        	t5, t5, a5
-	slli       	a5, a5, 4
-	xor        	a5, t4, a5
+	xor        	a7, a4, a7
+	srli       	a4, a2, 4
+	xor        	a4, a1, a4
+	and        	a4, a4, s1
+	xor        	a1, a1, a4
+	slli       	a4, a4, 4
+	xor        	a2, a2, a4
+	srli       	a4, t4, 4
+	xor        	a4, t5, a4
+	and        	a4, a4, s1
+	xor        	t5, t5, a4
+	slli       	a4, a4, 4
+	xor        	a4, t4, a4
 	srli       	t4, t6, 4
 	xor        	t4, a6, t4
 	and        	s1, t4, s1
@@ -8702,19 +8692,19 @@ SYM_FUNC_START(aes_ct_ctr32_c906_novector)
 	slli       	a7, a7, 4
 	xor        	a2, a2, a7
 	ld         	a7, 1184(sp)
-	srli       	s1, a5, 8
-	xor        	s1, a5, s1
+	srli       	s1, a4, 8
+	xor        	s1, a4, s1
 	and        	a7, s1, a7
-	xor        	a5, a5, a7
+	xor        	a4, a4, a7
 	slli       	a7, a7, 8
-	xor        	a5, a5, a7
+	xor        	a4, a4, a7
 	ld         	a7, 1168(sp)
-	srli       	s1, a5, 4
-	xor        	s1, a5, s1
+	srli       	s1, a4, 4
+	xor        	s1, a4, s1
 	and        	a7, s1, a7
-	xor        	a5, a5, a7
+	xor        	a4, a4, a7
 	slli       	a7, a7, 4
-	xor        	a5, a5, a7
+	xor        	a4, a4, a7
 	ld         	a7, 1184(sp)
 	srli       	s1, a6, 8
 	xor        	s1, a6, s1
@@ -8791,7 +8781,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906_novector)
 	xori       	t5, t5, -1
 	sd         	t6, 0(t0)
 	sd         	a2, 8(t0)
-	sd         	a5, 16(t0)
+	sd         	a4, 16(t0)
 	sd         	a6, 24(t0)
 	sd         	a3, 32(t0)
 	sd         	a1, 40(t0)
@@ -8803,8 +8793,8 @@ SYM_FUNC_START(aes_ct_ctr32_c906_novector)
 	ld         	t4, 1120(sp)
 	ld         	a2, 1128(sp)
 	th.extu    	t6, a3, 31, 0
-	slli       	a5, a1, 32
-	or         	t6, t6, a5
+	slli       	a4, a1, 32
+	or         	t6, t6, a4
 	srli       	a3, a3, 32
 	and        	a1, a1, a2
 	or         	a1, a3, a1
@@ -8848,16 +8838,16 @@ SYM_FUNC_START(aes_ct_ctr32_c906_novector)
 	ld         	a1, 1096(sp)
 	srli       	t5, a2, 2
 	xor        	t5, a2, t5
-	and        	a5, t5, a1
-	xor        	t5, a2, a5
-	slli       	a5, a5, 2
-	xor        	a6, a2, a5
+	and        	a4, t5, a1
+	xor        	t5, a2, a4
+	slli       	a4, a4, 2
+	xor        	a6, a2, a4
 	srli       	a2, t4, 2
 	xor        	a2, t4, a2
-	and        	a5, a2, a1
-	xor        	a2, t4, a5
-	slli       	a5, a5, 2
-	xor        	a5, t4, a5
+	and        	a4, a2, a1
+	xor        	a2, t4, a4
+	slli       	a4, a4, 2
+	xor        	a4, t4, a4
 	srli       	t4, a3, 2
 	xor        	t4, a3, t4
 	and        	a7, t4, a1
@@ -8877,18 +8867,18 @@ SYM_FUNC_START(aes_ct_ctr32_c906_novector)
 	xor        	a1, a7, s1
 	slli       	a7, s1, 4
 	xor        	s1, a6, a7
-	srli       	a6, a5, 4
+	srli       	a6, a4, 4
 	xor        	a6, t6, a6
 	and        	a6, a6, s2
 	xor        	t6, t6, a6
 	slli       	a6, a6, 4
-	xor        	a7, a5, a6
-	srli       	a5, t5, 4
-	xor        	a5, t4, a5
-	and        	a5, a5, s2
-	xor        	t4, t4, a5
-	slli       	a5, a5, 4
-	xor        	a5, t5, a5
+	xor        	a7, a4, a6
+	srli       	a4, t5, 4
+	xor        	a4, t4, a4
+	and        	a4, a4, s2
+	xor        	t4, t4, a4
+	slli       	a4, a4, 4
+	xor        	a4, t5, a4
 	srli       	t5, a2, 4
 	xor        	t5, a3, t5
 	and        	a6, t5, s2
@@ -8910,12 +8900,12 @@ SYM_FUNC_START(aes_ct_ctr32_c906_novector)
 	slli       	a3, a3, 8
 	xor        	a3, a7, a3
 	ld         	a7, 1176(sp)
-	srli       	s1, a5, 8
-	xor        	s1, a5, s1
+	srli       	s1, a4, 8
+	xor        	s1, a4, s1
 	and        	a7, s1, a7
-	xor        	a5, a5, a7
+	xor        	a4, a4, a7
 	slli       	a7, a7, 8
-	xor        	a5, a5, a7
+	xor        	a4, a4, a7
 	ld         	a7, 1176(sp)
 	srli       	s1, a6, 8
 	xor        	s1, a6, s1
@@ -8957,7 +8947,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906_novector)
 	xori       	t4, t4, -1
 	sd         	a2, 64(t0)
 	sd         	a3, 72(t0)
-	sd         	a5, 80(t0)
+	sd         	a4, 80(t0)
 	sd         	a6, 88(t0)
 	sd         	a1, 96(t0)
 	sd         	t6, 104(t0)
@@ -8971,8 +8961,8 @@ SYM_FUNC_START(aes_ct_ctr32_c906_novector)
 	ld         	t4, 1120(sp)
 	ld         	a2, 1128(sp)
 	th.extu    	t6, a3, 31, 0
-	slli       	a5, a1, 32
-	or         	t6, t6, a5
+	slli       	a4, a1, 32
+	or         	t6, t6, a4
 	srli       	a3, a3, 32
 	and        	a1, a1, a2
 	or         	a1, a3, a1
@@ -9019,7 +9009,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906_novector)
 	and        	a2, t4, a3
 	xor        	t4, t6, a2
 	slli       	a2, a2, 2
-	xor        	a5, t6, a2
+	xor        	a4, t6, a2
 	srli       	t6, t5, 2
 	xor        	t6, t5, t6
 	and        	a2, t6, a3
@@ -9039,24 +9029,24 @@ SYM_FUNC_START(aes_ct_ctr32_c906_novector)
 	slli       	a3, a3, 2
 	xor        	a1, a1, a3
 	ld         	s1, 1104(sp)
-	srli       	a3, a5, 4
+	srli       	a3, a4, 4
 	xor        	a3, a7, a3
 	and        	s2, a3, s1
 	xor        	a3, a7, s2
 	slli       	a7, s2, 4
-	xor        	a7, a5, a7
-	srli       	a5, a2, 4
-	xor        	a5, a1, a5
-	and        	a5, a5, s1
-	xor        	a1, a1, a5
-	slli       	a5, a5, 4
-	xor        	a2, a2, a5
-	srli       	a5, t4, 4
-	xor        	a5, t5, a5
-	and        	a5, a5, s1
-	xor        	t5, t5, a5
-	slli       	a5, a5, 4
-	xor        	a5, t4, a5
+	xor        	a7, a4, a7
+	srli       	a4, a2, 4
+	xor        	a4, a1, a4
+	and        	a4, a4, s1
+	xor        	a1, a1, a4
+	slli       	a4, a4, 4
+	xor        	a2, a2, a4
+	srli       	a4, t4, 4
+	xor        	a4, t5, a4
+	and        	a4, a4, s1
+	xor        	t5, t5, a4
+	slli       	a4, a4, 4
+	xor        	a4, t4, a4
 	srli       	t4, t6, 4
 	xor        	t4, a6, t4
 	and        	s1, t4, s1
@@ -9092,19 +9082,19 @@ SYM_FUNC_START(aes_ct_ctr32_c906_novector)
 	slli       	a7, a7, 4
 	xor        	a2, a2, a7
 	ld         	a7, 1160(sp)
-	srli       	s1, a5, 8
-	xor        	s1, a5, s1
+	srli       	s1, a4, 8
+	xor        	s1, a4, s1
 	and        	a7, s1, a7
-	xor        	a5, a5, a7
+	xor        	a4, a4, a7
 	slli       	a7, a7, 8
-	xor        	a5, a5, a7
+	xor        	a4, a4, a7
 	ld         	a7, 1168(sp)
-	srli       	s1, a5, 4
-	xor        	s1, a5, s1
+	srli       	s1, a4, 4
+	xor        	s1, a4, s1
 	and        	a7, s1, a7
-	xor        	a5, a5, a7
+	xor        	a4, a4, a7
 	slli       	a7, a7, 4
-	xor        	a5, a5, a7
+	xor        	a4, a4, a7
 	ld         	a7, 1160(sp)
 	srli       	s1, a6, 8
 	xor        	s1, a6, s1
@@ -9181,7 +9171,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906_novector)
 	xori       	t5, t5, -1
 	sd         	t6, 128(t0)
 	sd         	a2, 136(t0)
-	sd         	a5, 144(t0)
+	sd         	a4, 144(t0)
 	sd         	a6, 152(t0)
 	sd         	a3, 160(t0)
 	sd         	a1, 168(t0)
@@ -9193,8 +9183,8 @@ SYM_FUNC_START(aes_ct_ctr32_c906_novector)
 	ld         	t4, 1120(sp)
 	ld         	a2, 1128(sp)
 	th.extu    	t6, a3, 31, 0
-	slli       	a5, a1, 32
-	or         	t6, t6, a5
+	slli       	a4, a1, 32
+	or         	t6, t6, a4
 	srli       	a3, a3, 32
 	and        	a1, a1, a2
 	or         	a1, a3, a1
@@ -9241,7 +9231,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906_novector)
 	and        	a3, t5, a2
 	xor        	t5, t4, a3
 	slli       	a3, a3, 2
-	xor        	a5, t4, a3
+	xor        	a4, t4, a3
 	srli       	t4, a1, 2
 	xor        	t4, a1, t4
 	and        	a3, t4, a2
@@ -9261,12 +9251,12 @@ SYM_FUNC_START(aes_ct_ctr32_c906_novector)
 	slli       	a6, a6, 2
 	xor        	s1, t6, a6
 	ld         	a6, 1104(sp)
-	srli       	t6, a5, 4
+	srli       	t6, a4, 4
 	xor        	t6, a7, t6
 	and        	s2, t6, a6
 	xor        	t6, a7, s2
 	slli       	a7, s2, 4
-	xor        	a5, a5, a7
+	xor        	a4, a4, a7
 	srli       	a7, a3, 4
 	xor        	a7, s1, a7
 	and        	s2, a7, a6
@@ -9285,11 +9275,11 @@ SYM_FUNC_START(aes_ct_ctr32_c906_novector)
 	xor        	a2, a2, a6
 	slli       	a6, a6, 4
 	xor        	t4, t4, a6
-	xori       	a5, a5, -1
+	xori       	a4, a4, -1
 	xori       	a3, a3, -1
 	xori       	a6, a7, -1
 	xori       	a1, a1, -1
-	sd         	a5, 192(t0)
+	sd         	a4, 192(t0)
 	sd         	a3, 200(t0)
 	sd         	t5, 208(t0)
 	sd         	t4, 216(t0)
@@ -9303,8 +9293,8 @@ SYM_FUNC_START(aes_ct_ctr32_c906_novector)
 	jal        	zero, .Laes_ct_ctr32_c906_novector_keys12
 .Laes_ct_ctr32_c906_novector_keys_done:
 	// the nonce (ivec[0..12]) bitsliced with round key 0, in round key 0's place; the counter
-	ld         	t3, 0(a4)
-	ld         	t0, 8(a4)
+	ld         	t3, 0(a5)
+	ld         	t0, 8(a5)
 	th.extu    	t5, t0, 31, 0
 	ld         	t2, 1112(sp)
 	ld         	t1, 1120(sp)
@@ -12071,10 +12061,10 @@ SYM_FUNC_START(aes_ct_ctr32_c906_novector)
 	ld         	a6, 1104(sp)
 	srli       	t4, a2, 4
 	xor        	t4, a3, t4
-	and        	a5, t4, a6
-	xor        	t4, a3, a5
-	slli       	a3, a5, 4
-	xor        	a5, a2, a3
+	and        	a4, t4, a6
+	xor        	t4, a3, a4
+	slli       	a3, a4, 4
+	xor        	a4, a2, a3
 	srli       	a2, a1, 4
 	xor        	a2, t3, a2
 	and        	a2, a2, a6
@@ -12094,58 +12084,58 @@ SYM_FUNC_START(aes_ct_ctr32_c906_novector)
 	slli       	t6, a2, 4
 	xor        	a2, t5, t6
 	ld         	t5, 1176(sp)
-	srli       	t6, a5, 8
-	xor        	t6, a5, t6
+	srli       	t6, a4, 8
+	xor        	t6, a4, t6
 	and        	t5, t6, t5
-	xor        	t6, a5, t5
+	xor        	t6, a4, t5
 	slli       	t5, t5, 8
 	xor        	t5, t6, t5
 	ld         	t6, 1176(sp)
-	srli       	a5, a3, 8
-	xor        	a5, a3, a5
-	and        	t6, a5, t6
+	srli       	a4, a3, 8
+	xor        	a4, a3, a4
+	and        	t6, a4, t6
 	xor        	a3, a3, t6
 	slli       	t6, t6, 8
 	xor        	t6, a3, t6
 	ld         	a3, 1176(sp)
-	srli       	a5, a1, 8
-	xor        	a5, a1, a5
-	and        	a3, a5, a3
+	srli       	a4, a1, 8
+	xor        	a4, a1, a4
+	and        	a3, a4, a3
 	xor        	a1, a1, a3
 	slli       	a3, a3, 8
 	xor        	a1, a1, a3
 	ld         	a3, 1176(sp)
-	srli       	a5, a2, 8
-	xor        	a5, a2, a5
-	and        	a3, a5, a3
+	srli       	a4, a2, 8
+	xor        	a4, a2, a4
+	and        	a3, a4, a3
 	xor        	a2, a2, a3
 	slli       	a3, a3, 8
 	xor        	a2, a2, a3
 	ld         	a3, 1176(sp)
-	srli       	a5, t4, 8
-	xor        	a5, t4, a5
-	and        	a3, a5, a3
+	srli       	a4, t4, 8
+	xor        	a4, t4, a4
+	and        	a3, a4, a3
 	xor        	t4, t4, a3
 	slli       	a3, a3, 8
 	xor        	t4, t4, a3
 	ld         	a3, 1176(sp)
-	srli       	a5, t3, 8
-	xor        	a5, t3, a5
-	and        	a3, a5, a3
+	srli       	a4, t3, 8
+	xor        	a4, t3, a4
+	and        	a3, a4, a3
 	xor        	t3, t3, a3
 	slli       	a3, a3, 8
 	xor        	t3, t3, a3
 	ld         	a3, 1176(sp)
-	srli       	a5, t1, 8
-	xor        	a5, t1, a5
-	and        	a3, a5, a3
+	srli       	a4, t1, 8
+	xor        	a4, t1, a4
+	and        	a3, a4, a3
 	xor        	t1, t1, a3
 	slli       	a3, a3, 8
 	xor        	t1, t1, a3
 	ld         	a3, 1176(sp)
-	srli       	a5, t2, 8
-	xor        	a5, t2, a5
-	and        	a3, a5, a3
+	srli       	a4, t2, 8
+	xor        	a4, t2, a4
+	and        	a3, a4, a3
 	xor        	t2, t2, a3
 	slli       	a3, a3, 8
 	xor        	t2, t2, a3
@@ -12165,12 +12155,12 @@ SYM_FUNC_START(aes_ct_ctr32_c906_novector)
 SYM_FUNC_END(aes_ct_ctr32_c906_novector)
 
 /*
- * void aes_ct_ecb_encrypt_c906_novector(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in, size_t nblocks);
- * aes_ct_ecb_encrypt_c906_novector: 3957 instructions, frame 304 bytes
+ * void aes_ct_ecb_encrypt_c906_novector(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks);
+ * aes_ct_ecb_encrypt_c906_novector: 3953 instructions, frame 304 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 27 integer, 0 vector registers
- *   spills: 7 values (key, out, nblocks, in, rounds, pass_off, w), 11 stores, 28 reloads, modeled cost 1264 cycles per pass (loops counted 8 times per level)
+ *   spills: 7 values (rk, out, nblocks, nrounds, in, pass_off, w), 11 stores, 28 reloads, modeled cost 1264 cycles per pass (loops counted 8 times per level)
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
  *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
@@ -12189,15 +12179,11 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_c906_novector)
 	sd         	s10, 280(sp)
 	sd         	s11, 288(sp)
 	sd         	ra, 296(sp)
-	sd         	a2, 184(sp)
-	sd         	a3, 176(sp)
-	sd         	a1, 168(sp)
-	addi       	t0, a0, 0
-	sd         	t0, 160(sp)
-	lwu        	t0, 480(a0)
-	srli       	t0, t0, 2
-	addi       	t0, t0, 6
-	sd         	t0, 192(sp)
+	sd         	a3, 192(sp)
+	sd         	a1, 184(sp)
+	sd         	a4, 176(sp)
+	sd         	a2, 168(sp)
+	sd         	a0, 160(sp)
 	ld         	t0, 176(sp)
 	bne        	t0, zero, .Laes_ct_ecb_encrypt_c906_novector_start
 	jal        	zero, .Laes_ct_ecb_encrypt_c906_novector_done
@@ -12246,34 +12232,34 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_c906_novector)
 	ld         	t1, 152(t0)
 	sd         	t1, 152(sp)
 .Laes_ct_ecb_encrypt_c906_novector_group:
-	ld         	t1, 184(sp)
+	ld         	t1, 192(sp)
 	ld         	a2, 0(t1)
 	ld         	t0, 8(t1)
 	addi       	t3, t1, 0
 	addi       	t1, zero, 1
 	ld         	t2, 176(sp)
 	bgeu       	t1, t2, .Laes_ct_ecb_encrypt_c906_novector_first
-	ld         	t1, 184(sp)
+	ld         	t1, 192(sp)
 	addi       	t3, t1, 16
 .Laes_ct_ecb_encrypt_c906_novector_first:
 	ld         	t5, 0(t3)
 	ld         	t4, 8(t3)
-	ld         	t1, 184(sp)
+	ld         	t1, 192(sp)
 	addi       	t3, t1, 0
 	addi       	t1, zero, 2
 	ld         	t2, 176(sp)
 	bgeu       	t1, t2, .Laes_ct_ecb_encrypt_c906_novector_first.1
-	ld         	t1, 184(sp)
+	ld         	t1, 192(sp)
 	addi       	t3, t1, 32
 .Laes_ct_ecb_encrypt_c906_novector_first.1:
 	ld         	a0, 0(t3)
 	ld         	t6, 8(t3)
-	ld         	t1, 184(sp)
+	ld         	t1, 192(sp)
 	addi       	t3, t1, 0
 	addi       	t1, zero, 3
 	ld         	t2, 176(sp)
 	bgeu       	t1, t2, .Laes_ct_ecb_encrypt_c906_novector_first.2
-	ld         	t1, 184(sp)
+	ld         	t1, 192(sp)
 	addi       	t3, t1, 48
 .Laes_ct_ecb_encrypt_c906_novector_first.2:
 	ld         	t2, 0(t3)
@@ -14110,7 +14096,7 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_c906_novector)
 	ld         	t2, 200(sp)
 	addi       	t2, t2, 64
 	sd         	t2, 200(sp)
-	ld         	t2, 192(sp)
+	ld         	t2, 184(sp)
 	addi       	t2, t2, -2
 	srli       	t2, t2, 2
 	slli       	t2, t2, 6
@@ -14563,7 +14549,7 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_c906_novector)
 	xor        	a5, a0, s3
 	xor        	t3, a1, a2
 	addi       	t4, zero, 12
-	ld         	t5, 192(sp)
+	ld         	t5, 184(sp)
 	beq        	t5, t4, .Laes_ct_ecb_encrypt_c906_novector_14
 	jal        	zero, .Laes_ct_ecb_encrypt_c906_novector_last_round
 .Laes_ct_ecb_encrypt_c906_novector_14:
@@ -16113,9 +16099,9 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_c906_novector)
 	ld         	t0, 176(sp)
 	addi       	t0, t0, -4
 	sd         	t0, 176(sp)
-	ld         	t0, 184(sp)
+	ld         	t0, 192(sp)
 	addi       	t0, t0, 64
-	sd         	t0, 184(sp)
+	sd         	t0, 192(sp)
 	ld         	t0, 168(sp)
 	addi       	t0, t0, 64
 	sd         	t0, 168(sp)
@@ -16152,12 +16138,12 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_c906_novector)
 SYM_FUNC_END(aes_ct_ecb_encrypt_c906_novector)
 
 /*
- * void aes_ct_ecb_decrypt_c906_novector(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in, size_t nblocks);
- * aes_ct_ecb_decrypt_c906_novector: 4132 instructions, frame 352 bytes
+ * void aes_ct_ecb_decrypt_c906_novector(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks);
+ * aes_ct_ecb_decrypt_c906_novector: 4128 instructions, frame 352 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 27 integer, 0 vector registers
- *   spills: 42 values (rounds, out, key, nblocks, in, passes, w, w, w, w, w, w, kp, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w), 50 stores, 91 reloads, modeled cost 9360 cycles per pass (loops counted 8 times per level)
+ *   spills: 42 values (nrounds, out, rk, nblocks, in, passes, w, w, w, w, w, w, kp, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w), 50 stores, 91 reloads, modeled cost 9360 cycles per pass (loops counted 8 times per level)
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
  *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
@@ -16176,15 +16162,11 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	sd         	s10, 320(sp)
 	sd         	s11, 328(sp)
 	sd         	ra, 336(sp)
-	sd         	a2, 192(sp)
-	sd         	a3, 184(sp)
-	sd         	a1, 168(sp)
-	addi       	t0, a0, 240
-	sd         	t0, 176(sp)
-	lwu        	t0, 480(a0)
-	srli       	t0, t0, 2
-	addi       	t0, t0, 6
-	sd         	t0, 160(sp)
+	sd         	a3, 192(sp)
+	sd         	a4, 184(sp)
+	sd         	a0, 176(sp)
+	sd         	a2, 168(sp)
+	sd         	a1, 160(sp)
 	ld         	t0, 184(sp)
 	bne        	t0, zero, .Laes_ct_ecb_decrypt_c906_novector_start
 	jal        	zero, .Laes_ct_ecb_decrypt_c906_novector_done

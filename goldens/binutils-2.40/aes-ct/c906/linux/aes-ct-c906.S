@@ -13,9 +13,9 @@
 	.text
 
 /*
- * void aes_ct_encrypt_c906(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in);
- * aes_ct_encrypt_c906: 109 instructions, frame 0 bytes
- *   integer registers: ra t0 t1 t2 a0 a1 a2 t3
+ * void aes_ct_encrypt_c906(const u32 rk[60], int nrounds, u8 *out, const u8 *in);
+ * aes_ct_encrypt_c906: 105 instructions, frame 0 bytes
+ *   integer registers: ra t0 t1 t2 a0 a1 a2 a3
  *   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v17 v24
  *   callee-saved saved/restored: none
  *   most live values at once: 7 integer, 18 vector registers
@@ -25,48 +25,44 @@
  *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
  */
 SYM_FUNC_START(aes_ct_encrypt_c906)
-	addi       	t1, a0, 0
-	lwu        	t2, 480(a0)
-	srli       	t2, t2, 2
-	addi       	t2, t2, 6
 	addi       	t0, zero, 16
 	.word	0x0002f057	// th.vsetvli zero, t0, e8, m1, d1
 	// the lookup and permutation tables, one register each
 .Laes_ct_encrypt_c906_0:
 	auipc      	t0, %pcrel_hi(kgen_aes_ct_c906_vperm)
 	addi       	t0, t0, %pcrel_lo(.Laes_ct_encrypt_c906_0)
-	addi       	t3, t0, 0
-	.word	0x120e0407	// th.vlb.v v8, (t3)
-	addi       	t3, t0, 16
-	.word	0x120e0387	// th.vlb.v v7, (t3)
-	addi       	t3, t0, 32
-	.word	0x120e0287	// th.vlb.v v5, (t3)
-	addi       	t3, t0, 48
-	.word	0x120e0307	// th.vlb.v v6, (t3)
-	addi       	t3, t0, 64
-	.word	0x120e0207	// th.vlb.v v4, (t3)
-	addi       	t3, t0, 80
-	.word	0x120e0187	// th.vlb.v v3, (t3)
-	addi       	t3, t0, 96
-	.word	0x120e0107	// th.vlb.v v2, (t3)
-	addi       	t3, t0, 112
-	.word	0x120e0087	// th.vlb.v v1, (t3)
-	addi       	t3, t0, 128
-	.word	0x120e0007	// th.vlb.v v0, (t3)
-	addi       	t3, t0, 144
-	.word	0x120e0487	// th.vlb.v v9, (t3)
-	addi       	t3, t0, 160
-	.word	0x120e0507	// th.vlb.v v10, (t3)
-	addi       	t3, t0, 176
-	.word	0x120e0587	// th.vlb.v v11, (t3)
+	addi       	t1, t0, 0
+	.word	0x12030407	// th.vlb.v v8, (t1)
+	addi       	t1, t0, 16
+	.word	0x12030387	// th.vlb.v v7, (t1)
+	addi       	t1, t0, 32
+	.word	0x12030287	// th.vlb.v v5, (t1)
+	addi       	t1, t0, 48
+	.word	0x12030307	// th.vlb.v v6, (t1)
+	addi       	t1, t0, 64
+	.word	0x12030207	// th.vlb.v v4, (t1)
+	addi       	t1, t0, 80
+	.word	0x12030187	// th.vlb.v v3, (t1)
+	addi       	t1, t0, 96
+	.word	0x12030107	// th.vlb.v v2, (t1)
+	addi       	t1, t0, 112
+	.word	0x12030087	// th.vlb.v v1, (t1)
+	addi       	t1, t0, 128
+	.word	0x12030007	// th.vlb.v v0, (t1)
+	addi       	t1, t0, 144
+	.word	0x12030487	// th.vlb.v v9, (t1)
+	addi       	t1, t0, 160
+	.word	0x12030507	// th.vlb.v v10, (t1)
+	addi       	t1, t0, 176
+	.word	0x12030587	// th.vlb.v v11, (t1)
 	// round 0
-	.word	0x12060607	// th.vlb.v v12, (a2)
-	.word	0x12030687	// th.vlb.v v13, (t1)
+	.word	0x12068607	// th.vlb.v v12, (a3)
+	.word	0x12050687	// th.vlb.v v13, (a0)
 	.word	0x2ec68657	// th.vxor.vv v12, v12, v13
 	addi       	t0, zero, 99
 	// rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
-	addi       	t1, t1, 16
-	addi       	t2, t2, -1
+	addi       	t1, a0, 16
+	addi       	t2, a1, -1
 .Laes_ct_encrypt_c906_vround:
 	.word	0x26c7b6d7	// th.vand.vi v13, v12, 15
 	.word	0xa2c23657	// th.vsrl.vi v12, v12, 4
@@ -133,7 +129,7 @@ SYM_FUNC_START(aes_ct_encrypt_c906)
 	.word	0x12030007	// th.vlb.v v0, (t1)
 	.word	0x2e02c057	// th.vxor.vx v0, v0, t0
 	.word	0x2e1000d7	// th.vxor.vv v1, v1, v0
-	.word	0x020580a7	// th.vsb.v v1, (a1)
+	.word	0x020600a7	// th.vsb.v v1, (a2)
 	// return
 	.word	0x00307057	// th.vsetvli zero, zero, e8, m8, d1
 	.word	0x5e003057	// th.vmv.v.i v0, 0
@@ -144,9 +140,9 @@ SYM_FUNC_START(aes_ct_encrypt_c906)
 SYM_FUNC_END(aes_ct_encrypt_c906)
 
 /*
- * void aes_ct_decrypt_c906(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in);
- * aes_ct_decrypt_c906: 119 instructions, frame 0 bytes
- *   integer registers: ra t0 t1 t2 a0 a1 a2 t3
+ * void aes_ct_decrypt_c906(const u32 rk[60], int nrounds, u8 *out, const u8 *in);
+ * aes_ct_decrypt_c906: 115 instructions, frame 0 bytes
+ *   integer registers: ra t0 t1 t2 a0 a1 a2 a3
  *   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v17 v18 v19 v20 v21 v22 v24
  *   callee-saved saved/restored: none
  *   most live values at once: 7 integer, 23 vector registers
@@ -156,57 +152,53 @@ SYM_FUNC_END(aes_ct_encrypt_c906)
  *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
  */
 SYM_FUNC_START(aes_ct_decrypt_c906)
-	addi       	t0, a0, 240
-	lwu        	t2, 480(a0)
-	srli       	t2, t2, 2
-	addi       	t2, t2, 6
-	addi       	t1, zero, 16
-	.word	0x00037057	// th.vsetvli zero, t1, e8, m1, d1
+	addi       	t0, zero, 16
+	.word	0x0002f057	// th.vsetvli zero, t0, e8, m1, d1
 	// the lookup and permutation tables, one register each
 .Laes_ct_decrypt_c906_0:
-	auipc      	t1, %pcrel_hi(kgen_aes_ct_c906_vperm_dec)
-	addi       	t1, t1, %pcrel_lo(.Laes_ct_decrypt_c906_0)
-	addi       	t3, t1, 0
-	.word	0x120e0307	// th.vlb.v v6, (t3)
-	addi       	t3, t1, 16
-	.word	0x120e0287	// th.vlb.v v5, (t3)
-	addi       	t3, t1, 32
-	.word	0x120e0187	// th.vlb.v v3, (t3)
-	addi       	t3, t1, 48
-	.word	0x120e0207	// th.vlb.v v4, (t3)
-	addi       	t3, t1, 64
-	.word	0x120e0107	// th.vlb.v v2, (t3)
-	addi       	t3, t1, 80
-	.word	0x120e0007	// th.vlb.v v0, (t3)
-	addi       	t3, t1, 96
-	.word	0x120e0387	// th.vlb.v v7, (t3)
-	addi       	t3, t1, 112
-	.word	0x120e0407	// th.vlb.v v8, (t3)
-	addi       	t3, t1, 128
-	.word	0x120e0487	// th.vlb.v v9, (t3)
-	addi       	t3, t1, 144
-	.word	0x120e0507	// th.vlb.v v10, (t3)
-	addi       	t3, t1, 160
-	.word	0x120e0587	// th.vlb.v v11, (t3)
-	addi       	t3, t1, 176
-	.word	0x120e0607	// th.vlb.v v12, (t3)
-	addi       	t3, t1, 192
-	.word	0x120e0687	// th.vlb.v v13, (t3)
-	addi       	t3, t1, 208
-	.word	0x120e0707	// th.vlb.v v14, (t3)
-	addi       	t3, t1, 224
-	.word	0x120e0787	// th.vlb.v v15, (t3)
-	addi       	t3, t1, 240
-	.word	0x120e0087	// th.vlb.v v1, (t3)
+	auipc      	t0, %pcrel_hi(kgen_aes_ct_c906_vperm_dec)
+	addi       	t0, t0, %pcrel_lo(.Laes_ct_decrypt_c906_0)
+	addi       	t1, t0, 0
+	.word	0x12030307	// th.vlb.v v6, (t1)
+	addi       	t1, t0, 16
+	.word	0x12030287	// th.vlb.v v5, (t1)
+	addi       	t1, t0, 32
+	.word	0x12030187	// th.vlb.v v3, (t1)
+	addi       	t1, t0, 48
+	.word	0x12030207	// th.vlb.v v4, (t1)
+	addi       	t1, t0, 64
+	.word	0x12030107	// th.vlb.v v2, (t1)
+	addi       	t1, t0, 80
+	.word	0x12030007	// th.vlb.v v0, (t1)
+	addi       	t1, t0, 96
+	.word	0x12030387	// th.vlb.v v7, (t1)
+	addi       	t1, t0, 112
+	.word	0x12030407	// th.vlb.v v8, (t1)
+	addi       	t1, t0, 128
+	.word	0x12030487	// th.vlb.v v9, (t1)
+	addi       	t1, t0, 144
+	.word	0x12030507	// th.vlb.v v10, (t1)
+	addi       	t1, t0, 160
+	.word	0x12030587	// th.vlb.v v11, (t1)
+	addi       	t1, t0, 176
+	.word	0x12030607	// th.vlb.v v12, (t1)
+	addi       	t1, t0, 192
+	.word	0x12030687	// th.vlb.v v13, (t1)
+	addi       	t1, t0, 208
+	.word	0x12030707	// th.vlb.v v14, (t1)
+	addi       	t1, t0, 224
+	.word	0x12030787	// th.vlb.v v15, (t1)
+	addi       	t1, t0, 240
+	.word	0x12030087	// th.vlb.v v1, (t1)
 	// round 0: the block ^ key 0 ^ 0x63
-	.word	0x12060807	// th.vlb.v v16, (a2)
-	.word	0x12028887	// th.vlb.v v17, (t0)
+	.word	0x12068807	// th.vlb.v v16, (a3)
+	.word	0x12050887	// th.vlb.v v17, (a0)
 	addi       	t1, zero, 99
 	.word	0x2f1348d7	// th.vxor.vx v17, v17, t1
 	.word	0x2f088857	// th.vxor.vv v16, v16, v17
 	// rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
-	addi       	t0, t0, 16
-	addi       	t2, t2, -1
+	addi       	t0, a0, 16
+	addi       	t2, a1, -1
 .Laes_ct_decrypt_c906_vround:
 	.word	0x2707b8d7	// th.vand.vi v17, v16, 15
 	.word	0xa3023857	// th.vsrl.vi v16, v16, 4
@@ -274,7 +266,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906)
 	.word	0x32208057	// th.vrgather.vv v0, v2, v1
 	.word	0x12028087	// th.vlb.v v1, (t0)
 	.word	0x2e008057	// th.vxor.vv v0, v0, v1
-	.word	0x02058027	// th.vsb.v v0, (a1)
+	.word	0x02060027	// th.vsb.v v0, (a2)
 	// return
 	.word	0x00307057	// th.vsetvli zero, zero, e8, m8, d1
 	.word	0x5e003057	// th.vmv.v.i v0, 0
@@ -856,13 +848,13 @@ SYM_FUNC_START(aes_ct_expandkey_c906)
 SYM_FUNC_END(aes_ct_expandkey_c906)
 
 /*
- * void aes_ct_ctr32_c906(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in, size_t nblocks, const u8 iv[16]);
- * aes_ct_ctr32_c906: 5884 instructions, frame 2016 bytes
+ * void aes_ct_ctr32_c906(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks, const u8 iv[16]);
+ * aes_ct_ctr32_c906: 5881 instructions, frame 2016 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v17 v18 v19 v20 v21 v22 v23 v24 v25 v26 v27 v28 v29 v30
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 27 integer, 29 vector registers
- *   spills: 12 values (iv, ctx, nblocks, rounds, out, in, ctr, vpo, vkp, pass_off, w, vkp), 25 stores, 102 reloads, modeled cost 3950 cycles per pass (loops counted 8 times per level)
+ *   spills: 12 values (iv, rk, nblocks, rounds, out, in, ctr, vpo, vkp, pass_off, w, vkp), 25 stores, 101 reloads, modeled cost 3947 cycles per pass (loops counted 8 times per level)
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
  *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
@@ -881,19 +873,16 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	sd         	s10, 1992(sp)
 	sd         	s11, 2000(sp)
 	sd         	ra, 2008(sp)
-	sd         	a2, 1880(sp)
-	sd         	a1, 1872(sp)
-	sd         	a3, 1856(sp)
+	sd         	a3, 1880(sp)
+	sd         	a2, 1872(sp)
+	sd         	a4, 1856(sp)
 	sd         	a0, 1848(sp)
-	sd         	a4, 1840(sp)
+	sd         	a5, 1840(sp)
 	ld         	t0, 1856(sp)
 	bne        	t0, zero, .Laes_ct_ctr32_c906_start
 	jal        	zero, .Laes_ct_ctr32_c906_done
 .Laes_ct_ctr32_c906_start:
-	ld         	t0, 1848(sp)
-	lwu        	t0, 480(t0)
-	srli       	t0, t0, 2
-	addi       	t0, t0, 6
+	addi       	t0, a1, 0
 	sd         	t0, 1864(sp)
 	// up to FEW_FIRST blocks: one at a time by nibble lookups (a bitsliced pass computes twelve)
 	addi       	t0, zero, 6
@@ -6793,12 +6782,12 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 SYM_FUNC_END(aes_ct_ctr32_c906)
 
 /*
- * void aes_ct_ecb_encrypt_c906(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in, size_t nblocks);
- * aes_ct_ecb_encrypt_c906: 3957 instructions, frame 304 bytes
+ * void aes_ct_ecb_encrypt_c906(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks);
+ * aes_ct_ecb_encrypt_c906: 3953 instructions, frame 304 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 27 integer, 0 vector registers
- *   spills: 7 values (key, out, nblocks, in, rounds, pass_off, w), 11 stores, 28 reloads, modeled cost 1264 cycles per pass (loops counted 8 times per level)
+ *   spills: 7 values (rk, out, nblocks, nrounds, in, pass_off, w), 11 stores, 28 reloads, modeled cost 1264 cycles per pass (loops counted 8 times per level)
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
  *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
@@ -6817,15 +6806,11 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_c906)
 	sd         	s10, 280(sp)
 	sd         	s11, 288(sp)
 	sd         	ra, 296(sp)
-	sd         	a2, 184(sp)
-	sd         	a3, 176(sp)
-	sd         	a1, 168(sp)
-	addi       	t0, a0, 0
-	sd         	t0, 160(sp)
-	lwu        	t0, 480(a0)
-	srli       	t0, t0, 2
-	addi       	t0, t0, 6
-	sd         	t0, 192(sp)
+	sd         	a3, 192(sp)
+	sd         	a1, 184(sp)
+	sd         	a4, 176(sp)
+	sd         	a2, 168(sp)
+	sd         	a0, 160(sp)
 	ld         	t0, 176(sp)
 	bne        	t0, zero, .Laes_ct_ecb_encrypt_c906_start
 	jal        	zero, .Laes_ct_ecb_encrypt_c906_done
@@ -6874,34 +6859,34 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_c906)
 	ld         	t1, 152(t0)
 	sd         	t1, 152(sp)
 .Laes_ct_ecb_encrypt_c906_group:
-	ld         	t1, 184(sp)
+	ld         	t1, 192(sp)
 	ld         	a2, 0(t1)
 	ld         	t0, 8(t1)
 	addi       	t3, t1, 0
 	addi       	t1, zero, 1
 	ld         	t2, 176(sp)
 	bgeu       	t1, t2, .Laes_ct_ecb_encrypt_c906_first
-	ld         	t1, 184(sp)
+	ld         	t1, 192(sp)
 	addi       	t3, t1, 16
 .Laes_ct_ecb_encrypt_c906_first:
 	ld         	t5, 0(t3)
 	ld         	t4, 8(t3)
-	ld         	t1, 184(sp)
+	ld         	t1, 192(sp)
 	addi       	t3, t1, 0
 	addi       	t1, zero, 2
 	ld         	t2, 176(sp)
 	bgeu       	t1, t2, .Laes_ct_ecb_encrypt_c906_first.1
-	ld         	t1, 184(sp)
+	ld         	t1, 192(sp)
 	addi       	t3, t1, 32
 .Laes_ct_ecb_encrypt_c906_first.1:
 	ld         	a0, 0(t3)
 	ld         	t6, 8(t3)
-	ld         	t1, 184(sp)
+	ld         	t1, 192(sp)
 	addi       	t3, t1, 0
 	addi       	t1, zero, 3
 	ld         	t2, 176(sp)
 	bgeu       	t1, t2, .Laes_ct_ecb_encrypt_c906_first.2
-	ld         	t1, 184(sp)
+	ld         	t1, 192(sp)
 	addi       	t3, t1, 48
 .Laes_ct_ecb_encrypt_c906_first.2:
 	ld         	t2, 0(t3)
@@ -8738,7 +8723,7 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_c906)
 	ld         	t2, 200(sp)
 	addi       	t2, t2, 64
 	sd         	t2, 200(sp)
-	ld         	t2, 192(sp)
+	ld         	t2, 184(sp)
 	addi       	t2, t2, -2
 	srli       	t2, t2, 2
 	slli       	t2, t2, 6
@@ -9191,7 +9176,7 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_c906)
 	xor        	a5, a0, s3
 	xor        	t3, a1, a2
 	addi       	t4, zero, 12
-	ld         	t5, 192(sp)
+	ld         	t5, 184(sp)
 	beq        	t5, t4, .Laes_ct_ecb_encrypt_c906_14
 	jal        	zero, .Laes_ct_ecb_encrypt_c906_last_round
 .Laes_ct_ecb_encrypt_c906_14:
@@ -10741,9 +10726,9 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_c906)
 	ld         	t0, 176(sp)
 	addi       	t0, t0, -4
 	sd         	t0, 176(sp)
-	ld         	t0, 184(sp)
+	ld         	t0, 192(sp)
 	addi       	t0, t0, 64
-	sd         	t0, 184(sp)
+	sd         	t0, 192(sp)
 	ld         	t0, 168(sp)
 	addi       	t0, t0, 64
 	sd         	t0, 168(sp)
@@ -10780,12 +10765,12 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_c906)
 SYM_FUNC_END(aes_ct_ecb_encrypt_c906)
 
 /*
- * void aes_ct_ecb_decrypt_c906(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in, size_t nblocks);
- * aes_ct_ecb_decrypt_c906: 4132 instructions, frame 352 bytes
+ * void aes_ct_ecb_decrypt_c906(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks);
+ * aes_ct_ecb_decrypt_c906: 4128 instructions, frame 352 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 27 integer, 0 vector registers
- *   spills: 42 values (rounds, out, key, nblocks, in, passes, w, w, w, w, w, w, kp, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w), 50 stores, 91 reloads, modeled cost 9360 cycles per pass (loops counted 8 times per level)
+ *   spills: 42 values (nrounds, out, rk, nblocks, in, passes, w, w, w, w, w, w, kp, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w), 50 stores, 91 reloads, modeled cost 9360 cycles per pass (loops counted 8 times per level)
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
  *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
@@ -10804,15 +10789,11 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	sd         	s10, 320(sp)
 	sd         	s11, 328(sp)
 	sd         	ra, 336(sp)
-	sd         	a2, 192(sp)
-	sd         	a3, 184(sp)
-	sd         	a1, 168(sp)
-	addi       	t0, a0, 240
-	sd         	t0, 176(sp)
-	lwu        	t0, 480(a0)
-	srli       	t0, t0, 2
-	addi       	t0, t0, 6
-	sd         	t0, 160(sp)
+	sd         	a3, 192(sp)
+	sd         	a4, 184(sp)
+	sd         	a0, 176(sp)
+	sd         	a2, 168(sp)
+	sd         	a1, 160(sp)
 	ld         	t0, 184(sp)
 	bne        	t0, zero, .Laes_ct_ecb_decrypt_c906_start
 	jal        	zero, .Laes_ct_ecb_decrypt_c906_done

@@ -16,31 +16,31 @@
 #include "kgen.h"
 
 asmlinkage int aes_ct_expandkey_c906_novector(struct crypto_aes_ctx *ctx, const u8 *in_key, u32 key_len);
-asmlinkage void aes_ct_encrypt_c906_novector(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in);
-asmlinkage void aes_ct_decrypt_c906_novector(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in);
-asmlinkage void aes_ct_ctr32_c906_novector(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in, size_t nblocks, const u8 iv[16]);
-asmlinkage void aes_ct_ecb_encrypt_c906_novector(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in, size_t nblocks);
-asmlinkage void aes_ct_ecb_decrypt_c906_novector(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in, size_t nblocks);
+asmlinkage void aes_ct_encrypt_c906_novector(const u32 rk[60], int nrounds, u8 *out, const u8 *in);
+asmlinkage void aes_ct_decrypt_c906_novector(const u32 rk[60], int nrounds, u8 *out, const u8 *in);
+asmlinkage void aes_ct_ctr32_c906_novector(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks, const u8 iv[16]);
+asmlinkage void aes_ct_ecb_encrypt_c906_novector(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks);
+asmlinkage void aes_ct_ecb_decrypt_c906_novector(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks);
 #ifdef CONFIG_RISCV_ISA_V
 asmlinkage int aes_ct_expandkey_rv64gcv(struct crypto_aes_ctx *ctx, const u8 *in_key, u32 key_len);
-asmlinkage void aes_ct_encrypt_rv64gcv(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in);
-asmlinkage void aes_ct_decrypt_rv64gcv(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in);
-asmlinkage void aes_ct_ctr32_rv64gcv(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in, size_t nblocks, const u8 iv[16]);
-asmlinkage void aes_ct_ecb_encrypt_rv64gcv(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in, size_t nblocks);
-asmlinkage void aes_ct_ecb_decrypt_rv64gcv(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in, size_t nblocks);
+asmlinkage void aes_ct_encrypt_rv64gcv(const u32 rk[60], int nrounds, u8 *out, const u8 *in);
+asmlinkage void aes_ct_decrypt_rv64gcv(const u32 rk[60], int nrounds, u8 *out, const u8 *in);
+asmlinkage void aes_ct_ctr32_rv64gcv(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks, const u8 iv[16]);
+asmlinkage void aes_ct_ecb_encrypt_rv64gcv(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks);
+asmlinkage void aes_ct_ecb_decrypt_rv64gcv(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks);
 #endif
 asmlinkage int aes_ct_expandkey_rv64gc_zbb(struct crypto_aes_ctx *ctx, const u8 *in_key, u32 key_len);
-asmlinkage void aes_ct_encrypt_rv64gc_zbb(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in);
-asmlinkage void aes_ct_decrypt_rv64gc_zbb(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in);
-asmlinkage void aes_ct_ctr32_rv64gc_zbb(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in, size_t nblocks, const u8 iv[16]);
-asmlinkage void aes_ct_ecb_encrypt_rv64gc_zbb(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in, size_t nblocks);
-asmlinkage void aes_ct_ecb_decrypt_rv64gc_zbb(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in, size_t nblocks);
+asmlinkage void aes_ct_encrypt_rv64gc_zbb(const u32 rk[60], int nrounds, u8 *out, const u8 *in);
+asmlinkage void aes_ct_decrypt_rv64gc_zbb(const u32 rk[60], int nrounds, u8 *out, const u8 *in);
+asmlinkage void aes_ct_ctr32_rv64gc_zbb(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks, const u8 iv[16]);
+asmlinkage void aes_ct_ecb_encrypt_rv64gc_zbb(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks);
+asmlinkage void aes_ct_ecb_decrypt_rv64gc_zbb(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks);
 asmlinkage int aes_ct_expandkey_rv64gc(struct crypto_aes_ctx *ctx, const u8 *in_key, u32 key_len);
-asmlinkage void aes_ct_encrypt_rv64gc(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in);
-asmlinkage void aes_ct_decrypt_rv64gc(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in);
-asmlinkage void aes_ct_ctr32_rv64gc(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in, size_t nblocks, const u8 iv[16]);
-asmlinkage void aes_ct_ecb_encrypt_rv64gc(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in, size_t nblocks);
-asmlinkage void aes_ct_ecb_decrypt_rv64gc(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in, size_t nblocks);
+asmlinkage void aes_ct_encrypt_rv64gc(const u32 rk[60], int nrounds, u8 *out, const u8 *in);
+asmlinkage void aes_ct_decrypt_rv64gc(const u32 rk[60], int nrounds, u8 *out, const u8 *in);
+asmlinkage void aes_ct_ctr32_rv64gc(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks, const u8 iv[16]);
+asmlinkage void aes_ct_ecb_encrypt_rv64gc(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks);
+asmlinkage void aes_ct_ecb_decrypt_rv64gc(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks);
 
 static const char *const kgen_aes_checks[] = { "aes", "ecb(aes)", "ctr(aes)", NULL };
 
@@ -102,20 +102,20 @@ static int kgen_aes_ct_expandkey(struct crypto_aes_ctx *ctx, const u8 *in_key, u
 	return aes_ct_expandkey_rv64gc(ctx, in_key, key_len);
 }
 
-static void kgen_aes_ct_encrypt(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in)
+static void kgen_aes_ct_encrypt(const u32 rk[60], int nrounds, u8 *out, const u8 *in)
 {
 	int v = kgen_aes_now();
 
 	kgen_count(kgen_aes_calls, v);
 	switch (v) {
 	case 0:
-		aes_ct_encrypt_c906_novector(ctx, out, in);
+		aes_ct_encrypt_c906_novector(rk, nrounds, out, in);
 		return;
 	case 1:
 #ifdef CONFIG_RISCV_ISA_V
 	{
 		kernel_vector_begin();
-		aes_ct_encrypt_rv64gcv(ctx, out, in);
+		aes_ct_encrypt_rv64gcv(rk, nrounds, out, in);
 		kernel_vector_end();
 		return;
 	}
@@ -123,29 +123,29 @@ static void kgen_aes_ct_encrypt(const struct crypto_aes_ctx *ctx, u8 *out, const
 		break;
 #endif
 	case 2:
-		aes_ct_encrypt_rv64gc_zbb(ctx, out, in);
+		aes_ct_encrypt_rv64gc_zbb(rk, nrounds, out, in);
 		return;
 	default:
-		aes_ct_encrypt_rv64gc(ctx, out, in);
+		aes_ct_encrypt_rv64gc(rk, nrounds, out, in);
 		return;
 	}
-	aes_ct_encrypt_rv64gc(ctx, out, in);
+	aes_ct_encrypt_rv64gc(rk, nrounds, out, in);
 }
 
-static void kgen_aes_ct_decrypt(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in)
+static void kgen_aes_ct_decrypt(const u32 rk[60], int nrounds, u8 *out, const u8 *in)
 {
 	int v = kgen_aes_now();
 
 	kgen_count(kgen_aes_calls, v);
 	switch (v) {
 	case 0:
-		aes_ct_decrypt_c906_novector(ctx, out, in);
+		aes_ct_decrypt_c906_novector(rk, nrounds, out, in);
 		return;
 	case 1:
 #ifdef CONFIG_RISCV_ISA_V
 	{
 		kernel_vector_begin();
-		aes_ct_decrypt_rv64gcv(ctx, out, in);
+		aes_ct_decrypt_rv64gcv(rk, nrounds, out, in);
 		kernel_vector_end();
 		return;
 	}
@@ -153,29 +153,29 @@ static void kgen_aes_ct_decrypt(const struct crypto_aes_ctx *ctx, u8 *out, const
 		break;
 #endif
 	case 2:
-		aes_ct_decrypt_rv64gc_zbb(ctx, out, in);
+		aes_ct_decrypt_rv64gc_zbb(rk, nrounds, out, in);
 		return;
 	default:
-		aes_ct_decrypt_rv64gc(ctx, out, in);
+		aes_ct_decrypt_rv64gc(rk, nrounds, out, in);
 		return;
 	}
-	aes_ct_decrypt_rv64gc(ctx, out, in);
+	aes_ct_decrypt_rv64gc(rk, nrounds, out, in);
 }
 
-static void kgen_aes_ct_ctr32(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in, size_t nblocks, const u8 iv[16])
+static void kgen_aes_ct_ctr32(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks, const u8 iv[16])
 {
 	int v = kgen_aes_now();
 
 	kgen_count(kgen_aes_calls, v);
 	switch (v) {
 	case 0:
-		aes_ct_ctr32_c906_novector(ctx, out, in, nblocks, iv);
+		aes_ct_ctr32_c906_novector(rk, nrounds, out, in, nblocks, iv);
 		return;
 	case 1:
 #ifdef CONFIG_RISCV_ISA_V
 	{
 		kernel_vector_begin();
-		aes_ct_ctr32_rv64gcv(ctx, out, in, nblocks, iv);
+		aes_ct_ctr32_rv64gcv(rk, nrounds, out, in, nblocks, iv);
 		kernel_vector_end();
 		return;
 	}
@@ -183,29 +183,29 @@ static void kgen_aes_ct_ctr32(const struct crypto_aes_ctx *ctx, u8 *out, const u
 		break;
 #endif
 	case 2:
-		aes_ct_ctr32_rv64gc_zbb(ctx, out, in, nblocks, iv);
+		aes_ct_ctr32_rv64gc_zbb(rk, nrounds, out, in, nblocks, iv);
 		return;
 	default:
-		aes_ct_ctr32_rv64gc(ctx, out, in, nblocks, iv);
+		aes_ct_ctr32_rv64gc(rk, nrounds, out, in, nblocks, iv);
 		return;
 	}
-	aes_ct_ctr32_rv64gc(ctx, out, in, nblocks, iv);
+	aes_ct_ctr32_rv64gc(rk, nrounds, out, in, nblocks, iv);
 }
 
-static void kgen_aes_ct_ecb_encrypt(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in, size_t nblocks)
+static void kgen_aes_ct_ecb_encrypt(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks)
 {
 	int v = kgen_aes_now();
 
 	kgen_count(kgen_aes_calls, v);
 	switch (v) {
 	case 0:
-		aes_ct_ecb_encrypt_c906_novector(ctx, out, in, nblocks);
+		aes_ct_ecb_encrypt_c906_novector(rk, nrounds, out, in, nblocks);
 		return;
 	case 1:
 #ifdef CONFIG_RISCV_ISA_V
 	{
 		kernel_vector_begin();
-		aes_ct_ecb_encrypt_rv64gcv(ctx, out, in, nblocks);
+		aes_ct_ecb_encrypt_rv64gcv(rk, nrounds, out, in, nblocks);
 		kernel_vector_end();
 		return;
 	}
@@ -213,29 +213,29 @@ static void kgen_aes_ct_ecb_encrypt(const struct crypto_aes_ctx *ctx, u8 *out, c
 		break;
 #endif
 	case 2:
-		aes_ct_ecb_encrypt_rv64gc_zbb(ctx, out, in, nblocks);
+		aes_ct_ecb_encrypt_rv64gc_zbb(rk, nrounds, out, in, nblocks);
 		return;
 	default:
-		aes_ct_ecb_encrypt_rv64gc(ctx, out, in, nblocks);
+		aes_ct_ecb_encrypt_rv64gc(rk, nrounds, out, in, nblocks);
 		return;
 	}
-	aes_ct_ecb_encrypt_rv64gc(ctx, out, in, nblocks);
+	aes_ct_ecb_encrypt_rv64gc(rk, nrounds, out, in, nblocks);
 }
 
-static void kgen_aes_ct_ecb_decrypt(const struct crypto_aes_ctx *ctx, u8 *out, const u8 *in, size_t nblocks)
+static void kgen_aes_ct_ecb_decrypt(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks)
 {
 	int v = kgen_aes_now();
 
 	kgen_count(kgen_aes_calls, v);
 	switch (v) {
 	case 0:
-		aes_ct_ecb_decrypt_c906_novector(ctx, out, in, nblocks);
+		aes_ct_ecb_decrypt_c906_novector(rk, nrounds, out, in, nblocks);
 		return;
 	case 1:
 #ifdef CONFIG_RISCV_ISA_V
 	{
 		kernel_vector_begin();
-		aes_ct_ecb_decrypt_rv64gcv(ctx, out, in, nblocks);
+		aes_ct_ecb_decrypt_rv64gcv(rk, nrounds, out, in, nblocks);
 		kernel_vector_end();
 		return;
 	}
@@ -243,13 +243,13 @@ static void kgen_aes_ct_ecb_decrypt(const struct crypto_aes_ctx *ctx, u8 *out, c
 		break;
 #endif
 	case 2:
-		aes_ct_ecb_decrypt_rv64gc_zbb(ctx, out, in, nblocks);
+		aes_ct_ecb_decrypt_rv64gc_zbb(rk, nrounds, out, in, nblocks);
 		return;
 	default:
-		aes_ct_ecb_decrypt_rv64gc(ctx, out, in, nblocks);
+		aes_ct_ecb_decrypt_rv64gc(rk, nrounds, out, in, nblocks);
 		return;
 	}
-	aes_ct_ecb_decrypt_rv64gc(ctx, out, in, nblocks);
+	aes_ct_ecb_decrypt_rv64gc(rk, nrounds, out, in, nblocks);
 }
 
 static struct kgen_trace kgen_aes_trace = {
@@ -268,6 +268,12 @@ static void __init kgen_aes_choose(void)
 	kgen_announce(&kgen_aes_trace, kgen_aes_variant, kgen_aes_scalar);
 }
 
+/* The round count of a context's key (lib/crypto's generic AES: 6 + key_length / 4). */
+static inline int kgen_aes_nrounds(const struct crypto_aes_ctx *ctx)
+{
+	return 6 + ctx->key_length / 4;
+}
+
 static int kgen_aes_cipher_setkey(struct crypto_tfm *tfm, const u8 *key, unsigned int len)
 {
 	return kgen_aes_ct_expandkey(crypto_tfm_ctx(tfm), key, len);
@@ -275,17 +281,68 @@ static int kgen_aes_cipher_setkey(struct crypto_tfm *tfm, const u8 *key, unsigne
 
 static void kgen_aes_cipher_encrypt(struct crypto_tfm *tfm, u8 *dst, const u8 *src)
 {
-	kgen_aes_ct_encrypt(crypto_tfm_ctx(tfm), dst, src);
+	const struct crypto_aes_ctx *ctx = crypto_tfm_ctx(tfm);
+
+	kgen_aes_ct_encrypt(ctx->key_enc, kgen_aes_nrounds(ctx), dst, src);
 }
 
 static void kgen_aes_cipher_decrypt(struct crypto_tfm *tfm, u8 *dst, const u8 *src)
 {
-	kgen_aes_ct_decrypt(crypto_tfm_ctx(tfm), dst, src);
+	const struct crypto_aes_ctx *ctx = crypto_tfm_ctx(tfm);
+
+	kgen_aes_ct_decrypt(ctx->key_dec, kgen_aes_nrounds(ctx), dst, src);
 }
 
 static int kgen_aes_skcipher_setkey(struct crypto_skcipher *tfm, const u8 *key, unsigned int len)
 {
 	return kgen_aes_ct_expandkey(crypto_skcipher_ctx(tfm), key, len);
+}
+
+static void __maybe_unused kgen_aes_ecb_blocks(const u32 *rk, int nrounds, u8 *dst, const u8 *src, size_t blocks, bool enc)
+{
+	while (blocks) {
+		size_t n = min_t(size_t, blocks, SZ_4K / AES_BLOCK_SIZE);
+
+		if (enc)
+			kgen_aes_ct_ecb_encrypt(rk, nrounds, dst, src, n);
+		else
+			kgen_aes_ct_ecb_decrypt(rk, nrounds, dst, src, n);
+		src += n * AES_BLOCK_SIZE;
+		dst += n * AES_BLOCK_SIZE;
+		blocks -= n;
+	}
+}
+
+static void kgen_aes_ctr_blocks(const u32 *rk, int nrounds, u8 *dst, const u8 *src, size_t blocks, u8 iv[AES_BLOCK_SIZE])
+{
+	while (blocks) {
+		u32 ctr = get_unaligned_be32(iv + 12);
+		u64 room = (u64)U32_MAX - ctr + 1;
+		size_t n = min_t(u64, min_t(size_t, blocks, SZ_4K / AES_BLOCK_SIZE), room);
+
+		kgen_aes_ct_ctr32(rk, nrounds, dst, src, n, iv);
+		put_unaligned_be32(ctr + (u32)n, iv + 12);
+		if (ctr + (u32)n == 0)
+			crypto_inc(iv, 12);
+		src += n * AES_BLOCK_SIZE;
+		dst += n * AES_BLOCK_SIZE;
+		blocks -= n;
+	}
+}
+
+/* Any length; the counter is incremented for a last partial block too. */
+static void __maybe_unused kgen_aes_ctr_bytes(const u32 *rk, int nrounds, u8 *dst, const u8 *src, size_t len, u8 iv[AES_BLOCK_SIZE])
+{
+	size_t tail = len % AES_BLOCK_SIZE, done = len - tail;
+
+	kgen_aes_ctr_blocks(rk, nrounds, dst, src, len / AES_BLOCK_SIZE, iv);
+	if (tail) {
+		u8 ks[AES_BLOCK_SIZE] = {};
+
+		kgen_aes_ctr_blocks(rk, nrounds, ks, ks, 1, iv);
+		crypto_xor_cpy(dst + done, src + done, ks, tail);
+		memzero_explicit(ks, sizeof(ks));
+	}
 }
 
 static int kgen_aes_ecb(struct skcipher_request *req, bool enc)
@@ -297,13 +354,8 @@ static int kgen_aes_ecb(struct skcipher_request *req, bool enc)
 
 	err = skcipher_walk_virt(&walk, req, false);
 	while ((nbytes = walk.nbytes) != 0) {
-		size_t blocks = min_t(size_t, nbytes / AES_BLOCK_SIZE, SZ_4K / AES_BLOCK_SIZE);
-
-		if (enc)
-			kgen_aes_ct_ecb_encrypt(ctx, walk.dst.virt.addr, walk.src.virt.addr, blocks);
-		else
-			kgen_aes_ct_ecb_decrypt(ctx, walk.dst.virt.addr, walk.src.virt.addr, blocks);
-		err = skcipher_walk_done(&walk, nbytes - blocks * AES_BLOCK_SIZE);
+		kgen_aes_ecb_blocks(enc ? ctx->key_enc : ctx->key_dec, kgen_aes_nrounds(ctx), walk.dst.virt.addr, walk.src.virt.addr, nbytes / AES_BLOCK_SIZE, enc);
+		err = skcipher_walk_done(&walk, nbytes % AES_BLOCK_SIZE);
 	}
 	return err;
 }
@@ -318,28 +370,6 @@ static int kgen_aes_ecb_decrypt(struct skcipher_request *req)
 	return kgen_aes_ecb(req, false);
 }
 
-/*
- * Counter mode over whole blocks: kgen's counts in the IV's last 32 bits and does not
- * write the IV back, so calls stop where those bits wrap and the glue carries into the
- * first 96 bits; pieces of at most 4 KiB.
- */
-static void kgen_aes_ctr_blocks(const struct crypto_aes_ctx *ctx, u8 *dst, const u8 *src, size_t blocks, u8 iv[AES_BLOCK_SIZE])
-{
-	while (blocks) {
-		u32 ctr = get_unaligned_be32(iv + 12);
-		u64 room = (u64)U32_MAX - ctr + 1;
-		size_t n = min_t(u64, min_t(size_t, blocks, SZ_4K / AES_BLOCK_SIZE), room);
-
-		kgen_aes_ct_ctr32(ctx, dst, src, n, iv);
-		put_unaligned_be32(ctr + (u32)n, iv + 12);
-		if (ctr + (u32)n == 0)
-			crypto_inc(iv, 12);
-		src += n * AES_BLOCK_SIZE;
-		dst += n * AES_BLOCK_SIZE;
-		blocks -= n;
-	}
-}
-
 static int kgen_aes_ctr(struct skcipher_request *req)
 {
 	const struct crypto_aes_ctx *ctx = crypto_skcipher_ctx(crypto_skcipher_reqtfm(req));
@@ -351,15 +381,11 @@ static int kgen_aes_ctr(struct skcipher_request *req)
 	while ((nbytes = walk.nbytes) != 0) {
 		unsigned int tail = nbytes % AES_BLOCK_SIZE;
 
-		kgen_aes_ctr_blocks(ctx, walk.dst.virt.addr, walk.src.virt.addr, nbytes / AES_BLOCK_SIZE, walk.iv);
-		if (tail && nbytes == walk.total) {
-			u8 ks[AES_BLOCK_SIZE] = {};
-			unsigned int done = nbytes - tail;
-
-			kgen_aes_ctr_blocks(ctx, ks, ks, 1, walk.iv);
-			crypto_xor_cpy(walk.dst.virt.addr + done, walk.src.virt.addr + done, ks, tail);
-			memzero_explicit(ks, sizeof(ks));
+		if (nbytes == walk.total) {
+			kgen_aes_ctr_bytes(ctx->key_enc, kgen_aes_nrounds(ctx), walk.dst.virt.addr, walk.src.virt.addr, nbytes, walk.iv);
 			tail = 0;
+		} else {
+			kgen_aes_ctr_blocks(ctx->key_enc, kgen_aes_nrounds(ctx), walk.dst.virt.addr, walk.src.virt.addr, nbytes / AES_BLOCK_SIZE, walk.iv);
 		}
 		err = skcipher_walk_done(&walk, tail);
 	}

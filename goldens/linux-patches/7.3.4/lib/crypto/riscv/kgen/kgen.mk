@@ -16,3 +16,7 @@ libgf128hash-$(if $(CONFIG_CRYPTO_GHASH_KGEN),$(CONFIG_RISCV_ISA_XTHEADVECTOR)) 
 libsha256-$(CONFIG_CRYPTO_SHA256_KGEN) += riscv/kgen/sha256-c906.o riscv/kgen/sha256-rv64gc-zbb.o riscv/kgen/sha256-rv64gc.o
 
 libsha512-$(CONFIG_CRYPTO_SHA512_KGEN) += riscv/kgen/sha512-c906.o riscv/kgen/sha512-rv64gc-zbb.o riscv/kgen/sha512-rv64gc.o
+
+libaes-$(CONFIG_CRYPTO_AES_KGEN) += riscv/kgen/aes-ct-c906-novector.o riscv/kgen/aes-ct-rv64gc-zbb.o riscv/kgen/aes-ct-rv64gc.o
+libaes-$(if $(CONFIG_CRYPTO_AES_KGEN),$(CONFIG_RISCV_ISA_XTHEADVECTOR)) += riscv/kgen/aes-ct-c906.o
+libaes-$(if $(CONFIG_CRYPTO_AES_KGEN),$(CONFIG_RISCV_ISA_V)) += riscv/kgen/aes-ct-rv64gcv.o
