@@ -18,7 +18,9 @@
 #
 # Sources: .toolchain/linux-<base>/ (scripts/setup-toolchain.sh). Builds are cached in
 # $KGEN_LINUX_CACHE (default ~/.cache/kgen-linux), keyed by the series, the config
-# fragments, this script and the compiler; a hit skips straight to the boots.
+# fragments, this script's build steps and the compiler; a hit skips straight to the boots.
+# The boots run $KGEN_LINUX_JOBS at a time (default: the number of cores; QEMU emulates one
+# CPU on one host thread).
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -90,9 +92,12 @@ init_c='#include <sys/reboot.h>
 #include <unistd.h>
 int main(void) { sync(); reboot(RB_POWER_OFF); return 0; }'
 
-key=$( { cat "$series"/*.patch; machine_config x; echo "$init_c"; cat "$0"; riscv64-linux-gnu-gcc --version | head -1; echo "$base"; } | sha256sum | cut -c1-16)
+# The build steps (between the markers) are part of the key; the boot checks are not.
+build_steps=$(sed -n '/^# >>> build/,/^# <<< build/p' "$0")
+key=$( { cat "$series"/*.patch; machine_config x; echo "$init_c"; echo "$build_steps"; riscv64-linux-gnu-gcc --version | head -1; echo "$base"; } | sha256sum | cut -c1-16)
 bdir=$cache/$base-$key
 image=$bdir/out/arch/riscv/boot/Image
+# >>> build
 if [ -f "$image" ]; then
   touch "$bdir"
   echo "linux-check: build $base-$key (cached)"
@@ -158,6 +163,7 @@ else
   ls -dt "$cache/$base-"* | grep -v '\.tmp$' | tail -n +3 | xargs -r rm -rf
   echo "linux-check: build $base-$key in $(( $(date +%s) - start )) s"
 fi
+# <<< build
 
 # The variant each algorithm should pick on a CPU, and its fallback where SIMD is not
 # usable: from the series' own Kconfig help (the first condition the CPU meets).
@@ -207,17 +213,18 @@ meets() { # cpu condition
 }
 algs=$(sed -n 's/^config CRYPTO_\([A-Z0-9]*\)_KGEN$/\1/p' "$bdir/Kconfig" | tr 'A-Z' 'a-z')
 
-failed=0
-for cpu in $cpus; do
+# One boot and its checks: a line saying passed or FAILED (and why), and its status.
+boot() { # cpu
+  local cpu=$1 name log start
   name=$(echo "$cpu" | tr ',=' '_-')
   log=$logs/$base-$name.log
   start=$(date +%s)
   timeout 300 qemu-system-riscv64 -M virt -cpu "$cpu" -smp 1 -m 256M -nographic -bios default -no-reboot \
     -kernel "$image" -append "console=ttyS0 panic=-1" 2>&1 | tr -d '\r' > "$log" || true
-  problems=()
+  local problems=() alg pick fb want a v n sa suite nt
   grep -q 'reboot: Power down' "$log" || problems+=("did not power off")
-  if grep -nE 'alg: .*(failed|error)|self-tests for .* failed|self-test [0-9]+: FAIL|WARNING:|Oops|BUG:|Kernel panic|Call Trace|kgen: test: .*FAILED' "$log" > "$work/bad"; then
-    problems+=("$(head -3 "$work/bad" | tr '\n' ' ')")
+  if grep -nE 'alg: .*(failed|error)|self-tests for .* failed|self-test [0-9]+: FAIL|WARNING:|Oops|BUG:|Kernel panic|Call Trace|kgen: test: .*FAILED' "$log" > "$work/bad.$name"; then
+    problems+=("$(head -3 "$work/bad.$name" | tr '\n' ' ')")
   fi
   for alg in $algs; do
     read -r pick fb < <(expect "$cpu" "$alg")
@@ -235,15 +242,31 @@ for cpu in $cpus; do
     case " $algs " in *" $a "*) ;; *) continue ;; esac
     grep -qE "^ *ok [0-9]+ $suite\$" "$log" || problems+=("KUnit suite $suite did not pass")
   done
-  grep -nE '^ *not ok ' "$log" > "$work/bad" && problems+=("KUnit: $(head -3 "$work/bad" | tr '\n' ' ')")
+  grep -nE '^ *not ok ' "$log" > "$work/bad.$name" && problems+=("KUnit: $(head -3 "$work/bad.$name" | tr '\n' ' ')")
   nt=$(grep -c 'kgen: test: .*: ok' "$log" || true)
   [ "$nt" -gt 0 ] || problems+=("no kgen: test lines")
   if [ ${#problems[@]} -eq 0 ]; then
     echo "linux-check: $base $cpu: passed ($nt look-ups, $(( $(date +%s) - start )) s)"
   else
-    failed=1
     echo "linux-check: $base $cpu: FAILED: ${problems[*]} (log: $log)"
+    return 1
   fi
+}
+
+# The boots, $par at a time, their lines printed in the order of --cpus.
+par=${KGEN_LINUX_JOBS:-$(nproc)}
+failed=0
+i=0
+for cpu in $cpus; do
+  while [ "$(jobs -rp | wc -l)" -ge "$par" ]; do wait -n || true; done
+  ( if boot "$cpu" > "$work/result.$i" 2> "$work/errors.$i"; then echo 0; else echo 1; fi > "$work/status.$i" ) &
+  i=$((i + 1))
+done
+wait
+for ((k = 0; k < i; k++)); do
+  cat "$work/result.$k"
+  cat "$work/errors.$k" >&2
+  [ "$(cat "$work/status.$k")" = 0 ] || failed=1
 done
 
 if [ $expect_failure = 1 ]; then

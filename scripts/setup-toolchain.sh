@@ -182,11 +182,12 @@ if [ ! -f "$la/poly1305-riscv-cryptogams.S" ]; then
   grep -v '^\.string' "$la/poly1305-core.S" > "$la/poly1305-riscv-cryptogams.S"
   rm "$la/poly1305-core.S"
 fi
-# Linux 6.12's generic C (ChaCha, Poly1305, SHA-256, SHA-512) and its riscv memcpy/memset as
-# the kernel compiles them (-O2, rv64imac), for `kgen bench --asm`. Removed: the export-symbol
-# tables (#APP blocks) and the memcpy/memset aliases kgen's assembler does not evaluate.
+# Linux 6.12's generic C (ChaCha, Poly1305, SHA-256, SHA-512, the AES library and the
+# aes-generic driver, GHASH's gf128mul) and its riscv memcpy/memset as the kernel compiles
+# them (-O2, rv64imac), for `kgen bench --asm`. Removed: the export-symbol tables (#APP
+# blocks) and the memcpy/memset aliases kgen's assembler does not evaluate.
 lg=$la/generic
-if [ ! -f "$lg/memset.s" ]; then
+if [ ! -f "$lg/gf128mul.s" ]; then
   lsrc=$tc/linux-6.12.118/linux-source-6.12
   ko=$la/build
   k="make -C $lsrc O=$ko ARCH=riscv CROSS_COMPILE=riscv64-linux-gnu- -s"
@@ -194,9 +195,11 @@ if [ ! -f "$lg/memset.s" ]; then
   "$lsrc/scripts/config" --file "$ko/.config" -d CC_OPTIMIZE_FOR_SIZE -e CC_OPTIMIZE_FOR_PERFORMANCE
   $k olddefconfig >/dev/null
   $k -j"$(nproc)" prepare >/dev/null 2>&1
-  $k lib/crypto/chacha.s lib/crypto/sha256.s lib/crypto/poly1305-donna64.s crypto/sha512_generic.s arch/riscv/lib/memcpy.s arch/riscv/lib/memset.s
+  gen="lib/crypto/chacha lib/crypto/sha256 lib/crypto/poly1305-donna64 crypto/sha512_generic lib/crypto/aes crypto/aes_generic lib/crypto/gf128mul"
+  # shellcheck disable=SC2046
+  $k $(for f in $gen; do echo "$f.s"; done) arch/riscv/lib/memcpy.s arch/riscv/lib/memset.s
   mkdir -p "$lg"
-  for f in lib/crypto/chacha lib/crypto/sha256 lib/crypto/poly1305-donna64 crypto/sha512_generic; do
+  for f in $gen; do
     sed '/^#APP/,/^#NO_APP/d' "$ko/$f.s" > "$lg/$(basename "$f").s"
   done
   grep -v "^\.type __memcpy STT_FUNC\|^\.weak memcpy\|^\.globl __pi_" "$ko/arch/riscv/lib/memcpy.s" | sed "s/__memcpy/memcpy/g; s/^\(\s*\)move /\1mv /" > "$lg/memcpy.s"
@@ -229,6 +232,24 @@ memset:
 	bnez	a2, 2b
 3:	ret
 EOS
+  rm -rf "$ko"
+fi
+# Linux 7.3's generic AES library (one 1 KiB table) and GHASH (POLYVAL's generic multiply),
+# the same way.
+lg73=$la/generic-7.3
+if [ ! -f "$lg73/gf128hash.s" ]; then
+  lsrc=$tc/linux-7.3.4/linux-source-7.3
+  ko=$la/build-7.3
+  k="make -C $lsrc O=$ko ARCH=riscv CROSS_COMPILE=riscv64-linux-gnu- -s"
+  $k tinyconfig >/dev/null
+  "$lsrc/scripts/config" --file "$ko/.config" -d CC_OPTIMIZE_FOR_SIZE -e CC_OPTIMIZE_FOR_PERFORMANCE
+  $k olddefconfig >/dev/null
+  $k -j"$(nproc)" prepare >/dev/null 2>&1
+  $k lib/crypto/aes.s lib/crypto/gf128hash.s
+  mkdir -p "$lg73"
+  for f in aes gf128hash; do
+    sed '/^#APP/,/^#NO_APP/d' "$ko/lib/crypto/$f.s" > "$lg73/$f.s"
+  done
   rm -rf "$ko"
 fi
 # --- Rust for riscv64 (trixie's rustc/cargo and riscv64 std), private ------------

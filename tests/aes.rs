@@ -621,13 +621,15 @@ fn aes_ct_linux_forms_against_the_openssl_forms_and_rustcrypto() {
                 assert_eq!(&c[..240], &o.read(oks, 240)[..], "{variant} AES-{}: key_enc", 8 * len);
                 assert_eq!(&c[240..480], &o.read(odk, 240)[..], "{variant} AES-{}: key_dec", 8 * len);
                 assert_eq!(&c[480..], &(len as u32).to_le_bytes(), "{variant}: key_length");
+                // The cipher forms take key_enc or key_dec and the round count.
+                let (enc_rk, dec_rk, nr) = (ctx, ctx + 240, 6 + len as u64 / 4);
                 for n in 0..4 {
                     let pt: [u8; 16] = rng.random();
                     let inp = area + rng.random_range(0..16);
                     let out = if n % 2 == 0 { inp } else { outs + rng.random_range(0..16) };
-                    for (f, want) in [(enc, rc_encrypt(&key, &pt)), (dec, rc_decrypt(&key, &pt))] {
+                    for (f, rk, want) in [(enc, enc_rk, rc_encrypt(&key, &pt)), (dec, dec_rk, rc_decrypt(&key, &pt))] {
                         e.m.mem.write_bytes(inp, &pt);
-                        e.call(f, &[ctx, out, inp]).unwrap();
+                        e.call(f, &[rk, nr, out, inp]).unwrap();
                         assert_eq!(e.read(out, 16), want, "{variant} AES-{} block", 8 * len);
                         cases += 1;
                     }
@@ -639,14 +641,14 @@ fn aes_ct_linux_forms_against_the_openssl_forms_and_rustcrypto() {
                 let inp = area + rng.random_range(0..16);
                 let out = outs + rng.random_range(0..16);
                 e.m.mem.write_bytes(inp, &pt);
-                e.call(ctr, &[ctx, out, inp, blocks as u64, ivb]).unwrap();
+                e.call(ctr, &[enc_rk, nr, out, inp, blocks as u64, ivb]).unwrap();
                 assert_eq!(e.read(out, pt.len()), ctr32_reference(&key, &iv, &pt), "{variant} AES-{} ctr32, {blocks} blocks", 8 * len);
                 assert_eq!(e.read(ivb, 16), iv.to_vec(), "{variant}: iv is not written back");
                 cases += 1;
                 // ECB over 0..=9 blocks, in place every other time, nothing written past.
                 let blocks = rng.random_range(0..=9usize);
                 let pt: Vec<u8> = (0..16 * blocks).map(|_| rng.random()).collect();
-                for (f, dir) in [(ecb_enc, 0), (ecb_dec, 1)] {
+                for (f, rk, dir) in [(ecb_enc, enc_rk, 0), (ecb_dec, dec_rk, 1)] {
                     let inp = area + rng.random_range(0..16);
                     let inplace = rng.random::<bool>();
                     let out = if inplace { inp } else { outs + rng.random_range(0..16) };
@@ -654,7 +656,7 @@ fn aes_ct_linux_forms_against_the_openssl_forms_and_rustcrypto() {
                     if !inplace {
                         e.m.mem.write_bytes(out, &vec![0xee; 16 * blocks + 192]);
                     }
-                    e.call(f, &[ctx, out, inp, blocks as u64]).unwrap();
+                    e.call(f, &[rk, nr, out, inp, blocks as u64]).unwrap();
                     let want: Vec<u8> = pt.chunks(16).flat_map(|b| {
                         let b: [u8; 16] = b.try_into().unwrap();
                         if dir == 0 { rc_encrypt(&key, &b) } else { rc_decrypt(&key, &b) }

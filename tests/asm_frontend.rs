@@ -129,6 +129,10 @@ fn aliases_and_c_comments() {
     let direct = assemble_file(&src.replace("j k", "j .Lx"), &t).unwrap_or_else(|e| panic!("{e}"));
     assert!(a.object.text == direct.object.text, "j k assembles as j .Lx");
     assert_eq!(a.object.symbols.iter().find(|s| s.name == "h").map(|s| s.offset), Some(12));
+    // `#` and `;` inside a string, after an escaped quote, are bytes (gcc writes tables so:
+    // 6.12's AES S-box); after the string, `;` separates statements and `#` is a comment.
+    let a = assemble_file(".text\nf:\n  ret\n.section .rodata\n.ascii \"\\\"#;\\043\"; .byte 7 # \"\n", &t).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(a.object.rodata, b"\"#;#\x07", "the string's bytes, then the byte");
     // %pcrel_lo of an alias of the auipc's label is %pcrel_lo of the label.
     let src = ".text\n.set a, .Lp\nf:\n.Lp: auipc t0, %pcrel_hi(f)\n  addi t0, t0, %pcrel_lo(a)\n  ret\n";
     let a = assemble_file(src, &t).unwrap_or_else(|e| panic!("{e}"));

@@ -341,17 +341,52 @@ fn text_offset(f: &Func) -> i64 {
         .sum()
 }
 
-fn strip_comment(l: &str) -> &str {
-    let mut in_str = false;
-    for (i, c) in l.char_indices() {
+/// The characters of `l` outside its string literals (whose `\"` does not end them), with
+/// their byte offsets; the quotes themselves are left out.
+fn outside_strings(l: &str) -> impl Iterator<Item = (usize, char)> + '_ {
+    let (mut in_str, mut escaped) = (false, false);
+    l.char_indices().filter(move |&(_, c)| {
+        if std::mem::take(&mut escaped) {
+            return false;
+        }
         match c {
-            '"' => in_str = !in_str,
-            '#' if !in_str => return &l[..i],
-            '/' if !in_str && l[i..].starts_with("//") => return &l[..i],
+            '\\' if in_str => {
+                escaped = true;
+                false
+            }
+            '"' => {
+                in_str = !in_str;
+                false
+            }
+            _ => !in_str,
+        }
+    })
+}
+
+/// `l` without its line comment (`#` or `//` outside a string literal).
+fn strip_comment(l: &str) -> &str {
+    for (i, c) in outside_strings(l) {
+        match c {
+            '#' => return &l[..i],
+            '/' if l[i..].starts_with("//") => return &l[..i],
             _ => {}
         }
     }
     l
+}
+
+/// The statements of a line: split at each `;` outside a string literal.
+fn statements(code: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, c) in outside_strings(code) {
+        if c == ';' {
+            out.push(&code[start..i]);
+            start = i + 1;
+        }
+    }
+    out.push(&code[start..]);
+    out
 }
 
 /// `src` with its C comments (`/* ... */`, which GNU as reads as comments on every target)
@@ -658,7 +693,7 @@ fn process_line(st: &mut State, raw: &str, line: usize, depth: usize) -> Result<
         let done = st.pending.take().expect("pending checked above");
         return finish_block(st, done, line, depth);
     }
-    for stmt in code.split(';') {
+    for stmt in statements(code) {
         statement(st, stmt.trim(), line, depth)?;
         if let Some(e) = st.f.errors.first() {
             return Err(AsmError::at(line, e.reason.clone() + &format!(" (`{}`)", e.inst)));
