@@ -7,8 +7,8 @@
 #                          [--logs DIR] [--expect-failure]
 #
 #   --series DIR      a series to test (default: `kgen linux-patches --base B` now)
-#   --cpus LIST       QEMU CPUs (default: thead-c906, rv64, rv64 without Zba/Zbb/Zbc/Zbs,
-#                     rv64 with RVV 1.0 at VLEN 128 and 256)
+#   --cpus LIST       QEMU CPUs (default: rv64 with RVV 1.0 at VLEN 256 and 128, thead-c906,
+#                     rv64, rv64 without Zba/Zbb/Zbc/Zbs)
 #   --logs DIR        keep each boot's serial log there (default: a temporary directory)
 #   --expect-failure  exit 0 only if some boot shows a failure (for planted faults)
 #
@@ -28,7 +28,8 @@ tc=${KGEN_TOOLCHAIN:-$repo/.toolchain}
 kgen=${KGEN:-$repo/target/release/kgen}
 cache=${KGEN_LINUX_CACHE:-$HOME/.cache/kgen-linux}
 base= series= logs= expect_failure=0
-cpus="thead-c906 rv64 rv64,zba=false,zbb=false,zbc=false,zbs=false rv64,v=true,vlen=128 rv64,v=true,vlen=256"
+# The slowest boots (the vector unit's, emulated) first, so that the parallel boots end together.
+cpus="rv64,v=true,vlen=256 rv64,v=true,vlen=128 thead-c906 rv64 rv64,zba=false,zbb=false,zbc=false,zbs=false"
 while [ $# -gt 0 ]; do
   case $1 in
     --base) base=$2; shift 2 ;;
@@ -98,56 +99,102 @@ key=$( { cat "$series"/*.patch; machine_config x; echo "$init_c"; echo "$build_s
 bdir=$cache/$base-$key
 image=$bdir/out/arch/riscv/boot/Image
 # >>> build
-if [ -f "$image" ]; then
-  touch "$bdir"
-  echo "linux-check: build $base-$key (cached)"
-else
-  start=$(date +%s)
-  rm -rf "$bdir.tmp"
-  mkdir -p "$bdir.tmp"
-  cp -a "$src" "$bdir.tmp/src"
+# One source tree and build tree per base ($cache/tree-<base>) serves every series: a new
+# series rewrites only the files whose content changes, and make rebuilds what depends on
+# them (a planted fault costs seconds, not a kernel). The first build, or one after a
+# failed incremental build, starts from the pristine sources.
+tree=$cache/tree-$base
+files_of() { sed -n 's|^diff --git a/\([^ ]*\) b/.*|\1|p' "$@" | sort -u; }
+sync_tree() { # brings $tree/src from its last series to this one; 2 if a patch does not apply
+  local new=$bdir.tmp/new f p
+  rm -rf "$new"
+  mkdir -p "$new"
+  for f in $( { cat "$tree/touched"; files_of "$series"/*.patch; } | sort -u); do
+    if [ -f "$src/$f" ]; then mkdir -p "$new/$(dirname "$f")"; cp -p "$src/$f" "$new/$f"; fi
+  done
   # Zero fuzz: git apply takes no hunk whose context differs.
-  ( cd "$bdir.tmp/src" && for p in "$series"/*.patch; do git apply --whitespace=nowarn "$p" || { echo "linux-check: $(basename "$p") does not apply to $base" >&2; exit 1; }; done )
-  cp "$bdir.tmp/src/$kgen_dir/Kconfig" "$bdir.tmp/Kconfig"
-  echo "$init_c" > "$bdir.tmp/init.c"
-  riscv64-linux-gnu-gcc -static -Os -o "$bdir.tmp/init" "$bdir.tmp/init.c"
-  printf 'dir /dev 0755 0 0\nnod /dev/console 0600 0 0 c 5 1\nfile /init %s 0755 0 0\n' "$bdir.tmp/init" > "$bdir.tmp/initramfs.list"
-  k="make -C $bdir.tmp/src O=$bdir.tmp/out ARCH=riscv CROSS_COMPILE=riscv64-linux-gnu- -s"
+  ( cd "$new" && for p in "$series"/*.patch; do git apply --whitespace=nowarn "$p" || { echo "linux-check: $(basename "$p") does not apply to $base" >&2; exit 1; }; done ) || return 2
+  for f in $( { cat "$tree/touched"; files_of "$series"/*.patch; } | sort -u); do
+    if [ -f "$new/$f" ]; then
+      cmp -s "$new/$f" "$tree/src/$f" || { mkdir -p "$tree/src/$(dirname "$f")"; cp "$new/$f" "$tree/src/$f"; }
+    else
+      rm -f "$tree/src/$f"
+    fi
+  done
+  files_of "$series"/*.patch > "$tree/touched"
+}
+build_kernel() { # builds $tree/out's Image for this series; 2 if the series does not apply, 1 if the build fails
+  if [ ! -f "$tree/touched" ]; then
+    rm -rf "$tree"
+    mkdir -p "$tree"
+    cp -a "$src" "$tree/src"
+    : > "$tree/touched"
+  fi
+  sync_tree || return $?
+  cp "$tree/src/$kgen_dir/Kconfig" "$bdir.tmp/Kconfig"
+  echo "$init_c" > "$tree/init.c"
+  riscv64-linux-gnu-gcc -static -Os -o "$tree/init" "$tree/init.c"
+  printf 'dir /dev 0755 0 0\nnod /dev/console 0600 0 0 c 5 1\nfile /init %s 0755 0 0\n' "$tree/init" > "$tree/initramfs.list"
+  k="make -C $tree/src O=$tree/out ARCH=riscv CROSS_COMPILE=riscv64-linux-gnu- -s"
   if [ "$base" != 6.12.118 ]; then
     # binutils 2.44 through its own loader: gcc finds `as` by -B, make the rest on PATH.
     b44=$tc/binutils-2.44
     [ -x "$b44/usr/bin/riscv64-linux-gnu-as" ] || { echo "linux-check: no binutils 2.44 at $b44 (run scripts/setup-toolchain.sh)" >&2; exit 2; }
-    mkdir -p "$bdir.tmp/bin"
+    mkdir -p "$tree/bin"
     for t in as ld ld.bfd objcopy objdump nm ar strip readelf ranlib; do
-      printf '#!/bin/sh\nexec %s --library-path %s %s "$@"\n' "$b44/usr/lib64/ld-linux-x86-64.so.2" "$b44/usr/lib/x86_64-linux-gnu" "$b44/usr/bin/riscv64-linux-gnu-$t" > "$bdir.tmp/bin/riscv64-linux-gnu-$t"
-      chmod +x "$bdir.tmp/bin/riscv64-linux-gnu-$t"
+      printf '#!/bin/sh\nexec %s --library-path %s %s "$@"\n' "$b44/usr/lib64/ld-linux-x86-64.so.2" "$b44/usr/lib/x86_64-linux-gnu" "$b44/usr/bin/riscv64-linux-gnu-$t" > "$tree/bin/riscv64-linux-gnu-$t"
+      chmod +x "$tree/bin/riscv64-linux-gnu-$t"
     done
-    mkdir -p "$bdir.tmp/gcc-as"
-    ln -sf ../bin/riscv64-linux-gnu-as "$bdir.tmp/gcc-as/as"
-    export PATH=$bdir.tmp/bin:$PATH
-    cc="riscv64-linux-gnu-gcc -B$bdir.tmp/gcc-as/"
+    mkdir -p "$tree/gcc-as"
+    ln -sf ../bin/riscv64-linux-gnu-as "$tree/gcc-as/as"
+    export PATH=$tree/bin:$PATH
+    cc="riscv64-linux-gnu-gcc -B$tree/gcc-as/"
   else
     cc=riscv64-linux-gnu-gcc
   fi
   $k CC="$cc" tinyconfig >/dev/null
-  machine_config "$bdir.tmp/initramfs.list" > "$bdir.tmp/machine.config"
-  ( cd "$bdir.tmp/out" && "$bdir.tmp/src/scripts/kconfig/merge_config.sh" -m -O . .config "$bdir.tmp/machine.config" \
-      "$bdir.tmp/src/arch/riscv/configs/kgen-crypto.config" "$bdir.tmp/src/arch/riscv/configs/kgen-crypto-selftest.config" >/dev/null )
+  machine_config "$tree/initramfs.list" > "$bdir.tmp/machine.config"
+  ( cd "$tree/out" && "$tree/src/scripts/kconfig/merge_config.sh" -m -O . .config "$bdir.tmp/machine.config" \
+      "$tree/src/arch/riscv/configs/kgen-crypto.config" "$tree/src/arch/riscv/configs/kgen-crypto-selftest.config" >/dev/null )
   $k CC="$cc" olddefconfig >/dev/null
   # Every option the fragments ask for must have taken.
-  for f in "$bdir.tmp/machine.config" "$bdir.tmp/src/arch/riscv/configs/kgen-crypto.config" "$bdir.tmp/src/arch/riscv/configs/kgen-crypto-selftest.config"; do
+  for f in "$bdir.tmp/machine.config" "$tree/src/arch/riscv/configs/kgen-crypto.config" "$tree/src/arch/riscv/configs/kgen-crypto-selftest.config"; do
     while IFS= read -r l; do
       case $l in
-        CONFIG_MODULES=n) grep -qx '# CONFIG_MODULES is not set' "$bdir.tmp/out/.config" || { echo "linux-check: CONFIG_MODULES stayed on" >&2; exit 1; } ;;
-        CONFIG_*) grep -qxF "$l" "$bdir.tmp/out/.config" || { echo "linux-check: $l did not take (.config: $(grep "^${l%%=*}=\|${l%%=*} is not set" "$bdir.tmp/out/.config"))" >&2; exit 1; } ;;
+        CONFIG_MODULES=n) grep -qx '# CONFIG_MODULES is not set' "$tree/out/.config" || { echo "linux-check: CONFIG_MODULES stayed on" >&2; exit 1; } ;;
+        CONFIG_*) grep -qxF "$l" "$tree/out/.config" || { echo "linux-check: $l did not take (.config: $(grep "^${l%%=*}=\|${l%%=*} is not set" "$tree/out/.config"))" >&2; exit 1; } ;;
       esac
     done < "$f"
   done
   if ! $k CC="$cc" -j"$(nproc)" Image > "$bdir.tmp/build.log" 2>&1; then
     tail -30 "$bdir.tmp/build.log" >&2
     echo "linux-check: the $base build failed (log: $bdir.tmp/build.log)" >&2
-    exit 1
+    return 1
   fi
+}
+if [ -f "$image" ]; then
+  touch "$bdir"
+  echo "linux-check: build $base-$key (cached)"
+else
+  start=$(date +%s)
+  mkdir -p "$cache"
+  exec 9> "$tree.lock"
+  flock 9
+  rm -rf "$bdir.tmp"
+  mkdir -p "$bdir.tmp"
+  incremental=0
+  [ -f "$tree/touched" ] && incremental=1
+  rc=0
+  build_kernel || rc=$?
+  if [ $rc = 1 ] && [ $incremental = 1 ]; then
+    # A failed incremental build is retried from the pristine sources (a series that does
+    # not apply fails as it is).
+    echo "linux-check: the incremental build failed; building $base from the pristine sources" >&2
+    rm -rf "$tree"
+    rc=0
+    build_kernel || rc=$?
+  fi
+  [ $rc = 0 ] || exit 1
   if grep -n "$kgen_dir.*warning:" "$bdir.tmp/build.log" >&2; then
     echo "linux-check: the series' files build with warnings" >&2
     exit 1
@@ -155,12 +202,13 @@ else
   # Keep the image, the Kconfig and the log; and the two newest builds per base (a series
   # and its planted-fault control).
   mkdir -p "$bdir.tmp/keep/out/arch/riscv/boot"
-  mv "$bdir.tmp/out/arch/riscv/boot/Image" "$bdir.tmp/keep/out/arch/riscv/boot/"
+  cp "$tree/out/arch/riscv/boot/Image" "$bdir.tmp/keep/out/arch/riscv/boot/"
   mv "$bdir.tmp/Kconfig" "$bdir.tmp/build.log" "$bdir.tmp/keep/"
   rm -rf "$bdir"
   mv "$bdir.tmp/keep" "$bdir"
   rm -rf "$bdir.tmp"
   ls -dt "$cache/$base-"* | grep -v '\.tmp$' | tail -n +3 | xargs -r rm -rf
+  flock -u 9
   echo "linux-check: build $base-$key in $(( $(date +%s) - start )) s"
 fi
 # <<< build
