@@ -106,15 +106,16 @@ image=$bdir/out/arch/riscv/boot/Image
 tree=$cache/tree-$base
 files_of() { sed -n 's|^diff --git a/\([^ ]*\) b/.*|\1|p' "$@" | sort -u; }
 sync_tree() { # brings $tree/src from its last series to this one; 2 if a patch does not apply
-  local new=$bdir.tmp/new f p
+  local new=$bdir.tmp/new f p both
+  both=$( { cat "$tree/touched"; files_of "$series"/*.patch; } | sort -u)
   rm -rf "$new"
   mkdir -p "$new"
-  for f in $( { cat "$tree/touched"; files_of "$series"/*.patch; } | sort -u); do
+  for f in $both; do
     if [ -f "$src/$f" ]; then mkdir -p "$new/$(dirname "$f")"; cp -p "$src/$f" "$new/$f"; fi
   done
   # Zero fuzz: git apply takes no hunk whose context differs.
   ( cd "$new" && for p in "$series"/*.patch; do git apply --whitespace=nowarn "$p" || { echo "linux-check: $(basename "$p") does not apply to $base" >&2; exit 1; }; done ) || return 2
-  for f in $( { cat "$tree/touched"; files_of "$series"/*.patch; } | sort -u); do
+  for f in $both; do
     if [ -f "$new/$f" ]; then
       cmp -s "$new/$f" "$tree/src/$f" || { mkdir -p "$tree/src/$(dirname "$f")"; cp "$new/$f" "$tree/src/$f"; }
     else

@@ -186,22 +186,31 @@ fi
 # aes-generic driver, GHASH's gf128mul) and its riscv memcpy/memset as the kernel compiles
 # them (-O2, rv64imac), for `kgen bench --asm`. Removed: the export-symbol tables (#APP
 # blocks) and the memcpy/memset aliases kgen's assembler does not evaluate.
-lg=$la/generic
-if [ ! -f "$lg/gf128mul.s" ]; then
-  lsrc=$tc/linux-6.12.118/linux-source-6.12
+# kernel_asm SRC OUT FILE...: each kernel C FILE (without .c) compiled as a tinyconfig
+# kernel of SRC compiles it, into OUT/<name>.s without the #APP blocks; the build directory
+# ($la/build) is left for more targets and removed by the caller.
+kernel_asm() {
+  local lsrc=$1 out=$2 f
+  shift 2
   ko=$la/build
   k="make -C $lsrc O=$ko ARCH=riscv CROSS_COMPILE=riscv64-linux-gnu- -s"
+  rm -rf "$ko"
   $k tinyconfig >/dev/null
   "$lsrc/scripts/config" --file "$ko/.config" -d CC_OPTIMIZE_FOR_SIZE -e CC_OPTIMIZE_FOR_PERFORMANCE
   $k olddefconfig >/dev/null
   $k -j"$(nproc)" prepare >/dev/null 2>&1
-  gen="lib/crypto/chacha lib/crypto/sha256 lib/crypto/poly1305-donna64 crypto/sha512_generic lib/crypto/aes crypto/aes_generic lib/crypto/gf128mul"
   # shellcheck disable=SC2046
-  $k $(for f in $gen; do echo "$f.s"; done) arch/riscv/lib/memcpy.s arch/riscv/lib/memset.s
-  mkdir -p "$lg"
-  for f in $gen; do
-    sed '/^#APP/,/^#NO_APP/d' "$ko/$f.s" > "$lg/$(basename "$f").s"
+  $k $(for f in "$@"; do echo "$f.s"; done)
+  mkdir -p "$out"
+  for f in "$@"; do
+    sed '/^#APP/,/^#NO_APP/d' "$ko/$f.s" > "$out/$(basename "$f").s"
   done
+}
+lg=$la/generic
+if [ ! -f "$lg/gf128mul.s" ]; then
+  kernel_asm "$tc/linux-6.12.118/linux-source-6.12" "$lg" lib/crypto/chacha lib/crypto/sha256 lib/crypto/poly1305-donna64 \
+    crypto/sha512_generic lib/crypto/aes crypto/aes_generic lib/crypto/gf128mul
+  $k arch/riscv/lib/memcpy.s arch/riscv/lib/memset.s
   grep -v "^\.type __memcpy STT_FUNC\|^\.weak memcpy\|^\.globl __pi_" "$ko/arch/riscv/lib/memcpy.s" | sed "s/__memcpy/memcpy/g; s/^\(\s*\)move /\1mv /" > "$lg/memcpy.s"
   # The kernel's memset jumps into an unrolled loop through a computed address, which kgen's
   # assembler does not take; this stand-in stores doublewords as it does for aligned buffers.
@@ -238,18 +247,7 @@ fi
 # the same way.
 lg73=$la/generic-7.3
 if [ ! -f "$lg73/gf128hash.s" ]; then
-  lsrc=$tc/linux-7.3.4/linux-source-7.3
-  ko=$la/build-7.3
-  k="make -C $lsrc O=$ko ARCH=riscv CROSS_COMPILE=riscv64-linux-gnu- -s"
-  $k tinyconfig >/dev/null
-  "$lsrc/scripts/config" --file "$ko/.config" -d CC_OPTIMIZE_FOR_SIZE -e CC_OPTIMIZE_FOR_PERFORMANCE
-  $k olddefconfig >/dev/null
-  $k -j"$(nproc)" prepare >/dev/null 2>&1
-  $k lib/crypto/aes.s lib/crypto/gf128hash.s
-  mkdir -p "$lg73"
-  for f in aes gf128hash; do
-    sed '/^#APP/,/^#NO_APP/d' "$ko/lib/crypto/$f.s" > "$lg73/$f.s"
-  done
+  kernel_asm "$tc/linux-7.3.4/linux-source-7.3" "$lg73" lib/crypto/aes lib/crypto/gf128hash
   rm -rf "$ko"
 fi
 # --- Rust for riscv64 (trixie's rustc/cargo and riscv64 std), private ------------
