@@ -224,3 +224,55 @@ fn dialect_neutral_vector_code() {
     assert!(err(&|f, _, _, _| kasm!(f, vsetvli zero, zero, e32, m1, ta, ma;)).contains("keeps vl"));
     assert!(err(&|f, _, _, n| kasm!(f, vsetvli zero, {n}, e32, mf2, ta, ma;)).contains("fractional"));
 }
+
+/// A body that returns early, written once and inlined twice (`Func::inline`: its `ret`
+/// jumps past it, its labels are its own), each copy with a 64-byte slot in a frame-sharing
+/// group (`Func::sharing`): the two slots get the same frame bytes, the frame holds one of
+/// them, and the function computes what the two bodies in turn compute. Control: the same
+/// slots outside the group take a frame twice as large.
+#[test]
+fn inlined_bodies_return_past_themselves_and_share_their_frame() {
+    let t = target("rv64gc").unwrap();
+    let build = |share: bool| -> Func {
+        let mut f = Func::new("twice", &t, Abi::Psabi);
+        let x = f.arg("x", kgen_dsl::entry::Ty::Size, false);
+        let g = f.share_group();
+        // Body: if x == 0 return; else x = 2x + 1 through a slot.
+        let body = |f: &mut Func, member: u32| {
+            let run = |f: &mut Func| {
+                f.inline(|f| {
+                    let s = f.slot("scratch", 64, 8, false);
+                    let y = f.xreg("y");
+                    kasm!(f, bnez {x}, work;);
+                    f.ret();
+                    kasm!(f, work: slli {y}, {x}, 1; addi {y}, {y}, 1;);
+                    f.inst("sd", &[y.into(), kgen_dsl::Opnd::Stack { slot: s, off: 56 }, Reg::X(2).into()]);
+                    f.inst("ld", &[x.into(), kgen_dsl::Opnd::Stack { slot: s, off: 56 }, Reg::X(2).into()]);
+                })
+            };
+            if share {
+                f.sharing(g, member, run);
+            } else {
+                run(f);
+            }
+        };
+        body(&mut f, 0);
+        body(&mut f, 1);
+        f.ret_value(x);
+        f.result = kgen_dsl::entry::Ret::Size;
+        f.ret();
+        f.finish().unwrap()
+    };
+    let mut f = build(true);
+    let frame = lower(&mut f).unwrap();
+    assert_eq!(frame.slots[0], frame.slots[1], "the members' slots share their bytes");
+    assert_eq!(frame.size, 64);
+    let obj = build_object(&[(assemble(&f).unwrap(), true)], &[]);
+    let mut e = kgen_sim::Env::new(&obj, &t).unwrap();
+    assert_eq!(e.call(e.sym("twice"), &[5]).unwrap().a0, 23);
+    assert_eq!(e.call(e.sym("twice"), &[0]).unwrap().a0, 0, "both bodies return early, and the function goes on");
+    let mut f = build(false);
+    let frame = lower(&mut f).unwrap();
+    assert_ne!(frame.slots[0], frame.slots[1]);
+    assert_eq!(frame.size, 128);
+}

@@ -62,6 +62,9 @@ impl Func {
             leak_region: None,
             scopes: vec![Vec::new()],
             cold: Vec::new(),
+            exit_to: None,
+            share: None,
+            share_groups: 0,
         }
     }
 
@@ -229,6 +232,38 @@ impl Func {
         r
     }
 
+    /// Runs `body` in line as a piece of this function: its returns ([`Func::ret`]) jump to
+    /// the code after it, and its labels are its own (as in [`Func::scope`]). A whole entry
+    /// point's body can so become one step of another function.
+    pub fn inline<R>(&mut self, body: impl FnOnce(&mut Func) -> R) -> R {
+        let after = self.label();
+        let outer = self.exit_to.replace(after);
+        let r = self.scope(body);
+        self.exit_to = outer;
+        self.bind(after);
+        r
+    }
+
+    /// A new frame-sharing group for [`Func::sharing`].
+    pub fn share_group(&mut self) -> u32 {
+        self.share_groups += 1;
+        self.share_groups - 1
+    }
+
+    /// Runs `body` with the stack slots it declares made member `member` of frame-sharing
+    /// group `group`: every member's slots are laid out from the group's first byte, so the
+    /// members share frame bytes and the group takes as many as its largest member. The
+    /// caller promises that no member's slot is live while another member's code runs
+    /// (each member writes its slots before it reads them and leaves nothing in them that
+    /// is read later), as for two inlined bodies run one after the other. The epilogue's
+    /// wipe of secret slots covers every member.
+    pub fn sharing<R>(&mut self, group: u32, member: u32, body: impl FnOnce(&mut Func) -> R) -> R {
+        let outer = self.share.replace((group, member));
+        let r = body(self);
+        self.share = outer;
+        r
+    }
+
     /// Emits `body` out of line, after the rest of the function (rarely taken paths: the
     /// hot path falls through). `body` must end in a jump or a return.
     pub fn cold(&mut self, body: impl FnOnce(&mut Func)) {
@@ -278,7 +313,7 @@ impl Func {
 
     /// Declares a stack slot of `size` bytes.
     pub fn slot(&mut self, name: &str, size: u32, align: u32, secret: bool) -> Slot {
-        self.slots.push(SlotInfo { name: name.to_string(), size, align, secret, spill: false });
+        self.slots.push(SlotInfo { name: name.to_string(), size, align, secret, spill: false, share: self.share });
         Slot(self.slots.len() as u32 - 1)
     }
 
@@ -470,8 +505,12 @@ impl Func {
     }
 
     /// A return from the function (epilogue and `ret`).
+    /// Returns (inside [`Func::inline`]: jumps to the code after the inlined body).
     pub fn ret(&mut self) {
-        self.items.push(Item::Exit);
+        match self.exit_to {
+            Some(l) => self.j(l),
+            None => self.items.push(Item::Exit),
+        }
     }
 
     /// Finishes the description: every referenced label must be bound; the first recorded

@@ -275,6 +275,9 @@ pub struct SlotInfo {
     pub secret: bool,
     /// Made by the allocator for a spilled value (its frame bytes may be shared).
     pub spill: bool,
+    /// `(group, member)`: declared inside [`Func::sharing`]; laid out from the start of the
+    /// group's frame bytes with the other slots of its member, over the other members'.
+    pub share: Option<(u32, u32)>,
 }
 
 /// What a pointer or value argument carries, for the ABI frame, the checks and the docs.
@@ -370,6 +373,12 @@ pub struct Func {
     pub(crate) scopes: Vec<Vec<(String, Label)>>,
     /// Code placed after the rest of the function (see [`Func::cold`]).
     pub(crate) cold: Vec<Item>,
+    /// Where a return jumps inside [`Func::inline`].
+    pub(crate) exit_to: Option<Label>,
+    /// The frame-sharing group and member new slots join (see [`Func::sharing`]), and the
+    /// groups made so far.
+    pub(crate) share: Option<(u32, u32)>,
+    pub(crate) share_groups: u32,
 }
 
 /// How the memory accesses of two merged streams are ordered against each other.

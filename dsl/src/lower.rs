@@ -35,15 +35,16 @@ fn mk(mn: &str, ops: Vec<Opnd>) -> Item {
 struct Held {
     /// Integer registers written with a non-public value.
     x: u32,
-    /// Some vector register written with a non-public value.
-    vector: bool,
+    /// The LMUL-8 blocks of vector registers (bit b: v8b..v8b+7) some register of which
+    /// was written with a non-public value.
+    vector: u8,
     /// Stack slots an instruction has addressed (bit k: slot k).
     slots: u64,
 }
 
 impl Held {
     fn union(self, o: Held) -> Held {
-        Held { x: self.x | o.x, vector: self.vector || o.vector, slots: self.slots | o.slots }
+        Held { x: self.x | o.x, vector: self.vector | o.vector, slots: self.slots | o.slots }
     }
 }
 
@@ -77,7 +78,16 @@ fn possibly_secret(f: &Func) -> Vec<Held> {
                                 out.x |= 1 << n;
                             }
                         }
-                        (Role::Def | Role::UseDef, Opnd::Reg(Reg::V(_))) => out.vector |= !it.public_def,
+                        (Role::Def | Role::UseDef, Opnd::Reg(Reg::V(n))) if !it.public_def => {
+                            // A group lies in one aligned block; a segment's fields (at most
+                            // eight registers) may reach into the next.
+                            let n = *n as usize;
+                            let last = match spec.kind {
+                                crate::isa::Kind::V(crate::isa::VGroup::Seg(_) | crate::isa::VGroup::Eew { .. }) => (n + 7).min(31),
+                                _ => n,
+                            };
+                            out.vector |= (1 << (n / 8)) | (1 << (last / 8));
+                        }
                         (_, Opnd::Stack { slot, .. }) => out.slots |= 1 << slot.0.min(63),
                         _ => {}
                     }
@@ -211,9 +221,35 @@ pub fn frame(f: &mut Func) -> Result<Frame, BuildError> {
         saves.push(1);
     }
     let base = if hosted { GO_LOCALS_AT } else { 0 };
+    // Slots of a frame-sharing group: each member's laid out from the group's start; the
+    // group as big as its largest member and aligned as its most aligned slot.
+    let mut within = vec![0u32; f.slots.len()];
+    let mut members: std::collections::BTreeMap<(u32, u32), u32> = Default::default();
+    let mut groups: std::collections::BTreeMap<u32, (u32, u32)> = Default::default();
+    for (k, s) in f.slots.iter().enumerate() {
+        if let Some((g, m)) = s.share {
+            let end = members.entry((g, m)).or_insert(0);
+            let at = end.next_multiple_of(s.align.max(1));
+            within[k] = at;
+            *end = at + s.size;
+            let e = groups.entry(g).or_insert((0, 1));
+            *e = (e.0.max(*end), e.1.max(s.align.max(1)));
+        }
+    }
+    let mut placed: std::collections::BTreeMap<u32, u32> = Default::default();
     let mut off = base;
     let mut slot_offs = Vec::new();
-    for s in &f.slots {
+    for (k, s) in f.slots.iter().enumerate() {
+        if let Some((g, _)) = s.share {
+            let start = *placed.entry(g).or_insert_with(|| {
+                let (size, align) = groups[&g];
+                let start = off.next_multiple_of(align);
+                off = start + size;
+                start
+            });
+            slot_offs.push(start + within[k]);
+            continue;
+        }
         off = off.next_multiple_of(s.align.max(1));
         slot_offs.push(off);
         off += s.size;
@@ -263,8 +299,9 @@ pub fn frame(f: &mut Func) -> Result<Frame, BuildError> {
     let epilogue = |h: Held, written: &mut [bool; 32]| -> Vec<Item> {
         let mut epilogue = Vec::new();
         if f.wipe {
-            // Every vector register: e8 (any SEW works), LMUL 8, vl = VLMAX, four groups.
-            if let (true, true, Some(d)) = (uses_vector, h.vector, vdialect) {
+            // The vector registers a path may have left something in: e8 (any SEW works),
+            // LMUL 8, vl = VLMAX, each such block of eight registers.
+            if let (true, true, Some(d)) = (uses_vector, h.vector != 0, vdialect) {
                 let vt = Opnd::Imm(d.vtype(8, 8).expect("e8, m8 is a vtype"));
                 let (set, zero_group) = match d {
                     VDialect::Thead => ("th.vsetvli", "th.vmv.v.i"),
@@ -273,8 +310,10 @@ pub fn frame(f: &mut Func) -> Result<Frame, BuildError> {
                 // RVV 1.0's vsetvli with rd = rs1 = x0 keeps vl: VLMAX needs rd != x0.
                 let rd = if d == VDialect::V1 { Reg::X(5) } else { zero };
                 epilogue.push(mk(set, vec![rd.into(), zero.into(), vt]));
-                for b in [0, 8, 16, 24] {
-                    epilogue.push(mk(zero_group, vec![Reg::V(b).into(), Opnd::Imm(0)]));
+                for b in 0..4u8 {
+                    if h.vector >> b & 1 != 0 {
+                        epilogue.push(mk(zero_group, vec![Reg::V(8 * b).into(), Opnd::Imm(0)]));
+                    }
                 }
                 if rd == Reg::X(5) {
                     written[5] = true;

@@ -54,14 +54,14 @@
 //! permuted and with 0x63 added per call (16 bytes a round); each round spreads them to
 //! the eight planes with two shifts a plane. Every pass computes twelve blocks; calls of
 //! up to six blocks, and the last one to four blocks of a call, are done one block at a
-//! time by the nibble lookups below instead (about 1,040 cycles a block, against 4,640 for
+//! time by the nibble lookups below instead (about 1,000 cycles a block, against 4,640 for
 //! a pass), and calls of up to six blocks skip making the bitsliced round keys. A call of
 //! seven or eight blocks pays a whole pass and is a little faster on `c906-novector`
 //! (the OpenSSL series dispatches those there). Its `AES_encrypt` and `AES_decrypt` (and
 //! the Linux `aes_ct_encrypt` and `aes_ct_decrypt`) take one block in one vector register
-//! and compute the S-box by nibble lookups ([`mod@vperm`]: 15 `vrgather.vv` and 18 vector
-//! ALU operations an encryption round, 19 gathers a decryption round, against the
-//! bitsliced pass's four lanes for one block). The caller must check that XTheadVector is
+//! and compute the S-box by nibble lookups ([`mod@vperm`]: 13 `vrgather.vv` and 19 vector
+//! ALU operations an encryption round, 19 gathers and 18 ALU operations a decryption
+//! round, against the bitsliced pass's four lanes for one block). The caller must check that XTheadVector is
 //! enabled with VLEN 128.
 //!
 //! `rv64gcv` (RVV 1.0, VLEN 128 to 512) runs counter mode in the vector unit alone:
@@ -72,8 +72,8 @@
 //! code.
 //!
 //! Cost (AES-128, C906 model cycles per call as tests/rtl_calibration.rs prints them): `AES_ctr32_encrypt`
-//! takes 5,010 cycles for 64 bytes (one pass of four blocks) and 43,073 for 1 KiB (16
-//! passes), so a pass costs 2,537 cycles (39.6 per byte) and a call 2,473 more: making the
+//! takes 4,995 cycles for 64 bytes (one pass of four blocks) and 43,058 for 1 KiB (16
+//! passes), so a pass costs 2,538 cycles (39.7 per byte) and a call 2,457 more: making the
 //! bitsliced round keys, the frame's zeros and wipe, the saved registers. Short calls pay
 //! mostly for that. The S-box is 1,130 of the 2,030 or so instructions of a pass's
 //! rounds, MixColumns 770 (240 of them rotations, three instructions each on `rv64gc`).
@@ -84,22 +84,26 @@
 //!
 //! | kernel | variant | function | 16 B | 64 B | 256 B | 1024 B | 1400 B | 4096 B | 16384 B | instr/B |
 //! |---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|
-//! | aes-ct | c906 | AES_encrypt | 69.69 | 69.69 | 69.69 | 69.69 | 70.09 | 69.69 | 69.69 | 25.12 |
-//! | aes-ct | c906 | AES_decrypt | 78.75 | 78.75 | 78.75 | 78.75 | 79.20 | 78.75 | 78.75 | 28.25 |
-//! | aes-ct | c906 | AES_ctr32_encrypt | 88.00 | 70.73 | 46.34 | 29.72 | 28.20 | 25.55 | 24.51 | 23.61 |
-//! | aes-ct | c906-novector | AES_encrypt | 269.06 | 269.06 | 269.06 | 269.06 | 270.60 | 269.06 | 269.06 | 266.50 |
-//! | aes-ct | c906-novector | AES_decrypt | 302.44 | 302.44 | 302.44 | 302.44 | 304.17 | 302.44 | 302.44 | 296.19 |
+//! | aes-ct | c906 | AES_encrypt | 64.00 | 64.00 | 64.00 | 64.00 | 64.37 | 64.00 | 64.00 | 24.12 |
+//! | aes-ct | c906 | AES_decrypt | 76.88 | 76.88 | 76.88 | 76.88 | 77.31 | 76.88 | 76.88 | 27.50 |
+//! | aes-ct | c906 | AES_set_encrypt_key(128) | 124.81 | – | – | – | – | – | – | 115.25 |
+//! | aes-ct | c906 | AES_ctr32_encrypt | 84.31 | 67.33 | 45.43 | 29.49 | 28.04 | 25.50 | 24.50 | 23.61 |
+//! | aes-ct | c906-novector | AES_encrypt | 268.12 | 268.12 | 268.12 | 268.12 | 269.66 | 268.12 | 268.12 | 265.88 |
+//! | aes-ct | c906-novector | AES_decrypt | 301.50 | 301.50 | 301.50 | 301.50 | 303.22 | 301.50 | 301.50 | 295.56 |
 //! | aes-ct | c906-novector | AES_set_encrypt_key(128) | 124.81 | – | – | – | – | – | – | 115.25 |
-//! | aes-ct | c906-novector | AES_ctr32_encrypt | 308.88 | 78.28 | 49.33 | 42.06 | 41.40 | 40.25 | 39.79 | 39.01 |
-//! | aes-ct | rv64gc | AES_encrypt | 306.44 | 306.44 | 306.44 | 306.44 | 308.19 | 306.44 | 306.44 | 302.06 |
-//! | aes-ct | rv64gc | AES_decrypt | 341.50 | 341.50 | 341.50 | 341.50 | 343.45 | 341.50 | 341.50 | 332.50 |
+//! | aes-ct | c906-novector | AES_ctr32_encrypt | 307.94 | 78.05 | 49.27 | 42.05 | 41.39 | 40.24 | 39.79 | 39.01 |
+//! | aes-ct | rv64gc | AES_encrypt | 305.50 | 305.50 | 305.50 | 305.50 | 307.25 | 305.50 | 305.50 | 301.44 |
+//! | aes-ct | rv64gc | AES_decrypt | 340.56 | 340.56 | 340.56 | 340.56 | 342.51 | 340.56 | 340.56 | 331.88 |
 //! | aes-ct | rv64gc | AES_set_encrypt_key(128) | 129.12 | – | – | – | – | – | – | 118.81 |
-//! | aes-ct | rv64gc | AES_ctr32_encrypt | 350.31 | 88.22 | 57.83 | 50.20 | 49.51 | 48.29 | 47.82 | 47.17 |
-//! | aes-ct | rv64gc-zbb | AES_encrypt | 276.44 | 276.44 | 276.44 | 276.44 | 278.02 | 276.44 | 276.44 | 272.06 |
-//! | aes-ct | rv64gc-zbb | AES_decrypt | 311.19 | 311.19 | 311.19 | 311.19 | 312.97 | 311.19 | 311.19 | 302.44 |
+//! | aes-ct | rv64gc | AES_ctr32_encrypt | 349.38 | 87.98 | 57.77 | 50.18 | 49.50 | 48.29 | 47.81 | 47.17 |
+//! | aes-ct | rv64gc-zbb | AES_encrypt | 275.50 | 275.50 | 275.50 | 275.50 | 277.07 | 275.50 | 275.50 | 271.44 |
+//! | aes-ct | rv64gc-zbb | AES_decrypt | 310.25 | 310.25 | 310.25 | 310.25 | 312.02 | 310.25 | 310.25 | 301.81 |
 //! | aes-ct | rv64gc-zbb | AES_set_encrypt_key(128) | 127.88 | – | – | – | – | – | – | 117.56 |
+//! | aes-ct | rv64gc-zbb | AES_ctr32_encrypt | 315.62 | 79.55 | 49.46 | 41.91 | 41.22 | 40.02 | 39.55 | 38.97 |
+//! | aes-ct | rv64gcv | AES_encrypt | 65.00 | 65.00 | 65.00 | 65.00 | 65.37 | 65.00 | 65.00 | 24.19 |
+//! | aes-ct | rv64gcv | AES_decrypt | 77.88 | 77.88 | 77.88 | 77.88 | 78.32 | 77.88 | 77.88 | 27.56 |
+//! | aes-ct | rv64gcv | AES_set_encrypt_key(128) | 127.88 | – | – | – | – | – | – | 117.56 |
 //! | aes-ct | rv64gcv | AES_ctr32_encrypt | 328.12 | 82.03 | 38.33 | 36.32 | 36.14 | 35.82 | 35.69 | 16.15 |
-//! | aes-ct | rv64gc-zbb | AES_ctr32_encrypt | 316.56 | 79.78 | 49.52 | 41.92 | 41.23 | 40.02 | 39.55 | 38.97 |
 
 #[path = "aes_ct/slice.rs"]
 pub mod slice;
@@ -341,14 +345,15 @@ enum Masks {
     Frame(Slot),
 }
 
-/// Copies the mask table into the frame: 2 instructions a mask, once a call.
+/// Copies the rounds' masks ([`slice::ROUND_MASKS`]) into the frame: 2 instructions a
+/// mask, once a call.
 fn masks_in_frame(f: &mut Func, variant: &str) -> Masks {
-    let slot = f.slot("masks", 8 * MASKS.len() as u32, 8, false);
+    let slot = f.slot("masks", 8 * slice::ROUND_MASKS as u32, 8, false);
     let (base, t) = (f.xreg("table"), f.xreg("mask"));
     f.public(base);
     f.public(t);
     f.la(base, &masks_sym(variant));
-    for i in 0..MASKS.len() {
+    for i in 0..slice::ROUND_MASKS {
         let off = 8 * i as i64;
         kasm!(f, ld {t}, {off}({base}); sd {t}, {StackAt(slot, off)}(sp););
     }
@@ -433,7 +438,8 @@ impl Words for Em<'_> {
         let off = 8 * i as i64;
         match self.masks {
             Masks::Table(base) => kasm!(self.f, ld {d}, {off}({base});),
-            Masks::Frame(slot) => kasm!(self.f, ld {d}, {StackAt(slot, off)}(sp);),
+            Masks::Frame(slot) if i < slice::ROUND_MASKS => kasm!(self.f, ld {d}, {StackAt(slot, off)}(sp);),
+            Masks::Frame(_) => panic!("{c:#018x} is a key schedule's mask, not in the frame's copy"),
         }
         d
     }
@@ -854,12 +860,25 @@ fn ctr32_fn(variant: &str, t: &Target, abi: Abi) -> Func {
     if let Some(d @ VDialect::V1) = t.vdialect() {
         return ctr32_vector_only(variant, t, abi, d);
     }
-    let (mut f, [inp, out, blocks, key, ivec], nrounds) = ctr32_entry(variant, t, abi);
+    let (mut f, io, nrounds) = ctr32_entry(variant, t, abi);
+    ctr32_body(&mut f, variant, t, io, nrounds);
+    f
+}
+
+/// `AES_ctr32_encrypt`'s body (the scalar and XTheadVector variants), on `io` = in, out,
+/// blocks, key, ivec (in, out and blocks are consumed) and the round count `nrounds` if the
+/// caller has it (else the `AES_KEY`'s): a function of its own, or inlined in another
+/// ([`Func::inline`]: `aes-gcm-ct`'s bulk functions), with the data objects of
+/// [`data_objects`] in its module.
+pub(crate) fn ctr32_body(f: &mut Func, variant: &str, t: &Target, io: [Reg; 5], nrounds: Option<Reg>) {
+    let [inp, out, blocks, key, ivec] = io;
     let rot = rot_of(t);
     // Round keys 0..=14, and two slots more: the keys are made in a loop of four through a
     // pointer whose range the checks see as up to 0x300 past round 1's.
     let kbuf = f.slot("round_keys", 17 * 64, 8, true);
-    let [rounds, n, ctr] = [f.xreg("rounds"), f.xreg("n"), f.xreg("ctr")];
+    // Linux's `nrounds` argument is the round count itself; else it is loaded from the key.
+    let rounds = nrounds.unwrap_or_else(|| f.xreg("rounds"));
+    let [n, ctr] = [f.xreg("n"), f.xreg("ctr")];
     for r in [rounds, n, ctr] {
         f.public(r);
     }
@@ -867,15 +886,17 @@ fn ctr32_fn(variant: &str, t: &Target, abi: Abi) -> Func {
     kasm!(f, bnez {blocks}, start; j done; start:);
     let thead = t.vdialect() == Some(VDialect::Thead);
     if thead {
-        load_rounds(&mut f, key, nrounds, rounds);
+        if nrounds.is_none() {
+            load_rounds(f, key, None, rounds);
+        }
         f.comment("up to FEW_FIRST blocks: one at a time by nibble lookups (a bitsliced pass computes twelve)");
         let c = f.xreg("c");
         f.public(c);
         kasm!(f, addi {n}, zero, {FEW_FIRST}; bltu {n}, {blocks}, many; lwu {c}, 12({ivec}); th.revw {ctr}, {c}; j few; many:);
     }
-    let masks = masks_in_frame(&mut f, variant);
-    if !thead {
-        load_rounds(&mut f, key, nrounds, rounds);
+    let masks = masks_in_frame(f, variant);
+    if !thead && nrounds.is_none() {
+        load_rounds(f, key, None, rounds);
     }
     f.comment("the round keys, bitsliced, into the frame: round r's at 64r. Zeros first (every key's bytes are then written before they are read, which the loop's stores cannot show)");
     for r in 1..=16 {
@@ -908,13 +929,13 @@ fn ctr32_fn(variant: &str, t: &Target, abi: Abi) -> Func {
     let lim = f.xreg("keys_end");
     f.public(lim);
     kasm!(f, slli {lim}, {rounds}, 6; addi {ka}, {key}, 16; addi {po}, zero, 0; keys4:);
-    point(&mut f);
+    point(f);
     for j in 0..2usize {
-        make(&mut f, 16 * j as i64, slice::key_shift(j + 1), 64 * j as i64);
+        make(f, 16 * j as i64, slice::key_shift(j + 1), 64 * j as i64);
     }
     kasm!(f, addi {tt}, {po}, 128; bgeu {tt}, {lim}, keys_done;);
     for j in 2..4usize {
-        make(&mut f, 16 * j as i64, slice::key_shift(j + 1), 64 * j as i64);
+        make(f, 16 * j as i64, slice::key_shift(j + 1), 64 * j as i64);
     }
     kasm!(f, addi {ka}, {ka}, 64; addi {po}, {po}, 256; bltu {po}, {lim}, keys4; j keys12;);
     kasm!(f, keys_done:);
@@ -927,8 +948,8 @@ fn ctr32_fn(variant: &str, t: &Target, abi: Abi) -> Func {
     f.comment("the nonce (ivec[0..12]) bitsliced with round key 0, in round key 0's place; the counter");
     let [lo, hi] = [f.xreg("lo"), f.xreg("hi")];
     let tmp = f.xregs::<4>("ld");
-    aes::load_block(&mut f, tmp, ivec, [lo, hi]);
-    let mut w = Em { f: &mut f, rot, masks };
+    aes::load_block(f, tmp, ivec, [lo, hi]);
+    let mut w = Em { f, rot, masks };
     let nhi = w.zext32(hi);
     let s = slice::round_key(&mut w, lo, nhi, 0, false);
     let k = key_words(&mut w, key, 0, 0, false);
@@ -942,7 +963,7 @@ fn ctr32_fn(variant: &str, t: &Target, abi: Abi) -> Func {
         _ => {
             // The counter block's bytes 12..16 as the big-endian value: counter_word's
             // byte swap undone (a swap of a swap), on the value's four bytes.
-            let mut w = Em { f: &mut f, rot, masks };
+            let mut w = Em { f, rot, masks };
             let v = counter_word_value(&mut w, c);
             f.mv(ctr, v);
         }
@@ -962,17 +983,17 @@ fn ctr32_fn(variant: &str, t: &Target, abi: Abi) -> Func {
     let pre = [!slice::final_shift(10), !slice::final_shift(12)];
     if let Some(d) = t.vdialect() {
         let c = Ctr { rot, masks, ks: ks(0, 0), ctr, sl, fin };
-        vector_ctr(&mut f, &c, d, variant, [inp, out, blocks, key, rounds], [lo, hi], ivec, |f, side| enc_rounds(f, rot, masks, rounds, kp, sl, fin, &src, pre, Some(side)));
-        return f;
+        vector_ctr(f, &c, d, variant, [inp, out, blocks, key, rounds], [lo, hi], ivec, |f, side| enc_rounds(f, rot, masks, rounds, kp, sl, fin, &src, pre, Some(side)));
+        return;
     }
     kasm!(f, four:);
     f.comment("four counter blocks: the nonce's planes ^ the counters' planes");
     let c = Ctr { rot, masks, ks: ks(0, 0), ctr, sl, fin };
-    counter_state(&mut f, &c, 0);
+    counter_state(f, &c, 0);
     f.comment("the rounds: every key size's last round leaves SR² of its planes (see the keys above)");
-    enc_rounds(&mut f, rot, masks, rounds, kp, sl, fin, &src, pre, None);
+    enc_rounds(f, rot, masks, rounds, kp, sl, fin, &src, pre, None);
     kasm!(f, keystream:);
-    let ksw = keystream(&mut f, &c);
+    let ksw = keystream(f, &c);
     let [a, b] = [f.xreg("a"), f.xreg("b")];
     kasm!(f, addi {n}, zero, 4; bltu {blocks}, {n}, tail;);
     let slow = t.misaligned == Misaligned::Slow;
@@ -980,7 +1001,7 @@ fn ctr32_fn(variant: &str, t: &Target, abi: Abi) -> Func {
         kasm!(f, or {a}, {inp}, {out}; andi {a}, {a}, 7; bnez {a}, four_bytes;);
     }
     f.comment("out = in ^ keystream, four blocks");
-    let (pi, po) = aligned_pointers(&mut f, inp, out, slow);
+    let (pi, po) = aligned_pointers(f, inp, out, slow);
     for (i, k) in ksw.into_iter().enumerate() {
         let off = 8 * i as i64;
         kasm!(f, ld {a}, {off}({pi}); xor {a}, {a}, {k}; sd {a}, {off}({po}););
@@ -1032,7 +1053,6 @@ fn ctr32_fn(variant: &str, t: &Target, abi: Abi) -> Func {
     }
     kasm!(f, done:);
     f.ret();
-    f
 }
 
 /// What the scalar counter-mode pass works with: the round-0 planes of the nonce at `ks`
@@ -1074,7 +1094,7 @@ fn keystream(f: &mut Func, c: &Ctr) -> [Reg; 8] {
     let lanes = slice::unpack(&mut w, c.fin);
     f.comment("SR² of each block: bytes 1, 3, 5, 7 trade places with bytes 9, 11, 13, 15");
     let mut w = Em { f, rot: c.rot, masks: c.masks };
-    let m = w.konst(MASKS[19]);
+    let m = w.konst(MASKS[14]);
     let lanes = lanes.map(|(lo, hi)| {
         let t = w.xor(lo, hi);
         let t = w.and(t, m);
@@ -1407,7 +1427,7 @@ fn xor_bytes(f: &mut Func, inp: Reg, out: Reg, k: &[Reg], n: usize, a: Reg, b: R
 /// S-box circuit: bit planes of the four bytes side by side (bit `8i` of plane `p` is bit
 /// `p` of byte `i`), 113 gates, planes back to bytes, 0x63 added.
 fn sub_word(w: &mut Em, x: Reg) -> Reg {
-    let m = w.konst(MASKS[14]);
+    let m = w.konst(MASKS[15]);
     let planes: [Reg; 8] = std::array::from_fn(|p| {
         let v = if p == 0 { x } else { w.srl(x, p as u32) };
         w.and(v, m)
@@ -1418,7 +1438,7 @@ fn sub_word(w: &mut Em, x: Reg) -> Reg {
         let t = w.sll(v, p as u32);
         acc = w.or(acc, t);
     }
-    let c = w.konst(MASKS[15]);
+    let c = w.konst(MASKS[16]);
     w.xor(acc, c)
 }
 
@@ -1504,7 +1524,7 @@ fn expand(f: &mut Func, rot: Rot, masks: Masks, user: Reg, key: Reg, nk: Reg, to
 /// Four bytes of `x` times 2 in GF(2^8), each: `(x & 0x7f) << 1`, and 0x1b where the top
 /// bit was set (`(h << 1) - (h >> 7)` is 0xff in those bytes).
 fn xtime4(w: &mut Em, x: Reg) -> Reg {
-    let (m80, m7f, m1b) = (w.konst(MASKS[16]), w.konst(MASKS[17]), w.konst(MASKS[18]));
+    let (m80, m7f, m1b) = (w.konst(MASKS[17]), w.konst(MASKS[18]), w.konst(MASKS[19]));
     let h = w.and(x, m80);
     let l = w.and(x, m7f);
     let l = w.sll(l, 1);
@@ -1703,14 +1723,12 @@ fn linux_bench(h: &mut dyn kgen_dsl::kernel::Harness, sizes: &[usize]) -> Result
     Ok(rows)
 }
 
-fn build(variant: &str, t: &Target, abi: Abi) -> Result<Module, BuildError> {
-    let mut m = Module::new("aes-ct", variant, t, abi);
-    m.notes = vec![
-        "AES (FIPS-197), constant time: fixsliced, four blocks in eight 64-bit words; no table".into(),
-        "lookup, no branch on the key or the data.".into(),
-    ];
-    m.add_data(masks_data(variant));
-    m.add_data(DataObj {
+/// The data objects `variant`'s code reads: the masks, the round constants and, with
+/// vectors, the gather and lookup tables.
+pub(crate) fn data_objects(variant: &str, t: &Target) -> Vec<DataObj> {
+    let mut objs = Vec::new();
+    objs.push(masks_data(variant));
+    objs.push(DataObj {
         name: format!("{}_rcon", masks_sym(variant)),
         align: 1,
         bytes: aes::RCON.to_vec(),
@@ -1719,7 +1737,7 @@ fn build(variant: &str, t: &Target, abi: Abi) -> Result<Module, BuildError> {
         comment: "round constants".into(),
     });
     if t.vdialect().is_some() {
-        m.add_data(DataObj {
+        objs.push(DataObj {
             name: data_sym(variant, "perms"),
             align: 16,
             bytes: vslice::table(),
@@ -1728,7 +1746,7 @@ fn build(variant: &str, t: &Target, abi: Abi) -> Result<Module, BuildError> {
             comment: "gather indices: SR^0..3, then MixColumns' row rotations by one and by two conjugated by SR^0..3".into(),
         });
         if t.vdialect() == Some(VDialect::V1) {
-            m.add_data(DataObj {
+            objs.push(DataObj {
                 name: data_sym(variant, "wide"),
                 align: 64,
                 bytes: vslice::wide_table(),
@@ -1737,22 +1755,34 @@ fn build(variant: &str, t: &Target, abi: Abi) -> Result<Module, BuildError> {
                 comment: "the gather indices for registers of up to 64 bytes, then SR^0..3 copying one 16-byte group to all".into(),
             });
         }
-        m.add_data(DataObj {
+        objs.push(DataObj {
             name: data_sym(variant, "vperm"),
             align: 16,
             bytes: vperm::tables().concat(),
             elem: 1,
             global: false,
-            comment: "one block by nibble lookups: the tower basis in, 1/n, a/n, the S-box's linear part and twice it, four permutations".into(),
+            comment: "one block by nibble lookups: the tower basis in (0x63 added), 1/n, a/n, the S-box's linear part, four permutations".into(),
         });
-        m.add_data(DataObj {
+        objs.push(DataObj {
             name: data_sym(variant, "vperm_dec"),
             align: 16,
             bytes: vperm::dtables().concat(),
             elem: 1,
             global: false,
-            comment: "one block decrypted by nibble lookups: the tower basis in through the inverse affine map, 1/n, a/n, 1/x and 9, 11, 13, 14 times it, two permutations".into(),
+            comment: "one block decrypted by nibble lookups: the tower basis in through the inverse affine map (0x63 added), 1/n, a/n, 1/x and 9, 11, 13, 14 times it, two permutations".into(),
         });
+    }
+    objs
+}
+
+fn build(variant: &str, t: &Target, abi: Abi) -> Result<Module, BuildError> {
+    let mut m = Module::new("aes-ct", variant, t, abi);
+    m.notes = vec![
+        "AES (FIPS-197), constant time: fixsliced, four blocks in eight 64-bit words; no table".into(),
+        "lookup, no branch on the key or the data.".into(),
+    ];
+    for d in data_objects(variant, t) {
+        m.add_data(d);
     }
     if abi == Abi::Linux {
         m.add(block_fn(&LINUX_ENCRYPT, variant, t, abi, false), true)?;

@@ -632,8 +632,22 @@ fn gmult_fn(isa: Isa, variant: &str, t: &Target, abi: Abi) -> Func {
 fn ghash_fn(isa: Isa, variant: &str, t: &Target, abi: Abi) -> Func {
     let linux = abi == Abi::Linux;
     let mut f = Func::entry(if linux { &LINUX_GHASH } else { &GHASH }, variant, t, abi);
-    let [xi, ht, inp, len] = f.params();
-    let c = Ctx::new(&mut f, isa, ht);
+    let p = f.params();
+    ghash_body(&mut f, isa, p, linux);
+    f
+}
+
+/// [`ghash_body`] for `t`'s instructions.
+pub(crate) fn ghash_inline(f: &mut Func, t: &Target, io: [Reg; 4]) {
+    ghash_body(f, Isa::of(t), io, false);
+}
+
+/// `gcm_ghash`'s body on `io` = Xi, Htable, in, len (in and len are consumed; `len` in
+/// blocks under Linux, else in bytes): a function of its own, or inlined in another
+/// ([`Func::inline`]: `aes-gcm-ct`'s bulk functions, through [`ghash_inline`]).
+fn ghash_body(f: &mut Func, isa: Isa, io: [Reg; 4], linux: bool) {
+    let [xi, ht, inp, len] = io;
+    let c = Ctx::new(f, isa, ht);
     let (hi, lo, bh, bl) = (f.xreg("hi"), f.xreg("lo"), f.xreg("blk_hi"), f.xreg("blk_lo"));
     // The short path's counter: OpenSSL with vectors, len - 16 (bytes after this block):
     // one unsigned test sends len = 0 and len >= 16 + 136 (10 blocks) to the vector
@@ -655,17 +669,17 @@ fn ghash_fn(isa: Isa, variant: &str, t: &Target, abi: Abi) -> Func {
             kasm!(f, srli {groups}, {len}, {(LANES as i64).trailing_zeros() as i64}; bnez {groups}, lanes;);
         }
     }
-    load_be(&mut f, &c, xi, 0, hi, lo);
+    load_be(f, &c, xi, 0, hi, lo);
     kasm!(f, block:);
-    load_be_any(&mut f, &c, inp, bh, bl);
+    load_be_any(f, &c, inp, bh, bl);
     kasm!(f, xor {hi}, {hi}, {bh}; xor {lo}, {lo}, {bl};);
-    gf_mul(&mut f, &c, hi, lo);
+    gf_mul(f, &c, hi, lo);
     if bytes {
         kasm!(f, addi {inp}, {inp}, 16; addi {len}, {len}, -16; bgez {len}, block;);
     } else {
         kasm!(f, addi {inp}, {inp}, 16; addi {len}, {len}, -1; bnez {len}, block;);
     }
-    store_be(&mut f, &c, xi, hi, lo);
+    store_be(f, &c, xi, hi, lo);
     kasm!(f, done:);
     f.ret();
     if isa.vector {
@@ -673,9 +687,8 @@ fn ghash_fn(isa: Isa, variant: &str, t: &Target, abi: Abi) -> Func {
         if bytes {
             kasm!(f, addi {len}, {len}, 16; srli {len}, {len}, 4; beqz {len}, done;);
         }
-        vector_path(&mut f, &c, xi, inp, len);
+        vector_path(f, &c, xi, inp, len);
     }
-    f
 }
 
 // ---- XTheadVector path (variant `c906`) ------------------------------------------------

@@ -89,15 +89,20 @@ pub const MASKS: [u64; 20] = [
     0x00ff_0000_00ff_0000,
     0x000f_00ff_00f0_0000,
     0x0000_ffff_0000_ffff,
-    // The key schedules' byte arithmetic on 32-bit words.
+    // SR² of a block in (lo, hi): its odd bytes.
+    0xff00_ff00_ff00_ff00,
+    // The key schedules' byte arithmetic on 32-bit words (after ROUND_MASKS: not in the
+    // frame copy of the rounds' masks).
     0x0101_0101,
     0x6363_6363,
     0x8080_8080,
     0x7f7f_7f7f,
     0x1b1b_1b1b,
-    // SR² of a block in (lo, hi): its odd bytes.
-    0xff00_ff00_ff00_ff00,
 ];
+
+/// The masks the rounds, the transpositions and the keystream read ([`MASKS`]' first ones;
+/// the rest are the key schedules').
+pub const ROUND_MASKS: usize = 15;
 
 /// Columns `0..4-k` of every row: the part of a column rotation by `k` that stays in its lane.
 fn column_mask(k: u32) -> u64 {

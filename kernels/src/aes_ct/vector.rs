@@ -517,11 +517,12 @@ pub(super) fn zero_slot(f: &mut Func, d: VDialect, slot: Slot, size: i64) {
 use super::vperm::{self, Lanes, Table};
 
 /// [`Lanes`] as vector instructions (e8, vl = 16) on fresh registers, table `list[i]` in
-/// `tabs[i]`.
+/// `tabs[i]`; `c1b` a scalar register holding 0x1b, where `xtime` is used.
 struct PermEm<'a> {
     f: &'a mut Func,
     tabs: &'a [Reg],
     list: &'a [Table],
+    c1b: Option<Reg>,
 }
 
 impl PermEm<'_> {
@@ -560,11 +561,25 @@ impl Lanes for PermEm<'_> {
         kasm!(self.f, vrgather.vv {d}, {a}, {tr};);
         d
     }
+    fn xtime(&mut self, a: Reg) -> Reg {
+        let Some(c1b) = self.c1b else {
+            self.f.fail("vperm: xtime without the 0x1b register");
+            return a;
+        };
+        let (m, d) = (self.v(), self.v());
+        kasm!(self.f,
+            vsra.vi {m}, {a}, 7;
+            vand.vx {m}, {m}, {c1b};
+            vadd.vv {d}, {a}, {a};
+            vxor.vv {d}, {d}, {m};
+        );
+        d
+    }
 }
 
 /// The nibble-lookup tables of [`vperm`] for encryption, one register each (e8, vl = 16
 /// is set), from the data object `sym`.
-pub(super) fn perm_tables(f: &mut Func, d: VDialect, sym: &str) -> [Reg; 12] {
+pub(super) fn perm_tables(f: &mut Func, d: VDialect, sym: &str) -> [Reg; 10] {
     load_tables(f, d, sym)
 }
 
@@ -586,39 +601,43 @@ fn load_tables<const N: usize>(f: &mut Func, d: VDialect, sym: &str) -> [Reg; N]
 
 /// Rounds 1 .. `rounds` of one block by nibble lookups on `s` (the block ^ round key 0),
 /// the round keys the standard schedule's at `key`; returns the register holding the
-/// output block.
-pub(super) fn perm_rounds(f: &mut Func, d: VDialect, tabs: &[Reg; 12], s: Reg, key: Reg, rounds: Reg) -> Reg {
-    let c63 = f.xreg("c63");
+/// output block. The state carries 0x63 from round 1 on (see [`vperm`]): added to `s`
+/// here, and to the output.
+pub(super) fn perm_rounds(f: &mut Func, d: VDialect, tabs: &[Reg; 10], s: Reg, key: Reg, rounds: Reg) -> Reg {
+    let [c63, c1b] = [f.xreg("c63"), f.xreg("c1b")];
     f.public(c63);
-    kasm!(f, addi {c63}, zero, 0x63;);
+    f.public(c1b);
+    kasm!(f, addi {c63}, zero, 0x63; addi {c1b}, zero, 0x1b; vxor.vx {s}, {s}, {c63};);
     let round = |w: &mut PermEm, s: Reg| {
-        let (x, x2) = vperm::sbox(w, s);
-        vperm::mix(w, x, x2)
+        let a = vperm::sbox(w, s);
+        vperm::mix(w, a)
     };
     let last = |w: &mut PermEm, s: Reg| {
-        let (y, _) = vperm::sbox(w, s);
+        let y = vperm::sbox(w, s);
         w.permute(y, Table::Sr)
     };
-    perm_loop(f, d, (tabs, &vperm::TABLES), [s, key, rounds, c63], true, round, last)
+    let y = perm_loop(f, d, (tabs, &vperm::TABLES), [s, key, rounds], Some(c1b), round, last);
+    kasm!(f, vxor.vx {y}, {y}, {c63};);
+    y
 }
 
 /// Rounds 1 .. `rounds` by nibble lookups on `s` (the state after round 0) with the
 /// tables `tabs.0[i]` = `tabs.1[i]`: `round` computes a middle round and `last` the last
-/// one, each without its key; the keys from `key + 16` on, each ^ 0x63 (`c63`), the last
-/// one too if `last_63`. Returns the register holding the output block.
+/// one, each without its key; the keys from `key + 16` on. Returns the register holding
+/// the output block.
 fn perm_loop(
     f: &mut Func,
     d: VDialect,
     tabs: (&[Reg], &[Table]),
-    [s, key, rounds, c63]: [Reg; 4],
-    last_63: bool,
+    [s, key, rounds]: [Reg; 3],
+    c1b: Option<Reg>,
     round: impl Fn(&mut PermEm, Reg) -> Reg,
     last: impl Fn(&mut PermEm, Reg) -> Reg,
 ) -> Reg {
     let [n, kp] = [f.xreg("n"), f.xreg("kp")];
     f.public(n);
     f.public(kp);
-    f.comment("rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)");
+    f.comment("rounds 1 .. rounds-1 in a loop");
     f.scope(|f| {
         kasm!(f,
             addi {kp}, {key}, 16;
@@ -626,11 +645,11 @@ fn perm_loop(
         vround:
         );
         f.schedule_window(64, |f| {
-            let mut w = PermEm { f: &mut *f, tabs: tabs.0, list: tabs.1 };
+            let mut w = PermEm { f: &mut *f, tabs: tabs.0, list: tabs.1, c1b };
             let o = round(&mut w, s);
             let k = f.vreg("k", 1);
             load(f, d, k, kp);
-            kasm!(f, vxor.vx {k}, {k}, {c63}; vxor.vv {s}, {o}, {k};);
+            kasm!(f, vxor.vv {s}, {o}, {k};);
         });
         kasm!(f,
             addi {kp}, {kp}, 16;
@@ -638,13 +657,10 @@ fn perm_loop(
             bnez {n}, vround;
         );
         f.comment("the last round and its key");
-        let mut w = PermEm { f: &mut *f, tabs: tabs.0, list: tabs.1 };
+        let mut w = PermEm { f: &mut *f, tabs: tabs.0, list: tabs.1, c1b };
         let y = last(&mut w, s);
         let k = f.vreg("k", 1);
         load(f, d, k, kp);
-        if last_63 {
-            kasm!(f, vxor.vx {k}, {k}, {c63};);
-        }
         kasm!(f, vxor.vv {y}, {y}, {k};);
         y
     })
@@ -666,21 +682,14 @@ pub(super) fn vperm_encrypt(f: &mut Func, d: VDialect, sym: &str, inp: Reg, out:
 
 /// One block decrypted in a vector register (see [`vperm`]): `key` the decryption schedule
 /// (`AES_set_decrypt_key`'s), `rounds` its round count (public); the tables from the data
-/// object `sym` ([`vperm::DTABLES`]). The state carries 0x63, added with every round key
-/// but the last.
+/// object `sym` ([`vperm::DTABLES`]).
 pub(super) fn vperm_decrypt(f: &mut Func, d: VDialect, sym: &str, inp: Reg, out: Reg, key: Reg, rounds: Reg) {
     let tabs: [Reg; 16] = load_tables(f, d, sym);
-    let c63 = f.xreg("c63");
-    f.public(c63);
-    f.comment("round 0: the block ^ key 0 ^ 0x63");
+    f.comment("round 0: the block ^ key 0");
     let [s, k] = [f.vreg("s", 1), f.vreg("k", 1)];
     load(f, d, s, inp);
     load(f, d, k, key);
-    kasm!(f,
-        addi {c63}, zero, 0x63;
-        vxor.vx {k}, {k}, {c63};
-        vxor.vv {s}, {s}, {k};
-    );
-    let x = perm_loop(f, d, (&tabs, &vperm::DTABLES), [s, key, rounds, c63], false, |w, s| vperm::inv_round(w, s), |w, s| vperm::inv_last(w, s));
+    kasm!(f, vxor.vv {s}, {s}, {k};);
+    let x = perm_loop(f, d, (&tabs, &vperm::DTABLES), [s, key, rounds], None, |w, s| vperm::inv_round(w, s), |w, s| vperm::inv_last(w, s));
     store(f, d, x, out);
 }

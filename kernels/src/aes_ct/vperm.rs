@@ -16,17 +16,21 @@
 //! The input byte reaches the tower basis by two lookups (low and high nibble, XORed: the
 //! isomorphism is linear).
 //!
-//! The state stays in AES's basis between rounds (the round keys are the `AES_KEY`'s as
-//! they are, 0x63 added from round 1 on for the S-box's constant); MixColumns and
-//! ShiftRows are byte permutations and XORs of the S-box's outputs `A` and `2A`:
-//! `out = SR(2A) ^ R1·SR(A ^ 2A) ^ R2·SR(A ^ Q A)`, with `R1`, `R2` the rotations of
-//! every column's rows by one and two and `Q = SR^-1·R1·SR` (rows and columns by one).
+//! The state stays in AES's basis between rounds, with the S-box's constant 0x63 added
+//! (`x + 0x63`: then the round keys are the `AES_KEY`'s as they are, and the constant is
+//! added once before round 1 and once after the last): the low nibble's table adds
+//! `φ(0x63)` back on the way into the tower basis. The S-box's output `A` (without its
+//! constant) comes from two tables, `2A` from `A` by shifts (xtime), and ShiftRows and
+//! MixColumns are byte permutations and XORs of them: with `a = SR(A)` and `R1`, `R3` the
+//! rotations of every column's rows by one and by three,
+//! `X = 2a ^ R1 a`, `out = X ^ R3 a ^ R1 X` (= `2a + 3·R1 a + R2 a + R3 a`), four
+//! permutations a round (`2a = SR(2A)`, `R1 a`, `R3 a` straight from `A`).
 //!
 //! Decryption (the equivalent inverse cipher, on the `AES_KEY` of `AES_set_decrypt_key`)
-//! carries the state with 0x63 added, so that the inverse S-box's input, `L^-1(y + 0x63)`
-//! for the affine map's linear part `L`, is `L^-1` of the carried byte: two lookups into the
-//! tower basis again, the same inversion, and tables for 9, 11, 13 and 14 times the
-//! result. InvMixColumns after InvShiftRows is then
+//! looks up the inverse S-box's input, `L^-1(y + 0x63)` for the affine map's linear part
+//! `L`, as `L^-1(y) + L^-1(0x63)` (the low nibble's table adds the constant): two lookups
+//! into the tower basis again, the same inversion, and tables for 9, 11, 13 and 14 times
+//! the result. InvMixColumns after InvShiftRows is then
 //! `InvSR(14T ^ Q'(11T ^ Q'(13T ^ Q'(9T))))` with `Q' = SR·R1·SR^-1` (in(r + 1, c - 1)).
 
 /// GF(16) product, modulo z^4 + z + 1.
@@ -85,24 +89,24 @@ fn affine(x: u8) -> u8 {
 /// The tables, 16 bytes each, in this order.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Table {
-    /// AES byte's low nibble to the tower basis, and the high nibble's.
+    /// The carried byte's (AES byte + 0x63) low nibble to the tower basis, with 0x63's
+    /// image added; and the high nibble's.
     InLo,
     InHi,
     /// `1/n` (0x80 for 0), `a/n` (0x80 for 0).
     Inv,
     InvA,
-    /// `F[io] ^ G[jo]` = the affine map's linear part of `1/x`; `F2`, `G2` twice that.
+    /// `F[io] ^ G[jo]` = the affine map's linear part of `1/x`.
     F1,
     G1,
-    F2,
-    G2,
-    /// Gather indices: ShiftRows; rows rotated by one after it; `SR^-1` of that (rows and
-    /// columns rotated by one); rows rotated by two after ShiftRows.
+    /// Gather indices: ShiftRows; rows rotated by one after it; rows rotated by three
+    /// after it; rows rotated by one.
     Sr,
     R1Sr,
-    R1,
-    R2Sr,
-    /// Decryption: a carried byte's low and high nibble to the tower basis through `L^-1`.
+    R3Sr,
+    Rot1,
+    /// Decryption: a byte's low nibble to the tower basis through `L^-1`, with
+    /// `L^-1(0x63)`'s image added; the high nibble's.
     DInLo,
     DInHi,
     /// `1/x` in AES's basis (`DF1[io] ^ DG1[jo]`), and 9, 11, 13 and 14 times it.
@@ -122,8 +126,7 @@ pub enum Table {
 }
 
 /// The encryption tables, in the order of their data object.
-pub const TABLES: [Table; 12] =
-    [Table::InLo, Table::InHi, Table::Inv, Table::InvA, Table::F1, Table::G1, Table::F2, Table::G2, Table::Sr, Table::R1Sr, Table::R1, Table::R2Sr];
+pub const TABLES: [Table; 10] = [Table::InLo, Table::InHi, Table::Inv, Table::InvA, Table::F1, Table::G1, Table::Sr, Table::R1Sr, Table::R3Sr, Table::Rot1];
 
 /// The decryption tables, in the order of their data object.
 pub const DTABLES: [Table; 16] = [
@@ -211,26 +214,22 @@ pub fn table(which: Table) -> [u8; 16] {
     // Gather indices: out(r, c) = in(...): ShiftRows in(r, c + r); R1 in(r + 1, c).
     let sr = |c: usize, r: usize| 4 * ((c + r) % 4) + r;
     let r1sr = |c: usize, r: usize| sr(c, (r + 1) % 4);
-    // SR^-1 R1 SR: out(r, c) = in(r + 1, c + 1), so that R2 SR(A ^ it(A)) = R2(a ^ R1 a)
-    // for a = SR(A).
-    let r1 = |c: usize, r: usize| 4 * ((c + 1) % 4) + (r + 1) % 4;
-    let r2sr = |c: usize, r: usize| sr(c, (r + 2) % 4);
+    let r3sr = |c: usize, r: usize| sr(c, (r + 3) % 4);
+    let rot1 = |c: usize, r: usize| 4 * c + (r + 1) % 4;
     let qd = |c: usize, r: usize| 4 * ((c + 3) % 4) + (r + 1) % 4;
     let invsr = |c: usize, r: usize| 4 * ((c + 4 - r) % 4) + r;
     match which {
-        Table::InLo => std::array::from_fn(|n| phi(n as u8)),
+        Table::InLo => std::array::from_fn(|n| phi(n as u8) ^ phi(0x63)),
         Table::InHi => std::array::from_fn(|n| phi((n as u8) << 4)),
         Table::Inv => std::array::from_fn(|n| inv_or_inf(n as u8)),
         Table::InvA => std::array::from_fn(|n| if n == 0 { 0x80 } else { gmul(a, ginv(n as u8)) }),
         Table::F1 => std::array::from_fn(|n| f(n as u8)),
         Table::G1 => std::array::from_fn(|n| g(n as u8)),
-        Table::F2 => std::array::from_fn(|n| amul(2, f(n as u8))),
-        Table::G2 => std::array::from_fn(|n| amul(2, g(n as u8))),
         Table::Sr => perm(&sr),
         Table::R1Sr => perm(&r1sr),
-        Table::R1 => perm(&r1),
-        Table::R2Sr => perm(&r2sr),
-        Table::DInLo => std::array::from_fn(|n| phi(l_inv[n])),
+        Table::R3Sr => perm(&r3sr),
+        Table::Rot1 => perm(&rot1),
+        Table::DInLo => std::array::from_fn(|n| phi(l_inv[n]) ^ phi(l_inv[0x63])),
         Table::DInHi => std::array::from_fn(|n| phi(l_inv[n << 4])),
         Table::DF1 => mul(1, &fd),
         Table::DG1 => mul(1, &gd),
@@ -259,16 +258,15 @@ pub trait Lanes {
     fn lookup(&mut self, t: Table, idx: Self::V) -> Self::V;
     /// `out[i] = a[t[i]]` (`t` one of the permutations).
     fn permute(&mut self, a: Self::V, t: Table) -> Self::V;
+    /// Every byte times 2 in AES's field.
+    fn xtime(&mut self, a: Self::V) -> Self::V;
 }
 
-/// `(A, 2A)`: the S-box of every byte without its 0x63, and twice it.
-pub fn sbox<W: Lanes>(w: &mut W, x: W::V) -> (W::V, W::V) {
+/// `A`: the S-box of every byte without its 0x63, of the carried bytes `x` (AES's + 0x63).
+pub fn sbox<W: Lanes>(w: &mut W, x: W::V) -> W::V {
     let (io, jo) = inversion(w, x, [Table::InLo, Table::InHi]);
     let (f, g) = (w.lookup(Table::F1, io), w.lookup(Table::G1, jo));
-    let s = w.xor(f, g);
-    let (f, g) = (w.lookup(Table::F2, io), w.lookup(Table::G2, jo));
-    let s2 = w.xor(f, g);
-    (s, s2)
+    w.xor(f, g)
 }
 
 /// `(io, jo)` of every byte's inverse, the byte taken to the tower basis by the tables
@@ -292,7 +290,7 @@ fn inversion<W: Lanes>(w: &mut W, x: W::V, basis: [Table; 2]) -> (W::V, W::V) {
 }
 
 /// A decryption round without its key: InvMixColumns(InvShiftRows(InvSubBytes)) of the
-/// carried state (the state + 0x63).
+/// state.
 pub fn inv_round<W: Lanes>(w: &mut W, x: W::V) -> W::V {
     let (io, jo) = inversion(w, x, [Table::DInLo, Table::DInHi]);
     let mut times = |f: Table, g: Table| {
@@ -309,8 +307,7 @@ pub fn inv_round<W: Lanes>(w: &mut W, x: W::V) -> W::V {
     w.permute(h, Table::InvSr)
 }
 
-/// The last decryption round without its key: InvShiftRows(InvSubBytes) of the carried
-/// state.
+/// The last decryption round without its key: InvShiftRows(InvSubBytes) of the state.
 pub fn inv_last<W: Lanes>(w: &mut W, x: W::V) -> W::V {
     let (io, jo) = inversion(w, x, [Table::DInLo, Table::DInHi]);
     let (a, b) = (w.lookup(Table::DF1, io), w.lookup(Table::DG1, jo));
@@ -318,17 +315,17 @@ pub fn inv_last<W: Lanes>(w: &mut W, x: W::V) -> W::V {
     w.permute(t, Table::InvSr)
 }
 
-/// ShiftRows then MixColumns of the S-box's outputs (`A`, `2A`).
-pub fn mix<W: Lanes>(w: &mut W, a: W::V, a2: W::V) -> W::V {
-    // out = SR(2A) ^ R1 SR(A ^ 2A) ^ R2 SR(A ^ Q A)
-    let b = w.permute(a2, Table::Sr);
-    let c = w.xor(a, a2);
-    let c = w.permute(c, Table::R1Sr);
-    let d = w.permute(a, Table::R1);
-    let d = w.xor(a, d);
-    let d = w.permute(d, Table::R2Sr);
-    let o = w.xor(b, c);
-    w.xor(o, d)
+/// ShiftRows then MixColumns of the S-box's output `A`: with `a = SR(A)`,
+/// `X = 2a ^ R1 a`, `out = X ^ R3 a ^ R1 X`.
+pub fn mix<W: Lanes>(w: &mut W, a: W::V) -> W::V {
+    let a2 = w.xtime(a);
+    let a2 = w.permute(a2, Table::Sr);
+    let b = w.permute(a, Table::R1Sr);
+    let d = w.permute(a, Table::R3Sr);
+    let x = w.xor(a2, b);
+    let y = w.xor(x, d);
+    let z = w.permute(x, Table::Rot1);
+    w.xor(y, z)
 }
 
 /// The registers computed on byte arrays, with every table.
@@ -352,6 +349,9 @@ impl Lanes for Model {
     fn permute(&mut self, a: [u8; 16], t: Table) -> [u8; 16] {
         table(t).map(|i| a[i as usize])
     }
+    fn xtime(&mut self, a: [u8; 16]) -> [u8; 16] {
+        a.map(|x| amul(2, x))
+    }
 }
 
 #[cfg(test)]
@@ -364,7 +364,8 @@ mod tests {
         let s = crate::aes::sbox();
         for x in 0..16u8 {
             let v: [u8; 16] = std::array::from_fn(|i| 16 * x + i as u8);
-            let (a, a2) = sbox(&mut m, v);
+            let a = sbox(&mut m, v.map(|b| b ^ 0x63));
+            let a2 = m.xtime(a);
             for i in 0..16 {
                 let b = v[i] as usize;
                 assert_eq!(a[i] ^ 0x63, s[b], "S({b:#04x})");
@@ -377,15 +378,18 @@ mod tests {
     fn encrypt(ks: &[u8], block: [u8; 16]) -> [u8; 16] {
         let mut m = Model;
         let rounds = i32::from_le_bytes(ks[240..244].try_into().unwrap()) as usize;
-        let key = |r: usize| -> [u8; 16] { std::array::from_fn(|i| ks[16 * r + i] ^ if r == 0 { 0 } else { 0x63 }) };
+        let key = |r: usize| -> [u8; 16] { std::array::from_fn(|i| ks[16 * r + i]) };
+        let c = [0x63u8; 16];
         let mut s = m.xor(block, key(0));
+        s = m.xor(s, c);
         for r in 1..rounds {
-            let (a, a2) = sbox(&mut m, s);
-            let o = mix(&mut m, a, a2);
+            let a = sbox(&mut m, s);
+            let o = mix(&mut m, a);
             s = m.xor(o, key(r));
         }
-        let (a, _) = sbox(&mut m, s);
+        let a = sbox(&mut m, s);
         let a = m.permute(a, Table::Sr);
+        let a = m.xor(a, c);
         m.xor(a, key(rounds))
     }
 
@@ -411,11 +415,11 @@ mod tests {
         d
     }
 
-    /// One block decrypted the kernel's way (keys + 0x63 but the last).
+    /// One block decrypted the kernel's way.
     fn decrypt(dks: &[u8], block: [u8; 16]) -> [u8; 16] {
         let mut m = Model;
         let rounds = i32::from_le_bytes(dks[240..244].try_into().unwrap()) as usize;
-        let key = |r: usize| -> [u8; 16] { std::array::from_fn(|i| dks[16 * r + i] ^ if r == rounds { 0 } else { 0x63 }) };
+        let key = |r: usize| -> [u8; 16] { std::array::from_fn(|i| dks[16 * r + i]) };
         let mut s = m.xor(block, key(0));
         for r in 1..rounds {
             let o = inv_round(&mut m, s);

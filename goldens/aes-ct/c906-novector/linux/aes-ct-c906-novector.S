@@ -14,7 +14,7 @@
 
 /*
  * void aes_ct_encrypt_c906_novector(const u32 rk[60], int nrounds, u8 *out, const u8 *in);
- * aes_ct_encrypt_c906_novector: 3775 instructions, frame 288 bytes
+ * aes_ct_encrypt_c906_novector: 3765 instructions, frame 240 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 27 integer, 0 vector registers
@@ -24,21 +24,21 @@
  *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
  */
 SYM_FUNC_START(aes_ct_encrypt_c906_novector)
-	addi       	sp, sp, -288
-	sd         	s1, 184(sp)
-	sd         	s2, 192(sp)
-	sd         	s3, 200(sp)
-	sd         	s4, 208(sp)
-	sd         	s5, 216(sp)
-	sd         	s6, 224(sp)
-	sd         	s7, 232(sp)
-	sd         	s8, 240(sp)
-	sd         	s9, 248(sp)
-	sd         	s10, 256(sp)
-	sd         	s11, 264(sp)
-	sd         	ra, 272(sp)
-	sd         	a1, 168(sp)
-	sd         	a2, 160(sp)
+	addi       	sp, sp, -240
+	sd         	s1, 144(sp)
+	sd         	s2, 152(sp)
+	sd         	s3, 160(sp)
+	sd         	s4, 168(sp)
+	sd         	s5, 176(sp)
+	sd         	s6, 184(sp)
+	sd         	s7, 192(sp)
+	sd         	s8, 200(sp)
+	sd         	s9, 208(sp)
+	sd         	s10, 216(sp)
+	sd         	s11, 224(sp)
+	sd         	ra, 232(sp)
+	sd         	a1, 128(sp)
+	sd         	a2, 120(sp)
 .Laes_ct_encrypt_c906_novector_0:
 	auipc      	t0, %pcrel_hi(kgen_aes_ct_c906_novector_masks)
 	addi       	t0, t0, %pcrel_lo(.Laes_ct_encrypt_c906_novector_0)
@@ -72,16 +72,6 @@ SYM_FUNC_START(aes_ct_encrypt_c906_novector)
 	sd         	t1, 104(sp)
 	ld         	t1, 112(t0)
 	sd         	t1, 112(sp)
-	ld         	t1, 120(t0)
-	sd         	t1, 120(sp)
-	ld         	t1, 128(t0)
-	sd         	t1, 128(sp)
-	ld         	t1, 136(t0)
-	sd         	t1, 136(sp)
-	ld         	t1, 144(t0)
-	sd         	t1, 144(sp)
-	ld         	t1, 152(t0)
-	sd         	t1, 152(sp)
 	ld         	t2, 0(a3)
 	ld         	t4, 8(a3)
 	ld         	t1, 24(sp)
@@ -288,7 +278,7 @@ SYM_FUNC_START(aes_ct_encrypt_c906_novector)
 	xor        	a5, t5, s2
 	addi       	t0, a0, 16
 	addi       	t2, zero, 0
-	sd         	t2, 176(sp)
+	sd         	t2, 136(sp)
 .Laes_ct_encrypt_c906_novector_rounds4:
 	xor        	t3, a3, a4
 	xor        	a7, a5, a2
@@ -1800,14 +1790,14 @@ SYM_FUNC_START(aes_ct_encrypt_c906_novector)
 	xor        	s1, a0, s1
 	xor        	a5, a1, s2
 	addi       	t0, t0, 64
-	ld         	t2, 176(sp)
+	ld         	t2, 136(sp)
 	addi       	t2, t2, 64
-	sd         	t2, 176(sp)
-	ld         	t2, 168(sp)
+	sd         	t2, 136(sp)
+	ld         	t2, 128(sp)
 	addi       	t2, t2, -2
 	srli       	t2, t2, 2
 	slli       	t2, t2, 6
-	ld         	t3, 176(sp)
+	ld         	t3, 136(sp)
 	bgeu       	t3, t2, .Laes_ct_encrypt_c906_novector_4
 	jal        	zero, .Laes_ct_encrypt_c906_novector_rounds4
 .Laes_ct_encrypt_c906_novector_4:
@@ -2256,7 +2246,7 @@ SYM_FUNC_START(aes_ct_encrypt_c906_novector)
 	xor        	a5, a0, s3
 	xor        	t3, a1, a2
 	addi       	t4, zero, 12
-	ld         	t5, 168(sp)
+	ld         	t5, 128(sp)
 	beq        	t5, t4, .Laes_ct_encrypt_c906_novector_5
 	jal        	zero, .Laes_ct_encrypt_c906_novector_last_round
 .Laes_ct_encrypt_c906_novector_5:
@@ -3075,7 +3065,7 @@ SYM_FUNC_START(aes_ct_encrypt_c906_novector)
 	xor        	a1, s6, s1
 	xor        	a3, t6, a1
 	xor        	s1, a3, t3
-	sd         	s1, 168(sp)
+	sd         	s1, 128(sp)
 	and        	s1, t2, s1
 	xor        	s7, s1, a6
 	xor        	s9, a3, a0
@@ -3144,7 +3134,7 @@ SYM_FUNC_START(aes_ct_encrypt_c906_novector)
 	and        	s7, a7, a1
 	xor        	a1, s4, a7
 	xor        	s4, a1, s6
-	ld         	t4, 168(sp)
+	ld         	t4, 128(sp)
 	and        	t4, s4, t4
 	xor        	t4, t4, s1
 	and        	s1, s4, t2
@@ -3773,11 +3763,11 @@ SYM_FUNC_START(aes_ct_encrypt_c906_novector)
 	srli       	t1, t1, 32
 	and        	t0, t0, t4
 	or         	t0, t1, t0
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sd         	t2, 0(t0)
 	sd         	t3, 8(t0)
 	// return
-	sd         	zero, 168(sp)
+	sd         	zero, 128(sp)
 	addi       	t1, zero, 0
 	addi       	t2, zero, 0
 	addi       	a0, zero, 0
@@ -3792,25 +3782,25 @@ SYM_FUNC_START(aes_ct_encrypt_c906_novector)
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
-	ld         	s1, 184(sp)
-	ld         	s2, 192(sp)
-	ld         	s3, 200(sp)
-	ld         	s4, 208(sp)
-	ld         	s5, 216(sp)
-	ld         	s6, 224(sp)
-	ld         	s7, 232(sp)
-	ld         	s8, 240(sp)
-	ld         	s9, 248(sp)
-	ld         	s10, 256(sp)
-	ld         	s11, 264(sp)
-	ld         	ra, 272(sp)
-	addi       	sp, sp, 288
+	ld         	s1, 144(sp)
+	ld         	s2, 152(sp)
+	ld         	s3, 160(sp)
+	ld         	s4, 168(sp)
+	ld         	s5, 176(sp)
+	ld         	s6, 184(sp)
+	ld         	s7, 192(sp)
+	ld         	s8, 200(sp)
+	ld         	s9, 208(sp)
+	ld         	s10, 216(sp)
+	ld         	s11, 224(sp)
+	ld         	ra, 232(sp)
+	addi       	sp, sp, 240
 	jalr       	zero, 0(ra)
 SYM_FUNC_END(aes_ct_encrypt_c906_novector)
 
 /*
  * void aes_ct_decrypt_c906_novector(const u32 rk[60], int nrounds, u8 *out, const u8 *in);
- * aes_ct_decrypt_c906_novector: 3953 instructions, frame 320 bytes
+ * aes_ct_decrypt_c906_novector: 3943 instructions, frame 272 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 27 integer, 0 vector registers
@@ -3820,22 +3810,22 @@ SYM_FUNC_END(aes_ct_encrypt_c906_novector)
  *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
  */
 SYM_FUNC_START(aes_ct_decrypt_c906_novector)
-	addi       	sp, sp, -320
-	sd         	s1, 216(sp)
-	sd         	s2, 224(sp)
-	sd         	s3, 232(sp)
-	sd         	s4, 240(sp)
-	sd         	s5, 248(sp)
-	sd         	s6, 256(sp)
-	sd         	s7, 264(sp)
-	sd         	s8, 272(sp)
-	sd         	s9, 280(sp)
-	sd         	s10, 288(sp)
-	sd         	s11, 296(sp)
-	sd         	ra, 304(sp)
-	sd         	a0, 176(sp)
-	sd         	a1, 168(sp)
-	sd         	a2, 160(sp)
+	addi       	sp, sp, -272
+	sd         	s1, 176(sp)
+	sd         	s2, 184(sp)
+	sd         	s3, 192(sp)
+	sd         	s4, 200(sp)
+	sd         	s5, 208(sp)
+	sd         	s6, 216(sp)
+	sd         	s7, 224(sp)
+	sd         	s8, 232(sp)
+	sd         	s9, 240(sp)
+	sd         	s10, 248(sp)
+	sd         	s11, 256(sp)
+	sd         	ra, 264(sp)
+	sd         	a0, 136(sp)
+	sd         	a1, 128(sp)
+	sd         	a2, 120(sp)
 .Laes_ct_decrypt_c906_novector_0:
 	auipc      	t0, %pcrel_hi(kgen_aes_ct_c906_novector_masks)
 	addi       	t0, t0, %pcrel_lo(.Laes_ct_decrypt_c906_novector_0)
@@ -3869,16 +3859,6 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	sd         	t1, 104(sp)
 	ld         	t1, 112(t0)
 	sd         	t1, 112(sp)
-	ld         	t1, 120(t0)
-	sd         	t1, 120(sp)
-	ld         	t1, 128(t0)
-	sd         	t1, 128(sp)
-	ld         	t1, 136(t0)
-	sd         	t1, 136(sp)
-	ld         	t1, 144(t0)
-	sd         	t1, 144(sp)
-	ld         	t1, 152(t0)
-	sd         	t1, 152(sp)
 	ld         	t2, 0(a3)
 	ld         	t4, 8(a3)
 	ld         	t1, 24(sp)
@@ -3977,7 +3957,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	t5, a1, a2
 	slli       	a1, a2, 4
 	xor        	a0, a0, a1
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	ld         	a4, 0(a1)
 	ld         	a5, 8(a1)
 	ld         	a2, 24(sp)
@@ -4092,7 +4072,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	t3, s5, t1
 	and        	s4, t1, t3
 	xor        	t2, a1, t3
-	sd         	t2, 208(sp)
+	sd         	t2, 168(sp)
 	xor        	t4, s5, t0
 	xor        	t2, s3, s5
 	xor        	a4, t0, a1
@@ -4104,19 +4084,19 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	t6, a2, a6
 	xor        	a0, a4, t6
 	xor        	a3, t2, t6
-	sd         	a3, 184(sp)
+	sd         	a3, 144(sp)
 	xor        	t6, t4, t6
 	xor        	a3, a7, t6
 	xor        	a6, a7, a4
-	sd         	a6, 200(sp)
+	sd         	a6, 160(sp)
 	xor        	s6, s5, a2
 	xor        	a6, s1, s6
 	and        	s5, a6, a3
 	xor        	s8, a7, a5
 	xor        	s9, t4, s8
-	sd         	s9, 192(sp)
-	ld         	s9, 184(sp)
-	ld         	s10, 192(sp)
+	sd         	s9, 152(sp)
+	ld         	s9, 144(sp)
+	ld         	s10, 152(sp)
 	and        	s9, s9, s10
 	xor        	s3, s3, s8
 	and        	s8, t6, s3
@@ -4128,7 +4108,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	and        	s10, a4, s1
 	xor        	s8, s7, s10
 	xor        	a5, ra, s8
-	ld         	s7, 208(sp)
+	ld         	s7, 168(sp)
 	and        	s7, s7, a2
 	xor        	s10, s7, s10
 	xor        	s7, t0, s11
@@ -4146,7 +4126,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	a1, a5, s6
 	xor        	a7, s5, a7
 	xor        	a7, a7, s8
-	ld         	s5, 200(sp)
+	ld         	s5, 160(sp)
 	xor        	s8, a7, s5
 	xor        	s10, s8, s6
 	xor        	s5, s2, s8
@@ -4186,7 +4166,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	and        	a2, t4, a2
 	xor        	a2, t5, a2
 	xor        	a2, a0, a2
-	ld         	s2, 208(sp)
+	ld         	s2, 168(sp)
 	and        	s2, t4, s2
 	xor        	t4, s9, s2
 	xor        	t4, t4, a2
@@ -4198,14 +4178,14 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	s3, s3, s8
 	and        	s4, s10, t2
 	xor        	s6, a7, a5
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	and        	t2, s6, t2
 	xor        	a7, t2, a6
 	xor        	a6, s4, a7
 	xor        	a7, a7, a0
 	xor        	t2, t2, a1
 	xor        	t2, t2, s7
-	ld         	a0, 184(sp)
+	ld         	a0, 144(sp)
 	and        	a0, s6, a0
 	xor        	s4, a0, s4
 	xor        	a0, s4, s1
@@ -4227,7 +4207,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	t3, t3, a1
 	xor        	t3, s2, t3
 	addi       	a1, zero, 12
-	ld         	a2, 168(sp)
+	ld         	a2, 128(sp)
 	bne        	a2, a1, .Laes_ct_decrypt_c906_novector_not192
 	ld         	a1, 64(sp)
 	th.srri    	a3, a0, 28
@@ -4360,7 +4340,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	ld         	a4, 16(a1)
 	ld         	a5, 24(a1)
 	ld         	a2, 24(sp)
@@ -4598,19 +4578,19 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t3, t6
-	sd         	a4, 184(sp)
+	sd         	a4, 144(sp)
 	xor        	t6, t5, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 168(sp)
+	sd         	s6, 128(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s9, s7
 	and        	s6, a7, a4
 	xor        	s10, s1, s2
 	xor        	s8, t5, s10
-	sd         	s8, 192(sp)
-	ld         	s8, 184(sp)
-	ld         	s11, 192(sp)
+	sd         	s8, 152(sp)
+	ld         	s8, 144(sp)
+	ld         	s11, 152(sp)
 	and        	s8, s8, s11
 	xor        	s4, s4, s10
 	and        	s10, t6, s4
@@ -4639,7 +4619,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 168(sp)
+	ld         	s6, 128(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -4658,7 +4638,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	and        	ra, s8, a5
 	xor        	a5, s2, ra
 	xor        	s2, t6, ra
-	sd         	s2, 168(sp)
+	sd         	s2, 128(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s7
@@ -4691,17 +4671,17 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	s2, s8, s7
 	and        	s4, s4, t3
 	xor        	s5, s1, a6
-	ld         	t3, 192(sp)
+	ld         	t3, 152(sp)
 	and        	t3, s5, t3
 	xor        	s1, t3, a7
 	xor        	a7, s4, s1
 	xor        	s1, s1, t5
 	xor        	t3, t3, a1
 	xor        	t3, t3, s6
-	ld         	t5, 184(sp)
+	ld         	t5, 144(sp)
 	and        	t5, s5, t5
 	xor        	s4, t5, s4
-	ld         	t5, 168(sp)
+	ld         	t5, 128(sp)
 	xor        	t5, s4, t5
 	and        	t1, a6, t1
 	xor        	a0, t1, a0
@@ -4818,7 +4798,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	th.srri    	a1, a5, 32
 	xor        	a0, a0, a5
 	xor        	a0, a0, a1
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	ld         	a4, 32(a1)
 	ld         	a5, 40(a1)
 	ld         	a2, 24(sp)
@@ -4989,7 +4969,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	t1, a6, t0
 	and        	s4, t0, t1
 	xor        	t2, a7, t1
-	sd         	t2, 200(sp)
+	sd         	t2, 160(sp)
 	xor        	t4, a6, t3
 	xor        	t2, a0, a6
 	xor        	a4, t3, a7
@@ -5001,19 +4981,19 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	t5, a2, a1
 	xor        	a1, a4, t5
 	xor        	a3, t2, t5
-	sd         	a3, 184(sp)
+	sd         	a3, 144(sp)
 	xor        	t5, t4, t5
 	xor        	a3, s2, t5
 	xor        	s5, s2, a4
-	sd         	s5, 168(sp)
+	sd         	s5, 128(sp)
 	xor        	s6, a6, a2
 	xor        	a6, s1, s6
 	and        	s5, a6, a3
 	xor        	s8, s2, a5
 	xor        	s9, t4, s8
-	sd         	s9, 192(sp)
-	ld         	s9, 184(sp)
-	ld         	s10, 192(sp)
+	sd         	s9, 152(sp)
+	ld         	s9, 144(sp)
+	ld         	s10, 152(sp)
 	and        	s9, s9, s10
 	xor        	a0, a0, s8
 	and        	s8, t5, a0
@@ -5025,7 +5005,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	and        	s10, a4, s1
 	xor        	s8, s7, s10
 	xor        	a5, ra, s8
-	ld         	s7, 200(sp)
+	ld         	s7, 160(sp)
 	and        	s7, s7, a2
 	xor        	s10, s7, s10
 	xor        	s7, t3, s11
@@ -5043,7 +5023,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	a7, a5, s6
 	xor        	s3, s5, s9
 	xor        	s3, s3, s8
-	ld         	s5, 168(sp)
+	ld         	s5, 128(sp)
 	xor        	s8, s3, s5
 	xor        	s10, s8, s6
 	xor        	s3, s2, s8
@@ -5062,7 +5042,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	and        	s10, s7, a4
 	xor        	a4, s1, s10
 	xor        	s1, t5, s10
-	sd         	s1, 168(sp)
+	sd         	s1, 128(sp)
 	and        	s1, s11, a6
 	and        	a6, s11, a3
 	xor        	a3, s8, s6
@@ -5084,7 +5064,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	and        	t4, a1, a2
 	xor        	t4, t6, t4
 	xor        	t4, s1, t4
-	ld         	a2, 200(sp)
+	ld         	a2, 160(sp)
 	and        	a1, a1, a2
 	xor        	a2, s9, a1
 	xor        	a2, a2, t4
@@ -5096,17 +5076,17 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	s2, s2, s8
 	and        	s4, s5, t2
 	xor        	a7, a7, a5
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	and        	s5, a7, t2
 	xor        	a6, s5, a6
 	xor        	t2, s4, a6
 	xor        	s1, a6, s1
 	xor        	a6, s5, a0
 	xor        	a6, a6, s7
-	ld         	s5, 184(sp)
+	ld         	s5, 144(sp)
 	and        	a7, a7, s5
 	xor        	s4, a7, s4
-	ld         	a7, 168(sp)
+	ld         	a7, 128(sp)
 	xor        	a7, s4, a7
 	and        	t1, a5, t1
 	xor        	t1, t1, t6
@@ -5133,11 +5113,11 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	addi       	t3, t3, 0
 	addi       	t6, a0, 0
 	addi       	a0, a1, 0
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	addi       	a1, a1, 48
-	sd         	a1, 184(sp)
+	sd         	a1, 144(sp)
 	addi       	a1, zero, 2
-	sd         	a1, 176(sp)
+	sd         	a1, 136(sp)
 	jal        	zero, .Laes_ct_decrypt_c906_novector_rounds4
 .Laes_ct_decrypt_c906_novector_not192:
 	ld         	a1, 88(sp)
@@ -5204,16 +5184,16 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	addi       	t3, t3, 0
 	addi       	t6, a3, 0
 	addi       	a0, a4, 0
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	addi       	a1, a1, 16
-	sd         	a1, 184(sp)
+	sd         	a1, 144(sp)
 	addi       	a1, zero, 2
-	sd         	a1, 176(sp)
+	sd         	a1, 136(sp)
 	addi       	a1, zero, 14
-	ld         	a2, 168(sp)
+	ld         	a2, 128(sp)
 	bne        	a2, a1, .Laes_ct_decrypt_c906_novector_rounds4
 	addi       	a1, zero, 3
-	sd         	a1, 176(sp)
+	sd         	a1, 136(sp)
 .Laes_ct_decrypt_c906_novector_rounds4:
 	ld         	a1, 48(sp)
 	th.srri    	a3, t4, 20
@@ -5346,7 +5326,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	ld         	a4, 0(a1)
 	ld         	a5, 8(a1)
 	ld         	a2, 24(sp)
@@ -5584,19 +5564,19 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t2, t6
-	sd         	a4, 192(sp)
+	sd         	a4, 152(sp)
 	xor        	t6, t5, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 168(sp)
+	sd         	s6, 128(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s9, s7
 	and        	s6, a7, a4
 	xor        	s10, s1, s2
 	xor        	s8, t5, s10
-	sd         	s8, 200(sp)
-	ld         	s8, 192(sp)
-	ld         	s11, 200(sp)
+	sd         	s8, 160(sp)
+	ld         	s8, 152(sp)
+	ld         	s11, 160(sp)
 	and        	s8, s8, s11
 	xor        	s4, s4, s10
 	and        	s10, t6, s4
@@ -5625,7 +5605,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 168(sp)
+	ld         	s6, 128(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -5644,7 +5624,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	and        	s11, s8, a5
 	xor        	a5, s2, s11
 	xor        	s2, t6, s11
-	sd         	s2, 168(sp)
+	sd         	s2, 128(sp)
 	and        	s2, ra, a7
 	and        	a7, ra, a4
 	xor        	a4, s9, s7
@@ -5677,17 +5657,17 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	s3, s3, s9
 	and        	a6, a6, t2
 	xor        	s5, s1, a2
-	ld         	t2, 200(sp)
+	ld         	t2, 160(sp)
 	and        	t2, s5, t2
 	xor        	s1, t2, a7
 	xor        	a7, a6, s1
 	xor        	s1, s1, s2
 	xor        	t2, t2, a1
 	xor        	t2, t2, s6
-	ld         	s2, 192(sp)
+	ld         	s2, 152(sp)
 	and        	s2, s5, s2
 	xor        	s2, s2, a6
-	ld         	a6, 168(sp)
+	ld         	a6, 128(sp)
 	xor        	a6, s2, a6
 	and        	t1, a2, t1
 	xor        	a0, t1, a0
@@ -5771,7 +5751,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	th.srri    	a1, a5, 32
 	xor        	a0, a0, a5
 	xor        	a0, a0, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	ld         	a4, 16(a1)
 	ld         	a5, 24(a1)
 	ld         	a2, 24(sp)
@@ -5886,7 +5866,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	t1, a6, t0
 	and        	s4, t0, t1
 	xor        	t3, a7, t1
-	sd         	t3, 208(sp)
+	sd         	t3, 168(sp)
 	xor        	t4, a6, t2
 	xor        	t3, a0, a6
 	xor        	a4, t2, a7
@@ -5898,19 +5878,19 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	t5, a2, a1
 	xor        	a1, a4, t5
 	xor        	a3, t3, t5
-	sd         	a3, 192(sp)
+	sd         	a3, 152(sp)
 	xor        	t5, t4, t5
 	xor        	a3, s2, t5
 	xor        	s5, s2, a4
-	sd         	s5, 168(sp)
+	sd         	s5, 128(sp)
 	xor        	s6, a6, a2
 	xor        	a6, s1, s6
 	and        	s5, a6, a3
 	xor        	s8, s2, a5
 	xor        	s9, t4, s8
-	sd         	s9, 200(sp)
-	ld         	s9, 192(sp)
-	ld         	s10, 200(sp)
+	sd         	s9, 160(sp)
+	ld         	s9, 152(sp)
+	ld         	s10, 160(sp)
 	and        	s9, s9, s10
 	xor        	a0, a0, s8
 	and        	s8, t5, a0
@@ -5922,7 +5902,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	and        	s10, a4, s1
 	xor        	s8, s7, s10
 	xor        	a5, ra, s8
-	ld         	s7, 208(sp)
+	ld         	s7, 168(sp)
 	and        	s7, s7, a2
 	xor        	s10, s7, s10
 	xor        	s7, t2, s11
@@ -5940,7 +5920,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	a7, a5, s6
 	xor        	s3, s5, s9
 	xor        	s3, s3, s8
-	ld         	s5, 168(sp)
+	ld         	s5, 128(sp)
 	xor        	s8, s3, s5
 	xor        	s10, s8, s6
 	xor        	s3, s2, s8
@@ -5959,7 +5939,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	and        	s11, s7, a4
 	xor        	a4, s1, s11
 	xor        	s1, t5, s11
-	sd         	s1, 168(sp)
+	sd         	s1, 128(sp)
 	and        	s1, s10, a6
 	and        	a6, s10, a3
 	xor        	a3, s8, s6
@@ -5981,7 +5961,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	and        	a2, t4, a2
 	xor        	a2, a1, a2
 	xor        	a2, t6, a2
-	ld         	s2, 208(sp)
+	ld         	s2, 168(sp)
 	and        	s3, t4, s2
 	xor        	t4, s8, s3
 	xor        	t4, t4, a2
@@ -5993,17 +5973,17 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	s2, s2, s6
 	and        	s4, s5, t3
 	xor        	s5, a7, a5
-	ld         	t3, 200(sp)
+	ld         	t3, 160(sp)
 	and        	t3, s5, t3
 	xor        	a7, t3, a6
 	xor        	a6, s4, a7
 	xor        	a7, a7, t6
 	xor        	t3, t3, a0
 	xor        	t3, t3, s7
-	ld         	t6, 192(sp)
+	ld         	t6, 152(sp)
 	and        	t6, s5, t6
 	xor        	s4, t6, s4
-	ld         	t6, 168(sp)
+	ld         	t6, 128(sp)
 	xor        	t6, s4, t6
 	and        	t1, a5, t1
 	xor        	a1, t1, a1
@@ -6153,7 +6133,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	ld         	a4, 32(a1)
 	ld         	a5, 40(a1)
 	ld         	a2, 24(sp)
@@ -6391,19 +6371,19 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t3, t6
-	sd         	a4, 192(sp)
+	sd         	a4, 152(sp)
 	xor        	t6, t5, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 168(sp)
+	sd         	s6, 128(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s9, s7
 	and        	s6, a7, a4
 	xor        	s10, s1, s2
 	xor        	s8, t5, s10
-	sd         	s8, 200(sp)
-	ld         	s8, 192(sp)
-	ld         	s11, 200(sp)
+	sd         	s8, 160(sp)
+	ld         	s8, 152(sp)
+	ld         	s11, 160(sp)
 	and        	s8, s8, s11
 	xor        	s4, s4, s10
 	and        	s10, t6, s4
@@ -6432,7 +6412,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 168(sp)
+	ld         	s6, 128(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -6451,7 +6431,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	and        	ra, s8, a5
 	xor        	a5, s2, ra
 	xor        	s2, t6, ra
-	sd         	s2, 168(sp)
+	sd         	s2, 128(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s7
@@ -6484,17 +6464,17 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	s2, s8, s7
 	and        	s4, s4, t3
 	xor        	s5, s1, a6
-	ld         	t3, 200(sp)
+	ld         	t3, 160(sp)
 	and        	t3, s5, t3
 	xor        	s1, t3, a7
 	xor        	a7, s4, s1
 	xor        	s1, s1, t5
 	xor        	t3, t3, a1
 	xor        	t3, t3, s6
-	ld         	t5, 192(sp)
+	ld         	t5, 152(sp)
 	and        	t5, s5, t5
 	xor        	s4, t5, s4
-	ld         	t5, 168(sp)
+	ld         	t5, 128(sp)
 	xor        	t5, s4, t5
 	and        	t1, a6, t1
 	xor        	a0, t1, a0
@@ -6611,7 +6591,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	th.srri    	a1, a5, 32
 	xor        	a0, a0, a5
 	xor        	a0, a0, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	ld         	a4, 48(a1)
 	ld         	a5, 56(a1)
 	ld         	a2, 24(sp)
@@ -6782,7 +6762,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	t1, a6, t0
 	and        	s4, t0, t1
 	xor        	t2, a7, t1
-	sd         	t2, 208(sp)
+	sd         	t2, 168(sp)
 	xor        	t4, a6, t3
 	xor        	t2, a0, a6
 	xor        	a4, t3, a7
@@ -6794,19 +6774,19 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	t5, a2, a1
 	xor        	a1, a4, t5
 	xor        	a3, t2, t5
-	sd         	a3, 192(sp)
+	sd         	a3, 152(sp)
 	xor        	t5, t4, t5
 	xor        	a3, s2, t5
 	xor        	s5, s2, a4
-	sd         	s5, 168(sp)
+	sd         	s5, 128(sp)
 	xor        	s6, a6, a2
 	xor        	a6, s1, s6
 	and        	s5, a6, a3
 	xor        	s8, s2, a5
 	xor        	s9, t4, s8
-	sd         	s9, 200(sp)
-	ld         	s9, 192(sp)
-	ld         	s10, 200(sp)
+	sd         	s9, 160(sp)
+	ld         	s9, 152(sp)
+	ld         	s10, 160(sp)
 	and        	s9, s9, s10
 	xor        	a0, a0, s8
 	and        	s8, t5, a0
@@ -6818,7 +6798,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	and        	s10, a4, s1
 	xor        	s8, s7, s10
 	xor        	a5, ra, s8
-	ld         	s7, 208(sp)
+	ld         	s7, 168(sp)
 	and        	s7, s7, a2
 	xor        	s10, s7, s10
 	xor        	s7, t3, s11
@@ -6836,7 +6816,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	a7, a5, s6
 	xor        	s3, s5, s9
 	xor        	s3, s3, s8
-	ld         	s5, 168(sp)
+	ld         	s5, 128(sp)
 	xor        	s8, s3, s5
 	xor        	s10, s8, s6
 	xor        	s3, s2, s8
@@ -6855,7 +6835,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	and        	s10, s7, a4
 	xor        	a4, s1, s10
 	xor        	s1, t5, s10
-	sd         	s1, 168(sp)
+	sd         	s1, 128(sp)
 	and        	s1, s11, a6
 	and        	a6, s11, a3
 	xor        	a3, s8, s6
@@ -6877,7 +6857,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	and        	t4, a1, a2
 	xor        	t4, t6, t4
 	xor        	t4, s1, t4
-	ld         	a2, 208(sp)
+	ld         	a2, 168(sp)
 	and        	a1, a1, a2
 	xor        	a2, s9, a1
 	xor        	a2, a2, t4
@@ -6889,17 +6869,17 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	s2, s2, s8
 	and        	s4, s5, t2
 	xor        	a7, a7, a5
-	ld         	t2, 200(sp)
+	ld         	t2, 160(sp)
 	and        	s5, a7, t2
 	xor        	a6, s5, a6
 	xor        	t2, s4, a6
 	xor        	s1, a6, s1
 	xor        	a6, s5, a0
 	xor        	a6, a6, s7
-	ld         	s5, 192(sp)
+	ld         	s5, 152(sp)
 	and        	a7, a7, s5
 	xor        	s4, a7, s4
-	ld         	a7, 168(sp)
+	ld         	a7, 128(sp)
 	xor        	a7, s4, a7
 	and        	t1, a5, t1
 	xor        	t1, t1, t6
@@ -6926,12 +6906,12 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	addi       	t3, t3, 0
 	addi       	t6, a0, 0
 	addi       	a0, a1, 0
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	addi       	a1, a1, 64
-	sd         	a1, 184(sp)
-	ld         	a1, 176(sp)
+	sd         	a1, 144(sp)
+	ld         	a1, 136(sp)
 	addi       	a1, a1, -1
-	sd         	a1, 176(sp)
+	sd         	a1, 136(sp)
 	beq        	a1, zero, .Laes_ct_decrypt_c906_novector_3
 	jal        	zero, .Laes_ct_decrypt_c906_novector_rounds4
 .Laes_ct_decrypt_c906_novector_3:
@@ -7066,7 +7046,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	ld         	a4, 0(a1)
 	ld         	a5, 8(a1)
 	ld         	a2, 24(sp)
@@ -7304,19 +7284,19 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t2, t6
-	sd         	a4, 168(sp)
+	sd         	a4, 128(sp)
 	xor        	t6, t3, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 192(sp)
+	sd         	s6, 152(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s9, s7
 	and        	s6, a7, a4
 	xor        	s10, s1, s2
 	xor        	s8, t3, s10
-	sd         	s8, 176(sp)
-	ld         	s8, 168(sp)
-	ld         	s11, 176(sp)
+	sd         	s8, 136(sp)
+	ld         	s8, 128(sp)
+	ld         	s11, 136(sp)
 	and        	s8, s8, s11
 	xor        	s4, s4, s10
 	and        	s10, t6, s4
@@ -7345,7 +7325,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 192(sp)
+	ld         	s6, 152(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -7364,7 +7344,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	and        	ra, s8, a5
 	xor        	a5, s2, ra
 	xor        	s2, t6, ra
-	sd         	s2, 192(sp)
+	sd         	s2, 152(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s7
@@ -7397,17 +7377,17 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	s2, s8, s7
 	and        	s4, s4, t2
 	xor        	s5, s1, a6
-	ld         	t2, 176(sp)
+	ld         	t2, 136(sp)
 	and        	t2, s5, t2
 	xor        	s1, t2, a7
 	xor        	a7, s4, s1
 	xor        	s1, s1, t3
 	xor        	t2, t2, a1
 	xor        	t2, t2, s6
-	ld         	t3, 168(sp)
+	ld         	t3, 128(sp)
 	and        	t3, s5, t3
 	xor        	s4, t3, s4
-	ld         	t3, 192(sp)
+	ld         	t3, 152(sp)
 	xor        	t3, s4, t3
 	and        	t4, a6, t4
 	xor        	a0, t4, a0
@@ -7426,7 +7406,7 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	xor        	a1, a4, a1
 	xor        	a0, a0, a1
 	xor        	a0, a3, a0
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	ld         	a4, 16(a1)
 	ld         	a5, 24(a1)
 	ld         	a2, 24(sp)
@@ -7740,16 +7720,16 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	srli       	t1, t1, 32
 	and        	t0, t0, t4
 	or         	t0, t1, t0
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sd         	t2, 0(t0)
 	sd         	t3, 8(t0)
 	// return
+	sd         	zero, 128(sp)
+	sd         	zero, 136(sp)
+	sd         	zero, 144(sp)
+	sd         	zero, 152(sp)
+	sd         	zero, 160(sp)
 	sd         	zero, 168(sp)
-	sd         	zero, 176(sp)
-	sd         	zero, 184(sp)
-	sd         	zero, 192(sp)
-	sd         	zero, 200(sp)
-	sd         	zero, 208(sp)
 	addi       	t1, zero, 0
 	addi       	t2, zero, 0
 	addi       	a0, zero, 0
@@ -7764,19 +7744,19 @@ SYM_FUNC_START(aes_ct_decrypt_c906_novector)
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
-	ld         	s1, 216(sp)
-	ld         	s2, 224(sp)
-	ld         	s3, 232(sp)
-	ld         	s4, 240(sp)
-	ld         	s5, 248(sp)
-	ld         	s6, 256(sp)
-	ld         	s7, 264(sp)
-	ld         	s8, 272(sp)
-	ld         	s9, 280(sp)
-	ld         	s10, 288(sp)
-	ld         	s11, 296(sp)
-	ld         	ra, 304(sp)
-	addi       	sp, sp, 320
+	ld         	s1, 176(sp)
+	ld         	s2, 184(sp)
+	ld         	s3, 192(sp)
+	ld         	s4, 200(sp)
+	ld         	s5, 208(sp)
+	ld         	s6, 216(sp)
+	ld         	s7, 224(sp)
+	ld         	s8, 232(sp)
+	ld         	s9, 240(sp)
+	ld         	s10, 248(sp)
+	ld         	s11, 256(sp)
+	ld         	ra, 264(sp)
+	addi       	sp, sp, 272
 	jalr       	zero, 0(ra)
 SYM_FUNC_END(aes_ct_decrypt_c906_novector)
 
@@ -7878,7 +7858,7 @@ SYM_FUNC_START(aes_ct_expandkey_c906_novector)
 .Laes_ct_expandkey_c906_novector_pass:
 	// w[i] = w[i-nk] ^ SubWord(RotWord(w[i-1])) ^ rcon, then w[i+1..i+4]
 	th.srriw   	t6, t4, 8
-	ld         	t4, 112(t0)
+	ld         	t4, 120(t0)
 	and        	t3, t6, t4
 	srli       	t5, t6, 1
 	and        	a5, t5, t4
@@ -8026,7 +8006,7 @@ SYM_FUNC_START(aes_ct_expandkey_c906_novector)
 	or         	t3, t3, t5
 	slli       	t4, t4, 7
 	or         	t3, t3, t4
-	ld         	t4, 120(t0)
+	ld         	t4, 128(t0)
 	xor        	t4, t3, t4
 	ld         	t5, 16(sp)
 	lbu        	t3, 0(t5)
@@ -8060,7 +8040,7 @@ SYM_FUNC_START(aes_ct_expandkey_c906_novector)
 	ld         	t5, 24(sp)
 	bne        	t5, t3, .Laes_ct_expandkey_c906_novector_two
 	// AES-256: w[i+4] takes SubWord(w[i+3])
-	ld         	t6, 112(t0)
+	ld         	t6, 120(t0)
 	and        	t3, t4, t6
 	srli       	t5, t4, 1
 	and        	a5, t5, t6
@@ -8208,7 +8188,7 @@ SYM_FUNC_START(aes_ct_expandkey_c906_novector)
 	or         	t3, t3, t5
 	slli       	t4, t4, 7
 	or         	t3, t3, t4
-	ld         	t4, 120(t0)
+	ld         	t4, 128(t0)
 	xor        	t3, t3, t4
 	addi       	t4, t3, 0
 .Laes_ct_expandkey_c906_novector_two:
@@ -8270,9 +8250,9 @@ SYM_FUNC_START(aes_ct_expandkey_c906_novector)
 	addi       	t2, t2, -16
 .Laes_ct_expandkey_c906_novector_imc:
 	lwu        	t3, 0(t1)
-	ld         	t6, 128(t0)
-	ld         	t5, 136(t0)
-	ld         	t4, 144(t0)
+	ld         	t6, 136(t0)
+	ld         	t5, 144(t0)
+	ld         	t4, 152(t0)
 	and        	t6, t3, t6
 	and        	t5, t3, t5
 	slli       	t5, t5, 1
@@ -8281,9 +8261,9 @@ SYM_FUNC_START(aes_ct_expandkey_c906_novector)
 	sub        	t6, a0, t6
 	and        	t4, t6, t4
 	xor        	t4, t5, t4
-	ld         	a0, 128(t0)
-	ld         	t6, 136(t0)
-	ld         	t5, 144(t0)
+	ld         	a0, 136(t0)
+	ld         	t6, 144(t0)
+	ld         	t5, 152(t0)
 	and        	a0, t4, a0
 	and        	t6, t4, t6
 	slli       	t6, t6, 1
@@ -8292,9 +8272,9 @@ SYM_FUNC_START(aes_ct_expandkey_c906_novector)
 	sub        	a0, a1, a0
 	and        	t5, a0, t5
 	xor        	t5, t6, t5
-	ld         	a1, 128(t0)
-	ld         	a0, 136(t0)
-	ld         	t6, 144(t0)
+	ld         	a1, 136(t0)
+	ld         	a0, 144(t0)
+	ld         	t6, 152(t0)
 	and        	a1, t5, a1
 	and        	a0, t5, a0
 	slli       	a0, a0, 1
@@ -8353,33 +8333,34 @@ SYM_FUNC_END(aes_ct_expandkey_c906_novector)
 
 /*
  * void aes_ct_ctr32_c906_novector(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks, const u8 iv[16]);
- * aes_ct_ctr32_c906_novector: 3768 instructions, frame 1392 bytes
+ * aes_ct_ctr32_c906_novector: 3757 instructions, frame 1360 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 27 integer, 0 vector registers
- *   spills: 6 values (nblocks, ctr, rounds, out, in, pass_off), 11 stores, 48 reloads, modeled cost 1597 cycles per pass (loops counted 8 times per level)
+ *   spills: 6 values (nblocks, ctr, nrounds, out, in, pass_off), 11 stores, 48 reloads, modeled cost 1597 cycles per pass (loops counted 8 times per level)
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
  *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
  */
 SYM_FUNC_START(aes_ct_ctr32_c906_novector)
-	addi       	sp, sp, -1392
-	sd         	s1, 1296(sp)
-	sd         	s2, 1304(sp)
-	sd         	s3, 1312(sp)
-	sd         	s4, 1320(sp)
-	sd         	s5, 1328(sp)
-	sd         	s6, 1336(sp)
-	sd         	s7, 1344(sp)
-	sd         	s8, 1352(sp)
-	sd         	s9, 1360(sp)
-	sd         	s10, 1368(sp)
-	sd         	s11, 1376(sp)
-	sd         	ra, 1384(sp)
-	sd         	a3, 1280(sp)
-	sd         	a2, 1272(sp)
-	sd         	a4, 1248(sp)
-	ld         	t0, 1248(sp)
+	addi       	sp, sp, -1360
+	sd         	s1, 1256(sp)
+	sd         	s2, 1264(sp)
+	sd         	s3, 1272(sp)
+	sd         	s4, 1280(sp)
+	sd         	s5, 1288(sp)
+	sd         	s6, 1296(sp)
+	sd         	s7, 1304(sp)
+	sd         	s8, 1312(sp)
+	sd         	s9, 1320(sp)
+	sd         	s10, 1328(sp)
+	sd         	s11, 1336(sp)
+	sd         	ra, 1344(sp)
+	sd         	a3, 1240(sp)
+	sd         	a2, 1232(sp)
+	sd         	a1, 1224(sp)
+	sd         	a4, 1208(sp)
+	ld         	t0, 1208(sp)
 	bne        	t0, zero, .Laes_ct_ctr32_c906_novector_start
 	jal        	zero, .Laes_ct_ctr32_c906_novector_done
 .Laes_ct_ctr32_c906_novector_start:
@@ -8416,18 +8397,6 @@ SYM_FUNC_START(aes_ct_ctr32_c906_novector)
 	sd         	t1, 1192(sp)
 	ld         	t1, 112(t0)
 	sd         	t1, 1200(sp)
-	ld         	t1, 120(t0)
-	sd         	t1, 1208(sp)
-	ld         	t1, 128(t0)
-	sd         	t1, 1216(sp)
-	ld         	t1, 136(t0)
-	sd         	t1, 1224(sp)
-	ld         	t1, 144(t0)
-	sd         	t1, 1232(sp)
-	ld         	t1, 152(t0)
-	sd         	t1, 1240(sp)
-	addi       	t0, a1, 0
-	sd         	t0, 1264(sp)
 	// the round keys, bitsliced, into the frame: round r's at 64r. Zeros first (every key's bytes are then written before they are read, which the loop's stores cannot show)
 	sd         	zero, 64(sp)
 	sd         	zero, 72(sp)
@@ -8557,7 +8526,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906_novector)
 	sd         	zero, 1064(sp)
 	sd         	zero, 1072(sp)
 	sd         	zero, 1080(sp)
-	ld         	t0, 1264(sp)
+	ld         	t0, 1224(sp)
 	slli       	t3, t0, 6
 	addi       	t1, a0, 16
 	addi       	t2, zero, 0
@@ -9508,10 +9477,10 @@ SYM_FUNC_START(aes_ct_ctr32_c906_novector)
 	sd         	t6, 56(sp)
 	srli       	t0, t0, 32
 	th.revw    	t0, t0
-	sd         	t0, 1256(sp)
+	sd         	t0, 1216(sp)
 .Laes_ct_ctr32_c906_novector_four:
 	// four counter blocks: the nonce's planes ^ the counters' planes
-	ld         	t0, 1256(sp)
+	ld         	t0, 1216(sp)
 	addiw      	t0, t0, 0
 	th.revw    	t0, t0
 	th.extu    	t0, t0, 31, 0
@@ -9524,7 +9493,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906_novector)
 	ld         	t1, 1144(sp)
 	and        	t0, t0, t1
 	slli       	t0, t0, 8
-	ld         	t1, 1256(sp)
+	ld         	t1, 1216(sp)
 	addiw      	t1, t1, 1
 	th.revw    	t1, t1
 	th.extu    	t1, t1, 31, 0
@@ -9537,7 +9506,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906_novector)
 	ld         	t2, 1144(sp)
 	and        	t1, t1, t2
 	slli       	t1, t1, 8
-	ld         	t2, 1256(sp)
+	ld         	t2, 1216(sp)
 	addiw      	t2, t2, 2
 	th.revw    	t2, t2
 	th.extu    	t2, t2, 31, 0
@@ -9550,7 +9519,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906_novector)
 	ld         	t3, 1144(sp)
 	and        	t2, t2, t3
 	slli       	t2, t2, 8
-	ld         	t3, 1256(sp)
+	ld         	t3, 1216(sp)
 	addiw      	t3, t3, 3
 	th.revw    	t3, t3
 	th.extu    	t3, t3, 31, 0
@@ -9620,9 +9589,9 @@ SYM_FUNC_START(aes_ct_ctr32_c906_novector)
 	xor        	a5, a0, a1
 	// the rounds: every key size's last round leaves SR² of its planes (see the keys above)
 	addi       	t0, zero, 0
-	sd         	t0, 1288(sp)
+	sd         	t0, 1248(sp)
 .Laes_ct_ctr32_c906_novector_rounds4:
-	ld         	t0, 1288(sp)
+	ld         	t0, 1248(sp)
 	andi       	t4, t0, 768
 	addi       	t0, sp, 64
 	add        	t0, t0, t4
@@ -10479,16 +10448,16 @@ SYM_FUNC_START(aes_ct_ctr32_c906_novector)
 	xor        	a6, a4, a6
 	xor        	s1, a2, a7
 	xor        	a5, t5, t0
-	ld         	t0, 1288(sp)
+	ld         	t0, 1248(sp)
 	addi       	t0, t0, 256
-	sd         	t0, 1288(sp)
-	ld         	t0, 1264(sp)
+	sd         	t0, 1248(sp)
+	ld         	t0, 1224(sp)
 	addi       	t4, t0, -2
 	srli       	t4, t4, 2
 	slli       	t4, t4, 8
-	ld         	t0, 1288(sp)
+	ld         	t0, 1248(sp)
 	bltu       	t0, t4, .Laes_ct_ctr32_c906_novector_rounds4
-	ld         	t0, 1288(sp)
+	ld         	t0, 1248(sp)
 	andi       	t4, t0, 768
 	addi       	t0, sp, 64
 	add        	t0, t0, t4
@@ -10731,7 +10700,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906_novector)
 	xor        	s2, a7, a2
 	xor        	s1, t4, t5
 	addi       	t4, zero, 12
-	ld         	t5, 1264(sp)
+	ld         	t5, 1224(sp)
 	bne        	t5, t4, .Laes_ct_ctr32_c906_novector_last_round
 	xor        	t4, a3, t6
 	xor        	a7, s1, t3
@@ -11701,7 +11670,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906_novector)
 	and        	t0, t0, a1
 	or         	a4, t2, t0
 	// SR² of each block: bytes 1, 3, 5, 7 trade places with bytes 9, 11, 13, 15
-	ld         	a5, 1240(sp)
+	ld         	a5, 1200(sp)
 	xor        	t0, t1, t3
 	and        	t0, t0, a5
 	xor        	a3, t1, t0
@@ -11719,103 +11688,103 @@ SYM_FUNC_START(aes_ct_ctr32_c906_novector)
 	xor        	t4, a2, t5
 	xor        	t5, a4, t5
 	addi       	t6, zero, 4
-	ld         	a0, 1248(sp)
+	ld         	a0, 1208(sp)
 	bltu       	a0, t6, .Laes_ct_ctr32_c906_novector_tail
 	// out = in ^ keystream, four blocks
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	ld         	t6, 0(t6)
 	xor        	t6, t6, a3
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sd         	t6, 0(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	ld         	t6, 8(t6)
 	xor        	t6, t6, a1
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sd         	t6, 8(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	ld         	t6, 16(t6)
 	xor        	t6, t6, t3
-	ld         	t3, 1272(sp)
+	ld         	t3, 1232(sp)
 	sd         	t6, 16(t3)
-	ld         	t3, 1280(sp)
+	ld         	t3, 1240(sp)
 	ld         	t6, 24(t3)
 	xor        	t6, t6, t2
-	ld         	t2, 1272(sp)
+	ld         	t2, 1232(sp)
 	sd         	t6, 24(t2)
-	ld         	t2, 1280(sp)
+	ld         	t2, 1240(sp)
 	ld         	t6, 32(t2)
 	xor        	t6, t6, t1
-	ld         	t1, 1272(sp)
+	ld         	t1, 1232(sp)
 	sd         	t6, 32(t1)
-	ld         	t1, 1280(sp)
+	ld         	t1, 1240(sp)
 	ld         	t6, 40(t1)
 	xor        	t6, t6, t0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sd         	t6, 40(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	ld         	t6, 48(t0)
 	xor        	t6, t6, t4
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sd         	t6, 48(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	ld         	t6, 56(t0)
 	xor        	t6, t6, t5
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sd         	t6, 56(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	addi       	t0, t0, 64
-	sd         	t0, 1280(sp)
-	ld         	t0, 1272(sp)
+	sd         	t0, 1240(sp)
+	ld         	t0, 1232(sp)
 	addi       	t0, t0, 64
-	sd         	t0, 1272(sp)
-	ld         	t0, 1248(sp)
+	sd         	t0, 1232(sp)
+	ld         	t0, 1208(sp)
 	addi       	t0, t0, -4
-	sd         	t0, 1248(sp)
-	ld         	t0, 1256(sp)
+	sd         	t0, 1208(sp)
+	ld         	t0, 1216(sp)
 	addiw      	t0, t0, 4
-	sd         	t0, 1256(sp)
-	ld         	t0, 1248(sp)
+	sd         	t0, 1216(sp)
+	ld         	t0, 1208(sp)
 	beq        	t0, zero, .Laes_ct_ctr32_c906_novector_13
 	jal        	zero, .Laes_ct_ctr32_c906_novector_four
 .Laes_ct_ctr32_c906_novector_13:
 	jal        	zero, .Laes_ct_ctr32_c906_novector_done
 	// one to three blocks left: as many keystream blocks, a block at a time
 .Laes_ct_ctr32_c906_novector_tail:
-	ld         	t4, 1280(sp)
+	ld         	t4, 1240(sp)
 	ld         	t6, 0(t4)
 	xor        	t6, t6, a3
-	ld         	t4, 1272(sp)
+	ld         	t4, 1232(sp)
 	sd         	t6, 0(t4)
-	ld         	t4, 1280(sp)
+	ld         	t4, 1240(sp)
 	ld         	t6, 8(t4)
 	xor        	t6, t6, a1
-	ld         	t4, 1272(sp)
+	ld         	t4, 1232(sp)
 	sd         	t6, 8(t4)
 	addi       	t6, zero, 1
-	ld         	t4, 1248(sp)
+	ld         	t4, 1208(sp)
 	beq        	t4, t6, .Laes_ct_ctr32_c906_novector_done
-	ld         	t4, 1280(sp)
+	ld         	t4, 1240(sp)
 	ld         	t6, 16(t4)
 	xor        	t6, t6, t3
-	ld         	t3, 1272(sp)
+	ld         	t3, 1232(sp)
 	sd         	t6, 16(t3)
-	ld         	t3, 1280(sp)
+	ld         	t3, 1240(sp)
 	ld         	t6, 24(t3)
 	xor        	t6, t6, t2
-	ld         	t2, 1272(sp)
+	ld         	t2, 1232(sp)
 	sd         	t6, 24(t2)
 	addi       	t6, zero, 2
-	ld         	t2, 1248(sp)
+	ld         	t2, 1208(sp)
 	beq        	t2, t6, .Laes_ct_ctr32_c906_novector_done
-	ld         	t2, 1280(sp)
+	ld         	t2, 1240(sp)
 	ld         	t6, 32(t2)
 	xor        	t6, t6, t1
-	ld         	t1, 1272(sp)
+	ld         	t1, 1232(sp)
 	sd         	t6, 32(t1)
-	ld         	t1, 1280(sp)
+	ld         	t1, 1240(sp)
 	ld         	t6, 40(t1)
 	xor        	t6, t6, t0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sd         	t6, 40(t0)
 .Laes_ct_ctr32_c906_novector_done:
 	// return
@@ -11969,19 +11938,19 @@ SYM_FUNC_START(aes_ct_ctr32_c906_novector)
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
-	ld         	s1, 1296(sp)
-	ld         	s2, 1304(sp)
-	ld         	s3, 1312(sp)
-	ld         	s4, 1320(sp)
-	ld         	s5, 1328(sp)
-	ld         	s6, 1336(sp)
-	ld         	s7, 1344(sp)
-	ld         	s8, 1352(sp)
-	ld         	s9, 1360(sp)
-	ld         	s10, 1368(sp)
-	ld         	s11, 1376(sp)
-	ld         	ra, 1384(sp)
-	addi       	sp, sp, 1392
+	ld         	s1, 1256(sp)
+	ld         	s2, 1264(sp)
+	ld         	s3, 1272(sp)
+	ld         	s4, 1280(sp)
+	ld         	s5, 1288(sp)
+	ld         	s6, 1296(sp)
+	ld         	s7, 1304(sp)
+	ld         	s8, 1312(sp)
+	ld         	s9, 1320(sp)
+	ld         	s10, 1328(sp)
+	ld         	s11, 1336(sp)
+	ld         	ra, 1344(sp)
+	addi       	sp, sp, 1360
 	jalr       	zero, 0(ra)
 	// rounds 12: key 12 again, SR²-shifted
 .Laes_ct_ctr32_c906_novector_keys12:
@@ -12156,7 +12125,7 @@ SYM_FUNC_END(aes_ct_ctr32_c906_novector)
 
 /*
  * void aes_ct_ecb_encrypt_c906_novector(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks);
- * aes_ct_ecb_encrypt_c906_novector: 3953 instructions, frame 304 bytes
+ * aes_ct_ecb_encrypt_c906_novector: 3943 instructions, frame 272 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 27 integer, 0 vector registers
@@ -12166,25 +12135,25 @@ SYM_FUNC_END(aes_ct_ctr32_c906_novector)
  *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
  */
 SYM_FUNC_START(aes_ct_ecb_encrypt_c906_novector)
-	addi       	sp, sp, -304
-	sd         	s1, 208(sp)
-	sd         	s2, 216(sp)
-	sd         	s3, 224(sp)
-	sd         	s4, 232(sp)
-	sd         	s5, 240(sp)
-	sd         	s6, 248(sp)
-	sd         	s7, 256(sp)
-	sd         	s8, 264(sp)
-	sd         	s9, 272(sp)
-	sd         	s10, 280(sp)
-	sd         	s11, 288(sp)
-	sd         	ra, 296(sp)
-	sd         	a3, 192(sp)
-	sd         	a1, 184(sp)
-	sd         	a4, 176(sp)
-	sd         	a2, 168(sp)
-	sd         	a0, 160(sp)
-	ld         	t0, 176(sp)
+	addi       	sp, sp, -272
+	sd         	s1, 168(sp)
+	sd         	s2, 176(sp)
+	sd         	s3, 184(sp)
+	sd         	s4, 192(sp)
+	sd         	s5, 200(sp)
+	sd         	s6, 208(sp)
+	sd         	s7, 216(sp)
+	sd         	s8, 224(sp)
+	sd         	s9, 232(sp)
+	sd         	s10, 240(sp)
+	sd         	s11, 248(sp)
+	sd         	ra, 256(sp)
+	sd         	a3, 152(sp)
+	sd         	a1, 144(sp)
+	sd         	a4, 136(sp)
+	sd         	a2, 128(sp)
+	sd         	a0, 120(sp)
+	ld         	t0, 136(sp)
 	bne        	t0, zero, .Laes_ct_ecb_encrypt_c906_novector_start
 	jal        	zero, .Laes_ct_ecb_encrypt_c906_novector_done
 .Laes_ct_ecb_encrypt_c906_novector_start:
@@ -12221,45 +12190,35 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_c906_novector)
 	sd         	t1, 104(sp)
 	ld         	t1, 112(t0)
 	sd         	t1, 112(sp)
-	ld         	t1, 120(t0)
-	sd         	t1, 120(sp)
-	ld         	t1, 128(t0)
-	sd         	t1, 128(sp)
-	ld         	t1, 136(t0)
-	sd         	t1, 136(sp)
-	ld         	t1, 144(t0)
-	sd         	t1, 144(sp)
-	ld         	t1, 152(t0)
-	sd         	t1, 152(sp)
 .Laes_ct_ecb_encrypt_c906_novector_group:
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	ld         	a2, 0(t1)
 	ld         	t0, 8(t1)
 	addi       	t3, t1, 0
 	addi       	t1, zero, 1
-	ld         	t2, 176(sp)
+	ld         	t2, 136(sp)
 	bgeu       	t1, t2, .Laes_ct_ecb_encrypt_c906_novector_first
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	addi       	t3, t1, 16
 .Laes_ct_ecb_encrypt_c906_novector_first:
 	ld         	t5, 0(t3)
 	ld         	t4, 8(t3)
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	addi       	t3, t1, 0
 	addi       	t1, zero, 2
-	ld         	t2, 176(sp)
+	ld         	t2, 136(sp)
 	bgeu       	t1, t2, .Laes_ct_ecb_encrypt_c906_novector_first.1
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	addi       	t3, t1, 32
 .Laes_ct_ecb_encrypt_c906_novector_first.1:
 	ld         	a0, 0(t3)
 	ld         	t6, 8(t3)
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	addi       	t3, t1, 0
 	addi       	t1, zero, 3
-	ld         	t2, 176(sp)
+	ld         	t2, 136(sp)
 	bgeu       	t1, t2, .Laes_ct_ecb_encrypt_c906_novector_first.2
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	addi       	t3, t1, 48
 .Laes_ct_ecb_encrypt_c906_novector_first.2:
 	ld         	t2, 0(t3)
@@ -12471,7 +12430,7 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_c906_novector)
 	xor        	t5, a2, a1
 	slli       	a1, a1, 4
 	xor        	a0, a0, a1
-	ld         	a1, 160(sp)
+	ld         	a1, 120(sp)
 	ld         	a4, 0(a1)
 	ld         	a5, 8(a1)
 	ld         	a2, 24(sp)
@@ -12578,10 +12537,10 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_c906_novector)
 	xor        	a6, t2, a7
 	xor        	s1, t3, s3
 	xor        	a5, t5, a5
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	addi       	t0, t0, 16
 	addi       	t2, zero, 0
-	sd         	t2, 200(sp)
+	sd         	t2, 160(sp)
 .Laes_ct_ecb_encrypt_c906_novector_rounds4:
 	xor        	t3, a3, a4
 	xor        	a7, a5, a2
@@ -14093,14 +14052,14 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_c906_novector)
 	xor        	s1, a0, s1
 	xor        	a5, a1, s2
 	addi       	t0, t0, 64
-	ld         	t2, 200(sp)
+	ld         	t2, 160(sp)
 	addi       	t2, t2, 64
-	sd         	t2, 200(sp)
-	ld         	t2, 184(sp)
+	sd         	t2, 160(sp)
+	ld         	t2, 144(sp)
 	addi       	t2, t2, -2
 	srli       	t2, t2, 2
 	slli       	t2, t2, 6
-	ld         	t3, 200(sp)
+	ld         	t3, 160(sp)
 	bgeu       	t3, t2, .Laes_ct_ecb_encrypt_c906_novector_13
 	jal        	zero, .Laes_ct_ecb_encrypt_c906_novector_rounds4
 .Laes_ct_ecb_encrypt_c906_novector_13:
@@ -14549,7 +14508,7 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_c906_novector)
 	xor        	a5, a0, s3
 	xor        	t3, a1, a2
 	addi       	t4, zero, 12
-	ld         	t5, 184(sp)
+	ld         	t5, 144(sp)
 	beq        	t5, t4, .Laes_ct_ecb_encrypt_c906_novector_14
 	jal        	zero, .Laes_ct_ecb_encrypt_c906_novector_last_round
 .Laes_ct_ecb_encrypt_c906_novector_14:
@@ -15368,7 +15327,7 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_c906_novector)
 	xor        	a1, s6, s1
 	xor        	a3, t6, a1
 	xor        	s1, a3, t3
-	sd         	s1, 200(sp)
+	sd         	s1, 160(sp)
 	and        	s1, t2, s1
 	xor        	s7, s1, a6
 	xor        	s9, a3, a0
@@ -15437,7 +15396,7 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_c906_novector)
 	and        	s7, a7, a1
 	xor        	a1, s4, a7
 	xor        	s4, a1, s6
-	ld         	t4, 200(sp)
+	ld         	t4, 160(sp)
 	and        	t4, s4, t4
 	xor        	t4, t4, s1
 	and        	s1, s4, t2
@@ -16066,49 +16025,49 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_c906_novector)
 	srli       	t1, t1, 32
 	and        	a1, a2, a1
 	or         	a1, t1, a1
-	ld         	t1, 168(sp)
+	ld         	t1, 128(sp)
 	sd         	t2, 0(t1)
 	sd         	t3, 8(t1)
 	addi       	t1, zero, 1
-	ld         	t2, 176(sp)
+	ld         	t2, 136(sp)
 	bgeu       	t1, t2, .Laes_ct_ecb_encrypt_c906_novector_skip
-	ld         	t1, 168(sp)
+	ld         	t1, 128(sp)
 	addi       	t3, t1, 16
 	sd         	t6, 0(t3)
 	sd         	a0, 8(t3)
 .Laes_ct_ecb_encrypt_c906_novector_skip:
 	addi       	t1, zero, 2
-	ld         	t2, 176(sp)
+	ld         	t2, 136(sp)
 	bgeu       	t1, t2, .Laes_ct_ecb_encrypt_c906_novector_skip.1
-	ld         	t1, 168(sp)
+	ld         	t1, 128(sp)
 	addi       	t3, t1, 32
 	sd         	t4, 0(t3)
 	sd         	t5, 8(t3)
 .Laes_ct_ecb_encrypt_c906_novector_skip.1:
 	addi       	t1, zero, 3
-	ld         	t2, 176(sp)
+	ld         	t2, 136(sp)
 	bgeu       	t1, t2, .Laes_ct_ecb_encrypt_c906_novector_skip.2
-	ld         	t1, 168(sp)
+	ld         	t1, 128(sp)
 	addi       	t3, t1, 48
 	sd         	t0, 0(t3)
 	sd         	a1, 8(t3)
 .Laes_ct_ecb_encrypt_c906_novector_skip.2:
 	addi       	t1, zero, 4
-	ld         	t0, 176(sp)
+	ld         	t0, 136(sp)
 	bgeu       	t1, t0, .Laes_ct_ecb_encrypt_c906_novector_done
-	ld         	t0, 176(sp)
+	ld         	t0, 136(sp)
 	addi       	t0, t0, -4
-	sd         	t0, 176(sp)
-	ld         	t0, 192(sp)
+	sd         	t0, 136(sp)
+	ld         	t0, 152(sp)
 	addi       	t0, t0, 64
-	sd         	t0, 192(sp)
-	ld         	t0, 168(sp)
+	sd         	t0, 152(sp)
+	ld         	t0, 128(sp)
 	addi       	t0, t0, 64
-	sd         	t0, 168(sp)
+	sd         	t0, 128(sp)
 	jal        	zero, .Laes_ct_ecb_encrypt_c906_novector_group
 .Laes_ct_ecb_encrypt_c906_novector_done:
 	// return
-	sd         	zero, 200(sp)
+	sd         	zero, 160(sp)
 	addi       	a0, zero, 0
 	addi       	a1, zero, 0
 	addi       	a2, zero, 0
@@ -16121,25 +16080,25 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_c906_novector)
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
-	ld         	s1, 208(sp)
-	ld         	s2, 216(sp)
-	ld         	s3, 224(sp)
-	ld         	s4, 232(sp)
-	ld         	s5, 240(sp)
-	ld         	s6, 248(sp)
-	ld         	s7, 256(sp)
-	ld         	s8, 264(sp)
-	ld         	s9, 272(sp)
-	ld         	s10, 280(sp)
-	ld         	s11, 288(sp)
-	ld         	ra, 296(sp)
-	addi       	sp, sp, 304
+	ld         	s1, 168(sp)
+	ld         	s2, 176(sp)
+	ld         	s3, 184(sp)
+	ld         	s4, 192(sp)
+	ld         	s5, 200(sp)
+	ld         	s6, 208(sp)
+	ld         	s7, 216(sp)
+	ld         	s8, 224(sp)
+	ld         	s9, 232(sp)
+	ld         	s10, 240(sp)
+	ld         	s11, 248(sp)
+	ld         	ra, 256(sp)
+	addi       	sp, sp, 272
 	jalr       	zero, 0(ra)
 SYM_FUNC_END(aes_ct_ecb_encrypt_c906_novector)
 
 /*
  * void aes_ct_ecb_decrypt_c906_novector(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks);
- * aes_ct_ecb_decrypt_c906_novector: 4128 instructions, frame 352 bytes
+ * aes_ct_ecb_decrypt_c906_novector: 4118 instructions, frame 304 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 27 integer, 0 vector registers
@@ -16149,25 +16108,25 @@ SYM_FUNC_END(aes_ct_ecb_encrypt_c906_novector)
  *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
  */
 SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
-	addi       	sp, sp, -352
-	sd         	s1, 248(sp)
-	sd         	s2, 256(sp)
-	sd         	s3, 264(sp)
-	sd         	s4, 272(sp)
-	sd         	s5, 280(sp)
-	sd         	s6, 288(sp)
-	sd         	s7, 296(sp)
-	sd         	s8, 304(sp)
-	sd         	s9, 312(sp)
-	sd         	s10, 320(sp)
-	sd         	s11, 328(sp)
-	sd         	ra, 336(sp)
-	sd         	a3, 192(sp)
-	sd         	a4, 184(sp)
-	sd         	a0, 176(sp)
-	sd         	a2, 168(sp)
-	sd         	a1, 160(sp)
-	ld         	t0, 184(sp)
+	addi       	sp, sp, -304
+	sd         	s1, 208(sp)
+	sd         	s2, 216(sp)
+	sd         	s3, 224(sp)
+	sd         	s4, 232(sp)
+	sd         	s5, 240(sp)
+	sd         	s6, 248(sp)
+	sd         	s7, 256(sp)
+	sd         	s8, 264(sp)
+	sd         	s9, 272(sp)
+	sd         	s10, 280(sp)
+	sd         	s11, 288(sp)
+	sd         	ra, 296(sp)
+	sd         	a3, 152(sp)
+	sd         	a4, 144(sp)
+	sd         	a0, 136(sp)
+	sd         	a2, 128(sp)
+	sd         	a1, 120(sp)
+	ld         	t0, 144(sp)
 	bne        	t0, zero, .Laes_ct_ecb_decrypt_c906_novector_start
 	jal        	zero, .Laes_ct_ecb_decrypt_c906_novector_done
 .Laes_ct_ecb_decrypt_c906_novector_start:
@@ -16204,45 +16163,35 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	sd         	t1, 104(sp)
 	ld         	t1, 112(t0)
 	sd         	t1, 112(sp)
-	ld         	t1, 120(t0)
-	sd         	t1, 120(sp)
-	ld         	t1, 128(t0)
-	sd         	t1, 128(sp)
-	ld         	t1, 136(t0)
-	sd         	t1, 136(sp)
-	ld         	t1, 144(t0)
-	sd         	t1, 144(sp)
-	ld         	t1, 152(t0)
-	sd         	t1, 152(sp)
 .Laes_ct_ecb_decrypt_c906_novector_group:
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	ld         	a2, 0(t1)
 	ld         	t0, 8(t1)
 	addi       	t3, t1, 0
 	addi       	t1, zero, 1
-	ld         	t2, 184(sp)
+	ld         	t2, 144(sp)
 	bgeu       	t1, t2, .Laes_ct_ecb_decrypt_c906_novector_first
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	addi       	t3, t1, 16
 .Laes_ct_ecb_decrypt_c906_novector_first:
 	ld         	t5, 0(t3)
 	ld         	t4, 8(t3)
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	addi       	t3, t1, 0
 	addi       	t1, zero, 2
-	ld         	t2, 184(sp)
+	ld         	t2, 144(sp)
 	bgeu       	t1, t2, .Laes_ct_ecb_decrypt_c906_novector_first.1
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	addi       	t3, t1, 32
 .Laes_ct_ecb_decrypt_c906_novector_first.1:
 	ld         	a0, 0(t3)
 	ld         	t6, 8(t3)
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	addi       	t3, t1, 0
 	addi       	t1, zero, 3
-	ld         	t2, 184(sp)
+	ld         	t2, 144(sp)
 	bgeu       	t1, t2, .Laes_ct_ecb_decrypt_c906_novector_first.2
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	addi       	t3, t1, 48
 .Laes_ct_ecb_decrypt_c906_novector_first.2:
 	ld         	t2, 0(t3)
@@ -16454,7 +16403,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	xor        	t5, a2, a1
 	slli       	a1, a1, 4
 	xor        	a0, a0, a1
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	ld         	a4, 0(a1)
 	ld         	a5, 8(a1)
 	ld         	a2, 24(sp)
@@ -16569,7 +16518,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	xor        	t3, s5, t1
 	and        	s4, t1, t3
 	xor        	t2, a1, t3
-	sd         	t2, 224(sp)
+	sd         	t2, 184(sp)
 	xor        	t4, s5, t0
 	xor        	t2, s3, s5
 	xor        	a4, t0, a1
@@ -16581,19 +16530,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	xor        	t6, a2, a6
 	xor        	a0, a4, t6
 	xor        	a3, t2, t6
-	sd         	a3, 200(sp)
+	sd         	a3, 160(sp)
 	xor        	t6, t4, t6
 	xor        	a3, a7, t6
 	xor        	a6, a7, a4
-	sd         	a6, 216(sp)
+	sd         	a6, 176(sp)
 	xor        	s6, s5, a2
 	xor        	a6, s1, s6
 	and        	s5, a6, a3
 	xor        	s8, a7, a5
 	xor        	s9, t4, s8
-	sd         	s9, 208(sp)
-	ld         	s9, 200(sp)
-	ld         	s10, 208(sp)
+	sd         	s9, 168(sp)
+	ld         	s9, 160(sp)
+	ld         	s10, 168(sp)
 	and        	s9, s9, s10
 	xor        	s3, s3, s8
 	and        	s8, t6, s3
@@ -16605,7 +16554,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	and        	s10, a4, s1
 	xor        	s8, s7, s10
 	xor        	a5, ra, s8
-	ld         	s7, 224(sp)
+	ld         	s7, 184(sp)
 	and        	s7, s7, a2
 	xor        	s10, s7, s10
 	xor        	s7, t0, s11
@@ -16623,7 +16572,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	xor        	a1, a5, s6
 	xor        	a7, s5, a7
 	xor        	a7, a7, s8
-	ld         	s5, 216(sp)
+	ld         	s5, 176(sp)
 	xor        	s8, a7, s5
 	xor        	s10, s8, s6
 	xor        	s5, s2, s8
@@ -16663,7 +16612,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	and        	a2, t4, a2
 	xor        	a2, t5, a2
 	xor        	a2, a0, a2
-	ld         	s2, 224(sp)
+	ld         	s2, 184(sp)
 	and        	s2, t4, s2
 	xor        	t4, s9, s2
 	xor        	t4, t4, a2
@@ -16675,14 +16624,14 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	xor        	s3, s3, s8
 	and        	s4, s10, t2
 	xor        	s6, a7, a5
-	ld         	t2, 208(sp)
+	ld         	t2, 168(sp)
 	and        	t2, s6, t2
 	xor        	a7, t2, a6
 	xor        	a6, s4, a7
 	xor        	a7, a7, a0
 	xor        	t2, t2, a1
 	xor        	t2, t2, s7
-	ld         	a0, 200(sp)
+	ld         	a0, 160(sp)
 	and        	a0, s6, a0
 	xor        	s4, a0, s4
 	xor        	a0, s4, s1
@@ -16704,7 +16653,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	xor        	t3, t3, a1
 	xor        	t3, s2, t3
 	addi       	a1, zero, 12
-	ld         	a2, 160(sp)
+	ld         	a2, 120(sp)
 	bne        	a2, a1, .Laes_ct_ecb_decrypt_c906_novector_not192
 	ld         	a1, 64(sp)
 	th.srri    	a3, a0, 28
@@ -16837,7 +16786,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	ld         	a4, 16(a1)
 	ld         	a5, 24(a1)
 	ld         	a2, 24(sp)
@@ -17075,19 +17024,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t3, t6
-	sd         	a4, 208(sp)
+	sd         	a4, 168(sp)
 	xor        	t6, t5, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 200(sp)
+	sd         	s6, 160(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s9, s7
 	and        	s6, a7, a4
 	xor        	s10, s1, s2
 	xor        	s8, t5, s10
-	sd         	s8, 216(sp)
-	ld         	s8, 208(sp)
-	ld         	s11, 216(sp)
+	sd         	s8, 176(sp)
+	ld         	s8, 168(sp)
+	ld         	s11, 176(sp)
 	and        	s8, s8, s11
 	xor        	s4, s4, s10
 	and        	s10, t6, s4
@@ -17116,7 +17065,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 200(sp)
+	ld         	s6, 160(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -17135,7 +17084,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	and        	ra, s8, a5
 	xor        	a5, s2, ra
 	xor        	s2, t6, ra
-	sd         	s2, 200(sp)
+	sd         	s2, 160(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s7
@@ -17168,17 +17117,17 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	xor        	s2, s8, s7
 	and        	s4, s4, t3
 	xor        	s5, s1, a6
-	ld         	t3, 216(sp)
+	ld         	t3, 176(sp)
 	and        	t3, s5, t3
 	xor        	s1, t3, a7
 	xor        	a7, s4, s1
 	xor        	s1, s1, t5
 	xor        	t3, t3, a1
 	xor        	t3, t3, s6
-	ld         	t5, 208(sp)
+	ld         	t5, 168(sp)
 	and        	t5, s5, t5
 	xor        	s4, t5, s4
-	ld         	t5, 200(sp)
+	ld         	t5, 160(sp)
 	xor        	t5, s4, t5
 	and        	t1, a6, t1
 	xor        	a0, t1, a0
@@ -17295,7 +17244,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	th.srri    	a1, a5, 32
 	xor        	a0, a0, a5
 	xor        	a0, a0, a1
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	ld         	a4, 32(a1)
 	ld         	a5, 40(a1)
 	ld         	a2, 24(sp)
@@ -17466,7 +17415,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	xor        	t1, a6, t0
 	and        	s4, t0, t1
 	xor        	t2, a7, t1
-	sd         	t2, 224(sp)
+	sd         	t2, 184(sp)
 	xor        	t4, a6, t3
 	xor        	t2, a0, a6
 	xor        	a4, t3, a7
@@ -17478,19 +17427,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	xor        	t5, a2, a1
 	xor        	a1, a4, t5
 	xor        	a3, t2, t5
-	sd         	a3, 208(sp)
+	sd         	a3, 168(sp)
 	xor        	t5, t4, t5
 	xor        	a3, s2, t5
 	xor        	s5, s2, a4
-	sd         	s5, 200(sp)
+	sd         	s5, 160(sp)
 	xor        	s6, a6, a2
 	xor        	a6, s1, s6
 	and        	s5, a6, a3
 	xor        	s8, s2, a5
 	xor        	s9, t4, s8
-	sd         	s9, 216(sp)
-	ld         	s9, 208(sp)
-	ld         	s10, 216(sp)
+	sd         	s9, 176(sp)
+	ld         	s9, 168(sp)
+	ld         	s10, 176(sp)
 	and        	s9, s9, s10
 	xor        	a0, a0, s8
 	and        	s8, t5, a0
@@ -17502,7 +17451,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	and        	s10, a4, s1
 	xor        	s8, s7, s10
 	xor        	a5, ra, s8
-	ld         	s7, 224(sp)
+	ld         	s7, 184(sp)
 	and        	s7, s7, a2
 	xor        	s10, s7, s10
 	xor        	s7, t3, s11
@@ -17520,7 +17469,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	xor        	a7, a5, s6
 	xor        	s3, s5, s9
 	xor        	s3, s3, s8
-	ld         	s5, 200(sp)
+	ld         	s5, 160(sp)
 	xor        	s8, s3, s5
 	xor        	s10, s8, s6
 	xor        	s3, s2, s8
@@ -17539,7 +17488,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	and        	s10, s7, a4
 	xor        	a4, s1, s10
 	xor        	s1, t5, s10
-	sd         	s1, 200(sp)
+	sd         	s1, 160(sp)
 	and        	s1, s11, a6
 	and        	a6, s11, a3
 	xor        	a3, s8, s6
@@ -17561,7 +17510,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	and        	t4, a1, a2
 	xor        	t4, t6, t4
 	xor        	t4, s1, t4
-	ld         	a2, 224(sp)
+	ld         	a2, 184(sp)
 	and        	a1, a1, a2
 	xor        	a2, s9, a1
 	xor        	a2, a2, t4
@@ -17573,17 +17522,17 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	xor        	s2, s2, s8
 	and        	s4, s5, t2
 	xor        	a7, a7, a5
-	ld         	t2, 216(sp)
+	ld         	t2, 176(sp)
 	and        	s5, a7, t2
 	xor        	a6, s5, a6
 	xor        	t2, s4, a6
 	xor        	s1, a6, s1
 	xor        	a6, s5, a0
 	xor        	a6, a6, s7
-	ld         	s5, 208(sp)
+	ld         	s5, 168(sp)
 	and        	a7, a7, s5
 	xor        	s4, a7, s4
-	ld         	a7, 200(sp)
+	ld         	a7, 160(sp)
 	xor        	a7, s4, a7
 	and        	t1, a5, t1
 	xor        	t1, t1, t6
@@ -17610,11 +17559,11 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	addi       	t3, t3, 0
 	addi       	t6, a0, 0
 	addi       	a0, a1, 0
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	addi       	a1, a1, 48
-	sd         	a1, 208(sp)
+	sd         	a1, 168(sp)
 	addi       	a1, zero, 2
-	sd         	a1, 200(sp)
+	sd         	a1, 160(sp)
 	jal        	zero, .Laes_ct_ecb_decrypt_c906_novector_rounds4
 .Laes_ct_ecb_decrypt_c906_novector_not192:
 	ld         	a1, 88(sp)
@@ -17681,16 +17630,16 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	addi       	t3, t3, 0
 	addi       	t6, a3, 0
 	addi       	a0, a4, 0
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	addi       	a1, a1, 16
-	sd         	a1, 208(sp)
+	sd         	a1, 168(sp)
 	addi       	a1, zero, 2
-	sd         	a1, 200(sp)
+	sd         	a1, 160(sp)
 	addi       	a1, zero, 14
-	ld         	a2, 160(sp)
+	ld         	a2, 120(sp)
 	bne        	a2, a1, .Laes_ct_ecb_decrypt_c906_novector_rounds4
 	addi       	a1, zero, 3
-	sd         	a1, 200(sp)
+	sd         	a1, 160(sp)
 .Laes_ct_ecb_decrypt_c906_novector_rounds4:
 	ld         	a1, 48(sp)
 	th.srri    	a3, t4, 20
@@ -17823,7 +17772,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	ld         	a4, 0(a1)
 	ld         	a5, 8(a1)
 	ld         	a2, 24(sp)
@@ -18061,19 +18010,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t2, t6
-	sd         	a4, 224(sp)
+	sd         	a4, 184(sp)
 	xor        	t6, t5, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 216(sp)
+	sd         	s6, 176(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s9, s7
 	and        	s6, a7, a4
 	xor        	s10, s1, s2
 	xor        	s8, t5, s10
-	sd         	s8, 232(sp)
-	ld         	s8, 224(sp)
-	ld         	s11, 232(sp)
+	sd         	s8, 192(sp)
+	ld         	s8, 184(sp)
+	ld         	s11, 192(sp)
 	and        	s8, s8, s11
 	xor        	s4, s4, s10
 	and        	s10, t6, s4
@@ -18102,7 +18051,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 216(sp)
+	ld         	s6, 176(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -18121,7 +18070,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	and        	s11, s8, a5
 	xor        	a5, s2, s11
 	xor        	s2, t6, s11
-	sd         	s2, 216(sp)
+	sd         	s2, 176(sp)
 	and        	s2, ra, a7
 	and        	a7, ra, a4
 	xor        	a4, s9, s7
@@ -18154,17 +18103,17 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	xor        	s3, s3, s9
 	and        	a6, a6, t2
 	xor        	s5, s1, a2
-	ld         	t2, 232(sp)
+	ld         	t2, 192(sp)
 	and        	t2, s5, t2
 	xor        	s1, t2, a7
 	xor        	a7, a6, s1
 	xor        	s1, s1, s2
 	xor        	t2, t2, a1
 	xor        	t2, t2, s6
-	ld         	s2, 224(sp)
+	ld         	s2, 184(sp)
 	and        	s2, s5, s2
 	xor        	s2, s2, a6
-	ld         	a6, 216(sp)
+	ld         	a6, 176(sp)
 	xor        	a6, s2, a6
 	and        	t1, a2, t1
 	xor        	a0, t1, a0
@@ -18248,7 +18197,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	th.srri    	a1, a5, 32
 	xor        	a0, a0, a5
 	xor        	a0, a0, a1
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	ld         	a4, 16(a1)
 	ld         	a5, 24(a1)
 	ld         	a2, 24(sp)
@@ -18363,7 +18312,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	xor        	t1, a6, t0
 	and        	s4, t0, t1
 	xor        	t3, a7, t1
-	sd         	t3, 240(sp)
+	sd         	t3, 200(sp)
 	xor        	t4, a6, t2
 	xor        	t3, a0, a6
 	xor        	a4, t2, a7
@@ -18375,19 +18324,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	xor        	t5, a2, a1
 	xor        	a1, a4, t5
 	xor        	a3, t3, t5
-	sd         	a3, 224(sp)
+	sd         	a3, 184(sp)
 	xor        	t5, t4, t5
 	xor        	a3, s2, t5
 	xor        	s5, s2, a4
-	sd         	s5, 216(sp)
+	sd         	s5, 176(sp)
 	xor        	s6, a6, a2
 	xor        	a6, s1, s6
 	and        	s5, a6, a3
 	xor        	s8, s2, a5
 	xor        	s9, t4, s8
-	sd         	s9, 232(sp)
-	ld         	s9, 224(sp)
-	ld         	s10, 232(sp)
+	sd         	s9, 192(sp)
+	ld         	s9, 184(sp)
+	ld         	s10, 192(sp)
 	and        	s9, s9, s10
 	xor        	a0, a0, s8
 	and        	s8, t5, a0
@@ -18399,7 +18348,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	and        	s10, a4, s1
 	xor        	s8, s7, s10
 	xor        	a5, ra, s8
-	ld         	s7, 240(sp)
+	ld         	s7, 200(sp)
 	and        	s7, s7, a2
 	xor        	s10, s7, s10
 	xor        	s7, t2, s11
@@ -18417,7 +18366,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	xor        	a7, a5, s6
 	xor        	s3, s5, s9
 	xor        	s3, s3, s8
-	ld         	s5, 216(sp)
+	ld         	s5, 176(sp)
 	xor        	s8, s3, s5
 	xor        	s10, s8, s6
 	xor        	s3, s2, s8
@@ -18436,7 +18385,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	and        	s11, s7, a4
 	xor        	a4, s1, s11
 	xor        	s1, t5, s11
-	sd         	s1, 216(sp)
+	sd         	s1, 176(sp)
 	and        	s1, s10, a6
 	and        	a6, s10, a3
 	xor        	a3, s8, s6
@@ -18458,7 +18407,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	and        	a2, t4, a2
 	xor        	a2, a1, a2
 	xor        	a2, t6, a2
-	ld         	s2, 240(sp)
+	ld         	s2, 200(sp)
 	and        	s3, t4, s2
 	xor        	t4, s8, s3
 	xor        	t4, t4, a2
@@ -18470,17 +18419,17 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	xor        	s2, s2, s6
 	and        	s4, s5, t3
 	xor        	s5, a7, a5
-	ld         	t3, 232(sp)
+	ld         	t3, 192(sp)
 	and        	t3, s5, t3
 	xor        	a7, t3, a6
 	xor        	a6, s4, a7
 	xor        	a7, a7, t6
 	xor        	t3, t3, a0
 	xor        	t3, t3, s7
-	ld         	t6, 224(sp)
+	ld         	t6, 184(sp)
 	and        	t6, s5, t6
 	xor        	s4, t6, s4
-	ld         	t6, 216(sp)
+	ld         	t6, 176(sp)
 	xor        	t6, s4, t6
 	and        	t1, a5, t1
 	xor        	a1, t1, a1
@@ -18630,7 +18579,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	ld         	a4, 32(a1)
 	ld         	a5, 40(a1)
 	ld         	a2, 24(sp)
@@ -18868,19 +18817,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t3, t6
-	sd         	a4, 224(sp)
+	sd         	a4, 184(sp)
 	xor        	t6, t5, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 216(sp)
+	sd         	s6, 176(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s9, s7
 	and        	s6, a7, a4
 	xor        	s10, s1, s2
 	xor        	s8, t5, s10
-	sd         	s8, 232(sp)
-	ld         	s8, 224(sp)
-	ld         	s11, 232(sp)
+	sd         	s8, 192(sp)
+	ld         	s8, 184(sp)
+	ld         	s11, 192(sp)
 	and        	s8, s8, s11
 	xor        	s4, s4, s10
 	and        	s10, t6, s4
@@ -18909,7 +18858,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 216(sp)
+	ld         	s6, 176(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -18928,7 +18877,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	and        	ra, s8, a5
 	xor        	a5, s2, ra
 	xor        	s2, t6, ra
-	sd         	s2, 216(sp)
+	sd         	s2, 176(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s7
@@ -18961,17 +18910,17 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	xor        	s2, s8, s7
 	and        	s4, s4, t3
 	xor        	s5, s1, a6
-	ld         	t3, 232(sp)
+	ld         	t3, 192(sp)
 	and        	t3, s5, t3
 	xor        	s1, t3, a7
 	xor        	a7, s4, s1
 	xor        	s1, s1, t5
 	xor        	t3, t3, a1
 	xor        	t3, t3, s6
-	ld         	t5, 224(sp)
+	ld         	t5, 184(sp)
 	and        	t5, s5, t5
 	xor        	s4, t5, s4
-	ld         	t5, 216(sp)
+	ld         	t5, 176(sp)
 	xor        	t5, s4, t5
 	and        	t1, a6, t1
 	xor        	a0, t1, a0
@@ -19088,7 +19037,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	th.srri    	a1, a5, 32
 	xor        	a0, a0, a5
 	xor        	a0, a0, a1
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	ld         	a4, 48(a1)
 	ld         	a5, 56(a1)
 	ld         	a2, 24(sp)
@@ -19259,7 +19208,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	xor        	t1, a6, t0
 	and        	s4, t0, t1
 	xor        	t2, a7, t1
-	sd         	t2, 240(sp)
+	sd         	t2, 200(sp)
 	xor        	t4, a6, t3
 	xor        	t2, a0, a6
 	xor        	a4, t3, a7
@@ -19271,19 +19220,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	xor        	t5, a2, a1
 	xor        	a1, a4, t5
 	xor        	a3, t2, t5
-	sd         	a3, 224(sp)
+	sd         	a3, 184(sp)
 	xor        	t5, t4, t5
 	xor        	a3, s2, t5
 	xor        	s5, s2, a4
-	sd         	s5, 216(sp)
+	sd         	s5, 176(sp)
 	xor        	s6, a6, a2
 	xor        	a6, s1, s6
 	and        	s5, a6, a3
 	xor        	s8, s2, a5
 	xor        	s9, t4, s8
-	sd         	s9, 232(sp)
-	ld         	s9, 224(sp)
-	ld         	s10, 232(sp)
+	sd         	s9, 192(sp)
+	ld         	s9, 184(sp)
+	ld         	s10, 192(sp)
 	and        	s9, s9, s10
 	xor        	a0, a0, s8
 	and        	s8, t5, a0
@@ -19295,7 +19244,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	and        	s10, a4, s1
 	xor        	s8, s7, s10
 	xor        	a5, ra, s8
-	ld         	s7, 240(sp)
+	ld         	s7, 200(sp)
 	and        	s7, s7, a2
 	xor        	s10, s7, s10
 	xor        	s7, t3, s11
@@ -19313,7 +19262,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	xor        	a7, a5, s6
 	xor        	s3, s5, s9
 	xor        	s3, s3, s8
-	ld         	s5, 216(sp)
+	ld         	s5, 176(sp)
 	xor        	s8, s3, s5
 	xor        	s10, s8, s6
 	xor        	s3, s2, s8
@@ -19332,7 +19281,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	and        	s10, s7, a4
 	xor        	a4, s1, s10
 	xor        	s1, t5, s10
-	sd         	s1, 216(sp)
+	sd         	s1, 176(sp)
 	and        	s1, s11, a6
 	and        	a6, s11, a3
 	xor        	a3, s8, s6
@@ -19354,7 +19303,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	and        	t4, a1, a2
 	xor        	t4, t6, t4
 	xor        	t4, s1, t4
-	ld         	a2, 240(sp)
+	ld         	a2, 200(sp)
 	and        	a1, a1, a2
 	xor        	a2, s9, a1
 	xor        	a2, a2, t4
@@ -19366,17 +19315,17 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	xor        	s2, s2, s8
 	and        	s4, s5, t2
 	xor        	a7, a7, a5
-	ld         	t2, 232(sp)
+	ld         	t2, 192(sp)
 	and        	s5, a7, t2
 	xor        	a6, s5, a6
 	xor        	t2, s4, a6
 	xor        	s1, a6, s1
 	xor        	a6, s5, a0
 	xor        	a6, a6, s7
-	ld         	s5, 224(sp)
+	ld         	s5, 184(sp)
 	and        	a7, a7, s5
 	xor        	s4, a7, s4
-	ld         	a7, 216(sp)
+	ld         	a7, 176(sp)
 	xor        	a7, s4, a7
 	and        	t1, a5, t1
 	xor        	t1, t1, t6
@@ -19403,12 +19352,12 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	addi       	t3, t3, 0
 	addi       	t6, a0, 0
 	addi       	a0, a1, 0
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	addi       	a1, a1, 64
-	sd         	a1, 208(sp)
-	ld         	a1, 200(sp)
+	sd         	a1, 168(sp)
+	ld         	a1, 160(sp)
 	addi       	a1, a1, -1
-	sd         	a1, 200(sp)
+	sd         	a1, 160(sp)
 	beq        	a1, zero, .Laes_ct_ecb_decrypt_c906_novector_12
 	jal        	zero, .Laes_ct_ecb_decrypt_c906_novector_rounds4
 .Laes_ct_ecb_decrypt_c906_novector_12:
@@ -19543,7 +19492,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	ld         	a4, 0(a1)
 	ld         	a5, 8(a1)
 	ld         	a2, 24(sp)
@@ -19781,19 +19730,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t2, t6
-	sd         	a4, 200(sp)
+	sd         	a4, 160(sp)
 	xor        	t6, t3, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 224(sp)
+	sd         	s6, 184(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s9, s7
 	and        	s6, a7, a4
 	xor        	s10, s1, s2
 	xor        	s8, t3, s10
-	sd         	s8, 216(sp)
-	ld         	s8, 200(sp)
-	ld         	s11, 216(sp)
+	sd         	s8, 176(sp)
+	ld         	s8, 160(sp)
+	ld         	s11, 176(sp)
 	and        	s8, s8, s11
 	xor        	s4, s4, s10
 	and        	s10, t6, s4
@@ -19822,7 +19771,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 224(sp)
+	ld         	s6, 184(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -19841,7 +19790,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	and        	ra, s8, a5
 	xor        	a5, s2, ra
 	xor        	s2, t6, ra
-	sd         	s2, 224(sp)
+	sd         	s2, 184(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s7
@@ -19874,17 +19823,17 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	xor        	s2, s8, s7
 	and        	s4, s4, t2
 	xor        	s5, s1, a6
-	ld         	t2, 216(sp)
+	ld         	t2, 176(sp)
 	and        	t2, s5, t2
 	xor        	s1, t2, a7
 	xor        	a7, s4, s1
 	xor        	s1, s1, t3
 	xor        	t2, t2, a1
 	xor        	t2, t2, s6
-	ld         	t3, 200(sp)
+	ld         	t3, 160(sp)
 	and        	t3, s5, t3
 	xor        	s4, t3, s4
-	ld         	t3, 224(sp)
+	ld         	t3, 184(sp)
 	xor        	t3, s4, t3
 	and        	t4, a6, t4
 	xor        	a0, t4, a0
@@ -19903,7 +19852,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	xor        	a1, a4, a1
 	xor        	a0, a0, a1
 	xor        	a0, a3, a0
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	ld         	a4, 16(a1)
 	ld         	a5, 24(a1)
 	ld         	a2, 24(sp)
@@ -20217,54 +20166,54 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	srli       	t1, t1, 32
 	and        	a1, a2, a1
 	or         	a1, t1, a1
-	ld         	t1, 168(sp)
+	ld         	t1, 128(sp)
 	sd         	t2, 0(t1)
 	sd         	t3, 8(t1)
 	addi       	t1, zero, 1
-	ld         	t2, 184(sp)
+	ld         	t2, 144(sp)
 	bgeu       	t1, t2, .Laes_ct_ecb_decrypt_c906_novector_skip
-	ld         	t1, 168(sp)
+	ld         	t1, 128(sp)
 	addi       	t3, t1, 16
 	sd         	t6, 0(t3)
 	sd         	a0, 8(t3)
 .Laes_ct_ecb_decrypt_c906_novector_skip:
 	addi       	t1, zero, 2
-	ld         	t2, 184(sp)
+	ld         	t2, 144(sp)
 	bgeu       	t1, t2, .Laes_ct_ecb_decrypt_c906_novector_skip.1
-	ld         	t1, 168(sp)
+	ld         	t1, 128(sp)
 	addi       	t3, t1, 32
 	sd         	t4, 0(t3)
 	sd         	t5, 8(t3)
 .Laes_ct_ecb_decrypt_c906_novector_skip.1:
 	addi       	t1, zero, 3
-	ld         	t2, 184(sp)
+	ld         	t2, 144(sp)
 	bgeu       	t1, t2, .Laes_ct_ecb_decrypt_c906_novector_skip.2
-	ld         	t1, 168(sp)
+	ld         	t1, 128(sp)
 	addi       	t3, t1, 48
 	sd         	t0, 0(t3)
 	sd         	a1, 8(t3)
 .Laes_ct_ecb_decrypt_c906_novector_skip.2:
 	addi       	t1, zero, 4
-	ld         	t0, 184(sp)
+	ld         	t0, 144(sp)
 	bgeu       	t1, t0, .Laes_ct_ecb_decrypt_c906_novector_done
-	ld         	t0, 184(sp)
+	ld         	t0, 144(sp)
 	addi       	t0, t0, -4
-	sd         	t0, 184(sp)
-	ld         	t0, 192(sp)
+	sd         	t0, 144(sp)
+	ld         	t0, 152(sp)
 	addi       	t0, t0, 64
-	sd         	t0, 192(sp)
-	ld         	t0, 168(sp)
+	sd         	t0, 152(sp)
+	ld         	t0, 128(sp)
 	addi       	t0, t0, 64
-	sd         	t0, 168(sp)
+	sd         	t0, 128(sp)
 	jal        	zero, .Laes_ct_ecb_decrypt_c906_novector_group
 .Laes_ct_ecb_decrypt_c906_novector_done:
 	// return
+	sd         	zero, 160(sp)
+	sd         	zero, 168(sp)
+	sd         	zero, 176(sp)
+	sd         	zero, 184(sp)
+	sd         	zero, 192(sp)
 	sd         	zero, 200(sp)
-	sd         	zero, 208(sp)
-	sd         	zero, 216(sp)
-	sd         	zero, 224(sp)
-	sd         	zero, 232(sp)
-	sd         	zero, 240(sp)
 	addi       	a0, zero, 0
 	addi       	a1, zero, 0
 	addi       	a2, zero, 0
@@ -20277,19 +20226,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906_novector)
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
-	ld         	s1, 248(sp)
-	ld         	s2, 256(sp)
-	ld         	s3, 264(sp)
-	ld         	s4, 272(sp)
-	ld         	s5, 280(sp)
-	ld         	s6, 288(sp)
-	ld         	s7, 296(sp)
-	ld         	s8, 304(sp)
-	ld         	s9, 312(sp)
-	ld         	s10, 320(sp)
-	ld         	s11, 328(sp)
-	ld         	ra, 336(sp)
-	addi       	sp, sp, 352
+	ld         	s1, 208(sp)
+	ld         	s2, 216(sp)
+	ld         	s3, 224(sp)
+	ld         	s4, 232(sp)
+	ld         	s5, 240(sp)
+	ld         	s6, 248(sp)
+	ld         	s7, 256(sp)
+	ld         	s8, 264(sp)
+	ld         	s9, 272(sp)
+	ld         	s10, 280(sp)
+	ld         	s11, 288(sp)
+	ld         	ra, 296(sp)
+	addi       	sp, sp, 304
 	jalr       	zero, 0(ra)
 SYM_FUNC_END(aes_ct_ecb_decrypt_c906_novector)
 
@@ -20299,8 +20248,8 @@ kgen_aes_ct_c906_novector_masks:
 	.quad	0x5555555555555555, 0x3333333333333333, 0x0f0f0f0f0f0f0f0f, 0x00000000ffff0000
 	.quad	0x0000ff000000ff00, 0xffffffff00000000, 0x0fff0fff0fff0fff, 0x00ff00ff00ff00ff
 	.quad	0x000f000f000f000f, 0x00f000ff000f0000, 0x0f0f00000f0f0000, 0x00ff000000ff0000
-	.quad	0x000f00ff00f00000, 0x0000ffff0000ffff, 0x0000000001010101, 0x0000000063636363
-	.quad	0x0000000080808080, 0x000000007f7f7f7f, 0x000000001b1b1b1b, 0xff00ff00ff00ff00
+	.quad	0x000f00ff00f00000, 0x0000ffff0000ffff, 0xff00ff00ff00ff00, 0x0000000001010101
+	.quad	0x0000000063636363, 0x0000000080808080, 0x000000007f7f7f7f, 0x000000001b1b1b1b
 	.p2align	0
 kgen_aes_ct_c906_novector_masks_rcon:
 	.byte	0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x1b, 0x36

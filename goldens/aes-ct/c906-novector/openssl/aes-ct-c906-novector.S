@@ -18,7 +18,7 @@
 	.set	AES_encrypt, AES_ct_encrypt_c906_novector
 AES_ct_encrypt_c906_novector:
 	# void AES_ct_encrypt_c906_novector(const unsigned char *in, unsigned char *out, const AES_KEY *key)
-	# AES_ct_encrypt_c906_novector: 3771 instructions, frame 288 bytes
+	# AES_ct_encrypt_c906_novector: 3761 instructions, frame 240 bytes
 	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
 	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
 	#   most live values at once: 28 integer, 0 vector registers
@@ -26,23 +26,23 @@ AES_ct_encrypt_c906_novector:
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
-	addi       	sp, sp, -288
-	sd         	s0, 176(sp)
-	sd         	s1, 184(sp)
-	sd         	s2, 192(sp)
-	sd         	s3, 200(sp)
-	sd         	s4, 208(sp)
-	sd         	s5, 216(sp)
-	sd         	s6, 224(sp)
-	sd         	s7, 232(sp)
-	sd         	s8, 240(sp)
-	sd         	s9, 248(sp)
-	sd         	s10, 256(sp)
-	sd         	s11, 264(sp)
-	sd         	ra, 272(sp)
-	sd         	a1, 160(sp)
+	addi       	sp, sp, -240
+	sd         	s0, 136(sp)
+	sd         	s1, 144(sp)
+	sd         	s2, 152(sp)
+	sd         	s3, 160(sp)
+	sd         	s4, 168(sp)
+	sd         	s5, 176(sp)
+	sd         	s6, 184(sp)
+	sd         	s7, 192(sp)
+	sd         	s8, 200(sp)
+	sd         	s9, 208(sp)
+	sd         	s10, 216(sp)
+	sd         	s11, 224(sp)
+	sd         	ra, 232(sp)
+	sd         	a1, 120(sp)
 	lw         	t0, 240(a2)
-	sd         	t0, 168(sp)
+	sd         	t0, 128(sp)
 .LAES_ct_encrypt_c906_novector_0:
 	auipc      	t0, %pcrel_hi(kgen_aes_ct_c906_novector_masks)
 	addi       	t0, t0, %pcrel_lo(.LAES_ct_encrypt_c906_novector_0)
@@ -76,16 +76,6 @@ AES_ct_encrypt_c906_novector:
 	sd         	t1, 104(sp)
 	ld         	t1, 112(t0)
 	sd         	t1, 112(sp)
-	ld         	t1, 120(t0)
-	sd         	t1, 120(sp)
-	ld         	t1, 128(t0)
-	sd         	t1, 128(sp)
-	ld         	t1, 136(t0)
-	sd         	t1, 136(sp)
-	ld         	t1, 144(t0)
-	sd         	t1, 144(sp)
-	ld         	t1, 152(t0)
-	sd         	t1, 152(sp)
 	ld         	t2, 0(a0)
 	ld         	t4, 8(a0)
 	ld         	t1, 24(sp)
@@ -1804,7 +1794,7 @@ AES_ct_encrypt_c906_novector:
 	xor        	s1, a2, a7
 	addi       	t0, t0, 64
 	addi       	t1, t1, 64
-	ld         	t3, 168(sp)
+	ld         	t3, 128(sp)
 	addi       	t3, t3, -2
 	srli       	t3, t3, 2
 	slli       	t3, t3, 6
@@ -2256,7 +2246,7 @@ AES_ct_encrypt_c906_novector:
 	xor        	a5, a0, s3
 	xor        	t3, a1, a2
 	addi       	t4, zero, 12
-	ld         	t5, 168(sp)
+	ld         	t5, 128(sp)
 	beq        	t5, t4, .LAES_ct_encrypt_c906_novector_5
 	jal        	zero, .LAES_ct_encrypt_c906_novector_last_round
 .LAES_ct_encrypt_c906_novector_5:
@@ -3771,7 +3761,7 @@ AES_ct_encrypt_c906_novector:
 	srli       	t1, t1, 32
 	and        	t0, t0, t4
 	or         	t0, t1, t0
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sd         	t2, 0(t0)
 	sd         	t3, 8(t0)
 	# return
@@ -3789,20 +3779,20 @@ AES_ct_encrypt_c906_novector:
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
-	ld         	s0, 176(sp)
-	ld         	s1, 184(sp)
-	ld         	s2, 192(sp)
-	ld         	s3, 200(sp)
-	ld         	s4, 208(sp)
-	ld         	s5, 216(sp)
-	ld         	s6, 224(sp)
-	ld         	s7, 232(sp)
-	ld         	s8, 240(sp)
-	ld         	s9, 248(sp)
-	ld         	s10, 256(sp)
-	ld         	s11, 264(sp)
-	ld         	ra, 272(sp)
-	addi       	sp, sp, 288
+	ld         	s0, 136(sp)
+	ld         	s1, 144(sp)
+	ld         	s2, 152(sp)
+	ld         	s3, 160(sp)
+	ld         	s4, 168(sp)
+	ld         	s5, 176(sp)
+	ld         	s6, 184(sp)
+	ld         	s7, 192(sp)
+	ld         	s8, 200(sp)
+	ld         	s9, 208(sp)
+	ld         	s10, 216(sp)
+	ld         	s11, 224(sp)
+	ld         	ra, 232(sp)
+	addi       	sp, sp, 240
 	jalr       	zero, 0(ra)
 	.size	AES_ct_encrypt_c906_novector, .-AES_ct_encrypt_c906_novector
 
@@ -3814,7 +3804,7 @@ AES_ct_encrypt_c906_novector:
 	.set	AES_decrypt, AES_ct_decrypt_c906_novector
 AES_ct_decrypt_c906_novector:
 	# void AES_ct_decrypt_c906_novector(const unsigned char *in, unsigned char *out, const AES_KEY *key)
-	# AES_ct_decrypt_c906_novector: 3938 instructions, frame 320 bytes
+	# AES_ct_decrypt_c906_novector: 3928 instructions, frame 272 bytes
 	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
 	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
 	#   most live values at once: 28 integer, 0 vector registers
@@ -3822,25 +3812,25 @@ AES_ct_decrypt_c906_novector:
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
-	addi       	sp, sp, -320
-	sd         	s0, 208(sp)
-	sd         	s1, 216(sp)
-	sd         	s2, 224(sp)
-	sd         	s3, 232(sp)
-	sd         	s4, 240(sp)
-	sd         	s5, 248(sp)
-	sd         	s6, 256(sp)
-	sd         	s7, 264(sp)
-	sd         	s8, 272(sp)
-	sd         	s9, 280(sp)
-	sd         	s10, 288(sp)
-	sd         	s11, 296(sp)
-	sd         	ra, 304(sp)
-	sd         	a2, 176(sp)
-	sd         	a1, 160(sp)
-	ld         	t0, 176(sp)
+	addi       	sp, sp, -272
+	sd         	s0, 168(sp)
+	sd         	s1, 176(sp)
+	sd         	s2, 184(sp)
+	sd         	s3, 192(sp)
+	sd         	s4, 200(sp)
+	sd         	s5, 208(sp)
+	sd         	s6, 216(sp)
+	sd         	s7, 224(sp)
+	sd         	s8, 232(sp)
+	sd         	s9, 240(sp)
+	sd         	s10, 248(sp)
+	sd         	s11, 256(sp)
+	sd         	ra, 264(sp)
+	sd         	a2, 136(sp)
+	sd         	a1, 120(sp)
+	ld         	t0, 136(sp)
 	lw         	t0, 240(t0)
-	sd         	t0, 168(sp)
+	sd         	t0, 128(sp)
 .LAES_ct_decrypt_c906_novector_0:
 	auipc      	t0, %pcrel_hi(kgen_aes_ct_c906_novector_masks)
 	addi       	t0, t0, %pcrel_lo(.LAES_ct_decrypt_c906_novector_0)
@@ -3874,16 +3864,6 @@ AES_ct_decrypt_c906_novector:
 	sd         	t1, 104(sp)
 	ld         	t1, 112(t0)
 	sd         	t1, 112(sp)
-	ld         	t1, 120(t0)
-	sd         	t1, 120(sp)
-	ld         	t1, 128(t0)
-	sd         	t1, 128(sp)
-	ld         	t1, 136(t0)
-	sd         	t1, 136(sp)
-	ld         	t1, 144(t0)
-	sd         	t1, 144(sp)
-	ld         	t1, 152(t0)
-	sd         	t1, 152(sp)
 	ld         	t2, 0(a0)
 	ld         	t4, 8(a0)
 	ld         	t1, 24(sp)
@@ -3982,7 +3962,7 @@ AES_ct_decrypt_c906_novector:
 	xor        	t5, a1, a2
 	slli       	a1, a2, 4
 	xor        	a0, a0, a1
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	ld         	a3, 0(a1)
 	ld         	a5, 8(a1)
 	ld         	a2, 24(sp)
@@ -4108,19 +4088,19 @@ AES_ct_decrypt_c906_novector:
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t1, t6
-	sd         	a4, 192(sp)
+	sd         	a4, 152(sp)
 	xor        	t6, t5, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 184(sp)
+	sd         	s6, 144(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s2, s7
 	and        	s6, a7, a4
 	xor        	s9, s1, a6
 	xor        	s10, t5, s9
-	sd         	s10, 200(sp)
-	ld         	s10, 192(sp)
-	ld         	s11, 200(sp)
+	sd         	s10, 160(sp)
+	ld         	s10, 152(sp)
+	ld         	s11, 160(sp)
 	and        	s10, s10, s11
 	xor        	s4, s4, s9
 	and        	s9, t6, s4
@@ -4149,7 +4129,7 @@ AES_ct_decrypt_c906_novector:
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 184(sp)
+	ld         	s6, 144(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -4168,7 +4148,7 @@ AES_ct_decrypt_c906_novector:
 	and        	s0, s8, a5
 	xor        	a5, s2, s0
 	xor        	s2, t6, s0
-	sd         	s2, 184(sp)
+	sd         	s2, 144(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s7
@@ -4201,17 +4181,17 @@ AES_ct_decrypt_c906_novector:
 	xor        	s3, s3, a0
 	and        	a0, s6, t1
 	xor        	s1, s1, a6
-	ld         	t1, 200(sp)
+	ld         	t1, 160(sp)
 	and        	t1, s1, t1
 	xor        	s5, t1, a7
 	xor        	a7, a0, s5
 	xor        	t5, s5, t5
 	xor        	t1, t1, a1
 	xor        	t1, t1, s7
-	ld         	s5, 192(sp)
+	ld         	s5, 152(sp)
 	and        	s1, s1, s5
 	xor        	s1, s1, a0
-	ld         	a0, 184(sp)
+	ld         	a0, 144(sp)
 	xor        	a0, s1, a0
 	and        	t3, a6, t3
 	xor        	t3, t3, a2
@@ -4231,7 +4211,7 @@ AES_ct_decrypt_c906_novector:
 	xor        	t3, t3, a1
 	xor        	t3, s2, t3
 	addi       	a1, zero, 12
-	ld         	a2, 168(sp)
+	ld         	a2, 128(sp)
 	bne        	a2, a1, .LAES_ct_decrypt_c906_novector_not192
 	ld         	a1, 64(sp)
 	th.srri    	a3, a0, 28
@@ -4364,7 +4344,7 @@ AES_ct_decrypt_c906_novector:
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	ld         	a4, 16(a1)
 	ld         	a5, 24(a1)
 	ld         	a2, 24(sp)
@@ -4602,7 +4582,7 @@ AES_ct_decrypt_c906_novector:
 	xor        	t5, a3, a2
 	xor        	a2, a5, t5
 	xor        	a4, t3, t5
-	sd         	a4, 184(sp)
+	sd         	a4, 144(sp)
 	xor        	t5, t6, t5
 	xor        	a4, s3, t5
 	xor        	s1, s3, a5
@@ -4611,9 +4591,9 @@ AES_ct_decrypt_c906_novector:
 	and        	s7, a7, a4
 	xor        	s11, s3, s2
 	xor        	s9, t6, s11
-	sd         	s9, 192(sp)
-	ld         	s9, 184(sp)
-	ld         	s0, 192(sp)
+	sd         	s9, 152(sp)
+	ld         	s9, 144(sp)
+	ld         	s0, 152(sp)
 	and        	s9, s9, s0
 	xor        	s4, s4, s11
 	and        	s11, t5, s4
@@ -4660,7 +4640,7 @@ AES_ct_decrypt_c906_novector:
 	and        	s0, s7, a5
 	xor        	a5, s2, s0
 	xor        	s2, t5, s0
-	sd         	s2, 168(sp)
+	sd         	s2, 128(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s8
@@ -4693,17 +4673,17 @@ AES_ct_decrypt_c906_novector:
 	xor        	s2, s7, s8
 	and        	s4, s4, t3
 	xor        	s5, s1, a6
-	ld         	t3, 192(sp)
+	ld         	t3, 152(sp)
 	and        	t3, s5, t3
 	xor        	s1, t3, a7
 	xor        	a7, s4, s1
 	xor        	s1, s1, t6
 	xor        	t3, t3, a1
 	xor        	t3, t3, s6
-	ld         	t6, 184(sp)
+	ld         	t6, 144(sp)
 	and        	t6, s5, t6
 	xor        	s4, t6, s4
-	ld         	t6, 168(sp)
+	ld         	t6, 128(sp)
 	xor        	t6, s4, t6
 	and        	t1, a6, t1
 	xor        	a0, t1, a0
@@ -4820,7 +4800,7 @@ AES_ct_decrypt_c906_novector:
 	th.srri    	a1, a5, 32
 	xor        	a0, a0, a5
 	xor        	a0, a0, a1
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	ld         	a4, 32(a1)
 	ld         	a5, 40(a1)
 	ld         	a2, 24(sp)
@@ -5002,19 +4982,19 @@ AES_ct_decrypt_c906_novector:
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t2, t6
-	sd         	a4, 184(sp)
+	sd         	a4, 144(sp)
 	xor        	t6, t5, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 168(sp)
+	sd         	s6, 128(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s2, s7
 	and        	s6, a7, a4
 	xor        	s9, s1, a6
 	xor        	s10, t5, s9
-	sd         	s10, 192(sp)
-	ld         	s10, 184(sp)
-	ld         	s11, 192(sp)
+	sd         	s10, 152(sp)
+	ld         	s10, 144(sp)
+	ld         	s11, 152(sp)
 	and        	s10, s10, s11
 	xor        	s4, s4, s9
 	and        	s9, t6, s4
@@ -5043,7 +5023,7 @@ AES_ct_decrypt_c906_novector:
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 168(sp)
+	ld         	s6, 128(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -5062,7 +5042,7 @@ AES_ct_decrypt_c906_novector:
 	and        	s11, s8, a5
 	xor        	a5, s2, s11
 	xor        	s2, t6, s11
-	sd         	s2, 168(sp)
+	sd         	s2, 128(sp)
 	and        	s2, s0, a7
 	and        	a7, s0, a4
 	xor        	a4, s9, s7
@@ -5095,17 +5075,17 @@ AES_ct_decrypt_c906_novector:
 	xor        	t4, t4, s9
 	and        	s4, s4, t2
 	xor        	s1, s1, a6
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	and        	s5, s1, t2
 	xor        	a7, s5, a7
 	xor        	t2, s4, a7
 	xor        	s2, a7, s2
 	xor        	a7, s5, a1
 	xor        	a7, a7, s6
-	ld         	s5, 184(sp)
+	ld         	s5, 144(sp)
 	and        	s1, s1, s5
 	xor        	s4, s1, s4
-	ld         	s1, 168(sp)
+	ld         	s1, 128(sp)
 	xor        	s1, s4, s1
 	and        	t1, a6, t1
 	xor        	t1, t1, a2
@@ -5132,11 +5112,11 @@ AES_ct_decrypt_c906_novector:
 	addi       	t3, t3, 0
 	addi       	t6, a1, 0
 	addi       	a0, a0, 0
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	addi       	a1, a1, 48
-	sd         	a1, 184(sp)
+	sd         	a1, 144(sp)
 	addi       	a1, zero, 2
-	sd         	a1, 176(sp)
+	sd         	a1, 136(sp)
 	jal        	zero, .LAES_ct_decrypt_c906_novector_rounds4
 .LAES_ct_decrypt_c906_novector_not192:
 	ld         	a1, 88(sp)
@@ -5203,16 +5183,16 @@ AES_ct_decrypt_c906_novector:
 	addi       	t3, t3, 0
 	addi       	t6, a3, 0
 	addi       	a0, a4, 0
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	addi       	a1, a1, 16
-	sd         	a1, 184(sp)
+	sd         	a1, 144(sp)
 	addi       	a1, zero, 2
-	sd         	a1, 176(sp)
+	sd         	a1, 136(sp)
 	addi       	a1, zero, 14
-	ld         	a2, 168(sp)
+	ld         	a2, 128(sp)
 	bne        	a2, a1, .LAES_ct_decrypt_c906_novector_rounds4
 	addi       	a1, zero, 3
-	sd         	a1, 176(sp)
+	sd         	a1, 136(sp)
 .LAES_ct_decrypt_c906_novector_rounds4:
 	ld         	a1, 48(sp)
 	th.srri    	a3, t4, 20
@@ -5345,7 +5325,7 @@ AES_ct_decrypt_c906_novector:
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	ld         	a4, 0(a1)
 	ld         	a5, 8(a1)
 	ld         	a2, 24(sp)
@@ -5583,7 +5563,7 @@ AES_ct_decrypt_c906_novector:
 	xor        	t5, a3, a2
 	xor        	a2, a5, t5
 	xor        	a4, t2, t5
-	sd         	a4, 192(sp)
+	sd         	a4, 152(sp)
 	xor        	t5, t6, t5
 	xor        	a4, s3, t5
 	xor        	s1, s3, a5
@@ -5592,9 +5572,9 @@ AES_ct_decrypt_c906_novector:
 	and        	s7, a7, a4
 	xor        	s11, s3, s2
 	xor        	s9, t6, s11
-	sd         	s9, 200(sp)
-	ld         	s9, 192(sp)
-	ld         	s0, 200(sp)
+	sd         	s9, 160(sp)
+	ld         	s9, 152(sp)
+	ld         	s0, 160(sp)
 	and        	s9, s9, s0
 	xor        	s4, s4, s11
 	and        	s11, t5, s4
@@ -5641,7 +5621,7 @@ AES_ct_decrypt_c906_novector:
 	and        	s11, s7, a5
 	xor        	a5, s2, s11
 	xor        	s2, t5, s11
-	sd         	s2, 168(sp)
+	sd         	s2, 128(sp)
 	and        	s2, s0, a7
 	and        	a7, s0, a4
 	xor        	a4, s9, s8
@@ -5674,17 +5654,17 @@ AES_ct_decrypt_c906_novector:
 	xor        	s3, s3, s9
 	and        	a6, a6, t2
 	xor        	s5, s1, a2
-	ld         	t2, 200(sp)
+	ld         	t2, 160(sp)
 	and        	t2, s5, t2
 	xor        	s1, t2, a7
 	xor        	a7, a6, s1
 	xor        	s1, s1, s2
 	xor        	t2, t2, a1
 	xor        	t2, t2, s6
-	ld         	s2, 192(sp)
+	ld         	s2, 152(sp)
 	and        	s2, s5, s2
 	xor        	s2, s2, a6
-	ld         	a6, 168(sp)
+	ld         	a6, 128(sp)
 	xor        	a6, s2, a6
 	and        	t1, a2, t1
 	xor        	a0, t1, a0
@@ -5768,7 +5748,7 @@ AES_ct_decrypt_c906_novector:
 	th.srri    	a1, a5, 32
 	xor        	a0, a0, a5
 	xor        	a0, a0, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	ld         	a3, 16(a1)
 	ld         	a5, 24(a1)
 	ld         	a2, 24(sp)
@@ -5894,19 +5874,19 @@ AES_ct_decrypt_c906_novector:
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t3, t6
-	sd         	a4, 192(sp)
+	sd         	a4, 152(sp)
 	xor        	t6, t5, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 168(sp)
+	sd         	s6, 128(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s2, s7
 	and        	s6, a7, a4
 	xor        	s9, s1, a6
 	xor        	s10, t5, s9
-	sd         	s10, 200(sp)
-	ld         	s10, 192(sp)
-	ld         	s11, 200(sp)
+	sd         	s10, 160(sp)
+	ld         	s10, 152(sp)
+	ld         	s11, 160(sp)
 	and        	s10, s10, s11
 	xor        	s4, s4, s9
 	and        	s9, t6, s4
@@ -5935,7 +5915,7 @@ AES_ct_decrypt_c906_novector:
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 168(sp)
+	ld         	s6, 128(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -5954,7 +5934,7 @@ AES_ct_decrypt_c906_novector:
 	and        	s0, s8, a5
 	xor        	a5, s2, s0
 	xor        	s2, t6, s0
-	sd         	s2, 168(sp)
+	sd         	s2, 128(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s7
@@ -5987,17 +5967,17 @@ AES_ct_decrypt_c906_novector:
 	xor        	s2, s8, s7
 	and        	s4, s4, t3
 	xor        	s5, s1, a6
-	ld         	t3, 200(sp)
+	ld         	t3, 160(sp)
 	and        	t3, s5, t3
 	xor        	s1, t3, a7
 	xor        	a7, s4, s1
 	xor        	s1, s1, t5
 	xor        	t3, t3, a1
 	xor        	t3, t3, s6
-	ld         	t5, 192(sp)
+	ld         	t5, 152(sp)
 	and        	t5, s5, t5
 	xor        	s4, t5, s4
-	ld         	t5, 168(sp)
+	ld         	t5, 128(sp)
 	xor        	t5, s4, t5
 	and        	t1, a6, t1
 	xor        	a0, t1, a0
@@ -6147,7 +6127,7 @@ AES_ct_decrypt_c906_novector:
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	ld         	a4, 32(a1)
 	ld         	a5, 40(a1)
 	ld         	a2, 24(sp)
@@ -6385,7 +6365,7 @@ AES_ct_decrypt_c906_novector:
 	xor        	t5, a3, a2
 	xor        	a2, a5, t5
 	xor        	a4, t3, t5
-	sd         	a4, 192(sp)
+	sd         	a4, 152(sp)
 	xor        	t5, t6, t5
 	xor        	a4, s3, t5
 	xor        	s1, s3, a5
@@ -6394,9 +6374,9 @@ AES_ct_decrypt_c906_novector:
 	and        	s7, a7, a4
 	xor        	s11, s3, s2
 	xor        	s9, t6, s11
-	sd         	s9, 200(sp)
-	ld         	s9, 192(sp)
-	ld         	s0, 200(sp)
+	sd         	s9, 160(sp)
+	ld         	s9, 152(sp)
+	ld         	s0, 160(sp)
 	and        	s9, s9, s0
 	xor        	s4, s4, s11
 	and        	s11, t5, s4
@@ -6443,7 +6423,7 @@ AES_ct_decrypt_c906_novector:
 	and        	s0, s7, a5
 	xor        	a5, s2, s0
 	xor        	s2, t5, s0
-	sd         	s2, 168(sp)
+	sd         	s2, 128(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s8
@@ -6476,17 +6456,17 @@ AES_ct_decrypt_c906_novector:
 	xor        	s2, s7, s8
 	and        	s4, s4, t3
 	xor        	s5, s1, a6
-	ld         	t3, 200(sp)
+	ld         	t3, 160(sp)
 	and        	t3, s5, t3
 	xor        	s1, t3, a7
 	xor        	a7, s4, s1
 	xor        	s1, s1, t6
 	xor        	t3, t3, a1
 	xor        	t3, t3, s6
-	ld         	t6, 192(sp)
+	ld         	t6, 152(sp)
 	and        	t6, s5, t6
 	xor        	s4, t6, s4
-	ld         	t6, 168(sp)
+	ld         	t6, 128(sp)
 	xor        	t6, s4, t6
 	and        	t1, a6, t1
 	xor        	a0, t1, a0
@@ -6603,7 +6583,7 @@ AES_ct_decrypt_c906_novector:
 	th.srri    	a1, a5, 32
 	xor        	a0, a0, a5
 	xor        	a0, a0, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	ld         	a4, 48(a1)
 	ld         	a5, 56(a1)
 	ld         	a2, 24(sp)
@@ -6785,19 +6765,19 @@ AES_ct_decrypt_c906_novector:
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t2, t6
-	sd         	a4, 192(sp)
+	sd         	a4, 152(sp)
 	xor        	t6, t5, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 168(sp)
+	sd         	s6, 128(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s2, s7
 	and        	s6, a7, a4
 	xor        	s9, s1, a6
 	xor        	s10, t5, s9
-	sd         	s10, 200(sp)
-	ld         	s10, 192(sp)
-	ld         	s11, 200(sp)
+	sd         	s10, 160(sp)
+	ld         	s10, 152(sp)
+	ld         	s11, 160(sp)
 	and        	s10, s10, s11
 	xor        	s4, s4, s9
 	and        	s9, t6, s4
@@ -6826,7 +6806,7 @@ AES_ct_decrypt_c906_novector:
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 168(sp)
+	ld         	s6, 128(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -6845,7 +6825,7 @@ AES_ct_decrypt_c906_novector:
 	and        	s11, s8, a5
 	xor        	a5, s2, s11
 	xor        	s2, t6, s11
-	sd         	s2, 168(sp)
+	sd         	s2, 128(sp)
 	and        	s2, s0, a7
 	and        	a7, s0, a4
 	xor        	a4, s9, s7
@@ -6878,17 +6858,17 @@ AES_ct_decrypt_c906_novector:
 	xor        	t4, t4, s9
 	and        	s4, s4, t2
 	xor        	s1, s1, a6
-	ld         	t2, 200(sp)
+	ld         	t2, 160(sp)
 	and        	s5, s1, t2
 	xor        	a7, s5, a7
 	xor        	t2, s4, a7
 	xor        	s2, a7, s2
 	xor        	a7, s5, a1
 	xor        	a7, a7, s6
-	ld         	s5, 192(sp)
+	ld         	s5, 152(sp)
 	and        	s1, s1, s5
 	xor        	s4, s1, s4
-	ld         	s1, 168(sp)
+	ld         	s1, 128(sp)
 	xor        	s1, s4, s1
 	and        	t1, a6, t1
 	xor        	t1, t1, a2
@@ -6915,12 +6895,12 @@ AES_ct_decrypt_c906_novector:
 	addi       	t3, t3, 0
 	addi       	t6, a1, 0
 	addi       	a0, a0, 0
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	addi       	a1, a1, 64
-	sd         	a1, 184(sp)
-	ld         	a1, 176(sp)
+	sd         	a1, 144(sp)
+	ld         	a1, 136(sp)
 	addi       	a1, a1, -1
-	sd         	a1, 176(sp)
+	sd         	a1, 136(sp)
 	beq        	a1, zero, .LAES_ct_decrypt_c906_novector_3
 	jal        	zero, .LAES_ct_decrypt_c906_novector_rounds4
 .LAES_ct_decrypt_c906_novector_3:
@@ -7055,7 +7035,7 @@ AES_ct_decrypt_c906_novector:
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	ld         	a4, 0(a1)
 	ld         	a5, 8(a1)
 	ld         	a2, 24(sp)
@@ -7293,7 +7273,7 @@ AES_ct_decrypt_c906_novector:
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t2, t6
-	sd         	a4, 176(sp)
+	sd         	a4, 136(sp)
 	xor        	t6, t3, t6
 	xor        	a4, s3, t6
 	xor        	s1, s3, a5
@@ -7302,9 +7282,9 @@ AES_ct_decrypt_c906_novector:
 	and        	s7, a7, a4
 	xor        	s11, s3, s2
 	xor        	s9, t3, s11
-	sd         	s9, 192(sp)
-	ld         	s9, 176(sp)
-	ld         	s0, 192(sp)
+	sd         	s9, 152(sp)
+	ld         	s9, 136(sp)
+	ld         	s0, 152(sp)
 	and        	s9, s9, s0
 	xor        	s4, s4, s11
 	and        	s11, t6, s4
@@ -7351,7 +7331,7 @@ AES_ct_decrypt_c906_novector:
 	and        	s0, s7, a5
 	xor        	a5, s2, s0
 	xor        	s2, t6, s0
-	sd         	s2, 168(sp)
+	sd         	s2, 128(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s8
@@ -7384,17 +7364,17 @@ AES_ct_decrypt_c906_novector:
 	xor        	s2, s7, s8
 	and        	s4, s4, t2
 	xor        	s5, s1, a6
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	and        	t2, s5, t2
 	xor        	s1, t2, a7
 	xor        	a7, s4, s1
 	xor        	s1, s1, t3
 	xor        	t2, t2, a1
 	xor        	t2, t2, s6
-	ld         	t3, 176(sp)
+	ld         	t3, 136(sp)
 	and        	t3, s5, t3
 	xor        	s4, t3, s4
-	ld         	t3, 168(sp)
+	ld         	t3, 128(sp)
 	xor        	t3, s4, t3
 	and        	t4, a6, t4
 	xor        	a0, t4, a0
@@ -7413,7 +7393,7 @@ AES_ct_decrypt_c906_novector:
 	xor        	a1, a4, a1
 	xor        	a0, a0, a1
 	xor        	a0, a3, a0
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	ld         	a4, 16(a1)
 	ld         	a5, 24(a1)
 	ld         	a2, 24(sp)
@@ -7727,15 +7707,15 @@ AES_ct_decrypt_c906_novector:
 	srli       	t1, t1, 32
 	and        	t0, t0, t4
 	or         	t0, t1, t0
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sd         	t2, 0(t0)
 	sd         	t3, 8(t0)
 	# return
-	sd         	zero, 168(sp)
-	sd         	zero, 176(sp)
-	sd         	zero, 184(sp)
-	sd         	zero, 192(sp)
-	sd         	zero, 200(sp)
+	sd         	zero, 128(sp)
+	sd         	zero, 136(sp)
+	sd         	zero, 144(sp)
+	sd         	zero, 152(sp)
+	sd         	zero, 160(sp)
 	addi       	t1, zero, 0
 	addi       	t2, zero, 0
 	addi       	a0, zero, 0
@@ -7750,20 +7730,20 @@ AES_ct_decrypt_c906_novector:
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
-	ld         	s0, 208(sp)
-	ld         	s1, 216(sp)
-	ld         	s2, 224(sp)
-	ld         	s3, 232(sp)
-	ld         	s4, 240(sp)
-	ld         	s5, 248(sp)
-	ld         	s6, 256(sp)
-	ld         	s7, 264(sp)
-	ld         	s8, 272(sp)
-	ld         	s9, 280(sp)
-	ld         	s10, 288(sp)
-	ld         	s11, 296(sp)
-	ld         	ra, 304(sp)
-	addi       	sp, sp, 320
+	ld         	s0, 168(sp)
+	ld         	s1, 176(sp)
+	ld         	s2, 184(sp)
+	ld         	s3, 192(sp)
+	ld         	s4, 200(sp)
+	ld         	s5, 208(sp)
+	ld         	s6, 216(sp)
+	ld         	s7, 224(sp)
+	ld         	s8, 232(sp)
+	ld         	s9, 240(sp)
+	ld         	s10, 248(sp)
+	ld         	s11, 256(sp)
+	ld         	ra, 264(sp)
+	addi       	sp, sp, 272
 	jalr       	zero, 0(ra)
 	.size	AES_ct_decrypt_c906_novector, .-AES_ct_decrypt_c906_novector
 
@@ -7905,7 +7885,7 @@ AES_ct_set_encrypt_key_c906_novector:
 	# w[i] = w[i-nk] ^ SubWord(RotWord(w[i-1])) ^ rcon, then w[i+1..i+4]
 	th.srriw   	t5, t4, 8
 	ld         	t3, 16(sp)
-	ld         	t6, 112(t3)
+	ld         	t6, 120(t3)
 	and        	t3, t5, t6
 	srli       	t4, t5, 1
 	and        	a6, t4, t6
@@ -8051,7 +8031,7 @@ AES_ct_set_encrypt_key_c906_novector:
 	slli       	t4, t4, 7
 	or         	t3, t3, t4
 	ld         	t4, 16(sp)
-	ld         	t4, 120(t4)
+	ld         	t4, 128(t4)
 	xor        	t4, t3, t4
 	ld         	t5, 8(sp)
 	lbu        	t3, 0(t5)
@@ -8083,7 +8063,7 @@ AES_ct_set_encrypt_key_c906_novector:
 	bne        	t5, t3, .LAES_ct_set_encrypt_key_c906_novector_two
 	# AES-256: w[i+4] takes SubWord(w[i+3])
 	ld         	t3, 16(sp)
-	ld         	t5, 112(t3)
+	ld         	t5, 120(t3)
 	and        	t3, t4, t5
 	srli       	t6, t4, 1
 	and        	a6, t6, t5
@@ -8229,7 +8209,7 @@ AES_ct_set_encrypt_key_c906_novector:
 	slli       	t4, t4, 7
 	or         	t3, t3, t4
 	ld         	t4, 16(sp)
-	ld         	t4, 120(t4)
+	ld         	t4, 128(t4)
 	xor        	t3, t3, t4
 	addi       	t4, t3, 0
 .LAES_ct_set_encrypt_key_c906_novector_two:
@@ -8430,7 +8410,7 @@ AES_ct_set_decrypt_key_c906_novector:
 .LAES_ct_set_decrypt_key_c906_novector_pass:
 	# w[i] = w[i-nk] ^ SubWord(RotWord(w[i-1])) ^ rcon, then w[i+1..i+4]
 	th.srriw   	a0, t5, 8
-	ld         	t5, 112(t0)
+	ld         	t5, 120(t0)
 	and        	t4, a0, t5
 	srli       	t6, a0, 1
 	and        	a6, t6, t5
@@ -8578,7 +8558,7 @@ AES_ct_set_decrypt_key_c906_novector:
 	or         	t4, t4, t6
 	slli       	t5, t5, 7
 	or         	t4, t4, t5
-	ld         	t5, 120(t0)
+	ld         	t5, 128(t0)
 	xor        	t5, t4, t5
 	ld         	t6, 16(sp)
 	lbu        	t4, 0(t6)
@@ -8609,7 +8589,7 @@ AES_ct_set_decrypt_key_c906_novector:
 	ld         	t6, 24(sp)
 	bne        	t6, t4, .LAES_ct_set_decrypt_key_c906_novector_two
 	# AES-256: w[i+4] takes SubWord(w[i+3])
-	ld         	a0, 112(t0)
+	ld         	a0, 120(t0)
 	and        	t4, t5, a0
 	srli       	t6, t5, 1
 	and        	a6, t6, a0
@@ -8757,7 +8737,7 @@ AES_ct_set_decrypt_key_c906_novector:
 	or         	t4, t4, t6
 	slli       	t5, t5, 7
 	or         	t4, t4, t5
-	ld         	t5, 120(t0)
+	ld         	t5, 128(t0)
 	xor        	t4, t4, t5
 	addi       	t5, t4, 0
 .LAES_ct_set_decrypt_key_c906_novector_two:
@@ -8822,9 +8802,9 @@ AES_ct_set_decrypt_key_c906_novector:
 	addi       	t2, t2, -16
 .LAES_ct_set_decrypt_key_c906_novector_imc:
 	lwu        	t3, 0(t1)
-	ld         	t6, 128(t0)
-	ld         	t5, 136(t0)
-	ld         	t4, 144(t0)
+	ld         	t6, 136(t0)
+	ld         	t5, 144(t0)
+	ld         	t4, 152(t0)
 	and        	t6, t3, t6
 	and        	t5, t3, t5
 	slli       	t5, t5, 1
@@ -8833,9 +8813,9 @@ AES_ct_set_decrypt_key_c906_novector:
 	sub        	t6, a0, t6
 	and        	t4, t6, t4
 	xor        	t4, t5, t4
-	ld         	a0, 128(t0)
-	ld         	t6, 136(t0)
-	ld         	t5, 144(t0)
+	ld         	a0, 136(t0)
+	ld         	t6, 144(t0)
+	ld         	t5, 152(t0)
 	and        	a0, t4, a0
 	and        	t6, t4, t6
 	slli       	t6, t6, 1
@@ -8844,9 +8824,9 @@ AES_ct_set_decrypt_key_c906_novector:
 	sub        	a0, a1, a0
 	and        	t5, a0, t5
 	xor        	t5, t6, t5
-	ld         	a1, 128(t0)
-	ld         	a0, 136(t0)
-	ld         	t6, 144(t0)
+	ld         	a1, 136(t0)
+	ld         	a0, 144(t0)
+	ld         	t6, 152(t0)
 	and        	a1, t5, a1
 	and        	a0, t5, a0
 	slli       	a0, a0, 1
@@ -8913,7 +8893,7 @@ AES_ct_set_decrypt_key_c906_novector:
 	.set	AES_ctr32_encrypt, AES_ct_ctr32_encrypt_c906_novector
 AES_ct_ctr32_encrypt_c906_novector:
 	# void AES_ct_ctr32_encrypt_c906_novector(const unsigned char *in, unsigned char *out, size_t blocks, const AES_KEY *key, const unsigned char ivec[16])
-	# AES_ct_ctr32_encrypt_c906_novector: 3764 instructions, frame 1392 bytes
+	# AES_ct_ctr32_encrypt_c906_novector: 3754 instructions, frame 1360 bytes
 	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
 	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
 	#   most live values at once: 28 integer, 0 vector registers
@@ -8921,24 +8901,24 @@ AES_ct_ctr32_encrypt_c906_novector:
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
-	addi       	sp, sp, -1392
-	sd         	s0, 1288(sp)
-	sd         	s1, 1296(sp)
-	sd         	s2, 1304(sp)
-	sd         	s3, 1312(sp)
-	sd         	s4, 1320(sp)
-	sd         	s5, 1328(sp)
-	sd         	s6, 1336(sp)
-	sd         	s7, 1344(sp)
-	sd         	s8, 1352(sp)
-	sd         	s9, 1360(sp)
-	sd         	s10, 1368(sp)
-	sd         	s11, 1376(sp)
-	sd         	ra, 1384(sp)
-	sd         	a1, 1280(sp)
-	sd         	a0, 1272(sp)
-	sd         	a2, 1248(sp)
-	ld         	t0, 1248(sp)
+	addi       	sp, sp, -1360
+	sd         	s0, 1248(sp)
+	sd         	s1, 1256(sp)
+	sd         	s2, 1264(sp)
+	sd         	s3, 1272(sp)
+	sd         	s4, 1280(sp)
+	sd         	s5, 1288(sp)
+	sd         	s6, 1296(sp)
+	sd         	s7, 1304(sp)
+	sd         	s8, 1312(sp)
+	sd         	s9, 1320(sp)
+	sd         	s10, 1328(sp)
+	sd         	s11, 1336(sp)
+	sd         	ra, 1344(sp)
+	sd         	a1, 1240(sp)
+	sd         	a0, 1232(sp)
+	sd         	a2, 1208(sp)
+	ld         	t0, 1208(sp)
 	bne        	t0, zero, .LAES_ct_ctr32_encrypt_c906_novector_start
 	jal        	zero, .LAES_ct_ctr32_encrypt_c906_novector_done
 .LAES_ct_ctr32_encrypt_c906_novector_start:
@@ -8975,18 +8955,8 @@ AES_ct_ctr32_encrypt_c906_novector:
 	sd         	t1, 1192(sp)
 	ld         	t1, 112(t0)
 	sd         	t1, 1200(sp)
-	ld         	t1, 120(t0)
-	sd         	t1, 1208(sp)
-	ld         	t1, 128(t0)
-	sd         	t1, 1216(sp)
-	ld         	t1, 136(t0)
-	sd         	t1, 1224(sp)
-	ld         	t1, 144(t0)
-	sd         	t1, 1232(sp)
-	ld         	t1, 152(t0)
-	sd         	t1, 1240(sp)
 	lw         	t0, 240(a3)
-	sd         	t0, 1264(sp)
+	sd         	t0, 1224(sp)
 	# the round keys, bitsliced, into the frame: round r's at 64r. Zeros first (every key's bytes are then written before they are read, which the loop's stores cannot show)
 	sd         	zero, 64(sp)
 	sd         	zero, 72(sp)
@@ -9116,7 +9086,7 @@ AES_ct_ctr32_encrypt_c906_novector:
 	sd         	zero, 1064(sp)
 	sd         	zero, 1072(sp)
 	sd         	zero, 1080(sp)
-	ld         	t0, 1264(sp)
+	ld         	t0, 1224(sp)
 	slli       	t3, t0, 6
 	addi       	t1, a3, 16
 	addi       	t2, zero, 0
@@ -10067,10 +10037,10 @@ AES_ct_ctr32_encrypt_c906_novector:
 	sd         	t6, 56(sp)
 	srli       	t0, t0, 32
 	th.revw    	t0, t0
-	sd         	t0, 1256(sp)
+	sd         	t0, 1216(sp)
 .LAES_ct_ctr32_encrypt_c906_novector_four:
 	# four counter blocks: the nonce's planes ^ the counters' planes
-	ld         	t0, 1256(sp)
+	ld         	t0, 1216(sp)
 	addiw      	t0, t0, 0
 	th.revw    	t0, t0
 	th.extu    	t0, t0, 31, 0
@@ -10083,7 +10053,7 @@ AES_ct_ctr32_encrypt_c906_novector:
 	ld         	t1, 1144(sp)
 	and        	t0, t0, t1
 	slli       	t0, t0, 8
-	ld         	t1, 1256(sp)
+	ld         	t1, 1216(sp)
 	addiw      	t1, t1, 1
 	th.revw    	t1, t1
 	th.extu    	t1, t1, 31, 0
@@ -10096,7 +10066,7 @@ AES_ct_ctr32_encrypt_c906_novector:
 	ld         	t2, 1144(sp)
 	and        	t1, t1, t2
 	slli       	t1, t1, 8
-	ld         	t2, 1256(sp)
+	ld         	t2, 1216(sp)
 	addiw      	t2, t2, 2
 	th.revw    	t2, t2
 	th.extu    	t2, t2, 31, 0
@@ -10109,7 +10079,7 @@ AES_ct_ctr32_encrypt_c906_novector:
 	ld         	t3, 1144(sp)
 	and        	t2, t2, t3
 	slli       	t2, t2, 8
-	ld         	t3, 1256(sp)
+	ld         	t3, 1216(sp)
 	addiw      	t3, t3, 3
 	th.revw    	t3, t3
 	th.extu    	t3, t3, 31, 0
@@ -11037,7 +11007,7 @@ AES_ct_ctr32_encrypt_c906_novector:
 	xor        	s5, t4, a5
 	xor        	s2, a3, t0
 	addi       	t1, t1, 256
-	ld         	t0, 1264(sp)
+	ld         	t0, 1224(sp)
 	addi       	t4, t0, -2
 	srli       	t4, t4, 2
 	slli       	t4, t4, 8
@@ -11284,7 +11254,7 @@ AES_ct_ctr32_encrypt_c906_novector:
 	xor        	s2, a7, a2
 	xor        	s1, t4, t5
 	addi       	t4, zero, 12
-	ld         	t5, 1264(sp)
+	ld         	t5, 1224(sp)
 	bne        	t5, t4, .LAES_ct_ctr32_encrypt_c906_novector_last_round
 	xor        	t4, a3, t6
 	xor        	a7, s1, t3
@@ -12254,7 +12224,7 @@ AES_ct_ctr32_encrypt_c906_novector:
 	and        	t0, t0, a1
 	or         	a4, t2, t0
 	# SR² of each block: bytes 1, 3, 5, 7 trade places with bytes 9, 11, 13, 15
-	ld         	a5, 1240(sp)
+	ld         	a5, 1200(sp)
 	xor        	t0, t1, t3
 	and        	t0, t0, a5
 	xor        	a3, t1, t0
@@ -12272,103 +12242,103 @@ AES_ct_ctr32_encrypt_c906_novector:
 	xor        	t4, a2, t5
 	xor        	t5, a4, t5
 	addi       	t6, zero, 4
-	ld         	a0, 1248(sp)
+	ld         	a0, 1208(sp)
 	bltu       	a0, t6, .LAES_ct_ctr32_encrypt_c906_novector_tail
 	# out = in ^ keystream, four blocks
-	ld         	t6, 1272(sp)
+	ld         	t6, 1232(sp)
 	ld         	t6, 0(t6)
 	xor        	t6, t6, a3
-	ld         	a0, 1280(sp)
+	ld         	a0, 1240(sp)
 	sd         	t6, 0(a0)
-	ld         	t6, 1272(sp)
+	ld         	t6, 1232(sp)
 	ld         	t6, 8(t6)
 	xor        	t6, t6, a1
-	ld         	a0, 1280(sp)
+	ld         	a0, 1240(sp)
 	sd         	t6, 8(a0)
-	ld         	t6, 1272(sp)
+	ld         	t6, 1232(sp)
 	ld         	t6, 16(t6)
 	xor        	t6, t6, t3
-	ld         	t3, 1280(sp)
+	ld         	t3, 1240(sp)
 	sd         	t6, 16(t3)
-	ld         	t3, 1272(sp)
+	ld         	t3, 1232(sp)
 	ld         	t6, 24(t3)
 	xor        	t6, t6, t2
-	ld         	t2, 1280(sp)
+	ld         	t2, 1240(sp)
 	sd         	t6, 24(t2)
-	ld         	t2, 1272(sp)
+	ld         	t2, 1232(sp)
 	ld         	t6, 32(t2)
 	xor        	t6, t6, t1
-	ld         	t1, 1280(sp)
+	ld         	t1, 1240(sp)
 	sd         	t6, 32(t1)
-	ld         	t1, 1272(sp)
+	ld         	t1, 1232(sp)
 	ld         	t6, 40(t1)
 	xor        	t6, t6, t0
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	sd         	t6, 40(t0)
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	ld         	t6, 48(t0)
 	xor        	t6, t6, t4
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	sd         	t6, 48(t0)
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	ld         	t6, 56(t0)
 	xor        	t6, t6, t5
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	sd         	t6, 56(t0)
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	addi       	t0, t0, 64
-	sd         	t0, 1272(sp)
-	ld         	t0, 1280(sp)
+	sd         	t0, 1232(sp)
+	ld         	t0, 1240(sp)
 	addi       	t0, t0, 64
-	sd         	t0, 1280(sp)
-	ld         	t0, 1248(sp)
+	sd         	t0, 1240(sp)
+	ld         	t0, 1208(sp)
 	addi       	t0, t0, -4
-	sd         	t0, 1248(sp)
-	ld         	t0, 1256(sp)
+	sd         	t0, 1208(sp)
+	ld         	t0, 1216(sp)
 	addiw      	t0, t0, 4
-	sd         	t0, 1256(sp)
-	ld         	t0, 1248(sp)
+	sd         	t0, 1216(sp)
+	ld         	t0, 1208(sp)
 	beq        	t0, zero, .LAES_ct_ctr32_encrypt_c906_novector_13
 	jal        	zero, .LAES_ct_ctr32_encrypt_c906_novector_four
 .LAES_ct_ctr32_encrypt_c906_novector_13:
 	jal        	zero, .LAES_ct_ctr32_encrypt_c906_novector_done
 	# one to three blocks left: as many keystream blocks, a block at a time
 .LAES_ct_ctr32_encrypt_c906_novector_tail:
-	ld         	t4, 1272(sp)
+	ld         	t4, 1232(sp)
 	ld         	t6, 0(t4)
 	xor        	t6, t6, a3
-	ld         	t4, 1280(sp)
+	ld         	t4, 1240(sp)
 	sd         	t6, 0(t4)
-	ld         	t4, 1272(sp)
+	ld         	t4, 1232(sp)
 	ld         	t6, 8(t4)
 	xor        	t6, t6, a1
-	ld         	t4, 1280(sp)
+	ld         	t4, 1240(sp)
 	sd         	t6, 8(t4)
 	addi       	t6, zero, 1
-	ld         	t4, 1248(sp)
+	ld         	t4, 1208(sp)
 	beq        	t4, t6, .LAES_ct_ctr32_encrypt_c906_novector_done
-	ld         	t4, 1272(sp)
+	ld         	t4, 1232(sp)
 	ld         	t6, 16(t4)
 	xor        	t6, t6, t3
-	ld         	t3, 1280(sp)
+	ld         	t3, 1240(sp)
 	sd         	t6, 16(t3)
-	ld         	t3, 1272(sp)
+	ld         	t3, 1232(sp)
 	ld         	t6, 24(t3)
 	xor        	t6, t6, t2
-	ld         	t2, 1280(sp)
+	ld         	t2, 1240(sp)
 	sd         	t6, 24(t2)
 	addi       	t6, zero, 2
-	ld         	t2, 1248(sp)
+	ld         	t2, 1208(sp)
 	beq        	t2, t6, .LAES_ct_ctr32_encrypt_c906_novector_done
-	ld         	t2, 1272(sp)
+	ld         	t2, 1232(sp)
 	ld         	t6, 32(t2)
 	xor        	t6, t6, t1
-	ld         	t1, 1280(sp)
+	ld         	t1, 1240(sp)
 	sd         	t6, 32(t1)
-	ld         	t1, 1272(sp)
+	ld         	t1, 1232(sp)
 	ld         	t6, 40(t1)
 	xor        	t6, t6, t0
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	sd         	t6, 40(t0)
 .LAES_ct_ctr32_encrypt_c906_novector_done:
 	# return
@@ -12522,20 +12492,20 @@ AES_ct_ctr32_encrypt_c906_novector:
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
-	ld         	s0, 1288(sp)
-	ld         	s1, 1296(sp)
-	ld         	s2, 1304(sp)
-	ld         	s3, 1312(sp)
-	ld         	s4, 1320(sp)
-	ld         	s5, 1328(sp)
-	ld         	s6, 1336(sp)
-	ld         	s7, 1344(sp)
-	ld         	s8, 1352(sp)
-	ld         	s9, 1360(sp)
-	ld         	s10, 1368(sp)
-	ld         	s11, 1376(sp)
-	ld         	ra, 1384(sp)
-	addi       	sp, sp, 1392
+	ld         	s0, 1248(sp)
+	ld         	s1, 1256(sp)
+	ld         	s2, 1264(sp)
+	ld         	s3, 1272(sp)
+	ld         	s4, 1280(sp)
+	ld         	s5, 1288(sp)
+	ld         	s6, 1296(sp)
+	ld         	s7, 1304(sp)
+	ld         	s8, 1312(sp)
+	ld         	s9, 1320(sp)
+	ld         	s10, 1328(sp)
+	ld         	s11, 1336(sp)
+	ld         	ra, 1344(sp)
+	addi       	sp, sp, 1360
 	jalr       	zero, 0(ra)
 	# rounds 12: key 12 again, SR²-shifted
 .LAES_ct_ctr32_encrypt_c906_novector_keys12:
@@ -12716,8 +12686,8 @@ kgen_aes_ct_c906_novector_masks:
 	.quad	0x5555555555555555, 0x3333333333333333, 0x0f0f0f0f0f0f0f0f, 0x00000000ffff0000
 	.quad	0x0000ff000000ff00, 0xffffffff00000000, 0x0fff0fff0fff0fff, 0x00ff00ff00ff00ff
 	.quad	0x000f000f000f000f, 0x00f000ff000f0000, 0x0f0f00000f0f0000, 0x00ff000000ff0000
-	.quad	0x000f00ff00f00000, 0x0000ffff0000ffff, 0x0000000001010101, 0x0000000063636363
-	.quad	0x0000000080808080, 0x000000007f7f7f7f, 0x000000001b1b1b1b, 0xff00ff00ff00ff00
+	.quad	0x000f00ff00f00000, 0x0000ffff0000ffff, 0xff00ff00ff00ff00, 0x0000000001010101
+	.quad	0x0000000063636363, 0x0000000080808080, 0x000000007f7f7f7f, 0x000000001b1b1b1b
 	.size	kgen_aes_ct_c906_novector_masks, 160
 	.p2align	0
 	.type	kgen_aes_ct_c906_novector_masks_rcon, @object

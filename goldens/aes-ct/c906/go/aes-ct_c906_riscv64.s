@@ -25,12 +25,12 @@ DATA ·kgen_aes_ct_c906_masks+80(SB)/8, $0x0f0f00000f0f0000
 DATA ·kgen_aes_ct_c906_masks+88(SB)/8, $0x00ff000000ff0000
 DATA ·kgen_aes_ct_c906_masks+96(SB)/8, $0x000f00ff00f00000
 DATA ·kgen_aes_ct_c906_masks+104(SB)/8, $0x0000ffff0000ffff
-DATA ·kgen_aes_ct_c906_masks+112(SB)/8, $0x0000000001010101
-DATA ·kgen_aes_ct_c906_masks+120(SB)/8, $0x0000000063636363
-DATA ·kgen_aes_ct_c906_masks+128(SB)/8, $0x0000000080808080
-DATA ·kgen_aes_ct_c906_masks+136(SB)/8, $0x000000007f7f7f7f
-DATA ·kgen_aes_ct_c906_masks+144(SB)/8, $0x000000001b1b1b1b
-DATA ·kgen_aes_ct_c906_masks+152(SB)/8, $0xff00ff00ff00ff00
+DATA ·kgen_aes_ct_c906_masks+112(SB)/8, $0xff00ff00ff00ff00
+DATA ·kgen_aes_ct_c906_masks+120(SB)/8, $0x0000000001010101
+DATA ·kgen_aes_ct_c906_masks+128(SB)/8, $0x0000000063636363
+DATA ·kgen_aes_ct_c906_masks+136(SB)/8, $0x0000000080808080
+DATA ·kgen_aes_ct_c906_masks+144(SB)/8, $0x000000007f7f7f7f
+DATA ·kgen_aes_ct_c906_masks+152(SB)/8, $0x000000001b1b1b1b
 GLOBL ·kgen_aes_ct_c906_masks(SB), RODATA|NOPTR, $160
 
 // round constants
@@ -65,9 +65,9 @@ DATA ·kgen_aes_ct_c906_perms+176(SB)/8, $0x0d0c0f0e09080b0a
 DATA ·kgen_aes_ct_c906_perms+184(SB)/8, $0x0504070601000302
 GLOBL ·kgen_aes_ct_c906_perms(SB), RODATA|NOPTR, $192
 
-// one block by nibble lookups: the tower basis in, 1/n, a/n, the S-box's linear part and twice it, four permutations
-DATA ·kgen_aes_ct_c906_vperm+0(SB)/8, $0x7666746412021000
-DATA ·kgen_aes_ct_c906_vperm+8(SB)/8, $0xb2a2b0a0d6c6d4c4
+// one block by nibble lookups: the tower basis in (0x63 added), 1/n, a/n, the S-box's linear part, four permutations
+DATA ·kgen_aes_ct_c906_vperm+0(SB)/8, $0x7a6a78681e0e1c0c
+DATA ·kgen_aes_ct_c906_vperm+8(SB)/8, $0xbeaebcacdacad8c8
 DATA ·kgen_aes_ct_c906_vperm+16(SB)/8, $0xdd1e80439e5dc300
 DATA ·kgen_aes_ct_c906_vperm+24(SB)/8, $0x8340de1dc0039d5e
 DATA ·kgen_aes_ct_c906_vperm+32(SB)/8, $0x06070b0d0e090180
@@ -78,23 +78,19 @@ DATA ·kgen_aes_ct_c906_vperm+64(SB)/8, $0xef8b0ae512996400
 DATA ·kgen_aes_ct_c906_vperm+72(SB)/8, $0xfdf77c6e18819376
 DATA ·kgen_aes_ct_c906_vperm+80(SB)/8, $0xf68d91673db07b00
 DATA ·kgen_aes_ct_c906_vperm+88(SB)/8, $0xcb5ad7eaac1c2146
-DATA ·kgen_aes_ct_c906_vperm+96(SB)/8, $0xc50d14d12429c800
-DATA ·kgen_aes_ct_c906_vperm+104(SB)/8, $0xe1f5f8dc30193dec
-DATA ·kgen_aes_ct_c906_vperm+112(SB)/8, $0xf70139ce7a7bf600
-DATA ·kgen_aes_ct_c906_vperm+120(SB)/8, $0x8db4b5cf4338428c
-DATA ·kgen_aes_ct_c906_vperm+128(SB)/8, $0x030e09040f0a0500
-DATA ·kgen_aes_ct_c906_vperm+136(SB)/8, $0x0b06010c07020d08
-DATA ·kgen_aes_ct_c906_vperm+144(SB)/8, $0x04030e09000f0a05
-DATA ·kgen_aes_ct_c906_vperm+152(SB)/8, $0x0c0b06010807020d
-DATA ·kgen_aes_ct_c906_vperm+160(SB)/8, $0x080b0a0904070605
-DATA ·kgen_aes_ct_c906_vperm+168(SB)/8, $0x000302010c0f0e0d
-DATA ·kgen_aes_ct_c906_vperm+176(SB)/8, $0x0904030e05000f0a
-DATA ·kgen_aes_ct_c906_vperm+184(SB)/8, $0x010c0b060d080702
-GLOBL ·kgen_aes_ct_c906_vperm(SB), RODATA|NOPTR, $192
+DATA ·kgen_aes_ct_c906_vperm+96(SB)/8, $0x030e09040f0a0500
+DATA ·kgen_aes_ct_c906_vperm+104(SB)/8, $0x0b06010c07020d08
+DATA ·kgen_aes_ct_c906_vperm+112(SB)/8, $0x04030e09000f0a05
+DATA ·kgen_aes_ct_c906_vperm+120(SB)/8, $0x0c0b06010807020d
+DATA ·kgen_aes_ct_c906_vperm+128(SB)/8, $0x0e0904030a05000f
+DATA ·kgen_aes_ct_c906_vperm+136(SB)/8, $0x06010c0b020d0807
+DATA ·kgen_aes_ct_c906_vperm+144(SB)/8, $0x0407060500030201
+DATA ·kgen_aes_ct_c906_vperm+152(SB)/8, $0x0c0f0e0d080b0a09
+GLOBL ·kgen_aes_ct_c906_vperm(SB), RODATA|NOPTR, $160
 
-// one block decrypted by nibble lookups: the tower basis in through the inverse affine map, 1/n, a/n, 1/x and 9, 11, 13, 14 times it, two permutations
-DATA ·kgen_aes_ct_c906_vperm_dec+0(SB)/8, $0xf5700c897cf98500
-DATA ·kgen_aes_ct_c906_vperm_dec+8(SB)/8, $0x77f28e0bfe7b0782
+// one block decrypted by nibble lookups: the tower basis in through the inverse affine map (0x63 added), 1/n, a/n, 1/x and 9, 11, 13, 14 times it, two permutations
+DATA ·kgen_aes_ct_c906_vperm_dec+0(SB)/8, $0x810478fd088df174
+DATA ·kgen_aes_ct_c906_vperm_dec+8(SB)/8, $0x0386fa7f8a0f73f6
 DATA ·kgen_aes_ct_c906_vperm_dec+16(SB)/8, $0x6f08f89ff0976700
 DATA ·kgen_aes_ct_c906_vperm_dec+24(SB)/8, $0x4621d1b6d9be4e29
 DATA ·kgen_aes_ct_c906_vperm_dec+32(SB)/8, $0x06070b0d0e090180
@@ -133,117 +129,109 @@ TEXT ·aesCtEncryptC906(SB), NOSPLIT, $0-24
 	MOV	in+0(FP), X10
 	MOV	out+8(FP), X11
 	MOV	key+16(FP), X12
-	MOVW	240(X12), X7
+	MOVW	240(X12), X28
 	MOV	$16, X5
 	WORD	$0x0002f057	// th.vsetvli zero, t0, e8, m1, d1
 	// the lookup and permutation tables, one register each
 L0:
 	MOV	$·kgen_aes_ct_c906_vperm(SB), X5
 	MOV	X5, X6
-	WORD	$0x12030407	// th.vlb.v v8, (t1)
-	ADD	$16, X5, X6
-	WORD	$0x12030387	// th.vlb.v v7, (t1)
-	ADD	$32, X5, X6
-	WORD	$0x12030287	// th.vlb.v v5, (t1)
-	ADD	$48, X5, X6
 	WORD	$0x12030307	// th.vlb.v v6, (t1)
-	ADD	$64, X5, X6
-	WORD	$0x12030207	// th.vlb.v v4, (t1)
-	ADD	$80, X5, X6
+	ADD	$16, X5, X6
+	WORD	$0x12030287	// th.vlb.v v5, (t1)
+	ADD	$32, X5, X6
 	WORD	$0x12030187	// th.vlb.v v3, (t1)
-	ADD	$96, X5, X6
+	ADD	$48, X5, X6
+	WORD	$0x12030207	// th.vlb.v v4, (t1)
+	ADD	$64, X5, X6
 	WORD	$0x12030107	// th.vlb.v v2, (t1)
-	ADD	$112, X5, X6
+	ADD	$80, X5, X6
 	WORD	$0x12030087	// th.vlb.v v1, (t1)
-	ADD	$128, X5, X6
+	ADD	$96, X5, X6
 	WORD	$0x12030007	// th.vlb.v v0, (t1)
+	ADD	$112, X5, X6
+	WORD	$0x12030387	// th.vlb.v v7, (t1)
+	ADD	$128, X5, X6
+	WORD	$0x12030407	// th.vlb.v v8, (t1)
 	ADD	$144, X5, X6
 	WORD	$0x12030487	// th.vlb.v v9, (t1)
-	ADD	$160, X5, X6
-	WORD	$0x12030507	// th.vlb.v v10, (t1)
-	ADD	$176, X5, X6
-	WORD	$0x12030587	// th.vlb.v v11, (t1)
 	// round 0
-	WORD	$0x12050607	// th.vlb.v v12, (a0)
-	WORD	$0x12060687	// th.vlb.v v13, (a2)
-	WORD	$0x2ec68657	// th.vxor.vv v12, v12, v13
+	WORD	$0x12050507	// th.vlb.v v10, (a0)
+	WORD	$0x12060587	// th.vlb.v v11, (a2)
+	WORD	$0x2ea58557	// th.vxor.vv v10, v10, v11
 	MOV	$99, X5
-	// rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
+	MOV	$27, X7
+	WORD	$0x2ea2c557	// th.vxor.vx v10, v10, t0
+	// rounds 1 .. rounds-1 in a loop
 	ADD	$16, X12, X6
-	ADD	$-1, X7
+	ADD	$-1, X28
 vround:
-	WORD	$0x26c7b6d7	// th.vand.vi v13, v12, 15
-	WORD	$0xa2c23657	// th.vsrl.vi v12, v12, 4
-	WORD	$0x32868757	// th.vrgather.vv v14, v8, v13
-	WORD	$0x327606d7	// th.vrgather.vv v13, v7, v12
+	WORD	$0x26a7b5d7	// th.vand.vi v11, v10, 15
+	WORD	$0xa2a23557	// th.vsrl.vi v10, v10, 4
+	WORD	$0x32658657	// th.vrgather.vv v12, v6, v11
+	WORD	$0x325505d7	// th.vrgather.vv v11, v5, v10
+	WORD	$0x2ec58657	// th.vxor.vv v12, v12, v11
+	WORD	$0x12030507	// th.vlb.v v10, (t1)
+	WORD	$0xa2c235d7	// th.vsrl.vi v11, v12, 4
+	WORD	$0x26c7b7d7	// th.vand.vi v15, v12, 15
+	WORD	$0x32358757	// th.vrgather.vv v14, v3, v11
+	WORD	$0x2eb78657	// th.vxor.vv v12, v11, v15
+	WORD	$0x324786d7	// th.vrgather.vv v13, v4, v15
+	WORD	$0x323607d7	// th.vrgather.vv v15, v3, v12
 	WORD	$0x2ee68757	// th.vxor.vv v14, v14, v13
-	WORD	$0x12030607	// th.vlb.v v12, (t1)
-	WORD	$0xa2e236d7	// th.vsrl.vi v13, v14, 4
-	WORD	$0x26e7b8d7	// th.vand.vi v17, v14, 15
-	WORD	$0x32568857	// th.vrgather.vv v16, v5, v13
-	WORD	$0x2ed88757	// th.vxor.vv v14, v13, v17
-	WORD	$0x326887d7	// th.vrgather.vv v15, v6, v17
-	WORD	$0x325708d7	// th.vrgather.vv v17, v5, v14
-	WORD	$0x2f078857	// th.vxor.vv v16, v16, v15
-	WORD	$0x2f1787d7	// th.vxor.vv v15, v17, v15
-	WORD	$0x325808d7	// th.vrgather.vv v17, v5, v16
-	WORD	$0x32578857	// th.vrgather.vv v16, v5, v15
-	WORD	$0x2f170757	// th.vxor.vv v14, v17, v14
-	WORD	$0x2f0686d7	// th.vxor.vv v13, v16, v13
-	WORD	$0x32470857	// th.vrgather.vv v16, v4, v14
-	WORD	$0x323688d7	// th.vrgather.vv v17, v3, v13
-	WORD	$0x322707d7	// th.vrgather.vv v15, v2, v14
-	WORD	$0x32168757	// th.vrgather.vv v14, v1, v13
-	WORD	$0x2f0886d7	// th.vxor.vv v13, v16, v17
-	WORD	$0x2ef70857	// th.vxor.vv v16, v15, v14
-	WORD	$0x32d508d7	// th.vrgather.vv v17, v13, v10
-	WORD	$0x2ed807d7	// th.vxor.vv v15, v13, v16
-	WORD	$0x33000757	// th.vrgather.vv v14, v16, v0
-	WORD	$0x32f48857	// th.vrgather.vv v16, v15, v9
-	WORD	$0x2ed886d7	// th.vxor.vv v13, v13, v17
-	WORD	$0x2ee807d7	// th.vxor.vv v15, v14, v16
-	WORD	$0x32d58757	// th.vrgather.vv v14, v13, v11
-	WORD	$0x2ef706d7	// th.vxor.vv v13, v15, v14
-	WORD	$0x2ec2c657	// th.vxor.vx v12, v12, t0
-	WORD	$0x2ed60657	// th.vxor.vv v12, v13, v12
+	WORD	$0x2ef686d7	// th.vxor.vv v13, v15, v13
+	WORD	$0x323707d7	// th.vrgather.vv v15, v3, v14
+	WORD	$0x32368757	// th.vrgather.vv v14, v3, v13
+	WORD	$0x2ef60657	// th.vxor.vv v12, v15, v12
+	WORD	$0x2ee585d7	// th.vxor.vv v11, v14, v11
+	WORD	$0x322606d7	// th.vrgather.vv v13, v2, v12
+	WORD	$0x32158657	// th.vrgather.vv v12, v1, v11
+	WORD	$0x2ed60757	// th.vxor.vv v14, v13, v12
+	WORD	$0xa6e3b6d7	// th.vsra.vi v13, v14, 7
+	WORD	$0x02e705d7	// th.vadd.vv v11, v14, v14
+	WORD	$0x26d3c6d7	// th.vand.vx v13, v13, t2
+	WORD	$0x32e38657	// th.vrgather.vv v12, v14, v7
+	WORD	$0x2eb685d7	// th.vxor.vv v11, v11, v13
+	WORD	$0x32e406d7	// th.vrgather.vv v13, v14, v8
+	WORD	$0x32b00757	// th.vrgather.vv v14, v11, v0
+	WORD	$0x2ee605d7	// th.vxor.vv v11, v14, v12
+	WORD	$0x2eb68657	// th.vxor.vv v12, v11, v13
+	WORD	$0x32b486d7	// th.vrgather.vv v13, v11, v9
+	WORD	$0x2ec685d7	// th.vxor.vv v11, v12, v13
+	WORD	$0x2eb50557	// th.vxor.vv v10, v11, v10
 	ADD	$16, X6
-	ADD	$-1, X7
-	BNEZ	X7, vround
+	ADD	$-1, X28
+	BNEZ	X28, vround
 	// the last round and its key
-	WORD	$0x26c7b4d7	// th.vand.vi v9, v12, 15
-	WORD	$0xa2c23557	// th.vsrl.vi v10, v12, 4
-	WORD	$0x328485d7	// th.vrgather.vv v11, v8, v9
-	WORD	$0x32750457	// th.vrgather.vv v8, v7, v10
-	WORD	$0x2eb40457	// th.vxor.vv v8, v11, v8
-	WORD	$0xa28233d7	// th.vsrl.vi v7, v8, 4
-	WORD	$0x2687b4d7	// th.vand.vi v9, v8, 15
-	WORD	$0x32648457	// th.vrgather.vv v8, v6, v9
-	WORD	$0x2e748357	// th.vxor.vv v6, v7, v9
-	WORD	$0x325384d7	// th.vrgather.vv v9, v5, v7
-	WORD	$0x2e9404d7	// th.vxor.vv v9, v9, v8
-	WORD	$0x32530557	// th.vrgather.vv v10, v5, v6
-	WORD	$0x2ea40457	// th.vxor.vv v8, v10, v8
-	WORD	$0x32548557	// th.vrgather.vv v10, v5, v9
-	WORD	$0x2ea30357	// th.vxor.vv v6, v10, v6
-	WORD	$0x325404d7	// th.vrgather.vv v9, v5, v8
-	WORD	$0x2e9382d7	// th.vxor.vv v5, v9, v7
-	WORD	$0x324303d7	// th.vrgather.vv v7, v4, v6
-	WORD	$0x32328257	// th.vrgather.vv v4, v3, v5
-	WORD	$0x2e7201d7	// th.vxor.vv v3, v7, v4
-	WORD	$0x32230257	// th.vrgather.vv v4, v2, v6
-	WORD	$0x32128157	// th.vrgather.vv v2, v1, v5
-	WORD	$0x2e4100d7	// th.vxor.vv v1, v4, v2
-	WORD	$0x323000d7	// th.vrgather.vv v1, v3, v0
+	WORD	$0x26a7b3d7	// th.vand.vi v7, v10, 15
+	WORD	$0xa2a23457	// th.vsrl.vi v8, v10, 4
+	WORD	$0x326384d7	// th.vrgather.vv v9, v6, v7
+	WORD	$0x32540357	// th.vrgather.vv v6, v5, v8
+	WORD	$0x2e930357	// th.vxor.vv v6, v9, v6
+	WORD	$0xa26232d7	// th.vsrl.vi v5, v6, 4
+	WORD	$0x2667b3d7	// th.vand.vi v7, v6, 15
+	WORD	$0x32438357	// th.vrgather.vv v6, v4, v7
+	WORD	$0x2e538257	// th.vxor.vv v4, v5, v7
+	WORD	$0x323283d7	// th.vrgather.vv v7, v3, v5
+	WORD	$0x2e7303d7	// th.vxor.vv v7, v7, v6
+	WORD	$0x32320457	// th.vrgather.vv v8, v3, v4
+	WORD	$0x2e830357	// th.vxor.vv v6, v8, v6
+	WORD	$0x32338457	// th.vrgather.vv v8, v3, v7
+	WORD	$0x2e820257	// th.vxor.vv v4, v8, v4
+	WORD	$0x323303d7	// th.vrgather.vv v7, v3, v6
+	WORD	$0x2e7281d7	// th.vxor.vv v3, v7, v5
+	WORD	$0x322202d7	// th.vrgather.vv v5, v2, v4
+	WORD	$0x32118157	// th.vrgather.vv v2, v1, v3
+	WORD	$0x2e510157	// th.vxor.vv v2, v5, v2
+	WORD	$0x322000d7	// th.vrgather.vv v1, v2, v0
 	WORD	$0x12030007	// th.vlb.v v0, (t1)
-	WORD	$0x2e02c057	// th.vxor.vx v0, v0, t0
 	WORD	$0x2e1000d7	// th.vxor.vv v1, v1, v0
+	WORD	$0x2e12c0d7	// th.vxor.vx v1, v1, t0
 	WORD	$0x020580a7	// th.vsb.v v1, (a1)
 	// return
 	WORD	$0x00307057	// th.vsetvli zero, zero, e8, m8, d1
 	WORD	$0x5e003057	// th.vmv.v.i v0, 0
 	WORD	$0x5e003457	// th.vmv.v.i v8, 0
-	WORD	$0x5e003857	// th.vmv.v.i v16, 0
-	WORD	$0x5e003c57	// th.vmv.v.i v24, 0
 	RET
 
 // void AES_ct_decrypt_c906(const unsigned char *in, unsigned char *out, const AES_KEY *key)
@@ -252,53 +240,51 @@ TEXT ·aesCtDecryptC906(SB), NOSPLIT, $0-24
 	MOV	in+0(FP), X10
 	MOV	out+8(FP), X11
 	MOV	key+16(FP), X12
-	MOVW	240(X12), X7
+	MOVW	240(X12), X6
 	MOV	$16, X5
 	WORD	$0x0002f057	// th.vsetvli zero, t0, e8, m1, d1
 	// the lookup and permutation tables, one register each
 L0:
 	MOV	$·kgen_aes_ct_c906_vperm_dec(SB), X5
-	MOV	X5, X6
-	WORD	$0x12030307	// th.vlb.v v6, (t1)
-	ADD	$16, X5, X6
-	WORD	$0x12030287	// th.vlb.v v5, (t1)
-	ADD	$32, X5, X6
-	WORD	$0x12030187	// th.vlb.v v3, (t1)
-	ADD	$48, X5, X6
-	WORD	$0x12030207	// th.vlb.v v4, (t1)
-	ADD	$64, X5, X6
-	WORD	$0x12030107	// th.vlb.v v2, (t1)
-	ADD	$80, X5, X6
-	WORD	$0x12030007	// th.vlb.v v0, (t1)
-	ADD	$96, X5, X6
-	WORD	$0x12030387	// th.vlb.v v7, (t1)
-	ADD	$112, X5, X6
-	WORD	$0x12030407	// th.vlb.v v8, (t1)
-	ADD	$128, X5, X6
-	WORD	$0x12030487	// th.vlb.v v9, (t1)
-	ADD	$144, X5, X6
-	WORD	$0x12030507	// th.vlb.v v10, (t1)
-	ADD	$160, X5, X6
-	WORD	$0x12030587	// th.vlb.v v11, (t1)
-	ADD	$176, X5, X6
-	WORD	$0x12030607	// th.vlb.v v12, (t1)
-	ADD	$192, X5, X6
-	WORD	$0x12030687	// th.vlb.v v13, (t1)
-	ADD	$208, X5, X6
-	WORD	$0x12030707	// th.vlb.v v14, (t1)
-	ADD	$224, X5, X6
-	WORD	$0x12030787	// th.vlb.v v15, (t1)
-	ADD	$240, X5, X6
-	WORD	$0x12030087	// th.vlb.v v1, (t1)
-	// round 0: the block ^ key 0 ^ 0x63
+	MOV	X5, X7
+	WORD	$0x12038307	// th.vlb.v v6, (t2)
+	ADD	$16, X5, X7
+	WORD	$0x12038287	// th.vlb.v v5, (t2)
+	ADD	$32, X5, X7
+	WORD	$0x12038187	// th.vlb.v v3, (t2)
+	ADD	$48, X5, X7
+	WORD	$0x12038207	// th.vlb.v v4, (t2)
+	ADD	$64, X5, X7
+	WORD	$0x12038107	// th.vlb.v v2, (t2)
+	ADD	$80, X5, X7
+	WORD	$0x12038007	// th.vlb.v v0, (t2)
+	ADD	$96, X5, X7
+	WORD	$0x12038387	// th.vlb.v v7, (t2)
+	ADD	$112, X5, X7
+	WORD	$0x12038407	// th.vlb.v v8, (t2)
+	ADD	$128, X5, X7
+	WORD	$0x12038487	// th.vlb.v v9, (t2)
+	ADD	$144, X5, X7
+	WORD	$0x12038507	// th.vlb.v v10, (t2)
+	ADD	$160, X5, X7
+	WORD	$0x12038587	// th.vlb.v v11, (t2)
+	ADD	$176, X5, X7
+	WORD	$0x12038607	// th.vlb.v v12, (t2)
+	ADD	$192, X5, X7
+	WORD	$0x12038687	// th.vlb.v v13, (t2)
+	ADD	$208, X5, X7
+	WORD	$0x12038707	// th.vlb.v v14, (t2)
+	ADD	$224, X5, X7
+	WORD	$0x12038787	// th.vlb.v v15, (t2)
+	ADD	$240, X5, X7
+	WORD	$0x12038087	// th.vlb.v v1, (t2)
+	// round 0: the block ^ key 0
 	WORD	$0x12050807	// th.vlb.v v16, (a0)
 	WORD	$0x12060887	// th.vlb.v v17, (a2)
-	MOV	$99, X6
-	WORD	$0x2f1348d7	// th.vxor.vx v17, v17, t1
 	WORD	$0x2f088857	// th.vxor.vv v16, v16, v17
-	// rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
+	// rounds 1 .. rounds-1 in a loop
 	ADD	$16, X12, X5
-	ADD	$-1, X7
+	ADD	$-1, X6
 vround:
 	WORD	$0x2707b8d7	// th.vand.vi v17, v16, 15
 	WORD	$0xa3023857	// th.vsrl.vi v16, v16, 4
@@ -336,12 +322,11 @@ vround:
 	WORD	$0x2f4888d7	// th.vxor.vv v17, v20, v17
 	WORD	$0x332789d7	// th.vrgather.vv v19, v18, v15
 	WORD	$0x2f3888d7	// th.vxor.vv v17, v19, v17
-	WORD	$0x2f034857	// th.vxor.vx v16, v16, t1
 	WORD	$0x33108957	// th.vrgather.vv v18, v17, v1
 	WORD	$0x2f280857	// th.vxor.vv v16, v18, v16
 	ADD	$16, X5
-	ADD	$-1, X7
-	BNEZ	X7, vround
+	ADD	$-1, X6
+	BNEZ	X6, vround
 	// the last round and its key
 	WORD	$0x2707b3d7	// th.vand.vi v7, v16, 15
 	WORD	$0xa3023457	// th.vsrl.vi v8, v16, 4
@@ -372,7 +357,6 @@ vround:
 	WORD	$0x5e003057	// th.vmv.v.i v0, 0
 	WORD	$0x5e003457	// th.vmv.v.i v8, 0
 	WORD	$0x5e003857	// th.vmv.v.i v16, 0
-	WORD	$0x5e003c57	// th.vmv.v.i v24, 0
 	RET
 
 // int AES_ct_set_encrypt_key_c906(const unsigned char *userKey, int bits, AES_KEY *key)
@@ -486,7 +470,7 @@ pass:
 	// w[i] = w[i-nk] ^ SubWord(RotWord(w[i-1])) ^ rcon, then w[i+1..i+4]
 	WORD	$0x148e1e0b	// th.srriw t3, t3, 8
 	MOV	24(X2), X7
-	MOV	112(X7), X30
+	MOV	120(X7), X30
 	AND	X30, X28, X7
 	SRL	$1, X28, X29
 	AND	X30, X29, X9
@@ -639,7 +623,7 @@ pass:
 	SLL	$7, X28
 	OR	X28, X7
 	MOV	24(X2), X28
-	MOV	120(X28), X28
+	MOV	128(X28), X28
 	XOR	X28, X7, X28
 	MOV	16(X2), X29
 	MOVBU	(X29), X7
@@ -674,7 +658,7 @@ pass:
 	BNE	X29, X7, two
 	// AES-256: w[i+4] takes SubWord(w[i+3])
 	MOV	24(X2), X7
-	MOV	112(X7), X30
+	MOV	120(X7), X30
 	AND	X30, X28, X7
 	SRL	$1, X28, X29
 	AND	X30, X29, X9
@@ -827,7 +811,7 @@ pass:
 	SLL	$7, X28
 	OR	X28, X7
 	MOV	24(X2), X28
-	MOV	120(X28), X28
+	MOV	128(X28), X28
 	XOR	X28, X7
 	MOV	X7, X28
 two:
@@ -1005,7 +989,7 @@ copy:
 pass:
 	// w[i] = w[i-nk] ^ SubWord(RotWord(w[i-1])) ^ rcon, then w[i+1..i+4]
 	WORD	$0x148e950b	// th.srriw a0, t4, 8
-	MOV	112(X5), X30
+	MOV	120(X5), X30
 	AND	X30, X10, X28
 	SRL	$1, X10, X29
 	AND	X30, X29, X9
@@ -1161,7 +1145,7 @@ pass:
 	OR	X30, X28
 	SLL	$7, X29
 	OR	X29, X28
-	MOV	120(X5), X29
+	MOV	128(X5), X29
 	XOR	X29, X28, X29
 	MOV	24(X2), X30
 	MOVBU	(X30), X28
@@ -1195,7 +1179,7 @@ pass:
 	MOV	32(X2), X30
 	BNE	X30, X28, two
 	// AES-256: w[i+4] takes SubWord(w[i+3])
-	MOV	112(X5), X10
+	MOV	120(X5), X10
 	AND	X10, X29, X28
 	SRL	$1, X29, X30
 	AND	X10, X30, X9
@@ -1351,7 +1335,7 @@ pass:
 	OR	X30, X28
 	SLL	$7, X29
 	OR	X29, X28
-	MOV	120(X5), X29
+	MOV	128(X5), X29
 	XOR	X29, X28
 	MOV	X28, X29
 two:
@@ -1420,9 +1404,9 @@ swap:
 	ADD	$-16, X7
 imc:
 	MOVWU	(X6), X28
-	MOV	128(X5), X10
-	MOV	136(X5), X30
-	MOV	144(X5), X29
+	MOV	136(X5), X10
+	MOV	144(X5), X30
+	MOV	152(X5), X29
 	AND	X10, X28, X10
 	AND	X30, X28, X30
 	SLL	$1, X30
@@ -1431,9 +1415,9 @@ imc:
 	SUB	X10, X11, X10
 	AND	X29, X10, X29
 	XOR	X29, X30, X29
-	MOV	128(X5), X11
-	MOV	136(X5), X10
-	MOV	144(X5), X30
+	MOV	136(X5), X11
+	MOV	144(X5), X10
+	MOV	152(X5), X30
 	AND	X11, X29, X11
 	AND	X10, X29, X10
 	SLL	$1, X10
@@ -1442,9 +1426,9 @@ imc:
 	SUB	X11, X12, X11
 	AND	X30, X11, X30
 	XOR	X30, X10, X30
-	MOV	128(X5), X12
-	MOV	136(X5), X11
-	MOV	144(X5), X10
+	MOV	136(X5), X12
+	MOV	144(X5), X11
+	MOV	152(X5), X10
 	AND	X12, X30, X12
 	AND	X11, X30, X11
 	SLL	$1, X11
@@ -1506,32 +1490,32 @@ kgen_ret:
 
 // void AES_ct_ctr32_encrypt_c906(const unsigned char *in, unsigned char *out, size_t blocks, const AES_KEY *key, const unsigned char ivec[16])
 // func aesCtCtr32EncryptC906(in *byte, out *byte, blocks uint64, key *byte, ivec *byte)
-TEXT ·aesCtCtr32EncryptC906(SB), 0, $1952-40
+TEXT ·aesCtCtr32EncryptC906(SB), 0, $1904-40
 	MOV	in+0(FP), X10
 	MOV	out+8(FP), X11
 	MOV	blocks+16(FP), X12
 	MOV	key+24(FP), X13
 	MOV	ivec+32(FP), X14
-	MOV	X10, 1896(X2)
-	MOV	X11, 1888(X2)
-	MOV	X12, 1872(X2)
-	MOV	X13, 1864(X2)
-	MOV	X14, 1856(X2)
-	MOV	1872(X2), X5
+	MOV	X10, 1848(X2)
+	MOV	X11, 1840(X2)
+	MOV	X12, 1824(X2)
+	MOV	X13, 1816(X2)
+	MOV	X14, 1808(X2)
+	MOV	1824(X2), X5
 	BNEZ	X5, start
 	JMP	done
 start:
-	MOV	1864(X2), X5
+	MOV	1816(X2), X5
 	MOVW	240(X5), X5
-	MOV	X5, 1880(X2)
+	MOV	X5, 1832(X2)
 	// up to FEW_FIRST blocks: one at a time by nibble lookups (a bitsliced pass computes twelve)
 	MOV	$6, X5
-	MOV	1872(X2), X6
+	MOV	1824(X2), X6
 	BLTU	X5, X6, many
-	MOV	1856(X2), X5
+	MOV	1808(X2), X5
 	MOVWU	12(X5), X5
 	WORD	$0x9002928b	// th.revw t0, t0
-	MOV	X5, 1904(X2)
+	MOV	X5, 1856(X2)
 	JMP	few
 many:
 L4:
@@ -1566,16 +1550,6 @@ L4:
 	MOV	X6, 1200(X2)
 	MOV	112(X5), X6
 	MOV	X6, 1208(X2)
-	MOV	120(X5), X6
-	MOV	X6, 1216(X2)
-	MOV	128(X5), X6
-	MOV	X6, 1224(X2)
-	MOV	136(X5), X6
-	MOV	X6, 1232(X2)
-	MOV	144(X5), X6
-	MOV	X6, 1240(X2)
-	MOV	152(X5), X6
-	MOV	X6, 1248(X2)
 	// the round keys, bitsliced, into the frame: round r's at 64r. Zeros first (every key's bytes are then written before they are read, which the loop's stores cannot show)
 	MOV	X0, 72(X2)
 	MOV	X0, 80(X2)
@@ -1705,9 +1679,9 @@ L4:
 	MOV	X0, 1072(X2)
 	MOV	X0, 1080(X2)
 	MOV	X0, 1088(X2)
-	MOV	1880(X2), X5
+	MOV	1832(X2), X5
 	SLL	$6, X5, X7
-	MOV	1864(X2), X5
+	MOV	1816(X2), X5
 	ADD	$16, X5, X6
 	MOV	$0, X28
 keys4:
@@ -2442,7 +2416,7 @@ keys4:
 	JMP	keys12
 keys_done:
 	// the nonce (ivec[0..12]) bitsliced with round key 0, in round key 0's place; the counter
-	MOV	1856(X2), X6
+	MOV	1808(X2), X6
 	MOV	(X6), X5
 	MOV	8(X6), X6
 	WORD	$0x7c033e8b	// th.extu t4, t1, 31, 0
@@ -2542,7 +2516,7 @@ keys_done:
 	XOR	X15, X14, X11
 	SLL	$4, X15, X14
 	XOR	X14, X13
-	MOV	1864(X2), X14
+	MOV	1816(X2), X14
 	MOV	(X14), X17
 	MOV	8(X14), X9
 	MOV	1120(X2), X15
@@ -2659,7 +2633,7 @@ keys_done:
 	MOV	X11, 64(X2)
 	SRL	$32, X6, X7
 	WORD	$0x9003938b	// th.revw t2, t2
-	MOV	X7, 1904(X2)
+	MOV	X7, 1856(X2)
 	MOV	$16, X7
 	WORD	$0x0003f057	// th.vsetvli zero, t2, e8, m1, d1
 	// the vector round keys into the frame: round r's bytes at 16(r-1)
@@ -2667,58 +2641,58 @@ L8:
 	MOV	$·kgen_aes_ct_c906_perms(SB), X7
 	MOV	X7, X10
 	WORD	$0x12050107	// th.vlb.v v2, (a0)
-	ADD	$1264, X2, X10
+	ADD	$1216, X2, X10
 	WORD	$0x02050127	// th.vsb.v v2, (a0)
 	ADD	$16, X7, X10
 	WORD	$0x12050107	// th.vlb.v v2, (a0)
-	ADD	$1280, X2, X10
+	ADD	$1232, X2, X10
 	WORD	$0x02050127	// th.vsb.v v2, (a0)
 	ADD	$32, X7, X10
 	WORD	$0x12050107	// th.vlb.v v2, (a0)
-	ADD	$1296, X2, X10
+	ADD	$1248, X2, X10
 	WORD	$0x02050127	// th.vsb.v v2, (a0)
 	ADD	$48, X7, X10
 	WORD	$0x12050107	// th.vlb.v v2, (a0)
-	ADD	$1312, X2, X10
+	ADD	$1264, X2, X10
 	WORD	$0x02050127	// th.vsb.v v2, (a0)
 	ADD	$64, X7, X10
 	WORD	$0x12050107	// th.vlb.v v2, (a0)
-	ADD	$1328, X2, X10
+	ADD	$1280, X2, X10
 	WORD	$0x02050127	// th.vsb.v v2, (a0)
 	ADD	$80, X7, X10
 	WORD	$0x12050107	// th.vlb.v v2, (a0)
-	ADD	$1344, X2, X10
+	ADD	$1296, X2, X10
 	WORD	$0x02050127	// th.vsb.v v2, (a0)
 	ADD	$96, X7, X10
 	WORD	$0x12050107	// th.vlb.v v2, (a0)
-	ADD	$1360, X2, X10
+	ADD	$1312, X2, X10
 	WORD	$0x02050127	// th.vsb.v v2, (a0)
 	ADD	$112, X7, X10
 	WORD	$0x12050107	// th.vlb.v v2, (a0)
-	ADD	$1376, X2, X10
+	ADD	$1328, X2, X10
 	WORD	$0x02050127	// th.vsb.v v2, (a0)
 	ADD	$128, X7, X10
 	WORD	$0x12050107	// th.vlb.v v2, (a0)
-	ADD	$1392, X2, X10
+	ADD	$1344, X2, X10
 	WORD	$0x02050127	// th.vsb.v v2, (a0)
 	ADD	$144, X7, X10
 	WORD	$0x12050107	// th.vlb.v v2, (a0)
-	ADD	$1408, X2, X10
+	ADD	$1360, X2, X10
 	WORD	$0x02050127	// th.vsb.v v2, (a0)
 	ADD	$160, X7, X10
 	WORD	$0x12050107	// th.vlb.v v2, (a0)
-	ADD	$1424, X2, X10
+	ADD	$1376, X2, X10
 	WORD	$0x02050127	// th.vsb.v v2, (a0)
 	ADD	$176, X7, X10
 	WORD	$0x12050107	// th.vlb.v v2, (a0)
-	ADD	$1440, X2, X10
+	ADD	$1392, X2, X10
 	WORD	$0x02050127	// th.vsb.v v2, (a0)
 	MOV	$128, X28
 	WORD	$0x003e7057	// th.vsetvli zero, t3, e8, m8, d1
 	WORD	$0x5e003057	// th.vmv.v.i v0, 0
-	ADD	$1456, X2, X28
+	ADD	$1408, X2, X28
 	WORD	$0x020e0027	// th.vsb.v v0, (t3)
-	ADD	$1584, X2, X28
+	ADD	$1536, X2, X28
 	WORD	$0x020e0027	// th.vsb.v v0, (t3)
 	MOV	$16, X28
 	WORD	$0x000e7057	// th.vsetvli zero, t3, e8, m1, d1
@@ -2727,7 +2701,7 @@ L8:
 	MOV	$99, X30
 vkeys:
 	SLL	$4, X28, X10
-	MOV	1864(X2), X11
+	MOV	1816(X2), X11
 	ADD	X10, X11, X10
 	WORD	$0x12050087	// th.vlb.v v1, (a0)
 	NEG	X28, X10
@@ -2738,20 +2712,26 @@ vkeys:
 	WORD	$0x32110057	// th.vrgather.vv v0, v1, v2
 	WORD	$0x2e0f4057	// th.vxor.vx v0, v0, t5
 	AND	$240, X29, X11
-	ADD	$1456, X2, X10
+	ADD	$1408, X2, X10
 	ADD	X11, X10
 	WORD	$0x02050027	// th.vsb.v v0, (a0)
 	ADD	$16, X29
 	ADD	$1, X28
-	MOV	1880(X2), X10
+	MOV	1832(X2), X10
 	BGEU	X10, X28, vkeys
 	// eight counter blocks in the frame, ^ round key 0: the nonce's now, the counters' every pass
-	MOV	1864(X2), X28
+	MOV	1816(X2), X28
 	MOV	(X28), X7
 	MOV	8(X28), X28
 	XOR	X5, X7
 	XOR	X6, X28
 	SRL	$32, X28, X5
+	MOV	X7, 1664(X2)
+	MOV	X28, 1672(X2)
+	MOV	X7, 1680(X2)
+	MOV	X28, 1688(X2)
+	MOV	X7, 1696(X2)
+	MOV	X28, 1704(X2)
 	MOV	X7, 1712(X2)
 	MOV	X28, 1720(X2)
 	MOV	X7, 1728(X2)
@@ -2762,57 +2742,51 @@ vkeys:
 	MOV	X28, 1768(X2)
 	MOV	X7, 1776(X2)
 	MOV	X28, 1784(X2)
-	MOV	X7, 1792(X2)
-	MOV	X28, 1800(X2)
-	MOV	X7, 1808(X2)
-	MOV	X28, 1816(X2)
-	MOV	X7, 1824(X2)
-	MOV	X28, 1832(X2)
 twelve:
 	// vector: counters ctr .. ctr+7 (^ round key 0) into the blocks, which hold the nonce ^ round key 0; the blocks as bit planes
-	MOV	1864(X2), X5
+	MOV	1816(X2), X5
 	MOVWU	12(X5), X5
-	MOV	1904(X2), X6
+	MOV	1856(X2), X6
 	MOVW	X6, X6
 	WORD	$0x9003130b	// th.revw t1, t1
 	XOR	X5, X6
-	MOVW	X6, 1724(X2)
-	MOV	1904(X2), X6
+	MOVW	X6, 1676(X2)
+	MOV	1856(X2), X6
 	ADDW	$1, X6
 	WORD	$0x9003130b	// th.revw t1, t1
 	XOR	X5, X6
-	MOVW	X6, 1740(X2)
-	MOV	1904(X2), X6
+	MOVW	X6, 1692(X2)
+	MOV	1856(X2), X6
 	ADDW	$2, X6
 	WORD	$0x9003130b	// th.revw t1, t1
 	XOR	X5, X6
-	MOVW	X6, 1756(X2)
-	MOV	1904(X2), X6
+	MOVW	X6, 1708(X2)
+	MOV	1856(X2), X6
 	ADDW	$3, X6
 	WORD	$0x9003130b	// th.revw t1, t1
 	XOR	X5, X6
-	MOVW	X6, 1772(X2)
-	MOV	1904(X2), X6
+	MOVW	X6, 1724(X2)
+	MOV	1856(X2), X6
 	ADDW	$4, X6
 	WORD	$0x9003130b	// th.revw t1, t1
 	XOR	X5, X6
-	MOVW	X6, 1788(X2)
-	MOV	1904(X2), X6
+	MOVW	X6, 1740(X2)
+	MOV	1856(X2), X6
 	ADDW	$5, X6
 	WORD	$0x9003130b	// th.revw t1, t1
 	XOR	X5, X6
-	MOVW	X6, 1804(X2)
-	MOV	1904(X2), X6
+	MOVW	X6, 1756(X2)
+	MOV	1856(X2), X6
 	ADDW	$6, X6
 	WORD	$0x9003130b	// th.revw t1, t1
 	XOR	X5, X6
-	MOVW	X6, 1820(X2)
-	MOV	1904(X2), X6
+	MOVW	X6, 1772(X2)
+	MOV	1856(X2), X6
 	ADDW	$7, X6
 	WORD	$0x9003130b	// th.revw t1, t1
 	XOR	X5, X6
-	MOVW	X6, 1836(X2)
-	ADD	$1712, X2, X5
+	MOVW	X6, 1788(X2)
+	ADD	$1664, X2, X5
 	MOV	$128, X29
 	WORD	$0x003ef057	// th.vsetvli zero, t4, e8, m8, d1
 	MOV	$64, X7
@@ -2820,7 +2794,7 @@ twelve:
 	WORD	$0x0023f057	// th.vsetvli zero, t2, e8, m4, d1
 	MOV	$15, X5
 	// scalar: counters ctr+8 .. ctr+11
-	MOV	1904(X2), X6
+	MOV	1856(X2), X6
 	ADDW	$8, X6
 	WORD	$0x9003130b	// th.revw t1, t1
 	WORD	$0x7c03330b	// th.extu t1, t1, 31, 0
@@ -2833,7 +2807,7 @@ twelve:
 	OR	X28, X7
 	AND	X6, X7, X6
 	SLL	$8, X6
-	MOV	1904(X2), X7
+	MOV	1856(X2), X7
 	ADDW	$9, X7
 	WORD	$0xa2023457	// th.vsrl.vi v8, v0, 4
 	WORD	$0x9003938b	// th.revw t2, t2
@@ -2848,7 +2822,7 @@ twelve:
 	OR	X29, X28
 	AND	X7, X28, X7
 	SLL	$8, X7, X28
-	MOV	1904(X2), X7
+	MOV	1856(X2), X7
 	ADDW	$10, X7
 	WORD	$0x90039e8b	// th.revw t4, t2
 	WORD	$0x7c0ebe8b	// th.extu t4, t4, 31, 0
@@ -2865,7 +2839,7 @@ twelve:
 	OR	X10, X30
 	AND	X29, X30, X29
 	SLL	$8, X29
-	MOV	1904(X2), X30
+	MOV	1856(X2), X30
 	ADDW	$11, X30
 	WORD	$0x900f1f0b	// th.revw t5, t5
 	WORD	$0x7c0f3f0b	// th.extu t5, t5, 31, 0
@@ -2954,7 +2928,7 @@ twelve:
 	MOV	64(X2), X13
 	WORD	$0xa240b457	// th.vsrl.vi v8, v4, 1
 	XOR	X19, X5
-	MOV	X5, 1944(X2)
+	MOV	X5, 1896(X2)
 	WORD	$0x2e3481d7	// th.vxor.vv v3, v3, v9
 	XOR	X18, X11, X5
 	WORD	$0x9690b4d7	// th.vsll.vi v9, v9, 1
@@ -2985,15 +2959,15 @@ twelve:
 	WORD	$0x5e0309d7	// th.vmv.v.v v19, v6
 	WORD	$0x5e0380d7	// th.vmv.v.v v1, v7
 	MOV	$0, X6
-	MOV	X6, 1912(X2)
+	MOV	X6, 1864(X2)
 	MOV	$0, X6
-	MOV	X6, 1920(X2)
+	MOV	X6, 1872(X2)
 rounds4:
-	MOV	1920(X2), X6
+	MOV	1872(X2), X6
 	AND	$768, X6
 	ADD	$72, X2, X28
 	ADD	X6, X28
-	MOV	X28, 1936(X2)
+	MOV	X28, 1888(X2)
 	WORD	$0x2f1905d7	// th.vxor.vv v11, v17, v18
 	XOR	X12, X17, X6
 	WORD	$0x2e1703d7	// th.vxor.vv v7, v1, v14
@@ -3007,7 +2981,7 @@ rounds4:
 	WORD	$0x2ed28057	// th.vxor.vv v0, v13, v5
 	AND	X11, X10, X22
 	WORD	$0x2e240557	// th.vxor.vv v10, v2, v8
-	MOV	1944(X2), X28
+	MOV	1896(X2), X28
 	XOR	X28, X11, X30
 	WORD	$0x2e0906d7	// th.vxor.vv v13, v0, v18
 	XOR	X18, X7, X24
@@ -3018,7 +2992,7 @@ rounds4:
 	WORD	$0x2f3801d7	// th.vxor.vv v3, v19, v16
 	AND	X28, X7, X19
 	WORD	$0x2ed10257	// th.vxor.vv v4, v13, v2
-	MOV	1944(X2), X29
+	MOV	1896(X2), X29
 	XOR	X28, X29, X20
 	WORD	$0x2ea704d7	// th.vxor.vv v9, v10, v14
 	XOR	X12, X13, X14
@@ -3047,12 +3021,12 @@ rounds4:
 	WORD	$0x26950d57	// th.vand.vv v26, v9, v10
 	XOR	X18, X13, X21
 	WORD	$0x26e60c57	// th.vand.vv v24, v14, v12
-	MOV	1944(X2), X9
+	MOV	1896(X2), X9
 	XOR	X9, X12, X9
 	WORD	$0x2f4b8a57	// th.vxor.vv v20, v20, v23
 	XOR	X17, X9, X12
 	WORD	$0x26020ed7	// th.vand.vv v29, v0, v4
-	MOV	1944(X2), X17
+	MOV	1896(X2), X17
 	AND	X17, X12, X17
 	WORD	$0x26240dd7	// th.vand.vv v27, v2, v8
 	XOR	X22, X17
@@ -3113,15 +3087,15 @@ rounds4:
 	WORD	$0x278c8cd7	// th.vand.vv v25, v24, v25
 	XOR	X17, X13
 	WORD	$0x27690a57	// th.vand.vv v20, v22, v18
-	MOV	1912(X2), X8
+	MOV	1864(X2), X8
 	AND	$192, X8
 	WORD	$0x2f7c8957	// th.vxor.vv v18, v23, v25
-	ADD	$1456, X2, X1
-	MOV	X1, 1928(X2)
+	ADD	$1408, X2, X1
+	MOV	X1, 1880(X2)
 	WORD	$0x276888d7	// th.vand.vv v17, v22, v17
-	MOV	1928(X2), X1
+	MOV	1880(X2), X1
 	ADD	X8, X1
-	MOV	X1, 1928(X2)
+	MOV	X1, 1880(X2)
 	WORD	$0x27690bd7	// th.vand.vv v23, v22, v18
 	XOR	X13, X25, X8
 	WORD	$0x2f308957	// th.vxor.vv v18, v19, v1
@@ -3207,7 +3181,7 @@ rounds4:
 	WORD	$0x2ed30257	// th.vxor.vv v4, v13, v6
 	XOR	X20, X18, X10
 	WORD	$0x2e7480d7	// th.vxor.vv v1, v7, v9
-	MOV	1944(X2), X9
+	MOV	1896(X2), X9
 	AND	X9, X13
 	WORD	$0x2e818657	// th.vxor.vv v12, v8, v3
 	XOR	X13, X11
@@ -3222,7 +3196,7 @@ rounds4:
 	WORD	$0x2ea48557	// th.vxor.vv v10, v10, v9
 	XOR	X13, X28, X5
 	WORD	$0x2e8284d7	// th.vxor.vv v9, v8, v5
-	ADD	$1344, X2, X28
+	ADD	$1296, X2, X28
 	WORD	$0x27000057	// th.vand.vv v0, v16, v0
 	XOR	X6, X13, X6
 	WORD	$0x2e5382d7	// th.vxor.vv v5, v5, v7
@@ -3294,7 +3268,7 @@ rounds4:
 	WORD	$0x2f320357	// th.vxor.vv v6, v19, v4
 	XOR	X19, X28
 	WORD	$0x2e388457	// th.vxor.vv v8, v3, v17
-	ADD	$1408, X2, X19
+	ADD	$1360, X2, X19
 	WORD	$0x2e7305d7	// th.vxor.vv v11, v7, v6
 	WORD	$0x11439a8b	// th.srri s5, t2, 20
 	WORD	$0x2f0604d7	// th.vxor.vv v9, v16, v12
@@ -3342,7 +3316,7 @@ rounds4:
 	WORD	$0x2eb68157	// th.vxor.vv v2, v11, v13
 	WORD	$0x1289948b	// th.srri s1, s3, 40
 	WORD	$0x2e8085d7	// th.vxor.vv v11, v8, v1
-	MOV	1928(X2), X16
+	MOV	1880(X2), X16
 	MOV	X16, X16
 	WORD	$0x2e9604d7	// th.vxor.vv v9, v9, v12
 	WORD	$0x11899a8b	// th.srri s5, s3, 24
@@ -3429,28 +3403,28 @@ rounds4:
 	WORD	$0x2ec506d7	// th.vxor.vv v13, v12, v10
 	XOR	X30, X6
 	WORD	$0x2e610457	// th.vxor.vv v8, v6, v2
-	MOV	1936(X2), X29
+	MOV	1888(X2), X29
 	MOV	(X29), X15
 	WORD	$0x2e510857	// th.vxor.vv v16, v5, v2
-	MOV	1936(X2), X29
+	MOV	1888(X2), X29
 	MOV	8(X29), X18
 	WORD	$0x2e9007d7	// th.vxor.vv v15, v9, v0
-	MOV	1936(X2), X29
+	MOV	1888(X2), X29
 	MOV	16(X29), X14
 	WORD	$0x26360ad7	// th.vand.vv v21, v3, v12
-	MOV	1936(X2), X29
+	MOV	1888(X2), X29
 	MOV	24(X29), X9
 	WORD	$0x26e10bd7	// th.vand.vv v23, v14, v2
-	MOV	1936(X2), X29
+	MOV	1888(X2), X29
 	MOV	32(X29), X13
 	WORD	$0x2ea10957	// th.vxor.vv v18, v10, v2
-	MOV	1936(X2), X29
+	MOV	1888(X2), X29
 	MOV	40(X29), X17
 	WORD	$0x26740a57	// th.vand.vv v20, v7, v8
-	MOV	1936(X2), X29
+	MOV	1888(X2), X29
 	MOV	48(X29), X30
 	WORD	$0x26180b57	// th.vand.vv v22, v1, v16
-	MOV	1936(X2), X29
+	MOV	1888(X2), X29
 	MOV	56(X29), X29
 	WORD	$0x2eb20257	// th.vxor.vv v4, v11, v4
 	XOR	X15, X5
@@ -3482,7 +3456,7 @@ rounds4:
 	AND	X30, X29, X19
 	WORD	$0x2fda0cd7	// th.vxor.vv v25, v29, v20
 	XOR	X5, X30, X28
-	MOV	X28, 1944(X2)
+	MOV	X28, 1896(X2)
 	WORD	$0x2fc989d7	// th.vxor.vv v19, v28, v19
 	XOR	X16, X7, X20
 	WORD	$0x2e600b57	// th.vxor.vv v22, v6, v0
@@ -3554,7 +3528,7 @@ rounds4:
 	WORD	$0x27490e57	// th.vand.vv v28, v20, v18
 	XOR	X12, X21, X18
 	WORD	$0x27a80857	// th.vand.vv v16, v26, v16
-	MOV	1944(X2), X15
+	MOV	1896(X2), X15
 	AND	X15, X18, X15
 	WORD	$0x27858957	// th.vand.vv v18, v24, v11
 	XOR	X19, X15
@@ -3627,10 +3601,10 @@ rounds4:
 	WORD	$0x2e1402d7	// th.vxor.vv v5, v1, v8
 	AND	X18, X22, X18
 	WORD	$0x2e650557	// th.vxor.vv v10, v6, v10
-	MOV	1944(X2), X23
+	MOV	1896(X2), X23
 	AND	X23, X22
 	WORD	$0x2e9184d7	// th.vxor.vv v9, v9, v3
-	ADD	$1360, X2, X23
+	ADD	$1312, X2, X23
 	WORD	$0x27100057	// th.vand.vv v0, v17, v0
 	XOR	X30, X22
 	WORD	$0x2e3381d7	// th.vxor.vv v3, v3, v7
@@ -3702,7 +3676,7 @@ rounds4:
 	WORD	$0x2f2203d7	// th.vxor.vv v7, v18, v4
 	XOR	X13, X14, X15
 	WORD	$0x2e988457	// th.vxor.vv v8, v9, v17
-	ADD	$1424, X2, X14
+	ADD	$1376, X2, X14
 	WORD	$0x2e638357	// th.vxor.vv v6, v6, v7
 	AND	X17, X15
 	WORD	$0x2eb604d7	// th.vxor.vv v9, v11, v12
@@ -3750,7 +3724,7 @@ rounds4:
 	WORD	$0x2e668157	// th.vxor.vv v2, v6, v13
 	XOR	X19, X20
 	WORD	$0x2e870357	// th.vxor.vv v6, v8, v14
-	MOV	1928(X2), X21
+	MOV	1880(X2), X21
 	ADD	$16, X21, X23
 	WORD	$0x2e960457	// th.vxor.vv v8, v9, v12
 	AND	X17, X20, X17
@@ -3825,28 +3799,28 @@ rounds4:
 	WORD	$0x2f1207d7	// th.vxor.vv v15, v17, v4
 	XOR	X10, X30, X10
 	WORD	$0x2ee505d7	// th.vxor.vv v11, v14, v10
-	MOV	1936(X2), X30
+	MOV	1888(X2), X30
 	MOV	64(X30), X15
 	WORD	$0x2f2781d7	// th.vxor.vv v3, v18, v15
-	MOV	1936(X2), X30
+	MOV	1888(X2), X30
 	MOV	72(X30), X30
 	WORD	$0x2f100057	// th.vxor.vv v0, v17, v0
-	MOV	1936(X2), X13
+	MOV	1888(X2), X13
 	MOV	80(X13), X18
 	WORD	$0x2ec70357	// th.vxor.vv v6, v12, v14
-	MOV	1936(X2), X13
+	MOV	1888(X2), X13
 	MOV	88(X13), X14
 	WORD	$0x2eb284d7	// th.vxor.vv v9, v11, v5
-	MOV	1936(X2), X13
+	MOV	1888(X2), X13
 	MOV	96(X13), X9
 	WORD	$0x2ec506d7	// th.vxor.vv v13, v12, v10
-	MOV	1936(X2), X13
+	MOV	1888(X2), X13
 	MOV	104(X13), X13
 	WORD	$0x2e618457	// th.vxor.vv v8, v6, v3
-	MOV	1936(X2), X16
+	MOV	1888(X2), X16
 	MOV	112(X16), X16
 	WORD	$0x2ee18857	// th.vxor.vv v16, v14, v3
-	MOV	1936(X2), X17
+	MOV	1888(X2), X17
 	MOV	120(X17), X17
 	WORD	$0x2e900757	// th.vxor.vv v14, v9, v0
 	XOR	X15, X5
@@ -3878,7 +3852,7 @@ rounds4:
 	AND	X10, X29, X19
 	WORD	$0x2f9b8cd7	// th.vxor.vv v25, v25, v23
 	XOR	X5, X10, X28
-	MOV	X28, 1944(X2)
+	MOV	X28, 1896(X2)
 	WORD	$0x2fca8e57	// th.vxor.vv v28, v28, v21
 	XOR	X16, X7, X20
 	WORD	$0x2f8b0c57	// th.vxor.vv v24, v24, v22
@@ -3950,7 +3924,7 @@ rounds4:
 	WORD	$0x2f4c0d57	// th.vxor.vv v26, v20, v24
 	XOR	X11, X21, X18
 	WORD	$0x2f590b57	// th.vxor.vv v22, v21, v18
-	MOV	1944(X2), X15
+	MOV	1896(X2), X15
 	AND	X15, X18, X15
 	WORD	$0x275787d7	// th.vand.vv v15, v21, v15
 	XOR	X19, X15
@@ -4023,7 +3997,7 @@ rounds4:
 	WORD	$0x2e818257	// th.vxor.vv v4, v8, v3
 	AND	X18, X22, X18
 	WORD	$0x2e750657	// th.vxor.vv v12, v7, v10
-	MOV	1944(X2), X23
+	MOV	1896(X2), X23
 	AND	X23, X22
 	WORD	$0x2e9086d7	// th.vxor.vv v13, v9, v1
 	XOR	X10, X22
@@ -4038,7 +4012,7 @@ rounds4:
 	WORD	$0x2e650557	// th.vxor.vv v10, v6, v10
 	AND	X30, X21, X14
 	WORD	$0x2e8104d7	// th.vxor.vv v9, v8, v2
-	ADD	$1376, X2, X30
+	ADD	$1328, X2, X30
 	WORD	$0x27200057	// th.vand.vv v0, v18, v0
 	XOR	X16, X14
 	WORD	$0x2e238157	// th.vxor.vv v2, v2, v7
@@ -4110,7 +4084,7 @@ rounds4:
 	WORD	$0x2f120457	// th.vxor.vv v8, v17, v4
 	AND	X5, X7, X10
 	WORD	$0x2ea803d7	// th.vxor.vv v7, v10, v16
-	ADD	$1440, X2, X7
+	ADD	$1392, X2, X7
 	WORD	$0x2e6405d7	// th.vxor.vv v11, v6, v8
 	XOR	X10, X28, X11
 	WORD	$0x2ed60557	// th.vxor.vv v10, v13, v12
@@ -4158,7 +4132,7 @@ rounds4:
 	WORD	$0x2eb68157	// th.vxor.vv v2, v11, v13
 	XOR	X14, X12, X18
 	WORD	$0x2e7703d7	// th.vxor.vv v7, v7, v14
-	MOV	1928(X2), X12
+	MOV	1880(X2), X12
 	ADD	$32, X12, X22
 	WORD	$0x2ea60557	// th.vxor.vv v10, v10, v12
 	XOR	X10, X30, X17
@@ -4287,28 +4261,28 @@ rounds4:
 	WORD	$0x2faa8d57	// th.vxor.vv v26, v26, v21
 	XOR	X12, X5, X30
 	WORD	$0x2fcc0e57	// th.vxor.vv v28, v28, v24
-	MOV	1936(X2), X5
+	MOV	1888(X2), X5
 	MOV	128(X5), X5
 	WORD	$0x2fba0dd7	// th.vxor.vv v27, v27, v20
-	MOV	1936(X2), X12
+	MOV	1888(X2), X12
 	MOV	136(X12), X12
 	WORD	$0x2f9989d7	// th.vxor.vv v19, v25, v19
-	MOV	1936(X2), X13
+	MOV	1888(X2), X13
 	MOV	144(X13), X17
 	WORD	$0x2e900ad7	// th.vxor.vv v21, v9, v0
-	MOV	1936(X2), X13
+	MOV	1888(X2), X13
 	MOV	152(X13), X13
 	WORD	$0x2f288c57	// th.vxor.vv v24, v18, v17
-	MOV	1936(X2), X15
+	MOV	1888(X2), X15
 	MOV	160(X15), X15
 	WORD	$0x2fab8cd7	// th.vxor.vv v25, v26, v23
-	MOV	1936(X2), X16
+	MOV	1888(X2), X16
 	MOV	168(X16), X16
 	WORD	$0x2fcb8bd7	// th.vxor.vv v23, v28, v23
-	MOV	1936(X2), X9
+	MOV	1888(X2), X9
 	MOV	176(X9), X18
 	WORD	$0x2fbb0957	// th.vxor.vv v18, v27, v22
-	MOV	1936(X2), X9
+	MOV	1888(X2), X9
 	MOV	184(X9), X19
 	WORD	$0x2f3a09d7	// th.vxor.vv v19, v19, v20
 	XOR	X5, X6, X5
@@ -4340,7 +4314,7 @@ rounds4:
 	AND	X30, X29, X18
 	WORD	$0x2f298c57	// th.vxor.vv v24, v18, v19
 	XOR	X5, X30, X28
-	MOV	X28, 1952(X2)
+	MOV	X28, 1904(X2)
 	WORD	$0x2f6a8957	// th.vxor.vv v18, v22, v21
 	XOR	X13, X7, X19
 	WORD	$0x2f5c0c57	// th.vxor.vv v24, v21, v24
@@ -4412,7 +4386,7 @@ rounds4:
 	WORD	$0x2ec08357	// th.vxor.vv v6, v12, v1
 	XOR	X12, X20, X9
 	WORD	$0x27328657	// th.vand.vv v12, v19, v5
-	MOV	1952(X2), X8
+	MOV	1904(X2), X8
 	AND	X8, X9, X8
 	WORD	$0x2f0780d7	// th.vxor.vv v1, v16, v15
 	XOR	X18, X8, X18
@@ -4434,7 +4408,7 @@ rounds4:
 	XOR	X25, X18
 	WORD	$0x2e748157	// th.vxor.vv v2, v7, v9
 	AND	X24, X18, X24
-	MOV	X24, 1944(X2)
+	MOV	X24, 1896(X2)
 	WORD	$0x27200057	// th.vand.vv v0, v18, v0
 	AND	X17, X18, X24
 	WORD	$0x2ea083d7	// th.vxor.vv v7, v10, v1
@@ -4446,7 +4420,7 @@ rounds4:
 	WORD	$0x2e410557	// th.vxor.vv v10, v4, v2
 	XOR	X17, X19, X8
 	WORD	$0x2e930957	// th.vxor.vv v18, v9, v6
-	MOV	1928(X2), X25
+	MOV	1880(X2), X25
 	ADD	$48, X25
 	WORD	$0x2e6084d7	// th.vxor.vv v9, v6, v1
 	AND	X8, X23
@@ -4469,7 +4443,7 @@ rounds4:
 	WORD	$0xa653b2d7	// th.vsra.vi v5, v5, 7
 	AND	X15, X21, X15
 	WORD	$0xa633b1d7	// th.vsra.vi v3, v3, 7
-	ADD	$1328, X2, X24
+	ADD	$1280, X2, X24
 	WORD	$0xa623b157	// th.vsra.vi v2, v2, 7
 	XOR	X15, X25, X20
 	WORD	$0xa603b057	// th.vsra.vi v0, v0, 7
@@ -4487,7 +4461,7 @@ rounds4:
 	AND	X29, X22, X29
 	AND	X9, X15, X9
 	WORD	$0x332988d7	// th.vrgather.vv v17, v18, v19
-	MOV	1952(X2), X22
+	MOV	1904(X2), X22
 	AND	X22, X15
 	XOR	X30, X15
 	XOR	X15, X20, X15
@@ -4520,7 +4494,7 @@ rounds4:
 	XOR	X18, X19, X15
 	AND	X5, X17, X5
 	WORD	$0x2efa0c57	// th.vxor.vv v24, v15, v20
-	ADD	$1392, X2, X17
+	ADD	$1344, X2, X17
 	WORD	$0x2e6a89d7	// th.vxor.vv v19, v6, v21
 	XOR	X5, X30
 	WORD	$0x2ebb07d7	// th.vxor.vv v15, v11, v22
@@ -4530,7 +4504,7 @@ rounds4:
 	WORD	$0x2ec38cd7	// th.vxor.vv v25, v12, v7
 	XOR	X5, X10
 	WORD	$0x2ea384d7	// th.vxor.vv v9, v10, v7
-	MOV	1944(X2), X5
+	MOV	1896(X2), X5
 	XOR	X10, X5, X13
 	WORD	$0x2e838357	// th.vxor.vv v6, v8, v7
 	XOR	X13, X14, X5
@@ -4619,17 +4593,17 @@ rounds4:
 	WORD	$0x2ea006d7	// th.vxor.vv v13, v10, v0
 	XOR	X11, X7, X29
 	WORD	$0x2f1088d7	// th.vxor.vv v17, v17, v1
-	MOV	1912(X2), X7
+	MOV	1864(X2), X7
 	ADD	$64, X7
-	MOV	X7, 1912(X2)
+	MOV	X7, 1864(X2)
 	WORD	$0x2f348557	// th.vxor.vv v10, v19, v9
-	MOV	1936(X2), X7
+	MOV	1888(X2), X7
 	MOV	192(X7), X7
 	WORD	$0x2ef309d7	// th.vxor.vv v19, v15, v6
-	MOV	1936(X2), X11
+	MOV	1888(X2), X11
 	MOV	200(X11), X12
 	WORD	$0x2eb200d7	// th.vxor.vv v1, v11, v4
-	MOV	1936(X2), X15
+	MOV	1888(X2), X15
 	MOV	208(X15), X18
 	MOV	216(X15), X9
 	MOV	224(X15), X17
@@ -4637,7 +4611,7 @@ rounds4:
 	MOV	240(X15), X11
 	MOV	248(X15), X15
 	XOR	X7, X5
-	MOV	X5, 1944(X2)
+	MOV	X5, 1896(X2)
 	XOR	X12, X6, X5
 	XOR	X18, X28, X12
 	XOR	X9, X13, X7
@@ -4645,22 +4619,22 @@ rounds4:
 	XOR	X16, X10, X9
 	XOR	X11, X30, X18
 	XOR	X15, X29, X13
-	MOV	1920(X2), X6
+	MOV	1872(X2), X6
 	ADD	$256, X6
-	MOV	X6, 1920(X2)
-	MOV	1880(X2), X6
+	MOV	X6, 1872(X2)
+	MOV	1832(X2), X6
 	ADD	$-2, X6
 	SRL	$2, X6
 	SLL	$8, X6
-	MOV	1920(X2), X28
+	MOV	1872(X2), X28
 	BGEU	X28, X6, L19
 	JMP	rounds4
 L19:
-	MOV	1920(X2), X6
+	MOV	1872(X2), X6
 	AND	$768, X6
 	ADD	$72, X2, X28
 	ADD	X6, X28
-	MOV	X28, 1936(X2)
+	MOV	X28, 1888(X2)
 	WORD	$0x2f1904d7	// th.vxor.vv v9, v17, v18
 	XOR	X12, X17, X6
 	WORD	$0x2e170657	// th.vxor.vv v12, v1, v14
@@ -4674,7 +4648,7 @@ L19:
 	WORD	$0x2ed10057	// th.vxor.vv v0, v13, v2
 	AND	X10, X30, X21
 	WORD	$0x2e4406d7	// th.vxor.vv v13, v4, v8
-	MOV	1944(X2), X28
+	MOV	1896(X2), X28
 	XOR	X28, X10, X29
 	WORD	$0x2e0907d7	// th.vxor.vv v15, v0, v18
 	XOR	X18, X7, X23
@@ -4685,7 +4659,7 @@ L19:
 	WORD	$0x2f4501d7	// th.vxor.vv v3, v20, v10
 	AND	X28, X7, X16
 	WORD	$0x2ef205d7	// th.vxor.vv v11, v15, v4
-	MOV	1944(X2), X11
+	MOV	1896(X2), X11
 	XOR	X28, X11, X19
 	WORD	$0x2ed702d7	// th.vxor.vv v5, v13, v14
 	XOR	X12, X13, X12
@@ -4695,9 +4669,9 @@ L19:
 	XOR	X11, X10, X14
 	WORD	$0x2e418857	// th.vxor.vv v16, v4, v3
 	XOR	X28, X14, X9
-	MOV	X9, 1920(X2)
+	MOV	X9, 1872(X2)
 	WORD	$0x2e500757	// th.vxor.vv v14, v5, v0
-	MOV	1920(X2), X9
+	MOV	1872(X2), X9
 	AND	X9, X6, X9
 	WORD	$0x26278ad7	// th.vand.vv v21, v2, v15
 	XOR	X16, X9, X25
@@ -4716,12 +4690,12 @@ L19:
 	WORD	$0x26568d57	// th.vand.vv v26, v5, v13
 	XOR	X16, X13, X20
 	WORD	$0x26e30c57	// th.vand.vv v24, v14, v6
-	MOV	1944(X2), X9
+	MOV	1896(X2), X9
 	XOR	X9, X11, X9
 	WORD	$0x2f9b88d7	// th.vxor.vv v17, v25, v23
 	XOR	X17, X9, X11
 	WORD	$0x26058ed7	// th.vand.vv v29, v0, v11
-	MOV	1944(X2), X17
+	MOV	1896(X2), X17
 	AND	X17, X11, X17
 	WORD	$0x26440dd7	// th.vand.vv v27, v4, v8
 	XOR	X21, X17
@@ -4782,10 +4756,10 @@ L19:
 	WORD	$0x278c8c57	// th.vand.vv v24, v24, v25
 	XOR	X24, X13, X17
 	WORD	$0x277989d7	// th.vand.vv v19, v23, v19
-	MOV	1912(X2), X13
+	MOV	1864(X2), X13
 	AND	$192, X13, X8
 	WORD	$0x2f6c0b57	// th.vxor.vv v22, v22, v24
-	ADD	$1456, X2, X13
+	ADD	$1408, X2, X13
 	WORD	$0x277900d7	// th.vand.vv v1, v23, v18
 	ADD	X8, X13
 	WORD	$0x277b0957	// th.vand.vv v18, v23, v22
@@ -4843,7 +4817,7 @@ L19:
 	WORD	$0x27510157	// th.vand.vv v2, v21, v2
 	XOR	X20, X21, X20
 	WORD	$0x2f878857	// th.vxor.vv v16, v24, v15
-	MOV	1920(X2), X11
+	MOV	1872(X2), X11
 	AND	X11, X20, X11
 	WORD	$0x2f7687d7	// th.vxor.vv v15, v23, v13
 	XOR	X9, X11
@@ -4874,7 +4848,7 @@ L19:
 	WORD	$0x2e458157	// th.vxor.vv v2, v4, v11
 	XOR	X21, X19, X29
 	WORD	$0x2e128557	// th.vxor.vv v10, v1, v5
-	MOV	1944(X2), X30
+	MOV	1896(X2), X30
 	AND	X30, X17, X30
 	WORD	$0x2f0305d7	// th.vxor.vv v11, v16, v6
 	XOR	X30, X10, X30
@@ -4891,7 +4865,7 @@ L19:
 	WORD	$0x2e610657	// th.vxor.vv v12, v6, v2
 	MOV	X13, X13
 	WORD	$0x2e218257	// th.vxor.vv v4, v2, v3
-	ADD	$1344, X2, X5
+	ADD	$1296, X2, X5
 	WORD	$0x2e700457	// th.vxor.vv v8, v7, v0
 	XOR	X9, X11
 	WORD	$0x2e5585d7	// th.vxor.vv v11, v5, v11
@@ -4941,7 +4915,7 @@ L19:
 	XOR	X5, X29
 	AND	X30, X29, X10
 	WORD	$0x2eb60c57	// th.vxor.vv v24, v11, v12
-	ADD	$1408, X2, X29
+	ADD	$1360, X2, X29
 	WORD	$0x2e288bd7	// th.vxor.vv v23, v2, v17
 	XOR	X10, X5, X10
 	WORD	$0x2e880b57	// th.vxor.vv v22, v8, v16
@@ -5080,7 +5054,7 @@ L19:
 	XOR	X28, X5
 	XOR	X7, X30, X7
 	XOR	X5, X7
-	MOV	1936(X2), X9
+	MOV	1888(X2), X9
 	MOV	(X9), X5
 	MOV	8(X9), X29
 	MOV	16(X9), X13
@@ -5098,7 +5072,7 @@ L19:
 	XOR	X30, X17
 	XOR	X9, X7, X16
 	MOV	$12, X6
-	MOV	1880(X2), X7
+	MOV	1832(X2), X7
 	BEQ	X7, X6, L20
 	JMP	last_round
 L20:
@@ -5134,9 +5108,9 @@ L20:
 	XOR	X17, X11, X14
 	WORD	$0x2e320857	// th.vxor.vv v16, v3, v4
 	XOR	X28, X14, X18
-	MOV	X18, 1920(X2)
+	MOV	X18, 1872(X2)
 	WORD	$0x2e908757	// th.vxor.vv v14, v9, v1
-	MOV	1920(X2), X18
+	MOV	1872(X2), X18
 	AND	X18, X6, X18
 	WORD	$0x26668ad7	// th.vand.vv v21, v6, v13
 	XOR	X9, X18, X8
@@ -5219,15 +5193,15 @@ L20:
 	WORD	$0x278c8cd7	// th.vand.vv v25, v24, v25
 	XOR	X23, X16
 	WORD	$0x27690a57	// th.vand.vv v20, v22, v18
-	MOV	1912(X2), X25
+	MOV	1864(X2), X25
 	AND	$192, X25
 	WORD	$0x2f7c8957	// th.vxor.vv v18, v23, v25
-	ADD	$1456, X2, X1
-	MOV	X1, 1912(X2)
+	ADD	$1408, X2, X1
+	MOV	X1, 1864(X2)
 	WORD	$0x276787d7	// th.vand.vv v15, v22, v15
-	MOV	1912(X2), X1
+	MOV	1864(X2), X1
 	ADD	X25, X1
-	MOV	X1, 1912(X2)
+	MOV	X1, 1864(X2)
 	WORD	$0x27690bd7	// th.vand.vv v23, v22, v18
 	XOR	X16, X8, X25
 	WORD	$0x2f310957	// th.vxor.vv v18, v19, v2
@@ -5283,7 +5257,7 @@ L20:
 	WORD	$0x2ec50357	// th.vxor.vv v6, v12, v10
 	XOR	X22, X12, X21
 	WORD	$0x271283d7	// th.vand.vv v7, v17, v5
-	MOV	1920(X2), X30
+	MOV	1872(X2), X30
 	AND	X30, X21, X30
 	WORD	$0x2e040757	// th.vxor.vv v14, v0, v8
 	XOR	X17, X30
@@ -5328,7 +5302,7 @@ L20:
 	WORD	$0x2e5485d7	// th.vxor.vv v11, v5, v9
 	XOR	X29, X17, X5
 	WORD	$0x2ec304d7	// th.vxor.vv v9, v12, v6
-	ADD	$1360, X2, X14
+	ADD	$1312, X2, X14
 	WORD	$0x271080d7	// th.vand.vv v1, v17, v1
 	XOR	X12, X29
 	WORD	$0x2e6402d7	// th.vxor.vv v5, v6, v8
@@ -5400,7 +5374,7 @@ L20:
 	WORD	$0x2f218357	// th.vxor.vv v6, v18, v3
 	XOR	X19, X15
 	WORD	$0x2e4803d7	// th.vxor.vv v7, v4, v16
-	ADD	$1424, X2, X19
+	ADD	$1376, X2, X19
 	WORD	$0x2e8305d7	// th.vxor.vv v11, v8, v6
 	WORD	$0x11831a8b	// th.srri s5, t1, 24
 	WORD	$0x2ea60557	// th.vxor.vv v10, v10, v12
@@ -5448,7 +5422,7 @@ L20:
 	WORD	$0x2eb68157	// th.vxor.vv v2, v11, v13
 	XOR	X10, X11, X10
 	WORD	$0x2e7083d7	// th.vxor.vv v7, v7, v1
-	MOV	1912(X2), X11
+	MOV	1864(X2), X11
 	ADD	$16, X11
 	WORD	$0x2ea60557	// th.vxor.vv v10, v10, v12
 	XOR	X30, X10, X30
@@ -5469,28 +5443,28 @@ L20:
 	WORD	$0xa683b457	// th.vsra.vi v8, v8, 7
 	XOR	X11, X28
 	WORD	$0xa6b3b5d7	// th.vsra.vi v11, v11, 7
-	MOV	1936(X2), X11
+	MOV	1888(X2), X11
 	MOV	64(X11), X14
 	WORD	$0xa613b0d7	// th.vsra.vi v1, v1, 7
-	MOV	1936(X2), X11
+	MOV	1888(X2), X11
 	MOV	72(X11), X13
 	WORD	$0xa643b757	// th.vsra.vi v14, v4, 7
-	MOV	1936(X2), X11
+	MOV	1888(X2), X11
 	MOV	80(X11), X11
 	WORD	$0x2e940457	// th.vxor.vv v8, v9, v8
-	MOV	1936(X2), X15
+	MOV	1888(X2), X15
 	MOV	88(X15), X16
 	WORD	$0x2e658357	// th.vxor.vv v6, v6, v11
-	MOV	1936(X2), X15
+	MOV	1888(X2), X15
 	MOV	96(X15), X17
 	WORD	$0x964235d7	// th.vsll.vi v11, v4, 4
-	MOV	1936(X2), X15
+	MOV	1888(X2), X15
 	MOV	104(X15), X9
 	WORD	$0x2e5080d7	// th.vxor.vv v1, v5, v1
-	MOV	1936(X2), X15
+	MOV	1888(X2), X15
 	MOV	112(X15), X19
 	WORD	$0x964136d7	// th.vsll.vi v13, v4, 2
-	MOV	1936(X2), X15
+	MOV	1888(X2), X15
 	MOV	120(X15), X18
 	WORD	$0x9640b657	// th.vsll.vi v12, v4, 1
 	XOR	X14, X5
@@ -5540,9 +5514,9 @@ L20:
 	XOR	X9, X10, X15
 	WORD	$0x2ea40457	// th.vxor.vv v8, v10, v8
 	XOR	X28, X15, X16
-	MOV	X16, 1920(X2)
+	MOV	X16, 1872(X2)
 	WORD	$0x2ed58657	// th.vxor.vv v12, v13, v11
-	MOV	1920(X2), X16
+	MOV	1872(X2), X16
 	AND	X16, X6, X16
 	WORD	$0x2e6183d7	// th.vxor.vv v7, v6, v3
 	XOR	X19, X16, X8
@@ -5679,7 +5653,7 @@ L20:
 	WORD	$0x27840457	// th.vand.vv v8, v24, v8
 	XOR	X21, X20, X21
 	WORD	$0x2ef887d7	// th.vxor.vv v15, v15, v17
-	MOV	1920(X2), X11
+	MOV	1872(X2), X11
 	AND	X11, X21, X11
 	WORD	$0x27620257	// th.vand.vv v4, v22, v4
 	XOR	X9, X11
@@ -5736,7 +5710,7 @@ L20:
 	WORD	$0x2e150557	// th.vxor.vv v10, v1, v10
 	XOR	X29, X14
 	WORD	$0x2e628357	// th.vxor.vv v6, v6, v5
-	ADD	$1376, X2, X10
+	ADD	$1328, X2, X10
 	WORD	$0x27300057	// th.vand.vv v0, v19, v0
 	XOR	X7, X30, X18
 	WORD	$0x2e5580d7	// th.vxor.vv v1, v5, v11
@@ -5772,7 +5746,7 @@ L20:
 	AND	X29, X10
 	XOR	X10, X30, X12
 	WORD	$0x32660857	// th.vrgather.vv v16, v6, v12
-	ADD	$1440, X2, X10
+	ADD	$1392, X2, X10
 	WORD	$0x11c3958b	// th.srri a1, t2, 28
 	WORD	$0x10c39f0b	// th.srri t5, t2, 12
 	WORD	$0x32460757	// th.vrgather.vv v14, v4, v12
@@ -5786,7 +5760,7 @@ L20:
 	WORD	$0x2e010957	// th.vxor.vv v18, v0, v2
 	XOR	X30, X19, X20
 	WORD	$0x2e3108d7	// th.vxor.vv v17, v3, v2
-	MOV	1912(X2), X19
+	MOV	1864(X2), X19
 	ADD	$32, X19
 	WORD	$0x2e6807d7	// th.vxor.vv v15, v6, v16
 	AND	X29, X20
@@ -5931,28 +5905,28 @@ L20:
 	WORD	$0x2e9283d7	// th.vxor.vv v7, v9, v5
 	XOR	X28, X7, X17
 	WORD	$0x2ec58857	// th.vxor.vv v16, v12, v11
-	MOV	1936(X2), X7
+	MOV	1888(X2), X7
 	MOV	128(X7), X13
 	WORD	$0x2f338357	// th.vxor.vv v6, v19, v7
-	MOV	1936(X2), X7
+	MOV	1888(X2), X7
 	MOV	136(X7), X30
 	WORD	$0x2e950057	// th.vxor.vv v0, v9, v10
-	MOV	1936(X2), X7
+	MOV	1888(X2), X7
 	MOV	144(X7), X10
 	WORD	$0x2f1606d7	// th.vxor.vv v13, v17, v12
-	MOV	1936(X2), X7
+	MOV	1888(X2), X7
 	MOV	152(X7), X29
 	WORD	$0x2f040257	// th.vxor.vv v4, v16, v8
-	MOV	1936(X2), X7
+	MOV	1888(X2), X7
 	MOV	160(X7), X18
 	WORD	$0x2f158457	// th.vxor.vv v8, v17, v11
-	MOV	1936(X2), X7
+	MOV	1888(X2), X7
 	MOV	168(X7), X28
 	WORD	$0x2ed30757	// th.vxor.vv v14, v13, v6
-	MOV	1936(X2), X7
+	MOV	1888(X2), X7
 	MOV	176(X7), X7
 	WORD	$0x2ec30957	// th.vxor.vv v18, v12, v6
-	MOV	1936(X2), X9
+	MOV	1888(X2), X9
 	MOV	184(X9), X9
 	WORD	$0x2e400557	// th.vxor.vv v10, v4, v0
 	XOR	X13, X5
@@ -5998,7 +5972,7 @@ L20:
 	SLL	$8, X11
 	WORD	$0x2fc989d7	// th.vxor.vv v19, v28, v19
 	XOR	X11, X12, X11
-	MOV	X11, 1920(X2)
+	MOV	X11, 1872(X2)
 	WORD	$0x2ed00dd7	// th.vxor.vv v27, v13, v0
 	MOV	1184(X2), X11
 	WORD	$0x2e990d57	// th.vxor.vv v26, v9, v18
@@ -6086,7 +6060,7 @@ L20:
 	WORD	$0x277506d7	// th.vand.vv v13, v23, v10
 	XOR	X12, X11, X6
 	WORD	$0x27740bd7	// th.vand.vv v23, v23, v8
-	MOV	1920(X2), X7
+	MOV	1872(X2), X7
 	XOR	X7, X9, X10
 	WORD	$0x2ee80757	// th.vxor.vv v14, v14, v16
 	XOR	X6, X10, X7
@@ -6098,7 +6072,7 @@ L20:
 	AND	X30, X7, X15
 	WORD	$0x27360457	// th.vand.vv v8, v19, v12
 	XOR	X5, X30, X29
-	MOV	X29, 1928(X2)
+	MOV	X29, 1880(X2)
 	WORD	$0x2f278557	// th.vxor.vv v10, v18, v15
 	XOR	X18, X28, X17
 	WORD	$0x276207d7	// th.vand.vv v15, v22, v4
@@ -6106,7 +6080,7 @@ L20:
 	WORD	$0x27408957	// th.vand.vv v18, v20, v1
 	XOR	X28, X17, X29
 	WORD	$0x2f7a89d7	// th.vxor.vv v19, v23, v21
-	MOV	1912(X2), X13
+	MOV	1864(X2), X13
 	ADD	$48, X13, X21
 	WORD	$0x2e670257	// th.vxor.vv v4, v6, v14
 	AND	X29, X28, X23
@@ -6161,7 +6135,7 @@ L20:
 	WORD	$0x2f1388d7	// th.vxor.vv v17, v17, v7
 	XOR	X24, X9, X24
 	WORD	$0x2f490957	// th.vxor.vv v18, v20, v18
-	MOV	1920(X2), X9
+	MOV	1872(X2), X9
 	XOR	X9, X19, X21
 	WORD	$0x2e198a57	// th.vxor.vv v20, v1, v19
 	AND	X19, X21, X9
@@ -6174,7 +6148,7 @@ L20:
 	WORD	$0xa6d3b6d7	// th.vsra.vi v13, v13, 7
 	XOR	X13, X21, X9
 	WORD	$0xa693b4d7	// th.vsra.vi v9, v9, 7
-	MOV	1928(X2), X8
+	MOV	1880(X2), X8
 	AND	X8, X9, X8
 	WORD	$0xa6a3b557	// th.vsra.vi v10, v10, 7
 	XOR	X15, X8, X15
@@ -6196,7 +6170,7 @@ L20:
 	XOR	X22, X17
 	WORD	$0x2e858257	// th.vxor.vv v4, v8, v11
 	AND	X23, X17, X22
-	MOV	X22, 1912(X2)
+	MOV	X22, 1864(X2)
 	WORD	$0x2f2702d7	// th.vxor.vv v5, v18, v14
 	AND	X16, X17, X22
 	WORD	$0x2f078357	// th.vxor.vv v6, v16, v15
@@ -6225,7 +6199,7 @@ L20:
 	AND	X30, X20, X30
 	AND	X7, X20, X7
 	AND	X9, X22, X9
-	MOV	1928(X2), X20
+	MOV	1880(X2), X20
 	AND	X20, X22, X20
 	XOR	X30, X20
 	XOR	X20, X19, X20
@@ -6252,7 +6226,7 @@ L20:
 	XOR	X5, X10, X30
 	XOR	X30, X14, X30
 	XOR	X30, X11, X30
-	MOV	1912(X2), X11
+	MOV	1864(X2), X11
 	XOR	X30, X11, X14
 	XOR	X14, X12, X11
 	XOR	X29, X14, X29
@@ -6262,7 +6236,7 @@ L20:
 	XOR	X5, X30, X29
 	XOR	X5, X10, X5
 	XOR	X28, X13, X16
-	MOV	1936(X2), X14
+	MOV	1888(X2), X14
 	MOV	192(X14), X18
 	MOV	200(X14), X30
 	MOV	208(X14), X9
@@ -6313,9 +6287,9 @@ last_round:
 	XOR	X17, X11, X14
 	WORD	$0x2ea308d7	// th.vxor.vv v17, v10, v6
 	XOR	X28, X14, X18
-	MOV	X18, 1928(X2)
+	MOV	X18, 1880(X2)
 	WORD	$0x2e508557	// th.vxor.vv v10, v5, v1
-	MOV	1928(X2), X18
+	MOV	1880(X2), X18
 	AND	X18, X7, X18
 	WORD	$0x26380a57	// th.vand.vv v20, v3, v16
 	XOR	X9, X18, X8
@@ -6389,20 +6363,20 @@ last_round:
 	XOR	X25, X21
 	WORD	$0x2f8b0157	// th.vxor.vv v2, v24, v22
 	AND	X16, X21, X16
-	MOV	X16, 1920(X2)
+	MOV	X16, 1872(X2)
 	WORD	$0x275b8c57	// th.vand.vv v24, v21, v23
 	AND	X19, X21, X25
 	WORD	$0x2f710cd7	// th.vxor.vv v25, v23, v2
 	XOR	X24, X22, X16
 	WORD	$0x2f898c57	// th.vxor.vv v24, v24, v19
-	MOV	1912(X2), X19
+	MOV	1864(X2), X19
 	AND	$192, X19, X1
 	WORD	$0x276c8cd7	// th.vand.vv v25, v22, v25
 	AND	X16, X8, X16
 	WORD	$0x278909d7	// th.vand.vv v19, v24, v18
 	XOR	X24, X16
 	WORD	$0x2f7c8957	// th.vxor.vv v18, v23, v25
-	ADD	$1456, X2, X19
+	ADD	$1408, X2, X19
 	WORD	$0x278787d7	// th.vand.vv v15, v24, v15
 	ADD	X1, X19
 	WORD	$0x27890b57	// th.vand.vv v22, v24, v18
@@ -6460,7 +6434,7 @@ last_round:
 	WORD	$0x2ebc85d7	// th.vxor.vv v11, v11, v25
 	XOR	X20, X21, X20
 	WORD	$0x2f1984d7	// th.vxor.vv v9, v17, v19
-	MOV	1928(X2), X12
+	MOV	1880(X2), X12
 	AND	X12, X20, X12
 	WORD	$0x27428657	// th.vand.vv v12, v20, v5
 	XOR	X17, X12
@@ -6503,7 +6477,7 @@ last_round:
 	WORD	$0x9623b657	// th.vsll.vi v12, v2, 7
 	XOR	X10, X12
 	WORD	$0x962336d7	// th.vsll.vi v13, v2, 6
-	MOV	1920(X2), X10
+	MOV	1872(X2), X10
 	XOR	X12, X10
 	WORD	$0x9622b4d7	// th.vsll.vi v9, v2, 5
 	XOR	X10, X18, X11
@@ -6522,31 +6496,31 @@ last_round:
 	WORD	$0x2f070857	// th.vxor.vv v16, v16, v14
 	XOR	X28, X13, X12
 	WORD	$0x2f278757	// th.vxor.vv v14, v18, v15
-	MOV	1936(X2), X29
+	MOV	1888(X2), X29
 	MOV	64(X29), X29
 	WORD	$0x2e3881d7	// th.vxor.vv v3, v3, v17
-	MOV	1936(X2), X13
+	MOV	1888(X2), X13
 	MOV	72(X13), X17
 	WORD	$0x2e0887d7	// th.vxor.vv v15, v0, v17
-	MOV	1936(X2), X13
+	MOV	1888(X2), X13
 	MOV	80(X13), X18
 	WORD	$0x2e408057	// th.vxor.vv v0, v4, v1
-	MOV	1936(X2), X13
+	MOV	1888(X2), X13
 	MOV	88(X13), X19
 	WORD	$0xa6c3b657	// th.vsra.vi v12, v12, 7
-	MOV	1936(X2), X13
+	MOV	1888(X2), X13
 	MOV	96(X13), X9
 	WORD	$0xa6d3b6d7	// th.vsra.vi v13, v13, 7
-	MOV	1936(X2), X13
+	MOV	1888(X2), X13
 	MOV	104(X13), X16
 	WORD	$0xa693b4d7	// th.vsra.vi v9, v9, 7
-	MOV	1936(X2), X13
+	MOV	1888(X2), X13
 	MOV	112(X13), X15
 	WORD	$0xa663b357	// th.vsra.vi v6, v6, 7
-	MOV	1936(X2), X13
+	MOV	1888(X2), X13
 	MOV	120(X13), X14
 	WORD	$0xa673b3d7	// th.vsra.vi v7, v7, 7
-	ADD	$1296, X2, X13
+	ADD	$1248, X2, X13
 	WORD	$0xa683b457	// th.vsra.vi v8, v8, 7
 	XOR	X29, X5
 	WORD	$0xa6a3b557	// th.vsra.vi v10, v10, 7
@@ -6835,7 +6809,7 @@ rounds_done:
 	AND	X12, X13, X12
 	OR	X12, X6, X15
 	// SR² of each block: bytes 1, 3, 5, 7 trade places with bytes 9, 11, 13, 15
-	MOV	1248(X2), X6
+	MOV	1208(X2), X6
 	XOR	X28, X7, X12
 	AND	X6, X12
 	XOR	X12, X7, X14
@@ -6853,70 +6827,70 @@ rounds_done:
 	XOR	X29, X5, X6
 	XOR	X29, X15, X5
 	MOV	$12, X29
-	MOV	1872(X2), X30
+	MOV	1824(X2), X30
 	BLTU	X30, X29, partial
 	// out = in ^ keystream, twelve blocks
 	MOV	$128, X29
 	WORD	$0x003ef057	// th.vsetvli zero, t4, e8, m8, d1
-	MOV	1896(X2), X30
+	MOV	1848(X2), X30
 	MOV	128(X30), X29
 	WORD	$0x120f0407	// th.vlb.v v8, (t5)
 	XOR	X14, X29
-	MOV	1888(X2), X30
+	MOV	1840(X2), X30
 	MOV	X29, 128(X30)
-	MOV	1896(X2), X29
+	MOV	1848(X2), X29
 	MOV	136(X29), X29
 	XOR	X13, X29
-	MOV	1888(X2), X30
+	MOV	1840(X2), X30
 	MOV	X29, 136(X30)
-	MOV	1896(X2), X29
+	MOV	1848(X2), X29
 	MOV	144(X29), X29
 	XOR	X12, X29
-	MOV	1888(X2), X30
+	MOV	1840(X2), X30
 	MOV	X29, 144(X30)
-	MOV	1896(X2), X29
+	MOV	1848(X2), X29
 	MOV	152(X29), X29
 	XOR	X10, X29
-	MOV	1888(X2), X30
+	MOV	1840(X2), X30
 	MOV	X29, 152(X30)
-	MOV	1896(X2), X29
+	MOV	1848(X2), X29
 	MOV	160(X29), X29
 	WORD	$0x2e800457	// th.vxor.vv v8, v8, v0
 	XOR	X28, X29
-	MOV	1888(X2), X28
+	MOV	1840(X2), X28
 	MOV	X29, 160(X28)
-	MOV	1896(X2), X28
+	MOV	1848(X2), X28
 	MOV	168(X28), X28
 	XOR	X7, X28
-	MOV	1888(X2), X7
+	MOV	1840(X2), X7
 	MOV	X28, 168(X7)
-	MOV	1896(X2), X7
+	MOV	1848(X2), X7
 	MOV	176(X7), X7
 	XOR	X6, X7
-	MOV	1888(X2), X6
+	MOV	1840(X2), X6
 	MOV	X7, 176(X6)
-	MOV	1896(X2), X6
+	MOV	1848(X2), X6
 	MOV	184(X6), X6
 	XOR	X5, X6
-	MOV	1888(X2), X5
+	MOV	1840(X2), X5
 	MOV	X6, 184(X5)
 	WORD	$0x02028427	// th.vsb.v v8, (t0)
-	MOV	1896(X2), X5
+	MOV	1848(X2), X5
 	ADD	$192, X5
-	MOV	X5, 1896(X2)
-	MOV	1888(X2), X5
+	MOV	X5, 1848(X2)
+	MOV	1840(X2), X5
 	ADD	$192, X5
-	MOV	X5, 1888(X2)
-	MOV	1872(X2), X5
+	MOV	X5, 1840(X2)
+	MOV	1824(X2), X5
 	ADD	$-12, X5
-	MOV	X5, 1872(X2)
-	MOV	1904(X2), X5
+	MOV	X5, 1824(X2)
+	MOV	1856(X2), X5
 	ADDW	$12, X5
-	MOV	X5, 1904(X2)
-	MOV	1872(X2), X5
+	MOV	X5, 1856(X2)
+	MOV	1824(X2), X5
 	BEQZ	X5, done
 	MOV	$4, X29
-	MOV	1872(X2), X5
+	MOV	1824(X2), X5
 	BGEU	X29, X5, L21
 	JMP	twelve
 L21:
@@ -6924,69 +6898,69 @@ L21:
 	// fewer than twelve blocks: as many of the pass's keystream blocks (vl = 16 min(blocks, 8))
 partial:
 	MOV	$8, X29
-	MOV	1872(X2), X11
+	MOV	1824(X2), X11
 	MOV	X11, X30
 	BGEU	X29, X11, short
 	MOV	$8, X30
 short:
 	SLL	$4, X30
 	WORD	$0x003f7057	// th.vsetvli zero, t5, e8, m8, d1
-	MOV	1896(X2), X29
+	MOV	1848(X2), X29
 	WORD	$0x120e8407	// th.vlb.v v8, (t4)
 	WORD	$0x2e800457	// th.vxor.vv v8, v8, v0
-	MOV	1888(X2), X29
+	MOV	1840(X2), X29
 	WORD	$0x020e8427	// th.vsb.v v8, (t4)
 	MOV	$8, X29
-	MOV	1872(X2), X30
+	MOV	1824(X2), X30
 	BGEU	X29, X30, done
-	MOV	1896(X2), X29
+	MOV	1848(X2), X29
 	MOV	128(X29), X29
 	XOR	X14, X29
-	MOV	1888(X2), X30
+	MOV	1840(X2), X30
 	MOV	X29, 128(X30)
-	MOV	1896(X2), X29
+	MOV	1848(X2), X29
 	MOV	136(X29), X29
 	XOR	X13, X29
-	MOV	1888(X2), X30
+	MOV	1840(X2), X30
 	MOV	X29, 136(X30)
 	MOV	$9, X29
-	MOV	1872(X2), X30
+	MOV	1824(X2), X30
 	BGEU	X29, X30, done
-	MOV	1896(X2), X29
+	MOV	1848(X2), X29
 	MOV	144(X29), X29
 	XOR	X12, X29
-	MOV	1888(X2), X30
+	MOV	1840(X2), X30
 	MOV	X29, 144(X30)
-	MOV	1896(X2), X29
+	MOV	1848(X2), X29
 	MOV	152(X29), X29
 	XOR	X10, X29
-	MOV	1888(X2), X30
+	MOV	1840(X2), X30
 	MOV	X29, 152(X30)
 	MOV	$10, X29
-	MOV	1872(X2), X30
+	MOV	1824(X2), X30
 	BGEU	X29, X30, done
-	MOV	1896(X2), X29
+	MOV	1848(X2), X29
 	MOV	160(X29), X29
 	XOR	X28, X29
-	MOV	1888(X2), X28
+	MOV	1840(X2), X28
 	MOV	X29, 160(X28)
-	MOV	1896(X2), X28
+	MOV	1848(X2), X28
 	MOV	168(X28), X28
 	XOR	X7, X28
-	MOV	1888(X2), X7
+	MOV	1840(X2), X7
 	MOV	X28, 168(X7)
 	MOV	$11, X29
-	MOV	1872(X2), X7
+	MOV	1824(X2), X7
 	BGEU	X29, X7, done
-	MOV	1896(X2), X7
+	MOV	1848(X2), X7
 	MOV	176(X7), X7
 	XOR	X6, X7
-	MOV	1888(X2), X6
+	MOV	1840(X2), X6
 	MOV	X7, 176(X6)
-	MOV	1896(X2), X6
+	MOV	1848(X2), X6
 	MOV	184(X6), X6
 	XOR	X5, X6
-	MOV	1888(X2), X5
+	MOV	1840(X2), X5
 	MOV	X6, 184(X5)
 	JMP	done
 few:
@@ -7015,113 +6989,107 @@ L16:
 	WORD	$0x12030407	// th.vlb.v v8, (t1)
 	ADD	$144, X5, X6
 	WORD	$0x12030487	// th.vlb.v v9, (t1)
-	ADD	$160, X5, X6
+	ADD	$1792, X2, X5
+	MOV	1808(X2), X6
 	WORD	$0x12030507	// th.vlb.v v10, (t1)
-	ADD	$176, X5, X6
-	WORD	$0x12030587	// th.vlb.v v11, (t1)
-	ADD	$1840, X2, X5
-	MOV	1856(X2), X6
-	WORD	$0x12030607	// th.vlb.v v12, (t1)
-	WORD	$0x02028627	// th.vsb.v v12, (t0)
-	MOV	1864(X2), X5
-	WORD	$0x12028607	// th.vlb.v v12, (t0)
+	WORD	$0x02028527	// th.vsb.v v10, (t0)
+	MOV	1816(X2), X5
+	WORD	$0x12028507	// th.vlb.v v10, (t0)
 few_block:
 	// s = the counter block ^ round key 0; out = in ^ its encryption
-	MOV	1904(X2), X5
+	MOV	1856(X2), X5
 	WORD	$0x9002928b	// th.revw t0, t0
-	MOVW	X5, 1852(X2)
-	ADD	$1840, X2, X5
-	WORD	$0x12028687	// th.vlb.v v13, (t0)
-	WORD	$0x2ed606d7	// th.vxor.vv v13, v13, v12
+	MOVW	X5, 1804(X2)
+	ADD	$1792, X2, X5
+	WORD	$0x12028587	// th.vlb.v v11, (t0)
+	WORD	$0x2eb505d7	// th.vxor.vv v11, v11, v10
 	MOV	$99, X5
-	// rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
-	MOV	1864(X2), X6
+	MOV	$27, X7
+	WORD	$0x2eb2c5d7	// th.vxor.vx v11, v11, t0
+	// rounds 1 .. rounds-1 in a loop
+	MOV	1816(X2), X6
 	ADD	$16, X6
-	MOV	1880(X2), X7
-	ADD	$-1, X7
+	MOV	1832(X2), X28
+	ADD	$-1, X28
 vround:
-	WORD	$0x26d7b757	// th.vand.vi v14, v13, 15
-	WORD	$0xa2d236d7	// th.vsrl.vi v13, v13, 4
-	WORD	$0x320707d7	// th.vrgather.vv v15, v0, v14
-	WORD	$0x32168757	// th.vrgather.vv v14, v1, v13
-	WORD	$0x2ef707d7	// th.vxor.vv v15, v15, v14
-	WORD	$0x12030687	// th.vlb.v v13, (t1)
-	WORD	$0xa2f23757	// th.vsrl.vi v14, v15, 4
-	WORD	$0x26f7b957	// th.vand.vi v18, v15, 15
-	WORD	$0x322708d7	// th.vrgather.vv v17, v2, v14
-	WORD	$0x2ee907d7	// th.vxor.vv v15, v14, v18
-	WORD	$0x32390857	// th.vrgather.vv v16, v3, v18
-	WORD	$0x32278957	// th.vrgather.vv v18, v2, v15
-	WORD	$0x2f1808d7	// th.vxor.vv v17, v17, v16
-	WORD	$0x2f280857	// th.vxor.vv v16, v18, v16
-	WORD	$0x32288957	// th.vrgather.vv v18, v2, v17
-	WORD	$0x322808d7	// th.vrgather.vv v17, v2, v16
-	WORD	$0x2f2787d7	// th.vxor.vv v15, v18, v15
-	WORD	$0x2f170757	// th.vxor.vv v14, v17, v14
-	WORD	$0x324788d7	// th.vrgather.vv v17, v4, v15
-	WORD	$0x32570957	// th.vrgather.vv v18, v5, v14
-	WORD	$0x32678857	// th.vrgather.vv v16, v6, v15
-	WORD	$0x327707d7	// th.vrgather.vv v15, v7, v14
-	WORD	$0x2f190757	// th.vxor.vv v14, v17, v18
-	WORD	$0x2f0788d7	// th.vxor.vv v17, v16, v15
-	WORD	$0x32e50957	// th.vrgather.vv v18, v14, v10
-	WORD	$0x2ee88857	// th.vxor.vv v16, v14, v17
-	WORD	$0x331407d7	// th.vrgather.vv v15, v17, v8
-	WORD	$0x330488d7	// th.vrgather.vv v17, v16, v9
-	WORD	$0x2ee90757	// th.vxor.vv v14, v14, v18
-	WORD	$0x2ef88857	// th.vxor.vv v16, v15, v17
-	WORD	$0x32e587d7	// th.vrgather.vv v15, v14, v11
-	WORD	$0x2f078757	// th.vxor.vv v14, v16, v15
-	WORD	$0x2ed2c6d7	// th.vxor.vx v13, v13, t0
-	WORD	$0x2ee686d7	// th.vxor.vv v13, v14, v13
-	ADD	$16, X6
-	ADD	$-1, X7
-	BNEZ	X7, vround
-	// the last round and its key
-	WORD	$0x26d7b757	// th.vand.vi v14, v13, 15
-	WORD	$0xa2d236d7	// th.vsrl.vi v13, v13, 4
-	WORD	$0x320707d7	// th.vrgather.vv v15, v0, v14
-	WORD	$0x32168757	// th.vrgather.vv v14, v1, v13
-	WORD	$0x2ef70757	// th.vxor.vv v14, v15, v14
-	WORD	$0xa2e236d7	// th.vsrl.vi v13, v14, 4
-	WORD	$0x26e7b757	// th.vand.vi v14, v14, 15
-	WORD	$0x323707d7	// th.vrgather.vv v15, v3, v14
-	WORD	$0x2ed70757	// th.vxor.vv v14, v13, v14
+	WORD	$0x26b7b657	// th.vand.vi v12, v11, 15
+	WORD	$0xa2b235d7	// th.vsrl.vi v11, v11, 4
+	WORD	$0x320606d7	// th.vrgather.vv v13, v0, v12
+	WORD	$0x32158657	// th.vrgather.vv v12, v1, v11
+	WORD	$0x2ed606d7	// th.vxor.vv v13, v13, v12
+	WORD	$0x12030587	// th.vlb.v v11, (t1)
+	WORD	$0xa2d23657	// th.vsrl.vi v12, v13, 4
+	WORD	$0x26d7b857	// th.vand.vi v16, v13, 15
+	WORD	$0x322607d7	// th.vrgather.vv v15, v2, v12
+	WORD	$0x2ec806d7	// th.vxor.vv v13, v12, v16
+	WORD	$0x32380757	// th.vrgather.vv v14, v3, v16
 	WORD	$0x32268857	// th.vrgather.vv v16, v2, v13
-	WORD	$0x2f078857	// th.vxor.vv v16, v16, v15
-	WORD	$0x322708d7	// th.vrgather.vv v17, v2, v14
-	WORD	$0x2f1787d7	// th.vxor.vv v15, v17, v15
-	WORD	$0x322808d7	// th.vrgather.vv v17, v2, v16
-	WORD	$0x2f170757	// th.vxor.vv v14, v17, v14
+	WORD	$0x2ef707d7	// th.vxor.vv v15, v15, v14
+	WORD	$0x2f070757	// th.vxor.vv v14, v16, v14
 	WORD	$0x32278857	// th.vrgather.vv v16, v2, v15
+	WORD	$0x322707d7	// th.vrgather.vv v15, v2, v14
 	WORD	$0x2f0686d7	// th.vxor.vv v13, v16, v13
-	WORD	$0x324707d7	// th.vrgather.vv v15, v4, v14
-	WORD	$0x32568857	// th.vrgather.vv v16, v5, v13
-	WORD	$0x2ef807d7	// th.vxor.vv v15, v15, v16
-	WORD	$0x32670857	// th.vrgather.vv v16, v6, v14
-	WORD	$0x32768757	// th.vrgather.vv v14, v7, v13
-	WORD	$0x2f0706d7	// th.vxor.vv v13, v16, v14
-	WORD	$0x32f406d7	// th.vrgather.vv v13, v15, v8
-	WORD	$0x12030707	// th.vlb.v v14, (t1)
-	WORD	$0x2ee2c757	// th.vxor.vx v14, v14, t0
-	WORD	$0x2ed706d7	// th.vxor.vv v13, v13, v14
-	MOV	1896(X2), X5
-	WORD	$0x12028707	// th.vlb.v v14, (t0)
+	WORD	$0x2ef60657	// th.vxor.vv v12, v15, v12
+	WORD	$0x32468757	// th.vrgather.vv v14, v4, v13
+	WORD	$0x325606d7	// th.vrgather.vv v13, v5, v12
+	WORD	$0x2ee687d7	// th.vxor.vv v15, v14, v13
+	WORD	$0xa6f3b757	// th.vsra.vi v14, v15, 7
+	WORD	$0x02f78657	// th.vadd.vv v12, v15, v15
+	WORD	$0x26e3c757	// th.vand.vx v14, v14, t2
+	WORD	$0x32f386d7	// th.vrgather.vv v13, v15, v7
+	WORD	$0x2ec70657	// th.vxor.vv v12, v12, v14
+	WORD	$0x32f40757	// th.vrgather.vv v14, v15, v8
+	WORD	$0x32c307d7	// th.vrgather.vv v15, v12, v6
+	WORD	$0x2ef68657	// th.vxor.vv v12, v15, v13
+	WORD	$0x2ec706d7	// th.vxor.vv v13, v12, v14
+	WORD	$0x32c48757	// th.vrgather.vv v14, v12, v9
+	WORD	$0x2ed70657	// th.vxor.vv v12, v13, v14
+	WORD	$0x2ec585d7	// th.vxor.vv v11, v12, v11
+	ADD	$16, X6
+	ADD	$-1, X28
+	BNEZ	X28, vround
+	// the last round and its key
+	WORD	$0x26b7b657	// th.vand.vi v12, v11, 15
+	WORD	$0xa2b235d7	// th.vsrl.vi v11, v11, 4
+	WORD	$0x320606d7	// th.vrgather.vv v13, v0, v12
+	WORD	$0x32158657	// th.vrgather.vv v12, v1, v11
+	WORD	$0x2ed60657	// th.vxor.vv v12, v13, v12
+	WORD	$0xa2c235d7	// th.vsrl.vi v11, v12, 4
+	WORD	$0x26c7b657	// th.vand.vi v12, v12, 15
+	WORD	$0x323606d7	// th.vrgather.vv v13, v3, v12
+	WORD	$0x2eb60657	// th.vxor.vv v12, v11, v12
+	WORD	$0x32258757	// th.vrgather.vv v14, v2, v11
 	WORD	$0x2ee68757	// th.vxor.vv v14, v14, v13
-	MOV	1888(X2), X5
-	WORD	$0x02028727	// th.vsb.v v14, (t0)
-	MOV	1896(X2), X5
+	WORD	$0x322607d7	// th.vrgather.vv v15, v2, v12
+	WORD	$0x2ef686d7	// th.vxor.vv v13, v15, v13
+	WORD	$0x322707d7	// th.vrgather.vv v15, v2, v14
+	WORD	$0x2ef60657	// th.vxor.vv v12, v15, v12
+	WORD	$0x32268757	// th.vrgather.vv v14, v2, v13
+	WORD	$0x2ee585d7	// th.vxor.vv v11, v14, v11
+	WORD	$0x324606d7	// th.vrgather.vv v13, v4, v12
+	WORD	$0x32558657	// th.vrgather.vv v12, v5, v11
+	WORD	$0x2ed60657	// th.vxor.vv v12, v13, v12
+	WORD	$0x32c305d7	// th.vrgather.vv v11, v12, v6
+	WORD	$0x12030607	// th.vlb.v v12, (t1)
+	WORD	$0x2eb605d7	// th.vxor.vv v11, v11, v12
+	WORD	$0x2eb2c5d7	// th.vxor.vx v11, v11, t0
+	MOV	1848(X2), X5
+	WORD	$0x12028607	// th.vlb.v v12, (t0)
+	WORD	$0x2ec58657	// th.vxor.vv v12, v12, v11
+	MOV	1840(X2), X5
+	WORD	$0x02028627	// th.vsb.v v12, (t0)
+	MOV	1848(X2), X5
 	ADD	$16, X5
-	MOV	X5, 1896(X2)
-	MOV	1888(X2), X5
+	MOV	X5, 1848(X2)
+	MOV	1840(X2), X5
 	ADD	$16, X5
-	MOV	X5, 1888(X2)
-	MOV	1904(X2), X5
+	MOV	X5, 1840(X2)
+	MOV	1856(X2), X5
 	ADDW	$1, X5
-	MOV	X5, 1904(X2)
-	MOV	1872(X2), X5
+	MOV	X5, 1856(X2)
+	MOV	1824(X2), X5
 	ADD	$-1, X5
-	MOV	X5, 1872(X2)
+	MOV	X5, 1824(X2)
 	BNEZ	X5, few_block
 done:
 	// return
@@ -7266,6 +7234,12 @@ done:
 	MOV	X0, 1072(X2)
 	MOV	X0, 1080(X2)
 	MOV	X0, 1088(X2)
+	MOV	X0, 1408(X2)
+	MOV	X0, 1416(X2)
+	MOV	X0, 1424(X2)
+	MOV	X0, 1432(X2)
+	MOV	X0, 1440(X2)
+	MOV	X0, 1448(X2)
 	MOV	X0, 1456(X2)
 	MOV	X0, 1464(X2)
 	MOV	X0, 1472(X2)
@@ -7310,17 +7284,11 @@ done:
 	MOV	X0, 1784(X2)
 	MOV	X0, 1792(X2)
 	MOV	X0, 1800(X2)
-	MOV	X0, 1808(X2)
-	MOV	X0, 1816(X2)
-	MOV	X0, 1824(X2)
-	MOV	X0, 1832(X2)
-	MOV	X0, 1840(X2)
-	MOV	X0, 1848(X2)
-	MOV	X0, 1912(X2)
-	MOV	X0, 1920(X2)
-	MOV	X0, 1928(X2)
-	MOV	X0, 1944(X2)
-	MOV	X0, 1952(X2)
+	MOV	X0, 1864(X2)
+	MOV	X0, 1872(X2)
+	MOV	X0, 1880(X2)
+	MOV	X0, 1896(X2)
+	MOV	X0, 1904(X2)
 	MOV	$0, X5
 	MOV	$0, X6
 	MOV	$0, X7

@@ -18,16 +18,16 @@
 	.set	AES_encrypt, AES_ct_encrypt_c906
 AES_ct_encrypt_c906:
 	# void AES_ct_encrypt_c906(const unsigned char *in, unsigned char *out, const AES_KEY *key)
-	# AES_ct_encrypt_c906: 106 instructions, frame 0 bytes
-	#   integer registers: ra t0 t1 t2 a0 a1 a2
-	#   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v17 v24
+	# AES_ct_encrypt_c906: 98 instructions, frame 0 bytes
+	#   integer registers: ra t0 t1 t2 a0 a1 a2 t3
+	#   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15
 	#   callee-saved saved/restored: none
-	#   most live values at once: 7 integer, 18 vector registers
+	#   most live values at once: 7 integer, 16 vector registers
 	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
-	lw         	t2, 240(a2)
+	lw         	t3, 240(a2)
 	addi       	t0, zero, 16
 	th.vsetvli 	zero, t0, e8, m1, d1
 	# the lookup and permutation tables, one register each
@@ -35,110 +35,102 @@ AES_ct_encrypt_c906:
 	auipc      	t0, %pcrel_hi(kgen_aes_ct_c906_vperm)
 	addi       	t0, t0, %pcrel_lo(.LAES_ct_encrypt_c906_0)
 	addi       	t1, t0, 0
-	th.vlb.v   	v8, (t1)
-	addi       	t1, t0, 16
-	th.vlb.v   	v7, (t1)
-	addi       	t1, t0, 32
-	th.vlb.v   	v5, (t1)
-	addi       	t1, t0, 48
 	th.vlb.v   	v6, (t1)
-	addi       	t1, t0, 64
-	th.vlb.v   	v4, (t1)
-	addi       	t1, t0, 80
+	addi       	t1, t0, 16
+	th.vlb.v   	v5, (t1)
+	addi       	t1, t0, 32
 	th.vlb.v   	v3, (t1)
-	addi       	t1, t0, 96
+	addi       	t1, t0, 48
+	th.vlb.v   	v4, (t1)
+	addi       	t1, t0, 64
 	th.vlb.v   	v2, (t1)
-	addi       	t1, t0, 112
+	addi       	t1, t0, 80
 	th.vlb.v   	v1, (t1)
-	addi       	t1, t0, 128
+	addi       	t1, t0, 96
 	th.vlb.v   	v0, (t1)
+	addi       	t1, t0, 112
+	th.vlb.v   	v7, (t1)
+	addi       	t1, t0, 128
+	th.vlb.v   	v8, (t1)
 	addi       	t1, t0, 144
 	th.vlb.v   	v9, (t1)
-	addi       	t1, t0, 160
-	th.vlb.v   	v10, (t1)
-	addi       	t1, t0, 176
-	th.vlb.v   	v11, (t1)
 	# round 0
-	th.vlb.v   	v12, (a0)
-	th.vlb.v   	v13, (a2)
-	th.vxor.vv 	v12, v12, v13
+	th.vlb.v   	v10, (a0)
+	th.vlb.v   	v11, (a2)
+	th.vxor.vv 	v10, v10, v11
 	addi       	t0, zero, 99
-	# rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
+	addi       	t2, zero, 27
+	th.vxor.vx 	v10, v10, t0
+	# rounds 1 .. rounds-1 in a loop
 	addi       	t1, a2, 16
-	addi       	t2, t2, -1
+	addi       	t3, t3, -1
 .LAES_ct_encrypt_c906_vround:
-	th.vand.vi 	v13, v12, 15
-	th.vsrl.vi 	v12, v12, 4
-	th.vrgather.vv	v14, v8, v13
-	th.vrgather.vv	v13, v7, v12
+	th.vand.vi 	v11, v10, 15
+	th.vsrl.vi 	v10, v10, 4
+	th.vrgather.vv	v12, v6, v11
+	th.vrgather.vv	v11, v5, v10
+	th.vxor.vv 	v12, v12, v11
+	th.vlb.v   	v10, (t1)
+	th.vsrl.vi 	v11, v12, 4
+	th.vand.vi 	v15, v12, 15
+	th.vrgather.vv	v14, v3, v11
+	th.vxor.vv 	v12, v11, v15
+	th.vrgather.vv	v13, v4, v15
+	th.vrgather.vv	v15, v3, v12
 	th.vxor.vv 	v14, v14, v13
-	th.vlb.v   	v12, (t1)
-	th.vsrl.vi 	v13, v14, 4
-	th.vand.vi 	v17, v14, 15
-	th.vrgather.vv	v16, v5, v13
-	th.vxor.vv 	v14, v13, v17
-	th.vrgather.vv	v15, v6, v17
-	th.vrgather.vv	v17, v5, v14
-	th.vxor.vv 	v16, v16, v15
-	th.vxor.vv 	v15, v17, v15
-	th.vrgather.vv	v17, v5, v16
-	th.vrgather.vv	v16, v5, v15
-	th.vxor.vv 	v14, v17, v14
-	th.vxor.vv 	v13, v16, v13
-	th.vrgather.vv	v16, v4, v14
-	th.vrgather.vv	v17, v3, v13
-	th.vrgather.vv	v15, v2, v14
-	th.vrgather.vv	v14, v1, v13
-	th.vxor.vv 	v13, v16, v17
-	th.vxor.vv 	v16, v15, v14
-	th.vrgather.vv	v17, v13, v10
-	th.vxor.vv 	v15, v13, v16
-	th.vrgather.vv	v14, v16, v0
-	th.vrgather.vv	v16, v15, v9
-	th.vxor.vv 	v13, v13, v17
-	th.vxor.vv 	v15, v14, v16
-	th.vrgather.vv	v14, v13, v11
-	th.vxor.vv 	v13, v15, v14
-	th.vxor.vx 	v12, v12, t0
-	th.vxor.vv 	v12, v13, v12
+	th.vxor.vv 	v13, v15, v13
+	th.vrgather.vv	v15, v3, v14
+	th.vrgather.vv	v14, v3, v13
+	th.vxor.vv 	v12, v15, v12
+	th.vxor.vv 	v11, v14, v11
+	th.vrgather.vv	v13, v2, v12
+	th.vrgather.vv	v12, v1, v11
+	th.vxor.vv 	v14, v13, v12
+	th.vsra.vi 	v13, v14, 7
+	th.vadd.vv 	v11, v14, v14
+	th.vand.vx 	v13, v13, t2
+	th.vrgather.vv	v12, v14, v7
+	th.vxor.vv 	v11, v11, v13
+	th.vrgather.vv	v13, v14, v8
+	th.vrgather.vv	v14, v11, v0
+	th.vxor.vv 	v11, v14, v12
+	th.vxor.vv 	v12, v11, v13
+	th.vrgather.vv	v13, v11, v9
+	th.vxor.vv 	v11, v12, v13
+	th.vxor.vv 	v10, v11, v10
 	addi       	t1, t1, 16
-	addi       	t2, t2, -1
-	bne        	t2, zero, .LAES_ct_encrypt_c906_vround
+	addi       	t3, t3, -1
+	bne        	t3, zero, .LAES_ct_encrypt_c906_vround
 	# the last round and its key
-	th.vand.vi 	v9, v12, 15
-	th.vsrl.vi 	v10, v12, 4
-	th.vrgather.vv	v11, v8, v9
-	th.vrgather.vv	v8, v7, v10
-	th.vxor.vv 	v8, v11, v8
-	th.vsrl.vi 	v7, v8, 4
-	th.vand.vi 	v9, v8, 15
-	th.vrgather.vv	v8, v6, v9
-	th.vxor.vv 	v6, v7, v9
-	th.vrgather.vv	v9, v5, v7
-	th.vxor.vv 	v9, v9, v8
-	th.vrgather.vv	v10, v5, v6
-	th.vxor.vv 	v8, v10, v8
-	th.vrgather.vv	v10, v5, v9
-	th.vxor.vv 	v6, v10, v6
-	th.vrgather.vv	v9, v5, v8
-	th.vxor.vv 	v5, v9, v7
-	th.vrgather.vv	v7, v4, v6
-	th.vrgather.vv	v4, v3, v5
-	th.vxor.vv 	v3, v7, v4
-	th.vrgather.vv	v4, v2, v6
-	th.vrgather.vv	v2, v1, v5
-	th.vxor.vv 	v1, v4, v2
-	th.vrgather.vv	v1, v3, v0
+	th.vand.vi 	v7, v10, 15
+	th.vsrl.vi 	v8, v10, 4
+	th.vrgather.vv	v9, v6, v7
+	th.vrgather.vv	v6, v5, v8
+	th.vxor.vv 	v6, v9, v6
+	th.vsrl.vi 	v5, v6, 4
+	th.vand.vi 	v7, v6, 15
+	th.vrgather.vv	v6, v4, v7
+	th.vxor.vv 	v4, v5, v7
+	th.vrgather.vv	v7, v3, v5
+	th.vxor.vv 	v7, v7, v6
+	th.vrgather.vv	v8, v3, v4
+	th.vxor.vv 	v6, v8, v6
+	th.vrgather.vv	v8, v3, v7
+	th.vxor.vv 	v4, v8, v4
+	th.vrgather.vv	v7, v3, v6
+	th.vxor.vv 	v3, v7, v5
+	th.vrgather.vv	v5, v2, v4
+	th.vrgather.vv	v2, v1, v3
+	th.vxor.vv 	v2, v5, v2
+	th.vrgather.vv	v1, v2, v0
 	th.vlb.v   	v0, (t1)
-	th.vxor.vx 	v0, v0, t0
 	th.vxor.vv 	v1, v1, v0
+	th.vxor.vx 	v1, v1, t0
 	th.vsb.v   	v1, (a1)
 	# return
 	th.vsetvli 	zero, zero, e8, m8, d1
 	th.vmv.v.i 	v0, 0
 	th.vmv.v.i 	v8, 0
-	th.vmv.v.i 	v16, 0
-	th.vmv.v.i 	v24, 0
 	jalr       	zero, 0(ra)
 	.size	AES_ct_encrypt_c906, .-AES_ct_encrypt_c906
 
@@ -150,63 +142,61 @@ AES_ct_encrypt_c906:
 	.set	AES_decrypt, AES_ct_decrypt_c906
 AES_ct_decrypt_c906:
 	# void AES_ct_decrypt_c906(const unsigned char *in, unsigned char *out, const AES_KEY *key)
-	# AES_ct_decrypt_c906: 116 instructions, frame 0 bytes
+	# AES_ct_decrypt_c906: 112 instructions, frame 0 bytes
 	#   integer registers: ra t0 t1 t2 a0 a1 a2
-	#   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v17 v18 v19 v20 v21 v22 v24
+	#   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v17 v18 v19 v20 v21 v22
 	#   callee-saved saved/restored: none
 	#   most live values at once: 7 integer, 23 vector registers
 	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
-	lw         	t2, 240(a2)
+	lw         	t1, 240(a2)
 	addi       	t0, zero, 16
 	th.vsetvli 	zero, t0, e8, m1, d1
 	# the lookup and permutation tables, one register each
 .LAES_ct_decrypt_c906_0:
 	auipc      	t0, %pcrel_hi(kgen_aes_ct_c906_vperm_dec)
 	addi       	t0, t0, %pcrel_lo(.LAES_ct_decrypt_c906_0)
-	addi       	t1, t0, 0
-	th.vlb.v   	v6, (t1)
-	addi       	t1, t0, 16
-	th.vlb.v   	v5, (t1)
-	addi       	t1, t0, 32
-	th.vlb.v   	v3, (t1)
-	addi       	t1, t0, 48
-	th.vlb.v   	v4, (t1)
-	addi       	t1, t0, 64
-	th.vlb.v   	v2, (t1)
-	addi       	t1, t0, 80
-	th.vlb.v   	v0, (t1)
-	addi       	t1, t0, 96
-	th.vlb.v   	v7, (t1)
-	addi       	t1, t0, 112
-	th.vlb.v   	v8, (t1)
-	addi       	t1, t0, 128
-	th.vlb.v   	v9, (t1)
-	addi       	t1, t0, 144
-	th.vlb.v   	v10, (t1)
-	addi       	t1, t0, 160
-	th.vlb.v   	v11, (t1)
-	addi       	t1, t0, 176
-	th.vlb.v   	v12, (t1)
-	addi       	t1, t0, 192
-	th.vlb.v   	v13, (t1)
-	addi       	t1, t0, 208
-	th.vlb.v   	v14, (t1)
-	addi       	t1, t0, 224
-	th.vlb.v   	v15, (t1)
-	addi       	t1, t0, 240
-	th.vlb.v   	v1, (t1)
-	# round 0: the block ^ key 0 ^ 0x63
+	addi       	t2, t0, 0
+	th.vlb.v   	v6, (t2)
+	addi       	t2, t0, 16
+	th.vlb.v   	v5, (t2)
+	addi       	t2, t0, 32
+	th.vlb.v   	v3, (t2)
+	addi       	t2, t0, 48
+	th.vlb.v   	v4, (t2)
+	addi       	t2, t0, 64
+	th.vlb.v   	v2, (t2)
+	addi       	t2, t0, 80
+	th.vlb.v   	v0, (t2)
+	addi       	t2, t0, 96
+	th.vlb.v   	v7, (t2)
+	addi       	t2, t0, 112
+	th.vlb.v   	v8, (t2)
+	addi       	t2, t0, 128
+	th.vlb.v   	v9, (t2)
+	addi       	t2, t0, 144
+	th.vlb.v   	v10, (t2)
+	addi       	t2, t0, 160
+	th.vlb.v   	v11, (t2)
+	addi       	t2, t0, 176
+	th.vlb.v   	v12, (t2)
+	addi       	t2, t0, 192
+	th.vlb.v   	v13, (t2)
+	addi       	t2, t0, 208
+	th.vlb.v   	v14, (t2)
+	addi       	t2, t0, 224
+	th.vlb.v   	v15, (t2)
+	addi       	t2, t0, 240
+	th.vlb.v   	v1, (t2)
+	# round 0: the block ^ key 0
 	th.vlb.v   	v16, (a0)
 	th.vlb.v   	v17, (a2)
-	addi       	t1, zero, 99
-	th.vxor.vx 	v17, v17, t1
 	th.vxor.vv 	v16, v16, v17
-	# rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
+	# rounds 1 .. rounds-1 in a loop
 	addi       	t0, a2, 16
-	addi       	t2, t2, -1
+	addi       	t1, t1, -1
 .LAES_ct_decrypt_c906_vround:
 	th.vand.vi 	v17, v16, 15
 	th.vsrl.vi 	v16, v16, 4
@@ -244,12 +234,11 @@ AES_ct_decrypt_c906:
 	th.vxor.vv 	v17, v20, v17
 	th.vrgather.vv	v19, v18, v15
 	th.vxor.vv 	v17, v19, v17
-	th.vxor.vx 	v16, v16, t1
 	th.vrgather.vv	v18, v17, v1
 	th.vxor.vv 	v16, v18, v16
 	addi       	t0, t0, 16
-	addi       	t2, t2, -1
-	bne        	t2, zero, .LAES_ct_decrypt_c906_vround
+	addi       	t1, t1, -1
+	bne        	t1, zero, .LAES_ct_decrypt_c906_vround
 	# the last round and its key
 	th.vand.vi 	v7, v16, 15
 	th.vsrl.vi 	v8, v16, 4
@@ -280,7 +269,6 @@ AES_ct_decrypt_c906:
 	th.vmv.v.i 	v0, 0
 	th.vmv.v.i 	v8, 0
 	th.vmv.v.i 	v16, 0
-	th.vmv.v.i 	v24, 0
 	jalr       	zero, 0(ra)
 	.size	AES_ct_decrypt_c906, .-AES_ct_decrypt_c906
 
@@ -422,7 +410,7 @@ AES_ct_set_encrypt_key_c906:
 	# w[i] = w[i-nk] ^ SubWord(RotWord(w[i-1])) ^ rcon, then w[i+1..i+4]
 	th.srriw   	t5, t4, 8
 	ld         	t3, 16(sp)
-	ld         	t6, 112(t3)
+	ld         	t6, 120(t3)
 	and        	t3, t5, t6
 	srli       	t4, t5, 1
 	and        	a6, t4, t6
@@ -568,7 +556,7 @@ AES_ct_set_encrypt_key_c906:
 	slli       	t4, t4, 7
 	or         	t3, t3, t4
 	ld         	t4, 16(sp)
-	ld         	t4, 120(t4)
+	ld         	t4, 128(t4)
 	xor        	t4, t3, t4
 	ld         	t5, 8(sp)
 	lbu        	t3, 0(t5)
@@ -600,7 +588,7 @@ AES_ct_set_encrypt_key_c906:
 	bne        	t5, t3, .LAES_ct_set_encrypt_key_c906_two
 	# AES-256: w[i+4] takes SubWord(w[i+3])
 	ld         	t3, 16(sp)
-	ld         	t5, 112(t3)
+	ld         	t5, 120(t3)
 	and        	t3, t4, t5
 	srli       	t6, t4, 1
 	and        	a6, t6, t5
@@ -746,7 +734,7 @@ AES_ct_set_encrypt_key_c906:
 	slli       	t4, t4, 7
 	or         	t3, t3, t4
 	ld         	t4, 16(sp)
-	ld         	t4, 120(t4)
+	ld         	t4, 128(t4)
 	xor        	t3, t3, t4
 	addi       	t4, t3, 0
 .LAES_ct_set_encrypt_key_c906_two:
@@ -947,7 +935,7 @@ AES_ct_set_decrypt_key_c906:
 .LAES_ct_set_decrypt_key_c906_pass:
 	# w[i] = w[i-nk] ^ SubWord(RotWord(w[i-1])) ^ rcon, then w[i+1..i+4]
 	th.srriw   	a0, t5, 8
-	ld         	t5, 112(t0)
+	ld         	t5, 120(t0)
 	and        	t4, a0, t5
 	srli       	t6, a0, 1
 	and        	a6, t6, t5
@@ -1095,7 +1083,7 @@ AES_ct_set_decrypt_key_c906:
 	or         	t4, t4, t6
 	slli       	t5, t5, 7
 	or         	t4, t4, t5
-	ld         	t5, 120(t0)
+	ld         	t5, 128(t0)
 	xor        	t5, t4, t5
 	ld         	t6, 16(sp)
 	lbu        	t4, 0(t6)
@@ -1126,7 +1114,7 @@ AES_ct_set_decrypt_key_c906:
 	ld         	t6, 24(sp)
 	bne        	t6, t4, .LAES_ct_set_decrypt_key_c906_two
 	# AES-256: w[i+4] takes SubWord(w[i+3])
-	ld         	a0, 112(t0)
+	ld         	a0, 120(t0)
 	and        	t4, t5, a0
 	srli       	t6, t5, 1
 	and        	a6, t6, a0
@@ -1274,7 +1262,7 @@ AES_ct_set_decrypt_key_c906:
 	or         	t4, t4, t6
 	slli       	t5, t5, 7
 	or         	t4, t4, t5
-	ld         	t5, 120(t0)
+	ld         	t5, 128(t0)
 	xor        	t4, t4, t5
 	addi       	t5, t4, 0
 .LAES_ct_set_decrypt_key_c906_two:
@@ -1339,9 +1327,9 @@ AES_ct_set_decrypt_key_c906:
 	addi       	t2, t2, -16
 .LAES_ct_set_decrypt_key_c906_imc:
 	lwu        	t3, 0(t1)
-	ld         	t6, 128(t0)
-	ld         	t5, 136(t0)
-	ld         	t4, 144(t0)
+	ld         	t6, 136(t0)
+	ld         	t5, 144(t0)
+	ld         	t4, 152(t0)
 	and        	t6, t3, t6
 	and        	t5, t3, t5
 	slli       	t5, t5, 1
@@ -1350,9 +1338,9 @@ AES_ct_set_decrypt_key_c906:
 	sub        	t6, a0, t6
 	and        	t4, t6, t4
 	xor        	t4, t5, t4
-	ld         	a0, 128(t0)
-	ld         	t6, 136(t0)
-	ld         	t5, 144(t0)
+	ld         	a0, 136(t0)
+	ld         	t6, 144(t0)
+	ld         	t5, 152(t0)
 	and        	a0, t4, a0
 	and        	t6, t4, t6
 	slli       	t6, t6, 1
@@ -1361,9 +1349,9 @@ AES_ct_set_decrypt_key_c906:
 	sub        	a0, a1, a0
 	and        	t5, a0, t5
 	xor        	t5, t6, t5
-	ld         	a1, 128(t0)
-	ld         	a0, 136(t0)
-	ld         	t6, 144(t0)
+	ld         	a1, 136(t0)
+	ld         	a0, 144(t0)
+	ld         	t6, 152(t0)
 	and        	a1, t5, a1
 	and        	a0, t5, a0
 	slli       	a0, a0, 1
@@ -1430,7 +1418,7 @@ AES_ct_set_decrypt_key_c906:
 	.set	AES_ctr32_encrypt, AES_ct_ctr32_encrypt_c906
 AES_ct_ctr32_encrypt_c906:
 	# void AES_ct_ctr32_encrypt_c906(const unsigned char *in, unsigned char *out, size_t blocks, const AES_KEY *key, const unsigned char ivec[16])
-	# AES_ct_ctr32_encrypt_c906: 5868 instructions, frame 2016 bytes
+	# AES_ct_ctr32_encrypt_c906: 5852 instructions, frame 1984 bytes
 	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
 	#   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v17 v18 v19 v20 v21 v22 v23 v24 v25 v26 v27 v28 v29 v30
 	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
@@ -1439,40 +1427,40 @@ AES_ct_ctr32_encrypt_c906:
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
-	addi       	sp, sp, -2016
-	sd         	s0, 1912(sp)
-	sd         	s1, 1920(sp)
-	sd         	s2, 1928(sp)
-	sd         	s3, 1936(sp)
-	sd         	s4, 1944(sp)
-	sd         	s5, 1952(sp)
-	sd         	s6, 1960(sp)
-	sd         	s7, 1968(sp)
-	sd         	s8, 1976(sp)
-	sd         	s9, 1984(sp)
-	sd         	s10, 1992(sp)
-	sd         	s11, 2000(sp)
-	sd         	ra, 2008(sp)
-	sd         	a0, 1880(sp)
-	sd         	a1, 1872(sp)
-	sd         	a2, 1856(sp)
-	sd         	a3, 1848(sp)
-	sd         	a4, 1840(sp)
-	ld         	t0, 1856(sp)
+	addi       	sp, sp, -1984
+	sd         	s0, 1880(sp)
+	sd         	s1, 1888(sp)
+	sd         	s2, 1896(sp)
+	sd         	s3, 1904(sp)
+	sd         	s4, 1912(sp)
+	sd         	s5, 1920(sp)
+	sd         	s6, 1928(sp)
+	sd         	s7, 1936(sp)
+	sd         	s8, 1944(sp)
+	sd         	s9, 1952(sp)
+	sd         	s10, 1960(sp)
+	sd         	s11, 1968(sp)
+	sd         	ra, 1976(sp)
+	sd         	a0, 1848(sp)
+	sd         	a1, 1840(sp)
+	sd         	a2, 1824(sp)
+	sd         	a3, 1816(sp)
+	sd         	a4, 1808(sp)
+	ld         	t0, 1824(sp)
 	bne        	t0, zero, .LAES_ct_ctr32_encrypt_c906_start
 	jal        	zero, .LAES_ct_ctr32_encrypt_c906_done
 .LAES_ct_ctr32_encrypt_c906_start:
-	ld         	t0, 1848(sp)
+	ld         	t0, 1816(sp)
 	lw         	t0, 240(t0)
-	sd         	t0, 1864(sp)
+	sd         	t0, 1832(sp)
 	# up to FEW_FIRST blocks: one at a time by nibble lookups (a bitsliced pass computes twelve)
 	addi       	t0, zero, 6
-	ld         	t1, 1856(sp)
+	ld         	t1, 1824(sp)
 	bltu       	t0, t1, .LAES_ct_ctr32_encrypt_c906_many
-	ld         	t0, 1840(sp)
+	ld         	t0, 1808(sp)
 	lwu        	t0, 12(t0)
 	th.revw    	t0, t0
-	sd         	t0, 1888(sp)
+	sd         	t0, 1856(sp)
 	jal        	zero, .LAES_ct_ctr32_encrypt_c906_few
 .LAES_ct_ctr32_encrypt_c906_many:
 .LAES_ct_ctr32_encrypt_c906_4:
@@ -1508,16 +1496,6 @@ AES_ct_ctr32_encrypt_c906:
 	sd         	t1, 1192(sp)
 	ld         	t1, 112(t0)
 	sd         	t1, 1200(sp)
-	ld         	t1, 120(t0)
-	sd         	t1, 1208(sp)
-	ld         	t1, 128(t0)
-	sd         	t1, 1216(sp)
-	ld         	t1, 136(t0)
-	sd         	t1, 1224(sp)
-	ld         	t1, 144(t0)
-	sd         	t1, 1232(sp)
-	ld         	t1, 152(t0)
-	sd         	t1, 1240(sp)
 	# the round keys, bitsliced, into the frame: round r's at 64r. Zeros first (every key's bytes are then written before they are read, which the loop's stores cannot show)
 	sd         	zero, 64(sp)
 	sd         	zero, 72(sp)
@@ -1647,9 +1625,9 @@ AES_ct_ctr32_encrypt_c906:
 	sd         	zero, 1064(sp)
 	sd         	zero, 1072(sp)
 	sd         	zero, 1080(sp)
-	ld         	t0, 1864(sp)
+	ld         	t0, 1832(sp)
 	slli       	t2, t0, 6
-	ld         	t0, 1848(sp)
+	ld         	t0, 1816(sp)
 	addi       	t1, t0, 16
 	addi       	t3, zero, 0
 .LAES_ct_ctr32_encrypt_c906_keys4:
@@ -2384,7 +2362,7 @@ AES_ct_ctr32_encrypt_c906:
 	jal        	zero, .LAES_ct_ctr32_encrypt_c906_keys12
 .LAES_ct_ctr32_encrypt_c906_keys_done:
 	# the nonce (ivec[0..12]) bitsliced with round key 0, in round key 0's place; the counter
-	ld         	t1, 1840(sp)
+	ld         	t1, 1808(sp)
 	ld         	t0, 0(t1)
 	ld         	t1, 8(t1)
 	th.extu    	t4, t1, 31, 0
@@ -2484,7 +2462,7 @@ AES_ct_ctr32_encrypt_c906:
 	xor        	a0, a3, a4
 	slli       	a3, a4, 4
 	xor        	a2, a2, a3
-	ld         	a3, 1848(sp)
+	ld         	a3, 1816(sp)
 	ld         	a6, 0(a3)
 	ld         	a7, 8(a3)
 	ld         	a4, 1112(sp)
@@ -2601,7 +2579,7 @@ AES_ct_ctr32_encrypt_c906:
 	sd         	a0, 56(sp)
 	srli       	t2, t1, 32
 	th.revw    	t2, t2
-	sd         	t2, 1888(sp)
+	sd         	t2, 1856(sp)
 	addi       	t2, zero, 16
 	th.vsetvli 	zero, t2, e8, m1, d1
 	# the vector round keys into the frame: round r's bytes at 16(r-1)
@@ -2610,58 +2588,58 @@ AES_ct_ctr32_encrypt_c906:
 	addi       	t2, t2, %pcrel_lo(.LAES_ct_ctr32_encrypt_c906_8)
 	addi       	t6, t2, 0
 	th.vlb.v   	v2, (t6)
-	addi       	t6, sp, 1248
+	addi       	t6, sp, 1216
 	th.vsb.v   	v2, (t6)
 	addi       	t6, t2, 16
 	th.vlb.v   	v2, (t6)
-	addi       	t6, sp, 1264
+	addi       	t6, sp, 1232
 	th.vsb.v   	v2, (t6)
 	addi       	t6, t2, 32
 	th.vlb.v   	v2, (t6)
-	addi       	t6, sp, 1280
+	addi       	t6, sp, 1248
 	th.vsb.v   	v2, (t6)
 	addi       	t6, t2, 48
 	th.vlb.v   	v2, (t6)
-	addi       	t6, sp, 1296
+	addi       	t6, sp, 1264
 	th.vsb.v   	v2, (t6)
 	addi       	t6, t2, 64
 	th.vlb.v   	v2, (t6)
-	addi       	t6, sp, 1312
+	addi       	t6, sp, 1280
 	th.vsb.v   	v2, (t6)
 	addi       	t6, t2, 80
 	th.vlb.v   	v2, (t6)
-	addi       	t6, sp, 1328
+	addi       	t6, sp, 1296
 	th.vsb.v   	v2, (t6)
 	addi       	t6, t2, 96
 	th.vlb.v   	v2, (t6)
-	addi       	t6, sp, 1344
+	addi       	t6, sp, 1312
 	th.vsb.v   	v2, (t6)
 	addi       	t6, t2, 112
 	th.vlb.v   	v2, (t6)
-	addi       	t6, sp, 1360
+	addi       	t6, sp, 1328
 	th.vsb.v   	v2, (t6)
 	addi       	t6, t2, 128
 	th.vlb.v   	v2, (t6)
-	addi       	t6, sp, 1376
+	addi       	t6, sp, 1344
 	th.vsb.v   	v2, (t6)
 	addi       	t6, t2, 144
 	th.vlb.v   	v2, (t6)
-	addi       	t6, sp, 1392
+	addi       	t6, sp, 1360
 	th.vsb.v   	v2, (t6)
 	addi       	t6, t2, 160
 	th.vlb.v   	v2, (t6)
-	addi       	t6, sp, 1408
+	addi       	t6, sp, 1376
 	th.vsb.v   	v2, (t6)
 	addi       	t6, t2, 176
 	th.vlb.v   	v2, (t6)
-	addi       	t6, sp, 1424
+	addi       	t6, sp, 1392
 	th.vsb.v   	v2, (t6)
 	addi       	t3, zero, 128
 	th.vsetvli 	zero, t3, e8, m8, d1
 	th.vmv.v.i 	v0, 0
-	addi       	t3, sp, 1440
+	addi       	t3, sp, 1408
 	th.vsb.v   	v0, (t3)
-	addi       	t3, sp, 1568
+	addi       	t3, sp, 1536
 	th.vsb.v   	v0, (t3)
 	addi       	t3, zero, 16
 	th.vsetvli 	zero, t3, e8, m1, d1
@@ -2670,7 +2648,7 @@ AES_ct_ctr32_encrypt_c906:
 	addi       	t5, zero, 99
 .LAES_ct_ctr32_encrypt_c906_vkeys:
 	slli       	t6, t3, 4
-	ld         	a0, 1848(sp)
+	ld         	a0, 1816(sp)
 	add        	t6, a0, t6
 	th.vlb.v   	v1, (t6)
 	sub        	t6, zero, t3
@@ -2681,20 +2659,24 @@ AES_ct_ctr32_encrypt_c906:
 	th.vrgather.vv	v0, v1, v2
 	th.vxor.vx 	v0, v0, t5
 	andi       	a0, t4, 240
-	addi       	t6, sp, 1440
+	addi       	t6, sp, 1408
 	add        	t6, t6, a0
 	th.vsb.v   	v0, (t6)
 	addi       	t4, t4, 16
 	addi       	t3, t3, 1
-	ld         	t6, 1864(sp)
+	ld         	t6, 1832(sp)
 	bgeu       	t6, t3, .LAES_ct_ctr32_encrypt_c906_vkeys
 	# eight counter blocks in the frame, ^ round key 0: the nonce's now, the counters' every pass
-	ld         	t3, 1848(sp)
+	ld         	t3, 1816(sp)
 	ld         	t2, 0(t3)
 	ld         	t3, 8(t3)
 	xor        	t2, t2, t0
 	xor        	t3, t3, t1
 	srli       	t0, t3, 32
+	sd         	t2, 1664(sp)
+	sd         	t3, 1672(sp)
+	sd         	t2, 1680(sp)
+	sd         	t3, 1688(sp)
 	sd         	t2, 1696(sp)
 	sd         	t3, 1704(sp)
 	sd         	t2, 1712(sp)
@@ -2707,55 +2689,51 @@ AES_ct_ctr32_encrypt_c906:
 	sd         	t3, 1768(sp)
 	sd         	t2, 1776(sp)
 	sd         	t3, 1784(sp)
-	sd         	t2, 1792(sp)
-	sd         	t3, 1800(sp)
-	sd         	t2, 1808(sp)
-	sd         	t3, 1816(sp)
 .LAES_ct_ctr32_encrypt_c906_twelve:
 	# vector: counters ctr .. ctr+7 (^ round key 0) into the blocks, which hold the nonce ^ round key 0; the blocks as bit planes
-	ld         	t0, 1848(sp)
+	ld         	t0, 1816(sp)
 	lwu        	t0, 12(t0)
-	ld         	t1, 1888(sp)
+	ld         	t1, 1856(sp)
 	addiw      	t1, t1, 0
 	th.revw    	t1, t1
 	xor        	t1, t1, t0
-	sw         	t1, 1708(sp)
-	ld         	t1, 1888(sp)
+	sw         	t1, 1676(sp)
+	ld         	t1, 1856(sp)
 	addiw      	t1, t1, 1
 	th.revw    	t1, t1
 	xor        	t1, t1, t0
-	sw         	t1, 1724(sp)
-	ld         	t1, 1888(sp)
+	sw         	t1, 1692(sp)
+	ld         	t1, 1856(sp)
 	addiw      	t1, t1, 2
 	th.revw    	t1, t1
 	xor        	t1, t1, t0
-	sw         	t1, 1740(sp)
-	ld         	t1, 1888(sp)
+	sw         	t1, 1708(sp)
+	ld         	t1, 1856(sp)
 	addiw      	t1, t1, 3
 	th.revw    	t1, t1
 	xor        	t1, t1, t0
-	sw         	t1, 1756(sp)
-	ld         	t1, 1888(sp)
+	sw         	t1, 1724(sp)
+	ld         	t1, 1856(sp)
 	addiw      	t1, t1, 4
 	th.revw    	t1, t1
 	xor        	t1, t1, t0
-	sw         	t1, 1772(sp)
-	ld         	t1, 1888(sp)
+	sw         	t1, 1740(sp)
+	ld         	t1, 1856(sp)
 	addiw      	t1, t1, 5
 	th.revw    	t1, t1
 	xor        	t1, t1, t0
-	sw         	t1, 1788(sp)
-	ld         	t1, 1888(sp)
+	sw         	t1, 1756(sp)
+	ld         	t1, 1856(sp)
 	addiw      	t1, t1, 6
 	th.revw    	t1, t1
 	xor        	t1, t1, t0
-	sw         	t1, 1804(sp)
-	ld         	t1, 1888(sp)
+	sw         	t1, 1772(sp)
+	ld         	t1, 1856(sp)
 	addiw      	t1, t1, 7
 	th.revw    	t1, t1
 	xor        	t1, t1, t0
-	sw         	t1, 1820(sp)
-	addi       	t0, sp, 1696
+	sw         	t1, 1788(sp)
+	addi       	t0, sp, 1664
 	addi       	t4, zero, 128
 	th.vsetvli 	zero, t4, e8, m8, d1
 	addi       	t2, zero, 64
@@ -2763,7 +2741,7 @@ AES_ct_ctr32_encrypt_c906:
 	th.vsetvli 	zero, t2, e8, m4, d1
 	addi       	t0, zero, 15
 	# scalar: counters ctr+8 .. ctr+11
-	ld         	t1, 1888(sp)
+	ld         	t1, 1856(sp)
 	addiw      	t1, t1, 8
 	th.revw    	t1, t1
 	th.extu    	t1, t1, 31, 0
@@ -2776,7 +2754,7 @@ AES_ct_ctr32_encrypt_c906:
 	or         	t2, t2, t3
 	and        	t1, t2, t1
 	slli       	t1, t1, 8
-	ld         	t2, 1888(sp)
+	ld         	t2, 1856(sp)
 	addiw      	t2, t2, 9
 	th.vsrl.vi 	v8, v0, 4
 	th.revw    	t2, t2
@@ -2791,7 +2769,7 @@ AES_ct_ctr32_encrypt_c906:
 	or         	t3, t3, t4
 	and        	t2, t3, t2
 	slli       	t3, t2, 8
-	ld         	t2, 1888(sp)
+	ld         	t2, 1856(sp)
 	addiw      	t2, t2, 10
 	th.revw    	t4, t2
 	th.extu    	t4, t4, 31, 0
@@ -2808,7 +2786,7 @@ AES_ct_ctr32_encrypt_c906:
 	or         	t5, t5, t6
 	and        	t4, t5, t4
 	slli       	t4, t4, 8
-	ld         	t5, 1888(sp)
+	ld         	t5, 1856(sp)
 	addiw      	t5, t5, 11
 	th.revw    	t5, t5
 	th.extu    	t5, t5, 31, 0
@@ -2927,11 +2905,11 @@ AES_ct_ctr32_encrypt_c906:
 	th.vmv.v.v 	v19, v6
 	th.vmv.v.v 	v2, v7
 	addi       	t0, zero, 0
-	sd         	t0, 1896(sp)
+	sd         	t0, 1864(sp)
 	addi       	t0, zero, 0
-	sd         	t0, 1904(sp)
+	sd         	t0, 1872(sp)
 .LAES_ct_ctr32_encrypt_c906_rounds4:
-	ld         	t0, 1904(sp)
+	ld         	t0, 1872(sp)
 	andi       	t3, t0, 768
 	addi       	t0, sp, 64
 	add        	t0, t0, t3
@@ -3050,10 +3028,10 @@ AES_ct_ctr32_encrypt_c906:
 	th.vand.vv 	v25, v24, v25
 	xor        	s3, t1, a7
 	th.vand.vv 	v20, v23, v18
-	ld         	t1, 1896(sp)
+	ld         	t1, 1864(sp)
 	andi       	s10, t1, 192
 	th.vxor.vv 	v18, v22, v25
-	addi       	t1, sp, 1440
+	addi       	t1, sp, 1408
 	th.vand.vv 	v17, v23, v17
 	add        	t1, t1, s10
 	th.vand.vv 	v22, v23, v18
@@ -3155,7 +3133,7 @@ AES_ct_ctr32_encrypt_c906:
 	th.vxor.vv 	v10, v10, v9
 	xor        	a2, a3, a5
 	th.vxor.vv 	v9, v8, v5
-	addi       	a3, sp, 1328
+	addi       	a3, sp, 1296
 	th.vand.vv 	v0, v16, v0
 	xor        	t4, a5, t4
 	th.vxor.vv 	v5, v5, v7
@@ -3227,7 +3205,7 @@ AES_ct_ctr32_encrypt_c906:
 	th.vxor.vv 	v8, v19, v4
 	xor        	t4, t4, s4
 	th.vxor.vv 	v6, v3, v17
-	addi       	s4, sp, 1392
+	addi       	s4, sp, 1360
 	th.vxor.vv 	v11, v7, v8
 	th.srri    	s6, t3, 20
 	th.vxor.vv 	v9, v16, v12
@@ -3551,7 +3529,7 @@ AES_ct_ctr32_encrypt_c906:
 	th.vxor.vv 	v10, v6, v10
 	and        	a0, s8, a0
 	th.vxor.vv 	v9, v9, v3
-	addi       	s8, sp, 1344
+	addi       	s8, sp, 1312
 	th.vand.vv 	v0, v16, v0
 	xor        	a0, a0, a1
 	th.vxor.vv 	v3, v3, v7
@@ -3623,7 +3601,7 @@ AES_ct_ctr32_encrypt_c906:
 	th.vxor.vv 	v8, v18, v4
 	xor        	a6, a5, a4
 	th.vxor.vv 	v7, v2, v17
-	addi       	a5, sp, 1408
+	addi       	a5, sp, 1376
 	th.vxor.vv 	v6, v6, v8
 	and        	a6, a6, s1
 	th.vxor.vv 	v8, v11, v13
@@ -3947,7 +3925,7 @@ AES_ct_ctr32_encrypt_c906:
 	th.vxor.vv 	v10, v6, v8
 	and        	a6, s8, a1
 	th.vxor.vv 	v9, v11, v3
-	addi       	a1, sp, 1360
+	addi       	a1, sp, 1328
 	th.vand.vv 	v0, v18, v0
 	xor        	a6, a6, s7
 	th.vxor.vv 	v3, v3, v7
@@ -4019,7 +3997,7 @@ AES_ct_ctr32_encrypt_c906:
 	th.vxor.vv 	v8, v17, v4
 	and        	a0, t4, t2
 	th.vxor.vv 	v7, v10, v16
-	addi       	t4, sp, 1424
+	addi       	t4, sp, 1392
 	th.vxor.vv 	v11, v6, v8
 	xor        	a6, t5, a0
 	th.vxor.vv 	v10, v13, v12
@@ -4365,7 +4343,7 @@ AES_ct_ctr32_encrypt_c906:
 	th.vsra.vi 	v5, v5, 7
 	and        	a7, s8, a7
 	th.vsra.vi 	v3, v3, 7
-	addi       	a3, sp, 1312
+	addi       	a3, sp, 1280
 	th.vsra.vi 	v2, v2, 7
 	xor        	s7, s0, a7
 	th.vsra.vi 	v0, v0, 7
@@ -4415,7 +4393,7 @@ AES_ct_ctr32_encrypt_c906:
 	xor        	a4, s5, s7
 	and        	t2, s2, t2
 	th.vxor.vv 	v24, v15, v20
-	addi       	a6, sp, 1376
+	addi       	a6, sp, 1344
 	th.vxor.vv 	v19, v6, v21
 	xor        	t2, a1, t2
 	th.vxor.vv 	v15, v11, v22
@@ -4513,9 +4491,9 @@ AES_ct_ctr32_encrypt_c906:
 	th.vxor.vv 	v14, v10, v0
 	xor        	a1, t2, t6
 	th.vxor.vv 	v17, v16, v1
-	ld         	t2, 1896(sp)
+	ld         	t2, 1864(sp)
 	addi       	t2, t2, 64
-	sd         	t2, 1896(sp)
+	sd         	t2, 1864(sp)
 	th.vxor.vv 	v11, v19, v11
 	ld         	t2, 192(t0)
 	th.vxor.vv 	v19, v15, v6
@@ -4535,18 +4513,18 @@ AES_ct_ctr32_encrypt_c906:
 	xor        	s2, a0, a6
 	xor        	s4, a2, a4
 	xor        	a7, a1, t0
-	ld         	t0, 1904(sp)
+	ld         	t0, 1872(sp)
 	addi       	t0, t0, 256
-	sd         	t0, 1904(sp)
-	ld         	t0, 1864(sp)
+	sd         	t0, 1872(sp)
+	ld         	t0, 1832(sp)
 	addi       	t3, t0, -2
 	srli       	t3, t3, 2
 	slli       	t3, t3, 8
-	ld         	t0, 1904(sp)
+	ld         	t0, 1872(sp)
 	bgeu       	t0, t3, .LAES_ct_ctr32_encrypt_c906_19
 	jal        	zero, .LAES_ct_ctr32_encrypt_c906_rounds4
 .LAES_ct_ctr32_encrypt_c906_19:
-	ld         	t0, 1904(sp)
+	ld         	t0, 1872(sp)
 	andi       	t3, t0, 768
 	addi       	t0, sp, 64
 	add        	t0, t0, t3
@@ -4665,10 +4643,10 @@ AES_ct_ctr32_encrypt_c906:
 	th.vand.vv 	v24, v24, v25
 	xor        	s3, a7, s8
 	th.vand.vv 	v19, v23, v19
-	ld         	a7, 1896(sp)
+	ld         	a7, 1864(sp)
 	andi       	s0, a7, 192
 	th.vxor.vv 	v22, v22, v24
-	addi       	a7, sp, 1440
+	addi       	a7, sp, 1408
 	th.vand.vv 	v2, v23, v18
 	add        	a7, a7, s0
 	th.vand.vv 	v18, v23, v22
@@ -4772,7 +4750,7 @@ AES_ct_ctr32_encrypt_c906:
 	th.vxor.vv 	v12, v6, v3
 	addi       	a5, a7, 0
 	th.vxor.vv 	v4, v3, v4
-	addi       	t1, sp, 1328
+	addi       	t1, sp, 1296
 	th.vxor.vv 	v8, v7, v0
 	xor        	a1, a1, a3
 	th.vxor.vv 	v11, v5, v2
@@ -4822,7 +4800,7 @@ AES_ct_ctr32_encrypt_c906:
 	xor        	t2, t2, t1
 	and        	a0, t2, t6
 	th.vxor.vv 	v24, v11, v12
-	addi       	t2, sp, 1392
+	addi       	t2, sp, 1360
 	th.vxor.vv 	v23, v3, v17
 	xor        	a0, t1, a0
 	th.vxor.vv 	v22, v8, v16
@@ -4978,7 +4956,7 @@ AES_ct_ctr32_encrypt_c906:
 	xor        	s3, a2, a3
 	xor        	s1, t5, t6
 	addi       	t1, zero, 12
-	ld         	t3, 1864(sp)
+	ld         	t3, 1832(sp)
 	beq        	t3, t1, .LAES_ct_ctr32_encrypt_c906_20
 	jal        	zero, .LAES_ct_ctr32_encrypt_c906_last_round
 .LAES_ct_ctr32_encrypt_c906_20:
@@ -5097,10 +5075,10 @@ AES_ct_ctr32_encrypt_c906:
 	th.vand.vv 	v25, v24, v25
 	xor        	s1, t1, s8
 	th.vand.vv 	v20, v23, v18
-	ld         	t1, 1896(sp)
+	ld         	t1, 1864(sp)
 	andi       	s0, t1, 192
 	th.vxor.vv 	v18, v22, v25
-	addi       	t1, sp, 1440
+	addi       	t1, sp, 1408
 	th.vand.vv 	v15, v23, v15
 	add        	t1, t1, s0
 	th.vand.vv 	v22, v23, v18
@@ -5202,7 +5180,7 @@ AES_ct_ctr32_encrypt_c906:
 	th.vxor.vv 	v10, v5, v9
 	xor        	t2, s2, t6
 	th.vxor.vv 	v9, v11, v6
-	addi       	a0, sp, 1344
+	addi       	a0, sp, 1312
 	th.vand.vv 	v1, v17, v1
 	xor        	t6, t6, a4
 	th.vxor.vv 	v5, v6, v8
@@ -5274,7 +5252,7 @@ AES_ct_ctr32_encrypt_c906:
 	th.vxor.vv 	v8, v18, v3
 	xor        	s1, s1, s4
 	th.vxor.vv 	v6, v4, v16
-	addi       	s4, sp, 1408
+	addi       	s4, sp, 1376
 	th.vxor.vv 	v11, v7, v8
 	th.srri    	s6, t3, 24
 	th.vxor.vv 	v7, v15, v12
@@ -5598,7 +5576,7 @@ AES_ct_ctr32_encrypt_c906:
 	th.vxor.vv 	v6, v1, v10
 	xor        	a7, a6, a0
 	th.vxor.vv 	v10, v11, v7
-	addi       	a0, sp, 1360
+	addi       	a0, sp, 1328
 	th.vand.vv 	v0, v19, v0
 	xor        	s2, t4, t5
 	th.vxor.vv 	v1, v7, v12
@@ -5634,7 +5612,7 @@ AES_ct_ctr32_encrypt_c906:
 	and        	a1, a1, t4
 	xor        	a4, a0, a1
 	th.vrgather.vv	v16, v10, v12
-	addi       	a1, sp, 1424
+	addi       	a1, sp, 1392
 	th.srri    	a2, t5, 28
 	th.srri    	a0, t5, 12
 	th.vrgather.vv	v14, v4, v12
@@ -6235,14 +6213,14 @@ AES_ct_ctr32_encrypt_c906:
 	th.vxor.vv 	v25, v23, v2
 	xor        	s1, s7, s8
 	th.vxor.vv 	v24, v24, v19
-	ld         	s5, 1896(sp)
+	ld         	s5, 1864(sp)
 	andi       	ra, s5, 192
 	th.vand.vv 	v25, v22, v25
 	and        	s1, s0, s1
 	th.vand.vv 	v19, v24, v18
 	xor        	s1, s1, s8
 	th.vxor.vv 	v18, v23, v25
-	addi       	s5, sp, 1440
+	addi       	s5, sp, 1408
 	th.vand.vv 	v15, v24, v15
 	add        	s5, s5, ra
 	th.vand.vv 	v22, v24, v18
@@ -6376,7 +6354,7 @@ AES_ct_ctr32_encrypt_c906:
 	th.vsra.vi 	v8, v8, 7
 	ld         	a2, 120(t0)
 	th.vsra.vi 	v9, v9, 7
-	addi       	a1, sp, 1280
+	addi       	a1, sp, 1248
 	th.vsra.vi 	v10, v10, 7
 	xor        	t0, a4, s1
 	th.vsra.vi 	v12, v12, 7
@@ -6665,7 +6643,7 @@ AES_ct_ctr32_encrypt_c906:
 	and        	a1, a2, a1
 	or         	a4, t1, a1
 	# SR² of each block: bytes 1, 3, 5, 7 trade places with bytes 9, 11, 13, 15
-	ld         	t1, 1240(sp)
+	ld         	t1, 1200(sp)
 	xor        	a1, t2, t3
 	and        	a1, a1, t1
 	xor        	a3, t2, a1
@@ -6683,70 +6661,70 @@ AES_ct_ctr32_encrypt_c906:
 	xor        	t1, t0, t4
 	xor        	t0, a4, t4
 	addi       	t4, zero, 12
-	ld         	t5, 1856(sp)
+	ld         	t5, 1824(sp)
 	bltu       	t5, t4, .LAES_ct_ctr32_encrypt_c906_partial
 	# out = in ^ keystream, twelve blocks
 	addi       	t4, zero, 128
 	th.vsetvli 	zero, t4, e8, m8, d1
-	ld         	t5, 1880(sp)
+	ld         	t5, 1848(sp)
 	ld         	t4, 128(t5)
 	th.vlb.v   	v8, (t5)
 	xor        	t4, t4, a3
-	ld         	t5, 1872(sp)
+	ld         	t5, 1840(sp)
 	sd         	t4, 128(t5)
-	ld         	t4, 1880(sp)
+	ld         	t4, 1848(sp)
 	ld         	t4, 136(t4)
 	xor        	t4, t4, a2
-	ld         	t5, 1872(sp)
+	ld         	t5, 1840(sp)
 	sd         	t4, 136(t5)
-	ld         	t4, 1880(sp)
+	ld         	t4, 1848(sp)
 	ld         	t4, 144(t4)
 	xor        	t4, t4, a1
-	ld         	t5, 1872(sp)
+	ld         	t5, 1840(sp)
 	sd         	t4, 144(t5)
-	ld         	t4, 1880(sp)
+	ld         	t4, 1848(sp)
 	ld         	t4, 152(t4)
 	xor        	t4, t4, t6
-	ld         	t5, 1872(sp)
+	ld         	t5, 1840(sp)
 	sd         	t4, 152(t5)
-	ld         	t4, 1880(sp)
+	ld         	t4, 1848(sp)
 	ld         	t4, 160(t4)
 	th.vxor.vv 	v8, v8, v0
 	xor        	t4, t4, t3
-	ld         	t3, 1872(sp)
+	ld         	t3, 1840(sp)
 	sd         	t4, 160(t3)
-	ld         	t3, 1880(sp)
+	ld         	t3, 1848(sp)
 	ld         	t3, 168(t3)
 	xor        	t3, t3, t2
-	ld         	t2, 1872(sp)
+	ld         	t2, 1840(sp)
 	sd         	t3, 168(t2)
-	ld         	t2, 1880(sp)
+	ld         	t2, 1848(sp)
 	ld         	t2, 176(t2)
 	xor        	t2, t2, t1
-	ld         	t1, 1872(sp)
+	ld         	t1, 1840(sp)
 	sd         	t2, 176(t1)
-	ld         	t1, 1880(sp)
+	ld         	t1, 1848(sp)
 	ld         	t1, 184(t1)
 	xor        	t1, t1, t0
-	ld         	t0, 1872(sp)
+	ld         	t0, 1840(sp)
 	sd         	t1, 184(t0)
 	th.vsb.v   	v8, (t0)
-	ld         	t0, 1880(sp)
+	ld         	t0, 1848(sp)
 	addi       	t0, t0, 192
-	sd         	t0, 1880(sp)
-	ld         	t0, 1872(sp)
+	sd         	t0, 1848(sp)
+	ld         	t0, 1840(sp)
 	addi       	t0, t0, 192
-	sd         	t0, 1872(sp)
-	ld         	t0, 1856(sp)
+	sd         	t0, 1840(sp)
+	ld         	t0, 1824(sp)
 	addi       	t0, t0, -12
-	sd         	t0, 1856(sp)
-	ld         	t0, 1888(sp)
-	addiw      	t0, t0, 12
-	sd         	t0, 1888(sp)
+	sd         	t0, 1824(sp)
 	ld         	t0, 1856(sp)
+	addiw      	t0, t0, 12
+	sd         	t0, 1856(sp)
+	ld         	t0, 1824(sp)
 	beq        	t0, zero, .LAES_ct_ctr32_encrypt_c906_done
 	addi       	t4, zero, 4
-	ld         	t0, 1856(sp)
+	ld         	t0, 1824(sp)
 	bgeu       	t4, t0, .LAES_ct_ctr32_encrypt_c906_21
 	jal        	zero, .LAES_ct_ctr32_encrypt_c906_twelve
 .LAES_ct_ctr32_encrypt_c906_21:
@@ -6754,69 +6732,69 @@ AES_ct_ctr32_encrypt_c906:
 	# fewer than twelve blocks: as many of the pass's keystream blocks (vl = 16 min(blocks, 8))
 .LAES_ct_ctr32_encrypt_c906_partial:
 	addi       	t4, zero, 8
-	ld         	a0, 1856(sp)
+	ld         	a0, 1824(sp)
 	addi       	t5, a0, 0
 	bgeu       	t4, a0, .LAES_ct_ctr32_encrypt_c906_short
 	addi       	t5, zero, 8
 .LAES_ct_ctr32_encrypt_c906_short:
 	slli       	t5, t5, 4
 	th.vsetvli 	zero, t5, e8, m8, d1
-	ld         	t4, 1880(sp)
+	ld         	t4, 1848(sp)
 	th.vlb.v   	v8, (t4)
 	th.vxor.vv 	v8, v8, v0
-	ld         	t4, 1872(sp)
+	ld         	t4, 1840(sp)
 	th.vsb.v   	v8, (t4)
 	addi       	t4, zero, 8
-	ld         	t5, 1856(sp)
+	ld         	t5, 1824(sp)
 	bgeu       	t4, t5, .LAES_ct_ctr32_encrypt_c906_done
-	ld         	t4, 1880(sp)
+	ld         	t4, 1848(sp)
 	ld         	t4, 128(t4)
 	xor        	t4, t4, a3
-	ld         	t5, 1872(sp)
+	ld         	t5, 1840(sp)
 	sd         	t4, 128(t5)
-	ld         	t4, 1880(sp)
+	ld         	t4, 1848(sp)
 	ld         	t4, 136(t4)
 	xor        	t4, t4, a2
-	ld         	t5, 1872(sp)
+	ld         	t5, 1840(sp)
 	sd         	t4, 136(t5)
 	addi       	t4, zero, 9
-	ld         	t5, 1856(sp)
+	ld         	t5, 1824(sp)
 	bgeu       	t4, t5, .LAES_ct_ctr32_encrypt_c906_done
-	ld         	t4, 1880(sp)
+	ld         	t4, 1848(sp)
 	ld         	t4, 144(t4)
 	xor        	t4, t4, a1
-	ld         	t5, 1872(sp)
+	ld         	t5, 1840(sp)
 	sd         	t4, 144(t5)
-	ld         	t4, 1880(sp)
+	ld         	t4, 1848(sp)
 	ld         	t4, 152(t4)
 	xor        	t4, t4, t6
-	ld         	t5, 1872(sp)
+	ld         	t5, 1840(sp)
 	sd         	t4, 152(t5)
 	addi       	t4, zero, 10
-	ld         	t5, 1856(sp)
+	ld         	t5, 1824(sp)
 	bgeu       	t4, t5, .LAES_ct_ctr32_encrypt_c906_done
-	ld         	t4, 1880(sp)
+	ld         	t4, 1848(sp)
 	ld         	t4, 160(t4)
 	xor        	t4, t4, t3
-	ld         	t3, 1872(sp)
+	ld         	t3, 1840(sp)
 	sd         	t4, 160(t3)
-	ld         	t3, 1880(sp)
+	ld         	t3, 1848(sp)
 	ld         	t3, 168(t3)
 	xor        	t3, t3, t2
-	ld         	t2, 1872(sp)
+	ld         	t2, 1840(sp)
 	sd         	t3, 168(t2)
 	addi       	t4, zero, 11
-	ld         	t2, 1856(sp)
+	ld         	t2, 1824(sp)
 	bgeu       	t4, t2, .LAES_ct_ctr32_encrypt_c906_done
-	ld         	t2, 1880(sp)
+	ld         	t2, 1848(sp)
 	ld         	t2, 176(t2)
 	xor        	t2, t2, t1
-	ld         	t1, 1872(sp)
+	ld         	t1, 1840(sp)
 	sd         	t2, 176(t1)
-	ld         	t1, 1880(sp)
+	ld         	t1, 1848(sp)
 	ld         	t1, 184(t1)
 	xor        	t1, t1, t0
-	ld         	t0, 1872(sp)
+	ld         	t0, 1840(sp)
 	sd         	t1, 184(t0)
 	jal        	zero, .LAES_ct_ctr32_encrypt_c906_done
 .LAES_ct_ctr32_encrypt_c906_few:
@@ -6846,113 +6824,107 @@ AES_ct_ctr32_encrypt_c906:
 	th.vlb.v   	v8, (t1)
 	addi       	t1, t0, 144
 	th.vlb.v   	v9, (t1)
-	addi       	t1, t0, 160
+	addi       	t0, sp, 1792
+	ld         	t1, 1808(sp)
 	th.vlb.v   	v10, (t1)
-	addi       	t1, t0, 176
-	th.vlb.v   	v11, (t1)
-	addi       	t0, sp, 1824
-	ld         	t1, 1840(sp)
-	th.vlb.v   	v12, (t1)
-	th.vsb.v   	v12, (t0)
-	ld         	t0, 1848(sp)
-	th.vlb.v   	v12, (t0)
+	th.vsb.v   	v10, (t0)
+	ld         	t0, 1816(sp)
+	th.vlb.v   	v10, (t0)
 .LAES_ct_ctr32_encrypt_c906_few_block:
 	# s = the counter block ^ round key 0; out = in ^ its encryption
-	ld         	t0, 1888(sp)
-	th.revw    	t0, t0
-	sw         	t0, 1836(sp)
-	addi       	t0, sp, 1824
-	th.vlb.v   	v13, (t0)
-	th.vxor.vv 	v13, v13, v12
-	addi       	t0, zero, 99
-	# rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
-	ld         	t1, 1848(sp)
-	addi       	t1, t1, 16
-	ld         	t2, 1864(sp)
-	addi       	t2, t2, -1
-.LAES_ct_ctr32_encrypt_c906_vround:
-	th.vand.vi 	v14, v13, 15
-	th.vsrl.vi 	v13, v13, 4
-	th.vrgather.vv	v15, v0, v14
-	th.vrgather.vv	v14, v1, v13
-	th.vxor.vv 	v15, v15, v14
-	th.vlb.v   	v13, (t1)
-	th.vsrl.vi 	v14, v15, 4
-	th.vand.vi 	v18, v15, 15
-	th.vrgather.vv	v17, v2, v14
-	th.vxor.vv 	v15, v14, v18
-	th.vrgather.vv	v16, v3, v18
-	th.vrgather.vv	v18, v2, v15
-	th.vxor.vv 	v17, v17, v16
-	th.vxor.vv 	v16, v18, v16
-	th.vrgather.vv	v18, v2, v17
-	th.vrgather.vv	v17, v2, v16
-	th.vxor.vv 	v15, v18, v15
-	th.vxor.vv 	v14, v17, v14
-	th.vrgather.vv	v17, v4, v15
-	th.vrgather.vv	v18, v5, v14
-	th.vrgather.vv	v16, v6, v15
-	th.vrgather.vv	v15, v7, v14
-	th.vxor.vv 	v14, v17, v18
-	th.vxor.vv 	v17, v16, v15
-	th.vrgather.vv	v18, v14, v10
-	th.vxor.vv 	v16, v14, v17
-	th.vrgather.vv	v15, v17, v8
-	th.vrgather.vv	v17, v16, v9
-	th.vxor.vv 	v14, v14, v18
-	th.vxor.vv 	v16, v15, v17
-	th.vrgather.vv	v15, v14, v11
-	th.vxor.vv 	v14, v16, v15
-	th.vxor.vx 	v13, v13, t0
-	th.vxor.vv 	v13, v14, v13
-	addi       	t1, t1, 16
-	addi       	t2, t2, -1
-	bne        	t2, zero, .LAES_ct_ctr32_encrypt_c906_vround
-	# the last round and its key
-	th.vand.vi 	v14, v13, 15
-	th.vsrl.vi 	v13, v13, 4
-	th.vrgather.vv	v15, v0, v14
-	th.vrgather.vv	v14, v1, v13
-	th.vxor.vv 	v14, v15, v14
-	th.vsrl.vi 	v13, v14, 4
-	th.vand.vi 	v14, v14, 15
-	th.vrgather.vv	v15, v3, v14
-	th.vxor.vv 	v14, v13, v14
-	th.vrgather.vv	v16, v2, v13
-	th.vxor.vv 	v16, v16, v15
-	th.vrgather.vv	v17, v2, v14
-	th.vxor.vv 	v15, v17, v15
-	th.vrgather.vv	v17, v2, v16
-	th.vxor.vv 	v14, v17, v14
-	th.vrgather.vv	v16, v2, v15
-	th.vxor.vv 	v13, v16, v13
-	th.vrgather.vv	v15, v4, v14
-	th.vrgather.vv	v16, v5, v13
-	th.vxor.vv 	v15, v15, v16
-	th.vrgather.vv	v16, v6, v14
-	th.vrgather.vv	v14, v7, v13
-	th.vxor.vv 	v13, v16, v14
-	th.vrgather.vv	v13, v15, v8
-	th.vlb.v   	v14, (t1)
-	th.vxor.vx 	v14, v14, t0
-	th.vxor.vv 	v13, v13, v14
-	ld         	t0, 1880(sp)
-	th.vlb.v   	v14, (t0)
-	th.vxor.vv 	v14, v14, v13
-	ld         	t0, 1872(sp)
-	th.vsb.v   	v14, (t0)
-	ld         	t0, 1880(sp)
-	addi       	t0, t0, 16
-	sd         	t0, 1880(sp)
-	ld         	t0, 1872(sp)
-	addi       	t0, t0, 16
-	sd         	t0, 1872(sp)
-	ld         	t0, 1888(sp)
-	addiw      	t0, t0, 1
-	sd         	t0, 1888(sp)
 	ld         	t0, 1856(sp)
-	addi       	t0, t0, -1
+	th.revw    	t0, t0
+	sw         	t0, 1804(sp)
+	addi       	t0, sp, 1792
+	th.vlb.v   	v11, (t0)
+	th.vxor.vv 	v11, v11, v10
+	addi       	t0, zero, 99
+	addi       	t2, zero, 27
+	th.vxor.vx 	v11, v11, t0
+	# rounds 1 .. rounds-1 in a loop
+	ld         	t1, 1816(sp)
+	addi       	t1, t1, 16
+	ld         	t3, 1832(sp)
+	addi       	t3, t3, -1
+.LAES_ct_ctr32_encrypt_c906_vround:
+	th.vand.vi 	v12, v11, 15
+	th.vsrl.vi 	v11, v11, 4
+	th.vrgather.vv	v13, v0, v12
+	th.vrgather.vv	v12, v1, v11
+	th.vxor.vv 	v13, v13, v12
+	th.vlb.v   	v11, (t1)
+	th.vsrl.vi 	v12, v13, 4
+	th.vand.vi 	v16, v13, 15
+	th.vrgather.vv	v15, v2, v12
+	th.vxor.vv 	v13, v12, v16
+	th.vrgather.vv	v14, v3, v16
+	th.vrgather.vv	v16, v2, v13
+	th.vxor.vv 	v15, v15, v14
+	th.vxor.vv 	v14, v16, v14
+	th.vrgather.vv	v16, v2, v15
+	th.vrgather.vv	v15, v2, v14
+	th.vxor.vv 	v13, v16, v13
+	th.vxor.vv 	v12, v15, v12
+	th.vrgather.vv	v14, v4, v13
+	th.vrgather.vv	v13, v5, v12
+	th.vxor.vv 	v15, v14, v13
+	th.vsra.vi 	v14, v15, 7
+	th.vadd.vv 	v12, v15, v15
+	th.vand.vx 	v14, v14, t2
+	th.vrgather.vv	v13, v15, v7
+	th.vxor.vv 	v12, v12, v14
+	th.vrgather.vv	v14, v15, v8
+	th.vrgather.vv	v15, v12, v6
+	th.vxor.vv 	v12, v15, v13
+	th.vxor.vv 	v13, v12, v14
+	th.vrgather.vv	v14, v12, v9
+	th.vxor.vv 	v12, v13, v14
+	th.vxor.vv 	v11, v12, v11
+	addi       	t1, t1, 16
+	addi       	t3, t3, -1
+	bne        	t3, zero, .LAES_ct_ctr32_encrypt_c906_vround
+	# the last round and its key
+	th.vand.vi 	v12, v11, 15
+	th.vsrl.vi 	v11, v11, 4
+	th.vrgather.vv	v13, v0, v12
+	th.vrgather.vv	v12, v1, v11
+	th.vxor.vv 	v12, v13, v12
+	th.vsrl.vi 	v11, v12, 4
+	th.vand.vi 	v12, v12, 15
+	th.vrgather.vv	v13, v3, v12
+	th.vxor.vv 	v12, v11, v12
+	th.vrgather.vv	v14, v2, v11
+	th.vxor.vv 	v14, v14, v13
+	th.vrgather.vv	v15, v2, v12
+	th.vxor.vv 	v13, v15, v13
+	th.vrgather.vv	v15, v2, v14
+	th.vxor.vv 	v12, v15, v12
+	th.vrgather.vv	v14, v2, v13
+	th.vxor.vv 	v11, v14, v11
+	th.vrgather.vv	v13, v4, v12
+	th.vrgather.vv	v12, v5, v11
+	th.vxor.vv 	v12, v13, v12
+	th.vrgather.vv	v11, v12, v6
+	th.vlb.v   	v12, (t1)
+	th.vxor.vv 	v11, v11, v12
+	th.vxor.vx 	v11, v11, t0
+	ld         	t0, 1848(sp)
+	th.vlb.v   	v12, (t0)
+	th.vxor.vv 	v12, v12, v11
+	ld         	t0, 1840(sp)
+	th.vsb.v   	v12, (t0)
+	ld         	t0, 1848(sp)
+	addi       	t0, t0, 16
+	sd         	t0, 1848(sp)
+	ld         	t0, 1840(sp)
+	addi       	t0, t0, 16
+	sd         	t0, 1840(sp)
+	ld         	t0, 1856(sp)
+	addiw      	t0, t0, 1
 	sd         	t0, 1856(sp)
+	ld         	t0, 1824(sp)
+	addi       	t0, t0, -1
+	sd         	t0, 1824(sp)
 	bne        	t0, zero, .LAES_ct_ctr32_encrypt_c906_few_block
 .LAES_ct_ctr32_encrypt_c906_done:
 	# return
@@ -7097,6 +7069,10 @@ AES_ct_ctr32_encrypt_c906:
 	sd         	zero, 1064(sp)
 	sd         	zero, 1072(sp)
 	sd         	zero, 1080(sp)
+	sd         	zero, 1408(sp)
+	sd         	zero, 1416(sp)
+	sd         	zero, 1424(sp)
+	sd         	zero, 1432(sp)
 	sd         	zero, 1440(sp)
 	sd         	zero, 1448(sp)
 	sd         	zero, 1456(sp)
@@ -7143,10 +7119,6 @@ AES_ct_ctr32_encrypt_c906:
 	sd         	zero, 1784(sp)
 	sd         	zero, 1792(sp)
 	sd         	zero, 1800(sp)
-	sd         	zero, 1808(sp)
-	sd         	zero, 1816(sp)
-	sd         	zero, 1824(sp)
-	sd         	zero, 1832(sp)
 	addi       	t0, zero, 0
 	addi       	t1, zero, 0
 	addi       	t2, zero, 0
@@ -7161,20 +7133,20 @@ AES_ct_ctr32_encrypt_c906:
 	addi       	t3, zero, 0
 	addi       	t4, zero, 0
 	addi       	t6, zero, 0
-	ld         	s0, 1912(sp)
-	ld         	s1, 1920(sp)
-	ld         	s2, 1928(sp)
-	ld         	s3, 1936(sp)
-	ld         	s4, 1944(sp)
-	ld         	s5, 1952(sp)
-	ld         	s6, 1960(sp)
-	ld         	s7, 1968(sp)
-	ld         	s8, 1976(sp)
-	ld         	s9, 1984(sp)
-	ld         	s10, 1992(sp)
-	ld         	s11, 2000(sp)
-	ld         	ra, 2008(sp)
-	addi       	sp, sp, 2016
+	ld         	s0, 1880(sp)
+	ld         	s1, 1888(sp)
+	ld         	s2, 1896(sp)
+	ld         	s3, 1904(sp)
+	ld         	s4, 1912(sp)
+	ld         	s5, 1920(sp)
+	ld         	s6, 1928(sp)
+	ld         	s7, 1936(sp)
+	ld         	s8, 1944(sp)
+	ld         	s9, 1952(sp)
+	ld         	s10, 1960(sp)
+	ld         	s11, 1968(sp)
+	ld         	ra, 1976(sp)
+	addi       	sp, sp, 1984
 	jalr       	zero, 0(ra)
 	# rounds 12: key 12 again, SR²-shifted
 .LAES_ct_ctr32_encrypt_c906_keys12:
@@ -7355,8 +7327,8 @@ kgen_aes_ct_c906_masks:
 	.quad	0x5555555555555555, 0x3333333333333333, 0x0f0f0f0f0f0f0f0f, 0x00000000ffff0000
 	.quad	0x0000ff000000ff00, 0xffffffff00000000, 0x0fff0fff0fff0fff, 0x00ff00ff00ff00ff
 	.quad	0x000f000f000f000f, 0x00f000ff000f0000, 0x0f0f00000f0f0000, 0x00ff000000ff0000
-	.quad	0x000f00ff00f00000, 0x0000ffff0000ffff, 0x0000000001010101, 0x0000000063636363
-	.quad	0x0000000080808080, 0x000000007f7f7f7f, 0x000000001b1b1b1b, 0xff00ff00ff00ff00
+	.quad	0x000f00ff00f00000, 0x0000ffff0000ffff, 0xff00ff00ff00ff00, 0x0000000001010101
+	.quad	0x0000000063636363, 0x0000000080808080, 0x000000007f7f7f7f, 0x000000001b1b1b1b
 	.size	kgen_aes_ct_c906_masks, 160
 	.p2align	0
 	.type	kgen_aes_ct_c906_masks_rcon, @object
@@ -7383,26 +7355,24 @@ kgen_aes_ct_c906_perms:
 	.size	kgen_aes_ct_c906_perms, 192
 	.p2align	4
 	.type	kgen_aes_ct_c906_vperm, @object
-	# one block by nibble lookups: the tower basis in, 1/n, a/n, the S-box's linear part and twice it, four permutations
+	# one block by nibble lookups: the tower basis in (0x63 added), 1/n, a/n, the S-box's linear part, four permutations
 kgen_aes_ct_c906_vperm:
-	.byte	0x00, 0x10, 0x02, 0x12, 0x64, 0x74, 0x66, 0x76, 0xc4, 0xd4, 0xc6, 0xd6, 0xa0, 0xb0, 0xa2, 0xb2
+	.byte	0x0c, 0x1c, 0x0e, 0x1e, 0x68, 0x78, 0x6a, 0x7a, 0xc8, 0xd8, 0xca, 0xda, 0xac, 0xbc, 0xae, 0xbe
 	.byte	0x00, 0xc3, 0x5d, 0x9e, 0x43, 0x80, 0x1e, 0xdd, 0x5e, 0x9d, 0x03, 0xc0, 0x1d, 0xde, 0x40, 0x83
 	.byte	0x80, 0x01, 0x09, 0x0e, 0x0d, 0x0b, 0x07, 0x06, 0x0f, 0x02, 0x0c, 0x05, 0x0a, 0x04, 0x03, 0x08
 	.byte	0x80, 0x0f, 0x0e, 0x05, 0x07, 0x03, 0x0b, 0x04, 0x0a, 0x0d, 0x08, 0x06, 0x0c, 0x09, 0x02, 0x01
 	.byte	0x00, 0x64, 0x99, 0x12, 0xe5, 0x0a, 0x8b, 0xef, 0x76, 0x93, 0x81, 0x18, 0x6e, 0x7c, 0xf7, 0xfd
 	.byte	0x00, 0x7b, 0xb0, 0x3d, 0x67, 0x91, 0x8d, 0xf6, 0x46, 0x21, 0x1c, 0xac, 0xea, 0xd7, 0x5a, 0xcb
-	.byte	0x00, 0xc8, 0x29, 0x24, 0xd1, 0x14, 0x0d, 0xc5, 0xec, 0x3d, 0x19, 0x30, 0xdc, 0xf8, 0xf5, 0xe1
-	.byte	0x00, 0xf6, 0x7b, 0x7a, 0xce, 0x39, 0x01, 0xf7, 0x8c, 0x42, 0x38, 0x43, 0xcf, 0xb5, 0xb4, 0x8d
 	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
 	.byte	0x05, 0x0a, 0x0f, 0x00, 0x09, 0x0e, 0x03, 0x04, 0x0d, 0x02, 0x07, 0x08, 0x01, 0x06, 0x0b, 0x0c
-	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
-	.byte	0x0a, 0x0f, 0x00, 0x05, 0x0e, 0x03, 0x04, 0x09, 0x02, 0x07, 0x08, 0x0d, 0x06, 0x0b, 0x0c, 0x01
-	.size	kgen_aes_ct_c906_vperm, 192
+	.byte	0x0f, 0x00, 0x05, 0x0a, 0x03, 0x04, 0x09, 0x0e, 0x07, 0x08, 0x0d, 0x02, 0x0b, 0x0c, 0x01, 0x06
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.size	kgen_aes_ct_c906_vperm, 160
 	.p2align	4
 	.type	kgen_aes_ct_c906_vperm_dec, @object
-	# one block decrypted by nibble lookups: the tower basis in through the inverse affine map, 1/n, a/n, 1/x and 9, 11, 13, 14 times it, two permutations
+	# one block decrypted by nibble lookups: the tower basis in through the inverse affine map (0x63 added), 1/n, a/n, 1/x and 9, 11, 13, 14 times it, two permutations
 kgen_aes_ct_c906_vperm_dec:
-	.byte	0x00, 0x85, 0xf9, 0x7c, 0x89, 0x0c, 0x70, 0xf5, 0x82, 0x07, 0x7b, 0xfe, 0x0b, 0x8e, 0xf2, 0x77
+	.byte	0x74, 0xf1, 0x8d, 0x08, 0xfd, 0x78, 0x04, 0x81, 0xf6, 0x73, 0x0f, 0x8a, 0x7f, 0xfa, 0x86, 0x03
 	.byte	0x00, 0x67, 0x97, 0xf0, 0x9f, 0xf8, 0x08, 0x6f, 0x29, 0x4e, 0xbe, 0xd9, 0xb6, 0xd1, 0x21, 0x46
 	.byte	0x80, 0x01, 0x09, 0x0e, 0x0d, 0x0b, 0x07, 0x06, 0x0f, 0x02, 0x0c, 0x05, 0x0a, 0x04, 0x03, 0x08
 	.byte	0x80, 0x0f, 0x0e, 0x05, 0x07, 0x03, 0x0b, 0x04, 0x0a, 0x0d, 0x08, 0x06, 0x0c, 0x09, 0x02, 0x01

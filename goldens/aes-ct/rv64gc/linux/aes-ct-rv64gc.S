@@ -13,7 +13,7 @@
 
 /*
  * void aes_ct_encrypt_rv64gc(const u32 rk[60], int nrounds, u8 *out, const u8 *in);
- * aes_ct_encrypt_rv64gc: 4301 instructions, frame 288 bytes
+ * aes_ct_encrypt_rv64gc: 4291 instructions, frame 240 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 27 integer, 0 vector registers
@@ -23,21 +23,21 @@
  *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
  */
 SYM_FUNC_START(aes_ct_encrypt_rv64gc)
-	addi       	sp, sp, -288
-	sd         	s1, 184(sp)
-	sd         	s2, 192(sp)
-	sd         	s3, 200(sp)
-	sd         	s4, 208(sp)
-	sd         	s5, 216(sp)
-	sd         	s6, 224(sp)
-	sd         	s7, 232(sp)
-	sd         	s8, 240(sp)
-	sd         	s9, 248(sp)
-	sd         	s10, 256(sp)
-	sd         	s11, 264(sp)
-	sd         	ra, 272(sp)
-	sd         	a2, 168(sp)
-	sd         	a1, 160(sp)
+	addi       	sp, sp, -240
+	sd         	s1, 144(sp)
+	sd         	s2, 152(sp)
+	sd         	s3, 160(sp)
+	sd         	s4, 168(sp)
+	sd         	s5, 176(sp)
+	sd         	s6, 184(sp)
+	sd         	s7, 192(sp)
+	sd         	s8, 200(sp)
+	sd         	s9, 208(sp)
+	sd         	s10, 216(sp)
+	sd         	s11, 224(sp)
+	sd         	ra, 232(sp)
+	sd         	a2, 128(sp)
+	sd         	a1, 120(sp)
 .Laes_ct_encrypt_rv64gc_0:
 	auipc      	t0, %pcrel_hi(kgen_aes_ct_rv64gc_masks)
 	addi       	t0, t0, %pcrel_lo(.Laes_ct_encrypt_rv64gc_0)
@@ -71,16 +71,6 @@ SYM_FUNC_START(aes_ct_encrypt_rv64gc)
 	sd         	t1, 104(sp)
 	ld         	t1, 112(t0)
 	sd         	t1, 112(sp)
-	ld         	t1, 120(t0)
-	sd         	t1, 120(sp)
-	ld         	t1, 128(t0)
-	sd         	t1, 128(sp)
-	ld         	t1, 136(t0)
-	sd         	t1, 136(sp)
-	ld         	t1, 144(t0)
-	sd         	t1, 144(sp)
-	ld         	t1, 152(t0)
-	sd         	t1, 152(sp)
 	andi       	t0, a3, 7
 	beq        	t0, zero, .Laes_ct_encrypt_rv64gc_8
 	jal        	zero, .Laes_ct_encrypt_rv64gc_in_unaligned
@@ -300,7 +290,7 @@ SYM_FUNC_START(aes_ct_encrypt_rv64gc)
 	xor        	a5, t5, s2
 	addi       	t0, a0, 16
 	addi       	t2, zero, 0
-	sd         	t2, 176(sp)
+	sd         	t2, 136(sp)
 .Laes_ct_encrypt_rv64gc_rounds4:
 	xor        	t3, a3, a4
 	xor        	a7, a5, a2
@@ -2048,14 +2038,14 @@ SYM_FUNC_START(aes_ct_encrypt_rv64gc)
 	xor        	s1, a0, s1
 	xor        	a5, a1, s2
 	addi       	t0, t0, 64
-	ld         	t2, 176(sp)
+	ld         	t2, 136(sp)
 	addi       	t2, t2, 64
-	sd         	t2, 176(sp)
-	ld         	t2, 160(sp)
+	sd         	t2, 136(sp)
+	ld         	t2, 120(sp)
 	addi       	t2, t2, -2
 	srli       	t2, t2, 2
 	slli       	t2, t2, 6
-	ld         	t3, 176(sp)
+	ld         	t3, 136(sp)
 	bgeu       	t3, t2, .Laes_ct_encrypt_rv64gc_9
 	jal        	zero, .Laes_ct_encrypt_rv64gc_rounds4
 .Laes_ct_encrypt_rv64gc_9:
@@ -2575,7 +2565,7 @@ SYM_FUNC_START(aes_ct_encrypt_rv64gc)
 	xor        	a5, a0, s3
 	xor        	t3, a1, a2
 	addi       	t4, zero, 12
-	ld         	t5, 160(sp)
+	ld         	t5, 120(sp)
 	beq        	t5, t4, .Laes_ct_encrypt_rv64gc_10
 	jal        	zero, .Laes_ct_encrypt_rv64gc_last_round
 .Laes_ct_encrypt_rv64gc_10:
@@ -3520,7 +3510,7 @@ SYM_FUNC_START(aes_ct_encrypt_rv64gc)
 	xor        	a1, s6, s1
 	xor        	a3, t6, a1
 	xor        	s1, a3, t3
-	sd         	s1, 160(sp)
+	sd         	s1, 120(sp)
 	and        	s1, t2, s1
 	xor        	s7, s1, a6
 	xor        	s9, a3, a0
@@ -3589,7 +3579,7 @@ SYM_FUNC_START(aes_ct_encrypt_rv64gc)
 	and        	s7, a7, a1
 	xor        	a1, s4, a7
 	xor        	s4, a1, s6
-	ld         	t4, 160(sp)
+	ld         	t4, 120(sp)
 	and        	t4, s4, t4
 	xor        	t4, t4, s1
 	and        	s1, s4, t2
@@ -4236,16 +4226,16 @@ SYM_FUNC_START(aes_ct_encrypt_rv64gc)
 	srli       	t3, t3, 32
 	and        	t0, t0, t4
 	or         	t0, t3, t0
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	andi       	t0, t0, 7
 	bne        	t0, zero, .Laes_ct_encrypt_rv64gc_out_unaligned
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	andi       	t0, t0, -8
 	sd         	t2, 0(t0)
 	sd         	t1, 8(t0)
 .Laes_ct_encrypt_rv64gc_out_stored:
 	// return
-	sd         	zero, 160(sp)
+	sd         	zero, 120(sp)
 	addi       	t0, zero, 0
 	addi       	t1, zero, 0
 	addi       	t2, zero, 0
@@ -4261,19 +4251,19 @@ SYM_FUNC_START(aes_ct_encrypt_rv64gc)
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
-	ld         	s1, 184(sp)
-	ld         	s2, 192(sp)
-	ld         	s3, 200(sp)
-	ld         	s4, 208(sp)
-	ld         	s5, 216(sp)
-	ld         	s6, 224(sp)
-	ld         	s7, 232(sp)
-	ld         	s8, 240(sp)
-	ld         	s9, 248(sp)
-	ld         	s10, 256(sp)
-	ld         	s11, 264(sp)
-	ld         	ra, 272(sp)
-	addi       	sp, sp, 288
+	ld         	s1, 144(sp)
+	ld         	s2, 152(sp)
+	ld         	s3, 160(sp)
+	ld         	s4, 168(sp)
+	ld         	s5, 176(sp)
+	ld         	s6, 184(sp)
+	ld         	s7, 192(sp)
+	ld         	s8, 200(sp)
+	ld         	s9, 208(sp)
+	ld         	s10, 216(sp)
+	ld         	s11, 224(sp)
+	ld         	ra, 232(sp)
+	addi       	sp, sp, 240
 	jalr       	zero, 0(ra)
 .Laes_ct_encrypt_rv64gc_in_unaligned:
 	sub        	t1, a3, t0
@@ -4290,57 +4280,57 @@ SYM_FUNC_START(aes_ct_encrypt_rv64gc)
 	or         	t3, t3, t5
 	jal        	zero, .Laes_ct_encrypt_rv64gc_in_loaded
 .Laes_ct_encrypt_rv64gc_out_unaligned:
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t2, 0(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t2, 1(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t2, 2(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t2, 3(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t2, 4(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t2, 5(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t2, 6(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t2, 7(t0)
 	sb         	t1, 8(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t1, 9(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t1, 10(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t1, 11(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t1, 12(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t1, 13(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t1, 14(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t1, 15(t0)
 	jal        	zero, .Laes_ct_encrypt_rv64gc_out_stored
 SYM_FUNC_END(aes_ct_encrypt_rv64gc)
 
 /*
  * void aes_ct_decrypt_rv64gc(const u32 rk[60], int nrounds, u8 *out, const u8 *in);
- * aes_ct_decrypt_rv64gc: 4482 instructions, frame 320 bytes
+ * aes_ct_decrypt_rv64gc: 4472 instructions, frame 272 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 27 integer, 0 vector registers
@@ -4350,22 +4340,22 @@ SYM_FUNC_END(aes_ct_encrypt_rv64gc)
  *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
  */
 SYM_FUNC_START(aes_ct_decrypt_rv64gc)
-	addi       	sp, sp, -320
-	sd         	s1, 216(sp)
-	sd         	s2, 224(sp)
-	sd         	s3, 232(sp)
-	sd         	s4, 240(sp)
-	sd         	s5, 248(sp)
-	sd         	s6, 256(sp)
-	sd         	s7, 264(sp)
-	sd         	s8, 272(sp)
-	sd         	s9, 280(sp)
-	sd         	s10, 288(sp)
-	sd         	s11, 296(sp)
-	sd         	ra, 304(sp)
-	sd         	a0, 176(sp)
-	sd         	a1, 168(sp)
-	sd         	a2, 160(sp)
+	addi       	sp, sp, -272
+	sd         	s1, 176(sp)
+	sd         	s2, 184(sp)
+	sd         	s3, 192(sp)
+	sd         	s4, 200(sp)
+	sd         	s5, 208(sp)
+	sd         	s6, 216(sp)
+	sd         	s7, 224(sp)
+	sd         	s8, 232(sp)
+	sd         	s9, 240(sp)
+	sd         	s10, 248(sp)
+	sd         	s11, 256(sp)
+	sd         	ra, 264(sp)
+	sd         	a0, 136(sp)
+	sd         	a1, 128(sp)
+	sd         	a2, 120(sp)
 .Laes_ct_decrypt_rv64gc_0:
 	auipc      	t0, %pcrel_hi(kgen_aes_ct_rv64gc_masks)
 	addi       	t0, t0, %pcrel_lo(.Laes_ct_decrypt_rv64gc_0)
@@ -4399,16 +4389,6 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	sd         	t1, 104(sp)
 	ld         	t1, 112(t0)
 	sd         	t1, 112(sp)
-	ld         	t1, 120(t0)
-	sd         	t1, 120(sp)
-	ld         	t1, 128(t0)
-	sd         	t1, 128(sp)
-	ld         	t1, 136(t0)
-	sd         	t1, 136(sp)
-	ld         	t1, 144(t0)
-	sd         	t1, 144(sp)
-	ld         	t1, 152(t0)
-	sd         	t1, 152(sp)
 	andi       	t0, a3, 7
 	beq        	t0, zero, .Laes_ct_decrypt_rv64gc_7
 	jal        	zero, .Laes_ct_decrypt_rv64gc_in_unaligned
@@ -4513,12 +4493,12 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	t5, a1, a2
 	slli       	a1, a2, 4
 	xor        	a0, a0, a1
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	lwu        	a4, 0(a1)
 	lwu        	a1, 4(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	lwu        	a5, 8(a1)
 	lwu        	a1, 12(a1)
 	slli       	a1, a1, 32
@@ -4636,7 +4616,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	t4, s5, t2
 	and        	s4, t2, t4
 	xor        	t1, a1, t4
-	sd         	t1, 208(sp)
+	sd         	t1, 168(sp)
 	xor        	t3, s5, t0
 	xor        	t1, s3, s5
 	xor        	a4, t0, a1
@@ -4648,19 +4628,19 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	t6, a2, a6
 	xor        	a0, a4, t6
 	xor        	a3, t1, t6
-	sd         	a3, 184(sp)
+	sd         	a3, 144(sp)
 	xor        	t6, t3, t6
 	xor        	a3, a7, t6
 	xor        	a6, a7, a4
-	sd         	a6, 200(sp)
+	sd         	a6, 160(sp)
 	xor        	s6, s5, a2
 	xor        	a6, s1, s6
 	and        	s5, a6, a3
 	xor        	s8, a7, a5
 	xor        	s9, t3, s8
-	sd         	s9, 192(sp)
-	ld         	s9, 184(sp)
-	ld         	s10, 192(sp)
+	sd         	s9, 152(sp)
+	ld         	s9, 144(sp)
+	ld         	s10, 152(sp)
 	and        	s9, s9, s10
 	xor        	s3, s3, s8
 	and        	s8, t6, s3
@@ -4672,7 +4652,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	and        	s10, a4, s1
 	xor        	s8, s7, s10
 	xor        	a5, ra, s8
-	ld         	s7, 208(sp)
+	ld         	s7, 168(sp)
 	and        	s7, s7, a2
 	xor        	s10, s7, s10
 	xor        	s7, t0, s11
@@ -4690,7 +4670,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	a1, a5, s6
 	xor        	a7, s5, a7
 	xor        	a7, a7, s8
-	ld         	s5, 200(sp)
+	ld         	s5, 160(sp)
 	xor        	s8, a7, s5
 	xor        	s10, s8, s6
 	xor        	s5, s2, s8
@@ -4730,7 +4710,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	and        	a2, t3, a2
 	xor        	a2, t5, a2
 	xor        	a2, a0, a2
-	ld         	s2, 208(sp)
+	ld         	s2, 168(sp)
 	and        	s2, t3, s2
 	xor        	t3, s9, s2
 	xor        	t3, t3, a2
@@ -4742,14 +4722,14 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	s3, s3, s8
 	and        	s4, s10, t1
 	xor        	s6, a7, a5
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	and        	t1, s6, t1
 	xor        	a7, t1, a6
 	xor        	a6, s4, a7
 	xor        	a7, a7, a0
 	xor        	t1, t1, a1
 	xor        	t1, t1, s7
-	ld         	a0, 184(sp)
+	ld         	a0, 144(sp)
 	and        	a0, s6, a0
 	xor        	s4, a0, s4
 	xor        	a0, s4, s1
@@ -4771,7 +4751,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	t4, t4, a1
 	xor        	t4, s2, t4
 	addi       	a1, zero, 12
-	ld         	a2, 168(sp)
+	ld         	a2, 128(sp)
 	beq        	a2, a1, .Laes_ct_decrypt_rv64gc_8
 	jal        	zero, .Laes_ct_decrypt_rv64gc_not192
 .Laes_ct_decrypt_rv64gc_8:
@@ -4970,12 +4950,12 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	lwu        	a4, 16(a1)
 	lwu        	a1, 20(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	lwu        	a5, 24(a1)
 	lwu        	a1, 28(a1)
 	slli       	a1, a1, 32
@@ -5216,19 +5196,19 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t4, t6
-	sd         	a4, 184(sp)
+	sd         	a4, 144(sp)
 	xor        	t6, t5, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 168(sp)
+	sd         	s6, 128(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s9, s7
 	and        	s6, a7, a4
 	xor        	s10, s1, s2
 	xor        	s8, t5, s10
-	sd         	s8, 192(sp)
-	ld         	s8, 184(sp)
-	ld         	s11, 192(sp)
+	sd         	s8, 152(sp)
+	ld         	s8, 144(sp)
+	ld         	s11, 152(sp)
 	and        	s8, s8, s11
 	xor        	s4, s4, s10
 	and        	s10, t6, s4
@@ -5257,7 +5237,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 168(sp)
+	ld         	s6, 128(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -5276,7 +5256,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	and        	ra, s8, a5
 	xor        	a5, s2, ra
 	xor        	s2, t6, ra
-	sd         	s2, 168(sp)
+	sd         	s2, 128(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s7
@@ -5309,17 +5289,17 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	s2, s8, s7
 	and        	s4, s4, t4
 	xor        	s5, s1, a6
-	ld         	t4, 192(sp)
+	ld         	t4, 152(sp)
 	and        	t4, s5, t4
 	xor        	s1, t4, a7
 	xor        	a7, s4, s1
 	xor        	s1, s1, t5
 	xor        	t4, t4, a1
 	xor        	t4, t4, s6
-	ld         	t5, 184(sp)
+	ld         	t5, 144(sp)
 	and        	t5, s5, t5
 	xor        	s4, t5, s4
-	ld         	t5, 168(sp)
+	ld         	t5, 128(sp)
 	xor        	t5, s4, t5
 	and        	t2, a6, t2
 	xor        	a0, t2, a0
@@ -5484,12 +5464,12 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	or         	a2, a2, a3
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	lwu        	a4, 32(a1)
 	lwu        	a1, 36(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	lwu        	a5, 40(a1)
 	lwu        	a1, 44(a1)
 	slli       	a1, a1, 32
@@ -5663,7 +5643,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	t1, a6, t0
 	and        	s4, t0, t1
 	xor        	t2, a7, t1
-	sd         	t2, 200(sp)
+	sd         	t2, 160(sp)
 	xor        	t4, a6, t3
 	xor        	t2, a0, a6
 	xor        	a4, t3, a7
@@ -5675,19 +5655,19 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	t5, a2, a1
 	xor        	a1, a4, t5
 	xor        	a3, t2, t5
-	sd         	a3, 184(sp)
+	sd         	a3, 144(sp)
 	xor        	t5, t4, t5
 	xor        	a3, s2, t5
 	xor        	s5, s2, a4
-	sd         	s5, 168(sp)
+	sd         	s5, 128(sp)
 	xor        	s6, a6, a2
 	xor        	a6, s1, s6
 	and        	s5, a6, a3
 	xor        	s8, s2, a5
 	xor        	s9, t4, s8
-	sd         	s9, 192(sp)
-	ld         	s9, 184(sp)
-	ld         	s10, 192(sp)
+	sd         	s9, 152(sp)
+	ld         	s9, 144(sp)
+	ld         	s10, 152(sp)
 	and        	s9, s9, s10
 	xor        	a0, a0, s8
 	and        	s8, t5, a0
@@ -5699,7 +5679,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	and        	s10, a4, s1
 	xor        	s8, s7, s10
 	xor        	a5, ra, s8
-	ld         	s7, 200(sp)
+	ld         	s7, 160(sp)
 	and        	s7, s7, a2
 	xor        	s10, s7, s10
 	xor        	s7, t3, s11
@@ -5717,7 +5697,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	a7, a5, s6
 	xor        	s3, s5, s9
 	xor        	s3, s3, s8
-	ld         	s5, 168(sp)
+	ld         	s5, 128(sp)
 	xor        	s8, s3, s5
 	xor        	s10, s8, s6
 	xor        	s3, s2, s8
@@ -5736,7 +5716,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	and        	s10, s7, a4
 	xor        	a4, s1, s10
 	xor        	s1, t5, s10
-	sd         	s1, 168(sp)
+	sd         	s1, 128(sp)
 	and        	s1, s11, a6
 	and        	a6, s11, a3
 	xor        	a3, s8, s6
@@ -5758,7 +5738,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	and        	t4, a1, a2
 	xor        	t4, t6, t4
 	xor        	t4, s1, t4
-	ld         	a2, 200(sp)
+	ld         	a2, 160(sp)
 	and        	a1, a1, a2
 	xor        	a2, s9, a1
 	xor        	a2, a2, t4
@@ -5770,17 +5750,17 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	s2, s2, s8
 	and        	s4, s5, t2
 	xor        	a7, a7, a5
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	and        	s5, a7, t2
 	xor        	a6, s5, a6
 	xor        	t2, s4, a6
 	xor        	s1, a6, s1
 	xor        	a6, s5, a0
 	xor        	a6, a6, s7
-	ld         	s5, 184(sp)
+	ld         	s5, 144(sp)
 	and        	a7, a7, s5
 	xor        	s4, a7, s4
-	ld         	a7, 168(sp)
+	ld         	a7, 128(sp)
 	xor        	a7, s4, a7
 	and        	t1, a5, t1
 	xor        	t1, t1, t6
@@ -5807,11 +5787,11 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	addi       	t3, t3, 0
 	addi       	t6, a0, 0
 	addi       	a0, a1, 0
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	addi       	a1, a1, 48
-	sd         	a1, 184(sp)
+	sd         	a1, 144(sp)
 	addi       	a1, zero, 2
-	sd         	a1, 176(sp)
+	sd         	a1, 136(sp)
 	jal        	zero, .Laes_ct_decrypt_rv64gc_rounds4
 .Laes_ct_decrypt_rv64gc_not192:
 	ld         	a1, 88(sp)
@@ -5878,16 +5858,16 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	addi       	t3, a2, 0
 	addi       	t6, a3, 0
 	addi       	a0, a4, 0
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	addi       	a1, a1, 16
-	sd         	a1, 184(sp)
+	sd         	a1, 144(sp)
 	addi       	a1, zero, 2
-	sd         	a1, 176(sp)
+	sd         	a1, 136(sp)
 	addi       	a1, zero, 14
-	ld         	a2, 168(sp)
+	ld         	a2, 128(sp)
 	bne        	a2, a1, .Laes_ct_decrypt_rv64gc_rounds4
 	addi       	a1, zero, 3
-	sd         	a1, 176(sp)
+	sd         	a1, 136(sp)
 .Laes_ct_decrypt_rv64gc_rounds4:
 	ld         	a1, 48(sp)
 	srli       	a2, t4, 20
@@ -6084,12 +6064,12 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a4, 0(a1)
 	lwu        	a1, 4(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a5, 8(a1)
 	lwu        	a1, 12(a1)
 	slli       	a1, a1, 32
@@ -6330,19 +6310,19 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t2, t6
-	sd         	a4, 192(sp)
+	sd         	a4, 152(sp)
 	xor        	t6, t5, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 168(sp)
+	sd         	s6, 128(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s9, s7
 	and        	s6, a7, a4
 	xor        	s10, s1, s2
 	xor        	s8, t5, s10
-	sd         	s8, 200(sp)
-	ld         	s8, 192(sp)
-	ld         	s11, 200(sp)
+	sd         	s8, 160(sp)
+	ld         	s8, 152(sp)
+	ld         	s11, 160(sp)
 	and        	s8, s8, s11
 	xor        	s4, s4, s10
 	and        	s10, t6, s4
@@ -6371,7 +6351,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 168(sp)
+	ld         	s6, 128(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -6390,7 +6370,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	and        	ra, s8, a5
 	xor        	a5, s2, ra
 	xor        	s2, t6, ra
-	sd         	s2, 168(sp)
+	sd         	s2, 128(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s7
@@ -6423,17 +6403,17 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	s2, s8, s7
 	and        	s4, s4, t2
 	xor        	s5, s1, a6
-	ld         	t2, 200(sp)
+	ld         	t2, 160(sp)
 	and        	t2, s5, t2
 	xor        	s1, t2, a7
 	xor        	a7, s4, s1
 	xor        	s1, s1, t5
 	xor        	t2, t2, a1
 	xor        	t2, t2, s6
-	ld         	t5, 192(sp)
+	ld         	t5, 152(sp)
 	and        	t5, s5, t5
 	xor        	s4, t5, s4
-	ld         	t5, 168(sp)
+	ld         	t5, 128(sp)
 	xor        	t5, s4, t5
 	and        	t1, a6, t1
 	xor        	a0, t1, a0
@@ -6549,12 +6529,12 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	or         	a1, a1, a2
 	xor        	a0, a0, a3
 	xor        	a0, a0, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a4, 16(a1)
 	lwu        	a1, 20(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a5, 24(a1)
 	lwu        	a1, 28(a1)
 	slli       	a1, a1, 32
@@ -6672,7 +6652,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	t2, a6, t0
 	and        	s4, t0, t2
 	xor        	t3, a7, t2
-	sd         	t3, 208(sp)
+	sd         	t3, 168(sp)
 	xor        	t3, a6, t1
 	xor        	t4, a0, a6
 	xor        	a4, t1, a7
@@ -6684,19 +6664,19 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	t6, a2, a1
 	xor        	a1, a4, t6
 	xor        	a3, t4, t6
-	sd         	a3, 192(sp)
+	sd         	a3, 152(sp)
 	xor        	t6, t3, t6
 	xor        	a3, s2, t6
 	xor        	s5, s2, a4
-	sd         	s5, 168(sp)
+	sd         	s5, 128(sp)
 	xor        	s6, a6, a2
 	xor        	a6, s1, s6
 	and        	s5, a6, a3
 	xor        	s8, s2, a5
 	xor        	s9, t3, s8
-	sd         	s9, 200(sp)
-	ld         	s9, 192(sp)
-	ld         	s10, 200(sp)
+	sd         	s9, 160(sp)
+	ld         	s9, 152(sp)
+	ld         	s10, 160(sp)
 	and        	s9, s9, s10
 	xor        	a0, a0, s8
 	and        	s8, t6, a0
@@ -6708,7 +6688,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	and        	s10, a4, s1
 	xor        	s8, s7, s10
 	xor        	a5, ra, s8
-	ld         	s7, 208(sp)
+	ld         	s7, 168(sp)
 	and        	s7, s7, a2
 	xor        	s10, s7, s10
 	xor        	s7, t1, s11
@@ -6726,7 +6706,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	a7, a5, s6
 	xor        	s3, s5, s9
 	xor        	s3, s3, s8
-	ld         	s5, 168(sp)
+	ld         	s5, 128(sp)
 	xor        	s8, s3, s5
 	xor        	s10, s8, s6
 	xor        	s3, s2, s8
@@ -6745,7 +6725,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	and        	s11, s7, a4
 	xor        	a4, s1, s11
 	xor        	s1, t6, s11
-	sd         	s1, 168(sp)
+	sd         	s1, 128(sp)
 	and        	s1, s10, a6
 	and        	a6, s10, a3
 	xor        	a3, s8, s6
@@ -6767,7 +6747,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	and        	a2, t3, a2
 	xor        	a2, a1, a2
 	xor        	a2, t5, a2
-	ld         	s2, 208(sp)
+	ld         	s2, 168(sp)
 	and        	s3, t3, s2
 	xor        	t3, s8, s3
 	xor        	t3, t3, a2
@@ -6779,17 +6759,17 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	s2, s2, s6
 	and        	s4, s5, t4
 	xor        	s5, a7, a5
-	ld         	t4, 200(sp)
+	ld         	t4, 160(sp)
 	and        	t4, s5, t4
 	xor        	a7, t4, a6
 	xor        	a6, s4, a7
 	xor        	a7, a7, t5
 	xor        	t4, t4, a0
 	xor        	t4, t4, s7
-	ld         	t5, 192(sp)
+	ld         	t5, 152(sp)
 	and        	t5, s5, t5
 	xor        	s4, t5, s4
-	ld         	t5, 168(sp)
+	ld         	t5, 128(sp)
 	xor        	t5, s4, t5
 	and        	t2, a5, t2
 	xor        	a1, t2, a1
@@ -7003,12 +6983,12 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a4, 32(a1)
 	lwu        	a1, 36(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a5, 40(a1)
 	lwu        	a1, 44(a1)
 	slli       	a1, a1, 32
@@ -7249,19 +7229,19 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t4, t6
-	sd         	a4, 192(sp)
+	sd         	a4, 152(sp)
 	xor        	t6, t5, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 168(sp)
+	sd         	s6, 128(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s9, s7
 	and        	s6, a7, a4
 	xor        	s10, s1, s2
 	xor        	s8, t5, s10
-	sd         	s8, 200(sp)
-	ld         	s8, 192(sp)
-	ld         	s11, 200(sp)
+	sd         	s8, 160(sp)
+	ld         	s8, 152(sp)
+	ld         	s11, 160(sp)
 	and        	s8, s8, s11
 	xor        	s4, s4, s10
 	and        	s10, t6, s4
@@ -7290,7 +7270,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 168(sp)
+	ld         	s6, 128(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -7309,7 +7289,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	and        	ra, s8, a5
 	xor        	a5, s2, ra
 	xor        	s2, t6, ra
-	sd         	s2, 168(sp)
+	sd         	s2, 128(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s7
@@ -7342,17 +7322,17 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	s2, s8, s7
 	and        	s4, s4, t4
 	xor        	s5, s1, a6
-	ld         	t4, 200(sp)
+	ld         	t4, 160(sp)
 	and        	t4, s5, t4
 	xor        	s1, t4, a7
 	xor        	a7, s4, s1
 	xor        	s1, s1, t5
 	xor        	t4, t4, a1
 	xor        	t4, t4, s6
-	ld         	t5, 192(sp)
+	ld         	t5, 152(sp)
 	and        	t5, s5, t5
 	xor        	s4, t5, s4
-	ld         	t5, 168(sp)
+	ld         	t5, 128(sp)
 	xor        	t5, s4, t5
 	and        	t2, a6, t2
 	xor        	a0, t2, a0
@@ -7517,12 +7497,12 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	or         	a2, a2, a3
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a4, 48(a1)
 	lwu        	a1, 52(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a5, 56(a1)
 	lwu        	a1, 60(a1)
 	slli       	a1, a1, 32
@@ -7696,7 +7676,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	t1, a6, t0
 	and        	s4, t0, t1
 	xor        	t2, a7, t1
-	sd         	t2, 208(sp)
+	sd         	t2, 168(sp)
 	xor        	t4, a6, t3
 	xor        	t2, a0, a6
 	xor        	a4, t3, a7
@@ -7708,19 +7688,19 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	t5, a2, a1
 	xor        	a1, a4, t5
 	xor        	a3, t2, t5
-	sd         	a3, 192(sp)
+	sd         	a3, 152(sp)
 	xor        	t5, t4, t5
 	xor        	a3, s2, t5
 	xor        	s5, s2, a4
-	sd         	s5, 168(sp)
+	sd         	s5, 128(sp)
 	xor        	s6, a6, a2
 	xor        	a6, s1, s6
 	and        	s5, a6, a3
 	xor        	s8, s2, a5
 	xor        	s9, t4, s8
-	sd         	s9, 200(sp)
-	ld         	s9, 192(sp)
-	ld         	s10, 200(sp)
+	sd         	s9, 160(sp)
+	ld         	s9, 152(sp)
+	ld         	s10, 160(sp)
 	and        	s9, s9, s10
 	xor        	a0, a0, s8
 	and        	s8, t5, a0
@@ -7732,7 +7712,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	and        	s10, a4, s1
 	xor        	s8, s7, s10
 	xor        	a5, ra, s8
-	ld         	s7, 208(sp)
+	ld         	s7, 168(sp)
 	and        	s7, s7, a2
 	xor        	s10, s7, s10
 	xor        	s7, t3, s11
@@ -7750,7 +7730,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	a7, a5, s6
 	xor        	s3, s5, s9
 	xor        	s3, s3, s8
-	ld         	s5, 168(sp)
+	ld         	s5, 128(sp)
 	xor        	s8, s3, s5
 	xor        	s10, s8, s6
 	xor        	s3, s2, s8
@@ -7769,7 +7749,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	and        	s10, s7, a4
 	xor        	a4, s1, s10
 	xor        	s1, t5, s10
-	sd         	s1, 168(sp)
+	sd         	s1, 128(sp)
 	and        	s1, s11, a6
 	and        	a6, s11, a3
 	xor        	a3, s8, s6
@@ -7791,7 +7771,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	and        	t4, a1, a2
 	xor        	t4, t6, t4
 	xor        	t4, s1, t4
-	ld         	a2, 208(sp)
+	ld         	a2, 168(sp)
 	and        	a1, a1, a2
 	xor        	a2, s9, a1
 	xor        	a2, a2, t4
@@ -7803,17 +7783,17 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	s2, s2, s8
 	and        	s4, s5, t2
 	xor        	a7, a7, a5
-	ld         	t2, 200(sp)
+	ld         	t2, 160(sp)
 	and        	s5, a7, t2
 	xor        	a6, s5, a6
 	xor        	t2, s4, a6
 	xor        	s1, a6, s1
 	xor        	a6, s5, a0
 	xor        	a6, a6, s7
-	ld         	s5, 192(sp)
+	ld         	s5, 152(sp)
 	and        	a7, a7, s5
 	xor        	s4, a7, s4
-	ld         	a7, 168(sp)
+	ld         	a7, 128(sp)
 	xor        	a7, s4, a7
 	and        	t1, a5, t1
 	xor        	t1, t1, t6
@@ -7840,12 +7820,12 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	addi       	t3, t3, 0
 	addi       	t6, a0, 0
 	addi       	a0, a1, 0
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	addi       	a1, a1, 64
-	sd         	a1, 184(sp)
-	ld         	a1, 176(sp)
+	sd         	a1, 144(sp)
+	ld         	a1, 136(sp)
 	addi       	a1, a1, -1
-	sd         	a1, 176(sp)
+	sd         	a1, 136(sp)
 	beq        	a1, zero, .Laes_ct_decrypt_rv64gc_9
 	jal        	zero, .Laes_ct_decrypt_rv64gc_rounds4
 .Laes_ct_decrypt_rv64gc_9:
@@ -8044,12 +8024,12 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a4, 0(a1)
 	lwu        	a1, 4(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a5, 8(a1)
 	lwu        	a1, 12(a1)
 	slli       	a1, a1, 32
@@ -8290,19 +8270,19 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t2, t6
-	sd         	a4, 168(sp)
+	sd         	a4, 128(sp)
 	xor        	t6, t3, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 192(sp)
+	sd         	s6, 152(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s9, s7
 	and        	s6, a7, a4
 	xor        	s10, s1, s2
 	xor        	s8, t3, s10
-	sd         	s8, 176(sp)
-	ld         	s8, 168(sp)
-	ld         	s11, 176(sp)
+	sd         	s8, 136(sp)
+	ld         	s8, 128(sp)
+	ld         	s11, 136(sp)
 	and        	s8, s8, s11
 	xor        	s4, s4, s10
 	and        	s10, t6, s4
@@ -8331,7 +8311,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 192(sp)
+	ld         	s6, 152(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -8350,7 +8330,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	and        	ra, s8, a5
 	xor        	a5, s2, ra
 	xor        	s2, t6, ra
-	sd         	s2, 192(sp)
+	sd         	s2, 152(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s7
@@ -8383,17 +8363,17 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	s2, s8, s7
 	and        	s4, s4, t2
 	xor        	s5, s1, a6
-	ld         	t2, 176(sp)
+	ld         	t2, 136(sp)
 	and        	t2, s5, t2
 	xor        	s1, t2, a7
 	xor        	a7, s4, s1
 	xor        	s1, s1, t3
 	xor        	t2, t2, a1
 	xor        	t2, t2, s6
-	ld         	t3, 168(sp)
+	ld         	t3, 128(sp)
 	and        	t3, s5, t3
 	xor        	s4, t3, s4
-	ld         	t3, 192(sp)
+	ld         	t3, 152(sp)
 	xor        	t3, s4, t3
 	and        	t4, a6, t4
 	xor        	a0, t4, a0
@@ -8412,12 +8392,12 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	xor        	a1, a4, a1
 	xor        	a0, a0, a1
 	xor        	a0, a3, a0
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a4, 16(a1)
 	lwu        	a1, 20(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a5, 24(a1)
 	lwu        	a1, 28(a1)
 	slli       	a1, a1, 32
@@ -8738,21 +8718,21 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	srli       	t3, t3, 32
 	and        	t0, t0, t4
 	or         	t0, t3, t0
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	andi       	t0, t0, 7
 	bne        	t0, zero, .Laes_ct_decrypt_rv64gc_out_unaligned
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	andi       	t0, t0, -8
 	sd         	t2, 0(t0)
 	sd         	t1, 8(t0)
 .Laes_ct_decrypt_rv64gc_out_stored:
 	// return
+	sd         	zero, 128(sp)
+	sd         	zero, 136(sp)
+	sd         	zero, 144(sp)
+	sd         	zero, 152(sp)
+	sd         	zero, 160(sp)
 	sd         	zero, 168(sp)
-	sd         	zero, 176(sp)
-	sd         	zero, 184(sp)
-	sd         	zero, 192(sp)
-	sd         	zero, 200(sp)
-	sd         	zero, 208(sp)
 	addi       	t0, zero, 0
 	addi       	t1, zero, 0
 	addi       	t2, zero, 0
@@ -8768,19 +8748,19 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
-	ld         	s1, 216(sp)
-	ld         	s2, 224(sp)
-	ld         	s3, 232(sp)
-	ld         	s4, 240(sp)
-	ld         	s5, 248(sp)
-	ld         	s6, 256(sp)
-	ld         	s7, 264(sp)
-	ld         	s8, 272(sp)
-	ld         	s9, 280(sp)
-	ld         	s10, 288(sp)
-	ld         	s11, 296(sp)
-	ld         	ra, 304(sp)
-	addi       	sp, sp, 320
+	ld         	s1, 176(sp)
+	ld         	s2, 184(sp)
+	ld         	s3, 192(sp)
+	ld         	s4, 200(sp)
+	ld         	s5, 208(sp)
+	ld         	s6, 216(sp)
+	ld         	s7, 224(sp)
+	ld         	s8, 232(sp)
+	ld         	s9, 240(sp)
+	ld         	s10, 248(sp)
+	ld         	s11, 256(sp)
+	ld         	ra, 264(sp)
+	addi       	sp, sp, 272
 	jalr       	zero, 0(ra)
 .Laes_ct_decrypt_rv64gc_in_unaligned:
 	sub        	t1, a3, t0
@@ -8797,50 +8777,50 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc)
 	or         	t3, t3, t5
 	jal        	zero, .Laes_ct_decrypt_rv64gc_in_loaded
 .Laes_ct_decrypt_rv64gc_out_unaligned:
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t2, 0(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t2, 1(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t2, 2(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t2, 3(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t2, 4(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t2, 5(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t2, 6(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t2, 7(t0)
 	sb         	t1, 8(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t1, 9(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t1, 10(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t1, 11(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t1, 12(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t1, 13(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t1, 14(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t1, 15(t0)
 	jal        	zero, .Laes_ct_decrypt_rv64gc_out_stored
 SYM_FUNC_END(aes_ct_decrypt_rv64gc)
@@ -8954,7 +8934,7 @@ SYM_FUNC_START(aes_ct_expandkey_rv64gc)
 	srliw      	t5, t4, 8
 	slliw      	t3, t4, 24
 	or         	t5, t5, t3
-	ld         	t4, 112(t0)
+	ld         	t4, 120(t0)
 	and        	t3, t5, t4
 	srli       	t6, t5, 1
 	and        	a5, t6, t4
@@ -9102,7 +9082,7 @@ SYM_FUNC_START(aes_ct_expandkey_rv64gc)
 	or         	t3, t3, t5
 	slli       	t4, t4, 7
 	or         	t3, t3, t4
-	ld         	t4, 120(t0)
+	ld         	t4, 128(t0)
 	xor        	t4, t3, t4
 	ld         	t5, 16(sp)
 	lbu        	t3, 0(t5)
@@ -9136,7 +9116,7 @@ SYM_FUNC_START(aes_ct_expandkey_rv64gc)
 	ld         	t5, 24(sp)
 	bne        	t5, t3, .Laes_ct_expandkey_rv64gc_two
 	// AES-256: w[i+4] takes SubWord(w[i+3])
-	ld         	t6, 112(t0)
+	ld         	t6, 120(t0)
 	and        	t3, t4, t6
 	srli       	t5, t4, 1
 	and        	a5, t5, t6
@@ -9284,7 +9264,7 @@ SYM_FUNC_START(aes_ct_expandkey_rv64gc)
 	or         	t3, t3, t5
 	slli       	t4, t4, 7
 	or         	t3, t3, t4
-	ld         	t4, 120(t0)
+	ld         	t4, 128(t0)
 	xor        	t3, t3, t4
 	addi       	t4, t3, 0
 .Laes_ct_expandkey_rv64gc_two:
@@ -9346,9 +9326,9 @@ SYM_FUNC_START(aes_ct_expandkey_rv64gc)
 	addi       	t2, t2, -16
 .Laes_ct_expandkey_rv64gc_imc:
 	lwu        	t3, 0(t1)
-	ld         	t6, 128(t0)
-	ld         	t5, 136(t0)
-	ld         	t4, 144(t0)
+	ld         	t6, 136(t0)
+	ld         	t5, 144(t0)
+	ld         	t4, 152(t0)
 	and        	t6, t3, t6
 	and        	t5, t3, t5
 	slli       	t5, t5, 1
@@ -9357,9 +9337,9 @@ SYM_FUNC_START(aes_ct_expandkey_rv64gc)
 	sub        	t6, a0, t6
 	and        	t4, t6, t4
 	xor        	t4, t5, t4
-	ld         	a0, 128(t0)
-	ld         	t6, 136(t0)
-	ld         	t5, 144(t0)
+	ld         	a0, 136(t0)
+	ld         	t6, 144(t0)
+	ld         	t5, 152(t0)
 	and        	a0, t4, a0
 	and        	t6, t4, t6
 	slli       	t6, t6, 1
@@ -9368,9 +9348,9 @@ SYM_FUNC_START(aes_ct_expandkey_rv64gc)
 	sub        	a0, a1, a0
 	and        	t5, a0, t5
 	xor        	t5, t6, t5
-	ld         	a1, 128(t0)
-	ld         	a0, 136(t0)
-	ld         	t6, 144(t0)
+	ld         	a1, 136(t0)
+	ld         	a0, 144(t0)
+	ld         	t6, 152(t0)
 	and        	a1, t5, a1
 	and        	a0, t5, a0
 	slli       	a0, a0, 1
@@ -9438,33 +9418,34 @@ SYM_FUNC_END(aes_ct_expandkey_rv64gc)
 
 /*
  * void aes_ct_ctr32_rv64gc(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks, const u8 iv[16]);
- * aes_ct_ctr32_rv64gc: 4875 instructions, frame 1392 bytes
+ * aes_ct_ctr32_rv64gc: 4864 instructions, frame 1360 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 27 integer, 0 vector registers
- *   spills: 6 values (nblocks, ctr, rounds, out, in, pass_off), 11 stores, 170 reloads, modeled cost 4399 cycles per pass (loops counted 8 times per level)
+ *   spills: 6 values (nblocks, ctr, nrounds, out, in, pass_off), 11 stores, 170 reloads, modeled cost 4399 cycles per pass (loops counted 8 times per level)
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
  *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
  */
 SYM_FUNC_START(aes_ct_ctr32_rv64gc)
-	addi       	sp, sp, -1392
-	sd         	s1, 1296(sp)
-	sd         	s2, 1304(sp)
-	sd         	s3, 1312(sp)
-	sd         	s4, 1320(sp)
-	sd         	s5, 1328(sp)
-	sd         	s6, 1336(sp)
-	sd         	s7, 1344(sp)
-	sd         	s8, 1352(sp)
-	sd         	s9, 1360(sp)
-	sd         	s10, 1368(sp)
-	sd         	s11, 1376(sp)
-	sd         	ra, 1384(sp)
-	sd         	a3, 1280(sp)
-	sd         	a2, 1272(sp)
-	sd         	a4, 1248(sp)
-	ld         	t0, 1248(sp)
+	addi       	sp, sp, -1360
+	sd         	s1, 1256(sp)
+	sd         	s2, 1264(sp)
+	sd         	s3, 1272(sp)
+	sd         	s4, 1280(sp)
+	sd         	s5, 1288(sp)
+	sd         	s6, 1296(sp)
+	sd         	s7, 1304(sp)
+	sd         	s8, 1312(sp)
+	sd         	s9, 1320(sp)
+	sd         	s10, 1328(sp)
+	sd         	s11, 1336(sp)
+	sd         	ra, 1344(sp)
+	sd         	a3, 1240(sp)
+	sd         	a2, 1232(sp)
+	sd         	a1, 1224(sp)
+	sd         	a4, 1208(sp)
+	ld         	t0, 1208(sp)
 	bne        	t0, zero, .Laes_ct_ctr32_rv64gc_start
 	jal        	zero, .Laes_ct_ctr32_rv64gc_done
 .Laes_ct_ctr32_rv64gc_start:
@@ -9501,18 +9482,6 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	sd         	t1, 1192(sp)
 	ld         	t1, 112(t0)
 	sd         	t1, 1200(sp)
-	ld         	t1, 120(t0)
-	sd         	t1, 1208(sp)
-	ld         	t1, 128(t0)
-	sd         	t1, 1216(sp)
-	ld         	t1, 136(t0)
-	sd         	t1, 1224(sp)
-	ld         	t1, 144(t0)
-	sd         	t1, 1232(sp)
-	ld         	t1, 152(t0)
-	sd         	t1, 1240(sp)
-	addi       	t0, a1, 0
-	sd         	t0, 1264(sp)
 	// the round keys, bitsliced, into the frame: round r's at 64r. Zeros first (every key's bytes are then written before they are read, which the loop's stores cannot show)
 	sd         	zero, 64(sp)
 	sd         	zero, 72(sp)
@@ -9642,7 +9611,7 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	sd         	zero, 1064(sp)
 	sd         	zero, 1072(sp)
 	sd         	zero, 1080(sp)
-	ld         	t0, 1264(sp)
+	ld         	t0, 1224(sp)
 	slli       	t3, t0, 6
 	addi       	t1, a0, 16
 	addi       	t2, zero, 0
@@ -10648,10 +10617,10 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	slli       	t0, t0, 32
 	srli       	t0, t0, 32
 	addi       	t0, t0, 0
-	sd         	t0, 1256(sp)
+	sd         	t0, 1216(sp)
 .Laes_ct_ctr32_rv64gc_four:
 	// four counter blocks: the nonce's planes ^ the counters' planes
-	ld         	t0, 1256(sp)
+	ld         	t0, 1216(sp)
 	addiw      	t1, t0, 0
 	slli       	t0, t1, 24
 	srliw      	t2, t1, 24
@@ -10675,7 +10644,7 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	ld         	t1, 1144(sp)
 	and        	t0, t0, t1
 	slli       	t0, t0, 8
-	ld         	t1, 1256(sp)
+	ld         	t1, 1216(sp)
 	addiw      	t2, t1, 1
 	slli       	t1, t2, 24
 	srliw      	t3, t2, 24
@@ -10699,7 +10668,7 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	ld         	t2, 1144(sp)
 	and        	t1, t1, t2
 	slli       	t1, t1, 8
-	ld         	t2, 1256(sp)
+	ld         	t2, 1216(sp)
 	addiw      	t3, t2, 2
 	slli       	t2, t3, 24
 	srliw      	t4, t3, 24
@@ -10723,7 +10692,7 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	ld         	t3, 1144(sp)
 	and        	t2, t2, t3
 	slli       	t2, t2, 8
-	ld         	t3, 1256(sp)
+	ld         	t3, 1216(sp)
 	addiw      	t4, t3, 3
 	slli       	t3, t4, 24
 	srliw      	t5, t4, 24
@@ -10804,9 +10773,9 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	xor        	a5, a0, a1
 	// the rounds: every key size's last round leaves SR² of its planes (see the keys above)
 	addi       	t0, zero, 0
-	sd         	t0, 1288(sp)
+	sd         	t0, 1248(sp)
 .Laes_ct_ctr32_rv64gc_rounds4:
-	ld         	t0, 1288(sp)
+	ld         	t0, 1248(sp)
 	andi       	t4, t0, 768
 	addi       	t0, sp, 64
 	add        	t0, t0, t4
@@ -11871,18 +11840,18 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	xor        	a6, a5, a6
 	xor        	s1, a2, a1
 	xor        	a5, t4, t0
-	ld         	t0, 1288(sp)
+	ld         	t0, 1248(sp)
 	addi       	t0, t0, 256
-	sd         	t0, 1288(sp)
-	ld         	t0, 1264(sp)
+	sd         	t0, 1248(sp)
+	ld         	t0, 1224(sp)
 	addi       	t4, t0, -2
 	srli       	t4, t4, 2
 	slli       	t4, t4, 8
-	ld         	t0, 1288(sp)
+	ld         	t0, 1248(sp)
 	bgeu       	t0, t4, .Laes_ct_ctr32_rv64gc_23
 	jal        	zero, .Laes_ct_ctr32_rv64gc_rounds4
 .Laes_ct_ctr32_rv64gc_23:
-	ld         	t0, 1288(sp)
+	ld         	t0, 1248(sp)
 	andi       	t4, t0, 768
 	addi       	t0, sp, 64
 	add        	t0, t0, t4
@@ -12189,7 +12158,7 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	xor        	s2, a7, a2
 	xor        	s1, t4, t5
 	addi       	t4, zero, 12
-	ld         	t5, 1264(sp)
+	ld         	t5, 1224(sp)
 	bne        	t5, t4, .Laes_ct_ctr32_rv64gc_last_round
 	xor        	t4, a3, t6
 	xor        	a7, s1, t3
@@ -13275,7 +13244,7 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	and        	t0, t0, t4
 	or         	a6, t2, t0
 	// SR² of each block: bytes 1, 3, 5, 7 trade places with bytes 9, 11, 13, 15
-	ld         	a7, 1240(sp)
+	ld         	a7, 1200(sp)
 	xor        	t0, t1, t3
 	and        	t0, t0, a7
 	xor        	a2, t1, t0
@@ -13293,17 +13262,17 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	xor        	t3, a5, t1
 	xor        	t1, a6, t1
 	addi       	t6, zero, 4
-	ld         	a0, 1248(sp)
+	ld         	a0, 1208(sp)
 	bltu       	a0, t6, .Laes_ct_ctr32_rv64gc_tail
-	ld         	t6, 1272(sp)
-	ld         	a0, 1280(sp)
+	ld         	t6, 1232(sp)
+	ld         	a0, 1240(sp)
 	or         	t6, a0, t6
 	andi       	t6, t6, 7
 	bne        	t6, zero, .Laes_ct_ctr32_rv64gc_four_bytes
 	// out = in ^ keystream, four blocks
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	andi       	a0, t6, -8
-	ld         	t6, 1272(sp)
+	ld         	t6, 1232(sp)
 	andi       	a3, t6, -8
 	ld         	t6, 0(a0)
 	xor        	t6, t6, a2
@@ -13330,33 +13299,33 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	xor        	t6, t6, t1
 	sd         	t6, 56(a3)
 .Laes_ct_ctr32_rv64gc_four_next:
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	addi       	t0, t0, 64
-	sd         	t0, 1280(sp)
-	ld         	t0, 1272(sp)
+	sd         	t0, 1240(sp)
+	ld         	t0, 1232(sp)
 	addi       	t0, t0, 64
-	sd         	t0, 1272(sp)
-	ld         	t0, 1248(sp)
+	sd         	t0, 1232(sp)
+	ld         	t0, 1208(sp)
 	addi       	t0, t0, -4
-	sd         	t0, 1248(sp)
-	ld         	t0, 1256(sp)
+	sd         	t0, 1208(sp)
+	ld         	t0, 1216(sp)
 	addiw      	t0, t0, 4
-	sd         	t0, 1256(sp)
-	ld         	t0, 1248(sp)
+	sd         	t0, 1216(sp)
+	ld         	t0, 1208(sp)
 	beq        	t0, zero, .Laes_ct_ctr32_rv64gc_24
 	jal        	zero, .Laes_ct_ctr32_rv64gc_four
 .Laes_ct_ctr32_rv64gc_24:
 	jal        	zero, .Laes_ct_ctr32_rv64gc_done
 	// one to three blocks left: as many keystream blocks, a block at a time
 .Laes_ct_ctr32_rv64gc_tail:
-	ld         	t1, 1272(sp)
-	ld         	t3, 1280(sp)
+	ld         	t1, 1232(sp)
+	ld         	t3, 1240(sp)
 	or         	t6, t3, t1
 	andi       	t6, t6, 7
 	bne        	t6, zero, .Laes_ct_ctr32_rv64gc_bytes
-	ld         	t1, 1280(sp)
+	ld         	t1, 1240(sp)
 	andi       	t1, t1, -8
-	ld         	t3, 1272(sp)
+	ld         	t3, 1232(sp)
 	andi       	t3, t3, -8
 	ld         	t6, 0(t1)
 	xor        	t6, t6, a2
@@ -13366,9 +13335,9 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	sd         	t6, 8(t3)
 	jal        	zero, .Laes_ct_ctr32_rv64gc_next
 .Laes_ct_ctr32_rv64gc_bytes:
-	ld         	t1, 1280(sp)
+	ld         	t1, 1240(sp)
 	addi       	t1, t1, 0
-	ld         	t3, 1272(sp)
+	ld         	t3, 1232(sp)
 	addi       	t3, t3, 0
 	lbu        	t6, 0(t1)
 	srli       	a0, a2, 0
@@ -13436,16 +13405,16 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	sb         	t6, 15(t3)
 .Laes_ct_ctr32_rv64gc_next:
 	addi       	t6, zero, 1
-	ld         	t1, 1248(sp)
+	ld         	t1, 1208(sp)
 	beq        	t1, t6, .Laes_ct_ctr32_rv64gc_done
-	ld         	t1, 1272(sp)
-	ld         	t3, 1280(sp)
+	ld         	t1, 1232(sp)
+	ld         	t3, 1240(sp)
 	or         	t6, t3, t1
 	andi       	t6, t6, 7
 	bne        	t6, zero, .Laes_ct_ctr32_rv64gc_bytes.1
-	ld         	t1, 1280(sp)
+	ld         	t1, 1240(sp)
 	andi       	t1, t1, -8
-	ld         	t3, 1272(sp)
+	ld         	t3, 1232(sp)
 	andi       	t3, t3, -8
 	ld         	t6, 16(t1)
 	xor        	t6, t6, t5
@@ -13455,9 +13424,9 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	sd         	t6, 24(t3)
 	jal        	zero, .Laes_ct_ctr32_rv64gc_next.1
 .Laes_ct_ctr32_rv64gc_bytes.1:
-	ld         	t1, 1280(sp)
+	ld         	t1, 1240(sp)
 	addi       	t1, t1, 16
-	ld         	t3, 1272(sp)
+	ld         	t3, 1232(sp)
 	addi       	t3, t3, 16
 	lbu        	t6, 0(t1)
 	srli       	a0, t5, 0
@@ -13525,16 +13494,16 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	sb         	t6, 15(t3)
 .Laes_ct_ctr32_rv64gc_next.1:
 	addi       	t6, zero, 2
-	ld         	t1, 1248(sp)
+	ld         	t1, 1208(sp)
 	beq        	t1, t6, .Laes_ct_ctr32_rv64gc_done
-	ld         	t1, 1272(sp)
-	ld         	t3, 1280(sp)
+	ld         	t1, 1232(sp)
+	ld         	t3, 1240(sp)
 	or         	t6, t3, t1
 	andi       	t6, t6, 7
 	bne        	t6, zero, .Laes_ct_ctr32_rv64gc_bytes.2
-	ld         	t1, 1280(sp)
+	ld         	t1, 1240(sp)
 	andi       	t1, t1, -8
-	ld         	t3, 1272(sp)
+	ld         	t3, 1232(sp)
 	andi       	t3, t3, -8
 	ld         	t6, 32(t1)
 	xor        	t6, t6, t2
@@ -13544,9 +13513,9 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	sd         	t6, 40(t3)
 	jal        	zero, .Laes_ct_ctr32_rv64gc_next.2
 .Laes_ct_ctr32_rv64gc_bytes.2:
-	ld         	t1, 1280(sp)
+	ld         	t1, 1240(sp)
 	addi       	t1, t1, 32
-	ld         	t3, 1272(sp)
+	ld         	t3, 1232(sp)
 	addi       	t3, t3, 32
 	lbu        	t6, 0(t1)
 	srli       	a0, t2, 0
@@ -13766,19 +13735,19 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
-	ld         	s1, 1296(sp)
-	ld         	s2, 1304(sp)
-	ld         	s3, 1312(sp)
-	ld         	s4, 1320(sp)
-	ld         	s5, 1328(sp)
-	ld         	s6, 1336(sp)
-	ld         	s7, 1344(sp)
-	ld         	s8, 1352(sp)
-	ld         	s9, 1360(sp)
-	ld         	s10, 1368(sp)
-	ld         	s11, 1376(sp)
-	ld         	ra, 1384(sp)
-	addi       	sp, sp, 1392
+	ld         	s1, 1256(sp)
+	ld         	s2, 1264(sp)
+	ld         	s3, 1272(sp)
+	ld         	s4, 1280(sp)
+	ld         	s5, 1288(sp)
+	ld         	s6, 1296(sp)
+	ld         	s7, 1304(sp)
+	ld         	s8, 1312(sp)
+	ld         	s9, 1320(sp)
+	ld         	s10, 1328(sp)
+	ld         	s11, 1336(sp)
+	ld         	ra, 1344(sp)
+	addi       	sp, sp, 1360
 	jalr       	zero, 0(ra)
 	// rounds 12: key 12 again, SR²-shifted
 .Laes_ct_ctr32_rv64gc_keys12:
@@ -13971,396 +13940,396 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc)
 	or         	t0, t0, t5
 	jal        	zero, .Laes_ct_ctr32_rv64gc_in_loaded
 .Laes_ct_ctr32_rv64gc_four_bytes:
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 0(t6)
 	srli       	a0, a2, 0
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 0(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 1(t6)
 	srli       	a0, a2, 8
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 1(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 2(t6)
 	srli       	a0, a2, 16
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 2(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 3(t6)
 	srli       	a0, a2, 24
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 3(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 4(t6)
 	srli       	a0, a2, 32
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 4(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 5(t6)
 	srli       	a0, a2, 40
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 5(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 6(t6)
 	srli       	a0, a2, 48
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 6(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 7(t6)
 	srli       	a0, a2, 56
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 7(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 8(t6)
 	srli       	a0, a1, 0
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 8(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 9(t6)
 	srli       	a0, a1, 8
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 9(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 10(t6)
 	srli       	a0, a1, 16
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 10(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 11(t6)
 	srli       	a0, a1, 24
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 11(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 12(t6)
 	srli       	a0, a1, 32
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 12(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 13(t6)
 	srli       	a0, a1, 40
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 13(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 14(t6)
 	srli       	a0, a1, 48
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 14(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 15(t6)
 	srli       	a0, a1, 56
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 15(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 16(t6)
 	srli       	a0, t5, 0
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 16(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 17(t6)
 	srli       	a0, t5, 8
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 17(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 18(t6)
 	srli       	a0, t5, 16
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 18(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 19(t6)
 	srli       	a0, t5, 24
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 19(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 20(t6)
 	srli       	a0, t5, 32
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 20(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 21(t6)
 	srli       	a0, t5, 40
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 21(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 22(t6)
 	srli       	a0, t5, 48
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 22(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 23(t6)
 	srli       	a0, t5, 56
 	xor        	t6, t6, a0
-	ld         	t5, 1272(sp)
+	ld         	t5, 1232(sp)
 	sb         	t6, 23(t5)
-	ld         	t5, 1280(sp)
+	ld         	t5, 1240(sp)
 	lbu        	t6, 24(t5)
 	srli       	a0, t4, 0
 	xor        	t6, t6, a0
-	ld         	t5, 1272(sp)
+	ld         	t5, 1232(sp)
 	sb         	t6, 24(t5)
-	ld         	t5, 1280(sp)
+	ld         	t5, 1240(sp)
 	lbu        	t6, 25(t5)
 	srli       	a0, t4, 8
 	xor        	t6, t6, a0
-	ld         	t5, 1272(sp)
+	ld         	t5, 1232(sp)
 	sb         	t6, 25(t5)
-	ld         	t5, 1280(sp)
+	ld         	t5, 1240(sp)
 	lbu        	t6, 26(t5)
 	srli       	a0, t4, 16
 	xor        	t6, t6, a0
-	ld         	t5, 1272(sp)
+	ld         	t5, 1232(sp)
 	sb         	t6, 26(t5)
-	ld         	t5, 1280(sp)
+	ld         	t5, 1240(sp)
 	lbu        	t6, 27(t5)
 	srli       	a0, t4, 24
 	xor        	t6, t6, a0
-	ld         	t5, 1272(sp)
+	ld         	t5, 1232(sp)
 	sb         	t6, 27(t5)
-	ld         	t5, 1280(sp)
+	ld         	t5, 1240(sp)
 	lbu        	t6, 28(t5)
 	srli       	a0, t4, 32
 	xor        	t6, t6, a0
-	ld         	t5, 1272(sp)
+	ld         	t5, 1232(sp)
 	sb         	t6, 28(t5)
-	ld         	t5, 1280(sp)
+	ld         	t5, 1240(sp)
 	lbu        	t6, 29(t5)
 	srli       	a0, t4, 40
 	xor        	t6, t6, a0
-	ld         	t5, 1272(sp)
+	ld         	t5, 1232(sp)
 	sb         	t6, 29(t5)
-	ld         	t5, 1280(sp)
+	ld         	t5, 1240(sp)
 	lbu        	t6, 30(t5)
 	srli       	a0, t4, 48
 	xor        	t6, t6, a0
-	ld         	t5, 1272(sp)
+	ld         	t5, 1232(sp)
 	sb         	t6, 30(t5)
-	ld         	t5, 1280(sp)
+	ld         	t5, 1240(sp)
 	lbu        	t6, 31(t5)
 	srli       	a0, t4, 56
 	xor        	t6, t6, a0
-	ld         	t4, 1272(sp)
+	ld         	t4, 1232(sp)
 	sb         	t6, 31(t4)
-	ld         	t4, 1280(sp)
+	ld         	t4, 1240(sp)
 	lbu        	t6, 32(t4)
 	srli       	a0, t2, 0
 	xor        	t6, t6, a0
-	ld         	t4, 1272(sp)
+	ld         	t4, 1232(sp)
 	sb         	t6, 32(t4)
-	ld         	t4, 1280(sp)
+	ld         	t4, 1240(sp)
 	lbu        	t6, 33(t4)
 	srli       	a0, t2, 8
 	xor        	t6, t6, a0
-	ld         	t4, 1272(sp)
+	ld         	t4, 1232(sp)
 	sb         	t6, 33(t4)
-	ld         	t4, 1280(sp)
+	ld         	t4, 1240(sp)
 	lbu        	t6, 34(t4)
 	srli       	a0, t2, 16
 	xor        	t6, t6, a0
-	ld         	t4, 1272(sp)
+	ld         	t4, 1232(sp)
 	sb         	t6, 34(t4)
-	ld         	t4, 1280(sp)
+	ld         	t4, 1240(sp)
 	lbu        	t6, 35(t4)
 	srli       	a0, t2, 24
 	xor        	t6, t6, a0
-	ld         	t4, 1272(sp)
+	ld         	t4, 1232(sp)
 	sb         	t6, 35(t4)
-	ld         	t4, 1280(sp)
+	ld         	t4, 1240(sp)
 	lbu        	t6, 36(t4)
 	srli       	a0, t2, 32
 	xor        	t6, t6, a0
-	ld         	t4, 1272(sp)
+	ld         	t4, 1232(sp)
 	sb         	t6, 36(t4)
-	ld         	t4, 1280(sp)
+	ld         	t4, 1240(sp)
 	lbu        	t6, 37(t4)
 	srli       	a0, t2, 40
 	xor        	t6, t6, a0
-	ld         	t4, 1272(sp)
+	ld         	t4, 1232(sp)
 	sb         	t6, 37(t4)
-	ld         	t4, 1280(sp)
+	ld         	t4, 1240(sp)
 	lbu        	t6, 38(t4)
 	srli       	a0, t2, 48
 	xor        	t6, t6, a0
-	ld         	t4, 1272(sp)
+	ld         	t4, 1232(sp)
 	sb         	t6, 38(t4)
-	ld         	t4, 1280(sp)
+	ld         	t4, 1240(sp)
 	lbu        	t6, 39(t4)
 	srli       	a0, t2, 56
 	xor        	t6, t6, a0
-	ld         	t2, 1272(sp)
+	ld         	t2, 1232(sp)
 	sb         	t6, 39(t2)
-	ld         	t2, 1280(sp)
+	ld         	t2, 1240(sp)
 	lbu        	t6, 40(t2)
 	srli       	a0, t0, 0
 	xor        	t6, t6, a0
-	ld         	t2, 1272(sp)
+	ld         	t2, 1232(sp)
 	sb         	t6, 40(t2)
-	ld         	t2, 1280(sp)
+	ld         	t2, 1240(sp)
 	lbu        	t6, 41(t2)
 	srli       	a0, t0, 8
 	xor        	t6, t6, a0
-	ld         	t2, 1272(sp)
+	ld         	t2, 1232(sp)
 	sb         	t6, 41(t2)
-	ld         	t2, 1280(sp)
+	ld         	t2, 1240(sp)
 	lbu        	t6, 42(t2)
 	srli       	a0, t0, 16
 	xor        	t6, t6, a0
-	ld         	t2, 1272(sp)
+	ld         	t2, 1232(sp)
 	sb         	t6, 42(t2)
-	ld         	t2, 1280(sp)
+	ld         	t2, 1240(sp)
 	lbu        	t6, 43(t2)
 	srli       	a0, t0, 24
 	xor        	t6, t6, a0
-	ld         	t2, 1272(sp)
+	ld         	t2, 1232(sp)
 	sb         	t6, 43(t2)
-	ld         	t2, 1280(sp)
+	ld         	t2, 1240(sp)
 	lbu        	t6, 44(t2)
 	srli       	a0, t0, 32
 	xor        	t6, t6, a0
-	ld         	t2, 1272(sp)
+	ld         	t2, 1232(sp)
 	sb         	t6, 44(t2)
-	ld         	t2, 1280(sp)
+	ld         	t2, 1240(sp)
 	lbu        	t6, 45(t2)
 	srli       	a0, t0, 40
 	xor        	t6, t6, a0
-	ld         	t2, 1272(sp)
+	ld         	t2, 1232(sp)
 	sb         	t6, 45(t2)
-	ld         	t2, 1280(sp)
+	ld         	t2, 1240(sp)
 	lbu        	t6, 46(t2)
 	srli       	a0, t0, 48
 	xor        	t6, t6, a0
-	ld         	t2, 1272(sp)
+	ld         	t2, 1232(sp)
 	sb         	t6, 46(t2)
-	ld         	t2, 1280(sp)
+	ld         	t2, 1240(sp)
 	lbu        	t6, 47(t2)
 	srli       	a0, t0, 56
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 47(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 48(t0)
 	srli       	a0, t3, 0
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 48(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 49(t0)
 	srli       	a0, t3, 8
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 49(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 50(t0)
 	srli       	a0, t3, 16
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 50(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 51(t0)
 	srli       	a0, t3, 24
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 51(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 52(t0)
 	srli       	a0, t3, 32
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 52(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 53(t0)
 	srli       	a0, t3, 40
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 53(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 54(t0)
 	srli       	a0, t3, 48
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 54(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 55(t0)
 	srli       	a0, t3, 56
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 55(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 56(t0)
 	srli       	a0, t1, 0
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 56(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 57(t0)
 	srli       	a0, t1, 8
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 57(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 58(t0)
 	srli       	a0, t1, 16
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 58(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 59(t0)
 	srli       	a0, t1, 24
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 59(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 60(t0)
 	srli       	a0, t1, 32
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 60(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 61(t0)
 	srli       	a0, t1, 40
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 61(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 62(t0)
 	srli       	a0, t1, 48
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 62(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 63(t0)
 	srli       	a0, t1, 56
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 63(t0)
 	jal        	zero, .Laes_ct_ctr32_rv64gc_four_next
 SYM_FUNC_END(aes_ct_ctr32_rv64gc)
 
 /*
  * void aes_ct_ecb_encrypt_rv64gc(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks);
- * aes_ct_ecb_encrypt_rv64gc: 4635 instructions, frame 304 bytes
+ * aes_ct_ecb_encrypt_rv64gc: 4625 instructions, frame 272 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 27 integer, 0 vector registers
@@ -14370,25 +14339,25 @@ SYM_FUNC_END(aes_ct_ctr32_rv64gc)
  *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
  */
 SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gc)
-	addi       	sp, sp, -304
-	sd         	s1, 208(sp)
-	sd         	s2, 216(sp)
-	sd         	s3, 224(sp)
-	sd         	s4, 232(sp)
-	sd         	s5, 240(sp)
-	sd         	s6, 248(sp)
-	sd         	s7, 256(sp)
-	sd         	s8, 264(sp)
-	sd         	s9, 272(sp)
-	sd         	s10, 280(sp)
-	sd         	s11, 288(sp)
-	sd         	ra, 296(sp)
-	sd         	a2, 192(sp)
-	sd         	a3, 184(sp)
-	sd         	a1, 176(sp)
-	sd         	a4, 168(sp)
-	sd         	a0, 160(sp)
-	ld         	t0, 168(sp)
+	addi       	sp, sp, -272
+	sd         	s1, 168(sp)
+	sd         	s2, 176(sp)
+	sd         	s3, 184(sp)
+	sd         	s4, 192(sp)
+	sd         	s5, 200(sp)
+	sd         	s6, 208(sp)
+	sd         	s7, 216(sp)
+	sd         	s8, 224(sp)
+	sd         	s9, 232(sp)
+	sd         	s10, 240(sp)
+	sd         	s11, 248(sp)
+	sd         	ra, 256(sp)
+	sd         	a2, 152(sp)
+	sd         	a3, 144(sp)
+	sd         	a1, 136(sp)
+	sd         	a4, 128(sp)
+	sd         	a0, 120(sp)
+	ld         	t0, 128(sp)
 	bne        	t0, zero, .Laes_ct_ecb_encrypt_rv64gc_start
 	jal        	zero, .Laes_ct_ecb_encrypt_rv64gc_done
 .Laes_ct_ecb_encrypt_rv64gc_start:
@@ -14425,32 +14394,22 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gc)
 	sd         	t1, 104(sp)
 	ld         	t1, 112(t0)
 	sd         	t1, 112(sp)
-	ld         	t1, 120(t0)
-	sd         	t1, 120(sp)
-	ld         	t1, 128(t0)
-	sd         	t1, 128(sp)
-	ld         	t1, 136(t0)
-	sd         	t1, 136(sp)
-	ld         	t1, 144(t0)
-	sd         	t1, 144(sp)
-	ld         	t1, 152(t0)
-	sd         	t1, 152(sp)
 .Laes_ct_ecb_encrypt_rv64gc_group:
-	ld         	t0, 184(sp)
+	ld         	t0, 144(sp)
 	andi       	a1, t0, 7
 	beq        	a1, zero, .Laes_ct_ecb_encrypt_rv64gc_29
 	jal        	zero, .Laes_ct_ecb_encrypt_rv64gc_in_unaligned
 .Laes_ct_ecb_encrypt_rv64gc_29:
-	ld         	t1, 184(sp)
+	ld         	t1, 144(sp)
 	ld         	t0, 0(t1)
 	ld         	a2, 8(t1)
 .Laes_ct_ecb_encrypt_rv64gc_in_loaded:
-	ld         	t1, 184(sp)
+	ld         	t1, 144(sp)
 	addi       	t1, t1, 0
 	addi       	a1, zero, 1
-	ld         	t2, 168(sp)
+	ld         	t2, 128(sp)
 	bgeu       	a1, t2, .Laes_ct_ecb_encrypt_rv64gc_first
-	ld         	t1, 184(sp)
+	ld         	t1, 144(sp)
 	addi       	t1, t1, 16
 .Laes_ct_ecb_encrypt_rv64gc_first:
 	andi       	a1, t1, 7
@@ -14460,12 +14419,12 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gc)
 	ld         	t6, 0(t1)
 	ld         	t4, 8(t1)
 .Laes_ct_ecb_encrypt_rv64gc_in_loaded.1:
-	ld         	t1, 184(sp)
+	ld         	t1, 144(sp)
 	addi       	t1, t1, 0
 	addi       	a1, zero, 2
-	ld         	t2, 168(sp)
+	ld         	t2, 128(sp)
 	bgeu       	a1, t2, .Laes_ct_ecb_encrypt_rv64gc_first.1
-	ld         	t1, 184(sp)
+	ld         	t1, 144(sp)
 	addi       	t1, t1, 32
 .Laes_ct_ecb_encrypt_rv64gc_first.1:
 	andi       	a1, t1, 7
@@ -14475,12 +14434,12 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gc)
 	ld         	a0, 0(t1)
 	ld         	t5, 8(t1)
 .Laes_ct_ecb_encrypt_rv64gc_in_loaded.2:
-	ld         	t1, 184(sp)
+	ld         	t1, 144(sp)
 	addi       	t1, t1, 0
 	addi       	a1, zero, 3
-	ld         	t2, 168(sp)
+	ld         	t2, 128(sp)
 	bgeu       	a1, t2, .Laes_ct_ecb_encrypt_rv64gc_first.2
-	ld         	t1, 184(sp)
+	ld         	t1, 144(sp)
 	addi       	t1, t1, 48
 .Laes_ct_ecb_encrypt_rv64gc_first.2:
 	andi       	a1, t1, 7
@@ -14701,12 +14660,12 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gc)
 	xor        	t5, a2, a1
 	slli       	a1, a1, 4
 	xor        	a0, a0, a1
-	ld         	a1, 160(sp)
+	ld         	a1, 120(sp)
 	lwu        	a4, 0(a1)
 	lwu        	a1, 4(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 160(sp)
+	ld         	a1, 120(sp)
 	lwu        	a5, 8(a1)
 	lwu        	a1, 12(a1)
 	slli       	a1, a1, 32
@@ -14816,10 +14775,10 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gc)
 	xor        	a6, t2, a7
 	xor        	s1, t3, s3
 	xor        	a5, t5, a5
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	addi       	t0, t0, 16
 	addi       	t2, zero, 0
-	sd         	t2, 200(sp)
+	sd         	t2, 160(sp)
 .Laes_ct_ecb_encrypt_rv64gc_rounds4:
 	xor        	t3, a3, a4
 	xor        	a7, a5, a2
@@ -16567,14 +16526,14 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gc)
 	xor        	s1, a0, s1
 	xor        	a5, a1, s2
 	addi       	t0, t0, 64
-	ld         	t2, 200(sp)
+	ld         	t2, 160(sp)
 	addi       	t2, t2, 64
-	sd         	t2, 200(sp)
-	ld         	t2, 176(sp)
+	sd         	t2, 160(sp)
+	ld         	t2, 136(sp)
 	addi       	t2, t2, -2
 	srli       	t2, t2, 2
 	slli       	t2, t2, 6
-	ld         	t3, 200(sp)
+	ld         	t3, 160(sp)
 	bgeu       	t3, t2, .Laes_ct_ecb_encrypt_rv64gc_33
 	jal        	zero, .Laes_ct_ecb_encrypt_rv64gc_rounds4
 .Laes_ct_ecb_encrypt_rv64gc_33:
@@ -17094,7 +17053,7 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gc)
 	xor        	a5, a0, s3
 	xor        	t3, a1, a2
 	addi       	t4, zero, 12
-	ld         	t5, 176(sp)
+	ld         	t5, 136(sp)
 	beq        	t5, t4, .Laes_ct_ecb_encrypt_rv64gc_34
 	jal        	zero, .Laes_ct_ecb_encrypt_rv64gc_last_round
 .Laes_ct_ecb_encrypt_rv64gc_34:
@@ -18039,7 +17998,7 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gc)
 	xor        	a1, s6, s1
 	xor        	a3, t6, a1
 	xor        	s1, a3, t3
-	sd         	s1, 200(sp)
+	sd         	s1, 160(sp)
 	and        	s1, t2, s1
 	xor        	s7, s1, a6
 	xor        	s9, a3, a0
@@ -18108,7 +18067,7 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gc)
 	and        	s7, a7, a1
 	xor        	a1, s4, a7
 	xor        	s4, a1, s6
-	ld         	t4, 200(sp)
+	ld         	t4, 160(sp)
 	and        	t4, s4, t4
 	xor        	t4, t4, s1
 	and        	s1, s4, t2
@@ -18755,18 +18714,18 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gc)
 	srli       	t3, t3, 32
 	and        	a1, a2, a1
 	or         	t3, t3, a1
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	andi       	a1, a1, 7
 	bne        	a1, zero, .Laes_ct_ecb_encrypt_rv64gc_out_unaligned
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	andi       	a1, a1, -8
 	sd         	t2, 0(a1)
 	sd         	t1, 8(a1)
 .Laes_ct_ecb_encrypt_rv64gc_out_stored:
 	addi       	a1, zero, 1
-	ld         	t1, 168(sp)
+	ld         	t1, 128(sp)
 	bgeu       	a1, t1, .Laes_ct_ecb_encrypt_rv64gc_skip
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	addi       	t1, t1, 16
 	andi       	a1, t1, 7
 	bne        	a1, zero, .Laes_ct_ecb_encrypt_rv64gc_out_unaligned.1
@@ -18776,9 +18735,9 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gc)
 .Laes_ct_ecb_encrypt_rv64gc_out_stored.1:
 .Laes_ct_ecb_encrypt_rv64gc_skip:
 	addi       	a1, zero, 2
-	ld         	t1, 168(sp)
+	ld         	t1, 128(sp)
 	bgeu       	a1, t1, .Laes_ct_ecb_encrypt_rv64gc_skip.1
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	addi       	t1, t1, 32
 	andi       	a1, t1, 7
 	bne        	a1, zero, .Laes_ct_ecb_encrypt_rv64gc_out_unaligned.2
@@ -18788,9 +18747,9 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gc)
 .Laes_ct_ecb_encrypt_rv64gc_out_stored.2:
 .Laes_ct_ecb_encrypt_rv64gc_skip.1:
 	addi       	a1, zero, 3
-	ld         	t1, 168(sp)
+	ld         	t1, 128(sp)
 	bgeu       	a1, t1, .Laes_ct_ecb_encrypt_rv64gc_skip.2
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	addi       	t1, t1, 48
 	andi       	a1, t1, 7
 	bne        	a1, zero, .Laes_ct_ecb_encrypt_rv64gc_out_unaligned.3
@@ -18800,21 +18759,21 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gc)
 .Laes_ct_ecb_encrypt_rv64gc_out_stored.3:
 .Laes_ct_ecb_encrypt_rv64gc_skip.2:
 	addi       	a1, zero, 4
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	bgeu       	a1, t0, .Laes_ct_ecb_encrypt_rv64gc_done
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	addi       	t0, t0, -4
-	sd         	t0, 168(sp)
-	ld         	t0, 184(sp)
+	sd         	t0, 128(sp)
+	ld         	t0, 144(sp)
 	addi       	t0, t0, 64
-	sd         	t0, 184(sp)
-	ld         	t0, 192(sp)
+	sd         	t0, 144(sp)
+	ld         	t0, 152(sp)
 	addi       	t0, t0, 64
-	sd         	t0, 192(sp)
+	sd         	t0, 152(sp)
 	jal        	zero, .Laes_ct_ecb_encrypt_rv64gc_group
 .Laes_ct_ecb_encrypt_rv64gc_done:
 	// return
-	sd         	zero, 200(sp)
+	sd         	zero, 160(sp)
 	addi       	t2, zero, 0
 	addi       	a0, zero, 0
 	addi       	a2, zero, 0
@@ -18827,22 +18786,22 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gc)
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
-	ld         	s1, 208(sp)
-	ld         	s2, 216(sp)
-	ld         	s3, 224(sp)
-	ld         	s4, 232(sp)
-	ld         	s5, 240(sp)
-	ld         	s6, 248(sp)
-	ld         	s7, 256(sp)
-	ld         	s8, 264(sp)
-	ld         	s9, 272(sp)
-	ld         	s10, 280(sp)
-	ld         	s11, 288(sp)
-	ld         	ra, 296(sp)
-	addi       	sp, sp, 304
+	ld         	s1, 168(sp)
+	ld         	s2, 176(sp)
+	ld         	s3, 184(sp)
+	ld         	s4, 192(sp)
+	ld         	s5, 200(sp)
+	ld         	s6, 208(sp)
+	ld         	s7, 216(sp)
+	ld         	s8, 224(sp)
+	ld         	s9, 232(sp)
+	ld         	s10, 240(sp)
+	ld         	s11, 248(sp)
+	ld         	ra, 256(sp)
+	addi       	sp, sp, 272
 	jalr       	zero, 0(ra)
 .Laes_ct_ecb_encrypt_rv64gc_in_unaligned:
-	ld         	t0, 184(sp)
+	ld         	t0, 144(sp)
 	sub        	t1, t0, a1
 	slli       	a1, a1, 3
 	sub        	a3, zero, a1
@@ -18899,50 +18858,50 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gc)
 	or         	t3, t3, a4
 	jal        	zero, .Laes_ct_ecb_encrypt_rv64gc_in_loaded.3
 .Laes_ct_ecb_encrypt_rv64gc_out_unaligned:
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 0(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 1(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 2(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 3(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 4(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 5(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 6(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 7(a1)
 	sb         	t1, 8(a1)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 9(t2)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 10(t2)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 11(t2)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 12(t2)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 13(t2)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 14(t2)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 15(t2)
 	jal        	zero, .Laes_ct_ecb_encrypt_rv64gc_out_stored
 .Laes_ct_ecb_encrypt_rv64gc_out_unaligned.1:
@@ -19045,7 +19004,7 @@ SYM_FUNC_END(aes_ct_ecb_encrypt_rv64gc)
 
 /*
  * void aes_ct_ecb_decrypt_rv64gc(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks);
- * aes_ct_ecb_decrypt_rv64gc: 4812 instructions, frame 352 bytes
+ * aes_ct_ecb_decrypt_rv64gc: 4802 instructions, frame 304 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 27 integer, 0 vector registers
@@ -19055,25 +19014,25 @@ SYM_FUNC_END(aes_ct_ecb_encrypt_rv64gc)
  *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
  */
 SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
-	addi       	sp, sp, -352
-	sd         	s1, 248(sp)
-	sd         	s2, 256(sp)
-	sd         	s3, 264(sp)
-	sd         	s4, 272(sp)
-	sd         	s5, 280(sp)
-	sd         	s6, 288(sp)
-	sd         	s7, 296(sp)
-	sd         	s8, 304(sp)
-	sd         	s9, 312(sp)
-	sd         	s10, 320(sp)
-	sd         	s11, 328(sp)
-	sd         	ra, 336(sp)
-	sd         	a2, 192(sp)
-	sd         	a0, 184(sp)
-	sd         	a3, 176(sp)
-	sd         	a4, 168(sp)
-	sd         	a1, 160(sp)
-	ld         	t0, 168(sp)
+	addi       	sp, sp, -304
+	sd         	s1, 208(sp)
+	sd         	s2, 216(sp)
+	sd         	s3, 224(sp)
+	sd         	s4, 232(sp)
+	sd         	s5, 240(sp)
+	sd         	s6, 248(sp)
+	sd         	s7, 256(sp)
+	sd         	s8, 264(sp)
+	sd         	s9, 272(sp)
+	sd         	s10, 280(sp)
+	sd         	s11, 288(sp)
+	sd         	ra, 296(sp)
+	sd         	a2, 152(sp)
+	sd         	a0, 144(sp)
+	sd         	a3, 136(sp)
+	sd         	a4, 128(sp)
+	sd         	a1, 120(sp)
+	ld         	t0, 128(sp)
 	bne        	t0, zero, .Laes_ct_ecb_decrypt_rv64gc_start
 	jal        	zero, .Laes_ct_ecb_decrypt_rv64gc_done
 .Laes_ct_ecb_decrypt_rv64gc_start:
@@ -19110,32 +19069,22 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	sd         	t1, 104(sp)
 	ld         	t1, 112(t0)
 	sd         	t1, 112(sp)
-	ld         	t1, 120(t0)
-	sd         	t1, 120(sp)
-	ld         	t1, 128(t0)
-	sd         	t1, 128(sp)
-	ld         	t1, 136(t0)
-	sd         	t1, 136(sp)
-	ld         	t1, 144(t0)
-	sd         	t1, 144(sp)
-	ld         	t1, 152(t0)
-	sd         	t1, 152(sp)
 .Laes_ct_ecb_decrypt_rv64gc_group:
-	ld         	t0, 176(sp)
+	ld         	t0, 136(sp)
 	andi       	a1, t0, 7
 	beq        	a1, zero, .Laes_ct_ecb_decrypt_rv64gc_28
 	jal        	zero, .Laes_ct_ecb_decrypt_rv64gc_in_unaligned
 .Laes_ct_ecb_decrypt_rv64gc_28:
-	ld         	t1, 176(sp)
+	ld         	t1, 136(sp)
 	ld         	t0, 0(t1)
 	ld         	a2, 8(t1)
 .Laes_ct_ecb_decrypt_rv64gc_in_loaded:
-	ld         	t1, 176(sp)
+	ld         	t1, 136(sp)
 	addi       	t1, t1, 0
 	addi       	a1, zero, 1
-	ld         	t2, 168(sp)
+	ld         	t2, 128(sp)
 	bgeu       	a1, t2, .Laes_ct_ecb_decrypt_rv64gc_first
-	ld         	t1, 176(sp)
+	ld         	t1, 136(sp)
 	addi       	t1, t1, 16
 .Laes_ct_ecb_decrypt_rv64gc_first:
 	andi       	a1, t1, 7
@@ -19145,12 +19094,12 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	ld         	t6, 0(t1)
 	ld         	t4, 8(t1)
 .Laes_ct_ecb_decrypt_rv64gc_in_loaded.1:
-	ld         	t1, 176(sp)
+	ld         	t1, 136(sp)
 	addi       	t1, t1, 0
 	addi       	a1, zero, 2
-	ld         	t2, 168(sp)
+	ld         	t2, 128(sp)
 	bgeu       	a1, t2, .Laes_ct_ecb_decrypt_rv64gc_first.1
-	ld         	t1, 176(sp)
+	ld         	t1, 136(sp)
 	addi       	t1, t1, 32
 .Laes_ct_ecb_decrypt_rv64gc_first.1:
 	andi       	a1, t1, 7
@@ -19160,12 +19109,12 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	ld         	a0, 0(t1)
 	ld         	t5, 8(t1)
 .Laes_ct_ecb_decrypt_rv64gc_in_loaded.2:
-	ld         	t1, 176(sp)
+	ld         	t1, 136(sp)
 	addi       	t1, t1, 0
 	addi       	a1, zero, 3
-	ld         	t2, 168(sp)
+	ld         	t2, 128(sp)
 	bgeu       	a1, t2, .Laes_ct_ecb_decrypt_rv64gc_first.2
-	ld         	t1, 176(sp)
+	ld         	t1, 136(sp)
 	addi       	t1, t1, 48
 .Laes_ct_ecb_decrypt_rv64gc_first.2:
 	andi       	a1, t1, 7
@@ -19386,12 +19335,12 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	xor        	t5, a2, a1
 	slli       	a1, a1, 4
 	xor        	a0, a0, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a4, 0(a1)
 	lwu        	a1, 4(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a5, 8(a1)
 	lwu        	a1, 12(a1)
 	slli       	a1, a1, 32
@@ -19509,7 +19458,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	xor        	t4, s5, t2
 	and        	s4, t2, t4
 	xor        	t1, a1, t4
-	sd         	t1, 224(sp)
+	sd         	t1, 184(sp)
 	xor        	t3, s5, t0
 	xor        	t1, s3, s5
 	xor        	a4, t0, a1
@@ -19521,19 +19470,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	xor        	t6, a2, a6
 	xor        	a0, a4, t6
 	xor        	a3, t1, t6
-	sd         	a3, 200(sp)
+	sd         	a3, 160(sp)
 	xor        	t6, t3, t6
 	xor        	a3, a7, t6
 	xor        	a6, a7, a4
-	sd         	a6, 216(sp)
+	sd         	a6, 176(sp)
 	xor        	s6, s5, a2
 	xor        	a6, s1, s6
 	and        	s5, a6, a3
 	xor        	s8, a7, a5
 	xor        	s9, t3, s8
-	sd         	s9, 208(sp)
-	ld         	s9, 200(sp)
-	ld         	s10, 208(sp)
+	sd         	s9, 168(sp)
+	ld         	s9, 160(sp)
+	ld         	s10, 168(sp)
 	and        	s9, s9, s10
 	xor        	s3, s3, s8
 	and        	s8, t6, s3
@@ -19545,7 +19494,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	and        	s10, a4, s1
 	xor        	s8, s7, s10
 	xor        	a5, ra, s8
-	ld         	s7, 224(sp)
+	ld         	s7, 184(sp)
 	and        	s7, s7, a2
 	xor        	s10, s7, s10
 	xor        	s7, t0, s11
@@ -19563,7 +19512,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	xor        	a1, a5, s6
 	xor        	a7, s5, a7
 	xor        	a7, a7, s8
-	ld         	s5, 216(sp)
+	ld         	s5, 176(sp)
 	xor        	s8, a7, s5
 	xor        	s10, s8, s6
 	xor        	s5, s2, s8
@@ -19603,7 +19552,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	and        	a2, t3, a2
 	xor        	a2, t5, a2
 	xor        	a2, a0, a2
-	ld         	s2, 224(sp)
+	ld         	s2, 184(sp)
 	and        	s2, t3, s2
 	xor        	t3, s9, s2
 	xor        	t3, t3, a2
@@ -19615,14 +19564,14 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	xor        	s3, s3, s8
 	and        	s4, s10, t1
 	xor        	s6, a7, a5
-	ld         	t1, 208(sp)
+	ld         	t1, 168(sp)
 	and        	t1, s6, t1
 	xor        	a7, t1, a6
 	xor        	a6, s4, a7
 	xor        	a7, a7, a0
 	xor        	t1, t1, a1
 	xor        	t1, t1, s7
-	ld         	a0, 200(sp)
+	ld         	a0, 160(sp)
 	and        	a0, s6, a0
 	xor        	s4, a0, s4
 	xor        	a0, s4, s1
@@ -19644,7 +19593,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	xor        	t4, t4, a1
 	xor        	t4, s2, t4
 	addi       	a1, zero, 12
-	ld         	a2, 160(sp)
+	ld         	a2, 120(sp)
 	beq        	a2, a1, .Laes_ct_ecb_decrypt_rv64gc_32
 	jal        	zero, .Laes_ct_ecb_decrypt_rv64gc_not192
 .Laes_ct_ecb_decrypt_rv64gc_32:
@@ -19843,12 +19792,12 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a4, 16(a1)
 	lwu        	a1, 20(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a5, 24(a1)
 	lwu        	a1, 28(a1)
 	slli       	a1, a1, 32
@@ -20089,19 +20038,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t4, t6
-	sd         	a4, 208(sp)
+	sd         	a4, 168(sp)
 	xor        	t6, t5, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 200(sp)
+	sd         	s6, 160(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s9, s7
 	and        	s6, a7, a4
 	xor        	s10, s1, s2
 	xor        	s8, t5, s10
-	sd         	s8, 216(sp)
-	ld         	s8, 208(sp)
-	ld         	s11, 216(sp)
+	sd         	s8, 176(sp)
+	ld         	s8, 168(sp)
+	ld         	s11, 176(sp)
 	and        	s8, s8, s11
 	xor        	s4, s4, s10
 	and        	s10, t6, s4
@@ -20130,7 +20079,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 200(sp)
+	ld         	s6, 160(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -20149,7 +20098,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	and        	ra, s8, a5
 	xor        	a5, s2, ra
 	xor        	s2, t6, ra
-	sd         	s2, 200(sp)
+	sd         	s2, 160(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s7
@@ -20182,17 +20131,17 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	xor        	s2, s8, s7
 	and        	s4, s4, t4
 	xor        	s5, s1, a6
-	ld         	t4, 216(sp)
+	ld         	t4, 176(sp)
 	and        	t4, s5, t4
 	xor        	s1, t4, a7
 	xor        	a7, s4, s1
 	xor        	s1, s1, t5
 	xor        	t4, t4, a1
 	xor        	t4, t4, s6
-	ld         	t5, 208(sp)
+	ld         	t5, 168(sp)
 	and        	t5, s5, t5
 	xor        	s4, t5, s4
-	ld         	t5, 200(sp)
+	ld         	t5, 160(sp)
 	xor        	t5, s4, t5
 	and        	t2, a6, t2
 	xor        	a0, t2, a0
@@ -20357,12 +20306,12 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	or         	a2, a2, a3
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a4, 32(a1)
 	lwu        	a1, 36(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a5, 40(a1)
 	lwu        	a1, 44(a1)
 	slli       	a1, a1, 32
@@ -20536,7 +20485,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	xor        	t1, a6, t0
 	and        	s4, t0, t1
 	xor        	t2, a7, t1
-	sd         	t2, 224(sp)
+	sd         	t2, 184(sp)
 	xor        	t4, a6, t3
 	xor        	t2, a0, a6
 	xor        	a4, t3, a7
@@ -20548,19 +20497,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	xor        	t5, a2, a1
 	xor        	a1, a4, t5
 	xor        	a3, t2, t5
-	sd         	a3, 208(sp)
+	sd         	a3, 168(sp)
 	xor        	t5, t4, t5
 	xor        	a3, s2, t5
 	xor        	s5, s2, a4
-	sd         	s5, 200(sp)
+	sd         	s5, 160(sp)
 	xor        	s6, a6, a2
 	xor        	a6, s1, s6
 	and        	s5, a6, a3
 	xor        	s8, s2, a5
 	xor        	s9, t4, s8
-	sd         	s9, 216(sp)
-	ld         	s9, 208(sp)
-	ld         	s10, 216(sp)
+	sd         	s9, 176(sp)
+	ld         	s9, 168(sp)
+	ld         	s10, 176(sp)
 	and        	s9, s9, s10
 	xor        	a0, a0, s8
 	and        	s8, t5, a0
@@ -20572,7 +20521,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	and        	s10, a4, s1
 	xor        	s8, s7, s10
 	xor        	a5, ra, s8
-	ld         	s7, 224(sp)
+	ld         	s7, 184(sp)
 	and        	s7, s7, a2
 	xor        	s10, s7, s10
 	xor        	s7, t3, s11
@@ -20590,7 +20539,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	xor        	a7, a5, s6
 	xor        	s3, s5, s9
 	xor        	s3, s3, s8
-	ld         	s5, 200(sp)
+	ld         	s5, 160(sp)
 	xor        	s8, s3, s5
 	xor        	s10, s8, s6
 	xor        	s3, s2, s8
@@ -20609,7 +20558,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	and        	s10, s7, a4
 	xor        	a4, s1, s10
 	xor        	s1, t5, s10
-	sd         	s1, 200(sp)
+	sd         	s1, 160(sp)
 	and        	s1, s11, a6
 	and        	a6, s11, a3
 	xor        	a3, s8, s6
@@ -20631,7 +20580,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	and        	t4, a1, a2
 	xor        	t4, t6, t4
 	xor        	t4, s1, t4
-	ld         	a2, 224(sp)
+	ld         	a2, 184(sp)
 	and        	a1, a1, a2
 	xor        	a2, s9, a1
 	xor        	a2, a2, t4
@@ -20643,17 +20592,17 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	xor        	s2, s2, s8
 	and        	s4, s5, t2
 	xor        	a7, a7, a5
-	ld         	t2, 216(sp)
+	ld         	t2, 176(sp)
 	and        	s5, a7, t2
 	xor        	a6, s5, a6
 	xor        	t2, s4, a6
 	xor        	s1, a6, s1
 	xor        	a6, s5, a0
 	xor        	a6, a6, s7
-	ld         	s5, 208(sp)
+	ld         	s5, 168(sp)
 	and        	a7, a7, s5
 	xor        	s4, a7, s4
-	ld         	a7, 200(sp)
+	ld         	a7, 160(sp)
 	xor        	a7, s4, a7
 	and        	t1, a5, t1
 	xor        	t1, t1, t6
@@ -20680,11 +20629,11 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	addi       	t3, t3, 0
 	addi       	t6, a0, 0
 	addi       	a0, a1, 0
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	addi       	a1, a1, 48
-	sd         	a1, 208(sp)
+	sd         	a1, 168(sp)
 	addi       	a1, zero, 2
-	sd         	a1, 200(sp)
+	sd         	a1, 160(sp)
 	jal        	zero, .Laes_ct_ecb_decrypt_rv64gc_rounds4
 .Laes_ct_ecb_decrypt_rv64gc_not192:
 	ld         	a1, 88(sp)
@@ -20751,16 +20700,16 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	addi       	t3, a2, 0
 	addi       	t6, a3, 0
 	addi       	a0, a4, 0
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	addi       	a1, a1, 16
-	sd         	a1, 208(sp)
+	sd         	a1, 168(sp)
 	addi       	a1, zero, 2
-	sd         	a1, 200(sp)
+	sd         	a1, 160(sp)
 	addi       	a1, zero, 14
-	ld         	a2, 160(sp)
+	ld         	a2, 120(sp)
 	bne        	a2, a1, .Laes_ct_ecb_decrypt_rv64gc_rounds4
 	addi       	a1, zero, 3
-	sd         	a1, 200(sp)
+	sd         	a1, 160(sp)
 .Laes_ct_ecb_decrypt_rv64gc_rounds4:
 	ld         	a1, 48(sp)
 	srli       	a2, t4, 20
@@ -20957,12 +20906,12 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	lwu        	a4, 0(a1)
 	lwu        	a1, 4(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	lwu        	a5, 8(a1)
 	lwu        	a1, 12(a1)
 	slli       	a1, a1, 32
@@ -21203,19 +21152,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t2, t6
-	sd         	a4, 224(sp)
+	sd         	a4, 184(sp)
 	xor        	t6, t5, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 216(sp)
+	sd         	s6, 176(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s9, s7
 	and        	s6, a7, a4
 	xor        	s10, s1, s2
 	xor        	s8, t5, s10
-	sd         	s8, 232(sp)
-	ld         	s8, 224(sp)
-	ld         	s11, 232(sp)
+	sd         	s8, 192(sp)
+	ld         	s8, 184(sp)
+	ld         	s11, 192(sp)
 	and        	s8, s8, s11
 	xor        	s4, s4, s10
 	and        	s10, t6, s4
@@ -21244,7 +21193,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 216(sp)
+	ld         	s6, 176(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -21263,7 +21212,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	and        	ra, s8, a5
 	xor        	a5, s2, ra
 	xor        	s2, t6, ra
-	sd         	s2, 216(sp)
+	sd         	s2, 176(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s7
@@ -21296,17 +21245,17 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	xor        	s2, s8, s7
 	and        	s4, s4, t2
 	xor        	s5, s1, a6
-	ld         	t2, 232(sp)
+	ld         	t2, 192(sp)
 	and        	t2, s5, t2
 	xor        	s1, t2, a7
 	xor        	a7, s4, s1
 	xor        	s1, s1, t5
 	xor        	t2, t2, a1
 	xor        	t2, t2, s6
-	ld         	t5, 224(sp)
+	ld         	t5, 184(sp)
 	and        	t5, s5, t5
 	xor        	s4, t5, s4
-	ld         	t5, 216(sp)
+	ld         	t5, 176(sp)
 	xor        	t5, s4, t5
 	and        	t1, a6, t1
 	xor        	a0, t1, a0
@@ -21422,12 +21371,12 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	or         	a1, a1, a2
 	xor        	a0, a0, a3
 	xor        	a0, a0, a1
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	lwu        	a4, 16(a1)
 	lwu        	a1, 20(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	lwu        	a5, 24(a1)
 	lwu        	a1, 28(a1)
 	slli       	a1, a1, 32
@@ -21545,7 +21494,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	xor        	t2, a6, t0
 	and        	s4, t0, t2
 	xor        	t3, a7, t2
-	sd         	t3, 240(sp)
+	sd         	t3, 200(sp)
 	xor        	t3, a6, t1
 	xor        	t4, a0, a6
 	xor        	a4, t1, a7
@@ -21557,19 +21506,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	xor        	t6, a2, a1
 	xor        	a1, a4, t6
 	xor        	a3, t4, t6
-	sd         	a3, 224(sp)
+	sd         	a3, 184(sp)
 	xor        	t6, t3, t6
 	xor        	a3, s2, t6
 	xor        	s5, s2, a4
-	sd         	s5, 216(sp)
+	sd         	s5, 176(sp)
 	xor        	s6, a6, a2
 	xor        	a6, s1, s6
 	and        	s5, a6, a3
 	xor        	s8, s2, a5
 	xor        	s9, t3, s8
-	sd         	s9, 232(sp)
-	ld         	s9, 224(sp)
-	ld         	s10, 232(sp)
+	sd         	s9, 192(sp)
+	ld         	s9, 184(sp)
+	ld         	s10, 192(sp)
 	and        	s9, s9, s10
 	xor        	a0, a0, s8
 	and        	s8, t6, a0
@@ -21581,7 +21530,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	and        	s10, a4, s1
 	xor        	s8, s7, s10
 	xor        	a5, ra, s8
-	ld         	s7, 240(sp)
+	ld         	s7, 200(sp)
 	and        	s7, s7, a2
 	xor        	s10, s7, s10
 	xor        	s7, t1, s11
@@ -21599,7 +21548,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	xor        	a7, a5, s6
 	xor        	s3, s5, s9
 	xor        	s3, s3, s8
-	ld         	s5, 216(sp)
+	ld         	s5, 176(sp)
 	xor        	s8, s3, s5
 	xor        	s10, s8, s6
 	xor        	s3, s2, s8
@@ -21618,7 +21567,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	and        	s11, s7, a4
 	xor        	a4, s1, s11
 	xor        	s1, t6, s11
-	sd         	s1, 216(sp)
+	sd         	s1, 176(sp)
 	and        	s1, s10, a6
 	and        	a6, s10, a3
 	xor        	a3, s8, s6
@@ -21640,7 +21589,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	and        	a2, t3, a2
 	xor        	a2, a1, a2
 	xor        	a2, t5, a2
-	ld         	s2, 240(sp)
+	ld         	s2, 200(sp)
 	and        	s3, t3, s2
 	xor        	t3, s8, s3
 	xor        	t3, t3, a2
@@ -21652,17 +21601,17 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	xor        	s2, s2, s6
 	and        	s4, s5, t4
 	xor        	s5, a7, a5
-	ld         	t4, 232(sp)
+	ld         	t4, 192(sp)
 	and        	t4, s5, t4
 	xor        	a7, t4, a6
 	xor        	a6, s4, a7
 	xor        	a7, a7, t5
 	xor        	t4, t4, a0
 	xor        	t4, t4, s7
-	ld         	t5, 224(sp)
+	ld         	t5, 184(sp)
 	and        	t5, s5, t5
 	xor        	s4, t5, s4
-	ld         	t5, 216(sp)
+	ld         	t5, 176(sp)
 	xor        	t5, s4, t5
 	and        	t2, a5, t2
 	xor        	a1, t2, a1
@@ -21876,12 +21825,12 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	lwu        	a4, 32(a1)
 	lwu        	a1, 36(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	lwu        	a5, 40(a1)
 	lwu        	a1, 44(a1)
 	slli       	a1, a1, 32
@@ -22122,19 +22071,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t4, t6
-	sd         	a4, 224(sp)
+	sd         	a4, 184(sp)
 	xor        	t6, t5, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 216(sp)
+	sd         	s6, 176(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s9, s7
 	and        	s6, a7, a4
 	xor        	s10, s1, s2
 	xor        	s8, t5, s10
-	sd         	s8, 232(sp)
-	ld         	s8, 224(sp)
-	ld         	s11, 232(sp)
+	sd         	s8, 192(sp)
+	ld         	s8, 184(sp)
+	ld         	s11, 192(sp)
 	and        	s8, s8, s11
 	xor        	s4, s4, s10
 	and        	s10, t6, s4
@@ -22163,7 +22112,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 216(sp)
+	ld         	s6, 176(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -22182,7 +22131,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	and        	ra, s8, a5
 	xor        	a5, s2, ra
 	xor        	s2, t6, ra
-	sd         	s2, 216(sp)
+	sd         	s2, 176(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s7
@@ -22215,17 +22164,17 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	xor        	s2, s8, s7
 	and        	s4, s4, t4
 	xor        	s5, s1, a6
-	ld         	t4, 232(sp)
+	ld         	t4, 192(sp)
 	and        	t4, s5, t4
 	xor        	s1, t4, a7
 	xor        	a7, s4, s1
 	xor        	s1, s1, t5
 	xor        	t4, t4, a1
 	xor        	t4, t4, s6
-	ld         	t5, 224(sp)
+	ld         	t5, 184(sp)
 	and        	t5, s5, t5
 	xor        	s4, t5, s4
-	ld         	t5, 216(sp)
+	ld         	t5, 176(sp)
 	xor        	t5, s4, t5
 	and        	t2, a6, t2
 	xor        	a0, t2, a0
@@ -22390,12 +22339,12 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	or         	a2, a2, a3
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	lwu        	a4, 48(a1)
 	lwu        	a1, 52(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	lwu        	a5, 56(a1)
 	lwu        	a1, 60(a1)
 	slli       	a1, a1, 32
@@ -22569,7 +22518,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	xor        	t1, a6, t0
 	and        	s4, t0, t1
 	xor        	t2, a7, t1
-	sd         	t2, 240(sp)
+	sd         	t2, 200(sp)
 	xor        	t4, a6, t3
 	xor        	t2, a0, a6
 	xor        	a4, t3, a7
@@ -22581,19 +22530,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	xor        	t5, a2, a1
 	xor        	a1, a4, t5
 	xor        	a3, t2, t5
-	sd         	a3, 224(sp)
+	sd         	a3, 184(sp)
 	xor        	t5, t4, t5
 	xor        	a3, s2, t5
 	xor        	s5, s2, a4
-	sd         	s5, 216(sp)
+	sd         	s5, 176(sp)
 	xor        	s6, a6, a2
 	xor        	a6, s1, s6
 	and        	s5, a6, a3
 	xor        	s8, s2, a5
 	xor        	s9, t4, s8
-	sd         	s9, 232(sp)
-	ld         	s9, 224(sp)
-	ld         	s10, 232(sp)
+	sd         	s9, 192(sp)
+	ld         	s9, 184(sp)
+	ld         	s10, 192(sp)
 	and        	s9, s9, s10
 	xor        	a0, a0, s8
 	and        	s8, t5, a0
@@ -22605,7 +22554,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	and        	s10, a4, s1
 	xor        	s8, s7, s10
 	xor        	a5, ra, s8
-	ld         	s7, 240(sp)
+	ld         	s7, 200(sp)
 	and        	s7, s7, a2
 	xor        	s10, s7, s10
 	xor        	s7, t3, s11
@@ -22623,7 +22572,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	xor        	a7, a5, s6
 	xor        	s3, s5, s9
 	xor        	s3, s3, s8
-	ld         	s5, 216(sp)
+	ld         	s5, 176(sp)
 	xor        	s8, s3, s5
 	xor        	s10, s8, s6
 	xor        	s3, s2, s8
@@ -22642,7 +22591,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	and        	s10, s7, a4
 	xor        	a4, s1, s10
 	xor        	s1, t5, s10
-	sd         	s1, 216(sp)
+	sd         	s1, 176(sp)
 	and        	s1, s11, a6
 	and        	a6, s11, a3
 	xor        	a3, s8, s6
@@ -22664,7 +22613,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	and        	t4, a1, a2
 	xor        	t4, t6, t4
 	xor        	t4, s1, t4
-	ld         	a2, 240(sp)
+	ld         	a2, 200(sp)
 	and        	a1, a1, a2
 	xor        	a2, s9, a1
 	xor        	a2, a2, t4
@@ -22676,17 +22625,17 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	xor        	s2, s2, s8
 	and        	s4, s5, t2
 	xor        	a7, a7, a5
-	ld         	t2, 232(sp)
+	ld         	t2, 192(sp)
 	and        	s5, a7, t2
 	xor        	a6, s5, a6
 	xor        	t2, s4, a6
 	xor        	s1, a6, s1
 	xor        	a6, s5, a0
 	xor        	a6, a6, s7
-	ld         	s5, 224(sp)
+	ld         	s5, 184(sp)
 	and        	a7, a7, s5
 	xor        	s4, a7, s4
-	ld         	a7, 216(sp)
+	ld         	a7, 176(sp)
 	xor        	a7, s4, a7
 	and        	t1, a5, t1
 	xor        	t1, t1, t6
@@ -22713,12 +22662,12 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	addi       	t3, t3, 0
 	addi       	t6, a0, 0
 	addi       	a0, a1, 0
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	addi       	a1, a1, 64
-	sd         	a1, 208(sp)
-	ld         	a1, 200(sp)
+	sd         	a1, 168(sp)
+	ld         	a1, 160(sp)
 	addi       	a1, a1, -1
-	sd         	a1, 200(sp)
+	sd         	a1, 160(sp)
 	beq        	a1, zero, .Laes_ct_ecb_decrypt_rv64gc_33
 	jal        	zero, .Laes_ct_ecb_decrypt_rv64gc_rounds4
 .Laes_ct_ecb_decrypt_rv64gc_33:
@@ -22917,12 +22866,12 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	lwu        	a4, 0(a1)
 	lwu        	a1, 4(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	lwu        	a5, 8(a1)
 	lwu        	a1, 12(a1)
 	slli       	a1, a1, 32
@@ -23163,19 +23112,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t2, t6
-	sd         	a4, 200(sp)
+	sd         	a4, 160(sp)
 	xor        	t6, t3, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 224(sp)
+	sd         	s6, 184(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s9, s7
 	and        	s6, a7, a4
 	xor        	s10, s1, s2
 	xor        	s8, t3, s10
-	sd         	s8, 216(sp)
-	ld         	s8, 200(sp)
-	ld         	s11, 216(sp)
+	sd         	s8, 176(sp)
+	ld         	s8, 160(sp)
+	ld         	s11, 176(sp)
 	and        	s8, s8, s11
 	xor        	s4, s4, s10
 	and        	s10, t6, s4
@@ -23204,7 +23153,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 224(sp)
+	ld         	s6, 184(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -23223,7 +23172,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	and        	ra, s8, a5
 	xor        	a5, s2, ra
 	xor        	s2, t6, ra
-	sd         	s2, 224(sp)
+	sd         	s2, 184(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s7
@@ -23256,17 +23205,17 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	xor        	s2, s8, s7
 	and        	s4, s4, t2
 	xor        	s5, s1, a6
-	ld         	t2, 216(sp)
+	ld         	t2, 176(sp)
 	and        	t2, s5, t2
 	xor        	s1, t2, a7
 	xor        	a7, s4, s1
 	xor        	s1, s1, t3
 	xor        	t2, t2, a1
 	xor        	t2, t2, s6
-	ld         	t3, 200(sp)
+	ld         	t3, 160(sp)
 	and        	t3, s5, t3
 	xor        	s4, t3, s4
-	ld         	t3, 224(sp)
+	ld         	t3, 184(sp)
 	xor        	t3, s4, t3
 	and        	t4, a6, t4
 	xor        	a0, t4, a0
@@ -23285,12 +23234,12 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	xor        	a1, a4, a1
 	xor        	a0, a0, a1
 	xor        	a0, a3, a0
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	lwu        	a4, 16(a1)
 	lwu        	a1, 20(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	lwu        	a5, 24(a1)
 	lwu        	a1, 28(a1)
 	slli       	a1, a1, 32
@@ -23611,18 +23560,18 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	srli       	t3, t3, 32
 	and        	a1, a2, a1
 	or         	t3, t3, a1
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	andi       	a1, a1, 7
 	bne        	a1, zero, .Laes_ct_ecb_decrypt_rv64gc_out_unaligned
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	andi       	a1, a1, -8
 	sd         	t2, 0(a1)
 	sd         	t1, 8(a1)
 .Laes_ct_ecb_decrypt_rv64gc_out_stored:
 	addi       	a1, zero, 1
-	ld         	t1, 168(sp)
+	ld         	t1, 128(sp)
 	bgeu       	a1, t1, .Laes_ct_ecb_decrypt_rv64gc_skip
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	addi       	t1, t1, 16
 	andi       	a1, t1, 7
 	bne        	a1, zero, .Laes_ct_ecb_decrypt_rv64gc_out_unaligned.1
@@ -23632,9 +23581,9 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 .Laes_ct_ecb_decrypt_rv64gc_out_stored.1:
 .Laes_ct_ecb_decrypt_rv64gc_skip:
 	addi       	a1, zero, 2
-	ld         	t1, 168(sp)
+	ld         	t1, 128(sp)
 	bgeu       	a1, t1, .Laes_ct_ecb_decrypt_rv64gc_skip.1
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	addi       	t1, t1, 32
 	andi       	a1, t1, 7
 	bne        	a1, zero, .Laes_ct_ecb_decrypt_rv64gc_out_unaligned.2
@@ -23644,9 +23593,9 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 .Laes_ct_ecb_decrypt_rv64gc_out_stored.2:
 .Laes_ct_ecb_decrypt_rv64gc_skip.1:
 	addi       	a1, zero, 3
-	ld         	t1, 168(sp)
+	ld         	t1, 128(sp)
 	bgeu       	a1, t1, .Laes_ct_ecb_decrypt_rv64gc_skip.2
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	addi       	t1, t1, 48
 	andi       	a1, t1, 7
 	bne        	a1, zero, .Laes_ct_ecb_decrypt_rv64gc_out_unaligned.3
@@ -23656,26 +23605,26 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 .Laes_ct_ecb_decrypt_rv64gc_out_stored.3:
 .Laes_ct_ecb_decrypt_rv64gc_skip.2:
 	addi       	a1, zero, 4
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	bgeu       	a1, t0, .Laes_ct_ecb_decrypt_rv64gc_done
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	addi       	t0, t0, -4
-	sd         	t0, 168(sp)
-	ld         	t0, 176(sp)
+	sd         	t0, 128(sp)
+	ld         	t0, 136(sp)
 	addi       	t0, t0, 64
-	sd         	t0, 176(sp)
-	ld         	t0, 192(sp)
+	sd         	t0, 136(sp)
+	ld         	t0, 152(sp)
 	addi       	t0, t0, 64
-	sd         	t0, 192(sp)
+	sd         	t0, 152(sp)
 	jal        	zero, .Laes_ct_ecb_decrypt_rv64gc_group
 .Laes_ct_ecb_decrypt_rv64gc_done:
 	// return
+	sd         	zero, 160(sp)
+	sd         	zero, 168(sp)
+	sd         	zero, 176(sp)
+	sd         	zero, 184(sp)
+	sd         	zero, 192(sp)
 	sd         	zero, 200(sp)
-	sd         	zero, 208(sp)
-	sd         	zero, 216(sp)
-	sd         	zero, 224(sp)
-	sd         	zero, 232(sp)
-	sd         	zero, 240(sp)
 	addi       	t2, zero, 0
 	addi       	a0, zero, 0
 	addi       	a2, zero, 0
@@ -23688,22 +23637,22 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
-	ld         	s1, 248(sp)
-	ld         	s2, 256(sp)
-	ld         	s3, 264(sp)
-	ld         	s4, 272(sp)
-	ld         	s5, 280(sp)
-	ld         	s6, 288(sp)
-	ld         	s7, 296(sp)
-	ld         	s8, 304(sp)
-	ld         	s9, 312(sp)
-	ld         	s10, 320(sp)
-	ld         	s11, 328(sp)
-	ld         	ra, 336(sp)
-	addi       	sp, sp, 352
+	ld         	s1, 208(sp)
+	ld         	s2, 216(sp)
+	ld         	s3, 224(sp)
+	ld         	s4, 232(sp)
+	ld         	s5, 240(sp)
+	ld         	s6, 248(sp)
+	ld         	s7, 256(sp)
+	ld         	s8, 264(sp)
+	ld         	s9, 272(sp)
+	ld         	s10, 280(sp)
+	ld         	s11, 288(sp)
+	ld         	ra, 296(sp)
+	addi       	sp, sp, 304
 	jalr       	zero, 0(ra)
 .Laes_ct_ecb_decrypt_rv64gc_in_unaligned:
-	ld         	t0, 176(sp)
+	ld         	t0, 136(sp)
 	sub        	t1, t0, a1
 	slli       	a1, a1, 3
 	sub        	a3, zero, a1
@@ -23760,50 +23709,50 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc)
 	or         	t3, t3, a4
 	jal        	zero, .Laes_ct_ecb_decrypt_rv64gc_in_loaded.3
 .Laes_ct_ecb_decrypt_rv64gc_out_unaligned:
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 0(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 1(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 2(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 3(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 4(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 5(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 6(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 7(a1)
 	sb         	t1, 8(a1)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 9(t2)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 10(t2)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 11(t2)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 12(t2)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 13(t2)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 14(t2)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 15(t2)
 	jal        	zero, .Laes_ct_ecb_decrypt_rv64gc_out_stored
 .Laes_ct_ecb_decrypt_rv64gc_out_unaligned.1:
@@ -23910,8 +23859,8 @@ kgen_aes_ct_rv64gc_masks:
 	.quad	0x5555555555555555, 0x3333333333333333, 0x0f0f0f0f0f0f0f0f, 0x00000000ffff0000
 	.quad	0x0000ff000000ff00, 0xffffffff00000000, 0x0fff0fff0fff0fff, 0x00ff00ff00ff00ff
 	.quad	0x000f000f000f000f, 0x00f000ff000f0000, 0x0f0f00000f0f0000, 0x00ff000000ff0000
-	.quad	0x000f00ff00f00000, 0x0000ffff0000ffff, 0x0000000001010101, 0x0000000063636363
-	.quad	0x0000000080808080, 0x000000007f7f7f7f, 0x000000001b1b1b1b, 0xff00ff00ff00ff00
+	.quad	0x000f00ff00f00000, 0x0000ffff0000ffff, 0xff00ff00ff00ff00, 0x0000000001010101
+	.quad	0x0000000063636363, 0x0000000080808080, 0x000000007f7f7f7f, 0x000000001b1b1b1b
 	.p2align	0
 kgen_aes_ct_rv64gc_masks_rcon:
 	.byte	0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x1b, 0x36

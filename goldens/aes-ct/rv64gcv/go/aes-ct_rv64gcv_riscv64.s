@@ -26,12 +26,12 @@ DATA ·kgen_aes_ct_rv64gcv_masks+80(SB)/8, $0x0f0f00000f0f0000
 DATA ·kgen_aes_ct_rv64gcv_masks+88(SB)/8, $0x00ff000000ff0000
 DATA ·kgen_aes_ct_rv64gcv_masks+96(SB)/8, $0x000f00ff00f00000
 DATA ·kgen_aes_ct_rv64gcv_masks+104(SB)/8, $0x0000ffff0000ffff
-DATA ·kgen_aes_ct_rv64gcv_masks+112(SB)/8, $0x0000000001010101
-DATA ·kgen_aes_ct_rv64gcv_masks+120(SB)/8, $0x0000000063636363
-DATA ·kgen_aes_ct_rv64gcv_masks+128(SB)/8, $0x0000000080808080
-DATA ·kgen_aes_ct_rv64gcv_masks+136(SB)/8, $0x000000007f7f7f7f
-DATA ·kgen_aes_ct_rv64gcv_masks+144(SB)/8, $0x000000001b1b1b1b
-DATA ·kgen_aes_ct_rv64gcv_masks+152(SB)/8, $0xff00ff00ff00ff00
+DATA ·kgen_aes_ct_rv64gcv_masks+112(SB)/8, $0xff00ff00ff00ff00
+DATA ·kgen_aes_ct_rv64gcv_masks+120(SB)/8, $0x0000000001010101
+DATA ·kgen_aes_ct_rv64gcv_masks+128(SB)/8, $0x0000000063636363
+DATA ·kgen_aes_ct_rv64gcv_masks+136(SB)/8, $0x0000000080808080
+DATA ·kgen_aes_ct_rv64gcv_masks+144(SB)/8, $0x000000007f7f7f7f
+DATA ·kgen_aes_ct_rv64gcv_masks+152(SB)/8, $0x000000001b1b1b1b
 GLOBL ·kgen_aes_ct_rv64gcv_masks(SB), RODATA|NOPTR, $160
 
 // round constants
@@ -197,9 +197,9 @@ DATA ·kgen_aes_ct_rv64gcv_wide+1008(SB)/8, $0x0b0e0104070a0d00
 DATA ·kgen_aes_ct_rv64gcv_wide+1016(SB)/8, $0x0306090c0f020508
 GLOBL ·kgen_aes_ct_rv64gcv_wide(SB), RODATA|NOPTR, $1024
 
-// one block by nibble lookups: the tower basis in, 1/n, a/n, the S-box's linear part and twice it, four permutations
-DATA ·kgen_aes_ct_rv64gcv_vperm+0(SB)/8, $0x7666746412021000
-DATA ·kgen_aes_ct_rv64gcv_vperm+8(SB)/8, $0xb2a2b0a0d6c6d4c4
+// one block by nibble lookups: the tower basis in (0x63 added), 1/n, a/n, the S-box's linear part, four permutations
+DATA ·kgen_aes_ct_rv64gcv_vperm+0(SB)/8, $0x7a6a78681e0e1c0c
+DATA ·kgen_aes_ct_rv64gcv_vperm+8(SB)/8, $0xbeaebcacdacad8c8
 DATA ·kgen_aes_ct_rv64gcv_vperm+16(SB)/8, $0xdd1e80439e5dc300
 DATA ·kgen_aes_ct_rv64gcv_vperm+24(SB)/8, $0x8340de1dc0039d5e
 DATA ·kgen_aes_ct_rv64gcv_vperm+32(SB)/8, $0x06070b0d0e090180
@@ -210,23 +210,19 @@ DATA ·kgen_aes_ct_rv64gcv_vperm+64(SB)/8, $0xef8b0ae512996400
 DATA ·kgen_aes_ct_rv64gcv_vperm+72(SB)/8, $0xfdf77c6e18819376
 DATA ·kgen_aes_ct_rv64gcv_vperm+80(SB)/8, $0xf68d91673db07b00
 DATA ·kgen_aes_ct_rv64gcv_vperm+88(SB)/8, $0xcb5ad7eaac1c2146
-DATA ·kgen_aes_ct_rv64gcv_vperm+96(SB)/8, $0xc50d14d12429c800
-DATA ·kgen_aes_ct_rv64gcv_vperm+104(SB)/8, $0xe1f5f8dc30193dec
-DATA ·kgen_aes_ct_rv64gcv_vperm+112(SB)/8, $0xf70139ce7a7bf600
-DATA ·kgen_aes_ct_rv64gcv_vperm+120(SB)/8, $0x8db4b5cf4338428c
-DATA ·kgen_aes_ct_rv64gcv_vperm+128(SB)/8, $0x030e09040f0a0500
-DATA ·kgen_aes_ct_rv64gcv_vperm+136(SB)/8, $0x0b06010c07020d08
-DATA ·kgen_aes_ct_rv64gcv_vperm+144(SB)/8, $0x04030e09000f0a05
-DATA ·kgen_aes_ct_rv64gcv_vperm+152(SB)/8, $0x0c0b06010807020d
-DATA ·kgen_aes_ct_rv64gcv_vperm+160(SB)/8, $0x080b0a0904070605
-DATA ·kgen_aes_ct_rv64gcv_vperm+168(SB)/8, $0x000302010c0f0e0d
-DATA ·kgen_aes_ct_rv64gcv_vperm+176(SB)/8, $0x0904030e05000f0a
-DATA ·kgen_aes_ct_rv64gcv_vperm+184(SB)/8, $0x010c0b060d080702
-GLOBL ·kgen_aes_ct_rv64gcv_vperm(SB), RODATA|NOPTR, $192
+DATA ·kgen_aes_ct_rv64gcv_vperm+96(SB)/8, $0x030e09040f0a0500
+DATA ·kgen_aes_ct_rv64gcv_vperm+104(SB)/8, $0x0b06010c07020d08
+DATA ·kgen_aes_ct_rv64gcv_vperm+112(SB)/8, $0x04030e09000f0a05
+DATA ·kgen_aes_ct_rv64gcv_vperm+120(SB)/8, $0x0c0b06010807020d
+DATA ·kgen_aes_ct_rv64gcv_vperm+128(SB)/8, $0x0e0904030a05000f
+DATA ·kgen_aes_ct_rv64gcv_vperm+136(SB)/8, $0x06010c0b020d0807
+DATA ·kgen_aes_ct_rv64gcv_vperm+144(SB)/8, $0x0407060500030201
+DATA ·kgen_aes_ct_rv64gcv_vperm+152(SB)/8, $0x0c0f0e0d080b0a09
+GLOBL ·kgen_aes_ct_rv64gcv_vperm(SB), RODATA|NOPTR, $160
 
-// one block decrypted by nibble lookups: the tower basis in through the inverse affine map, 1/n, a/n, 1/x and 9, 11, 13, 14 times it, two permutations
-DATA ·kgen_aes_ct_rv64gcv_vperm_dec+0(SB)/8, $0xf5700c897cf98500
-DATA ·kgen_aes_ct_rv64gcv_vperm_dec+8(SB)/8, $0x77f28e0bfe7b0782
+// one block decrypted by nibble lookups: the tower basis in through the inverse affine map (0x63 added), 1/n, a/n, 1/x and 9, 11, 13, 14 times it, two permutations
+DATA ·kgen_aes_ct_rv64gcv_vperm_dec+0(SB)/8, $0x810478fd088df174
+DATA ·kgen_aes_ct_rv64gcv_vperm_dec+8(SB)/8, $0x0386fa7f8a0f73f6
 DATA ·kgen_aes_ct_rv64gcv_vperm_dec+16(SB)/8, $0x6f08f89ff0976700
 DATA ·kgen_aes_ct_rv64gcv_vperm_dec+24(SB)/8, $0x4621d1b6d9be4e29
 DATA ·kgen_aes_ct_rv64gcv_vperm_dec+32(SB)/8, $0x06070b0d0e090180
@@ -265,117 +261,110 @@ TEXT ·aesCtEncryptRv64gcv(SB), NOSPLIT, $0-24
 	MOV	in+0(FP), X10
 	MOV	out+8(FP), X11
 	MOV	key+16(FP), X12
-	MOVW	240(X12), X7
+	MOVW	240(X12), X28
 	MOV	$16, X5
 	WORD	$0x0c02f057	// vsetvli zero, t0, e8, m1, ta, ma
 	// the lookup and permutation tables, one register each
 L0:
 	MOV	$·kgen_aes_ct_rv64gcv_vperm(SB), X5
 	MOV	X5, X6
-	WORD	$0x02030407	// vle8.v v8, (t1)
-	ADD	$16, X5, X6
-	WORD	$0x02030387	// vle8.v v7, (t1)
-	ADD	$32, X5, X6
-	WORD	$0x02030287	// vle8.v v5, (t1)
-	ADD	$48, X5, X6
 	WORD	$0x02030307	// vle8.v v6, (t1)
-	ADD	$64, X5, X6
-	WORD	$0x02030207	// vle8.v v4, (t1)
-	ADD	$80, X5, X6
+	ADD	$16, X5, X6
+	WORD	$0x02030287	// vle8.v v5, (t1)
+	ADD	$32, X5, X6
 	WORD	$0x02030187	// vle8.v v3, (t1)
-	ADD	$96, X5, X6
+	ADD	$48, X5, X6
+	WORD	$0x02030207	// vle8.v v4, (t1)
+	ADD	$64, X5, X6
 	WORD	$0x02030107	// vle8.v v2, (t1)
-	ADD	$112, X5, X6
+	ADD	$80, X5, X6
 	WORD	$0x02030087	// vle8.v v1, (t1)
-	ADD	$128, X5, X6
+	ADD	$96, X5, X6
 	WORD	$0x02030007	// vle8.v v0, (t1)
+	ADD	$112, X5, X6
+	WORD	$0x02030387	// vle8.v v7, (t1)
+	ADD	$128, X5, X6
+	WORD	$0x02030407	// vle8.v v8, (t1)
 	ADD	$144, X5, X6
 	WORD	$0x02030487	// vle8.v v9, (t1)
-	ADD	$160, X5, X6
-	WORD	$0x02030507	// vle8.v v10, (t1)
-	ADD	$176, X5, X6
-	WORD	$0x02030587	// vle8.v v11, (t1)
 	// round 0
-	WORD	$0x02050607	// vle8.v v12, (a0)
-	WORD	$0x02060687	// vle8.v v13, (a2)
-	WORD	$0x2ec68657	// vxor.vv v12, v12, v13
+	WORD	$0x02050507	// vle8.v v10, (a0)
+	WORD	$0x02060587	// vle8.v v11, (a2)
+	WORD	$0x2ea58557	// vxor.vv v10, v10, v11
 	MOV	$99, X5
-	// rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
+	MOV	$27, X7
+	WORD	$0x2ea2c557	// vxor.vx v10, v10, t0
+	// rounds 1 .. rounds-1 in a loop
 	ADD	$16, X12, X6
-	ADD	$-1, X7
+	ADD	$-1, X28
 vround:
-	WORD	$0x26c7b6d7	// vand.vi v13, v12, 15
-	WORD	$0xa2c23657	// vsrl.vi v12, v12, 4
-	WORD	$0x32868757	// vrgather.vv v14, v8, v13
-	WORD	$0x327606d7	// vrgather.vv v13, v7, v12
+	WORD	$0x26a7b5d7	// vand.vi v11, v10, 15
+	WORD	$0xa2a23557	// vsrl.vi v10, v10, 4
+	WORD	$0x32658657	// vrgather.vv v12, v6, v11
+	WORD	$0x325505d7	// vrgather.vv v11, v5, v10
+	WORD	$0x2ec58657	// vxor.vv v12, v12, v11
+	WORD	$0x02030507	// vle8.v v10, (t1)
+	WORD	$0xa2c235d7	// vsrl.vi v11, v12, 4
+	WORD	$0x26c7b7d7	// vand.vi v15, v12, 15
+	WORD	$0x32358757	// vrgather.vv v14, v3, v11
+	WORD	$0x2eb78657	// vxor.vv v12, v11, v15
+	WORD	$0x324786d7	// vrgather.vv v13, v4, v15
+	WORD	$0x323607d7	// vrgather.vv v15, v3, v12
 	WORD	$0x2ee68757	// vxor.vv v14, v14, v13
-	WORD	$0x02030607	// vle8.v v12, (t1)
-	WORD	$0xa2e236d7	// vsrl.vi v13, v14, 4
-	WORD	$0x26e7b8d7	// vand.vi v17, v14, 15
-	WORD	$0x32568857	// vrgather.vv v16, v5, v13
-	WORD	$0x2ed88757	// vxor.vv v14, v13, v17
-	WORD	$0x326887d7	// vrgather.vv v15, v6, v17
-	WORD	$0x325708d7	// vrgather.vv v17, v5, v14
-	WORD	$0x2f078857	// vxor.vv v16, v16, v15
-	WORD	$0x2f1787d7	// vxor.vv v15, v17, v15
-	WORD	$0x325808d7	// vrgather.vv v17, v5, v16
-	WORD	$0x32578857	// vrgather.vv v16, v5, v15
-	WORD	$0x2f170757	// vxor.vv v14, v17, v14
-	WORD	$0x2f0686d7	// vxor.vv v13, v16, v13
-	WORD	$0x32470857	// vrgather.vv v16, v4, v14
-	WORD	$0x323688d7	// vrgather.vv v17, v3, v13
-	WORD	$0x322707d7	// vrgather.vv v15, v2, v14
-	WORD	$0x32168757	// vrgather.vv v14, v1, v13
-	WORD	$0x2f0886d7	// vxor.vv v13, v16, v17
-	WORD	$0x2ef70857	// vxor.vv v16, v15, v14
-	WORD	$0x32d508d7	// vrgather.vv v17, v13, v10
-	WORD	$0x2ed807d7	// vxor.vv v15, v13, v16
-	WORD	$0x33000757	// vrgather.vv v14, v16, v0
-	WORD	$0x32f48857	// vrgather.vv v16, v15, v9
-	WORD	$0x2ed886d7	// vxor.vv v13, v13, v17
-	WORD	$0x2ee807d7	// vxor.vv v15, v14, v16
-	WORD	$0x32d58757	// vrgather.vv v14, v13, v11
-	WORD	$0x2ef706d7	// vxor.vv v13, v15, v14
-	WORD	$0x2ec2c657	// vxor.vx v12, v12, t0
-	WORD	$0x2ed60657	// vxor.vv v12, v13, v12
+	WORD	$0x2ef686d7	// vxor.vv v13, v15, v13
+	WORD	$0x323707d7	// vrgather.vv v15, v3, v14
+	WORD	$0x32368757	// vrgather.vv v14, v3, v13
+	WORD	$0x2ef60657	// vxor.vv v12, v15, v12
+	WORD	$0x2ee585d7	// vxor.vv v11, v14, v11
+	WORD	$0x322606d7	// vrgather.vv v13, v2, v12
+	WORD	$0x32158657	// vrgather.vv v12, v1, v11
+	WORD	$0x2ed60757	// vxor.vv v14, v13, v12
+	WORD	$0xa6e3b6d7	// vsra.vi v13, v14, 7
+	WORD	$0x02e705d7	// vadd.vv v11, v14, v14
+	WORD	$0x26d3c6d7	// vand.vx v13, v13, t2
+	WORD	$0x32e38657	// vrgather.vv v12, v14, v7
+	WORD	$0x2eb685d7	// vxor.vv v11, v11, v13
+	WORD	$0x32e406d7	// vrgather.vv v13, v14, v8
+	WORD	$0x32b00757	// vrgather.vv v14, v11, v0
+	WORD	$0x2ee605d7	// vxor.vv v11, v14, v12
+	WORD	$0x2eb68657	// vxor.vv v12, v11, v13
+	WORD	$0x32b486d7	// vrgather.vv v13, v11, v9
+	WORD	$0x2ec685d7	// vxor.vv v11, v12, v13
+	WORD	$0x2eb50557	// vxor.vv v10, v11, v10
 	ADD	$16, X6
-	ADD	$-1, X7
-	BNEZ	X7, vround
+	ADD	$-1, X28
+	BNEZ	X28, vround
 	// the last round and its key
-	WORD	$0x26c7b4d7	// vand.vi v9, v12, 15
-	WORD	$0xa2c23557	// vsrl.vi v10, v12, 4
-	WORD	$0x328485d7	// vrgather.vv v11, v8, v9
-	WORD	$0x32750457	// vrgather.vv v8, v7, v10
-	WORD	$0x2eb40457	// vxor.vv v8, v11, v8
-	WORD	$0xa28233d7	// vsrl.vi v7, v8, 4
-	WORD	$0x2687b4d7	// vand.vi v9, v8, 15
-	WORD	$0x32648457	// vrgather.vv v8, v6, v9
-	WORD	$0x2e748357	// vxor.vv v6, v7, v9
-	WORD	$0x325384d7	// vrgather.vv v9, v5, v7
-	WORD	$0x2e9404d7	// vxor.vv v9, v9, v8
-	WORD	$0x32530557	// vrgather.vv v10, v5, v6
-	WORD	$0x2ea40457	// vxor.vv v8, v10, v8
-	WORD	$0x32548557	// vrgather.vv v10, v5, v9
-	WORD	$0x2ea30357	// vxor.vv v6, v10, v6
-	WORD	$0x325404d7	// vrgather.vv v9, v5, v8
-	WORD	$0x2e9382d7	// vxor.vv v5, v9, v7
-	WORD	$0x324303d7	// vrgather.vv v7, v4, v6
-	WORD	$0x32328257	// vrgather.vv v4, v3, v5
-	WORD	$0x2e7201d7	// vxor.vv v3, v7, v4
-	WORD	$0x32230257	// vrgather.vv v4, v2, v6
-	WORD	$0x32128157	// vrgather.vv v2, v1, v5
-	WORD	$0x2e4100d7	// vxor.vv v1, v4, v2
-	WORD	$0x323000d7	// vrgather.vv v1, v3, v0
+	WORD	$0x26a7b3d7	// vand.vi v7, v10, 15
+	WORD	$0xa2a23457	// vsrl.vi v8, v10, 4
+	WORD	$0x326384d7	// vrgather.vv v9, v6, v7
+	WORD	$0x32540357	// vrgather.vv v6, v5, v8
+	WORD	$0x2e930357	// vxor.vv v6, v9, v6
+	WORD	$0xa26232d7	// vsrl.vi v5, v6, 4
+	WORD	$0x2667b3d7	// vand.vi v7, v6, 15
+	WORD	$0x32438357	// vrgather.vv v6, v4, v7
+	WORD	$0x2e538257	// vxor.vv v4, v5, v7
+	WORD	$0x323283d7	// vrgather.vv v7, v3, v5
+	WORD	$0x2e7303d7	// vxor.vv v7, v7, v6
+	WORD	$0x32320457	// vrgather.vv v8, v3, v4
+	WORD	$0x2e830357	// vxor.vv v6, v8, v6
+	WORD	$0x32338457	// vrgather.vv v8, v3, v7
+	WORD	$0x2e820257	// vxor.vv v4, v8, v4
+	WORD	$0x323303d7	// vrgather.vv v7, v3, v6
+	WORD	$0x2e7281d7	// vxor.vv v3, v7, v5
+	WORD	$0x322202d7	// vrgather.vv v5, v2, v4
+	WORD	$0x32118157	// vrgather.vv v2, v1, v3
+	WORD	$0x2e510157	// vxor.vv v2, v5, v2
+	WORD	$0x322000d7	// vrgather.vv v1, v2, v0
 	WORD	$0x02030007	// vle8.v v0, (t1)
-	WORD	$0x2e02c057	// vxor.vx v0, v0, t0
 	WORD	$0x2e1000d7	// vxor.vv v1, v1, v0
+	WORD	$0x2e12c0d7	// vxor.vx v1, v1, t0
 	WORD	$0x020580a7	// vse8.v v1, (a1)
 	// return
 	WORD	$0x0c3072d7	// vsetvli t0, zero, e8, m8, ta, ma
 	WORD	$0x5e003057	// vmv.v.i v0, 0
 	WORD	$0x5e003457	// vmv.v.i v8, 0
 	WORD	$0x5e003857	// vmv.v.i v16, 0
-	WORD	$0x5e003c57	// vmv.v.i v24, 0
 	RET
 
 // void AES_ct_decrypt_rv64gcv(const unsigned char *in, unsigned char *out, const AES_KEY *key)
@@ -384,53 +373,51 @@ TEXT ·aesCtDecryptRv64gcv(SB), NOSPLIT, $0-24
 	MOV	in+0(FP), X10
 	MOV	out+8(FP), X11
 	MOV	key+16(FP), X12
-	MOVW	240(X12), X7
+	MOVW	240(X12), X6
 	MOV	$16, X5
 	WORD	$0x0c02f057	// vsetvli zero, t0, e8, m1, ta, ma
 	// the lookup and permutation tables, one register each
 L0:
 	MOV	$·kgen_aes_ct_rv64gcv_vperm_dec(SB), X5
-	MOV	X5, X6
-	WORD	$0x02030307	// vle8.v v6, (t1)
-	ADD	$16, X5, X6
-	WORD	$0x02030287	// vle8.v v5, (t1)
-	ADD	$32, X5, X6
-	WORD	$0x02030187	// vle8.v v3, (t1)
-	ADD	$48, X5, X6
-	WORD	$0x02030207	// vle8.v v4, (t1)
-	ADD	$64, X5, X6
-	WORD	$0x02030107	// vle8.v v2, (t1)
-	ADD	$80, X5, X6
-	WORD	$0x02030007	// vle8.v v0, (t1)
-	ADD	$96, X5, X6
-	WORD	$0x02030387	// vle8.v v7, (t1)
-	ADD	$112, X5, X6
-	WORD	$0x02030407	// vle8.v v8, (t1)
-	ADD	$128, X5, X6
-	WORD	$0x02030487	// vle8.v v9, (t1)
-	ADD	$144, X5, X6
-	WORD	$0x02030507	// vle8.v v10, (t1)
-	ADD	$160, X5, X6
-	WORD	$0x02030587	// vle8.v v11, (t1)
-	ADD	$176, X5, X6
-	WORD	$0x02030607	// vle8.v v12, (t1)
-	ADD	$192, X5, X6
-	WORD	$0x02030687	// vle8.v v13, (t1)
-	ADD	$208, X5, X6
-	WORD	$0x02030707	// vle8.v v14, (t1)
-	ADD	$224, X5, X6
-	WORD	$0x02030787	// vle8.v v15, (t1)
-	ADD	$240, X5, X6
-	WORD	$0x02030087	// vle8.v v1, (t1)
-	// round 0: the block ^ key 0 ^ 0x63
+	MOV	X5, X7
+	WORD	$0x02038307	// vle8.v v6, (t2)
+	ADD	$16, X5, X7
+	WORD	$0x02038287	// vle8.v v5, (t2)
+	ADD	$32, X5, X7
+	WORD	$0x02038187	// vle8.v v3, (t2)
+	ADD	$48, X5, X7
+	WORD	$0x02038207	// vle8.v v4, (t2)
+	ADD	$64, X5, X7
+	WORD	$0x02038107	// vle8.v v2, (t2)
+	ADD	$80, X5, X7
+	WORD	$0x02038007	// vle8.v v0, (t2)
+	ADD	$96, X5, X7
+	WORD	$0x02038387	// vle8.v v7, (t2)
+	ADD	$112, X5, X7
+	WORD	$0x02038407	// vle8.v v8, (t2)
+	ADD	$128, X5, X7
+	WORD	$0x02038487	// vle8.v v9, (t2)
+	ADD	$144, X5, X7
+	WORD	$0x02038507	// vle8.v v10, (t2)
+	ADD	$160, X5, X7
+	WORD	$0x02038587	// vle8.v v11, (t2)
+	ADD	$176, X5, X7
+	WORD	$0x02038607	// vle8.v v12, (t2)
+	ADD	$192, X5, X7
+	WORD	$0x02038687	// vle8.v v13, (t2)
+	ADD	$208, X5, X7
+	WORD	$0x02038707	// vle8.v v14, (t2)
+	ADD	$224, X5, X7
+	WORD	$0x02038787	// vle8.v v15, (t2)
+	ADD	$240, X5, X7
+	WORD	$0x02038087	// vle8.v v1, (t2)
+	// round 0: the block ^ key 0
 	WORD	$0x02050807	// vle8.v v16, (a0)
 	WORD	$0x02060887	// vle8.v v17, (a2)
-	MOV	$99, X6
-	WORD	$0x2f1348d7	// vxor.vx v17, v17, t1
 	WORD	$0x2f088857	// vxor.vv v16, v16, v17
-	// rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
+	// rounds 1 .. rounds-1 in a loop
 	ADD	$16, X12, X5
-	ADD	$-1, X7
+	ADD	$-1, X6
 vround:
 	WORD	$0x2707b8d7	// vand.vi v17, v16, 15
 	WORD	$0xa3023857	// vsrl.vi v16, v16, 4
@@ -468,12 +455,11 @@ vround:
 	WORD	$0x2f4888d7	// vxor.vv v17, v20, v17
 	WORD	$0x332789d7	// vrgather.vv v19, v18, v15
 	WORD	$0x2f3888d7	// vxor.vv v17, v19, v17
-	WORD	$0x2f034857	// vxor.vx v16, v16, t1
 	WORD	$0x33108957	// vrgather.vv v18, v17, v1
 	WORD	$0x2f280857	// vxor.vv v16, v18, v16
 	ADD	$16, X5
-	ADD	$-1, X7
-	BNEZ	X7, vround
+	ADD	$-1, X6
+	BNEZ	X6, vround
 	// the last round and its key
 	WORD	$0x2707b3d7	// vand.vi v7, v16, 15
 	WORD	$0xa3023457	// vsrl.vi v8, v16, 4
@@ -627,7 +613,7 @@ pass:
 	// w[i] = w[i-nk] ^ SubWord(RotWord(w[i-1])) ^ rcon, then w[i+1..i+4]
 	WORD	$0x608e5e1b	// roriw t3, t3, 8
 	MOV	24(X2), X7
-	MOV	112(X7), X30
+	MOV	120(X7), X30
 	AND	X30, X28, X7
 	SRL	$1, X28, X29
 	AND	X30, X29, X9
@@ -780,7 +766,7 @@ pass:
 	SLL	$7, X28
 	OR	X28, X7
 	MOV	24(X2), X28
-	MOV	120(X28), X28
+	MOV	128(X28), X28
 	XOR	X28, X7, X28
 	MOV	16(X2), X29
 	MOVBU	(X29), X7
@@ -815,7 +801,7 @@ pass:
 	BNE	X29, X7, two
 	// AES-256: w[i+4] takes SubWord(w[i+3])
 	MOV	24(X2), X7
-	MOV	112(X7), X30
+	MOV	120(X7), X30
 	AND	X30, X28, X7
 	SRL	$1, X28, X29
 	AND	X30, X29, X9
@@ -968,7 +954,7 @@ pass:
 	SLL	$7, X28
 	OR	X28, X7
 	MOV	24(X2), X28
-	MOV	120(X28), X28
+	MOV	128(X28), X28
 	XOR	X28, X7
 	MOV	X7, X28
 two:
@@ -1155,7 +1141,7 @@ copy:
 pass:
 	// w[i] = w[i-nk] ^ SubWord(RotWord(w[i-1])) ^ rcon, then w[i+1..i+4]
 	WORD	$0x608ed51b	// roriw a0, t4, 8
-	MOV	112(X5), X30
+	MOV	120(X5), X30
 	AND	X30, X10, X28
 	SRL	$1, X10, X29
 	AND	X30, X29, X9
@@ -1311,7 +1297,7 @@ pass:
 	OR	X30, X28
 	SLL	$7, X29
 	OR	X29, X28
-	MOV	120(X5), X29
+	MOV	128(X5), X29
 	XOR	X29, X28, X29
 	MOV	24(X2), X30
 	MOVBU	(X30), X28
@@ -1345,7 +1331,7 @@ pass:
 	MOV	32(X2), X30
 	BNE	X30, X28, two
 	// AES-256: w[i+4] takes SubWord(w[i+3])
-	MOV	112(X5), X10
+	MOV	120(X5), X10
 	AND	X10, X29, X28
 	SRL	$1, X29, X30
 	AND	X10, X30, X9
@@ -1501,7 +1487,7 @@ pass:
 	OR	X30, X28
 	SLL	$7, X29
 	OR	X29, X28
-	MOV	120(X5), X29
+	MOV	128(X5), X29
 	XOR	X29, X28
 	MOV	X28, X29
 two:
@@ -1570,9 +1556,9 @@ swap:
 	ADD	$-16, X7
 imc:
 	MOVWU	(X6), X28
-	MOV	128(X5), X10
-	MOV	136(X5), X30
-	MOV	144(X5), X29
+	MOV	136(X5), X10
+	MOV	144(X5), X30
+	MOV	152(X5), X29
 	AND	X10, X28, X10
 	AND	X30, X28, X30
 	SLL	$1, X30
@@ -1581,9 +1567,9 @@ imc:
 	SUB	X10, X11, X10
 	AND	X29, X10, X29
 	XOR	X29, X30, X29
-	MOV	128(X5), X11
-	MOV	136(X5), X10
-	MOV	144(X5), X30
+	MOV	136(X5), X11
+	MOV	144(X5), X10
+	MOV	152(X5), X30
 	AND	X11, X29, X11
 	AND	X10, X29, X10
 	SLL	$1, X10
@@ -1592,9 +1578,9 @@ imc:
 	SUB	X11, X12, X11
 	AND	X30, X11, X30
 	XOR	X30, X10, X30
-	MOV	128(X5), X12
-	MOV	136(X5), X11
-	MOV	144(X5), X10
+	MOV	136(X5), X12
+	MOV	144(X5), X11
+	MOV	152(X5), X10
 	AND	X12, X30, X12
 	AND	X11, X30, X11
 	SLL	$1, X11

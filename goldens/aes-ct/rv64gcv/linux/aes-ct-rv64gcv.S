@@ -14,11 +14,11 @@
 
 /*
  * void aes_ct_encrypt_rv64gcv(const u32 rk[60], int nrounds, u8 *out, const u8 *in);
- * aes_ct_encrypt_rv64gcv: 105 instructions, frame 0 bytes
- *   integer registers: ra t0 t1 t2 a0 a1 a2 a3
- *   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v17 v24
+ * aes_ct_encrypt_rv64gcv: 98 instructions, frame 0 bytes
+ *   integer registers: ra t0 t1 t2 a0 a1 a2 a3 t3
+ *   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16
  *   callee-saved saved/restored: none
- *   most live values at once: 7 integer, 18 vector registers
+ *   most live values at once: 7 integer, 16 vector registers
  *   spills: none
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
@@ -32,117 +32,110 @@ SYM_FUNC_START(aes_ct_encrypt_rv64gcv)
 	auipc      	t0, %pcrel_hi(kgen_aes_ct_rv64gcv_vperm)
 	addi       	t0, t0, %pcrel_lo(.Laes_ct_encrypt_rv64gcv_0)
 	addi       	t1, t0, 0
-	vle8.v     	v8, (t1)
-	addi       	t1, t0, 16
-	vle8.v     	v7, (t1)
-	addi       	t1, t0, 32
-	vle8.v     	v5, (t1)
-	addi       	t1, t0, 48
 	vle8.v     	v6, (t1)
-	addi       	t1, t0, 64
-	vle8.v     	v4, (t1)
-	addi       	t1, t0, 80
+	addi       	t1, t0, 16
+	vle8.v     	v5, (t1)
+	addi       	t1, t0, 32
 	vle8.v     	v3, (t1)
-	addi       	t1, t0, 96
+	addi       	t1, t0, 48
+	vle8.v     	v4, (t1)
+	addi       	t1, t0, 64
 	vle8.v     	v2, (t1)
-	addi       	t1, t0, 112
+	addi       	t1, t0, 80
 	vle8.v     	v1, (t1)
-	addi       	t1, t0, 128
+	addi       	t1, t0, 96
 	vle8.v     	v0, (t1)
+	addi       	t1, t0, 112
+	vle8.v     	v7, (t1)
+	addi       	t1, t0, 128
+	vle8.v     	v8, (t1)
 	addi       	t1, t0, 144
 	vle8.v     	v9, (t1)
-	addi       	t1, t0, 160
-	vle8.v     	v10, (t1)
-	addi       	t1, t0, 176
-	vle8.v     	v11, (t1)
 	// round 0
-	vle8.v     	v12, (a3)
-	vle8.v     	v13, (a0)
-	vxor.vv    	v12, v12, v13
+	vle8.v     	v10, (a3)
+	vle8.v     	v11, (a0)
+	vxor.vv    	v10, v10, v11
 	addi       	t0, zero, 99
-	// rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
+	addi       	t2, zero, 27
+	vxor.vx    	v10, v10, t0
+	// rounds 1 .. rounds-1 in a loop
 	addi       	t1, a0, 16
-	addi       	t2, a1, -1
+	addi       	t3, a1, -1
 .Laes_ct_encrypt_rv64gcv_vround:
-	vand.vi    	v13, v12, 15
-	vsrl.vi    	v12, v12, 4
-	vrgather.vv	v14, v8, v13
-	vrgather.vv	v13, v7, v12
+	vand.vi    	v11, v10, 15
+	vsrl.vi    	v10, v10, 4
+	vrgather.vv	v12, v6, v11
+	vrgather.vv	v11, v5, v10
+	vxor.vv    	v12, v12, v11
+	vle8.v     	v10, (t1)
+	vsrl.vi    	v11, v12, 4
+	vand.vi    	v15, v12, 15
+	vrgather.vv	v14, v3, v11
+	vxor.vv    	v12, v11, v15
+	vrgather.vv	v13, v4, v15
+	vrgather.vv	v15, v3, v12
 	vxor.vv    	v14, v14, v13
-	vle8.v     	v12, (t1)
-	vsrl.vi    	v13, v14, 4
-	vand.vi    	v17, v14, 15
-	vrgather.vv	v16, v5, v13
-	vxor.vv    	v14, v13, v17
-	vrgather.vv	v15, v6, v17
-	vrgather.vv	v17, v5, v14
-	vxor.vv    	v16, v16, v15
-	vxor.vv    	v15, v17, v15
-	vrgather.vv	v17, v5, v16
-	vrgather.vv	v16, v5, v15
-	vxor.vv    	v14, v17, v14
-	vxor.vv    	v13, v16, v13
-	vrgather.vv	v16, v4, v14
-	vrgather.vv	v17, v3, v13
-	vrgather.vv	v15, v2, v14
-	vrgather.vv	v14, v1, v13
-	vxor.vv    	v13, v16, v17
-	vxor.vv    	v16, v15, v14
-	vrgather.vv	v17, v13, v10
-	vxor.vv    	v15, v13, v16
-	vrgather.vv	v14, v16, v0
-	vrgather.vv	v16, v15, v9
-	vxor.vv    	v13, v13, v17
-	vxor.vv    	v15, v14, v16
-	vrgather.vv	v14, v13, v11
-	vxor.vv    	v13, v15, v14
-	vxor.vx    	v12, v12, t0
-	vxor.vv    	v12, v13, v12
+	vxor.vv    	v13, v15, v13
+	vrgather.vv	v15, v3, v14
+	vrgather.vv	v14, v3, v13
+	vxor.vv    	v12, v15, v12
+	vxor.vv    	v11, v14, v11
+	vrgather.vv	v13, v2, v12
+	vrgather.vv	v12, v1, v11
+	vxor.vv    	v14, v13, v12
+	vsra.vi    	v13, v14, 7
+	vadd.vv    	v11, v14, v14
+	vand.vx    	v13, v13, t2
+	vrgather.vv	v12, v14, v7
+	vxor.vv    	v11, v11, v13
+	vrgather.vv	v13, v14, v8
+	vrgather.vv	v14, v11, v0
+	vxor.vv    	v11, v14, v12
+	vxor.vv    	v12, v11, v13
+	vrgather.vv	v13, v11, v9
+	vxor.vv    	v11, v12, v13
+	vxor.vv    	v10, v11, v10
 	addi       	t1, t1, 16
-	addi       	t2, t2, -1
-	bne        	t2, zero, .Laes_ct_encrypt_rv64gcv_vround
+	addi       	t3, t3, -1
+	bne        	t3, zero, .Laes_ct_encrypt_rv64gcv_vround
 	// the last round and its key
-	vand.vi    	v9, v12, 15
-	vsrl.vi    	v10, v12, 4
-	vrgather.vv	v11, v8, v9
-	vrgather.vv	v8, v7, v10
-	vxor.vv    	v8, v11, v8
-	vsrl.vi    	v7, v8, 4
-	vand.vi    	v9, v8, 15
-	vrgather.vv	v8, v6, v9
-	vxor.vv    	v6, v7, v9
-	vrgather.vv	v9, v5, v7
-	vxor.vv    	v9, v9, v8
-	vrgather.vv	v10, v5, v6
-	vxor.vv    	v8, v10, v8
-	vrgather.vv	v10, v5, v9
-	vxor.vv    	v6, v10, v6
-	vrgather.vv	v9, v5, v8
-	vxor.vv    	v5, v9, v7
-	vrgather.vv	v7, v4, v6
-	vrgather.vv	v4, v3, v5
-	vxor.vv    	v3, v7, v4
-	vrgather.vv	v4, v2, v6
-	vrgather.vv	v2, v1, v5
-	vxor.vv    	v1, v4, v2
-	vrgather.vv	v1, v3, v0
+	vand.vi    	v7, v10, 15
+	vsrl.vi    	v8, v10, 4
+	vrgather.vv	v9, v6, v7
+	vrgather.vv	v6, v5, v8
+	vxor.vv    	v6, v9, v6
+	vsrl.vi    	v5, v6, 4
+	vand.vi    	v7, v6, 15
+	vrgather.vv	v6, v4, v7
+	vxor.vv    	v4, v5, v7
+	vrgather.vv	v7, v3, v5
+	vxor.vv    	v7, v7, v6
+	vrgather.vv	v8, v3, v4
+	vxor.vv    	v6, v8, v6
+	vrgather.vv	v8, v3, v7
+	vxor.vv    	v4, v8, v4
+	vrgather.vv	v7, v3, v6
+	vxor.vv    	v3, v7, v5
+	vrgather.vv	v5, v2, v4
+	vrgather.vv	v2, v1, v3
+	vxor.vv    	v2, v5, v2
+	vrgather.vv	v1, v2, v0
 	vle8.v     	v0, (t1)
-	vxor.vx    	v0, v0, t0
 	vxor.vv    	v1, v1, v0
+	vxor.vx    	v1, v1, t0
 	vse8.v     	v1, (a2)
 	// return
 	vsetvli    	t0, zero, e8, m8, ta, ma
 	vmv.v.i    	v0, 0
 	vmv.v.i    	v8, 0
 	vmv.v.i    	v16, 0
-	vmv.v.i    	v24, 0
 	jalr       	zero, 0(ra)
 SYM_FUNC_END(aes_ct_encrypt_rv64gcv)
 
 /*
  * void aes_ct_decrypt_rv64gcv(const u32 rk[60], int nrounds, u8 *out, const u8 *in);
- * aes_ct_decrypt_rv64gcv: 115 instructions, frame 0 bytes
- *   integer registers: ra t0 t1 t2 a0 a1 a2 a3
+ * aes_ct_decrypt_rv64gcv: 112 instructions, frame 0 bytes
+ *   integer registers: ra t0 t1 a0 a1 a2 a3
  *   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v17 v18 v19 v20 v21 v22 v24
  *   callee-saved saved/restored: none
  *   most live values at once: 7 integer, 23 vector registers
@@ -190,15 +183,13 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gcv)
 	vle8.v     	v15, (t1)
 	addi       	t1, t0, 240
 	vle8.v     	v1, (t1)
-	// round 0: the block ^ key 0 ^ 0x63
+	// round 0: the block ^ key 0
 	vle8.v     	v16, (a3)
 	vle8.v     	v17, (a0)
-	addi       	t1, zero, 99
-	vxor.vx    	v17, v17, t1
 	vxor.vv    	v16, v16, v17
-	// rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
+	// rounds 1 .. rounds-1 in a loop
 	addi       	t0, a0, 16
-	addi       	t2, a1, -1
+	addi       	t1, a1, -1
 .Laes_ct_decrypt_rv64gcv_vround:
 	vand.vi    	v17, v16, 15
 	vsrl.vi    	v16, v16, 4
@@ -236,12 +227,11 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gcv)
 	vxor.vv    	v17, v20, v17
 	vrgather.vv	v19, v18, v15
 	vxor.vv    	v17, v19, v17
-	vxor.vx    	v16, v16, t1
 	vrgather.vv	v18, v17, v1
 	vxor.vv    	v16, v18, v16
 	addi       	t0, t0, 16
-	addi       	t2, t2, -1
-	bne        	t2, zero, .Laes_ct_decrypt_rv64gcv_vround
+	addi       	t1, t1, -1
+	bne        	t1, zero, .Laes_ct_decrypt_rv64gcv_vround
 	// the last round and its key
 	vand.vi    	v7, v16, 15
 	vsrl.vi    	v8, v16, 4
@@ -383,7 +373,7 @@ SYM_FUNC_START(aes_ct_expandkey_rv64gcv)
 .Laes_ct_expandkey_rv64gcv_pass:
 	// w[i] = w[i-nk] ^ SubWord(RotWord(w[i-1])) ^ rcon, then w[i+1..i+4]
 	roriw      	t6, t4, 8
-	ld         	t4, 112(t0)
+	ld         	t4, 120(t0)
 	and        	t3, t6, t4
 	srli       	t5, t6, 1
 	and        	a5, t5, t4
@@ -531,7 +521,7 @@ SYM_FUNC_START(aes_ct_expandkey_rv64gcv)
 	or         	t3, t3, t5
 	slli       	t4, t4, 7
 	or         	t3, t3, t4
-	ld         	t4, 120(t0)
+	ld         	t4, 128(t0)
 	xor        	t4, t3, t4
 	ld         	t5, 16(sp)
 	lbu        	t3, 0(t5)
@@ -565,7 +555,7 @@ SYM_FUNC_START(aes_ct_expandkey_rv64gcv)
 	ld         	t5, 24(sp)
 	bne        	t5, t3, .Laes_ct_expandkey_rv64gcv_two
 	// AES-256: w[i+4] takes SubWord(w[i+3])
-	ld         	t6, 112(t0)
+	ld         	t6, 120(t0)
 	and        	t3, t4, t6
 	srli       	t5, t4, 1
 	and        	a5, t5, t6
@@ -713,7 +703,7 @@ SYM_FUNC_START(aes_ct_expandkey_rv64gcv)
 	or         	t3, t3, t5
 	slli       	t4, t4, 7
 	or         	t3, t3, t4
-	ld         	t4, 120(t0)
+	ld         	t4, 128(t0)
 	xor        	t3, t3, t4
 	addi       	t4, t3, 0
 .Laes_ct_expandkey_rv64gcv_two:
@@ -775,9 +765,9 @@ SYM_FUNC_START(aes_ct_expandkey_rv64gcv)
 	addi       	t2, t2, -16
 .Laes_ct_expandkey_rv64gcv_imc:
 	lwu        	t3, 0(t1)
-	ld         	t6, 128(t0)
-	ld         	t5, 136(t0)
-	ld         	t4, 144(t0)
+	ld         	t6, 136(t0)
+	ld         	t5, 144(t0)
+	ld         	t4, 152(t0)
 	and        	t6, t3, t6
 	and        	t5, t3, t5
 	slli       	t5, t5, 1
@@ -786,9 +776,9 @@ SYM_FUNC_START(aes_ct_expandkey_rv64gcv)
 	sub        	t6, a0, t6
 	and        	t4, t6, t4
 	xor        	t4, t5, t4
-	ld         	a0, 128(t0)
-	ld         	t6, 136(t0)
-	ld         	t5, 144(t0)
+	ld         	a0, 136(t0)
+	ld         	t6, 144(t0)
+	ld         	t5, 152(t0)
 	and        	a0, t4, a0
 	and        	t6, t4, t6
 	slli       	t6, t6, 1
@@ -797,9 +787,9 @@ SYM_FUNC_START(aes_ct_expandkey_rv64gcv)
 	sub        	a0, a1, a0
 	and        	t5, a0, t5
 	xor        	t5, t6, t5
-	ld         	a1, 128(t0)
-	ld         	a0, 136(t0)
-	ld         	t6, 144(t0)
+	ld         	a1, 136(t0)
+	ld         	a0, 144(t0)
+	ld         	t6, 152(t0)
 	and        	a1, t5, a1
 	and        	a0, t5, a0
 	slli       	a0, a0, 1
@@ -1671,7 +1661,7 @@ SYM_FUNC_END(aes_ct_ctr32_rv64gcv)
 
 /*
  * void aes_ct_ecb_encrypt_rv64gcv(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks);
- * aes_ct_ecb_encrypt_rv64gcv: 4251 instructions, frame 304 bytes
+ * aes_ct_ecb_encrypt_rv64gcv: 4241 instructions, frame 272 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 27 integer, 0 vector registers
@@ -1681,25 +1671,25 @@ SYM_FUNC_END(aes_ct_ctr32_rv64gcv)
  *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
  */
 SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gcv)
-	addi       	sp, sp, -304
-	sd         	s1, 208(sp)
-	sd         	s2, 216(sp)
-	sd         	s3, 224(sp)
-	sd         	s4, 232(sp)
-	sd         	s5, 240(sp)
-	sd         	s6, 248(sp)
-	sd         	s7, 256(sp)
-	sd         	s8, 264(sp)
-	sd         	s9, 272(sp)
-	sd         	s10, 280(sp)
-	sd         	s11, 288(sp)
-	sd         	ra, 296(sp)
-	sd         	a2, 192(sp)
-	sd         	a3, 184(sp)
-	sd         	a1, 176(sp)
-	sd         	a4, 168(sp)
-	sd         	a0, 160(sp)
-	ld         	t0, 168(sp)
+	addi       	sp, sp, -272
+	sd         	s1, 168(sp)
+	sd         	s2, 176(sp)
+	sd         	s3, 184(sp)
+	sd         	s4, 192(sp)
+	sd         	s5, 200(sp)
+	sd         	s6, 208(sp)
+	sd         	s7, 216(sp)
+	sd         	s8, 224(sp)
+	sd         	s9, 232(sp)
+	sd         	s10, 240(sp)
+	sd         	s11, 248(sp)
+	sd         	ra, 256(sp)
+	sd         	a2, 152(sp)
+	sd         	a3, 144(sp)
+	sd         	a1, 136(sp)
+	sd         	a4, 128(sp)
+	sd         	a0, 120(sp)
+	ld         	t0, 128(sp)
 	bne        	t0, zero, .Laes_ct_ecb_encrypt_rv64gcv_start
 	jal        	zero, .Laes_ct_ecb_encrypt_rv64gcv_done
 .Laes_ct_ecb_encrypt_rv64gcv_start:
@@ -1736,32 +1726,22 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gcv)
 	sd         	t1, 104(sp)
 	ld         	t1, 112(t0)
 	sd         	t1, 112(sp)
-	ld         	t1, 120(t0)
-	sd         	t1, 120(sp)
-	ld         	t1, 128(t0)
-	sd         	t1, 128(sp)
-	ld         	t1, 136(t0)
-	sd         	t1, 136(sp)
-	ld         	t1, 144(t0)
-	sd         	t1, 144(sp)
-	ld         	t1, 152(t0)
-	sd         	t1, 152(sp)
 .Laes_ct_ecb_encrypt_rv64gcv_group:
-	ld         	t0, 184(sp)
+	ld         	t0, 144(sp)
 	andi       	a1, t0, 7
 	beq        	a1, zero, .Laes_ct_ecb_encrypt_rv64gcv_29
 	jal        	zero, .Laes_ct_ecb_encrypt_rv64gcv_in_unaligned
 .Laes_ct_ecb_encrypt_rv64gcv_29:
-	ld         	t1, 184(sp)
+	ld         	t1, 144(sp)
 	ld         	t0, 0(t1)
 	ld         	a2, 8(t1)
 .Laes_ct_ecb_encrypt_rv64gcv_in_loaded:
-	ld         	t1, 184(sp)
+	ld         	t1, 144(sp)
 	addi       	t1, t1, 0
 	addi       	a1, zero, 1
-	ld         	t2, 168(sp)
+	ld         	t2, 128(sp)
 	bgeu       	a1, t2, .Laes_ct_ecb_encrypt_rv64gcv_first
-	ld         	t1, 184(sp)
+	ld         	t1, 144(sp)
 	addi       	t1, t1, 16
 .Laes_ct_ecb_encrypt_rv64gcv_first:
 	andi       	a1, t1, 7
@@ -1771,12 +1751,12 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gcv)
 	ld         	t6, 0(t1)
 	ld         	t4, 8(t1)
 .Laes_ct_ecb_encrypt_rv64gcv_in_loaded.1:
-	ld         	t1, 184(sp)
+	ld         	t1, 144(sp)
 	addi       	t1, t1, 0
 	addi       	a1, zero, 2
-	ld         	t2, 168(sp)
+	ld         	t2, 128(sp)
 	bgeu       	a1, t2, .Laes_ct_ecb_encrypt_rv64gcv_first.1
-	ld         	t1, 184(sp)
+	ld         	t1, 144(sp)
 	addi       	t1, t1, 32
 .Laes_ct_ecb_encrypt_rv64gcv_first.1:
 	andi       	a1, t1, 7
@@ -1786,12 +1766,12 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gcv)
 	ld         	a0, 0(t1)
 	ld         	t5, 8(t1)
 .Laes_ct_ecb_encrypt_rv64gcv_in_loaded.2:
-	ld         	t1, 184(sp)
+	ld         	t1, 144(sp)
 	addi       	t1, t1, 0
 	addi       	a1, zero, 3
-	ld         	t2, 168(sp)
+	ld         	t2, 128(sp)
 	bgeu       	a1, t2, .Laes_ct_ecb_encrypt_rv64gcv_first.2
-	ld         	t1, 184(sp)
+	ld         	t1, 144(sp)
 	addi       	t1, t1, 48
 .Laes_ct_ecb_encrypt_rv64gcv_first.2:
 	andi       	a1, t1, 7
@@ -2012,12 +1992,12 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gcv)
 	xor        	t5, a2, a1
 	slli       	a1, a1, 4
 	xor        	a0, a0, a1
-	ld         	a1, 160(sp)
+	ld         	a1, 120(sp)
 	lwu        	a4, 0(a1)
 	lwu        	a1, 4(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 160(sp)
+	ld         	a1, 120(sp)
 	lwu        	a5, 8(a1)
 	lwu        	a1, 12(a1)
 	slli       	a1, a1, 32
@@ -2127,10 +2107,10 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gcv)
 	xor        	a6, t2, a7
 	xor        	s1, t3, s3
 	xor        	a5, t5, a5
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	addi       	t0, t0, 16
 	addi       	t2, zero, 0
-	sd         	t2, 200(sp)
+	sd         	t2, 160(sp)
 .Laes_ct_ecb_encrypt_rv64gcv_rounds4:
 	xor        	t3, a3, a4
 	xor        	a7, a5, a2
@@ -3670,14 +3650,14 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gcv)
 	xor        	s1, a0, s1
 	xor        	a5, a1, s2
 	addi       	t0, t0, 64
-	ld         	t2, 200(sp)
+	ld         	t2, 160(sp)
 	addi       	t2, t2, 64
-	sd         	t2, 200(sp)
-	ld         	t2, 176(sp)
+	sd         	t2, 160(sp)
+	ld         	t2, 136(sp)
 	addi       	t2, t2, -2
 	srli       	t2, t2, 2
 	slli       	t2, t2, 6
-	ld         	t3, 200(sp)
+	ld         	t3, 160(sp)
 	bgeu       	t3, t2, .Laes_ct_ecb_encrypt_rv64gcv_33
 	jal        	zero, .Laes_ct_ecb_encrypt_rv64gcv_rounds4
 .Laes_ct_ecb_encrypt_rv64gcv_33:
@@ -4133,7 +4113,7 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gcv)
 	xor        	a5, a0, s3
 	xor        	t3, a1, a2
 	addi       	t4, zero, 12
-	ld         	t5, 176(sp)
+	ld         	t5, 136(sp)
 	beq        	t5, t4, .Laes_ct_ecb_encrypt_rv64gcv_34
 	jal        	zero, .Laes_ct_ecb_encrypt_rv64gcv_last_round
 .Laes_ct_ecb_encrypt_rv64gcv_34:
@@ -4966,7 +4946,7 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gcv)
 	xor        	a1, s6, s1
 	xor        	a3, t6, a1
 	xor        	s1, a3, t3
-	sd         	s1, 200(sp)
+	sd         	s1, 160(sp)
 	and        	s1, t2, s1
 	xor        	s7, s1, a6
 	xor        	s9, a3, a0
@@ -5035,7 +5015,7 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gcv)
 	and        	s7, a7, a1
 	xor        	a1, s4, a7
 	xor        	s4, a1, s6
-	ld         	t4, 200(sp)
+	ld         	t4, 160(sp)
 	and        	t4, s4, t4
 	xor        	t4, t4, s1
 	and        	s1, s4, t2
@@ -5682,18 +5662,18 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gcv)
 	srli       	t3, t3, 32
 	and        	a1, a2, a1
 	or         	t3, t3, a1
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	andi       	a1, a1, 7
 	bne        	a1, zero, .Laes_ct_ecb_encrypt_rv64gcv_out_unaligned
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	andi       	a1, a1, -8
 	sd         	t2, 0(a1)
 	sd         	t1, 8(a1)
 .Laes_ct_ecb_encrypt_rv64gcv_out_stored:
 	addi       	a1, zero, 1
-	ld         	t1, 168(sp)
+	ld         	t1, 128(sp)
 	bgeu       	a1, t1, .Laes_ct_ecb_encrypt_rv64gcv_skip
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	addi       	t1, t1, 16
 	andi       	a1, t1, 7
 	bne        	a1, zero, .Laes_ct_ecb_encrypt_rv64gcv_out_unaligned.1
@@ -5703,9 +5683,9 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gcv)
 .Laes_ct_ecb_encrypt_rv64gcv_out_stored.1:
 .Laes_ct_ecb_encrypt_rv64gcv_skip:
 	addi       	a1, zero, 2
-	ld         	t1, 168(sp)
+	ld         	t1, 128(sp)
 	bgeu       	a1, t1, .Laes_ct_ecb_encrypt_rv64gcv_skip.1
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	addi       	t1, t1, 32
 	andi       	a1, t1, 7
 	bne        	a1, zero, .Laes_ct_ecb_encrypt_rv64gcv_out_unaligned.2
@@ -5715,9 +5695,9 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gcv)
 .Laes_ct_ecb_encrypt_rv64gcv_out_stored.2:
 .Laes_ct_ecb_encrypt_rv64gcv_skip.1:
 	addi       	a1, zero, 3
-	ld         	t1, 168(sp)
+	ld         	t1, 128(sp)
 	bgeu       	a1, t1, .Laes_ct_ecb_encrypt_rv64gcv_skip.2
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	addi       	t1, t1, 48
 	andi       	a1, t1, 7
 	bne        	a1, zero, .Laes_ct_ecb_encrypt_rv64gcv_out_unaligned.3
@@ -5727,21 +5707,21 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gcv)
 .Laes_ct_ecb_encrypt_rv64gcv_out_stored.3:
 .Laes_ct_ecb_encrypt_rv64gcv_skip.2:
 	addi       	a1, zero, 4
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	bgeu       	a1, t0, .Laes_ct_ecb_encrypt_rv64gcv_done
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	addi       	t0, t0, -4
-	sd         	t0, 168(sp)
-	ld         	t0, 184(sp)
+	sd         	t0, 128(sp)
+	ld         	t0, 144(sp)
 	addi       	t0, t0, 64
-	sd         	t0, 184(sp)
-	ld         	t0, 192(sp)
+	sd         	t0, 144(sp)
+	ld         	t0, 152(sp)
 	addi       	t0, t0, 64
-	sd         	t0, 192(sp)
+	sd         	t0, 152(sp)
 	jal        	zero, .Laes_ct_ecb_encrypt_rv64gcv_group
 .Laes_ct_ecb_encrypt_rv64gcv_done:
 	// return
-	sd         	zero, 200(sp)
+	sd         	zero, 160(sp)
 	addi       	t2, zero, 0
 	addi       	a0, zero, 0
 	addi       	a2, zero, 0
@@ -5754,22 +5734,22 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gcv)
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
-	ld         	s1, 208(sp)
-	ld         	s2, 216(sp)
-	ld         	s3, 224(sp)
-	ld         	s4, 232(sp)
-	ld         	s5, 240(sp)
-	ld         	s6, 248(sp)
-	ld         	s7, 256(sp)
-	ld         	s8, 264(sp)
-	ld         	s9, 272(sp)
-	ld         	s10, 280(sp)
-	ld         	s11, 288(sp)
-	ld         	ra, 296(sp)
-	addi       	sp, sp, 304
+	ld         	s1, 168(sp)
+	ld         	s2, 176(sp)
+	ld         	s3, 184(sp)
+	ld         	s4, 192(sp)
+	ld         	s5, 200(sp)
+	ld         	s6, 208(sp)
+	ld         	s7, 216(sp)
+	ld         	s8, 224(sp)
+	ld         	s9, 232(sp)
+	ld         	s10, 240(sp)
+	ld         	s11, 248(sp)
+	ld         	ra, 256(sp)
+	addi       	sp, sp, 272
 	jalr       	zero, 0(ra)
 .Laes_ct_ecb_encrypt_rv64gcv_in_unaligned:
-	ld         	t0, 184(sp)
+	ld         	t0, 144(sp)
 	sub        	t1, t0, a1
 	slli       	a1, a1, 3
 	sub        	a3, zero, a1
@@ -5826,50 +5806,50 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gcv)
 	or         	t3, t3, a4
 	jal        	zero, .Laes_ct_ecb_encrypt_rv64gcv_in_loaded.3
 .Laes_ct_ecb_encrypt_rv64gcv_out_unaligned:
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 0(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 1(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 2(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 3(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 4(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 5(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 6(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 7(a1)
 	sb         	t1, 8(a1)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 9(t2)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 10(t2)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 11(t2)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 12(t2)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 13(t2)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 14(t2)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 15(t2)
 	jal        	zero, .Laes_ct_ecb_encrypt_rv64gcv_out_stored
 .Laes_ct_ecb_encrypt_rv64gcv_out_unaligned.1:
@@ -5972,7 +5952,7 @@ SYM_FUNC_END(aes_ct_ecb_encrypt_rv64gcv)
 
 /*
  * void aes_ct_ecb_decrypt_rv64gcv(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks);
- * aes_ct_ecb_decrypt_rv64gcv: 4427 instructions, frame 352 bytes
+ * aes_ct_ecb_decrypt_rv64gcv: 4417 instructions, frame 304 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 27 integer, 0 vector registers
@@ -5982,25 +5962,25 @@ SYM_FUNC_END(aes_ct_ecb_encrypt_rv64gcv)
  *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
  */
 SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
-	addi       	sp, sp, -352
-	sd         	s1, 248(sp)
-	sd         	s2, 256(sp)
-	sd         	s3, 264(sp)
-	sd         	s4, 272(sp)
-	sd         	s5, 280(sp)
-	sd         	s6, 288(sp)
-	sd         	s7, 296(sp)
-	sd         	s8, 304(sp)
-	sd         	s9, 312(sp)
-	sd         	s10, 320(sp)
-	sd         	s11, 328(sp)
-	sd         	ra, 336(sp)
-	sd         	a2, 192(sp)
-	sd         	a0, 184(sp)
-	sd         	a3, 176(sp)
-	sd         	a4, 168(sp)
-	sd         	a1, 160(sp)
-	ld         	t0, 168(sp)
+	addi       	sp, sp, -304
+	sd         	s1, 208(sp)
+	sd         	s2, 216(sp)
+	sd         	s3, 224(sp)
+	sd         	s4, 232(sp)
+	sd         	s5, 240(sp)
+	sd         	s6, 248(sp)
+	sd         	s7, 256(sp)
+	sd         	s8, 264(sp)
+	sd         	s9, 272(sp)
+	sd         	s10, 280(sp)
+	sd         	s11, 288(sp)
+	sd         	ra, 296(sp)
+	sd         	a2, 152(sp)
+	sd         	a0, 144(sp)
+	sd         	a3, 136(sp)
+	sd         	a4, 128(sp)
+	sd         	a1, 120(sp)
+	ld         	t0, 128(sp)
 	bne        	t0, zero, .Laes_ct_ecb_decrypt_rv64gcv_start
 	jal        	zero, .Laes_ct_ecb_decrypt_rv64gcv_done
 .Laes_ct_ecb_decrypt_rv64gcv_start:
@@ -6037,32 +6017,22 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	sd         	t1, 104(sp)
 	ld         	t1, 112(t0)
 	sd         	t1, 112(sp)
-	ld         	t1, 120(t0)
-	sd         	t1, 120(sp)
-	ld         	t1, 128(t0)
-	sd         	t1, 128(sp)
-	ld         	t1, 136(t0)
-	sd         	t1, 136(sp)
-	ld         	t1, 144(t0)
-	sd         	t1, 144(sp)
-	ld         	t1, 152(t0)
-	sd         	t1, 152(sp)
 .Laes_ct_ecb_decrypt_rv64gcv_group:
-	ld         	t0, 176(sp)
+	ld         	t0, 136(sp)
 	andi       	a1, t0, 7
 	beq        	a1, zero, .Laes_ct_ecb_decrypt_rv64gcv_28
 	jal        	zero, .Laes_ct_ecb_decrypt_rv64gcv_in_unaligned
 .Laes_ct_ecb_decrypt_rv64gcv_28:
-	ld         	t1, 176(sp)
+	ld         	t1, 136(sp)
 	ld         	t0, 0(t1)
 	ld         	a2, 8(t1)
 .Laes_ct_ecb_decrypt_rv64gcv_in_loaded:
-	ld         	t1, 176(sp)
+	ld         	t1, 136(sp)
 	addi       	t1, t1, 0
 	addi       	a1, zero, 1
-	ld         	t2, 168(sp)
+	ld         	t2, 128(sp)
 	bgeu       	a1, t2, .Laes_ct_ecb_decrypt_rv64gcv_first
-	ld         	t1, 176(sp)
+	ld         	t1, 136(sp)
 	addi       	t1, t1, 16
 .Laes_ct_ecb_decrypt_rv64gcv_first:
 	andi       	a1, t1, 7
@@ -6072,12 +6042,12 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	ld         	t6, 0(t1)
 	ld         	t4, 8(t1)
 .Laes_ct_ecb_decrypt_rv64gcv_in_loaded.1:
-	ld         	t1, 176(sp)
+	ld         	t1, 136(sp)
 	addi       	t1, t1, 0
 	addi       	a1, zero, 2
-	ld         	t2, 168(sp)
+	ld         	t2, 128(sp)
 	bgeu       	a1, t2, .Laes_ct_ecb_decrypt_rv64gcv_first.1
-	ld         	t1, 176(sp)
+	ld         	t1, 136(sp)
 	addi       	t1, t1, 32
 .Laes_ct_ecb_decrypt_rv64gcv_first.1:
 	andi       	a1, t1, 7
@@ -6087,12 +6057,12 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	ld         	a0, 0(t1)
 	ld         	t5, 8(t1)
 .Laes_ct_ecb_decrypt_rv64gcv_in_loaded.2:
-	ld         	t1, 176(sp)
+	ld         	t1, 136(sp)
 	addi       	t1, t1, 0
 	addi       	a1, zero, 3
-	ld         	t2, 168(sp)
+	ld         	t2, 128(sp)
 	bgeu       	a1, t2, .Laes_ct_ecb_decrypt_rv64gcv_first.2
-	ld         	t1, 176(sp)
+	ld         	t1, 136(sp)
 	addi       	t1, t1, 48
 .Laes_ct_ecb_decrypt_rv64gcv_first.2:
 	andi       	a1, t1, 7
@@ -6313,12 +6283,12 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	xor        	t5, a2, a1
 	slli       	a1, a1, 4
 	xor        	a0, a0, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a4, 0(a1)
 	lwu        	a1, 4(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a5, 8(a1)
 	lwu        	a1, 12(a1)
 	slli       	a1, a1, 32
@@ -6436,7 +6406,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	xor        	t3, s5, t1
 	and        	s4, t1, t3
 	xor        	t2, a1, t3
-	sd         	t2, 224(sp)
+	sd         	t2, 184(sp)
 	xor        	t4, s5, t0
 	xor        	t2, s3, s5
 	xor        	a4, t0, a1
@@ -6448,19 +6418,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	xor        	t6, a2, a6
 	xor        	a0, a4, t6
 	xor        	a3, t2, t6
-	sd         	a3, 200(sp)
+	sd         	a3, 160(sp)
 	xor        	t6, t4, t6
 	xor        	a3, a7, t6
 	xor        	a6, a7, a4
-	sd         	a6, 216(sp)
+	sd         	a6, 176(sp)
 	xor        	s6, s5, a2
 	xor        	a6, s1, s6
 	and        	s5, a6, a3
 	xor        	s8, a7, a5
 	xor        	s9, t4, s8
-	sd         	s9, 208(sp)
-	ld         	s9, 200(sp)
-	ld         	s10, 208(sp)
+	sd         	s9, 168(sp)
+	ld         	s9, 160(sp)
+	ld         	s10, 168(sp)
 	and        	s9, s9, s10
 	xor        	s3, s3, s8
 	and        	s8, t6, s3
@@ -6472,7 +6442,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	and        	s10, a4, s1
 	xor        	s8, s7, s10
 	xor        	a5, ra, s8
-	ld         	s7, 224(sp)
+	ld         	s7, 184(sp)
 	and        	s7, s7, a2
 	xor        	s10, s7, s10
 	xor        	s7, t0, s11
@@ -6490,7 +6460,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	xor        	a1, a5, s6
 	xor        	a7, s5, a7
 	xor        	a7, a7, s8
-	ld         	s5, 216(sp)
+	ld         	s5, 176(sp)
 	xor        	s8, a7, s5
 	xor        	s10, s8, s6
 	xor        	s5, s2, s8
@@ -6530,7 +6500,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	and        	a2, t4, a2
 	xor        	a2, t5, a2
 	xor        	a2, a0, a2
-	ld         	s2, 224(sp)
+	ld         	s2, 184(sp)
 	and        	s2, t4, s2
 	xor        	t4, s9, s2
 	xor        	t4, t4, a2
@@ -6542,14 +6512,14 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	xor        	s3, s3, s8
 	and        	s4, s10, t2
 	xor        	s6, a7, a5
-	ld         	t2, 208(sp)
+	ld         	t2, 168(sp)
 	and        	t2, s6, t2
 	xor        	a7, t2, a6
 	xor        	a6, s4, a7
 	xor        	a7, a7, a0
 	xor        	t2, t2, a1
 	xor        	t2, t2, s7
-	ld         	a0, 200(sp)
+	ld         	a0, 160(sp)
 	and        	a0, s6, a0
 	xor        	s4, a0, s4
 	xor        	a0, s4, s1
@@ -6571,7 +6541,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	xor        	t3, t3, a1
 	xor        	t3, s2, t3
 	addi       	a1, zero, 12
-	ld         	a2, 160(sp)
+	ld         	a2, 120(sp)
 	bne        	a2, a1, .Laes_ct_ecb_decrypt_rv64gcv_not192
 	ld         	a1, 64(sp)
 	rori       	a3, a0, 28
@@ -6704,12 +6674,12 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a4, 16(a1)
 	lwu        	a1, 20(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a5, 24(a1)
 	lwu        	a1, 28(a1)
 	slli       	a1, a1, 32
@@ -6950,19 +6920,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t3, t6
-	sd         	a4, 208(sp)
+	sd         	a4, 168(sp)
 	xor        	t6, t5, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 200(sp)
+	sd         	s6, 160(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s9, s7
 	and        	s6, a7, a4
 	xor        	s10, s1, s2
 	xor        	s8, t5, s10
-	sd         	s8, 216(sp)
-	ld         	s8, 208(sp)
-	ld         	s11, 216(sp)
+	sd         	s8, 176(sp)
+	ld         	s8, 168(sp)
+	ld         	s11, 176(sp)
 	and        	s8, s8, s11
 	xor        	s4, s4, s10
 	and        	s10, t6, s4
@@ -6991,7 +6961,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 200(sp)
+	ld         	s6, 160(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -7010,7 +6980,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	and        	ra, s8, a5
 	xor        	a5, s2, ra
 	xor        	s2, t6, ra
-	sd         	s2, 200(sp)
+	sd         	s2, 160(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s7
@@ -7043,17 +7013,17 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	xor        	s2, s8, s7
 	and        	s4, s4, t3
 	xor        	s5, s1, a6
-	ld         	t3, 216(sp)
+	ld         	t3, 176(sp)
 	and        	t3, s5, t3
 	xor        	s1, t3, a7
 	xor        	a7, s4, s1
 	xor        	s1, s1, t5
 	xor        	t3, t3, a1
 	xor        	t3, t3, s6
-	ld         	t5, 208(sp)
+	ld         	t5, 168(sp)
 	and        	t5, s5, t5
 	xor        	s4, t5, s4
-	ld         	t5, 200(sp)
+	ld         	t5, 160(sp)
 	xor        	t5, s4, t5
 	and        	t1, a6, t1
 	xor        	a0, t1, a0
@@ -7170,12 +7140,12 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	rori       	a1, a5, 32
 	xor        	a0, a0, a5
 	xor        	a0, a0, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a4, 32(a1)
 	lwu        	a1, 36(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a5, 40(a1)
 	lwu        	a1, 44(a1)
 	slli       	a1, a1, 32
@@ -7349,7 +7319,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	xor        	t1, a6, t0
 	and        	s4, t0, t1
 	xor        	t2, a7, t1
-	sd         	t2, 224(sp)
+	sd         	t2, 184(sp)
 	xor        	t4, a6, t3
 	xor        	t2, a0, a6
 	xor        	a4, t3, a7
@@ -7361,19 +7331,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	xor        	t5, a2, a1
 	xor        	a1, a4, t5
 	xor        	a3, t2, t5
-	sd         	a3, 208(sp)
+	sd         	a3, 168(sp)
 	xor        	t5, t4, t5
 	xor        	a3, s2, t5
 	xor        	s5, s2, a4
-	sd         	s5, 200(sp)
+	sd         	s5, 160(sp)
 	xor        	s6, a6, a2
 	xor        	a6, s1, s6
 	and        	s5, a6, a3
 	xor        	s8, s2, a5
 	xor        	s9, t4, s8
-	sd         	s9, 216(sp)
-	ld         	s9, 208(sp)
-	ld         	s10, 216(sp)
+	sd         	s9, 176(sp)
+	ld         	s9, 168(sp)
+	ld         	s10, 176(sp)
 	and        	s9, s9, s10
 	xor        	a0, a0, s8
 	and        	s8, t5, a0
@@ -7385,7 +7355,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	and        	s10, a4, s1
 	xor        	s8, s7, s10
 	xor        	a5, ra, s8
-	ld         	s7, 224(sp)
+	ld         	s7, 184(sp)
 	and        	s7, s7, a2
 	xor        	s10, s7, s10
 	xor        	s7, t3, s11
@@ -7403,7 +7373,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	xor        	a7, a5, s6
 	xor        	s3, s5, s9
 	xor        	s3, s3, s8
-	ld         	s5, 200(sp)
+	ld         	s5, 160(sp)
 	xor        	s8, s3, s5
 	xor        	s10, s8, s6
 	xor        	s3, s2, s8
@@ -7422,7 +7392,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	and        	s10, s7, a4
 	xor        	a4, s1, s10
 	xor        	s1, t5, s10
-	sd         	s1, 200(sp)
+	sd         	s1, 160(sp)
 	and        	s1, s11, a6
 	and        	a6, s11, a3
 	xor        	a3, s8, s6
@@ -7444,7 +7414,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	and        	t4, a1, a2
 	xor        	t4, t6, t4
 	xor        	t4, s1, t4
-	ld         	a2, 224(sp)
+	ld         	a2, 184(sp)
 	and        	a1, a1, a2
 	xor        	a2, s9, a1
 	xor        	a2, a2, t4
@@ -7456,17 +7426,17 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	xor        	s2, s2, s8
 	and        	s4, s5, t2
 	xor        	a7, a7, a5
-	ld         	t2, 216(sp)
+	ld         	t2, 176(sp)
 	and        	s5, a7, t2
 	xor        	a6, s5, a6
 	xor        	t2, s4, a6
 	xor        	s1, a6, s1
 	xor        	a6, s5, a0
 	xor        	a6, a6, s7
-	ld         	s5, 208(sp)
+	ld         	s5, 168(sp)
 	and        	a7, a7, s5
 	xor        	s4, a7, s4
-	ld         	a7, 200(sp)
+	ld         	a7, 160(sp)
 	xor        	a7, s4, a7
 	and        	t1, a5, t1
 	xor        	t1, t1, t6
@@ -7493,11 +7463,11 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	addi       	t3, t3, 0
 	addi       	t6, a0, 0
 	addi       	a0, a1, 0
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	addi       	a1, a1, 48
-	sd         	a1, 208(sp)
+	sd         	a1, 168(sp)
 	addi       	a1, zero, 2
-	sd         	a1, 200(sp)
+	sd         	a1, 160(sp)
 	jal        	zero, .Laes_ct_ecb_decrypt_rv64gcv_rounds4
 .Laes_ct_ecb_decrypt_rv64gcv_not192:
 	ld         	a1, 88(sp)
@@ -7564,16 +7534,16 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	addi       	t3, t3, 0
 	addi       	t6, a3, 0
 	addi       	a0, a4, 0
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	addi       	a1, a1, 16
-	sd         	a1, 208(sp)
+	sd         	a1, 168(sp)
 	addi       	a1, zero, 2
-	sd         	a1, 200(sp)
+	sd         	a1, 160(sp)
 	addi       	a1, zero, 14
-	ld         	a2, 160(sp)
+	ld         	a2, 120(sp)
 	bne        	a2, a1, .Laes_ct_ecb_decrypt_rv64gcv_rounds4
 	addi       	a1, zero, 3
-	sd         	a1, 200(sp)
+	sd         	a1, 160(sp)
 .Laes_ct_ecb_decrypt_rv64gcv_rounds4:
 	ld         	a1, 48(sp)
 	rori       	a3, t4, 20
@@ -7706,12 +7676,12 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	lwu        	a4, 0(a1)
 	lwu        	a1, 4(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	lwu        	a5, 8(a1)
 	lwu        	a1, 12(a1)
 	slli       	a1, a1, 32
@@ -7952,19 +7922,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t2, t6
-	sd         	a4, 224(sp)
+	sd         	a4, 184(sp)
 	xor        	t6, t5, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 216(sp)
+	sd         	s6, 176(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s9, s7
 	and        	s6, a7, a4
 	xor        	s10, s1, s2
 	xor        	s8, t5, s10
-	sd         	s8, 232(sp)
-	ld         	s8, 224(sp)
-	ld         	s11, 232(sp)
+	sd         	s8, 192(sp)
+	ld         	s8, 184(sp)
+	ld         	s11, 192(sp)
 	and        	s8, s8, s11
 	xor        	s4, s4, s10
 	and        	s10, t6, s4
@@ -7993,7 +7963,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 216(sp)
+	ld         	s6, 176(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -8012,7 +7982,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	and        	s11, s8, a5
 	xor        	a5, s2, s11
 	xor        	s2, t6, s11
-	sd         	s2, 216(sp)
+	sd         	s2, 176(sp)
 	and        	s2, ra, a7
 	and        	a7, ra, a4
 	xor        	a4, s9, s7
@@ -8045,17 +8015,17 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	xor        	s3, s3, s9
 	and        	a6, a6, t2
 	xor        	s5, s1, a2
-	ld         	t2, 232(sp)
+	ld         	t2, 192(sp)
 	and        	t2, s5, t2
 	xor        	s1, t2, a7
 	xor        	a7, a6, s1
 	xor        	s1, s1, s2
 	xor        	t2, t2, a1
 	xor        	t2, t2, s6
-	ld         	s2, 224(sp)
+	ld         	s2, 184(sp)
 	and        	s2, s5, s2
 	xor        	s2, s2, a6
-	ld         	a6, 216(sp)
+	ld         	a6, 176(sp)
 	xor        	a6, s2, a6
 	and        	t1, a2, t1
 	xor        	a0, t1, a0
@@ -8139,12 +8109,12 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	rori       	a1, a5, 32
 	xor        	a0, a0, a5
 	xor        	a0, a0, a1
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	lwu        	a4, 16(a1)
 	lwu        	a1, 20(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	lwu        	a5, 24(a1)
 	lwu        	a1, 28(a1)
 	slli       	a1, a1, 32
@@ -8262,7 +8232,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	xor        	t1, a6, t0
 	and        	s4, t0, t1
 	xor        	t3, a7, t1
-	sd         	t3, 240(sp)
+	sd         	t3, 200(sp)
 	xor        	t4, a6, t2
 	xor        	t3, a0, a6
 	xor        	a4, t2, a7
@@ -8274,19 +8244,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	xor        	t5, a2, a1
 	xor        	a1, a4, t5
 	xor        	a3, t3, t5
-	sd         	a3, 224(sp)
+	sd         	a3, 184(sp)
 	xor        	t5, t4, t5
 	xor        	a3, s2, t5
 	xor        	s5, s2, a4
-	sd         	s5, 216(sp)
+	sd         	s5, 176(sp)
 	xor        	s6, a6, a2
 	xor        	a6, s1, s6
 	and        	s5, a6, a3
 	xor        	s8, s2, a5
 	xor        	s9, t4, s8
-	sd         	s9, 232(sp)
-	ld         	s9, 224(sp)
-	ld         	s10, 232(sp)
+	sd         	s9, 192(sp)
+	ld         	s9, 184(sp)
+	ld         	s10, 192(sp)
 	and        	s9, s9, s10
 	xor        	a0, a0, s8
 	and        	s8, t5, a0
@@ -8298,7 +8268,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	and        	s10, a4, s1
 	xor        	s8, s7, s10
 	xor        	a5, ra, s8
-	ld         	s7, 240(sp)
+	ld         	s7, 200(sp)
 	and        	s7, s7, a2
 	xor        	s10, s7, s10
 	xor        	s7, t2, s11
@@ -8316,7 +8286,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	xor        	a7, a5, s6
 	xor        	s3, s5, s9
 	xor        	s3, s3, s8
-	ld         	s5, 216(sp)
+	ld         	s5, 176(sp)
 	xor        	s8, s3, s5
 	xor        	s10, s8, s6
 	xor        	s3, s2, s8
@@ -8335,7 +8305,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	and        	s11, s7, a4
 	xor        	a4, s1, s11
 	xor        	s1, t5, s11
-	sd         	s1, 216(sp)
+	sd         	s1, 176(sp)
 	and        	s1, s10, a6
 	and        	a6, s10, a3
 	xor        	a3, s8, s6
@@ -8357,7 +8327,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	and        	a2, t4, a2
 	xor        	a2, a1, a2
 	xor        	a2, t6, a2
-	ld         	s2, 240(sp)
+	ld         	s2, 200(sp)
 	and        	s3, t4, s2
 	xor        	t4, s8, s3
 	xor        	t4, t4, a2
@@ -8369,17 +8339,17 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	xor        	s2, s2, s6
 	and        	s4, s5, t3
 	xor        	s5, a7, a5
-	ld         	t3, 232(sp)
+	ld         	t3, 192(sp)
 	and        	t3, s5, t3
 	xor        	a7, t3, a6
 	xor        	a6, s4, a7
 	xor        	a7, a7, t6
 	xor        	t3, t3, a0
 	xor        	t3, t3, s7
-	ld         	t6, 224(sp)
+	ld         	t6, 184(sp)
 	and        	t6, s5, t6
 	xor        	s4, t6, s4
-	ld         	t6, 216(sp)
+	ld         	t6, 176(sp)
 	xor        	t6, s4, t6
 	and        	t1, a5, t1
 	xor        	a1, t1, a1
@@ -8529,12 +8499,12 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	lwu        	a4, 32(a1)
 	lwu        	a1, 36(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	lwu        	a5, 40(a1)
 	lwu        	a1, 44(a1)
 	slli       	a1, a1, 32
@@ -8775,19 +8745,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t3, t6
-	sd         	a4, 224(sp)
+	sd         	a4, 184(sp)
 	xor        	t6, t5, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 216(sp)
+	sd         	s6, 176(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s9, s7
 	and        	s6, a7, a4
 	xor        	s10, s1, s2
 	xor        	s8, t5, s10
-	sd         	s8, 232(sp)
-	ld         	s8, 224(sp)
-	ld         	s11, 232(sp)
+	sd         	s8, 192(sp)
+	ld         	s8, 184(sp)
+	ld         	s11, 192(sp)
 	and        	s8, s8, s11
 	xor        	s4, s4, s10
 	and        	s10, t6, s4
@@ -8816,7 +8786,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 216(sp)
+	ld         	s6, 176(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -8835,7 +8805,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	and        	ra, s8, a5
 	xor        	a5, s2, ra
 	xor        	s2, t6, ra
-	sd         	s2, 216(sp)
+	sd         	s2, 176(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s7
@@ -8868,17 +8838,17 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	xor        	s2, s8, s7
 	and        	s4, s4, t3
 	xor        	s5, s1, a6
-	ld         	t3, 232(sp)
+	ld         	t3, 192(sp)
 	and        	t3, s5, t3
 	xor        	s1, t3, a7
 	xor        	a7, s4, s1
 	xor        	s1, s1, t5
 	xor        	t3, t3, a1
 	xor        	t3, t3, s6
-	ld         	t5, 224(sp)
+	ld         	t5, 184(sp)
 	and        	t5, s5, t5
 	xor        	s4, t5, s4
-	ld         	t5, 216(sp)
+	ld         	t5, 176(sp)
 	xor        	t5, s4, t5
 	and        	t1, a6, t1
 	xor        	a0, t1, a0
@@ -8995,12 +8965,12 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	rori       	a1, a5, 32
 	xor        	a0, a0, a5
 	xor        	a0, a0, a1
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	lwu        	a4, 48(a1)
 	lwu        	a1, 52(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	lwu        	a5, 56(a1)
 	lwu        	a1, 60(a1)
 	slli       	a1, a1, 32
@@ -9174,7 +9144,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	xor        	t1, a6, t0
 	and        	s4, t0, t1
 	xor        	t2, a7, t1
-	sd         	t2, 240(sp)
+	sd         	t2, 200(sp)
 	xor        	t4, a6, t3
 	xor        	t2, a0, a6
 	xor        	a4, t3, a7
@@ -9186,19 +9156,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	xor        	t5, a2, a1
 	xor        	a1, a4, t5
 	xor        	a3, t2, t5
-	sd         	a3, 224(sp)
+	sd         	a3, 184(sp)
 	xor        	t5, t4, t5
 	xor        	a3, s2, t5
 	xor        	s5, s2, a4
-	sd         	s5, 216(sp)
+	sd         	s5, 176(sp)
 	xor        	s6, a6, a2
 	xor        	a6, s1, s6
 	and        	s5, a6, a3
 	xor        	s8, s2, a5
 	xor        	s9, t4, s8
-	sd         	s9, 232(sp)
-	ld         	s9, 224(sp)
-	ld         	s10, 232(sp)
+	sd         	s9, 192(sp)
+	ld         	s9, 184(sp)
+	ld         	s10, 192(sp)
 	and        	s9, s9, s10
 	xor        	a0, a0, s8
 	and        	s8, t5, a0
@@ -9210,7 +9180,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	and        	s10, a4, s1
 	xor        	s8, s7, s10
 	xor        	a5, ra, s8
-	ld         	s7, 240(sp)
+	ld         	s7, 200(sp)
 	and        	s7, s7, a2
 	xor        	s10, s7, s10
 	xor        	s7, t3, s11
@@ -9228,7 +9198,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	xor        	a7, a5, s6
 	xor        	s3, s5, s9
 	xor        	s3, s3, s8
-	ld         	s5, 216(sp)
+	ld         	s5, 176(sp)
 	xor        	s8, s3, s5
 	xor        	s10, s8, s6
 	xor        	s3, s2, s8
@@ -9247,7 +9217,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	and        	s10, s7, a4
 	xor        	a4, s1, s10
 	xor        	s1, t5, s10
-	sd         	s1, 216(sp)
+	sd         	s1, 176(sp)
 	and        	s1, s11, a6
 	and        	a6, s11, a3
 	xor        	a3, s8, s6
@@ -9269,7 +9239,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	and        	t4, a1, a2
 	xor        	t4, t6, t4
 	xor        	t4, s1, t4
-	ld         	a2, 240(sp)
+	ld         	a2, 200(sp)
 	and        	a1, a1, a2
 	xor        	a2, s9, a1
 	xor        	a2, a2, t4
@@ -9281,17 +9251,17 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	xor        	s2, s2, s8
 	and        	s4, s5, t2
 	xor        	a7, a7, a5
-	ld         	t2, 232(sp)
+	ld         	t2, 192(sp)
 	and        	s5, a7, t2
 	xor        	a6, s5, a6
 	xor        	t2, s4, a6
 	xor        	s1, a6, s1
 	xor        	a6, s5, a0
 	xor        	a6, a6, s7
-	ld         	s5, 224(sp)
+	ld         	s5, 184(sp)
 	and        	a7, a7, s5
 	xor        	s4, a7, s4
-	ld         	a7, 216(sp)
+	ld         	a7, 176(sp)
 	xor        	a7, s4, a7
 	and        	t1, a5, t1
 	xor        	t1, t1, t6
@@ -9318,12 +9288,12 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	addi       	t3, t3, 0
 	addi       	t6, a0, 0
 	addi       	a0, a1, 0
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	addi       	a1, a1, 64
-	sd         	a1, 208(sp)
-	ld         	a1, 200(sp)
+	sd         	a1, 168(sp)
+	ld         	a1, 160(sp)
 	addi       	a1, a1, -1
-	sd         	a1, 200(sp)
+	sd         	a1, 160(sp)
 	beq        	a1, zero, .Laes_ct_ecb_decrypt_rv64gcv_32
 	jal        	zero, .Laes_ct_ecb_decrypt_rv64gcv_rounds4
 .Laes_ct_ecb_decrypt_rv64gcv_32:
@@ -9458,12 +9428,12 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	lwu        	a4, 0(a1)
 	lwu        	a1, 4(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	lwu        	a5, 8(a1)
 	lwu        	a1, 12(a1)
 	slli       	a1, a1, 32
@@ -9704,19 +9674,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t2, t6
-	sd         	a4, 200(sp)
+	sd         	a4, 160(sp)
 	xor        	t6, t3, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 224(sp)
+	sd         	s6, 184(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s9, s7
 	and        	s6, a7, a4
 	xor        	s10, s1, s2
 	xor        	s8, t3, s10
-	sd         	s8, 216(sp)
-	ld         	s8, 200(sp)
-	ld         	s11, 216(sp)
+	sd         	s8, 176(sp)
+	ld         	s8, 160(sp)
+	ld         	s11, 176(sp)
 	and        	s8, s8, s11
 	xor        	s4, s4, s10
 	and        	s10, t6, s4
@@ -9745,7 +9715,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 224(sp)
+	ld         	s6, 184(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -9764,7 +9734,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	and        	ra, s8, a5
 	xor        	a5, s2, ra
 	xor        	s2, t6, ra
-	sd         	s2, 224(sp)
+	sd         	s2, 184(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s7
@@ -9797,17 +9767,17 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	xor        	s2, s8, s7
 	and        	s4, s4, t2
 	xor        	s5, s1, a6
-	ld         	t2, 216(sp)
+	ld         	t2, 176(sp)
 	and        	t2, s5, t2
 	xor        	s1, t2, a7
 	xor        	a7, s4, s1
 	xor        	s1, s1, t3
 	xor        	t2, t2, a1
 	xor        	t2, t2, s6
-	ld         	t3, 200(sp)
+	ld         	t3, 160(sp)
 	and        	t3, s5, t3
 	xor        	s4, t3, s4
-	ld         	t3, 224(sp)
+	ld         	t3, 184(sp)
 	xor        	t3, s4, t3
 	and        	t4, a6, t4
 	xor        	a0, t4, a0
@@ -9826,12 +9796,12 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	xor        	a1, a4, a1
 	xor        	a0, a0, a1
 	xor        	a0, a3, a0
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	lwu        	a4, 16(a1)
 	lwu        	a1, 20(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	lwu        	a5, 24(a1)
 	lwu        	a1, 28(a1)
 	slli       	a1, a1, 32
@@ -10152,18 +10122,18 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	srli       	t3, t3, 32
 	and        	a1, a2, a1
 	or         	t3, t3, a1
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	andi       	a1, a1, 7
 	bne        	a1, zero, .Laes_ct_ecb_decrypt_rv64gcv_out_unaligned
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	andi       	a1, a1, -8
 	sd         	t2, 0(a1)
 	sd         	t1, 8(a1)
 .Laes_ct_ecb_decrypt_rv64gcv_out_stored:
 	addi       	a1, zero, 1
-	ld         	t1, 168(sp)
+	ld         	t1, 128(sp)
 	bgeu       	a1, t1, .Laes_ct_ecb_decrypt_rv64gcv_skip
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	addi       	t1, t1, 16
 	andi       	a1, t1, 7
 	bne        	a1, zero, .Laes_ct_ecb_decrypt_rv64gcv_out_unaligned.1
@@ -10173,9 +10143,9 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 .Laes_ct_ecb_decrypt_rv64gcv_out_stored.1:
 .Laes_ct_ecb_decrypt_rv64gcv_skip:
 	addi       	a1, zero, 2
-	ld         	t1, 168(sp)
+	ld         	t1, 128(sp)
 	bgeu       	a1, t1, .Laes_ct_ecb_decrypt_rv64gcv_skip.1
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	addi       	t1, t1, 32
 	andi       	a1, t1, 7
 	bne        	a1, zero, .Laes_ct_ecb_decrypt_rv64gcv_out_unaligned.2
@@ -10185,9 +10155,9 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 .Laes_ct_ecb_decrypt_rv64gcv_out_stored.2:
 .Laes_ct_ecb_decrypt_rv64gcv_skip.1:
 	addi       	a1, zero, 3
-	ld         	t1, 168(sp)
+	ld         	t1, 128(sp)
 	bgeu       	a1, t1, .Laes_ct_ecb_decrypt_rv64gcv_skip.2
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	addi       	t1, t1, 48
 	andi       	a1, t1, 7
 	bne        	a1, zero, .Laes_ct_ecb_decrypt_rv64gcv_out_unaligned.3
@@ -10197,26 +10167,26 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 .Laes_ct_ecb_decrypt_rv64gcv_out_stored.3:
 .Laes_ct_ecb_decrypt_rv64gcv_skip.2:
 	addi       	a1, zero, 4
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	bgeu       	a1, t0, .Laes_ct_ecb_decrypt_rv64gcv_done
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	addi       	t0, t0, -4
-	sd         	t0, 168(sp)
-	ld         	t0, 176(sp)
+	sd         	t0, 128(sp)
+	ld         	t0, 136(sp)
 	addi       	t0, t0, 64
-	sd         	t0, 176(sp)
-	ld         	t0, 192(sp)
+	sd         	t0, 136(sp)
+	ld         	t0, 152(sp)
 	addi       	t0, t0, 64
-	sd         	t0, 192(sp)
+	sd         	t0, 152(sp)
 	jal        	zero, .Laes_ct_ecb_decrypt_rv64gcv_group
 .Laes_ct_ecb_decrypt_rv64gcv_done:
 	// return
+	sd         	zero, 160(sp)
+	sd         	zero, 168(sp)
+	sd         	zero, 176(sp)
+	sd         	zero, 184(sp)
+	sd         	zero, 192(sp)
 	sd         	zero, 200(sp)
-	sd         	zero, 208(sp)
-	sd         	zero, 216(sp)
-	sd         	zero, 224(sp)
-	sd         	zero, 232(sp)
-	sd         	zero, 240(sp)
 	addi       	t2, zero, 0
 	addi       	a0, zero, 0
 	addi       	a2, zero, 0
@@ -10229,22 +10199,22 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
-	ld         	s1, 248(sp)
-	ld         	s2, 256(sp)
-	ld         	s3, 264(sp)
-	ld         	s4, 272(sp)
-	ld         	s5, 280(sp)
-	ld         	s6, 288(sp)
-	ld         	s7, 296(sp)
-	ld         	s8, 304(sp)
-	ld         	s9, 312(sp)
-	ld         	s10, 320(sp)
-	ld         	s11, 328(sp)
-	ld         	ra, 336(sp)
-	addi       	sp, sp, 352
+	ld         	s1, 208(sp)
+	ld         	s2, 216(sp)
+	ld         	s3, 224(sp)
+	ld         	s4, 232(sp)
+	ld         	s5, 240(sp)
+	ld         	s6, 248(sp)
+	ld         	s7, 256(sp)
+	ld         	s8, 264(sp)
+	ld         	s9, 272(sp)
+	ld         	s10, 280(sp)
+	ld         	s11, 288(sp)
+	ld         	ra, 296(sp)
+	addi       	sp, sp, 304
 	jalr       	zero, 0(ra)
 .Laes_ct_ecb_decrypt_rv64gcv_in_unaligned:
-	ld         	t0, 176(sp)
+	ld         	t0, 136(sp)
 	sub        	t1, t0, a1
 	slli       	a1, a1, 3
 	sub        	a3, zero, a1
@@ -10301,50 +10271,50 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gcv)
 	or         	t3, t3, a4
 	jal        	zero, .Laes_ct_ecb_decrypt_rv64gcv_in_loaded.3
 .Laes_ct_ecb_decrypt_rv64gcv_out_unaligned:
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 0(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 1(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 2(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 3(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 4(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 5(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 6(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 7(a1)
 	sb         	t1, 8(a1)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 9(t2)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 10(t2)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 11(t2)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 12(t2)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 13(t2)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 14(t2)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 15(t2)
 	jal        	zero, .Laes_ct_ecb_decrypt_rv64gcv_out_stored
 .Laes_ct_ecb_decrypt_rv64gcv_out_unaligned.1:
@@ -10451,8 +10421,8 @@ kgen_aes_ct_rv64gcv_masks:
 	.quad	0x5555555555555555, 0x3333333333333333, 0x0f0f0f0f0f0f0f0f, 0x00000000ffff0000
 	.quad	0x0000ff000000ff00, 0xffffffff00000000, 0x0fff0fff0fff0fff, 0x00ff00ff00ff00ff
 	.quad	0x000f000f000f000f, 0x00f000ff000f0000, 0x0f0f00000f0f0000, 0x00ff000000ff0000
-	.quad	0x000f00ff00f00000, 0x0000ffff0000ffff, 0x0000000001010101, 0x0000000063636363
-	.quad	0x0000000080808080, 0x000000007f7f7f7f, 0x000000001b1b1b1b, 0xff00ff00ff00ff00
+	.quad	0x000f00ff00f00000, 0x0000ffff0000ffff, 0xff00ff00ff00ff00, 0x0000000001010101
+	.quad	0x0000000063636363, 0x0000000080808080, 0x000000007f7f7f7f, 0x000000001b1b1b1b
 	.p2align	0
 kgen_aes_ct_rv64gcv_masks_rcon:
 	.byte	0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x1b, 0x36
@@ -10538,21 +10508,19 @@ kgen_aes_ct_rv64gcv_wide:
 	.byte	0x00, 0x0d, 0x0a, 0x07, 0x04, 0x01, 0x0e, 0x0b, 0x08, 0x05, 0x02, 0x0f, 0x0c, 0x09, 0x06, 0x03
 	.p2align	4
 kgen_aes_ct_rv64gcv_vperm:
-	.byte	0x00, 0x10, 0x02, 0x12, 0x64, 0x74, 0x66, 0x76, 0xc4, 0xd4, 0xc6, 0xd6, 0xa0, 0xb0, 0xa2, 0xb2
+	.byte	0x0c, 0x1c, 0x0e, 0x1e, 0x68, 0x78, 0x6a, 0x7a, 0xc8, 0xd8, 0xca, 0xda, 0xac, 0xbc, 0xae, 0xbe
 	.byte	0x00, 0xc3, 0x5d, 0x9e, 0x43, 0x80, 0x1e, 0xdd, 0x5e, 0x9d, 0x03, 0xc0, 0x1d, 0xde, 0x40, 0x83
 	.byte	0x80, 0x01, 0x09, 0x0e, 0x0d, 0x0b, 0x07, 0x06, 0x0f, 0x02, 0x0c, 0x05, 0x0a, 0x04, 0x03, 0x08
 	.byte	0x80, 0x0f, 0x0e, 0x05, 0x07, 0x03, 0x0b, 0x04, 0x0a, 0x0d, 0x08, 0x06, 0x0c, 0x09, 0x02, 0x01
 	.byte	0x00, 0x64, 0x99, 0x12, 0xe5, 0x0a, 0x8b, 0xef, 0x76, 0x93, 0x81, 0x18, 0x6e, 0x7c, 0xf7, 0xfd
 	.byte	0x00, 0x7b, 0xb0, 0x3d, 0x67, 0x91, 0x8d, 0xf6, 0x46, 0x21, 0x1c, 0xac, 0xea, 0xd7, 0x5a, 0xcb
-	.byte	0x00, 0xc8, 0x29, 0x24, 0xd1, 0x14, 0x0d, 0xc5, 0xec, 0x3d, 0x19, 0x30, 0xdc, 0xf8, 0xf5, 0xe1
-	.byte	0x00, 0xf6, 0x7b, 0x7a, 0xce, 0x39, 0x01, 0xf7, 0x8c, 0x42, 0x38, 0x43, 0xcf, 0xb5, 0xb4, 0x8d
 	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
 	.byte	0x05, 0x0a, 0x0f, 0x00, 0x09, 0x0e, 0x03, 0x04, 0x0d, 0x02, 0x07, 0x08, 0x01, 0x06, 0x0b, 0x0c
-	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
-	.byte	0x0a, 0x0f, 0x00, 0x05, 0x0e, 0x03, 0x04, 0x09, 0x02, 0x07, 0x08, 0x0d, 0x06, 0x0b, 0x0c, 0x01
+	.byte	0x0f, 0x00, 0x05, 0x0a, 0x03, 0x04, 0x09, 0x0e, 0x07, 0x08, 0x0d, 0x02, 0x0b, 0x0c, 0x01, 0x06
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
 	.p2align	4
 kgen_aes_ct_rv64gcv_vperm_dec:
-	.byte	0x00, 0x85, 0xf9, 0x7c, 0x89, 0x0c, 0x70, 0xf5, 0x82, 0x07, 0x7b, 0xfe, 0x0b, 0x8e, 0xf2, 0x77
+	.byte	0x74, 0xf1, 0x8d, 0x08, 0xfd, 0x78, 0x04, 0x81, 0xf6, 0x73, 0x0f, 0x8a, 0x7f, 0xfa, 0x86, 0x03
 	.byte	0x00, 0x67, 0x97, 0xf0, 0x9f, 0xf8, 0x08, 0x6f, 0x29, 0x4e, 0xbe, 0xd9, 0xb6, 0xd1, 0x21, 0x46
 	.byte	0x80, 0x01, 0x09, 0x0e, 0x0d, 0x0b, 0x07, 0x06, 0x0f, 0x02, 0x0c, 0x05, 0x0a, 0x04, 0x03, 0x08
 	.byte	0x80, 0x0f, 0x0e, 0x05, 0x07, 0x03, 0x0b, 0x04, 0x0a, 0x0d, 0x08, 0x06, 0x0c, 0x09, 0x02, 0x01

@@ -14,11 +14,11 @@
 
 /*
  * void aes_ct_encrypt_c906(const u32 rk[60], int nrounds, u8 *out, const u8 *in);
- * aes_ct_encrypt_c906: 105 instructions, frame 0 bytes
- *   integer registers: ra t0 t1 t2 a0 a1 a2 a3
- *   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v17 v24
+ * aes_ct_encrypt_c906: 97 instructions, frame 0 bytes
+ *   integer registers: ra t0 t1 t2 a0 a1 a2 a3 t3
+ *   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15
  *   callee-saved saved/restored: none
- *   most live values at once: 7 integer, 18 vector registers
+ *   most live values at once: 7 integer, 16 vector registers
  *   spills: none
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
@@ -32,118 +32,110 @@ SYM_FUNC_START(aes_ct_encrypt_c906)
 	auipc      	t0, %pcrel_hi(kgen_aes_ct_c906_vperm)
 	addi       	t0, t0, %pcrel_lo(.Laes_ct_encrypt_c906_0)
 	addi       	t1, t0, 0
-	.word	0x12030407	// th.vlb.v v8, (t1)
-	addi       	t1, t0, 16
-	.word	0x12030387	// th.vlb.v v7, (t1)
-	addi       	t1, t0, 32
-	.word	0x12030287	// th.vlb.v v5, (t1)
-	addi       	t1, t0, 48
 	.word	0x12030307	// th.vlb.v v6, (t1)
-	addi       	t1, t0, 64
-	.word	0x12030207	// th.vlb.v v4, (t1)
-	addi       	t1, t0, 80
+	addi       	t1, t0, 16
+	.word	0x12030287	// th.vlb.v v5, (t1)
+	addi       	t1, t0, 32
 	.word	0x12030187	// th.vlb.v v3, (t1)
-	addi       	t1, t0, 96
+	addi       	t1, t0, 48
+	.word	0x12030207	// th.vlb.v v4, (t1)
+	addi       	t1, t0, 64
 	.word	0x12030107	// th.vlb.v v2, (t1)
-	addi       	t1, t0, 112
+	addi       	t1, t0, 80
 	.word	0x12030087	// th.vlb.v v1, (t1)
-	addi       	t1, t0, 128
+	addi       	t1, t0, 96
 	.word	0x12030007	// th.vlb.v v0, (t1)
+	addi       	t1, t0, 112
+	.word	0x12030387	// th.vlb.v v7, (t1)
+	addi       	t1, t0, 128
+	.word	0x12030407	// th.vlb.v v8, (t1)
 	addi       	t1, t0, 144
 	.word	0x12030487	// th.vlb.v v9, (t1)
-	addi       	t1, t0, 160
-	.word	0x12030507	// th.vlb.v v10, (t1)
-	addi       	t1, t0, 176
-	.word	0x12030587	// th.vlb.v v11, (t1)
 	// round 0
-	.word	0x12068607	// th.vlb.v v12, (a3)
-	.word	0x12050687	// th.vlb.v v13, (a0)
-	.word	0x2ec68657	// th.vxor.vv v12, v12, v13
+	.word	0x12068507	// th.vlb.v v10, (a3)
+	.word	0x12050587	// th.vlb.v v11, (a0)
+	.word	0x2ea58557	// th.vxor.vv v10, v10, v11
 	addi       	t0, zero, 99
-	// rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
+	addi       	t2, zero, 27
+	.word	0x2ea2c557	// th.vxor.vx v10, v10, t0
+	// rounds 1 .. rounds-1 in a loop
 	addi       	t1, a0, 16
-	addi       	t2, a1, -1
+	addi       	t3, a1, -1
 .Laes_ct_encrypt_c906_vround:
-	.word	0x26c7b6d7	// th.vand.vi v13, v12, 15
-	.word	0xa2c23657	// th.vsrl.vi v12, v12, 4
-	.word	0x32868757	// th.vrgather.vv v14, v8, v13
-	.word	0x327606d7	// th.vrgather.vv v13, v7, v12
+	.word	0x26a7b5d7	// th.vand.vi v11, v10, 15
+	.word	0xa2a23557	// th.vsrl.vi v10, v10, 4
+	.word	0x32658657	// th.vrgather.vv v12, v6, v11
+	.word	0x325505d7	// th.vrgather.vv v11, v5, v10
+	.word	0x2ec58657	// th.vxor.vv v12, v12, v11
+	.word	0x12030507	// th.vlb.v v10, (t1)
+	.word	0xa2c235d7	// th.vsrl.vi v11, v12, 4
+	.word	0x26c7b7d7	// th.vand.vi v15, v12, 15
+	.word	0x32358757	// th.vrgather.vv v14, v3, v11
+	.word	0x2eb78657	// th.vxor.vv v12, v11, v15
+	.word	0x324786d7	// th.vrgather.vv v13, v4, v15
+	.word	0x323607d7	// th.vrgather.vv v15, v3, v12
 	.word	0x2ee68757	// th.vxor.vv v14, v14, v13
-	.word	0x12030607	// th.vlb.v v12, (t1)
-	.word	0xa2e236d7	// th.vsrl.vi v13, v14, 4
-	.word	0x26e7b8d7	// th.vand.vi v17, v14, 15
-	.word	0x32568857	// th.vrgather.vv v16, v5, v13
-	.word	0x2ed88757	// th.vxor.vv v14, v13, v17
-	.word	0x326887d7	// th.vrgather.vv v15, v6, v17
-	.word	0x325708d7	// th.vrgather.vv v17, v5, v14
-	.word	0x2f078857	// th.vxor.vv v16, v16, v15
-	.word	0x2f1787d7	// th.vxor.vv v15, v17, v15
-	.word	0x325808d7	// th.vrgather.vv v17, v5, v16
-	.word	0x32578857	// th.vrgather.vv v16, v5, v15
-	.word	0x2f170757	// th.vxor.vv v14, v17, v14
-	.word	0x2f0686d7	// th.vxor.vv v13, v16, v13
-	.word	0x32470857	// th.vrgather.vv v16, v4, v14
-	.word	0x323688d7	// th.vrgather.vv v17, v3, v13
-	.word	0x322707d7	// th.vrgather.vv v15, v2, v14
-	.word	0x32168757	// th.vrgather.vv v14, v1, v13
-	.word	0x2f0886d7	// th.vxor.vv v13, v16, v17
-	.word	0x2ef70857	// th.vxor.vv v16, v15, v14
-	.word	0x32d508d7	// th.vrgather.vv v17, v13, v10
-	.word	0x2ed807d7	// th.vxor.vv v15, v13, v16
-	.word	0x33000757	// th.vrgather.vv v14, v16, v0
-	.word	0x32f48857	// th.vrgather.vv v16, v15, v9
-	.word	0x2ed886d7	// th.vxor.vv v13, v13, v17
-	.word	0x2ee807d7	// th.vxor.vv v15, v14, v16
-	.word	0x32d58757	// th.vrgather.vv v14, v13, v11
-	.word	0x2ef706d7	// th.vxor.vv v13, v15, v14
-	.word	0x2ec2c657	// th.vxor.vx v12, v12, t0
-	.word	0x2ed60657	// th.vxor.vv v12, v13, v12
+	.word	0x2ef686d7	// th.vxor.vv v13, v15, v13
+	.word	0x323707d7	// th.vrgather.vv v15, v3, v14
+	.word	0x32368757	// th.vrgather.vv v14, v3, v13
+	.word	0x2ef60657	// th.vxor.vv v12, v15, v12
+	.word	0x2ee585d7	// th.vxor.vv v11, v14, v11
+	.word	0x322606d7	// th.vrgather.vv v13, v2, v12
+	.word	0x32158657	// th.vrgather.vv v12, v1, v11
+	.word	0x2ed60757	// th.vxor.vv v14, v13, v12
+	.word	0xa6e3b6d7	// th.vsra.vi v13, v14, 7
+	.word	0x02e705d7	// th.vadd.vv v11, v14, v14
+	.word	0x26d3c6d7	// th.vand.vx v13, v13, t2
+	.word	0x32e38657	// th.vrgather.vv v12, v14, v7
+	.word	0x2eb685d7	// th.vxor.vv v11, v11, v13
+	.word	0x32e406d7	// th.vrgather.vv v13, v14, v8
+	.word	0x32b00757	// th.vrgather.vv v14, v11, v0
+	.word	0x2ee605d7	// th.vxor.vv v11, v14, v12
+	.word	0x2eb68657	// th.vxor.vv v12, v11, v13
+	.word	0x32b486d7	// th.vrgather.vv v13, v11, v9
+	.word	0x2ec685d7	// th.vxor.vv v11, v12, v13
+	.word	0x2eb50557	// th.vxor.vv v10, v11, v10
 	addi       	t1, t1, 16
-	addi       	t2, t2, -1
-	bne        	t2, zero, .Laes_ct_encrypt_c906_vround
+	addi       	t3, t3, -1
+	bne        	t3, zero, .Laes_ct_encrypt_c906_vround
 	// the last round and its key
-	.word	0x26c7b4d7	// th.vand.vi v9, v12, 15
-	.word	0xa2c23557	// th.vsrl.vi v10, v12, 4
-	.word	0x328485d7	// th.vrgather.vv v11, v8, v9
-	.word	0x32750457	// th.vrgather.vv v8, v7, v10
-	.word	0x2eb40457	// th.vxor.vv v8, v11, v8
-	.word	0xa28233d7	// th.vsrl.vi v7, v8, 4
-	.word	0x2687b4d7	// th.vand.vi v9, v8, 15
-	.word	0x32648457	// th.vrgather.vv v8, v6, v9
-	.word	0x2e748357	// th.vxor.vv v6, v7, v9
-	.word	0x325384d7	// th.vrgather.vv v9, v5, v7
-	.word	0x2e9404d7	// th.vxor.vv v9, v9, v8
-	.word	0x32530557	// th.vrgather.vv v10, v5, v6
-	.word	0x2ea40457	// th.vxor.vv v8, v10, v8
-	.word	0x32548557	// th.vrgather.vv v10, v5, v9
-	.word	0x2ea30357	// th.vxor.vv v6, v10, v6
-	.word	0x325404d7	// th.vrgather.vv v9, v5, v8
-	.word	0x2e9382d7	// th.vxor.vv v5, v9, v7
-	.word	0x324303d7	// th.vrgather.vv v7, v4, v6
-	.word	0x32328257	// th.vrgather.vv v4, v3, v5
-	.word	0x2e7201d7	// th.vxor.vv v3, v7, v4
-	.word	0x32230257	// th.vrgather.vv v4, v2, v6
-	.word	0x32128157	// th.vrgather.vv v2, v1, v5
-	.word	0x2e4100d7	// th.vxor.vv v1, v4, v2
-	.word	0x323000d7	// th.vrgather.vv v1, v3, v0
+	.word	0x26a7b3d7	// th.vand.vi v7, v10, 15
+	.word	0xa2a23457	// th.vsrl.vi v8, v10, 4
+	.word	0x326384d7	// th.vrgather.vv v9, v6, v7
+	.word	0x32540357	// th.vrgather.vv v6, v5, v8
+	.word	0x2e930357	// th.vxor.vv v6, v9, v6
+	.word	0xa26232d7	// th.vsrl.vi v5, v6, 4
+	.word	0x2667b3d7	// th.vand.vi v7, v6, 15
+	.word	0x32438357	// th.vrgather.vv v6, v4, v7
+	.word	0x2e538257	// th.vxor.vv v4, v5, v7
+	.word	0x323283d7	// th.vrgather.vv v7, v3, v5
+	.word	0x2e7303d7	// th.vxor.vv v7, v7, v6
+	.word	0x32320457	// th.vrgather.vv v8, v3, v4
+	.word	0x2e830357	// th.vxor.vv v6, v8, v6
+	.word	0x32338457	// th.vrgather.vv v8, v3, v7
+	.word	0x2e820257	// th.vxor.vv v4, v8, v4
+	.word	0x323303d7	// th.vrgather.vv v7, v3, v6
+	.word	0x2e7281d7	// th.vxor.vv v3, v7, v5
+	.word	0x322202d7	// th.vrgather.vv v5, v2, v4
+	.word	0x32118157	// th.vrgather.vv v2, v1, v3
+	.word	0x2e510157	// th.vxor.vv v2, v5, v2
+	.word	0x322000d7	// th.vrgather.vv v1, v2, v0
 	.word	0x12030007	// th.vlb.v v0, (t1)
-	.word	0x2e02c057	// th.vxor.vx v0, v0, t0
 	.word	0x2e1000d7	// th.vxor.vv v1, v1, v0
+	.word	0x2e12c0d7	// th.vxor.vx v1, v1, t0
 	.word	0x020600a7	// th.vsb.v v1, (a2)
 	// return
 	.word	0x00307057	// th.vsetvli zero, zero, e8, m8, d1
 	.word	0x5e003057	// th.vmv.v.i v0, 0
 	.word	0x5e003457	// th.vmv.v.i v8, 0
-	.word	0x5e003857	// th.vmv.v.i v16, 0
-	.word	0x5e003c57	// th.vmv.v.i v24, 0
 	jalr       	zero, 0(ra)
 SYM_FUNC_END(aes_ct_encrypt_c906)
 
 /*
  * void aes_ct_decrypt_c906(const u32 rk[60], int nrounds, u8 *out, const u8 *in);
- * aes_ct_decrypt_c906: 115 instructions, frame 0 bytes
- *   integer registers: ra t0 t1 t2 a0 a1 a2 a3
- *   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v17 v18 v19 v20 v21 v22 v24
+ * aes_ct_decrypt_c906: 111 instructions, frame 0 bytes
+ *   integer registers: ra t0 t1 a0 a1 a2 a3
+ *   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v17 v18 v19 v20 v21 v22
  *   callee-saved saved/restored: none
  *   most live values at once: 7 integer, 23 vector registers
  *   spills: none
@@ -190,15 +182,13 @@ SYM_FUNC_START(aes_ct_decrypt_c906)
 	.word	0x12030787	// th.vlb.v v15, (t1)
 	addi       	t1, t0, 240
 	.word	0x12030087	// th.vlb.v v1, (t1)
-	// round 0: the block ^ key 0 ^ 0x63
+	// round 0: the block ^ key 0
 	.word	0x12068807	// th.vlb.v v16, (a3)
 	.word	0x12050887	// th.vlb.v v17, (a0)
-	addi       	t1, zero, 99
-	.word	0x2f1348d7	// th.vxor.vx v17, v17, t1
 	.word	0x2f088857	// th.vxor.vv v16, v16, v17
-	// rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
+	// rounds 1 .. rounds-1 in a loop
 	addi       	t0, a0, 16
-	addi       	t2, a1, -1
+	addi       	t1, a1, -1
 .Laes_ct_decrypt_c906_vround:
 	.word	0x2707b8d7	// th.vand.vi v17, v16, 15
 	.word	0xa3023857	// th.vsrl.vi v16, v16, 4
@@ -236,12 +226,11 @@ SYM_FUNC_START(aes_ct_decrypt_c906)
 	.word	0x2f4888d7	// th.vxor.vv v17, v20, v17
 	.word	0x332789d7	// th.vrgather.vv v19, v18, v15
 	.word	0x2f3888d7	// th.vxor.vv v17, v19, v17
-	.word	0x2f034857	// th.vxor.vx v16, v16, t1
 	.word	0x33108957	// th.vrgather.vv v18, v17, v1
 	.word	0x2f280857	// th.vxor.vv v16, v18, v16
 	addi       	t0, t0, 16
-	addi       	t2, t2, -1
-	bne        	t2, zero, .Laes_ct_decrypt_c906_vround
+	addi       	t1, t1, -1
+	bne        	t1, zero, .Laes_ct_decrypt_c906_vround
 	// the last round and its key
 	.word	0x2707b3d7	// th.vand.vi v7, v16, 15
 	.word	0xa3023457	// th.vsrl.vi v8, v16, 4
@@ -272,7 +261,6 @@ SYM_FUNC_START(aes_ct_decrypt_c906)
 	.word	0x5e003057	// th.vmv.v.i v0, 0
 	.word	0x5e003457	// th.vmv.v.i v8, 0
 	.word	0x5e003857	// th.vmv.v.i v16, 0
-	.word	0x5e003c57	// th.vmv.v.i v24, 0
 	jalr       	zero, 0(ra)
 SYM_FUNC_END(aes_ct_decrypt_c906)
 
@@ -374,7 +362,7 @@ SYM_FUNC_START(aes_ct_expandkey_c906)
 .Laes_ct_expandkey_c906_pass:
 	// w[i] = w[i-nk] ^ SubWord(RotWord(w[i-1])) ^ rcon, then w[i+1..i+4]
 	th.srriw   	t6, t4, 8
-	ld         	t4, 112(t0)
+	ld         	t4, 120(t0)
 	and        	t3, t6, t4
 	srli       	t5, t6, 1
 	and        	a5, t5, t4
@@ -522,7 +510,7 @@ SYM_FUNC_START(aes_ct_expandkey_c906)
 	or         	t3, t3, t5
 	slli       	t4, t4, 7
 	or         	t3, t3, t4
-	ld         	t4, 120(t0)
+	ld         	t4, 128(t0)
 	xor        	t4, t3, t4
 	ld         	t5, 16(sp)
 	lbu        	t3, 0(t5)
@@ -556,7 +544,7 @@ SYM_FUNC_START(aes_ct_expandkey_c906)
 	ld         	t5, 24(sp)
 	bne        	t5, t3, .Laes_ct_expandkey_c906_two
 	// AES-256: w[i+4] takes SubWord(w[i+3])
-	ld         	t6, 112(t0)
+	ld         	t6, 120(t0)
 	and        	t3, t4, t6
 	srli       	t5, t4, 1
 	and        	a5, t5, t6
@@ -704,7 +692,7 @@ SYM_FUNC_START(aes_ct_expandkey_c906)
 	or         	t3, t3, t5
 	slli       	t4, t4, 7
 	or         	t3, t3, t4
-	ld         	t4, 120(t0)
+	ld         	t4, 128(t0)
 	xor        	t3, t3, t4
 	addi       	t4, t3, 0
 .Laes_ct_expandkey_c906_two:
@@ -766,9 +754,9 @@ SYM_FUNC_START(aes_ct_expandkey_c906)
 	addi       	t2, t2, -16
 .Laes_ct_expandkey_c906_imc:
 	lwu        	t3, 0(t1)
-	ld         	t6, 128(t0)
-	ld         	t5, 136(t0)
-	ld         	t4, 144(t0)
+	ld         	t6, 136(t0)
+	ld         	t5, 144(t0)
+	ld         	t4, 152(t0)
 	and        	t6, t3, t6
 	and        	t5, t3, t5
 	slli       	t5, t5, 1
@@ -777,9 +765,9 @@ SYM_FUNC_START(aes_ct_expandkey_c906)
 	sub        	t6, a0, t6
 	and        	t4, t6, t4
 	xor        	t4, t5, t4
-	ld         	a0, 128(t0)
-	ld         	t6, 136(t0)
-	ld         	t5, 144(t0)
+	ld         	a0, 136(t0)
+	ld         	t6, 144(t0)
+	ld         	t5, 152(t0)
 	and        	a0, t4, a0
 	and        	t6, t4, t6
 	slli       	t6, t6, 1
@@ -788,9 +776,9 @@ SYM_FUNC_START(aes_ct_expandkey_c906)
 	sub        	a0, a1, a0
 	and        	t5, a0, t5
 	xor        	t5, t6, t5
-	ld         	a1, 128(t0)
-	ld         	a0, 136(t0)
-	ld         	t6, 144(t0)
+	ld         	a1, 136(t0)
+	ld         	a0, 144(t0)
+	ld         	t6, 152(t0)
 	and        	a1, t5, a1
 	and        	a0, t5, a0
 	slli       	a0, a0, 1
@@ -849,49 +837,48 @@ SYM_FUNC_END(aes_ct_expandkey_c906)
 
 /*
  * void aes_ct_ctr32_c906(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks, const u8 iv[16]);
- * aes_ct_ctr32_c906: 5881 instructions, frame 2016 bytes
+ * aes_ct_ctr32_c906: 5864 instructions, frame 1984 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v17 v18 v19 v20 v21 v22 v23 v24 v25 v26 v27 v28 v29 v30
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 27 integer, 29 vector registers
- *   spills: 12 values (iv, rk, nblocks, rounds, out, in, ctr, vpo, vkp, pass_off, w, vkp), 25 stores, 101 reloads, modeled cost 3947 cycles per pass (loops counted 8 times per level)
+ *   spills: 12 values (iv, rk, nblocks, nrounds, out, in, ctr, vpo, vkp, pass_off, w, vkp), 25 stores, 101 reloads, modeled cost 3947 cycles per pass (loops counted 8 times per level)
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
  *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
  */
 SYM_FUNC_START(aes_ct_ctr32_c906)
-	addi       	sp, sp, -2016
-	sd         	s1, 1920(sp)
-	sd         	s2, 1928(sp)
-	sd         	s3, 1936(sp)
-	sd         	s4, 1944(sp)
-	sd         	s5, 1952(sp)
-	sd         	s6, 1960(sp)
-	sd         	s7, 1968(sp)
-	sd         	s8, 1976(sp)
-	sd         	s9, 1984(sp)
-	sd         	s10, 1992(sp)
-	sd         	s11, 2000(sp)
-	sd         	ra, 2008(sp)
-	sd         	a3, 1880(sp)
-	sd         	a2, 1872(sp)
-	sd         	a4, 1856(sp)
-	sd         	a0, 1848(sp)
-	sd         	a5, 1840(sp)
-	ld         	t0, 1856(sp)
+	addi       	sp, sp, -1984
+	sd         	s1, 1888(sp)
+	sd         	s2, 1896(sp)
+	sd         	s3, 1904(sp)
+	sd         	s4, 1912(sp)
+	sd         	s5, 1920(sp)
+	sd         	s6, 1928(sp)
+	sd         	s7, 1936(sp)
+	sd         	s8, 1944(sp)
+	sd         	s9, 1952(sp)
+	sd         	s10, 1960(sp)
+	sd         	s11, 1968(sp)
+	sd         	ra, 1976(sp)
+	sd         	a3, 1848(sp)
+	sd         	a2, 1840(sp)
+	sd         	a1, 1832(sp)
+	sd         	a4, 1824(sp)
+	sd         	a0, 1816(sp)
+	sd         	a5, 1808(sp)
+	ld         	t0, 1824(sp)
 	bne        	t0, zero, .Laes_ct_ctr32_c906_start
 	jal        	zero, .Laes_ct_ctr32_c906_done
 .Laes_ct_ctr32_c906_start:
-	addi       	t0, a1, 0
-	sd         	t0, 1864(sp)
 	// up to FEW_FIRST blocks: one at a time by nibble lookups (a bitsliced pass computes twelve)
 	addi       	t0, zero, 6
-	ld         	t1, 1856(sp)
+	ld         	t1, 1824(sp)
 	bltu       	t0, t1, .Laes_ct_ctr32_c906_many
-	ld         	t0, 1840(sp)
+	ld         	t0, 1808(sp)
 	lwu        	t0, 12(t0)
 	th.revw    	t0, t0
-	sd         	t0, 1888(sp)
+	sd         	t0, 1856(sp)
 	jal        	zero, .Laes_ct_ctr32_c906_few
 .Laes_ct_ctr32_c906_many:
 .Laes_ct_ctr32_c906_4:
@@ -927,16 +914,6 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	sd         	t1, 1192(sp)
 	ld         	t1, 112(t0)
 	sd         	t1, 1200(sp)
-	ld         	t1, 120(t0)
-	sd         	t1, 1208(sp)
-	ld         	t1, 128(t0)
-	sd         	t1, 1216(sp)
-	ld         	t1, 136(t0)
-	sd         	t1, 1224(sp)
-	ld         	t1, 144(t0)
-	sd         	t1, 1232(sp)
-	ld         	t1, 152(t0)
-	sd         	t1, 1240(sp)
 	// the round keys, bitsliced, into the frame: round r's at 64r. Zeros first (every key's bytes are then written before they are read, which the loop's stores cannot show)
 	sd         	zero, 64(sp)
 	sd         	zero, 72(sp)
@@ -1066,9 +1043,9 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	sd         	zero, 1064(sp)
 	sd         	zero, 1072(sp)
 	sd         	zero, 1080(sp)
-	ld         	t0, 1864(sp)
+	ld         	t0, 1832(sp)
 	slli       	t2, t0, 6
-	ld         	t0, 1848(sp)
+	ld         	t0, 1816(sp)
 	addi       	t1, t0, 16
 	addi       	t3, zero, 0
 .Laes_ct_ctr32_c906_keys4:
@@ -1803,7 +1780,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	jal        	zero, .Laes_ct_ctr32_c906_keys12
 .Laes_ct_ctr32_c906_keys_done:
 	// the nonce (ivec[0..12]) bitsliced with round key 0, in round key 0's place; the counter
-	ld         	t1, 1840(sp)
+	ld         	t1, 1808(sp)
 	ld         	t0, 0(t1)
 	ld         	t1, 8(t1)
 	th.extu    	t4, t1, 31, 0
@@ -1903,7 +1880,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	xor        	a0, a3, a4
 	slli       	a3, a4, 4
 	xor        	a2, a2, a3
-	ld         	a3, 1848(sp)
+	ld         	a3, 1816(sp)
 	ld         	a6, 0(a3)
 	ld         	a7, 8(a3)
 	ld         	a4, 1112(sp)
@@ -2020,7 +1997,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	sd         	a0, 56(sp)
 	srli       	t2, t1, 32
 	th.revw    	t2, t2
-	sd         	t2, 1888(sp)
+	sd         	t2, 1856(sp)
 	addi       	t2, zero, 16
 	.word	0x0003f057	// th.vsetvli zero, t2, e8, m1, d1
 	// the vector round keys into the frame: round r's bytes at 16(r-1)
@@ -2029,58 +2006,58 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	addi       	t2, t2, %pcrel_lo(.Laes_ct_ctr32_c906_8)
 	addi       	t6, t2, 0
 	.word	0x120f8107	// th.vlb.v v2, (t6)
-	addi       	t6, sp, 1248
+	addi       	t6, sp, 1216
 	.word	0x020f8127	// th.vsb.v v2, (t6)
 	addi       	t6, t2, 16
 	.word	0x120f8107	// th.vlb.v v2, (t6)
-	addi       	t6, sp, 1264
+	addi       	t6, sp, 1232
 	.word	0x020f8127	// th.vsb.v v2, (t6)
 	addi       	t6, t2, 32
 	.word	0x120f8107	// th.vlb.v v2, (t6)
-	addi       	t6, sp, 1280
+	addi       	t6, sp, 1248
 	.word	0x020f8127	// th.vsb.v v2, (t6)
 	addi       	t6, t2, 48
 	.word	0x120f8107	// th.vlb.v v2, (t6)
-	addi       	t6, sp, 1296
+	addi       	t6, sp, 1264
 	.word	0x020f8127	// th.vsb.v v2, (t6)
 	addi       	t6, t2, 64
 	.word	0x120f8107	// th.vlb.v v2, (t6)
-	addi       	t6, sp, 1312
+	addi       	t6, sp, 1280
 	.word	0x020f8127	// th.vsb.v v2, (t6)
 	addi       	t6, t2, 80
 	.word	0x120f8107	// th.vlb.v v2, (t6)
-	addi       	t6, sp, 1328
+	addi       	t6, sp, 1296
 	.word	0x020f8127	// th.vsb.v v2, (t6)
 	addi       	t6, t2, 96
 	.word	0x120f8107	// th.vlb.v v2, (t6)
-	addi       	t6, sp, 1344
+	addi       	t6, sp, 1312
 	.word	0x020f8127	// th.vsb.v v2, (t6)
 	addi       	t6, t2, 112
 	.word	0x120f8107	// th.vlb.v v2, (t6)
-	addi       	t6, sp, 1360
+	addi       	t6, sp, 1328
 	.word	0x020f8127	// th.vsb.v v2, (t6)
 	addi       	t6, t2, 128
 	.word	0x120f8107	// th.vlb.v v2, (t6)
-	addi       	t6, sp, 1376
+	addi       	t6, sp, 1344
 	.word	0x020f8127	// th.vsb.v v2, (t6)
 	addi       	t6, t2, 144
 	.word	0x120f8107	// th.vlb.v v2, (t6)
-	addi       	t6, sp, 1392
+	addi       	t6, sp, 1360
 	.word	0x020f8127	// th.vsb.v v2, (t6)
 	addi       	t6, t2, 160
 	.word	0x120f8107	// th.vlb.v v2, (t6)
-	addi       	t6, sp, 1408
+	addi       	t6, sp, 1376
 	.word	0x020f8127	// th.vsb.v v2, (t6)
 	addi       	t6, t2, 176
 	.word	0x120f8107	// th.vlb.v v2, (t6)
-	addi       	t6, sp, 1424
+	addi       	t6, sp, 1392
 	.word	0x020f8127	// th.vsb.v v2, (t6)
 	addi       	t3, zero, 128
 	.word	0x003e7057	// th.vsetvli zero, t3, e8, m8, d1
 	.word	0x5e003057	// th.vmv.v.i v0, 0
-	addi       	t3, sp, 1440
+	addi       	t3, sp, 1408
 	.word	0x020e0027	// th.vsb.v v0, (t3)
-	addi       	t3, sp, 1568
+	addi       	t3, sp, 1536
 	.word	0x020e0027	// th.vsb.v v0, (t3)
 	addi       	t3, zero, 16
 	.word	0x000e7057	// th.vsetvli zero, t3, e8, m1, d1
@@ -2089,7 +2066,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	addi       	t5, zero, 99
 .Laes_ct_ctr32_c906_vkeys:
 	slli       	t6, t3, 4
-	ld         	a0, 1848(sp)
+	ld         	a0, 1816(sp)
 	add        	t6, a0, t6
 	.word	0x120f8087	// th.vlb.v v1, (t6)
 	sub        	t6, zero, t3
@@ -2100,20 +2077,24 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x32110057	// th.vrgather.vv v0, v1, v2
 	.word	0x2e0f4057	// th.vxor.vx v0, v0, t5
 	andi       	a0, t4, 240
-	addi       	t6, sp, 1440
+	addi       	t6, sp, 1408
 	add        	t6, t6, a0
 	.word	0x020f8027	// th.vsb.v v0, (t6)
 	addi       	t4, t4, 16
 	addi       	t3, t3, 1
-	ld         	t6, 1864(sp)
+	ld         	t6, 1832(sp)
 	bgeu       	t6, t3, .Laes_ct_ctr32_c906_vkeys
 	// eight counter blocks in the frame, ^ round key 0: the nonce's now, the counters' every pass
-	ld         	t3, 1848(sp)
+	ld         	t3, 1816(sp)
 	ld         	t2, 0(t3)
 	ld         	t3, 8(t3)
 	xor        	t2, t2, t0
 	xor        	t3, t3, t1
 	srli       	t0, t3, 32
+	sd         	t2, 1664(sp)
+	sd         	t3, 1672(sp)
+	sd         	t2, 1680(sp)
+	sd         	t3, 1688(sp)
 	sd         	t2, 1696(sp)
 	sd         	t3, 1704(sp)
 	sd         	t2, 1712(sp)
@@ -2126,55 +2107,51 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	sd         	t3, 1768(sp)
 	sd         	t2, 1776(sp)
 	sd         	t3, 1784(sp)
-	sd         	t2, 1792(sp)
-	sd         	t3, 1800(sp)
-	sd         	t2, 1808(sp)
-	sd         	t3, 1816(sp)
 .Laes_ct_ctr32_c906_twelve:
 	// vector: counters ctr .. ctr+7 (^ round key 0) into the blocks, which hold the nonce ^ round key 0; the blocks as bit planes
-	ld         	t0, 1848(sp)
+	ld         	t0, 1816(sp)
 	lwu        	t0, 12(t0)
-	ld         	t1, 1888(sp)
+	ld         	t1, 1856(sp)
 	addiw      	t1, t1, 0
 	th.revw    	t1, t1
 	xor        	t1, t1, t0
-	sw         	t1, 1708(sp)
-	ld         	t1, 1888(sp)
+	sw         	t1, 1676(sp)
+	ld         	t1, 1856(sp)
 	addiw      	t1, t1, 1
 	th.revw    	t1, t1
 	xor        	t1, t1, t0
-	sw         	t1, 1724(sp)
-	ld         	t1, 1888(sp)
+	sw         	t1, 1692(sp)
+	ld         	t1, 1856(sp)
 	addiw      	t1, t1, 2
 	th.revw    	t1, t1
 	xor        	t1, t1, t0
-	sw         	t1, 1740(sp)
-	ld         	t1, 1888(sp)
+	sw         	t1, 1708(sp)
+	ld         	t1, 1856(sp)
 	addiw      	t1, t1, 3
 	th.revw    	t1, t1
 	xor        	t1, t1, t0
-	sw         	t1, 1756(sp)
-	ld         	t1, 1888(sp)
+	sw         	t1, 1724(sp)
+	ld         	t1, 1856(sp)
 	addiw      	t1, t1, 4
 	th.revw    	t1, t1
 	xor        	t1, t1, t0
-	sw         	t1, 1772(sp)
-	ld         	t1, 1888(sp)
+	sw         	t1, 1740(sp)
+	ld         	t1, 1856(sp)
 	addiw      	t1, t1, 5
 	th.revw    	t1, t1
 	xor        	t1, t1, t0
-	sw         	t1, 1788(sp)
-	ld         	t1, 1888(sp)
+	sw         	t1, 1756(sp)
+	ld         	t1, 1856(sp)
 	addiw      	t1, t1, 6
 	th.revw    	t1, t1
 	xor        	t1, t1, t0
-	sw         	t1, 1804(sp)
-	ld         	t1, 1888(sp)
+	sw         	t1, 1772(sp)
+	ld         	t1, 1856(sp)
 	addiw      	t1, t1, 7
 	th.revw    	t1, t1
 	xor        	t1, t1, t0
-	sw         	t1, 1820(sp)
-	addi       	t0, sp, 1696
+	sw         	t1, 1788(sp)
+	addi       	t0, sp, 1664
 	addi       	t4, zero, 128
 	.word	0x003ef057	// th.vsetvli zero, t4, e8, m8, d1
 	addi       	t2, zero, 64
@@ -2182,7 +2159,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x0023f057	// th.vsetvli zero, t2, e8, m4, d1
 	addi       	t0, zero, 15
 	// scalar: counters ctr+8 .. ctr+11
-	ld         	t1, 1888(sp)
+	ld         	t1, 1856(sp)
 	addiw      	t1, t1, 8
 	th.revw    	t1, t1
 	th.extu    	t1, t1, 31, 0
@@ -2195,7 +2172,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	or         	t2, t2, t3
 	and        	t1, t2, t1
 	slli       	t1, t1, 8
-	ld         	t2, 1888(sp)
+	ld         	t2, 1856(sp)
 	addiw      	t2, t2, 9
 	.word	0xa2023457	// th.vsrl.vi v8, v0, 4
 	th.revw    	t2, t2
@@ -2210,7 +2187,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	or         	t3, t3, t4
 	and        	t2, t3, t2
 	slli       	t3, t2, 8
-	ld         	t2, 1888(sp)
+	ld         	t2, 1856(sp)
 	addiw      	t2, t2, 10
 	th.revw    	t4, t2
 	th.extu    	t4, t4, 31, 0
@@ -2227,7 +2204,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	or         	t5, t5, t6
 	and        	t4, t5, t4
 	slli       	t4, t4, 8
-	ld         	t5, 1888(sp)
+	ld         	t5, 1856(sp)
 	addiw      	t5, t5, 11
 	th.revw    	t5, t5
 	th.extu    	t5, t5, 31, 0
@@ -2346,11 +2323,11 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x5e0309d7	// th.vmv.v.v v19, v6
 	.word	0x5e038157	// th.vmv.v.v v2, v7
 	addi       	t0, zero, 0
-	sd         	t0, 1896(sp)
+	sd         	t0, 1864(sp)
 	addi       	t0, zero, 0
-	sd         	t0, 1904(sp)
+	sd         	t0, 1872(sp)
 .Laes_ct_ctr32_c906_rounds4:
-	ld         	t0, 1904(sp)
+	ld         	t0, 1872(sp)
 	andi       	t3, t0, 768
 	addi       	t0, sp, 64
 	add        	t0, t0, t3
@@ -2469,15 +2446,15 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x278c8cd7	// th.vand.vv v25, v24, v25
 	xor        	a6, a6, s8
 	.word	0x27690a57	// th.vand.vv v20, v22, v18
-	ld         	s10, 1896(sp)
+	ld         	s10, 1864(sp)
 	andi       	s10, s10, 192
 	.word	0x2f7c8957	// th.vxor.vv v18, v23, v25
-	addi       	ra, sp, 1440
-	sd         	ra, 1912(sp)
+	addi       	ra, sp, 1408
+	sd         	ra, 1880(sp)
 	.word	0x276888d7	// th.vand.vv v17, v22, v17
-	ld         	ra, 1912(sp)
+	ld         	ra, 1880(sp)
 	add        	ra, ra, s10
-	sd         	ra, 1912(sp)
+	sd         	ra, 1880(sp)
 	.word	0x27690bd7	// th.vand.vv v23, v22, v18
 	xor        	s10, s11, a6
 	.word	0x2f310957	// th.vxor.vv v18, v19, v2
@@ -2577,7 +2554,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x2ea48557	// th.vxor.vv v10, v10, v9
 	xor        	a1, s1, t2
 	.word	0x2e8284d7	// th.vxor.vv v9, v8, v5
-	addi       	a2, sp, 1328
+	addi       	a2, sp, 1296
 	.word	0x27000057	// th.vand.vv v0, v16, v0
 	xor        	t2, t2, a3
 	.word	0x2e5382d7	// th.vxor.vv v5, v5, v7
@@ -2649,7 +2626,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x2f320357	// th.vxor.vv v6, v19, v4
 	xor        	t2, t2, s3
 	.word	0x2e388457	// th.vxor.vv v8, v3, v17
-	addi       	s3, sp, 1392
+	addi       	s3, sp, 1360
 	.word	0x2e7305d7	// th.vxor.vv v11, v7, v6
 	th.srri    	s5, t3, 20
 	.word	0x2f0604d7	// th.vxor.vv v9, v16, v12
@@ -2697,7 +2674,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x2eb685d7	// th.vxor.vv v11, v11, v13
 	th.srri    	s1, s3, 40
 	.word	0x2e808457	// th.vxor.vv v8, v8, v1
-	ld         	a7, 1912(sp)
+	ld         	a7, 1880(sp)
 	addi       	a7, a7, 0
 	.word	0x2e9604d7	// th.vxor.vv v9, v9, v12
 	th.srri    	s5, s3, 24
@@ -2974,7 +2951,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x2e650557	// th.vxor.vv v10, v6, v10
 	and        	t6, s7, t6
 	.word	0x2e9184d7	// th.vxor.vv v9, v9, v3
-	addi       	s7, sp, 1344
+	addi       	s7, sp, 1312
 	.word	0x27000057	// th.vand.vv v0, v16, v0
 	xor        	t6, t6, a0
 	.word	0x2e3381d7	// th.vxor.vv v3, v3, v7
@@ -3046,7 +3023,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x2f3203d7	// th.vxor.vv v7, v19, v4
 	xor        	a5, a4, a3
 	.word	0x2e290457	// th.vxor.vv v8, v2, v18
-	addi       	a4, sp, 1408
+	addi       	a4, sp, 1376
 	.word	0x2e638357	// th.vxor.vv v6, v6, v7
 	and        	a5, a5, a7
 	.word	0x2eb68557	// th.vxor.vv v10, v11, v13
@@ -3094,7 +3071,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x2e620257	// th.vxor.vv v4, v6, v4
 	xor        	s4, s4, s3
 	.word	0x2e808357	// th.vxor.vv v6, v8, v1
-	ld         	s5, 1912(sp)
+	ld         	s5, 1880(sp)
 	addi       	s6, s5, 16
 	.word	0x2ea68457	// th.vxor.vv v8, v10, v13
 	and        	a7, s4, a7
@@ -3371,7 +3348,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x2e640557	// th.vxor.vv v10, v6, v8
 	and        	a5, s7, a0
 	.word	0x2eb184d7	// th.vxor.vv v9, v11, v3
-	addi       	a0, sp, 1360
+	addi       	a0, sp, 1328
 	.word	0x27200057	// th.vand.vv v0, v18, v0
 	xor        	a5, a5, s6
 	.word	0x2e3381d7	// th.vxor.vv v3, v3, v7
@@ -3443,7 +3420,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x2f120457	// th.vxor.vv v8, v17, v4
 	and        	t6, t2, t1
 	.word	0x2ea803d7	// th.vxor.vv v7, v10, v16
-	addi       	t2, sp, 1424
+	addi       	t2, sp, 1392
 	.word	0x2e6405d7	// th.vxor.vv v11, v6, v8
 	xor        	a5, t4, t6
 	.word	0x2ed60557	// th.vxor.vv v10, v13, v12
@@ -3491,7 +3468,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x2eb68157	// th.vxor.vv v2, v11, v13
 	xor        	s2, a7, a3
 	.word	0x2e7703d7	// th.vxor.vv v7, v7, v14
-	ld         	a2, 1912(sp)
+	ld         	a2, 1880(sp)
 	addi       	s6, a2, 32
 	.word	0x2ea60557	// th.vxor.vv v10, v10, v12
 	xor        	a7, a0, t6
@@ -3768,7 +3745,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x2e410557	// th.vxor.vv v10, v4, v2
 	xor        	ra, s4, s2
 	.word	0x2e830957	// th.vxor.vv v18, v8, v6
-	ld         	s11, 1912(sp)
+	ld         	s11, 1880(sp)
 	addi       	s11, s11, 48
 	.word	0x2e608457	// th.vxor.vv v8, v6, v1
 	and        	s9, s9, ra
@@ -3791,7 +3768,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0xa653b2d7	// th.vsra.vi v5, v5, 7
 	and        	a6, s7, a6
 	.word	0xa633b1d7	// th.vsra.vi v3, v3, 7
-	addi       	s10, sp, 1312
+	addi       	s10, sp, 1280
 	.word	0xa623b157	// th.vsra.vi v2, v2, 7
 	xor        	s6, s11, a6
 	.word	0xa603b057	// th.vsra.vi v0, v0, 7
@@ -3841,7 +3818,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	xor        	a5, s4, s3
 	and        	t1, s2, t1
 	.word	0x2efa0c57	// th.vxor.vv v24, v15, v20
-	addi       	a6, sp, 1376
+	addi       	a6, sp, 1344
 	.word	0x2e6a89d7	// th.vxor.vv v19, v6, v21
 	xor        	a0, a0, t1
 	.word	0x2ebb07d7	// th.vxor.vv v15, v11, v22
@@ -3939,9 +3916,9 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x2ea00757	// th.vxor.vv v14, v10, v0
 	xor        	t3, t3, t6
 	.word	0x2f0088d7	// th.vxor.vv v17, v16, v1
-	ld         	t4, 1896(sp)
+	ld         	t4, 1864(sp)
 	addi       	t4, t4, 64
-	sd         	t4, 1896(sp)
+	sd         	t4, 1864(sp)
 	.word	0x2f3585d7	// th.vxor.vv v11, v19, v11
 	ld         	t4, 192(t0)
 	.word	0x2ef309d7	// th.vxor.vv v19, v15, v6
@@ -3961,18 +3938,18 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	xor        	a5, a0, a4
 	xor        	s1, a2, a1
 	xor        	a6, t3, t0
-	ld         	t0, 1904(sp)
+	ld         	t0, 1872(sp)
 	addi       	t0, t0, 256
-	sd         	t0, 1904(sp)
-	ld         	t0, 1864(sp)
+	sd         	t0, 1872(sp)
+	ld         	t0, 1832(sp)
 	addi       	t3, t0, -2
 	srli       	t3, t3, 2
 	slli       	t3, t3, 8
-	ld         	t0, 1904(sp)
+	ld         	t0, 1872(sp)
 	bgeu       	t0, t3, .Laes_ct_ctr32_c906_19
 	jal        	zero, .Laes_ct_ctr32_c906_rounds4
 .Laes_ct_ctr32_c906_19:
-	ld         	t0, 1904(sp)
+	ld         	t0, 1872(sp)
 	andi       	t3, t0, 768
 	addi       	t0, sp, 64
 	add        	t0, t0, t3
@@ -4082,7 +4059,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	xor        	s5, s5, s9
 	.word	0x2f8b88d7	// th.vxor.vv v17, v24, v23
 	and        	a6, s5, a6
-	sd         	a6, 1904(sp)
+	sd         	a6, 1872(sp)
 	.word	0x275b0c57	// th.vand.vv v24, v21, v22
 	and        	s9, s5, s3
 	.word	0x2f688cd7	// th.vxor.vv v25, v22, v17
@@ -4092,10 +4069,10 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x277c8bd7	// th.vand.vv v23, v23, v25
 	xor        	s3, a6, s7
 	.word	0x278989d7	// th.vand.vv v19, v24, v19
-	ld         	a6, 1896(sp)
+	ld         	a6, 1864(sp)
 	andi       	s11, a6, 192
 	.word	0x2f6b8b57	// th.vxor.vv v22, v22, v23
-	addi       	a6, sp, 1440
+	addi       	a6, sp, 1408
 	.word	0x27890157	// th.vand.vv v2, v24, v18
 	add        	a6, a6, s11
 	.word	0x278b0957	// th.vand.vv v18, v24, v22
@@ -4193,14 +4170,14 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x2ea584d7	// th.vxor.vv v9, v10, v11
 	xor        	t6, t6, a1
 	.word	0x2eb383d7	// th.vxor.vv v7, v11, v7
-	ld         	a1, 1904(sp)
+	ld         	a1, 1872(sp)
 	xor        	a5, a1, t6
 	.word	0x2ed10557	// th.vxor.vv v10, v13, v2
 	xor        	a2, a3, a5
 	.word	0x2e618657	// th.vxor.vv v12, v6, v3
 	addi       	a6, a6, 0
 	.word	0x2e320257	// th.vxor.vv v4, v3, v4
-	addi       	a1, sp, 1328
+	addi       	a1, sp, 1296
 	.word	0x2e700457	// th.vxor.vv v8, v7, v0
 	xor        	t5, a5, t5
 	.word	0x2e5105d7	// th.vxor.vv v11, v5, v2
@@ -4250,7 +4227,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	xor        	t5, t5, t1
 	and        	a0, t5, t6
 	.word	0x2eb60c57	// th.vxor.vv v24, v11, v12
-	addi       	t5, sp, 1392
+	addi       	t5, sp, 1360
 	.word	0x2e388bd7	// th.vxor.vv v23, v3, v17
 	xor        	a0, t1, a0
 	.word	0x2e880b57	// th.vxor.vv v22, v8, v16
@@ -4406,7 +4383,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	xor        	s1, a2, s1
 	xor        	a7, t3, t6
 	addi       	t2, zero, 12
-	ld         	t3, 1864(sp)
+	ld         	t3, 1832(sp)
 	beq        	t3, t2, .Laes_ct_ctr32_c906_20
 	jal        	zero, .Laes_ct_ctr32_c906_last_round
 .Laes_ct_ctr32_c906_20:
@@ -4525,15 +4502,15 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x278c8cd7	// th.vand.vv v25, v24, v25
 	xor        	a7, a7, s8
 	.word	0x27690a57	// th.vand.vv v20, v22, v18
-	ld         	s10, 1896(sp)
+	ld         	s10, 1864(sp)
 	andi       	s10, s10, 192
 	.word	0x2f7c8957	// th.vxor.vv v18, v23, v25
-	addi       	ra, sp, 1440
-	sd         	ra, 1896(sp)
+	addi       	ra, sp, 1408
+	sd         	ra, 1864(sp)
 	.word	0x276787d7	// th.vand.vv v15, v22, v15
-	ld         	ra, 1896(sp)
+	ld         	ra, 1864(sp)
 	add        	ra, ra, s10
-	sd         	ra, 1896(sp)
+	sd         	ra, 1864(sp)
 	.word	0x27690bd7	// th.vand.vv v23, v22, v18
 	xor        	s10, s11, a7
 	.word	0x2f310957	// th.vxor.vv v18, v19, v2
@@ -4633,7 +4610,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x2e548557	// th.vxor.vv v10, v5, v9
 	xor        	t1, s1, t5
 	.word	0x2eb304d7	// th.vxor.vv v9, v11, v6
-	addi       	a0, sp, 1344
+	addi       	a0, sp, 1312
 	.word	0x271080d7	// th.vand.vv v1, v17, v1
 	xor        	t5, t5, a3
 	.word	0x2e6402d7	// th.vxor.vv v5, v6, v8
@@ -4705,7 +4682,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x2f218457	// th.vxor.vv v8, v18, v3
 	xor        	a5, a5, s3
 	.word	0x2e480357	// th.vxor.vv v6, v4, v16
-	addi       	s3, sp, 1408
+	addi       	s3, sp, 1376
 	.word	0x2e7405d7	// th.vxor.vv v11, v7, v8
 	th.srri    	s5, t2, 24
 	.word	0x2ef603d7	// th.vxor.vv v7, v15, v12
@@ -4753,7 +4730,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x2eb68157	// th.vxor.vv v2, v11, v13
 	xor        	a1, a1, a2
 	.word	0x2e608357	// th.vxor.vv v6, v6, v1
-	ld         	a2, 1896(sp)
+	ld         	a2, 1864(sp)
 	addi       	a2, a2, 16
 	.word	0x2e7605d7	// th.vxor.vv v11, v7, v12
 	xor        	a0, a1, a0
@@ -5030,7 +5007,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x2e150557	// th.vxor.vv v10, v1, v10
 	xor        	a6, a5, t6
 	.word	0x2e5382d7	// th.vxor.vv v5, v5, v7
-	addi       	t6, sp, 1360
+	addi       	t6, sp, 1328
 	.word	0x27300057	// th.vand.vv v0, v19, v0
 	xor        	s2, a0, t3
 	.word	0x2e7580d7	// th.vxor.vv v1, v7, v11
@@ -5066,7 +5043,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	and        	a0, a0, t5
 	xor        	a2, t6, a0
 	.word	0x32560857	// th.vrgather.vv v16, v5, v12
-	addi       	a0, sp, 1424
+	addi       	a0, sp, 1392
 	th.srri    	a1, t3, 28
 	th.srri    	t6, t3, 12
 	.word	0x32460757	// th.vrgather.vv v14, v4, v12
@@ -5080,7 +5057,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x2e010957	// th.vxor.vv v18, v0, v2
 	xor        	s4, s3, t6
 	.word	0x2e3108d7	// th.vxor.vv v17, v3, v2
-	ld         	s3, 1896(sp)
+	ld         	s3, 1864(sp)
 	addi       	s3, s3, 32
 	.word	0x2e5807d7	// th.vxor.vv v15, v5, v16
 	and        	s4, s4, t5
@@ -5389,7 +5366,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x27408957	// th.vand.vv v18, v20, v1
 	xor        	t6, s2, t5
 	.word	0x2e2a89d7	// th.vxor.vv v19, v2, v21
-	ld         	a5, 1896(sp)
+	ld         	a5, 1864(sp)
 	addi       	s7, a5, 48
 	.word	0x2e670157	// th.vxor.vv v2, v6, v14
 	and        	s9, t5, t6
@@ -5669,14 +5646,14 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x2f710cd7	// th.vxor.vv v25, v23, v2
 	xor        	a7, s7, s9
 	.word	0x2f898c57	// th.vxor.vv v24, v24, v19
-	ld         	s10, 1896(sp)
+	ld         	s10, 1864(sp)
 	andi       	s10, s10, 192
 	.word	0x276c8cd7	// th.vand.vv v25, v22, v25
 	and        	a7, s8, a7
 	.word	0x278909d7	// th.vand.vv v19, v24, v18
 	xor        	a7, a7, s9
 	.word	0x2f7c8957	// th.vxor.vv v18, v23, v25
-	addi       	s8, sp, 1440
+	addi       	s8, sp, 1408
 	.word	0x278787d7	// th.vand.vv v15, v24, v15
 	add        	s8, s8, s10
 	.word	0x27890b57	// th.vand.vv v22, v24, v18
@@ -5810,7 +5787,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0xa683b457	// th.vsra.vi v8, v8, 7
 	ld         	a2, 120(t0)
 	.word	0xa693b4d7	// th.vsra.vi v9, v9, 7
-	addi       	a1, sp, 1280
+	addi       	a1, sp, 1248
 	.word	0xa6a3b557	// th.vsra.vi v10, v10, 7
 	xor        	t0, a4, s1
 	.word	0xa6c3b657	// th.vsra.vi v12, v12, 7
@@ -6099,7 +6076,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	and        	a1, a2, a1
 	or         	a4, t1, a1
 	// SR² of each block: bytes 1, 3, 5, 7 trade places with bytes 9, 11, 13, 15
-	ld         	t1, 1240(sp)
+	ld         	t1, 1200(sp)
 	xor        	a1, t2, t3
 	and        	a1, a1, t1
 	xor        	a3, t2, a1
@@ -6117,70 +6094,70 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	xor        	t1, t0, t4
 	xor        	t0, a4, t4
 	addi       	t4, zero, 12
-	ld         	t5, 1856(sp)
+	ld         	t5, 1824(sp)
 	bltu       	t5, t4, .Laes_ct_ctr32_c906_partial
 	// out = in ^ keystream, twelve blocks
 	addi       	t4, zero, 128
 	.word	0x003ef057	// th.vsetvli zero, t4, e8, m8, d1
-	ld         	t5, 1880(sp)
+	ld         	t5, 1848(sp)
 	ld         	t4, 128(t5)
 	.word	0x120f0407	// th.vlb.v v8, (t5)
 	xor        	t4, t4, a3
-	ld         	t5, 1872(sp)
+	ld         	t5, 1840(sp)
 	sd         	t4, 128(t5)
-	ld         	t4, 1880(sp)
+	ld         	t4, 1848(sp)
 	ld         	t4, 136(t4)
 	xor        	t4, t4, a2
-	ld         	t5, 1872(sp)
+	ld         	t5, 1840(sp)
 	sd         	t4, 136(t5)
-	ld         	t4, 1880(sp)
+	ld         	t4, 1848(sp)
 	ld         	t4, 144(t4)
 	xor        	t4, t4, a1
-	ld         	t5, 1872(sp)
+	ld         	t5, 1840(sp)
 	sd         	t4, 144(t5)
-	ld         	t4, 1880(sp)
+	ld         	t4, 1848(sp)
 	ld         	t4, 152(t4)
 	xor        	t4, t4, t6
-	ld         	t5, 1872(sp)
+	ld         	t5, 1840(sp)
 	sd         	t4, 152(t5)
-	ld         	t4, 1880(sp)
+	ld         	t4, 1848(sp)
 	ld         	t4, 160(t4)
 	.word	0x2e800457	// th.vxor.vv v8, v8, v0
 	xor        	t4, t4, t3
-	ld         	t3, 1872(sp)
+	ld         	t3, 1840(sp)
 	sd         	t4, 160(t3)
-	ld         	t3, 1880(sp)
+	ld         	t3, 1848(sp)
 	ld         	t3, 168(t3)
 	xor        	t3, t3, t2
-	ld         	t2, 1872(sp)
+	ld         	t2, 1840(sp)
 	sd         	t3, 168(t2)
-	ld         	t2, 1880(sp)
+	ld         	t2, 1848(sp)
 	ld         	t2, 176(t2)
 	xor        	t2, t2, t1
-	ld         	t1, 1872(sp)
+	ld         	t1, 1840(sp)
 	sd         	t2, 176(t1)
-	ld         	t1, 1880(sp)
+	ld         	t1, 1848(sp)
 	ld         	t1, 184(t1)
 	xor        	t1, t1, t0
-	ld         	t0, 1872(sp)
+	ld         	t0, 1840(sp)
 	sd         	t1, 184(t0)
 	.word	0x02028427	// th.vsb.v v8, (t0)
-	ld         	t0, 1880(sp)
+	ld         	t0, 1848(sp)
 	addi       	t0, t0, 192
-	sd         	t0, 1880(sp)
-	ld         	t0, 1872(sp)
+	sd         	t0, 1848(sp)
+	ld         	t0, 1840(sp)
 	addi       	t0, t0, 192
-	sd         	t0, 1872(sp)
-	ld         	t0, 1856(sp)
+	sd         	t0, 1840(sp)
+	ld         	t0, 1824(sp)
 	addi       	t0, t0, -12
-	sd         	t0, 1856(sp)
-	ld         	t0, 1888(sp)
-	addiw      	t0, t0, 12
-	sd         	t0, 1888(sp)
+	sd         	t0, 1824(sp)
 	ld         	t0, 1856(sp)
+	addiw      	t0, t0, 12
+	sd         	t0, 1856(sp)
+	ld         	t0, 1824(sp)
 	beq        	t0, zero, .Laes_ct_ctr32_c906_done
 	addi       	t4, zero, 4
-	ld         	t0, 1856(sp)
+	ld         	t0, 1824(sp)
 	bgeu       	t4, t0, .Laes_ct_ctr32_c906_21
 	jal        	zero, .Laes_ct_ctr32_c906_twelve
 .Laes_ct_ctr32_c906_21:
@@ -6188,69 +6165,69 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	// fewer than twelve blocks: as many of the pass's keystream blocks (vl = 16 min(blocks, 8))
 .Laes_ct_ctr32_c906_partial:
 	addi       	t4, zero, 8
-	ld         	a0, 1856(sp)
+	ld         	a0, 1824(sp)
 	addi       	t5, a0, 0
 	bgeu       	t4, a0, .Laes_ct_ctr32_c906_short
 	addi       	t5, zero, 8
 .Laes_ct_ctr32_c906_short:
 	slli       	t5, t5, 4
 	.word	0x003f7057	// th.vsetvli zero, t5, e8, m8, d1
-	ld         	t4, 1880(sp)
+	ld         	t4, 1848(sp)
 	.word	0x120e8407	// th.vlb.v v8, (t4)
 	.word	0x2e800457	// th.vxor.vv v8, v8, v0
-	ld         	t4, 1872(sp)
+	ld         	t4, 1840(sp)
 	.word	0x020e8427	// th.vsb.v v8, (t4)
 	addi       	t4, zero, 8
-	ld         	t5, 1856(sp)
+	ld         	t5, 1824(sp)
 	bgeu       	t4, t5, .Laes_ct_ctr32_c906_done
-	ld         	t4, 1880(sp)
+	ld         	t4, 1848(sp)
 	ld         	t4, 128(t4)
 	xor        	t4, t4, a3
-	ld         	t5, 1872(sp)
+	ld         	t5, 1840(sp)
 	sd         	t4, 128(t5)
-	ld         	t4, 1880(sp)
+	ld         	t4, 1848(sp)
 	ld         	t4, 136(t4)
 	xor        	t4, t4, a2
-	ld         	t5, 1872(sp)
+	ld         	t5, 1840(sp)
 	sd         	t4, 136(t5)
 	addi       	t4, zero, 9
-	ld         	t5, 1856(sp)
+	ld         	t5, 1824(sp)
 	bgeu       	t4, t5, .Laes_ct_ctr32_c906_done
-	ld         	t4, 1880(sp)
+	ld         	t4, 1848(sp)
 	ld         	t4, 144(t4)
 	xor        	t4, t4, a1
-	ld         	t5, 1872(sp)
+	ld         	t5, 1840(sp)
 	sd         	t4, 144(t5)
-	ld         	t4, 1880(sp)
+	ld         	t4, 1848(sp)
 	ld         	t4, 152(t4)
 	xor        	t4, t4, t6
-	ld         	t5, 1872(sp)
+	ld         	t5, 1840(sp)
 	sd         	t4, 152(t5)
 	addi       	t4, zero, 10
-	ld         	t5, 1856(sp)
+	ld         	t5, 1824(sp)
 	bgeu       	t4, t5, .Laes_ct_ctr32_c906_done
-	ld         	t4, 1880(sp)
+	ld         	t4, 1848(sp)
 	ld         	t4, 160(t4)
 	xor        	t4, t4, t3
-	ld         	t3, 1872(sp)
+	ld         	t3, 1840(sp)
 	sd         	t4, 160(t3)
-	ld         	t3, 1880(sp)
+	ld         	t3, 1848(sp)
 	ld         	t3, 168(t3)
 	xor        	t3, t3, t2
-	ld         	t2, 1872(sp)
+	ld         	t2, 1840(sp)
 	sd         	t3, 168(t2)
 	addi       	t4, zero, 11
-	ld         	t2, 1856(sp)
+	ld         	t2, 1824(sp)
 	bgeu       	t4, t2, .Laes_ct_ctr32_c906_done
-	ld         	t2, 1880(sp)
+	ld         	t2, 1848(sp)
 	ld         	t2, 176(t2)
 	xor        	t2, t2, t1
-	ld         	t1, 1872(sp)
+	ld         	t1, 1840(sp)
 	sd         	t2, 176(t1)
-	ld         	t1, 1880(sp)
+	ld         	t1, 1848(sp)
 	ld         	t1, 184(t1)
 	xor        	t1, t1, t0
-	ld         	t0, 1872(sp)
+	ld         	t0, 1840(sp)
 	sd         	t1, 184(t0)
 	jal        	zero, .Laes_ct_ctr32_c906_done
 .Laes_ct_ctr32_c906_few:
@@ -6280,113 +6257,107 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	.word	0x12030407	// th.vlb.v v8, (t1)
 	addi       	t1, t0, 144
 	.word	0x12030487	// th.vlb.v v9, (t1)
-	addi       	t1, t0, 160
+	addi       	t0, sp, 1792
+	ld         	t1, 1808(sp)
 	.word	0x12030507	// th.vlb.v v10, (t1)
-	addi       	t1, t0, 176
-	.word	0x12030587	// th.vlb.v v11, (t1)
-	addi       	t0, sp, 1824
-	ld         	t1, 1840(sp)
-	.word	0x12030607	// th.vlb.v v12, (t1)
-	.word	0x02028627	// th.vsb.v v12, (t0)
-	ld         	t0, 1848(sp)
-	.word	0x12028607	// th.vlb.v v12, (t0)
+	.word	0x02028527	// th.vsb.v v10, (t0)
+	ld         	t0, 1816(sp)
+	.word	0x12028507	// th.vlb.v v10, (t0)
 .Laes_ct_ctr32_c906_few_block:
 	// s = the counter block ^ round key 0; out = in ^ its encryption
-	ld         	t0, 1888(sp)
-	th.revw    	t0, t0
-	sw         	t0, 1836(sp)
-	addi       	t0, sp, 1824
-	.word	0x12028687	// th.vlb.v v13, (t0)
-	.word	0x2ed606d7	// th.vxor.vv v13, v13, v12
-	addi       	t0, zero, 99
-	// rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
-	ld         	t1, 1848(sp)
-	addi       	t1, t1, 16
-	ld         	t2, 1864(sp)
-	addi       	t2, t2, -1
-.Laes_ct_ctr32_c906_vround:
-	.word	0x26d7b757	// th.vand.vi v14, v13, 15
-	.word	0xa2d236d7	// th.vsrl.vi v13, v13, 4
-	.word	0x320707d7	// th.vrgather.vv v15, v0, v14
-	.word	0x32168757	// th.vrgather.vv v14, v1, v13
-	.word	0x2ef707d7	// th.vxor.vv v15, v15, v14
-	.word	0x12030687	// th.vlb.v v13, (t1)
-	.word	0xa2f23757	// th.vsrl.vi v14, v15, 4
-	.word	0x26f7b957	// th.vand.vi v18, v15, 15
-	.word	0x322708d7	// th.vrgather.vv v17, v2, v14
-	.word	0x2ee907d7	// th.vxor.vv v15, v14, v18
-	.word	0x32390857	// th.vrgather.vv v16, v3, v18
-	.word	0x32278957	// th.vrgather.vv v18, v2, v15
-	.word	0x2f1808d7	// th.vxor.vv v17, v17, v16
-	.word	0x2f280857	// th.vxor.vv v16, v18, v16
-	.word	0x32288957	// th.vrgather.vv v18, v2, v17
-	.word	0x322808d7	// th.vrgather.vv v17, v2, v16
-	.word	0x2f2787d7	// th.vxor.vv v15, v18, v15
-	.word	0x2f170757	// th.vxor.vv v14, v17, v14
-	.word	0x324788d7	// th.vrgather.vv v17, v4, v15
-	.word	0x32570957	// th.vrgather.vv v18, v5, v14
-	.word	0x32678857	// th.vrgather.vv v16, v6, v15
-	.word	0x327707d7	// th.vrgather.vv v15, v7, v14
-	.word	0x2f190757	// th.vxor.vv v14, v17, v18
-	.word	0x2f0788d7	// th.vxor.vv v17, v16, v15
-	.word	0x32e50957	// th.vrgather.vv v18, v14, v10
-	.word	0x2ee88857	// th.vxor.vv v16, v14, v17
-	.word	0x331407d7	// th.vrgather.vv v15, v17, v8
-	.word	0x330488d7	// th.vrgather.vv v17, v16, v9
-	.word	0x2ee90757	// th.vxor.vv v14, v14, v18
-	.word	0x2ef88857	// th.vxor.vv v16, v15, v17
-	.word	0x32e587d7	// th.vrgather.vv v15, v14, v11
-	.word	0x2f078757	// th.vxor.vv v14, v16, v15
-	.word	0x2ed2c6d7	// th.vxor.vx v13, v13, t0
-	.word	0x2ee686d7	// th.vxor.vv v13, v14, v13
-	addi       	t1, t1, 16
-	addi       	t2, t2, -1
-	bne        	t2, zero, .Laes_ct_ctr32_c906_vround
-	// the last round and its key
-	.word	0x26d7b757	// th.vand.vi v14, v13, 15
-	.word	0xa2d236d7	// th.vsrl.vi v13, v13, 4
-	.word	0x320707d7	// th.vrgather.vv v15, v0, v14
-	.word	0x32168757	// th.vrgather.vv v14, v1, v13
-	.word	0x2ef70757	// th.vxor.vv v14, v15, v14
-	.word	0xa2e236d7	// th.vsrl.vi v13, v14, 4
-	.word	0x26e7b757	// th.vand.vi v14, v14, 15
-	.word	0x323707d7	// th.vrgather.vv v15, v3, v14
-	.word	0x2ed70757	// th.vxor.vv v14, v13, v14
-	.word	0x32268857	// th.vrgather.vv v16, v2, v13
-	.word	0x2f078857	// th.vxor.vv v16, v16, v15
-	.word	0x322708d7	// th.vrgather.vv v17, v2, v14
-	.word	0x2f1787d7	// th.vxor.vv v15, v17, v15
-	.word	0x322808d7	// th.vrgather.vv v17, v2, v16
-	.word	0x2f170757	// th.vxor.vv v14, v17, v14
-	.word	0x32278857	// th.vrgather.vv v16, v2, v15
-	.word	0x2f0686d7	// th.vxor.vv v13, v16, v13
-	.word	0x324707d7	// th.vrgather.vv v15, v4, v14
-	.word	0x32568857	// th.vrgather.vv v16, v5, v13
-	.word	0x2ef807d7	// th.vxor.vv v15, v15, v16
-	.word	0x32670857	// th.vrgather.vv v16, v6, v14
-	.word	0x32768757	// th.vrgather.vv v14, v7, v13
-	.word	0x2f0706d7	// th.vxor.vv v13, v16, v14
-	.word	0x32f406d7	// th.vrgather.vv v13, v15, v8
-	.word	0x12030707	// th.vlb.v v14, (t1)
-	.word	0x2ee2c757	// th.vxor.vx v14, v14, t0
-	.word	0x2ed706d7	// th.vxor.vv v13, v13, v14
-	ld         	t0, 1880(sp)
-	.word	0x12028707	// th.vlb.v v14, (t0)
-	.word	0x2ee68757	// th.vxor.vv v14, v14, v13
-	ld         	t0, 1872(sp)
-	.word	0x02028727	// th.vsb.v v14, (t0)
-	ld         	t0, 1880(sp)
-	addi       	t0, t0, 16
-	sd         	t0, 1880(sp)
-	ld         	t0, 1872(sp)
-	addi       	t0, t0, 16
-	sd         	t0, 1872(sp)
-	ld         	t0, 1888(sp)
-	addiw      	t0, t0, 1
-	sd         	t0, 1888(sp)
 	ld         	t0, 1856(sp)
-	addi       	t0, t0, -1
+	th.revw    	t0, t0
+	sw         	t0, 1804(sp)
+	addi       	t0, sp, 1792
+	.word	0x12028587	// th.vlb.v v11, (t0)
+	.word	0x2eb505d7	// th.vxor.vv v11, v11, v10
+	addi       	t0, zero, 99
+	addi       	t2, zero, 27
+	.word	0x2eb2c5d7	// th.vxor.vx v11, v11, t0
+	// rounds 1 .. rounds-1 in a loop
+	ld         	t1, 1816(sp)
+	addi       	t1, t1, 16
+	ld         	t3, 1832(sp)
+	addi       	t3, t3, -1
+.Laes_ct_ctr32_c906_vround:
+	.word	0x26b7b657	// th.vand.vi v12, v11, 15
+	.word	0xa2b235d7	// th.vsrl.vi v11, v11, 4
+	.word	0x320606d7	// th.vrgather.vv v13, v0, v12
+	.word	0x32158657	// th.vrgather.vv v12, v1, v11
+	.word	0x2ed606d7	// th.vxor.vv v13, v13, v12
+	.word	0x12030587	// th.vlb.v v11, (t1)
+	.word	0xa2d23657	// th.vsrl.vi v12, v13, 4
+	.word	0x26d7b857	// th.vand.vi v16, v13, 15
+	.word	0x322607d7	// th.vrgather.vv v15, v2, v12
+	.word	0x2ec806d7	// th.vxor.vv v13, v12, v16
+	.word	0x32380757	// th.vrgather.vv v14, v3, v16
+	.word	0x32268857	// th.vrgather.vv v16, v2, v13
+	.word	0x2ef707d7	// th.vxor.vv v15, v15, v14
+	.word	0x2f070757	// th.vxor.vv v14, v16, v14
+	.word	0x32278857	// th.vrgather.vv v16, v2, v15
+	.word	0x322707d7	// th.vrgather.vv v15, v2, v14
+	.word	0x2f0686d7	// th.vxor.vv v13, v16, v13
+	.word	0x2ef60657	// th.vxor.vv v12, v15, v12
+	.word	0x32468757	// th.vrgather.vv v14, v4, v13
+	.word	0x325606d7	// th.vrgather.vv v13, v5, v12
+	.word	0x2ee687d7	// th.vxor.vv v15, v14, v13
+	.word	0xa6f3b757	// th.vsra.vi v14, v15, 7
+	.word	0x02f78657	// th.vadd.vv v12, v15, v15
+	.word	0x26e3c757	// th.vand.vx v14, v14, t2
+	.word	0x32f386d7	// th.vrgather.vv v13, v15, v7
+	.word	0x2ec70657	// th.vxor.vv v12, v12, v14
+	.word	0x32f40757	// th.vrgather.vv v14, v15, v8
+	.word	0x32c307d7	// th.vrgather.vv v15, v12, v6
+	.word	0x2ef68657	// th.vxor.vv v12, v15, v13
+	.word	0x2ec706d7	// th.vxor.vv v13, v12, v14
+	.word	0x32c48757	// th.vrgather.vv v14, v12, v9
+	.word	0x2ed70657	// th.vxor.vv v12, v13, v14
+	.word	0x2ec585d7	// th.vxor.vv v11, v12, v11
+	addi       	t1, t1, 16
+	addi       	t3, t3, -1
+	bne        	t3, zero, .Laes_ct_ctr32_c906_vround
+	// the last round and its key
+	.word	0x26b7b657	// th.vand.vi v12, v11, 15
+	.word	0xa2b235d7	// th.vsrl.vi v11, v11, 4
+	.word	0x320606d7	// th.vrgather.vv v13, v0, v12
+	.word	0x32158657	// th.vrgather.vv v12, v1, v11
+	.word	0x2ed60657	// th.vxor.vv v12, v13, v12
+	.word	0xa2c235d7	// th.vsrl.vi v11, v12, 4
+	.word	0x26c7b657	// th.vand.vi v12, v12, 15
+	.word	0x323606d7	// th.vrgather.vv v13, v3, v12
+	.word	0x2eb60657	// th.vxor.vv v12, v11, v12
+	.word	0x32258757	// th.vrgather.vv v14, v2, v11
+	.word	0x2ee68757	// th.vxor.vv v14, v14, v13
+	.word	0x322607d7	// th.vrgather.vv v15, v2, v12
+	.word	0x2ef686d7	// th.vxor.vv v13, v15, v13
+	.word	0x322707d7	// th.vrgather.vv v15, v2, v14
+	.word	0x2ef60657	// th.vxor.vv v12, v15, v12
+	.word	0x32268757	// th.vrgather.vv v14, v2, v13
+	.word	0x2ee585d7	// th.vxor.vv v11, v14, v11
+	.word	0x324606d7	// th.vrgather.vv v13, v4, v12
+	.word	0x32558657	// th.vrgather.vv v12, v5, v11
+	.word	0x2ed60657	// th.vxor.vv v12, v13, v12
+	.word	0x32c305d7	// th.vrgather.vv v11, v12, v6
+	.word	0x12030607	// th.vlb.v v12, (t1)
+	.word	0x2eb605d7	// th.vxor.vv v11, v11, v12
+	.word	0x2eb2c5d7	// th.vxor.vx v11, v11, t0
+	ld         	t0, 1848(sp)
+	.word	0x12028607	// th.vlb.v v12, (t0)
+	.word	0x2ec58657	// th.vxor.vv v12, v12, v11
+	ld         	t0, 1840(sp)
+	.word	0x02028627	// th.vsb.v v12, (t0)
+	ld         	t0, 1848(sp)
+	addi       	t0, t0, 16
+	sd         	t0, 1848(sp)
+	ld         	t0, 1840(sp)
+	addi       	t0, t0, 16
+	sd         	t0, 1840(sp)
+	ld         	t0, 1856(sp)
+	addiw      	t0, t0, 1
 	sd         	t0, 1856(sp)
+	ld         	t0, 1824(sp)
+	addi       	t0, t0, -1
+	sd         	t0, 1824(sp)
 	bne        	t0, zero, .Laes_ct_ctr32_c906_few_block
 .Laes_ct_ctr32_c906_done:
 	// return
@@ -6531,6 +6502,10 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	sd         	zero, 1064(sp)
 	sd         	zero, 1072(sp)
 	sd         	zero, 1080(sp)
+	sd         	zero, 1408(sp)
+	sd         	zero, 1416(sp)
+	sd         	zero, 1424(sp)
+	sd         	zero, 1432(sp)
 	sd         	zero, 1440(sp)
 	sd         	zero, 1448(sp)
 	sd         	zero, 1456(sp)
@@ -6577,11 +6552,7 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	sd         	zero, 1784(sp)
 	sd         	zero, 1792(sp)
 	sd         	zero, 1800(sp)
-	sd         	zero, 1808(sp)
-	sd         	zero, 1816(sp)
-	sd         	zero, 1824(sp)
-	sd         	zero, 1832(sp)
-	sd         	zero, 1904(sp)
+	sd         	zero, 1872(sp)
 	addi       	t0, zero, 0
 	addi       	t1, zero, 0
 	addi       	t2, zero, 0
@@ -6596,19 +6567,19 @@ SYM_FUNC_START(aes_ct_ctr32_c906)
 	addi       	t3, zero, 0
 	addi       	t4, zero, 0
 	addi       	t6, zero, 0
-	ld         	s1, 1920(sp)
-	ld         	s2, 1928(sp)
-	ld         	s3, 1936(sp)
-	ld         	s4, 1944(sp)
-	ld         	s5, 1952(sp)
-	ld         	s6, 1960(sp)
-	ld         	s7, 1968(sp)
-	ld         	s8, 1976(sp)
-	ld         	s9, 1984(sp)
-	ld         	s10, 1992(sp)
-	ld         	s11, 2000(sp)
-	ld         	ra, 2008(sp)
-	addi       	sp, sp, 2016
+	ld         	s1, 1888(sp)
+	ld         	s2, 1896(sp)
+	ld         	s3, 1904(sp)
+	ld         	s4, 1912(sp)
+	ld         	s5, 1920(sp)
+	ld         	s6, 1928(sp)
+	ld         	s7, 1936(sp)
+	ld         	s8, 1944(sp)
+	ld         	s9, 1952(sp)
+	ld         	s10, 1960(sp)
+	ld         	s11, 1968(sp)
+	ld         	ra, 1976(sp)
+	addi       	sp, sp, 1984
 	jalr       	zero, 0(ra)
 	// rounds 12: key 12 again, SR²-shifted
 .Laes_ct_ctr32_c906_keys12:
@@ -6783,7 +6754,7 @@ SYM_FUNC_END(aes_ct_ctr32_c906)
 
 /*
  * void aes_ct_ecb_encrypt_c906(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks);
- * aes_ct_ecb_encrypt_c906: 3953 instructions, frame 304 bytes
+ * aes_ct_ecb_encrypt_c906: 3943 instructions, frame 272 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 27 integer, 0 vector registers
@@ -6793,25 +6764,25 @@ SYM_FUNC_END(aes_ct_ctr32_c906)
  *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
  */
 SYM_FUNC_START(aes_ct_ecb_encrypt_c906)
-	addi       	sp, sp, -304
-	sd         	s1, 208(sp)
-	sd         	s2, 216(sp)
-	sd         	s3, 224(sp)
-	sd         	s4, 232(sp)
-	sd         	s5, 240(sp)
-	sd         	s6, 248(sp)
-	sd         	s7, 256(sp)
-	sd         	s8, 264(sp)
-	sd         	s9, 272(sp)
-	sd         	s10, 280(sp)
-	sd         	s11, 288(sp)
-	sd         	ra, 296(sp)
-	sd         	a3, 192(sp)
-	sd         	a1, 184(sp)
-	sd         	a4, 176(sp)
-	sd         	a2, 168(sp)
-	sd         	a0, 160(sp)
-	ld         	t0, 176(sp)
+	addi       	sp, sp, -272
+	sd         	s1, 168(sp)
+	sd         	s2, 176(sp)
+	sd         	s3, 184(sp)
+	sd         	s4, 192(sp)
+	sd         	s5, 200(sp)
+	sd         	s6, 208(sp)
+	sd         	s7, 216(sp)
+	sd         	s8, 224(sp)
+	sd         	s9, 232(sp)
+	sd         	s10, 240(sp)
+	sd         	s11, 248(sp)
+	sd         	ra, 256(sp)
+	sd         	a3, 152(sp)
+	sd         	a1, 144(sp)
+	sd         	a4, 136(sp)
+	sd         	a2, 128(sp)
+	sd         	a0, 120(sp)
+	ld         	t0, 136(sp)
 	bne        	t0, zero, .Laes_ct_ecb_encrypt_c906_start
 	jal        	zero, .Laes_ct_ecb_encrypt_c906_done
 .Laes_ct_ecb_encrypt_c906_start:
@@ -6848,45 +6819,35 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_c906)
 	sd         	t1, 104(sp)
 	ld         	t1, 112(t0)
 	sd         	t1, 112(sp)
-	ld         	t1, 120(t0)
-	sd         	t1, 120(sp)
-	ld         	t1, 128(t0)
-	sd         	t1, 128(sp)
-	ld         	t1, 136(t0)
-	sd         	t1, 136(sp)
-	ld         	t1, 144(t0)
-	sd         	t1, 144(sp)
-	ld         	t1, 152(t0)
-	sd         	t1, 152(sp)
 .Laes_ct_ecb_encrypt_c906_group:
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	ld         	a2, 0(t1)
 	ld         	t0, 8(t1)
 	addi       	t3, t1, 0
 	addi       	t1, zero, 1
-	ld         	t2, 176(sp)
+	ld         	t2, 136(sp)
 	bgeu       	t1, t2, .Laes_ct_ecb_encrypt_c906_first
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	addi       	t3, t1, 16
 .Laes_ct_ecb_encrypt_c906_first:
 	ld         	t5, 0(t3)
 	ld         	t4, 8(t3)
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	addi       	t3, t1, 0
 	addi       	t1, zero, 2
-	ld         	t2, 176(sp)
+	ld         	t2, 136(sp)
 	bgeu       	t1, t2, .Laes_ct_ecb_encrypt_c906_first.1
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	addi       	t3, t1, 32
 .Laes_ct_ecb_encrypt_c906_first.1:
 	ld         	a0, 0(t3)
 	ld         	t6, 8(t3)
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	addi       	t3, t1, 0
 	addi       	t1, zero, 3
-	ld         	t2, 176(sp)
+	ld         	t2, 136(sp)
 	bgeu       	t1, t2, .Laes_ct_ecb_encrypt_c906_first.2
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	addi       	t3, t1, 48
 .Laes_ct_ecb_encrypt_c906_first.2:
 	ld         	t2, 0(t3)
@@ -7098,7 +7059,7 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_c906)
 	xor        	t5, a2, a1
 	slli       	a1, a1, 4
 	xor        	a0, a0, a1
-	ld         	a1, 160(sp)
+	ld         	a1, 120(sp)
 	ld         	a4, 0(a1)
 	ld         	a5, 8(a1)
 	ld         	a2, 24(sp)
@@ -7205,10 +7166,10 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_c906)
 	xor        	a6, t2, a7
 	xor        	s1, t3, s3
 	xor        	a5, t5, a5
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	addi       	t0, t0, 16
 	addi       	t2, zero, 0
-	sd         	t2, 200(sp)
+	sd         	t2, 160(sp)
 .Laes_ct_ecb_encrypt_c906_rounds4:
 	xor        	t3, a3, a4
 	xor        	a7, a5, a2
@@ -8720,14 +8681,14 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_c906)
 	xor        	s1, a0, s1
 	xor        	a5, a1, s2
 	addi       	t0, t0, 64
-	ld         	t2, 200(sp)
+	ld         	t2, 160(sp)
 	addi       	t2, t2, 64
-	sd         	t2, 200(sp)
-	ld         	t2, 184(sp)
+	sd         	t2, 160(sp)
+	ld         	t2, 144(sp)
 	addi       	t2, t2, -2
 	srli       	t2, t2, 2
 	slli       	t2, t2, 6
-	ld         	t3, 200(sp)
+	ld         	t3, 160(sp)
 	bgeu       	t3, t2, .Laes_ct_ecb_encrypt_c906_13
 	jal        	zero, .Laes_ct_ecb_encrypt_c906_rounds4
 .Laes_ct_ecb_encrypt_c906_13:
@@ -9176,7 +9137,7 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_c906)
 	xor        	a5, a0, s3
 	xor        	t3, a1, a2
 	addi       	t4, zero, 12
-	ld         	t5, 184(sp)
+	ld         	t5, 144(sp)
 	beq        	t5, t4, .Laes_ct_ecb_encrypt_c906_14
 	jal        	zero, .Laes_ct_ecb_encrypt_c906_last_round
 .Laes_ct_ecb_encrypt_c906_14:
@@ -9995,7 +9956,7 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_c906)
 	xor        	a1, s6, s1
 	xor        	a3, t6, a1
 	xor        	s1, a3, t3
-	sd         	s1, 200(sp)
+	sd         	s1, 160(sp)
 	and        	s1, t2, s1
 	xor        	s7, s1, a6
 	xor        	s9, a3, a0
@@ -10064,7 +10025,7 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_c906)
 	and        	s7, a7, a1
 	xor        	a1, s4, a7
 	xor        	s4, a1, s6
-	ld         	t4, 200(sp)
+	ld         	t4, 160(sp)
 	and        	t4, s4, t4
 	xor        	t4, t4, s1
 	and        	s1, s4, t2
@@ -10693,49 +10654,49 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_c906)
 	srli       	t1, t1, 32
 	and        	a1, a2, a1
 	or         	a1, t1, a1
-	ld         	t1, 168(sp)
+	ld         	t1, 128(sp)
 	sd         	t2, 0(t1)
 	sd         	t3, 8(t1)
 	addi       	t1, zero, 1
-	ld         	t2, 176(sp)
+	ld         	t2, 136(sp)
 	bgeu       	t1, t2, .Laes_ct_ecb_encrypt_c906_skip
-	ld         	t1, 168(sp)
+	ld         	t1, 128(sp)
 	addi       	t3, t1, 16
 	sd         	t6, 0(t3)
 	sd         	a0, 8(t3)
 .Laes_ct_ecb_encrypt_c906_skip:
 	addi       	t1, zero, 2
-	ld         	t2, 176(sp)
+	ld         	t2, 136(sp)
 	bgeu       	t1, t2, .Laes_ct_ecb_encrypt_c906_skip.1
-	ld         	t1, 168(sp)
+	ld         	t1, 128(sp)
 	addi       	t3, t1, 32
 	sd         	t4, 0(t3)
 	sd         	t5, 8(t3)
 .Laes_ct_ecb_encrypt_c906_skip.1:
 	addi       	t1, zero, 3
-	ld         	t2, 176(sp)
+	ld         	t2, 136(sp)
 	bgeu       	t1, t2, .Laes_ct_ecb_encrypt_c906_skip.2
-	ld         	t1, 168(sp)
+	ld         	t1, 128(sp)
 	addi       	t3, t1, 48
 	sd         	t0, 0(t3)
 	sd         	a1, 8(t3)
 .Laes_ct_ecb_encrypt_c906_skip.2:
 	addi       	t1, zero, 4
-	ld         	t0, 176(sp)
+	ld         	t0, 136(sp)
 	bgeu       	t1, t0, .Laes_ct_ecb_encrypt_c906_done
-	ld         	t0, 176(sp)
+	ld         	t0, 136(sp)
 	addi       	t0, t0, -4
-	sd         	t0, 176(sp)
-	ld         	t0, 192(sp)
+	sd         	t0, 136(sp)
+	ld         	t0, 152(sp)
 	addi       	t0, t0, 64
-	sd         	t0, 192(sp)
-	ld         	t0, 168(sp)
+	sd         	t0, 152(sp)
+	ld         	t0, 128(sp)
 	addi       	t0, t0, 64
-	sd         	t0, 168(sp)
+	sd         	t0, 128(sp)
 	jal        	zero, .Laes_ct_ecb_encrypt_c906_group
 .Laes_ct_ecb_encrypt_c906_done:
 	// return
-	sd         	zero, 200(sp)
+	sd         	zero, 160(sp)
 	addi       	a0, zero, 0
 	addi       	a1, zero, 0
 	addi       	a2, zero, 0
@@ -10748,25 +10709,25 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_c906)
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
-	ld         	s1, 208(sp)
-	ld         	s2, 216(sp)
-	ld         	s3, 224(sp)
-	ld         	s4, 232(sp)
-	ld         	s5, 240(sp)
-	ld         	s6, 248(sp)
-	ld         	s7, 256(sp)
-	ld         	s8, 264(sp)
-	ld         	s9, 272(sp)
-	ld         	s10, 280(sp)
-	ld         	s11, 288(sp)
-	ld         	ra, 296(sp)
-	addi       	sp, sp, 304
+	ld         	s1, 168(sp)
+	ld         	s2, 176(sp)
+	ld         	s3, 184(sp)
+	ld         	s4, 192(sp)
+	ld         	s5, 200(sp)
+	ld         	s6, 208(sp)
+	ld         	s7, 216(sp)
+	ld         	s8, 224(sp)
+	ld         	s9, 232(sp)
+	ld         	s10, 240(sp)
+	ld         	s11, 248(sp)
+	ld         	ra, 256(sp)
+	addi       	sp, sp, 272
 	jalr       	zero, 0(ra)
 SYM_FUNC_END(aes_ct_ecb_encrypt_c906)
 
 /*
  * void aes_ct_ecb_decrypt_c906(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks);
- * aes_ct_ecb_decrypt_c906: 4128 instructions, frame 352 bytes
+ * aes_ct_ecb_decrypt_c906: 4118 instructions, frame 304 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 27 integer, 0 vector registers
@@ -10776,25 +10737,25 @@ SYM_FUNC_END(aes_ct_ecb_encrypt_c906)
  *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, multiplies, divisions)
  */
 SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
-	addi       	sp, sp, -352
-	sd         	s1, 248(sp)
-	sd         	s2, 256(sp)
-	sd         	s3, 264(sp)
-	sd         	s4, 272(sp)
-	sd         	s5, 280(sp)
-	sd         	s6, 288(sp)
-	sd         	s7, 296(sp)
-	sd         	s8, 304(sp)
-	sd         	s9, 312(sp)
-	sd         	s10, 320(sp)
-	sd         	s11, 328(sp)
-	sd         	ra, 336(sp)
-	sd         	a3, 192(sp)
-	sd         	a4, 184(sp)
-	sd         	a0, 176(sp)
-	sd         	a2, 168(sp)
-	sd         	a1, 160(sp)
-	ld         	t0, 184(sp)
+	addi       	sp, sp, -304
+	sd         	s1, 208(sp)
+	sd         	s2, 216(sp)
+	sd         	s3, 224(sp)
+	sd         	s4, 232(sp)
+	sd         	s5, 240(sp)
+	sd         	s6, 248(sp)
+	sd         	s7, 256(sp)
+	sd         	s8, 264(sp)
+	sd         	s9, 272(sp)
+	sd         	s10, 280(sp)
+	sd         	s11, 288(sp)
+	sd         	ra, 296(sp)
+	sd         	a3, 152(sp)
+	sd         	a4, 144(sp)
+	sd         	a0, 136(sp)
+	sd         	a2, 128(sp)
+	sd         	a1, 120(sp)
+	ld         	t0, 144(sp)
 	bne        	t0, zero, .Laes_ct_ecb_decrypt_c906_start
 	jal        	zero, .Laes_ct_ecb_decrypt_c906_done
 .Laes_ct_ecb_decrypt_c906_start:
@@ -10831,45 +10792,35 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	sd         	t1, 104(sp)
 	ld         	t1, 112(t0)
 	sd         	t1, 112(sp)
-	ld         	t1, 120(t0)
-	sd         	t1, 120(sp)
-	ld         	t1, 128(t0)
-	sd         	t1, 128(sp)
-	ld         	t1, 136(t0)
-	sd         	t1, 136(sp)
-	ld         	t1, 144(t0)
-	sd         	t1, 144(sp)
-	ld         	t1, 152(t0)
-	sd         	t1, 152(sp)
 .Laes_ct_ecb_decrypt_c906_group:
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	ld         	a2, 0(t1)
 	ld         	t0, 8(t1)
 	addi       	t3, t1, 0
 	addi       	t1, zero, 1
-	ld         	t2, 184(sp)
+	ld         	t2, 144(sp)
 	bgeu       	t1, t2, .Laes_ct_ecb_decrypt_c906_first
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	addi       	t3, t1, 16
 .Laes_ct_ecb_decrypt_c906_first:
 	ld         	t5, 0(t3)
 	ld         	t4, 8(t3)
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	addi       	t3, t1, 0
 	addi       	t1, zero, 2
-	ld         	t2, 184(sp)
+	ld         	t2, 144(sp)
 	bgeu       	t1, t2, .Laes_ct_ecb_decrypt_c906_first.1
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	addi       	t3, t1, 32
 .Laes_ct_ecb_decrypt_c906_first.1:
 	ld         	a0, 0(t3)
 	ld         	t6, 8(t3)
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	addi       	t3, t1, 0
 	addi       	t1, zero, 3
-	ld         	t2, 184(sp)
+	ld         	t2, 144(sp)
 	bgeu       	t1, t2, .Laes_ct_ecb_decrypt_c906_first.2
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	addi       	t3, t1, 48
 .Laes_ct_ecb_decrypt_c906_first.2:
 	ld         	t2, 0(t3)
@@ -11081,7 +11032,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	xor        	t5, a2, a1
 	slli       	a1, a1, 4
 	xor        	a0, a0, a1
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	ld         	a4, 0(a1)
 	ld         	a5, 8(a1)
 	ld         	a2, 24(sp)
@@ -11196,7 +11147,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	xor        	t3, s5, t1
 	and        	s4, t1, t3
 	xor        	t2, a1, t3
-	sd         	t2, 224(sp)
+	sd         	t2, 184(sp)
 	xor        	t4, s5, t0
 	xor        	t2, s3, s5
 	xor        	a4, t0, a1
@@ -11208,19 +11159,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	xor        	t6, a2, a6
 	xor        	a0, a4, t6
 	xor        	a3, t2, t6
-	sd         	a3, 200(sp)
+	sd         	a3, 160(sp)
 	xor        	t6, t4, t6
 	xor        	a3, a7, t6
 	xor        	a6, a7, a4
-	sd         	a6, 216(sp)
+	sd         	a6, 176(sp)
 	xor        	s6, s5, a2
 	xor        	a6, s1, s6
 	and        	s5, a6, a3
 	xor        	s8, a7, a5
 	xor        	s9, t4, s8
-	sd         	s9, 208(sp)
-	ld         	s9, 200(sp)
-	ld         	s10, 208(sp)
+	sd         	s9, 168(sp)
+	ld         	s9, 160(sp)
+	ld         	s10, 168(sp)
 	and        	s9, s9, s10
 	xor        	s3, s3, s8
 	and        	s8, t6, s3
@@ -11232,7 +11183,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	and        	s10, a4, s1
 	xor        	s8, s7, s10
 	xor        	a5, ra, s8
-	ld         	s7, 224(sp)
+	ld         	s7, 184(sp)
 	and        	s7, s7, a2
 	xor        	s10, s7, s10
 	xor        	s7, t0, s11
@@ -11250,7 +11201,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	xor        	a1, a5, s6
 	xor        	a7, s5, a7
 	xor        	a7, a7, s8
-	ld         	s5, 216(sp)
+	ld         	s5, 176(sp)
 	xor        	s8, a7, s5
 	xor        	s10, s8, s6
 	xor        	s5, s2, s8
@@ -11290,7 +11241,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	and        	a2, t4, a2
 	xor        	a2, t5, a2
 	xor        	a2, a0, a2
-	ld         	s2, 224(sp)
+	ld         	s2, 184(sp)
 	and        	s2, t4, s2
 	xor        	t4, s9, s2
 	xor        	t4, t4, a2
@@ -11302,14 +11253,14 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	xor        	s3, s3, s8
 	and        	s4, s10, t2
 	xor        	s6, a7, a5
-	ld         	t2, 208(sp)
+	ld         	t2, 168(sp)
 	and        	t2, s6, t2
 	xor        	a7, t2, a6
 	xor        	a6, s4, a7
 	xor        	a7, a7, a0
 	xor        	t2, t2, a1
 	xor        	t2, t2, s7
-	ld         	a0, 200(sp)
+	ld         	a0, 160(sp)
 	and        	a0, s6, a0
 	xor        	s4, a0, s4
 	xor        	a0, s4, s1
@@ -11331,7 +11282,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	xor        	t3, t3, a1
 	xor        	t3, s2, t3
 	addi       	a1, zero, 12
-	ld         	a2, 160(sp)
+	ld         	a2, 120(sp)
 	bne        	a2, a1, .Laes_ct_ecb_decrypt_c906_not192
 	ld         	a1, 64(sp)
 	th.srri    	a3, a0, 28
@@ -11464,7 +11415,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	ld         	a4, 16(a1)
 	ld         	a5, 24(a1)
 	ld         	a2, 24(sp)
@@ -11702,19 +11653,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t3, t6
-	sd         	a4, 208(sp)
+	sd         	a4, 168(sp)
 	xor        	t6, t5, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 200(sp)
+	sd         	s6, 160(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s9, s7
 	and        	s6, a7, a4
 	xor        	s10, s1, s2
 	xor        	s8, t5, s10
-	sd         	s8, 216(sp)
-	ld         	s8, 208(sp)
-	ld         	s11, 216(sp)
+	sd         	s8, 176(sp)
+	ld         	s8, 168(sp)
+	ld         	s11, 176(sp)
 	and        	s8, s8, s11
 	xor        	s4, s4, s10
 	and        	s10, t6, s4
@@ -11743,7 +11694,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 200(sp)
+	ld         	s6, 160(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -11762,7 +11713,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	and        	ra, s8, a5
 	xor        	a5, s2, ra
 	xor        	s2, t6, ra
-	sd         	s2, 200(sp)
+	sd         	s2, 160(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s7
@@ -11795,17 +11746,17 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	xor        	s2, s8, s7
 	and        	s4, s4, t3
 	xor        	s5, s1, a6
-	ld         	t3, 216(sp)
+	ld         	t3, 176(sp)
 	and        	t3, s5, t3
 	xor        	s1, t3, a7
 	xor        	a7, s4, s1
 	xor        	s1, s1, t5
 	xor        	t3, t3, a1
 	xor        	t3, t3, s6
-	ld         	t5, 208(sp)
+	ld         	t5, 168(sp)
 	and        	t5, s5, t5
 	xor        	s4, t5, s4
-	ld         	t5, 200(sp)
+	ld         	t5, 160(sp)
 	xor        	t5, s4, t5
 	and        	t1, a6, t1
 	xor        	a0, t1, a0
@@ -11922,7 +11873,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	th.srri    	a1, a5, 32
 	xor        	a0, a0, a5
 	xor        	a0, a0, a1
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	ld         	a4, 32(a1)
 	ld         	a5, 40(a1)
 	ld         	a2, 24(sp)
@@ -12093,7 +12044,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	xor        	t1, a6, t0
 	and        	s4, t0, t1
 	xor        	t2, a7, t1
-	sd         	t2, 224(sp)
+	sd         	t2, 184(sp)
 	xor        	t4, a6, t3
 	xor        	t2, a0, a6
 	xor        	a4, t3, a7
@@ -12105,19 +12056,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	xor        	t5, a2, a1
 	xor        	a1, a4, t5
 	xor        	a3, t2, t5
-	sd         	a3, 208(sp)
+	sd         	a3, 168(sp)
 	xor        	t5, t4, t5
 	xor        	a3, s2, t5
 	xor        	s5, s2, a4
-	sd         	s5, 200(sp)
+	sd         	s5, 160(sp)
 	xor        	s6, a6, a2
 	xor        	a6, s1, s6
 	and        	s5, a6, a3
 	xor        	s8, s2, a5
 	xor        	s9, t4, s8
-	sd         	s9, 216(sp)
-	ld         	s9, 208(sp)
-	ld         	s10, 216(sp)
+	sd         	s9, 176(sp)
+	ld         	s9, 168(sp)
+	ld         	s10, 176(sp)
 	and        	s9, s9, s10
 	xor        	a0, a0, s8
 	and        	s8, t5, a0
@@ -12129,7 +12080,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	and        	s10, a4, s1
 	xor        	s8, s7, s10
 	xor        	a5, ra, s8
-	ld         	s7, 224(sp)
+	ld         	s7, 184(sp)
 	and        	s7, s7, a2
 	xor        	s10, s7, s10
 	xor        	s7, t3, s11
@@ -12147,7 +12098,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	xor        	a7, a5, s6
 	xor        	s3, s5, s9
 	xor        	s3, s3, s8
-	ld         	s5, 200(sp)
+	ld         	s5, 160(sp)
 	xor        	s8, s3, s5
 	xor        	s10, s8, s6
 	xor        	s3, s2, s8
@@ -12166,7 +12117,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	and        	s10, s7, a4
 	xor        	a4, s1, s10
 	xor        	s1, t5, s10
-	sd         	s1, 200(sp)
+	sd         	s1, 160(sp)
 	and        	s1, s11, a6
 	and        	a6, s11, a3
 	xor        	a3, s8, s6
@@ -12188,7 +12139,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	and        	t4, a1, a2
 	xor        	t4, t6, t4
 	xor        	t4, s1, t4
-	ld         	a2, 224(sp)
+	ld         	a2, 184(sp)
 	and        	a1, a1, a2
 	xor        	a2, s9, a1
 	xor        	a2, a2, t4
@@ -12200,17 +12151,17 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	xor        	s2, s2, s8
 	and        	s4, s5, t2
 	xor        	a7, a7, a5
-	ld         	t2, 216(sp)
+	ld         	t2, 176(sp)
 	and        	s5, a7, t2
 	xor        	a6, s5, a6
 	xor        	t2, s4, a6
 	xor        	s1, a6, s1
 	xor        	a6, s5, a0
 	xor        	a6, a6, s7
-	ld         	s5, 208(sp)
+	ld         	s5, 168(sp)
 	and        	a7, a7, s5
 	xor        	s4, a7, s4
-	ld         	a7, 200(sp)
+	ld         	a7, 160(sp)
 	xor        	a7, s4, a7
 	and        	t1, a5, t1
 	xor        	t1, t1, t6
@@ -12237,11 +12188,11 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	addi       	t3, t3, 0
 	addi       	t6, a0, 0
 	addi       	a0, a1, 0
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	addi       	a1, a1, 48
-	sd         	a1, 208(sp)
+	sd         	a1, 168(sp)
 	addi       	a1, zero, 2
-	sd         	a1, 200(sp)
+	sd         	a1, 160(sp)
 	jal        	zero, .Laes_ct_ecb_decrypt_c906_rounds4
 .Laes_ct_ecb_decrypt_c906_not192:
 	ld         	a1, 88(sp)
@@ -12308,16 +12259,16 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	addi       	t3, t3, 0
 	addi       	t6, a3, 0
 	addi       	a0, a4, 0
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	addi       	a1, a1, 16
-	sd         	a1, 208(sp)
+	sd         	a1, 168(sp)
 	addi       	a1, zero, 2
-	sd         	a1, 200(sp)
+	sd         	a1, 160(sp)
 	addi       	a1, zero, 14
-	ld         	a2, 160(sp)
+	ld         	a2, 120(sp)
 	bne        	a2, a1, .Laes_ct_ecb_decrypt_c906_rounds4
 	addi       	a1, zero, 3
-	sd         	a1, 200(sp)
+	sd         	a1, 160(sp)
 .Laes_ct_ecb_decrypt_c906_rounds4:
 	ld         	a1, 48(sp)
 	th.srri    	a3, t4, 20
@@ -12450,7 +12401,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	ld         	a4, 0(a1)
 	ld         	a5, 8(a1)
 	ld         	a2, 24(sp)
@@ -12688,19 +12639,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t2, t6
-	sd         	a4, 224(sp)
+	sd         	a4, 184(sp)
 	xor        	t6, t5, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 216(sp)
+	sd         	s6, 176(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s9, s7
 	and        	s6, a7, a4
 	xor        	s10, s1, s2
 	xor        	s8, t5, s10
-	sd         	s8, 232(sp)
-	ld         	s8, 224(sp)
-	ld         	s11, 232(sp)
+	sd         	s8, 192(sp)
+	ld         	s8, 184(sp)
+	ld         	s11, 192(sp)
 	and        	s8, s8, s11
 	xor        	s4, s4, s10
 	and        	s10, t6, s4
@@ -12729,7 +12680,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 216(sp)
+	ld         	s6, 176(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -12748,7 +12699,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	and        	s11, s8, a5
 	xor        	a5, s2, s11
 	xor        	s2, t6, s11
-	sd         	s2, 216(sp)
+	sd         	s2, 176(sp)
 	and        	s2, ra, a7
 	and        	a7, ra, a4
 	xor        	a4, s9, s7
@@ -12781,17 +12732,17 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	xor        	s3, s3, s9
 	and        	a6, a6, t2
 	xor        	s5, s1, a2
-	ld         	t2, 232(sp)
+	ld         	t2, 192(sp)
 	and        	t2, s5, t2
 	xor        	s1, t2, a7
 	xor        	a7, a6, s1
 	xor        	s1, s1, s2
 	xor        	t2, t2, a1
 	xor        	t2, t2, s6
-	ld         	s2, 224(sp)
+	ld         	s2, 184(sp)
 	and        	s2, s5, s2
 	xor        	s2, s2, a6
-	ld         	a6, 216(sp)
+	ld         	a6, 176(sp)
 	xor        	a6, s2, a6
 	and        	t1, a2, t1
 	xor        	a0, t1, a0
@@ -12875,7 +12826,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	th.srri    	a1, a5, 32
 	xor        	a0, a0, a5
 	xor        	a0, a0, a1
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	ld         	a4, 16(a1)
 	ld         	a5, 24(a1)
 	ld         	a2, 24(sp)
@@ -12990,7 +12941,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	xor        	t1, a6, t0
 	and        	s4, t0, t1
 	xor        	t3, a7, t1
-	sd         	t3, 240(sp)
+	sd         	t3, 200(sp)
 	xor        	t4, a6, t2
 	xor        	t3, a0, a6
 	xor        	a4, t2, a7
@@ -13002,19 +12953,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	xor        	t5, a2, a1
 	xor        	a1, a4, t5
 	xor        	a3, t3, t5
-	sd         	a3, 224(sp)
+	sd         	a3, 184(sp)
 	xor        	t5, t4, t5
 	xor        	a3, s2, t5
 	xor        	s5, s2, a4
-	sd         	s5, 216(sp)
+	sd         	s5, 176(sp)
 	xor        	s6, a6, a2
 	xor        	a6, s1, s6
 	and        	s5, a6, a3
 	xor        	s8, s2, a5
 	xor        	s9, t4, s8
-	sd         	s9, 232(sp)
-	ld         	s9, 224(sp)
-	ld         	s10, 232(sp)
+	sd         	s9, 192(sp)
+	ld         	s9, 184(sp)
+	ld         	s10, 192(sp)
 	and        	s9, s9, s10
 	xor        	a0, a0, s8
 	and        	s8, t5, a0
@@ -13026,7 +12977,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	and        	s10, a4, s1
 	xor        	s8, s7, s10
 	xor        	a5, ra, s8
-	ld         	s7, 240(sp)
+	ld         	s7, 200(sp)
 	and        	s7, s7, a2
 	xor        	s10, s7, s10
 	xor        	s7, t2, s11
@@ -13044,7 +12995,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	xor        	a7, a5, s6
 	xor        	s3, s5, s9
 	xor        	s3, s3, s8
-	ld         	s5, 216(sp)
+	ld         	s5, 176(sp)
 	xor        	s8, s3, s5
 	xor        	s10, s8, s6
 	xor        	s3, s2, s8
@@ -13063,7 +13014,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	and        	s11, s7, a4
 	xor        	a4, s1, s11
 	xor        	s1, t5, s11
-	sd         	s1, 216(sp)
+	sd         	s1, 176(sp)
 	and        	s1, s10, a6
 	and        	a6, s10, a3
 	xor        	a3, s8, s6
@@ -13085,7 +13036,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	and        	a2, t4, a2
 	xor        	a2, a1, a2
 	xor        	a2, t6, a2
-	ld         	s2, 240(sp)
+	ld         	s2, 200(sp)
 	and        	s3, t4, s2
 	xor        	t4, s8, s3
 	xor        	t4, t4, a2
@@ -13097,17 +13048,17 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	xor        	s2, s2, s6
 	and        	s4, s5, t3
 	xor        	s5, a7, a5
-	ld         	t3, 232(sp)
+	ld         	t3, 192(sp)
 	and        	t3, s5, t3
 	xor        	a7, t3, a6
 	xor        	a6, s4, a7
 	xor        	a7, a7, t6
 	xor        	t3, t3, a0
 	xor        	t3, t3, s7
-	ld         	t6, 224(sp)
+	ld         	t6, 184(sp)
 	and        	t6, s5, t6
 	xor        	s4, t6, s4
-	ld         	t6, 216(sp)
+	ld         	t6, 176(sp)
 	xor        	t6, s4, t6
 	and        	t1, a5, t1
 	xor        	a1, t1, a1
@@ -13257,7 +13208,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	ld         	a4, 32(a1)
 	ld         	a5, 40(a1)
 	ld         	a2, 24(sp)
@@ -13495,19 +13446,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t3, t6
-	sd         	a4, 224(sp)
+	sd         	a4, 184(sp)
 	xor        	t6, t5, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 216(sp)
+	sd         	s6, 176(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s9, s7
 	and        	s6, a7, a4
 	xor        	s10, s1, s2
 	xor        	s8, t5, s10
-	sd         	s8, 232(sp)
-	ld         	s8, 224(sp)
-	ld         	s11, 232(sp)
+	sd         	s8, 192(sp)
+	ld         	s8, 184(sp)
+	ld         	s11, 192(sp)
 	and        	s8, s8, s11
 	xor        	s4, s4, s10
 	and        	s10, t6, s4
@@ -13536,7 +13487,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 216(sp)
+	ld         	s6, 176(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -13555,7 +13506,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	and        	ra, s8, a5
 	xor        	a5, s2, ra
 	xor        	s2, t6, ra
-	sd         	s2, 216(sp)
+	sd         	s2, 176(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s7
@@ -13588,17 +13539,17 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	xor        	s2, s8, s7
 	and        	s4, s4, t3
 	xor        	s5, s1, a6
-	ld         	t3, 232(sp)
+	ld         	t3, 192(sp)
 	and        	t3, s5, t3
 	xor        	s1, t3, a7
 	xor        	a7, s4, s1
 	xor        	s1, s1, t5
 	xor        	t3, t3, a1
 	xor        	t3, t3, s6
-	ld         	t5, 224(sp)
+	ld         	t5, 184(sp)
 	and        	t5, s5, t5
 	xor        	s4, t5, s4
-	ld         	t5, 216(sp)
+	ld         	t5, 176(sp)
 	xor        	t5, s4, t5
 	and        	t1, a6, t1
 	xor        	a0, t1, a0
@@ -13715,7 +13666,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	th.srri    	a1, a5, 32
 	xor        	a0, a0, a5
 	xor        	a0, a0, a1
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	ld         	a4, 48(a1)
 	ld         	a5, 56(a1)
 	ld         	a2, 24(sp)
@@ -13886,7 +13837,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	xor        	t1, a6, t0
 	and        	s4, t0, t1
 	xor        	t2, a7, t1
-	sd         	t2, 240(sp)
+	sd         	t2, 200(sp)
 	xor        	t4, a6, t3
 	xor        	t2, a0, a6
 	xor        	a4, t3, a7
@@ -13898,19 +13849,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	xor        	t5, a2, a1
 	xor        	a1, a4, t5
 	xor        	a3, t2, t5
-	sd         	a3, 224(sp)
+	sd         	a3, 184(sp)
 	xor        	t5, t4, t5
 	xor        	a3, s2, t5
 	xor        	s5, s2, a4
-	sd         	s5, 216(sp)
+	sd         	s5, 176(sp)
 	xor        	s6, a6, a2
 	xor        	a6, s1, s6
 	and        	s5, a6, a3
 	xor        	s8, s2, a5
 	xor        	s9, t4, s8
-	sd         	s9, 232(sp)
-	ld         	s9, 224(sp)
-	ld         	s10, 232(sp)
+	sd         	s9, 192(sp)
+	ld         	s9, 184(sp)
+	ld         	s10, 192(sp)
 	and        	s9, s9, s10
 	xor        	a0, a0, s8
 	and        	s8, t5, a0
@@ -13922,7 +13873,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	and        	s10, a4, s1
 	xor        	s8, s7, s10
 	xor        	a5, ra, s8
-	ld         	s7, 240(sp)
+	ld         	s7, 200(sp)
 	and        	s7, s7, a2
 	xor        	s10, s7, s10
 	xor        	s7, t3, s11
@@ -13940,7 +13891,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	xor        	a7, a5, s6
 	xor        	s3, s5, s9
 	xor        	s3, s3, s8
-	ld         	s5, 216(sp)
+	ld         	s5, 176(sp)
 	xor        	s8, s3, s5
 	xor        	s10, s8, s6
 	xor        	s3, s2, s8
@@ -13959,7 +13910,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	and        	s10, s7, a4
 	xor        	a4, s1, s10
 	xor        	s1, t5, s10
-	sd         	s1, 216(sp)
+	sd         	s1, 176(sp)
 	and        	s1, s11, a6
 	and        	a6, s11, a3
 	xor        	a3, s8, s6
@@ -13981,7 +13932,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	and        	t4, a1, a2
 	xor        	t4, t6, t4
 	xor        	t4, s1, t4
-	ld         	a2, 240(sp)
+	ld         	a2, 200(sp)
 	and        	a1, a1, a2
 	xor        	a2, s9, a1
 	xor        	a2, a2, t4
@@ -13993,17 +13944,17 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	xor        	s2, s2, s8
 	and        	s4, s5, t2
 	xor        	a7, a7, a5
-	ld         	t2, 232(sp)
+	ld         	t2, 192(sp)
 	and        	s5, a7, t2
 	xor        	a6, s5, a6
 	xor        	t2, s4, a6
 	xor        	s1, a6, s1
 	xor        	a6, s5, a0
 	xor        	a6, a6, s7
-	ld         	s5, 224(sp)
+	ld         	s5, 184(sp)
 	and        	a7, a7, s5
 	xor        	s4, a7, s4
-	ld         	a7, 216(sp)
+	ld         	a7, 176(sp)
 	xor        	a7, s4, a7
 	and        	t1, a5, t1
 	xor        	t1, t1, t6
@@ -14030,12 +13981,12 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	addi       	t3, t3, 0
 	addi       	t6, a0, 0
 	addi       	a0, a1, 0
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	addi       	a1, a1, 64
-	sd         	a1, 208(sp)
-	ld         	a1, 200(sp)
+	sd         	a1, 168(sp)
+	ld         	a1, 160(sp)
 	addi       	a1, a1, -1
-	sd         	a1, 200(sp)
+	sd         	a1, 160(sp)
 	beq        	a1, zero, .Laes_ct_ecb_decrypt_c906_12
 	jal        	zero, .Laes_ct_ecb_decrypt_c906_rounds4
 .Laes_ct_ecb_decrypt_c906_12:
@@ -14170,7 +14121,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	ld         	a4, 0(a1)
 	ld         	a5, 8(a1)
 	ld         	a2, 24(sp)
@@ -14408,19 +14359,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t2, t6
-	sd         	a4, 200(sp)
+	sd         	a4, 160(sp)
 	xor        	t6, t3, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 224(sp)
+	sd         	s6, 184(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s9, s7
 	and        	s6, a7, a4
 	xor        	s10, s1, s2
 	xor        	s8, t3, s10
-	sd         	s8, 216(sp)
-	ld         	s8, 200(sp)
-	ld         	s11, 216(sp)
+	sd         	s8, 176(sp)
+	ld         	s8, 160(sp)
+	ld         	s11, 176(sp)
 	and        	s8, s8, s11
 	xor        	s4, s4, s10
 	and        	s10, t6, s4
@@ -14449,7 +14400,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 224(sp)
+	ld         	s6, 184(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -14468,7 +14419,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	and        	ra, s8, a5
 	xor        	a5, s2, ra
 	xor        	s2, t6, ra
-	sd         	s2, 224(sp)
+	sd         	s2, 184(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s7
@@ -14501,17 +14452,17 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	xor        	s2, s8, s7
 	and        	s4, s4, t2
 	xor        	s5, s1, a6
-	ld         	t2, 216(sp)
+	ld         	t2, 176(sp)
 	and        	t2, s5, t2
 	xor        	s1, t2, a7
 	xor        	a7, s4, s1
 	xor        	s1, s1, t3
 	xor        	t2, t2, a1
 	xor        	t2, t2, s6
-	ld         	t3, 200(sp)
+	ld         	t3, 160(sp)
 	and        	t3, s5, t3
 	xor        	s4, t3, s4
-	ld         	t3, 224(sp)
+	ld         	t3, 184(sp)
 	xor        	t3, s4, t3
 	and        	t4, a6, t4
 	xor        	a0, t4, a0
@@ -14530,7 +14481,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	xor        	a1, a4, a1
 	xor        	a0, a0, a1
 	xor        	a0, a3, a0
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	ld         	a4, 16(a1)
 	ld         	a5, 24(a1)
 	ld         	a2, 24(sp)
@@ -14844,54 +14795,54 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	srli       	t1, t1, 32
 	and        	a1, a2, a1
 	or         	a1, t1, a1
-	ld         	t1, 168(sp)
+	ld         	t1, 128(sp)
 	sd         	t2, 0(t1)
 	sd         	t3, 8(t1)
 	addi       	t1, zero, 1
-	ld         	t2, 184(sp)
+	ld         	t2, 144(sp)
 	bgeu       	t1, t2, .Laes_ct_ecb_decrypt_c906_skip
-	ld         	t1, 168(sp)
+	ld         	t1, 128(sp)
 	addi       	t3, t1, 16
 	sd         	t6, 0(t3)
 	sd         	a0, 8(t3)
 .Laes_ct_ecb_decrypt_c906_skip:
 	addi       	t1, zero, 2
-	ld         	t2, 184(sp)
+	ld         	t2, 144(sp)
 	bgeu       	t1, t2, .Laes_ct_ecb_decrypt_c906_skip.1
-	ld         	t1, 168(sp)
+	ld         	t1, 128(sp)
 	addi       	t3, t1, 32
 	sd         	t4, 0(t3)
 	sd         	t5, 8(t3)
 .Laes_ct_ecb_decrypt_c906_skip.1:
 	addi       	t1, zero, 3
-	ld         	t2, 184(sp)
+	ld         	t2, 144(sp)
 	bgeu       	t1, t2, .Laes_ct_ecb_decrypt_c906_skip.2
-	ld         	t1, 168(sp)
+	ld         	t1, 128(sp)
 	addi       	t3, t1, 48
 	sd         	t0, 0(t3)
 	sd         	a1, 8(t3)
 .Laes_ct_ecb_decrypt_c906_skip.2:
 	addi       	t1, zero, 4
-	ld         	t0, 184(sp)
+	ld         	t0, 144(sp)
 	bgeu       	t1, t0, .Laes_ct_ecb_decrypt_c906_done
-	ld         	t0, 184(sp)
+	ld         	t0, 144(sp)
 	addi       	t0, t0, -4
-	sd         	t0, 184(sp)
-	ld         	t0, 192(sp)
+	sd         	t0, 144(sp)
+	ld         	t0, 152(sp)
 	addi       	t0, t0, 64
-	sd         	t0, 192(sp)
-	ld         	t0, 168(sp)
+	sd         	t0, 152(sp)
+	ld         	t0, 128(sp)
 	addi       	t0, t0, 64
-	sd         	t0, 168(sp)
+	sd         	t0, 128(sp)
 	jal        	zero, .Laes_ct_ecb_decrypt_c906_group
 .Laes_ct_ecb_decrypt_c906_done:
 	// return
+	sd         	zero, 160(sp)
+	sd         	zero, 168(sp)
+	sd         	zero, 176(sp)
+	sd         	zero, 184(sp)
+	sd         	zero, 192(sp)
 	sd         	zero, 200(sp)
-	sd         	zero, 208(sp)
-	sd         	zero, 216(sp)
-	sd         	zero, 224(sp)
-	sd         	zero, 232(sp)
-	sd         	zero, 240(sp)
 	addi       	a0, zero, 0
 	addi       	a1, zero, 0
 	addi       	a2, zero, 0
@@ -14904,19 +14855,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_c906)
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
-	ld         	s1, 248(sp)
-	ld         	s2, 256(sp)
-	ld         	s3, 264(sp)
-	ld         	s4, 272(sp)
-	ld         	s5, 280(sp)
-	ld         	s6, 288(sp)
-	ld         	s7, 296(sp)
-	ld         	s8, 304(sp)
-	ld         	s9, 312(sp)
-	ld         	s10, 320(sp)
-	ld         	s11, 328(sp)
-	ld         	ra, 336(sp)
-	addi       	sp, sp, 352
+	ld         	s1, 208(sp)
+	ld         	s2, 216(sp)
+	ld         	s3, 224(sp)
+	ld         	s4, 232(sp)
+	ld         	s5, 240(sp)
+	ld         	s6, 248(sp)
+	ld         	s7, 256(sp)
+	ld         	s8, 264(sp)
+	ld         	s9, 272(sp)
+	ld         	s10, 280(sp)
+	ld         	s11, 288(sp)
+	ld         	ra, 296(sp)
+	addi       	sp, sp, 304
 	jalr       	zero, 0(ra)
 SYM_FUNC_END(aes_ct_ecb_decrypt_c906)
 
@@ -14926,8 +14877,8 @@ kgen_aes_ct_c906_masks:
 	.quad	0x5555555555555555, 0x3333333333333333, 0x0f0f0f0f0f0f0f0f, 0x00000000ffff0000
 	.quad	0x0000ff000000ff00, 0xffffffff00000000, 0x0fff0fff0fff0fff, 0x00ff00ff00ff00ff
 	.quad	0x000f000f000f000f, 0x00f000ff000f0000, 0x0f0f00000f0f0000, 0x00ff000000ff0000
-	.quad	0x000f00ff00f00000, 0x0000ffff0000ffff, 0x0000000001010101, 0x0000000063636363
-	.quad	0x0000000080808080, 0x000000007f7f7f7f, 0x000000001b1b1b1b, 0xff00ff00ff00ff00
+	.quad	0x000f00ff00f00000, 0x0000ffff0000ffff, 0xff00ff00ff00ff00, 0x0000000001010101
+	.quad	0x0000000063636363, 0x0000000080808080, 0x000000007f7f7f7f, 0x000000001b1b1b1b
 	.p2align	0
 kgen_aes_ct_c906_masks_rcon:
 	.byte	0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x1b, 0x36
@@ -14947,21 +14898,19 @@ kgen_aes_ct_c906_perms:
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.p2align	4
 kgen_aes_ct_c906_vperm:
-	.byte	0x00, 0x10, 0x02, 0x12, 0x64, 0x74, 0x66, 0x76, 0xc4, 0xd4, 0xc6, 0xd6, 0xa0, 0xb0, 0xa2, 0xb2
+	.byte	0x0c, 0x1c, 0x0e, 0x1e, 0x68, 0x78, 0x6a, 0x7a, 0xc8, 0xd8, 0xca, 0xda, 0xac, 0xbc, 0xae, 0xbe
 	.byte	0x00, 0xc3, 0x5d, 0x9e, 0x43, 0x80, 0x1e, 0xdd, 0x5e, 0x9d, 0x03, 0xc0, 0x1d, 0xde, 0x40, 0x83
 	.byte	0x80, 0x01, 0x09, 0x0e, 0x0d, 0x0b, 0x07, 0x06, 0x0f, 0x02, 0x0c, 0x05, 0x0a, 0x04, 0x03, 0x08
 	.byte	0x80, 0x0f, 0x0e, 0x05, 0x07, 0x03, 0x0b, 0x04, 0x0a, 0x0d, 0x08, 0x06, 0x0c, 0x09, 0x02, 0x01
 	.byte	0x00, 0x64, 0x99, 0x12, 0xe5, 0x0a, 0x8b, 0xef, 0x76, 0x93, 0x81, 0x18, 0x6e, 0x7c, 0xf7, 0xfd
 	.byte	0x00, 0x7b, 0xb0, 0x3d, 0x67, 0x91, 0x8d, 0xf6, 0x46, 0x21, 0x1c, 0xac, 0xea, 0xd7, 0x5a, 0xcb
-	.byte	0x00, 0xc8, 0x29, 0x24, 0xd1, 0x14, 0x0d, 0xc5, 0xec, 0x3d, 0x19, 0x30, 0xdc, 0xf8, 0xf5, 0xe1
-	.byte	0x00, 0xf6, 0x7b, 0x7a, 0xce, 0x39, 0x01, 0xf7, 0x8c, 0x42, 0x38, 0x43, 0xcf, 0xb5, 0xb4, 0x8d
 	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
 	.byte	0x05, 0x0a, 0x0f, 0x00, 0x09, 0x0e, 0x03, 0x04, 0x0d, 0x02, 0x07, 0x08, 0x01, 0x06, 0x0b, 0x0c
-	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
-	.byte	0x0a, 0x0f, 0x00, 0x05, 0x0e, 0x03, 0x04, 0x09, 0x02, 0x07, 0x08, 0x0d, 0x06, 0x0b, 0x0c, 0x01
+	.byte	0x0f, 0x00, 0x05, 0x0a, 0x03, 0x04, 0x09, 0x0e, 0x07, 0x08, 0x0d, 0x02, 0x0b, 0x0c, 0x01, 0x06
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
 	.p2align	4
 kgen_aes_ct_c906_vperm_dec:
-	.byte	0x00, 0x85, 0xf9, 0x7c, 0x89, 0x0c, 0x70, 0xf5, 0x82, 0x07, 0x7b, 0xfe, 0x0b, 0x8e, 0xf2, 0x77
+	.byte	0x74, 0xf1, 0x8d, 0x08, 0xfd, 0x78, 0x04, 0x81, 0xf6, 0x73, 0x0f, 0x8a, 0x7f, 0xfa, 0x86, 0x03
 	.byte	0x00, 0x67, 0x97, 0xf0, 0x9f, 0xf8, 0x08, 0x6f, 0x29, 0x4e, 0xbe, 0xd9, 0xb6, 0xd1, 0x21, 0x46
 	.byte	0x80, 0x01, 0x09, 0x0e, 0x0d, 0x0b, 0x07, 0x06, 0x0f, 0x02, 0x0c, 0x05, 0x0a, 0x04, 0x03, 0x08
 	.byte	0x80, 0x0f, 0x0e, 0x05, 0x07, 0x03, 0x0b, 0x04, 0x0a, 0x0d, 0x08, 0x06, 0x0c, 0x09, 0x02, 0x01

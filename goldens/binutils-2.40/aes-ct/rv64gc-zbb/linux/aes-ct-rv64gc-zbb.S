@@ -14,7 +14,7 @@
 
 /*
  * void aes_ct_encrypt_rv64gc_zbb(const u32 rk[60], int nrounds, u8 *out, const u8 *in);
- * aes_ct_encrypt_rv64gc_zbb: 3917 instructions, frame 288 bytes
+ * aes_ct_encrypt_rv64gc_zbb: 3907 instructions, frame 240 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 27 integer, 0 vector registers
@@ -24,21 +24,21 @@
  *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
  */
 SYM_FUNC_START(aes_ct_encrypt_rv64gc_zbb)
-	addi       	sp, sp, -288
-	sd         	s1, 184(sp)
-	sd         	s2, 192(sp)
-	sd         	s3, 200(sp)
-	sd         	s4, 208(sp)
-	sd         	s5, 216(sp)
-	sd         	s6, 224(sp)
-	sd         	s7, 232(sp)
-	sd         	s8, 240(sp)
-	sd         	s9, 248(sp)
-	sd         	s10, 256(sp)
-	sd         	s11, 264(sp)
-	sd         	ra, 272(sp)
-	sd         	a2, 168(sp)
-	sd         	a1, 160(sp)
+	addi       	sp, sp, -240
+	sd         	s1, 144(sp)
+	sd         	s2, 152(sp)
+	sd         	s3, 160(sp)
+	sd         	s4, 168(sp)
+	sd         	s5, 176(sp)
+	sd         	s6, 184(sp)
+	sd         	s7, 192(sp)
+	sd         	s8, 200(sp)
+	sd         	s9, 208(sp)
+	sd         	s10, 216(sp)
+	sd         	s11, 224(sp)
+	sd         	ra, 232(sp)
+	sd         	a2, 128(sp)
+	sd         	a1, 120(sp)
 .Laes_ct_encrypt_rv64gc_zbb_0:
 	auipc      	t0, %pcrel_hi(kgen_aes_ct_rv64gc_zbb_masks)
 	addi       	t0, t0, %pcrel_lo(.Laes_ct_encrypt_rv64gc_zbb_0)
@@ -72,16 +72,6 @@ SYM_FUNC_START(aes_ct_encrypt_rv64gc_zbb)
 	sd         	t1, 104(sp)
 	ld         	t1, 112(t0)
 	sd         	t1, 112(sp)
-	ld         	t1, 120(t0)
-	sd         	t1, 120(sp)
-	ld         	t1, 128(t0)
-	sd         	t1, 128(sp)
-	ld         	t1, 136(t0)
-	sd         	t1, 136(sp)
-	ld         	t1, 144(t0)
-	sd         	t1, 144(sp)
-	ld         	t1, 152(t0)
-	sd         	t1, 152(sp)
 	andi       	t0, a3, 7
 	beq        	t0, zero, .Laes_ct_encrypt_rv64gc_zbb_8
 	jal        	zero, .Laes_ct_encrypt_rv64gc_zbb_in_unaligned
@@ -301,7 +291,7 @@ SYM_FUNC_START(aes_ct_encrypt_rv64gc_zbb)
 	xor        	a5, t5, s2
 	addi       	t0, a0, 16
 	addi       	t2, zero, 0
-	sd         	t2, 176(sp)
+	sd         	t2, 136(sp)
 .Laes_ct_encrypt_rv64gc_zbb_rounds4:
 	xor        	t3, a3, a4
 	xor        	a7, a5, a2
@@ -1841,14 +1831,14 @@ SYM_FUNC_START(aes_ct_encrypt_rv64gc_zbb)
 	xor        	s1, a0, s1
 	xor        	a5, a1, s2
 	addi       	t0, t0, 64
-	ld         	t2, 176(sp)
+	ld         	t2, 136(sp)
 	addi       	t2, t2, 64
-	sd         	t2, 176(sp)
-	ld         	t2, 160(sp)
+	sd         	t2, 136(sp)
+	ld         	t2, 120(sp)
 	addi       	t2, t2, -2
 	srli       	t2, t2, 2
 	slli       	t2, t2, 6
-	ld         	t3, 176(sp)
+	ld         	t3, 136(sp)
 	bgeu       	t3, t2, .Laes_ct_encrypt_rv64gc_zbb_9
 	jal        	zero, .Laes_ct_encrypt_rv64gc_zbb_rounds4
 .Laes_ct_encrypt_rv64gc_zbb_9:
@@ -2304,7 +2294,7 @@ SYM_FUNC_START(aes_ct_encrypt_rv64gc_zbb)
 	xor        	a5, a0, s3
 	xor        	t3, a1, a2
 	addi       	t4, zero, 12
-	ld         	t5, 160(sp)
+	ld         	t5, 120(sp)
 	beq        	t5, t4, .Laes_ct_encrypt_rv64gc_zbb_10
 	jal        	zero, .Laes_ct_encrypt_rv64gc_zbb_last_round
 .Laes_ct_encrypt_rv64gc_zbb_10:
@@ -3137,7 +3127,7 @@ SYM_FUNC_START(aes_ct_encrypt_rv64gc_zbb)
 	xor        	a1, s6, s1
 	xor        	a3, t6, a1
 	xor        	s1, a3, t3
-	sd         	s1, 160(sp)
+	sd         	s1, 120(sp)
 	and        	s1, t2, s1
 	xor        	s7, s1, a6
 	xor        	s9, a3, a0
@@ -3206,7 +3196,7 @@ SYM_FUNC_START(aes_ct_encrypt_rv64gc_zbb)
 	and        	s7, a7, a1
 	xor        	a1, s4, a7
 	xor        	s4, a1, s6
-	ld         	t4, 160(sp)
+	ld         	t4, 120(sp)
 	and        	t4, s4, t4
 	xor        	t4, t4, s1
 	and        	s1, s4, t2
@@ -3853,16 +3843,16 @@ SYM_FUNC_START(aes_ct_encrypt_rv64gc_zbb)
 	srli       	t3, t3, 32
 	and        	t0, t0, t4
 	or         	t0, t3, t0
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	andi       	t0, t0, 7
 	bne        	t0, zero, .Laes_ct_encrypt_rv64gc_zbb_out_unaligned
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	andi       	t0, t0, -8
 	sd         	t2, 0(t0)
 	sd         	t1, 8(t0)
 .Laes_ct_encrypt_rv64gc_zbb_out_stored:
 	// return
-	sd         	zero, 160(sp)
+	sd         	zero, 120(sp)
 	addi       	t0, zero, 0
 	addi       	t1, zero, 0
 	addi       	t2, zero, 0
@@ -3878,19 +3868,19 @@ SYM_FUNC_START(aes_ct_encrypt_rv64gc_zbb)
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
-	ld         	s1, 184(sp)
-	ld         	s2, 192(sp)
-	ld         	s3, 200(sp)
-	ld         	s4, 208(sp)
-	ld         	s5, 216(sp)
-	ld         	s6, 224(sp)
-	ld         	s7, 232(sp)
-	ld         	s8, 240(sp)
-	ld         	s9, 248(sp)
-	ld         	s10, 256(sp)
-	ld         	s11, 264(sp)
-	ld         	ra, 272(sp)
-	addi       	sp, sp, 288
+	ld         	s1, 144(sp)
+	ld         	s2, 152(sp)
+	ld         	s3, 160(sp)
+	ld         	s4, 168(sp)
+	ld         	s5, 176(sp)
+	ld         	s6, 184(sp)
+	ld         	s7, 192(sp)
+	ld         	s8, 200(sp)
+	ld         	s9, 208(sp)
+	ld         	s10, 216(sp)
+	ld         	s11, 224(sp)
+	ld         	ra, 232(sp)
+	addi       	sp, sp, 240
 	jalr       	zero, 0(ra)
 .Laes_ct_encrypt_rv64gc_zbb_in_unaligned:
 	sub        	t1, a3, t0
@@ -3907,57 +3897,57 @@ SYM_FUNC_START(aes_ct_encrypt_rv64gc_zbb)
 	or         	t3, t3, t5
 	jal        	zero, .Laes_ct_encrypt_rv64gc_zbb_in_loaded
 .Laes_ct_encrypt_rv64gc_zbb_out_unaligned:
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t2, 0(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t2, 1(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t2, 2(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t2, 3(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t2, 4(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t2, 5(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t2, 6(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t2, 7(t0)
 	sb         	t1, 8(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t1, 9(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t1, 10(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t1, 11(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t1, 12(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t1, 13(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t1, 14(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t1, 15(t0)
 	jal        	zero, .Laes_ct_encrypt_rv64gc_zbb_out_stored
 SYM_FUNC_END(aes_ct_encrypt_rv64gc_zbb)
 
 /*
  * void aes_ct_decrypt_rv64gc_zbb(const u32 rk[60], int nrounds, u8 *out, const u8 *in);
- * aes_ct_decrypt_rv64gc_zbb: 4097 instructions, frame 320 bytes
+ * aes_ct_decrypt_rv64gc_zbb: 4087 instructions, frame 272 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 27 integer, 0 vector registers
@@ -3967,22 +3957,22 @@ SYM_FUNC_END(aes_ct_encrypt_rv64gc_zbb)
  *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
  */
 SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
-	addi       	sp, sp, -320
-	sd         	s1, 216(sp)
-	sd         	s2, 224(sp)
-	sd         	s3, 232(sp)
-	sd         	s4, 240(sp)
-	sd         	s5, 248(sp)
-	sd         	s6, 256(sp)
-	sd         	s7, 264(sp)
-	sd         	s8, 272(sp)
-	sd         	s9, 280(sp)
-	sd         	s10, 288(sp)
-	sd         	s11, 296(sp)
-	sd         	ra, 304(sp)
-	sd         	a0, 176(sp)
-	sd         	a1, 168(sp)
-	sd         	a2, 160(sp)
+	addi       	sp, sp, -272
+	sd         	s1, 176(sp)
+	sd         	s2, 184(sp)
+	sd         	s3, 192(sp)
+	sd         	s4, 200(sp)
+	sd         	s5, 208(sp)
+	sd         	s6, 216(sp)
+	sd         	s7, 224(sp)
+	sd         	s8, 232(sp)
+	sd         	s9, 240(sp)
+	sd         	s10, 248(sp)
+	sd         	s11, 256(sp)
+	sd         	ra, 264(sp)
+	sd         	a0, 136(sp)
+	sd         	a1, 128(sp)
+	sd         	a2, 120(sp)
 .Laes_ct_decrypt_rv64gc_zbb_0:
 	auipc      	t0, %pcrel_hi(kgen_aes_ct_rv64gc_zbb_masks)
 	addi       	t0, t0, %pcrel_lo(.Laes_ct_decrypt_rv64gc_zbb_0)
@@ -4016,16 +4006,6 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	sd         	t1, 104(sp)
 	ld         	t1, 112(t0)
 	sd         	t1, 112(sp)
-	ld         	t1, 120(t0)
-	sd         	t1, 120(sp)
-	ld         	t1, 128(t0)
-	sd         	t1, 128(sp)
-	ld         	t1, 136(t0)
-	sd         	t1, 136(sp)
-	ld         	t1, 144(t0)
-	sd         	t1, 144(sp)
-	ld         	t1, 152(t0)
-	sd         	t1, 152(sp)
 	andi       	t0, a3, 7
 	beq        	t0, zero, .Laes_ct_decrypt_rv64gc_zbb_7
 	jal        	zero, .Laes_ct_decrypt_rv64gc_zbb_in_unaligned
@@ -4130,12 +4110,12 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	xor        	t5, a1, a2
 	slli       	a1, a2, 4
 	xor        	a0, a0, a1
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	lwu        	a4, 0(a1)
 	lwu        	a1, 4(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	lwu        	a5, 8(a1)
 	lwu        	a1, 12(a1)
 	slli       	a1, a1, 32
@@ -4253,7 +4233,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	xor        	t3, s5, t1
 	and        	s4, t1, t3
 	xor        	t2, a1, t3
-	sd         	t2, 208(sp)
+	sd         	t2, 168(sp)
 	xor        	t4, s5, t0
 	xor        	t2, s3, s5
 	xor        	a4, t0, a1
@@ -4265,19 +4245,19 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	xor        	t6, a2, a6
 	xor        	a0, a4, t6
 	xor        	a3, t2, t6
-	sd         	a3, 184(sp)
+	sd         	a3, 144(sp)
 	xor        	t6, t4, t6
 	xor        	a3, a7, t6
 	xor        	a6, a7, a4
-	sd         	a6, 200(sp)
+	sd         	a6, 160(sp)
 	xor        	s6, s5, a2
 	xor        	a6, s1, s6
 	and        	s5, a6, a3
 	xor        	s8, a7, a5
 	xor        	s9, t4, s8
-	sd         	s9, 192(sp)
-	ld         	s9, 184(sp)
-	ld         	s10, 192(sp)
+	sd         	s9, 152(sp)
+	ld         	s9, 144(sp)
+	ld         	s10, 152(sp)
 	and        	s9, s9, s10
 	xor        	s3, s3, s8
 	and        	s8, t6, s3
@@ -4289,7 +4269,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	and        	s10, a4, s1
 	xor        	s8, s7, s10
 	xor        	a5, ra, s8
-	ld         	s7, 208(sp)
+	ld         	s7, 168(sp)
 	and        	s7, s7, a2
 	xor        	s10, s7, s10
 	xor        	s7, t0, s11
@@ -4307,7 +4287,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	xor        	a1, a5, s6
 	xor        	a7, s5, a7
 	xor        	a7, a7, s8
-	ld         	s5, 200(sp)
+	ld         	s5, 160(sp)
 	xor        	s8, a7, s5
 	xor        	s10, s8, s6
 	xor        	s5, s2, s8
@@ -4347,7 +4327,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	and        	a2, t4, a2
 	xor        	a2, t5, a2
 	xor        	a2, a0, a2
-	ld         	s2, 208(sp)
+	ld         	s2, 168(sp)
 	and        	s2, t4, s2
 	xor        	t4, s9, s2
 	xor        	t4, t4, a2
@@ -4359,14 +4339,14 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	xor        	s3, s3, s8
 	and        	s4, s10, t2
 	xor        	s6, a7, a5
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	and        	t2, s6, t2
 	xor        	a7, t2, a6
 	xor        	a6, s4, a7
 	xor        	a7, a7, a0
 	xor        	t2, t2, a1
 	xor        	t2, t2, s7
-	ld         	a0, 184(sp)
+	ld         	a0, 144(sp)
 	and        	a0, s6, a0
 	xor        	s4, a0, s4
 	xor        	a0, s4, s1
@@ -4388,7 +4368,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	xor        	t3, t3, a1
 	xor        	t3, s2, t3
 	addi       	a1, zero, 12
-	ld         	a2, 168(sp)
+	ld         	a2, 128(sp)
 	bne        	a2, a1, .Laes_ct_decrypt_rv64gc_zbb_not192
 	ld         	a1, 64(sp)
 	rori       	a3, a0, 28
@@ -4521,12 +4501,12 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	lwu        	a4, 16(a1)
 	lwu        	a1, 20(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	lwu        	a5, 24(a1)
 	lwu        	a1, 28(a1)
 	slli       	a1, a1, 32
@@ -4767,19 +4747,19 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t3, t6
-	sd         	a4, 184(sp)
+	sd         	a4, 144(sp)
 	xor        	t6, t5, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 168(sp)
+	sd         	s6, 128(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s9, s7
 	and        	s6, a7, a4
 	xor        	s10, s1, s2
 	xor        	s8, t5, s10
-	sd         	s8, 192(sp)
-	ld         	s8, 184(sp)
-	ld         	s11, 192(sp)
+	sd         	s8, 152(sp)
+	ld         	s8, 144(sp)
+	ld         	s11, 152(sp)
 	and        	s8, s8, s11
 	xor        	s4, s4, s10
 	and        	s10, t6, s4
@@ -4808,7 +4788,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 168(sp)
+	ld         	s6, 128(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -4827,7 +4807,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	and        	ra, s8, a5
 	xor        	a5, s2, ra
 	xor        	s2, t6, ra
-	sd         	s2, 168(sp)
+	sd         	s2, 128(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s7
@@ -4860,17 +4840,17 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	xor        	s2, s8, s7
 	and        	s4, s4, t3
 	xor        	s5, s1, a6
-	ld         	t3, 192(sp)
+	ld         	t3, 152(sp)
 	and        	t3, s5, t3
 	xor        	s1, t3, a7
 	xor        	a7, s4, s1
 	xor        	s1, s1, t5
 	xor        	t3, t3, a1
 	xor        	t3, t3, s6
-	ld         	t5, 184(sp)
+	ld         	t5, 144(sp)
 	and        	t5, s5, t5
 	xor        	s4, t5, s4
-	ld         	t5, 168(sp)
+	ld         	t5, 128(sp)
 	xor        	t5, s4, t5
 	and        	t1, a6, t1
 	xor        	a0, t1, a0
@@ -4987,12 +4967,12 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	rori       	a1, a5, 32
 	xor        	a0, a0, a5
 	xor        	a0, a0, a1
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	lwu        	a4, 32(a1)
 	lwu        	a1, 36(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	lwu        	a5, 40(a1)
 	lwu        	a1, 44(a1)
 	slli       	a1, a1, 32
@@ -5166,7 +5146,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	xor        	t1, a6, t0
 	and        	s4, t0, t1
 	xor        	t2, a7, t1
-	sd         	t2, 200(sp)
+	sd         	t2, 160(sp)
 	xor        	t4, a6, t3
 	xor        	t2, a0, a6
 	xor        	a4, t3, a7
@@ -5178,19 +5158,19 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	xor        	t5, a2, a1
 	xor        	a1, a4, t5
 	xor        	a3, t2, t5
-	sd         	a3, 184(sp)
+	sd         	a3, 144(sp)
 	xor        	t5, t4, t5
 	xor        	a3, s2, t5
 	xor        	s5, s2, a4
-	sd         	s5, 168(sp)
+	sd         	s5, 128(sp)
 	xor        	s6, a6, a2
 	xor        	a6, s1, s6
 	and        	s5, a6, a3
 	xor        	s8, s2, a5
 	xor        	s9, t4, s8
-	sd         	s9, 192(sp)
-	ld         	s9, 184(sp)
-	ld         	s10, 192(sp)
+	sd         	s9, 152(sp)
+	ld         	s9, 144(sp)
+	ld         	s10, 152(sp)
 	and        	s9, s9, s10
 	xor        	a0, a0, s8
 	and        	s8, t5, a0
@@ -5202,7 +5182,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	and        	s10, a4, s1
 	xor        	s8, s7, s10
 	xor        	a5, ra, s8
-	ld         	s7, 200(sp)
+	ld         	s7, 160(sp)
 	and        	s7, s7, a2
 	xor        	s10, s7, s10
 	xor        	s7, t3, s11
@@ -5220,7 +5200,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	xor        	a7, a5, s6
 	xor        	s3, s5, s9
 	xor        	s3, s3, s8
-	ld         	s5, 168(sp)
+	ld         	s5, 128(sp)
 	xor        	s8, s3, s5
 	xor        	s10, s8, s6
 	xor        	s3, s2, s8
@@ -5239,7 +5219,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	and        	s10, s7, a4
 	xor        	a4, s1, s10
 	xor        	s1, t5, s10
-	sd         	s1, 168(sp)
+	sd         	s1, 128(sp)
 	and        	s1, s11, a6
 	and        	a6, s11, a3
 	xor        	a3, s8, s6
@@ -5261,7 +5241,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	and        	t4, a1, a2
 	xor        	t4, t6, t4
 	xor        	t4, s1, t4
-	ld         	a2, 200(sp)
+	ld         	a2, 160(sp)
 	and        	a1, a1, a2
 	xor        	a2, s9, a1
 	xor        	a2, a2, t4
@@ -5273,17 +5253,17 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	xor        	s2, s2, s8
 	and        	s4, s5, t2
 	xor        	a7, a7, a5
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	and        	s5, a7, t2
 	xor        	a6, s5, a6
 	xor        	t2, s4, a6
 	xor        	s1, a6, s1
 	xor        	a6, s5, a0
 	xor        	a6, a6, s7
-	ld         	s5, 184(sp)
+	ld         	s5, 144(sp)
 	and        	a7, a7, s5
 	xor        	s4, a7, s4
-	ld         	a7, 168(sp)
+	ld         	a7, 128(sp)
 	xor        	a7, s4, a7
 	and        	t1, a5, t1
 	xor        	t1, t1, t6
@@ -5310,11 +5290,11 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	addi       	t3, t3, 0
 	addi       	t6, a0, 0
 	addi       	a0, a1, 0
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	addi       	a1, a1, 48
-	sd         	a1, 184(sp)
+	sd         	a1, 144(sp)
 	addi       	a1, zero, 2
-	sd         	a1, 176(sp)
+	sd         	a1, 136(sp)
 	jal        	zero, .Laes_ct_decrypt_rv64gc_zbb_rounds4
 .Laes_ct_decrypt_rv64gc_zbb_not192:
 	ld         	a1, 88(sp)
@@ -5381,16 +5361,16 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	addi       	t3, t3, 0
 	addi       	t6, a3, 0
 	addi       	a0, a4, 0
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	addi       	a1, a1, 16
-	sd         	a1, 184(sp)
+	sd         	a1, 144(sp)
 	addi       	a1, zero, 2
-	sd         	a1, 176(sp)
+	sd         	a1, 136(sp)
 	addi       	a1, zero, 14
-	ld         	a2, 168(sp)
+	ld         	a2, 128(sp)
 	bne        	a2, a1, .Laes_ct_decrypt_rv64gc_zbb_rounds4
 	addi       	a1, zero, 3
-	sd         	a1, 176(sp)
+	sd         	a1, 136(sp)
 .Laes_ct_decrypt_rv64gc_zbb_rounds4:
 	ld         	a1, 48(sp)
 	rori       	a3, t4, 20
@@ -5523,12 +5503,12 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a4, 0(a1)
 	lwu        	a1, 4(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a5, 8(a1)
 	lwu        	a1, 12(a1)
 	slli       	a1, a1, 32
@@ -5769,19 +5749,19 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t2, t6
-	sd         	a4, 192(sp)
+	sd         	a4, 152(sp)
 	xor        	t6, t5, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 168(sp)
+	sd         	s6, 128(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s9, s7
 	and        	s6, a7, a4
 	xor        	s10, s1, s2
 	xor        	s8, t5, s10
-	sd         	s8, 200(sp)
-	ld         	s8, 192(sp)
-	ld         	s11, 200(sp)
+	sd         	s8, 160(sp)
+	ld         	s8, 152(sp)
+	ld         	s11, 160(sp)
 	and        	s8, s8, s11
 	xor        	s4, s4, s10
 	and        	s10, t6, s4
@@ -5810,7 +5790,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 168(sp)
+	ld         	s6, 128(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -5829,7 +5809,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	and        	s11, s8, a5
 	xor        	a5, s2, s11
 	xor        	s2, t6, s11
-	sd         	s2, 168(sp)
+	sd         	s2, 128(sp)
 	and        	s2, ra, a7
 	and        	a7, ra, a4
 	xor        	a4, s9, s7
@@ -5862,17 +5842,17 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	xor        	s3, s3, s9
 	and        	a6, a6, t2
 	xor        	s5, s1, a2
-	ld         	t2, 200(sp)
+	ld         	t2, 160(sp)
 	and        	t2, s5, t2
 	xor        	s1, t2, a7
 	xor        	a7, a6, s1
 	xor        	s1, s1, s2
 	xor        	t2, t2, a1
 	xor        	t2, t2, s6
-	ld         	s2, 192(sp)
+	ld         	s2, 152(sp)
 	and        	s2, s5, s2
 	xor        	s2, s2, a6
-	ld         	a6, 168(sp)
+	ld         	a6, 128(sp)
 	xor        	a6, s2, a6
 	and        	t1, a2, t1
 	xor        	a0, t1, a0
@@ -5956,12 +5936,12 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	rori       	a1, a5, 32
 	xor        	a0, a0, a5
 	xor        	a0, a0, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a4, 16(a1)
 	lwu        	a1, 20(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a5, 24(a1)
 	lwu        	a1, 28(a1)
 	slli       	a1, a1, 32
@@ -6079,7 +6059,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	xor        	t1, a6, t0
 	and        	s4, t0, t1
 	xor        	t3, a7, t1
-	sd         	t3, 208(sp)
+	sd         	t3, 168(sp)
 	xor        	t4, a6, t2
 	xor        	t3, a0, a6
 	xor        	a4, t2, a7
@@ -6091,19 +6071,19 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	xor        	t5, a2, a1
 	xor        	a1, a4, t5
 	xor        	a3, t3, t5
-	sd         	a3, 192(sp)
+	sd         	a3, 152(sp)
 	xor        	t5, t4, t5
 	xor        	a3, s2, t5
 	xor        	s5, s2, a4
-	sd         	s5, 168(sp)
+	sd         	s5, 128(sp)
 	xor        	s6, a6, a2
 	xor        	a6, s1, s6
 	and        	s5, a6, a3
 	xor        	s8, s2, a5
 	xor        	s9, t4, s8
-	sd         	s9, 200(sp)
-	ld         	s9, 192(sp)
-	ld         	s10, 200(sp)
+	sd         	s9, 160(sp)
+	ld         	s9, 152(sp)
+	ld         	s10, 160(sp)
 	and        	s9, s9, s10
 	xor        	a0, a0, s8
 	and        	s8, t5, a0
@@ -6115,7 +6095,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	and        	s10, a4, s1
 	xor        	s8, s7, s10
 	xor        	a5, ra, s8
-	ld         	s7, 208(sp)
+	ld         	s7, 168(sp)
 	and        	s7, s7, a2
 	xor        	s10, s7, s10
 	xor        	s7, t2, s11
@@ -6133,7 +6113,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	xor        	a7, a5, s6
 	xor        	s3, s5, s9
 	xor        	s3, s3, s8
-	ld         	s5, 168(sp)
+	ld         	s5, 128(sp)
 	xor        	s8, s3, s5
 	xor        	s10, s8, s6
 	xor        	s3, s2, s8
@@ -6152,7 +6132,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	and        	s11, s7, a4
 	xor        	a4, s1, s11
 	xor        	s1, t5, s11
-	sd         	s1, 168(sp)
+	sd         	s1, 128(sp)
 	and        	s1, s10, a6
 	and        	a6, s10, a3
 	xor        	a3, s8, s6
@@ -6174,7 +6154,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	and        	a2, t4, a2
 	xor        	a2, a1, a2
 	xor        	a2, t6, a2
-	ld         	s2, 208(sp)
+	ld         	s2, 168(sp)
 	and        	s3, t4, s2
 	xor        	t4, s8, s3
 	xor        	t4, t4, a2
@@ -6186,17 +6166,17 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	xor        	s2, s2, s6
 	and        	s4, s5, t3
 	xor        	s5, a7, a5
-	ld         	t3, 200(sp)
+	ld         	t3, 160(sp)
 	and        	t3, s5, t3
 	xor        	a7, t3, a6
 	xor        	a6, s4, a7
 	xor        	a7, a7, t6
 	xor        	t3, t3, a0
 	xor        	t3, t3, s7
-	ld         	t6, 192(sp)
+	ld         	t6, 152(sp)
 	and        	t6, s5, t6
 	xor        	s4, t6, s4
-	ld         	t6, 168(sp)
+	ld         	t6, 128(sp)
 	xor        	t6, s4, t6
 	and        	t1, a5, t1
 	xor        	a1, t1, a1
@@ -6346,12 +6326,12 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a4, 32(a1)
 	lwu        	a1, 36(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a5, 40(a1)
 	lwu        	a1, 44(a1)
 	slli       	a1, a1, 32
@@ -6592,19 +6572,19 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t3, t6
-	sd         	a4, 192(sp)
+	sd         	a4, 152(sp)
 	xor        	t6, t5, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 168(sp)
+	sd         	s6, 128(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s9, s7
 	and        	s6, a7, a4
 	xor        	s10, s1, s2
 	xor        	s8, t5, s10
-	sd         	s8, 200(sp)
-	ld         	s8, 192(sp)
-	ld         	s11, 200(sp)
+	sd         	s8, 160(sp)
+	ld         	s8, 152(sp)
+	ld         	s11, 160(sp)
 	and        	s8, s8, s11
 	xor        	s4, s4, s10
 	and        	s10, t6, s4
@@ -6633,7 +6613,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 168(sp)
+	ld         	s6, 128(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -6652,7 +6632,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	and        	ra, s8, a5
 	xor        	a5, s2, ra
 	xor        	s2, t6, ra
-	sd         	s2, 168(sp)
+	sd         	s2, 128(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s7
@@ -6685,17 +6665,17 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	xor        	s2, s8, s7
 	and        	s4, s4, t3
 	xor        	s5, s1, a6
-	ld         	t3, 200(sp)
+	ld         	t3, 160(sp)
 	and        	t3, s5, t3
 	xor        	s1, t3, a7
 	xor        	a7, s4, s1
 	xor        	s1, s1, t5
 	xor        	t3, t3, a1
 	xor        	t3, t3, s6
-	ld         	t5, 192(sp)
+	ld         	t5, 152(sp)
 	and        	t5, s5, t5
 	xor        	s4, t5, s4
-	ld         	t5, 168(sp)
+	ld         	t5, 128(sp)
 	xor        	t5, s4, t5
 	and        	t1, a6, t1
 	xor        	a0, t1, a0
@@ -6812,12 +6792,12 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	rori       	a1, a5, 32
 	xor        	a0, a0, a5
 	xor        	a0, a0, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a4, 48(a1)
 	lwu        	a1, 52(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a5, 56(a1)
 	lwu        	a1, 60(a1)
 	slli       	a1, a1, 32
@@ -6991,7 +6971,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	xor        	t1, a6, t0
 	and        	s4, t0, t1
 	xor        	t2, a7, t1
-	sd         	t2, 208(sp)
+	sd         	t2, 168(sp)
 	xor        	t4, a6, t3
 	xor        	t2, a0, a6
 	xor        	a4, t3, a7
@@ -7003,19 +6983,19 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	xor        	t5, a2, a1
 	xor        	a1, a4, t5
 	xor        	a3, t2, t5
-	sd         	a3, 192(sp)
+	sd         	a3, 152(sp)
 	xor        	t5, t4, t5
 	xor        	a3, s2, t5
 	xor        	s5, s2, a4
-	sd         	s5, 168(sp)
+	sd         	s5, 128(sp)
 	xor        	s6, a6, a2
 	xor        	a6, s1, s6
 	and        	s5, a6, a3
 	xor        	s8, s2, a5
 	xor        	s9, t4, s8
-	sd         	s9, 200(sp)
-	ld         	s9, 192(sp)
-	ld         	s10, 200(sp)
+	sd         	s9, 160(sp)
+	ld         	s9, 152(sp)
+	ld         	s10, 160(sp)
 	and        	s9, s9, s10
 	xor        	a0, a0, s8
 	and        	s8, t5, a0
@@ -7027,7 +7007,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	and        	s10, a4, s1
 	xor        	s8, s7, s10
 	xor        	a5, ra, s8
-	ld         	s7, 208(sp)
+	ld         	s7, 168(sp)
 	and        	s7, s7, a2
 	xor        	s10, s7, s10
 	xor        	s7, t3, s11
@@ -7045,7 +7025,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	xor        	a7, a5, s6
 	xor        	s3, s5, s9
 	xor        	s3, s3, s8
-	ld         	s5, 168(sp)
+	ld         	s5, 128(sp)
 	xor        	s8, s3, s5
 	xor        	s10, s8, s6
 	xor        	s3, s2, s8
@@ -7064,7 +7044,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	and        	s10, s7, a4
 	xor        	a4, s1, s10
 	xor        	s1, t5, s10
-	sd         	s1, 168(sp)
+	sd         	s1, 128(sp)
 	and        	s1, s11, a6
 	and        	a6, s11, a3
 	xor        	a3, s8, s6
@@ -7086,7 +7066,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	and        	t4, a1, a2
 	xor        	t4, t6, t4
 	xor        	t4, s1, t4
-	ld         	a2, 208(sp)
+	ld         	a2, 168(sp)
 	and        	a1, a1, a2
 	xor        	a2, s9, a1
 	xor        	a2, a2, t4
@@ -7098,17 +7078,17 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	xor        	s2, s2, s8
 	and        	s4, s5, t2
 	xor        	a7, a7, a5
-	ld         	t2, 200(sp)
+	ld         	t2, 160(sp)
 	and        	s5, a7, t2
 	xor        	a6, s5, a6
 	xor        	t2, s4, a6
 	xor        	s1, a6, s1
 	xor        	a6, s5, a0
 	xor        	a6, a6, s7
-	ld         	s5, 192(sp)
+	ld         	s5, 152(sp)
 	and        	a7, a7, s5
 	xor        	s4, a7, s4
-	ld         	a7, 168(sp)
+	ld         	a7, 128(sp)
 	xor        	a7, s4, a7
 	and        	t1, a5, t1
 	xor        	t1, t1, t6
@@ -7135,12 +7115,12 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	addi       	t3, t3, 0
 	addi       	t6, a0, 0
 	addi       	a0, a1, 0
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	addi       	a1, a1, 64
-	sd         	a1, 184(sp)
-	ld         	a1, 176(sp)
+	sd         	a1, 144(sp)
+	ld         	a1, 136(sp)
 	addi       	a1, a1, -1
-	sd         	a1, 176(sp)
+	sd         	a1, 136(sp)
 	beq        	a1, zero, .Laes_ct_decrypt_rv64gc_zbb_8
 	jal        	zero, .Laes_ct_decrypt_rv64gc_zbb_rounds4
 .Laes_ct_decrypt_rv64gc_zbb_8:
@@ -7275,12 +7255,12 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a4, 0(a1)
 	lwu        	a1, 4(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a5, 8(a1)
 	lwu        	a1, 12(a1)
 	slli       	a1, a1, 32
@@ -7521,19 +7501,19 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t2, t6
-	sd         	a4, 168(sp)
+	sd         	a4, 128(sp)
 	xor        	t6, t3, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 192(sp)
+	sd         	s6, 152(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s9, s7
 	and        	s6, a7, a4
 	xor        	s10, s1, s2
 	xor        	s8, t3, s10
-	sd         	s8, 176(sp)
-	ld         	s8, 168(sp)
-	ld         	s11, 176(sp)
+	sd         	s8, 136(sp)
+	ld         	s8, 128(sp)
+	ld         	s11, 136(sp)
 	and        	s8, s8, s11
 	xor        	s4, s4, s10
 	and        	s10, t6, s4
@@ -7562,7 +7542,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 192(sp)
+	ld         	s6, 152(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -7581,7 +7561,7 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	and        	ra, s8, a5
 	xor        	a5, s2, ra
 	xor        	s2, t6, ra
-	sd         	s2, 192(sp)
+	sd         	s2, 152(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s7
@@ -7614,17 +7594,17 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	xor        	s2, s8, s7
 	and        	s4, s4, t2
 	xor        	s5, s1, a6
-	ld         	t2, 176(sp)
+	ld         	t2, 136(sp)
 	and        	t2, s5, t2
 	xor        	s1, t2, a7
 	xor        	a7, s4, s1
 	xor        	s1, s1, t3
 	xor        	t2, t2, a1
 	xor        	t2, t2, s6
-	ld         	t3, 168(sp)
+	ld         	t3, 128(sp)
 	and        	t3, s5, t3
 	xor        	s4, t3, s4
-	ld         	t3, 192(sp)
+	ld         	t3, 152(sp)
 	xor        	t3, s4, t3
 	and        	t4, a6, t4
 	xor        	a0, t4, a0
@@ -7643,12 +7623,12 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	xor        	a1, a4, a1
 	xor        	a0, a0, a1
 	xor        	a0, a3, a0
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a4, 16(a1)
 	lwu        	a1, 20(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a5, 24(a1)
 	lwu        	a1, 28(a1)
 	slli       	a1, a1, 32
@@ -7969,21 +7949,21 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	srli       	t3, t3, 32
 	and        	t0, t0, t4
 	or         	t0, t3, t0
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	andi       	t0, t0, 7
 	bne        	t0, zero, .Laes_ct_decrypt_rv64gc_zbb_out_unaligned
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	andi       	t0, t0, -8
 	sd         	t2, 0(t0)
 	sd         	t1, 8(t0)
 .Laes_ct_decrypt_rv64gc_zbb_out_stored:
 	// return
+	sd         	zero, 128(sp)
+	sd         	zero, 136(sp)
+	sd         	zero, 144(sp)
+	sd         	zero, 152(sp)
+	sd         	zero, 160(sp)
 	sd         	zero, 168(sp)
-	sd         	zero, 176(sp)
-	sd         	zero, 184(sp)
-	sd         	zero, 192(sp)
-	sd         	zero, 200(sp)
-	sd         	zero, 208(sp)
 	addi       	t0, zero, 0
 	addi       	t1, zero, 0
 	addi       	t2, zero, 0
@@ -7999,19 +7979,19 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
-	ld         	s1, 216(sp)
-	ld         	s2, 224(sp)
-	ld         	s3, 232(sp)
-	ld         	s4, 240(sp)
-	ld         	s5, 248(sp)
-	ld         	s6, 256(sp)
-	ld         	s7, 264(sp)
-	ld         	s8, 272(sp)
-	ld         	s9, 280(sp)
-	ld         	s10, 288(sp)
-	ld         	s11, 296(sp)
-	ld         	ra, 304(sp)
-	addi       	sp, sp, 320
+	ld         	s1, 176(sp)
+	ld         	s2, 184(sp)
+	ld         	s3, 192(sp)
+	ld         	s4, 200(sp)
+	ld         	s5, 208(sp)
+	ld         	s6, 216(sp)
+	ld         	s7, 224(sp)
+	ld         	s8, 232(sp)
+	ld         	s9, 240(sp)
+	ld         	s10, 248(sp)
+	ld         	s11, 256(sp)
+	ld         	ra, 264(sp)
+	addi       	sp, sp, 272
 	jalr       	zero, 0(ra)
 .Laes_ct_decrypt_rv64gc_zbb_in_unaligned:
 	sub        	t1, a3, t0
@@ -8028,50 +8008,50 @@ SYM_FUNC_START(aes_ct_decrypt_rv64gc_zbb)
 	or         	t3, t3, t5
 	jal        	zero, .Laes_ct_decrypt_rv64gc_zbb_in_loaded
 .Laes_ct_decrypt_rv64gc_zbb_out_unaligned:
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t2, 0(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t2, 1(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t2, 2(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t2, 3(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t2, 4(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t2, 5(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t2, 6(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t2, 7(t0)
 	sb         	t1, 8(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t1, 9(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t1, 10(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t1, 11(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t1, 12(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t1, 13(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t1, 14(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t1, 15(t0)
 	jal        	zero, .Laes_ct_decrypt_rv64gc_zbb_out_stored
 SYM_FUNC_END(aes_ct_decrypt_rv64gc_zbb)
@@ -8183,7 +8163,7 @@ SYM_FUNC_START(aes_ct_expandkey_rv64gc_zbb)
 .Laes_ct_expandkey_rv64gc_zbb_pass:
 	// w[i] = w[i-nk] ^ SubWord(RotWord(w[i-1])) ^ rcon, then w[i+1..i+4]
 	roriw      	t6, t4, 8
-	ld         	t4, 112(t0)
+	ld         	t4, 120(t0)
 	and        	t3, t6, t4
 	srli       	t5, t6, 1
 	and        	a5, t5, t4
@@ -8331,7 +8311,7 @@ SYM_FUNC_START(aes_ct_expandkey_rv64gc_zbb)
 	or         	t3, t3, t5
 	slli       	t4, t4, 7
 	or         	t3, t3, t4
-	ld         	t4, 120(t0)
+	ld         	t4, 128(t0)
 	xor        	t4, t3, t4
 	ld         	t5, 16(sp)
 	lbu        	t3, 0(t5)
@@ -8365,7 +8345,7 @@ SYM_FUNC_START(aes_ct_expandkey_rv64gc_zbb)
 	ld         	t5, 24(sp)
 	bne        	t5, t3, .Laes_ct_expandkey_rv64gc_zbb_two
 	// AES-256: w[i+4] takes SubWord(w[i+3])
-	ld         	t6, 112(t0)
+	ld         	t6, 120(t0)
 	and        	t3, t4, t6
 	srli       	t5, t4, 1
 	and        	a5, t5, t6
@@ -8513,7 +8493,7 @@ SYM_FUNC_START(aes_ct_expandkey_rv64gc_zbb)
 	or         	t3, t3, t5
 	slli       	t4, t4, 7
 	or         	t3, t3, t4
-	ld         	t4, 120(t0)
+	ld         	t4, 128(t0)
 	xor        	t3, t3, t4
 	addi       	t4, t3, 0
 .Laes_ct_expandkey_rv64gc_zbb_two:
@@ -8575,9 +8555,9 @@ SYM_FUNC_START(aes_ct_expandkey_rv64gc_zbb)
 	addi       	t2, t2, -16
 .Laes_ct_expandkey_rv64gc_zbb_imc:
 	lwu        	t3, 0(t1)
-	ld         	t6, 128(t0)
-	ld         	t5, 136(t0)
-	ld         	t4, 144(t0)
+	ld         	t6, 136(t0)
+	ld         	t5, 144(t0)
+	ld         	t4, 152(t0)
 	and        	t6, t3, t6
 	and        	t5, t3, t5
 	slli       	t5, t5, 1
@@ -8586,9 +8566,9 @@ SYM_FUNC_START(aes_ct_expandkey_rv64gc_zbb)
 	sub        	t6, a0, t6
 	and        	t4, t6, t4
 	xor        	t4, t5, t4
-	ld         	a0, 128(t0)
-	ld         	t6, 136(t0)
-	ld         	t5, 144(t0)
+	ld         	a0, 136(t0)
+	ld         	t6, 144(t0)
+	ld         	t5, 152(t0)
 	and        	a0, t4, a0
 	and        	t6, t4, t6
 	slli       	t6, t6, 1
@@ -8597,9 +8577,9 @@ SYM_FUNC_START(aes_ct_expandkey_rv64gc_zbb)
 	sub        	a0, a1, a0
 	and        	t5, a0, t5
 	xor        	t5, t6, t5
-	ld         	a1, 128(t0)
-	ld         	a0, 136(t0)
-	ld         	t6, 144(t0)
+	ld         	a1, 136(t0)
+	ld         	a0, 144(t0)
+	ld         	t6, 152(t0)
 	and        	a1, t5, a1
 	and        	a0, t5, a0
 	slli       	a0, a0, 1
@@ -8661,33 +8641,34 @@ SYM_FUNC_END(aes_ct_expandkey_rv64gc_zbb)
 
 /*
  * void aes_ct_ctr32_rv64gc_zbb(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks, const u8 iv[16]);
- * aes_ct_ctr32_rv64gc_zbb: 4435 instructions, frame 1392 bytes
+ * aes_ct_ctr32_rv64gc_zbb: 4424 instructions, frame 1360 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 27 integer, 0 vector registers
- *   spills: 6 values (nblocks, ctr, rounds, out, in, pass_off), 11 stores, 170 reloads, modeled cost 4399 cycles per pass (loops counted 8 times per level)
+ *   spills: 6 values (nblocks, ctr, nrounds, out, in, pass_off), 11 stores, 170 reloads, modeled cost 4399 cycles per pass (loops counted 8 times per level)
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
  *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
  */
 SYM_FUNC_START(aes_ct_ctr32_rv64gc_zbb)
-	addi       	sp, sp, -1392
-	sd         	s1, 1296(sp)
-	sd         	s2, 1304(sp)
-	sd         	s3, 1312(sp)
-	sd         	s4, 1320(sp)
-	sd         	s5, 1328(sp)
-	sd         	s6, 1336(sp)
-	sd         	s7, 1344(sp)
-	sd         	s8, 1352(sp)
-	sd         	s9, 1360(sp)
-	sd         	s10, 1368(sp)
-	sd         	s11, 1376(sp)
-	sd         	ra, 1384(sp)
-	sd         	a3, 1280(sp)
-	sd         	a2, 1272(sp)
-	sd         	a4, 1248(sp)
-	ld         	t0, 1248(sp)
+	addi       	sp, sp, -1360
+	sd         	s1, 1256(sp)
+	sd         	s2, 1264(sp)
+	sd         	s3, 1272(sp)
+	sd         	s4, 1280(sp)
+	sd         	s5, 1288(sp)
+	sd         	s6, 1296(sp)
+	sd         	s7, 1304(sp)
+	sd         	s8, 1312(sp)
+	sd         	s9, 1320(sp)
+	sd         	s10, 1328(sp)
+	sd         	s11, 1336(sp)
+	sd         	ra, 1344(sp)
+	sd         	a3, 1240(sp)
+	sd         	a2, 1232(sp)
+	sd         	a1, 1224(sp)
+	sd         	a4, 1208(sp)
+	ld         	t0, 1208(sp)
 	bne        	t0, zero, .Laes_ct_ctr32_rv64gc_zbb_start
 	jal        	zero, .Laes_ct_ctr32_rv64gc_zbb_done
 .Laes_ct_ctr32_rv64gc_zbb_start:
@@ -8724,18 +8705,6 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc_zbb)
 	sd         	t1, 1192(sp)
 	ld         	t1, 112(t0)
 	sd         	t1, 1200(sp)
-	ld         	t1, 120(t0)
-	sd         	t1, 1208(sp)
-	ld         	t1, 128(t0)
-	sd         	t1, 1216(sp)
-	ld         	t1, 136(t0)
-	sd         	t1, 1224(sp)
-	ld         	t1, 144(t0)
-	sd         	t1, 1232(sp)
-	ld         	t1, 152(t0)
-	sd         	t1, 1240(sp)
-	addi       	t0, a1, 0
-	sd         	t0, 1264(sp)
 	// the round keys, bitsliced, into the frame: round r's at 64r. Zeros first (every key's bytes are then written before they are read, which the loop's stores cannot show)
 	sd         	zero, 64(sp)
 	sd         	zero, 72(sp)
@@ -8865,7 +8834,7 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc_zbb)
 	sd         	zero, 1064(sp)
 	sd         	zero, 1072(sp)
 	sd         	zero, 1080(sp)
-	ld         	t0, 1264(sp)
+	ld         	t0, 1224(sp)
 	slli       	t3, t0, 6
 	addi       	t1, a0, 16
 	addi       	t2, zero, 0
@@ -9860,10 +9829,10 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc_zbb)
 	rev8       	t0, t0
 	srli       	t0, t0, 32
 	addi       	t0, t0, 0
-	sd         	t0, 1256(sp)
+	sd         	t0, 1216(sp)
 .Laes_ct_ctr32_rv64gc_zbb_four:
 	// four counter blocks: the nonce's planes ^ the counters' planes
-	ld         	t0, 1256(sp)
+	ld         	t0, 1216(sp)
 	addiw      	t0, t0, 0
 	rev8       	t0, t0
 	srli       	t0, t0, 32
@@ -9876,7 +9845,7 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc_zbb)
 	ld         	t1, 1144(sp)
 	and        	t0, t0, t1
 	slli       	t0, t0, 8
-	ld         	t1, 1256(sp)
+	ld         	t1, 1216(sp)
 	addiw      	t1, t1, 1
 	rev8       	t1, t1
 	srli       	t1, t1, 32
@@ -9889,7 +9858,7 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc_zbb)
 	ld         	t2, 1144(sp)
 	and        	t1, t1, t2
 	slli       	t1, t1, 8
-	ld         	t2, 1256(sp)
+	ld         	t2, 1216(sp)
 	addiw      	t2, t2, 2
 	rev8       	t2, t2
 	srli       	t2, t2, 32
@@ -9902,7 +9871,7 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc_zbb)
 	ld         	t3, 1144(sp)
 	and        	t2, t2, t3
 	slli       	t2, t2, 8
-	ld         	t3, 1256(sp)
+	ld         	t3, 1216(sp)
 	addiw      	t3, t3, 3
 	rev8       	t3, t3
 	srli       	t3, t3, 32
@@ -9972,9 +9941,9 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc_zbb)
 	xor        	a5, a0, a1
 	// the rounds: every key size's last round leaves SR² of its planes (see the keys above)
 	addi       	t0, zero, 0
-	sd         	t0, 1288(sp)
+	sd         	t0, 1248(sp)
 .Laes_ct_ctr32_rv64gc_zbb_rounds4:
-	ld         	t0, 1288(sp)
+	ld         	t0, 1248(sp)
 	andi       	t4, t0, 768
 	addi       	t0, sp, 64
 	add        	t0, t0, t4
@@ -10831,16 +10800,16 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc_zbb)
 	xor        	a6, a4, a6
 	xor        	s1, a2, a7
 	xor        	a5, t5, t0
-	ld         	t0, 1288(sp)
+	ld         	t0, 1248(sp)
 	addi       	t0, t0, 256
-	sd         	t0, 1288(sp)
-	ld         	t0, 1264(sp)
+	sd         	t0, 1248(sp)
+	ld         	t0, 1224(sp)
 	addi       	t4, t0, -2
 	srli       	t4, t4, 2
 	slli       	t4, t4, 8
-	ld         	t0, 1288(sp)
+	ld         	t0, 1248(sp)
 	bltu       	t0, t4, .Laes_ct_ctr32_rv64gc_zbb_rounds4
-	ld         	t0, 1288(sp)
+	ld         	t0, 1248(sp)
 	andi       	t4, t0, 768
 	addi       	t0, sp, 64
 	add        	t0, t0, t4
@@ -11083,7 +11052,7 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc_zbb)
 	xor        	s2, a7, a2
 	xor        	s1, t4, t5
 	addi       	t4, zero, 12
-	ld         	t5, 1264(sp)
+	ld         	t5, 1224(sp)
 	bne        	t5, t4, .Laes_ct_ctr32_rv64gc_zbb_last_round
 	xor        	t4, a3, t6
 	xor        	a7, s1, t3
@@ -12057,7 +12026,7 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc_zbb)
 	and        	t0, t0, t4
 	or         	a6, t2, t0
 	// SR² of each block: bytes 1, 3, 5, 7 trade places with bytes 9, 11, 13, 15
-	ld         	a7, 1240(sp)
+	ld         	a7, 1200(sp)
 	xor        	t0, t1, t3
 	and        	t0, t0, a7
 	xor        	a2, t1, t0
@@ -12075,17 +12044,17 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc_zbb)
 	xor        	t3, a5, t1
 	xor        	t1, a6, t1
 	addi       	t6, zero, 4
-	ld         	a0, 1248(sp)
+	ld         	a0, 1208(sp)
 	bltu       	a0, t6, .Laes_ct_ctr32_rv64gc_zbb_tail
-	ld         	t6, 1272(sp)
-	ld         	a0, 1280(sp)
+	ld         	t6, 1232(sp)
+	ld         	a0, 1240(sp)
 	or         	t6, a0, t6
 	andi       	t6, t6, 7
 	bne        	t6, zero, .Laes_ct_ctr32_rv64gc_zbb_four_bytes
 	// out = in ^ keystream, four blocks
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	andi       	a0, t6, -8
-	ld         	t6, 1272(sp)
+	ld         	t6, 1232(sp)
 	andi       	a3, t6, -8
 	ld         	t6, 0(a0)
 	xor        	t6, t6, a2
@@ -12112,33 +12081,33 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc_zbb)
 	xor        	t6, t6, t1
 	sd         	t6, 56(a3)
 .Laes_ct_ctr32_rv64gc_zbb_four_next:
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	addi       	t0, t0, 64
-	sd         	t0, 1280(sp)
-	ld         	t0, 1272(sp)
+	sd         	t0, 1240(sp)
+	ld         	t0, 1232(sp)
 	addi       	t0, t0, 64
-	sd         	t0, 1272(sp)
-	ld         	t0, 1248(sp)
+	sd         	t0, 1232(sp)
+	ld         	t0, 1208(sp)
 	addi       	t0, t0, -4
-	sd         	t0, 1248(sp)
-	ld         	t0, 1256(sp)
+	sd         	t0, 1208(sp)
+	ld         	t0, 1216(sp)
 	addiw      	t0, t0, 4
-	sd         	t0, 1256(sp)
-	ld         	t0, 1248(sp)
+	sd         	t0, 1216(sp)
+	ld         	t0, 1208(sp)
 	beq        	t0, zero, .Laes_ct_ctr32_rv64gc_zbb_23
 	jal        	zero, .Laes_ct_ctr32_rv64gc_zbb_four
 .Laes_ct_ctr32_rv64gc_zbb_23:
 	jal        	zero, .Laes_ct_ctr32_rv64gc_zbb_done
 	// one to three blocks left: as many keystream blocks, a block at a time
 .Laes_ct_ctr32_rv64gc_zbb_tail:
-	ld         	t1, 1272(sp)
-	ld         	t3, 1280(sp)
+	ld         	t1, 1232(sp)
+	ld         	t3, 1240(sp)
 	or         	t6, t3, t1
 	andi       	t6, t6, 7
 	bne        	t6, zero, .Laes_ct_ctr32_rv64gc_zbb_bytes
-	ld         	t1, 1280(sp)
+	ld         	t1, 1240(sp)
 	andi       	t1, t1, -8
-	ld         	t3, 1272(sp)
+	ld         	t3, 1232(sp)
 	andi       	t3, t3, -8
 	ld         	t6, 0(t1)
 	xor        	t6, t6, a2
@@ -12148,9 +12117,9 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc_zbb)
 	sd         	t6, 8(t3)
 	jal        	zero, .Laes_ct_ctr32_rv64gc_zbb_next
 .Laes_ct_ctr32_rv64gc_zbb_bytes:
-	ld         	t1, 1280(sp)
+	ld         	t1, 1240(sp)
 	addi       	t1, t1, 0
-	ld         	t3, 1272(sp)
+	ld         	t3, 1232(sp)
 	addi       	t3, t3, 0
 	lbu        	t6, 0(t1)
 	srli       	a0, a2, 0
@@ -12218,16 +12187,16 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc_zbb)
 	sb         	t6, 15(t3)
 .Laes_ct_ctr32_rv64gc_zbb_next:
 	addi       	t6, zero, 1
-	ld         	t1, 1248(sp)
+	ld         	t1, 1208(sp)
 	beq        	t1, t6, .Laes_ct_ctr32_rv64gc_zbb_done
-	ld         	t1, 1272(sp)
-	ld         	t3, 1280(sp)
+	ld         	t1, 1232(sp)
+	ld         	t3, 1240(sp)
 	or         	t6, t3, t1
 	andi       	t6, t6, 7
 	bne        	t6, zero, .Laes_ct_ctr32_rv64gc_zbb_bytes.1
-	ld         	t1, 1280(sp)
+	ld         	t1, 1240(sp)
 	andi       	t1, t1, -8
-	ld         	t3, 1272(sp)
+	ld         	t3, 1232(sp)
 	andi       	t3, t3, -8
 	ld         	t6, 16(t1)
 	xor        	t6, t6, t5
@@ -12237,9 +12206,9 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc_zbb)
 	sd         	t6, 24(t3)
 	jal        	zero, .Laes_ct_ctr32_rv64gc_zbb_next.1
 .Laes_ct_ctr32_rv64gc_zbb_bytes.1:
-	ld         	t1, 1280(sp)
+	ld         	t1, 1240(sp)
 	addi       	t1, t1, 16
-	ld         	t3, 1272(sp)
+	ld         	t3, 1232(sp)
 	addi       	t3, t3, 16
 	lbu        	t6, 0(t1)
 	srli       	a0, t5, 0
@@ -12307,16 +12276,16 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc_zbb)
 	sb         	t6, 15(t3)
 .Laes_ct_ctr32_rv64gc_zbb_next.1:
 	addi       	t6, zero, 2
-	ld         	t1, 1248(sp)
+	ld         	t1, 1208(sp)
 	beq        	t1, t6, .Laes_ct_ctr32_rv64gc_zbb_done
-	ld         	t1, 1272(sp)
-	ld         	t3, 1280(sp)
+	ld         	t1, 1232(sp)
+	ld         	t3, 1240(sp)
 	or         	t6, t3, t1
 	andi       	t6, t6, 7
 	bne        	t6, zero, .Laes_ct_ctr32_rv64gc_zbb_bytes.2
-	ld         	t1, 1280(sp)
+	ld         	t1, 1240(sp)
 	andi       	t1, t1, -8
-	ld         	t3, 1272(sp)
+	ld         	t3, 1232(sp)
 	andi       	t3, t3, -8
 	ld         	t6, 32(t1)
 	xor        	t6, t6, t2
@@ -12326,9 +12295,9 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc_zbb)
 	sd         	t6, 40(t3)
 	jal        	zero, .Laes_ct_ctr32_rv64gc_zbb_next.2
 .Laes_ct_ctr32_rv64gc_zbb_bytes.2:
-	ld         	t1, 1280(sp)
+	ld         	t1, 1240(sp)
 	addi       	t1, t1, 32
-	ld         	t3, 1272(sp)
+	ld         	t3, 1232(sp)
 	addi       	t3, t3, 32
 	lbu        	t6, 0(t1)
 	srli       	a0, t2, 0
@@ -12548,19 +12517,19 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc_zbb)
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
-	ld         	s1, 1296(sp)
-	ld         	s2, 1304(sp)
-	ld         	s3, 1312(sp)
-	ld         	s4, 1320(sp)
-	ld         	s5, 1328(sp)
-	ld         	s6, 1336(sp)
-	ld         	s7, 1344(sp)
-	ld         	s8, 1352(sp)
-	ld         	s9, 1360(sp)
-	ld         	s10, 1368(sp)
-	ld         	s11, 1376(sp)
-	ld         	ra, 1384(sp)
-	addi       	sp, sp, 1392
+	ld         	s1, 1256(sp)
+	ld         	s2, 1264(sp)
+	ld         	s3, 1272(sp)
+	ld         	s4, 1280(sp)
+	ld         	s5, 1288(sp)
+	ld         	s6, 1296(sp)
+	ld         	s7, 1304(sp)
+	ld         	s8, 1312(sp)
+	ld         	s9, 1320(sp)
+	ld         	s10, 1328(sp)
+	ld         	s11, 1336(sp)
+	ld         	ra, 1344(sp)
+	addi       	sp, sp, 1360
 	jalr       	zero, 0(ra)
 	// rounds 12: key 12 again, SR²-shifted
 .Laes_ct_ctr32_rv64gc_zbb_keys12:
@@ -12753,396 +12722,396 @@ SYM_FUNC_START(aes_ct_ctr32_rv64gc_zbb)
 	or         	t0, t0, t5
 	jal        	zero, .Laes_ct_ctr32_rv64gc_zbb_in_loaded
 .Laes_ct_ctr32_rv64gc_zbb_four_bytes:
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 0(t6)
 	srli       	a0, a2, 0
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 0(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 1(t6)
 	srli       	a0, a2, 8
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 1(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 2(t6)
 	srli       	a0, a2, 16
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 2(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 3(t6)
 	srli       	a0, a2, 24
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 3(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 4(t6)
 	srli       	a0, a2, 32
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 4(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 5(t6)
 	srli       	a0, a2, 40
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 5(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 6(t6)
 	srli       	a0, a2, 48
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 6(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 7(t6)
 	srli       	a0, a2, 56
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 7(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 8(t6)
 	srli       	a0, a1, 0
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 8(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 9(t6)
 	srli       	a0, a1, 8
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 9(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 10(t6)
 	srli       	a0, a1, 16
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 10(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 11(t6)
 	srli       	a0, a1, 24
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 11(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 12(t6)
 	srli       	a0, a1, 32
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 12(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 13(t6)
 	srli       	a0, a1, 40
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 13(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 14(t6)
 	srli       	a0, a1, 48
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 14(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 15(t6)
 	srli       	a0, a1, 56
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 15(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 16(t6)
 	srli       	a0, t5, 0
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 16(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 17(t6)
 	srli       	a0, t5, 8
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 17(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 18(t6)
 	srli       	a0, t5, 16
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 18(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 19(t6)
 	srli       	a0, t5, 24
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 19(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 20(t6)
 	srli       	a0, t5, 32
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 20(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 21(t6)
 	srli       	a0, t5, 40
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 21(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 22(t6)
 	srli       	a0, t5, 48
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 22(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 23(t6)
 	srli       	a0, t5, 56
 	xor        	t6, t6, a0
-	ld         	t5, 1272(sp)
+	ld         	t5, 1232(sp)
 	sb         	t6, 23(t5)
-	ld         	t5, 1280(sp)
+	ld         	t5, 1240(sp)
 	lbu        	t6, 24(t5)
 	srli       	a0, t4, 0
 	xor        	t6, t6, a0
-	ld         	t5, 1272(sp)
+	ld         	t5, 1232(sp)
 	sb         	t6, 24(t5)
-	ld         	t5, 1280(sp)
+	ld         	t5, 1240(sp)
 	lbu        	t6, 25(t5)
 	srli       	a0, t4, 8
 	xor        	t6, t6, a0
-	ld         	t5, 1272(sp)
+	ld         	t5, 1232(sp)
 	sb         	t6, 25(t5)
-	ld         	t5, 1280(sp)
+	ld         	t5, 1240(sp)
 	lbu        	t6, 26(t5)
 	srli       	a0, t4, 16
 	xor        	t6, t6, a0
-	ld         	t5, 1272(sp)
+	ld         	t5, 1232(sp)
 	sb         	t6, 26(t5)
-	ld         	t5, 1280(sp)
+	ld         	t5, 1240(sp)
 	lbu        	t6, 27(t5)
 	srli       	a0, t4, 24
 	xor        	t6, t6, a0
-	ld         	t5, 1272(sp)
+	ld         	t5, 1232(sp)
 	sb         	t6, 27(t5)
-	ld         	t5, 1280(sp)
+	ld         	t5, 1240(sp)
 	lbu        	t6, 28(t5)
 	srli       	a0, t4, 32
 	xor        	t6, t6, a0
-	ld         	t5, 1272(sp)
+	ld         	t5, 1232(sp)
 	sb         	t6, 28(t5)
-	ld         	t5, 1280(sp)
+	ld         	t5, 1240(sp)
 	lbu        	t6, 29(t5)
 	srli       	a0, t4, 40
 	xor        	t6, t6, a0
-	ld         	t5, 1272(sp)
+	ld         	t5, 1232(sp)
 	sb         	t6, 29(t5)
-	ld         	t5, 1280(sp)
+	ld         	t5, 1240(sp)
 	lbu        	t6, 30(t5)
 	srli       	a0, t4, 48
 	xor        	t6, t6, a0
-	ld         	t5, 1272(sp)
+	ld         	t5, 1232(sp)
 	sb         	t6, 30(t5)
-	ld         	t5, 1280(sp)
+	ld         	t5, 1240(sp)
 	lbu        	t6, 31(t5)
 	srli       	a0, t4, 56
 	xor        	t6, t6, a0
-	ld         	t4, 1272(sp)
+	ld         	t4, 1232(sp)
 	sb         	t6, 31(t4)
-	ld         	t4, 1280(sp)
+	ld         	t4, 1240(sp)
 	lbu        	t6, 32(t4)
 	srli       	a0, t2, 0
 	xor        	t6, t6, a0
-	ld         	t4, 1272(sp)
+	ld         	t4, 1232(sp)
 	sb         	t6, 32(t4)
-	ld         	t4, 1280(sp)
+	ld         	t4, 1240(sp)
 	lbu        	t6, 33(t4)
 	srli       	a0, t2, 8
 	xor        	t6, t6, a0
-	ld         	t4, 1272(sp)
+	ld         	t4, 1232(sp)
 	sb         	t6, 33(t4)
-	ld         	t4, 1280(sp)
+	ld         	t4, 1240(sp)
 	lbu        	t6, 34(t4)
 	srli       	a0, t2, 16
 	xor        	t6, t6, a0
-	ld         	t4, 1272(sp)
+	ld         	t4, 1232(sp)
 	sb         	t6, 34(t4)
-	ld         	t4, 1280(sp)
+	ld         	t4, 1240(sp)
 	lbu        	t6, 35(t4)
 	srli       	a0, t2, 24
 	xor        	t6, t6, a0
-	ld         	t4, 1272(sp)
+	ld         	t4, 1232(sp)
 	sb         	t6, 35(t4)
-	ld         	t4, 1280(sp)
+	ld         	t4, 1240(sp)
 	lbu        	t6, 36(t4)
 	srli       	a0, t2, 32
 	xor        	t6, t6, a0
-	ld         	t4, 1272(sp)
+	ld         	t4, 1232(sp)
 	sb         	t6, 36(t4)
-	ld         	t4, 1280(sp)
+	ld         	t4, 1240(sp)
 	lbu        	t6, 37(t4)
 	srli       	a0, t2, 40
 	xor        	t6, t6, a0
-	ld         	t4, 1272(sp)
+	ld         	t4, 1232(sp)
 	sb         	t6, 37(t4)
-	ld         	t4, 1280(sp)
+	ld         	t4, 1240(sp)
 	lbu        	t6, 38(t4)
 	srli       	a0, t2, 48
 	xor        	t6, t6, a0
-	ld         	t4, 1272(sp)
+	ld         	t4, 1232(sp)
 	sb         	t6, 38(t4)
-	ld         	t4, 1280(sp)
+	ld         	t4, 1240(sp)
 	lbu        	t6, 39(t4)
 	srli       	a0, t2, 56
 	xor        	t6, t6, a0
-	ld         	t2, 1272(sp)
+	ld         	t2, 1232(sp)
 	sb         	t6, 39(t2)
-	ld         	t2, 1280(sp)
+	ld         	t2, 1240(sp)
 	lbu        	t6, 40(t2)
 	srli       	a0, t0, 0
 	xor        	t6, t6, a0
-	ld         	t2, 1272(sp)
+	ld         	t2, 1232(sp)
 	sb         	t6, 40(t2)
-	ld         	t2, 1280(sp)
+	ld         	t2, 1240(sp)
 	lbu        	t6, 41(t2)
 	srli       	a0, t0, 8
 	xor        	t6, t6, a0
-	ld         	t2, 1272(sp)
+	ld         	t2, 1232(sp)
 	sb         	t6, 41(t2)
-	ld         	t2, 1280(sp)
+	ld         	t2, 1240(sp)
 	lbu        	t6, 42(t2)
 	srli       	a0, t0, 16
 	xor        	t6, t6, a0
-	ld         	t2, 1272(sp)
+	ld         	t2, 1232(sp)
 	sb         	t6, 42(t2)
-	ld         	t2, 1280(sp)
+	ld         	t2, 1240(sp)
 	lbu        	t6, 43(t2)
 	srli       	a0, t0, 24
 	xor        	t6, t6, a0
-	ld         	t2, 1272(sp)
+	ld         	t2, 1232(sp)
 	sb         	t6, 43(t2)
-	ld         	t2, 1280(sp)
+	ld         	t2, 1240(sp)
 	lbu        	t6, 44(t2)
 	srli       	a0, t0, 32
 	xor        	t6, t6, a0
-	ld         	t2, 1272(sp)
+	ld         	t2, 1232(sp)
 	sb         	t6, 44(t2)
-	ld         	t2, 1280(sp)
+	ld         	t2, 1240(sp)
 	lbu        	t6, 45(t2)
 	srli       	a0, t0, 40
 	xor        	t6, t6, a0
-	ld         	t2, 1272(sp)
+	ld         	t2, 1232(sp)
 	sb         	t6, 45(t2)
-	ld         	t2, 1280(sp)
+	ld         	t2, 1240(sp)
 	lbu        	t6, 46(t2)
 	srli       	a0, t0, 48
 	xor        	t6, t6, a0
-	ld         	t2, 1272(sp)
+	ld         	t2, 1232(sp)
 	sb         	t6, 46(t2)
-	ld         	t2, 1280(sp)
+	ld         	t2, 1240(sp)
 	lbu        	t6, 47(t2)
 	srli       	a0, t0, 56
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 47(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 48(t0)
 	srli       	a0, t3, 0
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 48(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 49(t0)
 	srli       	a0, t3, 8
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 49(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 50(t0)
 	srli       	a0, t3, 16
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 50(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 51(t0)
 	srli       	a0, t3, 24
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 51(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 52(t0)
 	srli       	a0, t3, 32
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 52(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 53(t0)
 	srli       	a0, t3, 40
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 53(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 54(t0)
 	srli       	a0, t3, 48
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 54(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 55(t0)
 	srli       	a0, t3, 56
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 55(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 56(t0)
 	srli       	a0, t1, 0
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 56(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 57(t0)
 	srli       	a0, t1, 8
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 57(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 58(t0)
 	srli       	a0, t1, 16
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 58(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 59(t0)
 	srli       	a0, t1, 24
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 59(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 60(t0)
 	srli       	a0, t1, 32
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 60(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 61(t0)
 	srli       	a0, t1, 40
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 61(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 62(t0)
 	srli       	a0, t1, 48
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 62(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 63(t0)
 	srli       	a0, t1, 56
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 63(t0)
 	jal        	zero, .Laes_ct_ctr32_rv64gc_zbb_four_next
 SYM_FUNC_END(aes_ct_ctr32_rv64gc_zbb)
 
 /*
  * void aes_ct_ecb_encrypt_rv64gc_zbb(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks);
- * aes_ct_ecb_encrypt_rv64gc_zbb: 4251 instructions, frame 304 bytes
+ * aes_ct_ecb_encrypt_rv64gc_zbb: 4241 instructions, frame 272 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 27 integer, 0 vector registers
@@ -13152,25 +13121,25 @@ SYM_FUNC_END(aes_ct_ctr32_rv64gc_zbb)
  *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
  */
 SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gc_zbb)
-	addi       	sp, sp, -304
-	sd         	s1, 208(sp)
-	sd         	s2, 216(sp)
-	sd         	s3, 224(sp)
-	sd         	s4, 232(sp)
-	sd         	s5, 240(sp)
-	sd         	s6, 248(sp)
-	sd         	s7, 256(sp)
-	sd         	s8, 264(sp)
-	sd         	s9, 272(sp)
-	sd         	s10, 280(sp)
-	sd         	s11, 288(sp)
-	sd         	ra, 296(sp)
-	sd         	a2, 192(sp)
-	sd         	a3, 184(sp)
-	sd         	a1, 176(sp)
-	sd         	a4, 168(sp)
-	sd         	a0, 160(sp)
-	ld         	t0, 168(sp)
+	addi       	sp, sp, -272
+	sd         	s1, 168(sp)
+	sd         	s2, 176(sp)
+	sd         	s3, 184(sp)
+	sd         	s4, 192(sp)
+	sd         	s5, 200(sp)
+	sd         	s6, 208(sp)
+	sd         	s7, 216(sp)
+	sd         	s8, 224(sp)
+	sd         	s9, 232(sp)
+	sd         	s10, 240(sp)
+	sd         	s11, 248(sp)
+	sd         	ra, 256(sp)
+	sd         	a2, 152(sp)
+	sd         	a3, 144(sp)
+	sd         	a1, 136(sp)
+	sd         	a4, 128(sp)
+	sd         	a0, 120(sp)
+	ld         	t0, 128(sp)
 	bne        	t0, zero, .Laes_ct_ecb_encrypt_rv64gc_zbb_start
 	jal        	zero, .Laes_ct_ecb_encrypt_rv64gc_zbb_done
 .Laes_ct_ecb_encrypt_rv64gc_zbb_start:
@@ -13207,32 +13176,22 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gc_zbb)
 	sd         	t1, 104(sp)
 	ld         	t1, 112(t0)
 	sd         	t1, 112(sp)
-	ld         	t1, 120(t0)
-	sd         	t1, 120(sp)
-	ld         	t1, 128(t0)
-	sd         	t1, 128(sp)
-	ld         	t1, 136(t0)
-	sd         	t1, 136(sp)
-	ld         	t1, 144(t0)
-	sd         	t1, 144(sp)
-	ld         	t1, 152(t0)
-	sd         	t1, 152(sp)
 .Laes_ct_ecb_encrypt_rv64gc_zbb_group:
-	ld         	t0, 184(sp)
+	ld         	t0, 144(sp)
 	andi       	a1, t0, 7
 	beq        	a1, zero, .Laes_ct_ecb_encrypt_rv64gc_zbb_29
 	jal        	zero, .Laes_ct_ecb_encrypt_rv64gc_zbb_in_unaligned
 .Laes_ct_ecb_encrypt_rv64gc_zbb_29:
-	ld         	t1, 184(sp)
+	ld         	t1, 144(sp)
 	ld         	t0, 0(t1)
 	ld         	a2, 8(t1)
 .Laes_ct_ecb_encrypt_rv64gc_zbb_in_loaded:
-	ld         	t1, 184(sp)
+	ld         	t1, 144(sp)
 	addi       	t1, t1, 0
 	addi       	a1, zero, 1
-	ld         	t2, 168(sp)
+	ld         	t2, 128(sp)
 	bgeu       	a1, t2, .Laes_ct_ecb_encrypt_rv64gc_zbb_first
-	ld         	t1, 184(sp)
+	ld         	t1, 144(sp)
 	addi       	t1, t1, 16
 .Laes_ct_ecb_encrypt_rv64gc_zbb_first:
 	andi       	a1, t1, 7
@@ -13242,12 +13201,12 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gc_zbb)
 	ld         	t6, 0(t1)
 	ld         	t4, 8(t1)
 .Laes_ct_ecb_encrypt_rv64gc_zbb_in_loaded.1:
-	ld         	t1, 184(sp)
+	ld         	t1, 144(sp)
 	addi       	t1, t1, 0
 	addi       	a1, zero, 2
-	ld         	t2, 168(sp)
+	ld         	t2, 128(sp)
 	bgeu       	a1, t2, .Laes_ct_ecb_encrypt_rv64gc_zbb_first.1
-	ld         	t1, 184(sp)
+	ld         	t1, 144(sp)
 	addi       	t1, t1, 32
 .Laes_ct_ecb_encrypt_rv64gc_zbb_first.1:
 	andi       	a1, t1, 7
@@ -13257,12 +13216,12 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gc_zbb)
 	ld         	a0, 0(t1)
 	ld         	t5, 8(t1)
 .Laes_ct_ecb_encrypt_rv64gc_zbb_in_loaded.2:
-	ld         	t1, 184(sp)
+	ld         	t1, 144(sp)
 	addi       	t1, t1, 0
 	addi       	a1, zero, 3
-	ld         	t2, 168(sp)
+	ld         	t2, 128(sp)
 	bgeu       	a1, t2, .Laes_ct_ecb_encrypt_rv64gc_zbb_first.2
-	ld         	t1, 184(sp)
+	ld         	t1, 144(sp)
 	addi       	t1, t1, 48
 .Laes_ct_ecb_encrypt_rv64gc_zbb_first.2:
 	andi       	a1, t1, 7
@@ -13483,12 +13442,12 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gc_zbb)
 	xor        	t5, a2, a1
 	slli       	a1, a1, 4
 	xor        	a0, a0, a1
-	ld         	a1, 160(sp)
+	ld         	a1, 120(sp)
 	lwu        	a4, 0(a1)
 	lwu        	a1, 4(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 160(sp)
+	ld         	a1, 120(sp)
 	lwu        	a5, 8(a1)
 	lwu        	a1, 12(a1)
 	slli       	a1, a1, 32
@@ -13598,10 +13557,10 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gc_zbb)
 	xor        	a6, t2, a7
 	xor        	s1, t3, s3
 	xor        	a5, t5, a5
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	addi       	t0, t0, 16
 	addi       	t2, zero, 0
-	sd         	t2, 200(sp)
+	sd         	t2, 160(sp)
 .Laes_ct_ecb_encrypt_rv64gc_zbb_rounds4:
 	xor        	t3, a3, a4
 	xor        	a7, a5, a2
@@ -15141,14 +15100,14 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gc_zbb)
 	xor        	s1, a0, s1
 	xor        	a5, a1, s2
 	addi       	t0, t0, 64
-	ld         	t2, 200(sp)
+	ld         	t2, 160(sp)
 	addi       	t2, t2, 64
-	sd         	t2, 200(sp)
-	ld         	t2, 176(sp)
+	sd         	t2, 160(sp)
+	ld         	t2, 136(sp)
 	addi       	t2, t2, -2
 	srli       	t2, t2, 2
 	slli       	t2, t2, 6
-	ld         	t3, 200(sp)
+	ld         	t3, 160(sp)
 	bgeu       	t3, t2, .Laes_ct_ecb_encrypt_rv64gc_zbb_33
 	jal        	zero, .Laes_ct_ecb_encrypt_rv64gc_zbb_rounds4
 .Laes_ct_ecb_encrypt_rv64gc_zbb_33:
@@ -15604,7 +15563,7 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gc_zbb)
 	xor        	a5, a0, s3
 	xor        	t3, a1, a2
 	addi       	t4, zero, 12
-	ld         	t5, 176(sp)
+	ld         	t5, 136(sp)
 	beq        	t5, t4, .Laes_ct_ecb_encrypt_rv64gc_zbb_34
 	jal        	zero, .Laes_ct_ecb_encrypt_rv64gc_zbb_last_round
 .Laes_ct_ecb_encrypt_rv64gc_zbb_34:
@@ -16437,7 +16396,7 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gc_zbb)
 	xor        	a1, s6, s1
 	xor        	a3, t6, a1
 	xor        	s1, a3, t3
-	sd         	s1, 200(sp)
+	sd         	s1, 160(sp)
 	and        	s1, t2, s1
 	xor        	s7, s1, a6
 	xor        	s9, a3, a0
@@ -16506,7 +16465,7 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gc_zbb)
 	and        	s7, a7, a1
 	xor        	a1, s4, a7
 	xor        	s4, a1, s6
-	ld         	t4, 200(sp)
+	ld         	t4, 160(sp)
 	and        	t4, s4, t4
 	xor        	t4, t4, s1
 	and        	s1, s4, t2
@@ -17153,18 +17112,18 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gc_zbb)
 	srli       	t3, t3, 32
 	and        	a1, a2, a1
 	or         	t3, t3, a1
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	andi       	a1, a1, 7
 	bne        	a1, zero, .Laes_ct_ecb_encrypt_rv64gc_zbb_out_unaligned
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	andi       	a1, a1, -8
 	sd         	t2, 0(a1)
 	sd         	t1, 8(a1)
 .Laes_ct_ecb_encrypt_rv64gc_zbb_out_stored:
 	addi       	a1, zero, 1
-	ld         	t1, 168(sp)
+	ld         	t1, 128(sp)
 	bgeu       	a1, t1, .Laes_ct_ecb_encrypt_rv64gc_zbb_skip
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	addi       	t1, t1, 16
 	andi       	a1, t1, 7
 	bne        	a1, zero, .Laes_ct_ecb_encrypt_rv64gc_zbb_out_unaligned.1
@@ -17174,9 +17133,9 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gc_zbb)
 .Laes_ct_ecb_encrypt_rv64gc_zbb_out_stored.1:
 .Laes_ct_ecb_encrypt_rv64gc_zbb_skip:
 	addi       	a1, zero, 2
-	ld         	t1, 168(sp)
+	ld         	t1, 128(sp)
 	bgeu       	a1, t1, .Laes_ct_ecb_encrypt_rv64gc_zbb_skip.1
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	addi       	t1, t1, 32
 	andi       	a1, t1, 7
 	bne        	a1, zero, .Laes_ct_ecb_encrypt_rv64gc_zbb_out_unaligned.2
@@ -17186,9 +17145,9 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gc_zbb)
 .Laes_ct_ecb_encrypt_rv64gc_zbb_out_stored.2:
 .Laes_ct_ecb_encrypt_rv64gc_zbb_skip.1:
 	addi       	a1, zero, 3
-	ld         	t1, 168(sp)
+	ld         	t1, 128(sp)
 	bgeu       	a1, t1, .Laes_ct_ecb_encrypt_rv64gc_zbb_skip.2
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	addi       	t1, t1, 48
 	andi       	a1, t1, 7
 	bne        	a1, zero, .Laes_ct_ecb_encrypt_rv64gc_zbb_out_unaligned.3
@@ -17198,21 +17157,21 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gc_zbb)
 .Laes_ct_ecb_encrypt_rv64gc_zbb_out_stored.3:
 .Laes_ct_ecb_encrypt_rv64gc_zbb_skip.2:
 	addi       	a1, zero, 4
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	bgeu       	a1, t0, .Laes_ct_ecb_encrypt_rv64gc_zbb_done
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	addi       	t0, t0, -4
-	sd         	t0, 168(sp)
-	ld         	t0, 184(sp)
+	sd         	t0, 128(sp)
+	ld         	t0, 144(sp)
 	addi       	t0, t0, 64
-	sd         	t0, 184(sp)
-	ld         	t0, 192(sp)
+	sd         	t0, 144(sp)
+	ld         	t0, 152(sp)
 	addi       	t0, t0, 64
-	sd         	t0, 192(sp)
+	sd         	t0, 152(sp)
 	jal        	zero, .Laes_ct_ecb_encrypt_rv64gc_zbb_group
 .Laes_ct_ecb_encrypt_rv64gc_zbb_done:
 	// return
-	sd         	zero, 200(sp)
+	sd         	zero, 160(sp)
 	addi       	t2, zero, 0
 	addi       	a0, zero, 0
 	addi       	a2, zero, 0
@@ -17225,22 +17184,22 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gc_zbb)
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
-	ld         	s1, 208(sp)
-	ld         	s2, 216(sp)
-	ld         	s3, 224(sp)
-	ld         	s4, 232(sp)
-	ld         	s5, 240(sp)
-	ld         	s6, 248(sp)
-	ld         	s7, 256(sp)
-	ld         	s8, 264(sp)
-	ld         	s9, 272(sp)
-	ld         	s10, 280(sp)
-	ld         	s11, 288(sp)
-	ld         	ra, 296(sp)
-	addi       	sp, sp, 304
+	ld         	s1, 168(sp)
+	ld         	s2, 176(sp)
+	ld         	s3, 184(sp)
+	ld         	s4, 192(sp)
+	ld         	s5, 200(sp)
+	ld         	s6, 208(sp)
+	ld         	s7, 216(sp)
+	ld         	s8, 224(sp)
+	ld         	s9, 232(sp)
+	ld         	s10, 240(sp)
+	ld         	s11, 248(sp)
+	ld         	ra, 256(sp)
+	addi       	sp, sp, 272
 	jalr       	zero, 0(ra)
 .Laes_ct_ecb_encrypt_rv64gc_zbb_in_unaligned:
-	ld         	t0, 184(sp)
+	ld         	t0, 144(sp)
 	sub        	t1, t0, a1
 	slli       	a1, a1, 3
 	sub        	a3, zero, a1
@@ -17297,50 +17256,50 @@ SYM_FUNC_START(aes_ct_ecb_encrypt_rv64gc_zbb)
 	or         	t3, t3, a4
 	jal        	zero, .Laes_ct_ecb_encrypt_rv64gc_zbb_in_loaded.3
 .Laes_ct_ecb_encrypt_rv64gc_zbb_out_unaligned:
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 0(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 1(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 2(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 3(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 4(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 5(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 6(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 7(a1)
 	sb         	t1, 8(a1)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 9(t2)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 10(t2)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 11(t2)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 12(t2)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 13(t2)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 14(t2)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 15(t2)
 	jal        	zero, .Laes_ct_ecb_encrypt_rv64gc_zbb_out_stored
 .Laes_ct_ecb_encrypt_rv64gc_zbb_out_unaligned.1:
@@ -17443,7 +17402,7 @@ SYM_FUNC_END(aes_ct_ecb_encrypt_rv64gc_zbb)
 
 /*
  * void aes_ct_ecb_decrypt_rv64gc_zbb(const u32 rk[60], int nrounds, u8 *out, const u8 *in, size_t nblocks);
- * aes_ct_ecb_decrypt_rv64gc_zbb: 4427 instructions, frame 352 bytes
+ * aes_ct_ecb_decrypt_rv64gc_zbb: 4417 instructions, frame 304 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 27 integer, 0 vector registers
@@ -17453,25 +17412,25 @@ SYM_FUNC_END(aes_ct_ecb_encrypt_rv64gc_zbb)
  *     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
  */
 SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
-	addi       	sp, sp, -352
-	sd         	s1, 248(sp)
-	sd         	s2, 256(sp)
-	sd         	s3, 264(sp)
-	sd         	s4, 272(sp)
-	sd         	s5, 280(sp)
-	sd         	s6, 288(sp)
-	sd         	s7, 296(sp)
-	sd         	s8, 304(sp)
-	sd         	s9, 312(sp)
-	sd         	s10, 320(sp)
-	sd         	s11, 328(sp)
-	sd         	ra, 336(sp)
-	sd         	a2, 192(sp)
-	sd         	a0, 184(sp)
-	sd         	a3, 176(sp)
-	sd         	a4, 168(sp)
-	sd         	a1, 160(sp)
-	ld         	t0, 168(sp)
+	addi       	sp, sp, -304
+	sd         	s1, 208(sp)
+	sd         	s2, 216(sp)
+	sd         	s3, 224(sp)
+	sd         	s4, 232(sp)
+	sd         	s5, 240(sp)
+	sd         	s6, 248(sp)
+	sd         	s7, 256(sp)
+	sd         	s8, 264(sp)
+	sd         	s9, 272(sp)
+	sd         	s10, 280(sp)
+	sd         	s11, 288(sp)
+	sd         	ra, 296(sp)
+	sd         	a2, 152(sp)
+	sd         	a0, 144(sp)
+	sd         	a3, 136(sp)
+	sd         	a4, 128(sp)
+	sd         	a1, 120(sp)
+	ld         	t0, 128(sp)
 	bne        	t0, zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_start
 	jal        	zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_done
 .Laes_ct_ecb_decrypt_rv64gc_zbb_start:
@@ -17508,32 +17467,22 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	sd         	t1, 104(sp)
 	ld         	t1, 112(t0)
 	sd         	t1, 112(sp)
-	ld         	t1, 120(t0)
-	sd         	t1, 120(sp)
-	ld         	t1, 128(t0)
-	sd         	t1, 128(sp)
-	ld         	t1, 136(t0)
-	sd         	t1, 136(sp)
-	ld         	t1, 144(t0)
-	sd         	t1, 144(sp)
-	ld         	t1, 152(t0)
-	sd         	t1, 152(sp)
 .Laes_ct_ecb_decrypt_rv64gc_zbb_group:
-	ld         	t0, 176(sp)
+	ld         	t0, 136(sp)
 	andi       	a1, t0, 7
 	beq        	a1, zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_28
 	jal        	zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_in_unaligned
 .Laes_ct_ecb_decrypt_rv64gc_zbb_28:
-	ld         	t1, 176(sp)
+	ld         	t1, 136(sp)
 	ld         	t0, 0(t1)
 	ld         	a2, 8(t1)
 .Laes_ct_ecb_decrypt_rv64gc_zbb_in_loaded:
-	ld         	t1, 176(sp)
+	ld         	t1, 136(sp)
 	addi       	t1, t1, 0
 	addi       	a1, zero, 1
-	ld         	t2, 168(sp)
+	ld         	t2, 128(sp)
 	bgeu       	a1, t2, .Laes_ct_ecb_decrypt_rv64gc_zbb_first
-	ld         	t1, 176(sp)
+	ld         	t1, 136(sp)
 	addi       	t1, t1, 16
 .Laes_ct_ecb_decrypt_rv64gc_zbb_first:
 	andi       	a1, t1, 7
@@ -17543,12 +17492,12 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	ld         	t6, 0(t1)
 	ld         	t4, 8(t1)
 .Laes_ct_ecb_decrypt_rv64gc_zbb_in_loaded.1:
-	ld         	t1, 176(sp)
+	ld         	t1, 136(sp)
 	addi       	t1, t1, 0
 	addi       	a1, zero, 2
-	ld         	t2, 168(sp)
+	ld         	t2, 128(sp)
 	bgeu       	a1, t2, .Laes_ct_ecb_decrypt_rv64gc_zbb_first.1
-	ld         	t1, 176(sp)
+	ld         	t1, 136(sp)
 	addi       	t1, t1, 32
 .Laes_ct_ecb_decrypt_rv64gc_zbb_first.1:
 	andi       	a1, t1, 7
@@ -17558,12 +17507,12 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	ld         	a0, 0(t1)
 	ld         	t5, 8(t1)
 .Laes_ct_ecb_decrypt_rv64gc_zbb_in_loaded.2:
-	ld         	t1, 176(sp)
+	ld         	t1, 136(sp)
 	addi       	t1, t1, 0
 	addi       	a1, zero, 3
-	ld         	t2, 168(sp)
+	ld         	t2, 128(sp)
 	bgeu       	a1, t2, .Laes_ct_ecb_decrypt_rv64gc_zbb_first.2
-	ld         	t1, 176(sp)
+	ld         	t1, 136(sp)
 	addi       	t1, t1, 48
 .Laes_ct_ecb_decrypt_rv64gc_zbb_first.2:
 	andi       	a1, t1, 7
@@ -17784,12 +17733,12 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	xor        	t5, a2, a1
 	slli       	a1, a1, 4
 	xor        	a0, a0, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a4, 0(a1)
 	lwu        	a1, 4(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a5, 8(a1)
 	lwu        	a1, 12(a1)
 	slli       	a1, a1, 32
@@ -17907,7 +17856,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	xor        	t3, s5, t1
 	and        	s4, t1, t3
 	xor        	t2, a1, t3
-	sd         	t2, 224(sp)
+	sd         	t2, 184(sp)
 	xor        	t4, s5, t0
 	xor        	t2, s3, s5
 	xor        	a4, t0, a1
@@ -17919,19 +17868,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	xor        	t6, a2, a6
 	xor        	a0, a4, t6
 	xor        	a3, t2, t6
-	sd         	a3, 200(sp)
+	sd         	a3, 160(sp)
 	xor        	t6, t4, t6
 	xor        	a3, a7, t6
 	xor        	a6, a7, a4
-	sd         	a6, 216(sp)
+	sd         	a6, 176(sp)
 	xor        	s6, s5, a2
 	xor        	a6, s1, s6
 	and        	s5, a6, a3
 	xor        	s8, a7, a5
 	xor        	s9, t4, s8
-	sd         	s9, 208(sp)
-	ld         	s9, 200(sp)
-	ld         	s10, 208(sp)
+	sd         	s9, 168(sp)
+	ld         	s9, 160(sp)
+	ld         	s10, 168(sp)
 	and        	s9, s9, s10
 	xor        	s3, s3, s8
 	and        	s8, t6, s3
@@ -17943,7 +17892,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	and        	s10, a4, s1
 	xor        	s8, s7, s10
 	xor        	a5, ra, s8
-	ld         	s7, 224(sp)
+	ld         	s7, 184(sp)
 	and        	s7, s7, a2
 	xor        	s10, s7, s10
 	xor        	s7, t0, s11
@@ -17961,7 +17910,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	xor        	a1, a5, s6
 	xor        	a7, s5, a7
 	xor        	a7, a7, s8
-	ld         	s5, 216(sp)
+	ld         	s5, 176(sp)
 	xor        	s8, a7, s5
 	xor        	s10, s8, s6
 	xor        	s5, s2, s8
@@ -18001,7 +17950,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	and        	a2, t4, a2
 	xor        	a2, t5, a2
 	xor        	a2, a0, a2
-	ld         	s2, 224(sp)
+	ld         	s2, 184(sp)
 	and        	s2, t4, s2
 	xor        	t4, s9, s2
 	xor        	t4, t4, a2
@@ -18013,14 +17962,14 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	xor        	s3, s3, s8
 	and        	s4, s10, t2
 	xor        	s6, a7, a5
-	ld         	t2, 208(sp)
+	ld         	t2, 168(sp)
 	and        	t2, s6, t2
 	xor        	a7, t2, a6
 	xor        	a6, s4, a7
 	xor        	a7, a7, a0
 	xor        	t2, t2, a1
 	xor        	t2, t2, s7
-	ld         	a0, 200(sp)
+	ld         	a0, 160(sp)
 	and        	a0, s6, a0
 	xor        	s4, a0, s4
 	xor        	a0, s4, s1
@@ -18042,7 +17991,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	xor        	t3, t3, a1
 	xor        	t3, s2, t3
 	addi       	a1, zero, 12
-	ld         	a2, 160(sp)
+	ld         	a2, 120(sp)
 	bne        	a2, a1, .Laes_ct_ecb_decrypt_rv64gc_zbb_not192
 	ld         	a1, 64(sp)
 	rori       	a3, a0, 28
@@ -18175,12 +18124,12 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a4, 16(a1)
 	lwu        	a1, 20(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a5, 24(a1)
 	lwu        	a1, 28(a1)
 	slli       	a1, a1, 32
@@ -18421,19 +18370,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t3, t6
-	sd         	a4, 208(sp)
+	sd         	a4, 168(sp)
 	xor        	t6, t5, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 200(sp)
+	sd         	s6, 160(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s9, s7
 	and        	s6, a7, a4
 	xor        	s10, s1, s2
 	xor        	s8, t5, s10
-	sd         	s8, 216(sp)
-	ld         	s8, 208(sp)
-	ld         	s11, 216(sp)
+	sd         	s8, 176(sp)
+	ld         	s8, 168(sp)
+	ld         	s11, 176(sp)
 	and        	s8, s8, s11
 	xor        	s4, s4, s10
 	and        	s10, t6, s4
@@ -18462,7 +18411,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 200(sp)
+	ld         	s6, 160(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -18481,7 +18430,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	and        	ra, s8, a5
 	xor        	a5, s2, ra
 	xor        	s2, t6, ra
-	sd         	s2, 200(sp)
+	sd         	s2, 160(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s7
@@ -18514,17 +18463,17 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	xor        	s2, s8, s7
 	and        	s4, s4, t3
 	xor        	s5, s1, a6
-	ld         	t3, 216(sp)
+	ld         	t3, 176(sp)
 	and        	t3, s5, t3
 	xor        	s1, t3, a7
 	xor        	a7, s4, s1
 	xor        	s1, s1, t5
 	xor        	t3, t3, a1
 	xor        	t3, t3, s6
-	ld         	t5, 208(sp)
+	ld         	t5, 168(sp)
 	and        	t5, s5, t5
 	xor        	s4, t5, s4
-	ld         	t5, 200(sp)
+	ld         	t5, 160(sp)
 	xor        	t5, s4, t5
 	and        	t1, a6, t1
 	xor        	a0, t1, a0
@@ -18641,12 +18590,12 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	rori       	a1, a5, 32
 	xor        	a0, a0, a5
 	xor        	a0, a0, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a4, 32(a1)
 	lwu        	a1, 36(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a5, 40(a1)
 	lwu        	a1, 44(a1)
 	slli       	a1, a1, 32
@@ -18820,7 +18769,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	xor        	t1, a6, t0
 	and        	s4, t0, t1
 	xor        	t2, a7, t1
-	sd         	t2, 224(sp)
+	sd         	t2, 184(sp)
 	xor        	t4, a6, t3
 	xor        	t2, a0, a6
 	xor        	a4, t3, a7
@@ -18832,19 +18781,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	xor        	t5, a2, a1
 	xor        	a1, a4, t5
 	xor        	a3, t2, t5
-	sd         	a3, 208(sp)
+	sd         	a3, 168(sp)
 	xor        	t5, t4, t5
 	xor        	a3, s2, t5
 	xor        	s5, s2, a4
-	sd         	s5, 200(sp)
+	sd         	s5, 160(sp)
 	xor        	s6, a6, a2
 	xor        	a6, s1, s6
 	and        	s5, a6, a3
 	xor        	s8, s2, a5
 	xor        	s9, t4, s8
-	sd         	s9, 216(sp)
-	ld         	s9, 208(sp)
-	ld         	s10, 216(sp)
+	sd         	s9, 176(sp)
+	ld         	s9, 168(sp)
+	ld         	s10, 176(sp)
 	and        	s9, s9, s10
 	xor        	a0, a0, s8
 	and        	s8, t5, a0
@@ -18856,7 +18805,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	and        	s10, a4, s1
 	xor        	s8, s7, s10
 	xor        	a5, ra, s8
-	ld         	s7, 224(sp)
+	ld         	s7, 184(sp)
 	and        	s7, s7, a2
 	xor        	s10, s7, s10
 	xor        	s7, t3, s11
@@ -18874,7 +18823,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	xor        	a7, a5, s6
 	xor        	s3, s5, s9
 	xor        	s3, s3, s8
-	ld         	s5, 200(sp)
+	ld         	s5, 160(sp)
 	xor        	s8, s3, s5
 	xor        	s10, s8, s6
 	xor        	s3, s2, s8
@@ -18893,7 +18842,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	and        	s10, s7, a4
 	xor        	a4, s1, s10
 	xor        	s1, t5, s10
-	sd         	s1, 200(sp)
+	sd         	s1, 160(sp)
 	and        	s1, s11, a6
 	and        	a6, s11, a3
 	xor        	a3, s8, s6
@@ -18915,7 +18864,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	and        	t4, a1, a2
 	xor        	t4, t6, t4
 	xor        	t4, s1, t4
-	ld         	a2, 224(sp)
+	ld         	a2, 184(sp)
 	and        	a1, a1, a2
 	xor        	a2, s9, a1
 	xor        	a2, a2, t4
@@ -18927,17 +18876,17 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	xor        	s2, s2, s8
 	and        	s4, s5, t2
 	xor        	a7, a7, a5
-	ld         	t2, 216(sp)
+	ld         	t2, 176(sp)
 	and        	s5, a7, t2
 	xor        	a6, s5, a6
 	xor        	t2, s4, a6
 	xor        	s1, a6, s1
 	xor        	a6, s5, a0
 	xor        	a6, a6, s7
-	ld         	s5, 208(sp)
+	ld         	s5, 168(sp)
 	and        	a7, a7, s5
 	xor        	s4, a7, s4
-	ld         	a7, 200(sp)
+	ld         	a7, 160(sp)
 	xor        	a7, s4, a7
 	and        	t1, a5, t1
 	xor        	t1, t1, t6
@@ -18964,11 +18913,11 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	addi       	t3, t3, 0
 	addi       	t6, a0, 0
 	addi       	a0, a1, 0
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	addi       	a1, a1, 48
-	sd         	a1, 208(sp)
+	sd         	a1, 168(sp)
 	addi       	a1, zero, 2
-	sd         	a1, 200(sp)
+	sd         	a1, 160(sp)
 	jal        	zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_rounds4
 .Laes_ct_ecb_decrypt_rv64gc_zbb_not192:
 	ld         	a1, 88(sp)
@@ -19035,16 +18984,16 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	addi       	t3, t3, 0
 	addi       	t6, a3, 0
 	addi       	a0, a4, 0
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	addi       	a1, a1, 16
-	sd         	a1, 208(sp)
+	sd         	a1, 168(sp)
 	addi       	a1, zero, 2
-	sd         	a1, 200(sp)
+	sd         	a1, 160(sp)
 	addi       	a1, zero, 14
-	ld         	a2, 160(sp)
+	ld         	a2, 120(sp)
 	bne        	a2, a1, .Laes_ct_ecb_decrypt_rv64gc_zbb_rounds4
 	addi       	a1, zero, 3
-	sd         	a1, 200(sp)
+	sd         	a1, 160(sp)
 .Laes_ct_ecb_decrypt_rv64gc_zbb_rounds4:
 	ld         	a1, 48(sp)
 	rori       	a3, t4, 20
@@ -19177,12 +19126,12 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	lwu        	a4, 0(a1)
 	lwu        	a1, 4(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	lwu        	a5, 8(a1)
 	lwu        	a1, 12(a1)
 	slli       	a1, a1, 32
@@ -19423,19 +19372,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t2, t6
-	sd         	a4, 224(sp)
+	sd         	a4, 184(sp)
 	xor        	t6, t5, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 216(sp)
+	sd         	s6, 176(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s9, s7
 	and        	s6, a7, a4
 	xor        	s10, s1, s2
 	xor        	s8, t5, s10
-	sd         	s8, 232(sp)
-	ld         	s8, 224(sp)
-	ld         	s11, 232(sp)
+	sd         	s8, 192(sp)
+	ld         	s8, 184(sp)
+	ld         	s11, 192(sp)
 	and        	s8, s8, s11
 	xor        	s4, s4, s10
 	and        	s10, t6, s4
@@ -19464,7 +19413,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 216(sp)
+	ld         	s6, 176(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -19483,7 +19432,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	and        	s11, s8, a5
 	xor        	a5, s2, s11
 	xor        	s2, t6, s11
-	sd         	s2, 216(sp)
+	sd         	s2, 176(sp)
 	and        	s2, ra, a7
 	and        	a7, ra, a4
 	xor        	a4, s9, s7
@@ -19516,17 +19465,17 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	xor        	s3, s3, s9
 	and        	a6, a6, t2
 	xor        	s5, s1, a2
-	ld         	t2, 232(sp)
+	ld         	t2, 192(sp)
 	and        	t2, s5, t2
 	xor        	s1, t2, a7
 	xor        	a7, a6, s1
 	xor        	s1, s1, s2
 	xor        	t2, t2, a1
 	xor        	t2, t2, s6
-	ld         	s2, 224(sp)
+	ld         	s2, 184(sp)
 	and        	s2, s5, s2
 	xor        	s2, s2, a6
-	ld         	a6, 216(sp)
+	ld         	a6, 176(sp)
 	xor        	a6, s2, a6
 	and        	t1, a2, t1
 	xor        	a0, t1, a0
@@ -19610,12 +19559,12 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	rori       	a1, a5, 32
 	xor        	a0, a0, a5
 	xor        	a0, a0, a1
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	lwu        	a4, 16(a1)
 	lwu        	a1, 20(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	lwu        	a5, 24(a1)
 	lwu        	a1, 28(a1)
 	slli       	a1, a1, 32
@@ -19733,7 +19682,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	xor        	t1, a6, t0
 	and        	s4, t0, t1
 	xor        	t3, a7, t1
-	sd         	t3, 240(sp)
+	sd         	t3, 200(sp)
 	xor        	t4, a6, t2
 	xor        	t3, a0, a6
 	xor        	a4, t2, a7
@@ -19745,19 +19694,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	xor        	t5, a2, a1
 	xor        	a1, a4, t5
 	xor        	a3, t3, t5
-	sd         	a3, 224(sp)
+	sd         	a3, 184(sp)
 	xor        	t5, t4, t5
 	xor        	a3, s2, t5
 	xor        	s5, s2, a4
-	sd         	s5, 216(sp)
+	sd         	s5, 176(sp)
 	xor        	s6, a6, a2
 	xor        	a6, s1, s6
 	and        	s5, a6, a3
 	xor        	s8, s2, a5
 	xor        	s9, t4, s8
-	sd         	s9, 232(sp)
-	ld         	s9, 224(sp)
-	ld         	s10, 232(sp)
+	sd         	s9, 192(sp)
+	ld         	s9, 184(sp)
+	ld         	s10, 192(sp)
 	and        	s9, s9, s10
 	xor        	a0, a0, s8
 	and        	s8, t5, a0
@@ -19769,7 +19718,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	and        	s10, a4, s1
 	xor        	s8, s7, s10
 	xor        	a5, ra, s8
-	ld         	s7, 240(sp)
+	ld         	s7, 200(sp)
 	and        	s7, s7, a2
 	xor        	s10, s7, s10
 	xor        	s7, t2, s11
@@ -19787,7 +19736,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	xor        	a7, a5, s6
 	xor        	s3, s5, s9
 	xor        	s3, s3, s8
-	ld         	s5, 216(sp)
+	ld         	s5, 176(sp)
 	xor        	s8, s3, s5
 	xor        	s10, s8, s6
 	xor        	s3, s2, s8
@@ -19806,7 +19755,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	and        	s11, s7, a4
 	xor        	a4, s1, s11
 	xor        	s1, t5, s11
-	sd         	s1, 216(sp)
+	sd         	s1, 176(sp)
 	and        	s1, s10, a6
 	and        	a6, s10, a3
 	xor        	a3, s8, s6
@@ -19828,7 +19777,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	and        	a2, t4, a2
 	xor        	a2, a1, a2
 	xor        	a2, t6, a2
-	ld         	s2, 240(sp)
+	ld         	s2, 200(sp)
 	and        	s3, t4, s2
 	xor        	t4, s8, s3
 	xor        	t4, t4, a2
@@ -19840,17 +19789,17 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	xor        	s2, s2, s6
 	and        	s4, s5, t3
 	xor        	s5, a7, a5
-	ld         	t3, 232(sp)
+	ld         	t3, 192(sp)
 	and        	t3, s5, t3
 	xor        	a7, t3, a6
 	xor        	a6, s4, a7
 	xor        	a7, a7, t6
 	xor        	t3, t3, a0
 	xor        	t3, t3, s7
-	ld         	t6, 224(sp)
+	ld         	t6, 184(sp)
 	and        	t6, s5, t6
 	xor        	s4, t6, s4
-	ld         	t6, 216(sp)
+	ld         	t6, 176(sp)
 	xor        	t6, s4, t6
 	and        	t1, a5, t1
 	xor        	a1, t1, a1
@@ -20000,12 +19949,12 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	lwu        	a4, 32(a1)
 	lwu        	a1, 36(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	lwu        	a5, 40(a1)
 	lwu        	a1, 44(a1)
 	slli       	a1, a1, 32
@@ -20246,19 +20195,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t3, t6
-	sd         	a4, 224(sp)
+	sd         	a4, 184(sp)
 	xor        	t6, t5, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 216(sp)
+	sd         	s6, 176(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s9, s7
 	and        	s6, a7, a4
 	xor        	s10, s1, s2
 	xor        	s8, t5, s10
-	sd         	s8, 232(sp)
-	ld         	s8, 224(sp)
-	ld         	s11, 232(sp)
+	sd         	s8, 192(sp)
+	ld         	s8, 184(sp)
+	ld         	s11, 192(sp)
 	and        	s8, s8, s11
 	xor        	s4, s4, s10
 	and        	s10, t6, s4
@@ -20287,7 +20236,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 216(sp)
+	ld         	s6, 176(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -20306,7 +20255,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	and        	ra, s8, a5
 	xor        	a5, s2, ra
 	xor        	s2, t6, ra
-	sd         	s2, 216(sp)
+	sd         	s2, 176(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s7
@@ -20339,17 +20288,17 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	xor        	s2, s8, s7
 	and        	s4, s4, t3
 	xor        	s5, s1, a6
-	ld         	t3, 232(sp)
+	ld         	t3, 192(sp)
 	and        	t3, s5, t3
 	xor        	s1, t3, a7
 	xor        	a7, s4, s1
 	xor        	s1, s1, t5
 	xor        	t3, t3, a1
 	xor        	t3, t3, s6
-	ld         	t5, 224(sp)
+	ld         	t5, 184(sp)
 	and        	t5, s5, t5
 	xor        	s4, t5, s4
-	ld         	t5, 216(sp)
+	ld         	t5, 176(sp)
 	xor        	t5, s4, t5
 	and        	t1, a6, t1
 	xor        	a0, t1, a0
@@ -20466,12 +20415,12 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	rori       	a1, a5, 32
 	xor        	a0, a0, a5
 	xor        	a0, a0, a1
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	lwu        	a4, 48(a1)
 	lwu        	a1, 52(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	lwu        	a5, 56(a1)
 	lwu        	a1, 60(a1)
 	slli       	a1, a1, 32
@@ -20645,7 +20594,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	xor        	t1, a6, t0
 	and        	s4, t0, t1
 	xor        	t2, a7, t1
-	sd         	t2, 240(sp)
+	sd         	t2, 200(sp)
 	xor        	t4, a6, t3
 	xor        	t2, a0, a6
 	xor        	a4, t3, a7
@@ -20657,19 +20606,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	xor        	t5, a2, a1
 	xor        	a1, a4, t5
 	xor        	a3, t2, t5
-	sd         	a3, 224(sp)
+	sd         	a3, 184(sp)
 	xor        	t5, t4, t5
 	xor        	a3, s2, t5
 	xor        	s5, s2, a4
-	sd         	s5, 216(sp)
+	sd         	s5, 176(sp)
 	xor        	s6, a6, a2
 	xor        	a6, s1, s6
 	and        	s5, a6, a3
 	xor        	s8, s2, a5
 	xor        	s9, t4, s8
-	sd         	s9, 232(sp)
-	ld         	s9, 224(sp)
-	ld         	s10, 232(sp)
+	sd         	s9, 192(sp)
+	ld         	s9, 184(sp)
+	ld         	s10, 192(sp)
 	and        	s9, s9, s10
 	xor        	a0, a0, s8
 	and        	s8, t5, a0
@@ -20681,7 +20630,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	and        	s10, a4, s1
 	xor        	s8, s7, s10
 	xor        	a5, ra, s8
-	ld         	s7, 240(sp)
+	ld         	s7, 200(sp)
 	and        	s7, s7, a2
 	xor        	s10, s7, s10
 	xor        	s7, t3, s11
@@ -20699,7 +20648,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	xor        	a7, a5, s6
 	xor        	s3, s5, s9
 	xor        	s3, s3, s8
-	ld         	s5, 216(sp)
+	ld         	s5, 176(sp)
 	xor        	s8, s3, s5
 	xor        	s10, s8, s6
 	xor        	s3, s2, s8
@@ -20718,7 +20667,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	and        	s10, s7, a4
 	xor        	a4, s1, s10
 	xor        	s1, t5, s10
-	sd         	s1, 216(sp)
+	sd         	s1, 176(sp)
 	and        	s1, s11, a6
 	and        	a6, s11, a3
 	xor        	a3, s8, s6
@@ -20740,7 +20689,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	and        	t4, a1, a2
 	xor        	t4, t6, t4
 	xor        	t4, s1, t4
-	ld         	a2, 240(sp)
+	ld         	a2, 200(sp)
 	and        	a1, a1, a2
 	xor        	a2, s9, a1
 	xor        	a2, a2, t4
@@ -20752,17 +20701,17 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	xor        	s2, s2, s8
 	and        	s4, s5, t2
 	xor        	a7, a7, a5
-	ld         	t2, 232(sp)
+	ld         	t2, 192(sp)
 	and        	s5, a7, t2
 	xor        	a6, s5, a6
 	xor        	t2, s4, a6
 	xor        	s1, a6, s1
 	xor        	a6, s5, a0
 	xor        	a6, a6, s7
-	ld         	s5, 224(sp)
+	ld         	s5, 184(sp)
 	and        	a7, a7, s5
 	xor        	s4, a7, s4
-	ld         	a7, 216(sp)
+	ld         	a7, 176(sp)
 	xor        	a7, s4, a7
 	and        	t1, a5, t1
 	xor        	t1, t1, t6
@@ -20789,12 +20738,12 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	addi       	t3, t3, 0
 	addi       	t6, a0, 0
 	addi       	a0, a1, 0
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	addi       	a1, a1, 64
-	sd         	a1, 208(sp)
-	ld         	a1, 200(sp)
+	sd         	a1, 168(sp)
+	ld         	a1, 160(sp)
 	addi       	a1, a1, -1
-	sd         	a1, 200(sp)
+	sd         	a1, 160(sp)
 	beq        	a1, zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_32
 	jal        	zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_rounds4
 .Laes_ct_ecb_decrypt_rv64gc_zbb_32:
@@ -20929,12 +20878,12 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	lwu        	a4, 0(a1)
 	lwu        	a1, 4(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	lwu        	a5, 8(a1)
 	lwu        	a1, 12(a1)
 	slli       	a1, a1, 32
@@ -21175,19 +21124,19 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t2, t6
-	sd         	a4, 200(sp)
+	sd         	a4, 160(sp)
 	xor        	t6, t3, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 224(sp)
+	sd         	s6, 184(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s9, s7
 	and        	s6, a7, a4
 	xor        	s10, s1, s2
 	xor        	s8, t3, s10
-	sd         	s8, 216(sp)
-	ld         	s8, 200(sp)
-	ld         	s11, 216(sp)
+	sd         	s8, 176(sp)
+	ld         	s8, 160(sp)
+	ld         	s11, 176(sp)
 	and        	s8, s8, s11
 	xor        	s4, s4, s10
 	and        	s10, t6, s4
@@ -21216,7 +21165,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 224(sp)
+	ld         	s6, 184(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -21235,7 +21184,7 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	and        	ra, s8, a5
 	xor        	a5, s2, ra
 	xor        	s2, t6, ra
-	sd         	s2, 224(sp)
+	sd         	s2, 184(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s7
@@ -21268,17 +21217,17 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	xor        	s2, s8, s7
 	and        	s4, s4, t2
 	xor        	s5, s1, a6
-	ld         	t2, 216(sp)
+	ld         	t2, 176(sp)
 	and        	t2, s5, t2
 	xor        	s1, t2, a7
 	xor        	a7, s4, s1
 	xor        	s1, s1, t3
 	xor        	t2, t2, a1
 	xor        	t2, t2, s6
-	ld         	t3, 200(sp)
+	ld         	t3, 160(sp)
 	and        	t3, s5, t3
 	xor        	s4, t3, s4
-	ld         	t3, 224(sp)
+	ld         	t3, 184(sp)
 	xor        	t3, s4, t3
 	and        	t4, a6, t4
 	xor        	a0, t4, a0
@@ -21297,12 +21246,12 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	xor        	a1, a4, a1
 	xor        	a0, a0, a1
 	xor        	a0, a3, a0
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	lwu        	a4, 16(a1)
 	lwu        	a1, 20(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 208(sp)
+	ld         	a1, 168(sp)
 	lwu        	a5, 24(a1)
 	lwu        	a1, 28(a1)
 	slli       	a1, a1, 32
@@ -21623,18 +21572,18 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	srli       	t3, t3, 32
 	and        	a1, a2, a1
 	or         	t3, t3, a1
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	andi       	a1, a1, 7
 	bne        	a1, zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_out_unaligned
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	andi       	a1, a1, -8
 	sd         	t2, 0(a1)
 	sd         	t1, 8(a1)
 .Laes_ct_ecb_decrypt_rv64gc_zbb_out_stored:
 	addi       	a1, zero, 1
-	ld         	t1, 168(sp)
+	ld         	t1, 128(sp)
 	bgeu       	a1, t1, .Laes_ct_ecb_decrypt_rv64gc_zbb_skip
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	addi       	t1, t1, 16
 	andi       	a1, t1, 7
 	bne        	a1, zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_out_unaligned.1
@@ -21644,9 +21593,9 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 .Laes_ct_ecb_decrypt_rv64gc_zbb_out_stored.1:
 .Laes_ct_ecb_decrypt_rv64gc_zbb_skip:
 	addi       	a1, zero, 2
-	ld         	t1, 168(sp)
+	ld         	t1, 128(sp)
 	bgeu       	a1, t1, .Laes_ct_ecb_decrypt_rv64gc_zbb_skip.1
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	addi       	t1, t1, 32
 	andi       	a1, t1, 7
 	bne        	a1, zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_out_unaligned.2
@@ -21656,9 +21605,9 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 .Laes_ct_ecb_decrypt_rv64gc_zbb_out_stored.2:
 .Laes_ct_ecb_decrypt_rv64gc_zbb_skip.1:
 	addi       	a1, zero, 3
-	ld         	t1, 168(sp)
+	ld         	t1, 128(sp)
 	bgeu       	a1, t1, .Laes_ct_ecb_decrypt_rv64gc_zbb_skip.2
-	ld         	t1, 192(sp)
+	ld         	t1, 152(sp)
 	addi       	t1, t1, 48
 	andi       	a1, t1, 7
 	bne        	a1, zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_out_unaligned.3
@@ -21668,26 +21617,26 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 .Laes_ct_ecb_decrypt_rv64gc_zbb_out_stored.3:
 .Laes_ct_ecb_decrypt_rv64gc_zbb_skip.2:
 	addi       	a1, zero, 4
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	bgeu       	a1, t0, .Laes_ct_ecb_decrypt_rv64gc_zbb_done
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	addi       	t0, t0, -4
-	sd         	t0, 168(sp)
-	ld         	t0, 176(sp)
+	sd         	t0, 128(sp)
+	ld         	t0, 136(sp)
 	addi       	t0, t0, 64
-	sd         	t0, 176(sp)
-	ld         	t0, 192(sp)
+	sd         	t0, 136(sp)
+	ld         	t0, 152(sp)
 	addi       	t0, t0, 64
-	sd         	t0, 192(sp)
+	sd         	t0, 152(sp)
 	jal        	zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_group
 .Laes_ct_ecb_decrypt_rv64gc_zbb_done:
 	// return
+	sd         	zero, 160(sp)
+	sd         	zero, 168(sp)
+	sd         	zero, 176(sp)
+	sd         	zero, 184(sp)
+	sd         	zero, 192(sp)
 	sd         	zero, 200(sp)
-	sd         	zero, 208(sp)
-	sd         	zero, 216(sp)
-	sd         	zero, 224(sp)
-	sd         	zero, 232(sp)
-	sd         	zero, 240(sp)
 	addi       	t2, zero, 0
 	addi       	a0, zero, 0
 	addi       	a2, zero, 0
@@ -21700,22 +21649,22 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
-	ld         	s1, 248(sp)
-	ld         	s2, 256(sp)
-	ld         	s3, 264(sp)
-	ld         	s4, 272(sp)
-	ld         	s5, 280(sp)
-	ld         	s6, 288(sp)
-	ld         	s7, 296(sp)
-	ld         	s8, 304(sp)
-	ld         	s9, 312(sp)
-	ld         	s10, 320(sp)
-	ld         	s11, 328(sp)
-	ld         	ra, 336(sp)
-	addi       	sp, sp, 352
+	ld         	s1, 208(sp)
+	ld         	s2, 216(sp)
+	ld         	s3, 224(sp)
+	ld         	s4, 232(sp)
+	ld         	s5, 240(sp)
+	ld         	s6, 248(sp)
+	ld         	s7, 256(sp)
+	ld         	s8, 264(sp)
+	ld         	s9, 272(sp)
+	ld         	s10, 280(sp)
+	ld         	s11, 288(sp)
+	ld         	ra, 296(sp)
+	addi       	sp, sp, 304
 	jalr       	zero, 0(ra)
 .Laes_ct_ecb_decrypt_rv64gc_zbb_in_unaligned:
-	ld         	t0, 176(sp)
+	ld         	t0, 136(sp)
 	sub        	t1, t0, a1
 	slli       	a1, a1, 3
 	sub        	a3, zero, a1
@@ -21772,50 +21721,50 @@ SYM_FUNC_START(aes_ct_ecb_decrypt_rv64gc_zbb)
 	or         	t3, t3, a4
 	jal        	zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_in_loaded.3
 .Laes_ct_ecb_decrypt_rv64gc_zbb_out_unaligned:
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 0(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 1(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 2(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 3(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 4(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 5(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 6(a1)
 	srli       	t2, t2, 8
-	ld         	a1, 192(sp)
+	ld         	a1, 152(sp)
 	sb         	t2, 7(a1)
 	sb         	t1, 8(a1)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 9(t2)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 10(t2)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 11(t2)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 12(t2)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 13(t2)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 14(t2)
 	srli       	t1, t1, 8
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	sb         	t1, 15(t2)
 	jal        	zero, .Laes_ct_ecb_decrypt_rv64gc_zbb_out_stored
 .Laes_ct_ecb_decrypt_rv64gc_zbb_out_unaligned.1:
@@ -21922,8 +21871,8 @@ kgen_aes_ct_rv64gc_zbb_masks:
 	.quad	0x5555555555555555, 0x3333333333333333, 0x0f0f0f0f0f0f0f0f, 0x00000000ffff0000
 	.quad	0x0000ff000000ff00, 0xffffffff00000000, 0x0fff0fff0fff0fff, 0x00ff00ff00ff00ff
 	.quad	0x000f000f000f000f, 0x00f000ff000f0000, 0x0f0f00000f0f0000, 0x00ff000000ff0000
-	.quad	0x000f00ff00f00000, 0x0000ffff0000ffff, 0x0000000001010101, 0x0000000063636363
-	.quad	0x0000000080808080, 0x000000007f7f7f7f, 0x000000001b1b1b1b, 0xff00ff00ff00ff00
+	.quad	0x000f00ff00f00000, 0x0000ffff0000ffff, 0xff00ff00ff00ff00, 0x0000000001010101
+	.quad	0x0000000063636363, 0x0000000080808080, 0x000000007f7f7f7f, 0x000000001b1b1b1b
 	.p2align	0
 kgen_aes_ct_rv64gc_zbb_masks_rcon:
 	.byte	0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x1b, 0x36

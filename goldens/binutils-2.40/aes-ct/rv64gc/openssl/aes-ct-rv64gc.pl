@@ -31,7 +31,7 @@ print $fh <<'___';
 	.set	AES_encrypt, AES_ct_encrypt_rv64gc
 AES_ct_encrypt_rv64gc:
 	# void AES_ct_encrypt_rv64gc(const unsigned char *in, unsigned char *out, const AES_KEY *key)
-	# AES_ct_encrypt_rv64gc: 4297 instructions, frame 288 bytes
+	# AES_ct_encrypt_rv64gc: 4287 instructions, frame 240 bytes
 	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
 	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
 	#   most live values at once: 28 integer, 0 vector registers
@@ -39,23 +39,23 @@ AES_ct_encrypt_rv64gc:
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
-	addi       	sp, sp, -288
-	sd         	s0, 176(sp)
-	sd         	s1, 184(sp)
-	sd         	s2, 192(sp)
-	sd         	s3, 200(sp)
-	sd         	s4, 208(sp)
-	sd         	s5, 216(sp)
-	sd         	s6, 224(sp)
-	sd         	s7, 232(sp)
-	sd         	s8, 240(sp)
-	sd         	s9, 248(sp)
-	sd         	s10, 256(sp)
-	sd         	s11, 264(sp)
-	sd         	ra, 272(sp)
-	sd         	a1, 168(sp)
+	addi       	sp, sp, -240
+	sd         	s0, 136(sp)
+	sd         	s1, 144(sp)
+	sd         	s2, 152(sp)
+	sd         	s3, 160(sp)
+	sd         	s4, 168(sp)
+	sd         	s5, 176(sp)
+	sd         	s6, 184(sp)
+	sd         	s7, 192(sp)
+	sd         	s8, 200(sp)
+	sd         	s9, 208(sp)
+	sd         	s10, 216(sp)
+	sd         	s11, 224(sp)
+	sd         	ra, 232(sp)
+	sd         	a1, 128(sp)
 	lw         	t0, 240(a2)
-	sd         	t0, 160(sp)
+	sd         	t0, 120(sp)
 .LAES_ct_encrypt_rv64gc_0:
 	auipc      	t0, %pcrel_hi(kgen_aes_ct_rv64gc_masks)
 	addi       	t0, t0, %pcrel_lo(.LAES_ct_encrypt_rv64gc_0)
@@ -89,16 +89,6 @@ AES_ct_encrypt_rv64gc:
 	sd         	t1, 104(sp)
 	ld         	t1, 112(t0)
 	sd         	t1, 112(sp)
-	ld         	t1, 120(t0)
-	sd         	t1, 120(sp)
-	ld         	t1, 128(t0)
-	sd         	t1, 128(sp)
-	ld         	t1, 136(t0)
-	sd         	t1, 136(sp)
-	ld         	t1, 144(t0)
-	sd         	t1, 144(sp)
-	ld         	t1, 152(t0)
-	sd         	t1, 152(sp)
 	andi       	t0, a0, 7
 	beq        	t0, zero, .LAES_ct_encrypt_rv64gc_8
 	jal        	zero, .LAES_ct_encrypt_rv64gc_in_unaligned
@@ -2066,7 +2056,7 @@ AES_ct_encrypt_rv64gc:
 	xor        	s1, a2, a7
 	addi       	t0, t0, 64
 	addi       	t1, t1, 64
-	ld         	t3, 160(sp)
+	ld         	t3, 120(sp)
 	addi       	t3, t3, -2
 	srli       	t3, t3, 2
 	slli       	t3, t3, 6
@@ -2589,7 +2579,7 @@ AES_ct_encrypt_rv64gc:
 	xor        	a5, a0, s3
 	xor        	t3, a1, a2
 	addi       	t4, zero, 12
-	ld         	t5, 160(sp)
+	ld         	t5, 120(sp)
 	beq        	t5, t4, .LAES_ct_encrypt_rv64gc_10
 	jal        	zero, .LAES_ct_encrypt_rv64gc_last_round
 .LAES_ct_encrypt_rv64gc_10:
@@ -4248,10 +4238,10 @@ AES_ct_encrypt_rv64gc:
 	srli       	t3, t3, 32
 	and        	t0, t0, t4
 	or         	t0, t3, t0
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	andi       	t0, t0, 7
 	bne        	t0, zero, .LAES_ct_encrypt_rv64gc_out_unaligned
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	andi       	t0, t0, -8
 	sd         	t2, 0(t0)
 	sd         	t1, 8(t0)
@@ -4272,20 +4262,20 @@ AES_ct_encrypt_rv64gc:
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
-	ld         	s0, 176(sp)
-	ld         	s1, 184(sp)
-	ld         	s2, 192(sp)
-	ld         	s3, 200(sp)
-	ld         	s4, 208(sp)
-	ld         	s5, 216(sp)
-	ld         	s6, 224(sp)
-	ld         	s7, 232(sp)
-	ld         	s8, 240(sp)
-	ld         	s9, 248(sp)
-	ld         	s10, 256(sp)
-	ld         	s11, 264(sp)
-	ld         	ra, 272(sp)
-	addi       	sp, sp, 288
+	ld         	s0, 136(sp)
+	ld         	s1, 144(sp)
+	ld         	s2, 152(sp)
+	ld         	s3, 160(sp)
+	ld         	s4, 168(sp)
+	ld         	s5, 176(sp)
+	ld         	s6, 184(sp)
+	ld         	s7, 192(sp)
+	ld         	s8, 200(sp)
+	ld         	s9, 208(sp)
+	ld         	s10, 216(sp)
+	ld         	s11, 224(sp)
+	ld         	ra, 232(sp)
+	addi       	sp, sp, 240
 	jalr       	zero, 0(ra)
 .LAES_ct_encrypt_rv64gc_in_unaligned:
 	sub        	t1, a0, t0
@@ -4302,50 +4292,50 @@ AES_ct_encrypt_rv64gc:
 	or         	t3, t3, t5
 	jal        	zero, .LAES_ct_encrypt_rv64gc_in_loaded
 .LAES_ct_encrypt_rv64gc_out_unaligned:
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t2, 0(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t2, 1(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t2, 2(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t2, 3(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t2, 4(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t2, 5(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t2, 6(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t2, 7(t0)
 	sb         	t1, 8(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t1, 9(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t1, 10(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t1, 11(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t1, 12(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t1, 13(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t1, 14(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 168(sp)
+	ld         	t0, 128(sp)
 	sb         	t1, 15(t0)
 	jal        	zero, .LAES_ct_encrypt_rv64gc_out_stored
 	.size	AES_ct_encrypt_rv64gc, .-AES_ct_encrypt_rv64gc
@@ -4358,7 +4348,7 @@ AES_ct_encrypt_rv64gc:
 	.set	AES_decrypt, AES_ct_decrypt_rv64gc
 AES_ct_decrypt_rv64gc:
 	# void AES_ct_decrypt_rv64gc(const unsigned char *in, unsigned char *out, const AES_KEY *key)
-	# AES_ct_decrypt_rv64gc: 4467 instructions, frame 320 bytes
+	# AES_ct_decrypt_rv64gc: 4457 instructions, frame 272 bytes
 	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
 	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
 	#   most live values at once: 28 integer, 0 vector registers
@@ -4366,25 +4356,25 @@ AES_ct_decrypt_rv64gc:
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
-	addi       	sp, sp, -320
-	sd         	s0, 208(sp)
-	sd         	s1, 216(sp)
-	sd         	s2, 224(sp)
-	sd         	s3, 232(sp)
-	sd         	s4, 240(sp)
-	sd         	s5, 248(sp)
-	sd         	s6, 256(sp)
-	sd         	s7, 264(sp)
-	sd         	s8, 272(sp)
-	sd         	s9, 280(sp)
-	sd         	s10, 288(sp)
-	sd         	s11, 296(sp)
-	sd         	ra, 304(sp)
-	sd         	a2, 176(sp)
-	sd         	a1, 160(sp)
-	ld         	t0, 176(sp)
+	addi       	sp, sp, -272
+	sd         	s0, 168(sp)
+	sd         	s1, 176(sp)
+	sd         	s2, 184(sp)
+	sd         	s3, 192(sp)
+	sd         	s4, 200(sp)
+	sd         	s5, 208(sp)
+	sd         	s6, 216(sp)
+	sd         	s7, 224(sp)
+	sd         	s8, 232(sp)
+	sd         	s9, 240(sp)
+	sd         	s10, 248(sp)
+	sd         	s11, 256(sp)
+	sd         	ra, 264(sp)
+	sd         	a2, 136(sp)
+	sd         	a1, 120(sp)
+	ld         	t0, 136(sp)
 	lw         	t0, 240(t0)
-	sd         	t0, 168(sp)
+	sd         	t0, 128(sp)
 .LAES_ct_decrypt_rv64gc_0:
 	auipc      	t0, %pcrel_hi(kgen_aes_ct_rv64gc_masks)
 	addi       	t0, t0, %pcrel_lo(.LAES_ct_decrypt_rv64gc_0)
@@ -4418,16 +4408,6 @@ AES_ct_decrypt_rv64gc:
 	sd         	t1, 104(sp)
 	ld         	t1, 112(t0)
 	sd         	t1, 112(sp)
-	ld         	t1, 120(t0)
-	sd         	t1, 120(sp)
-	ld         	t1, 128(t0)
-	sd         	t1, 128(sp)
-	ld         	t1, 136(t0)
-	sd         	t1, 136(sp)
-	ld         	t1, 144(t0)
-	sd         	t1, 144(sp)
-	ld         	t1, 152(t0)
-	sd         	t1, 152(sp)
 	andi       	t0, a0, 7
 	beq        	t0, zero, .LAES_ct_decrypt_rv64gc_7
 	jal        	zero, .LAES_ct_decrypt_rv64gc_in_unaligned
@@ -4532,12 +4512,12 @@ AES_ct_decrypt_rv64gc:
 	xor        	t5, a1, a2
 	slli       	a1, a2, 4
 	xor        	a0, a0, a1
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	lwu        	a3, 0(a1)
 	lwu        	a1, 4(a1)
 	slli       	a1, a1, 32
 	or         	a3, a3, a1
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	lwu        	a5, 8(a1)
 	lwu        	a1, 12(a1)
 	slli       	a1, a1, 32
@@ -4666,19 +4646,19 @@ AES_ct_decrypt_rv64gc:
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t1, t6
-	sd         	a4, 192(sp)
+	sd         	a4, 152(sp)
 	xor        	t6, t5, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 184(sp)
+	sd         	s6, 144(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s2, s7
 	and        	s6, a7, a4
 	xor        	s9, s1, a6
 	xor        	s10, t5, s9
-	sd         	s10, 200(sp)
-	ld         	s10, 192(sp)
-	ld         	s11, 200(sp)
+	sd         	s10, 160(sp)
+	ld         	s10, 152(sp)
+	ld         	s11, 160(sp)
 	and        	s10, s10, s11
 	xor        	s4, s4, s9
 	and        	s9, t6, s4
@@ -4707,7 +4687,7 @@ AES_ct_decrypt_rv64gc:
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 184(sp)
+	ld         	s6, 144(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -4726,7 +4706,7 @@ AES_ct_decrypt_rv64gc:
 	and        	s0, s8, a5
 	xor        	a5, s2, s0
 	xor        	s2, t6, s0
-	sd         	s2, 184(sp)
+	sd         	s2, 144(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s7
@@ -4759,17 +4739,17 @@ AES_ct_decrypt_rv64gc:
 	xor        	s3, s3, a0
 	and        	a0, s6, t1
 	xor        	s1, s1, a6
-	ld         	t1, 200(sp)
+	ld         	t1, 160(sp)
 	and        	t1, s1, t1
 	xor        	s5, t1, a7
 	xor        	a7, a0, s5
 	xor        	t5, s5, t5
 	xor        	t1, t1, a1
 	xor        	t1, t1, s7
-	ld         	s5, 192(sp)
+	ld         	s5, 152(sp)
 	and        	s1, s1, s5
 	xor        	s1, s1, a0
-	ld         	a0, 184(sp)
+	ld         	a0, 144(sp)
 	xor        	a0, s1, a0
 	and        	t4, a6, t4
 	xor        	t4, t4, a2
@@ -4789,7 +4769,7 @@ AES_ct_decrypt_rv64gc:
 	xor        	t4, t4, a1
 	xor        	t4, s2, t4
 	addi       	a1, zero, 12
-	ld         	a2, 168(sp)
+	ld         	a2, 128(sp)
 	beq        	a2, a1, .LAES_ct_decrypt_rv64gc_8
 	jal        	zero, .LAES_ct_decrypt_rv64gc_not192
 .LAES_ct_decrypt_rv64gc_8:
@@ -4988,12 +4968,12 @@ AES_ct_decrypt_rv64gc:
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	lwu        	a4, 16(a1)
 	lwu        	a1, 20(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	lwu        	a5, 24(a1)
 	lwu        	a1, 28(a1)
 	slli       	a1, a1, 32
@@ -5234,7 +5214,7 @@ AES_ct_decrypt_rv64gc:
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t4, t6
-	sd         	a4, 184(sp)
+	sd         	a4, 144(sp)
 	xor        	t6, t5, t6
 	xor        	a4, s3, t6
 	xor        	s1, s3, a5
@@ -5243,9 +5223,9 @@ AES_ct_decrypt_rv64gc:
 	and        	s7, a7, a4
 	xor        	s11, s3, s2
 	xor        	s9, t5, s11
-	sd         	s9, 192(sp)
-	ld         	s9, 184(sp)
-	ld         	s0, 192(sp)
+	sd         	s9, 152(sp)
+	ld         	s9, 144(sp)
+	ld         	s0, 152(sp)
 	and        	s9, s9, s0
 	xor        	s4, s4, s11
 	and        	s11, t6, s4
@@ -5292,7 +5272,7 @@ AES_ct_decrypt_rv64gc:
 	and        	s0, s7, a5
 	xor        	a5, s2, s0
 	xor        	s2, t6, s0
-	sd         	s2, 168(sp)
+	sd         	s2, 128(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s8
@@ -5325,17 +5305,17 @@ AES_ct_decrypt_rv64gc:
 	xor        	s2, s7, s8
 	and        	s4, s4, t4
 	xor        	s5, s1, a6
-	ld         	t4, 192(sp)
+	ld         	t4, 152(sp)
 	and        	t4, s5, t4
 	xor        	s1, t4, a7
 	xor        	a7, s4, s1
 	xor        	s1, s1, t5
 	xor        	t4, t4, a1
 	xor        	t4, t4, s6
-	ld         	t5, 184(sp)
+	ld         	t5, 144(sp)
 	and        	t5, s5, t5
 	xor        	s4, t5, s4
-	ld         	t5, 168(sp)
+	ld         	t5, 128(sp)
 	xor        	t5, s4, t5
 	and        	t3, a6, t3
 	xor        	a0, t3, a0
@@ -5500,12 +5480,12 @@ AES_ct_decrypt_rv64gc:
 	or         	a2, a2, a3
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	lwu        	a4, 32(a1)
 	lwu        	a1, 36(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	lwu        	a5, 40(a1)
 	lwu        	a1, 44(a1)
 	slli       	a1, a1, 32
@@ -5690,19 +5670,19 @@ AES_ct_decrypt_rv64gc:
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t2, t6
-	sd         	a4, 184(sp)
+	sd         	a4, 144(sp)
 	xor        	t6, t5, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 168(sp)
+	sd         	s6, 128(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s2, s7
 	and        	s6, a7, a4
 	xor        	s9, s1, a6
 	xor        	s10, t5, s9
-	sd         	s10, 192(sp)
-	ld         	s10, 184(sp)
-	ld         	s11, 192(sp)
+	sd         	s10, 152(sp)
+	ld         	s10, 144(sp)
+	ld         	s11, 152(sp)
 	and        	s10, s10, s11
 	xor        	s4, s4, s9
 	and        	s9, t6, s4
@@ -5731,7 +5711,7 @@ AES_ct_decrypt_rv64gc:
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 168(sp)
+	ld         	s6, 128(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -5750,7 +5730,7 @@ AES_ct_decrypt_rv64gc:
 	and        	s11, s8, a5
 	xor        	a5, s2, s11
 	xor        	s2, t6, s11
-	sd         	s2, 168(sp)
+	sd         	s2, 128(sp)
 	and        	s2, s0, a7
 	and        	a7, s0, a4
 	xor        	a4, s9, s7
@@ -5783,17 +5763,17 @@ AES_ct_decrypt_rv64gc:
 	xor        	t4, t4, s9
 	and        	s4, s4, t2
 	xor        	s1, s1, a6
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	and        	s5, s1, t2
 	xor        	a7, s5, a7
 	xor        	t2, s4, a7
 	xor        	s2, a7, s2
 	xor        	a7, s5, a1
 	xor        	a7, a7, s6
-	ld         	s5, 184(sp)
+	ld         	s5, 144(sp)
 	and        	s1, s1, s5
 	xor        	s4, s1, s4
-	ld         	s1, 168(sp)
+	ld         	s1, 128(sp)
 	xor        	s1, s4, s1
 	and        	t1, a6, t1
 	xor        	t1, t1, a2
@@ -5820,11 +5800,11 @@ AES_ct_decrypt_rv64gc:
 	addi       	t3, t3, 0
 	addi       	t6, a1, 0
 	addi       	a0, a0, 0
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	addi       	a1, a1, 48
-	sd         	a1, 184(sp)
+	sd         	a1, 144(sp)
 	addi       	a1, zero, 2
-	sd         	a1, 176(sp)
+	sd         	a1, 136(sp)
 	jal        	zero, .LAES_ct_decrypt_rv64gc_rounds4
 .LAES_ct_decrypt_rv64gc_not192:
 	ld         	a1, 88(sp)
@@ -5891,16 +5871,16 @@ AES_ct_decrypt_rv64gc:
 	addi       	t3, a2, 0
 	addi       	t6, a3, 0
 	addi       	a0, a4, 0
-	ld         	a1, 176(sp)
+	ld         	a1, 136(sp)
 	addi       	a1, a1, 16
-	sd         	a1, 184(sp)
+	sd         	a1, 144(sp)
 	addi       	a1, zero, 2
-	sd         	a1, 176(sp)
+	sd         	a1, 136(sp)
 	addi       	a1, zero, 14
-	ld         	a2, 168(sp)
+	ld         	a2, 128(sp)
 	bne        	a2, a1, .LAES_ct_decrypt_rv64gc_rounds4
 	addi       	a1, zero, 3
-	sd         	a1, 176(sp)
+	sd         	a1, 136(sp)
 .LAES_ct_decrypt_rv64gc_rounds4:
 	ld         	a1, 48(sp)
 	srli       	a2, t4, 20
@@ -6097,12 +6077,12 @@ AES_ct_decrypt_rv64gc:
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a4, 0(a1)
 	lwu        	a1, 4(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a5, 8(a1)
 	lwu        	a1, 12(a1)
 	slli       	a1, a1, 32
@@ -6343,7 +6323,7 @@ AES_ct_decrypt_rv64gc:
 	xor        	t5, a3, a2
 	xor        	a2, a5, t5
 	xor        	a4, t2, t5
-	sd         	a4, 192(sp)
+	sd         	a4, 152(sp)
 	xor        	t5, t6, t5
 	xor        	a4, s3, t5
 	xor        	s1, s3, a5
@@ -6352,9 +6332,9 @@ AES_ct_decrypt_rv64gc:
 	and        	s7, a7, a4
 	xor        	s11, s3, s2
 	xor        	s9, t6, s11
-	sd         	s9, 200(sp)
-	ld         	s9, 192(sp)
-	ld         	s0, 200(sp)
+	sd         	s9, 160(sp)
+	ld         	s9, 152(sp)
+	ld         	s0, 160(sp)
 	and        	s9, s9, s0
 	xor        	s4, s4, s11
 	and        	s11, t5, s4
@@ -6401,7 +6381,7 @@ AES_ct_decrypt_rv64gc:
 	and        	s0, s7, a5
 	xor        	a5, s2, s0
 	xor        	s2, t5, s0
-	sd         	s2, 168(sp)
+	sd         	s2, 128(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s8
@@ -6434,17 +6414,17 @@ AES_ct_decrypt_rv64gc:
 	xor        	s2, s7, s8
 	and        	s4, s4, t2
 	xor        	s5, s1, a6
-	ld         	t2, 200(sp)
+	ld         	t2, 160(sp)
 	and        	t2, s5, t2
 	xor        	s1, t2, a7
 	xor        	a7, s4, s1
 	xor        	s1, s1, t6
 	xor        	t2, t2, a1
 	xor        	t2, t2, s6
-	ld         	t6, 192(sp)
+	ld         	t6, 152(sp)
 	and        	t6, s5, t6
 	xor        	s4, t6, s4
-	ld         	t6, 168(sp)
+	ld         	t6, 128(sp)
 	xor        	t6, s4, t6
 	and        	t1, a6, t1
 	xor        	a0, t1, a0
@@ -6560,12 +6540,12 @@ AES_ct_decrypt_rv64gc:
 	or         	a1, a1, a2
 	xor        	a0, a0, a3
 	xor        	a0, a0, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a3, 16(a1)
 	lwu        	a1, 20(a1)
 	slli       	a1, a1, 32
 	or         	a3, a3, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a5, 24(a1)
 	lwu        	a1, 28(a1)
 	slli       	a1, a1, 32
@@ -6694,19 +6674,19 @@ AES_ct_decrypt_rv64gc:
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t4, t6
-	sd         	a4, 192(sp)
+	sd         	a4, 152(sp)
 	xor        	t6, t5, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 168(sp)
+	sd         	s6, 128(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s2, s7
 	and        	s6, a7, a4
 	xor        	s9, s1, a6
 	xor        	s10, t5, s9
-	sd         	s10, 200(sp)
-	ld         	s10, 192(sp)
-	ld         	s11, 200(sp)
+	sd         	s10, 160(sp)
+	ld         	s10, 152(sp)
+	ld         	s11, 160(sp)
 	and        	s10, s10, s11
 	xor        	s4, s4, s9
 	and        	s9, t6, s4
@@ -6735,7 +6715,7 @@ AES_ct_decrypt_rv64gc:
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 168(sp)
+	ld         	s6, 128(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -6754,7 +6734,7 @@ AES_ct_decrypt_rv64gc:
 	and        	s0, s8, a5
 	xor        	a5, s2, s0
 	xor        	s2, t6, s0
-	sd         	s2, 168(sp)
+	sd         	s2, 128(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s7
@@ -6787,17 +6767,17 @@ AES_ct_decrypt_rv64gc:
 	xor        	s2, s8, s7
 	and        	s4, s4, t4
 	xor        	s5, s1, a6
-	ld         	t4, 200(sp)
+	ld         	t4, 160(sp)
 	and        	t4, s5, t4
 	xor        	s1, t4, a7
 	xor        	a7, s4, s1
 	xor        	s1, s1, t5
 	xor        	t4, t4, a1
 	xor        	t4, t4, s6
-	ld         	t5, 192(sp)
+	ld         	t5, 152(sp)
 	and        	t5, s5, t5
 	xor        	s4, t5, s4
-	ld         	t5, 168(sp)
+	ld         	t5, 128(sp)
 	xor        	t5, s4, t5
 	and        	t2, a6, t2
 	xor        	a0, t2, a0
@@ -7011,12 +6991,12 @@ AES_ct_decrypt_rv64gc:
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a4, 32(a1)
 	lwu        	a1, 36(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a5, 40(a1)
 	lwu        	a1, 44(a1)
 	slli       	a1, a1, 32
@@ -7257,7 +7237,7 @@ AES_ct_decrypt_rv64gc:
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t4, t6
-	sd         	a4, 192(sp)
+	sd         	a4, 152(sp)
 	xor        	t6, t5, t6
 	xor        	a4, s3, t6
 	xor        	s1, s3, a5
@@ -7266,9 +7246,9 @@ AES_ct_decrypt_rv64gc:
 	and        	s7, a7, a4
 	xor        	s11, s3, s2
 	xor        	s9, t5, s11
-	sd         	s9, 200(sp)
-	ld         	s9, 192(sp)
-	ld         	s0, 200(sp)
+	sd         	s9, 160(sp)
+	ld         	s9, 152(sp)
+	ld         	s0, 160(sp)
 	and        	s9, s9, s0
 	xor        	s4, s4, s11
 	and        	s11, t6, s4
@@ -7315,7 +7295,7 @@ AES_ct_decrypt_rv64gc:
 	and        	s0, s7, a5
 	xor        	a5, s2, s0
 	xor        	s2, t6, s0
-	sd         	s2, 168(sp)
+	sd         	s2, 128(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s8
@@ -7348,17 +7328,17 @@ AES_ct_decrypt_rv64gc:
 	xor        	s2, s7, s8
 	and        	s4, s4, t4
 	xor        	s5, s1, a6
-	ld         	t4, 200(sp)
+	ld         	t4, 160(sp)
 	and        	t4, s5, t4
 	xor        	s1, t4, a7
 	xor        	a7, s4, s1
 	xor        	s1, s1, t5
 	xor        	t4, t4, a1
 	xor        	t4, t4, s6
-	ld         	t5, 192(sp)
+	ld         	t5, 152(sp)
 	and        	t5, s5, t5
 	xor        	s4, t5, s4
-	ld         	t5, 168(sp)
+	ld         	t5, 128(sp)
 	xor        	t5, s4, t5
 	and        	t3, a6, t3
 	xor        	a0, t3, a0
@@ -7523,12 +7503,12 @@ AES_ct_decrypt_rv64gc:
 	or         	a2, a2, a3
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a4, 48(a1)
 	lwu        	a1, 52(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a5, 56(a1)
 	lwu        	a1, 60(a1)
 	slli       	a1, a1, 32
@@ -7713,19 +7693,19 @@ AES_ct_decrypt_rv64gc:
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t2, t6
-	sd         	a4, 192(sp)
+	sd         	a4, 152(sp)
 	xor        	t6, t5, t6
 	xor        	a4, s1, t6
 	xor        	s6, s1, a5
-	sd         	s6, 168(sp)
+	sd         	s6, 128(sp)
 	xor        	s7, a7, a3
 	xor        	a7, s2, s7
 	and        	s6, a7, a4
 	xor        	s9, s1, a6
 	xor        	s10, t5, s9
-	sd         	s10, 200(sp)
-	ld         	s10, 192(sp)
-	ld         	s11, 200(sp)
+	sd         	s10, 160(sp)
+	ld         	s10, 152(sp)
+	ld         	s11, 160(sp)
 	and        	s10, s10, s11
 	xor        	s4, s4, s9
 	and        	s9, t6, s4
@@ -7754,7 +7734,7 @@ AES_ct_decrypt_rv64gc:
 	xor        	a1, a6, s7
 	xor        	s1, s6, s1
 	xor        	s1, s1, s9
-	ld         	s6, 168(sp)
+	ld         	s6, 128(sp)
 	xor        	s9, s1, s6
 	xor        	s11, s9, s7
 	xor        	s6, s3, s9
@@ -7773,7 +7753,7 @@ AES_ct_decrypt_rv64gc:
 	and        	s11, s8, a5
 	xor        	a5, s2, s11
 	xor        	s2, t6, s11
-	sd         	s2, 168(sp)
+	sd         	s2, 128(sp)
 	and        	s2, s0, a7
 	and        	a7, s0, a4
 	xor        	a4, s9, s7
@@ -7806,17 +7786,17 @@ AES_ct_decrypt_rv64gc:
 	xor        	t4, t4, s9
 	and        	s4, s4, t2
 	xor        	s1, s1, a6
-	ld         	t2, 200(sp)
+	ld         	t2, 160(sp)
 	and        	s5, s1, t2
 	xor        	a7, s5, a7
 	xor        	t2, s4, a7
 	xor        	s2, a7, s2
 	xor        	a7, s5, a1
 	xor        	a7, a7, s6
-	ld         	s5, 192(sp)
+	ld         	s5, 152(sp)
 	and        	s1, s1, s5
 	xor        	s4, s1, s4
-	ld         	s1, 168(sp)
+	ld         	s1, 128(sp)
 	xor        	s1, s4, s1
 	and        	t1, a6, t1
 	xor        	t1, t1, a2
@@ -7843,12 +7823,12 @@ AES_ct_decrypt_rv64gc:
 	addi       	t3, t3, 0
 	addi       	t6, a1, 0
 	addi       	a0, a0, 0
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	addi       	a1, a1, 64
-	sd         	a1, 184(sp)
-	ld         	a1, 176(sp)
+	sd         	a1, 144(sp)
+	ld         	a1, 136(sp)
 	addi       	a1, a1, -1
-	sd         	a1, 176(sp)
+	sd         	a1, 136(sp)
 	beq        	a1, zero, .LAES_ct_decrypt_rv64gc_9
 	jal        	zero, .LAES_ct_decrypt_rv64gc_rounds4
 .LAES_ct_decrypt_rv64gc_9:
@@ -8047,12 +8027,12 @@ AES_ct_decrypt_rv64gc:
 	xor        	a2, a3, a2
 	xor        	a0, a0, a1
 	xor        	a0, a0, a2
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a4, 0(a1)
 	lwu        	a1, 4(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a5, 8(a1)
 	lwu        	a1, 12(a1)
 	slli       	a1, a1, 32
@@ -8293,7 +8273,7 @@ AES_ct_decrypt_rv64gc:
 	xor        	t6, a3, a2
 	xor        	a2, a5, t6
 	xor        	a4, t2, t6
-	sd         	a4, 176(sp)
+	sd         	a4, 136(sp)
 	xor        	t6, t3, t6
 	xor        	a4, s3, t6
 	xor        	s1, s3, a5
@@ -8302,9 +8282,9 @@ AES_ct_decrypt_rv64gc:
 	and        	s7, a7, a4
 	xor        	s11, s3, s2
 	xor        	s9, t3, s11
-	sd         	s9, 192(sp)
-	ld         	s9, 176(sp)
-	ld         	s0, 192(sp)
+	sd         	s9, 152(sp)
+	ld         	s9, 136(sp)
+	ld         	s0, 152(sp)
 	and        	s9, s9, s0
 	xor        	s4, s4, s11
 	and        	s11, t6, s4
@@ -8351,7 +8331,7 @@ AES_ct_decrypt_rv64gc:
 	and        	s0, s7, a5
 	xor        	a5, s2, s0
 	xor        	s2, t6, s0
-	sd         	s2, 168(sp)
+	sd         	s2, 128(sp)
 	and        	s2, s11, a7
 	and        	a7, s11, a4
 	xor        	a4, s9, s8
@@ -8384,17 +8364,17 @@ AES_ct_decrypt_rv64gc:
 	xor        	s2, s7, s8
 	and        	s4, s4, t2
 	xor        	s5, s1, a6
-	ld         	t2, 192(sp)
+	ld         	t2, 152(sp)
 	and        	t2, s5, t2
 	xor        	s1, t2, a7
 	xor        	a7, s4, s1
 	xor        	s1, s1, t3
 	xor        	t2, t2, a1
 	xor        	t2, t2, s6
-	ld         	t3, 176(sp)
+	ld         	t3, 136(sp)
 	and        	t3, s5, t3
 	xor        	s4, t3, s4
-	ld         	t3, 168(sp)
+	ld         	t3, 128(sp)
 	xor        	t3, s4, t3
 	and        	t4, a6, t4
 	xor        	a0, t4, a0
@@ -8413,12 +8393,12 @@ AES_ct_decrypt_rv64gc:
 	xor        	a1, a4, a1
 	xor        	a0, a0, a1
 	xor        	a0, a3, a0
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a4, 16(a1)
 	lwu        	a1, 20(a1)
 	slli       	a1, a1, 32
 	or         	a4, a4, a1
-	ld         	a1, 184(sp)
+	ld         	a1, 144(sp)
 	lwu        	a5, 24(a1)
 	lwu        	a1, 28(a1)
 	slli       	a1, a1, 32
@@ -8739,20 +8719,20 @@ AES_ct_decrypt_rv64gc:
 	srli       	t3, t3, 32
 	and        	t0, t0, t4
 	or         	t0, t3, t0
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	andi       	t0, t0, 7
 	bne        	t0, zero, .LAES_ct_decrypt_rv64gc_out_unaligned
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	andi       	t0, t0, -8
 	sd         	t2, 0(t0)
 	sd         	t1, 8(t0)
 .LAES_ct_decrypt_rv64gc_out_stored:
 	# return
-	sd         	zero, 168(sp)
-	sd         	zero, 176(sp)
-	sd         	zero, 184(sp)
-	sd         	zero, 192(sp)
-	sd         	zero, 200(sp)
+	sd         	zero, 128(sp)
+	sd         	zero, 136(sp)
+	sd         	zero, 144(sp)
+	sd         	zero, 152(sp)
+	sd         	zero, 160(sp)
 	addi       	t0, zero, 0
 	addi       	t1, zero, 0
 	addi       	t2, zero, 0
@@ -8768,20 +8748,20 @@ AES_ct_decrypt_rv64gc:
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
-	ld         	s0, 208(sp)
-	ld         	s1, 216(sp)
-	ld         	s2, 224(sp)
-	ld         	s3, 232(sp)
-	ld         	s4, 240(sp)
-	ld         	s5, 248(sp)
-	ld         	s6, 256(sp)
-	ld         	s7, 264(sp)
-	ld         	s8, 272(sp)
-	ld         	s9, 280(sp)
-	ld         	s10, 288(sp)
-	ld         	s11, 296(sp)
-	ld         	ra, 304(sp)
-	addi       	sp, sp, 320
+	ld         	s0, 168(sp)
+	ld         	s1, 176(sp)
+	ld         	s2, 184(sp)
+	ld         	s3, 192(sp)
+	ld         	s4, 200(sp)
+	ld         	s5, 208(sp)
+	ld         	s6, 216(sp)
+	ld         	s7, 224(sp)
+	ld         	s8, 232(sp)
+	ld         	s9, 240(sp)
+	ld         	s10, 248(sp)
+	ld         	s11, 256(sp)
+	ld         	ra, 264(sp)
+	addi       	sp, sp, 272
 	jalr       	zero, 0(ra)
 .LAES_ct_decrypt_rv64gc_in_unaligned:
 	sub        	t1, a0, t0
@@ -8798,50 +8778,50 @@ AES_ct_decrypt_rv64gc:
 	or         	t3, t3, t5
 	jal        	zero, .LAES_ct_decrypt_rv64gc_in_loaded
 .LAES_ct_decrypt_rv64gc_out_unaligned:
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t2, 0(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t2, 1(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t2, 2(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t2, 3(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t2, 4(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t2, 5(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t2, 6(t0)
 	srli       	t2, t2, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t2, 7(t0)
 	sb         	t1, 8(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t1, 9(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t1, 10(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t1, 11(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t1, 12(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t1, 13(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t1, 14(t0)
 	srli       	t1, t1, 8
-	ld         	t0, 160(sp)
+	ld         	t0, 120(sp)
 	sb         	t1, 15(t0)
 	jal        	zero, .LAES_ct_decrypt_rv64gc_out_stored
 	.size	AES_ct_decrypt_rv64gc, .-AES_ct_decrypt_rv64gc
@@ -8997,7 +8977,7 @@ AES_ct_set_encrypt_key_rv64gc:
 	slliw      	t3, t4, 24
 	or         	t5, t5, t3
 	ld         	t3, 16(sp)
-	ld         	t6, 112(t3)
+	ld         	t6, 120(t3)
 	and        	t3, t5, t6
 	srli       	t4, t5, 1
 	and        	a6, t4, t6
@@ -9143,7 +9123,7 @@ AES_ct_set_encrypt_key_rv64gc:
 	slli       	t4, t4, 7
 	or         	t3, t3, t4
 	ld         	t4, 16(sp)
-	ld         	t4, 120(t4)
+	ld         	t4, 128(t4)
 	xor        	t4, t3, t4
 	ld         	t5, 8(sp)
 	lbu        	t3, 0(t5)
@@ -9175,7 +9155,7 @@ AES_ct_set_encrypt_key_rv64gc:
 	bne        	t5, t3, .LAES_ct_set_encrypt_key_rv64gc_two
 	# AES-256: w[i+4] takes SubWord(w[i+3])
 	ld         	t3, 16(sp)
-	ld         	t5, 112(t3)
+	ld         	t5, 120(t3)
 	and        	t3, t4, t5
 	srli       	t6, t4, 1
 	and        	a6, t6, t5
@@ -9321,7 +9301,7 @@ AES_ct_set_encrypt_key_rv64gc:
 	slli       	t4, t4, 7
 	or         	t3, t3, t4
 	ld         	t4, 16(sp)
-	ld         	t4, 120(t4)
+	ld         	t4, 128(t4)
 	xor        	t3, t3, t4
 	addi       	t4, t3, 0
 .LAES_ct_set_encrypt_key_rv64gc_two:
@@ -9534,7 +9514,7 @@ AES_ct_set_decrypt_key_rv64gc:
 	srliw      	t6, t5, 8
 	slliw      	t4, t5, 24
 	or         	t6, t6, t4
-	ld         	t5, 112(t0)
+	ld         	t5, 120(t0)
 	and        	t4, t6, t5
 	srli       	a0, t6, 1
 	and        	a6, a0, t5
@@ -9682,7 +9662,7 @@ AES_ct_set_decrypt_key_rv64gc:
 	or         	t4, t4, t6
 	slli       	t5, t5, 7
 	or         	t4, t4, t5
-	ld         	t5, 120(t0)
+	ld         	t5, 128(t0)
 	xor        	t5, t4, t5
 	ld         	t6, 16(sp)
 	lbu        	t4, 0(t6)
@@ -9713,7 +9693,7 @@ AES_ct_set_decrypt_key_rv64gc:
 	ld         	t6, 24(sp)
 	bne        	t6, t4, .LAES_ct_set_decrypt_key_rv64gc_two
 	# AES-256: w[i+4] takes SubWord(w[i+3])
-	ld         	a0, 112(t0)
+	ld         	a0, 120(t0)
 	and        	t4, t5, a0
 	srli       	t6, t5, 1
 	and        	a6, t6, a0
@@ -9861,7 +9841,7 @@ AES_ct_set_decrypt_key_rv64gc:
 	or         	t4, t4, t6
 	slli       	t5, t5, 7
 	or         	t4, t4, t5
-	ld         	t5, 120(t0)
+	ld         	t5, 128(t0)
 	xor        	t4, t4, t5
 	addi       	t5, t4, 0
 .LAES_ct_set_decrypt_key_rv64gc_two:
@@ -9926,9 +9906,9 @@ AES_ct_set_decrypt_key_rv64gc:
 	addi       	t2, t2, -16
 .LAES_ct_set_decrypt_key_rv64gc_imc:
 	lwu        	t3, 0(t1)
-	ld         	t6, 128(t0)
-	ld         	t5, 136(t0)
-	ld         	t4, 144(t0)
+	ld         	t6, 136(t0)
+	ld         	t5, 144(t0)
+	ld         	t4, 152(t0)
 	and        	t6, t3, t6
 	and        	t5, t3, t5
 	slli       	t5, t5, 1
@@ -9937,9 +9917,9 @@ AES_ct_set_decrypt_key_rv64gc:
 	sub        	t6, a0, t6
 	and        	t4, t6, t4
 	xor        	t4, t5, t4
-	ld         	a0, 128(t0)
-	ld         	t6, 136(t0)
-	ld         	t5, 144(t0)
+	ld         	a0, 136(t0)
+	ld         	t6, 144(t0)
+	ld         	t5, 152(t0)
 	and        	a0, t4, a0
 	and        	t6, t4, t6
 	slli       	t6, t6, 1
@@ -9948,9 +9928,9 @@ AES_ct_set_decrypt_key_rv64gc:
 	sub        	a0, a1, a0
 	and        	t5, a0, t5
 	xor        	t5, t6, t5
-	ld         	a1, 128(t0)
-	ld         	a0, 136(t0)
-	ld         	t6, 144(t0)
+	ld         	a1, 136(t0)
+	ld         	a0, 144(t0)
+	ld         	t6, 152(t0)
 	and        	a1, t5, a1
 	and        	a0, t5, a0
 	slli       	a0, a0, 1
@@ -10026,7 +10006,7 @@ AES_ct_set_decrypt_key_rv64gc:
 	.set	AES_ctr32_encrypt, AES_ct_ctr32_encrypt_rv64gc
 AES_ct_ctr32_encrypt_rv64gc:
 	# void AES_ct_ctr32_encrypt_rv64gc(const unsigned char *in, unsigned char *out, size_t blocks, const AES_KEY *key, const unsigned char ivec[16])
-	# AES_ct_ctr32_encrypt_rv64gc: 4871 instructions, frame 1392 bytes
+	# AES_ct_ctr32_encrypt_rv64gc: 4861 instructions, frame 1360 bytes
 	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
 	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
 	#   most live values at once: 28 integer, 0 vector registers
@@ -10034,24 +10014,24 @@ AES_ct_ctr32_encrypt_rv64gc:
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
-	addi       	sp, sp, -1392
-	sd         	s0, 1288(sp)
-	sd         	s1, 1296(sp)
-	sd         	s2, 1304(sp)
-	sd         	s3, 1312(sp)
-	sd         	s4, 1320(sp)
-	sd         	s5, 1328(sp)
-	sd         	s6, 1336(sp)
-	sd         	s7, 1344(sp)
-	sd         	s8, 1352(sp)
-	sd         	s9, 1360(sp)
-	sd         	s10, 1368(sp)
-	sd         	s11, 1376(sp)
-	sd         	ra, 1384(sp)
-	sd         	a0, 1280(sp)
-	sd         	a1, 1272(sp)
-	sd         	a2, 1248(sp)
-	ld         	t0, 1248(sp)
+	addi       	sp, sp, -1360
+	sd         	s0, 1248(sp)
+	sd         	s1, 1256(sp)
+	sd         	s2, 1264(sp)
+	sd         	s3, 1272(sp)
+	sd         	s4, 1280(sp)
+	sd         	s5, 1288(sp)
+	sd         	s6, 1296(sp)
+	sd         	s7, 1304(sp)
+	sd         	s8, 1312(sp)
+	sd         	s9, 1320(sp)
+	sd         	s10, 1328(sp)
+	sd         	s11, 1336(sp)
+	sd         	ra, 1344(sp)
+	sd         	a0, 1240(sp)
+	sd         	a1, 1232(sp)
+	sd         	a2, 1208(sp)
+	ld         	t0, 1208(sp)
 	bne        	t0, zero, .LAES_ct_ctr32_encrypt_rv64gc_start
 	jal        	zero, .LAES_ct_ctr32_encrypt_rv64gc_done
 .LAES_ct_ctr32_encrypt_rv64gc_start:
@@ -10088,18 +10068,8 @@ AES_ct_ctr32_encrypt_rv64gc:
 	sd         	t1, 1192(sp)
 	ld         	t1, 112(t0)
 	sd         	t1, 1200(sp)
-	ld         	t1, 120(t0)
-	sd         	t1, 1208(sp)
-	ld         	t1, 128(t0)
-	sd         	t1, 1216(sp)
-	ld         	t1, 136(t0)
-	sd         	t1, 1224(sp)
-	ld         	t1, 144(t0)
-	sd         	t1, 1232(sp)
-	ld         	t1, 152(t0)
-	sd         	t1, 1240(sp)
 	lw         	t0, 240(a3)
-	sd         	t0, 1264(sp)
+	sd         	t0, 1224(sp)
 	# the round keys, bitsliced, into the frame: round r's at 64r. Zeros first (every key's bytes are then written before they are read, which the loop's stores cannot show)
 	sd         	zero, 64(sp)
 	sd         	zero, 72(sp)
@@ -10229,7 +10199,7 @@ AES_ct_ctr32_encrypt_rv64gc:
 	sd         	zero, 1064(sp)
 	sd         	zero, 1072(sp)
 	sd         	zero, 1080(sp)
-	ld         	t0, 1264(sp)
+	ld         	t0, 1224(sp)
 	slli       	t3, t0, 6
 	addi       	t1, a3, 16
 	addi       	t2, zero, 0
@@ -11235,10 +11205,10 @@ AES_ct_ctr32_encrypt_rv64gc:
 	slli       	t0, t0, 32
 	srli       	t0, t0, 32
 	addi       	t0, t0, 0
-	sd         	t0, 1256(sp)
+	sd         	t0, 1216(sp)
 .LAES_ct_ctr32_encrypt_rv64gc_four:
 	# four counter blocks: the nonce's planes ^ the counters' planes
-	ld         	t0, 1256(sp)
+	ld         	t0, 1216(sp)
 	addiw      	t1, t0, 0
 	slli       	t0, t1, 24
 	srliw      	t2, t1, 24
@@ -11262,7 +11232,7 @@ AES_ct_ctr32_encrypt_rv64gc:
 	ld         	t1, 1144(sp)
 	and        	t0, t0, t1
 	slli       	t0, t0, 8
-	ld         	t1, 1256(sp)
+	ld         	t1, 1216(sp)
 	addiw      	t2, t1, 1
 	slli       	t1, t2, 24
 	srliw      	t3, t2, 24
@@ -11286,7 +11256,7 @@ AES_ct_ctr32_encrypt_rv64gc:
 	ld         	t2, 1144(sp)
 	and        	t1, t1, t2
 	slli       	t1, t1, 8
-	ld         	t2, 1256(sp)
+	ld         	t2, 1216(sp)
 	addiw      	t3, t2, 2
 	slli       	t2, t3, 24
 	srliw      	t4, t3, 24
@@ -11310,7 +11280,7 @@ AES_ct_ctr32_encrypt_rv64gc:
 	ld         	t3, 1144(sp)
 	and        	t2, t2, t3
 	slli       	t2, t2, 8
-	ld         	t3, 1256(sp)
+	ld         	t3, 1216(sp)
 	addiw      	t4, t3, 3
 	slli       	t3, t4, 24
 	srliw      	t5, t4, 24
@@ -12457,7 +12427,7 @@ AES_ct_ctr32_encrypt_rv64gc:
 	xor        	s7, t4, a2
 	xor        	s2, t5, t0
 	addi       	t1, t1, 256
-	ld         	t0, 1264(sp)
+	ld         	t0, 1224(sp)
 	addi       	t4, t0, -2
 	srli       	t4, t4, 2
 	slli       	t4, t4, 8
@@ -12770,7 +12740,7 @@ AES_ct_ctr32_encrypt_rv64gc:
 	xor        	s2, a7, a2
 	xor        	s1, t4, t5
 	addi       	t4, zero, 12
-	ld         	t5, 1264(sp)
+	ld         	t5, 1224(sp)
 	bne        	t5, t4, .LAES_ct_ctr32_encrypt_rv64gc_last_round
 	xor        	t4, a3, t6
 	xor        	a7, s1, t3
@@ -13856,7 +13826,7 @@ AES_ct_ctr32_encrypt_rv64gc:
 	and        	t0, t0, t4
 	or         	a6, t2, t0
 	# SR² of each block: bytes 1, 3, 5, 7 trade places with bytes 9, 11, 13, 15
-	ld         	a7, 1240(sp)
+	ld         	a7, 1200(sp)
 	xor        	t0, t1, t3
 	and        	t0, t0, a7
 	xor        	a2, t1, t0
@@ -13874,17 +13844,17 @@ AES_ct_ctr32_encrypt_rv64gc:
 	xor        	t3, a5, t1
 	xor        	t1, a6, t1
 	addi       	t6, zero, 4
-	ld         	a0, 1248(sp)
+	ld         	a0, 1208(sp)
 	bltu       	a0, t6, .LAES_ct_ctr32_encrypt_rv64gc_tail
-	ld         	t6, 1272(sp)
-	ld         	a0, 1280(sp)
+	ld         	t6, 1232(sp)
+	ld         	a0, 1240(sp)
 	or         	t6, a0, t6
 	andi       	t6, t6, 7
 	bne        	t6, zero, .LAES_ct_ctr32_encrypt_rv64gc_four_bytes
 	# out = in ^ keystream, four blocks
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	andi       	a0, t6, -8
-	ld         	t6, 1272(sp)
+	ld         	t6, 1232(sp)
 	andi       	a3, t6, -8
 	ld         	t6, 0(a0)
 	xor        	t6, t6, a2
@@ -13911,33 +13881,33 @@ AES_ct_ctr32_encrypt_rv64gc:
 	xor        	t6, t6, t1
 	sd         	t6, 56(a3)
 .LAES_ct_ctr32_encrypt_rv64gc_four_next:
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	addi       	t0, t0, 64
-	sd         	t0, 1280(sp)
-	ld         	t0, 1272(sp)
+	sd         	t0, 1240(sp)
+	ld         	t0, 1232(sp)
 	addi       	t0, t0, 64
-	sd         	t0, 1272(sp)
-	ld         	t0, 1248(sp)
+	sd         	t0, 1232(sp)
+	ld         	t0, 1208(sp)
 	addi       	t0, t0, -4
-	sd         	t0, 1248(sp)
-	ld         	t0, 1256(sp)
+	sd         	t0, 1208(sp)
+	ld         	t0, 1216(sp)
 	addiw      	t0, t0, 4
-	sd         	t0, 1256(sp)
-	ld         	t0, 1248(sp)
+	sd         	t0, 1216(sp)
+	ld         	t0, 1208(sp)
 	beq        	t0, zero, .LAES_ct_ctr32_encrypt_rv64gc_24
 	jal        	zero, .LAES_ct_ctr32_encrypt_rv64gc_four
 .LAES_ct_ctr32_encrypt_rv64gc_24:
 	jal        	zero, .LAES_ct_ctr32_encrypt_rv64gc_done
 	# one to three blocks left: as many keystream blocks, a block at a time
 .LAES_ct_ctr32_encrypt_rv64gc_tail:
-	ld         	t1, 1272(sp)
-	ld         	t3, 1280(sp)
+	ld         	t1, 1232(sp)
+	ld         	t3, 1240(sp)
 	or         	t6, t3, t1
 	andi       	t6, t6, 7
 	bne        	t6, zero, .LAES_ct_ctr32_encrypt_rv64gc_bytes
-	ld         	t1, 1280(sp)
+	ld         	t1, 1240(sp)
 	andi       	t1, t1, -8
-	ld         	t3, 1272(sp)
+	ld         	t3, 1232(sp)
 	andi       	t3, t3, -8
 	ld         	t6, 0(t1)
 	xor        	t6, t6, a2
@@ -13947,9 +13917,9 @@ AES_ct_ctr32_encrypt_rv64gc:
 	sd         	t6, 8(t3)
 	jal        	zero, .LAES_ct_ctr32_encrypt_rv64gc_next
 .LAES_ct_ctr32_encrypt_rv64gc_bytes:
-	ld         	t1, 1280(sp)
+	ld         	t1, 1240(sp)
 	addi       	t1, t1, 0
-	ld         	t3, 1272(sp)
+	ld         	t3, 1232(sp)
 	addi       	t3, t3, 0
 	lbu        	t6, 0(t1)
 	srli       	a0, a2, 0
@@ -14017,16 +13987,16 @@ AES_ct_ctr32_encrypt_rv64gc:
 	sb         	t6, 15(t3)
 .LAES_ct_ctr32_encrypt_rv64gc_next:
 	addi       	t6, zero, 1
-	ld         	t1, 1248(sp)
+	ld         	t1, 1208(sp)
 	beq        	t1, t6, .LAES_ct_ctr32_encrypt_rv64gc_done
-	ld         	t1, 1272(sp)
-	ld         	t3, 1280(sp)
+	ld         	t1, 1232(sp)
+	ld         	t3, 1240(sp)
 	or         	t6, t3, t1
 	andi       	t6, t6, 7
 	bne        	t6, zero, .LAES_ct_ctr32_encrypt_rv64gc_bytes.1
-	ld         	t1, 1280(sp)
+	ld         	t1, 1240(sp)
 	andi       	t1, t1, -8
-	ld         	t3, 1272(sp)
+	ld         	t3, 1232(sp)
 	andi       	t3, t3, -8
 	ld         	t6, 16(t1)
 	xor        	t6, t6, t5
@@ -14036,9 +14006,9 @@ AES_ct_ctr32_encrypt_rv64gc:
 	sd         	t6, 24(t3)
 	jal        	zero, .LAES_ct_ctr32_encrypt_rv64gc_next.1
 .LAES_ct_ctr32_encrypt_rv64gc_bytes.1:
-	ld         	t1, 1280(sp)
+	ld         	t1, 1240(sp)
 	addi       	t1, t1, 16
-	ld         	t3, 1272(sp)
+	ld         	t3, 1232(sp)
 	addi       	t3, t3, 16
 	lbu        	t6, 0(t1)
 	srli       	a0, t5, 0
@@ -14106,16 +14076,16 @@ AES_ct_ctr32_encrypt_rv64gc:
 	sb         	t6, 15(t3)
 .LAES_ct_ctr32_encrypt_rv64gc_next.1:
 	addi       	t6, zero, 2
-	ld         	t1, 1248(sp)
+	ld         	t1, 1208(sp)
 	beq        	t1, t6, .LAES_ct_ctr32_encrypt_rv64gc_done
-	ld         	t1, 1272(sp)
-	ld         	t3, 1280(sp)
+	ld         	t1, 1232(sp)
+	ld         	t3, 1240(sp)
 	or         	t6, t3, t1
 	andi       	t6, t6, 7
 	bne        	t6, zero, .LAES_ct_ctr32_encrypt_rv64gc_bytes.2
-	ld         	t1, 1280(sp)
+	ld         	t1, 1240(sp)
 	andi       	t1, t1, -8
-	ld         	t3, 1272(sp)
+	ld         	t3, 1232(sp)
 	andi       	t3, t3, -8
 	ld         	t6, 32(t1)
 	xor        	t6, t6, t2
@@ -14125,9 +14095,9 @@ AES_ct_ctr32_encrypt_rv64gc:
 	sd         	t6, 40(t3)
 	jal        	zero, .LAES_ct_ctr32_encrypt_rv64gc_next.2
 .LAES_ct_ctr32_encrypt_rv64gc_bytes.2:
-	ld         	t1, 1280(sp)
+	ld         	t1, 1240(sp)
 	addi       	t1, t1, 32
-	ld         	t3, 1272(sp)
+	ld         	t3, 1232(sp)
 	addi       	t3, t3, 32
 	lbu        	t6, 0(t1)
 	srli       	a0, t2, 0
@@ -14347,20 +14317,20 @@ AES_ct_ctr32_encrypt_rv64gc:
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
-	ld         	s0, 1288(sp)
-	ld         	s1, 1296(sp)
-	ld         	s2, 1304(sp)
-	ld         	s3, 1312(sp)
-	ld         	s4, 1320(sp)
-	ld         	s5, 1328(sp)
-	ld         	s6, 1336(sp)
-	ld         	s7, 1344(sp)
-	ld         	s8, 1352(sp)
-	ld         	s9, 1360(sp)
-	ld         	s10, 1368(sp)
-	ld         	s11, 1376(sp)
-	ld         	ra, 1384(sp)
-	addi       	sp, sp, 1392
+	ld         	s0, 1248(sp)
+	ld         	s1, 1256(sp)
+	ld         	s2, 1264(sp)
+	ld         	s3, 1272(sp)
+	ld         	s4, 1280(sp)
+	ld         	s5, 1288(sp)
+	ld         	s6, 1296(sp)
+	ld         	s7, 1304(sp)
+	ld         	s8, 1312(sp)
+	ld         	s9, 1320(sp)
+	ld         	s10, 1328(sp)
+	ld         	s11, 1336(sp)
+	ld         	ra, 1344(sp)
+	addi       	sp, sp, 1360
 	jalr       	zero, 0(ra)
 	# rounds 12: key 12 again, SR²-shifted
 .LAES_ct_ctr32_encrypt_rv64gc_keys12:
@@ -14553,389 +14523,389 @@ AES_ct_ctr32_encrypt_rv64gc:
 	or         	t0, t0, t5
 	jal        	zero, .LAES_ct_ctr32_encrypt_rv64gc_in_loaded
 .LAES_ct_ctr32_encrypt_rv64gc_four_bytes:
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 0(t6)
 	srli       	a0, a2, 0
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 0(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 1(t6)
 	srli       	a0, a2, 8
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 1(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 2(t6)
 	srli       	a0, a2, 16
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 2(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 3(t6)
 	srli       	a0, a2, 24
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 3(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 4(t6)
 	srli       	a0, a2, 32
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 4(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 5(t6)
 	srli       	a0, a2, 40
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 5(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 6(t6)
 	srli       	a0, a2, 48
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 6(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 7(t6)
 	srli       	a0, a2, 56
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 7(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 8(t6)
 	srli       	a0, a1, 0
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 8(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 9(t6)
 	srli       	a0, a1, 8
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 9(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 10(t6)
 	srli       	a0, a1, 16
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 10(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 11(t6)
 	srli       	a0, a1, 24
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 11(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 12(t6)
 	srli       	a0, a1, 32
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 12(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 13(t6)
 	srli       	a0, a1, 40
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 13(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 14(t6)
 	srli       	a0, a1, 48
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 14(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 15(t6)
 	srli       	a0, a1, 56
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 15(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 16(t6)
 	srli       	a0, t5, 0
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 16(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 17(t6)
 	srli       	a0, t5, 8
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 17(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 18(t6)
 	srli       	a0, t5, 16
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 18(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 19(t6)
 	srli       	a0, t5, 24
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 19(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 20(t6)
 	srli       	a0, t5, 32
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 20(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 21(t6)
 	srli       	a0, t5, 40
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 21(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 22(t6)
 	srli       	a0, t5, 48
 	xor        	t6, t6, a0
-	ld         	a0, 1272(sp)
+	ld         	a0, 1232(sp)
 	sb         	t6, 22(a0)
-	ld         	t6, 1280(sp)
+	ld         	t6, 1240(sp)
 	lbu        	t6, 23(t6)
 	srli       	a0, t5, 56
 	xor        	t6, t6, a0
-	ld         	t5, 1272(sp)
+	ld         	t5, 1232(sp)
 	sb         	t6, 23(t5)
-	ld         	t5, 1280(sp)
+	ld         	t5, 1240(sp)
 	lbu        	t6, 24(t5)
 	srli       	a0, t4, 0
 	xor        	t6, t6, a0
-	ld         	t5, 1272(sp)
+	ld         	t5, 1232(sp)
 	sb         	t6, 24(t5)
-	ld         	t5, 1280(sp)
+	ld         	t5, 1240(sp)
 	lbu        	t6, 25(t5)
 	srli       	a0, t4, 8
 	xor        	t6, t6, a0
-	ld         	t5, 1272(sp)
+	ld         	t5, 1232(sp)
 	sb         	t6, 25(t5)
-	ld         	t5, 1280(sp)
+	ld         	t5, 1240(sp)
 	lbu        	t6, 26(t5)
 	srli       	a0, t4, 16
 	xor        	t6, t6, a0
-	ld         	t5, 1272(sp)
+	ld         	t5, 1232(sp)
 	sb         	t6, 26(t5)
-	ld         	t5, 1280(sp)
+	ld         	t5, 1240(sp)
 	lbu        	t6, 27(t5)
 	srli       	a0, t4, 24
 	xor        	t6, t6, a0
-	ld         	t5, 1272(sp)
+	ld         	t5, 1232(sp)
 	sb         	t6, 27(t5)
-	ld         	t5, 1280(sp)
+	ld         	t5, 1240(sp)
 	lbu        	t6, 28(t5)
 	srli       	a0, t4, 32
 	xor        	t6, t6, a0
-	ld         	t5, 1272(sp)
+	ld         	t5, 1232(sp)
 	sb         	t6, 28(t5)
-	ld         	t5, 1280(sp)
+	ld         	t5, 1240(sp)
 	lbu        	t6, 29(t5)
 	srli       	a0, t4, 40
 	xor        	t6, t6, a0
-	ld         	t5, 1272(sp)
+	ld         	t5, 1232(sp)
 	sb         	t6, 29(t5)
-	ld         	t5, 1280(sp)
+	ld         	t5, 1240(sp)
 	lbu        	t6, 30(t5)
 	srli       	a0, t4, 48
 	xor        	t6, t6, a0
-	ld         	t5, 1272(sp)
+	ld         	t5, 1232(sp)
 	sb         	t6, 30(t5)
-	ld         	t5, 1280(sp)
+	ld         	t5, 1240(sp)
 	lbu        	t6, 31(t5)
 	srli       	a0, t4, 56
 	xor        	t6, t6, a0
-	ld         	t4, 1272(sp)
+	ld         	t4, 1232(sp)
 	sb         	t6, 31(t4)
-	ld         	t4, 1280(sp)
+	ld         	t4, 1240(sp)
 	lbu        	t6, 32(t4)
 	srli       	a0, t2, 0
 	xor        	t6, t6, a0
-	ld         	t4, 1272(sp)
+	ld         	t4, 1232(sp)
 	sb         	t6, 32(t4)
-	ld         	t4, 1280(sp)
+	ld         	t4, 1240(sp)
 	lbu        	t6, 33(t4)
 	srli       	a0, t2, 8
 	xor        	t6, t6, a0
-	ld         	t4, 1272(sp)
+	ld         	t4, 1232(sp)
 	sb         	t6, 33(t4)
-	ld         	t4, 1280(sp)
+	ld         	t4, 1240(sp)
 	lbu        	t6, 34(t4)
 	srli       	a0, t2, 16
 	xor        	t6, t6, a0
-	ld         	t4, 1272(sp)
+	ld         	t4, 1232(sp)
 	sb         	t6, 34(t4)
-	ld         	t4, 1280(sp)
+	ld         	t4, 1240(sp)
 	lbu        	t6, 35(t4)
 	srli       	a0, t2, 24
 	xor        	t6, t6, a0
-	ld         	t4, 1272(sp)
+	ld         	t4, 1232(sp)
 	sb         	t6, 35(t4)
-	ld         	t4, 1280(sp)
+	ld         	t4, 1240(sp)
 	lbu        	t6, 36(t4)
 	srli       	a0, t2, 32
 	xor        	t6, t6, a0
-	ld         	t4, 1272(sp)
+	ld         	t4, 1232(sp)
 	sb         	t6, 36(t4)
-	ld         	t4, 1280(sp)
+	ld         	t4, 1240(sp)
 	lbu        	t6, 37(t4)
 	srli       	a0, t2, 40
 	xor        	t6, t6, a0
-	ld         	t4, 1272(sp)
+	ld         	t4, 1232(sp)
 	sb         	t6, 37(t4)
-	ld         	t4, 1280(sp)
+	ld         	t4, 1240(sp)
 	lbu        	t6, 38(t4)
 	srli       	a0, t2, 48
 	xor        	t6, t6, a0
-	ld         	t4, 1272(sp)
+	ld         	t4, 1232(sp)
 	sb         	t6, 38(t4)
-	ld         	t4, 1280(sp)
+	ld         	t4, 1240(sp)
 	lbu        	t6, 39(t4)
 	srli       	a0, t2, 56
 	xor        	t6, t6, a0
-	ld         	t2, 1272(sp)
+	ld         	t2, 1232(sp)
 	sb         	t6, 39(t2)
-	ld         	t2, 1280(sp)
+	ld         	t2, 1240(sp)
 	lbu        	t6, 40(t2)
 	srli       	a0, t0, 0
 	xor        	t6, t6, a0
-	ld         	t2, 1272(sp)
+	ld         	t2, 1232(sp)
 	sb         	t6, 40(t2)
-	ld         	t2, 1280(sp)
+	ld         	t2, 1240(sp)
 	lbu        	t6, 41(t2)
 	srli       	a0, t0, 8
 	xor        	t6, t6, a0
-	ld         	t2, 1272(sp)
+	ld         	t2, 1232(sp)
 	sb         	t6, 41(t2)
-	ld         	t2, 1280(sp)
+	ld         	t2, 1240(sp)
 	lbu        	t6, 42(t2)
 	srli       	a0, t0, 16
 	xor        	t6, t6, a0
-	ld         	t2, 1272(sp)
+	ld         	t2, 1232(sp)
 	sb         	t6, 42(t2)
-	ld         	t2, 1280(sp)
+	ld         	t2, 1240(sp)
 	lbu        	t6, 43(t2)
 	srli       	a0, t0, 24
 	xor        	t6, t6, a0
-	ld         	t2, 1272(sp)
+	ld         	t2, 1232(sp)
 	sb         	t6, 43(t2)
-	ld         	t2, 1280(sp)
+	ld         	t2, 1240(sp)
 	lbu        	t6, 44(t2)
 	srli       	a0, t0, 32
 	xor        	t6, t6, a0
-	ld         	t2, 1272(sp)
+	ld         	t2, 1232(sp)
 	sb         	t6, 44(t2)
-	ld         	t2, 1280(sp)
+	ld         	t2, 1240(sp)
 	lbu        	t6, 45(t2)
 	srli       	a0, t0, 40
 	xor        	t6, t6, a0
-	ld         	t2, 1272(sp)
+	ld         	t2, 1232(sp)
 	sb         	t6, 45(t2)
-	ld         	t2, 1280(sp)
+	ld         	t2, 1240(sp)
 	lbu        	t6, 46(t2)
 	srli       	a0, t0, 48
 	xor        	t6, t6, a0
-	ld         	t2, 1272(sp)
+	ld         	t2, 1232(sp)
 	sb         	t6, 46(t2)
-	ld         	t2, 1280(sp)
+	ld         	t2, 1240(sp)
 	lbu        	t6, 47(t2)
 	srli       	a0, t0, 56
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 47(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 48(t0)
 	srli       	a0, t3, 0
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 48(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 49(t0)
 	srli       	a0, t3, 8
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 49(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 50(t0)
 	srli       	a0, t3, 16
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 50(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 51(t0)
 	srli       	a0, t3, 24
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 51(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 52(t0)
 	srli       	a0, t3, 32
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 52(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 53(t0)
 	srli       	a0, t3, 40
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 53(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 54(t0)
 	srli       	a0, t3, 48
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 54(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 55(t0)
 	srli       	a0, t3, 56
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 55(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 56(t0)
 	srli       	a0, t1, 0
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 56(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 57(t0)
 	srli       	a0, t1, 8
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 57(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 58(t0)
 	srli       	a0, t1, 16
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 58(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 59(t0)
 	srli       	a0, t1, 24
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 59(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 60(t0)
 	srli       	a0, t1, 32
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 60(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 61(t0)
 	srli       	a0, t1, 40
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 61(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 62(t0)
 	srli       	a0, t1, 48
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 62(t0)
-	ld         	t0, 1280(sp)
+	ld         	t0, 1240(sp)
 	lbu        	t6, 63(t0)
 	srli       	a0, t1, 56
 	xor        	t6, t6, a0
-	ld         	t0, 1272(sp)
+	ld         	t0, 1232(sp)
 	sb         	t6, 63(t0)
 	jal        	zero, .LAES_ct_ctr32_encrypt_rv64gc_four_next
 	.size	AES_ct_ctr32_encrypt_rv64gc, .-AES_ct_ctr32_encrypt_rv64gc
@@ -14948,8 +14918,8 @@ kgen_aes_ct_rv64gc_masks:
 	.quad	0x5555555555555555, 0x3333333333333333, 0x0f0f0f0f0f0f0f0f, 0x00000000ffff0000
 	.quad	0x0000ff000000ff00, 0xffffffff00000000, 0x0fff0fff0fff0fff, 0x00ff00ff00ff00ff
 	.quad	0x000f000f000f000f, 0x00f000ff000f0000, 0x0f0f00000f0f0000, 0x00ff000000ff0000
-	.quad	0x000f00ff00f00000, 0x0000ffff0000ffff, 0x0000000001010101, 0x0000000063636363
-	.quad	0x0000000080808080, 0x000000007f7f7f7f, 0x000000001b1b1b1b, 0xff00ff00ff00ff00
+	.quad	0x000f00ff00f00000, 0x0000ffff0000ffff, 0xff00ff00ff00ff00, 0x0000000001010101
+	.quad	0x0000000063636363, 0x0000000080808080, 0x000000007f7f7f7f, 0x000000001b1b1b1b
 	.size	kgen_aes_ct_rv64gc_masks, 160
 	.p2align	0
 	.type	kgen_aes_ct_rv64gc_masks_rcon, @object

@@ -32,16 +32,16 @@ print $fh <<'___';
 	.set	AES_encrypt, AES_ct_encrypt_rv64gcv
 AES_ct_encrypt_rv64gcv:
 	# void AES_ct_encrypt_rv64gcv(const unsigned char *in, unsigned char *out, const AES_KEY *key)
-	# AES_ct_encrypt_rv64gcv: 106 instructions, frame 0 bytes
-	#   integer registers: ra t0 t1 t2 a0 a1 a2
-	#   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v17 v24
+	# AES_ct_encrypt_rv64gcv: 99 instructions, frame 0 bytes
+	#   integer registers: ra t0 t1 t2 a0 a1 a2 t3
+	#   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16
 	#   callee-saved saved/restored: none
-	#   most live values at once: 7 integer, 18 vector registers
+	#   most live values at once: 7 integer, 16 vector registers
 	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
-	lw         	t2, 240(a2)
+	lw         	t3, 240(a2)
 	addi       	t0, zero, 16
 	vsetvli    	zero, t0, e8, m1, ta, ma
 	# the lookup and permutation tables, one register each
@@ -49,110 +49,103 @@ AES_ct_encrypt_rv64gcv:
 	auipc      	t0, %pcrel_hi(kgen_aes_ct_rv64gcv_vperm)
 	addi       	t0, t0, %pcrel_lo(.LAES_ct_encrypt_rv64gcv_0)
 	addi       	t1, t0, 0
-	vle8.v     	v8, (t1)
-	addi       	t1, t0, 16
-	vle8.v     	v7, (t1)
-	addi       	t1, t0, 32
-	vle8.v     	v5, (t1)
-	addi       	t1, t0, 48
 	vle8.v     	v6, (t1)
-	addi       	t1, t0, 64
-	vle8.v     	v4, (t1)
-	addi       	t1, t0, 80
+	addi       	t1, t0, 16
+	vle8.v     	v5, (t1)
+	addi       	t1, t0, 32
 	vle8.v     	v3, (t1)
-	addi       	t1, t0, 96
+	addi       	t1, t0, 48
+	vle8.v     	v4, (t1)
+	addi       	t1, t0, 64
 	vle8.v     	v2, (t1)
-	addi       	t1, t0, 112
+	addi       	t1, t0, 80
 	vle8.v     	v1, (t1)
-	addi       	t1, t0, 128
+	addi       	t1, t0, 96
 	vle8.v     	v0, (t1)
+	addi       	t1, t0, 112
+	vle8.v     	v7, (t1)
+	addi       	t1, t0, 128
+	vle8.v     	v8, (t1)
 	addi       	t1, t0, 144
 	vle8.v     	v9, (t1)
-	addi       	t1, t0, 160
-	vle8.v     	v10, (t1)
-	addi       	t1, t0, 176
-	vle8.v     	v11, (t1)
 	# round 0
-	vle8.v     	v12, (a0)
-	vle8.v     	v13, (a2)
-	vxor.vv    	v12, v12, v13
+	vle8.v     	v10, (a0)
+	vle8.v     	v11, (a2)
+	vxor.vv    	v10, v10, v11
 	addi       	t0, zero, 99
-	# rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
+	addi       	t2, zero, 27
+	vxor.vx    	v10, v10, t0
+	# rounds 1 .. rounds-1 in a loop
 	addi       	t1, a2, 16
-	addi       	t2, t2, -1
+	addi       	t3, t3, -1
 .LAES_ct_encrypt_rv64gcv_vround:
-	vand.vi    	v13, v12, 15
-	vsrl.vi    	v12, v12, 4
-	vrgather.vv	v14, v8, v13
-	vrgather.vv	v13, v7, v12
+	vand.vi    	v11, v10, 15
+	vsrl.vi    	v10, v10, 4
+	vrgather.vv	v12, v6, v11
+	vrgather.vv	v11, v5, v10
+	vxor.vv    	v12, v12, v11
+	vle8.v     	v10, (t1)
+	vsrl.vi    	v11, v12, 4
+	vand.vi    	v15, v12, 15
+	vrgather.vv	v14, v3, v11
+	vxor.vv    	v12, v11, v15
+	vrgather.vv	v13, v4, v15
+	vrgather.vv	v15, v3, v12
 	vxor.vv    	v14, v14, v13
-	vle8.v     	v12, (t1)
-	vsrl.vi    	v13, v14, 4
-	vand.vi    	v17, v14, 15
-	vrgather.vv	v16, v5, v13
-	vxor.vv    	v14, v13, v17
-	vrgather.vv	v15, v6, v17
-	vrgather.vv	v17, v5, v14
-	vxor.vv    	v16, v16, v15
-	vxor.vv    	v15, v17, v15
-	vrgather.vv	v17, v5, v16
-	vrgather.vv	v16, v5, v15
-	vxor.vv    	v14, v17, v14
-	vxor.vv    	v13, v16, v13
-	vrgather.vv	v16, v4, v14
-	vrgather.vv	v17, v3, v13
-	vrgather.vv	v15, v2, v14
-	vrgather.vv	v14, v1, v13
-	vxor.vv    	v13, v16, v17
-	vxor.vv    	v16, v15, v14
-	vrgather.vv	v17, v13, v10
-	vxor.vv    	v15, v13, v16
-	vrgather.vv	v14, v16, v0
-	vrgather.vv	v16, v15, v9
-	vxor.vv    	v13, v13, v17
-	vxor.vv    	v15, v14, v16
-	vrgather.vv	v14, v13, v11
-	vxor.vv    	v13, v15, v14
-	vxor.vx    	v12, v12, t0
-	vxor.vv    	v12, v13, v12
+	vxor.vv    	v13, v15, v13
+	vrgather.vv	v15, v3, v14
+	vrgather.vv	v14, v3, v13
+	vxor.vv    	v12, v15, v12
+	vxor.vv    	v11, v14, v11
+	vrgather.vv	v13, v2, v12
+	vrgather.vv	v12, v1, v11
+	vxor.vv    	v14, v13, v12
+	vsra.vi    	v13, v14, 7
+	vadd.vv    	v11, v14, v14
+	vand.vx    	v13, v13, t2
+	vrgather.vv	v12, v14, v7
+	vxor.vv    	v11, v11, v13
+	vrgather.vv	v13, v14, v8
+	vrgather.vv	v14, v11, v0
+	vxor.vv    	v11, v14, v12
+	vxor.vv    	v12, v11, v13
+	vrgather.vv	v13, v11, v9
+	vxor.vv    	v11, v12, v13
+	vxor.vv    	v10, v11, v10
 	addi       	t1, t1, 16
-	addi       	t2, t2, -1
-	bne        	t2, zero, .LAES_ct_encrypt_rv64gcv_vround
+	addi       	t3, t3, -1
+	bne        	t3, zero, .LAES_ct_encrypt_rv64gcv_vround
 	# the last round and its key
-	vand.vi    	v9, v12, 15
-	vsrl.vi    	v10, v12, 4
-	vrgather.vv	v11, v8, v9
-	vrgather.vv	v8, v7, v10
-	vxor.vv    	v8, v11, v8
-	vsrl.vi    	v7, v8, 4
-	vand.vi    	v9, v8, 15
-	vrgather.vv	v8, v6, v9
-	vxor.vv    	v6, v7, v9
-	vrgather.vv	v9, v5, v7
-	vxor.vv    	v9, v9, v8
-	vrgather.vv	v10, v5, v6
-	vxor.vv    	v8, v10, v8
-	vrgather.vv	v10, v5, v9
-	vxor.vv    	v6, v10, v6
-	vrgather.vv	v9, v5, v8
-	vxor.vv    	v5, v9, v7
-	vrgather.vv	v7, v4, v6
-	vrgather.vv	v4, v3, v5
-	vxor.vv    	v3, v7, v4
-	vrgather.vv	v4, v2, v6
-	vrgather.vv	v2, v1, v5
-	vxor.vv    	v1, v4, v2
-	vrgather.vv	v1, v3, v0
+	vand.vi    	v7, v10, 15
+	vsrl.vi    	v8, v10, 4
+	vrgather.vv	v9, v6, v7
+	vrgather.vv	v6, v5, v8
+	vxor.vv    	v6, v9, v6
+	vsrl.vi    	v5, v6, 4
+	vand.vi    	v7, v6, 15
+	vrgather.vv	v6, v4, v7
+	vxor.vv    	v4, v5, v7
+	vrgather.vv	v7, v3, v5
+	vxor.vv    	v7, v7, v6
+	vrgather.vv	v8, v3, v4
+	vxor.vv    	v6, v8, v6
+	vrgather.vv	v8, v3, v7
+	vxor.vv    	v4, v8, v4
+	vrgather.vv	v7, v3, v6
+	vxor.vv    	v3, v7, v5
+	vrgather.vv	v5, v2, v4
+	vrgather.vv	v2, v1, v3
+	vxor.vv    	v2, v5, v2
+	vrgather.vv	v1, v2, v0
 	vle8.v     	v0, (t1)
-	vxor.vx    	v0, v0, t0
 	vxor.vv    	v1, v1, v0
+	vxor.vx    	v1, v1, t0
 	vse8.v     	v1, (a1)
 	# return
 	vsetvli    	t0, zero, e8, m8, ta, ma
 	vmv.v.i    	v0, 0
 	vmv.v.i    	v8, 0
 	vmv.v.i    	v16, 0
-	vmv.v.i    	v24, 0
 	jalr       	zero, 0(ra)
 	.size	AES_ct_encrypt_rv64gcv, .-AES_ct_encrypt_rv64gcv
 
@@ -164,7 +157,7 @@ AES_ct_encrypt_rv64gcv:
 	.set	AES_decrypt, AES_ct_decrypt_rv64gcv
 AES_ct_decrypt_rv64gcv:
 	# void AES_ct_decrypt_rv64gcv(const unsigned char *in, unsigned char *out, const AES_KEY *key)
-	# AES_ct_decrypt_rv64gcv: 116 instructions, frame 0 bytes
+	# AES_ct_decrypt_rv64gcv: 113 instructions, frame 0 bytes
 	#   integer registers: ra t0 t1 t2 a0 a1 a2
 	#   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v17 v18 v19 v20 v21 v22 v24
 	#   callee-saved saved/restored: none
@@ -173,54 +166,52 @@ AES_ct_decrypt_rv64gcv:
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, no store through a read-only pointer, constant time (branches, addresses, divisions)
-	lw         	t2, 240(a2)
+	lw         	t1, 240(a2)
 	addi       	t0, zero, 16
 	vsetvli    	zero, t0, e8, m1, ta, ma
 	# the lookup and permutation tables, one register each
 .LAES_ct_decrypt_rv64gcv_0:
 	auipc      	t0, %pcrel_hi(kgen_aes_ct_rv64gcv_vperm_dec)
 	addi       	t0, t0, %pcrel_lo(.LAES_ct_decrypt_rv64gcv_0)
-	addi       	t1, t0, 0
-	vle8.v     	v6, (t1)
-	addi       	t1, t0, 16
-	vle8.v     	v5, (t1)
-	addi       	t1, t0, 32
-	vle8.v     	v3, (t1)
-	addi       	t1, t0, 48
-	vle8.v     	v4, (t1)
-	addi       	t1, t0, 64
-	vle8.v     	v2, (t1)
-	addi       	t1, t0, 80
-	vle8.v     	v0, (t1)
-	addi       	t1, t0, 96
-	vle8.v     	v7, (t1)
-	addi       	t1, t0, 112
-	vle8.v     	v8, (t1)
-	addi       	t1, t0, 128
-	vle8.v     	v9, (t1)
-	addi       	t1, t0, 144
-	vle8.v     	v10, (t1)
-	addi       	t1, t0, 160
-	vle8.v     	v11, (t1)
-	addi       	t1, t0, 176
-	vle8.v     	v12, (t1)
-	addi       	t1, t0, 192
-	vle8.v     	v13, (t1)
-	addi       	t1, t0, 208
-	vle8.v     	v14, (t1)
-	addi       	t1, t0, 224
-	vle8.v     	v15, (t1)
-	addi       	t1, t0, 240
-	vle8.v     	v1, (t1)
-	# round 0: the block ^ key 0 ^ 0x63
+	addi       	t2, t0, 0
+	vle8.v     	v6, (t2)
+	addi       	t2, t0, 16
+	vle8.v     	v5, (t2)
+	addi       	t2, t0, 32
+	vle8.v     	v3, (t2)
+	addi       	t2, t0, 48
+	vle8.v     	v4, (t2)
+	addi       	t2, t0, 64
+	vle8.v     	v2, (t2)
+	addi       	t2, t0, 80
+	vle8.v     	v0, (t2)
+	addi       	t2, t0, 96
+	vle8.v     	v7, (t2)
+	addi       	t2, t0, 112
+	vle8.v     	v8, (t2)
+	addi       	t2, t0, 128
+	vle8.v     	v9, (t2)
+	addi       	t2, t0, 144
+	vle8.v     	v10, (t2)
+	addi       	t2, t0, 160
+	vle8.v     	v11, (t2)
+	addi       	t2, t0, 176
+	vle8.v     	v12, (t2)
+	addi       	t2, t0, 192
+	vle8.v     	v13, (t2)
+	addi       	t2, t0, 208
+	vle8.v     	v14, (t2)
+	addi       	t2, t0, 224
+	vle8.v     	v15, (t2)
+	addi       	t2, t0, 240
+	vle8.v     	v1, (t2)
+	# round 0: the block ^ key 0
 	vle8.v     	v16, (a0)
 	vle8.v     	v17, (a2)
-	addi       	t1, zero, 99
-	vxor.vx    	v17, v17, t1
 	vxor.vv    	v16, v16, v17
-	# rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
+	# rounds 1 .. rounds-1 in a loop
 	addi       	t0, a2, 16
-	addi       	t2, t2, -1
+	addi       	t1, t1, -1
 .LAES_ct_decrypt_rv64gcv_vround:
 	vand.vi    	v17, v16, 15
 	vsrl.vi    	v16, v16, 4
@@ -258,12 +249,11 @@ AES_ct_decrypt_rv64gcv:
 	vxor.vv    	v17, v20, v17
 	vrgather.vv	v19, v18, v15
 	vxor.vv    	v17, v19, v17
-	vxor.vx    	v16, v16, t1
 	vrgather.vv	v18, v17, v1
 	vxor.vv    	v16, v18, v16
 	addi       	t0, t0, 16
-	addi       	t2, t2, -1
-	bne        	t2, zero, .LAES_ct_decrypt_rv64gcv_vround
+	addi       	t1, t1, -1
+	bne        	t1, zero, .LAES_ct_decrypt_rv64gcv_vround
 	# the last round and its key
 	vand.vi    	v7, v16, 15
 	vsrl.vi    	v8, v16, 4
@@ -447,7 +437,7 @@ AES_ct_set_encrypt_key_rv64gcv:
 	# w[i] = w[i-nk] ^ SubWord(RotWord(w[i-1])) ^ rcon, then w[i+1..i+4]
 	roriw      	t5, t4, 8
 	ld         	t3, 16(sp)
-	ld         	t6, 112(t3)
+	ld         	t6, 120(t3)
 	and        	t3, t5, t6
 	srli       	t4, t5, 1
 	and        	a6, t4, t6
@@ -593,7 +583,7 @@ AES_ct_set_encrypt_key_rv64gcv:
 	slli       	t4, t4, 7
 	or         	t3, t3, t4
 	ld         	t4, 16(sp)
-	ld         	t4, 120(t4)
+	ld         	t4, 128(t4)
 	xor        	t4, t3, t4
 	ld         	t5, 8(sp)
 	lbu        	t3, 0(t5)
@@ -625,7 +615,7 @@ AES_ct_set_encrypt_key_rv64gcv:
 	bne        	t5, t3, .LAES_ct_set_encrypt_key_rv64gcv_two
 	# AES-256: w[i+4] takes SubWord(w[i+3])
 	ld         	t3, 16(sp)
-	ld         	t5, 112(t3)
+	ld         	t5, 120(t3)
 	and        	t3, t4, t5
 	srli       	t6, t4, 1
 	and        	a6, t6, t5
@@ -771,7 +761,7 @@ AES_ct_set_encrypt_key_rv64gcv:
 	slli       	t4, t4, 7
 	or         	t3, t3, t4
 	ld         	t4, 16(sp)
-	ld         	t4, 120(t4)
+	ld         	t4, 128(t4)
 	xor        	t3, t3, t4
 	addi       	t4, t3, 0
 .LAES_ct_set_encrypt_key_rv64gcv_two:
@@ -982,7 +972,7 @@ AES_ct_set_decrypt_key_rv64gcv:
 .LAES_ct_set_decrypt_key_rv64gcv_pass:
 	# w[i] = w[i-nk] ^ SubWord(RotWord(w[i-1])) ^ rcon, then w[i+1..i+4]
 	roriw      	a0, t5, 8
-	ld         	t5, 112(t0)
+	ld         	t5, 120(t0)
 	and        	t4, a0, t5
 	srli       	t6, a0, 1
 	and        	a6, t6, t5
@@ -1130,7 +1120,7 @@ AES_ct_set_decrypt_key_rv64gcv:
 	or         	t4, t4, t6
 	slli       	t5, t5, 7
 	or         	t4, t4, t5
-	ld         	t5, 120(t0)
+	ld         	t5, 128(t0)
 	xor        	t5, t4, t5
 	ld         	t6, 16(sp)
 	lbu        	t4, 0(t6)
@@ -1161,7 +1151,7 @@ AES_ct_set_decrypt_key_rv64gcv:
 	ld         	t6, 24(sp)
 	bne        	t6, t4, .LAES_ct_set_decrypt_key_rv64gcv_two
 	# AES-256: w[i+4] takes SubWord(w[i+3])
-	ld         	a0, 112(t0)
+	ld         	a0, 120(t0)
 	and        	t4, t5, a0
 	srli       	t6, t5, 1
 	and        	a6, t6, a0
@@ -1309,7 +1299,7 @@ AES_ct_set_decrypt_key_rv64gcv:
 	or         	t4, t4, t6
 	slli       	t5, t5, 7
 	or         	t4, t4, t5
-	ld         	t5, 120(t0)
+	ld         	t5, 128(t0)
 	xor        	t4, t4, t5
 	addi       	t5, t4, 0
 .LAES_ct_set_decrypt_key_rv64gcv_two:
@@ -1374,9 +1364,9 @@ AES_ct_set_decrypt_key_rv64gcv:
 	addi       	t2, t2, -16
 .LAES_ct_set_decrypt_key_rv64gcv_imc:
 	lwu        	t3, 0(t1)
-	ld         	t6, 128(t0)
-	ld         	t5, 136(t0)
-	ld         	t4, 144(t0)
+	ld         	t6, 136(t0)
+	ld         	t5, 144(t0)
+	ld         	t4, 152(t0)
 	and        	t6, t3, t6
 	and        	t5, t3, t5
 	slli       	t5, t5, 1
@@ -1385,9 +1375,9 @@ AES_ct_set_decrypt_key_rv64gcv:
 	sub        	t6, a0, t6
 	and        	t4, t6, t4
 	xor        	t4, t5, t4
-	ld         	a0, 128(t0)
-	ld         	t6, 136(t0)
-	ld         	t5, 144(t0)
+	ld         	a0, 136(t0)
+	ld         	t6, 144(t0)
+	ld         	t5, 152(t0)
 	and        	a0, t4, a0
 	and        	t6, t4, t6
 	slli       	t6, t6, 1
@@ -1396,9 +1386,9 @@ AES_ct_set_decrypt_key_rv64gcv:
 	sub        	a0, a1, a0
 	and        	t5, a0, t5
 	xor        	t5, t6, t5
-	ld         	a1, 128(t0)
-	ld         	a0, 136(t0)
-	ld         	t6, 144(t0)
+	ld         	a1, 136(t0)
+	ld         	a0, 144(t0)
+	ld         	t6, 152(t0)
 	and        	a1, t5, a1
 	and        	a0, t5, a0
 	slli       	a0, a0, 1
@@ -2282,8 +2272,8 @@ kgen_aes_ct_rv64gcv_masks:
 	.quad	0x5555555555555555, 0x3333333333333333, 0x0f0f0f0f0f0f0f0f, 0x00000000ffff0000
 	.quad	0x0000ff000000ff00, 0xffffffff00000000, 0x0fff0fff0fff0fff, 0x00ff00ff00ff00ff
 	.quad	0x000f000f000f000f, 0x00f000ff000f0000, 0x0f0f00000f0f0000, 0x00ff000000ff0000
-	.quad	0x000f00ff00f00000, 0x0000ffff0000ffff, 0x0000000001010101, 0x0000000063636363
-	.quad	0x0000000080808080, 0x000000007f7f7f7f, 0x000000001b1b1b1b, 0xff00ff00ff00ff00
+	.quad	0x000f00ff00f00000, 0x0000ffff0000ffff, 0xff00ff00ff00ff00, 0x0000000001010101
+	.quad	0x0000000063636363, 0x0000000080808080, 0x000000007f7f7f7f, 0x000000001b1b1b1b
 	.size	kgen_aes_ct_rv64gcv_masks, 160
 	.p2align	0
 	.type	kgen_aes_ct_rv64gcv_masks_rcon, @object
@@ -2379,26 +2369,24 @@ kgen_aes_ct_rv64gcv_wide:
 	.size	kgen_aes_ct_rv64gcv_wide, 1024
 	.p2align	4
 	.type	kgen_aes_ct_rv64gcv_vperm, @object
-	# one block by nibble lookups: the tower basis in, 1/n, a/n, the S-box's linear part and twice it, four permutations
+	# one block by nibble lookups: the tower basis in (0x63 added), 1/n, a/n, the S-box's linear part, four permutations
 kgen_aes_ct_rv64gcv_vperm:
-	.byte	0x00, 0x10, 0x02, 0x12, 0x64, 0x74, 0x66, 0x76, 0xc4, 0xd4, 0xc6, 0xd6, 0xa0, 0xb0, 0xa2, 0xb2
+	.byte	0x0c, 0x1c, 0x0e, 0x1e, 0x68, 0x78, 0x6a, 0x7a, 0xc8, 0xd8, 0xca, 0xda, 0xac, 0xbc, 0xae, 0xbe
 	.byte	0x00, 0xc3, 0x5d, 0x9e, 0x43, 0x80, 0x1e, 0xdd, 0x5e, 0x9d, 0x03, 0xc0, 0x1d, 0xde, 0x40, 0x83
 	.byte	0x80, 0x01, 0x09, 0x0e, 0x0d, 0x0b, 0x07, 0x06, 0x0f, 0x02, 0x0c, 0x05, 0x0a, 0x04, 0x03, 0x08
 	.byte	0x80, 0x0f, 0x0e, 0x05, 0x07, 0x03, 0x0b, 0x04, 0x0a, 0x0d, 0x08, 0x06, 0x0c, 0x09, 0x02, 0x01
 	.byte	0x00, 0x64, 0x99, 0x12, 0xe5, 0x0a, 0x8b, 0xef, 0x76, 0x93, 0x81, 0x18, 0x6e, 0x7c, 0xf7, 0xfd
 	.byte	0x00, 0x7b, 0xb0, 0x3d, 0x67, 0x91, 0x8d, 0xf6, 0x46, 0x21, 0x1c, 0xac, 0xea, 0xd7, 0x5a, 0xcb
-	.byte	0x00, 0xc8, 0x29, 0x24, 0xd1, 0x14, 0x0d, 0xc5, 0xec, 0x3d, 0x19, 0x30, 0xdc, 0xf8, 0xf5, 0xe1
-	.byte	0x00, 0xf6, 0x7b, 0x7a, 0xce, 0x39, 0x01, 0xf7, 0x8c, 0x42, 0x38, 0x43, 0xcf, 0xb5, 0xb4, 0x8d
 	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
 	.byte	0x05, 0x0a, 0x0f, 0x00, 0x09, 0x0e, 0x03, 0x04, 0x0d, 0x02, 0x07, 0x08, 0x01, 0x06, 0x0b, 0x0c
-	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
-	.byte	0x0a, 0x0f, 0x00, 0x05, 0x0e, 0x03, 0x04, 0x09, 0x02, 0x07, 0x08, 0x0d, 0x06, 0x0b, 0x0c, 0x01
-	.size	kgen_aes_ct_rv64gcv_vperm, 192
+	.byte	0x0f, 0x00, 0x05, 0x0a, 0x03, 0x04, 0x09, 0x0e, 0x07, 0x08, 0x0d, 0x02, 0x0b, 0x0c, 0x01, 0x06
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.size	kgen_aes_ct_rv64gcv_vperm, 160
 	.p2align	4
 	.type	kgen_aes_ct_rv64gcv_vperm_dec, @object
-	# one block decrypted by nibble lookups: the tower basis in through the inverse affine map, 1/n, a/n, 1/x and 9, 11, 13, 14 times it, two permutations
+	# one block decrypted by nibble lookups: the tower basis in through the inverse affine map (0x63 added), 1/n, a/n, 1/x and 9, 11, 13, 14 times it, two permutations
 kgen_aes_ct_rv64gcv_vperm_dec:
-	.byte	0x00, 0x85, 0xf9, 0x7c, 0x89, 0x0c, 0x70, 0xf5, 0x82, 0x07, 0x7b, 0xfe, 0x0b, 0x8e, 0xf2, 0x77
+	.byte	0x74, 0xf1, 0x8d, 0x08, 0xfd, 0x78, 0x04, 0x81, 0xf6, 0x73, 0x0f, 0x8a, 0x7f, 0xfa, 0x86, 0x03
 	.byte	0x00, 0x67, 0x97, 0xf0, 0x9f, 0xf8, 0x08, 0x6f, 0x29, 0x4e, 0xbe, 0xd9, 0xb6, 0xd1, 0x21, 0x46
 	.byte	0x80, 0x01, 0x09, 0x0e, 0x0d, 0x0b, 0x07, 0x06, 0x0f, 0x02, 0x0c, 0x05, 0x0a, 0x04, 0x03, 0x08
 	.byte	0x80, 0x0f, 0x0e, 0x05, 0x07, 0x03, 0x0b, 0x04, 0x0a, 0x0d, 0x08, 0x06, 0x0c, 0x09, 0x02, 0x01

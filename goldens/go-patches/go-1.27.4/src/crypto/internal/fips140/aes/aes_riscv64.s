@@ -24,12 +24,12 @@ DATA ·kgen_aes_ct_c906_masks+80(SB)/8, $0x0f0f00000f0f0000
 DATA ·kgen_aes_ct_c906_masks+88(SB)/8, $0x00ff000000ff0000
 DATA ·kgen_aes_ct_c906_masks+96(SB)/8, $0x000f00ff00f00000
 DATA ·kgen_aes_ct_c906_masks+104(SB)/8, $0x0000ffff0000ffff
-DATA ·kgen_aes_ct_c906_masks+112(SB)/8, $0x0000000001010101
-DATA ·kgen_aes_ct_c906_masks+120(SB)/8, $0x0000000063636363
-DATA ·kgen_aes_ct_c906_masks+128(SB)/8, $0x0000000080808080
-DATA ·kgen_aes_ct_c906_masks+136(SB)/8, $0x000000007f7f7f7f
-DATA ·kgen_aes_ct_c906_masks+144(SB)/8, $0x000000001b1b1b1b
-DATA ·kgen_aes_ct_c906_masks+152(SB)/8, $0xff00ff00ff00ff00
+DATA ·kgen_aes_ct_c906_masks+112(SB)/8, $0xff00ff00ff00ff00
+DATA ·kgen_aes_ct_c906_masks+120(SB)/8, $0x0000000001010101
+DATA ·kgen_aes_ct_c906_masks+128(SB)/8, $0x0000000063636363
+DATA ·kgen_aes_ct_c906_masks+136(SB)/8, $0x0000000080808080
+DATA ·kgen_aes_ct_c906_masks+144(SB)/8, $0x000000007f7f7f7f
+DATA ·kgen_aes_ct_c906_masks+152(SB)/8, $0x000000001b1b1b1b
 GLOBL ·kgen_aes_ct_c906_masks(SB), RODATA|NOPTR, $160
 
 // round constants
@@ -64,9 +64,9 @@ DATA ·kgen_aes_ct_c906_perms+176(SB)/8, $0x0d0c0f0e09080b0a
 DATA ·kgen_aes_ct_c906_perms+184(SB)/8, $0x0504070601000302
 GLOBL ·kgen_aes_ct_c906_perms(SB), RODATA|NOPTR, $192
 
-// one block by nibble lookups: the tower basis in, 1/n, a/n, the S-box's linear part and twice it, four permutations
-DATA ·kgen_aes_ct_c906_vperm+0(SB)/8, $0x7666746412021000
-DATA ·kgen_aes_ct_c906_vperm+8(SB)/8, $0xb2a2b0a0d6c6d4c4
+// one block by nibble lookups: the tower basis in (0x63 added), 1/n, a/n, the S-box's linear part, four permutations
+DATA ·kgen_aes_ct_c906_vperm+0(SB)/8, $0x7a6a78681e0e1c0c
+DATA ·kgen_aes_ct_c906_vperm+8(SB)/8, $0xbeaebcacdacad8c8
 DATA ·kgen_aes_ct_c906_vperm+16(SB)/8, $0xdd1e80439e5dc300
 DATA ·kgen_aes_ct_c906_vperm+24(SB)/8, $0x8340de1dc0039d5e
 DATA ·kgen_aes_ct_c906_vperm+32(SB)/8, $0x06070b0d0e090180
@@ -77,23 +77,19 @@ DATA ·kgen_aes_ct_c906_vperm+64(SB)/8, $0xef8b0ae512996400
 DATA ·kgen_aes_ct_c906_vperm+72(SB)/8, $0xfdf77c6e18819376
 DATA ·kgen_aes_ct_c906_vperm+80(SB)/8, $0xf68d91673db07b00
 DATA ·kgen_aes_ct_c906_vperm+88(SB)/8, $0xcb5ad7eaac1c2146
-DATA ·kgen_aes_ct_c906_vperm+96(SB)/8, $0xc50d14d12429c800
-DATA ·kgen_aes_ct_c906_vperm+104(SB)/8, $0xe1f5f8dc30193dec
-DATA ·kgen_aes_ct_c906_vperm+112(SB)/8, $0xf70139ce7a7bf600
-DATA ·kgen_aes_ct_c906_vperm+120(SB)/8, $0x8db4b5cf4338428c
-DATA ·kgen_aes_ct_c906_vperm+128(SB)/8, $0x030e09040f0a0500
-DATA ·kgen_aes_ct_c906_vperm+136(SB)/8, $0x0b06010c07020d08
-DATA ·kgen_aes_ct_c906_vperm+144(SB)/8, $0x04030e09000f0a05
-DATA ·kgen_aes_ct_c906_vperm+152(SB)/8, $0x0c0b06010807020d
-DATA ·kgen_aes_ct_c906_vperm+160(SB)/8, $0x080b0a0904070605
-DATA ·kgen_aes_ct_c906_vperm+168(SB)/8, $0x000302010c0f0e0d
-DATA ·kgen_aes_ct_c906_vperm+176(SB)/8, $0x0904030e05000f0a
-DATA ·kgen_aes_ct_c906_vperm+184(SB)/8, $0x010c0b060d080702
-GLOBL ·kgen_aes_ct_c906_vperm(SB), RODATA|NOPTR, $192
+DATA ·kgen_aes_ct_c906_vperm+96(SB)/8, $0x030e09040f0a0500
+DATA ·kgen_aes_ct_c906_vperm+104(SB)/8, $0x0b06010c07020d08
+DATA ·kgen_aes_ct_c906_vperm+112(SB)/8, $0x04030e09000f0a05
+DATA ·kgen_aes_ct_c906_vperm+120(SB)/8, $0x0c0b06010807020d
+DATA ·kgen_aes_ct_c906_vperm+128(SB)/8, $0x0e0904030a05000f
+DATA ·kgen_aes_ct_c906_vperm+136(SB)/8, $0x06010c0b020d0807
+DATA ·kgen_aes_ct_c906_vperm+144(SB)/8, $0x0407060500030201
+DATA ·kgen_aes_ct_c906_vperm+152(SB)/8, $0x0c0f0e0d080b0a09
+GLOBL ·kgen_aes_ct_c906_vperm(SB), RODATA|NOPTR, $160
 
-// one block decrypted by nibble lookups: the tower basis in through the inverse affine map, 1/n, a/n, 1/x and 9, 11, 13, 14 times it, two permutations
-DATA ·kgen_aes_ct_c906_vperm_dec+0(SB)/8, $0xf5700c897cf98500
-DATA ·kgen_aes_ct_c906_vperm_dec+8(SB)/8, $0x77f28e0bfe7b0782
+// one block decrypted by nibble lookups: the tower basis in through the inverse affine map (0x63 added), 1/n, a/n, 1/x and 9, 11, 13, 14 times it, two permutations
+DATA ·kgen_aes_ct_c906_vperm_dec+0(SB)/8, $0x810478fd088df174
+DATA ·kgen_aes_ct_c906_vperm_dec+8(SB)/8, $0x0386fa7f8a0f73f6
 DATA ·kgen_aes_ct_c906_vperm_dec+16(SB)/8, $0x6f08f89ff0976700
 DATA ·kgen_aes_ct_c906_vperm_dec+24(SB)/8, $0x4621d1b6d9be4e29
 DATA ·kgen_aes_ct_c906_vperm_dec+32(SB)/8, $0x06070b0d0e090180
@@ -141,12 +137,12 @@ DATA ·kgen_aes_ct_c906_novector_masks+80(SB)/8, $0x0f0f00000f0f0000
 DATA ·kgen_aes_ct_c906_novector_masks+88(SB)/8, $0x00ff000000ff0000
 DATA ·kgen_aes_ct_c906_novector_masks+96(SB)/8, $0x000f00ff00f00000
 DATA ·kgen_aes_ct_c906_novector_masks+104(SB)/8, $0x0000ffff0000ffff
-DATA ·kgen_aes_ct_c906_novector_masks+112(SB)/8, $0x0000000001010101
-DATA ·kgen_aes_ct_c906_novector_masks+120(SB)/8, $0x0000000063636363
-DATA ·kgen_aes_ct_c906_novector_masks+128(SB)/8, $0x0000000080808080
-DATA ·kgen_aes_ct_c906_novector_masks+136(SB)/8, $0x000000007f7f7f7f
-DATA ·kgen_aes_ct_c906_novector_masks+144(SB)/8, $0x000000001b1b1b1b
-DATA ·kgen_aes_ct_c906_novector_masks+152(SB)/8, $0xff00ff00ff00ff00
+DATA ·kgen_aes_ct_c906_novector_masks+112(SB)/8, $0xff00ff00ff00ff00
+DATA ·kgen_aes_ct_c906_novector_masks+120(SB)/8, $0x0000000001010101
+DATA ·kgen_aes_ct_c906_novector_masks+128(SB)/8, $0x0000000063636363
+DATA ·kgen_aes_ct_c906_novector_masks+136(SB)/8, $0x0000000080808080
+DATA ·kgen_aes_ct_c906_novector_masks+144(SB)/8, $0x000000007f7f7f7f
+DATA ·kgen_aes_ct_c906_novector_masks+152(SB)/8, $0x000000001b1b1b1b
 GLOBL ·kgen_aes_ct_c906_novector_masks(SB), RODATA|NOPTR, $160
 
 // round constants
@@ -169,12 +165,12 @@ DATA ·kgen_aes_ct_rv64gcv_masks+80(SB)/8, $0x0f0f00000f0f0000
 DATA ·kgen_aes_ct_rv64gcv_masks+88(SB)/8, $0x00ff000000ff0000
 DATA ·kgen_aes_ct_rv64gcv_masks+96(SB)/8, $0x000f00ff00f00000
 DATA ·kgen_aes_ct_rv64gcv_masks+104(SB)/8, $0x0000ffff0000ffff
-DATA ·kgen_aes_ct_rv64gcv_masks+112(SB)/8, $0x0000000001010101
-DATA ·kgen_aes_ct_rv64gcv_masks+120(SB)/8, $0x0000000063636363
-DATA ·kgen_aes_ct_rv64gcv_masks+128(SB)/8, $0x0000000080808080
-DATA ·kgen_aes_ct_rv64gcv_masks+136(SB)/8, $0x000000007f7f7f7f
-DATA ·kgen_aes_ct_rv64gcv_masks+144(SB)/8, $0x000000001b1b1b1b
-DATA ·kgen_aes_ct_rv64gcv_masks+152(SB)/8, $0xff00ff00ff00ff00
+DATA ·kgen_aes_ct_rv64gcv_masks+112(SB)/8, $0xff00ff00ff00ff00
+DATA ·kgen_aes_ct_rv64gcv_masks+120(SB)/8, $0x0000000001010101
+DATA ·kgen_aes_ct_rv64gcv_masks+128(SB)/8, $0x0000000063636363
+DATA ·kgen_aes_ct_rv64gcv_masks+136(SB)/8, $0x0000000080808080
+DATA ·kgen_aes_ct_rv64gcv_masks+144(SB)/8, $0x000000007f7f7f7f
+DATA ·kgen_aes_ct_rv64gcv_masks+152(SB)/8, $0x000000001b1b1b1b
 GLOBL ·kgen_aes_ct_rv64gcv_masks(SB), RODATA|NOPTR, $160
 
 // round constants
@@ -313,9 +309,9 @@ DATA ·kgen_aes_ct_rv64gcv_wide+1008(SB)/8, $0x0b0e0104070a0d00
 DATA ·kgen_aes_ct_rv64gcv_wide+1016(SB)/8, $0x0306090c0f020508
 GLOBL ·kgen_aes_ct_rv64gcv_wide(SB), RODATA|NOPTR, $1024
 
-// one block by nibble lookups: the tower basis in, 1/n, a/n, the S-box's linear part and twice it, four permutations
-DATA ·kgen_aes_ct_rv64gcv_vperm+0(SB)/8, $0x7666746412021000
-DATA ·kgen_aes_ct_rv64gcv_vperm+8(SB)/8, $0xb2a2b0a0d6c6d4c4
+// one block by nibble lookups: the tower basis in (0x63 added), 1/n, a/n, the S-box's linear part, four permutations
+DATA ·kgen_aes_ct_rv64gcv_vperm+0(SB)/8, $0x7a6a78681e0e1c0c
+DATA ·kgen_aes_ct_rv64gcv_vperm+8(SB)/8, $0xbeaebcacdacad8c8
 DATA ·kgen_aes_ct_rv64gcv_vperm+16(SB)/8, $0xdd1e80439e5dc300
 DATA ·kgen_aes_ct_rv64gcv_vperm+24(SB)/8, $0x8340de1dc0039d5e
 DATA ·kgen_aes_ct_rv64gcv_vperm+32(SB)/8, $0x06070b0d0e090180
@@ -326,23 +322,19 @@ DATA ·kgen_aes_ct_rv64gcv_vperm+64(SB)/8, $0xef8b0ae512996400
 DATA ·kgen_aes_ct_rv64gcv_vperm+72(SB)/8, $0xfdf77c6e18819376
 DATA ·kgen_aes_ct_rv64gcv_vperm+80(SB)/8, $0xf68d91673db07b00
 DATA ·kgen_aes_ct_rv64gcv_vperm+88(SB)/8, $0xcb5ad7eaac1c2146
-DATA ·kgen_aes_ct_rv64gcv_vperm+96(SB)/8, $0xc50d14d12429c800
-DATA ·kgen_aes_ct_rv64gcv_vperm+104(SB)/8, $0xe1f5f8dc30193dec
-DATA ·kgen_aes_ct_rv64gcv_vperm+112(SB)/8, $0xf70139ce7a7bf600
-DATA ·kgen_aes_ct_rv64gcv_vperm+120(SB)/8, $0x8db4b5cf4338428c
-DATA ·kgen_aes_ct_rv64gcv_vperm+128(SB)/8, $0x030e09040f0a0500
-DATA ·kgen_aes_ct_rv64gcv_vperm+136(SB)/8, $0x0b06010c07020d08
-DATA ·kgen_aes_ct_rv64gcv_vperm+144(SB)/8, $0x04030e09000f0a05
-DATA ·kgen_aes_ct_rv64gcv_vperm+152(SB)/8, $0x0c0b06010807020d
-DATA ·kgen_aes_ct_rv64gcv_vperm+160(SB)/8, $0x080b0a0904070605
-DATA ·kgen_aes_ct_rv64gcv_vperm+168(SB)/8, $0x000302010c0f0e0d
-DATA ·kgen_aes_ct_rv64gcv_vperm+176(SB)/8, $0x0904030e05000f0a
-DATA ·kgen_aes_ct_rv64gcv_vperm+184(SB)/8, $0x010c0b060d080702
-GLOBL ·kgen_aes_ct_rv64gcv_vperm(SB), RODATA|NOPTR, $192
+DATA ·kgen_aes_ct_rv64gcv_vperm+96(SB)/8, $0x030e09040f0a0500
+DATA ·kgen_aes_ct_rv64gcv_vperm+104(SB)/8, $0x0b06010c07020d08
+DATA ·kgen_aes_ct_rv64gcv_vperm+112(SB)/8, $0x04030e09000f0a05
+DATA ·kgen_aes_ct_rv64gcv_vperm+120(SB)/8, $0x0c0b06010807020d
+DATA ·kgen_aes_ct_rv64gcv_vperm+128(SB)/8, $0x0e0904030a05000f
+DATA ·kgen_aes_ct_rv64gcv_vperm+136(SB)/8, $0x06010c0b020d0807
+DATA ·kgen_aes_ct_rv64gcv_vperm+144(SB)/8, $0x0407060500030201
+DATA ·kgen_aes_ct_rv64gcv_vperm+152(SB)/8, $0x0c0f0e0d080b0a09
+GLOBL ·kgen_aes_ct_rv64gcv_vperm(SB), RODATA|NOPTR, $160
 
-// one block decrypted by nibble lookups: the tower basis in through the inverse affine map, 1/n, a/n, 1/x and 9, 11, 13, 14 times it, two permutations
-DATA ·kgen_aes_ct_rv64gcv_vperm_dec+0(SB)/8, $0xf5700c897cf98500
-DATA ·kgen_aes_ct_rv64gcv_vperm_dec+8(SB)/8, $0x77f28e0bfe7b0782
+// one block decrypted by nibble lookups: the tower basis in through the inverse affine map (0x63 added), 1/n, a/n, 1/x and 9, 11, 13, 14 times it, two permutations
+DATA ·kgen_aes_ct_rv64gcv_vperm_dec+0(SB)/8, $0x810478fd088df174
+DATA ·kgen_aes_ct_rv64gcv_vperm_dec+8(SB)/8, $0x0386fa7f8a0f73f6
 DATA ·kgen_aes_ct_rv64gcv_vperm_dec+16(SB)/8, $0x6f08f89ff0976700
 DATA ·kgen_aes_ct_rv64gcv_vperm_dec+24(SB)/8, $0x4621d1b6d9be4e29
 DATA ·kgen_aes_ct_rv64gcv_vperm_dec+32(SB)/8, $0x06070b0d0e090180
@@ -390,12 +382,12 @@ DATA ·kgen_aes_ct_rv64gc_zbb_masks+80(SB)/8, $0x0f0f00000f0f0000
 DATA ·kgen_aes_ct_rv64gc_zbb_masks+88(SB)/8, $0x00ff000000ff0000
 DATA ·kgen_aes_ct_rv64gc_zbb_masks+96(SB)/8, $0x000f00ff00f00000
 DATA ·kgen_aes_ct_rv64gc_zbb_masks+104(SB)/8, $0x0000ffff0000ffff
-DATA ·kgen_aes_ct_rv64gc_zbb_masks+112(SB)/8, $0x0000000001010101
-DATA ·kgen_aes_ct_rv64gc_zbb_masks+120(SB)/8, $0x0000000063636363
-DATA ·kgen_aes_ct_rv64gc_zbb_masks+128(SB)/8, $0x0000000080808080
-DATA ·kgen_aes_ct_rv64gc_zbb_masks+136(SB)/8, $0x000000007f7f7f7f
-DATA ·kgen_aes_ct_rv64gc_zbb_masks+144(SB)/8, $0x000000001b1b1b1b
-DATA ·kgen_aes_ct_rv64gc_zbb_masks+152(SB)/8, $0xff00ff00ff00ff00
+DATA ·kgen_aes_ct_rv64gc_zbb_masks+112(SB)/8, $0xff00ff00ff00ff00
+DATA ·kgen_aes_ct_rv64gc_zbb_masks+120(SB)/8, $0x0000000001010101
+DATA ·kgen_aes_ct_rv64gc_zbb_masks+128(SB)/8, $0x0000000063636363
+DATA ·kgen_aes_ct_rv64gc_zbb_masks+136(SB)/8, $0x0000000080808080
+DATA ·kgen_aes_ct_rv64gc_zbb_masks+144(SB)/8, $0x000000007f7f7f7f
+DATA ·kgen_aes_ct_rv64gc_zbb_masks+152(SB)/8, $0x000000001b1b1b1b
 GLOBL ·kgen_aes_ct_rv64gc_zbb_masks(SB), RODATA|NOPTR, $160
 
 // round constants
@@ -418,12 +410,12 @@ DATA ·kgen_aes_ct_rv64gc_masks+80(SB)/8, $0x0f0f00000f0f0000
 DATA ·kgen_aes_ct_rv64gc_masks+88(SB)/8, $0x00ff000000ff0000
 DATA ·kgen_aes_ct_rv64gc_masks+96(SB)/8, $0x000f00ff00f00000
 DATA ·kgen_aes_ct_rv64gc_masks+104(SB)/8, $0x0000ffff0000ffff
-DATA ·kgen_aes_ct_rv64gc_masks+112(SB)/8, $0x0000000001010101
-DATA ·kgen_aes_ct_rv64gc_masks+120(SB)/8, $0x0000000063636363
-DATA ·kgen_aes_ct_rv64gc_masks+128(SB)/8, $0x0000000080808080
-DATA ·kgen_aes_ct_rv64gc_masks+136(SB)/8, $0x000000007f7f7f7f
-DATA ·kgen_aes_ct_rv64gc_masks+144(SB)/8, $0x000000001b1b1b1b
-DATA ·kgen_aes_ct_rv64gc_masks+152(SB)/8, $0xff00ff00ff00ff00
+DATA ·kgen_aes_ct_rv64gc_masks+112(SB)/8, $0xff00ff00ff00ff00
+DATA ·kgen_aes_ct_rv64gc_masks+120(SB)/8, $0x0000000001010101
+DATA ·kgen_aes_ct_rv64gc_masks+128(SB)/8, $0x0000000063636363
+DATA ·kgen_aes_ct_rv64gc_masks+136(SB)/8, $0x0000000080808080
+DATA ·kgen_aes_ct_rv64gc_masks+144(SB)/8, $0x000000007f7f7f7f
+DATA ·kgen_aes_ct_rv64gc_masks+152(SB)/8, $0x000000001b1b1b1b
 GLOBL ·kgen_aes_ct_rv64gc_masks(SB), RODATA|NOPTR, $160
 
 // round constants
@@ -437,117 +429,109 @@ TEXT ·aesCtEncryptC906(SB), NOSPLIT, $0-24
 	MOV	in+0(FP), X10
 	MOV	out+8(FP), X11
 	MOV	key+16(FP), X12
-	MOVW	240(X12), X7
+	MOVW	240(X12), X28
 	MOV	$16, X5
 	WORD	$0x0002f057	// th.vsetvli zero, t0, e8, m1, d1
 	// the lookup and permutation tables, one register each
 L0:
 	MOV	$·kgen_aes_ct_c906_vperm(SB), X5
 	MOV	X5, X6
-	WORD	$0x12030407	// th.vlb.v v8, (t1)
-	ADD	$16, X5, X6
-	WORD	$0x12030387	// th.vlb.v v7, (t1)
-	ADD	$32, X5, X6
-	WORD	$0x12030287	// th.vlb.v v5, (t1)
-	ADD	$48, X5, X6
 	WORD	$0x12030307	// th.vlb.v v6, (t1)
-	ADD	$64, X5, X6
-	WORD	$0x12030207	// th.vlb.v v4, (t1)
-	ADD	$80, X5, X6
+	ADD	$16, X5, X6
+	WORD	$0x12030287	// th.vlb.v v5, (t1)
+	ADD	$32, X5, X6
 	WORD	$0x12030187	// th.vlb.v v3, (t1)
-	ADD	$96, X5, X6
+	ADD	$48, X5, X6
+	WORD	$0x12030207	// th.vlb.v v4, (t1)
+	ADD	$64, X5, X6
 	WORD	$0x12030107	// th.vlb.v v2, (t1)
-	ADD	$112, X5, X6
+	ADD	$80, X5, X6
 	WORD	$0x12030087	// th.vlb.v v1, (t1)
-	ADD	$128, X5, X6
+	ADD	$96, X5, X6
 	WORD	$0x12030007	// th.vlb.v v0, (t1)
+	ADD	$112, X5, X6
+	WORD	$0x12030387	// th.vlb.v v7, (t1)
+	ADD	$128, X5, X6
+	WORD	$0x12030407	// th.vlb.v v8, (t1)
 	ADD	$144, X5, X6
 	WORD	$0x12030487	// th.vlb.v v9, (t1)
-	ADD	$160, X5, X6
-	WORD	$0x12030507	// th.vlb.v v10, (t1)
-	ADD	$176, X5, X6
-	WORD	$0x12030587	// th.vlb.v v11, (t1)
 	// round 0
-	WORD	$0x12050607	// th.vlb.v v12, (a0)
-	WORD	$0x12060687	// th.vlb.v v13, (a2)
-	WORD	$0x2ec68657	// th.vxor.vv v12, v12, v13
+	WORD	$0x12050507	// th.vlb.v v10, (a0)
+	WORD	$0x12060587	// th.vlb.v v11, (a2)
+	WORD	$0x2ea58557	// th.vxor.vv v10, v10, v11
 	MOV	$99, X5
-	// rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
+	MOV	$27, X7
+	WORD	$0x2ea2c557	// th.vxor.vx v10, v10, t0
+	// rounds 1 .. rounds-1 in a loop
 	ADD	$16, X12, X6
-	ADD	$-1, X7
+	ADD	$-1, X28
 vround:
-	WORD	$0x26c7b6d7	// th.vand.vi v13, v12, 15
-	WORD	$0xa2c23657	// th.vsrl.vi v12, v12, 4
-	WORD	$0x32868757	// th.vrgather.vv v14, v8, v13
-	WORD	$0x327606d7	// th.vrgather.vv v13, v7, v12
+	WORD	$0x26a7b5d7	// th.vand.vi v11, v10, 15
+	WORD	$0xa2a23557	// th.vsrl.vi v10, v10, 4
+	WORD	$0x32658657	// th.vrgather.vv v12, v6, v11
+	WORD	$0x325505d7	// th.vrgather.vv v11, v5, v10
+	WORD	$0x2ec58657	// th.vxor.vv v12, v12, v11
+	WORD	$0x12030507	// th.vlb.v v10, (t1)
+	WORD	$0xa2c235d7	// th.vsrl.vi v11, v12, 4
+	WORD	$0x26c7b7d7	// th.vand.vi v15, v12, 15
+	WORD	$0x32358757	// th.vrgather.vv v14, v3, v11
+	WORD	$0x2eb78657	// th.vxor.vv v12, v11, v15
+	WORD	$0x324786d7	// th.vrgather.vv v13, v4, v15
+	WORD	$0x323607d7	// th.vrgather.vv v15, v3, v12
 	WORD	$0x2ee68757	// th.vxor.vv v14, v14, v13
-	WORD	$0x12030607	// th.vlb.v v12, (t1)
-	WORD	$0xa2e236d7	// th.vsrl.vi v13, v14, 4
-	WORD	$0x26e7b8d7	// th.vand.vi v17, v14, 15
-	WORD	$0x32568857	// th.vrgather.vv v16, v5, v13
-	WORD	$0x2ed88757	// th.vxor.vv v14, v13, v17
-	WORD	$0x326887d7	// th.vrgather.vv v15, v6, v17
-	WORD	$0x325708d7	// th.vrgather.vv v17, v5, v14
-	WORD	$0x2f078857	// th.vxor.vv v16, v16, v15
-	WORD	$0x2f1787d7	// th.vxor.vv v15, v17, v15
-	WORD	$0x325808d7	// th.vrgather.vv v17, v5, v16
-	WORD	$0x32578857	// th.vrgather.vv v16, v5, v15
-	WORD	$0x2f170757	// th.vxor.vv v14, v17, v14
-	WORD	$0x2f0686d7	// th.vxor.vv v13, v16, v13
-	WORD	$0x32470857	// th.vrgather.vv v16, v4, v14
-	WORD	$0x323688d7	// th.vrgather.vv v17, v3, v13
-	WORD	$0x322707d7	// th.vrgather.vv v15, v2, v14
-	WORD	$0x32168757	// th.vrgather.vv v14, v1, v13
-	WORD	$0x2f0886d7	// th.vxor.vv v13, v16, v17
-	WORD	$0x2ef70857	// th.vxor.vv v16, v15, v14
-	WORD	$0x32d508d7	// th.vrgather.vv v17, v13, v10
-	WORD	$0x2ed807d7	// th.vxor.vv v15, v13, v16
-	WORD	$0x33000757	// th.vrgather.vv v14, v16, v0
-	WORD	$0x32f48857	// th.vrgather.vv v16, v15, v9
-	WORD	$0x2ed886d7	// th.vxor.vv v13, v13, v17
-	WORD	$0x2ee807d7	// th.vxor.vv v15, v14, v16
-	WORD	$0x32d58757	// th.vrgather.vv v14, v13, v11
-	WORD	$0x2ef706d7	// th.vxor.vv v13, v15, v14
-	WORD	$0x2ec2c657	// th.vxor.vx v12, v12, t0
-	WORD	$0x2ed60657	// th.vxor.vv v12, v13, v12
+	WORD	$0x2ef686d7	// th.vxor.vv v13, v15, v13
+	WORD	$0x323707d7	// th.vrgather.vv v15, v3, v14
+	WORD	$0x32368757	// th.vrgather.vv v14, v3, v13
+	WORD	$0x2ef60657	// th.vxor.vv v12, v15, v12
+	WORD	$0x2ee585d7	// th.vxor.vv v11, v14, v11
+	WORD	$0x322606d7	// th.vrgather.vv v13, v2, v12
+	WORD	$0x32158657	// th.vrgather.vv v12, v1, v11
+	WORD	$0x2ed60757	// th.vxor.vv v14, v13, v12
+	WORD	$0xa6e3b6d7	// th.vsra.vi v13, v14, 7
+	WORD	$0x02e705d7	// th.vadd.vv v11, v14, v14
+	WORD	$0x26d3c6d7	// th.vand.vx v13, v13, t2
+	WORD	$0x32e38657	// th.vrgather.vv v12, v14, v7
+	WORD	$0x2eb685d7	// th.vxor.vv v11, v11, v13
+	WORD	$0x32e406d7	// th.vrgather.vv v13, v14, v8
+	WORD	$0x32b00757	// th.vrgather.vv v14, v11, v0
+	WORD	$0x2ee605d7	// th.vxor.vv v11, v14, v12
+	WORD	$0x2eb68657	// th.vxor.vv v12, v11, v13
+	WORD	$0x32b486d7	// th.vrgather.vv v13, v11, v9
+	WORD	$0x2ec685d7	// th.vxor.vv v11, v12, v13
+	WORD	$0x2eb50557	// th.vxor.vv v10, v11, v10
 	ADD	$16, X6
-	ADD	$-1, X7
-	BNEZ	X7, vround
+	ADD	$-1, X28
+	BNEZ	X28, vround
 	// the last round and its key
-	WORD	$0x26c7b4d7	// th.vand.vi v9, v12, 15
-	WORD	$0xa2c23557	// th.vsrl.vi v10, v12, 4
-	WORD	$0x328485d7	// th.vrgather.vv v11, v8, v9
-	WORD	$0x32750457	// th.vrgather.vv v8, v7, v10
-	WORD	$0x2eb40457	// th.vxor.vv v8, v11, v8
-	WORD	$0xa28233d7	// th.vsrl.vi v7, v8, 4
-	WORD	$0x2687b4d7	// th.vand.vi v9, v8, 15
-	WORD	$0x32648457	// th.vrgather.vv v8, v6, v9
-	WORD	$0x2e748357	// th.vxor.vv v6, v7, v9
-	WORD	$0x325384d7	// th.vrgather.vv v9, v5, v7
-	WORD	$0x2e9404d7	// th.vxor.vv v9, v9, v8
-	WORD	$0x32530557	// th.vrgather.vv v10, v5, v6
-	WORD	$0x2ea40457	// th.vxor.vv v8, v10, v8
-	WORD	$0x32548557	// th.vrgather.vv v10, v5, v9
-	WORD	$0x2ea30357	// th.vxor.vv v6, v10, v6
-	WORD	$0x325404d7	// th.vrgather.vv v9, v5, v8
-	WORD	$0x2e9382d7	// th.vxor.vv v5, v9, v7
-	WORD	$0x324303d7	// th.vrgather.vv v7, v4, v6
-	WORD	$0x32328257	// th.vrgather.vv v4, v3, v5
-	WORD	$0x2e7201d7	// th.vxor.vv v3, v7, v4
-	WORD	$0x32230257	// th.vrgather.vv v4, v2, v6
-	WORD	$0x32128157	// th.vrgather.vv v2, v1, v5
-	WORD	$0x2e4100d7	// th.vxor.vv v1, v4, v2
-	WORD	$0x323000d7	// th.vrgather.vv v1, v3, v0
+	WORD	$0x26a7b3d7	// th.vand.vi v7, v10, 15
+	WORD	$0xa2a23457	// th.vsrl.vi v8, v10, 4
+	WORD	$0x326384d7	// th.vrgather.vv v9, v6, v7
+	WORD	$0x32540357	// th.vrgather.vv v6, v5, v8
+	WORD	$0x2e930357	// th.vxor.vv v6, v9, v6
+	WORD	$0xa26232d7	// th.vsrl.vi v5, v6, 4
+	WORD	$0x2667b3d7	// th.vand.vi v7, v6, 15
+	WORD	$0x32438357	// th.vrgather.vv v6, v4, v7
+	WORD	$0x2e538257	// th.vxor.vv v4, v5, v7
+	WORD	$0x323283d7	// th.vrgather.vv v7, v3, v5
+	WORD	$0x2e7303d7	// th.vxor.vv v7, v7, v6
+	WORD	$0x32320457	// th.vrgather.vv v8, v3, v4
+	WORD	$0x2e830357	// th.vxor.vv v6, v8, v6
+	WORD	$0x32338457	// th.vrgather.vv v8, v3, v7
+	WORD	$0x2e820257	// th.vxor.vv v4, v8, v4
+	WORD	$0x323303d7	// th.vrgather.vv v7, v3, v6
+	WORD	$0x2e7281d7	// th.vxor.vv v3, v7, v5
+	WORD	$0x322202d7	// th.vrgather.vv v5, v2, v4
+	WORD	$0x32118157	// th.vrgather.vv v2, v1, v3
+	WORD	$0x2e510157	// th.vxor.vv v2, v5, v2
+	WORD	$0x322000d7	// th.vrgather.vv v1, v2, v0
 	WORD	$0x12030007	// th.vlb.v v0, (t1)
-	WORD	$0x2e02c057	// th.vxor.vx v0, v0, t0
 	WORD	$0x2e1000d7	// th.vxor.vv v1, v1, v0
+	WORD	$0x2e12c0d7	// th.vxor.vx v1, v1, t0
 	WORD	$0x020580a7	// th.vsb.v v1, (a1)
 	// return
 	WORD	$0x00307057	// th.vsetvli zero, zero, e8, m8, d1
 	WORD	$0x5e003057	// th.vmv.v.i v0, 0
 	WORD	$0x5e003457	// th.vmv.v.i v8, 0
-	WORD	$0x5e003857	// th.vmv.v.i v16, 0
-	WORD	$0x5e003c57	// th.vmv.v.i v24, 0
 	RET
 
 // void AES_ct_decrypt_c906(const unsigned char *in, unsigned char *out, const AES_KEY *key)
@@ -556,53 +540,51 @@ TEXT ·aesCtDecryptC906(SB), NOSPLIT, $0-24
 	MOV	in+0(FP), X10
 	MOV	out+8(FP), X11
 	MOV	key+16(FP), X12
-	MOVW	240(X12), X7
+	MOVW	240(X12), X6
 	MOV	$16, X5
 	WORD	$0x0002f057	// th.vsetvli zero, t0, e8, m1, d1
 	// the lookup and permutation tables, one register each
 L0:
 	MOV	$·kgen_aes_ct_c906_vperm_dec(SB), X5
-	MOV	X5, X6
-	WORD	$0x12030307	// th.vlb.v v6, (t1)
-	ADD	$16, X5, X6
-	WORD	$0x12030287	// th.vlb.v v5, (t1)
-	ADD	$32, X5, X6
-	WORD	$0x12030187	// th.vlb.v v3, (t1)
-	ADD	$48, X5, X6
-	WORD	$0x12030207	// th.vlb.v v4, (t1)
-	ADD	$64, X5, X6
-	WORD	$0x12030107	// th.vlb.v v2, (t1)
-	ADD	$80, X5, X6
-	WORD	$0x12030007	// th.vlb.v v0, (t1)
-	ADD	$96, X5, X6
-	WORD	$0x12030387	// th.vlb.v v7, (t1)
-	ADD	$112, X5, X6
-	WORD	$0x12030407	// th.vlb.v v8, (t1)
-	ADD	$128, X5, X6
-	WORD	$0x12030487	// th.vlb.v v9, (t1)
-	ADD	$144, X5, X6
-	WORD	$0x12030507	// th.vlb.v v10, (t1)
-	ADD	$160, X5, X6
-	WORD	$0x12030587	// th.vlb.v v11, (t1)
-	ADD	$176, X5, X6
-	WORD	$0x12030607	// th.vlb.v v12, (t1)
-	ADD	$192, X5, X6
-	WORD	$0x12030687	// th.vlb.v v13, (t1)
-	ADD	$208, X5, X6
-	WORD	$0x12030707	// th.vlb.v v14, (t1)
-	ADD	$224, X5, X6
-	WORD	$0x12030787	// th.vlb.v v15, (t1)
-	ADD	$240, X5, X6
-	WORD	$0x12030087	// th.vlb.v v1, (t1)
-	// round 0: the block ^ key 0 ^ 0x63
+	MOV	X5, X7
+	WORD	$0x12038307	// th.vlb.v v6, (t2)
+	ADD	$16, X5, X7
+	WORD	$0x12038287	// th.vlb.v v5, (t2)
+	ADD	$32, X5, X7
+	WORD	$0x12038187	// th.vlb.v v3, (t2)
+	ADD	$48, X5, X7
+	WORD	$0x12038207	// th.vlb.v v4, (t2)
+	ADD	$64, X5, X7
+	WORD	$0x12038107	// th.vlb.v v2, (t2)
+	ADD	$80, X5, X7
+	WORD	$0x12038007	// th.vlb.v v0, (t2)
+	ADD	$96, X5, X7
+	WORD	$0x12038387	// th.vlb.v v7, (t2)
+	ADD	$112, X5, X7
+	WORD	$0x12038407	// th.vlb.v v8, (t2)
+	ADD	$128, X5, X7
+	WORD	$0x12038487	// th.vlb.v v9, (t2)
+	ADD	$144, X5, X7
+	WORD	$0x12038507	// th.vlb.v v10, (t2)
+	ADD	$160, X5, X7
+	WORD	$0x12038587	// th.vlb.v v11, (t2)
+	ADD	$176, X5, X7
+	WORD	$0x12038607	// th.vlb.v v12, (t2)
+	ADD	$192, X5, X7
+	WORD	$0x12038687	// th.vlb.v v13, (t2)
+	ADD	$208, X5, X7
+	WORD	$0x12038707	// th.vlb.v v14, (t2)
+	ADD	$224, X5, X7
+	WORD	$0x12038787	// th.vlb.v v15, (t2)
+	ADD	$240, X5, X7
+	WORD	$0x12038087	// th.vlb.v v1, (t2)
+	// round 0: the block ^ key 0
 	WORD	$0x12050807	// th.vlb.v v16, (a0)
 	WORD	$0x12060887	// th.vlb.v v17, (a2)
-	MOV	$99, X6
-	WORD	$0x2f1348d7	// th.vxor.vx v17, v17, t1
 	WORD	$0x2f088857	// th.vxor.vv v16, v16, v17
-	// rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
+	// rounds 1 .. rounds-1 in a loop
 	ADD	$16, X12, X5
-	ADD	$-1, X7
+	ADD	$-1, X6
 vround:
 	WORD	$0x2707b8d7	// th.vand.vi v17, v16, 15
 	WORD	$0xa3023857	// th.vsrl.vi v16, v16, 4
@@ -640,12 +622,11 @@ vround:
 	WORD	$0x2f4888d7	// th.vxor.vv v17, v20, v17
 	WORD	$0x332789d7	// th.vrgather.vv v19, v18, v15
 	WORD	$0x2f3888d7	// th.vxor.vv v17, v19, v17
-	WORD	$0x2f034857	// th.vxor.vx v16, v16, t1
 	WORD	$0x33108957	// th.vrgather.vv v18, v17, v1
 	WORD	$0x2f280857	// th.vxor.vv v16, v18, v16
 	ADD	$16, X5
-	ADD	$-1, X7
-	BNEZ	X7, vround
+	ADD	$-1, X6
+	BNEZ	X6, vround
 	// the last round and its key
 	WORD	$0x2707b3d7	// th.vand.vi v7, v16, 15
 	WORD	$0xa3023457	// th.vsrl.vi v8, v16, 4
@@ -676,7 +657,6 @@ vround:
 	WORD	$0x5e003057	// th.vmv.v.i v0, 0
 	WORD	$0x5e003457	// th.vmv.v.i v8, 0
 	WORD	$0x5e003857	// th.vmv.v.i v16, 0
-	WORD	$0x5e003c57	// th.vmv.v.i v24, 0
 	RET
 
 // int AES_ct_set_encrypt_key_c906(const unsigned char *userKey, int bits, AES_KEY *key)
@@ -790,7 +770,7 @@ pass:
 	// w[i] = w[i-nk] ^ SubWord(RotWord(w[i-1])) ^ rcon, then w[i+1..i+4]
 	WORD	$0x148e1e0b	// th.srriw t3, t3, 8
 	MOV	24(X2), X7
-	MOV	112(X7), X30
+	MOV	120(X7), X30
 	AND	X30, X28, X7
 	SRL	$1, X28, X29
 	AND	X30, X29, X9
@@ -943,7 +923,7 @@ pass:
 	SLL	$7, X28
 	OR	X28, X7
 	MOV	24(X2), X28
-	MOV	120(X28), X28
+	MOV	128(X28), X28
 	XOR	X28, X7, X28
 	MOV	16(X2), X29
 	MOVBU	(X29), X7
@@ -978,7 +958,7 @@ pass:
 	BNE	X29, X7, two
 	// AES-256: w[i+4] takes SubWord(w[i+3])
 	MOV	24(X2), X7
-	MOV	112(X7), X30
+	MOV	120(X7), X30
 	AND	X30, X28, X7
 	SRL	$1, X28, X29
 	AND	X30, X29, X9
@@ -1131,7 +1111,7 @@ pass:
 	SLL	$7, X28
 	OR	X28, X7
 	MOV	24(X2), X28
-	MOV	120(X28), X28
+	MOV	128(X28), X28
 	XOR	X28, X7
 	MOV	X7, X28
 two:
@@ -1309,7 +1289,7 @@ copy:
 pass:
 	// w[i] = w[i-nk] ^ SubWord(RotWord(w[i-1])) ^ rcon, then w[i+1..i+4]
 	WORD	$0x148e950b	// th.srriw a0, t4, 8
-	MOV	112(X5), X30
+	MOV	120(X5), X30
 	AND	X30, X10, X28
 	SRL	$1, X10, X29
 	AND	X30, X29, X9
@@ -1465,7 +1445,7 @@ pass:
 	OR	X30, X28
 	SLL	$7, X29
 	OR	X29, X28
-	MOV	120(X5), X29
+	MOV	128(X5), X29
 	XOR	X29, X28, X29
 	MOV	24(X2), X30
 	MOVBU	(X30), X28
@@ -1499,7 +1479,7 @@ pass:
 	MOV	32(X2), X30
 	BNE	X30, X28, two
 	// AES-256: w[i+4] takes SubWord(w[i+3])
-	MOV	112(X5), X10
+	MOV	120(X5), X10
 	AND	X10, X29, X28
 	SRL	$1, X29, X30
 	AND	X10, X30, X9
@@ -1655,7 +1635,7 @@ pass:
 	OR	X30, X28
 	SLL	$7, X29
 	OR	X29, X28
-	MOV	120(X5), X29
+	MOV	128(X5), X29
 	XOR	X29, X28
 	MOV	X28, X29
 two:
@@ -1724,9 +1704,9 @@ swap:
 	ADD	$-16, X7
 imc:
 	MOVWU	(X6), X28
-	MOV	128(X5), X10
-	MOV	136(X5), X30
-	MOV	144(X5), X29
+	MOV	136(X5), X10
+	MOV	144(X5), X30
+	MOV	152(X5), X29
 	AND	X10, X28, X10
 	AND	X30, X28, X30
 	SLL	$1, X30
@@ -1735,9 +1715,9 @@ imc:
 	SUB	X10, X11, X10
 	AND	X29, X10, X29
 	XOR	X29, X30, X29
-	MOV	128(X5), X11
-	MOV	136(X5), X10
-	MOV	144(X5), X30
+	MOV	136(X5), X11
+	MOV	144(X5), X10
+	MOV	152(X5), X30
 	AND	X11, X29, X11
 	AND	X10, X29, X10
 	SLL	$1, X10
@@ -1746,9 +1726,9 @@ imc:
 	SUB	X11, X12, X11
 	AND	X30, X11, X30
 	XOR	X30, X10, X30
-	MOV	128(X5), X12
-	MOV	136(X5), X11
-	MOV	144(X5), X10
+	MOV	136(X5), X12
+	MOV	144(X5), X11
+	MOV	152(X5), X10
 	AND	X12, X30, X12
 	AND	X11, X30, X11
 	SLL	$1, X11
@@ -1810,32 +1790,32 @@ kgen_ret:
 
 // void AES_ct_ctr32_encrypt_c906(const unsigned char *in, unsigned char *out, size_t blocks, const AES_KEY *key, const unsigned char ivec[16])
 // func aesCtCtr32EncryptC906(in *byte, out *byte, blocks uint64, key *byte, ivec *byte)
-TEXT ·aesCtCtr32EncryptC906(SB), 0, $1952-40
+TEXT ·aesCtCtr32EncryptC906(SB), 0, $1904-40
 	MOV	in+0(FP), X10
 	MOV	out+8(FP), X11
 	MOV	blocks+16(FP), X12
 	MOV	key+24(FP), X13
 	MOV	ivec+32(FP), X14
-	MOV	X10, 1896(X2)
-	MOV	X11, 1888(X2)
-	MOV	X12, 1872(X2)
-	MOV	X13, 1864(X2)
-	MOV	X14, 1856(X2)
-	MOV	1872(X2), X5
+	MOV	X10, 1848(X2)
+	MOV	X11, 1840(X2)
+	MOV	X12, 1824(X2)
+	MOV	X13, 1816(X2)
+	MOV	X14, 1808(X2)
+	MOV	1824(X2), X5
 	BNEZ	X5, start
 	JMP	done
 start:
-	MOV	1864(X2), X5
+	MOV	1816(X2), X5
 	MOVW	240(X5), X5
-	MOV	X5, 1880(X2)
+	MOV	X5, 1832(X2)
 	// up to FEW_FIRST blocks: one at a time by nibble lookups (a bitsliced pass computes twelve)
 	MOV	$6, X5
-	MOV	1872(X2), X6
+	MOV	1824(X2), X6
 	BLTU	X5, X6, many
-	MOV	1856(X2), X5
+	MOV	1808(X2), X5
 	MOVWU	12(X5), X5
 	WORD	$0x9002928b	// th.revw t0, t0
-	MOV	X5, 1904(X2)
+	MOV	X5, 1856(X2)
 	JMP	few
 many:
 L4:
@@ -1870,16 +1850,6 @@ L4:
 	MOV	X6, 1200(X2)
 	MOV	112(X5), X6
 	MOV	X6, 1208(X2)
-	MOV	120(X5), X6
-	MOV	X6, 1216(X2)
-	MOV	128(X5), X6
-	MOV	X6, 1224(X2)
-	MOV	136(X5), X6
-	MOV	X6, 1232(X2)
-	MOV	144(X5), X6
-	MOV	X6, 1240(X2)
-	MOV	152(X5), X6
-	MOV	X6, 1248(X2)
 	// the round keys, bitsliced, into the frame: round r's at 64r. Zeros first (every key's bytes are then written before they are read, which the loop's stores cannot show)
 	MOV	X0, 72(X2)
 	MOV	X0, 80(X2)
@@ -2009,9 +1979,9 @@ L4:
 	MOV	X0, 1072(X2)
 	MOV	X0, 1080(X2)
 	MOV	X0, 1088(X2)
-	MOV	1880(X2), X5
+	MOV	1832(X2), X5
 	SLL	$6, X5, X7
-	MOV	1864(X2), X5
+	MOV	1816(X2), X5
 	ADD	$16, X5, X6
 	MOV	$0, X28
 keys4:
@@ -2746,7 +2716,7 @@ keys4:
 	JMP	keys12
 keys_done:
 	// the nonce (ivec[0..12]) bitsliced with round key 0, in round key 0's place; the counter
-	MOV	1856(X2), X6
+	MOV	1808(X2), X6
 	MOV	(X6), X5
 	MOV	8(X6), X6
 	WORD	$0x7c033e8b	// th.extu t4, t1, 31, 0
@@ -2846,7 +2816,7 @@ keys_done:
 	XOR	X15, X14, X11
 	SLL	$4, X15, X14
 	XOR	X14, X13
-	MOV	1864(X2), X14
+	MOV	1816(X2), X14
 	MOV	(X14), X17
 	MOV	8(X14), X9
 	MOV	1120(X2), X15
@@ -2963,7 +2933,7 @@ keys_done:
 	MOV	X11, 64(X2)
 	SRL	$32, X6, X7
 	WORD	$0x9003938b	// th.revw t2, t2
-	MOV	X7, 1904(X2)
+	MOV	X7, 1856(X2)
 	MOV	$16, X7
 	WORD	$0x0003f057	// th.vsetvli zero, t2, e8, m1, d1
 	// the vector round keys into the frame: round r's bytes at 16(r-1)
@@ -2971,58 +2941,58 @@ L8:
 	MOV	$·kgen_aes_ct_c906_perms(SB), X7
 	MOV	X7, X10
 	WORD	$0x12050107	// th.vlb.v v2, (a0)
-	ADD	$1264, X2, X10
+	ADD	$1216, X2, X10
 	WORD	$0x02050127	// th.vsb.v v2, (a0)
 	ADD	$16, X7, X10
 	WORD	$0x12050107	// th.vlb.v v2, (a0)
-	ADD	$1280, X2, X10
+	ADD	$1232, X2, X10
 	WORD	$0x02050127	// th.vsb.v v2, (a0)
 	ADD	$32, X7, X10
 	WORD	$0x12050107	// th.vlb.v v2, (a0)
-	ADD	$1296, X2, X10
+	ADD	$1248, X2, X10
 	WORD	$0x02050127	// th.vsb.v v2, (a0)
 	ADD	$48, X7, X10
 	WORD	$0x12050107	// th.vlb.v v2, (a0)
-	ADD	$1312, X2, X10
+	ADD	$1264, X2, X10
 	WORD	$0x02050127	// th.vsb.v v2, (a0)
 	ADD	$64, X7, X10
 	WORD	$0x12050107	// th.vlb.v v2, (a0)
-	ADD	$1328, X2, X10
+	ADD	$1280, X2, X10
 	WORD	$0x02050127	// th.vsb.v v2, (a0)
 	ADD	$80, X7, X10
 	WORD	$0x12050107	// th.vlb.v v2, (a0)
-	ADD	$1344, X2, X10
+	ADD	$1296, X2, X10
 	WORD	$0x02050127	// th.vsb.v v2, (a0)
 	ADD	$96, X7, X10
 	WORD	$0x12050107	// th.vlb.v v2, (a0)
-	ADD	$1360, X2, X10
+	ADD	$1312, X2, X10
 	WORD	$0x02050127	// th.vsb.v v2, (a0)
 	ADD	$112, X7, X10
 	WORD	$0x12050107	// th.vlb.v v2, (a0)
-	ADD	$1376, X2, X10
+	ADD	$1328, X2, X10
 	WORD	$0x02050127	// th.vsb.v v2, (a0)
 	ADD	$128, X7, X10
 	WORD	$0x12050107	// th.vlb.v v2, (a0)
-	ADD	$1392, X2, X10
+	ADD	$1344, X2, X10
 	WORD	$0x02050127	// th.vsb.v v2, (a0)
 	ADD	$144, X7, X10
 	WORD	$0x12050107	// th.vlb.v v2, (a0)
-	ADD	$1408, X2, X10
+	ADD	$1360, X2, X10
 	WORD	$0x02050127	// th.vsb.v v2, (a0)
 	ADD	$160, X7, X10
 	WORD	$0x12050107	// th.vlb.v v2, (a0)
-	ADD	$1424, X2, X10
+	ADD	$1376, X2, X10
 	WORD	$0x02050127	// th.vsb.v v2, (a0)
 	ADD	$176, X7, X10
 	WORD	$0x12050107	// th.vlb.v v2, (a0)
-	ADD	$1440, X2, X10
+	ADD	$1392, X2, X10
 	WORD	$0x02050127	// th.vsb.v v2, (a0)
 	MOV	$128, X28
 	WORD	$0x003e7057	// th.vsetvli zero, t3, e8, m8, d1
 	WORD	$0x5e003057	// th.vmv.v.i v0, 0
-	ADD	$1456, X2, X28
+	ADD	$1408, X2, X28
 	WORD	$0x020e0027	// th.vsb.v v0, (t3)
-	ADD	$1584, X2, X28
+	ADD	$1536, X2, X28
 	WORD	$0x020e0027	// th.vsb.v v0, (t3)
 	MOV	$16, X28
 	WORD	$0x000e7057	// th.vsetvli zero, t3, e8, m1, d1
@@ -3031,7 +3001,7 @@ L8:
 	MOV	$99, X30
 vkeys:
 	SLL	$4, X28, X10
-	MOV	1864(X2), X11
+	MOV	1816(X2), X11
 	ADD	X10, X11, X10
 	WORD	$0x12050087	// th.vlb.v v1, (a0)
 	NEG	X28, X10
@@ -3042,20 +3012,26 @@ vkeys:
 	WORD	$0x32110057	// th.vrgather.vv v0, v1, v2
 	WORD	$0x2e0f4057	// th.vxor.vx v0, v0, t5
 	AND	$240, X29, X11
-	ADD	$1456, X2, X10
+	ADD	$1408, X2, X10
 	ADD	X11, X10
 	WORD	$0x02050027	// th.vsb.v v0, (a0)
 	ADD	$16, X29
 	ADD	$1, X28
-	MOV	1880(X2), X10
+	MOV	1832(X2), X10
 	BGEU	X10, X28, vkeys
 	// eight counter blocks in the frame, ^ round key 0: the nonce's now, the counters' every pass
-	MOV	1864(X2), X28
+	MOV	1816(X2), X28
 	MOV	(X28), X7
 	MOV	8(X28), X28
 	XOR	X5, X7
 	XOR	X6, X28
 	SRL	$32, X28, X5
+	MOV	X7, 1664(X2)
+	MOV	X28, 1672(X2)
+	MOV	X7, 1680(X2)
+	MOV	X28, 1688(X2)
+	MOV	X7, 1696(X2)
+	MOV	X28, 1704(X2)
 	MOV	X7, 1712(X2)
 	MOV	X28, 1720(X2)
 	MOV	X7, 1728(X2)
@@ -3066,57 +3042,51 @@ vkeys:
 	MOV	X28, 1768(X2)
 	MOV	X7, 1776(X2)
 	MOV	X28, 1784(X2)
-	MOV	X7, 1792(X2)
-	MOV	X28, 1800(X2)
-	MOV	X7, 1808(X2)
-	MOV	X28, 1816(X2)
-	MOV	X7, 1824(X2)
-	MOV	X28, 1832(X2)
 twelve:
 	// vector: counters ctr .. ctr+7 (^ round key 0) into the blocks, which hold the nonce ^ round key 0; the blocks as bit planes
-	MOV	1864(X2), X5
+	MOV	1816(X2), X5
 	MOVWU	12(X5), X5
-	MOV	1904(X2), X6
+	MOV	1856(X2), X6
 	MOVW	X6, X6
 	WORD	$0x9003130b	// th.revw t1, t1
 	XOR	X5, X6
-	MOVW	X6, 1724(X2)
-	MOV	1904(X2), X6
+	MOVW	X6, 1676(X2)
+	MOV	1856(X2), X6
 	ADDW	$1, X6
 	WORD	$0x9003130b	// th.revw t1, t1
 	XOR	X5, X6
-	MOVW	X6, 1740(X2)
-	MOV	1904(X2), X6
+	MOVW	X6, 1692(X2)
+	MOV	1856(X2), X6
 	ADDW	$2, X6
 	WORD	$0x9003130b	// th.revw t1, t1
 	XOR	X5, X6
-	MOVW	X6, 1756(X2)
-	MOV	1904(X2), X6
+	MOVW	X6, 1708(X2)
+	MOV	1856(X2), X6
 	ADDW	$3, X6
 	WORD	$0x9003130b	// th.revw t1, t1
 	XOR	X5, X6
-	MOVW	X6, 1772(X2)
-	MOV	1904(X2), X6
+	MOVW	X6, 1724(X2)
+	MOV	1856(X2), X6
 	ADDW	$4, X6
 	WORD	$0x9003130b	// th.revw t1, t1
 	XOR	X5, X6
-	MOVW	X6, 1788(X2)
-	MOV	1904(X2), X6
+	MOVW	X6, 1740(X2)
+	MOV	1856(X2), X6
 	ADDW	$5, X6
 	WORD	$0x9003130b	// th.revw t1, t1
 	XOR	X5, X6
-	MOVW	X6, 1804(X2)
-	MOV	1904(X2), X6
+	MOVW	X6, 1756(X2)
+	MOV	1856(X2), X6
 	ADDW	$6, X6
 	WORD	$0x9003130b	// th.revw t1, t1
 	XOR	X5, X6
-	MOVW	X6, 1820(X2)
-	MOV	1904(X2), X6
+	MOVW	X6, 1772(X2)
+	MOV	1856(X2), X6
 	ADDW	$7, X6
 	WORD	$0x9003130b	// th.revw t1, t1
 	XOR	X5, X6
-	MOVW	X6, 1836(X2)
-	ADD	$1712, X2, X5
+	MOVW	X6, 1788(X2)
+	ADD	$1664, X2, X5
 	MOV	$128, X29
 	WORD	$0x003ef057	// th.vsetvli zero, t4, e8, m8, d1
 	MOV	$64, X7
@@ -3124,7 +3094,7 @@ twelve:
 	WORD	$0x0023f057	// th.vsetvli zero, t2, e8, m4, d1
 	MOV	$15, X5
 	// scalar: counters ctr+8 .. ctr+11
-	MOV	1904(X2), X6
+	MOV	1856(X2), X6
 	ADDW	$8, X6
 	WORD	$0x9003130b	// th.revw t1, t1
 	WORD	$0x7c03330b	// th.extu t1, t1, 31, 0
@@ -3137,7 +3107,7 @@ twelve:
 	OR	X28, X7
 	AND	X6, X7, X6
 	SLL	$8, X6
-	MOV	1904(X2), X7
+	MOV	1856(X2), X7
 	ADDW	$9, X7
 	WORD	$0xa2023457	// th.vsrl.vi v8, v0, 4
 	WORD	$0x9003938b	// th.revw t2, t2
@@ -3152,7 +3122,7 @@ twelve:
 	OR	X29, X28
 	AND	X7, X28, X7
 	SLL	$8, X7, X28
-	MOV	1904(X2), X7
+	MOV	1856(X2), X7
 	ADDW	$10, X7
 	WORD	$0x90039e8b	// th.revw t4, t2
 	WORD	$0x7c0ebe8b	// th.extu t4, t4, 31, 0
@@ -3169,7 +3139,7 @@ twelve:
 	OR	X10, X30
 	AND	X29, X30, X29
 	SLL	$8, X29
-	MOV	1904(X2), X30
+	MOV	1856(X2), X30
 	ADDW	$11, X30
 	WORD	$0x900f1f0b	// th.revw t5, t5
 	WORD	$0x7c0f3f0b	// th.extu t5, t5, 31, 0
@@ -3258,7 +3228,7 @@ twelve:
 	MOV	64(X2), X13
 	WORD	$0xa240b457	// th.vsrl.vi v8, v4, 1
 	XOR	X19, X5
-	MOV	X5, 1944(X2)
+	MOV	X5, 1896(X2)
 	WORD	$0x2e3481d7	// th.vxor.vv v3, v3, v9
 	XOR	X18, X11, X5
 	WORD	$0x9690b4d7	// th.vsll.vi v9, v9, 1
@@ -3289,15 +3259,15 @@ twelve:
 	WORD	$0x5e0309d7	// th.vmv.v.v v19, v6
 	WORD	$0x5e0380d7	// th.vmv.v.v v1, v7
 	MOV	$0, X6
-	MOV	X6, 1912(X2)
+	MOV	X6, 1864(X2)
 	MOV	$0, X6
-	MOV	X6, 1920(X2)
+	MOV	X6, 1872(X2)
 rounds4:
-	MOV	1920(X2), X6
+	MOV	1872(X2), X6
 	AND	$768, X6
 	ADD	$72, X2, X28
 	ADD	X6, X28
-	MOV	X28, 1936(X2)
+	MOV	X28, 1888(X2)
 	WORD	$0x2f1905d7	// th.vxor.vv v11, v17, v18
 	XOR	X12, X17, X6
 	WORD	$0x2e1703d7	// th.vxor.vv v7, v1, v14
@@ -3311,7 +3281,7 @@ rounds4:
 	WORD	$0x2ed28057	// th.vxor.vv v0, v13, v5
 	AND	X11, X10, X22
 	WORD	$0x2e240557	// th.vxor.vv v10, v2, v8
-	MOV	1944(X2), X28
+	MOV	1896(X2), X28
 	XOR	X28, X11, X30
 	WORD	$0x2e0906d7	// th.vxor.vv v13, v0, v18
 	XOR	X18, X7, X24
@@ -3322,7 +3292,7 @@ rounds4:
 	WORD	$0x2f3801d7	// th.vxor.vv v3, v19, v16
 	AND	X28, X7, X19
 	WORD	$0x2ed10257	// th.vxor.vv v4, v13, v2
-	MOV	1944(X2), X29
+	MOV	1896(X2), X29
 	XOR	X28, X29, X20
 	WORD	$0x2ea704d7	// th.vxor.vv v9, v10, v14
 	XOR	X12, X13, X14
@@ -3351,12 +3321,12 @@ rounds4:
 	WORD	$0x26950d57	// th.vand.vv v26, v9, v10
 	XOR	X18, X13, X21
 	WORD	$0x26e60c57	// th.vand.vv v24, v14, v12
-	MOV	1944(X2), X9
+	MOV	1896(X2), X9
 	XOR	X9, X12, X9
 	WORD	$0x2f4b8a57	// th.vxor.vv v20, v20, v23
 	XOR	X17, X9, X12
 	WORD	$0x26020ed7	// th.vand.vv v29, v0, v4
-	MOV	1944(X2), X17
+	MOV	1896(X2), X17
 	AND	X17, X12, X17
 	WORD	$0x26240dd7	// th.vand.vv v27, v2, v8
 	XOR	X22, X17
@@ -3417,15 +3387,15 @@ rounds4:
 	WORD	$0x278c8cd7	// th.vand.vv v25, v24, v25
 	XOR	X17, X13
 	WORD	$0x27690a57	// th.vand.vv v20, v22, v18
-	MOV	1912(X2), X8
+	MOV	1864(X2), X8
 	AND	$192, X8
 	WORD	$0x2f7c8957	// th.vxor.vv v18, v23, v25
-	ADD	$1456, X2, X1
-	MOV	X1, 1928(X2)
+	ADD	$1408, X2, X1
+	MOV	X1, 1880(X2)
 	WORD	$0x276888d7	// th.vand.vv v17, v22, v17
-	MOV	1928(X2), X1
+	MOV	1880(X2), X1
 	ADD	X8, X1
-	MOV	X1, 1928(X2)
+	MOV	X1, 1880(X2)
 	WORD	$0x27690bd7	// th.vand.vv v23, v22, v18
 	XOR	X13, X25, X8
 	WORD	$0x2f308957	// th.vxor.vv v18, v19, v1
@@ -3511,7 +3481,7 @@ rounds4:
 	WORD	$0x2ed30257	// th.vxor.vv v4, v13, v6
 	XOR	X20, X18, X10
 	WORD	$0x2e7480d7	// th.vxor.vv v1, v7, v9
-	MOV	1944(X2), X9
+	MOV	1896(X2), X9
 	AND	X9, X13
 	WORD	$0x2e818657	// th.vxor.vv v12, v8, v3
 	XOR	X13, X11
@@ -3526,7 +3496,7 @@ rounds4:
 	WORD	$0x2ea48557	// th.vxor.vv v10, v10, v9
 	XOR	X13, X28, X5
 	WORD	$0x2e8284d7	// th.vxor.vv v9, v8, v5
-	ADD	$1344, X2, X28
+	ADD	$1296, X2, X28
 	WORD	$0x27000057	// th.vand.vv v0, v16, v0
 	XOR	X6, X13, X6
 	WORD	$0x2e5382d7	// th.vxor.vv v5, v5, v7
@@ -3598,7 +3568,7 @@ rounds4:
 	WORD	$0x2f320357	// th.vxor.vv v6, v19, v4
 	XOR	X19, X28
 	WORD	$0x2e388457	// th.vxor.vv v8, v3, v17
-	ADD	$1408, X2, X19
+	ADD	$1360, X2, X19
 	WORD	$0x2e7305d7	// th.vxor.vv v11, v7, v6
 	WORD	$0x11439a8b	// th.srri s5, t2, 20
 	WORD	$0x2f0604d7	// th.vxor.vv v9, v16, v12
@@ -3646,7 +3616,7 @@ rounds4:
 	WORD	$0x2eb68157	// th.vxor.vv v2, v11, v13
 	WORD	$0x1289948b	// th.srri s1, s3, 40
 	WORD	$0x2e8085d7	// th.vxor.vv v11, v8, v1
-	MOV	1928(X2), X16
+	MOV	1880(X2), X16
 	MOV	X16, X16
 	WORD	$0x2e9604d7	// th.vxor.vv v9, v9, v12
 	WORD	$0x11899a8b	// th.srri s5, s3, 24
@@ -3733,28 +3703,28 @@ rounds4:
 	WORD	$0x2ec506d7	// th.vxor.vv v13, v12, v10
 	XOR	X30, X6
 	WORD	$0x2e610457	// th.vxor.vv v8, v6, v2
-	MOV	1936(X2), X29
+	MOV	1888(X2), X29
 	MOV	(X29), X15
 	WORD	$0x2e510857	// th.vxor.vv v16, v5, v2
-	MOV	1936(X2), X29
+	MOV	1888(X2), X29
 	MOV	8(X29), X18
 	WORD	$0x2e9007d7	// th.vxor.vv v15, v9, v0
-	MOV	1936(X2), X29
+	MOV	1888(X2), X29
 	MOV	16(X29), X14
 	WORD	$0x26360ad7	// th.vand.vv v21, v3, v12
-	MOV	1936(X2), X29
+	MOV	1888(X2), X29
 	MOV	24(X29), X9
 	WORD	$0x26e10bd7	// th.vand.vv v23, v14, v2
-	MOV	1936(X2), X29
+	MOV	1888(X2), X29
 	MOV	32(X29), X13
 	WORD	$0x2ea10957	// th.vxor.vv v18, v10, v2
-	MOV	1936(X2), X29
+	MOV	1888(X2), X29
 	MOV	40(X29), X17
 	WORD	$0x26740a57	// th.vand.vv v20, v7, v8
-	MOV	1936(X2), X29
+	MOV	1888(X2), X29
 	MOV	48(X29), X30
 	WORD	$0x26180b57	// th.vand.vv v22, v1, v16
-	MOV	1936(X2), X29
+	MOV	1888(X2), X29
 	MOV	56(X29), X29
 	WORD	$0x2eb20257	// th.vxor.vv v4, v11, v4
 	XOR	X15, X5
@@ -3786,7 +3756,7 @@ rounds4:
 	AND	X30, X29, X19
 	WORD	$0x2fda0cd7	// th.vxor.vv v25, v29, v20
 	XOR	X5, X30, X28
-	MOV	X28, 1944(X2)
+	MOV	X28, 1896(X2)
 	WORD	$0x2fc989d7	// th.vxor.vv v19, v28, v19
 	XOR	X16, X7, X20
 	WORD	$0x2e600b57	// th.vxor.vv v22, v6, v0
@@ -3858,7 +3828,7 @@ rounds4:
 	WORD	$0x27490e57	// th.vand.vv v28, v20, v18
 	XOR	X12, X21, X18
 	WORD	$0x27a80857	// th.vand.vv v16, v26, v16
-	MOV	1944(X2), X15
+	MOV	1896(X2), X15
 	AND	X15, X18, X15
 	WORD	$0x27858957	// th.vand.vv v18, v24, v11
 	XOR	X19, X15
@@ -3931,10 +3901,10 @@ rounds4:
 	WORD	$0x2e1402d7	// th.vxor.vv v5, v1, v8
 	AND	X18, X22, X18
 	WORD	$0x2e650557	// th.vxor.vv v10, v6, v10
-	MOV	1944(X2), X23
+	MOV	1896(X2), X23
 	AND	X23, X22
 	WORD	$0x2e9184d7	// th.vxor.vv v9, v9, v3
-	ADD	$1360, X2, X23
+	ADD	$1312, X2, X23
 	WORD	$0x27100057	// th.vand.vv v0, v17, v0
 	XOR	X30, X22
 	WORD	$0x2e3381d7	// th.vxor.vv v3, v3, v7
@@ -4006,7 +3976,7 @@ rounds4:
 	WORD	$0x2f2203d7	// th.vxor.vv v7, v18, v4
 	XOR	X13, X14, X15
 	WORD	$0x2e988457	// th.vxor.vv v8, v9, v17
-	ADD	$1424, X2, X14
+	ADD	$1376, X2, X14
 	WORD	$0x2e638357	// th.vxor.vv v6, v6, v7
 	AND	X17, X15
 	WORD	$0x2eb604d7	// th.vxor.vv v9, v11, v12
@@ -4054,7 +4024,7 @@ rounds4:
 	WORD	$0x2e668157	// th.vxor.vv v2, v6, v13
 	XOR	X19, X20
 	WORD	$0x2e870357	// th.vxor.vv v6, v8, v14
-	MOV	1928(X2), X21
+	MOV	1880(X2), X21
 	ADD	$16, X21, X23
 	WORD	$0x2e960457	// th.vxor.vv v8, v9, v12
 	AND	X17, X20, X17
@@ -4129,28 +4099,28 @@ rounds4:
 	WORD	$0x2f1207d7	// th.vxor.vv v15, v17, v4
 	XOR	X10, X30, X10
 	WORD	$0x2ee505d7	// th.vxor.vv v11, v14, v10
-	MOV	1936(X2), X30
+	MOV	1888(X2), X30
 	MOV	64(X30), X15
 	WORD	$0x2f2781d7	// th.vxor.vv v3, v18, v15
-	MOV	1936(X2), X30
+	MOV	1888(X2), X30
 	MOV	72(X30), X30
 	WORD	$0x2f100057	// th.vxor.vv v0, v17, v0
-	MOV	1936(X2), X13
+	MOV	1888(X2), X13
 	MOV	80(X13), X18
 	WORD	$0x2ec70357	// th.vxor.vv v6, v12, v14
-	MOV	1936(X2), X13
+	MOV	1888(X2), X13
 	MOV	88(X13), X14
 	WORD	$0x2eb284d7	// th.vxor.vv v9, v11, v5
-	MOV	1936(X2), X13
+	MOV	1888(X2), X13
 	MOV	96(X13), X9
 	WORD	$0x2ec506d7	// th.vxor.vv v13, v12, v10
-	MOV	1936(X2), X13
+	MOV	1888(X2), X13
 	MOV	104(X13), X13
 	WORD	$0x2e618457	// th.vxor.vv v8, v6, v3
-	MOV	1936(X2), X16
+	MOV	1888(X2), X16
 	MOV	112(X16), X16
 	WORD	$0x2ee18857	// th.vxor.vv v16, v14, v3
-	MOV	1936(X2), X17
+	MOV	1888(X2), X17
 	MOV	120(X17), X17
 	WORD	$0x2e900757	// th.vxor.vv v14, v9, v0
 	XOR	X15, X5
@@ -4182,7 +4152,7 @@ rounds4:
 	AND	X10, X29, X19
 	WORD	$0x2f9b8cd7	// th.vxor.vv v25, v25, v23
 	XOR	X5, X10, X28
-	MOV	X28, 1944(X2)
+	MOV	X28, 1896(X2)
 	WORD	$0x2fca8e57	// th.vxor.vv v28, v28, v21
 	XOR	X16, X7, X20
 	WORD	$0x2f8b0c57	// th.vxor.vv v24, v24, v22
@@ -4254,7 +4224,7 @@ rounds4:
 	WORD	$0x2f4c0d57	// th.vxor.vv v26, v20, v24
 	XOR	X11, X21, X18
 	WORD	$0x2f590b57	// th.vxor.vv v22, v21, v18
-	MOV	1944(X2), X15
+	MOV	1896(X2), X15
 	AND	X15, X18, X15
 	WORD	$0x275787d7	// th.vand.vv v15, v21, v15
 	XOR	X19, X15
@@ -4327,7 +4297,7 @@ rounds4:
 	WORD	$0x2e818257	// th.vxor.vv v4, v8, v3
 	AND	X18, X22, X18
 	WORD	$0x2e750657	// th.vxor.vv v12, v7, v10
-	MOV	1944(X2), X23
+	MOV	1896(X2), X23
 	AND	X23, X22
 	WORD	$0x2e9086d7	// th.vxor.vv v13, v9, v1
 	XOR	X10, X22
@@ -4342,7 +4312,7 @@ rounds4:
 	WORD	$0x2e650557	// th.vxor.vv v10, v6, v10
 	AND	X30, X21, X14
 	WORD	$0x2e8104d7	// th.vxor.vv v9, v8, v2
-	ADD	$1376, X2, X30
+	ADD	$1328, X2, X30
 	WORD	$0x27200057	// th.vand.vv v0, v18, v0
 	XOR	X16, X14
 	WORD	$0x2e238157	// th.vxor.vv v2, v2, v7
@@ -4414,7 +4384,7 @@ rounds4:
 	WORD	$0x2f120457	// th.vxor.vv v8, v17, v4
 	AND	X5, X7, X10
 	WORD	$0x2ea803d7	// th.vxor.vv v7, v10, v16
-	ADD	$1440, X2, X7
+	ADD	$1392, X2, X7
 	WORD	$0x2e6405d7	// th.vxor.vv v11, v6, v8
 	XOR	X10, X28, X11
 	WORD	$0x2ed60557	// th.vxor.vv v10, v13, v12
@@ -4462,7 +4432,7 @@ rounds4:
 	WORD	$0x2eb68157	// th.vxor.vv v2, v11, v13
 	XOR	X14, X12, X18
 	WORD	$0x2e7703d7	// th.vxor.vv v7, v7, v14
-	MOV	1928(X2), X12
+	MOV	1880(X2), X12
 	ADD	$32, X12, X22
 	WORD	$0x2ea60557	// th.vxor.vv v10, v10, v12
 	XOR	X10, X30, X17
@@ -4591,28 +4561,28 @@ rounds4:
 	WORD	$0x2faa8d57	// th.vxor.vv v26, v26, v21
 	XOR	X12, X5, X30
 	WORD	$0x2fcc0e57	// th.vxor.vv v28, v28, v24
-	MOV	1936(X2), X5
+	MOV	1888(X2), X5
 	MOV	128(X5), X5
 	WORD	$0x2fba0dd7	// th.vxor.vv v27, v27, v20
-	MOV	1936(X2), X12
+	MOV	1888(X2), X12
 	MOV	136(X12), X12
 	WORD	$0x2f9989d7	// th.vxor.vv v19, v25, v19
-	MOV	1936(X2), X13
+	MOV	1888(X2), X13
 	MOV	144(X13), X17
 	WORD	$0x2e900ad7	// th.vxor.vv v21, v9, v0
-	MOV	1936(X2), X13
+	MOV	1888(X2), X13
 	MOV	152(X13), X13
 	WORD	$0x2f288c57	// th.vxor.vv v24, v18, v17
-	MOV	1936(X2), X15
+	MOV	1888(X2), X15
 	MOV	160(X15), X15
 	WORD	$0x2fab8cd7	// th.vxor.vv v25, v26, v23
-	MOV	1936(X2), X16
+	MOV	1888(X2), X16
 	MOV	168(X16), X16
 	WORD	$0x2fcb8bd7	// th.vxor.vv v23, v28, v23
-	MOV	1936(X2), X9
+	MOV	1888(X2), X9
 	MOV	176(X9), X18
 	WORD	$0x2fbb0957	// th.vxor.vv v18, v27, v22
-	MOV	1936(X2), X9
+	MOV	1888(X2), X9
 	MOV	184(X9), X19
 	WORD	$0x2f3a09d7	// th.vxor.vv v19, v19, v20
 	XOR	X5, X6, X5
@@ -4644,7 +4614,7 @@ rounds4:
 	AND	X30, X29, X18
 	WORD	$0x2f298c57	// th.vxor.vv v24, v18, v19
 	XOR	X5, X30, X28
-	MOV	X28, 1952(X2)
+	MOV	X28, 1904(X2)
 	WORD	$0x2f6a8957	// th.vxor.vv v18, v22, v21
 	XOR	X13, X7, X19
 	WORD	$0x2f5c0c57	// th.vxor.vv v24, v21, v24
@@ -4716,7 +4686,7 @@ rounds4:
 	WORD	$0x2ec08357	// th.vxor.vv v6, v12, v1
 	XOR	X12, X20, X9
 	WORD	$0x27328657	// th.vand.vv v12, v19, v5
-	MOV	1952(X2), X8
+	MOV	1904(X2), X8
 	AND	X8, X9, X8
 	WORD	$0x2f0780d7	// th.vxor.vv v1, v16, v15
 	XOR	X18, X8, X18
@@ -4738,7 +4708,7 @@ rounds4:
 	XOR	X25, X18
 	WORD	$0x2e748157	// th.vxor.vv v2, v7, v9
 	AND	X24, X18, X24
-	MOV	X24, 1944(X2)
+	MOV	X24, 1896(X2)
 	WORD	$0x27200057	// th.vand.vv v0, v18, v0
 	AND	X17, X18, X24
 	WORD	$0x2ea083d7	// th.vxor.vv v7, v10, v1
@@ -4750,7 +4720,7 @@ rounds4:
 	WORD	$0x2e410557	// th.vxor.vv v10, v4, v2
 	XOR	X17, X19, X8
 	WORD	$0x2e930957	// th.vxor.vv v18, v9, v6
-	MOV	1928(X2), X25
+	MOV	1880(X2), X25
 	ADD	$48, X25
 	WORD	$0x2e6084d7	// th.vxor.vv v9, v6, v1
 	AND	X8, X23
@@ -4773,7 +4743,7 @@ rounds4:
 	WORD	$0xa653b2d7	// th.vsra.vi v5, v5, 7
 	AND	X15, X21, X15
 	WORD	$0xa633b1d7	// th.vsra.vi v3, v3, 7
-	ADD	$1328, X2, X24
+	ADD	$1280, X2, X24
 	WORD	$0xa623b157	// th.vsra.vi v2, v2, 7
 	XOR	X15, X25, X20
 	WORD	$0xa603b057	// th.vsra.vi v0, v0, 7
@@ -4791,7 +4761,7 @@ rounds4:
 	AND	X29, X22, X29
 	AND	X9, X15, X9
 	WORD	$0x332988d7	// th.vrgather.vv v17, v18, v19
-	MOV	1952(X2), X22
+	MOV	1904(X2), X22
 	AND	X22, X15
 	XOR	X30, X15
 	XOR	X15, X20, X15
@@ -4824,7 +4794,7 @@ rounds4:
 	XOR	X18, X19, X15
 	AND	X5, X17, X5
 	WORD	$0x2efa0c57	// th.vxor.vv v24, v15, v20
-	ADD	$1392, X2, X17
+	ADD	$1344, X2, X17
 	WORD	$0x2e6a89d7	// th.vxor.vv v19, v6, v21
 	XOR	X5, X30
 	WORD	$0x2ebb07d7	// th.vxor.vv v15, v11, v22
@@ -4834,7 +4804,7 @@ rounds4:
 	WORD	$0x2ec38cd7	// th.vxor.vv v25, v12, v7
 	XOR	X5, X10
 	WORD	$0x2ea384d7	// th.vxor.vv v9, v10, v7
-	MOV	1944(X2), X5
+	MOV	1896(X2), X5
 	XOR	X10, X5, X13
 	WORD	$0x2e838357	// th.vxor.vv v6, v8, v7
 	XOR	X13, X14, X5
@@ -4923,17 +4893,17 @@ rounds4:
 	WORD	$0x2ea006d7	// th.vxor.vv v13, v10, v0
 	XOR	X11, X7, X29
 	WORD	$0x2f1088d7	// th.vxor.vv v17, v17, v1
-	MOV	1912(X2), X7
+	MOV	1864(X2), X7
 	ADD	$64, X7
-	MOV	X7, 1912(X2)
+	MOV	X7, 1864(X2)
 	WORD	$0x2f348557	// th.vxor.vv v10, v19, v9
-	MOV	1936(X2), X7
+	MOV	1888(X2), X7
 	MOV	192(X7), X7
 	WORD	$0x2ef309d7	// th.vxor.vv v19, v15, v6
-	MOV	1936(X2), X11
+	MOV	1888(X2), X11
 	MOV	200(X11), X12
 	WORD	$0x2eb200d7	// th.vxor.vv v1, v11, v4
-	MOV	1936(X2), X15
+	MOV	1888(X2), X15
 	MOV	208(X15), X18
 	MOV	216(X15), X9
 	MOV	224(X15), X17
@@ -4941,7 +4911,7 @@ rounds4:
 	MOV	240(X15), X11
 	MOV	248(X15), X15
 	XOR	X7, X5
-	MOV	X5, 1944(X2)
+	MOV	X5, 1896(X2)
 	XOR	X12, X6, X5
 	XOR	X18, X28, X12
 	XOR	X9, X13, X7
@@ -4949,22 +4919,22 @@ rounds4:
 	XOR	X16, X10, X9
 	XOR	X11, X30, X18
 	XOR	X15, X29, X13
-	MOV	1920(X2), X6
+	MOV	1872(X2), X6
 	ADD	$256, X6
-	MOV	X6, 1920(X2)
-	MOV	1880(X2), X6
+	MOV	X6, 1872(X2)
+	MOV	1832(X2), X6
 	ADD	$-2, X6
 	SRL	$2, X6
 	SLL	$8, X6
-	MOV	1920(X2), X28
+	MOV	1872(X2), X28
 	BGEU	X28, X6, L19
 	JMP	rounds4
 L19:
-	MOV	1920(X2), X6
+	MOV	1872(X2), X6
 	AND	$768, X6
 	ADD	$72, X2, X28
 	ADD	X6, X28
-	MOV	X28, 1936(X2)
+	MOV	X28, 1888(X2)
 	WORD	$0x2f1904d7	// th.vxor.vv v9, v17, v18
 	XOR	X12, X17, X6
 	WORD	$0x2e170657	// th.vxor.vv v12, v1, v14
@@ -4978,7 +4948,7 @@ L19:
 	WORD	$0x2ed10057	// th.vxor.vv v0, v13, v2
 	AND	X10, X30, X21
 	WORD	$0x2e4406d7	// th.vxor.vv v13, v4, v8
-	MOV	1944(X2), X28
+	MOV	1896(X2), X28
 	XOR	X28, X10, X29
 	WORD	$0x2e0907d7	// th.vxor.vv v15, v0, v18
 	XOR	X18, X7, X23
@@ -4989,7 +4959,7 @@ L19:
 	WORD	$0x2f4501d7	// th.vxor.vv v3, v20, v10
 	AND	X28, X7, X16
 	WORD	$0x2ef205d7	// th.vxor.vv v11, v15, v4
-	MOV	1944(X2), X11
+	MOV	1896(X2), X11
 	XOR	X28, X11, X19
 	WORD	$0x2ed702d7	// th.vxor.vv v5, v13, v14
 	XOR	X12, X13, X12
@@ -4999,9 +4969,9 @@ L19:
 	XOR	X11, X10, X14
 	WORD	$0x2e418857	// th.vxor.vv v16, v4, v3
 	XOR	X28, X14, X9
-	MOV	X9, 1920(X2)
+	MOV	X9, 1872(X2)
 	WORD	$0x2e500757	// th.vxor.vv v14, v5, v0
-	MOV	1920(X2), X9
+	MOV	1872(X2), X9
 	AND	X9, X6, X9
 	WORD	$0x26278ad7	// th.vand.vv v21, v2, v15
 	XOR	X16, X9, X25
@@ -5020,12 +4990,12 @@ L19:
 	WORD	$0x26568d57	// th.vand.vv v26, v5, v13
 	XOR	X16, X13, X20
 	WORD	$0x26e30c57	// th.vand.vv v24, v14, v6
-	MOV	1944(X2), X9
+	MOV	1896(X2), X9
 	XOR	X9, X11, X9
 	WORD	$0x2f9b88d7	// th.vxor.vv v17, v25, v23
 	XOR	X17, X9, X11
 	WORD	$0x26058ed7	// th.vand.vv v29, v0, v11
-	MOV	1944(X2), X17
+	MOV	1896(X2), X17
 	AND	X17, X11, X17
 	WORD	$0x26440dd7	// th.vand.vv v27, v4, v8
 	XOR	X21, X17
@@ -5086,10 +5056,10 @@ L19:
 	WORD	$0x278c8c57	// th.vand.vv v24, v24, v25
 	XOR	X24, X13, X17
 	WORD	$0x277989d7	// th.vand.vv v19, v23, v19
-	MOV	1912(X2), X13
+	MOV	1864(X2), X13
 	AND	$192, X13, X8
 	WORD	$0x2f6c0b57	// th.vxor.vv v22, v22, v24
-	ADD	$1456, X2, X13
+	ADD	$1408, X2, X13
 	WORD	$0x277900d7	// th.vand.vv v1, v23, v18
 	ADD	X8, X13
 	WORD	$0x277b0957	// th.vand.vv v18, v23, v22
@@ -5147,7 +5117,7 @@ L19:
 	WORD	$0x27510157	// th.vand.vv v2, v21, v2
 	XOR	X20, X21, X20
 	WORD	$0x2f878857	// th.vxor.vv v16, v24, v15
-	MOV	1920(X2), X11
+	MOV	1872(X2), X11
 	AND	X11, X20, X11
 	WORD	$0x2f7687d7	// th.vxor.vv v15, v23, v13
 	XOR	X9, X11
@@ -5178,7 +5148,7 @@ L19:
 	WORD	$0x2e458157	// th.vxor.vv v2, v4, v11
 	XOR	X21, X19, X29
 	WORD	$0x2e128557	// th.vxor.vv v10, v1, v5
-	MOV	1944(X2), X30
+	MOV	1896(X2), X30
 	AND	X30, X17, X30
 	WORD	$0x2f0305d7	// th.vxor.vv v11, v16, v6
 	XOR	X30, X10, X30
@@ -5195,7 +5165,7 @@ L19:
 	WORD	$0x2e610657	// th.vxor.vv v12, v6, v2
 	MOV	X13, X13
 	WORD	$0x2e218257	// th.vxor.vv v4, v2, v3
-	ADD	$1344, X2, X5
+	ADD	$1296, X2, X5
 	WORD	$0x2e700457	// th.vxor.vv v8, v7, v0
 	XOR	X9, X11
 	WORD	$0x2e5585d7	// th.vxor.vv v11, v5, v11
@@ -5245,7 +5215,7 @@ L19:
 	XOR	X5, X29
 	AND	X30, X29, X10
 	WORD	$0x2eb60c57	// th.vxor.vv v24, v11, v12
-	ADD	$1408, X2, X29
+	ADD	$1360, X2, X29
 	WORD	$0x2e288bd7	// th.vxor.vv v23, v2, v17
 	XOR	X10, X5, X10
 	WORD	$0x2e880b57	// th.vxor.vv v22, v8, v16
@@ -5384,7 +5354,7 @@ L19:
 	XOR	X28, X5
 	XOR	X7, X30, X7
 	XOR	X5, X7
-	MOV	1936(X2), X9
+	MOV	1888(X2), X9
 	MOV	(X9), X5
 	MOV	8(X9), X29
 	MOV	16(X9), X13
@@ -5402,7 +5372,7 @@ L19:
 	XOR	X30, X17
 	XOR	X9, X7, X16
 	MOV	$12, X6
-	MOV	1880(X2), X7
+	MOV	1832(X2), X7
 	BEQ	X7, X6, L20
 	JMP	last_round
 L20:
@@ -5438,9 +5408,9 @@ L20:
 	XOR	X17, X11, X14
 	WORD	$0x2e320857	// th.vxor.vv v16, v3, v4
 	XOR	X28, X14, X18
-	MOV	X18, 1920(X2)
+	MOV	X18, 1872(X2)
 	WORD	$0x2e908757	// th.vxor.vv v14, v9, v1
-	MOV	1920(X2), X18
+	MOV	1872(X2), X18
 	AND	X18, X6, X18
 	WORD	$0x26668ad7	// th.vand.vv v21, v6, v13
 	XOR	X9, X18, X8
@@ -5523,15 +5493,15 @@ L20:
 	WORD	$0x278c8cd7	// th.vand.vv v25, v24, v25
 	XOR	X23, X16
 	WORD	$0x27690a57	// th.vand.vv v20, v22, v18
-	MOV	1912(X2), X25
+	MOV	1864(X2), X25
 	AND	$192, X25
 	WORD	$0x2f7c8957	// th.vxor.vv v18, v23, v25
-	ADD	$1456, X2, X1
-	MOV	X1, 1912(X2)
+	ADD	$1408, X2, X1
+	MOV	X1, 1864(X2)
 	WORD	$0x276787d7	// th.vand.vv v15, v22, v15
-	MOV	1912(X2), X1
+	MOV	1864(X2), X1
 	ADD	X25, X1
-	MOV	X1, 1912(X2)
+	MOV	X1, 1864(X2)
 	WORD	$0x27690bd7	// th.vand.vv v23, v22, v18
 	XOR	X16, X8, X25
 	WORD	$0x2f310957	// th.vxor.vv v18, v19, v2
@@ -5587,7 +5557,7 @@ L20:
 	WORD	$0x2ec50357	// th.vxor.vv v6, v12, v10
 	XOR	X22, X12, X21
 	WORD	$0x271283d7	// th.vand.vv v7, v17, v5
-	MOV	1920(X2), X30
+	MOV	1872(X2), X30
 	AND	X30, X21, X30
 	WORD	$0x2e040757	// th.vxor.vv v14, v0, v8
 	XOR	X17, X30
@@ -5632,7 +5602,7 @@ L20:
 	WORD	$0x2e5485d7	// th.vxor.vv v11, v5, v9
 	XOR	X29, X17, X5
 	WORD	$0x2ec304d7	// th.vxor.vv v9, v12, v6
-	ADD	$1360, X2, X14
+	ADD	$1312, X2, X14
 	WORD	$0x271080d7	// th.vand.vv v1, v17, v1
 	XOR	X12, X29
 	WORD	$0x2e6402d7	// th.vxor.vv v5, v6, v8
@@ -5704,7 +5674,7 @@ L20:
 	WORD	$0x2f218357	// th.vxor.vv v6, v18, v3
 	XOR	X19, X15
 	WORD	$0x2e4803d7	// th.vxor.vv v7, v4, v16
-	ADD	$1424, X2, X19
+	ADD	$1376, X2, X19
 	WORD	$0x2e8305d7	// th.vxor.vv v11, v8, v6
 	WORD	$0x11831a8b	// th.srri s5, t1, 24
 	WORD	$0x2ea60557	// th.vxor.vv v10, v10, v12
@@ -5752,7 +5722,7 @@ L20:
 	WORD	$0x2eb68157	// th.vxor.vv v2, v11, v13
 	XOR	X10, X11, X10
 	WORD	$0x2e7083d7	// th.vxor.vv v7, v7, v1
-	MOV	1912(X2), X11
+	MOV	1864(X2), X11
 	ADD	$16, X11
 	WORD	$0x2ea60557	// th.vxor.vv v10, v10, v12
 	XOR	X30, X10, X30
@@ -5773,28 +5743,28 @@ L20:
 	WORD	$0xa683b457	// th.vsra.vi v8, v8, 7
 	XOR	X11, X28
 	WORD	$0xa6b3b5d7	// th.vsra.vi v11, v11, 7
-	MOV	1936(X2), X11
+	MOV	1888(X2), X11
 	MOV	64(X11), X14
 	WORD	$0xa613b0d7	// th.vsra.vi v1, v1, 7
-	MOV	1936(X2), X11
+	MOV	1888(X2), X11
 	MOV	72(X11), X13
 	WORD	$0xa643b757	// th.vsra.vi v14, v4, 7
-	MOV	1936(X2), X11
+	MOV	1888(X2), X11
 	MOV	80(X11), X11
 	WORD	$0x2e940457	// th.vxor.vv v8, v9, v8
-	MOV	1936(X2), X15
+	MOV	1888(X2), X15
 	MOV	88(X15), X16
 	WORD	$0x2e658357	// th.vxor.vv v6, v6, v11
-	MOV	1936(X2), X15
+	MOV	1888(X2), X15
 	MOV	96(X15), X17
 	WORD	$0x964235d7	// th.vsll.vi v11, v4, 4
-	MOV	1936(X2), X15
+	MOV	1888(X2), X15
 	MOV	104(X15), X9
 	WORD	$0x2e5080d7	// th.vxor.vv v1, v5, v1
-	MOV	1936(X2), X15
+	MOV	1888(X2), X15
 	MOV	112(X15), X19
 	WORD	$0x964136d7	// th.vsll.vi v13, v4, 2
-	MOV	1936(X2), X15
+	MOV	1888(X2), X15
 	MOV	120(X15), X18
 	WORD	$0x9640b657	// th.vsll.vi v12, v4, 1
 	XOR	X14, X5
@@ -5844,9 +5814,9 @@ L20:
 	XOR	X9, X10, X15
 	WORD	$0x2ea40457	// th.vxor.vv v8, v10, v8
 	XOR	X28, X15, X16
-	MOV	X16, 1920(X2)
+	MOV	X16, 1872(X2)
 	WORD	$0x2ed58657	// th.vxor.vv v12, v13, v11
-	MOV	1920(X2), X16
+	MOV	1872(X2), X16
 	AND	X16, X6, X16
 	WORD	$0x2e6183d7	// th.vxor.vv v7, v6, v3
 	XOR	X19, X16, X8
@@ -5983,7 +5953,7 @@ L20:
 	WORD	$0x27840457	// th.vand.vv v8, v24, v8
 	XOR	X21, X20, X21
 	WORD	$0x2ef887d7	// th.vxor.vv v15, v15, v17
-	MOV	1920(X2), X11
+	MOV	1872(X2), X11
 	AND	X11, X21, X11
 	WORD	$0x27620257	// th.vand.vv v4, v22, v4
 	XOR	X9, X11
@@ -6040,7 +6010,7 @@ L20:
 	WORD	$0x2e150557	// th.vxor.vv v10, v1, v10
 	XOR	X29, X14
 	WORD	$0x2e628357	// th.vxor.vv v6, v6, v5
-	ADD	$1376, X2, X10
+	ADD	$1328, X2, X10
 	WORD	$0x27300057	// th.vand.vv v0, v19, v0
 	XOR	X7, X30, X18
 	WORD	$0x2e5580d7	// th.vxor.vv v1, v5, v11
@@ -6076,7 +6046,7 @@ L20:
 	AND	X29, X10
 	XOR	X10, X30, X12
 	WORD	$0x32660857	// th.vrgather.vv v16, v6, v12
-	ADD	$1440, X2, X10
+	ADD	$1392, X2, X10
 	WORD	$0x11c3958b	// th.srri a1, t2, 28
 	WORD	$0x10c39f0b	// th.srri t5, t2, 12
 	WORD	$0x32460757	// th.vrgather.vv v14, v4, v12
@@ -6090,7 +6060,7 @@ L20:
 	WORD	$0x2e010957	// th.vxor.vv v18, v0, v2
 	XOR	X30, X19, X20
 	WORD	$0x2e3108d7	// th.vxor.vv v17, v3, v2
-	MOV	1912(X2), X19
+	MOV	1864(X2), X19
 	ADD	$32, X19
 	WORD	$0x2e6807d7	// th.vxor.vv v15, v6, v16
 	AND	X29, X20
@@ -6235,28 +6205,28 @@ L20:
 	WORD	$0x2e9283d7	// th.vxor.vv v7, v9, v5
 	XOR	X28, X7, X17
 	WORD	$0x2ec58857	// th.vxor.vv v16, v12, v11
-	MOV	1936(X2), X7
+	MOV	1888(X2), X7
 	MOV	128(X7), X13
 	WORD	$0x2f338357	// th.vxor.vv v6, v19, v7
-	MOV	1936(X2), X7
+	MOV	1888(X2), X7
 	MOV	136(X7), X30
 	WORD	$0x2e950057	// th.vxor.vv v0, v9, v10
-	MOV	1936(X2), X7
+	MOV	1888(X2), X7
 	MOV	144(X7), X10
 	WORD	$0x2f1606d7	// th.vxor.vv v13, v17, v12
-	MOV	1936(X2), X7
+	MOV	1888(X2), X7
 	MOV	152(X7), X29
 	WORD	$0x2f040257	// th.vxor.vv v4, v16, v8
-	MOV	1936(X2), X7
+	MOV	1888(X2), X7
 	MOV	160(X7), X18
 	WORD	$0x2f158457	// th.vxor.vv v8, v17, v11
-	MOV	1936(X2), X7
+	MOV	1888(X2), X7
 	MOV	168(X7), X28
 	WORD	$0x2ed30757	// th.vxor.vv v14, v13, v6
-	MOV	1936(X2), X7
+	MOV	1888(X2), X7
 	MOV	176(X7), X7
 	WORD	$0x2ec30957	// th.vxor.vv v18, v12, v6
-	MOV	1936(X2), X9
+	MOV	1888(X2), X9
 	MOV	184(X9), X9
 	WORD	$0x2e400557	// th.vxor.vv v10, v4, v0
 	XOR	X13, X5
@@ -6302,7 +6272,7 @@ L20:
 	SLL	$8, X11
 	WORD	$0x2fc989d7	// th.vxor.vv v19, v28, v19
 	XOR	X11, X12, X11
-	MOV	X11, 1920(X2)
+	MOV	X11, 1872(X2)
 	WORD	$0x2ed00dd7	// th.vxor.vv v27, v13, v0
 	MOV	1184(X2), X11
 	WORD	$0x2e990d57	// th.vxor.vv v26, v9, v18
@@ -6390,7 +6360,7 @@ L20:
 	WORD	$0x277506d7	// th.vand.vv v13, v23, v10
 	XOR	X12, X11, X6
 	WORD	$0x27740bd7	// th.vand.vv v23, v23, v8
-	MOV	1920(X2), X7
+	MOV	1872(X2), X7
 	XOR	X7, X9, X10
 	WORD	$0x2ee80757	// th.vxor.vv v14, v14, v16
 	XOR	X6, X10, X7
@@ -6402,7 +6372,7 @@ L20:
 	AND	X30, X7, X15
 	WORD	$0x27360457	// th.vand.vv v8, v19, v12
 	XOR	X5, X30, X29
-	MOV	X29, 1928(X2)
+	MOV	X29, 1880(X2)
 	WORD	$0x2f278557	// th.vxor.vv v10, v18, v15
 	XOR	X18, X28, X17
 	WORD	$0x276207d7	// th.vand.vv v15, v22, v4
@@ -6410,7 +6380,7 @@ L20:
 	WORD	$0x27408957	// th.vand.vv v18, v20, v1
 	XOR	X28, X17, X29
 	WORD	$0x2f7a89d7	// th.vxor.vv v19, v23, v21
-	MOV	1912(X2), X13
+	MOV	1864(X2), X13
 	ADD	$48, X13, X21
 	WORD	$0x2e670257	// th.vxor.vv v4, v6, v14
 	AND	X29, X28, X23
@@ -6465,7 +6435,7 @@ L20:
 	WORD	$0x2f1388d7	// th.vxor.vv v17, v17, v7
 	XOR	X24, X9, X24
 	WORD	$0x2f490957	// th.vxor.vv v18, v20, v18
-	MOV	1920(X2), X9
+	MOV	1872(X2), X9
 	XOR	X9, X19, X21
 	WORD	$0x2e198a57	// th.vxor.vv v20, v1, v19
 	AND	X19, X21, X9
@@ -6478,7 +6448,7 @@ L20:
 	WORD	$0xa6d3b6d7	// th.vsra.vi v13, v13, 7
 	XOR	X13, X21, X9
 	WORD	$0xa693b4d7	// th.vsra.vi v9, v9, 7
-	MOV	1928(X2), X8
+	MOV	1880(X2), X8
 	AND	X8, X9, X8
 	WORD	$0xa6a3b557	// th.vsra.vi v10, v10, 7
 	XOR	X15, X8, X15
@@ -6500,7 +6470,7 @@ L20:
 	XOR	X22, X17
 	WORD	$0x2e858257	// th.vxor.vv v4, v8, v11
 	AND	X23, X17, X22
-	MOV	X22, 1912(X2)
+	MOV	X22, 1864(X2)
 	WORD	$0x2f2702d7	// th.vxor.vv v5, v18, v14
 	AND	X16, X17, X22
 	WORD	$0x2f078357	// th.vxor.vv v6, v16, v15
@@ -6529,7 +6499,7 @@ L20:
 	AND	X30, X20, X30
 	AND	X7, X20, X7
 	AND	X9, X22, X9
-	MOV	1928(X2), X20
+	MOV	1880(X2), X20
 	AND	X20, X22, X20
 	XOR	X30, X20
 	XOR	X20, X19, X20
@@ -6556,7 +6526,7 @@ L20:
 	XOR	X5, X10, X30
 	XOR	X30, X14, X30
 	XOR	X30, X11, X30
-	MOV	1912(X2), X11
+	MOV	1864(X2), X11
 	XOR	X30, X11, X14
 	XOR	X14, X12, X11
 	XOR	X29, X14, X29
@@ -6566,7 +6536,7 @@ L20:
 	XOR	X5, X30, X29
 	XOR	X5, X10, X5
 	XOR	X28, X13, X16
-	MOV	1936(X2), X14
+	MOV	1888(X2), X14
 	MOV	192(X14), X18
 	MOV	200(X14), X30
 	MOV	208(X14), X9
@@ -6617,9 +6587,9 @@ last_round:
 	XOR	X17, X11, X14
 	WORD	$0x2ea308d7	// th.vxor.vv v17, v10, v6
 	XOR	X28, X14, X18
-	MOV	X18, 1928(X2)
+	MOV	X18, 1880(X2)
 	WORD	$0x2e508557	// th.vxor.vv v10, v5, v1
-	MOV	1928(X2), X18
+	MOV	1880(X2), X18
 	AND	X18, X7, X18
 	WORD	$0x26380a57	// th.vand.vv v20, v3, v16
 	XOR	X9, X18, X8
@@ -6693,20 +6663,20 @@ last_round:
 	XOR	X25, X21
 	WORD	$0x2f8b0157	// th.vxor.vv v2, v24, v22
 	AND	X16, X21, X16
-	MOV	X16, 1920(X2)
+	MOV	X16, 1872(X2)
 	WORD	$0x275b8c57	// th.vand.vv v24, v21, v23
 	AND	X19, X21, X25
 	WORD	$0x2f710cd7	// th.vxor.vv v25, v23, v2
 	XOR	X24, X22, X16
 	WORD	$0x2f898c57	// th.vxor.vv v24, v24, v19
-	MOV	1912(X2), X19
+	MOV	1864(X2), X19
 	AND	$192, X19, X1
 	WORD	$0x276c8cd7	// th.vand.vv v25, v22, v25
 	AND	X16, X8, X16
 	WORD	$0x278909d7	// th.vand.vv v19, v24, v18
 	XOR	X24, X16
 	WORD	$0x2f7c8957	// th.vxor.vv v18, v23, v25
-	ADD	$1456, X2, X19
+	ADD	$1408, X2, X19
 	WORD	$0x278787d7	// th.vand.vv v15, v24, v15
 	ADD	X1, X19
 	WORD	$0x27890b57	// th.vand.vv v22, v24, v18
@@ -6764,7 +6734,7 @@ last_round:
 	WORD	$0x2ebc85d7	// th.vxor.vv v11, v11, v25
 	XOR	X20, X21, X20
 	WORD	$0x2f1984d7	// th.vxor.vv v9, v17, v19
-	MOV	1928(X2), X12
+	MOV	1880(X2), X12
 	AND	X12, X20, X12
 	WORD	$0x27428657	// th.vand.vv v12, v20, v5
 	XOR	X17, X12
@@ -6807,7 +6777,7 @@ last_round:
 	WORD	$0x9623b657	// th.vsll.vi v12, v2, 7
 	XOR	X10, X12
 	WORD	$0x962336d7	// th.vsll.vi v13, v2, 6
-	MOV	1920(X2), X10
+	MOV	1872(X2), X10
 	XOR	X12, X10
 	WORD	$0x9622b4d7	// th.vsll.vi v9, v2, 5
 	XOR	X10, X18, X11
@@ -6826,31 +6796,31 @@ last_round:
 	WORD	$0x2f070857	// th.vxor.vv v16, v16, v14
 	XOR	X28, X13, X12
 	WORD	$0x2f278757	// th.vxor.vv v14, v18, v15
-	MOV	1936(X2), X29
+	MOV	1888(X2), X29
 	MOV	64(X29), X29
 	WORD	$0x2e3881d7	// th.vxor.vv v3, v3, v17
-	MOV	1936(X2), X13
+	MOV	1888(X2), X13
 	MOV	72(X13), X17
 	WORD	$0x2e0887d7	// th.vxor.vv v15, v0, v17
-	MOV	1936(X2), X13
+	MOV	1888(X2), X13
 	MOV	80(X13), X18
 	WORD	$0x2e408057	// th.vxor.vv v0, v4, v1
-	MOV	1936(X2), X13
+	MOV	1888(X2), X13
 	MOV	88(X13), X19
 	WORD	$0xa6c3b657	// th.vsra.vi v12, v12, 7
-	MOV	1936(X2), X13
+	MOV	1888(X2), X13
 	MOV	96(X13), X9
 	WORD	$0xa6d3b6d7	// th.vsra.vi v13, v13, 7
-	MOV	1936(X2), X13
+	MOV	1888(X2), X13
 	MOV	104(X13), X16
 	WORD	$0xa693b4d7	// th.vsra.vi v9, v9, 7
-	MOV	1936(X2), X13
+	MOV	1888(X2), X13
 	MOV	112(X13), X15
 	WORD	$0xa663b357	// th.vsra.vi v6, v6, 7
-	MOV	1936(X2), X13
+	MOV	1888(X2), X13
 	MOV	120(X13), X14
 	WORD	$0xa673b3d7	// th.vsra.vi v7, v7, 7
-	ADD	$1296, X2, X13
+	ADD	$1248, X2, X13
 	WORD	$0xa683b457	// th.vsra.vi v8, v8, 7
 	XOR	X29, X5
 	WORD	$0xa6a3b557	// th.vsra.vi v10, v10, 7
@@ -7139,7 +7109,7 @@ rounds_done:
 	AND	X12, X13, X12
 	OR	X12, X6, X15
 	// SR² of each block: bytes 1, 3, 5, 7 trade places with bytes 9, 11, 13, 15
-	MOV	1248(X2), X6
+	MOV	1208(X2), X6
 	XOR	X28, X7, X12
 	AND	X6, X12
 	XOR	X12, X7, X14
@@ -7157,70 +7127,70 @@ rounds_done:
 	XOR	X29, X5, X6
 	XOR	X29, X15, X5
 	MOV	$12, X29
-	MOV	1872(X2), X30
+	MOV	1824(X2), X30
 	BLTU	X30, X29, partial
 	// out = in ^ keystream, twelve blocks
 	MOV	$128, X29
 	WORD	$0x003ef057	// th.vsetvli zero, t4, e8, m8, d1
-	MOV	1896(X2), X30
+	MOV	1848(X2), X30
 	MOV	128(X30), X29
 	WORD	$0x120f0407	// th.vlb.v v8, (t5)
 	XOR	X14, X29
-	MOV	1888(X2), X30
+	MOV	1840(X2), X30
 	MOV	X29, 128(X30)
-	MOV	1896(X2), X29
+	MOV	1848(X2), X29
 	MOV	136(X29), X29
 	XOR	X13, X29
-	MOV	1888(X2), X30
+	MOV	1840(X2), X30
 	MOV	X29, 136(X30)
-	MOV	1896(X2), X29
+	MOV	1848(X2), X29
 	MOV	144(X29), X29
 	XOR	X12, X29
-	MOV	1888(X2), X30
+	MOV	1840(X2), X30
 	MOV	X29, 144(X30)
-	MOV	1896(X2), X29
+	MOV	1848(X2), X29
 	MOV	152(X29), X29
 	XOR	X10, X29
-	MOV	1888(X2), X30
+	MOV	1840(X2), X30
 	MOV	X29, 152(X30)
-	MOV	1896(X2), X29
+	MOV	1848(X2), X29
 	MOV	160(X29), X29
 	WORD	$0x2e800457	// th.vxor.vv v8, v8, v0
 	XOR	X28, X29
-	MOV	1888(X2), X28
+	MOV	1840(X2), X28
 	MOV	X29, 160(X28)
-	MOV	1896(X2), X28
+	MOV	1848(X2), X28
 	MOV	168(X28), X28
 	XOR	X7, X28
-	MOV	1888(X2), X7
+	MOV	1840(X2), X7
 	MOV	X28, 168(X7)
-	MOV	1896(X2), X7
+	MOV	1848(X2), X7
 	MOV	176(X7), X7
 	XOR	X6, X7
-	MOV	1888(X2), X6
+	MOV	1840(X2), X6
 	MOV	X7, 176(X6)
-	MOV	1896(X2), X6
+	MOV	1848(X2), X6
 	MOV	184(X6), X6
 	XOR	X5, X6
-	MOV	1888(X2), X5
+	MOV	1840(X2), X5
 	MOV	X6, 184(X5)
 	WORD	$0x02028427	// th.vsb.v v8, (t0)
-	MOV	1896(X2), X5
+	MOV	1848(X2), X5
 	ADD	$192, X5
-	MOV	X5, 1896(X2)
-	MOV	1888(X2), X5
+	MOV	X5, 1848(X2)
+	MOV	1840(X2), X5
 	ADD	$192, X5
-	MOV	X5, 1888(X2)
-	MOV	1872(X2), X5
+	MOV	X5, 1840(X2)
+	MOV	1824(X2), X5
 	ADD	$-12, X5
-	MOV	X5, 1872(X2)
-	MOV	1904(X2), X5
+	MOV	X5, 1824(X2)
+	MOV	1856(X2), X5
 	ADDW	$12, X5
-	MOV	X5, 1904(X2)
-	MOV	1872(X2), X5
+	MOV	X5, 1856(X2)
+	MOV	1824(X2), X5
 	BEQZ	X5, done
 	MOV	$4, X29
-	MOV	1872(X2), X5
+	MOV	1824(X2), X5
 	BGEU	X29, X5, L21
 	JMP	twelve
 L21:
@@ -7228,69 +7198,69 @@ L21:
 	// fewer than twelve blocks: as many of the pass's keystream blocks (vl = 16 min(blocks, 8))
 partial:
 	MOV	$8, X29
-	MOV	1872(X2), X11
+	MOV	1824(X2), X11
 	MOV	X11, X30
 	BGEU	X29, X11, short
 	MOV	$8, X30
 short:
 	SLL	$4, X30
 	WORD	$0x003f7057	// th.vsetvli zero, t5, e8, m8, d1
-	MOV	1896(X2), X29
+	MOV	1848(X2), X29
 	WORD	$0x120e8407	// th.vlb.v v8, (t4)
 	WORD	$0x2e800457	// th.vxor.vv v8, v8, v0
-	MOV	1888(X2), X29
+	MOV	1840(X2), X29
 	WORD	$0x020e8427	// th.vsb.v v8, (t4)
 	MOV	$8, X29
-	MOV	1872(X2), X30
+	MOV	1824(X2), X30
 	BGEU	X29, X30, done
-	MOV	1896(X2), X29
+	MOV	1848(X2), X29
 	MOV	128(X29), X29
 	XOR	X14, X29
-	MOV	1888(X2), X30
+	MOV	1840(X2), X30
 	MOV	X29, 128(X30)
-	MOV	1896(X2), X29
+	MOV	1848(X2), X29
 	MOV	136(X29), X29
 	XOR	X13, X29
-	MOV	1888(X2), X30
+	MOV	1840(X2), X30
 	MOV	X29, 136(X30)
 	MOV	$9, X29
-	MOV	1872(X2), X30
+	MOV	1824(X2), X30
 	BGEU	X29, X30, done
-	MOV	1896(X2), X29
+	MOV	1848(X2), X29
 	MOV	144(X29), X29
 	XOR	X12, X29
-	MOV	1888(X2), X30
+	MOV	1840(X2), X30
 	MOV	X29, 144(X30)
-	MOV	1896(X2), X29
+	MOV	1848(X2), X29
 	MOV	152(X29), X29
 	XOR	X10, X29
-	MOV	1888(X2), X30
+	MOV	1840(X2), X30
 	MOV	X29, 152(X30)
 	MOV	$10, X29
-	MOV	1872(X2), X30
+	MOV	1824(X2), X30
 	BGEU	X29, X30, done
-	MOV	1896(X2), X29
+	MOV	1848(X2), X29
 	MOV	160(X29), X29
 	XOR	X28, X29
-	MOV	1888(X2), X28
+	MOV	1840(X2), X28
 	MOV	X29, 160(X28)
-	MOV	1896(X2), X28
+	MOV	1848(X2), X28
 	MOV	168(X28), X28
 	XOR	X7, X28
-	MOV	1888(X2), X7
+	MOV	1840(X2), X7
 	MOV	X28, 168(X7)
 	MOV	$11, X29
-	MOV	1872(X2), X7
+	MOV	1824(X2), X7
 	BGEU	X29, X7, done
-	MOV	1896(X2), X7
+	MOV	1848(X2), X7
 	MOV	176(X7), X7
 	XOR	X6, X7
-	MOV	1888(X2), X6
+	MOV	1840(X2), X6
 	MOV	X7, 176(X6)
-	MOV	1896(X2), X6
+	MOV	1848(X2), X6
 	MOV	184(X6), X6
 	XOR	X5, X6
-	MOV	1888(X2), X5
+	MOV	1840(X2), X5
 	MOV	X6, 184(X5)
 	JMP	done
 few:
@@ -7319,113 +7289,107 @@ L16:
 	WORD	$0x12030407	// th.vlb.v v8, (t1)
 	ADD	$144, X5, X6
 	WORD	$0x12030487	// th.vlb.v v9, (t1)
-	ADD	$160, X5, X6
+	ADD	$1792, X2, X5
+	MOV	1808(X2), X6
 	WORD	$0x12030507	// th.vlb.v v10, (t1)
-	ADD	$176, X5, X6
-	WORD	$0x12030587	// th.vlb.v v11, (t1)
-	ADD	$1840, X2, X5
-	MOV	1856(X2), X6
-	WORD	$0x12030607	// th.vlb.v v12, (t1)
-	WORD	$0x02028627	// th.vsb.v v12, (t0)
-	MOV	1864(X2), X5
-	WORD	$0x12028607	// th.vlb.v v12, (t0)
+	WORD	$0x02028527	// th.vsb.v v10, (t0)
+	MOV	1816(X2), X5
+	WORD	$0x12028507	// th.vlb.v v10, (t0)
 few_block:
 	// s = the counter block ^ round key 0; out = in ^ its encryption
-	MOV	1904(X2), X5
+	MOV	1856(X2), X5
 	WORD	$0x9002928b	// th.revw t0, t0
-	MOVW	X5, 1852(X2)
-	ADD	$1840, X2, X5
-	WORD	$0x12028687	// th.vlb.v v13, (t0)
-	WORD	$0x2ed606d7	// th.vxor.vv v13, v13, v12
+	MOVW	X5, 1804(X2)
+	ADD	$1792, X2, X5
+	WORD	$0x12028587	// th.vlb.v v11, (t0)
+	WORD	$0x2eb505d7	// th.vxor.vv v11, v11, v10
 	MOV	$99, X5
-	// rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
-	MOV	1864(X2), X6
+	MOV	$27, X7
+	WORD	$0x2eb2c5d7	// th.vxor.vx v11, v11, t0
+	// rounds 1 .. rounds-1 in a loop
+	MOV	1816(X2), X6
 	ADD	$16, X6
-	MOV	1880(X2), X7
-	ADD	$-1, X7
+	MOV	1832(X2), X28
+	ADD	$-1, X28
 vround:
-	WORD	$0x26d7b757	// th.vand.vi v14, v13, 15
-	WORD	$0xa2d236d7	// th.vsrl.vi v13, v13, 4
-	WORD	$0x320707d7	// th.vrgather.vv v15, v0, v14
-	WORD	$0x32168757	// th.vrgather.vv v14, v1, v13
-	WORD	$0x2ef707d7	// th.vxor.vv v15, v15, v14
-	WORD	$0x12030687	// th.vlb.v v13, (t1)
-	WORD	$0xa2f23757	// th.vsrl.vi v14, v15, 4
-	WORD	$0x26f7b957	// th.vand.vi v18, v15, 15
-	WORD	$0x322708d7	// th.vrgather.vv v17, v2, v14
-	WORD	$0x2ee907d7	// th.vxor.vv v15, v14, v18
-	WORD	$0x32390857	// th.vrgather.vv v16, v3, v18
-	WORD	$0x32278957	// th.vrgather.vv v18, v2, v15
-	WORD	$0x2f1808d7	// th.vxor.vv v17, v17, v16
-	WORD	$0x2f280857	// th.vxor.vv v16, v18, v16
-	WORD	$0x32288957	// th.vrgather.vv v18, v2, v17
-	WORD	$0x322808d7	// th.vrgather.vv v17, v2, v16
-	WORD	$0x2f2787d7	// th.vxor.vv v15, v18, v15
-	WORD	$0x2f170757	// th.vxor.vv v14, v17, v14
-	WORD	$0x324788d7	// th.vrgather.vv v17, v4, v15
-	WORD	$0x32570957	// th.vrgather.vv v18, v5, v14
-	WORD	$0x32678857	// th.vrgather.vv v16, v6, v15
-	WORD	$0x327707d7	// th.vrgather.vv v15, v7, v14
-	WORD	$0x2f190757	// th.vxor.vv v14, v17, v18
-	WORD	$0x2f0788d7	// th.vxor.vv v17, v16, v15
-	WORD	$0x32e50957	// th.vrgather.vv v18, v14, v10
-	WORD	$0x2ee88857	// th.vxor.vv v16, v14, v17
-	WORD	$0x331407d7	// th.vrgather.vv v15, v17, v8
-	WORD	$0x330488d7	// th.vrgather.vv v17, v16, v9
-	WORD	$0x2ee90757	// th.vxor.vv v14, v14, v18
-	WORD	$0x2ef88857	// th.vxor.vv v16, v15, v17
-	WORD	$0x32e587d7	// th.vrgather.vv v15, v14, v11
-	WORD	$0x2f078757	// th.vxor.vv v14, v16, v15
-	WORD	$0x2ed2c6d7	// th.vxor.vx v13, v13, t0
-	WORD	$0x2ee686d7	// th.vxor.vv v13, v14, v13
-	ADD	$16, X6
-	ADD	$-1, X7
-	BNEZ	X7, vround
-	// the last round and its key
-	WORD	$0x26d7b757	// th.vand.vi v14, v13, 15
-	WORD	$0xa2d236d7	// th.vsrl.vi v13, v13, 4
-	WORD	$0x320707d7	// th.vrgather.vv v15, v0, v14
-	WORD	$0x32168757	// th.vrgather.vv v14, v1, v13
-	WORD	$0x2ef70757	// th.vxor.vv v14, v15, v14
-	WORD	$0xa2e236d7	// th.vsrl.vi v13, v14, 4
-	WORD	$0x26e7b757	// th.vand.vi v14, v14, 15
-	WORD	$0x323707d7	// th.vrgather.vv v15, v3, v14
-	WORD	$0x2ed70757	// th.vxor.vv v14, v13, v14
+	WORD	$0x26b7b657	// th.vand.vi v12, v11, 15
+	WORD	$0xa2b235d7	// th.vsrl.vi v11, v11, 4
+	WORD	$0x320606d7	// th.vrgather.vv v13, v0, v12
+	WORD	$0x32158657	// th.vrgather.vv v12, v1, v11
+	WORD	$0x2ed606d7	// th.vxor.vv v13, v13, v12
+	WORD	$0x12030587	// th.vlb.v v11, (t1)
+	WORD	$0xa2d23657	// th.vsrl.vi v12, v13, 4
+	WORD	$0x26d7b857	// th.vand.vi v16, v13, 15
+	WORD	$0x322607d7	// th.vrgather.vv v15, v2, v12
+	WORD	$0x2ec806d7	// th.vxor.vv v13, v12, v16
+	WORD	$0x32380757	// th.vrgather.vv v14, v3, v16
 	WORD	$0x32268857	// th.vrgather.vv v16, v2, v13
-	WORD	$0x2f078857	// th.vxor.vv v16, v16, v15
-	WORD	$0x322708d7	// th.vrgather.vv v17, v2, v14
-	WORD	$0x2f1787d7	// th.vxor.vv v15, v17, v15
-	WORD	$0x322808d7	// th.vrgather.vv v17, v2, v16
-	WORD	$0x2f170757	// th.vxor.vv v14, v17, v14
+	WORD	$0x2ef707d7	// th.vxor.vv v15, v15, v14
+	WORD	$0x2f070757	// th.vxor.vv v14, v16, v14
 	WORD	$0x32278857	// th.vrgather.vv v16, v2, v15
+	WORD	$0x322707d7	// th.vrgather.vv v15, v2, v14
 	WORD	$0x2f0686d7	// th.vxor.vv v13, v16, v13
-	WORD	$0x324707d7	// th.vrgather.vv v15, v4, v14
-	WORD	$0x32568857	// th.vrgather.vv v16, v5, v13
-	WORD	$0x2ef807d7	// th.vxor.vv v15, v15, v16
-	WORD	$0x32670857	// th.vrgather.vv v16, v6, v14
-	WORD	$0x32768757	// th.vrgather.vv v14, v7, v13
-	WORD	$0x2f0706d7	// th.vxor.vv v13, v16, v14
-	WORD	$0x32f406d7	// th.vrgather.vv v13, v15, v8
-	WORD	$0x12030707	// th.vlb.v v14, (t1)
-	WORD	$0x2ee2c757	// th.vxor.vx v14, v14, t0
-	WORD	$0x2ed706d7	// th.vxor.vv v13, v13, v14
-	MOV	1896(X2), X5
-	WORD	$0x12028707	// th.vlb.v v14, (t0)
+	WORD	$0x2ef60657	// th.vxor.vv v12, v15, v12
+	WORD	$0x32468757	// th.vrgather.vv v14, v4, v13
+	WORD	$0x325606d7	// th.vrgather.vv v13, v5, v12
+	WORD	$0x2ee687d7	// th.vxor.vv v15, v14, v13
+	WORD	$0xa6f3b757	// th.vsra.vi v14, v15, 7
+	WORD	$0x02f78657	// th.vadd.vv v12, v15, v15
+	WORD	$0x26e3c757	// th.vand.vx v14, v14, t2
+	WORD	$0x32f386d7	// th.vrgather.vv v13, v15, v7
+	WORD	$0x2ec70657	// th.vxor.vv v12, v12, v14
+	WORD	$0x32f40757	// th.vrgather.vv v14, v15, v8
+	WORD	$0x32c307d7	// th.vrgather.vv v15, v12, v6
+	WORD	$0x2ef68657	// th.vxor.vv v12, v15, v13
+	WORD	$0x2ec706d7	// th.vxor.vv v13, v12, v14
+	WORD	$0x32c48757	// th.vrgather.vv v14, v12, v9
+	WORD	$0x2ed70657	// th.vxor.vv v12, v13, v14
+	WORD	$0x2ec585d7	// th.vxor.vv v11, v12, v11
+	ADD	$16, X6
+	ADD	$-1, X28
+	BNEZ	X28, vround
+	// the last round and its key
+	WORD	$0x26b7b657	// th.vand.vi v12, v11, 15
+	WORD	$0xa2b235d7	// th.vsrl.vi v11, v11, 4
+	WORD	$0x320606d7	// th.vrgather.vv v13, v0, v12
+	WORD	$0x32158657	// th.vrgather.vv v12, v1, v11
+	WORD	$0x2ed60657	// th.vxor.vv v12, v13, v12
+	WORD	$0xa2c235d7	// th.vsrl.vi v11, v12, 4
+	WORD	$0x26c7b657	// th.vand.vi v12, v12, 15
+	WORD	$0x323606d7	// th.vrgather.vv v13, v3, v12
+	WORD	$0x2eb60657	// th.vxor.vv v12, v11, v12
+	WORD	$0x32258757	// th.vrgather.vv v14, v2, v11
 	WORD	$0x2ee68757	// th.vxor.vv v14, v14, v13
-	MOV	1888(X2), X5
-	WORD	$0x02028727	// th.vsb.v v14, (t0)
-	MOV	1896(X2), X5
+	WORD	$0x322607d7	// th.vrgather.vv v15, v2, v12
+	WORD	$0x2ef686d7	// th.vxor.vv v13, v15, v13
+	WORD	$0x322707d7	// th.vrgather.vv v15, v2, v14
+	WORD	$0x2ef60657	// th.vxor.vv v12, v15, v12
+	WORD	$0x32268757	// th.vrgather.vv v14, v2, v13
+	WORD	$0x2ee585d7	// th.vxor.vv v11, v14, v11
+	WORD	$0x324606d7	// th.vrgather.vv v13, v4, v12
+	WORD	$0x32558657	// th.vrgather.vv v12, v5, v11
+	WORD	$0x2ed60657	// th.vxor.vv v12, v13, v12
+	WORD	$0x32c305d7	// th.vrgather.vv v11, v12, v6
+	WORD	$0x12030607	// th.vlb.v v12, (t1)
+	WORD	$0x2eb605d7	// th.vxor.vv v11, v11, v12
+	WORD	$0x2eb2c5d7	// th.vxor.vx v11, v11, t0
+	MOV	1848(X2), X5
+	WORD	$0x12028607	// th.vlb.v v12, (t0)
+	WORD	$0x2ec58657	// th.vxor.vv v12, v12, v11
+	MOV	1840(X2), X5
+	WORD	$0x02028627	// th.vsb.v v12, (t0)
+	MOV	1848(X2), X5
 	ADD	$16, X5
-	MOV	X5, 1896(X2)
-	MOV	1888(X2), X5
+	MOV	X5, 1848(X2)
+	MOV	1840(X2), X5
 	ADD	$16, X5
-	MOV	X5, 1888(X2)
-	MOV	1904(X2), X5
+	MOV	X5, 1840(X2)
+	MOV	1856(X2), X5
 	ADDW	$1, X5
-	MOV	X5, 1904(X2)
-	MOV	1872(X2), X5
+	MOV	X5, 1856(X2)
+	MOV	1824(X2), X5
 	ADD	$-1, X5
-	MOV	X5, 1872(X2)
+	MOV	X5, 1824(X2)
 	BNEZ	X5, few_block
 done:
 	// return
@@ -7570,6 +7534,12 @@ done:
 	MOV	X0, 1072(X2)
 	MOV	X0, 1080(X2)
 	MOV	X0, 1088(X2)
+	MOV	X0, 1408(X2)
+	MOV	X0, 1416(X2)
+	MOV	X0, 1424(X2)
+	MOV	X0, 1432(X2)
+	MOV	X0, 1440(X2)
+	MOV	X0, 1448(X2)
 	MOV	X0, 1456(X2)
 	MOV	X0, 1464(X2)
 	MOV	X0, 1472(X2)
@@ -7614,17 +7584,11 @@ done:
 	MOV	X0, 1784(X2)
 	MOV	X0, 1792(X2)
 	MOV	X0, 1800(X2)
-	MOV	X0, 1808(X2)
-	MOV	X0, 1816(X2)
-	MOV	X0, 1824(X2)
-	MOV	X0, 1832(X2)
-	MOV	X0, 1840(X2)
-	MOV	X0, 1848(X2)
-	MOV	X0, 1912(X2)
-	MOV	X0, 1920(X2)
-	MOV	X0, 1928(X2)
-	MOV	X0, 1944(X2)
-	MOV	X0, 1952(X2)
+	MOV	X0, 1864(X2)
+	MOV	X0, 1872(X2)
+	MOV	X0, 1880(X2)
+	MOV	X0, 1896(X2)
+	MOV	X0, 1904(X2)
 	MOV	$0, X5
 	MOV	$0, X6
 	MOV	$0, X7
@@ -7824,13 +7788,13 @@ kgen_ret:
 
 // void AES_ct_encrypt_c906_novector(const unsigned char *in, unsigned char *out, const AES_KEY *key)
 // func aesCtEncryptC906Novector(in *byte, out *byte, key *byte)
-TEXT ·aesCtEncryptC906Novector(SB), NOSPLIT, $200-24
+TEXT ·aesCtEncryptC906Novector(SB), NOSPLIT, $160-24
 	MOV	in+0(FP), X10
 	MOV	out+8(FP), X11
 	MOV	key+16(FP), X12
-	MOV	X11, 168(X2)
+	MOV	X11, 128(X2)
 	MOVW	240(X12), X5
-	MOV	X5, 176(X2)
+	MOV	X5, 136(X2)
 L0:
 	MOV	$·kgen_aes_ct_c906_novector_masks(SB), X5
 	MOV	(X5), X6
@@ -7863,16 +7827,6 @@ L0:
 	MOV	X6, 112(X2)
 	MOV	112(X5), X6
 	MOV	X6, 120(X2)
-	MOV	120(X5), X6
-	MOV	X6, 128(X2)
-	MOV	128(X5), X6
-	MOV	X6, 136(X2)
-	MOV	136(X5), X6
-	MOV	X6, 144(X2)
-	MOV	144(X5), X6
-	MOV	X6, 152(X2)
-	MOV	152(X5), X6
-	MOV	X6, 160(X2)
 	MOV	(X10), X28
 	MOV	8(X10), X29
 	MOV	32(X2), X6
@@ -8071,7 +8025,7 @@ L0:
 	XOR	X17, X13
 	XOR	X20, X5
 	XOR	X9, X29
-	MOV	X29, 200(X2)
+	MOV	X29, 160(X2)
 	XOR	X15, X10, X15
 	XOR	X13, X11, X9
 	XOR	X16, X6, X13
@@ -8079,12 +8033,12 @@ L0:
 	XOR	X21, X28, X23
 	XOR	X14, X30, X14
 	ADD	$16, X12, X6
-	MOV	X6, 192(X2)
+	MOV	X6, 152(X2)
 	MOV	$0, X6
-	MOV	X6, 184(X2)
+	MOV	X6, 144(X2)
 rounds4:
 	XOR	X15, X13, X6
-	MOV	200(X2), X7
+	MOV	160(X2), X7
 	XOR	X7, X14, X17
 	XOR	X6, X17, X10
 	XOR	X10, X9, X7
@@ -8120,7 +8074,7 @@ rounds4:
 	XOR	X23, X13
 	XOR	X1, X13
 	XOR	X22, X13
-	MOV	200(X2), X22
+	MOV	160(X2), X22
 	XOR	X22, X9, X22
 	AND	X9, X22, X1
 	XOR	X23, X1, X23
@@ -8138,7 +8092,7 @@ rounds4:
 	AND	X24, X25, X21
 	XOR	X8, X21
 	AND	X14, X21, X14
-	MOV	X14, 200(X2)
+	MOV	X14, 160(X2)
 	AND	X18, X21, X14
 	XOR	X13, X23, X18
 	AND	X18, X1, X18
@@ -8190,7 +8144,7 @@ rounds4:
 	XOR	X10, X13, X5
 	XOR	X5, X16, X5
 	XOR	X5, X29
-	MOV	200(X2), X5
+	MOV	160(X2), X5
 	XOR	X29, X5, X11
 	XOR	X11, X9, X5
 	XOR	X12, X11
@@ -8309,7 +8263,7 @@ rounds4:
 	XOR	X13, X14, X13
 	XOR	X12, X11
 	XOR	X13, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOV	(X12), X15
 	MOV	8(X12), X16
 	MOV	32(X2), X13
@@ -8548,7 +8502,7 @@ rounds4:
 	XOR	X9, X22, X9
 	XOR	X9, X10, X13
 	XOR	X28, X13, X19
-	MOV	X19, 200(X2)
+	MOV	X19, 160(X2)
 	AND	X19, X7, X19
 	XOR	X16, X19, X23
 	XOR	X11, X13, X25
@@ -8617,7 +8571,7 @@ rounds4:
 	AND	X12, X17, X23
 	XOR	X17, X20, X12
 	XOR	X22, X12, X20
-	MOV	200(X2), X29
+	MOV	160(X2), X29
 	AND	X29, X20, X29
 	XOR	X9, X29
 	AND	X7, X20, X9
@@ -8723,7 +8677,7 @@ rounds4:
 	WORD	$0x1204960b	// th.srri a2, s1, 32
 	XOR	X11, X18, X11
 	XOR	X12, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOV	16(X12), X15
 	MOV	24(X12), X16
 	MOV	32(X2), X13
@@ -8906,7 +8860,7 @@ rounds4:
 	XOR	X9, X22, X9
 	XOR	X9, X10, X13
 	XOR	X28, X13, X19
-	MOV	X19, 200(X2)
+	MOV	X19, 160(X2)
 	AND	X19, X7, X19
 	XOR	X16, X19, X23
 	XOR	X11, X13, X25
@@ -8975,7 +8929,7 @@ rounds4:
 	AND	X12, X17, X23
 	XOR	X17, X20, X12
 	XOR	X22, X12, X20
-	MOV	200(X2), X29
+	MOV	160(X2), X29
 	AND	X29, X20, X29
 	XOR	X9, X29
 	AND	X7, X20, X9
@@ -9114,7 +9068,7 @@ rounds4:
 	XOR	X13, X14, X13
 	XOR	X12, X11
 	XOR	X13, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOV	32(X12), X15
 	MOV	40(X12), X16
 	MOV	32(X2), X13
@@ -9353,7 +9307,7 @@ rounds4:
 	XOR	X9, X22, X9
 	XOR	X9, X10, X13
 	XOR	X28, X13, X19
-	MOV	X19, 200(X2)
+	MOV	X19, 160(X2)
 	AND	X19, X7, X19
 	XOR	X16, X19, X23
 	XOR	X11, X13, X25
@@ -9422,7 +9376,7 @@ rounds4:
 	AND	X12, X17, X23
 	XOR	X17, X20, X12
 	XOR	X22, X12, X20
-	MOV	200(X2), X29
+	MOV	160(X2), X29
 	AND	X29, X20, X29
 	XOR	X9, X29
 	AND	X7, X20, X9
@@ -9495,7 +9449,7 @@ rounds4:
 	WORD	$0x1207168b	// th.srri a3, a4, 32
 	XOR	X12, X11
 	XOR	X13, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOV	48(X12), X15
 	MOV	56(X12), X16
 	MOV	32(X2), X13
@@ -9600,29 +9554,29 @@ rounds4:
 	NOT	X15, X18
 	XOR	X9, X5
 	XOR	X20, X6
-	MOV	X6, 200(X2)
+	MOV	X6, 160(X2)
 	XOR	X13, X7, X15
 	XOR	X12, X28, X9
 	XOR	X14, X29, X13
 	XOR	X17, X30, X19
 	XOR	X18, X10, X23
 	XOR	X16, X11, X14
-	MOV	192(X2), X6
+	MOV	152(X2), X6
 	ADD	$64, X6
-	MOV	X6, 192(X2)
-	MOV	184(X2), X6
+	MOV	X6, 152(X2)
+	MOV	144(X2), X6
 	ADD	$64, X6
-	MOV	X6, 184(X2)
-	MOV	176(X2), X6
+	MOV	X6, 144(X2)
+	MOV	136(X2), X6
 	ADD	$-2, X6
 	SRL	$2, X6
 	SLL	$6, X6
-	MOV	184(X2), X7
+	MOV	144(X2), X7
 	BGEU	X7, X6, L4
 	JMP	rounds4
 L4:
 	XOR	X15, X13, X6
-	MOV	200(X2), X7
+	MOV	160(X2), X7
 	XOR	X7, X14, X16
 	XOR	X6, X16, X30
 	XOR	X30, X9, X7
@@ -9638,7 +9592,7 @@ L4:
 	XOR	X19, X23, X12
 	XOR	X12, X10, X15
 	XOR	X28, X15, X18
-	MOV	X18, 184(X2)
+	MOV	X18, 144(X2)
 	AND	X18, X6, X18
 	XOR	X17, X18, X24
 	XOR	X11, X15, X25
@@ -9659,7 +9613,7 @@ L4:
 	XOR	X23, X14
 	XOR	X8, X14
 	XOR	X21, X14
-	MOV	200(X2), X21
+	MOV	160(X2), X21
 	XOR	X21, X18, X21
 	AND	X18, X21, X8
 	XOR	X23, X8, X23
@@ -9708,7 +9662,7 @@ L4:
 	AND	X12, X9, X23
 	XOR	X9, X20, X12
 	XOR	X22, X12, X20
-	MOV	184(X2), X29
+	MOV	144(X2), X29
 	AND	X29, X20, X29
 	XOR	X18, X29
 	AND	X6, X20, X6
@@ -9847,7 +9801,7 @@ L4:
 	XOR	X13, X14, X13
 	XOR	X12, X11
 	XOR	X13, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOV	(X12), X15
 	MOV	8(X12), X16
 	MOV	32(X2), X13
@@ -10071,7 +10025,7 @@ L4:
 	XOR	X13, X10, X13
 	XOR	X19, X11, X29
 	MOV	$12, X6
-	MOV	176(X2), X28
+	MOV	136(X2), X28
 	BEQ	X28, X6, L5
 	JMP	last_round
 L5:
@@ -10082,7 +10036,7 @@ L5:
 	XOR	X12, X7, X10
 	AND	X10, X30, X21
 	XOR	X5, X10, X28
-	MOV	X28, 184(X2)
+	MOV	X28, 144(X2)
 	XOR	X13, X7, X23
 	XOR	X14, X29, X7
 	XOR	X7, X23, X28
@@ -10092,7 +10046,7 @@ L5:
 	XOR	X17, X13, X11
 	XOR	X11, X10, X13
 	XOR	X28, X13, X17
-	MOV	X17, 176(X2)
+	MOV	X17, 136(X2)
 	AND	X17, X6, X17
 	XOR	X9, X17
 	XOR	X12, X13, X25
@@ -10119,7 +10073,7 @@ L5:
 	XOR	X17, X16
 	XOR	X20, X16, X24
 	XOR	X12, X22, X20
-	MOV	184(X2), X16
+	MOV	144(X2), X16
 	AND	X16, X20, X16
 	XOR	X21, X16
 	XOR	X23, X16
@@ -10156,14 +10110,14 @@ L5:
 	AND	X10, X18, X10
 	AND	X30, X18, X30
 	AND	X20, X19, X18
-	MOV	184(X2), X20
+	MOV	144(X2), X20
 	AND	X20, X19
 	XOR	X10, X19
 	XOR	X19, X9, X19
 	AND	X11, X17, X20
 	XOR	X17, X21
 	XOR	X22, X21, X22
-	MOV	176(X2), X11
+	MOV	136(X2), X11
 	AND	X11, X22, X11
 	XOR	X9, X11
 	AND	X6, X22, X6
@@ -10269,7 +10223,7 @@ L5:
 	WORD	$0x1204960b	// th.srri a2, s1, 32
 	XOR	X11, X18, X11
 	XOR	X12, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOV	16(X12), X15
 	MOV	24(X12), X16
 	MOV	32(X2), X13
@@ -10443,7 +10397,7 @@ L5:
 	XOR	X12, X7, X30
 	AND	X30, X29, X19
 	XOR	X5, X30, X28
-	MOV	X28, 184(X2)
+	MOV	X28, 144(X2)
 	XOR	X10, X7, X20
 	XOR	X9, X18, X7
 	XOR	X7, X20, X28
@@ -10453,7 +10407,7 @@ L5:
 	XOR	X15, X10
 	XOR	X10, X30, X12
 	XOR	X28, X12, X15
-	MOV	X15, 176(X2)
+	MOV	X15, 136(X2)
 	AND	X15, X6, X15
 	XOR	X17, X15, X22
 	XOR	X11, X12, X24
@@ -10480,7 +10434,7 @@ L5:
 	XOR	X22, X13
 	XOR	X21, X13, X21
 	XOR	X11, X18, X9
-	MOV	184(X2), X13
+	MOV	144(X2), X13
 	AND	X13, X9, X13
 	XOR	X19, X13
 	XOR	X20, X13
@@ -10517,14 +10471,14 @@ L5:
 	AND	X30, X20, X30
 	AND	X29, X20, X29
 	AND	X9, X22, X9
-	MOV	184(X2), X20
+	MOV	144(X2), X20
 	AND	X20, X22, X20
 	XOR	X30, X20
 	XOR	X20, X17, X20
 	AND	X10, X16, X22
 	XOR	X16, X19
 	XOR	X21, X19, X21
-	MOV	176(X2), X10
+	MOV	136(X2), X10
 	AND	X10, X21, X10
 	XOR	X17, X10
 	AND	X6, X21, X6
@@ -10663,7 +10617,7 @@ L5:
 	XOR	X13, X14, X13
 	XOR	X12, X11
 	XOR	X13, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOV	32(X12), X15
 	MOV	40(X12), X16
 	MOV	32(X2), X13
@@ -10893,7 +10847,7 @@ L5:
 	XOR	X15, X6, X29
 	AND	X29, X28, X19
 	XOR	X12, X29, X7
-	MOV	X7, 184(X2)
+	MOV	X7, 144(X2)
 	XOR	X21, X6, X20
 	XOR	X9, X18, X6
 	XOR	X6, X20, X7
@@ -10903,7 +10857,7 @@ L5:
 	XOR	X30, X21, X30
 	XOR	X30, X29, X11
 	XOR	X7, X11, X15
-	MOV	X15, 176(X2)
+	MOV	X15, 136(X2)
 	AND	X15, X5, X15
 	XOR	X17, X15, X22
 	XOR	X10, X11, X24
@@ -10930,7 +10884,7 @@ L5:
 	XOR	X22, X13
 	XOR	X21, X13, X21
 	XOR	X10, X18, X9
-	MOV	184(X2), X13
+	MOV	144(X2), X13
 	AND	X13, X9, X13
 	XOR	X19, X13
 	XOR	X20, X13
@@ -10967,14 +10921,14 @@ L5:
 	AND	X29, X20, X29
 	AND	X28, X20, X28
 	AND	X9, X22, X9
-	MOV	184(X2), X20
+	MOV	144(X2), X20
 	AND	X20, X22, X20
 	XOR	X29, X20
 	XOR	X20, X17, X20
 	AND	X30, X16, X22
 	XOR	X16, X19
 	XOR	X21, X19, X21
-	MOV	176(X2), X30
+	MOV	136(X2), X30
 	AND	X30, X21, X30
 	XOR	X17, X30
 	AND	X5, X21, X5
@@ -11004,7 +10958,7 @@ L5:
 	XOR	X11, X30
 	XOR	X11, X14, X11
 	XOR	X7, X10
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOV	48(X12), X15
 	MOV	56(X12), X16
 	MOV	32(X2), X13
@@ -11131,7 +11085,7 @@ last_round:
 	XOR	X6, X16, X28
 	SLL	$8, X6
 	XOR	X6, X28, X6
-	MOV	X6, 184(X2)
+	MOV	X6, 144(X2)
 	MOV	96(X2), X6
 	SRL	$8, X12, X28
 	XOR	X28, X12, X28
@@ -11175,7 +11129,7 @@ last_round:
 	SLL	$8, X6
 	XOR	X6, X28, X9
 	XOR	X11, X12, X6
-	MOV	184(X2), X28
+	MOV	144(X2), X28
 	XOR	X28, X9, X14
 	XOR	X6, X14, X30
 	XOR	X30, X7
@@ -11191,7 +11145,7 @@ last_round:
 	XOR	X15, X13, X16
 	XOR	X16, X10, X13
 	XOR	X28, X13, X15
-	MOV	X15, 176(X2)
+	MOV	X15, 136(X2)
 	AND	X15, X6, X15
 	XOR	X19, X15, X22
 	XOR	X11, X13, X24
@@ -11212,7 +11166,7 @@ last_round:
 	XOR	X8, X9
 	XOR	X23, X9
 	XOR	X19, X9, X23
-	MOV	184(X2), X9
+	MOV	144(X2), X9
 	XOR	X9, X16, X19
 	AND	X16, X19, X9
 	XOR	X8, X9
@@ -11230,7 +11184,7 @@ last_round:
 	AND	X20, X22, X18
 	XOR	X24, X18
 	AND	X25, X18, X24
-	MOV	X24, 184(X2)
+	MOV	X24, 144(X2)
 	AND	X17, X18, X24
 	XOR	X23, X21, X17
 	AND	X17, X8, X17
@@ -11262,7 +11216,7 @@ last_round:
 	AND	X12, X17, X22
 	XOR	X17, X18, X12
 	XOR	X21, X12, X18
-	MOV	176(X2), X29
+	MOV	136(X2), X29
 	AND	X29, X18, X29
 	XOR	X16, X29
 	AND	X6, X18, X6
@@ -11283,7 +11237,7 @@ last_round:
 	XOR	X10, X14, X5
 	XOR	X5, X13, X5
 	XOR	X5, X29, X13
-	MOV	184(X2), X5
+	MOV	144(X2), X5
 	XOR	X13, X5, X29
 	XOR	X29, X16, X5
 	XOR	X12, X29
@@ -11293,7 +11247,7 @@ last_round:
 	XOR	X11, X13, X30
 	XOR	X11, X14, X11
 	XOR	X28, X10
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOV	16(X12), X15
 	MOV	24(X12), X16
 	MOV	32(X2), X13
@@ -11612,13 +11566,13 @@ rounds_done:
 	SRL	$32, X6
 	AND	X29, X5
 	OR	X5, X6, X5
-	MOV	168(X2), X5
+	MOV	128(X2), X5
 	MOV	X7, (X5)
 	MOV	X28, 8(X5)
 	// return
-	MOV	X0, 176(X2)
-	MOV	X0, 184(X2)
-	MOV	X0, 200(X2)
+	MOV	X0, 136(X2)
+	MOV	X0, 144(X2)
+	MOV	X0, 160(X2)
 	MOV	$0, X6
 	MOV	$0, X7
 	MOV	$0, X8
@@ -11649,15 +11603,15 @@ kgen_ret:
 
 // void AES_ct_decrypt_c906_novector(const unsigned char *in, unsigned char *out, const AES_KEY *key)
 // func aesCtDecryptC906Novector(in *byte, out *byte, key *byte)
-TEXT ·aesCtDecryptC906Novector(SB), NOSPLIT, $224-24
+TEXT ·aesCtDecryptC906Novector(SB), NOSPLIT, $184-24
 	MOV	in+0(FP), X10
 	MOV	out+8(FP), X11
 	MOV	key+16(FP), X12
-	MOV	X12, 184(X2)
-	MOV	X11, 168(X2)
-	MOV	184(X2), X5
+	MOV	X12, 144(X2)
+	MOV	X11, 128(X2)
+	MOV	144(X2), X5
 	MOVW	240(X5), X5
-	MOV	X5, 176(X2)
+	MOV	X5, 136(X2)
 L0:
 	MOV	$·kgen_aes_ct_c906_novector_masks(SB), X5
 	MOV	(X5), X6
@@ -11690,16 +11644,6 @@ L0:
 	MOV	X6, 112(X2)
 	MOV	112(X5), X6
 	MOV	X6, 120(X2)
-	MOV	120(X5), X6
-	MOV	X6, 128(X2)
-	MOV	128(X5), X6
-	MOV	X6, 136(X2)
-	MOV	136(X5), X6
-	MOV	X6, 144(X2)
-	MOV	144(X5), X6
-	MOV	X6, 152(X2)
-	MOV	152(X5), X6
-	MOV	X6, 160(X2)
 	MOV	(X10), X7
 	MOV	8(X10), X29
 	MOV	32(X2), X6
@@ -11798,7 +11742,7 @@ L0:
 	XOR	X13, X12, X30
 	SLL	$4, X13, X12
 	XOR	X12, X11
-	MOV	184(X2), X12
+	MOV	144(X2), X12
 	MOV	(X12), X15
 	MOV	8(X12), X16
 	MOV	32(X2), X13
@@ -11910,11 +11854,11 @@ L0:
 	XOR	X9, X28, X19
 	XOR	X16, X30, X9
 	XOR	X5, X9, X6
-	MOV	X6, 224(X2)
+	MOV	X6, 184(X2)
 	XOR	X6, X19, X7
 	AND	X7, X6, X18
 	XOR	X7, X10, X6
-	MOV	X6, 216(X2)
+	MOV	X6, 176(X2)
 	XOR	X5, X19, X28
 	XOR	X19, X9, X6
 	XOR	X10, X5, X14
@@ -11925,19 +11869,19 @@ L0:
 	XOR	X13, X12, X29
 	XOR	X29, X14, X11
 	XOR	X29, X6, X13
-	MOV	X13, 192(X2)
+	MOV	X13, 152(X2)
 	XOR	X29, X28, X29
 	XOR	X29, X17, X13
 	XOR	X14, X17, X16
-	MOV	X16, 208(X2)
+	MOV	X16, 168(X2)
 	XOR	X12, X19, X20
 	XOR	X20, X24, X16
 	AND	X13, X16, X21
 	XOR	X15, X17, X19
 	XOR	X19, X28, X23
-	MOV	X23, 200(X2)
-	MOV	192(X2), X23
-	MOV	200(X2), X25
+	MOV	X23, 160(X2)
+	MOV	152(X2), X23
+	MOV	160(X2), X25
 	AND	X25, X23
 	XOR	X19, X9, X19
 	AND	X19, X29, X9
@@ -11949,7 +11893,7 @@ L0:
 	AND	X9, X14, X8
 	XOR	X8, X22, X24
 	XOR	X24, X1, X15
-	MOV	216(X2), X22
+	MOV	176(X2), X22
 	AND	X12, X22
 	XOR	X8, X22
 	XOR	X25, X5, X25
@@ -11968,7 +11912,7 @@ L0:
 	XOR	X22, X15, X10
 	XOR	X17, X21, X17
 	XOR	X24, X17
-	MOV	208(X2), X21
+	MOV	168(X2), X21
 	XOR	X21, X17, X24
 	XOR	X22, X24, X8
 	XOR	X24, X18, X21
@@ -11987,7 +11931,7 @@ L0:
 	AND	X14, X23, X1
 	XOR	X1, X9, X14
 	XOR	X1, X29, X9
-	MOV	X9, 208(X2)
+	MOV	X9, 168(X2)
 	AND	X16, X8, X9
 	AND	X13, X8, X16
 	XOR	X22, X24, X13
@@ -12009,7 +11953,7 @@ L0:
 	AND	X12, X28, X12
 	XOR	X12, X30, X12
 	XOR	X12, X11, X12
-	MOV	216(X2), X18
+	MOV	176(X2), X18
 	AND	X18, X28, X19
 	XOR	X19, X24, X28
 	XOR	X12, X28
@@ -12021,17 +11965,17 @@ L0:
 	XOR	X22, X18
 	AND	X6, X21, X20
 	XOR	X15, X17, X21
-	MOV	200(X2), X6
+	MOV	160(X2), X6
 	AND	X6, X21, X6
 	XOR	X16, X6, X17
 	XOR	X17, X20, X16
 	XOR	X11, X17
 	XOR	X10, X6
 	XOR	X23, X6
-	MOV	192(X2), X11
+	MOV	152(X2), X11
 	AND	X11, X21, X11
 	XOR	X20, X11, X20
-	MOV	208(X2), X11
+	MOV	168(X2), X11
 	XOR	X11, X20, X11
 	AND	X7, X15, X7
 	XOR	X30, X7
@@ -12039,7 +11983,7 @@ L0:
 	XOR	X17, X30
 	XOR	X7, X14
 	XOR	X14, X20, X7
-	MOV	224(X2), X17
+	MOV	184(X2), X17
 	AND	X17, X15
 	XOR	X15, X10
 	XOR	X13, X10, X15
@@ -12052,7 +11996,7 @@ L0:
 	XOR	X29, X14, X29
 	XOR	X29, X9, X29
 	MOV	$12, X12
-	MOV	176(X2), X13
+	MOV	136(X2), X13
 	BNE	X13, X12, not192
 	MOV	72(X2), X12
 	WORD	$0x11c5970b	// th.srri a4, a1, 28
@@ -12185,7 +12129,7 @@ L0:
 	XOR	X13, X14, X13
 	XOR	X12, X11
 	XOR	X13, X11
-	MOV	184(X2), X12
+	MOV	144(X2), X12
 	MOV	16(X12), X15
 	MOV	24(X12), X16
 	MOV	32(X2), X13
@@ -12409,11 +12353,11 @@ L0:
 	XOR	X16, X10, X16
 	XOR	X19, X11, X10
 	XOR	X6, X10, X7
-	MOV	X7, 216(X2)
+	MOV	X7, 176(X2)
 	XOR	X7, X16, X5
 	AND	X5, X7, X19
 	XOR	X5, X18, X7
-	MOV	X7, 208(X2)
+	MOV	X7, 168(X2)
 	XOR	X6, X16, X28
 	XOR	X16, X10, X7
 	XOR	X18, X6, X14
@@ -12424,19 +12368,19 @@ L0:
 	XOR	X13, X12, X29
 	XOR	X29, X14, X11
 	XOR	X29, X7, X13
-	MOV	X13, 176(X2)
+	MOV	X13, 136(X2)
 	XOR	X29, X28, X29
 	XOR	X29, X17, X13
 	XOR	X14, X17, X20
-	MOV	X20, 200(X2)
+	MOV	X20, 160(X2)
 	XOR	X12, X16, X21
 	XOR	X21, X9, X16
 	AND	X13, X16, X20
 	XOR	X15, X17, X24
 	XOR	X24, X28, X23
-	MOV	X23, 192(X2)
-	MOV	176(X2), X23
-	MOV	192(X2), X25
+	MOV	X23, 152(X2)
+	MOV	136(X2), X23
+	MOV	152(X2), X25
 	AND	X25, X23
 	XOR	X24, X10
 	AND	X10, X29, X24
@@ -12448,7 +12392,7 @@ L0:
 	AND	X9, X14, X8
 	XOR	X8, X22, X24
 	XOR	X24, X1, X15
-	MOV	208(X2), X22
+	MOV	168(X2), X22
 	AND	X12, X22
 	XOR	X8, X22
 	XOR	X25, X6, X25
@@ -12467,7 +12411,7 @@ L0:
 	XOR	X22, X15, X17
 	XOR	X21, X20
 	XOR	X24, X20
-	MOV	200(X2), X21
+	MOV	160(X2), X21
 	XOR	X21, X20, X24
 	XOR	X22, X24, X8
 	XOR	X24, X18, X20
@@ -12486,7 +12430,7 @@ L0:
 	AND	X14, X23, X1
 	XOR	X1, X9, X14
 	XOR	X1, X29, X9
-	MOV	X9, 200(X2)
+	MOV	X9, 160(X2)
 	AND	X16, X8, X9
 	AND	X13, X8, X16
 	XOR	X22, X24, X13
@@ -12508,7 +12452,7 @@ L0:
 	AND	X12, X28, X12
 	XOR	X12, X11, X12
 	XOR	X12, X30, X12
-	MOV	208(X2), X18
+	MOV	168(X2), X18
 	AND	X18, X28, X20
 	XOR	X20, X24, X28
 	XOR	X12, X28
@@ -12520,17 +12464,17 @@ L0:
 	XOR	X22, X18
 	AND	X7, X21, X19
 	XOR	X15, X17, X21
-	MOV	192(X2), X7
+	MOV	152(X2), X7
 	AND	X7, X21, X7
 	XOR	X16, X7, X17
 	XOR	X17, X19, X16
 	XOR	X30, X17
 	XOR	X10, X7
 	XOR	X23, X7
-	MOV	176(X2), X30
+	MOV	136(X2), X30
 	AND	X30, X21, X30
 	XOR	X19, X30, X19
-	MOV	200(X2), X30
+	MOV	160(X2), X30
 	XOR	X30, X19, X30
 	AND	X5, X15, X5
 	XOR	X11, X5, X11
@@ -12538,7 +12482,7 @@ L0:
 	XOR	X17, X5
 	XOR	X11, X14, X11
 	XOR	X11, X19, X14
-	MOV	216(X2), X17
+	MOV	176(X2), X17
 	AND	X17, X15
 	XOR	X15, X10, X15
 	XOR	X13, X15, X10
@@ -12648,7 +12592,7 @@ L0:
 	WORD	$0x1207960b	// th.srri a2, a5, 32
 	XOR	X15, X11
 	XOR	X12, X11
-	MOV	184(X2), X12
+	MOV	144(X2), X12
 	MOV	32(X12), X15
 	MOV	40(X12), X16
 	MOV	32(X2), X13
@@ -12816,11 +12760,11 @@ L0:
 	XOR	X16, X10, X16
 	XOR	X20, X11, X10
 	XOR	X7, X10, X6
-	MOV	X6, 216(X2)
+	MOV	X6, 176(X2)
 	XOR	X6, X16, X5
 	AND	X5, X6, X19
 	XOR	X5, X17, X6
-	MOV	X6, 208(X2)
+	MOV	X6, 168(X2)
 	XOR	X7, X16, X29
 	XOR	X16, X10, X6
 	XOR	X17, X7, X14
@@ -12831,19 +12775,19 @@ L0:
 	XOR	X13, X12, X28
 	XOR	X28, X14, X11
 	XOR	X28, X6, X13
-	MOV	X13, 176(X2)
+	MOV	X13, 136(X2)
 	XOR	X28, X29, X28
 	XOR	X28, X18, X13
 	XOR	X14, X18, X20
-	MOV	X20, 200(X2)
+	MOV	X20, 160(X2)
 	XOR	X12, X16, X21
 	XOR	X21, X9, X16
 	AND	X13, X16, X20
 	XOR	X15, X18, X24
 	XOR	X24, X29, X23
-	MOV	X23, 192(X2)
-	MOV	176(X2), X23
-	MOV	192(X2), X25
+	MOV	X23, 152(X2)
+	MOV	136(X2), X23
+	MOV	152(X2), X25
 	AND	X25, X23
 	XOR	X24, X10
 	AND	X10, X28, X24
@@ -12855,7 +12799,7 @@ L0:
 	AND	X9, X14, X8
 	XOR	X8, X22, X24
 	XOR	X24, X1, X15
-	MOV	208(X2), X22
+	MOV	168(X2), X22
 	AND	X12, X22
 	XOR	X8, X22
 	XOR	X25, X7, X25
@@ -12874,7 +12818,7 @@ L0:
 	XOR	X22, X15, X17
 	XOR	X21, X20
 	XOR	X24, X20
-	MOV	200(X2), X21
+	MOV	160(X2), X21
 	XOR	X21, X20, X24
 	XOR	X22, X24, X8
 	XOR	X24, X18, X20
@@ -12893,7 +12837,7 @@ L0:
 	AND	X14, X23, X1
 	XOR	X1, X9, X14
 	XOR	X1, X28, X9
-	MOV	X9, 200(X2)
+	MOV	X9, 160(X2)
 	AND	X16, X8, X16
 	AND	X13, X8, X9
 	XOR	X22, X24, X13
@@ -12915,7 +12859,7 @@ L0:
 	AND	X12, X30, X29
 	XOR	X29, X16, X29
 	XOR	X29, X19, X29
-	MOV	208(X2), X11
+	MOV	168(X2), X11
 	AND	X11, X30, X11
 	XOR	X11, X8, X30
 	XOR	X29, X30
@@ -12927,17 +12871,17 @@ L0:
 	XOR	X25, X18
 	AND	X6, X21
 	XOR	X15, X17
-	MOV	192(X2), X6
+	MOV	152(X2), X6
 	AND	X6, X17, X22
 	XOR	X9, X22, X9
 	XOR	X9, X21, X6
 	XOR	X19, X9
 	XOR	X10, X22, X19
 	XOR	X12, X19, X12
-	MOV	176(X2), X19
+	MOV	136(X2), X19
 	AND	X19, X17
 	XOR	X21, X17, X19
-	MOV	200(X2), X17
+	MOV	160(X2), X17
 	XOR	X17, X19, X17
 	AND	X5, X15, X5
 	XOR	X16, X5, X16
@@ -12945,7 +12889,7 @@ L0:
 	XOR	X9, X5
 	XOR	X16, X14
 	XOR	X14, X19, X16
-	MOV	216(X2), X9
+	MOV	176(X2), X9
 	AND	X9, X15
 	XOR	X15, X10, X15
 	XOR	X13, X15, X10
@@ -12965,11 +12909,11 @@ L0:
 	MOV	X13, X28
 	MOV	X10, X10
 	MOV	X11, X11
-	MOV	184(X2), X12
+	MOV	144(X2), X12
 	ADD	$48, X12
-	MOV	X12, 192(X2)
+	MOV	X12, 152(X2)
 	MOV	$2, X12
-	MOV	X12, 184(X2)
+	MOV	X12, 144(X2)
 	JMP	rounds4
 not192:
 	MOV	96(X2), X12
@@ -13036,16 +12980,16 @@ not192:
 	MOV	X13, X28
 	MOV	X14, X10
 	MOV	X15, X11
-	MOV	184(X2), X12
+	MOV	144(X2), X12
 	ADD	$16, X12
-	MOV	X12, 192(X2)
+	MOV	X12, 152(X2)
 	MOV	$2, X12
-	MOV	X12, 184(X2)
+	MOV	X12, 144(X2)
 	MOV	$14, X12
-	MOV	176(X2), X13
+	MOV	136(X2), X13
 	BNE	X13, X12, rounds4
 	MOV	$3, X12
-	MOV	X12, 184(X2)
+	MOV	X12, 144(X2)
 rounds4:
 	MOV	56(X2), X12
 	WORD	$0x114e970b	// th.srri a4, t4, 20
@@ -13178,7 +13122,7 @@ rounds4:
 	XOR	X13, X14, X13
 	XOR	X12, X11
 	XOR	X13, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOV	(X12), X15
 	MOV	8(X12), X16
 	MOV	32(X2), X13
@@ -13402,11 +13346,11 @@ rounds4:
 	XOR	X16, X10, X16
 	XOR	X19, X11, X10
 	XOR	X7, X10, X6
-	MOV	X6, 224(X2)
+	MOV	X6, 184(X2)
 	XOR	X6, X16, X5
 	AND	X5, X6, X19
 	XOR	X5, X18, X6
-	MOV	X6, 216(X2)
+	MOV	X6, 176(X2)
 	XOR	X7, X16, X29
 	XOR	X16, X10, X6
 	XOR	X18, X7, X14
@@ -13417,19 +13361,19 @@ rounds4:
 	XOR	X13, X12, X28
 	XOR	X28, X14, X11
 	XOR	X28, X6, X13
-	MOV	X13, 176(X2)
+	MOV	X13, 136(X2)
 	XOR	X28, X29, X28
 	XOR	X28, X17, X13
 	XOR	X14, X17, X20
-	MOV	X20, 208(X2)
+	MOV	X20, 168(X2)
 	XOR	X12, X16, X21
 	XOR	X21, X9, X16
 	AND	X13, X16, X20
 	XOR	X15, X17, X24
 	XOR	X24, X29, X23
-	MOV	X23, 200(X2)
-	MOV	176(X2), X23
-	MOV	200(X2), X25
+	MOV	X23, 160(X2)
+	MOV	136(X2), X23
+	MOV	160(X2), X25
 	AND	X25, X23
 	XOR	X24, X10
 	AND	X10, X28, X24
@@ -13441,7 +13385,7 @@ rounds4:
 	AND	X9, X14, X8
 	XOR	X8, X22, X24
 	XOR	X24, X1, X15
-	MOV	216(X2), X22
+	MOV	176(X2), X22
 	AND	X12, X22
 	XOR	X8, X22
 	XOR	X25, X7, X25
@@ -13460,7 +13404,7 @@ rounds4:
 	XOR	X22, X15, X17
 	XOR	X21, X20
 	XOR	X24, X20
-	MOV	208(X2), X21
+	MOV	168(X2), X21
 	XOR	X21, X20, X24
 	XOR	X22, X24, X8
 	XOR	X24, X18, X20
@@ -13479,7 +13423,7 @@ rounds4:
 	AND	X14, X23, X8
 	XOR	X8, X9, X14
 	XOR	X8, X28, X9
-	MOV	X9, 208(X2)
+	MOV	X9, 168(X2)
 	AND	X16, X1, X9
 	AND	X13, X1, X16
 	XOR	X22, X24, X13
@@ -13501,7 +13445,7 @@ rounds4:
 	AND	X12, X29, X11
 	XOR	X11, X30, X11
 	XOR	X11, X9, X11
-	MOV	216(X2), X12
+	MOV	176(X2), X12
 	AND	X12, X29, X12
 	XOR	X12, X25, X29
 	XOR	X11, X29
@@ -13513,17 +13457,17 @@ rounds4:
 	XOR	X24, X18
 	AND	X6, X21, X19
 	XOR	X15, X17, X21
-	MOV	200(X2), X6
+	MOV	160(X2), X6
 	AND	X6, X21, X6
 	XOR	X16, X6, X16
 	XOR	X16, X19, X17
 	XOR	X9, X16, X9
 	XOR	X10, X6
 	XOR	X23, X6
-	MOV	176(X2), X16
+	MOV	136(X2), X16
 	AND	X16, X21, X16
 	XOR	X19, X16, X19
-	MOV	208(X2), X16
+	MOV	168(X2), X16
 	XOR	X16, X19, X16
 	AND	X5, X15, X5
 	XOR	X30, X5, X30
@@ -13531,7 +13475,7 @@ rounds4:
 	XOR	X9, X5
 	XOR	X30, X14, X30
 	XOR	X30, X19, X14
-	MOV	224(X2), X9
+	MOV	184(X2), X9
 	AND	X9, X15
 	XOR	X15, X10, X15
 	XOR	X13, X15, X10
@@ -13608,7 +13552,7 @@ rounds4:
 	WORD	$0x1207960b	// th.srri a2, a5, 32
 	XOR	X15, X11
 	XOR	X12, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOV	16(X12), X15
 	MOV	24(X12), X16
 	MOV	32(X2), X13
@@ -13720,11 +13664,11 @@ rounds4:
 	XOR	X19, X10, X20
 	XOR	X16, X11, X10
 	XOR	X6, X10, X7
-	MOV	X7, 224(X2)
+	MOV	X7, 184(X2)
 	XOR	X7, X20, X5
 	AND	X5, X7, X19
 	XOR	X5, X17, X7
-	MOV	X7, 216(X2)
+	MOV	X7, 176(X2)
 	XOR	X6, X20, X28
 	XOR	X20, X10, X7
 	XOR	X17, X6, X14
@@ -13735,19 +13679,19 @@ rounds4:
 	XOR	X13, X12, X29
 	XOR	X29, X14, X11
 	XOR	X29, X7, X13
-	MOV	X13, 176(X2)
+	MOV	X13, 136(X2)
 	XOR	X29, X28, X29
 	XOR	X29, X18, X13
 	XOR	X14, X18, X16
-	MOV	X16, 208(X2)
+	MOV	X16, 168(X2)
 	XOR	X12, X20, X21
 	XOR	X21, X9, X16
 	AND	X13, X16, X20
 	XOR	X15, X18, X24
 	XOR	X24, X28, X23
-	MOV	X23, 200(X2)
-	MOV	176(X2), X23
-	MOV	200(X2), X25
+	MOV	X23, 160(X2)
+	MOV	136(X2), X23
+	MOV	160(X2), X25
 	AND	X25, X23
 	XOR	X24, X10
 	AND	X10, X29, X24
@@ -13759,7 +13703,7 @@ rounds4:
 	AND	X9, X14, X8
 	XOR	X8, X22, X24
 	XOR	X24, X1, X15
-	MOV	216(X2), X22
+	MOV	176(X2), X22
 	AND	X12, X22
 	XOR	X8, X22
 	XOR	X25, X6, X25
@@ -13778,7 +13722,7 @@ rounds4:
 	XOR	X22, X15, X17
 	XOR	X21, X20
 	XOR	X24, X20
-	MOV	208(X2), X21
+	MOV	168(X2), X21
 	XOR	X21, X20, X24
 	XOR	X22, X24, X8
 	XOR	X24, X18, X20
@@ -13797,7 +13741,7 @@ rounds4:
 	AND	X14, X23, X1
 	XOR	X1, X9, X14
 	XOR	X1, X29, X9
-	MOV	X9, 208(X2)
+	MOV	X9, 168(X2)
 	AND	X16, X8, X9
 	AND	X13, X8, X16
 	XOR	X22, X24, X13
@@ -13819,7 +13763,7 @@ rounds4:
 	AND	X12, X28, X12
 	XOR	X12, X11, X12
 	XOR	X12, X30, X12
-	MOV	216(X2), X18
+	MOV	176(X2), X18
 	AND	X18, X28, X20
 	XOR	X20, X24, X28
 	XOR	X12, X28
@@ -13831,17 +13775,17 @@ rounds4:
 	XOR	X22, X18
 	AND	X7, X21, X19
 	XOR	X15, X17, X21
-	MOV	200(X2), X7
+	MOV	160(X2), X7
 	AND	X7, X21, X7
 	XOR	X16, X7, X17
 	XOR	X17, X19, X16
 	XOR	X30, X17
 	XOR	X10, X7
 	XOR	X23, X7
-	MOV	176(X2), X30
+	MOV	136(X2), X30
 	AND	X30, X21, X30
 	XOR	X19, X30, X19
-	MOV	208(X2), X30
+	MOV	168(X2), X30
 	XOR	X30, X19, X30
 	AND	X5, X15, X5
 	XOR	X11, X5, X11
@@ -13849,7 +13793,7 @@ rounds4:
 	XOR	X17, X5
 	XOR	X11, X14, X11
 	XOR	X11, X19, X14
-	MOV	224(X2), X17
+	MOV	184(X2), X17
 	AND	X17, X15
 	XOR	X15, X10, X15
 	XOR	X13, X15, X10
@@ -13992,7 +13936,7 @@ rounds4:
 	XOR	X13, X14, X13
 	XOR	X12, X11
 	XOR	X13, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOV	32(X12), X15
 	MOV	40(X12), X16
 	MOV	32(X2), X13
@@ -14216,11 +14160,11 @@ rounds4:
 	XOR	X16, X10, X16
 	XOR	X19, X11, X10
 	XOR	X6, X10, X7
-	MOV	X7, 224(X2)
+	MOV	X7, 184(X2)
 	XOR	X7, X16, X5
 	AND	X5, X7, X19
 	XOR	X5, X18, X7
-	MOV	X7, 216(X2)
+	MOV	X7, 176(X2)
 	XOR	X6, X16, X28
 	XOR	X16, X10, X7
 	XOR	X18, X6, X14
@@ -14231,19 +14175,19 @@ rounds4:
 	XOR	X13, X12, X29
 	XOR	X29, X14, X11
 	XOR	X29, X7, X13
-	MOV	X13, 176(X2)
+	MOV	X13, 136(X2)
 	XOR	X29, X28, X29
 	XOR	X29, X17, X13
 	XOR	X14, X17, X20
-	MOV	X20, 208(X2)
+	MOV	X20, 168(X2)
 	XOR	X12, X16, X21
 	XOR	X21, X9, X16
 	AND	X13, X16, X20
 	XOR	X15, X17, X24
 	XOR	X24, X28, X23
-	MOV	X23, 200(X2)
-	MOV	176(X2), X23
-	MOV	200(X2), X25
+	MOV	X23, 160(X2)
+	MOV	136(X2), X23
+	MOV	160(X2), X25
 	AND	X25, X23
 	XOR	X24, X10
 	AND	X10, X29, X24
@@ -14255,7 +14199,7 @@ rounds4:
 	AND	X9, X14, X8
 	XOR	X8, X22, X24
 	XOR	X24, X1, X15
-	MOV	216(X2), X22
+	MOV	176(X2), X22
 	AND	X12, X22
 	XOR	X8, X22
 	XOR	X25, X6, X25
@@ -14274,7 +14218,7 @@ rounds4:
 	XOR	X22, X15, X17
 	XOR	X21, X20
 	XOR	X24, X20
-	MOV	208(X2), X21
+	MOV	168(X2), X21
 	XOR	X21, X20, X24
 	XOR	X22, X24, X8
 	XOR	X24, X18, X20
@@ -14293,7 +14237,7 @@ rounds4:
 	AND	X14, X23, X1
 	XOR	X1, X9, X14
 	XOR	X1, X29, X9
-	MOV	X9, 208(X2)
+	MOV	X9, 168(X2)
 	AND	X16, X8, X9
 	AND	X13, X8, X16
 	XOR	X22, X24, X13
@@ -14315,7 +14259,7 @@ rounds4:
 	AND	X12, X28, X12
 	XOR	X12, X11, X12
 	XOR	X12, X30, X12
-	MOV	216(X2), X18
+	MOV	176(X2), X18
 	AND	X18, X28, X20
 	XOR	X20, X24, X28
 	XOR	X12, X28
@@ -14327,17 +14271,17 @@ rounds4:
 	XOR	X22, X18
 	AND	X7, X21, X19
 	XOR	X15, X17, X21
-	MOV	200(X2), X7
+	MOV	160(X2), X7
 	AND	X7, X21, X7
 	XOR	X16, X7, X17
 	XOR	X17, X19, X16
 	XOR	X30, X17
 	XOR	X10, X7
 	XOR	X23, X7
-	MOV	176(X2), X30
+	MOV	136(X2), X30
 	AND	X30, X21, X30
 	XOR	X19, X30, X19
-	MOV	208(X2), X30
+	MOV	168(X2), X30
 	XOR	X30, X19, X30
 	AND	X5, X15, X5
 	XOR	X11, X5, X11
@@ -14345,7 +14289,7 @@ rounds4:
 	XOR	X17, X5
 	XOR	X11, X14, X11
 	XOR	X11, X19, X14
-	MOV	224(X2), X17
+	MOV	184(X2), X17
 	AND	X17, X15
 	XOR	X15, X10, X15
 	XOR	X13, X15, X10
@@ -14455,7 +14399,7 @@ rounds4:
 	WORD	$0x1207960b	// th.srri a2, a5, 32
 	XOR	X15, X11
 	XOR	X12, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOV	48(X12), X15
 	MOV	56(X12), X16
 	MOV	32(X2), X13
@@ -14623,11 +14567,11 @@ rounds4:
 	XOR	X16, X10, X16
 	XOR	X20, X11, X10
 	XOR	X7, X10, X6
-	MOV	X6, 224(X2)
+	MOV	X6, 184(X2)
 	XOR	X6, X16, X5
 	AND	X5, X6, X19
 	XOR	X5, X17, X6
-	MOV	X6, 216(X2)
+	MOV	X6, 176(X2)
 	XOR	X7, X16, X29
 	XOR	X16, X10, X6
 	XOR	X17, X7, X14
@@ -14638,19 +14582,19 @@ rounds4:
 	XOR	X13, X12, X28
 	XOR	X28, X14, X11
 	XOR	X28, X6, X13
-	MOV	X13, 176(X2)
+	MOV	X13, 136(X2)
 	XOR	X28, X29, X28
 	XOR	X28, X18, X13
 	XOR	X14, X18, X20
-	MOV	X20, 208(X2)
+	MOV	X20, 168(X2)
 	XOR	X12, X16, X21
 	XOR	X21, X9, X16
 	AND	X13, X16, X20
 	XOR	X15, X18, X24
 	XOR	X24, X29, X23
-	MOV	X23, 200(X2)
-	MOV	176(X2), X23
-	MOV	200(X2), X25
+	MOV	X23, 160(X2)
+	MOV	136(X2), X23
+	MOV	160(X2), X25
 	AND	X25, X23
 	XOR	X24, X10
 	AND	X10, X28, X24
@@ -14662,7 +14606,7 @@ rounds4:
 	AND	X9, X14, X8
 	XOR	X8, X22, X24
 	XOR	X24, X1, X15
-	MOV	216(X2), X22
+	MOV	176(X2), X22
 	AND	X12, X22
 	XOR	X8, X22
 	XOR	X25, X7, X25
@@ -14681,7 +14625,7 @@ rounds4:
 	XOR	X22, X15, X17
 	XOR	X21, X20
 	XOR	X24, X20
-	MOV	208(X2), X21
+	MOV	168(X2), X21
 	XOR	X21, X20, X24
 	XOR	X22, X24, X8
 	XOR	X24, X18, X20
@@ -14700,7 +14644,7 @@ rounds4:
 	AND	X14, X23, X1
 	XOR	X1, X9, X14
 	XOR	X1, X28, X9
-	MOV	X9, 208(X2)
+	MOV	X9, 168(X2)
 	AND	X16, X8, X16
 	AND	X13, X8, X9
 	XOR	X22, X24, X13
@@ -14722,7 +14666,7 @@ rounds4:
 	AND	X12, X30, X29
 	XOR	X29, X16, X29
 	XOR	X29, X19, X29
-	MOV	216(X2), X11
+	MOV	176(X2), X11
 	AND	X11, X30, X11
 	XOR	X11, X8, X30
 	XOR	X29, X30
@@ -14734,17 +14678,17 @@ rounds4:
 	XOR	X25, X18
 	AND	X6, X21
 	XOR	X15, X17
-	MOV	200(X2), X6
+	MOV	160(X2), X6
 	AND	X6, X17, X22
 	XOR	X9, X22, X9
 	XOR	X9, X21, X6
 	XOR	X19, X9
 	XOR	X10, X22, X19
 	XOR	X12, X19, X12
-	MOV	176(X2), X19
+	MOV	136(X2), X19
 	AND	X19, X17
 	XOR	X21, X17, X19
-	MOV	208(X2), X17
+	MOV	168(X2), X17
 	XOR	X17, X19, X17
 	AND	X5, X15, X5
 	XOR	X16, X5, X16
@@ -14752,7 +14696,7 @@ rounds4:
 	XOR	X9, X5
 	XOR	X16, X14
 	XOR	X14, X19, X16
-	MOV	224(X2), X9
+	MOV	184(X2), X9
 	AND	X9, X15
 	XOR	X15, X10, X15
 	XOR	X13, X15, X10
@@ -14772,12 +14716,12 @@ rounds4:
 	MOV	X13, X28
 	MOV	X10, X10
 	MOV	X11, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	ADD	$64, X12
-	MOV	X12, 192(X2)
-	MOV	184(X2), X12
+	MOV	X12, 152(X2)
+	MOV	144(X2), X12
 	ADD	$-1, X12
-	MOV	X12, 184(X2)
+	MOV	X12, 144(X2)
 	BEQZ	X12, L3
 	JMP	rounds4
 L3:
@@ -14912,7 +14856,7 @@ L3:
 	XOR	X13, X14, X13
 	XOR	X12, X11
 	XOR	X13, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOV	(X12), X15
 	MOV	8(X12), X16
 	MOV	32(X2), X13
@@ -15136,11 +15080,11 @@ L3:
 	XOR	X16, X10, X16
 	XOR	X19, X11, X30
 	XOR	X5, X30, X6
-	MOV	X6, 216(X2)
+	MOV	X6, 176(X2)
 	XOR	X6, X16, X29
 	AND	X29, X6, X19
 	XOR	X29, X18, X6
-	MOV	X6, 208(X2)
+	MOV	X6, 168(X2)
 	XOR	X5, X16, X6
 	XOR	X16, X30, X7
 	XOR	X18, X5, X14
@@ -15151,19 +15095,19 @@ L3:
 	XOR	X13, X12, X10
 	XOR	X10, X14, X11
 	XOR	X10, X7, X13
-	MOV	X13, 184(X2)
+	MOV	X13, 144(X2)
 	XOR	X10, X6, X10
 	XOR	X10, X17, X13
 	XOR	X14, X17, X20
-	MOV	X20, 176(X2)
+	MOV	X20, 136(X2)
 	XOR	X12, X16, X21
 	XOR	X21, X9, X16
 	AND	X13, X16, X20
 	XOR	X15, X17, X24
 	XOR	X24, X6, X23
-	MOV	X23, 200(X2)
-	MOV	184(X2), X23
-	MOV	200(X2), X25
+	MOV	X23, 160(X2)
+	MOV	144(X2), X23
+	MOV	160(X2), X25
 	AND	X25, X23
 	XOR	X24, X30
 	AND	X30, X10, X24
@@ -15175,7 +15119,7 @@ L3:
 	AND	X9, X14, X8
 	XOR	X8, X22, X24
 	XOR	X24, X1, X15
-	MOV	208(X2), X22
+	MOV	168(X2), X22
 	AND	X12, X22
 	XOR	X8, X22
 	XOR	X25, X5, X25
@@ -15194,7 +15138,7 @@ L3:
 	XOR	X22, X15, X17
 	XOR	X21, X20
 	XOR	X24, X20
-	MOV	176(X2), X21
+	MOV	136(X2), X21
 	XOR	X21, X20, X24
 	XOR	X22, X24, X8
 	XOR	X24, X18, X20
@@ -15213,7 +15157,7 @@ L3:
 	AND	X14, X23, X1
 	XOR	X1, X9, X14
 	XOR	X1, X10, X9
-	MOV	X9, 176(X2)
+	MOV	X9, 136(X2)
 	AND	X16, X8, X9
 	AND	X13, X8, X16
 	XOR	X22, X24, X13
@@ -15235,7 +15179,7 @@ L3:
 	AND	X12, X6, X12
 	XOR	X12, X11, X12
 	XOR	X12, X28, X12
-	MOV	208(X2), X18
+	MOV	168(X2), X18
 	AND	X18, X6, X20
 	XOR	X20, X24, X6
 	XOR	X12, X6
@@ -15247,17 +15191,17 @@ L3:
 	XOR	X22, X18
 	AND	X7, X21, X19
 	XOR	X15, X17, X21
-	MOV	200(X2), X7
+	MOV	160(X2), X7
 	AND	X7, X21, X7
 	XOR	X16, X7, X17
 	XOR	X17, X19, X16
 	XOR	X28, X17
 	XOR	X30, X7
 	XOR	X23, X7
-	MOV	184(X2), X28
+	MOV	144(X2), X28
 	AND	X28, X21, X28
 	XOR	X19, X28, X19
-	MOV	176(X2), X28
+	MOV	136(X2), X28
 	XOR	X28, X19, X28
 	AND	X29, X15, X29
 	XOR	X11, X29, X11
@@ -15265,7 +15209,7 @@ L3:
 	XOR	X17, X29
 	XOR	X11, X14, X11
 	XOR	X11, X19, X14
-	MOV	216(X2), X17
+	MOV	176(X2), X17
 	AND	X17, X15
 	XOR	X15, X30, X15
 	XOR	X13, X15, X30
@@ -15277,7 +15221,7 @@ L3:
 	XOR	X14, X13, X12
 	XOR	X12, X11
 	XOR	X11, X9, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOV	16(X12), X15
 	MOV	24(X12), X16
 	MOV	32(X2), X13
@@ -15591,17 +15535,17 @@ L3:
 	SRL	$32, X6
 	AND	X29, X5
 	OR	X5, X6, X5
-	MOV	168(X2), X5
+	MOV	128(X2), X5
 	MOV	X7, (X5)
 	MOV	X28, 8(X5)
 	// return
+	MOV	X0, 136(X2)
+	MOV	X0, 144(X2)
+	MOV	X0, 152(X2)
+	MOV	X0, 160(X2)
+	MOV	X0, 168(X2)
 	MOV	X0, 176(X2)
 	MOV	X0, 184(X2)
-	MOV	X0, 192(X2)
-	MOV	X0, 200(X2)
-	MOV	X0, 208(X2)
-	MOV	X0, 216(X2)
-	MOV	X0, 224(X2)
 	MOV	$0, X6
 	MOV	$0, X7
 	MOV	$0, X8
@@ -15741,7 +15685,7 @@ pass:
 	// w[i] = w[i-nk] ^ SubWord(RotWord(w[i-1])) ^ rcon, then w[i+1..i+4]
 	WORD	$0x148e1e0b	// th.srriw t3, t3, 8
 	MOV	24(X2), X7
-	MOV	112(X7), X30
+	MOV	120(X7), X30
 	AND	X30, X28, X7
 	SRL	$1, X28, X29
 	AND	X30, X29, X9
@@ -15894,7 +15838,7 @@ pass:
 	SLL	$7, X28
 	OR	X28, X7
 	MOV	24(X2), X28
-	MOV	120(X28), X28
+	MOV	128(X28), X28
 	XOR	X28, X7, X28
 	MOV	16(X2), X29
 	MOVBU	(X29), X7
@@ -15929,7 +15873,7 @@ pass:
 	BNE	X29, X7, two
 	// AES-256: w[i+4] takes SubWord(w[i+3])
 	MOV	24(X2), X7
-	MOV	112(X7), X30
+	MOV	120(X7), X30
 	AND	X30, X28, X7
 	SRL	$1, X28, X29
 	AND	X30, X29, X9
@@ -16082,7 +16026,7 @@ pass:
 	SLL	$7, X28
 	OR	X28, X7
 	MOV	24(X2), X28
-	MOV	120(X28), X28
+	MOV	128(X28), X28
 	XOR	X28, X7
 	MOV	X7, X28
 two:
@@ -16260,7 +16204,7 @@ copy:
 pass:
 	// w[i] = w[i-nk] ^ SubWord(RotWord(w[i-1])) ^ rcon, then w[i+1..i+4]
 	WORD	$0x148e950b	// th.srriw a0, t4, 8
-	MOV	112(X5), X30
+	MOV	120(X5), X30
 	AND	X30, X10, X28
 	SRL	$1, X10, X29
 	AND	X30, X29, X9
@@ -16416,7 +16360,7 @@ pass:
 	OR	X30, X28
 	SLL	$7, X29
 	OR	X29, X28
-	MOV	120(X5), X29
+	MOV	128(X5), X29
 	XOR	X29, X28, X29
 	MOV	24(X2), X30
 	MOVBU	(X30), X28
@@ -16450,7 +16394,7 @@ pass:
 	MOV	32(X2), X30
 	BNE	X30, X28, two
 	// AES-256: w[i+4] takes SubWord(w[i+3])
-	MOV	112(X5), X10
+	MOV	120(X5), X10
 	AND	X10, X29, X28
 	SRL	$1, X29, X30
 	AND	X10, X30, X9
@@ -16606,7 +16550,7 @@ pass:
 	OR	X30, X28
 	SLL	$7, X29
 	OR	X29, X28
-	MOV	120(X5), X29
+	MOV	128(X5), X29
 	XOR	X29, X28
 	MOV	X28, X29
 two:
@@ -16675,9 +16619,9 @@ swap:
 	ADD	$-16, X7
 imc:
 	MOVWU	(X6), X28
-	MOV	128(X5), X10
-	MOV	136(X5), X30
-	MOV	144(X5), X29
+	MOV	136(X5), X10
+	MOV	144(X5), X30
+	MOV	152(X5), X29
 	AND	X10, X28, X10
 	AND	X30, X28, X30
 	SLL	$1, X30
@@ -16686,9 +16630,9 @@ imc:
 	SUB	X10, X11, X10
 	AND	X29, X10, X29
 	XOR	X29, X30, X29
-	MOV	128(X5), X11
-	MOV	136(X5), X10
-	MOV	144(X5), X30
+	MOV	136(X5), X11
+	MOV	144(X5), X10
+	MOV	152(X5), X30
 	AND	X11, X29, X11
 	AND	X10, X29, X10
 	SLL	$1, X10
@@ -16697,9 +16641,9 @@ imc:
 	SUB	X11, X12, X11
 	AND	X30, X11, X30
 	XOR	X30, X10, X30
-	MOV	128(X5), X12
-	MOV	136(X5), X11
-	MOV	144(X5), X10
+	MOV	136(X5), X12
+	MOV	144(X5), X11
+	MOV	152(X5), X10
 	AND	X12, X30, X12
 	AND	X11, X30, X11
 	SLL	$1, X11
@@ -16761,16 +16705,16 @@ kgen_ret:
 
 // void AES_ct_ctr32_encrypt_c906_novector(const unsigned char *in, unsigned char *out, size_t blocks, const AES_KEY *key, const unsigned char ivec[16])
 // func aesCtCtr32EncryptC906Novector(in *byte, out *byte, blocks uint64, key *byte, ivec *byte)
-TEXT ·aesCtCtr32EncryptC906Novector(SB), 0, $1312-40
+TEXT ·aesCtCtr32EncryptC906Novector(SB), 0, $1272-40
 	MOV	in+0(FP), X10
 	MOV	out+8(FP), X11
 	MOV	blocks+16(FP), X12
 	MOV	key+24(FP), X13
 	MOV	ivec+32(FP), X14
-	MOV	X11, 1288(X2)
-	MOV	X10, 1280(X2)
-	MOV	X12, 1256(X2)
-	MOV	1256(X2), X5
+	MOV	X11, 1248(X2)
+	MOV	X10, 1240(X2)
+	MOV	X12, 1216(X2)
+	MOV	1216(X2), X5
 	BNEZ	X5, start
 	JMP	done
 start:
@@ -16806,18 +16750,8 @@ L2:
 	MOV	X6, 1200(X2)
 	MOV	112(X5), X6
 	MOV	X6, 1208(X2)
-	MOV	120(X5), X6
-	MOV	X6, 1216(X2)
-	MOV	128(X5), X6
-	MOV	X6, 1224(X2)
-	MOV	136(X5), X6
-	MOV	X6, 1232(X2)
-	MOV	144(X5), X6
-	MOV	X6, 1240(X2)
-	MOV	152(X5), X6
-	MOV	X6, 1248(X2)
 	MOVW	240(X13), X5
-	MOV	X5, 1272(X2)
+	MOV	X5, 1232(X2)
 	// the round keys, bitsliced, into the frame: round r's at 64r. Zeros first (every key's bytes are then written before they are read, which the loop's stores cannot show)
 	MOV	X0, 72(X2)
 	MOV	X0, 80(X2)
@@ -16947,7 +16881,7 @@ L2:
 	MOV	X0, 1072(X2)
 	MOV	X0, 1080(X2)
 	MOV	X0, 1088(X2)
-	MOV	1272(X2), X5
+	MOV	1232(X2), X5
 	SLL	$6, X5, X28
 	ADD	$16, X13, X6
 	MOV	$0, X7
@@ -17898,10 +17832,10 @@ keys_done:
 	MOV	X10, 64(X2)
 	SRL	$32, X5
 	WORD	$0x9002928b	// th.revw t0, t0
-	MOV	X5, 1264(X2)
+	MOV	X5, 1224(X2)
 four:
 	// four counter blocks: the nonce's planes ^ the counters' planes
-	MOV	1264(X2), X5
+	MOV	1224(X2), X5
 	MOVW	X5, X5
 	WORD	$0x9002928b	// th.revw t0, t0
 	WORD	$0x7c02b28b	// th.extu t0, t0, 31, 0
@@ -17914,7 +17848,7 @@ four:
 	MOV	1152(X2), X6
 	AND	X6, X5
 	SLL	$8, X5
-	MOV	1264(X2), X6
+	MOV	1224(X2), X6
 	ADDW	$1, X6
 	WORD	$0x9003130b	// th.revw t1, t1
 	WORD	$0x7c03330b	// th.extu t1, t1, 31, 0
@@ -17927,7 +17861,7 @@ four:
 	MOV	1152(X2), X7
 	AND	X7, X6
 	SLL	$8, X6
-	MOV	1264(X2), X7
+	MOV	1224(X2), X7
 	ADDW	$2, X7
 	WORD	$0x9003938b	// th.revw t2, t2
 	WORD	$0x7c03b38b	// th.extu t2, t2, 31, 0
@@ -17940,7 +17874,7 @@ four:
 	MOV	1152(X2), X28
 	AND	X28, X7
 	SLL	$8, X7
-	MOV	1264(X2), X28
+	MOV	1224(X2), X28
 	ADDW	$3, X28
 	WORD	$0x900e1e0b	// th.revw t3, t3
 	WORD	$0x7c0e3e0b	// th.extu t3, t3, 31, 0
@@ -18002,7 +17936,7 @@ four:
 	MOV	64(X2), X10
 	XOR	X18, X5
 	XOR	X9, X11
-	MOV	X11, 1312(X2)
+	MOV	X11, 1272(X2)
 	XOR	X14, X7, X14
 	XOR	X17, X16, X7
 	XOR	X15, X6, X11
@@ -18011,15 +17945,15 @@ four:
 	XOR	X10, X30, X13
 	// the rounds: every key size's last round leaves SR² of its planes (see the keys above)
 	MOV	$0, X6
-	MOV	X6, 1296(X2)
+	MOV	X6, 1256(X2)
 rounds4:
-	MOV	1296(X2), X6
+	MOV	1256(X2), X6
 	AND	$768, X6
 	ADD	$72, X2, X28
 	ADD	X6, X28
-	MOV	X28, 1304(X2)
+	MOV	X28, 1264(X2)
 	XOR	X14, X11, X6
-	MOV	1312(X2), X28
+	MOV	1272(X2), X28
 	XOR	X28, X13, X16
 	XOR	X6, X16, X10
 	XOR	X10, X7
@@ -18055,7 +17989,7 @@ rounds4:
 	XOR	X22, X1
 	XOR	X25, X1, X25
 	XOR	X21, X25
-	MOV	1312(X2), X21
+	MOV	1272(X2), X21
 	XOR	X21, X9, X21
 	AND	X9, X21, X1
 	XOR	X22, X1, X22
@@ -18242,7 +18176,7 @@ rounds4:
 	XOR	X29, X12, X29
 	XOR	X28, X5
 	XOR	X29, X5, X28
-	MOV	1304(X2), X16
+	MOV	1264(X2), X16
 	MOV	(X16), X5
 	MOV	8(X16), X14
 	MOV	16(X16), X18
@@ -18275,7 +18209,7 @@ rounds4:
 	XOR	X9, X19, X9
 	XOR	X9, X10, X13
 	XOR	X28, X13, X19
-	MOV	X19, 1312(X2)
+	MOV	X19, 1272(X2)
 	AND	X19, X7, X19
 	XOR	X16, X19, X23
 	XOR	X11, X13, X25
@@ -18344,7 +18278,7 @@ rounds4:
 	AND	X12, X17, X23
 	XOR	X17, X20, X12
 	XOR	X22, X12, X20
-	MOV	1312(X2), X29
+	MOV	1272(X2), X29
 	AND	X29, X20, X29
 	XOR	X9, X29
 	AND	X7, X20, X9
@@ -18450,7 +18384,7 @@ rounds4:
 	WORD	$0x1205958b	// th.srri a1, a1, 32
 	XOR	X7, X18, X7
 	XOR	X11, X7
-	MOV	1304(X2), X16
+	MOV	1264(X2), X16
 	MOV	64(X16), X18
 	MOV	72(X16), X14
 	MOV	80(X16), X11
@@ -18483,7 +18417,7 @@ rounds4:
 	XOR	X13, X9
 	XOR	X9, X10, X13
 	XOR	X28, X13, X19
-	MOV	X19, 1312(X2)
+	MOV	X19, 1272(X2)
 	AND	X19, X7, X19
 	XOR	X16, X19, X23
 	XOR	X11, X13, X25
@@ -18552,7 +18486,7 @@ rounds4:
 	AND	X12, X17, X22
 	XOR	X17, X20
 	XOR	X21, X20, X21
-	MOV	1312(X2), X12
+	MOV	1272(X2), X12
 	AND	X12, X21, X12
 	XOR	X9, X12
 	AND	X7, X21, X9
@@ -18691,7 +18625,7 @@ rounds4:
 	XOR	X29, X12, X29
 	XOR	X28, X5
 	XOR	X29, X5, X28
-	MOV	1304(X2), X16
+	MOV	1264(X2), X16
 	MOV	128(X16), X5
 	MOV	136(X16), X14
 	MOV	144(X16), X18
@@ -18724,7 +18658,7 @@ rounds4:
 	XOR	X9, X19, X9
 	XOR	X9, X10, X13
 	XOR	X28, X13, X19
-	MOV	X19, 1312(X2)
+	MOV	X19, 1272(X2)
 	AND	X19, X7, X19
 	XOR	X16, X19, X23
 	XOR	X11, X13, X25
@@ -18793,7 +18727,7 @@ rounds4:
 	AND	X12, X17, X22
 	XOR	X17, X20
 	XOR	X21, X20, X21
-	MOV	1312(X2), X12
+	MOV	1272(X2), X12
 	AND	X12, X21, X12
 	XOR	X9, X12
 	AND	X7, X21, X9
@@ -18866,7 +18800,7 @@ rounds4:
 	WORD	$0x1206938b	// th.srri t2, a3, 32
 	XOR	X29, X5
 	XOR	X7, X5, X29
-	MOV	1304(X2), X16
+	MOV	1264(X2), X16
 	MOV	192(X16), X5
 	MOV	200(X16), X18
 	MOV	208(X16), X14
@@ -18877,29 +18811,29 @@ rounds4:
 	MOV	248(X16), X16
 	XOR	X5, X6, X5
 	XOR	X18, X28, X6
-	MOV	X6, 1312(X2)
+	MOV	X6, 1272(X2)
 	XOR	X14, X10, X14
 	XOR	X7, X15, X7
 	XOR	X9, X11
 	XOR	X17, X30, X9
 	XOR	X13, X12, X19
 	XOR	X16, X29, X13
-	MOV	1296(X2), X6
+	MOV	1256(X2), X6
 	ADD	$256, X6
-	MOV	X6, 1296(X2)
-	MOV	1272(X2), X6
+	MOV	X6, 1256(X2)
+	MOV	1232(X2), X6
 	ADD	$-2, X6
 	SRL	$2, X6
 	SLL	$8, X6
-	MOV	1296(X2), X28
+	MOV	1256(X2), X28
 	BLTU	X28, X6, rounds4
-	MOV	1296(X2), X6
+	MOV	1256(X2), X6
 	AND	$768, X6
 	ADD	$72, X2, X28
 	ADD	X6, X28
-	MOV	X28, 1304(X2)
+	MOV	X28, 1264(X2)
 	XOR	X14, X11, X6
-	MOV	1312(X2), X28
+	MOV	1272(X2), X28
 	XOR	X28, X13, X15
 	XOR	X6, X15, X30
 	XOR	X30, X7
@@ -18915,7 +18849,7 @@ rounds4:
 	XOR	X9, X19, X9
 	XOR	X9, X10, X14
 	XOR	X28, X14, X18
-	MOV	X18, 1296(X2)
+	MOV	X18, 1256(X2)
 	AND	X18, X6, X18
 	XOR	X16, X18, X23
 	XOR	X12, X14, X25
@@ -18936,7 +18870,7 @@ rounds4:
 	XOR	X22, X8
 	XOR	X24, X8, X24
 	XOR	X19, X24
-	MOV	1312(X2), X19
+	MOV	1272(X2), X19
 	XOR	X19, X9, X19
 	AND	X9, X19, X8
 	XOR	X22, X8, X22
@@ -18985,7 +18919,7 @@ rounds4:
 	AND	X11, X17, X18
 	XOR	X17, X20
 	XOR	X22, X20, X22
-	MOV	1296(X2), X11
+	MOV	1256(X2), X11
 	AND	X11, X22, X11
 	XOR	X21, X11
 	AND	X6, X22, X6
@@ -19124,7 +19058,7 @@ rounds4:
 	XOR	X29, X12, X29
 	XOR	X28, X5
 	XOR	X29, X5, X29
-	MOV	1304(X2), X17
+	MOV	1264(X2), X17
 	MOV	(X17), X5
 	MOV	8(X17), X28
 	MOV	16(X17), X12
@@ -19142,7 +19076,7 @@ rounds4:
 	XOR	X16, X7, X19
 	XOR	X17, X29, X17
 	MOV	$12, X7
-	MOV	1272(X2), X29
+	MOV	1232(X2), X29
 	BNE	X29, X7, last_round
 	XOR	X12, X13, X7
 	XOR	X28, X17, X16
@@ -19160,7 +19094,7 @@ rounds4:
 	XOR	X14, X19, X18
 	XOR	X18, X11, X14
 	XOR	X29, X14, X19
-	MOV	X19, 1296(X2)
+	MOV	X19, 1256(X2)
 	AND	X19, X7, X19
 	XOR	X21, X19, X23
 	XOR	X12, X14, X24
@@ -19229,7 +19163,7 @@ rounds4:
 	AND	X13, X9, X13
 	XOR	X9, X20
 	XOR	X22, X20, X22
-	MOV	1296(X2), X30
+	MOV	1256(X2), X30
 	AND	X30, X22, X30
 	XOR	X18, X30
 	AND	X7, X22, X18
@@ -19335,7 +19269,7 @@ rounds4:
 	WORD	$0x1205958b	// th.srri a1, a1, 32
 	XOR	X7, X18, X7
 	XOR	X11, X7
-	MOV	1304(X2), X16
+	MOV	1264(X2), X16
 	MOV	64(X16), X18
 	MOV	72(X16), X14
 	MOV	80(X16), X11
@@ -19368,7 +19302,7 @@ rounds4:
 	XOR	X13, X9
 	XOR	X9, X10, X13
 	XOR	X28, X13, X19
-	MOV	X19, 1296(X2)
+	MOV	X19, 1256(X2)
 	AND	X19, X7, X19
 	XOR	X16, X19, X23
 	XOR	X11, X13, X25
@@ -19437,7 +19371,7 @@ rounds4:
 	AND	X12, X17, X22
 	XOR	X17, X20
 	XOR	X21, X20, X21
-	MOV	1296(X2), X12
+	MOV	1256(X2), X12
 	AND	X12, X21, X12
 	XOR	X9, X12
 	AND	X7, X21, X9
@@ -19576,7 +19510,7 @@ rounds4:
 	XOR	X29, X30, X29
 	XOR	X28, X5
 	XOR	X29, X5, X14
-	MOV	1304(X2), X9
+	MOV	1264(X2), X9
 	MOV	128(X9), X5
 	MOV	136(X9), X29
 	MOV	144(X9), X12
@@ -19665,7 +19599,7 @@ rounds4:
 	XOR	X14, X16, X9
 	XOR	X9, X11, X14
 	XOR	X28, X14, X16
-	MOV	X16, 1296(X2)
+	MOV	X16, 1256(X2)
 	AND	X16, X7, X16
 	XOR	X19, X16, X23
 	XOR	X12, X14, X25
@@ -19734,7 +19668,7 @@ rounds4:
 	AND	X13, X17, X23
 	XOR	X17, X20, X13
 	XOR	X22, X13, X20
-	MOV	1296(X2), X30
+	MOV	1256(X2), X30
 	AND	X30, X20, X30
 	XOR	X9, X30
 	AND	X7, X20, X9
@@ -19764,7 +19698,7 @@ rounds4:
 	XOR	X5, X30
 	XOR	X5, X15, X5
 	XOR	X28, X12
-	MOV	1304(X2), X14
+	MOV	1264(X2), X14
 	MOV	192(X14), X18
 	MOV	200(X14), X10
 	MOV	208(X14), X9
@@ -19799,7 +19733,7 @@ last_round:
 	XOR	X14, X19, X9
 	XOR	X9, X11, X14
 	XOR	X29, X14, X19
-	MOV	X19, 1296(X2)
+	MOV	X19, 1256(X2)
 	AND	X19, X7, X19
 	XOR	X16, X19, X24
 	XOR	X12, X14, X8
@@ -19868,7 +19802,7 @@ last_round:
 	AND	X13, X17, X23
 	XOR	X17, X20, X13
 	XOR	X22, X13, X20
-	MOV	1296(X2), X30
+	MOV	1256(X2), X30
 	AND	X30, X20, X30
 	XOR	X9, X30
 	AND	X7, X20, X9
@@ -19898,7 +19832,7 @@ last_round:
 	XOR	X5, X30
 	XOR	X5, X15, X5
 	XOR	X29, X12
-	MOV	1304(X2), X14
+	MOV	1264(X2), X14
 	MOV	64(X14), X18
 	MOV	72(X14), X10
 	MOV	80(X14), X9
@@ -20124,7 +20058,7 @@ rounds_done:
 	AND	X12, X5
 	OR	X5, X7, X15
 	// SR² of each block: bytes 1, 3, 5, 7 trade places with bytes 9, 11, 13, 15
-	MOV	1248(X2), X16
+	MOV	1208(X2), X16
 	XOR	X28, X6, X5
 	AND	X16, X5
 	XOR	X5, X6, X14
@@ -20142,103 +20076,103 @@ rounds_done:
 	XOR	X30, X13, X29
 	XOR	X30, X15, X30
 	MOV	$4, X10
-	MOV	1256(X2), X11
+	MOV	1216(X2), X11
 	BLTU	X11, X10, tail
 	// out = in ^ keystream, four blocks
-	MOV	1280(X2), X10
+	MOV	1240(X2), X10
 	MOV	(X10), X10
 	XOR	X14, X10
-	MOV	1288(X2), X11
+	MOV	1248(X2), X11
 	MOV	X10, (X11)
-	MOV	1280(X2), X10
+	MOV	1240(X2), X10
 	MOV	8(X10), X10
 	XOR	X12, X10
-	MOV	1288(X2), X11
+	MOV	1248(X2), X11
 	MOV	X10, 8(X11)
-	MOV	1280(X2), X10
+	MOV	1240(X2), X10
 	MOV	16(X10), X10
 	XOR	X28, X10
-	MOV	1288(X2), X28
+	MOV	1248(X2), X28
 	MOV	X10, 16(X28)
-	MOV	1280(X2), X28
+	MOV	1240(X2), X28
 	MOV	24(X28), X10
 	XOR	X7, X10
-	MOV	1288(X2), X7
+	MOV	1248(X2), X7
 	MOV	X10, 24(X7)
-	MOV	1280(X2), X7
+	MOV	1240(X2), X7
 	MOV	32(X7), X10
 	XOR	X6, X10
-	MOV	1288(X2), X6
+	MOV	1248(X2), X6
 	MOV	X10, 32(X6)
-	MOV	1280(X2), X6
+	MOV	1240(X2), X6
 	MOV	40(X6), X10
 	XOR	X5, X10
-	MOV	1288(X2), X5
+	MOV	1248(X2), X5
 	MOV	X10, 40(X5)
-	MOV	1280(X2), X5
+	MOV	1240(X2), X5
 	MOV	48(X5), X10
 	XOR	X29, X10
-	MOV	1288(X2), X5
+	MOV	1248(X2), X5
 	MOV	X10, 48(X5)
-	MOV	1280(X2), X5
+	MOV	1240(X2), X5
 	MOV	56(X5), X10
 	XOR	X30, X10
-	MOV	1288(X2), X5
+	MOV	1248(X2), X5
 	MOV	X10, 56(X5)
-	MOV	1280(X2), X5
+	MOV	1240(X2), X5
 	ADD	$64, X5
-	MOV	X5, 1280(X2)
-	MOV	1288(X2), X5
+	MOV	X5, 1240(X2)
+	MOV	1248(X2), X5
 	ADD	$64, X5
-	MOV	X5, 1288(X2)
-	MOV	1256(X2), X5
+	MOV	X5, 1248(X2)
+	MOV	1216(X2), X5
 	ADD	$-4, X5
-	MOV	X5, 1256(X2)
-	MOV	1264(X2), X5
+	MOV	X5, 1216(X2)
+	MOV	1224(X2), X5
 	ADDW	$4, X5
-	MOV	X5, 1264(X2)
-	MOV	1256(X2), X5
+	MOV	X5, 1224(X2)
+	MOV	1216(X2), X5
 	BEQZ	X5, L13
 	JMP	four
 L13:
 	JMP	done
 	// one to three blocks left: as many keystream blocks, a block at a time
 tail:
-	MOV	1280(X2), X29
+	MOV	1240(X2), X29
 	MOV	(X29), X10
 	XOR	X14, X10
-	MOV	1288(X2), X29
+	MOV	1248(X2), X29
 	MOV	X10, (X29)
-	MOV	1280(X2), X29
+	MOV	1240(X2), X29
 	MOV	8(X29), X10
 	XOR	X12, X10
-	MOV	1288(X2), X29
+	MOV	1248(X2), X29
 	MOV	X10, 8(X29)
 	MOV	$1, X10
-	MOV	1256(X2), X29
+	MOV	1216(X2), X29
 	BEQ	X29, X10, done
-	MOV	1280(X2), X29
+	MOV	1240(X2), X29
 	MOV	16(X29), X10
 	XOR	X28, X10
-	MOV	1288(X2), X28
+	MOV	1248(X2), X28
 	MOV	X10, 16(X28)
-	MOV	1280(X2), X28
+	MOV	1240(X2), X28
 	MOV	24(X28), X10
 	XOR	X7, X10
-	MOV	1288(X2), X7
+	MOV	1248(X2), X7
 	MOV	X10, 24(X7)
 	MOV	$2, X10
-	MOV	1256(X2), X7
+	MOV	1216(X2), X7
 	BEQ	X7, X10, done
-	MOV	1280(X2), X7
+	MOV	1240(X2), X7
 	MOV	32(X7), X10
 	XOR	X6, X10
-	MOV	1288(X2), X6
+	MOV	1248(X2), X6
 	MOV	X10, 32(X6)
-	MOV	1280(X2), X6
+	MOV	1240(X2), X6
 	MOV	40(X6), X10
 	XOR	X5, X10
-	MOV	1288(X2), X5
+	MOV	1248(X2), X5
 	MOV	X10, 40(X5)
 done:
 	// return
@@ -20378,8 +20312,8 @@ done:
 	MOV	X0, 1072(X2)
 	MOV	X0, 1080(X2)
 	MOV	X0, 1088(X2)
-	MOV	X0, 1296(X2)
-	MOV	X0, 1312(X2)
+	MOV	X0, 1256(X2)
+	MOV	X0, 1272(X2)
 	MOV	$0, X5
 	MOV	$0, X6
 	MOV	$0, X7
@@ -20583,117 +20517,110 @@ TEXT ·aesCtEncryptRv64gcv(SB), NOSPLIT, $0-24
 	MOV	in+0(FP), X10
 	MOV	out+8(FP), X11
 	MOV	key+16(FP), X12
-	MOVW	240(X12), X7
+	MOVW	240(X12), X28
 	MOV	$16, X5
 	WORD	$0x0c02f057	// vsetvli zero, t0, e8, m1, ta, ma
 	// the lookup and permutation tables, one register each
 L0:
 	MOV	$·kgen_aes_ct_rv64gcv_vperm(SB), X5
 	MOV	X5, X6
-	WORD	$0x02030407	// vle8.v v8, (t1)
-	ADD	$16, X5, X6
-	WORD	$0x02030387	// vle8.v v7, (t1)
-	ADD	$32, X5, X6
-	WORD	$0x02030287	// vle8.v v5, (t1)
-	ADD	$48, X5, X6
 	WORD	$0x02030307	// vle8.v v6, (t1)
-	ADD	$64, X5, X6
-	WORD	$0x02030207	// vle8.v v4, (t1)
-	ADD	$80, X5, X6
+	ADD	$16, X5, X6
+	WORD	$0x02030287	// vle8.v v5, (t1)
+	ADD	$32, X5, X6
 	WORD	$0x02030187	// vle8.v v3, (t1)
-	ADD	$96, X5, X6
+	ADD	$48, X5, X6
+	WORD	$0x02030207	// vle8.v v4, (t1)
+	ADD	$64, X5, X6
 	WORD	$0x02030107	// vle8.v v2, (t1)
-	ADD	$112, X5, X6
+	ADD	$80, X5, X6
 	WORD	$0x02030087	// vle8.v v1, (t1)
-	ADD	$128, X5, X6
+	ADD	$96, X5, X6
 	WORD	$0x02030007	// vle8.v v0, (t1)
+	ADD	$112, X5, X6
+	WORD	$0x02030387	// vle8.v v7, (t1)
+	ADD	$128, X5, X6
+	WORD	$0x02030407	// vle8.v v8, (t1)
 	ADD	$144, X5, X6
 	WORD	$0x02030487	// vle8.v v9, (t1)
-	ADD	$160, X5, X6
-	WORD	$0x02030507	// vle8.v v10, (t1)
-	ADD	$176, X5, X6
-	WORD	$0x02030587	// vle8.v v11, (t1)
 	// round 0
-	WORD	$0x02050607	// vle8.v v12, (a0)
-	WORD	$0x02060687	// vle8.v v13, (a2)
-	WORD	$0x2ec68657	// vxor.vv v12, v12, v13
+	WORD	$0x02050507	// vle8.v v10, (a0)
+	WORD	$0x02060587	// vle8.v v11, (a2)
+	WORD	$0x2ea58557	// vxor.vv v10, v10, v11
 	MOV	$99, X5
-	// rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
+	MOV	$27, X7
+	WORD	$0x2ea2c557	// vxor.vx v10, v10, t0
+	// rounds 1 .. rounds-1 in a loop
 	ADD	$16, X12, X6
-	ADD	$-1, X7
+	ADD	$-1, X28
 vround:
-	WORD	$0x26c7b6d7	// vand.vi v13, v12, 15
-	WORD	$0xa2c23657	// vsrl.vi v12, v12, 4
-	WORD	$0x32868757	// vrgather.vv v14, v8, v13
-	WORD	$0x327606d7	// vrgather.vv v13, v7, v12
+	WORD	$0x26a7b5d7	// vand.vi v11, v10, 15
+	WORD	$0xa2a23557	// vsrl.vi v10, v10, 4
+	WORD	$0x32658657	// vrgather.vv v12, v6, v11
+	WORD	$0x325505d7	// vrgather.vv v11, v5, v10
+	WORD	$0x2ec58657	// vxor.vv v12, v12, v11
+	WORD	$0x02030507	// vle8.v v10, (t1)
+	WORD	$0xa2c235d7	// vsrl.vi v11, v12, 4
+	WORD	$0x26c7b7d7	// vand.vi v15, v12, 15
+	WORD	$0x32358757	// vrgather.vv v14, v3, v11
+	WORD	$0x2eb78657	// vxor.vv v12, v11, v15
+	WORD	$0x324786d7	// vrgather.vv v13, v4, v15
+	WORD	$0x323607d7	// vrgather.vv v15, v3, v12
 	WORD	$0x2ee68757	// vxor.vv v14, v14, v13
-	WORD	$0x02030607	// vle8.v v12, (t1)
-	WORD	$0xa2e236d7	// vsrl.vi v13, v14, 4
-	WORD	$0x26e7b8d7	// vand.vi v17, v14, 15
-	WORD	$0x32568857	// vrgather.vv v16, v5, v13
-	WORD	$0x2ed88757	// vxor.vv v14, v13, v17
-	WORD	$0x326887d7	// vrgather.vv v15, v6, v17
-	WORD	$0x325708d7	// vrgather.vv v17, v5, v14
-	WORD	$0x2f078857	// vxor.vv v16, v16, v15
-	WORD	$0x2f1787d7	// vxor.vv v15, v17, v15
-	WORD	$0x325808d7	// vrgather.vv v17, v5, v16
-	WORD	$0x32578857	// vrgather.vv v16, v5, v15
-	WORD	$0x2f170757	// vxor.vv v14, v17, v14
-	WORD	$0x2f0686d7	// vxor.vv v13, v16, v13
-	WORD	$0x32470857	// vrgather.vv v16, v4, v14
-	WORD	$0x323688d7	// vrgather.vv v17, v3, v13
-	WORD	$0x322707d7	// vrgather.vv v15, v2, v14
-	WORD	$0x32168757	// vrgather.vv v14, v1, v13
-	WORD	$0x2f0886d7	// vxor.vv v13, v16, v17
-	WORD	$0x2ef70857	// vxor.vv v16, v15, v14
-	WORD	$0x32d508d7	// vrgather.vv v17, v13, v10
-	WORD	$0x2ed807d7	// vxor.vv v15, v13, v16
-	WORD	$0x33000757	// vrgather.vv v14, v16, v0
-	WORD	$0x32f48857	// vrgather.vv v16, v15, v9
-	WORD	$0x2ed886d7	// vxor.vv v13, v13, v17
-	WORD	$0x2ee807d7	// vxor.vv v15, v14, v16
-	WORD	$0x32d58757	// vrgather.vv v14, v13, v11
-	WORD	$0x2ef706d7	// vxor.vv v13, v15, v14
-	WORD	$0x2ec2c657	// vxor.vx v12, v12, t0
-	WORD	$0x2ed60657	// vxor.vv v12, v13, v12
+	WORD	$0x2ef686d7	// vxor.vv v13, v15, v13
+	WORD	$0x323707d7	// vrgather.vv v15, v3, v14
+	WORD	$0x32368757	// vrgather.vv v14, v3, v13
+	WORD	$0x2ef60657	// vxor.vv v12, v15, v12
+	WORD	$0x2ee585d7	// vxor.vv v11, v14, v11
+	WORD	$0x322606d7	// vrgather.vv v13, v2, v12
+	WORD	$0x32158657	// vrgather.vv v12, v1, v11
+	WORD	$0x2ed60757	// vxor.vv v14, v13, v12
+	WORD	$0xa6e3b6d7	// vsra.vi v13, v14, 7
+	WORD	$0x02e705d7	// vadd.vv v11, v14, v14
+	WORD	$0x26d3c6d7	// vand.vx v13, v13, t2
+	WORD	$0x32e38657	// vrgather.vv v12, v14, v7
+	WORD	$0x2eb685d7	// vxor.vv v11, v11, v13
+	WORD	$0x32e406d7	// vrgather.vv v13, v14, v8
+	WORD	$0x32b00757	// vrgather.vv v14, v11, v0
+	WORD	$0x2ee605d7	// vxor.vv v11, v14, v12
+	WORD	$0x2eb68657	// vxor.vv v12, v11, v13
+	WORD	$0x32b486d7	// vrgather.vv v13, v11, v9
+	WORD	$0x2ec685d7	// vxor.vv v11, v12, v13
+	WORD	$0x2eb50557	// vxor.vv v10, v11, v10
 	ADD	$16, X6
-	ADD	$-1, X7
-	BNEZ	X7, vround
+	ADD	$-1, X28
+	BNEZ	X28, vround
 	// the last round and its key
-	WORD	$0x26c7b4d7	// vand.vi v9, v12, 15
-	WORD	$0xa2c23557	// vsrl.vi v10, v12, 4
-	WORD	$0x328485d7	// vrgather.vv v11, v8, v9
-	WORD	$0x32750457	// vrgather.vv v8, v7, v10
-	WORD	$0x2eb40457	// vxor.vv v8, v11, v8
-	WORD	$0xa28233d7	// vsrl.vi v7, v8, 4
-	WORD	$0x2687b4d7	// vand.vi v9, v8, 15
-	WORD	$0x32648457	// vrgather.vv v8, v6, v9
-	WORD	$0x2e748357	// vxor.vv v6, v7, v9
-	WORD	$0x325384d7	// vrgather.vv v9, v5, v7
-	WORD	$0x2e9404d7	// vxor.vv v9, v9, v8
-	WORD	$0x32530557	// vrgather.vv v10, v5, v6
-	WORD	$0x2ea40457	// vxor.vv v8, v10, v8
-	WORD	$0x32548557	// vrgather.vv v10, v5, v9
-	WORD	$0x2ea30357	// vxor.vv v6, v10, v6
-	WORD	$0x325404d7	// vrgather.vv v9, v5, v8
-	WORD	$0x2e9382d7	// vxor.vv v5, v9, v7
-	WORD	$0x324303d7	// vrgather.vv v7, v4, v6
-	WORD	$0x32328257	// vrgather.vv v4, v3, v5
-	WORD	$0x2e7201d7	// vxor.vv v3, v7, v4
-	WORD	$0x32230257	// vrgather.vv v4, v2, v6
-	WORD	$0x32128157	// vrgather.vv v2, v1, v5
-	WORD	$0x2e4100d7	// vxor.vv v1, v4, v2
-	WORD	$0x323000d7	// vrgather.vv v1, v3, v0
+	WORD	$0x26a7b3d7	// vand.vi v7, v10, 15
+	WORD	$0xa2a23457	// vsrl.vi v8, v10, 4
+	WORD	$0x326384d7	// vrgather.vv v9, v6, v7
+	WORD	$0x32540357	// vrgather.vv v6, v5, v8
+	WORD	$0x2e930357	// vxor.vv v6, v9, v6
+	WORD	$0xa26232d7	// vsrl.vi v5, v6, 4
+	WORD	$0x2667b3d7	// vand.vi v7, v6, 15
+	WORD	$0x32438357	// vrgather.vv v6, v4, v7
+	WORD	$0x2e538257	// vxor.vv v4, v5, v7
+	WORD	$0x323283d7	// vrgather.vv v7, v3, v5
+	WORD	$0x2e7303d7	// vxor.vv v7, v7, v6
+	WORD	$0x32320457	// vrgather.vv v8, v3, v4
+	WORD	$0x2e830357	// vxor.vv v6, v8, v6
+	WORD	$0x32338457	// vrgather.vv v8, v3, v7
+	WORD	$0x2e820257	// vxor.vv v4, v8, v4
+	WORD	$0x323303d7	// vrgather.vv v7, v3, v6
+	WORD	$0x2e7281d7	// vxor.vv v3, v7, v5
+	WORD	$0x322202d7	// vrgather.vv v5, v2, v4
+	WORD	$0x32118157	// vrgather.vv v2, v1, v3
+	WORD	$0x2e510157	// vxor.vv v2, v5, v2
+	WORD	$0x322000d7	// vrgather.vv v1, v2, v0
 	WORD	$0x02030007	// vle8.v v0, (t1)
-	WORD	$0x2e02c057	// vxor.vx v0, v0, t0
 	WORD	$0x2e1000d7	// vxor.vv v1, v1, v0
+	WORD	$0x2e12c0d7	// vxor.vx v1, v1, t0
 	WORD	$0x020580a7	// vse8.v v1, (a1)
 	// return
 	WORD	$0x0c3072d7	// vsetvli t0, zero, e8, m8, ta, ma
 	WORD	$0x5e003057	// vmv.v.i v0, 0
 	WORD	$0x5e003457	// vmv.v.i v8, 0
 	WORD	$0x5e003857	// vmv.v.i v16, 0
-	WORD	$0x5e003c57	// vmv.v.i v24, 0
 	RET
 
 // void AES_ct_decrypt_rv64gcv(const unsigned char *in, unsigned char *out, const AES_KEY *key)
@@ -20702,53 +20629,51 @@ TEXT ·aesCtDecryptRv64gcv(SB), NOSPLIT, $0-24
 	MOV	in+0(FP), X10
 	MOV	out+8(FP), X11
 	MOV	key+16(FP), X12
-	MOVW	240(X12), X7
+	MOVW	240(X12), X6
 	MOV	$16, X5
 	WORD	$0x0c02f057	// vsetvli zero, t0, e8, m1, ta, ma
 	// the lookup and permutation tables, one register each
 L0:
 	MOV	$·kgen_aes_ct_rv64gcv_vperm_dec(SB), X5
-	MOV	X5, X6
-	WORD	$0x02030307	// vle8.v v6, (t1)
-	ADD	$16, X5, X6
-	WORD	$0x02030287	// vle8.v v5, (t1)
-	ADD	$32, X5, X6
-	WORD	$0x02030187	// vle8.v v3, (t1)
-	ADD	$48, X5, X6
-	WORD	$0x02030207	// vle8.v v4, (t1)
-	ADD	$64, X5, X6
-	WORD	$0x02030107	// vle8.v v2, (t1)
-	ADD	$80, X5, X6
-	WORD	$0x02030007	// vle8.v v0, (t1)
-	ADD	$96, X5, X6
-	WORD	$0x02030387	// vle8.v v7, (t1)
-	ADD	$112, X5, X6
-	WORD	$0x02030407	// vle8.v v8, (t1)
-	ADD	$128, X5, X6
-	WORD	$0x02030487	// vle8.v v9, (t1)
-	ADD	$144, X5, X6
-	WORD	$0x02030507	// vle8.v v10, (t1)
-	ADD	$160, X5, X6
-	WORD	$0x02030587	// vle8.v v11, (t1)
-	ADD	$176, X5, X6
-	WORD	$0x02030607	// vle8.v v12, (t1)
-	ADD	$192, X5, X6
-	WORD	$0x02030687	// vle8.v v13, (t1)
-	ADD	$208, X5, X6
-	WORD	$0x02030707	// vle8.v v14, (t1)
-	ADD	$224, X5, X6
-	WORD	$0x02030787	// vle8.v v15, (t1)
-	ADD	$240, X5, X6
-	WORD	$0x02030087	// vle8.v v1, (t1)
-	// round 0: the block ^ key 0 ^ 0x63
+	MOV	X5, X7
+	WORD	$0x02038307	// vle8.v v6, (t2)
+	ADD	$16, X5, X7
+	WORD	$0x02038287	// vle8.v v5, (t2)
+	ADD	$32, X5, X7
+	WORD	$0x02038187	// vle8.v v3, (t2)
+	ADD	$48, X5, X7
+	WORD	$0x02038207	// vle8.v v4, (t2)
+	ADD	$64, X5, X7
+	WORD	$0x02038107	// vle8.v v2, (t2)
+	ADD	$80, X5, X7
+	WORD	$0x02038007	// vle8.v v0, (t2)
+	ADD	$96, X5, X7
+	WORD	$0x02038387	// vle8.v v7, (t2)
+	ADD	$112, X5, X7
+	WORD	$0x02038407	// vle8.v v8, (t2)
+	ADD	$128, X5, X7
+	WORD	$0x02038487	// vle8.v v9, (t2)
+	ADD	$144, X5, X7
+	WORD	$0x02038507	// vle8.v v10, (t2)
+	ADD	$160, X5, X7
+	WORD	$0x02038587	// vle8.v v11, (t2)
+	ADD	$176, X5, X7
+	WORD	$0x02038607	// vle8.v v12, (t2)
+	ADD	$192, X5, X7
+	WORD	$0x02038687	// vle8.v v13, (t2)
+	ADD	$208, X5, X7
+	WORD	$0x02038707	// vle8.v v14, (t2)
+	ADD	$224, X5, X7
+	WORD	$0x02038787	// vle8.v v15, (t2)
+	ADD	$240, X5, X7
+	WORD	$0x02038087	// vle8.v v1, (t2)
+	// round 0: the block ^ key 0
 	WORD	$0x02050807	// vle8.v v16, (a0)
 	WORD	$0x02060887	// vle8.v v17, (a2)
-	MOV	$99, X6
-	WORD	$0x2f1348d7	// vxor.vx v17, v17, t1
 	WORD	$0x2f088857	// vxor.vv v16, v16, v17
-	// rounds 1 .. rounds-1 in a loop, each key ^ 0x63 (the S-box's constant)
+	// rounds 1 .. rounds-1 in a loop
 	ADD	$16, X12, X5
-	ADD	$-1, X7
+	ADD	$-1, X6
 vround:
 	WORD	$0x2707b8d7	// vand.vi v17, v16, 15
 	WORD	$0xa3023857	// vsrl.vi v16, v16, 4
@@ -20786,12 +20711,11 @@ vround:
 	WORD	$0x2f4888d7	// vxor.vv v17, v20, v17
 	WORD	$0x332789d7	// vrgather.vv v19, v18, v15
 	WORD	$0x2f3888d7	// vxor.vv v17, v19, v17
-	WORD	$0x2f034857	// vxor.vx v16, v16, t1
 	WORD	$0x33108957	// vrgather.vv v18, v17, v1
 	WORD	$0x2f280857	// vxor.vv v16, v18, v16
 	ADD	$16, X5
-	ADD	$-1, X7
-	BNEZ	X7, vround
+	ADD	$-1, X6
+	BNEZ	X6, vround
 	// the last round and its key
 	WORD	$0x2707b3d7	// vand.vi v7, v16, 15
 	WORD	$0xa3023457	// vsrl.vi v8, v16, 4
@@ -20945,7 +20869,7 @@ pass:
 	// w[i] = w[i-nk] ^ SubWord(RotWord(w[i-1])) ^ rcon, then w[i+1..i+4]
 	WORD	$0x608e5e1b	// roriw t3, t3, 8
 	MOV	24(X2), X7
-	MOV	112(X7), X30
+	MOV	120(X7), X30
 	AND	X30, X28, X7
 	SRL	$1, X28, X29
 	AND	X30, X29, X9
@@ -21098,7 +21022,7 @@ pass:
 	SLL	$7, X28
 	OR	X28, X7
 	MOV	24(X2), X28
-	MOV	120(X28), X28
+	MOV	128(X28), X28
 	XOR	X28, X7, X28
 	MOV	16(X2), X29
 	MOVBU	(X29), X7
@@ -21133,7 +21057,7 @@ pass:
 	BNE	X29, X7, two
 	// AES-256: w[i+4] takes SubWord(w[i+3])
 	MOV	24(X2), X7
-	MOV	112(X7), X30
+	MOV	120(X7), X30
 	AND	X30, X28, X7
 	SRL	$1, X28, X29
 	AND	X30, X29, X9
@@ -21286,7 +21210,7 @@ pass:
 	SLL	$7, X28
 	OR	X28, X7
 	MOV	24(X2), X28
-	MOV	120(X28), X28
+	MOV	128(X28), X28
 	XOR	X28, X7
 	MOV	X7, X28
 two:
@@ -21473,7 +21397,7 @@ copy:
 pass:
 	// w[i] = w[i-nk] ^ SubWord(RotWord(w[i-1])) ^ rcon, then w[i+1..i+4]
 	WORD	$0x608ed51b	// roriw a0, t4, 8
-	MOV	112(X5), X30
+	MOV	120(X5), X30
 	AND	X30, X10, X28
 	SRL	$1, X10, X29
 	AND	X30, X29, X9
@@ -21629,7 +21553,7 @@ pass:
 	OR	X30, X28
 	SLL	$7, X29
 	OR	X29, X28
-	MOV	120(X5), X29
+	MOV	128(X5), X29
 	XOR	X29, X28, X29
 	MOV	24(X2), X30
 	MOVBU	(X30), X28
@@ -21663,7 +21587,7 @@ pass:
 	MOV	32(X2), X30
 	BNE	X30, X28, two
 	// AES-256: w[i+4] takes SubWord(w[i+3])
-	MOV	112(X5), X10
+	MOV	120(X5), X10
 	AND	X10, X29, X28
 	SRL	$1, X29, X30
 	AND	X10, X30, X9
@@ -21819,7 +21743,7 @@ pass:
 	OR	X30, X28
 	SLL	$7, X29
 	OR	X29, X28
-	MOV	120(X5), X29
+	MOV	128(X5), X29
 	XOR	X29, X28
 	MOV	X28, X29
 two:
@@ -21888,9 +21812,9 @@ swap:
 	ADD	$-16, X7
 imc:
 	MOVWU	(X6), X28
-	MOV	128(X5), X10
-	MOV	136(X5), X30
-	MOV	144(X5), X29
+	MOV	136(X5), X10
+	MOV	144(X5), X30
+	MOV	152(X5), X29
 	AND	X10, X28, X10
 	AND	X30, X28, X30
 	SLL	$1, X30
@@ -21899,9 +21823,9 @@ imc:
 	SUB	X10, X11, X10
 	AND	X29, X10, X29
 	XOR	X29, X30, X29
-	MOV	128(X5), X11
-	MOV	136(X5), X10
-	MOV	144(X5), X30
+	MOV	136(X5), X11
+	MOV	144(X5), X10
+	MOV	152(X5), X30
 	AND	X11, X29, X11
 	AND	X10, X29, X10
 	SLL	$1, X10
@@ -21910,9 +21834,9 @@ imc:
 	SUB	X11, X12, X11
 	AND	X30, X11, X30
 	XOR	X30, X10, X30
-	MOV	128(X5), X12
-	MOV	136(X5), X11
-	MOV	144(X5), X10
+	MOV	136(X5), X12
+	MOV	144(X5), X11
+	MOV	152(X5), X10
 	AND	X12, X30, X12
 	AND	X11, X30, X11
 	SLL	$1, X11
@@ -22779,13 +22703,13 @@ kgen_ret:
 
 // void AES_ct_encrypt_rv64gc_zbb(const unsigned char *in, unsigned char *out, const AES_KEY *key)
 // func aesCtEncryptRv64gcZbb(in *byte, out *byte, key *byte)
-TEXT ·aesCtEncryptRv64gcZbb(SB), NOSPLIT, $200-24
+TEXT ·aesCtEncryptRv64gcZbb(SB), NOSPLIT, $160-24
 	MOV	in+0(FP), X10
 	MOV	out+8(FP), X11
 	MOV	key+16(FP), X12
-	MOV	X11, 176(X2)
+	MOV	X11, 136(X2)
 	MOVW	240(X12), X5
-	MOV	X5, 168(X2)
+	MOV	X5, 128(X2)
 L0:
 	MOV	$·kgen_aes_ct_rv64gc_zbb_masks(SB), X5
 	MOV	(X5), X6
@@ -22818,16 +22742,6 @@ L0:
 	MOV	X6, 112(X2)
 	MOV	112(X5), X6
 	MOV	X6, 120(X2)
-	MOV	120(X5), X6
-	MOV	X6, 128(X2)
-	MOV	128(X5), X6
-	MOV	X6, 136(X2)
-	MOV	136(X5), X6
-	MOV	X6, 144(X2)
-	MOV	144(X5), X6
-	MOV	X6, 152(X2)
-	MOV	152(X5), X6
-	MOV	X6, 160(X2)
 	AND	$7, X10, X5
 	BEQZ	X5, L8
 	JMP	in_unaligned
@@ -23039,7 +22953,7 @@ in_loaded:
 	XOR	X17, X13
 	XOR	X20, X5
 	XOR	X9, X29
-	MOV	X29, 200(X2)
+	MOV	X29, 160(X2)
 	XOR	X15, X10, X15
 	XOR	X13, X11, X9
 	XOR	X16, X6, X13
@@ -23047,12 +22961,12 @@ in_loaded:
 	XOR	X21, X28, X23
 	XOR	X14, X30, X14
 	ADD	$16, X12, X6
-	MOV	X6, 192(X2)
+	MOV	X6, 152(X2)
 	MOV	$0, X6
-	MOV	X6, 184(X2)
+	MOV	X6, 144(X2)
 rounds4:
 	XOR	X15, X13, X6
-	MOV	200(X2), X7
+	MOV	160(X2), X7
 	XOR	X7, X14, X17
 	XOR	X6, X17, X10
 	XOR	X10, X9, X7
@@ -23088,7 +23002,7 @@ rounds4:
 	XOR	X23, X13
 	XOR	X1, X13
 	XOR	X22, X13
-	MOV	200(X2), X22
+	MOV	160(X2), X22
 	XOR	X22, X9, X22
 	AND	X9, X22, X1
 	XOR	X23, X1, X23
@@ -23106,7 +23020,7 @@ rounds4:
 	AND	X24, X25, X21
 	XOR	X8, X21
 	AND	X14, X21, X14
-	MOV	X14, 200(X2)
+	MOV	X14, 160(X2)
 	AND	X18, X21, X14
 	XOR	X13, X23, X18
 	AND	X18, X1, X18
@@ -23158,7 +23072,7 @@ rounds4:
 	XOR	X10, X13, X5
 	XOR	X5, X16, X5
 	XOR	X5, X29
-	MOV	200(X2), X5
+	MOV	160(X2), X5
 	XOR	X29, X5, X11
 	XOR	X11, X9, X5
 	XOR	X12, X11
@@ -23277,12 +23191,12 @@ rounds4:
 	XOR	X13, X14, X13
 	XOR	X12, X11
 	XOR	X13, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	(X12), X15
 	MOVWU	4(X12), X12
 	SLL	$32, X12
 	OR	X12, X15
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	8(X12), X16
 	MOVWU	12(X12), X12
 	SLL	$32, X12
@@ -23524,7 +23438,7 @@ rounds4:
 	XOR	X9, X22, X9
 	XOR	X9, X10, X13
 	XOR	X28, X13, X19
-	MOV	X19, 200(X2)
+	MOV	X19, 160(X2)
 	AND	X19, X7, X19
 	XOR	X16, X19, X23
 	XOR	X11, X13, X25
@@ -23593,7 +23507,7 @@ rounds4:
 	AND	X12, X17, X23
 	XOR	X17, X20, X12
 	XOR	X22, X12, X20
-	MOV	200(X2), X29
+	MOV	160(X2), X29
 	AND	X29, X20, X29
 	XOR	X9, X29
 	AND	X7, X20, X9
@@ -23699,12 +23613,12 @@ rounds4:
 	WORD	$0x6204d613	// rori a2, s1, 32
 	XOR	X11, X18, X11
 	XOR	X12, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	16(X12), X15
 	MOVWU	20(X12), X12
 	SLL	$32, X12
 	OR	X12, X15
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	24(X12), X16
 	MOVWU	28(X12), X12
 	SLL	$32, X12
@@ -23890,7 +23804,7 @@ rounds4:
 	XOR	X9, X22, X9
 	XOR	X9, X10, X13
 	XOR	X28, X13, X19
-	MOV	X19, 200(X2)
+	MOV	X19, 160(X2)
 	AND	X19, X7, X19
 	XOR	X16, X19, X23
 	XOR	X11, X13, X25
@@ -23959,7 +23873,7 @@ rounds4:
 	AND	X12, X17, X23
 	XOR	X17, X20, X12
 	XOR	X22, X12, X20
-	MOV	200(X2), X29
+	MOV	160(X2), X29
 	AND	X29, X20, X29
 	XOR	X9, X29
 	AND	X7, X20, X9
@@ -24098,12 +24012,12 @@ rounds4:
 	XOR	X13, X14, X13
 	XOR	X12, X11
 	XOR	X13, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	32(X12), X15
 	MOVWU	36(X12), X12
 	SLL	$32, X12
 	OR	X12, X15
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	40(X12), X16
 	MOVWU	44(X12), X12
 	SLL	$32, X12
@@ -24345,7 +24259,7 @@ rounds4:
 	XOR	X9, X22, X9
 	XOR	X9, X10, X13
 	XOR	X28, X13, X19
-	MOV	X19, 200(X2)
+	MOV	X19, 160(X2)
 	AND	X19, X7, X19
 	XOR	X16, X19, X23
 	XOR	X11, X13, X25
@@ -24414,7 +24328,7 @@ rounds4:
 	AND	X12, X17, X23
 	XOR	X17, X20, X12
 	XOR	X22, X12, X20
-	MOV	200(X2), X29
+	MOV	160(X2), X29
 	AND	X29, X20, X29
 	XOR	X9, X29
 	AND	X7, X20, X9
@@ -24487,12 +24401,12 @@ rounds4:
 	WORD	$0x62075693	// rori a3, a4, 32
 	XOR	X12, X11
 	XOR	X13, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	48(X12), X15
 	MOVWU	52(X12), X12
 	SLL	$32, X12
 	OR	X12, X15
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	56(X12), X16
 	MOVWU	60(X12), X12
 	SLL	$32, X12
@@ -24600,29 +24514,29 @@ rounds4:
 	NOT	X15, X18
 	XOR	X9, X5
 	XOR	X20, X6
-	MOV	X6, 200(X2)
+	MOV	X6, 160(X2)
 	XOR	X13, X7, X15
 	XOR	X12, X28, X9
 	XOR	X14, X29, X13
 	XOR	X17, X30, X19
 	XOR	X18, X10, X23
 	XOR	X16, X11, X14
-	MOV	192(X2), X6
+	MOV	152(X2), X6
 	ADD	$64, X6
-	MOV	X6, 192(X2)
-	MOV	184(X2), X6
+	MOV	X6, 152(X2)
+	MOV	144(X2), X6
 	ADD	$64, X6
-	MOV	X6, 184(X2)
-	MOV	168(X2), X6
+	MOV	X6, 144(X2)
+	MOV	128(X2), X6
 	ADD	$-2, X6
 	SRL	$2, X6
 	SLL	$6, X6
-	MOV	184(X2), X7
+	MOV	144(X2), X7
 	BGEU	X7, X6, L9
 	JMP	rounds4
 L9:
 	XOR	X15, X13, X6
-	MOV	200(X2), X7
+	MOV	160(X2), X7
 	XOR	X7, X14, X16
 	XOR	X6, X16, X30
 	XOR	X30, X9, X7
@@ -24638,7 +24552,7 @@ L9:
 	XOR	X19, X23, X12
 	XOR	X12, X10, X15
 	XOR	X28, X15, X18
-	MOV	X18, 184(X2)
+	MOV	X18, 144(X2)
 	AND	X18, X6, X18
 	XOR	X17, X18, X24
 	XOR	X11, X15, X25
@@ -24659,7 +24573,7 @@ L9:
 	XOR	X23, X14
 	XOR	X8, X14
 	XOR	X21, X14
-	MOV	200(X2), X21
+	MOV	160(X2), X21
 	XOR	X21, X18, X21
 	AND	X18, X21, X8
 	XOR	X23, X8, X23
@@ -24708,7 +24622,7 @@ L9:
 	AND	X12, X9, X23
 	XOR	X9, X20, X12
 	XOR	X22, X12, X20
-	MOV	184(X2), X29
+	MOV	144(X2), X29
 	AND	X29, X20, X29
 	XOR	X18, X29
 	AND	X6, X20, X6
@@ -24847,12 +24761,12 @@ L9:
 	XOR	X13, X14, X13
 	XOR	X12, X11
 	XOR	X13, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	(X12), X15
 	MOVWU	4(X12), X12
 	SLL	$32, X12
 	OR	X12, X15
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	8(X12), X16
 	MOVWU	12(X12), X12
 	SLL	$32, X12
@@ -25079,7 +24993,7 @@ L9:
 	XOR	X16, X10, X14
 	XOR	X19, X11, X28
 	MOV	$12, X7
-	MOV	168(X2), X29
+	MOV	128(X2), X29
 	BEQ	X29, X7, L10
 	JMP	last_round
 L10:
@@ -25099,7 +25013,7 @@ L10:
 	XOR	X17, X14, X18
 	XOR	X18, X11, X14
 	XOR	X29, X14, X17
-	MOV	X17, 168(X2)
+	MOV	X17, 128(X2)
 	AND	X17, X7, X17
 	XOR	X19, X17, X23
 	XOR	X12, X14, X25
@@ -25168,7 +25082,7 @@ L10:
 	AND	X13, X9, X13
 	XOR	X9, X20
 	XOR	X22, X20, X22
-	MOV	168(X2), X30
+	MOV	128(X2), X30
 	AND	X30, X22, X30
 	XOR	X18, X30
 	AND	X7, X22, X18
@@ -25274,12 +25188,12 @@ L10:
 	WORD	$0x6204d613	// rori a2, s1, 32
 	XOR	X11, X18, X11
 	XOR	X12, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	16(X12), X15
 	MOVWU	20(X12), X12
 	SLL	$32, X12
 	OR	X12, X15
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	24(X12), X16
 	MOVWU	28(X12), X12
 	SLL	$32, X12
@@ -25465,7 +25379,7 @@ L10:
 	XOR	X9, X22, X9
 	XOR	X9, X10, X13
 	XOR	X28, X13, X19
-	MOV	X19, 168(X2)
+	MOV	X19, 128(X2)
 	AND	X19, X7, X19
 	XOR	X16, X19, X23
 	XOR	X11, X13, X25
@@ -25534,7 +25448,7 @@ L10:
 	AND	X12, X17, X23
 	XOR	X17, X20, X12
 	XOR	X22, X12, X20
-	MOV	168(X2), X29
+	MOV	128(X2), X29
 	AND	X29, X20, X29
 	XOR	X9, X29
 	AND	X7, X20, X9
@@ -25673,12 +25587,12 @@ L10:
 	XOR	X13, X14, X13
 	XOR	X12, X11
 	XOR	X13, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	32(X12), X15
 	MOVWU	36(X12), X12
 	SLL	$32, X12
 	OR	X12, X15
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	40(X12), X16
 	MOVWU	44(X12), X12
 	SLL	$32, X12
@@ -25911,7 +25825,7 @@ L10:
 	XOR	X15, X6, X29
 	AND	X29, X28, X19
 	XOR	X12, X29, X7
-	MOV	X7, 184(X2)
+	MOV	X7, 144(X2)
 	XOR	X21, X6, X20
 	XOR	X9, X18, X6
 	XOR	X6, X20, X7
@@ -25921,7 +25835,7 @@ L10:
 	XOR	X30, X21, X30
 	XOR	X30, X29, X11
 	XOR	X7, X11, X15
-	MOV	X15, 168(X2)
+	MOV	X15, 128(X2)
 	AND	X15, X5, X15
 	XOR	X17, X15, X22
 	XOR	X10, X11, X24
@@ -25948,7 +25862,7 @@ L10:
 	XOR	X22, X13
 	XOR	X21, X13, X21
 	XOR	X10, X18, X9
-	MOV	184(X2), X13
+	MOV	144(X2), X13
 	AND	X13, X9, X13
 	XOR	X19, X13
 	XOR	X20, X13
@@ -25985,14 +25899,14 @@ L10:
 	AND	X29, X20, X29
 	AND	X28, X20, X28
 	AND	X9, X22, X9
-	MOV	184(X2), X20
+	MOV	144(X2), X20
 	AND	X20, X22, X20
 	XOR	X29, X20
 	XOR	X20, X17, X20
 	AND	X30, X16, X22
 	XOR	X16, X19
 	XOR	X21, X19, X21
-	MOV	168(X2), X30
+	MOV	128(X2), X30
 	AND	X30, X21, X30
 	XOR	X17, X30
 	AND	X5, X21, X5
@@ -26022,12 +25936,12 @@ L10:
 	XOR	X11, X30
 	XOR	X11, X14, X11
 	XOR	X7, X10
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	48(X12), X15
 	MOVWU	52(X12), X12
 	SLL	$32, X12
 	OR	X12, X15
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	56(X12), X16
 	MOVWU	60(X12), X12
 	SLL	$32, X12
@@ -26215,7 +26129,7 @@ last_round:
 	XOR	X16, X14, X9
 	XOR	X9, X11, X14
 	XOR	X28, X14, X16
-	MOV	X16, 168(X2)
+	MOV	X16, 128(X2)
 	AND	X16, X7, X16
 	XOR	X19, X16, X23
 	XOR	X12, X14, X25
@@ -26284,7 +26198,7 @@ last_round:
 	AND	X13, X17, X23
 	XOR	X17, X20, X13
 	XOR	X22, X13, X20
-	MOV	168(X2), X30
+	MOV	128(X2), X30
 	AND	X30, X20, X30
 	XOR	X9, X30
 	AND	X7, X20, X9
@@ -26314,12 +26228,12 @@ last_round:
 	XOR	X10, X30
 	XOR	X10, X15, X11
 	XOR	X28, X12, X10
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	16(X12), X15
 	MOVWU	20(X12), X12
 	SLL	$32, X12
 	OR	X12, X15
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	24(X12), X16
 	MOVWU	28(X12), X12
 	SLL	$32, X12
@@ -26645,18 +26559,18 @@ rounds_done:
 	SRL	$32, X28
 	AND	X29, X5
 	OR	X5, X28, X5
-	MOV	176(X2), X5
+	MOV	136(X2), X5
 	AND	$7, X5
 	BNEZ	X5, out_unaligned
-	MOV	176(X2), X5
+	MOV	136(X2), X5
 	AND	$-8, X5
 	MOV	X7, (X5)
 	MOV	X6, 8(X5)
 out_stored:
 	// return
-	MOV	X0, 168(X2)
-	MOV	X0, 184(X2)
-	MOV	X0, 200(X2)
+	MOV	X0, 128(X2)
+	MOV	X0, 144(X2)
+	MOV	X0, 160(X2)
 	MOV	$0, X5
 	MOV	$0, X6
 	MOV	$0, X7
@@ -26698,50 +26612,50 @@ in_unaligned:
 	OR	X30, X28
 	JMP	in_loaded
 out_unaligned:
-	MOV	176(X2), X5
+	MOV	136(X2), X5
 	MOVB	X7, (X5)
 	SRL	$8, X7
-	MOV	176(X2), X5
+	MOV	136(X2), X5
 	MOVB	X7, 1(X5)
 	SRL	$8, X7
-	MOV	176(X2), X5
+	MOV	136(X2), X5
 	MOVB	X7, 2(X5)
 	SRL	$8, X7
-	MOV	176(X2), X5
+	MOV	136(X2), X5
 	MOVB	X7, 3(X5)
 	SRL	$8, X7
-	MOV	176(X2), X5
+	MOV	136(X2), X5
 	MOVB	X7, 4(X5)
 	SRL	$8, X7
-	MOV	176(X2), X5
+	MOV	136(X2), X5
 	MOVB	X7, 5(X5)
 	SRL	$8, X7
-	MOV	176(X2), X5
+	MOV	136(X2), X5
 	MOVB	X7, 6(X5)
 	SRL	$8, X7
-	MOV	176(X2), X5
+	MOV	136(X2), X5
 	MOVB	X7, 7(X5)
 	MOVB	X6, 8(X5)
 	SRL	$8, X6
-	MOV	176(X2), X5
+	MOV	136(X2), X5
 	MOVB	X6, 9(X5)
 	SRL	$8, X6
-	MOV	176(X2), X5
+	MOV	136(X2), X5
 	MOVB	X6, 10(X5)
 	SRL	$8, X6
-	MOV	176(X2), X5
+	MOV	136(X2), X5
 	MOVB	X6, 11(X5)
 	SRL	$8, X6
-	MOV	176(X2), X5
+	MOV	136(X2), X5
 	MOVB	X6, 12(X5)
 	SRL	$8, X6
-	MOV	176(X2), X5
+	MOV	136(X2), X5
 	MOVB	X6, 13(X5)
 	SRL	$8, X6
-	MOV	176(X2), X5
+	MOV	136(X2), X5
 	MOVB	X6, 14(X5)
 	SRL	$8, X6
-	MOV	176(X2), X5
+	MOV	136(X2), X5
 	MOVB	X6, 15(X5)
 	JMP	out_stored
 kgen_ret:
@@ -26749,15 +26663,15 @@ kgen_ret:
 
 // void AES_ct_decrypt_rv64gc_zbb(const unsigned char *in, unsigned char *out, const AES_KEY *key)
 // func aesCtDecryptRv64gcZbb(in *byte, out *byte, key *byte)
-TEXT ·aesCtDecryptRv64gcZbb(SB), NOSPLIT, $224-24
+TEXT ·aesCtDecryptRv64gcZbb(SB), NOSPLIT, $184-24
 	MOV	in+0(FP), X10
 	MOV	out+8(FP), X11
 	MOV	key+16(FP), X12
-	MOV	X12, 184(X2)
-	MOV	X11, 168(X2)
-	MOV	184(X2), X5
+	MOV	X12, 144(X2)
+	MOV	X11, 128(X2)
+	MOV	144(X2), X5
 	MOVW	240(X5), X5
-	MOV	X5, 176(X2)
+	MOV	X5, 136(X2)
 L0:
 	MOV	$·kgen_aes_ct_rv64gc_zbb_masks(SB), X5
 	MOV	(X5), X6
@@ -26790,16 +26704,6 @@ L0:
 	MOV	X6, 112(X2)
 	MOV	112(X5), X6
 	MOV	X6, 120(X2)
-	MOV	120(X5), X6
-	MOV	X6, 128(X2)
-	MOV	128(X5), X6
-	MOV	X6, 136(X2)
-	MOV	136(X5), X6
-	MOV	X6, 144(X2)
-	MOV	144(X5), X6
-	MOV	X6, 152(X2)
-	MOV	152(X5), X6
-	MOV	X6, 160(X2)
 	AND	$7, X10, X5
 	BEQZ	X5, L7
 	JMP	in_unaligned
@@ -26904,12 +26808,12 @@ in_loaded:
 	XOR	X13, X12, X30
 	SLL	$4, X13, X12
 	XOR	X12, X11
-	MOV	184(X2), X12
+	MOV	144(X2), X12
 	MOVWU	(X12), X15
 	MOVWU	4(X12), X12
 	SLL	$32, X12
 	OR	X12, X15
-	MOV	184(X2), X12
+	MOV	144(X2), X12
 	MOVWU	8(X12), X16
 	MOVWU	12(X12), X12
 	SLL	$32, X12
@@ -27024,11 +26928,11 @@ in_loaded:
 	XOR	X9, X28, X19
 	XOR	X16, X30, X9
 	XOR	X5, X9, X6
-	MOV	X6, 224(X2)
+	MOV	X6, 184(X2)
 	XOR	X6, X19, X7
 	AND	X7, X6, X18
 	XOR	X7, X10, X6
-	MOV	X6, 216(X2)
+	MOV	X6, 176(X2)
 	XOR	X5, X19, X28
 	XOR	X19, X9, X6
 	XOR	X10, X5, X14
@@ -27039,19 +26943,19 @@ in_loaded:
 	XOR	X13, X12, X29
 	XOR	X29, X14, X11
 	XOR	X29, X6, X13
-	MOV	X13, 192(X2)
+	MOV	X13, 152(X2)
 	XOR	X29, X28, X29
 	XOR	X29, X17, X13
 	XOR	X14, X17, X16
-	MOV	X16, 208(X2)
+	MOV	X16, 168(X2)
 	XOR	X12, X19, X20
 	XOR	X20, X24, X16
 	AND	X13, X16, X21
 	XOR	X15, X17, X19
 	XOR	X19, X28, X23
-	MOV	X23, 200(X2)
-	MOV	192(X2), X23
-	MOV	200(X2), X25
+	MOV	X23, 160(X2)
+	MOV	152(X2), X23
+	MOV	160(X2), X25
 	AND	X25, X23
 	XOR	X19, X9, X19
 	AND	X19, X29, X9
@@ -27063,7 +26967,7 @@ in_loaded:
 	AND	X9, X14, X8
 	XOR	X8, X22, X24
 	XOR	X24, X1, X15
-	MOV	216(X2), X22
+	MOV	176(X2), X22
 	AND	X12, X22
 	XOR	X8, X22
 	XOR	X25, X5, X25
@@ -27082,7 +26986,7 @@ in_loaded:
 	XOR	X22, X15, X10
 	XOR	X17, X21, X17
 	XOR	X24, X17
-	MOV	208(X2), X21
+	MOV	168(X2), X21
 	XOR	X21, X17, X24
 	XOR	X22, X24, X8
 	XOR	X24, X18, X21
@@ -27101,7 +27005,7 @@ in_loaded:
 	AND	X14, X23, X1
 	XOR	X1, X9, X14
 	XOR	X1, X29, X9
-	MOV	X9, 208(X2)
+	MOV	X9, 168(X2)
 	AND	X16, X8, X9
 	AND	X13, X8, X16
 	XOR	X22, X24, X13
@@ -27123,7 +27027,7 @@ in_loaded:
 	AND	X12, X28, X12
 	XOR	X12, X30, X12
 	XOR	X12, X11, X12
-	MOV	216(X2), X18
+	MOV	176(X2), X18
 	AND	X18, X28, X19
 	XOR	X19, X24, X28
 	XOR	X12, X28
@@ -27135,17 +27039,17 @@ in_loaded:
 	XOR	X22, X18
 	AND	X6, X21, X20
 	XOR	X15, X17, X21
-	MOV	200(X2), X6
+	MOV	160(X2), X6
 	AND	X6, X21, X6
 	XOR	X16, X6, X17
 	XOR	X17, X20, X16
 	XOR	X11, X17
 	XOR	X10, X6
 	XOR	X23, X6
-	MOV	192(X2), X11
+	MOV	152(X2), X11
 	AND	X11, X21, X11
 	XOR	X20, X11, X20
-	MOV	208(X2), X11
+	MOV	168(X2), X11
 	XOR	X11, X20, X11
 	AND	X7, X15, X7
 	XOR	X30, X7
@@ -27153,7 +27057,7 @@ in_loaded:
 	XOR	X17, X30
 	XOR	X7, X14
 	XOR	X14, X20, X7
-	MOV	224(X2), X17
+	MOV	184(X2), X17
 	AND	X17, X15
 	XOR	X15, X10
 	XOR	X13, X10, X15
@@ -27166,7 +27070,7 @@ in_loaded:
 	XOR	X29, X14, X29
 	XOR	X29, X9, X29
 	MOV	$12, X12
-	MOV	176(X2), X13
+	MOV	136(X2), X13
 	BNE	X13, X12, not192
 	MOV	72(X2), X12
 	WORD	$0x61c5d713	// rori a4, a1, 28
@@ -27299,12 +27203,12 @@ in_loaded:
 	XOR	X13, X14, X13
 	XOR	X12, X11
 	XOR	X13, X11
-	MOV	184(X2), X12
+	MOV	144(X2), X12
 	MOVWU	16(X12), X15
 	MOVWU	20(X12), X12
 	SLL	$32, X12
 	OR	X12, X15
-	MOV	184(X2), X12
+	MOV	144(X2), X12
 	MOVWU	24(X12), X16
 	MOVWU	28(X12), X12
 	SLL	$32, X12
@@ -27531,11 +27435,11 @@ in_loaded:
 	XOR	X16, X10, X16
 	XOR	X19, X11, X10
 	XOR	X6, X10, X7
-	MOV	X7, 216(X2)
+	MOV	X7, 176(X2)
 	XOR	X7, X16, X5
 	AND	X5, X7, X19
 	XOR	X5, X18, X7
-	MOV	X7, 208(X2)
+	MOV	X7, 168(X2)
 	XOR	X6, X16, X28
 	XOR	X16, X10, X7
 	XOR	X18, X6, X14
@@ -27546,19 +27450,19 @@ in_loaded:
 	XOR	X13, X12, X29
 	XOR	X29, X14, X11
 	XOR	X29, X7, X13
-	MOV	X13, 176(X2)
+	MOV	X13, 136(X2)
 	XOR	X29, X28, X29
 	XOR	X29, X17, X13
 	XOR	X14, X17, X20
-	MOV	X20, 200(X2)
+	MOV	X20, 160(X2)
 	XOR	X12, X16, X21
 	XOR	X21, X9, X16
 	AND	X13, X16, X20
 	XOR	X15, X17, X24
 	XOR	X24, X28, X23
-	MOV	X23, 192(X2)
-	MOV	176(X2), X23
-	MOV	192(X2), X25
+	MOV	X23, 152(X2)
+	MOV	136(X2), X23
+	MOV	152(X2), X25
 	AND	X25, X23
 	XOR	X24, X10
 	AND	X10, X29, X24
@@ -27570,7 +27474,7 @@ in_loaded:
 	AND	X9, X14, X8
 	XOR	X8, X22, X24
 	XOR	X24, X1, X15
-	MOV	208(X2), X22
+	MOV	168(X2), X22
 	AND	X12, X22
 	XOR	X8, X22
 	XOR	X25, X6, X25
@@ -27589,7 +27493,7 @@ in_loaded:
 	XOR	X22, X15, X17
 	XOR	X21, X20
 	XOR	X24, X20
-	MOV	200(X2), X21
+	MOV	160(X2), X21
 	XOR	X21, X20, X24
 	XOR	X22, X24, X8
 	XOR	X24, X18, X20
@@ -27608,7 +27512,7 @@ in_loaded:
 	AND	X14, X23, X1
 	XOR	X1, X9, X14
 	XOR	X1, X29, X9
-	MOV	X9, 200(X2)
+	MOV	X9, 160(X2)
 	AND	X16, X8, X9
 	AND	X13, X8, X16
 	XOR	X22, X24, X13
@@ -27630,7 +27534,7 @@ in_loaded:
 	AND	X12, X28, X12
 	XOR	X12, X11, X12
 	XOR	X12, X30, X12
-	MOV	208(X2), X18
+	MOV	168(X2), X18
 	AND	X18, X28, X20
 	XOR	X20, X24, X28
 	XOR	X12, X28
@@ -27642,17 +27546,17 @@ in_loaded:
 	XOR	X22, X18
 	AND	X7, X21, X19
 	XOR	X15, X17, X21
-	MOV	192(X2), X7
+	MOV	152(X2), X7
 	AND	X7, X21, X7
 	XOR	X16, X7, X17
 	XOR	X17, X19, X16
 	XOR	X30, X17
 	XOR	X10, X7
 	XOR	X23, X7
-	MOV	176(X2), X30
+	MOV	136(X2), X30
 	AND	X30, X21, X30
 	XOR	X19, X30, X19
-	MOV	200(X2), X30
+	MOV	160(X2), X30
 	XOR	X30, X19, X30
 	AND	X5, X15, X5
 	XOR	X11, X5, X11
@@ -27660,7 +27564,7 @@ in_loaded:
 	XOR	X17, X5
 	XOR	X11, X14, X11
 	XOR	X11, X19, X14
-	MOV	216(X2), X17
+	MOV	176(X2), X17
 	AND	X17, X15
 	XOR	X15, X10, X15
 	XOR	X13, X15, X10
@@ -27770,12 +27674,12 @@ in_loaded:
 	WORD	$0x6207d613	// rori a2, a5, 32
 	XOR	X15, X11
 	XOR	X12, X11
-	MOV	184(X2), X12
+	MOV	144(X2), X12
 	MOVWU	32(X12), X15
 	MOVWU	36(X12), X12
 	SLL	$32, X12
 	OR	X12, X15
-	MOV	184(X2), X12
+	MOV	144(X2), X12
 	MOVWU	40(X12), X16
 	MOVWU	44(X12), X12
 	SLL	$32, X12
@@ -27946,11 +27850,11 @@ in_loaded:
 	XOR	X16, X10, X16
 	XOR	X20, X11, X10
 	XOR	X7, X10, X6
-	MOV	X6, 216(X2)
+	MOV	X6, 176(X2)
 	XOR	X6, X16, X5
 	AND	X5, X6, X19
 	XOR	X5, X17, X6
-	MOV	X6, 208(X2)
+	MOV	X6, 168(X2)
 	XOR	X7, X16, X29
 	XOR	X16, X10, X6
 	XOR	X17, X7, X14
@@ -27961,19 +27865,19 @@ in_loaded:
 	XOR	X13, X12, X28
 	XOR	X28, X14, X11
 	XOR	X28, X6, X13
-	MOV	X13, 176(X2)
+	MOV	X13, 136(X2)
 	XOR	X28, X29, X28
 	XOR	X28, X18, X13
 	XOR	X14, X18, X20
-	MOV	X20, 200(X2)
+	MOV	X20, 160(X2)
 	XOR	X12, X16, X21
 	XOR	X21, X9, X16
 	AND	X13, X16, X20
 	XOR	X15, X18, X24
 	XOR	X24, X29, X23
-	MOV	X23, 192(X2)
-	MOV	176(X2), X23
-	MOV	192(X2), X25
+	MOV	X23, 152(X2)
+	MOV	136(X2), X23
+	MOV	152(X2), X25
 	AND	X25, X23
 	XOR	X24, X10
 	AND	X10, X28, X24
@@ -27985,7 +27889,7 @@ in_loaded:
 	AND	X9, X14, X8
 	XOR	X8, X22, X24
 	XOR	X24, X1, X15
-	MOV	208(X2), X22
+	MOV	168(X2), X22
 	AND	X12, X22
 	XOR	X8, X22
 	XOR	X25, X7, X25
@@ -28004,7 +27908,7 @@ in_loaded:
 	XOR	X22, X15, X17
 	XOR	X21, X20
 	XOR	X24, X20
-	MOV	200(X2), X21
+	MOV	160(X2), X21
 	XOR	X21, X20, X24
 	XOR	X22, X24, X8
 	XOR	X24, X18, X20
@@ -28023,7 +27927,7 @@ in_loaded:
 	AND	X14, X23, X1
 	XOR	X1, X9, X14
 	XOR	X1, X28, X9
-	MOV	X9, 200(X2)
+	MOV	X9, 160(X2)
 	AND	X16, X8, X16
 	AND	X13, X8, X9
 	XOR	X22, X24, X13
@@ -28045,7 +27949,7 @@ in_loaded:
 	AND	X12, X30, X29
 	XOR	X29, X16, X29
 	XOR	X29, X19, X29
-	MOV	208(X2), X11
+	MOV	168(X2), X11
 	AND	X11, X30, X11
 	XOR	X11, X8, X30
 	XOR	X29, X30
@@ -28057,17 +27961,17 @@ in_loaded:
 	XOR	X25, X18
 	AND	X6, X21
 	XOR	X15, X17
-	MOV	192(X2), X6
+	MOV	152(X2), X6
 	AND	X6, X17, X22
 	XOR	X9, X22, X9
 	XOR	X9, X21, X6
 	XOR	X19, X9
 	XOR	X10, X22, X19
 	XOR	X12, X19, X12
-	MOV	176(X2), X19
+	MOV	136(X2), X19
 	AND	X19, X17
 	XOR	X21, X17, X19
-	MOV	200(X2), X17
+	MOV	160(X2), X17
 	XOR	X17, X19, X17
 	AND	X5, X15, X5
 	XOR	X16, X5, X16
@@ -28075,7 +27979,7 @@ in_loaded:
 	XOR	X9, X5
 	XOR	X16, X14
 	XOR	X14, X19, X16
-	MOV	216(X2), X9
+	MOV	176(X2), X9
 	AND	X9, X15
 	XOR	X15, X10, X15
 	XOR	X13, X15, X10
@@ -28095,11 +27999,11 @@ in_loaded:
 	MOV	X13, X28
 	MOV	X10, X10
 	MOV	X11, X11
-	MOV	184(X2), X12
+	MOV	144(X2), X12
 	ADD	$48, X12
-	MOV	X12, 192(X2)
+	MOV	X12, 152(X2)
 	MOV	$2, X12
-	MOV	X12, 184(X2)
+	MOV	X12, 144(X2)
 	JMP	rounds4
 not192:
 	MOV	96(X2), X12
@@ -28166,16 +28070,16 @@ not192:
 	MOV	X13, X28
 	MOV	X14, X10
 	MOV	X15, X11
-	MOV	184(X2), X12
+	MOV	144(X2), X12
 	ADD	$16, X12
-	MOV	X12, 192(X2)
+	MOV	X12, 152(X2)
 	MOV	$2, X12
-	MOV	X12, 184(X2)
+	MOV	X12, 144(X2)
 	MOV	$14, X12
-	MOV	176(X2), X13
+	MOV	136(X2), X13
 	BNE	X13, X12, rounds4
 	MOV	$3, X12
-	MOV	X12, 184(X2)
+	MOV	X12, 144(X2)
 rounds4:
 	MOV	56(X2), X12
 	WORD	$0x614ed713	// rori a4, t4, 20
@@ -28308,12 +28212,12 @@ rounds4:
 	XOR	X13, X14, X13
 	XOR	X12, X11
 	XOR	X13, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	(X12), X15
 	MOVWU	4(X12), X12
 	SLL	$32, X12
 	OR	X12, X15
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	8(X12), X16
 	MOVWU	12(X12), X12
 	SLL	$32, X12
@@ -28540,11 +28444,11 @@ rounds4:
 	XOR	X16, X10, X16
 	XOR	X19, X11, X10
 	XOR	X7, X10, X6
-	MOV	X6, 224(X2)
+	MOV	X6, 184(X2)
 	XOR	X6, X16, X5
 	AND	X5, X6, X19
 	XOR	X5, X18, X6
-	MOV	X6, 216(X2)
+	MOV	X6, 176(X2)
 	XOR	X7, X16, X29
 	XOR	X16, X10, X6
 	XOR	X18, X7, X14
@@ -28555,19 +28459,19 @@ rounds4:
 	XOR	X13, X12, X28
 	XOR	X28, X14, X11
 	XOR	X28, X6, X13
-	MOV	X13, 176(X2)
+	MOV	X13, 136(X2)
 	XOR	X28, X29, X28
 	XOR	X28, X17, X13
 	XOR	X14, X17, X20
-	MOV	X20, 208(X2)
+	MOV	X20, 168(X2)
 	XOR	X12, X16, X21
 	XOR	X21, X9, X16
 	AND	X13, X16, X20
 	XOR	X15, X17, X24
 	XOR	X24, X29, X23
-	MOV	X23, 200(X2)
-	MOV	176(X2), X23
-	MOV	200(X2), X25
+	MOV	X23, 160(X2)
+	MOV	136(X2), X23
+	MOV	160(X2), X25
 	AND	X25, X23
 	XOR	X24, X10
 	AND	X10, X28, X24
@@ -28579,7 +28483,7 @@ rounds4:
 	AND	X9, X14, X8
 	XOR	X8, X22, X24
 	XOR	X24, X1, X15
-	MOV	216(X2), X22
+	MOV	176(X2), X22
 	AND	X12, X22
 	XOR	X8, X22
 	XOR	X25, X7, X25
@@ -28598,7 +28502,7 @@ rounds4:
 	XOR	X22, X15, X17
 	XOR	X21, X20
 	XOR	X24, X20
-	MOV	208(X2), X21
+	MOV	168(X2), X21
 	XOR	X21, X20, X24
 	XOR	X22, X24, X8
 	XOR	X24, X18, X20
@@ -28617,7 +28521,7 @@ rounds4:
 	AND	X14, X23, X8
 	XOR	X8, X9, X14
 	XOR	X8, X28, X9
-	MOV	X9, 208(X2)
+	MOV	X9, 168(X2)
 	AND	X16, X1, X9
 	AND	X13, X1, X16
 	XOR	X22, X24, X13
@@ -28639,7 +28543,7 @@ rounds4:
 	AND	X12, X29, X11
 	XOR	X11, X30, X11
 	XOR	X11, X9, X11
-	MOV	216(X2), X12
+	MOV	176(X2), X12
 	AND	X12, X29, X12
 	XOR	X12, X25, X29
 	XOR	X11, X29
@@ -28651,17 +28555,17 @@ rounds4:
 	XOR	X24, X18
 	AND	X6, X21, X19
 	XOR	X15, X17, X21
-	MOV	200(X2), X6
+	MOV	160(X2), X6
 	AND	X6, X21, X6
 	XOR	X16, X6, X16
 	XOR	X16, X19, X17
 	XOR	X9, X16, X9
 	XOR	X10, X6
 	XOR	X23, X6
-	MOV	176(X2), X16
+	MOV	136(X2), X16
 	AND	X16, X21, X16
 	XOR	X19, X16, X19
-	MOV	208(X2), X16
+	MOV	168(X2), X16
 	XOR	X16, X19, X16
 	AND	X5, X15, X5
 	XOR	X30, X5, X30
@@ -28669,7 +28573,7 @@ rounds4:
 	XOR	X9, X5
 	XOR	X30, X14, X30
 	XOR	X30, X19, X14
-	MOV	224(X2), X9
+	MOV	184(X2), X9
 	AND	X9, X15
 	XOR	X15, X10, X15
 	XOR	X13, X15, X10
@@ -28746,12 +28650,12 @@ rounds4:
 	WORD	$0x6207d613	// rori a2, a5, 32
 	XOR	X15, X11
 	XOR	X12, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	16(X12), X15
 	MOVWU	20(X12), X12
 	SLL	$32, X12
 	OR	X12, X15
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	24(X12), X16
 	MOVWU	28(X12), X12
 	SLL	$32, X12
@@ -28866,11 +28770,11 @@ rounds4:
 	XOR	X19, X10, X20
 	XOR	X16, X11, X10
 	XOR	X6, X10, X7
-	MOV	X7, 224(X2)
+	MOV	X7, 184(X2)
 	XOR	X7, X20, X5
 	AND	X5, X7, X19
 	XOR	X5, X17, X7
-	MOV	X7, 216(X2)
+	MOV	X7, 176(X2)
 	XOR	X6, X20, X28
 	XOR	X20, X10, X7
 	XOR	X17, X6, X14
@@ -28881,19 +28785,19 @@ rounds4:
 	XOR	X13, X12, X29
 	XOR	X29, X14, X11
 	XOR	X29, X7, X13
-	MOV	X13, 176(X2)
+	MOV	X13, 136(X2)
 	XOR	X29, X28, X29
 	XOR	X29, X18, X13
 	XOR	X14, X18, X16
-	MOV	X16, 208(X2)
+	MOV	X16, 168(X2)
 	XOR	X12, X20, X21
 	XOR	X21, X9, X16
 	AND	X13, X16, X20
 	XOR	X15, X18, X24
 	XOR	X24, X28, X23
-	MOV	X23, 200(X2)
-	MOV	176(X2), X23
-	MOV	200(X2), X25
+	MOV	X23, 160(X2)
+	MOV	136(X2), X23
+	MOV	160(X2), X25
 	AND	X25, X23
 	XOR	X24, X10
 	AND	X10, X29, X24
@@ -28905,7 +28809,7 @@ rounds4:
 	AND	X9, X14, X8
 	XOR	X8, X22, X24
 	XOR	X24, X1, X15
-	MOV	216(X2), X22
+	MOV	176(X2), X22
 	AND	X12, X22
 	XOR	X8, X22
 	XOR	X25, X6, X25
@@ -28924,7 +28828,7 @@ rounds4:
 	XOR	X22, X15, X17
 	XOR	X21, X20
 	XOR	X24, X20
-	MOV	208(X2), X21
+	MOV	168(X2), X21
 	XOR	X21, X20, X24
 	XOR	X22, X24, X8
 	XOR	X24, X18, X20
@@ -28943,7 +28847,7 @@ rounds4:
 	AND	X14, X23, X1
 	XOR	X1, X9, X14
 	XOR	X1, X29, X9
-	MOV	X9, 208(X2)
+	MOV	X9, 168(X2)
 	AND	X16, X8, X9
 	AND	X13, X8, X16
 	XOR	X22, X24, X13
@@ -28965,7 +28869,7 @@ rounds4:
 	AND	X12, X28, X12
 	XOR	X12, X11, X12
 	XOR	X12, X30, X12
-	MOV	216(X2), X18
+	MOV	176(X2), X18
 	AND	X18, X28, X20
 	XOR	X20, X24, X28
 	XOR	X12, X28
@@ -28977,17 +28881,17 @@ rounds4:
 	XOR	X22, X18
 	AND	X7, X21, X19
 	XOR	X15, X17, X21
-	MOV	200(X2), X7
+	MOV	160(X2), X7
 	AND	X7, X21, X7
 	XOR	X16, X7, X17
 	XOR	X17, X19, X16
 	XOR	X30, X17
 	XOR	X10, X7
 	XOR	X23, X7
-	MOV	176(X2), X30
+	MOV	136(X2), X30
 	AND	X30, X21, X30
 	XOR	X19, X30, X19
-	MOV	208(X2), X30
+	MOV	168(X2), X30
 	XOR	X30, X19, X30
 	AND	X5, X15, X5
 	XOR	X11, X5, X11
@@ -28995,7 +28899,7 @@ rounds4:
 	XOR	X17, X5
 	XOR	X11, X14, X11
 	XOR	X11, X19, X14
-	MOV	224(X2), X17
+	MOV	184(X2), X17
 	AND	X17, X15
 	XOR	X15, X10, X15
 	XOR	X13, X15, X10
@@ -29138,12 +29042,12 @@ rounds4:
 	XOR	X13, X14, X13
 	XOR	X12, X11
 	XOR	X13, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	32(X12), X15
 	MOVWU	36(X12), X12
 	SLL	$32, X12
 	OR	X12, X15
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	40(X12), X16
 	MOVWU	44(X12), X12
 	SLL	$32, X12
@@ -29370,11 +29274,11 @@ rounds4:
 	XOR	X16, X10, X16
 	XOR	X19, X11, X10
 	XOR	X6, X10, X7
-	MOV	X7, 224(X2)
+	MOV	X7, 184(X2)
 	XOR	X7, X16, X5
 	AND	X5, X7, X19
 	XOR	X5, X18, X7
-	MOV	X7, 216(X2)
+	MOV	X7, 176(X2)
 	XOR	X6, X16, X28
 	XOR	X16, X10, X7
 	XOR	X18, X6, X14
@@ -29385,19 +29289,19 @@ rounds4:
 	XOR	X13, X12, X29
 	XOR	X29, X14, X11
 	XOR	X29, X7, X13
-	MOV	X13, 176(X2)
+	MOV	X13, 136(X2)
 	XOR	X29, X28, X29
 	XOR	X29, X17, X13
 	XOR	X14, X17, X20
-	MOV	X20, 208(X2)
+	MOV	X20, 168(X2)
 	XOR	X12, X16, X21
 	XOR	X21, X9, X16
 	AND	X13, X16, X20
 	XOR	X15, X17, X24
 	XOR	X24, X28, X23
-	MOV	X23, 200(X2)
-	MOV	176(X2), X23
-	MOV	200(X2), X25
+	MOV	X23, 160(X2)
+	MOV	136(X2), X23
+	MOV	160(X2), X25
 	AND	X25, X23
 	XOR	X24, X10
 	AND	X10, X29, X24
@@ -29409,7 +29313,7 @@ rounds4:
 	AND	X9, X14, X8
 	XOR	X8, X22, X24
 	XOR	X24, X1, X15
-	MOV	216(X2), X22
+	MOV	176(X2), X22
 	AND	X12, X22
 	XOR	X8, X22
 	XOR	X25, X6, X25
@@ -29428,7 +29332,7 @@ rounds4:
 	XOR	X22, X15, X17
 	XOR	X21, X20
 	XOR	X24, X20
-	MOV	208(X2), X21
+	MOV	168(X2), X21
 	XOR	X21, X20, X24
 	XOR	X22, X24, X8
 	XOR	X24, X18, X20
@@ -29447,7 +29351,7 @@ rounds4:
 	AND	X14, X23, X1
 	XOR	X1, X9, X14
 	XOR	X1, X29, X9
-	MOV	X9, 208(X2)
+	MOV	X9, 168(X2)
 	AND	X16, X8, X9
 	AND	X13, X8, X16
 	XOR	X22, X24, X13
@@ -29469,7 +29373,7 @@ rounds4:
 	AND	X12, X28, X12
 	XOR	X12, X11, X12
 	XOR	X12, X30, X12
-	MOV	216(X2), X18
+	MOV	176(X2), X18
 	AND	X18, X28, X20
 	XOR	X20, X24, X28
 	XOR	X12, X28
@@ -29481,17 +29385,17 @@ rounds4:
 	XOR	X22, X18
 	AND	X7, X21, X19
 	XOR	X15, X17, X21
-	MOV	200(X2), X7
+	MOV	160(X2), X7
 	AND	X7, X21, X7
 	XOR	X16, X7, X17
 	XOR	X17, X19, X16
 	XOR	X30, X17
 	XOR	X10, X7
 	XOR	X23, X7
-	MOV	176(X2), X30
+	MOV	136(X2), X30
 	AND	X30, X21, X30
 	XOR	X19, X30, X19
-	MOV	208(X2), X30
+	MOV	168(X2), X30
 	XOR	X30, X19, X30
 	AND	X5, X15, X5
 	XOR	X11, X5, X11
@@ -29499,7 +29403,7 @@ rounds4:
 	XOR	X17, X5
 	XOR	X11, X14, X11
 	XOR	X11, X19, X14
-	MOV	224(X2), X17
+	MOV	184(X2), X17
 	AND	X17, X15
 	XOR	X15, X10, X15
 	XOR	X13, X15, X10
@@ -29609,12 +29513,12 @@ rounds4:
 	WORD	$0x6207d613	// rori a2, a5, 32
 	XOR	X15, X11
 	XOR	X12, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	48(X12), X15
 	MOVWU	52(X12), X12
 	SLL	$32, X12
 	OR	X12, X15
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	56(X12), X16
 	MOVWU	60(X12), X12
 	SLL	$32, X12
@@ -29785,11 +29689,11 @@ rounds4:
 	XOR	X16, X10, X16
 	XOR	X20, X11, X10
 	XOR	X7, X10, X6
-	MOV	X6, 224(X2)
+	MOV	X6, 184(X2)
 	XOR	X6, X16, X5
 	AND	X5, X6, X19
 	XOR	X5, X17, X6
-	MOV	X6, 216(X2)
+	MOV	X6, 176(X2)
 	XOR	X7, X16, X29
 	XOR	X16, X10, X6
 	XOR	X17, X7, X14
@@ -29800,19 +29704,19 @@ rounds4:
 	XOR	X13, X12, X28
 	XOR	X28, X14, X11
 	XOR	X28, X6, X13
-	MOV	X13, 176(X2)
+	MOV	X13, 136(X2)
 	XOR	X28, X29, X28
 	XOR	X28, X18, X13
 	XOR	X14, X18, X20
-	MOV	X20, 208(X2)
+	MOV	X20, 168(X2)
 	XOR	X12, X16, X21
 	XOR	X21, X9, X16
 	AND	X13, X16, X20
 	XOR	X15, X18, X24
 	XOR	X24, X29, X23
-	MOV	X23, 200(X2)
-	MOV	176(X2), X23
-	MOV	200(X2), X25
+	MOV	X23, 160(X2)
+	MOV	136(X2), X23
+	MOV	160(X2), X25
 	AND	X25, X23
 	XOR	X24, X10
 	AND	X10, X28, X24
@@ -29824,7 +29728,7 @@ rounds4:
 	AND	X9, X14, X8
 	XOR	X8, X22, X24
 	XOR	X24, X1, X15
-	MOV	216(X2), X22
+	MOV	176(X2), X22
 	AND	X12, X22
 	XOR	X8, X22
 	XOR	X25, X7, X25
@@ -29843,7 +29747,7 @@ rounds4:
 	XOR	X22, X15, X17
 	XOR	X21, X20
 	XOR	X24, X20
-	MOV	208(X2), X21
+	MOV	168(X2), X21
 	XOR	X21, X20, X24
 	XOR	X22, X24, X8
 	XOR	X24, X18, X20
@@ -29862,7 +29766,7 @@ rounds4:
 	AND	X14, X23, X1
 	XOR	X1, X9, X14
 	XOR	X1, X28, X9
-	MOV	X9, 208(X2)
+	MOV	X9, 168(X2)
 	AND	X16, X8, X16
 	AND	X13, X8, X9
 	XOR	X22, X24, X13
@@ -29884,7 +29788,7 @@ rounds4:
 	AND	X12, X30, X29
 	XOR	X29, X16, X29
 	XOR	X29, X19, X29
-	MOV	216(X2), X11
+	MOV	176(X2), X11
 	AND	X11, X30, X11
 	XOR	X11, X8, X30
 	XOR	X29, X30
@@ -29896,17 +29800,17 @@ rounds4:
 	XOR	X25, X18
 	AND	X6, X21
 	XOR	X15, X17
-	MOV	200(X2), X6
+	MOV	160(X2), X6
 	AND	X6, X17, X22
 	XOR	X9, X22, X9
 	XOR	X9, X21, X6
 	XOR	X19, X9
 	XOR	X10, X22, X19
 	XOR	X12, X19, X12
-	MOV	176(X2), X19
+	MOV	136(X2), X19
 	AND	X19, X17
 	XOR	X21, X17, X19
-	MOV	208(X2), X17
+	MOV	168(X2), X17
 	XOR	X17, X19, X17
 	AND	X5, X15, X5
 	XOR	X16, X5, X16
@@ -29914,7 +29818,7 @@ rounds4:
 	XOR	X9, X5
 	XOR	X16, X14
 	XOR	X14, X19, X16
-	MOV	224(X2), X9
+	MOV	184(X2), X9
 	AND	X9, X15
 	XOR	X15, X10, X15
 	XOR	X13, X15, X10
@@ -29934,12 +29838,12 @@ rounds4:
 	MOV	X13, X28
 	MOV	X10, X10
 	MOV	X11, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	ADD	$64, X12
-	MOV	X12, 192(X2)
-	MOV	184(X2), X12
+	MOV	X12, 152(X2)
+	MOV	144(X2), X12
 	ADD	$-1, X12
-	MOV	X12, 184(X2)
+	MOV	X12, 144(X2)
 	BEQZ	X12, L8
 	JMP	rounds4
 L8:
@@ -30074,12 +29978,12 @@ L8:
 	XOR	X13, X14, X13
 	XOR	X12, X11
 	XOR	X13, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	(X12), X15
 	MOVWU	4(X12), X12
 	SLL	$32, X12
 	OR	X12, X15
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	8(X12), X16
 	MOVWU	12(X12), X12
 	SLL	$32, X12
@@ -30306,11 +30210,11 @@ L8:
 	XOR	X16, X10, X16
 	XOR	X19, X11, X30
 	XOR	X5, X30, X6
-	MOV	X6, 216(X2)
+	MOV	X6, 176(X2)
 	XOR	X6, X16, X29
 	AND	X29, X6, X19
 	XOR	X29, X18, X6
-	MOV	X6, 208(X2)
+	MOV	X6, 168(X2)
 	XOR	X5, X16, X6
 	XOR	X16, X30, X7
 	XOR	X18, X5, X14
@@ -30321,19 +30225,19 @@ L8:
 	XOR	X13, X12, X10
 	XOR	X10, X14, X11
 	XOR	X10, X7, X13
-	MOV	X13, 184(X2)
+	MOV	X13, 144(X2)
 	XOR	X10, X6, X10
 	XOR	X10, X17, X13
 	XOR	X14, X17, X20
-	MOV	X20, 176(X2)
+	MOV	X20, 136(X2)
 	XOR	X12, X16, X21
 	XOR	X21, X9, X16
 	AND	X13, X16, X20
 	XOR	X15, X17, X24
 	XOR	X24, X6, X23
-	MOV	X23, 200(X2)
-	MOV	184(X2), X23
-	MOV	200(X2), X25
+	MOV	X23, 160(X2)
+	MOV	144(X2), X23
+	MOV	160(X2), X25
 	AND	X25, X23
 	XOR	X24, X30
 	AND	X30, X10, X24
@@ -30345,7 +30249,7 @@ L8:
 	AND	X9, X14, X8
 	XOR	X8, X22, X24
 	XOR	X24, X1, X15
-	MOV	208(X2), X22
+	MOV	168(X2), X22
 	AND	X12, X22
 	XOR	X8, X22
 	XOR	X25, X5, X25
@@ -30364,7 +30268,7 @@ L8:
 	XOR	X22, X15, X17
 	XOR	X21, X20
 	XOR	X24, X20
-	MOV	176(X2), X21
+	MOV	136(X2), X21
 	XOR	X21, X20, X24
 	XOR	X22, X24, X8
 	XOR	X24, X18, X20
@@ -30383,7 +30287,7 @@ L8:
 	AND	X14, X23, X1
 	XOR	X1, X9, X14
 	XOR	X1, X10, X9
-	MOV	X9, 176(X2)
+	MOV	X9, 136(X2)
 	AND	X16, X8, X9
 	AND	X13, X8, X16
 	XOR	X22, X24, X13
@@ -30405,7 +30309,7 @@ L8:
 	AND	X12, X6, X12
 	XOR	X12, X11, X12
 	XOR	X12, X28, X12
-	MOV	208(X2), X18
+	MOV	168(X2), X18
 	AND	X18, X6, X20
 	XOR	X20, X24, X6
 	XOR	X12, X6
@@ -30417,17 +30321,17 @@ L8:
 	XOR	X22, X18
 	AND	X7, X21, X19
 	XOR	X15, X17, X21
-	MOV	200(X2), X7
+	MOV	160(X2), X7
 	AND	X7, X21, X7
 	XOR	X16, X7, X17
 	XOR	X17, X19, X16
 	XOR	X28, X17
 	XOR	X30, X7
 	XOR	X23, X7
-	MOV	184(X2), X28
+	MOV	144(X2), X28
 	AND	X28, X21, X28
 	XOR	X19, X28, X19
-	MOV	176(X2), X28
+	MOV	136(X2), X28
 	XOR	X28, X19, X28
 	AND	X29, X15, X29
 	XOR	X11, X29, X11
@@ -30435,7 +30339,7 @@ L8:
 	XOR	X17, X29
 	XOR	X11, X14, X11
 	XOR	X11, X19, X14
-	MOV	216(X2), X17
+	MOV	176(X2), X17
 	AND	X17, X15
 	XOR	X15, X30, X15
 	XOR	X13, X15, X30
@@ -30447,12 +30351,12 @@ L8:
 	XOR	X14, X13, X12
 	XOR	X12, X11
 	XOR	X11, X9, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	16(X12), X15
 	MOVWU	20(X12), X12
 	SLL	$32, X12
 	OR	X12, X15
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	24(X12), X16
 	MOVWU	28(X12), X12
 	SLL	$32, X12
@@ -30773,22 +30677,22 @@ L8:
 	SRL	$32, X28
 	AND	X29, X5
 	OR	X5, X28, X5
-	MOV	168(X2), X5
+	MOV	128(X2), X5
 	AND	$7, X5
 	BNEZ	X5, out_unaligned
-	MOV	168(X2), X5
+	MOV	128(X2), X5
 	AND	$-8, X5
 	MOV	X7, (X5)
 	MOV	X6, 8(X5)
 out_stored:
 	// return
+	MOV	X0, 136(X2)
+	MOV	X0, 144(X2)
+	MOV	X0, 152(X2)
+	MOV	X0, 160(X2)
+	MOV	X0, 168(X2)
 	MOV	X0, 176(X2)
 	MOV	X0, 184(X2)
-	MOV	X0, 192(X2)
-	MOV	X0, 200(X2)
-	MOV	X0, 208(X2)
-	MOV	X0, 216(X2)
-	MOV	X0, 224(X2)
 	MOV	$0, X5
 	MOV	$0, X6
 	MOV	$0, X7
@@ -30830,50 +30734,50 @@ in_unaligned:
 	OR	X30, X28
 	JMP	in_loaded
 out_unaligned:
-	MOV	168(X2), X5
+	MOV	128(X2), X5
 	MOVB	X7, (X5)
 	SRL	$8, X7
-	MOV	168(X2), X5
+	MOV	128(X2), X5
 	MOVB	X7, 1(X5)
 	SRL	$8, X7
-	MOV	168(X2), X5
+	MOV	128(X2), X5
 	MOVB	X7, 2(X5)
 	SRL	$8, X7
-	MOV	168(X2), X5
+	MOV	128(X2), X5
 	MOVB	X7, 3(X5)
 	SRL	$8, X7
-	MOV	168(X2), X5
+	MOV	128(X2), X5
 	MOVB	X7, 4(X5)
 	SRL	$8, X7
-	MOV	168(X2), X5
+	MOV	128(X2), X5
 	MOVB	X7, 5(X5)
 	SRL	$8, X7
-	MOV	168(X2), X5
+	MOV	128(X2), X5
 	MOVB	X7, 6(X5)
 	SRL	$8, X7
-	MOV	168(X2), X5
+	MOV	128(X2), X5
 	MOVB	X7, 7(X5)
 	MOVB	X6, 8(X5)
 	SRL	$8, X6
-	MOV	168(X2), X5
+	MOV	128(X2), X5
 	MOVB	X6, 9(X5)
 	SRL	$8, X6
-	MOV	168(X2), X5
+	MOV	128(X2), X5
 	MOVB	X6, 10(X5)
 	SRL	$8, X6
-	MOV	168(X2), X5
+	MOV	128(X2), X5
 	MOVB	X6, 11(X5)
 	SRL	$8, X6
-	MOV	168(X2), X5
+	MOV	128(X2), X5
 	MOVB	X6, 12(X5)
 	SRL	$8, X6
-	MOV	168(X2), X5
+	MOV	128(X2), X5
 	MOVB	X6, 13(X5)
 	SRL	$8, X6
-	MOV	168(X2), X5
+	MOV	128(X2), X5
 	MOVB	X6, 14(X5)
 	SRL	$8, X6
-	MOV	168(X2), X5
+	MOV	128(X2), X5
 	MOVB	X6, 15(X5)
 	JMP	out_stored
 kgen_ret:
@@ -30999,7 +30903,7 @@ pass:
 	// w[i] = w[i-nk] ^ SubWord(RotWord(w[i-1])) ^ rcon, then w[i+1..i+4]
 	WORD	$0x608e5e1b	// roriw t3, t3, 8
 	MOV	24(X2), X7
-	MOV	112(X7), X30
+	MOV	120(X7), X30
 	AND	X30, X28, X7
 	SRL	$1, X28, X29
 	AND	X30, X29, X9
@@ -31152,7 +31056,7 @@ pass:
 	SLL	$7, X28
 	OR	X28, X7
 	MOV	24(X2), X28
-	MOV	120(X28), X28
+	MOV	128(X28), X28
 	XOR	X28, X7, X28
 	MOV	16(X2), X29
 	MOVBU	(X29), X7
@@ -31187,7 +31091,7 @@ pass:
 	BNE	X29, X7, two
 	// AES-256: w[i+4] takes SubWord(w[i+3])
 	MOV	24(X2), X7
-	MOV	112(X7), X30
+	MOV	120(X7), X30
 	AND	X30, X28, X7
 	SRL	$1, X28, X29
 	AND	X30, X29, X9
@@ -31340,7 +31244,7 @@ pass:
 	SLL	$7, X28
 	OR	X28, X7
 	MOV	24(X2), X28
-	MOV	120(X28), X28
+	MOV	128(X28), X28
 	XOR	X28, X7
 	MOV	X7, X28
 two:
@@ -31527,7 +31431,7 @@ copy:
 pass:
 	// w[i] = w[i-nk] ^ SubWord(RotWord(w[i-1])) ^ rcon, then w[i+1..i+4]
 	WORD	$0x608ed51b	// roriw a0, t4, 8
-	MOV	112(X5), X30
+	MOV	120(X5), X30
 	AND	X30, X10, X28
 	SRL	$1, X10, X29
 	AND	X30, X29, X9
@@ -31683,7 +31587,7 @@ pass:
 	OR	X30, X28
 	SLL	$7, X29
 	OR	X29, X28
-	MOV	120(X5), X29
+	MOV	128(X5), X29
 	XOR	X29, X28, X29
 	MOV	24(X2), X30
 	MOVBU	(X30), X28
@@ -31717,7 +31621,7 @@ pass:
 	MOV	32(X2), X30
 	BNE	X30, X28, two
 	// AES-256: w[i+4] takes SubWord(w[i+3])
-	MOV	112(X5), X10
+	MOV	120(X5), X10
 	AND	X10, X29, X28
 	SRL	$1, X29, X30
 	AND	X10, X30, X9
@@ -31873,7 +31777,7 @@ pass:
 	OR	X30, X28
 	SLL	$7, X29
 	OR	X29, X28
-	MOV	120(X5), X29
+	MOV	128(X5), X29
 	XOR	X29, X28
 	MOV	X28, X29
 two:
@@ -31942,9 +31846,9 @@ swap:
 	ADD	$-16, X7
 imc:
 	MOVWU	(X6), X28
-	MOV	128(X5), X10
-	MOV	136(X5), X30
-	MOV	144(X5), X29
+	MOV	136(X5), X10
+	MOV	144(X5), X30
+	MOV	152(X5), X29
 	AND	X10, X28, X10
 	AND	X30, X28, X30
 	SLL	$1, X30
@@ -31953,9 +31857,9 @@ imc:
 	SUB	X10, X11, X10
 	AND	X29, X10, X29
 	XOR	X29, X30, X29
-	MOV	128(X5), X11
-	MOV	136(X5), X10
-	MOV	144(X5), X30
+	MOV	136(X5), X11
+	MOV	144(X5), X10
+	MOV	152(X5), X30
 	AND	X11, X29, X11
 	AND	X10, X29, X10
 	SLL	$1, X10
@@ -31964,9 +31868,9 @@ imc:
 	SUB	X11, X12, X11
 	AND	X30, X11, X30
 	XOR	X30, X10, X30
-	MOV	128(X5), X12
-	MOV	136(X5), X11
-	MOV	144(X5), X10
+	MOV	136(X5), X12
+	MOV	144(X5), X11
+	MOV	152(X5), X10
 	AND	X12, X30, X12
 	AND	X11, X30, X11
 	SLL	$1, X11
@@ -32031,16 +31935,16 @@ kgen_ret:
 
 // void AES_ct_ctr32_encrypt_rv64gc_zbb(const unsigned char *in, unsigned char *out, size_t blocks, const AES_KEY *key, const unsigned char ivec[16])
 // func aesCtCtr32EncryptRv64gcZbb(in *byte, out *byte, blocks uint64, key *byte, ivec *byte)
-TEXT ·aesCtCtr32EncryptRv64gcZbb(SB), 0, $1312-40
+TEXT ·aesCtCtr32EncryptRv64gcZbb(SB), 0, $1272-40
 	MOV	in+0(FP), X10
 	MOV	out+8(FP), X11
 	MOV	blocks+16(FP), X12
 	MOV	key+24(FP), X13
 	MOV	ivec+32(FP), X14
-	MOV	X10, 1288(X2)
-	MOV	X11, 1280(X2)
-	MOV	X12, 1256(X2)
-	MOV	1256(X2), X5
+	MOV	X10, 1248(X2)
+	MOV	X11, 1240(X2)
+	MOV	X12, 1216(X2)
+	MOV	1216(X2), X5
 	BNEZ	X5, start
 	JMP	done
 start:
@@ -32076,18 +31980,8 @@ L2:
 	MOV	X6, 1200(X2)
 	MOV	112(X5), X6
 	MOV	X6, 1208(X2)
-	MOV	120(X5), X6
-	MOV	X6, 1216(X2)
-	MOV	128(X5), X6
-	MOV	X6, 1224(X2)
-	MOV	136(X5), X6
-	MOV	X6, 1232(X2)
-	MOV	144(X5), X6
-	MOV	X6, 1240(X2)
-	MOV	152(X5), X6
-	MOV	X6, 1248(X2)
 	MOVW	240(X13), X5
-	MOV	X5, 1272(X2)
+	MOV	X5, 1232(X2)
 	// the round keys, bitsliced, into the frame: round r's at 64r. Zeros first (every key's bytes are then written before they are read, which the loop's stores cannot show)
 	MOV	X0, 72(X2)
 	MOV	X0, 80(X2)
@@ -32217,7 +32111,7 @@ L2:
 	MOV	X0, 1072(X2)
 	MOV	X0, 1080(X2)
 	MOV	X0, 1088(X2)
-	MOV	1272(X2), X5
+	MOV	1232(X2), X5
 	SLL	$6, X5, X28
 	ADD	$16, X13, X6
 	MOV	$0, X7
@@ -33212,10 +33106,10 @@ in_loaded:
 	REV8	X5, X5
 	SRL	$32, X5
 	MOV	X5, X5
-	MOV	X5, 1264(X2)
+	MOV	X5, 1224(X2)
 four:
 	// four counter blocks: the nonce's planes ^ the counters' planes
-	MOV	1264(X2), X5
+	MOV	1224(X2), X5
 	MOVW	X5, X5
 	REV8	X5, X5
 	SRL	$32, X5
@@ -33228,7 +33122,7 @@ four:
 	MOV	1152(X2), X6
 	AND	X6, X5
 	SLL	$8, X5
-	MOV	1264(X2), X6
+	MOV	1224(X2), X6
 	ADDW	$1, X6
 	REV8	X6, X6
 	SRL	$32, X6
@@ -33241,7 +33135,7 @@ four:
 	MOV	1152(X2), X7
 	AND	X7, X6
 	SLL	$8, X6
-	MOV	1264(X2), X7
+	MOV	1224(X2), X7
 	ADDW	$2, X7
 	REV8	X7, X7
 	SRL	$32, X7
@@ -33254,7 +33148,7 @@ four:
 	MOV	1152(X2), X28
 	AND	X28, X7
 	SLL	$8, X7
-	MOV	1264(X2), X28
+	MOV	1224(X2), X28
 	ADDW	$3, X28
 	REV8	X28, X28
 	SRL	$32, X28
@@ -33316,7 +33210,7 @@ four:
 	MOV	64(X2), X10
 	XOR	X18, X5
 	XOR	X9, X11
-	MOV	X11, 1312(X2)
+	MOV	X11, 1272(X2)
 	XOR	X14, X7, X14
 	XOR	X17, X16, X7
 	XOR	X15, X6, X11
@@ -33325,15 +33219,15 @@ four:
 	XOR	X10, X30, X13
 	// the rounds: every key size's last round leaves SR² of its planes (see the keys above)
 	MOV	$0, X6
-	MOV	X6, 1296(X2)
+	MOV	X6, 1256(X2)
 rounds4:
-	MOV	1296(X2), X6
+	MOV	1256(X2), X6
 	AND	$768, X6
 	ADD	$72, X2, X28
 	ADD	X6, X28
-	MOV	X28, 1304(X2)
+	MOV	X28, 1264(X2)
 	XOR	X14, X11, X6
-	MOV	1312(X2), X28
+	MOV	1272(X2), X28
 	XOR	X28, X13, X16
 	XOR	X6, X16, X10
 	XOR	X10, X7
@@ -33369,7 +33263,7 @@ rounds4:
 	XOR	X22, X1
 	XOR	X25, X1, X25
 	XOR	X21, X25
-	MOV	1312(X2), X21
+	MOV	1272(X2), X21
 	XOR	X21, X9, X21
 	AND	X9, X21, X1
 	XOR	X22, X1, X22
@@ -33556,7 +33450,7 @@ rounds4:
 	XOR	X29, X12, X29
 	XOR	X28, X5
 	XOR	X29, X5, X28
-	MOV	1304(X2), X16
+	MOV	1264(X2), X16
 	MOV	(X16), X5
 	MOV	8(X16), X14
 	MOV	16(X16), X18
@@ -33589,7 +33483,7 @@ rounds4:
 	XOR	X9, X19, X9
 	XOR	X9, X10, X13
 	XOR	X28, X13, X19
-	MOV	X19, 1312(X2)
+	MOV	X19, 1272(X2)
 	AND	X19, X7, X19
 	XOR	X16, X19, X23
 	XOR	X11, X13, X25
@@ -33658,7 +33552,7 @@ rounds4:
 	AND	X12, X17, X23
 	XOR	X17, X20, X12
 	XOR	X22, X12, X20
-	MOV	1312(X2), X29
+	MOV	1272(X2), X29
 	AND	X29, X20, X29
 	XOR	X9, X29
 	AND	X7, X20, X9
@@ -33764,7 +33658,7 @@ rounds4:
 	WORD	$0x6205d593	// rori a1, a1, 32
 	XOR	X7, X18, X7
 	XOR	X11, X7
-	MOV	1304(X2), X16
+	MOV	1264(X2), X16
 	MOV	64(X16), X18
 	MOV	72(X16), X14
 	MOV	80(X16), X11
@@ -33797,7 +33691,7 @@ rounds4:
 	XOR	X13, X9
 	XOR	X9, X10, X13
 	XOR	X28, X13, X19
-	MOV	X19, 1312(X2)
+	MOV	X19, 1272(X2)
 	AND	X19, X7, X19
 	XOR	X16, X19, X23
 	XOR	X11, X13, X25
@@ -33866,7 +33760,7 @@ rounds4:
 	AND	X12, X17, X22
 	XOR	X17, X20
 	XOR	X21, X20, X21
-	MOV	1312(X2), X12
+	MOV	1272(X2), X12
 	AND	X12, X21, X12
 	XOR	X9, X12
 	AND	X7, X21, X9
@@ -34005,7 +33899,7 @@ rounds4:
 	XOR	X29, X12, X29
 	XOR	X28, X5
 	XOR	X29, X5, X28
-	MOV	1304(X2), X16
+	MOV	1264(X2), X16
 	MOV	128(X16), X5
 	MOV	136(X16), X14
 	MOV	144(X16), X18
@@ -34038,7 +33932,7 @@ rounds4:
 	XOR	X9, X19, X9
 	XOR	X9, X10, X13
 	XOR	X28, X13, X19
-	MOV	X19, 1312(X2)
+	MOV	X19, 1272(X2)
 	AND	X19, X7, X19
 	XOR	X16, X19, X23
 	XOR	X11, X13, X25
@@ -34107,7 +34001,7 @@ rounds4:
 	AND	X12, X17, X22
 	XOR	X17, X20
 	XOR	X21, X20, X21
-	MOV	1312(X2), X12
+	MOV	1272(X2), X12
 	AND	X12, X21, X12
 	XOR	X9, X12
 	AND	X7, X21, X9
@@ -34180,7 +34074,7 @@ rounds4:
 	WORD	$0x6206d393	// rori t2, a3, 32
 	XOR	X29, X5
 	XOR	X7, X5, X29
-	MOV	1304(X2), X16
+	MOV	1264(X2), X16
 	MOV	192(X16), X5
 	MOV	200(X16), X18
 	MOV	208(X16), X14
@@ -34191,29 +34085,29 @@ rounds4:
 	MOV	248(X16), X16
 	XOR	X5, X6, X5
 	XOR	X18, X28, X6
-	MOV	X6, 1312(X2)
+	MOV	X6, 1272(X2)
 	XOR	X14, X10, X14
 	XOR	X7, X15, X7
 	XOR	X9, X11
 	XOR	X17, X30, X9
 	XOR	X13, X12, X19
 	XOR	X16, X29, X13
-	MOV	1296(X2), X6
+	MOV	1256(X2), X6
 	ADD	$256, X6
-	MOV	X6, 1296(X2)
-	MOV	1272(X2), X6
+	MOV	X6, 1256(X2)
+	MOV	1232(X2), X6
 	ADD	$-2, X6
 	SRL	$2, X6
 	SLL	$8, X6
-	MOV	1296(X2), X28
+	MOV	1256(X2), X28
 	BLTU	X28, X6, rounds4
-	MOV	1296(X2), X6
+	MOV	1256(X2), X6
 	AND	$768, X6
 	ADD	$72, X2, X28
 	ADD	X6, X28
-	MOV	X28, 1304(X2)
+	MOV	X28, 1264(X2)
 	XOR	X14, X11, X6
-	MOV	1312(X2), X28
+	MOV	1272(X2), X28
 	XOR	X28, X13, X15
 	XOR	X6, X15, X30
 	XOR	X30, X7
@@ -34229,7 +34123,7 @@ rounds4:
 	XOR	X9, X19, X9
 	XOR	X9, X10, X14
 	XOR	X28, X14, X18
-	MOV	X18, 1296(X2)
+	MOV	X18, 1256(X2)
 	AND	X18, X6, X18
 	XOR	X16, X18, X23
 	XOR	X12, X14, X25
@@ -34250,7 +34144,7 @@ rounds4:
 	XOR	X22, X8
 	XOR	X24, X8, X24
 	XOR	X19, X24
-	MOV	1312(X2), X19
+	MOV	1272(X2), X19
 	XOR	X19, X9, X19
 	AND	X9, X19, X8
 	XOR	X22, X8, X22
@@ -34299,7 +34193,7 @@ rounds4:
 	AND	X11, X17, X18
 	XOR	X17, X20
 	XOR	X22, X20, X22
-	MOV	1296(X2), X11
+	MOV	1256(X2), X11
 	AND	X11, X22, X11
 	XOR	X21, X11
 	AND	X6, X22, X6
@@ -34438,7 +34332,7 @@ rounds4:
 	XOR	X29, X12, X29
 	XOR	X28, X5
 	XOR	X29, X5, X29
-	MOV	1304(X2), X17
+	MOV	1264(X2), X17
 	MOV	(X17), X5
 	MOV	8(X17), X28
 	MOV	16(X17), X12
@@ -34456,7 +34350,7 @@ rounds4:
 	XOR	X16, X7, X19
 	XOR	X17, X29, X17
 	MOV	$12, X7
-	MOV	1272(X2), X29
+	MOV	1232(X2), X29
 	BNE	X29, X7, last_round
 	XOR	X12, X13, X7
 	XOR	X28, X17, X16
@@ -34474,7 +34368,7 @@ rounds4:
 	XOR	X14, X19, X18
 	XOR	X18, X11, X14
 	XOR	X29, X14, X19
-	MOV	X19, 1296(X2)
+	MOV	X19, 1256(X2)
 	AND	X19, X7, X19
 	XOR	X21, X19, X23
 	XOR	X12, X14, X24
@@ -34543,7 +34437,7 @@ rounds4:
 	AND	X13, X9, X13
 	XOR	X9, X20
 	XOR	X22, X20, X22
-	MOV	1296(X2), X30
+	MOV	1256(X2), X30
 	AND	X30, X22, X30
 	XOR	X18, X30
 	AND	X7, X22, X18
@@ -34649,7 +34543,7 @@ rounds4:
 	WORD	$0x6205d593	// rori a1, a1, 32
 	XOR	X7, X18, X7
 	XOR	X11, X7
-	MOV	1304(X2), X16
+	MOV	1264(X2), X16
 	MOV	64(X16), X18
 	MOV	72(X16), X14
 	MOV	80(X16), X11
@@ -34682,7 +34576,7 @@ rounds4:
 	XOR	X13, X9
 	XOR	X9, X10, X13
 	XOR	X28, X13, X19
-	MOV	X19, 1296(X2)
+	MOV	X19, 1256(X2)
 	AND	X19, X7, X19
 	XOR	X16, X19, X23
 	XOR	X11, X13, X25
@@ -34751,7 +34645,7 @@ rounds4:
 	AND	X12, X17, X22
 	XOR	X17, X20
 	XOR	X21, X20, X21
-	MOV	1296(X2), X12
+	MOV	1256(X2), X12
 	AND	X12, X21, X12
 	XOR	X9, X12
 	AND	X7, X21, X9
@@ -34890,7 +34784,7 @@ rounds4:
 	XOR	X29, X30, X29
 	XOR	X28, X5
 	XOR	X29, X5, X14
-	MOV	1304(X2), X9
+	MOV	1264(X2), X9
 	MOV	128(X9), X5
 	MOV	136(X9), X29
 	MOV	144(X9), X12
@@ -34979,7 +34873,7 @@ rounds4:
 	XOR	X14, X16, X9
 	XOR	X9, X11, X14
 	XOR	X28, X14, X16
-	MOV	X16, 1296(X2)
+	MOV	X16, 1256(X2)
 	AND	X16, X7, X16
 	XOR	X19, X16, X23
 	XOR	X12, X14, X25
@@ -35048,7 +34942,7 @@ rounds4:
 	AND	X13, X17, X23
 	XOR	X17, X20, X13
 	XOR	X22, X13, X20
-	MOV	1296(X2), X30
+	MOV	1256(X2), X30
 	AND	X30, X20, X30
 	XOR	X9, X30
 	AND	X7, X20, X9
@@ -35078,7 +34972,7 @@ rounds4:
 	XOR	X5, X30
 	XOR	X5, X15, X5
 	XOR	X28, X12
-	MOV	1304(X2), X14
+	MOV	1264(X2), X14
 	MOV	192(X14), X18
 	MOV	200(X14), X10
 	MOV	208(X14), X9
@@ -35113,7 +35007,7 @@ last_round:
 	XOR	X14, X19, X9
 	XOR	X9, X11, X14
 	XOR	X29, X14, X19
-	MOV	X19, 1296(X2)
+	MOV	X19, 1256(X2)
 	AND	X19, X7, X19
 	XOR	X16, X19, X24
 	XOR	X12, X14, X8
@@ -35182,7 +35076,7 @@ last_round:
 	AND	X13, X17, X23
 	XOR	X17, X20, X13
 	XOR	X22, X13, X20
-	MOV	1296(X2), X30
+	MOV	1256(X2), X30
 	AND	X30, X20, X30
 	XOR	X9, X30
 	AND	X7, X20, X9
@@ -35212,7 +35106,7 @@ last_round:
 	XOR	X5, X30
 	XOR	X5, X15, X5
 	XOR	X29, X12
-	MOV	1304(X2), X14
+	MOV	1264(X2), X14
 	MOV	64(X14), X18
 	MOV	72(X14), X10
 	MOV	80(X14), X9
@@ -35442,7 +35336,7 @@ rounds_done:
 	AND	X29, X5
 	OR	X5, X7, X17
 	// SR² of each block: bytes 1, 3, 5, 7 trade places with bytes 9, 11, 13, 15
-	MOV	1248(X2), X9
+	MOV	1208(X2), X9
 	XOR	X28, X6, X5
 	AND	X9, X5
 	XOR	X5, X6, X13
@@ -35460,17 +35354,17 @@ rounds_done:
 	XOR	X6, X16, X28
 	XOR	X6, X17, X6
 	MOV	$4, X10
-	MOV	1256(X2), X11
+	MOV	1216(X2), X11
 	BLTU	X11, X10, tail
-	MOV	1280(X2), X10
-	MOV	1288(X2), X11
+	MOV	1240(X2), X10
+	MOV	1248(X2), X11
 	OR	X10, X11, X10
 	AND	$7, X10
 	BNEZ	X10, four_bytes
 	// out = in ^ keystream, four blocks
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	AND	$-8, X10, X11
-	MOV	1280(X2), X10
+	MOV	1240(X2), X10
 	AND	$-8, X10, X14
 	MOV	(X11), X10
 	XOR	X13, X10
@@ -35497,33 +35391,33 @@ rounds_done:
 	XOR	X6, X10
 	MOV	X10, 56(X14)
 four_next:
-	MOV	1288(X2), X5
+	MOV	1248(X2), X5
 	ADD	$64, X5
-	MOV	X5, 1288(X2)
-	MOV	1280(X2), X5
+	MOV	X5, 1248(X2)
+	MOV	1240(X2), X5
 	ADD	$64, X5
-	MOV	X5, 1280(X2)
-	MOV	1256(X2), X5
+	MOV	X5, 1240(X2)
+	MOV	1216(X2), X5
 	ADD	$-4, X5
-	MOV	X5, 1256(X2)
-	MOV	1264(X2), X5
+	MOV	X5, 1216(X2)
+	MOV	1224(X2), X5
 	ADDW	$4, X5
-	MOV	X5, 1264(X2)
-	MOV	1256(X2), X5
+	MOV	X5, 1224(X2)
+	MOV	1216(X2), X5
 	BEQZ	X5, L23
 	JMP	four
 L23:
 	JMP	done
 	// one to three blocks left: as many keystream blocks, a block at a time
 tail:
-	MOV	1280(X2), X6
-	MOV	1288(X2), X28
+	MOV	1240(X2), X6
+	MOV	1248(X2), X28
 	OR	X6, X28, X10
 	AND	$7, X10
 	BNEZ	X10, bytes
-	MOV	1288(X2), X6
+	MOV	1248(X2), X6
 	AND	$-8, X6
-	MOV	1280(X2), X28
+	MOV	1240(X2), X28
 	AND	$-8, X28
 	MOV	(X6), X10
 	XOR	X13, X10
@@ -35533,9 +35427,9 @@ tail:
 	MOV	X10, 8(X28)
 	JMP	next
 bytes:
-	MOV	1288(X2), X6
+	MOV	1248(X2), X6
 	MOV	X6, X6
-	MOV	1280(X2), X28
+	MOV	1240(X2), X28
 	MOV	X28, X28
 	MOVBU	(X6), X10
 	SRL	$0, X13, X11
@@ -35603,16 +35497,16 @@ bytes:
 	MOVB	X10, 15(X28)
 next:
 	MOV	$1, X10
-	MOV	1256(X2), X6
+	MOV	1216(X2), X6
 	BEQ	X6, X10, done
-	MOV	1280(X2), X6
-	MOV	1288(X2), X28
+	MOV	1240(X2), X6
+	MOV	1248(X2), X28
 	OR	X6, X28, X10
 	AND	$7, X10
 	BNEZ	X10, L18
-	MOV	1288(X2), X6
+	MOV	1248(X2), X6
 	AND	$-8, X6
-	MOV	1280(X2), X28
+	MOV	1240(X2), X28
 	AND	$-8, X28
 	MOV	16(X6), X10
 	XOR	X30, X10
@@ -35622,9 +35516,9 @@ next:
 	MOV	X10, 24(X28)
 	JMP	L19
 L18:
-	MOV	1288(X2), X6
+	MOV	1248(X2), X6
 	ADD	$16, X6
-	MOV	1280(X2), X28
+	MOV	1240(X2), X28
 	ADD	$16, X28
 	MOVBU	(X6), X10
 	SRL	$0, X30, X11
@@ -35692,16 +35586,16 @@ L18:
 	MOVB	X10, 15(X28)
 L19:
 	MOV	$2, X10
-	MOV	1256(X2), X6
+	MOV	1216(X2), X6
 	BEQ	X6, X10, done
-	MOV	1280(X2), X6
-	MOV	1288(X2), X28
+	MOV	1240(X2), X6
+	MOV	1248(X2), X28
 	OR	X6, X28, X10
 	AND	$7, X10
 	BNEZ	X10, L20
-	MOV	1288(X2), X6
+	MOV	1248(X2), X6
 	AND	$-8, X6
-	MOV	1280(X2), X28
+	MOV	1240(X2), X28
 	AND	$-8, X28
 	MOV	32(X6), X10
 	XOR	X7, X10
@@ -35711,9 +35605,9 @@ L19:
 	MOV	X10, 40(X28)
 	JMP	L21
 L20:
-	MOV	1288(X2), X6
+	MOV	1248(X2), X6
 	ADD	$32, X6
-	MOV	1280(X2), X28
+	MOV	1240(X2), X28
 	ADD	$32, X28
 	MOVBU	(X6), X10
 	SRL	$0, X7, X11
@@ -35918,8 +35812,8 @@ done:
 	MOV	X0, 1072(X2)
 	MOV	X0, 1080(X2)
 	MOV	X0, 1088(X2)
-	MOV	X0, 1296(X2)
-	MOV	X0, 1312(X2)
+	MOV	X0, 1256(X2)
+	MOV	X0, 1272(X2)
 	MOV	$0, X5
 	MOV	$0, X6
 	MOV	$0, X7
@@ -36137,389 +36031,389 @@ in_unaligned:
 	OR	X30, X5
 	JMP	in_loaded
 four_bytes:
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	(X10), X10
 	SRL	$0, X13, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, (X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	1(X10), X10
 	SRL	$8, X13, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 1(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	2(X10), X10
 	SRL	$16, X13, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 2(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	3(X10), X10
 	SRL	$24, X13, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 3(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	4(X10), X10
 	SRL	$32, X13, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 4(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	5(X10), X10
 	SRL	$40, X13, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 5(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	6(X10), X10
 	SRL	$48, X13, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 6(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	7(X10), X10
 	SRL	$56, X13, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 7(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	8(X10), X10
 	SRL	$0, X12, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 8(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	9(X10), X10
 	SRL	$8, X12, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 9(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	10(X10), X10
 	SRL	$16, X12, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 10(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	11(X10), X10
 	SRL	$24, X12, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 11(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	12(X10), X10
 	SRL	$32, X12, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 12(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	13(X10), X10
 	SRL	$40, X12, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 13(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	14(X10), X10
 	SRL	$48, X12, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 14(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	15(X10), X10
 	SRL	$56, X12, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 15(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	16(X10), X10
 	SRL	$0, X30, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 16(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	17(X10), X10
 	SRL	$8, X30, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 17(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	18(X10), X10
 	SRL	$16, X30, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 18(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	19(X10), X10
 	SRL	$24, X30, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 19(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	20(X10), X10
 	SRL	$32, X30, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 20(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	21(X10), X10
 	SRL	$40, X30, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 21(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	22(X10), X10
 	SRL	$48, X30, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 22(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	23(X10), X10
 	SRL	$56, X30, X11
 	XOR	X11, X10
-	MOV	1280(X2), X30
+	MOV	1240(X2), X30
 	MOVB	X10, 23(X30)
-	MOV	1288(X2), X30
+	MOV	1248(X2), X30
 	MOVBU	24(X30), X10
 	SRL	$0, X29, X11
 	XOR	X11, X10
-	MOV	1280(X2), X30
+	MOV	1240(X2), X30
 	MOVB	X10, 24(X30)
-	MOV	1288(X2), X30
+	MOV	1248(X2), X30
 	MOVBU	25(X30), X10
 	SRL	$8, X29, X11
 	XOR	X11, X10
-	MOV	1280(X2), X30
+	MOV	1240(X2), X30
 	MOVB	X10, 25(X30)
-	MOV	1288(X2), X30
+	MOV	1248(X2), X30
 	MOVBU	26(X30), X10
 	SRL	$16, X29, X11
 	XOR	X11, X10
-	MOV	1280(X2), X30
+	MOV	1240(X2), X30
 	MOVB	X10, 26(X30)
-	MOV	1288(X2), X30
+	MOV	1248(X2), X30
 	MOVBU	27(X30), X10
 	SRL	$24, X29, X11
 	XOR	X11, X10
-	MOV	1280(X2), X30
+	MOV	1240(X2), X30
 	MOVB	X10, 27(X30)
-	MOV	1288(X2), X30
+	MOV	1248(X2), X30
 	MOVBU	28(X30), X10
 	SRL	$32, X29, X11
 	XOR	X11, X10
-	MOV	1280(X2), X30
+	MOV	1240(X2), X30
 	MOVB	X10, 28(X30)
-	MOV	1288(X2), X30
+	MOV	1248(X2), X30
 	MOVBU	29(X30), X10
 	SRL	$40, X29, X11
 	XOR	X11, X10
-	MOV	1280(X2), X30
+	MOV	1240(X2), X30
 	MOVB	X10, 29(X30)
-	MOV	1288(X2), X30
+	MOV	1248(X2), X30
 	MOVBU	30(X30), X10
 	SRL	$48, X29, X11
 	XOR	X11, X10
-	MOV	1280(X2), X30
+	MOV	1240(X2), X30
 	MOVB	X10, 30(X30)
-	MOV	1288(X2), X30
+	MOV	1248(X2), X30
 	MOVBU	31(X30), X10
 	SRL	$56, X29, X11
 	XOR	X11, X10
-	MOV	1280(X2), X29
+	MOV	1240(X2), X29
 	MOVB	X10, 31(X29)
-	MOV	1288(X2), X29
+	MOV	1248(X2), X29
 	MOVBU	32(X29), X10
 	SRL	$0, X7, X11
 	XOR	X11, X10
-	MOV	1280(X2), X29
+	MOV	1240(X2), X29
 	MOVB	X10, 32(X29)
-	MOV	1288(X2), X29
+	MOV	1248(X2), X29
 	MOVBU	33(X29), X10
 	SRL	$8, X7, X11
 	XOR	X11, X10
-	MOV	1280(X2), X29
+	MOV	1240(X2), X29
 	MOVB	X10, 33(X29)
-	MOV	1288(X2), X29
+	MOV	1248(X2), X29
 	MOVBU	34(X29), X10
 	SRL	$16, X7, X11
 	XOR	X11, X10
-	MOV	1280(X2), X29
+	MOV	1240(X2), X29
 	MOVB	X10, 34(X29)
-	MOV	1288(X2), X29
+	MOV	1248(X2), X29
 	MOVBU	35(X29), X10
 	SRL	$24, X7, X11
 	XOR	X11, X10
-	MOV	1280(X2), X29
+	MOV	1240(X2), X29
 	MOVB	X10, 35(X29)
-	MOV	1288(X2), X29
+	MOV	1248(X2), X29
 	MOVBU	36(X29), X10
 	SRL	$32, X7, X11
 	XOR	X11, X10
-	MOV	1280(X2), X29
+	MOV	1240(X2), X29
 	MOVB	X10, 36(X29)
-	MOV	1288(X2), X29
+	MOV	1248(X2), X29
 	MOVBU	37(X29), X10
 	SRL	$40, X7, X11
 	XOR	X11, X10
-	MOV	1280(X2), X29
+	MOV	1240(X2), X29
 	MOVB	X10, 37(X29)
-	MOV	1288(X2), X29
+	MOV	1248(X2), X29
 	MOVBU	38(X29), X10
 	SRL	$48, X7, X11
 	XOR	X11, X10
-	MOV	1280(X2), X29
+	MOV	1240(X2), X29
 	MOVB	X10, 38(X29)
-	MOV	1288(X2), X29
+	MOV	1248(X2), X29
 	MOVBU	39(X29), X10
 	SRL	$56, X7, X11
 	XOR	X11, X10
-	MOV	1280(X2), X7
+	MOV	1240(X2), X7
 	MOVB	X10, 39(X7)
-	MOV	1288(X2), X7
+	MOV	1248(X2), X7
 	MOVBU	40(X7), X10
 	SRL	$0, X5, X11
 	XOR	X11, X10
-	MOV	1280(X2), X7
+	MOV	1240(X2), X7
 	MOVB	X10, 40(X7)
-	MOV	1288(X2), X7
+	MOV	1248(X2), X7
 	MOVBU	41(X7), X10
 	SRL	$8, X5, X11
 	XOR	X11, X10
-	MOV	1280(X2), X7
+	MOV	1240(X2), X7
 	MOVB	X10, 41(X7)
-	MOV	1288(X2), X7
+	MOV	1248(X2), X7
 	MOVBU	42(X7), X10
 	SRL	$16, X5, X11
 	XOR	X11, X10
-	MOV	1280(X2), X7
+	MOV	1240(X2), X7
 	MOVB	X10, 42(X7)
-	MOV	1288(X2), X7
+	MOV	1248(X2), X7
 	MOVBU	43(X7), X10
 	SRL	$24, X5, X11
 	XOR	X11, X10
-	MOV	1280(X2), X7
+	MOV	1240(X2), X7
 	MOVB	X10, 43(X7)
-	MOV	1288(X2), X7
+	MOV	1248(X2), X7
 	MOVBU	44(X7), X10
 	SRL	$32, X5, X11
 	XOR	X11, X10
-	MOV	1280(X2), X7
+	MOV	1240(X2), X7
 	MOVB	X10, 44(X7)
-	MOV	1288(X2), X7
+	MOV	1248(X2), X7
 	MOVBU	45(X7), X10
 	SRL	$40, X5, X11
 	XOR	X11, X10
-	MOV	1280(X2), X7
+	MOV	1240(X2), X7
 	MOVB	X10, 45(X7)
-	MOV	1288(X2), X7
+	MOV	1248(X2), X7
 	MOVBU	46(X7), X10
 	SRL	$48, X5, X11
 	XOR	X11, X10
-	MOV	1280(X2), X7
+	MOV	1240(X2), X7
 	MOVB	X10, 46(X7)
-	MOV	1288(X2), X7
+	MOV	1248(X2), X7
 	MOVBU	47(X7), X10
 	SRL	$56, X5, X11
 	XOR	X11, X10
-	MOV	1280(X2), X5
+	MOV	1240(X2), X5
 	MOVB	X10, 47(X5)
-	MOV	1288(X2), X5
+	MOV	1248(X2), X5
 	MOVBU	48(X5), X10
 	SRL	$0, X28, X11
 	XOR	X11, X10
-	MOV	1280(X2), X5
+	MOV	1240(X2), X5
 	MOVB	X10, 48(X5)
-	MOV	1288(X2), X5
+	MOV	1248(X2), X5
 	MOVBU	49(X5), X10
 	SRL	$8, X28, X11
 	XOR	X11, X10
-	MOV	1280(X2), X5
+	MOV	1240(X2), X5
 	MOVB	X10, 49(X5)
-	MOV	1288(X2), X5
+	MOV	1248(X2), X5
 	MOVBU	50(X5), X10
 	SRL	$16, X28, X11
 	XOR	X11, X10
-	MOV	1280(X2), X5
+	MOV	1240(X2), X5
 	MOVB	X10, 50(X5)
-	MOV	1288(X2), X5
+	MOV	1248(X2), X5
 	MOVBU	51(X5), X10
 	SRL	$24, X28, X11
 	XOR	X11, X10
-	MOV	1280(X2), X5
+	MOV	1240(X2), X5
 	MOVB	X10, 51(X5)
-	MOV	1288(X2), X5
+	MOV	1248(X2), X5
 	MOVBU	52(X5), X10
 	SRL	$32, X28, X11
 	XOR	X11, X10
-	MOV	1280(X2), X5
+	MOV	1240(X2), X5
 	MOVB	X10, 52(X5)
-	MOV	1288(X2), X5
+	MOV	1248(X2), X5
 	MOVBU	53(X5), X10
 	SRL	$40, X28, X11
 	XOR	X11, X10
-	MOV	1280(X2), X5
+	MOV	1240(X2), X5
 	MOVB	X10, 53(X5)
-	MOV	1288(X2), X5
+	MOV	1248(X2), X5
 	MOVBU	54(X5), X10
 	SRL	$48, X28, X11
 	XOR	X11, X10
-	MOV	1280(X2), X5
+	MOV	1240(X2), X5
 	MOVB	X10, 54(X5)
-	MOV	1288(X2), X5
+	MOV	1248(X2), X5
 	MOVBU	55(X5), X10
 	SRL	$56, X28, X11
 	XOR	X11, X10
-	MOV	1280(X2), X5
+	MOV	1240(X2), X5
 	MOVB	X10, 55(X5)
-	MOV	1288(X2), X5
+	MOV	1248(X2), X5
 	MOVBU	56(X5), X10
 	SRL	$0, X6, X11
 	XOR	X11, X10
-	MOV	1280(X2), X5
+	MOV	1240(X2), X5
 	MOVB	X10, 56(X5)
-	MOV	1288(X2), X5
+	MOV	1248(X2), X5
 	MOVBU	57(X5), X10
 	SRL	$8, X6, X11
 	XOR	X11, X10
-	MOV	1280(X2), X5
+	MOV	1240(X2), X5
 	MOVB	X10, 57(X5)
-	MOV	1288(X2), X5
+	MOV	1248(X2), X5
 	MOVBU	58(X5), X10
 	SRL	$16, X6, X11
 	XOR	X11, X10
-	MOV	1280(X2), X5
+	MOV	1240(X2), X5
 	MOVB	X10, 58(X5)
-	MOV	1288(X2), X5
+	MOV	1248(X2), X5
 	MOVBU	59(X5), X10
 	SRL	$24, X6, X11
 	XOR	X11, X10
-	MOV	1280(X2), X5
+	MOV	1240(X2), X5
 	MOVB	X10, 59(X5)
-	MOV	1288(X2), X5
+	MOV	1248(X2), X5
 	MOVBU	60(X5), X10
 	SRL	$32, X6, X11
 	XOR	X11, X10
-	MOV	1280(X2), X5
+	MOV	1240(X2), X5
 	MOVB	X10, 60(X5)
-	MOV	1288(X2), X5
+	MOV	1248(X2), X5
 	MOVBU	61(X5), X10
 	SRL	$40, X6, X11
 	XOR	X11, X10
-	MOV	1280(X2), X5
+	MOV	1240(X2), X5
 	MOVB	X10, 61(X5)
-	MOV	1288(X2), X5
+	MOV	1248(X2), X5
 	MOVBU	62(X5), X10
 	SRL	$48, X6, X11
 	XOR	X11, X10
-	MOV	1280(X2), X5
+	MOV	1240(X2), X5
 	MOVB	X10, 62(X5)
-	MOV	1288(X2), X5
+	MOV	1248(X2), X5
 	MOVBU	63(X5), X10
 	SRL	$56, X6, X11
 	XOR	X11, X10
-	MOV	1280(X2), X5
+	MOV	1240(X2), X5
 	MOVB	X10, 63(X5)
 	JMP	four_next
 kgen_ret:
@@ -36527,13 +36421,13 @@ kgen_ret:
 
 // void AES_ct_encrypt_rv64gc(const unsigned char *in, unsigned char *out, const AES_KEY *key)
 // func aesCtEncryptRv64gc(in *byte, out *byte, key *byte)
-TEXT ·aesCtEncryptRv64gc(SB), NOSPLIT, $200-24
+TEXT ·aesCtEncryptRv64gc(SB), NOSPLIT, $160-24
 	MOV	in+0(FP), X10
 	MOV	out+8(FP), X11
 	MOV	key+16(FP), X12
-	MOV	X11, 176(X2)
+	MOV	X11, 136(X2)
 	MOVW	240(X12), X5
-	MOV	X5, 168(X2)
+	MOV	X5, 128(X2)
 L0:
 	MOV	$·kgen_aes_ct_rv64gc_masks(SB), X5
 	MOV	(X5), X6
@@ -36566,16 +36460,6 @@ L0:
 	MOV	X6, 112(X2)
 	MOV	112(X5), X6
 	MOV	X6, 120(X2)
-	MOV	120(X5), X6
-	MOV	X6, 128(X2)
-	MOV	128(X5), X6
-	MOV	X6, 136(X2)
-	MOV	136(X5), X6
-	MOV	X6, 144(X2)
-	MOV	144(X5), X6
-	MOV	X6, 152(X2)
-	MOV	152(X5), X6
-	MOV	X6, 160(X2)
 	AND	$7, X10, X5
 	BEQZ	X5, L8
 	JMP	in_unaligned
@@ -36787,7 +36671,7 @@ in_loaded:
 	XOR	X17, X13
 	XOR	X20, X5
 	XOR	X9, X29
-	MOV	X29, 200(X2)
+	MOV	X29, 160(X2)
 	XOR	X15, X10, X15
 	XOR	X13, X11, X9
 	XOR	X16, X6, X13
@@ -36795,12 +36679,12 @@ in_loaded:
 	XOR	X21, X28, X23
 	XOR	X14, X30, X14
 	ADD	$16, X12, X6
-	MOV	X6, 192(X2)
+	MOV	X6, 152(X2)
 	MOV	$0, X6
-	MOV	X6, 184(X2)
+	MOV	X6, 144(X2)
 rounds4:
 	XOR	X15, X13, X6
-	MOV	200(X2), X7
+	MOV	160(X2), X7
 	XOR	X7, X14, X17
 	XOR	X6, X17, X10
 	XOR	X10, X9, X7
@@ -36836,7 +36720,7 @@ rounds4:
 	XOR	X23, X13
 	XOR	X1, X13
 	XOR	X22, X13
-	MOV	200(X2), X22
+	MOV	160(X2), X22
 	XOR	X22, X9, X22
 	AND	X9, X22, X1
 	XOR	X23, X1, X23
@@ -36854,7 +36738,7 @@ rounds4:
 	AND	X24, X25, X21
 	XOR	X8, X21
 	AND	X14, X21, X14
-	MOV	X14, 200(X2)
+	MOV	X14, 160(X2)
 	AND	X18, X21, X14
 	XOR	X13, X23, X18
 	AND	X18, X1, X18
@@ -36906,7 +36790,7 @@ rounds4:
 	XOR	X10, X14, X5
 	XOR	X5, X16, X5
 	XOR	X5, X29
-	MOV	200(X2), X5
+	MOV	160(X2), X5
 	XOR	X29, X5, X11
 	XOR	X11, X9, X5
 	XOR	X12, X11
@@ -37089,12 +36973,12 @@ rounds4:
 	XOR	X13, X15, X13
 	XOR	X12, X11
 	XOR	X13, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	(X12), X15
 	MOVWU	4(X12), X12
 	SLL	$32, X12
 	OR	X12, X15
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	8(X12), X16
 	MOVWU	12(X12), X12
 	SLL	$32, X12
@@ -37336,7 +37220,7 @@ rounds4:
 	XOR	X9, X22, X9
 	XOR	X9, X10, X13
 	XOR	X28, X13, X19
-	MOV	X19, 200(X2)
+	MOV	X19, 160(X2)
 	AND	X19, X7, X19
 	XOR	X16, X19, X23
 	XOR	X11, X13, X25
@@ -37405,7 +37289,7 @@ rounds4:
 	AND	X12, X17, X23
 	XOR	X17, X20, X12
 	XOR	X22, X12, X20
-	MOV	200(X2), X29
+	MOV	160(X2), X29
 	AND	X29, X20, X29
 	XOR	X9, X29
 	AND	X7, X20, X9
@@ -37559,12 +37443,12 @@ rounds4:
 	OR	X14, X12
 	XOR	X11, X17, X11
 	XOR	X12, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	16(X12), X15
 	MOVWU	20(X12), X12
 	SLL	$32, X12
 	OR	X12, X15
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	24(X12), X16
 	MOVWU	28(X12), X12
 	SLL	$32, X12
@@ -37750,7 +37634,7 @@ rounds4:
 	XOR	X9, X22, X9
 	XOR	X9, X10, X13
 	XOR	X28, X13, X19
-	MOV	X19, 200(X2)
+	MOV	X19, 160(X2)
 	AND	X19, X7, X19
 	XOR	X16, X19, X23
 	XOR	X11, X13, X25
@@ -37819,7 +37703,7 @@ rounds4:
 	AND	X12, X17, X23
 	XOR	X17, X20, X12
 	XOR	X22, X12, X20
-	MOV	200(X2), X29
+	MOV	160(X2), X29
 	AND	X29, X20, X29
 	XOR	X9, X29
 	AND	X7, X20, X9
@@ -38022,12 +37906,12 @@ rounds4:
 	XOR	X13, X15, X13
 	XOR	X12, X11
 	XOR	X13, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	32(X12), X15
 	MOVWU	36(X12), X12
 	SLL	$32, X12
 	OR	X12, X15
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	40(X12), X16
 	MOVWU	44(X12), X12
 	SLL	$32, X12
@@ -38269,7 +38153,7 @@ rounds4:
 	XOR	X9, X22, X9
 	XOR	X9, X10, X13
 	XOR	X28, X13, X19
-	MOV	X19, 200(X2)
+	MOV	X19, 160(X2)
 	AND	X19, X7, X19
 	XOR	X16, X19, X23
 	XOR	X11, X13, X25
@@ -38338,7 +38222,7 @@ rounds4:
 	AND	X12, X17, X23
 	XOR	X17, X20, X12
 	XOR	X22, X12, X20
-	MOV	200(X2), X29
+	MOV	160(X2), X29
 	AND	X29, X20, X29
 	XOR	X9, X29
 	AND	X7, X20, X9
@@ -38443,12 +38327,12 @@ rounds4:
 	OR	X14, X13
 	XOR	X12, X11
 	XOR	X13, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	48(X12), X15
 	MOVWU	52(X12), X12
 	SLL	$32, X12
 	OR	X12, X15
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	56(X12), X16
 	MOVWU	60(X12), X12
 	SLL	$32, X12
@@ -38556,29 +38440,29 @@ rounds4:
 	NOT	X15, X18
 	XOR	X9, X5
 	XOR	X20, X6
-	MOV	X6, 200(X2)
+	MOV	X6, 160(X2)
 	XOR	X13, X7, X15
 	XOR	X12, X28, X9
 	XOR	X14, X29, X13
 	XOR	X17, X30, X19
 	XOR	X18, X10, X23
 	XOR	X16, X11, X14
-	MOV	192(X2), X6
+	MOV	152(X2), X6
 	ADD	$64, X6
-	MOV	X6, 192(X2)
-	MOV	184(X2), X6
+	MOV	X6, 152(X2)
+	MOV	144(X2), X6
 	ADD	$64, X6
-	MOV	X6, 184(X2)
-	MOV	168(X2), X6
+	MOV	X6, 144(X2)
+	MOV	128(X2), X6
 	ADD	$-2, X6
 	SRL	$2, X6
 	SLL	$6, X6
-	MOV	184(X2), X7
+	MOV	144(X2), X7
 	BGEU	X7, X6, L9
 	JMP	rounds4
 L9:
 	XOR	X15, X13, X6
-	MOV	200(X2), X7
+	MOV	160(X2), X7
 	XOR	X7, X14, X16
 	XOR	X6, X16, X30
 	XOR	X30, X9, X7
@@ -38594,7 +38478,7 @@ L9:
 	XOR	X19, X23, X12
 	XOR	X12, X10, X15
 	XOR	X28, X15, X18
-	MOV	X18, 184(X2)
+	MOV	X18, 144(X2)
 	AND	X18, X6, X18
 	XOR	X17, X18, X24
 	XOR	X11, X15, X25
@@ -38615,7 +38499,7 @@ L9:
 	XOR	X23, X14
 	XOR	X8, X14
 	XOR	X21, X14
-	MOV	200(X2), X21
+	MOV	160(X2), X21
 	XOR	X21, X18, X21
 	AND	X18, X21, X8
 	XOR	X23, X8, X23
@@ -38664,7 +38548,7 @@ L9:
 	AND	X12, X9, X23
 	XOR	X9, X20, X12
 	XOR	X22, X12, X20
-	MOV	184(X2), X29
+	MOV	144(X2), X29
 	AND	X29, X20, X29
 	XOR	X18, X29
 	AND	X6, X20, X6
@@ -38867,12 +38751,12 @@ L9:
 	XOR	X13, X15, X13
 	XOR	X12, X11
 	XOR	X13, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	(X12), X15
 	MOVWU	4(X12), X12
 	SLL	$32, X12
 	OR	X12, X15
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	8(X12), X16
 	MOVWU	12(X12), X12
 	SLL	$32, X12
@@ -39099,7 +38983,7 @@ L9:
 	XOR	X16, X10, X14
 	XOR	X19, X11, X28
 	MOV	$12, X7
-	MOV	168(X2), X29
+	MOV	128(X2), X29
 	BEQ	X29, X7, L10
 	JMP	last_round
 L10:
@@ -39119,7 +39003,7 @@ L10:
 	XOR	X17, X14, X18
 	XOR	X18, X11, X14
 	XOR	X29, X14, X17
-	MOV	X17, 168(X2)
+	MOV	X17, 128(X2)
 	AND	X17, X7, X17
 	XOR	X19, X17, X23
 	XOR	X12, X14, X25
@@ -39188,7 +39072,7 @@ L10:
 	AND	X13, X9, X13
 	XOR	X9, X20
 	XOR	X22, X20, X22
-	MOV	168(X2), X30
+	MOV	128(X2), X30
 	AND	X30, X22, X30
 	XOR	X18, X30
 	AND	X7, X22, X18
@@ -39342,12 +39226,12 @@ L10:
 	OR	X14, X12
 	XOR	X11, X17, X11
 	XOR	X12, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	16(X12), X15
 	MOVWU	20(X12), X12
 	SLL	$32, X12
 	OR	X12, X15
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	24(X12), X16
 	MOVWU	28(X12), X12
 	SLL	$32, X12
@@ -39533,7 +39417,7 @@ L10:
 	XOR	X9, X22, X9
 	XOR	X9, X10, X13
 	XOR	X28, X13, X19
-	MOV	X19, 168(X2)
+	MOV	X19, 128(X2)
 	AND	X19, X7, X19
 	XOR	X16, X19, X23
 	XOR	X11, X13, X25
@@ -39602,7 +39486,7 @@ L10:
 	AND	X12, X17, X23
 	XOR	X17, X20, X12
 	XOR	X22, X12, X20
-	MOV	168(X2), X29
+	MOV	128(X2), X29
 	AND	X29, X20, X29
 	XOR	X9, X29
 	AND	X7, X20, X9
@@ -39805,12 +39689,12 @@ L10:
 	XOR	X13, X15, X13
 	XOR	X12, X11
 	XOR	X13, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	32(X12), X15
 	MOVWU	36(X12), X12
 	SLL	$32, X12
 	OR	X12, X15
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	40(X12), X16
 	MOVWU	44(X12), X12
 	SLL	$32, X12
@@ -40043,7 +39927,7 @@ L10:
 	XOR	X15, X6, X29
 	AND	X29, X28, X19
 	XOR	X12, X29, X7
-	MOV	X7, 184(X2)
+	MOV	X7, 144(X2)
 	XOR	X21, X6, X20
 	XOR	X9, X18, X6
 	XOR	X6, X20, X7
@@ -40053,7 +39937,7 @@ L10:
 	XOR	X30, X21, X30
 	XOR	X30, X29, X11
 	XOR	X7, X11, X15
-	MOV	X15, 168(X2)
+	MOV	X15, 128(X2)
 	AND	X15, X5, X15
 	XOR	X17, X15, X22
 	XOR	X10, X11, X24
@@ -40080,7 +39964,7 @@ L10:
 	XOR	X22, X13
 	XOR	X21, X13, X21
 	XOR	X10, X18, X9
-	MOV	184(X2), X13
+	MOV	144(X2), X13
 	AND	X13, X9, X13
 	XOR	X19, X13
 	XOR	X20, X13
@@ -40117,14 +40001,14 @@ L10:
 	AND	X29, X20, X29
 	AND	X28, X20, X28
 	AND	X9, X22, X9
-	MOV	184(X2), X20
+	MOV	144(X2), X20
 	AND	X20, X22, X20
 	XOR	X29, X20
 	XOR	X20, X17, X20
 	AND	X30, X16, X22
 	XOR	X16, X19
 	XOR	X21, X19, X21
-	MOV	168(X2), X30
+	MOV	128(X2), X30
 	AND	X30, X21, X30
 	XOR	X17, X30
 	AND	X5, X21, X5
@@ -40154,12 +40038,12 @@ L10:
 	XOR	X11, X30
 	XOR	X11, X14, X11
 	XOR	X7, X10
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	48(X12), X15
 	MOVWU	52(X12), X12
 	SLL	$32, X12
 	OR	X12, X15
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	56(X12), X16
 	MOVWU	60(X12), X12
 	SLL	$32, X12
@@ -40347,7 +40231,7 @@ last_round:
 	XOR	X16, X14, X9
 	XOR	X9, X11, X14
 	XOR	X28, X14, X16
-	MOV	X16, 168(X2)
+	MOV	X16, 128(X2)
 	AND	X16, X7, X16
 	XOR	X19, X16, X23
 	XOR	X12, X14, X25
@@ -40416,7 +40300,7 @@ last_round:
 	AND	X13, X17, X23
 	XOR	X17, X20, X13
 	XOR	X22, X13, X20
-	MOV	168(X2), X30
+	MOV	128(X2), X30
 	AND	X30, X20, X30
 	XOR	X9, X30
 	AND	X7, X20, X9
@@ -40446,12 +40330,12 @@ last_round:
 	XOR	X10, X30
 	XOR	X10, X15, X11
 	XOR	X28, X12, X10
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	16(X12), X15
 	MOVWU	20(X12), X12
 	SLL	$32, X12
 	OR	X12, X15
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	24(X12), X16
 	MOVWU	28(X12), X12
 	SLL	$32, X12
@@ -40777,18 +40661,18 @@ rounds_done:
 	SRL	$32, X28
 	AND	X29, X5
 	OR	X5, X28, X5
-	MOV	176(X2), X5
+	MOV	136(X2), X5
 	AND	$7, X5
 	BNEZ	X5, out_unaligned
-	MOV	176(X2), X5
+	MOV	136(X2), X5
 	AND	$-8, X5
 	MOV	X7, (X5)
 	MOV	X6, 8(X5)
 out_stored:
 	// return
-	MOV	X0, 168(X2)
-	MOV	X0, 184(X2)
-	MOV	X0, 200(X2)
+	MOV	X0, 128(X2)
+	MOV	X0, 144(X2)
+	MOV	X0, 160(X2)
 	MOV	$0, X5
 	MOV	$0, X6
 	MOV	$0, X7
@@ -40830,50 +40714,50 @@ in_unaligned:
 	OR	X30, X28
 	JMP	in_loaded
 out_unaligned:
-	MOV	176(X2), X5
+	MOV	136(X2), X5
 	MOVB	X7, (X5)
 	SRL	$8, X7
-	MOV	176(X2), X5
+	MOV	136(X2), X5
 	MOVB	X7, 1(X5)
 	SRL	$8, X7
-	MOV	176(X2), X5
+	MOV	136(X2), X5
 	MOVB	X7, 2(X5)
 	SRL	$8, X7
-	MOV	176(X2), X5
+	MOV	136(X2), X5
 	MOVB	X7, 3(X5)
 	SRL	$8, X7
-	MOV	176(X2), X5
+	MOV	136(X2), X5
 	MOVB	X7, 4(X5)
 	SRL	$8, X7
-	MOV	176(X2), X5
+	MOV	136(X2), X5
 	MOVB	X7, 5(X5)
 	SRL	$8, X7
-	MOV	176(X2), X5
+	MOV	136(X2), X5
 	MOVB	X7, 6(X5)
 	SRL	$8, X7
-	MOV	176(X2), X5
+	MOV	136(X2), X5
 	MOVB	X7, 7(X5)
 	MOVB	X6, 8(X5)
 	SRL	$8, X6
-	MOV	176(X2), X5
+	MOV	136(X2), X5
 	MOVB	X6, 9(X5)
 	SRL	$8, X6
-	MOV	176(X2), X5
+	MOV	136(X2), X5
 	MOVB	X6, 10(X5)
 	SRL	$8, X6
-	MOV	176(X2), X5
+	MOV	136(X2), X5
 	MOVB	X6, 11(X5)
 	SRL	$8, X6
-	MOV	176(X2), X5
+	MOV	136(X2), X5
 	MOVB	X6, 12(X5)
 	SRL	$8, X6
-	MOV	176(X2), X5
+	MOV	136(X2), X5
 	MOVB	X6, 13(X5)
 	SRL	$8, X6
-	MOV	176(X2), X5
+	MOV	136(X2), X5
 	MOVB	X6, 14(X5)
 	SRL	$8, X6
-	MOV	176(X2), X5
+	MOV	136(X2), X5
 	MOVB	X6, 15(X5)
 	JMP	out_stored
 kgen_ret:
@@ -40881,15 +40765,15 @@ kgen_ret:
 
 // void AES_ct_decrypt_rv64gc(const unsigned char *in, unsigned char *out, const AES_KEY *key)
 // func aesCtDecryptRv64gc(in *byte, out *byte, key *byte)
-TEXT ·aesCtDecryptRv64gc(SB), NOSPLIT, $224-24
+TEXT ·aesCtDecryptRv64gc(SB), NOSPLIT, $184-24
 	MOV	in+0(FP), X10
 	MOV	out+8(FP), X11
 	MOV	key+16(FP), X12
-	MOV	X12, 184(X2)
-	MOV	X11, 168(X2)
-	MOV	184(X2), X5
+	MOV	X12, 144(X2)
+	MOV	X11, 128(X2)
+	MOV	144(X2), X5
 	MOVW	240(X5), X5
-	MOV	X5, 176(X2)
+	MOV	X5, 136(X2)
 L0:
 	MOV	$·kgen_aes_ct_rv64gc_masks(SB), X5
 	MOV	(X5), X6
@@ -40922,16 +40806,6 @@ L0:
 	MOV	X6, 112(X2)
 	MOV	112(X5), X6
 	MOV	X6, 120(X2)
-	MOV	120(X5), X6
-	MOV	X6, 128(X2)
-	MOV	128(X5), X6
-	MOV	X6, 136(X2)
-	MOV	136(X5), X6
-	MOV	X6, 144(X2)
-	MOV	144(X5), X6
-	MOV	X6, 152(X2)
-	MOV	152(X5), X6
-	MOV	X6, 160(X2)
 	AND	$7, X10, X5
 	BEQZ	X5, L7
 	JMP	in_unaligned
@@ -41036,12 +40910,12 @@ in_loaded:
 	XOR	X13, X12, X30
 	SLL	$4, X13, X12
 	XOR	X12, X11
-	MOV	184(X2), X12
+	MOV	144(X2), X12
 	MOVWU	(X12), X15
 	MOVWU	4(X12), X12
 	SLL	$32, X12
 	OR	X12, X15
-	MOV	184(X2), X12
+	MOV	144(X2), X12
 	MOVWU	8(X12), X16
 	MOVWU	12(X12), X12
 	SLL	$32, X12
@@ -41156,11 +41030,11 @@ in_loaded:
 	XOR	X9, X28, X19
 	XOR	X16, X30, X9
 	XOR	X5, X9, X6
-	MOV	X6, 224(X2)
+	MOV	X6, 184(X2)
 	XOR	X6, X19, X7
 	AND	X7, X6, X18
 	XOR	X7, X10, X6
-	MOV	X6, 216(X2)
+	MOV	X6, 176(X2)
 	XOR	X5, X19, X28
 	XOR	X19, X9, X6
 	XOR	X10, X5, X14
@@ -41171,19 +41045,19 @@ in_loaded:
 	XOR	X13, X12, X29
 	XOR	X29, X14, X11
 	XOR	X29, X6, X13
-	MOV	X13, 192(X2)
+	MOV	X13, 152(X2)
 	XOR	X29, X28, X29
 	XOR	X29, X17, X13
 	XOR	X14, X17, X16
-	MOV	X16, 208(X2)
+	MOV	X16, 168(X2)
 	XOR	X12, X19, X20
 	XOR	X20, X24, X16
 	AND	X13, X16, X21
 	XOR	X15, X17, X19
 	XOR	X19, X28, X23
-	MOV	X23, 200(X2)
-	MOV	192(X2), X23
-	MOV	200(X2), X25
+	MOV	X23, 160(X2)
+	MOV	152(X2), X23
+	MOV	160(X2), X25
 	AND	X25, X23
 	XOR	X19, X9, X19
 	AND	X19, X29, X9
@@ -41195,7 +41069,7 @@ in_loaded:
 	AND	X9, X14, X8
 	XOR	X8, X22, X24
 	XOR	X24, X1, X15
-	MOV	216(X2), X22
+	MOV	176(X2), X22
 	AND	X12, X22
 	XOR	X8, X22
 	XOR	X25, X5, X25
@@ -41214,7 +41088,7 @@ in_loaded:
 	XOR	X22, X15, X10
 	XOR	X17, X21, X17
 	XOR	X24, X17
-	MOV	208(X2), X21
+	MOV	168(X2), X21
 	XOR	X21, X17, X24
 	XOR	X22, X24, X8
 	XOR	X24, X18, X21
@@ -41233,7 +41107,7 @@ in_loaded:
 	AND	X14, X23, X1
 	XOR	X1, X9, X14
 	XOR	X1, X29, X9
-	MOV	X9, 208(X2)
+	MOV	X9, 168(X2)
 	AND	X16, X8, X9
 	AND	X13, X8, X16
 	XOR	X22, X24, X13
@@ -41255,7 +41129,7 @@ in_loaded:
 	AND	X12, X28, X12
 	XOR	X12, X30, X12
 	XOR	X12, X11, X12
-	MOV	216(X2), X18
+	MOV	176(X2), X18
 	AND	X18, X28, X19
 	XOR	X19, X24, X28
 	XOR	X12, X28
@@ -41267,17 +41141,17 @@ in_loaded:
 	XOR	X22, X18
 	AND	X6, X21, X20
 	XOR	X15, X17, X21
-	MOV	200(X2), X6
+	MOV	160(X2), X6
 	AND	X6, X21, X6
 	XOR	X16, X6, X17
 	XOR	X17, X20, X16
 	XOR	X11, X17
 	XOR	X10, X6
 	XOR	X23, X6
-	MOV	192(X2), X11
+	MOV	152(X2), X11
 	AND	X11, X21, X11
 	XOR	X20, X11, X20
-	MOV	208(X2), X11
+	MOV	168(X2), X11
 	XOR	X11, X20, X11
 	AND	X7, X15, X7
 	XOR	X30, X7
@@ -41285,7 +41159,7 @@ in_loaded:
 	XOR	X17, X30
 	XOR	X7, X14
 	XOR	X14, X20, X7
-	MOV	224(X2), X17
+	MOV	184(X2), X17
 	AND	X17, X15
 	XOR	X15, X10
 	XOR	X13, X10, X15
@@ -41298,7 +41172,7 @@ in_loaded:
 	XOR	X29, X14, X29
 	XOR	X29, X9, X29
 	MOV	$12, X12
-	MOV	176(X2), X13
+	MOV	136(X2), X13
 	BEQ	X13, X12, L8
 	JMP	not192
 L8:
@@ -41497,12 +41371,12 @@ L8:
 	XOR	X13, X14, X13
 	XOR	X12, X11
 	XOR	X13, X11
-	MOV	184(X2), X12
+	MOV	144(X2), X12
 	MOVWU	16(X12), X15
 	MOVWU	20(X12), X12
 	SLL	$32, X12
 	OR	X12, X15
-	MOV	184(X2), X12
+	MOV	144(X2), X12
 	MOVWU	24(X12), X16
 	MOVWU	28(X12), X12
 	SLL	$32, X12
@@ -41729,11 +41603,11 @@ L8:
 	XOR	X16, X10, X16
 	XOR	X19, X11, X30
 	XOR	X5, X30, X7
-	MOV	X7, 216(X2)
+	MOV	X7, 176(X2)
 	XOR	X7, X16, X6
 	AND	X6, X7, X19
 	XOR	X6, X18, X7
-	MOV	X7, 208(X2)
+	MOV	X7, 168(X2)
 	XOR	X5, X16, X7
 	XOR	X16, X30, X28
 	XOR	X18, X5, X14
@@ -41744,19 +41618,19 @@ L8:
 	XOR	X13, X12, X10
 	XOR	X10, X14, X11
 	XOR	X10, X28, X13
-	MOV	X13, 176(X2)
+	MOV	X13, 136(X2)
 	XOR	X10, X7, X10
 	XOR	X10, X17, X13
 	XOR	X14, X17, X20
-	MOV	X20, 200(X2)
+	MOV	X20, 160(X2)
 	XOR	X12, X16, X21
 	XOR	X21, X9, X16
 	AND	X13, X16, X20
 	XOR	X15, X17, X24
 	XOR	X24, X7, X23
-	MOV	X23, 192(X2)
-	MOV	176(X2), X23
-	MOV	192(X2), X25
+	MOV	X23, 152(X2)
+	MOV	136(X2), X23
+	MOV	152(X2), X25
 	AND	X25, X23
 	XOR	X24, X30
 	AND	X30, X10, X24
@@ -41768,7 +41642,7 @@ L8:
 	AND	X9, X14, X8
 	XOR	X8, X22, X24
 	XOR	X24, X1, X15
-	MOV	208(X2), X22
+	MOV	168(X2), X22
 	AND	X12, X22
 	XOR	X8, X22
 	XOR	X25, X5, X25
@@ -41787,7 +41661,7 @@ L8:
 	XOR	X22, X15, X17
 	XOR	X21, X20
 	XOR	X24, X20
-	MOV	200(X2), X21
+	MOV	160(X2), X21
 	XOR	X21, X20, X24
 	XOR	X22, X24, X8
 	XOR	X24, X18, X20
@@ -41806,7 +41680,7 @@ L8:
 	AND	X14, X23, X1
 	XOR	X1, X9, X14
 	XOR	X1, X10, X9
-	MOV	X9, 200(X2)
+	MOV	X9, 160(X2)
 	AND	X16, X8, X9
 	AND	X13, X8, X16
 	XOR	X22, X24, X13
@@ -41828,7 +41702,7 @@ L8:
 	AND	X12, X7, X12
 	XOR	X12, X11, X12
 	XOR	X12, X29, X12
-	MOV	208(X2), X18
+	MOV	168(X2), X18
 	AND	X18, X7, X20
 	XOR	X20, X24, X7
 	XOR	X12, X7
@@ -41840,17 +41714,17 @@ L8:
 	XOR	X22, X18
 	AND	X28, X21, X19
 	XOR	X15, X17, X21
-	MOV	192(X2), X28
+	MOV	152(X2), X28
 	AND	X28, X21, X28
 	XOR	X16, X28, X17
 	XOR	X17, X19, X16
 	XOR	X29, X17
 	XOR	X30, X28
 	XOR	X23, X28
-	MOV	176(X2), X29
+	MOV	136(X2), X29
 	AND	X29, X21, X29
 	XOR	X19, X29, X19
-	MOV	200(X2), X29
+	MOV	160(X2), X29
 	XOR	X29, X19, X29
 	AND	X6, X15, X6
 	XOR	X11, X6, X11
@@ -41858,7 +41732,7 @@ L8:
 	XOR	X17, X6
 	XOR	X11, X14, X11
 	XOR	X11, X19, X14
-	MOV	216(X2), X17
+	MOV	176(X2), X17
 	AND	X17, X15
 	XOR	X15, X30, X15
 	XOR	X13, X15, X30
@@ -42016,12 +41890,12 @@ L8:
 	OR	X13, X12
 	XOR	X14, X11
 	XOR	X12, X11
-	MOV	184(X2), X12
+	MOV	144(X2), X12
 	MOVWU	32(X12), X15
 	MOVWU	36(X12), X12
 	SLL	$32, X12
 	OR	X12, X15
-	MOV	184(X2), X12
+	MOV	144(X2), X12
 	MOVWU	40(X12), X16
 	MOVWU	44(X12), X12
 	SLL	$32, X12
@@ -42192,11 +42066,11 @@ L8:
 	XOR	X16, X10, X16
 	XOR	X20, X11, X10
 	XOR	X7, X10, X6
-	MOV	X6, 216(X2)
+	MOV	X6, 176(X2)
 	XOR	X6, X16, X5
 	AND	X5, X6, X19
 	XOR	X5, X17, X6
-	MOV	X6, 208(X2)
+	MOV	X6, 168(X2)
 	XOR	X7, X16, X29
 	XOR	X16, X10, X6
 	XOR	X17, X7, X14
@@ -42207,19 +42081,19 @@ L8:
 	XOR	X13, X12, X28
 	XOR	X28, X14, X11
 	XOR	X28, X6, X13
-	MOV	X13, 176(X2)
+	MOV	X13, 136(X2)
 	XOR	X28, X29, X28
 	XOR	X28, X18, X13
 	XOR	X14, X18, X20
-	MOV	X20, 200(X2)
+	MOV	X20, 160(X2)
 	XOR	X12, X16, X21
 	XOR	X21, X9, X16
 	AND	X13, X16, X20
 	XOR	X15, X18, X24
 	XOR	X24, X29, X23
-	MOV	X23, 192(X2)
-	MOV	176(X2), X23
-	MOV	192(X2), X25
+	MOV	X23, 152(X2)
+	MOV	136(X2), X23
+	MOV	152(X2), X25
 	AND	X25, X23
 	XOR	X24, X10
 	AND	X10, X28, X24
@@ -42231,7 +42105,7 @@ L8:
 	AND	X9, X14, X8
 	XOR	X8, X22, X24
 	XOR	X24, X1, X15
-	MOV	208(X2), X22
+	MOV	168(X2), X22
 	AND	X12, X22
 	XOR	X8, X22
 	XOR	X25, X7, X25
@@ -42250,7 +42124,7 @@ L8:
 	XOR	X22, X15, X17
 	XOR	X21, X20
 	XOR	X24, X20
-	MOV	200(X2), X21
+	MOV	160(X2), X21
 	XOR	X21, X20, X24
 	XOR	X22, X24, X8
 	XOR	X24, X18, X20
@@ -42269,7 +42143,7 @@ L8:
 	AND	X14, X23, X1
 	XOR	X1, X9, X14
 	XOR	X1, X28, X9
-	MOV	X9, 200(X2)
+	MOV	X9, 160(X2)
 	AND	X16, X8, X16
 	AND	X13, X8, X9
 	XOR	X22, X24, X13
@@ -42291,7 +42165,7 @@ L8:
 	AND	X12, X30, X29
 	XOR	X29, X16, X29
 	XOR	X29, X19, X29
-	MOV	208(X2), X11
+	MOV	168(X2), X11
 	AND	X11, X30, X11
 	XOR	X11, X8, X30
 	XOR	X29, X30
@@ -42303,17 +42177,17 @@ L8:
 	XOR	X25, X18
 	AND	X6, X21
 	XOR	X15, X17
-	MOV	192(X2), X6
+	MOV	152(X2), X6
 	AND	X6, X17, X22
 	XOR	X9, X22, X9
 	XOR	X9, X21, X6
 	XOR	X19, X9
 	XOR	X10, X22, X19
 	XOR	X12, X19, X12
-	MOV	176(X2), X19
+	MOV	136(X2), X19
 	AND	X19, X17
 	XOR	X21, X17, X19
-	MOV	200(X2), X17
+	MOV	160(X2), X17
 	XOR	X17, X19, X17
 	AND	X5, X15, X5
 	XOR	X16, X5, X16
@@ -42321,7 +42195,7 @@ L8:
 	XOR	X9, X5
 	XOR	X16, X14
 	XOR	X14, X19, X16
-	MOV	216(X2), X9
+	MOV	176(X2), X9
 	AND	X9, X15
 	XOR	X15, X10, X15
 	XOR	X13, X15, X10
@@ -42341,11 +42215,11 @@ L8:
 	MOV	X13, X28
 	MOV	X10, X10
 	MOV	X11, X11
-	MOV	184(X2), X12
+	MOV	144(X2), X12
 	ADD	$48, X12
-	MOV	X12, 192(X2)
+	MOV	X12, 152(X2)
 	MOV	$2, X12
-	MOV	X12, 184(X2)
+	MOV	X12, 144(X2)
 	JMP	rounds4
 not192:
 	MOV	96(X2), X12
@@ -42412,16 +42286,16 @@ not192:
 	MOV	X13, X28
 	MOV	X14, X10
 	MOV	X15, X11
-	MOV	184(X2), X12
+	MOV	144(X2), X12
 	ADD	$16, X12
-	MOV	X12, 192(X2)
+	MOV	X12, 152(X2)
 	MOV	$2, X12
-	MOV	X12, 184(X2)
+	MOV	X12, 144(X2)
 	MOV	$14, X12
-	MOV	176(X2), X13
+	MOV	136(X2), X13
 	BNE	X13, X12, rounds4
 	MOV	$3, X12
-	MOV	X12, 184(X2)
+	MOV	X12, 144(X2)
 rounds4:
 	MOV	56(X2), X12
 	SRL	$20, X29, X13
@@ -42618,12 +42492,12 @@ rounds4:
 	XOR	X13, X14, X13
 	XOR	X12, X11
 	XOR	X13, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	(X12), X15
 	MOVWU	4(X12), X12
 	SLL	$32, X12
 	OR	X12, X15
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	8(X12), X16
 	MOVWU	12(X12), X12
 	SLL	$32, X12
@@ -42850,11 +42724,11 @@ rounds4:
 	XOR	X16, X10, X16
 	XOR	X19, X11, X10
 	XOR	X7, X10, X6
-	MOV	X6, 224(X2)
+	MOV	X6, 184(X2)
 	XOR	X6, X16, X5
 	AND	X5, X6, X19
 	XOR	X5, X18, X6
-	MOV	X6, 216(X2)
+	MOV	X6, 176(X2)
 	XOR	X7, X16, X29
 	XOR	X16, X10, X6
 	XOR	X18, X7, X14
@@ -42865,19 +42739,19 @@ rounds4:
 	XOR	X13, X12, X28
 	XOR	X28, X14, X11
 	XOR	X28, X6, X13
-	MOV	X13, 176(X2)
+	MOV	X13, 136(X2)
 	XOR	X28, X29, X28
 	XOR	X28, X17, X13
 	XOR	X14, X17, X20
-	MOV	X20, 208(X2)
+	MOV	X20, 168(X2)
 	XOR	X12, X16, X21
 	XOR	X21, X9, X16
 	AND	X13, X16, X20
 	XOR	X15, X17, X24
 	XOR	X24, X29, X23
-	MOV	X23, 200(X2)
-	MOV	176(X2), X23
-	MOV	200(X2), X25
+	MOV	X23, 160(X2)
+	MOV	136(X2), X23
+	MOV	160(X2), X25
 	AND	X25, X23
 	XOR	X24, X10
 	AND	X10, X28, X24
@@ -42889,7 +42763,7 @@ rounds4:
 	AND	X9, X14, X8
 	XOR	X8, X22, X24
 	XOR	X24, X1, X15
-	MOV	216(X2), X22
+	MOV	176(X2), X22
 	AND	X12, X22
 	XOR	X8, X22
 	XOR	X25, X7, X25
@@ -42908,7 +42782,7 @@ rounds4:
 	XOR	X22, X15, X17
 	XOR	X21, X20
 	XOR	X24, X20
-	MOV	208(X2), X21
+	MOV	168(X2), X21
 	XOR	X21, X20, X24
 	XOR	X22, X24, X8
 	XOR	X24, X18, X20
@@ -42927,7 +42801,7 @@ rounds4:
 	AND	X14, X23, X1
 	XOR	X1, X9, X14
 	XOR	X1, X28, X9
-	MOV	X9, 208(X2)
+	MOV	X9, 168(X2)
 	AND	X16, X8, X9
 	AND	X13, X8, X16
 	XOR	X22, X24, X13
@@ -42949,7 +42823,7 @@ rounds4:
 	AND	X12, X29, X12
 	XOR	X12, X11, X12
 	XOR	X12, X30, X12
-	MOV	216(X2), X18
+	MOV	176(X2), X18
 	AND	X18, X29, X20
 	XOR	X20, X24, X29
 	XOR	X12, X29
@@ -42961,17 +42835,17 @@ rounds4:
 	XOR	X22, X18
 	AND	X6, X21, X19
 	XOR	X15, X17, X21
-	MOV	200(X2), X6
+	MOV	160(X2), X6
 	AND	X6, X21, X6
 	XOR	X16, X6, X17
 	XOR	X17, X19, X16
 	XOR	X30, X17
 	XOR	X10, X6
 	XOR	X23, X6
-	MOV	176(X2), X30
+	MOV	136(X2), X30
 	AND	X30, X21, X30
 	XOR	X19, X30, X19
-	MOV	208(X2), X30
+	MOV	168(X2), X30
 	XOR	X30, X19, X30
 	AND	X5, X15, X5
 	XOR	X11, X5, X11
@@ -42979,7 +42853,7 @@ rounds4:
 	XOR	X17, X5
 	XOR	X11, X14, X11
 	XOR	X11, X19, X14
-	MOV	224(X2), X17
+	MOV	184(X2), X17
 	AND	X17, X15
 	XOR	X15, X10, X15
 	XOR	X13, X15, X10
@@ -43088,12 +42962,12 @@ rounds4:
 	OR	X14, X12
 	XOR	X13, X11
 	XOR	X12, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	16(X12), X15
 	MOVWU	20(X12), X12
 	SLL	$32, X12
 	OR	X12, X15
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	24(X12), X16
 	MOVWU	28(X12), X12
 	SLL	$32, X12
@@ -43208,11 +43082,11 @@ rounds4:
 	XOR	X19, X10, X20
 	XOR	X16, X11, X30
 	XOR	X5, X30, X7
-	MOV	X7, 224(X2)
+	MOV	X7, 184(X2)
 	XOR	X7, X20, X6
 	AND	X6, X7, X19
 	XOR	X6, X17, X7
-	MOV	X7, 216(X2)
+	MOV	X7, 176(X2)
 	XOR	X5, X20, X7
 	XOR	X20, X30, X28
 	XOR	X17, X5, X14
@@ -43223,19 +43097,19 @@ rounds4:
 	XOR	X13, X12, X10
 	XOR	X10, X14, X11
 	XOR	X10, X28, X13
-	MOV	X13, 176(X2)
+	MOV	X13, 136(X2)
 	XOR	X10, X7, X10
 	XOR	X10, X18, X13
 	XOR	X14, X18, X16
-	MOV	X16, 208(X2)
+	MOV	X16, 168(X2)
 	XOR	X12, X20, X21
 	XOR	X21, X9, X16
 	AND	X13, X16, X20
 	XOR	X15, X18, X24
 	XOR	X24, X7, X23
-	MOV	X23, 200(X2)
-	MOV	176(X2), X23
-	MOV	200(X2), X25
+	MOV	X23, 160(X2)
+	MOV	136(X2), X23
+	MOV	160(X2), X25
 	AND	X25, X23
 	XOR	X24, X30
 	AND	X30, X10, X24
@@ -43247,7 +43121,7 @@ rounds4:
 	AND	X9, X14, X8
 	XOR	X8, X22, X24
 	XOR	X24, X1, X15
-	MOV	216(X2), X22
+	MOV	176(X2), X22
 	AND	X12, X22
 	XOR	X8, X22
 	XOR	X25, X5, X25
@@ -43266,7 +43140,7 @@ rounds4:
 	XOR	X22, X15, X17
 	XOR	X21, X20
 	XOR	X24, X20
-	MOV	208(X2), X21
+	MOV	168(X2), X21
 	XOR	X21, X20, X24
 	XOR	X22, X24, X8
 	XOR	X24, X18, X20
@@ -43285,7 +43159,7 @@ rounds4:
 	AND	X14, X23, X1
 	XOR	X1, X9, X14
 	XOR	X1, X10, X9
-	MOV	X9, 208(X2)
+	MOV	X9, 168(X2)
 	AND	X16, X8, X9
 	AND	X13, X8, X16
 	XOR	X22, X24, X13
@@ -43307,7 +43181,7 @@ rounds4:
 	AND	X12, X7, X12
 	XOR	X12, X11, X12
 	XOR	X12, X29, X12
-	MOV	216(X2), X18
+	MOV	176(X2), X18
 	AND	X18, X7, X20
 	XOR	X20, X24, X7
 	XOR	X12, X7
@@ -43319,17 +43193,17 @@ rounds4:
 	XOR	X22, X18
 	AND	X28, X21, X19
 	XOR	X15, X17, X21
-	MOV	200(X2), X28
+	MOV	160(X2), X28
 	AND	X28, X21, X28
 	XOR	X16, X28, X17
 	XOR	X17, X19, X16
 	XOR	X29, X17
 	XOR	X30, X28
 	XOR	X23, X28
-	MOV	176(X2), X29
+	MOV	136(X2), X29
 	AND	X29, X21, X29
 	XOR	X19, X29, X19
-	MOV	208(X2), X29
+	MOV	168(X2), X29
 	XOR	X29, X19, X29
 	AND	X6, X15, X6
 	XOR	X11, X6, X11
@@ -43337,7 +43211,7 @@ rounds4:
 	XOR	X17, X6
 	XOR	X11, X14, X11
 	XOR	X11, X19, X14
-	MOV	224(X2), X17
+	MOV	184(X2), X17
 	AND	X17, X15
 	XOR	X15, X30, X15
 	XOR	X13, X15, X30
@@ -43544,12 +43418,12 @@ rounds4:
 	XOR	X14, X13
 	XOR	X12, X11
 	XOR	X13, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	32(X12), X15
 	MOVWU	36(X12), X12
 	SLL	$32, X12
 	OR	X12, X15
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	40(X12), X16
 	MOVWU	44(X12), X12
 	SLL	$32, X12
@@ -43776,11 +43650,11 @@ rounds4:
 	XOR	X16, X10, X16
 	XOR	X19, X11, X30
 	XOR	X5, X30, X7
-	MOV	X7, 224(X2)
+	MOV	X7, 184(X2)
 	XOR	X7, X16, X6
 	AND	X6, X7, X19
 	XOR	X6, X18, X7
-	MOV	X7, 216(X2)
+	MOV	X7, 176(X2)
 	XOR	X5, X16, X7
 	XOR	X16, X30, X28
 	XOR	X18, X5, X14
@@ -43791,19 +43665,19 @@ rounds4:
 	XOR	X13, X12, X10
 	XOR	X10, X14, X11
 	XOR	X10, X28, X13
-	MOV	X13, 176(X2)
+	MOV	X13, 136(X2)
 	XOR	X10, X7, X10
 	XOR	X10, X17, X13
 	XOR	X14, X17, X20
-	MOV	X20, 208(X2)
+	MOV	X20, 168(X2)
 	XOR	X12, X16, X21
 	XOR	X21, X9, X16
 	AND	X13, X16, X20
 	XOR	X15, X17, X24
 	XOR	X24, X7, X23
-	MOV	X23, 200(X2)
-	MOV	176(X2), X23
-	MOV	200(X2), X25
+	MOV	X23, 160(X2)
+	MOV	136(X2), X23
+	MOV	160(X2), X25
 	AND	X25, X23
 	XOR	X24, X30
 	AND	X30, X10, X24
@@ -43815,7 +43689,7 @@ rounds4:
 	AND	X9, X14, X8
 	XOR	X8, X22, X24
 	XOR	X24, X1, X15
-	MOV	216(X2), X22
+	MOV	176(X2), X22
 	AND	X12, X22
 	XOR	X8, X22
 	XOR	X25, X5, X25
@@ -43834,7 +43708,7 @@ rounds4:
 	XOR	X22, X15, X17
 	XOR	X21, X20
 	XOR	X24, X20
-	MOV	208(X2), X21
+	MOV	168(X2), X21
 	XOR	X21, X20, X24
 	XOR	X22, X24, X8
 	XOR	X24, X18, X20
@@ -43853,7 +43727,7 @@ rounds4:
 	AND	X14, X23, X1
 	XOR	X1, X9, X14
 	XOR	X1, X10, X9
-	MOV	X9, 208(X2)
+	MOV	X9, 168(X2)
 	AND	X16, X8, X9
 	AND	X13, X8, X16
 	XOR	X22, X24, X13
@@ -43875,7 +43749,7 @@ rounds4:
 	AND	X12, X7, X12
 	XOR	X12, X11, X12
 	XOR	X12, X29, X12
-	MOV	216(X2), X18
+	MOV	176(X2), X18
 	AND	X18, X7, X20
 	XOR	X20, X24, X7
 	XOR	X12, X7
@@ -43887,17 +43761,17 @@ rounds4:
 	XOR	X22, X18
 	AND	X28, X21, X19
 	XOR	X15, X17, X21
-	MOV	200(X2), X28
+	MOV	160(X2), X28
 	AND	X28, X21, X28
 	XOR	X16, X28, X17
 	XOR	X17, X19, X16
 	XOR	X29, X17
 	XOR	X30, X28
 	XOR	X23, X28
-	MOV	176(X2), X29
+	MOV	136(X2), X29
 	AND	X29, X21, X29
 	XOR	X19, X29, X19
-	MOV	208(X2), X29
+	MOV	168(X2), X29
 	XOR	X29, X19, X29
 	AND	X6, X15, X6
 	XOR	X11, X6, X11
@@ -43905,7 +43779,7 @@ rounds4:
 	XOR	X17, X6
 	XOR	X11, X14, X11
 	XOR	X11, X19, X14
-	MOV	224(X2), X17
+	MOV	184(X2), X17
 	AND	X17, X15
 	XOR	X15, X30, X15
 	XOR	X13, X15, X30
@@ -44063,12 +43937,12 @@ rounds4:
 	OR	X13, X12
 	XOR	X14, X11
 	XOR	X12, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	48(X12), X15
 	MOVWU	52(X12), X12
 	SLL	$32, X12
 	OR	X12, X15
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	56(X12), X16
 	MOVWU	60(X12), X12
 	SLL	$32, X12
@@ -44239,11 +44113,11 @@ rounds4:
 	XOR	X16, X10, X16
 	XOR	X20, X11, X10
 	XOR	X7, X10, X6
-	MOV	X6, 224(X2)
+	MOV	X6, 184(X2)
 	XOR	X6, X16, X5
 	AND	X5, X6, X19
 	XOR	X5, X17, X6
-	MOV	X6, 216(X2)
+	MOV	X6, 176(X2)
 	XOR	X7, X16, X29
 	XOR	X16, X10, X6
 	XOR	X17, X7, X14
@@ -44254,19 +44128,19 @@ rounds4:
 	XOR	X13, X12, X28
 	XOR	X28, X14, X11
 	XOR	X28, X6, X13
-	MOV	X13, 176(X2)
+	MOV	X13, 136(X2)
 	XOR	X28, X29, X28
 	XOR	X28, X18, X13
 	XOR	X14, X18, X20
-	MOV	X20, 208(X2)
+	MOV	X20, 168(X2)
 	XOR	X12, X16, X21
 	XOR	X21, X9, X16
 	AND	X13, X16, X20
 	XOR	X15, X18, X24
 	XOR	X24, X29, X23
-	MOV	X23, 200(X2)
-	MOV	176(X2), X23
-	MOV	200(X2), X25
+	MOV	X23, 160(X2)
+	MOV	136(X2), X23
+	MOV	160(X2), X25
 	AND	X25, X23
 	XOR	X24, X10
 	AND	X10, X28, X24
@@ -44278,7 +44152,7 @@ rounds4:
 	AND	X9, X14, X8
 	XOR	X8, X22, X24
 	XOR	X24, X1, X15
-	MOV	216(X2), X22
+	MOV	176(X2), X22
 	AND	X12, X22
 	XOR	X8, X22
 	XOR	X25, X7, X25
@@ -44297,7 +44171,7 @@ rounds4:
 	XOR	X22, X15, X17
 	XOR	X21, X20
 	XOR	X24, X20
-	MOV	208(X2), X21
+	MOV	168(X2), X21
 	XOR	X21, X20, X24
 	XOR	X22, X24, X8
 	XOR	X24, X18, X20
@@ -44316,7 +44190,7 @@ rounds4:
 	AND	X14, X23, X1
 	XOR	X1, X9, X14
 	XOR	X1, X28, X9
-	MOV	X9, 208(X2)
+	MOV	X9, 168(X2)
 	AND	X16, X8, X16
 	AND	X13, X8, X9
 	XOR	X22, X24, X13
@@ -44338,7 +44212,7 @@ rounds4:
 	AND	X12, X30, X29
 	XOR	X29, X16, X29
 	XOR	X29, X19, X29
-	MOV	216(X2), X11
+	MOV	176(X2), X11
 	AND	X11, X30, X11
 	XOR	X11, X8, X30
 	XOR	X29, X30
@@ -44350,17 +44224,17 @@ rounds4:
 	XOR	X25, X18
 	AND	X6, X21
 	XOR	X15, X17
-	MOV	200(X2), X6
+	MOV	160(X2), X6
 	AND	X6, X17, X22
 	XOR	X9, X22, X9
 	XOR	X9, X21, X6
 	XOR	X19, X9
 	XOR	X10, X22, X19
 	XOR	X12, X19, X12
-	MOV	176(X2), X19
+	MOV	136(X2), X19
 	AND	X19, X17
 	XOR	X21, X17, X19
-	MOV	208(X2), X17
+	MOV	168(X2), X17
 	XOR	X17, X19, X17
 	AND	X5, X15, X5
 	XOR	X16, X5, X16
@@ -44368,7 +44242,7 @@ rounds4:
 	XOR	X9, X5
 	XOR	X16, X14
 	XOR	X14, X19, X16
-	MOV	224(X2), X9
+	MOV	184(X2), X9
 	AND	X9, X15
 	XOR	X15, X10, X15
 	XOR	X13, X15, X10
@@ -44388,12 +44262,12 @@ rounds4:
 	MOV	X13, X28
 	MOV	X10, X10
 	MOV	X11, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	ADD	$64, X12
-	MOV	X12, 192(X2)
-	MOV	184(X2), X12
+	MOV	X12, 152(X2)
+	MOV	144(X2), X12
 	ADD	$-1, X12
-	MOV	X12, 184(X2)
+	MOV	X12, 144(X2)
 	BEQZ	X12, L9
 	JMP	rounds4
 L9:
@@ -44592,12 +44466,12 @@ L9:
 	XOR	X13, X14, X13
 	XOR	X12, X11
 	XOR	X13, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	(X12), X15
 	MOVWU	4(X12), X12
 	SLL	$32, X12
 	OR	X12, X15
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	8(X12), X16
 	MOVWU	12(X12), X12
 	SLL	$32, X12
@@ -44824,11 +44698,11 @@ L9:
 	XOR	X16, X10, X16
 	XOR	X19, X11, X30
 	XOR	X5, X30, X6
-	MOV	X6, 216(X2)
+	MOV	X6, 176(X2)
 	XOR	X6, X16, X29
 	AND	X29, X6, X19
 	XOR	X29, X18, X6
-	MOV	X6, 208(X2)
+	MOV	X6, 168(X2)
 	XOR	X5, X16, X6
 	XOR	X16, X30, X7
 	XOR	X18, X5, X14
@@ -44839,19 +44713,19 @@ L9:
 	XOR	X13, X12, X10
 	XOR	X10, X14, X11
 	XOR	X10, X7, X13
-	MOV	X13, 184(X2)
+	MOV	X13, 144(X2)
 	XOR	X10, X6, X10
 	XOR	X10, X17, X13
 	XOR	X14, X17, X20
-	MOV	X20, 176(X2)
+	MOV	X20, 136(X2)
 	XOR	X12, X16, X21
 	XOR	X21, X9, X16
 	AND	X13, X16, X20
 	XOR	X15, X17, X24
 	XOR	X24, X6, X23
-	MOV	X23, 200(X2)
-	MOV	184(X2), X23
-	MOV	200(X2), X25
+	MOV	X23, 160(X2)
+	MOV	144(X2), X23
+	MOV	160(X2), X25
 	AND	X25, X23
 	XOR	X24, X30
 	AND	X30, X10, X24
@@ -44863,7 +44737,7 @@ L9:
 	AND	X9, X14, X8
 	XOR	X8, X22, X24
 	XOR	X24, X1, X15
-	MOV	208(X2), X22
+	MOV	168(X2), X22
 	AND	X12, X22
 	XOR	X8, X22
 	XOR	X25, X5, X25
@@ -44882,7 +44756,7 @@ L9:
 	XOR	X22, X15, X17
 	XOR	X21, X20
 	XOR	X24, X20
-	MOV	176(X2), X21
+	MOV	136(X2), X21
 	XOR	X21, X20, X24
 	XOR	X22, X24, X8
 	XOR	X24, X18, X20
@@ -44901,7 +44775,7 @@ L9:
 	AND	X14, X23, X1
 	XOR	X1, X9, X14
 	XOR	X1, X10, X9
-	MOV	X9, 176(X2)
+	MOV	X9, 136(X2)
 	AND	X16, X8, X9
 	AND	X13, X8, X16
 	XOR	X22, X24, X13
@@ -44923,7 +44797,7 @@ L9:
 	AND	X12, X6, X12
 	XOR	X12, X11, X12
 	XOR	X12, X28, X12
-	MOV	208(X2), X18
+	MOV	168(X2), X18
 	AND	X18, X6, X20
 	XOR	X20, X24, X6
 	XOR	X12, X6
@@ -44935,17 +44809,17 @@ L9:
 	XOR	X22, X18
 	AND	X7, X21, X19
 	XOR	X15, X17, X21
-	MOV	200(X2), X7
+	MOV	160(X2), X7
 	AND	X7, X21, X7
 	XOR	X16, X7, X17
 	XOR	X17, X19, X16
 	XOR	X28, X17
 	XOR	X30, X7
 	XOR	X23, X7
-	MOV	184(X2), X28
+	MOV	144(X2), X28
 	AND	X28, X21, X28
 	XOR	X19, X28, X19
-	MOV	176(X2), X28
+	MOV	136(X2), X28
 	XOR	X28, X19, X28
 	AND	X29, X15, X29
 	XOR	X11, X29, X11
@@ -44953,7 +44827,7 @@ L9:
 	XOR	X17, X29
 	XOR	X11, X14, X11
 	XOR	X11, X19, X14
-	MOV	216(X2), X17
+	MOV	176(X2), X17
 	AND	X17, X15
 	XOR	X15, X30, X15
 	XOR	X13, X15, X30
@@ -44965,12 +44839,12 @@ L9:
 	XOR	X14, X13, X12
 	XOR	X12, X11
 	XOR	X11, X9, X11
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	16(X12), X15
 	MOVWU	20(X12), X12
 	SLL	$32, X12
 	OR	X12, X15
-	MOV	192(X2), X12
+	MOV	152(X2), X12
 	MOVWU	24(X12), X16
 	MOVWU	28(X12), X12
 	SLL	$32, X12
@@ -45291,22 +45165,22 @@ L9:
 	SRL	$32, X28
 	AND	X29, X5
 	OR	X5, X28, X5
-	MOV	168(X2), X5
+	MOV	128(X2), X5
 	AND	$7, X5
 	BNEZ	X5, out_unaligned
-	MOV	168(X2), X5
+	MOV	128(X2), X5
 	AND	$-8, X5
 	MOV	X7, (X5)
 	MOV	X6, 8(X5)
 out_stored:
 	// return
+	MOV	X0, 136(X2)
+	MOV	X0, 144(X2)
+	MOV	X0, 152(X2)
+	MOV	X0, 160(X2)
+	MOV	X0, 168(X2)
 	MOV	X0, 176(X2)
 	MOV	X0, 184(X2)
-	MOV	X0, 192(X2)
-	MOV	X0, 200(X2)
-	MOV	X0, 208(X2)
-	MOV	X0, 216(X2)
-	MOV	X0, 224(X2)
 	MOV	$0, X5
 	MOV	$0, X6
 	MOV	$0, X7
@@ -45348,50 +45222,50 @@ in_unaligned:
 	OR	X30, X28
 	JMP	in_loaded
 out_unaligned:
-	MOV	168(X2), X5
+	MOV	128(X2), X5
 	MOVB	X7, (X5)
 	SRL	$8, X7
-	MOV	168(X2), X5
+	MOV	128(X2), X5
 	MOVB	X7, 1(X5)
 	SRL	$8, X7
-	MOV	168(X2), X5
+	MOV	128(X2), X5
 	MOVB	X7, 2(X5)
 	SRL	$8, X7
-	MOV	168(X2), X5
+	MOV	128(X2), X5
 	MOVB	X7, 3(X5)
 	SRL	$8, X7
-	MOV	168(X2), X5
+	MOV	128(X2), X5
 	MOVB	X7, 4(X5)
 	SRL	$8, X7
-	MOV	168(X2), X5
+	MOV	128(X2), X5
 	MOVB	X7, 5(X5)
 	SRL	$8, X7
-	MOV	168(X2), X5
+	MOV	128(X2), X5
 	MOVB	X7, 6(X5)
 	SRL	$8, X7
-	MOV	168(X2), X5
+	MOV	128(X2), X5
 	MOVB	X7, 7(X5)
 	MOVB	X6, 8(X5)
 	SRL	$8, X6
-	MOV	168(X2), X5
+	MOV	128(X2), X5
 	MOVB	X6, 9(X5)
 	SRL	$8, X6
-	MOV	168(X2), X5
+	MOV	128(X2), X5
 	MOVB	X6, 10(X5)
 	SRL	$8, X6
-	MOV	168(X2), X5
+	MOV	128(X2), X5
 	MOVB	X6, 11(X5)
 	SRL	$8, X6
-	MOV	168(X2), X5
+	MOV	128(X2), X5
 	MOVB	X6, 12(X5)
 	SRL	$8, X6
-	MOV	168(X2), X5
+	MOV	128(X2), X5
 	MOVB	X6, 13(X5)
 	SRL	$8, X6
-	MOV	168(X2), X5
+	MOV	128(X2), X5
 	MOVB	X6, 14(X5)
 	SRL	$8, X6
-	MOV	168(X2), X5
+	MOV	128(X2), X5
 	MOVB	X6, 15(X5)
 	JMP	out_stored
 kgen_ret:
@@ -45519,7 +45393,7 @@ pass:
 	SLLW	$24, X28, X7
 	OR	X7, X29
 	MOV	24(X2), X7
-	MOV	112(X7), X28
+	MOV	120(X7), X28
 	AND	X28, X29, X7
 	SRL	$1, X29, X30
 	AND	X28, X30, X9
@@ -45672,7 +45546,7 @@ pass:
 	SLL	$7, X28
 	OR	X28, X7
 	MOV	24(X2), X28
-	MOV	120(X28), X28
+	MOV	128(X28), X28
 	XOR	X28, X7, X28
 	MOV	16(X2), X29
 	MOVBU	(X29), X7
@@ -45707,7 +45581,7 @@ pass:
 	BNE	X29, X7, two
 	// AES-256: w[i+4] takes SubWord(w[i+3])
 	MOV	24(X2), X7
-	MOV	112(X7), X30
+	MOV	120(X7), X30
 	AND	X30, X28, X7
 	SRL	$1, X28, X29
 	AND	X30, X29, X9
@@ -45860,7 +45734,7 @@ pass:
 	SLL	$7, X28
 	OR	X28, X7
 	MOV	24(X2), X28
-	MOV	120(X28), X28
+	MOV	128(X28), X28
 	XOR	X28, X7
 	MOV	X7, X28
 two:
@@ -46049,7 +45923,7 @@ pass:
 	SRLW	$8, X29, X30
 	SLLW	$24, X29, X28
 	OR	X28, X30
-	MOV	112(X5), X10
+	MOV	120(X5), X10
 	AND	X10, X30, X28
 	SRL	$1, X30, X29
 	AND	X10, X29, X9
@@ -46205,7 +46079,7 @@ pass:
 	OR	X30, X28
 	SLL	$7, X29
 	OR	X29, X28
-	MOV	120(X5), X29
+	MOV	128(X5), X29
 	XOR	X29, X28, X29
 	MOV	24(X2), X30
 	MOVBU	(X30), X28
@@ -46239,7 +46113,7 @@ pass:
 	MOV	32(X2), X30
 	BNE	X30, X28, two
 	// AES-256: w[i+4] takes SubWord(w[i+3])
-	MOV	112(X5), X10
+	MOV	120(X5), X10
 	AND	X10, X29, X28
 	SRL	$1, X29, X30
 	AND	X10, X30, X9
@@ -46395,7 +46269,7 @@ pass:
 	OR	X30, X28
 	SLL	$7, X29
 	OR	X29, X28
-	MOV	120(X5), X29
+	MOV	128(X5), X29
 	XOR	X29, X28
 	MOV	X28, X29
 two:
@@ -46464,9 +46338,9 @@ swap:
 	ADD	$-16, X7
 imc:
 	MOVWU	(X6), X28
-	MOV	128(X5), X10
-	MOV	136(X5), X30
-	MOV	144(X5), X29
+	MOV	136(X5), X10
+	MOV	144(X5), X30
+	MOV	152(X5), X29
 	AND	X10, X28, X10
 	AND	X30, X28, X30
 	SLL	$1, X30
@@ -46475,9 +46349,9 @@ imc:
 	SUB	X10, X11, X10
 	AND	X29, X10, X29
 	XOR	X29, X30, X29
-	MOV	128(X5), X11
-	MOV	136(X5), X10
-	MOV	144(X5), X30
+	MOV	136(X5), X11
+	MOV	144(X5), X10
+	MOV	152(X5), X30
 	AND	X11, X29, X11
 	AND	X10, X29, X10
 	SLL	$1, X10
@@ -46486,9 +46360,9 @@ imc:
 	SUB	X11, X12, X11
 	AND	X30, X11, X30
 	XOR	X30, X10, X30
-	MOV	128(X5), X12
-	MOV	136(X5), X11
-	MOV	144(X5), X10
+	MOV	136(X5), X12
+	MOV	144(X5), X11
+	MOV	152(X5), X10
 	AND	X12, X30, X12
 	AND	X11, X30, X11
 	SLL	$1, X11
@@ -46559,16 +46433,16 @@ kgen_ret:
 
 // void AES_ct_ctr32_encrypt_rv64gc(const unsigned char *in, unsigned char *out, size_t blocks, const AES_KEY *key, const unsigned char ivec[16])
 // func aesCtCtr32EncryptRv64gc(in *byte, out *byte, blocks uint64, key *byte, ivec *byte)
-TEXT ·aesCtCtr32EncryptRv64gc(SB), 0, $1312-40
+TEXT ·aesCtCtr32EncryptRv64gc(SB), 0, $1272-40
 	MOV	in+0(FP), X10
 	MOV	out+8(FP), X11
 	MOV	blocks+16(FP), X12
 	MOV	key+24(FP), X13
 	MOV	ivec+32(FP), X14
-	MOV	X10, 1288(X2)
-	MOV	X11, 1280(X2)
-	MOV	X12, 1256(X2)
-	MOV	1256(X2), X5
+	MOV	X10, 1248(X2)
+	MOV	X11, 1240(X2)
+	MOV	X12, 1216(X2)
+	MOV	1216(X2), X5
 	BNEZ	X5, start
 	JMP	done
 start:
@@ -46604,18 +46478,8 @@ L2:
 	MOV	X6, 1200(X2)
 	MOV	112(X5), X6
 	MOV	X6, 1208(X2)
-	MOV	120(X5), X6
-	MOV	X6, 1216(X2)
-	MOV	128(X5), X6
-	MOV	X6, 1224(X2)
-	MOV	136(X5), X6
-	MOV	X6, 1232(X2)
-	MOV	144(X5), X6
-	MOV	X6, 1240(X2)
-	MOV	152(X5), X6
-	MOV	X6, 1248(X2)
 	MOVW	240(X13), X5
-	MOV	X5, 1272(X2)
+	MOV	X5, 1232(X2)
 	// the round keys, bitsliced, into the frame: round r's at 64r. Zeros first (every key's bytes are then written before they are read, which the loop's stores cannot show)
 	MOV	X0, 72(X2)
 	MOV	X0, 80(X2)
@@ -46745,7 +46609,7 @@ L2:
 	MOV	X0, 1072(X2)
 	MOV	X0, 1080(X2)
 	MOV	X0, 1088(X2)
-	MOV	1272(X2), X5
+	MOV	1232(X2), X5
 	SLL	$6, X5, X28
 	ADD	$16, X13, X6
 	MOV	$0, X7
@@ -47751,10 +47615,10 @@ in_loaded:
 	SLL	$32, X5
 	SRL	$32, X5
 	MOV	X5, X5
-	MOV	X5, 1264(X2)
+	MOV	X5, 1224(X2)
 four:
 	// four counter blocks: the nonce's planes ^ the counters' planes
-	MOV	1264(X2), X5
+	MOV	1224(X2), X5
 	MOVW	X5, X6
 	SLL	$24, X6, X5
 	SRLW	$24, X6, X7
@@ -47778,7 +47642,7 @@ four:
 	MOV	1152(X2), X6
 	AND	X6, X5
 	SLL	$8, X5
-	MOV	1264(X2), X6
+	MOV	1224(X2), X6
 	ADDW	$1, X6, X7
 	SLL	$24, X7, X6
 	SRLW	$24, X7, X28
@@ -47802,7 +47666,7 @@ four:
 	MOV	1152(X2), X7
 	AND	X7, X6
 	SLL	$8, X6
-	MOV	1264(X2), X7
+	MOV	1224(X2), X7
 	ADDW	$2, X7, X28
 	SLL	$24, X28, X7
 	SRLW	$24, X28, X29
@@ -47826,7 +47690,7 @@ four:
 	MOV	1152(X2), X28
 	AND	X28, X7
 	SLL	$8, X7
-	MOV	1264(X2), X28
+	MOV	1224(X2), X28
 	ADDW	$3, X28, X29
 	SLL	$24, X29, X28
 	SRLW	$24, X29, X30
@@ -47899,7 +47763,7 @@ four:
 	MOV	64(X2), X10
 	XOR	X18, X5
 	XOR	X9, X11
-	MOV	X11, 1312(X2)
+	MOV	X11, 1272(X2)
 	XOR	X14, X7, X14
 	XOR	X17, X16, X7
 	XOR	X15, X6, X11
@@ -47908,15 +47772,15 @@ four:
 	XOR	X10, X30, X13
 	// the rounds: every key size's last round leaves SR² of its planes (see the keys above)
 	MOV	$0, X6
-	MOV	X6, 1296(X2)
+	MOV	X6, 1256(X2)
 rounds4:
-	MOV	1296(X2), X6
+	MOV	1256(X2), X6
 	AND	$768, X6
 	ADD	$72, X2, X28
 	ADD	X6, X28
-	MOV	X28, 1304(X2)
+	MOV	X28, 1264(X2)
 	XOR	X14, X11, X6
-	MOV	1312(X2), X28
+	MOV	1272(X2), X28
 	XOR	X28, X13, X16
 	XOR	X6, X16, X10
 	XOR	X10, X7
@@ -47952,7 +47816,7 @@ rounds4:
 	XOR	X22, X1
 	XOR	X25, X1, X25
 	XOR	X21, X25
-	MOV	1312(X2), X21
+	MOV	1272(X2), X21
 	XOR	X21, X9, X21
 	AND	X9, X21, X1
 	XOR	X22, X1, X22
@@ -48203,7 +48067,7 @@ rounds4:
 	XOR	X29, X12, X29
 	XOR	X28, X5
 	XOR	X29, X5, X28
-	MOV	1304(X2), X16
+	MOV	1264(X2), X16
 	MOV	(X16), X5
 	MOV	8(X16), X18
 	MOV	16(X16), X13
@@ -48236,7 +48100,7 @@ rounds4:
 	XOR	X9, X21, X9
 	XOR	X9, X10, X13
 	XOR	X28, X13, X21
-	MOV	X21, 1312(X2)
+	MOV	X21, 1272(X2)
 	AND	X21, X7, X21
 	XOR	X16, X21, X22
 	XOR	X11, X13, X24
@@ -48305,7 +48169,7 @@ rounds4:
 	AND	X12, X17, X23
 	XOR	X17, X20, X12
 	XOR	X22, X12, X20
-	MOV	1312(X2), X29
+	MOV	1272(X2), X29
 	AND	X29, X20, X29
 	XOR	X9, X29
 	AND	X7, X20, X9
@@ -48459,7 +48323,7 @@ rounds4:
 	OR	X13, X28
 	XOR	X7, X17, X7
 	XOR	X28, X7
-	MOV	1304(X2), X15
+	MOV	1264(X2), X15
 	MOV	64(X15), X18
 	MOV	72(X15), X14
 	MOV	80(X15), X13
@@ -48492,7 +48356,7 @@ rounds4:
 	XOR	X9, X19, X9
 	XOR	X9, X10, X13
 	XOR	X28, X13, X19
-	MOV	X19, 1312(X2)
+	MOV	X19, 1272(X2)
 	AND	X19, X7, X19
 	XOR	X16, X19, X23
 	XOR	X11, X13, X25
@@ -48561,7 +48425,7 @@ rounds4:
 	AND	X12, X17, X22
 	XOR	X17, X20
 	XOR	X21, X20, X21
-	MOV	1312(X2), X12
+	MOV	1272(X2), X12
 	AND	X12, X21, X12
 	XOR	X9, X12
 	AND	X7, X21, X9
@@ -48764,7 +48628,7 @@ rounds4:
 	XOR	X29, X12, X29
 	XOR	X28, X5
 	XOR	X29, X5, X28
-	MOV	1304(X2), X16
+	MOV	1264(X2), X16
 	MOV	128(X16), X5
 	MOV	136(X16), X18
 	MOV	144(X16), X13
@@ -48797,7 +48661,7 @@ rounds4:
 	XOR	X9, X21, X9
 	XOR	X9, X10, X13
 	XOR	X28, X13, X21
-	MOV	X21, 1312(X2)
+	MOV	X21, 1272(X2)
 	AND	X21, X7, X21
 	XOR	X16, X21, X22
 	XOR	X11, X13, X24
@@ -48866,7 +48730,7 @@ rounds4:
 	AND	X12, X17, X22
 	XOR	X17, X20
 	XOR	X21, X20, X21
-	MOV	1312(X2), X12
+	MOV	1272(X2), X12
 	AND	X12, X21, X12
 	XOR	X9, X12
 	AND	X7, X21, X9
@@ -48971,7 +48835,7 @@ rounds4:
 	OR	X14, X7
 	XOR	X29, X5
 	XOR	X7, X5, X29
-	MOV	1304(X2), X17
+	MOV	1264(X2), X17
 	MOV	192(X17), X5
 	MOV	200(X17), X18
 	MOV	208(X17), X14
@@ -48982,31 +48846,31 @@ rounds4:
 	MOV	248(X17), X17
 	XOR	X5, X6, X5
 	XOR	X18, X28, X6
-	MOV	X6, 1312(X2)
+	MOV	X6, 1272(X2)
 	XOR	X14, X13, X14
 	XOR	X7, X16, X7
 	XOR	X11, X10, X11
 	XOR	X9, X30, X9
 	XOR	X15, X12, X19
 	XOR	X17, X29, X13
-	MOV	1296(X2), X6
+	MOV	1256(X2), X6
 	ADD	$256, X6
-	MOV	X6, 1296(X2)
-	MOV	1272(X2), X6
+	MOV	X6, 1256(X2)
+	MOV	1232(X2), X6
 	ADD	$-2, X6
 	SRL	$2, X6
 	SLL	$8, X6
-	MOV	1296(X2), X28
+	MOV	1256(X2), X28
 	BGEU	X28, X6, L23
 	JMP	rounds4
 L23:
-	MOV	1296(X2), X6
+	MOV	1256(X2), X6
 	AND	$768, X6
 	ADD	$72, X2, X28
 	ADD	X6, X28
-	MOV	X28, 1304(X2)
+	MOV	X28, 1264(X2)
 	XOR	X14, X11, X6
-	MOV	1312(X2), X28
+	MOV	1272(X2), X28
 	XOR	X28, X13, X15
 	XOR	X6, X15, X30
 	XOR	X30, X7
@@ -49022,7 +48886,7 @@ L23:
 	XOR	X9, X19, X9
 	XOR	X9, X10, X14
 	XOR	X28, X14, X18
-	MOV	X18, 1296(X2)
+	MOV	X18, 1256(X2)
 	AND	X18, X6, X18
 	XOR	X16, X18, X23
 	XOR	X12, X14, X25
@@ -49043,7 +48907,7 @@ L23:
 	XOR	X22, X8
 	XOR	X24, X8, X24
 	XOR	X19, X24
-	MOV	1312(X2), X19
+	MOV	1272(X2), X19
 	XOR	X19, X9, X19
 	AND	X9, X19, X8
 	XOR	X22, X8, X22
@@ -49092,7 +48956,7 @@ L23:
 	AND	X11, X17, X18
 	XOR	X17, X20
 	XOR	X22, X20, X22
-	MOV	1296(X2), X11
+	MOV	1256(X2), X11
 	AND	X11, X22, X11
 	XOR	X21, X11
 	AND	X6, X22, X6
@@ -49295,7 +49159,7 @@ L23:
 	XOR	X29, X12, X29
 	XOR	X28, X5
 	XOR	X29, X5, X29
-	MOV	1304(X2), X17
+	MOV	1264(X2), X17
 	MOV	(X17), X5
 	MOV	8(X17), X28
 	MOV	16(X17), X12
@@ -49313,7 +49177,7 @@ L23:
 	XOR	X16, X7, X19
 	XOR	X17, X29, X17
 	MOV	$12, X7
-	MOV	1272(X2), X29
+	MOV	1232(X2), X29
 	BNE	X29, X7, last_round
 	XOR	X12, X13, X7
 	XOR	X28, X17, X16
@@ -49331,7 +49195,7 @@ L23:
 	XOR	X14, X19, X18
 	XOR	X18, X11, X14
 	XOR	X29, X14, X19
-	MOV	X19, 1296(X2)
+	MOV	X19, 1256(X2)
 	AND	X19, X7, X19
 	XOR	X21, X19, X23
 	XOR	X12, X14, X24
@@ -49400,7 +49264,7 @@ L23:
 	AND	X13, X9, X13
 	XOR	X9, X20
 	XOR	X22, X20, X22
-	MOV	1296(X2), X30
+	MOV	1256(X2), X30
 	AND	X30, X22, X30
 	XOR	X18, X30
 	AND	X7, X22, X18
@@ -49554,7 +49418,7 @@ L23:
 	OR	X13, X28
 	XOR	X7, X17, X7
 	XOR	X28, X7
-	MOV	1304(X2), X15
+	MOV	1264(X2), X15
 	MOV	64(X15), X18
 	MOV	72(X15), X14
 	MOV	80(X15), X13
@@ -49587,7 +49451,7 @@ L23:
 	XOR	X9, X19, X9
 	XOR	X9, X10, X13
 	XOR	X28, X13, X19
-	MOV	X19, 1296(X2)
+	MOV	X19, 1256(X2)
 	AND	X19, X7, X19
 	XOR	X16, X19, X23
 	XOR	X11, X13, X25
@@ -49656,7 +49520,7 @@ L23:
 	AND	X12, X17, X22
 	XOR	X17, X20
 	XOR	X21, X20, X21
-	MOV	1296(X2), X12
+	MOV	1256(X2), X12
 	AND	X12, X21, X12
 	XOR	X9, X12
 	AND	X7, X21, X9
@@ -49859,7 +49723,7 @@ L23:
 	XOR	X29, X12, X29
 	XOR	X28, X5
 	XOR	X29, X5, X13
-	MOV	1304(X2), X9
+	MOV	1264(X2), X9
 	MOV	128(X9), X5
 	MOV	136(X9), X29
 	MOV	144(X9), X12
@@ -49948,7 +49812,7 @@ L23:
 	XOR	X14, X16, X9
 	XOR	X9, X11, X14
 	XOR	X28, X14, X16
-	MOV	X16, 1296(X2)
+	MOV	X16, 1256(X2)
 	AND	X16, X7, X16
 	XOR	X19, X16, X23
 	XOR	X12, X14, X25
@@ -50017,7 +49881,7 @@ L23:
 	AND	X13, X17, X23
 	XOR	X17, X20, X13
 	XOR	X22, X13, X20
-	MOV	1296(X2), X30
+	MOV	1256(X2), X30
 	AND	X30, X20, X30
 	XOR	X9, X30
 	AND	X7, X20, X9
@@ -50047,7 +49911,7 @@ L23:
 	XOR	X5, X30
 	XOR	X5, X15, X5
 	XOR	X28, X12
-	MOV	1304(X2), X14
+	MOV	1264(X2), X14
 	MOV	192(X14), X18
 	MOV	200(X14), X10
 	MOV	208(X14), X9
@@ -50082,7 +49946,7 @@ last_round:
 	XOR	X14, X19, X9
 	XOR	X9, X11, X14
 	XOR	X29, X14, X19
-	MOV	X19, 1296(X2)
+	MOV	X19, 1256(X2)
 	AND	X19, X7, X19
 	XOR	X16, X19, X24
 	XOR	X12, X14, X8
@@ -50151,7 +50015,7 @@ last_round:
 	AND	X13, X17, X23
 	XOR	X17, X20, X13
 	XOR	X22, X13, X20
-	MOV	1296(X2), X30
+	MOV	1256(X2), X30
 	AND	X30, X20, X30
 	XOR	X9, X30
 	AND	X7, X20, X9
@@ -50181,7 +50045,7 @@ last_round:
 	XOR	X5, X30
 	XOR	X5, X15, X5
 	XOR	X29, X12
-	MOV	1304(X2), X14
+	MOV	1264(X2), X14
 	MOV	64(X14), X18
 	MOV	72(X14), X10
 	MOV	80(X14), X9
@@ -50411,7 +50275,7 @@ rounds_done:
 	AND	X29, X5
 	OR	X5, X7, X17
 	// SR² of each block: bytes 1, 3, 5, 7 trade places with bytes 9, 11, 13, 15
-	MOV	1248(X2), X9
+	MOV	1208(X2), X9
 	XOR	X28, X6, X5
 	AND	X9, X5
 	XOR	X5, X6, X13
@@ -50429,17 +50293,17 @@ rounds_done:
 	XOR	X6, X16, X28
 	XOR	X6, X17, X6
 	MOV	$4, X10
-	MOV	1256(X2), X11
+	MOV	1216(X2), X11
 	BLTU	X11, X10, tail
-	MOV	1280(X2), X10
-	MOV	1288(X2), X11
+	MOV	1240(X2), X10
+	MOV	1248(X2), X11
 	OR	X10, X11, X10
 	AND	$7, X10
 	BNEZ	X10, four_bytes
 	// out = in ^ keystream, four blocks
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	AND	$-8, X10, X11
-	MOV	1280(X2), X10
+	MOV	1240(X2), X10
 	AND	$-8, X10, X14
 	MOV	(X11), X10
 	XOR	X13, X10
@@ -50466,33 +50330,33 @@ rounds_done:
 	XOR	X6, X10
 	MOV	X10, 56(X14)
 four_next:
-	MOV	1288(X2), X5
+	MOV	1248(X2), X5
 	ADD	$64, X5
-	MOV	X5, 1288(X2)
-	MOV	1280(X2), X5
+	MOV	X5, 1248(X2)
+	MOV	1240(X2), X5
 	ADD	$64, X5
-	MOV	X5, 1280(X2)
-	MOV	1256(X2), X5
+	MOV	X5, 1240(X2)
+	MOV	1216(X2), X5
 	ADD	$-4, X5
-	MOV	X5, 1256(X2)
-	MOV	1264(X2), X5
+	MOV	X5, 1216(X2)
+	MOV	1224(X2), X5
 	ADDW	$4, X5
-	MOV	X5, 1264(X2)
-	MOV	1256(X2), X5
+	MOV	X5, 1224(X2)
+	MOV	1216(X2), X5
 	BEQZ	X5, L24
 	JMP	four
 L24:
 	JMP	done
 	// one to three blocks left: as many keystream blocks, a block at a time
 tail:
-	MOV	1280(X2), X6
-	MOV	1288(X2), X28
+	MOV	1240(X2), X6
+	MOV	1248(X2), X28
 	OR	X6, X28, X10
 	AND	$7, X10
 	BNEZ	X10, bytes
-	MOV	1288(X2), X6
+	MOV	1248(X2), X6
 	AND	$-8, X6
-	MOV	1280(X2), X28
+	MOV	1240(X2), X28
 	AND	$-8, X28
 	MOV	(X6), X10
 	XOR	X13, X10
@@ -50502,9 +50366,9 @@ tail:
 	MOV	X10, 8(X28)
 	JMP	next
 bytes:
-	MOV	1288(X2), X6
+	MOV	1248(X2), X6
 	MOV	X6, X6
-	MOV	1280(X2), X28
+	MOV	1240(X2), X28
 	MOV	X28, X28
 	MOVBU	(X6), X10
 	SRL	$0, X13, X11
@@ -50572,16 +50436,16 @@ bytes:
 	MOVB	X10, 15(X28)
 next:
 	MOV	$1, X10
-	MOV	1256(X2), X6
+	MOV	1216(X2), X6
 	BEQ	X6, X10, done
-	MOV	1280(X2), X6
-	MOV	1288(X2), X28
+	MOV	1240(X2), X6
+	MOV	1248(X2), X28
 	OR	X6, X28, X10
 	AND	$7, X10
 	BNEZ	X10, L18
-	MOV	1288(X2), X6
+	MOV	1248(X2), X6
 	AND	$-8, X6
-	MOV	1280(X2), X28
+	MOV	1240(X2), X28
 	AND	$-8, X28
 	MOV	16(X6), X10
 	XOR	X30, X10
@@ -50591,9 +50455,9 @@ next:
 	MOV	X10, 24(X28)
 	JMP	L19
 L18:
-	MOV	1288(X2), X6
+	MOV	1248(X2), X6
 	ADD	$16, X6
-	MOV	1280(X2), X28
+	MOV	1240(X2), X28
 	ADD	$16, X28
 	MOVBU	(X6), X10
 	SRL	$0, X30, X11
@@ -50661,16 +50525,16 @@ L18:
 	MOVB	X10, 15(X28)
 L19:
 	MOV	$2, X10
-	MOV	1256(X2), X6
+	MOV	1216(X2), X6
 	BEQ	X6, X10, done
-	MOV	1280(X2), X6
-	MOV	1288(X2), X28
+	MOV	1240(X2), X6
+	MOV	1248(X2), X28
 	OR	X6, X28, X10
 	AND	$7, X10
 	BNEZ	X10, L20
-	MOV	1288(X2), X6
+	MOV	1248(X2), X6
 	AND	$-8, X6
-	MOV	1280(X2), X28
+	MOV	1240(X2), X28
 	AND	$-8, X28
 	MOV	32(X6), X10
 	XOR	X7, X10
@@ -50680,9 +50544,9 @@ L19:
 	MOV	X10, 40(X28)
 	JMP	L21
 L20:
-	MOV	1288(X2), X6
+	MOV	1248(X2), X6
 	ADD	$32, X6
-	MOV	1280(X2), X28
+	MOV	1240(X2), X28
 	ADD	$32, X28
 	MOVBU	(X6), X10
 	SRL	$0, X7, X11
@@ -50887,8 +50751,8 @@ done:
 	MOV	X0, 1072(X2)
 	MOV	X0, 1080(X2)
 	MOV	X0, 1088(X2)
-	MOV	X0, 1296(X2)
-	MOV	X0, 1312(X2)
+	MOV	X0, 1256(X2)
+	MOV	X0, 1272(X2)
 	MOV	$0, X5
 	MOV	$0, X6
 	MOV	$0, X7
@@ -51106,389 +50970,389 @@ in_unaligned:
 	OR	X30, X5
 	JMP	in_loaded
 four_bytes:
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	(X10), X10
 	SRL	$0, X13, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, (X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	1(X10), X10
 	SRL	$8, X13, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 1(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	2(X10), X10
 	SRL	$16, X13, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 2(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	3(X10), X10
 	SRL	$24, X13, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 3(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	4(X10), X10
 	SRL	$32, X13, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 4(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	5(X10), X10
 	SRL	$40, X13, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 5(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	6(X10), X10
 	SRL	$48, X13, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 6(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	7(X10), X10
 	SRL	$56, X13, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 7(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	8(X10), X10
 	SRL	$0, X12, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 8(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	9(X10), X10
 	SRL	$8, X12, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 9(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	10(X10), X10
 	SRL	$16, X12, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 10(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	11(X10), X10
 	SRL	$24, X12, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 11(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	12(X10), X10
 	SRL	$32, X12, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 12(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	13(X10), X10
 	SRL	$40, X12, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 13(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	14(X10), X10
 	SRL	$48, X12, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 14(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	15(X10), X10
 	SRL	$56, X12, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 15(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	16(X10), X10
 	SRL	$0, X30, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 16(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	17(X10), X10
 	SRL	$8, X30, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 17(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	18(X10), X10
 	SRL	$16, X30, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 18(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	19(X10), X10
 	SRL	$24, X30, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 19(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	20(X10), X10
 	SRL	$32, X30, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 20(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	21(X10), X10
 	SRL	$40, X30, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 21(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	22(X10), X10
 	SRL	$48, X30, X11
 	XOR	X11, X10
-	MOV	1280(X2), X11
+	MOV	1240(X2), X11
 	MOVB	X10, 22(X11)
-	MOV	1288(X2), X10
+	MOV	1248(X2), X10
 	MOVBU	23(X10), X10
 	SRL	$56, X30, X11
 	XOR	X11, X10
-	MOV	1280(X2), X30
+	MOV	1240(X2), X30
 	MOVB	X10, 23(X30)
-	MOV	1288(X2), X30
+	MOV	1248(X2), X30
 	MOVBU	24(X30), X10
 	SRL	$0, X29, X11
 	XOR	X11, X10
-	MOV	1280(X2), X30
+	MOV	1240(X2), X30
 	MOVB	X10, 24(X30)
-	MOV	1288(X2), X30
+	MOV	1248(X2), X30
 	MOVBU	25(X30), X10
 	SRL	$8, X29, X11
 	XOR	X11, X10
-	MOV	1280(X2), X30
+	MOV	1240(X2), X30
 	MOVB	X10, 25(X30)
-	MOV	1288(X2), X30
+	MOV	1248(X2), X30
 	MOVBU	26(X30), X10
 	SRL	$16, X29, X11
 	XOR	X11, X10
-	MOV	1280(X2), X30
+	MOV	1240(X2), X30
 	MOVB	X10, 26(X30)
-	MOV	1288(X2), X30
+	MOV	1248(X2), X30
 	MOVBU	27(X30), X10
 	SRL	$24, X29, X11
 	XOR	X11, X10
-	MOV	1280(X2), X30
+	MOV	1240(X2), X30
 	MOVB	X10, 27(X30)
-	MOV	1288(X2), X30
+	MOV	1248(X2), X30
 	MOVBU	28(X30), X10
 	SRL	$32, X29, X11
 	XOR	X11, X10
-	MOV	1280(X2), X30
+	MOV	1240(X2), X30
 	MOVB	X10, 28(X30)
-	MOV	1288(X2), X30
+	MOV	1248(X2), X30
 	MOVBU	29(X30), X10
 	SRL	$40, X29, X11
 	XOR	X11, X10
-	MOV	1280(X2), X30
+	MOV	1240(X2), X30
 	MOVB	X10, 29(X30)
-	MOV	1288(X2), X30
+	MOV	1248(X2), X30
 	MOVBU	30(X30), X10
 	SRL	$48, X29, X11
 	XOR	X11, X10
-	MOV	1280(X2), X30
+	MOV	1240(X2), X30
 	MOVB	X10, 30(X30)
-	MOV	1288(X2), X30
+	MOV	1248(X2), X30
 	MOVBU	31(X30), X10
 	SRL	$56, X29, X11
 	XOR	X11, X10
-	MOV	1280(X2), X29
+	MOV	1240(X2), X29
 	MOVB	X10, 31(X29)
-	MOV	1288(X2), X29
+	MOV	1248(X2), X29
 	MOVBU	32(X29), X10
 	SRL	$0, X7, X11
 	XOR	X11, X10
-	MOV	1280(X2), X29
+	MOV	1240(X2), X29
 	MOVB	X10, 32(X29)
-	MOV	1288(X2), X29
+	MOV	1248(X2), X29
 	MOVBU	33(X29), X10
 	SRL	$8, X7, X11
 	XOR	X11, X10
-	MOV	1280(X2), X29
+	MOV	1240(X2), X29
 	MOVB	X10, 33(X29)
-	MOV	1288(X2), X29
+	MOV	1248(X2), X29
 	MOVBU	34(X29), X10
 	SRL	$16, X7, X11
 	XOR	X11, X10
-	MOV	1280(X2), X29
+	MOV	1240(X2), X29
 	MOVB	X10, 34(X29)
-	MOV	1288(X2), X29
+	MOV	1248(X2), X29
 	MOVBU	35(X29), X10
 	SRL	$24, X7, X11
 	XOR	X11, X10
-	MOV	1280(X2), X29
+	MOV	1240(X2), X29
 	MOVB	X10, 35(X29)
-	MOV	1288(X2), X29
+	MOV	1248(X2), X29
 	MOVBU	36(X29), X10
 	SRL	$32, X7, X11
 	XOR	X11, X10
-	MOV	1280(X2), X29
+	MOV	1240(X2), X29
 	MOVB	X10, 36(X29)
-	MOV	1288(X2), X29
+	MOV	1248(X2), X29
 	MOVBU	37(X29), X10
 	SRL	$40, X7, X11
 	XOR	X11, X10
-	MOV	1280(X2), X29
+	MOV	1240(X2), X29
 	MOVB	X10, 37(X29)
-	MOV	1288(X2), X29
+	MOV	1248(X2), X29
 	MOVBU	38(X29), X10
 	SRL	$48, X7, X11
 	XOR	X11, X10
-	MOV	1280(X2), X29
+	MOV	1240(X2), X29
 	MOVB	X10, 38(X29)
-	MOV	1288(X2), X29
+	MOV	1248(X2), X29
 	MOVBU	39(X29), X10
 	SRL	$56, X7, X11
 	XOR	X11, X10
-	MOV	1280(X2), X7
+	MOV	1240(X2), X7
 	MOVB	X10, 39(X7)
-	MOV	1288(X2), X7
+	MOV	1248(X2), X7
 	MOVBU	40(X7), X10
 	SRL	$0, X5, X11
 	XOR	X11, X10
-	MOV	1280(X2), X7
+	MOV	1240(X2), X7
 	MOVB	X10, 40(X7)
-	MOV	1288(X2), X7
+	MOV	1248(X2), X7
 	MOVBU	41(X7), X10
 	SRL	$8, X5, X11
 	XOR	X11, X10
-	MOV	1280(X2), X7
+	MOV	1240(X2), X7
 	MOVB	X10, 41(X7)
-	MOV	1288(X2), X7
+	MOV	1248(X2), X7
 	MOVBU	42(X7), X10
 	SRL	$16, X5, X11
 	XOR	X11, X10
-	MOV	1280(X2), X7
+	MOV	1240(X2), X7
 	MOVB	X10, 42(X7)
-	MOV	1288(X2), X7
+	MOV	1248(X2), X7
 	MOVBU	43(X7), X10
 	SRL	$24, X5, X11
 	XOR	X11, X10
-	MOV	1280(X2), X7
+	MOV	1240(X2), X7
 	MOVB	X10, 43(X7)
-	MOV	1288(X2), X7
+	MOV	1248(X2), X7
 	MOVBU	44(X7), X10
 	SRL	$32, X5, X11
 	XOR	X11, X10
-	MOV	1280(X2), X7
+	MOV	1240(X2), X7
 	MOVB	X10, 44(X7)
-	MOV	1288(X2), X7
+	MOV	1248(X2), X7
 	MOVBU	45(X7), X10
 	SRL	$40, X5, X11
 	XOR	X11, X10
-	MOV	1280(X2), X7
+	MOV	1240(X2), X7
 	MOVB	X10, 45(X7)
-	MOV	1288(X2), X7
+	MOV	1248(X2), X7
 	MOVBU	46(X7), X10
 	SRL	$48, X5, X11
 	XOR	X11, X10
-	MOV	1280(X2), X7
+	MOV	1240(X2), X7
 	MOVB	X10, 46(X7)
-	MOV	1288(X2), X7
+	MOV	1248(X2), X7
 	MOVBU	47(X7), X10
 	SRL	$56, X5, X11
 	XOR	X11, X10
-	MOV	1280(X2), X5
+	MOV	1240(X2), X5
 	MOVB	X10, 47(X5)
-	MOV	1288(X2), X5
+	MOV	1248(X2), X5
 	MOVBU	48(X5), X10
 	SRL	$0, X28, X11
 	XOR	X11, X10
-	MOV	1280(X2), X5
+	MOV	1240(X2), X5
 	MOVB	X10, 48(X5)
-	MOV	1288(X2), X5
+	MOV	1248(X2), X5
 	MOVBU	49(X5), X10
 	SRL	$8, X28, X11
 	XOR	X11, X10
-	MOV	1280(X2), X5
+	MOV	1240(X2), X5
 	MOVB	X10, 49(X5)
-	MOV	1288(X2), X5
+	MOV	1248(X2), X5
 	MOVBU	50(X5), X10
 	SRL	$16, X28, X11
 	XOR	X11, X10
-	MOV	1280(X2), X5
+	MOV	1240(X2), X5
 	MOVB	X10, 50(X5)
-	MOV	1288(X2), X5
+	MOV	1248(X2), X5
 	MOVBU	51(X5), X10
 	SRL	$24, X28, X11
 	XOR	X11, X10
-	MOV	1280(X2), X5
+	MOV	1240(X2), X5
 	MOVB	X10, 51(X5)
-	MOV	1288(X2), X5
+	MOV	1248(X2), X5
 	MOVBU	52(X5), X10
 	SRL	$32, X28, X11
 	XOR	X11, X10
-	MOV	1280(X2), X5
+	MOV	1240(X2), X5
 	MOVB	X10, 52(X5)
-	MOV	1288(X2), X5
+	MOV	1248(X2), X5
 	MOVBU	53(X5), X10
 	SRL	$40, X28, X11
 	XOR	X11, X10
-	MOV	1280(X2), X5
+	MOV	1240(X2), X5
 	MOVB	X10, 53(X5)
-	MOV	1288(X2), X5
+	MOV	1248(X2), X5
 	MOVBU	54(X5), X10
 	SRL	$48, X28, X11
 	XOR	X11, X10
-	MOV	1280(X2), X5
+	MOV	1240(X2), X5
 	MOVB	X10, 54(X5)
-	MOV	1288(X2), X5
+	MOV	1248(X2), X5
 	MOVBU	55(X5), X10
 	SRL	$56, X28, X11
 	XOR	X11, X10
-	MOV	1280(X2), X5
+	MOV	1240(X2), X5
 	MOVB	X10, 55(X5)
-	MOV	1288(X2), X5
+	MOV	1248(X2), X5
 	MOVBU	56(X5), X10
 	SRL	$0, X6, X11
 	XOR	X11, X10
-	MOV	1280(X2), X5
+	MOV	1240(X2), X5
 	MOVB	X10, 56(X5)
-	MOV	1288(X2), X5
+	MOV	1248(X2), X5
 	MOVBU	57(X5), X10
 	SRL	$8, X6, X11
 	XOR	X11, X10
-	MOV	1280(X2), X5
+	MOV	1240(X2), X5
 	MOVB	X10, 57(X5)
-	MOV	1288(X2), X5
+	MOV	1248(X2), X5
 	MOVBU	58(X5), X10
 	SRL	$16, X6, X11
 	XOR	X11, X10
-	MOV	1280(X2), X5
+	MOV	1240(X2), X5
 	MOVB	X10, 58(X5)
-	MOV	1288(X2), X5
+	MOV	1248(X2), X5
 	MOVBU	59(X5), X10
 	SRL	$24, X6, X11
 	XOR	X11, X10
-	MOV	1280(X2), X5
+	MOV	1240(X2), X5
 	MOVB	X10, 59(X5)
-	MOV	1288(X2), X5
+	MOV	1248(X2), X5
 	MOVBU	60(X5), X10
 	SRL	$32, X6, X11
 	XOR	X11, X10
-	MOV	1280(X2), X5
+	MOV	1240(X2), X5
 	MOVB	X10, 60(X5)
-	MOV	1288(X2), X5
+	MOV	1248(X2), X5
 	MOVBU	61(X5), X10
 	SRL	$40, X6, X11
 	XOR	X11, X10
-	MOV	1280(X2), X5
+	MOV	1240(X2), X5
 	MOVB	X10, 61(X5)
-	MOV	1288(X2), X5
+	MOV	1248(X2), X5
 	MOVBU	62(X5), X10
 	SRL	$48, X6, X11
 	XOR	X11, X10
-	MOV	1280(X2), X5
+	MOV	1240(X2), X5
 	MOVB	X10, 62(X5)
-	MOV	1288(X2), X5
+	MOV	1248(X2), X5
 	MOVBU	63(X5), X10
 	SRL	$56, X6, X11
 	XOR	X11, X10
-	MOV	1280(X2), X5
+	MOV	1240(X2), X5
 	MOVB	X10, 63(X5)
 	JMP	four_next
 kgen_ret:
