@@ -52,12 +52,9 @@
 //! zeroes the vector registers and the frame (key classes, blocks, states, sums). The
 //! caller must check that XTheadVector is enabled (else use `AES_ctr32_encrypt` and
 //! `gcm_ghash_c906_novector`, which read the same key schedule and table). The OpenSSL
-//! series therefore uses it only with `--with-leaky-kernels`; by default OpenSSL's GCM
-//! calls `aes-ct c906`'s counter mode and `ghash c906` in turn (44.55 c/B for a 1400-byte
-//! message, 39.81 at 16 KiB). A stitched constant-time form (bitsliced vector AES merged
-//! with a scalar GHASH) would issue at least 41.34 instructions per byte on the
-//! single-issue core, more than those two calls take (`cargo test --release --test aes_gcm
-//! constant_time_gcm -- --nocapture` measures both), so there is none.
+//! series therefore uses it only with `--with-leaky-kernels`; by default its AES-GCM slot
+//! takes `aes-gcm-ct`, the constant-time bulk functions (`aes-ct`'s bitsliced counter mode
+//! and this GHASH, chunk by chunk).
 //!
 //! No `c906-novector` form: interleaving scalar AES-CTR with scalar GHASH can only fill
 //! stall cycles, since the C906 issues one instruction a cycle. At 16 KiB
@@ -103,7 +100,8 @@ use kgen_dsl::target::Target;
 use kgen_dsl::{Abi, BuildError, Func, Label, Module, Opnd, Reg, Slot};
 use kgen_macros::kasm;
 
-const PARAMS: &[Param] = &[
+/// The bulk functions' parameters (`aes-gcm-ct`'s too).
+pub(crate) const PARAMS: &[Param] = &[
     Param::ptr("in", Elem::U8, In, true),
     Param::ptr("out", Elem::U8, Out, false),
     Param::val("len", Ty::Size, false),
@@ -641,15 +639,21 @@ impl GcmKey {
 /// (the functions advance ivec, and where the counter's low byte wraps decides when the AES
 /// cache is refreshed), so a row does not depend on the sizes measured before it.
 fn bench(h: &mut dyn Harness, sizes: &[usize]) -> Result<Vec<Measured>, String> {
+    bench_entries(h, sizes, [&ENCRYPT, &DECRYPT], GROUP as usize)
+}
+
+/// [`bench`] of the bulk functions `entries` (encrypt, decrypt), over sizes rounded up to
+/// whole multiples of `unit` bytes.
+pub(crate) fn bench_entries(h: &mut dyn Harness, sizes: &[usize], entries: [&'static Entry; 2], unit: usize) -> Result<Vec<Measured>, String> {
     let k = GcmKey::new(&[0x2b; 16]);
     let ks = h.buffer(&k.schedule, 0, false);
     let ctx = h.buffer(&k.context(&[0u8; 16]), 0, true);
     let mut rows = Vec::new();
-    for entry in [&ENCRYPT, &DECRYPT] {
+    for entry in entries {
         let (name, f) = h.entry(entry)?;
         let mut done: Vec<usize> = Vec::new();
         for &n in sizes {
-            let n = n.max(GROUP as usize).next_multiple_of(GROUP as usize);
+            let n = n.max(unit).next_multiple_of(unit);
             if done.contains(&n) {
                 continue;
             }
@@ -678,6 +682,12 @@ pub const TC3_GHASH: &str = "7f1b32b81b820d02614f8895ac1d4eac";
 /// meets counters 2..5 after the 2^32 wrap: the output holds P and Xi is GHASH(H, {}, C).
 /// Encrypt: P twice from counter 2, in place: C first.
 fn kat(v: &str) -> Result<kat::Plan, String> {
+    kat_plan(v, &ENCRYPT, &DECRYPT)
+}
+
+/// [`kat`]'s plan for the bulk functions `enc` and `dec` of a kernel's variant `v` (the
+/// calls are of whole 128-byte groups, which `aes-gcm-ct` processes too).
+pub(crate) fn kat_plan(v: &str, enc: &'static Entry, dec: &'static Entry) -> Result<kat::Plan, String> {
     let mut p = kat::Plan::default();
     let k = GcmKey::new(&unhex(TC3_K));
     let ivec = |c: u32| {
@@ -695,7 +705,7 @@ fn kat(v: &str) -> Result<kat::Plan, String> {
     let iv = p.buf("ivec", ivec(0xffff_ffff), 0);
     let ctx = p.buf("Xi, H, Htable", k.context(&[0; 16]), 0);
     let args = |i: usize, o: usize, iv: usize, ctx: usize| vec![Buf(i, 0), Buf(o, 0), Int(128), Buf(ks, 0), Buf(iv, 0), Buf(ctx, 0)];
-    p.call(&DECRYPT, v, args(inp, out, iv, ctx), Some(128));
+    p.call(dec, v, args(inp, out, iv, ctx), Some(128));
     p.expect("GCM test case 3: P from C (aes_gcm_decrypt, blocks 3..6)".into(), out, 48, unhex(TC3_P));
     p.expect("GCM test case 3: Xi = GHASH(H, {}, C) (aes_gcm_decrypt)".into(), ctx, 0, unhex(TC3_GHASH));
     p.expect("aes_gcm_decrypt: ivec's counter ffffffff + 8 (mod 2^32)".into(), iv, 0, ivec(7));
@@ -704,7 +714,7 @@ fn kat(v: &str) -> Result<kat::Plan, String> {
     let data = p.buf("in/out", twice, 0);
     let iv2 = p.buf("ivec", ivec(2), 0);
     let ctx2 = p.buf("Xi, H, Htable", k.context(&[0; 16]), 0);
-    p.call(&ENCRYPT, v, args(data, data, iv2, ctx2), Some(128));
+    p.call(enc, v, args(data, data, iv2, ctx2), Some(128));
     p.expect("GCM test case 3: C from P (aes_gcm_encrypt, blocks 0..3, in place)".into(), data, 0, unhex(TC3_C));
     p.expect("aes_gcm_encrypt: ivec's counter 2 + 8".into(), iv2, 0, ivec(10));
     Ok(p)

@@ -62,6 +62,18 @@ pub enum OpensslSlot {
     Sha2 { bits: u32 },
 }
 
+impl OpensslSlot {
+    /// Whether two hooks name the same place in OpenSSL: the same slot, whatever its
+    /// parameters say about the kernel filling it (two AES-GCM kernels with their own
+    /// group sizes and AES kernels take the same place; SHA-256 and SHA-512 are two).
+    pub fn same_place(&self, other: &OpensslSlot) -> bool {
+        match (self, other) {
+            (OpensslSlot::Sha2 { bits: a }, OpensslSlot::Sha2 { bits: b }) => a == b,
+            _ => std::mem::discriminant(self) == std::mem::discriminant(other),
+        }
+    }
+}
+
 /// A slot of golang.org/x/crypto's riscv64 port and the variants that fill it.
 #[derive(Clone, Copy, Debug)]
 pub struct XCrypto {

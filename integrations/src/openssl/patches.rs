@@ -35,11 +35,11 @@ pub fn all(t: &mut Tree, base: &str, kernels: &[&'static Kernel], leaks: Leaks) 
     let leaky_slots: Vec<OpensslSlot> = filled.iter().filter(|h| leaky(&h.2)).map(|h| h.1.slot).collect();
     filled.retain(|(_, o, us)| match leaks {
         Leaks::Refuse => !leaky(us),
-        Leaks::Allow => leaky(us) || !leaky_slots.contains(&o.slot),
+        Leaks::Allow => leaky(us) || !leaky_slots.iter().any(|s| s.same_place(&o.slot)),
     });
     filled.sort_by_key(|(_, o, _)| o.slot);
     for w in filled.windows(2) {
-        if w[0].1.slot == w[1].1.slot {
+        if w[0].1.slot.same_place(&w[1].1.slot) {
             return Err(format!("openssl-patches: kernels `{}` and `{}` both fill OpenSSL's {:?} slot", w[0].0.name, w[1].0.name, w[0].1.slot));
         }
     }
@@ -881,7 +881,7 @@ static const PROV_GCM_HW kgen_aes_gcm = {{
         "const PROV_GCM_HW *ossl_prov_aes_hw_gcm(size_t keybits) {",
         &format!(
             "{}\n#include \"crypto/riscv_kgen.h\"\n{}\n{}\n{}\n{counting}\n\n{update}\n",
-            comment("", &format!("kgen's stitched AES-GCM ({}): AES counter mode merged with XTheadVector GHASH, for the whole {group}-byte groups of each update; the key schedule is crypto/aes/aes_riscv.c's AES_set_encrypt_key (kgen's aes {} on this CPU), the Htable crypto/modes/gcm128.c's (kgen's ghash {}).", u.variant.name, aes.variant.name, ghash.variant.name)),
+            comment("", &format!("kgen's {} {} (AES-GCM in one function), for the whole {group}-byte pieces of each update; the key schedule is crypto/aes/aes_riscv.c's AES_set_encrypt_key (kgen's {} {} on this CPU), the Htable crypto/modes/gcm128.c's (kgen's ghash {}).", u.kernel.name, u.variant.name, aes.kernel.name, aes.variant.name, ghash.variant.name)),
             u.usable_define(),
             aes.usable_define(),
             decls(u, &entries)?,
@@ -894,15 +894,18 @@ static const PROV_GCM_HW kgen_aes_gcm = {{
     )?;
     let obj_name = format!("{}.s", u.stem());
     let body = format!(
-        "The stitched AES-GCM from kgen ({v}): T-table AES counter mode on the scalar core merged, by modeled issue time, with GHASH in XTheadVector lanes (one reduction per {group} bytes), OpenSSL's aes_gcm_encrypt/decrypt contract (Htable at Xi + 32, returns the bytes done, advances Yi's 32-bit counter).\n\n\
-         - crypto/modes/asm/{stem}.pl: a perlasm shim that writes kgen's assembly (`kgen emit aes-gcm --variant {v}`) as {obj}, in $MODESASM_riscv64.\n\
-         - providers/implementations/ciphers/cipher_aes_gcm_hw_rv64i.inc: a PROV_GCM_HW whose cipher update gives the whole {group}-byte groups of each call to kgen's code and the rest to CRYPTO_gcm128_encrypt_ctr32/decrypt_ctr32 with AES_ctr32_encrypt (ppc's cipher update is the model); ossl_prov_aes_hw_gcm returns it, after upstream's Zvkned and Zkn choices, when both aes-gcm {v} and aes {a} can run (aes-gcm {n1}; aes {n2}).\n\
-         - crypto/modes/gcm128.c: {is_fn}() (declared in include/crypto/riscv_kgen.h), which tells the provider the context's GHASH is kgen's ghash {g} (the Htable the stitched code reads).\n\n\
-         Run-time selection, once per key: kgen's stitched code when the CPU has what aes {a} and aes-gcm {v} need (patch 1) and gcm_get_funcs chose ghash {g}; else upstream's generic GCM, which with AES_CTR_ASM (the AES patch) uses AES_ctr32_encrypt. On kgen's C906 model (`kgen bench aes-gcm`) {v} encrypts at {ce} and decrypts at {cd} cycles per byte at 1024/16384 bytes.\n\n{}",
+        "AES-GCM in one function from kgen's {k} ({v}): {summary}; OpenSSL's aes_gcm_encrypt/decrypt contract (Htable at Xi + 32, returns the bytes done, whole {group}-byte pieces, advances Yi's 32-bit counter).\n\n\
+         - crypto/modes/asm/{stem}.pl: a perlasm shim that writes kgen's assembly (`kgen emit {k} --variant {v}`) as {obj}, in $MODESASM_riscv64.\n\
+         - providers/implementations/ciphers/cipher_aes_gcm_hw_rv64i.inc: a PROV_GCM_HW whose cipher update gives the whole {group}-byte pieces of each call to kgen's code and the rest to CRYPTO_gcm128_encrypt_ctr32/decrypt_ctr32 with AES_ctr32_encrypt (ppc's cipher update is the model); ossl_prov_aes_hw_gcm returns it, after upstream's Zvkned and Zkn choices, when both {k} {v} and {ak} {a} can run ({k} {n1}; {ak} {n2}).\n\
+         - crypto/modes/gcm128.c: {is_fn}() (declared in include/crypto/riscv_kgen.h), which tells the provider the context's GHASH is kgen's ghash {g} (the Htable kgen's AES-GCM reads).\n\n\
+         Run-time selection, once per key: kgen's AES-GCM when the CPU has what {ak} {a} and {k} {v} need (patch 1) and gcm_get_funcs chose ghash {g}; else upstream's generic GCM, which with AES_CTR_ASM (the AES patch) uses AES_ctr32_encrypt. On kgen's C906 model (`kgen bench {k}`) {v} encrypts at {ce} and decrypts at {cd} cycles per byte at 1024/16384 bytes.\n\n{}",
         regenerate(base, n),
         v = u.variant.name,
         a = aes.variant.name,
         g = ghash.variant.name,
+        k = u.kernel.name,
+        ak = aes.kernel.name,
+        summary = u.kernel.summary,
         n1 = needs(u),
         n2 = needs(aes),
         stem = u.stem(),
@@ -911,7 +914,7 @@ static const PROV_GCM_HW kgen_aes_gcm = {{
         cd = slashed(&modeled_cpb_fn(u, decrypt, &[1024, 16384])?),
     );
     add_to_build(t, base, "crypto/modes", "MODESASM", MODES_GENERATE, &[u])?;
-    Ok(patch(t, "riscv64-stitched-AES-GCM-from-kgen", format!("riscv64: stitched AES-GCM from kgen ({})", u.variant.name), body, counters))
+    Ok(patch(t, "riscv64-AES-GCM-from-kgen", format!("riscv64: AES-GCM from kgen ({} {})", u.kernel.name, u.variant.name), body, counters))
 }
 
 fn poly1305(t: &mut Tree, base: &str, n: usize, thead: &Use, other: &Use, compare: Option<&Use>) -> Result<Patch, String> {
