@@ -800,3 +800,46 @@ fn rv64gcv_counter_mode_scales_with_vlen() {
         assert!((0.45..=0.55).contains(&r), "vector instructions per byte {:.2} -> {:.2}: ratio {r:.3}", w[0], w[1]);
     }
 }
+
+/// What bounds one block on the C906 (printed; the numbers are the cost model's own
+/// counters): `aes-ct c906`'s `AES_encrypt` and `AES_decrypt` issue a few hundred
+/// instructions, and the vector unit's arithmetic pipe is busy for nearly the whole call
+/// (the sum of its instructions' times from the timing table: 4 cycles a `vrgather.vv`, 2
+/// an ALU operation at e8, LMUL 1). So no schedule of these operations is faster than that
+/// busy time, and the encryption's, above the 880 cycles of 55 cycles per byte, is the
+/// bound on one block computed this way (docs/performance.md says why the gathers are the
+/// floor with an `AES_KEY`'s round keys). Asserted: the pipe's busy time is at least 85% of
+/// the call, and the issue slots (instructions) are under half of it.
+#[test]
+fn one_block_is_bound_by_the_vector_unit() {
+    for variant in ["c906", "rv64gcv"] {
+        let m = module("aes-ct", variant);
+        let mut e = Env::new(&m.object().unwrap(), &m.target).unwrap().with_cost_model();
+        let ks = schedule(&mut e, &[7u8; 16]);
+        let dks = e.buffer(&[0u8; 244], 0, true);
+        let key = e.buffer(&[7u8; 16], 0, false);
+        e.call(e.sym("AES_set_decrypt_key"), &[key, 128, dks]).unwrap();
+        let one = e.buffer(&[1u8; 16], 0, true);
+        for (f, k) in [("AES_encrypt", ks), ("AES_decrypt", dks)] {
+            e.call(e.sym(f), &[one, one, k]).unwrap();
+            e.m.cost.as_mut().unwrap().breakdown = Default::default();
+            let r = e.call(e.sym(f), &[one, one, k]).unwrap();
+            let b = e.m.cost.as_ref().unwrap().breakdown.clone();
+            println!(
+                "aes-ct {variant} {f}: {} cycles ({:.2} c/B), {} instructions; vector ALU busy {} cycles ({:.0}%), vector loads and stores {}, issue waiting for the vector unit {}",
+                r.cycles,
+                r.cycles as f64 / 16.0,
+                r.instructions,
+                b.vector_alu_busy,
+                100.0 * b.vector_alu_busy as f64 / r.cycles as f64,
+                b.vector_memory_busy,
+                b.vector_unit_waits
+            );
+            assert!(b.vector_alu_busy as f64 >= 0.85 * r.cycles as f64 && b.vector_alu_busy <= r.cycles, "aes-ct {variant} {f}: vector ALU busy {} of {} cycles", b.vector_alu_busy, r.cycles);
+            assert!(2 * r.instructions < r.cycles, "aes-ct {variant} {f}: {} instructions in {} cycles", r.instructions, r.cycles);
+            if f == "AES_encrypt" && variant == "c906" {
+                assert!(b.vector_alu_busy > 880, "the vector ALU's work fits 55 c/B now ({} cycles): the bound in docs/performance.md is stale", b.vector_alu_busy);
+            }
+        }
+    }
+}

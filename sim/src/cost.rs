@@ -34,6 +34,10 @@ pub struct Breakdown {
     pub multiplier_long_path: u64,
     pub branch_penalties: u64,
     pub vector_unit_waits: u64,
+    /// Cycles the vector unit's arithmetic pipe was busy (the sum of its instructions'
+    /// times), and its load/store pipe's: not cycles of the call's time, a bound on it.
+    pub vector_alu_busy: u64,
+    pub vector_memory_busy: u64,
 }
 
 /// The model's state.
@@ -734,8 +738,10 @@ impl C906 {
         self.breakdown.vector_unit_waits += t - start;
         if mem {
             self.vlsu_free = t + busy;
+            self.breakdown.vector_memory_busy += busy;
         } else {
             self.valu_free = t + busy;
+            self.breakdown.vector_alu_busy += busy;
         }
         self.vlast_start = t;
         self.vpu_free = self.vpu_free.max(t + busy);
