@@ -660,15 +660,15 @@ struct Openssl {
 }
 
 impl Openssl {
-    /// With the AES functions of kernel `aes` (variant c906): `aes`, or `aes-ct`, whose
-    /// counter mode OpenSSL's series gives every call of at least its crossover (9 blocks;
-    /// each call here is 87 blocks or more).
-    fn new(aes: &str, gcm: &Kind) -> Openssl {
+    /// With `gcm`'s bulk functions and the AES functions of its AES kernel (variant c906):
+    /// `aes`, or `aes-ct`, whose counter mode OpenSSL's series gives every call of at least
+    /// its crossover (9 blocks; each call here is 87 blocks or more).
+    fn new(gcm: &Kind) -> Openssl {
         let env = |k: &str| {
             let m = kgen_kernels::kernel(k).unwrap().variant("c906").unwrap().build(Abi::Psabi).unwrap_or_else(|e| panic!("{e}"));
             Env::new(&m.object().unwrap(), &m.target).unwrap().with_cost_model()
         };
-        Openssl { aes: env(aes), ghash: env("ghash"), gcm: env(gcm.kernel), stitched: [gcm.enc, gcm.dec] }
+        Openssl { aes: env(gcm.aes), ghash: env("ghash"), gcm: env(gcm.kernel), stitched: [gcm.enc, gcm.dec] }
     }
 
     fn message(&mut self, gk: &GcmKey, nonce: &[u8; 12], text: &[u8], decrypt: bool, stitched: bool) -> (Vec<u8>, [u8; 16], u64) {
@@ -749,7 +749,7 @@ impl Openssl {
 /// 16 KiB, encrypt and decrypt.
 #[test]
 fn openssl_message_cost() {
-    let mut o = Openssl::new("aes", &STITCHED);
+    let mut o = Openssl::new(&STITCHED);
     let gk = GcmSetup::new().unwrap().key(&[0x2b; 16]).unwrap();
     let nonce = [0xca, 0xfe, 0xba, 0xbe, 0xfa, 0xce, 0xdb, 0xad, 0xde, 0xca, 0xf8, 0x88];
     println!("| bytes | direction | stitched c/B | series c/B | stitched/series |");
@@ -791,7 +791,7 @@ fn openssl_message_cost() {
 /// the scalar core busy at once.
 #[test]
 fn constant_time_gcm_as_openssl_calls_it() {
-    let mut o = Openssl::new("aes-ct", &CT);
+    let mut o = Openssl::new(&CT);
     let gk = GcmSetup::new().unwrap().key(&[0x2b; 16]).unwrap();
     let nonce = [0xca, 0xfe, 0xba, 0xbe, 0xfa, 0xce, 0xdb, 0xad, 0xde, 0xca, 0xf8, 0x88];
     println!("| bytes | direction | aes-gcm-ct c906, c/B | aes-ct c906 + ghash c906 calls, c/B |");

@@ -6,6 +6,7 @@
 //! checker proves the same from the code (no declared leak in these kernels); this watches
 //! the code run. Negative controls: the T-table kernels' traces differ from key to key.
 
+use kgen_dsl::entry::Entry;
 use kgen_dsl::Abi;
 use kgen_sim::Env;
 use rand::{Rng, SeedableRng};
@@ -173,7 +174,7 @@ fn aes_gcm_ct_leaves_the_same_trace_for_every_key_and_input() {
     let bufs = |e: &mut Env, len: usize| -> [u64; 5] {
         [e.buffer(&[0; 244], 0, false), e.buffer(&vec![0; len], 1, true), e.buffer(&vec![0; len], 3, true), e.buffer(&[0; 16], 0, true), e.buffer(&[0; 288], 0, true)]
     };
-    let one = |e: &mut Env, rng: &mut rand_chacha::ChaCha8Rng, bits: usize, len: usize, b: [u64; 5], kernel: &str| -> Vec<(String, Vec<u64>)> {
+    let one = |e: &mut Env, rng: &mut rand_chacha::ChaCha8Rng, bits: usize, len: usize, b: [u64; 5], entries: [&Entry; 2]| -> Vec<(String, Vec<u64>)> {
         let [ks, inp, out, iv, ctx] = b;
         let key: Vec<u8> = (0..bits / 8).map(|_| rng.random()).collect();
         let gk = GcmKey::new(&key);
@@ -181,20 +182,22 @@ fn aes_gcm_ct_leaves_the_same_trace_for_every_key_and_input() {
         let data: Vec<u8> = (0..len).map(|_| rng.random()).collect();
         e.m.mem.write_bytes(inp, &data);
         let mut runs = Vec::new();
-        for name in ["encrypt", "decrypt"] {
+        for entry in entries {
             e.m.mem.write_bytes(iv, &rng.random::<[u8; 16]>());
             e.m.mem.write_bytes(ctx, &gk.context(&rng.random()));
-            let f = format!("{}_{name}_c906", kernel.replace('-', "_"));
+            let f = entry.symbol("c906");
             runs.push((f.clone(), trace(e, &f, &[inp, out, len as u64, ks, iv, ctx])));
         }
         runs
     };
+    let ct = [&kgen_kernels::aes_gcm_ct::ENCRYPT, &kgen_kernels::aes_gcm_ct::DECRYPT];
+    let leaky = [&kgen_kernels::aes_gcm::ENCRYPT, &kgen_kernels::aes_gcm::DECRYPT];
     let mut e = env("aes-gcm-ct", "c906");
     for (bits, len, n) in [(128, 309, 40), (192, 309, 40), (256, 309, 40), (256, 390 * 16, 10)] {
         let b = bufs(&mut e, len);
-        let first = one(&mut e, &mut rng, bits, len, b, "aes-gcm-ct");
+        let first = one(&mut e, &mut rng, bits, len, b, ct);
         for _ in 0..n {
-            for ((name, a), (_, t)) in first.iter().zip(one(&mut e, &mut rng, bits, len, b, "aes-gcm-ct")) {
+            for ((name, a), (_, t)) in first.iter().zip(one(&mut e, &mut rng, bits, len, b, ct)) {
                 if let Some(d) = first_difference(a, &t) {
                     panic!("aes-gcm-ct c906 {name} (AES-{bits}, {len} bytes): the trace depends on the key or the data: {d}");
                 }
@@ -205,7 +208,7 @@ fn aes_gcm_ct_leaves_the_same_trace_for_every_key_and_input() {
     }
     let mut e = env("aes-gcm", "c906");
     let b = bufs(&mut e, 256);
-    let (a, b) = (one(&mut e, &mut rng, 128, 256, b, "aes-gcm"), one(&mut e, &mut rng, 128, 256, b, "aes-gcm"));
+    let (a, b) = (one(&mut e, &mut rng, 128, 256, b, leaky), one(&mut e, &mut rng, 128, 256, b, leaky));
     for ((name, x), (_, y)) in a.iter().zip(&b) {
         assert!(first_difference(x, y).is_some(), "aes-gcm c906 {name}: the T-table lookups left the same trace");
     }

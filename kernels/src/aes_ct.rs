@@ -1103,6 +1103,10 @@ fn keystream(f: &mut Func, c: &Ctr) -> [Reg; 8] {
     std::array::from_fn(|i| if i % 2 == 0 { lanes[i / 2].0 } else { lanes[i / 2].1 })
 }
 
+/// Blocks of a pass of counter mode with XTheadVector (variant `c906`): eight in the vector
+/// registers, four in the scalar words.
+pub(crate) const PASS_BLOCKS: i64 = 12;
+
 /// Counter mode with the vector unit: twelve blocks a pass, blocks 0..8 bitsliced in the
 /// vector registers and 8..12 in the scalar words, every pass (the last one too, whose
 /// surplus keystream is not used) through `rounds` (the scalar rounds with the vector side
@@ -1176,7 +1180,7 @@ fn vector_ctr(f: &mut Func, c: &Ctr, d: VDialect, variant: &str, io: [Reg; 5], i
             kasm!(f, ld {a}, {o}({inp}); xor {a}, {a}, {k}; sd {a}, {o}({out}););
         }
     };
-    kasm!(f, addi {n}, zero, 12; bltu {blocks}, {n}, partial;);
+    kasm!(f, addi {n}, zero, {PASS_BLOCKS}; bltu {blocks}, {n}, partial;);
     f.comment("out = in ^ keystream, twelve blocks");
     f.merge(
         |f| {
@@ -1190,10 +1194,10 @@ fn vector_ctr(f: &mut Func, c: &Ctr, d: VDialect, variant: &str, io: [Reg; 5], i
         },
     );
     kasm!(f,
-        addi {inp}, {inp}, 192;
-        addi {out}, {out}, 192;
-        addi {blocks}, {blocks}, -12;
-        addiw {ctr}, {ctr}, 12;
+        addi {inp}, {inp}, {16 * PASS_BLOCKS};
+        addi {out}, {out}, {16 * PASS_BLOCKS};
+        addi {blocks}, {blocks}, {-PASS_BLOCKS};
+        addiw {ctr}, {ctr}, {PASS_BLOCKS};
         beqz {blocks}, done;
         addi {n}, zero, {FEW};
         bltu {n}, {blocks}, twelve;

@@ -99,6 +99,7 @@ pub const GHASH_VARIANT: &str = aes_gcm::GHASH_VARIANT;
 /// Blocks a chunk has at most: a whole number of `aes-ct c906`'s twelve-block passes and
 /// of `ghash c906`'s eight-block groups, 6 KiB.
 pub const CHUNK_BLOCKS: i64 = 384;
+const _: () = assert!(CHUNK_BLOCKS % aes_ct::PASS_BLOCKS == 0 && CHUNK_BLOCKS % ghash::LANES as i64 == 0);
 
 pub const KERNEL: Kernel = Kernel {
     benches: &[Bench { abi: Abi::Psabi, module: None, drive: bench }],
